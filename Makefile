@@ -1,0 +1,143 @@
+# harness: one non-recursive Makefile. `make run` builds what is missing
+# and runs the demo agent under harness-exec; `make test` runs every test.
+
+BUILD ?= build
+CC ?= cc
+PKGS := jansson yaml-0.1 libgit2 libseccomp libcrypto libunwind check
+# Debian 12 names, installed by scripts/install-deps when missing.
+WERROR ?= -Werror
+WARN := -Wall -Wextra -Wformat=2 -Wshadow -Wstrict-prototypes \
+	-Wmissing-prototypes -Wvla $(WERROR)
+OPT ?= -O2 -g
+HARDEN := -D_FORTIFY_SOURCE=3 -fstack-protector-strong
+SAN ?=
+CFLAGS_COMMON := -std=gnu17 $(OPT) $(WARN) -fPIC -MMD -MP -I.
+PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS))
+PKG_LIBS = $(shell pkg-config --libs jansson yaml-0.1 libgit2 libseccomp libcrypto)
+CFLAGS_HOST = $(CFLAGS_COMMON) $(HARDEN) $(SAN) $(PKG_CFLAGS)
+# The shim lives in every agent process: no sanitizers, hidden symbols,
+# and no fortify wrappers around the very functions it defines.
+CFLAGS_SHIM = $(CFLAGS_COMMON) -fvisibility=hidden -fno-stack-protector \
+	-U_FORTIFY_SOURCE -D_FORTIFY_SOURCE=0 -ftls-model=initial-exec
+LDLIBS_SHIM := -ldl -lunwind -lpthread
+
+POLICY_SRCS := $(wildcard policy/*.c)
+POLICY_ASM := policy/default_policy.S
+SUP_SRCS := $(wildcard supervisor/*.c)
+WIRE_SRCS := shim/wire.c
+SHIM_SRCS := $(filter-out shim/wire.c,$(wildcard shim/*.c))
+SHIM_CORE_SRCS := $(filter-out shim/interpose_%.c,$(SHIM_SRCS))
+TOOLS := harness-exec harness-policy harness-audit
+UNIT_SRCS := $(wildcard tests/unit/test_*.c)
+HELPER_SRCS := $(wildcard tests/helpers/*.c)
+
+obj = $(patsubst %.c,$(BUILD)/obj/%.o,$(1))
+shimobj = $(patsubst %.c,$(BUILD)/shim-obj/%.o,$(1))
+
+LIB_POLICY := $(BUILD)/libhxpolicy.a
+LIB_WIRE := $(BUILD)/libhxwire.a
+LIB_SUP := $(BUILD)/libhxsupervisor.a
+LIB_SHIMCORE := $(BUILD)/libhxshimcore.a
+SHIM_SO := $(BUILD)/libharness-shim.so
+BINS := $(addprefix $(BUILD)/,$(TOOLS))
+UNIT_BINS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRCS))
+HELPER_BINS := $(patsubst tests/helpers/%.c,$(BUILD)/helpers/%,$(HELPER_SRCS))
+DEPS_OK := $(BUILD)/.deps-ok
+
+.SECONDARY:
+.PHONY: all run test unit integration asan bench fuzz soak clean \
+	install-deps format format-check
+all: $(BINS) $(SHIM_SO)
+
+# Install the Debian packages when a library or a test program is missing.
+$(DEPS_OK): scripts/install-deps
+	@mkdir -p $(@D)
+	@pkg-config --exists $(PKGS) && command -v busybox >/dev/null && \
+	  command -v jq >/dev/null && command -v python3 >/dev/null && \
+	  command -v git >/dev/null || scripts/install-deps
+	@touch $@
+install-deps:
+	scripts/install-deps
+
+$(BUILD)/obj/%.o: %.c | $(DEPS_OK)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS_HOST) -c $< -o $@
+$(BUILD)/obj/%.o: %.S policy/default.yaml | $(DEPS_OK)
+	@mkdir -p $(@D)
+	$(CC) -c $< -o $@
+$(BUILD)/shim-obj/%.o: %.c | $(DEPS_OK)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS_SHIM) -c $< -o $@
+
+$(LIB_POLICY): $(call obj,$(POLICY_SRCS)) $(BUILD)/obj/policy/default_policy.o
+	$(AR) rcs $@ $^
+$(LIB_WIRE): $(call obj,$(WIRE_SRCS))
+	$(AR) rcs $@ $^
+$(LIB_SUP): $(call obj,$(SUP_SRCS))
+	$(AR) rcs $@ $^
+$(LIB_SHIMCORE): $(call shimobj,$(SHIM_CORE_SRCS) $(WIRE_SRCS) policy/glob.c)
+	$(AR) rcs $@ $^
+
+$(SHIM_SO): $(call shimobj,$(SHIM_SRCS) $(WIRE_SRCS) policy/glob.c) shim/exports.map
+	$(CC) -shared -Wl,-z,now -Wl,--version-script=shim/exports.map \
+	  -o $@ $(filter %.o,$^) $(LDLIBS_SHIM)
+
+HOST_LIBS = $(LIB_SUP) $(LIB_POLICY) $(LIB_WIRE)
+$(BUILD)/harness-%: $(BUILD)/obj/tools/harness-%.o $(LIB_SUP) $(LIB_POLICY) $(LIB_WIRE)
+	$(CC) $(SAN) -o $@ $< $(HOST_LIBS) $(PKG_LIBS) -lpthread
+
+$(BUILD)/tests/%: $(BUILD)/obj/tests/unit/%.o $(LIB_SUP) $(LIB_POLICY) $(LIB_WIRE) $(LIB_SHIMCORE)
+	@mkdir -p $(@D)
+	$(CC) $(SAN) -o $@ $< $(HOST_LIBS) $(LIB_SHIMCORE) $(PKG_LIBS) \
+	  $$(pkg-config --libs check) -lunwind -ldl -lpthread
+
+# Programs that run under the harness: never sanitized (ASan makes
+# syscalls of its own), built with the plain toolchain.
+$(BUILD)/helpers/%: tests/helpers/%.c | $(DEPS_OK)
+	@mkdir -p $(@D)
+	$(CC) -std=gnu17 -O2 -Wall -Wextra -o $@ $< -lpthread
+
+# Static helpers never load the shim: they stand for programs that skip it.
+$(BUILD)/helpers/static_%: tests/helpers/static_%.c $(WIRE_SRCS) | $(DEPS_OK)
+	@mkdir -p $(@D)
+	$(CC) -std=gnu17 -O2 -Wall -Wextra -I. -static -o $@ $< $(WIRE_SRCS)
+
+run: all
+	scripts/demo
+
+unit: $(UNIT_BINS)
+	@tests/run-unit $(UNIT_BINS)
+integration: all $(HELPER_BINS)
+	@BUILD=$(BUILD) tests/run-integration
+test: all $(UNIT_BINS) $(HELPER_BINS)
+	@BUILD=$(BUILD) tests/run $(UNIT_BINS)
+
+asan:
+	$(MAKE) BUILD=build-asan SAN='-fsanitize=address,undefined -fno-omit-frame-pointer' \
+	  OPT='-O1 -g' unit
+
+bench: all $(HELPER_BINS)
+	BUILD=$(BUILD) scripts/bench
+
+FUZZ_TARGETS := $(patsubst tests/fuzz/%.c,$(BUILD)/fuzz/%,$(wildcard tests/fuzz/fuzz_*.c))
+$(BUILD)/fuzz/%: tests/fuzz/%.c $(POLICY_SRCS) $(WIRE_SRCS) $(POLICY_ASM) policy/default.yaml | $(DEPS_OK)
+	@mkdir -p $(@D)
+	clang -std=gnu17 -g -O1 -I. -fsanitize=fuzzer,address,undefined \
+	  $(PKG_CFLAGS) -o $@ $< $(POLICY_SRCS) $(WIRE_SRCS) $(POLICY_ASM) $(PKG_LIBS)
+fuzz: $(FUZZ_TARGETS)
+	@for f in $(FUZZ_TARGETS); do echo "== $$f"; \
+	  $$f -max_total_time=$${FUZZ_SECONDS:-60} -rss_limit_mb=2048 \
+	    tests/fuzz/corpus/$$(basename $$f) || exit 1; done
+
+soak: all $(HELPER_BINS)
+	BUILD=$(BUILD) SOAK=1 tests/run-integration load
+
+format:
+	clang-format -i $(SHIM_SRCS) $(SUP_SRCS) $(POLICY_SRCS) shim/*.h supervisor/*.h policy/*.h tools/*.c
+format-check:
+	clang-format --dry-run --Werror $(SHIM_SRCS) $(SUP_SRCS) $(POLICY_SRCS) shim/*.h supervisor/*.h policy/*.h tools/*.c
+
+clean:
+	rm -rf $(BUILD) build-asan
+
+-include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

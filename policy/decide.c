@@ -1,0 +1,248 @@
+/* hx_policy_decide: the hot path. No allocation, no locks: the compiled
+ * policy is read-only. */
+#include "policy_int.h"
+#include "glob.h"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <stddef.h>
+#include <string.h>
+#include <sys/un.h>
+
+static const char malformed[] = "harness:malformed";
+
+/* The winner so far: highest verdict, then highest specificity, then
+ * the first in file order. */
+struct best {
+	const struct hx_rule *rule;
+	const struct hx_pattern *pat;
+};
+
+static void consider(struct best *b, const struct hx_rule *r,
+		     const struct hx_pattern *pt)
+{
+	if (!b->rule || r->verdict > b->rule->verdict ||
+	    (r->verdict == b->rule->verdict && pt->spec > b->pat->spec)) {
+		b->rule = r;
+		b->pat = pt;
+	}
+}
+
+static void finish(const struct hx_policy *p, const struct best *b,
+		   enum hx_category defcat, struct hx_decision *out)
+{
+	if (b->rule) {
+		out->verdict = b->rule->verdict;
+		out->rule = b->rule->name;
+		out->pattern = b->pat->text;
+	} else {
+		out->verdict = p->defaults[defcat];
+		out->rule = hx_default_rule_name(defcat);
+		out->pattern = NULL;
+	}
+}
+
+static void check_file(const struct hx_policy *p, const char *path,
+		       unsigned access, struct hx_decision *out)
+{
+	enum hx_category cat = access == HX_ACCESS_READ ? HX_CAT_FILE_READ
+							: HX_CAT_FILE_WRITE;
+	struct best b = { 0 };
+
+	/* The harness's own files beat every rule of the policy. */
+	for (size_t i = 0; i < p->protect.npats; i++) {
+		if (hx_glob_match(p->protect.pats[i].text, path)) {
+			out->verdict = HX_VERDICT_DENY;
+			out->rule = p->protect.name;
+			out->pattern = p->protect.pats[i].text;
+			return;
+		}
+	}
+	for (size_t i = 0; i < p->nrules[HX_SEC_FILES]; i++) {
+		const struct hx_rule *r = &p->rules[HX_SEC_FILES][i];
+
+		if (!(r->access & access))
+			continue;
+		for (size_t k = 0; k < r->npats; k++)
+			if (hx_glob_match(r->pats[k].text, path))
+				consider(&b, r, &r->pats[k]);
+	}
+	finish(p, &b, cat, out);
+}
+
+/* a or b, whichever is stronger: the verdict, then a rule over a
+ * default, then a. */
+static void stronger(struct hx_decision *a, const struct hx_decision *b)
+{
+	if (b->verdict > a->verdict ||
+	    (b->verdict == a->verdict && !a->pattern && b->pattern)) {
+		a->verdict = b->verdict;
+		a->rule = b->rule;
+		a->pattern = b->pattern;
+	}
+}
+
+static void check_exec(const struct hx_policy *p, const struct hx_event *ev,
+		       struct hx_decision *out)
+{
+	struct best b = { 0 };
+
+	for (size_t i = 0; i < p->nrules[HX_SEC_EXEC]; i++) {
+		const struct hx_rule *r = &p->rules[HX_SEC_EXEC][i];
+
+		for (size_t k = 0; k < r->npats; k++)
+			if (hx_execpat_match(&r->pats[k].u.exec, ev->path,
+					     ev->argv, ev->argc))
+				consider(&b, r, &r->pats[k]);
+	}
+	finish(p, &b, HX_CAT_EXEC, out);
+}
+
+static void check_net(const struct hx_policy *p, const struct hx_netsubj *s,
+		      enum hx_category cat, struct hx_decision *out)
+{
+	struct best b = { 0 };
+
+	for (size_t i = 0; i < p->nrules[HX_SEC_NET]; i++) {
+		const struct hx_rule *r = &p->rules[HX_SEC_NET][i];
+
+		for (size_t k = 0; k < r->npats; k++)
+			if (hx_netpat_match(&r->pats[k].u.net, s))
+				consider(&b, r, &r->pats[k]);
+	}
+	finish(p, &b, cat, out);
+}
+
+/* Fills s from a sockaddr; unix_buf holds the path. false when the
+ * address cannot be judged. */
+static bool subj_from_addr(const struct hx_event *ev, struct hx_netsubj *s,
+			   char *unix_buf, size_t unix_size)
+{
+	static const uint8_t mapped[12] = { 0, 0, 0, 0, 0, 0,
+					    0, 0, 0, 0, 0xff, 0xff };
+	const struct sockaddr *sa = ev->addr;
+
+	memset(s, 0, sizeof(*s));
+	s->names = ev->names;
+	s->nnames = ev->names ? ev->nnames : 0;
+	if (!sa || ev->addrlen < sizeof(sa_family_t))
+		return false;
+	switch (sa->sa_family) {
+	case AF_INET: {
+		const struct sockaddr_in *in = (const void *)sa;
+
+		if (ev->addrlen < sizeof(*in))
+			return false;
+		s->family = AF_INET;
+		memcpy(s->addr, &in->sin_addr, 4);
+		s->port = ntohs(in->sin_port);
+		return true;
+	}
+	case AF_INET6: {
+		const struct sockaddr_in6 *in6 = (const void *)sa;
+
+		if (ev->addrlen < sizeof(*in6))
+			return false;
+		s->port = ntohs(in6->sin6_port);
+		/* ::ffff:a.b.c.d reaches a.b.c.d: judge it as IPv4. */
+		if (!memcmp(in6->sin6_addr.s6_addr, mapped, 12)) {
+			s->family = AF_INET;
+			memcpy(s->addr, in6->sin6_addr.s6_addr + 12, 4);
+		} else {
+			s->family = AF_INET6;
+			memcpy(s->addr, in6->sin6_addr.s6_addr, 16);
+		}
+		return true;
+	}
+	case AF_UNIX: {
+		const struct sockaddr_un *un = (const void *)sa;
+		size_t off = offsetof(struct sockaddr_un, sun_path);
+		size_t n = ev->addrlen > off ? ev->addrlen - off : 0, i = 0;
+		const char *src = un->sun_path;
+		size_t o = 0;
+
+		if (n > sizeof(un->sun_path))
+			n = sizeof(un->sun_path);
+		s->family = AF_UNIX;
+		s->port = -1;
+		if (n > 0 && src[0] == '\0') {
+			unix_buf[o++] = '@'; /* abstract: "@name" */
+			i = 1;
+		}
+		for (; i < n && src[i] && o + 1 < unix_size; i++)
+			unix_buf[o++] = src[i];
+		unix_buf[o] = '\0';
+		s->unix_path = unix_buf;
+		return true;
+	}
+	default:
+		return false;
+	}
+}
+
+void hx_policy_decide(const struct hx_policy *p, const struct hx_event *ev,
+		      struct hx_decision *out)
+{
+	char unix_buf[sizeof(((struct sockaddr_un *)0)->sun_path) + 2];
+	struct hx_decision other;
+	struct hx_netsubj s;
+	const char *one[1];
+
+	out->category = hx_op_category(ev->op);
+	out->risk = hx_category_risk(out->category);
+	out->verdict = HX_VERDICT_DENY;
+	out->rule = malformed;
+	out->pattern = NULL;
+	switch (ev->op) {
+	case HX_OP_EXEC:
+		if (!ev->path && (!ev->argv || ev->argc == 0))
+			return;
+		if (ev->argc && !ev->argv)
+			return;
+		check_exec(p, ev, out);
+		return;
+	case HX_OP_READ:
+		if (ev->path)
+			check_file(p, ev->path, HX_ACCESS_READ, out);
+		return;
+	case HX_OP_WRITE:
+	case HX_OP_UNLINK:
+	case HX_OP_RMDIR:
+	case HX_OP_MKDIR:
+	case HX_OP_TRUNCATE:
+	case HX_OP_SYMLINK:
+		if (ev->path)
+			check_file(p, ev->path, HX_ACCESS_WRITE, out);
+		return;
+	case HX_OP_RENAME:
+	case HX_OP_LINK:
+		if (!ev->path || !ev->path2)
+			return;
+		check_file(p, ev->path, HX_ACCESS_WRITE, out);
+		/* A hard link to a secret must not bypass its read deny. */
+		check_file(p, ev->path2,
+			   ev->op == HX_OP_LINK ? HX_ACCESS_READ : HX_ACCESS_WRITE,
+			   &other);
+		stronger(out, &other);
+		return;
+	case HX_OP_CONNECT:
+	case HX_OP_SEND:
+		if (!subj_from_addr(ev, &s, unix_buf, sizeof(unix_buf)))
+			return;
+		check_net(p, &s, out->category, out);
+		return;
+	case HX_OP_RESOLVE:
+		if (!ev->host)
+			return;
+		memset(&s, 0, sizeof(s));
+		s.port = -1;
+		s.family = hx_parse_ip(ev->host, strlen(ev->host), s.addr);
+		one[0] = ev->host;
+		s.names = one;
+		s.nnames = 1;
+		check_net(p, &s, out->category, out);
+		return;
+	case HX_OP_COUNT:
+		break;
+	}
+}

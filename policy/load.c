@@ -1,0 +1,690 @@
+/* YAML -> compiled policy. The document API gives every node its
+ * position, so every error can name its line and column. */
+#include "policy_int.h"
+#include "glob.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <yaml.h>
+
+#define HX_POLICY_MAX_SIZE (16u << 20)
+
+struct ld {
+	yaml_document_t doc;
+	struct hx_policy *p;
+	struct hx_policy_error *err;
+	const char *file;
+	const struct hx_policy_vars *vars;
+	unsigned char *seen;
+	size_t nnodes;
+};
+
+static const char *const top_keys[] = { "version", "mode",  "defaults",
+					"audit",   "files", "exec",
+					"network", NULL };
+static const char *const audit_keys[] = { "log_reads", NULL };
+static const char *const file_keys[] = { "id",	   "description", "allow",
+					 "deny",   "ask",	  "access",
+					 "match",  "not_match",	  NULL };
+static const char *const rule_keys[] = { "id",	  "description", "allow",
+					 "deny",  "ask",	 "match",
+					 "not_match", NULL };
+static const char *const verdict_words[] = { "allow", "ask", "deny", NULL };
+static const char *const category_words[] = {
+	"exec",	    "file_read",   "file_write", "net_connect",
+	"net_send", "net_resolve", "process",	 NULL
+};
+
+/* Position of the first byte of n's text. */
+static struct hx_pos pos_of(const yaml_node_t *n)
+{
+	struct hx_pos pos = { (unsigned)n->start_mark.line + 1,
+			      (unsigned)n->start_mark.column + 1 };
+
+	if (n->type == YAML_SCALAR_NODE &&
+	    (n->data.scalar.style == YAML_SINGLE_QUOTED_SCALAR_STYLE ||
+	     n->data.scalar.style == YAML_DOUBLE_QUOTED_SCALAR_STYLE))
+		pos.column++;
+	return pos;
+}
+
+static int fail(struct ld *l, const yaml_node_t *n, const char *hint,
+		const char *msg)
+{
+	struct hx_pos pos = pos_of(n);
+
+	return hx_policy_fail(l->err, l->file, pos.line, pos.column, hint,
+			      "%s", msg);
+}
+
+static void join_words(char *buf, size_t size, const char *lead,
+		       const char *const *words)
+{
+	size_t n = (size_t)snprintf(buf, size, "%s", lead);
+
+	for (size_t i = 0; words[i] && n < size; i++)
+		n += (size_t)snprintf(buf + n, size - n, "%s%s", i ? ", " : "",
+				      words[i]);
+}
+
+/* Fetches node id, refusing to interpret any node twice: aliases would
+ * let a small file expand into an exponential tree. */
+static int get(struct ld *l, int id, yaml_node_t **out)
+{
+	yaml_node_t *n = yaml_document_get_node(&l->doc, id);
+	size_t i;
+
+	if (!n)
+		return hx_policy_fail(l->err, l->file, 1, 1, NULL,
+				      "internal error: bad YAML node");
+	i = (size_t)(n - l->doc.nodes.start);
+	if (l->seen[i])
+		return fail(l, n, "write the value out instead of *alias",
+			    "YAML aliases are not supported in a policy");
+	l->seen[i] = 1;
+	*out = n;
+	return 0;
+}
+
+static int scalar(struct ld *l, const yaml_node_t *n, const char *what,
+		  const char **out)
+{
+	char msg[128];
+
+	if (n->type != YAML_SCALAR_NODE) {
+		snprintf(msg, sizeof(msg), "%s must be a %s", what,
+			 "string, not a list or a mapping");
+		return fail(l, n, NULL, msg);
+	}
+	if (strlen((const char *)n->data.scalar.value) != n->data.scalar.length)
+		return fail(l, n, NULL, "NUL byte in a string");
+	*out = (const char *)n->data.scalar.value;
+	return 0;
+}
+
+/* Index of s in words (NULL-terminated), or an error listing them. */
+static int word(struct ld *l, const yaml_node_t *n, const char *what,
+		const char *const *words, int *out)
+{
+	char msg[128], hint[256];
+	const char *s;
+	int ret = scalar(l, n, what, &s);
+
+	if (ret)
+		return ret;
+	for (int i = 0; words[i]; i++) {
+		if (!strcmp(words[i], s)) {
+			*out = i;
+			return 0;
+		}
+	}
+	snprintf(msg, sizeof(msg), "invalid %s '%.60s'", what, s);
+	join_words(hint, sizeof(hint), "valid values: ", words);
+	return fail(l, n, hint, msg);
+}
+
+static int boolean(struct ld *l, const yaml_node_t *n, const char *what,
+		   bool *out)
+{
+	static const char *const words[] = { "false", "true", "no", "yes",
+					     NULL };
+	int i, ret = word(l, n, what, words, &i);
+
+	if (!ret)
+		*out = i & 1;
+	return ret;
+}
+
+/* Checks a mapping's keys against valid (NULL-terminated): unknown or
+ * repeated keys are errors. */
+static int check_keys(struct ld *l, const yaml_node_t *map, const char *where,
+		      const char *const *valid)
+{
+	char msg[160], hint[256];
+
+	if (map->type != YAML_MAPPING_NODE) {
+		snprintf(msg, sizeof(msg), "%s must be a mapping", where);
+		join_words(hint, sizeof(hint), "keys: ", valid);
+		return fail(l, map, hint, msg);
+	}
+	for (yaml_node_pair_t *a = map->data.mapping.pairs.start;
+	     a < map->data.mapping.pairs.top; a++) {
+		yaml_node_t *k = yaml_document_get_node(&l->doc, a->key);
+		const char *s;
+		bool ok = false;
+		int ret;
+
+		if (!k)
+			return hx_policy_fail(l->err, l->file, 1, 1, NULL,
+					      "internal error: bad YAML node");
+		ret = scalar(l, k, "a key", &s);
+		if (ret)
+			return ret;
+		for (size_t i = 0; valid[i]; i++)
+			ok |= !strcmp(valid[i], s);
+		if (!ok) {
+			snprintf(msg, sizeof(msg), "unknown key '%.60s' in %s", s,
+				 where);
+			join_words(hint, sizeof(hint), "valid keys: ", valid);
+			return fail(l, k, hint, msg);
+		}
+		for (yaml_node_pair_t *b = map->data.mapping.pairs.start; b < a;
+		     b++) {
+			yaml_node_t *kb =
+				yaml_document_get_node(&l->doc, b->key);
+
+			if (kb && kb->type == YAML_SCALAR_NODE &&
+			    !strcmp((const char *)kb->data.scalar.value, s)) {
+				snprintf(msg, sizeof(msg),
+					 "duplicate key '%.60s' in %s", s, where);
+				return fail(l, k, NULL, msg);
+			}
+		}
+	}
+	return 0;
+}
+
+static const char *key_of(struct ld *l, const yaml_node_pair_t *pair)
+{
+	yaml_node_t *k = yaml_document_get_node(&l->doc, pair->key);
+
+	return (const char *)k->data.scalar.value;
+}
+
+/* A string or a list of strings: the item nodes, counted. */
+static int string_list(struct ld *l, yaml_node_t *n, const char *what,
+		       yaml_node_t ***items, size_t *count)
+{
+	char msg[128];
+	size_t cnt;
+	yaml_node_t **v;
+	int ret;
+
+	if (n->type == YAML_MAPPING_NODE) {
+		snprintf(msg, sizeof(msg),
+			 "%s must be a string or a list of strings", what);
+		return fail(l, n, NULL, msg);
+	}
+	cnt = n->type == YAML_SCALAR_NODE
+		      ? 1
+		      : (size_t)(n->data.sequence.items.top -
+				 n->data.sequence.items.start);
+	v = hx_arena_alloc(&l->p->arena, (cnt ? cnt : 1) * sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	if (n->type == YAML_SCALAR_NODE) {
+		v[0] = n;
+	} else {
+		for (size_t i = 0; i < cnt; i++) {
+			ret = get(l, n->data.sequence.items.start[i], &v[i]);
+			if (ret)
+				return ret;
+		}
+	}
+	for (size_t i = 0; i < cnt; i++) {
+		const char *s;
+
+		ret = scalar(l, v[i], what, &s);
+		if (ret)
+			return ret;
+	}
+	*items = v;
+	*count = cnt;
+	return 0;
+}
+
+static const char *rule_name(struct ld *l, const yaml_node_t *n)
+{
+	char buf[320];
+
+	snprintf(buf, sizeof(buf), "%s:%u", l->file, pos_of(n).line);
+	return hx_arena_strdup(&l->p->arena, buf);
+}
+
+static int check_id(struct ld *l, const yaml_node_t *n, const char *id)
+{
+	if (!*id || strlen(id) > 128 || strpbrk(id, " \t\n\r"))
+		return fail(l, n, "e.g. id: ssh-keys",
+			    "a rule id is a non-empty word of at most 128 bytes");
+	if (!strncmp(id, "default:", 8) || !strncmp(id, "harness:", 8))
+		return fail(l, n, NULL,
+			    "rule ids starting with 'default:' or 'harness:' "
+			    "are reserved");
+	for (size_t s = 0; s < HX_SEC_COUNT; s++)
+		for (size_t i = 0; i < l->p->nrules[s]; i++)
+			if (!strcmp(l->p->rules[s][i].name, id))
+				return fail(l, n, NULL, "duplicate rule id");
+	return 0;
+}
+
+static int compile_examples(struct ld *l, struct hx_rule *r, yaml_node_t *n,
+			    bool should)
+{
+	yaml_node_t **items;
+	size_t cnt;
+	int ret = string_list(l, n, should ? "match" : "not_match", &items,
+			      &cnt);
+
+	if (ret)
+		return ret;
+	for (size_t i = 0; i < cnt; i++) {
+		ret = hx_compile_example(
+			l->p, l->vars, (const char *)items[i]->data.scalar.value,
+			pos_of(items[i]), should, &r->ex[r->nex], l->err);
+		if (ret)
+			goto out;
+		r->nex++;
+	}
+out:
+	if (ret == -EINVAL)
+		snprintf(l->err->file, sizeof(l->err->file), "%s", l->file);
+	return ret;
+}
+
+static size_t list_len(const yaml_node_t *n)
+{
+	if (n->type == YAML_SEQUENCE_NODE)
+		return (size_t)(n->data.sequence.items.top -
+				n->data.sequence.items.start);
+	return 1;
+}
+
+static int load_rule(struct ld *l, enum hx_section sec, yaml_node_t *n,
+		     struct hx_rule *r)
+{
+	static const char *const access_words[] = { "read", "write", "any",
+						    NULL };
+	const char *const *keys = sec == HX_SEC_FILES ? file_keys : rule_keys;
+	yaml_node_t *pats = NULL, *ex[2] = { NULL, NULL }, *v;
+	yaml_node_t **items;
+	size_t cnt;
+	int ret = check_keys(l, n, "a rule", keys), i = 0;
+
+	if (ret)
+		return ret;
+	r->access = HX_ACCESS_ANY;
+	for (yaml_node_pair_t *pr = n->data.mapping.pairs.start;
+	     pr < n->data.mapping.pairs.top; pr++) {
+		const char *k = key_of(l, pr), *s;
+
+		ret = get(l, pr->value, &v);
+		if (ret)
+			return ret;
+		if (!strcmp(k, "id")) {
+			ret = scalar(l, v, "id", &s);
+			if (!ret)
+				ret = check_id(l, v, s);
+			if (!ret && !(r->name = hx_arena_strdup(&l->p->arena, s)))
+				ret = -ENOMEM;
+		} else if (!strcmp(k, "description")) {
+			ret = scalar(l, v, "description", &s);
+		} else if (!strcmp(k, "access")) {
+			ret = word(l, v, "access", access_words, &i);
+			r->access = (unsigned)i + 1;
+		} else if (!strcmp(k, "match")) {
+			ex[0] = v;
+		} else if (!strcmp(k, "not_match")) {
+			ex[1] = v;
+		} else {
+			if (pats)
+				return fail(l, v, "write one rule per verdict",
+					    "a rule has exactly one of allow, "
+					    "deny, ask");
+			pats = v;
+			r->verdict = !strcmp(k, "allow") ? HX_VERDICT_ALLOW
+				     : !strcmp(k, "ask") ? HX_VERDICT_ASK
+							 : HX_VERDICT_DENY;
+		}
+		if (ret)
+			return ret;
+	}
+	if (!pats)
+		return fail(l, n, "e.g. deny: [\"$HOME/.ssh/**\"]",
+			    "a rule needs one of allow, deny, ask");
+	if (!r->name && !(r->name = rule_name(l, n)))
+		return -ENOMEM;
+	ret = string_list(l, pats, "a pattern", &items, &cnt);
+	if (ret)
+		return ret;
+	if (cnt == 0)
+		return fail(l, pats, NULL, "a rule needs at least one pattern");
+	r->pats = hx_arena_alloc(&l->p->arena, cnt * sizeof(*r->pats));
+	if (!r->pats)
+		return -ENOMEM;
+	for (size_t k = 0; k < cnt; k++) {
+		ret = hx_compile_pattern(l->p, sec, l->vars,
+					 (const char *)items[k]->data.scalar.value,
+					 pos_of(items[k]), &r->pats[k], l->err);
+		if (ret) {
+			snprintf(l->err->file, sizeof(l->err->file), "%s",
+				 l->file);
+			return ret;
+		}
+		r->npats++;
+	}
+	cnt = (ex[0] ? list_len(ex[0]) : 0) + (ex[1] ? list_len(ex[1]) : 0);
+	r->ex = hx_arena_alloc(&l->p->arena, (cnt ? cnt : 1) * sizeof(*r->ex));
+	if (!r->ex)
+		return -ENOMEM;
+	for (int e = 0; e < 2; e++) {
+		if (ex[e] && (ret = compile_examples(l, r, ex[e], e == 0)))
+			return ret;
+	}
+	return 0;
+}
+
+static int load_section(struct ld *l, enum hx_section sec, yaml_node_t *n,
+			const char *what)
+{
+	char msg[128];
+	size_t cnt;
+	int ret;
+
+	if (n->type == YAML_SCALAR_NODE && n->data.scalar.length == 0 &&
+	    n->data.scalar.style == YAML_PLAIN_SCALAR_STYLE)
+		return 0; /* "files:" with nothing: no rules */
+	if (n->type != YAML_SEQUENCE_NODE) {
+		snprintf(msg, sizeof(msg), "%s must be a list of rules", what);
+		return fail(l, n, "each rule starts with '- '", msg);
+	}
+	cnt = list_len(n);
+	l->p->rules[sec] =
+		hx_arena_alloc(&l->p->arena, (cnt ? cnt : 1) * sizeof(struct hx_rule));
+	if (!l->p->rules[sec])
+		return -ENOMEM;
+	for (size_t i = 0; i < cnt; i++) {
+		yaml_node_t *r;
+
+		ret = get(l, n->data.sequence.items.start[i], &r);
+		if (!ret)
+			ret = load_rule(l, sec, r, &l->p->rules[sec][i]);
+		if (ret)
+			return ret;
+		l->p->nrules[sec]++;
+	}
+	return 0;
+}
+
+static int load_defaults(struct ld *l, yaml_node_t *n)
+{
+	int ret = check_keys(l, n, "defaults", category_words), c, v;
+	yaml_node_t *val;
+
+	for (yaml_node_pair_t *pr = n->data.mapping.pairs.start;
+	     !ret && pr < n->data.mapping.pairs.top; pr++) {
+		ret = get(l, pr->key, &val);
+		if (!ret)
+			ret = word(l, val, "category", category_words, &c);
+		if (!ret)
+			ret = get(l, pr->value, &val);
+		if (!ret)
+			ret = word(l, val, "verdict", verdict_words, &v);
+		if (!ret)
+			l->p->defaults[c] = (enum hx_verdict)v;
+	}
+	return ret;
+}
+
+static int load_top(struct ld *l, yaml_node_t *root)
+{
+	static const char *const modes[] = { "enforce", "audit", NULL };
+	static const char *const versions[] = { "1", NULL };
+	static const char *const sections[] = { "files", "exec", "network" };
+	int ret = check_keys(l, root, "the policy", top_keys), i;
+	yaml_node_t *v;
+
+	for (yaml_node_pair_t *pr = root->data.mapping.pairs.start;
+	     !ret && pr < root->data.mapping.pairs.top; pr++) {
+		const char *k = key_of(l, pr);
+
+		ret = get(l, pr->value, &v);
+		if (ret)
+			break;
+		if (!strcmp(k, "version")) {
+			ret = word(l, v, "version", versions, &i);
+		} else if (!strcmp(k, "mode")) {
+			ret = word(l, v, "mode", modes, &i);
+			l->p->mode = (enum hx_mode)i;
+		} else if (!strcmp(k, "defaults")) {
+			ret = load_defaults(l, v);
+		} else if (!strcmp(k, "audit")) {
+			ret = check_keys(l, v, "audit", audit_keys);
+			for (yaml_node_pair_t *a = v->data.mapping.pairs.start;
+			     !ret && a < v->data.mapping.pairs.top; a++) {
+				yaml_node_t *b;
+
+				ret = get(l, a->value, &b);
+				if (!ret)
+					ret = boolean(l, b, "log_reads",
+						      &l->p->log_reads);
+			}
+		} else {
+			for (i = 0; i < HX_SEC_COUNT; i++)
+				if (!strcmp(k, sections[i]))
+					ret = load_section(l, (enum hx_section)i,
+							   v, k);
+		}
+	}
+	return ret;
+}
+
+static int load_protect(struct ld *l)
+{
+	const struct hx_policy_vars *v = l->vars;
+	struct hx_rule *r = &l->p->protect;
+
+	r->name = "harness:protect";
+	r->verdict = HX_VERDICT_DENY;
+	r->access = HX_ACCESS_ANY;
+	if (!v->nprotect)
+		return 0;
+	r->pats = hx_arena_alloc(&l->p->arena, v->nprotect * sizeof(*r->pats));
+	if (!r->pats)
+		return -ENOMEM;
+	for (size_t i = 0; i < v->nprotect; i++) {
+		const char *why;
+		size_t off;
+
+		if (!v->protect[i] || v->protect[i][0] != '/' ||
+		    hx_glob_validate(v->protect[i], &off, &why))
+			return hx_policy_fail(l->err, l->file, 0, 0, NULL,
+					      "protected path %zu is not an "
+					      "absolute glob",
+					      i);
+		r->pats[i].text = hx_arena_strdup(&l->p->arena, v->protect[i]);
+		if (!r->pats[i].text)
+			return -ENOMEM;
+		r->npats++;
+	}
+	return 0;
+}
+
+static void init_defaults(struct hx_policy *p)
+{
+	p->mode = HX_MODE_ENFORCE;
+	p->defaults[HX_CAT_EXEC] = HX_VERDICT_ALLOW;
+	p->defaults[HX_CAT_FILE_READ] = HX_VERDICT_ALLOW;
+	p->defaults[HX_CAT_FILE_WRITE] = HX_VERDICT_DENY;
+	p->defaults[HX_CAT_NET_CONNECT] = HX_VERDICT_DENY;
+	p->defaults[HX_CAT_NET_SEND] = HX_VERDICT_DENY;
+	p->defaults[HX_CAT_NET_RESOLVE] = HX_VERDICT_ALLOW;
+	p->defaults[HX_CAT_PROCESS] = HX_VERDICT_ALLOW;
+}
+
+static int syntax_error(struct ld *l, const yaml_parser_t *ps)
+{
+	char hint[256] = "";
+
+	if (ps->error == YAML_MEMORY_ERROR)
+		return -ENOMEM;
+	if (ps->context)
+		snprintf(hint, sizeof(hint), "%s at line %zu, column %zu",
+			 ps->context, ps->context_mark.line + 1,
+			 ps->context_mark.column + 1);
+	return hx_policy_fail(l->err, l->file,
+			      (unsigned)ps->problem_mark.line + 1,
+			      (unsigned)ps->problem_mark.column + 1,
+			      hint[0] ? hint : NULL, "YAML syntax error: %s",
+			      ps->problem ? ps->problem : "unknown");
+}
+
+static int parse_doc(struct ld *l, const char *text, size_t len)
+{
+	yaml_parser_t ps;
+	yaml_document_t extra;
+	yaml_node_t *root;
+	int ret = 0;
+
+	if (!yaml_parser_initialize(&ps))
+		return -ENOMEM;
+	yaml_parser_set_input_string(&ps, (const unsigned char *)text, len);
+	if (!yaml_parser_load(&ps, &l->doc)) {
+		ret = syntax_error(l, &ps);
+		memset(&l->doc, 0, sizeof(l->doc));
+		goto out;
+	}
+	root = yaml_document_get_root_node(&l->doc);
+	if (!root) {
+		ret = hx_policy_fail(l->err, l->file, 1, 1,
+				     "start with: version: 1", "empty policy");
+		goto out;
+	}
+	if (!yaml_parser_load(&ps, &extra)) {
+		ret = syntax_error(l, &ps);
+		goto out;
+	}
+	if (yaml_document_get_root_node(&extra)) {
+		ret = hx_policy_fail(
+			l->err, l->file,
+			(unsigned)extra.start_mark.line + 1,
+			(unsigned)extra.start_mark.column + 1, NULL,
+			"a policy file holds one YAML document, not several");
+	}
+	yaml_document_delete(&extra);
+out:
+	yaml_parser_delete(&ps);
+	return ret;
+}
+
+int hx_policy_load_buffer(const char *name, const char *text, size_t len,
+			  const struct hx_policy_vars *vars,
+			  struct hx_policy **out, struct hx_policy_error *err)
+{
+	static const struct hx_policy_vars novars;
+	struct ld l = { .err = err, .file = name, .vars = vars ? vars : &novars };
+	yaml_node_t *root;
+	int ret;
+
+	memset(err, 0, sizeof(*err));
+	snprintf(err->file, sizeof(err->file), "%s", name);
+	*out = NULL;
+	l.p = calloc(1, sizeof(*l.p));
+	if (!l.p)
+		return -ENOMEM;
+	init_defaults(l.p);
+	l.p->source = hx_arena_strdup(&l.p->arena, name);
+	if (!l.p->source) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	ret = parse_doc(&l, text, len);
+	if (ret)
+		goto out;
+	l.nnodes = (size_t)(l.doc.nodes.top - l.doc.nodes.start);
+	l.seen = calloc(l.nnodes ? l.nnodes : 1, 1);
+	if (!l.seen) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	ret = get(&l, 1, &root);
+	if (!ret)
+		ret = load_top(&l, root);
+	if (!ret)
+		ret = load_protect(&l);
+out:
+	if (ret == -ENOMEM)
+		hx_policy_fail(err, name, 0, 0, NULL, "out of memory");
+	yaml_document_delete(&l.doc);
+	free(l.seen);
+	if (ret) {
+		hx_policy_free(l.p);
+		return ret;
+	}
+	*out = l.p;
+	return 0;
+}
+
+/* Reads all of fd (files, pipes, /dev/stdin alike) up to the size cap. */
+static int read_all(int fd, char **out, size_t *outlen)
+{
+	size_t len = 0, cap = 0;
+	char *buf = NULL;
+
+	for (;;) {
+		ssize_t n;
+
+		if (len == cap) {
+			char *nb;
+
+			if (cap >= HX_POLICY_MAX_SIZE) {
+				free(buf);
+				return -EFBIG;
+			}
+			cap = cap ? cap * 2 : 65536;
+			nb = realloc(buf, cap);
+			if (!nb) {
+				free(buf);
+				return -ENOMEM;
+			}
+			buf = nb;
+		}
+		n = read(fd, buf + len, cap - len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			int e = errno;
+
+			free(buf);
+			return -e;
+		}
+		if (n == 0)
+			break;
+		len += (size_t)n;
+	}
+	*out = buf;
+	*outlen = len;
+	return 0;
+}
+
+int hx_policy_load_file(const char *path, const struct hx_policy_vars *vars,
+			struct hx_policy **out, struct hx_policy_error *err)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	int fd, ret;
+
+	*out = NULL;
+	memset(err, 0, sizeof(*err));
+	do
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+	while (fd < 0 && errno == EINTR);
+	if (fd < 0) {
+		ret = -errno;
+		goto fail;
+	}
+	ret = read_all(fd, &buf, &len);
+	close(fd);
+	if (ret)
+		goto fail;
+	ret = hx_policy_load_buffer(path, buf, len, vars, out, err);
+	free(buf);
+	return ret;
+fail:
+	hx_policy_fail(err, path, 0, 0, NULL, "cannot read the policy: %s",
+		       strerror(-ret));
+	return ret;
+}

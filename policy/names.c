@@ -1,0 +1,113 @@
+/* Names of the enumerations, and the category and risk of each op. */
+#include "policy_int.h"
+
+static const char *const verdict_names[] = {
+	[HX_VERDICT_ALLOW] = "allow",
+	[HX_VERDICT_ASK] = "ask",
+	[HX_VERDICT_DENY] = "deny",
+};
+
+static const char *const category_names[HX_CAT_COUNT] = {
+	[HX_CAT_EXEC] = "exec",
+	[HX_CAT_FILE_READ] = "file_read",
+	[HX_CAT_FILE_WRITE] = "file_write",
+	[HX_CAT_NET_CONNECT] = "net_connect",
+	[HX_CAT_NET_SEND] = "net_send",
+	[HX_CAT_NET_RESOLVE] = "net_resolve",
+	[HX_CAT_PROCESS] = "process",
+};
+
+static const char *const default_rules[HX_CAT_COUNT] = {
+	[HX_CAT_EXEC] = "default:exec",
+	[HX_CAT_FILE_READ] = "default:file_read",
+	[HX_CAT_FILE_WRITE] = "default:file_write",
+	[HX_CAT_NET_CONNECT] = "default:net_connect",
+	[HX_CAT_NET_SEND] = "default:net_send",
+	[HX_CAT_NET_RESOLVE] = "default:net_resolve",
+	[HX_CAT_PROCESS] = "default:process",
+};
+
+/* DESIGN.md section 4; the supervisor refines exec by argv. */
+static const enum hx_risk category_risks[HX_CAT_COUNT] = {
+	[HX_CAT_EXEC] = HX_RISK_HIGH,
+	[HX_CAT_FILE_READ] = HX_RISK_MEDIUM,
+	[HX_CAT_FILE_WRITE] = HX_RISK_HIGH,
+	[HX_CAT_NET_CONNECT] = HX_RISK_MEDIUM,
+	[HX_CAT_NET_SEND] = HX_RISK_HIGH,
+	[HX_CAT_NET_RESOLVE] = HX_RISK_LOW,
+	[HX_CAT_PROCESS] = HX_RISK_LOW,
+};
+
+static const char *const risk_names[] = {
+	[HX_RISK_LOW] = "low",
+	[HX_RISK_MEDIUM] = "medium",
+	[HX_RISK_HIGH] = "high",
+	[HX_RISK_CRITICAL] = "critical",
+};
+
+static const char *const op_names[HX_OP_COUNT] = {
+	[HX_OP_EXEC] = "exec",	       [HX_OP_READ] = "read",
+	[HX_OP_WRITE] = "write",       [HX_OP_RENAME] = "rename",
+	[HX_OP_UNLINK] = "unlink",     [HX_OP_RMDIR] = "rmdir",
+	[HX_OP_MKDIR] = "mkdir",       [HX_OP_LINK] = "link",
+	[HX_OP_SYMLINK] = "symlink",   [HX_OP_TRUNCATE] = "truncate",
+	[HX_OP_CONNECT] = "connect",   [HX_OP_SEND] = "send",
+	[HX_OP_RESOLVE] = "resolve",
+};
+
+const char *hx_verdict_name(enum hx_verdict v)
+{
+	return (unsigned)v <= HX_VERDICT_DENY ? verdict_names[v] : "?";
+}
+
+const char *hx_category_name(enum hx_category c)
+{
+	return (unsigned)c < HX_CAT_COUNT ? category_names[c] : "?";
+}
+
+const char *hx_risk_name(enum hx_risk r)
+{
+	return (unsigned)r <= HX_RISK_CRITICAL ? risk_names[r] : "?";
+}
+
+const char *hx_op_name(enum hx_op op)
+{
+	return (unsigned)op < HX_OP_COUNT ? op_names[op] : "?";
+}
+
+enum hx_category hx_op_category(enum hx_op op)
+{
+	switch (op) {
+	case HX_OP_EXEC:
+		return HX_CAT_EXEC;
+	case HX_OP_READ:
+		return HX_CAT_FILE_READ;
+	case HX_OP_CONNECT:
+		return HX_CAT_NET_CONNECT;
+	case HX_OP_SEND:
+		return HX_CAT_NET_SEND;
+	case HX_OP_RESOLVE:
+		return HX_CAT_NET_RESOLVE;
+	case HX_OP_WRITE:
+	case HX_OP_RENAME:
+	case HX_OP_UNLINK:
+	case HX_OP_RMDIR:
+	case HX_OP_MKDIR:
+	case HX_OP_LINK:
+	case HX_OP_SYMLINK:
+	case HX_OP_TRUNCATE:
+	case HX_OP_COUNT:
+		break;
+	}
+	return HX_CAT_FILE_WRITE;
+}
+
+const char *hx_default_rule_name(enum hx_category c)
+{
+	return (unsigned)c < HX_CAT_COUNT ? default_rules[c] : "default:?";
+}
+
+enum hx_risk hx_category_risk(enum hx_category c)
+{
+	return (unsigned)c < HX_CAT_COUNT ? category_risks[c] : HX_RISK_HIGH;
+}

@@ -1,0 +1,151 @@
+/* The policy engine: a YAML policy compiled into an immutable in-memory
+ * form, and the decision function the supervisor calls for every event.
+ *
+ * Lifecycle: hx_policy_load_* -> hx_policy_decide (any number of times,
+ * from any thread: the compiled policy is never modified) ->
+ * hx_policy_free. hx_policy_free(NULL) is a no-op. */
+#ifndef HX_POLICY_H
+#define HX_POLICY_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/socket.h>
+
+#include "types.h"
+
+struct hx_policy;
+
+/* Values of the policy variables. NULL members are unset: a pattern
+ * using an unset variable is an error, except $WORKTREE, which falls back
+ * to $CWD. protect lists extra globs the policy must deny for every
+ * access (the session directory, the audit log, the policy file): they
+ * become rule "harness:protect", ahead of every rule of the file. */
+struct hx_policy_vars {
+	const char *home;     /* $HOME */
+	const char *cwd;      /* $CWD */
+	const char *tmpdir;   /* $TMPDIR: the session's private temp dir */
+	const char *worktree; /* $WORKTREE */
+	const char *session;  /* $SESSION */
+	const char *const *protect;
+	size_t nprotect;
+};
+
+/* Where a policy is wrong; lines and columns count from 1. */
+struct hx_policy_error {
+	char file[256];
+	unsigned line, column;
+	char message[256];
+	char hint[256]; /* may be empty */
+};
+
+/* Loads and compiles a policy. Returns 0 and sets *out, or -EINVAL with
+ * *err filled (a policy error), or another -errno (file unreadable, with
+ * *err filled too). The vars and their strings are copied. */
+int hx_policy_load_file(const char *path, const struct hx_policy_vars *vars,
+			struct hx_policy **out, struct hx_policy_error *err);
+/* Same, from memory; name is what errors call the file. */
+int hx_policy_load_buffer(const char *name, const char *text, size_t len,
+			  const struct hx_policy_vars *vars,
+			  struct hx_policy **out, struct hx_policy_error *err);
+/* The embedded default policy (policy/default.yaml, compiled in). */
+int hx_policy_load_default(const struct hx_policy_vars *vars,
+			   struct hx_policy **out, struct hx_policy_error *err);
+const char *hx_policy_default_text(size_t *len);
+
+void hx_policy_free(struct hx_policy *p);
+
+/* Formats err as "file:line:column: message" plus "\n  hint: ..." when
+ * there is a hint. Returns buf. */
+char *hx_policy_error_format(const struct hx_policy_error *err, char *buf,
+			     size_t size);
+
+/* One event to decide. Pointers are borrowed for the call. */
+struct hx_event {
+	enum hx_op op;
+	const char *path;  /* absolute, normalized (see types.h per op) */
+	const char *path2; /* rename destination, link source, symlink target */
+	const char *const *argv; /* exec: argv[0..argc-1] */
+	size_t argc;
+	const struct sockaddr *addr; /* connect, send */
+	socklen_t addrlen;
+	const char *host;		 /* resolve: the name looked up */
+	const char *const *names;	 /* connect/send: names known for addr */
+	size_t nnames;
+};
+
+struct hx_decision {
+	enum hx_verdict verdict; /* what the rules say, whatever the mode */
+	enum hx_category category;
+	enum hx_risk risk;
+	/* The rule that decided: its id, or "file:line" when it has none, or
+	 * "default:<category>" when no rule matched. Owned by the policy. */
+	const char *rule;
+	const char *pattern; /* the pattern that matched, or NULL */
+};
+
+/* Decides ev. Never fails: an event it cannot judge (no path where one
+ * is needed, an unknown address family) is denied by rule
+ * "harness:malformed". Precedence: deny > ask > allow over all matching
+ * rules; among rules of the winning verdict, the most specific pattern
+ * names the rule; when none matches, the category's default. */
+void hx_policy_decide(const struct hx_policy *p, const struct hx_event *ev,
+		      struct hx_decision *out);
+
+enum hx_mode hx_policy_mode(const struct hx_policy *p);
+/* Whether allowed read-only opens are logged one by one. */
+bool hx_policy_log_reads(const struct hx_policy *p);
+enum hx_verdict hx_policy_default_verdict(const struct hx_policy *p,
+					  enum hx_category c);
+/* The file name the policy was loaded from ("<default>" if embedded). */
+const char *hx_policy_source(const struct hx_policy *p);
+
+/* Calls fn for each pattern that applies to reads (rules with access
+ * read or any), in order, with its verdict; protect globs come first.
+ * The shim receives this list to allow reads locally. */
+void hx_policy_foreach_read_rule(const struct hx_policy *p,
+				 void (*fn)(enum hx_verdict v,
+					    const char *pattern, void *arg),
+				 void *arg);
+
+/* Calls fn for each literal host name in the network rules (no
+ * wildcard), so the supervisor can resolve them for its address map. */
+void hx_policy_foreach_host(const struct hx_policy *p,
+			    void (*fn)(const char *name, void *arg),
+			    void *arg);
+
+/* The number of rules (protect not counted) and of examples. */
+void hx_policy_stats(const struct hx_policy *p, size_t *nrules,
+		     size_t *nexamples);
+
+/* Runs every rule's match / not_match examples. Calls fn once per
+ * failed example with a "file:line:column: message" string; returns the
+ * number that failed. */
+size_t hx_policy_check_examples(const struct hx_policy *p,
+				void (*fn)(const char *msg, void *arg),
+				void *arg);
+
+/* Parses an event written as the user would ("exec git push origin",
+ * "read /etc/passwd", "write PATH", "rename SRC DST", "unlink PATH",
+ * "mkdir PATH", "rmdir PATH", "truncate PATH", "connect HOST:PORT",
+ * "send HOST:PORT", "resolve HOST"), for `harness-policy explain`.
+ * argv is the words of the event. On success fills *ev, using storage
+ * (which must outlive ev) and returns 0; -EINVAL with a message in err. */
+struct hx_event_storage {
+	struct sockaddr_storage addr;
+	const char *names[1];
+	/* Absolute forms of the paths (an exec's $PATH lookup, a relative
+	 * path made absolute against the current directory). */
+	char path[4096];
+	char path2[4096];
+};
+int hx_event_parse(int argc, char *const *argv, struct hx_event *ev,
+		   struct hx_event_storage *storage, char *err, size_t errlen);
+
+const char *hx_verdict_name(enum hx_verdict v);
+const char *hx_category_name(enum hx_category c);
+const char *hx_risk_name(enum hx_risk r);
+const char *hx_op_name(enum hx_op op);
+/* The category an op belongs to. */
+enum hx_category hx_op_category(enum hx_op op);
+
+#endif

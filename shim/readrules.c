@@ -1,0 +1,147 @@
+/* Local read rules; see readrules.h. */
+#define _GNU_SOURCE
+#include "readrules.h"
+
+#include <fcntl.h>
+#include <string.h>
+
+#include "../policy/glob.h"
+
+void hx_read_rules_reset(struct hx_read_rules *t)
+{
+	t->flags = 0;
+	t->default_read = HX_VERDICT_DENY;
+	t->nrules = 0;
+	t->used = 0;
+}
+
+int hx_read_rules_add(struct hx_read_rules *t, uint8_t verdict,
+		      const char *pattern, size_t len)
+{
+	if (verdict > HX_VERDICT_DENY || t->nrules == HX_WIRE_MAX_RULES ||
+	    sizeof(t->store) - t->used < len + 1 || memchr(pattern, 0, len))
+		return -1;
+	t->rule[t->nrules].verdict = verdict;
+	t->rule[t->nrules].off = (uint32_t)t->used;
+	memcpy(t->store + t->used, pattern, len);
+	t->store[t->used + len] = '\0';
+	t->used += len + 1;
+	t->nrules++;
+	return 0;
+}
+
+int hx_read_rules_from_hello(struct hx_read_rules *t, const void *buf, size_t n,
+			     uint32_t id)
+{
+	struct hx_wreader r;
+	struct hx_wire_hdr h;
+	const uint8_t *v;
+	uint16_t tag, len;
+	int more, have_flags = 0;
+
+	hx_read_rules_reset(t);
+	if (hx_wire_open(&r, buf, n, &h) != HX_WIRE_OK ||
+	    h.type != HX_MSG_HELLO_REPLY || h.id != id)
+		goto bad;
+	while ((more = hx_wire_next(&r, &tag, &v, &len)) == 1) {
+		switch (tag) {
+		case HX_TAG_FLAGS:
+			if (len != 4)
+				goto bad;
+			memcpy(&t->flags, v, 4);
+			have_flags = 1;
+			break;
+		case HX_TAG_DEFAULT_READ:
+			if (len != 4)
+				goto bad;
+			memcpy(&t->default_read, v, 4);
+			if (t->default_read > HX_VERDICT_DENY)
+				goto bad;
+			break;
+		case HX_TAG_READ_RULE:
+			if (len < 2 ||
+			    hx_read_rules_add(t, v[0], (const char *)v + 1,
+					      len - 1u))
+				goto bad;
+			break;
+		case HX_TAG_SESSION:
+			break;
+		default:
+			goto bad;
+		}
+	}
+	if (more < 0 || !have_flags)
+		goto bad;
+	return 0;
+bad:
+	hx_read_rules_reset(t);
+	return -1;
+}
+
+enum hx_verdict hx_read_verdict(const struct hx_read_rules *t, const char *path)
+{
+	int best = -1;
+
+	for (size_t i = 0; i < t->nrules; i++) {
+		if ((int)t->rule[i].verdict <= best)
+			continue;
+		if (hx_glob_match(t->store + t->rule[i].off, path))
+			best = t->rule[i].verdict;
+	}
+	return best < 0 ? (enum hx_verdict)t->default_read
+			: (enum hx_verdict)best;
+}
+
+bool hx_read_local_allow(const struct hx_read_rules *t, const char *path)
+{
+	return (t->flags & HX_HELLO_LOCAL_READS) &&
+	       hx_read_verdict(t, path) == HX_VERDICT_ALLOW;
+}
+
+bool hx_open_is_read(int flags)
+{
+	return (flags & O_ACCMODE) == O_RDONLY &&
+	       !(flags & (O_CREAT | O_TRUNC)) &&
+	       (flags & O_TMPFILE) != O_TMPFILE;
+}
+
+enum hx_op hx_open_op(int flags)
+{
+	return hx_open_is_read(flags) ? HX_OP_READ : HX_OP_WRITE;
+}
+
+int hx_fopen_flags(const char *mode)
+{
+	int flags;
+
+	switch (mode ? mode[0] : 0) {
+	case 'r':
+		flags = O_RDONLY;
+		break;
+	case 'w':
+		flags = O_WRONLY | O_CREAT | O_TRUNC;
+		break;
+	case 'a':
+		flags = O_WRONLY | O_CREAT | O_APPEND;
+		break;
+	default:
+		return -1;
+	}
+	/* glibc reads at most 6 more characters, up to ",ccs=". */
+	for (int i = 1; i < 7 && mode[i] && mode[i] != ','; i++) {
+		switch (mode[i]) {
+		case '+':
+			flags = (flags & ~O_ACCMODE) | O_RDWR;
+			break;
+		case 'x':
+			flags |= O_EXCL;
+			break;
+		case 'e':
+			flags |= O_CLOEXEC;
+			break;
+		default:
+			break;
+		}
+	}
+	return flags;
+}

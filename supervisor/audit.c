@@ -1,0 +1,412 @@
+/* Hash-chained JSON Lines audit log; see audit.h. */
+#include "audit.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <jansson.h>
+#include <openssl/evp.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "fmt.h"
+
+#define HASH_KEY     ",\"hash\":\""
+#define HASH_KEY_LEN (sizeof(HASH_KEY) - 1)
+/* `,"hash":"` + 64 hex + `"}` */
+#define SUFFIX_LEN (HASH_KEY_LEN + 64 + 2)
+
+struct hx_audit {
+	pthread_mutex_t lock;
+	int fd;
+	bool dirty;
+	uint64_t seq;
+	char prev[65];
+	char *path;
+};
+
+static int sha256_hex(const void *p1, size_t n1, const void *p2, size_t n2,
+		      char *hex)
+{
+	uint8_t md[EVP_MAX_MD_SIZE];
+	unsigned mdlen = 0;
+	EVP_MD_CTX *c = EVP_MD_CTX_new();
+	int ok;
+
+	if (!c)
+		return -ENOMEM;
+	ok = EVP_DigestInit_ex(c, EVP_sha256(), NULL) &&
+	     EVP_DigestUpdate(c, p1, n1) &&
+	     (!n2 || EVP_DigestUpdate(c, p2, n2)) &&
+	     EVP_DigestFinal_ex(c, md, &mdlen) && mdlen == 32;
+	EVP_MD_CTX_free(c);
+	if (!ok)
+		return -EIO;
+	hx_fmt_hex(md, 32, hex);
+	return 0;
+}
+
+static bool is_hex64(const char *p)
+{
+	for (int i = 0; i < 64; i++)
+		if (!((p[i] >= '0' && p[i] <= '9') ||
+		      (p[i] >= 'a' && p[i] <= 'f')))
+			return false;
+	return true;
+}
+
+/* The hash field is the last one and has a fixed shape; anything else
+ * there means the line was cut or rewritten. */
+static bool has_suffix(const char *line, size_t len)
+{
+	const char *s;
+
+	if (len < SUFFIX_LEN + 1)
+		return false;
+	s = line + len - SUFFIX_LEN;
+	return !memcmp(s, HASH_KEY, HASH_KEY_LEN) &&
+	       is_hex64(s + HASH_KEY_LEN) && s[HASH_KEY_LEN + 64] == '"' &&
+	       s[HASH_KEY_LEN + 65] == '}';
+}
+
+int hx_audit_line_hash(const char *line, size_t len, char *hex)
+{
+	if (!has_suffix(line, len))
+		return -1;
+	return sha256_hex(line, len - SUFFIX_LEN, "}", 1, hex) ? -1 : 0;
+}
+
+/* Reads the last line of fd (at most 1 MiB back) into a malloc'd
+ * string; NULL with *empty set when the file is empty. */
+static int read_last_line(int fd, char **out, bool *empty)
+{
+	struct stat st;
+	off_t start;
+	size_t n, i;
+	char *buf;
+	ssize_t r;
+
+	*out = NULL;
+	*empty = false;
+	if (fstat(fd, &st))
+		return -errno;
+	if (st.st_size == 0) {
+		*empty = true;
+		return 0;
+	}
+	n = st.st_size > (1 << 20) ? (1 << 20) : (size_t)st.st_size;
+	start = st.st_size - (off_t)n;
+	buf = malloc(n + 1);
+	if (!buf)
+		return -ENOMEM;
+	do
+		r = pread(fd, buf, n, start);
+	while (r < 0 && errno == EINTR);
+	if (r != (ssize_t)n) {
+		free(buf);
+		return -EIO;
+	}
+	if (buf[n - 1] != '\n') {
+		free(buf);
+		return -EBADMSG;
+	}
+	buf[n - 1] = '\0';
+	for (i = n - 1; i > 0 && buf[i - 1] != '\n'; i--)
+		;
+	if (i == 0 && start != 0) {
+		free(buf);
+		return -EBADMSG;
+	}
+	memmove(buf, buf + i, n - i);
+	*out = buf;
+	return 0;
+}
+
+static int resume_chain(struct hx_audit *a)
+{
+	char *line = NULL, hex[65];
+	bool empty;
+	json_t *j = NULL, *seq;
+	int r;
+
+	r = read_last_line(a->fd, &line, &empty);
+	if (r || empty)
+		return r;
+	r = -EBADMSG;
+	if (hx_audit_line_hash(line, strlen(line), hex))
+		goto out;
+	if (memcmp(line + strlen(line) - 66, hex, 64))
+		goto out;
+	j = json_loads(line, 0, NULL);
+	seq = j ? json_object_get(j, "seq") : NULL;
+	if (!json_is_integer(seq) || json_integer_value(seq) < 1)
+		goto out;
+	a->seq = (uint64_t)json_integer_value(seq);
+	memcpy(a->prev, hex, 65);
+	r = 0;
+out:
+	json_decref(j);
+	free(line);
+	return r;
+}
+
+int hx_audit_open(const char *path, struct hx_audit **out)
+{
+	struct hx_audit *a;
+	int r;
+
+	*out = NULL;
+	a = calloc(1, sizeof(*a));
+	if (!a)
+		return -ENOMEM;
+	pthread_mutex_init(&a->lock, NULL);
+	memset(a->prev, '0', 64);
+	a->path = strdup(path);
+	do
+		a->fd = open(
+		    path, O_RDWR | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW,
+		    0600);
+	while (a->fd < 0 && errno == EINTR);
+	if (a->fd < 0 || !a->path) {
+		r = a->path ? -errno : -ENOMEM;
+		goto fail;
+	}
+	r = resume_chain(a);
+	if (r)
+		goto fail;
+	*out = a;
+	return 0;
+fail:
+	if (a->fd >= 0)
+		close(a->fd);
+	free(a->path);
+	pthread_mutex_destroy(&a->lock);
+	free(a);
+	return r;
+}
+
+static json_t *build(json_t *record, uint64_t seq, const char *prev)
+{
+	json_t *o = json_object(), *t = json_object_get(record, "time");
+	const char *key;
+	json_t *val;
+	char now[HX_FMT_TIME_LEN];
+	struct timespec ts;
+
+	if (!o)
+		return NULL;
+	if (t) {
+		json_object_set(o, "time", t);
+	} else {
+		clock_gettime(CLOCK_REALTIME, &ts);
+		json_object_set_new(
+		    o, "time", json_string(hx_fmt_time(&ts, now, sizeof(now))));
+	}
+	json_object_set_new(o, "seq", json_integer((json_int_t)seq));
+	json_object_foreach(record, key, val)
+	{
+		if (strcmp(key, "time") && strcmp(key, "seq") &&
+		    strcmp(key, "prev") && strcmp(key, "hash"))
+			json_object_set(o, key, val);
+	}
+	json_object_set_new(o, "prev", json_string(prev));
+	return o;
+}
+
+int hx_audit_append(struct hx_audit *a, json_t *record, uint64_t *seq)
+{
+	json_t *o = NULL;
+	char *s = NULL, *line = NULL, hex[65];
+	size_t n, linelen;
+	ssize_t w;
+	int r = -ENOMEM;
+
+	if (!json_is_object(record))
+		return -EINVAL;
+	pthread_mutex_lock(&a->lock);
+	o = build(record, a->seq + 1, a->prev);
+	if (o)
+		s = json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER);
+	if (!s)
+		goto out;
+	n = strlen(s);
+	r = sha256_hex(s, n, NULL, 0, hex);
+	if (r)
+		goto out;
+	r = -ENOMEM;
+	linelen = n - 1 + SUFFIX_LEN + 1;
+	line = malloc(linelen + 1);
+	if (!line)
+		goto out;
+	memcpy(line, s, n - 1);
+	snprintf(line + n - 1, linelen + 1 - (n - 1), "%s%s\"}\n", HASH_KEY,
+		 hex);
+	/* One write: a record is either whole in the file or absent. A
+	 * short write is not retried, since a second write would leave a
+	 * torn line in the middle of the log. */
+	do
+		w = write(a->fd, line, linelen);
+	while (w < 0 && errno == EINTR);
+	if (w < 0) {
+		r = -errno;
+		goto out;
+	}
+	if ((size_t)w != linelen) {
+		r = -EIO;
+		goto out;
+	}
+	a->seq++;
+	memcpy(a->prev, hex, 65);
+	a->dirty = true;
+	if (seq)
+		*seq = a->seq;
+	r = 0;
+out:
+	pthread_mutex_unlock(&a->lock);
+	free(line);
+	free(s);
+	json_decref(o);
+	return r;
+}
+
+int hx_audit_sync(struct hx_audit *a)
+{
+	int r = 0;
+
+	pthread_mutex_lock(&a->lock);
+	if (a->dirty) {
+		if (fsync(a->fd) && errno != EINVAL)
+			r = -errno;
+		else
+			a->dirty = false;
+	}
+	pthread_mutex_unlock(&a->lock);
+	return r;
+}
+
+int hx_audit_close(struct hx_audit *a)
+{
+	int r;
+
+	if (!a)
+		return 0;
+	r = hx_audit_sync(a);
+	if (close(a->fd) && !r && errno != EINTR)
+		r = -errno;
+	pthread_mutex_destroy(&a->lock);
+	free(a->path);
+	free(a);
+	return r;
+}
+
+const char *hx_audit_path(const struct hx_audit *a)
+{
+	return a->path;
+}
+
+uint64_t hx_audit_last_seq(const struct hx_audit *a)
+{
+	return a->seq;
+}
+
+const char *hx_audit_last_hash(const struct hx_audit *a)
+{
+	return a->prev;
+}
+
+static uint64_t seq_of(const char *line)
+{
+	json_t *j = json_loads(line, JSON_DISABLE_EOF_CHECK, NULL);
+	json_t *s = j ? json_object_get(j, "seq") : NULL;
+	uint64_t v = json_is_integer(s) && json_integer_value(s) > 0
+			 ? (uint64_t)json_integer_value(s)
+			 : 0;
+
+	json_decref(j);
+	return v;
+}
+
+/* Checks one complete line against the chain state; returns NULL when it
+ * is a good record (and advances v), else the reason. */
+static const char *check_line(char *line, size_t len, struct hx_audit_verify *v)
+{
+	char hex[65];
+	json_t *j, *seq, *prev, *ev;
+	const char *why = NULL;
+
+	if (!has_suffix(line, len)) {
+		j = json_loads(line, 0, NULL);
+		why = j ? "hash mismatch (record edited)" : "not JSON";
+		json_decref(j);
+		return why;
+	}
+	if (hx_audit_line_hash(line, len, hex) ||
+	    memcmp(line + len - 66, hex, 64))
+		return "hash mismatch (record edited)";
+	j = json_loads(line, 0, NULL);
+	if (!json_is_object(j)) {
+		json_decref(j);
+		return "not JSON";
+	}
+	seq = json_object_get(j, "seq");
+	prev = json_object_get(j, "prev");
+	ev = json_object_get(j, "event");
+	if (!json_is_string(prev) ||
+	    strcmp(json_string_value(prev), v->last_hash))
+		why = "prev mismatch (record deleted or reordered)";
+	else if (!json_is_integer(seq) ||
+		 (uint64_t)json_integer_value(seq) != v->last_seq + 1)
+		why = "seq gap";
+	if (!why) {
+		v->records++;
+		v->last_seq++;
+		memcpy(v->last_hash, hex, 65);
+		v->last_is_end = json_is_string(ev) &&
+				 !strcmp(json_string_value(ev), "session_end");
+	}
+	json_decref(j);
+	return why;
+}
+
+int hx_audit_verify(const char *path, struct hx_audit_verify *v)
+{
+	FILE *f;
+	char *line = NULL;
+	size_t cap = 0, len;
+	ssize_t n;
+	uint64_t lineno = 0;
+	int r = 0;
+
+	memset(v, 0, sizeof(*v));
+	memset(v->last_hash, '0', 64);
+	f = fopen(path, "re");
+	if (!f)
+		return -errno;
+	while ((n = getline(&line, &cap, f)) > 0) {
+		lineno++;
+		len = (size_t)n;
+		if (line[len - 1] != '\n') {
+			v->reason = "torn line";
+		} else {
+			line[--len] = '\0';
+			v->reason = memchr(line, '\0', len)
+					? "not JSON"
+					: check_line(line, len, v);
+		}
+		if (v->reason) {
+			v->bad_line = lineno;
+			v->bad_seq = seq_of(line);
+			r = 1;
+			break;
+		}
+	}
+	if (!r && ferror(f))
+		r = -EIO;
+	free(line);
+	fclose(f);
+	return r;
+}

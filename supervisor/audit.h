@@ -1,0 +1,66 @@
+/* The audit log: JSON Lines chained by SHA-256 (DESIGN.md section 6).
+ *
+ * Each record gets "seq" (from 1, continuing an existing log), "prev" (the
+ * previous record's hash, 64 zeros for the first) and "hash": the SHA-256
+ * of the record serialized compactly without its hash, that is the line
+ * minus its trailing `,"hash":"<hex>"}` plus a closing '}'. A record is
+ * written with one write(2) on an O_APPEND fd, so a crash never leaves
+ * half a record followed by another.
+ *
+ * Lifecycle: hx_audit_open -> hx_audit_append ... (hx_audit_sync on a
+ * timer) -> hx_audit_close. Appends are serialized by a mutex so that more
+ * than one thread (the kernel notifier, next issue) may log. */
+#ifndef HX_AUDIT_H
+#define HX_AUDIT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct hx_audit;
+struct json_t; /* jansson object; no jansson header here */
+
+/* Opens (creating 0600) path for appending. When the file already holds
+ * records the chain continues from its last one; -EBADMSG if that last
+ * line is not a complete record. Returns 0 or -errno. */
+int hx_audit_open(const char *path, struct hx_audit **out);
+
+/* Appends one record. record is a JSON object without seq/prev/hash; it
+ * is borrowed (not modified, not freed). "time" is put first (now, unless
+ * record has one), then "seq", the record's other keys in order, "prev"
+ * and "hash". Sets *seq (may be NULL). Returns 0, or -errno (-EIO on a
+ * short write; the chain is not advanced then). */
+int hx_audit_append(struct hx_audit *a, struct json_t *record, uint64_t *seq);
+
+/* fsync when records were written since the last sync. */
+int hx_audit_sync(struct hx_audit *a);
+/* Syncs and closes; returns the sync result. NULL is a no-op. */
+int hx_audit_close(struct hx_audit *a);
+
+const char *hx_audit_path(const struct hx_audit *a);
+uint64_t hx_audit_last_seq(const struct hx_audit *a);
+/* Hex hash of the last record (64 zeros before the first). */
+const char *hx_audit_last_hash(const struct hx_audit *a);
+
+/* Result of a verification. */
+struct hx_audit_verify {
+	uint64_t records; /* complete, valid records before any break */
+	uint64_t last_seq;
+	char last_hash[65];
+	bool last_is_end; /* the last record is a session_end */
+	/* first broken record (when hx_audit_verify returns 1) */
+	uint64_t bad_line;  /* 1-based */
+	uint64_t bad_seq;   /* 0 when the record has no readable seq */
+	const char *reason; /* static string */
+};
+
+/* Verifies the chain of the log at path. Returns 0 when intact, 1 with
+ * the first broken record described in *v, -errno when unreadable. */
+int hx_audit_verify(const char *path, struct hx_audit_verify *v);
+
+/* Hash check of one line (without its '\n'): fills hex (65 bytes) with
+ * the recomputed hash and returns 0, or -1 when the line does not end
+ * with a hash field. Exposed for tests. */
+int hx_audit_line_hash(const char *line, size_t len, char *hex);
+
+#endif

@@ -1,0 +1,307 @@
+/* Address -> names map and the policy host resolver; see dnsmap.h. */
+#define _GNU_SOURCE
+#include "dnsmap.h"
+
+#include <errno.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../policy/policy.h"
+
+struct key {
+	sa_family_t family;
+	uint8_t addr[16];
+};
+
+struct entry {
+	struct key key;
+	time_t expires; /* 0: free */
+	char name[HX_DNSMAP_NAME_MAX];
+};
+
+struct hx_dnsmap {
+	pthread_mutex_t lock;
+	pthread_cond_t wake;
+	struct entry *e;
+	size_t cap;
+	/* resolver */
+	bool running, stop, done;
+	pthread_t thread;
+	char **hosts;
+	size_t nhosts;
+};
+
+static time_t now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + 1; /* never 0, which means free */
+}
+
+static int make_key(const struct sockaddr *sa, socklen_t len, struct key *k)
+{
+	memset(k, 0, sizeof(*k));
+	if (!sa || len < sizeof(sa_family_t))
+		return -EINVAL;
+	if (sa->sa_family == AF_INET && len >= sizeof(struct sockaddr_in)) {
+		const struct sockaddr_in *in = (const void *)sa;
+
+		k->family = AF_INET;
+		memcpy(k->addr, &in->sin_addr, 4);
+		return 0;
+	}
+	if (sa->sa_family == AF_INET6 && len >= sizeof(struct sockaddr_in6)) {
+		const struct sockaddr_in6 *in6 = (const void *)sa;
+
+		k->family = AF_INET6;
+		memcpy(k->addr, &in6->sin6_addr, 16);
+		return 0;
+	}
+	return -EINVAL;
+}
+
+int hx_dnsmap_new(size_t cap, struct hx_dnsmap **out)
+{
+	struct hx_dnsmap *m = calloc(1, sizeof(*m));
+	pthread_condattr_t ca;
+
+	*out = NULL;
+	if (!m)
+		return -ENOMEM;
+	m->cap = cap ? cap : HX_DNSMAP_CAP;
+	m->e = calloc(m->cap, sizeof(*m->e));
+	if (!m->e) {
+		free(m);
+		return -ENOMEM;
+	}
+	pthread_mutex_init(&m->lock, NULL);
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&m->wake, &ca);
+	pthread_condattr_destroy(&ca);
+	*out = m;
+	return 0;
+}
+
+int hx_dnsmap_add(struct hx_dnsmap *m, const struct sockaddr *sa, socklen_t len,
+		  const char *name, unsigned ttl)
+{
+	struct key k;
+	struct entry *victim = NULL;
+	time_t now = now_s();
+	size_t i, n;
+
+	if (make_key(sa, len, &k) || !name || !name[0])
+		return -EINVAL;
+	n = strnlen(name, HX_DNSMAP_NAME_MAX);
+	if (n == HX_DNSMAP_NAME_MAX)
+		return -EINVAL;
+	if (!ttl)
+		ttl = HX_DNSMAP_TTL;
+	pthread_mutex_lock(&m->lock);
+	for (i = 0; i < m->cap; i++) {
+		struct entry *e = &m->e[i];
+
+		if (e->expires && e->expires <= now)
+			e->expires = 0;
+		if (e->expires && !memcmp(&e->key, &k, sizeof(k)) &&
+		    !strcmp(e->name, name)) {
+			victim = e;
+			break;
+		}
+		if (!victim ||
+		    (victim->expires && e->expires < victim->expires))
+			victim = e;
+	}
+	victim->key = k;
+	memcpy(victim->name, name, n + 1);
+	victim->expires = now + (time_t)ttl;
+	pthread_mutex_unlock(&m->lock);
+	return 0;
+}
+
+size_t hx_dnsmap_lookup(struct hx_dnsmap *m, const struct sockaddr *sa,
+			socklen_t len, char (*names)[HX_DNSMAP_NAME_MAX],
+			size_t max)
+{
+	struct key k;
+	time_t now = now_s();
+	size_t i, n = 0;
+
+	if (make_key(sa, len, &k))
+		return 0;
+	pthread_mutex_lock(&m->lock);
+	for (i = 0; i < m->cap && n < max; i++) {
+		const struct entry *e = &m->e[i];
+
+		if (e->expires > now && !memcmp(&e->key, &k, sizeof(k)))
+			memcpy(names[n++], e->name, HX_DNSMAP_NAME_MAX);
+	}
+	pthread_mutex_unlock(&m->lock);
+	return n;
+}
+
+size_t hx_dnsmap_size(struct hx_dnsmap *m)
+{
+	time_t now = now_s();
+	size_t i, n = 0;
+
+	pthread_mutex_lock(&m->lock);
+	for (i = 0; i < m->cap; i++)
+		n += m->e[i].expires > now;
+	pthread_mutex_unlock(&m->lock);
+	return n;
+}
+
+static void resolve_one(struct hx_dnsmap *m, const char *host)
+{
+	struct addrinfo hints = {.ai_socktype = SOCK_STREAM}, *res, *ai;
+
+	if (getaddrinfo(host, NULL, &hints, &res))
+		return;
+	for (ai = res; ai; ai = ai->ai_next)
+		hx_dnsmap_add(m, ai->ai_addr, ai->ai_addrlen, host,
+			      2 * HX_DNSMAP_REFRESH);
+	freeaddrinfo(res);
+}
+
+static void *resolver(void *arg)
+{
+	struct hx_dnsmap *m = arg;
+	struct timespec until;
+	size_t i;
+
+	pthread_mutex_lock(&m->lock);
+	while (!m->stop) {
+		for (i = 0; i < m->nhosts && !m->stop; i++) {
+			pthread_mutex_unlock(&m->lock);
+			resolve_one(m, m->hosts[i]);
+			pthread_mutex_lock(&m->lock);
+		}
+		clock_gettime(CLOCK_MONOTONIC, &until);
+		until.tv_sec += HX_DNSMAP_REFRESH;
+		while (!m->stop && pthread_cond_timedwait(&m->wake, &m->lock,
+							  &until) != ETIMEDOUT)
+			;
+	}
+	m->done = true;
+	pthread_cond_broadcast(&m->wake);
+	pthread_mutex_unlock(&m->lock);
+	return NULL;
+}
+
+struct hosts_acc {
+	char **v;
+	size_t n, cap;
+	bool oom;
+};
+
+static void collect(const char *name, void *arg)
+{
+	struct hosts_acc *h = arg;
+
+	if (h->oom)
+		return;
+	if (h->n == h->cap) {
+		size_t cap = h->cap ? 2 * h->cap : 8;
+		char **v = realloc(h->v, cap * sizeof(*v));
+
+		if (!v) {
+			h->oom = true;
+			return;
+		}
+		h->v = v;
+		h->cap = cap;
+	}
+	h->v[h->n] = strdup(name);
+	if (!h->v[h->n])
+		h->oom = true;
+	else
+		h->n++;
+}
+
+static void free_hosts(char **v, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free(v[i]);
+	free(v);
+}
+
+int hx_dnsmap_start_resolver(struct hx_dnsmap *m, const struct hx_policy *p)
+{
+	struct hosts_acc h = {0};
+	sigset_t all, old;
+	int r;
+
+	if (m->running)
+		return -EBUSY;
+	hx_policy_foreach_host(p, collect, &h);
+	if (h.oom) {
+		free_hosts(h.v, h.n);
+		return -ENOMEM;
+	}
+	if (!h.n) {
+		free(h.v);
+		return 0;
+	}
+	m->hosts = h.v;
+	m->nhosts = h.n;
+	/* The thread must not take the signals the loop reads by signalfd. */
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	r = pthread_create(&m->thread, NULL, resolver, m);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (r) {
+		free_hosts(m->hosts, m->nhosts);
+		m->hosts = NULL;
+		m->nhosts = 0;
+		return -r;
+	}
+	m->running = true;
+	return 0;
+}
+
+void hx_dnsmap_free(struct hx_dnsmap *m)
+{
+	struct timespec until;
+	bool done;
+
+	if (!m)
+		return;
+	if (m->running) {
+		pthread_mutex_lock(&m->lock);
+		m->stop = true;
+		pthread_cond_broadcast(&m->wake);
+		/* getaddrinfo cannot be interrupted and may take seconds
+		 * without a network: wait briefly, then leave it be. */
+		clock_gettime(CLOCK_MONOTONIC, &until);
+		until.tv_nsec += 50 * 1000000L;
+		if (until.tv_nsec >= 1000000000L) {
+			until.tv_sec++;
+			until.tv_nsec -= 1000000000L;
+		}
+		while (!m->done && pthread_cond_timedwait(&m->wake, &m->lock,
+							  &until) != ETIMEDOUT)
+			;
+		done = m->done;
+		pthread_mutex_unlock(&m->lock);
+		if (!done) {
+			/* Stuck in getaddrinfo: leave it the map. */
+			pthread_detach(m->thread);
+			return;
+		}
+		pthread_join(m->thread, NULL);
+	}
+	free_hosts(m->hosts, m->nhosts);
+	pthread_cond_destroy(&m->wake);
+	pthread_mutex_destroy(&m->lock);
+	free(m->e);
+	free(m);
+}

@@ -1,0 +1,221 @@
+/* harness-exec option parsing; see options.h. No getopt: its global
+ * state makes repeated parsing in tests awkward. */
+#include "options.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "../policy/types.h"
+#include "session.h"
+
+enum {
+	O_POLICY,
+	O_MODE,
+	O_AUDIT_LOG,
+	O_SESSION,
+	O_QUIET,
+	O_VERBOSE,
+	O_HELP,
+	O_VERSION
+};
+
+static const struct {
+	const char *lng;
+	char shrt;
+	bool arg;
+	int id;
+} opts[] = {
+    {"policy", 'p', true, O_POLICY},	   {"mode", 'm', true, O_MODE},
+    {"audit-log", 'a', true, O_AUDIT_LOG}, {"session", 's', true, O_SESSION},
+    {"quiet", 'q', false, O_QUIET},	   {"verbose", 'v', false, O_VERBOSE},
+    {"help", 'h', false, O_HELP},	   {"version", 'V', false, O_VERSION},
+};
+
+#define NOPTS (sizeof(opts) / sizeof(opts[0]))
+
+static int set(struct hx_options *o, int id, const char *val, char *err,
+	       size_t errlen)
+{
+	switch (id) {
+	case O_POLICY:
+		if (!val[0])
+			goto empty;
+		o->policy = val;
+		break;
+	case O_MODE:
+		if (!strcmp(val, "enforce"))
+			o->mode = HX_MODE_ENFORCE;
+		else if (!strcmp(val, "audit"))
+			o->mode = HX_MODE_AUDIT;
+		else {
+			snprintf(err, errlen,
+				 "--mode: '%s' is not enforce or audit", val);
+			return -EINVAL;
+		}
+		break;
+	case O_AUDIT_LOG:
+		if (!val[0])
+			goto empty;
+		o->audit_log = val;
+		break;
+	case O_SESSION:
+		if (!hx_session_name_valid(val)) {
+			snprintf(err, errlen,
+				 "--session: '%s' is not a valid name "
+				 "([A-Za-z0-9._-], 1 to 64 characters)",
+				 val);
+			return -EINVAL;
+		}
+		o->session = val;
+		break;
+	case O_QUIET:
+		o->quiet = true;
+		break;
+	case O_VERBOSE:
+		o->verbose = true;
+		break;
+	case O_HELP:
+		o->help = true;
+		break;
+	case O_VERSION:
+		o->version = true;
+		break;
+	}
+	return 0;
+empty:
+	snprintf(err, errlen, "--%s: empty value", opts[id].lng);
+	return -EINVAL;
+}
+
+int hx_options_parse(int argc, char *const *argv, struct hx_options *o,
+		     char *err, size_t errlen)
+{
+	int i, r;
+	size_t k;
+
+	memset(o, 0, sizeof(*o));
+	o->mode = -1;
+	if (errlen)
+		err[0] = '\0';
+	for (i = 1; i < argc; i++) {
+		const char *a = argv[i], *val = NULL, *eq;
+		bool found = false;
+
+		if (!strcmp(a, "--")) {
+			i++;
+			break;
+		}
+		if (a[0] != '-' || !a[1])
+			break; /* the command starts */
+		for (k = 0; k < NOPTS && !found; k++) {
+			size_t n = strlen(opts[k].lng);
+
+			if (a[1] == '-') {
+				if (strncmp(a + 2, opts[k].lng, n))
+					continue;
+				eq = a + 2 + n;
+				if (*eq == '=' && opts[k].arg)
+					val = eq + 1;
+				else if (*eq)
+					continue;
+			} else if (a[1] != opts[k].shrt || a[2]) {
+				continue;
+			}
+			found = true;
+			if (opts[k].arg && !val) {
+				if (i + 1 >= argc) {
+					snprintf(err, errlen,
+						 "--%s needs a value",
+						 opts[k].lng);
+					return -EINVAL;
+				}
+				val = argv[++i];
+			}
+			r = set(o, opts[k].id, val, err, errlen);
+			if (r)
+				return r;
+		}
+		if (!found) {
+			snprintf(err, errlen, "unknown option '%s'", a);
+			return -EINVAL;
+		}
+	}
+	if (o->quiet && o->verbose) {
+		snprintf(err, errlen,
+			 "--quiet and --verbose exclude each other");
+		return -EINVAL;
+	}
+	o->cmd = argv + i;
+	o->ncmd = argc - i;
+	if (!o->ncmd && !o->help && !o->version) {
+		snprintf(err, errlen, "no command given");
+		return -EINVAL;
+	}
+	return 0;
+}
+
+void hx_options_usage(FILE *f)
+{
+	fputs(
+	    "Usage: harness-exec [OPTIONS] [--] CMD [ARGS...]\n"
+	    "\n"
+	    "Run CMD under the harness supervisor: every program it starts,\n"
+	    "every file it opens for writing (and, by policy, reading),\n"
+	    "every connection and name lookup its processes make through\n"
+	    "libc is decided by the policy and written to a hash-chained\n"
+	    "audit log. Denied calls fail with EACCES and print one line\n"
+	    "on the program's stderr.\n"
+	    "\n"
+	    "Options:\n"
+	    "  -p, --policy FILE     policy to enforce (YAML); default: the\n"
+	    "                        embedded policy (harness-policy default)\n"
+	    "  -m, --mode MODE       enforce (deny what the policy denies) or\n"
+	    "                        audit (log the verdict, deny nothing);\n"
+	    "                        overrides the policy's mode\n"
+	    "  -a, --audit-log PATH  write the audit log to PATH (appended,\n"
+	    "                        the chain continues) instead of the\n"
+	    "                        session directory\n"
+	    "  -s, --session NAME    session id ([A-Za-z0-9._-], at most 64);\n"
+	    "                        default: YYYYMMDDTHHMMSSZ-<6 hex>\n"
+	    "  -q, --quiet           no summary line at the end\n"
+	    "  -v, --verbose         print the session id, its directory, the\n"
+	    "                        audit log and the socket at start\n"
+	    "  -h, --help            this help\n"
+	    "  -V, --version         print the version\n"
+	    "\n"
+	    "Options end at '--' or at the first argument that is not one.\n"
+	    "\n"
+	    "Environment:\n"
+	    "  HARNESS_SHIM          the shim library to preload (default:\n"
+	    "                        libharness-shim.so next to harness-exec)\n"
+	    "  XDG_STATE_HOME, HOME  where the state directory is\n"
+	    "  The command gets HARNESS_SOCKET, LD_PRELOAD (the shim first)\n"
+	    "  and TMPDIR (a private directory removed at the end).\n"
+	    "\n"
+	    "Files:\n"
+	    "  $XDG_STATE_HOME/harness/sessions/<id>/audit.jsonl\n"
+	    "                        the audit log (default ~/.local/state)\n"
+	    "  $XDG_STATE_HOME/harness/sessions/<id>/sock\n"
+	    "                        the supervisor socket (or\n"
+	    "                        /tmp/harness-<uid>/<id>.sock when the\n"
+	    "                        path is too long)\n"
+	    "  /tmp/harness-<uid>/<id>/tmp  the command's TMPDIR\n"
+	    "  The command can neither read nor write the state directory,\n"
+	    "  the audit log or the policy file.\n"
+	    "\n"
+	    "Exit status:\n"
+	    "  the command's status; 128+N when it was killed by signal N;\n"
+	    "  126 when CMD cannot be executed, 127 when it is not found;\n"
+	    "  2 on a usage error, a policy error (file:line:column) or a\n"
+	    "  setup failure.\n"
+	    "\n"
+	    "Examples:\n"
+	    "  harness-exec -- make test\n"
+	    "  harness-exec --mode audit --verbose -- python3 agent.py\n"
+	    "  harness-exec --policy team.yaml --audit-log run.jsonl -- sh -c "
+	    "'git status'\n"
+	    "  harness-audit verify "
+	    "~/.local/state/harness/sessions/*/audit.jsonl\n",
+	    f);
+}

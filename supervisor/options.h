@@ -1,0 +1,29 @@
+/* harness-exec command line; parsing is apart from main so tests can
+ * call it. */
+#ifndef HX_OPTIONS_H
+#define HX_OPTIONS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+
+struct hx_options {
+	const char *policy;    /* --policy FILE, or NULL: embedded default */
+	int mode;	       /* -1: the policy's; else enum hx_mode */
+	const char *audit_log; /* --audit-log PATH */
+	const char *session;   /* --session NAME */
+	bool quiet, verbose, help, version;
+	char *const *cmd; /* argv of the command, NULL-terminated */
+	int ncmd;
+};
+
+/* Parses argv (argv[0] is the program). Options end at "--" or at the
+ * first non-option. Returns 0, or -EINVAL with a message in err (a usage
+ * error: exit 2). --help / --version set their flag and need no CMD. */
+int hx_options_parse(int argc, char *const *argv, struct hx_options *o,
+		     char *err, size_t errlen);
+
+/* The --help text. */
+void hx_options_usage(FILE *f);
+
+#endif

@@ -1,0 +1,328 @@
+/* The decision pipeline; see pipeline.h. */
+#define _GNU_SOURCE
+#include "pipeline.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <jansson.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../policy/policy.h"
+#include "audit.h"
+#include "classify.h"
+#include "dnsmap.h"
+#include "fmt.h"
+#include "path.h"
+#include "resolve.h"
+
+#define MAX_NAMES 8
+
+void hx_request_from_msg(const struct hx_msg *m, struct hx_request *rq,
+			 struct hx_request_storage *st)
+{
+	size_t i;
+
+	memset(rq, 0, sizeof(*rq));
+	rq->call = m->call;
+	rq->op = (enum hx_op)m->op;
+	rq->path = m->path.s;
+	rq->path2 = m->path2.s;
+	rq->host = m->host.s;
+	rq->has_flags = hx_msg_has(m, HX_TAG_FLAGS);
+	rq->flags = m->flags;
+	rq->has_mode = hx_msg_has(m, HX_TAG_MODE);
+	rq->mode = m->mode;
+	rq->has_result = hx_msg_has(m, HX_TAG_RESULT);
+	rq->result = m->result;
+	rq->truncated = hx_msg_has(m, HX_TAG_TRUNCATED) && m->truncated;
+	for (i = 0; i < m->nargs; i++)
+		st->argv[i] = m->args[i].s;
+	rq->argv = st->argv;
+	rq->argc = m->nargs;
+	for (i = 0; i < m->nframes; i++)
+		st->frames[i] = m->frames[i].s;
+	rq->frames = st->frames;
+	rq->nframes = m->nframes;
+	if (m->naddrs) {
+		rq->addr = m->addrs[0].p;
+		rq->addrlen = m->addrs[0].len;
+	}
+}
+
+static uint64_t ns_since(const struct timespec *t0)
+{
+	struct timespec t1;
+
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	return (uint64_t)(t1.tv_sec - t0->tv_sec) * 1000000000u +
+	       (uint64_t)(t1.tv_nsec - t0->tv_nsec);
+}
+
+/* Whether the op acts on the final component itself (unlink, rename,
+ * mkdir...) rather than on what a symlink there points to. */
+static bool follows_last(enum hx_op op, const struct hx_request *rq)
+{
+	switch (op) {
+	case HX_OP_READ:
+	case HX_OP_TRUNCATE:
+	case HX_OP_EXEC:
+		return true;
+	case HX_OP_WRITE:
+		return !(rq->has_flags && (rq->flags & O_NOFOLLOW));
+	default:
+		return false;
+	}
+}
+
+/* A path argument after validation: lexical form, and resolved form when
+ * it differs. ok false: unusable (relative, too long), decided as
+ * missing, which the policy denies. */
+struct vpath {
+	bool ok, has_resolved;
+	char norm[PATH_MAX], resolved[PATH_MAX];
+};
+
+static void validate_path(const char *in, pid_t pid, pid_t tid, bool follow,
+			  struct vpath *v)
+{
+	v->ok = v->has_resolved = false;
+	/* The policy sees the path as the agent wrote it (normalized) and,
+	 * when it differs, as the agent's symlinks resolve it. */
+	if (!in || hx_path_normalize(in, v->norm, sizeof(v->norm)))
+		return;
+	v->ok = true;
+	if (!hx_path_resolve(pid, tid, v->norm, follow, v->resolved,
+			     sizeof(v->resolved)) &&
+	    strcmp(v->resolved, v->norm))
+		v->has_resolved = true;
+}
+
+static void set_str(json_t *o, const char *k, const char *v)
+{
+	if (v)
+		json_object_set_new(o, k, json_string(v));
+}
+
+static json_t *str_array(const char *const *v, size_t n)
+{
+	json_t *a = json_array();
+
+	for (size_t i = 0; i < n; i++)
+		json_array_append_new(a, json_string(v[i] ? v[i] : ""));
+	return a;
+}
+
+json_t *hx_pipeline_record(const struct hx_pipeline *pl,
+			   const struct hx_peer *peer, const char *event,
+			   const struct timespec *when)
+{
+	json_t *o = json_object();
+	char t[HX_FMT_TIME_LEN];
+	struct timespec now;
+
+	if (!o)
+		return NULL;
+	if (!when) {
+		clock_gettime(CLOCK_REALTIME, &now);
+		when = &now;
+	}
+	json_object_set_new(o, "time",
+			    json_string(hx_fmt_time(when, t, sizeof(t))));
+	set_str(o, "session", pl->session);
+	if (peer) {
+		json_object_set_new(o, "pid", json_integer(peer->pid));
+		if (peer->ppid)
+			json_object_set_new(o, "ppid",
+					    json_integer(peer->ppid));
+		if (peer->tid)
+			json_object_set_new(o, "tid", json_integer(peer->tid));
+		set_str(o, "exe", peer->exe);
+		if (peer->claimed_pid && peer->claimed_pid != peer->pid)
+			json_object_set_new(o, "claimed_pid",
+					    json_integer(peer->claimed_pid));
+	} else {
+		json_object_set_new(o, "pid", json_integer(getpid()));
+		json_object_set_new(o, "ppid", json_integer(getppid()));
+	}
+	set_str(o, "event", event);
+	return o;
+}
+
+int hx_pipeline_append(struct hx_pipeline *pl, json_t *rec, uint64_t *seq)
+{
+	int r = rec ? hx_audit_append(pl->audit, rec, seq) : -ENOMEM;
+
+	if (r)
+		pl->audit_errors++;
+	return r;
+}
+
+static json_t *make_args(const struct hx_request *rq, const struct vpath *p1,
+			 const struct vpath *p2, const char *addr,
+			 char (*names)[HX_DNSMAP_NAME_MAX], size_t nnames)
+{
+	json_t *a = json_object();
+	char buf[256];
+
+	if (rq->path) {
+		set_str(a, "path", p1->ok ? p1->norm : rq->path);
+		if (p1->has_resolved)
+			set_str(a, "path_resolved", p1->resolved);
+	}
+	if (rq->path2) {
+		set_str(a, "path2", p2->ok ? p2->norm : rq->path2);
+		if (p2->has_resolved)
+			set_str(a, "path2_resolved", p2->resolved);
+	}
+	if (rq->has_flags) {
+		if (rq->op == HX_OP_READ || rq->op == HX_OP_WRITE ||
+		    rq->op == HX_OP_TRUNCATE)
+			set_str(a, "flags",
+				hx_fmt_open_flags(rq->flags, buf, sizeof(buf)));
+		else
+			json_object_set_new(a, "flags",
+					    json_integer(rq->flags));
+	}
+	if (rq->has_mode)
+		set_str(a, "mode", hx_fmt_mode(rq->mode, buf, sizeof(buf)));
+	if (rq->argc) {
+		json_object_set_new(a, "argv", str_array(rq->argv, rq->argc));
+		if (rq->truncated)
+			json_object_set_new(a, "argv_truncated", json_true());
+	}
+	set_str(a, "addr", addr);
+	set_str(a, "host", rq->host);
+	if (nnames) {
+		json_t *n = json_array();
+
+		for (size_t i = 0; i < nnames; i++)
+			json_array_append_new(n, json_string(names[i]));
+		json_object_set_new(a, "names", n);
+	}
+	if (rq->has_result)
+		json_object_set_new(a, "result", json_integer(rq->result));
+	return a;
+}
+
+void hx_pipeline_decide(struct hx_pipeline *pl, const struct hx_peer *peer,
+			const struct hx_request *rq, const char *layer,
+			struct hx_outcome *out)
+{
+	struct timespec t0, wall;
+	struct vpath sp1, sp2, *p1 = &sp1, *p2 = &sp2;
+	struct hx_event ev = {0}, ev2;
+	struct hx_decision d, d2;
+	char names[MAX_NAMES][HX_DNSMAP_NAME_MAX];
+	const char *namep[MAX_NAMES];
+	size_t nnames = 0, i;
+	char addr[HX_FMT_ADDR_LEN], cwd[PATH_MAX], link[64];
+	struct hx_exec_class cls = {NULL, HX_RISK_LOW};
+	bool has_addr = false, resolved_won = false;
+	json_t *rec;
+	ssize_t n;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	clock_gettime(CLOCK_REALTIME, &wall);
+
+	ev.op = rq->op;
+	validate_path(rq->path, peer->pid, peer->tid, follows_last(rq->op, rq),
+		      p1);
+	if (rq->op == HX_OP_SYMLINK) {
+		/* path2 is the link's text, not a path to resolve. */
+		p2->ok = false;
+		p2->has_resolved = false;
+		ev.path2 = rq->path2;
+	} else {
+		validate_path(rq->path2, peer->pid, peer->tid, false, p2);
+		ev.path2 = p2->ok ? p2->norm : NULL;
+	}
+	ev.path = p1->ok ? p1->norm : NULL;
+	ev.argv = rq->argv;
+	ev.argc = rq->argc;
+	ev.host = rq->host;
+	if (rq->addr && rq->addrlen >= sizeof(sa_family_t)) {
+		ev.addr = rq->addr;
+		ev.addrlen = (socklen_t)rq->addrlen;
+		hx_fmt_sockaddr(rq->addr, rq->addrlen, addr, sizeof(addr));
+		has_addr = true;
+		if (pl->dns)
+			nnames = hx_dnsmap_lookup(pl->dns, ev.addr, ev.addrlen,
+						  names, MAX_NAMES);
+		for (i = 0; i < nnames; i++)
+			namep[i] = names[i];
+		ev.names = namep;
+		ev.nnames = nnames;
+	}
+	hx_policy_decide(pl->policy, &ev, &d);
+	/* A symlink from the project into ~/.ssh must not pass: decide on
+	 * the resolved form too and keep the stronger verdict. */
+	if (p1->has_resolved || p2->has_resolved) {
+		ev2 = ev;
+		if (p1->has_resolved)
+			ev2.path = p1->resolved;
+		if (p2->has_resolved)
+			ev2.path2 = p2->resolved;
+		hx_policy_decide(pl->policy, &ev2, &d2);
+		if (d2.verdict > d.verdict) {
+			d = d2;
+			resolved_won = true;
+		}
+	}
+	if (rq->op == HX_OP_EXEC)
+		cls = hx_classify_exec(ev.path, rq->argv, rq->argc);
+
+	out->verdict = d.verdict;
+	out->rule = d.rule;
+	out->reply = pl->mode == HX_MODE_AUDIT ? HX_VERDICT_ALLOW : d.verdict;
+	out->err = out->reply == HX_VERDICT_ALLOW ? 0 : EACCES;
+	out->seq = 0;
+	pl->events++;
+	if ((unsigned)d.verdict < 3)
+		pl->verdicts[d.verdict]++;
+
+	rec = hx_pipeline_record(pl, peer, hx_call_name(rq->call), &wall);
+	if (rec) {
+		set_str(rec, "op", hx_op_name(rq->op));
+		json_object_set_new(rec, "args",
+				    make_args(rq, p1, p2,
+					      has_addr ? addr : NULL, names,
+					      nnames));
+		snprintf(link, sizeof(link), "/proc/%d/cwd", (int)peer->pid);
+		n = readlink(link, cwd, sizeof(cwd) - 1);
+		if (n > 0) {
+			cwd[n] = '\0';
+			set_str(rec, "cwd", cwd);
+		}
+		set_str(rec, "category", hx_category_name(d.category));
+		/* An exec's risk is its argv class (cat: low, rm: high). */
+		set_str(rec, "risk",
+			hx_risk_name(cls.name ? cls.risk : d.risk));
+		set_str(rec, "class", cls.name);
+		set_str(rec, "verdict", hx_verdict_name(d.verdict));
+		json_object_set_new(rec, "enforced",
+				    json_boolean(pl->mode == HX_MODE_ENFORCE));
+		set_str(rec, "rule", d.rule);
+		set_str(rec, "pattern", d.pattern);
+		if (resolved_won)
+			json_object_set_new(rec, "decided_on_resolved",
+					    json_true());
+		set_str(rec, "layer", layer);
+		json_object_set_new(rec, "latency_ns",
+				    json_integer((json_int_t)ns_since(&t0)));
+		if (rq->nframes)
+			json_object_set_new(rec, "stack",
+					    str_array(rq->frames, rq->nframes));
+	}
+	if (hx_pipeline_append(pl, rec, &out->seq) &&
+	    pl->mode == HX_MODE_ENFORCE) {
+		/* Fail closed: what cannot be audited does not happen. */
+		out->reply = HX_VERDICT_DENY;
+		out->err = EACCES;
+		out->rule = "harness:audit-failed";
+	}
+	json_decref(rec);
+}

@@ -1,0 +1,99 @@
+/* The decision pipeline (DESIGN.md section 4): the one function every
+ * layer calls (the shim server now, the seccomp notifier next) to turn a
+ * request into a decision and an audit record.
+ *
+ * validate (normalize paths, resolve symlinks) -> classify -> policy ->
+ * mode -> audit. The pipeline borrows the policy, the audit log and the
+ * dnsmap; it owns nothing. One pipeline may be shared by several threads
+ * only if the caller serializes calls (its counters are plain). */
+#ifndef HX_PIPELINE_H
+#define HX_PIPELINE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <time.h>
+
+#include "../policy/types.h"
+#include "../shim/wire.h"
+
+struct hx_policy;
+struct hx_audit;
+struct hx_dnsmap;
+struct hx_msg;
+struct json_t;
+
+/* Who made the request, as the kernel says (never as the message says). */
+struct hx_peer {
+	pid_t pid; /* SO_PEERCRED / SCM_CREDENTIALS */
+	uid_t uid;
+	pid_t ppid;	   /* 0: unknown */
+	pid_t tid;	   /* verified in /proc/<pid>/task, or 0 */
+	pid_t claimed_pid; /* what the message said; 0: nothing */
+	const char *exe;   /* readlink /proc/<pid>/exe, or NULL */
+};
+
+/* A request from any layer; pointers are borrowed for the call. */
+struct hx_request {
+	uint32_t call; /* enum hx_call */
+	enum hx_op op;
+	const char *path, *path2;
+	bool has_flags, has_mode, has_result;
+	uint32_t flags, mode, result;
+	const char *const *argv;
+	size_t argc;
+	bool truncated;
+	const void *addr; /* sockaddr for connect/send */
+	size_t addrlen;
+	const char *host;
+	const char *const *frames;
+	size_t nframes;
+};
+
+/* Pointer arrays a decoded message's strings are lent through. */
+struct hx_request_storage {
+	const char *argv[HX_WIRE_MAX_ARGS];
+	const char *frames[HX_WIRE_MAX_FRAMES];
+};
+
+/* Fills rq from a decoded REQUEST or REPORT (pointers into m and st). */
+void hx_request_from_msg(const struct hx_msg *m, struct hx_request *rq,
+			 struct hx_request_storage *st);
+
+struct hx_pipeline {
+	const struct hx_policy *policy;
+	struct hx_audit *audit;
+	struct hx_dnsmap *dns; /* may be NULL */
+	const char *session;
+	enum hx_mode mode;
+	/* counters, by the policy's verdict */
+	uint64_t events, verdicts[3], audit_errors;
+};
+
+struct hx_outcome {
+	enum hx_verdict verdict; /* what the policy said */
+	enum hx_verdict reply;	 /* what to apply (ALLOW in audit mode) */
+	int err;		 /* errno for a denied call, else 0 */
+	const char *rule;	 /* static or owned by the policy */
+	uint64_t seq;		 /* audit record, 0 when it was not written */
+};
+
+/* Decides rq for peer and writes its audit record (layer: "shim",
+ * "kernel", "shim+kernel"). Never fails: an unwritable audit log makes
+ * the reply a denial in enforce mode (fail closed). */
+void hx_pipeline_decide(struct hx_pipeline *pl, const struct hx_peer *peer,
+			const struct hx_request *rq, const char *layer,
+			struct hx_outcome *out);
+
+/* A new record with the common leading fields (time, session, pid, ppid,
+ * tid, exe, event). peer NULL means harness itself. The caller owns it. */
+struct json_t *hx_pipeline_record(const struct hx_pipeline *pl,
+				  const struct hx_peer *peer, const char *event,
+				  const struct timespec *when);
+
+/* Appends a record (see hx_audit_append) and counts failures. */
+int hx_pipeline_append(struct hx_pipeline *pl, struct json_t *rec,
+		       uint64_t *seq);
+
+#endif

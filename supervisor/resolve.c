@@ -1,0 +1,154 @@
+/* Agent-side symlink resolution; see resolve.h. */
+#define _GNU_SOURCE
+#include "resolve.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "path.h"
+
+#define MAX_LINKS 40
+
+static void pop(char *cur)
+{
+	char *s = strrchr(cur, '/');
+
+	if (s)
+		*s = '\0';
+}
+
+/* "pipe:[123]", "socket:[4]", "anon_inode:[eventfd]": fd links that do
+ * not name a file. */
+static bool magic_target(const char *t)
+{
+	const char *c = strchr(t, ':');
+
+	return c && (c[1] == '[' || !strncmp(t, "anon_inode:", 11));
+}
+
+static int set_rest(char *rest, size_t size, const char *target,
+		    const char *tail)
+{
+	if ((size_t)snprintf(rest, size, "%s%s%s", target, *tail ? "/" : "",
+			     tail) >= size)
+		return -ENAMETOOLONG;
+	return 0;
+}
+
+int hx_path_resolve(pid_t pid, pid_t tid, const char *norm, bool follow_last,
+		    char *out, size_t size)
+{
+	char cur[PATH_MAX], rest[2 * PATH_MAX], tmp[2 * PATH_MAX];
+	char root[64], full[PATH_MAX + 64], target[PATH_MAX], self[64];
+	char selfpfx[80];
+	int links = 0;
+	struct stat st;
+	ssize_t n;
+	size_t rlen;
+
+	/* Another root (chroot) is reached through /proc/<pid>/root. */
+	snprintf(full, sizeof(full), "/proc/%d/root", (int)pid);
+	n = readlink(full, target, sizeof(target) - 1);
+	if (n == 1 && target[0] == '/')
+		root[0] = '\0';
+	else if (n > 0)
+		snprintf(root, sizeof(root), "/proc/%d/root", (int)pid);
+	else
+		root[0] = '\0'; /* gone: its root was ours */
+
+	cur[0] = '\0';
+	if (set_rest(rest, sizeof(rest), norm, ""))
+		return -ENAMETOOLONG;
+	while (rest[0]) {
+		char *p = rest, *comp, *tail;
+		size_t clen;
+		bool last;
+
+		while (*p == '/')
+			p++;
+		if (!*p)
+			break;
+		comp = p;
+		while (*p && *p != '/')
+			p++;
+		clen = (size_t)(p - comp);
+		tail = p;
+		while (*tail == '/')
+			tail++;
+		last = !*tail;
+		if (clen == 1 && comp[0] == '.') {
+			memmove(rest, tail, strlen(tail) + 1);
+			continue;
+		}
+		if (clen == 2 && comp[0] == '.' && comp[1] == '.') {
+			pop(cur);
+			memmove(rest, tail, strlen(tail) + 1);
+			continue;
+		}
+		if (strlen(cur) + 1 + clen + 1 > sizeof(cur))
+			return -ENAMETOOLONG;
+		rlen = strlen(cur);
+		cur[rlen] = '/';
+		memcpy(cur + rlen + 1, comp, clen);
+		cur[rlen + 1 + clen] = '\0';
+		memmove(rest, tail, strlen(tail) + 1);
+		/* The supervisor's /proc/self is not the agent's. */
+		if (!strcmp(cur, "/proc/self")) {
+			snprintf(cur, sizeof(cur), "/proc/%d", (int)pid);
+			continue;
+		}
+		if (!strcmp(cur, "/proc/thread-self")) {
+			snprintf(cur, sizeof(cur), "/proc/%d/task/%d", (int)pid,
+				 (int)(tid ? tid : pid));
+			continue;
+		}
+		if (last && !follow_last)
+			break;
+		snprintf(full, sizeof(full), "%s%s", root, cur);
+		if (lstat(full, &st)) {
+			if (errno != ENOENT && errno != ENOTDIR &&
+			    errno != EACCES)
+				return -errno;
+			/* Not there (yet): the rest stays as written. */
+			break;
+		}
+		if (!S_ISLNK(st.st_mode))
+			continue;
+		if (++links > MAX_LINKS)
+			return -ELOOP;
+		n = readlink(full, target, sizeof(target) - 1);
+		if (n <= 0)
+			return n < 0 ? -errno : -EINVAL;
+		target[n] = '\0';
+		if (!strncmp(cur, "/proc/", 6) && magic_target(target))
+			break;
+		if (target[0] == '/')
+			cur[0] = '\0';
+		else
+			pop(cur);
+		snprintf(tmp, sizeof(tmp), "%s", rest);
+		if (set_rest(rest, sizeof(rest), target, tmp))
+			return -ENAMETOOLONG;
+	}
+	if ((size_t)snprintf(tmp, sizeof(tmp), "%s%s%s", cur[0] ? cur : "/",
+			     rest[0] && cur[0] ? "/" : "", rest) >= sizeof(tmp))
+		return -ENAMETOOLONG;
+	if (hx_path_normalize(tmp, cur, sizeof(cur)))
+		return -ENAMETOOLONG;
+	/* Policies say /proc/self; write the agent's own /proc that way. */
+	snprintf(self, sizeof(self), "/proc/%d", (int)pid);
+	snprintf(selfpfx, sizeof(selfpfx), "%s/", self);
+	if (!strcmp(cur, self))
+		n = snprintf(out, size, "/proc/self");
+	else if (!strncmp(cur, selfpfx, strlen(selfpfx)))
+		n = snprintf(out, size, "/proc/self/%s", cur + strlen(selfpfx));
+	else
+		n = snprintf(out, size, "%s", cur);
+	if (n < 0 || (size_t)n >= size)
+		return -ENAMETOOLONG;
+	return 0;
+}

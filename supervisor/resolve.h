@@ -1,0 +1,21 @@
+/* Symlink resolution of an agent's path, as the agent would see it:
+ * anchored at its root, with /proc/self meaning the agent. OS-touching
+ * (lstat, readlink); the supervisor never opens what it resolves. */
+#ifndef HX_RESOLVE_H
+#define HX_RESOLVE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+/* Resolves the normalized absolute path norm for process pid (thread
+ * tid, 0: pid): follows every symlink (the last one only when
+ * follow_last), resolving "/proc/self" and "/proc/thread-self" to the
+ * agent, not to the supervisor. Components that do not exist are kept
+ * lexically; a /proc magic link that names no path (pipe:[N]) ends the
+ * walk. A result inside /proc/<pid> is written back as /proc/self, the
+ * way policies name it. Returns 0, -ELOOP, -ENAMETOOLONG or -errno. */
+int hx_path_resolve(pid_t pid, pid_t tid, const char *norm, bool follow_last,
+		    char *out, size_t size);
+
+#endif

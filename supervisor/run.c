@@ -1,0 +1,703 @@
+/* harness-exec's session flow; see run.h. */
+#define _GNU_SOURCE
+#include "run.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <jansson.h>
+#include <limits.h>
+#include <openssl/evp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/prctl.h>
+#include <sys/signalfd.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../policy/policy.h"
+#include "../shim/wire.h"
+#include "audit.h"
+#include "dnsmap.h"
+#include "fmt.h"
+#include "options.h"
+#include "pipeline.h"
+#include "server.h"
+#include "session.h"
+
+#define SHIM_NAME  "libharness-shim.so"
+#define POLICY_MAX (4u << 20)
+#define MAX_DESC   4096
+
+extern char **environ;
+
+struct run {
+	const struct hx_options *o;
+	struct hx_session sess;
+	struct hx_policy *policy;
+	struct hx_audit *audit;
+	struct hx_dnsmap *dns;
+	struct hx_server *srv;
+	struct hx_pipeline pl;
+	struct hx_source sigsrc;
+	char *policy_text;
+	size_t policy_len;
+	char policy_sha[65];
+	char shim[PATH_MAX];
+	char cwd[PATH_MAX];
+	char *own_env[3]; /* the strings child_env made */
+	bool listening;
+	pid_t child;
+	bool child_done;
+	int child_status;
+};
+
+static void die_msg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void die_msg(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("harness-exec: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+static uint64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+static int read_file(const char *path, char **out, size_t *len)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC), r = 0;
+	struct stat st;
+	char *buf = NULL;
+	size_t n = 0;
+	ssize_t k;
+
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st)) {
+		r = -errno;
+		goto out;
+	}
+	if (!S_ISREG(st.st_mode) || (size_t)st.st_size > POLICY_MAX) {
+		r = S_ISREG(st.st_mode) ? -EFBIG : -EINVAL;
+		goto out;
+	}
+	buf = malloc((size_t)st.st_size + 1);
+	if (!buf) {
+		r = -ENOMEM;
+		goto out;
+	}
+	while (n < (size_t)st.st_size) {
+		k = read(fd, buf + n, (size_t)st.st_size - n);
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k <= 0)
+			break;
+		n += (size_t)k;
+	}
+	buf[n] = '\0';
+	*out = buf;
+	*len = n;
+	buf = NULL;
+out:
+	free(buf);
+	close(fd);
+	return r;
+}
+
+static void sha256_text(const char *p, size_t n, char *hex)
+{
+	uint8_t md[EVP_MAX_MD_SIZE];
+	unsigned len = 0;
+
+	if (!EVP_Digest(p, n, md, &len, EVP_sha256(), NULL) || len != 32) {
+		hex[0] = '\0';
+		return;
+	}
+	hx_fmt_hex(md, 32, hex);
+}
+
+/* $HARNESS_SHIM, or the shim next to this binary. It must be an absolute
+ * path LD_PRELOAD can carry (no ':' or spaces). */
+static int find_shim(char *out)
+{
+	const char *env = getenv("HARNESS_SHIM");
+	char self[PATH_MAX], cand[PATH_MAX + sizeof(SHIM_NAME) + 2], *slash;
+	ssize_t n;
+
+	if (env && env[0]) {
+		if (!realpath(env, out))
+			return -errno;
+	} else {
+		n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+		if (n <= 0)
+			return -errno;
+		self[n] = '\0';
+		slash = strrchr(self, '/');
+		*slash = '\0';
+		snprintf(cand, sizeof(cand), "%s/%s", self, SHIM_NAME);
+		if (!realpath(cand, out))
+			return -errno;
+	}
+	if (strpbrk(out, ": \t\n"))
+		return -EINVAL;
+	return access(out, R_OK) ? -errno : 0;
+}
+
+/* PATH lookup as execvp does it, for the decision on the command. */
+static bool find_cmd(const char *cmd, const char *cwd, char *out)
+{
+	const char *path = getenv("PATH"), *p, *e;
+	char cand[PATH_MAX];
+	struct stat st;
+
+	if (strchr(cmd, '/')) {
+		if ((size_t)snprintf(
+			cand, sizeof(cand), "%s%s%s", cmd[0] == '/' ? "" : cwd,
+			cmd[0] == '/' ? "" : "/", cmd) >= sizeof(cand))
+			return false;
+		return !!realpath(cand, out);
+	}
+	if (!path)
+		path = "/usr/local/bin:/usr/bin:/bin";
+	for (p = path; *p; p = *e ? e + 1 : e) {
+		e = strchrnul(p, ':');
+		if ((size_t)snprintf(cand, sizeof(cand), "%.*s/%s",
+				     (int)(e - p), e == p ? "." : p,
+				     cmd) >= sizeof(cand))
+			continue;
+		if (!stat(cand, &st) && S_ISREG(st.st_mode) &&
+		    !access(cand, X_OK))
+			return !!realpath(cand, out);
+	}
+	return false;
+}
+
+static json_t *argv_json(char *const *v, int n)
+{
+	json_t *a = json_array();
+
+	for (int i = 0; i < n; i++)
+		json_array_append_new(a, json_string(v[i]));
+	return a;
+}
+
+static void log_session_start(struct run *r)
+{
+	json_t *rec = hx_pipeline_record(&r->pl, NULL, "session_start", NULL);
+	char exe[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+
+	if (!rec)
+		return;
+	if (n > 0) {
+		exe[n] = '\0';
+		json_object_set_new(rec, "exe", json_string(exe));
+	}
+	json_object_set_new(rec, "category", json_string("process"));
+	json_object_set_new(rec, "command", argv_json(r->o->cmd, r->o->ncmd));
+	json_object_set_new(rec, "cwd", json_string(r->cwd));
+	json_object_set_new(rec, "policy",
+			    json_string(hx_policy_source(r->policy)));
+	json_object_set_new(rec, "policy_sha256", json_string(r->policy_sha));
+	json_object_set_new(
+	    rec, "mode",
+	    json_string(r->pl.mode == HX_MODE_AUDIT ? "audit" : "enforce"));
+	json_object_set_new(rec, "version", json_string(HX_VERSION));
+	json_object_set_new(rec, "uid", json_integer(getuid()));
+	json_object_set_new(rec, "session_dir", json_string(r->sess.dir));
+	json_object_set_new(rec, "tmpdir", json_string(r->sess.tmpdir));
+	json_object_set_new(rec, "socket", json_string(r->sess.sock_path));
+	json_object_set_new(rec, "shim", json_string(r->shim));
+	hx_pipeline_append(&r->pl, rec, NULL);
+	json_decref(rec);
+}
+
+static int exit_code(int status)
+{
+	if (WIFEXITED(status))
+		return WEXITSTATUS(status);
+	if (WIFSIGNALED(status))
+		return 128 + WTERMSIG(status);
+	return 2;
+}
+
+static void log_session_end(struct run *r, int code)
+{
+	json_t *rec = hx_pipeline_record(&r->pl, NULL, "session_end", NULL);
+	json_t *counts;
+	struct hx_server_stats st = {0};
+
+	if (!rec)
+		return;
+	if (r->srv)
+		hx_server_stats(r->srv, &st);
+	json_object_set_new(rec, "category", json_string("process"));
+	json_object_set_new(rec, "exit_code", json_integer(code));
+	if (r->child_done && WIFSIGNALED(r->child_status))
+		json_object_set_new(rec, "signal",
+				    json_integer(WTERMSIG(r->child_status)));
+	json_object_set_new(rec, "events",
+			    json_integer((json_int_t)r->pl.events));
+	counts = json_object();
+	json_object_set_new(counts, "allow",
+			    json_integer((json_int_t)r->pl.verdicts[0]));
+	json_object_set_new(counts, "ask",
+			    json_integer((json_int_t)r->pl.verdicts[1]));
+	json_object_set_new(counts, "deny",
+			    json_integer((json_int_t)r->pl.verdicts[2]));
+	json_object_set_new(rec, "verdicts", counts);
+	json_object_set_new(rec, "connections",
+			    json_integer((json_int_t)st.conns_accepted));
+	json_object_set_new(rec, "protocol_errors",
+			    json_integer((json_int_t)st.protocol_errors));
+	if (r->pl.audit_errors)
+		json_object_set_new(
+		    rec, "audit_errors",
+		    json_integer((json_int_t)r->pl.audit_errors));
+	hx_pipeline_append(&r->pl, rec, NULL);
+	json_decref(rec);
+}
+
+/* The command's first exec happens in harness-exec itself, before any
+ * shim exists: decide it here so `harness-exec -- sudo x` is judged. */
+static bool decide_command(struct run *r)
+{
+	char path[PATH_MAX];
+	struct hx_request rq = {.call = HX_CALL_EXECVP, .op = HX_OP_EXEC};
+	struct hx_peer peer = {
+	    .pid = getpid(), .uid = getuid(), .ppid = getppid()};
+	struct hx_outcome out;
+	char exe[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+
+	if (!find_cmd(r->o->cmd[0], r->cwd, path))
+		return true; /* execvp reports it (127) */
+	if (n > 0) {
+		exe[n] = '\0';
+		peer.exe = exe;
+	}
+	rq.path = path;
+	rq.argv = (const char *const *)r->o->cmd;
+	rq.argc = (size_t)r->o->ncmd;
+	hx_pipeline_decide(&r->pl, &peer, &rq, "harness", &out);
+	if (out.reply == HX_VERDICT_ALLOW)
+		return true;
+	fprintf(stderr, "harness: denied exec %s (rule %s)\n", path,
+		out.rule ? out.rule : "?");
+	return false;
+}
+
+static char **child_env(struct run *r)
+{
+	const char *old_preload = getenv(HX_ENV_PRELOAD);
+	size_t n = 0, i, k = 0;
+	char **env;
+
+	while (environ[n])
+		n++;
+	env = calloc(n + 4, sizeof(*env));
+	if (!env)
+		return NULL;
+	for (i = 0; i < n; i++) {
+		if (!strncmp(environ[i], HX_ENV_SOCKET "=",
+			     sizeof(HX_ENV_SOCKET)) ||
+		    !strncmp(environ[i], HX_ENV_PRELOAD "=",
+			     sizeof(HX_ENV_PRELOAD)) ||
+		    !strncmp(environ[i], "TMPDIR=", 7))
+			continue;
+		env[k++] = environ[i];
+	}
+	if (asprintf(&r->own_env[0], "%s=%s", HX_ENV_SOCKET,
+		     r->sess.sock_path) < 0 ||
+	    asprintf(&r->own_env[1], "%s=%s%s%s", HX_ENV_PRELOAD, r->shim,
+		     old_preload && old_preload[0] ? ":" : "",
+		     old_preload ? old_preload : "") < 0 ||
+	    asprintf(&r->own_env[2], "TMPDIR=%s", r->sess.tmpdir) < 0) {
+		free(env);
+		return NULL;
+	}
+	for (i = 0; i < 3; i++)
+		env[k++] = r->own_env[i];
+	env[k] = NULL;
+	return env;
+}
+
+static void child_exec(struct run *r, char **env, const sigset_t *oldmask)
+{
+	int e;
+
+	sigprocmask(SIG_SETMASK, oldmask, NULL);
+	/* No supervisor fd reaches the agent (DESIGN.md invariant 5). */
+	if (syscall(SYS_close_range, 3u, ~0u, 0u))
+		for (int fd = 3; fd < 1024; fd++)
+			close(fd);
+	environ = env;
+	execvp(r->o->cmd[0], r->o->cmd);
+	e = errno;
+	fprintf(stderr, "harness-exec: %s: %s\n", r->o->cmd[0], strerror(e));
+	_exit(e == ENOENT || e == ENOTDIR ? 127 : 126);
+}
+
+static void reap(struct run *r)
+{
+	int st;
+	pid_t p;
+
+	while ((p = waitpid(-1, &st, WNOHANG)) > 0) {
+		if (p == r->child) {
+			r->child_done = true;
+			r->child_status = st;
+		}
+	}
+}
+
+static void on_signal(struct hx_server *s, struct hx_source *src,
+		      uint32_t events)
+{
+	struct run *r = src->arg;
+	struct signalfd_siginfo si;
+
+	(void)s;
+	(void)events;
+	while (read(src->fd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
+		if (si.ssi_signo == SIGCHLD)
+			reap(r);
+		else if (!r->child_done)
+			kill(r->child, (int)si.ssi_signo);
+	}
+}
+
+static pid_t ppid_of(pid_t pid, char *state)
+{
+	char path[64], buf[512], *p;
+	int fd, ppid = 0;
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return -1;
+	buf[n] = '\0';
+	p = strrchr(buf, ')');
+	if (!p || sscanf(p + 1, " %c %d", state, &ppid) != 2)
+		return -1;
+	return ppid;
+}
+
+size_t hx_descendants(pid_t root, pid_t *out, size_t max)
+{
+	static pid_t pids[32768], ppids[32768];
+	size_t n = 0, found = 0, i, j, done;
+	DIR *d = opendir("/proc");
+	struct dirent *de;
+	char state;
+
+	if (!d)
+		return 0;
+	while ((de = readdir(d)) && n < 32768) {
+		char *end;
+		long v = strtol(de->d_name, &end, 10);
+		pid_t pp;
+
+		if (*end || v <= 0)
+			continue;
+		pp = ppid_of((pid_t)v, &state);
+		if (pp < 0 || state == 'Z' || state == 'X')
+			continue;
+		pids[n] = (pid_t)v;
+		ppids[n++] = pp;
+	}
+	closedir(d);
+	/* Transitive closure from root, breadth first over out[]. */
+	for (i = 0; i < n; i++)
+		if (ppids[i] == root && found < max)
+			out[found++] = pids[i];
+	for (done = 0; done < found; done++)
+		for (j = 0; j < n; j++)
+			if (ppids[j] == out[done] && found < max)
+				out[found++] = pids[j];
+	return found;
+}
+
+/* Signals a descendant through a pidfd after re-checking its parent, so
+ * that a recycled pid is never hit. */
+static void signal_desc(pid_t pid, int sig)
+{
+	int fd = (int)syscall(SYS_pidfd_open, pid, 0);
+	char state;
+	pid_t pp;
+
+	if (fd < 0)
+		return;
+	pp = ppid_of(pid, &state);
+	if (pp > 0)
+		syscall(SYS_pidfd_send_signal, fd, sig, NULL, 0);
+	close(fd);
+}
+
+/* Serves what the exiting tree still sends: until nothing arrives for
+ * 50 ms, at most max_ms. */
+static void drain(struct run *r, uint64_t max_ms)
+{
+	uint64_t start = now_ms(), last = start, t;
+
+	while ((t = now_ms()) - start < max_ms && t - last < 50) {
+		if (hx_server_run_once(r->srv, 50) > 0)
+			last = now_ms();
+	}
+}
+
+static void kill_tree(struct run *r)
+{
+	static pid_t d[MAX_DESC];
+	size_t n, i;
+	uint64_t start;
+
+	n = hx_descendants(getpid(), d, MAX_DESC);
+	if (!n) {
+		reap(r);
+		return;
+	}
+	for (i = 0; i < n; i++) {
+		signal_desc(d[i], SIGTERM);
+		signal_desc(d[i], SIGCONT);
+	}
+	start = now_ms();
+	while (now_ms() - start < 1000) {
+		hx_server_run_once(r->srv, 50);
+		reap(r);
+		if (!hx_descendants(getpid(), d, MAX_DESC))
+			break;
+	}
+	for (int round = 0; round < 20; round++) {
+		n = hx_descendants(getpid(), d, MAX_DESC);
+		if (!n)
+			break;
+		for (i = 0; i < n; i++)
+			signal_desc(d[i], SIGKILL);
+		usleep(10000);
+		reap(r);
+	}
+	reap(r);
+}
+
+static int load_policy(struct run *r)
+{
+	struct hx_policy_vars vars = {
+	    .home = getenv("HOME"),
+	    .cwd = r->cwd,
+	    .tmpdir = r->sess.tmpdir,
+	    .worktree = r->cwd,
+	    .session = r->sess.id,
+	    .protect = r->sess.protect,
+	    .nprotect = r->sess.nprotect,
+	};
+	struct hx_policy_error err;
+	char msg[1024];
+	const char *text;
+	int e;
+
+	if (r->o->policy) {
+		e = read_file(r->o->policy, &r->policy_text, &r->policy_len);
+		if (e) {
+			die_msg("cannot read policy %s: %s", r->o->policy,
+				strerror(-e));
+			return -1;
+		}
+		text = r->policy_text;
+		e = hx_policy_load_buffer(r->o->policy, text, r->policy_len,
+					  &vars, &r->policy, &err);
+	} else {
+		text = hx_policy_default_text(&r->policy_len);
+		e = hx_policy_load_default(&vars, &r->policy, &err);
+	}
+	if (e) {
+		fprintf(stderr, "%s\n",
+			hx_policy_error_format(&err, msg, sizeof(msg)));
+		return -1;
+	}
+	sha256_text(text, r->policy_len, r->policy_sha);
+	return 0;
+}
+
+static int setup(struct run *r)
+{
+	const struct hx_options *o = r->o;
+	int e;
+
+	if (!getcwd(r->cwd, sizeof(r->cwd))) {
+		die_msg("getcwd: %s", strerror(errno));
+		return -1;
+	}
+	e = hx_session_init(&r->sess, o->session, o->audit_log, o->policy);
+	if (e) {
+		die_msg("session setup: %s", strerror(-e));
+		return -1;
+	}
+	if (load_policy(r))
+		return -1;
+	e = find_shim(r->shim);
+	if (e) {
+		die_msg("cannot use the shim (%s next to harness-exec, or "
+			"$HARNESS_SHIM): %s",
+			SHIM_NAME, strerror(-e));
+		return -1;
+	}
+	e = hx_session_create(&r->sess);
+	if (e) {
+		die_msg("cannot create session %s (%s, %s): %s", r->sess.id,
+			r->sess.dir, r->sess.tmpdir, strerror(-e));
+		return -1;
+	}
+	e = hx_audit_open(r->sess.audit_path, &r->audit);
+	if (e) {
+		die_msg("cannot open audit log %s: %s", r->sess.audit_path,
+			strerror(-e));
+		return -1;
+	}
+	if ((e = hx_dnsmap_new(0, &r->dns))) {
+		die_msg("dnsmap: %s", strerror(-e));
+		return -1;
+	}
+	r->pl.policy = r->policy;
+	r->pl.audit = r->audit;
+	r->pl.dns = r->dns;
+	r->pl.session = r->sess.id;
+	r->pl.mode =
+	    o->mode >= 0 ? (enum hx_mode)o->mode : hx_policy_mode(r->policy);
+	e = hx_server_new(&r->pl, &r->srv);
+	if (!e)
+		e = hx_server_listen(r->srv, r->sess.sock_path);
+	if (e) {
+		die_msg("cannot serve %s: %s", r->sess.sock_path, strerror(-e));
+		return -1;
+	}
+	r->listening = true;
+	if (o->verbose)
+		fprintf(stderr,
+			"harness: session %s\n"
+			"harness: session dir %s\n"
+			"harness: audit log %s\n"
+			"harness: socket %s\n"
+			"harness: mode %s, policy %s\n",
+			r->sess.id, r->sess.dir, r->sess.audit_path,
+			r->sess.sock_path,
+			r->pl.mode == HX_MODE_AUDIT ? "audit" : "enforce",
+			hx_policy_source(r->policy));
+	log_session_start(r);
+	return 0;
+}
+
+static void teardown(struct run *r)
+{
+	hx_server_free(r->srv);
+	/* Never unlink a socket this run did not create (a reused name). */
+	if (!r->listening)
+		r->sess.sock_path[0] = '\0';
+	hx_session_cleanup(&r->sess);
+	for (int i = 0; i < 3; i++)
+		free(r->own_env[i]);
+	hx_dnsmap_free(r->dns);
+	hx_policy_free(r->policy);
+	free(r->policy_text);
+}
+
+int hx_run(const struct hx_options *o)
+{
+	static struct run run; /* large (paths): not on the stack */
+	struct run *r = &run;
+	sigset_t mask, old;
+	char **env = NULL;
+	int code = 2, sfd = -1;
+	bool audit_open;
+
+	memset(r, 0, sizeof(*r));
+	r->o = o;
+	if (setup(r))
+		goto out;
+	if (!decide_command(r)) {
+		code = 126;
+		goto end;
+	}
+	env = child_env(r);
+	sigemptyset(&mask);
+	sigaddset(&mask, SIGCHLD);
+	sigaddset(&mask, SIGINT);
+	sigaddset(&mask, SIGTERM);
+	sigaddset(&mask, SIGHUP);
+	sigaddset(&mask, SIGQUIT);
+	if (!env || sigprocmask(SIG_BLOCK, &mask, &old) ||
+	    (sfd = signalfd(-1, &mask, SFD_NONBLOCK | SFD_CLOEXEC)) < 0) {
+		die_msg("setup: %s", strerror(errno));
+		goto end;
+	}
+	r->sigsrc.fd = sfd;
+	r->sigsrc.handle = on_signal;
+	r->sigsrc.arg = r;
+	if (hx_server_add(r->srv, &r->sigsrc, EPOLLIN)) {
+		die_msg("epoll: %s", strerror(errno));
+		goto end;
+	}
+	/* Orphans of the tree come back to us, so nothing outlives the
+	 * session; and the agent may not ptrace or read us. */
+	prctl(PR_SET_CHILD_SUBREAPER, 1);
+	prctl(PR_SET_DUMPABLE, 0);
+	fflush(NULL);
+	r->child = fork();
+	if (r->child < 0) {
+		die_msg("fork: %s", strerror(errno));
+		goto end;
+	}
+	if (r->child == 0)
+		child_exec(r, env, &old);
+	/* After the fork: a resolver thread must not exist at fork time. */
+	hx_dnsmap_start_resolver(r->dns, r->policy);
+	while (!r->child_done)
+		if (hx_server_run_once(r->srv, -1) < 0)
+			break;
+	drain(r, 1000);
+	kill_tree(r);
+	drain(r, 200);
+	code = r->child_done ? exit_code(r->child_status) : 2;
+end:
+	log_session_end(r, code);
+out:
+	audit_open = r->audit != NULL;
+	if (audit_open && hx_audit_close(r->audit))
+		die_msg("audit log %s: sync failed", r->sess.audit_path);
+	r->audit = NULL;
+	if (audit_open && !o->quiet)
+		fprintf(
+		    stderr,
+		    "harness: session %s: %llu events, %llu %s; audit log %s\n",
+		    r->sess.id, (unsigned long long)r->pl.events,
+		    (unsigned long long)(r->pl.verdicts[HX_VERDICT_DENY] +
+					 r->pl.verdicts[HX_VERDICT_ASK]),
+		    r->pl.mode == HX_MODE_AUDIT ? "would be denied" : "denied",
+		    r->sess.audit_path);
+	if (sfd >= 0)
+		close(sfd);
+	free(env);
+	teardown(r);
+	return code;
+}

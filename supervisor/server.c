@@ -1,0 +1,640 @@
+/* The epoll loop and the shim connection handler; see server.h. */
+#define _GNU_SOURCE
+#include "server.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <jansson.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/timerfd.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "../policy/policy.h"
+#include "../shim/wire.h"
+#include "audit.h"
+#include "dnsmap.h"
+#include "pipeline.h"
+
+#define MSGS_PER_WAKEUP 64
+#define MAX_PASSED_FDS	16
+
+struct conn {
+	struct hx_source src; /* first: the handler gets &conn->src */
+	struct conn *prev, *next;
+	pid_t peer_pid; /* SO_PEERCRED at accept */
+	uid_t peer_uid;
+	/* cached for the last pid seen on this connection */
+	pid_t info_pid, ppid;
+	char exe[PATH_MAX];
+	bool has_exe;
+	uint8_t *rbuf;
+};
+
+struct hx_server {
+	int epfd;
+	struct hx_pipeline *pl;
+	struct hx_source listener, timer;
+	char sock_path[sizeof(((struct sockaddr_un *)0)->sun_path)];
+	struct conn *conns;
+	size_t nconns;
+	uid_t uid;
+	struct hx_msg *msg; /* one decode target, reused */
+	uint8_t *wbuf;	    /* one reply buffer */
+	uint8_t *hello;	    /* the HELLO_REPLY, built once */
+	size_t hello_len;
+	struct hx_request_storage rqs;
+	struct hx_server_stats stats;
+};
+
+static void close_conn(struct hx_server *s, struct conn *c)
+{
+	epoll_ctl(s->epfd, EPOLL_CTL_DEL, c->src.fd, NULL);
+	close(c->src.fd);
+	if (c->prev)
+		c->prev->next = c->next;
+	else
+		s->conns = c->next;
+	if (c->next)
+		c->next->prev = c->prev;
+	s->nconns--;
+	s->stats.conns_open = s->nconns;
+	free(c->rbuf);
+	free(c);
+}
+
+/* ppid is field 4 of /proc/<pid>/stat, after "(comm)" which may itself
+ * hold spaces and parentheses: parse from the last ')'. */
+static pid_t read_ppid(pid_t pid)
+{
+	char path[64], buf[512], *p;
+	ssize_t n;
+	int fd, ppid = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	do
+		n = read(fd, buf, sizeof(buf) - 1);
+	while (n < 0 && errno == EINTR);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = '\0';
+	p = strrchr(buf, ')');
+	if (!p || sscanf(p + 1, " %*c %d", &ppid) != 1)
+		return 0;
+	return ppid;
+}
+
+static void refresh_info(struct conn *c, pid_t pid, bool force)
+{
+	char path[64];
+	ssize_t n;
+
+	if (!force && c->info_pid == pid)
+		return;
+	c->info_pid = pid;
+	c->ppid = read_ppid(pid);
+	snprintf(path, sizeof(path), "/proc/%d/exe", (int)pid);
+	n = readlink(path, c->exe, sizeof(c->exe) - 1);
+	c->has_exe = n > 0;
+	if (c->has_exe)
+		c->exe[n] = '\0';
+}
+
+static void fill_peer(struct conn *c, pid_t pid, const struct hx_msg *m,
+		      struct hx_peer *peer)
+{
+	char path[64];
+
+	memset(peer, 0, sizeof(*peer));
+	peer->pid = pid;
+	peer->uid = c->peer_uid;
+	peer->ppid = c->ppid;
+	peer->exe = c->has_exe ? c->exe : NULL;
+	if (m && hx_msg_has(m, HX_TAG_PID))
+		peer->claimed_pid = (pid_t)m->pid;
+	/* A claimed tid is believed only when it is a thread of pid. */
+	if (m && hx_msg_has(m, HX_TAG_TID) && m->tid) {
+		snprintf(path, sizeof(path), "/proc/%d/task/%u", (int)pid,
+			 m->tid);
+		if (!access(path, F_OK))
+			peer->tid = (pid_t)m->tid;
+	}
+}
+
+static void protocol_error(struct hx_server *s, struct conn *c, pid_t pid,
+			   const char *error, size_t size)
+{
+	struct hx_peer peer;
+	json_t *rec;
+
+	s->stats.protocol_errors++;
+	refresh_info(c, pid, false);
+	fill_peer(c, pid, NULL, &peer);
+	rec = hx_pipeline_record(s->pl, &peer, "protocol_error", NULL);
+	if (rec) {
+		json_object_set_new(rec, "category", json_string("process"));
+		json_object_set_new(rec, "risk", json_string("high"));
+		json_object_set_new(rec, "verdict", json_string("deny"));
+		json_object_set_new(rec, "enforced", json_true());
+		json_object_set_new(rec, "rule",
+				    json_string("harness:protocol"));
+		json_object_set_new(rec, "layer", json_string("shim"));
+		json_object_set_new(rec, "error", json_string(error));
+		if (size)
+			json_object_set_new(rec, "size",
+					    json_integer((json_int_t)size));
+	}
+	hx_pipeline_append(s->pl, rec, NULL);
+	json_decref(rec);
+}
+
+/* Returns 0, or -1 when the connection must be closed. */
+static int send_reply(struct hx_server *s, struct conn *c, pid_t pid,
+		      const void *buf, size_t len)
+{
+	ssize_t n;
+
+	do
+		n = send(c->src.fd, buf, len, MSG_DONTWAIT | MSG_NOSIGNAL);
+	while (n < 0 && errno == EINTR);
+	if (n == (ssize_t)len)
+		return 0;
+	if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+		protocol_error(s, c, pid, "client does not read its replies",
+			       0);
+	return -1;
+}
+
+static int on_hello(struct hx_server *s, struct conn *c, pid_t pid,
+		    const struct hx_msg *m)
+{
+	struct hx_peer peer;
+	json_t *rec, *args, *argv;
+	uint32_t id = m->hdr.id;
+	size_t i;
+
+	refresh_info(c, pid, true); /* a new image: exe changed */
+	fill_peer(c, pid, m, &peer);
+	rec = hx_pipeline_record(s->pl, &peer, "process_start", NULL);
+	if (rec) {
+		args = json_object();
+		if (m->path.s)
+			json_object_set_new(args, "path",
+					    json_string(m->path.s));
+		if (m->nargs) {
+			argv = json_array();
+			for (i = 0; i < m->nargs; i++)
+				json_array_append_new(
+				    argv, json_string(m->args[i].s));
+			json_object_set_new(args, "argv", argv);
+		}
+		if (hx_msg_has(m, HX_TAG_TRUNCATED) && m->truncated)
+			json_object_set_new(args, "argv_truncated",
+					    json_true());
+		json_object_set_new(rec, "args", args);
+		json_object_set_new(rec, "category", json_string("process"));
+		json_object_set_new(rec, "risk", json_string("low"));
+		json_object_set_new(rec, "verdict", json_string("allow"));
+		json_object_set_new(
+		    rec, "enforced",
+		    json_boolean(s->pl->mode == HX_MODE_ENFORCE));
+		json_object_set_new(rec, "rule", json_string("harness:hello"));
+		json_object_set_new(rec, "layer", json_string("shim"));
+	}
+	hx_pipeline_append(s->pl, rec, NULL);
+	json_decref(rec);
+	memcpy(s->wbuf, s->hello, s->hello_len);
+	memcpy(s->wbuf + offsetof(struct hx_wire_hdr, id), &id, sizeof(id));
+	return send_reply(s, c, pid, s->wbuf, s->hello_len);
+}
+
+static int on_request(struct hx_server *s, struct conn *c, pid_t pid,
+		      const struct hx_msg *m, bool reply)
+{
+	struct hx_peer peer;
+	struct hx_request rq;
+	struct hx_outcome out;
+	struct hx_wbuf w;
+	size_t len;
+
+	refresh_info(c, pid, false);
+	fill_peer(c, pid, m, &peer);
+	hx_request_from_msg(m, &rq, &s->rqs);
+	if (!reply && rq.op == HX_OP_RESOLVE) {
+		/* What the shim's getaddrinfo returned: names for the
+		 * addresses later connects go to. */
+		if (s->pl->dns && m->host.s)
+			for (size_t i = 0; i < m->naddrs; i++)
+				hx_dnsmap_add(
+				    s->pl->dns, (const void *)m->addrs[i].p,
+				    (socklen_t)m->addrs[i].len, m->host.s, 0);
+		return 0;
+	}
+	hx_pipeline_decide(s->pl, &peer, &rq, "shim", &out);
+	if (!reply)
+		return 0;
+	hx_wire_begin(&w, s->wbuf, HX_WIRE_MAX, HX_MSG_VERDICT, m->hdr.id);
+	hx_wire_put_u32(&w, HX_TAG_VERDICT, out.reply);
+	hx_wire_put_u32(&w, HX_TAG_ERRNO, (uint32_t)out.err);
+	if (out.rule)
+		hx_wire_put_str(&w, HX_TAG_RULE, out.rule);
+	hx_wire_put_u64(&w, HX_TAG_SEQ, out.seq);
+	len = hx_wire_finish(&w);
+	if (!len)
+		return -1;
+	return send_reply(s, c, pid, s->wbuf, len);
+}
+
+/* Handles one datagram; returns -1 when the connection must close. */
+static int on_message(struct hx_server *s, struct conn *c, pid_t pid, size_t n)
+{
+	enum hx_wire_error e = hx_wire_decode(c->rbuf, n, s->msg);
+
+	if (e) {
+		protocol_error(s, c, pid, hx_wire_error_name(e), n);
+		return -1;
+	}
+	s->stats.messages++;
+	switch (s->msg->hdr.type) {
+	case HX_MSG_HELLO:
+		return on_hello(s, c, pid, s->msg);
+	case HX_MSG_REQUEST:
+		return on_request(s, c, pid, s->msg, true);
+	case HX_MSG_REPORT:
+		return on_request(s, c, pid, s->msg, false);
+	default:
+		protocol_error(s, c, pid, "unexpected message type", n);
+		return -1;
+	}
+}
+
+/* Reads up to MSGS_PER_WAKEUP datagrams; returns how many were handled,
+ * or -1 when the connection was closed. */
+static int read_conn(struct hx_server *s, struct conn *c)
+{
+	union {
+		struct cmsghdr h;
+		char buf[CMSG_SPACE(sizeof(struct ucred)) +
+			 CMSG_SPACE(MAX_PASSED_FDS * sizeof(int))];
+	} cbuf;
+	struct iovec iov;
+	struct msghdr mh;
+	struct cmsghdr *cm;
+	struct ucred cred;
+	bool got_cred, got_fds;
+	ssize_t n;
+	int handled = 0;
+
+	while (handled < MSGS_PER_WAKEUP) {
+		iov.iov_base = c->rbuf;
+		iov.iov_len = HX_WIRE_MAX;
+		memset(&mh, 0, sizeof(mh));
+		mh.msg_iov = &iov;
+		mh.msg_iovlen = 1;
+		mh.msg_control = cbuf.buf;
+		mh.msg_controllen = sizeof(cbuf.buf);
+		n = recvmsg(c->src.fd, &mh,
+			    MSG_DONTWAIT | MSG_TRUNC | MSG_CMSG_CLOEXEC);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			if (errno == EAGAIN || errno == EWOULDBLOCK)
+				return handled;
+			close_conn(s, c);
+			return -1;
+		}
+		if (n == 0) { /* orderly shutdown */
+			close_conn(s, c);
+			return -1;
+		}
+		got_cred = got_fds = false;
+		for (cm = CMSG_FIRSTHDR(&mh); cm; cm = CMSG_NXTHDR(&mh, cm)) {
+			if (cm->cmsg_level != SOL_SOCKET)
+				continue;
+			if (cm->cmsg_type == SCM_CREDENTIALS &&
+			    cm->cmsg_len >= CMSG_LEN(sizeof(cred))) {
+				memcpy(&cred, CMSG_DATA(cm), sizeof(cred));
+				got_cred = cred.pid > 0;
+			} else if (cm->cmsg_type == SCM_RIGHTS) {
+				/* Never keep what a hostile client
+				 * passes. */
+				size_t k =
+				    (cm->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+				int fd;
+
+				for (size_t i = 0; i < k; i++) {
+					memcpy(&fd,
+					       CMSG_DATA(cm) + i * sizeof(int),
+					       sizeof(int));
+					close(fd);
+				}
+				got_fds = true;
+			}
+		}
+		/* The kernel's per-message credentials name the process
+		 * that sent it (a forked child sharing the connection);
+		 * without them, the connecting process. */
+		if (!got_cred) {
+			cred.pid = c->peer_pid;
+			cred.uid = c->peer_uid;
+		}
+		handled++;
+		if (cred.uid != s->uid || c->peer_uid != s->uid) {
+			protocol_error(s, c, cred.pid, "peer uid mismatch",
+				       (size_t)n);
+		} else if (got_fds || (mh.msg_flags & MSG_CTRUNC)) {
+			protocol_error(s, c, cred.pid,
+				       "unexpected control message", (size_t)n);
+		} else if ((size_t)n > HX_WIRE_MAX ||
+			   (mh.msg_flags & MSG_TRUNC)) {
+			protocol_error(s, c, cred.pid, "oversized message",
+				       (size_t)n);
+		} else if (on_message(s, c, cred.pid, (size_t)n) == 0) {
+			continue;
+		}
+		close_conn(s, c);
+		return -1;
+	}
+	return handled;
+}
+
+static void handle_conn(struct hx_server *s, struct hx_source *src,
+			uint32_t events)
+{
+	struct conn *c = (struct conn *)src;
+
+	if ((events & EPOLLIN) && read_conn(s, c) < 0)
+		return;
+	/* Hang-up with nothing left to read. */
+	if ((events & (EPOLLHUP | EPOLLERR)) && !(events & EPOLLIN))
+		close_conn(s, c);
+}
+
+static void handle_listener(struct hx_server *s, struct hx_source *src,
+			    uint32_t events)
+{
+	struct ucred cred;
+	socklen_t len;
+	struct conn *c;
+	struct epoll_event ev;
+	int fd, one = 1;
+
+	(void)events;
+	for (;;) {
+		fd = accept4(src->fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+		if (fd < 0) {
+			if (errno == EINTR || errno == ECONNABORTED)
+				continue;
+			return; /* EAGAIN, or EMFILE: retried next wakeup */
+		}
+		len = sizeof(cred);
+		if (s->nconns >= HX_SERVER_MAX_CONNS ||
+		    getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) ||
+		    setsockopt(fd, SOL_SOCKET, SO_PASSCRED, &one,
+			       sizeof(one))) {
+			close(fd);
+			continue;
+		}
+		c = calloc(1, sizeof(*c));
+		if (c)
+			c->rbuf = malloc(HX_WIRE_MAX);
+		if (!c || !c->rbuf) {
+			free(c);
+			close(fd);
+			continue;
+		}
+		c->src.fd = fd;
+		c->src.handle = handle_conn;
+		c->peer_pid = cred.pid;
+		c->peer_uid = cred.uid;
+		ev.events = EPOLLIN | EPOLLRDHUP;
+		ev.data.ptr = &c->src;
+		if (epoll_ctl(s->epfd, EPOLL_CTL_ADD, fd, &ev)) {
+			free(c->rbuf);
+			free(c);
+			close(fd);
+			continue;
+		}
+		c->next = s->conns;
+		if (s->conns)
+			s->conns->prev = c;
+		s->conns = c;
+		s->nconns++;
+		s->stats.conns_accepted++;
+		s->stats.conns_open = s->nconns;
+		if (cred.uid != s->uid) {
+			protocol_error(s, c, cred.pid, "peer uid mismatch", 0);
+			close_conn(s, c);
+		}
+	}
+}
+
+static void handle_timer(struct hx_server *s, struct hx_source *src,
+			 uint32_t events)
+{
+	uint64_t ticks;
+
+	(void)events;
+	if (read(src->fd, &ticks, sizeof(ticks)) < 0 && errno != EAGAIN)
+		return;
+	if (s->pl->audit)
+		hx_audit_sync(s->pl->audit);
+}
+
+struct rules_acc {
+	struct hx_wbuf *w;
+	size_t n;
+	bool overflow;
+};
+
+static void put_rule(enum hx_verdict v, const char *pattern, void *arg)
+{
+	struct rules_acc *a = arg;
+	uint8_t buf[1 + UINT16_MAX];
+	size_t len = strlen(pattern);
+
+	if (a->overflow)
+		return;
+	if (++a->n > HX_WIRE_MAX_RULES || len + 1 > UINT16_MAX) {
+		a->overflow = true;
+		return;
+	}
+	buf[0] = (uint8_t)v;
+	memcpy(buf + 1, pattern, len);
+	if (hx_wire_put_bytes(a->w, HX_TAG_READ_RULE, buf, len + 1))
+		a->overflow = true;
+}
+
+/* The HELLO_REPLY is the same for every process: build it once. The read
+ * rules go along only when all of them fit; otherwise the shim asks. */
+static int build_hello(struct hx_server *s)
+{
+	const struct hx_policy *p = s->pl->policy;
+	struct hx_wbuf w;
+	struct rules_acc acc;
+	uint32_t flags = 0, pass;
+
+	if (hx_policy_log_reads(p))
+		flags |= HX_HELLO_LOG_READS;
+	if (s->pl->mode == HX_MODE_AUDIT)
+		flags |= HX_HELLO_AUDIT;
+	for (pass = 0; pass < 2; pass++) {
+		bool with_rules = pass == 0;
+
+		hx_wire_begin(&w, s->hello, HX_WIRE_MAX, HX_MSG_HELLO_REPLY, 0);
+		hx_wire_put_u32(&w, HX_TAG_FLAGS,
+				flags |
+				    (with_rules ? HX_HELLO_LOCAL_READS : 0));
+		hx_wire_put_u32(&w, HX_TAG_DEFAULT_READ,
+				hx_policy_default_verdict(p, HX_CAT_FILE_READ));
+		if (s->pl->session)
+			hx_wire_put_str(&w, HX_TAG_SESSION, s->pl->session);
+		if (with_rules) {
+			acc = (struct rules_acc){&w, 0, false};
+			hx_policy_foreach_read_rule(p, put_rule, &acc);
+			if (acc.overflow)
+				continue;
+		}
+		s->hello_len = hx_wire_finish(&w);
+		if (s->hello_len)
+			return 0;
+	}
+	return -E2BIG;
+}
+
+int hx_server_new(struct hx_pipeline *pl, struct hx_server **out)
+{
+	struct hx_server *s;
+	struct itimerspec its = {{1, 0}, {1, 0}};
+	int r = -ENOMEM;
+
+	*out = NULL;
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return -ENOMEM;
+	s->epfd = -1;
+	s->listener.fd = s->timer.fd = -1;
+	s->pl = pl;
+	s->uid = getuid();
+	s->msg = malloc(sizeof(*s->msg));
+	s->wbuf = malloc(HX_WIRE_MAX);
+	s->hello = malloc(HX_WIRE_MAX);
+	if (!s->msg || !s->wbuf || !s->hello)
+		goto fail;
+	r = build_hello(s);
+	if (r)
+		goto fail;
+	s->epfd = epoll_create1(EPOLL_CLOEXEC);
+	if (s->epfd < 0)
+		goto fail_errno;
+	s->timer.fd =
+	    timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+	if (s->timer.fd < 0 || timerfd_settime(s->timer.fd, 0, &its, NULL))
+		goto fail_errno;
+	s->timer.handle = handle_timer;
+	r = hx_server_add(s, &s->timer, EPOLLIN);
+	if (r)
+		goto fail;
+	*out = s;
+	return 0;
+fail_errno:
+	r = -errno;
+fail:
+	hx_server_free(s);
+	return r;
+}
+
+int hx_server_listen(struct hx_server *s, const char *path)
+{
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	int fd, r;
+
+	if (strlen(path) >= sizeof(sa.sun_path))
+		return -ENAMETOOLONG;
+	if (s->listener.fd >= 0)
+		return -EBUSY;
+	strcpy(sa.sun_path, path);
+	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	/* bind creates the file with ~umask; fchmod before bind does not
+	 * apply to the socket file, so chmod it before anyone can use it:
+	 * nothing connects before listen. */
+	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) || chmod(path, 0600) ||
+	    listen(fd, 128)) {
+		r = -errno;
+		close(fd);
+		return r;
+	}
+	s->listener.fd = fd;
+	s->listener.handle = handle_listener;
+	snprintf(s->sock_path, sizeof(s->sock_path), "%s", path);
+	r = hx_server_add(s, &s->listener, EPOLLIN);
+	if (r) {
+		close(fd);
+		s->listener.fd = -1;
+	}
+	return r;
+}
+
+int hx_server_add(struct hx_server *s, struct hx_source *src, uint32_t events)
+{
+	struct epoll_event ev = {.events = events, .data.ptr = src};
+
+	return epoll_ctl(s->epfd, EPOLL_CTL_ADD, src->fd, &ev) ? -errno : 0;
+}
+
+int hx_server_del(struct hx_server *s, struct hx_source *src)
+{
+	return epoll_ctl(s->epfd, EPOLL_CTL_DEL, src->fd, NULL) ? -errno : 0;
+}
+
+int hx_server_run_once(struct hx_server *s, int timeout_ms)
+{
+	struct epoll_event evs[64];
+	uint64_t before = s->stats.messages + s->stats.protocol_errors;
+	int n, i;
+
+	n = epoll_wait(s->epfd, evs, 64, timeout_ms);
+	if (n < 0)
+		return errno == EINTR ? 0 : -errno;
+	for (i = 0; i < n; i++) {
+		struct hx_source *src = evs[i].data.ptr;
+
+		src->handle(s, src, evs[i].events);
+	}
+	return (int)(s->stats.messages + s->stats.protocol_errors - before);
+}
+
+void hx_server_free(struct hx_server *s)
+{
+	if (!s)
+		return;
+	while (s->conns)
+		close_conn(s, s->conns);
+	if (s->listener.fd >= 0)
+		close(s->listener.fd);
+	if (s->timer.fd >= 0)
+		close(s->timer.fd);
+	if (s->epfd >= 0)
+		close(s->epfd);
+	free(s->msg);
+	free(s->wbuf);
+	free(s->hello);
+	free(s);
+}
+
+void hx_server_stats(const struct hx_server *s, struct hx_server_stats *st)
+{
+	*st = s->stats;
+}

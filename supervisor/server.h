@@ -1,0 +1,57 @@
+/* The supervisor's event loop: epoll over the shim socket, its
+ * connections and any other source a layer registers (signalfd, pidfd,
+ * and next issue the seccomp notify fd).
+ *
+ * Every datagram from a shim is decoded strictly; a malformed, oversized
+ * or unexpected one is logged as a "protocol_error" record and closes
+ * that connection only. Replies are sent without blocking: a client that
+ * does not read them is dropped.
+ *
+ * Lifecycle: hx_server_new -> hx_server_listen -> hx_server_add ... ->
+ * hx_server_run_once (repeatedly) -> hx_server_free. */
+#ifndef HX_SERVER_H
+#define HX_SERVER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct hx_server;
+struct hx_pipeline;
+
+/* An fd the loop watches; handle is called with the epoll events. The
+ * source must outlive its registration. */
+struct hx_source {
+	int fd;
+	void (*handle)(struct hx_server *s, struct hx_source *src,
+		       uint32_t events);
+	void *arg;
+};
+
+#define HX_SERVER_MAX_CONNS 1024
+
+/* Creates the loop for pl (borrowed; its policy gives the read rules
+ * sent in HELLO replies). Also arms a 1 s timer that fsyncs the audit
+ * log when dirty. Returns 0 or -errno. */
+int hx_server_new(struct hx_pipeline *pl, struct hx_server **out);
+/* Binds a SOCK_SEQPACKET listener at path (0600, an existing socket file
+ * there is an error) and serves it. Returns 0 or -errno. */
+int hx_server_listen(struct hx_server *s, const char *path);
+/* Registers / removes another source. */
+int hx_server_add(struct hx_server *s, struct hx_source *src, uint32_t events);
+int hx_server_del(struct hx_server *s, struct hx_source *src);
+
+/* Waits up to timeout_ms (-1: forever) and handles what is ready.
+ * Returns the number of shim messages handled (0 on timeout), or -errno
+ * when epoll itself fails. */
+int hx_server_run_once(struct hx_server *s, int timeout_ms);
+
+/* Closes every connection, the listener and the timer (the socket file
+ * is the caller's to unlink). NULL is a no-op. */
+void hx_server_free(struct hx_server *s);
+
+struct hx_server_stats {
+	uint64_t conns_accepted, conns_open, protocol_errors, messages;
+};
+void hx_server_stats(const struct hx_server *s, struct hx_server_stats *st);
+
+#endif

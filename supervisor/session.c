@@ -1,0 +1,264 @@
+/* Session ids, directories and cleanup; see session.h. */
+#define _GNU_SOURCE
+#include "session.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+bool hx_session_name_valid(const char *name)
+{
+	size_t n = strlen(name), i;
+
+	if (n == 0 || n > HX_SESSION_ID_MAX || !strcmp(name, ".") ||
+	    !strcmp(name, ".."))
+		return false;
+	for (i = 0; i < n; i++) {
+		char c = name[i];
+
+		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+		      (c >= '0' && c <= '9') || c == '.' || c == '_' ||
+		      c == '-'))
+			return false;
+	}
+	return true;
+}
+
+int hx_session_new_id(char *buf, size_t size)
+{
+	uint8_t rnd[3];
+	struct tm tm;
+	time_t now = time(NULL);
+	char stamp[20];
+	ssize_t r;
+
+	do
+		r = getrandom(rnd, sizeof(rnd), 0);
+	while (r < 0 && errno == EINTR);
+	if (r != (ssize_t)sizeof(rnd))
+		return -EIO;
+	gmtime_r(&now, &tm);
+	strftime(stamp, sizeof(stamp), "%Y%m%dT%H%M%SZ", &tm);
+	if ((size_t)snprintf(buf, size, "%s-%02x%02x%02x", stamp, rnd[0],
+			     rnd[1], rnd[2]) >= size)
+		return -ENAMETOOLONG;
+	return 0;
+}
+
+int hx_glob_escape(const char *path, char *out, size_t size)
+{
+	size_t o = 0;
+
+	for (; *path; path++) {
+		if (strchr("\\*?[]", *path)) {
+			if (o + 1 >= size)
+				return -ENAMETOOLONG;
+			out[o++] = '\\';
+		}
+		if (o + 1 >= size)
+			return -ENAMETOOLONG;
+		out[o++] = *path;
+	}
+	if (o >= size)
+		return -ENAMETOOLONG;
+	out[o] = '\0';
+	return 0;
+}
+
+#define FMT(buf, ...)                                                          \
+	((size_t)snprintf(buf, sizeof(buf), __VA_ARGS__) >= sizeof(buf))
+
+static int add_protect(struct hx_session *s, const char *path,
+		       const char *suffix)
+{
+	char *b = s->protect_buf[s->nprotect];
+	size_t n;
+
+	if (s->nprotect == HX_SESSION_NPROTECT)
+		return -ENOSPC;
+	if (hx_glob_escape(path, b, PATH_MAX))
+		return -ENAMETOOLONG;
+	n = strlen(b);
+	if (n + strlen(suffix) + 1 > sizeof(s->protect_buf[0]))
+		return -ENAMETOOLONG;
+	strcpy(b + n, suffix);
+	s->protect[s->nprotect++] = b;
+	return 0;
+}
+
+static int absolute(const char *in, char *out, size_t size)
+{
+	char cwd[PATH_MAX];
+
+	if (in[0] == '/')
+		return (size_t)snprintf(out, size, "%s", in) >= size
+			   ? -ENAMETOOLONG
+			   : 0;
+	if (!getcwd(cwd, sizeof(cwd)))
+		return -errno;
+	return (size_t)snprintf(out, size, "%s/%s", cwd, in) >= size
+		   ? -ENAMETOOLONG
+		   : 0;
+}
+
+int hx_session_init(struct hx_session *s, const char *name,
+		    const char *audit_log, const char *policy_path)
+{
+	const char *xdg = getenv("XDG_STATE_HOME"), *home = getenv("HOME");
+	char abs[PATH_MAX];
+	int r;
+
+	memset(s, 0, sizeof(*s));
+	if (name) {
+		if (!hx_session_name_valid(name))
+			return -EINVAL;
+		snprintf(s->id, sizeof(s->id), "%s", name);
+	} else {
+		r = hx_session_new_id(s->id, sizeof(s->id));
+		if (r)
+			return r;
+	}
+	/* XDG says relative values are invalid and must be ignored. */
+	if (xdg && xdg[0] == '/') {
+		if (FMT(s->state_dir, "%s/harness", xdg))
+			return -ENAMETOOLONG;
+	} else {
+		if (!home || home[0] != '/')
+			home = "/";
+		if (FMT(s->state_dir, "%s/.local/state/harness",
+			strcmp(home, "/") ? home : ""))
+			return -ENAMETOOLONG;
+	}
+	if (FMT(s->dir, "%s/sessions/%s", s->state_dir, s->id))
+		return -ENAMETOOLONG;
+	if (audit_log) {
+		r = absolute(audit_log, s->audit_path, sizeof(s->audit_path));
+		if (r)
+			return r;
+	} else if (FMT(s->audit_path, "%s/audit.jsonl", s->dir)) {
+		return -ENAMETOOLONG;
+	}
+	if (FMT(s->run_dir, "/tmp/harness-%u", (unsigned)getuid()) ||
+	    FMT(s->tmp_root, "%s/%s", s->run_dir, s->id) ||
+	    FMT(s->tmpdir, "%s/tmp", s->tmp_root))
+		return -ENAMETOOLONG;
+	/* sun_path is 108 bytes; a deep $HOME does not fit. */
+	if (FMT(s->sock_path, "%s/sock", s->dir) &&
+	    FMT(s->sock_path, "%s/%s.sock", s->run_dir, s->id))
+		return -ENAMETOOLONG;
+	if ((r = add_protect(s, s->dir, "/**")) ||
+	    (r = add_protect(s, s->state_dir, "/**")) ||
+	    (r = add_protect(s, s->audit_path, "")) ||
+	    (r = add_protect(s, s->sock_path, "")))
+		return r;
+	if (policy_path) {
+		r = absolute(policy_path, abs, sizeof(abs));
+		if (!r)
+			r = add_protect(s, abs, "");
+		if (r)
+			return r;
+	}
+	return 0;
+}
+
+/* mkdir -p with 0700 for what it creates. */
+static int mkdirs(const char *path)
+{
+	char buf[PATH_MAX];
+	size_t i, n = strlen(path);
+
+	if (n >= sizeof(buf))
+		return -ENAMETOOLONG;
+	memcpy(buf, path, n + 1);
+	for (i = 1; i <= n; i++) {
+		if (buf[i] != '/' && buf[i] != '\0')
+			continue;
+		buf[i] = '\0';
+		if (mkdir(buf, 0700) && errno != EEXIST)
+			return -errno;
+		buf[i] = path[i];
+	}
+	return 0;
+}
+
+/* /tmp is shared: the run dir must be a real directory of ours that
+ * nobody else can enter, or another user could pre-create it. */
+static int own_private_dir(const char *path)
+{
+	struct stat st;
+
+	if (mkdir(path, 0700) && errno != EEXIST)
+		return -errno;
+	if (lstat(path, &st))
+		return -errno;
+	if (!S_ISDIR(st.st_mode) || st.st_uid != getuid() || (st.st_mode & 077))
+		return -EPERM;
+	return 0;
+}
+
+int hx_session_create(struct hx_session *s)
+{
+	int r;
+
+	char sessions[PATH_MAX + 16];
+
+	r = mkdirs(s->state_dir);
+	if (r)
+		return r;
+	snprintf(sessions, sizeof(sessions), "%s/sessions", s->state_dir);
+	if (mkdir(sessions, 0700) && errno != EEXIST)
+		return -errno;
+	if (mkdir(s->dir, 0700))
+		return -errno;
+	r = own_private_dir(s->run_dir);
+	if (r)
+		return r;
+	if (mkdir(s->tmp_root, 0700))
+		return -errno;
+	s->created_tmp = true;
+	if (mkdir(s->tmpdir, 0700))
+		return -errno;
+	return 0;
+}
+
+static int rm_one(const char *path, const struct stat *st, int type,
+		  struct FTW *ftw)
+{
+	(void)st;
+	(void)ftw;
+	if (type == FTW_DP)
+		return rmdir(path) && errno != ENOENT ? -1 : 0;
+	return unlink(path) && errno != ENOENT ? -1 : 0;
+}
+
+int hx_rmtree(const char *path)
+{
+	/* FTW_PHYS: never follow a symlink the agent planted; FTW_MOUNT:
+	 * never descend into something mounted over the tree. */
+	if (nftw(path, rm_one, 32, FTW_DEPTH | FTW_PHYS | FTW_MOUNT))
+		return errno ? -errno : -EIO;
+	return 0;
+}
+
+int hx_session_cleanup(struct hx_session *s)
+{
+	int r = 0, e;
+
+	if (s->created_tmp) {
+		e = hx_rmtree(s->tmp_root);
+		if (e && e != -ENOENT)
+			r = e;
+		s->created_tmp = false;
+	}
+	if (s->sock_path[0] && unlink(s->sock_path) && errno != ENOENT && !r)
+		r = -errno;
+	return r;
+}

@@ -1,0 +1,63 @@
+/* A session: its id, its directories, its socket path and the private
+ * TMPDIR of the agent, plus the globs the policy must protect.
+ *
+ * Lifecycle: hx_session_init (pure, fills names) -> hx_session_create
+ * (makes the directories) -> ... -> hx_session_cleanup (removes the
+ * private TMPDIR and the socket; the session dir with the log stays). */
+#ifndef HX_SESSION_H
+#define HX_SESSION_H
+
+#include <limits.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#define HX_SESSION_ID_MAX   64
+#define HX_SESSION_NPROTECT 6
+
+struct hx_session {
+	char id[HX_SESSION_ID_MAX + 1];
+	char state_dir[PATH_MAX];  /* $XDG_STATE_HOME/harness */
+	char dir[PATH_MAX];	   /* <state>/sessions/<id> */
+	char audit_path[PATH_MAX]; /* default <dir>/audit.jsonl */
+	char sock_path[108];	   /* fits sun_path */
+	char run_dir[PATH_MAX];	   /* /tmp/harness-<uid> */
+	char tmp_root[PATH_MAX];   /* <run_dir>/<id> */
+	char tmpdir[PATH_MAX];	   /* <tmp_root>/tmp: the agent's TMPDIR */
+	bool created_tmp;
+	/* protect globs (escaped) and the pointers handed to the policy */
+	char protect_buf[HX_SESSION_NPROTECT][PATH_MAX + 8];
+	const char *protect[HX_SESSION_NPROTECT];
+	size_t nprotect;
+};
+
+/* True when name is a valid session name: [A-Za-z0-9._-]{1,64}, not "."
+ * or "..". */
+bool hx_session_name_valid(const char *name);
+
+/* A new unique id "YYYYMMDDTHHMMSSZ-<6 hex>" into buf (>= 24 bytes). */
+int hx_session_new_id(char *buf, size_t size);
+
+/* Fills s: id (name, or a new one), every path (audit_log overrides the
+ * default audit path when not NULL), and the protect globs (which also
+ * cover policy_path when not NULL). Reads the environment (HOME,
+ * XDG_STATE_HOME); creates nothing. Returns 0, -EINVAL for a bad name,
+ * -ENAMETOOLONG. */
+int hx_session_init(struct hx_session *s, const char *name,
+		    const char *audit_log, const char *policy_path);
+
+/* Creates the state and session dirs (0700; -EEXIST when the session dir
+ * already exists) and the private TMPDIR under a /tmp/harness-<uid> dir
+ * that must be ours and 0700 (-EPERM otherwise). */
+int hx_session_create(struct hx_session *s);
+
+/* Removes the private TMPDIR tree (no symlink is followed, no other
+ * mount is entered) and the socket. Returns 0 or the first -errno. */
+int hx_session_cleanup(struct hx_session *s);
+
+/* Removes a directory tree without following symlinks. */
+int hx_rmtree(const char *path);
+
+/* Escapes glob metacharacters of a literal path (\ * ? [ ]) into out. */
+int hx_glob_escape(const char *path, char *out, size_t size);
+
+#endif

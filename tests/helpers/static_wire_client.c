@@ -1,0 +1,175 @@
+/* A client of the supervisor socket that bypasses the shim (it is linked
+ * statically, so LD_PRELOAD never reaches it), for the bad-input tests.
+ *
+ *   static_wire_client hostile DIR   one connection per malformed message;
+ *                                    prints "closed NAME" or "open NAME"
+ *   static_wire_client good DIR N    N well-formed write requests for
+ *                                    DIR/good-I; prints "replies N"
+ *   static_wire_client both DIR N    the two at once, in two processes */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "shim/wire.h"
+
+static int dial(void)
+{
+	const char *path = getenv(HX_ENV_SOCKET);
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	struct timeval tv = { .tv_sec = 5 };
+	int fd;
+
+	if (!path || strlen(path) >= sizeof(sa.sun_path)) {
+		fprintf(stderr, "no %s\n", HX_ENV_SOCKET);
+		exit(2);
+	}
+	strcpy(sa.sun_path, path);
+	fd = socket(AF_UNIX, SOCK_SEQPACKET, 0);
+	if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+		perror("connect");
+		exit(2);
+	}
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	return fd;
+}
+
+static size_t request(uint8_t *buf, size_t cap, const char *path)
+{
+	struct hx_wbuf w;
+
+	hx_wire_begin(&w, buf, cap, HX_MSG_REQUEST, 7);
+	hx_wire_put_u32(&w, HX_TAG_CALL, HX_CALL_OPEN);
+	hx_wire_put_u32(&w, HX_TAG_OP, HX_OP_WRITE);
+	hx_wire_put_u32(&w, HX_TAG_TID, (uint32_t)getpid());
+	hx_wire_put_str(&w, HX_TAG_PATH, path);
+	return hx_wire_finish(&w);
+}
+
+/* Sends one malformed datagram and reports whether the supervisor hung up. */
+static void hostile_one(const char *name, const void *msg, size_t n)
+{
+	int fd = dial();
+	char reply[HX_WIRE_MAX];
+	ssize_t got;
+
+	if (send(fd, msg, n, 0) < 0 && errno != EPIPE) {
+		printf("sendfail %s %s\n", name, strerror(errno));
+	} else {
+		got = recv(fd, reply, sizeof(reply), 0);
+		printf("%s %s\n", got == 0 || (got < 0 && errno == ECONNRESET) ? "closed" : "open", name);
+	}
+	fflush(stdout);
+	close(fd);
+}
+
+static void hostile(const char *dir)
+{
+	static uint8_t buf[HX_WIRE_MAX * 2];
+	char path[4096];
+	struct hx_wbuf w;
+	size_t n;
+
+	snprintf(path, sizeof(path), "%s/hostile", dir);
+	memset(buf, 0xA5, 64);
+	hostile_one("garbage", buf, 64);
+
+	n = request(buf, sizeof(buf), path);
+	hostile_one("truncated", buf, n - 3);
+	hostile_one("short-header", buf, 8);
+
+	n = request(buf, sizeof(buf), path);
+	buf[4] ^= 0x40; /* length field */
+	hostile_one("length-mismatch", buf, n);
+
+	n = request(buf, sizeof(buf), path);
+	buf[0] = 99; /* version */
+	hostile_one("bad-version", buf, n);
+
+	memset(buf, 0, sizeof(buf));
+	n = request(buf, sizeof(buf), path);
+	memcpy(buf + n, buf + 16, 24); /* repeat the first fields */
+	{
+		uint32_t len = (uint32_t)(n + 24);
+		memcpy(buf + 4, &len, 4);
+	}
+	hostile_one("duplicate-field", buf, n + 24);
+
+	hx_wire_begin(&w, buf, sizeof(buf), HX_MSG_VERDICT, 1);
+	hx_wire_put_u32(&w, HX_TAG_VERDICT, HX_VERDICT_ALLOW);
+	hostile_one("wrong-type", buf, hx_wire_finish(&w));
+
+	hx_wire_begin(&w, buf, sizeof(buf), HX_MSG_REQUEST, 1);
+	hx_wire_put_u32(&w, HX_TAG_CALL, HX_CALL_OPEN);
+	hx_wire_put_u32(&w, HX_TAG_OP, HX_OP_WRITE);
+	hx_wire_put_bytes(&w, HX_TAG_PATH, "/tmp/a\0b", 8);
+	hostile_one("nul-in-path", buf, hx_wire_finish(&w));
+
+	hx_wire_begin(&w, buf, sizeof(buf), HX_MSG_REQUEST, 1);
+	hx_wire_put_u32(&w, HX_TAG_CALL, 9999);
+	hx_wire_put_u32(&w, HX_TAG_OP, HX_OP_WRITE);
+	hostile_one("bad-call", buf, hx_wire_finish(&w));
+
+	n = request(buf, sizeof(buf), path);
+	memset(buf + n, 'x', HX_WIRE_MAX + 100 - n);
+	{
+		uint32_t len = HX_WIRE_MAX + 100;
+		memcpy(buf + 4, &len, 4);
+	}
+	hostile_one("oversized", buf, HX_WIRE_MAX + 100);
+}
+
+static int good(const char *dir, int count)
+{
+	uint8_t buf[8192], reply[HX_WIRE_MAX];
+	char path[4096];
+	int fd = dial(), replies = 0;
+
+	for (int i = 0; i < count; i++) {
+		struct hx_wreader r;
+		struct hx_wire_hdr h;
+		size_t n;
+		ssize_t got;
+
+		snprintf(path, sizeof(path), "%s/good-%d", dir, i);
+		n = request(buf, sizeof(buf), path);
+		if (send(fd, buf, n, 0) < 0)
+			break;
+		got = recv(fd, reply, sizeof(reply), 0);
+		if (got <= 0)
+			break;
+		if (hx_wire_open(&r, reply, (size_t)got, &h) == HX_WIRE_OK &&
+		    h.type == HX_MSG_VERDICT && h.id == 7)
+			replies++;
+		usleep(500);
+	}
+	printf("replies %d\n", replies);
+	fflush(stdout);
+	return replies == count ? 0 : 1;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc >= 3 && !strcmp(argv[1], "hostile")) {
+		hostile(argv[2]);
+		return 0;
+	}
+	if (argc >= 4 && !strcmp(argv[1], "good"))
+		return good(argv[2], atoi(argv[3]));
+	if (argc >= 4 && !strcmp(argv[1], "both")) {
+		pid_t pid = fork();
+		int st;
+
+		if (pid == 0)
+			_exit(good(argv[2], atoi(argv[3])));
+		hostile(argv[2]);
+		waitpid(pid, &st, 0);
+		return WIFEXITED(st) ? WEXITSTATUS(st) : 1;
+	}
+	fprintf(stderr, "usage: static_wire_client hostile|good|both DIR [N]\n");
+	return 2;
+}

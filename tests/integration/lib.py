@@ -1,0 +1,199 @@
+"""Helpers for the integration suite: run real programs under the real
+harness-exec and shim, and read the audit log they leave."""
+
+import json
+import os
+import shutil
+import socket
+import subprocess
+import tempfile
+import threading
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+BUILD = os.path.join(ROOT, os.environ.get("BUILD", "build"))
+EXEC = os.path.join(BUILD, "harness-exec")
+POLICY_TOOL = os.path.join(BUILD, "harness-policy")
+AUDIT_TOOL = os.path.join(BUILD, "harness-audit")
+SHIM = os.path.join(BUILD, "libharness-shim.so")
+HELPERS = os.path.join(BUILD, "helpers")
+POLICIES = os.path.join(ROOT, "tests", "integration", "policies")
+PYTHON = "/usr/bin/python3"
+
+# Ports the test policy allows and denies on loopback (policies/test.yaml).
+ALLOWED_PORTS = range(20000, 21000)
+DENIED_PORTS = range(21000, 22000)
+
+
+class TestFailure(AssertionError):
+    pass
+
+
+def check(cond, msg):
+    if not cond:
+        raise TestFailure(msg)
+
+
+class Run:
+    """One finished harness-exec run: status, output and audit records."""
+
+    def __init__(self, proc, log, workdir):
+        self.status = proc.returncode
+        self.stdout = proc.stdout
+        self.stderr = proc.stderr
+        self.log = log
+        self.workdir = workdir
+        self.records = read_log(log)
+
+    def events(self, **want):
+        """Records whose fields match want (args_path=..., args_argv0=...)."""
+        out = []
+        for r in self.records:
+            if all(field(r, k) == v for k, v in want.items()):
+                out.append(r)
+        return out
+
+    def one(self, **want):
+        found = self.events(**want)
+        check(found, "no audit record with %r; records:\n%s" % (want, self.dump()))
+        return found[0]
+
+    def none(self, **want):
+        found = self.events(**want)
+        check(not found, "unexpected audit record with %r: %s" % (want, found[:2]))
+
+    def dump(self, limit=40):
+        lines = []
+        for r in self.records[-limit:]:
+            a = r.get("args", {})
+            lines.append("  %s %s pid=%s %s %s %s rule=%s" % (
+                r.get("seq"), r.get("event"), r.get("pid"), r.get("verdict"),
+                a.get("path", ""), " ".join(a.get("argv", [])[:6]) or a.get("addr", "") or a.get("host", ""),
+                r.get("rule")))
+        return "\n".join(lines)
+
+    def expect_status(self, want=0):
+        check(self.status == want, "exit status %s, want %s\nstdout: %s\nstderr: %s" % (
+            self.status, want, self.stdout[-2000:], self.stderr[-2000:]))
+
+
+def field(rec, key):
+    """args_path -> rec["args"]["path"]; args_argv0 -> rec["args"]["argv"][0]."""
+    if key.startswith("args_"):
+        sub = key[5:]
+        args = rec.get("args", {})
+        if sub.startswith("argv") and sub[4:].isdigit():
+            argv = args.get("argv", [])
+            i = int(sub[4:])
+            return argv[i] if i < len(argv) else None
+        return args.get(sub)
+    return rec.get(key)
+
+
+def read_log(path):
+    recs = []
+    if not os.path.exists(path):
+        return recs
+    with open(path, "rb") as f:
+        for line in f:
+            recs.append(json.loads(line))
+    return recs
+
+
+class Workdir:
+    """A temporary project directory the harnessed program runs in."""
+
+    def __init__(self):
+        self.path = tempfile.mkdtemp(prefix="hx-it-")
+        os.makedirs(os.path.join(self.path, "secret"))
+        with open(os.path.join(self.path, "secret", "key"), "w") as f:
+            f.write("TOP-SECRET\n")
+        self.state = tempfile.mkdtemp(prefix="hx-state-")
+
+    def file(self, name, text=""):
+        p = os.path.join(self.path, name)
+        os.makedirs(os.path.dirname(p), exist_ok=True)
+        with open(p, "w") as f:
+            f.write(text)
+        return p
+
+    def cleanup(self):
+        shutil.rmtree(self.path, ignore_errors=True)
+        shutil.rmtree(self.state, ignore_errors=True)
+
+
+def harness(cmd, wd, policy="test.yaml", mode=None, extra=(), env=None,
+            timeout=120, input=None, log=None):
+    """Runs cmd under harness-exec in wd; returns a Run."""
+    log = log or os.path.join(wd.state, "audit-%d.jsonl" % len(os.listdir(wd.state)))
+    argv = [EXEC, "--quiet", "--audit-log", log]
+    if policy:
+        argv += ["--policy", os.path.join(POLICIES, policy) if "/" not in policy else policy]
+    if mode:
+        argv += ["--mode", mode]
+    argv += list(extra) + ["--"] + list(cmd)
+    e = dict(os.environ)
+    e["XDG_STATE_HOME"] = wd.state
+    e.pop("LD_PRELOAD", None)
+    e.pop("HARNESS_SOCKET", None)
+    if env:
+        e.update(env)
+    proc = subprocess.run(argv, cwd=wd.path, env=e, capture_output=True,
+                          text=True, timeout=timeout, input=input)
+    return Run(proc, log, wd)
+
+
+class Listener:
+    """A TCP listener on 127.0.0.1 in a port range, counting connections
+    and bytes received, to prove what did or did not reach it."""
+
+    def __init__(self, ports):
+        self.sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        for port in ports:
+            try:
+                self.sock.bind(("127.0.0.1", port))
+                break
+            except OSError:
+                continue
+        else:
+            raise TestFailure("no free port in %r" % (ports,))
+        self.port = self.sock.getsockname()[1]
+        self.sock.listen(16)
+        self.sock.settimeout(0.2)
+        self.accepted = 0
+        self.received = b""
+        self._stop = False
+        self._t = threading.Thread(target=self._serve, daemon=True)
+        self._t.start()
+
+    def _serve(self):
+        while not self._stop:
+            try:
+                c, _ = self.sock.accept()
+            except (socket.timeout, OSError):
+                continue
+            self.accepted += 1
+            c.settimeout(1)
+            try:
+                while True:
+                    d = c.recv(4096)
+                    if not d:
+                        break
+                    self.received += d
+                    c.sendall(b"pong\n")
+            except OSError:
+                pass
+            c.close()
+
+    def close(self):
+        self._stop = True
+        self._t.join()
+        self.sock.close()
+
+
+def tool(argv, cwd=None, env=None):
+    e = dict(os.environ)
+    e.pop("LD_PRELOAD", None)
+    if env:
+        e.update(env)
+    return subprocess.run(argv, capture_output=True, text=True, cwd=cwd, env=e, timeout=60)

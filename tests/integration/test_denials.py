@@ -1,0 +1,134 @@
+"""Denied operations fail in the program with the right errno, print the
+one-line notice, and are logged with their rule; in audit mode the same
+run succeeds and logs the would-be denials."""
+
+import os
+import re
+import uuid
+
+from lib import PYTHON, DENIED_PORTS, Listener, check, harness
+
+NOTICE = re.compile(r"^harness: denied .+ \(rule [^)]+\)$", re.M)
+
+
+def notice(r, what):
+    check(NOTICE.search(r.stderr), "no denial notice for %s in stderr: %r" % (what, r.stderr))
+
+
+def outside_path():
+    return "/var/tmp/hx-denied-%s" % uuid.uuid4().hex
+
+
+def test_write_outside_roots(wd):
+    target = outside_path()
+    r = harness(["sh", "-c", "echo x > %s" % target], wd)
+    check(r.status != 0, "write outside the roots succeeded")
+    check(not os.path.exists(target), "the file was created")
+    check("Permission denied" in r.stderr, "errno is not EACCES: %r" % r.stderr)
+    notice(r, "write")
+    d = r.one(op="write", args_path=target)
+    check(d["verdict"] == "deny" and d["rule"] == "default:file_write" and d["enforced"] is True, "record %r" % d)
+
+
+def test_read_denied_secret(wd):
+    r = harness(["cat", "secret/key"], wd)
+    check(r.status != 0 and "TOP-SECRET" not in r.stdout, "secret was read: %r" % r.stdout)
+    check("Permission denied" in r.stderr, "errno is not EACCES: %r" % r.stderr)
+    notice(r, "read")
+    d = r.one(op="read", args_path=os.path.join(wd.path, "secret", "key"))
+    check(d["verdict"] == "deny" and d["rule"] == "test-secret", "record %r" % d)
+
+
+def test_read_denied_secret_through_symlink(wd):
+    os.symlink(os.path.join(wd.path, "secret"), os.path.join(wd.path, "innocent"))
+    r = harness(["cat", "innocent/key"], wd)
+    check("TOP-SECRET" not in r.stdout, "secret read through a symlink")
+    d = r.one(op="read", verdict="deny")
+    check(d["rule"] == "test-secret", "record %r" % d)
+
+
+CONNECT = r'''
+import errno, socket, sys
+s = socket.socket()
+try:
+    s.connect(("127.0.0.1", int(sys.argv[1])))
+    s.sendall(b"leak")
+    print("connected")
+except OSError as e:
+    print("errno", errno.errorcode[e.errno])
+'''
+
+
+def test_connect_denied(wd):
+    wd.file("c.py", CONNECT)
+    lis = Listener(DENIED_PORTS)
+    try:
+        r = harness([PYTHON, "c.py", str(lis.port)], wd)
+    finally:
+        lis.close()
+    check(r.stdout == "errno EACCES\n", "connect not denied with EACCES: %r" % r.stdout)
+    check(lis.accepted == 0 and lis.received == b"", "bytes reached the listener")
+    notice(r, "connect")
+    d = r.one(op="connect", args_addr="127.0.0.1:%d" % lis.port)
+    check(d["verdict"] == "deny" and d["rule"] == "denied-ports", "record %r" % d)
+
+
+def test_exec_denied(wd):
+    p = wd.file("forbidden.sh", "#!/bin/sh\necho RAN\n")
+    os.chmod(p, 0o755)
+    r = harness(["sh", "-c", "./forbidden.sh; echo status=$?"], wd)
+    check("RAN" not in r.stdout, "denied program ran")
+    check("status=126" in r.stdout, "shell did not see EACCES: %r" % r.stdout)
+    notice(r, "exec")
+    d = r.one(op="exec", args_path=p)
+    check(d["verdict"] == "deny" and d["rule"] == "forbidden-tool", "record %r" % d)
+
+
+def test_git_push_denied_status_allowed(wd):
+    script = ("git init -q -b main repo && cd repo && git status --short && "
+              "git push origin main; echo push=$?")
+    r = harness(["sh", "-c", script], wd)
+    check("push=126" in r.stdout, "git push was not stopped by the harness: %r" % r.stdout)
+    notice(r, "git push")
+    st = r.one(op="exec", args_argv0="git", args_argv1="status")
+    check(st["verdict"] == "allow", "git status: %r" % st)
+    push = r.one(op="exec", args_argv0="git", args_argv1="push")
+    check(push["verdict"] == "deny" and push["rule"] == "no-push", "git push: %r" % push)
+    check(push["args"]["argv"] == ["git", "push", "origin", "main"], "argv %r" % push["args"]["argv"])
+
+
+def test_ask_is_denied_with_its_own_verdict(wd):
+    os.makedirs(os.path.join(wd.path, "ask"))
+    r = harness(["sh", "-c", "echo x > ask/file"], wd)
+    check(r.status != 0 and not os.path.exists(os.path.join(wd.path, "ask", "file")), "ask write went through")
+    d = r.one(op="write", args_path=os.path.join(wd.path, "ask", "file"))
+    check(d["verdict"] == "ask" and d["rule"] == "test-ask", "record %r" % d)
+
+
+def test_audit_mode_allows_and_logs(wd):
+    target = outside_path()
+    p = wd.file("forbidden.sh", "#!/bin/sh\necho RAN\n")
+    os.chmod(p, 0o755)
+    wd.file("c.py", CONNECT)
+    lis = Listener(DENIED_PORTS)
+    script = "echo x > %s; cat secret/key; ./forbidden.sh; %s c.py %d" % (target, PYTHON, lis.port)
+    try:
+        r = harness(["sh", "-c", script], wd, mode="audit")
+    finally:
+        lis.close()
+    try:
+        r.expect_status(0)
+        check(os.path.exists(target), "audit mode blocked the write")
+        check("TOP-SECRET" in r.stdout and "RAN" in r.stdout and "connected" in r.stdout,
+              "audit mode blocked something: %r" % r.stdout)
+        check(lis.accepted == 1, "audit mode blocked the connect")
+        check(not NOTICE.search(r.stderr), "audit mode printed a denial: %r" % r.stderr)
+        for want in (dict(op="write", args_path=target, rule="default:file_write"),
+                     dict(op="read", args_path=os.path.join(wd.path, "secret", "key"), rule="test-secret"),
+                     dict(op="exec", args_path=p, rule="forbidden-tool"),
+                     dict(op="connect", args_addr="127.0.0.1:%d" % lis.port, rule="denied-ports")):
+            d = r.one(**want)
+            check(d["verdict"] == "deny" and d["enforced"] is False, "record %r" % d)
+    finally:
+        if os.path.exists(target):
+            os.unlink(target)

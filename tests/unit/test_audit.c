@@ -1,0 +1,397 @@
+/* Audit log: the chain over N records verifies; each kind of tampering
+ * is found at the right line with the right reason. */
+#define _GNU_SOURCE
+#include <check.h>
+#include <errno.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "supervisor/audit.h"
+#include "supervisor/auditcli.h"
+
+#define N 20
+
+static char dir[64], path[128];
+static char *lines[N + 4];
+static size_t nlines;
+
+static void write_log(int n, const char *last_event)
+{
+	struct hx_audit *a;
+	uint64_t seq, base;
+
+	ck_assert_int_eq(hx_audit_open(path, &a), 0);
+	base = hx_audit_last_seq(a);
+	for (int i = 0; i < n; i++) {
+		json_t *r = json_object();
+
+		json_object_set_new(r, "session", json_string("t"));
+		json_object_set_new(r, "pid", json_integer(100 + i));
+		json_object_set_new(r, "event",
+				    json_string(i == n - 1 && last_event
+							? last_event
+							: "openat"));
+		json_object_set_new(r, "verdict",
+				    json_string(i % 3 ? "allow" : "deny"));
+		ck_assert_int_eq(hx_audit_append(a, r, &seq), 0);
+		ck_assert_uint_eq(seq, base + (uint64_t)i + 1);
+		json_decref(r);
+	}
+	ck_assert_int_eq(hx_audit_close(a), 0);
+}
+
+static void load_lines(void)
+{
+	FILE *f = fopen(path, "r");
+	size_t cap = 0;
+	char *l = NULL;
+
+	ck_assert_ptr_nonnull(f);
+	nlines = 0;
+	while (getline(&l, &cap, f) > 0 && nlines < N + 4) {
+		lines[nlines++] = l;
+		l = NULL;
+		cap = 0;
+	}
+	free(l);
+	fclose(f);
+}
+
+static void store_lines(void)
+{
+	FILE *f = fopen(path, "w");
+
+	for (size_t i = 0; i < nlines; i++)
+		fputs(lines[i], f);
+	fclose(f);
+}
+
+static void setup(void)
+{
+	strcpy(dir, "/tmp/hx-test-audit-XXXXXX");
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/audit.jsonl", dir);
+	nlines = 0;
+}
+
+static void teardown(void)
+{
+	for (size_t i = 0; i < nlines; i++)
+		free(lines[i]);
+	nlines = 0;
+	unlink(path);
+	rmdir(dir);
+}
+
+static void expect_broken(uint64_t line, uint64_t seq, const char *reason)
+{
+	struct hx_audit_verify v;
+
+	ck_assert_int_eq(hx_audit_verify(path, &v), 1);
+	ck_assert_uint_eq(v.bad_line, line);
+	ck_assert_uint_eq(v.bad_seq, seq);
+	ck_assert_str_eq(v.reason, reason);
+}
+
+START_TEST(chain_verifies)
+{
+	struct hx_audit_verify v;
+
+	write_log(N, "session_end");
+	ck_assert_int_eq(hx_audit_verify(path, &v), 0);
+	ck_assert_uint_eq(v.records, N);
+	ck_assert_uint_eq(v.last_seq, N);
+	ck_assert(v.last_is_end);
+	ck_assert_uint_eq(strlen(v.last_hash), 64);
+}
+END_TEST
+
+START_TEST(record_layout)
+{
+	json_t *j;
+	const char *key;
+	json_t *val;
+	int i = 0;
+	size_t n;
+
+	write_log(2, NULL);
+	load_lines();
+	n = strlen(lines[0]);
+	ck_assert_int_eq(lines[0][n - 1], '\n');
+	ck_assert_ptr_nonnull(strstr(lines[0], "\"prev\":\"" "0000000000"));
+	j = json_loads(lines[1], 0, NULL);
+	ck_assert_ptr_nonnull(j);
+	/* time, seq first; prev, hash last; nothing null. */
+	json_object_foreach(j, key, val)
+	{
+		if (i == 0)
+			ck_assert_str_eq(key, "time");
+		if (i == 1)
+			ck_assert_str_eq(key, "seq");
+		ck_assert(!json_is_null(val));
+		i++;
+	}
+	ck_assert_int_eq(i, 8);
+	ck_assert_int_eq(json_integer_value(json_object_get(j, "seq")), 2);
+	ck_assert_ptr_nonnull(strstr(lines[1], "\",\"prev\":\""));
+	ck_assert_ptr_nonnull(strstr(lines[1], "\",\"hash\":\""));
+	ck_assert_uint_eq(strlen(json_string_value(json_object_get(j, "time"))),
+			  strlen("2026-12-01T07:40:00.123456Z"));
+	json_decref(j);
+}
+END_TEST
+
+START_TEST(edited_byte)
+{
+	char *p;
+
+	write_log(N, "session_end");
+	load_lines();
+	p = strstr(lines[6], "\"pid\":106");
+	ck_assert_ptr_nonnull(p);
+	p[7] = '7'; /* 106 -> 107 */
+	store_lines();
+	expect_broken(7, 7, "hash mismatch (record edited)");
+}
+END_TEST
+
+START_TEST(edited_hash)
+{
+	size_t n;
+
+	write_log(N, "session_end");
+	load_lines();
+	n = strlen(lines[3]);
+	lines[3][n - 5] = lines[3][n - 5] == 'a' ? 'b' : 'a';
+	store_lines();
+	expect_broken(4, 4, "hash mismatch (record edited)");
+}
+END_TEST
+
+START_TEST(deleted_record)
+{
+	write_log(N, "session_end");
+	load_lines();
+	free(lines[9]);
+	memmove(&lines[9], &lines[10], (nlines - 10) * sizeof(lines[0]));
+	nlines--;
+	store_lines();
+	/* line 10 now holds seq 11, whose prev is seq 10's hash */
+	expect_broken(10, 11, "prev mismatch (record deleted or reordered)");
+}
+END_TEST
+
+START_TEST(deleted_first_record)
+{
+	write_log(N, "session_end");
+	load_lines();
+	free(lines[0]);
+	memmove(&lines[0], &lines[1], (nlines - 1) * sizeof(lines[0]));
+	nlines--;
+	store_lines();
+	expect_broken(1, 2, "prev mismatch (record deleted or reordered)");
+}
+END_TEST
+
+START_TEST(swapped_records)
+{
+	char *t;
+
+	write_log(N, "session_end");
+	load_lines();
+	t = lines[4];
+	lines[4] = lines[5];
+	lines[5] = t;
+	store_lines();
+	expect_broken(5, 6, "prev mismatch (record deleted or reordered)");
+}
+END_TEST
+
+START_TEST(truncated_last_line)
+{
+	size_t n;
+
+	write_log(N, "session_end");
+	load_lines();
+	n = strlen(lines[N - 1]);
+	lines[N - 1][n / 2] = '\0';
+	store_lines();
+	expect_broken(N, 0, "torn line");
+}
+END_TEST
+
+START_TEST(garbage_appended)
+{
+	write_log(N, "session_end");
+	load_lines();
+	lines[nlines++] = strdup("garbage\n");
+	store_lines();
+	expect_broken(N + 1, 0, "not JSON");
+}
+END_TEST
+
+START_TEST(seq_gap_with_valid_hash)
+{
+	/* A forger who recomputes the hash but skips a number. */
+	json_t *j;
+	char *s, *line, hex[65];
+	size_t n;
+
+	write_log(3, NULL);
+	load_lines();
+	j = json_loads(lines[2], 0, NULL);
+	json_object_del(j, "hash");
+	json_object_set_new(j, "seq", json_integer(9));
+	s = json_dumps(j, JSON_COMPACT | JSON_PRESERVE_ORDER);
+	n = strlen(s);
+	ck_assert_int_ge(asprintf(&line, "%.*s,\"hash\":\"%064d\"}", (int)n - 1,
+				  s, 0), 0);
+	ck_assert_int_eq(hx_audit_line_hash(line, strlen(line), hex), 0);
+	memcpy(line + strlen(line) - 66, hex, 64);
+	free(lines[2]);
+	ck_assert_int_ge(asprintf(&lines[2], "%s\n", line), 0);
+	store_lines();
+	expect_broken(3, 9, "seq gap");
+	free(line);
+	free(s);
+	json_decref(j);
+}
+END_TEST
+
+START_TEST(resume_continues_chain)
+{
+	struct hx_audit_verify v;
+
+	write_log(3, NULL);
+	write_log(2, "session_end");
+	ck_assert_int_eq(hx_audit_verify(path, &v), 0);
+	ck_assert_uint_eq(v.records, 5);
+}
+END_TEST
+
+START_TEST(resume_refuses_torn_log)
+{
+	struct hx_audit *a;
+	FILE *f;
+
+	write_log(3, NULL);
+	f = fopen(path, "a");
+	fputs("{\"time\":\"x\",\"se", f);
+	fclose(f);
+	ck_assert_int_eq(hx_audit_open(path, &a), -EBADMSG);
+}
+END_TEST
+
+START_TEST(not_end_warns)
+{
+	struct hx_audit_verify v;
+
+	write_log(3, NULL);
+	ck_assert_int_eq(hx_audit_verify(path, &v), 0);
+	ck_assert(!v.last_is_end);
+}
+END_TEST
+
+static int run_cli(const char *cmd, const char *opt, char **out)
+{
+	char *argv[] = { "harness-audit", (char *)cmd, path, (char *)opt,
+			 NULL };
+	size_t len;
+	FILE *o = open_memstream(out, &len), *e = fopen("/dev/null", "w");
+	int r = hx_audit_cli(opt ? 4 : 3, argv, o, e);
+
+	fclose(o);
+	fclose(e);
+	return r;
+}
+
+START_TEST(cli_verify_messages)
+{
+	char *out, want[256];
+
+	write_log(N, "session_end");
+	ck_assert_int_eq(run_cli("verify", NULL, &out), 0);
+	snprintf(want, sizeof(want), "%s: ok, %d records, chain intact",
+		 path, N);
+	ck_assert_ptr_nonnull(strstr(out, want));
+	free(out);
+	load_lines();
+	free(lines[9]);
+	memmove(&lines[9], &lines[10], (nlines - 10) * sizeof(lines[0]));
+	nlines--;
+	store_lines();
+	ck_assert_int_eq(run_cli("verify", NULL, &out), 1);
+	snprintf(want, sizeof(want),
+		 "%s:10: record seq 11: prev mismatch (record deleted or "
+		 "reordered)\n",
+		 path);
+	ck_assert_str_eq(out, want);
+	free(out);
+}
+END_TEST
+
+START_TEST(cli_summary_and_show)
+{
+	char *out;
+	char *argv[] = { "harness-audit", "show", path, "--verdict", "deny",
+			 "--pid", "103", NULL };
+	size_t len;
+	FILE *o, *e;
+
+	write_log(N, "session_end");
+	ck_assert_int_eq(run_cli("summary", NULL, &out), 0);
+	ck_assert_ptr_nonnull(strstr(out, "20 records"));
+	free(out);
+	o = open_memstream(&out, &len);
+	e = fopen("/dev/null", "w");
+	ck_assert_int_eq(hx_audit_cli(7, argv, o, e), 0);
+	fclose(o);
+	fclose(e);
+	ck_assert_ptr_nonnull(strstr(out, "\"pid\":103"));
+	ck_assert_ptr_null(strchr(strchr(out, '\n') + 1, '\n'));
+	free(out);
+	ck_assert_int_eq(run_cli("show", "--bogus", &out), 2);
+	free(out);
+	ck_assert_int_eq(run_cli("verify", "--help", &out), 2);
+	free(out);
+}
+END_TEST
+
+static Suite *audit_suite(void)
+{
+	Suite *s = suite_create("audit");
+	TCase *tc = tcase_create("chain");
+
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, chain_verifies);
+	tcase_add_test(tc, record_layout);
+	tcase_add_test(tc, edited_byte);
+	tcase_add_test(tc, edited_hash);
+	tcase_add_test(tc, deleted_record);
+	tcase_add_test(tc, deleted_first_record);
+	tcase_add_test(tc, swapped_records);
+	tcase_add_test(tc, truncated_last_line);
+	tcase_add_test(tc, garbage_appended);
+	tcase_add_test(tc, seq_gap_with_valid_hash);
+	tcase_add_test(tc, resume_continues_chain);
+	tcase_add_test(tc, resume_refuses_torn_log);
+	tcase_add_test(tc, not_end_warns);
+	tcase_add_test(tc, cli_verify_messages);
+	tcase_add_test(tc, cli_summary_and_show);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	SRunner *sr = srunner_create(audit_suite());
+	int failed;
+
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}

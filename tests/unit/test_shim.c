@@ -1,0 +1,494 @@
+/* Unit tests for the shim's decision/encoding core (libhxshimcore.a):
+ * path normalization, environment rebuild, local read rules, fopen
+ * modes, request encoding (checked with the full decoder), verdict
+ * parsing and the denial notice. No interposition involved. */
+#define _GNU_SOURCE
+#include <check.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "shim/client.h"
+#include "shim/env.h"
+#include "shim/notice.h"
+#include "shim/path.h"
+#include "shim/readrules.h"
+#include "shim/stack.h"
+#include "shim/wire.h"
+
+static const struct {
+	const char *base, *path, *want;
+} norm_cases[] = {
+    {"/home/u", "a.txt", "/home/u/a.txt"},
+    {"/home/u", "./a/../b", "/home/u/b"},
+    {"/home/u", "../../../x", "/x"},
+    {"/home/u/", "sub//dir///f", "/home/u/sub/dir/f"},
+    {"/", "a", "/a"},
+    {NULL, "/", "/"},
+    {NULL, "//", "/"},
+    {NULL, "/a/b/", "/a/b"},
+    {NULL, "/a/./b/.", "/a/b"},
+    {NULL, "/a/b/..", "/a"},
+    {NULL, "/..", "/"},
+    {NULL, "/a/..b/c", "/a/..b/c"},
+    {NULL, "/etc//passwd", "/etc/passwd"},
+    {"/x/y", "..", "/x"},
+    {"/x/y", ".", "/x/y"},
+};
+
+START_TEST(test_normalize_table)
+{
+	char out[256];
+	long n = hx_spath_normalize(norm_cases[_i].base, norm_cases[_i].path,
+				    out, sizeof(out));
+
+	ck_assert_int_ge(n, 0);
+	ck_assert_str_eq(out, norm_cases[_i].want);
+	ck_assert_int_eq(n, (long)strlen(norm_cases[_i].want));
+}
+END_TEST
+
+START_TEST(test_normalize_errors)
+{
+	char out[8];
+
+	ck_assert_int_eq(hx_spath_normalize("/a", "", out, sizeof(out)),
+			 -EINVAL);
+	ck_assert_int_eq(hx_spath_normalize("rel", "x", out, sizeof(out)),
+			 -EINVAL);
+	ck_assert_int_eq(
+	    hx_spath_normalize(NULL, "/abcdefghij", out, sizeof(out)),
+	    -ENAMETOOLONG);
+	ck_assert_int_eq(hx_spath_normalize(NULL, "/abcdef", out, sizeof(out)),
+			 7);
+}
+END_TEST
+
+START_TEST(test_abs_cwd_and_dirfd)
+{
+	char out[4096], tmpl[] = "/tmp/hxshimXXXXXX", want[4096], old[4096];
+	int fd;
+
+	ck_assert_ptr_nonnull(mkdtemp(tmpl));
+	ck_assert_ptr_nonnull(getcwd(old, sizeof(old)));
+	ck_assert_int_eq(chdir(tmpl), 0);
+	ck_assert_int_gt(hx_spath_abs(AT_FDCWD, "x/../y", out, sizeof(out)), 0);
+	snprintf(want, sizeof(want), "%s/y", tmpl);
+	ck_assert_str_eq(out, want);
+	fd = open("/usr", O_RDONLY | O_DIRECTORY);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_gt(hx_spath_abs(fd, "bin//ls", out, sizeof(out)), 0);
+	ck_assert_str_eq(out, "/usr/bin/ls");
+	ck_assert_int_gt(hx_spath_abs(fd, "/etc/./x", out, sizeof(out)), 0);
+	ck_assert_str_eq(out, "/etc/x");
+	close(fd);
+	ck_assert_int_eq(hx_spath_abs(987654, "rel", out, sizeof(out)), -EBADF);
+	ck_assert_int_eq(hx_spath_abs(AT_FDCWD, "", out, sizeof(out)), -ENOENT);
+	ck_assert_int_eq(chdir(old), 0);
+	rmdir(tmpl);
+}
+END_TEST
+
+#define SHIM "/opt/h/libharness-shim.so"
+#define SOCK "/run/h.sock"
+
+static long rebuild(char **env, char **out, size_t outcap)
+{
+	static char buf[4096];
+
+	return hx_env_rebuild(env, SHIM, SOCK, out, outcap, buf, sizeof(buf));
+}
+
+static int count(char **v, const char *s)
+{
+	int n = 0;
+
+	for (; *v; v++)
+		n += strcmp(*v, s) == 0;
+	return n;
+}
+
+START_TEST(test_env_keeps_and_replaces)
+{
+	char *env[] = {
+	    "A=1", "LD_PRELOAD=/x/other.so /opt/h/libharness-shim.so:/y/b.so",
+	    "HARNESS_SOCKET=/evil", "B=2", NULL};
+	char *out[16];
+	size_t np, nb;
+	long n = rebuild(env, out, 16);
+
+	ck_assert_int_eq(n, 4);
+	ck_assert_ptr_null(out[4]);
+	ck_assert_int_eq(count(out, "A=1"), 1);
+	ck_assert_int_eq(count(out, "B=2"), 1);
+	ck_assert_int_eq(count(out, "LD_PRELOAD=" SHIM ":/x/other.so:/y/b.so"),
+			 1);
+	ck_assert_int_eq(count(out, "HARNESS_SOCKET=" SOCK), 1);
+	ck_assert_int_eq(count(out, "HARNESS_SOCKET=/evil"), 0);
+	hx_env_size(env, SHIM, SOCK, &np, &nb);
+	ck_assert_uint_ge(np, 5);
+}
+END_TEST
+
+START_TEST(test_env_injects_after_env_i)
+{
+	char *empty[] = {NULL};
+	char *out[4];
+
+	ck_assert_int_eq(rebuild(empty, out, 4), 2);
+	ck_assert_str_eq(out[0], "LD_PRELOAD=" SHIM);
+	ck_assert_str_eq(out[1], "HARNESS_SOCKET=" SOCK);
+	ck_assert_ptr_null(out[2]);
+	ck_assert_int_eq(rebuild(NULL, out, 4), 2);
+	ck_assert_str_eq(out[0], "LD_PRELOAD=" SHIM);
+}
+END_TEST
+
+START_TEST(test_env_unset_and_too_small)
+{
+	char *env[] = {"PATH=/bin", "HOME=/root", NULL};
+	char *out[8], small[8];
+
+	ck_assert_int_eq(rebuild(env, out, 8), 4);
+	ck_assert_int_eq(count(out, "PATH=/bin"), 1);
+	ck_assert_int_eq(count(out, "LD_PRELOAD=" SHIM), 1);
+	ck_assert_int_eq(rebuild(env, out, 4), -E2BIG);
+	ck_assert_int_eq(
+	    hx_env_rebuild(env, SHIM, SOCK, out, 8, small, sizeof(small)),
+	    -E2BIG);
+	ck_assert(hx_env_preload_has("a.so:" SHIM, SHIM));
+	ck_assert(!hx_env_preload_has("a.so:b.so", SHIM));
+	ck_assert(!hx_env_preload_has(NULL, SHIM));
+}
+END_TEST
+
+static struct hx_read_rules rules;
+
+static void rules_setup(void)
+{
+	hx_read_rules_reset(&rules);
+	rules.flags = HX_HELLO_LOCAL_READS;
+	rules.default_read = HX_VERDICT_ALLOW;
+	ck_assert_int_eq(
+	    hx_read_rules_add(&rules, HX_VERDICT_DENY, "/home/u/.ssh/**", 15),
+	    0);
+	ck_assert_int_eq(
+	    hx_read_rules_add(&rules, HX_VERDICT_ALLOW, "/home/u/**", 10), 0);
+	ck_assert_int_eq(
+	    hx_read_rules_add(&rules, HX_VERDICT_ASK, "/srv/*.db", 9), 0);
+}
+
+static const struct {
+	const char *path;
+	enum hx_verdict want;
+} read_cases[] = {
+    {"/home/u/src/a.c", HX_VERDICT_ALLOW},
+    {"/home/u/.ssh/id_rsa", HX_VERDICT_DENY}, /* deny beats allow */
+    {"/home/u/.ssh", HX_VERDICT_DENY},
+    {"/srv/x.db", HX_VERDICT_ASK},
+    {"/srv/sub/x.db", HX_VERDICT_ALLOW}, /* default */
+    {"/etc/passwd", HX_VERDICT_ALLOW},
+};
+
+START_TEST(test_read_verdict_table)
+{
+	rules_setup();
+	ck_assert_int_eq(hx_read_verdict(&rules, read_cases[_i].path),
+			 read_cases[_i].want);
+	ck_assert(hx_read_local_allow(&rules, read_cases[_i].path) ==
+		  (read_cases[_i].want == HX_VERDICT_ALLOW));
+}
+END_TEST
+
+START_TEST(test_read_local_needs_flag)
+{
+	rules_setup();
+	rules.flags = HX_HELLO_LOG_READS;
+	ck_assert(!hx_read_local_allow(&rules, "/etc/passwd"));
+	rules.flags = HX_HELLO_LOCAL_READS;
+	rules.default_read = HX_VERDICT_DENY;
+	ck_assert(!hx_read_local_allow(&rules, "/etc/passwd"));
+	ck_assert(hx_read_local_allow(&rules, "/home/u/x"));
+	ck_assert_int_eq(hx_read_rules_add(&rules, 7, "/x", 2), -1);
+}
+END_TEST
+
+START_TEST(test_rules_from_hello)
+{
+	uint8_t buf[512];
+	struct hx_wbuf w;
+	uint8_t rule[16] = {HX_VERDICT_DENY};
+	size_t n;
+
+	memcpy(rule + 1, "/etc/shadow", 11);
+	hx_wire_begin(&w, buf, sizeof(buf), HX_MSG_HELLO_REPLY, 9);
+	hx_wire_put_u32(&w, HX_TAG_FLAGS, HX_HELLO_LOCAL_READS);
+	hx_wire_put_u32(&w, HX_TAG_DEFAULT_READ, HX_VERDICT_ALLOW);
+	hx_wire_put_bytes(&w, HX_TAG_READ_RULE, rule, 12);
+	hx_wire_put_str(&w, HX_TAG_SESSION, "s1");
+	n = hx_wire_finish(&w);
+	ck_assert_int_eq(hx_read_rules_from_hello(&rules, buf, n, 9), 0);
+	ck_assert_uint_eq(rules.nrules, 1);
+	ck_assert(!hx_read_local_allow(&rules, "/etc/shadow"));
+	ck_assert(hx_read_local_allow(&rules, "/etc/passwd"));
+	/* Wrong id, truncated: rejected and reset. */
+	ck_assert_int_eq(hx_read_rules_from_hello(&rules, buf, n, 10), -1);
+	ck_assert_int_eq(hx_read_rules_from_hello(&rules, buf, n - 1, 9), -1);
+	ck_assert_uint_eq(rules.flags, 0);
+}
+END_TEST
+
+static const struct {
+	const char *mode;
+	int flags; /* -1: invalid */
+	enum hx_op op;
+} fopen_cases[] = {
+    {"r", O_RDONLY, HX_OP_READ},
+    {"rb", O_RDONLY, HX_OP_READ},
+    {"re", O_RDONLY | O_CLOEXEC, HX_OP_READ},
+    {"r+", O_RDWR, HX_OP_WRITE},
+    {"w", O_WRONLY | O_CREAT | O_TRUNC, HX_OP_WRITE},
+    {"a", O_WRONLY | O_CREAT | O_APPEND, HX_OP_WRITE},
+    {"wx", O_WRONLY | O_CREAT | O_TRUNC | O_EXCL, HX_OP_WRITE},
+    {"rb+", O_RDWR, HX_OP_WRITE},
+    {"r,ccs=UTF-8", O_RDONLY, HX_OP_READ},
+    {"q", -1, HX_OP_READ},
+    {"", -1, HX_OP_READ},
+};
+
+START_TEST(test_fopen_modes)
+{
+	int f = hx_fopen_flags(fopen_cases[_i].mode);
+
+	ck_assert_int_eq(f, fopen_cases[_i].flags);
+	if (f >= 0)
+		ck_assert_int_eq(hx_open_op(f), fopen_cases[_i].op);
+}
+END_TEST
+
+START_TEST(test_open_flags)
+{
+	ck_assert(hx_open_is_read(O_RDONLY | O_CLOEXEC | O_DIRECTORY));
+	ck_assert(!hx_open_is_read(O_RDONLY | O_CREAT));
+	ck_assert(!hx_open_is_read(O_RDONLY | O_TRUNC));
+	ck_assert(!hx_open_is_read(O_TMPFILE | O_RDWR));
+	ck_assert(!hx_open_is_read(O_WRONLY));
+	ck_assert(!hx_open_is_read(O_RDWR));
+}
+END_TEST
+
+static struct hx_msg msg;
+
+START_TEST(test_request_roundtrip)
+{
+	static uint8_t buf[HX_WIRE_MAX];
+	char *argv[] = {"git", "push", "origin", NULL};
+	struct sockaddr sa = {.sa_family = AF_INET};
+	struct hx_req r = {.call = HX_CALL_EXECVE,
+			   .op = HX_OP_EXEC,
+			   .path = "/usr/bin/git",
+			   .path2 = "/p2",
+			   .has_flags = true,
+			   .flags = 0101,
+			   .has_mode = true,
+			   .mode = 0644,
+			   .argv = argv,
+			   .addr = &sa,
+			   .addrlen = sizeof(sa)};
+	size_t n = hx_req_encode(&r, -1, 77, 10, 11, buf, sizeof(buf), NULL);
+
+	ck_assert_uint_gt(n, 0);
+	ck_assert_int_eq(hx_wire_decode(buf, n, &msg), HX_WIRE_OK);
+	ck_assert_int_eq(msg.hdr.type, HX_MSG_REQUEST);
+	ck_assert_uint_eq(msg.hdr.id, 77);
+	ck_assert_uint_eq(msg.pid, 10);
+	ck_assert_uint_eq(msg.tid, 11);
+	ck_assert_uint_eq(msg.call, HX_CALL_EXECVE);
+	ck_assert_uint_eq(msg.op, HX_OP_EXEC);
+	ck_assert_str_eq(msg.path.s, "/usr/bin/git");
+	ck_assert_str_eq(msg.path2.s, "/p2");
+	ck_assert_uint_eq(msg.flags, 0101);
+	ck_assert_uint_eq(msg.mode, 0644);
+	ck_assert_uint_eq(msg.nargs, 3);
+	ck_assert_str_eq(msg.args[1].s, "push");
+	ck_assert_uint_eq(msg.naddrs, 1);
+	ck_assert_uint_eq(msg.addrs[0].len, sizeof(sa));
+	ck_assert(!hx_msg_has(&msg, HX_TAG_TRUNCATED));
+	ck_assert(!hx_msg_has(&msg, HX_TAG_HOST));
+}
+END_TEST
+
+START_TEST(test_request_truncates_argv)
+{
+	static uint8_t buf[HX_WIRE_MAX];
+	static char big[1000];
+	static char *argv[HX_WIRE_MAX_ARGS + 100];
+	struct hx_req r = {.call = HX_CALL_EXECV,
+			   .op = HX_OP_EXEC,
+			   .path = "/bin/x",
+			   .argv = argv};
+	size_t i, n;
+
+	memset(big, 'a', sizeof(big) - 1);
+	for (i = 0; i < HX_WIRE_MAX_ARGS + 99; i++)
+		argv[i] = big;
+	argv[i] = NULL;
+	n = hx_req_encode(&r, -1, 1, 1, 1, buf, sizeof(buf), NULL);
+	ck_assert_uint_gt(n, 0);
+	ck_assert_int_eq(hx_wire_decode(buf, n, &msg), HX_WIRE_OK);
+	ck_assert_uint_eq(msg.truncated, 1);
+	ck_assert_uint_lt(msg.nargs, HX_WIRE_MAX_ARGS);
+	/* Many short args: capped at the decoder's limit. */
+	for (i = 0; i < HX_WIRE_MAX_ARGS + 99; i++)
+		argv[i] = "x";
+	n = hx_req_encode(&r, -1, 1, 1, 1, buf, sizeof(buf), NULL);
+	ck_assert_int_eq(hx_wire_decode(buf, n, &msg), HX_WIRE_OK);
+	ck_assert_uint_eq(msg.nargs, HX_WIRE_MAX_ARGS);
+	ck_assert_uint_eq(msg.truncated, 1);
+}
+END_TEST
+
+START_TEST(test_report_with_addrs_and_frames)
+{
+	static uint8_t buf[HX_WIRE_MAX];
+	struct sockaddr_in a = {.sin_family = AF_INET}, b = a;
+	const void *addrs[] = {&a, &b};
+	size_t lens[] = {sizeof(a), sizeof(b)};
+	struct hx_req r = {.call = HX_CALL_GETADDRINFO,
+			   .op = HX_OP_RESOLVE,
+			   .host = "example.org",
+			   .addrs = addrs,
+			   .addrlens = lens,
+			   .naddrs = 2,
+			   .frames = true};
+	size_t n =
+	    hx_req_encode(&r, 0, 5, 1, 1, buf, sizeof(buf), (const void *)1);
+
+	ck_assert_int_eq(hx_wire_decode(buf, n, &msg), HX_WIRE_OK);
+	ck_assert_int_eq(msg.hdr.type, HX_MSG_REPORT);
+	ck_assert_str_eq(msg.host.s, "example.org");
+	ck_assert_uint_eq(msg.naddrs, 2);
+	ck_assert_uint_eq(msg.result, 0);
+	ck_assert_uint_gt(msg.nframes, 0); /* this test's own stack */
+	ck_assert_ptr_nonnull(strstr(msg.frames[0].s, "+0x"));
+}
+END_TEST
+
+START_TEST(test_reply_parse)
+{
+	uint8_t buf[256];
+	struct hx_wbuf w;
+	struct hx_reply rep;
+	size_t n;
+
+	hx_wire_begin(&w, buf, sizeof(buf), HX_MSG_VERDICT, 3);
+	hx_wire_put_u32(&w, HX_TAG_VERDICT, HX_VERDICT_DENY);
+	hx_wire_put_u32(&w, HX_TAG_ERRNO, EPERM);
+	hx_wire_put_str(&w, HX_TAG_RULE, "default:file_write");
+	hx_wire_put_u64(&w, HX_TAG_SEQ, 42);
+	n = hx_wire_finish(&w);
+	ck_assert_int_eq(hx_reply_parse(buf, n, 3, &rep), 0);
+	ck_assert_uint_eq(rep.verdict, HX_VERDICT_DENY);
+	ck_assert_uint_eq(rep.err, EPERM);
+	ck_assert_str_eq(rep.rule, "default:file_write");
+	ck_assert_uint_eq(rep.seq, 42);
+	ck_assert(!rep.unreachable);
+	/* Wrong id, short datagram, wrong type: fail closed. */
+	ck_assert_int_eq(hx_reply_parse(buf, n, 4, &rep), -1);
+	ck_assert(rep.unreachable);
+	ck_assert_uint_eq(rep.verdict, HX_VERDICT_DENY);
+	ck_assert_int_eq(hx_reply_parse(buf, n - 2, 3, &rep), -1);
+	hx_wire_begin(&w, buf, sizeof(buf), HX_MSG_HELLO_REPLY, 3);
+	hx_wire_put_u32(&w, HX_TAG_FLAGS, 0);
+	n = hx_wire_finish(&w);
+	ck_assert_int_eq(hx_reply_parse(buf, n, 3, &rep), -1);
+	/* Allow without errno. */
+	hx_wire_begin(&w, buf, sizeof(buf), HX_MSG_VERDICT, 8);
+	hx_wire_put_u32(&w, HX_TAG_VERDICT, HX_VERDICT_ALLOW);
+	n = hx_wire_finish(&w);
+	ck_assert_int_eq(hx_reply_parse(buf, n, 8, &rep), 0);
+	ck_assert_uint_eq(rep.verdict, HX_VERDICT_ALLOW);
+	ck_assert_uint_eq(rep.err, EACCES);
+}
+END_TEST
+
+START_TEST(test_notice)
+{
+	char line[128];
+	size_t n;
+
+	n = hx_notice_format(line, sizeof(line), HX_OP_WRITE, "/etc/passwd",
+			     "default:file_write");
+	ck_assert_str_eq(line, "harness: denied write /etc/passwd (rule "
+			       "default:file_write)\n");
+	ck_assert_uint_eq(n, strlen(line));
+	hx_notice_format(line, sizeof(line), HX_OP_CONNECT, "1.2.3.4:443",
+			 NULL);
+	ck_assert_str_eq(line, "harness: denied connect 1.2.3.4:443 "
+			       "(supervisor unreachable)\n");
+	n = hx_notice_format(line, 20, HX_OP_EXEC, "/very/long/path", "r");
+	ck_assert_uint_eq(n, 19);
+	ck_assert_int_eq(line[18], '\n');
+}
+END_TEST
+
+START_TEST(test_addr_and_frame_format)
+{
+	struct sockaddr_in in = {.sin_family = AF_INET,
+				 .sin_port = htons(443),
+				 .sin_addr.s_addr = htonl(0x7f000001)};
+	char buf[128];
+
+	hx_addr_format((struct sockaddr *)&in, sizeof(in), buf, sizeof(buf));
+	ck_assert_str_eq(buf, "127.0.0.1:443");
+	hx_stack_format(buf, sizeof(buf), "/lib/x86_64-linux-gnu/libc.so.6",
+			0x1a2b3, "execve");
+	ck_assert_str_eq(buf, "libc.so.6+0x1a2b3 execve");
+	hx_stack_format(buf, sizeof(buf), "", 0x10, NULL);
+	ck_assert_str_eq(buf, "?+0x10");
+}
+END_TEST
+
+#define N(a) ((int)(sizeof(a) / sizeof((a)[0])))
+
+static Suite *shim_suite(void)
+{
+	Suite *s = suite_create("shim");
+	TCase *t = tcase_create("core");
+
+	tcase_add_loop_test(t, test_normalize_table, 0, N(norm_cases));
+	tcase_add_test(t, test_normalize_errors);
+	tcase_add_test(t, test_abs_cwd_and_dirfd);
+	tcase_add_test(t, test_env_keeps_and_replaces);
+	tcase_add_test(t, test_env_injects_after_env_i);
+	tcase_add_test(t, test_env_unset_and_too_small);
+	tcase_add_loop_test(t, test_read_verdict_table, 0, N(read_cases));
+	tcase_add_test(t, test_read_local_needs_flag);
+	tcase_add_test(t, test_rules_from_hello);
+	tcase_add_loop_test(t, test_fopen_modes, 0, N(fopen_cases));
+	tcase_add_test(t, test_open_flags);
+	tcase_add_test(t, test_request_roundtrip);
+	tcase_add_test(t, test_request_truncates_argv);
+	tcase_add_test(t, test_report_with_addrs_and_frames);
+	tcase_add_test(t, test_reply_parse);
+	tcase_add_test(t, test_notice);
+	tcase_add_test(t, test_addr_and_frame_format);
+	suite_add_tcase(s, t);
+	return s;
+}
+
+int main(void)
+{
+	SRunner *sr = srunner_create(shim_suite());
+	int failed;
+
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? 1 : 0;
+}

@@ -1,0 +1,734 @@
+/* Supervisor: option parsing, paths, classification, formatting, the
+ * dnsmap, and the server in-process with a good and hostile clients. */
+#define _GNU_SOURCE
+#include <arpa/inet.h>
+#include <check.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <jansson.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "policy/policy.h"
+#include "shim/wire.h"
+#include "supervisor/audit.h"
+#include "supervisor/classify.h"
+#include "supervisor/dnsmap.h"
+#include "supervisor/fmt.h"
+#include "supervisor/options.h"
+#include "supervisor/path.h"
+#include "supervisor/pipeline.h"
+#include "supervisor/resolve.h"
+#include "supervisor/server.h"
+#include "supervisor/session.h"
+
+/* ---- options ---- */
+
+static const struct {
+	const char *args; /* space separated, after argv[0] */
+	int ok;
+	const char *policy, *audit_log, *session, *cmd0;
+	int mode, ncmd;
+	bool quiet, verbose, help;
+} opt_table[] = {
+	{ "-- ls -l", 1, NULL, NULL, NULL, "ls", -1, 2, 0, 0, 0 },
+	{ "ls -l", 1, NULL, NULL, NULL, "ls", -1, 2, 0, 0, 0 },
+	{ "--policy p.yaml --mode audit -- make", 1, "p.yaml", NULL, NULL,
+	  "make", 1, 1, 0, 0, 0 },
+	{ "--policy=p.yaml --mode=enforce true", 1, "p.yaml", NULL, NULL,
+	  "true", 0, 1, 0, 0, 0 },
+	{ "--audit-log /tmp/a.jsonl --session s1 -q -- sh -c x", 1, NULL,
+	  "/tmp/a.jsonl", "s1", "sh", -1, 3, 1, 0, 0 },
+	{ "--verbose -- --weird", 1, NULL, NULL, NULL, "--weird", -1, 1, 0, 1,
+	  0 },
+	{ "ls --mode audit", 1, NULL, NULL, NULL, "ls", -1, 3, 0, 0, 0 },
+	{ "--help", 1, NULL, NULL, NULL, NULL, -1, 0, 0, 0, 1 },
+	{ .args = "", .ok = 0 },
+	{ .args = "--", .ok = 0 },
+	{ .args = "--mode", .ok = 0 },
+	{ .args = "--mode bogus ls", .ok = 0 },
+	{ .args = "--session a/b ls", .ok = 0 },
+	{ .args = "--session .. ls", .ok = 0 },
+	{ .args = "--session "
+		  "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
+		  " ls",
+	  .ok = 0 },
+	{ .args = "--unknown ls", .ok = 0 },
+	{ .args = "--policy= ls", .ok = 0 },
+	{ .args = "--quiet --verbose ls", .ok = 0 },
+	{ .args = "--policyx=a ls", .ok = 0 },
+};
+
+START_TEST(options_table)
+{
+	char buf[512], *argv[32], err[256], *tok, *save;
+	struct hx_options o;
+	int argc = 0, r;
+
+	snprintf(buf, sizeof(buf), "%s", opt_table[_i].args);
+	argv[argc++] = "harness-exec";
+	for (tok = strtok_r(buf, " ", &save); tok;
+	     tok = strtok_r(NULL, " ", &save))
+		argv[argc++] = tok;
+	argv[argc] = NULL;
+	r = hx_options_parse(argc, argv, &o, err, sizeof(err));
+	if (!opt_table[_i].ok) {
+		ck_assert_msg(r == -EINVAL, "'%s' parsed", opt_table[_i].args);
+		ck_assert_msg(err[0], "'%s': no message", opt_table[_i].args);
+		return;
+	}
+	ck_assert_msg(r == 0, "'%s': %s", opt_table[_i].args, err);
+	ck_assert_int_eq(o.mode, opt_table[_i].mode);
+	ck_assert_int_eq(o.ncmd, opt_table[_i].ncmd);
+	ck_assert_int_eq(o.quiet, opt_table[_i].quiet);
+	ck_assert_int_eq(o.verbose, opt_table[_i].verbose);
+	ck_assert_int_eq(o.help, opt_table[_i].help);
+	if (opt_table[_i].policy)
+		ck_assert_str_eq(o.policy, opt_table[_i].policy);
+	else
+		ck_assert_ptr_null(o.policy);
+	if (opt_table[_i].audit_log)
+		ck_assert_str_eq(o.audit_log, opt_table[_i].audit_log);
+	if (opt_table[_i].session)
+		ck_assert_str_eq(o.session, opt_table[_i].session);
+	if (opt_table[_i].cmd0)
+		ck_assert_str_eq(o.cmd[0], opt_table[_i].cmd0);
+	if (o.ncmd)
+		ck_assert_ptr_null(o.cmd[o.ncmd]);
+}
+END_TEST
+
+/* ---- paths ---- */
+
+static const struct {
+	const char *in, *out;
+	int err;
+} norm_table[] = {
+	{ "/", "/", 0 },
+	{ "//", "/", 0 },
+	{ "/a/b/c", "/a/b/c", 0 },
+	{ "/a//b///c/", "/a/b/c", 0 },
+	{ "/a/./b/.", "/a/b", 0 },
+	{ "/a/b/../c", "/a/c", 0 },
+	{ "/../../etc/passwd", "/etc/passwd", 0 },
+	{ "/a/..", "/", 0 },
+	{ "/proj/../home/u/.ssh/id_rsa", "/home/u/.ssh/id_rsa", 0 },
+	{ "/a/...", "/a/...", 0 },
+	{ "/a/..b", "/a/..b", 0 },
+	{ "relative/path", NULL, -EINVAL },
+	{ "", NULL, -EINVAL },
+	{ "./x", NULL, -EINVAL },
+};
+
+START_TEST(normalize_table)
+{
+	char out[PATH_MAX];
+	int r = hx_path_normalize(norm_table[_i].in, out, sizeof(out));
+
+	ck_assert_int_eq(r, norm_table[_i].err);
+	if (!r)
+		ck_assert_str_eq(out, norm_table[_i].out);
+}
+END_TEST
+
+START_TEST(normalize_too_long)
+{
+	static char in[PATH_MAX + 10], out[PATH_MAX];
+
+	memset(in, 'a', sizeof(in) - 1);
+	in[0] = '/';
+	ck_assert_int_eq(hx_path_normalize(in, out, sizeof(out)),
+			 -ENAMETOOLONG);
+	ck_assert_int_eq(hx_path_normalize("/abc", out, 3), -ENAMETOOLONG);
+}
+END_TEST
+
+START_TEST(proc_self_rewrite)
+{
+	char b[PATH_MAX];
+
+	strcpy(b, "/proc/self/fd/3");
+	hx_path_rewrite_proc_self(b, sizeof(b), 42, 43);
+	ck_assert_str_eq(b, "/proc/42/fd/3");
+	strcpy(b, "/proc/thread-self/comm");
+	hx_path_rewrite_proc_self(b, sizeof(b), 42, 43);
+	ck_assert_str_eq(b, "/proc/42/task/43/comm");
+	strcpy(b, "/proc/selfish");
+	hx_path_rewrite_proc_self(b, sizeof(b), 42, 43);
+	ck_assert_str_eq(b, "/proc/selfish");
+}
+END_TEST
+
+START_TEST(resolve_symlinks)
+{
+	char dir[] = "/tmp/hx-test-resolve-XXXXXX", p[PATH_MAX + 64];
+	char q[PATH_MAX + 64], out[PATH_MAX], real[PATH_MAX];
+	pid_t me = getpid();
+
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	ck_assert_ptr_nonnull(realpath(dir, real));
+	snprintf(p, sizeof(p), "%s/secret", real);
+	close(open(p, O_CREAT | O_WRONLY, 0600));
+	snprintf(q, sizeof(q), "%s/link", real);
+	ck_assert_int_eq(symlink(p, q), 0);
+	snprintf(q, sizeof(q), "%s/rel", real);
+	ck_assert_int_eq(symlink("secret", q), 0);
+	snprintf(q, sizeof(q), "%s/dirlink", real);
+	ck_assert_int_eq(symlink(real, q), 0);
+
+	/* an absolute link, followed */
+	snprintf(q, sizeof(q), "%s/link", real);
+	ck_assert_int_eq(hx_path_resolve(me, 0, q, true, out, sizeof(out)), 0);
+	ck_assert_str_eq(out, p);
+	/* not followed when the op acts on the link itself */
+	ck_assert_int_eq(hx_path_resolve(me, 0, q, false, out, sizeof(out)),
+			 0);
+	ck_assert_str_eq(out, q);
+	/* relative link */
+	snprintf(q, sizeof(q), "%s/rel", real);
+	ck_assert_int_eq(hx_path_resolve(me, 0, q, true, out, sizeof(out)), 0);
+	ck_assert_str_eq(out, p);
+	/* a file not created yet under a linked dir */
+	snprintf(q, sizeof(q), "%s/dirlink/new/deeper", real);
+	ck_assert_int_eq(hx_path_resolve(me, 0, q, true, out, sizeof(out)), 0);
+	snprintf(p, sizeof(p), "%s/new/deeper", real);
+	ck_assert_str_eq(out, p);
+	/* /proc/self is the agent's, and written back as /proc/self */
+	ck_assert_int_eq(hx_path_resolve(me, 0, "/proc/self/cwd", false, out,
+					 sizeof(out)),
+			 0);
+	ck_assert_str_eq(out, "/proc/self/cwd");
+	/* a loop */
+	snprintf(q, sizeof(q), "%s/loop", real);
+	ck_assert_int_eq(symlink(q, q), 0);
+	ck_assert_int_eq(hx_path_resolve(me, 0, q, true, out, sizeof(out)),
+			 -ELOOP);
+	snprintf(q, sizeof(q), "rm -rf '%s'", real);
+	ck_assert_int_eq(system(q), 0);
+}
+END_TEST
+
+START_TEST(resolve_pipe_fd)
+{
+	int fds[2];
+	char in[64], out[PATH_MAX];
+
+	ck_assert_int_eq(pipe(fds), 0);
+	snprintf(in, sizeof(in), "/proc/self/fd/%d", fds[1]);
+	/* pipe:[N] names no file: the walk stops at the fd link. */
+	ck_assert_int_eq(hx_path_resolve(getpid(), 0, in, true, out,
+					 sizeof(out)),
+			 0);
+	ck_assert_str_eq(out, in);
+	close(fds[0]);
+	close(fds[1]);
+}
+END_TEST
+
+/* ---- classification ---- */
+
+static const struct {
+	const char *argv; /* space separated */
+	const char *cls;
+	enum hx_risk risk;
+} cls_table[] = {
+	{ "ls -la", "read_only", HX_RISK_LOW },
+	{ "/usr/bin/cat /etc/hosts", "read_only", HX_RISK_LOW },
+	{ "git status", "read_only", HX_RISK_LOW },
+	{ "git -C /x log --oneline", "read_only", HX_RISK_LOW },
+	{ "git commit -m x", "mutating", HX_RISK_MEDIUM },
+	{ "sed -i s/a/b/ f", "mutating", HX_RISK_MEDIUM },
+	{ "sed s/a/b/ f", "other", HX_RISK_HIGH },
+	{ "make -j2", "mutating", HX_RISK_MEDIUM },
+	{ "gcc -c x.c", "mutating", HX_RISK_MEDIUM },
+	{ "rm -rf /", "destructive", HX_RISK_HIGH },
+	{ "git reset --hard", "destructive", HX_RISK_HIGH },
+	{ "git clean -fdx", "destructive", HX_RISK_HIGH },
+	{ "git push --force origin main", "destructive", HX_RISK_HIGH },
+	{ "git push origin main", "network", HX_RISK_HIGH },
+	{ "curl https://x", "network", HX_RISK_HIGH },
+	{ "sudo ls", "privilege", HX_RISK_CRITICAL },
+	{ "chmod 777 x", "privilege", HX_RISK_CRITICAL },
+	{ "apt-get install foo", "package_install", HX_RISK_HIGH },
+	{ "pip3 install requests", "package_install", HX_RISK_HIGH },
+	{ "python3 -m pip install x", "package_install", HX_RISK_HIGH },
+	{ "npm i left-pad", "package_install", HX_RISK_HIGH },
+	{ "npm test", "mutating", HX_RISK_MEDIUM },
+	{ "sh -c ls", "code", HX_RISK_HIGH },
+	{ "python3.11 -c print(1)", "code", HX_RISK_HIGH },
+	{ "node -e 1", "code", HX_RISK_HIGH },
+	{ "env -i FOO=1 rm x", "destructive", HX_RISK_HIGH },
+	{ "timeout 5 curl x", "network", HX_RISK_HIGH },
+	{ "busybox rm x", "destructive", HX_RISK_HIGH },
+	{ "frobnicate", "other", HX_RISK_HIGH },
+};
+
+START_TEST(classify_table)
+{
+	char buf[256], *argv[16], *tok, *save;
+	size_t argc = 0;
+	struct hx_exec_class c;
+
+	snprintf(buf, sizeof(buf), "%s", cls_table[_i].argv);
+	for (tok = strtok_r(buf, " ", &save); tok;
+	     tok = strtok_r(NULL, " ", &save))
+		argv[argc++] = tok;
+	c = hx_classify_exec(NULL, (const char *const *)argv, argc);
+	ck_assert_msg(!strcmp(c.name, cls_table[_i].cls) &&
+			      c.risk == cls_table[_i].risk,
+		      "'%s': got %s/%d, want %s/%d", cls_table[_i].argv,
+		      c.name, c.risk, cls_table[_i].cls, cls_table[_i].risk);
+}
+END_TEST
+
+/* ---- formatting ---- */
+
+START_TEST(format_values)
+{
+	char b[256];
+	struct sockaddr_in in = { .sin_family = AF_INET,
+				  .sin_port = htons(443) };
+	struct sockaddr_in6 in6 = { .sin6_family = AF_INET6,
+				    .sin6_port = htons(80) };
+	struct sockaddr_un un = { .sun_family = AF_UNIX };
+	struct timespec ts = { 1795938000, 123456789 };
+
+	inet_pton(AF_INET, "1.2.3.4", &in.sin_addr);
+	inet_pton(AF_INET6, "::1", &in6.sin6_addr);
+	ck_assert_str_eq(hx_fmt_sockaddr(&in, sizeof(in), b, sizeof(b)),
+			 "1.2.3.4:443");
+	ck_assert_str_eq(hx_fmt_sockaddr(&in6, sizeof(in6), b, sizeof(b)),
+			 "[::1]:80");
+	strcpy(un.sun_path, "/run/x.sock");
+	ck_assert_str_eq(hx_fmt_sockaddr(&un, sizeof(un), b, sizeof(b)),
+			 "unix:/run/x.sock");
+	memcpy(un.sun_path, "\0abs\n", 5);
+	ck_assert_str_eq(hx_fmt_sockaddr(&un,
+					 offsetof(struct sockaddr_un, sun_path) +
+						 5,
+					 b, sizeof(b)),
+			 "unix:@abs\\x0a");
+	ck_assert_str_eq(hx_fmt_sockaddr(&in, 4, b, sizeof(b)), "family:2");
+	ck_assert_str_eq(hx_fmt_sockaddr(&in, 1, b, sizeof(b)), "invalid");
+	ck_assert_str_eq(hx_fmt_open_flags(O_WRONLY | O_CREAT | O_TRUNC, b,
+					   sizeof(b)),
+			 "O_WRONLY|O_CREAT|O_TRUNC");
+	ck_assert_str_eq(hx_fmt_open_flags(O_RDONLY | O_CLOEXEC, b, sizeof(b)),
+			 "O_RDONLY|O_CLOEXEC");
+	ck_assert_str_eq(hx_fmt_mode(0644, b, sizeof(b)), "0644");
+	ck_assert_str_eq(hx_fmt_time(&ts, b, sizeof(b)),
+			 "2026-11-29T07:40:00.123456Z");
+}
+END_TEST
+
+/* ---- session ---- */
+
+START_TEST(session_paths)
+{
+	struct hx_session s;
+	char id[32];
+	int i;
+
+	setenv("XDG_STATE_HOME", "/xdg", 1);
+	ck_assert_int_eq(hx_session_init(&s, "n1", NULL, "/p/pol.yaml"), 0);
+	ck_assert_str_eq(s.dir, "/xdg/harness/sessions/n1");
+	ck_assert_str_eq(s.audit_path, "/xdg/harness/sessions/n1/audit.jsonl");
+	ck_assert_str_eq(s.sock_path, "/xdg/harness/sessions/n1/sock");
+	ck_assert_uint_eq(s.nprotect, 5);
+	ck_assert_str_eq(s.protect[0], "/xdg/harness/sessions/n1/**");
+	ck_assert_str_eq(s.protect[4], "/p/pol.yaml");
+	/* a deep state dir does not fit sun_path: /tmp fallback */
+	setenv("XDG_STATE_HOME",
+	       "/a/very/long/state/directory/that/goes/on/and/on/and/on/"
+	       "for/more/than/one/hundred/and/eight/bytes",
+	       1);
+	ck_assert_int_eq(hx_session_init(&s, "n1", NULL, NULL), 0);
+	ck_assert_ptr_nonnull(strstr(s.sock_path, "/tmp/harness-"));
+	ck_assert_int_eq(hx_session_init(&s, "bad/name", NULL, NULL), -EINVAL);
+	setenv("XDG_STATE_HOME", "/x[y]", 1);
+	ck_assert_int_eq(hx_session_init(&s, "n1", NULL, NULL), 0);
+	ck_assert_str_eq(s.protect[0], "/x\\[y\\]/harness/sessions/n1/**");
+	unsetenv("XDG_STATE_HOME");
+	for (i = 0; i < 3; i++) {
+		ck_assert_int_eq(hx_session_new_id(id, sizeof(id)), 0);
+		ck_assert_uint_eq(strlen(id), 23);
+		ck_assert(hx_session_name_valid(id));
+	}
+}
+END_TEST
+
+START_TEST(rmtree_no_follow)
+{
+	char dir[] = "/tmp/hx-test-rm-XXXXXX", keep[] = "/tmp/hx-test-keep-XXXXXX";
+	char p[256];
+	struct stat st;
+
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	ck_assert_ptr_nonnull(mkdtemp(keep));
+	snprintf(p, sizeof(p), "%s/file", keep);
+	close(open(p, O_CREAT | O_WRONLY, 0600));
+	snprintf(p, sizeof(p), "%s/sub/deep", dir);
+	mkdir(strrchr(strcpy(p, dir), '\0') ? p : p, 0700);
+	snprintf(p, sizeof(p), "%s/sub", dir);
+	ck_assert_int_eq(mkdir(p, 0700), 0);
+	snprintf(p, sizeof(p), "%s/sub/escape", dir);
+	ck_assert_int_eq(symlink(keep, p), 0);
+	ck_assert_int_eq(hx_rmtree(dir), 0);
+	ck_assert_int_ne(stat(dir, &st), 0);
+	snprintf(p, sizeof(p), "%s/file", keep);
+	ck_assert_int_eq(stat(p, &st), 0); /* the link target survived */
+	unlink(p);
+	rmdir(keep);
+}
+END_TEST
+
+/* ---- dnsmap ---- */
+
+START_TEST(dnsmap_basic)
+{
+	struct hx_dnsmap *m;
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons(1) };
+	struct sockaddr_in b = a;
+	char names[4][HX_DNSMAP_NAME_MAX];
+
+	ck_assert_int_eq(hx_dnsmap_new(2, &m), 0);
+	inet_pton(AF_INET, "10.0.0.1", &a.sin_addr);
+	inet_pton(AF_INET, "10.0.0.2", &b.sin_addr);
+	ck_assert_int_eq(hx_dnsmap_add(m, (void *)&a, sizeof(a), "a.example", 0),
+			 0);
+	ck_assert_int_eq(hx_dnsmap_add(m, (void *)&a, sizeof(a), "a.example", 0),
+			 0);
+	ck_assert_uint_eq(hx_dnsmap_size(m), 1);
+	b.sin_port = htons(443); /* the port does not matter */
+	ck_assert_uint_eq(hx_dnsmap_lookup(m, (void *)&b, sizeof(b), names, 4),
+			  0);
+	ck_assert_int_eq(hx_dnsmap_add(m, (void *)&a, sizeof(a), "alias", 5), 0);
+	ck_assert_uint_eq(hx_dnsmap_lookup(m, (void *)&a, sizeof(a), names, 4),
+			  2);
+	/* full: the entry closest to expiry ("alias", 5 s) goes */
+	ck_assert_int_eq(hx_dnsmap_add(m, (void *)&b, sizeof(b), "b", 0), 0);
+	ck_assert_uint_eq(hx_dnsmap_size(m), 2);
+	ck_assert_uint_eq(hx_dnsmap_lookup(m, (void *)&a, sizeof(a), names, 4),
+			  1);
+	ck_assert_str_eq(names[0], "a.example");
+	ck_assert_int_eq(hx_dnsmap_add(m, (void *)&a, 3, "x", 0), -EINVAL);
+	hx_dnsmap_free(m);
+	hx_dnsmap_free(NULL);
+}
+END_TEST
+
+/* ---- the server, in process ---- */
+
+static char sdir[64], sock[128], logpath[128];
+static struct hx_policy *policy;
+static struct hx_audit *audit;
+static struct hx_pipeline pl;
+static struct hx_server *srv;
+static pthread_t thr;
+static volatile int stop;
+
+static void *serve(void *arg)
+{
+	(void)arg;
+	while (!stop)
+		hx_server_run_once(srv, 20);
+	return NULL;
+}
+
+static void server_up(enum hx_mode mode)
+{
+	struct hx_policy_vars vars = { 0 };
+	struct hx_policy_error err;
+	char buf[512];
+
+	strcpy(sdir, "/tmp/hx-test-srv-XXXXXX");
+	ck_assert_ptr_nonnull(mkdtemp(sdir));
+	snprintf(sock, sizeof(sock), "%s/sock", sdir);
+	snprintf(logpath, sizeof(logpath), "%s/audit.jsonl", sdir);
+	vars.home = "/home/hx-test";
+	vars.cwd = vars.worktree = sdir;
+	vars.tmpdir = sdir;
+	vars.session = "test";
+	ck_assert_msg(hx_policy_load_default(&vars, &policy, &err) == 0, "%s",
+		      hx_policy_error_format(&err, buf, sizeof(buf)));
+	ck_assert_int_eq(hx_audit_open(logpath, &audit), 0);
+	memset(&pl, 0, sizeof(pl));
+	pl.policy = policy;
+	pl.audit = audit;
+	pl.session = "test";
+	pl.mode = mode;
+	ck_assert_int_eq(hx_server_new(&pl, &srv), 0);
+	ck_assert_int_eq(hx_server_listen(srv, sock), 0);
+	stop = 0;
+	ck_assert_int_eq(pthread_create(&thr, NULL, serve, NULL), 0);
+}
+
+static void server_down(void)
+{
+	stop = 1;
+	pthread_join(thr, NULL);
+}
+
+static void server_free(void)
+{
+	hx_server_free(srv);
+	hx_audit_close(audit);
+	hx_policy_free(policy);
+	unlink(sock);
+	unlink(logpath);
+	rmdir(sdir);
+}
+
+static int client(void)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	struct timeval tv = { 5, 0 };
+	int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+
+	strcpy(sa.sun_path, sock);
+	ck_assert_int_eq(connect(fd, (void *)&sa, sizeof(sa)), 0);
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	return fd;
+}
+
+static struct hx_msg reply;
+
+/* Sends a write request for path; returns the verdict (-1: no reply). */
+static int ask_write(int fd, const char *path, uint32_t id)
+{
+	uint8_t b[1024];
+	struct hx_wbuf w;
+	ssize_t n;
+	size_t len;
+
+	hx_wire_begin(&w, b, sizeof(b), HX_MSG_REQUEST, id);
+	hx_wire_put_u32(&w, HX_TAG_PID, (uint32_t)getpid());
+	hx_wire_put_u32(&w, HX_TAG_CALL, HX_CALL_OPENAT);
+	hx_wire_put_u32(&w, HX_TAG_OP, HX_OP_WRITE);
+	hx_wire_put_str(&w, HX_TAG_PATH, path);
+	hx_wire_put_u32(&w, HX_TAG_FLAGS, O_WRONLY | O_CREAT);
+	len = hx_wire_finish(&w);
+	if (send(fd, b, len, MSG_NOSIGNAL) != (ssize_t)len)
+		return -1;
+	n = recv(fd, b, sizeof(b), 0);
+	if (n <= 0 || hx_wire_decode(b, (size_t)n, &reply) ||
+	    reply.hdr.type != HX_MSG_VERDICT || reply.hdr.id != id)
+		return -1;
+	return (int)reply.verdict;
+}
+
+/* A hostile client is cut off: recv gets EOF. */
+static void expect_closed(int fd)
+{
+	char b[16];
+
+	ck_assert_int_eq(recv(fd, b, sizeof(b), 0), 0);
+	close(fd);
+}
+
+START_TEST(server_good_and_hostile)
+{
+	int good, bad, i;
+	uint8_t b[256];
+	static uint8_t big[70000];
+	struct hx_wbuf w;
+	size_t len;
+	char path[256];
+	struct hx_server_stats st;
+	struct hx_audit_verify v;
+
+	server_up(HX_MODE_ENFORCE);
+	good = client();
+
+	/* HELLO -> HELLO_REPLY with the session and read rules */
+	hx_wire_begin(&w, b, sizeof(b), HX_MSG_HELLO, 1);
+	hx_wire_put_u32(&w, HX_TAG_PID, (uint32_t)getpid());
+	hx_wire_put_str(&w, HX_TAG_ARG, "test");
+	len = hx_wire_finish(&w);
+	ck_assert_int_eq(send(good, b, len, 0), (ssize_t)len);
+	{
+		static uint8_t rb[HX_WIRE_MAX];
+		ssize_t n = recv(good, rb, sizeof(rb), 0);
+
+		ck_assert_int_gt(n, 0);
+		ck_assert_int_eq(hx_wire_decode(rb, (size_t)n, &reply), 0);
+		ck_assert_uint_eq(reply.hdr.type, HX_MSG_HELLO_REPLY);
+		ck_assert_str_eq(reply.session.s, "test");
+		ck_assert(reply.flags & HX_HELLO_LOCAL_READS);
+		ck_assert_uint_gt(reply.nrules, 0);
+	}
+	snprintf(path, sizeof(path), "%s/ok.txt", sdir);
+	ck_assert_int_eq(ask_write(good, path, 2), HX_VERDICT_ALLOW);
+	ck_assert_int_eq(ask_write(good, "/etc/hx-denied", 3), HX_VERDICT_DENY);
+	ck_assert_uint_eq(reply.err, EACCES);
+	ck_assert_str_eq(reply.rule.s, "default:file_write");
+	ck_assert_uint_gt(reply.seq, 0);
+
+	/* garbage */
+	bad = client();
+	ck_assert_int_eq(send(bad, "garbage!", 8, 0), 8);
+	expect_closed(bad);
+	ck_assert_int_eq(ask_write(good, path, 4), HX_VERDICT_ALLOW);
+
+	/* truncated: a valid request cut short */
+	bad = client();
+	hx_wire_begin(&w, b, sizeof(b), HX_MSG_REQUEST, 9);
+	hx_wire_put_u32(&w, HX_TAG_CALL, HX_CALL_OPEN);
+	hx_wire_put_u32(&w, HX_TAG_OP, HX_OP_WRITE);
+	len = hx_wire_finish(&w);
+	ck_assert_int_eq(send(bad, b, len - 3, 0), (ssize_t)len - 3);
+	expect_closed(bad);
+	ck_assert_int_eq(ask_write(good, path, 5), HX_VERDICT_ALLOW);
+
+	/* oversized: > 64 KiB */
+	bad = client();
+	memset(big, 0, sizeof(big));
+	ck_assert_int_eq(send(bad, big, sizeof(big), 0), (ssize_t)sizeof(big));
+	expect_closed(bad);
+	ck_assert_int_eq(ask_write(good, path, 6), HX_VERDICT_ALLOW);
+
+	/* wrong type: a VERDICT from a client */
+	bad = client();
+	hx_wire_begin(&w, b, sizeof(b), HX_MSG_VERDICT, 1);
+	hx_wire_put_u32(&w, HX_TAG_VERDICT, HX_VERDICT_ALLOW);
+	len = hx_wire_finish(&w);
+	ck_assert_int_eq(send(bad, b, len, 0), (ssize_t)len);
+	expect_closed(bad);
+
+	/* a relative path is judged as no path: denied */
+	ck_assert_int_eq(ask_write(good, "relative.txt", 7), HX_VERDICT_DENY);
+	for (i = 0; i < 50; i++)
+		ck_assert_int_eq(ask_write(good, path, 100 + (uint32_t)i),
+				 HX_VERDICT_ALLOW);
+	close(good);
+	server_down();
+	hx_server_stats(srv, &st);
+	ck_assert_uint_eq(st.protocol_errors, 4);
+	ck_assert_uint_eq(st.conns_accepted, 5);
+	hx_audit_sync(audit);
+	ck_assert_int_eq(hx_audit_verify(logpath, &v), 0);
+	/* 1 hello + 56 decisions + 4 protocol errors */
+	ck_assert_uint_eq(v.records, 61);
+	server_free();
+}
+END_TEST
+
+START_TEST(server_forked_sender_is_identified)
+{
+	int fd, st;
+	pid_t child;
+	FILE *f;
+	char *line = NULL, want[64];
+	size_t cap = 0;
+	bool found = false;
+
+	server_up(HX_MODE_AUDIT);
+	fd = client();
+	/* A child sharing the connection: the kernel, not SO_PEERCRED or
+	 * the message, says who sent it. */
+	child = fork();
+	if (child == 0)
+		_exit(ask_write(fd, "/etc/hx-audit-mode", 1) ==
+			      HX_VERDICT_ALLOW
+		      ? 0
+		      : 1);
+	ck_assert_int_eq(waitpid(child, &st, 0), child);
+	ck_assert_int_eq(WEXITSTATUS(st), 0); /* audit mode: allowed */
+	close(fd);
+	server_down();
+	hx_audit_sync(audit);
+	snprintf(want, sizeof(want), "\"pid\":%d,", (int)child);
+	f = fopen(logpath, "r");
+	while (getline(&line, &cap, f) > 0)
+		if (strstr(line, "/etc/hx-audit-mode") && strstr(line, want) &&
+		    strstr(line, "\"verdict\":\"deny\",\"enforced\":false"))
+			found = true;
+	free(line);
+	fclose(f);
+	if (!found)
+		{ char c[256]; snprintf(c, sizeof(c), "cat %s >&2", logpath); ck_assert_int_ge(system(c), 0); }
+	ck_assert_msg(found, "no record of the child's request as its pid");
+	server_free();
+}
+END_TEST
+
+START_TEST(server_drops_client_not_reading)
+{
+	int fd, i;
+	uint8_t b[512];
+	struct hx_wbuf w;
+	size_t len;
+	struct hx_server_stats st;
+
+	server_up(HX_MODE_ENFORCE);
+	fd = client();
+	hx_wire_begin(&w, b, sizeof(b), HX_MSG_REQUEST, 1);
+	hx_wire_put_u32(&w, HX_TAG_CALL, HX_CALL_OPEN);
+	hx_wire_put_u32(&w, HX_TAG_OP, HX_OP_WRITE);
+	hx_wire_put_str(&w, HX_TAG_PATH, "/etc/x");
+	len = hx_wire_finish(&w);
+	/* Keep sending, never reading, until the server gives up on us. */
+	for (i = 0; i < 4000; i++) {
+		if (send(fd, b, len, MSG_NOSIGNAL | MSG_DONTWAIT) >= 0)
+			continue;
+		if (errno != EAGAIN)
+			break;
+		usleep(1000);
+	}
+	ck_assert_int_lt(i, 4000);
+	usleep(100000);
+	server_down();
+	hx_server_stats(srv, &st);
+	ck_assert_uint_eq(st.conns_open, 0);
+	ck_assert_uint_eq(st.protocol_errors, 1);
+	close(fd);
+	server_free();
+}
+END_TEST
+
+static Suite *supervisor_suite(void)
+{
+	Suite *s = suite_create("supervisor");
+	TCase *tc = tcase_create("units"), *ts = tcase_create("server");
+
+	tcase_add_loop_test(tc, options_table, 0,
+			    (int)(sizeof(opt_table) / sizeof(opt_table[0])));
+	tcase_add_loop_test(tc, normalize_table, 0,
+			    (int)(sizeof(norm_table) / sizeof(norm_table[0])));
+	tcase_add_test(tc, normalize_too_long);
+	tcase_add_test(tc, proc_self_rewrite);
+	tcase_add_test(tc, resolve_symlinks);
+	tcase_add_test(tc, resolve_pipe_fd);
+	tcase_add_loop_test(tc, classify_table, 0,
+			    (int)(sizeof(cls_table) / sizeof(cls_table[0])));
+	tcase_add_test(tc, format_values);
+	tcase_add_test(tc, session_paths);
+	tcase_add_test(tc, rmtree_no_follow);
+	tcase_add_test(tc, dnsmap_basic);
+	tcase_set_timeout(ts, 30);
+	tcase_add_test(ts, server_good_and_hostile);
+	tcase_add_test(ts, server_forked_sender_is_identified);
+	tcase_add_test(ts, server_drops_client_not_reading);
+	suite_add_tcase(s, tc);
+	suite_add_tcase(s, ts);
+	return s;
+}
+
+int main(void)
+{
+	SRunner *sr = srunner_create(supervisor_suite());
+	int failed;
+
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}

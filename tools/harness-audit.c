@@ -1,0 +1,9 @@
+/* harness-audit: see supervisor/auditcli.h. */
+#include <stdio.h>
+
+#include "supervisor/auditcli.h"
+
+int main(int argc, char **argv)
+{
+	return hx_audit_cli(argc, argv, stdout, stderr);
+}

@@ -1,0 +1,368 @@
+/* harness-policy: check a policy file, explain a decision, print the
+ * embedded default. All the logic is in libhxpolicy. */
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "policy/policy.h"
+
+enum cmd { CMD_NONE, CMD_CHECK, CMD_EXPLAIN, CMD_DEFAULT };
+
+struct args {
+	enum cmd cmd;
+	const char *policy; /* explain: NULL for the default */
+	int nargs;	    /* check: files; explain: event words */
+	char **args;
+};
+
+static const char usage_main[] =
+	"Usage: harness-policy [-h] COMMAND [ARGS...]\n"
+	"\n"
+	"Check, explain and print harness policies.\n"
+	"\n"
+	"Commands:\n"
+	"  check FILE...                       validate policy files and run "
+	"their examples\n"
+	"  explain [--policy FILE] -- EVENT... show the verdict and the rule "
+	"for an event\n"
+	"  default                             print the embedded default "
+	"policy\n"
+	"\n"
+	"Options:\n"
+	"  -h, --help   show this help; `harness-policy COMMAND --help` for a "
+	"command\n"
+	"\n"
+	"Exit status:\n"
+	"  0 success, 1 failed examples, 2 a policy error or a usage error.\n"
+	"\n"
+	"Policy variables: $HOME and $TMPDIR (default /tmp) from the "
+	"environment,\n"
+	"$CWD the current directory, $WORKTREE = $CWD, $SESSION \"explain\".\n";
+
+static const char usage_check[] =
+	"Usage: harness-policy check [-h] [--] FILE...\n"
+	"\n"
+	"Loads each FILE as a harness policy, reporting the first error as\n"
+	"FILE:LINE:COLUMN: MESSAGE (with a hint on the next line), then runs\n"
+	"every rule's match / not_match examples against that rule, reporting\n"
+	"each one that fails. Prints \"FILE: ok, N rules, M examples\" for a\n"
+	"good file.\n"
+	"\n"
+	"Options:\n"
+	"  -h, --help   show this help\n"
+	"  --           end of options (for a file named like an option)\n"
+	"\n"
+	"Exit status:\n"
+	"  0  every file is valid and all its examples pass\n"
+	"  1  some example failed\n"
+	"  2  a file could not be read or is not a valid policy; usage error\n"
+	"\n"
+	"Examples:\n"
+	"  harness-policy check policy/default.yaml\n"
+	"  harness-policy default > my.yaml && harness-policy check my.yaml\n";
+
+static const char usage_explain[] =
+	"Usage: harness-policy explain [-h] [--policy FILE | FILE] -- EVENT "
+	"WORDS...\n"
+	"\n"
+	"Decides one hypothetical event with the policy (the embedded default\n"
+	"without --policy) and prints one line:\n"
+	"  VERDICT  CATEGORY  RISK  rule=RULE  pattern=PATTERN\n"
+	"RULE is the rule's id, FILE:LINE for a rule without one, or\n"
+	"default:CATEGORY when no rule matched (no pattern then).\n"
+	"\n"
+	"Events:\n"
+	"  exec CMD [ARG...]      CMD without '/' is looked up in $PATH\n"
+	"  read PATH | write PATH | unlink PATH | mkdir PATH | rmdir PATH |\n"
+	"  truncate PATH          relative paths are made absolute\n"
+	"  rename SRC DST         both are writes\n"
+	"  link EXISTING NEW      a write of NEW, a read of EXISTING\n"
+	"  symlink TARGET NEW     a write of NEW\n"
+	"  connect ADDR | send ADDR\n"
+	"                         ADDR: IPv4:PORT, [IPv6]:PORT, NAME:PORT,\n"
+	"                         unix:/path or unix:@abstract\n"
+	"  resolve NAME           a name lookup\n"
+	"\n"
+	"Options:\n"
+	"  -p, --policy FILE   the policy to use (default: the embedded one)\n"
+	"  -h, --help          show this help\n"
+	"  --                  end of options: the event follows\n"
+	"\n"
+	"Exit status:\n"
+	"  0  the event was decided (whatever the verdict)\n"
+	"  2  a policy error, or a bad event or usage\n"
+	"\n"
+	"Examples:\n"
+	"  harness-policy explain -- read ~/.ssh/id_rsa\n"
+	"  harness-policy explain --policy my.yaml -- exec git push origin main\n"
+	"  harness-policy explain -- connect api.anthropic.com:443\n";
+
+static const char usage_default[] =
+	"Usage: harness-policy default [-h]\n"
+	"\n"
+	"Prints the default policy compiled into harness, verbatim: the\n"
+	"commented YAML of policy/default.yaml. A starting point for your own.\n"
+	"\n"
+	"Options:\n"
+	"  -h, --help   show this help\n"
+	"\n"
+	"Exit status:\n"
+	"  0 success, 2 usage error.\n"
+	"\n"
+	"Examples:\n"
+	"  harness-policy default > my-policy.yaml\n";
+
+static const char *usage_of(enum cmd c)
+{
+	switch (c) {
+	case CMD_CHECK:
+		return usage_check;
+	case CMD_EXPLAIN:
+		return usage_explain;
+	case CMD_DEFAULT:
+		return usage_default;
+	case CMD_NONE:
+		break;
+	}
+	return usage_main;
+}
+
+/* Returns -1 to go on, or the exit status (help printed: 0; usage
+ * error: 2). */
+static int parse_args(int argc, char **argv, struct args *a)
+{
+	static const struct option main_opts[] = {
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	static const struct option sub_opts[] = {
+		{ "help", no_argument, NULL, 'h' },
+		{ "policy", required_argument, NULL, 'p' },
+		{ NULL, 0, NULL, 0 },
+	};
+	static const char *const names[] = { NULL, "check", "explain",
+					     "default" };
+	int c;
+
+	memset(a, 0, sizeof(*a));
+	/* '+': stop at the command word; its options are its own. */
+	while ((c = getopt_long(argc, argv, "+h", main_opts, NULL)) != -1) {
+		if (c == 'h') {
+			fputs(usage_main, stdout);
+			return 0;
+		}
+		goto usage;
+	}
+	if (optind >= argc) {
+		fputs("harness-policy: no command given\n", stderr);
+		goto usage;
+	}
+	for (int i = 1; i < 4; i++)
+		if (!strcmp(argv[optind], names[i]))
+			a->cmd = (enum cmd)i;
+	if (a->cmd == CMD_NONE) {
+		fprintf(stderr, "harness-policy: unknown command '%s'\n",
+			argv[optind]);
+		goto usage;
+	}
+	argc -= optind;
+	argv += optind;
+	optind = 1;
+	/* getopt names argv[0] in its messages: name the subcommand. */
+	static char prog[32];
+
+	snprintf(prog, sizeof(prog), "harness-policy %s", names[a->cmd]);
+	argv[0] = prog;
+	while ((c = getopt_long(argc, argv,
+				a->cmd == CMD_EXPLAIN ? "+hp:" : "+h", sub_opts,
+				NULL)) != -1) {
+		if (c == 'h') {
+			fputs(usage_of(a->cmd), stdout);
+			return 0;
+		}
+		if (c == 'p' && a->cmd == CMD_EXPLAIN) {
+			a->policy = optarg;
+			continue;
+		}
+		goto usage;
+	}
+	a->args = argv + optind;
+	a->nargs = argc - optind;
+	switch (a->cmd) {
+	case CMD_CHECK:
+		if (a->nargs == 0) {
+			fputs("harness-policy check: no file given\n", stderr);
+			goto usage;
+		}
+		break;
+	case CMD_EXPLAIN:
+		/* "explain FILE -- EVENT": getopt stopped at FILE, so the
+		 * "--" is still there, after it. */
+		if (strcmp(argv[optind - 1], "--") && a->nargs > 1 &&
+		    !strcmp(a->args[1], "--")) {
+			if (a->policy) {
+				fputs("harness-policy explain: two policies "
+				      "given\n",
+				      stderr);
+				goto usage;
+			}
+			a->policy = a->args[0];
+			a->args += 2;
+			a->nargs -= 2;
+		}
+		if (a->nargs == 0) {
+			fputs("harness-policy explain: no event given\n", stderr);
+			goto usage;
+		}
+		break;
+	case CMD_DEFAULT:
+		if (a->nargs) {
+			fputs("harness-policy default: takes no arguments\n",
+			      stderr);
+			goto usage;
+		}
+		break;
+	case CMD_NONE:
+		break;
+	}
+	return -1;
+usage:
+	fprintf(stderr, "%s", usage_of(a->cmd));
+	return 2;
+}
+
+struct tool_vars {
+	struct hx_policy_vars v;
+	char cwd[PATH_MAX];
+};
+
+static void tool_vars_init(struct tool_vars *t)
+{
+	const char *tmp = getenv("TMPDIR");
+
+	memset(t, 0, sizeof(*t));
+	t->v.home = getenv("HOME");
+	t->v.cwd = getcwd(t->cwd, sizeof(t->cwd)) ? t->cwd : NULL;
+	t->v.tmpdir = tmp && *tmp ? tmp : "/tmp";
+	t->v.session = "explain";
+}
+
+static void print_failure(const char *msg, void *arg)
+{
+	(void)arg;
+	fprintf(stderr, "%s\n", msg);
+}
+
+static int print_error(const struct hx_policy_error *err)
+{
+	char buf[1024];
+
+	fprintf(stderr, "%s\n", hx_policy_error_format(err, buf, sizeof(buf)));
+	return 2;
+}
+
+static int cmd_check(const struct args *a, const struct hx_policy_vars *v)
+{
+	int status = 0;
+
+	for (int i = 0; i < a->nargs; i++) {
+		struct hx_policy_error err;
+		struct hx_policy *p;
+		size_t nrules, nex, failed;
+
+		if (hx_policy_load_file(a->args[i], v, &p, &err)) {
+			status = print_error(&err);
+			continue;
+		}
+		hx_policy_stats(p, &nrules, &nex);
+		failed = hx_policy_check_examples(p, print_failure, NULL);
+		if (failed) {
+			fprintf(stderr, "%s: %zu of %zu examples failed\n",
+				a->args[i], failed, nex);
+			if (status == 0)
+				status = 1;
+		} else {
+			printf("%s: ok, %zu rules, %zu examples\n", a->args[i],
+			       nrules, nex);
+		}
+		hx_policy_free(p);
+	}
+	return status;
+}
+
+static int cmd_explain(const struct args *a, const struct hx_policy_vars *v)
+{
+	struct hx_event_storage *st = malloc(sizeof(*st));
+	struct hx_policy_error err;
+	struct hx_policy *p = NULL;
+	struct hx_decision d;
+	struct hx_event ev;
+	char msg[512];
+	int ret, status = 2;
+
+	if (!st) {
+		perror("harness-policy");
+		return 2;
+	}
+	ret = a->policy ? hx_policy_load_file(a->policy, v, &p, &err)
+			: hx_policy_load_default(v, &p, &err);
+	if (ret) {
+		status = print_error(&err);
+		goto out;
+	}
+	if (hx_event_parse(a->nargs, a->args, &ev, st, msg, sizeof(msg))) {
+		fprintf(stderr, "harness-policy explain: %s\n", msg);
+		goto out;
+	}
+	hx_policy_decide(p, &ev, &d);
+	printf("%s  %s  %s  rule=%s", hx_verdict_name(d.verdict),
+	       hx_category_name(d.category), hx_risk_name(d.risk), d.rule);
+	if (d.pattern)
+		printf("  pattern=%s", d.pattern);
+	if (hx_policy_mode(p) == HX_MODE_AUDIT)
+		printf("  (audit mode: not enforced)");
+	putchar('\n');
+	status = 0;
+out:
+	hx_policy_free(p);
+	free(st);
+	return status;
+}
+
+static int cmd_default(void)
+{
+	size_t len;
+	const char *text = hx_policy_default_text(&len);
+
+	if (fwrite(text, 1, len, stdout) != len || fflush(stdout)) {
+		perror("harness-policy: stdout");
+		return 2;
+	}
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	struct tool_vars tv;
+	struct args a;
+	int ret = parse_args(argc, argv, &a);
+
+	if (ret >= 0)
+		return ret;
+	tool_vars_init(&tv);
+	switch (a.cmd) {
+	case CMD_CHECK:
+		return cmd_check(&a, &tv.v);
+	case CMD_EXPLAIN:
+		return cmd_explain(&a, &tv.v);
+	case CMD_DEFAULT:
+		return cmd_default();
+	case CMD_NONE:
+		break;
+	}
+	return 2;
+}
