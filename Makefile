@@ -19,7 +19,7 @@ CFLAGS_HOST = $(CFLAGS_COMMON) $(HARDEN) $(SAN) $(PKG_CFLAGS)
 # and no fortify wrappers around the very functions it defines.
 CFLAGS_SHIM = $(CFLAGS_COMMON) -fvisibility=hidden -fno-stack-protector \
 	-U_FORTIFY_SOURCE -D_FORTIFY_SOURCE=0 -ftls-model=initial-exec
-LDLIBS_SHIM := -ldl -lunwind -lpthread
+LDLIBS_SHIM := -ldl -lpthread
 
 POLICY_SRCS := $(wildcard policy/*.c)
 POLICY_ASM := policy/default_policy.S
@@ -84,7 +84,7 @@ $(SHIM_SO): $(call shimobj,$(SHIM_SRCS) $(WIRE_SRCS) policy/glob.c) shim/exports
 
 HOST_LIBS = $(LIB_SUP) $(LIB_POLICY) $(LIB_WIRE)
 $(BUILD)/harness-%: $(BUILD)/obj/tools/harness-%.o $(LIB_SUP) $(LIB_POLICY) $(LIB_WIRE)
-	$(CC) $(SAN) -o $@ $< $(HOST_LIBS) $(PKG_LIBS) -lpthread
+	$(CC) $(SAN) -Wl,--as-needed -o $@ $< $(HOST_LIBS) $(PKG_LIBS) -lpthread
 
 $(BUILD)/tests/%: $(BUILD)/obj/tests/unit/%.o $(LIB_SUP) $(LIB_POLICY) $(LIB_WIRE) $(LIB_SHIMCORE)
 	@mkdir -p $(@D)

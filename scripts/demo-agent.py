@@ -45,5 +45,6 @@ step("read ~/.ssh/id_rsa (a secret)", lambda: read(os.path.join(home, ".ssh", "i
 step("open ~/.bashrc for append (persistence)", lambda: open(os.path.join(home, ".bashrc"), "a").close())
 step("write /var/tmp/harness-demo (outside roots)", lambda: write("/var/tmp/harness-demo", "x"))
 step("connect to 1.1.1.1:443 (not allowed)", lambda: connect("1.1.1.1", 443))
-r = subprocess.run(["sh", "-c", "sudo id"], capture_output=True, text=True)
-print("  %-7s %-44s %s" % ("ok" if r.returncode == 0 else "blocked", "run `sudo id`", r.stderr.strip().splitlines()[-1:] or ""))
+r = subprocess.run(["sh", "-c", "su -c id"], capture_output=True, text=True)
+print("  %-7s %-44s %s" % ("ok" if r.returncode == 0 else "blocked", "run `su -c id` (privilege)",
+                            (r.stderr.strip().splitlines() or [""])[-1]))

@@ -3,7 +3,8 @@
 #include "stack.h"
 
 #include <dlfcn.h>
-#include <libunwind.h>
+#include <link.h>
+#include <stdatomic.h>
 #include <errno.h>
 #include <string.h>
 
@@ -20,10 +21,14 @@
  * bytes on the program's own files. So libunwind is only entered while
  * every free fd below HX_UW_FLOOR is held by a placeholder (the pipe lands
  * high), and not at all once the program has put its own file on the
- * pipe's numbers. */
-#define HX_UW_FLOOR 512
-#define HX_UW_PROBE 64
+ * pipe's numbers. The floor is low because filling it costs two
+ * syscalls a slot, once per process: 32 keeps the program's own first
+ * opens at 3, 4, 5... and costs about 20 us. */
+#define HX_UW_FLOOR 32
+#define HX_UW_PROBE 16
 
+static int (*uw_backtrace)(void **ips, int n);
+static atomic_int uw_loaded; /* 0: not tried, 1: loaded, -1: unavailable */
 static int uw_fd[2] = {-1, -1};
 static dev_t uw_dev[2];
 static ino_t uw_ino[2];
@@ -79,7 +84,7 @@ static int guarded_backtrace(void **ips, int n)
 	for (int i = 0; i < HX_UW_PROBE; i++)
 		if (hx_sys2(SYS_fcntl, HX_UW_FLOOR + i, F_GETFD) >= 0)
 			before[i / 8] |= (unsigned char)(1u << (i % 8));
-	got = unw_backtrace(ips, n);
+	got = uw_backtrace(ips, n);
 	for (int i = 0; i < HX_UW_PROBE && k < 2; i++) {
 		if (before[i / 8] & (1u << (i % 8)))
 			continue;
@@ -97,11 +102,35 @@ static int guarded_backtrace(void **ips, int n)
 	return got;
 }
 
+/* libunwind (and the liblzma it pulls in) is loaded on the first call
+ * stack, not with the shim: mapping two more libraries into every
+ * process costs more than most short-lived tools run, and most of them
+ * never decide anything that takes a stack. Stacks are only taken on the
+ * shared connection's path (never in a vfork child), where dlopen is
+ * safe. */
+
+static bool uw_load(void)
+{
+	int state = atomic_load(&uw_loaded);
+	void *h, *fn = NULL;
+
+	if (state)
+		return state > 0;
+	h = dlopen("libunwind.so.8", RTLD_NOW | RTLD_LOCAL);
+	if (h)
+		fn = dlsym(h, "unw_backtrace");
+	uw_backtrace = (int (*)(void **, int))fn;
+	atomic_store(&uw_loaded, fn ? 1 : -1);
+	return fn != NULL;
+}
+
 static int safe_backtrace(void **ips, int n)
 {
+	if (!uw_load())
+		return 0;
 	switch (uw_pipe_state()) {
 	case 1:
-		return unw_backtrace(ips, n);
+		return uw_backtrace(ips, n);
 	case 0:
 		return guarded_backtrace(ips, n);
 	default:
@@ -146,6 +175,12 @@ size_t hx_stack_format(char *buf, size_t cap, const char *module,
 	return len;
 }
 
+/* Frames whose symbol is looked up. dladdr scans an object's whole
+ * symbol table (tens of microseconds per frame in libc), so only the
+ * innermost frames, the ones that say who made the call, get a name;
+ * the rest are module+offset from _dl_find_object, which is cheap. */
+#define HX_NAMED_FRAMES 3
+
 int hx_stack_put(struct hx_wbuf *w, const void *self_base)
 {
 	void *ips[HX_WIRE_MAX_FRAMES + 16];
@@ -154,21 +189,28 @@ int hx_stack_put(struct hx_wbuf *w, const void *self_base)
 
 	n = safe_backtrace(ips, (int)(sizeof(ips) / sizeof(ips[0])));
 	for (int i = 0; i < n && added < HX_WIRE_MAX_FRAMES; i++) {
+		struct dl_find_object fo;
 		Dl_info info;
+		const char *module, *sym = NULL;
 		/* A return address points after the call: look up the call. */
 		const char *pc = (const char *)ips[i] - (i ? 1 : 0);
 
-		if (!dladdr(pc, &info) || !info.dli_fbase) {
+		if (_dl_find_object((void *)pc, &fo) != 0) {
 			hx_stack_format(line, sizeof(line), "?",
 					(unsigned long)ips[i], NULL);
 		} else {
-			if (info.dli_fbase == self_base)
+			if (fo.dlfo_map_start == self_base)
 				continue;
-			hx_stack_format(
-			    line, sizeof(line), info.dli_fname,
-			    (unsigned long)((const char *)ips[i] -
-					    (const char *)info.dli_fbase),
-			    info.dli_sname);
+			module = fo.dlfo_link_map && fo.dlfo_link_map->l_name[0]
+				     ? fo.dlfo_link_map->l_name
+				     : "exe";
+			if (added < HX_NAMED_FRAMES && dladdr(pc, &info))
+				sym = info.dli_sname;
+			hx_stack_format(line, sizeof(line), module,
+					(unsigned long)((const char *)ips[i] -
+							(const char *)
+							    fo.dlfo_map_start),
+					sym);
 		}
 		if (hx_wire_put_str(w, HX_TAG_FRAME, line))
 			break;

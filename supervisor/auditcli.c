@@ -206,6 +206,8 @@ static void sum_one(json_t *j, const char *line, void *arg)
 	}
 }
 
+#define SUMMARY_PROCS 15
+
 static int cmd_summary(int argc, char *const *argv, FILE *out, FILE *err)
 {
 	struct summary s = {json_object(), json_array(), json_array(), 0};
@@ -242,9 +244,15 @@ static int cmd_summary(int argc, char *const *argv, FILE *out, FILE *err)
 		fprintf(out, "%s\n",
 			json_string_value(json_array_get(s.denied, i)));
 	fprintf(out, "processes (%zu):\n", json_array_size(s.procs));
-	for (i = 0; i < json_array_size(s.procs); i++)
+	/* A summary stays short: the full list is one `show` away. */
+	for (i = 0; i < json_array_size(s.procs) && i < SUMMARY_PROCS; i++)
 		fprintf(out, "%s\n",
 			json_string_value(json_array_get(s.procs, i)));
+	if (i < json_array_size(s.procs))
+		fprintf(out,
+			"  ... %zu more: harness-audit show %s --event "
+			"process_start\n",
+			json_array_size(s.procs) - i, argv[2]);
 out:
 	json_decref(s.counts);
 	json_decref(s.denied);

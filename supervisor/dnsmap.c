@@ -270,7 +270,6 @@ int hx_dnsmap_start_resolver(struct hx_dnsmap *m, const struct hx_policy *p)
 
 void hx_dnsmap_free(struct hx_dnsmap *m)
 {
-	struct timespec until;
 	bool done;
 
 	if (!m)
@@ -279,21 +278,13 @@ void hx_dnsmap_free(struct hx_dnsmap *m)
 		pthread_mutex_lock(&m->lock);
 		m->stop = true;
 		pthread_cond_broadcast(&m->wake);
-		/* getaddrinfo cannot be interrupted and may take seconds
-		 * without a network: wait briefly, then leave it be. */
-		clock_gettime(CLOCK_MONOTONIC, &until);
-		until.tv_nsec += 50 * 1000000L;
-		if (until.tv_nsec >= 1000000000L) {
-			until.tv_sec++;
-			until.tv_nsec -= 1000000000L;
-		}
-		while (!m->done && pthread_cond_timedwait(&m->wake, &m->lock,
-							  &until) != ETIMEDOUT)
-			;
 		done = m->done;
 		pthread_mutex_unlock(&m->lock);
 		if (!done) {
-			/* Stuck in getaddrinfo: leave it the map. */
+			/* getaddrinfo cannot be interrupted and may take
+			 * seconds without a network; waiting for it would
+			 * delay every exit. Leave it the map: the process
+			 * is ending. */
 			pthread_detach(m->thread);
 			return;
 		}

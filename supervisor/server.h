@@ -41,7 +41,7 @@ int hx_server_add(struct hx_server *s, struct hx_source *src, uint32_t events);
 int hx_server_del(struct hx_server *s, struct hx_source *src);
 
 /* Waits up to timeout_ms (-1: forever) and handles what is ready.
- * Returns the number of shim messages handled (0 on timeout), or -errno
+ * Returns the number of ready sources handled (0 on timeout), or -errno
  * when epoll itself fails. */
 int hx_server_run_once(struct hx_server *s, int timeout_ms);
 

@@ -1,0 +1,64 @@
+"""The embedded default policy, on real programs, with a fake $HOME so
+the secrets it guards are the test's own."""
+
+import os
+import subprocess
+
+from lib import PYTHON, check, harness
+
+
+def fake_home(wd):
+    home = os.path.join(wd.path, "..", os.path.basename(wd.path) + "-home")
+    home = os.path.abspath(home)
+    os.makedirs(os.path.join(home, ".ssh"), exist_ok=True)
+    with open(os.path.join(home, ".ssh", "id_rsa"), "w") as f:
+        f.write("PRIVATE-KEY\n")
+    with open(os.path.join(home, ".bashrc"), "w") as f:
+        f.write("# rc\n")
+    return home
+
+
+def test_default_denies_secrets_rc_files_and_hooks(wd):
+    home = fake_home(wd)
+    subprocess.run(["git", "init", "-q", wd.path], check=True)
+    script = ("cat ~/.ssh/id_rsa; echo 'evil' >> ~/.bashrc; "
+              "echo 'evil' > .git/hooks/pre-commit; git config core.hooksPath /tmp; "
+              "echo ok > notes.txt; cat notes.txt")
+    r = harness(["sh", "-c", script], wd, policy=None, env={"HOME": home})
+    check("PRIVATE-KEY" not in r.stdout, "secret read under the default policy")
+    check(open(os.path.join(home, ".bashrc")).read() == "# rc\n", "~/.bashrc was changed")
+    check(not os.path.exists(os.path.join(wd.path, ".git", "hooks", "pre-commit")), "hook written")
+    check("hooksPath" not in open(os.path.join(wd.path, ".git", "config")).read(), "git config changed")
+    check(r.stdout.endswith("ok\n"), "project write failed: %r" % r.stdout)
+    for path, rule in ((os.path.join(home, ".ssh", "id_rsa"), "ssh"),
+                       (os.path.join(home, ".bashrc"), "shell-rc"),
+                       (os.path.join(wd.path, ".git", "hooks", "pre-commit"), "git-hooks")):
+        d = r.one(args_path=path, verdict="deny")
+        check(d["rule"] == rule, "%s: rule %r, want %r" % (path, d["rule"], rule))
+    # git config writes config.lock, then renames it over .git/config.
+    ren = r.one(op="rename", args_path2=os.path.join(wd.path, ".git", "config"))
+    check(ren["verdict"] == "deny" and ren["rule"] == "git-hooks", "rename onto .git/config: %r" % ren)
+
+
+def test_default_lets_the_agent_use_git_in_its_own_repos(wd):
+    home = fake_home(wd)
+    script = ("git init -q sub && cd sub && echo a > a && git add a && "
+              "git -c user.name=t -c user.email=t@e commit -qm one && git log --format=%s")
+    r = harness(["sh", "-c", script], wd, policy=None, env={"HOME": home})
+    r.expect_status(0)
+    check(r.stdout == "one\n", "output %r" % r.stdout)
+
+
+def test_default_network_loopback_only(wd):
+    code = ("import socket\n"
+            "for addr in [('1.1.1.1', 443), ('127.0.0.1', 9)]:\n"
+            "    s = socket.socket()\n"
+            "    try:\n"
+            "        s.connect(addr); print(addr[0], 'connected')\n"
+            "    except OSError as e:\n"
+            "        print(addr[0], e.errno)\n")
+    r = harness([PYTHON, "-c", code], wd, policy=None, env={"HOME": fake_home(wd)})
+    check("1.1.1.1 13" in r.stdout, "1.1.1.1 was not denied with EACCES: %r" % r.stdout)
+    check("127.0.0.1 111" in r.stdout, "loopback was not allowed through (ECONNREFUSED): %r" % r.stdout)
+    check(r.one(op="connect", args_addr="1.1.1.1:443")["rule"] == "default:net_connect", "rule")
+    check(r.one(op="connect", args_addr="127.0.0.1:9")["verdict"] == "allow", "loopback verdict")
