@@ -42,6 +42,7 @@ SHIM_SO := $(BUILD)/libharness-shim.so
 BINS := $(addprefix $(BUILD)/,$(TOOLS))
 UNIT_BINS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRCS))
 HELPER_BINS := $(patsubst tests/helpers/%.c,$(BUILD)/helpers/%,$(HELPER_SRCS))
+ESCAPE_BINS := $(patsubst tests/escape/%.c,$(BUILD)/escape/%,$(wildcard tests/escape/*.c))
 DEPS_OK := $(BUILD)/.deps-ok
 
 .SECONDARY:
@@ -102,14 +103,20 @@ $(BUILD)/helpers/static_%: tests/helpers/static_%.c $(WIRE_SRCS) | $(DEPS_OK)
 	@mkdir -p $(@D)
 	$(CC) -std=gnu17 -O2 -Wall -Wextra -I. -static -o $@ $< $(WIRE_SRCS)
 
+# The escape suite: static, unsanitized, so only the kernel layers see
+# what they try (tests/integration/test_escape.py runs them).
+$(BUILD)/escape/%: tests/escape/%.c tests/escape/escape.h | $(DEPS_OK)
+	@mkdir -p $(@D)
+	$(CC) -std=gnu17 -O2 -Wall -Wextra -static -o $@ $< -lpthread
+
 run: all
 	scripts/demo
 
 unit: $(UNIT_BINS)
 	@tests/run-unit $(UNIT_BINS)
-integration: all $(HELPER_BINS)
+integration: all $(HELPER_BINS) $(ESCAPE_BINS)
 	@BUILD=$(BUILD) tests/run-integration
-test: all $(UNIT_BINS) $(HELPER_BINS)
+test: all $(UNIT_BINS) $(HELPER_BINS) $(ESCAPE_BINS)
 	@BUILD=$(BUILD) tests/run $(UNIT_BINS)
 
 asan:
@@ -125,9 +132,11 @@ $(BUILD)/fuzz/%: tests/fuzz/%.c $(POLICY_SRCS) $(WIRE_SRCS) $(POLICY_ASM) policy
 	clang -std=gnu17 -g -O1 -I. -fsanitize=fuzzer,address,undefined \
 	  $(PKG_CFLAGS) -o $@ $< $(POLICY_SRCS) $(WIRE_SRCS) $(POLICY_ASM) $(PKG_LIBS)
 fuzz: $(FUZZ_TARGETS)
-	@for f in $(FUZZ_TARGETS); do echo "== $$f"; \
+	@# New inputs go to the build dir; the checked-in seeds stay as they are.
+	@for f in $(FUZZ_TARGETS); do n=$$(basename $$f); echo "== $$n"; \
+	  mkdir -p $(BUILD)/fuzz/corpus-$$n; \
 	  $$f -max_total_time=$${FUZZ_SECONDS:-60} -rss_limit_mb=2048 \
-	    tests/fuzz/corpus/$$(basename $$f) || exit 1; done
+	    $(BUILD)/fuzz/corpus-$$n tests/fuzz/corpus/$$n || exit 1; done
 
 soak: all $(HELPER_BINS)
 	BUILD=$(BUILD) SOAK=1 tests/run-integration load

@@ -503,6 +503,67 @@ static int load_protect(struct ld *l)
 	return 0;
 }
 
+/* Fills r with the session's extra write globs (see hx_policy_vars). */
+static int session_rule(struct ld *l, struct hx_rule *r, const char *name,
+			enum hx_verdict verdict, const char *const *globs,
+			size_t n)
+{
+	memset(r, 0, sizeof(*r));
+	r->name = name;
+	r->verdict = verdict;
+	r->access = HX_ACCESS_WRITE;
+	r->pats = hx_arena_alloc(&l->p->arena, n * sizeof(*r->pats));
+	if (!r->pats)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		const char *why;
+		size_t off;
+
+		if (!globs[i] || globs[i][0] != '/' ||
+		    hx_glob_validate(globs[i], &off, &why))
+			return hx_policy_fail(l->err, l->file, 0, 0, NULL,
+					      "%s path %zu is not an absolute "
+					      "glob",
+					      name, i);
+		r->pats[i].text = hx_arena_strdup(&l->p->arena, globs[i]);
+		if (!r->pats[i].text)
+			return -ENOMEM;
+		r->pats[i].spec = hx_glob_specificity(globs[i]);
+		r->npats++;
+	}
+	return 0;
+}
+
+static int load_session_rules(struct ld *l)
+{
+	const struct hx_policy_vars *v = l->vars;
+	size_t n = l->p->nrules[HX_SEC_FILES], add = 0;
+	struct hx_rule *rules;
+	int ret = 0;
+
+	add = (v->nwrite_deny ? 1 : 0) + (v->nwrite_allow ? 1 : 0);
+	if (!add)
+		return 0;
+	rules = hx_arena_alloc(&l->p->arena, (n + add) * sizeof(*rules));
+	if (!rules)
+		return -ENOMEM;
+	if (n)
+		memcpy(rules, l->p->rules[HX_SEC_FILES], n * sizeof(*rules));
+	if (v->nwrite_deny)
+		ret = session_rule(l, &rules[n++], "harness:worktree-deny",
+				   HX_VERDICT_DENY, v->write_deny,
+				   v->nwrite_deny);
+	if (!ret && v->nwrite_allow)
+		ret = session_rule(l, &rules[n++], "harness:worktree",
+				   HX_VERDICT_ALLOW, v->write_allow,
+				   v->nwrite_allow);
+	if (ret)
+		return ret;
+	l->p->rules[HX_SEC_FILES] = rules;
+	l->p->nrules[HX_SEC_FILES] = n;
+	return 0;
+}
+
 static void init_defaults(struct hx_policy *p)
 {
 	p->mode = HX_MODE_ENFORCE;
@@ -605,6 +666,8 @@ int hx_policy_load_buffer(const char *name, const char *text, size_t len,
 		ret = load_top(&l, root);
 	if (!ret)
 		ret = load_protect(&l);
+	if (!ret)
+		ret = load_session_rules(&l);
 out:
 	if (ret == -ENOMEM)
 		hx_policy_fail(err, name, 0, 0, NULL, "out of memory");

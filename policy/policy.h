@@ -28,6 +28,14 @@ struct hx_policy_vars {
 	const char *session;  /* $SESSION */
 	const char *const *protect;
 	size_t nprotect;
+	/* Extra write rules of the session (a --worktree session's git
+	 * paths): absolute globs, appended to the file rules as
+	 * "harness:worktree-deny" (deny, write) and "harness:worktree"
+	 * (allow, write). Reads are not affected; deny > allow as usual. */
+	const char *const *write_deny;
+	size_t nwrite_deny;
+	const char *const *write_allow;
+	size_t nwrite_allow;
 };
 
 /* Where a policy is wrong; lines and columns count from 1. */
@@ -106,6 +114,33 @@ void hx_policy_foreach_read_rule(const struct hx_policy *p,
 				 void (*fn)(enum hx_verdict v,
 					    const char *pattern, void *arg),
 				 void *arg);
+
+/* Access bits of file rules (the same values as policy_int.h). */
+#define HX_ACCESS_READ 1u
+#define HX_ACCESS_WRITE 2u
+#define HX_ACCESS_ANY (HX_ACCESS_READ | HX_ACCESS_WRITE)
+
+/* Calls fn for every pattern of every file rule, protect globs first
+ * (rule "harness:protect", verdict deny, access HX_ACCESS_ANY), then
+ * the rules in file order. access is HX_ACCESS_READ and/or
+ * HX_ACCESS_WRITE; pattern is expanded; both strings are owned by the
+ * policy. Read-only: for the Landlock ruleset (supervisor/landlock.c). */
+void hx_policy_foreach_file_rule(const struct hx_policy *p,
+				 void (*fn)(enum hx_verdict v, unsigned access,
+					    const char *pattern,
+					    const char *rule, void *arg),
+				 void *arg);
+
+/* Calls fn for every pattern of every network rule, in file order.
+ * is_unix is true for unix:PATH patterns (ports are then 0..65535 and
+ * meaningless); otherwise port_lo..port_hi is the pattern's TCP/UDP port
+ * range (0..65535 for "*"). pattern is the expanded text. */
+void hx_policy_foreach_net_rule(const struct hx_policy *p,
+				void (*fn)(enum hx_verdict v, bool is_unix,
+					   unsigned port_lo, unsigned port_hi,
+					   const char *pattern,
+					   const char *rule, void *arg),
+				void *arg);
 
 /* Calls fn for each literal host name in the network rules (no
  * wildcard), so the supervisor can resolve them for its address map. */

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "audit.h"
+#include "wtaudit.h"
 
 static const char usage_main[] =
     "Usage: harness-audit COMMAND [OPTIONS] LOG\n"
@@ -19,6 +20,8 @@ static const char usage_main[] =
     "                 their rule, processes seen\n"
     "  show LOG [--verdict V] [--event E] [--pid P]\n"
     "                 print the matching records as JSON lines\n"
+    "  checkpoints SESSION  the checkpoints of a --worktree session\n"
+    "  diff SESSION [N [M]] unified diff of a session's changes\n"
     "\n"
     "Run 'harness-audit COMMAND --help' for one command.\n"
     "\n"
@@ -360,6 +363,10 @@ int hx_audit_cli(int argc, char *const *argv, FILE *out, FILE *err)
 		return cmd_summary(argc, argv, out, err);
 	if (!strcmp(argv[1], "show"))
 		return cmd_show(argc, argv, out, err);
+	if (!strcmp(argv[1], "checkpoints"))
+		return hx_wtaudit_checkpoints(argc, argv, out, err);
+	if (!strcmp(argv[1], "diff"))
+		return hx_wtaudit_diff(argc, argv, out, err);
 	fprintf(err, "harness-audit: unknown command '%s'\n\n%s", argv[1],
 		usage_main);
 	return 2;

@@ -17,7 +17,12 @@ enum {
 	O_QUIET,
 	O_VERBOSE,
 	O_HELP,
-	O_VERSION
+	O_VERSION,
+	O_DOCTOR,
+	O_WORKTREE,
+	O_BASE,
+	O_COPY_UNTRACKED,
+	O_KEEP_WORKTREE
 };
 
 static const struct {
@@ -30,6 +35,10 @@ static const struct {
     {"audit-log", 'a', true, O_AUDIT_LOG}, {"session", 's', true, O_SESSION},
     {"quiet", 'q', false, O_QUIET},	   {"verbose", 'v', false, O_VERBOSE},
     {"help", 'h', false, O_HELP},	   {"version", 'V', false, O_VERSION},
+    {"doctor", 0, false, O_DOCTOR},
+    {"worktree", 0, false, O_WORKTREE},	   {"base", 0, true, O_BASE},
+    {"copy-untracked", 0, false, O_COPY_UNTRACKED},
+    {"keep-worktree", 0, false, O_KEEP_WORKTREE},
 };
 
 #define NOPTS (sizeof(opts) / sizeof(opts[0]))
@@ -80,6 +89,23 @@ static int set(struct hx_options *o, int id, const char *val, char *err,
 		break;
 	case O_VERSION:
 		o->version = true;
+		break;
+	case O_DOCTOR:
+		o->doctor = true;
+		break;
+	case O_WORKTREE:
+		o->worktree = true;
+		break;
+	case O_BASE:
+		if (!val[0])
+			goto empty;
+		o->base = val;
+		break;
+	case O_COPY_UNTRACKED:
+		o->copy_untracked = true;
+		break;
+	case O_KEEP_WORKTREE:
+		o->keep_worktree = true;
 		break;
 	}
 	return 0;
@@ -141,6 +167,14 @@ int hx_options_parse(int argc, char *const *argv, struct hx_options *o,
 			return -EINVAL;
 		}
 	}
+	if ((o->base || o->copy_untracked || o->keep_worktree) &&
+	    !o->worktree) {
+		snprintf(err, errlen, "--%s needs --worktree",
+			 o->base		? "base"
+			 : o->copy_untracked ? "copy-untracked"
+					     : "keep-worktree");
+		return -EINVAL;
+	}
 	if (o->quiet && o->verbose) {
 		snprintf(err, errlen,
 			 "--quiet and --verbose exclude each other");
@@ -148,7 +182,7 @@ int hx_options_parse(int argc, char *const *argv, struct hx_options *o,
 	}
 	o->cmd = argv + i;
 	o->ncmd = argc - i;
-	if (!o->ncmd && !o->help && !o->version) {
+	if (!o->ncmd && !o->help && !o->version && !o->doctor) {
 		snprintf(err, errlen, "no command given");
 		return -EINVAL;
 	}
@@ -183,8 +217,36 @@ void hx_options_usage(FILE *f)
 	    "                        audit log and the socket at start\n"
 	    "  -h, --help            this help\n"
 	    "  -V, --version         print the version\n"
+	    "      --doctor          print which kernel mechanisms this\n"
+	    "                        machine has (seccomp, user-notify,\n"
+	    "                        Landlock ABI, cgroup v2, ...) and what\n"
+	    "                        each guarantees or loses; run nothing\n"
+	    "      --worktree        run CMD in a new linked git worktree on\n"
+	    "                        branch harness/<session>, with\n"
+	    "                        checkpoints and a result commit\n"
+	    "                        (docs/worktrees.md)\n"
+	    "      --base REF        the worktree's start (default HEAD)\n"
+	    "      --copy-untracked  copy untracked (not ignored) files in\n"
+	    "      --keep-worktree   keep the worktree after the session\n"
 	    "\n"
 	    "Options end at '--' or at the first argument that is not one.\n"
+	    "\n"
+	    "Worktree sessions (harness-exec SUBCOMMAND; run a program\n"
+	    "of one of these names as 'harness-exec -- NAME'):\n"
+	    "  harness-exec checkpoint [SESSION]   checkpoint a running one\n"
+	    "  harness-exec restore SESSION N      worktree back to N\n"
+	    "  harness-exec gc [--older-than AGE]  remove ended sessions'\n"
+	    "                        worktrees and refs (AGE: 30m, 12h, 7d)\n"
+	    "\n"
+	    "Kernel sandbox (both modes, also --mode audit): the command\n"
+	    "runs with no_new_privs, no capabilities (also as root) and a\n"
+	    "seccomp filter that refuses escape syscalls: ptrace,\n"
+	    "process_vm_*, io_uring (ENOSYS), bpf, mount and namespace\n"
+	    "creation, keyrings, TIOCSTI, a second seccomp listener,\n"
+	    "fileless exec, clone3 (ENOSYS), other syscall ABIs (i386,\n"
+	    "x32: killed). These protect the sandbox itself and are not\n"
+	    "policy decisions, so audit mode enforces them too. In\n"
+	    "enforce mode Landlock also bounds files and ports.\n"
 	    "\n"
 	    "Environment:\n"
 	    "  HARNESS_SHIM          the shim library to preload (default:\n"

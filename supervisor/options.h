@@ -13,13 +13,19 @@ struct hx_options {
 	const char *audit_log; /* --audit-log PATH */
 	const char *session;   /* --session NAME */
 	bool quiet, verbose, help, version;
+	bool doctor; /* --doctor: report the kernel mechanisms, run nothing */
+	/* --worktree [--base REF] [--copy-untracked] [--keep-worktree]:
+	 * run in a linked git worktree (docs/worktrees.md) */
+	bool worktree, copy_untracked, keep_worktree;
+	const char *base;
 	char *const *cmd; /* argv of the command, NULL-terminated */
 	int ncmd;
 };
 
 /* Parses argv (argv[0] is the program). Options end at "--" or at the
  * first non-option. Returns 0, or -EINVAL with a message in err (a usage
- * error: exit 2). --help / --version set their flag and need no CMD. */
+ * error: exit 2). --help / --version / --doctor set their flag and need no
+ * CMD. */
 int hx_options_parse(int argc, char *const *argv, struct hx_options *o,
 		     char *err, size_t errlen);
 

@@ -154,10 +154,15 @@ json_t *hx_pipeline_record(const struct hx_pipeline *pl,
 
 int hx_pipeline_append(struct hx_pipeline *pl, json_t *rec, uint64_t *seq)
 {
-	int r = rec ? hx_audit_append(pl->audit, rec, seq) : -ENOMEM;
+	uint64_t n = 0;
+	int r = rec ? hx_audit_append(pl->audit, rec, &n) : -ENOMEM;
 
 	if (r)
 		pl->audit_errors++;
+	else if (pl->observe)
+		pl->observe(pl->observe_arg, rec, n);
+	if (seq)
+		*seq = n;
 	return r;
 }
 

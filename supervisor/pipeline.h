@@ -69,6 +69,10 @@ struct hx_pipeline {
 	enum hx_mode mode;
 	/* counters, by the policy's verdict */
 	uint64_t events, verdicts[3], audit_errors;
+	/* Called with each record once appended (and its seq), e.g. by the
+	 * worktree layer for provenance; NULL: none. rec is borrowed. */
+	void (*observe)(void *arg, struct json_t *rec, uint64_t seq);
+	void *observe_arg;
 };
 
 struct hx_outcome {

@@ -29,8 +29,10 @@
 #include "fmt.h"
 #include "options.h"
 #include "pipeline.h"
+#include "sandbox.h"
 #include "server.h"
 #include "session.h"
+#include "worktree.h"
 
 #define SHIM_NAME  "libharness-shim.so"
 #define POLICY_MAX (4u << 20)
@@ -47,6 +49,8 @@ struct run {
 	struct hx_server *srv;
 	struct hx_pipeline pl;
 	struct hx_source sigsrc;
+	struct hx_worktree *wt; /* --worktree, else NULL */
+	struct hx_sandbox *sb;
 	char *policy_text;
 	size_t policy_len;
 	char policy_sha[65];
@@ -224,6 +228,7 @@ static void log_session_start(struct run *r)
 	json_object_set_new(rec, "tmpdir", json_string(r->sess.tmpdir));
 	json_object_set_new(rec, "socket", json_string(r->sess.sock_path));
 	json_object_set_new(rec, "shim", json_string(r->shim));
+	json_object_set_new(rec, "kernel", hx_sandbox_kernel_json(r->sb));
 	hx_pipeline_append(&r->pl, rec, NULL);
 	json_decref(rec);
 }
@@ -270,6 +275,7 @@ static void log_session_end(struct run *r, int code)
 		json_object_set_new(
 		    rec, "audit_errors",
 		    json_integer((json_int_t)r->pl.audit_errors));
+	hx_worktree_end_fields(r->wt, rec);
 	hx_pipeline_append(&r->pl, rec, NULL);
 	json_decref(rec);
 }
@@ -343,6 +349,8 @@ static void child_exec(struct run *r, char **env, const sigset_t *oldmask)
 	int e;
 
 	sigprocmask(SIG_SETMASK, oldmask, NULL);
+	/* Closes fds > 2 itself (after Landlock); _exit(126) on failure. */
+	hx_sandbox_enter(r->sb);
 	/* No supervisor fd reaches the agent (DESIGN.md invariant 5). */
 	if (syscall(SYS_close_range, 3u, ~0u, 0u))
 		for (int fd = 3; fd < 1024; fd++)
@@ -500,9 +508,9 @@ static void kill_tree(struct run *r)
 	reap(r);
 }
 
-static int load_policy(struct run *r)
+static void policy_vars(const struct run *r, struct hx_policy_vars *v)
 {
-	struct hx_policy_vars vars = {
+	*v = (struct hx_policy_vars){
 	    .home = getenv("HOME"),
 	    .cwd = r->cwd,
 	    .tmpdir = r->sess.tmpdir,
@@ -511,11 +519,18 @@ static int load_policy(struct run *r)
 	    .protect = r->sess.protect,
 	    .nprotect = r->sess.nprotect,
 	};
+	hx_worktree_policy_vars(r->wt, v); /* $WORKTREE, git-dir rules */
+}
+
+static int load_policy(struct run *r)
+{
+	struct hx_policy_vars vars;
 	struct hx_policy_error err;
 	char msg[1024];
 	const char *text;
 	int e;
 
+	policy_vars(r, &vars);
 	if (r->o->policy) {
 		e = read_file(r->o->policy, &r->policy_text, &r->policy_len);
 		if (e) {
@@ -539,9 +554,36 @@ static int load_policy(struct run *r)
 	return 0;
 }
 
+/* The worktree exists before the policy is loaded: it needs $WORKTREE.
+ * The agent's $CWD is its start dir inside the worktree. */
+static int open_worktree(struct run *r)
+{
+	const struct hx_options *o = r->o;
+	struct hx_worktree_opts wo = {
+	    .session = r->sess.id,
+	    .session_dir = r->sess.dir,
+	    .run_dir = r->sess.run_dir,
+	    .cwd = r->cwd,
+	    .base = o->base,
+	    .copy_untracked = o->copy_untracked,
+	    .keep = o->keep_worktree,
+	    .quiet = o->quiet,
+	};
+	char err[1024];
+
+	if (hx_worktree_open(&wo, &r->wt, err, sizeof(err))) {
+		die_msg("%s", err);
+		return -1;
+	}
+	snprintf(r->cwd, sizeof(r->cwd), "%s", hx_worktree_cwd(r->wt));
+	return 0;
+}
+
 static int setup(struct run *r)
 {
 	const struct hx_options *o = r->o;
+	struct hx_policy_vars vars;
+	char msg[256];
 	int e;
 
 	if (!getcwd(r->cwd, sizeof(r->cwd))) {
@@ -553,6 +595,8 @@ static int setup(struct run *r)
 		die_msg("session setup: %s", strerror(-e));
 		return -1;
 	}
+	if (o->worktree && open_worktree(r))
+		return -1;
 	if (load_policy(r))
 		return -1;
 	e = find_shim(r->shim);
@@ -592,6 +636,12 @@ static int setup(struct run *r)
 		return -1;
 	}
 	r->listening = true;
+	policy_vars(r, &vars);
+	if (hx_sandbox_prepare(r->policy, &vars, r->pl.mode, o->quiet, &r->sb,
+			       msg, sizeof(msg))) {
+		die_msg("sandbox: %s", msg);
+		return -1;
+	}
 	if (o->verbose)
 		fprintf(stderr,
 			"harness: session %s\n"
@@ -604,12 +654,20 @@ static int setup(struct run *r)
 			r->pl.mode == HX_MODE_AUDIT ? "audit" : "enforce",
 			hx_policy_source(r->policy));
 	log_session_start(r);
+	/* Checkpoint 0 and the hooks; the agent starts in the worktree. */
+	if (r->wt && (hx_worktree_start(r->wt, &r->pl, r->srv) ||
+		      chdir(r->cwd))) {
+		die_msg("worktree %s: cannot start", hx_worktree_path(r->wt));
+		return -1;
+	}
 	return 0;
 }
 
 static void teardown(struct run *r)
 {
 	hx_server_free(r->srv);
+	hx_worktree_free(r->wt);
+	hx_sandbox_free(r->sb);
 	/* Never unlink a socket this run did not create (a reused name). */
 	if (!r->listening)
 		r->sess.sock_path[0] = '\0';
@@ -679,7 +737,12 @@ int hx_run(const struct hx_options *o)
 	drain(r, 200);
 	code = r->child_done ? exit_code(r->child_status) : 2;
 end:
+	/* Order (docs/worktrees.md): last checkpoint and manifest, then
+	 * session_end (it names the tree and the manifest's hash), then
+	 * the result commit whose trailer is the hash of session_end. */
+	hx_worktree_finish(r->wt);
 	log_session_end(r, code);
+	hx_worktree_result(r->wt, r->audit, o->cmd, o->ncmd, code);
 out:
 	audit_open = r->audit != NULL;
 	if (audit_open && hx_audit_close(r->audit))

@@ -51,6 +51,8 @@ struct hx_server {
 	size_t hello_len;
 	struct hx_request_storage rqs;
 	struct hx_server_stats stats;
+	void (*on_close)(void *arg, int pid);
+	void *on_close_arg;
 };
 
 static void close_conn(struct hx_server *s, struct conn *c)
@@ -66,6 +68,8 @@ static void close_conn(struct hx_server *s, struct conn *c)
 	s->nconns--;
 	s->stats.conns_open = s->nconns;
 	free(c->rbuf);
+	if (s->on_close)
+		s->on_close(s->on_close_arg, (int)c->peer_pid);
 	free(c);
 }
 
@@ -641,6 +645,7 @@ void hx_server_free(struct hx_server *s)
 {
 	if (!s)
 		return;
+	s->on_close = NULL;
 	while (s->conns)
 		close_conn(s, s->conns);
 	if (s->listener.fd >= 0)
@@ -653,6 +658,13 @@ void hx_server_free(struct hx_server *s)
 	free(s->wbuf);
 	free(s->hello);
 	free(s);
+}
+
+void hx_server_on_close(struct hx_server *s, void (*fn)(void *arg, int pid),
+			void *arg)
+{
+	s->on_close = fn;
+	s->on_close_arg = arg;
 }
 
 void hx_server_stats(const struct hx_server *s, struct hx_server_stats *st)

@@ -49,6 +49,12 @@ int hx_server_run_once(struct hx_server *s, int timeout_ms);
  * is the caller's to unlink). NULL is a no-op. */
 void hx_server_free(struct hx_server *s);
 
+/* Calls fn with the connecting pid whenever a shim connection closes
+ * (that process image ended: it exited or exec'd). Not called from
+ * hx_server_free. fn NULL: none. */
+void hx_server_on_close(struct hx_server *s, void (*fn)(void *arg, int pid),
+			void *arg);
+
 struct hx_server_stats {
 	uint64_t conns_accepted, conns_open, protocol_errors, messages;
 };

@@ -1,0 +1,112 @@
+/* harness-exec --doctor; see doctor.h. */
+#include "doctor.h"
+
+#include <stdbool.h>
+
+#include "kprobe.h"
+#include "seccomp_deny.h"
+
+static const char *mark(bool ok)
+{
+	return ok ? "available" : "missing";
+}
+
+static const char *tri(enum hx_avail a)
+{
+	return a == HX_AVAILABLE ? "available"
+	       : a == HX_MISSING ? "missing"
+				 : "unknown";
+}
+
+static void line(FILE *out, const char *name, const char *state,
+		 const char *what)
+{
+	fprintf(out, "  %-22s %-10s %s\n", name, state, what);
+}
+
+/* What each Landlock ABI adds (kernel Documentation/userspace-api). */
+static const struct {
+	int abi;
+	const char *adds;
+} ll_levels[] = {
+    {1, "file system access (read, write, execute, make, remove) (5.13)"},
+    {2, "rename and link across directories (REFER) (5.19)"},
+    {3, "truncate (6.2)"},
+    {4, "TCP bind and connect ports (6.7)"},
+    {5, "ioctl on device files (6.10)"},
+    {6, "signal scoping and abstract unix socket scoping (6.12)"},
+    {7, "control over Landlock's own audit logging (6.15)"},
+};
+
+void hx_doctor_print(const struct hx_kernel *k, FILE *out)
+{
+	char buf[320];
+
+	fprintf(out, "harness-exec --doctor: kernel %s%s\n", k->release,
+		k->root ? ", running as root" : "");
+	line(out, "seccomp filter", mark(k->seccomp),
+	     k->seccomp ? "the static deny list (escape syscalls, foreign "
+			  "arch, x32) is enforced in BPF, in audit mode too"
+			: "no kernel deny list: harness-exec refuses to run");
+	snprintf(buf, sizeof(buf), "%zu deny rules", hx_seccomp_ndeny);
+	line(out, "  deny list", k->seccomp ? "built in" : "unused", buf);
+	line(out, "user-notify", mark(k->user_notif),
+	     k->user_notif ? "kernel can ask the supervisor per syscall "
+			     "(not used by this build yet)"
+			   : "no race-free kernel decisions on exec, open, "
+			     "connect");
+	if (k->listener == HX_MISSING)
+		line(out, "  listener", "missing", k->listener_err);
+	line(out, "  ADDFD", tri(k->addfd),
+	     "supervisor-opened fds injected into the agent (5.9)");
+	line(out, "  ADDFD_FLAG_SEND", tri(k->addfd_send),
+	     "inject and answer atomically: open emulation without a "
+	     "window (5.14)");
+	line(out, "  SYNC_WAKE_UP", tri(k->sync_wake),
+	     "fast round trip (~3us instead of ~12us) (6.6)");
+	line(out, "pidfd_open", mark(k->pidfd_open),
+	     "signals and fd access without pid reuse races (5.3)");
+	line(out, "pidfd_getfd", mark(k->pidfd_getfd),
+	     "connect emulated on the agent's own socket (5.6)");
+	snprintf(buf, sizeof(buf), "ABI %d", k->landlock_abi);
+	line(out, "landlock", k->landlock_abi ? buf : "missing",
+	     k->landlock_abi ? "the policy's static boundary in the kernel"
+			     : "file and TCP access bounded only by the "
+			       "shim, which static binaries skip");
+	for (unsigned i = 0; i < sizeof(ll_levels) / sizeof(*ll_levels); i++) {
+		snprintf(buf, sizeof(buf), "  ABI %d", ll_levels[i].abi);
+		line(out, buf, mark(k->landlock_abi >= ll_levels[i].abi),
+		     ll_levels[i].adds);
+	}
+	line(out, "no_new_privs", mark(k->nnp),
+	     k->nnp ? "setuid and file capabilities grant nothing"
+		    : "setuid binaries could gain privileges");
+	line(out, "capabilities drop",
+	     k->cap_setpcap ? "available"
+	     : k->root	    ? "partial"
+			    : "available",
+	     k->cap_setpcap
+		 ? "all dropped, bounding set emptied, securebits locked "
+		   "(uid 0 regains nothing on exec)"
+	     : k->root ? "effective set dropped; no CAP_SETPCAP: the "
+			 "bounding set stays"
+		       : "not root: no capabilities to drop; "
+			 "no_new_privs stops gaining any");
+	line(out, "exec gate", "missing",
+	     "not built yet: what runs after exec is not re-checked "
+	     "against the approval");
+	snprintf(buf, sizeof(buf), "%s (%s)",
+		 k->cgroup2_writable ? "writable" : "not writable",
+		 k->cgroup2_dir[0] ? k->cgroup2_dir : "?");
+	line(out, "cgroup v2", k->cgroup2 ? "available" : "missing",
+	     k->cgroup2 ? buf : "no memory/pids/CPU quotas beyond rlimits");
+}
+
+int hx_doctor(FILE *out)
+{
+	struct hx_kernel k;
+
+	hx_kernel_probe(&k, true);
+	hx_doctor_print(&k, out);
+	return 0;
+}

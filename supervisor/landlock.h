@@ -1,0 +1,42 @@
+/* Landlock: the kernel's static filesystem (and TCP, signal, abstract
+ * socket) boundary, derived from the policy and applied to the agent
+ * before it runs (DESIGN.md section 2).
+ *
+ * Lifecycle: hx_landlock_prepare (in harness-exec, before fork: it opens
+ * the paths and builds the ruleset) -> hx_landlock_restrict (in the
+ * child, after no_new_privs: one syscall, no allocation) ->
+ * hx_landlock_free (in the parent). hx_landlock_free(NULL) is a no-op. */
+#ifndef HX_LANDLOCK_H
+#define HX_LANDLOCK_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+
+struct hx_policy;
+struct hx_policy_vars;
+struct hx_landlock;
+
+/* The kernel's Landlock ABI version (0: Landlock unavailable). */
+int hx_landlock_abi(void);
+
+/* Builds the ruleset for p with the same variables the policy was loaded
+ * with. Returns 0 and *out (NULL when the kernel has no Landlock: the
+ * caller reports that guarantee as missing), or -errno with a message in
+ * err. */
+int hx_landlock_prepare(const struct hx_policy *p,
+			const struct hx_policy_vars *vars,
+			struct hx_landlock **out, char *err, size_t errlen);
+
+/* Restricts the calling process (the agent's first process, after
+ * PR_SET_NO_NEW_PRIVS). Returns 0 or -errno. Async-signal-safe. */
+int hx_landlock_restrict(const struct hx_landlock *ll);
+
+/* Writes, one per line, what the ruleset enforces and what it cannot
+ * (patterns it cannot express, rights the ABI lacks), for --verbose and
+ * --doctor. */
+void hx_landlock_describe(const struct hx_landlock *ll, FILE *out);
+
+void hx_landlock_free(struct hx_landlock *ll);
+
+#endif

@@ -1,0 +1,229 @@
+/* The agent's kernel set-up; see sandbox.h. */
+#define _GNU_SOURCE
+#include "sandbox.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <jansson.h>
+#include <linux/capability.h>
+#include <linux/securebits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "kprobe.h"
+#include "landlock.h"
+#include "seccomp_deny.h"
+
+#define CAP_MAX 63
+
+struct hx_sandbox {
+	struct hx_kernel k;
+	struct hx_seccomp_prog *prog;
+	struct hx_landlock *ll;
+	enum hx_mode mode;
+	int last_cap; /* /proc/sys/kernel/cap_last_cap */
+};
+
+/* With these set and locked, uid 0 is just a uid: exec grants no
+ * capabilities, setuid() keeps none, and nothing can undo the bits. */
+#define SECBITS                                                                \
+	(SECBIT_NOROOT | SECBIT_NOROOT_LOCKED | SECBIT_NO_SETUID_FIXUP |       \
+	 SECBIT_NO_SETUID_FIXUP_LOCKED | SECBIT_KEEP_CAPS_LOCKED |             \
+	 SECBIT_NO_CAP_AMBIENT_RAISE | SECBIT_NO_CAP_AMBIENT_RAISE_LOCKED)
+
+static int read_last_cap(void)
+{
+	char buf[16] = "";
+	int fd = open("/proc/sys/kernel/cap_last_cap", O_RDONLY | O_CLOEXEC);
+	ssize_t n = fd >= 0 ? read(fd, buf, sizeof(buf) - 1) : -1;
+	int v;
+
+	if (fd >= 0)
+		close(fd);
+	/* Unknown: try every bit; PR_CAPBSET_DROP says EINVAL past the
+	 * last one, which the child treats as the end. */
+	if (n <= 0 || sscanf(buf, "%d", &v) != 1 || v < 0 || v > CAP_MAX)
+		return CAP_MAX;
+	return v;
+}
+
+static void warn(bool quiet, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+static void warn(bool quiet, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (quiet)
+		return;
+	fputs("harness-exec: warning: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+int hx_sandbox_prepare(const struct hx_policy *p,
+		       const struct hx_policy_vars *vars, enum hx_mode mode,
+		       bool quiet, struct hx_sandbox **out, char *err,
+		       size_t errlen)
+{
+	struct hx_sandbox *sb = calloc(1, sizeof(*sb));
+	int e;
+
+	*out = NULL;
+	if (!sb) {
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	sb->mode = mode;
+	hx_kernel_probe(&sb->k, false);
+	sb->last_cap = read_last_cap();
+	if (!sb->k.seccomp || !sb->k.nnp) {
+		snprintf(err, errlen,
+			 "the kernel has no %s: the static deny list cannot "
+			 "hold (see harness-exec --doctor)",
+			 sb->k.nnp ? "seccomp filter" : "no_new_privs");
+		e = -ENOSYS;
+		goto fail;
+	}
+	e = hx_seccomp_build(&sb->prog, err, errlen);
+	if (e)
+		goto fail;
+	if (mode == HX_MODE_ENFORCE) {
+		e = hx_landlock_prepare(p, vars, &sb->ll, err, errlen);
+		if (e)
+			goto fail;
+		if (!sb->ll)
+			warn(quiet,
+			     "landlock missing (ABI %d): file and TCP access "
+			     "are bounded only by the shim, which a static "
+			     "binary skips",
+			     sb->k.landlock_abi);
+	}
+	if (!sb->k.cap_setpcap && sb->k.root)
+		warn(quiet, "root without CAP_SETPCAP: the bounding set and "
+			    "securebits cannot be locked; no_new_privs still "
+			    "stops setuid and file capabilities");
+	*out = sb;
+	return 0;
+fail:
+	hx_sandbox_free(sb);
+	return e;
+}
+
+/* Child side: no stdio locks or allocation matter after fork of a
+ * single-threaded parent, but keep it to write(2) anyway. */
+static void die_child(const char *what, int e) __attribute__((noreturn));
+static void die_child(const char *what, int e)
+{
+	char buf[256];
+	int n = snprintf(buf, sizeof(buf), "harness-exec: sandbox: %s: %s\n",
+			 what, strerror(e));
+
+	if (n > 0 && write(2, buf, (size_t)n) < 0)
+		_exit(126);
+	_exit(126);
+}
+
+static void drop_caps(const struct hx_sandbox *sb)
+{
+	struct __user_cap_header_struct h = {_LINUX_CAPABILITY_VERSION_3, 0};
+	struct __user_cap_data_struct d[2];
+
+	if (sb->k.cap_setpcap) {
+		if (prctl(PR_SET_SECUREBITS, SECBITS, 0, 0, 0))
+			die_child("securebits", errno);
+		for (int c = 0; c <= sb->last_cap; c++)
+			if (prctl(PR_CAPBSET_DROP, c, 0, 0, 0)) {
+				if (errno == EINVAL && c > 0)
+					break; /* past the kernel's last */
+				die_child("bounding set", errno);
+			}
+	}
+	/* EINVAL: a kernel before ambient capabilities (4.3) has none. */
+	if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) &&
+	    errno != EINVAL)
+		die_child("ambient capabilities", errno);
+	memset(d, 0, sizeof(d));
+	if (syscall(SYS_capset, &h, d))
+		die_child("capset", errno);
+	/* Trust but verify: an LSM or an old kernel may ignore a step. */
+	if (syscall(SYS_capget, &h, d))
+		die_child("capget", errno);
+	for (int i = 0; i < 2; i++)
+		if (d[i].effective || d[i].permitted || d[i].inheritable)
+			die_child("capabilities still held", EPERM);
+	if (sb->k.cap_setpcap)
+		for (int c = 0; c <= sb->last_cap; c++)
+			if (prctl(PR_CAPBSET_READ, c, 0, 0, 0) == 1)
+				die_child("bounding set still holds a cap",
+					  EPERM);
+}
+
+void hx_sandbox_enter(const struct hx_sandbox *sb)
+{
+	int e;
+
+	if (!sb)
+		die_child("not prepared", EINVAL);
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0))
+		die_child("no_new_privs", errno);
+	drop_caps(sb);
+	if (sb->ll && (e = hx_landlock_restrict(sb->ll)))
+		die_child("landlock", -e);
+	/* After Landlock: its ruleset fd is one of those closed here. No
+	 * supervisor fd reaches the agent (DESIGN.md invariant 5). */
+	if (syscall(SYS_close_range, 3u, ~0u, 0u))
+		for (int fd = 3; fd < 65536; fd++)
+			close(fd);
+	/* Last: from here on even our own set-up would be filtered. */
+	if ((e = hx_seccomp_install(sb->prog)))
+		die_child("seccomp", -e);
+}
+
+json_t *hx_sandbox_kernel_json(const struct hx_sandbox *sb)
+{
+	const struct hx_kernel *k;
+	json_t *o;
+
+	if (!sb)
+		return json_null();
+	k = &sb->k;
+	o = json_object();
+	json_object_set_new(o, "release", json_string(k->release));
+	json_object_set_new(o, "seccomp", json_boolean(k->seccomp));
+	json_object_set_new(o, "seccomp_deny_rules",
+			    json_integer((json_int_t)hx_seccomp_ndeny));
+	json_object_set_new(o, "user_notif", json_boolean(k->user_notif));
+	json_object_set_new(o, "pidfd_getfd", json_boolean(k->pidfd_getfd));
+	json_object_set_new(o, "landlock_abi", json_integer(k->landlock_abi));
+	json_object_set_new(o, "landlock",
+			    json_string(sb->ll ? "applied"
+					: sb->mode == HX_MODE_AUDIT
+					    ? "off (audit mode)"
+					    : "missing"));
+	json_object_set_new(o, "no_new_privs", json_boolean(k->nnp));
+	json_object_set_new(o, "caps_bounding_dropped",
+			    json_boolean(k->cap_setpcap));
+	json_object_set_new(o, "cgroup2", json_boolean(k->cgroup2));
+	json_object_set_new(o, "cgroup2_writable",
+			    json_boolean(k->cgroup2_writable));
+	/* Honest about what this build does not have yet. */
+	json_object_set_new(o, "user_notify_used", json_false());
+	json_object_set_new(o, "exec_gate", json_false());
+	return o;
+}
+
+void hx_sandbox_free(struct hx_sandbox *sb)
+{
+	if (!sb)
+		return;
+	hx_seccomp_prog_free(sb->prog);
+	hx_landlock_free(sb->ll);
+	free(sb);
+}

@@ -1,0 +1,49 @@
+/* The agent's kernel set-up (DESIGN.md invariants 4-6): no_new_privs,
+ * no capabilities (also as root), Landlock, the seccomp deny list.
+ *
+ * Lifecycle: hx_sandbox_prepare (in harness-exec, before fork: builds
+ * the filter and the Landlock ruleset, probes the kernel, warns about
+ * what is missing) -> hx_sandbox_enter (in the child, right before
+ * execvp) -> hx_sandbox_free (in the parent). hx_sandbox_free(NULL) is
+ * a no-op. */
+#ifndef HX_SANDBOX_H
+#define HX_SANDBOX_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+
+#include "../policy/types.h"
+
+struct hx_policy;
+struct hx_policy_vars;
+struct hx_sandbox;
+struct json_t; /* jansson's json_t, without its header */
+
+/* Builds everything the child needs, so that entering it allocates
+ * nothing. Landlock is derived from p and vars in enforce mode only:
+ * it is the policy's boundary, while the seccomp deny list is the
+ * sandbox's integrity and holds in audit mode too. Unless quiet, warns
+ * once on stderr for each missing mechanism this run relies on.
+ * Returns 0, or -errno with a message in err (harness-exec refuses to
+ * start: an unconfined agent is never the fallback). */
+int hx_sandbox_prepare(const struct hx_policy *p,
+		       const struct hx_policy_vars *vars, enum hx_mode mode,
+		       bool quiet, struct hx_sandbox **out, char *err,
+		       size_t errlen);
+
+/* In the forked child, right before exec: no_new_privs, drop every
+ * capability (bounding, ambient, securebits locked so a uid-0 agent
+ * does not regain them on exec; then effective, permitted, inheritable),
+ * Landlock, close every fd above 2, load the seccomp filter. On any
+ * failure prints one line "harness-exec: sandbox: ..." and _exit(126):
+ * it never returns unconfined. */
+void hx_sandbox_enter(const struct hx_sandbox *sb);
+
+/* The kernel availability for the session_start record, e.g.
+ * {"seccomp": true, "landlock_abi": 6, ...}; a new reference. */
+struct json_t *hx_sandbox_kernel_json(const struct hx_sandbox *sb);
+
+void hx_sandbox_free(struct hx_sandbox *sb);
+
+#endif
