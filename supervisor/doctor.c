@@ -40,7 +40,7 @@ static const struct {
 
 void hx_doctor_print(const struct hx_kernel *k, FILE *out)
 {
-	char buf[320];
+	char buf[512];
 
 	fprintf(out, "harness-exec --doctor: kernel %s%s\n", k->release,
 		k->root ? ", running as root" : "");
@@ -95,11 +95,17 @@ void hx_doctor_print(const struct hx_kernel *k, FILE *out)
 	line(out, "exec gate", "missing",
 	     "not built yet: what runs after exec is not re-checked "
 	     "against the approval");
-	snprintf(buf, sizeof(buf), "%s (%s)",
+	snprintf(buf, sizeof(buf), "%s (%s)%s",
 		 k->cgroup2_writable ? "writable" : "not writable",
-		 k->cgroup2_dir[0] ? k->cgroup2_dir : "?");
+		 k->cgroup2_dir[0] ? k->cgroup2_dir : "?",
+		 k->cgroup2_writable
+		     ? ": the agent's tree is killed if harness-exec dies"
+		     : ": if harness-exec dies, the agent's processes live on "
+		       "(their shim calls are denied)");
 	line(out, "cgroup v2", k->cgroup2 ? "available" : "missing",
-	     k->cgroup2 ? buf : "no memory/pids/CPU quotas beyond rlimits");
+	     k->cgroup2 ? buf
+			: "if harness-exec dies, the agent's processes live "
+			  "on (their shim calls are denied)");
 }
 
 int hx_doctor(FILE *out)

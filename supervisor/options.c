@@ -22,7 +22,8 @@ enum {
 	O_WORKTREE,
 	O_BASE,
 	O_COPY_UNTRACKED,
-	O_KEEP_WORKTREE
+	O_KEEP_WORKTREE,
+	O_NO_KERNEL_NOTIFY
 };
 
 static const struct {
@@ -39,6 +40,7 @@ static const struct {
     {"worktree", 0, false, O_WORKTREE},	   {"base", 0, true, O_BASE},
     {"copy-untracked", 0, false, O_COPY_UNTRACKED},
     {"keep-worktree", 0, false, O_KEEP_WORKTREE},
+    {"no-kernel-notify", 0, false, O_NO_KERNEL_NOTIFY},
 };
 
 #define NOPTS (sizeof(opts) / sizeof(opts[0]))
@@ -106,6 +108,9 @@ static int set(struct hx_options *o, int id, const char *val, char *err,
 		break;
 	case O_KEEP_WORKTREE:
 		o->keep_worktree = true;
+		break;
+	case O_NO_KERNEL_NOTIFY:
+		o->no_kernel_notify = true;
 		break;
 	}
 	return 0;
@@ -221,6 +226,10 @@ void hx_options_usage(FILE *f)
 	    "                        machine has (seccomp, user-notify,\n"
 	    "                        Landlock ABI, cgroup v2, ...) and what\n"
 	    "                        each guarantees or loses; run nothing\n"
+	    "      --no-kernel-notify  no seccomp user-notify layer: writes,\n"
+	    "                        connects and sends with an address are\n"
+	    "                        then decided by the shim only (Landlock\n"
+	    "                        and the deny list still hold)\n"
 	    "      --worktree        run CMD in a new linked git worktree on\n"
 	    "                        branch harness/<session>, with\n"
 	    "                        checkpoints and a result commit\n"

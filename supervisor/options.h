@@ -14,6 +14,9 @@ struct hx_options {
 	const char *session;   /* --session NAME */
 	bool quiet, verbose, help, version;
 	bool doctor; /* --doctor: report the kernel mechanisms, run nothing */
+	/* --no-kernel-notify: no seccomp user-notify layer (shim, deny
+	 * list and Landlock only) */
+	bool no_kernel_notify;
 	/* --worktree [--base REF] [--copy-untracked] [--keep-worktree]:
 	 * run in a linked git worktree (docs/worktrees.md) */
 	bool worktree, copy_untracked, keep_worktree;

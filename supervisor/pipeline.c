@@ -21,6 +21,115 @@
 
 #define MAX_NAMES 8
 
+/* Kernel-layer correlation (see hx_pipeline_decide_kernel). */
+#define CORR_N	 256  /* recent shim decisions remembered */
+#define CORR_MS	 2000 /* a shim request older than this is not "just before" */
+#define HELLO_N	 4096 /* processes that said HELLO, direct-mapped by pid */
+
+struct corr {
+	pid_t tid;
+	int op;
+	uint64_t ms, seq, key;
+	enum hx_verdict verdict;
+	bool used;
+};
+
+struct hx_pl_kernel {
+	struct corr c[CORR_N];
+	size_t next;
+	struct {
+		pid_t pid;
+		uint64_t exe;
+	} hello[HELLO_N];
+};
+
+static uint64_t fnv(const char *s)
+{
+	uint64_t h = 1469598103934665603ull;
+
+	for (; s && *s; s++)
+		h = (h ^ (uint8_t)*s) * 1099511628211ull;
+	return h;
+}
+
+static uint64_t mono_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+int hx_pipeline_kernel_enable(struct hx_pipeline *pl)
+{
+	if (!pl->kern)
+		pl->kern = calloc(1, sizeof(*pl->kern));
+	return pl->kern ? 0 : -ENOMEM;
+}
+
+void hx_pipeline_kernel_free(struct hx_pipeline *pl)
+{
+	free(pl->kern);
+	pl->kern = NULL;
+}
+
+static void note_hello(struct hx_pipeline *pl, json_t *rec)
+{
+	const char *ev = json_string_value(json_object_get(rec, "event"));
+	const char *rule = json_string_value(json_object_get(rec, "rule"));
+	json_int_t pid = json_integer_value(json_object_get(rec, "pid"));
+	size_t i;
+
+	if (!ev || !rule || strcmp(ev, "process_start") ||
+	    strcmp(rule, "harness:hello") || pid <= 0)
+		return;
+	i = (size_t)pid % HELLO_N;
+	pl->kern->hello[i].pid = (pid_t)pid;
+	pl->kern->hello[i].exe =
+	    fnv(json_string_value(json_object_get(rec, "exe")));
+}
+
+/* The process said HELLO and still runs the image that said it. */
+static bool has_shim(const struct hx_pipeline *pl, const struct hx_peer *p)
+{
+	size_t i = (size_t)p->pid % HELLO_N;
+
+	return pl->kern->hello[i].pid == p->pid &&
+	       pl->kern->hello[i].exe == fnv(p->exe);
+}
+
+static void corr_put(struct hx_pipeline *pl, const struct hx_peer *peer,
+		     int op, uint64_t key, enum hx_verdict v, uint64_t seq)
+{
+	struct corr *c = &pl->kern->c[pl->kern->next++ % CORR_N];
+
+	*c = (struct corr){.tid = peer->tid ? peer->tid : peer->pid,
+			   .op = op,
+			   .ms = mono_ms(),
+			   .seq = seq,
+			   .key = key,
+			   .verdict = v,
+			   .used = true};
+}
+
+static struct corr *corr_find(struct hx_pipeline *pl, pid_t tid, int op,
+			      uint64_t key)
+{
+	uint64_t now = mono_ms();
+
+	/* Newest first. */
+	for (size_t k = 1; k <= CORR_N; k++) {
+		struct corr *c =
+		    &pl->kern->c[(pl->kern->next - k) % CORR_N];
+
+		if (!c->used || now - c->ms > CORR_MS)
+			continue;
+		if (c->tid == tid && c->op == op && c->key == key)
+			return c;
+	}
+	return NULL;
+}
+
 void hx_request_from_msg(const struct hx_msg *m, struct hx_request *rq,
 			 struct hx_request_storage *st)
 {
@@ -161,6 +270,8 @@ int hx_pipeline_append(struct hx_pipeline *pl, json_t *rec, uint64_t *seq)
 		pl->audit_errors++;
 	else if (pl->observe)
 		pl->observe(pl->observe_arg, rec, n);
+	if (!r && pl->kern)
+		note_hello(pl, rec);
 	if (seq)
 		*seq = n;
 	return r;
@@ -213,9 +324,9 @@ static json_t *make_args(const struct hx_request *rq, const struct vpath *p1,
 	return a;
 }
 
-void hx_pipeline_decide(struct hx_pipeline *pl, const struct hx_peer *peer,
-			const struct hx_request *rq, const char *layer,
-			struct hx_outcome *out)
+static void decide(struct hx_pipeline *pl, const struct hx_peer *peer,
+		   const struct hx_request *rq, const char *layer, bool kernel,
+		   struct hx_outcome *out, char *decided, size_t dlen)
 {
 	struct timespec t0, wall;
 	struct vpath sp1, sp2, *p1 = &sp1, *p2 = &sp2;
@@ -229,6 +340,9 @@ void hx_pipeline_decide(struct hx_pipeline *pl, const struct hx_peer *peer,
 	bool has_addr = false, resolved_won = false;
 	json_t *rec;
 	ssize_t n;
+	uint64_t key = 0;
+	struct corr *match = NULL;
+	bool bypass = false;
 
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	clock_gettime(CLOCK_REALTIME, &wall);
@@ -285,6 +399,26 @@ void hx_pipeline_decide(struct hx_pipeline *pl, const struct hx_peer *peer,
 	out->reply = pl->mode == HX_MODE_AUDIT ? HX_VERDICT_ALLOW : d.verdict;
 	out->err = out->reply == HX_VERDICT_ALLOW ? 0 : EACCES;
 	out->seq = 0;
+	if (decided && dlen)
+		snprintf(decided, dlen, "%s",
+			 p1->has_resolved ? p1->resolved
+			 : p1->ok	  ? p1->norm
+				 : "");
+	if (pl->kern)
+		key = fnv(has_addr ? addr : p1->ok ? p1->norm : "");
+	if (kernel && pl->kern) {
+		/* The shim asked for this thread and call just before: its
+		 * record stands for both layers, unless the fresh verdict
+		 * differs (then this one is logged too). */
+		match = corr_find(pl, peer->tid ? peer->tid : peer->pid,
+				  (int)rq->op, key);
+		if (match && match->verdict == d.verdict) {
+			match->used = false; /* one kernel event per request */
+			out->seq = match->seq;
+			return;
+		}
+		bypass = !match && peer->exe && has_shim(pl, peer);
+	}
 	pl->events++;
 	if ((unsigned)d.verdict < 3)
 		pl->verdicts[d.verdict]++;
@@ -316,6 +450,10 @@ void hx_pipeline_decide(struct hx_pipeline *pl, const struct hx_peer *peer,
 			json_object_set_new(rec, "decided_on_resolved",
 					    json_true());
 		set_str(rec, "layer", layer);
+		if (bypass)
+			json_object_set_new(rec, "shim_bypass", json_true());
+		if (match)
+			json_object_set_new(rec, "shim_disagreed", json_true());
 		json_object_set_new(rec, "latency_ns",
 				    json_integer((json_int_t)ns_since(&t0)));
 		if (rq->nframes)
@@ -330,4 +468,22 @@ void hx_pipeline_decide(struct hx_pipeline *pl, const struct hx_peer *peer,
 		out->rule = "harness:audit-failed";
 	}
 	json_decref(rec);
+	if (!kernel && pl->kern && out->seq && !strcmp(layer, "shim"))
+		corr_put(pl, peer, (int)rq->op, key, d.verdict, out->seq);
+}
+
+void hx_pipeline_decide(struct hx_pipeline *pl, const struct hx_peer *peer,
+			const struct hx_request *rq, const char *layer,
+			struct hx_outcome *out)
+{
+	decide(pl, peer, rq, layer, false, out, NULL, 0);
+}
+
+void hx_pipeline_decide_kernel(struct hx_pipeline *pl,
+			       const struct hx_peer *peer,
+			       const struct hx_request *rq,
+			       struct hx_outcome *out, char *decided,
+			       size_t dlen)
+{
+	decide(pl, peer, rq, "kernel", true, out, decided, dlen);
 }

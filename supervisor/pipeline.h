@@ -73,6 +73,9 @@ struct hx_pipeline {
 	 * worktree layer for provenance; NULL: none. rec is borrowed. */
 	void (*observe)(void *arg, struct json_t *rec, uint64_t seq);
 	void *observe_arg;
+	/* The kernel layer's state (recent shim decisions per thread, the
+	 * processes that said HELLO); NULL until hx_pipeline_kernel_enable. */
+	struct hx_pl_kernel *kern;
 };
 
 struct hx_outcome {
@@ -89,6 +92,26 @@ struct hx_outcome {
 void hx_pipeline_decide(struct hx_pipeline *pl, const struct hx_peer *peer,
 			const struct hx_request *rq, const char *layer,
 			struct hx_outcome *out);
+
+/* Starts remembering shim decisions and HELLOs for the kernel layer.
+ * Returns 0 or -ENOMEM. hx_pipeline_kernel_free undoes it. */
+int hx_pipeline_kernel_enable(struct hx_pipeline *pl);
+void hx_pipeline_kernel_free(struct hx_pipeline *pl);
+
+/* The kernel layer's entry (supervisor/unotify.c), on the same thread
+ * as every other call. Always decides afresh (the file system may have
+ * changed since the shim asked). When the shim announced the same
+ * event for the same thread within a short window and the verdict
+ * agrees, no second record is written (out->seq is the shim's record);
+ * otherwise the record has layer "kernel", plus "shim_bypass": true
+ * when the process said HELLO with its current image. decided (dlen
+ * bytes, may be NULL) gets the path the verdict was made on: the
+ * symlink-resolved form, /proc/<pid> written /proc/self. */
+void hx_pipeline_decide_kernel(struct hx_pipeline *pl,
+			       const struct hx_peer *peer,
+			       const struct hx_request *rq,
+			       struct hx_outcome *out, char *decided,
+			       size_t dlen);
 
 /* A new record with the common leading fields (time, session, pid, ppid,
  * tid, exe, event). peer NULL means harness itself. The caller owns it. */

@@ -16,6 +16,7 @@
 #include <sys/epoll.h>
 #include <sys/prctl.h>
 #include <sys/signalfd.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -29,9 +30,11 @@
 #include "fmt.h"
 #include "options.h"
 #include "pipeline.h"
+#include "reaper.h"
 #include "sandbox.h"
 #include "server.h"
 #include "session.h"
+#include "unotify.h"
 #include "worktree.h"
 
 #define SHIM_NAME  "libharness-shim.so"
@@ -51,6 +54,10 @@ struct run {
 	struct hx_source sigsrc;
 	struct hx_worktree *wt; /* --worktree, else NULL */
 	struct hx_sandbox *sb;
+	struct hx_unotify *un; /* the user-notify handler, or NULL */
+	int hand[2];	       /* listener hand-off socketpair, or -1 */
+	struct hx_reaper reaper;
+	int reaper_err; /* 0, or why the tree is not killed with us */
 	char *policy_text;
 	size_t policy_len;
 	char policy_sha[65];
@@ -229,6 +236,8 @@ static void log_session_start(struct run *r)
 	json_object_set_new(rec, "socket", json_string(r->sess.sock_path));
 	json_object_set_new(rec, "shim", json_string(r->shim));
 	json_object_set_new(rec, "kernel", hx_sandbox_kernel_json(r->sb));
+	json_object_set_new(json_object_get(rec, "kernel"), "reaper_cgroup",
+			    json_boolean(!r->reaper_err));
 	hx_pipeline_append(&r->pl, rec, NULL);
 	json_decref(rec);
 }
@@ -271,6 +280,23 @@ static void log_session_end(struct run *r, int code)
 			    json_integer((json_int_t)st.conns_accepted));
 	json_object_set_new(rec, "protocol_errors",
 			    json_integer((json_int_t)st.protocol_errors));
+	if (r->un) {
+		struct hx_unotify_stats us;
+		json_t *k = json_object();
+
+		hx_unotify_stats(r->un, &us);
+		json_object_set_new(k, "notifications",
+				    json_integer((json_int_t)us.notifications));
+		json_object_set_new(k, "emulated",
+				    json_integer((json_int_t)us.emulated));
+		json_object_set_new(k, "denied",
+				    json_integer((json_int_t)us.denied));
+		json_object_set_new(k, "continued",
+				    json_integer((json_int_t)us.continued));
+		json_object_set_new(k, "errors",
+				    json_integer((json_int_t)us.errors));
+		json_object_set_new(rec, "kernel_notify", k);
+	}
 	if (r->pl.audit_errors)
 		json_object_set_new(
 		    rec, "audit_errors",
@@ -349,6 +375,11 @@ static void child_exec(struct run *r, char **env, const sigset_t *oldmask)
 	int e;
 
 	sigprocmask(SIG_SETMASK, oldmask, NULL);
+	if (!r->reaper_err && hx_reaper_join(&r->reaper)) {
+		fprintf(stderr, "harness-exec: cannot join the session's "
+				"cgroup: %s\n", strerror(errno));
+		_exit(126);
+	}
 	/* Closes fds > 2 itself (after Landlock); _exit(126) on failure. */
 	hx_sandbox_enter(r->sb);
 	/* No supervisor fd reaches the agent (DESIGN.md invariant 5). */
@@ -642,6 +673,37 @@ static int setup(struct run *r)
 		die_msg("sandbox: %s", msg);
 		return -1;
 	}
+	/* The user-notify layer: the child hands its listener over
+	 * r->hand[1]; without it harness says so and runs on the others. */
+	if (!o->no_kernel_notify) {
+		if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0,
+			       r->hand)) {
+			die_msg("socketpair: %s", strerror(errno));
+			return -1;
+		}
+		if (hx_sandbox_enable_notify(r->sb, r->hand[1], msg,
+					     sizeof(msg))) {
+			if (!o->quiet)
+				fprintf(stderr,
+					"harness-exec: warning: user-notify "
+					"missing (%s): writes and connects "
+					"of programs without the shim are "
+					"bounded by Landlock only\n",
+					msg);
+			close(r->hand[0]);
+			close(r->hand[1]);
+			r->hand[0] = r->hand[1] = -1;
+		}
+	}
+	/* Before any agent process exists, so all of them are in its
+	 * cgroup; before PR_SET_CHILD_SUBREAPER, so it is not our child. */
+	r->reaper_err = hx_reaper_start(r->sess.id, &r->reaper);
+	if (r->reaper_err && !o->quiet)
+		fprintf(stderr,
+			"harness-exec: warning: no cgroup v2 for the session "
+			"(%s): if harness-exec itself is killed, the agent's "
+			"processes are not\n",
+			strerror(-r->reaper_err));
 	if (o->verbose)
 		fprintf(stderr,
 			"harness: session %s\n"
@@ -665,9 +727,16 @@ static int setup(struct run *r)
 
 static void teardown(struct run *r)
 {
+	hx_unotify_stop(r->un);
+	r->un = NULL;
+	for (int i = 0; i < 2; i++)
+		if (r->hand[i] >= 0)
+			close(r->hand[i]);
 	hx_server_free(r->srv);
+	hx_pipeline_kernel_free(&r->pl);
 	hx_worktree_free(r->wt);
 	hx_sandbox_free(r->sb);
+	hx_reaper_stop(&r->reaper);
 	/* Never unlink a socket this run did not create (a reused name). */
 	if (!r->listening)
 		r->sess.sock_path[0] = '\0';
@@ -689,6 +758,9 @@ int hx_run(const struct hx_options *o)
 	bool audit_open;
 
 	memset(r, 0, sizeof(*r));
+	r->reaper.procs_fd = r->reaper.pipe_w = -1;
+	r->reaper_err = -ENOTSUP;
+	r->hand[0] = r->hand[1] = -1;
 	r->o = o;
 	if (setup(r))
 		goto out;
@@ -727,6 +799,24 @@ int hx_run(const struct hx_options *o)
 	}
 	if (r->child == 0)
 		child_exec(r, env, &old);
+	if (r->hand[1] >= 0) {
+		int lfd, e;
+
+		close(r->hand[1]);
+		r->hand[1] = -1;
+		lfd = hx_unotify_receive(r->hand[0], r->child, 10000);
+		close(r->hand[0]);
+		r->hand[0] = -1;
+		/* A failed hand-off ends the child (126): never unwatched. */
+		if (lfd < 0)
+			die_msg("user-notify listener: %s", strerror(-lfd));
+		else if ((e = hx_unotify_start(lfd, &r->pl, r->srv,
+					       r->sess.sock_path, 4,
+					       &r->un))) {
+			die_msg("user-notify handler: %s", strerror(-e));
+			kill(r->child, SIGKILL); /* unserved: no agent */
+		}
+	}
 	/* After the fork: a resolver thread must not exist at fork time. */
 	hx_dnsmap_start_resolver(r->dns, r->policy);
 	while (!r->child_done)
@@ -735,6 +825,7 @@ int hx_run(const struct hx_options *o)
 	drain(r, 1000);
 	kill_tree(r);
 	drain(r, 200);
+	/* Nothing of the tree is left; the counters stay for session_end. */
 	code = r->child_done ? exit_code(r->child_status) : 2;
 end:
 	/* Order (docs/worktrees.md): last checkpoint and manifest, then

@@ -27,6 +27,7 @@ struct hx_sandbox {
 	struct hx_landlock *ll;
 	enum hx_mode mode;
 	int last_cap; /* /proc/sys/kernel/cap_last_cap */
+	int handoff;  /* child's end of the listener socketpair, or -1 */
 };
 
 /* With these set and locked, uid 0 is just a uid: exec grants no
@@ -81,6 +82,7 @@ int hx_sandbox_prepare(const struct hx_policy *p,
 		return -ENOMEM;
 	}
 	sb->mode = mode;
+	sb->handoff = -1;
 	hx_kernel_probe(&sb->k, false);
 	sb->last_cap = read_last_cap();
 	if (!sb->k.seccomp || !sb->k.nnp) {
@@ -165,9 +167,54 @@ static void drop_caps(const struct hx_sandbox *sb)
 					  EPERM);
 }
 
-void hx_sandbox_enter(const struct hx_sandbox *sb)
+int hx_sandbox_enable_notify(struct hx_sandbox *sb, int handoff_fd,
+			     char *err, size_t errlen)
 {
 	int e;
+
+	if (!sb->k.user_notif || !sb->k.pidfd_getfd) {
+		snprintf(err, errlen, "the kernel has no %s",
+			 sb->k.user_notif ? "pidfd_getfd" : "seccomp user-notify");
+		return -ENOSYS;
+	}
+	e = hx_seccomp_build_notify(sb->prog, err, errlen);
+	if (!e)
+		sb->handoff = handoff_fd;
+	return e;
+}
+
+/* The listener goes to the parent, which takes it with pidfd_getfd
+ * (a sendmsg here would itself wait on the listener nobody holds yet);
+ * then the agent's copy is closed. Any failure: no agent. */
+static void hand_off_listener(const struct hx_sandbox *sb)
+{
+	int lfd = hx_seccomp_install_notify(sb->prog);
+	char ack = 0;
+	ssize_t n;
+
+	if (lfd < 0)
+		die_child("seccomp user-notify", -lfd);
+	/* pidfd_getfd needs ptrace access: we inherited non-dumpable. The
+	 * exec below sets it again from the new image. */
+	if (prctl(PR_SET_DUMPABLE, 1, 0, 0, 0))
+		die_child("dumpable", errno);
+	do
+		n = write(sb->handoff, &lfd, sizeof(lfd));
+	while (n < 0 && errno == EINTR);
+	if (n != (ssize_t)sizeof(lfd))
+		die_child("listener hand-off", n < 0 ? errno : EIO);
+	do
+		n = read(sb->handoff, &ack, 1);
+	while (n < 0 && errno == EINTR);
+	if (n != 1 || ack != 'k')
+		die_child("listener hand-off", n < 0 ? errno : EPIPE);
+	close(lfd);
+	close(sb->handoff);
+}
+
+void hx_sandbox_enter(const struct hx_sandbox *sb)
+{
+	int e, h;
 
 	if (!sb)
 		die_child("not prepared", EINVAL);
@@ -177,10 +224,20 @@ void hx_sandbox_enter(const struct hx_sandbox *sb)
 	if (sb->ll && (e = hx_landlock_restrict(sb->ll)))
 		die_child("landlock", -e);
 	/* After Landlock: its ruleset fd is one of those closed here. No
-	 * supervisor fd reaches the agent (DESIGN.md invariant 5). */
-	if (syscall(SYS_close_range, 3u, ~0u, 0u))
-		for (int fd = 3; fd < 65536; fd++)
-			close(fd);
+	 * supervisor fd reaches the agent (DESIGN.md invariant 5); the
+	 * hand-off socket is closed once the listener is handed off. */
+	h = sb->handoff;
+	if (h < 3) {
+		if (syscall(SYS_close_range, 3u, ~0u, 0u))
+			for (int fd = 3; fd < 65536; fd++)
+				close(fd);
+	} else {
+		if ((h > 3 && syscall(SYS_close_range, 3u, (unsigned)h - 1, 0u)) ||
+		    syscall(SYS_close_range, (unsigned)h + 1, ~0u, 0u))
+			die_child("close_range", errno);
+		/* First: the deny list refuses a new listener. */
+		hand_off_listener(sb);
+	}
 	/* Last: from here on even our own set-up would be filtered. */
 	if ((e = hx_seccomp_install(sb->prog)))
 		die_child("seccomp", -e);
@@ -214,7 +271,8 @@ json_t *hx_sandbox_kernel_json(const struct hx_sandbox *sb)
 	json_object_set_new(o, "cgroup2_writable",
 			    json_boolean(k->cgroup2_writable));
 	/* Honest about what this build does not have yet. */
-	json_object_set_new(o, "user_notify_used", json_false());
+	json_object_set_new(o, "user_notify_used",
+			    json_boolean(sb->handoff >= 0));
 	json_object_set_new(o, "exec_gate", json_false());
 	return o;
 }

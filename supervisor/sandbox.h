@@ -32,6 +32,14 @@ int hx_sandbox_prepare(const struct hx_policy *p,
 		       bool quiet, struct hx_sandbox **out, char *err,
 		       size_t errlen);
 
+/* Adds the seccomp user-notify filter (after prepare, before fork):
+ * the child installs it with SECCOMP_FILTER_FLAG_NEW_LISTENER and hands
+ * the listener over handoff_fd (its end of a socketpair; the parent
+ * takes it with hx_unotify_receive), keeping no copy. Returns 0 or
+ * -errno with a message (the kernel lacks user-notify or pidfd_getfd). */
+int hx_sandbox_enable_notify(struct hx_sandbox *sb, int handoff_fd,
+			     char *err, size_t errlen);
+
 /* In the forked child, right before exec: no_new_privs, drop every
  * capability (bounding, ambient, securebits locked so a uid-0 agent
  * does not regain them on exec; then effective, permitted, inheritable),

@@ -3,6 +3,7 @@
 #include "seccomp_deny.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <linux/filter.h>
 #include <linux/seccomp.h>
 #include <linux/userfaultfd.h>
@@ -173,12 +174,55 @@ const struct hx_sc_rule hx_seccomp_deny[] = {
 const size_t hx_seccomp_ndeny =
     sizeof(hx_seccomp_deny) / sizeof(*hx_seccomp_deny);
 
+#define NOTIFY(n, why)                                                         \
+	{                                                                      \
+		n, HX_SC_NOTIFY, 0, ALWAYS, why                                \
+	}
+#define NOTIFY_BIT(n, i, m, why)                                               \
+	{                                                                      \
+		n, HX_SC_NOTIFY, 0, {BIT(i, m), NONE}, why                     \
+	}
+#ifndef __O_TMPFILE
+#define __O_TMPFILE 020000000
+#endif
+
+/* Opens that can write: any of these flag bits (one row each, ORed).
+ * Read-only opens pass in BPF and are bounded by Landlock. */
+#define OPEN_WRITE(n, i)                                                       \
+	NOTIFY_BIT(n, i, O_WRONLY, "open for writing"),                        \
+	    NOTIFY_BIT(n, i, O_RDWR, "open for writing"),                      \
+	    NOTIFY_BIT(n, i, O_CREAT, "open that creates"),                    \
+	    NOTIFY_BIT(n, i, O_TRUNC, "open that truncates"),                  \
+	    NOTIFY_BIT(n, i, O_APPEND, "open for appending"),                  \
+	    NOTIFY_BIT(n, i, __O_TMPFILE, "anonymous file creation")
+
+const struct hx_sc_rule hx_seccomp_notify[] = {
+    OPEN_WRITE("open", 1),
+    OPEN_WRITE("openat", 2),
+    NOTIFY("creat", "creates a file"),
+    /* Its flags are behind a pointer: every openat2 is decided. */
+    NOTIFY("openat2", "flags out of BPF's reach"),
+    NOTIFY("connect", "network or unix connection"),
+    /* sendto without an address (connected socket) passes in BPF. */
+    {"sendto",
+     HX_SC_NOTIFY,
+     0,
+     {{HX_SC_NONZERO, 4, false, 0, 0}, NONE},
+     "datagram with a destination"},
+    /* msg_name is behind a pointer: every sendmsg is looked at. */
+    NOTIFY("sendmsg", "message that may carry a destination"),
+};
+
+const size_t hx_seccomp_nnotify =
+    sizeof(hx_seccomp_notify) / sizeof(*hx_seccomp_notify);
+
 /* Two filters: libseccomp's, and a small hand-written one for rows
  * libseccomp cannot express (two comparisons on one argument). The
  * kernel runs both and the most restrictive answer wins. */
 struct hx_seccomp_prog {
 	struct sock_fprog fprog;
 	struct sock_fprog extra;
+	struct sock_fprog notify; /* len 0: not built */
 };
 
 #define EXTRA_ROW 8
@@ -233,6 +277,9 @@ static int add_cmp(const struct hx_sc_arg *g, struct scmp_arg_cmp *c)
 		break;
 	case HX_SC_NOTIN2:
 		break; /* in the extra filter */
+	case HX_SC_NONZERO:
+		c[n++] = SCMP_CMP64(g->idx, SCMP_CMP_NE, 0);
+		break;
 	}
 	return n;
 }
@@ -259,6 +306,9 @@ static int add_rule(scmp_filter_ctx ctx, const struct hx_sc_rule *r, char *err,
 		break;
 	case HX_SC_KILL:
 		act = SCMP_ACT_KILL_PROCESS;
+		break;
+	case HX_SC_NOTIFY:
+		act = SCMP_ACT_NOTIFY;
 		break;
 	default:
 		snprintf(err, errlen, "%s: action not supported yet", r->name);
@@ -337,7 +387,7 @@ static int build_extra(struct hx_seccomp_prog *p, char *err, size_t errlen)
 }
 
 /* libseccomp 2.5 exports to an fd only: go through a memfd. */
-static int export(scmp_filter_ctx ctx, struct hx_seccomp_prog *p)
+static int export(scmp_filter_ctx ctx, struct sock_fprog *fp)
 {
 	int fd = memfd_create("hx-seccomp", MFD_CLOEXEC), e = 0;
 	off_t len;
@@ -355,13 +405,13 @@ static int export(scmp_filter_ctx ctx, struct hx_seccomp_prog *p)
 		e = -E2BIG;
 		goto out;
 	}
-	p->fprog.filter = malloc((size_t)len);
-	if (!p->fprog.filter) {
+	fp->filter = malloc((size_t)len);
+	if (!fp->filter) {
 		e = -ENOMEM;
 		goto out;
 	}
 	while (n < (size_t)len) {
-		k = pread(fd, (char *)p->fprog.filter + n, (size_t)len - n,
+		k = pread(fd, (char *)fp->filter + n, (size_t)len - n,
 			  (off_t)n);
 		if (k < 0 && errno == EINTR)
 			continue;
@@ -371,7 +421,7 @@ static int export(scmp_filter_ctx ctx, struct hx_seccomp_prog *p)
 		}
 		n += (size_t)k;
 	}
-	p->fprog.len = (unsigned short)(len / sizeof(struct sock_filter));
+	fp->len = (unsigned short)(len / sizeof(struct sock_filter));
 out:
 	close(fd);
 	return e;
@@ -407,7 +457,7 @@ int hx_seccomp_build(struct hx_seccomp_prog **out, char *err, size_t errlen)
 		e = -ENOMEM;
 		goto out;
 	}
-	e = export(ctx, p);
+	e = export(ctx, &p->fprog);
 	if (e) {
 		snprintf(err, errlen, "seccomp export: %s", strerror(-e));
 		goto out;
@@ -421,6 +471,42 @@ out:
 	hx_seccomp_prog_free(p);
 	seccomp_release(ctx);
 	return e;
+}
+
+int hx_seccomp_build_notify(struct hx_seccomp_prog *p, char *err,
+			    size_t errlen)
+{
+	/* Foreign arches pass here: the deny filter kills them, and a kill
+	 * outranks everything. */
+	scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ALLOW);
+	int e = 0;
+
+	if (!ctx) {
+		snprintf(err, errlen, "seccomp_init failed");
+		return -ENOMEM;
+	}
+	e = seccomp_attr_set(ctx, SCMP_FLTATR_ACT_BADARCH, SCMP_ACT_ALLOW);
+	for (size_t i = 0; i < hx_seccomp_nnotify && !e; i++)
+		e = add_rule(ctx, &hx_seccomp_notify[i], err, errlen);
+	if (!e) {
+		e = export(ctx, &p->notify);
+		if (e)
+			snprintf(err, errlen, "seccomp notify export: %s",
+				 strerror(-e));
+	}
+	seccomp_release(ctx);
+	return e;
+}
+
+int hx_seccomp_install_notify(const struct hx_seccomp_prog *p)
+{
+	long fd;
+
+	if (!p->notify.len)
+		return -ENOENT;
+	fd = syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER,
+		     SECCOMP_FILTER_FLAG_NEW_LISTENER, &p->notify);
+	return fd < 0 ? -errno : (int)fd;
 }
 
 int hx_seccomp_install(const struct hx_seccomp_prog *p)
@@ -443,5 +529,6 @@ void hx_seccomp_prog_free(struct hx_seccomp_prog *p)
 		return;
 	free(p->fprog.filter);
 	free(p->extra.filter);
+	free(p->notify.filter);
 	free(p);
 }

@@ -18,7 +18,7 @@
 enum hx_sc_action {
 	HX_SC_ERRNO,  /* fail with .err */
 	HX_SC_KILL,   /* kill the whole process */
-	HX_SC_NOTIFY, /* ask the supervisor (user-notify; not built yet) */
+	HX_SC_NOTIFY, /* ask the supervisor (user-notify, unotify.c) */
 };
 
 /* When a row applies. Conditions on one row are ANDed; two rows for the
@@ -30,7 +30,8 @@ enum hx_sc_cond {
 	HX_SC_BITS,  /* (arg & mask) != 0, i.e. (arg & mask) == mask for a
 		      * single bit */
 	HX_SC_EQ,    /* arg == value */
-	HX_SC_NOTIN2 /* arg != value && arg != value2 */
+	HX_SC_NOTIN2, /* arg != value && arg != value2 */
+	HX_SC_NONZERO /* arg != 0 (a pointer that is given) */
 };
 
 struct hx_sc_arg {
@@ -53,6 +54,11 @@ struct hx_sc_rule {
 extern const struct hx_sc_rule hx_seccomp_deny[];
 extern const size_t hx_seccomp_ndeny;
 
+/* The user-notify list (DESIGN.md section 2): syscalls the supervisor
+ * decides and emulates (supervisor/unotify.c); every row HX_SC_NOTIFY. */
+extern const struct hx_sc_rule hx_seccomp_notify[];
+extern const size_t hx_seccomp_nnotify;
+
 /* Returns the number of syscall names that appear in both a and b (or,
  * when b == a, twice in a with different actions or errnos); sets
  * *first to the first such name (NULL when none). The notify list and
@@ -71,9 +77,20 @@ struct hx_seccomp_prog;
  * must hold as written). */
 int hx_seccomp_build(struct hx_seccomp_prog **out, char *err, size_t errlen);
 
-/* Installs p on the calling thread (needs no_new_privs). Returns 0 or
- * -errno. Async-signal-safe: for a forked child. */
+/* Adds the user-notify filter (hx_seccomp_notify) to p, installed by
+ * hx_seccomp_install_notify. Returns 0 or -errno with a message. */
+int hx_seccomp_build_notify(struct hx_seccomp_prog *p, char *err,
+			    size_t errlen);
+
+/* Installs p's deny filters on the calling thread (needs no_new_privs).
+ * Returns 0 or -errno. Async-signal-safe: for a forked child. */
 int hx_seccomp_install(const struct hx_seccomp_prog *p);
+
+/* Installs p's notify filter with SECCOMP_FILTER_FLAG_NEW_LISTENER and
+ * returns the listener fd, or -errno (-ENOENT: none was built). Must run
+ * before hx_seccomp_install: the deny list refuses a new listener.
+ * Async-signal-safe. */
+int hx_seccomp_install_notify(const struct hx_seccomp_prog *p);
 
 /* Instructions in p (for --verbose and tests). */
 size_t hx_seccomp_prog_len(const struct hx_seccomp_prog *p);

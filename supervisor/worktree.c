@@ -455,6 +455,13 @@ int hx_worktree_open(const struct hx_worktree_opts *o, struct hx_worktree **out,
 	}
 	snprintf(parent, sizeof(parent), "%s/harness/worktrees", w->commondir);
 	r = mkdirs(parent, 0700);
+	/* libgit2 fails when it finds <common>/worktrees made by a
+	 * concurrent session between its check and its mkdir: make it
+	 * ourselves first, so both sessions see it existing. */
+	if (!r) {
+		snprintf(parent, sizeof(parent), "%s/worktrees", w->commondir);
+		r = mkdirs(parent, 0755);
+	}
 	if (r) {
 		ERR("--worktree: cannot create %s: %s", parent, strerror(-r));
 		goto fail;

@@ -116,6 +116,23 @@ START_TEST(table_has_no_conflicts)
 					     &first),
 			  0);
 	ck_assert_ptr_null(first);
+	/* The user-notify list never overlaps the deny list (DESIGN.md
+	 * invariant 4), is consistent in itself, and notifies only. */
+	ck_assert_uint_eq(hx_seccomp_overlap(hx_seccomp_notify,
+					     hx_seccomp_nnotify, hx_seccomp_deny,
+					     hx_seccomp_ndeny, &first),
+			  0);
+	ck_assert_ptr_null(first);
+	ck_assert_uint_eq(hx_seccomp_overlap(hx_seccomp_notify,
+					     hx_seccomp_nnotify,
+					     hx_seccomp_notify,
+					     hx_seccomp_nnotify, &first),
+			  0);
+	ck_assert_uint_gt(hx_seccomp_nnotify, 0);
+	for (size_t i = 0; i < hx_seccomp_nnotify; i++)
+		ck_assert_msg(hx_seccomp_notify[i].action == HX_SC_NOTIFY &&
+				  hx_seccomp_notify[i].reason,
+			      "%s is not a notify row", hx_seccomp_notify[i].name);
 	for (size_t i = 0; i < hx_seccomp_ndeny; i++)
 		ck_assert_msg(hx_seccomp_deny[i].reason &&
 				  hx_seccomp_deny[i].reason[0],

@@ -1,0 +1,218 @@
+/* The reaper; see reaper.h. */
+#define _GNU_SOURCE
+#include "reaper.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define HX_REAPER_DONE 'q'
+
+/* The cgroup v2 mount point, from /proc/self/mountinfo ("... MOUNTPOINT
+ * ... - cgroup2 ..."). */
+static int cgroup2_mount(char *out, size_t cap)
+{
+	FILE *f = fopen("/proc/self/mountinfo", "re");
+	char line[4096];
+	int r = -ENOTSUP;
+
+	if (!f)
+		return -errno;
+	while (fgets(line, sizeof(line), f)) {
+		char *sep = strstr(line, " - cgroup2 ");
+		char mnt[4096];
+
+		if (!sep)
+			continue;
+		/* Fields: id parent major:minor root mountpoint ... */
+		if (sscanf(line, "%*s %*s %*s %*s %4095s", mnt) == 1 &&
+		    strlen(mnt) < cap) {
+			strcpy(out, mnt);
+			r = 0;
+			break;
+		}
+	}
+	fclose(f);
+	return r;
+}
+
+/* Our own cgroup v2 path, from the "0::PATH" line of /proc/self/cgroup. */
+static int own_cgroup(char *out, size_t cap)
+{
+	FILE *f = fopen("/proc/self/cgroup", "re");
+	char line[4096];
+	int r = -ENOTSUP;
+
+	if (!f)
+		return -errno;
+	while (fgets(line, sizeof(line), f)) {
+		if (strncmp(line, "0::", 3))
+			continue;
+		line[strcspn(line, "\n")] = '\0';
+		if (strlen(line + 3) < cap) {
+			strcpy(out, line + 3);
+			r = 0;
+		}
+		break;
+	}
+	fclose(f);
+	return r;
+}
+
+static void write_file(const char *dir, const char *name, const char *v)
+{
+	char path[4200];
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	fd = open(path, O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	if (write(fd, v, strlen(v)) < 0) {
+		/* Nothing more to do: the caller reports the cgroup state. */
+	}
+	close(fd);
+}
+
+/* Removes the cgroup, killing what is left in it first; waits up to
+ * about a second for the kernel to empty it. */
+static void remove_cgroup(const char *dir)
+{
+	struct timespec ts = {0, 10 * 1000 * 1000};
+
+	for (int i = 0; i < 100; i++) {
+		if (rmdir(dir) == 0 || errno == ENOENT)
+			return;
+		if (errno != EBUSY)
+			return;
+		write_file(dir, "cgroup.kill", "1");
+		nanosleep(&ts, NULL);
+	}
+}
+
+/* The reaper process: waits for harness-exec to go away. */
+static void __attribute__((noreturn)) reaper_main(int rfd, const char *dir)
+{
+	char c = 0;
+	ssize_t n;
+
+	prctl(PR_SET_NAME, "harness-reaper");
+	/* Off the terminal: a ^C meant for the agent must not end the
+	 * reaper, and the agent's process group is not ours. */
+	setsid();
+	signal(SIGINT, SIG_IGN);
+	signal(SIGQUIT, SIG_IGN);
+	signal(SIGHUP, SIG_IGN);
+	signal(SIGPIPE, SIG_IGN);
+	do
+		n = read(rfd, &c, 1);
+	while (n < 0 && errno == EINTR);
+	if (n == 1 && c == HX_REAPER_DONE)
+		_exit(0);
+	/* harness-exec died without ending the session. */
+	write_file(dir, "cgroup.kill", "1");
+	remove_cgroup(dir);
+	_exit(0);
+}
+
+int hx_reaper_start(const char *session, struct hx_reaper *rp)
+{
+	char mnt[4096], own[4096];
+	int p[2], r;
+	pid_t pid;
+
+	rp->procs_fd = rp->pipe_w = -1;
+	rp->pid = -1;
+	rp->cgroup[0] = '\0';
+	if ((r = cgroup2_mount(mnt, sizeof(mnt))) ||
+	    (r = own_cgroup(own, sizeof(own))))
+		return r;
+	if ((size_t)snprintf(rp->cgroup, sizeof(rp->cgroup),
+			     "%s%s/harness-%s", mnt,
+			     strcmp(own, "/") ? own : "",
+			     session) >= sizeof(rp->cgroup))
+		return -ENAMETOOLONG;
+	if (mkdir(rp->cgroup, 0755) && errno != EEXIST) {
+		r = -errno;
+		goto fail;
+	}
+	{
+		char procs[4200];
+
+		snprintf(procs, sizeof(procs), "%s/cgroup.procs", rp->cgroup);
+		rp->procs_fd = open(procs, O_WRONLY | O_CLOEXEC);
+	}
+	if (rp->procs_fd < 0 || pipe2(p, O_CLOEXEC)) {
+		r = -errno;
+		goto fail;
+	}
+	/* Double fork: the reaper must not be harness-exec's descendant,
+	 * or ending the session would wait for it to die. */
+	pid = fork();
+	if (pid < 0) {
+		r = -errno;
+		close(p[0]);
+		close(p[1]);
+		goto fail;
+	}
+	if (pid == 0) {
+		close(p[1]);
+		if (fork() == 0) {
+			if (p[0] != 3)
+				dup2(p[0], 3);
+			syscall(SYS_close_range, 4u, ~0u, 0u);
+			reaper_main(3, rp->cgroup);
+		}
+		_exit(0);
+	}
+	waitpid(pid, NULL, 0);
+	close(p[0]);
+	rp->pipe_w = p[1];
+	return 0;
+fail:
+	if (rp->procs_fd >= 0)
+		close(rp->procs_fd);
+	rp->procs_fd = -1;
+	if (rp->cgroup[0])
+		rmdir(rp->cgroup);
+	rp->cgroup[0] = '\0';
+	return r;
+}
+
+int hx_reaper_join(const struct hx_reaper *rp)
+{
+	if (rp->procs_fd < 0)
+		return -ENOTSUP;
+	return write(rp->procs_fd, "0", 1) == 1 ? 0 : -errno;
+}
+
+void hx_reaper_forget(struct hx_reaper *rp)
+{
+	if (rp->procs_fd >= 0)
+		close(rp->procs_fd);
+	if (rp->pipe_w >= 0)
+		close(rp->pipe_w);
+	rp->procs_fd = rp->pipe_w = -1;
+}
+
+void hx_reaper_stop(struct hx_reaper *rp)
+{
+	char done = HX_REAPER_DONE;
+
+	if (rp->pipe_w >= 0 && write(rp->pipe_w, &done, 1) != 1) {
+		/* The reaper is gone already; nothing to tell it. */
+	}
+	hx_reaper_forget(rp);
+	if (rp->cgroup[0])
+		remove_cgroup(rp->cgroup);
+	rp->cgroup[0] = '\0';
+}

@@ -1,0 +1,43 @@
+/* The reaper: kills the agent's whole tree when harness-exec itself dies
+ * without ending the session (SIGKILL, a crash, the OOM killer), so no
+ * agent process outlives its supervisor (DESIGN.md invariant 1).
+ *
+ * The agent runs in a cgroup v2 of its own; a small process forked before
+ * the agent holds the read end of a pipe from harness-exec, and when the
+ * pipe closes without the "session ended" byte it writes cgroup.kill,
+ * which the kernel applies to every process of the cgroup at once, forks
+ * in flight included. The agent cannot signal the reaper (Landlock signal
+ * scope) nor leave the cgroup (/sys is outside every write root).
+ *
+ * Lifecycle: hx_reaper_start (before forking the agent) -> hx_reaper_join
+ * (in the agent's first process, before exec) -> hx_reaper_stop (at the
+ * end of the session). Without a writable cgroup v2, start returns
+ * -ENOTSUP and the guarantee is reported as missing. */
+#ifndef HX_REAPER_H
+#define HX_REAPER_H
+
+#include <sys/types.h>
+
+struct hx_reaper {
+	int procs_fd; /* the cgroup's cgroup.procs, for hx_reaper_join */
+	int pipe_w;   /* closing it without HX_REAPER_DONE kills the tree */
+	pid_t pid;    /* the reaper process */
+	char cgroup[4096];
+};
+
+/* Creates the session's cgroup and forks the reaper. Returns 0, or
+ * -errno (-ENOTSUP: no writable cgroup v2); *rp is then inert. */
+int hx_reaper_start(const char *session, struct hx_reaper *rp);
+
+/* Moves the calling process into the session's cgroup. Async-signal-safe
+ * (it runs between fork and exec). Returns 0 or -errno. */
+int hx_reaper_join(const struct hx_reaper *rp);
+
+/* Closes the fds the agent must not inherit (in the agent's child). */
+void hx_reaper_forget(struct hx_reaper *rp);
+
+/* Ends the reaper without killing anything, and removes the cgroup once
+ * it is empty. Safe on an inert reaper. */
+void hx_reaper_stop(struct hx_reaper *rp);
+
+#endif

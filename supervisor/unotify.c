@@ -1,0 +1,993 @@
+/* The seccomp user-notify handler; see unotify.h. */
+#define _GNU_SOURCE
+#include "unotify.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <linux/audit.h>
+#include <linux/openat2.h>
+#include <linux/seccomp.h>
+#include <poll.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "../shim/wire.h"
+#include "pipeline.h"
+#include "server.h"
+
+#ifndef SECCOMP_IOCTL_NOTIF_SET_FLAGS
+#define SECCOMP_IOCTL_NOTIF_SET_FLAGS SECCOMP_IOW(4, __u64)
+#endif
+#ifndef SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP
+#define SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP (1UL << 0)
+#endif
+
+#define MAX_THREADS 8
+#define SEND_MAX    (64u << 10) /* bytes of a send emulated here */
+#define CTRL_MAX    4096	    /* ancillary data of a sendmsg */
+#define IOV_MAX_N   1024
+#define WAKE_SIG    SIGUSR2
+
+/* A request handed to the loop's thread. */
+struct job {
+	struct hx_peer peer;
+	struct hx_request rq;
+	struct hx_outcome out;
+	char decided[PATH_MAX];
+	bool done;
+	struct job *next;
+};
+
+struct hx_unotify {
+	int lfd, efd, stopfd;
+	struct hx_pipeline *pl;
+	struct hx_server *srv;
+	struct hx_source src;
+	char sock_path[sizeof(((struct sockaddr_un *)0)->sun_path)];
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	struct job *head, *tail;
+	atomic_bool stopping;
+	int nthreads;
+	pthread_t th[MAX_THREADS];
+	atomic_ullong n_notif, n_emul, n_denied, n_cont, n_err;
+};
+
+/* What a handler decided to send back. */
+struct answer {
+	enum { ANS_ERROR, ANS_VALUE, ANS_CONTINUE, ANS_SENT } kind;
+	int err;      /* ANS_ERROR: positive errno */
+	int64_t val;  /* ANS_VALUE */
+};
+
+/* ---- target memory and identity ---- */
+
+static bool id_valid(struct hx_unotify *u, uint64_t id)
+{
+	return ioctl(u->lfd, SECCOMP_IOCTL_NOTIF_ID_VALID, &id) == 0;
+}
+
+/* Exactly len bytes at addr in tid, or -errno. */
+static int read_mem(pid_t tid, uint64_t addr, void *buf, size_t len)
+{
+	struct iovec l = {buf, len}, r = {(void *)(uintptr_t)addr, len};
+	ssize_t n;
+
+	if (!len)
+		return 0;
+	n = process_vm_readv(tid, &l, 1, &r, 1, 0);
+	if (n < 0)
+		return -errno;
+	return (size_t)n == len ? 0 : -EFAULT;
+}
+
+/* A NUL-terminated string of at most size-1 bytes, read page by page
+ * so that the end of a mapping is not a fault. */
+static int read_str(pid_t tid, uint64_t addr, char *buf, size_t size)
+{
+	size_t got = 0;
+
+	if (!addr)
+		return -EFAULT;
+	while (got < size) {
+		size_t page = 4096 - ((addr + got) & 4095), want = size - got;
+		struct iovec l, r;
+		ssize_t n;
+		char *z;
+
+		if (want > page)
+			want = page;
+		l = (struct iovec){buf + got, want};
+		r = (struct iovec){(void *)(uintptr_t)(addr + got), want};
+		n = process_vm_readv(tid, &l, 1, &r, 1, 0);
+		if (n <= 0)
+			return n < 0 ? -errno : -EFAULT;
+		z = memchr(buf + got, '\0', (size_t)n);
+		if (z)
+			return 0;
+		got += (size_t)n;
+	}
+	return -ENAMETOOLONG;
+}
+
+/* Tgid, ppid, uid and umask from /proc/<tid>/status. */
+static int read_status(pid_t tid, pid_t *tgid, pid_t *ppid, uid_t *uid,
+		       mode_t *umask_out)
+{
+	char path[64], buf[4096], *p;
+	int fd;
+	ssize_t n;
+	unsigned um = 022;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)tid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return -EIO;
+	buf[n] = '\0';
+	*tgid = 0;
+	if ((p = strstr(buf, "\nTgid:")))
+		*tgid = (pid_t)strtol(p + 6, NULL, 10);
+	if ((p = strstr(buf, "\nPPid:")))
+		*ppid = (pid_t)strtol(p + 6, NULL, 10);
+	if ((p = strstr(buf, "\nUid:")))
+		*uid = (uid_t)strtoul(p + 5, NULL, 10);
+	if ((p = strstr(buf, "\nUmask:")))
+		um = (unsigned)strtoul(p + 7, NULL, 8);
+	*umask_out = (mode_t)(um & 0777);
+	return *tgid > 0 ? 0 : -EIO;
+}
+
+struct target {
+	pid_t tid;
+	mode_t umask;
+	char exe[PATH_MAX];
+	struct hx_peer peer;
+};
+
+static int target_info(pid_t tid, struct target *t)
+{
+	char path[64];
+	ssize_t n;
+	int e;
+
+	memset(t, 0, sizeof(*t));
+	t->tid = tid;
+	e = read_status(tid, &t->peer.pid, &t->peer.ppid, &t->peer.uid,
+			&t->umask);
+	if (e)
+		return e;
+	t->peer.tid = tid;
+	snprintf(path, sizeof(path), "/proc/%d/exe", (int)t->peer.pid);
+	n = readlink(path, t->exe, sizeof(t->exe) - 1);
+	if (n > 0) {
+		t->exe[n] = '\0';
+		t->peer.exe = t->exe;
+	}
+	return 0;
+}
+
+/* The target's fd, in the supervisor (close it). */
+static int take_fd(pid_t pid, int fd)
+{
+	int pfd = (int)syscall(SYS_pidfd_open, pid, 0), r;
+
+	if (pfd < 0)
+		return -errno;
+	r = (int)syscall(SYS_pidfd_getfd, pfd, fd, 0);
+	if (r < 0)
+		r = -errno;
+	close(pfd);
+	return r;
+}
+
+/* ---- the decision, on the loop's thread ---- */
+
+static void on_jobs(struct hx_server *s, struct hx_source *src, uint32_t ev)
+{
+	struct hx_unotify *u = src->arg;
+	struct job *j, *list;
+	uint64_t v;
+
+	(void)s;
+	(void)ev;
+	if (read(u->efd, &v, sizeof(v)) < 0 && errno != EAGAIN)
+		return;
+	pthread_mutex_lock(&u->lock);
+	list = u->head;
+	u->head = u->tail = NULL;
+	pthread_mutex_unlock(&u->lock);
+	for (j = list; j;) {
+		struct job *next = j->next;
+
+		hx_pipeline_decide_kernel(u->pl, &j->peer, &j->rq, &j->out,
+					  j->decided, sizeof(j->decided));
+		pthread_mutex_lock(&u->lock);
+		j->done = true;
+		pthread_cond_broadcast(&u->cond);
+		pthread_mutex_unlock(&u->lock);
+		j = next;
+	}
+}
+
+/* Decides j on the loop's thread and waits; false when stopping (the
+ * caller denies). */
+static bool decide(struct hx_unotify *u, struct job *j)
+{
+	uint64_t one = 1;
+	bool ok;
+
+	j->done = false;
+	j->next = NULL;
+	pthread_mutex_lock(&u->lock);
+	if (atomic_load(&u->stopping)) {
+		pthread_mutex_unlock(&u->lock);
+		return false;
+	}
+	if (u->tail)
+		u->tail->next = j;
+	else
+		u->head = j;
+	u->tail = j;
+	pthread_mutex_unlock(&u->lock);
+	if (write(u->efd, &one, sizeof(one)) < 0 && errno != EAGAIN) {
+		/* Unreachable in practice; the stop path answers it. */
+	}
+	pthread_mutex_lock(&u->lock);
+	while (!j->done && !atomic_load(&u->stopping))
+		pthread_cond_wait(&u->cond, &u->lock);
+	ok = j->done;
+	if (!ok) {
+		/* Still queued: take it out before its stack goes. */
+		struct job **pp = &u->head, *prev = NULL;
+
+		while (*pp && *pp != j) {
+			prev = *pp;
+			pp = &(*pp)->next;
+		}
+		if (*pp) {
+			*pp = j->next;
+			if (u->tail == j)
+				u->tail = prev;
+		}
+	}
+	pthread_mutex_unlock(&u->lock);
+	return ok;
+}
+
+/* ---- open family ---- */
+
+static int abs_path(const struct target *t, int dirfd, const char *path,
+		    char *out, size_t size)
+{
+	char link[64], base[PATH_MAX];
+	ssize_t n;
+
+	if (!path[0])
+		return -ENOENT;
+	if (path[0] == '/') {
+		if ((size_t)snprintf(out, size, "%s", path) >= size)
+			return -ENAMETOOLONG;
+		return 0;
+	}
+	if (dirfd == AT_FDCWD)
+		snprintf(link, sizeof(link), "/proc/%d/cwd", (int)t->tid);
+	else if (dirfd >= 0)
+		snprintf(link, sizeof(link), "/proc/%d/fd/%d", (int)t->peer.pid,
+			 dirfd);
+	else
+		return -EBADF;
+	n = readlink(link, base, sizeof(base) - 1);
+	if (n <= 0)
+		return dirfd == AT_FDCWD ? -ENOENT : -EBADF;
+	base[n] = '\0';
+	/* "pipe:[3]", "/x (deleted)": not a directory the policy can name. */
+	if (base[0] != '/')
+		return -ENOTDIR;
+	if ((size_t)snprintf(out, size, "%s/%s", base, path) >= size)
+		return -ENAMETOOLONG;
+	return 0;
+}
+
+/* Opens what was decided, as the target would have, here. */
+static int open_here(const struct target *t, const char *decided,
+		     uint64_t flags, mode_t mode, uint64_t resolve)
+{
+	char path[PATH_MAX + 32];
+	struct open_how how = {0};
+	int fd;
+
+	if (!decided[0] || decided[0] != '/')
+		return -EACCES;
+	how.flags = (flags | O_CLOEXEC | O_NOCTTY);
+	if (flags & (O_CREAT | __O_TMPFILE))
+		how.mode = mode & 07777 & ~t->umask;
+	if (!strncmp(decided, "/proc/self/", 11) ||
+	    !strcmp(decided, "/proc/self")) {
+		/* The decision named the target's own /proc entry (often
+		 * /dev/stdout -> /proc/self/fd/1): follow it for the
+		 * target, magic link included, and nothing else. */
+		snprintf(path, sizeof(path), "/proc/%d%s", (int)t->peer.pid,
+			 decided + 10);
+		how.resolve = resolve & ~(uint64_t)RESOLVE_NO_MAGICLINKS;
+	} else {
+		snprintf(path, sizeof(path), "%s", decided);
+		/* The decided path has every existing symlink resolved: one
+		 * that appears now is a swap after the decision. */
+		how.resolve = resolve | RESOLVE_NO_MAGICLINKS |
+			      RESOLVE_NO_SYMLINKS;
+	}
+	fd = (int)syscall(SYS_openat2, AT_FDCWD, path, &how, sizeof(how));
+	return fd < 0 ? -errno : fd;
+}
+
+static void do_open(struct hx_unotify *u, const struct seccomp_notif *n,
+		    const struct target *t, struct answer *a)
+{
+	const __u64 *arg = n->data.args;
+	uint64_t paddr, flags, mode = 0, resolve = 0;
+	int dirfd = AT_FDCWD, e;
+	struct job j;
+	char raw[PATH_MAX], full[PATH_MAX];
+	struct seccomp_notif_addfd add;
+
+	memset(&j, 0, sizeof(j));
+	switch (n->data.nr) {
+	case SYS_open:
+		paddr = arg[0];
+		flags = (uint32_t)arg[1];
+		mode = (uint32_t)arg[2];
+		j.rq.call = HX_CALL_OPEN;
+		break;
+	case SYS_creat:
+		paddr = arg[0];
+		flags = O_CREAT | O_WRONLY | O_TRUNC;
+		mode = (uint32_t)arg[1];
+		j.rq.call = HX_CALL_CREAT;
+		break;
+	case SYS_openat:
+		dirfd = (int)arg[0];
+		paddr = arg[1];
+		flags = (uint32_t)arg[2];
+		mode = (uint32_t)arg[3];
+		j.rq.call = HX_CALL_OPENAT;
+		break;
+	default: { /* openat2 */
+		struct open_how how;
+		unsigned char extra[64];
+		size_t size = (size_t)arg[3];
+
+		dirfd = (int)arg[0];
+		paddr = arg[1];
+		if (size < sizeof(how) || size > 4096) {
+			a->err = size < sizeof(how) ? EINVAL : E2BIG;
+			return;
+		}
+		if ((e = read_mem(t->tid, arg[2], &how, sizeof(how)))) {
+			a->err = -e;
+			return;
+		}
+		/* Unknown trailing fields must be zero (as the kernel says). */
+		for (size_t off = sizeof(how); off < size;) {
+			size_t k = size - off < sizeof(extra) ? size - off
+							      : sizeof(extra);
+
+			if ((e = read_mem(t->tid, arg[2] + off, extra, k))) {
+				a->err = -e;
+				return;
+			}
+			for (size_t i = 0; i < k; i++)
+				if (extra[i]) {
+					a->err = E2BIG;
+					return;
+				}
+			off += k;
+		}
+		flags = how.flags;
+		mode = how.mode;
+		resolve = how.resolve;
+		/* Lookups anchored at the dirfd cannot be honoured on an
+		 * absolute, decided path: refused, never widened. */
+		if (resolve & (RESOLVE_BENEATH | RESOLVE_IN_ROOT)) {
+			a->err = EACCES;
+			return;
+		}
+		j.rq.call = HX_CALL_OPENAT;
+		break;
+	}
+	}
+	if ((e = read_str(t->tid, paddr, raw, sizeof(raw)))) {
+		a->err = -e;
+		return;
+	}
+	if (!id_valid(u, n->id)) {
+		a->err = ESRCH;
+		return;
+	}
+	if ((e = abs_path(t, dirfd, raw, full, sizeof(full)))) {
+		a->err = -e;
+		return;
+	}
+	j.peer = t->peer;
+	j.rq.op = HX_OP_WRITE;
+	j.rq.path = full;
+	j.rq.has_flags = true;
+	j.rq.flags = (uint32_t)flags;
+	if (flags & (O_CREAT | __O_TMPFILE)) {
+		j.rq.has_mode = true;
+		j.rq.mode = (uint32_t)mode;
+	}
+	if (!decide(u, &j)) {
+		a->err = EACCES;
+		return;
+	}
+	if (j.out.reply != HX_VERDICT_ALLOW) {
+		atomic_fetch_add(&u->n_denied, 1);
+		a->err = j.out.err ? j.out.err : EACCES;
+		return;
+	}
+	e = open_here(t, j.decided, flags, (mode_t)mode, resolve);
+	if (e < 0) {
+		a->err = -e;
+		return;
+	}
+	memset(&add, 0, sizeof(add));
+	add.id = n->id;
+	add.flags = SECCOMP_ADDFD_FLAG_SEND;
+	add.srcfd = (uint32_t)e;
+	add.newfd_flags = (flags & O_CLOEXEC) ? O_CLOEXEC : 0;
+	if (ioctl(u->lfd, SECCOMP_IOCTL_NOTIF_ADDFD, &add) >= 0) {
+		close(e);
+		atomic_fetch_add(&u->n_emul, 1);
+		a->kind = ANS_SENT;
+		return;
+	}
+	/* A failed injection is a failed call (EMFILE...), never a pass. */
+	a->err = errno == EINPROGRESS ? EACCES : errno;
+	close(e);
+}
+
+/* ---- network ---- */
+
+/* An abstract unix address ("\0name"). */
+static bool is_abstract(const struct sockaddr_storage *ss, socklen_t len)
+{
+	return ss->ss_family == AF_UNIX &&
+	       len > offsetof(struct sockaddr_un, sun_path) &&
+	       ((const struct sockaddr_un *)(const void *)ss)->sun_path[0] ==
+		   '\0';
+}
+
+static bool is_own_socket(const struct hx_unotify *u,
+			  const struct sockaddr_storage *ss, socklen_t len)
+{
+	const struct sockaddr_un *sun = (const void *)ss;
+	size_t n;
+
+	if (ss->ss_family != AF_UNIX || !u->sock_path[0] ||
+	    len <= offsetof(struct sockaddr_un, sun_path))
+		return false;
+	n = len - offsetof(struct sockaddr_un, sun_path);
+	return strnlen(sun->sun_path, n) == strlen(u->sock_path) &&
+	       !strncmp(sun->sun_path, u->sock_path, n);
+}
+
+/* Decides an address; false with a->err set when it may not be used. */
+static bool decide_addr(struct hx_unotify *u, const struct target *t,
+			uint32_t call, enum hx_op op,
+			const struct sockaddr_storage *ss, socklen_t len,
+			struct answer *a)
+{
+	struct job j;
+
+	memset(&j, 0, sizeof(j));
+	j.peer = t->peer;
+	j.rq.call = call;
+	j.rq.op = op;
+	j.rq.addr = ss;
+	j.rq.addrlen = len;
+	if (!decide(u, &j)) {
+		a->err = EACCES;
+		return false;
+	}
+	if (j.out.reply != HX_VERDICT_ALLOW) {
+		atomic_fetch_add(&u->n_denied, 1);
+		a->err = j.out.err ? j.out.err : EACCES;
+		return false;
+	}
+	return true;
+}
+
+static void do_connect(struct hx_unotify *u, const struct seccomp_notif *n,
+		       const struct target *t, struct answer *a)
+{
+	struct sockaddr_storage ss;
+	socklen_t len = (socklen_t)n->data.args[2];
+	int fd = (int)n->data.args[0], sfd, e;
+
+	if (len < sizeof(sa_family_t) || len > sizeof(ss)) {
+		a->err = EINVAL;
+		return;
+	}
+	memset(&ss, 0, sizeof(ss));
+	if ((e = read_mem(t->tid, n->data.args[1], &ss, len))) {
+		a->err = -e;
+		return;
+	}
+	if (!id_valid(u, n->id)) {
+		a->err = ESRCH;
+		return;
+	}
+	if (is_own_socket(u, &ss, len)) {
+		/* CONTINUE: the shim's channel to this supervisor. Not
+		 * covered: a racing thread can swap the address after this
+		 * read (unix sockets: see the note below). */
+		atomic_fetch_add(&u->n_cont, 1);
+		a->kind = ANS_CONTINUE;
+		return;
+	}
+	if (is_abstract(&ss, len)) {
+		/* CONTINUE: abstract sockets are held by Landlock's scope
+		 * (ABI 6), checked by the kernel at the real call, so a
+		 * swap after this read gains nothing. GAP (documented):
+		 * below ABI 6 only the shim decides them. */
+		atomic_fetch_add(&u->n_cont, 1);
+		a->kind = ANS_CONTINUE;
+		return;
+	}
+	if (ss.ss_family != AF_UNSPEC &&
+	    !decide_addr(u, t, HX_CALL_CONNECT, HX_OP_CONNECT, &ss, len, a))
+		return;
+	if (ss.ss_family == AF_UNIX) {
+		/* CONTINUE after a pointer read, allowed by the policy:
+		 * a unix connect made here would give the server our
+		 * SO_PEERCRED instead of the agent's. GAP (documented): a
+		 * second thread can swap the path after this read; Landlock
+		 * does not bound path-socket connects. */
+		atomic_fetch_add(&u->n_cont, 1);
+		a->kind = ANS_CONTINUE;
+		return;
+	}
+	sfd = take_fd(t->peer.pid, fd);
+	if (sfd < 0) {
+		a->err = sfd == -EBADF ? EBADF : EACCES;
+		return;
+	}
+	/* The taken fd shares the file description: O_NONBLOCK holds, and
+	 * EINPROGRESS is what the target gets. */
+	a->kind = ANS_VALUE;
+	if (connect(sfd, (struct sockaddr *)&ss, len)) {
+		a->kind = ANS_ERROR;
+		a->err = errno == EINTR ? EINTR : errno;
+	} else
+		atomic_fetch_add(&u->n_emul, 1);
+	a->val = 0;
+	close(sfd);
+}
+
+static void sigpipe(const struct target *t, int err, int flags)
+{
+	if (err == EPIPE && !(flags & MSG_NOSIGNAL))
+		syscall(SYS_tgkill, t->peer.pid, t->tid, SIGPIPE);
+}
+
+/* Refuses ancillary data that carries fds or credentials: they would be
+ * the supervisor's. */
+static bool cmsg_ok(const void *ctrl, size_t len)
+{
+	struct msghdr m = {.msg_control = (void *)ctrl, .msg_controllen = len};
+	struct cmsghdr *c;
+
+	for (c = CMSG_FIRSTHDR(&m); c; c = CMSG_NXTHDR(&m, c))
+		if (c->cmsg_level == SOL_SOCKET &&
+		    (c->cmsg_type == SCM_RIGHTS ||
+		     c->cmsg_type == SCM_CREDENTIALS))
+			return false;
+	return true;
+}
+
+static void do_send(struct hx_unotify *u, const struct seccomp_notif *n,
+		    const struct target *t, struct answer *a)
+{
+	const __u64 *arg = n->data.args;
+	bool is_msg = n->data.nr == SYS_sendmsg;
+	struct sockaddr_storage ss;
+	struct msghdr mh, out;
+	struct iovec *iov = NULL, one;
+	unsigned char *data = NULL, ctrl[CTRL_MAX];
+	uint64_t name, total = 0;
+	socklen_t len;
+	int flags, fd = (int)arg[0], sfd = -1, e;
+	ssize_t r;
+
+	memset(&out, 0, sizeof(out));
+	if (is_msg) {
+		if ((e = read_mem(t->tid, arg[1], &mh, sizeof(mh)))) {
+			a->err = -e;
+			return;
+		}
+		flags = (int)arg[2];
+		name = (uint64_t)(uintptr_t)mh.msg_name;
+		len = mh.msg_namelen;
+		if (!name || !len) {
+			if (!id_valid(u, n->id)) {
+				a->err = ESRCH;
+				return;
+			}
+			/* CONTINUE after a pointer read: no destination, so
+			 * the socket's connected peer (decided at connect)
+			 * or an error. GAP (documented): a second thread can
+			 * set msg_name after this read, on an unconnected
+			 * datagram socket. */
+			atomic_fetch_add(&u->n_cont, 1);
+			a->kind = ANS_CONTINUE;
+			return;
+		}
+	} else {
+		flags = (int)arg[3];
+		name = arg[4];
+		len = (socklen_t)arg[5];
+	}
+	if (len < sizeof(sa_family_t) || len > sizeof(ss)) {
+		a->err = EINVAL;
+		return;
+	}
+	memset(&ss, 0, sizeof(ss));
+	if ((e = read_mem(t->tid, name, &ss, len))) {
+		a->err = -e;
+		return;
+	}
+	if (!id_valid(u, n->id)) {
+		a->err = ESRCH;
+		return;
+	}
+	if (!decide_addr(u, t, is_msg ? HX_CALL_SENDMSG : HX_CALL_SENDTO,
+			 HX_OP_SEND, &ss, len, a))
+		return;
+	if (ss.ss_family == AF_UNIX) {
+		/* CONTINUE after a pointer read, allowed by the policy; as
+		 * for connect, a send made here would carry our
+		 * credentials. GAP (documented): address swap race. */
+		atomic_fetch_add(&u->n_cont, 1);
+		a->kind = ANS_CONTINUE;
+		return;
+	}
+	/* Emulated: the data and the address are our copies. */
+	if (is_msg) {
+		if (mh.msg_iovlen > IOV_MAX_N) {
+			a->err = EMSGSIZE;
+			return;
+		}
+		if (mh.msg_controllen > sizeof(ctrl)) {
+			a->err = ENOBUFS;
+			return;
+		}
+		iov = calloc(mh.msg_iovlen ? mh.msg_iovlen : 1, sizeof(*iov));
+		if (!iov) {
+			a->err = ENOMEM;
+			return;
+		}
+		if ((e = read_mem(t->tid, (uint64_t)(uintptr_t)mh.msg_iov, iov,
+				  mh.msg_iovlen * sizeof(*iov))))
+			goto fail;
+		for (size_t i = 0; i < mh.msg_iovlen; i++)
+			total += iov[i].iov_len;
+		if (mh.msg_controllen &&
+		    (e = read_mem(t->tid,
+				  (uint64_t)(uintptr_t)mh.msg_control, ctrl,
+				  mh.msg_controllen)))
+			goto fail;
+		if (mh.msg_controllen && !cmsg_ok(ctrl, mh.msg_controllen)) {
+			e = -EACCES;
+			goto fail;
+		}
+	} else
+		total = arg[2];
+	if (total > SEND_MAX) {
+		e = -EMSGSIZE;
+		goto fail;
+	}
+	data = malloc(total ? total : 1);
+	if (!data) {
+		e = -ENOMEM;
+		goto fail;
+	}
+	if (is_msg) {
+		size_t off = 0;
+
+		for (size_t i = 0; i < mh.msg_iovlen; i++) {
+			if ((e = read_mem(t->tid,
+					  (uint64_t)(uintptr_t)iov[i].iov_base,
+					  data + off, iov[i].iov_len)))
+				goto fail;
+			off += iov[i].iov_len;
+		}
+	} else if ((e = read_mem(t->tid, arg[1], data, total)))
+		goto fail;
+	if (!id_valid(u, n->id)) {
+		e = -ESRCH;
+		goto fail;
+	}
+	sfd = take_fd(t->peer.pid, fd);
+	if (sfd < 0) {
+		e = sfd == -EBADF ? -EBADF : -EACCES;
+		sfd = -1;
+		goto fail;
+	}
+	one = (struct iovec){data, total};
+	out.msg_name = &ss;
+	out.msg_namelen = len;
+	out.msg_iov = &one;
+	out.msg_iovlen = 1;
+	if (is_msg && mh.msg_controllen) {
+		out.msg_control = ctrl;
+		out.msg_controllen = mh.msg_controllen;
+	}
+	r = sendmsg(sfd, &out, flags | MSG_NOSIGNAL);
+	if (r < 0) {
+		e = -errno;
+		sigpipe(t, -e, flags);
+		goto fail;
+	}
+	atomic_fetch_add(&u->n_emul, 1);
+	a->kind = ANS_VALUE;
+	a->val = r;
+	goto done;
+fail:
+	a->kind = ANS_ERROR;
+	a->err = -e;
+done:
+	if (sfd >= 0)
+		close(sfd);
+	free(iov);
+	free(data);
+}
+
+/* ---- workers ---- */
+
+static void handle(struct hx_unotify *u, const struct seccomp_notif *n)
+{
+	struct seccomp_notif_resp resp;
+	struct answer a = {ANS_ERROR, EACCES, 0};
+	struct target t;
+
+	atomic_fetch_add(&u->n_notif, 1);
+	if (n->data.arch != AUDIT_ARCH_X86_64)
+		goto reply; /* the deny filter kills these first */
+	if (target_info((pid_t)n->pid, &t)) {
+		a.err = ESRCH;
+		goto reply;
+	}
+	switch (n->data.nr) {
+	case SYS_open:
+	case SYS_openat:
+	case SYS_creat:
+	case SYS_openat2:
+		do_open(u, n, &t, &a);
+		break;
+	case SYS_connect:
+		do_connect(u, n, &t, &a);
+		break;
+	case SYS_sendto:
+	case SYS_sendmsg:
+		do_send(u, n, &t, &a);
+		break;
+	default:
+		break; /* not on the list: denied */
+	}
+reply:
+	if (a.kind == ANS_SENT)
+		return;
+	memset(&resp, 0, sizeof(resp));
+	resp.id = n->id;
+	switch (a.kind) {
+	case ANS_CONTINUE:
+		resp.flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE;
+		break;
+	case ANS_VALUE:
+		resp.val = a.val;
+		break;
+	default:
+		atomic_fetch_add(&u->n_err, 1);
+		resp.error = -(a.err > 0 ? a.err : EACCES);
+		break;
+	}
+	/* ENOENT: the target is gone or was interrupted; nothing to do. */
+	ioctl(u->lfd, SECCOMP_IOCTL_NOTIF_SEND, &resp);
+}
+
+static void wake_handler(int sig)
+{
+	(void)sig;
+}
+
+static void *worker(void *arg)
+{
+	struct hx_unotify *u = arg;
+	struct seccomp_notif n;
+	struct pollfd p[2];
+
+	/* Our own umask (0: the target's is applied by hand) and cwd. */
+	if (unshare(CLONE_FS) == 0)
+		umask(0);
+	p[0] = (struct pollfd){.fd = u->lfd, .events = POLLIN};
+	p[1] = (struct pollfd){.fd = u->stopfd, .events = POLLIN};
+	while (!atomic_load(&u->stopping)) {
+		p[0].revents = p[1].revents = 0;
+		if (poll(p, 2, -1) < 0) {
+			if (errno == EINTR)
+				continue;
+			break;
+		}
+		if (p[1].revents || atomic_load(&u->stopping))
+			break;
+		if (p[0].revents & (POLLHUP | POLLERR | POLLNVAL)) {
+			if (!(p[0].revents & POLLIN))
+				break; /* every filter user is gone */
+		}
+		memset(&n, 0, sizeof(n));
+		/* Another worker may take it first: then this blocks until
+		 * the next one, or WAKE_SIG at stop. */
+		if (ioctl(u->lfd, SECCOMP_IOCTL_NOTIF_RECV, &n)) {
+			if (errno == EINTR || errno == ENOENT)
+				continue;
+			break;
+		}
+		handle(u, &n);
+	}
+	return NULL;
+}
+
+/* ---- lifecycle ---- */
+
+int hx_unotify_receive(int sock, pid_t child, int timeout_ms)
+{
+	struct pollfd p = {.fd = sock, .events = POLLIN};
+	int num = -1, fd;
+	ssize_t n;
+	char ack = 'k';
+
+	if (poll(&p, 1, timeout_ms) <= 0)
+		return -ETIMEDOUT;
+	do
+		n = read(sock, &num, sizeof(num));
+	while (n < 0 && errno == EINTR);
+	if (n != (ssize_t)sizeof(num) || num < 0)
+		return n < 0 ? -errno : -EPIPE;
+	fd = take_fd(child, num);
+	if (fd < 0)
+		return fd;
+	if (write(sock, &ack, 1) != 1) {
+		close(fd);
+		return -EPIPE;
+	}
+	return fd;
+}
+
+int hx_unotify_start(int listener, struct hx_pipeline *pl,
+		     struct hx_server *srv, const char *sock_path,
+		     int nthreads, struct hx_unotify **out)
+{
+	struct hx_unotify *u = calloc(1, sizeof(*u));
+	struct sigaction sa;
+	uint64_t fl = SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP;
+	int e;
+
+	*out = NULL;
+	if (!u) {
+		close(listener);
+		return -ENOMEM;
+	}
+	u->lfd = listener;
+	u->pl = pl;
+	u->srv = srv;
+	u->efd = u->stopfd = -1;
+	if (sock_path)
+		snprintf(u->sock_path, sizeof(u->sock_path), "%s", sock_path);
+	pthread_mutex_init(&u->lock, NULL);
+	pthread_cond_init(&u->cond, NULL);
+	/* 6.6+: the target's thread is woken on the CPU that answers. Best
+	 * effort: older kernels say EINVAL and work, slower. */
+	ioctl(listener, SECCOMP_IOCTL_NOTIF_SET_FLAGS, fl);
+	if ((e = hx_pipeline_kernel_enable(pl)))
+		goto fail;
+	u->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	u->stopfd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	if (u->efd < 0 || u->stopfd < 0) {
+		e = -errno;
+		goto fail;
+	}
+	u->src.fd = u->efd;
+	u->src.handle = on_jobs;
+	u->src.arg = u;
+	if (hx_server_add(srv, &u->src, EPOLLIN)) {
+		e = -errno;
+		goto fail;
+	}
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = wake_handler; /* no SA_RESTART: RECV returns EINTR */
+	sigemptyset(&sa.sa_mask);
+	sigaction(WAKE_SIG, &sa, NULL);
+	if (nthreads < 1)
+		nthreads = 1;
+	if (nthreads > MAX_THREADS)
+		nthreads = MAX_THREADS;
+	for (; u->nthreads < nthreads; u->nthreads++)
+		if ((e = -pthread_create(&u->th[u->nthreads], NULL, worker,
+					 u)))
+			break;
+	if (!u->nthreads)
+		goto fail;
+	*out = u;
+	return 0;
+fail:
+	u->nthreads = 0;
+	hx_unotify_stop(u);
+	return e ? e : -EAGAIN;
+}
+
+void hx_unotify_stop(struct hx_unotify *u)
+{
+	uint64_t one = 1;
+
+	if (!u)
+		return;
+	pthread_mutex_lock(&u->lock);
+	atomic_store(&u->stopping, true);
+	pthread_cond_broadcast(&u->cond);
+	pthread_mutex_unlock(&u->lock);
+	if (u->stopfd >= 0 && write(u->stopfd, &one, sizeof(one)) < 0) {
+		/* the signal below still wakes them */
+	}
+	for (int i = 0; i < u->nthreads; i++) {
+		/* A worker blocked in NOTIF_RECV wakes on WAKE_SIG only. */
+		while (pthread_tryjoin_np(u->th[i], NULL) == EBUSY) {
+			pthread_kill(u->th[i], WAKE_SIG);
+			usleep(1000);
+		}
+	}
+	if (u->efd >= 0) {
+		hx_server_del(u->srv, &u->src);
+		close(u->efd);
+	}
+	if (u->stopfd >= 0)
+		close(u->stopfd);
+	/* From here the kernel answers ENOSYS to the tree (fail closed). */
+	if (u->lfd >= 0)
+		close(u->lfd);
+	pthread_mutex_destroy(&u->lock);
+	pthread_cond_destroy(&u->cond);
+	free(u);
+}
+
+void hx_unotify_stats(const struct hx_unotify *u, struct hx_unotify_stats *st)
+{
+	memset(st, 0, sizeof(*st));
+	if (!u)
+		return;
+	st->notifications = atomic_load(&u->n_notif);
+	st->emulated = atomic_load(&u->n_emul);
+	st->denied = atomic_load(&u->n_denied);
+	st->continued = atomic_load(&u->n_cont);
+	st->errors = atomic_load(&u->n_err);
+}

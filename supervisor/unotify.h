@@ -1,0 +1,59 @@
+/* The dynamic kernel layer (DESIGN.md sections 2-3, issue 3 items 3, 4,
+ * 6, 7): the seccomp user-notify listener of the agent tree, served by a
+ * small pool of threads.
+ *
+ * The filter (hx_seccomp_notify in seccomp_deny.c) sends opens that can
+ * write, openat2, creat, connect, sendto with an address and sendmsg
+ * here. Each is decided through the one pipeline (hx_pipeline_decide_
+ * kernel, called on the event loop's thread: workers hand the request
+ * over an eventfd and wait, so the pipeline and the audit chain stay
+ * single-threaded) and then emulated in the supervisor: the open is
+ * done here and its fd injected with ADDFD + ADDFD_FLAG_SEND; connect
+ * and sends with an address are done on the socket taken with
+ * pidfd_getfd. Target memory is read once, bounded, with
+ * process_vm_readv, and SECCOMP_IOCTL_NOTIF_ID_VALID is checked after
+ * every read and before acting. Every error path answers an error
+ * (EACCES unless a truer errno exists); the CONTINUE sites are listed
+ * where they are, with the reason each is sound or the gap it leaves.
+ *
+ * Lifecycle (harness-exec): socketpair -> hx_sandbox_enable_notify ->
+ * fork -> hx_unotify_receive (takes the listener from the child) ->
+ * hx_unotify_start -> event loop ... -> hx_unotify_stop (before
+ * hx_server_free). If the supervisor dies, the kernel closes the
+ * listener and every notified syscall fails with ENOSYS. */
+#ifndef HX_UNOTIFY_H
+#define HX_UNOTIFY_H
+
+#include <sys/types.h>
+
+struct hx_pipeline;
+struct hx_server;
+struct hx_unotify;
+
+/* Parent side of the hand-off: waits (up to timeout_ms) for the
+ * child's listener fd number on sock, takes the fd with pidfd_getfd and
+ * acknowledges so the child closes its copy. Returns the listener fd
+ * or -errno (the child then exits 126 on its own). */
+int hx_unotify_receive(int sock, pid_t child, int timeout_ms);
+
+/* Starts nthreads workers on listener (owned from here on) deciding
+ * through pl on srv's loop. sock_path: the session socket, whose
+ * connects (the shim's own channel) pass unlogged. Returns 0 or
+ * -errno. */
+int hx_unotify_start(int listener, struct hx_pipeline *pl,
+		     struct hx_server *srv, const char *sock_path,
+		     int nthreads, struct hx_unotify **out);
+
+/* Answers what is pending with EACCES, stops the workers, closes the
+ * listener (later notified syscalls get ENOSYS). NULL: no-op. Call on
+ * the loop's thread. */
+void hx_unotify_stop(struct hx_unotify *u);
+
+/* Counters for session_end. */
+struct hx_unotify_stats {
+	unsigned long long notifications, emulated, denied, continued,
+	    errors;
+};
+void hx_unotify_stats(const struct hx_unotify *u, struct hx_unotify_stats *st);
+
+#endif

@@ -1,0 +1,132 @@
+/* A static program (no shim) for tests/integration/test_unotify.py: each
+ * subcommand makes one raw syscall the user-notify layer decides and
+ * prints "ok ..." or "err ERRNO-NAME".
+ *
+ *   open PATH            openat(AT_FDCWD, PATH, O_WRONLY|O_CREAT, 0644),
+ *                        then writes "data\n" through the fd
+ *   openat2 PATH         the same through openat2
+ *   connect PORT         TCP connect to 127.0.0.1:PORT, sends "ping\n"
+ *   sendto PORT          UDP sendto 127.0.0.1:PORT "dgram\n"
+ *   sendmsg PORT         UDP sendmsg with msg_name 127.0.0.1:PORT
+ *   toctou OK DENIED S   one thread opens a buffer in a loop, another
+ *                        swaps it between OK and DENIED, for S seconds */
+#define _GNU_SOURCE
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/openat2.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+static int report(long r, const char *what)
+{
+	if (r < 0) {
+		printf("err %s\n", strerrorname_np(errno) ? strerrorname_np(errno)
+							   : "?");
+		return 1;
+	}
+	printf("ok %s\n", what);
+	return 0;
+}
+
+static struct sockaddr_in lo(const char *port)
+{
+	struct sockaddr_in sa = {.sin_family = AF_INET,
+				 .sin_port = htons((uint16_t)atoi(port))};
+
+	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	return sa;
+}
+
+static char buf[4096];
+static atomic_bool stop;
+
+static void *swapper(void *arg)
+{
+	char **names = arg;
+
+	while (!atomic_load(&stop)) {
+		strcpy(buf, names[0]);
+		strcpy(buf, names[1]);
+	}
+	return NULL;
+}
+
+int main(int argc, char **argv)
+{
+	long r;
+
+	if (argc < 3)
+		return 2;
+	if (!strcmp(argv[1], "open") || !strcmp(argv[1], "openat2")) {
+		if (!strcmp(argv[1], "open"))
+			r = syscall(SYS_openat, AT_FDCWD, argv[2],
+				    O_WRONLY | O_CREAT, 0644);
+		else {
+			struct open_how how = {.flags = O_WRONLY | O_CREAT,
+					       .mode = 0644};
+
+			r = syscall(SYS_openat2, AT_FDCWD, argv[2], &how,
+				    sizeof(how));
+		}
+		if (r >= 0 && write((int)r, "data\n", 5) != 5)
+			return report(-1, "write");
+		return report(r, "open");
+	}
+	if (!strcmp(argv[1], "connect")) {
+		struct sockaddr_in sa = lo(argv[2]);
+		int s = socket(AF_INET, SOCK_STREAM, 0);
+
+		r = syscall(SYS_connect, s, &sa, sizeof(sa));
+		if (r == 0 && write(s, "ping\n", 5) != 5)
+			return report(-1, "write");
+		return report(r, "connect");
+	}
+	if (!strcmp(argv[1], "sendto") || !strcmp(argv[1], "sendmsg")) {
+		struct sockaddr_in sa = lo(argv[2]);
+		int s = socket(AF_INET, SOCK_DGRAM, 0);
+		char d[] = "dgram\n";
+		struct iovec iov = {d, 6};
+		struct msghdr m = {.msg_name = &sa,
+				   .msg_namelen = sizeof(sa),
+				   .msg_iov = &iov,
+				   .msg_iovlen = 1};
+
+		if (!strcmp(argv[1], "sendto"))
+			r = syscall(SYS_sendto, s, d, 6, 0, &sa, sizeof(sa));
+		else
+			r = syscall(SYS_sendmsg, s, &m, 0);
+		return report(r, argv[1]);
+	}
+	if (!strcmp(argv[1], "toctou") && argc == 5) {
+		pthread_t t;
+		time_t end = time(NULL) + atoi(argv[4]);
+		long opens = 0, fails = 0;
+
+		strcpy(buf, argv[2]);
+		pthread_create(&t, NULL, swapper, argv + 2);
+		while (time(NULL) < end) {
+			r = syscall(SYS_openat, AT_FDCWD, buf,
+				    O_WRONLY | O_CREAT, 0644);
+			if (r >= 0) {
+				opens++;
+				close((int)r);
+			} else
+				fails++;
+		}
+		atomic_store(&stop, true);
+		pthread_join(t, NULL);
+		printf("ok toctou opens=%ld fails=%ld\n", opens, fails);
+		return 0;
+	}
+	return 2;
+}
