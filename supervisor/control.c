@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "server.h"
+#include "procstat.h"
 
 #define REQ_MAX 256
 #define REPLY_MAX 4096
@@ -30,23 +31,9 @@ struct hx_control {
 
 static pid_t parent_of(pid_t pid)
 {
-	char path[64], buf[512], *p;
-	int fd, ppid = 0;
-	ssize_t n;
+	struct hx_procstat st;
 
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return 0;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return 0;
-	buf[n] = '\0';
-	p = strrchr(buf, ')');
-	if (!p || sscanf(p + 1, " %*c %d", &ppid) != 1)
-		return 0;
-	return ppid;
+	return hx_procstat_read(pid, &st) ? 0 : st.ppid;
 }
 
 /* Whether pid is one of our descendants (the agent's tree). */

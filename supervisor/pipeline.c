@@ -40,6 +40,7 @@ struct hx_pl_kernel {
 	struct {
 		pid_t pid;
 		uint64_t exe;
+		bool shim; /* said HELLO, or has the shim mapped */
 	} hello[HELLO_N];
 };
 
@@ -87,15 +88,48 @@ static void note_hello(struct hx_pipeline *pl, json_t *rec)
 	pl->kern->hello[i].pid = (pid_t)pid;
 	pl->kern->hello[i].exe =
 	    fnv(json_string_value(json_object_get(rec, "exe")));
+	pl->kern->hello[i].shim = true;
 }
 
-/* The process said HELLO and still runs the image that said it. */
+/* Whether the shim is mapped into pid: the HELLO travels on another
+ * channel than the kernel's notification and may not have been read
+ * yet when the process's first raw syscall arrives. */
+static bool maps_have_shim(pid_t pid)
+{
+	char path[64], buf[8192];
+	bool found = false;
+	size_t keep = 0;
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	while (!found && (n = read(fd, buf + keep, sizeof(buf) - 1 - keep)) > 0) {
+		buf[keep + (size_t)n] = '\0';
+		found = strstr(buf, "/libharness-shim.so") != NULL;
+		/* Carry a tail over, in case the name straddles two reads. */
+		keep = keep + (size_t)n > 32 ? 32 : keep + (size_t)n;
+		memmove(buf, buf + strlen(buf) - keep, keep);
+	}
+	close(fd);
+	return found;
+}
+
+/* The process runs an image with the shim loaded: known from its HELLO,
+ * else looked up once per image and remembered. */
 static bool has_shim(const struct hx_pipeline *pl, const struct hx_peer *p)
 {
 	size_t i = (size_t)p->pid % HELLO_N;
+	uint64_t exe = fnv(p->exe);
 
-	return pl->kern->hello[i].pid == p->pid &&
-	       pl->kern->hello[i].exe == fnv(p->exe);
+	if (pl->kern->hello[i].pid != p->pid || pl->kern->hello[i].exe != exe) {
+		pl->kern->hello[i].pid = p->pid;
+		pl->kern->hello[i].exe = exe;
+		pl->kern->hello[i].shim = maps_have_shim(p->pid);
+	}
+	return pl->kern->hello[i].shim;
 }
 
 static void corr_put(struct hx_pipeline *pl, const struct hx_peer *peer,

@@ -36,6 +36,8 @@
 #include "session.h"
 #include "unotify.h"
 #include "worktree.h"
+#include "procstat.h"
+#include "msg.h"
 
 #define SHIM_NAME  "libharness-shim.so"
 #define POLICY_MAX (4u << 20)
@@ -69,18 +71,6 @@ struct run {
 	bool child_done;
 	int child_status;
 };
-
-static void die_msg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static void die_msg(const char *fmt, ...)
-{
-	va_list ap;
-
-	fputs("harness-exec: ", stderr);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-}
 
 static uint64_t now_ms(void)
 {
@@ -424,23 +414,12 @@ static void on_signal(struct hx_server *s, struct hx_source *src,
 
 static pid_t ppid_of(pid_t pid, char *state)
 {
-	char path[64], buf[512], *p;
-	int fd, ppid = 0;
-	ssize_t n;
+	struct hx_procstat st;
 
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
+	if (hx_procstat_read(pid, &st))
 		return -1;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return -1;
-	buf[n] = '\0';
-	p = strrchr(buf, ')');
-	if (!p || sscanf(p + 1, " %c %d", state, &ppid) != 2)
-		return -1;
-	return ppid;
+	*state = st.state;
+	return st.ppid;
 }
 
 size_t hx_descendants(pid_t root, pid_t *out, size_t max)
@@ -565,7 +544,7 @@ static int load_policy(struct run *r)
 	if (r->o->policy) {
 		e = read_file(r->o->policy, &r->policy_text, &r->policy_len);
 		if (e) {
-			die_msg("cannot read policy %s: %s", r->o->policy,
+			hx_say("cannot read policy %s: %s", r->o->policy,
 				strerror(-e));
 			return -1;
 		}
@@ -603,7 +582,7 @@ static int open_worktree(struct run *r)
 	char err[1024];
 
 	if (hx_worktree_open(&wo, &r->wt, err, sizeof(err))) {
-		die_msg("%s", err);
+		hx_say("%s", err);
 		return -1;
 	}
 	snprintf(r->cwd, sizeof(r->cwd), "%s", hx_worktree_cwd(r->wt));
@@ -618,12 +597,12 @@ static int setup(struct run *r)
 	int e;
 
 	if (!getcwd(r->cwd, sizeof(r->cwd))) {
-		die_msg("getcwd: %s", strerror(errno));
+		hx_say("getcwd: %s", strerror(errno));
 		return -1;
 	}
 	e = hx_session_init(&r->sess, o->session, o->audit_log, o->policy);
 	if (e) {
-		die_msg("session setup: %s", strerror(-e));
+		hx_say("session setup: %s", strerror(-e));
 		return -1;
 	}
 	if (o->worktree && open_worktree(r))
@@ -632,25 +611,25 @@ static int setup(struct run *r)
 		return -1;
 	e = find_shim(r->shim);
 	if (e) {
-		die_msg("cannot use the shim (%s next to harness-exec, or "
+		hx_say("cannot use the shim (%s next to harness-exec, or "
 			"$HARNESS_SHIM): %s",
 			SHIM_NAME, strerror(-e));
 		return -1;
 	}
 	e = hx_session_create(&r->sess);
 	if (e) {
-		die_msg("cannot create session %s (%s, %s): %s", r->sess.id,
+		hx_say("cannot create session %s (%s, %s): %s", r->sess.id,
 			r->sess.dir, r->sess.tmpdir, strerror(-e));
 		return -1;
 	}
 	e = hx_audit_open(r->sess.audit_path, &r->audit);
 	if (e) {
-		die_msg("cannot open audit log %s: %s", r->sess.audit_path,
+		hx_say("cannot open audit log %s: %s", r->sess.audit_path,
 			strerror(-e));
 		return -1;
 	}
 	if ((e = hx_dnsmap_new(0, &r->dns))) {
-		die_msg("dnsmap: %s", strerror(-e));
+		hx_say("dnsmap: %s", strerror(-e));
 		return -1;
 	}
 	r->pl.policy = r->policy;
@@ -663,14 +642,14 @@ static int setup(struct run *r)
 	if (!e)
 		e = hx_server_listen(r->srv, r->sess.sock_path);
 	if (e) {
-		die_msg("cannot serve %s: %s", r->sess.sock_path, strerror(-e));
+		hx_say("cannot serve %s: %s", r->sess.sock_path, strerror(-e));
 		return -1;
 	}
 	r->listening = true;
 	policy_vars(r, &vars);
 	if (hx_sandbox_prepare(r->policy, &vars, r->pl.mode, o->quiet, &r->sb,
 			       msg, sizeof(msg))) {
-		die_msg("sandbox: %s", msg);
+		hx_say("sandbox: %s", msg);
 		return -1;
 	}
 	/* The user-notify layer: the child hands its listener over
@@ -678,7 +657,7 @@ static int setup(struct run *r)
 	if (!o->no_kernel_notify) {
 		if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0,
 			       r->hand)) {
-			die_msg("socketpair: %s", strerror(errno));
+			hx_say("socketpair: %s", strerror(errno));
 			return -1;
 		}
 		if (hx_sandbox_enable_notify(r->sb, r->hand[1], msg,
@@ -719,7 +698,7 @@ static int setup(struct run *r)
 	/* Checkpoint 0 and the hooks; the agent starts in the worktree. */
 	if (r->wt && (hx_worktree_start(r->wt, &r->pl, r->srv) ||
 		      chdir(r->cwd))) {
-		die_msg("worktree %s: cannot start", hx_worktree_path(r->wt));
+		hx_say("worktree %s: cannot start", hx_worktree_path(r->wt));
 		return -1;
 	}
 	return 0;
@@ -777,14 +756,14 @@ int hx_run(const struct hx_options *o)
 	sigaddset(&mask, SIGQUIT);
 	if (!env || sigprocmask(SIG_BLOCK, &mask, &old) ||
 	    (sfd = signalfd(-1, &mask, SFD_NONBLOCK | SFD_CLOEXEC)) < 0) {
-		die_msg("setup: %s", strerror(errno));
+		hx_say("setup: %s", strerror(errno));
 		goto end;
 	}
 	r->sigsrc.fd = sfd;
 	r->sigsrc.handle = on_signal;
 	r->sigsrc.arg = r;
 	if (hx_server_add(r->srv, &r->sigsrc, EPOLLIN)) {
-		die_msg("epoll: %s", strerror(errno));
+		hx_say("epoll: %s", strerror(errno));
 		goto end;
 	}
 	/* Orphans of the tree come back to us, so nothing outlives the
@@ -794,7 +773,7 @@ int hx_run(const struct hx_options *o)
 	fflush(NULL);
 	r->child = fork();
 	if (r->child < 0) {
-		die_msg("fork: %s", strerror(errno));
+		hx_say("fork: %s", strerror(errno));
 		goto end;
 	}
 	if (r->child == 0)
@@ -809,11 +788,11 @@ int hx_run(const struct hx_options *o)
 		r->hand[0] = -1;
 		/* A failed hand-off ends the child (126): never unwatched. */
 		if (lfd < 0)
-			die_msg("user-notify listener: %s", strerror(-lfd));
+			hx_say("user-notify listener: %s", strerror(-lfd));
 		else if ((e = hx_unotify_start(lfd, &r->pl, r->srv,
 					       r->sess.sock_path, 4,
 					       &r->un))) {
-			die_msg("user-notify handler: %s", strerror(-e));
+			hx_say("user-notify handler: %s", strerror(-e));
 			kill(r->child, SIGKILL); /* unserved: no agent */
 		}
 	}
@@ -837,7 +816,7 @@ end:
 out:
 	audit_open = r->audit != NULL;
 	if (audit_open && hx_audit_close(r->audit))
-		die_msg("audit log %s: sync failed", r->sess.audit_path);
+		hx_say("audit log %s: sync failed", r->sess.audit_path);
 	r->audit = NULL;
 	if (audit_open && !o->quiet)
 		fprintf(

@@ -21,6 +21,7 @@
 #include "audit.h"
 #include "dnsmap.h"
 #include "pipeline.h"
+#include "procstat.h"
 
 #define MSGS_PER_WAKEUP 64
 #define MAX_PASSED_FDS	16
@@ -73,29 +74,11 @@ static void close_conn(struct hx_server *s, struct conn *c)
 	free(c);
 }
 
-/* ppid is field 4 of /proc/<pid>/stat, after "(comm)" which may itself
- * hold spaces and parentheses: parse from the last ')'. */
 static pid_t read_ppid(pid_t pid)
 {
-	char path[64], buf[512], *p;
-	ssize_t n;
-	int fd, ppid = 0;
+	struct hx_procstat st;
 
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return 0;
-	do
-		n = read(fd, buf, sizeof(buf) - 1);
-	while (n < 0 && errno == EINTR);
-	close(fd);
-	if (n <= 0)
-		return 0;
-	buf[n] = '\0';
-	p = strrchr(buf, ')');
-	if (!p || sscanf(p + 1, " %*c %d", &ppid) != 1)
-		return 0;
-	return ppid;
+	return hx_procstat_read(pid, &st) ? 0 : st.ppid;
 }
 
 static void refresh_info(struct conn *c, pid_t pid, bool force)

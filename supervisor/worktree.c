@@ -26,6 +26,7 @@
 #include "server.h"
 #include "session.h"
 #include "wtstate.h"
+#include "msg.h"
 
 #define MAX_GLOBS 400
 #define GLOB_LEN  (2 * PATH_MAX + 64)
@@ -54,18 +55,6 @@ struct hx_worktree {
 	unsigned final_n;
 	bool started, finishing, finished;
 };
-
-static void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static void say(const char *fmt, ...)
-{
-	va_list ap;
-
-	fputs("harness-exec: ", stderr);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-}
 
 #define ERR(...) snprintf(err, errlen, __VA_ARGS__)
 
@@ -563,7 +552,7 @@ static void append_line(const char *dir, const char *file, json_t *o)
 
 		text[n] = '\n';
 		if (write(fd, text, n + 1) < 0)
-			say("%s: %s", path, strerror(errno));
+			hx_say("%s: %s", path, strerror(errno));
 		close(fd);
 	}
 	free(text);
@@ -589,7 +578,7 @@ static int checkpoint(struct hx_worktree *w, const char *trigger, pid_t cause,
 			 sizeof(err));
 	free(whotext);
 	if (r) {
-		say("checkpoint: %s", err);
+		hx_say("checkpoint: %s", err);
 		json_decref(who);
 		return r;
 	}
@@ -690,7 +679,7 @@ int hx_worktree_start(struct hx_worktree *w, struct hx_pipeline *pl,
 	r = hx_ckpt_open(w->commondir, w->path, w->session, ipath, seed,
 			 w->base, &w->ck, err, sizeof(err));
 	if (r) {
-		say("%s", err);
+		hx_say("%s", err);
 		return r;
 	}
 	r = checkpoint(w, "start", 0, true, &info);
@@ -709,7 +698,7 @@ int hx_worktree_start(struct hx_worktree *w, struct hx_pipeline *pl,
 			 w->o.run_dir, w->session);
 	r = hx_control_listen(srv, w->st.ctl, on_control, w, &w->ctl);
 	if (r) {
-		say("control socket %s: %s", w->st.ctl, strerror(-r));
+		hx_say("control socket %s: %s", w->st.ctl, strerror(-r));
 		w->st.ctl[0] = '\0';
 	}
 	snprintf(w->st.session, sizeof(w->st.session), "%s", w->session);
@@ -726,7 +715,7 @@ int hx_worktree_start(struct hx_worktree *w, struct hx_pipeline *pl,
 	w->st.keep = w->o.keep;
 	r = hx_wtstate_write(&w->st);
 	if (r)
-		say("%s/%s: %s", w->session_dir, HX_WTSTATE_FILE, strerror(-r));
+		hx_say("%s/%s: %s", w->session_dir, HX_WTSTATE_FILE, strerror(-r));
 	return 0;
 }
 
@@ -751,7 +740,7 @@ void hx_worktree_finish(struct hx_worktree *w)
 	w->final_n = info.n;
 	if (hx_manifest_build(w->commondir, w->session, w->base, w->final_tree,
 			      w->prov, &w->manifest, err, sizeof(err))) {
-		say("%s", err);
+		hx_say("%s", err);
 		return;
 	}
 	hx_sha256_hex(w->manifest, strlen(w->manifest), w->manifest_sha);
@@ -760,7 +749,7 @@ void hx_worktree_finish(struct hx_worktree *w)
 	if (fd < 0 ||
 	    write(fd, w->manifest, strlen(w->manifest)) !=
 		(ssize_t)strlen(w->manifest))
-		say("%s: %s", path, strerror(errno));
+		hx_say("%s: %s", path, strerror(errno));
 	if (fd >= 0)
 		close(fd);
 	w->finished = true;
@@ -934,13 +923,13 @@ int hx_worktree_result(struct hx_worktree *w, struct hx_audit *audit,
 			break;
 	}
 	if (e) {
-		say("result commit on %s: %s", w->branch, hx_git_err());
+		hx_say("result commit on %s: %s", w->branch, hx_git_err());
 		r = hx_git_errno(e);
 		goto out;
 	}
 	git_oid_tostr(hex, sizeof(hex), &result);
 	if (w->manifest && add_note(repo, sig, &result, w->manifest))
-		say("manifest note: %s", hx_git_err());
+		hx_say("manifest note: %s", hx_git_err());
 	snprintf(w->st.result, sizeof(w->st.result), "%s", hex);
 	if (w->o.keep)
 		reset_wt_index(w, tree);

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "session.h"
+#include "procstat.h"
 
 static void put(json_t *o, const char *k, const char *v)
 {
@@ -91,28 +92,9 @@ int hx_wtstate_read(const char *dir, struct hx_wtstate *s)
 
 unsigned long long hx_proc_starttime(pid_t pid)
 {
-	char path[64], buf[1024], *p;
-	unsigned long long st = 0;
-	ssize_t n;
-	int fd;
+	struct hx_procstat st;
 
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return 0;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return 0;
-	buf[n] = '\0';
-	p = strrchr(buf, ')');
-	/* field 22 (starttime); after ')' come fields 3.. */
-	if (!p || sscanf(p + 2,
-			 "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u "
-			 "%*d %*d %*d %*d %*d %*d %llu",
-			 &st) != 1)
-		return 0;
-	return st;
+	return hx_procstat_read(pid, &st) ? 0 : st.starttime;
 }
 
 bool hx_wtstate_live(const struct hx_wtstate *s)
