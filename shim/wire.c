@@ -345,6 +345,8 @@ const char *hx_call_name(uint32_t call)
 		[HX_CALL_GETHOSTBYNAME] = "gethostbyname",
 		[HX_CALL_GETHOSTBYNAME2] = "gethostbyname2",
 		[HX_CALL_SYSCALL] = "syscall",
+		[HX_CALL_CHMOD] = "chmod",
+		[HX_CALL_CHOWN] = "chown",
 	};
 
 	return call < HX_CALL_COUNT && names[call] ? names[call] : "unknown";

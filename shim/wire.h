@@ -80,6 +80,9 @@ enum hx_call {
 	HX_CALL_GETHOSTBYNAME,
 	HX_CALL_GETHOSTBYNAME2,
 	HX_CALL_SYSCALL, /* syscall(2) with one of the numbers above */
+	/* Seen by the kernel layer only: the shim does not interpose them. */
+	HX_CALL_CHMOD,
+	HX_CALL_CHOWN,
 	HX_CALL_COUNT,
 };
 

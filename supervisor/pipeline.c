@@ -451,7 +451,11 @@ static void decide(struct hx_pipeline *pl, const struct hx_peer *peer,
 			out->seq = match->seq;
 			return;
 		}
-		bypass = !match && peer->exe && has_shim(pl, peer);
+		/* A call the shim does not interpose reaches only the kernel
+		 * layer: that is no bypass. */
+		bypass = !match && rq->call != HX_CALL_CHMOD &&
+			 rq->call != HX_CALL_CHOWN && peer->exe &&
+			 has_shim(pl, peer);
 	}
 	pl->events++;
 	if ((unsigned)d.verdict < 3)

@@ -211,6 +211,27 @@ const struct hx_sc_rule hx_seccomp_notify[] = {
      "datagram with a destination"},
     /* msg_name is behind a pointer: every sendmsg is looked at. */
     NOTIFY("sendmsg", "message that may carry a destination"),
+    /* File mutations, emulated on the decided parent (unotify.c). The
+     * fd forms (ftruncate, fchmod, fchown) act on an open file and pass. */
+    NOTIFY("rename", "moves a file"),
+    NOTIFY("renameat", "moves a file"),
+    NOTIFY("renameat2", "moves or exchanges files"),
+    NOTIFY("unlink", "removes a file"),
+    NOTIFY("unlinkat", "removes a file or directory"),
+    NOTIFY("rmdir", "removes a directory"),
+    NOTIFY("mkdir", "creates a directory"),
+    NOTIFY("mkdirat", "creates a directory"),
+    NOTIFY("link", "hard link: a new name for a file"),
+    NOTIFY("linkat", "hard link: a new name for a file"),
+    NOTIFY("symlink", "creates a symlink"),
+    NOTIFY("symlinkat", "creates a symlink"),
+    NOTIFY("truncate", "truncates a file by name"),
+    NOTIFY("chmod", "changes a file's mode"),
+    NOTIFY("fchmodat", "changes a file's mode"),
+    NOTIFY("fchmodat2", "changes a file's mode"),
+    NOTIFY("chown", "changes a file's owner"),
+    NOTIFY("lchown", "changes a link's owner"),
+    NOTIFY("fchownat", "changes a file's owner"),
 };
 
 const size_t hx_seccomp_nnotify =

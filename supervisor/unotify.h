@@ -3,14 +3,19 @@
  * small pool of threads.
  *
  * The filter (hx_seccomp_notify in seccomp_deny.c) sends opens that can
- * write, openat2, creat, connect, sendto with an address and sendmsg
- * here. Each is decided through the one pipeline (hx_pipeline_decide_
+ * write, openat2, creat, connect, sendto with an address, sendmsg and
+ * the file mutations (rename, renameat, renameat2, unlink, unlinkat,
+ * rmdir, mkdir, mkdirat, link, linkat, symlink, symlinkat, truncate,
+ * chmod, fchmodat, fchmodat2, chown, lchown, fchownat) here. Each is decided through the one pipeline (hx_pipeline_decide_
  * kernel, called on the event loop's thread: workers hand the request
  * over an eventfd and wait, so the pipeline and the audit chain stay
  * single-threaded) and then emulated in the supervisor: the open is
  * done here and its fd injected with ADDFD + ADDFD_FLAG_SEND; connect
  * and sends with an address are done on the socket taken with
- * pidfd_getfd. Target memory is read once, bounded, with
+ * pidfd_getfd; a mutation is done relative to an O_PATH fd of the
+ * decided parent opened with RESOLVE_NO_SYMLINKS|RESOLVE_NO_MAGICLINKS,
+ * and refused (EACCES) when the target's uid is not the supervisor's
+ * euid. Target memory is read once, bounded, with
  * process_vm_readv, and SECCOMP_IOCTL_NOTIF_ID_VALID is checked after
  * every read and before acting. Every error path answers an error
  * (EACCES unless a truer errno exists); the CONTINUE sites are listed

@@ -9,7 +9,17 @@
  *   sendto PORT          UDP sendto 127.0.0.1:PORT "dgram\n"
  *   sendmsg PORT         UDP sendmsg with msg_name 127.0.0.1:PORT
  *   toctou OK DENIED S   one thread opens a buffer in a loop, another
- *                        swaps it between OK and DENIED, for S seconds */
+ *                        swaps it between OK and DENIED, for S seconds
+ *   rename A B           rename(A, B)       renameat2 A B  RENAME_NOREPLACE
+ *   unlink P             unlink(P)          rmdirat P      unlinkat REMOVEDIR
+ *   mkdir P              mkdir(P, 0750)     rmdir P        rmdir(P)
+ *   link OLD NEW         link(OLD, NEW)     symlink TEXT P symlink(TEXT, P)
+ *   truncate P           truncate(P, 2)     chmod P        chmod(P, 0600)
+ *   fchmodat P           fchmodat(P, 0640)  chown P        chown to own ids
+ *   mutrace S            for S seconds one thread exchanges the directory
+ *                        "p" with the symlink "q" (renameat2 EXCHANGE),
+ *                        another unlinks and chmods "p/key" and recreates
+ *                        it */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
 #include <errno.h>
@@ -61,6 +71,17 @@ static void *swapper(void *arg)
 	return NULL;
 }
 
+static void *exchanger(void *arg)
+{
+	long *n = arg;
+
+	while (!atomic_load(&stop))
+		if (syscall(SYS_renameat2, AT_FDCWD, "p", AT_FDCWD, "q",
+			    2 /* RENAME_EXCHANGE */) == 0)
+			(*n)++;
+	return NULL;
+}
+
 int main(int argc, char **argv)
 {
 	long r;
@@ -106,6 +127,57 @@ int main(int argc, char **argv)
 		else
 			r = syscall(SYS_sendmsg, s, &m, 0);
 		return report(r, argv[1]);
+	}
+	if (!strcmp(argv[1], "rename") && argc == 4)
+		return report(syscall(SYS_rename, argv[2], argv[3]), "rename");
+	if (!strcmp(argv[1], "renameat2") && argc == 4)
+		return report(syscall(SYS_renameat2, AT_FDCWD, argv[2],
+				      AT_FDCWD, argv[3], 1 /* NOREPLACE */),
+			      "renameat2");
+	if (!strcmp(argv[1], "unlink"))
+		return report(syscall(SYS_unlink, argv[2]), "unlink");
+	if (!strcmp(argv[1], "rmdirat"))
+		return report(syscall(SYS_unlinkat, AT_FDCWD, argv[2],
+				      AT_REMOVEDIR),
+			      "rmdirat");
+	if (!strcmp(argv[1], "rmdir"))
+		return report(syscall(SYS_rmdir, argv[2]), "rmdir");
+	if (!strcmp(argv[1], "mkdir"))
+		return report(syscall(SYS_mkdir, argv[2], 0750), "mkdir");
+	if (!strcmp(argv[1], "link") && argc == 4)
+		return report(syscall(SYS_link, argv[2], argv[3]), "link");
+	if (!strcmp(argv[1], "symlink") && argc == 4)
+		return report(syscall(SYS_symlink, argv[2], argv[3]),
+			      "symlink");
+	if (!strcmp(argv[1], "truncate"))
+		return report(syscall(SYS_truncate, argv[2], 2L), "truncate");
+	if (!strcmp(argv[1], "chmod"))
+		return report(syscall(SYS_chmod, argv[2], 0600), "chmod");
+	if (!strcmp(argv[1], "fchmodat"))
+		return report(syscall(SYS_fchmodat, AT_FDCWD, argv[2], 0640),
+			      "fchmodat");
+	if (!strcmp(argv[1], "chown"))
+		return report(syscall(SYS_chown, argv[2], getuid(), getgid()),
+			      "chown");
+	if (!strcmp(argv[1], "mutrace")) {
+		pthread_t t;
+		time_t end = time(NULL) + atoi(argv[2]);
+		long unlinks = 0, swaps = 0;
+
+		pthread_create(&t, NULL, exchanger, &swaps);
+		while (time(NULL) < end) {
+			if (syscall(SYS_unlink, "p/key") == 0)
+				unlinks++;
+			syscall(SYS_chmod, "p/key", 0666);
+			r = syscall(SYS_openat, AT_FDCWD, "p/key",
+				    O_WRONLY | O_CREAT | O_EXCL, 0644);
+			if (r >= 0)
+				close((int)r);
+		}
+		atomic_store(&stop, true);
+		pthread_join(t, NULL);
+		printf("ok mutrace unlinks=%ld swaps=%ld\n", unlinks, swaps);
+		return 0;
 	}
 	if (!strcmp(argv[1], "toctou") && argc == 5) {
 		pthread_t t;

@@ -142,3 +142,184 @@ def test_no_kernel_notify_option(wd):
     check(not _kernel(r), "kernel records without the layer")
     start = r.one(event="session_start")
     check(start["kernel"].get("user_notify_used") is False, start)
+
+
+# ---- file mutations (rename, unlink, mkdir, link, symlink, truncate,
+# chmod/chown): decided by the kernel layer and emulated on the decided
+# parent. ----
+
+def _p(wd, *rel):
+    return os.path.join(wd.path, *rel)
+
+
+def _static(wd, *args):
+    return harness([STATIC] + list(args), wd)
+
+
+def _mkfile(path, data="x\n"):
+    with open(path, "w") as f:
+        f.write(data)
+
+
+def test_static_mutations_denied(wd):
+    os.makedirs(_p(wd, "ask"), exist_ok=True)
+    key = _p(wd, "secret", "key")
+    with open(key) as f:
+        content = f.read()
+    mode = os.stat(key).st_mode & 0o7777
+    _mkfile(_p(wd, "a"))
+    outside = "/var/tmp/hx-unotify-mv-%d" % os.getpid()
+
+    r = _static(wd, "rename", "a", "ask/a")
+    check(r.stdout.strip() == "err EACCES", repr((r.stdout, r.stderr)))
+    check(os.path.exists(_p(wd, "a")) and not os.path.exists(_p(wd, "ask", "a")), "a moved")
+    rec = _kernel(r, event="rename")
+    check(rec and rec[0]["verdict"] == "ask" and rec[0]["op"] == "rename", r.dump())
+
+    r = _static(wd, "rename", "a", outside)
+    check(r.stdout.strip() in ("err EACCES", "err EXDEV"), repr((r.stdout, r.stderr)))
+    check(os.path.exists(_p(wd, "a")) and not os.path.exists(outside), "a moved out")
+
+    for args, gone in ((("unlink", "secret/key"), None),
+                       (("mkdir", "ask/d"), "ask/d"),
+                       (("link", "secret/key", "stolen"), "stolen"),
+                       (("symlink", "/etc/passwd", "ask/l"), "ask/l"),
+                       (("truncate", "secret/key"), None),
+                       (("chmod", "secret/key"), None),
+                       (("fchmodat", "secret/key"), None),
+                       (("chown", "secret/key"), None),
+                       (("rmdirat", "secret"), None)):
+        r = _static(wd, *args)
+        check(r.stdout.strip() == "err EACCES", "%r: %r %r" % (args, r.stdout, r.stderr))
+        if gone:
+            check(not os.path.lexists(_p(wd, gone)), "%r: %s exists" % (args, gone))
+        check(_kernel(r), "%r: no kernel record\n%s" % (args, r.dump()))
+    check(os.path.exists(key), "the secret was removed")
+    with open(key) as f:
+        check(f.read() == content, "the secret's content changed")
+    check(os.stat(key).st_mode & 0o7777 == mode, "the secret's mode changed")
+    link_rec = None
+    r = _static(wd, "link", "secret/key", "stolen")
+    link_rec = _kernel(r, event="link")
+    check(link_rec and link_rec[0]["verdict"] == "deny", r.dump())
+
+
+def test_static_mutations_allowed(wd):
+    _mkfile(_p(wd, "a"), "hello world\n")
+    r = _static(wd, "rename", "a", "b")
+    check(r.stdout.strip() == "ok rename", repr((r.stdout, r.stderr)))
+    check(not os.path.exists(_p(wd, "a")) and os.path.exists(_p(wd, "b")), "rename")
+    check(_kernel(r, event="rename", verdict="allow"), r.dump())
+
+    _mkfile(_p(wd, "c"))
+    r = _static(wd, "renameat2", "b", "c")
+    check(r.stdout.strip() == "err EEXIST", "NOREPLACE flag kept: %r" % r.stdout)
+    check(os.path.exists(_p(wd, "b")), "b replaced c")
+
+    r = _static(wd, "link", "b", "b2")
+    check(r.stdout.strip() == "ok link", repr((r.stdout, r.stderr)))
+    check(os.stat(_p(wd, "b")).st_ino == os.stat(_p(wd, "b2")).st_ino, "not a hard link")
+
+    r = _static(wd, "symlink", "b", "sl")
+    check(r.stdout.strip() == "ok symlink", repr((r.stdout, r.stderr)))
+    check(os.readlink(_p(wd, "sl")) == "b", "symlink text")
+
+    r = _static(wd, "truncate", "b")
+    check(r.stdout.strip() == "ok truncate", repr((r.stdout, r.stderr)))
+    check(os.path.getsize(_p(wd, "b")) == 2, "truncated to 2")
+
+    r = _static(wd, "chmod", "b")
+    check(r.stdout.strip() == "ok chmod", repr((r.stdout, r.stderr)))
+    check(os.stat(_p(wd, "b")).st_mode & 0o7777 == 0o600, "mode 600")
+    r = _static(wd, "fchmodat", "b")
+    check(r.stdout.strip() == "ok fchmodat", repr((r.stdout, r.stderr)))
+    check(os.stat(_p(wd, "b")).st_mode & 0o7777 == 0o640, "mode 640")
+    r = _static(wd, "chown", "b")
+    check(r.stdout.strip() == "ok chown", repr((r.stdout, r.stderr)))
+
+    r = _static(wd, "unlink", "b2")
+    check(r.stdout.strip() == "ok unlink", repr((r.stdout, r.stderr)))
+    check(not os.path.exists(_p(wd, "b2")), "unlink")
+    r = _static(wd, "unlink", "nothing-here")
+    check(r.stdout.strip() == "err ENOENT", "errno passed back: %r" % r.stdout)
+
+    r = _static(wd, "mkdir", "d")
+    check(r.stdout.strip() == "ok mkdir", repr((r.stdout, r.stderr)))
+    check(os.path.isdir(_p(wd, "d")), "mkdir")
+    check(os.stat(_p(wd, "d")).st_mode & 0o777 == 0o750 & ~0o022, "umask applied")
+    r = _static(wd, "mkdir", "d")
+    check(r.stdout.strip() == "err EEXIST", repr(r.stdout))
+    r = _static(wd, "rmdir", "d")
+    check(r.stdout.strip() == "ok rmdir" and not os.path.exists(_p(wd, "d")), repr(r.stdout))
+    os.mkdir(_p(wd, "d2"))
+    r = _static(wd, "rmdirat", "d2")
+    check(r.stdout.strip() == "ok rmdirat" and not os.path.exists(_p(wd, "d2")), repr(r.stdout))
+
+
+def test_static_mutation_symlinked_parent_into_secret(wd):
+    # A symlinked directory in the project that points into the secret
+    # directory: decided on the resolved form, so denied.
+    os.symlink(_p(wd, "secret"), _p(wd, "door"))
+    r = _static(wd, "unlink", "door/key")
+    check(r.stdout.strip() == "err EACCES", repr((r.stdout, r.stderr)))
+    check(os.path.exists(_p(wd, "secret", "key")), "removed through the symlink")
+    _mkfile(_p(wd, "f"))
+    r = _static(wd, "rename", "f", "door/f")
+    check(r.stdout.strip() == "err EACCES", repr((r.stdout, r.stderr)))
+    check(os.path.exists(_p(wd, "f")), "moved through the symlink")
+
+
+PY_MUT = r'''
+import os
+open("m1", "w").write("x")
+os.rename("m1", "m2")
+os.mkdir("md")
+os.rmdir("md")
+os.unlink("m2")
+'''
+
+
+def test_one_record_per_mutation_with_shim(wd):
+    r = harness(["python3", "-c", PY_MUT], wd)
+    r.expect_status(0)
+    for ev in ("rename", "mkdir", "rmdir", "unlink"):
+        recs = [x for x in r.events(event=ev)
+                if os.path.basename((x.get("args") or {}).get("path", "")) in ("m1", "m2", "md")]
+        check(len(recs) == 1, "%s records: %r" % (ev, recs))
+        check(recs[0]["layer"] in ("shim", "shim+kernel"), recs[0])
+    check(not os.path.exists(_p(wd, "m2")), "unlinked")
+    end = r.one(event="session_end")
+    check(end.get("kernel_notify", {}).get("emulated", 0) >= 4, end)
+
+
+def test_mutation_through_symlink_to_secret_denied(wd):
+    key = _p(wd, "secret", "key")
+    mode = os.stat(key).st_mode & 0o7777
+    os.symlink(key, _p(wd, "kl"))
+    for how in ("chmod", "truncate"):
+        r = _static(wd, how, "kl")
+        check(r.stdout.strip() == "err EACCES", "%s: %r %r" % (how, r.stdout, r.stderr))
+    check(os.stat(key).st_mode & 0o7777 == mode, "mode changed through a symlink")
+    check(os.path.getsize(key) > 2, "truncated through a symlink")
+    # The link itself may go: unlink does not follow it.
+    r = _static(wd, "unlink", "kl")
+    check(r.stdout.strip() == "ok unlink" and os.path.exists(key), repr(r.stdout))
+
+
+def test_mutation_race_parent_swapped_to_symlink(wd):
+    # "p" is a directory of the project and "q" a symlink into the secret
+    # directory; a thread exchanges them while another unlinks, chmods and
+    # recreates p/key. A decision on the directory must never act through
+    # the symlink (openat2 RESOLVE_NO_SYMLINKS on the decided parent).
+    key = _p(wd, "secret", "key")
+    mode = os.stat(key).st_mode & 0o7777
+    os.mkdir(_p(wd, "p"))
+    _mkfile(_p(wd, "p", "key"))
+    os.symlink(_p(wd, "secret"), _p(wd, "q"))
+    r = harness([STATIC, "mutrace", "3"], wd, timeout=60)
+    check(r.stdout.startswith("ok mutrace"), repr((r.stdout, r.stderr)))
+    check(os.path.exists(key), "the secret was unlinked by the race: %s" % r.stdout)
+    check(os.stat(key).st_mode & 0o7777 == mode, "the secret's mode changed")
+    fields = dict(x.split("=") for x in r.stdout.split()[2:])
+    check(int(fields["swaps"]) > 0 and int(fields["unlinks"]) > 0,
+          "the race did not run: %s" % r.stdout)

@@ -133,6 +133,24 @@ START_TEST(table_has_no_conflicts)
 		ck_assert_msg(hx_seccomp_notify[i].action == HX_SC_NOTIFY &&
 				  hx_seccomp_notify[i].reason,
 			      "%s is not a notify row", hx_seccomp_notify[i].name);
+	/* Every file mutation of issue 3 item 3 is on the notify list. */
+	{
+		static const char *const mut[] = {
+		    "rename",	 "renameat", "renameat2", "unlink",
+		    "unlinkat",	 "rmdir",    "mkdir",	  "mkdirat",
+		    "link",	 "linkat",   "symlink",	  "symlinkat",
+		    "truncate",	 "chmod",    "fchmodat",  "fchmodat2",
+		    "chown",	 "lchown",   "fchownat"};
+
+		for (size_t m = 0; m < sizeof(mut) / sizeof(*mut); m++) {
+			bool found = false;
+
+			for (size_t i = 0; i < hx_seccomp_nnotify; i++)
+				found |= !strcmp(hx_seccomp_notify[i].name,
+						 mut[m]);
+			ck_assert_msg(found, "%s is not notified", mut[m]);
+		}
+	}
 	for (size_t i = 0; i < hx_seccomp_ndeny; i++)
 		ck_assert_msg(hx_seccomp_deny[i].reason &&
 				  hx_seccomp_deny[i].reason[0],
