@@ -3,6 +3,7 @@
 #include "reaper.h"
 
 #include <errno.h>
+#include <linux/sched.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
@@ -130,7 +131,8 @@ int hx_reaper_start(const char *session, struct hx_reaper *rp)
 	int p[2], r;
 	pid_t pid;
 
-	rp->procs_fd = rp->pipe_w = -1;
+	rp->dir_fd = rp->procs_fd = rp->pipe_w = -1;
+	rp->born_inside = 0;
 	rp->pid = -1;
 	rp->cgroup[0] = '\0';
 	if ((r = cgroup2_mount(mnt, sizeof(mnt))) ||
@@ -150,6 +152,8 @@ int hx_reaper_start(const char *session, struct hx_reaper *rp)
 
 		snprintf(procs, sizeof(procs), "%s/cgroup.procs", rp->cgroup);
 		rp->procs_fd = open(procs, O_WRONLY | O_CLOEXEC);
+		rp->dir_fd = open(rp->cgroup,
+				  O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	}
 	if (rp->procs_fd < 0 || pipe2(p, O_CLOEXEC)) {
 		r = -errno;
@@ -179,17 +183,36 @@ int hx_reaper_start(const char *session, struct hx_reaper *rp)
 	rp->pipe_w = p[1];
 	return 0;
 fail:
-	if (rp->procs_fd >= 0)
-		close(rp->procs_fd);
-	rp->procs_fd = -1;
+	hx_reaper_forget(rp);
 	if (rp->cgroup[0])
 		rmdir(rp->cgroup);
 	rp->cgroup[0] = '\0';
 	return r;
 }
 
+pid_t hx_reaper_fork(struct hx_reaper *rp)
+{
+	struct clone_args ca = {
+		.flags = CLONE_INTO_CGROUP,
+		.exit_signal = SIGCHLD,
+		.cgroup = (__u64)rp->dir_fd,
+	};
+	long pid;
+
+	if (rp->dir_fd >= 0) {
+		rp->born_inside = 1;
+		pid = syscall(SYS_clone3, &ca, sizeof(ca));
+		if (pid >= 0)
+			return (pid_t)pid;
+		rp->born_inside = 0;
+	}
+	return fork();
+}
+
 int hx_reaper_join(const struct hx_reaper *rp)
 {
+	if (rp->born_inside)
+		return 0;
 	if (rp->procs_fd < 0)
 		return -ENOTSUP;
 	return write(rp->procs_fd, "0", 1) == 1 ? 0 : -errno;
@@ -197,11 +220,13 @@ int hx_reaper_join(const struct hx_reaper *rp)
 
 void hx_reaper_forget(struct hx_reaper *rp)
 {
+	if (rp->dir_fd >= 0)
+		close(rp->dir_fd);
 	if (rp->procs_fd >= 0)
 		close(rp->procs_fd);
 	if (rp->pipe_w >= 0)
 		close(rp->pipe_w);
-	rp->procs_fd = rp->pipe_w = -1;
+	rp->dir_fd = rp->procs_fd = rp->pipe_w = -1;
 }
 
 void hx_reaper_stop(struct hx_reaper *rp)

@@ -737,7 +737,7 @@ int hx_run(const struct hx_options *o)
 	bool audit_open;
 
 	memset(r, 0, sizeof(*r));
-	r->reaper.procs_fd = r->reaper.pipe_w = -1;
+	r->reaper.dir_fd = r->reaper.procs_fd = r->reaper.pipe_w = -1;
 	r->reaper_err = -ENOTSUP;
 	r->hand[0] = r->hand[1] = -1;
 	r->o = o;
@@ -771,7 +771,7 @@ int hx_run(const struct hx_options *o)
 	prctl(PR_SET_CHILD_SUBREAPER, 1);
 	prctl(PR_SET_DUMPABLE, 0);
 	fflush(NULL);
-	r->child = fork();
+	r->child = hx_reaper_fork(&r->reaper);
 	if (r->child < 0) {
 		hx_say("fork: %s", strerror(errno));
 		goto end;
