@@ -2,7 +2,9 @@
 #include "doctor.h"
 
 #include <stdbool.h>
+#include <string.h>
 
+#include "execgate.h"
 #include "kprobe.h"
 #include "seccomp_deny.h"
 
@@ -51,8 +53,8 @@ void hx_doctor_print(const struct hx_kernel *k, FILE *out)
 	snprintf(buf, sizeof(buf), "%zu deny rules", hx_seccomp_ndeny);
 	line(out, "  deny list", k->seccomp ? "built in" : "unused", buf);
 	line(out, "user-notify", mark(k->user_notif),
-	     k->user_notif ? "kernel can ask the supervisor per syscall "
-			     "(not used by this build yet)"
+	     k->user_notif ? "writes, connects, sends and file mutations "
+			     "decided and emulated by the supervisor"
 			   : "no race-free kernel decisions on exec, open, "
 			     "connect");
 	if (k->listener == HX_MISSING)
@@ -92,9 +94,31 @@ void hx_doctor_print(const struct hx_kernel *k, FILE *out)
 			 "bounding set stays"
 		       : "not root: no capabilities to drop; "
 			 "no_new_privs stops gaining any");
-	line(out, "exec gate", "missing",
-	     "not built yet: what runs after exec is not re-checked "
-	     "against the approval");
+	/* The gate needs the notify layer (it approves each exec) and the
+	 * right to trace our own child; it is off unless --exec-gate. */
+	{
+		int pe = hx_execgate_probe();
+
+		if (!k->user_notif || !k->pidfd_getfd || pe) {
+			snprintf(buf, sizeof(buf),
+				 "%s%s: --exec-gate cannot run; argv rules "
+				 "(git push *) of programs without the shim "
+				 "are not held",
+				 !k->user_notif || !k->pidfd_getfd
+				     ? "needs user-notify and pidfd_getfd"
+				     : "ptrace of a child refused: ",
+				 !k->user_notif || !k->pidfd_getfd
+				     ? ""
+				     : strerror(-pe));
+			line(out, "exec gate", "missing", buf);
+		} else
+			line(out, "exec gate", "available",
+			     "on (--no-exec-gate turns it off): every exec is "
+			     "decided in the kernel layer and, before the new "
+			     "image runs, its file (dev, inode) and argv are "
+			     "checked against the approval (ptrace exec "
+			     "events): a swapped path is killed and logged");
+	}
 	snprintf(buf, sizeof(buf), "%s (%s)%s",
 		 k->cgroup2_writable ? "writable" : "not writable",
 		 k->cgroup2_dir[0] ? k->cgroup2_dir : "?",

@@ -23,7 +23,9 @@ enum {
 	O_BASE,
 	O_COPY_UNTRACKED,
 	O_KEEP_WORKTREE,
-	O_NO_KERNEL_NOTIFY
+	O_NO_KERNEL_NOTIFY,
+	O_EXEC_GATE,
+	O_NO_EXEC_GATE
 };
 
 static const struct {
@@ -41,6 +43,8 @@ static const struct {
     {"copy-untracked", 0, false, O_COPY_UNTRACKED},
     {"keep-worktree", 0, false, O_KEEP_WORKTREE},
     {"no-kernel-notify", 0, false, O_NO_KERNEL_NOTIFY},
+    {"exec-gate", 0, false, O_EXEC_GATE},
+    {"no-exec-gate", 0, false, O_NO_EXEC_GATE},
 };
 
 #define NOPTS (sizeof(opts) / sizeof(opts[0]))
@@ -112,6 +116,12 @@ static int set(struct hx_options *o, int id, const char *val, char *err,
 	case O_NO_KERNEL_NOTIFY:
 		o->no_kernel_notify = true;
 		break;
+	case O_EXEC_GATE:
+		o->exec_gate = true;
+		break;
+	case O_NO_EXEC_GATE:
+		o->exec_gate = false;
+		break;
 	}
 	return 0;
 empty:
@@ -127,6 +137,7 @@ int hx_options_parse(int argc, char *const *argv, struct hx_options *o,
 
 	memset(o, 0, sizeof(*o));
 	o->mode = -1;
+	o->exec_gate = true;
 	if (errlen)
 		err[0] = '\0';
 	for (i = 1; i < argc; i++) {
@@ -230,6 +241,13 @@ void hx_options_usage(FILE *f)
 	    "                        connects and sends with an address are\n"
 	    "                        then decided by the shim only (Landlock\n"
 	    "                        and the deny list still hold)\n"
+	    "      --no-exec-gate    do not decide execve/execveat in the\n"
+	    "                        kernel layer nor check, at the exec\n"
+	    "                        event (ptrace), that the new image and\n"
+	    "                        argv are the approved ones (on by\n"
+	    "                        default; off with --no-kernel-notify);\n"
+	    "                        exec rules then bind only programs\n"
+	    "                        that go through the shim\n"
 	    "      --worktree        run CMD in a new linked git worktree on\n"
 	    "                        branch harness/<session>, with\n"
 	    "                        checkpoints and a result commit\n"

@@ -17,6 +17,10 @@ struct hx_options {
 	/* --no-kernel-notify: no seccomp user-notify layer (shim, deny
 	 * list and Landlock only) */
 	bool no_kernel_notify;
+	/* --exec-gate: execve/execveat notified and decided in the kernel
+	 * layer, checked at the exec event (execgate.h). Off by default
+	 * until it is proven on every workload. */
+	bool exec_gate;
 	/* --worktree [--base REF] [--copy-untracked] [--keep-worktree]:
 	 * run in a linked git worktree (docs/worktrees.md) */
 	bool worktree, copy_untracked, keep_worktree;

@@ -27,7 +27,7 @@
 #define HELLO_N	 4096 /* processes that said HELLO, direct-mapped by pid */
 
 struct corr {
-	pid_t tid;
+	pid_t tid, pid;
 	int op;
 	uint64_t ms, seq, key;
 	enum hx_verdict verdict;
@@ -138,6 +138,7 @@ static void corr_put(struct hx_pipeline *pl, const struct hx_peer *peer,
 	struct corr *c = &pl->kern->c[pl->kern->next++ % CORR_N];
 
 	*c = (struct corr){.tid = peer->tid ? peer->tid : peer->pid,
+			   .pid = peer->pid,
 			   .op = op,
 			   .ms = mono_ms(),
 			   .seq = seq,
@@ -146,8 +147,8 @@ static void corr_put(struct hx_pipeline *pl, const struct hx_peer *peer,
 			   .used = true};
 }
 
-static struct corr *corr_find(struct hx_pipeline *pl, pid_t tid, int op,
-			      uint64_t key)
+static struct corr *corr_find(struct hx_pipeline *pl, pid_t tid, pid_t ppid,
+			      int op, uint64_t key)
 {
 	uint64_t now = mono_ms();
 
@@ -158,7 +159,12 @@ static struct corr *corr_find(struct hx_pipeline *pl, pid_t tid, int op,
 
 		if (!c->used || now - c->ms > CORR_MS)
 			continue;
-		if (c->tid == tid && c->op == op && c->key == key)
+		if (c->op != op || c->key != key)
+			continue;
+		/* posix_spawn: the shim asked in the parent, the exec comes
+		 * from the (vfork-like) child. Only the record is shared;
+		 * the verdict is always decided afresh. */
+		if (c->tid == tid || (op == HX_OP_EXEC && ppid && c->pid == ppid))
 			return c;
 	}
 	return NULL;
@@ -445,7 +451,7 @@ static void decide(struct hx_pipeline *pl, const struct hx_peer *peer,
 		 * record stands for both layers, unless the fresh verdict
 		 * differs (then this one is logged too). */
 		match = corr_find(pl, peer->tid ? peer->tid : peer->pid,
-				  (int)rq->op, key);
+				  peer->ppid, (int)rq->op, key);
 		if (match && match->verdict == d.verdict) {
 			match->used = false; /* one kernel event per request */
 			out->seq = match->seq;

@@ -27,6 +27,7 @@
 #include "../shim/wire.h"
 #include "audit.h"
 #include "dnsmap.h"
+#include "execgate.h"
 #include "fmt.h"
 #include "options.h"
 #include "pipeline.h"
@@ -57,8 +58,10 @@ struct run {
 	struct hx_worktree *wt; /* --worktree, else NULL */
 	struct hx_sandbox *sb;
 	struct hx_unotify *un; /* the user-notify handler, or NULL */
+	struct hx_execgate *gate; /* --exec-gate's tracer, or NULL */
 	int hand[2];	       /* listener hand-off socketpair, or -1 */
 	struct hx_reaper reaper;
+	bool exec_gate; /* in use: asked for and possible here */
 	int reaper_err; /* 0, or why the tree is not killed with us */
 	char *policy_text;
 	size_t policy_len;
@@ -285,6 +288,15 @@ static void log_session_end(struct run *r, int code)
 				    json_integer((json_int_t)us.continued));
 		json_object_set_new(k, "errors",
 				    json_integer((json_int_t)us.errors));
+		if (r->gate) {
+			unsigned long long c, m;
+
+			hx_execgate_stats(r->gate, &c, &m);
+			json_object_set_new(k, "execs_checked",
+					    json_integer((json_int_t)c));
+			json_object_set_new(k, "exec_mismatches",
+					    json_integer((json_int_t)m));
+		}
 		json_object_set_new(rec, "kernel_notify", k);
 	}
 	if (r->pl.audit_errors)
@@ -388,12 +400,26 @@ static void reap(struct run *r)
 	int st;
 	pid_t p;
 
+	/* The gate's tracer is the only waiter while it runs: a waitpid
+	 * here would take ptrace stops of the root child (execgate.h). */
+	if (r->gate) {
+		if (!r->child_done && hx_execgate_child_status(r->gate, &st)) {
+			r->child_done = true;
+			r->child_status = st;
+		}
+		return;
+	}
 	while ((p = waitpid(-1, &st, WNOHANG)) > 0) {
 		if (p == r->child) {
 			r->child_done = true;
 			r->child_status = st;
 		}
 	}
+}
+
+static void gate_exit(void *arg)
+{
+	reap(arg);
 }
 
 static void on_signal(struct hx_server *s, struct hx_source *src,
@@ -589,6 +615,29 @@ static int open_worktree(struct run *r)
 	return 0;
 }
 
+/* Yama's ptrace_scope 3 forbids every attach and 2 needs a capability
+ * we do not keep: then run without the gate, saying so, rather than not
+ * at all (the seize would fail and the agent with it). */
+static bool gate_allowed(bool quiet)
+{
+	FILE *f = fopen("/proc/sys/kernel/yama/ptrace_scope", "re");
+	int scope = 0;
+
+	if (f) {
+		if (fscanf(f, "%d", &scope) != 1)
+			scope = 0;
+		fclose(f);
+	}
+	if (scope < 3 && (scope < 2 || geteuid() == 0))
+		return true;
+	if (!quiet)
+		fprintf(stderr, "harness-exec: warning: ptrace is restricted "
+				"(yama ptrace_scope %d): no exec gate; exec "
+				"rules bind programs through the shim only\n",
+			scope);
+	return false;
+}
+
 static int setup(struct run *r)
 {
 	const struct hx_options *o = r->o;
@@ -655,6 +704,8 @@ static int setup(struct run *r)
 	/* The user-notify layer: the child hands its listener over
 	 * r->hand[1]; without it harness says so and runs on the others. */
 	if (!o->no_kernel_notify) {
+		r->exec_gate = o->exec_gate && gate_allowed(o->quiet);
+		hx_sandbox_set_exec_gate(r->sb, r->exec_gate);
 		if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0,
 			       r->hand)) {
 			hx_say("socketpair: %s", strerror(errno));
@@ -673,6 +724,14 @@ static int setup(struct run *r)
 			close(r->hand[1]);
 			r->hand[0] = r->hand[1] = -1;
 		}
+	}
+	if (r->exec_gate && r->hand[0] < 0) {
+		r->exec_gate = false;
+		if (!o->quiet)
+			fprintf(stderr, "harness-exec: warning: the exec gate "
+					"needs the user-notify layer: exec "
+					"rules bind programs through the shim "
+					"only\n");
 	}
 	/* Before any agent process exists, so all of them are in its
 	 * cgroup; before PR_SET_CHILD_SUBREAPER, so it is not our child. */
@@ -708,6 +767,8 @@ static void teardown(struct run *r)
 {
 	hx_unotify_stop(r->un);
 	r->un = NULL;
+	hx_execgate_stop(r->gate);
+	r->gate = NULL;
 	for (int i = 0; i < 2; i++)
 		if (r->hand[i] >= 0)
 			close(r->hand[i]);
@@ -779,19 +840,28 @@ int hx_run(const struct hx_options *o)
 	if (r->child == 0)
 		child_exec(r, env, &old);
 	if (r->hand[1] >= 0) {
-		int lfd, e;
+		int lfd, e = 0;
 
 		close(r->hand[1]);
 		r->hand[1] = -1;
-		lfd = hx_unotify_receive(r->hand[0], r->child, 10000);
+		/* Seized while the child waits for the hand-off's ack, so
+		 * before its first exec; no gate, no agent. */
+		if (r->exec_gate &&
+		    (e = hx_execgate_start(r->child, &r->pl, r->srv, gate_exit,
+					   r, &r->gate))) {
+			hx_say("exec gate: %s", strerror(-e));
+			kill(r->child, SIGKILL);
+		}
+		lfd = e ? -ECANCELED
+			: hx_unotify_receive(r->hand[0], r->child, 10000);
 		close(r->hand[0]);
 		r->hand[0] = -1;
 		/* A failed hand-off ends the child (126): never unwatched. */
 		if (lfd < 0)
 			hx_say("user-notify listener: %s", strerror(-lfd));
 		else if ((e = hx_unotify_start(lfd, &r->pl, r->srv,
-					       r->sess.sock_path, 4,
-					       &r->un))) {
+					       r->sess.sock_path, 4, r->gate,
+					       r->child, &r->un))) {
 			hx_say("user-notify handler: %s", strerror(-e));
 			kill(r->child, SIGKILL); /* unserved: no agent */
 		}

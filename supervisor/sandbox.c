@@ -28,6 +28,7 @@ struct hx_sandbox {
 	enum hx_mode mode;
 	int last_cap; /* /proc/sys/kernel/cap_last_cap */
 	int handoff;  /* child's end of the listener socketpair, or -1 */
+	bool exec_gate; /* execve/execveat notified (execgate.h) */
 };
 
 /* With these set and locked, uid 0 is just a uid: exec grants no
@@ -177,10 +178,15 @@ int hx_sandbox_enable_notify(struct hx_sandbox *sb, int handoff_fd,
 			 sb->k.user_notif ? "pidfd_getfd" : "seccomp user-notify");
 		return -ENOSYS;
 	}
-	e = hx_seccomp_build_notify(sb->prog, err, errlen);
+	e = hx_seccomp_build_notify(sb->prog, sb->exec_gate, err, errlen);
 	if (!e)
 		sb->handoff = handoff_fd;
 	return e;
+}
+
+void hx_sandbox_set_exec_gate(struct hx_sandbox *sb, bool on)
+{
+	sb->exec_gate = on;
 }
 
 /* The listener goes to the parent, which takes it with pidfd_getfd
@@ -273,7 +279,9 @@ json_t *hx_sandbox_kernel_json(const struct hx_sandbox *sb)
 	/* Honest about what this build does not have yet. */
 	json_object_set_new(o, "user_notify_used",
 			    json_boolean(sb->handoff >= 0));
-	json_object_set_new(o, "exec_gate", json_false());
+	/* The gate is on only with the notify layer that approves execs. */
+	json_object_set_new(o, "exec_gate",
+			    json_boolean(sb->exec_gate && sb->handoff >= 0));
 	return o;
 }
 

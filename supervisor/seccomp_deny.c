@@ -237,6 +237,16 @@ const struct hx_sc_rule hx_seccomp_notify[] = {
 const size_t hx_seccomp_nnotify =
     sizeof(hx_seccomp_notify) / sizeof(*hx_seccomp_notify);
 
+/* execveat with AT_EMPTY_PATH stays refused by the deny filter above
+ * (ERRNO outranks USER_NOTIF); every other exec is decided. */
+const struct hx_sc_rule hx_seccomp_notify_exec[] = {
+    NOTIFY("execve", "runs a program (checked again by the exec gate)"),
+    NOTIFY("execveat", "runs a program (checked again by the exec gate)"),
+};
+
+const size_t hx_seccomp_nnotify_exec =
+    sizeof(hx_seccomp_notify_exec) / sizeof(*hx_seccomp_notify_exec);
+
 /* Two filters: libseccomp's, and a small hand-written one for rows
  * libseccomp cannot express (two comparisons on one argument). The
  * kernel runs both and the most restrictive answer wins. */
@@ -264,6 +274,12 @@ size_t hx_seccomp_overlap(const struct hx_sc_rule *a, size_t na,
 	for (size_t i = 0; i < na; i++) {
 		for (size_t j = a == b ? i + 1 : 0; j < nb; j++) {
 			if (strcmp(a[i].name, b[j].name))
+				continue;
+			/* ERRNO outranks USER_NOTIF across filters: a
+			 * conditional deny row still wins where it applies. */
+			if (a != b && a[i].action == HX_SC_NOTIFY &&
+			    b[j].action == HX_SC_ERRNO &&
+			    b[j].a[0].cond != HX_SC_ALWAYS)
 				continue;
 			/* Within one list, rows of one syscall must agree; an
 			 * argument split into different errnos is a bug. */
@@ -494,7 +510,7 @@ out:
 	return e;
 }
 
-int hx_seccomp_build_notify(struct hx_seccomp_prog *p, char *err,
+int hx_seccomp_build_notify(struct hx_seccomp_prog *p, bool exec, char *err,
 			    size_t errlen)
 {
 	/* Foreign arches pass here: the deny filter kills them, and a kill
@@ -509,6 +525,8 @@ int hx_seccomp_build_notify(struct hx_seccomp_prog *p, char *err,
 	e = seccomp_attr_set(ctx, SCMP_FLTATR_ACT_BADARCH, SCMP_ACT_ALLOW);
 	for (size_t i = 0; i < hx_seccomp_nnotify && !e; i++)
 		e = add_rule(ctx, &hx_seccomp_notify[i], err, errlen);
+	for (size_t i = 0; exec && i < hx_seccomp_nnotify_exec && !e; i++)
+		e = add_rule(ctx, &hx_seccomp_notify_exec[i], err, errlen);
 	if (!e) {
 		e = export(ctx, &p->notify);
 		if (e)

@@ -59,10 +59,20 @@ extern const size_t hx_seccomp_ndeny;
 extern const struct hx_sc_rule hx_seccomp_notify[];
 extern const size_t hx_seccomp_nnotify;
 
+/* Added to the notify filter only with the exec gate (execgate.h):
+ * execve and execveat are answered with CONTINUE, which DESIGN.md
+ * invariant 2 allows only because the gate checks the exec's result. */
+extern const struct hx_sc_rule hx_seccomp_notify_exec[];
+extern const size_t hx_seccomp_nnotify_exec;
+
 /* Returns the number of syscall names that appear in both a and b (or,
  * when b == a, twice in a with different actions or errnos); sets
  * *first to the first such name (NULL when none). The notify list and
- * the deny list must never overlap (DESIGN.md invariant 4). */
+ * the deny list must never overlap (DESIGN.md invariant 4). One
+ * exception, when a is a notify list and b is not: a deny row that
+ * applies only on an argument condition (execveat with AT_EMPTY_PATH)
+ * may share its name with a notify row, because the kernel runs both
+ * filters and SECCOMP_RET_ERRNO outranks SECCOMP_RET_USER_NOTIF. */
 size_t hx_seccomp_overlap(const struct hx_sc_rule *a, size_t na,
 			  const struct hx_sc_rule *b, size_t nb,
 			  const char **first);
@@ -77,9 +87,10 @@ struct hx_seccomp_prog;
  * must hold as written). */
 int hx_seccomp_build(struct hx_seccomp_prog **out, char *err, size_t errlen);
 
-/* Adds the user-notify filter (hx_seccomp_notify) to p, installed by
+/* Adds the user-notify filter (hx_seccomp_notify, plus
+ * hx_seccomp_notify_exec when exec is true) to p, installed by
  * hx_seccomp_install_notify. Returns 0 or -errno with a message. */
-int hx_seccomp_build_notify(struct hx_seccomp_prog *p, char *err,
+int hx_seccomp_build_notify(struct hx_seccomp_prog *p, bool exec, char *err,
 			    size_t errlen);
 
 /* Installs p's deny filters on the calling thread (needs no_new_privs).

@@ -6,10 +6,12 @@
  * write, openat2, creat, connect, sendto with an address, sendmsg and
  * the file mutations (rename, renameat, renameat2, unlink, unlinkat,
  * rmdir, mkdir, mkdirat, link, linkat, symlink, symlinkat, truncate,
- * chmod, fchmodat, fchmodat2, chown, lchown, fchownat) here. Each is decided through the one pipeline (hx_pipeline_decide_
- * kernel, called on the event loop's thread: workers hand the request
- * over an eventfd and wait, so the pipeline and the audit chain stay
- * single-threaded) and then emulated in the supervisor: the open is
+ * chmod, fchmodat, fchmodat2, chown, lchown, fchownat), and with
+ * --exec-gate execve and execveat (answered CONTINUE behind the exec
+ * gate, execgate.h), here. Each is decided through the one pipeline
+ * (hx_pipeline_decide_kernel, called on the event loop's thread:
+ * workers hand the request over an eventfd and wait, so the pipeline
+ * and the audit chain stay single-threaded) and then emulated in the supervisor: the open is
  * done here and its fd injected with ADDFD + ADDFD_FLAG_SEND; connect
  * and sends with an address are done on the socket taken with
  * pidfd_getfd; a mutation is done relative to an O_PATH fd of the
@@ -34,6 +36,7 @@
 struct hx_pipeline;
 struct hx_server;
 struct hx_unotify;
+struct hx_execgate;
 
 /* Parent side of the hand-off: waits (up to timeout_ms) for the
  * child's listener fd number on sock, takes the fd with pidfd_getfd and
@@ -43,11 +46,14 @@ int hx_unotify_receive(int sock, pid_t child, int timeout_ms);
 
 /* Starts nthreads workers on listener (owned from here on) deciding
  * through pl on srv's loop. sock_path: the session socket, whose
- * connects (the shim's own channel) pass unlogged. Returns 0 or
- * -errno. */
+ * connects (the shim's own channel) pass unlogged. gate: the exec gate
+ * (borrowed) when the filter notifies execve/execveat, else NULL (a
+ * notified exec is then refused); root: harness-exec's child, whose
+ * first exec run.c has decided already. Returns 0 or -errno. */
 int hx_unotify_start(int listener, struct hx_pipeline *pl,
 		     struct hx_server *srv, const char *sock_path,
-		     int nthreads, struct hx_unotify **out);
+		     int nthreads, struct hx_execgate *gate, pid_t root,
+		     struct hx_unotify **out);
 
 /* Answers what is pending with EACCES, stops the workers, closes the
  * listener (later notified syscalls get ENOSYS). NULL: no-op. Call on

@@ -128,6 +128,20 @@ START_TEST(table_has_no_conflicts)
 					     hx_seccomp_notify,
 					     hx_seccomp_nnotify, &first),
 			  0);
+	/* The exec gate's rows: execveat's AT_EMPTY_PATH deny row stays
+	 * (a conditional ERRNO outranks USER_NOTIF), nothing else shared. */
+	ck_assert_uint_eq(hx_seccomp_overlap(hx_seccomp_notify_exec,
+					     hx_seccomp_nnotify_exec,
+					     hx_seccomp_deny, hx_seccomp_ndeny,
+					     &first),
+			  0);
+	ck_assert_uint_eq(hx_seccomp_overlap(hx_seccomp_notify_exec,
+					     hx_seccomp_nnotify_exec,
+					     hx_seccomp_notify,
+					     hx_seccomp_nnotify, &first),
+			  0);
+	for (size_t i = 0; i < hx_seccomp_nnotify_exec; i++)
+		ck_assert(hx_seccomp_notify_exec[i].action == HX_SC_NOTIFY);
 	ck_assert_uint_gt(hx_seccomp_nnotify, 0);
 	for (size_t i = 0; i < hx_seccomp_nnotify; i++)
 		ck_assert_msg(hx_seccomp_notify[i].action == HX_SC_NOTIFY &&

@@ -1,0 +1,68 @@
+/* The exec gate (DESIGN.md invariant 3, issue 3 item 5): every exec of
+ * the agent tree is decided at the syscall by the user-notify handler
+ * (unotify.c), which can only answer it with CONTINUE; the kernel then
+ * re-reads the path and argv from the agent's memory, where a second
+ * thread may have swapped them. The gate closes that window: at
+ * PTRACE_EVENT_EXEC (the new image has not run an instruction yet) the
+ * executable (/proc/<pid>/exe: device and inode) and the new argv
+ * (/proc/<pid>/cmdline) are compared with what the handler approved for
+ * that thread; a mismatch or an exec nobody approved is killed (enforce
+ * mode) and logged as an attack.
+ *
+ * Mechanism: ptrace with exec, fork, vfork and clone events only, from
+ * one tracer thread (ptrace requests must come from the thread that
+ * attached). PTRACE_O_EXITKILL: if the tracer goes, the tree dies. The
+ * tracer is also the only waiter of harness-exec's children while the
+ * gate runs (a waitpid elsewhere in the process would consume ptrace
+ * stops: the tracer's thread group is the root child's real parent);
+ * run.c asks hx_execgate_child_status instead.
+ *
+ * Lifecycle (harness-exec): fork -> hx_execgate_start (seizes the child
+ * while it waits for the listener hand-off's ack, so before its exec)
+ * -> hx_unotify_receive / hx_unotify_start(..., gate) -> loop ... ->
+ * hx_execgate_stop after the tree is gone. */
+#ifndef HX_EXECGATE_H
+#define HX_EXECGATE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+struct hx_pipeline;
+struct hx_server;
+struct hx_execgate;
+
+/* Starts the tracer thread, which seizes child (a fresh fork that does
+ * not exec before the caller lets it). Exec mismatches are logged
+ * through pl on srv's loop (an eventfd source). on_exit(arg) runs on
+ * the loop when the child's exit status is known. Returns 0 or -errno
+ * (the caller must then kill the child: it is not gated). */
+int hx_execgate_start(pid_t child, struct hx_pipeline *pl,
+		      struct hx_server *srv, void (*on_exit)(void *), void *arg,
+		      struct hx_execgate **out);
+
+/* Records what the exec of thread tid was approved as: the final
+ * executable's device and inode, and the argv the new image will see
+ * (cmdline: NUL-terminated strings back to back, copied). Replaces an
+ * earlier approval of tid. Call BEFORE answering CONTINUE. Thread-safe.
+ * Returns 0 or -ENOMEM (then deny the exec). */
+int hx_execgate_approve(struct hx_execgate *g, pid_t tid, dev_t dev, ino_t ino,
+			const char *cmdline, size_t len);
+
+/* The root child's wait status once it has exited: true and *status. */
+bool hx_execgate_child_status(struct hx_execgate *g, int *status);
+
+/* Execs checked and mismatches found, for session_end. */
+void hx_execgate_stats(const struct hx_execgate *g, unsigned long long *checked,
+		       unsigned long long *mismatches);
+
+/* Whether this process may PTRACE_SEIZE a child of its own (Yama, an
+ * LSM or a container may forbid it): forks one that waits, seizes it,
+ * kills it. 0 or -errno. For --doctor. */
+int hx_execgate_probe(void);
+
+/* Stops the tracer (its tracees, if any are left, are killed by
+ * PTRACE_O_EXITKILL), frees g. NULL: no-op. Call on the loop's thread. */
+void hx_execgate_stop(struct hx_execgate *g);
+
+#endif
