@@ -1412,7 +1412,14 @@ static int expect_exec(const struct target *t, const char *full,
 			close(fd);
 		}
 		if (!S_ISREG(fin->st_mode)) {
-			e = S_ISDIR(fin->st_mode) ? -EACCES : -EACCES;
+			e = -EACCES;
+			goto out;
+		}
+		/* A file with no name (a memfd, O_TMPFILE, a deleted file)
+		 * reached through /proc/<pid>/fd: fileless exec, refused
+		 * like execveat(AT_EMPTY_PATH) is in BPF. */
+		if (fin->st_nlink == 0) {
+			e = -EACCES;
 			goto out;
 		}
 		if (n < 2 || parse_shebang(buf, (size_t)n, &iname, &iarg))

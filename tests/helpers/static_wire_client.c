@@ -5,7 +5,9 @@
  *                                    prints "closed NAME" or "open NAME"
  *   static_wire_client good DIR N    N well-formed write requests for
  *                                    DIR/good-I; prints "replies N"
- *   static_wire_client both DIR N    the two at once, in two processes */
+ *   static_wire_client both DIR N    the two at once, in two processes
+ *   static_wire_client forge DIR     one request claiming pid 1; prints
+ *                                    "pid P verdicts V" (P: our real pid) */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -152,8 +154,37 @@ static int good(const char *dir, int count)
 	return replies == count ? 0 : 1;
 }
 
+/* A request that lies about who sends it. */
+static int forge(const char *dir)
+{
+	uint8_t buf[8192], reply[HX_WIRE_MAX];
+	char path[4096];
+	struct hx_wbuf w;
+	struct hx_wreader r;
+	struct hx_wire_hdr h;
+	int fd = dial(), ok = 0;
+	ssize_t got;
+
+	snprintf(path, sizeof(path), "%s/forged", dir);
+	hx_wire_begin(&w, buf, sizeof(buf), HX_MSG_REQUEST, 9);
+	hx_wire_put_u32(&w, HX_TAG_PID, 1);
+	hx_wire_put_u32(&w, HX_TAG_TID, 1);
+	hx_wire_put_u32(&w, HX_TAG_CALL, HX_CALL_OPEN);
+	hx_wire_put_u32(&w, HX_TAG_OP, HX_OP_WRITE);
+	hx_wire_put_str(&w, HX_TAG_PATH, path);
+	if (send(fd, buf, hx_wire_finish(&w), 0) > 0 &&
+	    (got = recv(fd, reply, sizeof(reply), 0)) > 0 &&
+	    hx_wire_open(&r, reply, (size_t)got, &h) == HX_WIRE_OK &&
+	    h.type == HX_MSG_VERDICT && h.id == 9)
+		ok = 1;
+	printf("pid %d verdicts %d\n", (int)getpid(), ok);
+	return ok ? 0 : 1;
+}
+
 int main(int argc, char **argv)
 {
+	if (argc >= 3 && !strcmp(argv[1], "forge"))
+		return forge(argv[2]);
 	if (argc >= 3 && !strcmp(argv[1], "hostile")) {
 		hostile(argv[2]);
 		return 0;

@@ -115,3 +115,15 @@ def test_harness_exec_usage_errors(wd):
     for t in (POLICY_TOOL, AUDIT_TOOL):
         h = tool([t, "--help"])
         check(h.returncode == 0 and len(h.stdout) > 200, "%s --help: %r" % (t, h.stdout))
+
+
+def test_forged_pid_is_not_believed(wd):
+    helper = os.path.join(HELPERS, "static_wire_client")
+    r = harness([helper, "forge", wd.path], wd)
+    r.expect_status(0)
+    words = r.stdout.split()
+    check(words[:1] == ["pid"] and words[3] == "1", "client output %r" % r.stdout)
+    real = int(words[1])
+    rec = r.one(op="write", args_path=os.path.join(wd.path, "forged"))
+    check(rec["pid"] == real, "record believes the claimed pid: %r" % rec)
+    check(rec.get("claimed_pid") == 1, "the lie is not recorded: %r" % rec)

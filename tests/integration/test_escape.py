@@ -16,7 +16,7 @@ ESCAPE = os.path.join(BUILD, "escape")
 # that try to open it through another door).
 PROGRAMS = {
     "bpf": [], "caps": [], "chroot": [], "clone3": [],
-    "execveat_memfd": [], "fds": [], "i386": ["secret/key"],
+    "execveat_memfd": [], "memfd_proc_exec": [], "fds": [], "i386": ["secret/key"],
     "io_uring": ["secret/key"], "keyctl": [], "mount": [],
     "open_by_handle": [], "perf_event": [], "process_vm": [],
     "ptrace": [], "seccomp_listener": [], "setns": [], "setuid": None,

@@ -8,7 +8,7 @@ import signal
 import subprocess
 import time
 
-from lib import AUDIT_TOOL, EXEC, check, tool
+from lib import AUDIT_TOOL, EXEC, check, harness, tool
 
 AGENT = r'''
 i=0
@@ -90,3 +90,15 @@ def test_killing_harness_exec_kills_the_tree(wd):
 def cgroup2_mounts():
     with open("/proc/self/mountinfo") as f:
         return [l.split()[4] for l in f if " - cgroup2 " in l]
+
+
+def test_daemon_does_not_outlive_the_session(wd):
+    """A process that detaches (setsid, background, stdio closed) is
+    still ended when the command harness-exec ran exits."""
+    r = harness(["sh", "-c", "setsid sleep 30 </dev/null >/dev/null 2>&1 & echo $!"], wd)
+    r.expect_status(0)
+    pid = int(r.stdout.strip())
+    deadline = time.monotonic() + 2.0
+    while time.monotonic() < deadline and alive(pid):
+        time.sleep(0.05)
+    check(not alive(pid), "the detached daemon %d outlived the session" % pid)
