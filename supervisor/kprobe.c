@@ -19,13 +19,7 @@
 
 #include "landlock.h"
 
-/* Newer than the uapi headers of Debian 12. */
-#ifndef SECCOMP_IOCTL_NOTIF_SET_FLAGS
-#define SECCOMP_IOCTL_NOTIF_SET_FLAGS SECCOMP_IOW(4, __u64)
-#endif
-#ifndef SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP
-#define SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP (1UL << 0)
-#endif
+#include "seccomp_uapi.h"
 
 int hx_kernel_version(const char *release, int *major, int *minor)
 {

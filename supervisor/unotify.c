@@ -35,12 +35,7 @@
 #include "resolve.h"
 #include "server.h"
 
-#ifndef SECCOMP_IOCTL_NOTIF_SET_FLAGS
-#define SECCOMP_IOCTL_NOTIF_SET_FLAGS SECCOMP_IOW(4, __u64)
-#endif
-#ifndef SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP
-#define SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP (1UL << 0)
-#endif
+#include "seccomp_uapi.h"
 
 #define MAX_THREADS 8
 #define SEND_MAX    (64u << 10) /* bytes of a send emulated here */
@@ -1632,10 +1627,12 @@ reply:
 	resp.id = n->id;
 	switch (a.kind) {
 	case ANS_CONTINUE:
-		/* Every ANS_CONTINUE site says why it is sound (DESIGN.md
-		 * invariant 2): Landlock behind it, or, for execve/execveat
-		 * (do_exec), the exec gate (execgate.c) that checks the
-		 * executed image and argv before the new image runs. */
+		/* Every ANS_CONTINUE site says why (DESIGN.md invariant 2):
+		 * for execve/execveat (do_exec) the exec gate (execgate.c)
+		 * checks the executed image and argv before the new image
+		 * runs; abstract sockets have Landlock's scope behind them.
+		 * The path-unix connect/send sites have neither: they say
+		 * GAP, and README's "What holds today" lists them. */
 		resp.flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE;
 		break;
 	case ANS_VALUE:
