@@ -25,7 +25,8 @@ enum {
 	O_KEEP_WORKTREE,
 	O_NO_KERNEL_NOTIFY,
 	O_EXEC_GATE,
-	O_NO_EXEC_GATE
+	O_NO_EXEC_GATE,
+	O_TRACE_READS
 };
 
 static const struct {
@@ -45,6 +46,7 @@ static const struct {
     {"no-kernel-notify", 0, false, O_NO_KERNEL_NOTIFY},
     {"exec-gate", 0, false, O_EXEC_GATE},
     {"no-exec-gate", 0, false, O_NO_EXEC_GATE},
+    {"trace-reads", 0, false, O_TRACE_READS},
 };
 
 #define NOPTS (sizeof(opts) / sizeof(opts[0]))
@@ -121,6 +123,9 @@ static int set(struct hx_options *o, int id, const char *val, char *err,
 		break;
 	case O_NO_EXEC_GATE:
 		o->exec_gate = false;
+		break;
+	case O_TRACE_READS:
+		o->trace_reads = true;
 		break;
 	}
 	return 0;
@@ -241,6 +246,12 @@ void hx_options_usage(FILE *f)
 	    "                        connects and sends with an address are\n"
 	    "                        then decided by the shim only (Landlock\n"
 	    "                        and the deny list still hold)\n"
+	    "      --trace-reads     decide every open in the kernel layer,\n"
+	    "                        read-only ones too: reads of programs\n"
+	    "                        that skip the shim are judged like\n"
+	    "                        writes (also inside a write root) and\n"
+	    "                        each is logged; costs a round trip per\n"
+	    "                        open\n"
 	    "      --no-exec-gate    do not decide execve/execveat in the\n"
 	    "                        kernel layer nor check, at the exec\n"
 	    "                        event (ptrace), that the new image and\n"

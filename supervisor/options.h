@@ -21,6 +21,7 @@ struct hx_options {
 	 * layer, checked at the exec event (execgate.h). Off by default
 	 * until it is proven on every workload. */
 	bool exec_gate;
+	bool trace_reads; /* --trace-reads */
 	/* --worktree [--base REF] [--copy-untracked] [--keep-worktree]:
 	 * run in a linked git worktree (docs/worktrees.md) */
 	bool worktree, copy_untracked, keep_worktree;

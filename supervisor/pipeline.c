@@ -459,9 +459,11 @@ static void decide(struct hx_pipeline *pl, const struct hx_peer *peer,
 		}
 		/* A call the shim does not interpose reaches only the kernel
 		 * layer: that is no bypass. */
+		/* Nor is a read: the shim allows most reads by itself,
+		 * without asking. */
 		bypass = !match && rq->call != HX_CALL_CHMOD &&
-			 rq->call != HX_CALL_CHOWN && peer->exe &&
-			 has_shim(pl, peer);
+			 rq->call != HX_CALL_CHOWN && rq->op != HX_OP_READ &&
+			 peer->exe && has_shim(pl, peer);
 	}
 	pl->events++;
 	if ((unsigned)d.verdict < 3)

@@ -706,6 +706,7 @@ static int setup(struct run *r)
 	if (!o->no_kernel_notify) {
 		r->exec_gate = o->exec_gate && gate_allowed(o->quiet);
 		hx_sandbox_set_exec_gate(r->sb, r->exec_gate);
+		hx_sandbox_set_trace_reads(r->sb, o->trace_reads);
 		if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0,
 			       r->hand)) {
 			hx_say("socketpair: %s", strerror(errno));

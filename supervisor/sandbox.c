@@ -29,6 +29,7 @@ struct hx_sandbox {
 	int last_cap; /* /proc/sys/kernel/cap_last_cap */
 	int handoff;  /* child's end of the listener socketpair, or -1 */
 	bool exec_gate; /* execve/execveat notified (execgate.h) */
+	bool trace_reads; /* every open notified, read-only ones too */
 };
 
 /* With these set and locked, uid 0 is just a uid: exec grants no
@@ -178,7 +179,8 @@ int hx_sandbox_enable_notify(struct hx_sandbox *sb, int handoff_fd,
 			 sb->k.user_notif ? "pidfd_getfd" : "seccomp user-notify");
 		return -ENOSYS;
 	}
-	e = hx_seccomp_build_notify(sb->prog, sb->exec_gate, err, errlen);
+	e = hx_seccomp_build_notify(sb->prog, sb->exec_gate, sb->trace_reads,
+				    err, errlen);
 	if (!e)
 		sb->handoff = handoff_fd;
 	return e;
@@ -187,6 +189,11 @@ int hx_sandbox_enable_notify(struct hx_sandbox *sb, int handoff_fd,
 void hx_sandbox_set_exec_gate(struct hx_sandbox *sb, bool on)
 {
 	sb->exec_gate = on;
+}
+
+void hx_sandbox_set_trace_reads(struct hx_sandbox *sb, bool on)
+{
+	sb->trace_reads = on;
 }
 
 /* The listener goes to the parent, which takes it with pidfd_getfd

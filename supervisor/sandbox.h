@@ -44,6 +44,10 @@ int hx_sandbox_enable_notify(struct hx_sandbox *sb, int handoff_fd,
  * for the exec gate (execgate.h), which must then trace the child. */
 void hx_sandbox_set_exec_gate(struct hx_sandbox *sb, bool on);
 
+/* Before hx_sandbox_enable_notify: notify every open, read-only ones
+ * too (--trace-reads), so reads are decided in the kernel layer. */
+void hx_sandbox_set_trace_reads(struct hx_sandbox *sb, bool on);
+
 /* In the forked child, right before exec: no_new_privs, drop every
  * capability (bounding, ambient, securebits locked so a uid-0 agent
  * does not regain them on exec; then effective, permitted, inheritable),

@@ -247,6 +247,16 @@ const struct hx_sc_rule hx_seccomp_notify_exec[] = {
 const size_t hx_seccomp_nnotify_exec =
     sizeof(hx_seccomp_notify_exec) / sizeof(*hx_seccomp_notify_exec);
 
+/* --trace-reads: every open is decided, read-only ones too; these take
+ * the place of the write-intent rows for open and openat. */
+const struct hx_sc_rule hx_seccomp_notify_reads[] = {
+    NOTIFY("open", "every open (--trace-reads)"),
+    NOTIFY("openat", "every open (--trace-reads)"),
+};
+
+const size_t hx_seccomp_nnotify_reads =
+    sizeof(hx_seccomp_notify_reads) / sizeof(*hx_seccomp_notify_reads);
+
 /* Two filters: libseccomp's, and a small hand-written one for rows
  * libseccomp cannot express (two comparisons on one argument). The
  * kernel runs both and the most restrictive answer wins. */
@@ -510,8 +520,17 @@ out:
 	return e;
 }
 
-int hx_seccomp_build_notify(struct hx_seccomp_prog *p, bool exec, char *err,
-			    size_t errlen)
+/* Whether r is one of the rows hx_seccomp_notify_reads replaces. */
+static bool replaced_by_reads(const struct hx_sc_rule *r)
+{
+	for (size_t i = 0; i < hx_seccomp_nnotify_reads; i++)
+		if (!strcmp(r->name, hx_seccomp_notify_reads[i].name))
+			return true;
+	return false;
+}
+
+int hx_seccomp_build_notify(struct hx_seccomp_prog *p, bool exec, bool reads,
+			    char *err, size_t errlen)
 {
 	/* Foreign arches pass here: the deny filter kills them, and a kill
 	 * outranks everything. */
@@ -524,7 +543,10 @@ int hx_seccomp_build_notify(struct hx_seccomp_prog *p, bool exec, char *err,
 	}
 	e = seccomp_attr_set(ctx, SCMP_FLTATR_ACT_BADARCH, SCMP_ACT_ALLOW);
 	for (size_t i = 0; i < hx_seccomp_nnotify && !e; i++)
-		e = add_rule(ctx, &hx_seccomp_notify[i], err, errlen);
+		if (!reads || !replaced_by_reads(&hx_seccomp_notify[i]))
+			e = add_rule(ctx, &hx_seccomp_notify[i], err, errlen);
+	for (size_t i = 0; reads && i < hx_seccomp_nnotify_reads && !e; i++)
+		e = add_rule(ctx, &hx_seccomp_notify_reads[i], err, errlen);
 	for (size_t i = 0; exec && i < hx_seccomp_nnotify_exec && !e; i++)
 		e = add_rule(ctx, &hx_seccomp_notify_exec[i], err, errlen);
 	if (!e) {

@@ -64,6 +64,8 @@ extern const size_t hx_seccomp_nnotify;
  * invariant 2 allows only because the gate checks the exec's result. */
 extern const struct hx_sc_rule hx_seccomp_notify_exec[];
 extern const size_t hx_seccomp_nnotify_exec;
+extern const struct hx_sc_rule hx_seccomp_notify_reads[];
+extern const size_t hx_seccomp_nnotify_reads;
 
 /* Returns the number of syscall names that appear in both a and b (or,
  * when b == a, twice in a with different actions or errnos); sets
@@ -88,10 +90,11 @@ struct hx_seccomp_prog;
 int hx_seccomp_build(struct hx_seccomp_prog **out, char *err, size_t errlen);
 
 /* Adds the user-notify filter (hx_seccomp_notify, plus
- * hx_seccomp_notify_exec when exec is true) to p, installed by
+ * hx_seccomp_notify_exec when exec is true, and every open instead of
+ * the write-intent ones when reads is true) to p, installed by
  * hx_seccomp_install_notify. Returns 0 or -errno with a message. */
-int hx_seccomp_build_notify(struct hx_seccomp_prog *p, bool exec, char *err,
-			    size_t errlen);
+int hx_seccomp_build_notify(struct hx_seccomp_prog *p, bool exec, bool reads,
+			    char *err, size_t errlen);
 
 /* Installs p's deny filters on the calling thread (needs no_new_privs).
  * Returns 0 or -errno. Async-signal-safe: for a forked child. */

@@ -447,7 +447,11 @@ static void do_open(struct hx_unotify *u, const struct seccomp_notif *n,
 		return;
 	}
 	j.peer = t->peer;
-	j.rq.op = HX_OP_WRITE;
+	/* Read-only opens arrive with --trace-reads, and openat2 always. */
+	j.rq.op = (flags & O_ACCMODE) != O_RDONLY ||
+			  (flags & (O_CREAT | O_TRUNC | O_APPEND | __O_TMPFILE))
+		      ? HX_OP_WRITE
+		      : HX_OP_READ;
 	j.rq.path = full;
 	j.rq.has_flags = true;
 	j.rq.flags = (uint32_t)flags;

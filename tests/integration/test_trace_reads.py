@@ -1,0 +1,43 @@
+"""--trace-reads: every open is decided in the kernel layer, so a read
+the shim never sees (a static program) is judged like a write, also
+inside a write root, where Landlock cannot carve out a deny."""
+
+import os
+
+from lib import PYTHON, check, harness
+
+BUSYBOX = "/bin/busybox"
+
+
+def test_static_read_inside_write_root_denied_with_trace_reads(wd):
+    secret = os.path.join(wd.path, "secret", "key")
+    r = harness([BUSYBOX, "cat", "secret/key"], wd, extra=["--trace-reads"])
+    check("TOP-SECRET" not in r.stdout, "secret read by a static program: %r" % r.stdout)
+    d = r.one(op="read", args_path=secret)
+    check(d["verdict"] == "deny" and d["rule"] == "test-secret" and d["layer"] == "kernel",
+          "record %r" % d)
+
+
+def test_reads_logged_once_without_bypass_flag(wd):
+    p = wd.file("in.txt", "data\n")
+    r = harness(["cat", "in.txt"], wd, extra=["--trace-reads"])
+    r.expect_status(0)
+    check(r.stdout == "data\n", "output changed: %r" % r.stdout)
+    recs = r.events(op="read", args_path=p)
+    check(len(recs) == 1, "%d records for one read\n%s" % (len(recs), r.dump()))
+    check(recs[0]["verdict"] == "allow" and not recs[0].get("shim_bypass"), recs[0])
+
+
+OPENAT2 = r'''
+import ctypes, os
+libc = ctypes.CDLL(None, use_errno=True)
+how = (ctypes.c_uint64 * 3)(os.O_RDONLY, 0, 0)
+fd = libc.syscall(437, -100, b"/etc/hostname", ctypes.byref(how), 24)
+print("fd" if fd >= 0 else "errno %d" % ctypes.get_errno())
+'''
+
+
+def test_read_only_openat2_outside_write_roots_is_a_read(wd):
+    wd.file("o2.py", OPENAT2)
+    r = harness([PYTHON, "o2.py"], wd)
+    check(r.stdout == "fd\n", "read-only openat2 refused: %r %r" % (r.stdout, r.stderr))
