@@ -32,11 +32,16 @@ struct corr {
 	uint64_t ms, seq, key;
 	enum hx_verdict verdict;
 	bool used;
+	/* Logged as "shim+kernel" before the kernel saw it (the record is
+	 * written before the call may happen); cleared when it does, else
+	 * a kernel_unconfirmed record says so. */
+	bool pending;
 };
 
 struct hx_pl_kernel {
 	struct corr c[CORR_N];
 	size_t next;
+	bool sees_exec, sees_reads; /* notified beyond the fixed list */
 	struct {
 		pid_t pid;
 		uint64_t exe;
@@ -132,11 +137,83 @@ static bool has_shim(const struct hx_pipeline *pl, const struct hx_peer *p)
 	return pl->kern->hello[i].shim;
 }
 
+static void set_str(json_t *o, const char *k, const char *v)
+{
+	if (v)
+		json_object_set_new(o, k, json_string(v));
+}
+
+static void unconfirmed(struct hx_pipeline *pl, struct corr *c)
+{
+	struct hx_peer peer = {.pid = c->pid, .tid = c->tid};
+	json_t *rec = hx_pipeline_record(pl, &peer, "kernel_unconfirmed", NULL);
+
+	c->pending = false;
+	if (!rec)
+		return;
+	set_str(rec, "op", hx_op_name((enum hx_op)c->op));
+	json_object_set_new(rec, "ref_seq", json_integer((json_int_t)c->seq));
+	set_str(rec, "layer", "shim");
+	hx_pipeline_append(pl, rec, NULL);
+	json_decref(rec);
+}
+
+void hx_pipeline_tick(struct hx_pipeline *pl, bool all)
+{
+	uint64_t now = mono_ms();
+
+	if (!pl->kern)
+		return;
+	for (size_t i = 0; i < CORR_N; i++) {
+		struct corr *c = &pl->kern->c[i];
+
+		if (c->pending && (all || now - c->ms > CORR_MS))
+			unconfirmed(pl, c);
+	}
+}
+
+void hx_pipeline_kernel_sees(struct hx_pipeline *pl, bool exec, bool reads)
+{
+	if (pl->kern) {
+		pl->kern->sees_exec = exec;
+		pl->kern->sees_reads = reads;
+	}
+}
+
+/* Whether an allowed call of this kind reaches the user-notify layer
+ * next (seccomp_deny.c's notify tables). */
+static bool kernel_sees(const struct hx_pl_kernel *k,
+			const struct hx_request *rq)
+{
+	switch (rq->op) {
+	case HX_OP_WRITE:
+	case HX_OP_RENAME:
+	case HX_OP_UNLINK:
+	case HX_OP_RMDIR:
+	case HX_OP_MKDIR:
+	case HX_OP_LINK:
+	case HX_OP_SYMLINK:
+	case HX_OP_TRUNCATE:
+	case HX_OP_CONNECT:
+	case HX_OP_SEND:
+		return true;
+	case HX_OP_EXEC:
+		return k->sees_exec;
+	case HX_OP_READ:
+		return k->sees_reads;
+	default:
+		return false;
+	}
+}
+
 static void corr_put(struct hx_pipeline *pl, const struct hx_peer *peer,
-		     int op, uint64_t key, enum hx_verdict v, uint64_t seq)
+		     int op, uint64_t key, enum hx_verdict v, uint64_t seq,
+		     bool pending)
 {
 	struct corr *c = &pl->kern->c[pl->kern->next++ % CORR_N];
 
+	if (c->pending)
+		unconfirmed(pl, c);
 	*c = (struct corr){.tid = peer->tid ? peer->tid : peer->pid,
 			   .pid = peer->pid,
 			   .op = op,
@@ -144,7 +221,8 @@ static void corr_put(struct hx_pipeline *pl, const struct hx_peer *peer,
 			   .seq = seq,
 			   .key = key,
 			   .verdict = v,
-			   .used = true};
+			   .used = true,
+			   .pending = pending};
 }
 
 static struct corr *corr_find(struct hx_pipeline *pl, pid_t tid, pid_t ppid,
@@ -250,11 +328,6 @@ static void validate_path(const char *in, pid_t pid, pid_t tid, bool follow,
 		v->has_resolved = true;
 }
 
-static void set_str(json_t *o, const char *k, const char *v)
-{
-	if (v)
-		json_object_set_new(o, k, json_string(v));
-}
 
 static json_t *str_array(const char *const *v, size_t n)
 {
@@ -382,7 +455,7 @@ static void decide(struct hx_pipeline *pl, const struct hx_peer *peer,
 	ssize_t n;
 	uint64_t key = 0;
 	struct corr *match = NULL;
-	bool bypass = false;
+	bool bypass = false, both = false;
 
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	clock_gettime(CLOCK_REALTIME, &wall);
@@ -454,6 +527,7 @@ static void decide(struct hx_pipeline *pl, const struct hx_peer *peer,
 				  peer->ppid, (int)rq->op, key);
 		if (match && match->verdict == d.verdict) {
 			match->used = false; /* one kernel event per request */
+			match->pending = false; /* its "shim+kernel" holds */
 			out->seq = match->seq;
 			return;
 		}
@@ -468,6 +542,9 @@ static void decide(struct hx_pipeline *pl, const struct hx_peer *peer,
 	pl->events++;
 	if ((unsigned)d.verdict < 3)
 		pl->verdicts[d.verdict]++;
+	/* A shim request the kernel layer will see next, if allowed. */
+	both = !kernel && pl->kern && !strcmp(layer, "shim") &&
+	       out->reply == HX_VERDICT_ALLOW && kernel_sees(pl->kern, rq);
 
 	rec = hx_pipeline_record(pl, peer, hx_call_name(rq->call), &wall);
 	if (rec) {
@@ -495,7 +572,7 @@ static void decide(struct hx_pipeline *pl, const struct hx_peer *peer,
 		if (resolved_won)
 			json_object_set_new(rec, "decided_on_resolved",
 					    json_true());
-		set_str(rec, "layer", layer);
+		set_str(rec, "layer", both ? "shim+kernel" : layer);
 		if (bypass)
 			json_object_set_new(rec, "shim_bypass", json_true());
 		if (match)
@@ -515,7 +592,8 @@ static void decide(struct hx_pipeline *pl, const struct hx_peer *peer,
 	}
 	json_decref(rec);
 	if (!kernel && pl->kern && out->seq && !strcmp(layer, "shim"))
-		corr_put(pl, peer, (int)rq->op, key, d.verdict, out->seq);
+		corr_put(pl, peer, (int)rq->op, key, d.verdict, out->seq,
+			 both);
 }
 
 void hx_pipeline_decide(struct hx_pipeline *pl, const struct hx_peer *peer,

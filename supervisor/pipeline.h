@@ -98,6 +98,16 @@ void hx_pipeline_decide(struct hx_pipeline *pl, const struct hx_peer *peer,
 int hx_pipeline_kernel_enable(struct hx_pipeline *pl);
 void hx_pipeline_kernel_free(struct hx_pipeline *pl);
 
+/* Which calls beyond the fixed notify list the kernel layer sees:
+ * execs (the exec gate is on), read-only opens (--trace-reads). A shim
+ * request of a kind the kernel sees next is logged "shim+kernel". */
+void hx_pipeline_kernel_sees(struct hx_pipeline *pl, bool exec, bool reads);
+
+/* Writes a kernel_unconfirmed record (ref_seq: the shim's record) for
+ * each "shim+kernel" event the kernel layer has not seen within the
+ * window, or for all of them when all is true (the session's end). */
+void hx_pipeline_tick(struct hx_pipeline *pl, bool all);
+
 /* The kernel layer's entry (supervisor/unotify.c), on the same thread
  * as every other call. Always decides afresh (the file system may have
  * changed since the shim asked). When the shim announced the same

@@ -865,6 +865,9 @@ int hx_run(const struct hx_options *o)
 					       r->child, &r->un))) {
 			hx_say("user-notify handler: %s", strerror(-e));
 			kill(r->child, SIGKILL); /* unserved: no agent */
+		} else {
+			hx_pipeline_kernel_sees(&r->pl, r->gate != NULL,
+						o->trace_reads);
 		}
 	}
 	/* After the fork: a resolver thread must not exist at fork time. */
@@ -882,6 +885,7 @@ end:
 	 * session_end (it names the tree and the manifest's hash), then
 	 * the result commit whose trailer is the hash of session_end. */
 	hx_worktree_finish(r->wt);
+	hx_pipeline_tick(&r->pl, true); /* before session_end, which counts */
 	log_session_end(r, code);
 	hx_worktree_result(r->wt, r->audit, o->cmd, o->ncmd, code);
 out:

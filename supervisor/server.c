@@ -434,6 +434,7 @@ static void handle_timer(struct hx_server *s, struct hx_source *src,
 	(void)events;
 	if (read(src->fd, &ticks, sizeof(ticks)) < 0 && errno != EAGAIN)
 		return;
+	hx_pipeline_tick(s->pl, false);
 	if (s->pl->audit)
 		hx_audit_sync(s->pl->audit);
 }

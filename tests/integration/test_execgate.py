@@ -62,7 +62,7 @@ def test_shim_exec_one_record(wd):
     for path in ("/bin/true", "/usr/bin/ls"):
         recs = r.events(op="exec", args_path=path)
         check(len(recs) == 1, "%s: %d records\n%s" % (path, len(recs), r.dump()))
-        check(recs[0]["layer"] == "shim", recs[0])
+        check(recs[0]["layer"] == "shim+kernel", recs[0])
     r.none(exec_gate="mismatch")
     start = r.one(event="session_start")
     check(start["kernel"]["exec_gate"] is True, start["kernel"])

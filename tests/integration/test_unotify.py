@@ -129,9 +129,11 @@ def test_one_record_per_event_with_shim(wd):
     r.expect_status(0)
     writes = [x for x in r.records if (x.get("args") or {}).get("path", "").endswith("/py-out.txt")]
     check(len(writes) == 1, "write records: %r" % writes)
-    check(writes[0]["layer"] == "shim", writes[0])
+    check(writes[0]["layer"] == "shim+kernel", writes[0])
     conns = r.events(event="connect")
     check(len(conns) == 1, "connect records: %r" % conns)
+    check(conns[0]["layer"] == "shim+kernel", conns[0])
+    r.none(event="kernel_unconfirmed")
     end = r.one(event="session_end")
     check(end.get("kernel_notify", {}).get("notifications", 0) >= 2, end)
 
