@@ -632,7 +632,13 @@ static void do_send(struct hx_unotify *u, const struct seccomp_notif *n,
 		    const struct target *t, struct answer *a)
 {
 	const __u64 *arg = n->data.args;
-	bool is_msg = n->data.nr == SYS_sendmsg;
+	/* sendmmsg: only its first message is sent (emulated, with or
+	 * without a destination), which sendmmsg may do: callers handle a
+	 * short count, as glibc's resolver does. No CONTINUE: the rest of
+	 * the vector could name any address. */
+	bool is_mmsg = n->data.nr == SYS_sendmmsg;
+	bool is_msg = n->data.nr == SYS_sendmsg || is_mmsg;
+	bool to_peer = false;
 	struct sockaddr_storage ss;
 	struct msghdr mh, out;
 	struct iovec *iov = NULL, one;
@@ -643,15 +649,23 @@ static void do_send(struct hx_unotify *u, const struct seccomp_notif *n,
 	ssize_t r;
 
 	memset(&out, 0, sizeof(out));
+	if (is_mmsg && arg[2] == 0) {
+		a->kind = ANS_VALUE;
+		a->val = 0;
+		return;
+	}
 	if (is_msg) {
+		/* For sendmmsg, arg[1] points at msgvec[0].msg_hdr. */
 		if ((e = read_mem(t->tid, arg[1], &mh, sizeof(mh)))) {
 			a->err = -e;
 			return;
 		}
-		flags = (int)arg[2];
+		flags = (int)(is_mmsg ? arg[3] : arg[2]);
 		name = (uint64_t)(uintptr_t)mh.msg_name;
 		len = mh.msg_namelen;
-		if (!name || !len) {
+		if ((!name || !len) && is_mmsg) {
+			to_peer = true; /* the connected peer, decided at connect */
+		} else if (!name || !len) {
 			if (!id_valid(u, n->id)) {
 				a->err = ESRCH;
 				return;
@@ -670,12 +684,13 @@ static void do_send(struct hx_unotify *u, const struct seccomp_notif *n,
 		name = arg[4];
 		len = (socklen_t)arg[5];
 	}
-	if (len < sizeof(sa_family_t) || len > sizeof(ss)) {
+	memset(&ss, 0, sizeof(ss));
+	if (to_peer) {
+		len = 0;
+	} else if (len < sizeof(sa_family_t) || len > sizeof(ss)) {
 		a->err = EINVAL;
 		return;
-	}
-	memset(&ss, 0, sizeof(ss));
-	if ((e = read_mem(t->tid, name, &ss, len))) {
+	} else if ((e = read_mem(t->tid, name, &ss, len))) {
 		a->err = -e;
 		return;
 	}
@@ -683,10 +698,11 @@ static void do_send(struct hx_unotify *u, const struct seccomp_notif *n,
 		a->err = ESRCH;
 		return;
 	}
-	if (!decide_addr(u, t, is_msg ? HX_CALL_SENDMSG : HX_CALL_SENDTO,
+	if (!to_peer &&
+	    !decide_addr(u, t, is_msg ? HX_CALL_SENDMSG : HX_CALL_SENDTO,
 			 HX_OP_SEND, &ss, len, a))
 		return;
-	if (ss.ss_family == AF_UNIX) {
+	if (ss.ss_family == AF_UNIX && !is_mmsg) {
 		/* CONTINUE after a pointer read, allowed by the policy; as
 		 * for connect, a send made here would carry our
 		 * credentials. GAP (documented): address swap race. */
@@ -757,7 +773,7 @@ static void do_send(struct hx_unotify *u, const struct seccomp_notif *n,
 		goto fail;
 	}
 	one = (struct iovec){data, total};
-	out.msg_name = &ss;
+	out.msg_name = to_peer ? NULL : &ss;
 	out.msg_namelen = len;
 	out.msg_iov = &one;
 	out.msg_iovlen = 1;
@@ -774,6 +790,22 @@ static void do_send(struct hx_unotify *u, const struct seccomp_notif *n,
 	atomic_fetch_add(&u->n_emul, 1);
 	a->kind = ANS_VALUE;
 	a->val = r;
+	if (is_mmsg) {
+		/* What the kernel would do: msgvec[0].msg_len = bytes sent,
+		 * and the call returns the count of messages. */
+		unsigned int sent = (unsigned int)r;
+		struct iovec l = {&sent, sizeof(sent)};
+		struct iovec rv = {(void *)(uintptr_t)(arg[1] +
+				   offsetof(struct mmsghdr, msg_len)),
+				   sizeof(sent)};
+
+		if (process_vm_writev(t->tid, &l, 1, &rv, 1, 0) !=
+		    (ssize_t)sizeof(sent)) {
+			e = -EFAULT;
+			goto fail;
+		}
+		a->val = 1;
+	}
 	goto done;
 fail:
 	a->kind = ANS_ERROR;
@@ -1614,6 +1646,7 @@ static void handle(struct hx_unotify *u, const struct seccomp_notif *n)
 		break;
 	case SYS_sendto:
 	case SYS_sendmsg:
+	case SYS_sendmmsg:
 		do_send(u, n, &t, &a);
 		break;
 	case SYS_rename:

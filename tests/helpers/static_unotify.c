@@ -6,7 +6,7 @@
  *                        then writes "data\n" through the fd
  *   openat2 PATH         the same through openat2
  *   connect PORT         TCP connect to 127.0.0.1:PORT, sends "ping\n"
- *   sendto PORT          UDP sendto 127.0.0.1:PORT "dgram\n"
+ *   sendto PORT          UDP sendto 127.0.0.1:PORT "dgram\n" (also sendmsg, sendmmsg)
  *   sendmsg PORT         UDP sendmsg with msg_name 127.0.0.1:PORT
  *   toctou OK DENIED S   one thread opens a buffer in a loop, another
  *                        swaps it between OK and DENIED, for S seconds
@@ -112,7 +112,8 @@ int main(int argc, char **argv)
 			return report(-1, "write");
 		return report(r, "connect");
 	}
-	if (!strcmp(argv[1], "sendto") || !strcmp(argv[1], "sendmsg")) {
+	if (!strcmp(argv[1], "sendto") || !strcmp(argv[1], "sendmsg") ||
+	    !strcmp(argv[1], "sendmmsg")) {
 		struct sockaddr_in sa = lo(argv[2]);
 		int s = socket(AF_INET, SOCK_DGRAM, 0);
 		char d[] = "dgram\n";
@@ -122,10 +123,18 @@ int main(int argc, char **argv)
 				   .msg_iov = &iov,
 				   .msg_iovlen = 1};
 
+		struct mmsghdr mm[2] = {{.msg_hdr = m}, {.msg_hdr = m}};
+
 		if (!strcmp(argv[1], "sendto"))
 			r = syscall(SYS_sendto, s, d, 6, 0, &sa, sizeof(sa));
-		else
+		else if (!strcmp(argv[1], "sendmsg"))
 			r = syscall(SYS_sendmsg, s, &m, 0);
+		else {
+			r = syscall(SYS_sendmmsg, s, mm, 2, 0);
+			/* At least one sent, and its length reported. */
+			if (r >= 1 && mm[0].msg_len != 6)
+				return report(-1, "sendmmsg msg_len");
+		}
 		return report(r, argv[1]);
 	}
 	if (!strcmp(argv[1], "rename") && argc == 4)

@@ -72,7 +72,7 @@ def _udp(ports):
 
 
 def test_static_udp_send_with_address(wd):
-    for how in ("sendto", "sendmsg"):
+    for how in ("sendto", "sendmsg", "sendmmsg"):
         d = _udp(range(21100, 21200))
         a = _udp(range(20100, 20200))
         try:
