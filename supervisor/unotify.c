@@ -628,6 +628,23 @@ static bool cmsg_ok(const void *ctrl, size_t len)
 	return true;
 }
 
+/* Whether the target's fd is a stream or seqpacket socket and the call
+ * is not a TCP Fast Open: then the kernel ignores any msg_name. */
+static bool stream_socket(const struct target *t, int fd, int flags)
+{
+	int sfd = take_fd(t->peer.pid, fd), type = 0;
+	socklen_t tl = sizeof(type);
+	bool stream;
+
+	if (sfd < 0)
+		return false;
+	stream = getsockopt(sfd, SOL_SOCKET, SO_TYPE, &type, &tl) == 0 &&
+		 (type == SOCK_STREAM || type == SOCK_SEQPACKET) &&
+		 !(flags & MSG_FASTOPEN);
+	close(sfd);
+	return stream;
+}
+
 static void do_send(struct hx_unotify *u, const struct seccomp_notif *n,
 		    const struct target *t, struct answer *a)
 {
@@ -663,18 +680,23 @@ static void do_send(struct hx_unotify *u, const struct seccomp_notif *n,
 		flags = (int)(is_mmsg ? arg[3] : arg[2]);
 		name = (uint64_t)(uintptr_t)mh.msg_name;
 		len = mh.msg_namelen;
-		if ((!name || !len) && is_mmsg) {
-			to_peer = true; /* the connected peer, decided at connect */
+		if ((!name || !len) && (is_mmsg || !stream_socket(t, (int)arg[0],
+								 flags))) {
+			/* A datagram socket would honour a msg_name that a
+			 * second thread sets after this read: emulate, to the
+			 * connected peer (decided at connect). */
+			to_peer = true;
 		} else if (!name || !len) {
 			if (!id_valid(u, n->id)) {
 				a->err = ESRCH;
 				return;
 			}
-			/* CONTINUE after a pointer read: no destination, so
-			 * the socket's connected peer (decided at connect)
-			 * or an error. GAP (documented): a second thread can
-			 * set msg_name after this read, on an unconnected
-			 * datagram socket. */
+			/* CONTINUE after a pointer read: safe because the
+			 * kernel ignores msg_name on a stream or seqpacket
+			 * socket without MSG_FASTOPEN (a register argument,
+			 * not swappable), so what a racing thread writes
+			 * there changes nothing: the data goes to the peer
+			 * decided at connect. */
 			atomic_fetch_add(&u->n_cont, 1);
 			a->kind = ANS_CONTINUE;
 			return;

@@ -112,6 +112,19 @@ int main(int argc, char **argv)
 			return report(-1, "write");
 		return report(r, "connect");
 	}
+	if (!strcmp(argv[1], "sendmsg-peer")) {
+		/* A connected UDP socket, sendmsg with no destination: the
+		 * supervisor emulates it to the peer. */
+		struct sockaddr_in sa = lo(argv[2]);
+		int s = socket(AF_INET, SOCK_DGRAM, 0);
+		char d[] = "dgram\n";
+		struct iovec iov = {d, 6};
+		struct msghdr m = {.msg_iov = &iov, .msg_iovlen = 1};
+
+		if (syscall(SYS_connect, s, &sa, sizeof(sa)))
+			return report(-1, "connect");
+		return report(syscall(SYS_sendmsg, s, &m, 0), "sendmsg-peer");
+	}
 	if (!strcmp(argv[1], "sendto") || !strcmp(argv[1], "sendmsg") ||
 	    !strcmp(argv[1], "sendmmsg")) {
 		struct sockaddr_in sa = lo(argv[2]);

@@ -91,6 +91,18 @@ def test_static_udp_send_with_address(wd):
             a.close()
 
 
+def test_datagram_sendmsg_without_destination_is_emulated(wd):
+    a = _udp(range(20100, 20200))
+    try:
+        r = harness([STATIC, "sendmsg-peer", str(a.getsockname()[1])], wd)
+        check(r.stdout.strip() == "ok sendmsg-peer", repr((r.stdout, r.stderr)))
+        check(a.recv(100) == b"dgram\n", "the datagram did not reach the connected peer")
+    finally:
+        a.close()
+    end = r.one(event="session_end")
+    check(end.get("kernel_notify", {}).get("emulated", 0) >= 2, "not emulated: %r" % end)
+
+
 def test_toctou_path_swap_never_creates_denied(wd):
     r = harness([STATIC, "toctou", "ok-file", "secret/pwned", "2"], wd, timeout=60)
     check(r.stdout.startswith("ok toctou"), repr((r.stdout, r.stderr)))
