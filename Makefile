@@ -120,6 +120,7 @@ test: all $(UNIT_BINS) $(HELPER_BINS) $(ESCAPE_BINS)
 	@BUILD=$(BUILD) tests/run $(UNIT_BINS)
 
 asan:
+	LSAN_OPTIONS=suppressions=$(CURDIR)/tests/lsan.supp ASAN_OPTIONS=fast_unwind_on_malloc=0 \
 	$(MAKE) BUILD=build-asan SAN='-fsanitize=address,undefined -fno-omit-frame-pointer' \
 	  OPT='-O1 -g' unit
 

@@ -165,8 +165,12 @@ static void probe_cgroup(struct hx_kernel *k)
 		    sscanf(line + 3, "%511[^\n]", rel) == 1)
 			break;
 	fclose(f);
-	snprintf(k->cgroup2_dir, sizeof(k->cgroup2_dir), "%s%s", mnt,
-		 strcmp(rel, "/") ? rel : "");
+	if ((size_t)snprintf(k->cgroup2_dir, sizeof(k->cgroup2_dir), "%s%s",
+			     mnt, strcmp(rel, "/") ? rel : "") >=
+	    sizeof(k->cgroup2_dir)) {
+		k->cgroup2_dir[0] = '\0'; /* too long to name: not writable */
+		return;
+	}
 	/* Making a child cgroup needs write access to our directory. */
 	k->cgroup2_writable = !access(k->cgroup2_dir, W_OK);
 }
