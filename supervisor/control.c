@@ -91,13 +91,7 @@ static void on_ready(struct hx_server *s, struct hx_source *src,
 
 	(void)s;
 	(void)events;
-	for (;;) {
-		fd = accept4(src->fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
-		if (fd < 0) {
-			if (errno == EINTR || errno == ECONNABORTED)
-				continue;
-			return;
-		}
+	while ((fd = hx_server_accept(src->fd)) >= 0) {
 		serve_one(c, fd);
 		close(fd);
 	}

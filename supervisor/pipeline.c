@@ -185,21 +185,14 @@ void hx_pipeline_kernel_sees(struct hx_pipeline *pl, bool exec, bool reads)
 static bool kernel_sees(const struct hx_pl_kernel *k,
 			const struct hx_request *rq)
 {
-	switch (rq->op) {
-	case HX_OP_WRITE:
-	case HX_OP_RENAME:
-	case HX_OP_UNLINK:
-	case HX_OP_RMDIR:
-	case HX_OP_MKDIR:
-	case HX_OP_LINK:
-	case HX_OP_SYMLINK:
-	case HX_OP_TRUNCATE:
-	case HX_OP_CONNECT:
-	case HX_OP_SEND:
+	switch (hx_op_category(rq->op)) {
+	case HX_CAT_FILE_WRITE:
+	case HX_CAT_NET_CONNECT:
+	case HX_CAT_NET_SEND:
 		return true;
-	case HX_OP_EXEC:
+	case HX_CAT_EXEC:
 		return k->sees_exec;
-	case HX_OP_READ:
+	case HX_CAT_FILE_READ:
 		return k->sees_reads;
 	default:
 		return false;

@@ -377,13 +377,7 @@ static void handle_listener(struct hx_server *s, struct hx_source *src,
 	int fd, one = 1;
 
 	(void)events;
-	for (;;) {
-		fd = accept4(src->fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
-		if (fd < 0) {
-			if (errno == EINTR || errno == ECONNABORTED)
-				continue;
-			return; /* EAGAIN, or EMFILE: retried next wakeup */
-		}
+	while ((fd = hx_server_accept(src->fd)) >= 0) {
 		len = sizeof(cred);
 		if (s->nconns >= HX_SERVER_MAX_CONNS ||
 		    getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) ||
@@ -424,6 +418,16 @@ static void handle_listener(struct hx_server *s, struct hx_source *src,
 			close_conn(s, c);
 		}
 	}
+}
+
+int hx_server_accept(int lfd)
+{
+	int fd;
+
+	do
+		fd = accept4(lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+	while (fd < 0 && (errno == EINTR || errno == ECONNABORTED));
+	return fd;
 }
 
 static void handle_timer(struct hx_server *s, struct hx_source *src,

@@ -52,6 +52,11 @@ void hx_server_free(struct hx_server *s);
 /* Calls fn with the connecting pid whenever a shim connection closes
  * (that process image ended: it exited or exec'd). Not called from
  * hx_server_free. fn NULL: none. */
+/* accept4(lfd) non-blocking and close-on-exec, retrying EINTR and
+ * ECONNABORTED. Returns the fd, or -1 (EAGAIN; EMFILE waits for the
+ * next wake-up). */
+int hx_server_accept(int lfd);
+
 void hx_server_on_close(struct hx_server *s, void (*fn)(void *arg, int pid),
 			void *arg);
 
