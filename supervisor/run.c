@@ -62,6 +62,7 @@ struct run {
 	int hand[2];	       /* listener hand-off socketpair, or -1 */
 	struct hx_reaper reaper;
 	bool exec_gate; /* in use: asked for and possible here */
+	bool trace_reads; /* every open decided in the kernel layer */
 	int reaper_err; /* 0, or why the tree is not killed with us */
 	char *policy_text;
 	size_t policy_len;
@@ -706,7 +707,11 @@ static int setup(struct run *r)
 	if (!o->no_kernel_notify) {
 		r->exec_gate = o->exec_gate && gate_allowed(o->quiet);
 		hx_sandbox_set_exec_gate(r->sb, r->exec_gate);
-		hx_sandbox_set_trace_reads(r->sb, o->trace_reads);
+		/* An audit of reads covers programs without the shim. */
+		r->trace_reads = o->trace_reads ||
+				 (r->pl.mode == HX_MODE_AUDIT &&
+				  hx_policy_log_reads(r->policy));
+		hx_sandbox_set_trace_reads(r->sb, r->trace_reads);
 		if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0,
 			       r->hand)) {
 			hx_say("socketpair: %s", strerror(errno));
@@ -867,7 +872,7 @@ int hx_run(const struct hx_options *o)
 			kill(r->child, SIGKILL); /* unserved: no agent */
 		} else {
 			hx_pipeline_kernel_sees(&r->pl, r->gate != NULL,
-						o->trace_reads);
+						r->trace_reads);
 		}
 	}
 	/* After the fork: a resolver thread must not exist at fork time. */

@@ -367,57 +367,81 @@ static void handle_conn(struct hx_server *s, struct hx_source *src,
 		close_conn(s, c);
 }
 
+/* Serves fd (taken over) as a connection of pid. Returns 0 or -errno. */
+static int add_conn(struct hx_server *s, int fd, pid_t pid, uid_t uid)
+{
+	struct epoll_event ev;
+	struct conn *c;
+	int one = 1;
+
+	if (s->nconns >= HX_SERVER_MAX_CONNS ||
+	    setsockopt(fd, SOL_SOCKET, SO_PASSCRED, &one, sizeof(one))) {
+		close(fd);
+		return -ECONNREFUSED;
+	}
+	c = calloc(1, sizeof(*c));
+	if (c)
+		c->rbuf = malloc(HX_WIRE_MAX);
+	if (!c || !c->rbuf) {
+		free(c);
+		close(fd);
+		return -ENOMEM;
+	}
+	c->src.fd = fd;
+	c->src.handle = handle_conn;
+	c->peer_pid = pid;
+	c->peer_uid = uid;
+	ev.events = EPOLLIN | EPOLLRDHUP;
+	ev.data.ptr = &c->src;
+	if (epoll_ctl(s->epfd, EPOLL_CTL_ADD, fd, &ev)) {
+		int e = -errno;
+
+		free(c->rbuf);
+		free(c);
+		close(fd);
+		return e;
+	}
+	c->next = s->conns;
+	if (s->conns)
+		s->conns->prev = c;
+	s->conns = c;
+	s->nconns++;
+	s->stats.conns_accepted++;
+	s->stats.conns_open = s->nconns;
+	if (uid != s->uid) {
+		protocol_error(s, c, pid, "peer uid mismatch", 0);
+		close_conn(s, c);
+		return -EACCES;
+	}
+	return 0;
+}
+
 static void handle_listener(struct hx_server *s, struct hx_source *src,
 			    uint32_t events)
 {
 	struct ucred cred;
 	socklen_t len;
-	struct conn *c;
-	struct epoll_event ev;
-	int fd, one = 1;
+	int fd;
 
 	(void)events;
 	while ((fd = hx_server_accept(src->fd)) >= 0) {
 		len = sizeof(cred);
-		if (s->nconns >= HX_SERVER_MAX_CONNS ||
-		    getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) ||
-		    setsockopt(fd, SOL_SOCKET, SO_PASSCRED, &one,
-			       sizeof(one))) {
+		if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len))
 			close(fd);
-			continue;
-		}
-		c = calloc(1, sizeof(*c));
-		if (c)
-			c->rbuf = malloc(HX_WIRE_MAX);
-		if (!c || !c->rbuf) {
-			free(c);
-			close(fd);
-			continue;
-		}
-		c->src.fd = fd;
-		c->src.handle = handle_conn;
-		c->peer_pid = cred.pid;
-		c->peer_uid = cred.uid;
-		ev.events = EPOLLIN | EPOLLRDHUP;
-		ev.data.ptr = &c->src;
-		if (epoll_ctl(s->epfd, EPOLL_CTL_ADD, fd, &ev)) {
-			free(c->rbuf);
-			free(c);
-			close(fd);
-			continue;
-		}
-		c->next = s->conns;
-		if (s->conns)
-			s->conns->prev = c;
-		s->conns = c;
-		s->nconns++;
-		s->stats.conns_accepted++;
-		s->stats.conns_open = s->nconns;
-		if (cred.uid != s->uid) {
-			protocol_error(s, c, cred.pid, "peer uid mismatch", 0);
-			close_conn(s, c);
-		}
+		else
+			add_conn(s, fd, cred.pid, cred.uid);
 	}
+}
+
+int hx_server_adopt(struct hx_server *s, int fd, pid_t pid, uid_t uid)
+{
+	int fl = fcntl(fd, F_GETFL);
+
+	if (fl < 0 || fcntl(fd, F_SETFL, fl | O_NONBLOCK)) {
+		close(fd);
+		return -EBADF;
+	}
+	return add_conn(s, fd, pid, uid);
 }
 
 int hx_server_accept(int lfd)

@@ -14,6 +14,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 struct hx_server;
 struct hx_pipeline;
@@ -52,6 +53,13 @@ void hx_server_free(struct hx_server *s);
 /* Calls fn with the connecting pid whenever a shim connection closes
  * (that process image ended: it exited or exec'd). Not called from
  * hx_server_free. fn NULL: none. */
+/* Serves fd (a SOCK_SEQPACKET socket, taken over: closed on failure) as
+ * a shim connection of pid and uid, as if accepted from the listener:
+ * the user-notify layer hands in its end of a socketpair when it answers
+ * a connect to the session socket itself (unotify.c). On the loop's
+ * thread only. Returns 0 or -errno. */
+int hx_server_adopt(struct hx_server *s, int fd, pid_t pid, uid_t uid);
+
 /* accept4(lfd) non-blocking and close-on-exec, retrying EINTR and
  * ECONNABORTED. Returns the fd, or -1 (EAGAIN; EMFILE waits for the
  * next wake-up). */

@@ -6,6 +6,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <linux/audit.h>
+#include <linux/capability.h>
 #include <linux/openat2.h>
 #include <linux/seccomp.h>
 #include <poll.h>
@@ -30,6 +31,7 @@
 #include <unistd.h>
 
 #include "../shim/wire.h"
+#include "connector.h"
 #include "execgate.h"
 #include "path.h"
 #include "pipeline.h"
@@ -50,6 +52,8 @@ struct job {
 	struct hx_request rq;
 	struct hx_outcome out;
 	char decided[PATH_MAX];
+	bool adopt; /* no decision: serve adopt_fd as peer's connection */
+	int adopt_fd, adopt_err;
 	atomic_bool done; /* set by the loop's thread; polled, then waited */
 	struct job *next;
 };
@@ -71,6 +75,8 @@ struct hx_unotify {
 	pid_t root;		  /* harness-exec's child, before its exec */
 	atomic_bool root_pending; /* its first exec not yet approved */
 	char self_exe[PATH_MAX];  /* harness-exec's own image */
+	struct hx_connector *conn; /* unix connects and sends */
+	atomic_bool creds_err;	  /* a worker kept its capabilities */
 };
 
 /* What a handler decided to send back. */
@@ -223,8 +229,14 @@ static void on_jobs(struct hx_server *s, struct hx_source *src, uint32_t ev)
 	for (j = list; j;) {
 		struct job *next = j->next;
 
-		hx_pipeline_decide_kernel(u->pl, &j->peer, &j->rq, &j->out,
-					  j->decided, sizeof(j->decided));
+		if (j->adopt)
+			j->adopt_err = hx_server_adopt(u->srv, j->adopt_fd,
+						       j->peer.pid,
+						       j->peer.uid);
+		else
+			hx_pipeline_decide_kernel(u->pl, &j->peer, &j->rq,
+						  &j->out, j->decided,
+						  sizeof(j->decided));
 		pthread_mutex_lock(&u->lock);
 		atomic_store(&j->done, true); /* j may be gone after this */
 		pthread_cond_broadcast(&u->cond);
@@ -540,6 +552,89 @@ static bool decide_addr(struct hx_unotify *u, const struct target *t,
 	return true;
 }
 
+/* Whether the target's fd is close-on-exec (/proc/<pid>/fdinfo). */
+static bool fd_cloexec(pid_t pid, int fd)
+{
+	char path[64], buf[256], *p;
+	ssize_t n;
+	int f;
+
+	snprintf(path, sizeof(path), "/proc/%d/fdinfo/%d", (int)pid, fd);
+	if ((f = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+		return true;
+	n = read(f, buf, sizeof(buf) - 1);
+	close(f);
+	buf[n > 0 ? n : 0] = '\0';
+	p = strstr(buf, "flags:");
+	return !p || (strtoul(p + 6, NULL, 8) & O_CLOEXEC);
+}
+
+/* A connect to the session socket, the shim's channel: not left to the
+ * kernel, whose second read of the address a racing thread could point
+ * anywhere, but answered with one end of a fresh socketpair put in
+ * place of the target's socket (ADDFD with SETFD), whose other end the
+ * loop serves as a connection of the target's process. */
+static void connect_own(struct hx_unotify *u, const struct seccomp_notif *n,
+			const struct target *t, int fd, struct answer *a)
+{
+	struct seccomp_notif_addfd add;
+	int sfd = take_fd(t->peer.pid, fd), type = 0, fl, sv[2];
+	socklen_t tl = sizeof(type);
+	struct job j;
+
+	if (sfd < 0) {
+		a->err = sfd == -EBADF ? EBADF : EACCES;
+		return;
+	}
+	fl = fcntl(sfd, F_GETFL);
+	if (getsockopt(sfd, SOL_SOCKET, SO_TYPE, &type, &tl) ||
+	    type != SOCK_SEQPACKET || fl < 0) {
+		close(sfd);
+		a->err = errno == ENOTSOCK ? ENOTSOCK : EPROTOTYPE;
+		return;
+	}
+	close(sfd);
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv)) {
+		a->err = errno;
+		return;
+	}
+	if ((fl & O_NONBLOCK) && fcntl(sv[1], F_SETFL, O_NONBLOCK)) {
+		a->err = errno;
+		close(sv[0]);
+		close(sv[1]);
+		return;
+	}
+	memset(&j, 0, sizeof(j));
+	j.peer = t->peer;
+	j.adopt = true;
+	j.adopt_fd = sv[0];
+	if (!decide(u, &j)) {
+		close(sv[0]); /* still queued: never adopted */
+		close(sv[1]);
+		a->err = ECONNREFUSED;
+		return;
+	}
+	if (j.adopt_err) {
+		close(sv[1]);
+		a->err = -j.adopt_err == EACCES ? EACCES : ECONNREFUSED;
+		return;
+	}
+	memset(&add, 0, sizeof(add));
+	add.id = n->id;
+	add.flags = SECCOMP_ADDFD_FLAG_SETFD;
+	add.srcfd = (uint32_t)sv[1];
+	add.newfd = (uint32_t)fd;
+	add.newfd_flags = fd_cloexec(t->peer.pid, fd) ? O_CLOEXEC : 0;
+	if (ioctl(u->lfd, SECCOMP_IOCTL_NOTIF_ADDFD, &add) < 0) {
+		a->err = errno; /* the loop sees our end close */
+		close(sv[1]);
+		return;
+	}
+	close(sv[1]);
+	a->kind = ANS_VALUE;
+	a->val = 0;
+}
+
 static void do_connect(struct hx_unotify *u, const struct seccomp_notif *n,
 		       const struct target *t, struct answer *a)
 {
@@ -561,11 +656,7 @@ static void do_connect(struct hx_unotify *u, const struct seccomp_notif *n,
 		return;
 	}
 	if (is_own_socket(u, &ss, len)) {
-		/* CONTINUE: the shim's channel to this supervisor. Not
-		 * covered: a racing thread can swap the address after this
-		 * read (unix sockets: see the note below). */
-		atomic_fetch_add(&u->n_cont, 1);
-		a->kind = ANS_CONTINUE;
+		connect_own(u, n, t, fd, a);
 		return;
 	}
 	if (is_abstract(&ss, len)) {
@@ -580,31 +671,27 @@ static void do_connect(struct hx_unotify *u, const struct seccomp_notif *n,
 	if (ss.ss_family != AF_UNSPEC &&
 	    !decide_addr(u, t, HX_CALL_CONNECT, HX_OP_CONNECT, &ss, len, a))
 		return;
-	if (ss.ss_family == AF_UNIX) {
-		/* CONTINUE after a pointer read, allowed by the policy:
-		 * a unix connect made here would give the server our
-		 * SO_PEERCRED instead of the agent's. GAP (documented): a
-		 * second thread can swap the path after this read; Landlock
-		 * does not bound path-socket connects. */
-		atomic_fetch_add(&u->n_cont, 1);
-		a->kind = ANS_CONTINUE;
-		return;
-	}
 	sfd = take_fd(t->peer.pid, fd);
 	if (sfd < 0) {
 		a->err = sfd == -EBADF ? EBADF : EACCES;
 		return;
 	}
 	/* The taken fd shares the file description: O_NONBLOCK holds, and
-	 * EINPROGRESS is what the target gets. */
-	a->kind = ANS_VALUE;
-	if (connect(sfd, (struct sockaddr *)&ss, len)) {
-		a->kind = ANS_ERROR;
-		a->err = errno == EINTR ? EINTR : errno;
-	} else
-		atomic_fetch_add(&u->n_emul, 1);
-	a->val = 0;
+	 * EINPROGRESS is what the target gets. A path-unix connect is made
+	 * by the connector, so that the server sees no capability. */
+	if (ss.ss_family == AF_UNIX)
+		e = hx_connector_connect(u->conn, sfd, (struct sockaddr *)&ss,
+					 len);
+	else
+		e = connect(sfd, (struct sockaddr *)&ss, len) ? -errno : 0;
 	close(sfd);
+	if (e) {
+		a->err = e == -EINTR ? EINTR : -e;
+		return;
+	}
+	atomic_fetch_add(&u->n_emul, 1);
+	a->kind = ANS_VALUE;
+	a->val = 0;
 }
 
 static void sigpipe(const struct target *t, int err, int flags)
@@ -613,19 +700,50 @@ static void sigpipe(const struct target *t, int err, int flags)
 		syscall(SYS_tgkill, t->peer.pid, t->tid, SIGPIPE);
 }
 
-/* Refuses ancillary data that carries fds or credentials: they would be
- * the supervisor's. */
-static bool cmsg_ok(const void *ctrl, size_t len)
-{
-	struct msghdr m = {.msg_control = (void *)ctrl, .msg_controllen = len};
-	struct cmsghdr *c;
+#define RIGHTS_MAX 253 /* SCM_MAX_FD */
 
-	for (c = CMSG_FIRSTHDR(&m); c; c = CMSG_NXTHDR(&m, c))
-		if (c->cmsg_level == SOL_SOCKET &&
-		    (c->cmsg_type == SCM_RIGHTS ||
-		     c->cmsg_type == SCM_CREDENTIALS))
-			return false;
-	return true;
+/* Ancillary data as the send made here needs it: the fds of SCM_RIGHTS
+ * messages are taken from the target and their numbers replaced by
+ * ours, in place (taken[], *ntaken: to close). SCM_CREDENTIALS is
+ * refused (EPERM): whoever sends could only vouch for itself. Returns 0
+ * or -errno. */
+static int take_rights(const struct target *t, void *ctrl, size_t len,
+		       int *taken, size_t *ntaken)
+{
+	struct msghdr m = {.msg_control = ctrl, .msg_controllen = len};
+
+	for (struct cmsghdr *c = CMSG_FIRSTHDR(&m); c; c = CMSG_NXTHDR(&m, c)) {
+		size_t k = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+
+		if (c->cmsg_level != SOL_SOCKET)
+			continue;
+		if (c->cmsg_type == SCM_CREDENTIALS)
+			return -EPERM;
+		if (c->cmsg_type != SCM_RIGHTS)
+			continue;
+		for (size_t i = 0; i < k; i++) {
+			unsigned char *slot = CMSG_DATA(c) + i * sizeof(int);
+			int num, mine;
+
+			if (*ntaken >= RIGHTS_MAX)
+				return -ETOOMANYREFS;
+			memcpy(&num, slot, sizeof(num));
+			if ((mine = take_fd(t->peer.pid, num)) < 0)
+				return mine == -EBADF ? -EBADF : -EACCES;
+			taken[(*ntaken)++] = mine;
+			memcpy(slot, &mine, sizeof(mine));
+		}
+	}
+	return 0;
+}
+
+static bool unix_socket(int sfd)
+{
+	int dom = 0;
+	socklen_t dl = sizeof(dom);
+
+	return getsockopt(sfd, SOL_SOCKET, SO_DOMAIN, &dom, &dl) == 0 &&
+	       dom == AF_UNIX;
 }
 
 /* Whether the target's fd is a stream or seqpacket socket and the call
@@ -659,7 +777,13 @@ static void do_send(struct hx_unotify *u, const struct seccomp_notif *n,
 	struct sockaddr_storage ss;
 	struct msghdr mh, out;
 	struct iovec *iov = NULL, one;
-	unsigned char *data = NULL, ctrl[CTRL_MAX];
+	unsigned char *data = NULL;
+	union {
+		struct cmsghdr h;
+		unsigned char b[CTRL_MAX];
+	} ctrl;
+	int taken[RIGHTS_MAX];
+	size_t ntaken = 0;
 	uint64_t name, total = 0;
 	socklen_t len;
 	int flags, fd = (int)arg[0], sfd = -1, e;
@@ -724,21 +848,14 @@ static void do_send(struct hx_unotify *u, const struct seccomp_notif *n,
 	    !decide_addr(u, t, is_msg ? HX_CALL_SENDMSG : HX_CALL_SENDTO,
 			 HX_OP_SEND, &ss, len, a))
 		return;
-	if (ss.ss_family == AF_UNIX && !is_mmsg) {
-		/* CONTINUE after a pointer read, allowed by the policy; as
-		 * for connect, a send made here would carry our
-		 * credentials. GAP (documented): address swap race. */
-		atomic_fetch_add(&u->n_cont, 1);
-		a->kind = ANS_CONTINUE;
-		return;
-	}
-	/* Emulated: the data and the address are our copies. */
+	/* Emulated: the data, the address and the control messages are our
+	 * copies; to a unix socket, sent by the connector (connector.h). */
 	if (is_msg) {
 		if (mh.msg_iovlen > IOV_MAX_N) {
 			a->err = EMSGSIZE;
 			return;
 		}
-		if (mh.msg_controllen > sizeof(ctrl)) {
+		if (mh.msg_controllen > sizeof(ctrl.b)) {
 			a->err = ENOBUFS;
 			return;
 		}
@@ -754,13 +871,9 @@ static void do_send(struct hx_unotify *u, const struct seccomp_notif *n,
 			total += iov[i].iov_len;
 		if (mh.msg_controllen &&
 		    (e = read_mem(t->tid,
-				  (uint64_t)(uintptr_t)mh.msg_control, ctrl,
+				  (uint64_t)(uintptr_t)mh.msg_control, ctrl.b,
 				  mh.msg_controllen)))
 			goto fail;
-		if (mh.msg_controllen && !cmsg_ok(ctrl, mh.msg_controllen)) {
-			e = -EACCES;
-			goto fail;
-		}
 	} else
 		total = arg[2];
 	if (total > SEND_MAX) {
@@ -794,18 +907,24 @@ static void do_send(struct hx_unotify *u, const struct seccomp_notif *n,
 		sfd = -1;
 		goto fail;
 	}
+	if (is_msg && mh.msg_controllen &&
+	    (e = take_rights(t, ctrl.b, mh.msg_controllen, taken, &ntaken)))
+		goto fail;
 	one = (struct iovec){data, total};
 	out.msg_name = to_peer ? NULL : &ss;
 	out.msg_namelen = len;
 	out.msg_iov = &one;
 	out.msg_iovlen = 1;
 	if (is_msg && mh.msg_controllen) {
-		out.msg_control = ctrl;
+		out.msg_control = ctrl.b;
 		out.msg_controllen = mh.msg_controllen;
 	}
-	r = sendmsg(sfd, &out, flags | MSG_NOSIGNAL);
+	if (unix_socket(sfd))
+		r = hx_connector_send(u->conn, sfd, &out, flags);
+	else if ((r = sendmsg(sfd, &out, flags | MSG_NOSIGNAL)) < 0)
+		r = -errno;
 	if (r < 0) {
-		e = -errno;
+		e = (int)r;
 		sigpipe(t, -e, flags);
 		goto fail;
 	}
@@ -835,6 +954,8 @@ fail:
 done:
 	if (sfd >= 0)
 		close(sfd);
+	for (size_t i = 0; i < ntaken; i++)
+		close(taken[i]);
 	free(iov);
 	free(data);
 }
@@ -849,13 +970,13 @@ done:
  * symlinks resolved, so one swapped into a parent after the decision
  * fails the call (ELOOP) instead of redirecting it. Never CONTINUE.
  *
- * Credentials: the operation runs with the supervisor's. When the
- * target's uid is not the supervisor's euid the call is refused with
- * EACCES rather than done with other rights (a root supervisor for a
- * root agent acts; note that agent has no capabilities, so e.g. a chown
- * to another user that the kernel would refuse it succeeds here).
- * Created entries get the supervisor's gid and the target's umask
- * (a default ACL on the parent is not honoured). */
+ * Credentials: the operation runs with the worker thread's, which are
+ * the supervisor's uid and gids without capabilities but CAP_SYS_PTRACE
+ * (drop_worker_caps), so the kernel checks modes, ownership and chown
+ * as for the capability-less agent. When the target's uid is not the
+ * supervisor's euid the call is refused with EACCES rather than done
+ * with other rights. Created entries get the supervisor's gid and the
+ * target's umask (a default ACL on the parent is not honoured). */
 
 #ifndef SYS_fchmodat2
 #define SYS_fchmodat2 452
@@ -1629,8 +1750,12 @@ static void do_exec(struct hx_unotify *u, const struct seccomp_notif *n,
 	 * thread may have swapped them; at PTRACE_EVENT_EXEC, before the
 	 * new image runs, execgate.c compares /proc/<pid>/exe (dev, inode)
 	 * and the new argv with the approval just recorded, and kills on a
-	 * mismatch. GAP (documented): a #! script's own file is not
-	 * re-checked (the interpreter reopens it by name). */
+	 * mismatch. For a #! script that is the interpreter's inode and the
+	 * script's name in its argv: a swap to another script changes the
+	 * name. Note (README): the interpreter opens the script by name,
+	 * under the read rules; a symlink in that name, swapped after the
+	 * decision by an agent that may write its directory, changes which
+	 * file that is. */
 	atomic_fetch_add(&u->n_cont, 1);
 	a->kind = ANS_CONTINUE;
 out:
@@ -1646,8 +1771,8 @@ static void handle(struct hx_unotify *u, const struct seccomp_notif *n)
 	struct target t;
 
 	atomic_fetch_add(&u->n_notif, 1);
-	if (n->data.arch != AUDIT_ARCH_X86_64)
-		goto reply; /* the deny filter kills these first */
+	if (n->data.arch != AUDIT_ARCH_X86_64 || atomic_load(&u->creds_err))
+		goto reply; /* the deny filter kills foreign arches first */
 	if (target_info((pid_t)n->pid, &t)) {
 		a.err = ESRCH;
 		goto reply;
@@ -1702,12 +1827,14 @@ reply:
 	resp.id = n->id;
 	switch (a.kind) {
 	case ANS_CONTINUE:
-		/* Every ANS_CONTINUE site says why (DESIGN.md invariant 2):
+		/* Every ANS_CONTINUE site says why (DESIGN.md invariant 2;
+		 * tests/integration/test_continue_sites.py holds them to it):
 		 * for execve/execveat (do_exec) the exec gate (execgate.c)
 		 * checks the executed image and argv before the new image
-		 * runs; abstract sockets have Landlock's scope behind them.
-		 * The path-unix connect/send sites have neither: they say
-		 * GAP, and README's "What holds today" lists them. */
+		 * runs; abstract sockets have Landlock's scope behind them;
+		 * a stream send without MSG_FASTOPEN ignores the address the
+		 * kernel would read again. Every other unix connect or send
+		 * is made by the connector (connector.h). */
 		resp.flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE;
 		break;
 	case ANS_VALUE:
@@ -1727,6 +1854,30 @@ static void wake_handler(int sig)
 	(void)sig;
 }
 
+/* What a worker does for a target it does with no more rights than the
+ * target: of a root supervisor's capabilities it keeps CAP_SYS_PTRACE
+ * only (to read the memory and fds of a target that made itself
+ * non-dumpable), so the kernel checks file modes, ownership and chown
+ * for the emulated call as for the capability-less agent. Capabilities
+ * are per thread: the event loop and the exec gate keep theirs. */
+static bool drop_worker_caps(void)
+{
+	struct __user_cap_header_struct h = {_LINUX_CAPABILITY_VERSION_3, 0};
+	struct __user_cap_data_struct d[2];
+	uint32_t keep = CAP_TO_MASK(CAP_SYS_PTRACE);
+
+	if (syscall(SYS_capget, &h, d))
+		return false;
+	for (int i = 0; i < 2; i++) {
+		uint32_t k = i == CAP_TO_INDEX(CAP_SYS_PTRACE) ? keep : 0;
+
+		d[i].permitted &= k;
+		d[i].effective &= k;
+		d[i].inheritable = 0;
+	}
+	return syscall(SYS_capset, &h, d) == 0;
+}
+
 static void *worker(void *arg)
 {
 	struct hx_unotify *u = arg;
@@ -1736,6 +1887,8 @@ static void *worker(void *arg)
 	/* Our own umask (0: the target's is applied by hand) and cwd. */
 	if (unshare(CLONE_FS) == 0)
 		umask(0);
+	if (!drop_worker_caps())
+		atomic_store(&u->creds_err, true); /* handle() refuses all */
 	p[0] = (struct pollfd){.fd = u->lfd, .events = POLLIN};
 	p[1] = (struct pollfd){.fd = u->stopfd, .events = POLLIN};
 	while (!atomic_load(&u->stopping)) {
@@ -1825,7 +1978,8 @@ int hx_unotify_start(int listener, struct hx_pipeline *pl,
 	/* 6.6+: the target's thread is woken on the CPU that answers. Best
 	 * effort: older kernels say EINVAL and work, slower. */
 	ioctl(listener, SECCOMP_IOCTL_NOTIF_SET_FLAGS, fl);
-	if ((e = hx_pipeline_kernel_enable(pl)))
+	if ((e = hx_pipeline_kernel_enable(pl)) ||
+	    (e = hx_connector_new(&u->conn)))
 		goto fail;
 	u->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 	u->stopfd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
@@ -1882,6 +2036,7 @@ void hx_unotify_stop(struct hx_unotify *u)
 			usleep(1000);
 		}
 	}
+	hx_connector_free(u->conn);
 	if (u->efd >= 0) {
 		hx_server_del(u->srv, &u->src);
 		close(u->efd);

@@ -14,10 +14,13 @@
  * and the audit chain stay single-threaded) and then emulated in the supervisor: the open is
  * done here and its fd injected with ADDFD + ADDFD_FLAG_SEND; connect
  * and sends with an address are done on the socket taken with
- * pidfd_getfd; a mutation is done relative to an O_PATH fd of the
+ * pidfd_getfd (by the connector process for unix sockets,
+ * connector.h; a connect to the session socket is answered with a
+ * socketpair served by the loop); a mutation is done relative to an O_PATH fd of the
  * decided parent opened with RESOLVE_NO_SYMLINKS|RESOLVE_NO_MAGICLINKS,
  * and refused (EACCES) when the target's uid is not the supervisor's
- * euid. Target memory is read once, bounded, with
+ * euid. Workers act with no capability but CAP_SYS_PTRACE, so the kernel
+ * checks what they do as for the agent. Target memory is read once, bounded, with
  * process_vm_readv, and SECCOMP_IOCTL_NOTIF_ID_VALID is checked after
  * every read and before acting. Every error path answers an error
  * (EACCES unless a truer errno exists); the CONTINUE sites are listed

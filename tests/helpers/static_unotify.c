@@ -19,7 +19,17 @@
  *   mutrace S            for S seconds one thread exchanges the directory
  *                        "p" with the symlink "q" (renameat2 EXCHANGE),
  *                        another unlinks and chmods "p/key" and recreates
- *                        it */
+ *                        it
+ *   uconnect PATH        unix stream connect to PATH, sends "ping\n"
+ *   usendto PATH         unix datagram sendto PATH "dgram\n"
+ *   urights PATH         unix datagram sendmsg to PATH passing a pipe's
+ *                        read end (SCM_RIGHTS) after writing "piped\n"
+ *   utoctou OK DENIED S [seqpacket]
+ *                        one thread connects unix stream (or seqpacket)
+ *                        sockets to a sockaddr in a loop, another swaps
+ *                        its path between OK and DENIED, for S seconds
+ *   chownto P UID        chown(P, UID, -1)
+ *   wopen P              open(P, O_WRONLY) of an existing file */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
 #include <errno.h>
@@ -34,6 +44,7 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
+#include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -59,6 +70,96 @@ static struct sockaddr_in lo(const char *port)
 
 static char buf[4096];
 static atomic_bool stop;
+static struct sockaddr_un usa = {.sun_family = AF_UNIX};
+
+static struct sockaddr_un un(const char *path)
+{
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
+	return sa;
+}
+
+static void *uswapper(void *arg)
+{
+	char **names = arg;
+
+	while (!atomic_load(&stop)) {
+		strcpy(usa.sun_path, names[0]);
+		strcpy(usa.sun_path, names[1]);
+	}
+	return NULL;
+}
+
+static int unix_cmd(int argc, char **argv)
+{
+	struct sockaddr_un sa = un(argv[2]);
+	long r;
+
+	if (!strcmp(argv[1], "uconnect")) {
+		int s = socket(AF_UNIX, SOCK_STREAM, 0);
+
+		r = syscall(SYS_connect, s, &sa, sizeof(sa));
+		if (r == 0 && write(s, "ping\n", 5) != 5)
+			return report(-1, "write");
+		return report(r, "uconnect");
+	}
+	if (!strcmp(argv[1], "usendto")) {
+		int s = socket(AF_UNIX, SOCK_DGRAM, 0);
+
+		return report(syscall(SYS_sendto, s, "dgram\n", 6, 0, &sa,
+				      sizeof(sa)),
+			      "usendto");
+	}
+	if (!strcmp(argv[1], "urights")) {
+		union {
+			struct cmsghdr h;
+			char b[CMSG_SPACE(sizeof(int))];
+		} cb;
+		struct iovec iov = {"fd\n", 3};
+		struct msghdr m = {.msg_name = &sa,
+				   .msg_namelen = sizeof(sa),
+				   .msg_iov = &iov,
+				   .msg_iovlen = 1,
+				   .msg_control = cb.b,
+				   .msg_controllen = sizeof(cb.b)};
+		struct cmsghdr *c = CMSG_FIRSTHDR(&m);
+		int s = socket(AF_UNIX, SOCK_DGRAM, 0), p[2];
+
+		if (pipe(p) || write(p[1], "piped\n", 6) != 6)
+			return report(-1, "pipe");
+		c->cmsg_level = SOL_SOCKET;
+		c->cmsg_type = SCM_RIGHTS;
+		c->cmsg_len = CMSG_LEN(sizeof(int));
+		memcpy(CMSG_DATA(c), &p[0], sizeof(int));
+		return report(syscall(SYS_sendmsg, s, &m, 0), "urights");
+	}
+	if (!strcmp(argv[1], "utoctou") && argc >= 5) {
+		int type = argc > 5 && !strcmp(argv[5], "seqpacket")
+			       ? SOCK_SEQPACKET
+			       : SOCK_STREAM;
+		pthread_t t;
+		time_t end = time(NULL) + atoi(argv[4]);
+		long conns = 0, fails = 0;
+
+		strcpy(usa.sun_path, argv[2]);
+		pthread_create(&t, NULL, uswapper, argv + 2);
+		while (time(NULL) < end) {
+			int s = socket(AF_UNIX, type, 0);
+
+			if (syscall(SYS_connect, s, &usa, sizeof(usa)) == 0)
+				conns++;
+			else
+				fails++;
+			close(s);
+		}
+		atomic_store(&stop, true);
+		pthread_join(t, NULL);
+		printf("ok utoctou conns=%ld fails=%ld\n", conns, fails);
+		return 0;
+	}
+	return -1;
+}
 
 static void *swapper(void *arg)
 {
@@ -178,6 +279,14 @@ int main(int argc, char **argv)
 	if (!strcmp(argv[1], "fchmodat"))
 		return report(syscall(SYS_fchmodat, AT_FDCWD, argv[2], 0640),
 			      "fchmodat");
+	if ((r = unix_cmd(argc, argv)) >= 0)
+		return (int)r;
+	if (!strcmp(argv[1], "chownto") && argc == 4)
+		return report(syscall(SYS_chown, argv[2], atoi(argv[3]), -1),
+			      "chownto");
+	if (!strcmp(argv[1], "wopen"))
+		return report(syscall(SYS_openat, AT_FDCWD, argv[2], O_WRONLY),
+			      "wopen");
 	if (!strcmp(argv[1], "chown"))
 		return report(syscall(SYS_chown, argv[2], getuid(), getgid()),
 			      "chown");

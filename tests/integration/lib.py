@@ -5,6 +5,7 @@ import json
 import os
 import shutil
 import socket
+import struct
 import subprocess
 import tempfile
 import threading
@@ -144,26 +145,49 @@ def harness(cmd, wd, policy="test.yaml", mode=None, extra=(), env=None,
     return Run(proc, log, wd)
 
 
-class Listener:
-    """A TCP listener on 127.0.0.1 in a port range, counting connections
-    and bytes received, to prove what did or did not reach it."""
+def peer_info(pid, uid, gid):
+    """What a server learns of a unix peer: SO_PEERCRED, and the comm and
+    effective capabilities of that pid (read while it is connected)."""
+    info = {"pid": pid, "uid": uid, "gid": gid, "comm": None, "capeff": None}
+    try:
+        with open("/proc/%d/comm" % pid) as f:
+            info["comm"] = f.read().strip()
+        with open("/proc/%d/status" % pid) as f:
+            for line in f:
+                if line.startswith("CapEff:"):
+                    info["capeff"] = int(line.split()[1], 16)
+    except OSError:
+        pass
+    return info
 
-    def __init__(self, ports):
-        self.sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-        self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        for port in ports:
-            try:
-                self.sock.bind(("127.0.0.1", port))
-                break
-            except OSError:
-                continue
+
+class Listener:
+    """A TCP listener on 127.0.0.1 in a port range, or a unix stream one
+    at path, counting connections and bytes received, to prove what did
+    or did not reach it; peers holds each connection's SO_PEERCRED."""
+
+    def __init__(self, ports=(), path=None, kind=socket.SOCK_STREAM):
+        if path:
+            self.sock = socket.socket(socket.AF_UNIX, kind)
+            self.sock.bind(path)
+            self.port = None
         else:
-            raise TestFailure("no free port in %r" % (ports,))
-        self.port = self.sock.getsockname()[1]
-        self.sock.listen(16)
+            self.sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+            self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            for port in ports:
+                try:
+                    self.sock.bind(("127.0.0.1", port))
+                    break
+                except OSError:
+                    continue
+            else:
+                raise TestFailure("no free port in %r" % (ports,))
+            self.port = self.sock.getsockname()[1]
+        self.sock.listen(64)
         self.sock.settimeout(0.2)
         self.accepted = 0
         self.received = b""
+        self.peers = []
         self._stop = False
         self._t = threading.Thread(target=self._serve, daemon=True)
         self._t.start()
@@ -175,6 +199,10 @@ class Listener:
             except (socket.timeout, OSError):
                 continue
             self.accepted += 1
+            if self.port is None:
+                cred = c.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED,
+                                    struct.calcsize("3i"))
+                self.peers.append(peer_info(*struct.unpack("3i", cred)))
             c.settimeout(1)
             try:
                 while True:

@@ -41,3 +41,19 @@ def test_read_only_openat2_outside_write_roots_is_a_read(wd):
     wd.file("o2.py", OPENAT2)
     r = harness([PYTHON, "o2.py"], wd)
     check(r.stdout == "fd\n", "read-only openat2 refused: %r %r" % (r.stdout, r.stderr))
+
+
+def test_audit_mode_logging_reads_traces_static_programs(wd):
+    # An audit of reads (audit mode, log_reads: true) must see programs
+    # that skip the shim too: the kernel layer then decides every open.
+    secret = os.path.join(wd.path, "secret", "key")
+    plain = wd.file("plain.txt", "plain\n")
+    r = harness([BUSYBOX, "sh", "-c", "cat secret/key plain.txt"], wd,
+                policy="audit-reads.yaml", mode="audit")
+    r.expect_status(0)
+    check("TOP-SECRET" in r.stdout, "audit mode lets the read happen: %r" % r.stdout)
+    d = r.one(op="read", args_path=secret)
+    check(d["verdict"] == "deny" and d["layer"] == "kernel" and d.get("enforced") is False,
+          "record %r" % d)
+    a = r.one(op="read", args_path=plain)
+    check(a["verdict"] == "allow" and a["layer"] == "kernel", "record %r" % a)

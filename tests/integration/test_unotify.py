@@ -337,3 +337,38 @@ def test_mutation_race_parent_swapped_to_symlink(wd):
     fields = dict(x.split("=") for x in r.stdout.split()[2:])
     check(int(fields["swaps"]) > 0 and int(fields["unlinks"]) > 0,
           "the race did not run: %s" % r.stdout)
+
+
+def _foreign_file(wd, name):
+    """A file in the project owned by another user, mode 0644: the
+    capability-less agent may read it, not write it or give it away."""
+    path = os.path.join(wd.path, name)
+    with open(path, "w") as f:
+        f.write("theirs\n")
+    os.chown(path, 65534, 65534)
+    os.chmod(path, 0o644)
+    return path
+
+
+def test_emulation_has_no_more_rights_than_the_agent(wd):
+    # The supervisor is root with every capability; the agent has none.
+    # What it does for the agent must be checked by the kernel as for the
+    # agent: file modes, ownership, chown.
+    if os.geteuid() != 0:
+        return
+    _foreign_file(wd, "theirs.txt")
+    r = harness([STATIC, "wopen", "theirs.txt"], wd)
+    check(r.stdout.strip() == "err EACCES", "write-open of another user's 0644 file: %r" % r.stdout)
+    r = harness([STATIC, "rename", "theirs.txt", "mine.txt"], wd)
+    check(r.stdout.strip() == "ok rename", "renaming in its own directory works: %r" % r.stdout)
+    mine = os.path.join(wd.path, "own.txt")
+    with open(mine, "w") as f:
+        f.write("x")
+    r = harness([STATIC, "chownto", "own.txt", "65534"], wd)
+    check(r.stdout.strip() == "err EPERM", "chown to another user without CAP_CHOWN: %r" % r.stdout)
+    check(os.stat(mine).st_uid == 0, "owner changed")
+    r = harness([STATIC, "chmod", "mine.txt"], wd)
+    check(r.stdout.strip() == "err EPERM", "chmod of another user's file: %r" % r.stdout)
+    check(os.stat(os.path.join(wd.path, "mine.txt")).st_mode & 0o777 == 0o644, "mode changed")
+    with open(os.path.join(wd.path, "mine.txt")) as f:
+        check(f.read() == "theirs\n", "content changed")

@@ -1,0 +1,47 @@
+/* Unix-socket connects and sends made for the agent (issue 3, item 4).
+ *
+ * A decided path-unix connect cannot be left to the kernel: a second
+ * thread may swap the path between our read and the kernel's. Made by
+ * the supervisor itself on the socket taken with pidfd_getfd, the
+ * server would see the supervisor in SO_PEERCRED and SCM_CREDENTIALS,
+ * with every capability it holds (a bus that trusts the peer's CapEff
+ * would let the agent act as root). So it is made here, by a process of
+ * its own: forked at first use, with the agent's uid and gids, no
+ * capability (empty permitted set), no_new_privs, not dumpable, doing
+ * nothing but connect or sendmsg on the fds it is handed, with the
+ * supervisor's copies of the address, data and control messages. Peers
+ * see its pid (comm "harness-unix"), not the agent's.
+ *
+ * One request at a time: a blocking connect to a full backlog holds the
+ * others until it completes or the target is interrupted. Thread-safe.
+ *
+ * Lifecycle: hx_connector_new -> hx_connector_connect / _send ... ->
+ * hx_connector_free (the process exits when its socket closes, or with
+ * the thread that forked it). */
+#ifndef HX_CONNECTOR_H
+#define HX_CONNECTOR_H
+
+#include <sys/socket.h>
+#include <sys/types.h>
+
+struct hx_connector;
+
+int hx_connector_new(struct hx_connector **out);
+
+/* connect(sfd, addr, len) in the connector. Returns 0 or -errno. */
+int hx_connector_connect(struct hx_connector *c, int sfd,
+			 const struct sockaddr *addr, socklen_t len);
+
+/* sendmsg(sfd, m, flags | MSG_NOSIGNAL) in the connector. m has at most
+ * one iovec; fds in its SCM_RIGHTS messages are the caller's and are
+ * passed along (the caller closes them). Returns the bytes sent or
+ * -errno. */
+ssize_t hx_connector_send(struct hx_connector *c, int sfd,
+			  const struct msghdr *m, int flags);
+
+/* The connector's pid, 0 before its first use. */
+pid_t hx_connector_pid(struct hx_connector *c);
+
+void hx_connector_free(struct hx_connector *c);
+
+#endif

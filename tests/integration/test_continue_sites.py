@@ -1,0 +1,65 @@
+"""Issue 3: no CONTINUE answer of the user-notify layer follows a read of
+the target's memory without Landlock or the exec gate behind it (the
+kernel reads that memory again, where a racing thread may have changed
+it). Each site must say, in the comment right above it, what holds the
+call; the list of sites is fixed here so that a new one is reviewed.
+The races themselves are tried by test_execgate.py (exec),
+test_landlock.py (abstract sockets) and test_unix_sockets.py."""
+
+import os
+import re
+
+from lib import ROOT, check
+
+SUPERVISOR = os.path.join(ROOT, "supervisor")
+
+# What may stand behind a CONTINUE, and the sites that rely on each.
+BACKSTOPS = {
+    "do_exec": "exec gate",
+    "do_connect": "Landlock's scope",
+    "do_send": "kernel ignores msg_name",
+}
+
+
+def _sources():
+    for name in sorted(os.listdir(SUPERVISOR)):
+        if name.endswith(".c"):
+            with open(os.path.join(SUPERVISOR, name)) as f:
+                yield name, f.read().split("\n")
+
+
+def _function_at(lines, i):
+    for j in range(i, -1, -1):
+        m = re.match(r"^(?:static )?\w[\w\s\*]*?\b(\w+)\(", lines[j])
+        if m and not lines[j].startswith((" ", "\t")):
+            return m.group(1)
+    return None
+
+
+def _comment_above(lines, i):
+    """The text of the last comment that ends within 12 lines above i."""
+    for j in range(i - 1, max(i - 13, -1), -1):
+        if lines[j].rstrip().endswith("*/"):
+            k = j
+            while "/*" not in lines[k]:
+                k -= 1
+            return " ".join(l.strip().lstrip("/*").rstrip("*/").strip() for l in lines[k:j + 1])
+    return ""
+
+
+def test_every_continue_names_its_backstop(wd):
+    sites = []
+    for name, lines in _sources():
+        for i, line in enumerate(lines):
+            if "SECCOMP_USER_NOTIF_FLAG_CONTINUE" in line:
+                check(name == "unotify.c" and _function_at(lines, i) == "handle",
+                      "%s:%d answers CONTINUE outside handle()" % (name, i + 1))
+            if re.search(r"kind = ANS_CONTINUE;", line):
+                sites.append((name, i + 1, _function_at(lines, i), _comment_above(lines, i)))
+    found = sorted(fn for _, _, fn, _ in sites)
+    check(found == sorted(BACKSTOPS), "CONTINUE sites changed: %r" % sites)
+    for name, line, fn, comment in sites:
+        check(comment.startswith("CONTINUE"), "%s:%d: no CONTINUE comment: %r" % (name, line, comment))
+        want = BACKSTOPS[fn]
+        check(want in " ".join(comment.split()),
+              "%s:%d (%s) does not name %r: %r" % (name, line, fn, want, comment))

@@ -1,0 +1,143 @@
+"""Unix-socket connects and sends in the kernel layer (issue 3, item 4):
+decided on the supervisor's copy of the address and made by the
+connector process (supervisor/connector.h), never left to the kernel's
+second read of the target's memory, so a racing thread cannot redirect
+them; the server sees the connector's credentials (no capability), not
+the supervisor's. The shim's own connect to the session socket is
+answered with a socketpair, race-free as well."""
+
+import array
+import os
+import socket
+
+from lib import HELPERS, Listener, check, harness
+
+STATIC = os.path.join(HELPERS, "static_unotify")
+
+
+def denied_path(tag):
+    # Outside $CWD, /run and /var/run: no unix rule of test.yaml allows it.
+    return "/tmp/hx-deny-%d-%s.sock" % (os.getpid(), tag)
+
+
+def unlink(path):
+    try:
+        os.unlink(path)
+    except FileNotFoundError:
+        pass
+
+
+def test_static_unix_connect_made_by_connector(wd):
+    path = os.path.join(wd.path, "ok.sock")
+    lst = Listener(path=path)
+    try:
+        r = harness([STATIC, "uconnect", path], wd)
+    finally:
+        lst.close()
+    check(r.stdout.strip() == "ok uconnect", repr((r.stdout, r.stderr)))
+    check(lst.accepted == 1 and lst.received == b"ping\n",
+          "listener: %d %r" % (lst.accepted, lst.received))
+    peer = lst.peers[0]
+    check(peer["uid"] == os.getuid(), "peer uid %r" % peer)
+    check(peer["comm"] == "harness-unix", "the server sees the connector: %r" % peer)
+    check(peer["capeff"] == 0, "the connector holds no capability: %r" % peer)
+    rec = r.events(layer="kernel", event="connect")
+    check(rec and rec[0]["verdict"] == "allow", r.dump())
+
+
+def test_static_unix_connect_denied(wd):
+    path = denied_path("c")
+    lst = Listener(path=path)
+    try:
+        r = harness([STATIC, "uconnect", path], wd)
+    finally:
+        lst.close()
+        unlink(path)
+    check(r.stdout.strip() == "err EACCES", repr((r.stdout, r.stderr)))
+    check(lst.accepted == 0, "the denied listener was reached")
+    rec = r.events(layer="kernel", event="connect")
+    check(rec and rec[0]["verdict"] == "deny", r.dump())
+
+
+def test_unix_connect_path_swap_never_reaches_denied(wd):
+    ok = os.path.join(wd.path, "ok.sock")
+    bad = denied_path("race")
+    good, evil = Listener(path=ok), Listener(path=bad)
+    try:
+        r = harness([STATIC, "utoctou", ok, bad, "2"], wd, timeout=60)
+    finally:
+        good.close()
+        evil.close()
+        unlink(bad)
+    check(r.stdout.startswith("ok utoctou"), repr((r.stdout, r.stderr)))
+    check(evil.accepted == 0, "a racing thread reached the denied socket %d times" % evil.accepted)
+    check(good.accepted > 0, "allowed connects worked: %r" % r.stdout)
+
+
+def test_session_socket_path_swap_never_reaches_denied(wd):
+    # The session socket's connect is answered without the kernel reading
+    # the address again: swapping it for a denied path gains nothing.
+    bad = denied_path("own")
+    evil = Listener(path=bad, kind=socket.SOCK_SEQPACKET)
+    try:
+        r = harness(["sh", "-c", 'exec "$0" utoctou "$HARNESS_SOCKET" "$1" 2 seqpacket',
+                     STATIC, bad],
+                    wd, timeout=60)
+    finally:
+        evil.close()
+        unlink(bad)
+    check(r.stdout.startswith("ok utoctou"), repr((r.stdout, r.stderr)))
+    check(evil.accepted == 0, "a racing thread reached the denied socket %d times" % evil.accepted)
+    conns = int(r.stdout.split("conns=")[1].split()[0])
+    check(conns > 0, "connects to the session socket worked: %r" % r.stdout)
+
+
+def _dgram(path):
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+    s.bind(path)
+    s.settimeout(5)
+    return s
+
+
+def test_unix_datagram_sendto_allowed_and_denied(wd):
+    path = os.path.join(wd.path, "d.sock")
+    s = _dgram(path)
+    try:
+        r = harness([STATIC, "usendto", path], wd)
+        check(r.stdout.strip() == "ok usendto", repr((r.stdout, r.stderr)))
+        check(s.recv(64) == b"dgram\n", "datagram delivered")
+    finally:
+        s.close()
+    bad = denied_path("d")
+    s = _dgram(bad)
+    try:
+        r = harness([STATIC, "usendto", bad], wd)
+        check(r.stdout.strip() == "err EACCES", repr((r.stdout, r.stderr)))
+        s.settimeout(0.2)
+        try:
+            got = s.recv(64)
+        except socket.timeout:
+            got = None
+        check(got is None, "the denied socket received %r" % got)
+    finally:
+        s.close()
+        unlink(bad)
+
+
+def test_unix_datagram_passes_fds(wd):
+    path = os.path.join(wd.path, "r.sock")
+    s = _dgram(path)
+    try:
+        r = harness([STATIC, "urights", path], wd)
+        check(r.stdout.strip() == "ok urights", repr((r.stdout, r.stderr)))
+        fds = array.array("i")
+        msg, anc, _, _ = s.recvmsg(64, socket.CMSG_SPACE(4 * fds.itemsize))
+        check(msg == b"fd\n", repr(msg))
+        for level, kind, data in anc:
+            if level == socket.SOL_SOCKET and kind == socket.SCM_RIGHTS:
+                fds.frombytes(data[:len(data) - len(data) % fds.itemsize])
+        check(len(fds) == 1, "one fd passed: %r" % anc)
+        with os.fdopen(fds[0], "rb") as f:
+            check(f.read(6) == b"piped\n", "the passed fd is the agent's pipe")
+    finally:
+        s.close()
