@@ -294,7 +294,8 @@ ssize_t hx_connector_send(struct hx_connector *c, int sfd,
 	size_t nfds = 1;
 	struct cmsghdr *cm;
 
-	if (m->msg_iovlen > 1 || m->msg_namelen > sizeof(struct sockaddr_storage) ||
+	if (m->msg_iovlen > 1 ||
+	    m->msg_namelen > sizeof(struct sockaddr_storage) ||
 	    m->msg_controllen > CTRL_MAX ||
 	    (m->msg_iovlen && m->msg_iov[0].iov_len > DATA_MAX))
 		return -EMSGSIZE;
@@ -302,7 +303,8 @@ ssize_t hx_connector_send(struct hx_connector *c, int sfd,
 	rq.ctrllen = (uint32_t)m->msg_controllen;
 	rq.datalen = m->msg_iovlen ? (uint32_t)m->msg_iov[0].iov_len : 0;
 	fds[0] = sfd;
-	for (cm = CMSG_FIRSTHDR(m); cm; cm = CMSG_NXTHDR((struct msghdr *)m, cm)) {
+	for (cm = CMSG_FIRSTHDR(m); cm;
+	     cm = CMSG_NXTHDR((struct msghdr *)m, cm)) {
 		size_t k = (cm->cmsg_len - CMSG_LEN(0)) / sizeof(int);
 
 		if (cm->cmsg_level != SOL_SOCKET || cm->cmsg_type != SCM_RIGHTS)
