@@ -25,7 +25,7 @@ struct ld {
 
 static const char *const top_keys[] = { "version", "mode",  "defaults",
 					"audit",   "files", "exec",
-					"network", NULL };
+					"network", "limits", NULL };
 static const char *const audit_keys[] = { "log_reads", NULL };
 static const char *const file_keys[] = { "id",	   "description", "allow",
 					 "deny",   "ask",	  "access",
@@ -429,6 +429,76 @@ static int load_defaults(struct ld *l, yaml_node_t *n)
 	return ret;
 }
 
+/* 10 for K, 20 for M, 30 for G, 40 for T, else 0. */
+static unsigned size_shift(char c)
+{
+	static const char units[] = "KMGT";
+	const char *u = c ? strchr(units, c) : NULL;
+
+	return u ? 10u * (unsigned)(u - units + 1) : 0;
+}
+
+/* "12", "64K", "1G" (powers of 1024, for sizes only) or "unlimited"
+ * (the same as leaving the key out). */
+static int limit_value(struct ld *l, const yaml_node_t *n, enum hx_limit which,
+		       uint64_t *out, bool *set)
+{
+	bool bytes = which == HX_LIMIT_FILE_SIZE ||
+		     which == HX_LIMIT_ADDRESS_SPACE || which == HX_LIMIT_CORE;
+	const char *s, *hint;
+	char msg[128], *end;
+	unsigned shift = 0;
+	uint64_t v;
+	int ret = scalar(l, n, hx_limit_name(which), &s);
+
+	if (ret)
+		return ret;
+	*set = strcmp(s, "unlimited") != 0;
+	if (!*set)
+		return 0;
+	if (s[0] < '0' || s[0] > '9')
+		goto bad;
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (bytes && end[0] && !end[1])
+		shift = size_shift(end[0]);
+	if (errno || (end[0] && !shift) || v > (UINT64_MAX >> shift))
+		goto bad;
+	*out = v << shift;
+	return 0;
+bad:
+	hint = bytes ? "a number of bytes, with K, M, G or T for powers of "
+		       "1024, or unlimited"
+	       : which == HX_LIMIT_CPU ? "a number of seconds, or unlimited"
+				       : "a number, or unlimited";
+	snprintf(msg, sizeof(msg), "invalid %s '%.40s'", hx_limit_name(which),
+		 s);
+	return fail(l, n, hint, msg);
+}
+
+static int load_limits(struct ld *l, yaml_node_t *map)
+{
+	int ret = check_keys(l, map, "limits", hx_limit_names);
+
+	for (yaml_node_pair_t *a = map->data.mapping.pairs.start;
+	     !ret && a < map->data.mapping.pairs.top; a++) {
+		const char *k = key_of(l, a);
+		yaml_node_t *v;
+		bool set;
+		int w = 0;
+
+		while (strcmp(hx_limit_names[w], k))
+			w++; /* check_keys knows it is one of them */
+		ret = get(l, a->value, &v);
+		if (!ret)
+			ret = limit_value(l, v, (enum hx_limit)w,
+					  &l->p->limits[w], &set);
+		if (!ret && set)
+			l->p->limits_set |= 1u << w;
+	}
+	return ret;
+}
+
 static int load_top(struct ld *l, yaml_node_t *root)
 {
 	static const char *const modes[] = { "enforce", "audit", NULL };
@@ -462,6 +532,8 @@ static int load_top(struct ld *l, yaml_node_t *root)
 					ret = boolean(l, b, "log_reads",
 						      &l->p->log_reads);
 			}
+		} else if (!strcmp(k, "limits")) {
+			ret = load_limits(l, v);
 		} else {
 			for (i = 0; i < HX_SEC_COUNT; i++)
 				if (!strcmp(k, sections[i]))

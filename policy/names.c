@@ -17,6 +17,21 @@ static const char *const category_names[HX_CAT_COUNT] = {
 	[HX_CAT_PROCESS] = "process",
 };
 
+static const char *const limit_names[HX_LIMIT_COUNT + 1] = {
+	[HX_LIMIT_CPU] = "cpu",
+	[HX_LIMIT_FILE_SIZE] = "file_size",
+	[HX_LIMIT_OPEN_FILES] = "open_files",
+	[HX_LIMIT_ADDRESS_SPACE] = "address_space",
+	[HX_LIMIT_CORE] = "core",
+};
+
+const char *const *hx_limit_names = limit_names;
+
+const char *hx_limit_name(enum hx_limit l)
+{
+	return (unsigned)l < HX_LIMIT_COUNT ? limit_names[l] : "?";
+}
+
 static const char *const default_rules[HX_CAT_COUNT] = {
 	[HX_CAT_EXEC] = "default:exec",
 	[HX_CAT_FILE_READ] = "default:file_read",

@@ -39,6 +39,15 @@ bool hx_policy_log_reads(const struct hx_policy *p)
 	return p->log_reads;
 }
 
+bool hx_policy_limit(const struct hx_policy *p, enum hx_limit l,
+		     uint64_t *value)
+{
+	if ((unsigned)l >= HX_LIMIT_COUNT || !(p->limits_set & (1u << l)))
+		return false;
+	*value = p->limits[l];
+	return true;
+}
+
 enum hx_verdict hx_policy_default_verdict(const struct hx_policy *p,
 					  enum hx_category c)
 {

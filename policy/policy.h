@@ -9,6 +9,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/socket.h>
 
 #include "types.h"
@@ -100,6 +101,24 @@ void hx_policy_decide(const struct hx_policy *p, const struct hx_event *ev,
 		      struct hx_decision *out);
 
 enum hx_mode hx_policy_mode(const struct hx_policy *p);
+
+/* Resource limits (the policy's "limits" section): set as both the soft
+ * and the hard rlimit of the agent's first process, so every process of
+ * the session inherits them and none can raise them (no
+ * CAP_SYS_RESOURCE). */
+enum hx_limit {
+	HX_LIMIT_CPU = 0,	/* "cpu": seconds, RLIMIT_CPU */
+	HX_LIMIT_FILE_SIZE,	/* "file_size": bytes, RLIMIT_FSIZE */
+	HX_LIMIT_OPEN_FILES,	/* "open_files": RLIMIT_NOFILE */
+	HX_LIMIT_ADDRESS_SPACE, /* "address_space": bytes, RLIMIT_AS */
+	HX_LIMIT_CORE,		/* "core": bytes, RLIMIT_CORE */
+	HX_LIMIT_COUNT,
+};
+/* The YAML key of l. */
+const char *hx_limit_name(enum hx_limit l);
+/* Whether the policy sets l, and to what. */
+bool hx_policy_limit(const struct hx_policy *p, enum hx_limit l,
+		     uint64_t *value);
 /* Whether allowed read-only opens are logged one by one. */
 bool hx_policy_log_reads(const struct hx_policy *p);
 enum hx_verdict hx_policy_default_verdict(const struct hx_policy *p,

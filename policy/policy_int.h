@@ -107,6 +107,8 @@ struct hx_policy {
 	const char *source;
 	enum hx_mode mode;
 	bool log_reads;
+	uint64_t limits[HX_LIMIT_COUNT];
+	unsigned limits_set; /* bit (1 << l) for each limit the policy sets */
 	enum hx_verdict defaults[HX_CAT_COUNT];
 	struct hx_rule *rules[HX_SEC_COUNT];
 	size_t nrules[HX_SEC_COUNT];
@@ -115,6 +117,8 @@ struct hx_policy {
 
 /* "default:<category>", static. */
 const char *hx_default_rule_name(enum hx_category c);
+/* The keys of the limits section, NULL-terminated. */
+extern const char *const *hx_limit_names;
 /* The risk of a category before the supervisor refines it. */
 enum hx_risk hx_category_risk(enum hx_category c);
 

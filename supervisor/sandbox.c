@@ -17,6 +17,7 @@
 
 #include "kprobe.h"
 #include "landlock.h"
+#include "limits.h"
 #include "seccomp_deny.h"
 
 #define CAP_MAX 63
@@ -30,6 +31,7 @@ struct hx_sandbox {
 	int handoff;  /* child's end of the listener socketpair, or -1 */
 	bool exec_gate; /* execve/execveat notified (execgate.h) */
 	bool trace_reads; /* every open notified, read-only ones too */
+	struct hx_limits limits; /* enforce mode: the policy's rlimits */
 };
 
 /* With these set and locked, uid 0 is just a uid: exec grants no
@@ -99,6 +101,7 @@ int hx_sandbox_prepare(const struct hx_policy *p,
 	if (e)
 		goto fail;
 	if (mode == HX_MODE_ENFORCE) {
+		hx_limits_from_policy(p, &sb->limits);
 		e = hx_landlock_prepare(p, vars, &sb->ll, err, errlen);
 		if (e)
 			goto fail;
@@ -227,10 +230,13 @@ static void hand_off_listener(const struct hx_sandbox *sb)
 
 void hx_sandbox_enter(const struct hx_sandbox *sb)
 {
+	const char *what = "";
 	int e, h;
 
 	if (!sb)
 		die_child("not prepared", EINVAL);
+	if ((e = hx_limits_apply(&sb->limits, &what)))
+		die_child(what, -e);
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0))
 		die_child("no_new_privs", errno);
 	drop_caps(sb);
@@ -289,6 +295,7 @@ json_t *hx_sandbox_kernel_json(const struct hx_sandbox *sb)
 	/* The gate is on only with the notify layer that approves execs. */
 	json_object_set_new(o, "exec_gate",
 			    json_boolean(sb->exec_gate && sb->handoff >= 0));
+	json_object_set_new(o, "limits", hx_limits_json(&sb->limits));
 	return o;
 }
 

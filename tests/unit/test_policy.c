@@ -458,6 +458,19 @@ static const struct ecase ecases[] = {
 	{ "exec:\n  - deny: \"  \"\n", 2, 12, "empty exec pattern", NULL },
 	{ "exec:\n  - deny: \"bin/x *\"\n", 2, 12, "absolute", NULL },
 	{ "audit:\n  log_reads: maybe\n", 2, 14, "invalid log_reads", NULL },
+	{ "limits:\n  cpus: 5\n", 2, 3, "unknown key 'cpus' in limits",
+	  "cpu, file_size, open_files" },
+	{ "limits: 5\n", 1, 9, "limits must be a mapping", NULL },
+	{ "limits:\n  cpu: 5K\n", 2, 8, "invalid cpu '5K'", "seconds" },
+	{ "limits:\n  file_size: 10X\n", 2, 14, "invalid file_size",
+	  "K, M, G or T" },
+	{ "limits:\n  file_size: 1KB\n", 2, 14, "invalid file_size", NULL },
+	{ "limits:\n  open_files: -1\n", 2, 15, "invalid open_files", NULL },
+	{ "limits:\n  core: 99999999999999999999\n", 2, 9, "invalid core",
+	  NULL },
+	{ "limits:\n  address_space: 20000000T\n", 2, 18,
+	  "invalid address_space", NULL },
+	{ "limits:\n  core: [1]\n", 2, 9, "core must be a string", NULL },
 };
 
 START_TEST(test_load_errors)
@@ -673,10 +686,25 @@ START_TEST(test_misc)
 	char *bad1[] = { "fly", "x" };
 	char *bad2[] = { "connect", "1.2.3.4" };
 	char *bad3[] = { "rename", "/a" };
+	uint64_t lim;
 
 	ck_assert_int_eq(hx_policy_mode(p), HX_MODE_AUDIT);
 	ck_assert(hx_policy_log_reads(p));
 	ck_assert_str_eq(hx_policy_source(p), "t.yaml");
+	ck_assert(!hx_policy_limit(p, HX_LIMIT_CPU, &lim));
+	hx_policy_free(p);
+	p = load("limits: {cpu: 60, file_size: 2M, core: 0, open_files: "
+		 "unlimited, address_space: 3T}\n",
+		 &vars);
+	ck_assert(hx_policy_limit(p, HX_LIMIT_CPU, &lim) && lim == 60);
+	ck_assert(hx_policy_limit(p, HX_LIMIT_FILE_SIZE, &lim) &&
+		  lim == 2u << 20);
+	ck_assert(hx_policy_limit(p, HX_LIMIT_CORE, &lim) && lim == 0);
+	ck_assert(!hx_policy_limit(p, HX_LIMIT_OPEN_FILES, &lim));
+	ck_assert(hx_policy_limit(p, HX_LIMIT_ADDRESS_SPACE, &lim) &&
+		  lim == 3ull << 40);
+	ck_assert(!hx_policy_limit(p, HX_LIMIT_COUNT, &lim));
+	ck_assert_str_eq(hx_limit_name(HX_LIMIT_OPEN_FILES), "open_files");
 	hx_policy_free(p);
 	hx_policy_free(NULL);
 	ck_assert_int_ne(hx_event_parse(2, bad1, &ev, &st, err, sizeof(err)), 0);

@@ -1,0 +1,50 @@
+"""The policy's limits section (issue 3, item 1): rlimits set in the
+agent's first process, inherited by every process, impossible to raise
+(no CAP_SYS_RESOURCE), enforced by the kernel for static programs too."""
+
+import os
+
+from lib import PYTHON, check, harness
+
+BUSYBOX = "/bin/busybox"
+
+SHOW = r'''
+import resource as r
+for name in ("RLIMIT_CPU", "RLIMIT_FSIZE", "RLIMIT_NOFILE", "RLIMIT_CORE"):
+    print(name, *r.getrlimit(getattr(r, name)))
+try:
+    r.setrlimit(r.RLIMIT_NOFILE, (4096, 4096))
+    print("raised", *r.getrlimit(r.RLIMIT_NOFILE))
+except (ValueError, OSError) as e:
+    print("raise refused")
+'''
+
+
+def test_limits_set_and_not_raisable(wd):
+    r = harness([PYTHON, "-c", SHOW], wd, policy="limits.yaml")
+    r.expect_status(0)
+    got = r.stdout.split("\n")
+    check(got[:5] == ["RLIMIT_CPU 30 30", "RLIMIT_FSIZE 65536 65536",
+                      "RLIMIT_NOFILE 64 64", "RLIMIT_CORE 0 0", "raise refused"],
+          "limits: %r" % r.stdout)
+    start = r.one(event="session_start")
+    check(start["kernel"]["limits"] == {"cpu": 30, "file_size": 65536,
+                                        "open_files": 64, "core": 0},
+          "session_start: %r" % start["kernel"].get("limits"))
+
+
+def test_file_size_limit_holds_for_a_static_program(wd):
+    r = harness([BUSYBOX, "dd", "if=/dev/zero", "of=big", "bs=1024", "count=200"], wd,
+                policy="limits.yaml")
+    check(r.status != 0, "dd wrote 200 KiB past a 64 KiB limit")
+    size = os.path.getsize(os.path.join(wd.path, "big"))
+    check(size <= 65536, "file grew to %d bytes" % size)
+
+
+def test_audit_mode_applies_no_limit(wd):
+    # Audit mode enforces nothing of the policy: it records what happens.
+    r = harness([PYTHON, "-c", SHOW], wd, policy="limits.yaml", mode="audit")
+    r.expect_status(0)
+    check("RLIMIT_NOFILE 64 64" not in r.stdout, "limit applied in audit mode: %r" % r.stdout)
+    start = r.one(event="session_start")
+    check(start["kernel"]["limits"] == {}, "session_start: %r" % start["kernel"].get("limits"))
