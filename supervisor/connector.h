@@ -12,8 +12,9 @@
  * supervisor's copies of the address, data and control messages. Peers
  * see its pid (comm "harness-unix"), not the agent's.
  *
- * One request at a time: a blocking connect to a full backlog holds the
- * others until it completes or the target is interrupted. Thread-safe.
+ * One request at a time per connector: the user-notify layer gives each
+ * worker thread its own, so that a blocking connect to a full backlog
+ * holds that worker only. Thread-safe.
  *
  * Lifecycle: hx_connector_new -> hx_connector_connect / _send ... ->
  * hx_connector_free (the process exits when its socket closes, or with

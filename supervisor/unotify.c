@@ -75,9 +75,12 @@ struct hx_unotify {
 	pid_t root;		  /* harness-exec's child, before its exec */
 	atomic_bool root_pending; /* its first exec not yet approved */
 	char self_exe[PATH_MAX];  /* harness-exec's own image */
-	struct hx_connector *conn; /* unix connects and sends */
-	atomic_bool creds_err;	  /* a worker kept its capabilities */
+	atomic_bool setup_err;	  /* a worker kept its capabilities... */
 };
+
+/* This worker's connector for unix connects and sends (connector.h):
+ * one per worker, so that a blocking one holds no other worker. */
+static __thread struct hx_connector *worker_conn;
 
 /* What a handler decided to send back. */
 struct answer {
@@ -680,7 +683,7 @@ static void do_connect(struct hx_unotify *u, const struct seccomp_notif *n,
 	 * EINPROGRESS is what the target gets. A path-unix connect is made
 	 * by the connector, so that the server sees no capability. */
 	if (ss.ss_family == AF_UNIX)
-		e = hx_connector_connect(u->conn, sfd, (struct sockaddr *)&ss,
+		e = hx_connector_connect(worker_conn, sfd, (struct sockaddr *)&ss,
 					 len);
 	else
 		e = connect(sfd, (struct sockaddr *)&ss, len) ? -errno : 0;
@@ -920,7 +923,7 @@ static void do_send(struct hx_unotify *u, const struct seccomp_notif *n,
 		out.msg_controllen = mh.msg_controllen;
 	}
 	if (unix_socket(sfd))
-		r = hx_connector_send(u->conn, sfd, &out, flags);
+		r = hx_connector_send(worker_conn, sfd, &out, flags);
 	else if ((r = sendmsg(sfd, &out, flags | MSG_NOSIGNAL)) < 0)
 		r = -errno;
 	if (r < 0) {
@@ -1771,7 +1774,7 @@ static void handle(struct hx_unotify *u, const struct seccomp_notif *n)
 	struct target t;
 
 	atomic_fetch_add(&u->n_notif, 1);
-	if (n->data.arch != AUDIT_ARCH_X86_64 || atomic_load(&u->creds_err))
+	if (n->data.arch != AUDIT_ARCH_X86_64 || atomic_load(&u->setup_err))
 		goto reply; /* the deny filter kills foreign arches first */
 	if (target_info((pid_t)n->pid, &t)) {
 		a.err = ESRCH;
@@ -1887,8 +1890,8 @@ static void *worker(void *arg)
 	/* Our own umask (0: the target's is applied by hand) and cwd. */
 	if (unshare(CLONE_FS) == 0)
 		umask(0);
-	if (!drop_worker_caps())
-		atomic_store(&u->creds_err, true); /* handle() refuses all */
+	if (!drop_worker_caps() || hx_connector_new(&worker_conn))
+		atomic_store(&u->setup_err, true); /* handle() refuses all */
 	p[0] = (struct pollfd){.fd = u->lfd, .events = POLLIN};
 	p[1] = (struct pollfd){.fd = u->stopfd, .events = POLLIN};
 	while (!atomic_load(&u->stopping)) {
@@ -1914,6 +1917,8 @@ static void *worker(void *arg)
 		}
 		handle(u, &n);
 	}
+	hx_connector_free(worker_conn);
+	worker_conn = NULL;
 	return NULL;
 }
 
@@ -1978,8 +1983,7 @@ int hx_unotify_start(int listener, struct hx_pipeline *pl,
 	/* 6.6+: the target's thread is woken on the CPU that answers. Best
 	 * effort: older kernels say EINVAL and work, slower. */
 	ioctl(listener, SECCOMP_IOCTL_NOTIF_SET_FLAGS, fl);
-	if ((e = hx_pipeline_kernel_enable(pl)) ||
-	    (e = hx_connector_new(&u->conn)))
+	if ((e = hx_pipeline_kernel_enable(pl)))
 		goto fail;
 	u->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 	u->stopfd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
@@ -2036,7 +2040,6 @@ void hx_unotify_stop(struct hx_unotify *u)
 			usleep(1000);
 		}
 	}
-	hx_connector_free(u->conn);
 	if (u->efd >= 0) {
 		hx_server_del(u->srv, &u->src);
 		close(u->efd);

@@ -28,6 +28,9 @@
  *                        one thread connects unix stream (or seqpacket)
  *                        sockets to a sockaddr in a loop, another swaps
  *                        its path between OK and DENIED, for S seconds
+ *   ustall FULL OK       a thread connects to FULL until a connect blocks
+ *                        (its backlog is full); then, within 5 s, a
+ *                        connect to OK must succeed
  *   chownto P UID        chown(P, UID, -1)
  *   wopen P              open(P, O_WRONLY) of an existing file */
 #define _GNU_SOURCE
@@ -91,6 +94,16 @@ static void *uswapper(void *arg)
 	return NULL;
 }
 
+static void *filler(void *arg)
+{
+	struct sockaddr_un sa = un(arg);
+
+	for (;;) /* until a connect blocks */
+		syscall(SYS_connect, socket(AF_UNIX, SOCK_STREAM, 0), &sa,
+			sizeof(sa));
+	return NULL;
+}
+
 static int unix_cmd(int argc, char **argv)
 {
 	struct sockaddr_un sa = un(argv[2]);
@@ -103,6 +116,16 @@ static int unix_cmd(int argc, char **argv)
 		if (r == 0 && write(s, "ping\n", 5) != 5)
 			return report(-1, "write");
 		return report(r, "uconnect");
+	}
+	if (!strcmp(argv[1], "ustall") && argc == 4) {
+		pthread_t t;
+		struct sockaddr_un ok = un(argv[3]);
+		int s = socket(AF_UNIX, SOCK_STREAM, 0);
+
+		pthread_create(&t, NULL, filler, argv[2]);
+		usleep(300000);
+		alarm(5); /* a stalled connect fails the test, not hangs it */
+		return report(syscall(SYS_connect, s, &ok, sizeof(ok)), "ustall");
 	}
 	if (!strcmp(argv[1], "usendto")) {
 		int s = socket(AF_UNIX, SOCK_DGRAM, 0);

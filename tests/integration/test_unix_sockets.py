@@ -141,3 +141,20 @@ def test_unix_datagram_passes_fds(wd):
             check(f.read(6) == b"piped\n", "the passed fd is the agent's pipe")
     finally:
         s.close()
+
+
+def test_blocked_unix_connect_does_not_stall_others(wd):
+    # A connect blocked on a full backlog holds its own worker only.
+    full = os.path.join(wd.path, "full.sock")
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    s.bind(full)
+    s.listen(0)  # never accepted
+    ok = os.path.join(wd.path, "ok.sock")
+    lst = Listener(path=ok)
+    try:
+        r = harness([STATIC, "ustall", full, ok], wd, timeout=60)
+    finally:
+        lst.close()
+        s.close()
+    check(r.stdout.strip() == "ok ustall", "the second connect: %r %r" % (r.stdout, r.stderr))
+    check(lst.accepted == 1, "accepted %d" % lst.accepted)
