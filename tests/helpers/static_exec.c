@@ -6,6 +6,9 @@
  *       in a tight loop, execve the buffer from the main thread
  *   static_exec racevm ALLOWED DENIED SECS  per attempt: a CLONE_VM
  *       child execs the buffer while the parent flips it
+ *   static_exec raceshm ALLOWED DENIED SECS per attempt: a forked child
+ *       (its own address space) execs the buffer, a MAP_SHARED page
+ *       the parent flips
  *
  * The race modes print "attempts N ran-allowed A refused R killed K
  * other O" (killed: SIGKILL, the gate's answer to a swapped exec). */
@@ -78,7 +81,10 @@ static int vm_child(void *arg)
 	_exit(errno == EACCES ? 13 : 99);
 }
 
-static int race(const char *allowed, const char *denied, double secs, bool vm)
+enum race_mode { RACE_THREAD, RACE_VM, RACE_SHM };
+
+static int race(const char *allowed, const char *denied, double secs,
+		enum race_mode mode)
 {
 	unsigned long n = 0, ok = 0, refused = 0, killed = 0, other = 0;
 	double end = now() + secs;
@@ -89,19 +95,20 @@ static int race(const char *allowed, const char *denied, double secs, bool vm)
 
 	paths[0] = allowed;
 	paths[1] = denied;
-	/* Shared so that the CLONE_VM child and the parent see one buffer. */
+	/* Shared so that the CLONE_VM or forked child and the parent see
+	 * one buffer. */
 	cur = mmap(NULL, 4096, PROT_READ | PROT_WRITE,
 		   MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	if (cur == MAP_FAILED || len >= 4096)
 		return 2;
 	strcpy(cur, allowed);
-	if (vm && pthread_create(&th, NULL, flipper, NULL))
+	if (mode != RACE_THREAD && pthread_create(&th, NULL, flipper, NULL))
 		return 2;
 	while (now() < end) {
 		int st;
 		pid_t p;
 
-		if (vm) {
+		if (mode == RACE_VM) {
 			p = clone(vm_child, stack + sizeof(stack),
 				  CLONE_VM | SIGCHLD, NULL);
 		} else {
@@ -109,7 +116,8 @@ static int race(const char *allowed, const char *denied, double secs, bool vm)
 			if (p == 0) {
 				char *argv[] = {"x", NULL};
 
-				if (pthread_create(&th, NULL, flipper, NULL))
+				if (mode == RACE_THREAD &&
+				    pthread_create(&th, NULL, flipper, NULL))
 					_exit(98);
 				execve(cur, argv, environ);
 				_exit(errno == EACCES ? 13 : 99);
@@ -130,7 +138,7 @@ static int race(const char *allowed, const char *denied, double secs, bool vm)
 			other++;
 	}
 	atomic_store(&stop, 1);
-	if (vm)
+	if (mode != RACE_THREAD)
 		pthread_join(th, NULL);
 	printf(
 	    "attempts %lu ran-allowed %lu refused %lu killed %lu other %lu\n",
@@ -147,11 +155,12 @@ int main(int argc, char **argv)
 		printf("err %s\n", ename(errno));
 		return 1;
 	}
-	if (argc == 5 &&
-	    (!strcmp(argv[1], "race") || !strcmp(argv[1], "racevm")))
+	if (argc == 5 && !strncmp(argv[1], "race", 4))
 		return race(argv[2], argv[3], atof(argv[4]),
-			    !strcmp(argv[1], "racevm"));
+			    !strcmp(argv[1], "racevm")	  ? RACE_VM
+			    : !strcmp(argv[1], "raceshm") ? RACE_SHM
+							  : RACE_THREAD);
 	fprintf(stderr, "usage: static_exec exec PATH [ARGV...] | "
-			"race|racevm ALLOWED DENIED SECS\n");
+			"race|racevm|raceshm ALLOWED DENIED SECS\n");
 	return 2;
 }

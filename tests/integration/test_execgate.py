@@ -120,6 +120,11 @@ def test_toctou_clone_vm_child(wd):
     _race(wd, "racevm", "/usr/bin/true")
 
 
+def test_toctou_shared_memory_of_another_process(wd):
+    # Not a thread and not CLONE_VM: a MAP_SHARED page of the parent.
+    _race(wd, "raceshm", "/usr/bin/true")
+
+
 def test_job_control_still_works(wd):
     t0 = time.time()
     r = harness(["sh", "-c", "sleep 1 & p=$!; kill -STOP $p; sleep 0.3; "
