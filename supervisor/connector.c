@@ -8,11 +8,13 @@
 #include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #define CONN_CONNECT 1
@@ -25,6 +27,7 @@
 struct creq {
 	uint32_t op;
 	int32_t flags;
+	uint32_t target; /* 1: fds[1] is an O_PATH fd of the socket to reach */
 	uint32_t namelen, ctrllen, datalen;
 };
 
@@ -42,12 +45,11 @@ static unsigned char rq_buf[sizeof(struct creq) +
 			    sizeof(struct sockaddr_storage) + CTRL_MAX +
 			    DATA_MAX];
 
-/* Puts fds[1..] into the SCM_RIGHTS messages of ctrl, in order. */
+/* Puts fds[k..] into the SCM_RIGHTS messages of ctrl, in order. */
 static int64_t rewrite_rights(void *ctrl, size_t len, const int *fds,
-			      size_t nfds)
+			      size_t nfds, size_t k)
 {
 	struct msghdr m = {.msg_control = ctrl, .msg_controllen = len};
-	size_t k = 1;
 
 	for (struct cmsghdr *c = CMSG_FIRSTHDR(&m); c; c = CMSG_NXTHDR(&m, c)) {
 		size_t n;
@@ -63,8 +65,31 @@ static int64_t rewrite_rights(void *ctrl, size_t len, const int *fds,
 	return k == nfds ? 0 : -EPROTO;
 }
 
+/* "/proc/self/fd/N": the socket inode the supervisor opened (O_PATH,
+ * no symlink followed), which connect reaches through the magic link
+ * whatever its path has become since. */
+static socklen_t fd_name(struct sockaddr_un *sa, int fd)
+{
+	static const char pre[] = "/proc/self/fd/";
+	char digits[16];
+	size_t n = 0;
+
+	do
+		digits[n++] = (char)('0' + fd % 10);
+	while ((fd /= 10) > 0);
+	memset(sa, 0, sizeof(*sa));
+	sa->sun_family = AF_UNIX;
+	memcpy(sa->sun_path, pre, sizeof(pre) - 1);
+	for (size_t i = 0; i < n; i++)
+		sa->sun_path[sizeof(pre) - 1 + i] = digits[n - 1 - i];
+	return (socklen_t)(offsetof(struct sockaddr_un, sun_path) +
+			   sizeof(pre) + n);
+}
+
 static int64_t act(size_t n, const int *fds, size_t nfds)
 {
+	struct sockaddr_un via;
+	socklen_t vialen = 0;
 	union {
 		struct cmsghdr h;
 		unsigned char b[CTRL_MAX];
@@ -78,27 +103,35 @@ static int64_t act(size_t n, const int *fds, size_t nfds)
 	if (n < sizeof(rq) || nfds < 1)
 		return -EPROTO;
 	memcpy(&rq, rq_buf, sizeof(rq));
-	if (rq.namelen > sizeof(struct sockaddr_storage) ||
+	if (rq.target > 1 || nfds < 1 + rq.target ||
+	    (rq.target && rq.namelen) ||
+	    rq.namelen > sizeof(struct sockaddr_storage) ||
 	    rq.ctrllen > CTRL_MAX || rq.datalen > DATA_MAX ||
 	    n != sizeof(rq) + rq.namelen + rq.ctrllen + rq.datalen)
 		return -EPROTO;
 	name = rq_buf + sizeof(rq);
 	memcpy(ctrl.b, name + rq.namelen, rq.ctrllen);
 	data = name + rq.namelen + rq.ctrllen;
+	if (rq.target) {
+		vialen = fd_name(&via, fds[1]);
+		name = (const unsigned char *)&via;
+	}
 	if (rq.op == CONN_CONNECT) {
-		if (nfds != 1)
+		if (nfds != 1 + rq.target || !(vialen || rq.namelen))
 			return -EPROTO;
-		return connect(fds[0], (const void *)name, rq.namelen) ? -errno
-								       : 0;
+		return connect(fds[0], (const void *)name,
+			       vialen ? vialen : rq.namelen)
+			   ? -errno
+			   : 0;
 	}
 	if (rq.op != CONN_SEND)
 		return -EPROTO;
-	if ((e = rewrite_rights(ctrl.b, rq.ctrllen, fds, nfds)))
+	if ((e = rewrite_rights(ctrl.b, rq.ctrllen, fds, nfds, 1 + rq.target)))
 		return e;
 	iov = (struct iovec){(void *)data, rq.datalen};
 	m = (struct msghdr){
-	    .msg_name = rq.namelen ? (void *)name : NULL,
-	    .msg_namelen = rq.namelen,
+	    .msg_name = vialen || rq.namelen ? (void *)name : NULL,
+	    .msg_namelen = vialen ? vialen : rq.namelen,
 	    .msg_iov = &iov,
 	    .msg_iovlen = 1,
 	    .msg_control = rq.ctrllen ? ctrl.b : NULL,
@@ -276,17 +309,15 @@ out:
 	return ret;
 }
 
-int hx_connector_connect(struct hx_connector *c, int sfd,
-			 const struct sockaddr *addr, socklen_t len)
+int hx_connector_connect(struct hx_connector *c, int sfd, int target)
 {
-	struct creq rq = {.op = CONN_CONNECT, .namelen = len};
+	struct creq rq = {.op = CONN_CONNECT, .target = 1};
+	int fds[2] = {sfd, target};
 
-	if (len > sizeof(struct sockaddr_storage))
-		return -EINVAL;
-	return (int)call(c, &rq, addr, NULL, NULL, &sfd, 1);
+	return (int)call(c, &rq, NULL, NULL, NULL, fds, 2);
 }
 
-ssize_t hx_connector_send(struct hx_connector *c, int sfd,
+ssize_t hx_connector_send(struct hx_connector *c, int sfd, int target,
 			  const struct msghdr *m, int flags)
 {
 	struct creq rq = {.op = CONN_SEND, .flags = flags};
@@ -299,10 +330,13 @@ ssize_t hx_connector_send(struct hx_connector *c, int sfd,
 	    m->msg_controllen > CTRL_MAX ||
 	    (m->msg_iovlen && m->msg_iov[0].iov_len > DATA_MAX))
 		return -EMSGSIZE;
-	rq.namelen = m->msg_name ? m->msg_namelen : 0;
+	rq.target = target >= 0;
+	rq.namelen = m->msg_name && !rq.target ? m->msg_namelen : 0;
 	rq.ctrllen = (uint32_t)m->msg_controllen;
 	rq.datalen = m->msg_iovlen ? (uint32_t)m->msg_iov[0].iov_len : 0;
 	fds[0] = sfd;
+	if (rq.target)
+		fds[nfds++] = target;
 	for (cm = CMSG_FIRSTHDR(m); cm;
 	     cm = CMSG_NXTHDR((struct msghdr *)m, cm)) {
 		size_t k = (cm->cmsg_len - CMSG_LEN(0)) / sizeof(int);
@@ -314,7 +348,7 @@ ssize_t hx_connector_send(struct hx_connector *c, int sfd,
 		memcpy(fds + nfds, CMSG_DATA(cm), k * sizeof(int));
 		nfds += k;
 	}
-	return call(c, &rq, m->msg_name, m->msg_control,
+	return call(c, &rq, rq.namelen ? m->msg_name : NULL, m->msg_control,
 		    m->msg_iovlen ? m->msg_iov[0].iov_base : NULL, fds, nfds);
 }
 

@@ -9,7 +9,8 @@
  * its own: forked at first use, with the agent's uid and gids, no
  * capability (empty permitted set), no_new_privs, not dumpable, doing
  * nothing but connect or sendmsg on the fds it is handed, with the
- * supervisor's copies of the address, data and control messages. Peers
+ * supervisor's copies of the data and control messages, to the socket
+ * file the supervisor opened for the decided path. Peers
  * see its pid (comm "harness-unix"), not the agent's.
  *
  * One request at a time per connector: the user-notify layer gives each
@@ -29,15 +30,19 @@ struct hx_connector;
 
 int hx_connector_new(struct hx_connector **out);
 
-/* connect(sfd, addr, len) in the connector. Returns 0 or -errno. */
-int hx_connector_connect(struct hx_connector *c, int sfd,
-			 const struct sockaddr *addr, socklen_t len);
-
-/* sendmsg(sfd, m, flags | MSG_NOSIGNAL) in the connector. m has at most
- * one iovec; fds in its SCM_RIGHTS messages are the caller's and are
- * passed along (the caller closes them). Returns the bytes sent or
+/* connect(sfd) in the connector to the socket file target, an O_PATH
+ * fd the caller opened without following symlinks: the connector
+ * reaches it as "/proc/self/fd/N", so neither a racing thread nor a
+ * symlink swapped into its path since can redirect it. Returns 0 or
  * -errno. */
-ssize_t hx_connector_send(struct hx_connector *c, int sfd,
+int hx_connector_connect(struct hx_connector *c, int sfd, int target);
+
+/* sendmsg(sfd, m, flags | MSG_NOSIGNAL) in the connector, to target as
+ * above (m's own name is then unused), or to m's name or the connected
+ * peer when target is -1. m has at most one iovec; fds in its
+ * SCM_RIGHTS messages are the caller's and are passed along (the caller
+ * closes them). Returns the bytes sent or -errno. */
+ssize_t hx_connector_send(struct hx_connector *c, int sfd, int target,
 			  const struct msghdr *m, int flags);
 
 /* The connector's pid, 0 before its first use. */

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include "../policy/policy.h"
@@ -321,6 +322,52 @@ static void validate_path(const char *in, pid_t pid, pid_t tid, bool follow,
 		v->has_resolved = true;
 }
 
+/* A unix socket's path is a path (connect follows its symlinks): made
+ * absolute from the thread's cwd, then validated like a file's. False
+ * for any other address; v->ok false when it cannot be judged. */
+static bool unix_path(const struct sockaddr *sa, size_t len, pid_t pid,
+		      pid_t tid, struct vpath *v)
+{
+	const struct sockaddr_un *un = (const void *)sa;
+	size_t off = offsetof(struct sockaddr_un, sun_path), n;
+	char raw[sizeof(un->sun_path) + 1], cwd[PATH_MAX], full[PATH_MAX];
+	char link[64];
+	ssize_t k;
+
+	v->ok = v->has_resolved = false;
+	if (sa->sa_family != AF_UNIX || len <= off || !un->sun_path[0])
+		return false;
+	n = strnlen(un->sun_path, len - off);
+	memcpy(raw, un->sun_path, n);
+	raw[n] = '\0';
+	if (raw[0] == '/') {
+		validate_path(raw, pid, tid, true, v);
+		return true;
+	}
+	snprintf(link, sizeof(link), "/proc/%d/cwd", (int)(tid ? tid : pid));
+	k = readlink(link, cwd, sizeof(cwd) - 1);
+	if (k <= 0 || cwd[0] != '/')
+		return true;
+	cwd[k] = '\0';
+	if ((size_t)snprintf(full, sizeof(full), "%s/%s", cwd, raw) <
+	    sizeof(full))
+		validate_path(full, pid, tid, true, v);
+	return true;
+}
+
+/* path as a sockaddr_un; false when it does not fit. */
+static bool to_sun(const char *path, struct sockaddr_un *out, socklen_t *len)
+{
+	size_t n = strlen(path);
+
+	if (n >= sizeof(out->sun_path))
+		return false;
+	memset(out, 0, sizeof(*out));
+	out->sun_family = AF_UNIX;
+	memcpy(out->sun_path, path, n + 1);
+	*len = (socklen_t)(offsetof(struct sockaddr_un, sun_path) + n + 1);
+	return true;
+}
 
 static json_t *str_array(const char *const *v, size_t n)
 {
@@ -435,7 +482,10 @@ static void decide(struct hx_pipeline *pl, const struct hx_peer *peer,
 		   struct hx_outcome *out, char *decided, size_t dlen)
 {
 	struct timespec t0, wall;
-	struct vpath sp1, sp2, *p1 = &sp1, *p2 = &sp2;
+	struct vpath sp1, sp2, spu, *p1 = &sp1, *p2 = &sp2, *pu = &spu;
+	struct sockaddr_un un_norm, un_res;
+	socklen_t un_len = 0, res_len = 0;
+	bool is_unix = false, unix_resolved = false;
 	struct hx_event ev = {0}, ev2;
 	struct hx_decision d, d2;
 	char names[MAX_NAMES][HX_DNSMAP_NAME_MAX];
@@ -472,7 +522,22 @@ static void decide(struct hx_pipeline *pl, const struct hx_peer *peer,
 	if (rq->addr && rq->addrlen >= sizeof(sa_family_t)) {
 		ev.addr = rq->addr;
 		ev.addrlen = (socklen_t)rq->addrlen;
-		hx_fmt_sockaddr(rq->addr, rq->addrlen, addr, sizeof(addr));
+		is_unix = unix_path(rq->addr, rq->addrlen, peer->pid, peer->tid,
+				    pu);
+		if (is_unix) {
+			/* Unjudgeable (a path too long for sun_path once
+			 * absolute): no address, so harness:malformed. */
+			if (!pu->ok || !to_sun(pu->norm, &un_norm, &un_len) ||
+			    (pu->has_resolved &&
+			     !to_sun(pu->resolved, &un_res, &res_len)))
+				un_len = 0;
+			ev.addr = un_len ? (struct sockaddr *)&un_norm : NULL;
+			ev.addrlen = un_len;
+			unix_resolved = un_len && pu->has_resolved;
+		}
+		hx_fmt_sockaddr(ev.addr ? ev.addr : rq->addr,
+				ev.addr ? ev.addrlen : rq->addrlen, addr,
+				sizeof(addr));
 		has_addr = true;
 		if (pl->dns)
 			nnames = hx_dnsmap_lookup(pl->dns, ev.addr, ev.addrlen,
@@ -485,12 +550,16 @@ static void decide(struct hx_pipeline *pl, const struct hx_peer *peer,
 	hx_policy_decide(pl->policy, &ev, &d);
 	/* A symlink from the project into ~/.ssh must not pass: decide on
 	 * the resolved form too and keep the stronger verdict. */
-	if (p1->has_resolved || p2->has_resolved) {
+	if (p1->has_resolved || p2->has_resolved || unix_resolved) {
 		ev2 = ev;
 		if (p1->has_resolved)
 			ev2.path = p1->resolved;
 		if (p2->has_resolved)
 			ev2.path2 = p2->resolved;
+		if (unix_resolved) {
+			ev2.addr = (struct sockaddr *)&un_res;
+			ev2.addrlen = res_len;
+		}
 		hx_policy_decide(pl->policy, &ev2, &d2);
 		if (d2.verdict > d.verdict) {
 			d = d2;
@@ -505,7 +574,10 @@ static void decide(struct hx_pipeline *pl, const struct hx_peer *peer,
 	out->reply = pl->mode == HX_MODE_AUDIT ? HX_VERDICT_ALLOW : d.verdict;
 	out->err = out->reply == HX_VERDICT_ALLOW ? 0 : EACCES;
 	out->seq = 0;
-	if (decided && dlen)
+	if (decided && dlen && is_unix)
+		snprintf(decided, dlen, "%s",
+			 !un_len ? "" : unix_resolved ? pu->resolved : pu->norm);
+	else if (decided && dlen)
 		snprintf(decided, dlen, "%s",
 			 p1->has_resolved ? p1->resolved
 			 : p1->ok	  ? p1->norm
@@ -546,6 +618,9 @@ static void decide(struct hx_pipeline *pl, const struct hx_peer *peer,
 				    make_args(rq, p1, p2,
 					      has_addr ? addr : NULL, names,
 					      nnames));
+		if (unix_resolved)
+			set_str(json_object_get(rec, "args"), "addr_resolved",
+				pu->resolved);
 		snprintf(link, sizeof(link), "/proc/%d/cwd", (int)peer->pid);
 		n = readlink(link, cwd, sizeof(cwd) - 1);
 		if (n > 0) {

@@ -529,14 +529,22 @@ static bool is_own_socket(const struct hx_unotify *u,
 	       !strncmp(sun->sun_path, u->sock_path, n);
 }
 
-/* Decides an address; false with a->err set when it may not be used. */
+/* Decides an address; false with a->err set when it may not be used.
+ * For a unix socket path, *target is then an O_PATH fd of the socket
+ * file as decided (symlinks resolved, none followed now), else -1. */
 static bool decide_addr(struct hx_unotify *u, const struct target *t,
 			uint32_t call, enum hx_op op,
 			const struct sockaddr_storage *ss, socklen_t len,
-			struct answer *a)
+			struct answer *a, int *target)
 {
+	struct open_how how = {.flags = O_PATH | O_CLOEXEC,
+			       .resolve = RESOLVE_NO_SYMLINKS |
+					  RESOLVE_NO_MAGICLINKS};
+	struct stat st;
 	struct job j;
+	int fd;
 
+	*target = -1;
 	memset(&j, 0, sizeof(j));
 	j.peer = t->peer;
 	j.rq.call = call;
@@ -552,6 +560,24 @@ static bool decide_addr(struct hx_unotify *u, const struct target *t,
 		a->err = j.out.err ? j.out.err : EACCES;
 		return false;
 	}
+	if (ss->ss_family != AF_UNIX || is_abstract(ss, len))
+		return true;
+	/* What connect would have found at the decided path. */
+	fd = j.decided[0] ? (int)syscall(SYS_openat2, AT_FDCWD, j.decided,
+					 &how, sizeof(how))
+			  : -1;
+	if (fd < 0) {
+		a->err = !j.decided[0] ? EACCES
+			 : errno == ELOOP || errno == EXDEV ? EACCES
+							     : errno;
+		return false;
+	}
+	if (fstat(fd, &st) || !S_ISSOCK(st.st_mode)) {
+		close(fd);
+		a->err = ECONNREFUSED; /* as connect to a non-socket says */
+		return false;
+	}
+	*target = fd;
 	return true;
 }
 
@@ -643,7 +669,7 @@ static void do_connect(struct hx_unotify *u, const struct seccomp_notif *n,
 {
 	struct sockaddr_storage ss;
 	socklen_t len = (socklen_t)n->data.args[2];
-	int fd = (int)n->data.args[0], sfd, e;
+	int fd = (int)n->data.args[0], sfd, e, target = -1;
 
 	if (len < sizeof(sa_family_t) || len > sizeof(ss)) {
 		a->err = EINVAL;
@@ -672,21 +698,27 @@ static void do_connect(struct hx_unotify *u, const struct seccomp_notif *n,
 		return;
 	}
 	if (ss.ss_family != AF_UNSPEC &&
-	    !decide_addr(u, t, HX_CALL_CONNECT, HX_OP_CONNECT, &ss, len, a))
+	    !decide_addr(u, t, HX_CALL_CONNECT, HX_OP_CONNECT, &ss, len, a,
+			 &target))
 		return;
 	sfd = take_fd(t->peer.pid, fd);
 	if (sfd < 0) {
+		if (target >= 0)
+			close(target);
 		a->err = sfd == -EBADF ? EBADF : EACCES;
 		return;
 	}
 	/* The taken fd shares the file description: O_NONBLOCK holds, and
 	 * EINPROGRESS is what the target gets. A path-unix connect is made
 	 * by the connector, so that the server sees no capability. */
-	if (ss.ss_family == AF_UNIX)
-		e = hx_connector_connect(worker_conn, sfd, (struct sockaddr *)&ss,
-					 len);
-	else
+	if (target >= 0) {
+		e = hx_connector_connect(worker_conn, sfd, target);
+		close(target);
+	} else if (ss.ss_family == AF_UNIX) {
+		e = -EINVAL; /* unnamed: connect says so too */
+	} else {
 		e = connect(sfd, (struct sockaddr *)&ss, len) ? -errno : 0;
+	}
 	close(sfd);
 	if (e) {
 		a->err = e == -EINTR ? EINTR : -e;
@@ -789,7 +821,7 @@ static void do_send(struct hx_unotify *u, const struct seccomp_notif *n,
 	size_t ntaken = 0;
 	uint64_t name, total = 0;
 	socklen_t len;
-	int flags, fd = (int)arg[0], sfd = -1, e;
+	int flags, fd = (int)arg[0], sfd = -1, e, target = -1;
 	ssize_t r;
 
 	memset(&out, 0, sizeof(out));
@@ -849,23 +881,20 @@ static void do_send(struct hx_unotify *u, const struct seccomp_notif *n,
 	}
 	if (!to_peer &&
 	    !decide_addr(u, t, is_msg ? HX_CALL_SENDMSG : HX_CALL_SENDTO,
-			 HX_OP_SEND, &ss, len, a))
+			 HX_OP_SEND, &ss, len, a, &target))
 		return;
 	/* Emulated: the data, the address and the control messages are our
 	 * copies; to a unix socket, sent by the connector (connector.h). */
 	if (is_msg) {
-		if (mh.msg_iovlen > IOV_MAX_N) {
-			a->err = EMSGSIZE;
-			return;
-		}
-		if (mh.msg_controllen > sizeof(ctrl.b)) {
-			a->err = ENOBUFS;
-			return;
-		}
+		e = mh.msg_iovlen > IOV_MAX_N		  ? -EMSGSIZE
+		    : mh.msg_controllen > sizeof(ctrl.b) ? -ENOBUFS
+							  : 0;
+		if (e)
+			goto fail;
 		iov = calloc(mh.msg_iovlen ? mh.msg_iovlen : 1, sizeof(*iov));
 		if (!iov) {
-			a->err = ENOMEM;
-			return;
+			e = -ENOMEM;
+			goto fail;
 		}
 		if ((e = read_mem(t->tid, (uint64_t)(uintptr_t)mh.msg_iov, iov,
 				  mh.msg_iovlen * sizeof(*iov))))
@@ -923,7 +952,7 @@ static void do_send(struct hx_unotify *u, const struct seccomp_notif *n,
 		out.msg_controllen = mh.msg_controllen;
 	}
 	if (unix_socket(sfd))
-		r = hx_connector_send(worker_conn, sfd, &out, flags);
+		r = hx_connector_send(worker_conn, sfd, target, &out, flags);
 	else if ((r = sendmsg(sfd, &out, flags | MSG_NOSIGNAL)) < 0)
 		r = -errno;
 	if (r < 0) {
@@ -959,6 +988,8 @@ done:
 		close(sfd);
 	for (size_t i = 0; i < ntaken; i++)
 		close(taken[i]);
+	if (target >= 0)
+		close(target);
 	free(iov);
 	free(data);
 }

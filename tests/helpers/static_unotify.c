@@ -28,6 +28,9 @@
  *                        one thread connects unix stream (or seqpacket)
  *                        sockets to a sockaddr in a loop, another swaps
  *                        its path between OK and DENIED, for S seconds
+ *   ulinkrace OK DENIED S  one thread connects to "sw.sock" in a loop,
+ *                        another makes it, in turn, a hard link of the
+ *                        socket OK and a symlink to DENIED, for S seconds
  *   ustall FULL OK       a thread connects to FULL until a connect blocks
  *                        (its backlog is full); then, within 5 s, a
  *                        connect to OK must succeed
@@ -94,6 +97,19 @@ static void *uswapper(void *arg)
 	return NULL;
 }
 
+static void *relinker(void *arg)
+{
+	char **names = arg;
+
+	while (!atomic_load(&stop)) {
+		syscall(SYS_link, names[0], "tmp.hard");
+		syscall(SYS_rename, "tmp.hard", "sw.sock");
+		syscall(SYS_symlink, names[1], "tmp.lnk");
+		syscall(SYS_rename, "tmp.lnk", "sw.sock");
+	}
+	return NULL;
+}
+
 static void *filler(void *arg)
 {
 	struct sockaddr_un sa = un(arg);
@@ -116,6 +132,27 @@ static int unix_cmd(int argc, char **argv)
 		if (r == 0 && write(s, "ping\n", 5) != 5)
 			return report(-1, "write");
 		return report(r, "uconnect");
+	}
+	if (!strcmp(argv[1], "ulinkrace") && argc == 5) {
+		pthread_t t;
+		time_t end = time(NULL) + atoi(argv[4]);
+		struct sockaddr_un sw = un("sw.sock");
+		long conns = 0, fails = 0;
+
+		pthread_create(&t, NULL, relinker, argv + 2);
+		while (time(NULL) < end) {
+			int s = socket(AF_UNIX, SOCK_STREAM, 0);
+
+			if (syscall(SYS_connect, s, &sw, sizeof(sw)) == 0)
+				conns++;
+			else
+				fails++;
+			close(s);
+		}
+		atomic_store(&stop, true);
+		pthread_join(t, NULL);
+		printf("ok ulinkrace conns=%ld fails=%ld\n", conns, fails);
+		return 0;
 	}
 	if (!strcmp(argv[1], "ustall") && argc == 4) {
 		pthread_t t;

@@ -158,3 +158,86 @@ def test_blocked_unix_connect_does_not_stall_others(wd):
         s.close()
     check(r.stdout.strip() == "ok ustall", "the second connect: %r %r" % (r.stdout, r.stderr))
     check(lst.accepted == 1, "accepted %d" % lst.accepted)
+
+
+KILL_CONNECTOR = r'''
+"$0" uconnect ok.sock
+for p in /proc/[0-9]*; do
+    [ "$(cat $p/comm 2>/dev/null)" = harness-unix ] || continue
+    echo found
+    kill -9 "${p#/proc/}" 2>/dev/null && echo killed
+    kill -STOP "${p#/proc/}" 2>/dev/null && echo stopped
+    cat "$p/maps" >/dev/null 2>&1 && echo read-maps
+done
+"$0" uconnect ok.sock
+'''
+
+
+def test_connector_out_of_the_agents_reach(wd):
+    # Landlock's signal scope (ABI 6) and a non-dumpable process: the
+    # agent can neither kill, stop nor inspect the connector.
+    from test_landlock import needs
+    if not needs(6):
+        return
+    path = os.path.join(wd.path, "ok.sock")
+    lst = Listener(path=path)
+    try:
+        r = harness(["/bin/busybox", "sh", "-c", KILL_CONNECTOR, STATIC], wd)
+    finally:
+        lst.close()
+    lines = r.stdout.split()
+    check("found" in lines, "no connector seen: %r %r" % (r.stdout, r.stderr))
+    check(not {"killed", "stopped", "read-maps"} & set(lines), "reached the connector: %r" % lines)
+    check(lines.count("uconnect") == 2 and lst.accepted == 2, "connects: %r" % r.stdout)
+
+
+def test_symlink_to_a_denied_socket_is_denied(wd):
+    bad = denied_path("link")
+    evil = Listener(path=bad)
+    os.symlink(bad, os.path.join(wd.path, "link.sock"))
+    try:
+        r = harness([STATIC, "uconnect", "link.sock"], wd)
+        py = harness(["python3", "-c", "import socket; s = socket.socket(socket.AF_UNIX); "
+                      "s.connect('link.sock')"], wd)
+    finally:
+        evil.close()
+        unlink(bad)
+    check(r.stdout.strip() == "err EACCES", repr((r.stdout, r.stderr)))
+    check(py.status != 0, "python reached it through the symlink: %r" % py.stderr)
+    check(evil.accepted == 0, "the denied socket was reached through a symlink")
+    rec = r.one(layer="kernel", event="connect")
+    check(rec["verdict"] == "deny" and rec["args"].get("addr_resolved") == bad, rec)
+    check(rec["args"]["addr"] == "unix:" + os.path.join(wd.path, "link.sock"), rec)
+
+
+def test_relative_socket_path_is_the_agents(wd):
+    # Relative to the agent's cwd, not the supervisor's or the connector's.
+    os.mkdir(os.path.join(wd.path, "sub"))
+    path = os.path.join(wd.path, "sub", "rel.sock")
+    lst = Listener(path=path)
+    try:
+        r = harness(["/bin/busybox", "sh", "-c", 'cd sub && exec "$0" uconnect rel.sock', STATIC],
+                    wd)
+    finally:
+        lst.close()
+    check(r.stdout.strip() == "ok uconnect", repr((r.stdout, r.stderr)))
+    check(lst.accepted == 1, "accepted %d" % lst.accepted)
+    rec = r.one(layer="kernel", event="connect")
+    check(rec["args"]["addr"] == "unix:" + path, rec)
+
+
+def test_socket_path_relinked_in_a_loop_never_reaches_denied(wd):
+    # The connector reaches the inode decided on (an O_PATH fd opened
+    # without following symlinks), not whatever the path names later.
+    ok = os.path.join(wd.path, "ok.sock")
+    bad = denied_path("relink")
+    good, evil = Listener(path=ok), Listener(path=bad)
+    try:
+        r = harness([STATIC, "ulinkrace", ok, bad, "2"], wd, timeout=60)
+    finally:
+        good.close()
+        evil.close()
+        unlink(bad)
+    check(r.stdout.startswith("ok ulinkrace"), repr((r.stdout, r.stderr)))
+    check(evil.accepted == 0, "reached the denied socket %d times" % evil.accepted)
+    check(good.accepted > 0, "the allowed socket was never reached: %r" % r.stdout)
