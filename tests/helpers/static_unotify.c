@@ -120,6 +120,31 @@ static void *filler(void *arg)
 	return NULL;
 }
 
+/* Connects sockets of type to *sa in a loop for secs seconds while racer
+ * runs on a thread; prints "ok TAG conns=N fails=M". */
+static int connect_loop(const char *tag, void *(*racer)(void *), void *arg,
+			const struct sockaddr_un *sa, int type, int secs)
+{
+	time_t end = time(NULL) + secs;
+	long conns = 0, fails = 0;
+	pthread_t t;
+
+	pthread_create(&t, NULL, racer, arg);
+	while (time(NULL) < end) {
+		int s = socket(AF_UNIX, type, 0);
+
+		if (syscall(SYS_connect, s, sa, sizeof(*sa)) == 0)
+			conns++;
+		else
+			fails++;
+		close(s);
+	}
+	atomic_store(&stop, true);
+	pthread_join(t, NULL);
+	printf("ok %s conns=%ld fails=%ld\n", tag, conns, fails);
+	return 0;
+}
+
 static int unix_cmd(int argc, char **argv)
 {
 	struct sockaddr_un sa = un(argv[2]);
@@ -134,25 +159,10 @@ static int unix_cmd(int argc, char **argv)
 		return report(r, "uconnect");
 	}
 	if (!strcmp(argv[1], "ulinkrace") && argc == 5) {
-		pthread_t t;
-		time_t end = time(NULL) + atoi(argv[4]);
 		struct sockaddr_un sw = un("sw.sock");
-		long conns = 0, fails = 0;
 
-		pthread_create(&t, NULL, relinker, argv + 2);
-		while (time(NULL) < end) {
-			int s = socket(AF_UNIX, SOCK_STREAM, 0);
-
-			if (syscall(SYS_connect, s, &sw, sizeof(sw)) == 0)
-				conns++;
-			else
-				fails++;
-			close(s);
-		}
-		atomic_store(&stop, true);
-		pthread_join(t, NULL);
-		printf("ok ulinkrace conns=%ld fails=%ld\n", conns, fails);
-		return 0;
+		return connect_loop("ulinkrace", relinker, argv + 2, &sw,
+				    SOCK_STREAM, atoi(argv[4]));
 	}
 	if (!strcmp(argv[1], "ustall") && argc == 4) {
 		pthread_t t;
@@ -198,25 +208,10 @@ static int unix_cmd(int argc, char **argv)
 		int type = argc > 5 && !strcmp(argv[5], "seqpacket")
 			       ? SOCK_SEQPACKET
 			       : SOCK_STREAM;
-		pthread_t t;
-		time_t end = time(NULL) + atoi(argv[4]);
-		long conns = 0, fails = 0;
 
 		strcpy(usa.sun_path, argv[2]);
-		pthread_create(&t, NULL, uswapper, argv + 2);
-		while (time(NULL) < end) {
-			int s = socket(AF_UNIX, type, 0);
-
-			if (syscall(SYS_connect, s, &usa, sizeof(usa)) == 0)
-				conns++;
-			else
-				fails++;
-			close(s);
-		}
-		atomic_store(&stop, true);
-		pthread_join(t, NULL);
-		printf("ok utoctou conns=%ld fails=%ld\n", conns, fails);
-		return 0;
+		return connect_loop("utoctou", uswapper, argv + 2, &usa, type,
+				    atoi(argv[4]));
 	}
 	return -1;
 }
