@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <linux/kcmp.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -43,7 +44,8 @@ static int g_fd = -1;
 static dev_t g_dev;
 static ino_t g_ino;
 static uint32_t g_next_id = 1;
-static uint32_t g_hello_id; /* a HELLO whose reply is still unread */
+static uint32_t g_hello_id;  /* a HELLO whose reply is still unread */
+static int g_inherited = -1; /* handed over by the exec (HX_ENV_CONN) */
 static uint8_t g_buf[HX_WIRE_MAX] __attribute__((aligned(8)));
 
 /* Read rules: written once under g_busy, then read lock-free. */
@@ -387,7 +389,10 @@ static int conn_ensure(void)
 	if (conn_is_ours())
 		return 0;
 	g_fd = -1;
-	fd = sock_connect(g_sock);
+	fd = g_inherited;
+	g_inherited = -1;
+	if (fd < 0)
+		fd = sock_connect(g_sock);
 	if (fd < 0)
 		return fd;
 	fd = move_high(fd);
@@ -481,7 +486,10 @@ static void scratch_put(void *p)
 	hx_sys2(SYS_munmap, p, HX_WIRE_MAX);
 }
 
-static void stateless(const struct hx_req *r, long result, struct hx_reply *out)
+/* keep: an exec's request, whose connection may be handed over: it is
+ * returned open after a verdict (else closed, and -1 returned). */
+static int stateless(const struct hx_req *r, long result, struct hx_reply *out,
+		     bool keep)
 {
 	void *buf = scratch_get();
 	int fd = -1;
@@ -489,22 +497,22 @@ static void stateless(const struct hx_req *r, long result, struct hx_reply *out)
 
 	hx_reply_parse(NULL, 0, 1, out);
 	if (!buf)
-		return;
+		return -1;
 	n = hx_req_encode(r, result, 1, (uint32_t)hx_getpid(),
 			  (uint32_t)hx_gettid(), buf, HX_WIRE_MAX, NULL);
-	if (!n)
-		goto out;
-	fd = sock_connect(g_sock);
-	if (fd < 0)
-		goto out;
-	if (result >= 0)
+	if (n)
+		fd = sock_connect(g_sock);
+	if (fd >= 0 && result >= 0) {
 		sock_send(fd, buf, n);
-	else
-		roundtrip(fd, buf, n, HX_WIRE_MAX, 1, out);
-out:
+	} else if (fd >= 0 && roundtrip(fd, buf, n, HX_WIRE_MAX, 1, out) == 0 &&
+		   keep) {
+		scratch_put(buf);
+		return fd;
+	}
 	if (fd >= 0)
 		hx_close(fd);
 	scratch_put(buf);
+	return -1;
 }
 
 static void shared(const struct hx_req *r, long result, struct hx_reply *out)
@@ -537,7 +545,7 @@ void hx_ask(const struct hx_req *r, struct hx_reply *out)
 		shared(r, -1, out);
 		conn_give();
 	} else {
-		stateless(r, -1, out);
+		stateless(r, -1, out, false);
 	}
 }
 
@@ -551,8 +559,143 @@ void hx_report(const struct hx_req *r, long result)
 		shared(r, result, &dummy);
 		conn_give();
 	} else {
-		stateless(r, result, &dummy);
+		stateless(r, result, &dummy, false);
 	}
+}
+
+/* ---------------------------------------------------------------- */
+/* Hand-over of the connection to an exec's new image */
+
+static size_t put_u64(char *p, unsigned long long v)
+{
+	char tmp[20];
+	size_t n = 0, k = 0;
+
+	do
+		tmp[n++] = (char)('0' + v % 10);
+	while ((v /= 10));
+	while (n)
+		p[k++] = tmp[--n];
+	return k;
+}
+
+/* Parses "<fd>.<inode>"; false on anything else. */
+static bool parse_conn(const char *v, int *fd, unsigned long long *ino)
+{
+	unsigned long long x[2] = {0, 0};
+	int k = 0;
+
+	for (const char *p = v; k < 2; p++) {
+		if (*p >= '0' && *p <= '9' && x[k] < (1ull << 58))
+			x[k] = x[k] * 10 + (unsigned)(*p - '0');
+		else if ((*p == '.' && !k && p != v) || (!*p && k))
+			k++;
+		else
+			return false;
+		if (!*p)
+			break;
+	}
+	if (k != 2 || x[0] > INT_MAX)
+		return false;
+	*fd = (int)x[0];
+	*ino = x[1];
+	return true;
+}
+
+static bool allowed(const struct hx_reply *rep)
+{
+	return !rep->unreachable && rep->verdict == HX_VERDICT_ALLOW;
+}
+
+/* A CLONE_VM child may share its parent's fd table (CLONE_FILES): a
+ * connection left open there for the new image would stay open in the
+ * parent too, unknown to it. An unanswered kcmp counts as shared. */
+static bool files_shared(void)
+{
+	return hx_sys5(SYS_kcmp, hx_getpid(), hx_sys0(SYS_getppid), KCMP_FILES,
+		       0, 0) <= 0;
+}
+
+/* Lets fd cross the exec, named in ho->env; a one-shot fd is moved out
+ * of the program's low numbers first (and closed if that fails). The
+ * shared fd is inheritable until the exec: a child another thread
+ * execs meanwhile would inherit it too (a spare fd, nothing more: the
+ * supervisor names each sender by its credentials). */
+static void handover_set(struct hx_handover *ho, int fd, bool own)
+{
+	struct stat st;
+	size_t n;
+
+	if (own)
+		fd = move_high(fd);
+	if (hx_sys2(SYS_fstat, fd, &st) < 0 ||
+	    hx_sys3(SYS_fcntl, fd, F_SETFD, 0) < 0) {
+		if (own)
+			hx_close(fd);
+		return;
+	}
+	ho->fd = fd;
+	ho->own = own;
+	ho->ino = st.st_ino;
+	n = put_u64(ho->env, (unsigned)fd);
+	ho->env[n++] = '.';
+	ho->env[n + put_u64(ho->env + n, st.st_ino)] = '\0';
+}
+
+void hx_ask_exec(const struct hx_req *r, struct hx_reply *out,
+		 struct hx_handover *ho)
+{
+	int fd;
+
+	ho->fd = -1;
+	if (conn_take()) {
+		shared(r, -1, out);
+		if (allowed(out) && conn_is_ours())
+			handover_set(ho, g_fd, false);
+		conn_give();
+		return;
+	}
+	fd = stateless(r, -1, out, true);
+	if (fd >= 0 && allowed(out) &&
+	    !(hx_in_foreign_process() && files_shared()))
+		handover_set(ho, fd, true);
+	else if (fd >= 0)
+		hx_close(fd);
+}
+
+void hx_handover_undo(const struct hx_handover *ho)
+{
+	struct stat st;
+
+	if (ho->fd < 0)
+		return;
+	if (ho->own)
+		hx_close(ho->fd);
+	else if (hx_sys2(SYS_fstat, ho->fd, &st) == 0 && st.st_ino == ho->ino)
+		hx_sys3(SYS_fcntl, ho->fd, F_SETFD, FD_CLOEXEC);
+}
+
+/* The connection the shim before the exec left open for this image,
+ * taken out of the environment (it names nothing beyond this image).
+ * The inode must match: a stale value (say, copied by a raw exec)
+ * never names another socket of the program's. */
+static int inherited_conn(void)
+{
+	const char *v = getenv(HX_ENV_CONN);
+	unsigned long long ino;
+	struct stat st;
+	int fd;
+
+	if (!v)
+		return -1;
+	if (!parse_conn(v, &fd, &ino))
+		fd = -1;
+	unsetenv(HX_ENV_CONN);
+	if (fd < 0 || hx_sys2(SYS_fstat, fd, &st) < 0 ||
+	    !S_ISSOCK(st.st_mode) || st.st_ino != ino)
+		return -1;
+	hx_sys3(SYS_fcntl, fd, F_SETFD, FD_CLOEXEC);
+	return fd;
 }
 
 /* ---------------------------------------------------------------- */
@@ -629,7 +772,11 @@ enum hx_state hx_init(int argc, char **argv, bool connect_now)
 			g_argv = argv;
 		}
 		sock = getenv(HX_ENV_SOCKET);
+		g_inherited = inherited_conn();
 		if (!sock || !*sock) {
+			if (g_inherited >= 0)
+				hx_close(g_inherited);
+			g_inherited = -1;
 			atomic_store(&g_state, HX_ST_INERT);
 			return HX_ST_INERT;
 		}

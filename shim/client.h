@@ -84,6 +84,26 @@ void hx_ask(const struct hx_req *r, struct hx_reply *out);
 /* Sends r as a REPORT with result; best effort, no reply. */
 void hx_report(const struct hx_req *r, long result);
 
+/* The connection an allowed exec hands to its new image (HX_ENV_CONN):
+ * its shim takes it instead of connecting, which is a user-notify round
+ * trip in the supervisor (about a quarter of an exec's cost). */
+struct hx_handover {
+	int fd;	  /* -1: nothing handed over */
+	bool own; /* a one-shot connection of this exec */
+	unsigned long long ino;
+	char env[48]; /* the HX_ENV_CONN value, "<fd>.<inode>" */
+};
+
+/* hx_ask for an exec. When the verdict allows it, the connection it came
+ * on is also readied for the new image (close-on-exec cleared, ho->env
+ * set); ho->fd is -1 otherwise. No allocation: runs in vfork children. */
+void hx_ask_exec(const struct hx_req *r, struct hx_reply *out,
+		 struct hx_handover *ho);
+
+/* After an exec that failed: closes the one-shot connection, or sets the
+ * shared one close-on-exec again. Keeps errno. */
+void hx_handover_undo(const struct hx_handover *ho);
+
 /* ---- per-thread reentrancy (initial-exec TLS) ---- */
 
 enum hx_tls {

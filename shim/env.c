@@ -8,6 +8,7 @@
 
 #define PRELOAD_EQ HX_ENV_PRELOAD "="
 #define SOCKET_EQ  HX_ENV_SOCKET "="
+#define CONN_EQ	   HX_ENV_CONN "="
 
 static bool has_prefix(const char *s, const char *prefix)
 {
@@ -89,35 +90,38 @@ static const char *old_preload(char *const *envp)
 }
 
 void hx_env_size(char *const *envp, const char *shim, const char *sock,
-		 size_t *nptrs, size_t *nbytes)
+		 const char *conn, size_t *nptrs, size_t *nbytes)
 {
 	const char *old = old_preload(envp);
 	size_t n = 0;
 
 	while (envp && envp[n])
 		n++;
-	*nptrs = n + 3;
+	*nptrs = n + 4;
 	*nbytes = strlen(PRELOAD_EQ) + strlen(shim) + 1 +
 		  (old ? strlen(old) : 0) + 1 + strlen(SOCKET_EQ) +
-		  strlen(sock) + 1;
+		  strlen(sock) + 1 +
+		  (conn ? strlen(CONN_EQ) + strlen(conn) + 1 : 0);
 }
 
 long hx_env_rebuild(char *const *envp, const char *shim, const char *sock,
-		    char **out, size_t outcap, char *buf, size_t bufcap)
+		    const char *conn, char **out, size_t outcap, char *buf,
+		    size_t bufcap)
 {
 	size_t n = 0, pl = strlen(PRELOAD_EQ), sl = strlen(SOCKET_EQ);
-	size_t socklen = strlen(sock);
+	size_t socklen = strlen(sock), room = conn ? 4 : 3;
 	long v;
 
 	for (size_t i = 0; envp && envp[i]; i++) {
 		if (has_prefix(envp[i], PRELOAD_EQ) ||
-		    has_prefix(envp[i], SOCKET_EQ))
+		    has_prefix(envp[i], SOCKET_EQ) ||
+		    has_prefix(envp[i], CONN_EQ))
 			continue;
-		if (n + 3 > outcap)
+		if (n + room > outcap)
 			return -E2BIG;
 		out[n++] = envp[i];
 	}
-	if (n + 3 > outcap || bufcap < pl + 1)
+	if (n + room > outcap || bufcap < pl + 1)
 		return -E2BIG;
 	memcpy(buf, PRELOAD_EQ, pl);
 	v = hx_env_preload_value(old_preload(envp), shim, buf + pl,
@@ -132,6 +136,17 @@ long hx_env_rebuild(char *const *envp, const char *shim, const char *sock,
 	memcpy(buf, SOCKET_EQ, sl);
 	memcpy(buf + sl, sock, socklen + 1);
 	out[n++] = buf;
+	if (conn) {
+		size_t cl = strlen(CONN_EQ), connlen = strlen(conn);
+
+		buf += sl + socklen + 1;
+		bufcap -= sl + socklen + 1;
+		if (bufcap < cl + connlen + 1)
+			return -E2BIG;
+		memcpy(buf, CONN_EQ, cl);
+		memcpy(buf + cl, conn, connlen + 1);
+		out[n++] = buf;
+	}
 	out[n] = NULL;
 	return (long)n;
 }

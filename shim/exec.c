@@ -1,6 +1,7 @@
 /* Executable lookup; see exec.h. */
 #include "exec.h"
 
+#include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -55,4 +56,68 @@ long hx_exec_resolve(const char *file, const char *pathvar, char *out,
 		return -ENAMETOOLONG;
 	memcpy(out, file, flen + 1);
 	return (long)flen;
+}
+
+/* The interpreter of a "#!" line in buf (n bytes), NUL-terminated in
+ * out; false when there is none or it does not fit. */
+static bool shebang(const char *buf, size_t n, char *out, size_t cap)
+{
+	size_t i = 2, k = 0;
+
+	if (n < 3 || buf[0] != '#' || buf[1] != '!')
+		return false;
+	while (i < n && (buf[i] == ' ' || buf[i] == '\t'))
+		i++;
+	while (i < n && buf[i] != ' ' && buf[i] != '\t' && buf[i] != '\n' &&
+	       k + 1 < cap)
+		out[k++] = buf[i++];
+	out[k] = '\0';
+	return k > 0 && k + 1 < cap;
+}
+
+static bool has_interp(long fd, const Elf64_Ehdr *eh)
+{
+	Elf64_Phdr ph[64];
+	size_t len = (size_t)eh->e_phnum * sizeof(ph[0]);
+
+	if (eh->e_ident[EI_CLASS] != ELFCLASS64 ||
+	    eh->e_phentsize != sizeof(ph[0]) || len > sizeof(ph) ||
+	    hx_sys4(SYS_pread64, fd, ph, len, eh->e_phoff) != (long)len)
+		return false;
+	for (size_t i = 0; i < eh->e_phnum; i++)
+		if (ph[i].p_type == PT_INTERP)
+			return true;
+	return false;
+}
+
+/* depth: one "#!" level (a script's interpreter being a script is
+ * rare enough to go without the hand-over). */
+static bool loads_shim(const char *path, int depth)
+{
+	/* The kernel reads no more of a "#!" line either (BINPRM_BUF_SIZE). */
+	union {
+		Elf64_Ehdr eh;
+		char b[256];
+	} u;
+	char interp[256];
+	long fd = hx_sys4(SYS_openat, AT_FDCWD, path, O_RDONLY | O_CLOEXEC, 0);
+	long n;
+	bool r = false;
+
+	if (fd < 0)
+		return false;
+	n = hx_sys4(SYS_pread64, fd, u.b, sizeof(u.b), 0);
+	if (n >= (long)sizeof(u.eh) && !memcmp(u.b, ELFMAG, SELFMAG))
+		r = has_interp(fd, &u.eh);
+	else if (n > 0 && !depth &&
+		 shebang(u.b, (size_t)n, interp, sizeof(interp)) &&
+		 interp[0] == '/')
+		r = loads_shim(interp, depth + 1);
+	hx_close((int)fd);
+	return r;
+}
+
+bool hx_exec_loads_shim(const char *path)
+{
+	return loads_shim(path, 0);
 }

@@ -3,6 +3,7 @@
 #ifndef HX_SHIM_EXEC_H
 #define HX_SHIM_EXEC_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #define HX_DEFAULT_PATH "/bin:/usr/bin"
@@ -20,5 +21,12 @@ long hx_exec_abs(const char *path, char *out, size_t cap);
 /* 0 when path exists as an executable candidate, else -errno from
  * faccessat(X_OK). */
 long hx_exec_access(int dirfd, const char *path);
+
+/* Whether the image an exec of path runs loads the shim: a dynamic
+ * 64-bit ELF (PT_INTERP), or a "#!" script whose interpreter is one. A
+ * static program never gets the shim's connection (DESIGN.md invariant
+ * 5: it starts with the fds its parent meant to give it). Unreadable:
+ * false. */
+bool hx_exec_loads_shim(const char *path);
 
 #endif

@@ -201,19 +201,31 @@ static void leave(struct ctx *c)
 	errno = c->saved_errno;
 }
 
-/* Asks; on deny prints the notice. Returns 0 (go ahead) or the errno. */
-static int decide(struct ctx *c, const struct hx_req *r, const char *target)
+/* Asks (for an exec that may hand its connection over when ho is not
+ * NULL: ho->fd is -1 unless it does); on deny prints the notice.
+ * Returns 0 (go ahead) or the errno. */
+static int ask(struct ctx *c, const struct hx_req *r, const char *target,
+	       struct hx_handover *ho)
 {
 	struct hx_reply rep;
 
+	if (ho)
+		ho->fd = -1;
 	if (c->init_busy)
 		hx_reply_parse(NULL, 0, 0, &rep);
+	else if (ho)
+		hx_ask_exec(r, &rep, ho);
 	else
 		hx_ask(r, &rep);
 	if (!rep.unreachable && rep.verdict == HX_VERDICT_ALLOW)
 		return 0;
 	hx_notice_write(r->op, target, rep.unreachable ? NULL : rep.rule);
 	return rep.err ? (int)rep.err : EACCES;
+}
+
+static int decide(struct ctx *c, const struct hx_req *r, const char *target)
+{
+	return ask(c, r, target, NULL);
 }
 
 /* Leaves and fails the call with err. */
@@ -289,16 +301,18 @@ static long exec_real(const struct exec_call *e, char *const *envp)
 #define ENV_STACK 16384
 
 /* Calls the real exec/spawn with the rebuilt environment: on the stack,
- * or in a private mapping when large (no malloc: vfork children). The
- * caller has restored errno. */
-static long exec_with_env(const struct exec_call *e, char *const *envp)
+ * or in a private mapping when large (no malloc: vfork children); conn:
+ * the HX_ENV_CONN value, or NULL. The caller has restored errno. */
+static long exec_with_env(const struct exec_call *e, char *const *envp,
+			  const char *conn)
 {
 	char stackbuf[ENV_STACK] __attribute__((aligned(16)));
 	size_t nptrs, nbytes, total;
 	char *mem = stackbuf;
 	long r, m = 0;
 
-	hx_env_size(envp, hx_shim_path(), hx_socket_path(), &nptrs, &nbytes);
+	hx_env_size(envp, hx_shim_path(), hx_socket_path(), conn, &nptrs,
+		    &nbytes);
 	total = nptrs * sizeof(char *) + nbytes;
 	if (total > sizeof(stackbuf)) {
 		m = hx_sys6(SYS_mmap, 0, (long)total, PROT_READ | PROT_WRITE,
@@ -311,8 +325,9 @@ static long exec_with_env(const struct exec_call *e, char *const *envp)
 		}
 		mem = (char *)m;
 	}
-	hx_env_rebuild(envp, hx_shim_path(), hx_socket_path(), (char **)mem,
-		       nptrs, mem + nptrs * sizeof(char *), nbytes);
+	hx_env_rebuild(envp, hx_shim_path(), hx_socket_path(), conn,
+		       (char **)mem, nptrs, mem + nptrs * sizeof(char *),
+		       nbytes);
 	r = exec_real(e, (char *const *)mem);
 	if (m) {
 		int saved = errno;
@@ -331,6 +346,8 @@ static long exec_common(enum hx_call call, const char *exe,
 	struct ctx c;
 	struct hx_req r = {.call = call, .op = HX_OP_EXEC, .frames = true};
 	bool spawn = e->kind == EK_SPAWN || e->kind == EK_SPAWNP;
+	struct hx_handover ho = {.fd = -1};
+	long ret;
 	int err;
 
 	if (!enter(&c))
@@ -338,7 +355,9 @@ static long exec_common(enum hx_call call, const char *exe,
 	r.path = exe;
 	r.argv = e->argv;
 	r.frames = !c.foreign;
-	err = decide(&c, &r, exe);
+	/* The connection goes to a new image with the shim only; a spawn's
+	 * child is another process, which connects by itself. */
+	err = ask(&c, &r, exe, spawn || !hx_exec_loads_shim(exe) ? NULL : &ho);
 	if (err) {
 		leave(&c);
 		if (spawn)
@@ -347,7 +366,11 @@ static long exec_common(enum hx_call call, const char *exe,
 		return -1;
 	}
 	leave(&c);
-	return exec_with_env(e, envp);
+	if (spawn || ho.fd < 0)
+		return exec_with_env(e, envp, NULL);
+	ret = exec_with_env(e, envp, ho.env);
+	hx_handover_undo(&ho); /* still here: the exec failed */
+	return ret;
 }
 
 /* Resolves an execve-like path; a missing file fails as exec would,

@@ -30,6 +30,10 @@
 /* Environment that carries the connection into every process. */
 #define HX_ENV_SOCKET "HARNESS_SOCKET"
 #define HX_ENV_PRELOAD "LD_PRELOAD"
+/* "<fd>.<inode>": the connection an exec was decided on, left open for
+ * the new image, which takes it instead of connecting again. Set by the
+ * shim for that one exec only (never inherited further). */
+#define HX_ENV_CONN "HARNESS_CONN"
 
 enum hx_msg_type {
 	HX_MSG_HELLO = 1,	/* shim -> sup: a process with the shim started */

@@ -4,7 +4,7 @@ same and the audit log holds the expected records."""
 import os
 import re
 
-from lib import PYTHON, ALLOWED_PORTS, Listener, check, harness
+from lib import BUILD, PYTHON, ALLOWED_PORTS, Listener, check, harness
 
 
 def test_sh_pipeline(wd):
@@ -132,6 +132,22 @@ def test_close_all_fds_then_exec(wd):
     check(r.stdout == "after\n", "output changed: %r" % r.stdout)
     r.one(op="exec", args_path="/bin/sh", args_argv0="sh")
     r.one(op="write", args_path=os.path.join(wd.path, "closed.txt"))
+
+
+def test_exec_hands_its_connection_over(wd):
+    """The new image of an exec takes the connection its exec was decided
+    on instead of connecting again; a program without the shim gets no
+    connection at all."""
+    fds = os.path.join(BUILD, "escape", "fds")
+    r = harness(["sh", "-c", "/bin/true; /bin/true; /bin/true; %s; exit 0" % fds], wd)
+    r.expect_status(0)
+    check("BLOCKED" in r.stdout, "the static program inherited an fd: %r" % r.stdout)
+    check(len(r.events(event="process_start", args_path="/usr/bin/true")) == 3,
+          "records:\n" + r.dump())
+    # sh's own, then one per exec (its vfork child's, which /bin/true
+    # keeps): 5, where a connect per new image made it 8.
+    end = r.one(event="session_end")
+    check(end["connections"] == 5, "connections: %r" % end["connections"])
 
 
 def test_exit_status(wd):

@@ -4,8 +4,10 @@
  * parsing and the denial notice. No interposition involved. */
 #define _GNU_SOURCE
 #include <check.h>
+#include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <stdio.h>
@@ -15,6 +17,7 @@
 
 #include "shim/client.h"
 #include "shim/env.h"
+#include "shim/exec.h"
 #include "shim/notice.h"
 #include "shim/path.h"
 #include "shim/readrules.h"
@@ -101,7 +104,8 @@ static long rebuild(char **env, char **out, size_t outcap)
 {
 	static char buf[4096];
 
-	return hx_env_rebuild(env, SHIM, SOCK, out, outcap, buf, sizeof(buf));
+	return hx_env_rebuild(env, SHIM, SOCK, NULL, out, outcap, buf,
+			      sizeof(buf));
 }
 
 static int count(char **v, const char *s)
@@ -130,7 +134,7 @@ START_TEST(test_env_keeps_and_replaces)
 			 1);
 	ck_assert_int_eq(count(out, "HARNESS_SOCKET=" SOCK), 1);
 	ck_assert_int_eq(count(out, "HARNESS_SOCKET=/evil"), 0);
-	hx_env_size(env, SHIM, SOCK, &np, &nb);
+	hx_env_size(env, SHIM, SOCK, NULL, &np, &nb);
 	ck_assert_uint_ge(np, 5);
 }
 END_TEST
@@ -159,11 +163,85 @@ START_TEST(test_env_unset_and_too_small)
 	ck_assert_int_eq(count(out, "LD_PRELOAD=" SHIM), 1);
 	ck_assert_int_eq(rebuild(env, out, 4), -E2BIG);
 	ck_assert_int_eq(
-	    hx_env_rebuild(env, SHIM, SOCK, out, 8, small, sizeof(small)),
+	    hx_env_rebuild(env, SHIM, SOCK, NULL, out, 8, small, sizeof(small)),
 	    -E2BIG);
 	ck_assert(hx_env_preload_has("a.so:" SHIM, SHIM));
 	ck_assert(!hx_env_preload_has("a.so:b.so", SHIM));
 	ck_assert(!hx_env_preload_has(NULL, SHIM));
+}
+END_TEST
+
+/* HARNESS_CONN names one exec's connection: never passed on as the
+ * program had it, only as the shim sets it for the exec at hand. */
+START_TEST(test_env_conn_only_when_handed_over)
+{
+	char *env[] = {"A=1", "HARNESS_CONN=7.99", NULL};
+	char *out[8], buf[4096];
+	size_t np, nb;
+
+	ck_assert_int_eq(rebuild(env, out, 8), 3);
+	ck_assert_int_eq(count(out, "HARNESS_CONN=7.99"), 0);
+	ck_assert_int_eq(hx_env_rebuild(env, SHIM, SOCK, "1001.4242", out, 8,
+					buf, sizeof(buf)),
+			 4);
+	ck_assert_int_eq(count(out, "HARNESS_CONN=1001.4242"), 1);
+	ck_assert_int_eq(count(out, "HARNESS_CONN=7.99"), 0);
+	ck_assert_int_eq(count(out, "A=1"), 1);
+	ck_assert_int_eq(hx_env_rebuild(env, SHIM, SOCK, "1001.4242", out, 4,
+					buf, sizeof(buf)),
+			 -E2BIG);
+	hx_env_size(env, SHIM, SOCK, "1001.4242", &np, &nb);
+	ck_assert_uint_ge(np, 5);
+	ck_assert_uint_ge(nb, strlen("LD_PRELOAD=" SHIM) + 1 +
+				  strlen("HARNESS_SOCKET=" SOCK) + 1 +
+				  strlen("HARNESS_CONN=1001.4242") + 1);
+}
+END_TEST
+
+/* An ELF header and one program header of the given type. */
+static void write_elf(const char *path, uint32_t type)
+{
+	Elf64_Ehdr eh = {.e_phoff = sizeof(eh),
+			 .e_phentsize = sizeof(Elf64_Phdr),
+			 .e_phnum = 1};
+	Elf64_Phdr ph = {.p_type = type};
+	FILE *f = fopen(path, "w");
+
+	memcpy(eh.e_ident, ELFMAG, SELFMAG);
+	eh.e_ident[EI_CLASS] = ELFCLASS64;
+	ck_assert_ptr_nonnull(f);
+	ck_assert_uint_eq(fwrite(&eh, sizeof(eh), 1, f), 1);
+	ck_assert_uint_eq(fwrite(&ph, sizeof(ph), 1, f), 1);
+	fclose(f);
+}
+
+/* Only an image that loads the shim is handed the connection. */
+START_TEST(test_exec_loads_shim)
+{
+	char tmpl[] = "/tmp/hx-shim-exec-XXXXXX", p[PATH_MAX], q[PATH_MAX];
+	FILE *f;
+
+	ck_assert_ptr_nonnull(mkdtemp(tmpl));
+	snprintf(q, sizeof(q), "%s/elf", tmpl);
+	write_elf(q, PT_INTERP);
+	ck_assert(hx_exec_loads_shim(q));
+	write_elf(q, PT_LOAD); /* static */
+	ck_assert(!hx_exec_loads_shim(q));
+	ck_assert(hx_exec_loads_shim("/bin/sh"));
+	ck_assert(!hx_exec_loads_shim("/etc/hostname"));
+	ck_assert(!hx_exec_loads_shim("/nonexistent/x"));
+	snprintf(p, sizeof(p), "%s/s", tmpl);
+	ck_assert_ptr_nonnull(f = fopen(p, "w"));
+	fputs("#! /bin/sh -e\necho\n", f);
+	fclose(f);
+	ck_assert(hx_exec_loads_shim(p));
+	ck_assert_ptr_nonnull(f = fopen(p, "w"));
+	fprintf(f, "#!%s\n", q); /* a static interpreter */
+	fclose(f);
+	ck_assert(!hx_exec_loads_shim(p));
+	unlink(p);
+	unlink(q);
+	rmdir(tmpl);
 }
 END_TEST
 
@@ -467,6 +545,8 @@ static Suite *shim_suite(void)
 	tcase_add_test(t, test_env_keeps_and_replaces);
 	tcase_add_test(t, test_env_injects_after_env_i);
 	tcase_add_test(t, test_env_unset_and_too_small);
+	tcase_add_test(t, test_env_conn_only_when_handed_over);
+	tcase_add_test(t, test_exec_loads_shim);
 	tcase_add_loop_test(t, test_read_verdict_table, 0, N(read_cases));
 	tcase_add_test(t, test_read_local_needs_flag);
 	tcase_add_test(t, test_rules_from_hello);
