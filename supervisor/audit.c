@@ -4,7 +4,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <jansson.h>
-#include <openssl/evp.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,6 +13,7 @@
 #include <unistd.h>
 
 #include "fmt.h"
+#include "sha256.h"
 
 #define HASH_KEY     ",\"hash\":\""
 #define HASH_KEY_LEN (sizeof(HASH_KEY) - 1)
@@ -24,31 +24,13 @@ struct hx_audit {
 	pthread_mutex_t lock;
 	int fd;
 	bool dirty;
+	bool syncing; /* hx_audit_sync_start's thread to join */
+	int sync_err;
+	pthread_t syncer;
 	uint64_t seq;
 	char prev[65];
 	char *path;
 };
-
-static int sha256_hex(const void *p1, size_t n1, const void *p2, size_t n2,
-		      char *hex)
-{
-	uint8_t md[EVP_MAX_MD_SIZE];
-	unsigned mdlen = 0;
-	EVP_MD_CTX *c = EVP_MD_CTX_new();
-	int ok;
-
-	if (!c)
-		return -ENOMEM;
-	ok = EVP_DigestInit_ex(c, EVP_sha256(), NULL) &&
-	     EVP_DigestUpdate(c, p1, n1) &&
-	     (!n2 || EVP_DigestUpdate(c, p2, n2)) &&
-	     EVP_DigestFinal_ex(c, md, &mdlen) && mdlen == 32;
-	EVP_MD_CTX_free(c);
-	if (!ok)
-		return -EIO;
-	hx_fmt_hex(md, 32, hex);
-	return 0;
-}
 
 static bool is_hex64(const char *p)
 {
@@ -77,7 +59,8 @@ int hx_audit_line_hash(const char *line, size_t len, char *hex)
 {
 	if (!has_suffix(line, len))
 		return -1;
-	return sha256_hex(line, len - SUFFIX_LEN, "}", 1, hex) ? -1 : 0;
+	hx_sha256_hex2(line, len - SUFFIX_LEN, "}", 1, hex);
+	return 0;
 }
 
 /* Reads the last line of fd (at most 1 MiB back) into a malloc'd
@@ -234,10 +217,7 @@ int hx_audit_append(struct hx_audit *a, json_t *record, uint64_t *seq)
 	if (!s)
 		goto out;
 	n = strlen(s);
-	r = sha256_hex(s, n, NULL, 0, hex);
-	if (r)
-		goto out;
-	r = -ENOMEM;
+	hx_sha256_hex(s, n, hex);
 	linelen = n - 1 + SUFFIX_LEN + 1;
 	line = malloc(linelen + 1);
 	if (!line)
@@ -278,8 +258,10 @@ int hx_audit_sync(struct hx_audit *a)
 	int r = 0;
 
 	pthread_mutex_lock(&a->lock);
+	/* The data and the size it needs: an append-only log has no other
+	 * metadata to keep. */
 	if (a->dirty) {
-		if (fsync(a->fd) && errno != EINVAL)
+		if (fdatasync(a->fd) && errno != EINVAL)
 			r = -errno;
 		else
 			a->dirty = false;
@@ -288,13 +270,33 @@ int hx_audit_sync(struct hx_audit *a)
 	return r;
 }
 
+static void *syncer(void *arg)
+{
+	struct hx_audit *a = arg;
+
+	a->sync_err = hx_audit_sync(a);
+	return NULL;
+}
+
+void hx_audit_sync_start(struct hx_audit *a)
+{
+	/* Without a thread, hx_audit_close syncs by itself. */
+	if (a && !a->syncing)
+		a->syncing = !pthread_create(&a->syncer, NULL, syncer, a);
+}
+
 int hx_audit_close(struct hx_audit *a)
 {
-	int r;
+	int r = 0;
 
 	if (!a)
 		return 0;
-	r = hx_audit_sync(a);
+	if (a->syncing) {
+		pthread_join(a->syncer, NULL);
+		r = a->sync_err;
+	}
+	if (!r)
+		r = hx_audit_sync(a);
 	if (close(a->fd) && !r && errno != EINTR)
 		r = -errno;
 	pthread_mutex_destroy(&a->lock);

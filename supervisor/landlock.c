@@ -114,6 +114,8 @@ int hx_landlock_prepare(const struct hx_policy *p,
 
 int hx_landlock_restrict(const struct hx_landlock *ll)
 {
+	if (ll && ll->released)
+		return -EBADF;
 	if (!ll || ll->fd < 0)
 		return 0;
 	/* The ruleset fd is O_CLOEXEC: it does not reach the agent's
@@ -121,6 +123,15 @@ int hx_landlock_restrict(const struct hx_landlock *ll)
 	if (syscall(__NR_landlock_restrict_self, ll->fd, 0))
 		return -errno;
 	return 0;
+}
+
+void hx_landlock_release(struct hx_landlock *ll)
+{
+	if (!ll || ll->fd < 0)
+		return;
+	close(ll->fd);
+	ll->fd = -1;
+	ll->released = true;
 }
 
 void hx_landlock_describe(const struct hx_landlock *ll, FILE *out)

@@ -4,6 +4,7 @@
 #ifndef HX_LANDLOCK_INT_H
 #define HX_LANDLOCK_INT_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -13,6 +14,7 @@ struct hx_policy;
 
 struct hx_landlock {
 	int fd;	 /* the ruleset; -1 when nothing is restricted */
+	bool released; /* hx_landlock_release closed fd */
 	int abi; /* the kernel's */
 	char *text; /* hx_landlock_describe's lines, malloc'd */
 	size_t len;

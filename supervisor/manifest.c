@@ -5,27 +5,15 @@
 #include <errno.h>
 #include <git2.h>
 #include <jansson.h>
-#include <openssl/evp.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "fmt.h"
 #include "gitutil.h"
 #include "provenance.h"
+#include "sha256.h"
 
 #define ERR(...) snprintf(err, errlen, __VA_ARGS__)
-
-void hx_sha256_hex(const void *p, size_t n, char *hex)
-{
-	unsigned char md[EVP_MAX_MD_SIZE];
-	unsigned len = 0;
-
-	if (!EVP_Digest(p, n, md, &len, EVP_sha256(), NULL) || len != 32) {
-		hex[0] = '\0';
-		return;
-	}
-	hx_fmt_hex(md, 32, hex);
-}
 
 static const char *status_word(git_delta_t s)
 {

@@ -18,7 +18,4 @@ int hx_manifest_build(const char *commondir, const char *session,
 		      const struct hx_prov *prov, char **out, char *err,
 		      size_t errlen);
 
-/* SHA-256 of n bytes as 64 hex digits + NUL into hex. */
-void hx_sha256_hex(const void *p, size_t n, char *hex);
-
 #endif

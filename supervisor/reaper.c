@@ -133,7 +133,7 @@ int hx_reaper_start(const char *session, struct hx_reaper *rp)
 
 	rp->dir_fd = rp->procs_fd = rp->pipe_w = -1;
 	rp->born_inside = 0;
-	rp->pid = -1;
+	rp->mid = -1;
 	rp->cgroup[0] = '\0';
 	if ((r = cgroup2_mount(mnt, sizeof(mnt))) ||
 	    (r = own_cgroup(own, sizeof(own))))
@@ -159,8 +159,8 @@ int hx_reaper_start(const char *session, struct hx_reaper *rp)
 		r = -errno;
 		goto fail;
 	}
-	/* Double fork: the reaper must not be harness-exec's descendant,
-	 * or ending the session would wait for it to die. */
+	/* Double fork (reaper.h); the first child is waited for later, in
+	 * hx_reaper_settle, so its exit costs no wake-up here. */
 	pid = fork();
 	if (pid < 0) {
 		r = -errno;
@@ -178,7 +178,7 @@ int hx_reaper_start(const char *session, struct hx_reaper *rp)
 		}
 		_exit(0);
 	}
-	waitpid(pid, NULL, 0);
+	rp->mid = pid;
 	close(p[0]);
 	rp->pipe_w = p[1];
 	return 0;
@@ -188,6 +188,15 @@ fail:
 		rmdir(rp->cgroup);
 	rp->cgroup[0] = '\0';
 	return r;
+}
+
+void hx_reaper_settle(struct hx_reaper *rp)
+{
+	if (rp->mid <= 0)
+		return;
+	while (waitpid(rp->mid, NULL, 0) < 0 && errno == EINTR)
+		;
+	rp->mid = -1;
 }
 
 pid_t hx_reaper_fork(struct hx_reaper *rp)
@@ -233,6 +242,7 @@ void hx_reaper_stop(struct hx_reaper *rp)
 {
 	char done = HX_REAPER_DONE;
 
+	hx_reaper_settle(rp);
 	if (rp->pipe_w >= 0 && write(rp->pipe_w, &done, 1) != 1) {
 		/* The reaper is gone already; nothing to tell it. */
 	}

@@ -9,10 +9,12 @@
  * in flight included. The agent cannot signal the reaper (Landlock signal
  * scope) nor leave the cgroup (/sys is outside every write root).
  *
- * Lifecycle: hx_reaper_start (before forking the agent) -> hx_reaper_join
- * (in the agent's first process, before exec) -> hx_reaper_stop (at the
- * end of the session). Without a writable cgroup v2, start returns
- * -ENOTSUP and the guarantee is reported as missing. */
+ * Lifecycle: hx_reaper_start (early: the fork overlaps the rest of the
+ * set-up) -> hx_reaper_settle (before PR_SET_CHILD_SUBREAPER and the
+ * agent's fork) -> hx_reaper_join (in the agent's first process, before
+ * exec) -> hx_reaper_stop (at the end of the session). Without a
+ * writable cgroup v2, start returns -ENOTSUP and the guarantee is
+ * reported as missing. */
 #ifndef HX_REAPER_H
 #define HX_REAPER_H
 
@@ -23,13 +25,19 @@ struct hx_reaper {
 	int procs_fd; /* the cgroup's cgroup.procs, for hx_reaper_join */
 	int born_inside; /* set in the child that clone3 put in the cgroup */
 	int pipe_w;   /* closing it without HX_REAPER_DONE kills the tree */
-	pid_t pid;    /* the reaper process */
+	pid_t mid;    /* the child that forks the reaper, until settled */
 	char cgroup[4096];
 };
 
-/* Creates the session's cgroup and forks the reaper. Returns 0, or
- * -errno (-ENOTSUP: no writable cgroup v2); *rp is then inert. */
+/* Creates the session's cgroup and forks the reaper (through a child
+ * that exits at once: the reaper must not be harness-exec's descendant,
+ * or ending the session would wait for it). Returns 0, or -errno
+ * (-ENOTSUP: no writable cgroup v2); *rp is then inert. */
 int hx_reaper_start(const char *session, struct hx_reaper *rp);
+
+/* Waits for the child hx_reaper_start left, so that the reaper is not
+ * reparented to us once we are a subreaper. Idempotent. */
+void hx_reaper_settle(struct hx_reaper *rp);
 
 /* fork(), with the child born inside the session's cgroup (clone3 with
  * CLONE_INTO_CGROUP): moving a running process into a cgroup waits for
@@ -47,8 +55,8 @@ int hx_reaper_join(const struct hx_reaper *rp);
 /* Closes the fds the agent must not inherit (in the agent's child). */
 void hx_reaper_forget(struct hx_reaper *rp);
 
-/* Ends the reaper without killing anything, and removes the cgroup once
- * it is empty. Safe on an inert reaper. */
+/* Settles, ends the reaper without killing anything, and removes the
+ * cgroup once it is empty. Safe on an inert reaper. */
 void hx_reaper_stop(struct hx_reaper *rp);
 
 #endif

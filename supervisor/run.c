@@ -7,7 +7,6 @@
 #include <fcntl.h>
 #include <jansson.h>
 #include <limits.h>
-#include <openssl/evp.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -35,6 +34,7 @@
 #include "sandbox.h"
 #include "server.h"
 #include "session.h"
+#include "sha256.h"
 #include "unotify.h"
 #include "worktree.h"
 #include "procstat.h"
@@ -69,6 +69,7 @@ struct run {
 	char policy_sha[65];
 	char shim[PATH_MAX];
 	char cwd[PATH_MAX];
+	char cmd_path[PATH_MAX]; /* the command as found on PATH, or "" */
 	char *own_env[3]; /* the strings child_env made */
 	bool listening;
 	pid_t child;
@@ -125,18 +126,6 @@ out:
 	return r;
 }
 
-static void sha256_text(const char *p, size_t n, char *hex)
-{
-	uint8_t md[EVP_MAX_MD_SIZE];
-	unsigned len = 0;
-
-	if (!EVP_Digest(p, n, md, &len, EVP_sha256(), NULL) || len != 32) {
-		hex[0] = '\0';
-		return;
-	}
-	hx_fmt_hex(md, 32, hex);
-}
-
 /* $HARNESS_SHIM, or the shim next to this binary. It must be an absolute
  * path LD_PRELOAD can carry (no ':' or spaces). */
 static int find_shim(char *out)
@@ -164,17 +153,17 @@ static int find_shim(char *out)
 	return access(out, R_OK) ? -errno : 0;
 }
 
-/* PATH lookup as execvp does it, for the decision on the command. */
-static bool find_cmd(const char *cmd, const char *cwd, char *out)
+/* PATH lookup as execvp does it, for the decision on the command: the
+ * candidate into cand, its real path into out. */
+static bool find_cmd(const char *cmd, const char *cwd, char *cand, char *out)
 {
 	const char *path = getenv("PATH"), *p, *e;
-	char cand[PATH_MAX];
 	struct stat st;
 
 	if (strchr(cmd, '/')) {
-		if ((size_t)snprintf(
-			cand, sizeof(cand), "%s%s%s", cmd[0] == '/' ? "" : cwd,
-			cmd[0] == '/' ? "" : "/", cmd) >= sizeof(cand))
+		if ((size_t)snprintf(cand, PATH_MAX, "%s%s%s",
+				     cmd[0] == '/' ? "" : cwd,
+				     cmd[0] == '/' ? "" : "/", cmd) >= PATH_MAX)
 			return false;
 		return !!realpath(cand, out);
 	}
@@ -182,9 +171,8 @@ static bool find_cmd(const char *cmd, const char *cwd, char *out)
 		path = "/usr/local/bin:/usr/bin:/bin";
 	for (p = path; *p; p = *e ? e + 1 : e) {
 		e = strchrnul(p, ':');
-		if ((size_t)snprintf(cand, sizeof(cand), "%.*s/%s",
-				     (int)(e - p), e == p ? "." : p,
-				     cmd) >= sizeof(cand))
+		if ((size_t)snprintf(cand, PATH_MAX, "%.*s/%s", (int)(e - p),
+				     e == p ? "." : p, cmd) >= PATH_MAX)
 			continue;
 		if (!stat(cand, &st) && S_ISREG(st.st_mode) &&
 		    !access(cand, X_OK))
@@ -321,8 +309,10 @@ static bool decide_command(struct run *r)
 	char exe[PATH_MAX];
 	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
 
-	if (!find_cmd(r->o->cmd[0], r->cwd, path))
+	if (!find_cmd(r->o->cmd[0], r->cwd, r->cmd_path, path)) {
+		r->cmd_path[0] = '\0';
 		return true; /* execvp reports it (127) */
+	}
 	if (n > 0) {
 		exe[n] = '\0';
 		peer.exe = exe;
@@ -354,6 +344,8 @@ static char **child_env(struct run *r)
 			     sizeof(HX_ENV_SOCKET)) ||
 		    !strncmp(environ[i], HX_ENV_PRELOAD "=",
 			     sizeof(HX_ENV_PRELOAD)) ||
+		    !strncmp(environ[i], HX_ENV_CONN "=",
+			     sizeof(HX_ENV_CONN)) ||
 		    !strncmp(environ[i], "TMPDIR=", 7))
 			continue;
 		env[k++] = environ[i];
@@ -390,7 +382,9 @@ static void child_exec(struct run *r, char **env, const sigset_t *oldmask)
 		for (int fd = 3; fd < 1024; fd++)
 			close(fd);
 	environ = env;
-	execvp(r->o->cmd[0], r->o->cmd);
+	/* What was decided, without execvp's search again: each directory
+	 * of PATH it tried first would be an exec the kernel layer hears. */
+	execvp(r->cmd_path[0] ? r->cmd_path : r->o->cmd[0], r->o->cmd);
 	e = errno;
 	fprintf(stderr, "harness-exec: %s: %s\n", r->o->cmd[0], strerror(e));
 	_exit(e == ENOENT || e == ENOTDIR ? 127 : 126);
@@ -511,13 +505,26 @@ static void drain(struct run *r, uint64_t max_ms)
 		;
 }
 
+/* As a subreaper we are the parent of every orphan of the tree, so a
+ * living descendant descends from one of our children: with none left
+ * (ECHILD), the /proc scan (~10 us a process on the machine) can be
+ * skipped. WNOWAIT, since the exec gate's tracer may be the waiter;
+ * __WALL counts its tracees and clone children too. */
+static bool has_children(void)
+{
+	siginfo_t si;
+
+	return !waitid(P_ALL, 0, &si, WEXITED | WNOHANG | WNOWAIT | __WALL) ||
+	       errno != ECHILD;
+}
+
 static void kill_tree(struct run *r)
 {
 	static pid_t d[MAX_DESC];
 	size_t n, i;
 	uint64_t start;
 
-	n = hx_descendants(getpid(), d, MAX_DESC);
+	n = has_children() ? hx_descendants(getpid(), d, MAX_DESC) : 0;
 	if (!n) {
 		reap(r);
 		return;
@@ -587,7 +594,7 @@ static int load_policy(struct run *r)
 			hx_policy_error_format(&err, msg, sizeof(msg)));
 		return -1;
 	}
-	sha256_text(text, r->policy_len, r->policy_sha);
+	hx_sha256_hex(text, r->policy_len, r->policy_sha);
 	return 0;
 }
 
@@ -655,6 +662,10 @@ static int setup(struct run *r)
 		hx_say("session setup: %s", strerror(-e));
 		return -1;
 	}
+	/* Before any agent process exists, so all of them are in its
+	 * cgroup; first, so that its fork overlaps the rest of the set-up
+	 * (settled before PR_SET_CHILD_SUBREAPER in hx_run). */
+	r->reaper_err = hx_reaper_start(r->sess.id, &r->reaper);
 	if (o->worktree && open_worktree(r))
 		return -1;
 	if (load_policy(r))
@@ -672,6 +683,16 @@ static int setup(struct run *r)
 			r->sess.dir, r->sess.tmpdir, strerror(-e));
 		return -1;
 	}
+	/* As soon as the write roots exist: the Landlock ruleset is derived
+	 * meanwhile (hx_sandbox_ready below). */
+	r->pl.mode =
+	    o->mode >= 0 ? (enum hx_mode)o->mode : hx_policy_mode(r->policy);
+	policy_vars(r, &vars);
+	if (hx_sandbox_prepare(r->policy, &vars, r->pl.mode, o->quiet, &r->sb,
+			       msg, sizeof(msg))) {
+		hx_say("sandbox: %s", msg);
+		return -1;
+	}
 	e = hx_audit_open(r->sess.audit_path, &r->audit);
 	if (e) {
 		hx_say("cannot open audit log %s: %s", r->sess.audit_path,
@@ -686,8 +707,6 @@ static int setup(struct run *r)
 	r->pl.audit = r->audit;
 	r->pl.dns = r->dns;
 	r->pl.session = r->sess.id;
-	r->pl.mode =
-	    o->mode >= 0 ? (enum hx_mode)o->mode : hx_policy_mode(r->policy);
 	e = hx_server_new(&r->pl, &r->srv);
 	if (!e)
 		e = hx_server_listen(r->srv, r->sess.sock_path);
@@ -696,12 +715,6 @@ static int setup(struct run *r)
 		return -1;
 	}
 	r->listening = true;
-	policy_vars(r, &vars);
-	if (hx_sandbox_prepare(r->policy, &vars, r->pl.mode, o->quiet, &r->sb,
-			       msg, sizeof(msg))) {
-		hx_say("sandbox: %s", msg);
-		return -1;
-	}
 	/* The user-notify layer: the child hands its listener over
 	 * r->hand[1]; without it harness says so and runs on the others. */
 	if (!o->no_kernel_notify) {
@@ -739,15 +752,16 @@ static int setup(struct run *r)
 					"rules bind programs through the shim "
 					"only\n");
 	}
-	/* Before any agent process exists, so all of them are in its
-	 * cgroup; before PR_SET_CHILD_SUBREAPER, so it is not our child. */
-	r->reaper_err = hx_reaper_start(r->sess.id, &r->reaper);
 	if (r->reaper_err && !o->quiet)
 		fprintf(stderr,
 			"harness-exec: warning: no cgroup v2 for the session "
 			"(%s): if harness-exec itself is killed, the agent's "
 			"processes are not\n",
 			strerror(-r->reaper_err));
+	if (hx_sandbox_ready(r->sb, msg, sizeof(msg))) {
+		hx_say("sandbox: %s", msg);
+		return -1;
+	}
 	if (o->verbose)
 		fprintf(stderr,
 			"harness: session %s\n"
@@ -771,17 +785,15 @@ static int setup(struct run *r)
 
 static void teardown(struct run *r)
 {
-	hx_unotify_stop(r->un);
-	r->un = NULL;
-	hx_execgate_stop(r->gate);
-	r->gate = NULL;
 	for (int i = 0; i < 2; i++)
 		if (r->hand[i] >= 0)
 			close(r->hand[i]);
+	/* First: it joins the Landlock thread, which borrows the worktree's
+	 * policy variables (a set-up that failed half way). */
+	hx_sandbox_free(r->sb);
 	hx_server_free(r->srv);
 	hx_pipeline_kernel_free(&r->pl);
 	hx_worktree_free(r->wt);
-	hx_sandbox_free(r->sb);
 	hx_reaper_stop(&r->reaper);
 	/* Never unlink a socket this run did not create (a reused name). */
 	if (!r->listening)
@@ -834,7 +846,9 @@ int hx_run(const struct hx_options *o)
 		goto end;
 	}
 	/* Orphans of the tree come back to us, so nothing outlives the
-	 * session; and the agent may not ptrace or read us. */
+	 * session; and the agent may not ptrace or read us. The reaper is
+	 * settled first, or it could be one of those orphans. */
+	hx_reaper_settle(&r->reaper);
 	prctl(PR_SET_CHILD_SUBREAPER, 1);
 	prctl(PR_SET_DUMPABLE, 0);
 	fflush(NULL);
@@ -873,6 +887,8 @@ int hx_run(const struct hx_options *o)
 		} else {
 			hx_pipeline_kernel_sees(&r->pl, r->gate != NULL,
 						r->trace_reads);
+			/* Handed off: the child is past Landlock. */
+			hx_sandbox_release(r->sb);
 		}
 	}
 	/* After the fork: a resolver thread must not exist at fork time. */
@@ -894,6 +910,18 @@ end:
 	log_session_end(r, code);
 	hx_worktree_result(r->wt, r->audit, o->cmd, o->ncmd, code);
 out:
+	/* What may still append goes first (the gate logs the findings it
+	 * has not handed over); then the log's last flush overlaps the rest
+	 * of the teardown. */
+	hx_unotify_stop(r->un);
+	r->un = NULL;
+	hx_execgate_stop(r->gate);
+	r->gate = NULL;
+	hx_audit_sync_start(r->audit);
+	if (sfd >= 0)
+		close(sfd);
+	free(env);
+	teardown(r);
 	audit_open = r->audit != NULL;
 	if (audit_open && hx_audit_close(r->audit))
 		hx_say("audit log %s: sync failed", r->sess.audit_path);
@@ -907,9 +935,5 @@ out:
 					 r->pl.verdicts[HX_VERDICT_ASK]),
 		    r->pl.mode == HX_MODE_AUDIT ? "would be denied" : "denied",
 		    r->sess.audit_path);
-	if (sfd >= 0)
-		close(sfd);
-	free(env);
-	teardown(r);
 	return code;
 }

@@ -7,6 +7,7 @@
 #include <jansson.h>
 #include <linux/capability.h>
 #include <linux/securebits.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,6 +16,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "../policy/policy.h"
 #include "kprobe.h"
 #include "landlock.h"
 #include "limits.h"
@@ -31,6 +33,15 @@ struct hx_sandbox {
 	int handoff;  /* child's end of the listener socketpair, or -1 */
 	bool exec_gate; /* execve/execveat notified (execgate.h) */
 	bool trace_reads; /* every open notified, read-only ones too */
+	bool ready;	  /* hx_sandbox_ready said yes: the child may enter */
+	/* The Landlock ruleset is derived on a thread while the rest is
+	 * set up: its directory walk takes milliseconds (landlock_tree.h). */
+	bool ll_pending;
+	pthread_t ll_thread;
+	const struct hx_policy *policy;
+	struct hx_policy_vars vars;
+	int ll_err;
+	char ll_msg[256];
 	struct hx_limits limits; /* enforce mode: the policy's rlimits */
 };
 
@@ -72,6 +83,36 @@ static void warn(bool quiet, const char *fmt, ...)
 	fputc('\n', stderr);
 }
 
+static void *derive_landlock(void *arg)
+{
+	struct hx_sandbox *sb = arg;
+
+	sb->ll_err = hx_landlock_prepare(sb->policy, &sb->vars, &sb->ll,
+					 sb->ll_msg, sizeof(sb->ll_msg));
+	return NULL;
+}
+
+/* Without Landlock in the kernel there is nothing to derive (sb->ll
+ * stays NULL, as hx_landlock_prepare would leave it). */
+static int start_landlock(struct hx_sandbox *sb, const struct hx_policy *p,
+			  const struct hx_policy_vars *vars, char *err,
+			  size_t errlen)
+{
+	int e;
+
+	if (hx_landlock_abi() <= 0)
+		return 0;
+	sb->policy = p;
+	sb->vars = *vars;
+	e = pthread_create(&sb->ll_thread, NULL, derive_landlock, sb);
+	if (e) {
+		snprintf(err, errlen, "landlock thread: %s", strerror(e));
+		return -e;
+	}
+	sb->ll_pending = true;
+	return 0;
+}
+
 int hx_sandbox_prepare(const struct hx_policy *p,
 		       const struct hx_policy_vars *vars, enum hx_mode mode,
 		       bool quiet, struct hx_sandbox **out, char *err,
@@ -87,6 +128,9 @@ int hx_sandbox_prepare(const struct hx_policy *p,
 	}
 	sb->mode = mode;
 	sb->handoff = -1;
+	if (mode == HX_MODE_ENFORCE &&
+	    (e = start_landlock(sb, p, vars, err, errlen)))
+		goto fail;
 	hx_kernel_probe(&sb->k, false);
 	sb->last_cap = read_last_cap();
 	if (!sb->k.seccomp || !sb->k.nnp) {
@@ -102,10 +146,7 @@ int hx_sandbox_prepare(const struct hx_policy *p,
 		goto fail;
 	if (mode == HX_MODE_ENFORCE) {
 		hx_limits_from_policy(p, &sb->limits);
-		e = hx_landlock_prepare(p, vars, &sb->ll, err, errlen);
-		if (e)
-			goto fail;
-		if (!sb->ll)
+		if (!sb->ll_pending)
 			warn(quiet,
 			     "landlock missing (ABI %d): file and TCP access "
 			     "are bounded only by the shim, which a static "
@@ -121,6 +162,20 @@ int hx_sandbox_prepare(const struct hx_policy *p,
 fail:
 	hx_sandbox_free(sb);
 	return e;
+}
+
+int hx_sandbox_ready(struct hx_sandbox *sb, char *err, size_t errlen)
+{
+	if (sb->ll_pending) {
+		pthread_join(sb->ll_thread, NULL);
+		sb->ll_pending = false;
+		if (sb->ll_err) {
+			snprintf(err, errlen, "%s", sb->ll_msg);
+			return sb->ll_err;
+		}
+	}
+	sb->ready = true;
+	return 0;
 }
 
 /* Child side: no stdio locks or allocation matter after fork of a
@@ -233,7 +288,7 @@ void hx_sandbox_enter(const struct hx_sandbox *sb)
 	const char *what = "";
 	int e, h;
 
-	if (!sb)
+	if (!sb || !sb->ready)
 		die_child("not prepared", EINVAL);
 	if ((e = hx_limits_apply(&sb->limits, &what)))
 		die_child(what, -e);
@@ -260,6 +315,12 @@ void hx_sandbox_enter(const struct hx_sandbox *sb)
 	/* Last: from here on even our own set-up would be filtered. */
 	if ((e = hx_seccomp_install(sb->prog)))
 		die_child("seccomp", -e);
+}
+
+void hx_sandbox_release(struct hx_sandbox *sb)
+{
+	if (sb)
+		hx_landlock_release(sb->ll);
 }
 
 json_t *hx_sandbox_kernel_json(const struct hx_sandbox *sb)
@@ -303,6 +364,8 @@ void hx_sandbox_free(struct hx_sandbox *sb)
 {
 	if (!sb)
 		return;
+	if (sb->ll_pending)
+		pthread_join(sb->ll_thread, NULL);
 	hx_seccomp_prog_free(sb->prog);
 	hx_landlock_free(sb->ll);
 	free(sb);

@@ -2,10 +2,11 @@
  * no capabilities (also as root), Landlock, the seccomp deny list.
  *
  * Lifecycle: hx_sandbox_prepare (in harness-exec, before fork: builds
- * the filter and the Landlock ruleset, probes the kernel, warns about
- * what is missing) -> hx_sandbox_enter (in the child, right before
- * execvp) -> hx_sandbox_free (in the parent). hx_sandbox_free(NULL) is
- * a no-op. */
+ * the filter, starts the Landlock ruleset, probes the kernel, warns
+ * about what is missing) -> hx_sandbox_ready (before fork) ->
+ * hx_sandbox_enter (in the child, right before execvp) ->
+ * [hx_sandbox_release (in the parent, once the child has entered)] ->
+ * hx_sandbox_free (in the parent). hx_sandbox_free(NULL) is a no-op. */
 #ifndef HX_SANDBOX_H
 #define HX_SANDBOX_H
 
@@ -25,12 +26,21 @@ struct json_t; /* jansson's json_t, without its header */
  * it is the policy's boundary, while the seccomp deny list is the
  * sandbox's integrity and holds in audit mode too. Unless quiet, warns
  * once on stderr for each missing mechanism this run relies on.
- * Returns 0, or -errno with a message in err (harness-exec refuses to
- * start: an unconfined agent is never the fallback). */
+ * The Landlock ruleset is derived on a thread of its own, from p and a
+ * copy of vars (the strings are borrowed until hx_sandbox_ready): p
+ * must not change meanwhile. Returns 0, or -errno with a message in err
+ * (harness-exec refuses to start: an unconfined agent is never the
+ * fallback). */
 int hx_sandbox_prepare(const struct hx_policy *p,
 		       const struct hx_policy_vars *vars, enum hx_mode mode,
 		       bool quiet, struct hx_sandbox **out, char *err,
 		       size_t errlen);
+
+/* Waits for the Landlock ruleset. Must succeed before
+ * hx_sandbox_kernel_json and the fork: hx_sandbox_enter refuses a
+ * sandbox that is not ready. Returns 0, or -errno with a message in err
+ * (refuse to start, as for prepare). */
+int hx_sandbox_ready(struct hx_sandbox *sb, char *err, size_t errlen);
 
 /* Adds the seccomp user-notify filter (after prepare, before fork):
  * the child installs it with SECCOMP_FILTER_FLAG_NEW_LISTENER and hands
@@ -56,6 +66,12 @@ void hx_sandbox_set_trace_reads(struct hx_sandbox *sb, bool on);
  * failure prints one line "harness-exec: sandbox: ..." and _exit(126):
  * it never returns unconfined. */
 void hx_sandbox_enter(const struct hx_sandbox *sb);
+
+/* In the parent, once the child has entered the sandbox (it handed the
+ * listener over: Landlock is applied): frees what only the child
+ * needed, the Landlock ruleset, while the agent starts. The sandbox
+ * cannot be entered again afterwards. NULL: no-op. */
+void hx_sandbox_release(struct hx_sandbox *sb);
 
 /* The kernel availability for the session_start record, e.g.
  * {"seccomp": true, "landlock_abi": 6, ...}; a new reference. */

@@ -252,6 +252,10 @@ int hx_session_cleanup(struct hx_session *s)
 {
 	int r = 0, e;
 
+	/* Most agents leave their TMPDIR empty: two rmdirs then, no walk
+	 * (rmdir removes nothing but an empty directory, and no link). */
+	if (s->created_tmp && !rmdir(s->tmpdir) && !rmdir(s->tmp_root))
+		s->created_tmp = false;
 	if (s->created_tmp) {
 		e = hx_rmtree(s->tmp_root);
 		if (e && e != -ENOENT)

@@ -25,6 +25,7 @@
 #include "provenance.h"
 #include "server.h"
 #include "session.h"
+#include "sha256.h"
 #include "wtstate.h"
 #include "msg.h"
 

@@ -20,7 +20,8 @@
  *                        "p" with the symlink "q" (renameat2 EXCHANGE),
  *                        another unlinks and chmods "p/key" and recreates
  *                        it
- *   uconnect PATH        unix stream connect to PATH, sends "ping\n"
+ *   uconnect PATH        unix stream connect to PATH, sends "ping\n",
+ *                        reads the answer
  *   usendto PATH         unix datagram sendto PATH "dgram\n"
  *   urights PATH         unix datagram sendmsg to PATH passing a pipe's
  *                        read end (SCM_RIGHTS) after writing "piped\n"
@@ -153,9 +154,13 @@ static int unix_cmd(int argc, char **argv)
 	if (!strcmp(argv[1], "uconnect")) {
 		int s = socket(AF_UNIX, SOCK_STREAM, 0);
 
+		char pong[5];
+
 		r = syscall(SYS_connect, s, &sa, sizeof(sa));
-		if (r == 0 && write(s, "ping\n", 5) != 5)
-			return report(-1, "write");
+		/* Until the server answers: it has seen us by then. */
+		if (r == 0 && (write(s, "ping\n", 5) != 5 ||
+			       read(s, pong, sizeof(pong)) <= 0))
+			return report(-1, "ping");
 		return report(r, "uconnect");
 	}
 	if (!strcmp(argv[1], "ulinkrace") && argc == 5) {

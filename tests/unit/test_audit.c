@@ -11,12 +11,34 @@
 
 #include "supervisor/audit.h"
 #include "supervisor/auditcli.h"
+#include "supervisor/sha256.h"
 
 #define N 20
 
 static char dir[64], path[128];
 static char *lines[N + 4];
 static size_t nlines;
+
+/* FIPS 180-2 vectors: the chain is plain SHA-256, which any tool can
+ * recompute. */
+START_TEST(sha256_vectors)
+{
+	const char *line = "{\"seq\":1,\"prev\":\"x\",\"hash\":\""
+			   "0000000000000000000000000000000000000000000000000000"
+			   "000000000000\"}";
+	char hex[65];
+
+	hx_sha256_hex("", 0, hex);
+	ck_assert_str_eq(hex, "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934c"
+			      "a495991b7852b855");
+	hx_sha256_hex2("a", 1, "bc", 2, hex);
+	ck_assert_str_eq(hex, "ba7816bf8f01cfea414140de5dae2223b00361a396177a9c"
+			      "b410ff61f20015ad");
+	ck_assert_int_eq(hx_audit_line_hash(line, strlen(line), hex), 0);
+	ck_assert_str_eq(hex, "b4d4dcd8b338551ab258edeac660d09cd9b08553ceeb0364"
+			      "606ef10ccf958591");
+}
+END_TEST
 
 static void write_log(int n, const char *last_event)
 {
@@ -366,6 +388,7 @@ static Suite *audit_suite(void)
 	TCase *tc = tcase_create("chain");
 
 	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, sha256_vectors);
 	tcase_add_test(tc, chain_verifies);
 	tcase_add_test(tc, record_layout);
 	tcase_add_test(tc, edited_byte);

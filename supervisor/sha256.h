@@ -1,0 +1,16 @@
+/* SHA-256 as hex, for the audit chain, the policy digest and the
+ * manifest. */
+#ifndef HX_SHA256_H
+#define HX_SHA256_H
+
+#include <stddef.h>
+
+/* SHA-256 of p1 (n1 bytes) then p2 (n2 bytes; p2 may be NULL when n2
+ * is 0) as 64 hex digits + NUL into hex. */
+void hx_sha256_hex2(const void *p1, size_t n1, const void *p2, size_t n2,
+		    char *hex);
+
+/* SHA-256 of n bytes as 64 hex digits + NUL into hex. */
+void hx_sha256_hex(const void *p, size_t n, char *hex);
+
+#endif
