@@ -3,7 +3,7 @@
 
 BUILD ?= build
 CC ?= cc
-PKGS := jansson yaml-0.1 libgit2 libseccomp libcrypto libunwind check
+PKGS := jansson yaml-0.1 libgit2 libseccomp nettle libunwind check
 # Debian 12 names, installed by scripts/install-deps when missing.
 WERROR ?= -Werror
 WARN := -Wall -Wextra -Wformat=2 -Wshadow -Wstrict-prototypes \
@@ -13,7 +13,8 @@ HARDEN := -D_FORTIFY_SOURCE=3 -fstack-protector-strong
 SAN ?=
 CFLAGS_COMMON := -std=gnu17 $(OPT) $(WARN) -fPIC -MMD -MP -I.
 PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS))
-PKG_LIBS = $(shell pkg-config --libs jansson yaml-0.1 libgit2 libseccomp libcrypto)
+PKG_LIBS = $(shell pkg-config --libs jansson yaml-0.1 libseccomp nettle)
+GIT_LIBS = $(shell pkg-config --libs libgit2)
 CFLAGS_HOST = $(CFLAGS_COMMON) $(HARDEN) $(SAN) $(PKG_CFLAGS)
 # The shim lives in every agent process: no sanitizers, hidden symbols,
 # and no fortify wrappers around the very functions it defines.
@@ -23,7 +24,13 @@ LDLIBS_SHIM := -ldl -lpthread
 
 POLICY_SRCS := $(wildcard policy/*.c)
 POLICY_ASM := policy/default_policy.S
-SUP_SRCS := $(wildcard supervisor/*.c)
+# The git half of the supervisor (worktrees, checkpoints, provenance):
+# also the plugin libharness-git.so, which harness-exec loads only when
+# it needs it (supervisor/gitplugin.c): libgit2 costs every start ~3 ms.
+GIT_SRCS := $(addprefix supervisor/,checkpoint.c control.c gc.c gitapi.c \
+	gitutil.c manifest.c provenance.c worktree.c wtaudit.c wtcli.c wtstate.c)
+GITPLUGIN_SRC := supervisor/gitplugin.c
+SUP_SRCS := $(filter-out $(GIT_SRCS) $(GITPLUGIN_SRC),$(wildcard supervisor/*.c))
 WIRE_SRCS := shim/wire.c
 SHIM_SRCS := $(filter-out shim/wire.c,$(wildcard shim/*.c))
 SHIM_CORE_SRCS := $(filter-out shim/interpose_%.c,$(SHIM_SRCS))
@@ -37,6 +44,8 @@ shimobj = $(patsubst %.c,$(BUILD)/shim-obj/%.o,$(1))
 LIB_POLICY := $(BUILD)/libhxpolicy.a
 LIB_WIRE := $(BUILD)/libhxwire.a
 LIB_SUP := $(BUILD)/libhxsupervisor.a
+LIB_GIT := $(BUILD)/libhxgit.a
+GIT_SO := $(BUILD)/libharness-git.so
 LIB_SHIMCORE := $(BUILD)/libhxshimcore.a
 SHIM_SO := $(BUILD)/libharness-shim.so
 BINS := $(addprefix $(BUILD)/,$(TOOLS))
@@ -48,7 +57,7 @@ DEPS_OK := $(BUILD)/.deps-ok
 .SECONDARY:
 .PHONY: all run test unit integration asan bench fuzz soak clean \
 	install-deps format format-check
-all: $(BINS) $(SHIM_SO)
+all: $(BINS) $(SHIM_SO) $(GIT_SO)
 
 # Install the Debian packages when a library or a test program is missing.
 $(DEPS_OK): scripts/install-deps
@@ -71,26 +80,44 @@ $(BUILD)/shim-obj/%.o: %.c | $(DEPS_OK)
 	$(CC) $(CFLAGS_SHIM) -c $< -o $@
 
 $(LIB_POLICY): $(call obj,$(POLICY_SRCS)) $(BUILD)/obj/policy/default_policy.o
-	$(AR) rcs $@ $^
+	rm -f $@ && $(AR) rcs $@ $^
 $(LIB_WIRE): $(call obj,$(WIRE_SRCS))
-	$(AR) rcs $@ $^
+	rm -f $@ && $(AR) rcs $@ $^
 $(LIB_SUP): $(call obj,$(SUP_SRCS))
-	$(AR) rcs $@ $^
+	rm -f $@ && $(AR) rcs $@ $^
+$(LIB_GIT): $(call obj,$(GIT_SRCS))
+	rm -f $@ && $(AR) rcs $@ $^
 $(LIB_SHIMCORE): $(call shimobj,$(SHIM_CORE_SRCS) $(WIRE_SRCS) policy/glob.c)
-	$(AR) rcs $@ $^
+	rm -f $@ && $(AR) rcs $@ $^
 
 $(SHIM_SO): $(call shimobj,$(SHIM_SRCS) $(WIRE_SRCS) policy/glob.c) shim/exports.map
 	$(CC) -shared -Wl,-z,now -Wl,--version-script=shim/exports.map \
 	  -o $@ $(filter %.o,$^) $(LDLIBS_SHIM)
 
 HOST_LIBS = $(LIB_SUP) $(LIB_POLICY) $(LIB_WIRE)
-$(BUILD)/harness-%: $(BUILD)/obj/tools/harness-%.o $(LIB_SUP) $(LIB_POLICY) $(LIB_WIRE)
-	$(CC) $(SAN) -Wl,--as-needed -o $@ $< $(HOST_LIBS) $(PKG_LIBS) -lpthread
+# harness-exec reaches the git half through the plugin; the others link
+# it in.
+$(BUILD)/harness-exec: $(BUILD)/obj/tools/harness-exec.o \
+  $(call obj,$(GITPLUGIN_SRC)) $(HOST_LIBS)
+	$(CC) $(SAN) -Wl,--as-needed -o $@ $(filter %.o,$^) $(HOST_LIBS) \
+	  $(PKG_LIBS) -ldl -lpthread
+# The git half and the core call each other (auditcli.c, hx_say): a group.
+ALL_LIBS = -Wl,--start-group $(LIB_GIT) $(HOST_LIBS) -Wl,--end-group
+$(BUILD)/harness-%: $(BUILD)/obj/tools/harness-%.o $(LIB_GIT) $(HOST_LIBS)
+	$(CC) $(SAN) -Wl,--as-needed -o $@ $< $(ALL_LIBS) $(PKG_LIBS) \
+	  $(GIT_LIBS) -lpthread
+# Its own copies of the core it calls (they keep no global state); only
+# hx_git_api is meant to be looked up, and -Bsymbolic binds the rest
+# inside.
+$(GIT_SO): $(call obj,$(GIT_SRCS)) $(HOST_LIBS)
+	$(CC) $(SAN) -shared -Wl,-z,now,-z,defs -Wl,-Bsymbolic -Wl,--as-needed \
+	  -o $@ $(call obj,$(GIT_SRCS)) $(ALL_LIBS) $(PKG_LIBS) \
+	  $(GIT_LIBS) -lpthread
 
-$(BUILD)/tests/%: $(BUILD)/obj/tests/unit/%.o $(LIB_SUP) $(LIB_POLICY) $(LIB_WIRE) $(LIB_SHIMCORE)
+$(BUILD)/tests/%: $(BUILD)/obj/tests/unit/%.o $(LIB_GIT) $(HOST_LIBS) $(LIB_SHIMCORE)
 	@mkdir -p $(@D)
-	$(CC) $(SAN) -o $@ $< $(HOST_LIBS) $(LIB_SHIMCORE) $(PKG_LIBS) \
-	  $$(pkg-config --libs check) -lunwind -ldl -lpthread
+	$(CC) $(SAN) -o $@ $< $(ALL_LIBS) $(LIB_SHIMCORE) $(PKG_LIBS) \
+	  $(GIT_LIBS) $$(pkg-config --libs check) -lunwind -ldl -lpthread
 
 # Programs that run under the harness: never sanitized (ASan makes
 # syscalls of its own), built with the plain toolchain.

@@ -29,12 +29,6 @@ static const char usage[] =
     "            result branch harness/<session>. Stale locks of dead\n"
     "            sessions and stale worktree metadata go whatever the age.\n";
 
-bool hx_wtcli_is_command(const char *a)
-{
-	return a && (!strcmp(a, "checkpoint") || !strcmp(a, "restore") ||
-		     !strcmp(a, "gc"));
-}
-
 static int cmd_checkpoint(int argc, char *const *argv, FILE *out, FILE *err)
 {
 	struct hx_wtstate s;

@@ -6,7 +6,8 @@
 #include <stdbool.h>
 #include <stdio.h>
 
-/* Whether argv[1] names one of the subcommands. */
+/* Whether argv[1] names one of the subcommands (in harness-exec:
+ * gitplugin.c, which needs no plugin for it). */
 bool hx_wtcli_is_command(const char *arg);
 
 /* Runs `harness-exec SUBCOMMAND ARGS...`. Returns the exit status: 0 ok,

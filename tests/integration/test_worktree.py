@@ -5,11 +5,12 @@ real repositories made with the git CLI."""
 import hashlib
 import json
 import os
+import shutil
 import signal
 import subprocess
 import time
 
-from lib import EXEC, AUDIT_TOOL, check, harness, read_log
+from lib import EXEC, AUDIT_TOOL, SHIM, check, harness, read_log
 
 GIT_ENV = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.com",
            "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@example.com",
@@ -396,3 +397,24 @@ def test_worktree_copy_untracked_and_control_checkpoint(wd):
     check(any(x["trigger"] == "control" for x in cps), cps)
     nope = tool([EXEC, "checkpoint", "t1"], wd)
     check(nope.returncode == 1 and "not running" in nope.stderr, nope.stderr)
+
+
+def test_git_plugin_loaded_only_for_worktrees(wd):
+    # harness-exec without libharness-git.so beside it: a session without
+    # --worktree runs (libgit2 is never needed, so never loaded), one with
+    # it and the subcommands say what is missing.
+    alone = os.path.join(wd.state, "alone")
+    os.makedirs(alone)
+    exe = shutil.copy(EXEC, alone)
+    repo = make_repo(wd)
+    env = dict(os.environ, HARNESS_SHIM=SHIM, XDG_STATE_HOME=wd.state)
+    env.pop("LD_PRELOAD", None)
+    run = lambda *a: subprocess.run([exe] + list(a), cwd=repo, env=env, capture_output=True,
+                                    text=True, timeout=60)
+    r = run("--quiet", "--", "true")
+    check(r.returncode == 0, "a plain session needs the plugin: %r" % r.stderr)
+    r = run("--quiet", "--worktree", "--", "true")
+    check(r.returncode == 2 and "needs the git plugin" in r.stderr, r.stderr)
+    check(git(repo, "branch", "--list", "harness/*") == "", "a branch was made")
+    r = run("gc")
+    check(r.returncode == 1 and "gc needs the git plugin" in r.stderr, r.stderr)
