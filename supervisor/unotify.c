@@ -52,8 +52,9 @@ struct job {
 	struct hx_request rq;
 	struct hx_outcome out;
 	char decided[PATH_MAX];
-	bool adopt; /* no decision: serve adopt_fd as peer's connection */
-	int adopt_fd, adopt_err;
+	bool adopt; /* no decision: serve adopt_fd as peer's connection;
+		     * heap-allocated, nobody waits: the loop frees it */
+	int adopt_fd;
 	atomic_bool done; /* set by the loop's thread; polled, then waited */
 	struct job *next;
 };
@@ -232,14 +233,17 @@ static void on_jobs(struct hx_server *s, struct hx_source *src, uint32_t ev)
 	for (j = list; j;) {
 		struct job *next = j->next;
 
-		if (j->adopt)
-			j->adopt_err = hx_server_adopt(u->srv, j->adopt_fd,
-						       j->peer.pid,
-						       j->peer.uid);
-		else
-			hx_pipeline_decide_kernel(u->pl, &j->peer, &j->rq,
-						  &j->out, j->decided,
-						  sizeof(j->decided));
+		if (j->adopt) {
+			/* Refused: it closes our end, and the target's shim
+			 * reads EOF (unreachable: fail closed). */
+			hx_server_adopt(u->srv, j->adopt_fd, j->peer.pid,
+					j->peer.uid);
+			free(j);
+			j = next;
+			continue;
+		}
+		hx_pipeline_decide_kernel(u->pl, &j->peer, &j->rq, &j->out,
+					  j->decided, sizeof(j->decided));
 		pthread_mutex_lock(&u->lock);
 		atomic_store(&j->done, true); /* j may be gone after this */
 		pthread_cond_broadcast(&u->cond);
@@ -258,12 +262,10 @@ static uint64_t mono_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-/* Decides j on the loop's thread and waits; false when stopping (the
- * caller denies). */
-static bool decide(struct hx_unotify *u, struct job *j)
+/* Hands j to the loop's thread; false when stopping. */
+static bool enqueue(struct hx_unotify *u, struct job *j)
 {
 	uint64_t one = 1;
-	bool ok;
 
 	atomic_store(&j->done, false);
 	j->next = NULL;
@@ -281,6 +283,17 @@ static bool decide(struct hx_unotify *u, struct job *j)
 	if (write(u->efd, &one, sizeof(one)) < 0 && errno != EAGAIN) {
 		/* Unreachable in practice; the stop path answers it. */
 	}
+	return true;
+}
+
+/* Decides j on the loop's thread and waits; false when stopping (the
+ * caller denies). */
+static bool decide(struct hx_unotify *u, struct job *j)
+{
+	bool ok;
+
+	if (!enqueue(u, j))
+		return false;
 	/* A decision takes tens of microseconds; waking from a futex on a
 	 * VM costs as much again, so poll first. */
 	for (uint64_t until = mono_ns() + DECIDE_SPIN_NS;
@@ -609,7 +622,7 @@ static void connect_own(struct hx_unotify *u, const struct seccomp_notif *n,
 	struct seccomp_notif_addfd add;
 	int sfd = take_fd(t->peer.pid, fd), type = 0, fl, sv[2];
 	socklen_t tl = sizeof(type);
-	struct job j;
+	struct job *j;
 
 	if (sfd < 0) {
 		a->err = sfd == -EBADF ? EBADF : EACCES;
@@ -633,19 +646,19 @@ static void connect_own(struct hx_unotify *u, const struct seccomp_notif *n,
 		close(sv[1]);
 		return;
 	}
-	memset(&j, 0, sizeof(j));
-	j.peer = t->peer;
-	j.adopt = true;
-	j.adopt_fd = sv[0];
-	if (!decide(u, &j)) {
-		close(sv[0]); /* still queued: never adopted */
+	/* Not waited for: what the target sends first waits in the
+	 * socket until the loop serves it. */
+	j = calloc(1, sizeof(*j));
+	if (j) {
+		j->peer = t->peer;
+		j->adopt = true;
+		j->adopt_fd = sv[0];
+	}
+	if (!j || !enqueue(u, j)) {
+		free(j);
+		close(sv[0]);
 		close(sv[1]);
 		a->err = ECONNREFUSED;
-		return;
-	}
-	if (j.adopt_err) {
-		close(sv[1]);
-		a->err = -j.adopt_err == EACCES ? EACCES : ECONNREFUSED;
 		return;
 	}
 	memset(&add, 0, sizeof(add));
@@ -2070,6 +2083,13 @@ void hx_unotify_stop(struct hx_unotify *u)
 			pthread_kill(u->th[i], WAKE_SIG);
 			usleep(1000);
 		}
+	}
+	/* Left: adoptions the loop did not take (every decision's worker
+	 * took its own back). */
+	for (struct job *j = u->head, *next; j; j = next) {
+		next = j->next;
+		close(j->adopt_fd);
+		free(j);
 	}
 	if (u->efd >= 0) {
 		hx_server_del(u->srv, &u->src);
