@@ -24,6 +24,7 @@ struct hx_audit {
 	pthread_mutex_t lock;
 	int fd;
 	bool dirty;
+	bool created; /* its directory entry is not synced yet */
 	bool syncing; /* hx_audit_sync_start's thread to join */
 	int sync_err;
 	pthread_t syncer;
@@ -149,11 +150,16 @@ int hx_audit_open(const char *path, struct hx_audit **out)
 	pthread_mutex_init(&a->lock, NULL);
 	memset(a->prev, '0', 64);
 	a->path = strdup(path);
-	do
-		a->fd = open(
-		    path, O_RDWR | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW,
-		    0600);
-	while (a->fd < 0 && errno == EINTR);
+	do {
+		a->fd = open(path,
+			     O_RDWR | O_APPEND | O_CREAT | O_EXCL | O_CLOEXEC |
+				 O_NOFOLLOW,
+			     0600);
+		a->created = a->fd >= 0;
+		if (a->fd < 0 && errno == EEXIST)
+			a->fd = open(path,
+				     O_RDWR | O_APPEND | O_CLOEXEC | O_NOFOLLOW);
+	} while (a->fd < 0 && errno == EINTR);
 	if (a->fd < 0 || !a->path) {
 		r = a->path ? -errno : -ENOMEM;
 		goto fail;
@@ -253,14 +259,38 @@ out:
 	return r;
 }
 
+/* A new log's name survives a crash only once its directory is synced. */
+static int sync_dir(const char *path)
+{
+	char *dir = strdup(path), *slash;
+	int fd, r = 0;
+
+	if (!dir)
+		return -ENOMEM;
+	slash = strrchr(dir, '/');
+	if (slash == dir)
+		slash[1] = '\0';
+	else if (slash)
+		*slash = '\0';
+	fd = open(slash ? dir : ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0 || (fsync(fd) && errno != EINVAL))
+		r = -errno;
+	if (fd >= 0)
+		close(fd);
+	free(dir);
+	return r;
+}
+
 int hx_audit_sync(struct hx_audit *a)
 {
 	int r = 0;
 
 	pthread_mutex_lock(&a->lock);
+	if (a->created && !(r = sync_dir(a->path)))
+		a->created = false;
 	/* The data and the size it needs: an append-only log has no other
 	 * metadata to keep. */
-	if (a->dirty) {
+	if (!r && a->dirty) {
 		if (fdatasync(a->fd) && errno != EINVAL)
 			r = -errno;
 		else
