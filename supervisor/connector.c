@@ -20,7 +20,7 @@
 #define CONN_CONNECT 1
 #define CONN_SEND    2
 #define CTRL_MAX     4096
-#define DATA_MAX     (64u << 10) /* unotify.c sends no more */
+#define DATA_MAX     (64u << 10) /* unotify_net.c sends no more */
 #define FDS_MAX	     (253 + 1)	 /* SCM_MAX_FD, and the socket */
 #define CHILD_FD     3
 

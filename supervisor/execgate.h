@@ -1,6 +1,6 @@
 /* The exec gate (DESIGN.md invariant 3, issue 3 item 5): every exec of
  * the agent tree is decided at the syscall by the user-notify handler
- * (unotify.c), which can only answer it with CONTINUE; the kernel then
+ * (unotify_exec.c), which can only answer it with CONTINUE; the kernel then
  * re-reads the path and argv from the agent's memory, where a second
  * thread may have swapped them. The gate closes that window: at
  * PTRACE_EVENT_EXEC (the new image has not run an instruction yet) the

@@ -108,7 +108,7 @@ void hx_pipeline_kernel_sees(struct hx_pipeline *pl, bool exec, bool reads);
  * window, or for all of them when all is true (the session's end). */
 void hx_pipeline_tick(struct hx_pipeline *pl, bool all);
 
-/* The kernel layer's entry (supervisor/unotify.c), on the same thread
+/* The kernel layer's entry (supervisor/unotify*.c), on the same thread
  * as every other call. Always decides afresh (the file system may have
  * changed since the shim asked). When the shim announced the same
  * event for the same thread within a short window and the verdict

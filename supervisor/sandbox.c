@@ -19,7 +19,7 @@
 #include "../policy/policy.h"
 #include "kprobe.h"
 #include "landlock.h"
-#include "limits.h"
+#include "rlimits.h"
 #include "seccomp_deny.h"
 
 #define CAP_MAX 63

@@ -59,7 +59,7 @@ void hx_sandbox_set_exec_gate(struct hx_sandbox *sb, bool on);
 void hx_sandbox_set_trace_reads(struct hx_sandbox *sb, bool on);
 
 /* In the forked child, right before exec: the policy's rlimits
- * (limits.h, enforce mode), no_new_privs, drop every
+ * (rlimits.h, enforce mode), no_new_privs, drop every
  * capability (bounding, ambient, securebits locked so a uid-0 agent
  * does not regain them on exec; then effective, permitted, inheritable),
  * Landlock, close every fd above 2, load the seccomp filter. On any

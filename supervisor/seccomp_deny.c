@@ -213,7 +213,7 @@ const struct hx_sc_rule hx_seccomp_notify[] = {
     NOTIFY("sendmsg", "message that may carry a destination"),
     /* Every sendmmsg: its first message is emulated, the rest not sent. */
     NOTIFY("sendmmsg", "messages that may carry destinations"),
-    /* File mutations, emulated on the decided parent (unotify.c). The
+    /* File mutations, emulated on the decided parent (unotify_mut.c). The
      * fd forms (ftruncate, fchmod, fchown) act on an open file and pass. */
     NOTIFY("rename", "moves a file"),
     NOTIFY("renameat", "moves a file"),

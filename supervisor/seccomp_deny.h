@@ -18,7 +18,7 @@
 enum hx_sc_action {
 	HX_SC_ERRNO,  /* fail with .err */
 	HX_SC_KILL,   /* kill the whole process */
-	HX_SC_NOTIFY, /* ask the supervisor (user-notify, unotify.c) */
+	HX_SC_NOTIFY, /* ask the supervisor (user-notify, unotify*.c) */
 };
 
 /* When a row applies. Conditions on one row are ANDed; two rows for the
@@ -55,7 +55,7 @@ extern const struct hx_sc_rule hx_seccomp_deny[];
 extern const size_t hx_seccomp_ndeny;
 
 /* The user-notify list (DESIGN.md section 2): syscalls the supervisor
- * decides and emulates (supervisor/unotify.c); every row HX_SC_NOTIFY. */
+ * decides and emulates (supervisor/unotify*.c); every row HX_SC_NOTIFY. */
 extern const struct hx_sc_rule hx_seccomp_notify[];
 extern const size_t hx_seccomp_nnotify;
 

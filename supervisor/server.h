@@ -56,7 +56,7 @@ void hx_server_free(struct hx_server *s);
 /* Serves fd (a SOCK_SEQPACKET socket, taken over: closed on failure) as
  * a shim connection of pid and uid, as if accepted from the listener:
  * the user-notify layer hands in its end of a socketpair when it answers
- * a connect to the session socket itself (unotify.c). On the loop's
+ * a connect to the session socket itself (unotify_net.c). On the loop's
  * thread only. Returns 0 or -errno. */
 int hx_server_adopt(struct hx_server *s, int fd, pid_t pid, uid_t uid);
 

@@ -15,9 +15,9 @@ SUPERVISOR = os.path.join(ROOT, "supervisor")
 
 # What may stand behind a CONTINUE, and the sites that rely on each.
 BACKSTOPS = {
-    "do_exec": "exec gate",
-    "do_connect": "Landlock's scope",
-    "do_send": "kernel ignores msg_name",
+    "hx_un_exec": "exec gate",
+    "hx_un_connect": "Landlock's scope",
+    "hx_un_send": "kernel ignores msg_name",
 }
 
 

@@ -1,5 +1,5 @@
-"""The exec gate (on by default, --no-exec-gate; supervisor/execgate.c and do_exec in
-supervisor/unotify.c): execve/execveat of programs without the shim are
+"""The exec gate (on by default, --no-exec-gate; supervisor/execgate.c and hx_un_exec in
+supervisor/unotify_exec.c): execve/execveat of programs without the shim are
 decided in the kernel layer, and at the exec event the new image and
 argv are compared with the approval, so a path swapped by another thread
 after the decision is killed before it runs and logged as an attack."""

@@ -1,4 +1,4 @@
-"""The seccomp user-notify layer (supervisor/unotify.c): static programs
+"""The seccomp user-notify layer (supervisor/unotify*.c): static programs
 (no shim) and raw syscalls are decided by the kernel layer, emulated in
 the supervisor, and logged once with layer "kernel"; the shim's own
 events are not logged twice."""

@@ -1,5 +1,5 @@
-/* The agent's rlimits; see limits.h. */
-#include "limits.h"
+/* The agent's rlimits; see rlimits.h. */
+#include "rlimits.h"
 
 #include <errno.h>
 #include <jansson.h>

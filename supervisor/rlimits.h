@@ -4,8 +4,8 @@
  * policy limits, it does not grant). The agent, without
  * CAP_SYS_RESOURCE, cannot raise them; every process it starts inherits
  * them. Each limit is per process, as rlimits are. */
-#ifndef HX_LIMITS_H
-#define HX_LIMITS_H
+#ifndef HX_RLIMITS_H
+#define HX_RLIMITS_H
 
 #include <stdbool.h>
 #include <sys/resource.h>

@@ -1,0 +1,207 @@
+/* The user-notify handler: the open family (unotify_int.h). */
+#define _GNU_SOURCE
+#include "unotify_int.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/openat2.h>
+#include <signal.h>
+#include <stdio.h>
+#include <sys/ioctl.h>
+#include <sys/syscall.h>
+
+/* ---- open family ---- */
+
+int hx_un_abs_path(const struct target *t, int dirfd, const char *path,
+		    char *out, size_t size)
+{
+	char link[64], base[PATH_MAX];
+	ssize_t n;
+
+	if (!path[0])
+		return -ENOENT;
+	if (path[0] == '/') {
+		if ((size_t)snprintf(out, size, "%s", path) >= size)
+			return -ENAMETOOLONG;
+		return 0;
+	}
+	if (dirfd == AT_FDCWD)
+		snprintf(link, sizeof(link), "/proc/%d/cwd", (int)t->tid);
+	else if (dirfd >= 0)
+		snprintf(link, sizeof(link), "/proc/%d/fd/%d", (int)t->peer.pid,
+			 dirfd);
+	else
+		return -EBADF;
+	n = readlink(link, base, sizeof(base) - 1);
+	if (n <= 0)
+		return dirfd == AT_FDCWD ? -ENOENT : -EBADF;
+	base[n] = '\0';
+	/* "pipe:[3]", "/x (deleted)": not a directory the policy can name. */
+	if (base[0] != '/')
+		return -ENOTDIR;
+	if ((size_t)snprintf(out, size, "%s/%s", base, path) >= size)
+		return -ENAMETOOLONG;
+	return 0;
+}
+
+/* Opens what was decided, as the target would have, here. */
+static int open_here(const struct target *t, const char *decided,
+		     uint64_t flags, mode_t mode, uint64_t resolve)
+{
+	char path[PATH_MAX + 32];
+	struct open_how how = {0};
+	int fd;
+
+	if (!decided[0] || decided[0] != '/')
+		return -EACCES;
+	how.flags = (flags | O_CLOEXEC | O_NOCTTY);
+	if (flags & (O_CREAT | __O_TMPFILE))
+		how.mode = mode & 07777 & ~t->umask;
+	if (!strncmp(decided, "/proc/self/", 11) ||
+	    !strcmp(decided, "/proc/self")) {
+		/* The decision named the target's own /proc entry (often
+		 * /dev/stdout -> /proc/self/fd/1): follow it for the
+		 * target, magic link included, and nothing else. */
+		snprintf(path, sizeof(path), "/proc/%d%s", (int)t->peer.pid,
+			 decided + 10);
+		how.resolve = resolve & ~(uint64_t)RESOLVE_NO_MAGICLINKS;
+	} else {
+		snprintf(path, sizeof(path), "%s", decided);
+		/* The decided path has every existing symlink resolved: one
+		 * that appears now is a swap after the decision. */
+		how.resolve = resolve | RESOLVE_NO_MAGICLINKS |
+			      RESOLVE_NO_SYMLINKS;
+	}
+	fd = (int)syscall(SYS_openat2, AT_FDCWD, path, &how, sizeof(how));
+	return fd < 0 ? -errno : fd;
+}
+
+void hx_un_open(struct hx_unotify *u, const struct seccomp_notif *n,
+		    const struct target *t, struct answer *a)
+{
+	const __u64 *arg = n->data.args;
+	uint64_t paddr, flags, mode = 0, resolve = 0;
+	int dirfd = AT_FDCWD, e;
+	struct job j;
+	char raw[PATH_MAX], full[PATH_MAX];
+	struct seccomp_notif_addfd add;
+
+	memset(&j, 0, sizeof(j));
+	switch (n->data.nr) {
+	case SYS_open:
+		paddr = arg[0];
+		flags = (uint32_t)arg[1];
+		mode = (uint32_t)arg[2];
+		j.rq.call = HX_CALL_OPEN;
+		break;
+	case SYS_creat:
+		paddr = arg[0];
+		flags = O_CREAT | O_WRONLY | O_TRUNC;
+		mode = (uint32_t)arg[1];
+		j.rq.call = HX_CALL_CREAT;
+		break;
+	case SYS_openat:
+		dirfd = (int)arg[0];
+		paddr = arg[1];
+		flags = (uint32_t)arg[2];
+		mode = (uint32_t)arg[3];
+		j.rq.call = HX_CALL_OPENAT;
+		break;
+	default: { /* openat2 */
+		struct open_how how;
+		unsigned char extra[64];
+		size_t size = (size_t)arg[3];
+
+		dirfd = (int)arg[0];
+		paddr = arg[1];
+		if (size < sizeof(how) || size > 4096) {
+			a->err = size < sizeof(how) ? EINVAL : E2BIG;
+			return;
+		}
+		if ((e = hx_un_read_mem(t->tid, arg[2], &how, sizeof(how)))) {
+			a->err = -e;
+			return;
+		}
+		/* Unknown trailing fields must be zero (as the kernel says). */
+		for (size_t off = sizeof(how); off < size;) {
+			size_t k = size - off < sizeof(extra) ? size - off
+							      : sizeof(extra);
+
+			if ((e = hx_un_read_mem(t->tid, arg[2] + off, extra, k))) {
+				a->err = -e;
+				return;
+			}
+			for (size_t i = 0; i < k; i++)
+				if (extra[i]) {
+					a->err = E2BIG;
+					return;
+				}
+			off += k;
+		}
+		flags = how.flags;
+		mode = how.mode;
+		resolve = how.resolve;
+		/* Lookups anchored at the dirfd cannot be honoured on an
+		 * absolute, decided path: refused, never widened. */
+		if (resolve & (RESOLVE_BENEATH | RESOLVE_IN_ROOT)) {
+			a->err = EACCES;
+			return;
+		}
+		j.rq.call = HX_CALL_OPENAT;
+		break;
+	}
+	}
+	if ((e = hx_un_read_str(t->tid, paddr, raw, sizeof(raw)))) {
+		a->err = -e;
+		return;
+	}
+	if (!hx_un_id_valid(u, n->id)) {
+		a->err = ESRCH;
+		return;
+	}
+	if ((e = hx_un_abs_path(t, dirfd, raw, full, sizeof(full)))) {
+		a->err = -e;
+		return;
+	}
+	j.peer = t->peer;
+	/* Read-only opens arrive with --trace-reads, and openat2 always. */
+	j.rq.op = (flags & O_ACCMODE) != O_RDONLY ||
+			  (flags & (O_CREAT | O_TRUNC | O_APPEND | __O_TMPFILE))
+		      ? HX_OP_WRITE
+		      : HX_OP_READ;
+	j.rq.path = full;
+	j.rq.has_flags = true;
+	j.rq.flags = (uint32_t)flags;
+	if (flags & (O_CREAT | __O_TMPFILE)) {
+		j.rq.has_mode = true;
+		j.rq.mode = (uint32_t)mode;
+	}
+	if (!hx_un_decide(u, &j)) {
+		a->err = EACCES;
+		return;
+	}
+	if (j.out.reply != HX_VERDICT_ALLOW) {
+		atomic_fetch_add(&u->n_denied, 1);
+		a->err = j.out.err ? j.out.err : EACCES;
+		return;
+	}
+	e = open_here(t, j.decided, flags, (mode_t)mode, resolve);
+	if (e < 0) {
+		a->err = -e;
+		return;
+	}
+	memset(&add, 0, sizeof(add));
+	add.id = n->id;
+	add.flags = SECCOMP_ADDFD_FLAG_SEND;
+	add.srcfd = (uint32_t)e;
+	add.newfd_flags = (flags & O_CLOEXEC) ? O_CLOEXEC : 0;
+	if (ioctl(u->lfd, SECCOMP_IOCTL_NOTIF_ADDFD, &add) >= 0) {
+		close(e);
+		atomic_fetch_add(&u->n_emul, 1);
+		a->kind = ANS_SENT;
+		return;
+	}
+	/* A failed injection is a failed call (EMFILE...), never a pass. */
+	a->err = errno == EINPROGRESS ? EACCES : errno;
+	close(e);
+}
