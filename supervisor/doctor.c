@@ -69,7 +69,8 @@ void hx_doctor_print(const struct hx_kernel *k, FILE *out)
 	line(out, "pidfd_open", mark(k->pidfd_open),
 	     "signals and fd access without pid reuse races (5.3)");
 	line(out, "pidfd_getfd", mark(k->pidfd_getfd),
-	     "connect emulated on the agent's own socket (5.6)");
+	     "connect emulated on the agent's own socket, a unix one by a "
+	     "capability-less connector process (5.6)");
 	snprintf(buf, sizeof(buf), "ABI %d", k->landlock_abi);
 	line(out, "landlock", k->landlock_abi ? buf : "missing",
 	     k->landlock_abi ? "the policy's static boundary in the kernel"

@@ -56,7 +56,8 @@ struct hx_unotify {
 	pid_t root;		  /* harness-exec's child, before its exec */
 	atomic_bool root_pending; /* its first exec not yet approved */
 	char self_exe[PATH_MAX];  /* harness-exec's own image */
-	atomic_bool setup_err;	  /* a worker kept its capabilities... */
+	atomic_bool setup_err; /* a worker kept capabilities or has no
+				* connector: every call is refused */
 };
 
 /* This worker's connector for unix connects and sends (connector.h):
