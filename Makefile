@@ -31,8 +31,9 @@ GIT_SRCS := $(addprefix supervisor/,checkpoint.c control.c gc.c gitapi.c \
 	gitutil.c manifest.c provenance.c worktree.c wtaudit.c wtcli.c wtstate.c)
 GITPLUGIN_SRC := supervisor/gitplugin.c
 SUP_SRCS := $(filter-out $(GIT_SRCS) $(GITPLUGIN_SRC),$(wildcard supervisor/*.c))
-WIRE_SRCS := shim/wire.c
-SHIM_SRCS := $(filter-out shim/wire.c,$(wildcard shim/*.c))
+# Shared by the shim and the supervisor: the wire codec, the #! parser.
+WIRE_SRCS := shim/wire.c shim/shebang.c
+SHIM_SRCS := $(filter-out $(WIRE_SRCS),$(wildcard shim/*.c))
 SHIM_CORE_SRCS := $(filter-out shim/interpose_%.c,$(SHIM_SRCS))
 TOOLS := harness-exec harness-policy harness-audit
 UNIT_SRCS := $(wildcard tests/unit/test_*.c)

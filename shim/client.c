@@ -19,6 +19,7 @@
 #include <sys/un.h>
 #include <time.h>
 
+#include "exec.h"
 #include "path.h"
 #include "stack.h"
 #include "sys.h"
@@ -650,14 +651,16 @@ void hx_ask_exec(const struct hx_req *r, struct hx_reply *out,
 	ho->fd = -1;
 	if (conn_take()) {
 		shared(r, -1, out);
-		if (allowed(out) && conn_is_ours())
+		if (allowed(out) && conn_is_ours() &&
+		    hx_exec_loads_shim(r->path))
 			handover_set(ho, g_fd, false);
 		conn_give();
 		return;
 	}
 	fd = stateless(r, -1, out, true);
 	if (fd >= 0 && allowed(out) &&
-	    !(hx_in_foreign_process() && files_shared()))
+	    !(hx_in_foreign_process() && files_shared()) &&
+	    hx_exec_loads_shim(r->path))
 		handover_set(ho, fd, true);
 	else if (fd >= 0)
 		hx_close(fd);

@@ -94,9 +94,11 @@ struct hx_handover {
 	char env[48]; /* the HX_ENV_CONN value, "<fd>.<inode>" */
 };
 
-/* hx_ask for an exec. When the verdict allows it, the connection it came
- * on is also readied for the new image (close-on-exec cleared, ho->env
- * set); ho->fd is -1 otherwise. No allocation: runs in vfork children. */
+/* hx_ask for an exec of r->path. When the verdict allows it and the new
+ * image loads the shim (hx_exec_loads_shim, looked at only then), the
+ * connection it came on is also readied for it (close-on-exec cleared,
+ * ho->env set); ho->fd is -1 otherwise. No allocation: runs in vfork
+ * children. */
 void hx_ask_exec(const struct hx_req *r, struct hx_reply *out,
 		 struct hx_handover *ho);
 

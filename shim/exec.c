@@ -1,5 +1,6 @@
 /* Executable lookup; see exec.h. */
 #include "exec.h"
+#include "shebang.h"
 
 #include <elf.h>
 #include <errno.h>
@@ -58,23 +59,6 @@ long hx_exec_resolve(const char *file, const char *pathvar, char *out,
 	return (long)flen;
 }
 
-/* The interpreter of a "#!" line in buf (n bytes), NUL-terminated in
- * out; false when there is none or it does not fit. */
-static bool shebang(const char *buf, size_t n, char *out, size_t cap)
-{
-	size_t i = 2, k = 0;
-
-	if (n < 3 || buf[0] != '#' || buf[1] != '!')
-		return false;
-	while (i < n && (buf[i] == ' ' || buf[i] == '\t'))
-		i++;
-	while (i < n && buf[i] != ' ' && buf[i] != '\t' && buf[i] != '\n' &&
-	       k + 1 < cap)
-		out[k++] = buf[i++];
-	out[k] = '\0';
-	return k > 0 && k + 1 < cap;
-}
-
 static bool has_interp(long fd, const Elf64_Ehdr *eh)
 {
 	Elf64_Phdr ph[64];
@@ -94,23 +78,22 @@ static bool has_interp(long fd, const Elf64_Ehdr *eh)
  * rare enough to go without the hand-over). */
 static bool loads_shim(const char *path, int depth)
 {
-	/* The kernel reads no more of a "#!" line either (BINPRM_BUF_SIZE). */
 	union {
 		Elf64_Ehdr eh;
-		char b[256];
+		char b[HX_BINPRM_BUF + 1];
 	} u;
-	char interp[256];
+	char *interp, *arg;
 	long fd = hx_sys4(SYS_openat, AT_FDCWD, path, O_RDONLY | O_CLOEXEC, 0);
 	long n;
 	bool r = false;
 
 	if (fd < 0)
 		return false;
-	n = hx_sys4(SYS_pread64, fd, u.b, sizeof(u.b), 0);
+	n = hx_sys4(SYS_pread64, fd, u.b, HX_BINPRM_BUF, 0);
 	if (n >= (long)sizeof(u.eh) && !memcmp(u.b, ELFMAG, SELFMAG))
 		r = has_interp(fd, &u.eh);
 	else if (n > 0 && !depth &&
-		 shebang(u.b, (size_t)n, interp, sizeof(interp)) &&
+		 !hx_shebang_parse(u.b, (size_t)n, &interp, &arg) &&
 		 interp[0] == '/')
 		r = loads_shim(interp, depth + 1);
 	hx_close((int)fd);

@@ -355,9 +355,9 @@ static long exec_common(enum hx_call call, const char *exe,
 	r.path = exe;
 	r.argv = e->argv;
 	r.frames = !c.foreign;
-	/* The connection goes to a new image with the shim only; a spawn's
-	 * child is another process, which connects by itself. */
-	err = ask(&c, &r, exe, spawn || !hx_exec_loads_shim(exe) ? NULL : &ho);
+	/* The connection may go to the new image (with the shim only); a
+	 * spawn's child is another process, which connects by itself. */
+	err = ask(&c, &r, exe, spawn ? NULL : &ho);
 	if (err) {
 		leave(&c);
 		if (spawn)

@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 
+#include "../shim/shebang.h"
 #include "execgate.h"
 
 /* ---- exec (with the exec gate) ---- */
@@ -18,7 +19,6 @@
 #define EXEC_ARGS_MAX  4096	  /* argv entries read from the target */
 #define EXEC_ARGV_MAX  (256u << 10) /* bytes of argv strings */
 #define EXEC_DEPTH     5	  /* #! levels, as the kernel allows */
-#define BINPRM_BUF     256
 
 /* The path as the supervisor can reach what the target names:
  * /proc/self and /proc/thread-self are the target's. */
@@ -92,43 +92,6 @@ static int put(char **buf, size_t *len, size_t *cap, const char *s, size_t n)
 	return 0;
 }
 
-static bool spacetab(char c)
-{
-	return c == ' ' || c == '\t';
-}
-
-/* A "#!" line as fs/binfmt_script.c reads it: 0 with the interpreter
- * (and its one optional argument) in buf, -ENOEXEC otherwise. */
-static int parse_shebang(char *buf, size_t n, char **name, char **arg)
-{
-	char *end, *p, *sep;
-
-	if (n < 2 || buf[0] != '#' || buf[1] != '!')
-		return -ENOEXEC;
-	buf[n < BINPRM_BUF ? n : BINPRM_BUF - 1] = '\0';
-	end = memchr(buf, '\n', strlen(buf));
-	if (!end)
-		end = buf + strlen(buf); /* a truncated line: best effort */
-	while (end > buf + 2 && spacetab(end[-1]))
-		end--;
-	*end = '\0';
-	for (p = buf + 2; spacetab(*p); p++)
-		;
-	if (!*p)
-		return -ENOEXEC;
-	*name = p;
-	*arg = NULL;
-	for (sep = p; *sep && !spacetab(*sep); sep++)
-		;
-	if (*sep) {
-		*sep++ = '\0';
-		while (spacetab(*sep))
-			sep++;
-		if (*sep)
-			*arg = sep;
-	}
-	return 0;
-}
 
 /* What the gate must see after the exec: the final image's device and
  * inode (through #! interpreters, as the kernel follows them) and the
@@ -141,7 +104,7 @@ static int expect_exec(const struct target *t, const char *full,
 		       size_t *outlen)
 {
 	char here[PATH_MAX + 64], name[PATH_MAX + 32], abs[PATH_MAX];
-	char buf[BINPRM_BUF + 1], *cur = NULL, *nb = NULL;
+	char buf[HX_BINPRM_BUF + 1], *cur = NULL, *nb = NULL;
 	size_t clen = 0, ccap = 0, nlen, ncap;
 	int e = 0;
 
@@ -180,7 +143,7 @@ static int expect_exec(const struct target *t, const char *full,
 				goto out;
 			}
 			if (S_ISREG(fin->st_mode))
-				n = pread(fd, buf, BINPRM_BUF, 0);
+				n = pread(fd, buf, HX_BINPRM_BUF, 0);
 			close(fd);
 		}
 		if (!S_ISREG(fin->st_mode)) {
@@ -194,7 +157,7 @@ static int expect_exec(const struct target *t, const char *full,
 			e = -EACCES;
 			goto out;
 		}
-		if (n < 2 || parse_shebang(buf, (size_t)n, &iname, &iarg))
+		if (n < 2 || hx_shebang_parse(buf, (size_t)n, &iname, &iarg))
 			break; /* ELF or anything else: this is the image */
 		if (depth + 1 >= EXEC_DEPTH) {
 			e = -ELOOP;
