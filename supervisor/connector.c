@@ -1,9 +1,9 @@
 /* The unix-socket connector; see connector.h. */
 #define _GNU_SOURCE
 #include "connector.h"
+#include "caps.h"
 
 #include <errno.h>
-#include <linux/capability.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdbool.h>
@@ -187,22 +187,6 @@ static __attribute__((noreturn)) void serve(int sock)
 	}
 }
 
-/* No capability left, for good: permitted empty, no_new_privs. */
-static bool drop_all(void)
-{
-	struct __user_cap_header_struct h = {_LINUX_CAPABILITY_VERSION_3, 0};
-	struct __user_cap_data_struct d[2];
-
-	memset(d, 0, sizeof(d));
-	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) ||
-	    (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) &&
-	     errno != EINVAL) ||
-	    syscall(SYS_capset, &h, d) || syscall(SYS_capget, &h, d))
-		return false;
-	return !(d[0].effective | d[0].permitted | d[0].inheritable |
-		 d[1].effective | d[1].permitted | d[1].inheritable);
-}
-
 static __attribute__((noreturn)) void child(int sock, pid_t parent)
 {
 	/* Dies with the supervisor's thread that forked it. */
@@ -215,7 +199,9 @@ static __attribute__((noreturn)) void child(int sock, pid_t parent)
 	prctl(PR_SET_NAME, "harness-unix", 0, 0, 0);
 	/* Not dumpable: the capability-less agent cannot ptrace it or
 	 * read its memory (Landlock's domain rule forbids it too). */
-	if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) || !drop_all())
+	/* No capability left, for good: permitted empty, no_new_privs. */
+	if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) ||
+	    prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) || hx_caps_limit(0))
 		_exit(1);
 	serve(CHILD_FD);
 }

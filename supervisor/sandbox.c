@@ -5,7 +5,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <jansson.h>
-#include <linux/capability.h>
 #include <linux/securebits.h>
 #include <pthread.h>
 #include <stdarg.h>
@@ -17,6 +16,7 @@
 #include <unistd.h>
 
 #include "../policy/policy.h"
+#include "caps.h"
 #include "kprobe.h"
 #include "landlock.h"
 #include "rlimits.h"
@@ -194,8 +194,7 @@ static void die_child(const char *what, int e)
 
 static void drop_caps(const struct hx_sandbox *sb)
 {
-	struct __user_cap_header_struct h = {_LINUX_CAPABILITY_VERSION_3, 0};
-	struct __user_cap_data_struct d[2];
+	int e;
 
 	if (sb->k.cap_setpcap) {
 		if (prctl(PR_SET_SECUREBITS, SECBITS, 0, 0, 0))
@@ -207,19 +206,8 @@ static void drop_caps(const struct hx_sandbox *sb)
 				die_child("bounding set", errno);
 			}
 	}
-	/* EINVAL: a kernel before ambient capabilities (4.3) has none. */
-	if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) &&
-	    errno != EINVAL)
-		die_child("ambient capabilities", errno);
-	memset(d, 0, sizeof(d));
-	if (syscall(SYS_capset, &h, d))
-		die_child("capset", errno);
-	/* Trust but verify: an LSM or an old kernel may ignore a step. */
-	if (syscall(SYS_capget, &h, d))
-		die_child("capget", errno);
-	for (int i = 0; i < 2; i++)
-		if (d[i].effective || d[i].permitted || d[i].inheritable)
-			die_child("capabilities still held", EPERM);
+	if ((e = hx_caps_limit(0)))
+		die_child("capabilities", -e);
 	if (sb->k.cap_setpcap)
 		for (int c = 0; c <= sb->last_cap; c++)
 			if (prctl(PR_CAPBSET_READ, c, 0, 0, 0) == 1)

@@ -17,6 +17,7 @@
 #include <sys/syscall.h>
 #include <sys/uio.h>
 
+#include "caps.h"
 #include "connector.h"
 #include "seccomp_uapi.h"
 
@@ -348,20 +349,7 @@ static void wake_handler(int sig)
  * are per thread: the event loop and the exec gate keep theirs. */
 static bool drop_worker_caps(void)
 {
-	struct __user_cap_header_struct h = {_LINUX_CAPABILITY_VERSION_3, 0};
-	struct __user_cap_data_struct d[2];
-	uint32_t keep = CAP_TO_MASK(CAP_SYS_PTRACE);
-
-	if (syscall(SYS_capget, &h, d))
-		return false;
-	for (int i = 0; i < 2; i++) {
-		uint32_t k = i == CAP_TO_INDEX(CAP_SYS_PTRACE) ? keep : 0;
-
-		d[i].permitted &= k;
-		d[i].effective &= k;
-		d[i].inheritable = 0;
-	}
-	return syscall(SYS_capset, &h, d) == 0;
+	return hx_caps_limit(CAP_TO_MASK(CAP_SYS_PTRACE)) == 0;
 }
 
 static void *worker(void *arg)
