@@ -298,23 +298,19 @@ static bool unix_socket(int sfd)
 
 /* Whether the target's fd is a stream or seqpacket socket and the call
  * is not a TCP Fast Open: then the kernel ignores any msg_name. */
-static bool stream_socket(const struct target *t, int fd, int flags)
+static bool stream_socket(int sfd, int flags)
 {
-	int sfd = hx_un_take_fd(t->peer.pid, fd), type = 0;
+	int type = 0;
 	socklen_t tl = sizeof(type);
-	bool stream;
 
-	if (sfd < 0)
-		return false;
-	stream = getsockopt(sfd, SOL_SOCKET, SO_TYPE, &type, &tl) == 0 &&
-		 (type == SOCK_STREAM || type == SOCK_SEQPACKET) &&
-		 !(flags & MSG_FASTOPEN);
-	close(sfd);
-	return stream;
+	return getsockopt(sfd, SOL_SOCKET, SO_TYPE, &type, &tl) == 0 &&
+	       (type == SOCK_STREAM || type == SOCK_SEQPACKET) &&
+	       !(flags & MSG_FASTOPEN);
 }
 
-void hx_un_send(struct hx_unotify *u, const struct seccomp_notif *n,
-		    const struct target *t, struct answer *a)
+/* The send on sfd, the target's socket taken once. */
+static void send_on(struct hx_unotify *u, const struct seccomp_notif *n,
+		    const struct target *t, int sfd, struct answer *a)
 {
 	const __u64 *arg = n->data.args;
 	/* sendmmsg: only its first message is sent (emulated, with or
@@ -336,7 +332,7 @@ void hx_un_send(struct hx_unotify *u, const struct seccomp_notif *n,
 	size_t ntaken = 0;
 	uint64_t name, total = 0;
 	socklen_t len;
-	int flags, fd = (int)arg[0], sfd = -1, e, target = -1;
+	int flags, e, target = -1;
 	ssize_t r;
 
 	memset(&out, 0, sizeof(out));
@@ -354,8 +350,7 @@ void hx_un_send(struct hx_unotify *u, const struct seccomp_notif *n,
 		flags = (int)(is_mmsg ? arg[3] : arg[2]);
 		name = (uint64_t)(uintptr_t)mh.msg_name;
 		len = mh.msg_namelen;
-		if ((!name || !len) && (is_mmsg || !stream_socket(t, (int)arg[0],
-								 flags))) {
+		if ((!name || !len) && (is_mmsg || !stream_socket(sfd, flags))) {
 			/* A datagram socket would honour a msg_name that a
 			 * second thread sets after this read: emulate, to the
 			 * connected peer (decided at connect). */
@@ -448,12 +443,6 @@ void hx_un_send(struct hx_unotify *u, const struct seccomp_notif *n,
 		e = -ESRCH;
 		goto fail;
 	}
-	sfd = hx_un_take_fd(t->peer.pid, fd);
-	if (sfd < 0) {
-		e = sfd == -EBADF ? -EBADF : -EACCES;
-		sfd = -1;
-		goto fail;
-	}
 	if (is_msg && mh.msg_controllen &&
 	    (e = take_rights(t, ctrl.b, mh.msg_controllen, taken, &ntaken)))
 		goto fail;
@@ -499,12 +488,23 @@ fail:
 	a->kind = ANS_ERROR;
 	a->err = -e;
 done:
-	if (sfd >= 0)
-		close(sfd);
 	for (size_t i = 0; i < ntaken; i++)
 		close(taken[i]);
 	if (target >= 0)
 		close(target);
 	free(iov);
 	free(data);
+}
+
+void hx_un_send(struct hx_unotify *u, const struct seccomp_notif *n,
+		const struct target *t, struct answer *a)
+{
+	int sfd = hx_un_take_fd(t->peer.pid, (int)n->data.args[0]);
+
+	if (sfd < 0) {
+		a->err = sfd == -EBADF ? EBADF : EACCES;
+		return;
+	}
+	send_on(u, n, t, sfd, a);
+	close(sfd);
 }

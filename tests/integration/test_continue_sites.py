@@ -17,7 +17,7 @@ SUPERVISOR = os.path.join(ROOT, "supervisor")
 BACKSTOPS = {
     "hx_un_exec": "exec gate",
     "hx_un_connect": "Landlock's scope",
-    "hx_un_send": "kernel ignores msg_name",
+    "send_on": "kernel ignores msg_name",
 }
 
 
