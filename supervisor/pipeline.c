@@ -330,9 +330,7 @@ static bool unix_path(const struct sockaddr *sa, size_t len, pid_t pid,
 {
 	const struct sockaddr_un *un = (const void *)sa;
 	size_t off = offsetof(struct sockaddr_un, sun_path), n;
-	char raw[sizeof(un->sun_path) + 1], cwd[PATH_MAX], full[PATH_MAX];
-	char link[64];
-	ssize_t k;
+	char raw[sizeof(un->sun_path) + 1], full[PATH_MAX];
 
 	v->ok = v->has_resolved = false;
 	if (sa->sa_family != AF_UNIX || len <= off || !un->sun_path[0])
@@ -340,17 +338,7 @@ static bool unix_path(const struct sockaddr *sa, size_t len, pid_t pid,
 	n = strnlen(un->sun_path, len - off);
 	memcpy(raw, un->sun_path, n);
 	raw[n] = '\0';
-	if (raw[0] == '/') {
-		validate_path(raw, pid, tid, true, v);
-		return true;
-	}
-	snprintf(link, sizeof(link), "/proc/%d/cwd", (int)(tid ? tid : pid));
-	k = readlink(link, cwd, sizeof(cwd) - 1);
-	if (k <= 0 || cwd[0] != '/')
-		return true;
-	cwd[k] = '\0';
-	if ((size_t)snprintf(full, sizeof(full), "%s/%s", cwd, raw) <
-	    sizeof(full))
+	if (!hx_path_absolute(pid, tid, AT_FDCWD, raw, full, sizeof(full)))
 		validate_path(full, pid, tid, true, v);
 	return true;
 }

@@ -3,6 +3,7 @@
 #include "resolve.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <string.h>
@@ -149,6 +150,38 @@ int hx_path_resolve(pid_t pid, pid_t tid, const char *norm, bool follow_last,
 	else
 		n = snprintf(out, size, "%s", cur);
 	if (n < 0 || (size_t)n >= size)
+		return -ENAMETOOLONG;
+	return 0;
+}
+
+int hx_path_absolute(pid_t pid, pid_t tid, int dirfd, const char *path,
+		     char *out, size_t size)
+{
+	char link[64], base[PATH_MAX];
+	ssize_t n;
+
+	if (!path[0])
+		return -ENOENT;
+	if (path[0] == '/') {
+		if ((size_t)snprintf(out, size, "%s", path) >= size)
+			return -ENAMETOOLONG;
+		return 0;
+	}
+	if (dirfd == AT_FDCWD)
+		snprintf(link, sizeof(link), "/proc/%d/cwd",
+			 (int)(tid ? tid : pid));
+	else if (dirfd >= 0)
+		snprintf(link, sizeof(link), "/proc/%d/fd/%d", (int)pid, dirfd);
+	else
+		return -EBADF;
+	n = readlink(link, base, sizeof(base) - 1);
+	if (n <= 0)
+		return dirfd == AT_FDCWD ? -ENOENT : -EBADF;
+	base[n] = '\0';
+	/* "pipe:[3]", "/x (deleted)": not a directory the policy can name. */
+	if (base[0] != '/')
+		return -ENOTDIR;
+	if ((size_t)snprintf(out, size, "%s/%s", base, path) >= size)
 		return -ENAMETOOLONG;
 	return 0;
 }

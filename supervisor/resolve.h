@@ -18,4 +18,12 @@
 int hx_path_resolve(pid_t pid, pid_t tid, const char *norm, bool follow_last,
 		    char *out, size_t size);
 
+/* path as process pid (thread tid) names it, made absolute: relative to
+ * dirfd (AT_FDCWD: the thread's cwd), read from /proc; the text is not
+ * normalized. Returns 0, -ENOENT (empty path, no cwd), -EBADF,
+ * -ENOTDIR (a base that names no directory, "pipe:[3]"),
+ * -ENAMETOOLONG. */
+int hx_path_absolute(pid_t pid, pid_t tid, int dirfd, const char *path,
+		     char *out, size_t size);
+
 #endif

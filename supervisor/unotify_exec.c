@@ -13,6 +13,7 @@
 
 #include "../shim/shebang.h"
 #include "execgate.h"
+#include "resolve.h"
 
 /* ---- exec (with the exec gate) ---- */
 
@@ -180,7 +181,8 @@ static int expect_exec(const struct target *t, const char *full,
 		ccap = ncap;
 		nb = NULL;
 		/* The interpreter is looked up from the target's cwd. */
-		if ((e = hx_un_abs_path(t, AT_FDCWD, iname, abs, sizeof(abs))))
+		if ((e = hx_path_absolute(t->peer.pid, t->tid, AT_FDCWD,
+					     iname, abs, sizeof(abs))))
 			goto out;
 		snprintf(name, sizeof(name), "%s", iname);
 		here_path(t, abs, here, sizeof(here));
@@ -234,7 +236,8 @@ void hx_un_exec(struct hx_unotify *u, const struct seccomp_notif *n,
 		a->err = ESRCH;
 		goto out;
 	}
-	if ((e = hx_un_abs_path(t, dirfd, raw, full, sizeof(full)))) {
+	if ((e = hx_path_absolute(t->peer.pid, t->tid, dirfd, raw, full,
+				     sizeof(full)))) {
 		a->err = -e;
 		goto out;
 	}

@@ -91,11 +91,6 @@ bool hx_un_enqueue(struct hx_unotify *u, struct job *j);
 /* Decides j on the loop's thread and waits; false when stopping (the
  * caller denies). */
 bool hx_un_decide(struct hx_unotify *u, struct job *j);
-/* path (relative to dirfd, AT_FDCWD: the thread's cwd) made absolute as
- * the target sees it, or -errno. */
-int hx_un_abs_path(const struct target *t, int dirfd, const char *path,
-		   char *out, size_t size);
-
 /* One handler per family; each fills a (never CONTINUE without saying
  * what holds the call, next to the site). */
 void hx_un_open(struct hx_unotify *u, const struct seccomp_notif *n,

@@ -400,7 +400,8 @@ void hx_un_mut(struct hx_unotify *u, const struct seccomp_notif *n,
 	}
 	/* An empty path (AT_EMPTY_PATH: act on the dirfd itself) is not
 	 * emulated: ENOENT, as without the flag. */
-	if ((e = hx_un_abs_path(t, dfd, raw, full, sizeof(full)))) {
+	if ((e = hx_path_absolute(t->peer.pid, t->tid, dfd, raw, full,
+				     sizeof(full)))) {
 		a->err = -e;
 		return;
 	}
@@ -409,7 +410,8 @@ void hx_un_mut(struct hx_unotify *u, const struct seccomp_notif *n,
 		return;
 	}
 	if ((k == MUT_RENAME || k == MUT_LINK) &&
-	    ((e = hx_un_abs_path(t, dfd2, raw2, full2, sizeof(full2))) ||
+	    ((e = hx_path_absolute(t->peer.pid, t->tid, dfd2, raw2, full2,
+				      sizeof(full2))) ||
 	     (e = resolve2(t, full2,
 			   k == MUT_LINK && (flags & AT_SYMLINK_FOLLOW), res2,
 			   sizeof(res2))))) {

@@ -10,39 +10,9 @@
 #include <sys/ioctl.h>
 #include <sys/syscall.h>
 
+#include "resolve.h"
+
 /* ---- open family ---- */
-
-int hx_un_abs_path(const struct target *t, int dirfd, const char *path,
-		    char *out, size_t size)
-{
-	char link[64], base[PATH_MAX];
-	ssize_t n;
-
-	if (!path[0])
-		return -ENOENT;
-	if (path[0] == '/') {
-		if ((size_t)snprintf(out, size, "%s", path) >= size)
-			return -ENAMETOOLONG;
-		return 0;
-	}
-	if (dirfd == AT_FDCWD)
-		snprintf(link, sizeof(link), "/proc/%d/cwd", (int)t->tid);
-	else if (dirfd >= 0)
-		snprintf(link, sizeof(link), "/proc/%d/fd/%d", (int)t->peer.pid,
-			 dirfd);
-	else
-		return -EBADF;
-	n = readlink(link, base, sizeof(base) - 1);
-	if (n <= 0)
-		return dirfd == AT_FDCWD ? -ENOENT : -EBADF;
-	base[n] = '\0';
-	/* "pipe:[3]", "/x (deleted)": not a directory the policy can name. */
-	if (base[0] != '/')
-		return -ENOTDIR;
-	if ((size_t)snprintf(out, size, "%s/%s", base, path) >= size)
-		return -ENAMETOOLONG;
-	return 0;
-}
 
 /* Opens what was decided, as the target would have, here. */
 static int open_here(const struct target *t, const char *decided,
@@ -159,7 +129,8 @@ void hx_un_open(struct hx_unotify *u, const struct seccomp_notif *n,
 		a->err = ESRCH;
 		return;
 	}
-	if ((e = hx_un_abs_path(t, dirfd, raw, full, sizeof(full)))) {
+	if ((e = hx_path_absolute(t->peer.pid, t->tid, dirfd, raw, full,
+				     sizeof(full)))) {
 		a->err = -e;
 		return;
 	}
