@@ -567,19 +567,6 @@ void hx_report(const struct hx_req *r, long result)
 /* ---------------------------------------------------------------- */
 /* Hand-over of the connection to an exec's new image */
 
-static size_t put_u64(char *p, unsigned long long v)
-{
-	char tmp[20];
-	size_t n = 0, k = 0;
-
-	do
-		tmp[n++] = (char)('0' + v % 10);
-	while ((v /= 10));
-	while (n)
-		p[k++] = tmp[--n];
-	return k;
-}
-
 /* Parses "<fd>.<inode>"; false on anything else. */
 static bool parse_conn(const char *v, int *fd, unsigned long long *ino)
 {
@@ -638,9 +625,9 @@ static void handover_set(struct hx_handover *ho, int fd, bool own)
 	ho->fd = fd;
 	ho->own = own;
 	ho->ino = st.st_ino;
-	n = put_u64(ho->env, (unsigned)fd);
+	n = hx_utoa((unsigned)fd, ho->env);
 	ho->env[n++] = '.';
-	ho->env[n + put_u64(ho->env + n, st.st_ino)] = '\0';
+	ho->env[n + hx_utoa(st.st_ino, ho->env + n)] = '\0';
 }
 
 void hx_ask_exec(const struct hx_req *r, struct hx_reply *out,

@@ -6,6 +6,7 @@
 #include <string.h>
 #include <sys/un.h>
 
+#include "path.h"
 #include "sys.h"
 
 const char *hx_notice_op_name(unsigned op)
@@ -78,15 +79,10 @@ void hx_notice_write(enum hx_op op, const char *target, const char *rule)
 
 static void put_uint(struct sbuf *b, unsigned v)
 {
-	char d[12];
-	int i = (int)sizeof(d) - 1;
+	char d[21];
 
-	d[i] = '\0';
-	do {
-		d[--i] = (char)('0' + v % 10);
-		v /= 10;
-	} while (v && i > 0);
-	put(b, d + i);
+	d[hx_utoa(v, d)] = '\0';
+	put(b, d);
 }
 
 void hx_addr_format(const struct sockaddr *sa, size_t len, char *buf,

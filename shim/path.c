@@ -60,23 +60,28 @@ long hx_spath_normalize(const char *base, const char *path, char *out,
 	return (long)len;
 }
 
+size_t hx_utoa(uint64_t v, char *out)
+{
+	char tmp[20];
+	size_t n = 0, k = 0;
+
+	do
+		tmp[n++] = (char)('0' + v % 10);
+	while ((v /= 10));
+	while (n)
+		out[k++] = tmp[--n];
+	return k;
+}
+
 long hx_spath_of_fd(int fd, char *out, size_t cap)
 {
-	char link[32] = "/proc/self/fd/";
-	char digits[12];
-	size_t i = 0, at = strlen(link);
-	unsigned v = (unsigned)fd;
+	char link[40] = "/proc/self/fd/";
+	size_t at = strlen(link);
 	long r;
 
 	if (fd < 0)
 		return -EBADF;
-	do {
-		digits[i++] = (char)('0' + v % 10);
-		v /= 10;
-	} while (v);
-	while (i)
-		link[at++] = digits[--i];
-	link[at] = '\0';
+	link[at + hx_utoa((unsigned)fd, link + at)] = '\0';
 	if (cap < 2)
 		return -ENAMETOOLONG;
 	r = hx_sys3(SYS_readlink, link, out, cap - 1);

@@ -7,6 +7,7 @@
 #define HX_SHIM_PATH_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 /* Joins path to base (ignored when path is absolute; base must be
  * absolute otherwise) and normalizes: collapses "//", drops ".", resolves
@@ -20,6 +21,9 @@ long hx_spath_normalize(const char *base, const char *path, char *out,
  * the current directory (getcwd(2)), any other fd its /proc/self/fd link.
  * Returns the length or -errno (e.g. -EBADF for a bad dirfd). */
 long hx_spath_abs(int dirfd, const char *path, char *out, size_t cap);
+
+/* v in decimal at out (at most 20 digits, no NUL); returns how many. */
+size_t hx_utoa(uint64_t v, char *out);
 
 /* The target of /proc/self/fd/<fd> into out (NUL-terminated); length or
  * -errno. */
