@@ -350,16 +350,6 @@ int hx_connector_new(struct hx_connector **out)
 	return 0;
 }
 
-pid_t hx_connector_pid(struct hx_connector *c)
-{
-	pid_t pid;
-
-	pthread_mutex_lock(&c->lock);
-	pid = c->pid;
-	pthread_mutex_unlock(&c->lock);
-	return pid;
-}
-
 void hx_connector_free(struct hx_connector *c)
 {
 	if (!c)

@@ -45,9 +45,6 @@ int hx_connector_connect(struct hx_connector *c, int sfd, int target);
 ssize_t hx_connector_send(struct hx_connector *c, int sfd, int target,
 			  const struct msghdr *m, int flags);
 
-/* The connector's pid, 0 before its first use. */
-pid_t hx_connector_pid(struct hx_connector *c);
-
 void hx_connector_free(struct hx_connector *c);
 
 #endif
