@@ -17,9 +17,10 @@
  * stops: the tracer's thread group is the root child's real parent);
  * run.c asks hx_execgate_child_status instead.
  *
- * Lifecycle (harness-exec): fork -> hx_execgate_start (seizes the child
- * while it waits for the listener hand-off's ack, so before its exec)
- * -> hx_unotify_receive / hx_unotify_start(..., gate) -> loop ... ->
+ * Lifecycle (harness-exec): fork -> hx_unotify_receive ->
+ * hx_execgate_start (seizes the child while it waits for the listener
+ * hand-off's ack: dumpable, and before its exec) ->
+ * hx_unotify_release_child -> hx_unotify_start(..., gate) -> loop ... ->
  * hx_execgate_stop after the tree is gone. */
 #ifndef HX_EXECGATE_H
 #define HX_EXECGATE_H

@@ -864,20 +864,27 @@ int hx_run(const struct hx_options *o)
 
 		close(r->hand[1]);
 		r->hand[1] = -1;
-		/* Seized while the child waits for the hand-off's ack, so
-		 * before its first exec; no gate, no agent. */
-		if (r->exec_gate &&
+		/* The child made itself dumpable to hand its listener over
+		 * and waits for our ack: an unprivileged tracer can seize it
+		 * only now (before, it is non-dumpable like us), and it has
+		 * not exec'd yet. No gate, no agent. */
+		lfd = hx_unotify_receive(r->hand[0], r->child, 10000);
+		if (lfd >= 0 && r->exec_gate &&
 		    (e = hx_execgate_start(r->child, &r->pl, r->srv, gate_exit,
 					   r, &r->gate))) {
 			hx_say("exec gate: %s", strerror(-e));
 			kill(r->child, SIGKILL);
+			close(lfd);
+			lfd = -ECANCELED;
 		}
-		lfd = e ? -ECANCELED
-			: hx_unotify_receive(r->hand[0], r->child, 10000);
+		if (lfd >= 0 && (e = hx_unotify_release_child(r->hand[0]))) {
+			close(lfd);
+			lfd = e;
+		}
 		close(r->hand[0]);
 		r->hand[0] = -1;
 		/* A failed hand-off ends the child (126): never unwatched. */
-		if (lfd < 0)
+		if (lfd < 0 && lfd != -ECANCELED)
 			hx_say("user-notify listener: %s", strerror(-lfd));
 		else if ((e = hx_unotify_start(lfd, &r->pl, r->srv,
 					       r->sess.sock_path, 4, r->gate,

@@ -398,9 +398,8 @@ static void *worker(void *arg)
 int hx_unotify_receive(int sock, pid_t child, int timeout_ms)
 {
 	struct pollfd p = {.fd = sock, .events = POLLIN};
-	int num = -1, fd;
+	int num = -1;
 	ssize_t n;
-	char ack = 'k';
 
 	if (poll(&p, 1, timeout_ms) <= 0)
 		return -ETIMEDOUT;
@@ -409,14 +408,14 @@ int hx_unotify_receive(int sock, pid_t child, int timeout_ms)
 	while (n < 0 && errno == EINTR);
 	if (n != (ssize_t)sizeof(num) || num < 0)
 		return n < 0 ? -errno : -EPIPE;
-	fd = hx_un_take_fd(child, num);
-	if (fd < 0)
-		return fd;
-	if (write(sock, &ack, 1) != 1) {
-		close(fd);
-		return -EPIPE;
-	}
-	return fd;
+	return hx_un_take_fd(child, num);
+}
+
+int hx_unotify_release_child(int sock)
+{
+	char ack = 'k';
+
+	return write(sock, &ack, 1) == 1 ? 0 : -EPIPE;
 }
 
 int hx_unotify_start(int listener, struct hx_pipeline *pl,

@@ -28,6 +28,7 @@
  *
  * Lifecycle (harness-exec): socketpair -> hx_sandbox_enable_notify ->
  * fork -> hx_unotify_receive (takes the listener from the child) ->
+ * hx_unotify_release_child ->
  * hx_unotify_start -> event loop ... -> hx_unotify_stop (before
  * hx_server_free). If the supervisor dies, the kernel closes the
  * listener and every notified syscall fails with ENOSYS. */
@@ -41,11 +42,15 @@ struct hx_server;
 struct hx_unotify;
 struct hx_execgate;
 
-/* Parent side of the hand-off: waits (up to timeout_ms) for the
- * child's listener fd number on sock, takes the fd with pidfd_getfd and
- * acknowledges so the child closes its copy. Returns the listener fd
- * or -errno (the child then exits 126 on its own). */
+/* Reads the child's listener fd number on sock and takes the fd with
+ * pidfd_getfd (the child made itself dumpable for it and now waits for
+ * hx_unotify_release_child). Returns the listener fd or -errno (the
+ * child then exits 126 on its own). */
 int hx_unotify_receive(int sock, pid_t child, int timeout_ms);
+
+/* Lets the child go on (it closes its copy of the listener and execs).
+ * Returns 0 or -EPIPE. */
+int hx_unotify_release_child(int sock);
 
 /* Starts nthreads workers on listener (owned from here on) deciding
  * through pl on srv's loop. sock_path: the session socket, whose

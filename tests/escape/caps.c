@@ -1,4 +1,7 @@
-/* No capability in any set, no_new_privs set (also when root). */
+/* No capability in any set, no_new_privs set (also when root). An
+ * ordinary user cannot empty the bounding set (it takes CAP_SETPCAP),
+ * and needs not: with no_new_privs no exec can gain a capability, and
+ * the user namespaces that would grant new ones are denied in BPF. */
 #include "escape.h"
 
 #include <sys/prctl.h>
@@ -18,7 +21,7 @@ int main(void)
 		if (sscanf(line, "Cap%31[^:]: %llx", name, &v) != 2)
 			continue;
 		seen++;
-		if (v)
+		if (v && !(strcmp(name, "Bnd") == 0 && getuid() != 0))
 			snprintf(bad + strlen(bad), sizeof(bad) - strlen(bad),
 				 " Cap%s=%llx", name, v);
 	}
@@ -28,6 +31,6 @@ int main(void)
 	if (bad[0] || nnp != 1)
 		ESCAPED("capabilities held:%s; no_new_privs=%d (uid %d)", bad,
 			nnp, (int)getuid());
-	BLOCKED("CapInh/Prm/Eff/Bnd/Amb all zero, no_new_privs=1 (uid %d)",
+	BLOCKED("CapInh/Prm/Eff/Amb (and Bnd as root) all zero, no_new_privs=1 (uid %d)",
 		(int)getuid());
 }
