@@ -23,7 +23,9 @@ CFLAGS_SHIM = $(CFLAGS_COMMON) -fvisibility=hidden -fno-stack-protector \
 LDLIBS_SHIM := -ldl -lpthread
 
 POLICY_SRCS := $(wildcard policy/*.c)
-POLICY_ASM := policy/default_policy.S
+POLICY_ASM := policy/default_policy.S policy/profiles_blob.S
+PROFILES := $(sort $(wildcard policy/profiles/*.yaml))
+PROFILES_BLOB := $(BUILD)/profiles.blob
 # The git half of the supervisor (worktrees, checkpoints, provenance):
 # also the plugin libharness-git.so, which harness-exec loads only when
 # it needs it (supervisor/gitplugin.c): libgit2 costs every start ~3 ms.
@@ -73,14 +75,19 @@ install-deps:
 $(BUILD)/obj/%.o: %.c | $(DEPS_OK)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS_HOST) -c $< -o $@
-$(BUILD)/obj/%.o: %.S policy/default.yaml | $(DEPS_OK)
+$(BUILD)/obj/%.o: %.S policy/default.yaml $(PROFILES_BLOB) | $(DEPS_OK)
 	@mkdir -p $(@D)
-	$(CC) -c $< -o $@
+	$(CC) -DHX_PROFILES_BLOB='"$(PROFILES_BLOB)"' -c $< -o $@
+# The built-in profiles as "NAME\0TEXT\0" pairs (policy/builtin_profiles.c).
+$(PROFILES_BLOB): $(PROFILES) policy/profiles
+	@mkdir -p $(@D)
+	@for f in $(PROFILES); do n=$${f##*/}; printf '%s\0' "$${n%.yaml}"; \
+	  cat "$$f"; printf '\0'; done > $@.tmp && mv $@.tmp $@
 $(BUILD)/shim-obj/%.o: %.c | $(DEPS_OK)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS_SHIM) -c $< -o $@
 
-$(LIB_POLICY): $(call obj,$(POLICY_SRCS)) $(BUILD)/obj/policy/default_policy.o
+$(LIB_POLICY): $(call obj,$(POLICY_SRCS)) $(patsubst %.S,$(BUILD)/obj/%.o,$(POLICY_ASM))
 	rm -f $@ && $(AR) rcs $@ $^
 $(LIB_WIRE): $(call obj,$(WIRE_SRCS))
 	rm -f $@ && $(AR) rcs $@ $^
@@ -156,9 +163,10 @@ bench: all $(HELPER_BINS)
 	BUILD=$(BUILD) scripts/bench
 
 FUZZ_TARGETS := $(patsubst tests/fuzz/%.c,$(BUILD)/fuzz/%,$(wildcard tests/fuzz/fuzz_*.c))
-$(BUILD)/fuzz/%: tests/fuzz/%.c $(POLICY_SRCS) $(WIRE_SRCS) $(POLICY_ASM) policy/default.yaml | $(DEPS_OK)
+$(BUILD)/fuzz/%: tests/fuzz/%.c $(POLICY_SRCS) $(WIRE_SRCS) $(POLICY_ASM) policy/default.yaml $(PROFILES_BLOB) | $(DEPS_OK)
 	@mkdir -p $(@D)
 	clang -std=gnu17 -g -O1 -I. -fsanitize=fuzzer,address,undefined \
+	  -DHX_PROFILES_BLOB='"$(PROFILES_BLOB)"' \
 	  $(PKG_CFLAGS) -o $@ $< $(POLICY_SRCS) $(WIRE_SRCS) $(POLICY_ASM) $(PKG_LIBS)
 fuzz: $(FUZZ_TARGETS)
 	@# New inputs go to the build dir; the checked-in seeds stay as they are.

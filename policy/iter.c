@@ -38,3 +38,48 @@ void hx_policy_foreach_net_rule(const struct hx_policy *p,
 		}
 	}
 }
+
+void hx_policy_foreach_source(const struct hx_policy *p,
+			      void (*fn)(const char *name, const char *text,
+					 size_t len, void *arg),
+			      void *arg)
+{
+	for (size_t i = 0; i < p->nsources; i++)
+		fn(p->sources[i].name, p->sources[i].text, p->sources[i].len,
+		   arg);
+}
+
+/* fn for one rule, its patterns' texts gathered (at most 64 shown). */
+static void rule_info(const char *section, const struct hx_rule *r,
+		      void (*fn)(const struct hx_rule_info *r, void *arg),
+		      void *arg)
+{
+	const char *pats[64];
+	struct hx_rule_info ri = {
+		.section = section,
+		.name = r->name,
+		.origin = r->origin ? r->origin : "harness",
+		.verdict = r->verdict,
+		.access = r->access,
+		.patterns = pats,
+		.npatterns = r->npats < 64 ? r->npats : 64,
+	};
+
+	for (size_t k = 0; k < ri.npatterns; k++)
+		pats[k] = r->pats[k].text;
+	fn(&ri, arg);
+}
+
+void hx_policy_foreach_rule(const struct hx_policy *p,
+			    void (*fn)(const struct hx_rule_info *r, void *arg),
+			    void *arg)
+{
+	static const char *const names[HX_SEC_COUNT] = { "files", "exec",
+							 "network" };
+
+	if (p->protect.npats)
+		rule_info("files", &p->protect, fn, arg);
+	for (size_t s = 0; s < HX_SEC_COUNT; s++)
+		for (size_t i = 0; i < p->nrules[s]; i++)
+			rule_info(names[s], &p->rules[s][i], fn, arg);
+}

@@ -21,11 +21,21 @@ struct ld {
 	const struct hx_policy_vars *vars;
 	unsigned char *seen;
 	size_t nnodes;
+	unsigned depth;	  /* 0: the main document, else an include */
+	bool meta_only;	  /* the profile: mapping only, no rules */
+	const char *dir; /* where relative includes are, or NULL */
 };
 
-static const char *const top_keys[] = { "version", "mode",  "defaults",
-					"audit",   "files", "exec",
-					"network", "limits", NULL };
+static const char *const top_keys[] = { "version", "mode",    "defaults",
+					"audit",   "files",   "exec",
+					"network", "limits",  "include",
+					"profile", NULL };
+/* An included document adds rules; the session-wide settings are the
+ * main policy's alone, so an include cannot turn enforcement off. */
+static const char *const include_keys[] = { "version", "files",   "exec",
+					    "network", "include", "profile",
+					    NULL };
+static const char *const profile_keys[] = { "description", "detect", NULL };
 static const char *const audit_keys[] = { "log_reads", NULL };
 static const char *const file_keys[] = { "id",	   "description", "allow",
 					 "deny",   "ask",	  "access",
@@ -55,7 +65,7 @@ static struct hx_pos pos_of(const yaml_node_t *n)
 static int fail(struct ld *l, const yaml_node_t *n, const char *hint,
 		const char *msg)
 {
-	struct hx_pos pos = pos_of(n);
+	struct hx_pos pos = n ? pos_of(n) : (struct hx_pos){ 0, 0 };
 
 	return hx_policy_fail(l->err, l->file, pos.line, pos.column, hint,
 			      "%s", msg);
@@ -255,9 +265,16 @@ static int check_id(struct ld *l, const yaml_node_t *n, const char *id)
 			    "rule ids starting with 'default:' or 'harness:' "
 			    "are reserved");
 	for (size_t s = 0; s < HX_SEC_COUNT; s++)
-		for (size_t i = 0; i < l->p->nrules[s]; i++)
-			if (!strcmp(l->p->rules[s][i].name, id))
-				return fail(l, n, NULL, "duplicate rule id");
+		for (size_t i = 0; i < l->p->nrules[s]; i++) {
+			char msg[200];
+
+			if (strcmp(l->p->rules[s][i].name, id))
+				continue;
+			snprintf(msg, sizeof(msg),
+				 "duplicate rule id (first at %.150s)",
+				 l->p->rules[s][i].origin);
+			return fail(l, n, NULL, msg);
+		}
 	return 0;
 }
 
@@ -306,6 +323,8 @@ static int load_rule(struct ld *l, enum hx_section sec, yaml_node_t *n,
 
 	if (ret)
 		return ret;
+	if (!(r->origin = rule_name(l, n)))
+		return -ENOMEM;
 	r->access = HX_ACCESS_ANY;
 	for (yaml_node_pair_t *pr = n->data.mapping.pairs.start;
 	     pr < n->data.mapping.pairs.top; pr++) {
@@ -345,7 +364,7 @@ static int load_rule(struct ld *l, enum hx_section sec, yaml_node_t *n,
 	if (!pats)
 		return fail(l, n, "e.g. deny: [\"$HOME/.ssh/**\"]",
 			    "a rule needs one of allow, deny, ask");
-	if (!r->name && !(r->name = rule_name(l, n)))
+	if (!r->name && !(r->name = r->origin))
 		return -ENOMEM;
 	ret = string_list(l, pats, "a pattern", &items, &cnt);
 	if (ret)
@@ -380,8 +399,9 @@ static int load_rule(struct ld *l, enum hx_section sec, yaml_node_t *n,
 static int load_section(struct ld *l, enum hx_section sec, yaml_node_t *n,
 			const char *what)
 {
+	struct hx_rule *rules;
 	char msg[128];
-	size_t cnt;
+	size_t cnt, old;
 	int ret;
 
 	if (n->type == YAML_SCALAR_NODE && n->data.scalar.length == 0 &&
@@ -392,16 +412,20 @@ static int load_section(struct ld *l, enum hx_section sec, yaml_node_t *n,
 		return fail(l, n, "each rule starts with '- '", msg);
 	}
 	cnt = list_len(n);
-	l->p->rules[sec] =
-		hx_arena_alloc(&l->p->arena, (cnt ? cnt : 1) * sizeof(struct hx_rule));
-	if (!l->p->rules[sec])
+	old = l->p->nrules[sec];
+	/* Appended: includes add to the rules of the documents before. */
+	rules = hx_arena_alloc(&l->p->arena, (old + cnt + 1) * sizeof(*rules));
+	if (!rules)
 		return -ENOMEM;
+	if (old)
+		memcpy(rules, l->p->rules[sec], old * sizeof(*rules));
+	l->p->rules[sec] = rules;
 	for (size_t i = 0; i < cnt; i++) {
 		yaml_node_t *r;
 
 		ret = get(l, n->data.sequence.items.start[i], &r);
 		if (!ret)
-			ret = load_rule(l, sec, r, &l->p->rules[sec][i]);
+			ret = load_rule(l, sec, r, &rules[old + i]);
 		if (ret)
 			return ret;
 		l->p->nrules[sec]++;
@@ -499,14 +523,184 @@ static int load_limits(struct ld *l, yaml_node_t *map)
 	return ret;
 }
 
+static int load_document(struct ld *parent, const char *name,
+			 const char *text, size_t len, const char *dir,
+			 const yaml_node_t *at);
+
+/* Whether the document called name is already part of the policy. */
+static bool loaded(const struct hx_policy *p, const char *name)
+{
+	for (size_t i = 0; i < p->nsources; i++)
+		if (!strcmp(p->sources[i].name, name))
+			return true;
+	return false;
+}
+
+static int read_all(int fd, char **out, size_t *outlen);
+
+/* One include: a built-in profile's name (no '/'), or a file, relative
+ * to the including file's directory. A document already loaded is
+ * skipped, so a profile named twice (the policy and --profile) or a
+ * cycle adds nothing. */
+static int load_include(struct ld *l, const yaml_node_t *n, const char *what)
+{
+	char path[4096], name[4200], dir[4200], msg[300], *buf = NULL, *slash;
+	size_t len;
+	int fd, ret;
+
+	if (!hx_profile_is_file(what)) {
+		const char *text = hx_profile_text(what, &len);
+
+		if (!text) {
+			char hint[256] = "built-in profiles:";
+
+			for (size_t i = 0; hx_profile_name(i); i++)
+				snprintf(hint + strlen(hint),
+					 sizeof(hint) - strlen(hint), " %s",
+					 hx_profile_name(i));
+			snprintf(msg, sizeof(msg), "no built-in profile '%.60s'",
+				 what);
+			return fail(l, n, hint, msg);
+		}
+		snprintf(name, sizeof(name), "profile:%s", what);
+		return loaded(l->p, name) ? 0
+					  : load_document(l, name, text, len,
+							  NULL, n);
+	}
+	if (what[0] != '/' && !l->dir)
+		return fail(l, n, "write an absolute path",
+			    "a relative include needs a policy file to be "
+			    "relative to");
+	snprintf(path, sizeof(path), "%s%s%s", what[0] == '/' ? "" : l->dir,
+		 what[0] == '/' ? "" : "/", what);
+	if (!realpath(path, name)) {
+		snprintf(msg, sizeof(msg), "cannot include %.200s: %s", path,
+			 strerror(errno));
+		return fail(l, n, NULL, msg);
+	}
+	if (loaded(l->p, name))
+		return 0;
+	do
+		fd = open(name, O_RDONLY | O_CLOEXEC);
+	while (fd < 0 && errno == EINTR);
+	ret = fd < 0 ? -errno : read_all(fd, &buf, &len);
+	if (fd >= 0)
+		close(fd);
+	if (ret) {
+		snprintf(msg, sizeof(msg), "cannot include %.200s: %s", name,
+			 strerror(-ret));
+		return fail(l, n, NULL, msg);
+	}
+	if (memchr(buf, '\0', len)) {
+		free(buf);
+		return fail(l, n, NULL, "the included file holds a NUL byte");
+	}
+	snprintf(dir, sizeof(dir), "%s", name);
+	slash = strrchr(dir, '/');
+	*(slash == dir ? slash + 1 : slash) = '\0';
+	ret = load_document(l, name, buf, len, dir, n);
+	free(buf);
+	return ret;
+}
+
+static int load_includes(struct ld *l, yaml_node_t *n)
+{
+	yaml_node_t **items;
+	size_t cnt;
+	int ret = string_list(l, n, "include", &items, &cnt);
+
+	for (size_t i = 0; !ret && i < cnt; i++)
+		ret = load_include(l, items[i],
+				   (const char *)items[i]->data.scalar.value);
+	return ret;
+}
+
+/* profile: {description: TEXT, detect: [GLOB...]}; kept for the main
+ * document only (a built-in profile loaded on its own). */
+static int load_profile_meta(struct ld *l, yaml_node_t *map)
+{
+	int ret = check_keys(l, map, "profile", profile_keys);
+
+	for (yaml_node_pair_t *a = map->data.mapping.pairs.start;
+	     !ret && a < map->data.mapping.pairs.top; a++) {
+		const char *k = key_of(l, a), *s;
+		yaml_node_t *v, **items;
+		size_t cnt;
+
+		ret = get(l, a->value, &v);
+		if (!ret && !strcmp(k, "description")) {
+			ret = scalar(l, v, "description", &s);
+			if (!ret && !l->depth &&
+			    !(l->p->description =
+				      hx_arena_strdup(&l->p->arena, s)))
+				ret = -ENOMEM;
+		} else if (!ret) {
+			ret = string_list(l, v, "detect", &items, &cnt);
+			for (size_t i = 0; !ret && i < cnt; i++) {
+				const char *g =
+					(const char *)items[i]->data.scalar.value,
+					   *why;
+				size_t off;
+
+				if (hx_glob_validate(g, &off, &why))
+					ret = fail(l, items[i], NULL, why);
+			}
+			if (!ret && !l->depth) {
+				l->p->detect = hx_arena_alloc(
+					&l->p->arena, (cnt + 1) * sizeof(char *));
+				if (!l->p->detect)
+					return -ENOMEM;
+				for (size_t i = 0; i < cnt; i++)
+					l->p->detect[i] = (const char *)
+						items[i]->data.scalar.value;
+				/* the document's strings die with it */
+				for (size_t i = 0; i < cnt; i++)
+					if (!(l->p->detect[i] = hx_arena_strdup(
+						      &l->p->arena,
+						      l->p->detect[i])))
+						return -ENOMEM;
+				l->p->ndetect = cnt;
+			}
+		}
+	}
+	return ret;
+}
+
+/* In an included document, a key only the main policy may set. */
+static int main_only_keys(struct ld *l, yaml_node_t *root)
+{
+	static const char *const main_only[] = { "mode", "defaults", "audit",
+						 "limits", NULL };
+
+	if (root->type != YAML_MAPPING_NODE)
+		return 0; /* check_keys says what is wrong */
+	for (yaml_node_pair_t *pr = root->data.mapping.pairs.start;
+	     pr < root->data.mapping.pairs.top; pr++) {
+		yaml_node_t *k = yaml_document_get_node(&l->doc, pr->key);
+
+		for (size_t i = 0; k && k->type == YAML_SCALAR_NODE &&
+				   main_only[i]; i++)
+			if (!strcmp((const char *)k->data.scalar.value,
+				    main_only[i]))
+				return fail(l, k,
+					    "only the main policy sets mode, "
+					    "defaults, audit and limits",
+					    "not allowed in an included policy");
+	}
+	return 0;
+}
+
 static int load_top(struct ld *l, yaml_node_t *root)
 {
 	static const char *const modes[] = { "enforce", "audit", NULL };
 	static const char *const versions[] = { "1", NULL };
 	static const char *const sections[] = { "files", "exec", "network" };
-	int ret = check_keys(l, root, "the policy", top_keys), i;
+	int ret = l->depth ? main_only_keys(l, root) : 0, i;
 	yaml_node_t *v;
 
+	if (!ret)
+		ret = check_keys(l, root, "the policy",
+				 l->depth ? include_keys : top_keys);
 	for (yaml_node_pair_t *pr = root->data.mapping.pairs.start;
 	     !ret && pr < root->data.mapping.pairs.top; pr++) {
 		const char *k = key_of(l, pr);
@@ -516,6 +710,12 @@ static int load_top(struct ld *l, yaml_node_t *root)
 			break;
 		if (!strcmp(k, "version")) {
 			ret = word(l, v, "version", versions, &i);
+		} else if (!strcmp(k, "profile")) {
+			ret = load_profile_meta(l, v);
+		} else if (l->meta_only) {
+			continue;
+		} else if (!strcmp(k, "include")) {
+			ret = load_includes(l, v);
 		} else if (!strcmp(k, "mode")) {
 			ret = word(l, v, "mode", modes, &i);
 			l->p->mode = (enum hx_mode)i;
@@ -544,17 +744,37 @@ static int load_top(struct ld *l, yaml_node_t *root)
 	return ret;
 }
 
+/* A literal path as a glob that matches only it. */
+static char *glob_quote(struct hx_arena *a, const char *path)
+{
+	size_t n = strlen(path), k = 0;
+	char *q = hx_arena_alloc(a, 2 * n + 1);
+
+	for (size_t i = 0; q && i < n; i++) {
+		if (strchr("*?[]\\", path[i]))
+			q[k++] = '\\';
+		q[k++] = path[i];
+	}
+	return q;
+}
+
+/* harness:protect: the session's own paths, and every policy file an
+ * include read (the agent must not rewrite its next session's rules). */
 static int load_protect(struct ld *l)
 {
 	const struct hx_policy_vars *v = l->vars;
 	struct hx_rule *r = &l->p->protect;
+	size_t n = v->nprotect;
 
 	r->name = "harness:protect";
+	r->origin = "harness";
 	r->verdict = HX_VERDICT_DENY;
 	r->access = HX_ACCESS_ANY;
-	if (!v->nprotect)
+	for (size_t i = 1; i < l->p->nsources; i++)
+		n += l->p->sources[i].name[0] == '/';
+	if (!n)
 		return 0;
-	r->pats = hx_arena_alloc(&l->p->arena, v->nprotect * sizeof(*r->pats));
+	r->pats = hx_arena_alloc(&l->p->arena, n * sizeof(*r->pats));
 	if (!r->pats)
 		return -ENOMEM;
 	for (size_t i = 0; i < v->nprotect; i++) {
@@ -572,6 +792,14 @@ static int load_protect(struct ld *l)
 			return -ENOMEM;
 		r->npats++;
 	}
+	for (size_t i = 1; i < l->p->nsources; i++) {
+		if (l->p->sources[i].name[0] != '/')
+			continue;
+		r->pats[r->npats].text =
+			glob_quote(&l->p->arena, l->p->sources[i].name);
+		if (!r->pats[r->npats++].text)
+			return -ENOMEM;
+	}
 	return 0;
 }
 
@@ -582,6 +810,7 @@ static int session_rule(struct ld *l, struct hx_rule *r, const char *name,
 {
 	memset(r, 0, sizeof(*r));
 	r->name = name;
+	r->origin = "harness";
 	r->verdict = verdict;
 	r->access = HX_ACCESS_WRITE;
 	r->pats = hx_arena_alloc(&l->p->arena, n * sizeof(*r->pats));
@@ -703,13 +932,121 @@ out:
 	return ret;
 }
 
-int hx_policy_load_buffer(const char *name, const char *text, size_t len,
-			  const struct hx_policy_vars *vars,
-			  struct hx_policy **out, struct hx_policy_error *err)
+/* Copies a document into the policy's list of sources. */
+static int add_source(struct hx_policy *p, const char *name, const char *text,
+		      size_t len, const char **saved_name)
+{
+	struct hx_source *src = &p->sources[p->nsources];
+
+	src->name = hx_arena_strdup(&p->arena, name);
+	src->text = hx_arena_strndup(&p->arena, text, len);
+	src->len = len;
+	if (!src->name || !src->text)
+		return -ENOMEM;
+	p->nsources++;
+	*saved_name = src->name;
+	return 0;
+}
+
+/* Parses l's text and loads its top-level keys. */
+static int parse_and_load(struct ld *l, const char *text, size_t len)
+{
+	yaml_node_t *root;
+	int ret = parse_doc(l, text, len);
+
+	if (ret)
+		goto out;
+	l->nnodes = (size_t)(l->doc.nodes.top - l->doc.nodes.start);
+	l->seen = calloc(l->nnodes ? l->nnodes : 1, 1);
+	if (!l->seen) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	ret = get(l, 1, &root);
+	if (!ret)
+		ret = load_top(l, root);
+out:
+	yaml_document_delete(&l->doc);
+	free(l->seen);
+	l->seen = NULL;
+	return ret;
+}
+
+static int load_document(struct ld *parent, const char *name,
+			 const char *text, size_t len, const char *dir,
+			 const yaml_node_t *at)
+{
+	struct ld l = { .p = parent->p,
+			.err = parent->err,
+			.vars = parent->vars,
+			.depth = parent->depth + 1,
+			.dir = dir };
+	char from[300];
+	int ret;
+
+	if (l.depth > HX_POLICY_MAX_DEPTH)
+		return fail(parent, at, "an include loop?",
+			    "includes nested too deep");
+	if (l.p->nsources == HX_POLICY_MAX_SOURCES)
+		return fail(parent, at, NULL, "too many included policies");
+	if (at)
+		snprintf(from, sizeof(from), "%.250s:%u", parent->file,
+			 pos_of(at).line);
+	else
+		snprintf(from, sizeof(from), "the command line");
+	ret = add_source(l.p, name, text, len, &l.file);
+	if (!ret)
+		ret = parse_and_load(&l, text, len);
+	/* The innermost include names the file the error is in. */
+	if (ret == -EINVAL && !strstr(l.err->hint, "included from")) {
+		size_t k = strlen(l.err->hint);
+
+		snprintf(l.err->hint + k, sizeof(l.err->hint) - k,
+			 "%sincluded from %s", k ? "; " : "", from);
+	}
+	return ret;
+}
+
+/* The directory of the policy file name, for its relative includes;
+ * false for a name that is no file ("<default>", a pipe). */
+static bool policy_dir(const char *name, char *dir, size_t size)
+{
+	char real[4096], *slash;
+
+	if (name[0] == '<' || !realpath(name, real) || strlen(real) >= size)
+		return false;
+	slash = strrchr(real, '/');
+	*(slash == real ? slash + 1 : slash) = '\0';
+	snprintf(dir, size, "%s", real);
+	return true;
+}
+
+static int load_policy(struct ld *l, const char *name, const char *text,
+		       size_t len, bool meta_only)
+{
+	char dir[4096];
+	int ret;
+
+	l->meta_only = meta_only;
+	l->dir = policy_dir(name, dir, sizeof(dir)) ? dir : NULL;
+	ret = add_source(l->p, name, text, len, &l->file);
+	if (!ret)
+		ret = parse_and_load(l, text, len);
+	for (size_t i = 0; !ret && !meta_only && i < l->vars->ninclude; i++)
+		ret = load_include(l, NULL, l->vars->include[i]);
+	if (!ret && !meta_only)
+		ret = load_protect(l);
+	if (!ret && !meta_only)
+		ret = load_session_rules(l);
+	return ret;
+}
+
+static int load(const char *name, const char *text, size_t len,
+		const struct hx_policy_vars *vars, bool meta_only,
+		struct hx_policy **out, struct hx_policy_error *err)
 {
 	static const struct hx_policy_vars novars;
-	struct ld l = { .err = err, .file = name, .vars = vars ? vars : &novars };
-	yaml_node_t *root;
+	struct ld l = { .err = err, .vars = vars ? vars : &novars };
 	int ret;
 
 	memset(err, 0, sizeof(*err));
@@ -720,37 +1057,39 @@ int hx_policy_load_buffer(const char *name, const char *text, size_t len,
 		return -ENOMEM;
 	init_defaults(l.p);
 	l.p->source = hx_arena_strdup(&l.p->arena, name);
-	if (!l.p->source) {
-		ret = -ENOMEM;
-		goto out;
-	}
-	ret = parse_doc(&l, text, len);
-	if (ret)
-		goto out;
-	l.nnodes = (size_t)(l.doc.nodes.top - l.doc.nodes.start);
-	l.seen = calloc(l.nnodes ? l.nnodes : 1, 1);
-	if (!l.seen) {
-		ret = -ENOMEM;
-		goto out;
-	}
-	ret = get(&l, 1, &root);
-	if (!ret)
-		ret = load_top(&l, root);
-	if (!ret)
-		ret = load_protect(&l);
-	if (!ret)
-		ret = load_session_rules(&l);
-out:
+	ret = l.p->source ? load_policy(&l, name, text, len, meta_only)
+			  : -ENOMEM;
 	if (ret == -ENOMEM)
 		hx_policy_fail(err, name, 0, 0, NULL, "out of memory");
-	yaml_document_delete(&l.doc);
-	free(l.seen);
 	if (ret) {
 		hx_policy_free(l.p);
 		return ret;
 	}
 	*out = l.p;
 	return 0;
+}
+
+int hx_policy_load_buffer(const char *name, const char *text, size_t len,
+			  const struct hx_policy_vars *vars,
+			  struct hx_policy **out, struct hx_policy_error *err)
+{
+	return load(name, text, len, vars, false, out, err);
+}
+
+int hx_profile_load_meta(const char *name, struct hx_policy **out,
+			 struct hx_policy_error *err)
+{
+	size_t len;
+	const char *text = hx_profile_text(name, &len);
+	char src[200];
+
+	snprintf(src, sizeof(src), "profile:%s", name);
+	if (!text) {
+		*out = NULL;
+		return hx_policy_fail(err, src, 0, 0, NULL,
+				      "no built-in profile '%s'", name);
+	}
+	return load(src, text, len, NULL, true, out, err);
 }
 
 /* Reads all of fd (files, pipes, /dev/stdin alike) up to the size cap. */

@@ -59,6 +59,11 @@ const char *hx_policy_source(const struct hx_policy *p)
 	return p->source;
 }
 
+const char *hx_policy_description(const struct hx_policy *p)
+{
+	return p->description;
+}
+
 void hx_policy_foreach_read_rule(const struct hx_policy *p,
 				 void (*fn)(enum hx_verdict v,
 					    const char *pattern, void *arg),

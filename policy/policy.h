@@ -37,6 +37,10 @@ struct hx_policy_vars {
 	size_t nwrite_deny;
 	const char *const *write_allow;
 	size_t nwrite_allow;
+	/* Extra includes of the main document (--profile): built-in
+	 * profile names or absolute files, loaded after it. */
+	const char *const *include;
+	size_t ninclude;
 };
 
 /* Where a policy is wrong; lines and columns count from 1. */
@@ -56,12 +60,67 @@ int hx_policy_load_file(const char *path, const struct hx_policy_vars *vars,
 int hx_policy_load_buffer(const char *name, const char *text, size_t len,
 			  const struct hx_policy_vars *vars,
 			  struct hx_policy **out, struct hx_policy_error *err);
+/* A policy composes: its top-level "include:" lists built-in profiles
+ * (a bare NAME) and files (hx_profile_is_file; relative to the including
+ * file's directory),
+ * loaded in order, each at most once, their rules added to the
+ * including document's. An included document may hold only version,
+ * include, profile, files, exec and network: the session-wide settings
+ * are the main policy's. Every included file is also protected like the
+ * policy itself (rule harness:protect). Errors name the included file,
+ * and the hint where it was included from. */
+
 /* The embedded default policy (policy/default.yaml, compiled in). */
 int hx_policy_load_default(const struct hx_policy_vars *vars,
 			   struct hx_policy **out, struct hx_policy_error *err);
 const char *hx_policy_default_text(size_t *len);
 
 void hx_policy_free(struct hx_policy *p);
+
+/* Built-in profiles (policy/profiles/NAME.yaml, compiled in): rules for
+ * one agent or toolchain, with a "profile:" mapping (description, and
+ * detect: globs on the real path of the command they are for). */
+/* The i-th profile's name, or NULL past the last. */
+const char *hx_profile_name(size_t i);
+/* Whether an include names a file (a '/' in it, or a .yaml or .yml
+ * name) rather than a built-in profile. */
+bool hx_profile_is_file(const char *what);
+/* The YAML text of profile name, or NULL. */
+const char *hx_profile_text(const char *name, size_t *len);
+/* Loads only a profile's "profile:" mapping (no rules, no variables):
+ * for hx_policy_description. Same returns as hx_policy_load_buffer. */
+int hx_profile_load_meta(const char *name, struct hx_policy **out,
+			 struct hx_policy_error *err);
+/* The first built-in profile one of whose detect globs matches one of
+ * paths (the real paths of the command: its executable, and the script
+ * an interpreter was given), or NULL. */
+const char *hx_profile_detect(const char *const *paths, size_t npaths);
+/* The main document's profile description, or NULL. */
+const char *hx_policy_description(const struct hx_policy *p);
+
+/* Calls fn for each document of the policy, the main one first: its
+ * name (a path, "<default>" or "profile:NAME") and its text. */
+void hx_policy_foreach_source(const struct hx_policy *p,
+			      void (*fn)(const char *name, const char *text,
+					 size_t len, void *arg),
+			      void *arg);
+
+/* One rule as written, for `harness-policy show`; strings owned by the
+ * policy. */
+struct hx_rule_info {
+	const char *section; /* "files", "exec", "network" */
+	const char *name;    /* id, or "file:line" */
+	const char *origin;  /* "file:line" where it is written */
+	enum hx_verdict verdict;
+	unsigned access; /* files: HX_ACCESS_* */
+	const char *const *patterns; /* expanded */
+	size_t npatterns;
+};
+/* Calls fn for each rule, section by section, in load order (protect
+ * and the session's rules included). */
+void hx_policy_foreach_rule(const struct hx_policy *p,
+			    void (*fn)(const struct hx_rule_info *r, void *arg),
+			    void *arg);
 
 /* Formats err as "file:line:column: message" plus "\n  hint: ..." when
  * there is a hint. Returns buf. */

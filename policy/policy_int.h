@@ -93,7 +93,8 @@ struct hx_example {
 };
 
 struct hx_rule {
-	const char *name; /* id, or "file:line" */
+	const char *name;   /* id, or "file:line" */
+	const char *origin; /* "file:line" where it is written */
 	enum hx_verdict verdict;
 	unsigned access; /* files only */
 	struct hx_pattern *pats;
@@ -102,9 +103,25 @@ struct hx_rule {
 	size_t nex;
 };
 
+/* One document of a composed policy (the main file and its includes),
+ * text copied, for the policy's digest and `harness-policy show`. */
+struct hx_source {
+	const char *name; /* as errors call it: a path, or "profile:NAME" */
+	const char *text;
+	size_t len;
+};
+#define HX_POLICY_MAX_SOURCES 32
+#define HX_POLICY_MAX_DEPTH 8
+
 struct hx_policy {
 	struct hx_arena arena;
 	const char *source;
+	struct hx_source sources[HX_POLICY_MAX_SOURCES];
+	size_t nsources;
+	/* The main document's profile: mapping (built-in profiles have one). */
+	const char *description;
+	const char **detect; /* globs on the command's real path */
+	size_t ndetect;
 	enum hx_mode mode;
 	bool log_reads;
 	uint64_t limits[HX_LIMIT_COUNT];

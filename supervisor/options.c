@@ -11,6 +11,7 @@
 
 enum {
 	O_POLICY,
+	O_PROFILE,
 	O_MODE,
 	O_AUDIT_LOG,
 	O_SESSION,
@@ -36,6 +37,7 @@ static const struct {
 	int id;
 } opts[] = {
     {"policy", 'p', true, O_POLICY},	   {"mode", 'm', true, O_MODE},
+    {"profile", 'P', true, O_PROFILE},
     {"audit-log", 'a', true, O_AUDIT_LOG}, {"session", 's', true, O_SESSION},
     {"quiet", 'q', false, O_QUIET},	   {"verbose", 'v', false, O_VERBOSE},
     {"help", 'h', false, O_HELP},	   {"version", 'V', false, O_VERSION},
@@ -59,6 +61,19 @@ static int set(struct hx_options *o, int id, const char *val, char *err,
 		if (!val[0])
 			goto empty;
 		o->policy = val;
+		break;
+	case O_PROFILE:
+		if (!val[0])
+			goto empty;
+		if (!strcmp(val, "none")) {
+			o->no_profile = true;
+		} else if (o->nprofiles == HX_MAX_PROFILES) {
+			snprintf(err, errlen, "--profile: at most %d",
+				 HX_MAX_PROFILES);
+			return -EINVAL;
+		} else {
+			o->profiles[o->nprofiles++] = val;
+		}
 		break;
 	case O_MODE:
 		if (!strcmp(val, "enforce"))
@@ -130,7 +145,9 @@ static int set(struct hx_options *o, int id, const char *val, char *err,
 	}
 	return 0;
 empty:
-	snprintf(err, errlen, "--%s: empty value", opts[id].lng);
+	for (size_t k = 0; k < NOPTS; k++)
+		if (opts[k].id == id)
+			snprintf(err, errlen, "--%s: empty value", opts[k].lng);
 	return -EINVAL;
 }
 
@@ -196,6 +213,10 @@ int hx_options_parse(int argc, char *const *argv, struct hx_options *o,
 					     : "keep-worktree");
 		return -EINVAL;
 	}
+	if (o->no_profile && o->nprofiles) {
+		snprintf(err, errlen, "--profile none excludes other profiles");
+		return -EINVAL;
+	}
 	if (o->quiet && o->verbose) {
 		snprintf(err, errlen,
 			 "--quiet and --verbose exclude each other");
@@ -225,6 +246,13 @@ void hx_options_usage(FILE *f)
 	    "Options:\n"
 	    "  -p, --policy FILE     policy to enforce (YAML); default: the\n"
 	    "                        embedded policy (harness-policy default)\n"
+	    "  -P, --profile NAME    add a built-in profile (harness-policy\n"
+	    "                        profiles) or a policy FILE to the policy;\n"
+	    "                        repeatable. Without it, the profile of\n"
+	    "                        the command is chosen from its real\n"
+	    "                        executable (or the script an interpreter\n"
+	    "                        runs): claude, codex, gemini, ...;\n"
+	    "                        --profile none adds none\n"
 	    "  -m, --mode MODE       enforce (deny what the policy denies) or\n"
 	    "                        audit (log the verdict, deny nothing);\n"
 	    "                        overrides the policy's mode\n"

@@ -7,8 +7,15 @@
 #include <stddef.h>
 #include <stdio.h>
 
+#define HX_MAX_PROFILES 8
+
 struct hx_options {
 	const char *policy;    /* --policy FILE, or NULL: embedded default */
+	/* --profile NAME|FILE (repeatable): added to the policy; none of
+	 * them: the one detected from the command; --profile none: none */
+	const char *profiles[HX_MAX_PROFILES];
+	size_t nprofiles;
+	bool no_profile;
 	int mode;	       /* -1: the policy's; else enum hx_mode */
 	const char *audit_log; /* --audit-log PATH */
 	const char *session;   /* --session NAME */

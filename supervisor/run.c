@@ -26,6 +26,7 @@
 #include "../shim/wire.h"
 #include "audit.h"
 #include "dnsmap.h"
+#include "command.h"
 #include "execgate.h"
 #include "fmt.h"
 #include "options.h"
@@ -66,6 +67,10 @@ struct run {
 	int reaper_err; /* 0, or why the tree is not killed with us */
 	char *policy_text;
 	size_t policy_len;
+	const char *profiles[HX_MAX_PROFILES]; /* added to the policy */
+	size_t nprofiles;
+	char *profile_paths[HX_MAX_PROFILES]; /* realpath()s, freed */
+	bool profile_detected; /* profiles[0] came from the command */
 	char policy_sha[65];
 	char shim[PATH_MAX];
 	char cwd[PATH_MAX];
@@ -153,40 +158,50 @@ static int find_shim(char *out)
 	return access(out, R_OK) ? -errno : 0;
 }
 
-/* PATH lookup as execvp does it, for the decision on the command: the
- * candidate into cand, its real path into out. */
-static bool find_cmd(const char *cmd, const char *cwd, char *cand, char *out)
-{
-	const char *path = getenv("PATH"), *p, *e;
-	struct stat st;
-
-	if (strchr(cmd, '/')) {
-		if ((size_t)snprintf(cand, PATH_MAX, "%s%s%s",
-				     cmd[0] == '/' ? "" : cwd,
-				     cmd[0] == '/' ? "" : "/", cmd) >= PATH_MAX)
-			return false;
-		return !!realpath(cand, out);
-	}
-	if (!path)
-		path = "/usr/local/bin:/usr/bin:/bin";
-	for (p = path; *p; p = *e ? e + 1 : e) {
-		e = strchrnul(p, ':');
-		if ((size_t)snprintf(cand, PATH_MAX, "%.*s/%s", (int)(e - p),
-				     e == p ? "." : p, cmd) >= PATH_MAX)
-			continue;
-		if (!stat(cand, &st) && S_ISREG(st.st_mode) &&
-		    !access(cand, X_OK))
-			return !!realpath(cand, out);
-	}
-	return false;
-}
-
 static json_t *argv_json(char *const *v, int n)
 {
 	json_t *a = json_array();
 
 	for (int i = 0; i < n; i++)
 		json_array_append_new(a, json_string(v[i]));
+	return a;
+}
+
+static void add_source(const char *name, const char *text, size_t len,
+		       void *arg)
+{
+	char sha[65];
+	json_t *o = json_object();
+
+	hx_sha256_hex(text, len, sha);
+	json_object_set_new(o, "name", json_string(name));
+	json_object_set_new(o, "sha256", json_string(sha));
+	json_array_append_new(arg, o);
+}
+
+/* Every document the policy is made of, each with its digest. */
+static json_t *policy_sources(const struct hx_policy *p)
+{
+	json_t *a = json_array();
+
+	hx_policy_foreach_source(p, add_source, a);
+	return a;
+}
+
+/* The profiles added to the policy, and how each was chosen. */
+static json_t *profiles_json(const struct run *r)
+{
+	json_t *a = json_array();
+
+	for (size_t i = 0; i < r->nprofiles; i++) {
+		json_t *o = json_object();
+
+		json_object_set_new(o, "name", json_string(r->profiles[i]));
+		json_object_set_new(
+		    o, "chosen",
+		    json_string(r->profile_detected ? "detected" : "option"));
+		json_array_append_new(a, o);
+	}
 	return a;
 }
 
@@ -208,6 +223,8 @@ static void log_session_start(struct run *r)
 	json_object_set_new(rec, "policy",
 			    json_string(hx_policy_source(r->policy)));
 	json_object_set_new(rec, "policy_sha256", json_string(r->policy_sha));
+	json_object_set_new(rec, "policy_sources", policy_sources(r->policy));
+	json_object_set_new(rec, "profiles", profiles_json(r));
 	json_object_set_new(
 	    rec, "mode",
 	    json_string(r->pl.mode == HX_MODE_AUDIT ? "audit" : "enforce"));
@@ -309,7 +326,7 @@ static bool decide_command(struct run *r)
 	char exe[PATH_MAX];
 	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
 
-	if (!find_cmd(r->o->cmd[0], r->cwd, r->cmd_path, path)) {
+	if (!hx_command_find(r->o->cmd[0], r->cwd, r->cmd_path, path)) {
 		r->cmd_path[0] = '\0';
 		return true; /* execvp reports it (127) */
 	}
@@ -566,6 +583,35 @@ static void policy_vars(const struct run *r, struct hx_policy_vars *v)
 	hx_worktree_policy_vars(r->wt, v); /* $WORKTREE, git-dir rules */
 }
 
+/* The profiles added to the policy: --profile, else the command's. */
+static int choose_profiles(struct run *r)
+{
+	const struct hx_options *o = r->o;
+	const char *found;
+
+	for (size_t i = 0; i < o->nprofiles; i++) {
+		const char *p = o->profiles[i];
+
+		/* A file is included by its real path (protected too). */
+		if (hx_profile_is_file(p) && !(p = realpath(p, NULL))) {
+			hx_say("--profile %s: %s", o->profiles[i],
+				strerror(errno));
+			return -1;
+		}
+		if (p != o->profiles[i])
+			r->profile_paths[i] = (char *)p;
+		r->profiles[r->nprofiles++] = p;
+	}
+	if (o->nprofiles || o->no_profile)
+		return 0;
+	found = hx_command_profile(o->cmd, o->ncmd, r->cwd);
+	if (found) {
+		r->profiles[r->nprofiles++] = found;
+		r->profile_detected = true;
+	}
+	return 0;
+}
+
 static int load_policy(struct run *r)
 {
 	struct hx_policy_vars vars;
@@ -574,7 +620,11 @@ static int load_policy(struct run *r)
 	const char *text;
 	int e;
 
+	if (choose_profiles(r))
+		return -1;
 	policy_vars(r, &vars);
+	vars.include = r->profiles;
+	vars.ninclude = r->nprofiles;
 	if (r->o->policy) {
 		e = read_file(r->o->policy, &r->policy_text, &r->policy_len);
 		if (e) {
@@ -804,6 +854,8 @@ static void teardown(struct run *r)
 	hx_dnsmap_free(r->dns);
 	hx_policy_free(r->policy);
 	free(r->policy_text);
+	for (size_t i = 0; i < HX_MAX_PROFILES; i++)
+		free(r->profile_paths[i]);
 }
 
 int hx_run(const struct hx_options *o)

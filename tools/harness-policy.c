@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <limits.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,12 +11,17 @@
 
 #include "policy/policy.h"
 
-enum cmd { CMD_NONE, CMD_CHECK, CMD_EXPLAIN, CMD_DEFAULT };
+enum cmd { CMD_NONE, CMD_CHECK, CMD_EXPLAIN, CMD_DEFAULT, CMD_SHOW,
+	   CMD_PROFILES };
+#define NCMDS 6
+#define MAX_PROFILES 8
 
 struct args {
 	enum cmd cmd;
-	const char *policy; /* explain: NULL for the default */
-	int nargs;	    /* check: files; explain: event words */
+	const char *policy; /* explain, show: NULL for the default */
+	const char *profiles[MAX_PROFILES]; /* explain, show: --profile */
+	size_t nprofiles;
+	int nargs; /* check: files; explain: event words */
 	char **args;
 };
 
@@ -31,6 +37,10 @@ static const char usage_main[] =
 	"for an event\n"
 	"  default                             print the embedded default "
 	"policy\n"
+	"  show [--policy FILE] [--profile P]  print the composed policy, "
+	"each rule\n"
+	"                                      with where it is written\n"
+	"  profiles                            list the built-in profiles\n"
 	"\n"
 	"Options:\n"
 	"  -h, --help   show this help; `harness-policy COMMAND --help` for a "
@@ -89,6 +99,8 @@ static const char usage_explain[] =
 	"\n"
 	"Options:\n"
 	"  -p, --policy FILE   the policy to use (default: the embedded one)\n"
+	"  -P, --profile NAME  add a built-in profile or a policy file to it\n"
+	"                      (repeatable), as harness-exec --profile does\n"
 	"  -h, --help          show this help\n"
 	"  --                  end of options: the event follows\n"
 	"\n"
@@ -116,9 +128,50 @@ static const char usage_default[] =
 	"Examples:\n"
 	"  harness-policy default > my-policy.yaml\n";
 
+static const char usage_show[] =
+	"Usage: harness-policy show [-h] [--policy FILE] [--profile NAME]...\n"
+	"\n"
+	"Prints the policy as harness-exec composes it: the main policy (the\n"
+	"embedded default without --policy), what it includes, and each\n"
+	"--profile, every rule with its verdict, access and expanded patterns\n"
+	"and, in a comment, the file and line it comes from. Rules named\n"
+	"harness:* are the session's own (its directory and audit log,\n"
+	"included policy files, a worktree's git paths).\n"
+	"\n"
+	"Options:\n"
+	"  -p, --policy FILE   the main policy (default: the embedded one)\n"
+	"  -P, --profile NAME  add a built-in profile, or a policy file\n"
+	"                      (a path with a '/'); repeatable\n"
+	"  -h, --help          show this help\n"
+	"\n"
+	"Exit status:\n"
+	"  0 success, 2 a policy error or a usage error.\n"
+	"\n"
+	"Examples:\n"
+	"  harness-policy show --profile claude\n"
+	"  harness-policy show --policy my.yaml | less\n";
+
+static const char usage_profiles[] =
+	"Usage: harness-policy profiles [-h]\n"
+	"\n"
+	"Lists the built-in profiles, one a line: NAME, what it is for, and\n"
+	"the commands harness-exec chooses it for (globs on the real path of\n"
+	"the wrapped executable or of the script an interpreter runs).\n"
+	"`harness-policy show --profile NAME` prints one's rules.\n"
+	"\n"
+	"Options:\n"
+	"  -h, --help   show this help\n"
+	"\n"
+	"Exit status:\n"
+	"  0 success, 2 usage error.\n";
+
 static const char *usage_of(enum cmd c)
 {
 	switch (c) {
+	case CMD_SHOW:
+		return usage_show;
+	case CMD_PROFILES:
+		return usage_profiles;
 	case CMD_CHECK:
 		return usage_check;
 	case CMD_EXPLAIN:
@@ -142,10 +195,13 @@ static int parse_args(int argc, char **argv, struct args *a)
 	static const struct option sub_opts[] = {
 		{ "help", no_argument, NULL, 'h' },
 		{ "policy", required_argument, NULL, 'p' },
+		{ "profile", required_argument, NULL, 'P' },
 		{ NULL, 0, NULL, 0 },
 	};
-	static const char *const names[] = { NULL, "check", "explain",
-					     "default" };
+	static const char *const names[NCMDS] = {
+		NULL, "check", "explain", "default", "show", "profiles"
+	};
+	bool takes_policy;
 	int c;
 
 	memset(a, 0, sizeof(*a));
@@ -161,7 +217,7 @@ static int parse_args(int argc, char **argv, struct args *a)
 		fputs("harness-policy: no command given\n", stderr);
 		goto usage;
 	}
-	for (int i = 1; i < 4; i++)
+	for (int i = 1; i < NCMDS; i++)
 		if (!strcmp(argv[optind], names[i]))
 			a->cmd = (enum cmd)i;
 	if (a->cmd == CMD_NONE) {
@@ -177,15 +233,19 @@ static int parse_args(int argc, char **argv, struct args *a)
 
 	snprintf(prog, sizeof(prog), "harness-policy %s", names[a->cmd]);
 	argv[0] = prog;
-	while ((c = getopt_long(argc, argv,
-				a->cmd == CMD_EXPLAIN ? "+hp:" : "+h", sub_opts,
-				NULL)) != -1) {
+	takes_policy = a->cmd == CMD_EXPLAIN || a->cmd == CMD_SHOW;
+	while ((c = getopt_long(argc, argv, takes_policy ? "+hp:P:" : "+h",
+				sub_opts, NULL)) != -1) {
 		if (c == 'h') {
 			fputs(usage_of(a->cmd), stdout);
 			return 0;
 		}
-		if (c == 'p' && a->cmd == CMD_EXPLAIN) {
+		if (c == 'p' && takes_policy) {
 			a->policy = optarg;
+			continue;
+		}
+		if (c == 'P' && takes_policy && a->nprofiles < MAX_PROFILES) {
+			a->profiles[a->nprofiles++] = optarg;
 			continue;
 		}
 		goto usage;
@@ -220,9 +280,10 @@ static int parse_args(int argc, char **argv, struct args *a)
 		}
 		break;
 	case CMD_DEFAULT:
+	case CMD_SHOW:
+	case CMD_PROFILES:
 		if (a->nargs) {
-			fputs("harness-policy default: takes no arguments\n",
-			      stderr);
+			fprintf(stderr, "%s: takes no arguments\n", prog);
 			goto usage;
 		}
 		break;
@@ -294,26 +355,40 @@ static int cmd_check(const struct args *a, const struct hx_policy_vars *v)
 	return status;
 }
 
+/* The policy of explain and show: --policy or the default, plus the
+ * --profile includes. */
+static int load_composed(const struct args *a, const struct hx_policy_vars *vin,
+			 struct hx_policy **p)
+{
+	struct hx_policy_vars v = *vin;
+	struct hx_policy_error err;
+	int ret;
+
+	v.include = a->profiles;
+	v.ninclude = a->nprofiles;
+	ret = a->policy ? hx_policy_load_file(a->policy, &v, p, &err)
+			: hx_policy_load_default(&v, p, &err);
+	return ret ? print_error(&err) : 0;
+}
+
 static int cmd_explain(const struct args *a, const struct hx_policy_vars *v)
 {
 	struct hx_event_storage *st = malloc(sizeof(*st));
-	struct hx_policy_error err;
 	struct hx_policy *p = NULL;
 	struct hx_decision d;
 	struct hx_event ev;
 	char msg[512];
-	int ret, status = 2;
+	int status = 2;
 
 	if (!st) {
 		perror("harness-policy");
 		return 2;
 	}
-	ret = a->policy ? hx_policy_load_file(a->policy, v, &p, &err)
-			: hx_policy_load_default(v, &p, &err);
-	if (ret) {
-		status = print_error(&err);
+	if ((status = load_composed(a, v, &p))) {
+		status = 2;
 		goto out;
 	}
+	status = 2;
 	if (hx_event_parse(a->nargs, a->args, &ev, st, msg, sizeof(msg))) {
 		fprintf(stderr, "harness-policy explain: %s\n", msg);
 		goto out;
@@ -345,6 +420,83 @@ static int cmd_default(void)
 	return 0;
 }
 
+/* A string as a YAML double-quoted scalar. */
+static void put_quoted(const char *s)
+{
+	putchar('"');
+	for (; *s; s++) {
+		if (*s == '"' || *s == '\\')
+			putchar('\\');
+		if ((unsigned char)*s < 0x20)
+			printf("\\x%02x", (unsigned char)*s);
+		else
+			putchar(*s);
+	}
+	putchar('"');
+}
+
+static void show_rule(const struct hx_rule_info *r, void *arg)
+{
+	static const char *const access[] = { "", "read", "write", "any" };
+	const char **section = arg;
+
+	if (!*section || strcmp(*section, r->section))
+		printf("%s:\n", *section = r->section);
+	printf("  - id: %s    # %s\n", r->name, r->origin);
+	if (!strcmp(r->section, "files") && r->access != HX_ACCESS_ANY)
+		printf("    access: %s\n", access[r->access & 3]);
+	printf("    %s: [", hx_verdict_name(r->verdict));
+	for (size_t i = 0; i < r->npatterns; i++) {
+		fputs(i ? ", " : "", stdout);
+		put_quoted(r->patterns[i]);
+	}
+	puts("]");
+}
+
+static void show_source(const char *name, const char *text, size_t len,
+			void *arg)
+{
+	(void)text;
+	printf("#   %s (%zu bytes)\n", name, len);
+	*(int *)arg += 1;
+}
+
+static int cmd_show(const struct args *a, const struct hx_policy_vars *v)
+{
+	struct hx_policy *p = NULL;
+	const char *section = NULL;
+	int n = 0;
+
+	if (load_composed(a, v, &p))
+		return 2;
+	printf("# The policy harness-exec composes from:\n");
+	hx_policy_foreach_source(p, show_source, &n);
+	printf("# (rules in load order; deny > ask > allow, then the most "
+	       "specific pattern)\nmode: %s\n",
+	       hx_policy_mode(p) == HX_MODE_AUDIT ? "audit" : "enforce");
+	hx_policy_foreach_rule(p, show_rule, &section);
+	hx_policy_free(p);
+	return fflush(stdout) ? 2 : 0;
+}
+
+static int cmd_profiles(void)
+{
+	for (size_t i = 0; hx_profile_name(i); i++) {
+		struct hx_policy_error err;
+		struct hx_policy *p;
+		const char *d;
+
+		if (hx_profile_load_meta(hx_profile_name(i), &p, &err)) {
+			print_error(&err);
+			return 2;
+		}
+		d = hx_policy_description(p);
+		printf("%-12s %s\n", hx_profile_name(i), d ? d : "");
+		hx_policy_free(p);
+	}
+	return fflush(stdout) ? 2 : 0;
+}
+
 int main(int argc, char **argv)
 {
 	struct tool_vars tv;
@@ -361,6 +513,10 @@ int main(int argc, char **argv)
 		return cmd_explain(&a, &tv.v);
 	case CMD_DEFAULT:
 		return cmd_default();
+	case CMD_SHOW:
+		return cmd_show(&a, &tv.v);
+	case CMD_PROFILES:
+		return cmd_profiles();
 	case CMD_NONE:
 		break;
 	}
