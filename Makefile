@@ -33,8 +33,9 @@ GIT_SRCS := $(addprefix supervisor/,checkpoint.c control.c gc.c gitapi.c \
 	gitutil.c manifest.c provenance.c worktree.c wtaudit.c wtcli.c wtstate.c)
 GITPLUGIN_SRC := supervisor/gitplugin.c
 SUP_SRCS := $(filter-out $(GIT_SRCS) $(GITPLUGIN_SRC),$(wildcard supervisor/*.c))
-# Shared by the shim and the supervisor: the wire codec, the #! parser.
-WIRE_SRCS := shim/wire.c shim/shebang.c
+# Shared by the shim and the supervisor: the wire codec, the #! parser,
+# the refusal notice and the path helpers it uses.
+WIRE_SRCS := shim/wire.c shim/shebang.c shim/notice.c shim/path.c
 SHIM_SRCS := $(filter-out $(WIRE_SRCS),$(wildcard shim/*.c))
 SHIM_CORE_SRCS := $(filter-out shim/interpose_%.c,$(SHIM_SRCS))
 TOOLS := harness-exec harness-policy harness-audit

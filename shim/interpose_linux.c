@@ -219,7 +219,12 @@ static int ask(struct ctx *c, const struct hx_req *r, const char *target,
 		hx_ask(r, &rep);
 	if (!rep.unreachable && rep.verdict == HX_VERDICT_ALLOW)
 		return 0;
-	hx_notice_write(r->op, target, rep.unreachable ? NULL : rep.rule);
+	hx_notice_write(&(struct hx_notice){
+	    .op = r->op,
+	    .verdict = rep.unreachable ? HX_VERDICT_DENY : rep.verdict,
+	    .target = target,
+	    .argv = r->op == HX_OP_EXEC ? (const char *const *)r->argv : NULL,
+	    .rule = rep.unreachable ? NULL : rep.rule});
 	return rep.err ? (int)rep.err : EACCES;
 }
 

@@ -42,21 +42,31 @@ static void put(struct sbuf *b, const char *s)
 	b->p[b->len] = '\0';
 }
 
-size_t hx_notice_format(char *buf, size_t cap, enum hx_op op,
-			const char *target, const char *rule)
+size_t hx_notice_format(char *buf, size_t cap, const struct hx_notice *n)
 {
 	struct sbuf b = {buf, cap, 0};
 
 	if (cap == 0)
 		return 0;
 	buf[0] = '\0';
-	put(&b, "harness: denied ");
-	put(&b, hx_notice_op_name(op));
+	/* ask is refused until approvals exist: say it needs one. */
+	put(&b, n->rule && n->verdict == HX_VERDICT_ASK
+		    ? "harness: needs approval, refused: "
+		    : "harness: denied ");
+	put(&b, hx_notice_op_name(n->op));
 	put(&b, " ");
-	put(&b, target && *target ? target : "?");
-	if (rule) {
+	put(&b, n->target && *n->target ? n->target : "?");
+	if (n->argv && n->argv[0]) {
+		/* The command as run: "exec /usr/bin/git: git push". */
+		put(&b, ":");
+		for (size_t i = 0; n->argv[i] && b.len < cap / 2; i++) {
+			put(&b, " ");
+			put(&b, n->argv[i]);
+		}
+	}
+	if (n->rule) {
 		put(&b, " (rule ");
-		put(&b, *rule ? rule : "?");
+		put(&b, *n->rule ? n->rule : "?");
 		put(&b, ")");
 	} else {
 		put(&b, " (supervisor unreachable)");
@@ -69,12 +79,35 @@ size_t hx_notice_format(char *buf, size_t cap, enum hx_op op,
 	return b.len;
 }
 
-void hx_notice_write(enum hx_op op, const char *target, const char *rule)
+bool hx_notice_repeat(const struct hx_notice *n, long pid)
+{
+	/* One per process and denial: a shell's PATH search asks for
+	 * /usr/bin/git, then /bin/git (the same file on merged /usr) with
+	 * the same argv. Unlocked: a race prints one line twice, no more. */
+	static char last[512];
+	static long last_pid;
+	struct hx_notice key = *n;
+	char line[512];
+
+	if (n->argv && n->argv[0])
+		key.target = NULL; /* an exec is its argv and rule */
+	hx_notice_format(line, sizeof(line), &key);
+	if (last_pid == pid && !strcmp(last, line))
+		return true;
+	memcpy(last, line, sizeof(last));
+	last_pid = pid;
+	return false;
+}
+
+void hx_notice_write(const struct hx_notice *n)
 {
 	char line[1024];
-	size_t n = hx_notice_format(line, sizeof(line), op, target, rule);
+	size_t len;
 
-	hx_write_all(2, line, n);
+	if (hx_notice_repeat(n, hx_getpid()))
+		return;
+	len = hx_notice_format(line, sizeof(line), n);
+	hx_write_all(2, line, len);
 }
 
 static void put_uint(struct sbuf *b, unsigned v)

@@ -6,6 +6,7 @@
 #include <fcntl.h>
 #include <jansson.h>
 #include <limits.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,6 +14,7 @@
 #include <unistd.h>
 
 #include "../policy/policy.h"
+#include "../shim/notice.h"
 #include "audit.h"
 #include "classify.h"
 #include "dnsmap.h"
@@ -465,6 +467,41 @@ static json_t *make_args(const struct hx_request *rq, const struct vpath *p1,
 	return a;
 }
 
+/* A refusal only the kernel layer saw (a static program, a raw
+ * syscall) explains itself too: on harness-exec's stderr, the user's
+ * terminal, since no shim in the agent prints it. Once per process and
+ * refusal, and at most HX_NOTICE_MAX a session: the rest is in the log. */
+#define HX_NOTICE_MAX 200
+static void kernel_notice(const struct hx_peer *peer,
+			  const struct hx_request *rq, const char *rule,
+			  enum hx_verdict v, const char *target)
+{
+	static atomic_uint printed;
+	const char *argv[17];
+	char line[1024];
+	struct hx_notice n = {
+	    .op = rq->op, .verdict = v, .target = target, .rule = rule};
+	size_t k = 0;
+
+	if (rq->op == HX_OP_EXEC && rq->argv) {
+		for (; k < rq->argc && k < 16; k++)
+			argv[k] = rq->argv[k];
+		argv[k] = NULL;
+		n.argv = argv;
+	}
+	if (hx_notice_repeat(&n, peer->pid))
+		return;
+	k = atomic_fetch_add(&printed, 1);
+	if (k > HX_NOTICE_MAX)
+		return;
+	if (k == HX_NOTICE_MAX) {
+		fputs("harness: more refusals: see the audit log\n", stderr);
+		return;
+	}
+	hx_notice_format(line, sizeof(line), &n);
+	fputs(line, stderr);
+}
+
 static void decide(struct hx_pipeline *pl, const struct hx_peer *peer,
 		   const struct hx_request *rq, const char *layer, bool kernel,
 		   struct hx_outcome *out, char *decided, size_t dlen)
@@ -647,6 +684,10 @@ static void decide(struct hx_pipeline *pl, const struct hx_peer *peer,
 		out->rule = "harness:audit-failed";
 	}
 	json_decref(rec);
+	if (kernel && out->reply != HX_VERDICT_ALLOW)
+		kernel_notice(peer, rq, out->rule ? out->rule : d.rule,
+			      d.verdict,
+			      has_addr ? addr : p1->ok ? p1->norm : NULL);
 	if (!kernel && pl->kern && out->seq && !strcmp(layer, "shim"))
 		corr_put(pl, peer, (int)rq->op, key, d.verdict, out->seq,
 			 both);

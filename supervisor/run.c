@@ -26,6 +26,7 @@
 #include "../shim/wire.h"
 #include "audit.h"
 #include "dnsmap.h"
+#include "../shim/notice.h"
 #include "command.h"
 #include "execgate.h"
 #include "fmt.h"
@@ -323,7 +324,7 @@ static bool decide_command(struct run *r)
 	struct hx_peer peer = {
 	    .pid = getpid(), .uid = getuid(), .ppid = getppid()};
 	struct hx_outcome out;
-	char exe[PATH_MAX];
+	char exe[PATH_MAX], line[1024];
 	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
 
 	if (!hx_command_find(r->o->cmd[0], r->cwd, r->cmd_path, path)) {
@@ -340,8 +341,14 @@ static bool decide_command(struct run *r)
 	hx_pipeline_decide(&r->pl, &peer, &rq, "harness", &out);
 	if (out.reply == HX_VERDICT_ALLOW)
 		return true;
-	fprintf(stderr, "harness: denied exec %s (rule %s)\n", path,
-		out.rule ? out.rule : "?");
+	hx_notice_format(line, sizeof(line),
+			 &(struct hx_notice){
+			     .op = HX_OP_EXEC,
+			     .verdict = out.reply,
+			     .target = path,
+			     .argv = (const char *const *)r->o->cmd,
+			     .rule = out.rule ? out.rule : "?"});
+	fputs(line, stderr);
 	return false;
 }
 

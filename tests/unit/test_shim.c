@@ -497,21 +497,46 @@ END_TEST
 
 START_TEST(test_notice)
 {
+	const char *const argv[] = {"git", "push", "origin", NULL};
+	struct hx_notice w = {.op = HX_OP_WRITE,
+			      .verdict = HX_VERDICT_DENY,
+			      .target = "/etc/passwd",
+			      .rule = "default:file_write"};
+	struct hx_notice x = {.op = HX_OP_EXEC,
+			      .verdict = HX_VERDICT_ASK,
+			      .target = "/usr/bin/git",
+			      .argv = argv,
+			      .rule = "push"};
 	char line[128];
 	size_t n;
 
-	n = hx_notice_format(line, sizeof(line), HX_OP_WRITE, "/etc/passwd",
-			     "default:file_write");
+	n = hx_notice_format(line, sizeof(line), &w);
 	ck_assert_str_eq(line, "harness: denied write /etc/passwd (rule "
 			       "default:file_write)\n");
 	ck_assert_uint_eq(n, strlen(line));
-	hx_notice_format(line, sizeof(line), HX_OP_CONNECT, "1.2.3.4:443",
-			 NULL);
+	n = hx_notice_format(line, sizeof(line), &x);
+	ck_assert_str_eq(line, "harness: needs approval, refused: exec "
+			       "/usr/bin/git: git push origin (rule push)\n");
+	w.rule = NULL;
+	w.op = HX_OP_CONNECT;
+	w.target = "1.2.3.4:443";
+	hx_notice_format(line, sizeof(line), &w);
 	ck_assert_str_eq(line, "harness: denied connect 1.2.3.4:443 "
 			       "(supervisor unreachable)\n");
-	n = hx_notice_format(line, 20, HX_OP_EXEC, "/very/long/path", "r");
+	x.target = "/very/long/path";
+	n = hx_notice_format(line, 20, &x);
 	ck_assert_uint_eq(n, 19);
 	ck_assert_int_eq(line[18], '\n');
+	/* once per process: the same argv from another PATH entry is a
+	 * repeat, another process or another command is not */
+	x.target = "/usr/bin/git";
+	ck_assert(!hx_notice_repeat(&x, 100));
+	x.target = "/bin/git";
+	ck_assert(hx_notice_repeat(&x, 100));
+	ck_assert(!hx_notice_repeat(&x, 101));
+	x.argv = argv + 1;
+	ck_assert(!hx_notice_repeat(&x, 101));
+	ck_assert(!hx_notice_repeat(&w, 101));
 }
 END_TEST
 

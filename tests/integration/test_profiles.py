@@ -1,0 +1,146 @@
+"""Composed policies (include:, --profile, built-in profiles), the files
+that run code later, and refusals that explain themselves once."""
+
+import os
+import shutil
+import subprocess
+
+from lib import BUILD, EXEC, POLICY_TOOL, check, harness
+from test_default_policy import fake_home
+
+BUSYBOX = shutil.which("busybox")
+
+
+def test_toolchains_profile_caches_but_not_code(wd):
+    home = fake_home(wd)
+    script = ("mkdir -p ~/.npm/_cacache/index && echo c > ~/.npm/_cacache/index/x && "
+              "mkdir -p ~/.cargo/registry/cache && echo c > ~/.cargo/registry/cache/a.crate; "
+              "mkdir -p ~/.npm/_npx/1/node_modules 2>/dev/null; "
+              "echo evil > ~/.cargo/config.toml; echo done")
+    r = harness(["sh", "-c", script], wd, policy=None, env={"HOME": home})
+    r.expect_status(0)
+    check(os.path.exists(os.path.join(home, ".npm", "_cacache", "index", "x")), "npm cache not written")
+    check(os.path.exists(os.path.join(home, ".cargo", "registry", "cache", "a.crate")), "cargo cache not written")
+    check(not os.path.exists(os.path.join(home, ".npm", "_npx", "1")), "npx's code store was writable")
+    check(not os.path.exists(os.path.join(home, ".cargo", "config.toml")), "cargo config was writable")
+    rec = r.one(args_path=os.path.join(home, ".npm", "_cacache", "index", "x"))
+    check(rec["rule"] == "npm-cache" and rec["verdict"] == "allow", "record %r" % rec)
+    start = r.one(event="session_start")
+    names = [s["name"] for s in start["policy_sources"]]
+    check(names == ["<default>", "profile:toolchains"], "sources %r" % names)
+    check(all(len(s["sha256"]) == 64 for s in start["policy_sources"]), "source digests")
+
+
+def test_included_policy_file_is_protected(wd):
+    extra = wd.file("team/extra.yaml", "version: 1\nfiles:\n"
+                    "  - {id: scratch, access: write, allow: \"$CWD/scratch/**\"}\n")
+    main = wd.file("team/main.yaml", "version: 1\ninclude: [./extra.yaml]\n"
+                   "files:\n  - {id: tmp, access: write, allow: \"$TMPDIR/**\"}\n")
+    # The agent tries to widen its next session's rules, by writing
+    # and by renaming over the included file; the project itself is
+    # not writable under this policy, only scratch/. (It exists before:
+    # Landlock refuses new entries beside a read-denied one.)
+    os.makedirs(os.path.join(wd.path, "scratch"))
+    script = ("echo ok > scratch/a; "
+              "echo '  - {id: all, access: write, allow: \"/**\"}' >> team/extra.yaml; "
+              "echo 'version: 1' > scratch/x.yaml; mv scratch/x.yaml team/extra.yaml; "
+              "cat scratch/a")
+    before = open(extra).read()
+    r = harness(["sh", "-c", script], wd, policy=main)
+    check(open(extra).read() == before, "the included policy file was changed")
+    check(r.stdout == "ok\n", "scratch write failed: %r %r" % (r.stdout, r.stderr))
+    rec = r.one(op="write", args_path=os.path.realpath(extra))
+    check(rec["verdict"] == "deny" and rec["rule"] == "harness:protect", "record %r" % rec)
+
+
+def test_include_errors_name_the_included_file(wd):
+    wd.file("p/bad.yaml", "version: 1\nfiles:\n  - deny: relative/x\n")
+    main = wd.file("p/main.yaml", "version: 1\ninclude:\n  - bad.yaml\n")
+    r = harness(["true"], wd, policy=main)
+    check(r.status == 2, "status %s" % r.status)
+    want = "%s:3:11:" % os.path.realpath(os.path.join(wd.path, "p", "bad.yaml"))
+    check(want in r.stderr and "included from %s:3" % main in r.stderr,
+          "stderr %r" % r.stderr)
+    wd.file("p/audit.yaml", "version: 1\nmode: audit\n")
+    wd.file("p/main2.yaml", "include: [audit.yaml]\n")
+    r = harness(["true"], wd, policy=os.path.join(wd.path, "p", "main2.yaml"))
+    check(r.status == 2 and "not allowed in an included policy" in r.stderr,
+          "an include turned audit mode on: %s %r" % (r.status, r.stderr))
+    p = subprocess.run([EXEC, "--profile", "nosuch", "--", "true"], cwd=wd.path,
+                       capture_output=True, text=True)
+    check(p.returncode == 2 and "no built-in profile 'nosuch'" in p.stderr and
+          "toolchains" in p.stderr, "%s %r" % (p.returncode, p.stderr))
+
+
+def test_policy_show_and_profiles(wd):
+    p = subprocess.run([POLICY_TOOL, "profiles"], capture_output=True, text=True)
+    check(p.returncode == 0 and p.stdout.startswith("") and "toolchains" in p.stdout,
+          "profiles: %r" % p.stdout)
+    for line in p.stdout.splitlines():
+        name = line.split()[0]
+        q = subprocess.run([POLICY_TOOL, "show", "--profile", name],
+                           capture_output=True, text=True)
+        check(q.returncode == 0 and "#   profile:%s" % name in q.stdout,
+              "show --profile %s: %s %r" % (name, q.returncode, q.stdout[:300] + q.stderr))
+    q = subprocess.run([POLICY_TOOL, "show"], capture_output=True, text=True,
+                       env=dict(os.environ, HOME="/home/someone"))
+    check("  - id: npm-cache    # profile:toolchains:" in q.stdout, q.stdout[:500])
+    check('allow: ["/home/someone/.npm/_cacache/**"' in q.stdout, "patterns not expanded")
+    check("  - id: ssh    # <default>:" in q.stdout, "default rule origin missing")
+    e = subprocess.run([POLICY_TOOL, "explain", "--profile", "toolchains", "--",
+                        "write", "/home/someone/.m2/repository/x.jar"],
+                       capture_output=True, text=True, env=dict(os.environ, HOME="/home/someone"))
+    check(e.stdout.startswith("allow") and "rule=maven-repository" in e.stdout, e.stdout + e.stderr)
+    p = subprocess.run([EXEC, "--profile", "none", "--profile", "toolchains", "--", "true"],
+                       capture_output=True, text=True)
+    check(p.returncode == 2 and "excludes" in p.stderr, p.stderr)
+
+
+def test_project_files_that_run_code_later_need_approval(wd):
+    home = fake_home(wd)
+    script = ("echo 'eval $(curl x)' > .envrc; mkdir -p .claude .vscode .husky sub; "
+              "echo '{\"hooks\":{}}' > .claude/settings.json; echo '{}' > .vscode/tasks.json; "
+              "echo 'sh' > .husky/pre-commit; echo x > sub/.envrc; echo '{}' > .mcp.json; "
+              "echo fine > .claude/notes.md; echo ok > notes.txt; cat notes.txt")
+    r = harness(["sh", "-c", script], wd, policy=None, env={"HOME": home})
+    check(r.stdout == "ok\n", "stdout %r" % r.stdout)
+    for rel in (".envrc", ".claude/settings.json", ".vscode/tasks.json", ".husky/pre-commit",
+                "sub/.envrc", ".mcp.json"):
+        path = os.path.join(wd.path, rel)
+        check(not os.path.exists(path), "%s was written" % rel)
+        rec = r.one(args_path=path, op="write")
+        check(rec["verdict"] == "ask" and rec["rule"] == "project-autorun", "%s: %r" % (rel, rec))
+        check("harness: needs approval, refused: write %s (rule project-autorun)" % path in r.stderr,
+              "no notice for %s: %r" % (rel, r.stderr))
+    check(os.path.exists(os.path.join(wd.path, ".claude", "notes.md")), "a plain file in .claude refused")
+
+
+ASK_PUSH = """version: 1
+exec:
+  - id: push
+    ask: "git push *"
+files:
+  - {id: tmp, access: write, allow: ["$TMPDIR/**", "$CWD/**"]}
+"""
+
+
+def test_refusal_explains_itself_once(wd):
+    pol = wd.file("ask.yaml", ASK_PUSH)
+    # sh searches PATH: /usr/bin/git then /bin/git (one file on merged
+    # /usr): one notice, with the command, and the verdict's word.
+    r = harness(["sh", "-c", "git push origin main; echo rc=$?"], wd, policy=pol)
+    lines = [l for l in r.stderr.splitlines() if l.startswith("harness:")]
+    check(len(lines) == 1, "notices: %r" % lines)
+    check(lines[0].startswith("harness: needs approval, refused: exec ") and
+          lines[0].endswith(": git push origin main (rule push)"), "notice %r" % lines[0])
+    check(r.stdout.strip() == "rc=126", "stdout %r" % r.stdout)
+    # A static program has no shim: the supervisor says it, once.
+    if BUSYBOX:
+        r = harness([BUSYBOX, "sh", "-c", "echo x > /etc/hx-never; echo x > /etc/hx-never; echo $?"],
+                    wd, policy=None, env={"HOME": fake_home(wd)})
+        lines = [l for l in r.stderr.splitlines() if l.startswith("harness:")]
+        check(lines == ["harness: denied write /etc/hx-never (rule default:file_write)"],
+              "static notices: %r" % r.stderr)
+        check(not os.path.exists("/etc/hx-never"), "/etc written")
+        check(len(r.events(args_path="/etc/hx-never", verdict="deny")) == 2,
+              "both refusals are in the log")
