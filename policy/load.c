@@ -835,6 +835,45 @@ static int session_rule(struct ld *l, struct hx_rule *r, const char *name,
 	return 0;
 }
 
+/* harness:resolver, appended to the network rules. */
+static int load_resolver_rule(struct ld *l)
+{
+	const struct hx_policy_vars *v = l->vars;
+	size_t n = l->p->nrules[HX_SEC_NET];
+	struct hx_rule *rules, *r;
+	int ret;
+
+	if (!v->nresolvers)
+		return 0;
+	rules = hx_arena_alloc(&l->p->arena, (n + 1) * sizeof(*rules));
+	if (!rules)
+		return -ENOMEM;
+	if (n)
+		memcpy(rules, l->p->rules[HX_SEC_NET], n * sizeof(*rules));
+	r = &rules[n];
+	r->name = "harness:resolver";
+	r->origin = "harness";
+	r->verdict = HX_VERDICT_ALLOW;
+	r->access = HX_ACCESS_ANY;
+	r->pats = hx_arena_alloc(&l->p->arena, v->nresolvers * sizeof(*r->pats));
+	if (!r->pats)
+		return -ENOMEM;
+	for (size_t i = 0; i < v->nresolvers; i++) {
+		ret = hx_compile_pattern(l->p, HX_SEC_NET, v, v->resolvers[i],
+					 (struct hx_pos){ 0, 0 }, &r->pats[i],
+					 l->err);
+		if (ret) {
+			snprintf(l->err->file, sizeof(l->err->file),
+				 "resolver %.200s", v->resolvers[i]);
+			return ret;
+		}
+		r->npats++;
+	}
+	l->p->rules[HX_SEC_NET] = rules;
+	l->p->nrules[HX_SEC_NET] = n + 1;
+	return 0;
+}
+
 static int load_session_rules(struct ld *l)
 {
 	const struct hx_policy_vars *v = l->vars;
@@ -842,6 +881,8 @@ static int load_session_rules(struct ld *l)
 	struct hx_rule *rules;
 	int ret = 0;
 
+	if ((ret = load_resolver_rule(l)))
+		return ret;
 	add = (v->nwrite_deny ? 1 : 0) + (v->nwrite_allow ? 1 : 0);
 	if (!add)
 		return 0;

@@ -37,6 +37,11 @@ struct hx_policy_vars {
 	size_t nwrite_deny;
 	const char *const *write_allow;
 	size_t nwrite_allow;
+	/* The system's resolvers as network patterns ("ADDR:53"): rule
+	 * "harness:resolver" (allow), so name lookups work on every
+	 * machine while other port-53 destinations stay the policy's. */
+	const char *const *resolvers;
+	size_t nresolvers;
 	/* Extra includes of the main document (--profile): built-in
 	 * profile names or absolute files, loaded after it. */
 	const char *const *include;

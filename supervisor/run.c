@@ -33,6 +33,7 @@
 #include "options.h"
 #include "pipeline.h"
 #include "reaper.h"
+#include "resolvconf.h"
 #include "sandbox.h"
 #include "server.h"
 #include "session.h"
@@ -72,6 +73,9 @@ struct run {
 	size_t nprofiles;
 	char *profile_paths[HX_MAX_PROFILES]; /* realpath()s, freed */
 	bool profile_detected; /* profiles[0] came from the command */
+	char resolvers[HX_MAX_RESOLVERS][HX_RESOLVER_LEN]; /* harness:resolver */
+	const char *resolver_pats[HX_MAX_RESOLVERS];
+	size_t nresolvers;
 	char policy_sha[65];
 	char shim[PATH_MAX];
 	char cwd[PATH_MAX];
@@ -629,9 +633,17 @@ static int load_policy(struct run *r)
 
 	if (choose_profiles(r))
 		return -1;
+	/* The resolvers the agent's libc will ask: lookups work wherever
+	 * the system's DNS is (a router, a corporate server). */
+	r->nresolvers = hx_resolvconf_read("/etc/resolv.conf", r->resolvers,
+					   HX_MAX_RESOLVERS);
+	for (size_t i = 0; i < r->nresolvers; i++)
+		r->resolver_pats[i] = r->resolvers[i];
 	policy_vars(r, &vars);
 	vars.include = r->profiles;
 	vars.ninclude = r->nprofiles;
+	vars.resolvers = r->resolver_pats;
+	vars.nresolvers = r->nresolvers;
 	if (r->o->policy) {
 		e = read_file(r->o->policy, &r->policy_text, &r->policy_len);
 		if (e) {

@@ -29,6 +29,10 @@ class TestFailure(AssertionError):
     pass
 
 
+class Skip(Exception):
+    """Raised by a test that cannot run here; the reason is printed."""
+
+
 def check(cond, msg):
     if not cond:
         raise TestFailure(msg)

@@ -37,12 +37,17 @@ def main():
             print("0 passed, 1 failed")
             return 1
     print("1..%d" % len(tests))
-    passed = failed = 0
+    passed = failed = skipped = 0
     for i, (name, fn) in enumerate(tests, 1):
         wd = lib.Workdir()
         t0 = time.monotonic()
         try:
             fn(wd)
+        except lib.Skip as e:
+            skipped += 1
+            print("ok %d - %s # SKIP %s" % (i, name, e))
+            wd.cleanup()
+            continue
         except Exception as e:  # noqa: BLE001 - report every failure kind
             failed += 1
             print("not ok %d - %s" % (i, name))
@@ -54,7 +59,7 @@ def main():
             print("ok %d - %s (%.1fs)" % (i, name, time.monotonic() - t0))
             wd.cleanup()
         sys.stdout.flush()
-    print("%d passed, %d failed" % (passed, failed))
+    print("%d passed, %d failed, %d skipped" % (passed, failed, skipped))
     return 1 if failed else 0
 
 

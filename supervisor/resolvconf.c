@@ -1,0 +1,32 @@
+/* resolv.conf's name servers; see resolvconf.h. */
+#include "resolvconf.h"
+
+#include <arpa/inet.h>
+#include <stdio.h>
+#include <string.h>
+
+size_t hx_resolvconf_read(const char *path, char out[][HX_RESOLVER_LEN],
+			  size_t max)
+{
+	FILE *f = fopen(path, "re");
+	char line[512], addr[INET6_ADDRSTRLEN + 16];
+	unsigned char bin[16];
+	size_t n = 0;
+
+	if (!f)
+		return 0;
+	while (n < max && fgets(line, sizeof(line), f)) {
+		char *pct;
+
+		if (sscanf(line, " nameserver %63s", addr) != 1)
+			continue;
+		if ((pct = strchr(addr, '%')))
+			*pct = '\0'; /* fe80::1%eth0: the scope is no part */
+		if (inet_pton(AF_INET, addr, bin) == 1)
+			snprintf(out[n++], HX_RESOLVER_LEN, "%.46s:53", addr);
+		else if (inet_pton(AF_INET6, addr, bin) == 1)
+			snprintf(out[n++], HX_RESOLVER_LEN, "[%.46s]:53", addr);
+	}
+	fclose(f);
+	return n;
+}

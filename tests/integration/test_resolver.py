@@ -1,0 +1,94 @@
+"""Name resolution through the system's resolver when it is not on
+loopback (a router, a corporate DNS server): a test resolver in a
+network namespace of the test's own, named by /etc/resolv.conf in a
+private mount namespace. Its queries are allowed by rule
+harness:resolver; other port-53 destinations stay denied."""
+
+import os
+import shutil
+import subprocess
+
+from lib import EXEC, Skip, check, read_log
+
+BUSYBOX = shutil.which("busybox")
+RESOLVER, OTHER, ANSWER = "198.18.0.2", "198.18.0.1", "198.18.0.99"
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def _sh(*cmd):
+    subprocess.run(cmd, check=True, capture_output=True)
+
+
+class Netns:
+    """A namespace at RESOLVER behind a veth pair, with the resolver."""
+
+    def __init__(self, wd):
+        tag = "%x" % os.getpid()
+        self.ns, self.veth = "hxdns" + tag, "hxv" + tag
+        self.log = os.path.join(wd.path, "queries.log")
+        _sh("ip", "netns", "add", self.ns)
+        _sh("ip", "link", "add", self.veth, "type", "veth", "peer", "name", self.veth + "p")
+        _sh("ip", "link", "set", self.veth + "p", "netns", self.ns)
+        _sh("ip", "addr", "add", OTHER + "/30", "dev", self.veth)
+        _sh("ip", "link", "set", self.veth, "up")
+        _sh("ip", "-n", self.ns, "addr", "add", RESOLVER + "/30", "dev", self.veth + "p")
+        _sh("ip", "-n", self.ns, "link", "set", self.veth + "p", "up")
+        self.srv = subprocess.Popen(
+            ["ip", "netns", "exec", self.ns, "/usr/bin/python3",
+             os.path.join(HERE, "dnsserver.py"), RESOLVER, ANSWER, self.log],
+            stdout=subprocess.PIPE, text=True)
+        check(self.srv.stdout.readline().strip() == "ready", "test resolver did not start")
+
+    def queries(self):
+        with open(self.log) as f:
+            return f.read().split()
+
+    def close(self):
+        self.srv.kill()
+        self.srv.wait()
+        subprocess.run(["ip", "link", "del", self.veth], capture_output=True)
+        subprocess.run(["ip", "netns", "del", self.ns], capture_output=True)
+
+
+def _in_mount_ns(wd, argv):
+    """argv with /etc/resolv.conf naming only the test resolver."""
+    conf = wd.file("resolv.conf", "nameserver %s\noptions timeout:1 attempts:1\n" % RESOLVER)
+    return subprocess.run(
+        ["unshare", "--mount", "sh", "-c",
+         'mount --bind "$0" /etc/resolv.conf && exec "$@"', conf] + argv,
+        cwd=wd.path, capture_output=True, text=True, timeout=60,
+        env=dict(os.environ, XDG_STATE_HOME=wd.state))
+
+
+def test_lookup_through_a_non_loopback_resolver(wd):
+    if os.geteuid() != 0:
+        raise Skip("a network namespace and a private /etc/resolv.conf need root")
+    ns = Netns(wd)
+    try:
+        bare = _in_mount_ns(wd, ["getent", "hosts", "api.anthropic.com"])
+        check(ANSWER in bare.stdout, "the test resolver does not answer bare: %r" % bare)
+        log = os.path.join(wd.state, "a.jsonl")
+        r = _in_mount_ns(wd, [EXEC, "--quiet", "--audit-log", log, "--",
+                              "getent", "hosts", "api.anthropic.com"])
+        check(r.returncode == 0 and ANSWER in r.stdout, "under harness: %r" % r)
+        recs = read_log(log)
+        res = [x for x in recs if x.get("op") == "resolve"]
+        check(res and res[0]["args"]["host"] == "api.anthropic.com", "no resolve record")
+        dns = [x for x in recs if x.get("op") in ("connect", "send")
+               and x["args"].get("addr") == RESOLVER + ":53"]
+        check(dns and all(x["verdict"] == "allow" and x["rule"] == "harness:resolver"
+                          for x in dns), "resolver records %r" % dns)
+        check("api.anthropic.com" in ns.queries(), "the query did not reach the resolver")
+        # Another port-53 destination (a static program asks it
+        # directly) stays denied, and nothing reaches it.
+        if BUSYBOX:
+            r = _in_mount_ns(wd, [EXEC, "--quiet", "--audit-log", log, "--", BUSYBOX,
+                                  "nslookup", "leak.example", OTHER])
+            recs = read_log(log)
+            other = [x for x in recs if x.get("args", {}).get("addr") == OTHER + ":53"]
+            check(other and all(x["verdict"] == "deny" for x in other),
+                  "port 53 of a non-resolver: %r" % other)
+            # (the supervisor itself resolves the policy's host names)
+            check("leak.example" not in ns.queries(), "the query went out: %r" % r.stderr)
+    finally:
+        ns.close()
