@@ -43,6 +43,7 @@ static const struct {
 void hx_doctor_print(const struct hx_kernel *k, FILE *out)
 {
 	char buf[512];
+	bool gate_ok;
 
 	fprintf(out, "harness-exec --doctor: kernel %s%s\n", k->release,
 		k->root ? ", running as root" : "");
@@ -100,7 +101,8 @@ void hx_doctor_print(const struct hx_kernel *k, FILE *out)
 	{
 		int pe = hx_execgate_probe();
 
-		if (!k->user_notif || !k->pidfd_getfd || pe) {
+		gate_ok = k->user_notif && k->pidfd_getfd && !pe;
+		if (!gate_ok) {
 			snprintf(buf, sizeof(buf),
 				 "%s%s: --exec-gate cannot run; argv rules "
 				 "(git push *) of programs without the shim "
@@ -124,13 +126,25 @@ void hx_doctor_print(const struct hx_kernel *k, FILE *out)
 		 k->cgroup2_writable ? "writable" : "not writable",
 		 k->cgroup2_dir[0] ? k->cgroup2_dir : "?",
 		 k->cgroup2_writable
-		     ? ": the agent's tree is killed if harness-exec dies"
-		     : ": if harness-exec dies, the agent's processes live on "
-		       "(their shim calls are denied)");
+		     ? ": the agent's tree is killed at once if harness-exec "
+		       "dies (cgroup.kill)"
+		     : ": no cgroup of the session's own");
 	line(out, "cgroup v2", k->cgroup2 ? "available" : "missing",
-	     k->cgroup2 ? buf
-			: "if harness-exec dies, the agent's processes live "
-			  "on (their shim calls are denied)");
+	     k->cgroup2 ? buf : "no cgroup of the session's own");
+	/* Without a cgroup, the exec gate's tracer is the next sound
+	 * mechanism: PTRACE_O_EXITKILL, with every process of the tree a
+	 * tracee (auto-attached at fork; CLONE_UNTRACED refused in BPF). */
+	line(out, "tree kill",
+	     k->cgroup2_writable || gate_ok ? "available" : "missing",
+	     k->cgroup2_writable
+		 ? "cgroup.kill: if harness-exec dies, every process of the "
+		   "agent's tree dies with it"
+	     : gate_ok ? "the exec gate's PTRACE_O_EXITKILL: if harness-exec "
+			 "dies, every process of the agent's tree (each one "
+			 "traced from its fork) is killed by the kernel; lost "
+			 "with --no-exec-gate"
+		       : "if harness-exec dies, the agent's processes live on "
+			 "(their shim calls and notified syscalls fail)");
 }
 
 int hx_doctor(FILE *out)

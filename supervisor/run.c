@@ -242,6 +242,10 @@ static void log_session_start(struct run *r)
 	json_object_set_new(rec, "kernel", hx_sandbox_kernel_json(r->sb));
 	json_object_set_new(json_object_get(rec, "kernel"), "reaper_cgroup",
 			    json_boolean(!r->reaper_err));
+	json_object_set_new(json_object_get(rec, "kernel"), "tree_kill",
+			    json_string(!r->reaper_err ? "cgroup"
+					: r->exec_gate	   ? "exec-gate"
+							   : "none"));
 	hx_pipeline_append(&r->pl, rec, NULL);
 	json_decref(rec);
 }
@@ -821,11 +825,13 @@ static int setup(struct run *r)
 					"rules bind programs through the shim "
 					"only\n");
 	}
-	if (r->reaper_err && !o->quiet)
+	/* Without a cgroup the gate's PTRACE_O_EXITKILL ends the tree if we
+	 * die: each of its processes is traced from its fork. */
+	if (r->reaper_err && !r->exec_gate && !o->quiet)
 		fprintf(stderr,
 			"harness-exec: warning: no cgroup v2 for the session "
-			"(%s): if harness-exec itself is killed, the agent's "
-			"processes are not\n",
+			"(%s) and no exec gate: if harness-exec itself is "
+			"killed, the agent's processes are not\n",
 			strerror(-r->reaper_err));
 	if (hx_sandbox_ready(r->sb, msg, sizeof(msg))) {
 		hx_say("sandbox: %s", msg);

@@ -119,6 +119,13 @@ const struct hx_sc_rule hx_seccomp_deny[] = {
      EPERM,
      {BIT(0, CLONE_NEWNS), NONE},
      "new mount namespace"},
+    /* An untraced child would escape the exec gate, and with it the
+     * tracer's kill-on-exit that ends the tree without a cgroup. */
+    {"clone",
+     HX_SC_ERRNO,
+     EPERM,
+     {BIT(0, CLONE_UNTRACED), NONE},
+     "untraced child (escapes the exec gate)"},
     DENY("setns", EPERM, "joins another namespace"),
     /* clone3 takes its flags through a pointer BPF cannot read. */
     DENY("clone3", ENOSYS, "flags out of BPF's reach"),

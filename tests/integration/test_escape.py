@@ -15,7 +15,7 @@ ESCAPE = os.path.join(BUILD, "escape")
 # name -> extra arguments (the secret the policy denies, for the ones
 # that try to open it through another door).
 PROGRAMS = {
-    "bpf": [], "caps": [], "chroot": [], "clone3": [],
+    "bpf": [], "caps": [], "chroot": [], "clone3": [], "clone_untraced": [],
     "execveat_memfd": [], "memfd_proc_exec": [], "fds": [], "i386": ["secret/key"],
     "io_uring": ["secret/key"], "keyctl": [], "mount": [],
     "open_by_handle": [], "perf_event": [], "process_vm": [],

@@ -144,3 +144,41 @@ def test_refusal_explains_itself_once(wd):
         check(not os.path.exists("/etc/hx-never"), "/etc written")
         check(len(r.events(args_path="/etc/hx-never", verdict="deny")) == 2,
               "both refusals are in the log")
+
+
+def test_profile_detected_from_the_real_executable(wd):
+    home = fake_home(wd)
+    # An entry point installed as pipx does: bin/aider is a symlink
+    # into the venv; and the same program run through its interpreter.
+    venv = os.path.join(wd.path, "venv", "aider-chat", "bin")
+    os.makedirs(venv)
+    real = os.path.join(venv, "aider")
+    with open(real, "w") as f:
+        f.write("#!/bin/sh\nmkdir -p ~/.aider/caches && echo c > ~/.aider/caches/t; "
+                "echo 'lint-cmd: evil' > ~/.aider.conf.yml; echo ran\n")
+    os.chmod(real, 0o755)
+    bindir = os.path.join(wd.path, "bin")
+    os.makedirs(bindir)
+    os.symlink(real, os.path.join(bindir, "aider"))
+    env = {"HOME": home, "PATH": bindir + ":" + os.environ.get("PATH", "/usr/bin:/bin")}
+    r = harness(["aider"], wd, policy=None, env=env)
+    r.expect_status(0)
+    check(r.one(event="session_start")["profiles"] == [{"name": "aider", "chosen": "detected"}],
+          "profiles %r" % r.one(event="session_start").get("profiles"))
+    check(os.path.exists(os.path.join(home, ".aider", "caches", "t")), "aider state not writable")
+    check(not os.path.exists(os.path.join(home, ".aider.conf.yml")), "aider config written")
+    check(r.one(args_path=os.path.join(home, ".aider.conf.yml"))["verdict"] == "ask", "config verdict")
+    # --profile none: the same command gets the default alone.
+    r = harness(["aider"], wd, policy=None, env=env, extra=["--profile", "none"])
+    check(r.one(event="session_start")["profiles"] == [], "--profile none")
+    check(r.one(args_path=os.path.join(home, ".aider", "caches", "t"))["verdict"] == "deny",
+          "state writable without the profile")
+    # Through an interpreter: the script it runs decides.
+    script = os.path.join(wd.path, "node_modules", "opencode-ai", "bin", "opencode.js")
+    os.makedirs(os.path.dirname(script))
+    with open(script, "w") as f:
+        f.write("print('hi')\n")
+    r = harness(["/usr/bin/python3", "-I", script], wd, policy=None, env=env)
+    r.expect_status(0)
+    check(r.one(event="session_start")["profiles"] == [{"name": "opencode", "chosen": "detected"}],
+          "interpreter's script not detected: %r" % r.one(event="session_start").get("profiles"))
