@@ -70,6 +70,51 @@ static void check_file(const struct hx_policy *p, const char *path,
 	finish(p, &b, cat, out);
 }
 
+/* A rename moves every path beneath its source (and puts whatever is
+ * beneath it under the destination): refused, with the rule's verdict,
+ * when a deny or ask pattern may match something beneath either and the
+ * move can change which paths it matches. */
+static void check_moved(const struct hx_policy *p, const char *from,
+			const char *to, struct hx_decision *out)
+{
+	struct best b = { 0 };
+
+	for (size_t i = 0; i < p->protect.npats; i++) {
+		const char *g = p->protect.pats[i].text;
+
+		if ((hx_glob_match_beneath(g, from) ||
+		     hx_glob_match_beneath(g, to)) &&
+		    !hx_glob_rename_keeps(g, from, to)) {
+			out->verdict = HX_VERDICT_DENY;
+			out->rule = p->protect.name;
+			out->pattern = g;
+			return;
+		}
+	}
+	for (size_t i = 0; i < p->nrules[HX_SEC_FILES]; i++) {
+		const struct hx_rule *r = &p->rules[HX_SEC_FILES][i];
+
+		if (r->verdict == HX_VERDICT_ALLOW)
+			continue;
+		for (size_t k = 0; k < r->npats; k++) {
+			const char *g = r->pats[k].text;
+
+			if ((hx_glob_match_beneath(g, from) ||
+			     hx_glob_match_beneath(g, to)) &&
+			    !hx_glob_rename_keeps(g, from, to))
+				consider(&b, r, &r->pats[k]);
+		}
+	}
+	if (b.rule) {
+		out->verdict = b.rule->verdict;
+		out->rule = b.rule->name;
+		out->pattern = b.pat->text;
+	} else {
+		out->verdict = HX_VERDICT_ALLOW;
+		out->pattern = NULL;
+	}
+}
+
 /* a or b, whichever is stronger: the verdict, then a rule over a
  * default, then a. */
 static void stronger(struct hx_decision *a, const struct hx_decision *b)
@@ -219,11 +264,21 @@ void hx_policy_decide(const struct hx_policy *p, const struct hx_event *ev,
 		if (!ev->path || !ev->path2)
 			return;
 		check_file(p, ev->path, HX_ACCESS_WRITE, out);
-		/* A hard link to a secret must not bypass its read deny. */
-		check_file(p, ev->path2,
-			   ev->op == HX_OP_LINK ? HX_ACCESS_READ : HX_ACCESS_WRITE,
-			   &other);
+		/* A hard link to a secret must not bypass its read deny, and
+		 * one to a file the agent may not write would let it write
+		 * it through the new name: the existing file must be both. */
+		check_file(p, ev->path2, HX_ACCESS_WRITE, &other);
 		stronger(out, &other);
+		if (ev->op == HX_OP_LINK) {
+			check_file(p, ev->path2, HX_ACCESS_READ, &other);
+			stronger(out, &other);
+			return;
+		}
+		if (!ev->moves_tree)
+			return;
+		check_moved(p, ev->path, ev->path2, &other);
+		if (other.verdict != HX_VERDICT_ALLOW)
+			stronger(out, &other);
 		return;
 	case HX_OP_CONNECT:
 	case HX_OP_SEND:

@@ -223,6 +223,8 @@ int hx_event_parse(int argc, char *const *argv, struct hx_event *ev,
 		if (argc != want)
 			return bad(err, errlen, "%s takes two paths", argv[0]);
 		if (op == HX_OP_RENAME) { /* rename SRC DST */
+			/* A hypothetical rename may move a directory. */
+			ev->moves_tree = true;
 			ret = absolute(argv[1], st->path, sizeof(st->path));
 			if (!ret)
 				ret = absolute(argv[2], st->path2,

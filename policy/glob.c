@@ -1,5 +1,6 @@
 /* Path glob matcher; see glob.h for the syntax. Patterns are validated
  * before use, so the matcher may assume '**' only appears as a segment. */
+#define _GNU_SOURCE
 #include "glob.h"
 
 #include <string.h>
@@ -33,9 +34,13 @@ static bool class_match(const char **pp, char c)
 	return hit != negate && c != '/';
 }
 
-static bool match_at(const char *p, const char *s)
+/* open: s is a directory followed by "/" and some path nobody knows
+ * yet: its end matches whatever non-empty rest of p is left. */
+static bool match_at(const char *p, const char *s, bool open)
 {
 	for (;;) {
+		if (open && *s == '\0')
+			return *p != '\0'; /* a validated rest matches something */
 		switch (*p) {
 		case '\0':
 			return *s == '\0';
@@ -48,7 +53,7 @@ static bool match_at(const char *p, const char *s)
 					return true;
 				p++; /* the '/' */
 				for (;;) {
-					if (match_at(p, s))
+					if (match_at(p, s, open))
 						return true;
 					s = strchr(s, '/');
 					if (!s)
@@ -58,7 +63,7 @@ static bool match_at(const char *p, const char *s)
 			}
 			p++;
 			for (;;) {
-				if (match_at(p, s))
+				if (match_at(p, s, open))
 					return true;
 				if (*s == '\0' || *s == '/')
 					return false;
@@ -94,7 +99,77 @@ static bool match_at(const char *p, const char *s)
 
 bool hx_glob_match(const char *pattern, const char *path)
 {
-	return match_at(pattern, path);
+	return match_at(pattern, path, false);
+}
+
+bool hx_glob_match_beneath(const char *pattern, const char *dir)
+{
+	char buf[4098];
+	size_t n = strlen(dir);
+
+	if (n + 2 > sizeof(buf))
+		return true; /* cannot tell: say it might */
+	memcpy(buf, dir, n);
+	buf[n] = '/';
+	buf[n + 1] = '\0';
+	if (n == 1 && dir[0] == '/')
+		buf[1] = '\0'; /* "/" + rest, not "//" */
+	return match_at(pattern, buf, true);
+}
+
+bool hx_glob_rename_keeps(const char *pattern, const char *from,
+			  const char *to)
+{
+	char g[4200];
+	const char *mid, *b;
+	size_t alen, blen;
+
+	/* PREFIX "/" "**" and both inside PREFIX: everything beneath each
+	 * matches, before and after. */
+	blen = strlen(pattern);
+	if (blen > 3 && !strcmp(pattern + blen - 3, "/**") &&
+	    !memmem(pattern, blen - 3, "**", 2))
+		return hx_glob_match(pattern, from) && hx_glob_match(pattern, to);
+	/* PREFIX "/" "**" "/" SUFFIX, or "**" "/" SUFFIX; a SUFFIX may end
+	 * in "/" "**" (".husky/" "**"): everything under its last name. */
+	if (!strncmp(pattern, "**/", 3)) {
+		alen = 0;
+		b = pattern + 3;
+	} else if ((mid = strstr(pattern, "/**/"))) {
+		alen = (size_t)(mid - pattern);
+		b = mid + 4;
+	} else {
+		return false;
+	}
+	blen = strlen(b);
+	if (blen >= 3 && !strcmp(b + blen - 3, "/**"))
+		blen -= 3;
+	else if (blen == 2 && !strcmp(b, "**"))
+		return false;
+	if (alen + 6 > sizeof(g) || blen + 4 > sizeof(g))
+		return false;
+	for (size_t i = 0; i + 1 < blen; i++)
+		if (b[i] == '*' && b[i + 1] == '*')
+			return false;
+	/* Both strictly beneath PREFIX: "**" takes the same part of each. */
+	memcpy(g, pattern, alen);
+	memcpy(g + alen, "/*/**", 6);
+	if (!hx_glob_match(g, from) || !hx_glob_match(g, to))
+		return false;
+	/* And SUFFIX's match never begins in from's or to's own names: a
+	 * suffix ".vscode/tasks.json" is moved by a rename of ".vscode". The
+	 * names checked: each proper start of SUFFIX, and all of it when it
+	 * ended in "/" "**". */
+	for (size_t i = 1; i <= blen; i++) {
+		if (i < blen ? b[i] != '/' : blen == strlen(b))
+			continue;
+		memcpy(g, "**/", 3);
+		memcpy(g + 3, b, i);
+		g[3 + i] = '\0';
+		if (hx_glob_match(g, from) || hx_glob_match(g, to))
+			return false;
+	}
+	return true;
 }
 
 int hx_glob_validate(const char *pattern, size_t *offset, const char **why)

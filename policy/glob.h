@@ -15,6 +15,19 @@
 /* True when path matches the (validated) pattern. */
 bool hx_glob_match(const char *pattern, const char *path);
 
+/* True when pattern matches some path strictly beneath directory dir
+ * (dir + "/" + a non-empty rest): what a rename of dir would move. A
+ * path too long to tell gives true. */
+bool hx_glob_match_beneath(const char *pattern, const char *dir);
+
+/* True when renaming directory from to to cannot change which paths
+ * beneath them match pattern: a pattern PREFIX/"**" matching both, or
+ * PREFIX/"**"/SUFFIX (SUFFIX with no "**" but a last one) with from and
+ * to both strictly beneath PREFIX and neither named like the start of
+ * SUFFIX. False when unsure. */
+bool hx_glob_rename_keeps(const char *pattern, const char *from,
+			  const char *to);
+
 /* 0 when pattern is well formed; otherwise -1, with *offset set to the
  * byte where the problem is and *why to a static message. */
 int hx_glob_validate(const char *pattern, size_t *offset, const char **why);

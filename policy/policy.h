@@ -144,6 +144,9 @@ struct hx_event {
 	const char *host;		 /* resolve: the name looked up */
 	const char *const *names;	 /* connect/send: names known for addr */
 	size_t nnames;
+	/* rename: the source (or, exchanged, the destination) is or may be
+	 * a directory, so everything beneath it moves too */
+	bool moves_tree;
 };
 
 struct hx_decision {

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <unistd.h>
 
@@ -502,6 +503,19 @@ static void kernel_notice(const struct hx_peer *peer,
 	fputs(line, stderr);
 }
 
+/* Whether a rename of path moves a tree: a directory, or what cannot be
+ * looked at. (The emulation checks the type again, unotify_mut.c.) */
+static bool may_be_dir(const char *path)
+{
+	struct stat st;
+
+	if (!path)
+		return true;
+	if (lstat(path, &st))
+		return errno != ENOENT;
+	return S_ISDIR(st.st_mode);
+}
+
 static void decide(struct hx_pipeline *pl, const struct hx_peer *peer,
 		   const struct hx_request *rq, const char *layer, bool kernel,
 		   struct hx_outcome *out, char *decided, size_t dlen)
@@ -541,6 +555,8 @@ static void decide(struct hx_pipeline *pl, const struct hx_peer *peer,
 		ev.path2 = p2->ok ? p2->norm : NULL;
 	}
 	ev.path = p1->ok ? p1->norm : NULL;
+	if (rq->op == HX_OP_RENAME)
+		ev.moves_tree = may_be_dir(ev.path) || may_be_dir(ev.path2);
 	ev.argv = rq->argv;
 	ev.argc = rq->argc;
 	ev.host = rq->host;

@@ -15,6 +15,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -51,6 +52,22 @@
 
 /* Denied with EPERM unless a runtime is known to fall back on ENOSYS
  * (io_uring: libuv, liburing users; clone3: glibc uses clone). */
+#define SETID_ROWS(n, i)                                                       \
+	{n, HX_SC_ERRNO, EPERM, {BIT(i, S_ISUID), NONE}, "sets setuid"},       \
+	    {n, HX_SC_ERRNO, EPERM, {BIT(i, S_ISGID), NONE}, "sets setgid"}
+/* open's mode counts only with O_CREAT (else it is garbage). */
+#define SETID_CREATE(n, fl, mo)                                                \
+	{n,                                                                    \
+	 HX_SC_ERRNO,                                                          \
+	 EPERM,                                                                \
+	 {BIT(fl, O_CREAT), BIT(mo, S_ISUID)},                                 \
+	 "creates a setuid file"},                                             \
+	    {n,                                                                \
+	     HX_SC_ERRNO,                                                      \
+	     EPERM,                                                            \
+	     {BIT(fl, O_CREAT), BIT(mo, S_ISGID)},                             \
+	     "creates a setgid file"}
+
 const struct hx_sc_rule hx_seccomp_deny[] = {
     /* io_uring runs opens and connects in a kernel worker, out of reach
      * of every per-syscall check. */
@@ -161,6 +178,18 @@ const struct hx_sc_rule hx_seccomp_deny[] = {
      EPERM,
      {{HX_SC_NOTIN2, 0, false, 0, 0xffffffffu}, NONE},
      "weakens memory protections"},
+    /* A setuid or setgid file made by the agent runs with its (or, as
+     * root, root's) rights for whoever starts it later, a setgid one
+     * with its groups' (docker, shadow): never set, by any call. */
+    SETID_ROWS("chmod", 1),
+    SETID_ROWS("fchmod", 1),
+    SETID_ROWS("fchmodat", 2),
+    SETID_ROWS("fchmodat2", 2),
+    SETID_ROWS("creat", 1),
+    SETID_ROWS("mknod", 1),
+    SETID_ROWS("mknodat", 2),
+    SETID_CREATE("open", 1, 2),
+    SETID_CREATE("openat", 2, 3),
     DENY("acct", EPERM, "host administration"),
     DENY("swapon", EPERM, "host administration"),
     DENY("swapoff", EPERM, "host administration"),

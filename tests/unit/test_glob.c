@@ -131,6 +131,52 @@ START_TEST(test_specificity)
 }
 END_TEST
 
+/* What a rename of a directory moves: beneath (pattern, dir), and
+ * whether renaming from -> to keeps every match (keeps). */
+static const struct {
+	const char *pattern, *from, *to;
+	bool beneath, keeps;
+} rcases[] = {
+	{ "/p/.git/hooks/**", "/p/.git", "/p/g", true, false },
+	{ "/p/.git/hooks/**", "/p/src", "/p/s2", false, false },
+	{ "/p/.git/hooks/**", "/p", "/q", true, false },
+	{ "/p/.git/config", "/p/.git", "/p/g", true, false },
+	{ "/p/.git/config", "/p/.git/config", "/p/x", false, false },
+	{ "/h/.ssh/**", "/h", "/h2", true, false },
+	{ "/h/.ssh/**", "/", "/x", true, false },
+	{ "/h/.ssh/**", "/hx", "/hy", false, false },
+	{ "/h/*/secret", "/h/a", "/h/b", true, false },
+	/* anywhere below a prefix, one name: any move inside keeps it */
+	{ "**/.env", "/a/b", "/c/d", true, true },
+	{ "/p/**/.envrc", "/p/a", "/p/b/c", true, true },
+	{ "/p/**/.envrc", "/p/a", "/elsewhere", true, false },
+	{ "/p/**/.envrc", "/p", "/q", true, false },
+	/* a suffix of several names starts in the moved name */
+	{ "/p/**/.vscode/tasks.json", "/p/a", "/p/b", true, true },
+	{ "/p/**/.vscode/tasks.json", "/p/.vscode", "/p/v", true, false },
+	{ "/p/**/.vscode/tasks.json", "/p/v", "/p/x/.vscode", true, false },
+	{ "/p/**/.husky/**", "/p/a", "/p/b", true, true },
+	{ "/p/**/.husky/**", "/p/.husky", "/p/h", true, false },
+	{ "/p/**/x/**/y", "/p/a", "/p/b", true, false },
+	{ "/p/**", "/p/a", "/p/b", true, true },
+	{ "/p/**", "/p/a", "/q/b", true, false },
+	{ "/g/refs/heads/**", "/g/refs/heads/h/x.lock", "/g/refs/heads/h/x",
+	  true, true },
+	{ "/p/.git/hooks/**", "/p/.git/hooks", "/p/h", true, false },
+};
+
+START_TEST(test_rename)
+{
+	const char *p = rcases[_i].pattern, *f = rcases[_i].from;
+
+	ck_assert_msg(hx_glob_match_beneath(p, f) == rcases[_i].beneath,
+		      "beneath(%s, %s)", p, f);
+	ck_assert_msg(hx_glob_rename_keeps(p, f, rcases[_i].to) ==
+			      rcases[_i].keeps,
+		      "keeps(%s, %s, %s)", p, f, rcases[_i].to);
+}
+END_TEST
+
 static Suite *glob_suite(void)
 {
 	Suite *s = suite_create("glob");
@@ -139,6 +185,7 @@ static Suite *glob_suite(void)
 	tcase_add_loop_test(tc, test_match, 0, (int)N(mcases));
 	tcase_add_loop_test(tc, test_validate, 0, (int)N(vcases));
 	tcase_add_test(tc, test_specificity);
+	tcase_add_loop_test(tc, test_rename, 0, (int)N(rcases));
 	suite_add_tcase(s, tc);
 	return s;
 }

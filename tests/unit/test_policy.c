@@ -165,10 +165,18 @@ static const struct dcase dcases[] = {
 	  "deny-secret" },
 	{ p_files, "rename /work/proj/a /work/proj/src/b", Q, "ask-src" },
 	{ p_files, "rename /work/proj/a /work/proj/b", A, "allow-proj" },
-	/* link: a read of the existing file, a write of the new name */
+	/* a directory rename moves what is beneath: refused when a deny
+	 * or ask pattern may match there and the move changes it */
+	{ p_files, "rename /work/proj/src /work/proj/s2", D, "deny-secret" },
+	{ p_files, "rename /work/proj/lib /work/proj/src", D, "deny-secret" },
+	{ p_files, "rename /work/proj /work/proj2", D, "harness:protect" },
+	{ p_files, "rename /work/proj/lib /work/proj/lib2", A, "allow-proj" },
+	/* link: the existing file is read AND written through the new
+	 * name, so it must be both readable and writable */
 	{ p_files, "link /home/u/private/a /work/proj/x", D, "read-deny" },
 	{ p_files, "link /work/proj/y /work/proj/x", A, "allow-proj" },
 	{ p_files, "link /work/proj/y /etc/x", D, "default:file_write" },
+	{ p_files, "link /etc/hostname /work/proj/x", D, "default:file_write" },
 	/* protect beats every rule, reads included */
 	{ p_files, "write /work/proj/.harness/audit.log", D, "harness:protect" },
 	{ p_files, "read /work/proj/.harness/audit.log", D, "harness:protect" },
