@@ -34,8 +34,10 @@ GIT_SRCS := $(addprefix supervisor/,checkpoint.c control.c gc.c gitapi.c \
 GITPLUGIN_SRC := supervisor/gitplugin.c
 SUP_SRCS := $(filter-out $(GIT_SRCS) $(GITPLUGIN_SRC),$(wildcard supervisor/*.c))
 # Shared by the shim and the supervisor: the wire codec, the #! parser,
-# the refusal notice and the path helpers it uses.
-WIRE_SRCS := shim/wire.c shim/shebang.c shim/notice.c shim/path.c
+# the refusal notice and the path helpers it uses, the kernel's errno
+# for a denied call.
+WIRE_SRCS := shim/wire.c shim/shebang.c shim/notice.c shim/path.c \
+	shim/kerrno.c
 SHIM_SRCS := $(filter-out $(WIRE_SRCS),$(wildcard shim/*.c))
 SHIM_CORE_SRCS := $(filter-out shim/interpose_%.c,$(SHIM_SRCS))
 TOOLS := harness-exec harness-policy harness-audit
@@ -54,7 +56,8 @@ LIB_SHIMCORE := $(BUILD)/libhxshimcore.a
 SHIM_SO := $(BUILD)/libharness-shim.so
 BINS := $(addprefix $(BUILD)/,$(TOOLS))
 UNIT_BINS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRCS))
-HELPER_BINS := $(patsubst tests/helpers/%.c,$(BUILD)/helpers/%,$(HELPER_SRCS))
+HELPER_BINS := $(patsubst tests/helpers/%.c,$(BUILD)/helpers/%,$(HELPER_SRCS)) \
+	$(BUILD)/helpers/dyn_errno
 ESCAPE_BINS := $(patsubst tests/escape/%.c,$(BUILD)/escape/%,$(wildcard tests/escape/*.c))
 DEPS_OK := $(BUILD)/.deps-ok
 
@@ -138,6 +141,11 @@ $(BUILD)/helpers/%: tests/helpers/%.c | $(DEPS_OK)
 $(BUILD)/helpers/static_%: tests/helpers/static_%.c $(WIRE_SRCS) | $(DEPS_OK)
 	@mkdir -p $(@D)
 	$(CC) -std=gnu17 -O2 -Wall -Wextra -I. -static -o $@ $< $(WIRE_SRCS)
+
+# static_errno's dynamic twin: the same calls, through the shim.
+$(BUILD)/helpers/dyn_errno: tests/helpers/static_errno.c | $(DEPS_OK)
+	@mkdir -p $(@D)
+	$(CC) -std=gnu17 -O2 -Wall -Wextra -o $@ $<
 
 # The escape suite: static, unsanitized, so only the kernel layers see
 # what they try (tests/integration/test_escape.py runs them).

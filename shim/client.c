@@ -157,6 +157,11 @@ int hx_reply_parse(const void *buf, size_t n, uint32_t id, struct hx_reply *out)
 				goto bad;
 			memcpy(&out->seq, v, 8);
 			break;
+		case HX_TAG_FLAGS:
+			if (len != 4)
+				goto bad;
+			memcpy(&out->flags, v, 4);
+			break;
 		case HX_TAG_RULE:
 			if (memchr(v, 0, len))
 				goto bad;

@@ -35,6 +35,7 @@ struct hx_req {
 struct hx_reply {
 	uint32_t verdict; /* enum hx_verdict, audit mode already applied */
 	uint32_t err;	  /* errno to set on deny */
+	uint32_t flags;	  /* HX_VERDICT_* */
 	uint64_t seq;
 	bool unreachable; /* no verdict: protocol error, timeout, no peer */
 	char rule[256];

@@ -17,6 +17,7 @@
 #include <spawn.h>
 #include <stdarg.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,12 +25,14 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/un.h>
 #include <unistd.h>
 #include <linux/openat2.h>
 
 #include "client.h"
 #include "env.h"
 #include "exec.h"
+#include "kerrno.h"
 #include "notice.h"
 #include "path.h"
 #include "readrules.h"
@@ -203,9 +206,10 @@ static void leave(struct ctx *c)
 
 /* Asks (for an exec that may hand its connection over when ho is not
  * NULL: ho->fd is -1 unless it does); on deny prints the notice.
- * Returns 0 (go ahead) or the errno. */
+ * Returns 0 (go ahead) or the errno: for a denial the supervisor lets
+ * us explain (HX_VERDICT_TELL), what the kernel would say of k. */
 static int ask(struct ctx *c, const struct hx_req *r, const char *target,
-	       struct hx_handover *ho)
+	       struct hx_handover *ho, const struct hx_kargs *k)
 {
 	struct hx_reply rep;
 
@@ -219,6 +223,14 @@ static int ask(struct ctx *c, const struct hx_req *r, const char *target,
 		hx_ask(r, &rep);
 	if (!rep.unreachable && rep.verdict == HX_VERDICT_ALLOW)
 		return 0;
+	if (k && !rep.unreachable && (rep.flags & HX_VERDICT_TELL)) {
+		int e = hx_kerrno(k);
+
+		/* EEXIST for mkdir -p is what the program expects: no
+		 * notice (the denial is in the audit log). */
+		if (e != EACCES)
+			return e;
+	}
 	hx_notice_write(&(struct hx_notice){
 	    .op = r->op,
 	    .verdict = rep.unreachable ? HX_VERDICT_DENY : rep.verdict,
@@ -230,7 +242,14 @@ static int ask(struct ctx *c, const struct hx_req *r, const char *target,
 
 static int decide(struct ctx *c, const struct hx_req *r, const char *target)
 {
-	return ask(c, r, target, NULL);
+	return ask(c, r, target, NULL, NULL);
+}
+
+/* decide() for a call the kernel may have its own answer to (k). */
+static int decide_k(struct ctx *c, const struct hx_req *r, const char *target,
+		    const struct hx_kargs *k)
+{
+	return ask(c, r, target, NULL, k);
 }
 
 /* Leaves and fails the call with err. */
@@ -362,7 +381,7 @@ static long exec_common(enum hx_call call, const char *exe,
 	r.frames = !c.foreign;
 	/* The connection may go to the new image (with the shim only); a
 	 * spawn's child is another process, which connects by itself. */
-	err = ask(&c, &r, exe, spawn ? NULL : &ho);
+	err = ask(&c, &r, exe, spawn ? NULL : &ho, NULL);
 	if (err) {
 		leave(&c);
 		if (spawn)
@@ -796,6 +815,7 @@ static long do_open(struct open_call *o)
 	char abs[PATH_MAX];
 	const struct hx_read_rules *t;
 	struct hx_req r = {.call = o->call, .has_flags = true};
+	struct hx_kargs k = {.call = HX_KC_OPEN};
 	struct ctx c;
 	bool rd;
 	long n, fd;
@@ -809,6 +829,13 @@ static long do_open(struct open_call *o)
 	n = hx_spath_abs(o->dirfd, o->path, abs, sizeof(abs));
 	if (n < 0)
 		DENY(&c, (int)-n, -1);
+	if (o->how && o->how->mode && !(o->how->flags & O_CREAT) &&
+	    (o->how->flags & O_TMPFILE) != O_TMPFILE) {
+		/* openat2 refuses a mode without a creation before any
+		 * lookup: the kernel says EINVAL, and opens nothing. */
+		leave(&c);
+		return open_real(o);
+	}
 	rd = hx_open_is_read(o->flags);
 	r.op = rd ? HX_OP_READ : HX_OP_WRITE;
 	r.path = abs;
@@ -836,7 +863,10 @@ static long do_open(struct open_call *o)
 			errno = e;
 		return fd;
 	}
-	err = decide(&c, &r, abs);
+	k.dirfd = o->dirfd;
+	k.path = o->path;
+	k.flags = (unsigned)(o->how ? o->how->flags : (uint64_t)o->flags);
+	err = decide_k(&c, &r, abs, &k);
 	if (err)
 		DENY(&c, err, -1);
 	leave(&c);
@@ -983,6 +1013,28 @@ struct mut {
 	uint32_t flags, mode;
 };
 
+/* The call as kerrno.h names it; false when it has no such form (a
+ * link of an fd by AT_EMPTY_PATH). */
+static bool mut_kargs(const struct mut *m, struct hx_kargs *k)
+{
+	static const enum hx_kcall of_op[HX_OP_COUNT] = {
+	    [HX_OP_RENAME] = HX_KC_RENAME,     [HX_OP_UNLINK] = HX_KC_UNLINK,
+	    [HX_OP_RMDIR] = HX_KC_RMDIR,       [HX_OP_MKDIR] = HX_KC_MKDIR,
+	    [HX_OP_LINK] = HX_KC_LINK,	       [HX_OP_SYMLINK] = HX_KC_SYMLINK,
+	    [HX_OP_TRUNCATE] = HX_KC_TRUNCATE,
+	};
+
+	if ((unsigned)m->op >= HX_OP_COUNT || m->path2_empty || !of_op[m->op])
+		return false;
+	*k = (struct hx_kargs){.call = of_op[m->op],
+			       .dirfd = m->dirfd,
+			       .path = m->path,
+			       .dirfd2 = m->dirfd2,
+			       .path2 = m->path2_raw ? NULL : m->path2,
+			       .flags = m->has_flags ? m->flags : 0};
+	return true;
+}
+
 /* 0: go ahead (errno restored); else the errno to fail with. */
 static int do_mut(const struct mut *m)
 {
@@ -994,6 +1046,7 @@ static int do_mut(const struct mut *m)
 			   .flags = m->flags,
 			   .has_mode = m->has_mode,
 			   .mode = m->mode};
+	struct hx_kargs k;
 	struct ctx c;
 	long n;
 	int err;
@@ -1024,7 +1077,7 @@ static int do_mut(const struct mut *m)
 	}
 	r.frames = !c.foreign;
 	if (!err)
-		err = decide(&c, &r, a);
+		err = decide_k(&c, &r, a, mut_kargs(m, &k) ? &k : NULL);
 	leave(&c);
 	return err;
 }
@@ -1209,8 +1262,11 @@ static bool net_family(const struct sockaddr *sa, socklen_t len)
 static int net_decide(enum hx_call call, enum hx_op op,
 		      const struct sockaddr *sa, socklen_t len)
 {
-	char target[160];
+	char target[160],
+	    upath[sizeof(((struct sockaddr_un *)0)->sun_path) + 1];
 	struct hx_req r = {.call = call, .op = op, .addr = sa, .addrlen = len};
+	struct hx_kargs k = {.call = HX_KC_CONNECT, .dirfd = AT_FDCWD};
+	size_t off = offsetof(struct sockaddr_un, sun_path), n;
 	struct ctx c;
 	int err;
 
@@ -1218,7 +1274,17 @@ static int net_decide(enum hx_call call, enum hx_op op,
 		return 0;
 	r.frames = !c.foreign;
 	hx_addr_format(sa, len, target, sizeof(target));
-	err = decide(&c, &r, target);
+	/* A unix socket's path has the kernel's own answers (ENOENT,
+	 * ECONNREFUSED for a file that is no socket). */
+	if (sa->sa_family == AF_UNIX && len > off &&
+	    ((const struct sockaddr_un *)(const void *)sa)->sun_path[0]) {
+		n = len - off < sizeof(upath) - 1 ? len - off
+						  : sizeof(upath) - 1;
+		memcpy(upath, (const char *)sa + off, n);
+		upath[n] = '\0';
+		k.path = upath;
+	}
+	err = decide_k(&c, &r, target, k.path ? &k : NULL);
 	leave(&c);
 	return err;
 }

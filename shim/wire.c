@@ -116,7 +116,8 @@ static const struct {
 				     T(ADDR) | T(HOST) | T(FRAME) |
 				     T(TRUNCATED),
 			     T(CALL) | T(OP) },
-	[HX_MSG_VERDICT] = { T(VERDICT) | T(ERRNO) | T(RULE) | T(SEQ),
+	[HX_MSG_VERDICT] = { T(VERDICT) | T(ERRNO) | T(RULE) | T(SEQ) |
+				     T(FLAGS),
 			     T(VERDICT) },
 	[HX_MSG_REPORT] = { T(PID) | T(TID) | T(CALL) | T(OP) | T(PATH) |
 				    T(PATH2) | T(FLAGS) | T(MODE) | T(ARG) |

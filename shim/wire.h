@@ -115,6 +115,11 @@ enum hx_tag {
 	HX_TAG_RESULT = 22, /* u32: 0, or errno/EAI code of the real call */
 };
 
+/* HX_TAG_FLAGS in VERDICT. */
+#define HX_VERDICT_TELL                                                        \
+	0x1 /* denied: answer what the kernel would                            \
+	     * (kerrno.h), the path may be read */
+
 /* HX_TAG_FLAGS in HELLO_REPLY. */
 #define HX_HELLO_LOG_READS 0x1	/* report allowed reads one by one */
 #define HX_HELLO_AUDIT 0x2	/* audit mode: never deny locally */

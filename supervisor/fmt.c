@@ -3,6 +3,7 @@
 #include "fmt.h"
 
 #include <arpa/inet.h>
+#include <linux/netlink.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <fcntl.h>
@@ -138,6 +139,15 @@ char *hx_fmt_sockaddr(const void *sa, size_t len, char *buf, size_t size)
 		}
 		path[o] = '\0';
 		snprintf(buf, size, "unix:%s%s", abstract ? "@" : "", path);
+	} else if (fam == AF_NETLINK && len >= sizeof(struct sockaddr_nl)) {
+		struct sockaddr_nl nl;
+
+		memcpy(&nl, sa, sizeof(nl));
+		if (nl.nl_groups)
+			snprintf(buf, size, "netlink:%u/groups=0x%x", nl.nl_pid,
+				 nl.nl_groups);
+		else
+			snprintf(buf, size, "netlink:%u", nl.nl_pid);
 	} else {
 		snprintf(buf, size, "family:%u", fam);
 	}

@@ -18,7 +18,8 @@ char *hx_fmt_open_flags(uint32_t flags, char *buf, size_t size);
 /* A mode as an octal string, "0644". */
 char *hx_fmt_mode(uint32_t mode, char *buf, size_t size);
 /* A sockaddr of len bytes as "1.2.3.4:443", "[::1]:80", "unix:/path",
- * "unix:@abstract", "unix:" (unnamed) or "family:N". Hostile input is
+ * "unix:@abstract", "unix:" (unnamed), "netlink:PID[/groups=0xN]" or
+ * "family:N". Hostile input is
  * fine: len is checked against each family's size. */
 char *hx_fmt_sockaddr(const void *sa, size_t len, char *buf, size_t size);
 /* Lowercase hex of n bytes into buf (2n+1 bytes). */

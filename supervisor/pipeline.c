@@ -20,6 +20,7 @@
 #include "classify.h"
 #include "dnsmap.h"
 #include "fmt.h"
+#include "netfamily.h"
 #include "path.h"
 #include "resolve.h"
 
@@ -296,7 +297,12 @@ static bool follows_last(enum hx_op op, const struct hx_request *rq)
 	case HX_OP_EXEC:
 		return true;
 	case HX_OP_WRITE:
-		return !(rq->has_flags && (rq->flags & O_NOFOLLOW));
+		/* O_CREAT|O_EXCL never follows a final symlink either: it
+		 * fails EEXIST on a dangling one instead of creating its
+		 * target. */
+		return !(rq->has_flags && ((rq->flags & O_NOFOLLOW) ||
+					   (rq->flags & (O_CREAT | O_EXCL)) ==
+					       (O_CREAT | O_EXCL)));
 	default:
 		return false;
 	}
@@ -421,6 +427,29 @@ int hx_pipeline_append(struct hx_pipeline *pl, json_t *rec, uint64_t *seq)
 	return r;
 }
 
+/* "family" and, for netlink, "protocol" of an address the policy does
+ * not name. */
+static void family_args(json_t *a, const struct hx_request *rq)
+{
+	sa_family_t f;
+	const char *n;
+
+	memcpy(&f, rq->addr, sizeof(f));
+	n = hx_netfamily_name(f);
+	if (n)
+		set_str(a, "family", n);
+	else
+		json_object_set_new(a, "family", json_integer(f));
+	if (f == AF_NETLINK && rq->has_proto) {
+		n = hx_netlink_proto_name(rq->proto);
+		if (n)
+			set_str(a, "protocol", n);
+		else
+			json_object_set_new(a, "protocol",
+					    json_integer(rq->proto));
+	}
+}
+
 static json_t *make_args(const struct hx_request *rq, const struct vpath *p1,
 			 const struct vpath *p2, const char *addr,
 			 char (*names)[HX_DNSMAP_NAME_MAX], size_t nnames)
@@ -471,17 +500,18 @@ static json_t *make_args(const struct hx_request *rq, const struct vpath *p1,
 /* A refusal only the kernel layer saw (a static program, a raw
  * syscall) explains itself too: on harness-exec's stderr, the user's
  * terminal, since no shim in the agent prints it. Once per process and
- * refusal, and at most HX_NOTICE_MAX a session: the rest is in the log. */
+ * refusal, and at most HX_NOTICE_MAX a session: the rest is in the log.
+ * Formatted into out->notice; printed now unless out->tell (then the
+ * errno decides, hx_pipeline_notice). */
 #define HX_NOTICE_MAX 200
 static void kernel_notice(const struct hx_peer *peer,
-			  const struct hx_request *rq, const char *rule,
-			  enum hx_verdict v, const char *target)
+			  const struct hx_request *rq, enum hx_verdict v,
+			  const char *target, struct hx_outcome *out)
 {
 	static atomic_uint printed;
 	const char *argv[17];
-	char line[1024];
 	struct hx_notice n = {
-	    .op = rq->op, .verdict = v, .target = target, .rule = rule};
+	    .op = rq->op, .verdict = v, .target = target, .rule = out->rule};
 	size_t k = 0;
 
 	if (rq->op == HX_OP_EXEC && rq->argv) {
@@ -493,14 +523,19 @@ static void kernel_notice(const struct hx_peer *peer,
 	if (hx_notice_repeat(&n, peer->pid))
 		return;
 	k = atomic_fetch_add(&printed, 1);
-	if (k > HX_NOTICE_MAX)
-		return;
-	if (k == HX_NOTICE_MAX) {
-		fputs("harness: more refusals: see the audit log\n", stderr);
-		return;
-	}
-	hx_notice_format(line, sizeof(line), &n);
-	fputs(line, stderr);
+	if (k < HX_NOTICE_MAX)
+		hx_notice_format(out->notice, sizeof(out->notice), &n);
+	else if (k == HX_NOTICE_MAX)
+		snprintf(out->notice, sizeof(out->notice),
+			 "harness: more refusals: see the audit log\n");
+	if (!out->tell)
+		hx_pipeline_notice(out, EACCES);
+}
+
+void hx_pipeline_notice(const struct hx_outcome *o, int err)
+{
+	if (o->notice[0] && (err == EACCES || err == EPERM))
+		fputs(o->notice, stderr);
 }
 
 /* Whether a rename of path moves a tree: a directory, or what cannot be
@@ -514,6 +549,56 @@ static bool may_be_dir(const char *path)
 	if (lstat(path, &st))
 		return errno != ENOENT;
 	return S_ISDIR(st.st_mode);
+}
+
+/* An address of a family the shim leaves to the kernel (netlink...):
+ * its reaching the kernel layer alone is no bypass. */
+static bool foreign_family(const struct hx_request *rq)
+{
+	sa_family_t f;
+
+	if (!rq->addr || rq->addrlen < sizeof(f))
+		return false;
+	memcpy(&f, rq->addr, sizeof(f));
+	return f != AF_INET && f != AF_INET6 && f != AF_UNIX;
+}
+
+/* Whether the policy lets the agent read v (as written and, when it
+ * differs, as its symlinks resolve). */
+static bool readable(const struct hx_policy *p, const struct vpath *v)
+{
+	struct hx_event ev = {.op = HX_OP_READ};
+	struct hx_decision d;
+
+	if (!v->ok)
+		return false;
+	ev.path = v->norm;
+	hx_policy_decide(p, &ev, &d);
+	if (d.verdict != HX_VERDICT_ALLOW || !v->has_resolved)
+		return d.verdict == HX_VERDICT_ALLOW;
+	ev.path = v->resolved;
+	hx_policy_decide(p, &ev, &d);
+	return d.verdict == HX_VERDICT_ALLOW;
+}
+
+/* hx_outcome.tell for a denied request: the errno the kernel would give
+ * tells whether a path exists and what it is, which the agent may learn
+ * for a path it may read (it could stat it) and not for one denied for
+ * reading. An IP connect or send has no such errno: the kernel would
+ * have made it. */
+static bool may_tell(const struct hx_pipeline *pl, const struct hx_request *rq,
+		     const struct vpath *p1, const struct vpath *p2,
+		     const struct vpath *pu, bool is_unix)
+{
+	if (is_unix)
+		return readable(pl->policy, pu);
+	if (rq->addr || !rq->path || rq->op == HX_OP_EXEC ||
+	    rq->op == HX_OP_RESOLVE)
+		return false;
+	if (!readable(pl->policy, p1))
+		return false;
+	return rq->op == HX_OP_SYMLINK || !rq->path2 ||
+	       readable(pl->policy, p2);
 }
 
 static void decide(struct hx_pipeline *pl, const struct hx_peer *peer,
@@ -589,6 +674,9 @@ static void decide(struct hx_pipeline *pl, const struct hx_peer *peer,
 		ev.nnames = nnames;
 	}
 	hx_policy_decide(pl->policy, &ev, &d);
+	if (has_addr)
+		hx_netfamily_decide(rq->addr, rq->addrlen,
+				    rq->has_proto ? rq->proto : -1, &d);
 	/* A symlink from the project into ~/.ssh must not pass: decide on
 	 * the resolved form too and keep the stronger verdict. */
 	if (p1->has_resolved || p2->has_resolved || unix_resolved) {
@@ -614,6 +702,7 @@ static void decide(struct hx_pipeline *pl, const struct hx_peer *peer,
 	out->rule = d.rule;
 	out->reply = pl->mode == HX_MODE_AUDIT ? HX_VERDICT_ALLOW : d.verdict;
 	out->err = out->reply == HX_VERDICT_ALLOW ? 0 : EACCES;
+	out->tell = out->err && may_tell(pl, rq, p1, p2, pu, is_unix);
 	out->seq = 0;
 	if (decided && dlen && is_unix)
 		snprintf(decided, dlen, "%s",
@@ -643,7 +732,7 @@ static void decide(struct hx_pipeline *pl, const struct hx_peer *peer,
 		 * without asking. */
 		bypass = !match && rq->call != HX_CALL_CHMOD &&
 			 rq->call != HX_CALL_CHOWN && rq->op != HX_OP_READ &&
-			 peer->exe && has_shim(pl, peer);
+			 !foreign_family(rq) && peer->exe && has_shim(pl, peer);
 	}
 	pl->events++;
 	if ((unsigned)d.verdict < 3)
@@ -662,6 +751,8 @@ static void decide(struct hx_pipeline *pl, const struct hx_peer *peer,
 		if (unix_resolved)
 			set_str(json_object_get(rec, "args"), "addr_resolved",
 				pu->resolved);
+		if (foreign_family(rq))
+			family_args(json_object_get(rec, "args"), rq);
 		snprintf(link, sizeof(link), "/proc/%d/cwd", (int)peer->pid);
 		n = readlink(link, cwd, sizeof(cwd) - 1);
 		if (n > 0) {
@@ -697,13 +788,14 @@ static void decide(struct hx_pipeline *pl, const struct hx_peer *peer,
 		/* Fail closed: what cannot be audited does not happen. */
 		out->reply = HX_VERDICT_DENY;
 		out->err = EACCES;
+		out->tell = false;
 		out->rule = "harness:audit-failed";
 	}
 	json_decref(rec);
+	out->notice[0] = '\0';
 	if (kernel && out->reply != HX_VERDICT_ALLOW)
-		kernel_notice(peer, rq, out->rule ? out->rule : d.rule,
-			      d.verdict,
-			      has_addr ? addr : p1->ok ? p1->norm : NULL);
+		kernel_notice(peer, rq, d.verdict,
+			      has_addr ? addr : p1->ok ? p1->norm : NULL, out);
 	if (!kernel && pl->kern && out->seq && !strcmp(layer, "shim"))
 		corr_put(pl, peer, (int)rq->op, key, d.verdict, out->seq,
 			 both);

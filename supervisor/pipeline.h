@@ -46,6 +46,8 @@ struct hx_request {
 	bool truncated;
 	const void *addr; /* sockaddr for connect/send */
 	size_t addrlen;
+	bool has_proto; /* proto: the socket's SO_PROTOCOL (netlink's) */
+	int proto;
 	const char *host;
 	const char *const *frames;
 	size_t nframes;
@@ -82,9 +84,21 @@ struct hx_outcome {
 	enum hx_verdict verdict; /* what the policy said */
 	enum hx_verdict reply;	 /* what to apply (ALLOW in audit mode) */
 	int err;		 /* errno for a denied call, else 0 */
-	const char *rule;	 /* static or owned by the policy */
-	uint64_t seq;		 /* audit record, 0 when it was not written */
+	/* Denied, and every path it names may be read by the policy: the
+	 * layer that acts answers what the kernel would (hx_kerrno, e.g.
+	 * EEXIST for mkdir of an existing directory) instead of err. */
+	bool tell;
+	const char *rule; /* static or owned by the policy */
+	uint64_t seq;	  /* audit record, 0 when it was not written */
+	/* A kernel-layer refusal's notice, when tell left it unprinted:
+	 * hx_pipeline_notice prints it if the answer stays EACCES/EPERM. */
+	char notice[512];
 };
+
+/* Prints o's pending notice on harness-exec's stderr (a program without
+ * the shim gets no line of its own), unless err is an answer that is
+ * no refusal (EEXIST for mkdir -p). */
+void hx_pipeline_notice(const struct hx_outcome *o, int err);
 
 /* Decides rq for peer and writes its audit record (layer: "shim",
  * "kernel", "shim+kernel"). Never fails: an unwritable audit log makes

@@ -218,19 +218,18 @@ const size_t hx_seccomp_ndeny =
 	{                                                                      \
 		n, HX_SC_NOTIFY, 0, {BIT(i, m), NONE}, why                     \
 	}
-#ifndef __O_TMPFILE
-#define __O_TMPFILE 020000000
-#endif
-
 /* Opens that can write: any of these flag bits (one row each, ORed).
- * Read-only opens pass in BPF and are bounded by Landlock. */
+ * Read-only opens pass in BPF and are bounded by Landlock. A BIT row
+ * matches when every bit of its mask is set: O_TMPFILE is 020000000 |
+ * O_DIRECTORY, so an O_RDONLY|O_DIRECTORY open (ls, find, readdir)
+ * passes, and only a real O_TMPFILE is notified. */
 #define OPEN_WRITE(n, i)                                                       \
 	NOTIFY_BIT(n, i, O_WRONLY, "open for writing"),                        \
 	    NOTIFY_BIT(n, i, O_RDWR, "open for writing"),                      \
 	    NOTIFY_BIT(n, i, O_CREAT, "open that creates"),                    \
 	    NOTIFY_BIT(n, i, O_TRUNC, "open that truncates"),                  \
 	    NOTIFY_BIT(n, i, O_APPEND, "open for appending"),                  \
-	    NOTIFY_BIT(n, i, __O_TMPFILE, "anonymous file creation")
+	    NOTIFY_BIT(n, i, O_TMPFILE, "anonymous file creation")
 
 const struct hx_sc_rule hx_seccomp_notify[] = {
     OPEN_WRITE("open", 1),

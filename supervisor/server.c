@@ -233,6 +233,8 @@ static int on_request(struct hx_server *s, struct conn *c, pid_t pid,
 	hx_wire_begin(&w, s->wbuf, HX_WIRE_MAX, HX_MSG_VERDICT, m->hdr.id);
 	hx_wire_put_u32(&w, HX_TAG_VERDICT, out.reply);
 	hx_wire_put_u32(&w, HX_TAG_ERRNO, (uint32_t)out.err);
+	if (out.tell)
+		hx_wire_put_u32(&w, HX_TAG_FLAGS, HX_VERDICT_TELL);
 	if (out.rule)
 		hx_wire_put_str(&w, HX_TAG_RULE, out.rule);
 	hx_wire_put_u64(&w, HX_TAG_SEQ, out.seq);

@@ -142,6 +142,45 @@ int hx_un_take_fd(pid_t pid, int fd)
 	return r;
 }
 
+int hx_un_proc_path(const struct target *t, const char *in, char *out,
+		    size_t size)
+{
+	static const char self[] = "/proc/self", thr[] = "/proc/thread-self";
+	int n;
+
+	if (!strncmp(in, self, 10) && (!in[10] || in[10] == '/'))
+		n = snprintf(out, size, "/proc/%d%s", (int)t->peer.pid,
+			     in + 10);
+	else if (!strncmp(in, thr, 17) && (!in[17] || in[17] == '/'))
+		n = snprintf(out, size, "/proc/%d/task/%d%s", (int)t->peer.pid,
+			     (int)t->tid, in + 17);
+	else
+		n = snprintf(out, size, "%s", in);
+	return n < 0 || (size_t)n >= size ? -ENAMETOOLONG : 0;
+}
+
+int hx_un_denied(const struct target *t, const struct hx_outcome *o,
+		 struct hx_kargs *k)
+{
+	char p1[PATH_MAX + 32], p2[PATH_MAX + 32];
+	int e = o->err ? o->err : EACCES;
+
+	/* The probe runs with this worker's rights, which are the
+	 * target's only when their uids agree (drop_worker_caps). */
+	if (o->tell && t->peer.uid == geteuid() && k->path &&
+	    !hx_un_proc_path(t, k->path, p1, sizeof(p1)) &&
+	    (!k->path2 || !hx_un_proc_path(t, k->path2, p2, sizeof(p2)))) {
+		k->dirfd = k->dirfd2 = AT_FDCWD;
+		k->path = p1;
+		if (k->path2)
+			k->path2 = p2;
+		e = hx_kerrno(k);
+	}
+	if (o->tell)
+		hx_pipeline_notice(o, e);
+	return e;
+}
+
 /* ---- the decision, on the loop's thread ---- */
 
 static void on_jobs(struct hx_server *s, struct hx_source *src, uint32_t ev)

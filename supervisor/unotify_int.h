@@ -15,6 +15,7 @@
 #include <sys/types.h>
 #include <sys/un.h>
 
+#include "../shim/kerrno.h"
 #include "pipeline.h"
 #include "server.h"
 #include "unotify.h"
@@ -91,6 +92,16 @@ bool hx_un_enqueue(struct hx_unotify *u, struct job *j);
 /* Decides j on the loop's thread and waits; false when stopping (the
  * caller denies). */
 bool hx_un_decide(struct hx_unotify *u, struct job *j);
+/* in as the supervisor reaches what the target names by it: /proc/self
+ * and /proc/thread-self made the target's. 0 or -ENAMETOOLONG. */
+int hx_un_proc_path(const struct target *t, const char *in, char *out,
+		    size_t size);
+/* The errno for a call the pipeline denied (o): what the kernel would
+ * say of k (kerrno.h; k's paths absolute, as the target wrote them)
+ * when o->tell and this worker acts with the target's uid, else
+ * o->err; prints o's pending notice when that is a refusal. */
+int hx_un_denied(const struct target *t, const struct hx_outcome *o,
+		 struct hx_kargs *k);
 /* One handler per family; each fills a (never CONTINUE without saying
  * what holds the call, next to the site). */
 void hx_un_open(struct hx_unotify *u, const struct seccomp_notif *n,

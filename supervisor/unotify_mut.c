@@ -49,6 +49,15 @@ enum mut_kind {
 	MUT_CHOWN,
 };
 
+/* Each kind as kerrno.h names it. */
+static const enum hx_kcall kcall[] = {
+    [MUT_RENAME] = HX_KC_RENAME,     [MUT_UNLINK] = HX_KC_UNLINK,
+    [MUT_RMDIR] = HX_KC_RMDIR,	     [MUT_MKDIR] = HX_KC_MKDIR,
+    [MUT_LINK] = HX_KC_LINK,	     [MUT_SYMLINK] = HX_KC_SYMLINK,
+    [MUT_TRUNCATE] = HX_KC_TRUNCATE, [MUT_CHMOD] = HX_KC_CHMOD,
+    [MUT_CHOWN] = HX_KC_CHOWN,
+};
+
 /* The decided path's parent as an O_PATH|O_DIRECTORY fd, and its final
  * component in name ("/" appended when the target's path ended with
  * one, so the kernel keeps its trailing-slash rules). -errno. */
@@ -59,14 +68,9 @@ static int open_parent(const struct target *t, const char *decided,
 	struct open_how how = {0};
 	int fd;
 
-	if (!decided[0] || decided[0] != '/')
+	if (!decided[0] || decided[0] != '/' ||
+	    hx_un_proc_path(t, decided, path, sizeof(path)))
 		return -EACCES;
-	if (!strncmp(decided, "/proc/self/", 11) ||
-	    !strcmp(decided, "/proc/self"))
-		snprintf(path, sizeof(path), "/proc/%d%s", (int)t->peer.pid,
-			 decided + 10);
-	else
-		snprintf(path, sizeof(path), "%s", decided);
 	last = strrchr(path, '/');
 	if (!last[1] || !strcmp(last + 1, ".") || !strcmp(last + 1, ".."))
 		return -EBUSY; /* "/": nothing to act on by name */
@@ -444,8 +448,16 @@ void hx_un_mut(struct hx_unotify *u, const struct seccomp_notif *n,
 		return;
 	}
 	if (j.out.reply != HX_VERDICT_ALLOW) {
+		struct hx_kargs kk = {
+		    .call = kcall[k],
+		    .path = full,
+		    .path2 = k == MUT_RENAME || k == MUT_LINK ? full2 : NULL,
+		    .flags = nofollow ? AT_SYMLINK_NOFOLLOW : flags,
+		    .uid = ouid,
+		    .gid = ogid};
+
 		atomic_fetch_add(&u->n_denied, 1);
-		a->err = j.out.err ? j.out.err : EACCES;
+		a->err = hx_un_denied(t, &j.out, &kk);
 		return;
 	}
 	/* Not for a target that is gone (killed while this was decided). */

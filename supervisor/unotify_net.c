@@ -14,6 +14,7 @@
 #include <sys/uio.h>
 
 #include "connector.h"
+#include "resolve.h"
 
 #define SEND_MAX  (64u << 10) /* bytes of a send emulated here */
 #define CTRL_MAX  4096	      /* ancillary data of a sendmsg */
@@ -44,13 +45,43 @@ static bool is_own_socket(const struct hx_unotify *u,
 	       !strncmp(sun->sun_path, u->sock_path, n);
 }
 
+/* The errno for a denied address: for a unix socket's path what the
+ * kernel would say of it (ENOENT, ECONNREFUSED), see hx_un_denied. */
+static int denied_unix(const struct target *t, const struct hx_outcome *o,
+		       const struct sockaddr_storage *ss, socklen_t len)
+{
+	const struct sockaddr_un *sun = (const void *)ss;
+	size_t off = offsetof(struct sockaddr_un, sun_path), n;
+	char raw[sizeof(sun->sun_path) + 1], full[PATH_MAX];
+	struct hx_kargs k = {.call = HX_KC_CONNECT, .path = full};
+
+	if (ss->ss_family != AF_UNIX || len <= off || !sun->sun_path[0])
+		return o->err ? o->err : EACCES;
+	n = strnlen(sun->sun_path, len - off);
+	memcpy(raw, sun->sun_path, n);
+	raw[n] = '\0';
+	if (hx_path_absolute(t->peer.pid, t->tid, AT_FDCWD, raw, full,
+			     sizeof(full)))
+		return o->err ? o->err : EACCES;
+	return hx_un_denied(t, o, &k);
+}
+
+/* The socket's protocol (SO_PROTOCOL: NETLINK_ROUTE...), or -1. */
+static int sock_proto(int sfd)
+{
+	int p = -1;
+	socklen_t pl = sizeof(p);
+
+	return getsockopt(sfd, SOL_SOCKET, SO_PROTOCOL, &p, &pl) ? -1 : p;
+}
+
 /* Decides an address; false with a->err set when it may not be used.
  * For a unix socket path, *target is then an O_PATH fd of the socket
  * file as decided (symlinks resolved, none followed now), else -1. */
 static bool decide_addr(struct hx_unotify *u, const struct target *t,
 			uint32_t call, enum hx_op op,
 			const struct sockaddr_storage *ss, socklen_t len,
-			struct answer *a, int *target)
+			int proto, struct answer *a, int *target)
 {
 	struct open_how how = {.flags = O_PATH | O_CLOEXEC,
 			       .resolve = RESOLVE_NO_SYMLINKS |
@@ -66,13 +97,15 @@ static bool decide_addr(struct hx_unotify *u, const struct target *t,
 	j.rq.op = op;
 	j.rq.addr = ss;
 	j.rq.addrlen = len;
+	j.rq.has_proto = proto >= 0;
+	j.rq.proto = proto;
 	if (!hx_un_decide(u, &j)) {
 		a->err = EACCES;
 		return false;
 	}
 	if (j.out.reply != HX_VERDICT_ALLOW) {
 		atomic_fetch_add(&u->n_denied, 1);
-		a->err = j.out.err ? j.out.err : EACCES;
+		a->err = denied_unix(t, &j.out, ss, len);
 		return false;
 	}
 	if (ss->ss_family != AF_UNIX || is_abstract(ss, len))
@@ -212,15 +245,17 @@ void hx_un_connect(struct hx_unotify *u, const struct seccomp_notif *n,
 		a->kind = ANS_CONTINUE;
 		return;
 	}
-	if (ss.ss_family != AF_UNSPEC &&
-	    !decide_addr(u, t, HX_CALL_CONNECT, HX_OP_CONNECT, &ss, len, a,
-			 &target))
-		return;
+	/* Taken first, as the kernel looks the fd up first (EBADF), and
+	 * for its protocol (a netlink address is judged with it). */
 	sfd = hx_un_take_fd(t->peer.pid, fd);
 	if (sfd < 0) {
-		if (target >= 0)
-			close(target);
 		a->err = sfd == -EBADF ? EBADF : EACCES;
+		return;
+	}
+	if (ss.ss_family != AF_UNSPEC &&
+	    !decide_addr(u, t, HX_CALL_CONNECT, HX_OP_CONNECT, &ss, len,
+			 sock_proto(sfd), a, &target)) {
+		close(sfd);
 		return;
 	}
 	/* The taken fd shares the file description: O_NONBLOCK holds, and
@@ -391,7 +426,7 @@ static void send_on(struct hx_unotify *u, const struct seccomp_notif *n,
 	}
 	if (!to_peer &&
 	    !decide_addr(u, t, is_msg ? HX_CALL_SENDMSG : HX_CALL_SENDTO,
-			 HX_OP_SEND, &ss, len, a, &target))
+			 HX_OP_SEND, &ss, len, sock_proto(sfd), a, &target))
 		return;
 	/* Emulated: the data, the address and the control messages are our
 	 * copies; to a unix socket, sent by the connector (connector.h). */

@@ -14,6 +14,22 @@
 
 /* ---- open family ---- */
 
+/* O_TMPFILE is 020000000 | O_DIRECTORY, and glibc's __O_TMPFILE is the
+ * same pair: a test of any of its bits takes every O_DIRECTORY open
+ * (ls, find, readdir) for an anonymous file. Both bits, or none. */
+static bool is_tmpfile(uint64_t flags)
+{
+	return (flags & O_TMPFILE) == O_TMPFILE;
+}
+
+/* An open that can change the file system: write access, a creation,
+ * a truncation, an append, an anonymous file. */
+static bool open_writes(uint64_t flags)
+{
+	return (flags & O_ACCMODE) != O_RDONLY ||
+	       (flags & (O_CREAT | O_TRUNC | O_APPEND)) || is_tmpfile(flags);
+}
+
 /* Opens what was decided, as the target would have, here. */
 static int open_here(const struct target *t, const char *decided,
 		     uint64_t flags, mode_t mode, uint64_t resolve)
@@ -22,21 +38,18 @@ static int open_here(const struct target *t, const char *decided,
 	struct open_how how = {0};
 	int fd;
 
-	if (!decided[0] || decided[0] != '/')
+	if (!decided[0] || decided[0] != '/' ||
+	    hx_un_proc_path(t, decided, path, sizeof(path)))
 		return -EACCES;
 	how.flags = (flags | O_CLOEXEC | O_NOCTTY);
-	if (flags & (O_CREAT | __O_TMPFILE))
+	if ((flags & O_CREAT) || is_tmpfile(flags))
 		how.mode = mode & 07777 & ~t->umask;
-	if (!strncmp(decided, "/proc/self/", 11) ||
-	    !strcmp(decided, "/proc/self")) {
+	if (strcmp(path, decided)) {
 		/* The decision named the target's own /proc entry (often
 		 * /dev/stdout -> /proc/self/fd/1): follow it for the
 		 * target, magic link included, and nothing else. */
-		snprintf(path, sizeof(path), "/proc/%d%s", (int)t->peer.pid,
-			 decided + 10);
 		how.resolve = resolve & ~(uint64_t)RESOLVE_NO_MAGICLINKS;
 	} else {
-		snprintf(path, sizeof(path), "%s", decided);
 		/* The decided path has every existing symlink resolved: one
 		 * that appears now is a swap after the decision. */
 		how.resolve = resolve | RESOLVE_NO_MAGICLINKS |
@@ -111,6 +124,12 @@ void hx_un_open(struct hx_unotify *u, const struct seccomp_notif *n,
 		flags = how.flags;
 		mode = how.mode;
 		resolve = how.resolve;
+		/* build_open_flags(): openat2 checks what open ignores. */
+		if ((mode && !(flags & O_CREAT) && !is_tmpfile(flags)) ||
+		    (mode & ~(uint64_t)07777)) {
+			a->err = EINVAL;
+			return;
+		}
 		/* Lookups anchored at the dirfd cannot be honoured on an
 		 * absolute, decided path: refused, never widened. */
 		if (resolve & (RESOLVE_BENEATH | RESOLVE_IN_ROOT)) {
@@ -136,14 +155,11 @@ void hx_un_open(struct hx_unotify *u, const struct seccomp_notif *n,
 	}
 	j.peer = t->peer;
 	/* Read-only opens arrive with --trace-reads, and openat2 always. */
-	j.rq.op = (flags & O_ACCMODE) != O_RDONLY ||
-			  (flags & (O_CREAT | O_TRUNC | O_APPEND | __O_TMPFILE))
-		      ? HX_OP_WRITE
-		      : HX_OP_READ;
+	j.rq.op = open_writes(flags) ? HX_OP_WRITE : HX_OP_READ;
 	j.rq.path = full;
 	j.rq.has_flags = true;
 	j.rq.flags = (uint32_t)flags;
-	if (flags & (O_CREAT | __O_TMPFILE)) {
+	if ((flags & O_CREAT) || is_tmpfile(flags)) {
 		j.rq.has_mode = true;
 		j.rq.mode = (uint32_t)mode;
 	}
@@ -152,8 +168,11 @@ void hx_un_open(struct hx_unotify *u, const struct seccomp_notif *n,
 		return;
 	}
 	if (j.out.reply != HX_VERDICT_ALLOW) {
+		struct hx_kargs k = {
+		    .call = HX_KC_OPEN, .path = full, .flags = (unsigned)flags};
+
 		atomic_fetch_add(&u->n_denied, 1);
-		a->err = j.out.err ? j.out.err : EACCES;
+		a->err = hx_un_denied(t, &j.out, &k);
 		return;
 	}
 	e = open_here(t, j.decided, flags, (mode_t)mode, resolve);

@@ -4,7 +4,7 @@ inside a write root, where Landlock cannot carve out a deny."""
 
 import os
 
-from lib import PYTHON, check, harness
+from lib import BUILD, PYTHON, check, harness
 
 BUSYBOX = "/bin/busybox"
 
@@ -57,3 +57,25 @@ def test_audit_mode_logging_reads_traces_static_programs(wd):
           "record %r" % d)
     a = r.one(op="read", args_path=plain)
     check(a["verdict"] == "allow" and a["layer"] == "kernel", "record %r" % a)
+
+
+STATIC_ERRNO = os.path.join(BUILD, "helpers", "static_errno")
+
+
+def test_directory_opens_are_reads(wd):
+    """O_TMPFILE is 020000000 | O_DIRECTORY: an O_RDONLY|O_DIRECTORY open
+    (ls, find, readdir) is a read, not an anonymous file. With
+    --trace-reads it is decided and allowed as a read outside the write
+    roots; without it the filter does not notify it at all."""
+    calls = []
+    for _ in range(50):
+        calls += ["open", "/etc", "RDONLY|DIRECTORY", ","]
+    r = harness([STATIC_ERRNO] + calls[:-1], wd, extra=["--trace-reads"])
+    check(r.stdout == "OK\n" * 50, "--trace-reads: %r %r" % (r.stdout[:200], r.stderr[-300:]))
+    d = r.one(args_path="/etc")
+    check(d["op"] == "read" and d["verdict"] == "allow", "record %r" % d)
+    r = harness([STATIC_ERRNO] + calls[:-1], wd)
+    check(r.stdout == "OK\n" * 50, "enforce: %r" % r.stdout[:200])
+    n = r.one(event="session_end")["kernel_notify"]["notifications"]
+    check(n < 10, "%d notifications for 50 directory opens" % n)
+    r.none(args_path="/etc")

@@ -16,6 +16,7 @@
 #include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <linux/netlink.h>
 
 #include "policy/policy.h"
 #include "shim/wire.h"
@@ -23,6 +24,7 @@
 #include "supervisor/classify.h"
 #include "supervisor/dnsmap.h"
 #include "supervisor/fmt.h"
+#include "supervisor/netfamily.h"
 #include "supervisor/options.h"
 #include "supervisor/path.h"
 #include "supervisor/pipeline.h"
@@ -286,6 +288,61 @@ START_TEST(classify_table)
 			      c.risk == cls_table[_i].risk,
 		      "'%s': got %s/%d, want %s/%d", cls_table[_i].argv,
 		      c.name, c.risk, cls_table[_i].cls, cls_table[_i].risk);
+}
+END_TEST
+
+/* ---- families the policy does not name ---- */
+
+static const struct {
+	int family, proto;
+	unsigned pid, groups;
+	size_t len;  /* 0: the family's size */
+	int decided; /* 0: left to the policy */
+	enum hx_verdict v;
+	const char *rule;
+} fam_table[] = {
+    {AF_NETLINK, NETLINK_ROUTE, 0, 0, 0, 1, HX_VERDICT_ALLOW,
+     "harness:netlink-route"},
+    {AF_NETLINK, NETLINK_ROUTE, 42, 0, 0, 1, HX_VERDICT_DENY,
+     "harness:netlink-peer"},
+    {AF_NETLINK, NETLINK_ROUTE, 0, 1, 0, 1, HX_VERDICT_DENY,
+     "harness:netlink-multicast"},
+    {AF_NETLINK, NETLINK_SOCK_DIAG, 0, 0, 0, 1, HX_VERDICT_DENY,
+     "harness:netlink-protocol"},
+    {AF_NETLINK, NETLINK_AUDIT, 0, 0, 0, 1, HX_VERDICT_DENY,
+     "harness:netlink-protocol"},
+    {AF_NETLINK, -1, 0, 0, 0, 1, HX_VERDICT_DENY, "harness:netlink-protocol"},
+    {AF_NETLINK, NETLINK_ROUTE, 0, 0, 4, 0, 0, NULL}, /* short */
+    {AF_UNSPEC, -1, 0, 0, 0, 1, HX_VERDICT_DENY, "harness:family"},
+    {AF_PACKET, -1, 0, 0, 0, 1, HX_VERDICT_DENY, "harness:family"},
+    {AF_VSOCK, -1, 0, 0, 0, 1, HX_VERDICT_DENY, "harness:family"},
+    {AF_INET, -1, 0, 0, 0, 0, 0, NULL},
+    {AF_INET6, -1, 0, 0, 0, 0, 0, NULL},
+    {AF_UNIX, -1, 0, 0, 0, 0, 0, NULL},
+};
+
+START_TEST(netfamily_table)
+{
+	struct sockaddr_storage ss;
+	struct sockaddr_nl *nl = (void *)&ss;
+	struct hx_decision d = {.verdict = HX_VERDICT_ASK, .rule = "before"};
+	size_t len = fam_table[_i].len ? fam_table[_i].len : sizeof(*nl);
+	bool decided;
+
+	memset(&ss, 0, sizeof(ss));
+	ss.ss_family = (sa_family_t)fam_table[_i].family;
+	if (fam_table[_i].family == AF_NETLINK) {
+		nl->nl_pid = fam_table[_i].pid;
+		nl->nl_groups = fam_table[_i].groups;
+	}
+	decided = hx_netfamily_decide(&ss, len, fam_table[_i].proto, &d);
+	ck_assert_int_eq(decided, fam_table[_i].decided);
+	if (!decided) {
+		ck_assert_str_eq(d.rule, "before"); /* untouched */
+		return;
+	}
+	ck_assert_int_eq(d.verdict, fam_table[_i].v);
+	ck_assert_str_eq(d.rule, fam_table[_i].rule);
 }
 END_TEST
 
@@ -709,6 +766,8 @@ static Suite *supervisor_suite(void)
 	tcase_add_test(tc, resolve_pipe_fd);
 	tcase_add_loop_test(tc, classify_table, 0,
 			    (int)(sizeof(cls_table) / sizeof(cls_table[0])));
+	tcase_add_loop_test(tc, netfamily_table, 0,
+			    (int)(sizeof(fam_table) / sizeof(fam_table[0])));
 	tcase_add_test(tc, format_values);
 	tcase_add_test(tc, session_paths);
 	tcase_add_test(tc, rmtree_no_follow);
