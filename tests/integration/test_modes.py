@@ -1,0 +1,124 @@
+"""The mode matrix: each real program (sh, python3, git, gcc/make, Node,
+a static busybox, a Go binary when go is installed) runs in enforce,
+audit, --trace-reads and --no-kernel-notify, and must work alike in
+every one: a mode that breaks a real program fails here. Each cell is
+one short harness-exec run."""
+
+import os
+import shutil
+import subprocess
+import tempfile
+
+from lib import PYTHON, check, harness
+
+MODES = {
+    "enforce": {},
+    "audit": {"mode": "audit"},
+    "trace-reads": {"extra": ["--trace-reads"]},
+    "no-kernel-notify": {"extra": ["--no-kernel-notify"]},
+}
+
+PY = r'''
+import os, subprocess
+os.makedirs("pkg/sub", exist_ok=True)
+with open("pkg/sub/f.txt", "w") as f:
+    f.write("x")
+names = sorted(os.listdir("/etc"))[:1] + sorted(os.listdir("pkg"))
+out = subprocess.run(["/bin/echo", "child"], capture_output=True, text=True).stdout
+print(len(names) > 1, out.strip(), open("pkg/sub/f.txt").read())
+'''
+
+NODE = r'''
+const fs = require("fs"), cp = require("child_process");
+fs.mkdirSync("nd/a", {recursive: true});
+fs.writeFileSync("nd/a/f.txt", "y");
+const n = fs.readdirSync("/etc").length > 0 && fs.readdirSync("nd").includes("a");
+console.log(n, cp.execFileSync("/bin/echo", ["kid"]).toString().trim(),
+            fs.readFileSync("nd/a/f.txt", "utf8"));
+'''
+
+GO = r'''package main
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+)
+
+func main() {
+	if err := os.MkdirAll("gd/a", 0o755); err != nil {
+		panic(err)
+	}
+	if err := os.WriteFile("gd/a/f.txt", []byte("z"), 0o644); err != nil {
+		panic(err)
+	}
+	ents, err := os.ReadDir("/etc")
+	if err != nil {
+		panic(err)
+	}
+	out, err := exec.Command("/bin/echo", "gokid").Output()
+	if err != nil {
+		panic(err)
+	}
+	b, _ := os.ReadFile("gd/a/f.txt")
+	fmt.Println(len(ents) > 0, string(out[:len(out)-1]), string(b))
+}
+'''
+
+
+def _go_binary(wd):
+    go = shutil.which("go")
+    if not go:
+        return None
+    src = os.path.join(wd.state, "m.go")
+    out = os.path.join(wd.state, "gobin")
+    with open(src, "w") as f:
+        f.write(GO)
+    # A cache kept between runs (per user): a cold build takes seconds.
+    cache = os.path.join(tempfile.gettempdir(), "hx-gocache-%d" % os.getuid())
+    e = dict(os.environ, CGO_ENABLED="0", GOCACHE=cache,
+             GOPATH=os.path.join(wd.state, "gopath"), HOME=wd.state)
+    e.pop("LD_PRELOAD", None)
+    subprocess.run([go, "build", "-o", out, src], check=True, env=e, cwd=wd.state,
+                   capture_output=True, timeout=300)
+    return out
+
+
+def _programs(wd):
+    """(name, argv, expected stdout, setup) of each real program."""
+    wd.file("hello.c", '#include <stdio.h>\nint main(void){puts("hi gcc");return 0;}\n')
+    wd.file("Makefile", "hello: hello.c\n\tgcc -O0 -o hello hello.c\n")
+    progs = [
+        ("sh", ["sh", "-c", "mkdir -p s/t && echo a | tr a b > s/t/o && cat s/t/o && ls s"],
+         "b\nt\n"),
+        ("python3", [PYTHON, "-c", PY], "True child x\n"),
+        ("git", ["sh", "-c", "rm -rf r && git init -q r && cd r && echo a > a && git add a && "
+                 "git -c user.name=t -c user.email=t@e commit -qm m && git status --short && "
+                 "git log --format=%s"], "m\n"),
+        ("gcc+make", ["sh", "-c", "rm -f hello && make -s && ./hello"], "hi gcc\n"),
+        ("busybox", ["/bin/busybox", "sh", "-c",
+                     "mkdir -p bb/x && echo q > bb/x/f && /bin/busybox ls bb && "
+                     "/bin/busybox find bb -name f && /bin/busybox cat bb/x/f"],
+         "x\nbb/x/f\nq\n"),
+    ]
+    if shutil.which("node"):
+        progs.append(("node", [shutil.which("node"), "-e", NODE], "true kid y\n"))
+    gobin = _go_binary(wd)
+    if gobin:
+        progs.append(("go", [gobin], "true gokid z\n"))
+    return progs
+
+
+def test_mode_matrix(wd):
+    bad = []
+    cells = 0
+    for name, argv, want in _programs(wd):
+        for mode, kw in MODES.items():
+            r = harness(argv, wd, **kw)
+            cells += 1
+            if r.status != 0 or r.stdout != want:
+                bad.append("%-9s %-17s status %s stdout %r stderr %r" % (
+                    name, mode, r.status, r.stdout[-200:], r.stderr[-300:]))
+            elif mode != "audit" and r.events(verdict="deny"):
+                bad.append("%-9s %-17s denied: %s" % (name, mode, r.events(verdict="deny")[:2]))
+    check(not bad, "%d of %d cells broken:\n%s" % (len(bad), cells, "\n".join(bad)))
