@@ -539,7 +539,8 @@ void hx_pipeline_notice(const struct hx_outcome *o, int err)
 }
 
 /* Whether a rename of path moves a tree: a directory, or what cannot be
- * looked at. (The emulation checks the type again, unotify_mut.c.) */
+ * looked at. (The kernel layer looks itself, on the parents it acts
+ * on: unotify_mut.c.) */
 static bool may_be_dir(const char *path)
 {
 	struct stat st;
@@ -641,7 +642,9 @@ static void decide(struct hx_pipeline *pl, const struct hx_peer *peer,
 	}
 	ev.path = p1->ok ? p1->norm : NULL;
 	if (rq->op == HX_OP_RENAME)
-		ev.moves_tree = may_be_dir(ev.path) || may_be_dir(ev.path2);
+		ev.moves_tree = rq->tree_known ? rq->moves_tree
+					       : may_be_dir(ev.path) ||
+						     may_be_dir(ev.path2);
 	ev.argv = rq->argv;
 	ev.argc = rq->argc;
 	ev.host = rq->host;

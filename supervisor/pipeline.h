@@ -51,6 +51,9 @@ struct hx_request {
 	const char *host;
 	const char *const *frames;
 	size_t nframes;
+	/* rename: whether it moves a directory (what is beneath moves
+	 * too), when the caller has looked; else the pipeline looks */
+	bool tree_known, moves_tree;
 };
 
 /* Pointer arrays a decoded message's strings are lent through. */

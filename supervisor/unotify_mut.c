@@ -58,6 +58,15 @@ static const enum hx_kcall kcall[] = {
     [MUT_CHOWN] = HX_KC_CHOWN,
 };
 
+/* Whether name (relative to dirfd, not followed) is a directory. */
+static bool is_dir_at(int dirfd, const char *name)
+{
+	struct stat st;
+
+	return !fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) &&
+	       S_ISDIR(st.st_mode);
+}
+
 /* The decided path's parent as an O_PATH|O_DIRECTORY fd, and its final
  * component in name ("/" appended when the target's path ended with
  * one, so the kernel keeps its trailing-slash rules). -errno. */
@@ -443,6 +452,12 @@ void hx_un_mut(struct hx_unotify *u, const struct seccomp_notif *n,
 		j.rq.has_mode = true;
 		j.rq.mode = (uint32_t)mode;
 	}
+	if (k == MUT_RENAME) {
+		j.rq.tree_known = true;
+		j.rq.moves_tree = is_dir_at(AT_FDCWD, full) ||
+				  ((flags & RENAME_EXCHANGE) &&
+				   is_dir_at(AT_FDCWD, res2));
+	}
 	if (!hx_un_decide(u, &j)) {
 		a->err = EACCES;
 		return;
@@ -479,8 +494,31 @@ void hx_un_mut(struct hx_unotify *u, const struct seccomp_notif *n,
 			return;
 		}
 	}
+	/* A directory put in place of the file this was decided for: it
+	 * is decided again as what it is, and, should one be swapped in
+	 * after this look, moved back below. */
+	if (k == MUT_RENAME && !j.rq.moves_tree &&
+	    (is_dir_at(pfd, name) ||
+	     ((flags & RENAME_EXCHANGE) && is_dir_at(pfd2, name2)))) {
+		j.rq.moves_tree = true;
+		if (!hx_un_decide(u, &j) || j.out.reply != HX_VERDICT_ALLOW) {
+			e = -EACCES;
+			goto out;
+		}
+	}
 	e = mut_act(t, k, pfd, name, pfd2, name2, raw2, flags, mode, len, ouid,
 		    ogid, nofollow);
+	if (!e && k == MUT_RENAME && !j.rq.moves_tree &&
+	    (is_dir_at(pfd2, name2) ||
+	     ((flags & RENAME_EXCHANGE) && is_dir_at(pfd, name)))) {
+		/* Swapped in the last instant: undo (never over anything
+		 * that took the old name meanwhile) and refuse. */
+		syscall(SYS_renameat2, pfd2, name2, pfd, name,
+			(flags & RENAME_EXCHANGE) ? RENAME_EXCHANGE
+						  : RENAME_NOREPLACE);
+		e = -EACCES;
+	}
+out:
 	close(pfd);
 	if (pfd2 >= 0)
 		close(pfd2);

@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <linux/openat2.h>
 #include <signal.h>
 #include <stdio.h>
@@ -128,6 +129,13 @@ void hx_un_open(struct hx_unotify *u, const struct seccomp_notif *n,
 		if ((mode && !(flags & O_CREAT) && !is_tmpfile(flags)) ||
 		    (mode & ~(uint64_t)07777)) {
 			a->err = EINVAL;
+			return;
+		}
+		/* The BPF filter refuses these bits on every other call
+		 * that sets a mode (seccomp_deny.c); openat2's mode is
+		 * behind its pointer, so here. */
+		if ((flags & O_CREAT) && (mode & (S_ISUID | S_ISGID))) {
+			a->err = EPERM;
 			return;
 		}
 		/* Lookups anchored at the dirfd cannot be honoured on an

@@ -19,7 +19,7 @@ PROGRAMS = {
     "execveat_memfd": [], "memfd_proc_exec": [], "fds": [], "i386": ["secret/key"],
     "io_uring": ["secret/key"], "keyctl": [], "mount": [],
     "open_by_handle": [], "perf_event": [], "process_vm": [],
-    "ptrace": [], "seccomp_listener": [], "setns": [], "setuid": None,
+    "ptrace": [], "seccomp_listener": [], "setid_bits": [], "setns": [], "setuid": None,
     "tiocsti": [], "userfaultfd": [], "userns": [], "x32": ["secret/key"],
 }
 # Allowed to skip, with the reason they may give.

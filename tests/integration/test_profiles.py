@@ -104,13 +104,16 @@ def test_project_files_that_run_code_later_need_approval(wd):
               "echo fine > .claude/notes.md; echo ok > notes.txt; cat notes.txt")
     r = harness(["sh", "-c", script], wd, policy=None, env={"HOME": home})
     check(r.stdout == "ok\n", "stdout %r" % r.stdout)
-    for rel in (".envrc", ".claude/settings.json", ".vscode/tasks.json", ".husky/pre-commit",
-                "sub/.envrc", ".mcp.json"):
+    # (.husky itself is refused at its mkdir; its hook then has no
+    # directory: ENOENT, as the kernel would say.)
+    for rel, op in ((".envrc", "write"), (".claude/settings.json", "write"),
+                    (".vscode/tasks.json", "write"), (".husky", "mkdir"),
+                    ("sub/.envrc", "write"), (".mcp.json", "write")):
         path = os.path.join(wd.path, rel)
         check(not os.path.exists(path), "%s was written" % rel)
-        rec = r.one(args_path=path, op="write")
+        rec = r.one(args_path=path, op=op)
         check(rec["verdict"] == "ask" and rec["rule"] == "project-autorun", "%s: %r" % (rel, rec))
-        check("harness: needs approval, refused: write %s (rule project-autorun)" % path in r.stderr,
+        check("harness: needs approval, refused: %s %s (rule project-autorun)" % (op, path) in r.stderr,
               "no notice for %s: %r" % (rel, r.stderr))
     check(os.path.exists(os.path.join(wd.path, ".claude", "notes.md")), "a plain file in .claude refused")
 
