@@ -63,7 +63,7 @@ DEPS_OK := $(BUILD)/.deps-ok
 
 .SECONDARY:
 .PHONY: all run test unit integration asan bench fuzz soak clean \
-	install-deps format format-check
+	install-deps format format-check agents test-agents
 all: $(BINS) $(SHIM_SO) $(GIT_SO)
 
 # Install the Debian packages when a library or a test program is missing.
@@ -71,10 +71,22 @@ $(DEPS_OK): scripts/install-deps
 	@mkdir -p $(@D)
 	@pkg-config --exists $(PKGS) && command -v busybox >/dev/null && \
 	  command -v jq >/dev/null && command -v python3 >/dev/null && \
-	  command -v git >/dev/null || scripts/install-deps
+	  command -v git >/dev/null && command -v go >/dev/null && \
+	  command -v ip >/dev/null || scripts/install-deps
 	@touch $@
 install-deps:
 	scripts/install-deps
+
+# The agent CLIs the agent tests drive (tests/agents/NAME/package-lock.json
+# pins each), installed with npm into $(BUILD)/agents/NAME; apart from
+# the Debian packages so that `make` needs no npm registry. `make test`
+# drives TEST_AGENTS, `make test-agents` all of them.
+AGENTS_ALL := claude codex gemini
+TEST_AGENTS ?= codex
+agent_stamps = $(foreach a,$(1),$(BUILD)/agents/$(a)/.installed)
+$(BUILD)/agents/%/.installed: tests/agents/%/package-lock.json tests/agents/%/package.json
+	@BUILD=$(BUILD) scripts/install-deps --agents $*
+agents: $(call agent_stamps,$(AGENTS_ALL))
 
 $(BUILD)/obj/%.o: %.c | $(DEPS_OK)
 	@mkdir -p $(@D)
@@ -160,15 +172,18 @@ unit: $(UNIT_BINS)
 	@tests/run-unit $(UNIT_BINS)
 integration: all $(HELPER_BINS) $(ESCAPE_BINS)
 	@BUILD=$(BUILD) tests/run-integration
-test: all $(UNIT_BINS) $(HELPER_BINS) $(ESCAPE_BINS)
-	@BUILD=$(BUILD) tests/run $(UNIT_BINS)
+test: all $(UNIT_BINS) $(HELPER_BINS) $(ESCAPE_BINS) $(call agent_stamps,$(TEST_AGENTS))
+	@BUILD=$(BUILD) HX_AGENTS="$(TEST_AGENTS)" tests/run $(UNIT_BINS)
+# Only the agent tests, every agent, as root and as the ordinary user.
+test-agents: all $(HELPER_BINS) agents
+	@BUILD=$(BUILD) HX_AGENTS="$(AGENTS_ALL)" tests/run --integration test_agents
 
 asan:
 	LSAN_OPTIONS=suppressions=$(CURDIR)/tests/lsan.supp ASAN_OPTIONS=fast_unwind_on_malloc=0 \
 	$(MAKE) BUILD=build-asan SAN='-fsanitize=address,undefined -fno-omit-frame-pointer' \
 	  OPT='-O1 -g' unit
 
-bench: all $(HELPER_BINS)
+bench: all $(HELPER_BINS) agents
 	BUILD=$(BUILD) scripts/bench
 
 FUZZ_TARGETS := $(patsubst tests/fuzz/%.c,$(BUILD)/fuzz/%,$(wildcard tests/fuzz/fuzz_*.c))

@@ -64,8 +64,10 @@ bool hx_profile_is_file(const char *what)
 	       (n > 4 && !strcmp(what + n - 4, ".yml"));
 }
 
-const char *hx_profile_detect(const char *const *paths, size_t npaths)
+const char *hx_profile_detect(const char *home, const char *const *paths,
+			      size_t npaths)
 {
+	struct hx_policy_vars vars = { .home = home };
 	const char *n, *t;
 	size_t len;
 
@@ -74,7 +76,7 @@ const char *hx_profile_detect(const char *const *paths, size_t npaths)
 		struct hx_policy_error err;
 		bool hit = false;
 
-		if (hx_profile_load_meta(n, &p, &err))
+		if (hx_profile_load_meta(n, &vars, &p, &err))
 			continue; /* a broken profile fails the build's tests */
 		for (size_t d = 0; d < p->ndetect && !hit; d++)
 			for (size_t k = 0; k < npaths && !hit; k++)

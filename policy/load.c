@@ -615,6 +615,29 @@ static int load_includes(struct ld *l, yaml_node_t *n)
 	return ret;
 }
 
+/* One detect glob: variables expanded ($HOME: a native installer's
+ * directory), validated; into *out (the arena) unless out is NULL. */
+static int detect_glob(struct ld *l, const yaml_node_t *n, const char **out)
+{
+	char msg[256], hint[256], *x = NULL;
+	const char *why;
+	size_t bad, off;
+	int ret = hx_expand_vars(l->vars, (const char *)n->data.scalar.value,
+				 &x, NULL, &bad, msg, sizeof(msg), hint,
+				 sizeof(hint));
+
+	if (ret == -ENOMEM)
+		return ret;
+	if (ret)
+		return fail(l, n, hint[0] ? hint : NULL, msg);
+	if (hx_glob_validate(x, &off, &why))
+		ret = fail(l, n, NULL, why);
+	else if (out && !(*out = hx_arena_strdup(&l->p->arena, x)))
+		ret = -ENOMEM;
+	free(x);
+	return ret;
+}
+
 /* profile: {description: TEXT, detect: [GLOB...]}; kept for the main
  * document only (a built-in profile loaded on its own). */
 static int load_profile_meta(struct ld *l, yaml_node_t *map)
@@ -636,31 +659,18 @@ static int load_profile_meta(struct ld *l, yaml_node_t *map)
 				ret = -ENOMEM;
 		} else if (!ret) {
 			ret = string_list(l, v, "detect", &items, &cnt);
-			for (size_t i = 0; !ret && i < cnt; i++) {
-				const char *g =
-					(const char *)items[i]->data.scalar.value,
-					   *why;
-				size_t off;
-
-				if (hx_glob_validate(g, &off, &why))
-					ret = fail(l, items[i], NULL, why);
-			}
 			if (!ret && !l->depth) {
 				l->p->detect = hx_arena_alloc(
 					&l->p->arena, (cnt + 1) * sizeof(char *));
 				if (!l->p->detect)
 					return -ENOMEM;
-				for (size_t i = 0; i < cnt; i++)
-					l->p->detect[i] = (const char *)
-						items[i]->data.scalar.value;
-				/* the document's strings die with it */
-				for (size_t i = 0; i < cnt; i++)
-					if (!(l->p->detect[i] = hx_arena_strdup(
-						      &l->p->arena,
-						      l->p->detect[i])))
-						return -ENOMEM;
-				l->p->ndetect = cnt;
 			}
+			for (size_t i = 0; !ret && i < cnt; i++)
+				ret = detect_glob(l, items[i],
+						  l->depth ? NULL
+							   : &l->p->detect[i]);
+			if (!ret && !l->depth)
+				l->p->ndetect = cnt;
 		}
 	}
 	return ret;
@@ -1117,8 +1127,8 @@ int hx_policy_load_buffer(const char *name, const char *text, size_t len,
 	return load(name, text, len, vars, false, out, err);
 }
 
-int hx_profile_load_meta(const char *name, struct hx_policy **out,
-			 struct hx_policy_error *err)
+int hx_profile_load_meta(const char *name, const struct hx_policy_vars *vars,
+			 struct hx_policy **out, struct hx_policy_error *err)
 {
 	size_t len;
 	const char *text = hx_profile_text(name, &len);
@@ -1130,7 +1140,7 @@ int hx_profile_load_meta(const char *name, struct hx_policy **out,
 		return hx_policy_fail(err, src, 0, 0, NULL,
 				      "no built-in profile '%s'", name);
 	}
-	return load(src, text, len, NULL, true, out, err);
+	return load(src, text, len, vars, true, out, err);
 }
 
 /* Reads all of fd (files, pipes, /dev/stdin alike) up to the size cap. */

@@ -92,14 +92,16 @@ const char *hx_profile_name(size_t i);
 bool hx_profile_is_file(const char *what);
 /* The YAML text of profile name, or NULL. */
 const char *hx_profile_text(const char *name, size_t *len);
-/* Loads only a profile's "profile:" mapping (no rules, no variables):
- * for hx_policy_description. Same returns as hx_policy_load_buffer. */
-int hx_profile_load_meta(const char *name, struct hx_policy **out,
-			 struct hx_policy_error *err);
-/* The first built-in profile one of whose detect globs matches one of
- * paths (the real paths of the command: its executable, and the script
- * an interpreter was given), or NULL. */
-const char *hx_profile_detect(const char *const *paths, size_t npaths);
+/* Loads only a profile's "profile:" mapping (no rules): for
+ * hx_policy_description; vars (may be NULL) expand its detect globs.
+ * Same returns as hx_policy_load_buffer. */
+int hx_profile_load_meta(const char *name, const struct hx_policy_vars *vars,
+			 struct hx_policy **out, struct hx_policy_error *err);
+/* The first built-in profile one of whose detect globs (with $HOME
+ * from home) matches one of paths (the real paths of the command: its
+ * executable, and the script an interpreter was given), or NULL. */
+const char *hx_profile_detect(const char *home, const char *const *paths,
+			      size_t npaths);
 /* The main document's profile description, or NULL. */
 const char *hx_policy_description(const struct hx_policy *p);
 

@@ -72,5 +72,5 @@ const char *hx_command_profile(char *const *argv, int argc, const char *cwd)
 				paths[n++] = script;
 			break;
 		}
-	return hx_profile_detect(paths, n);
+	return hx_profile_detect(getenv("HOME"), paths, n);
 }

@@ -2,6 +2,7 @@
 #define _GNU_SOURCE
 #include "pipeline.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <jansson.h>
@@ -312,14 +313,54 @@ static bool follows_last(enum hx_op op, const struct hx_request *rq)
  * it differs. ok false: unusable (relative, too long), decided as
  * missing, which the policy denies. */
 struct vpath {
-	bool ok, has_resolved;
+	bool ok, has_resolved, via_fd;
 	char norm[PATH_MAX], resolved[PATH_MAX];
 };
+
+/* "/proc/self/fd/N/name" (also thread-self, <pid>, <pid>/task/<tid>):
+ * a path through an open directory's magic link. Its text names no
+ * place a policy can speak of (Claude Code writes its files this way,
+ * through an O_PATH fd of the parent); only its resolved form does. */
+static bool through_fd(const char *norm)
+{
+	const char *p = norm;
+
+	if (strncmp(p, "/proc/", 6))
+		return false;
+	p += 6;
+	if (!strncmp(p, "self/", 5))
+		p += 5;
+	else if (!strncmp(p, "thread-self/", 12))
+		p += 12;
+	else {
+		if (!isdigit((unsigned char)*p))
+			return false;
+		while (isdigit((unsigned char)*p))
+			p++;
+		if (*p++ != '/')
+			return false;
+		if (!strncmp(p, "task/", 5)) {
+			p += 5;
+			if (!isdigit((unsigned char)*p))
+				return false;
+			while (isdigit((unsigned char)*p))
+				p++;
+			if (*p++ != '/')
+				return false;
+		}
+	}
+	if (strncmp(p, "fd/", 3) || !isdigit((unsigned char)p[3]))
+		return false;
+	p += 3;
+	while (isdigit((unsigned char)*p))
+		p++;
+	return *p == '/' && p[1];
+}
 
 static void validate_path(const char *in, pid_t pid, pid_t tid, bool follow,
 			  struct vpath *v)
 {
-	v->ok = v->has_resolved = false;
+	v->ok = v->has_resolved = v->via_fd = false;
 	/* The policy sees the path as the agent wrote it (normalized) and,
 	 * when it differs, as the agent's symlinks resolve it. */
 	if (!in || hx_path_normalize(in, v->norm, sizeof(v->norm)))
@@ -329,6 +370,10 @@ static void validate_path(const char *in, pid_t pid, pid_t tid, bool follow,
 			     sizeof(v->resolved)) &&
 	    strcmp(v->resolved, v->norm))
 		v->has_resolved = true;
+	/* Through an fd that does not resolve to a directory (a pipe, a
+	 * closed fd): decided as written, which no write rule allows. */
+	v->via_fd = v->has_resolved && through_fd(v->norm) &&
+		    !through_fd(v->resolved);
 }
 
 /* A unix socket's path is a path (connect follows its symlinks): made
@@ -634,13 +679,13 @@ static void decide(struct hx_pipeline *pl, const struct hx_peer *peer,
 	if (rq->op == HX_OP_SYMLINK) {
 		/* path2 is the link's text, not a path to resolve. */
 		p2->ok = false;
-		p2->has_resolved = false;
+		p2->has_resolved = p2->via_fd = false;
 		ev.path2 = rq->path2;
 	} else {
 		validate_path(rq->path2, peer->pid, peer->tid, false, p2);
-		ev.path2 = p2->ok ? p2->norm : NULL;
+		ev.path2 = !p2->ok ? NULL : p2->via_fd ? p2->resolved : p2->norm;
 	}
-	ev.path = p1->ok ? p1->norm : NULL;
+	ev.path = !p1->ok ? NULL : p1->via_fd ? p1->resolved : p1->norm;
 	if (rq->op == HX_OP_RENAME)
 		ev.moves_tree = rq->tree_known ? rq->moves_tree
 					       : may_be_dir(ev.path) ||
@@ -772,7 +817,7 @@ static void decide(struct hx_pipeline *pl, const struct hx_peer *peer,
 				    json_boolean(pl->mode == HX_MODE_ENFORCE));
 		set_str(rec, "rule", d.rule);
 		set_str(rec, "pattern", d.pattern);
-		if (resolved_won)
+		if (resolved_won || p1->via_fd || p2->via_fd)
 			json_object_set_new(rec, "decided_on_resolved",
 					    json_true());
 		set_str(rec, "layer", both ? "shim+kernel" : layer);

@@ -72,7 +72,7 @@ struct run {
 	const char *profiles[HX_MAX_PROFILES]; /* added to the policy */
 	size_t nprofiles;
 	char *profile_paths[HX_MAX_PROFILES]; /* realpath()s, freed */
-	bool profile_detected; /* profiles[0] came from the command */
+	bool profile_detected[HX_MAX_PROFILES]; /* came from the command */
 	char resolvers[HX_MAX_RESOLVERS][HX_RESOLVER_LEN]; /* harness:resolver */
 	const char *resolver_pats[HX_MAX_RESOLVERS];
 	size_t nresolvers;
@@ -202,9 +202,9 @@ static json_t *profiles_json(const struct run *r)
 		json_t *o = json_object();
 
 		json_object_set_new(o, "name", json_string(r->profiles[i]));
-		json_object_set_new(
-		    o, "chosen",
-		    json_string(r->profile_detected ? "detected" : "option"));
+		json_object_set_new(o, "chosen",
+				    json_string(r->profile_detected[i] ? "detected"
+									: "option"));
 		json_array_append_new(a, o);
 	}
 	return a;
@@ -598,31 +598,32 @@ static void policy_vars(const struct run *r, struct hx_policy_vars *v)
 	hx_worktree_policy_vars(r->wt, v); /* $WORKTREE, git-dir rules */
 }
 
-/* The profiles added to the policy: --profile, else the command's. */
+/* The profiles added to the policy: --profile's ("auto": the command's),
+ * or without any, the command's. */
 static int choose_profiles(struct run *r)
 {
 	const struct hx_options *o = r->o;
-	const char *found;
+	bool none = !o->nprofiles && !o->no_profile;
 
-	for (size_t i = 0; i < o->nprofiles; i++) {
-		const char *p = o->profiles[i];
+	for (size_t i = 0; i < o->nprofiles || none; i++) {
+		const char *p = none ? "auto" : o->profiles[i];
 
-		/* A file is included by its real path (protected too). */
-		if (hx_profile_is_file(p) && !(p = realpath(p, NULL))) {
-			hx_say("--profile %s: %s", o->profiles[i],
-				strerror(errno));
-			return -1;
+		none = false;
+		if (!strcmp(p, "auto")) {
+			p = hx_command_profile(o->cmd, o->ncmd, r->cwd);
+			if (!p)
+				continue;
+			r->profile_detected[r->nprofiles] = true;
+		} else if (hx_profile_is_file(p)) {
+			/* A file is included by its real path (protected). */
+			if (!(p = realpath(p, NULL))) {
+				hx_say("--profile %s: %s", o->profiles[i],
+					strerror(errno));
+				return -1;
+			}
+			r->profile_paths[r->nprofiles] = (char *)p;
 		}
-		if (p != o->profiles[i])
-			r->profile_paths[i] = (char *)p;
 		r->profiles[r->nprofiles++] = p;
-	}
-	if (o->nprofiles || o->no_profile)
-		return 0;
-	found = hx_command_profile(o->cmd, o->ncmd, r->cwd);
-	if (found) {
-		r->profiles[r->nprofiles++] = found;
-		r->profile_detected = true;
 	}
 	return 0;
 }

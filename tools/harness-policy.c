@@ -479,14 +479,14 @@ static int cmd_show(const struct args *a, const struct hx_policy_vars *v)
 	return fflush(stdout) ? 2 : 0;
 }
 
-static int cmd_profiles(void)
+static int cmd_profiles(const struct hx_policy_vars *v)
 {
 	for (size_t i = 0; hx_profile_name(i); i++) {
 		struct hx_policy_error err;
 		struct hx_policy *p;
 		const char *d;
 
-		if (hx_profile_load_meta(hx_profile_name(i), &p, &err)) {
+		if (hx_profile_load_meta(hx_profile_name(i), v, &p, &err)) {
 			print_error(&err);
 			return 2;
 		}
@@ -516,7 +516,7 @@ int main(int argc, char **argv)
 	case CMD_SHOW:
 		return cmd_show(&a, &tv.v);
 	case CMD_PROFILES:
-		return cmd_profiles();
+		return cmd_profiles(&tv.v);
 	case CMD_NONE:
 		break;
 	}

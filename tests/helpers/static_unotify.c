@@ -35,6 +35,9 @@
  *   ustall FULL OK       a thread connects to FULL until a connect blocks
  *                        (its backlog is full); then, within 5 s, a
  *                        connect to OK must succeed
+ *   fdopen DIR NAME      opens DIR (O_PATH), then NAME for writing through
+ *                        "/proc/self/fd/N/NAME" (as Claude Code does)
+ *   diropen DIR          openat(DIR, O_RDONLY|O_DIRECTORY)
  *   chownto P UID        chown(P, UID, -1)
  *   wopen P              open(P, O_WRONLY) of an existing file */
 #define _GNU_SOURCE
@@ -264,6 +267,22 @@ int main(int argc, char **argv)
 			return report(-1, "write");
 		return report(r, "open");
 	}
+	if (!strcmp(argv[1], "fdopen") && argc == 4) {
+		char p[4096];
+		long d = open(argv[2], O_PATH | O_DIRECTORY);
+
+		if (d < 0)
+			return report(d, "dir");
+		snprintf(p, sizeof(p), "/proc/self/fd/%ld/%s", d, argv[3]);
+		r = syscall(SYS_openat, AT_FDCWD, p, O_WRONLY | O_CREAT, 0644);
+		if (r >= 0 && write((int)r, "data\n", 5) != 5)
+			return report(-1, "write");
+		return report(r, "open");
+	}
+	if (!strcmp(argv[1], "diropen"))
+		return report(syscall(SYS_openat, AT_FDCWD, argv[2],
+				      O_RDONLY | O_DIRECTORY),
+			      "diropen");
 	if (!strcmp(argv[1], "connect")) {
 		struct sockaddr_in sa = lo(argv[2]);
 		int s = socket(AF_INET, SOCK_STREAM, 0);

@@ -38,6 +38,17 @@ def check(cond, msg):
         raise TestFailure(msg)
 
 
+# Known gaps a test met this run: (test name, reason). A test calls
+# xfail(reason) where a documented limitation made one of its checks
+# fail; the runner prints an XFAIL line naming it, so a gap is never a
+# silent pass. Everything else the test checks must still hold.
+XFAILS = []
+
+
+def xfail(reason):
+    XFAILS.append(reason)
+
+
 class Run:
     """One finished harness-exec run: status, output and audit records."""
 

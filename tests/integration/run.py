@@ -37,10 +37,11 @@ def main():
             print("0 passed, 1 failed")
             return 1
     print("1..%d" % len(tests))
-    passed = failed = skipped = 0
+    passed = failed = skipped = xfailed = 0
     for i, (name, fn) in enumerate(tests, 1):
         wd = lib.Workdir()
         t0 = time.monotonic()
+        del lib.XFAILS[:]
         try:
             fn(wd)
         except lib.Skip as e:
@@ -58,7 +59,12 @@ def main():
             passed += 1
             print("ok %d - %s (%.1fs)" % (i, name, time.monotonic() - t0))
             wd.cleanup()
+        for reason in lib.XFAILS:
+            xfailed += 1
+            print("# XFAIL %s: %s" % (name, reason))
         sys.stdout.flush()
+    if xfailed:
+        print("# %d known gap(s) met (XFAIL lines above)" % xfailed)
     print("%d passed, %d failed, %d skipped" % (passed, failed, skipped))
     return 1 if failed else 0
 

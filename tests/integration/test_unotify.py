@@ -372,3 +372,49 @@ def test_emulation_has_no_more_rights_than_the_agent(wd):
     check(os.stat(os.path.join(wd.path, "mine.txt")).st_mode & 0o777 == 0o644, "mode changed")
     with open(os.path.join(wd.path, "mine.txt")) as f:
         check(f.read() == "theirs\n", "content changed")
+
+
+def test_write_through_proc_self_fd_decided_on_the_directory(wd):
+    # Claude Code writes "/proc/self/fd/N/name" with N an O_PATH fd of
+    # the parent: decided on the directory it names, not on the text.
+    os.makedirs(os.path.join(wd.path, "ask"), exist_ok=True)
+    r = harness([STATIC, "fdopen", wd.path, "made.txt"], wd)
+    check(r.stdout.strip() == "ok open", repr((r.stdout, r.stderr)) + r.dump())
+    with open(os.path.join(wd.path, "made.txt")) as f:
+        check(f.read() == "data\n", "written through the fd path")
+    rec = _kernel(r, event="openat", verdict="allow")
+    check(rec and rec[0]["args"]["path_resolved"] == os.path.join(wd.path, "made.txt")
+          and rec[0].get("decided_on_resolved"), r.dump())
+    # The same way into a denied place stays denied.
+    for d in ("/etc", os.path.join(wd.path, "ask")):
+        r = harness([STATIC, "fdopen", d, "x"], wd)
+        check(r.stdout.strip() == "err EACCES", "%s: %r" % (d, r.stdout))
+        check(not os.path.exists(os.path.join(d, "x")), "%s/x was created" % d)
+    code = ("import os; d = os.open(%r, os.O_PATH)\n"
+            "fd = os.open('/proc/self/fd/%%d/py.txt' %% d, os.O_WRONLY | os.O_CREAT)\n"
+            "os.write(fd, b'py')" % wd.path)
+    r = harness(["/usr/bin/python3", "-c", code], wd)
+    r.expect_status(0)
+    check(os.path.exists(os.path.join(wd.path, "py.txt")), "not written through the shim")
+
+
+def test_denied_mkdir_of_existing_directory_is_eexist(wd):
+    # mkdir -p and recursive mkdirs take EEXIST as "there already";
+    # EACCES for a directory that exists breaks them at $HOME.
+    for cmd in ([STATIC, "mkdir", "/etc"], [STATIC, "mkdir", "/tmp/hx-no-such-%d" % os.getpid()]):
+        r = harness(cmd, wd)
+        want = "err EEXIST" if cmd[2] == "/etc" else "err EACCES"
+        check(r.stdout.strip() == want, "%s: %r" % (cmd[2], r.stdout))
+        check(r.one(event="mkdir")["verdict"] == "deny", r.dump())
+    r = harness(["/usr/bin/python3", "-c", "import os; os.makedirs('/usr/share', exist_ok=True)"], wd)
+    r.expect_status(0)
+    check("harness: denied" not in r.stderr, "a notice for an EEXIST: %r" % r.stderr)
+
+
+def test_directory_open_under_trace_reads_is_a_read(wd):
+    # O_TMPFILE is O_DIRECTORY plus a bit: an O_DIRECTORY open is a read.
+    for d in ("/etc", wd.path):
+        r = harness([STATIC, "diropen", d], wd, extra=["--trace-reads"])
+        check(r.stdout.strip() == "ok diropen", "%s: %r" % (d, r.stdout))
+        rec = _kernel(r, event="openat")
+        check(rec and rec[0]["op"] == "read" and rec[0]["verdict"] == "allow", r.dump())

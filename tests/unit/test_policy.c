@@ -892,7 +892,7 @@ START_TEST(test_profiles)
 		ck_assert_msg(hx_policy_check_examples(p, collect, out) == 0,
 			      "%s: %s", name, out);
 		hx_policy_free(p);
-		ck_assert_int_eq(hx_profile_load_meta(name, &p, &err), 0);
+		ck_assert_int_eq(hx_profile_load_meta(name, &vars, &p, &err), 0);
 		ck_assert_msg(hx_policy_description(p), "%s: no description",
 			      name);
 		hx_policy_free(p);
@@ -901,8 +901,13 @@ START_TEST(test_profiles)
 	ck_assert_ptr_null(hx_profile_text("nosuch", NULL));
 	{
 		const char *paths[] = { "/usr/bin/true" };
+		const char *claude[] = {
+			"/home/u/.local/share/claude/versions/2.1.0"
+		};
 
-		ck_assert_ptr_null(hx_profile_detect(paths, 1));
+		ck_assert_ptr_null(hx_profile_detect("/home/u", paths, 1));
+		ck_assert_str_eq(hx_profile_detect("/home/u", claude, 1), "claude");
+		ck_assert_ptr_null(hx_profile_detect("/home/v", claude, 1));
 	}
 }
 END_TEST
