@@ -29,12 +29,12 @@ struct ld {
 static const char *const top_keys[] = { "version", "mode",    "defaults",
 					"audit",   "files",   "exec",
 					"network", "limits",  "include",
-					"profile", NULL };
+					"profile", "disable", NULL };
 /* An included document adds rules; the session-wide settings are the
  * main policy's alone, so an include cannot turn enforcement off. */
 static const char *const include_keys[] = { "version", "files",   "exec",
 					    "network", "include", "profile",
-					    NULL };
+					    "disable", NULL };
 static const char *const profile_keys[] = { "description", "detect", NULL };
 static const char *const audit_keys[] = { "log_reads", NULL };
 static const char *const file_keys[] = { "id",	   "description", "allow",
@@ -676,6 +676,69 @@ static int load_profile_meta(struct ld *l, yaml_node_t *map)
 	return ret;
 }
 
+/* disable: [ID...]: rules of this or another document that this one
+ * drops (a profile opening what the default closes: the ssh agent for
+ * git over ssh). Applied once every document is loaded. */
+static int load_disable(struct ld *l, yaml_node_t *n)
+{
+	yaml_node_t **items;
+	size_t cnt;
+	int ret = string_list(l, n, "disable", &items, &cnt);
+
+	for (size_t i = 0; !ret && i < cnt; i++) {
+		struct hx_disable *d = &l->p->disable[l->p->ndisable];
+		const char *id = (const char *)items[i]->data.scalar.value;
+
+		if (l->p->ndisable == HX_POLICY_MAX_DISABLE)
+			return fail(l, items[i], NULL, "too many disabled rules");
+		/* The session's own protections are not the policy's. */
+		if (!strcmp(id, "harness:protect") ||
+		    !strncmp(id, "harness:worktree", 16))
+			return fail(l, items[i], NULL,
+				    "harness:protect and the worktree's rules "
+				    "cannot be disabled");
+		d->id = hx_arena_strdup(&l->p->arena, id);
+		d->file = l->file;
+		d->pos = pos_of(items[i]);
+		if (!d->id)
+			return -ENOMEM;
+		l->p->ndisable++;
+	}
+	return ret;
+}
+
+/* Drops the disabled rules; an id no rule has is an error. */
+static int apply_disable(struct ld *l)
+{
+	for (size_t i = 0; i < l->p->ndisable; i++) {
+		const struct hx_disable *d = &l->p->disable[i];
+		bool found = false;
+
+		for (size_t s = 0; s < HX_SEC_COUNT; s++) {
+			struct hx_rule *r = l->p->rules[s];
+			size_t n = l->p->nrules[s], k = 0;
+
+			for (size_t j = 0; j < n; j++) {
+				if (!strcmp(r[j].name, d->id)) {
+					found = true;
+					continue;
+				}
+				r[k++] = r[j];
+			}
+			l->p->nrules[s] = k;
+		}
+		/* A session rule with nothing to deny this time (no
+		 * $SSH_AUTH_SOCK) is not there to drop: fine. */
+		if (!found && strncmp(d->id, "harness:", 8))
+			return hx_policy_fail(l->err, d->file, d->pos.line,
+					      d->pos.column,
+					      "harness-policy show lists the "
+					      "rule ids",
+					      "disable: no rule '%.100s'", d->id);
+	}
+	return 0;
+}
+
 /* In an included document, a key only the main policy may set. */
 static int main_only_keys(struct ld *l, yaml_node_t *root)
 {
@@ -726,6 +789,8 @@ static int load_top(struct ld *l, yaml_node_t *root)
 			continue;
 		} else if (!strcmp(k, "include")) {
 			ret = load_includes(l, v);
+		} else if (!strcmp(k, "disable")) {
+			ret = load_disable(l, v);
 		} else if (!strcmp(k, "mode")) {
 			ret = word(l, v, "mode", modes, &i);
 			l->p->mode = (enum hx_mode)i;
@@ -845,42 +910,52 @@ static int session_rule(struct ld *l, struct hx_rule *r, const char *name,
 	return 0;
 }
 
-/* harness:resolver, appended to the network rules. */
-static int load_resolver_rule(struct ld *l)
+/* The session's network rules (hx_policy_vars.net_rules), appended. */
+static int load_net_session_rules(struct ld *l)
 {
 	const struct hx_policy_vars *v = l->vars;
 	size_t n = l->p->nrules[HX_SEC_NET];
-	struct hx_rule *rules, *r;
+	struct hx_rule *rules;
 	int ret;
 
-	if (!v->nresolvers)
+	if (!v->nnet_rules)
 		return 0;
-	rules = hx_arena_alloc(&l->p->arena, (n + 1) * sizeof(*rules));
+	rules = hx_arena_alloc(&l->p->arena,
+			       (n + v->nnet_rules) * sizeof(*rules));
 	if (!rules)
 		return -ENOMEM;
 	if (n)
 		memcpy(rules, l->p->rules[HX_SEC_NET], n * sizeof(*rules));
-	r = &rules[n];
-	r->name = "harness:resolver";
-	r->origin = "harness";
-	r->verdict = HX_VERDICT_ALLOW;
-	r->access = HX_ACCESS_ANY;
-	r->pats = hx_arena_alloc(&l->p->arena, v->nresolvers * sizeof(*r->pats));
-	if (!r->pats)
-		return -ENOMEM;
-	for (size_t i = 0; i < v->nresolvers; i++) {
-		ret = hx_compile_pattern(l->p, HX_SEC_NET, v, v->resolvers[i],
-					 (struct hx_pos){ 0, 0 }, &r->pats[i],
-					 l->err);
-		if (ret) {
-			snprintf(l->err->file, sizeof(l->err->file),
-				 "resolver %.200s", v->resolvers[i]);
-			return ret;
+	for (size_t i = 0; i < v->nnet_rules; i++) {
+		const struct hx_session_rule *sr = &v->net_rules[i];
+		struct hx_rule *r = &rules[n];
+
+		if (!sr->npatterns)
+			continue;
+		r->name = sr->name;
+		r->origin = "harness";
+		r->verdict = sr->verdict;
+		r->access = HX_ACCESS_ANY;
+		r->pats = hx_arena_alloc(&l->p->arena,
+					 sr->npatterns * sizeof(*r->pats));
+		if (!r->pats)
+			return -ENOMEM;
+		for (size_t k = 0; k < sr->npatterns; k++) {
+			ret = hx_compile_pattern(l->p, HX_SEC_NET, v,
+						 sr->patterns[k],
+						 (struct hx_pos){ 0, 0 },
+						 &r->pats[k], l->err);
+			if (ret) {
+				snprintf(l->err->file, sizeof(l->err->file),
+					 "%s %.200s", sr->name, sr->patterns[k]);
+				return ret;
+			}
+			r->npats++;
 		}
-		r->npats++;
+		n++;
 	}
 	l->p->rules[HX_SEC_NET] = rules;
-	l->p->nrules[HX_SEC_NET] = n + 1;
+	l->p->nrules[HX_SEC_NET] = n;
 	return 0;
 }
 
@@ -891,7 +966,7 @@ static int load_session_rules(struct ld *l)
 	struct hx_rule *rules;
 	int ret = 0;
 
-	if ((ret = load_resolver_rule(l)))
+	if ((ret = load_net_session_rules(l)))
 		return ret;
 	add = (v->nwrite_deny ? 1 : 0) + (v->nwrite_allow ? 1 : 0);
 	if (!add)
@@ -1089,6 +1164,8 @@ static int load_policy(struct ld *l, const char *name, const char *text,
 		ret = load_protect(l);
 	if (!ret && !meta_only)
 		ret = load_session_rules(l);
+	if (!ret && !meta_only)
+		ret = apply_disable(l);
 	return ret;
 }
 

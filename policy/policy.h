@@ -16,6 +16,15 @@
 
 struct hx_policy;
 
+/* A rule the session adds: its name ("harness:..."), verdict and
+ * patterns (network syntax), all borrowed. */
+struct hx_session_rule {
+	const char *name;
+	enum hx_verdict verdict;
+	const char *const *patterns;
+	size_t npatterns;
+};
+
 /* Values of the policy variables. NULL members are unset: a pattern
  * using an unset variable is an error, except $WORKTREE, which falls back
  * to $CWD. protect lists extra globs the policy must deny for every
@@ -37,11 +46,11 @@ struct hx_policy_vars {
 	size_t nwrite_deny;
 	const char *const *write_allow;
 	size_t nwrite_allow;
-	/* The system's resolvers as network patterns ("ADDR:53"): rule
-	 * "harness:resolver" (allow), so name lookups work on every
-	 * machine while other port-53 destinations stay the policy's. */
-	const char *const *resolvers;
-	size_t nresolvers;
+	/* Network rules of the session, appended to the policy's (e.g.
+	 * harness:resolver allowing the system's name servers,
+	 * harness:ssh-agent denying the socket $SSH_AUTH_SOCK names). */
+	const struct hx_session_rule *net_rules;
+	size_t nnet_rules;
 	/* Extra includes of the main document (--profile): built-in
 	 * profile names or absolute files, loaded after it. */
 	const char *const *include;

@@ -111,6 +111,13 @@ struct hx_source {
 	size_t len;
 };
 #define HX_POLICY_MAX_SOURCES 32
+#define HX_POLICY_MAX_DISABLE 64
+
+/* A rule id a document's "disable:" names, applied once all are loaded. */
+struct hx_disable {
+	const char *id, *file;
+	struct hx_pos pos;
+};
 #define HX_POLICY_MAX_DEPTH 8
 
 struct hx_policy {
@@ -118,6 +125,8 @@ struct hx_policy {
 	const char *source;
 	struct hx_source sources[HX_POLICY_MAX_SOURCES];
 	size_t nsources;
+	struct hx_disable disable[HX_POLICY_MAX_DISABLE];
+	size_t ndisable;
 	/* The main document's profile: mapping (built-in profiles have one). */
 	const char *description;
 	const char **detect; /* globs on the command's real path */

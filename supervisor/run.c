@@ -33,6 +33,7 @@
 #include "options.h"
 #include "pipeline.h"
 #include "reaper.h"
+#include "neighbours.h"
 #include "resolvconf.h"
 #include "sandbox.h"
 #include "server.h"
@@ -75,7 +76,9 @@ struct run {
 	bool profile_detected[HX_MAX_PROFILES]; /* came from the command */
 	char resolvers[HX_MAX_RESOLVERS][HX_RESOLVER_LEN]; /* harness:resolver */
 	const char *resolver_pats[HX_MAX_RESOLVERS];
-	size_t nresolvers;
+	struct hx_neighbours neighbours; /* harness:ssh-agent, ... */
+	/* the session's network rules: the resolver's, the neighbours' */
+	struct hx_session_rule net_rules[1 + HX_NEIGHBOUR_RULES];
 	char policy_sha[65];
 	char shim[PATH_MAX];
 	char cwd[PATH_MAX];
@@ -640,15 +643,23 @@ static int load_policy(struct run *r)
 		return -1;
 	/* The resolvers the agent's libc will ask: lookups work wherever
 	 * the system's DNS is (a router, a corporate server). */
-	r->nresolvers = hx_resolvconf_read("/etc/resolv.conf", r->resolvers,
-					   HX_MAX_RESOLVERS);
-	for (size_t i = 0; i < r->nresolvers; i++)
+	r->net_rules[0] = (struct hx_session_rule){
+	    .name = "harness:resolver",
+	    .verdict = HX_VERDICT_ALLOW,
+	    .patterns = r->resolver_pats,
+	    .npatterns = hx_resolvconf_read("/etc/resolv.conf", r->resolvers,
+					    HX_MAX_RESOLVERS)};
+	for (size_t i = 0; i < r->net_rules[0].npatterns; i++)
 		r->resolver_pats[i] = r->resolvers[i];
+	/* What the agent's environment points it at outside the sandbox. */
+	hx_neighbours_from_env(&r->neighbours);
+	memcpy(&r->net_rules[1], r->neighbours.rules,
+	       sizeof(r->neighbours.rules));
 	policy_vars(r, &vars);
 	vars.include = r->profiles;
 	vars.ninclude = r->nprofiles;
-	vars.resolvers = r->resolver_pats;
-	vars.nresolvers = r->nresolvers;
+	vars.net_rules = r->net_rules;
+	vars.nnet_rules = 1 + HX_NEIGHBOUR_RULES;
 	if (r->o->policy) {
 		e = read_file(r->o->policy, &r->policy_text, &r->policy_len);
 		if (e) {

@@ -5,7 +5,7 @@ import os
 import shutil
 import subprocess
 
-from lib import BUILD, EXEC, POLICY_TOOL, check, harness
+from lib import BUILD, EXEC, HELPERS, POLICY_TOOL, check, harness
 from test_default_policy import fake_home
 
 BUSYBOX = shutil.which("busybox")
@@ -185,3 +185,54 @@ def test_profile_detected_from_the_real_executable(wd):
     r.expect_status(0)
     check(r.one(event="session_start")["profiles"] == [{"name": "opencode", "chosen": "detected"}],
           "interpreter's script not detected: %r" % r.one(event="session_start").get("profiles"))
+
+
+def test_neighbour_sockets_denied_and_opened_by_a_profile(wd):
+    """Services outside the sandbox that trust the user's uid: the ones
+    the agent's environment names, wherever they are, and the usual
+    places; the ssh-agent profile opens the key agent alone."""
+    import socket
+    home = fake_home(wd)
+    agent = os.path.join(wd.path, "agent.sock")   # an ssh agent, say
+    bus = os.path.join(wd.path, "bus")             # a session bus
+    servers = []
+    for p in (agent, bus):
+        s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        s.bind(p)
+        s.listen(8)
+        servers.append(s)
+    code = ("import socket, sys\n"
+            "for p in sys.argv[1:]:\n"
+            "    s = socket.socket(socket.AF_UNIX)\n"
+            "    try:\n"
+            "        s.connect(p); print(p, 'ok')\n"
+            "    except OSError as e:\n"
+            "        print(p, e.errno)\n")
+    env = {"HOME": home, "SSH_AUTH_SOCK": agent,
+           "DBUS_SESSION_BUS_ADDRESS": "unix:path=%s,guid=1" % bus}
+    try:
+        # Inside $CWD, which local-sockets allows: the environment makes
+        # them neighbours. Through the shim and from a static program.
+        r = harness(["/usr/bin/python3", "-c", code, agent, bus], wd, policy=None, env=env)
+        check(r.stdout.split("\n")[:2] == ["%s 13" % agent, "%s 13" % bus], r.stdout + r.stderr)
+        check(r.one(op="connect", args_addr="unix:" + agent)["rule"] == "harness:ssh-agent", r.dump())
+        check(r.one(op="connect", args_addr="unix:" + bus)["rule"] == "harness:session-bus", r.dump())
+        r = harness([os.path.join(HELPERS, "static_unotify"), "uconnect", bus], wd, policy=None,
+                    env=env)
+        rec = r.one(op="connect", args_addr="unix:" + bus)
+        check(rec["verdict"] == "deny" and rec["layer"] == "kernel", r.dump())
+        # The ssh-agent profile opens the agent, not the bus.
+        r = harness(["/usr/bin/python3", "-c", code, agent, bus], wd, policy=None, env=env,
+                    extra=["--profile", "ssh-agent"])
+        check(r.stdout.split("\n")[:2] == ["%s ok" % agent, "%s 13" % bus], r.stdout + r.stderr)
+    finally:
+        for s in servers:
+            s.close()
+    # The usual places, with no environment naming them.
+    for path, rule in (("/tmp/tmux-1000/default", "neighbour-sockets"),
+                       ("/run/user/1000/bus", "neighbour-sockets"),
+                       ("/tmp/.X11-unix/X0", "neighbour-sockets"),
+                       ("/tmp/ssh-abc/agent.1", "ssh-agent-sockets")):
+        e = subprocess.run([POLICY_TOOL, "explain", "--", "connect", "unix:" + path],
+                           capture_output=True, text=True)
+        check(e.stdout.startswith("deny") and "rule=%s" % rule in e.stdout, path + ": " + e.stdout)

@@ -860,6 +860,26 @@ START_TEST(test_include)
 			 -EINVAL);
 	ck_assert_msg(strstr(err.message, "cannot include"), "%s",
 		      hx_policy_error_format(&err, buf, sizeof(buf)));
+	/* disable: drops a rule of another document; a missing id, or the
+	 * session's protection, is an error */
+	write_file("dis.yaml", "version: 1\ninclude: [inc/a.yaml]\n"
+			       "disable: [a]\n");
+	snprintf(path, sizeof(path), "%s/dis.yaml", tmpdir_path);
+	ck_assert_msg(hx_policy_load_file(path, &vars, &p, &err) == 0, "%s",
+		      hx_policy_error_format(&err, buf, sizeof(buf)));
+	decide_write(p, "/w/a/x", HX_VERDICT_DENY, "default:file_write");
+	decide_write(p, "/w/b/x", HX_VERDICT_ASK, "b");
+	hx_policy_free(p);
+	write_file("dis2.yaml", "files:\n  - {id: q, deny: /q}\n"
+				"disable:\n  - nope\n");
+	ck_assert_int_eq(load_file_err("dis2.yaml", &vars, &err), -EINVAL);
+	ck_assert_msg(strstr(err.message, "disable: no rule 'nope'") &&
+			      err.line == 4 && err.column == 5,
+		      "%s", hx_policy_error_format(&err, buf, sizeof(buf)));
+	write_file("dis3.yaml", "disable: [harness:protect]\n");
+	ck_assert_int_eq(load_file_err("dis3.yaml", &vars, &err), -EINVAL);
+	write_file("dis4.yaml", "disable: [harness:ssh-agent]\n");
+	ck_assert_int_eq(load_file_err("dis4.yaml", &vars, &err), 0);
 	/* a buffer has no directory for relative includes */
 	ck_assert_int_eq(hx_policy_load_buffer("t.yaml", "include: [./x.yaml]\n",
 					       19, &vars, &p, &err),
