@@ -855,6 +855,11 @@ static long do_open(struct open_call *o)
 				open_undo(o, fd);
 				DENY(&c, err, -1);
 			}
+		} else if (e == EACCES) {
+			/* Refused by the kernel (a mask, through a symlink to
+			 * a denied file): asked, so it is recorded and said;
+			 * the kernel's answer stands whatever comes back. */
+			decide(&c, &r, abs);
 		}
 		if (t->flags & HX_HELLO_LOG_READS)
 			hx_report(&r, e);

@@ -35,6 +35,10 @@ struct hx_dnsmap {
 	pthread_t thread;
 	char **hosts;
 	size_t nhosts;
+	/* names the agent says it looked up, for the resolver to look up
+	 * itself: only what it sees is mapped */
+	char claims[HX_DNSMAP_CLAIMS][HX_DNSMAP_NAME_MAX];
+	size_t nclaims;
 };
 
 static time_t now_s(void)
@@ -172,6 +176,44 @@ static void resolve_one(struct hx_dnsmap *m, const char *host)
 	freeaddrinfo(res);
 }
 
+int hx_dnsmap_claim(struct hx_dnsmap *m, const char *name)
+{
+	size_t n = strnlen(name, HX_DNSMAP_NAME_MAX);
+	int r = 0;
+
+	if (!n || n == HX_DNSMAP_NAME_MAX)
+		return -EINVAL;
+	pthread_mutex_lock(&m->lock);
+	for (size_t i = 0; i < m->nhosts; i++)
+		if (!strcasecmp(m->hosts[i], name))
+			goto out; /* resolved by itself anyway */
+	for (size_t i = 0; i < m->nclaims; i++)
+		if (!strcasecmp(m->claims[i], name))
+			goto out;
+	if (m->nclaims == HX_DNSMAP_CLAIMS) {
+		r = -ENOSPC; /* a flood of reports: the rest wait */
+		goto out;
+	}
+	memcpy(m->claims[m->nclaims++], name, n + 1);
+	pthread_cond_broadcast(&m->wake);
+out:
+	pthread_mutex_unlock(&m->lock);
+	return r;
+}
+
+/* Looks up the claimed names, with the lock held (dropped meanwhile). */
+static void resolve_claims(struct hx_dnsmap *m)
+{
+	char name[HX_DNSMAP_NAME_MAX];
+
+	while (m->nclaims && !m->stop) {
+		memcpy(name, m->claims[--m->nclaims], sizeof(name));
+		pthread_mutex_unlock(&m->lock);
+		resolve_one(m, name);
+		pthread_mutex_lock(&m->lock);
+	}
+}
+
 static void *resolver(void *arg)
 {
 	struct hx_dnsmap *m = arg;
@@ -187,9 +229,10 @@ static void *resolver(void *arg)
 		}
 		clock_gettime(CLOCK_MONOTONIC, &until);
 		until.tv_sec += HX_DNSMAP_REFRESH;
+		resolve_claims(m);
 		while (!m->stop && pthread_cond_timedwait(&m->wake, &m->lock,
 							  &until) != ETIMEDOUT)
-			;
+			resolve_claims(m);
 	}
 	m->done = true;
 	pthread_cond_broadcast(&m->wake);
@@ -247,10 +290,7 @@ int hx_dnsmap_start_resolver(struct hx_dnsmap *m, const struct hx_policy *p)
 		free_hosts(h.v, h.n);
 		return -ENOMEM;
 	}
-	if (!h.n) {
-		free(h.v);
-		return 0;
-	}
+	/* Started without hosts too: it looks up what the agent claims. */
 	m->hosts = h.v;
 	m->nhosts = h.n;
 	/* The thread must not take the signals the loop reads by signalfd. */

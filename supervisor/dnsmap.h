@@ -1,6 +1,9 @@
 /* Address -> host names, so that a connect to an address can be judged
- * by the names a policy uses. Fed by the shim's resolve reports and by a
- * background resolver of the policy's literal host names.
+ * by the names a policy uses. Fed only by what the supervisor resolves
+ * itself: the policy's literal host names, and the names the shim
+ * reports the agent looked up (a report is a claim: "localhost is
+ * 1.2.3.4" must not make the loopback rule allow 1.2.3.4, so the name is
+ * looked up again and only the supervisor's answers are mapped).
  *
  * Bounded (entries expire; when full the entry closest to expiry is
  * replaced) and thread safe (one mutex). Lifecycle: hx_dnsmap_new ->
@@ -17,6 +20,7 @@
 #define HX_DNSMAP_TTL	   300 /* seconds, when the source gives none */
 #define HX_DNSMAP_NAME_MAX 256
 #define HX_DNSMAP_REFRESH  60 /* resolver period, seconds */
+#define HX_DNSMAP_CLAIMS   64 /* reported names waiting to be looked up */
 
 struct hx_dnsmap;
 struct hx_policy;
@@ -32,6 +36,12 @@ void hx_dnsmap_free(struct hx_dnsmap *m);
  * for ttl seconds (0: HX_DNSMAP_TTL). Copies. Returns 0 or -EINVAL. */
 int hx_dnsmap_add(struct hx_dnsmap *m, const struct sockaddr *sa, socklen_t len,
 		  const char *name, unsigned ttl);
+
+/* name was looked up by the agent: the resolver thread looks it up too
+ * and maps its own answers (soon, not now: a connect right after may
+ * not be judged by that name yet). Returns 0, -EINVAL, or -ENOSPC when
+ * HX_DNSMAP_CLAIMS names wait already. */
+int hx_dnsmap_claim(struct hx_dnsmap *m, const char *name);
 
 /* Copies up to max names known for the address of sa into
  * names[i][HX_DNSMAP_NAME_MAX]; returns how many. */

@@ -1,8 +1,12 @@
 /* harness-exec --doctor; see doctor.h. */
+#define _GNU_SOURCE
 #include "doctor.h"
 
+#include <sched.h>
 #include <stdbool.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "execgate.h"
 #include "kprobe.h"
@@ -147,11 +151,41 @@ void hx_doctor_print(const struct hx_kernel *k, FILE *out)
 			 "(their shim calls and notified syscalls fail)");
 }
 
+/* Masks need a mount namespace: root's, or an ordinary user's own user
+ * namespace; a child tries. */
+static bool can_mask(void)
+{
+	pid_t pid;
+	int st;
+
+	if (geteuid() == 0)
+		return true;
+	pid = fork();
+	if (pid == 0)
+		_exit(unshare(CLONE_NEWUSER | CLONE_NEWNS) ? 1 : 0);
+	return pid > 0 && waitpid(pid, &st, 0) == pid && WIFEXITED(st) &&
+	       !WEXITSTATUS(st);
+}
+
 int hx_doctor(FILE *out)
 {
 	struct hx_kernel k;
 
 	hx_kernel_probe(&k, true);
 	hx_doctor_print(&k, out);
+	/* Not in hx_doctor_print: it forks, which its callers may not. */
+	if (can_mask())
+		fprintf(out, "  %-22s %-10s %s\n", "masks", "available",
+			geteuid() == 0
+			    ? "a mount namespace: files the policy denies "
+			      "inside the project are covered for every program"
+			    : "a user namespace of the user's own and a mount "
+			      "namespace: files the policy denies inside the "
+			      "project are covered for every program");
+	else
+		fprintf(out, "  %-22s %-10s %s\n", "masks", "missing",
+			"no user namespaces: files the policy denies inside "
+			"the project are held by the shim only (or "
+			"--trace-reads)");
 	return 0;
 }

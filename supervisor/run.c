@@ -829,6 +829,16 @@ static int setup(struct run *r)
 			r->hand[0] = r->hand[1] = -1;
 		}
 	}
+	/* The project's denied files, which Landlock's grant of the write
+	 * root lets through: looked for while the rest is set up. */
+	{
+		const char *roots[] = {r->cwd};
+
+		if (hx_sandbox_find_masks(r->sb, roots, 1, r->sess.dir) &&
+		    !o->quiet)
+			fprintf(stderr, "harness-exec: warning: cannot look "
+					"for the files to mask\n");
+	}
 	if (r->exec_gate && r->hand[0] < 0) {
 		r->exec_gate = false;
 		if (!o->quiet)

@@ -12,13 +12,16 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sched.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "../policy/policy.h"
 #include "caps.h"
 #include "kprobe.h"
 #include "landlock.h"
+#include "masks.h"
 #include "rlimits.h"
 #include "seccomp_deny.h"
 
@@ -43,6 +46,12 @@ struct hx_sandbox {
 	int ll_err;
 	char ll_msg[256];
 	struct hx_limits limits; /* enforce mode: the policy's rlimits */
+	/* Denied files inside write roots, found on a thread (masks.h). */
+	struct hx_masks_job *masks_job;
+	struct hx_masks *masks;
+	bool masks_truncated;
+	int masks_err; /* why they are not applied, or 0 */
+	bool quiet;
 };
 
 /* With these set and locked, uid 0 is just a uid: exec grants no
@@ -127,6 +136,7 @@ int hx_sandbox_prepare(const struct hx_policy *p,
 		return -ENOMEM;
 	}
 	sb->mode = mode;
+	sb->quiet = quiet;
 	sb->handoff = -1;
 	if (mode == HX_MODE_ENFORCE &&
 	    (e = start_landlock(sb, p, vars, err, errlen)))
@@ -164,8 +174,65 @@ fail:
 	return e;
 }
 
+int hx_sandbox_find_masks(struct hx_sandbox *sb, const char *const *roots,
+			  size_t nroots, const char *mask_dir)
+{
+	if (sb->mode != HX_MODE_ENFORCE || sb->trace_reads)
+		return 0; /* nothing is held, or every open is decided */
+	return hx_masks_start(sb->policy, roots, nroots, mask_dir,
+			      HX_MASKS_MAX_ENTRIES, &sb->masks_job);
+}
+
+/* Whether this process may make a user namespace (an ordinary user's
+ * masks need one): a child tries. */
+static int userns_probe(void)
+{
+	pid_t pid = fork();
+	int st;
+
+	if (pid < 0)
+		return -errno;
+	if (pid == 0)
+		_exit(unshare(CLONE_NEWUSER | CLONE_NEWNS) ? 1 : 0);
+	if (waitpid(pid, &st, 0) != pid)
+		return -ECHILD;
+	return WIFEXITED(st) && !WEXITSTATUS(st) ? 0 : -EPERM;
+}
+
+static void masks_ready(struct hx_sandbox *sb, bool quiet)
+{
+	size_t n;
+
+	if (!sb->masks_job)
+		return;
+	sb->masks_err = hx_masks_join(sb->masks_job, &sb->masks,
+				      &sb->masks_truncated);
+	sb->masks_job = NULL;
+	n = hx_masks_count(sb->masks);
+	if (!sb->masks_err && n && geteuid() != 0)
+		sb->masks_err = userns_probe();
+	if (sb->masks_err) {
+		hx_masks_free(sb->masks);
+		sb->masks = NULL;
+	}
+	if (quiet)
+		return;
+	if (sb->masks_err)
+		fprintf(stderr,
+			"harness-exec: warning: cannot mask the files the "
+			"policy denies inside the project (%s): programs "
+			"without the shim may read them\n",
+			strerror(-sb->masks_err));
+	else if (sb->masks_truncated)
+		fprintf(stderr,
+			"harness-exec: warning: the project has more than %d "
+			"entries; denied files past them are not masked\n",
+			HX_MASKS_MAX_ENTRIES);
+}
+
 int hx_sandbox_ready(struct hx_sandbox *sb, char *err, size_t errlen)
 {
+	masks_ready(sb, sb->quiet);
 	if (sb->ll_pending) {
 		pthread_join(sb->ll_thread, NULL);
 		sb->ll_pending = false;
@@ -278,6 +345,11 @@ void hx_sandbox_enter(const struct hx_sandbox *sb)
 
 	if (!sb || !sb->ready)
 		die_child("not prepared", EINVAL);
+	/* First: it needs the capabilities (in its own user namespace for
+	 * an ordinary user) that are dropped next, and Landlock forbids
+	 * mounts. */
+	if ((e = hx_masks_apply(sb->masks)))
+		die_child("masks", -e);
 	if ((e = hx_limits_apply(&sb->limits, &what)))
 		die_child(what, -e);
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0))
@@ -345,6 +417,11 @@ json_t *hx_sandbox_kernel_json(const struct hx_sandbox *sb)
 	json_object_set_new(o, "exec_gate",
 			    json_boolean(sb->exec_gate && sb->handoff >= 0));
 	json_object_set_new(o, "limits", hx_limits_json(&sb->limits));
+	json_object_set_new(o, "masks",
+			    json_integer((json_int_t)hx_masks_count(sb->masks)));
+	if (sb->masks_err)
+		json_object_set_new(o, "masks_missing",
+				    json_string(strerror(-sb->masks_err)));
 	return o;
 }
 
@@ -356,5 +433,11 @@ void hx_sandbox_free(struct hx_sandbox *sb)
 		pthread_join(sb->ll_thread, NULL);
 	hx_seccomp_prog_free(sb->prog);
 	hx_landlock_free(sb->ll);
+	if (sb->masks_job) {
+		bool t;
+
+		hx_masks_join(sb->masks_job, &sb->masks, &t);
+	}
+	hx_masks_free(sb->masks);
 	free(sb);
 }

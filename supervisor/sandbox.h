@@ -42,6 +42,15 @@ int hx_sandbox_prepare(const struct hx_policy *p,
  * (refuse to start, as for prepare). */
 int hx_sandbox_ready(struct hx_sandbox *sb, char *err, size_t errlen);
 
+/* Enforce mode without --trace-reads (so after hx_sandbox_set_trace_reads
+ * and before hx_sandbox_ready): starts looking for the files the policy
+ * denies for reading under roots (the project), which the agent's first
+ * process then masks (masks.h). roots and mask_dir are borrowed until
+ * hx_sandbox_ready. Returns 0 or -errno. */
+#define HX_MASKS_MAX_ENTRIES 200000
+int hx_sandbox_find_masks(struct hx_sandbox *sb, const char *const *roots,
+			  size_t nroots, const char *mask_dir);
+
 /* Adds the seccomp user-notify filter (after prepare, before fork):
  * the child installs it with SECCOMP_FILTER_FLAG_NEW_LISTENER and hands
  * the listener over handoff_fd (its end of a socketpair; the parent

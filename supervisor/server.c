@@ -218,13 +218,11 @@ static int on_request(struct hx_server *s, struct conn *c, pid_t pid,
 	fill_peer(c, pid, m, &peer);
 	hx_request_from_msg(m, &rq, &s->rqs);
 	if (!reply && rq.op == HX_OP_RESOLVE) {
-		/* What the shim's getaddrinfo returned: names for the
-		 * addresses later connects go to. */
-		if (s->pl->dns && m->host.s)
-			for (size_t i = 0; i < m->naddrs; i++)
-				hx_dnsmap_add(
-				    s->pl->dns, (const void *)m->addrs[i].p,
-				    (socklen_t)m->addrs[i].len, m->host.s, 0);
+		/* What the shim's getaddrinfo returned is a claim from the
+		 * agent's side: the name is looked up again by the
+		 * supervisor, whose answers alone are mapped (dnsmap.h). */
+		if (s->pl->dns && m->host.s && m->naddrs)
+			hx_dnsmap_claim(s->pl->dns, m->host.s);
 		return 0;
 	}
 	hx_pipeline_decide(s->pl, &peer, &rq, "shim", &out);

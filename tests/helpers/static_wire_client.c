@@ -7,13 +7,20 @@
  *                                    DIR/good-I; prints "replies N"
  *   static_wire_client both DIR N    the two at once, in two processes
  *   static_wire_client forge DIR     one request claiming pid 1; prints
- *                                    "pid P verdicts V" (P: our real pid) */
+ *                                    "pid P verdicts V" (P: our real pid)
+ *   static_wire_client claim NAME IP PORT
+ *                                    reports "NAME resolved to IP" as the
+ *                                    shim would, waits, then connects to
+ *                                    IP:PORT; prints "connected" or
+ *                                    "denied ERRNO" */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/un.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -181,8 +188,39 @@ static int forge(const char *dir)
 	return ok ? 0 : 1;
 }
 
+static int claim(const char *name, const char *ip, int port)
+{
+	struct sockaddr_in sin = {.sin_family = AF_INET,
+				  .sin_port = htons((uint16_t)port)};
+	uint8_t buf[4096];
+	struct hx_wbuf w;
+	int fd = dial(), s;
+
+	if (inet_pton(AF_INET, ip, &sin.sin_addr) != 1)
+		return 2;
+	hx_wire_begin(&w, buf, sizeof(buf), HX_MSG_REPORT, 11);
+	hx_wire_put_u32(&w, HX_TAG_PID, (uint32_t)getpid());
+	hx_wire_put_u32(&w, HX_TAG_TID, (uint32_t)getpid());
+	hx_wire_put_u32(&w, HX_TAG_CALL, HX_CALL_GETADDRINFO);
+	hx_wire_put_u32(&w, HX_TAG_OP, HX_OP_RESOLVE);
+	hx_wire_put_str(&w, HX_TAG_HOST, name);
+	hx_wire_put_bytes(&w, HX_TAG_ADDR, &sin, sizeof(sin));
+	hx_wire_put_u32(&w, HX_TAG_RESULT, 0);
+	if (send(fd, buf, hx_wire_finish(&w), 0) <= 0)
+		return 2;
+	usleep(300 * 1000); /* long enough for any mapping to be made */
+	s = socket(AF_INET, SOCK_STREAM, 0);
+	if (connect(s, (struct sockaddr *)&sin, sizeof(sin)) == 0)
+		printf("connected\n");
+	else
+		printf("denied %d\n", errno);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
+	if (argc >= 5 && !strcmp(argv[1], "claim"))
+		return claim(argv[2], argv[3], atoi(argv[4]));
 	if (argc >= 3 && !strcmp(argv[1], "forge"))
 		return forge(argv[2]);
 	if (argc >= 3 && !strcmp(argv[1], "hostile")) {

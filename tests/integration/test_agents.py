@@ -21,7 +21,7 @@ import subprocess
 import sys
 import time
 
-from lib import AUDIT_TOOL, Listener, TestFailure, check, xfail
+from lib import AUDIT_TOOL, Listener, TestFailure, check
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
                                 "agents"))
@@ -32,11 +32,6 @@ SESSION_TIMEOUT = 90
 
 # The gap the Claude Code Read of $CWD/.env meets (README, "What holds
 # today": reads inside a write root are the shim's unless --trace-reads).
-DOTENV_GAP = ("known gap: Claude Code's Read opens files with raw syscalls (no shim), and "
-              "a read of a denied pattern inside a write root ($CWD/.env) is held only by the "
-              "shim unless --trace-reads (README, What holds today), under which Claude Code "
-              "does not run yet (O_PATH opens fail: docs/agents.md); the .env reached the model")
-
 
 def _denied_text(s):
     return any(w in s for w in ("Permission denied", "EACCES", "permission denied"))
@@ -118,22 +113,13 @@ def run_agent(name, extra=()):
           repr(out[:300]))
     c("the key never reached the model", agents.KEY_MARK not in sent, "the fake key leaked")
 
+    # Claude Code's Read opens with raw syscalls (no shim): the project's
+    # .env is held in the kernel by the session's masks (masks.h).
     for step in [k for k in s.steps if k.startswith("dotenv")]:
         out = s.result(step) or ""
         ok = _denied_text(out) and agents.DOTENV_MARK not in out
-        # Only Claude Code's own Read (raw syscalls in the agent
-        # process) meets the documented gap, and only without
-        # --trace-reads; anything else that leaks is a failure.
-        if (not ok and name == "claude" and step == "dotenv" and "--trace-reads" not in extra
-                and agents.DOTENV_MARK in out):
-            xfail("%s %s: %s" % (name, step, DOTENV_GAP))
-            continue
         c("%s: an error reported" % step, ok, repr(out[:300]))
-    leaked = agents.DOTENV_MARK in sent
-    gap = name == "claude" and "--trace-reads" not in extra
-    c("the .env never reached the model (but through the known gap)", not leaked or (
-        gap and agents.DOTENV_MARK not in "".join(
-            s.result(k) or "" for k in s.steps if k != "dotenv")), "the .env leaked")
+    c("the .env never reached the model", agents.DOTENV_MARK not in sent, "the .env leaked")
 
     out = s.result("connect") or ""
     c("connect refused and reported", "hx-connect: refused" in out, repr(out[:300]))

@@ -6,7 +6,7 @@ import os
 import re
 import uuid
 
-from lib import PYTHON, DENIED_PORTS, Listener, check, harness
+from lib import ALLOWED_PORTS, DENIED_PORTS, HELPERS, PYTHON, Listener, check, harness
 
 NOTICE = re.compile(r"^harness: denied .+ \(rule [^)]+\)$", re.M)
 
@@ -132,3 +132,30 @@ def test_audit_mode_allows_and_logs(wd):
     finally:
         if os.path.exists(target):
             os.unlink(target)
+
+
+CLAIM_POLICY = """version: 1
+files:
+  - {id: w, access: write, allow: ["$CWD/**", "$TMPDIR/**"]}
+network:
+  - {id: claimed-host, allow: "claimed:*"}
+"""
+
+
+def test_a_reported_name_maps_nothing_the_supervisor_did_not_see(wd):
+    """A shim report that a name is an address must not make a rule by
+    that name allow the address (issue 10, class 3)."""
+    pol = wd.file("claim.yaml", CLAIM_POLICY)
+    lst = Listener(ALLOWED_PORTS)
+    try:
+        # A client of the session socket reports "claimed is 127.0.0.1"
+        # (as a hostile shim could), then connects there.
+        r = harness([os.path.join(HELPERS, "static_wire_client"), "claim", "claimed",
+                     "127.0.0.1", str(lst.port)], wd, policy=pol)
+    finally:
+        lst.close()
+    check(r.stdout.strip() == "denied 13", "stdout %r %r" % (r.stdout, r.stderr))
+    check(lst.accepted == 0, "the listener was reached")
+    rec = [x for x in r.events(op="connect") if x["args"].get("addr") == "127.0.0.1:%d" % lst.port]
+    check(rec and all(x["verdict"] == "deny" and x["rule"] == "default:net_connect" for x in rec),
+          r.dump())

@@ -1,0 +1,65 @@
+/* Masks (issue 10, class 10): files the policy denies for reading that
+ * lie inside a write root, where Landlock grants the whole tree (the
+ * project's .env, a denied secret/ directory). A program that skips the
+ * shim (Claude Code's Read, a static binary) would read them with the
+ * kernel's leave. At start the supervisor walks the project for them;
+ * the agent's first process then gets a mount namespace of its own in
+ * which each is covered by an empty, unreadable file or directory
+ * (bind mounts, read-only). As root that is a mount namespace; as an
+ * ordinary user a user namespace too, that maps the user's uid and gid
+ * to themselves (files of other users then show as nobody). Only when
+ * there is something to mask: most sessions get neither.
+ *
+ * What stays out: files created later by a process outside the
+ * session (the agent's own creations are writes, decided by the
+ * policy, which denies them), and such files outside the project
+ * ($HOME's caches); there the shim holds the rule, or --trace-reads.
+ *
+ * Lifecycle: hx_masks_find or _start/_join (harness-exec, before fork)
+ * -> hx_masks_apply
+ * (the agent's first process, before Landlock and the capability drop)
+ * -> hx_masks_free. */
+#ifndef HX_MASKS_H
+#define HX_MASKS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+struct hx_policy;
+struct hx_masks;
+
+/* Walks each root (absolute directories; missing ones are skipped) for
+ * entries the policy does not let be read, on the root's file system,
+ * without following symlinks; a denied directory is masked whole.
+ * mask_dir: a directory of the session's (protected) where the empty
+ * file and directory that cover them are made. At most max_entries are
+ * looked at; *truncated tells when the walk stopped early. Returns 0 and
+ * *out (maybe with nothing to mask), or -errno. */
+int hx_masks_find(const struct hx_policy *p, const char *const *roots,
+		  size_t nroots, const char *mask_dir, size_t max_entries,
+		  struct hx_masks **out, bool *truncated);
+
+/* hx_masks_find on a thread of its own (it takes milliseconds a
+ * thousand entries: it overlaps the rest of the set-up); roots (at most
+ * 4) and p are borrowed until the join. Returns 0 or -errno. */
+struct hx_masks_job;
+int hx_masks_start(const struct hx_policy *p, const char *const *roots,
+		   size_t nroots, const char *mask_dir, size_t max_entries,
+		   struct hx_masks_job **out);
+/* Waits for it: what hx_masks_find returns. NULL job: nothing, 0. */
+int hx_masks_join(struct hx_masks_job *j, struct hx_masks **out,
+		  bool *truncated);
+
+/* How many paths are masked, and path i. */
+size_t hx_masks_count(const struct hx_masks *m);
+const char *hx_masks_path(const struct hx_masks *m, size_t i);
+
+/* In the agent's first process (single-threaded, after fork): a private
+ * mount namespace (with a user namespace when not root) and the bind
+ * mounts. Nothing when there is nothing to mask. Returns 0, or -errno
+ * (the caller decides; the agent must not run half-masked). */
+int hx_masks_apply(const struct hx_masks *m);
+
+void hx_masks_free(struct hx_masks *m);
+
+#endif
