@@ -28,7 +28,13 @@
 #define MAX_NAMES 8
 
 /* Kernel-layer correlation (see hx_pipeline_decide_kernel). */
-#define CORR_N	 256  /* recent shim decisions remembered */
+/* Recent shim decisions, by thread: 4-way sets indexed by tid, so that
+ * one thread the scheduler holds back keeps its claim while others
+ * make thousands (a ring of the last 256 dropped it under load, and the
+ * kernel's view of the call became a second record). */
+#define CORR_WAYS 4
+#define CORR_SETS 1024
+#define CORR_N	 (CORR_WAYS * CORR_SETS)
 #define CORR_MS	 2000 /* a shim request older than this is not "just before" */
 #define HELLO_N	 4096 /* processes that said HELLO, direct-mapped by pid */
 
@@ -46,7 +52,6 @@ struct corr {
 
 struct hx_pl_kernel {
 	struct corr c[CORR_N];
-	size_t next;
 	bool sees_exec, sees_reads; /* notified beyond the fixed list */
 	struct {
 		pid_t pid;
@@ -205,15 +210,34 @@ static bool kernel_sees(const struct hx_pl_kernel *k,
 	}
 }
 
+/* The slot for tid's new claim: its own, else a free one, else the
+ * oldest of its set. */
+static struct corr *corr_slot(struct hx_pl_kernel *k, pid_t tid)
+{
+	struct corr *set = &k->c[((unsigned)tid % CORR_SETS) * CORR_WAYS];
+	struct corr *best = &set[0];
+
+	for (int w = 0; w < CORR_WAYS; w++) {
+		if (set[w].used && set[w].tid == tid)
+			return &set[w];
+		if (!set[w].used)
+			best = best->used ? &set[w] : best;
+		else if (best->used && set[w].ms < best->ms)
+			best = &set[w];
+	}
+	return best;
+}
+
 static void corr_put(struct hx_pipeline *pl, const struct hx_peer *peer,
 		     int op, uint64_t key, enum hx_verdict v, uint64_t seq,
 		     bool pending)
 {
-	struct corr *c = &pl->kern->c[pl->kern->next++ % CORR_N];
+	pid_t tid = peer->tid ? peer->tid : peer->pid;
+	struct corr *c = corr_slot(pl->kern, tid);
 
 	if (c->pending)
 		unconfirmed(pl, c);
-	*c = (struct corr){.tid = peer->tid ? peer->tid : peer->pid,
+	*c = (struct corr){.tid = tid,
 			   .pid = peer->pid,
 			   .op = op,
 			   .ms = mono_ms(),
@@ -224,26 +248,30 @@ static void corr_put(struct hx_pipeline *pl, const struct hx_peer *peer,
 			   .pending = pending};
 }
 
+static bool corr_match(const struct corr *c, uint64_t now, int op,
+		       uint64_t key)
+{
+	return c->used && now - c->ms <= CORR_MS && c->op == op &&
+	       c->key == key;
+}
+
 static struct corr *corr_find(struct hx_pipeline *pl, pid_t tid, pid_t ppid,
 			      int op, uint64_t key)
 {
+	struct corr *set = &pl->kern->c[((unsigned)tid % CORR_SETS) * CORR_WAYS];
 	uint64_t now = mono_ms();
 
-	/* Newest first. */
-	for (size_t k = 1; k <= CORR_N; k++) {
-		struct corr *c =
-		    &pl->kern->c[(pl->kern->next - k) % CORR_N];
-
-		if (!c->used || now - c->ms > CORR_MS)
-			continue;
-		if (c->op != op || c->key != key)
-			continue;
-		/* posix_spawn: the shim asked in the parent, the exec comes
-		 * from the (vfork-like) child. Only the record is shared;
-		 * the verdict is always decided afresh. */
-		if (c->tid == tid || (op == HX_OP_EXEC && ppid && c->pid == ppid))
-			return c;
-	}
+	for (int w = 0; w < CORR_WAYS; w++)
+		if (set[w].tid == tid && corr_match(&set[w], now, op, key))
+			return &set[w];
+	/* posix_spawn: the shim asked in the parent, the exec comes from
+	 * the (vfork-like) child. Only the record is shared; the verdict
+	 * is always decided afresh. Execs are few: a scan. */
+	if (op == HX_OP_EXEC && ppid)
+		for (size_t i = 0; i < CORR_N; i++)
+			if (pl->kern->c[i].pid == ppid &&
+			    corr_match(&pl->kern->c[i], now, op, key))
+				return &pl->kern->c[i];
 	return NULL;
 }
 

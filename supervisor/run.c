@@ -805,10 +805,10 @@ static int setup(struct run *r)
 	if (!o->no_kernel_notify) {
 		r->exec_gate = o->exec_gate && gate_allowed(o->quiet);
 		hx_sandbox_set_exec_gate(r->sb, r->exec_gate);
-		/* An audit of reads covers programs without the shim. */
-		r->trace_reads = o->trace_reads ||
-				 (r->pl.mode == HX_MODE_AUDIT &&
-				  hx_policy_log_reads(r->policy));
+		/* Audit mode shows what the agent did, also the opens of
+		 * programs that skip the shim (Claude Code's and Codex's
+		 * reads): each is decided, and logged, in the kernel layer. */
+		r->trace_reads = o->trace_reads || r->pl.mode == HX_MODE_AUDIT;
 		hx_sandbox_set_trace_reads(r->sb, r->trace_reads);
 		if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0,
 			       r->hand)) {

@@ -183,6 +183,21 @@ void hx_un_open(struct hx_unotify *u, const struct seccomp_notif *n,
 		a->err = hx_un_denied(t, &j.out, &k);
 		return;
 	}
+	if (flags & O_PATH) {
+		/* CONTINUE after a pointer read: an O_PATH fd reads and
+		 * writes nothing (and ADDFD refuses one), and every use of
+		 * it that could (an open through it, of /proc/self/fd/N) is
+		 * an open decided again; its flags are a register argument,
+		 * which a racing thread cannot change (openat2's are not:
+		 * ENOSYS there, and callers fall back to openat). */
+		if (n->data.nr == SYS_openat2) {
+			a->err = ENOSYS;
+			return;
+		}
+		atomic_fetch_add(&u->n_cont, 1);
+		a->kind = ANS_CONTINUE;
+		return;
+	}
 	e = open_here(t, j.decided, flags, (mode_t)mode, resolve);
 	if (e < 0) {
 		a->err = -e;

@@ -9,7 +9,7 @@ test_landlock.py (abstract sockets) and test_unix_sockets.py."""
 import os
 import re
 
-from lib import ROOT, check
+from lib import HELPERS, ROOT, check, harness
 
 SUPERVISOR = os.path.join(ROOT, "supervisor")
 
@@ -18,6 +18,7 @@ BACKSTOPS = {
     "hx_un_exec": "exec gate",
     "hx_un_connect": "Landlock's scope",
     "send_on": "kernel ignores msg_name",
+    "hx_un_open": "O_PATH fd reads and writes nothing",
 }
 
 
@@ -63,3 +64,17 @@ def test_every_continue_names_its_backstop(wd):
         want = BACKSTOPS[fn]
         check(want in " ".join(comment.split()),
               "%s:%d (%s) does not name %r: %r" % (name, line, fn, want, comment))
+
+
+def test_opath_continue_holds_against_a_path_swap(wd):
+    """The O_PATH site's argument, attacked: whatever file a racing
+    thread makes the O_PATH open name, reading through the fd is an
+    open decided again (--trace-reads: every open is decided)."""
+    wd.file("allowed.txt", "public\n")
+    prog = os.path.join(HELPERS, "static_opath_race")
+    r = harness([prog, "allowed.txt", "secret/key", "2"], wd, extra=["--trace-reads"], timeout=60)
+    out = r.stdout.strip()
+    check(out.startswith("held opath="), "the denied file was read: %r %r" % (out, r.stderr[-300:]))
+    check(int(out.split("opath=")[1].split()[0]) > 100, "the race did not run: %r" % out)
+    reads = [x for x in r.events(op="read") if x["args"].get("path", "").endswith("/secret/key")]
+    check(reads and all(x["verdict"] == "deny" for x in reads), "secret reads logged %r" % reads[:3])
