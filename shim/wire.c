@@ -348,6 +348,13 @@ const char *hx_call_name(uint32_t call)
 		[HX_CALL_SYSCALL] = "syscall",
 		[HX_CALL_CHMOD] = "chmod",
 		[HX_CALL_CHOWN] = "chown",
+		[HX_CALL_FCHMOD] = "fchmod",
+		[HX_CALL_FCHOWN] = "fchown",
+		[HX_CALL_SETXATTR] = "setxattr",
+		[HX_CALL_REMOVEXATTR] = "removexattr",
+		[HX_CALL_UTIMES] = "utimensat",
+		[HX_CALL_MKNOD] = "mknod",
+		[HX_CALL_BIND] = "bind",
 	};
 
 	return call < HX_CALL_COUNT && names[call] ? names[call] : "unknown";

@@ -87,6 +87,13 @@ enum hx_call {
 	/* Seen by the kernel layer only: the shim does not interpose them. */
 	HX_CALL_CHMOD,
 	HX_CALL_CHOWN,
+	HX_CALL_FCHMOD,
+	HX_CALL_FCHOWN,
+	HX_CALL_SETXATTR,
+	HX_CALL_REMOVEXATTR,
+	HX_CALL_UTIMES,
+	HX_CALL_MKNOD,
+	HX_CALL_BIND,
 	HX_CALL_COUNT,
 };
 

@@ -303,6 +303,16 @@ int hx_connector_connect(struct hx_connector *c, int sfd, int target)
 	return (int)call(c, &rq, NULL, NULL, NULL, fds, 2);
 }
 
+int hx_connector_connect_addr(struct hx_connector *c, int sfd,
+			      const void *addr, socklen_t len)
+{
+	struct creq rq = {.op = CONN_CONNECT, .namelen = len};
+
+	if (len > sizeof(struct sockaddr_storage))
+		return -EINVAL;
+	return (int)call(c, &rq, addr, NULL, NULL, &sfd, 1);
+}
+
 ssize_t hx_connector_send(struct hx_connector *c, int sfd, int target,
 			  const struct msghdr *m, int flags)
 {

@@ -37,6 +37,11 @@ int hx_connector_new(struct hx_connector **out);
  * -errno. */
 int hx_connector_connect(struct hx_connector *c, int sfd, int target);
 
+/* connect(sfd, addr, len) in the connector, with the caller's copy of
+ * the address (an abstract unix name). Returns 0 or -errno. */
+int hx_connector_connect_addr(struct hx_connector *c, int sfd,
+			      const void *addr, socklen_t len);
+
 /* sendmsg(sfd, m, flags | MSG_NOSIGNAL) in the connector, to target as
  * above (m's own name is then unused), or to m's name or the connected
  * peer when target is -1. m has at most one iovec; fds in its

@@ -34,6 +34,9 @@ struct approval {
 	pid_t tid;
 	dev_t dev;
 	ino_t ino;
+	char *prog; /* a loader's program, by name (malloc'd), or NULL */
+	dev_t pdev;
+	ino_t pino;
 	size_t len;
 	struct approval *next;
 	char cmdline[];
@@ -67,6 +70,7 @@ struct hx_execgate {
 	bool root_done;
 	int root_status;
 	atomic_bool stopping;
+	atomic_int tracer_tid; /* the tracer thread: TracerPid of tracees */
 	atomic_ullong checked, mismatches;
 };
 
@@ -89,6 +93,7 @@ int hx_execgate_approve(struct hx_execgate *g, pid_t tid, dev_t dev, ino_t ino,
 	a->tid = tid;
 	a->dev = dev;
 	a->ino = ino;
+	a->prog = NULL;
 	a->len = len;
 	memcpy(a->cmdline, cmdline, len);
 	pthread_mutex_lock(&g->lock);
@@ -97,6 +102,7 @@ int hx_execgate_approve(struct hx_execgate *g, pid_t tid, dev_t dev, ino_t ino,
 			struct approval *old = *pp;
 
 			*pp = old->next;
+			free(old->prog);
 			free(old);
 			break;
 		}
@@ -104,6 +110,64 @@ int hx_execgate_approve(struct hx_execgate *g, pid_t tid, dev_t dev, ino_t ino,
 	g->appr = a;
 	pthread_mutex_unlock(&g->lock);
 	return 0;
+}
+
+int hx_execgate_approve_prog(struct hx_execgate *g, pid_t tid, dev_t dev,
+			     ino_t ino, const char *name)
+{
+	char *copy = strdup(name);
+	struct approval *a;
+	int e = -ENOENT;
+
+	if (!copy)
+		return -ENOMEM;
+	pthread_mutex_lock(&g->lock);
+	for (a = g->appr; a; a = a->next)
+		if (a->tid == tid) {
+			free(a->prog);
+			a->prog = copy;
+			a->pdev = dev;
+			a->pino = ino;
+			copy = NULL;
+			e = 0;
+			break;
+		}
+	pthread_mutex_unlock(&g->lock);
+	free(copy);
+	return e;
+}
+
+static void approval_free(struct approval *a)
+{
+	if (a)
+		free(a->prog);
+	free(a);
+}
+
+/* Whether the program a loader image will open by name is still the
+ * one decided: the new image is stopped, single-threaded, its fd table
+ * its own (exec unshares it), so "/proc/self/fd/N" and the cwd can only
+ * change through a file system swap by another process, after this. */
+static bool prog_holds(const struct approval *a, pid_t pid)
+{
+	char path[PATH_MAX + 64];
+	struct stat st;
+
+	if (!a->prog)
+		return true;
+	if (!strncmp(a->prog, "/proc/self/", 11))
+		snprintf(path, sizeof(path), "/proc/%d/%s", (int)pid,
+			 a->prog + 11);
+	else if (!strncmp(a->prog, "/proc/thread-self/", 18))
+		snprintf(path, sizeof(path), "/proc/%d/%s", (int)pid,
+			 a->prog + 18);
+	else if (a->prog[0] == '/')
+		snprintf(path, sizeof(path), "%s", a->prog);
+	else
+		snprintf(path, sizeof(path), "/proc/%d/cwd/%s", (int)pid,
+			 a->prog);
+	return !stat(path, &st) && S_ISREG(st.st_mode) && st.st_nlink &&
+	       st.st_dev == a->pdev && st.st_ino == a->pino;
 }
 
 /* Takes tid's approval out of the table (the caller frees it). */
@@ -170,11 +234,12 @@ static void check_exec(struct hx_execgate *g, pid_t pid, pid_t old_tid)
 	if (a && !stat(path, &st) && st.st_dev == a->dev &&
 	    st.st_ino == a->ino) {
 		cmd = read_cmdline(pid, a->len, &len);
-		ok = cmd && len == a->len && !memcmp(cmd, a->cmdline, len);
+		ok = cmd && len == a->len && !memcmp(cmd, a->cmdline, len) &&
+		     prog_holds(a, pid);
 	}
 	if (ok) {
 		free(cmd);
-		free(a);
+		approval_free(a);
 		return;
 	}
 	atomic_fetch_add(&g->mismatches, 1);
@@ -191,7 +256,7 @@ static void check_exec(struct hx_execgate *g, pid_t pid, pid_t old_tid)
 		kill(pid, SIGKILL);
 	if (!f) {
 		free(cmd);
-		free(a);
+		approval_free(a);
 		return;
 	}
 	f->pid = pid;
@@ -200,7 +265,7 @@ static void check_exec(struct hx_execgate *g, pid_t pid, pid_t old_tid)
 	f->killed = g->pl->mode == HX_MODE_ENFORCE;
 	f->cmdline = cmd;
 	f->len = len;
-	free(a);
+	approval_free(a);
 	pthread_mutex_lock(&g->lock);
 	f->next = g->found;
 	g->found = f;
@@ -210,7 +275,7 @@ static void check_exec(struct hx_execgate *g, pid_t pid, pid_t old_tid)
 
 static void forget(struct hx_execgate *g, pid_t tid)
 {
-	free(take(g, tid));
+	approval_free(take(g, tid));
 }
 
 static bool is_stop_sig(int sig)
@@ -276,6 +341,7 @@ static void *tracer(void *arg)
 	int e = 0, st;
 	pid_t pid;
 
+	atomic_store(&g->tracer_tid, (int)gettid());
 	if (ptrace(PTRACE_SEIZE, g->root, 0, (void *)(uintptr_t)GATE_OPTS))
 		e = -errno;
 	pthread_mutex_lock(&g->lock);
@@ -433,6 +499,11 @@ fail:
 	return e ? e : -EAGAIN;
 }
 
+pid_t hx_execgate_tracer(const struct hx_execgate *g)
+{
+	return g ? (pid_t)atomic_load(&g->tracer_tid) : 0;
+}
+
 bool hx_execgate_child_status(struct hx_execgate *g, int *status)
 {
 	bool done;
@@ -505,7 +576,7 @@ void hx_execgate_stop(struct hx_execgate *g)
 	}
 	while ((a = g->appr)) {
 		g->appr = a->next;
-		free(a);
+		approval_free(a);
 	}
 	while ((f = g->found)) {
 		g->found = f->next;

@@ -50,6 +50,18 @@ int hx_execgate_start(pid_t child, struct hx_pipeline *pl,
 int hx_execgate_approve(struct hx_execgate *g, pid_t tid, dev_t dev, ino_t ino,
 			const char *cmdline, size_t len);
 
+/* Adds to tid's approval (call after hx_execgate_approve) the program a
+ * dynamic loader image will open by name (as its argv says: absolute,
+ * or relative to the new image's cwd): at the exec event that name
+ * must still be the file decided (dev, ino), else the image is killed.
+ * Returns 0 or -ENOMEM / -ENOENT (no approval: deny the exec). */
+int hx_execgate_approve_prog(struct hx_execgate *g, pid_t tid, dev_t dev,
+			     ino_t ino, const char *name);
+
+/* The tracer thread's id: what /proc/<tid>/status says as TracerPid
+ * of every thread the gate traces. 0 before it started. */
+pid_t hx_execgate_tracer(const struct hx_execgate *g);
+
 /* The root child's wait status once it has exited: true and *status. */
 bool hx_execgate_child_status(struct hx_execgate *g, int *status);
 

@@ -21,6 +21,7 @@
 #include "classify.h"
 #include "dnsmap.h"
 #include "fmt.h"
+#include "loader.h"
 #include "netfamily.h"
 #include "path.h"
 #include "resolve.h"
@@ -530,6 +531,7 @@ static json_t *make_args(const struct hx_request *rq, const struct vpath *p1,
 	json_t *a = json_object();
 	char buf[256];
 
+	set_str(a, "loader", rq->loader);
 	if (rq->path) {
 		set_str(a, "path", p1->ok ? p1->norm : rq->path);
 		if (p1->has_resolved)
@@ -802,12 +804,12 @@ static void decide(struct hx_pipeline *pl, const struct hx_peer *peer,
 			out->seq = match->seq;
 			return;
 		}
-		/* A call the shim does not interpose reaches only the kernel
-		 * layer: that is no bypass. */
+		/* A call the shim does not interpose (HX_CALL_CHMOD and
+		 * after) reaches only the kernel layer: that is no bypass. */
 		/* Nor is a read: the shim allows most reads by itself,
 		 * without asking. */
-		bypass = !match && rq->call != HX_CALL_CHMOD &&
-			 rq->call != HX_CALL_CHOWN && rq->op != HX_OP_READ &&
+		bypass = !match && rq->call < HX_CALL_CHMOD &&
+			 rq->op != HX_OP_READ &&
 			 !foreign_family(rq) && peer->exe && has_shim(pl, peer);
 	}
 	pl->events++;
@@ -881,6 +883,23 @@ void hx_pipeline_decide(struct hx_pipeline *pl, const struct hx_peer *peer,
 			const struct hx_request *rq, const char *layer,
 			struct hx_outcome *out)
 {
+	struct hx_loader_prog lp;
+	struct hx_request lrq;
+
+	/* "ld.so PROGRAM": decided as the exec of PROGRAM (the kernel
+	 * layer does this itself, on the image after #!: unotify_exec.c). */
+	if (rq->op == HX_OP_EXEC && !rq->loader &&
+	    hx_loader_resolve(peer->pid, peer->tid, rq->path, rq->argv,
+			      rq->argc, &lp) > 0) {
+		lrq = *rq;
+		lrq.loader = rq->path;
+		lrq.path = lp.path;
+		lrq.argv = lp.argv;
+		lrq.argc = lp.argc;
+		decide(pl, peer, &lrq, layer, false, out, NULL, 0);
+		free(lp.argv);
+		return;
+	}
 	decide(pl, peer, rq, layer, false, out, NULL, 0);
 }
 

@@ -44,6 +44,9 @@ struct hx_request {
 	const char *const *argv;
 	size_t argc;
 	bool truncated;
+	/* exec: the dynamic loader that runs path (path and argv are then
+	 * the program's, loader.h); NULL: none, or not looked at yet */
+	const char *loader;
 	const void *addr; /* sockaddr for connect/send */
 	size_t addrlen;
 	bool has_proto; /* proto: the socket's SO_PROTOCOL (netlink's) */

@@ -248,8 +248,10 @@ const struct hx_sc_rule hx_seccomp_notify[] = {
     NOTIFY("sendmsg", "message that may carry a destination"),
     /* Every sendmmsg: its first message is emulated, the rest not sent. */
     NOTIFY("sendmmsg", "messages that may carry destinations"),
-    /* File mutations, emulated on the decided parent (unotify_mut.c). The
-     * fd forms (ftruncate, fchmod, fchown) act on an open file and pass. */
+    /* File mutations, emulated on the decided parent (unotify_mut.c).
+     * ftruncate and fallocate need an fd open for writing (decided at
+     * its open) and pass; the fd forms below do not (fchmod works on
+     * an O_RDONLY fd), so they are decided on the file the fd names. */
     NOTIFY("rename", "moves a file"),
     NOTIFY("renameat", "moves a file"),
     NOTIFY("renameat2", "moves or exchanges files"),
@@ -269,6 +271,23 @@ const struct hx_sc_rule hx_seccomp_notify[] = {
     NOTIFY("chown", "changes a file's owner"),
     NOTIFY("lchown", "changes a link's owner"),
     NOTIFY("fchownat", "changes a file's owner"),
+    NOTIFY("fchmod", "changes the mode of an open file"),
+    NOTIFY("fchown", "changes the owner of an open file"),
+    NOTIFY("mknod", "creates a file, fifo or socket node"),
+    NOTIFY("mknodat", "creates a file, fifo or socket node"),
+    NOTIFY("utime", "sets a file's times"),
+    NOTIFY("utimes", "sets a file's times"),
+    NOTIFY("futimesat", "sets a file's times"),
+    NOTIFY("utimensat", "sets a file's times (by path or fd)"),
+    NOTIFY("setxattr", "sets an extended attribute"),
+    NOTIFY("lsetxattr", "sets an extended attribute"),
+    NOTIFY("fsetxattr", "sets an extended attribute of an open file"),
+    NOTIFY("removexattr", "removes an extended attribute"),
+    NOTIFY("lremovexattr", "removes an extended attribute"),
+    NOTIFY("fremovexattr", "removes an extended attribute of an open file"),
+    /* A unix socket's bind creates a file; the address is behind a
+     * pointer, so every bind (rare: servers) is emulated. */
+    NOTIFY("bind", "names a socket (a unix one creates a file)"),
 };
 
 const size_t hx_seccomp_nnotify =
@@ -304,6 +323,21 @@ struct hx_seccomp_prog {
 };
 
 #define EXTRA_ROW 8
+
+/* Calls newer than libseccomp 2.5's table (seccomp_rule_add cannot
+ * name them, so they would pass): refused by number in the extra
+ * filter, with ENOSYS, which callers take as "kernel too old" and fall
+ * back to the calls above (setxattr...), which are decided. */
+static const struct {
+	int nr;
+	const char *name;
+} unknown_nr[] = {
+    {463, "setxattrat"},     /* 6.13: xattr by dirfd + path */
+    {466, "removexattrat"},  /* 6.13 */
+    {467, "open_tree_attr"}, /* 6.15: mount family */
+    {469, "file_setattr"},   /* 6.17: inode flags by dirfd + path */
+};
+#define N_UNKNOWN (sizeof(unknown_nr) / sizeof(*unknown_nr))
 
 static bool same_action(const struct hx_sc_rule *x, const struct hx_sc_rule *y)
 {
@@ -421,15 +455,15 @@ static int build_extra(struct hx_seccomp_prog *p, char *err, size_t errlen)
 
 	for (size_t i = 0; i < hx_seccomp_ndeny; i++)
 		rows += is_extra(&hx_seccomp_deny[i]);
-	f = calloc(3 + rows * EXTRA_ROW, sizeof(*f));
+	f = calloc(3 + rows * EXTRA_ROW + 2 * N_UNKNOWN + 1, sizeof(*f));
 	if (!f)
 		return -ENOMEM;
 	/* The main filter kills foreign arches; here they just pass. */
 	f[k++] = (struct sock_filter)BPF_STMT(
 	    BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch));
-	f[k++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K,
-					      SCMP_ARCH_X86_64, 0,
-					      (uint8_t)(rows * EXTRA_ROW));
+	f[k++] = (struct sock_filter)BPF_JUMP(
+	    BPF_JMP | BPF_JEQ | BPF_K, SCMP_ARCH_X86_64, 0,
+	    (uint8_t)(rows * EXTRA_ROW + 2 * N_UNKNOWN + 1));
 	for (size_t i = 0; i < hx_seccomp_ndeny; i++) {
 		const struct hx_sc_rule *r = &hx_seccomp_deny[i];
 		uint32_t off =
@@ -462,6 +496,16 @@ static int build_extra(struct hx_seccomp_prog *p, char *err, size_t errlen)
 		f[k++] = (struct sock_filter)BPF_STMT(
 		    BPF_RET | BPF_K,
 		    SECCOMP_RET_ERRNO | ((uint32_t)r->err & SECCOMP_RET_DATA));
+	}
+	f[k++] = (struct sock_filter)BPF_STMT(
+	    BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr));
+	for (size_t i = 0; i < N_UNKNOWN; i++) {
+		/* Only while libseccomp does not know it (a newer one puts
+		 * it in the main filter... or should: see hx_seccomp_deny). */
+		f[k++] = (struct sock_filter)BPF_JUMP(
+		    BPF_JMP | BPF_JEQ | BPF_K, (uint32_t)unknown_nr[i].nr, 0, 1);
+		f[k++] = (struct sock_filter)BPF_STMT(
+		    BPF_RET | BPF_K, SECCOMP_RET_ERRNO | ENOSYS);
 	}
 	f[k++] =
 	    (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW);

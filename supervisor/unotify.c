@@ -77,7 +77,7 @@ int hx_un_read_str(pid_t tid, uint64_t addr, char *buf, size_t size)
 
 /* Tgid, ppid, uid and umask from /proc/<tid>/status. */
 static int read_status(pid_t tid, pid_t *tgid, pid_t *ppid, uid_t *uid,
-		       mode_t *umask_out)
+		       mode_t *umask_out, pid_t *tracer)
 {
 	char path[64], buf[4096], *p;
 	int fd;
@@ -98,6 +98,9 @@ static int read_status(pid_t tid, pid_t *tgid, pid_t *ppid, uid_t *uid,
 		*tgid = (pid_t)strtol(p + 6, NULL, 10);
 	if ((p = strstr(buf, "\nPPid:")))
 		*ppid = (pid_t)strtol(p + 6, NULL, 10);
+	*tracer = 0;
+	if ((p = strstr(buf, "\nTracerPid:")))
+		*tracer = (pid_t)strtol(p + 11, NULL, 10);
 	if ((p = strstr(buf, "\nUid:")))
 		*uid = (uid_t)strtoul(p + 5, NULL, 10);
 	if ((p = strstr(buf, "\nUmask:")))
@@ -115,7 +118,7 @@ static int target_info(pid_t tid, struct target *t)
 	memset(t, 0, sizeof(*t));
 	t->tid = tid;
 	e = read_status(tid, &t->peer.pid, &t->peer.ppid, &t->peer.uid,
-			&t->umask);
+			&t->umask, &t->tracer);
 	if (e)
 		return e;
 	t->peer.tid = tid;
@@ -341,7 +344,24 @@ static void handle(struct hx_unotify *u, const struct seccomp_notif *n)
 	case SYS_chown:
 	case SYS_lchown:
 	case SYS_fchownat:
+	case SYS_fchmod:
+	case SYS_fchown:
+	case SYS_mknod:
+	case SYS_mknodat:
+	case SYS_utime:
+	case SYS_utimes:
+	case SYS_futimesat:
+	case SYS_utimensat:
+	case SYS_setxattr:
+	case SYS_lsetxattr:
+	case SYS_fsetxattr:
+	case SYS_removexattr:
+	case SYS_lremovexattr:
+	case SYS_fremovexattr:
 		hx_un_mut(u, n, &t, &a);
+		break;
+	case SYS_bind:
+		hx_un_bind(u, n, &t, &a);
 		break;
 	default:
 		break; /* not on the list: denied */
@@ -357,10 +377,11 @@ reply:
 		 * tests/integration/test_continue_sites.py holds them to it):
 		 * for execve/execveat (hx_un_exec) the exec gate (execgate.c)
 		 * checks the executed image and argv before the new image
-		 * runs; abstract sockets have Landlock's scope behind them;
-		 * a stream send without MSG_FASTOPEN ignores the address the
-		 * kernel would read again. Every other unix connect or send
-		 * is made by the connector (connector.h). */
+		 * runs, for a thread it traces (checked there). Every other
+		 * call is emulated: connects and sends (abstract ones and
+		 * stream sends too: a racing thread could change the address
+		 * or the fd) on the taken socket, unix ones by the connector
+		 * (connector.h). */
 		resp.flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE;
 		break;
 	case ANS_VALUE:

@@ -13,6 +13,7 @@
 
 #include "../shim/shebang.h"
 #include "execgate.h"
+#include "loader.h"
 #include "resolve.h"
 
 /* ---- exec (with the exec gate) ---- */
@@ -102,7 +103,7 @@ static int put(char **buf, size_t *len, size_t *cap, const char *s, size_t n)
 static int expect_exec(const struct target *t, const char *full,
 		       const char *fname, bool nofollow, const char *blob,
 		       size_t blen, size_t argc, struct stat *fin, char **out,
-		       size_t *outlen)
+		       size_t *outlen, char *img, size_t isize)
 {
 	char here[PATH_MAX + 64], name[PATH_MAX + 32], abs[PATH_MAX];
 	char buf[HX_BINPRM_BUF + 1], *cur = NULL, *nb = NULL;
@@ -190,10 +191,64 @@ static int expect_exec(const struct target *t, const char *full,
 	*out = cur;
 	*outlen = clen;
 	cur = NULL;
+	snprintf(img, isize, "%s", here);
 out:
 	free(nb);
 	free(cur);
 	return e;
+}
+
+/* When the final image img (a path the supervisor reaches) is a
+ * dynamic loader asked to run a program: lp gets that program and the
+ * argv it sees (strings borrowed from cmd, the expected cmdline), *pst
+ * its file. 0 (lp->argv NULL when img runs no program), or -errno: a
+ * program named without '/' (rtld would search the library path) or
+ * with no name (a memfd, a deleted file: fileless, as in expect_exec). */
+static int loader_program(const struct target *t, const char *img,
+			  const char *cmd, size_t clen,
+			  struct hx_loader_prog *lp, struct stat *pst)
+{
+	char h[PATH_MAX + 64];
+	const char **v;
+	size_t n = 0, k = 0;
+	int fd = open(img, O_RDONLY | O_NONBLOCK | O_CLOEXEC), r;
+	bool is;
+
+	lp->argv = NULL;
+	if (fd < 0)
+		return 0;
+	is = hx_loader_is(fd);
+	close(fd);
+	if (!is)
+		return 0;
+	for (size_t i = 0; i < clen; i++)
+		n += !cmd[i];
+	if (!(v = calloc(n + 1, sizeof(*v))))
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		v[i] = cmd + k;
+		k += strlen(cmd + k) + 1;
+	}
+	r = hx_loader_args(t->peer.pid, t->tid, v, n, lp);
+	free(v);
+	if (r <= 0)
+		return r;
+	snprintf(h, sizeof(h), "%s", lp->path);
+	if (!strncmp(h, "/proc/self/", 11) || !strncmp(h, "/proc/thread-self/", 18))
+		here_path(t, lp->path, h, sizeof(h));
+	if (stat(h, pst)) {
+		r = -errno;
+		goto fail;
+	}
+	if (!S_ISREG(pst->st_mode) || pst->st_nlink == 0) {
+		r = -EACCES;
+		goto fail;
+	}
+	return 0;
+fail:
+	free(lp->argv);
+	lp->argv = NULL;
+	return r;
 }
 
 void hx_un_exec(struct hx_unotify *u, const struct seccomp_notif *n,
@@ -203,8 +258,10 @@ void hx_un_exec(struct hx_unotify *u, const struct seccomp_notif *n,
 	bool at = n->data.nr == SYS_execveat;
 	int dirfd = at ? (int)arg[0] : AT_FDCWD, flags = at ? (int)arg[4] : 0;
 	char raw[PATH_MAX], full[PATH_MAX], fname[PATH_MAX + 32];
-	char *blob = NULL, *expect = NULL;
-	const char **argv = NULL;
+	char *blob = NULL, *expect = NULL, img[PATH_MAX + 64];
+	const char **argv = NULL, **eargv = NULL;
+	struct hx_loader_prog lp = {.argv = NULL};
+	struct stat pst;
 	size_t blen = 0, argc = 0, elen = 0, k;
 	struct stat fin;
 	struct job j;
@@ -212,6 +269,15 @@ void hx_un_exec(struct hx_unotify *u, const struct seccomp_notif *n,
 
 	if (!u->gate) {
 		a->err = EACCES; /* never CONTINUE without the gate */
+		return;
+	}
+	/* The gate checks only threads it traces. Nothing in the tree can
+	 * stop being traced (ptrace is denied, clone(CLONE_UNTRACED) too,
+	 * the tracer never detaches and its exit kills the tree), so a
+	 * thread traced now is traced at its exec event; one that is not
+	 * (a way out nobody thought of) is refused here. */
+	if (!t->tracer || t->tracer != hx_execgate_tracer(u->gate)) {
+		a->err = EPERM;
 		return;
 	}
 	/* AT_EMPTY_PATH is refused in BPF before it gets here. */
@@ -249,7 +315,15 @@ void hx_un_exec(struct hx_unotify *u, const struct seccomp_notif *n,
 	/* A missing file fails as exec would, without a record (a shell
 	 * or execvp tries every PATH directory). */
 	if ((e = expect_exec(t, full, fname, flags & AT_SYMLINK_NOFOLLOW, blob,
-			     blen, argc, &fin, &expect, &elen))) {
+			     blen, argc, &fin, &expect, &elen, img,
+			     sizeof(img)))) {
+		a->err = -e;
+		goto out;
+	}
+	/* The final image a dynamic loader ("ld.so PROGRAM", directly or
+	 * as a #! interpreter): decided as the exec of PROGRAM, with the
+	 * argv it will see, and PROGRAM's file held by the gate too. */
+	if ((e = loader_program(t, img, expect, elen, &lp, &pst)) < 0) {
 		a->err = -e;
 		goto out;
 	}
@@ -276,6 +350,12 @@ void hx_un_exec(struct hx_unotify *u, const struct seccomp_notif *n,
 		j.rq.path = full;
 		j.rq.argv = argv;
 		j.rq.argc = argc;
+		if (lp.argv) {
+			j.rq.loader = img;
+			j.rq.path = lp.path;
+			j.rq.argv = lp.argv;
+			j.rq.argc = lp.argc;
+		}
 		if (!hx_un_decide(u, &j)) {
 			a->err = EACCES;
 			goto out;
@@ -288,7 +368,9 @@ void hx_un_exec(struct hx_unotify *u, const struct seccomp_notif *n,
 	}
 	/* The approval is in place before the kernel can run the exec. */
 	if (hx_execgate_approve(u->gate, t->tid, fin.st_dev, fin.st_ino,
-				expect, elen)) {
+				expect, elen) ||
+	    (lp.argv && hx_execgate_approve_prog(u->gate, t->tid, pst.st_dev,
+						 pst.st_ino, lp.name))) {
 		a->err = ENOMEM;
 		goto out;
 	}
@@ -307,6 +389,8 @@ void hx_un_exec(struct hx_unotify *u, const struct seccomp_notif *n,
 	atomic_fetch_add(&u->n_cont, 1);
 	a->kind = ANS_CONTINUE;
 out:
+	free(lp.argv);
+	free(eargv);
 	free(argv);
 	free(expect);
 	free(blob);

@@ -74,6 +74,7 @@ struct answer {
 
 struct target {
 	pid_t tid;
+	pid_t tracer; /* TracerPid of tid: the exec gate's tracer thread */
 	mode_t umask;
 	char exe[PATH_MAX];
 	struct hx_peer peer;
@@ -108,6 +109,8 @@ void hx_un_open(struct hx_unotify *u, const struct seccomp_notif *n,
 		const struct target *t, struct answer *a);
 void hx_un_connect(struct hx_unotify *u, const struct seccomp_notif *n,
 		   const struct target *t, struct answer *a);
+void hx_un_bind(struct hx_unotify *u, const struct seccomp_notif *n,
+		const struct target *t, struct answer *a);
 void hx_un_send(struct hx_unotify *u, const struct seccomp_notif *n,
 		const struct target *t, struct answer *a);
 void hx_un_mut(struct hx_unotify *u, const struct seccomp_notif *n,

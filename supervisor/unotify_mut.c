@@ -9,6 +9,8 @@
 #include <stdio.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/xattr.h>
+#include <linux/limits.h>
 
 #include "path.h"
 #include "resolve.h"
@@ -47,6 +49,21 @@ enum mut_kind {
 	MUT_TRUNCATE,
 	MUT_CHMOD,
 	MUT_CHOWN,
+	MUT_MKNOD,
+	MUT_UTIME,
+	MUT_SETXATTR,
+	MUT_RMXATTR,
+};
+
+/* What some kinds carry beyond a path and a mode. */
+struct mut_extra {
+	dev_t dev;		/* mknod */
+	struct timespec ts[2];	/* utime family; has_ts false: now */
+	bool has_ts;
+	char xname[XATTR_NAME_MAX + 1]; /* xattr */
+	unsigned char *xval;
+	size_t xsize;
+	int xflags;
 };
 
 /* Each kind as kerrno.h names it. */
@@ -55,7 +72,9 @@ static const enum hx_kcall kcall[] = {
     [MUT_RMDIR] = HX_KC_RMDIR,	     [MUT_MKDIR] = HX_KC_MKDIR,
     [MUT_LINK] = HX_KC_LINK,	     [MUT_SYMLINK] = HX_KC_SYMLINK,
     [MUT_TRUNCATE] = HX_KC_TRUNCATE, [MUT_CHMOD] = HX_KC_CHMOD,
-    [MUT_CHOWN] = HX_KC_CHOWN,
+    [MUT_CHOWN] = HX_KC_CHOWN,	     [MUT_MKNOD] = HX_KC_MKDIR,
+    [MUT_UTIME] = HX_KC_CHMOD,	     [MUT_SETXATTR] = HX_KC_CHMOD,
+    [MUT_RMXATTR] = HX_KC_CHMOD,
 };
 
 /* Whether name (relative to dirfd, not followed) is a directory. */
@@ -149,7 +168,8 @@ static int reopen(int fd, int flags)
 static int mut_act(const struct target *t, enum mut_kind k, int pfd,
 		   const char *name, int pfd2, const char *name2,
 		   const char *text, unsigned flags, mode_t mode, uint64_t len,
-		   uid_t ouid, gid_t ogid, bool nofollow)
+		   uid_t ouid, gid_t ogid, bool nofollow,
+		   const struct mut_extra *x)
 {
 	struct stat st;
 	int fd, r = 0;
@@ -176,9 +196,16 @@ static int mut_act(const struct target *t, enum mut_kind k, int pfd,
 	case MUT_SYMLINK:
 		r = symlinkat(text, pfd, name);
 		break;
+	case MUT_MKNOD:
+		r = mknodat(pfd, name,
+			    (mode & S_IFMT) | (mode & 07777 & ~t->umask), x->dev);
+		break;
 	case MUT_TRUNCATE:
 	case MUT_CHMOD:
 	case MUT_CHOWN:
+	case MUT_UTIME:
+	case MUT_SETXATTR:
+	case MUT_RMXATTR:
 		fd = open_leaf(pfd, name, &st);
 		if (fd < 0)
 			return fd;
@@ -204,7 +231,24 @@ static int mut_act(const struct target *t, enum mut_kind k, int pfd,
 			close(w);
 			return r;
 		}
-		if (k == MUT_CHOWN)
+		if (k == MUT_UTIME)
+			r = utimensat(fd, "", x->has_ts ? x->ts : NULL,
+				      AT_EMPTY_PATH);
+		else if ((k == MUT_SETXATTR || k == MUT_RMXATTR) &&
+			 S_ISLNK(st.st_mode)) {
+			errno = EPERM; /* no xattr a capability-less caller
+					* may set on a symlink */
+			r = -1;
+		} else if (k == MUT_SETXATTR || k == MUT_RMXATTR) {
+			char p[64];
+
+			/* Our own fd's magic link: the inode decided. */
+			snprintf(p, sizeof(p), "/proc/thread-self/fd/%d", fd);
+			r = k == MUT_SETXATTR
+				? setxattr(p, x->xname, x->xval, x->xsize,
+					   x->xflags)
+				: removexattr(p, x->xname);
+		} else if (k == MUT_CHOWN)
 			r = fchownat(fd, "", ouid, ogid, AT_EMPTY_PATH);
 		else if (S_ISLNK(st.st_mode)) {
 			errno = EOPNOTSUPP; /* as fchmodat2 NOFOLLOW says */
@@ -223,6 +267,214 @@ static int mut_act(const struct target *t, enum mut_kind k, int pfd,
 	return r ? -errno : 0;
 }
 
+/* The times of the utime family as utimensat takes them; kind 1:
+ * struct utimbuf, 2: struct timeval[2], 3: struct timespec[2]. */
+static int read_times(const struct target *t, uint64_t addr, int kind,
+		      struct mut_extra *x)
+{
+	int e;
+
+	x->has_ts = true;
+	if (kind == 1) {
+		time_t tb[2];
+
+		if ((e = hx_un_read_mem(t->tid, addr, tb, sizeof(tb))))
+			return e;
+		x->ts[0] = (struct timespec){tb[0], 0};
+		x->ts[1] = (struct timespec){tb[1], 0};
+	} else if (kind == 2) {
+		struct timeval tv[2];
+
+		if ((e = hx_un_read_mem(t->tid, addr, tv, sizeof(tv))))
+			return e;
+		for (int i = 0; i < 2; i++) {
+			if (tv[i].tv_usec < 0 || tv[i].tv_usec >= 1000000)
+				return -EINVAL;
+			x->ts[i] = (struct timespec){tv[i].tv_sec,
+						     tv[i].tv_usec * 1000};
+		}
+	} else if ((e = hx_un_read_mem(t->tid, addr, x->ts, sizeof(x->ts))))
+		return e;
+	return 0;
+}
+
+/* Metadata changes through an fd (fchmod, fchown, fsetxattr,
+ * fremovexattr, futimens, and the *at forms with an empty path and
+ * AT_EMPTY_PATH): the fd acts on whatever file it names, which may be
+ * one opened read-only that the agent may not write. The fd is taken
+ * once (pidfd_getfd), the file it names decided as a write (its path,
+ * or "/proc/self/fd/N" for one without), and the change made on the
+ * taken fd: what was decided is what changes, whatever a racing dup2
+ * does to the number. Never CONTINUE. */
+static void hx_un_fdmeta(struct hx_unotify *u, const struct seccomp_notif *n,
+			 const struct target *t, struct answer *a)
+{
+	const __u64 *arg = n->data.args;
+	int nr = n->data.nr, fd = (int)arg[0], mine, e, r;
+	uint64_t xname = 0, xval = 0, tsaddr = 0;
+	uid_t ouid = (uid_t)-1;
+	gid_t ogid = (gid_t)-1;
+	bool has_mode = false, at_form = false;
+	char link[64], text[PATH_MAX], path[PATH_MAX];
+	static __thread unsigned char fbuf[XATTR_SIZE_MAX];
+	struct mut_extra x;
+	unsigned flags = 0;
+	mode_t mode = 0;
+	uint32_t call;
+	struct job j;
+	ssize_t len;
+
+	memset(&x, 0, sizeof(x));
+	switch (nr) {
+	case SYS_fchmod:
+	case SYS_fchmodat2:
+		call = HX_CALL_FCHMOD;
+		has_mode = true;
+		mode = (mode_t)(nr == SYS_fchmod ? arg[1] : arg[2]);
+		if (nr == SYS_fchmodat2) {
+			flags = (unsigned)arg[3];
+			at_form = true;
+		}
+		break;
+	case SYS_fchown:
+	case SYS_fchownat:
+		call = HX_CALL_FCHOWN;
+		if (nr == SYS_fchown) {
+			ouid = (uid_t)arg[1];
+			ogid = (gid_t)arg[2];
+		} else {
+			ouid = (uid_t)arg[2];
+			ogid = (gid_t)arg[3];
+			flags = (unsigned)arg[4];
+			at_form = true;
+		}
+		break;
+	case SYS_fsetxattr:
+		call = HX_CALL_SETXATTR;
+		xname = arg[1];
+		xval = arg[2];
+		x.xsize = (size_t)arg[3];
+		x.xflags = (int)arg[4];
+		if (x.xflags & ~(XATTR_CREATE | XATTR_REPLACE)) {
+			a->err = EINVAL;
+			return;
+		}
+		if (x.xsize > XATTR_SIZE_MAX) {
+			a->err = E2BIG;
+			return;
+		}
+		break;
+	case SYS_fremovexattr:
+		call = HX_CALL_REMOVEXATTR;
+		xname = arg[1];
+		break;
+	default: /* utimensat, path NULL or "" with AT_EMPTY_PATH */
+		call = HX_CALL_UTIMES;
+		tsaddr = arg[2];
+		flags = (unsigned)arg[3];
+		at_form = arg[1] != 0;
+		break;
+	}
+	if (t->peer.uid != geteuid()) {
+		a->err = EACCES; /* never with more rights than the target */
+		return;
+	}
+	if (xname && (e = hx_un_read_str(t->tid, xname, x.xname,
+					 sizeof(x.xname)))) {
+		a->err = e == -ENAMETOOLONG ? ERANGE : -e;
+		return;
+	}
+	if (xval && x.xsize &&
+	    (e = hx_un_read_mem(t->tid, xval, fbuf, x.xsize))) {
+		a->err = -e;
+		return;
+	}
+	x.xval = fbuf;
+	if (tsaddr && (e = read_times(t, tsaddr, 3, &x))) {
+		a->err = -e;
+		return;
+	}
+	if (!hx_un_id_valid(u, n->id)) {
+		a->err = ESRCH;
+		return;
+	}
+	if (fd == AT_FDCWD && at_form) {
+		/* The thread's cwd itself, taken once. */
+		snprintf(link, sizeof(link), "/proc/%d/cwd", (int)t->tid);
+		mine = open(link, O_PATH | O_CLOEXEC);
+		mine = mine < 0 ? -errno : mine;
+	} else if (fd == AT_FDCWD) {
+		mine = -EFAULT; /* futimens(AT_FDCWD): no path to read */
+	} else
+		mine = hx_un_take_fd(t->peer.pid, fd);
+	if (mine < 0) {
+		a->err = mine == -EBADF || mine == -EFAULT ? -mine : EACCES;
+		return;
+	}
+	snprintf(link, sizeof(link), "/proc/thread-self/fd/%d", mine);
+	len = readlink(link, text, sizeof(text) - 1);
+	text[len > 0 ? len : 0] = '\0';
+	if (text[0] == '/')
+		snprintf(path, sizeof(path), "%s", text);
+	else /* a pipe, a socket: no path, named as the agent names it */
+		snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+	memset(&j, 0, sizeof(j));
+	j.peer = t->peer;
+	j.rq.call = call;
+	j.rq.op = HX_OP_WRITE;
+	j.rq.path = path;
+	j.rq.has_flags = true;
+	j.rq.flags = O_NOFOLLOW; /* the file itself, as the fd names it */
+	j.rq.has_mode = has_mode;
+	j.rq.mode = (uint32_t)mode;
+	if (!hx_un_decide(u, &j)) {
+		close(mine);
+		a->err = EACCES;
+		return;
+	}
+	if (j.out.reply != HX_VERDICT_ALLOW) {
+		close(mine);
+		atomic_fetch_add(&u->n_denied, 1);
+		a->err = j.out.err ? j.out.err : EACCES;
+		if (j.out.tell)
+			hx_pipeline_notice(&j.out, a->err);
+		return;
+	}
+	switch (nr) {
+	case SYS_fchmod:
+		r = fchmod(mine, mode);
+		break;
+	case SYS_fchmodat2:
+		r = (int)syscall(SYS_fchmodat2, mine, "", mode, flags);
+		break;
+	case SYS_fchown:
+		r = fchown(mine, ouid, ogid);
+		break;
+	case SYS_fchownat:
+		r = fchownat(mine, "", ouid, ogid, (int)flags);
+		break;
+	case SYS_fsetxattr:
+		r = fsetxattr(mine, x.xname, x.xval, x.xsize, x.xflags);
+		break;
+	case SYS_fremovexattr:
+		r = fremovexattr(mine, x.xname);
+		break;
+	default:
+		r = (int)syscall(SYS_utimensat, mine, at_form ? "" : NULL,
+				 tsaddr ? x.ts : NULL, flags);
+		break;
+	}
+	e = r ? errno : 0;
+	close(mine);
+	if (e) {
+		a->err = e;
+		return;
+	}
+	atomic_fetch_add(&u->n_emul, 1);
+	a->kind = ANS_VALUE;
+	a->val = 0;
+}
+
 void hx_un_mut(struct hx_unotify *u, const struct seccomp_notif *n,
 		   const struct target *t, struct answer *a)
 {
@@ -236,13 +488,24 @@ void hx_un_mut(struct hx_unotify *u, const struct seccomp_notif *n,
 	mode_t mode = 0;
 	uid_t ouid = (uid_t)-1;
 	gid_t ogid = (gid_t)-1;
-	bool nofollow = false, has_mode = false;
+	bool nofollow = false, has_mode = false, empty_ok = false;
+	uint64_t tsaddr = 0, xname = 0, xval = 0;
+	int tskind = 0; /* 1 utimbuf, 2 timeval[2], 3 timespec[2] */
+	struct mut_extra x;
 	struct job j;
+	static __thread unsigned char xbuf[XATTR_SIZE_MAX];
 	static __thread char raw[PATH_MAX], raw2[PATH_MAX], full[PATH_MAX],
 	    full2[PATH_MAX], res2[PATH_MAX];
 	char name[NAME_MAX + 2], name2[NAME_MAX + 2];
 
+	memset(&x, 0, sizeof(x));
 	switch (n->data.nr) {
+	case SYS_fchmod:
+	case SYS_fchown:
+	case SYS_fsetxattr:
+	case SYS_fremovexattr:
+		hx_un_fdmeta(u, n, t, a);
+		return;
 	case SYS_rename:
 	case SYS_renameat:
 	case SYS_renameat2:
@@ -371,7 +634,85 @@ void hx_un_mut(struct hx_unotify *u, const struct seccomp_notif *n,
 			return;
 		}
 		nofollow = flags & AT_SYMLINK_NOFOLLOW;
+		empty_ok = flags & AT_EMPTY_PATH;
 		has_mode = true;
+		break;
+	case SYS_mknod:
+	case SYS_mknodat:
+		k = MUT_MKNOD;
+		op = HX_OP_WRITE;
+		call = HX_CALL_MKNOD;
+		if (n->data.nr == SYS_mknod) {
+			p1 = arg[0];
+			mode = (mode_t)arg[1];
+			x.dev = (dev_t)(unsigned)arg[2];
+		} else {
+			dfd = (int)arg[0];
+			p1 = arg[1];
+			mode = (mode_t)arg[2];
+			x.dev = (dev_t)(unsigned)arg[3];
+		}
+		has_mode = true;
+		break;
+	case SYS_utime:
+	case SYS_utimes:
+	case SYS_futimesat:
+	case SYS_utimensat:
+		k = MUT_UTIME;
+		op = HX_OP_WRITE;
+		call = HX_CALL_UTIMES;
+		if (n->data.nr == SYS_utime || n->data.nr == SYS_utimes) {
+			p1 = arg[0];
+			tsaddr = arg[1];
+			tskind = n->data.nr == SYS_utime ? 1 : 2;
+		} else {
+			dfd = (int)arg[0];
+			p1 = arg[1];
+			tsaddr = arg[2];
+			tskind = n->data.nr == SYS_futimesat ? 2 : 3;
+		}
+		if (n->data.nr == SYS_utimensat) {
+			flags = (unsigned)arg[3];
+			if (flags & ~(unsigned)(AT_SYMLINK_NOFOLLOW |
+						AT_EMPTY_PATH)) {
+				a->err = EINVAL;
+				return;
+			}
+			nofollow = flags & AT_SYMLINK_NOFOLLOW;
+			empty_ok = flags & AT_EMPTY_PATH;
+			if (!p1) { /* futimens: the fd itself */
+				hx_un_fdmeta(u, n, t, a);
+				return;
+			}
+		}
+		break;
+	case SYS_setxattr:
+	case SYS_lsetxattr:
+	case SYS_removexattr:
+	case SYS_lremovexattr:
+		k = n->data.nr == SYS_setxattr || n->data.nr == SYS_lsetxattr
+			? MUT_SETXATTR
+			: MUT_RMXATTR;
+		op = HX_OP_WRITE;
+		call = k == MUT_SETXATTR ? HX_CALL_SETXATTR
+					 : HX_CALL_REMOVEXATTR;
+		p1 = arg[0];
+		xname = arg[1];
+		nofollow = n->data.nr == SYS_lsetxattr ||
+			   n->data.nr == SYS_lremovexattr;
+		if (k == MUT_SETXATTR) {
+			xval = arg[2];
+			x.xsize = (size_t)arg[3];
+			x.xflags = (int)arg[4];
+			if (x.xflags & ~(XATTR_CREATE | XATTR_REPLACE)) {
+				a->err = EINVAL;
+				return;
+			}
+			if (x.xsize > XATTR_SIZE_MAX) {
+				a->err = E2BIG;
+				return;
+			}
+		}
 		break;
 	default: /* chown, lchown, fchownat */
 		k = MUT_CHOWN;
@@ -389,6 +730,7 @@ void hx_un_mut(struct hx_unotify *u, const struct seccomp_notif *n,
 				return;
 			}
 			nofollow = flags & AT_SYMLINK_NOFOLLOW;
+			empty_ok = flags & AT_EMPTY_PATH;
 		} else {
 			p1 = arg[0];
 			ouid = (uid_t)arg[1];
@@ -407,12 +749,32 @@ void hx_un_mut(struct hx_unotify *u, const struct seccomp_notif *n,
 		a->err = -e;
 		return;
 	}
+	/* An empty path with AT_EMPTY_PATH acts on the dirfd itself: the
+	 * file that fd names is decided (hx_un_fdmeta). Without the flag,
+	 * ENOENT, as the kernel says. */
+	if (!raw[0] && empty_ok && k != MUT_MKNOD) {
+		hx_un_fdmeta(u, n, t, a);
+		return;
+	}
+	if (xname && (e = hx_un_read_str(t->tid, xname, x.xname,
+					 sizeof(x.xname)))) {
+		a->err = e == -ENAMETOOLONG ? ERANGE : -e;
+		return;
+	}
+	if (xval && x.xsize &&
+	    (e = hx_un_read_mem(t->tid, xval, xbuf, x.xsize))) {
+		a->err = -e;
+		return;
+	}
+	x.xval = xbuf;
+	if (tsaddr && (e = read_times(t, tsaddr, tskind, &x))) {
+		a->err = -e;
+		return;
+	}
 	if (!hx_un_id_valid(u, n->id)) {
 		a->err = ESRCH;
 		return;
 	}
-	/* An empty path (AT_EMPTY_PATH: act on the dirfd itself) is not
-	 * emulated: ENOENT, as without the flag. */
 	if ((e = hx_path_absolute(t->peer.pid, t->tid, dfd, raw, full,
 				     sizeof(full)))) {
 		a->err = -e;
@@ -440,11 +802,17 @@ void hx_un_mut(struct hx_unotify *u, const struct seccomp_notif *n,
 		j.rq.path2 = res2;
 	else if (k == MUT_SYMLINK)
 		j.rq.path2 = raw2;
-	if (nofollow) {
+	if (k == MUT_MKNOD) {
+		/* A new file: like O_CREAT|O_EXCL, never through a final
+		 * symlink (follows_last() in the pipeline). */
+		j.rq.has_flags = true;
+		j.rq.flags = O_WRONLY | O_CREAT | O_EXCL;
+	} else if (nofollow) {
 		/* follows_last() in the pipeline: the link itself. */
 		j.rq.has_flags = true;
 		j.rq.flags = O_NOFOLLOW;
-	} else if (flags && k != MUT_CHMOD && k != MUT_CHOWN) {
+	} else if (flags && k != MUT_CHMOD && k != MUT_CHOWN &&
+		   k != MUT_UTIME) {
 		j.rq.has_flags = true;
 		j.rq.flags = flags;
 	}
@@ -507,7 +875,7 @@ void hx_un_mut(struct hx_unotify *u, const struct seccomp_notif *n,
 		}
 	}
 	e = mut_act(t, k, pfd, name, pfd2, name2, raw2, flags, mode, len, ouid,
-		    ogid, nofollow);
+		    ogid, nofollow, &x);
 	if (!e && k == MUT_RENAME && !j.rq.moves_tree &&
 	    (is_dir_at(pfd2, name2) ||
 	     ((flags & RENAME_EXCHANGE) && is_dir_at(pfd, name)))) {

@@ -12,8 +12,11 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
+#include <dirent.h>
+#include <poll.h>
 
 #include "connector.h"
+#include "execgate.h"
 #include "resolve.h"
 
 #define SEND_MAX  (64u << 10) /* bytes of a send emulated here */
@@ -212,6 +215,175 @@ static void connect_own(struct hx_unotify *u, const struct seccomp_notif *n,
 	a->val = 0;
 }
 
+/* Whether pid belongs to the agent's tree: traced by the exec gate (the
+ * whole tree is), or, without the gate, a descendant of its root. */
+static bool in_tree(const struct hx_unotify *u, pid_t pid)
+{
+	for (int depth = 0; pid > 1 && depth < 128; depth++) {
+		char path[64], buf[2048], *p;
+		pid_t ppid = 0, tracer = 0;
+		ssize_t n;
+		int fd;
+
+		if (pid == u->root)
+			return true;
+		snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+		if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+			return false;
+		n = read(fd, buf, sizeof(buf) - 1);
+		close(fd);
+		if (n <= 0)
+			return false;
+		buf[n] = '\0';
+		if ((p = strstr(buf, "\nTracerPid:")))
+			tracer = (pid_t)strtol(p + 11, NULL, 10);
+		if (u->gate && tracer && tracer == hx_execgate_tracer(u->gate))
+			return true;
+		if (!(p = strstr(buf, "\nPPid:")))
+			return false;
+		ppid = (pid_t)strtol(p + 6, NULL, 10);
+		pid = ppid;
+	}
+	return false;
+}
+
+/* Whether process pid holds socket inode ino (/proc/<pid>/fd). */
+static bool holds_inode(pid_t pid, unsigned long ino)
+{
+	char path[64], want[48], got[64];
+	struct dirent *de;
+	bool found = false;
+	DIR *d;
+
+	snprintf(path, sizeof(path), "/proc/%d/fd", (int)pid);
+	snprintf(want, sizeof(want), "socket:[%lu]", ino);
+	if (!(d = opendir(path)))
+		return false;
+	while (!found && (de = readdir(d))) {
+		char link[64 + 256];
+		ssize_t n;
+
+		if (de->d_name[0] == '.')
+			continue;
+		snprintf(link, sizeof(link), "%s/%s", path, de->d_name);
+		n = readlink(link, got, sizeof(got) - 1);
+		if (n > 0) {
+			got[n] = '\0';
+			found = !strcmp(got, want);
+		}
+	}
+	closedir(d);
+	return found;
+}
+
+/* Whether some process of the agent's tree holds socket ino: the
+ * caller's own process first, then every process /proc lists. */
+static bool tree_holds(const struct hx_unotify *u, pid_t self,
+		       unsigned long ino)
+{
+	struct dirent *de;
+	bool found;
+	DIR *d;
+
+	if (holds_inode(self, ino))
+		return true;
+	if (!(d = opendir("/proc")))
+		return false;
+	found = false;
+	while (!found && (de = readdir(d))) {
+		char *end;
+		long pid = strtol(de->d_name, &end, 10);
+
+		if (*end || pid <= 1 || pid == self)
+			continue;
+		found = in_tree(u, (pid_t)pid) && holds_inode((pid_t)pid, ino);
+	}
+	closedir(d);
+	return found;
+}
+
+/* Landlock's abstract-socket scope (ABI 6), judged here: the abstract
+ * name (sun_path[1..], n bytes) is bound in the target's network
+ * namespace, and every socket bound to it (/proc/<pid>/net/unix prints
+ * each NUL of a name as '@', so names that print alike all count) is
+ * held by a process of the agent's tree. */
+static bool abstract_in_scope(const struct hx_unotify *u,
+			      const struct target *t, const char *name,
+			      size_t n)
+{
+	char path[64], line[512], want[sizeof(((struct sockaddr_un *)0)->sun_path) + 2];
+	unsigned long inos[16];
+	size_t nino = 0;
+	bool over = false;
+	FILE *f;
+
+	want[0] = '@';
+	for (size_t i = 0; i < n; i++)
+		want[1 + i] = name[i] ? name[i] : '@';
+	want[1 + n] = '\0';
+	snprintf(path, sizeof(path), "/proc/%d/net/unix", (int)t->peer.pid);
+	if (!(f = fopen(path, "re")))
+		return false;
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long ino;
+		int off = 0;
+		char *nl;
+
+		if (sscanf(line, "%*s %*x %*x %*x %*x %*x %lu %n", &ino, &off) <
+			1 ||
+		    !off)
+			continue;
+		if ((nl = strchr(line + off, '\n')))
+			*nl = '\0';
+		if (strcmp(line + off, want))
+			continue;
+		if (nino == sizeof(inos) / sizeof(*inos)) {
+			over = true;
+			break;
+		}
+		inos[nino++] = ino;
+	}
+	fclose(f);
+	if (over || !nino)
+		return false;
+	for (size_t i = 0; i < nino; i++)
+		if (!tree_holds(u, t->peer.pid, inos[i]))
+			return false;
+	return true;
+}
+
+/* An abstract connect, made by the connector with our copy of the
+ * address when the name is in scope; EPERM, as Landlock says, when it
+ * is not. */
+static void connect_abstract(struct hx_unotify *u, const struct target *t,
+			     int fd, const struct sockaddr_storage *ss,
+			     socklen_t len, struct answer *a)
+{
+	const struct sockaddr_un *sun = (const void *)ss;
+	size_t n = len - offsetof(struct sockaddr_un, sun_path) - 1;
+	int sfd = hx_un_take_fd(t->peer.pid, fd), e;
+
+	if (sfd < 0) {
+		a->err = sfd == -EBADF ? EBADF : EACCES;
+		return;
+	}
+	if (!abstract_in_scope(u, t, sun->sun_path + 1, n)) {
+		close(sfd);
+		atomic_fetch_add(&u->n_denied, 1);
+		a->err = EPERM;
+		return;
+	}
+	e = hx_connector_connect_addr(hx_un_conn, sfd, ss, len);
+	close(sfd);
+	if (e) {
+		a->err = e == -EINTR ? EINTR : -e;
+		return;
+	}
+	atomic_fetch_add(&u->n_emul, 1);
+	a->kind = ANS_VALUE;
+	a->val = 0;
+}
+
 void hx_un_connect(struct hx_unotify *u, const struct seccomp_notif *n,
 		       const struct target *t, struct answer *a)
 {
@@ -237,12 +409,12 @@ void hx_un_connect(struct hx_unotify *u, const struct seccomp_notif *n,
 		return;
 	}
 	if (is_abstract(&ss, len)) {
-		/* CONTINUE: abstract sockets are held by Landlock's scope
-		 * (ABI 6), checked by the kernel at the real call, so a
-		 * swap after this read gains nothing. GAP (documented):
-		 * below ABI 6 only the shim decides them. */
-		atomic_fetch_add(&u->n_cont, 1);
-		a->kind = ANS_CONTINUE;
+		/* Emulated, never CONTINUE: the kernel would read the
+		 * address again, where a racing thread can have put an IP
+		 * address or a path (Landlock's scope holds abstract names
+		 * only). What that scope lets through, this lets through:
+		 * a name bound by a socket of the agent's own tree. */
+		connect_abstract(u, t, fd, &ss, len, a);
 		return;
 	}
 	/* Taken first, as the kernel looks the fd up first (EBADF), and
@@ -331,16 +503,43 @@ static bool unix_socket(int sfd)
 	       dom == AF_UNIX;
 }
 
-/* Whether the target's fd is a stream or seqpacket socket and the call
- * is not a TCP Fast Open: then the kernel ignores any msg_name. */
+/* Whether the target's socket is a byte stream (a send may then take
+ * part of the data) and the call is not a TCP Fast Open. */
 static bool stream_socket(int sfd, int flags)
 {
 	int type = 0;
 	socklen_t tl = sizeof(type);
 
 	return getsockopt(sfd, SOL_SOCKET, SO_TYPE, &type, &tl) == 0 &&
-	       (type == SOCK_STREAM || type == SOCK_SEQPACKET) &&
-	       !(flags & MSG_FASTOPEN);
+	       type == SOCK_STREAM && !(flags & MSG_FASTOPEN);
+}
+
+/* sendmsg of our copy on sfd (by the connector for a unix socket),
+ * without blocking this worker for good: a blocking socket that is full
+ * is waited for here while the target still waits for the answer. */
+static ssize_t send_here(struct hx_unotify *u, uint64_t id, int sfd,
+			 int target, struct msghdr *out, int flags)
+{
+	int fl = fcntl(sfd, F_GETFL);
+	bool block = !(flags & MSG_DONTWAIT) && fl >= 0 && !(fl & O_NONBLOCK);
+	bool un = unix_socket(sfd);
+
+	for (;;) {
+		struct pollfd p = {.fd = sfd, .events = POLLOUT};
+		ssize_t r;
+
+		if (un)
+			r = hx_connector_send(hx_un_conn, sfd, target, out,
+					      flags | MSG_DONTWAIT);
+		else if ((r = sendmsg(sfd, out,
+				      flags | MSG_DONTWAIT | MSG_NOSIGNAL)) < 0)
+			r = -errno;
+		if ((r != -EAGAIN && r != -EWOULDBLOCK) || !block)
+			return r;
+		poll(&p, 1, 50);
+		if (!hx_un_id_valid(u, id))
+			return -EINTR; /* interrupted: nothing was sent */
+	}
 }
 
 /* The send on sfd, the target's socket taken once. */
@@ -354,7 +553,7 @@ static void send_on(struct hx_unotify *u, const struct seccomp_notif *n,
 	 * the vector could name any address. */
 	bool is_mmsg = n->data.nr == SYS_sendmmsg;
 	bool is_msg = n->data.nr == SYS_sendmsg || is_mmsg;
-	bool to_peer = false;
+	bool to_peer = false, stream = false;
 	struct sockaddr_storage ss;
 	struct msghdr mh, out;
 	struct iovec *iov = NULL, one;
@@ -385,25 +584,14 @@ static void send_on(struct hx_unotify *u, const struct seccomp_notif *n,
 		flags = (int)(is_mmsg ? arg[3] : arg[2]);
 		name = (uint64_t)(uintptr_t)mh.msg_name;
 		len = mh.msg_namelen;
-		if ((!name || !len) && (is_mmsg || !stream_socket(sfd, flags))) {
-			/* A datagram socket would honour a msg_name that a
-			 * second thread sets after this read: emulate, to the
-			 * connected peer (decided at connect). */
+		if (!name || !len) {
+			/* No destination: emulated to the connected peer
+			 * (decided at connect), never CONTINUE. The kernel
+			 * would look fd up again and read msg_name again: a
+			 * racing thread can dup2 a datagram socket onto this
+			 * number and point msg_name anywhere. */
 			to_peer = true;
-		} else if (!name || !len) {
-			if (!hx_un_id_valid(u, n->id)) {
-				a->err = ESRCH;
-				return;
-			}
-			/* CONTINUE after a pointer read: safe because the
-			 * kernel ignores msg_name on a stream or seqpacket
-			 * socket without MSG_FASTOPEN (a register argument,
-			 * not swappable), so what a racing thread writes
-			 * there changes nothing: the data goes to the peer
-			 * decided at connect. */
-			atomic_fetch_add(&u->n_cont, 1);
-			a->kind = ANS_CONTINUE;
-			return;
+			stream = stream_socket(sfd, flags);
 		}
 	} else {
 		flags = (int)arg[3];
@@ -453,6 +641,10 @@ static void send_on(struct hx_unotify *u, const struct seccomp_notif *n,
 			goto fail;
 	} else
 		total = arg[2];
+	/* A byte stream may take part of a send (the count says how
+	 * much); a datagram goes whole or not at all. */
+	if (total > SEND_MAX && stream)
+		total = SEND_MAX;
 	if (total > SEND_MAX) {
 		e = -EMSGSIZE;
 		goto fail;
@@ -465,12 +657,16 @@ static void send_on(struct hx_unotify *u, const struct seccomp_notif *n,
 	if (is_msg) {
 		size_t off = 0;
 
-		for (size_t i = 0; i < mh.msg_iovlen; i++) {
+		for (size_t i = 0; i < mh.msg_iovlen && off < total; i++) {
+			size_t k = iov[i].iov_len < total - off
+				       ? iov[i].iov_len
+				       : total - off;
+
 			if ((e = hx_un_read_mem(t->tid,
 					  (uint64_t)(uintptr_t)iov[i].iov_base,
-					  data + off, iov[i].iov_len)))
+					  data + off, k)))
 				goto fail;
-			off += iov[i].iov_len;
+			off += k;
 		}
 	} else if ((e = hx_un_read_mem(t->tid, arg[1], data, total)))
 		goto fail;
@@ -490,10 +686,7 @@ static void send_on(struct hx_unotify *u, const struct seccomp_notif *n,
 		out.msg_control = ctrl.b;
 		out.msg_controllen = mh.msg_controllen;
 	}
-	if (unix_socket(sfd))
-		r = hx_connector_send(hx_un_conn, sfd, target, &out, flags);
-	else if ((r = sendmsg(sfd, &out, flags | MSG_NOSIGNAL)) < 0)
-		r = -errno;
+	r = send_here(u, n->id, sfd, to_peer ? -1 : target, &out, flags);
 	if (r < 0) {
 		e = (int)r;
 		sigpipe(t, -e, flags);
@@ -542,4 +735,136 @@ void hx_un_send(struct hx_unotify *u, const struct seccomp_notif *n,
 	}
 	send_on(u, n, t, sfd, a);
 	close(sfd);
+}
+
+/* Binds sfd to name in the directory pfd: from this worker's own cwd
+ * (unshare(CLONE_FS) in unotify.c: no other thread's), so the socket is
+ * made in the decided directory whatever its path has become, with the
+ * target's umask. */
+static int bind_in(int sfd, int pfd, const char *name, mode_t umask_)
+{
+	struct sockaddr_un sun = {.sun_family = AF_UNIX};
+	size_t n = strlen(name);
+	int e = 0;
+
+	if (n >= sizeof(sun.sun_path))
+		return -ENAMETOOLONG;
+	memcpy(sun.sun_path, name, n + 1);
+	if (fchdir(pfd))
+		return -errno;
+	umask(umask_);
+	if (bind(sfd, (struct sockaddr *)&sun,
+		 (socklen_t)(offsetof(struct sockaddr_un, sun_path) + n + 1)))
+		e = -errno;
+	umask(0);
+	if (chdir("/") && !e)
+		e = -errno;
+	return e;
+}
+
+void hx_un_bind(struct hx_unotify *u, const struct seccomp_notif *n,
+		const struct target *t, struct answer *a)
+{
+	struct sockaddr_storage ss;
+	const struct sockaddr_un *sun = (const void *)&ss;
+	socklen_t len = (socklen_t)n->data.args[2];
+	size_t off = offsetof(struct sockaddr_un, sun_path), k;
+	char raw[sizeof(sun->sun_path) + 1], full[PATH_MAX];
+	char here[PATH_MAX + 32], *last;
+	struct open_how how = {.flags = O_PATH | O_DIRECTORY | O_CLOEXEC,
+			       .resolve = RESOLVE_NO_SYMLINKS |
+					  RESOLVE_NO_MAGICLINKS};
+	int sfd, pfd, e;
+	struct job j;
+
+	if (len < sizeof(sa_family_t) || len > sizeof(ss)) {
+		a->err = EINVAL;
+		return;
+	}
+	memset(&ss, 0, sizeof(ss));
+	if ((e = hx_un_read_mem(t->tid, n->data.args[1], &ss, len))) {
+		a->err = -e;
+		return;
+	}
+	if (!hx_un_id_valid(u, n->id)) {
+		a->err = ESRCH;
+		return;
+	}
+	sfd = hx_un_take_fd(t->peer.pid, (int)n->data.args[0]);
+	if (sfd < 0) {
+		a->err = sfd == -EBADF ? EBADF : EACCES;
+		return;
+	}
+	/* Every other address (IP, abstract, netlink, autobind) makes no
+	 * file: bound as given, from our copy, with the worker's rights,
+	 * which are no more than the target's (no CAP_NET_BIND_SERVICE). */
+	if (ss.ss_family != AF_UNIX || len <= off || !sun->sun_path[0]) {
+		e = bind(sfd, (struct sockaddr *)&ss, len) ? -errno : 0;
+		goto done;
+	}
+	/* A unix socket's path: a new file, decided as the write it is. */
+	if (t->peer.uid != geteuid()) {
+		e = -EACCES;
+		goto done;
+	}
+	k = strnlen(sun->sun_path, len - off);
+	memcpy(raw, sun->sun_path, k);
+	raw[k] = '\0';
+	if ((e = hx_path_absolute(t->peer.pid, t->tid, AT_FDCWD, raw, full,
+				  sizeof(full))))
+		goto done;
+	memset(&j, 0, sizeof(j));
+	j.peer = t->peer;
+	j.rq.call = HX_CALL_BIND;
+	j.rq.op = HX_OP_WRITE;
+	j.rq.path = full;
+	j.rq.has_flags = true;
+	j.rq.flags = O_WRONLY | O_CREAT | O_EXCL; /* no final symlink */
+	if (!hx_un_decide(u, &j)) {
+		e = -EACCES;
+		goto done;
+	}
+	if (j.out.reply != HX_VERDICT_ALLOW) {
+		atomic_fetch_add(&u->n_denied, 1);
+		e = -(j.out.err ? j.out.err : EACCES);
+		if (j.out.tell)
+			hx_pipeline_notice(&j.out, -e);
+		goto done;
+	}
+	if (!j.decided[0] || j.decided[0] != '/' ||
+	    hx_un_proc_path(t, j.decided, here, sizeof(here))) {
+		e = -EACCES;
+		goto done;
+	}
+	last = strrchr(here, '/');
+	if (!last[1]) {
+		e = -EINVAL;
+		goto done;
+	}
+	{
+		char name[NAME_MAX + 1];
+
+		snprintf(name, sizeof(name), "%s", last + 1);
+		if (last == here)
+			last[1] = '\0';
+		else
+			*last = '\0';
+		pfd = (int)syscall(SYS_openat2, AT_FDCWD, here, &how,
+				   sizeof(how));
+		if (pfd < 0) {
+			e = errno == ELOOP || errno == EXDEV ? -EACCES : -errno;
+			goto done;
+		}
+		e = bind_in(sfd, pfd, name, t->umask);
+		close(pfd);
+	}
+done:
+	close(sfd);
+	if (e) {
+		a->err = -e;
+		return;
+	}
+	atomic_fetch_add(&u->n_emul, 1);
+	a->kind = ANS_VALUE;
+	a->val = 0;
 }

@@ -8,6 +8,7 @@
 #include <linux/openat2.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <sys/ioctl.h>
 #include <sys/syscall.h>
 
@@ -31,13 +32,41 @@ static bool open_writes(uint64_t flags)
 	       (flags & (O_CREAT | O_TRUNC | O_APPEND)) || is_tmpfile(flags);
 }
 
+/* The fd number of a decided "/proc/self/fd/N" (or thread-self, or
+ * /proc/self/task/T), else -1. The pipeline resolves such a link when
+ * it names a file; what stays in this form names no path (a pipe, a
+ * socket, an anonymous inode). */
+static int proc_fd_num(const char *decided)
+{
+	const char *p = decided;
+	char *end;
+	long n;
+
+	if (!strncmp(p, "/proc/self/", 11)) {
+		p += 11;
+		if (!strncmp(p, "task/", 5)) {
+			strtol(p + 5, &end, 10);
+			if (end == p + 5 || *end != '/')
+				return -1;
+			p = end + 1;
+		}
+	} else if (!strncmp(p, "/proc/thread-self/", 18))
+		p += 18;
+	else
+		return -1;
+	if (strncmp(p, "fd/", 3) || p[3] < '0' || p[3] > '9')
+		return -1;
+	n = strtol(p + 3, &end, 10);
+	return *end || n > 1 << 30 ? -1 : (int)n;
+}
+
 /* Opens what was decided, as the target would have, here. */
 static int open_here(const struct target *t, const char *decided,
 		     uint64_t flags, mode_t mode, uint64_t resolve)
 {
 	char path[PATH_MAX + 32];
 	struct open_how how = {0};
-	int fd;
+	int fd, num, mine = -1;
 
 	if (!decided[0] || decided[0] != '/' ||
 	    hx_un_proc_path(t, decided, path, sizeof(path)))
@@ -45,19 +74,35 @@ static int open_here(const struct target *t, const char *decided,
 	how.flags = (flags | O_CLOEXEC | O_NOCTTY);
 	if ((flags & O_CREAT) || is_tmpfile(flags))
 		how.mode = mode & 07777 & ~t->umask;
-	if (strcmp(path, decided)) {
-		/* The decision named the target's own /proc entry (often
-		 * /dev/stdout -> /proc/self/fd/1): follow it for the
-		 * target, magic link included, and nothing else. */
+	/* The decided path has every existing symlink resolved: one that
+	 * appears now is a swap after the decision. */
+	how.resolve = resolve | RESOLVE_NO_MAGICLINKS | RESOLVE_NO_SYMLINKS;
+	if ((num = proc_fd_num(decided)) >= 0) {
+		/* Decided on "/proc/self/fd/N" (often /dev/stdout): never
+		 * that link again, which a racing dup2 can point at any
+		 * file the agent holds open, read-only ones too. The fd is
+		 * taken once; it must still name no path (what was decided)
+		 * and is reopened through our own fd table. */
+		char link[64], target[PATH_MAX];
+		ssize_t n;
+
+		if ((mine = hx_un_take_fd(t->peer.pid, num)) < 0)
+			return mine == -EBADF ? -ENOENT : -EACCES;
+		snprintf(link, sizeof(link), "/proc/thread-self/fd/%d", mine);
+		n = readlink(link, target, sizeof(target) - 1);
+		if (n <= 0 || target[0] == '/') {
+			close(mine);
+			return -EACCES;
+		}
+		snprintf(path, sizeof(path), "%s", link);
 		how.resolve = resolve & ~(uint64_t)RESOLVE_NO_MAGICLINKS;
-	} else {
-		/* The decided path has every existing symlink resolved: one
-		 * that appears now is a swap after the decision. */
-		how.resolve = resolve | RESOLVE_NO_MAGICLINKS |
-			      RESOLVE_NO_SYMLINKS;
 	}
 	fd = (int)syscall(SYS_openat2, AT_FDCWD, path, &how, sizeof(how));
-	return fd < 0 ? -errno : fd;
+	if (fd < 0)
+		fd = -errno;
+	if (mine >= 0)
+		close(mine);
+	return fd;
 }
 
 void hx_un_open(struct hx_unotify *u, const struct seccomp_notif *n,

@@ -1,0 +1,193 @@
+/* The dynamic loader as a program; see loader.h. */
+#define _GNU_SOURCE
+#include "loader.h"
+
+#include <elf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "resolve.h"
+
+#define PHNUM_MAX 64
+#define DYN_MAX	  512
+
+static bool full_pread(int fd, void *buf, size_t len, off_t off)
+{
+	ssize_t n = pread(fd, buf, len, off);
+
+	return n >= 0 && (size_t)n == len;
+}
+
+/* The file offset of virtual address va, from the PT_LOAD headers. */
+static bool va_to_off(const Elf64_Phdr *ph, size_t n, Elf64_Addr va,
+		      Elf64_Off *off)
+{
+	for (size_t i = 0; i < n; i++)
+		if (ph[i].p_type == PT_LOAD && va >= ph[i].p_vaddr &&
+		    va < ph[i].p_vaddr + ph[i].p_filesz) {
+			*off = ph[i].p_offset + (va - ph[i].p_vaddr);
+			return true;
+		}
+	return false;
+}
+
+static bool loader_soname(const char *s)
+{
+	return !strncmp(s, "ld-", 3) || !strncmp(s, "ld.so", 5) ||
+	       !strncmp(s, "ld64.so", 7) || !strcmp(s, "libc.so");
+}
+
+bool hx_loader_is(int fd)
+{
+	Elf64_Ehdr eh;
+	Elf64_Phdr ph[PHNUM_MAX];
+	Elf64_Dyn dyn[DYN_MAX];
+	Elf64_Addr strtab = 0;
+	Elf64_Off stroff, soname = (Elf64_Off)-1;
+	const Elf64_Phdr *dynh = NULL;
+	char name[32];
+	size_t nd;
+
+	if (!full_pread(fd, &eh, sizeof(eh), 0) ||
+	    memcmp(eh.e_ident, ELFMAG, SELFMAG) ||
+	    eh.e_ident[EI_CLASS] != ELFCLASS64 || eh.e_type != ET_DYN ||
+	    eh.e_phentsize != sizeof(Elf64_Phdr) || !eh.e_phnum ||
+	    eh.e_phnum > PHNUM_MAX ||
+	    !full_pread(fd, ph, eh.e_phnum * sizeof(*ph), (off_t)eh.e_phoff))
+		return false;
+	for (size_t i = 0; i < eh.e_phnum; i++) {
+		if (ph[i].p_type == PT_INTERP)
+			return false; /* a program: the kernel loads its loader */
+		if (ph[i].p_type == PT_DYNAMIC)
+			dynh = &ph[i];
+	}
+	if (!dynh)
+		return false; /* static-pie without dynamic section */
+	nd = dynh->p_filesz / sizeof(Elf64_Dyn);
+	if (nd > DYN_MAX)
+		nd = DYN_MAX;
+	if (!nd || !full_pread(fd, dyn, nd * sizeof(*dyn), (off_t)dynh->p_offset))
+		return false;
+	for (size_t i = 0; i < nd && dyn[i].d_tag != DT_NULL; i++) {
+		if (dyn[i].d_tag == DT_STRTAB)
+			strtab = dyn[i].d_un.d_ptr;
+		else if (dyn[i].d_tag == DT_SONAME)
+			soname = dyn[i].d_un.d_val;
+	}
+	if (soname == (Elf64_Off)-1 || !strtab ||
+	    !va_to_off(ph, eh.e_phnum, strtab, &stroff))
+		return false;
+	memset(name, 0, sizeof(name));
+	if (pread(fd, name, sizeof(name) - 1, (off_t)(stroff + soname)) <= 0)
+		return false;
+	return loader_soname(name);
+}
+
+size_t hx_loader_program(const char *const *argv, size_t argc,
+			 const char **argv0)
+{
+	/* rtld.c: options that take the next word, and those that do not;
+	 * the first word that is neither is the program. */
+	static const char *const with_arg[] = {
+	    "--library-path", "--inhibit-rpath", "--audit", "--preload",
+	    "--argv0", "--glibc-hwcaps-prepend", "--glibc-hwcaps-mask"};
+	static const char *const no_arg[] = {
+	    "--list",	       "--verify",	     "--inhibit-cache",
+	    "--list-tunables", "--list-diagnostics", "--help",
+	    "--version"};
+	size_t i = 1;
+
+	if (argv0)
+		*argv0 = NULL;
+	while (i < argc) {
+		const char *a = argv[i];
+		bool arg = false, flag = false;
+
+		for (size_t k = 0; k < sizeof(with_arg) / sizeof(*with_arg);
+		     k++)
+			arg |= !strcmp(a, with_arg[k]);
+		for (size_t k = 0; k < sizeof(no_arg) / sizeof(*no_arg); k++)
+			flag |= !strcmp(a, no_arg[k]);
+		/* Anything else, "--x" included, is the program (rtld
+		 * stops there too). */
+		if (!arg && !flag)
+			return i;
+		if (arg) {
+			if (i + 1 >= argc)
+				return 0;
+			if (argv0 && !strcmp(a, "--argv0"))
+				*argv0 = argv[i + 1];
+			i += 2;
+		} else
+			i++;
+	}
+	return 0;
+}
+
+/* path as the supervisor reaches what pid names by it. */
+static void here(pid_t pid, pid_t tid, const char *path, char *out,
+		 size_t size)
+{
+	if (!strncmp(path, "/proc/self/", 11) || !strcmp(path, "/proc/self"))
+		snprintf(out, size, "/proc/%d%s", (int)pid, path + 10);
+	else if (!strncmp(path, "/proc/thread-self/", 18) ||
+		 !strcmp(path, "/proc/thread-self"))
+		snprintf(out, size, "/proc/%d/task/%d%s", (int)pid,
+			 (int)(tid ? tid : pid), path + 17);
+	else
+		snprintf(out, size, "%s", path);
+}
+
+int hx_loader_args(pid_t pid, pid_t tid, const char *const *argv,
+		   size_t argc, struct hx_loader_prog *out)
+{
+	const char *a0, *prog;
+	size_t pi;
+	int e;
+
+	out->argv = NULL;
+	out->argc = 0;
+	if (!(pi = hx_loader_program(argv, argc, &a0)))
+		return 0;
+	prog = out->name = argv[pi];
+	if (!strchr(prog, '/'))
+		return -EACCES;
+	e = hx_path_absolute(pid, tid, AT_FDCWD, prog, out->path,
+			     sizeof(out->path));
+	if (e)
+		return e == -ENAMETOOLONG ? -EACCES : e;
+	out->argv = calloc(argc - pi + 1, sizeof(*out->argv));
+	if (!out->argv)
+		return -ENOMEM;
+	out->argv[0] = a0 ? a0 : prog;
+	out->argc = 1;
+	for (size_t i = pi + 1; i < argc; i++)
+		out->argv[out->argc++] = argv[i];
+	return 1;
+}
+
+int hx_loader_resolve(pid_t pid, pid_t tid, const char *path,
+		      const char *const *argv, size_t argc,
+		      struct hx_loader_prog *out)
+{
+	char h[PATH_MAX + 64];
+	bool is;
+	int fd;
+
+	out->argv = NULL;
+	out->argc = 0;
+	if (!path || path[0] != '/')
+		return 0;
+	here(pid, tid, path, h, sizeof(h));
+	fd = open(h, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0)
+		return 0; /* not readable: the kernel's own exec check */
+	is = hx_loader_is(fd);
+	close(fd);
+	return is ? hx_loader_args(pid, tid, argv, argc, out) : 0;
+}
