@@ -61,6 +61,30 @@ static int proc_fd_num(const char *decided)
 }
 
 /* Opens what was decided, as the target would have, here. */
+/* A decided "/proc/self/ns/NAME" (or thread-self, task/T): the link
+ * names the target's own namespace, which it cannot change (setns and
+ * unshare are refused in BPF), so it may be followed, read-only. */
+static bool proc_ns(const char *decided, uint64_t flags)
+{
+	const char *p = decided;
+
+	if (open_writes(flags))
+		return false;
+	if (!strncmp(p, "/proc/self/", 11))
+		p += 11;
+	else if (!strncmp(p, "/proc/thread-self/", 18))
+		p += 18;
+	else
+		return false;
+	if (!strncmp(p, "task/", 5)) {
+		p += 5 + strspn(p + 5, "0123456789");
+		if (*p++ != '/')
+			return false;
+	}
+	return !strncmp(p, "ns/", 3) && p[3] &&
+	       strspn(p + 3, "abcdefghijklmnopqrstuvwxyz_") == strlen(p + 3);
+}
+
 static int open_here(const struct target *t, const char *decided,
 		     uint64_t flags, mode_t mode, uint64_t resolve)
 {
@@ -95,6 +119,8 @@ static int open_here(const struct target *t, const char *decided,
 			return -EACCES;
 		}
 		snprintf(path, sizeof(path), "%s", link);
+		how.resolve = resolve & ~(uint64_t)RESOLVE_NO_MAGICLINKS;
+	} else if (proc_ns(decided, flags)) {
 		how.resolve = resolve & ~(uint64_t)RESOLVE_NO_MAGICLINKS;
 	}
 	fd = (int)syscall(SYS_openat2, AT_FDCWD, path, &how, sizeof(how));
