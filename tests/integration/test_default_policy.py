@@ -62,3 +62,29 @@ def test_default_network_loopback_only(wd):
     check("127.0.0.1 111" in r.stdout, "loopback was not allowed through (ECONNREFUSED): %r" % r.stdout)
     check(r.one(op="connect", args_addr="1.1.1.1:443")["rule"] == "default:net_connect", "rule")
     check(r.one(op="connect", args_addr="127.0.0.1:9")["verdict"] == "allow", "loopback verdict")
+
+
+def test_default_protects_what_redirects_git_and_cache_code(wd):
+    """Issue 10, class 5: besides hooks and config, what makes git read
+    other code or objects (info/, alternates, a worktree's commondir) is
+    refused, while the agent's own commit works; caches that other
+    programs run later unchecked are ask."""
+    home = fake_home(wd)
+    subprocess.run(["git", "init", "-q", wd.path], check=True)
+    wd.file("a.txt", "a\n")
+    script = ("git add a.txt && git -c user.name=t -c user.email=t@e commit -qm one && echo committed; "
+              "echo /tmp/evil > .git/objects/info/alternates; "
+              "echo '* filter=x' > .git/info/attributes; "
+              "mkdir -p ~/.cache/pre-commit/repo && echo x > ~/.cache/pre-commit/repo/hook; "
+              "mkdir -p ~/.cache/pip && echo w > ~/.cache/pip/wheel && echo cached")
+    r = harness(["sh", "-c", script], wd, policy=None, env={"HOME": home})
+    check("committed" in r.stdout and "cached" in r.stdout, "stdout %r %r" % (r.stdout, r.stderr))
+    for rel in ("objects/info/alternates", "info/attributes"):
+        path = os.path.join(wd.path, ".git", rel)
+        check(not os.path.exists(path), "%s written" % rel)
+        check(r.one(args_path=path)["rule"] == "git-hooks", r.dump())
+    hook = os.path.join(home, ".cache", "pre-commit", "repo", "hook")
+    check(not os.path.exists(hook), "pre-commit's cache written")
+    rec = [x for x in r.records if x.get("args", {}).get("path", "").startswith(
+        os.path.join(home, ".cache", "pre-commit"))]
+    check(rec and rec[0]["verdict"] == "ask" and rec[0]["rule"] == "cache-code", r.dump())
