@@ -36,7 +36,8 @@ static const char *const include_keys[] = { "version", "files",   "exec",
 					    "network", "include", "profile",
 					    "disable", NULL };
 static const char *const profile_keys[] = { "description", "detect", NULL };
-static const char *const audit_keys[] = { "log_reads", NULL };
+static const char *const audit_keys[] = { "log_reads", "rate", "burst",
+					  "max_size", NULL };
 static const char *const file_keys[] = { "id",	   "description", "allow",
 					 "deny",   "ask",	  "access",
 					 "match",  "not_match",	  NULL };
@@ -500,6 +501,45 @@ bad:
 	return fail(l, n, hint, msg);
 }
 
+/* audit: rate, burst (records) or max_size (bytes, K/M/G/T); 0 or
+ * "unlimited" lift it. */
+static int quota_value(struct ld *l, const yaml_node_t *n, const char *k)
+{
+	struct hx_audit_quota *q = &l->p->quota;
+	bool bytes = !strcmp(k, "max_size");
+	uint64_t *dst = bytes ? &q->max_size
+			: !strcmp(k, "rate") ? &q->rate : &q->burst;
+	const char *s;
+	char msg[128], *end;
+	unsigned shift = 0;
+	uint64_t v;
+	int ret = scalar(l, n, k, &s);
+
+	if (ret)
+		return ret;
+	if (!strcmp(s, "unlimited")) {
+		*dst = 0;
+		return 0;
+	}
+	if (s[0] < '0' || s[0] > '9')
+		goto bad;
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (bytes && end[0] && !end[1])
+		shift = size_shift(end[0]);
+	if (errno || (end[0] && !shift) || v > (UINT64_MAX >> shift))
+		goto bad;
+	*dst = v << shift;
+	return 0;
+bad:
+	snprintf(msg, sizeof(msg), "invalid %s '%.40s'", k, s);
+	return fail(l, n,
+		    bytes ? "a number of bytes, with K, M, G or T for powers "
+			    "of 1024, or unlimited"
+			  : "a number of records, or unlimited",
+		    msg);
+}
+
 static int load_limits(struct ld *l, yaml_node_t *map)
 {
 	int ret = check_keys(l, map, "limits", hx_limit_names);
@@ -517,8 +557,11 @@ static int load_limits(struct ld *l, yaml_node_t *map)
 		if (!ret)
 			ret = limit_value(l, v, (enum hx_limit)w,
 					  &l->p->limits[w], &set);
+		/* "unlimited" also lifts a limit set by default. */
 		if (!ret && set)
 			l->p->limits_set |= 1u << w;
+		else if (!ret)
+			l->p->limits_set &= ~(1u << w);
 	}
 	return ret;
 }
@@ -802,10 +845,14 @@ static int load_top(struct ld *l, yaml_node_t *root)
 			     !ret && a < v->data.mapping.pairs.top; a++) {
 				yaml_node_t *b;
 
+				const char *ak = key_of(l, a);
+
 				ret = get(l, a->value, &b);
-				if (!ret)
+				if (!ret && !strcmp(ak, "log_reads"))
 					ret = boolean(l, b, "log_reads",
 						      &l->p->log_reads);
+				else if (!ret)
+					ret = quota_value(l, b, ak);
 			}
 		} else if (!strcmp(k, "limits")) {
 			ret = load_limits(l, v);
@@ -1001,6 +1048,11 @@ static void init_defaults(struct hx_policy *p)
 	p->defaults[HX_CAT_NET_SEND] = HX_VERDICT_DENY;
 	p->defaults[HX_CAT_NET_RESOLVE] = HX_VERDICT_ALLOW;
 	p->defaults[HX_CAT_PROCESS] = HX_VERDICT_ALLOW;
+	p->limits[HX_LIMIT_PROCESSES] = HX_PROCESSES_DEFAULT;
+	p->limits_set = 1u << HX_LIMIT_PROCESSES;
+	p->quota = (struct hx_audit_quota){ HX_AUDIT_RATE_DEFAULT,
+					    HX_AUDIT_BURST_DEFAULT,
+					    HX_AUDIT_MAX_SIZE_DEFAULT };
 }
 
 static int syntax_error(struct ld *l, const yaml_parser_t *ps)

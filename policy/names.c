@@ -23,6 +23,7 @@ static const char *const limit_names[HX_LIMIT_COUNT + 1] = {
 	[HX_LIMIT_OPEN_FILES] = "open_files",
 	[HX_LIMIT_ADDRESS_SPACE] = "address_space",
 	[HX_LIMIT_CORE] = "core",
+	[HX_LIMIT_PROCESSES] = "processes",
 };
 
 const char *const *hx_limit_names = limit_names;

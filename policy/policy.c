@@ -39,6 +39,12 @@ bool hx_policy_log_reads(const struct hx_policy *p)
 	return p->log_reads;
 }
 
+void hx_policy_audit_quota(const struct hx_policy *p,
+			   struct hx_audit_quota *out)
+{
+	*out = p->quota;
+}
+
 bool hx_policy_limit(const struct hx_policy *p, enum hx_limit l,
 		     uint64_t *value)
 {

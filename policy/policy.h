@@ -190,8 +190,31 @@ enum hx_limit {
 	HX_LIMIT_OPEN_FILES,	/* "open_files": RLIMIT_NOFILE */
 	HX_LIMIT_ADDRESS_SPACE, /* "address_space": bytes, RLIMIT_AS */
 	HX_LIMIT_CORE,		/* "core": bytes, RLIMIT_CORE */
+	/* "processes": tasks of the session; a cgroup's pids.max where
+	 * harness-exec can make one, else RLIMIT_NPROC (supervisor/
+	 * rlimits.c). Set by default (HX_PROCESSES_DEFAULT), in audit mode
+	 * too: a fork storm would take the harness down with the agent. */
+	HX_LIMIT_PROCESSES,
 	HX_LIMIT_COUNT,
 };
+#define HX_PROCESSES_DEFAULT 4096
+
+/* The audit log's share a session may take (the policy's "audit"
+ * section: rate, burst, max_size; 0 is unlimited): records beyond rate
+ * a second, after a burst of burst, are coalesced into an
+ * audit_overflow record that counts them; past max_size bytes the
+ * session ends. */
+struct hx_audit_quota {
+	uint64_t rate, burst, max_size;
+};
+/* Above what busy builds and package installs log (tens of thousands
+ * of writes in a burst); max_size is what bounds a flood. */
+#define HX_AUDIT_RATE_DEFAULT	  2000
+#define HX_AUDIT_BURST_DEFAULT	  50000
+#define HX_AUDIT_MAX_SIZE_DEFAULT (1ull << 30)
+void hx_policy_audit_quota(const struct hx_policy *p,
+			   struct hx_audit_quota *out);
+
 /* The YAML key of l. */
 const char *hx_limit_name(enum hx_limit l);
 /* Whether the policy sets l, and to what. */

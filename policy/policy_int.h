@@ -133,6 +133,7 @@ struct hx_policy {
 	size_t ndetect;
 	enum hx_mode mode;
 	bool log_reads;
+	struct hx_audit_quota quota;
 	uint64_t limits[HX_LIMIT_COUNT];
 	unsigned limits_set; /* bit (1 << l) for each limit the policy sets */
 	enum hx_verdict defaults[HX_CAT_COUNT];

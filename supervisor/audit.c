@@ -1,4 +1,5 @@
 /* Hash-chained JSON Lines audit log; see audit.h. */
+#define _GNU_SOURCE
 #include "audit.h"
 
 #include <errno.h>
@@ -8,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -19,6 +21,10 @@
 #define HASH_KEY_LEN (sizeof(HASH_KEY) - 1)
 /* `,"hash":"` + 64 hex + `"}` */
 #define SUFFIX_LEN (HASH_KEY_LEN + 64 + 2)
+/* Space kept allocated past the end (FALLOC_FL_KEEP_SIZE) so that the
+ * records saying why a session ended fit on a full disk; topped up
+ * when less than half of it is left. */
+#define RESERVE (256u << 10)
 
 struct hx_audit {
 	pthread_mutex_t lock;
@@ -28,10 +34,41 @@ struct hx_audit {
 	bool syncing; /* hx_audit_sync_start's thread to join */
 	int sync_err;
 	pthread_t syncer;
+	bool closing; /* the last records: the reserve may be used up */
+	bool broken;  /* a torn line could not be cut off: append nothing */
+	bool reserving; /* the file system keeps a reserve (fallocate) */
 	uint64_t seq;
+	off_t size;	    /* the file's size after our last append */
+	off_t reserved_end; /* end of the reserve, when reserving */
+	uint64_t written;   /* bytes appended through this handle */
+	mode_t mode;	    /* the log's permissions at open */
+	unsigned restored;  /* times they were put back (hx_audit_sync) */
 	char prev[65];
 	char *path;
 };
+
+/* Keeps RESERVE bytes allocated past the end. -ENOSPC (or -EFBIG)
+ * when the file system has no room left for it. */
+static int top_up(struct hx_audit *a)
+{
+	struct rlimit fsz;
+
+	if (!a->reserving || a->reserved_end - a->size >= (off_t)RESERVE / 2)
+		return 0;
+	/* fallocate past RLIMIT_FSIZE succeeds; the writes would not. */
+	if (!getrlimit(RLIMIT_FSIZE, &fsz) && fsz.rlim_cur != RLIM_INFINITY &&
+	    (rlim_t)(a->size + (off_t)RESERVE) > fsz.rlim_cur)
+		return -EFBIG;
+	if (fallocate(a->fd, FALLOC_FL_KEEP_SIZE, a->size, RESERVE)) {
+		if (errno == EOPNOTSUPP || errno == ENOSYS) {
+			a->reserving = false; /* nothing kept: no check */
+			return 0;
+		}
+		return -errno;
+	}
+	a->reserved_end = a->size + (off_t)RESERVE;
+	return 0;
+}
 
 static bool is_hex64(const char *p)
 {
@@ -141,6 +178,7 @@ out:
 int hx_audit_open(const char *path, struct hx_audit **out)
 {
 	struct hx_audit *a;
+	struct stat st;
 	int r;
 
 	*out = NULL;
@@ -165,6 +203,16 @@ int hx_audit_open(const char *path, struct hx_audit **out)
 		goto fail;
 	}
 	r = resume_chain(a);
+	if (r)
+		goto fail;
+	if (fstat(a->fd, &st)) {
+		r = -errno;
+		goto fail;
+	}
+	a->size = st.st_size;
+	a->mode = st.st_mode & 07777;
+	a->reserving = true;
+	r = top_up(a);
 	if (r)
 		goto fail;
 	*out = a;
@@ -211,6 +259,7 @@ int hx_audit_append(struct hx_audit *a, json_t *record, uint64_t *seq)
 	json_t *o = NULL;
 	char *s = NULL, *line = NULL, hex[65];
 	size_t n, linelen;
+	struct stat st;
 	ssize_t w;
 	int r = -ENOMEM;
 
@@ -231,20 +280,39 @@ int hx_audit_append(struct hx_audit *a, json_t *record, uint64_t *seq)
 	memcpy(line, s, n - 1);
 	snprintf(line + n - 1, linelen + 1 - (n - 1), "%s%s\"}\n", HASH_KEY,
 		 hex);
-	/* One write: a record is either whole in the file or absent. A
-	 * short write is not retried, since a second write would leave a
-	 * torn line in the middle of the log. */
-	do
-		w = write(a->fd, line, linelen);
-	while (w < 0 && errno == EINTR);
-	if (w < 0) {
-		r = -errno;
-		goto out;
-	}
-	if ((size_t)w != linelen) {
+	if (a->broken) {
 		r = -EIO;
 		goto out;
 	}
+	/* Out of room for the reserve: refuse now, while the records that
+	 * end the session still fit in what is left of it. */
+	if (!a->closing && (r = top_up(a)))
+		goto out;
+	/* One write: a record is either whole in the file or absent. A
+	 * short write (a full disk, RLIMIT_FSIZE) is cut off again, so the
+	 * next record never follows half of this one. */
+	do
+		w = write(a->fd, line, linelen);
+	while (w < 0 && errno == EINTR);
+	if (w < 0 || (size_t)w != linelen) {
+		r = w < 0 ? -errno : -ENOSPC;
+		if (w > 0) {
+			/* The rest, only to learn why (ENOSPC, EFBIG). */
+			ssize_t w2 = write(a->fd, line + w, linelen - (size_t)w);
+
+			if (w2 < 0)
+				r = -errno;
+			else
+				w += w2;
+		}
+		/* Our bytes are the last ones (O_APPEND): cut them off. */
+		if (w > 0 && (fstat(a->fd, &st) ||
+			      ftruncate(a->fd, st.st_size - (off_t)w)))
+			a->broken = true;
+		goto out;
+	}
+	a->size += (off_t)linelen;
+	a->written += linelen;
 	a->seq++;
 	memcpy(a->prev, hex, 65);
 	a->dirty = true;
@@ -285,7 +353,15 @@ int hx_audit_sync(struct hx_audit *a)
 {
 	int r = 0;
 
+	struct stat st;
+
 	pthread_mutex_lock(&a->lock);
+	/* An fd opened for reading is enough for fchmod, which passes the
+	 * kernel layer (audit mode has no Landlock to refuse the open):
+	 * the mode is put back within a second, and counted. */
+	if (!fstat(a->fd, &st) && (st.st_mode & 07777) != a->mode &&
+	    !fchmod(a->fd, a->mode))
+		a->restored++;
 	if (a->created && !(r = sync_dir(a->path)))
 		a->created = false;
 	/* The data and the size it needs: an append-only log has no other
@@ -317,6 +393,7 @@ void hx_audit_sync_start(struct hx_audit *a)
 
 int hx_audit_close(struct hx_audit *a)
 {
+	struct stat st;
 	int r = 0;
 
 	if (!a)
@@ -327,6 +404,11 @@ int hx_audit_close(struct hx_audit *a)
 	}
 	if (!r)
 		r = hx_audit_sync(a);
+	/* Give back what the reserve holds past the end: a truncate to
+	 * the size it has frees it (a hole punch stops at the end). */
+	if (a->reserving && !fstat(a->fd, &st) && ftruncate(a->fd, st.st_size)) {
+		/* Only space is lost; the records are synced. */
+	}
 	if (close(a->fd) && !r && errno != EINTR)
 		r = -errno;
 	pthread_mutex_destroy(&a->lock);
@@ -335,9 +417,36 @@ int hx_audit_close(struct hx_audit *a)
 	return r;
 }
 
+unsigned hx_audit_mode_restored(const struct hx_audit *a)
+{
+	return a->restored;
+}
+
+int hx_audit_fd(const struct hx_audit *a)
+{
+	return a->fd;
+}
+
 const char *hx_audit_path(const struct hx_audit *a)
 {
 	return a->path;
+}
+
+void hx_audit_closing(struct hx_audit *a)
+{
+	pthread_mutex_lock(&a->lock);
+	a->closing = true;
+	pthread_mutex_unlock(&a->lock);
+}
+
+uint64_t hx_audit_written(struct hx_audit *a)
+{
+	uint64_t n;
+
+	pthread_mutex_lock(&a->lock);
+	n = a->written;
+	pthread_mutex_unlock(&a->lock);
+	return n;
 }
 
 uint64_t hx_audit_last_seq(const struct hx_audit *a)

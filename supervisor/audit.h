@@ -28,11 +28,21 @@ int hx_audit_open(const char *path, struct hx_audit **out);
 /* Appends one record. record is a JSON object without seq/prev/hash; it
  * is borrowed (not modified, not freed). "time" is put first (now, unless
  * record has one), then "seq", the record's other keys in order, "prev"
- * and "hash". Sets *seq (may be NULL). Returns 0, or -errno (-EIO on a
- * short write; the chain is not advanced then). */
+ * and "hash". Sets *seq (may be NULL). Returns 0, or -errno (-ENOSPC
+ * on a short write, cut off again; -ENOSPC or -EFBIG also when the
+ * space kept past the end for the last records cannot be renewed,
+ * before anything is written; -EIO once a torn line could not be cut
+ * off). The chain is not advanced on failure. */
 int hx_audit_append(struct hx_audit *a, struct json_t *record, uint64_t *seq);
 
-/* fdatasync when records were written since the last sync. */
+/* From now on appends may use up the space kept for the last records
+ * (the session is ending: audit_failed, session_end). */
+void hx_audit_closing(struct hx_audit *a);
+/* Bytes appended through this handle (the session's share of a log). */
+uint64_t hx_audit_written(struct hx_audit *a);
+
+/* fdatasync when records were written since the last sync; puts back
+ * the log's mode when it was changed. */
 int hx_audit_sync(struct hx_audit *a);
 /* Starts the final sync on a thread of its own, so that the caller's
  * teardown overlaps the device flush (about 0.5 ms on a VM);
@@ -43,6 +53,11 @@ void hx_audit_sync_start(struct hx_audit *a);
 int hx_audit_close(struct hx_audit *a);
 
 const char *hx_audit_path(const struct hx_audit *a);
+/* How often hx_audit_sync found the log's mode changed (fchmod through
+ * a read-only fd) and put it back. */
+unsigned hx_audit_mode_restored(const struct hx_audit *a);
+/* The log's fd (borrowed: for fstat). */
+int hx_audit_fd(const struct hx_audit *a);
 uint64_t hx_audit_last_seq(const struct hx_audit *a);
 /* Hex hash of the last record (64 zeros before the first). */
 const char *hx_audit_last_hash(const struct hx_audit *a);

@@ -365,15 +365,17 @@ static void *tracer(void *arg)
 	return NULL;
 }
 
-static json_t *cmd_json(const char *p, size_t len)
+static json_t *cmd_json(json_t *rec, const char *p, size_t len)
 {
 	json_t *a = json_array();
+	char arg[4096];
 	size_t i = 0;
 
 	while (i < len) {
 		size_t k = strnlen(p + i, len - i);
 
-		json_array_append_new(a, json_stringn(p + i, k));
+		snprintf(arg, sizeof(arg), "%.*s", (int)k, p + i);
+		json_array_append_new(a, hx_json_text(rec, "args.argv", arg));
 		i += k + 1;
 	}
 	return a;
@@ -391,8 +393,8 @@ static void log_finding(struct hx_execgate *g, const struct finding *f)
 	if (!rec)
 		return;
 	args = json_object();
-	json_object_set_new(args, "path", json_string(f->exe));
-	json_object_set_new(args, "argv", cmd_json(f->cmdline, f->len));
+	json_object_set_new(args, "path", hx_json_text(rec, "args.path", f->exe));
+	json_object_set_new(args, "argv", cmd_json(rec, f->cmdline, f->len));
 	json_object_set_new(rec, "op", json_string("exec"));
 	json_object_set_new(rec, "args", args);
 	json_object_set_new(rec, "category", json_string("exec"));

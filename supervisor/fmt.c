@@ -166,3 +166,75 @@ char *hx_fmt_hex(const uint8_t *p, size_t n, char *buf)
 	buf[2 * n] = '\0';
 	return buf;
 }
+
+/* Length of the valid UTF-8 sequence at s (n bytes left), 0 if none:
+ * no overlong forms, no surrogates, nothing above U+10FFFF (what
+ * jansson accepts). */
+static size_t utf8_seq(const unsigned char *s, size_t n)
+{
+	size_t len, i;
+	uint32_t c;
+
+	if (s[0] < 0x80)
+		return 1;
+	if (s[0] >= 0xc2 && s[0] <= 0xdf)
+		len = 2, c = s[0] & 0x1f;
+	else if (s[0] >= 0xe0 && s[0] <= 0xef)
+		len = 3, c = s[0] & 0x0f;
+	else if (s[0] >= 0xf0 && s[0] <= 0xf4)
+		len = 4, c = s[0] & 0x07;
+	else
+		return 0;
+	if (n < len)
+		return 0;
+	for (i = 1; i < len; i++) {
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+		c = (c << 6) | (s[i] & 0x3f);
+	}
+	if ((len == 3 && c < 0x800) || (len == 4 && c < 0x10000) ||
+	    (c >= 0xd800 && c <= 0xdfff) || c > 0x10ffff)
+		return 0;
+	return len;
+}
+
+bool hx_utf8_valid(const char *s)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	size_t n = strlen(s), k;
+
+	for (size_t i = 0; i < n; i += k)
+		if (!(k = utf8_seq(p + i, n - i)))
+			return false;
+	return true;
+}
+
+size_t hx_fmt_escape_bytes(const char *s, char *buf, size_t size)
+{
+	static const char hex[] = "0123456789abcdef";
+	const unsigned char *p = (const unsigned char *)s;
+	size_t n = strlen(s), o = 0, k;
+	char tmp[4];
+
+	for (size_t i = 0; i < n; i += k) {
+		const char *add = (const char *)p + i;
+		size_t m;
+
+		k = utf8_seq(p + i, n - i);
+		if (!k) {
+			tmp[0] = '\\', tmp[1] = 'x', tmp[2] = hex[p[i] >> 4],
+			tmp[3] = hex[p[i] & 15];
+			add = tmp, m = 4, k = 1;
+		} else if (p[i] == '\\') {
+			add = "\\\\", m = 2;
+		} else {
+			m = k;
+		}
+		if (o + m < size)
+			memcpy(buf + o, add, m);
+		o += m;
+	}
+	if (size)
+		buf[o < size ? o : size - 1] = '\0';
+	return o;
+}

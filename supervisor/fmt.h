@@ -4,6 +4,7 @@
 #ifndef HX_FMT_H
 #define HX_FMT_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <time.h>
@@ -24,5 +25,13 @@ char *hx_fmt_mode(uint32_t mode, char *buf, size_t size);
 char *hx_fmt_sockaddr(const void *sa, size_t len, char *buf, size_t size);
 /* Lowercase hex of n bytes into buf (2n+1 bytes). */
 char *hx_fmt_hex(const uint8_t *p, size_t n, char *buf);
+/* Whether s is UTF-8 that a JSON string can hold (no overlong forms,
+ * surrogates or code points above U+10FFFF). */
+bool hx_utf8_valid(const char *s);
+/* s with each byte that is not part of valid UTF-8 as "\xNN" and each
+ * backslash doubled, so that the bytes can be read back exactly (an
+ * audit record lists the fields it escaped this way). Returns the
+ * length it needs, NUL excluded; writes at most size bytes. */
+size_t hx_fmt_escape_bytes(const char *s, char *buf, size_t size);
 
 #endif

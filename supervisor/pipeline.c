@@ -164,16 +164,22 @@ static void unconfirmed(struct hx_pipeline *pl, struct corr *c)
 	if (!rec)
 		return;
 	set_str(rec, "op", hx_op_name((enum hx_op)c->op));
-	json_object_set_new(rec, "ref_seq", json_integer((json_int_t)c->seq));
+	/* 0: the shim's record was coalesced (audit_overflow counts it). */
+	if (c->seq)
+		json_object_set_new(rec, "ref_seq",
+				    json_integer((json_int_t)c->seq));
 	set_str(rec, "layer", "shim");
-	hx_pipeline_append(pl, rec, NULL);
+	hx_pipeline_append_event(pl, rec, NULL, NULL);
 	json_decref(rec);
 }
+
+static void flush_overflow(struct hx_pipeline *pl, bool all);
 
 void hx_pipeline_tick(struct hx_pipeline *pl, bool all)
 {
 	uint64_t now = mono_ms();
 
+	flush_overflow(pl, all);
 	if (!pl->kern)
 		return;
 	for (size_t i = 0; i < CORR_N; i++) {
@@ -440,12 +446,57 @@ static bool to_sun(const char *path, struct sockaddr_un *out, socklen_t *len)
 	return true;
 }
 
-static json_t *str_array(const char *const *v, size_t n)
+json_t *hx_json_text(json_t *rec, const char *field, const char *s)
+{
+	json_t *list, *e, *v;
+	size_t n, i;
+	char *buf;
+
+	if (!s)
+		s = "";
+	if (hx_utf8_valid(s))
+		return json_string(s);
+	/* jansson takes UTF-8 only and returns NULL otherwise: one byte
+	 * of Latin-1 in a `sh -c` would have dropped the whole argv. */
+	n = hx_fmt_escape_bytes(s, NULL, 0);
+	buf = malloc(n + 1);
+	if (!buf)
+		return NULL;
+	hx_fmt_escape_bytes(s, buf, n + 1);
+	v = json_string(buf);
+	free(buf);
+	if (!rec || !field)
+		return v;
+	list = json_object_get(rec, "escaped");
+	if (!list) {
+		list = json_array();
+		json_object_set_new(rec, "escaped", list);
+	}
+	json_array_foreach(list, i, e)
+	{
+		if (!strcmp(json_string_value(e), field))
+			return v;
+	}
+	json_array_append_new(list, json_string(field));
+	return v;
+}
+
+/* An agent-controlled string into o[k]; field names it in rec's
+ * "escaped" list when it had to be escaped. */
+static void set_text(json_t *rec, json_t *o, const char *k,
+		     const char *field, const char *v)
+{
+	if (v)
+		json_object_set_new(o, k, hx_json_text(rec, field, v));
+}
+
+static json_t *str_array(json_t *rec, const char *field,
+			 const char *const *v, size_t n)
 {
 	json_t *a = json_array();
 
 	for (size_t i = 0; i < n; i++)
-		json_array_append_new(a, json_string(v[i] ? v[i] : ""));
+		json_array_append_new(a, hx_json_text(rec, field, v[i]));
 	return a;
 }
 
@@ -473,7 +524,7 @@ json_t *hx_pipeline_record(const struct hx_pipeline *pl,
 					    json_integer(peer->ppid));
 		if (peer->tid)
 			json_object_set_new(o, "tid", json_integer(peer->tid));
-		set_str(o, "exe", peer->exe);
+		set_text(o, o, "exe", "exe", peer->exe);
 		if (peer->claimed_pid && peer->claimed_pid != peer->pid)
 			json_object_set_new(o, "claimed_pid",
 					    json_integer(peer->claimed_pid));
@@ -485,7 +536,7 @@ json_t *hx_pipeline_record(const struct hx_pipeline *pl,
 	return o;
 }
 
-int hx_pipeline_append(struct hx_pipeline *pl, json_t *rec, uint64_t *seq)
+static int append_raw(struct hx_pipeline *pl, json_t *rec, uint64_t *seq)
 {
 	uint64_t n = 0;
 	int r = rec ? hx_audit_append(pl->audit, rec, &n) : -ENOMEM;
@@ -499,6 +550,276 @@ int hx_pipeline_append(struct hx_pipeline *pl, json_t *rec, uint64_t *seq)
 	if (seq)
 		*seq = n;
 	return r;
+}
+
+int hx_pipeline_append(struct hx_pipeline *pl, json_t *rec, uint64_t *seq)
+{
+	int r = append_raw(pl, rec, seq);
+
+	/* A record the log refused (not one never built): the log can
+	 * take no more. */
+	if (r && rec)
+		hx_pipeline_fail(pl, r, "the audit log cannot be written");
+	return r;
+}
+
+/* Records coalesced beyond the rate, counted by who, what and how it
+ * was decided, each group with the arguments of its first record. */
+#define CO_GROUPS 16
+struct co_group {
+	json_int_t pid;
+	char event[32], op[16], verdict[8], rule[96];
+	uint64_t n;
+	json_t *args;
+};
+
+struct hx_pl_coalesce {
+	double tokens;
+	uint64_t last_ns, since_ms;
+	char first[HX_FMT_TIME_LEN], last[HX_FMT_TIME_LEN];
+	struct co_group g[CO_GROUPS];
+	size_t ng;
+	uint64_t total, other;
+};
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* A token bucket: rate records a second, burst at once. */
+static bool over_rate(struct hx_pipeline *pl)
+{
+	struct hx_pl_coalesce *co = pl->co;
+	double cap = (double)(pl->quota_burst ? pl->quota_burst
+					      : pl->quota_rate);
+	uint64_t now = mono_ns();
+
+	if (!pl->quota_rate)
+		return false;
+	if (!co) {
+		co = pl->co = calloc(1, sizeof(*co));
+		if (!co)
+			return false; /* written, then: never dropped */
+		co->tokens = cap;
+		co->last_ns = now;
+	}
+	co->tokens += (double)(now - co->last_ns) * (double)pl->quota_rate / 1e9;
+	if (co->tokens > cap)
+		co->tokens = cap;
+	co->last_ns = now;
+	if (co->tokens >= 1) {
+		co->tokens -= 1;
+		return false;
+	}
+	return true;
+}
+
+static void copy_field(char *dst, size_t size, json_t *rec, const char *k)
+{
+	const char *v = json_string_value(json_object_get(rec, k));
+
+	snprintf(dst, size, "%s", v ? v : "");
+}
+
+static void coalesce(struct hx_pl_coalesce *co, json_t *rec)
+{
+	struct co_group key = {
+	    .pid = json_integer_value(json_object_get(rec, "pid"))};
+	const char *t = json_string_value(json_object_get(rec, "time"));
+	size_t i;
+
+	copy_field(key.event, sizeof(key.event), rec, "event");
+	copy_field(key.op, sizeof(key.op), rec, "op");
+	copy_field(key.verdict, sizeof(key.verdict), rec, "verdict");
+	copy_field(key.rule, sizeof(key.rule), rec, "rule");
+	if (!co->total) {
+		co->since_ms = mono_ms();
+		snprintf(co->first, sizeof(co->first), "%s", t ? t : "");
+	}
+	snprintf(co->last, sizeof(co->last), "%s", t ? t : "");
+	co->total++;
+	for (i = 0; i < co->ng; i++) {
+		struct co_group *g = &co->g[i];
+
+		if (g->pid == key.pid && !strcmp(g->event, key.event) &&
+		    !strcmp(g->op, key.op) && !strcmp(g->verdict, key.verdict) &&
+		    !strcmp(g->rule, key.rule)) {
+			g->n++;
+			return;
+		}
+	}
+	if (co->ng == CO_GROUPS) {
+		co->other++;
+		return;
+	}
+	key.n = 1;
+	key.args = json_incref(json_object_get(rec, "args"));
+	co->g[co->ng++] = key;
+}
+
+static void set_nonempty(json_t *o, const char *k, const char *v)
+{
+	if (v[0])
+		json_object_set_new(o, k, json_string(v));
+}
+
+/* The audit_overflow record for what was coalesced since the last one:
+ * once a second, and at the end (all). */
+static void flush_overflow(struct hx_pipeline *pl, bool all)
+{
+	struct hx_pl_coalesce *co = pl->co;
+	json_t *rec, *groups;
+
+	if (!co || !co->total || (!all && mono_ms() - co->since_ms < 1000))
+		return;
+	rec = hx_pipeline_record(pl, NULL, "audit_overflow", NULL);
+	groups = json_array();
+	for (size_t i = 0; i < co->ng; i++) {
+		struct co_group *g = &co->g[i];
+		json_t *o = json_object();
+
+		json_object_set_new(o, "pid", json_integer(g->pid));
+		set_nonempty(o, "event", g->event);
+		set_nonempty(o, "op", g->op);
+		set_nonempty(o, "verdict", g->verdict);
+		set_nonempty(o, "rule", g->rule);
+		json_object_set_new(o, "count", json_integer((json_int_t)g->n));
+		if (g->args)
+			json_object_set_new(o, "first_args", g->args);
+		g->args = NULL;
+		json_array_append_new(groups, o);
+	}
+	if (rec) {
+		set_str(rec, "category", "process");
+		set_str(rec, "reason", "rate");
+		json_object_set_new(rec, "rate",
+				    json_integer((json_int_t)pl->quota_rate));
+		json_object_set_new(rec, "burst",
+				    json_integer((json_int_t)pl->quota_burst));
+		json_object_set_new(rec, "coalesced",
+				    json_integer((json_int_t)co->total));
+		set_str(rec, "since", co->first);
+		set_str(rec, "until", co->last);
+		json_object_set_new(rec, "groups", groups);
+		if (co->other)
+			json_object_set_new(
+			    rec, "other", json_integer((json_int_t)co->other));
+		hx_pipeline_append(pl, rec, NULL);
+	} else {
+		json_decref(groups);
+	}
+	json_decref(rec);
+	co->total = co->other = 0;
+	co->ng = 0;
+}
+
+int hx_pipeline_append_event(struct hx_pipeline *pl, json_t *rec,
+			     uint64_t *seq, bool *coalesced)
+{
+	int r;
+
+	if (coalesced)
+		*coalesced = false;
+	if (seq)
+		*seq = 0;
+	if (pl->failed) {
+		pl->audit_errors++;
+		return pl->failed;
+	}
+	if (rec && over_rate(pl)) {
+		coalesce(pl->co, rec);
+		if (pl->kern)
+			note_hello(pl, rec);
+		if (coalesced)
+			*coalesced = true;
+		return 0;
+	}
+	r = hx_pipeline_append(pl, rec, seq);
+	if (!r && pl->quota_max_size &&
+	    hx_audit_written(pl->audit) >= pl->quota_max_size)
+		hx_pipeline_fail(pl, -EDQUOT,
+				 "the session's audit quota (audit: "
+				 "max_size) is used up");
+	return r;
+}
+
+void hx_pipeline_fail(struct hx_pipeline *pl, int err, const char *why)
+{
+	json_t *rec;
+	char e[64];
+
+	if (pl->failed)
+		return;
+	pl->failed = err ? err : -EIO;
+	pl->failed_why = why;
+	if (pl->audit)
+		hx_audit_closing(pl->audit);
+	flush_overflow(pl, true);
+	rec = hx_pipeline_record(pl, NULL, "audit_failed", NULL);
+	if (rec) {
+		set_str(rec, "category", "process");
+		set_str(rec, "risk", "high");
+		set_str(rec, "reason", why);
+		snprintf(e, sizeof(e), "%s", strerror(-pl->failed));
+		set_str(rec, "error", e);
+		if (pl->quota_max_size)
+			json_object_set_new(
+			    rec, "max_size",
+			    json_integer((json_int_t)pl->quota_max_size));
+		if (pl->audit)
+			json_object_set_new(
+			    rec, "written",
+			    json_integer(
+				(json_int_t)hx_audit_written(pl->audit)));
+		append_raw(pl, rec, NULL);
+	}
+	json_decref(rec);
+	fprintf(stderr,
+		"harness: %s (%s): every request is denied and the session "
+		"ends\n",
+		why, strerror(-pl->failed));
+}
+
+int hx_pipeline_protect_fd(struct hx_pipeline *pl, int fd)
+{
+	struct stat st;
+
+	if (pl->nprotect_ino == HX_PROTECT_INO_MAX)
+		return -ENOSPC;
+	if (fstat(fd, &st))
+		return -errno;
+	pl->protect_ino[pl->nprotect_ino++] =
+	    (struct hx_protect_ino){st.st_dev, st.st_ino};
+	return 0;
+}
+
+/* Whether v names a protected inode (a hard link to the log, the log
+ * through a second mount); lstat for what acts on the link itself. */
+static bool protected_inode(const struct hx_pipeline *pl,
+			    const struct vpath *v, bool follow)
+{
+	const char *path = v->has_resolved ? v->resolved : v->norm;
+	struct stat st;
+
+	if (!pl->nprotect_ino || !v->ok || (follow ? stat(path, &st)
+						   : lstat(path, &st)))
+		return false;
+	for (size_t i = 0; i < pl->nprotect_ino; i++)
+		if (pl->protect_ino[i].dev == st.st_dev &&
+		    pl->protect_ino[i].ino == st.st_ino)
+			return true;
+	return false;
+}
+
+/* The rule that protects the harness's own files holds in audit mode
+ * too: audit mode lets the policy go unenforced, not the log. */
+static bool protects_harness(const char *rule)
+{
+	return rule && !strcmp(rule, "harness:protect");
 }
 
 /* "family" and, for netlink, "protocol" of an address the policy does
@@ -524,23 +845,28 @@ static void family_args(json_t *a, const struct hx_request *rq)
 	}
 }
 
-static json_t *make_args(const struct hx_request *rq, const struct vpath *p1,
-			 const struct vpath *p2, const char *addr,
-			 char (*names)[HX_DNSMAP_NAME_MAX], size_t nnames)
+static json_t *make_args(json_t *rec, const struct hx_request *rq,
+			 const struct vpath *p1, const struct vpath *p2,
+			 const char *addr, char (*names)[HX_DNSMAP_NAME_MAX],
+			 size_t nnames)
 {
 	json_t *a = json_object();
 	char buf[256];
 
 	set_str(a, "loader", rq->loader);
 	if (rq->path) {
-		set_str(a, "path", p1->ok ? p1->norm : rq->path);
+		set_text(rec, a, "path", "args.path",
+			 p1->ok ? p1->norm : rq->path);
 		if (p1->has_resolved)
-			set_str(a, "path_resolved", p1->resolved);
+			set_text(rec, a, "path_resolved", "args.path_resolved",
+				 p1->resolved);
 	}
 	if (rq->path2) {
-		set_str(a, "path2", p2->ok ? p2->norm : rq->path2);
+		set_text(rec, a, "path2", "args.path2",
+			 p2->ok ? p2->norm : rq->path2);
 		if (p2->has_resolved)
-			set_str(a, "path2_resolved", p2->resolved);
+			set_text(rec, a, "path2_resolved",
+				 "args.path2_resolved", p2->resolved);
 	}
 	if (rq->has_flags) {
 		if (rq->op == HX_OP_READ || rq->op == HX_OP_WRITE ||
@@ -554,17 +880,19 @@ static json_t *make_args(const struct hx_request *rq, const struct vpath *p1,
 	if (rq->has_mode)
 		set_str(a, "mode", hx_fmt_mode(rq->mode, buf, sizeof(buf)));
 	if (rq->argc) {
-		json_object_set_new(a, "argv", str_array(rq->argv, rq->argc));
+		json_object_set_new(a, "argv", str_array(rec, "args.argv",
+							 rq->argv, rq->argc));
 		if (rq->truncated)
 			json_object_set_new(a, "argv_truncated", json_true());
 	}
-	set_str(a, "addr", addr);
-	set_str(a, "host", rq->host);
+	set_text(rec, a, "addr", "args.addr", addr);
+	set_text(rec, a, "host", "args.host", rq->host);
 	if (nnames) {
 		json_t *n = json_array();
 
 		for (size_t i = 0; i < nnames; i++)
-			json_array_append_new(n, json_string(names[i]));
+			json_array_append_new(
+			    n, hx_json_text(rec, "args.names", names[i]));
 		json_object_set_new(a, "names", n);
 	}
 	if (rq->has_result)
@@ -698,7 +1026,7 @@ static void decide(struct hx_pipeline *pl, const struct hx_peer *peer,
 	ssize_t n;
 	uint64_t key = 0;
 	struct corr *match = NULL;
-	bool bypass = false, both = false;
+	bool bypass = false, both = false, by_inode = false, co = false;
 
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	clock_gettime(CLOCK_REALTIME, &wall);
@@ -773,12 +1101,24 @@ static void decide(struct hx_pipeline *pl, const struct hx_peer *peer,
 			resolved_won = true;
 		}
 	}
+	/* The log by inode: through a hard link or another mount of its
+	 * file system, a path no glob names reaches it. */
+	if (rq->op != HX_OP_EXEC && !protects_harness(d.rule) &&
+	    (protected_inode(pl, p1, follows_last(rq->op, rq)) ||
+	     (rq->op != HX_OP_SYMLINK && protected_inode(pl, p2, false)))) {
+		d.verdict = HX_VERDICT_DENY;
+		d.rule = "harness:protect";
+		d.pattern = NULL;
+		by_inode = true;
+	}
 	if (rq->op == HX_OP_EXEC)
 		cls = hx_classify_exec(ev.path, rq->argv, rq->argc);
 
 	out->verdict = d.verdict;
 	out->rule = d.rule;
-	out->reply = pl->mode == HX_MODE_AUDIT ? HX_VERDICT_ALLOW : d.verdict;
+	out->reply = pl->mode == HX_MODE_AUDIT && !protects_harness(d.rule)
+			 ? HX_VERDICT_ALLOW
+			 : d.verdict;
 	out->err = out->reply == HX_VERDICT_ALLOW ? 0 : EACCES;
 	out->tell = out->err && may_tell(pl, rq, p1, p2, pu, is_unix);
 	out->seq = 0;
@@ -823,19 +1163,20 @@ static void decide(struct hx_pipeline *pl, const struct hx_peer *peer,
 	if (rec) {
 		set_str(rec, "op", hx_op_name(rq->op));
 		json_object_set_new(rec, "args",
-				    make_args(rq, p1, p2,
+				    make_args(rec, rq, p1, p2,
 					      has_addr ? addr : NULL, names,
 					      nnames));
 		if (unix_resolved)
-			set_str(json_object_get(rec, "args"), "addr_resolved",
-				pu->resolved);
+			set_text(rec, json_object_get(rec, "args"),
+				 "addr_resolved", "args.addr_resolved",
+				 pu->resolved);
 		if (foreign_family(rq))
 			family_args(json_object_get(rec, "args"), rq);
 		snprintf(link, sizeof(link), "/proc/%d/cwd", (int)peer->pid);
 		n = readlink(link, cwd, sizeof(cwd) - 1);
 		if (n > 0) {
 			cwd[n] = '\0';
-			set_str(rec, "cwd", cwd);
+			set_text(rec, rec, "cwd", "cwd", cwd);
 		}
 		set_str(rec, "category", hx_category_name(d.category));
 		/* An exec's risk is its argv class (cat: low, rm: high). */
@@ -844,9 +1185,12 @@ static void decide(struct hx_pipeline *pl, const struct hx_peer *peer,
 		set_str(rec, "class", cls.name);
 		set_str(rec, "verdict", hx_verdict_name(d.verdict));
 		json_object_set_new(rec, "enforced",
-				    json_boolean(pl->mode == HX_MODE_ENFORCE));
+				    json_boolean(pl->mode == HX_MODE_ENFORCE ||
+						 protects_harness(d.rule)));
 		set_str(rec, "rule", d.rule);
-		set_str(rec, "pattern", d.pattern);
+		set_text(rec, rec, "pattern", "pattern", d.pattern);
+		if (by_inode)
+			set_str(rec, "protected_by", "inode");
 		if (resolved_won || p1->via_fd || p2->via_fd)
 			json_object_set_new(rec, "decided_on_resolved",
 					    json_true());
@@ -859,11 +1203,12 @@ static void decide(struct hx_pipeline *pl, const struct hx_peer *peer,
 				    json_integer((json_int_t)ns_since(&t0)));
 		if (rq->nframes)
 			json_object_set_new(rec, "stack",
-					    str_array(rq->frames, rq->nframes));
+					    str_array(rec, "stack", rq->frames,
+						      rq->nframes));
 	}
-	if (hx_pipeline_append(pl, rec, &out->seq) &&
-	    pl->mode == HX_MODE_ENFORCE) {
-		/* Fail closed: what cannot be audited does not happen. */
+	if (hx_pipeline_append_event(pl, rec, &out->seq, &co)) {
+		/* Fail closed, in audit mode too: what cannot be audited
+		 * does not happen. */
 		out->reply = HX_VERDICT_DENY;
 		out->err = EACCES;
 		out->tell = false;
@@ -874,7 +1219,7 @@ static void decide(struct hx_pipeline *pl, const struct hx_peer *peer,
 	if (kernel && out->reply != HX_VERDICT_ALLOW)
 		kernel_notice(peer, rq, d.verdict,
 			      has_addr ? addr : p1->ok ? p1->norm : NULL, out);
-	if (!kernel && pl->kern && out->seq && !strcmp(layer, "shim"))
+	if (!kernel && pl->kern && (out->seq || co) && !strcmp(layer, "shim"))
 		corr_put(pl, peer, (int)rq->op, key, d.verdict, out->seq,
 			 both);
 }

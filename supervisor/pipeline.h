@@ -69,6 +69,16 @@ struct hx_request_storage {
 void hx_request_from_msg(const struct hx_msg *m, struct hx_request *rq,
 			 struct hx_request_storage *st);
 
+struct hx_pl_coalesce;
+
+/* A file of the harness known by inode (the audit log): a hard link or
+ * another mount reaches it by a path no glob names. */
+struct hx_protect_ino {
+	dev_t dev;
+	ino_t ino;
+};
+#define HX_PROTECT_INO_MAX 4
+
 struct hx_pipeline {
 	const struct hx_policy *policy;
 	struct hx_audit *audit;
@@ -84,6 +94,18 @@ struct hx_pipeline {
 	/* The kernel layer's state (recent shim decisions per thread, the
 	 * processes that said HELLO); NULL until hx_pipeline_kernel_enable. */
 	struct hx_pl_kernel *kern;
+	/* The log's quota for this session (hx_policy_audit_quota; zeros:
+	 * unlimited) and the records coalesced under it (NULL until one
+	 * is). */
+	uint64_t quota_rate, quota_burst, quota_max_size;
+	struct hx_pl_coalesce *co;
+	struct hx_protect_ino protect_ino[HX_PROTECT_INO_MAX];
+	size_t nprotect_ino;
+	/* -errno once the log could not take a record (a full disk, its
+	 * size quota): every later request is denied, in audit mode too,
+	 * and the session ends (run.c); failed_why says why, for people. */
+	int failed;
+	const char *failed_why;
 };
 
 struct hx_outcome {
@@ -152,5 +174,29 @@ struct json_t *hx_pipeline_record(const struct hx_pipeline *pl,
 /* Appends a record (see hx_audit_append) and counts failures. */
 int hx_pipeline_append(struct hx_pipeline *pl, struct json_t *rec,
 		       uint64_t *seq);
+
+/* hx_pipeline_append for a record an agent can cause (a decision, a
+ * process_start, a protocol error): beyond the quota's rate it is not
+ * written but counted (*coalesced true, *seq 0) into the next
+ * audit_overflow record, which hx_pipeline_tick writes; past the
+ * quota's size the session fails (hx_pipeline_fail). coalesced may be
+ * NULL. */
+int hx_pipeline_append_event(struct hx_pipeline *pl, struct json_t *rec,
+			     uint64_t *seq, bool *coalesced);
+
+/* The log can take no more (err -errno, why for people): records
+ * audit_failed with what is coalesced, using the space the log keeps
+ * for its last records, and marks the pipeline failed. Idempotent. */
+void hx_pipeline_fail(struct hx_pipeline *pl, int err, const char *why);
+
+/* Protects the file open as fd by inode too (harness:protect). Returns
+ * 0, -ENOSPC or -errno of fstat. */
+int hx_pipeline_protect_fd(struct hx_pipeline *pl, int fd);
+
+/* s as a JSON string; s not UTF-8 is escaped (hx_fmt_escape_bytes) and
+ * field, the dotted name of where it goes ("args.argv"), is added once
+ * to rec's "escaped" list (rec may be NULL). Never drops s. */
+struct json_t *hx_json_text(struct json_t *rec, const char *field,
+			    const char *s);
 
 #endif

@@ -46,42 +46,80 @@ static int cgroup2_mount(char *out, size_t cap)
 	return r;
 }
 
-/* Our own cgroup v2 path, from the "0::PATH" line of /proc/self/cgroup. */
-static int own_cgroup(char *out, size_t cap)
+/* The mount point of the cgroup v1 hierarchy that has controller ctl
+ * ("... MOUNTPOINT ... - cgroup cgroup rw,pids"). */
+static int cgroup1_mount(const char *ctl, char *out, size_t cap)
 {
-	FILE *f = fopen("/proc/self/cgroup", "re");
-	char line[4096];
+	FILE *f = fopen("/proc/self/mountinfo", "re");
+	char line[4096], mnt[4096], opts[4096], *tok, *save;
 	int r = -ENOTSUP;
 
 	if (!f)
 		return -errno;
-	while (fgets(line, sizeof(line), f)) {
-		if (strncmp(line, "0::", 3))
+	while (r && fgets(line, sizeof(line), f)) {
+		char *sep = strstr(line, " - cgroup ");
+
+		if (!sep || sscanf(line, "%*s %*s %*s %*s %4095s", mnt) != 1 ||
+		    sscanf(sep + 10, "%*s %4095s", opts) != 1)
 			continue;
-		line[strcspn(line, "\n")] = '\0';
-		if (strlen(line + 3) < cap) {
-			strcpy(out, line + 3);
-			r = 0;
-		}
-		break;
+		for (tok = strtok_r(opts, ",", &save); tok;
+		     tok = strtok_r(NULL, ",", &save))
+			if (!strcmp(tok, ctl) && strlen(mnt) < cap) {
+				strcpy(out, mnt);
+				r = 0;
+			}
 	}
 	fclose(f);
 	return r;
 }
 
-static void write_file(const char *dir, const char *name, const char *v)
+/* Our own cgroup path: in v2 ("0::PATH") when ctl is NULL, else in the
+ * v1 hierarchy whose /proc/self/cgroup line names controller ctl. */
+static int own_cgroup_in(const char *ctl, char *out, size_t cap)
+{
+	FILE *f = fopen("/proc/self/cgroup", "re");
+	char line[4096], *p, *c;
+	int r = -ENOTSUP;
+
+	if (!f)
+		return -errno;
+	while (r && fgets(line, sizeof(line), f)) {
+		line[strcspn(line, "\n")] = '\0';
+		p = strchr(line, ':');
+		c = p ? strchr(p + 1, ':') : NULL;
+		if (!c)
+			continue;
+		*c = '\0';
+		if (ctl ? strstr(p + 1, ctl) == NULL
+			: strncmp(line, "0:", 2) || p[1])
+			continue;
+		if (strlen(c + 1) < cap) {
+			strcpy(out, c + 1);
+			r = 0;
+		}
+	}
+	fclose(f);
+	return r;
+}
+
+static int own_cgroup(char *out, size_t cap)
+{
+	return own_cgroup_in(NULL, out, cap);
+}
+
+static int write_file(const char *dir, const char *name, const char *v)
 {
 	char path[4200];
-	int fd;
+	int fd, r = 0;
 
 	snprintf(path, sizeof(path), "%s/%s", dir, name);
 	fd = open(path, O_WRONLY | O_CLOEXEC);
 	if (fd < 0)
-		return;
-	if (write(fd, v, strlen(v)) < 0) {
-		/* Nothing more to do: the caller reports the cgroup state. */
-	}
+		return -errno;
+	if (write(fd, v, strlen(v)) < 0)
+		r = -errno;
 	close(fd);
+	return r;
 }
 
 /* Removes the cgroup, killing what is left in it first; waits up to
@@ -131,10 +169,12 @@ int hx_reaper_start(const char *session, struct hx_reaper *rp)
 	int p[2], r;
 	pid_t pid;
 
-	rp->dir_fd = rp->procs_fd = rp->pipe_w = -1;
+	rp->dir_fd = rp->procs_fd = rp->pipe_w = rp->pids_fd = -1;
 	rp->born_inside = 0;
 	rp->mid = -1;
-	rp->cgroup[0] = '\0';
+	rp->cgroup[0] = rp->pids_cg[0] = '\0';
+	if (cgroup1_mount("pids", rp->mnt_pids, sizeof(rp->mnt_pids)))
+		rp->mnt_pids[0] = '\0';
 	if ((r = cgroup2_mount(mnt, sizeof(mnt))) ||
 	    (r = own_cgroup(own, sizeof(own))))
 		return r;
@@ -218,12 +258,66 @@ pid_t hx_reaper_fork(struct hx_reaper *rp)
 	return fork();
 }
 
+int hx_reaper_pids_max(struct hx_reaper *rp, const char *session,
+		       unsigned long max)
+{
+	char v[32], parent[4096], own[4096], *slash;
+	int r;
+
+	snprintf(v, sizeof(v), "%lu", max);
+	if (rp->cgroup[0]) {
+		if (!write_file(rp->cgroup, "pids.max", v))
+			return 0;
+		/* Not delegated yet: enable it, if the parent lets us. */
+		snprintf(parent, sizeof(parent), "%s", rp->cgroup);
+		slash = strrchr(parent, '/');
+		if (slash && slash != parent) {
+			*slash = '\0';
+			if (!write_file(parent, "cgroup.subtree_control",
+					"+pids") &&
+			    !write_file(rp->cgroup, "pids.max", v))
+				return 0;
+		}
+	}
+	if (!rp->mnt_pids[0])
+		return -ENOTSUP;
+	if ((r = own_cgroup_in("pids", own, sizeof(own))))
+		return r;
+	if ((size_t)snprintf(rp->pids_cg, sizeof(rp->pids_cg),
+			     "%s%s/harness-%s", rp->mnt_pids,
+			     strcmp(own, "/") ? own : "",
+			     session) >= sizeof(rp->pids_cg)) {
+		rp->pids_cg[0] = '\0';
+		return -ENAMETOOLONG;
+	}
+	if (mkdir(rp->pids_cg, 0755) && errno != EEXIST) {
+		r = -errno;
+		rp->pids_cg[0] = '\0';
+		return r;
+	}
+	if (!(r = write_file(rp->pids_cg, "pids.max", v))) {
+		char procs[4200];
+
+		snprintf(procs, sizeof(procs), "%s/cgroup.procs", rp->pids_cg);
+		rp->pids_fd = open(procs, O_WRONLY | O_CLOEXEC);
+		r = rp->pids_fd < 0 ? -errno : 0;
+	}
+	if (r) {
+		rmdir(rp->pids_cg);
+		rp->pids_cg[0] = '\0';
+	}
+	return r;
+}
+
 int hx_reaper_join(const struct hx_reaper *rp)
 {
+	/* v1 has no CLONE_INTO_CGROUP: joined here, before exec. */
+	if (rp->pids_fd >= 0 && write(rp->pids_fd, "0", 1) != 1)
+		return -errno;
 	if (rp->born_inside)
 		return 0;
 	if (rp->procs_fd < 0)
-		return -ENOTSUP;
+		return rp->pids_fd >= 0 ? 0 : -ENOTSUP;
 	return write(rp->procs_fd, "0", 1) == 1 ? 0 : -errno;
 }
 
@@ -235,7 +329,9 @@ void hx_reaper_forget(struct hx_reaper *rp)
 		close(rp->procs_fd);
 	if (rp->pipe_w >= 0)
 		close(rp->pipe_w);
-	rp->dir_fd = rp->procs_fd = rp->pipe_w = -1;
+	if (rp->pids_fd >= 0)
+		close(rp->pids_fd);
+	rp->dir_fd = rp->procs_fd = rp->pipe_w = rp->pids_fd = -1;
 }
 
 void hx_reaper_stop(struct hx_reaper *rp)
@@ -250,4 +346,11 @@ void hx_reaper_stop(struct hx_reaper *rp)
 	if (rp->cgroup[0])
 		remove_cgroup(rp->cgroup);
 	rp->cgroup[0] = '\0';
+	/* The tree is gone by now (v1 has no cgroup.kill). */
+	for (int i = 0; rp->pids_cg[0] && i < 100; i++) {
+		if (!rmdir(rp->pids_cg) || errno != EBUSY)
+			break;
+		usleep(10000);
+	}
+	rp->pids_cg[0] = '\0';
 }

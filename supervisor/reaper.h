@@ -27,6 +27,11 @@ struct hx_reaper {
 	int pipe_w;   /* closing it without HX_REAPER_DONE kills the tree */
 	pid_t mid;    /* the child that forks the reaper, until settled */
 	char cgroup[4096];
+	/* pids.max: in cgroup when its pids controller is on, else in a
+	 * cgroup v1 pids hierarchy (pids_cg, joined through pids_fd) */
+	int pids_fd;
+	char pids_cg[4096];
+	char mnt_pids[4096]; /* the v1 pids hierarchy's mount, or "" */
 };
 
 /* Creates the session's cgroup and forks the reaper (through a child
@@ -51,6 +56,14 @@ pid_t hx_reaper_fork(struct hx_reaper *rp);
  * born there. Async-signal-safe (it runs between fork and exec).
  * Returns 0 or -errno. */
 int hx_reaper_join(const struct hx_reaper *rp);
+
+/* Caps the session's tasks at max (threads count): pids.max of the
+ * session's cgroup v2 when its parent delegates the pids controller
+ * (enabled there if it can be), else of a cgroup of its own in a v1
+ * pids hierarchy (hybrid systems), which hx_reaper_join then joins.
+ * Before hx_reaper_fork. Returns 0 or -errno (-ENOTSUP: nowhere). */
+int hx_reaper_pids_max(struct hx_reaper *rp, const char *session,
+		       unsigned long max);
 
 /* Closes the fds the agent must not inherit (in the agent's child). */
 void hx_reaper_forget(struct hx_reaper *rp);

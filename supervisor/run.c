@@ -34,6 +34,7 @@
 #include "pipeline.h"
 #include "reaper.h"
 #include "neighbours.h"
+#include "rlimits.h"
 #include "resolvconf.h"
 #include "sandbox.h"
 #include "server.h"
@@ -47,6 +48,8 @@
 #define SHIM_NAME  "libharness-shim.so"
 #define POLICY_MAX (4u << 20)
 #define MAX_DESC   4096
+/* The audit log took no more records: the session was ended. */
+#define HX_EXIT_AUDIT_FAILED 125
 
 extern char **environ;
 
@@ -166,12 +169,12 @@ static int find_shim(char *out)
 	return access(out, R_OK) ? -errno : 0;
 }
 
-static json_t *argv_json(char *const *v, int n)
+static json_t *argv_json(json_t *rec, char *const *v, int n)
 {
 	json_t *a = json_array();
 
 	for (int i = 0; i < n; i++)
-		json_array_append_new(a, json_string(v[i]));
+		json_array_append_new(a, hx_json_text(rec, "command", v[i]));
 	return a;
 }
 
@@ -226,8 +229,8 @@ static void log_session_start(struct run *r)
 		json_object_set_new(rec, "exe", json_string(exe));
 	}
 	json_object_set_new(rec, "category", json_string("process"));
-	json_object_set_new(rec, "command", argv_json(r->o->cmd, r->o->ncmd));
-	json_object_set_new(rec, "cwd", json_string(r->cwd));
+	json_object_set_new(rec, "command", argv_json(rec, r->o->cmd, r->o->ncmd));
+	json_object_set_new(rec, "cwd", hx_json_text(rec, "cwd", r->cwd));
 	json_object_set_new(rec, "policy",
 			    json_string(hx_policy_source(r->policy)));
 	json_object_set_new(rec, "policy_sha256", json_string(r->policy_sha));
@@ -321,9 +324,41 @@ static void log_session_end(struct run *r, int code)
 		json_object_set_new(
 		    rec, "audit_errors",
 		    json_integer((json_int_t)r->pl.audit_errors));
+	if (r->pl.failed)
+		json_object_set_new(rec, "audit_failed",
+				    json_string(r->pl.failed_why));
+	hx_audit_sync(r->audit); /* the mode check, before the count */
+	if (hx_audit_mode_restored(r->audit))
+		json_object_set_new(
+		    rec, "audit_log_mode_restored",
+		    json_integer(hx_audit_mode_restored(r->audit)));
 	hx_worktree_end_fields(r->wt, rec);
 	hx_pipeline_append(&r->pl, rec, NULL);
 	json_decref(rec);
+}
+
+/* The log is protected by its path and by its inode; a second name made
+ * before the session (a hard link in the project) would be one the
+ * agent could truncate between a decision and the act, so the log must
+ * have exactly one. None can be added during the session: link() of
+ * the log, by any path, is harness:protect. */
+static int protect_log(struct run *r)
+{
+	struct stat st;
+	int fd = hx_audit_fd(r->audit);
+
+	if (fstat(fd, &st)) {
+		hx_say("audit log %s: %s", r->sess.audit_path, strerror(errno));
+		return -1;
+	}
+	if (st.st_nlink != 1) {
+		hx_say("audit log %s has %lu hard links: another name would "
+		       "reach it; use a log with one name",
+		       r->sess.audit_path, (unsigned long)st.st_nlink);
+		return -1;
+	}
+	hx_pipeline_protect_fd(&r->pl, fd);
+	return 0;
 }
 
 /* The command's first exec happens in harness-exec itself, before any
@@ -405,7 +440,9 @@ static void child_exec(struct run *r, char **env, const sigset_t *oldmask)
 	int e;
 
 	sigprocmask(SIG_SETMASK, oldmask, NULL);
-	if (!r->reaper_err && hx_reaper_join(&r->reaper)) {
+	signal(SIGXFSZ, SIG_DFL); /* ours is ignored (hx_run) */
+	if ((!r->reaper_err || r->reaper.pids_fd >= 0) &&
+	    hx_reaper_join(&r->reaper)) {
 		fprintf(stderr, "harness-exec: cannot join the session's "
 				"cgroup: %s\n", strerror(errno));
 		_exit(126);
@@ -778,15 +815,36 @@ static int setup(struct run *r)
 		hx_say("sandbox: %s", msg);
 		return -1;
 	}
+	/* Who holds the process count: the cgroup where there is one. */
+	{
+		struct hx_limits *lim = hx_sandbox_limits(r->sb);
+		bool cg = false;
+
+		if (lim->set & (1u << HX_LIMIT_PROCESSES))
+			cg = !hx_reaper_pids_max(
+			    &r->reaper, r->sess.id,
+			    (unsigned long)lim->value[HX_LIMIT_PROCESSES]);
+		hx_limits_processes(lim, cg);
+	}
 	e = hx_audit_open(r->sess.audit_path, &r->audit);
 	if (e) {
 		hx_say("cannot open audit log %s: %s", r->sess.audit_path,
 			strerror(-e));
 		return -1;
 	}
+	if ((e = protect_log(r)))
+		return e;
 	if ((e = hx_dnsmap_new(0, &r->dns))) {
 		hx_say("dnsmap: %s", strerror(-e));
 		return -1;
+	}
+	{
+		struct hx_audit_quota q;
+
+		hx_policy_audit_quota(r->policy, &q);
+		r->pl.quota_rate = q.rate;
+		r->pl.quota_burst = q.burst;
+		r->pl.quota_max_size = q.max_size;
 	}
 	r->pl.policy = r->policy;
 	r->pl.audit = r->audit;
@@ -915,7 +973,11 @@ int hx_run(const struct hx_options *o)
 	bool audit_open;
 
 	memset(r, 0, sizeof(*r));
+	/* A full file system or RLIMIT_FSIZE must fail a write of the log
+	 * (cut off, reported), not kill harness-exec with its session. */
+	signal(SIGXFSZ, SIG_IGN);
 	r->reaper.dir_fd = r->reaper.procs_fd = r->reaper.pipe_w = -1;
+	r->reaper.pids_fd = -1;
 	r->reaper_err = -ENOTSUP;
 	r->hand[0] = r->hand[1] = -1;
 	r->o = o;
@@ -999,14 +1061,19 @@ int hx_run(const struct hx_options *o)
 	}
 	/* After the fork: a resolver thread must not exist at fork time. */
 	hx_dnsmap_start_resolver(r->dns, r->policy);
-	while (!r->child_done)
+	/* A log that takes no more records ends the session: what cannot
+	 * be audited does not go on (hx_pipeline_fail). */
+	while (!r->child_done && !r->pl.failed)
 		if (hx_server_run_once(r->srv, -1) < 0)
 			break;
-	drain(r, 1000);
+	if (!r->pl.failed)
+		drain(r, 1000);
 	kill_tree(r);
 	drain(r, 200);
 	/* Nothing of the tree is left; the counters stay for session_end. */
-	code = r->child_done ? exit_code(r->child_status) : 2;
+	code = r->pl.failed     ? HX_EXIT_AUDIT_FAILED
+	       : r->child_done ? exit_code(r->child_status)
+			       : 2;
 end:
 	/* Order (docs/worktrees.md): last checkpoint and manifest, then
 	 * session_end (it names the tree and the manifest's hash), then

@@ -154,8 +154,8 @@ int hx_sandbox_prepare(const struct hx_policy *p,
 	e = hx_seccomp_build(&sb->prog, err, errlen);
 	if (e)
 		goto fail;
+	hx_limits_from_policy(p, mode == HX_MODE_AUDIT, &sb->limits);
 	if (mode == HX_MODE_ENFORCE) {
-		hx_limits_from_policy(p, &sb->limits);
 		if (!sb->ll_pending)
 			warn(quiet,
 			     "landlock missing (ABI %d): file and TCP access "
@@ -375,6 +375,11 @@ void hx_sandbox_enter(const struct hx_sandbox *sb)
 	/* Last: from here on even our own set-up would be filtered. */
 	if ((e = hx_seccomp_install(sb->prog)))
 		die_child("seccomp", -e);
+}
+
+struct hx_limits *hx_sandbox_limits(struct hx_sandbox *sb)
+{
+	return &sb->limits;
 }
 
 void hx_sandbox_release(struct hx_sandbox *sb)

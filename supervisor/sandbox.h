@@ -19,6 +19,7 @@
 struct hx_policy;
 struct hx_policy_vars;
 struct hx_sandbox;
+struct hx_limits;
 struct json_t; /* jansson's json_t, without its header */
 
 /* Builds everything the child needs, so that entering it allocates
@@ -81,6 +82,10 @@ void hx_sandbox_enter(const struct hx_sandbox *sb);
  * needed, the Landlock ruleset, while the agent starts. The sandbox
  * cannot be entered again afterwards. NULL: no-op. */
 void hx_sandbox_release(struct hx_sandbox *sb);
+
+/* The limits the child will apply (rlimits.h), for the caller to settle
+ * who holds the process count (hx_limits_processes) before the fork. */
+struct hx_limits *hx_sandbox_limits(struct hx_sandbox *sb);
 
 /* The kernel availability for the session_start record, e.g.
  * {"seccomp": true, "landlock_abi": 6, ...}; a new reference. */

@@ -141,7 +141,7 @@ static void protocol_error(struct hx_server *s, struct conn *c, pid_t pid,
 			json_object_set_new(rec, "size",
 					    json_integer((json_int_t)size));
 	}
-	hx_pipeline_append(s->pl, rec, NULL);
+	hx_pipeline_append_event(s->pl, rec, NULL, NULL);
 	json_decref(rec);
 }
 
@@ -176,13 +176,15 @@ static int on_hello(struct hx_server *s, struct conn *c, pid_t pid,
 	if (rec) {
 		args = json_object();
 		if (m->path.s)
-			json_object_set_new(args, "path",
-					    json_string(m->path.s));
+			json_object_set_new(
+			    args, "path",
+			    hx_json_text(rec, "args.path", m->path.s));
 		if (m->nargs) {
 			argv = json_array();
 			for (i = 0; i < m->nargs; i++)
 				json_array_append_new(
-				    argv, json_string(m->args[i].s));
+				    argv, hx_json_text(rec, "args.argv",
+						       m->args[i].s));
 			json_object_set_new(args, "argv", argv);
 		}
 		if (hx_msg_has(m, HX_TAG_TRUNCATED) && m->truncated)
@@ -198,7 +200,7 @@ static int on_hello(struct hx_server *s, struct conn *c, pid_t pid,
 		json_object_set_new(rec, "rule", json_string("harness:hello"));
 		json_object_set_new(rec, "layer", json_string("shim"));
 	}
-	hx_pipeline_append(s->pl, rec, NULL);
+	hx_pipeline_append_event(s->pl, rec, NULL, NULL);
 	json_decref(rec);
 	memcpy(s->wbuf, s->hello, s->hello_len);
 	memcpy(s->wbuf + offsetof(struct hx_wire_hdr, id), &id, sizeof(id));

@@ -6,7 +6,11 @@
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <signal.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "supervisor/audit.h"
@@ -330,6 +334,62 @@ static int run_cli(const char *cmd, const char *opt, char **out)
 	return r;
 }
 
+/* A full file system cuts a record short: the bytes that made it are
+ * cut off again, so the log verifies and the chain can go on. In a
+ * child: RLIMIT_FSIZE stands for the full disk. */
+static int short_write_child(bool closing)
+{
+	struct rlimit lim = { 6000, 6000 };
+	struct hx_audit_verify v;
+	struct hx_audit *a;
+	struct stat st;
+	uint64_t seq = 0;
+	int r = 0, i;
+
+	signal(SIGXFSZ, SIG_IGN);
+	if (hx_audit_open(path, &a))
+		return 10;
+	if (setrlimit(RLIMIT_FSIZE, &lim))
+		return 11;
+	if (closing)
+		hx_audit_closing(a); /* past the reserve's check */
+	for (i = 0; i < 1000 && !r; i++) {
+		json_t *rec = json_pack("{s:s, s:s}", "event", "open", "pad",
+					"0123456789012345678901234567890123456789");
+
+		r = hx_audit_append(a, rec, &seq);
+		json_decref(rec);
+	}
+	/* Refused before writing (the reserve does not fit under the
+	 * limit) or cut off after a short write: either way EFBIG. */
+	if (r != -EFBIG)
+		return 12;
+	if (stat(path, &st) || (closing && st.st_size < 5800))
+		return 13;
+	if (hx_audit_verify(path, &v) || v.records != seq)
+		return 14;
+	hx_audit_close(a);
+	return 0;
+}
+
+START_TEST(short_write_cut_off)
+{
+	for (int closing = 0; closing < 2; closing++) {
+		int st;
+		pid_t pid;
+
+		unlink(path);
+		pid = fork();
+		ck_assert_int_ge(pid, 0);
+		if (pid == 0)
+			_exit(short_write_child(closing));
+		ck_assert_int_eq(waitpid(pid, &st, 0), pid);
+		ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0,
+			      "closing=%d: child status %d", closing, st);
+	}
+}
+END_TEST
+
 START_TEST(cli_verify_messages)
 {
 	char *out, want[256];
@@ -402,6 +462,7 @@ static Suite *audit_suite(void)
 	tcase_add_test(tc, resume_continues_chain);
 	tcase_add_test(tc, resume_refuses_torn_log);
 	tcase_add_test(tc, not_end_warns);
+	tcase_add_test(tc, short_write_cut_off);
 	tcase_add_test(tc, cli_verify_messages);
 	tcase_add_test(tc, cli_summary_and_show);
 	suite_add_tcase(s, tc);

@@ -468,6 +468,9 @@ static const struct ecase ecases[] = {
 	{ "exec:\n  - deny: \"  \"\n", 2, 12, "empty exec pattern", NULL },
 	{ "exec:\n  - deny: \"bin/x *\"\n", 2, 12, "absolute", NULL },
 	{ "audit:\n  log_reads: maybe\n", 2, 14, "invalid log_reads", NULL },
+	{ "audit:\n  rate: fast\n", 2, 9, "invalid rate", "records" },
+	{ "audit:\n  max_size: 1X\n", 2, 13, "invalid max_size", "bytes" },
+	{ "limits:\n  processes: 1K\n", 2, 14, "invalid processes", NULL },
 	{ "limits:\n  cpus: 5\n", 2, 3, "unknown key 'cpus' in limits",
 	  "cpu, file_size, open_files" },
 	{ "limits: 5\n", 1, 9, "limits must be a mapping", NULL },
@@ -696,6 +699,7 @@ START_TEST(test_misc)
 	char *bad1[] = { "fly", "x" };
 	char *bad2[] = { "connect", "1.2.3.4" };
 	char *bad3[] = { "rename", "/a" };
+	struct hx_audit_quota q;
 	uint64_t lim;
 
 	ck_assert_int_eq(hx_policy_mode(p), HX_MODE_AUDIT);
@@ -715,6 +719,24 @@ START_TEST(test_misc)
 		  lim == 3ull << 40);
 	ck_assert(!hx_policy_limit(p, HX_LIMIT_COUNT, &lim));
 	ck_assert_str_eq(hx_limit_name(HX_LIMIT_OPEN_FILES), "open_files");
+	/* The process count is on unless lifted. */
+	ck_assert(hx_policy_limit(p, HX_LIMIT_PROCESSES, &lim) &&
+		  lim == HX_PROCESSES_DEFAULT);
+	hx_policy_free(p);
+	p = load("limits: {processes: 64}\naudit: {rate: 5, burst: 7, "
+		 "max_size: 3M}\n",
+		 &vars);
+	ck_assert(hx_policy_limit(p, HX_LIMIT_PROCESSES, &lim) && lim == 64);
+	hx_policy_audit_quota(p, &q);
+	ck_assert(q.rate == 5 && q.burst == 7 && q.max_size == 3u << 20);
+	hx_policy_free(p);
+	p = load("limits: {processes: unlimited}\naudit: {rate: unlimited, "
+		 "max_size: 0}\n",
+		 &vars);
+	ck_assert(!hx_policy_limit(p, HX_LIMIT_PROCESSES, &lim));
+	hx_policy_audit_quota(p, &q);
+	ck_assert(q.rate == 0 && q.burst == HX_AUDIT_BURST_DEFAULT &&
+		  q.max_size == 0);
 	hx_policy_free(p);
 	hx_policy_free(NULL);
 	ck_assert_int_ne(hx_event_parse(2, bad1, &ev, &st, err, sizeof(err)), 0);

@@ -386,6 +386,41 @@ START_TEST(format_values)
 }
 END_TEST
 
+/* Bytes that are not UTF-8 are escaped so they can be read back, never
+ * dropped: (input, valid, escaped form). */
+static const struct {
+	const char *in;
+	bool valid;
+	const char *out;
+} esc_table[] = {
+	{ "plain", true, "plain" },
+	{ "\xc3\xa9t\xc3\xa9", true, "\xc3\xa9t\xc3\xa9" },
+	{ "a\xff", false, "a\\xff" },
+	{ "\xe9t\xe9", false, "\\xe9t\\xe9" },
+	{ "back\\slash\xfe", false, "back\\\\slash\\xfe" },
+	{ "\xc0\xaf", false, "\\xc0\\xaf" },	      /* overlong '/' */
+	{ "\xed\xa0\x80", false, "\\xed\\xa0\\x80" }, /* surrogate */
+	{ "\xf4\x90\x80\x80", false, "\\xf4\\x90\\x80\\x80" },
+	{ "\xe2\x82", false, "\\xe2\\x82" },		      /* cut short */
+	{ "\xf0\x9f\x98\x80", true, "\xf0\x9f\x98\x80" },
+};
+
+START_TEST(escape_table)
+{
+	char b[64];
+	size_t n = hx_fmt_escape_bytes(esc_table[_i].in, b, sizeof(b));
+
+	ck_assert_int_eq(hx_utf8_valid(esc_table[_i].in), esc_table[_i].valid);
+	if (esc_table[_i].valid)
+		return; /* written as is: never escaped */
+	ck_assert_str_eq(b, esc_table[_i].out);
+	ck_assert_uint_eq(n, strlen(esc_table[_i].out));
+	/* Too small a buffer: cut, terminated, the length still told. */
+	ck_assert_uint_eq(hx_fmt_escape_bytes(esc_table[_i].in, b, 3), n);
+	ck_assert_uint_eq(strlen(b), 2);
+}
+END_TEST
+
 /* ---- session ---- */
 
 START_TEST(session_paths)
@@ -769,6 +804,8 @@ static Suite *supervisor_suite(void)
 	tcase_add_loop_test(tc, netfamily_table, 0,
 			    (int)(sizeof(fam_table) / sizeof(fam_table[0])));
 	tcase_add_test(tc, format_values);
+	tcase_add_loop_test(tc, escape_table, 0,
+			    sizeof(esc_table) / sizeof(*esc_table));
 	tcase_add_test(tc, session_paths);
 	tcase_add_test(tc, rmtree_no_follow);
 	tcase_add_test(tc, dnsmap_basic);

@@ -1,0 +1,335 @@
+"""Issue 10, classes 8 and 9: audit records an agent could erase, hide or
+forge, and limits it could exhaust. Each attack runs in enforce and in
+audit mode, from python (the shim) and from a static program (the kernel
+layer only); each test checks that the forbidden effect did not happen
+and that the record says what did."""
+
+import os
+import resource
+import subprocess
+
+from lib import (AUDIT_TOOL, EXEC, HELPERS, POLICIES, PYTHON, Skip, check,
+                 harness, read_log)
+
+BUSYBOX = "/bin/busybox"
+FD_ATTACK = os.path.join(HELPERS, "static_fd_attack")
+MODES = ("enforce", "audit")
+
+
+def verify(log):
+    p = subprocess.run([AUDIT_TOOL, "verify", log], capture_output=True, text=True)
+    return p.returncode, p.stdout + p.stderr
+
+
+def project_log(wd):
+    os.makedirs(os.path.join(wd.path, "logs"))
+    return os.path.join(wd.path, "logs", "audit.jsonl")
+
+
+def protect_denials(r, op):
+    """Enforced harness:protect denials of op (its op, or its event:
+    chmod is op "write", event "chmod")."""
+    return [x for x in r.events(rule="harness:protect")
+            if op in (x.get("op"), x.get("event")) and x.get("verdict") == "deny"
+            and x.get("enforced") is True]
+
+
+# Every way of erasing or hiding the log by name, for sh (shim) and
+# busybox sh (kernel only). {L} is the log, {D} the directory above it.
+ATTACKS = [
+    ("truncate", ": > {L}", "write"),
+    ("append", "echo forged >> {L}", "write"),
+    ("rename", "mv {L} {D}/moved", "rename"),
+    ("unlink", "rm -f {L}", "unlink"),
+    ("hardlink", "ln {L} {D}/alias", "link"),
+    ("rename-dir-above", "mv {D} {D}.gone", "rename"),
+    ("chmod", "chmod 000 {L}", "chmod"),
+]
+
+
+def test_log_in_project_survives_every_attack_in_both_modes(wd):
+    for mode in MODES:
+        for shell in (["/bin/sh", "-c"], [BUSYBOX, "sh", "-c"]):
+            for name, cmd, op in ATTACKS:
+                log = project_log(wd) if not os.path.isdir(
+                    os.path.join(wd.path, "logs")) else os.path.join(wd.path, "logs", "audit.jsonl")
+                if os.path.exists(log):
+                    os.unlink(log)
+                d = os.path.dirname(log)
+                r = harness(shell + [cmd.format(L=log, D=d)], wd, mode=mode, log=log)
+                what = "%s %s %s" % (mode, shell[0], name)
+                st = os.stat(log)
+                check(st.st_nlink == 1 and st.st_mode & 0o777 == 0o600,
+                      "%s: log now %o with %d links" % (what, st.st_mode, st.st_nlink))
+                check(not os.path.exists(d + ".gone") and not os.path.exists(d + "/moved")
+                      and not os.path.exists(d + "/alias"), "%s: the log moved" % what)
+                rc, out = verify(log)
+                check(rc == 0, "%s: chain broken: %s" % (what, out))
+                check(b"\nforged" not in open(log, "rb").read(), "%s: forged line" % what)
+                recs = read_log(log)
+                check(recs[0]["event"] == "session_start" and recs[-1]["event"] == "session_end",
+                      "%s: log lost its start or end" % what)
+                found = protect_denials(r, op)
+                check(found, "%s: no enforced harness:protect deny for %s:\n%s" % (what, op, r.dump()))
+                if shell[0] == BUSYBOX:
+                    check(any(x["layer"] == "kernel" for x in found),
+                          "%s: busybox's attack not seen by the kernel layer: %r" % (what, found))
+
+
+def test_session_and_state_dirs_protected_in_audit_mode(wd):
+    # The session directory holds the socket; the agent finds it there.
+    cmd = ('d=$(dirname "$HARNESS_SOCKET"); rm -rf "$d"; echo x > "$d/planted";'
+           ' mv "$d" "$d.x"; s=$(dirname "$(dirname "$d")"); mv "$s" "$s.x"; echo done')
+    for shell in (["/bin/sh", "-c"], [BUSYBOX, "sh", "-c"]):
+        r = harness(shell + [cmd], wd, mode="audit")
+        check("done" in r.stdout, "shell did not finish: %s" % r.stderr)
+        sd = r.one(event="session_start")["session_dir"]
+        check(os.path.isdir(sd) and not os.path.exists(sd + ".x"),
+              "%s: session dir gone" % shell[0])
+        check(not os.path.exists(os.path.join(sd, "planted")), "planted a file")
+        state = os.path.dirname(os.path.dirname(sd))
+        check(os.path.isdir(state) and not os.path.exists(state + ".x"), "state dir moved")
+        for ops in (("unlink", "rmdir"), ("write",), ("rename",)):
+            check(any(protect_denials(r, op) for op in ops),
+                  "%s: no protect deny for %s:\n%s" % (shell[0], ops, r.dump()))
+
+
+def test_read_only_fd_of_the_log(wd):
+    # A log in the project is readable by a static program (a read
+    # inside a write root is the shim's; audit mode has no Landlock at
+    # all). Truncate, write and a link through the fd must fail; a
+    # fchmod passes the kernel layer and is put back (and counted).
+    log = project_log(wd)
+    for mode in MODES:
+        if os.path.exists(log):
+            os.unlink(log)
+        r = harness([FD_ATTACK, log, os.path.join(wd.path, "alias")], wd, mode=mode, log=log)
+        out = dict(l.split(" ", 1) for l in r.stdout.splitlines())
+        st = os.stat(log)
+        check(st.st_mode & 0o777 == 0o600, "%s: mode left %o" % (mode, st.st_mode))
+        check(st.st_nlink == 1 and not os.path.exists(os.path.join(wd.path, "alias")),
+              "%s: a hard link was made: %r" % (mode, out))
+        check(verify(log)[0] == 0, "%s: chain broken" % mode)
+        check(out.get("ftruncate", "ok") != "ok" and out.get("write", "ok") != "ok",
+              "%s: %r" % (mode, out))
+        check(out["open"] == "ok", "%s: %r" % (mode, out))
+        check(out["link"] != "ok" and protect_denials(r, "link"), "%s link: %r\n%s" % (mode, out, r.dump()))
+        end = r.one(event="session_end")
+        if out["fchmod"] == "ok":
+            check(end.get("audit_log_mode_restored", 0) >= 1, "fchmod not counted: %r" % end)
+
+
+def test_log_by_inode_through_a_second_mount(wd):
+    if os.getuid() != 0:
+        raise Skip("a bind mount needs root")
+    log = project_log(wd)
+    alias = os.path.join(wd.path, "mnt")
+    os.makedirs(alias)
+    subprocess.run(["mount", "--bind", os.path.dirname(log), alias], check=True)
+    try:
+        for mode in MODES:
+            other = os.path.join(alias, "audit.jsonl")
+            r = harness(["/bin/sh", "-c", "true > %s; echo x >> %s; %s sh -c 'true > %s'"
+                         % (other, other, BUSYBOX, other)], wd, mode=mode, log=log)
+            check(verify(log)[0] == 0 and read_log(log)[0]["event"] == "session_start",
+                  "%s: log truncated through the other mount" % mode)
+            found = [x for x in protect_denials(r, "write") if x.get("protected_by") == "inode"]
+            check(len(found) >= 3, "%s: inode denials %r\n%s" % (mode, found, r.dump()))
+            os.unlink(log)
+    finally:
+        subprocess.run(["umount", alias])
+
+
+def test_log_with_a_second_name_is_refused(wd):
+    log = project_log(wd)
+    open(log, "w").close()
+    os.link(log, os.path.join(wd.path, "other-name"))
+    r = harness(["/bin/true"], wd, log=log)
+    check(r.status == 2 and "hard links" in r.stderr, "started: %s %s" % (r.status, r.stderr))
+    check(os.path.getsize(log) == 0, "ran and wrote the log")
+
+
+def test_invalid_utf8_is_escaped_never_dropped(wd):
+    # One byte that is not UTF-8 in a `sh -c` used to leave no argv.
+    name = b"f\xff\xfe.txt"
+    script = b"echo \xe9t\xe9 > " + name + b"; /bin/true arg\xff"
+    for mode in MODES:
+        for shell in ([b"/bin/sh", b"-c"], [BUSYBOX.encode(), b"sh", b"-c"]):
+            log = os.path.join(wd.state, "u-%s-%d.jsonl" % (mode, len(shell)))
+            argv = [EXEC.encode(), b"--quiet", b"--audit-log", log.encode(), b"--policy",
+                    os.path.join(POLICIES, "test.yaml").encode(), b"--mode", mode.encode(),
+                    b"--"] + shell + [script]
+            env = dict(os.environ, XDG_STATE_HOME=wd.state)
+            p = subprocess.run(argv, cwd=wd.path, env=env, capture_output=True)
+            check(p.returncode == 0, "%s: %r" % (mode, p.stderr))
+            check(os.path.exists(os.path.join(wd.path.encode(), name)), "file not made")
+            os.unlink(os.path.join(wd.path.encode(), name))
+            recs = read_log(log)
+            want = script.decode("latin-1").replace("\\", "\\\\")
+            want = "".join("\\x%02x" % ord(c) if ord(c) >= 0x80 else c for c in want)
+            start = recs[0]
+            check(start["command"][-1] == want and "command" in start.get("escaped", []),
+                  "%s: session_start command %r" % (mode, start.get("command")))
+            execs = [x for x in recs if x.get("op") == "exec" and
+                     x["args"].get("argv", [None])[-1] == "arg\\xff"]
+            check(execs and all("args.argv" in x.get("escaped", []) for x in execs),
+                  "%s %s: exec of /bin/true arg\\xff not recorded: %r" % (mode, shell[0], execs))
+            writes = [x for x in recs if x.get("op") == "write" and
+                      x["args"].get("path", "").endswith("/f\\xff\\xfe.txt")]
+            check(writes and "args.path" in writes[0].get("escaped", []),
+                  "%s %s: write of the file not recorded" % (mode, shell[0]))
+            if shell[0].startswith(BUSYBOX.encode()):
+                check(any(x["layer"] == "kernel" for x in writes), "not the kernel's record")
+
+
+RATE = "rate.yaml"
+LOOP = "import os\nfor i in range(%d):\n    try: os.close(os.open(%r, os.O_WRONLY | os.O_CREAT))\n    except OSError: pass\n"
+
+
+def coalesced_count(recs, path, event):
+    n = 0
+    for r in recs:
+        if r["event"] != "audit_overflow":
+            continue
+        for g in r["groups"]:
+            if g.get("event") == event and g.get("first_args", {}).get("path") == path:
+                n += g["count"]
+    return n
+
+
+def test_rate_quota_coalesces_and_counts(wd):
+    # A tight loop of opens: beyond the rate they are counted, not lost.
+    target = "/nonexistent-hx/x"  # fails in audit mode too (ENOENT)
+    n = 3000
+    for mode in MODES:
+        for who, cmd, event in (
+                ("python", [PYTHON, "-c", LOOP % (n, target)], "openat"),
+                ("busybox", [BUSYBOX, "sh", "-c",
+                             "i=0; while [ $i -lt %d ]; do true 2>/dev/null > %s; i=$((i+1)); done"
+                             % (n, target)], "openat")):
+            r = harness(cmd, wd, policy=RATE, mode=mode)
+            r.expect_status(0)
+            written = [x for x in r.records if x.get("args", {}).get("path") == target]
+            folded = coalesced_count(r.records, target, written[0]["event"] if written else event)
+            check(len(written) + folded == n,
+                  "%s %s: %d written + %d coalesced != %d" % (mode, who, len(written), folded, n))
+            check(len(written) < 400, "%s %s: rate not applied: %d written" % (mode, who, len(written)))
+            check(verify(r.log)[0] == 0, "chain broken")
+            check(r.records[-1]["event"] == "session_end", "no session_end")
+
+
+def test_size_quota_ends_the_session(wd):
+    target = "/nonexistent-hx/x"
+    for mode in MODES:
+        r = harness([PYTHON, "-c", LOOP % (10 ** 7, target)], wd, policy="audit-size.yaml",
+                    mode=mode, timeout=60)
+        check(r.status == 125, "%s: status %s (%s)" % (mode, r.status, r.stderr[-500:]))
+        check("audit quota" in r.stderr, "no reason on stderr: %s" % r.stderr[-500:])
+        fail = r.one(event="audit_failed")
+        check("max_size" in fail["reason"] and fail["written"] >= 65536, "record: %r" % fail)
+        end = r.records[-1]
+        check(end["event"] == "session_end" and end["exit_code"] == 125 and end.get("audit_failed"),
+              "%s: end %r" % (mode, end))
+        check(os.path.getsize(r.log) < 65536 + 16384, "log grew to %d" % os.path.getsize(r.log))
+        check(verify(r.log)[0] == 0, "chain broken")
+
+
+def run_raw(wd, log, cmd, mode, preexec=None, timeout=60):
+    argv = [EXEC, "--quiet", "--audit-log", log, "--policy", os.path.join(POLICIES, "test.yaml"),
+            "--mode", mode, "--"] + cmd
+    env = dict(os.environ, XDG_STATE_HOME=wd.state)
+    return subprocess.run(argv, cwd=wd.path, env=env, capture_output=True, text=True,
+                          timeout=timeout, preexec_fn=preexec)
+
+
+FLOOD = [PYTHON, "-c", LOOP % (10 ** 7, "/nonexistent-hx/x")]
+
+
+def check_failed_closed(p, log, what, final_records):
+    check(p.returncode == 125, "%s: status %s %s" % (what, p.returncode, p.stderr[-400:]))
+    check("every request is denied and the session ends" in p.stderr, "%s: %s" % (what, p.stderr[-400:]))
+    data = open(log, "rb").read()
+    check(data.endswith(b"\n"), "%s: torn last line" % what)
+    rc, out = verify(log)
+    check(rc == 0, "%s: %s" % (what, out))
+    if final_records:
+        recs = read_log(log)
+        check(recs[-2]["event"] == "audit_failed" and recs[-1]["event"] == "session_end",
+              "%s: last records %r" % (what, [x["event"] for x in recs[-3:]]))
+
+
+def test_disk_full_fails_closed_with_the_log_intact(wd):
+    if os.getuid() != 0:
+        raise Skip("mounting a small tmpfs needs root (the RLIMIT_FSIZE test covers the user)")
+    mnt = os.path.join(wd.path, "small")
+    os.makedirs(mnt)
+    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=512k", "tmpfs", mnt], check=True)
+    try:
+        for mode in MODES:
+            log = os.path.join(mnt, "audit-%s.jsonl" % mode)
+            p = run_raw(wd, log, FLOOD, mode)
+            check_failed_closed(p, log, mode, True)
+            check("No space left" in p.stderr, p.stderr[-300:])
+            os.unlink(log)
+    finally:
+        subprocess.run(["umount", mnt])
+
+
+def test_file_size_limit_on_the_log_fails_closed(wd):
+    # RLIMIT_FSIZE on harness-exec stands for a full disk as any user.
+    for mode in MODES:
+        log = os.path.join(wd.state, "fsize-%s.jsonl" % mode)
+        p = run_raw(wd, log, FLOOD, mode,
+                    preexec=lambda: resource.setrlimit(resource.RLIMIT_FSIZE, (400000, 400000)))
+        check_failed_closed(p, log, mode, True)
+        check(os.path.getsize(log) <= 400000, "log past the limit")
+
+
+FORK = r'''
+import os, sys, time
+n = 0
+try:
+    while n < 1000:
+        if os.fork() == 0:
+            time.sleep(5)
+            os._exit(0)
+        n += 1
+except OSError as e:
+    print("stopped", n, e.errno)
+else:
+    print("unbounded", n)
+'''
+
+
+def test_fork_storm_ends_at_the_process_limit(wd):
+    for mode in MODES:
+        r = harness([PYTHON, "-c", FORK], wd, policy="procs.yaml", mode=mode, timeout=60)
+        r.expect_status(0)
+        words = r.stdout.split()
+        check(words[:1] == ["stopped"] and int(words[2]) == 11,
+              "%s: %r" % (mode, r.stdout))
+        check(int(words[1]) < 40, "%s: %s processes under a limit of 40" % (mode, words[1]))
+        lim = r.one(event="session_start")["kernel"]["limits"]
+        check(lim.get("processes") == 40 and lim.get("processes_by") in ("cgroup", "rlimit"),
+              "%s: %r" % (mode, lim))
+        check(verify(r.log)[0] == 0 and r.records[-1]["event"] == "session_end", "log")
+
+
+def test_fork_bomb_session_ends_cleanly(wd):
+    bomb = "b() { b & b & }; b 2>/dev/null & sleep 2; echo survived"
+    for mode in MODES:
+        r = harness([BUSYBOX, "sh", "-c", bomb], wd, policy="procs.yaml", mode=mode, timeout=90)
+        check(r.status == 0 and "survived" in r.stdout, "%s: %s %r" % (mode, r.status, r.stderr[-300:]))
+        check(verify(r.log)[0] == 0 and r.records[-1]["event"] == "session_end",
+              "%s: log not intact" % mode)
+
+
+def test_process_limit_is_on_by_default(wd):
+    r = harness(["/bin/true"], wd)
+    lim = r.one(event="session_start")["kernel"]["limits"]
+    want = "cgroup" if os.getuid() == 0 else "rlimit"
+    check(lim.get("processes") == 4096, "default: %r" % lim)
+    if os.getuid() != 0:
+        check(lim.get("processes_by") == want, "held by %r" % lim)
+    else:
+        check(lim.get("processes_by") in ("cgroup", "none"), "held by %r" % lim)
