@@ -89,8 +89,9 @@ def _programs(wd):
     wd.file("hello.c", '#include <stdio.h>\nint main(void){puts("hi gcc");return 0;}\n')
     wd.file("Makefile", "hello: hello.c\n\tgcc -O0 -o hello hello.c\n")
     progs = [
-        ("sh", ["sh", "-c", "mkdir -p s/t && echo a | tr a b > s/t/o && cat s/t/o && ls s"],
-         "b\nt\n"),
+        ("sh", ["sh", "-c", "mkdir -p s/t && echo a | tr a b > s/t/o && cat s/t/o && ls s && "
+                "find s -name o"],
+         "b\nt\ns/t/o\n"),
         ("python3", [PYTHON, "-c", PY], "True child x\n"),
         ("git", ["sh", "-c", "rm -rf r && git init -q r && cd r && echo a > a && git add a && "
                  "git -c user.name=t -c user.email=t@e commit -qm m && git status --short && "
