@@ -251,6 +251,17 @@ void hx_policy_decide(const struct hx_policy *p, const struct hx_event *ev,
 			check_file(p, ev->path, HX_ACCESS_READ, out);
 		return;
 	case HX_OP_WRITE:
+		if (!ev->path)
+			return;
+		check_file(p, ev->path, HX_ACCESS_WRITE, out);
+		/* "r+" of a file denied for reading only read it: the kernel
+		 * layer opened it (unmasked, in the supervisor's view) and
+		 * handed the fd over. */
+		if (ev->reads) {
+			check_file(p, ev->path, HX_ACCESS_READ, &other);
+			stronger(out, &other);
+		}
+		return;
 	case HX_OP_UNLINK:
 	case HX_OP_RMDIR:
 	case HX_OP_MKDIR:

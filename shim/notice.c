@@ -42,6 +42,46 @@ static void put(struct sbuf *b, const char *s)
 	b->p[b->len] = '\0';
 }
 
+/* s as text, each byte that is not printable ASCII as \xNN and a
+ * backslash doubled: a path or argv is the agent's choice, and the
+ * supervisor prints kernel-layer refusals on the user's terminal, where
+ * an escape sequence would move the cursor, retitle the window or
+ * write "harness: session ok" over what happened. */
+static void put_esc(struct sbuf *b, const char *s)
+{
+	static const char hex[] = "0123456789abcdef";
+	char e[5];
+
+	for (; *s && b->len + 1 < b->cap; s++) {
+		unsigned char c = (unsigned char)*s;
+
+		if (c == '\\') {
+			put(b, "\\\\");
+		} else if (c < 0x20 || c >= 0x7f) {
+			e[0] = '\\';
+			e[1] = 'x';
+			e[2] = hex[c >> 4];
+			e[3] = hex[c & 15];
+			e[4] = '\0';
+			put(b, e);
+		} else {
+			b->p[b->len++] = (char)c;
+			b->p[b->len] = '\0';
+		}
+	}
+}
+
+size_t hx_text_escape(char *buf, size_t cap, const char *s)
+{
+	struct sbuf b = {buf, cap, 0};
+
+	if (cap == 0)
+		return 0;
+	buf[0] = '\0';
+	put_esc(&b, s);
+	return b.len;
+}
+
 size_t hx_notice_format(char *buf, size_t cap, const struct hx_notice *n)
 {
 	struct sbuf b = {buf, cap, 0};
@@ -55,18 +95,18 @@ size_t hx_notice_format(char *buf, size_t cap, const struct hx_notice *n)
 		    : "harness: denied ");
 	put(&b, hx_notice_op_name(n->op));
 	put(&b, " ");
-	put(&b, n->target && *n->target ? n->target : "?");
+	put_esc(&b, n->target && *n->target ? n->target : "?");
 	if (n->argv && n->argv[0]) {
 		/* The command as run: "exec /usr/bin/git: git push". */
 		put(&b, ":");
 		for (size_t i = 0; n->argv[i] && b.len < cap / 2; i++) {
 			put(&b, " ");
-			put(&b, n->argv[i]);
+			put_esc(&b, n->argv[i]);
 		}
 	}
 	if (n->rule) {
 		put(&b, " (rule ");
-		put(&b, *n->rule ? n->rule : "?");
+		put_esc(&b, *n->rule ? n->rule : "?");
 		put(&b, ")");
 	} else {
 		put(&b, " (supervisor unreachable)");

@@ -29,6 +29,12 @@ struct hx_notice {
  * notices of kernel-layer refusals with it too. */
 size_t hx_notice_format(char *buf, size_t cap, const struct hx_notice *n);
 
+/* s with every byte but printable ASCII as \xNN and '\\' doubled
+ * (NUL-terminated, truncated to cap): agent-chosen text for a terminal.
+ * Returns the length written. The notice escapes its path, argv and
+ * rule so. */
+size_t hx_text_escape(char *buf, size_t cap, const char *s);
+
 /* True when process pid's last notice was this one (then it is not
  * printed again); remembers it otherwise. */
 bool hx_notice_repeat(const struct hx_notice *n, long pid);

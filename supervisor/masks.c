@@ -15,7 +15,9 @@
 #include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/vfs.h>
 #include <unistd.h>
+#include <linux/magic.h>
 
 #include "../policy/policy.h"
 
@@ -30,7 +32,6 @@ struct walk {
 	const struct hx_policy *p;
 	struct hx_masks *m;
 	size_t seen, max;
-	dev_t dev;
 	bool truncated;
 };
 
@@ -65,8 +66,28 @@ static bool readable(const struct hx_policy *p, const char *path)
 	return d.verdict == HX_VERDICT_ALLOW;
 }
 
+/* A kernel file system mounted beneath a root (a project at / meets
+ * /proc and /sys): nothing in it is a file a policy pattern names, and
+ * /proc alone has more entries than the walk's cap. */
+static bool pseudo_fs(int fd)
+{
+	static const long types[] = {
+	    PROC_SUPER_MAGIC,	 SYSFS_MAGIC,	    CGROUP_SUPER_MAGIC,
+	    CGROUP2_SUPER_MAGIC, DEBUGFS_MAGIC,	    TRACEFS_MAGIC,
+	    SECURITYFS_MAGIC,	 BPF_FS_MAGIC,	    PSTOREFS_MAGIC,
+	    BINFMTFS_MAGIC,	 DEVPTS_SUPER_MAGIC};
+	struct statfs sf;
+
+	if (fstatfs(fd, &sf))
+		return true;
+	for (size_t i = 0; i < sizeof(types) / sizeof(types[0]); i++)
+		if ((long)sf.f_type == types[i])
+			return true;
+	return false;
+}
+
 /* Walks the directory open at dfd, whose path is path (consumes dfd). */
-static int walk_dir(struct walk *w, int dfd, char *path, size_t len)
+static int walk_dir(struct walk *w, int dfd, char *path, size_t len, dev_t dev)
 {
 	DIR *d = fdopendir(dfd);
 	struct dirent *de;
@@ -106,12 +127,19 @@ static int walk_dir(struct walk *w, int dfd, char *path, size_t len)
 			ret = add(w->m, path, S_ISDIR(st.st_mode));
 			continue; /* a masked directory hides what is in it */
 		}
-		if (!S_ISDIR(st.st_mode) || st.st_dev != w->dev)
+		if (!S_ISDIR(st.st_mode))
 			continue;
+		/* Other file systems mounted beneath a root too: Landlock's
+		 * grant of the root covers them (a tmpfs or a volume at
+		 * $CWD/data held an unmasked .env). */
 		sub = openat(dirfd(d), de->d_name,
 			     O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (sub >= 0 && st.st_dev != dev && pseudo_fs(sub)) {
+			close(sub);
+			continue;
+		}
 		if (sub >= 0)
-			ret = walk_dir(w, sub, path, len + 1 + n);
+			ret = walk_dir(w, sub, path, len + 1 + n, st.st_dev);
 	}
 	path[len] = '\0';
 	closedir(d);
@@ -164,11 +192,10 @@ int hx_masks_find(const struct hx_policy *p, const char *const *roots,
 			close(fd);
 			continue;
 		}
-		w.dev = st.st_dev;
 		snprintf(path, sizeof(path), "%s", roots[i]);
 		/* "/" walks as "" + "/name". */
 		ret = walk_dir(&w, fd, path,
-			       strcmp(path, "/") ? strlen(path) : 0);
+			       strcmp(path, "/") ? strlen(path) : 0, st.st_dev);
 	}
 	if (!ret && m->n)
 		ret = make_covers(m, mask_dir);

@@ -29,8 +29,9 @@ struct hx_policy;
 struct hx_masks;
 
 /* Walks each root (absolute directories; missing ones are skipped) for
- * entries the policy does not let be read, on the root's file system,
- * without following symlinks; a denied directory is masked whole.
+ * entries the policy does not let be read, without following symlinks,
+ * on the file systems mounted beneath it too (kernel ones, /proc and
+ * /sys, excepted); a denied directory is masked whole.
  * mask_dir: a directory of the session's (protected) where the empty
  * file and directory that cover them are made. At most max_entries are
  * looked at; *truncated tells when the walk stopped early. Returns 0 and

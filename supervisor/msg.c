@@ -4,13 +4,18 @@
 #include <stdarg.h>
 #include <stdio.h>
 
+#include "../shim/notice.h"
+
 void hx_say(const char *fmt, ...)
 {
+	char text[2048], out[8192];
 	va_list ap;
 
-	fputs("harness-exec: ", stderr);
+	/* Its paths and git's errors can name the agent's files: escaped
+	 * for the terminal (hx_text_escape). */
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	vsnprintf(text, sizeof(text), fmt, ap);
 	va_end(ap);
-	fputc('\n', stderr);
+	hx_text_escape(out, sizeof(out), text);
+	fprintf(stderr, "harness-exec: %s\n", out);
 }

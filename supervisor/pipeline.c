@@ -955,6 +955,14 @@ static bool may_be_dir(const char *path)
 	return S_ISDIR(st.st_mode);
 }
 
+/* A call whose flags are open(2)'s (the others' are AT_ ones). */
+static bool is_open(unsigned call)
+{
+	return call == HX_CALL_OPEN || call == HX_CALL_OPENAT ||
+	       call == HX_CALL_CREAT || call == HX_CALL_FOPEN ||
+	       call == HX_CALL_FREOPEN || call == HX_CALL_SYSCALL;
+}
+
 /* An address of a family the shim leaves to the kernel (netlink...):
  * its reaching the kernel layer alone is no bypass. */
 static bool foreign_family(const struct hx_request *rq)
@@ -1048,6 +1056,8 @@ static void decide(struct hx_pipeline *pl, const struct hx_peer *peer,
 		ev.moves_tree = rq->tree_known ? rq->moves_tree
 					       : may_be_dir(ev.path) ||
 						     may_be_dir(ev.path2);
+	ev.reads = rq->op == HX_OP_WRITE && is_open(rq->call) &&
+		   rq->has_flags && (rq->flags & O_ACCMODE) != O_WRONLY;
 	ev.argv = rq->argv;
 	ev.argc = rq->argc;
 	ev.host = rq->host;

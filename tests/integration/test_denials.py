@@ -159,3 +159,22 @@ def test_a_reported_name_maps_nothing_the_supervisor_did_not_see(wd):
     rec = [x for x in r.events(op="connect") if x["args"].get("addr") == "127.0.0.1:%d" % lst.port]
     check(rec and all(x["verdict"] == "deny" and x["rule"] == "default:net_connect" for x in rec),
           r.dump())
+
+
+def test_notice_escapes_the_agents_bytes(wd):
+    # The supervisor prints kernel-layer refusals on harness-exec's own
+    # stderr, the user's terminal, whatever the agent did with its own:
+    # a path carrying escape sequences (clear the screen, retitle the
+    # window, a fake line after a carriage return) was printed raw.
+    esc = "\x1b]0;pwned\x07\x1b[2J\rharness: session ok"
+    path = outside_path() + esc
+    r = harness(["/usr/bin/busybox", "sh", "-c", 'exec 2>/dev/null; echo x > "$1"',
+                 "sh", path], wd)
+    check(not os.path.exists(path), "the denied write happened")
+    check("\x1b" not in r.stderr and "\x07" not in r.stderr and "\r" not in r.stderr,
+          "raw control bytes on the terminal: %r" % r.stderr)
+    check("\\x1b]0;pwned\\x07\\x1b[2J\\x0dharness: session ok" in r.stderr,
+          "the notice does not show them escaped: %r" % r.stderr)
+    notice(r, "a write of an escaped path")
+    rec = r.one(op="write", args_path=path)
+    check(rec["verdict"] == "deny" and rec["layer"] == "kernel", r.dump())

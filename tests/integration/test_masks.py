@@ -8,7 +8,9 @@ the ordinary user (who gets a user namespace of its own)."""
 import os
 import shutil
 
-from lib import check, harness
+import subprocess
+
+from lib import Skip, check, harness
 from test_default_policy import fake_home
 
 BUSYBOX = shutil.which("busybox")
@@ -95,3 +97,75 @@ def test_files_keep_their_owners(wd):
                 env={"HOME": fake_home(wd)})
     uid = str(os.getuid())
     check(r.stdout.split() == [uid, uid], "uid seen inside: %r" % r.stdout)
+
+
+def test_masked_on_another_file_system_beneath(wd):
+    # Landlock's grant of $CWD covers what is mounted beneath it (a
+    # tmpfs, a volume); the walk stopped at the root's file system, so a
+    # .env there was read by a program without the shim, unrecorded.
+    if os.geteuid() != 0:
+        raise Skip("mounting a file system in the project needs root")
+    _project(wd)
+    sub = os.path.join(wd.path, "vol")
+    os.mkdir(sub)
+    subprocess.run(["mount", "-t", "tmpfs", "hx-test", sub], check=True)
+    try:
+        with open(os.path.join(sub, ".env"), "w") as f:
+            f.write(SECRET)
+        os.mkdir(os.path.join(sub, "deep"))
+        with open(os.path.join(sub, "deep", ".env"), "w") as f:
+            f.write(SECRET)
+        r = harness([BUSYBOX, "sh", "-c", "cat vol/.env vol/deep/.env; echo done"],
+                    wd, policy=None, env={"HOME": fake_home(wd)})
+    finally:
+        subprocess.run(["umount", "-l", sub], check=True)
+    check("sk-live" not in r.stdout and r.stdout.endswith("done\n"),
+          "a .env on a mounted file system was read: %r %r" % (r.stdout, r.stderr))
+    k = r.one(event="session_start")["kernel"]
+    check(k.get("masks") == 4, "kernel %r" % k)
+
+
+RDWR_POLICY = """version: 1
+mode: enforce
+defaults: {exec: allow, file_read: allow, file_write: deny, net_connect: deny,
+           net_send: deny, net_resolve: allow}
+files:
+  - id: project
+    access: write
+    allow: ["$CWD/**", "$TMPDIR/**", "/dev/null"]
+  - id: append-only-log
+    description: the agent may add to it, not read it
+    access: read
+    deny: "$CWD/notes.log"
+"""
+
+
+def test_an_open_that_reads_and_writes_is_decided_as_a_read_too(wd):
+    # O_RDWR (or O_RDONLY|O_CREAT) was decided as a write only: for a
+    # file denied for reading and not for writing, the kernel layer opened
+    # it itself, in the supervisor's view where no mask covers it, and
+    # handed the fd over; the shim let python's "r+" read it too.
+    wd.file("notes.log", SECRET)
+    wd.file("p.yaml", RDWR_POLICY)
+    pol = os.path.join(wd.path, "p.yaml")
+    code = ("import ctypes, os\n"
+            "libc = ctypes.CDLL(None, use_errno=True)\n"
+            "for fl in (os.O_RDWR, os.O_RDONLY | os.O_CREAT):\n"
+            "    fd = libc.syscall(257, -100, b'notes.log', fl, 0o600)\n"
+            "    print(fd >= 0 and os.read(fd, 100))\n"
+            "try:\n"
+            "    print(open('notes.log', 'r+').read())\n"
+            "except OSError as e:\n"
+            "    print('refused', e.errno)\n")
+    r = harness(["/usr/bin/python3", "-c", code], wd, policy=pol)
+    check("sk-live" not in r.stdout and "refused 13" in r.stdout,
+          "read through an open for writing (shim): %r %r" % (r.stdout, r.stderr))
+    r = harness([BUSYBOX, "sh", "-c", "exec 2>/dev/null; cat notes.log; cat 3<>notes.log <&3; "
+                 "echo added >> notes.log; echo done"], wd, policy=pol)
+    check("sk-live" not in r.stdout and r.stdout.endswith("done\n"),
+          "read through an open for writing (kernel layer): %r %r" % (r.stdout, r.stderr))
+    check(open(os.path.join(wd.path, "notes.log")).read() == SECRET + "added\n",
+          "an append-only open was refused")
+    rec = r.events(op="write", verdict="deny")
+    check(rec and rec[0]["rule"] == "append-only-log" and rec[0]["layer"] == "kernel",
+          r.dump())

@@ -527,6 +527,22 @@ START_TEST(test_notice)
 	n = hx_notice_format(line, 20, &x);
 	ck_assert_uint_eq(n, 19);
 	ck_assert_int_eq(line[18], '\n');
+	/* the agent's bytes never reach the terminal raw */
+	{
+		const char *const ev[] = {"sh", "-c", "\033[2J\\", NULL};
+		struct hx_notice y = {.op = HX_OP_EXEC,
+				      .verdict = HX_VERDICT_DENY,
+				      .target = "/tmp/\033]0;x\007\r\xc3\xa9",
+				      .argv = ev,
+				      .rule = "r\n"};
+
+		hx_notice_format(line, sizeof(line), &y);
+		ck_assert_str_eq(line, "harness: denied exec /tmp/\\x1b]0;x"
+				       "\\x07\\x0d\\xc3\\xa9: sh -c "
+				       "\\x1b[2J\\\\ (rule r\\x0a)\n");
+		ck_assert_uint_eq(hx_text_escape(line, 6, "\033ab"), 5);
+		ck_assert_str_eq(line, "\\x1ba");
+	}
 	/* once per process: the same argv from another PATH entry is a
 	 * repeat, another process or another command is not */
 	x.target = "/usr/bin/git";
