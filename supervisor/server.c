@@ -118,6 +118,18 @@ static void fill_peer(struct conn *c, pid_t pid, const struct hx_msg *m,
 	}
 }
 
+/* Whether the policy lets the agent look name up: a forged report of
+ * one it may not would have the supervisor send the query for it (a
+ * channel out, unrecorded, under a policy denying the lookup). */
+static bool may_resolve(const struct hx_policy *p, const char *name)
+{
+	struct hx_event ev = {.op = HX_OP_RESOLVE, .host = name};
+	struct hx_decision d;
+
+	hx_policy_decide(p, &ev, &d);
+	return d.verdict == HX_VERDICT_ALLOW;
+}
+
 static void protocol_error(struct hx_server *s, struct conn *c, pid_t pid,
 			   const char *error, size_t size)
 {
@@ -223,7 +235,8 @@ static int on_request(struct hx_server *s, struct conn *c, pid_t pid,
 		/* What the shim's getaddrinfo returned is a claim from the
 		 * agent's side: the name is looked up again by the
 		 * supervisor, whose answers alone are mapped (dnsmap.h). */
-		if (s->pl->dns && m->host.s && m->naddrs)
+		if (s->pl->dns && m->host.s && m->naddrs &&
+		    may_resolve(s->pl->policy, m->host.s))
 			hx_dnsmap_claim(s->pl->dns, m->host.s);
 		return 0;
 	}

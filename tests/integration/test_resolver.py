@@ -92,3 +92,36 @@ def test_lookup_through_a_non_loopback_resolver(wd):
             check("leak.example" not in ns.queries(), "the query went out: %r" % r.stderr)
     finally:
         ns.close()
+
+
+CLAIM_POLICY = """version: 1
+files:
+  - {id: w, access: write, allow: ["$CWD/**", "$TMPDIR/**"]}
+network:
+  - {id: no-exfil-lookups, deny: "*.exfil.test:*"}
+"""
+
+
+def test_a_forged_report_sends_no_lookup_the_policy_denies(wd):
+    # A report that a name was looked up makes the supervisor look it up
+    # itself; for a name the policy denies resolving, that was a query
+    # sent for the agent (data in the name), with no record of it.
+    if os.geteuid() != 0:
+        raise Skip("a network namespace and a private /etc/resolv.conf need root")
+    from lib import HELPERS
+    pol = wd.file("claim.yaml", CLAIM_POLICY)
+    ns = Netns(wd)
+    try:
+        log = os.path.join(wd.state, "c.jsonl")
+        client = os.path.join(HELPERS, "static_wire_client")
+        r = _in_mount_ns(wd, [EXEC, "--quiet", "--policy", pol, "--audit-log", log, "--",
+                              client, "claim", "s3cr3t.exfil.test", "127.0.0.1", "9"])
+        check(r.stdout.strip() == "denied 13", "client: %r" % r)
+        check("s3cr3t.exfil.test" not in ns.queries(),
+              "the supervisor sent the denied lookup: %r" % ns.queries())
+        # An allowed name is still looked up (the claim still works).
+        r = _in_mount_ns(wd, [EXEC, "--quiet", "--policy", pol, "--audit-log", log, "--",
+                              client, "claim", "fine.example", "127.0.0.1", "9"])
+        check("fine.example" in ns.queries(), "an allowed claim was not looked up")
+    finally:
+        ns.close()
