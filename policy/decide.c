@@ -115,6 +115,31 @@ static void check_moved(const struct hx_policy *p, const char *from,
 	}
 }
 
+static void stronger(struct hx_decision *a, const struct hx_decision *b);
+
+/* A symlink puts what is beneath its target beneath its own name, as a
+ * rename would: where the agent may write the target, what it planted
+ * there (a .claude/settings.json, a .husky/ hook) must not appear under
+ * a name a deny or ask rule holds. A target it cannot write (npm link,
+ * /usr/include) brings nothing of the agent's. */
+static void check_link(const struct hx_policy *p, const struct hx_event *ev,
+		       struct hx_decision *out)
+{
+	const char *targets[2] = { ev->link_target, ev->link_target_resolved };
+	struct hx_decision w, moved;
+
+	for (int i = 0; i < 2; i++) {
+		if (!targets[i])
+			continue;
+		check_file(p, targets[i], HX_ACCESS_WRITE, &w);
+		if (w.verdict != HX_VERDICT_ALLOW)
+			continue;
+		check_moved(p, targets[i], ev->path, &moved);
+		if (moved.verdict != HX_VERDICT_ALLOW)
+			stronger(out, &moved);
+	}
+}
+
 /* a or b, whichever is stronger: the verdict, then a rule over a
  * default, then a. */
 static void stronger(struct hx_decision *a, const struct hx_decision *b)
@@ -266,9 +291,14 @@ void hx_policy_decide(const struct hx_policy *p, const struct hx_event *ev,
 	case HX_OP_RMDIR:
 	case HX_OP_MKDIR:
 	case HX_OP_TRUNCATE:
-	case HX_OP_SYMLINK:
 		if (ev->path)
 			check_file(p, ev->path, HX_ACCESS_WRITE, out);
+		return;
+	case HX_OP_SYMLINK:
+		if (!ev->path)
+			return;
+		check_file(p, ev->path, HX_ACCESS_WRITE, out);
+		check_link(p, ev, out);
 		return;
 	case HX_OP_RENAME:
 	case HX_OP_LINK:

@@ -158,6 +158,10 @@ struct hx_event {
 	/* rename: the source (or, exchanged, the destination) is or may be
 	 * a directory, so everything beneath it moves too */
 	bool moves_tree;
+	/* symlink: its target made absolute and normalized (path2 is the
+	 * link's text), its symlinks resolved in the second; NULL when
+	 * unknown */
+	const char *link_target, *link_target_resolved;
 	/* write: an open whose fd reads too (any access mode but O_WRONLY:
 	 * O_RDWR, O_RDONLY with O_CREAT or O_APPEND), decided as a read of
 	 * the path as well */

@@ -1013,6 +1013,29 @@ static bool may_tell(const struct hx_pipeline *pl, const struct hx_request *rq,
 	       readable(pl->policy, p2);
 }
 
+/* A symlink's target text made absolute (relative to the link's own
+ * directory) and validated into v, as a path it leads to. */
+static void link_target(const char *text, const struct vpath *link,
+			const struct hx_peer *peer, struct vpath *v)
+{
+	char abs[PATH_MAX];
+	const char *slash;
+
+	v->ok = v->has_resolved = v->via_fd = false;
+	if (!text || !text[0] || !link->ok)
+		return;
+	slash = strrchr(link->norm, '/');
+	if (!slash)
+		return;
+	if (text[0] == '/')
+		snprintf(abs, sizeof(abs), "%s", text);
+	else if ((size_t)snprintf(abs, sizeof(abs), "%.*s/%s",
+					   (int)(slash - link->norm),
+					   link->norm, text) >= sizeof(abs))
+		return;
+	validate_path(abs, peer->pid, peer->tid, true, v);
+}
+
 static void decide(struct hx_pipeline *pl, const struct hx_peer *peer,
 		   const struct hx_request *rq, const char *layer, bool kernel,
 		   struct hx_outcome *out, char *decided, size_t dlen)
@@ -1043,7 +1066,11 @@ static void decide(struct hx_pipeline *pl, const struct hx_peer *peer,
 	validate_path(rq->path, peer->pid, peer->tid, follows_last(rq->op, rq),
 		      p1);
 	if (rq->op == HX_OP_SYMLINK) {
-		/* path2 is the link's text, not a path to resolve. */
+		/* path2 is the link's text; where it leads is decided too
+		 * (policy.h: link_target), from the link's directory. */
+		link_target(rq->path2, p1, peer, p2);
+		ev.link_target = p2->ok ? p2->norm : NULL;
+		ev.link_target_resolved = p2->has_resolved ? p2->resolved : NULL;
 		p2->ok = false;
 		p2->has_resolved = p2->via_fd = false;
 		ev.path2 = rq->path2;

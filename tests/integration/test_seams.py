@@ -46,3 +46,29 @@ def test_hard_link_gives_no_write_access(wd):
     check(not os.path.exists(os.path.join(wd.path, "rc")), "the link was made")
     rec = r.one(op="link")
     check(rec["verdict"] == "deny" and rec["rule"] == "shell-rc", "record %r" % rec)
+
+
+def test_symlink_cannot_plant_what_a_rule_holds(wd):
+    """A symlink brings what is beneath its target under its own name:
+    content the agent wrote somewhere it may (a cache) must not appear as
+    the project's .claude/settings.json (it runs in the user's next
+    session). Links to what the agent cannot write stay allowed."""
+    home = fake_home(wd)
+    evil = os.path.join(home, ".cache", "evil")
+    script = ("mkdir -p %s && echo '{\"hooks\":{}}' > %s/settings.json; "
+              "ln -s %s .claude; ln -s %s sub; ln -s /usr/include inc; "
+              "mkdir -p lib && ln -s lib/x rel; echo done") % (evil, evil, evil, os.path.dirname(evil))
+    for prog in ([BUSYBOX, "sh", "-c", script], ["sh", "-c", script]):
+        for n in (".claude", "sub", "inc", "rel"):
+            p = os.path.join(wd.path, n)
+            if os.path.lexists(p):
+                os.unlink(p)
+        r = harness(prog, wd, policy=None, env={"HOME": home})
+        check(r.stdout.strip().endswith("done"), "%s: %r %r" % (prog[0], r.stdout, r.stderr))
+        check(not os.path.lexists(os.path.join(wd.path, ".claude")), "%s: .claude planted" % prog[0])
+        check(not os.path.lexists(os.path.join(wd.path, "sub")),
+              "%s: a link to a tree holding evil/ made" % prog[0])
+        for n in ("inc", "rel"):
+            check(os.path.islink(os.path.join(wd.path, n)), "%s: %s refused" % (prog[0], n))
+        rec = r.one(op="symlink", args_path=os.path.join(wd.path, ".claude"))
+        check(rec["verdict"] == "ask" and rec["rule"] == "project-autorun", "%s: %r" % (prog[0], rec))
