@@ -463,6 +463,26 @@ static unsigned size_shift(char c)
 	return u ? 10u * (unsigned)(u - units + 1) : 0;
 }
 
+/* A count, or with bytes a size that may end in K, M, G or T (powers of
+ * 1024), into *out: 0, or -EINVAL. */
+static int quantity(const char *s, bool bytes, uint64_t *out)
+{
+	unsigned shift = 0;
+	char *end;
+	uint64_t v;
+
+	if (s[0] < '0' || s[0] > '9')
+		return -EINVAL;
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (bytes && end[0] && !end[1])
+		shift = size_shift(end[0]);
+	if (errno || (end[0] && !shift) || v > (UINT64_MAX >> shift))
+		return -EINVAL;
+	*out = v << shift;
+	return 0;
+}
+
 /* "12", "64K", "1G" (powers of 1024, for sizes only) or "unlimited"
  * (the same as leaving the key out). */
 static int limit_value(struct ld *l, const yaml_node_t *n, enum hx_limit which,
@@ -471,27 +491,14 @@ static int limit_value(struct ld *l, const yaml_node_t *n, enum hx_limit which,
 	bool bytes = which == HX_LIMIT_FILE_SIZE ||
 		     which == HX_LIMIT_ADDRESS_SPACE || which == HX_LIMIT_CORE;
 	const char *s, *hint;
-	char msg[128], *end;
-	unsigned shift = 0;
-	uint64_t v;
+	char msg[128];
 	int ret = scalar(l, n, hx_limit_name(which), &s);
 
 	if (ret)
 		return ret;
 	*set = strcmp(s, "unlimited") != 0;
-	if (!*set)
+	if (!*set || !quantity(s, bytes, out))
 		return 0;
-	if (s[0] < '0' || s[0] > '9')
-		goto bad;
-	errno = 0;
-	v = strtoull(s, &end, 10);
-	if (bytes && end[0] && !end[1])
-		shift = size_shift(end[0]);
-	if (errno || (end[0] && !shift) || v > (UINT64_MAX >> shift))
-		goto bad;
-	*out = v << shift;
-	return 0;
-bad:
 	hint = bytes ? "a number of bytes, with K, M, G or T for powers of "
 		       "1024, or unlimited"
 	       : which == HX_LIMIT_CPU ? "a number of seconds, or unlimited"
@@ -510,9 +517,7 @@ static int quota_value(struct ld *l, const yaml_node_t *n, const char *k)
 	uint64_t *dst = bytes ? &q->max_size
 			: !strcmp(k, "rate") ? &q->rate : &q->burst;
 	const char *s;
-	char msg[128], *end;
-	unsigned shift = 0;
-	uint64_t v;
+	char msg[128];
 	int ret = scalar(l, n, k, &s);
 
 	if (ret)
@@ -521,17 +526,8 @@ static int quota_value(struct ld *l, const yaml_node_t *n, const char *k)
 		*dst = 0;
 		return 0;
 	}
-	if (s[0] < '0' || s[0] > '9')
-		goto bad;
-	errno = 0;
-	v = strtoull(s, &end, 10);
-	if (bytes && end[0] && !end[1])
-		shift = size_shift(end[0]);
-	if (errno || (end[0] && !shift) || v > (UINT64_MAX >> shift))
-		goto bad;
-	*dst = v << shift;
-	return 0;
-bad:
+	if (!quantity(s, bytes, dst))
+		return 0;
 	snprintf(msg, sizeof(msg), "invalid %s '%.40s'", k, s);
 	return fail(l, n,
 		    bytes ? "a number of bytes, with K, M, G or T for powers "

@@ -19,6 +19,7 @@
 #include <unistd.h>
 #include <linux/magic.h>
 
+#include "../policy/glob.h"
 #include "../policy/policy.h"
 
 struct hx_masks {
@@ -28,12 +29,57 @@ struct hx_masks {
 	char file[PATH_MAX], dir[PATH_MAX]; /* what covers them */
 };
 
+#define MAX_TRIGGERS 256
+
 struct walk {
 	const struct hx_policy *p;
 	struct hx_masks *m;
 	size_t seen, max;
 	bool truncated;
+	/* The last name (not "**") of each pattern that denies a read: an
+	 * entry no trigger matches is readable without a full decision
+	 * (the walk looks at thousands). all: no such shortcut (file_read
+	 * is not allowed by default, or too many patterns). */
+	const char *triggers[MAX_TRIGGERS];
+	char trig_buf[MAX_TRIGGERS][256];
+	size_t ntriggers;
+	bool all;
 };
+
+/* A pattern's trigger: its last segment that is not "**". */
+static void add_trigger(enum hx_verdict v, const char *pattern, void *arg)
+{
+	struct walk *w = arg;
+	const char *end = pattern + strlen(pattern), *seg;
+
+	if (v == HX_VERDICT_ALLOW || w->all)
+		return;
+	while (end - pattern >= 3 && !strncmp(end - 3, "/**", 3))
+		end -= 3;
+	for (seg = end; seg > pattern && seg[-1] != '/'; seg--)
+		;
+	if (w->ntriggers == MAX_TRIGGERS || end == seg ||
+	    (size_t)(end - seg) >= sizeof(w->trig_buf[0]) ||
+	    !strncmp(seg, "**", 2)) {
+		w->all = true; /* "**" alone, or too many: decide each */
+		return;
+	}
+	memcpy(w->trig_buf[w->ntriggers], seg, (size_t)(end - seg));
+	w->trig_buf[w->ntriggers][end - seg] = '\0';
+	w->triggers[w->ntriggers] = w->trig_buf[w->ntriggers];
+	w->ntriggers++;
+}
+
+/* Whether an entry named name may be denied: only then is it decided. */
+static bool may_be_denied(const struct walk *w, const char *name)
+{
+	if (w->all)
+		return true;
+	for (size_t i = 0; i < w->ntriggers; i++)
+		if (hx_glob_match(w->triggers[i], name))
+			return true;
+	return false;
+}
 
 static int add(struct hx_masks *m, const char *path, bool is_dir)
 {
@@ -123,10 +169,14 @@ static int walk_dir(struct walk *w, int dfd, char *path, size_t len, dev_t dev)
 				 AT_SYMLINK_NOFOLLOW) ||
 			 S_ISLNK(st.st_mode))
 			continue;
-		if (!readable(w->p, path)) {
+		if (may_be_denied(w, de->d_name) && !readable(w->p, path)) {
 			ret = add(w->m, path, S_ISDIR(st.st_mode));
 			continue; /* a masked directory hides what is in it */
 		}
+		/* git's own files are no secrets a pattern names, and a
+		 * repository's objects are most of a project's entries. */
+		if (!strcmp(de->d_name, ".git"))
+			continue;
 		if (!S_ISDIR(st.st_mode))
 			continue;
 		/* Other file systems mounted beneath a root too: Landlock's
@@ -178,6 +228,9 @@ int hx_masks_find(const struct hx_policy *p, const char *const *roots,
 	*truncated = false;
 	if (!m)
 		return -ENOMEM;
+	w.all = hx_policy_default_verdict(p, HX_CAT_FILE_READ) !=
+		HX_VERDICT_ALLOW;
+	hx_policy_foreach_read_rule(p, add_trigger, &w);
 	for (size_t i = 0; !ret && i < nroots && !w.truncated; i++) {
 		struct stat st;
 		int fd;

@@ -12,8 +12,11 @@
  *
  * What stays out: files created later by a process outside the
  * session (the agent's own creations are writes, decided by the
- * policy, which denies them), and such files outside the project
- * ($HOME's caches); there the shim holds the rule, or --trace-reads.
+ * policy, which denies them), what is inside .git directories (git's
+ * own files, and most of a repository's entries: not walked), and such
+ * files outside the project ($HOME's caches); there the shim holds the
+ * rule, or --trace-reads. The walk decides only the entries whose name
+ * matches the last name of a pattern that denies reads.
  *
  * Lifecycle: hx_masks_find or _start/_join (harness-exec, before fork)
  * -> hx_masks_apply

@@ -267,6 +267,29 @@ static int mut_act(const struct target *t, enum mut_kind k, int pfd,
 	return r ? -errno : 0;
 }
 
+static int read_times(const struct target *t, uint64_t addr, int kind,
+		      struct mut_extra *x);
+
+/* What a metadata call points at, read into x: the xattr name, its
+ * value (into buf, x->xsize bytes), the times (read_times' kind).
+ * Returns 0 or the positive errno. */
+static int read_meta(const struct target *t, uint64_t xname, uint64_t xval,
+		     unsigned char *buf, uint64_t tsaddr, int tskind,
+		     struct mut_extra *x)
+{
+	int e;
+
+	if (xname &&
+	    (e = hx_un_read_str(t->tid, xname, x->xname, sizeof(x->xname))))
+		return e == -ENAMETOOLONG ? ERANGE : -e;
+	if (xval && x->xsize && (e = hx_un_read_mem(t->tid, xval, buf, x->xsize)))
+		return -e;
+	x->xval = buf;
+	if (tsaddr && (e = read_times(t, tsaddr, tskind, x)))
+		return -e;
+	return 0;
+}
+
 /* The times of the utime family as utimensat takes them; kind 1:
  * struct utimbuf, 2: struct timeval[2], 3: struct timespec[2]. */
 static int read_times(const struct target *t, uint64_t addr, int kind,
@@ -379,19 +402,8 @@ static void hx_un_fdmeta(struct hx_unotify *u, const struct seccomp_notif *n,
 		a->err = EACCES; /* never with more rights than the target */
 		return;
 	}
-	if (xname && (e = hx_un_read_str(t->tid, xname, x.xname,
-					 sizeof(x.xname)))) {
-		a->err = e == -ENAMETOOLONG ? ERANGE : -e;
-		return;
-	}
-	if (xval && x.xsize &&
-	    (e = hx_un_read_mem(t->tid, xval, fbuf, x.xsize))) {
-		a->err = -e;
-		return;
-	}
-	x.xval = fbuf;
-	if (tsaddr && (e = read_times(t, tsaddr, 3, &x))) {
-		a->err = -e;
+	if ((e = read_meta(t, xname, xval, fbuf, tsaddr, 3, &x))) {
+		a->err = e;
 		return;
 	}
 	if (!hx_un_id_valid(u, n->id)) {
@@ -756,19 +768,8 @@ void hx_un_mut(struct hx_unotify *u, const struct seccomp_notif *n,
 		hx_un_fdmeta(u, n, t, a);
 		return;
 	}
-	if (xname && (e = hx_un_read_str(t->tid, xname, x.xname,
-					 sizeof(x.xname)))) {
-		a->err = e == -ENAMETOOLONG ? ERANGE : -e;
-		return;
-	}
-	if (xval && x.xsize &&
-	    (e = hx_un_read_mem(t->tid, xval, xbuf, x.xsize))) {
-		a->err = -e;
-		return;
-	}
-	x.xval = xbuf;
-	if (tsaddr && (e = read_times(t, tsaddr, tskind, &x))) {
-		a->err = -e;
+	if ((e = read_meta(t, xname, xval, xbuf, tsaddr, tskind, &x))) {
+		a->err = e;
 		return;
 	}
 	if (!hx_un_id_valid(u, n->id)) {
