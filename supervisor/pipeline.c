@@ -352,6 +352,21 @@ struct vpath {
 	char norm[PATH_MAX], resolved[PATH_MAX];
 };
 
+/* Skips "DIGITS/" at *p: false when they are not there. */
+static bool skip_number(const char **p)
+{
+	const char *q = *p;
+
+	if (!isdigit((unsigned char)*q))
+		return false;
+	while (isdigit((unsigned char)*q))
+		q++;
+	if (*q != '/')
+		return false;
+	*p = q + 1;
+	return true;
+}
+
 /* "/proc/self/fd/N/name" (also thread-self, <pid>, <pid>/task/<tid>):
  * a path through an open directory's magic link. Its text names no
  * place a policy can speak of (Claude Code writes its files this way,
@@ -367,22 +382,12 @@ static bool through_fd(const char *norm)
 		p += 5;
 	else if (!strncmp(p, "thread-self/", 12))
 		p += 12;
-	else {
-		if (!isdigit((unsigned char)*p))
+	else if (!skip_number(&p))
+		return false;
+	if (!strncmp(p, "task/", 5)) {
+		p += 5;
+		if (!skip_number(&p))
 			return false;
-		while (isdigit((unsigned char)*p))
-			p++;
-		if (*p++ != '/')
-			return false;
-		if (!strncmp(p, "task/", 5)) {
-			p += 5;
-			if (!isdigit((unsigned char)*p))
-				return false;
-			while (isdigit((unsigned char)*p))
-				p++;
-			if (*p++ != '/')
-				return false;
-		}
 	}
 	if (strncmp(p, "fd/", 3) || !isdigit((unsigned char)p[3]))
 		return false;

@@ -270,6 +270,17 @@ static int mut_act(const struct target *t, enum mut_kind k, int pfd,
 static int read_times(const struct target *t, uint64_t addr, int kind,
 		      struct mut_extra *x);
 
+/* A setxattr's size and flags into x, checked as the kernel does:
+ * 0, or the positive errno. */
+static int xattr_args(struct mut_extra *x, uint64_t size, uint64_t flags)
+{
+	x->xsize = (size_t)size;
+	x->xflags = (int)flags;
+	if (x->xflags & ~(XATTR_CREATE | XATTR_REPLACE))
+		return EINVAL;
+	return x->xsize > XATTR_SIZE_MAX ? E2BIG : 0;
+}
+
 /* What a metadata call points at, read into x: the xattr name, its
  * value (into buf, x->xsize bytes), the times (read_times' kind).
  * Returns 0 or the positive errno. */
@@ -376,16 +387,8 @@ static void hx_un_fdmeta(struct hx_unotify *u, const struct seccomp_notif *n,
 		call = HX_CALL_SETXATTR;
 		xname = arg[1];
 		xval = arg[2];
-		x.xsize = (size_t)arg[3];
-		x.xflags = (int)arg[4];
-		if (x.xflags & ~(XATTR_CREATE | XATTR_REPLACE)) {
-			a->err = EINVAL;
+		if ((a->err = xattr_args(&x, arg[3], arg[4])))
 			return;
-		}
-		if (x.xsize > XATTR_SIZE_MAX) {
-			a->err = E2BIG;
-			return;
-		}
 		break;
 	case SYS_fremovexattr:
 		call = HX_CALL_REMOVEXATTR;
@@ -714,16 +717,8 @@ void hx_un_mut(struct hx_unotify *u, const struct seccomp_notif *n,
 			   n->data.nr == SYS_lremovexattr;
 		if (k == MUT_SETXATTR) {
 			xval = arg[2];
-			x.xsize = (size_t)arg[3];
-			x.xflags = (int)arg[4];
-			if (x.xflags & ~(XATTR_CREATE | XATTR_REPLACE)) {
-				a->err = EINVAL;
+			if ((a->err = xattr_args(&x, arg[3], arg[4])))
 				return;
-			}
-			if (x.xsize > XATTR_SIZE_MAX) {
-				a->err = E2BIG;
-				return;
-			}
 		}
 		break;
 	default: /* chown, lchown, fchownat */
