@@ -131,6 +131,41 @@ static int open_here(const struct target *t, const char *decided,
 	return fd;
 }
 
+/* An O_PATH open, emulated (DESIGN.md invariant 2: no CONTINUE after
+ * reading the path): ADDFD refuses an O_PATH file, so the decided
+ * directory or regular file, which the policy let be read, is handed
+ * over opened read-only instead (found as decided, then reopened through
+ * our own fd). What else O_PATH can name (a FIFO, a socket, a device, a
+ * symlink itself) is refused. */
+static int open_path_fd(const struct target *t, const char *decided,
+			uint64_t flags, uint64_t resolve)
+{
+	struct open_how how = {
+	    .flags = O_PATH | O_CLOEXEC | (flags & (O_NOFOLLOW | O_DIRECTORY)),
+	    .resolve = resolve | RESOLVE_NO_MAGICLINKS | RESOLVE_NO_SYMLINKS};
+	char path[PATH_MAX + 32], self[64];
+	struct stat st;
+	int p, fd;
+
+	if (!decided[0] || hx_un_proc_path(t, decided, path, sizeof(path)))
+		return -EACCES;
+	if (proc_ns(decided, flags))
+		how.resolve &= ~(uint64_t)RESOLVE_NO_MAGICLINKS;
+	p = (int)syscall(SYS_openat2, AT_FDCWD, path, &how, sizeof(how));
+	if (p < 0)
+		return -errno;
+	if (fstat(p, &st) || (!S_ISDIR(st.st_mode) && !S_ISREG(st.st_mode))) {
+		close(p);
+		return -EACCES;
+	}
+	snprintf(self, sizeof(self), "/proc/thread-self/fd/%d", p);
+	fd = open(self, O_RDONLY | O_CLOEXEC | O_NOCTTY |
+			    (S_ISDIR(st.st_mode) ? O_DIRECTORY : 0));
+	fd = fd < 0 ? -errno : fd;
+	close(p);
+	return fd;
+}
+
 void hx_un_open(struct hx_unotify *u, const struct seccomp_notif *n,
 		    const struct target *t, struct answer *a)
 {
@@ -254,22 +289,8 @@ void hx_un_open(struct hx_unotify *u, const struct seccomp_notif *n,
 		a->err = hx_un_denied(t, &j.out, &k);
 		return;
 	}
-	if (flags & O_PATH) {
-		/* CONTINUE after a pointer read: an O_PATH fd reads and
-		 * writes nothing (and ADDFD refuses one), and every use of
-		 * it that could (an open through it, of /proc/self/fd/N) is
-		 * an open decided again; its flags are a register argument,
-		 * which a racing thread cannot change (openat2's are not:
-		 * ENOSYS there, and callers fall back to openat). */
-		if (n->data.nr == SYS_openat2) {
-			a->err = ENOSYS;
-			return;
-		}
-		atomic_fetch_add(&u->n_cont, 1);
-		a->kind = ANS_CONTINUE;
-		return;
-	}
-	e = open_here(t, j.decided, flags, (mode_t)mode, resolve);
+	e = flags & O_PATH ? open_path_fd(t, j.decided, flags, resolve)
+			   : open_here(t, j.decided, flags, (mode_t)mode, resolve);
 	if (e < 0) {
 		a->err = -e;
 		return;

@@ -11,9 +11,10 @@ the fd a datagram socket); both are emulated now and the attacks are in
 test_issue10.py. The exec site's argument (the gate checks the image and
 argv) is attacked by test_execgate.py (swaps after the decision) and
 holds only for a traced thread, which hx_un_exec checks (TracerPid is
-the gate's tracer) and test_escape.py's clone_untraced attacks. The
-O_PATH open's (under --trace-reads: the fd reads nothing, each use that
-could is an open decided again) is attacked below."""
+the gate's tracer) and test_escape.py's clone_untraced attacks. An
+O_PATH open under --trace-reads is emulated too (the decided file handed
+over read-only, ADDFD refusing O_PATH files); the path-swap race below
+attacks it."""
 
 import os
 import re
@@ -25,7 +26,6 @@ SUPERVISOR = os.path.join(ROOT, "supervisor")
 # What may stand behind a CONTINUE, and the sites that rely on each.
 BACKSTOPS = {
     "hx_un_exec": "exec gate",
-    "hx_un_open": "O_PATH fd reads and writes nothing",
 }
 
 
@@ -73,10 +73,10 @@ def test_every_continue_names_its_backstop(wd):
               "%s:%d (%s) does not name %r: %r" % (name, line, fn, want, comment))
 
 
-def test_opath_continue_holds_against_a_path_swap(wd):
-    """The O_PATH site's argument, attacked: whatever file a racing
-    thread makes the O_PATH open name, reading through the fd is an
-    open decided again (--trace-reads: every open is decided)."""
+def test_opath_open_holds_against_a_path_swap(wd):
+    """O_PATH opens under --trace-reads, attacked: whatever file a racing
+    thread makes the open name, the supervisor opens what it decided, and
+    reading through the fd never gives the denied file."""
     wd.file("allowed.txt", "public\n")
     prog = os.path.join(HELPERS, "static_opath_race")
     r = harness([prog, "allowed.txt", "secret/key", "2"], wd, extra=["--trace-reads"], timeout=60)
