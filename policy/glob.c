@@ -1,6 +1,5 @@
 /* Path glob matcher; see glob.h for the syntax. Patterns are validated
  * before use, so the matcher may assume '**' only appears as a segment. */
-#define _GNU_SOURCE
 #include "glob.h"
 
 #include <string.h>
@@ -117,6 +116,15 @@ bool hx_glob_match_beneath(const char *pattern, const char *dir)
 	return match_at(pattern, buf, true);
 }
 
+/* Whether the first n bytes of s hold a "**". */
+static bool has_globstar(const char *s, size_t n)
+{
+	for (size_t i = 0; i + 1 < n; i++)
+		if (s[i] == '*' && s[i + 1] == '*')
+			return true;
+	return false;
+}
+
 bool hx_glob_rename_keeps(const char *pattern, const char *from,
 			  const char *to)
 {
@@ -128,7 +136,7 @@ bool hx_glob_rename_keeps(const char *pattern, const char *from,
 	 * matches, before and after. */
 	blen = strlen(pattern);
 	if (blen > 3 && !strcmp(pattern + blen - 3, "/**") &&
-	    !memmem(pattern, blen - 3, "**", 2))
+	    !has_globstar(pattern, blen - 3))
 		return hx_glob_match(pattern, from) && hx_glob_match(pattern, to);
 	/* PREFIX "/" "**" "/" SUFFIX, or "**" "/" SUFFIX; a SUFFIX may end
 	 * in "/" "**" (".husky/" "**"): everything under its last name. */
@@ -148,9 +156,8 @@ bool hx_glob_rename_keeps(const char *pattern, const char *from,
 		return false;
 	if (alen + 6 > sizeof(g) || blen + 4 > sizeof(g))
 		return false;
-	for (size_t i = 0; i + 1 < blen; i++)
-		if (b[i] == '*' && b[i + 1] == '*')
-			return false;
+	if (has_globstar(b, blen))
+		return false;
 	/* Both strictly beneath PREFIX: "**" takes the same part of each. */
 	memcpy(g, pattern, alen);
 	memcpy(g + alen, "/*/**", 6);
