@@ -132,6 +132,17 @@ static int target_info(pid_t tid, struct target *t)
 }
 
 /* The target's fd, in the supervisor (close it). */
+void hx_un_done(struct hx_unotify *u, struct answer *a, int e)
+{
+	if (e) {
+		a->err = -e;
+		return;
+	}
+	atomic_fetch_add(&u->n_emul, 1);
+	a->kind = ANS_VALUE;
+	a->val = 0;
+}
+
 int hx_un_take_fd(pid_t pid, int fd)
 {
 	int pfd = (int)syscall(SYS_pidfd_open, pid, 0), r;

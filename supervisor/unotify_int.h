@@ -88,6 +88,10 @@ int hx_un_read_str(pid_t tid, uint64_t addr, char *buf, size_t size);
 bool hx_un_id_valid(struct hx_unotify *u, uint64_t id);
 /* The target's fd, in the supervisor (close it), or -errno. */
 int hx_un_take_fd(pid_t pid, int fd);
+
+/* The answer of an emulated call: 0 (counted as emulated) when e is 0,
+ * else the error -e. */
+void hx_un_done(struct hx_unotify *u, struct answer *a, int e);
 /* Hands j to the loop's thread; false when stopping. */
 bool hx_un_enqueue(struct hx_unotify *u, struct job *j);
 /* Decides j on the loop's thread and waits; false when stopping (the

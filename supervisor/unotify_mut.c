@@ -481,13 +481,7 @@ static void hx_un_fdmeta(struct hx_unotify *u, const struct seccomp_notif *n,
 	}
 	e = r ? errno : 0;
 	close(mine);
-	if (e) {
-		a->err = e;
-		return;
-	}
-	atomic_fetch_add(&u->n_emul, 1);
-	a->kind = ANS_VALUE;
-	a->val = 0;
+	hx_un_done(u, a, -e);
 }
 
 void hx_un_mut(struct hx_unotify *u, const struct seccomp_notif *n,
@@ -886,11 +880,5 @@ out:
 	close(pfd);
 	if (pfd2 >= 0)
 		close(pfd2);
-	if (e) {
-		a->err = -e;
-		return;
-	}
-	atomic_fetch_add(&u->n_emul, 1);
-	a->kind = ANS_VALUE;
-	a->val = 0;
+	hx_un_done(u, a, e);
 }

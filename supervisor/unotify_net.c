@@ -375,13 +375,23 @@ static void connect_abstract(struct hx_unotify *u, const struct target *t,
 	}
 	e = hx_connector_connect_addr(hx_un_conn, sfd, ss, len);
 	close(sfd);
-	if (e) {
-		a->err = e == -EINTR ? EINTR : -e;
-		return;
-	}
-	atomic_fetch_add(&u->n_emul, 1);
-	a->kind = ANS_VALUE;
-	a->val = 0;
+	hx_un_done(u, a, e);
+}
+
+/* The address an agent's call points at (len bytes), copied into ss:
+ * 0, or the positive errno (EINVAL for a length no sockaddr has). */
+static int read_addr(struct hx_unotify *u, const struct seccomp_notif *n,
+		     const struct target *t, uint64_t addr, socklen_t len,
+		     struct sockaddr_storage *ss)
+{
+	int e;
+
+	if (len < sizeof(sa_family_t) || len > sizeof(*ss))
+		return EINVAL;
+	memset(ss, 0, sizeof(*ss));
+	if ((e = hx_un_read_mem(t->tid, addr, ss, len)))
+		return -e;
+	return hx_un_id_valid(u, n->id) ? 0 : ESRCH;
 }
 
 void hx_un_connect(struct hx_unotify *u, const struct seccomp_notif *n,
@@ -391,19 +401,8 @@ void hx_un_connect(struct hx_unotify *u, const struct seccomp_notif *n,
 	socklen_t len = (socklen_t)n->data.args[2];
 	int fd = (int)n->data.args[0], sfd, e, target = -1;
 
-	if (len < sizeof(sa_family_t) || len > sizeof(ss)) {
-		a->err = EINVAL;
+	if ((a->err = read_addr(u, n, t, n->data.args[1], len, &ss)))
 		return;
-	}
-	memset(&ss, 0, sizeof(ss));
-	if ((e = hx_un_read_mem(t->tid, n->data.args[1], &ss, len))) {
-		a->err = -e;
-		return;
-	}
-	if (!hx_un_id_valid(u, n->id)) {
-		a->err = ESRCH;
-		return;
-	}
 	if (is_own_socket(u, &ss, len)) {
 		connect_own(u, n, t, fd, a);
 		return;
@@ -442,13 +441,7 @@ void hx_un_connect(struct hx_unotify *u, const struct seccomp_notif *n,
 		e = connect(sfd, (struct sockaddr *)&ss, len) ? -errno : 0;
 	}
 	close(sfd);
-	if (e) {
-		a->err = e == -EINTR ? EINTR : -e;
-		return;
-	}
-	atomic_fetch_add(&u->n_emul, 1);
-	a->kind = ANS_VALUE;
-	a->val = 0;
+	hx_un_done(u, a, e);
 }
 
 static void sigpipe(const struct target *t, int err, int flags)
@@ -777,19 +770,8 @@ void hx_un_bind(struct hx_unotify *u, const struct seccomp_notif *n,
 	int sfd, pfd, e;
 	struct job j;
 
-	if (len < sizeof(sa_family_t) || len > sizeof(ss)) {
-		a->err = EINVAL;
+	if ((a->err = read_addr(u, n, t, n->data.args[1], len, &ss)))
 		return;
-	}
-	memset(&ss, 0, sizeof(ss));
-	if ((e = hx_un_read_mem(t->tid, n->data.args[1], &ss, len))) {
-		a->err = -e;
-		return;
-	}
-	if (!hx_un_id_valid(u, n->id)) {
-		a->err = ESRCH;
-		return;
-	}
 	sfd = hx_un_take_fd(t->peer.pid, (int)n->data.args[0]);
 	if (sfd < 0) {
 		a->err = sfd == -EBADF ? EBADF : EACCES;
@@ -860,11 +842,5 @@ void hx_un_bind(struct hx_unotify *u, const struct seccomp_notif *n,
 	}
 done:
 	close(sfd);
-	if (e) {
-		a->err = -e;
-		return;
-	}
-	atomic_fetch_add(&u->n_emul, 1);
-	a->kind = ANS_VALUE;
-	a->val = 0;
+	hx_un_done(u, a, e);
 }
