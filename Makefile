@@ -22,6 +22,7 @@ CFLAGS_SHIM = $(CFLAGS_COMMON) -fvisibility=hidden -fno-stack-protector \
 	-U_FORTIFY_SOURCE -D_FORTIFY_SOURCE=0 -ftls-model=initial-exec
 LDLIBS_SHIM := -ldl -lpthread
 
+COMMON_SRCS := $(wildcard common/*.c)
 POLICY_SRCS := $(wildcard policy/*.c)
 POLICY_ASM := policy/default_policy.S policy/profiles_blob.S
 PROFILES := $(sort $(wildcard policy/profiles/*.yaml))
@@ -29,17 +30,14 @@ PROFILES_BLOB := $(BUILD)/profiles.blob
 # The git half of the supervisor (worktrees, checkpoints, provenance):
 # also the plugin libharness-git.so, which harness-exec loads only when
 # it needs it (supervisor/gitplugin.c): libgit2 costs every start ~3 ms.
-GIT_SRCS := $(addprefix supervisor/,checkpoint.c control.c gc.c gitapi.c \
-	gitutil.c manifest.c provenance.c worktree.c wtaudit.c wtcli.c wtstate.c)
+GIT_SRCS := $(wildcard supervisor/git/*.c)
 GITPLUGIN_SRC := supervisor/gitplugin.c
-SUP_SRCS := $(filter-out $(GIT_SRCS) $(GITPLUGIN_SRC),$(wildcard supervisor/*.c))
-# Shared by the shim and the supervisor: the wire codec, the #! parser,
-# the refusal notice and the path helpers it uses, the kernel's errno
-# for a denied call.
-WIRE_SRCS := shim/wire.c shim/shebang.c shim/notice.c shim/path.c \
-	shim/kerrno.c
-SHIM_SRCS := $(filter-out $(WIRE_SRCS),$(wildcard shim/*.c))
+SUP_SRCS := $(filter-out $(GITPLUGIN_SRC),$(wildcard supervisor/*.c)) \
+	$(wildcard supervisor/kernel/*.c)
+SHIM_SRCS := $(wildcard shim/*.c)
 SHIM_CORE_SRCS := $(filter-out shim/interpose_%.c,$(SHIM_SRCS))
+# The CLI halves of the tools, next to their mains.
+CLI_SRCS := $(filter-out tools/harness-%.c,$(wildcard tools/*.c))
 TOOLS := harness-exec harness-policy harness-audit
 UNIT_SRCS := $(wildcard tests/unit/test_*.c)
 HELPER_SRCS := $(wildcard tests/helpers/*.c)
@@ -48,7 +46,8 @@ obj = $(patsubst %.c,$(BUILD)/obj/%.o,$(1))
 shimobj = $(patsubst %.c,$(BUILD)/shim-obj/%.o,$(1))
 
 LIB_POLICY := $(BUILD)/libhxpolicy.a
-LIB_WIRE := $(BUILD)/libhxwire.a
+LIB_COMMON := $(BUILD)/libhxcommon.a
+LIB_CLI := $(BUILD)/libhxcli.a
 LIB_SUP := $(BUILD)/libhxsupervisor.a
 LIB_GIT := $(BUILD)/libhxgit.a
 GIT_SO := $(BUILD)/libharness-git.so
@@ -105,29 +104,31 @@ $(BUILD)/shim-obj/%.o: %.c | $(DEPS_OK)
 
 $(LIB_POLICY): $(call obj,$(POLICY_SRCS)) $(patsubst %.S,$(BUILD)/obj/%.o,$(POLICY_ASM))
 	rm -f $@ && $(AR) rcs $@ $^
-$(LIB_WIRE): $(call obj,$(WIRE_SRCS))
+$(LIB_COMMON): $(call obj,$(COMMON_SRCS))
+	rm -f $@ && $(AR) rcs $@ $^
+$(LIB_CLI): $(call obj,$(CLI_SRCS))
 	rm -f $@ && $(AR) rcs $@ $^
 $(LIB_SUP): $(call obj,$(SUP_SRCS))
 	rm -f $@ && $(AR) rcs $@ $^
 $(LIB_GIT): $(call obj,$(GIT_SRCS))
 	rm -f $@ && $(AR) rcs $@ $^
-$(LIB_SHIMCORE): $(call shimobj,$(SHIM_CORE_SRCS) $(WIRE_SRCS) policy/glob.c)
+$(LIB_SHIMCORE): $(call shimobj,$(SHIM_CORE_SRCS) $(COMMON_SRCS))
 	rm -f $@ && $(AR) rcs $@ $^
 
-$(SHIM_SO): $(call shimobj,$(SHIM_SRCS) $(WIRE_SRCS) policy/glob.c) shim/exports.map
+$(SHIM_SO): $(call shimobj,$(SHIM_SRCS) $(COMMON_SRCS)) shim/exports.map
 	$(CC) -shared -Wl,-z,now -Wl,--version-script=shim/exports.map \
 	  -o $@ $(filter %.o,$^) $(LDLIBS_SHIM)
 
-HOST_LIBS = $(LIB_SUP) $(LIB_POLICY) $(LIB_WIRE)
+HOST_LIBS = $(LIB_SUP) $(LIB_POLICY) $(LIB_COMMON)
 # harness-exec reaches the git half through the plugin; the others link
 # it in.
 $(BUILD)/harness-exec: $(BUILD)/obj/tools/harness-exec.o \
   $(call obj,$(GITPLUGIN_SRC)) $(HOST_LIBS)
 	$(CC) $(SAN) -Wl,--as-needed -o $@ $(filter %.o,$^) $(HOST_LIBS) \
 	  $(PKG_LIBS) -ldl -lpthread
-# The git half and the core call each other (auditcli.c, hx_say): a group.
-ALL_LIBS = -Wl,--start-group $(LIB_GIT) $(HOST_LIBS) -Wl,--end-group
-$(BUILD)/harness-%: $(BUILD)/obj/tools/harness-%.o $(LIB_GIT) $(HOST_LIBS)
+# Calls go one way: the tools' CLI halves, then git, then the core.
+ALL_LIBS = $(LIB_CLI) $(LIB_GIT) $(HOST_LIBS)
+$(BUILD)/harness-%: $(BUILD)/obj/tools/harness-%.o $(LIB_CLI) $(LIB_GIT) $(HOST_LIBS)
 	$(CC) $(SAN) -Wl,--as-needed -o $@ $< $(ALL_LIBS) $(PKG_LIBS) \
 	  $(GIT_LIBS) -lpthread
 # Its own copies of the core it calls (they keep no global state); only
@@ -135,10 +136,10 @@ $(BUILD)/harness-%: $(BUILD)/obj/tools/harness-%.o $(LIB_GIT) $(HOST_LIBS)
 # inside.
 $(GIT_SO): $(call obj,$(GIT_SRCS)) $(HOST_LIBS)
 	$(CC) $(SAN) -shared -Wl,-z,now,-z,defs -Wl,-Bsymbolic -Wl,--as-needed \
-	  -o $@ $(call obj,$(GIT_SRCS)) $(ALL_LIBS) $(PKG_LIBS) \
+	  -o $@ $(call obj,$(GIT_SRCS)) $(HOST_LIBS) $(PKG_LIBS) \
 	  $(GIT_LIBS) -lpthread
 
-$(BUILD)/tests/%: $(BUILD)/obj/tests/unit/%.o $(LIB_GIT) $(HOST_LIBS) $(LIB_SHIMCORE)
+$(BUILD)/tests/%: $(BUILD)/obj/tests/unit/%.o $(LIB_CLI) $(LIB_GIT) $(HOST_LIBS) $(LIB_SHIMCORE)
 	@mkdir -p $(@D)
 	$(CC) $(SAN) -o $@ $< $(ALL_LIBS) $(LIB_SHIMCORE) $(PKG_LIBS) \
 	  $(GIT_LIBS) $$(pkg-config --libs check) -lunwind -ldl -lpthread
@@ -150,9 +151,9 @@ $(BUILD)/helpers/%: tests/helpers/%.c | $(DEPS_OK)
 	$(CC) -std=gnu17 -O2 -Wall -Wextra -o $@ $< -lpthread
 
 # Static helpers never load the shim: they stand for programs that skip it.
-$(BUILD)/helpers/static_%: tests/helpers/static_%.c $(WIRE_SRCS) | $(DEPS_OK)
+$(BUILD)/helpers/static_%: tests/helpers/static_%.c $(COMMON_SRCS) | $(DEPS_OK)
 	@mkdir -p $(@D)
-	$(CC) -std=gnu17 -O2 -Wall -Wextra -I. -static -o $@ $< $(WIRE_SRCS)
+	$(CC) -std=gnu17 -O2 -Wall -Wextra -I. -static -o $@ $< $(COMMON_SRCS)
 
 # static_errno's dynamic twin: the same calls, through the shim.
 $(BUILD)/helpers/dyn_errno: tests/helpers/static_errno.c | $(DEPS_OK)
@@ -187,11 +188,11 @@ bench: all $(HELPER_BINS) agents
 	BUILD=$(BUILD) scripts/bench
 
 FUZZ_TARGETS := $(patsubst tests/fuzz/%.c,$(BUILD)/fuzz/%,$(wildcard tests/fuzz/fuzz_*.c))
-$(BUILD)/fuzz/%: tests/fuzz/%.c $(POLICY_SRCS) $(WIRE_SRCS) $(POLICY_ASM) policy/default.yaml $(PROFILES_BLOB) | $(DEPS_OK)
+$(BUILD)/fuzz/%: tests/fuzz/%.c $(COMMON_SRCS) $(POLICY_SRCS) $(POLICY_ASM) policy/default.yaml $(PROFILES_BLOB) | $(DEPS_OK)
 	@mkdir -p $(@D)
 	clang -std=gnu17 -g -O1 -I. -fsanitize=fuzzer,address,undefined \
 	  -DHX_PROFILES_BLOB='"$(PROFILES_BLOB)"' \
-	  $(PKG_CFLAGS) -o $@ $< $(POLICY_SRCS) $(WIRE_SRCS) $(POLICY_ASM) $(PKG_LIBS)
+	  $(PKG_CFLAGS) -o $@ $< $(COMMON_SRCS) $(POLICY_SRCS) $(POLICY_ASM) $(PKG_LIBS)
 fuzz: $(FUZZ_TARGETS)
 	@# New inputs go to the build dir; the checked-in seeds stay as they are.
 	@for f in $(FUZZ_TARGETS); do n=$$(basename $$f); echo "== $$n"; \
@@ -202,10 +203,11 @@ fuzz: $(FUZZ_TARGETS)
 soak: all $(HELPER_BINS)
 	BUILD=$(BUILD) SOAK=1 tests/run-integration test_load
 
+FORMAT_FILES = $(wildcard */*.[ch] */*/*.[ch])
 format:
-	clang-format -i $(SHIM_SRCS) $(wildcard supervisor/*.c) $(POLICY_SRCS) shim/*.h supervisor/*.h policy/*.h tools/*.c
+	clang-format -i $(FORMAT_FILES)
 format-check:
-	clang-format --dry-run --Werror $(SHIM_SRCS) $(wildcard supervisor/*.c) $(POLICY_SRCS) shim/*.h supervisor/*.h policy/*.h tools/*.c
+	clang-format --dry-run --Werror $(FORMAT_FILES)
 
 clean:
 	rm -rf $(BUILD) build-asan

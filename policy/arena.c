@@ -1,5 +1,5 @@
 /* A bump allocator for the compiled policy: one free for everything. */
-#include "policy_int.h"
+#include "policy/policy_int.h"
 
 #include <stdlib.h>
 #include <string.h>

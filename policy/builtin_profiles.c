@@ -1,8 +1,8 @@
 /* The built-in profiles (policy/profiles/NAME.yaml, packed by the
  * Makefile as "NAME\0TEXT\0" pairs) and the choice of one from the
  * wrapped command. */
-#include "policy_int.h"
-#include "glob.h"
+#include "policy/policy_int.h"
+#include "common/glob.h"
 
 #include <string.h>
 

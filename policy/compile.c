@@ -1,8 +1,8 @@
 /* Compiles the strings of a rule: variable expansion, then the checks
  * and the matcher form of each section. Positions point at the byte
  * that is wrong, in the source text. */
-#include "policy_int.h"
-#include "glob.h"
+#include "policy/policy_int.h"
+#include "common/glob.h"
 
 #include <errno.h>
 #include <stdarg.h>

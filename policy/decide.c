@@ -1,7 +1,7 @@
 /* hx_policy_decide: the hot path. No allocation, no locks: the compiled
  * policy is read-only. */
-#include "policy_int.h"
-#include "glob.h"
+#include "policy/policy_int.h"
+#include "common/glob.h"
 
 #include <arpa/inet.h>
 #include <netinet/in.h>

@@ -1,6 +1,6 @@
 /* The embedded default policy: policy/default.yaml, pulled in by
  * default_policy.S with .incbin (followed by a NUL byte). */
-#include "policy_int.h"
+#include "policy/policy_int.h"
 
 extern const char hx_default_policy_start[], hx_default_policy_end[];
 

@@ -1,7 +1,7 @@
 /* hx_event_parse: events as a user writes them, for `harness-policy
  * explain`. Touches the OS only to make paths absolute and to look an
  * executable up in $PATH. */
-#include "policy_int.h"
+#include "policy/policy_int.h"
 
 #include <arpa/inet.h>
 #include <errno.h>

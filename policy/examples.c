@@ -1,7 +1,7 @@
 /* hx_policy_check_examples: the match / not_match examples of each rule
  * run against that rule's own patterns. */
-#include "policy_int.h"
-#include "glob.h"
+#include "policy/policy_int.h"
+#include "common/glob.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,6 +1,6 @@
 /* Exec patterns: "EXE ARG... [*]"; see struct hx_execpat. */
-#include "policy_int.h"
-#include "glob.h"
+#include "policy/policy_int.h"
+#include "common/glob.h"
 
 #include <errno.h>
 #include <fnmatch.h>

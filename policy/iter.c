@@ -1,6 +1,6 @@
 /* Read-only iteration over the compiled rules, for consumers that
  * translate the policy into another mechanism (the Landlock ruleset). */
-#include "policy_int.h"
+#include "policy/policy_int.h"
 
 void hx_policy_foreach_file_rule(const struct hx_policy *p,
 				 void (*fn)(enum hx_verdict v, unsigned access,

@@ -1,7 +1,7 @@
 /* YAML -> compiled policy. The document API gives every node its
  * position, so every error can name its line and column. */
-#include "policy_int.h"
-#include "glob.h"
+#include "policy/policy_int.h"
+#include "common/glob.h"
 
 #include <errno.h>
 #include <fcntl.h>

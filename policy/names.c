@@ -1,5 +1,5 @@
 /* Names of the enumerations, and the category and risk of each op. */
-#include "policy_int.h"
+#include "policy/policy_int.h"
 
 static const char *const verdict_names[] = {
 	[HX_VERDICT_ALLOW] = "allow",

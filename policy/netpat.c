@@ -1,6 +1,6 @@
 /* Network patterns: "HOST:PORT" and "unix:GLOB"; parse, rank, match. */
-#include "policy_int.h"
-#include "glob.h"
+#include "policy/policy_int.h"
+#include "common/glob.h"
 
 #include <arpa/inet.h>
 #include <ctype.h>

@@ -1,5 +1,5 @@
 /* The compiled policy's lifecycle and accessors. */
-#include "policy_int.h"
+#include "policy/policy_int.h"
 
 #include <stdio.h>
 #include <stdlib.h>

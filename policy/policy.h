@@ -12,7 +12,7 @@
 #include <stdint.h>
 #include <sys/socket.h>
 
-#include "types.h"
+#include "common/types.h"
 
 struct hx_policy;
 

@@ -8,7 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "policy.h"
+#include "policy/policy.h"
 
 /* A bump allocator: rules are never freed one by one. */
 struct hx_arena_block;

@@ -1,6 +1,6 @@
 /* Expansion of $HOME, $CWD, $TMPDIR, $WORKTREE, $SESSION (and ${NAME})
  * in patterns and examples, done once at load time. */
-#include "policy_int.h"
+#include "policy/policy_int.h"
 
 #include <errno.h>
 #include <stdio.h>

@@ -1,6 +1,6 @@
 /* Supervisor connection and request/reply; see client.h. */
 #define _GNU_SOURCE
-#include "client.h"
+#include "shim/client.h"
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -19,10 +19,10 @@
 #include <sys/un.h>
 #include <time.h>
 
-#include "exec.h"
-#include "path.h"
-#include "stack.h"
-#include "sys.h"
+#include "shim/exec.h"
+#include "common/path.h"
+#include "shim/stack.h"
+#include "shim/sys.h"
 
 #define HX_TIMEOUT_SEC	   30
 #define HX_FD_FLOOR	   1000

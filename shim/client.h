@@ -13,8 +13,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "readrules.h"
-#include "wire.h"
+#include "shim/readrules.h"
+#include "common/wire.h"
 
 /* One event to decide or report. Pointers are borrowed. */
 struct hx_req {

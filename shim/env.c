@@ -1,10 +1,10 @@
 /* Environment rebuild for exec; see env.h. */
-#include "env.h"
+#include "shim/env.h"
 
 #include <errno.h>
 #include <string.h>
 
-#include "wire.h"
+#include "common/wire.h"
 
 #define PRELOAD_EQ HX_ENV_PRELOAD "="
 #define SOCKET_EQ  HX_ENV_SOCKET "="

@@ -1,6 +1,6 @@
 /* Executable lookup; see exec.h. */
-#include "exec.h"
-#include "shebang.h"
+#include "shim/exec.h"
+#include "common/shebang.h"
 
 #include <elf.h>
 #include <errno.h>
@@ -9,8 +9,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "path.h"
-#include "sys.h"
+#include "common/path.h"
+#include "shim/sys.h"
 
 long hx_exec_access(int dirfd, const char *path)
 {

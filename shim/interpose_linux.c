@@ -29,14 +29,14 @@
 #include <unistd.h>
 #include <linux/openat2.h>
 
-#include "client.h"
-#include "env.h"
-#include "exec.h"
-#include "kerrno.h"
-#include "notice.h"
-#include "path.h"
-#include "readrules.h"
-#include "sys.h"
+#include "shim/client.h"
+#include "shim/env.h"
+#include "shim/exec.h"
+#include "common/kerrno.h"
+#include "common/notice.h"
+#include "common/path.h"
+#include "shim/readrules.h"
+#include "shim/sys.h"
 
 #define HX_EXPORT __attribute__((visibility("default")))
 

@@ -1,11 +1,11 @@
 /* Local read rules; see readrules.h. */
 #define _GNU_SOURCE
-#include "readrules.h"
+#include "shim/readrules.h"
 
 #include <fcntl.h>
 #include <string.h>
 
-#include "../policy/glob.h"
+#include "common/glob.h"
 
 void hx_read_rules_reset(struct hx_read_rules *t)
 {

@@ -9,7 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "wire.h"
+#include "common/wire.h"
 
 struct hx_read_rules {
 	uint32_t flags;	       /* HX_HELLO_* */

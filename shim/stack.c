@@ -1,6 +1,6 @@
 /* libunwind call stack capture; see stack.h. */
 #define _GNU_SOURCE
-#include "stack.h"
+#include "shim/stack.h"
 
 #include <dlfcn.h>
 #include <link.h>
@@ -8,8 +8,8 @@
 #include <errno.h>
 #include <string.h>
 
-#include "client.h"
-#include "sys.h"
+#include "shim/client.h"
+#include "shim/sys.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>

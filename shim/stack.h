@@ -7,7 +7,7 @@
 
 #include <stddef.h>
 
-#include "wire.h"
+#include "common/wire.h"
 
 /* Appends up to HX_WIRE_MAX_FRAMES FRAME fields to w, skipping frames in
  * the object loaded at self_base (the shim). Returns the count added. */

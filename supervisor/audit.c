@@ -1,6 +1,6 @@
 /* Hash-chained JSON Lines audit log; see audit.h. */
 #define _GNU_SOURCE
-#include "audit.h"
+#include "supervisor/audit.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -14,8 +14,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "fmt.h"
-#include "sha256.h"
+#include "supervisor/fmt.h"
+#include "supervisor/sha256.h"
 
 #define HASH_KEY     ",\"hash\":\""
 #define HASH_KEY_LEN (sizeof(HASH_KEY) - 1)

@@ -1,5 +1,5 @@
 /* Exec classification tables; see classify.h. */
-#include "classify.h"
+#include "supervisor/classify.h"
 
 #include <stdbool.h>
 #include <string.h>

@@ -5,7 +5,7 @@
 
 #include <stddef.h>
 
-#include "../policy/types.h"
+#include "common/types.h"
 
 struct hx_exec_class {
 	const char *name; /* read_only, mutating, destructive, network,

@@ -1,6 +1,6 @@
 /* The wrapped command: PATH lookup and profile detection. */
 #define _GNU_SOURCE
-#include "command.h"
+#include "supervisor/command.h"
 
 #include <fnmatch.h>
 #include <limits.h>
@@ -10,7 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "../policy/policy.h"
+#include "policy/policy.h"
 
 bool hx_command_find(const char *cmd, const char *cwd, char *cand, char *real)
 {

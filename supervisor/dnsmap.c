@@ -1,6 +1,6 @@
 /* Address -> names map and the policy host resolver; see dnsmap.h. */
 #define _GNU_SOURCE
-#include "dnsmap.h"
+#include "supervisor/dnsmap.h"
 
 #include <errno.h>
 #include <netdb.h>
@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../policy/policy.h"
+#include "policy/policy.h"
 
 struct key {
 	sa_family_t family;

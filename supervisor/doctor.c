@@ -1,6 +1,6 @@
 /* harness-exec --doctor; see doctor.h. */
 #define _GNU_SOURCE
-#include "doctor.h"
+#include "supervisor/doctor.h"
 
 #include <sched.h>
 #include <stdbool.h>
@@ -8,9 +8,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "execgate.h"
-#include "kprobe.h"
-#include "seccomp_deny.h"
+#include "supervisor/kernel/execgate.h"
+#include "supervisor/kernel/kprobe.h"
+#include "supervisor/kernel/seccomp_deny.h"
 
 static const char *mark(bool ok)
 {

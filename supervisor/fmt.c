@@ -1,6 +1,6 @@
 /* Formatters for audit records; see fmt.h. */
 #define _GNU_SOURCE
-#include "fmt.h"
+#include "supervisor/fmt.h"
 
 #include <arpa/inet.h>
 #include <linux/netlink.h>

@@ -12,8 +12,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "gitapi.h"
-#include "wtcli.h"
+#include "supervisor/git/gitapi.h"
+#include "supervisor/git/wtcli.h"
 
 #define PLUGIN_NAME "libharness-git.so"
 

@@ -1,6 +1,6 @@
 /* The dynamic loader as a program; see loader.h. */
 #define _GNU_SOURCE
-#include "loader.h"
+#include "supervisor/loader.h"
 
 #include <elf.h>
 #include <errno.h>
@@ -11,7 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "resolve.h"
+#include "supervisor/resolve.h"
 
 #define PHNUM_MAX 64
 #define DYN_MAX	  512

@@ -1,10 +1,10 @@
 /* See msg.h. */
-#include "msg.h"
+#include "supervisor/msg.h"
 
 #include <stdarg.h>
 #include <stdio.h>
 
-#include "../shim/notice.h"
+#include "common/notice.h"
 
 void hx_say(const char *fmt, ...)
 {

@@ -1,11 +1,11 @@
 /* The environment's neighbour sockets; see neighbours.h. */
-#include "neighbours.h"
+#include "supervisor/neighbours.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "session.h"
+#include "supervisor/session.h"
 
 enum { NB_SSH, NB_DISPLAY, NB_BUS, NB_TERMINAL };
 

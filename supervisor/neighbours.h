@@ -12,7 +12,7 @@
 
 #include <stddef.h>
 
-#include "../policy/policy.h"
+#include "policy/policy.h"
 
 #define HX_NEIGHBOUR_RULES 4
 #define HX_NEIGHBOUR_MAX 8 /* patterns per rule */

@@ -1,6 +1,6 @@
 /* Fixed decisions for the address families the policy does not name;
  * see netfamily.h. */
-#include "netfamily.h"
+#include "supervisor/netfamily.h"
 
 #include <linux/netlink.h>
 #include <string.h>

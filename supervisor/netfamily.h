@@ -10,7 +10,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "../policy/policy.h"
+#include "policy/policy.h"
 
 /* Decides a connect or send to sa (len bytes) on a socket of protocol
  * proto (SO_PROTOCOL; -1: unknown) when the policy cannot: fills d's

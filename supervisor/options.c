@@ -1,13 +1,13 @@
 /* harness-exec option parsing; see options.h. No getopt: its global
  * state makes repeated parsing in tests awkward. */
-#include "options.h"
+#include "supervisor/options.h"
 
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
-#include "../policy/types.h"
-#include "session.h"
+#include "common/types.h"
+#include "supervisor/session.h"
 
 enum {
 	O_POLICY,

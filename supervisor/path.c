@@ -1,5 +1,5 @@
 /* Lexical path handling; see path.h. */
-#include "path.h"
+#include "supervisor/path.h"
 
 #include <errno.h>
 #include <limits.h>

@@ -1,6 +1,6 @@
 /* The decision pipeline; see pipeline.h. */
 #define _GNU_SOURCE
-#include "pipeline.h"
+#include "supervisor/pipeline.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -15,16 +15,16 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-#include "../policy/policy.h"
-#include "../shim/notice.h"
-#include "audit.h"
-#include "classify.h"
-#include "dnsmap.h"
-#include "fmt.h"
-#include "loader.h"
-#include "netfamily.h"
-#include "path.h"
-#include "resolve.h"
+#include "policy/policy.h"
+#include "common/notice.h"
+#include "supervisor/audit.h"
+#include "supervisor/classify.h"
+#include "supervisor/dnsmap.h"
+#include "supervisor/fmt.h"
+#include "supervisor/loader.h"
+#include "supervisor/netfamily.h"
+#include "supervisor/path.h"
+#include "supervisor/resolve.h"
 
 #define MAX_NAMES 8
 

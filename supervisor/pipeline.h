@@ -15,8 +15,8 @@
 #include <sys/types.h>
 #include <time.h>
 
-#include "../policy/types.h"
-#include "../shim/wire.h"
+#include "common/types.h"
+#include "common/wire.h"
 
 struct hx_policy;
 struct hx_audit;

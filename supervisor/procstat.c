@@ -1,5 +1,5 @@
 /* /proc/<pid>/stat; see procstat.h. */
-#include "procstat.h"
+#include "supervisor/procstat.h"
 
 #include <errno.h>
 #include <fcntl.h>

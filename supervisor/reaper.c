@@ -1,6 +1,6 @@
 /* The reaper; see reaper.h. */
 #define _GNU_SOURCE
-#include "reaper.h"
+#include "supervisor/reaper.h"
 
 #include <errno.h>
 #include <linux/sched.h>

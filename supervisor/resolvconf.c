@@ -1,5 +1,5 @@
 /* resolv.conf's name servers; see resolvconf.h. */
-#include "resolvconf.h"
+#include "supervisor/resolvconf.h"
 
 #include <arpa/inet.h>
 #include <stdio.h>

@@ -1,6 +1,6 @@
 /* Agent-side symlink resolution; see resolve.h. */
 #define _GNU_SOURCE
-#include "resolve.h"
+#include "supervisor/resolve.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -10,7 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "path.h"
+#include "supervisor/path.h"
 
 #define MAX_LINKS 40
 

@@ -1,6 +1,6 @@
 /* harness-exec's session flow; see run.h. */
 #define _GNU_SOURCE
-#include "run.h"
+#include "supervisor/run.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -22,28 +22,28 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../policy/policy.h"
-#include "../shim/wire.h"
-#include "audit.h"
-#include "dnsmap.h"
-#include "../shim/notice.h"
-#include "command.h"
-#include "execgate.h"
-#include "fmt.h"
-#include "options.h"
-#include "pipeline.h"
-#include "reaper.h"
-#include "neighbours.h"
-#include "rlimits.h"
-#include "resolvconf.h"
-#include "sandbox.h"
-#include "server.h"
-#include "session.h"
-#include "sha256.h"
-#include "unotify.h"
-#include "worktree.h"
-#include "procstat.h"
-#include "msg.h"
+#include "policy/policy.h"
+#include "common/wire.h"
+#include "supervisor/audit.h"
+#include "supervisor/dnsmap.h"
+#include "common/notice.h"
+#include "supervisor/command.h"
+#include "supervisor/kernel/execgate.h"
+#include "supervisor/fmt.h"
+#include "supervisor/options.h"
+#include "supervisor/pipeline.h"
+#include "supervisor/reaper.h"
+#include "supervisor/neighbours.h"
+#include "supervisor/kernel/rlimits.h"
+#include "supervisor/resolvconf.h"
+#include "supervisor/kernel/sandbox.h"
+#include "supervisor/server.h"
+#include "supervisor/session.h"
+#include "supervisor/sha256.h"
+#include "supervisor/kernel/unotify.h"
+#include "supervisor/git/worktree.h"
+#include "supervisor/procstat.h"
+#include "supervisor/msg.h"
 
 #define SHIM_NAME  "libharness-shim.so"
 #define POLICY_MAX (4u << 20)

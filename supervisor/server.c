@@ -1,6 +1,6 @@
 /* The epoll loop and the shim connection handler; see server.h. */
 #define _GNU_SOURCE
-#include "server.h"
+#include "supervisor/server.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -16,12 +16,12 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-#include "../policy/policy.h"
-#include "../shim/wire.h"
-#include "audit.h"
-#include "dnsmap.h"
-#include "pipeline.h"
-#include "procstat.h"
+#include "policy/policy.h"
+#include "common/wire.h"
+#include "supervisor/audit.h"
+#include "supervisor/dnsmap.h"
+#include "supervisor/pipeline.h"
+#include "supervisor/procstat.h"
 
 #define MSGS_PER_WAKEUP 64
 #define MAX_PASSED_FDS	16

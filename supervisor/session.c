@@ -1,6 +1,6 @@
 /* Session ids, directories and cleanup; see session.h. */
 #define _GNU_SOURCE
-#include "session.h"
+#include "supervisor/session.h"
 
 #include <errno.h>
 #include <fcntl.h>

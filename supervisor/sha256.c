@@ -2,11 +2,11 @@
  * costs every session about 1 ms before main, and its EVP interface sets
  * up a provider on the first digest (1.5 ms more); nettle loads in no
  * measurable time and computes without a context to allocate. */
-#include "sha256.h"
+#include "supervisor/sha256.h"
 
 #include <nettle/sha2.h>
 
-#include "fmt.h"
+#include "supervisor/fmt.h"
 
 void hx_sha256_hex2(const void *p1, size_t n1, const void *p2, size_t n2,
 		    char *hex)

@@ -1,7 +1,7 @@
 /* harness-audit: see supervisor/auditcli.h. */
 #include <stdio.h>
 
-#include "supervisor/auditcli.h"
+#include "tools/audit_cli.h"
 
 int main(int argc, char **argv)
 {

@@ -5,7 +5,7 @@
 #include "supervisor/doctor.h"
 #include "supervisor/options.h"
 #include "supervisor/run.h"
-#include "supervisor/wtcli.h"
+#include "supervisor/git/wtcli.h"
 
 int main(int argc, char **argv)
 {

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "shim/wire.h"
+#include "common/wire.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -1,3 +1,3 @@
 /* bench_events linked statically: the shim never loads, so what it
  * measures under harness-exec is the kernel layer alone (user-notify). */
-#include "bench_events.c"
+#include "tests/helpers/bench_events.c"

@@ -24,7 +24,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "shim/wire.h"
+#include "common/wire.h"
 
 static int dial(void)
 {

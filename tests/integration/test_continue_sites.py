@@ -30,10 +30,11 @@ BACKSTOPS = {
 
 
 def _sources():
-    for name in sorted(os.listdir(SUPERVISOR)):
-        if name.endswith(".c"):
-            with open(os.path.join(SUPERVISOR, name)) as f:
-                yield name, f.read().split("\n")
+    for top, _, names in sorted(os.walk(SUPERVISOR)):
+        for name in sorted(names):
+            if name.endswith(".c"):
+                with open(os.path.join(top, name)) as f:
+                    yield name, f.read().split("\n")
 
 
 def _function_at(lines, i):

@@ -14,7 +14,7 @@
 #include <unistd.h>
 
 #include "supervisor/audit.h"
-#include "supervisor/auditcli.h"
+#include "tools/audit_cli.h"
 #include "supervisor/sha256.h"
 
 #define N 20

@@ -2,7 +2,7 @@
 #include <check.h>
 #include <stdlib.h>
 
-#include "policy/glob.h"
+#include "common/glob.h"
 
 #define N(a) (sizeof(a) / sizeof((a)[0]))
 

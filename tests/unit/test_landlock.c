@@ -12,8 +12,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "supervisor/landlock.h"
-#include "supervisor/landlock_tree.h"
+#include "supervisor/kernel/landlock.h"
+#include "supervisor/kernel/landlock_tree.h"
 #include "supervisor/session.h"
 
 #define N(a) (sizeof(a) / sizeof((a)[0]))

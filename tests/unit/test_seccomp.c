@@ -20,7 +20,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "supervisor/seccomp_deny.h"
+#include "supervisor/kernel/seccomp_deny.h"
 
 static struct hx_seccomp_prog *prog;
 

@@ -18,11 +18,11 @@
 #include "shim/client.h"
 #include "shim/env.h"
 #include "shim/exec.h"
-#include "shim/notice.h"
-#include "shim/path.h"
+#include "common/notice.h"
+#include "common/path.h"
 #include "shim/readrules.h"
 #include "shim/stack.h"
-#include "shim/wire.h"
+#include "common/wire.h"
 
 static const struct {
 	const char *base, *path, *want;

@@ -19,7 +19,7 @@
 #include <linux/netlink.h>
 
 #include "policy/policy.h"
-#include "shim/wire.h"
+#include "common/wire.h"
 #include "supervisor/audit.h"
 #include "supervisor/classify.h"
 #include "supervisor/dnsmap.h"

@@ -6,7 +6,7 @@
 #include <sys/socket.h>
 #include <netinet/in.h>
 
-#include "shim/wire.h"
+#include "common/wire.h"
 
 static struct hx_msg *m;
 static uint8_t buf[HX_WIRE_MAX + 4096];

@@ -10,9 +10,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "supervisor/checkpoint.h"
-#include "supervisor/gc.h"
-#include "supervisor/provenance.h"
+#include "supervisor/git/checkpoint.h"
+#include "supervisor/git/gc.h"
+#include "supervisor/git/provenance.h"
 
 static const struct {
 	const char *in;

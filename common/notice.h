@@ -1,0 +1,50 @@
+/* The one line a denial prints on the agent's stderr:
+ *   harness: denied <op> <target>[: <argv>] (rule <rule>)
+ *   harness: needs approval, refused: <op> <target>... (rule <rule>)
+ *   harness: denied <op> <target> (supervisor unreachable)
+ * Formatted without stdio or malloc and written with one write(2). */
+#ifndef HX_SHIM_NOTICE_H
+#define HX_SHIM_NOTICE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/socket.h>
+
+#include "common/types.h"
+
+/* "exec", "read", "write", ...; "event" when out of range. */
+const char *hx_notice_op_name(unsigned op);
+
+/* What a refusal says. rule NULL: the supervisor could not be asked. */
+struct hx_notice {
+	enum hx_op op;
+	enum hx_verdict verdict; /* deny, or ask (refused for now) */
+	const char *target;	 /* path or address */
+	const char *const *argv; /* exec: NULL-terminated, or NULL */
+	const char *rule;
+};
+
+/* Formats the notice (newline included, NUL-terminated, truncated to
+ * cap). Returns the length written. Pure: the supervisor formats the
+ * notices of kernel-layer refusals with it too. */
+size_t hx_notice_format(char *buf, size_t cap, const struct hx_notice *n);
+
+/* s with every byte but printable ASCII as \xNN and '\\' doubled
+ * (NUL-terminated, truncated to cap): agent-chosen text for a terminal.
+ * Returns the length written. The notice escapes its path, argv and
+ * rule so. */
+size_t hx_text_escape(char *buf, size_t cap, const char *s);
+
+/* True when process pid's last notice was this one (then it is not
+ * printed again); remembers it otherwise. */
+bool hx_notice_repeat(const struct hx_notice *n, long pid);
+
+/* Formats and writes it to fd 2, once (hx_notice_repeat). */
+void hx_notice_write(const struct hx_notice *n);
+
+/* A sockaddr as notice text: "1.2.3.4:80", "[::1]:443", the unix path,
+ * "@name" for abstract sockets, "family N" otherwise. */
+void hx_addr_format(const struct sockaddr *sa, size_t len, char *buf,
+		    size_t cap);
+
+#endif

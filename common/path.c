@@ -1,0 +1,124 @@
+/* Lexical path normalization; see path.h. */
+#include "common/path.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <string.h>
+
+#include "shim/sys.h"
+
+long hx_spath_normalize(const char *base, const char *path, char *out,
+			size_t cap)
+{
+	size_t len = 0;
+	int pass;
+
+	if (!path || !*path)
+		return -EINVAL;
+	if (path[0] != '/' && (!base || base[0] != '/'))
+		return -EINVAL;
+	if (cap < 2)
+		return -ENAMETOOLONG;
+	out[len++] = '/';
+	/* Pass 0 walks the base (when path is relative), pass 1 the path. */
+	for (pass = path[0] == '/' ? 1 : 0; pass < 2; pass++) {
+		const char *p = pass ? path : base;
+
+		while (*p) {
+			const char *seg;
+			size_t n;
+
+			while (*p == '/')
+				p++;
+			seg = p;
+			while (*p && *p != '/')
+				p++;
+			n = (size_t)(p - seg);
+			if (n == 0 || (n == 1 && seg[0] == '.'))
+				continue;
+			if (n == 2 && seg[0] == '.' && seg[1] == '.') {
+				/* Back to the previous '/', never past root. */
+				while (len > 1 && out[len - 1] != '/')
+					len--;
+				if (len > 1)
+					len--;
+				continue;
+			}
+			if (len > 1) {
+				if (len + 1 >= cap)
+					return -ENAMETOOLONG;
+				out[len++] = '/';
+			}
+			if (len + n >= cap)
+				return -ENAMETOOLONG;
+			memcpy(out + len, seg, n);
+			len += n;
+		}
+	}
+	out[len] = '\0';
+	return (long)len;
+}
+
+size_t hx_utoa(uint64_t v, char *out)
+{
+	char tmp[20];
+	size_t n = 0, k = 0;
+
+	do
+		tmp[n++] = (char)('0' + v % 10);
+	while ((v /= 10));
+	while (n)
+		out[k++] = tmp[--n];
+	return k;
+}
+
+long hx_spath_of_fd(int fd, char *out, size_t cap)
+{
+	char link[40] = "/proc/self/fd/";
+	size_t at = strlen(link);
+	long r;
+
+	if (fd < 0)
+		return -EBADF;
+	link[at + hx_utoa((unsigned)fd, link + at)] = '\0';
+	if (cap < 2)
+		return -ENAMETOOLONG;
+	r = hx_sys3(SYS_readlink, link, out, cap - 1);
+	/* No such entry under /proc/self/fd: not an open fd. */
+	if (r == -ENOENT)
+		return -EBADF;
+	if (r < 0)
+		return r;
+	if ((size_t)r >= cap - 1)
+		return -ENAMETOOLONG;
+	out[r] = '\0';
+	return r;
+}
+
+long hx_spath_abs(int dirfd, const char *path, char *out, size_t cap)
+{
+	char base[PATH_MAX];
+	long r;
+
+	if (!path || !*path)
+		return -ENOENT;
+	if (path[0] == '/')
+		return hx_spath_normalize(NULL, path, out, cap);
+	if (dirfd == AT_FDCWD) {
+		r = hx_sys2(SYS_getcwd, base, sizeof(base));
+		if (r < 0)
+			return r;
+		/* The kernel prefixes "(unreachable)" for a cwd outside
+		 * our root: not a path we can name. */
+		if (base[0] != '/')
+			return -ENOENT;
+	} else {
+		r = hx_spath_of_fd(dirfd, base, sizeof(base));
+		if (r < 0)
+			return r;
+		if (base[0] != '/')
+			return -ENOTDIR;
+	}
+	return hx_spath_normalize(base, path, out, cap);
+}

@@ -1,0 +1,337 @@
+/* Checkpoint commits with a private index; see checkpoint.h. */
+#define _GNU_SOURCE
+#include "supervisor/git/checkpoint.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <git2.h>
+#include <git2/sys/repository.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "supervisor/git/gitutil.h"
+
+struct hx_ckpt {
+	git_repository *repo; /* the common dir, workdir set to the tree */
+	git_index *idx;	      /* private, stat cache kept across calls */
+	char session[80];
+	git_oid parent; /* last checkpoint's commit, or the base */
+	git_oid last_tree;
+	bool have_last;
+	struct hx_ckpt_info last;
+	unsigned next;
+};
+
+#define ERR(...) snprintf(err, errlen, __VA_ARGS__)
+
+static double ms_since(const struct timespec *t0)
+{
+	struct timespec t1;
+
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	return (double)(t1.tv_sec - t0->tv_sec) * 1e3 +
+	       (double)(t1.tv_nsec - t0->tv_nsec) / 1e6;
+}
+
+int hx_ckpt_refname(const char *session, unsigned n, char *buf, size_t size)
+{
+	if ((size_t)snprintf(buf, size, "refs/harness/%s/checkpoints/%u",
+			     session, n) >= size)
+		return -ENAMETOOLONG;
+	return 0;
+}
+
+static int copy_file(const char *from, const char *to)
+{
+	char buf[65536];
+	int in, out, r = 0;
+	ssize_t n, w;
+
+	in = open(from, O_RDONLY | O_CLOEXEC);
+	if (in < 0)
+		return -errno;
+	out = open(to, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (out < 0) {
+		r = -errno;
+		close(in);
+		return r;
+	}
+	while ((n = read(in, buf, sizeof(buf))) != 0) {
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			r = -errno;
+			break;
+		}
+		for (ssize_t off = 0; off < n; off += w) {
+			w = write(out, buf + off, (size_t)(n - off));
+			if (w < 0 && errno == EINTR) {
+				w = 0;
+				continue;
+			}
+			if (w < 0) {
+				r = -errno;
+				goto out;
+			}
+		}
+	}
+out:
+	close(in);
+	if (close(out) && !r)
+		r = -errno;
+	return r;
+}
+
+/* A repository handle on the common dir whose working tree is wt and
+ * whose index is the file at index_path (never the repository's own). */
+static int open_private(const char *commondir, const char *wt,
+			const char *index_path, git_repository **repo,
+			git_index **idx, char *err, size_t errlen)
+{
+	int e;
+
+	*repo = NULL;
+	*idx = NULL;
+	e = git_repository_open_ext(repo, commondir,
+				    GIT_REPOSITORY_OPEN_NO_SEARCH, NULL);
+	if (!e)
+		e = git_repository_set_workdir(*repo, wt, 0);
+	if (!e)
+		e = git_index_open(idx, index_path);
+	if (!e)
+		e = git_repository_set_index(*repo, *idx);
+	if (e) {
+		ERR("cannot open %s for %s: %s", commondir, wt, hx_git_err());
+		git_index_free(*idx);
+		git_repository_free(*repo);
+		*idx = NULL;
+		*repo = NULL;
+		return hx_git_errno(e);
+	}
+	return 0;
+}
+
+int hx_ckpt_open(const char *commondir, const char *wt, const char *session,
+		 const char *index_path, const char *seed_index,
+		 const char *base_hex, struct hx_ckpt **out, char *err,
+		 size_t errlen)
+{
+	struct hx_ckpt *c;
+	int e;
+
+	*out = NULL;
+	if (hx_git_init())
+		return -EIO;
+	c = calloc(1, sizeof(*c));
+	if (!c)
+		return -ENOMEM;
+	snprintf(c->session, sizeof(c->session), "%s", session);
+	if (git_oid_fromstr(&c->parent, base_hex)) {
+		ERR("bad base commit id %s", base_hex);
+		free(c);
+		return -EINVAL;
+	}
+	/* The worktree's index was written by the checkout: its stat data
+	 * spares hashing every file at checkpoint 0. A copy, so that our
+	 * writes never reach the agent's index. */
+	if (seed_index && copy_file(seed_index, index_path))
+		unlink(index_path);
+	e = open_private(commondir, wt, index_path, &c->repo, &c->idx, err,
+			 errlen);
+	if (e) {
+		free(c);
+		return e;
+	}
+	*out = c;
+	return 0;
+}
+
+static int signature(git_repository *repo, git_signature **sig)
+{
+	if (!git_signature_default(sig, repo))
+		return 0;
+	return git_signature_now(sig, "harness", "harness@localhost");
+}
+
+static size_t count_changes(git_repository *repo, const git_oid *a,
+			    const git_oid *b)
+{
+	git_tree *ta = NULL, *tb = NULL;
+	git_diff *d = NULL;
+	size_t n = 0;
+
+	if (!git_tree_lookup(&ta, repo, a) && !git_tree_lookup(&tb, repo, b) &&
+	    !git_diff_tree_to_tree(&d, repo, ta, tb, NULL))
+		n = git_diff_num_deltas(d);
+	git_diff_free(d);
+	git_tree_free(ta);
+	git_tree_free(tb);
+	return n;
+}
+
+int hx_ckpt_take(struct hx_ckpt *c, const char *subject, const char *body,
+		 bool force, struct hx_ckpt_info *info, char *err,
+		 size_t errlen)
+{
+	git_oid tree_id, commit_id, base_tree;
+	git_tree *tree = NULL;
+	git_commit *parent = NULL;
+	git_signature *sig = NULL;
+	git_reference *ref = NULL;
+	struct timespec t0;
+	char refname[256], *msg = NULL;
+	int e, r = 0;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	memset(info, 0, sizeof(*info));
+	/* add_all is `git add -A` (one walk: it also drops deleted files;
+	 * test_worktree checks it): new, modified and deleted files, not
+	 * the ignored ones; unchanged files are judged by their stat data
+	 * (racily clean ones are rehashed, as git does). */
+	e = git_index_add_all(c->idx, NULL, GIT_INDEX_ADD_DEFAULT, NULL, NULL);
+	if (!e)
+		e = git_index_write_tree(&tree_id, c->idx);
+	if (e) {
+		ERR("snapshot of the worktree: %s", hx_git_err());
+		return hx_git_errno(e);
+	}
+	/* Writing the private index moves its timestamp on, which is what
+	 * libgit2's racy-git check compares file times against. */
+	git_index_write(c->idx);
+	if (c->have_last && !force && git_oid_equal(&tree_id, &c->last_tree)) {
+		*info = c->last;
+		info->created = false;
+		info->changed = 0;
+		info->ms = ms_since(&t0);
+		return 0;
+	}
+	e = git_commit_lookup(&parent, c->repo, &c->parent);
+	if (!e)
+		e = git_tree_lookup(&tree, c->repo, &tree_id);
+	if (!e)
+		e = signature(c->repo, &sig);
+	if (e) {
+		ERR("checkpoint: %s", hx_git_err());
+		r = hx_git_errno(e);
+		goto out;
+	}
+	if (asprintf(&msg, "%s\n\n%s", subject, body ? body : "") < 0) {
+		r = -ENOMEM;
+		goto out;
+	}
+	e = git_commit_create(&commit_id, c->repo, NULL, sig, sig, "UTF-8", msg,
+			      tree, 1, (const git_commit **)&parent);
+	if (e) {
+		ERR("checkpoint commit: %s", hx_git_err());
+		r = hx_git_errno(e);
+		goto out;
+	}
+	hx_ckpt_refname(c->session, c->next, refname, sizeof(refname));
+	for (int i = 0;; i++) {
+		e = git_reference_create(&ref, c->repo, refname, &commit_id, 0,
+					 NULL);
+		if (!hx_git_retryable(e) || !hx_git_backoff(i))
+			break;
+	}
+	if (e) {
+		ERR("checkpoint ref %s: %s", refname, hx_git_err());
+		r = hx_git_errno(e);
+		goto out;
+	}
+	base_tree = *git_commit_tree_id(parent);
+	info->n = c->next++;
+	info->created = true;
+	info->changed = count_changes(
+	    c->repo, c->have_last ? &c->last_tree : &base_tree, &tree_id);
+	git_oid_tostr(info->commit, sizeof(info->commit), &commit_id);
+	git_oid_tostr(info->tree, sizeof(info->tree), &tree_id);
+	c->parent = commit_id;
+	c->last_tree = tree_id;
+	c->have_last = true;
+	info->ms = ms_since(&t0);
+	c->last = *info;
+out:
+	free(msg);
+	git_reference_free(ref);
+	git_signature_free(sig);
+	git_tree_free(tree);
+	git_commit_free(parent);
+	return r;
+}
+
+bool hx_ckpt_last(const struct hx_ckpt *c, struct hx_ckpt_info *info)
+{
+	if (!c || !c->have_last)
+		return false;
+	*info = c->last;
+	return true;
+}
+
+void hx_ckpt_free(struct hx_ckpt *c)
+{
+	if (!c)
+		return;
+	git_index_free(c->idx);
+	git_repository_free(c->repo);
+	free(c);
+}
+
+int hx_ckpt_restore(const char *commondir, const char *wt, const char *session,
+		    unsigned n, char *err, size_t errlen)
+{
+	git_checkout_options co;
+	git_repository *repo = NULL;
+	git_index *idx = NULL;
+	git_object *target = NULL;
+	char refname[256], tmpl[] = "/tmp/harness-restore-XXXXXX", ipath[64];
+	int e, r = 0, fd;
+
+	if (hx_git_init())
+		return -EIO;
+	git_checkout_options_init(&co, GIT_CHECKOUT_OPTIONS_VERSION);
+	hx_ckpt_refname(session, n, refname, sizeof(refname));
+	/* An index of the tree as it is now is the baseline: whatever is
+	 * in it and not in the checkpoint gets removed. */
+	if (!mkdtemp(tmpl))
+		return -errno;
+	snprintf(ipath, sizeof(ipath), "%s/index", tmpl);
+	r = open_private(commondir, wt, ipath, &repo, &idx, err, errlen);
+	if (r)
+		goto out;
+	e = git_revparse_single(&target, repo, refname);
+	if (e) {
+		ERR("session %s has no checkpoint %u", session, n);
+		r = -ENOENT;
+		goto out;
+	}
+	e = git_index_add_all(idx, NULL, GIT_INDEX_ADD_DEFAULT, NULL, NULL);
+	if (!e)
+		e = git_index_update_all(idx, NULL, NULL, NULL);
+	if (e) {
+		ERR("reading %s: %s", wt, hx_git_err());
+		r = hx_git_errno(e);
+		goto out;
+	}
+	co.checkout_strategy = GIT_CHECKOUT_FORCE |
+			       GIT_CHECKOUT_REMOVE_UNTRACKED |
+			       GIT_CHECKOUT_DONT_WRITE_INDEX;
+	co.baseline_index = idx;
+	e = git_checkout_tree(repo, target, &co);
+	if (e) {
+		ERR("checkout of %s into %s: %s", refname, wt, hx_git_err());
+		r = hx_git_errno(e);
+	}
+out:
+	git_object_free(target);
+	git_index_free(idx);
+	git_repository_free(repo);
+	unlink(ipath);
+	fd = rmdir(tmpl);
+	(void)fd;
+	return r;
+}

@@ -1,0 +1,591 @@
+/* The exec gate; see execgate.h. */
+#define _GNU_SOURCE
+#include "supervisor/kernel/execgate.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <jansson.h>
+#include <limits.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/ptrace.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "supervisor/pipeline.h"
+#include "supervisor/server.h"
+
+#define GATE_SIG    SIGUSR2 /* wakes the tracer out of waitpid at stop */
+#define CMDLINE_MAX ((512u << 10) + 4096)
+
+#define GATE_OPTS                                                              \
+	(PTRACE_O_TRACEEXEC | PTRACE_O_TRACEFORK | PTRACE_O_TRACEVFORK |       \
+	 PTRACE_O_TRACECLONE | PTRACE_O_EXITKILL)
+
+struct approval {
+	pid_t tid;
+	dev_t dev;
+	ino_t ino;
+	char *prog; /* a loader's program, by name (malloc'd), or NULL */
+	dev_t pdev;
+	ino_t pino;
+	size_t len;
+	struct approval *next;
+	char cmdline[];
+};
+
+/* A mismatch found by the tracer, logged on the loop's thread. */
+struct finding {
+	pid_t pid, old_tid;
+	bool approved, killed;
+	char exe[PATH_MAX];
+	char *cmdline; /* NUL-separated, len bytes */
+	size_t len;
+	struct finding *next;
+};
+
+struct hx_execgate {
+	pid_t root;
+	struct hx_pipeline *pl;
+	struct hx_server *srv;
+	struct hx_source src;
+	int efd;
+	void (*on_exit)(void *);
+	void *arg;
+	pthread_t th;
+	bool started;
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	int seize_err; /* 1: pending */
+	struct approval *appr;
+	struct finding *found;
+	bool root_done;
+	int root_status;
+	atomic_bool stopping;
+	atomic_int tracer_tid; /* the tracer thread: TracerPid of tracees */
+	atomic_ullong checked, mismatches;
+};
+
+static void wake_loop(struct hx_execgate *g)
+{
+	uint64_t one = 1;
+
+	if (write(g->efd, &one, sizeof(one)) < 0) {
+		/* EAGAIN: the counter is already non-zero, the loop wakes */
+	}
+}
+
+int hx_execgate_approve(struct hx_execgate *g, pid_t tid, dev_t dev, ino_t ino,
+			const char *cmdline, size_t len)
+{
+	struct approval *a = malloc(sizeof(*a) + len), **pp;
+
+	if (!a)
+		return -ENOMEM;
+	a->tid = tid;
+	a->dev = dev;
+	a->ino = ino;
+	a->prog = NULL;
+	a->len = len;
+	memcpy(a->cmdline, cmdline, len);
+	pthread_mutex_lock(&g->lock);
+	for (pp = &g->appr; *pp; pp = &(*pp)->next)
+		if ((*pp)->tid == tid) {
+			struct approval *old = *pp;
+
+			*pp = old->next;
+			free(old->prog);
+			free(old);
+			break;
+		}
+	a->next = g->appr;
+	g->appr = a;
+	pthread_mutex_unlock(&g->lock);
+	return 0;
+}
+
+int hx_execgate_approve_prog(struct hx_execgate *g, pid_t tid, dev_t dev,
+			     ino_t ino, const char *name)
+{
+	char *copy = strdup(name);
+	struct approval *a;
+	int e = -ENOENT;
+
+	if (!copy)
+		return -ENOMEM;
+	pthread_mutex_lock(&g->lock);
+	for (a = g->appr; a; a = a->next)
+		if (a->tid == tid) {
+			free(a->prog);
+			a->prog = copy;
+			a->pdev = dev;
+			a->pino = ino;
+			copy = NULL;
+			e = 0;
+			break;
+		}
+	pthread_mutex_unlock(&g->lock);
+	free(copy);
+	return e;
+}
+
+static void approval_free(struct approval *a)
+{
+	if (a)
+		free(a->prog);
+	free(a);
+}
+
+/* Whether the program a loader image will open by name is still the
+ * one decided: the new image is stopped, single-threaded, its fd table
+ * its own (exec unshares it), so "/proc/self/fd/N" and the cwd can only
+ * change through a file system swap by another process, after this. */
+static bool prog_holds(const struct approval *a, pid_t pid)
+{
+	char path[PATH_MAX + 64];
+	struct stat st;
+
+	if (!a->prog)
+		return true;
+	if (!strncmp(a->prog, "/proc/self/", 11))
+		snprintf(path, sizeof(path), "/proc/%d/%s", (int)pid,
+			 a->prog + 11);
+	else if (!strncmp(a->prog, "/proc/thread-self/", 18))
+		snprintf(path, sizeof(path), "/proc/%d/%s", (int)pid,
+			 a->prog + 18);
+	else if (a->prog[0] == '/')
+		snprintf(path, sizeof(path), "%s", a->prog);
+	else
+		snprintf(path, sizeof(path), "/proc/%d/cwd/%s", (int)pid,
+			 a->prog);
+	return !stat(path, &st) && S_ISREG(st.st_mode) && st.st_nlink &&
+	       st.st_dev == a->pdev && st.st_ino == a->pino;
+}
+
+/* Takes tid's approval out of the table (the caller frees it). */
+static struct approval *take(struct hx_execgate *g, pid_t tid)
+{
+	struct approval **pp, *a = NULL;
+
+	pthread_mutex_lock(&g->lock);
+	for (pp = &g->appr; *pp; pp = &(*pp)->next)
+		if ((*pp)->tid == tid) {
+			a = *pp;
+			*pp = a->next;
+			break;
+		}
+	pthread_mutex_unlock(&g->lock);
+	return a;
+}
+
+/* /proc/<pid>/cmdline, at most cap bytes (more: *len = cap + 1). */
+static char *read_cmdline(pid_t pid, size_t cap, size_t *len)
+{
+	char path[64], *buf = malloc(cap + 1);
+	size_t n = 0;
+	ssize_t k;
+	int fd;
+
+	*len = 0;
+	if (!buf)
+		return NULL;
+	snprintf(path, sizeof(path), "/proc/%d/cmdline", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		free(buf);
+		return NULL;
+	}
+	while (n < cap + 1) {
+		k = read(fd, buf + n, cap + 1 - n);
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k <= 0)
+			break;
+		n += (size_t)k;
+	}
+	close(fd);
+	*len = n;
+	return buf;
+}
+
+/* At PTRACE_EVENT_EXEC of pid (formerly thread old_tid): the new image
+ * must be the approved file with the approved argv. */
+static void check_exec(struct hx_execgate *g, pid_t pid, pid_t old_tid)
+{
+	struct approval *a = take(g, old_tid);
+	struct finding *f;
+	struct stat st;
+	char path[64];
+	char *cmd = NULL;
+	size_t len = 0;
+	bool ok = false;
+	ssize_t n;
+
+	atomic_fetch_add(&g->checked, 1);
+	snprintf(path, sizeof(path), "/proc/%d/exe", (int)pid);
+	if (a && !stat(path, &st) && st.st_dev == a->dev &&
+	    st.st_ino == a->ino) {
+		cmd = read_cmdline(pid, a->len, &len);
+		ok = cmd && len == a->len && !memcmp(cmd, a->cmdline, len) &&
+		     prog_holds(a, pid);
+	}
+	if (ok) {
+		free(cmd);
+		approval_free(a);
+		return;
+	}
+	atomic_fetch_add(&g->mismatches, 1);
+	/* What ran is read while the tracee is still stopped (it cannot
+	 * run before PTRACE_CONT); then it is killed. */
+	f = calloc(1, sizeof(*f));
+	if (f) {
+		n = readlink(path, f->exe, sizeof(f->exe) - 1);
+		f->exe[n > 0 ? n : 0] = '\0';
+		if (!cmd)
+			cmd = read_cmdline(pid, 64u << 10, &len);
+	}
+	if (g->pl->mode == HX_MODE_ENFORCE)
+		kill(pid, SIGKILL);
+	if (!f) {
+		free(cmd);
+		approval_free(a);
+		return;
+	}
+	f->pid = pid;
+	f->old_tid = old_tid;
+	f->approved = a != NULL;
+	f->killed = g->pl->mode == HX_MODE_ENFORCE;
+	f->cmdline = cmd;
+	f->len = len;
+	approval_free(a);
+	pthread_mutex_lock(&g->lock);
+	f->next = g->found;
+	g->found = f;
+	pthread_mutex_unlock(&g->lock);
+	wake_loop(g);
+}
+
+static void forget(struct hx_execgate *g, pid_t tid)
+{
+	approval_free(take(g, tid));
+}
+
+static bool is_stop_sig(int sig)
+{
+	return sig == SIGSTOP || sig == SIGTSTP || sig == SIGTTIN ||
+	       sig == SIGTTOU;
+}
+
+/* One ptrace stop or exit of pid. */
+static void on_wait(struct hx_execgate *g, pid_t pid, int st)
+{
+	int sig, ev;
+	unsigned long msg = 0;
+
+	if (WIFEXITED(st) || WIFSIGNALED(st)) {
+		forget(g, pid);
+		if (pid == g->root) {
+			pthread_mutex_lock(&g->lock);
+			g->root_done = true;
+			g->root_status = st;
+			pthread_mutex_unlock(&g->lock);
+			wake_loop(g);
+		}
+		return;
+	}
+	if (!WIFSTOPPED(st))
+		return;
+	sig = WSTOPSIG(st);
+	ev = (unsigned)st >> 16;
+	switch (ev) {
+	case 0:
+		/* Signal-delivery-stop: deliver it as if untraced. */
+		ptrace(PTRACE_CONT, pid, 0, (void *)(uintptr_t)sig);
+		return;
+	case PTRACE_EVENT_EXEC:
+		if (ptrace(PTRACE_GETEVENTMSG, pid, 0, &msg))
+			msg = (unsigned long)pid;
+		check_exec(g, pid, (pid_t)msg);
+		break;
+	case PTRACE_EVENT_STOP:
+		/* A group-stop (SIGSTOP, ^Z): stay stopped, but let SIGCONT
+		 * and job control work. SIGTRAP: a new tracee's first stop
+		 * (PTRACE_SEIZE'd children start here, not with SIGSTOP). */
+		if (is_stop_sig(sig)) {
+			ptrace(PTRACE_LISTEN, pid, 0, 0);
+			return;
+		}
+		break;
+	default: /* fork, vfork, clone: the child is auto-attached */
+		break;
+	}
+	ptrace(PTRACE_CONT, pid, 0, 0);
+}
+
+static void gate_wake(int sig)
+{
+	(void)sig;
+}
+
+static void *tracer(void *arg)
+{
+	struct hx_execgate *g = arg;
+	int e = 0, st;
+	pid_t pid;
+
+	atomic_store(&g->tracer_tid, (int)gettid());
+	if (ptrace(PTRACE_SEIZE, g->root, 0, (void *)(uintptr_t)GATE_OPTS))
+		e = -errno;
+	pthread_mutex_lock(&g->lock);
+	g->seize_err = e;
+	pthread_cond_broadcast(&g->cond);
+	pthread_mutex_unlock(&g->lock);
+	if (e)
+		return NULL;
+	/* The only waiter of the process's children while the gate runs:
+	 * ptrace stops and exits of the whole tree (__WALL: threads too). */
+	while (!atomic_load(&g->stopping)) {
+		pid = waitpid(-1, &st, __WALL);
+		if (pid < 0) {
+			if (errno == EINTR)
+				continue;
+			break; /* ECHILD: the tree is gone */
+		}
+		on_wait(g, pid, st);
+	}
+	/* Returning ends the tracer: PTRACE_O_EXITKILL kills what is left. */
+	return NULL;
+}
+
+static json_t *cmd_json(json_t *rec, const char *p, size_t len)
+{
+	json_t *a = json_array();
+	char arg[4096];
+	size_t i = 0;
+
+	while (i < len) {
+		size_t k = strnlen(p + i, len - i);
+
+		snprintf(arg, sizeof(arg), "%.*s", (int)k, p + i);
+		json_array_append_new(a, hx_json_text(rec, "args.argv", arg));
+		i += k + 1;
+	}
+	return a;
+}
+
+static void log_finding(struct hx_execgate *g, const struct finding *f)
+{
+	struct hx_peer peer = {
+	    .pid = f->pid, .tid = f->old_tid, .exe = f->exe[0] ? f->exe : NULL};
+	json_t *rec = hx_pipeline_record(g->pl, &peer, "execve", NULL);
+	json_t *args;
+
+	g->pl->events++;
+	g->pl->verdicts[HX_VERDICT_DENY]++;
+	if (!rec)
+		return;
+	args = json_object();
+	json_object_set_new(args, "path", hx_json_text(rec, "args.path", f->exe));
+	json_object_set_new(args, "argv", cmd_json(rec, f->cmdline, f->len));
+	json_object_set_new(rec, "op", json_string("exec"));
+	json_object_set_new(rec, "args", args);
+	json_object_set_new(rec, "category", json_string("exec"));
+	json_object_set_new(rec, "risk", json_string("critical"));
+	json_object_set_new(rec, "verdict", json_string("deny"));
+	json_object_set_new(rec, "enforced", json_boolean(f->killed));
+	json_object_set_new(rec, "rule", json_string("harness:exec-gate"));
+	json_object_set_new(rec, "layer", json_string("kernel"));
+	json_object_set_new(rec, "exec_gate", json_string("mismatch"));
+	json_object_set_new(rec, "attack", json_true());
+	/* no approval: an exec the kernel layer never decided (a swap after
+	 * the decision by another thread, or of a thread never seen). */
+	json_object_set_new(rec, "approved", json_boolean(f->approved));
+	json_object_set_new(rec, "killed", json_boolean(f->killed));
+	hx_pipeline_append(g->pl, rec, NULL);
+	json_decref(rec);
+}
+
+static void on_events(struct hx_server *s, struct hx_source *src,
+		      uint32_t events)
+{
+	struct hx_execgate *g = src->arg;
+	struct finding *list, *f, *rev = NULL;
+	uint64_t v;
+	bool done;
+
+	(void)s;
+	(void)events;
+	if (read(g->efd, &v, sizeof(v)) < 0 && errno != EAGAIN)
+		return;
+	pthread_mutex_lock(&g->lock);
+	list = g->found;
+	g->found = NULL;
+	done = g->root_done;
+	pthread_mutex_unlock(&g->lock);
+	while (list) { /* oldest first */
+		f = list->next;
+		list->next = rev;
+		rev = list;
+		list = f;
+	}
+	while (rev) {
+		f = rev->next;
+		log_finding(g, rev);
+		free(rev->cmdline);
+		free(rev);
+		rev = f;
+	}
+	if (done && g->on_exit)
+		g->on_exit(g->arg);
+}
+
+int hx_execgate_start(pid_t child, struct hx_pipeline *pl,
+		      struct hx_server *srv, void (*on_exit)(void *), void *arg,
+		      struct hx_execgate **out)
+{
+	struct hx_execgate *g = calloc(1, sizeof(*g));
+	struct sigaction sa;
+	int e;
+
+	*out = NULL;
+	if (!g)
+		return -ENOMEM;
+	g->root = child;
+	g->pl = pl;
+	g->srv = srv;
+	g->on_exit = on_exit;
+	g->arg = arg;
+	g->seize_err = 1;
+	pthread_mutex_init(&g->lock, NULL);
+	pthread_cond_init(&g->cond, NULL);
+	g->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	if (g->efd < 0) {
+		e = -errno;
+		goto fail;
+	}
+	g->src.fd = g->efd;
+	g->src.handle = on_events;
+	g->src.arg = g;
+	if (hx_server_add(srv, &g->src, EPOLLIN)) {
+		e = -errno;
+		close(g->efd);
+		g->efd = -1;
+		goto fail;
+	}
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = gate_wake; /* no SA_RESTART: waitpid says EINTR */
+	sigemptyset(&sa.sa_mask);
+	sigaction(GATE_SIG, &sa, NULL);
+	if ((e = -pthread_create(&g->th, NULL, tracer, g)))
+		goto fail;
+	g->started = true;
+	pthread_mutex_lock(&g->lock);
+	while (g->seize_err == 1)
+		pthread_cond_wait(&g->cond, &g->lock);
+	e = g->seize_err;
+	pthread_mutex_unlock(&g->lock);
+	if (e)
+		goto fail;
+	*out = g;
+	return 0;
+fail:
+	hx_execgate_stop(g);
+	return e ? e : -EAGAIN;
+}
+
+pid_t hx_execgate_tracer(const struct hx_execgate *g)
+{
+	return g ? (pid_t)atomic_load(&g->tracer_tid) : 0;
+}
+
+bool hx_execgate_child_status(struct hx_execgate *g, int *status)
+{
+	bool done;
+
+	pthread_mutex_lock(&g->lock);
+	done = g->root_done;
+	if (done)
+		*status = g->root_status;
+	pthread_mutex_unlock(&g->lock);
+	return done;
+}
+
+void hx_execgate_stats(const struct hx_execgate *g, unsigned long long *checked,
+		       unsigned long long *mismatches)
+{
+	*checked = g ? atomic_load(&g->checked) : 0;
+	*mismatches = g ? atomic_load(&g->mismatches) : 0;
+}
+
+int hx_execgate_probe(void)
+{
+	int p[2], e = 0, st;
+	pid_t pid;
+	char c;
+
+	if (pipe2(p, O_CLOEXEC))
+		return -errno;
+	pid = fork();
+	if (pid < 0) {
+		e = -errno;
+		close(p[0]);
+		close(p[1]);
+		return e;
+	}
+	if (pid == 0) {
+		close(p[1]);
+		while (read(p[0], &c, 1) < 0 && errno == EINTR)
+			;
+		_exit(0);
+	}
+	close(p[0]);
+	if (ptrace(PTRACE_SEIZE, pid, 0, (void *)(uintptr_t)GATE_OPTS))
+		e = -errno;
+	kill(pid, SIGKILL);
+	close(p[1]);
+	while (waitpid(pid, &st, __WALL) < 0 && errno == EINTR)
+		;
+	return e;
+}
+
+void hx_execgate_stop(struct hx_execgate *g)
+{
+	struct approval *a;
+	struct finding *f;
+
+	if (!g)
+		return;
+	atomic_store(&g->stopping, true);
+	if (g->started)
+		while (pthread_tryjoin_np(g->th, NULL) == EBUSY) {
+			pthread_kill(g->th, GATE_SIG);
+			usleep(1000);
+		}
+	if (g->efd >= 0) {
+		/* Findings not yet logged (the loop is ending): log them. */
+		g->on_exit = NULL;
+		on_events(g->srv, &g->src, 0);
+		hx_server_del(g->srv, &g->src);
+		close(g->efd);
+	}
+	while ((a = g->appr)) {
+		g->appr = a->next;
+		approval_free(a);
+	}
+	while ((f = g->found)) {
+		g->found = f->next;
+		free(f->cmdline);
+		free(f);
+	}
+	pthread_mutex_destroy(&g->lock);
+	pthread_cond_destroy(&g->cond);
+	free(g);
+}

@@ -1,0 +1,40 @@
+/* Internals shared by supervisor/landlock.c (syscalls, lifecycle,
+ * describe) and supervisor/landlock_derive.c (policy -> rules). Not a
+ * public API. */
+#ifndef HX_LANDLOCK_INT_H
+#define HX_LANDLOCK_INT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "supervisor/kernel/landlock_uapi.h"
+
+struct hx_policy;
+
+struct hx_landlock {
+	int fd;	 /* the ruleset; -1 when nothing is restricted */
+	bool released; /* hx_landlock_release closed fd */
+	int abi; /* the kernel's */
+	char *text; /* hx_landlock_describe's lines, malloc'd */
+	size_t len;
+};
+
+/* The newest ABI whose rights this file knows; newer kernels are used
+ * at this level. */
+#define HX_LL_ABI_KNOWN 6
+
+/* The filesystem rights the kernel's ABI handles. */
+uint64_t hx_ll_fs_handled(int abi);
+
+/* Thin syscall wrappers: a descriptor or 0, else -errno. */
+int hx_ll_create_ruleset(const struct hx_ll_ruleset_attr *attr);
+int hx_ll_add_path(int ruleset, int fd, uint64_t access);
+int hx_ll_add_port(int ruleset, uint64_t port, uint64_t access);
+
+/* Fills ll->fd (a new ruleset) and ll->text from the policy. 0 or
+ * -errno with a message in err. */
+int hx_ll_derive(const struct hx_policy *p, struct hx_landlock *ll, char *err,
+		 size_t errlen);
+
+#endif

@@ -1,0 +1,419 @@
+/* Masks of denied files inside write roots; see masks.h. */
+#define _GNU_SOURCE
+#include "supervisor/kernel/masks.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <pthread.h>
+#include <signal.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/vfs.h>
+#include <unistd.h>
+#include <linux/magic.h>
+
+#include "common/glob.h"
+#include "policy/policy.h"
+
+struct hx_masks {
+	char **paths;
+	bool *is_dir;
+	size_t n, cap;
+	char file[PATH_MAX], dir[PATH_MAX]; /* what covers them */
+};
+
+#define MAX_TRIGGERS 256
+
+struct walk {
+	const struct hx_policy *p;
+	struct hx_masks *m;
+	size_t seen, max;
+	bool truncated;
+	/* The last name (not "**") of each pattern that denies a read: an
+	 * entry no trigger matches is readable without a full decision
+	 * (the walk looks at thousands). all: no such shortcut (file_read
+	 * is not allowed by default, or too many patterns). */
+	const char *triggers[MAX_TRIGGERS];
+	char trig_buf[MAX_TRIGGERS][256];
+	size_t ntriggers;
+	bool all;
+};
+
+/* A pattern's trigger: its last segment that is not "**". */
+static void add_trigger(enum hx_verdict v, const char *pattern, void *arg)
+{
+	struct walk *w = arg;
+	const char *end = pattern + strlen(pattern), *seg;
+
+	if (v == HX_VERDICT_ALLOW || w->all)
+		return;
+	while (end - pattern >= 3 && !strncmp(end - 3, "/**", 3))
+		end -= 3;
+	for (seg = end; seg > pattern && seg[-1] != '/'; seg--)
+		;
+	if (w->ntriggers == MAX_TRIGGERS || end == seg ||
+	    (size_t)(end - seg) >= sizeof(w->trig_buf[0]) ||
+	    !strncmp(seg, "**", 2)) {
+		w->all = true; /* "**" alone, or too many: decide each */
+		return;
+	}
+	memcpy(w->trig_buf[w->ntriggers], seg, (size_t)(end - seg));
+	w->trig_buf[w->ntriggers][end - seg] = '\0';
+	w->triggers[w->ntriggers] = w->trig_buf[w->ntriggers];
+	w->ntriggers++;
+}
+
+/* Whether an entry named name may be denied: only then is it decided. */
+static bool may_be_denied(const struct walk *w, const char *name)
+{
+	if (w->all)
+		return true;
+	for (size_t i = 0; i < w->ntriggers; i++)
+		if (hx_glob_match(w->triggers[i], name))
+			return true;
+	return false;
+}
+
+static int add(struct hx_masks *m, const char *path, bool is_dir)
+{
+	if (m->n == m->cap) {
+		size_t cap = m->cap ? 2 * m->cap : 16;
+		char **p = realloc(m->paths, cap * sizeof(*p));
+		bool *d;
+
+		if (!p)
+			return -ENOMEM;
+		m->paths = p;
+		d = realloc(m->is_dir, cap * sizeof(*d));
+		if (!d)
+			return -ENOMEM;
+		m->is_dir = d;
+		m->cap = cap;
+	}
+	if (!(m->paths[m->n] = strdup(path)))
+		return -ENOMEM;
+	m->is_dir[m->n++] = is_dir;
+	return 0;
+}
+
+static bool readable(const struct hx_policy *p, const char *path)
+{
+	struct hx_event ev = {.op = HX_OP_READ, .path = path};
+	struct hx_decision d;
+
+	hx_policy_decide(p, &ev, &d);
+	return d.verdict == HX_VERDICT_ALLOW;
+}
+
+/* A kernel file system mounted beneath a root (a project at / meets
+ * /proc and /sys): nothing in it is a file a policy pattern names, and
+ * /proc alone has more entries than the walk's cap. */
+static bool pseudo_fs(int fd)
+{
+	static const long types[] = {
+	    PROC_SUPER_MAGIC,	 SYSFS_MAGIC,	    CGROUP_SUPER_MAGIC,
+	    CGROUP2_SUPER_MAGIC, DEBUGFS_MAGIC,	    TRACEFS_MAGIC,
+	    SECURITYFS_MAGIC,	 BPF_FS_MAGIC,	    PSTOREFS_MAGIC,
+	    BINFMTFS_MAGIC,	 DEVPTS_SUPER_MAGIC};
+	struct statfs sf;
+
+	if (fstatfs(fd, &sf))
+		return true;
+	for (size_t i = 0; i < sizeof(types) / sizeof(types[0]); i++)
+		if ((long)sf.f_type == types[i])
+			return true;
+	return false;
+}
+
+/* Walks the directory open at dfd, whose path is path (consumes dfd). */
+static int walk_dir(struct walk *w, int dfd, char *path, size_t len, dev_t dev)
+{
+	DIR *d = fdopendir(dfd);
+	struct dirent *de;
+	int ret = 0;
+
+	if (!d) {
+		close(dfd);
+		return 0; /* unreadable to us: unreadable to the agent too */
+	}
+	while (!ret && (de = readdir(d))) {
+		struct stat st;
+		size_t n = strlen(de->d_name);
+		int sub;
+
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+			continue;
+		if (++w->seen > w->max) {
+			w->truncated = true;
+			break;
+		}
+		if (len + 1 + n >= PATH_MAX)
+			continue; /* beyond any path the agent can name */
+		path[len] = '/';
+		memcpy(path + len + 1, de->d_name, n + 1);
+		/* Symlinks are followed at open time: their targets are
+		 * what Landlock and the masks judge. A regular file needs
+		 * no stat. */
+		if (de->d_type == DT_LNK)
+			continue;
+		if (de->d_type == DT_REG)
+			st.st_mode = S_IFREG;
+		else if (fstatat(dirfd(d), de->d_name, &st,
+				 AT_SYMLINK_NOFOLLOW) ||
+			 S_ISLNK(st.st_mode))
+			continue;
+		if (may_be_denied(w, de->d_name) && !readable(w->p, path)) {
+			ret = add(w->m, path, S_ISDIR(st.st_mode));
+			continue; /* a masked directory hides what is in it */
+		}
+		/* git's own files are no secrets a pattern names, and a
+		 * repository's objects are most of a project's entries. */
+		if (!strcmp(de->d_name, ".git"))
+			continue;
+		if (!S_ISDIR(st.st_mode))
+			continue;
+		/* Other file systems mounted beneath a root too: Landlock's
+		 * grant of the root covers them (a tmpfs or a volume at
+		 * $CWD/data held an unmasked .env). */
+		sub = openat(dirfd(d), de->d_name,
+			     O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (sub >= 0 && st.st_dev != dev && pseudo_fs(sub)) {
+			close(sub);
+			continue;
+		}
+		if (sub >= 0)
+			ret = walk_dir(w, sub, path, len + 1 + n, st.st_dev);
+	}
+	path[len] = '\0';
+	closedir(d);
+	return ret;
+}
+
+/* The empty, unreadable file and directory the masks are made of. */
+static int make_covers(struct hx_masks *m, const char *mask_dir)
+{
+	int fd;
+
+	if ((size_t)snprintf(m->file, sizeof(m->file), "%s/mask-file",
+			     mask_dir) >= sizeof(m->file) ||
+	    (size_t)snprintf(m->dir, sizeof(m->dir), "%s/mask-dir",
+			     mask_dir) >= sizeof(m->dir))
+		return -ENAMETOOLONG;
+	fd = open(m->file, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	close(fd);
+	if (mkdir(m->dir, 0))
+		return -errno;
+	return 0;
+}
+
+int hx_masks_find(const struct hx_policy *p, const char *const *roots,
+		  size_t nroots, const char *mask_dir, size_t max_entries,
+		  struct hx_masks **out, bool *truncated)
+{
+	struct hx_masks *m = calloc(1, sizeof(*m));
+	struct walk w = {.p = p, .m = m, .max = max_entries};
+	char path[PATH_MAX];
+	int ret = 0;
+
+	*out = NULL;
+	*truncated = false;
+	if (!m)
+		return -ENOMEM;
+	w.all = hx_policy_default_verdict(p, HX_CAT_FILE_READ) !=
+		HX_VERDICT_ALLOW;
+	hx_policy_foreach_read_rule(p, add_trigger, &w);
+	for (size_t i = 0; !ret && i < nroots && !w.truncated; i++) {
+		struct stat st;
+		int fd;
+
+		if (!roots[i] || strlen(roots[i]) >= sizeof(path))
+			continue;
+		fd = open(roots[i],
+			  O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (fd < 0)
+			continue;
+		if (fstat(fd, &st)) {
+			close(fd);
+			continue;
+		}
+		snprintf(path, sizeof(path), "%s", roots[i]);
+		/* "/" walks as "" + "/name". */
+		ret = walk_dir(&w, fd, path,
+			       strcmp(path, "/") ? strlen(path) : 0, st.st_dev);
+	}
+	if (!ret && m->n)
+		ret = make_covers(m, mask_dir);
+	if (ret) {
+		hx_masks_free(m);
+		return ret;
+	}
+	*truncated = w.truncated;
+	*out = m;
+	return 0;
+}
+
+size_t hx_masks_count(const struct hx_masks *m)
+{
+	return m ? m->n : 0;
+}
+
+const char *hx_masks_path(const struct hx_masks *m, size_t i)
+{
+	return m && i < m->n ? m->paths[i] : NULL;
+}
+
+static int write_file(const char *path, const char *text)
+{
+	int fd = open(path, O_WRONLY | O_CLOEXEC), e = 0;
+	size_t n = strlen(text);
+
+	if (fd < 0)
+		return -errno;
+	if (write(fd, text, n) != (ssize_t)n)
+		e = -errno;
+	close(fd);
+	return e;
+}
+
+/* An ordinary user's own user namespace, in which it is itself: its uid
+ * and gid map to themselves, so files and processes keep their owners. */
+static int own_userns(void)
+{
+	char map[64];
+	uid_t uid = geteuid();
+	gid_t gid = getegid();
+	int e;
+
+	if (unshare(CLONE_NEWUSER | CLONE_NEWNS))
+		return -errno;
+	/* harness-exec is non-dumpable, and so were we: /proc/self would
+	 * be root's and its maps unwritable. The exec sets it again. */
+	if (prctl(PR_SET_DUMPABLE, 1, 0, 0, 0))
+		return -errno;
+	snprintf(map, sizeof(map), "%u %u 1\n", (unsigned)uid, (unsigned)uid);
+	if ((e = write_file("/proc/self/uid_map", map)))
+		return e;
+	if ((e = write_file("/proc/self/setgroups", "deny")))
+		return e;
+	snprintf(map, sizeof(map), "%u %u 1\n", (unsigned)gid, (unsigned)gid);
+	return write_file("/proc/self/gid_map", map);
+}
+
+int hx_masks_apply(const struct hx_masks *m)
+{
+	int e;
+
+	if (!m || !m->n)
+		return 0;
+	e = geteuid() == 0 ? (unshare(CLONE_NEWNS) ? -errno : 0) : own_userns();
+	if (e)
+		return e;
+	/* Ours alone: nothing propagates back to the user's mounts. */
+	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL))
+		return -errno;
+	for (size_t i = 0; i < m->n; i++) {
+		const char *src = m->is_dir[i] ? m->dir : m->file;
+
+		if (mount(src, m->paths[i], NULL, MS_BIND, NULL)) {
+			if (errno == ENOENT)
+				continue; /* gone since the walk */
+			return -errno;
+		}
+		if (mount(NULL, m->paths[i], NULL,
+			  MS_BIND | MS_REMOUNT | MS_RDONLY | MS_NOSUID |
+			      MS_NODEV | MS_NOEXEC,
+			  NULL))
+			return -errno;
+	}
+	return 0;
+}
+
+void hx_masks_free(struct hx_masks *m)
+{
+	if (!m)
+		return;
+	for (size_t i = 0; i < m->n; i++)
+		free(m->paths[i]);
+	free(m->paths);
+	free(m->is_dir);
+	free(m);
+}
+
+struct hx_masks_job {
+	pthread_t thread;
+	const struct hx_policy *p;
+	const char *roots[4];
+	size_t nroots, max;
+	char mask_dir[PATH_MAX];
+	struct hx_masks *m;
+	bool truncated;
+	int ret;
+};
+
+static void *find_thread(void *arg)
+{
+	struct hx_masks_job *j = arg;
+
+	j->ret = hx_masks_find(j->p, j->roots, j->nroots, j->mask_dir, j->max,
+			       &j->m, &j->truncated);
+	return NULL;
+}
+
+int hx_masks_start(const struct hx_policy *p, const char *const *roots,
+		   size_t nroots, const char *mask_dir, size_t max_entries,
+		   struct hx_masks_job **out)
+{
+	struct hx_masks_job *j = calloc(1, sizeof(*j));
+	sigset_t all, old;
+	int e;
+
+	*out = NULL;
+	if (!j)
+		return -ENOMEM;
+	if (nroots > 4 || strlen(mask_dir) >= sizeof(j->mask_dir)) {
+		free(j);
+		return -EINVAL;
+	}
+	j->p = p;
+	memcpy(j->roots, roots, nroots * sizeof(*roots));
+	j->nroots = nroots;
+	j->max = max_entries;
+	strcpy(j->mask_dir, mask_dir);
+	/* No signal of the loop's (signalfd) may land on this thread. */
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	e = pthread_create(&j->thread, NULL, find_thread, j);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (e) {
+		free(j);
+		return -e;
+	}
+	*out = j;
+	return 0;
+}
+
+int hx_masks_join(struct hx_masks_job *j, struct hx_masks **out,
+		  bool *truncated)
+{
+	int ret;
+
+	*out = NULL;
+	*truncated = false;
+	if (!j)
+		return 0;
+	pthread_join(j->thread, NULL);
+	ret = j->ret;
+	*out = j->m;
+	*truncated = j->truncated;
+	free(j);
+	return ret;
+}

@@ -1,0 +1,136 @@
+/* The agent's rlimits; see rlimits.h. */
+#include "supervisor/kernel/rlimits.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static const int resources[HX_LIMIT_COUNT] = {
+	[HX_LIMIT_CPU] = RLIMIT_CPU,
+	[HX_LIMIT_FILE_SIZE] = RLIMIT_FSIZE,
+	[HX_LIMIT_OPEN_FILES] = RLIMIT_NOFILE,
+	[HX_LIMIT_ADDRESS_SPACE] = RLIMIT_AS,
+	[HX_LIMIT_CORE] = RLIMIT_CORE,
+	[HX_LIMIT_PROCESSES] = RLIMIT_NPROC,
+};
+
+void hx_limits_from_policy(const struct hx_policy *p, bool audit,
+			   struct hx_limits *out)
+{
+	uint64_t v;
+
+	out->set = 0;
+	out->processes = HX_PROCS_NONE;
+	for (int i = 0; i < HX_LIMIT_COUNT; i++) {
+		/* Audit mode limits nothing but the process count, which
+		 * protects the harness itself. */
+		if (audit && i != HX_LIMIT_PROCESSES)
+			continue;
+		if (!hx_policy_limit(p, (enum hx_limit)i, &v))
+			continue;
+		out->set |= 1u << i;
+		out->value[i] = v >= RLIM_INFINITY ? RLIM_INFINITY - 1 : v;
+	}
+}
+
+/* The tasks (threads included) whose real uid is ours: RLIMIT_NPROC
+ * counts them all, not the session's alone. */
+static rlim_t user_tasks(void)
+{
+	DIR *d = opendir("/proc"), *t;
+	struct dirent *de, *te;
+	char path[64];
+	struct stat st;
+	rlim_t n = 0;
+
+	if (!d)
+		return 0;
+	while ((de = readdir(d))) {
+		if (de->d_name[0] < '1' || de->d_name[0] > '9')
+			continue;
+		snprintf(path, sizeof(path), "/proc/%.20s/task", de->d_name);
+		if (stat(path, &st) || st.st_uid != getuid())
+			continue;
+		if (!(t = opendir(path)))
+			continue;
+		while ((te = readdir(t)))
+			n += te->d_name[0] != '.';
+		closedir(t);
+	}
+	closedir(d);
+	return n;
+}
+
+void hx_limits_processes(struct hx_limits *l, bool cgroup)
+{
+	unsigned bit = 1u << HX_LIMIT_PROCESSES;
+
+	if (!(l->set & bit))
+		return;
+	l->count = l->value[HX_LIMIT_PROCESSES];
+	if (cgroup) {
+		l->processes = HX_PROCS_CGROUP;
+		l->set &= ~bit; /* pids.max holds it */
+	} else if (getuid() != 0) {
+		l->processes = HX_PROCS_RLIMIT;
+		/* Threads harness-exec starts later (user-notify workers,
+		 * the exec gate, the resolver) count too: they come out
+		 * of the agent's share, which errs on the safe side. */
+		l->value[HX_LIMIT_PROCESSES] += user_tasks();
+	} else {
+		/* The kernel exempts uid 0 from RLIMIT_NPROC. */
+		l->processes = HX_PROCS_NONE;
+		l->set &= ~bit;
+	}
+}
+
+int hx_limits_apply(const struct hx_limits *l, const char **what)
+{
+	struct rlimit cur, want;
+
+	for (int i = 0; i < HX_LIMIT_COUNT; i++) {
+		if (!(l->set & (1u << i)))
+			continue;
+		*what = hx_limit_name((enum hx_limit)i);
+		if (getrlimit(resources[i], &cur))
+			return -errno;
+		want.rlim_max = l->value[i] < cur.rlim_max ? l->value[i]
+							   : cur.rlim_max;
+		want.rlim_cur = want.rlim_max;
+		if (setrlimit(resources[i], &want))
+			return -errno;
+	}
+	return 0;
+}
+
+json_t *hx_limits_json(const struct hx_limits *l)
+{
+	static const char *const how[] = {
+		[HX_PROCS_NONE] = "none",
+		[HX_PROCS_CGROUP] = "cgroup",
+		[HX_PROCS_RLIMIT] = "rlimit",
+	};
+	json_t *o = json_object();
+
+	for (int i = 0; o && i < HX_LIMIT_COUNT; i++)
+		if (i != HX_LIMIT_PROCESSES && (l->set & (1u << i)))
+			json_object_set_new(o, hx_limit_name((enum hx_limit)i),
+					    json_integer((json_int_t)l->value[i]));
+	if (o && l->count) {
+		json_object_set_new(o, "processes",
+				    json_integer((json_int_t)l->count));
+		json_object_set_new(o, "processes_by",
+				    json_string(how[l->processes]));
+		if (l->processes == HX_PROCS_RLIMIT)
+			json_object_set_new(
+			    o, "nproc_rlimit",
+			    json_integer((json_int_t)
+					     l->value[HX_LIMIT_PROCESSES]));
+	}
+	return o;
+}

@@ -1,0 +1,448 @@
+/* The agent's kernel set-up; see sandbox.h. */
+#define _GNU_SOURCE
+#include "supervisor/kernel/sandbox.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <jansson.h>
+#include <linux/securebits.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sched.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "policy/policy.h"
+#include "supervisor/kernel/caps.h"
+#include "supervisor/kernel/kprobe.h"
+#include "supervisor/kernel/landlock.h"
+#include "supervisor/kernel/masks.h"
+#include "supervisor/kernel/rlimits.h"
+#include "supervisor/kernel/seccomp_deny.h"
+
+#define CAP_MAX 63
+
+struct hx_sandbox {
+	struct hx_kernel k;
+	struct hx_seccomp_prog *prog;
+	struct hx_landlock *ll;
+	enum hx_mode mode;
+	int last_cap; /* /proc/sys/kernel/cap_last_cap */
+	int handoff;  /* child's end of the listener socketpair, or -1 */
+	bool exec_gate; /* execve/execveat notified (execgate.h) */
+	bool trace_reads; /* every open notified, read-only ones too */
+	bool ready;	  /* hx_sandbox_ready said yes: the child may enter */
+	/* The Landlock ruleset is derived on a thread while the rest is
+	 * set up: its directory walk takes milliseconds (landlock_tree.h). */
+	bool ll_pending;
+	pthread_t ll_thread;
+	const struct hx_policy *policy;
+	struct hx_policy_vars vars;
+	int ll_err;
+	char ll_msg[256];
+	struct hx_limits limits; /* enforce mode: the policy's rlimits */
+	/* Denied files inside write roots, found on a thread (masks.h). */
+	struct hx_masks_job *masks_job;
+	struct hx_masks *masks;
+	bool masks_truncated;
+	int masks_err; /* why they are not applied, or 0 */
+	bool quiet;
+};
+
+/* With these set and locked, uid 0 is just a uid: exec grants no
+ * capabilities, setuid() keeps none, and nothing can undo the bits. */
+#define SECBITS                                                                \
+	(SECBIT_NOROOT | SECBIT_NOROOT_LOCKED | SECBIT_NO_SETUID_FIXUP |       \
+	 SECBIT_NO_SETUID_FIXUP_LOCKED | SECBIT_KEEP_CAPS_LOCKED |             \
+	 SECBIT_NO_CAP_AMBIENT_RAISE | SECBIT_NO_CAP_AMBIENT_RAISE_LOCKED)
+
+static int read_last_cap(void)
+{
+	char buf[16] = "";
+	int fd = open("/proc/sys/kernel/cap_last_cap", O_RDONLY | O_CLOEXEC);
+	ssize_t n = fd >= 0 ? read(fd, buf, sizeof(buf) - 1) : -1;
+	int v;
+
+	if (fd >= 0)
+		close(fd);
+	/* Unknown: try every bit; PR_CAPBSET_DROP says EINVAL past the
+	 * last one, which the child treats as the end. */
+	if (n <= 0 || sscanf(buf, "%d", &v) != 1 || v < 0 || v > CAP_MAX)
+		return CAP_MAX;
+	return v;
+}
+
+static void warn(bool quiet, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+static void warn(bool quiet, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (quiet)
+		return;
+	fputs("harness-exec: warning: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+static void *derive_landlock(void *arg)
+{
+	struct hx_sandbox *sb = arg;
+
+	sb->ll_err = hx_landlock_prepare(sb->policy, &sb->vars, &sb->ll,
+					 sb->ll_msg, sizeof(sb->ll_msg));
+	return NULL;
+}
+
+/* Without Landlock in the kernel there is nothing to derive (sb->ll
+ * stays NULL, as hx_landlock_prepare would leave it). */
+static int start_landlock(struct hx_sandbox *sb, const struct hx_policy *p,
+			  const struct hx_policy_vars *vars, char *err,
+			  size_t errlen)
+{
+	int e;
+
+	if (hx_landlock_abi() <= 0)
+		return 0;
+	sb->policy = p;
+	sb->vars = *vars;
+	e = pthread_create(&sb->ll_thread, NULL, derive_landlock, sb);
+	if (e) {
+		snprintf(err, errlen, "landlock thread: %s", strerror(e));
+		return -e;
+	}
+	sb->ll_pending = true;
+	return 0;
+}
+
+int hx_sandbox_prepare(const struct hx_policy *p,
+		       const struct hx_policy_vars *vars, enum hx_mode mode,
+		       bool quiet, struct hx_sandbox **out, char *err,
+		       size_t errlen)
+{
+	struct hx_sandbox *sb = calloc(1, sizeof(*sb));
+	int e;
+
+	*out = NULL;
+	if (!sb) {
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	sb->mode = mode;
+	sb->quiet = quiet;
+	sb->handoff = -1;
+	if (mode == HX_MODE_ENFORCE &&
+	    (e = start_landlock(sb, p, vars, err, errlen)))
+		goto fail;
+	hx_kernel_probe(&sb->k, false);
+	sb->last_cap = read_last_cap();
+	if (!sb->k.seccomp || !sb->k.nnp) {
+		snprintf(err, errlen,
+			 "the kernel has no %s: the static deny list cannot "
+			 "hold (see harness-exec --doctor)",
+			 sb->k.nnp ? "seccomp filter" : "no_new_privs");
+		e = -ENOSYS;
+		goto fail;
+	}
+	e = hx_seccomp_build(&sb->prog, err, errlen);
+	if (e)
+		goto fail;
+	hx_limits_from_policy(p, mode == HX_MODE_AUDIT, &sb->limits);
+	if (mode == HX_MODE_ENFORCE) {
+		if (!sb->ll_pending)
+			warn(quiet,
+			     "landlock missing (ABI %d): file and TCP access "
+			     "are bounded only by the shim, which a static "
+			     "binary skips",
+			     sb->k.landlock_abi);
+	}
+	if (!sb->k.cap_setpcap && sb->k.root)
+		warn(quiet, "root without CAP_SETPCAP: the bounding set and "
+			    "securebits cannot be locked; no_new_privs still "
+			    "stops setuid and file capabilities");
+	*out = sb;
+	return 0;
+fail:
+	hx_sandbox_free(sb);
+	return e;
+}
+
+int hx_sandbox_find_masks(struct hx_sandbox *sb, const char *const *roots,
+			  size_t nroots, const char *mask_dir)
+{
+	if (sb->mode != HX_MODE_ENFORCE || sb->trace_reads)
+		return 0; /* nothing is held, or every open is decided */
+	return hx_masks_start(sb->policy, roots, nroots, mask_dir,
+			      HX_MASKS_MAX_ENTRIES, &sb->masks_job);
+}
+
+/* Whether this process may make a user namespace (an ordinary user's
+ * masks need one): a child tries. */
+static int userns_probe(void)
+{
+	pid_t pid = fork();
+	int st;
+
+	if (pid < 0)
+		return -errno;
+	if (pid == 0)
+		_exit(unshare(CLONE_NEWUSER | CLONE_NEWNS) ? 1 : 0);
+	if (waitpid(pid, &st, 0) != pid)
+		return -ECHILD;
+	return WIFEXITED(st) && !WEXITSTATUS(st) ? 0 : -EPERM;
+}
+
+static void masks_ready(struct hx_sandbox *sb, bool quiet)
+{
+	size_t n;
+
+	if (!sb->masks_job)
+		return;
+	sb->masks_err = hx_masks_join(sb->masks_job, &sb->masks,
+				      &sb->masks_truncated);
+	sb->masks_job = NULL;
+	n = hx_masks_count(sb->masks);
+	if (!sb->masks_err && n && geteuid() != 0)
+		sb->masks_err = userns_probe();
+	if (sb->masks_err) {
+		hx_masks_free(sb->masks);
+		sb->masks = NULL;
+	}
+	if (quiet)
+		return;
+	if (sb->masks_err)
+		fprintf(stderr,
+			"harness-exec: warning: cannot mask the files the "
+			"policy denies inside the project (%s): programs "
+			"without the shim may read them\n",
+			strerror(-sb->masks_err));
+	else if (sb->masks_truncated)
+		fprintf(stderr,
+			"harness-exec: warning: the project has more than %d "
+			"entries; denied files past them are not masked\n",
+			HX_MASKS_MAX_ENTRIES);
+}
+
+int hx_sandbox_ready(struct hx_sandbox *sb, char *err, size_t errlen)
+{
+	masks_ready(sb, sb->quiet);
+	if (sb->ll_pending) {
+		pthread_join(sb->ll_thread, NULL);
+		sb->ll_pending = false;
+		if (sb->ll_err) {
+			snprintf(err, errlen, "%s", sb->ll_msg);
+			return sb->ll_err;
+		}
+	}
+	sb->ready = true;
+	return 0;
+}
+
+/* Child side: no stdio locks or allocation matter after fork of a
+ * single-threaded parent, but keep it to write(2) anyway. */
+static void die_child(const char *what, int e) __attribute__((noreturn));
+static void die_child(const char *what, int e)
+{
+	char buf[256];
+	int n = snprintf(buf, sizeof(buf), "harness-exec: sandbox: %s: %s\n",
+			 what, strerror(e));
+
+	if (n > 0 && write(2, buf, (size_t)n) < 0)
+		_exit(126);
+	_exit(126);
+}
+
+static void drop_caps(const struct hx_sandbox *sb)
+{
+	int e;
+
+	if (sb->k.cap_setpcap) {
+		if (prctl(PR_SET_SECUREBITS, SECBITS, 0, 0, 0))
+			die_child("securebits", errno);
+		for (int c = 0; c <= sb->last_cap; c++)
+			if (prctl(PR_CAPBSET_DROP, c, 0, 0, 0)) {
+				if (errno == EINVAL && c > 0)
+					break; /* past the kernel's last */
+				die_child("bounding set", errno);
+			}
+	}
+	if ((e = hx_caps_limit(0)))
+		die_child("capabilities", -e);
+	if (sb->k.cap_setpcap)
+		for (int c = 0; c <= sb->last_cap; c++)
+			if (prctl(PR_CAPBSET_READ, c, 0, 0, 0) == 1)
+				die_child("bounding set still holds a cap",
+					  EPERM);
+}
+
+int hx_sandbox_enable_notify(struct hx_sandbox *sb, int handoff_fd,
+			     char *err, size_t errlen)
+{
+	int e;
+
+	if (!sb->k.user_notif || !sb->k.pidfd_getfd) {
+		snprintf(err, errlen, "the kernel has no %s",
+			 sb->k.user_notif ? "pidfd_getfd" : "seccomp user-notify");
+		return -ENOSYS;
+	}
+	e = hx_seccomp_build_notify(sb->prog, sb->exec_gate, sb->trace_reads,
+				    err, errlen);
+	if (!e)
+		sb->handoff = handoff_fd;
+	return e;
+}
+
+void hx_sandbox_set_exec_gate(struct hx_sandbox *sb, bool on)
+{
+	sb->exec_gate = on;
+}
+
+void hx_sandbox_set_trace_reads(struct hx_sandbox *sb, bool on)
+{
+	sb->trace_reads = on;
+}
+
+/* The listener goes to the parent, which takes it with pidfd_getfd
+ * (a sendmsg here would itself wait on the listener nobody holds yet);
+ * then the agent's copy is closed. Any failure: no agent. */
+static void hand_off_listener(const struct hx_sandbox *sb)
+{
+	int lfd = hx_seccomp_install_notify(sb->prog);
+	char ack = 0;
+	ssize_t n;
+
+	if (lfd < 0)
+		die_child("seccomp user-notify", -lfd);
+	/* pidfd_getfd needs ptrace access: we inherited non-dumpable. The
+	 * exec below sets it again from the new image. */
+	if (prctl(PR_SET_DUMPABLE, 1, 0, 0, 0))
+		die_child("dumpable", errno);
+	do
+		n = write(sb->handoff, &lfd, sizeof(lfd));
+	while (n < 0 && errno == EINTR);
+	if (n != (ssize_t)sizeof(lfd))
+		die_child("listener hand-off", n < 0 ? errno : EIO);
+	do
+		n = read(sb->handoff, &ack, 1);
+	while (n < 0 && errno == EINTR);
+	if (n != 1 || ack != 'k')
+		die_child("listener hand-off", n < 0 ? errno : EPIPE);
+	close(lfd);
+	close(sb->handoff);
+}
+
+void hx_sandbox_enter(const struct hx_sandbox *sb)
+{
+	const char *what = "";
+	int e, h;
+
+	if (!sb || !sb->ready)
+		die_child("not prepared", EINVAL);
+	/* First: it needs the capabilities (in its own user namespace for
+	 * an ordinary user) that are dropped next, and Landlock forbids
+	 * mounts. */
+	if ((e = hx_masks_apply(sb->masks)))
+		die_child("masks", -e);
+	if ((e = hx_limits_apply(&sb->limits, &what)))
+		die_child(what, -e);
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0))
+		die_child("no_new_privs", errno);
+	drop_caps(sb);
+	if (sb->ll && (e = hx_landlock_restrict(sb->ll)))
+		die_child("landlock", -e);
+	/* After Landlock: its ruleset fd is one of those closed here. No
+	 * supervisor fd reaches the agent (DESIGN.md invariant 5); the
+	 * hand-off socket is closed once the listener is handed off. */
+	h = sb->handoff;
+	if (h < 3) {
+		if (syscall(SYS_close_range, 3u, ~0u, 0u))
+			for (int fd = 3; fd < 65536; fd++)
+				close(fd);
+	} else {
+		if ((h > 3 && syscall(SYS_close_range, 3u, (unsigned)h - 1, 0u)) ||
+		    syscall(SYS_close_range, (unsigned)h + 1, ~0u, 0u))
+			die_child("close_range", errno);
+		/* First: the deny list refuses a new listener. */
+		hand_off_listener(sb);
+	}
+	/* Last: from here on even our own set-up would be filtered. */
+	if ((e = hx_seccomp_install(sb->prog)))
+		die_child("seccomp", -e);
+}
+
+struct hx_limits *hx_sandbox_limits(struct hx_sandbox *sb)
+{
+	return &sb->limits;
+}
+
+void hx_sandbox_release(struct hx_sandbox *sb)
+{
+	if (sb)
+		hx_landlock_release(sb->ll);
+}
+
+json_t *hx_sandbox_kernel_json(const struct hx_sandbox *sb)
+{
+	const struct hx_kernel *k;
+	json_t *o;
+
+	if (!sb)
+		return json_null();
+	k = &sb->k;
+	o = json_object();
+	json_object_set_new(o, "release", json_string(k->release));
+	json_object_set_new(o, "seccomp", json_boolean(k->seccomp));
+	json_object_set_new(o, "seccomp_deny_rules",
+			    json_integer((json_int_t)hx_seccomp_ndeny));
+	json_object_set_new(o, "user_notif", json_boolean(k->user_notif));
+	json_object_set_new(o, "pidfd_getfd", json_boolean(k->pidfd_getfd));
+	json_object_set_new(o, "landlock_abi", json_integer(k->landlock_abi));
+	json_object_set_new(o, "landlock",
+			    json_string(sb->ll ? "applied"
+					: sb->mode == HX_MODE_AUDIT
+					    ? "off (audit mode)"
+					    : "missing"));
+	json_object_set_new(o, "no_new_privs", json_boolean(k->nnp));
+	json_object_set_new(o, "caps_bounding_dropped",
+			    json_boolean(k->cap_setpcap));
+	json_object_set_new(o, "cgroup2", json_boolean(k->cgroup2));
+	json_object_set_new(o, "cgroup2_writable",
+			    json_boolean(k->cgroup2_writable));
+	/* Honest about what this build does not have yet. */
+	json_object_set_new(o, "user_notify_used",
+			    json_boolean(sb->handoff >= 0));
+	/* The gate is on only with the notify layer that approves execs. */
+	json_object_set_new(o, "exec_gate",
+			    json_boolean(sb->exec_gate && sb->handoff >= 0));
+	json_object_set_new(o, "limits", hx_limits_json(&sb->limits));
+	json_object_set_new(o, "masks",
+			    json_integer((json_int_t)hx_masks_count(sb->masks)));
+	if (sb->masks_err)
+		json_object_set_new(o, "masks_missing",
+				    json_string(strerror(-sb->masks_err)));
+	return o;
+}
+
+void hx_sandbox_free(struct hx_sandbox *sb)
+{
+	if (!sb)
+		return;
+	if (sb->ll_pending)
+		pthread_join(sb->ll_thread, NULL);
+	hx_seccomp_prog_free(sb->prog);
+	hx_landlock_free(sb->ll);
+	if (sb->masks_job) {
+		bool t;
+
+		hx_masks_join(sb->masks_job, &sb->masks, &t);
+	}
+	hx_masks_free(sb->masks);
+	free(sb);
+}

@@ -1,0 +1,397 @@
+/* The user-notify handler: execve and execveat, behind the exec gate
+ * (unotify_int.h). */
+#define _GNU_SOURCE
+#include "supervisor/kernel/unotify_int.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+
+#include "common/shebang.h"
+#include "supervisor/kernel/execgate.h"
+#include "supervisor/loader.h"
+#include "supervisor/resolve.h"
+
+/* ---- exec (with the exec gate) ---- */
+
+#define EXEC_ARGS_MAX  4096	  /* argv entries read from the target */
+#define EXEC_ARGV_MAX  (256u << 10) /* bytes of argv strings */
+#define EXEC_DEPTH     5	  /* #! levels, as the kernel allows */
+
+/* The path as the supervisor can reach what the target names:
+ * /proc/self and /proc/thread-self are the target's. */
+static void here_path(const struct target *t, const char *full, char *out,
+		      size_t size)
+{
+	if (!strncmp(full, "/proc/self/", 11) || !strcmp(full, "/proc/self"))
+		snprintf(out, size, "/proc/%d%s", (int)t->peer.pid, full + 10);
+	else if (!strncmp(full, "/proc/thread-self/", 18) ||
+		 !strcmp(full, "/proc/thread-self"))
+		snprintf(out, size, "/proc/%d/task/%d%s", (int)t->peer.pid,
+			 (int)t->tid, full + 17);
+	else
+		snprintf(out, size, "%s", full);
+}
+
+/* Reads argv (NULL-terminated pointer array at addr) into blob as
+ * NUL-terminated strings back to back. 0, or -errno (-E2BIG over the
+ * bounds: refused, never decided on a truncated argv). */
+static int read_argv(pid_t tid, uint64_t addr, char *blob, size_t cap,
+		     size_t *len, size_t *argc)
+{
+	uint64_t ptrs[64];
+	size_t n = 0, used = 0;
+	int e;
+
+	*len = *argc = 0;
+	if (!addr)
+		return 0; /* the kernel runs it with argv [""] */
+	for (;;) {
+		size_t cnt = 64;
+
+		/* The array may end near an unmapped page: then one by one. */
+		if (hx_un_read_mem(tid, addr + n * 8, ptrs, sizeof(ptrs))) {
+			cnt = 1;
+			if ((e = hx_un_read_mem(tid, addr + n * 8, ptrs, 8)))
+				return e;
+		}
+		for (size_t i = 0; i < cnt; i++) {
+			if (!ptrs[i]) {
+				*len = used;
+				*argc = n;
+				return 0;
+			}
+			if (n >= EXEC_ARGS_MAX || used >= cap)
+				return -E2BIG;
+			e = hx_un_read_str(tid, ptrs[i], blob + used, cap - used);
+			if (e)
+				return e == -ENAMETOOLONG ? -E2BIG : e;
+			used += strlen(blob + used) + 1;
+			n++;
+		}
+	}
+}
+
+/* Appends s (with its NUL) to a growing buffer. */
+static int put(char **buf, size_t *len, size_t *cap, const char *s, size_t n)
+{
+	if (*len + n + 1 > *cap) {
+		size_t nc = (*len + n + 1) * 2;
+		char *nb = realloc(*buf, nc);
+
+		if (!nb)
+			return -ENOMEM;
+		*buf = nb;
+		*cap = nc;
+	}
+	memcpy(*buf + *len, s, n);
+	(*buf)[*len + n] = '\0';
+	*len += n + 1;
+	return 0;
+}
+
+
+/* What the gate must see after the exec: the final image's device and
+ * inode (through #! interpreters, as the kernel follows them) and the
+ * argv the kernel builds (interpreter, its argument, the script's name,
+ * then argv[1..]). argv: argc strings in blob. *out (malloc'd) gets the
+ * expected cmdline. 0 or -errno (the errno exec would give, roughly). */
+static int expect_exec(const struct target *t, const char *full,
+		       const char *fname, bool nofollow, const char *blob,
+		       size_t blen, size_t argc, struct stat *fin, char **out,
+		       size_t *outlen, char *img, size_t isize)
+{
+	char here[PATH_MAX + 64], name[PATH_MAX + 32], abs[PATH_MAX];
+	char buf[HX_BINPRM_BUF + 1], *cur = NULL, *nb = NULL;
+	size_t clen = 0, ccap = 0, nlen, ncap;
+	int e = 0;
+
+	/* argv as the kernel takes it: empty means [""] (5.18+). */
+	if (!argc)
+		e = put(&cur, &clen, &ccap, "", 0);
+	else if (!(cur = malloc(blen)))
+		e = -ENOMEM;
+	else {
+		memcpy(cur, blob, blen);
+		clen = ccap = blen;
+	}
+	if (e)
+		goto out;
+	here_path(t, full, here, sizeof(here));
+	snprintf(name, sizeof(name), "%s", fname);
+	for (int depth = 0;; depth++) {
+		int fd = open(here, O_RDONLY | O_NONBLOCK | O_CLOEXEC |
+					(nofollow && !depth ? O_NOFOLLOW : 0));
+		char *iname, *iarg;
+		ssize_t n = 0;
+		size_t first;
+
+		if (fd < 0) {
+			/* Execute-only (--x): no #! to read; the kernel may
+			 * still run it. */
+			if ((errno != EACCES && errno != EPERM) ||
+			    stat(here, fin)) {
+				e = -errno;
+				goto out;
+			}
+		} else {
+			if (fstat(fd, fin)) {
+				e = -errno;
+				close(fd);
+				goto out;
+			}
+			if (S_ISREG(fin->st_mode))
+				n = pread(fd, buf, HX_BINPRM_BUF, 0);
+			close(fd);
+		}
+		if (!S_ISREG(fin->st_mode)) {
+			e = -EACCES;
+			goto out;
+		}
+		/* A file with no name (a memfd, O_TMPFILE, a deleted file)
+		 * reached through /proc/<pid>/fd: fileless exec, refused
+		 * like execveat(AT_EMPTY_PATH) is in BPF. */
+		if (fin->st_nlink == 0) {
+			e = -EACCES;
+			goto out;
+		}
+		if (n < 2 || hx_shebang_parse(buf, (size_t)n, &iname, &iarg))
+			break; /* ELF or anything else: this is the image */
+		if (depth + 1 >= EXEC_DEPTH) {
+			e = -ELOOP;
+			goto out;
+		}
+		/* New argv: interpreter, [argument], script name, argv[1..]. */
+		nb = NULL;
+		nlen = ncap = 0;
+		first = strlen(cur) + 1;
+		if ((e = put(&nb, &nlen, &ncap, iname, strlen(iname))) ||
+		    (iarg && (e = put(&nb, &nlen, &ncap, iarg, strlen(iarg)))) ||
+		    (e = put(&nb, &nlen, &ncap, name, strlen(name))))
+			goto out;
+		if (clen > first &&
+		    (e = put(&nb, &nlen, &ncap, cur + first, clen - first - 1)))
+			goto out;
+		free(cur);
+		cur = nb;
+		clen = nlen;
+		ccap = ncap;
+		nb = NULL;
+		/* The interpreter is looked up from the target's cwd. */
+		if ((e = hx_path_absolute(t->peer.pid, t->tid, AT_FDCWD,
+					     iname, abs, sizeof(abs))))
+			goto out;
+		snprintf(name, sizeof(name), "%s", iname);
+		here_path(t, abs, here, sizeof(here));
+	}
+	*out = cur;
+	*outlen = clen;
+	cur = NULL;
+	snprintf(img, isize, "%s", here);
+out:
+	free(nb);
+	free(cur);
+	return e;
+}
+
+/* When the final image img (a path the supervisor reaches) is a
+ * dynamic loader asked to run a program: lp gets that program and the
+ * argv it sees (strings borrowed from cmd, the expected cmdline), *pst
+ * its file. 0 (lp->argv NULL when img runs no program), or -errno: a
+ * program named without '/' (rtld would search the library path) or
+ * with no name (a memfd, a deleted file: fileless, as in expect_exec). */
+static int loader_program(const struct target *t, const char *img,
+			  const char *cmd, size_t clen,
+			  struct hx_loader_prog *lp, struct stat *pst)
+{
+	char h[PATH_MAX + 64];
+	const char **v;
+	size_t n = 0, k = 0;
+	int fd = open(img, O_RDONLY | O_NONBLOCK | O_CLOEXEC), r;
+	bool is;
+
+	lp->argv = NULL;
+	if (fd < 0)
+		return 0;
+	is = hx_loader_is(fd);
+	close(fd);
+	if (!is)
+		return 0;
+	for (size_t i = 0; i < clen; i++)
+		n += !cmd[i];
+	if (!(v = calloc(n + 1, sizeof(*v))))
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		v[i] = cmd + k;
+		k += strlen(cmd + k) + 1;
+	}
+	r = hx_loader_args(t->peer.pid, t->tid, v, n, lp);
+	free(v);
+	if (r <= 0)
+		return r;
+	snprintf(h, sizeof(h), "%s", lp->path);
+	if (!strncmp(h, "/proc/self/", 11) || !strncmp(h, "/proc/thread-self/", 18))
+		here_path(t, lp->path, h, sizeof(h));
+	if (stat(h, pst)) {
+		r = -errno;
+		goto fail;
+	}
+	if (!S_ISREG(pst->st_mode) || pst->st_nlink == 0) {
+		r = -EACCES;
+		goto fail;
+	}
+	return 0;
+fail:
+	free(lp->argv);
+	lp->argv = NULL;
+	return r;
+}
+
+void hx_un_exec(struct hx_unotify *u, const struct seccomp_notif *n,
+		    const struct target *t, struct answer *a)
+{
+	const __u64 *arg = n->data.args;
+	bool at = n->data.nr == SYS_execveat;
+	int dirfd = at ? (int)arg[0] : AT_FDCWD, flags = at ? (int)arg[4] : 0;
+	char raw[PATH_MAX], full[PATH_MAX], fname[PATH_MAX + 32];
+	char *blob = NULL, *expect = NULL, img[PATH_MAX + 64];
+	const char **argv = NULL, **eargv = NULL;
+	struct hx_loader_prog lp = {.argv = NULL};
+	struct stat pst;
+	size_t blen = 0, argc = 0, elen = 0, k;
+	struct stat fin;
+	struct job j;
+	int e;
+
+	if (!u->gate) {
+		a->err = EACCES; /* never CONTINUE without the gate */
+		return;
+	}
+	/* The gate checks only threads it traces. Nothing in the tree can
+	 * stop being traced (ptrace is denied, clone(CLONE_UNTRACED) too,
+	 * the tracer never detaches and its exit kills the tree), so a
+	 * thread traced now is traced at its exec event; one that is not
+	 * (a way out nobody thought of) is refused here. */
+	if (!t->tracer || t->tracer != hx_execgate_tracer(u->gate)) {
+		a->err = EPERM;
+		return;
+	}
+	/* AT_EMPTY_PATH is refused in BPF before it gets here. */
+	if (flags & ~AT_SYMLINK_NOFOLLOW) {
+		a->err = EINVAL;
+		return;
+	}
+	if ((e = hx_un_read_str(t->tid, at ? arg[1] : arg[0], raw, sizeof(raw)))) {
+		a->err = -e;
+		return;
+	}
+	if (!(blob = malloc(EXEC_ARGV_MAX))) {
+		a->err = ENOMEM;
+		return;
+	}
+	if ((e = read_argv(t->tid, at ? arg[2] : arg[1], blob, EXEC_ARGV_MAX,
+			   &blen, &argc))) {
+		a->err = -e;
+		goto out;
+	}
+	if (!hx_un_id_valid(u, n->id)) {
+		a->err = ESRCH;
+		goto out;
+	}
+	if ((e = hx_path_absolute(t->peer.pid, t->tid, dirfd, raw, full,
+				     sizeof(full)))) {
+		a->err = -e;
+		goto out;
+	}
+	/* The name the kernel hands a #! interpreter (fs/exec.c). */
+	if (raw[0] == '/' || dirfd == AT_FDCWD)
+		snprintf(fname, sizeof(fname), "%s", raw);
+	else
+		snprintf(fname, sizeof(fname), "/dev/fd/%d/%s", dirfd, raw);
+	/* A missing file fails as exec would, without a record (a shell
+	 * or execvp tries every PATH directory). */
+	if ((e = expect_exec(t, full, fname, flags & AT_SYMLINK_NOFOLLOW, blob,
+			     blen, argc, &fin, &expect, &elen, img,
+			     sizeof(img)))) {
+		a->err = -e;
+		goto out;
+	}
+	/* The final image a dynamic loader ("ld.so PROGRAM", directly or
+	 * as a #! interpreter): decided as the exec of PROGRAM, with the
+	 * argv it will see, and PROGRAM's file held by the gate too. */
+	if ((e = loader_program(t, img, expect, elen, &lp, &pst)) < 0) {
+		a->err = -e;
+		goto out;
+	}
+	/* harness-exec's own child, before its first exec: decided (and
+	 * logged) by decide_command in run.c already. Once only: an agent
+	 * that execs harness-exec again is decided like anything else. */
+	if (!(t->peer.pid == u->root && t->peer.exe &&
+	      !strcmp(t->peer.exe, u->self_exe) &&
+	      atomic_exchange(&u->root_pending, false))) {
+		argv = calloc(argc + 1, sizeof(*argv));
+		if (!argv) {
+			a->err = ENOMEM;
+			goto out;
+		}
+		k = 0;
+		for (size_t i = 0; i < argc; i++) {
+			argv[i] = blob + k;
+			k += strlen(blob + k) + 1;
+		}
+		memset(&j, 0, sizeof(j));
+		j.peer = t->peer;
+		j.rq.call = at ? HX_CALL_EXECVEAT : HX_CALL_EXECVE;
+		j.rq.op = HX_OP_EXEC;
+		j.rq.path = full;
+		j.rq.argv = argv;
+		j.rq.argc = argc;
+		if (lp.argv) {
+			j.rq.loader = img;
+			j.rq.path = lp.path;
+			j.rq.argv = lp.argv;
+			j.rq.argc = lp.argc;
+		}
+		if (!hx_un_decide(u, &j)) {
+			a->err = EACCES;
+			goto out;
+		}
+		if (j.out.reply != HX_VERDICT_ALLOW) {
+			atomic_fetch_add(&u->n_denied, 1);
+			a->err = j.out.err ? j.out.err : EACCES;
+			goto out;
+		}
+	}
+	/* The approval is in place before the kernel can run the exec. */
+	if (hx_execgate_approve(u->gate, t->tid, fin.st_dev, fin.st_ino,
+				expect, elen) ||
+	    (lp.argv && hx_execgate_approve_prog(u->gate, t->tid, pst.st_dev,
+						 pst.st_ino, lp.name))) {
+		a->err = ENOMEM;
+		goto out;
+	}
+	/* CONTINUE after reading pointer arguments (path, argv): safe by
+	 * DESIGN.md invariant 2 only because the exec gate is behind it.
+	 * The kernel re-reads both from the target's memory, where another
+	 * thread may have swapped them; at PTRACE_EVENT_EXEC, before the
+	 * new image runs, execgate.c compares /proc/<pid>/exe (dev, inode)
+	 * and the new argv with the approval just recorded, and kills on a
+	 * mismatch. For a #! script that is the interpreter's inode and the
+	 * script's name in its argv: a swap to another script changes the
+	 * name. Note (README): the interpreter opens the script by name,
+	 * under the read rules; a symlink in that name, swapped after the
+	 * decision by an agent that may write its directory, changes which
+	 * file that is. */
+	atomic_fetch_add(&u->n_cont, 1);
+	a->kind = ANS_CONTINUE;
+out:
+	free(lp.argv);
+	free(eargv);
+	free(argv);
+	free(expect);
+	free(blob);
+}

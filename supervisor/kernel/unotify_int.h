@@ -1,0 +1,125 @@
+/* The user-notify handler's parts (unotify.h), shared by its files:
+ * unotify.c (target memory, the hand-over to the loop, the workers, the
+ * lifecycle), unotify_open.c, unotify_net.c, unotify_mut.c and
+ * unotify_exec.c (one family of system calls each). Internal. */
+#ifndef HX_UNOTIFY_INT_H
+#define HX_UNOTIFY_INT_H
+
+#include <limits.h>
+#include <linux/seccomp.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/socket.h>
+#include <sys/types.h>
+#include <sys/un.h>
+
+#include "common/kerrno.h"
+#include "supervisor/pipeline.h"
+#include "supervisor/server.h"
+#include "supervisor/kernel/unotify.h"
+
+struct hx_connector;
+
+#define MAX_THREADS 8
+#ifndef SYS_fchmodat2
+#define SYS_fchmodat2 452 /* 6.6; Debian 12's headers lack it */
+#endif
+
+/* A request handed to the loop's thread. */
+struct job {
+	struct hx_peer peer;
+	struct hx_request rq;
+	struct hx_outcome out;
+	char decided[PATH_MAX];
+	bool adopt; /* no decision: serve adopt_fd as peer's connection;
+		     * heap-allocated, nobody waits: the loop frees it */
+	int adopt_fd;
+	atomic_bool done; /* set by the loop's thread; polled, then waited */
+	struct job *next;
+};
+
+struct hx_unotify {
+	int lfd, efd, stopfd;
+	struct hx_pipeline *pl;
+	struct hx_server *srv;
+	struct hx_source src;
+	char sock_path[sizeof(((struct sockaddr_un *)0)->sun_path)];
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	struct job *head, *tail;
+	atomic_bool stopping;
+	int nthreads;
+	pthread_t th[MAX_THREADS];
+	atomic_ullong n_notif, n_emul, n_denied, n_cont, n_err;
+	struct hx_execgate *gate; /* NULL: execs are not notified */
+	pid_t root;		  /* harness-exec's child, before its exec */
+	atomic_bool root_pending; /* its first exec not yet approved */
+	char self_exe[PATH_MAX];  /* harness-exec's own image */
+	atomic_bool setup_err; /* a worker kept capabilities or has no
+				* connector: every call is refused */
+};
+
+/* This worker's connector for unix connects and sends (connector.h):
+ * one per worker, so that a blocking one holds no other worker. */
+extern __thread struct hx_connector *hx_un_conn;
+
+/* What a handler decided to send back. */
+struct answer {
+	enum { ANS_ERROR, ANS_VALUE, ANS_CONTINUE, ANS_SENT } kind;
+	int err;      /* ANS_ERROR: positive errno */
+	int64_t val;  /* ANS_VALUE */
+};
+
+struct target {
+	pid_t tid;
+	pid_t tracer; /* TracerPid of tid: the exec gate's tracer thread */
+	mode_t umask;
+	char exe[PATH_MAX];
+	struct hx_peer peer;
+};
+
+/* Exactly len bytes at addr in tid, or -errno. */
+int hx_un_read_mem(pid_t tid, uint64_t addr, void *buf, size_t len);
+/* A NUL-terminated string of at most size-1 bytes at addr, or -errno. */
+int hx_un_read_str(pid_t tid, uint64_t addr, char *buf, size_t size);
+/* SECCOMP_IOCTL_NOTIF_ID_VALID: the target still waits for this answer. */
+bool hx_un_id_valid(struct hx_unotify *u, uint64_t id);
+/* The target's fd, in the supervisor (close it), or -errno. */
+int hx_un_take_fd(pid_t pid, int fd);
+
+/* The answer of an emulated call: 0 (counted as emulated) when e is 0,
+ * else the error -e. */
+void hx_un_done(struct hx_unotify *u, struct answer *a, int e);
+/* Hands j to the loop's thread; false when stopping. */
+bool hx_un_enqueue(struct hx_unotify *u, struct job *j);
+/* Decides j on the loop's thread and waits; false when stopping (the
+ * caller denies). */
+bool hx_un_decide(struct hx_unotify *u, struct job *j);
+/* in as the supervisor reaches what the target names by it: /proc/self
+ * and /proc/thread-self made the target's. 0 or -ENAMETOOLONG. */
+int hx_un_proc_path(const struct target *t, const char *in, char *out,
+		    size_t size);
+/* The errno for a call the pipeline denied (o): what the kernel would
+ * say of k (kerrno.h; k's paths absolute, as the target wrote them)
+ * when o->tell and this worker acts with the target's uid, else
+ * o->err; prints o's pending notice when that is a refusal. */
+int hx_un_denied(const struct target *t, const struct hx_outcome *o,
+		 struct hx_kargs *k);
+/* One handler per family; each fills a (never CONTINUE without saying
+ * what holds the call, next to the site). */
+void hx_un_open(struct hx_unotify *u, const struct seccomp_notif *n,
+		const struct target *t, struct answer *a);
+void hx_un_connect(struct hx_unotify *u, const struct seccomp_notif *n,
+		   const struct target *t, struct answer *a);
+void hx_un_bind(struct hx_unotify *u, const struct seccomp_notif *n,
+		const struct target *t, struct answer *a);
+void hx_un_send(struct hx_unotify *u, const struct seccomp_notif *n,
+		const struct target *t, struct answer *a);
+void hx_un_mut(struct hx_unotify *u, const struct seccomp_notif *n,
+	       const struct target *t, struct answer *a);
+void hx_un_exec(struct hx_unotify *u, const struct seccomp_notif *n,
+		const struct target *t, struct answer *a);
+
+#endif

@@ -1,0 +1,846 @@
+/* The user-notify handler: connect and the sends (unotify_int.h). */
+#define _GNU_SOURCE
+#include "supervisor/kernel/unotify_int.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/openat2.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+#include <dirent.h>
+#include <poll.h>
+
+#include "supervisor/kernel/connector.h"
+#include "supervisor/kernel/execgate.h"
+#include "supervisor/resolve.h"
+
+#define SEND_MAX  (64u << 10) /* bytes of a send emulated here */
+#define CTRL_MAX  4096	      /* ancillary data of a sendmsg */
+#define IOV_MAX_N 1024
+
+/* ---- network ---- */
+
+/* An abstract unix address ("\0name"). */
+static bool is_abstract(const struct sockaddr_storage *ss, socklen_t len)
+{
+	return ss->ss_family == AF_UNIX &&
+	       len > offsetof(struct sockaddr_un, sun_path) &&
+	       ((const struct sockaddr_un *)(const void *)ss)->sun_path[0] ==
+		   '\0';
+}
+
+static bool is_own_socket(const struct hx_unotify *u,
+			  const struct sockaddr_storage *ss, socklen_t len)
+{
+	const struct sockaddr_un *sun = (const void *)ss;
+	size_t n;
+
+	if (ss->ss_family != AF_UNIX || !u->sock_path[0] ||
+	    len <= offsetof(struct sockaddr_un, sun_path))
+		return false;
+	n = len - offsetof(struct sockaddr_un, sun_path);
+	return strnlen(sun->sun_path, n) == strlen(u->sock_path) &&
+	       !strncmp(sun->sun_path, u->sock_path, n);
+}
+
+/* The errno for a denied address: for a unix socket's path what the
+ * kernel would say of it (ENOENT, ECONNREFUSED), see hx_un_denied. */
+static int denied_unix(const struct target *t, const struct hx_outcome *o,
+		       const struct sockaddr_storage *ss, socklen_t len)
+{
+	const struct sockaddr_un *sun = (const void *)ss;
+	size_t off = offsetof(struct sockaddr_un, sun_path), n;
+	char raw[sizeof(sun->sun_path) + 1], full[PATH_MAX];
+	struct hx_kargs k = {.call = HX_KC_CONNECT, .path = full};
+
+	if (ss->ss_family != AF_UNIX || len <= off || !sun->sun_path[0])
+		return o->err ? o->err : EACCES;
+	n = strnlen(sun->sun_path, len - off);
+	memcpy(raw, sun->sun_path, n);
+	raw[n] = '\0';
+	if (hx_path_absolute(t->peer.pid, t->tid, AT_FDCWD, raw, full,
+			     sizeof(full)))
+		return o->err ? o->err : EACCES;
+	return hx_un_denied(t, o, &k);
+}
+
+/* The socket's protocol (SO_PROTOCOL: NETLINK_ROUTE...), or -1. */
+static int sock_proto(int sfd)
+{
+	int p = -1;
+	socklen_t pl = sizeof(p);
+
+	return getsockopt(sfd, SOL_SOCKET, SO_PROTOCOL, &p, &pl) ? -1 : p;
+}
+
+/* Decides an address; false with a->err set when it may not be used.
+ * For a unix socket path, *target is then an O_PATH fd of the socket
+ * file as decided (symlinks resolved, none followed now), else -1. */
+static bool decide_addr(struct hx_unotify *u, const struct target *t,
+			uint32_t call, enum hx_op op,
+			const struct sockaddr_storage *ss, socklen_t len,
+			int proto, struct answer *a, int *target)
+{
+	struct open_how how = {.flags = O_PATH | O_CLOEXEC,
+			       .resolve = RESOLVE_NO_SYMLINKS |
+					  RESOLVE_NO_MAGICLINKS};
+	struct stat st;
+	struct job j;
+	int fd;
+
+	*target = -1;
+	memset(&j, 0, sizeof(j));
+	j.peer = t->peer;
+	j.rq.call = call;
+	j.rq.op = op;
+	j.rq.addr = ss;
+	j.rq.addrlen = len;
+	j.rq.has_proto = proto >= 0;
+	j.rq.proto = proto;
+	if (!hx_un_decide(u, &j)) {
+		a->err = EACCES;
+		return false;
+	}
+	if (j.out.reply != HX_VERDICT_ALLOW) {
+		atomic_fetch_add(&u->n_denied, 1);
+		a->err = denied_unix(t, &j.out, ss, len);
+		return false;
+	}
+	if (ss->ss_family != AF_UNIX || is_abstract(ss, len))
+		return true;
+	/* What connect would have found at the decided path. */
+	fd = j.decided[0] ? (int)syscall(SYS_openat2, AT_FDCWD, j.decided,
+					 &how, sizeof(how))
+			  : -1;
+	if (fd < 0) {
+		a->err = !j.decided[0] ? EACCES
+			 : errno == ELOOP || errno == EXDEV ? EACCES
+							     : errno;
+		return false;
+	}
+	if (fstat(fd, &st) || !S_ISSOCK(st.st_mode)) {
+		close(fd);
+		a->err = ECONNREFUSED; /* as connect to a non-socket says */
+		return false;
+	}
+	*target = fd;
+	return true;
+}
+
+/* Whether the target's fd is close-on-exec (/proc/<pid>/fdinfo). */
+static bool fd_cloexec(pid_t pid, int fd)
+{
+	char path[64], buf[256], *p;
+	ssize_t n;
+	int f;
+
+	snprintf(path, sizeof(path), "/proc/%d/fdinfo/%d", (int)pid, fd);
+	if ((f = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+		return true;
+	n = read(f, buf, sizeof(buf) - 1);
+	close(f);
+	buf[n > 0 ? n : 0] = '\0';
+	p = strstr(buf, "flags:");
+	return !p || (strtoul(p + 6, NULL, 8) & O_CLOEXEC);
+}
+
+/* A connect to the session socket, the shim's channel: not left to the
+ * kernel, whose second read of the address a racing thread could point
+ * anywhere, but answered with one end of a fresh socketpair put in
+ * place of the target's socket (ADDFD with SETFD), whose other end the
+ * loop serves as a connection of the target's process. */
+static void connect_own(struct hx_unotify *u, const struct seccomp_notif *n,
+			const struct target *t, int fd, struct answer *a)
+{
+	struct seccomp_notif_addfd add;
+	int sfd = hx_un_take_fd(t->peer.pid, fd), type = 0, fl, sv[2];
+	socklen_t tl = sizeof(type);
+	struct job *j;
+
+	if (sfd < 0) {
+		a->err = sfd == -EBADF ? EBADF : EACCES;
+		return;
+	}
+	fl = fcntl(sfd, F_GETFL);
+	if (getsockopt(sfd, SOL_SOCKET, SO_TYPE, &type, &tl) ||
+	    type != SOCK_SEQPACKET || fl < 0) {
+		close(sfd);
+		a->err = errno == ENOTSOCK ? ENOTSOCK : EPROTOTYPE;
+		return;
+	}
+	close(sfd);
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv)) {
+		a->err = errno;
+		return;
+	}
+	if ((fl & O_NONBLOCK) && fcntl(sv[1], F_SETFL, O_NONBLOCK)) {
+		a->err = errno;
+		close(sv[0]);
+		close(sv[1]);
+		return;
+	}
+	/* Not waited for: what the target sends first waits in the
+	 * socket until the loop serves it. */
+	j = calloc(1, sizeof(*j));
+	if (j) {
+		j->peer = t->peer;
+		j->adopt = true;
+		j->adopt_fd = sv[0];
+	}
+	if (!j || !hx_un_enqueue(u, j)) {
+		free(j);
+		close(sv[0]);
+		close(sv[1]);
+		a->err = ECONNREFUSED;
+		return;
+	}
+	memset(&add, 0, sizeof(add));
+	add.id = n->id;
+	add.flags = SECCOMP_ADDFD_FLAG_SETFD;
+	add.srcfd = (uint32_t)sv[1];
+	add.newfd = (uint32_t)fd;
+	add.newfd_flags = fd_cloexec(t->peer.pid, fd) ? O_CLOEXEC : 0;
+	if (ioctl(u->lfd, SECCOMP_IOCTL_NOTIF_ADDFD, &add) < 0) {
+		a->err = errno; /* the loop sees our end close */
+		close(sv[1]);
+		return;
+	}
+	close(sv[1]);
+	a->kind = ANS_VALUE;
+	a->val = 0;
+}
+
+/* Whether pid belongs to the agent's tree: traced by the exec gate (the
+ * whole tree is), or, without the gate, a descendant of its root. */
+static bool in_tree(const struct hx_unotify *u, pid_t pid)
+{
+	for (int depth = 0; pid > 1 && depth < 128; depth++) {
+		char path[64], buf[2048], *p;
+		pid_t ppid = 0, tracer = 0;
+		ssize_t n;
+		int fd;
+
+		if (pid == u->root)
+			return true;
+		snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+		if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+			return false;
+		n = read(fd, buf, sizeof(buf) - 1);
+		close(fd);
+		if (n <= 0)
+			return false;
+		buf[n] = '\0';
+		if ((p = strstr(buf, "\nTracerPid:")))
+			tracer = (pid_t)strtol(p + 11, NULL, 10);
+		if (u->gate && tracer && tracer == hx_execgate_tracer(u->gate))
+			return true;
+		if (!(p = strstr(buf, "\nPPid:")))
+			return false;
+		ppid = (pid_t)strtol(p + 6, NULL, 10);
+		pid = ppid;
+	}
+	return false;
+}
+
+/* Whether process pid holds socket inode ino (/proc/<pid>/fd). */
+static bool holds_inode(pid_t pid, unsigned long ino)
+{
+	char path[64], want[48], got[64];
+	struct dirent *de;
+	bool found = false;
+	DIR *d;
+
+	snprintf(path, sizeof(path), "/proc/%d/fd", (int)pid);
+	snprintf(want, sizeof(want), "socket:[%lu]", ino);
+	if (!(d = opendir(path)))
+		return false;
+	while (!found && (de = readdir(d))) {
+		char link[64 + 256];
+		ssize_t n;
+
+		if (de->d_name[0] == '.')
+			continue;
+		snprintf(link, sizeof(link), "%s/%s", path, de->d_name);
+		n = readlink(link, got, sizeof(got) - 1);
+		if (n > 0) {
+			got[n] = '\0';
+			found = !strcmp(got, want);
+		}
+	}
+	closedir(d);
+	return found;
+}
+
+/* Whether some process of the agent's tree holds socket ino: the
+ * caller's own process first, then every process /proc lists. */
+static bool tree_holds(const struct hx_unotify *u, pid_t self,
+		       unsigned long ino)
+{
+	struct dirent *de;
+	bool found;
+	DIR *d;
+
+	if (holds_inode(self, ino))
+		return true;
+	if (!(d = opendir("/proc")))
+		return false;
+	found = false;
+	while (!found && (de = readdir(d))) {
+		char *end;
+		long pid = strtol(de->d_name, &end, 10);
+
+		if (*end || pid <= 1 || pid == self)
+			continue;
+		found = in_tree(u, (pid_t)pid) && holds_inode((pid_t)pid, ino);
+	}
+	closedir(d);
+	return found;
+}
+
+/* Landlock's abstract-socket scope (ABI 6), judged here: the abstract
+ * name (sun_path[1..], n bytes) is bound in the target's network
+ * namespace, and every socket bound to it (/proc/<pid>/net/unix prints
+ * each NUL of a name as '@', so names that print alike all count) is
+ * held by a process of the agent's tree. */
+static bool abstract_in_scope(const struct hx_unotify *u,
+			      const struct target *t, const char *name,
+			      size_t n)
+{
+	char path[64], line[512], want[sizeof(((struct sockaddr_un *)0)->sun_path) + 2];
+	unsigned long inos[16];
+	size_t nino = 0;
+	bool over = false;
+	FILE *f;
+
+	want[0] = '@';
+	for (size_t i = 0; i < n; i++)
+		want[1 + i] = name[i] ? name[i] : '@';
+	want[1 + n] = '\0';
+	snprintf(path, sizeof(path), "/proc/%d/net/unix", (int)t->peer.pid);
+	if (!(f = fopen(path, "re")))
+		return false;
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long ino;
+		int off = 0;
+		char *nl;
+
+		if (sscanf(line, "%*s %*x %*x %*x %*x %*x %lu %n", &ino, &off) <
+			1 ||
+		    !off)
+			continue;
+		if ((nl = strchr(line + off, '\n')))
+			*nl = '\0';
+		if (strcmp(line + off, want))
+			continue;
+		if (nino == sizeof(inos) / sizeof(*inos)) {
+			over = true;
+			break;
+		}
+		inos[nino++] = ino;
+	}
+	fclose(f);
+	if (over || !nino)
+		return false;
+	for (size_t i = 0; i < nino; i++)
+		if (!tree_holds(u, t->peer.pid, inos[i]))
+			return false;
+	return true;
+}
+
+/* An abstract connect, made by the connector with our copy of the
+ * address when the name is in scope; EPERM, as Landlock says, when it
+ * is not. */
+static void connect_abstract(struct hx_unotify *u, const struct target *t,
+			     int fd, const struct sockaddr_storage *ss,
+			     socklen_t len, struct answer *a)
+{
+	const struct sockaddr_un *sun = (const void *)ss;
+	size_t n = len - offsetof(struct sockaddr_un, sun_path) - 1;
+	int sfd = hx_un_take_fd(t->peer.pid, fd), e;
+
+	if (sfd < 0) {
+		a->err = sfd == -EBADF ? EBADF : EACCES;
+		return;
+	}
+	if (!abstract_in_scope(u, t, sun->sun_path + 1, n)) {
+		close(sfd);
+		atomic_fetch_add(&u->n_denied, 1);
+		a->err = EPERM;
+		return;
+	}
+	e = hx_connector_connect_addr(hx_un_conn, sfd, ss, len);
+	close(sfd);
+	hx_un_done(u, a, e);
+}
+
+/* The address an agent's call points at (len bytes), copied into ss:
+ * 0, or the positive errno (EINVAL for a length no sockaddr has). */
+static int read_addr(struct hx_unotify *u, const struct seccomp_notif *n,
+		     const struct target *t, uint64_t addr, socklen_t len,
+		     struct sockaddr_storage *ss)
+{
+	int e;
+
+	if (len < sizeof(sa_family_t) || len > sizeof(*ss))
+		return EINVAL;
+	memset(ss, 0, sizeof(*ss));
+	if ((e = hx_un_read_mem(t->tid, addr, ss, len)))
+		return -e;
+	return hx_un_id_valid(u, n->id) ? 0 : ESRCH;
+}
+
+void hx_un_connect(struct hx_unotify *u, const struct seccomp_notif *n,
+		       const struct target *t, struct answer *a)
+{
+	struct sockaddr_storage ss;
+	socklen_t len = (socklen_t)n->data.args[2];
+	int fd = (int)n->data.args[0], sfd, e, target = -1;
+
+	if ((a->err = read_addr(u, n, t, n->data.args[1], len, &ss)))
+		return;
+	if (is_own_socket(u, &ss, len)) {
+		connect_own(u, n, t, fd, a);
+		return;
+	}
+	if (is_abstract(&ss, len)) {
+		/* Emulated, never CONTINUE: the kernel would read the
+		 * address again, where a racing thread can have put an IP
+		 * address or a path (Landlock's scope holds abstract names
+		 * only). What that scope lets through, this lets through:
+		 * a name bound by a socket of the agent's own tree. */
+		connect_abstract(u, t, fd, &ss, len, a);
+		return;
+	}
+	/* Taken first, as the kernel looks the fd up first (EBADF), and
+	 * for its protocol (a netlink address is judged with it). */
+	sfd = hx_un_take_fd(t->peer.pid, fd);
+	if (sfd < 0) {
+		a->err = sfd == -EBADF ? EBADF : EACCES;
+		return;
+	}
+	if (ss.ss_family != AF_UNSPEC &&
+	    !decide_addr(u, t, HX_CALL_CONNECT, HX_OP_CONNECT, &ss, len,
+			 sock_proto(sfd), a, &target)) {
+		close(sfd);
+		return;
+	}
+	/* The taken fd shares the file description: O_NONBLOCK holds, and
+	 * EINPROGRESS is what the target gets. A path-unix connect is made
+	 * by the connector, so that the server sees no capability. */
+	if (target >= 0) {
+		e = hx_connector_connect(hx_un_conn, sfd, target);
+		close(target);
+	} else if (ss.ss_family == AF_UNIX) {
+		e = -EINVAL; /* unnamed: connect says so too */
+	} else {
+		e = connect(sfd, (struct sockaddr *)&ss, len) ? -errno : 0;
+	}
+	close(sfd);
+	hx_un_done(u, a, e);
+}
+
+static void sigpipe(const struct target *t, int err, int flags)
+{
+	if (err == EPIPE && !(flags & MSG_NOSIGNAL))
+		syscall(SYS_tgkill, t->peer.pid, t->tid, SIGPIPE);
+}
+
+#define RIGHTS_MAX 253 /* SCM_MAX_FD */
+
+/* Ancillary data as the send made here needs it: the fds of SCM_RIGHTS
+ * messages are taken from the target and their numbers replaced by
+ * ours, in place (taken[], *ntaken: to close). SCM_CREDENTIALS is
+ * refused (EPERM): whoever sends could only vouch for itself. Returns 0
+ * or -errno. */
+static int take_rights(const struct target *t, void *ctrl, size_t len,
+		       int *taken, size_t *ntaken)
+{
+	struct msghdr m = {.msg_control = ctrl, .msg_controllen = len};
+
+	for (struct cmsghdr *c = CMSG_FIRSTHDR(&m); c; c = CMSG_NXTHDR(&m, c)) {
+		size_t k = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+
+		if (c->cmsg_level != SOL_SOCKET)
+			continue;
+		if (c->cmsg_type == SCM_CREDENTIALS)
+			return -EPERM;
+		if (c->cmsg_type != SCM_RIGHTS)
+			continue;
+		for (size_t i = 0; i < k; i++) {
+			unsigned char *slot = CMSG_DATA(c) + i * sizeof(int);
+			int num, mine;
+
+			if (*ntaken >= RIGHTS_MAX)
+				return -ETOOMANYREFS;
+			memcpy(&num, slot, sizeof(num));
+			if ((mine = hx_un_take_fd(t->peer.pid, num)) < 0)
+				return mine == -EBADF ? -EBADF : -EACCES;
+			taken[(*ntaken)++] = mine;
+			memcpy(slot, &mine, sizeof(mine));
+		}
+	}
+	return 0;
+}
+
+static bool unix_socket(int sfd)
+{
+	int dom = 0;
+	socklen_t dl = sizeof(dom);
+
+	return getsockopt(sfd, SOL_SOCKET, SO_DOMAIN, &dom, &dl) == 0 &&
+	       dom == AF_UNIX;
+}
+
+/* Whether the target's socket is a byte stream (a send may then take
+ * part of the data) and the call is not a TCP Fast Open. */
+static bool stream_socket(int sfd, int flags)
+{
+	int type = 0;
+	socklen_t tl = sizeof(type);
+
+	return getsockopt(sfd, SOL_SOCKET, SO_TYPE, &type, &tl) == 0 &&
+	       type == SOCK_STREAM && !(flags & MSG_FASTOPEN);
+}
+
+/* sendmsg of our copy on sfd (by the connector for a unix socket),
+ * without blocking this worker for good: a blocking socket that is full
+ * is waited for here while the target still waits for the answer. */
+static ssize_t send_here(struct hx_unotify *u, uint64_t id, int sfd,
+			 int target, struct msghdr *out, int flags)
+{
+	int fl = fcntl(sfd, F_GETFL);
+	bool block = !(flags & MSG_DONTWAIT) && fl >= 0 && !(fl & O_NONBLOCK);
+	bool un = unix_socket(sfd);
+
+	for (;;) {
+		struct pollfd p = {.fd = sfd, .events = POLLOUT};
+		ssize_t r;
+
+		if (un)
+			r = hx_connector_send(hx_un_conn, sfd, target, out,
+					      flags | MSG_DONTWAIT);
+		else if ((r = sendmsg(sfd, out,
+				      flags | MSG_DONTWAIT | MSG_NOSIGNAL)) < 0)
+			r = -errno;
+		if ((r != -EAGAIN && r != -EWOULDBLOCK) || !block)
+			return r;
+		poll(&p, 1, 50);
+		if (!hx_un_id_valid(u, id))
+			return -EINTR; /* interrupted: nothing was sent */
+	}
+}
+
+/* The send on sfd, the target's socket taken once. */
+static void send_on(struct hx_unotify *u, const struct seccomp_notif *n,
+		    const struct target *t, int sfd, struct answer *a)
+{
+	const __u64 *arg = n->data.args;
+	/* sendmmsg: only its first message is sent (emulated, with or
+	 * without a destination), which sendmmsg may do: callers handle a
+	 * short count, as glibc's resolver does. No CONTINUE: the rest of
+	 * the vector could name any address. */
+	bool is_mmsg = n->data.nr == SYS_sendmmsg;
+	bool is_msg = n->data.nr == SYS_sendmsg || is_mmsg;
+	bool to_peer = false, stream = false;
+	struct sockaddr_storage ss;
+	struct msghdr mh, out;
+	struct iovec *iov = NULL, one;
+	unsigned char *data = NULL;
+	union {
+		struct cmsghdr h;
+		unsigned char b[CTRL_MAX];
+	} ctrl;
+	int taken[RIGHTS_MAX];
+	size_t ntaken = 0;
+	uint64_t name, total = 0;
+	socklen_t len;
+	int flags, e, target = -1;
+	ssize_t r;
+
+	memset(&out, 0, sizeof(out));
+	if (is_mmsg && arg[2] == 0) {
+		a->kind = ANS_VALUE;
+		a->val = 0;
+		return;
+	}
+	if (is_msg) {
+		/* For sendmmsg, arg[1] points at msgvec[0].msg_hdr. */
+		if ((e = hx_un_read_mem(t->tid, arg[1], &mh, sizeof(mh)))) {
+			a->err = -e;
+			return;
+		}
+		flags = (int)(is_mmsg ? arg[3] : arg[2]);
+		name = (uint64_t)(uintptr_t)mh.msg_name;
+		len = mh.msg_namelen;
+		if (!name || !len) {
+			/* No destination: emulated to the connected peer
+			 * (decided at connect), never CONTINUE. The kernel
+			 * would look fd up again and read msg_name again: a
+			 * racing thread can dup2 a datagram socket onto this
+			 * number and point msg_name anywhere. */
+			to_peer = true;
+			stream = stream_socket(sfd, flags);
+		}
+	} else {
+		flags = (int)arg[3];
+		name = arg[4];
+		len = (socklen_t)arg[5];
+	}
+	memset(&ss, 0, sizeof(ss));
+	if (to_peer) {
+		len = 0;
+	} else if (len < sizeof(sa_family_t) || len > sizeof(ss)) {
+		a->err = EINVAL;
+		return;
+	} else if ((e = hx_un_read_mem(t->tid, name, &ss, len))) {
+		a->err = -e;
+		return;
+	}
+	if (!hx_un_id_valid(u, n->id)) {
+		a->err = ESRCH;
+		return;
+	}
+	if (!to_peer &&
+	    !decide_addr(u, t, is_msg ? HX_CALL_SENDMSG : HX_CALL_SENDTO,
+			 HX_OP_SEND, &ss, len, sock_proto(sfd), a, &target))
+		return;
+	/* Emulated: the data, the address and the control messages are our
+	 * copies; to a unix socket, sent by the connector (connector.h). */
+	if (is_msg) {
+		e = mh.msg_iovlen > IOV_MAX_N		  ? -EMSGSIZE
+		    : mh.msg_controllen > sizeof(ctrl.b) ? -ENOBUFS
+							  : 0;
+		if (e)
+			goto fail;
+		iov = calloc(mh.msg_iovlen ? mh.msg_iovlen : 1, sizeof(*iov));
+		if (!iov) {
+			e = -ENOMEM;
+			goto fail;
+		}
+		if ((e = hx_un_read_mem(t->tid, (uint64_t)(uintptr_t)mh.msg_iov, iov,
+				  mh.msg_iovlen * sizeof(*iov))))
+			goto fail;
+		for (size_t i = 0; i < mh.msg_iovlen; i++)
+			total += iov[i].iov_len;
+		if (mh.msg_controllen &&
+		    (e = hx_un_read_mem(t->tid,
+				  (uint64_t)(uintptr_t)mh.msg_control, ctrl.b,
+				  mh.msg_controllen)))
+			goto fail;
+	} else
+		total = arg[2];
+	/* A byte stream may take part of a send (the count says how
+	 * much); a datagram goes whole or not at all. */
+	if (total > SEND_MAX && stream)
+		total = SEND_MAX;
+	if (total > SEND_MAX) {
+		e = -EMSGSIZE;
+		goto fail;
+	}
+	data = malloc(total ? total : 1);
+	if (!data) {
+		e = -ENOMEM;
+		goto fail;
+	}
+	if (is_msg) {
+		size_t off = 0;
+
+		for (size_t i = 0; i < mh.msg_iovlen && off < total; i++) {
+			size_t k = iov[i].iov_len < total - off
+				       ? iov[i].iov_len
+				       : total - off;
+
+			if ((e = hx_un_read_mem(t->tid,
+					  (uint64_t)(uintptr_t)iov[i].iov_base,
+					  data + off, k)))
+				goto fail;
+			off += k;
+		}
+	} else if ((e = hx_un_read_mem(t->tid, arg[1], data, total)))
+		goto fail;
+	if (!hx_un_id_valid(u, n->id)) {
+		e = -ESRCH;
+		goto fail;
+	}
+	if (is_msg && mh.msg_controllen &&
+	    (e = take_rights(t, ctrl.b, mh.msg_controllen, taken, &ntaken)))
+		goto fail;
+	one = (struct iovec){data, total};
+	out.msg_name = to_peer ? NULL : &ss;
+	out.msg_namelen = len;
+	out.msg_iov = &one;
+	out.msg_iovlen = 1;
+	if (is_msg && mh.msg_controllen) {
+		out.msg_control = ctrl.b;
+		out.msg_controllen = mh.msg_controllen;
+	}
+	r = send_here(u, n->id, sfd, to_peer ? -1 : target, &out, flags);
+	if (r < 0) {
+		e = (int)r;
+		sigpipe(t, -e, flags);
+		goto fail;
+	}
+	atomic_fetch_add(&u->n_emul, 1);
+	a->kind = ANS_VALUE;
+	a->val = r;
+	if (is_mmsg) {
+		/* What the kernel would do: msgvec[0].msg_len = bytes sent,
+		 * and the call returns the count of messages. */
+		unsigned int sent = (unsigned int)r;
+		struct iovec l = {&sent, sizeof(sent)};
+		struct iovec rv = {(void *)(uintptr_t)(arg[1] +
+				   offsetof(struct mmsghdr, msg_len)),
+				   sizeof(sent)};
+
+		if (process_vm_writev(t->tid, &l, 1, &rv, 1, 0) !=
+		    (ssize_t)sizeof(sent)) {
+			e = -EFAULT;
+			goto fail;
+		}
+		a->val = 1;
+	}
+	goto done;
+fail:
+	a->kind = ANS_ERROR;
+	a->err = -e;
+done:
+	for (size_t i = 0; i < ntaken; i++)
+		close(taken[i]);
+	if (target >= 0)
+		close(target);
+	free(iov);
+	free(data);
+}
+
+void hx_un_send(struct hx_unotify *u, const struct seccomp_notif *n,
+		const struct target *t, struct answer *a)
+{
+	int sfd = hx_un_take_fd(t->peer.pid, (int)n->data.args[0]);
+
+	if (sfd < 0) {
+		a->err = sfd == -EBADF ? EBADF : EACCES;
+		return;
+	}
+	send_on(u, n, t, sfd, a);
+	close(sfd);
+}
+
+/* Binds sfd to name in the directory pfd: from this worker's own cwd
+ * (unshare(CLONE_FS) in unotify.c: no other thread's), so the socket is
+ * made in the decided directory whatever its path has become, with the
+ * target's umask. */
+static int bind_in(int sfd, int pfd, const char *name, mode_t umask_)
+{
+	struct sockaddr_un sun = {.sun_family = AF_UNIX};
+	size_t n = strlen(name);
+	int e = 0;
+
+	if (n >= sizeof(sun.sun_path))
+		return -ENAMETOOLONG;
+	memcpy(sun.sun_path, name, n + 1);
+	if (fchdir(pfd))
+		return -errno;
+	umask(umask_);
+	if (bind(sfd, (struct sockaddr *)&sun,
+		 (socklen_t)(offsetof(struct sockaddr_un, sun_path) + n + 1)))
+		e = -errno;
+	umask(0);
+	if (chdir("/") && !e)
+		e = -errno;
+	return e;
+}
+
+void hx_un_bind(struct hx_unotify *u, const struct seccomp_notif *n,
+		const struct target *t, struct answer *a)
+{
+	struct sockaddr_storage ss;
+	const struct sockaddr_un *sun = (const void *)&ss;
+	socklen_t len = (socklen_t)n->data.args[2];
+	size_t off = offsetof(struct sockaddr_un, sun_path), k;
+	char raw[sizeof(sun->sun_path) + 1], full[PATH_MAX];
+	char here[PATH_MAX + 32], *last;
+	struct open_how how = {.flags = O_PATH | O_DIRECTORY | O_CLOEXEC,
+			       .resolve = RESOLVE_NO_SYMLINKS |
+					  RESOLVE_NO_MAGICLINKS};
+	int sfd, pfd, e;
+	struct job j;
+
+	if ((a->err = read_addr(u, n, t, n->data.args[1], len, &ss)))
+		return;
+	sfd = hx_un_take_fd(t->peer.pid, (int)n->data.args[0]);
+	if (sfd < 0) {
+		a->err = sfd == -EBADF ? EBADF : EACCES;
+		return;
+	}
+	/* Every other address (IP, abstract, netlink, autobind) makes no
+	 * file: bound as given, from our copy, with the worker's rights,
+	 * which are no more than the target's (no CAP_NET_BIND_SERVICE). */
+	if (ss.ss_family != AF_UNIX || len <= off || !sun->sun_path[0]) {
+		e = bind(sfd, (struct sockaddr *)&ss, len) ? -errno : 0;
+		goto done;
+	}
+	/* A unix socket's path: a new file, decided as the write it is. */
+	if (t->peer.uid != geteuid()) {
+		e = -EACCES;
+		goto done;
+	}
+	k = strnlen(sun->sun_path, len - off);
+	memcpy(raw, sun->sun_path, k);
+	raw[k] = '\0';
+	if ((e = hx_path_absolute(t->peer.pid, t->tid, AT_FDCWD, raw, full,
+				  sizeof(full))))
+		goto done;
+	memset(&j, 0, sizeof(j));
+	j.peer = t->peer;
+	j.rq.call = HX_CALL_BIND;
+	j.rq.op = HX_OP_WRITE;
+	j.rq.path = full;
+	j.rq.has_flags = true;
+	j.rq.flags = O_WRONLY | O_CREAT | O_EXCL; /* no final symlink */
+	if (!hx_un_decide(u, &j)) {
+		e = -EACCES;
+		goto done;
+	}
+	if (j.out.reply != HX_VERDICT_ALLOW) {
+		atomic_fetch_add(&u->n_denied, 1);
+		e = -(j.out.err ? j.out.err : EACCES);
+		if (j.out.tell)
+			hx_pipeline_notice(&j.out, -e);
+		goto done;
+	}
+	if (!j.decided[0] || j.decided[0] != '/' ||
+	    hx_un_proc_path(t, j.decided, here, sizeof(here))) {
+		e = -EACCES;
+		goto done;
+	}
+	last = strrchr(here, '/');
+	if (!last[1]) {
+		e = -EINVAL;
+		goto done;
+	}
+	{
+		char name[NAME_MAX + 1];
+
+		snprintf(name, sizeof(name), "%s", last + 1);
+		if (last == here)
+			last[1] = '\0';
+		else
+			*last = '\0';
+		pfd = (int)syscall(SYS_openat2, AT_FDCWD, here, &how,
+				   sizeof(how));
+		if (pfd < 0) {
+			e = errno == ELOOP || errno == EXDEV ? -EACCES : -errno;
+			goto done;
+		}
+		e = bind_in(sfd, pfd, name, t->umask);
+		close(pfd);
+	}
+done:
+	close(sfd);
+	hx_un_done(u, a, e);
+}

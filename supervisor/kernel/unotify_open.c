@@ -1,0 +1,312 @@
+/* The user-notify handler: the open family (unotify_int.h). */
+#define _GNU_SOURCE
+#include "supervisor/kernel/unotify_int.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <linux/openat2.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/ioctl.h>
+#include <sys/syscall.h>
+
+#include "supervisor/resolve.h"
+
+/* ---- open family ---- */
+
+/* O_TMPFILE is 020000000 | O_DIRECTORY, and glibc's __O_TMPFILE is the
+ * same pair: a test of any of its bits takes every O_DIRECTORY open
+ * (ls, find, readdir) for an anonymous file. Both bits, or none. */
+static bool is_tmpfile(uint64_t flags)
+{
+	return (flags & O_TMPFILE) == O_TMPFILE;
+}
+
+/* An open that can change the file system: write access, a creation,
+ * a truncation, an append, an anonymous file. */
+static bool open_writes(uint64_t flags)
+{
+	return (flags & O_ACCMODE) != O_RDONLY ||
+	       (flags & (O_CREAT | O_TRUNC | O_APPEND)) || is_tmpfile(flags);
+}
+
+/* The fd number of a decided "/proc/self/fd/N" (or thread-self, or
+ * /proc/self/task/T), else -1. The pipeline resolves such a link when
+ * it names a file; what stays in this form names no path (a pipe, a
+ * socket, an anonymous inode). */
+static int proc_fd_num(const char *decided)
+{
+	const char *p = decided;
+	char *end;
+	long n;
+
+	if (!strncmp(p, "/proc/self/", 11)) {
+		p += 11;
+		if (!strncmp(p, "task/", 5)) {
+			strtol(p + 5, &end, 10);
+			if (end == p + 5 || *end != '/')
+				return -1;
+			p = end + 1;
+		}
+	} else if (!strncmp(p, "/proc/thread-self/", 18))
+		p += 18;
+	else
+		return -1;
+	if (strncmp(p, "fd/", 3) || p[3] < '0' || p[3] > '9')
+		return -1;
+	n = strtol(p + 3, &end, 10);
+	return *end || n > 1 << 30 ? -1 : (int)n;
+}
+
+/* Opens what was decided, as the target would have, here. */
+/* A decided "/proc/self/ns/NAME" (or thread-self, task/T): the link
+ * names the target's own namespace, which it cannot change (setns and
+ * unshare are refused in BPF), so it may be followed, read-only. */
+static bool proc_ns(const char *decided, uint64_t flags)
+{
+	const char *p = decided;
+
+	if (open_writes(flags))
+		return false;
+	if (!strncmp(p, "/proc/self/", 11))
+		p += 11;
+	else if (!strncmp(p, "/proc/thread-self/", 18))
+		p += 18;
+	else
+		return false;
+	if (!strncmp(p, "task/", 5)) {
+		p += 5 + strspn(p + 5, "0123456789");
+		if (*p++ != '/')
+			return false;
+	}
+	return !strncmp(p, "ns/", 3) && p[3] &&
+	       strspn(p + 3, "abcdefghijklmnopqrstuvwxyz_") == strlen(p + 3);
+}
+
+static int open_here(const struct target *t, const char *decided,
+		     uint64_t flags, mode_t mode, uint64_t resolve)
+{
+	char path[PATH_MAX + 32];
+	struct open_how how = {0};
+	int fd, num, mine = -1;
+
+	if (!decided[0] || decided[0] != '/' ||
+	    hx_un_proc_path(t, decided, path, sizeof(path)))
+		return -EACCES;
+	how.flags = (flags | O_CLOEXEC | O_NOCTTY);
+	if ((flags & O_CREAT) || is_tmpfile(flags))
+		how.mode = mode & 07777 & ~t->umask;
+	/* The decided path has every existing symlink resolved: one that
+	 * appears now is a swap after the decision. */
+	how.resolve = resolve | RESOLVE_NO_MAGICLINKS | RESOLVE_NO_SYMLINKS;
+	if ((num = proc_fd_num(decided)) >= 0) {
+		/* Decided on "/proc/self/fd/N" (often /dev/stdout): never
+		 * that link again, which a racing dup2 can point at any
+		 * file the agent holds open, read-only ones too. The fd is
+		 * taken once; it must still name no path (what was decided)
+		 * and is reopened through our own fd table. */
+		char link[64], target[PATH_MAX];
+		ssize_t n;
+
+		if ((mine = hx_un_take_fd(t->peer.pid, num)) < 0)
+			return mine == -EBADF ? -ENOENT : -EACCES;
+		snprintf(link, sizeof(link), "/proc/thread-self/fd/%d", mine);
+		n = readlink(link, target, sizeof(target) - 1);
+		if (n <= 0 || target[0] == '/') {
+			close(mine);
+			return -EACCES;
+		}
+		snprintf(path, sizeof(path), "%s", link);
+		how.resolve = resolve & ~(uint64_t)RESOLVE_NO_MAGICLINKS;
+	} else if (proc_ns(decided, flags)) {
+		how.resolve = resolve & ~(uint64_t)RESOLVE_NO_MAGICLINKS;
+	}
+	fd = (int)syscall(SYS_openat2, AT_FDCWD, path, &how, sizeof(how));
+	if (fd < 0)
+		fd = -errno;
+	if (mine >= 0)
+		close(mine);
+	return fd;
+}
+
+/* An O_PATH open, emulated (DESIGN.md invariant 2: no CONTINUE after
+ * reading the path): ADDFD refuses an O_PATH file, so the decided
+ * directory or regular file, which the policy let be read, is handed
+ * over opened read-only instead (found as decided, then reopened through
+ * our own fd). What else O_PATH can name (a FIFO, a socket, a device, a
+ * symlink itself) is refused. */
+static int open_path_fd(const struct target *t, const char *decided,
+			uint64_t flags, uint64_t resolve)
+{
+	struct open_how how = {
+	    .flags = O_PATH | O_CLOEXEC | (flags & (O_NOFOLLOW | O_DIRECTORY)),
+	    .resolve = resolve | RESOLVE_NO_MAGICLINKS | RESOLVE_NO_SYMLINKS};
+	char path[PATH_MAX + 32], self[64];
+	struct stat st;
+	int p, fd;
+
+	if (!decided[0] || hx_un_proc_path(t, decided, path, sizeof(path)))
+		return -EACCES;
+	if (proc_ns(decided, flags))
+		how.resolve &= ~(uint64_t)RESOLVE_NO_MAGICLINKS;
+	p = (int)syscall(SYS_openat2, AT_FDCWD, path, &how, sizeof(how));
+	if (p < 0)
+		return -errno;
+	if (fstat(p, &st) || (!S_ISDIR(st.st_mode) && !S_ISREG(st.st_mode))) {
+		close(p);
+		return -EACCES;
+	}
+	snprintf(self, sizeof(self), "/proc/thread-self/fd/%d", p);
+	fd = open(self, O_RDONLY | O_CLOEXEC | O_NOCTTY |
+			    (S_ISDIR(st.st_mode) ? O_DIRECTORY : 0));
+	fd = fd < 0 ? -errno : fd;
+	close(p);
+	return fd;
+}
+
+void hx_un_open(struct hx_unotify *u, const struct seccomp_notif *n,
+		    const struct target *t, struct answer *a)
+{
+	const __u64 *arg = n->data.args;
+	uint64_t paddr, flags, mode = 0, resolve = 0;
+	int dirfd = AT_FDCWD, e;
+	struct job j;
+	char raw[PATH_MAX], full[PATH_MAX];
+	struct seccomp_notif_addfd add;
+
+	memset(&j, 0, sizeof(j));
+	switch (n->data.nr) {
+	case SYS_open:
+		paddr = arg[0];
+		flags = (uint32_t)arg[1];
+		mode = (uint32_t)arg[2];
+		j.rq.call = HX_CALL_OPEN;
+		break;
+	case SYS_creat:
+		paddr = arg[0];
+		flags = O_CREAT | O_WRONLY | O_TRUNC;
+		mode = (uint32_t)arg[1];
+		j.rq.call = HX_CALL_CREAT;
+		break;
+	case SYS_openat:
+		dirfd = (int)arg[0];
+		paddr = arg[1];
+		flags = (uint32_t)arg[2];
+		mode = (uint32_t)arg[3];
+		j.rq.call = HX_CALL_OPENAT;
+		break;
+	default: { /* openat2 */
+		struct open_how how;
+		unsigned char extra[64];
+		size_t size = (size_t)arg[3];
+
+		dirfd = (int)arg[0];
+		paddr = arg[1];
+		if (size < sizeof(how) || size > 4096) {
+			a->err = size < sizeof(how) ? EINVAL : E2BIG;
+			return;
+		}
+		if ((e = hx_un_read_mem(t->tid, arg[2], &how, sizeof(how)))) {
+			a->err = -e;
+			return;
+		}
+		/* Unknown trailing fields must be zero (as the kernel says). */
+		for (size_t off = sizeof(how); off < size;) {
+			size_t k = size - off < sizeof(extra) ? size - off
+							      : sizeof(extra);
+
+			if ((e = hx_un_read_mem(t->tid, arg[2] + off, extra, k))) {
+				a->err = -e;
+				return;
+			}
+			for (size_t i = 0; i < k; i++)
+				if (extra[i]) {
+					a->err = E2BIG;
+					return;
+				}
+			off += k;
+		}
+		flags = how.flags;
+		mode = how.mode;
+		resolve = how.resolve;
+		/* build_open_flags(): openat2 checks what open ignores. */
+		if ((mode && !(flags & O_CREAT) && !is_tmpfile(flags)) ||
+		    (mode & ~(uint64_t)07777)) {
+			a->err = EINVAL;
+			return;
+		}
+		/* The BPF filter refuses these bits on every other call
+		 * that sets a mode (seccomp_deny.c); openat2's mode is
+		 * behind its pointer, so here. */
+		if ((flags & O_CREAT) && (mode & (S_ISUID | S_ISGID))) {
+			a->err = EPERM;
+			return;
+		}
+		/* Lookups anchored at the dirfd cannot be honoured on an
+		 * absolute, decided path: refused, never widened. */
+		if (resolve & (RESOLVE_BENEATH | RESOLVE_IN_ROOT)) {
+			a->err = EACCES;
+			return;
+		}
+		j.rq.call = HX_CALL_OPENAT;
+		break;
+	}
+	}
+	if ((e = hx_un_read_str(t->tid, paddr, raw, sizeof(raw)))) {
+		a->err = -e;
+		return;
+	}
+	if (!hx_un_id_valid(u, n->id)) {
+		a->err = ESRCH;
+		return;
+	}
+	if ((e = hx_path_absolute(t->peer.pid, t->tid, dirfd, raw, full,
+				     sizeof(full)))) {
+		a->err = -e;
+		return;
+	}
+	j.peer = t->peer;
+	/* Read-only opens arrive with --trace-reads, and openat2 always. */
+	j.rq.op = open_writes(flags) ? HX_OP_WRITE : HX_OP_READ;
+	j.rq.path = full;
+	j.rq.has_flags = true;
+	j.rq.flags = (uint32_t)flags;
+	if ((flags & O_CREAT) || is_tmpfile(flags)) {
+		j.rq.has_mode = true;
+		j.rq.mode = (uint32_t)mode;
+	}
+	if (!hx_un_decide(u, &j)) {
+		a->err = EACCES;
+		return;
+	}
+	if (j.out.reply != HX_VERDICT_ALLOW) {
+		struct hx_kargs k = {
+		    .call = HX_KC_OPEN, .path = full, .flags = (unsigned)flags};
+
+		atomic_fetch_add(&u->n_denied, 1);
+		a->err = hx_un_denied(t, &j.out, &k);
+		return;
+	}
+	e = flags & O_PATH ? open_path_fd(t, j.decided, flags, resolve)
+			   : open_here(t, j.decided, flags, (mode_t)mode, resolve);
+	if (e < 0) {
+		a->err = -e;
+		return;
+	}
+	memset(&add, 0, sizeof(add));
+	add.id = n->id;
+	add.flags = SECCOMP_ADDFD_FLAG_SEND;
+	add.srcfd = (uint32_t)e;
+	add.newfd_flags = (flags & O_CLOEXEC) ? O_CLOEXEC : 0;
+	if (ioctl(u->lfd, SECCOMP_IOCTL_NOTIF_ADDFD, &add) >= 0) {
+		close(e);
+		atomic_fetch_add(&u->n_emul, 1);
+		a->kind = ANS_SENT;
+		return;
+	}
+	/* A failed injection is a failed call (EMFILE...), never a pass. */
+	a->err = errno == EINPROGRESS ? EACCES : errno;
+	close(e);
+}
