@@ -11,7 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "shim/sys.h"
+#include "common/sys.h"
 
 #ifndef STATX_MNT_ID
 #define STATX_MNT_ID 0x00001000U

@@ -6,23 +6,9 @@
 #include <string.h>
 #include <sys/un.h>
 
+#include "common/names.h"
 #include "common/path.h"
-#include "shim/sys.h"
-
-const char *hx_notice_op_name(unsigned op)
-{
-	static const char *const names[HX_OP_COUNT] = {
-	    [HX_OP_EXEC] = "exec",	 [HX_OP_READ] = "read",
-	    [HX_OP_WRITE] = "write",	 [HX_OP_RENAME] = "rename",
-	    [HX_OP_UNLINK] = "unlink",	 [HX_OP_RMDIR] = "rmdir",
-	    [HX_OP_MKDIR] = "mkdir",	 [HX_OP_LINK] = "link",
-	    [HX_OP_SYMLINK] = "symlink", [HX_OP_TRUNCATE] = "truncate",
-	    [HX_OP_CONNECT] = "connect", [HX_OP_SEND] = "send",
-	    [HX_OP_RESOLVE] = "resolve",
-	};
-
-	return op < HX_OP_COUNT ? names[op] : "event";
-}
+#include "common/sys.h"
 
 struct sbuf {
 	char *p;
@@ -93,7 +79,7 @@ size_t hx_notice_format(char *buf, size_t cap, const struct hx_notice *n)
 	put(&b, n->rule && n->verdict == HX_VERDICT_ASK
 		    ? "harness: needs approval, refused: "
 		    : "harness: denied ");
-	put(&b, hx_notice_op_name(n->op));
+	put(&b, hx_op_name(n->op));
 	put(&b, " ");
 	put_esc(&b, n->target && *n->target ? n->target : "?");
 	if (n->argv && n->argv[0]) {
@@ -148,63 +134,4 @@ void hx_notice_write(const struct hx_notice *n)
 		return;
 	len = hx_notice_format(line, sizeof(line), n);
 	hx_write_all(2, line, len);
-}
-
-static void put_uint(struct sbuf *b, unsigned v)
-{
-	char d[21];
-
-	d[hx_utoa(v, d)] = '\0';
-	put(b, d);
-}
-
-void hx_addr_format(const struct sockaddr *sa, size_t len, char *buf,
-		    size_t cap)
-{
-	struct sbuf b = {buf, cap, 0};
-	char ip[INET6_ADDRSTRLEN];
-
-	if (cap == 0)
-		return;
-	buf[0] = '\0';
-	if (!sa || len < sizeof(sa_family_t)) {
-		put(&b, "?");
-		return;
-	}
-	if (sa->sa_family == AF_INET && len >= sizeof(struct sockaddr_in)) {
-		const struct sockaddr_in *in = (const void *)sa;
-
-		inet_ntop(AF_INET, &in->sin_addr, ip, sizeof(ip));
-		put(&b, ip);
-		put(&b, ":");
-		put_uint(&b, ntohs(in->sin_port));
-	} else if (sa->sa_family == AF_INET6 &&
-		   len >= sizeof(struct sockaddr_in6)) {
-		const struct sockaddr_in6 *in6 = (const void *)sa;
-
-		inet_ntop(AF_INET6, &in6->sin6_addr, ip, sizeof(ip));
-		put(&b, "[");
-		put(&b, ip);
-		put(&b, "]:");
-		put_uint(&b, ntohs(in6->sin6_port));
-	} else if (sa->sa_family == AF_UNIX) {
-		const struct sockaddr_un *un = (const void *)sa;
-		size_t n = len - offsetof(struct sockaddr_un, sun_path);
-		char path[sizeof(un->sun_path) + 2];
-
-		if (n > sizeof(un->sun_path))
-			n = sizeof(un->sun_path);
-		if (n && un->sun_path[0] == '\0') {
-			path[0] = '@';
-			memcpy(path + 1, un->sun_path + 1, n - 1);
-			path[n] = '\0';
-		} else {
-			memcpy(path, un->sun_path, n);
-			path[n] = '\0';
-		}
-		put(&b, path);
-	} else {
-		put(&b, "family ");
-		put_uint(&b, sa->sa_family);
-	}
 }

@@ -12,9 +12,6 @@
 
 #include "common/types.h"
 
-/* "exec", "read", "write", ...; "event" when out of range. */
-const char *hx_notice_op_name(unsigned op);
-
 /* What a refusal says. rule NULL: the supervisor could not be asked. */
 struct hx_notice {
 	enum hx_op op;
@@ -42,9 +39,5 @@ bool hx_notice_repeat(const struct hx_notice *n, long pid);
 /* Formats and writes it to fd 2, once (hx_notice_repeat). */
 void hx_notice_write(const struct hx_notice *n);
 
-/* A sockaddr as notice text: "1.2.3.4:80", "[::1]:443", the unix path,
- * "@name" for abstract sockets, "family N" otherwise. */
-void hx_addr_format(const struct sockaddr *sa, size_t len, char *buf,
-		    size_t cap);
 
 #endif

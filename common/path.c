@@ -6,16 +6,18 @@
 #include <limits.h>
 #include <string.h>
 
-#include "shim/sys.h"
+#include "common/sys.h"
 
-long hx_spath_normalize(const char *base, const char *path, char *out,
-			size_t cap)
+long hx_path_normalize(const char *base, const char *path, char *out,
+		       size_t cap)
 {
 	size_t len = 0;
 	int pass;
 
 	if (!path || !*path)
 		return -EINVAL;
+	if (strnlen(path, PATH_MAX) >= PATH_MAX)
+		return -ENAMETOOLONG;
 	if (path[0] != '/' && (!base || base[0] != '/'))
 		return -EINVAL;
 	if (cap < 2)
@@ -73,7 +75,7 @@ size_t hx_utoa(uint64_t v, char *out)
 	return k;
 }
 
-long hx_spath_of_fd(int fd, char *out, size_t cap)
+long hx_path_of_fd(int fd, char *out, size_t cap)
 {
 	char link[40] = "/proc/self/fd/";
 	size_t at = strlen(link);
@@ -96,7 +98,7 @@ long hx_spath_of_fd(int fd, char *out, size_t cap)
 	return r;
 }
 
-long hx_spath_abs(int dirfd, const char *path, char *out, size_t cap)
+long hx_path_at(int dirfd, const char *path, char *out, size_t cap)
 {
 	char base[PATH_MAX];
 	long r;
@@ -104,7 +106,7 @@ long hx_spath_abs(int dirfd, const char *path, char *out, size_t cap)
 	if (!path || !*path)
 		return -ENOENT;
 	if (path[0] == '/')
-		return hx_spath_normalize(NULL, path, out, cap);
+		return hx_path_normalize(NULL, path, out, cap);
 	if (dirfd == AT_FDCWD) {
 		r = hx_sys2(SYS_getcwd, base, sizeof(base));
 		if (r < 0)
@@ -114,11 +116,11 @@ long hx_spath_abs(int dirfd, const char *path, char *out, size_t cap)
 		if (base[0] != '/')
 			return -ENOENT;
 	} else {
-		r = hx_spath_of_fd(dirfd, base, sizeof(base));
+		r = hx_path_of_fd(dirfd, base, sizeof(base));
 		if (r < 0)
 			return r;
 		if (base[0] != '/')
 			return -ENOTDIR;
 	}
-	return hx_spath_normalize(base, path, out, cap);
+	return hx_path_normalize(base, path, out, cap);
 }

@@ -5,6 +5,7 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <netinet/in.h>
 #include <stdio.h>
@@ -13,6 +14,8 @@
 #include <sys/stat.h>
 #include <sys/un.h>
 #include <unistd.h>
+
+#include "common/path.h"
 
 __attribute__((format(printf, 3, 4)))
 static int bad(char *err, size_t errlen, const char *fmt, ...)
@@ -25,47 +28,18 @@ static int bad(char *err, size_t errlen, const char *fmt, ...)
 	return -EINVAL;
 }
 
-/* Absolute, with "//", "." and ".." resolved lexically (no symlinks:
- * the supervisor judges the path the program names, normalized). */
+/* Absolute and normalized by the one normalizer the shim and the
+ * supervisor use (no symlinks: the supervisor judges the path the program
+ * names, normalized). */
 static int absolute(const char *in, char *out, size_t size)
 {
-	char tmp[8192];
-	size_t o = 0;
+	char cwd[PATH_MAX];
+	long n;
 
-	if (in[0] == '/') {
-		if (snprintf(tmp, sizeof(tmp), "%s", in) >= (int)sizeof(tmp))
-			return -ENAMETOOLONG;
-	} else {
-		char cwd[4096];
-
-		if (!getcwd(cwd, sizeof(cwd)))
-			return -errno;
-		if (snprintf(tmp, sizeof(tmp), "%s/%s", cwd, in) >=
-		    (int)sizeof(tmp))
-			return -ENAMETOOLONG;
-	}
-	for (char *seg = strtok(tmp, "/"); seg; seg = strtok(NULL, "/")) {
-		size_t n = strlen(seg);
-
-		if (!strcmp(seg, "."))
-			continue;
-		if (!strcmp(seg, "..")) {
-			while (o > 0 && out[o - 1] != '/')
-				o--;
-			if (o > 0)
-				o--;
-			continue;
-		}
-		if (o + 1 + n + 1 > size)
-			return -ENAMETOOLONG;
-		out[o++] = '/';
-		memcpy(out + o, seg, n);
-		o += n;
-	}
-	if (o == 0)
-		out[o++] = '/';
-	out[o] = '\0';
-	return 0;
+	if (in[0] != '/' && !getcwd(cwd, sizeof(cwd)))
+		return -errno;
+	n = hx_path_normalize(in[0] == '/' ? NULL : cwd, in, out, size);
+	return n < 0 ? (int)n : 0;
 }
 
 /* The executable a bare name runs, as execvp would find it. */

@@ -12,6 +12,7 @@
 #include <stdint.h>
 #include <sys/socket.h>
 
+#include "common/names.h"
 #include "common/types.h"
 
 struct hx_policy;
@@ -304,10 +305,6 @@ struct hx_event_storage {
 int hx_event_parse(int argc, char *const *argv, struct hx_event *ev,
 		   struct hx_event_storage *storage, char *err, size_t errlen);
 
-const char *hx_verdict_name(enum hx_verdict v);
-const char *hx_category_name(enum hx_category c);
-const char *hx_risk_name(enum hx_risk r);
-const char *hx_op_name(enum hx_op op);
 /* The category an op belongs to. */
 enum hx_category hx_op_category(enum hx_op op);
 

@@ -22,7 +22,7 @@
 #include "shim/exec.h"
 #include "common/path.h"
 #include "shim/stack.h"
-#include "shim/sys.h"
+#include "common/sys.h"
 
 #define HX_TIMEOUT_SEC	   30
 #define HX_FD_FLOOR	   1000
@@ -735,12 +735,12 @@ static void save_shim_path(void)
 		g_self_base = info.dli_fbase;
 		if (info.dli_fname[0] == '/' ||
 		    hx_sys2(SYS_getcwd, cwd, sizeof(cwd)) < 0) {
-			hx_spath_normalize(
+			hx_path_normalize(
 			    NULL,
 			    info.dli_fname[0] == '/' ? info.dli_fname : "/",
 			    g_shim, sizeof(g_shim));
 		} else {
-			hx_spath_normalize(cwd, info.dli_fname, g_shim,
+			hx_path_normalize(cwd, info.dli_fname, g_shim,
 					   sizeof(g_shim));
 		}
 	}

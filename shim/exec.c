@@ -10,7 +10,7 @@
 #include <unistd.h>
 
 #include "common/path.h"
-#include "shim/sys.h"
+#include "common/sys.h"
 
 long hx_exec_access(int dirfd, const char *path)
 {
@@ -19,7 +19,7 @@ long hx_exec_access(int dirfd, const char *path)
 
 long hx_exec_abs(const char *path, char *out, size_t cap)
 {
-	return hx_spath_abs(AT_FDCWD, path, out, cap);
+	return hx_path_at(AT_FDCWD, path, out, cap);
 }
 
 long hx_exec_resolve(const char *file, const char *pathvar, char *out,

@@ -35,8 +35,9 @@
 #include "common/kerrno.h"
 #include "common/notice.h"
 #include "common/path.h"
+#include "common/sockaddr.h"
 #include "shim/readrules.h"
-#include "shim/sys.h"
+#include "common/sys.h"
 
 #define HX_EXPORT __attribute__((visibility("default")))
 
@@ -407,11 +408,11 @@ static long exec_path(int dirfd, const char *path, int flags, char *out,
 	if (!path)
 		return -EFAULT;
 	if (!*path && (flags & AT_EMPTY_PATH))
-		return hx_spath_of_fd(dirfd, out, cap);
+		return hx_path_of_fd(dirfd, out, cap);
 	r = hx_exec_access(dirfd, path);
 	if (r == -ENOENT || r == -ENOTDIR)
 		return r;
-	return hx_spath_abs(dirfd, path, out, cap);
+	return hx_path_at(dirfd, path, out, cap);
 }
 
 static int exec_fail(long r)
@@ -559,7 +560,7 @@ HX_EXPORT int fexecve(int fd, char *const argv[], char *const envp[])
 
 	if (shim_inert())
 		return (int)exec_real(&e, envp);
-	r = hx_spath_of_fd(fd, exe, sizeof(exe));
+	r = hx_path_of_fd(fd, exe, sizeof(exe));
 	if (r < 0)
 		return exec_fail(r);
 	return (int)exec_common(HX_CALL_FEXECVE, exe, &e, envp);
@@ -606,7 +607,7 @@ static int do_spawn(enum hx_call call, enum exec_kind kind, pid_t *pid,
 	if (kind == EK_SPAWNP && !strchr(path, '/'))
 		r = hx_exec_resolve(path, getenv("PATH"), exe, sizeof(exe));
 	else
-		r = hx_spath_abs(AT_FDCWD, path, exe, sizeof(exe));
+		r = hx_path_at(AT_FDCWD, path, exe, sizeof(exe));
 	errno = saved;
 	if (r < 0)
 		return (int)-r;
@@ -801,7 +802,7 @@ static int recheck_canonical(struct ctx *c, struct open_call *o, long fd,
 			   .has_flags = true,
 			   .flags = (uint32_t)o->flags};
 
-	if (hx_spath_of_fd((int)fd, canon, sizeof(canon)) <= 0 ||
+	if (hx_path_of_fd((int)fd, canon, sizeof(canon)) <= 0 ||
 	    canon[0] != '/' || strcmp(canon, abs) == 0 ||
 	    hx_read_local_allow(t, canon))
 		return 0;
@@ -826,7 +827,7 @@ static long do_open(struct open_call *o)
 		return open_real(o);
 	if (!o->path)
 		DENY(&c, EFAULT, -1);
-	n = hx_spath_abs(o->dirfd, o->path, abs, sizeof(abs));
+	n = hx_path_at(o->dirfd, o->path, abs, sizeof(abs));
 	if (n < 0)
 		DENY(&c, (int)-n, -1);
 	if (o->how && o->how->mode && !(o->how->flags & O_CREAT) &&
@@ -1060,7 +1061,7 @@ static int do_mut(const struct mut *m)
 		return 0;
 	if (!m->path)
 		err = EFAULT;
-	else if ((n = hx_spath_abs(m->dirfd, m->path, a, sizeof(a))) < 0)
+	else if ((n = hx_path_at(m->dirfd, m->path, a, sizeof(a))) < 0)
 		err = (int)-n;
 	else
 		err = 0;
@@ -1068,9 +1069,9 @@ static int do_mut(const struct mut *m)
 		if (m->path2_raw)
 			r.path2 = m->path2;
 		else if (m->path2_empty && !*m->path2)
-			n = hx_spath_of_fd(m->dirfd2, b, sizeof(b));
+			n = hx_path_of_fd(m->dirfd2, b, sizeof(b));
 		else
-			n = hx_spath_abs(m->dirfd2, m->path2, b, sizeof(b));
+			n = hx_path_at(m->dirfd2, m->path2, b, sizeof(b));
 		if (!m->path2_raw) {
 			if (n < 0)
 				err = (int)-n;
@@ -1278,7 +1279,7 @@ static int net_decide(enum hx_call call, enum hx_op op,
 	if (!net_family(sa, len) || !enter(&c))
 		return 0;
 	r.frames = !c.foreign;
-	hx_addr_format(sa, len, target, sizeof(target));
+	hx_sockaddr_format(sa, len, target, sizeof(target));
 	/* A unix socket's path has the kernel's own answers (ENOENT,
 	 * ECONNREFUSED for a file that is no socket). */
 	if (sa->sa_family == AF_UNIX && len > off &&

@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "shim/client.h"
-#include "shim/sys.h"
+#include "common/sys.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>

@@ -92,68 +92,6 @@ char *hx_fmt_mode(uint32_t mode, char *buf, size_t size)
 	return buf;
 }
 
-char *hx_fmt_sockaddr(const void *sa, size_t len, char *buf, size_t size)
-{
-	sa_family_t fam;
-	char ip[INET6_ADDRSTRLEN];
-
-	if (len < sizeof(sa_family_t)) {
-		snprintf(buf, size, "invalid");
-		return buf;
-	}
-	memcpy(&fam, sa, sizeof(fam));
-	if (fam == AF_INET && len >= sizeof(struct sockaddr_in)) {
-		struct sockaddr_in in;
-
-		memcpy(&in, sa, sizeof(in));
-		inet_ntop(AF_INET, &in.sin_addr, ip, sizeof(ip));
-		snprintf(buf, size, "%s:%u", ip, ntohs(in.sin_port));
-	} else if (fam == AF_INET6 && len >= sizeof(struct sockaddr_in6)) {
-		struct sockaddr_in6 in6;
-
-		memcpy(&in6, sa, sizeof(in6));
-		inet_ntop(AF_INET6, &in6.sin6_addr, ip, sizeof(ip));
-		snprintf(buf, size, "[%s]:%u", ip, ntohs(in6.sin6_port));
-	} else if (fam == AF_UNIX) {
-		const char *p =
-		    (const char *)sa + offsetof(struct sockaddr_un, sun_path);
-		size_t n = len - offsetof(struct sockaddr_un, sun_path), i, o;
-		char path[sizeof(((struct sockaddr_un *)0)->sun_path) * 4 + 2];
-		bool abstract = n > 0 && p[0] == '\0';
-
-		if (n > sizeof(((struct sockaddr_un *)0)->sun_path))
-			n = sizeof(((struct sockaddr_un *)0)->sun_path);
-		if (!abstract)
-			n = strnlen(p, n);
-		/* Abstract names may hold any byte: escape what is not
-		 * printable so the record stays one readable line. */
-		for (i = abstract ? 1 : 0, o = 0; i < n && o + 5 < sizeof(path);
-		     i++) {
-			unsigned char c = (unsigned char)p[i];
-
-			if (c >= 0x20 && c < 0x7f && c != '\\')
-				path[o++] = (char)c;
-			else
-				o += (size_t)snprintf(
-				    path + o, sizeof(path) - o, "\\x%02x", c);
-		}
-		path[o] = '\0';
-		snprintf(buf, size, "unix:%s%s", abstract ? "@" : "", path);
-	} else if (fam == AF_NETLINK && len >= sizeof(struct sockaddr_nl)) {
-		struct sockaddr_nl nl;
-
-		memcpy(&nl, sa, sizeof(nl));
-		if (nl.nl_groups)
-			snprintf(buf, size, "netlink:%u/groups=0x%x", nl.nl_pid,
-				 nl.nl_groups);
-		else
-			snprintf(buf, size, "netlink:%u", nl.nl_pid);
-	} else {
-		snprintf(buf, size, "family:%u", fam);
-	}
-	return buf;
-}
-
 char *hx_fmt_hex(const uint8_t *p, size_t n, char *buf)
 {
 	static const char digits[] = "0123456789abcdef";

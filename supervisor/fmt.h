@@ -1,5 +1,5 @@
 /* Pure formatters for audit records: time stamps, open flags, modes and
- * socket addresses as text. No allocation; each writes into a caller
+ * bytes as text (socket addresses: common/sockaddr.h). No allocation; each writes into a caller
  * buffer and returns it (always NUL-terminated, truncated if too small). */
 #ifndef HX_FMT_H
 #define HX_FMT_H
@@ -10,7 +10,6 @@
 #include <time.h>
 
 #define HX_FMT_TIME_LEN 32
-#define HX_FMT_ADDR_LEN 128
 
 /* RFC 3339 UTC with microseconds: "2026-12-01T07:40:00.123456Z". */
 char *hx_fmt_time(const struct timespec *ts, char *buf, size_t size);
@@ -18,11 +17,6 @@ char *hx_fmt_time(const struct timespec *ts, char *buf, size_t size);
 char *hx_fmt_open_flags(uint32_t flags, char *buf, size_t size);
 /* A mode as an octal string, "0644". */
 char *hx_fmt_mode(uint32_t mode, char *buf, size_t size);
-/* A sockaddr of len bytes as "1.2.3.4:443", "[::1]:80", "unix:/path",
- * "unix:@abstract", "unix:" (unnamed), "netlink:PID[/groups=0xN]" or
- * "family:N". Hostile input is
- * fine: len is checked against each family's size. */
-char *hx_fmt_sockaddr(const void *sa, size_t len, char *buf, size_t size);
 /* Lowercase hex of n bytes into buf (2n+1 bytes). */
 char *hx_fmt_hex(const uint8_t *p, size_t n, char *buf);
 /* Whether s is UTF-8 that a JSON string can hold (no overlong forms,

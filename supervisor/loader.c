@@ -11,7 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "supervisor/resolve.h"
+#include "supervisor/path_resolve.h"
 
 #define PHNUM_MAX 64
 #define DYN_MAX	  512

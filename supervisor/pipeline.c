@@ -20,11 +20,12 @@
 #include "supervisor/audit.h"
 #include "supervisor/classify.h"
 #include "supervisor/dnsmap.h"
+#include "common/sockaddr.h"
 #include "supervisor/fmt.h"
 #include "supervisor/loader.h"
 #include "supervisor/netfamily.h"
-#include "supervisor/path.h"
-#include "supervisor/resolve.h"
+#include "common/path.h"
+#include "supervisor/path_resolve.h"
 
 #define MAX_NAMES 8
 
@@ -403,7 +404,7 @@ static void validate_path(const char *in, pid_t pid, pid_t tid, bool follow,
 	v->ok = v->has_resolved = v->via_fd = false;
 	/* The policy sees the path as the agent wrote it (normalized) and,
 	 * when it differs, as the agent's symlinks resolve it. */
-	if (!in || hx_path_normalize(in, v->norm, sizeof(v->norm)))
+	if (!in || hx_path_normalize(NULL, in, v->norm, sizeof(v->norm)) < 0)
 		return;
 	v->ok = true;
 	if (!hx_path_resolve(pid, tid, v->norm, follow, v->resolved,
@@ -1055,7 +1056,7 @@ static void decide(struct hx_pipeline *pl, const struct hx_peer *peer,
 	char names[MAX_NAMES][HX_DNSMAP_NAME_MAX];
 	const char *namep[MAX_NAMES];
 	size_t nnames = 0, i;
-	char addr[HX_FMT_ADDR_LEN], cwd[PATH_MAX], link[64];
+	char addr[HX_SOCKADDR_LEN], cwd[PATH_MAX], link[64];
 	struct hx_exec_class cls = {NULL, HX_RISK_LOW};
 	bool has_addr = false, resolved_won = false;
 	json_t *rec;
@@ -1109,7 +1110,7 @@ static void decide(struct hx_pipeline *pl, const struct hx_peer *peer,
 			ev.addrlen = un_len;
 			unix_resolved = un_len && pu->has_resolved;
 		}
-		hx_fmt_sockaddr(ev.addr ? ev.addr : rq->addr,
+		hx_sockaddr_format(ev.addr ? ev.addr : rq->addr,
 				ev.addr ? ev.addrlen : rq->addrlen, addr,
 				sizeof(addr));
 		has_addr = true;

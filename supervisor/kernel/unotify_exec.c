@@ -14,7 +14,7 @@
 #include "common/shebang.h"
 #include "supervisor/kernel/execgate.h"
 #include "supervisor/loader.h"
-#include "supervisor/resolve.h"
+#include "supervisor/path_resolve.h"
 
 /* ---- exec (with the exec gate) ---- */
 

@@ -12,8 +12,8 @@
 #include <sys/xattr.h>
 #include <linux/limits.h>
 
-#include "supervisor/path.h"
-#include "supervisor/resolve.h"
+#include "common/path.h"
+#include "supervisor/path_resolve.h"
 
 /* ---- file mutations ----
  *
@@ -132,7 +132,7 @@ static int resolve2(const struct target *t, const char *full, bool follow,
 	char norm[PATH_MAX];
 	int e;
 
-	if (hx_path_normalize(full, norm, sizeof(norm)))
+	if (hx_path_normalize(NULL, full, norm, sizeof(norm)) < 0)
 		return -ENAMETOOLONG;
 	e = hx_path_resolve(t->peer.pid, t->tid, norm, follow, out, size);
 	return e < 0 ? e : 0;

@@ -17,7 +17,7 @@
 
 #include "supervisor/kernel/connector.h"
 #include "supervisor/kernel/execgate.h"
-#include "supervisor/resolve.h"
+#include "supervisor/path_resolve.h"
 
 #define SEND_MAX  (64u << 10) /* bytes of a send emulated here */
 #define CTRL_MAX  4096	      /* ancillary data of a sendmsg */

@@ -12,7 +12,7 @@
 #include <sys/ioctl.h>
 #include <sys/syscall.h>
 
-#include "supervisor/resolve.h"
+#include "supervisor/path_resolve.h"
 
 /* ---- open family ---- */
 

@@ -16,6 +16,7 @@
 #include "supervisor/audit.h"
 #include "tools/audit_cli.h"
 #include "supervisor/sha256.h"
+#include "tests/unit/check_main.h"
 
 #define N 20
 
@@ -469,13 +470,4 @@ static Suite *audit_suite(void)
 	return s;
 }
 
-int main(void)
-{
-	SRunner *sr = srunner_create(audit_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
-}
+HX_TEST_MAIN(audit_suite)

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 
 #include "common/glob.h"
+#include "tests/unit/check_main.h"
 
 #define N(a) (sizeof(a) / sizeof((a)[0]))
 
@@ -190,13 +191,4 @@ static Suite *glob_suite(void)
 	return s;
 }
 
-int main(void)
-{
-	SRunner *sr = srunner_create(glob_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
-}
+HX_TEST_MAIN(glob_suite)

@@ -15,6 +15,7 @@
 #include "supervisor/kernel/landlock.h"
 #include "supervisor/kernel/landlock_tree.h"
 #include "supervisor/session.h"
+#include "tests/unit/check_main.h"
 
 #define N(a) (sizeof(a) / sizeof((a)[0]))
 
@@ -386,13 +387,4 @@ static Suite *suite(void)
 	return s;
 }
 
-int main(void)
-{
-	SRunner *sr = srunner_create(suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? 1 : 0;
-}
+HX_TEST_MAIN(suite)

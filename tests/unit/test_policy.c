@@ -11,6 +11,7 @@
 #include <errno.h>
 
 #include "policy/policy.h"
+#include "tests/unit/check_main.h"
 
 #define N(a) (sizeof(a) / sizeof((a)[0]))
 
@@ -973,13 +974,4 @@ static Suite *policy_suite(void)
 	return s;
 }
 
-int main(void)
-{
-	SRunner *sr = srunner_create(policy_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
-}
+HX_TEST_MAIN(policy_suite)

@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "supervisor/kernel/seccomp_deny.h"
+#include "tests/unit/check_main.h"
 
 static struct hx_seccomp_prog *prog;
 
@@ -284,12 +285,10 @@ START_TEST(neighbours_and_abis)
 }
 END_TEST
 
-int main(void)
+static Suite *seccomp_suite(void)
 {
 	Suite *s = suite_create("seccomp");
 	TCase *tc = tcase_create("deny");
-	SRunner *sr;
-	int failed;
 
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, table_has_no_conflicts);
@@ -298,9 +297,7 @@ int main(void)
 	tcase_add_loop_test(tc, neighbours_and_abis, 0,
 			    (int)(sizeof(cases) / sizeof(*cases)));
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? 1 : 0;
+	return s;
 }
+
+HX_TEST_MAIN(seccomp_suite)

@@ -23,79 +23,7 @@
 #include "shim/readrules.h"
 #include "shim/stack.h"
 #include "common/wire.h"
-
-static const struct {
-	const char *base, *path, *want;
-} norm_cases[] = {
-    {"/home/u", "a.txt", "/home/u/a.txt"},
-    {"/home/u", "./a/../b", "/home/u/b"},
-    {"/home/u", "../../../x", "/x"},
-    {"/home/u/", "sub//dir///f", "/home/u/sub/dir/f"},
-    {"/", "a", "/a"},
-    {NULL, "/", "/"},
-    {NULL, "//", "/"},
-    {NULL, "/a/b/", "/a/b"},
-    {NULL, "/a/./b/.", "/a/b"},
-    {NULL, "/a/b/..", "/a"},
-    {NULL, "/..", "/"},
-    {NULL, "/a/..b/c", "/a/..b/c"},
-    {NULL, "/etc//passwd", "/etc/passwd"},
-    {"/x/y", "..", "/x"},
-    {"/x/y", ".", "/x/y"},
-};
-
-START_TEST(test_normalize_table)
-{
-	char out[256];
-	long n = hx_spath_normalize(norm_cases[_i].base, norm_cases[_i].path,
-				    out, sizeof(out));
-
-	ck_assert_int_ge(n, 0);
-	ck_assert_str_eq(out, norm_cases[_i].want);
-	ck_assert_int_eq(n, (long)strlen(norm_cases[_i].want));
-}
-END_TEST
-
-START_TEST(test_normalize_errors)
-{
-	char out[8];
-
-	ck_assert_int_eq(hx_spath_normalize("/a", "", out, sizeof(out)),
-			 -EINVAL);
-	ck_assert_int_eq(hx_spath_normalize("rel", "x", out, sizeof(out)),
-			 -EINVAL);
-	ck_assert_int_eq(
-	    hx_spath_normalize(NULL, "/abcdefghij", out, sizeof(out)),
-	    -ENAMETOOLONG);
-	ck_assert_int_eq(hx_spath_normalize(NULL, "/abcdef", out, sizeof(out)),
-			 7);
-}
-END_TEST
-
-START_TEST(test_abs_cwd_and_dirfd)
-{
-	char out[4096], tmpl[] = "/tmp/hxshimXXXXXX", want[4096], old[4096];
-	int fd;
-
-	ck_assert_ptr_nonnull(mkdtemp(tmpl));
-	ck_assert_ptr_nonnull(getcwd(old, sizeof(old)));
-	ck_assert_int_eq(chdir(tmpl), 0);
-	ck_assert_int_gt(hx_spath_abs(AT_FDCWD, "x/../y", out, sizeof(out)), 0);
-	snprintf(want, sizeof(want), "%s/y", tmpl);
-	ck_assert_str_eq(out, want);
-	fd = open("/usr", O_RDONLY | O_DIRECTORY);
-	ck_assert_int_ge(fd, 0);
-	ck_assert_int_gt(hx_spath_abs(fd, "bin//ls", out, sizeof(out)), 0);
-	ck_assert_str_eq(out, "/usr/bin/ls");
-	ck_assert_int_gt(hx_spath_abs(fd, "/etc/./x", out, sizeof(out)), 0);
-	ck_assert_str_eq(out, "/etc/x");
-	close(fd);
-	ck_assert_int_eq(hx_spath_abs(987654, "rel", out, sizeof(out)), -EBADF);
-	ck_assert_int_eq(hx_spath_abs(AT_FDCWD, "", out, sizeof(out)), -ENOENT);
-	ck_assert_int_eq(chdir(old), 0);
-	rmdir(tmpl);
-}
-END_TEST
+#include "tests/unit/check_main.h"
 
 #define SHIM "/opt/h/libharness-shim.so"
 #define SOCK "/run/h.sock"
@@ -556,15 +484,10 @@ START_TEST(test_notice)
 }
 END_TEST
 
-START_TEST(test_addr_and_frame_format)
+START_TEST(test_frame_format)
 {
-	struct sockaddr_in in = {.sin_family = AF_INET,
-				 .sin_port = htons(443),
-				 .sin_addr.s_addr = htonl(0x7f000001)};
 	char buf[128];
 
-	hx_addr_format((struct sockaddr *)&in, sizeof(in), buf, sizeof(buf));
-	ck_assert_str_eq(buf, "127.0.0.1:443");
 	hx_stack_format(buf, sizeof(buf), "/lib/x86_64-linux-gnu/libc.so.6",
 			0x1a2b3, "execve");
 	ck_assert_str_eq(buf, "libc.so.6+0x1a2b3 execve");
@@ -580,9 +503,6 @@ static Suite *shim_suite(void)
 	Suite *s = suite_create("shim");
 	TCase *t = tcase_create("core");
 
-	tcase_add_loop_test(t, test_normalize_table, 0, N(norm_cases));
-	tcase_add_test(t, test_normalize_errors);
-	tcase_add_test(t, test_abs_cwd_and_dirfd);
 	tcase_add_test(t, test_env_keeps_and_replaces);
 	tcase_add_test(t, test_env_injects_after_env_i);
 	tcase_add_test(t, test_env_unset_and_too_small);
@@ -598,18 +518,9 @@ static Suite *shim_suite(void)
 	tcase_add_test(t, test_report_with_addrs_and_frames);
 	tcase_add_test(t, test_reply_parse);
 	tcase_add_test(t, test_notice);
-	tcase_add_test(t, test_addr_and_frame_format);
+	tcase_add_test(t, test_frame_format);
 	suite_add_tcase(s, t);
 	return s;
 }
 
-int main(void)
-{
-	SRunner *sr = srunner_create(shim_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? 1 : 0;
-}
+HX_TEST_MAIN(shim_suite)

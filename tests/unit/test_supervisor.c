@@ -26,11 +26,12 @@
 #include "supervisor/fmt.h"
 #include "supervisor/netfamily.h"
 #include "supervisor/options.h"
-#include "supervisor/path.h"
+#include "common/path.h"
 #include "supervisor/pipeline.h"
-#include "supervisor/resolve.h"
+#include "supervisor/path_resolve.h"
 #include "supervisor/server.h"
 #include "supervisor/session.h"
+#include "tests/unit/check_main.h"
 
 /* ---- options ---- */
 
@@ -109,65 +110,6 @@ START_TEST(options_table)
 END_TEST
 
 /* ---- paths ---- */
-
-static const struct {
-	const char *in, *out;
-	int err;
-} norm_table[] = {
-	{ "/", "/", 0 },
-	{ "//", "/", 0 },
-	{ "/a/b/c", "/a/b/c", 0 },
-	{ "/a//b///c/", "/a/b/c", 0 },
-	{ "/a/./b/.", "/a/b", 0 },
-	{ "/a/b/../c", "/a/c", 0 },
-	{ "/../../etc/passwd", "/etc/passwd", 0 },
-	{ "/a/..", "/", 0 },
-	{ "/proj/../home/u/.ssh/id_rsa", "/home/u/.ssh/id_rsa", 0 },
-	{ "/a/...", "/a/...", 0 },
-	{ "/a/..b", "/a/..b", 0 },
-	{ "relative/path", NULL, -EINVAL },
-	{ "", NULL, -EINVAL },
-	{ "./x", NULL, -EINVAL },
-};
-
-START_TEST(normalize_table)
-{
-	char out[PATH_MAX];
-	int r = hx_path_normalize(norm_table[_i].in, out, sizeof(out));
-
-	ck_assert_int_eq(r, norm_table[_i].err);
-	if (!r)
-		ck_assert_str_eq(out, norm_table[_i].out);
-}
-END_TEST
-
-START_TEST(normalize_too_long)
-{
-	static char in[PATH_MAX + 10], out[PATH_MAX];
-
-	memset(in, 'a', sizeof(in) - 1);
-	in[0] = '/';
-	ck_assert_int_eq(hx_path_normalize(in, out, sizeof(out)),
-			 -ENAMETOOLONG);
-	ck_assert_int_eq(hx_path_normalize("/abc", out, 3), -ENAMETOOLONG);
-}
-END_TEST
-
-START_TEST(proc_self_rewrite)
-{
-	char b[PATH_MAX];
-
-	strcpy(b, "/proc/self/fd/3");
-	hx_path_rewrite_proc_self(b, sizeof(b), 42, 43);
-	ck_assert_str_eq(b, "/proc/42/fd/3");
-	strcpy(b, "/proc/thread-self/comm");
-	hx_path_rewrite_proc_self(b, sizeof(b), 42, 43);
-	ck_assert_str_eq(b, "/proc/42/task/43/comm");
-	strcpy(b, "/proc/selfish");
-	hx_path_rewrite_proc_self(b, sizeof(b), 42, 43);
-	ck_assert_str_eq(b, "/proc/selfish");
-}
-END_TEST
 
 START_TEST(resolve_symlinks)
 {
@@ -351,30 +293,8 @@ END_TEST
 START_TEST(format_values)
 {
 	char b[256];
-	struct sockaddr_in in = { .sin_family = AF_INET,
-				  .sin_port = htons(443) };
-	struct sockaddr_in6 in6 = { .sin6_family = AF_INET6,
-				    .sin6_port = htons(80) };
-	struct sockaddr_un un = { .sun_family = AF_UNIX };
 	struct timespec ts = { 1795938000, 123456789 };
 
-	inet_pton(AF_INET, "1.2.3.4", &in.sin_addr);
-	inet_pton(AF_INET6, "::1", &in6.sin6_addr);
-	ck_assert_str_eq(hx_fmt_sockaddr(&in, sizeof(in), b, sizeof(b)),
-			 "1.2.3.4:443");
-	ck_assert_str_eq(hx_fmt_sockaddr(&in6, sizeof(in6), b, sizeof(b)),
-			 "[::1]:80");
-	strcpy(un.sun_path, "/run/x.sock");
-	ck_assert_str_eq(hx_fmt_sockaddr(&un, sizeof(un), b, sizeof(b)),
-			 "unix:/run/x.sock");
-	memcpy(un.sun_path, "\0abs\n", 5);
-	ck_assert_str_eq(hx_fmt_sockaddr(&un,
-					 offsetof(struct sockaddr_un, sun_path) +
-						 5,
-					 b, sizeof(b)),
-			 "unix:@abs\\x0a");
-	ck_assert_str_eq(hx_fmt_sockaddr(&in, 4, b, sizeof(b)), "family:2");
-	ck_assert_str_eq(hx_fmt_sockaddr(&in, 1, b, sizeof(b)), "invalid");
 	ck_assert_str_eq(hx_fmt_open_flags(O_WRONLY | O_CREAT | O_TRUNC, b,
 					   sizeof(b)),
 			 "O_WRONLY|O_CREAT|O_TRUNC");
@@ -793,10 +713,6 @@ static Suite *supervisor_suite(void)
 
 	tcase_add_loop_test(tc, options_table, 0,
 			    (int)(sizeof(opt_table) / sizeof(opt_table[0])));
-	tcase_add_loop_test(tc, normalize_table, 0,
-			    (int)(sizeof(norm_table) / sizeof(norm_table[0])));
-	tcase_add_test(tc, normalize_too_long);
-	tcase_add_test(tc, proc_self_rewrite);
 	tcase_add_test(tc, resolve_symlinks);
 	tcase_add_test(tc, resolve_pipe_fd);
 	tcase_add_loop_test(tc, classify_table, 0,
@@ -818,13 +734,4 @@ static Suite *supervisor_suite(void)
 	return s;
 }
 
-int main(void)
-{
-	SRunner *sr = srunner_create(supervisor_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
-}
+HX_TEST_MAIN(supervisor_suite)

@@ -7,6 +7,7 @@
 #include <netinet/in.h>
 
 #include "common/wire.h"
+#include "tests/unit/check_main.h"
 
 static struct hx_msg *m;
 static uint8_t buf[HX_WIRE_MAX + 4096];
@@ -487,13 +488,4 @@ static Suite *wire_suite(void)
 	return s;
 }
 
-int main(void)
-{
-	SRunner *sr = srunner_create(wire_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
-}
+HX_TEST_MAIN(wire_suite)

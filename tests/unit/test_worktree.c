@@ -13,6 +13,7 @@
 #include "supervisor/git/checkpoint.h"
 #include "supervisor/git/gc.h"
 #include "supervisor/git/provenance.h"
+#include "tests/unit/check_main.h"
 
 static const struct {
 	const char *in;
@@ -172,13 +173,4 @@ static Suite *suite(void)
 	return s;
 }
 
-int main(void)
-{
-	SRunner *sr = srunner_create(suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? 1 : 0;
-}
+HX_TEST_MAIN(suite)

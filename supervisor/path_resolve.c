@@ -1,6 +1,6 @@
 /* Agent-side symlink resolution; see resolve.h. */
 #define _GNU_SOURCE
-#include "supervisor/resolve.h"
+#include "supervisor/path_resolve.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -10,7 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "supervisor/path.h"
+#include "common/path.h"
 
 #define MAX_LINKS 40
 
@@ -138,7 +138,7 @@ int hx_path_resolve(pid_t pid, pid_t tid, const char *norm, bool follow_last,
 	if ((size_t)snprintf(tmp, sizeof(tmp), "%s%s%s", cur[0] ? cur : "/",
 			     rest[0] && cur[0] ? "/" : "", rest) >= sizeof(tmp))
 		return -ENAMETOOLONG;
-	if (hx_path_normalize(tmp, cur, sizeof(cur)))
+	if (hx_path_normalize(NULL, tmp, cur, sizeof(cur)) < 0)
 		return -ENAMETOOLONG;
 	/* Policies say /proc/self; write the agent's own /proc that way. */
 	snprintf(self, sizeof(self), "/proc/%d", (int)pid);
