@@ -42,7 +42,7 @@
 #include "supervisor/sha256.h"
 #include "supervisor/kernel/unotify.h"
 #include "supervisor/git/worktree.h"
-#include "supervisor/procstat.h"
+#include "supervisor/proc.h"
 #include "supervisor/msg.h"
 
 #define SHIM_NAME  "libharness-shim.so"
@@ -505,67 +505,6 @@ static void on_signal(struct hx_server *s, struct hx_source *src,
 	}
 }
 
-static pid_t ppid_of(pid_t pid, char *state)
-{
-	struct hx_procstat st;
-
-	if (hx_procstat_read(pid, &st))
-		return -1;
-	*state = st.state;
-	return st.ppid;
-}
-
-size_t hx_descendants(pid_t root, pid_t *out, size_t max)
-{
-	static pid_t pids[32768], ppids[32768];
-	size_t n = 0, found = 0, i, j, done;
-	DIR *d = opendir("/proc");
-	struct dirent *de;
-	char state;
-
-	if (!d)
-		return 0;
-	while ((de = readdir(d)) && n < 32768) {
-		char *end;
-		long v = strtol(de->d_name, &end, 10);
-		pid_t pp;
-
-		if (*end || v <= 0)
-			continue;
-		pp = ppid_of((pid_t)v, &state);
-		if (pp < 0 || state == 'Z' || state == 'X')
-			continue;
-		pids[n] = (pid_t)v;
-		ppids[n++] = pp;
-	}
-	closedir(d);
-	/* Transitive closure from root, breadth first over out[]. */
-	for (i = 0; i < n; i++)
-		if (ppids[i] == root && found < max)
-			out[found++] = pids[i];
-	for (done = 0; done < found; done++)
-		for (j = 0; j < n; j++)
-			if (ppids[j] == out[done] && found < max)
-				out[found++] = pids[j];
-	return found;
-}
-
-/* Signals a descendant through a pidfd after re-checking its parent, so
- * that a recycled pid is never hit. */
-static void signal_desc(pid_t pid, int sig)
-{
-	int fd = (int)syscall(SYS_pidfd_open, pid, 0);
-	char state;
-	pid_t pp;
-
-	if (fd < 0)
-		return;
-	pp = ppid_of(pid, &state);
-	if (pp > 0)
-		syscall(SYS_pidfd_send_signal, fd, sig, NULL, 0);
-	close(fd);
-}
-
 /* Serves what the exiting tree has already sent: every message of an
  * exited process is queued on its socket, so reading until nothing is
  * ready loses none and adds no wait at exit. */
@@ -592,32 +531,32 @@ static bool has_children(void)
 
 static void kill_tree(struct run *r)
 {
-	static pid_t d[MAX_DESC];
+	static struct hx_proc d[MAX_DESC];
 	size_t n, i;
 	uint64_t start;
 
-	n = has_children() ? hx_descendants(getpid(), d, MAX_DESC) : 0;
+	n = has_children() ? hx_proc_descendants(getpid(), d, MAX_DESC) : 0;
 	if (!n) {
 		reap(r);
 		return;
 	}
 	for (i = 0; i < n; i++) {
-		signal_desc(d[i], SIGTERM);
-		signal_desc(d[i], SIGCONT);
+		hx_proc_signal(&d[i], SIGTERM);
+		hx_proc_signal(&d[i], SIGCONT);
 	}
 	start = now_ms();
 	while (now_ms() - start < 1000) {
 		hx_server_run_once(r->srv, 50);
 		reap(r);
-		if (!hx_descendants(getpid(), d, MAX_DESC))
+		if (!hx_proc_descendants(getpid(), d, MAX_DESC))
 			break;
 	}
 	for (int round = 0; round < 20; round++) {
-		n = hx_descendants(getpid(), d, MAX_DESC);
+		n = hx_proc_descendants(getpid(), d, MAX_DESC);
 		if (!n)
 			break;
 		for (i = 0; i < n; i++)
-			signal_desc(d[i], SIGKILL);
+			hx_proc_signal(&d[i], SIGKILL);
 		usleep(10000);
 		reap(r);
 	}

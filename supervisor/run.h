@@ -14,8 +14,4 @@ struct hx_options;
  * (after printing it to stderr). */
 int hx_run(const struct hx_options *o);
 
-/* Descendants of pid found in /proc (not zombies); fills up to max into
- * out and returns the count. */
-size_t hx_descendants(pid_t pid, pid_t *out, size_t max);
-
 #endif

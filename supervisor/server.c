@@ -21,7 +21,7 @@
 #include "supervisor/audit.h"
 #include "supervisor/dnsmap.h"
 #include "supervisor/pipeline.h"
-#include "supervisor/procstat.h"
+#include "supervisor/proc.h"
 
 #define MSGS_PER_WAKEUP 64
 #define MAX_PASSED_FDS	16
@@ -74,13 +74,6 @@ static void close_conn(struct hx_server *s, struct conn *c)
 	free(c);
 }
 
-static pid_t read_ppid(pid_t pid)
-{
-	struct hx_procstat st;
-
-	return hx_procstat_read(pid, &st) ? 0 : st.ppid;
-}
-
 static void refresh_info(struct conn *c, pid_t pid, bool force)
 {
 	char path[64];
@@ -89,7 +82,7 @@ static void refresh_info(struct conn *c, pid_t pid, bool force)
 	if (!force && c->info_pid == pid)
 		return;
 	c->info_pid = pid;
-	c->ppid = read_ppid(pid);
+	c->ppid = hx_proc_ppid(pid);
 	snprintf(path, sizeof(path), "/proc/%d/exe", (int)pid);
 	n = readlink(path, c->exe, sizeof(c->exe) - 1);
 	c->has_exe = n > 0;

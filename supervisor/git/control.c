@@ -16,7 +16,7 @@
 #include <unistd.h>
 
 #include "supervisor/server.h"
-#include "supervisor/procstat.h"
+#include "supervisor/proc.h"
 
 #define REQ_MAX 256
 #define REPLY_MAX 4096
@@ -29,13 +29,6 @@ struct hx_control {
 	char path[108];
 };
 
-static pid_t parent_of(pid_t pid)
-{
-	struct hx_procstat st;
-
-	return hx_procstat_read(pid, &st) ? 0 : st.ppid;
-}
-
 /* Whether pid is one of our descendants (the agent's tree). */
 static int descends_from_us(pid_t pid)
 {
@@ -44,7 +37,7 @@ static int descends_from_us(pid_t pid)
 	for (int depth = 0; pid > 1 && depth < 4096; depth++) {
 		if (pid == me)
 			return 1;
-		pid = parent_of(pid);
+		pid = hx_proc_ppid(pid);
 	}
 	return 0;
 }

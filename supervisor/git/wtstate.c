@@ -12,7 +12,7 @@
 #include <unistd.h>
 
 #include "supervisor/session.h"
-#include "supervisor/procstat.h"
+#include "supervisor/proc.h"
 
 static void put(json_t *o, const char *k, const char *v)
 {
@@ -94,7 +94,7 @@ unsigned long long hx_proc_starttime(pid_t pid)
 {
 	struct hx_procstat st;
 
-	return hx_procstat_read(pid, &st) ? 0 : st.starttime;
+	return hx_proc_stat(pid, &st) ? 0 : st.starttime;
 }
 
 bool hx_wtstate_live(const struct hx_wtstate *s)

@@ -20,6 +20,7 @@
 #include "supervisor/kernel/caps.h"
 #include "supervisor/kernel/connector.h"
 #include "supervisor/kernel/seccomp_uapi.h"
+#include "supervisor/path_resolve.h"
 
 #define WAKE_SIG SIGUSR2
 
@@ -193,6 +194,27 @@ int hx_un_denied(const struct target *t, const struct hx_outcome *o,
 	if (o->tell)
 		hx_pipeline_notice(o, e);
 	return e;
+}
+
+int hx_un_path_arg(struct hx_unotify *u, uint64_t id, const struct target *t,
+		   int dirfd, const char *raw, char *full, size_t size)
+{
+	if (!hx_un_id_valid(u, id))
+		return ESRCH;
+	return -hx_path_absolute(t->peer.pid, t->tid, dirfd, raw, full, size);
+}
+
+int hx_un_judge(struct hx_unotify *u, const struct target *t, struct job *j,
+		struct hx_kargs *k)
+{
+	struct hx_kargs none = {0};
+
+	if (!hx_un_decide(u, j))
+		return EACCES;
+	if (j->out.reply == HX_VERDICT_ALLOW)
+		return 0;
+	atomic_fetch_add(&u->n_denied, 1);
+	return hx_un_denied(t, &j->out, k ? k : &none);
 }
 
 /* ---- the decision, on the loop's thread ---- */

@@ -298,15 +298,9 @@ void hx_un_exec(struct hx_unotify *u, const struct seccomp_notif *n,
 		a->err = -e;
 		goto out;
 	}
-	if (!hx_un_id_valid(u, n->id)) {
-		a->err = ESRCH;
+	if ((a->err = hx_un_path_arg(u, n->id, t, dirfd, raw, full,
+				     sizeof(full))))
 		goto out;
-	}
-	if ((e = hx_path_absolute(t->peer.pid, t->tid, dirfd, raw, full,
-				     sizeof(full)))) {
-		a->err = -e;
-		goto out;
-	}
 	/* The name the kernel hands a #! interpreter (fs/exec.c). */
 	if (raw[0] == '/' || dirfd == AT_FDCWD)
 		snprintf(fname, sizeof(fname), "%s", raw);
@@ -356,15 +350,8 @@ void hx_un_exec(struct hx_unotify *u, const struct seccomp_notif *n,
 			j.rq.argv = lp.argv;
 			j.rq.argc = lp.argc;
 		}
-		if (!hx_un_decide(u, &j)) {
-			a->err = EACCES;
+		if ((a->err = hx_un_judge(u, t, &j, NULL)))
 			goto out;
-		}
-		if (j.out.reply != HX_VERDICT_ALLOW) {
-			atomic_fetch_add(&u->n_denied, 1);
-			a->err = j.out.err ? j.out.err : EACCES;
-			goto out;
-		}
 	}
 	/* The approval is in place before the kernel can run the exec. */
 	if (hx_execgate_approve(u->gate, t->tid, fin.st_dev, fin.st_ino,

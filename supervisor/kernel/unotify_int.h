@@ -107,6 +107,18 @@ int hx_un_proc_path(const struct target *t, const char *in, char *out,
  * o->err; prints o's pending notice when that is a refusal. */
 int hx_un_denied(const struct target *t, const struct hx_outcome *o,
 		 struct hx_kargs *k);
+/* After the last read of the target's memory for this call: the call
+ * must still wait (else what was read may be another process's), and
+ * raw is made absolute from dirfd as the target sees it, into full.
+ * 0, or the errno to answer with. */
+int hx_un_path_arg(struct hx_unotify *u, uint64_t id, const struct target *t,
+		   int dirfd, const char *raw, char *full, size_t size);
+/* Decides j (hx_un_decide) and says how the call ends: 0 when it is
+ * allowed, else the errno to answer with, the denial counted and k (may
+ * be NULL) used as hx_un_denied does. Invariant 2 in one place: a
+ * handler acts for the agent only on a 0 from here. */
+int hx_un_judge(struct hx_unotify *u, const struct target *t, struct job *j,
+		struct hx_kargs *k);
 /* One handler per family; each fills a (never CONTINUE without saying
  * what holds the call, next to the site). */
 void hx_un_open(struct hx_unotify *u, const struct seccomp_notif *n,

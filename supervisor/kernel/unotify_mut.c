@@ -442,17 +442,8 @@ static void hx_un_fdmeta(struct hx_unotify *u, const struct seccomp_notif *n,
 	j.rq.flags = O_NOFOLLOW; /* the file itself, as the fd names it */
 	j.rq.has_mode = has_mode;
 	j.rq.mode = (uint32_t)mode;
-	if (!hx_un_decide(u, &j)) {
+	if ((a->err = hx_un_judge(u, t, &j, NULL))) {
 		close(mine);
-		a->err = EACCES;
-		return;
-	}
-	if (j.out.reply != HX_VERDICT_ALLOW) {
-		close(mine);
-		atomic_fetch_add(&u->n_denied, 1);
-		a->err = j.out.err ? j.out.err : EACCES;
-		if (j.out.tell)
-			hx_pipeline_notice(&j.out, a->err);
 		return;
 	}
 	switch (nr) {
@@ -502,6 +493,7 @@ void hx_un_mut(struct hx_unotify *u, const struct seccomp_notif *n,
 	int tskind = 0; /* 1 utimbuf, 2 timeval[2], 3 timespec[2] */
 	struct mut_extra x;
 	struct job j;
+	struct hx_kargs kk;
 	static __thread unsigned char xbuf[XATTR_SIZE_MAX];
 	static __thread char raw[PATH_MAX], raw2[PATH_MAX], full[PATH_MAX],
 	    full2[PATH_MAX], res2[PATH_MAX];
@@ -761,15 +753,9 @@ void hx_un_mut(struct hx_unotify *u, const struct seccomp_notif *n,
 		a->err = e;
 		return;
 	}
-	if (!hx_un_id_valid(u, n->id)) {
-		a->err = ESRCH;
+	if ((a->err = hx_un_path_arg(u, n->id, t, dfd, raw, full,
+				     sizeof(full))))
 		return;
-	}
-	if ((e = hx_path_absolute(t->peer.pid, t->tid, dfd, raw, full,
-				     sizeof(full)))) {
-		a->err = -e;
-		return;
-	}
 	if (k == MUT_SYMLINK && !raw2[0]) {
 		a->err = ENOENT;
 		return;
@@ -816,23 +802,15 @@ void hx_un_mut(struct hx_unotify *u, const struct seccomp_notif *n,
 				  ((flags & RENAME_EXCHANGE) &&
 				   is_dir_at(AT_FDCWD, res2));
 	}
-	if (!hx_un_decide(u, &j)) {
-		a->err = EACCES;
+	kk = (struct hx_kargs){
+	    .call = kcall[k],
+	    .path = full,
+	    .path2 = k == MUT_RENAME || k == MUT_LINK ? full2 : NULL,
+	    .flags = nofollow ? AT_SYMLINK_NOFOLLOW : flags,
+	    .uid = ouid,
+	    .gid = ogid};
+	if ((a->err = hx_un_judge(u, t, &j, &kk)))
 		return;
-	}
-	if (j.out.reply != HX_VERDICT_ALLOW) {
-		struct hx_kargs kk = {
-		    .call = kcall[k],
-		    .path = full,
-		    .path2 = k == MUT_RENAME || k == MUT_LINK ? full2 : NULL,
-		    .flags = nofollow ? AT_SYMLINK_NOFOLLOW : flags,
-		    .uid = ouid,
-		    .gid = ogid};
-
-		atomic_fetch_add(&u->n_denied, 1);
-		a->err = hx_un_denied(t, &j.out, &kk);
-		return;
-	}
 	/* Not for a target that is gone (killed while this was decided). */
 	if (!hx_un_id_valid(u, n->id)) {
 		a->err = ESRCH;
@@ -859,10 +837,8 @@ void hx_un_mut(struct hx_unotify *u, const struct seccomp_notif *n,
 	    (is_dir_at(pfd, name) ||
 	     ((flags & RENAME_EXCHANGE) && is_dir_at(pfd2, name2)))) {
 		j.rq.moves_tree = true;
-		if (!hx_un_decide(u, &j) || j.out.reply != HX_VERDICT_ALLOW) {
-			e = -EACCES;
+		if ((e = -hx_un_judge(u, t, &j, NULL)))
 			goto out;
-		}
 	}
 	e = mut_act(t, k, pfd, name, pfd2, name2, raw2, flags, mode, len, ouid,
 		    ogid, nofollow, &x);

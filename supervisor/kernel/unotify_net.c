@@ -48,25 +48,26 @@ static bool is_own_socket(const struct hx_unotify *u,
 	       !strncmp(sun->sun_path, u->sock_path, n);
 }
 
-/* The errno for a denied address: for a unix socket's path what the
- * kernel would say of it (ENOENT, ECONNREFUSED), see hx_un_denied. */
-static int denied_unix(const struct target *t, const struct hx_outcome *o,
-		       const struct sockaddr_storage *ss, socklen_t len)
+/* What a denial of this address is checked against: a unix socket's
+ * path, made absolute into full, so that the errno is what the kernel
+ * would say of it (ENOENT, ECONNREFUSED; hx_un_denied). No path for
+ * other addresses. */
+static void addr_kargs(const struct target *t,
+		       const struct sockaddr_storage *ss, socklen_t len,
+		       char *full, size_t size, struct hx_kargs *k)
 {
 	const struct sockaddr_un *sun = (const void *)ss;
 	size_t off = offsetof(struct sockaddr_un, sun_path), n;
-	char raw[sizeof(sun->sun_path) + 1], full[PATH_MAX];
-	struct hx_kargs k = {.call = HX_KC_CONNECT, .path = full};
+	char raw[sizeof(sun->sun_path) + 1];
 
+	*k = (struct hx_kargs){.call = HX_KC_CONNECT};
 	if (ss->ss_family != AF_UNIX || len <= off || !sun->sun_path[0])
-		return o->err ? o->err : EACCES;
+		return;
 	n = strnlen(sun->sun_path, len - off);
 	memcpy(raw, sun->sun_path, n);
 	raw[n] = '\0';
-	if (hx_path_absolute(t->peer.pid, t->tid, AT_FDCWD, raw, full,
-			     sizeof(full)))
-		return o->err ? o->err : EACCES;
-	return hx_un_denied(t, o, &k);
+	if (!hx_path_absolute(t->peer.pid, t->tid, AT_FDCWD, raw, full, size))
+		k->path = full;
 }
 
 /* The socket's protocol (SO_PROTOCOL: NETLINK_ROUTE...), or -1. */
@@ -91,6 +92,8 @@ static bool decide_addr(struct hx_unotify *u, const struct target *t,
 					  RESOLVE_NO_MAGICLINKS};
 	struct stat st;
 	struct job j;
+	struct hx_kargs k;
+	char full[PATH_MAX];
 	int fd;
 
 	*target = -1;
@@ -102,15 +105,9 @@ static bool decide_addr(struct hx_unotify *u, const struct target *t,
 	j.rq.addrlen = len;
 	j.rq.has_proto = proto >= 0;
 	j.rq.proto = proto;
-	if (!hx_un_decide(u, &j)) {
-		a->err = EACCES;
+	addr_kargs(t, ss, len, full, sizeof(full), &k);
+	if ((a->err = hx_un_judge(u, t, &j, &k)))
 		return false;
-	}
-	if (j.out.reply != HX_VERDICT_ALLOW) {
-		atomic_fetch_add(&u->n_denied, 1);
-		a->err = denied_unix(t, &j.out, ss, len);
-		return false;
-	}
 	if (ss->ss_family != AF_UNIX || is_abstract(ss, len))
 		return true;
 	/* What connect would have found at the decided path. */
@@ -802,17 +799,8 @@ void hx_un_bind(struct hx_unotify *u, const struct seccomp_notif *n,
 	j.rq.path = full;
 	j.rq.has_flags = true;
 	j.rq.flags = O_WRONLY | O_CREAT | O_EXCL; /* no final symlink */
-	if (!hx_un_decide(u, &j)) {
-		e = -EACCES;
+	if ((e = -hx_un_judge(u, t, &j, NULL)))
 		goto done;
-	}
-	if (j.out.reply != HX_VERDICT_ALLOW) {
-		atomic_fetch_add(&u->n_denied, 1);
-		e = -(j.out.err ? j.out.err : EACCES);
-		if (j.out.tell)
-			hx_pipeline_notice(&j.out, -e);
-		goto done;
-	}
 	if (!j.decided[0] || j.decided[0] != '/' ||
 	    hx_un_proc_path(t, j.decided, here, sizeof(here))) {
 		e = -EACCES;

@@ -174,6 +174,7 @@ void hx_un_open(struct hx_unotify *u, const struct seccomp_notif *n,
 	int dirfd = AT_FDCWD, e;
 	struct job j;
 	char raw[PATH_MAX], full[PATH_MAX];
+	struct hx_kargs k = {.call = HX_KC_OPEN, .path = full};
 	struct seccomp_notif_addfd add;
 
 	memset(&j, 0, sizeof(j));
@@ -214,19 +215,21 @@ void hx_un_open(struct hx_unotify *u, const struct seccomp_notif *n,
 		}
 		/* Unknown trailing fields must be zero (as the kernel says). */
 		for (size_t off = sizeof(how); off < size;) {
-			size_t k = size - off < sizeof(extra) ? size - off
-							      : sizeof(extra);
+			size_t chunk = size - off < sizeof(extra)
+					   ? size - off
+					   : sizeof(extra);
 
-			if ((e = hx_un_read_mem(t->tid, arg[2] + off, extra, k))) {
+			if ((e = hx_un_read_mem(t->tid, arg[2] + off, extra,
+						chunk))) {
 				a->err = -e;
 				return;
 			}
-			for (size_t i = 0; i < k; i++)
+			for (size_t i = 0; i < chunk; i++)
 				if (extra[i]) {
 					a->err = E2BIG;
 					return;
 				}
-			off += k;
+			off += chunk;
 		}
 		flags = how.flags;
 		mode = how.mode;
@@ -258,15 +261,9 @@ void hx_un_open(struct hx_unotify *u, const struct seccomp_notif *n,
 		a->err = -e;
 		return;
 	}
-	if (!hx_un_id_valid(u, n->id)) {
-		a->err = ESRCH;
+	if ((a->err = hx_un_path_arg(u, n->id, t, dirfd, raw, full,
+				     sizeof(full))))
 		return;
-	}
-	if ((e = hx_path_absolute(t->peer.pid, t->tid, dirfd, raw, full,
-				     sizeof(full)))) {
-		a->err = -e;
-		return;
-	}
 	j.peer = t->peer;
 	/* Read-only opens arrive with --trace-reads, and openat2 always. */
 	j.rq.op = open_writes(flags) ? HX_OP_WRITE : HX_OP_READ;
@@ -277,18 +274,9 @@ void hx_un_open(struct hx_unotify *u, const struct seccomp_notif *n,
 		j.rq.has_mode = true;
 		j.rq.mode = (uint32_t)mode;
 	}
-	if (!hx_un_decide(u, &j)) {
-		a->err = EACCES;
+	k.flags = (unsigned)flags;
+	if ((a->err = hx_un_judge(u, t, &j, &k)))
 		return;
-	}
-	if (j.out.reply != HX_VERDICT_ALLOW) {
-		struct hx_kargs k = {
-		    .call = HX_KC_OPEN, .path = full, .flags = (unsigned)flags};
-
-		atomic_fetch_add(&u->n_denied, 1);
-		a->err = hx_un_denied(t, &j.out, &k);
-		return;
-	}
 	e = flags & O_PATH ? open_path_fd(t, j.decided, flags, resolve)
 			   : open_here(t, j.decided, flags, (mode_t)mode, resolve);
 	if (e < 0) {

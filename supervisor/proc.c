@@ -1,0 +1,101 @@
+/* Processes in /proc; see proc.h. */
+#define _GNU_SOURCE
+#include "supervisor/proc.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+int hx_proc_stat(pid_t pid, struct hx_procstat *st)
+{
+	char path[64], buf[1024], *p;
+	int fd, ppid = 0;
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return errno == ENOENT ? -ESRCH : -errno;
+	do
+		n = read(fd, buf, sizeof(buf) - 1);
+	while (n < 0 && errno == EINTR);
+	close(fd);
+	if (n <= 0)
+		return n < 0 ? -errno : -ESRCH;
+	buf[n] = '\0';
+	/* The command name (field 2) may hold spaces and parentheses:
+	 * fields 3 on follow the last ')'. starttime is field 22. */
+	p = strrchr(buf, ')');
+	if (!p || sscanf(p + 2,
+			 "%c %d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u "
+			 "%*d %*d %*d %*d %*d %*d %llu",
+			 &st->state, &ppid, &st->starttime) != 3)
+		return -EBADMSG;
+	st->ppid = ppid;
+	return 0;
+}
+
+pid_t hx_proc_ppid(pid_t pid)
+{
+	struct hx_procstat st;
+
+	return hx_proc_stat(pid, &st) ? 0 : st.ppid;
+}
+
+#define MAX_SCAN 32768
+
+size_t hx_proc_descendants(pid_t root, struct hx_proc *out, size_t max)
+{
+	static struct {
+		pid_t pid, ppid;
+		unsigned long long starttime;
+	} all[MAX_SCAN];
+	size_t n = 0, found = 0, j, done;
+	DIR *d = opendir("/proc");
+	struct dirent *de;
+
+	if (!d)
+		return 0;
+	while ((de = readdir(d)) && n < MAX_SCAN) {
+		struct hx_procstat st;
+		char *end;
+		long v = strtol(de->d_name, &end, 10);
+
+		if (*end || v <= 0 || hx_proc_stat((pid_t)v, &st) ||
+		    st.state == 'Z' || st.state == 'X')
+			continue;
+		all[n].pid = (pid_t)v;
+		all[n].ppid = st.ppid;
+		all[n++].starttime = st.starttime;
+	}
+	closedir(d);
+	/* Transitive closure from root, breadth first over out[]. */
+	for (done = 0; done <= found; done++) {
+		pid_t parent = done ? out[done - 1].pid : root;
+
+		for (j = 0; j < n && found < max; j++)
+			if (all[j].ppid == parent)
+				out[found++] = (struct hx_proc){
+				    all[j].pid, all[j].starttime};
+	}
+	return found;
+}
+
+void hx_proc_signal(const struct hx_proc *p, int sig)
+{
+	int fd = (int)syscall(SYS_pidfd_open, p->pid, 0);
+	struct hx_procstat st;
+
+	if (fd < 0)
+		return;
+	/* The pidfd pins one process; its start time says it is the one
+	 * the scan saw, not a newer one with the same pid. */
+	if (!hx_proc_stat(p->pid, &st) && st.starttime == p->starttime)
+		syscall(SYS_pidfd_send_signal, fd, sig, NULL, 0);
+	close(fd);
+}
