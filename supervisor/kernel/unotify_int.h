@@ -1,7 +1,9 @@
 /* The user-notify handler's parts (unotify.h), shared by its files:
- * unotify.c (target memory, the hand-over to the loop, the workers, the
- * lifecycle), unotify_open.c, unotify_net.c, unotify_mut.c and
- * unotify_exec.c (one family of system calls each). Internal. */
+ * unotify_target.c (the target's memory, identity and fds) and
+ * unotify_queue.c (the hand-over to the loop, the judgement) below the
+ * handlers unotify_open.c, unotify_net.c, unotify_mut.c and
+ * unotify_exec.c (one family of system calls each), and unotify.c (the
+ * workers that dispatch to them, the lifecycle) above. Internal. */
 #ifndef HX_UNOTIFY_INT_H
 #define HX_UNOTIFY_INT_H
 
@@ -88,15 +90,19 @@ int hx_un_read_str(pid_t tid, uint64_t addr, char *buf, size_t size);
 bool hx_un_id_valid(struct hx_unotify *u, uint64_t id);
 /* The target's fd, in the supervisor (close it), or -errno. */
 int hx_un_take_fd(pid_t pid, int fd);
+/* Who tid is (its process, uids, umask, tracer, executable), or -errno. */
+int hx_un_target_info(pid_t tid, struct target *t);
 
 /* The answer of an emulated call: 0 (counted as emulated) when e is 0,
  * else the error -e. */
 void hx_un_done(struct hx_unotify *u, struct answer *a, int e);
 /* Hands j to the loop's thread; false when stopping. */
 bool hx_un_enqueue(struct hx_unotify *u, struct job *j);
+/* The loop's side of the queue: decides every job handed over. */
+void hx_un_on_jobs(struct hx_server *s, struct hx_source *src, uint32_t ev);
 /* Decides j on the loop's thread and waits; false when stopping (the
  * caller denies). */
-bool hx_un_decide(struct hx_unotify *u, struct job *j);
+bool hx_un_submit(struct hx_unotify *u, struct job *j);
 /* in as the supervisor reaches what the target names by it: /proc/self
  * and /proc/thread-self made the target's. 0 or -ENAMETOOLONG. */
 int hx_un_proc_path(const struct target *t, const char *in, char *out,
@@ -113,7 +119,7 @@ int hx_un_denied(const struct target *t, const struct hx_outcome *o,
  * 0, or the errno to answer with. */
 int hx_un_path_arg(struct hx_unotify *u, uint64_t id, const struct target *t,
 		   int dirfd, const char *raw, char *full, size_t size);
-/* Decides j (hx_un_decide) and says how the call ends: 0 when it is
+/* Decides j (hx_un_submit) and says how the call ends: 0 when it is
  * allowed, else the errno to answer with, the denial counted and k (may
  * be NULL) used as hx_un_denied does. Invariant 2 in one place: a
  * handler acts for the agent only on a 0 from here. */

@@ -1,0 +1,163 @@
+/* The hand-over of a worker's request to the loop's thread, where the
+ * pipeline decides, and the one judgement every handler acts on
+ * (unotify_int.h). */
+#define _GNU_SOURCE
+#include "supervisor/kernel/unotify_int.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <time.h>
+#include <unistd.h>
+
+/* The target's fd, in the supervisor (close it). */
+void hx_un_done(struct hx_unotify *u, struct answer *a, int e)
+{
+	if (e) {
+		a->err = -e;
+		return;
+	}
+	atomic_fetch_add(&u->n_emul, 1);
+	a->kind = ANS_VALUE;
+	a->val = 0;
+}
+
+int hx_un_denied(const struct target *t, const struct hx_outcome *o,
+		 struct hx_kargs *k)
+{
+	char p1[PATH_MAX + 32], p2[PATH_MAX + 32];
+	int e = o->err ? o->err : EACCES;
+
+	/* The probe runs with this worker's rights, which are the
+	 * target's only when their uids agree (drop_worker_caps). */
+	if (o->tell && t->peer.uid == geteuid() && k->path &&
+	    !hx_un_proc_path(t, k->path, p1, sizeof(p1)) &&
+	    (!k->path2 || !hx_un_proc_path(t, k->path2, p2, sizeof(p2)))) {
+		k->dirfd = k->dirfd2 = AT_FDCWD;
+		k->path = p1;
+		if (k->path2)
+			k->path2 = p2;
+		e = hx_kerrno(k);
+	}
+	if (o->tell)
+		hx_pipeline_notice(o, e);
+	return e;
+}
+
+int hx_un_judge(struct hx_unotify *u, const struct target *t, struct job *j,
+		struct hx_kargs *k)
+{
+	struct hx_kargs none = {0};
+
+	if (!hx_un_submit(u, j))
+		return EACCES;
+	if (j->out.reply == HX_VERDICT_ALLOW)
+		return 0;
+	atomic_fetch_add(&u->n_denied, 1);
+	return hx_un_denied(t, &j->out, k ? k : &none);
+}
+
+void hx_un_on_jobs(struct hx_server *s, struct hx_source *src, uint32_t ev)
+{
+	struct hx_unotify *u = src->arg;
+	struct job *j, *list;
+	uint64_t v;
+
+	(void)s;
+	(void)ev;
+	if (read(u->efd, &v, sizeof(v)) < 0 && errno != EAGAIN)
+		return;
+	pthread_mutex_lock(&u->lock);
+	list = u->head;
+	u->head = u->tail = NULL;
+	pthread_mutex_unlock(&u->lock);
+	for (j = list; j;) {
+		struct job *next = j->next;
+
+		if (j->adopt) {
+			/* Refused: it closes our end, and the target's shim
+			 * reads EOF (unreachable: fail closed). */
+			hx_server_adopt(u->srv, j->adopt_fd, j->peer.pid,
+					j->peer.uid);
+			free(j);
+			j = next;
+			continue;
+		}
+		hx_pipeline_decide_kernel(u->pl, &j->peer, &j->rq, &j->out,
+					  j->decided, sizeof(j->decided));
+		pthread_mutex_lock(&u->lock);
+		atomic_store(&j->done, true); /* j may be gone after this */
+		pthread_cond_broadcast(&u->cond);
+		pthread_mutex_unlock(&u->lock);
+		j = next;
+	}
+}
+
+#define DECIDE_SPIN_NS 100000
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* Hands j to the loop's thread; false when stopping. */
+bool hx_un_enqueue(struct hx_unotify *u, struct job *j)
+{
+	uint64_t one = 1;
+
+	atomic_store(&j->done, false);
+	j->next = NULL;
+	pthread_mutex_lock(&u->lock);
+	if (atomic_load(&u->stopping)) {
+		pthread_mutex_unlock(&u->lock);
+		return false;
+	}
+	if (u->tail)
+		u->tail->next = j;
+	else
+		u->head = j;
+	u->tail = j;
+	pthread_mutex_unlock(&u->lock);
+	if (write(u->efd, &one, sizeof(one)) < 0 && errno != EAGAIN) {
+		/* Unreachable in practice; the stop path answers it. */
+	}
+	return true;
+}
+
+/* Decides j on the loop's thread and waits; false when stopping (the
+ * caller denies). */
+bool hx_un_submit(struct hx_unotify *u, struct job *j)
+{
+	bool ok;
+
+	if (!hx_un_enqueue(u, j))
+		return false;
+	/* A decision takes tens of microseconds; waking from a futex on a
+	 * VM costs as much again, so poll first. */
+	for (uint64_t until = mono_ns() + DECIDE_SPIN_NS;
+	     !atomic_load(&j->done) && mono_ns() < until;)
+		__builtin_ia32_pause();
+	pthread_mutex_lock(&u->lock);
+	while (!atomic_load(&j->done) && !atomic_load(&u->stopping))
+		pthread_cond_wait(&u->cond, &u->lock);
+	ok = atomic_load(&j->done);
+	if (!ok) {
+		/* Still queued: take it out before its stack goes. */
+		struct job **pp = &u->head, *prev = NULL;
+
+		while (*pp && *pp != j) {
+			prev = *pp;
+			pp = &(*pp)->next;
+		}
+		if (*pp) {
+			*pp = j->next;
+			if (u->tail == j)
+				u->tail = prev;
+		}
+	}
+	pthread_mutex_unlock(&u->lock);
+	return ok;
+}

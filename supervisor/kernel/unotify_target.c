@@ -1,0 +1,161 @@
+/* The target of a notification: its memory, its identity and its fds,
+ * read by a worker (unotify_int.h). Nothing here decides. */
+#define _GNU_SOURCE
+#include "supervisor/kernel/unotify_int.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include "supervisor/kernel/seccomp_uapi.h"
+#include "supervisor/path_resolve.h"
+
+__thread struct hx_connector *hx_un_conn;
+
+bool hx_un_id_valid(struct hx_unotify *u, uint64_t id)
+{
+	return ioctl(u->lfd, SECCOMP_IOCTL_NOTIF_ID_VALID, &id) == 0;
+}
+
+/* Exactly len bytes at addr in tid, or -errno. */
+int hx_un_read_mem(pid_t tid, uint64_t addr, void *buf, size_t len)
+{
+	struct iovec l = {buf, len}, r = {(void *)(uintptr_t)addr, len};
+	ssize_t n;
+
+	if (!len)
+		return 0;
+	n = process_vm_readv(tid, &l, 1, &r, 1, 0);
+	if (n < 0)
+		return -errno;
+	return (size_t)n == len ? 0 : -EFAULT;
+}
+
+/* A NUL-terminated string of at most size-1 bytes, read page by page
+ * so that the end of a mapping is not a fault. */
+int hx_un_read_str(pid_t tid, uint64_t addr, char *buf, size_t size)
+{
+	size_t got = 0;
+
+	if (!addr)
+		return -EFAULT;
+	while (got < size) {
+		size_t page = 4096 - ((addr + got) & 4095), want = size - got;
+		struct iovec l, r;
+		ssize_t n;
+		char *z;
+
+		if (want > page)
+			want = page;
+		l = (struct iovec){buf + got, want};
+		r = (struct iovec){(void *)(uintptr_t)(addr + got), want};
+		n = process_vm_readv(tid, &l, 1, &r, 1, 0);
+		if (n <= 0)
+			return n < 0 ? -errno : -EFAULT;
+		z = memchr(buf + got, '\0', (size_t)n);
+		if (z)
+			return 0;
+		got += (size_t)n;
+	}
+	return -ENAMETOOLONG;
+}
+
+/* Tgid, ppid, uid and umask from /proc/<tid>/status. */
+static int read_status(pid_t tid, pid_t *tgid, pid_t *ppid, uid_t *uid,
+		       mode_t *umask_out, pid_t *tracer)
+{
+	char path[64], buf[4096], *p;
+	int fd;
+	ssize_t n;
+	unsigned um = 022;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)tid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return -EIO;
+	buf[n] = '\0';
+	*tgid = 0;
+	if ((p = strstr(buf, "\nTgid:")))
+		*tgid = (pid_t)strtol(p + 6, NULL, 10);
+	if ((p = strstr(buf, "\nPPid:")))
+		*ppid = (pid_t)strtol(p + 6, NULL, 10);
+	*tracer = 0;
+	if ((p = strstr(buf, "\nTracerPid:")))
+		*tracer = (pid_t)strtol(p + 11, NULL, 10);
+	if ((p = strstr(buf, "\nUid:")))
+		*uid = (uid_t)strtoul(p + 5, NULL, 10);
+	if ((p = strstr(buf, "\nUmask:")))
+		um = (unsigned)strtoul(p + 7, NULL, 8);
+	*umask_out = (mode_t)(um & 0777);
+	return *tgid > 0 ? 0 : -EIO;
+}
+
+int hx_un_target_info(pid_t tid, struct target *t)
+{
+	char path[64];
+	ssize_t n;
+	int e;
+
+	memset(t, 0, sizeof(*t));
+	t->tid = tid;
+	e = read_status(tid, &t->peer.pid, &t->peer.ppid, &t->peer.uid,
+			&t->umask, &t->tracer);
+	if (e)
+		return e;
+	t->peer.tid = tid;
+	snprintf(path, sizeof(path), "/proc/%d/exe", (int)t->peer.pid);
+	n = readlink(path, t->exe, sizeof(t->exe) - 1);
+	if (n > 0) {
+		t->exe[n] = '\0';
+		t->peer.exe = t->exe;
+	}
+	return 0;
+}
+
+int hx_un_take_fd(pid_t pid, int fd)
+{
+	int pfd = (int)syscall(SYS_pidfd_open, pid, 0), r;
+
+	if (pfd < 0)
+		return -errno;
+	r = (int)syscall(SYS_pidfd_getfd, pfd, fd, 0);
+	if (r < 0)
+		r = -errno;
+	close(pfd);
+	return r;
+}
+
+int hx_un_proc_path(const struct target *t, const char *in, char *out,
+		    size_t size)
+{
+	static const char self[] = "/proc/self", thr[] = "/proc/thread-self";
+	int n;
+
+	if (!strncmp(in, self, 10) && (!in[10] || in[10] == '/'))
+		n = snprintf(out, size, "/proc/%d%s", (int)t->peer.pid,
+			     in + 10);
+	else if (!strncmp(in, thr, 17) && (!in[17] || in[17] == '/'))
+		n = snprintf(out, size, "/proc/%d/task/%d%s", (int)t->peer.pid,
+			     (int)t->tid, in + 17);
+	else
+		n = snprintf(out, size, "%s", in);
+	return n < 0 || (size_t)n >= size ? -ENAMETOOLONG : 0;
+}
+
+int hx_un_path_arg(struct hx_unotify *u, uint64_t id, const struct target *t,
+		   int dirfd, const char *raw, char *full, size_t size)
+{
+	if (!hx_un_id_valid(u, id))
+		return ESRCH;
+	return -hx_path_absolute(t->peer.pid, t->tid, dirfd, raw, full, size);
+}
