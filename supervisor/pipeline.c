@@ -26,261 +26,16 @@
 #include "supervisor/netfamily.h"
 #include "common/path.h"
 #include "supervisor/path_resolve.h"
+#include "supervisor/record.h"
+#include "supervisor/correlate.h"
 
 #define MAX_NAMES 8
 
-/* Kernel-layer correlation (see hx_pipeline_decide_kernel). */
-/* Recent shim decisions, by thread: 4-way sets indexed by tid, so that
- * one thread the scheduler holds back keeps its claim while others
- * make thousands (a ring of the last 256 dropped it under load, and the
- * kernel's view of the call became a second record). */
-#define CORR_WAYS 4
-#define CORR_SETS 1024
-#define CORR_N	 (CORR_WAYS * CORR_SETS)
-#define CORR_MS	 2000 /* a shim request older than this is not "just before" */
-#define HELLO_N	 4096 /* processes that said HELLO, direct-mapped by pid */
-
-struct corr {
-	pid_t tid, pid;
-	int op;
-	uint64_t ms, seq, key;
-	enum hx_verdict verdict;
-	bool used;
-	/* Logged as "shim+kernel" before the kernel saw it (the record is
-	 * written before the call may happen); cleared when it does, else
-	 * a kernel_unconfirmed record says so. */
-	bool pending;
-};
-
-struct hx_pl_kernel {
-	struct corr c[CORR_N];
-	bool sees_exec, sees_reads; /* notified beyond the fixed list */
-	struct {
-		pid_t pid;
-		uint64_t exe;
-		bool shim; /* said HELLO, or has the shim mapped */
-	} hello[HELLO_N];
-};
-
-static uint64_t fnv(const char *s)
-{
-	uint64_t h = 1469598103934665603ull;
-
-	for (; s && *s; s++)
-		h = (h ^ (uint8_t)*s) * 1099511628211ull;
-	return h;
-}
-
-static uint64_t mono_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
-
-int hx_pipeline_kernel_enable(struct hx_pipeline *pl)
-{
-	if (!pl->kern)
-		pl->kern = calloc(1, sizeof(*pl->kern));
-	return pl->kern ? 0 : -ENOMEM;
-}
-
-void hx_pipeline_kernel_free(struct hx_pipeline *pl)
-{
-	free(pl->kern);
-	pl->kern = NULL;
-}
-
-static void note_hello(struct hx_pipeline *pl, json_t *rec)
-{
-	const char *ev = json_string_value(json_object_get(rec, "event"));
-	const char *rule = json_string_value(json_object_get(rec, "rule"));
-	json_int_t pid = json_integer_value(json_object_get(rec, "pid"));
-	size_t i;
-
-	if (!ev || !rule || strcmp(ev, "process_start") ||
-	    strcmp(rule, "harness:hello") || pid <= 0)
-		return;
-	i = (size_t)pid % HELLO_N;
-	pl->kern->hello[i].pid = (pid_t)pid;
-	pl->kern->hello[i].exe =
-	    fnv(json_string_value(json_object_get(rec, "exe")));
-	pl->kern->hello[i].shim = true;
-}
-
-/* Whether the shim is mapped into pid: the HELLO travels on another
- * channel than the kernel's notification and may not have been read
- * yet when the process's first raw syscall arrives. */
-static bool maps_have_shim(pid_t pid)
-{
-	char path[64], buf[8192];
-	bool found = false;
-	size_t keep = 0;
-	ssize_t n;
-	int fd;
-
-	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return false;
-	while (!found && (n = read(fd, buf + keep, sizeof(buf) - 1 - keep)) > 0) {
-		buf[keep + (size_t)n] = '\0';
-		found = strstr(buf, "/libharness-shim.so") != NULL;
-		/* Carry a tail over, in case the name straddles two reads. */
-		keep = keep + (size_t)n > 32 ? 32 : keep + (size_t)n;
-		memmove(buf, buf + strlen(buf) - keep, keep);
-	}
-	close(fd);
-	return found;
-}
-
-/* The process runs an image with the shim loaded: known from its HELLO,
- * else looked up once per image and remembered. */
-static bool has_shim(const struct hx_pipeline *pl, const struct hx_peer *p)
-{
-	size_t i = (size_t)p->pid % HELLO_N;
-	uint64_t exe = fnv(p->exe);
-
-	if (pl->kern->hello[i].pid != p->pid || pl->kern->hello[i].exe != exe) {
-		pl->kern->hello[i].pid = p->pid;
-		pl->kern->hello[i].exe = exe;
-		pl->kern->hello[i].shim = maps_have_shim(p->pid);
-	}
-	return pl->kern->hello[i].shim;
-}
-
-static void set_str(json_t *o, const char *k, const char *v)
-{
-	if (v)
-		json_object_set_new(o, k, json_string(v));
-}
-
-static void unconfirmed(struct hx_pipeline *pl, struct corr *c)
-{
-	struct hx_peer peer = {.pid = c->pid, .tid = c->tid};
-	json_t *rec = hx_pipeline_record(pl, &peer, "kernel_unconfirmed", NULL);
-
-	c->pending = false;
-	if (!rec)
-		return;
-	set_str(rec, "op", hx_op_name((enum hx_op)c->op));
-	/* 0: the shim's record was coalesced (audit_overflow counts it). */
-	if (c->seq)
-		json_object_set_new(rec, "ref_seq",
-				    json_integer((json_int_t)c->seq));
-	set_str(rec, "layer", "shim");
-	hx_pipeline_append_event(pl, rec, NULL, NULL);
-	json_decref(rec);
-}
-
-static void flush_overflow(struct hx_pipeline *pl, bool all);
 
 void hx_pipeline_tick(struct hx_pipeline *pl, bool all)
 {
-	uint64_t now = mono_ms();
-
-	flush_overflow(pl, all);
-	if (!pl->kern)
-		return;
-	for (size_t i = 0; i < CORR_N; i++) {
-		struct corr *c = &pl->kern->c[i];
-
-		if (c->pending && (all || now - c->ms > CORR_MS))
-			unconfirmed(pl, c);
-	}
-}
-
-void hx_pipeline_kernel_sees(struct hx_pipeline *pl, bool exec, bool reads)
-{
-	if (pl->kern) {
-		pl->kern->sees_exec = exec;
-		pl->kern->sees_reads = reads;
-	}
-}
-
-/* Whether an allowed call of this kind reaches the user-notify layer
- * next (seccomp_deny.c's notify tables). */
-static bool kernel_sees(const struct hx_pl_kernel *k,
-			const struct hx_request *rq)
-{
-	switch (hx_op_category(rq->op)) {
-	case HX_CAT_FILE_WRITE:
-	case HX_CAT_NET_CONNECT:
-	case HX_CAT_NET_SEND:
-		return true;
-	case HX_CAT_EXEC:
-		return k->sees_exec;
-	case HX_CAT_FILE_READ:
-		return k->sees_reads;
-	default:
-		return false;
-	}
-}
-
-/* The slot for tid's new claim: its own, else a free one, else the
- * oldest of its set. */
-static struct corr *corr_slot(struct hx_pl_kernel *k, pid_t tid)
-{
-	struct corr *set = &k->c[((unsigned)tid % CORR_SETS) * CORR_WAYS];
-	struct corr *best = &set[0];
-
-	for (int w = 0; w < CORR_WAYS; w++) {
-		if (set[w].used && set[w].tid == tid)
-			return &set[w];
-		if (!set[w].used)
-			best = best->used ? &set[w] : best;
-		else if (best->used && set[w].ms < best->ms)
-			best = &set[w];
-	}
-	return best;
-}
-
-static void corr_put(struct hx_pipeline *pl, const struct hx_peer *peer,
-		     int op, uint64_t key, enum hx_verdict v, uint64_t seq,
-		     bool pending)
-{
-	pid_t tid = peer->tid ? peer->tid : peer->pid;
-	struct corr *c = corr_slot(pl->kern, tid);
-
-	if (c->pending)
-		unconfirmed(pl, c);
-	*c = (struct corr){.tid = tid,
-			   .pid = peer->pid,
-			   .op = op,
-			   .ms = mono_ms(),
-			   .seq = seq,
-			   .key = key,
-			   .verdict = v,
-			   .used = true,
-			   .pending = pending};
-}
-
-static bool corr_match(const struct corr *c, uint64_t now, int op,
-		       uint64_t key)
-{
-	return c->used && now - c->ms <= CORR_MS && c->op == op &&
-	       c->key == key;
-}
-
-static struct corr *corr_find(struct hx_pipeline *pl, pid_t tid, pid_t ppid,
-			      int op, uint64_t key)
-{
-	struct corr *set = &pl->kern->c[((unsigned)tid % CORR_SETS) * CORR_WAYS];
-	uint64_t now = mono_ms();
-
-	for (int w = 0; w < CORR_WAYS; w++)
-		if (set[w].tid == tid && corr_match(&set[w], now, op, key))
-			return &set[w];
-	/* posix_spawn: the shim asked in the parent, the exec comes from
-	 * the (vfork-like) child. Only the record is shared; the verdict
-	 * is always decided afresh. Execs are few: a scan. */
-	if (op == HX_OP_EXEC && ppid)
-		for (size_t i = 0; i < CORR_N; i++)
-			if (pl->kern->c[i].pid == ppid &&
-			    corr_match(&pl->kern->c[i], now, op, key))
-				return &pl->kern->c[i];
-	return NULL;
+	hx_record_flush(pl, all);
+	hx_correlate_expire(pl, all);
 }
 
 void hx_request_from_msg(const struct hx_msg *m, struct hx_request *rq,
@@ -452,343 +207,6 @@ static bool to_sun(const char *path, struct sockaddr_un *out, socklen_t *len)
 	return true;
 }
 
-json_t *hx_json_text(json_t *rec, const char *field, const char *s)
-{
-	json_t *list, *e, *v;
-	size_t n, i;
-	char *buf;
-
-	if (!s)
-		s = "";
-	if (hx_utf8_valid(s))
-		return json_string(s);
-	/* jansson takes UTF-8 only and returns NULL otherwise: one byte
-	 * of Latin-1 in a `sh -c` would have dropped the whole argv. */
-	n = hx_fmt_escape_bytes(s, NULL, 0);
-	buf = malloc(n + 1);
-	if (!buf)
-		return NULL;
-	hx_fmt_escape_bytes(s, buf, n + 1);
-	v = json_string(buf);
-	free(buf);
-	if (!rec || !field)
-		return v;
-	list = json_object_get(rec, "escaped");
-	if (!list) {
-		list = json_array();
-		json_object_set_new(rec, "escaped", list);
-	}
-	json_array_foreach(list, i, e)
-	{
-		if (!strcmp(json_string_value(e), field))
-			return v;
-	}
-	json_array_append_new(list, json_string(field));
-	return v;
-}
-
-/* An agent-controlled string into o[k]; field names it in rec's
- * "escaped" list when it had to be escaped. */
-static void set_text(json_t *rec, json_t *o, const char *k,
-		     const char *field, const char *v)
-{
-	if (v)
-		json_object_set_new(o, k, hx_json_text(rec, field, v));
-}
-
-static json_t *str_array(json_t *rec, const char *field,
-			 const char *const *v, size_t n)
-{
-	json_t *a = json_array();
-
-	for (size_t i = 0; i < n; i++)
-		json_array_append_new(a, hx_json_text(rec, field, v[i]));
-	return a;
-}
-
-json_t *hx_pipeline_record(const struct hx_pipeline *pl,
-			   const struct hx_peer *peer, const char *event,
-			   const struct timespec *when)
-{
-	json_t *o = json_object();
-	char t[HX_FMT_TIME_LEN];
-	struct timespec now;
-
-	if (!o)
-		return NULL;
-	if (!when) {
-		clock_gettime(CLOCK_REALTIME, &now);
-		when = &now;
-	}
-	json_object_set_new(o, "time",
-			    json_string(hx_fmt_time(when, t, sizeof(t))));
-	set_str(o, "session", pl->session);
-	if (peer) {
-		json_object_set_new(o, "pid", json_integer(peer->pid));
-		if (peer->ppid)
-			json_object_set_new(o, "ppid",
-					    json_integer(peer->ppid));
-		if (peer->tid)
-			json_object_set_new(o, "tid", json_integer(peer->tid));
-		set_text(o, o, "exe", "exe", peer->exe);
-		if (peer->claimed_pid && peer->claimed_pid != peer->pid)
-			json_object_set_new(o, "claimed_pid",
-					    json_integer(peer->claimed_pid));
-	} else {
-		json_object_set_new(o, "pid", json_integer(getpid()));
-		json_object_set_new(o, "ppid", json_integer(getppid()));
-	}
-	set_str(o, "event", event);
-	return o;
-}
-
-static int append_raw(struct hx_pipeline *pl, json_t *rec, uint64_t *seq)
-{
-	uint64_t n = 0;
-	int r = rec ? hx_audit_append(pl->audit, rec, &n) : -ENOMEM;
-
-	if (r)
-		pl->audit_errors++;
-	else if (pl->observe)
-		pl->observe(pl->observe_arg, rec, n);
-	if (!r && pl->kern)
-		note_hello(pl, rec);
-	if (seq)
-		*seq = n;
-	return r;
-}
-
-int hx_pipeline_append(struct hx_pipeline *pl, json_t *rec, uint64_t *seq)
-{
-	int r = append_raw(pl, rec, seq);
-
-	/* A record the log refused (not one never built): the log can
-	 * take no more. */
-	if (r && rec)
-		hx_pipeline_fail(pl, r, "the audit log cannot be written");
-	return r;
-}
-
-/* Records coalesced beyond the rate, counted by who, what and how it
- * was decided, each group with the arguments of its first record. */
-#define CO_GROUPS 16
-struct co_group {
-	json_int_t pid;
-	char event[32], op[16], verdict[8], rule[96];
-	uint64_t n;
-	json_t *args;
-};
-
-struct hx_pl_coalesce {
-	double tokens;
-	uint64_t last_ns, since_ms;
-	char first[HX_FMT_TIME_LEN], last[HX_FMT_TIME_LEN];
-	struct co_group g[CO_GROUPS];
-	size_t ng;
-	uint64_t total, other;
-};
-
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
-/* A token bucket: rate records a second, burst at once. */
-static bool over_rate(struct hx_pipeline *pl)
-{
-	struct hx_pl_coalesce *co = pl->co;
-	double cap = (double)(pl->quota_burst ? pl->quota_burst
-					      : pl->quota_rate);
-	uint64_t now = mono_ns();
-
-	if (!pl->quota_rate)
-		return false;
-	if (!co) {
-		co = pl->co = calloc(1, sizeof(*co));
-		if (!co)
-			return false; /* written, then: never dropped */
-		co->tokens = cap;
-		co->last_ns = now;
-	}
-	co->tokens += (double)(now - co->last_ns) * (double)pl->quota_rate / 1e9;
-	if (co->tokens > cap)
-		co->tokens = cap;
-	co->last_ns = now;
-	if (co->tokens >= 1) {
-		co->tokens -= 1;
-		return false;
-	}
-	return true;
-}
-
-static void copy_field(char *dst, size_t size, json_t *rec, const char *k)
-{
-	const char *v = json_string_value(json_object_get(rec, k));
-
-	snprintf(dst, size, "%s", v ? v : "");
-}
-
-static void coalesce(struct hx_pl_coalesce *co, json_t *rec)
-{
-	struct co_group key = {
-	    .pid = json_integer_value(json_object_get(rec, "pid"))};
-	const char *t = json_string_value(json_object_get(rec, "time"));
-	size_t i;
-
-	copy_field(key.event, sizeof(key.event), rec, "event");
-	copy_field(key.op, sizeof(key.op), rec, "op");
-	copy_field(key.verdict, sizeof(key.verdict), rec, "verdict");
-	copy_field(key.rule, sizeof(key.rule), rec, "rule");
-	if (!co->total) {
-		co->since_ms = mono_ms();
-		snprintf(co->first, sizeof(co->first), "%s", t ? t : "");
-	}
-	snprintf(co->last, sizeof(co->last), "%s", t ? t : "");
-	co->total++;
-	for (i = 0; i < co->ng; i++) {
-		struct co_group *g = &co->g[i];
-
-		if (g->pid == key.pid && !strcmp(g->event, key.event) &&
-		    !strcmp(g->op, key.op) && !strcmp(g->verdict, key.verdict) &&
-		    !strcmp(g->rule, key.rule)) {
-			g->n++;
-			return;
-		}
-	}
-	if (co->ng == CO_GROUPS) {
-		co->other++;
-		return;
-	}
-	key.n = 1;
-	key.args = json_incref(json_object_get(rec, "args"));
-	co->g[co->ng++] = key;
-}
-
-static void set_nonempty(json_t *o, const char *k, const char *v)
-{
-	if (v[0])
-		json_object_set_new(o, k, json_string(v));
-}
-
-/* The audit_overflow record for what was coalesced since the last one:
- * once a second, and at the end (all). */
-static void flush_overflow(struct hx_pipeline *pl, bool all)
-{
-	struct hx_pl_coalesce *co = pl->co;
-	json_t *rec, *groups;
-
-	if (!co || !co->total || (!all && mono_ms() - co->since_ms < 1000))
-		return;
-	rec = hx_pipeline_record(pl, NULL, "audit_overflow", NULL);
-	groups = json_array();
-	for (size_t i = 0; i < co->ng; i++) {
-		struct co_group *g = &co->g[i];
-		json_t *o = json_object();
-
-		json_object_set_new(o, "pid", json_integer(g->pid));
-		set_nonempty(o, "event", g->event);
-		set_nonempty(o, "op", g->op);
-		set_nonempty(o, "verdict", g->verdict);
-		set_nonempty(o, "rule", g->rule);
-		json_object_set_new(o, "count", json_integer((json_int_t)g->n));
-		if (g->args)
-			json_object_set_new(o, "first_args", g->args);
-		g->args = NULL;
-		json_array_append_new(groups, o);
-	}
-	if (rec) {
-		set_str(rec, "category", "process");
-		set_str(rec, "reason", "rate");
-		json_object_set_new(rec, "rate",
-				    json_integer((json_int_t)pl->quota_rate));
-		json_object_set_new(rec, "burst",
-				    json_integer((json_int_t)pl->quota_burst));
-		json_object_set_new(rec, "coalesced",
-				    json_integer((json_int_t)co->total));
-		set_str(rec, "since", co->first);
-		set_str(rec, "until", co->last);
-		json_object_set_new(rec, "groups", groups);
-		if (co->other)
-			json_object_set_new(
-			    rec, "other", json_integer((json_int_t)co->other));
-		hx_pipeline_append(pl, rec, NULL);
-	} else {
-		json_decref(groups);
-	}
-	json_decref(rec);
-	co->total = co->other = 0;
-	co->ng = 0;
-}
-
-int hx_pipeline_append_event(struct hx_pipeline *pl, json_t *rec,
-			     uint64_t *seq, bool *coalesced)
-{
-	int r;
-
-	if (coalesced)
-		*coalesced = false;
-	if (seq)
-		*seq = 0;
-	if (pl->failed) {
-		pl->audit_errors++;
-		return pl->failed;
-	}
-	if (rec && over_rate(pl)) {
-		coalesce(pl->co, rec);
-		if (pl->kern)
-			note_hello(pl, rec);
-		if (coalesced)
-			*coalesced = true;
-		return 0;
-	}
-	r = hx_pipeline_append(pl, rec, seq);
-	if (!r && pl->quota_max_size &&
-	    hx_audit_written(pl->audit) >= pl->quota_max_size)
-		hx_pipeline_fail(pl, -EDQUOT,
-				 "the session's audit quota (audit: "
-				 "max_size) is used up");
-	return r;
-}
-
-void hx_pipeline_fail(struct hx_pipeline *pl, int err, const char *why)
-{
-	json_t *rec;
-	char e[64];
-
-	if (pl->failed)
-		return;
-	pl->failed = err ? err : -EIO;
-	pl->failed_why = why;
-	if (pl->audit)
-		hx_audit_closing(pl->audit);
-	flush_overflow(pl, true);
-	rec = hx_pipeline_record(pl, NULL, "audit_failed", NULL);
-	if (rec) {
-		set_str(rec, "category", "process");
-		set_str(rec, "risk", "high");
-		set_str(rec, "reason", why);
-		snprintf(e, sizeof(e), "%s", strerror(-pl->failed));
-		set_str(rec, "error", e);
-		if (pl->quota_max_size)
-			json_object_set_new(
-			    rec, "max_size",
-			    json_integer((json_int_t)pl->quota_max_size));
-		if (pl->audit)
-			json_object_set_new(
-			    rec, "written",
-			    json_integer(
-				(json_int_t)hx_audit_written(pl->audit)));
-		append_raw(pl, rec, NULL);
-	}
-	json_decref(rec);
-	fprintf(stderr,
-		"harness: %s (%s): every request is denied and the session "
-		"ends\n",
-		why, strerror(-pl->failed));
-}
 
 int hx_pipeline_protect_fd(struct hx_pipeline *pl, int fd)
 {
@@ -838,13 +256,13 @@ static void family_args(json_t *a, const struct hx_request *rq)
 	memcpy(&f, rq->addr, sizeof(f));
 	n = hx_netfamily_name(f);
 	if (n)
-		set_str(a, "family", n);
+		hx_record_set_str(a, "family", n);
 	else
 		json_object_set_new(a, "family", json_integer(f));
 	if (f == AF_NETLINK && rq->has_proto) {
 		n = hx_netlink_proto_name(rq->proto);
 		if (n)
-			set_str(a, "protocol", n);
+			hx_record_set_str(a, "protocol", n);
 		else
 			json_object_set_new(a, "protocol",
 					    json_integer(rq->proto));
@@ -859,46 +277,46 @@ static json_t *make_args(json_t *rec, const struct hx_request *rq,
 	json_t *a = json_object();
 	char buf[256];
 
-	set_str(a, "loader", rq->loader);
+	hx_record_set_str(a, "loader", rq->loader);
 	if (rq->path) {
-		set_text(rec, a, "path", "args.path",
+		hx_record_set_text(rec, a, "path", "args.path",
 			 p1->ok ? p1->norm : rq->path);
 		if (p1->has_resolved)
-			set_text(rec, a, "path_resolved", "args.path_resolved",
+			hx_record_set_text(rec, a, "path_resolved", "args.path_resolved",
 				 p1->resolved);
 	}
 	if (rq->path2) {
-		set_text(rec, a, "path2", "args.path2",
+		hx_record_set_text(rec, a, "path2", "args.path2",
 			 p2->ok ? p2->norm : rq->path2);
 		if (p2->has_resolved)
-			set_text(rec, a, "path2_resolved",
+			hx_record_set_text(rec, a, "path2_resolved",
 				 "args.path2_resolved", p2->resolved);
 	}
 	if (rq->has_flags) {
 		if (rq->op == HX_OP_READ || rq->op == HX_OP_WRITE ||
 		    rq->op == HX_OP_TRUNCATE)
-			set_str(a, "flags",
+			hx_record_set_str(a, "flags",
 				hx_fmt_open_flags(rq->flags, buf, sizeof(buf)));
 		else
 			json_object_set_new(a, "flags",
 					    json_integer(rq->flags));
 	}
 	if (rq->has_mode)
-		set_str(a, "mode", hx_fmt_mode(rq->mode, buf, sizeof(buf)));
+		hx_record_set_str(a, "mode", hx_fmt_mode(rq->mode, buf, sizeof(buf)));
 	if (rq->argc) {
-		json_object_set_new(a, "argv", str_array(rec, "args.argv",
+		json_object_set_new(a, "argv", hx_record_strings(rec, "args.argv",
 							 rq->argv, rq->argc));
 		if (rq->truncated)
 			json_object_set_new(a, "argv_truncated", json_true());
 	}
-	set_text(rec, a, "addr", "args.addr", addr);
-	set_text(rec, a, "host", "args.host", rq->host);
+	hx_record_set_text(rec, a, "addr", "args.addr", addr);
+	hx_record_set_text(rec, a, "host", "args.host", rq->host);
 	if (nnames) {
 		json_t *n = json_array();
 
 		for (size_t i = 0; i < nnames; i++)
 			json_array_append_new(
-			    n, hx_json_text(rec, "args.names", names[i]));
+			    n, hx_record_text(rec, "args.names", names[i]));
 		json_object_set_new(a, "names", n);
 	}
 	if (rq->has_result)
@@ -1042,229 +460,341 @@ static void link_target(const char *text, const struct vpath *link,
 	validate_path(abs, peer->pid, peer->tid, true, v);
 }
 
-static void decide(struct hx_pipeline *pl, const struct hx_peer *peer,
-		   const struct hx_request *rq, const char *layer, bool kernel,
-		   struct hx_outcome *out, char *decided, size_t dlen)
-{
+/* ---- the stages of a decision ---- */
+
+/* One request on its way through decide()'s stages: what each stage
+ * leaves for the next. */
+struct flow {
+	struct hx_pipeline *pl;
+	const struct hx_peer *peer;
+	const struct hx_request *rq;
+	const char *layer; /* "shim" or "kernel" */
+	bool kernel;
 	struct timespec t0, wall;
-	struct vpath sp1, sp2, spu, *p1 = &sp1, *p2 = &sp2, *pu = &spu;
+	/* validate */
+	struct hx_event ev;
+	struct vpath p1, p2, pu; /* path, path2, a unix socket's path */
 	struct sockaddr_un un_norm, un_res;
-	socklen_t un_len = 0, res_len = 0;
-	bool is_unix = false, unix_resolved = false;
-	struct hx_event ev = {0}, ev2;
-	struct hx_decision d, d2;
+	socklen_t un_len, res_len;
+	bool is_unix, unix_resolved, has_addr;
+	char addr[HX_SOCKADDR_LEN];
 	char names[MAX_NAMES][HX_DNSMAP_NAME_MAX];
 	const char *namep[MAX_NAMES];
-	size_t nnames = 0, i;
-	char addr[HX_SOCKADDR_LEN], cwd[PATH_MAX], link[64];
-	struct hx_exec_class cls = {NULL, HX_RISK_LOW};
-	bool has_addr = false, resolved_won = false;
-	json_t *rec;
-	ssize_t n;
-	uint64_t key = 0;
-	struct corr *match = NULL;
-	bool bypass = false, both = false, by_inode = false, co = false;
+	size_t nnames;
+	/* judge, classify */
+	struct hx_decision d;
+	bool resolved_won, by_inode;
+	struct hx_exec_class cls;
+	/* correlate */
+	uint64_t key;
+	enum hx_corr_match match;
+	bool bypass, both;
+};
 
-	clock_gettime(CLOCK_MONOTONIC, &t0);
-	clock_gettime(CLOCK_REALTIME, &wall);
+/* Validate: the paths made absolute, normalized and resolved as the
+ * agent would see them (validate_path); what the policy judges. */
+static void validate_paths(struct flow *f)
+{
+	const struct hx_request *rq = f->rq;
+	const struct hx_peer *peer = f->peer;
+	struct hx_event *ev = &f->ev;
 
-	ev.op = rq->op;
+	ev->op = rq->op;
 	validate_path(rq->path, peer->pid, peer->tid, follows_last(rq->op, rq),
-		      p1);
+		      &f->p1);
 	if (rq->op == HX_OP_SYMLINK) {
 		/* path2 is the link's text; where it leads is decided too
 		 * (policy.h: link_target), from the link's directory. */
-		link_target(rq->path2, p1, peer, p2);
-		ev.link_target = p2->ok ? p2->norm : NULL;
-		ev.link_target_resolved = p2->has_resolved ? p2->resolved : NULL;
-		p2->ok = false;
-		p2->has_resolved = p2->via_fd = false;
-		ev.path2 = rq->path2;
+		link_target(rq->path2, &f->p1, peer, &f->p2);
+		ev->link_target = f->p2.ok ? f->p2.norm : NULL;
+		ev->link_target_resolved =
+		    f->p2.has_resolved ? f->p2.resolved : NULL;
+		f->p2.ok = false;
+		f->p2.has_resolved = f->p2.via_fd = false;
+		ev->path2 = rq->path2;
 	} else {
-		validate_path(rq->path2, peer->pid, peer->tid, false, p2);
-		ev.path2 = !p2->ok ? NULL : p2->via_fd ? p2->resolved : p2->norm;
+		validate_path(rq->path2, peer->pid, peer->tid, false, &f->p2);
+		ev->path2 = !f->p2.ok	   ? NULL
+			    : f->p2.via_fd ? f->p2.resolved
+					   : f->p2.norm;
 	}
-	ev.path = !p1->ok ? NULL : p1->via_fd ? p1->resolved : p1->norm;
+	ev->path = !f->p1.ok ? NULL : f->p1.via_fd ? f->p1.resolved : f->p1.norm;
 	if (rq->op == HX_OP_RENAME)
-		ev.moves_tree = rq->tree_known ? rq->moves_tree
-					       : may_be_dir(ev.path) ||
-						     may_be_dir(ev.path2);
-	ev.reads = rq->op == HX_OP_WRITE && is_open(rq->call) &&
-		   rq->has_flags && (rq->flags & O_ACCMODE) != O_WRONLY;
-	ev.argv = rq->argv;
-	ev.argc = rq->argc;
-	ev.host = rq->host;
-	if (rq->addr && rq->addrlen >= sizeof(sa_family_t)) {
-		ev.addr = rq->addr;
-		ev.addrlen = (socklen_t)rq->addrlen;
-		is_unix = unix_path(rq->addr, rq->addrlen, peer->pid, peer->tid,
-				    pu);
-		if (is_unix) {
-			/* Unjudgeable (a path too long for sun_path once
-			 * absolute): no address, so harness:malformed. */
-			if (!pu->ok || !to_sun(pu->norm, &un_norm, &un_len) ||
-			    (pu->has_resolved &&
-			     !to_sun(pu->resolved, &un_res, &res_len)))
-				un_len = 0;
-			ev.addr = un_len ? (struct sockaddr *)&un_norm : NULL;
-			ev.addrlen = un_len;
-			unix_resolved = un_len && pu->has_resolved;
-		}
-		hx_sockaddr_format(ev.addr ? ev.addr : rq->addr,
-				ev.addr ? ev.addrlen : rq->addrlen, addr,
-				sizeof(addr));
-		has_addr = true;
-		if (pl->dns)
-			nnames = hx_dnsmap_lookup(pl->dns, ev.addr, ev.addrlen,
-						  names, MAX_NAMES);
-		for (i = 0; i < nnames; i++)
-			namep[i] = names[i];
-		ev.names = namep;
-		ev.nnames = nnames;
+		ev->moves_tree = rq->tree_known ? rq->moves_tree
+						: may_be_dir(ev->path) ||
+						      may_be_dir(ev->path2);
+	ev->reads = rq->op == HX_OP_WRITE && is_open(rq->call) &&
+		    rq->has_flags && (rq->flags & O_ACCMODE) != O_WRONLY;
+	ev->argv = rq->argv;
+	ev->argc = rq->argc;
+	ev->host = rq->host;
+}
+
+/* Validate: the address, with a unix socket's path treated as a path,
+ * and the names this session's lookups gave it. */
+static void validate_addr(struct flow *f)
+{
+	const struct hx_request *rq = f->rq;
+	struct hx_event *ev = &f->ev;
+
+	if (!rq->addr || rq->addrlen < sizeof(sa_family_t))
+		return;
+	ev->addr = rq->addr;
+	ev->addrlen = (socklen_t)rq->addrlen;
+	f->is_unix = unix_path(rq->addr, rq->addrlen, f->peer->pid,
+			       f->peer->tid, &f->pu);
+	if (f->is_unix) {
+		/* Unjudgeable (a path too long for sun_path once absolute):
+		 * no address, so harness:malformed. */
+		if (!f->pu.ok || !to_sun(f->pu.norm, &f->un_norm, &f->un_len) ||
+		    (f->pu.has_resolved &&
+		     !to_sun(f->pu.resolved, &f->un_res, &f->res_len)))
+			f->un_len = 0;
+		ev->addr = f->un_len ? (struct sockaddr *)&f->un_norm : NULL;
+		ev->addrlen = f->un_len;
+		f->unix_resolved = f->un_len && f->pu.has_resolved;
 	}
-	hx_policy_decide(pl->policy, &ev, &d);
-	if (has_addr)
+	hx_sockaddr_format(ev->addr ? ev->addr : rq->addr,
+			   ev->addr ? ev->addrlen : rq->addrlen, f->addr,
+			   sizeof(f->addr));
+	f->has_addr = true;
+	if (f->pl->dns)
+		f->nnames = hx_dnsmap_lookup(f->pl->dns, ev->addr, ev->addrlen,
+					     f->names, MAX_NAMES);
+	for (size_t i = 0; i < f->nnames; i++)
+		f->namep[i] = f->names[i];
+	ev->names = f->namep;
+	ev->nnames = f->nnames;
+}
+
+/* Judge: the policy on the event as named and as resolved (a symlink
+ * from the project into ~/.ssh must not pass: the stronger verdict
+ * wins), the socket's family, and the harness's own files by inode;
+ * then classify an exec by its argv. */
+static void judge(struct flow *f)
+{
+	const struct hx_request *rq = f->rq;
+	struct hx_event ev2;
+	struct hx_decision d2;
+
+	hx_policy_decide(f->pl->policy, &f->ev, &f->d);
+	if (f->has_addr)
 		hx_netfamily_decide(rq->addr, rq->addrlen,
-				    rq->has_proto ? rq->proto : -1, &d);
-	/* A symlink from the project into ~/.ssh must not pass: decide on
-	 * the resolved form too and keep the stronger verdict. */
-	if (p1->has_resolved || p2->has_resolved || unix_resolved) {
-		ev2 = ev;
-		if (p1->has_resolved)
-			ev2.path = p1->resolved;
-		if (p2->has_resolved)
-			ev2.path2 = p2->resolved;
-		if (unix_resolved) {
-			ev2.addr = (struct sockaddr *)&un_res;
-			ev2.addrlen = res_len;
+				    rq->has_proto ? rq->proto : -1, &f->d);
+	if (f->p1.has_resolved || f->p2.has_resolved || f->unix_resolved) {
+		ev2 = f->ev;
+		if (f->p1.has_resolved)
+			ev2.path = f->p1.resolved;
+		if (f->p2.has_resolved)
+			ev2.path2 = f->p2.resolved;
+		if (f->unix_resolved) {
+			ev2.addr = (struct sockaddr *)&f->un_res;
+			ev2.addrlen = f->res_len;
 		}
-		hx_policy_decide(pl->policy, &ev2, &d2);
-		if (d2.verdict > d.verdict) {
-			d = d2;
-			resolved_won = true;
+		hx_policy_decide(f->pl->policy, &ev2, &d2);
+		if (d2.verdict > f->d.verdict) {
+			f->d = d2;
+			f->resolved_won = true;
 		}
 	}
 	/* The log by inode: through a hard link or another mount of its
 	 * file system, a path no glob names reaches it. */
-	if (rq->op != HX_OP_EXEC && !protects_harness(d.rule) &&
-	    (protected_inode(pl, p1, follows_last(rq->op, rq)) ||
-	     (rq->op != HX_OP_SYMLINK && protected_inode(pl, p2, false)))) {
-		d.verdict = HX_VERDICT_DENY;
-		d.rule = "harness:protect";
-		d.pattern = NULL;
-		by_inode = true;
+	if (rq->op != HX_OP_EXEC && !protects_harness(f->d.rule) &&
+	    (protected_inode(f->pl, &f->p1, follows_last(rq->op, rq)) ||
+	     (rq->op != HX_OP_SYMLINK &&
+	      protected_inode(f->pl, &f->p2, false)))) {
+		f->d.verdict = HX_VERDICT_DENY;
+		f->d.rule = "harness:protect";
+		f->d.pattern = NULL;
+		f->by_inode = true;
 	}
 	if (rq->op == HX_OP_EXEC)
-		cls = hx_classify_exec(ev.path, rq->argv, rq->argc);
+		f->cls = hx_classify_exec(f->ev.path, rq->argv, rq->argc);
+}
 
-	out->verdict = d.verdict;
-	out->rule = d.rule;
-	out->reply = pl->mode == HX_MODE_AUDIT && !protects_harness(d.rule)
+/* Outcome: what the layer applies (audit mode allows all but the
+ * harness's own protection), its errno, and the path it acts on. */
+static void outcome(struct flow *f, struct hx_outcome *out, char *decided,
+		    size_t dlen)
+{
+	const struct vpath *p1 = &f->p1;
+
+	out->verdict = f->d.verdict;
+	out->rule = f->d.rule;
+	out->reply = f->pl->mode == HX_MODE_AUDIT && !protects_harness(f->d.rule)
 			 ? HX_VERDICT_ALLOW
-			 : d.verdict;
+			 : f->d.verdict;
 	out->err = out->reply == HX_VERDICT_ALLOW ? 0 : EACCES;
-	out->tell = out->err && may_tell(pl, rq, p1, p2, pu, is_unix);
+	out->tell = out->err && may_tell(f->pl, f->rq, p1, &f->p2, &f->pu,
+					 f->is_unix);
 	out->seq = 0;
-	if (decided && dlen && is_unix)
+	if (decided && dlen && f->is_unix)
 		snprintf(decided, dlen, "%s",
-			 !un_len ? "" : unix_resolved ? pu->resolved : pu->norm);
+			 !f->un_len	     ? ""
+			 : f->unix_resolved ? f->pu.resolved
+					    : f->pu.norm);
 	else if (decided && dlen)
 		snprintf(decided, dlen, "%s",
 			 p1->has_resolved ? p1->resolved
 			 : p1->ok	  ? p1->norm
 				 : "");
-	if (pl->kern)
-		key = fnv(has_addr ? addr : p1->ok ? p1->norm : "");
-	if (kernel && pl->kern) {
-		/* The shim asked for this thread and call just before: its
-		 * record stands for both layers, unless the fresh verdict
-		 * differs (then this one is logged too). */
-		match = corr_find(pl, peer->tid ? peer->tid : peer->pid,
-				  peer->ppid, (int)rq->op, key);
-		if (match && match->verdict == d.verdict) {
-			match->used = false; /* one kernel event per request */
-			match->pending = false; /* its "shim+kernel" holds */
-			out->seq = match->seq;
-			return;
-		}
-		/* A call the shim does not interpose (HX_CALL_CHMOD and
-		 * after) reaches only the kernel layer: that is no bypass. */
-		/* Nor is a read: the shim allows most reads by itself,
-		 * without asking. */
-		bypass = !match && rq->call < HX_CALL_CHMOD &&
-			 rq->op != HX_OP_READ &&
-			 !foreign_family(rq) && peer->exe && has_shim(pl, peer);
-	}
-	pl->events++;
-	if ((unsigned)d.verdict < 3)
-		pl->verdicts[d.verdict]++;
-	/* A shim request the kernel layer will see next, if allowed. */
-	both = !kernel && pl->kern && !strcmp(layer, "shim") &&
-	       out->reply == HX_VERDICT_ALLOW && kernel_sees(pl->kern, rq);
+}
 
-	rec = hx_pipeline_record(pl, peer, hx_call_name(rq->call), &wall);
-	if (rec) {
-		set_str(rec, "op", hx_op_name(rq->op));
-		json_object_set_new(rec, "args",
-				    make_args(rec, rq, p1, p2,
-					      has_addr ? addr : NULL, names,
-					      nnames));
-		if (unix_resolved)
-			set_text(rec, json_object_get(rec, "args"),
-				 "addr_resolved", "args.addr_resolved",
-				 pu->resolved);
-		if (foreign_family(rq))
-			family_args(json_object_get(rec, "args"), rq);
-		snprintf(link, sizeof(link), "/proc/%d/cwd", (int)peer->pid);
-		n = readlink(link, cwd, sizeof(cwd) - 1);
-		if (n > 0) {
-			cwd[n] = '\0';
-			set_text(rec, rec, "cwd", "cwd", cwd);
-		}
-		set_str(rec, "category", hx_category_name(d.category));
-		/* An exec's risk is its argv class (cat: low, rm: high). */
-		set_str(rec, "risk",
-			hx_risk_name(cls.name ? cls.risk : d.risk));
-		set_str(rec, "class", cls.name);
-		set_str(rec, "verdict", hx_verdict_name(d.verdict));
-		json_object_set_new(rec, "enforced",
-				    json_boolean(pl->mode == HX_MODE_ENFORCE ||
-						 protects_harness(d.rule)));
-		set_str(rec, "rule", d.rule);
-		set_text(rec, rec, "pattern", "pattern", d.pattern);
-		if (by_inode)
-			set_str(rec, "protected_by", "inode");
-		if (resolved_won || p1->via_fd || p2->via_fd)
-			json_object_set_new(rec, "decided_on_resolved",
-					    json_true());
-		set_str(rec, "layer", both ? "shim+kernel" : layer);
-		if (bypass)
-			json_object_set_new(rec, "shim_bypass", json_true());
-		if (match)
-			json_object_set_new(rec, "shim_disagreed", json_true());
-		json_object_set_new(rec, "latency_ns",
-				    json_integer((json_int_t)ns_since(&t0)));
-		if (rq->nframes)
-			json_object_set_new(rec, "stack",
-					    str_array(rec, "stack", rq->frames,
-						      rq->nframes));
+/* Correlate: true when the shim asked for this thread and call just
+ * before with the same verdict; its record then stands for both layers
+ * (out->seq is it). Else notes a bypass and whether the kernel layer
+ * sees this request next. */
+static bool correlate(struct flow *f, struct hx_outcome *out)
+{
+	struct hx_pipeline *pl = f->pl;
+	const struct hx_request *rq = f->rq;
+
+	if (!pl->kern)
+		return false;
+	f->key = hx_correlate_key(f->has_addr ? f->addr
+				  : f->p1.ok  ? f->p1.norm
+					      : "");
+	if (f->kernel) {
+		f->match = hx_correlate_claim(pl, f->peer, (int)rq->op, f->key,
+					      f->d.verdict, &out->seq);
+		if (f->match == HX_CORR_AGREES)
+			return true;
+		/* A call the shim does not interpose (HX_CALL_CHMOD and
+		 * after) reaches only the kernel layer: no bypass. Nor is
+		 * a read: the shim allows most reads by itself. */
+		f->bypass = f->match == HX_CORR_NONE &&
+			    rq->call < HX_CALL_CHMOD && rq->op != HX_OP_READ &&
+			    !foreign_family(rq) && f->peer->exe &&
+			    hx_correlate_has_shim(pl, f->peer);
 	}
-	if (hx_pipeline_append_event(pl, rec, &out->seq, &co)) {
-		/* Fail closed, in audit mode too: what cannot be audited
-		 * does not happen. */
+	/* A shim request the kernel layer will see next, if allowed. */
+	f->both = !f->kernel && !strcmp(f->layer, "shim") &&
+		  out->reply == HX_VERDICT_ALLOW &&
+		  hx_correlate_kernel_sees(pl, rq);
+	return false;
+}
+
+/* Record: the decision as an audit record. */
+static json_t *record(struct flow *f)
+{
+	const struct hx_request *rq = f->rq;
+	const struct hx_decision *d = &f->d;
+	json_t *rec = hx_record_new(f->pl, f->peer, hx_call_name(rq->call),
+				    &f->wall);
+	char cwd[PATH_MAX], link[64];
+	ssize_t n;
+
+	if (!rec)
+		return NULL;
+	hx_record_set_str(rec, "op", hx_op_name(rq->op));
+	json_object_set_new(rec, "args",
+			    make_args(rec, rq, &f->p1, &f->p2,
+				      f->has_addr ? f->addr : NULL, f->names,
+				      f->nnames));
+	if (f->unix_resolved)
+		hx_record_set_text(rec, json_object_get(rec, "args"),
+				   "addr_resolved", "args.addr_resolved",
+				   f->pu.resolved);
+	if (foreign_family(rq))
+		family_args(json_object_get(rec, "args"), rq);
+	snprintf(link, sizeof(link), "/proc/%d/cwd", (int)f->peer->pid);
+	n = readlink(link, cwd, sizeof(cwd) - 1);
+	if (n > 0) {
+		cwd[n] = '\0';
+		hx_record_set_text(rec, rec, "cwd", "cwd", cwd);
+	}
+	hx_record_set_str(rec, "category", hx_category_name(d->category));
+	/* An exec's risk is its argv class (cat: low, rm: high). */
+	hx_record_set_str(rec, "risk",
+			  hx_risk_name(f->cls.name ? f->cls.risk : d->risk));
+	hx_record_set_str(rec, "class", f->cls.name);
+	hx_record_set_str(rec, "verdict", hx_verdict_name(d->verdict));
+	json_object_set_new(rec, "enforced",
+			    json_boolean(f->pl->mode == HX_MODE_ENFORCE ||
+					 protects_harness(d->rule)));
+	hx_record_set_str(rec, "rule", d->rule);
+	hx_record_set_text(rec, rec, "pattern", "pattern", d->pattern);
+	if (f->by_inode)
+		hx_record_set_str(rec, "protected_by", "inode");
+	if (f->resolved_won || f->p1.via_fd || f->p2.via_fd)
+		json_object_set_new(rec, "decided_on_resolved", json_true());
+	hx_record_set_str(rec, "layer", f->both ? "shim+kernel" : f->layer);
+	if (f->bypass)
+		json_object_set_new(rec, "shim_bypass", json_true());
+	if (f->match == HX_CORR_DISAGREES)
+		json_object_set_new(rec, "shim_disagreed", json_true());
+	json_object_set_new(rec, "latency_ns",
+			    json_integer((json_int_t)ns_since(&f->t0)));
+	if (rq->nframes)
+		json_object_set_new(rec, "stack",
+				    hx_record_strings(rec, "stack", rq->frames,
+						      rq->nframes));
+	return rec;
+}
+
+/* Append: what cannot be audited does not happen (fail closed, in
+ * audit mode too); a kernel refusal's notice; the shim's claim kept
+ * for the kernel layer's view of the same call. */
+static void append(struct flow *f, json_t *rec, struct hx_outcome *out)
+{
+	bool co = false;
+
+	if (hx_record_append_event(f->pl, rec, &out->seq, &co)) {
 		out->reply = HX_VERDICT_DENY;
 		out->err = EACCES;
 		out->tell = false;
 		out->rule = "harness:audit-failed";
 	}
-	json_decref(rec);
 	out->notice[0] = '\0';
-	if (kernel && out->reply != HX_VERDICT_ALLOW)
-		kernel_notice(peer, rq, d.verdict,
-			      has_addr ? addr : p1->ok ? p1->norm : NULL, out);
-	if (!kernel && pl->kern && (out->seq || co) && !strcmp(layer, "shim"))
-		corr_put(pl, peer, (int)rq->op, key, d.verdict, out->seq,
-			 both);
+	if (f->kernel && out->reply != HX_VERDICT_ALLOW)
+		kernel_notice(f->peer, f->rq, f->d.verdict,
+			      f->has_addr ? f->addr
+			      : f->p1.ok  ? f->p1.norm
+					  : NULL,
+			      out);
+	if (!f->kernel && f->pl->kern && (out->seq || co) &&
+	    !strcmp(f->layer, "shim"))
+		hx_correlate_put(f->pl, f->peer, (int)f->rq->op, f->key,
+				 f->d.verdict, out->seq, f->both);
+}
+
+static void decide(struct hx_pipeline *pl, const struct hx_peer *peer,
+		   const struct hx_request *rq, const char *layer, bool kernel,
+		   struct hx_outcome *out, char *decided, size_t dlen)
+{
+	/* Large (three paths): each stage fills what it uses, so it is
+	 * not zeroed whole. */
+	struct flow f;
+	json_t *rec;
+
+	f.pl = pl;
+	f.peer = peer;
+	f.rq = rq;
+	f.layer = layer;
+	f.kernel = kernel;
+	clock_gettime(CLOCK_MONOTONIC, &f.t0);
+	clock_gettime(CLOCK_REALTIME, &f.wall);
+	f.ev = (struct hx_event){0};
+	f.un_len = f.res_len = 0;
+	f.is_unix = f.unix_resolved = f.has_addr = false;
+	f.nnames = 0;
+	f.resolved_won = f.by_inode = f.bypass = f.both = false;
+	f.cls = (struct hx_exec_class){NULL, HX_RISK_LOW};
+	f.key = 0;
+	f.match = HX_CORR_NONE;
+
+	validate_paths(&f);
+	validate_addr(&f);
+	judge(&f);
+	outcome(&f, out, decided, dlen);
+	if (correlate(&f, out))
+		return;
+	pl->events++;
+	if ((unsigned)f.d.verdict < 3)
+		pl->verdicts[f.d.verdict]++;
+	rec = record(&f);
+	append(&f, rec, out);
+	json_decref(rec);
 }
 
 void hx_pipeline_decide(struct hx_pipeline *pl, const struct hx_peer *peer,

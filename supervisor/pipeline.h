@@ -1,9 +1,10 @@
 /* The decision pipeline (DESIGN.md section 4): the one function every
- * layer calls (the shim server now, the seccomp notifier next) to turn a
- * request into a decision and an audit record.
- *
- * validate (normalize paths, resolve symlinks) -> classify -> policy ->
- * mode -> audit. The pipeline borrows the policy, the audit log and the
+ * layer calls (the shim's server, the user-notify workers, the exec
+ * gate) to turn a request into a decision and an audit record, in named
+ * stages (pipeline.c): validate (normalize paths, resolve symlinks as
+ * the agent would) -> judge (policy, resolved forms, the harness's own
+ * files by inode) -> classify -> outcome (mode, errno) -> correlate
+ * (the shim's and the kernel's views, correlate.h) -> record (record.h). The pipeline borrows the policy, the audit log and the
  * dnsmap; it owns nothing. One pipeline may be shared by several threads
  * only if the caller serializes calls (its counters are plain). */
 #ifndef HX_PIPELINE_H
@@ -92,7 +93,7 @@ struct hx_pipeline {
 	void (*observe)(void *arg, struct json_t *rec, uint64_t seq);
 	void *observe_arg;
 	/* The kernel layer's state (recent shim decisions per thread, the
-	 * processes that said HELLO); NULL until hx_pipeline_kernel_enable. */
+	 * processes that said HELLO); NULL until hx_correlate_enable. */
 	struct hx_pl_kernel *kern;
 	/* The log's quota for this session (hx_policy_audit_quota; zeros:
 	 * unlimited) and the records coalesced under it (NULL until one
@@ -135,19 +136,9 @@ void hx_pipeline_decide(struct hx_pipeline *pl, const struct hx_peer *peer,
 			const struct hx_request *rq, const char *layer,
 			struct hx_outcome *out);
 
-/* Starts remembering shim decisions and HELLOs for the kernel layer.
- * Returns 0 or -ENOMEM. hx_pipeline_kernel_free undoes it. */
-int hx_pipeline_kernel_enable(struct hx_pipeline *pl);
-void hx_pipeline_kernel_free(struct hx_pipeline *pl);
-
-/* Which calls beyond the fixed notify list the kernel layer sees:
- * execs (the exec gate is on), read-only opens (--trace-reads). A shim
- * request of a kind the kernel sees next is logged "shim+kernel". */
-void hx_pipeline_kernel_sees(struct hx_pipeline *pl, bool exec, bool reads);
-
-/* Writes a kernel_unconfirmed record (ref_seq: the shim's record) for
- * each "shim+kernel" event the kernel layer has not seen within the
- * window, or for all of them when all is true (the session's end). */
+/* The pipeline's timers, once a second, and all at the session's end:
+ * the audit_overflow record of what was coalesced (hx_record_flush),
+ * kernel_unconfirmed records (hx_correlate_expire). */
 void hx_pipeline_tick(struct hx_pipeline *pl, bool all);
 
 /* The kernel layer's entry (supervisor/unotify*.c), on the same thread
@@ -165,38 +156,8 @@ void hx_pipeline_decide_kernel(struct hx_pipeline *pl,
 			       struct hx_outcome *out, char *decided,
 			       size_t dlen);
 
-/* A new record with the common leading fields (time, session, pid, ppid,
- * tid, exe, event). peer NULL means harness itself. The caller owns it. */
-struct json_t *hx_pipeline_record(const struct hx_pipeline *pl,
-				  const struct hx_peer *peer, const char *event,
-				  const struct timespec *when);
-
-/* Appends a record (see hx_audit_append) and counts failures. */
-int hx_pipeline_append(struct hx_pipeline *pl, struct json_t *rec,
-		       uint64_t *seq);
-
-/* hx_pipeline_append for a record an agent can cause (a decision, a
- * process_start, a protocol error): beyond the quota's rate it is not
- * written but counted (*coalesced true, *seq 0) into the next
- * audit_overflow record, which hx_pipeline_tick writes; past the
- * quota's size the session fails (hx_pipeline_fail). coalesced may be
- * NULL. */
-int hx_pipeline_append_event(struct hx_pipeline *pl, struct json_t *rec,
-			     uint64_t *seq, bool *coalesced);
-
-/* The log can take no more (err -errno, why for people): records
- * audit_failed with what is coalesced, using the space the log keeps
- * for its last records, and marks the pipeline failed. Idempotent. */
-void hx_pipeline_fail(struct hx_pipeline *pl, int err, const char *why);
-
 /* Protects the file open as fd by inode too (harness:protect). Returns
  * 0, -ENOSPC or -errno of fstat. */
 int hx_pipeline_protect_fd(struct hx_pipeline *pl, int fd);
-
-/* s as a JSON string; s not UTF-8 is escaped (hx_fmt_escape_bytes) and
- * field, the dotted name of where it goes ("args.argv"), is added once
- * to rec's "escaped" list (rec may be NULL). Never drops s. */
-struct json_t *hx_json_text(struct json_t *rec, const char *field,
-			    const char *s);
 
 #endif

@@ -27,6 +27,7 @@
 #include "supervisor/audit.h"
 #include "supervisor/dnsmap.h"
 #include "common/notice.h"
+#include "common/clock.h"
 #include "supervisor/command.h"
 #include "supervisor/kernel/execgate.h"
 #include "supervisor/fmt.h"
@@ -44,6 +45,8 @@
 #include "supervisor/git/worktree.h"
 #include "supervisor/proc.h"
 #include "supervisor/msg.h"
+#include "supervisor/record.h"
+#include "supervisor/correlate.h"
 
 #define SHIM_NAME  "libharness-shim.so"
 #define POLICY_MAX (4u << 20)
@@ -92,14 +95,6 @@ struct run {
 	bool child_done;
 	int child_status;
 };
-
-static uint64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
 
 static int read_file(const char *path, char **out, size_t *len)
 {
@@ -174,7 +169,7 @@ static json_t *argv_json(json_t *rec, char *const *v, int n)
 	json_t *a = json_array();
 
 	for (int i = 0; i < n; i++)
-		json_array_append_new(a, hx_json_text(rec, "command", v[i]));
+		json_array_append_new(a, hx_record_text(rec, "command", v[i]));
 	return a;
 }
 
@@ -218,7 +213,7 @@ static json_t *profiles_json(const struct run *r)
 
 static void log_session_start(struct run *r)
 {
-	json_t *rec = hx_pipeline_record(&r->pl, NULL, "session_start", NULL);
+	json_t *rec = hx_record_new(&r->pl, NULL, "session_start", NULL);
 	char exe[PATH_MAX];
 	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
 
@@ -230,7 +225,7 @@ static void log_session_start(struct run *r)
 	}
 	json_object_set_new(rec, "category", json_string("process"));
 	json_object_set_new(rec, "command", argv_json(rec, r->o->cmd, r->o->ncmd));
-	json_object_set_new(rec, "cwd", hx_json_text(rec, "cwd", r->cwd));
+	json_object_set_new(rec, "cwd", hx_record_text(rec, "cwd", r->cwd));
 	json_object_set_new(rec, "policy",
 			    json_string(hx_policy_source(r->policy)));
 	json_object_set_new(rec, "policy_sha256", json_string(r->policy_sha));
@@ -252,7 +247,7 @@ static void log_session_start(struct run *r)
 			    json_string(!r->reaper_err ? "cgroup"
 					: r->exec_gate	   ? "exec-gate"
 							   : "none"));
-	hx_pipeline_append(&r->pl, rec, NULL);
+	hx_record_append(&r->pl, rec, NULL);
 	json_decref(rec);
 }
 
@@ -267,7 +262,7 @@ static int exit_code(int status)
 
 static void log_session_end(struct run *r, int code)
 {
-	json_t *rec = hx_pipeline_record(&r->pl, NULL, "session_end", NULL);
+	json_t *rec = hx_record_new(&r->pl, NULL, "session_end", NULL);
 	json_t *counts;
 	struct hx_server_stats st = {0};
 
@@ -333,7 +328,7 @@ static void log_session_end(struct run *r, int code)
 		    rec, "audit_log_mode_restored",
 		    json_integer(hx_audit_mode_restored(r->audit)));
 	hx_worktree_end_fields(r->wt, rec);
-	hx_pipeline_append(&r->pl, rec, NULL);
+	hx_record_append(&r->pl, rec, NULL);
 	json_decref(rec);
 }
 
@@ -510,9 +505,9 @@ static void on_signal(struct hx_server *s, struct hx_source *src,
  * ready loses none and adds no wait at exit. */
 static void drain(struct run *r, uint64_t max_ms)
 {
-	uint64_t start = now_ms();
+	uint64_t start = hx_mono_ms();
 
-	while (now_ms() - start < max_ms && hx_server_run_once(r->srv, 0) > 0)
+	while (hx_mono_ms() - start < max_ms && hx_server_run_once(r->srv, 0) > 0)
 		;
 }
 
@@ -544,8 +539,8 @@ static void kill_tree(struct run *r)
 		hx_proc_signal(&d[i], SIGTERM);
 		hx_proc_signal(&d[i], SIGCONT);
 	}
-	start = now_ms();
-	while (now_ms() - start < 1000) {
+	start = hx_mono_ms();
+	while (hx_mono_ms() - start < 1000) {
 		hx_server_run_once(r->srv, 50);
 		reap(r);
 		if (!hx_proc_descendants(getpid(), d, MAX_DESC))
@@ -886,7 +881,7 @@ static void teardown(struct run *r)
 	 * policy variables (a set-up that failed half way). */
 	hx_sandbox_free(r->sb);
 	hx_server_free(r->srv);
-	hx_pipeline_kernel_free(&r->pl);
+	hx_correlate_free(&r->pl);
 	hx_worktree_free(r->wt);
 	hx_reaper_stop(&r->reaper);
 	/* Never unlink a socket this run did not create (a reused name). */
@@ -992,7 +987,7 @@ int hx_run(const struct hx_options *o)
 			hx_say("user-notify handler: %s", strerror(-e));
 			kill(r->child, SIGKILL); /* unserved: no agent */
 		} else {
-			hx_pipeline_kernel_sees(&r->pl, r->gate != NULL,
+			hx_correlate_sees(&r->pl, r->gate != NULL,
 						r->trace_reads);
 			/* Handed off: the child is past Landlock. */
 			hx_sandbox_release(r->sb);
@@ -1001,7 +996,7 @@ int hx_run(const struct hx_options *o)
 	/* After the fork: a resolver thread must not exist at fork time. */
 	hx_dnsmap_start_resolver(r->dns, r->policy);
 	/* A log that takes no more records ends the session: what cannot
-	 * be audited does not go on (hx_pipeline_fail). */
+	 * be audited does not go on (hx_record_fail). */
 	while (!r->child_done && !r->pl.failed)
 		if (hx_server_run_once(r->srv, -1) < 0)
 			break;

@@ -18,10 +18,13 @@
 
 #include "policy/policy.h"
 #include "common/wire.h"
+#include "common/clock.h"
 #include "supervisor/audit.h"
 #include "supervisor/dnsmap.h"
 #include "supervisor/pipeline.h"
 #include "supervisor/proc.h"
+#include "supervisor/correlate.h"
+#include "supervisor/record.h"
 
 #define MSGS_PER_WAKEUP 64
 #define MAX_PASSED_FDS	16
@@ -132,7 +135,7 @@ static void protocol_error(struct hx_server *s, struct conn *c, pid_t pid,
 	s->stats.protocol_errors++;
 	refresh_info(c, pid, false);
 	fill_peer(c, pid, NULL, &peer);
-	rec = hx_pipeline_record(s->pl, &peer, "protocol_error", NULL);
+	rec = hx_record_new(s->pl, &peer, "protocol_error", NULL);
 	if (rec) {
 		json_object_set_new(rec, "category", json_string("process"));
 		json_object_set_new(rec, "risk", json_string("high"));
@@ -146,7 +149,7 @@ static void protocol_error(struct hx_server *s, struct conn *c, pid_t pid,
 			json_object_set_new(rec, "size",
 					    json_integer((json_int_t)size));
 	}
-	hx_pipeline_append_event(s->pl, rec, NULL, NULL);
+	hx_record_append_event(s->pl, rec, NULL, NULL);
 	json_decref(rec);
 }
 
@@ -177,18 +180,18 @@ static int on_hello(struct hx_server *s, struct conn *c, pid_t pid,
 
 	refresh_info(c, pid, true); /* a new image: exe changed */
 	fill_peer(c, pid, m, &peer);
-	rec = hx_pipeline_record(s->pl, &peer, "process_start", NULL);
+	rec = hx_record_new(s->pl, &peer, "process_start", NULL);
 	if (rec) {
 		args = json_object();
 		if (m->path.s)
 			json_object_set_new(
 			    args, "path",
-			    hx_json_text(rec, "args.path", m->path.s));
+			    hx_record_text(rec, "args.path", m->path.s));
 		if (m->nargs) {
 			argv = json_array();
 			for (i = 0; i < m->nargs; i++)
 				json_array_append_new(
-				    argv, hx_json_text(rec, "args.argv",
+				    argv, hx_record_text(rec, "args.argv",
 						       m->args[i].s));
 			json_object_set_new(args, "argv", argv);
 		}
@@ -205,7 +208,8 @@ static int on_hello(struct hx_server *s, struct conn *c, pid_t pid,
 		json_object_set_new(rec, "rule", json_string("harness:hello"));
 		json_object_set_new(rec, "layer", json_string("shim"));
 	}
-	hx_pipeline_append_event(s->pl, rec, NULL, NULL);
+	if (!hx_record_append_event(s->pl, rec, NULL, NULL))
+		hx_correlate_hello(s->pl, peer.pid, peer.exe);
 	json_decref(rec);
 	memcpy(s->wbuf, s->hello, s->hello_len);
 	memcpy(s->wbuf + offsetof(struct hx_wire_hdr, id), &id, sizeof(id));
@@ -625,14 +629,6 @@ int hx_server_del(struct hx_server *s, struct hx_source *src)
 
 #define HX_SPIN_NS 100000
 
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 int hx_server_run_once(struct hx_server *s, int timeout_ms)
 {
 	struct epoll_event evs[64];
@@ -643,11 +639,11 @@ int hx_server_run_once(struct hx_server *s, int timeout_ms)
 	 * tens of them on a VM. */
 	n = 0;
 	if (timeout_ms < 0) {
-		uint64_t until = mono_ns() + HX_SPIN_NS;
+		uint64_t until = hx_mono_ns() + HX_SPIN_NS;
 
 		do
 			n = epoll_wait(s->epfd, evs, 64, 0);
-		while (n == 0 && mono_ns() < until);
+		while (n == 0 && hx_mono_ns() < until);
 	}
 	if (n == 0)
 		n = epoll_wait(s->epfd, evs, 64, timeout_ms);

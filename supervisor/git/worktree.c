@@ -28,6 +28,7 @@
 #include "supervisor/sha256.h"
 #include "supervisor/git/wtstate.h"
 #include "supervisor/msg.h"
+#include "supervisor/record.h"
 
 #define MAX_GLOBS 400
 #define GLOB_LEN  (2 * PATH_MAX + 64)
@@ -600,7 +601,7 @@ static int checkpoint(struct hx_worktree *w, const char *trigger, pid_t cause,
 	json_object_set_new(line, "ms", json_real(info->ms));
 	append_line(w->session_dir, "checkpoints.jsonl", line);
 	json_decref(line);
-	rec = hx_pipeline_record(w->pl, NULL, "checkpoint", NULL);
+	rec = hx_record_new(w->pl, NULL, "checkpoint", NULL);
 	if (rec) {
 		json_object_set_new(rec, "category", json_string("process"));
 		json_object_set_new(rec, "n", json_integer(info->n));
@@ -611,7 +612,7 @@ static int checkpoint(struct hx_worktree *w, const char *trigger, pid_t cause,
 				    json_integer((json_int_t)info->changed));
 		if (who)
 			json_object_set(rec, "cause", who);
-		hx_pipeline_append(w->pl, rec, NULL);
+		hx_record_append(w->pl, rec, NULL);
 		json_decref(rec);
 	}
 	json_decref(who);

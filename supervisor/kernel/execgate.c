@@ -22,6 +22,7 @@
 
 #include "supervisor/pipeline.h"
 #include "supervisor/server.h"
+#include "supervisor/record.h"
 
 #define GATE_SIG    SIGUSR2 /* wakes the tracer out of waitpid at stop */
 #define CMDLINE_MAX ((512u << 10) + 4096)
@@ -375,7 +376,7 @@ static json_t *cmd_json(json_t *rec, const char *p, size_t len)
 		size_t k = strnlen(p + i, len - i);
 
 		snprintf(arg, sizeof(arg), "%.*s", (int)k, p + i);
-		json_array_append_new(a, hx_json_text(rec, "args.argv", arg));
+		json_array_append_new(a, hx_record_text(rec, "args.argv", arg));
 		i += k + 1;
 	}
 	return a;
@@ -385,7 +386,7 @@ static void log_finding(struct hx_execgate *g, const struct finding *f)
 {
 	struct hx_peer peer = {
 	    .pid = f->pid, .tid = f->old_tid, .exe = f->exe[0] ? f->exe : NULL};
-	json_t *rec = hx_pipeline_record(g->pl, &peer, "execve", NULL);
+	json_t *rec = hx_record_new(g->pl, &peer, "execve", NULL);
 	json_t *args;
 
 	g->pl->events++;
@@ -393,7 +394,7 @@ static void log_finding(struct hx_execgate *g, const struct finding *f)
 	if (!rec)
 		return;
 	args = json_object();
-	json_object_set_new(args, "path", hx_json_text(rec, "args.path", f->exe));
+	json_object_set_new(args, "path", hx_record_text(rec, "args.path", f->exe));
 	json_object_set_new(args, "argv", cmd_json(rec, f->cmdline, f->len));
 	json_object_set_new(rec, "op", json_string("exec"));
 	json_object_set_new(rec, "args", args);
@@ -409,7 +410,7 @@ static void log_finding(struct hx_execgate *g, const struct finding *f)
 	 * the decision by another thread, or of a thread never seen). */
 	json_object_set_new(rec, "approved", json_boolean(f->approved));
 	json_object_set_new(rec, "killed", json_boolean(f->killed));
-	hx_pipeline_append(g->pl, rec, NULL);
+	hx_record_append(g->pl, rec, NULL);
 	json_decref(rec);
 }
 

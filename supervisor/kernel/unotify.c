@@ -21,6 +21,7 @@
 #include "supervisor/kernel/connector.h"
 #include "supervisor/kernel/seccomp_uapi.h"
 #include "supervisor/path_resolve.h"
+#include "supervisor/correlate.h"
 
 #define WAKE_SIG SIGUSR2
 
@@ -246,7 +247,7 @@ int hx_unotify_start(int listener, struct hx_pipeline *pl,
 	/* 6.6+: the target's thread is woken on the CPU that answers. Best
 	 * effort: older kernels say EINVAL and work, slower. */
 	ioctl(listener, SECCOMP_IOCTL_NOTIF_SET_FLAGS, fl);
-	if ((e = hx_pipeline_kernel_enable(pl)))
+	if ((e = hx_correlate_enable(pl)))
 		goto fail;
 	u->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 	u->stopfd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);

@@ -3,6 +3,7 @@
  * (unotify_int.h). */
 #define _GNU_SOURCE
 #include "supervisor/kernel/unotify_int.h"
+#include "common/clock.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -95,14 +96,6 @@ void hx_un_on_jobs(struct hx_server *s, struct hx_source *src, uint32_t ev)
 
 #define DECIDE_SPIN_NS 100000
 
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 /* Hands j to the loop's thread; false when stopping. */
 bool hx_un_enqueue(struct hx_unotify *u, struct job *j)
 {
@@ -137,8 +130,8 @@ bool hx_un_submit(struct hx_unotify *u, struct job *j)
 		return false;
 	/* A decision takes tens of microseconds; waking from a futex on a
 	 * VM costs as much again, so poll first. */
-	for (uint64_t until = mono_ns() + DECIDE_SPIN_NS;
-	     !atomic_load(&j->done) && mono_ns() < until;)
+	for (uint64_t until = hx_mono_ns() + DECIDE_SPIN_NS;
+	     !atomic_load(&j->done) && hx_mono_ns() < until;)
 		__builtin_ia32_pause();
 	pthread_mutex_lock(&u->lock);
 	while (!atomic_load(&j->done) && !atomic_load(&u->stopping))

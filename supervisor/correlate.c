@@ -1,0 +1,271 @@
+/* The shim's and the kernel layer's views of one call, matched: recent
+ * shim decisions by thread, and the processes that run the shim. See
+ * correlate.h. */
+#define _GNU_SOURCE
+#include "supervisor/correlate.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "common/clock.h"
+#include "policy/policy.h"
+#include "supervisor/record.h"
+
+/* Recent shim decisions, by thread: 4-way sets indexed by tid, so that
+ * one thread the scheduler holds back keeps its claim while others
+ * make thousands (a ring of the last 256 dropped it under load, and the
+ * kernel's view of the call became a second record). */
+#define CORR_WAYS 4
+#define CORR_SETS 1024
+#define CORR_N	 (CORR_WAYS * CORR_SETS)
+#define CORR_MS	 2000 /* a shim request older than this is not "just before" */
+#define HELLO_N	 4096 /* processes that said HELLO, direct-mapped by pid */
+
+struct corr {
+	pid_t tid, pid;
+	int op;
+	uint64_t ms, seq, key;
+	enum hx_verdict verdict;
+	bool used;
+	/* Logged as "shim+kernel" before the kernel saw it (the record is
+	 * written before the call may happen); cleared when it does, else
+	 * a kernel_unconfirmed record says so. */
+	bool pending;
+};
+
+struct hx_pl_kernel {
+	struct corr c[CORR_N];
+	bool sees_exec, sees_reads; /* notified beyond the fixed list */
+	struct {
+		pid_t pid;
+		uint64_t exe;
+		bool shim; /* said HELLO, or has the shim mapped */
+	} hello[HELLO_N];
+};
+
+uint64_t hx_correlate_key(const char *s)
+{
+	uint64_t h = 1469598103934665603ull;
+
+	for (; s && *s; s++)
+		h = (h ^ (uint8_t)*s) * 1099511628211ull;
+	return h;
+}
+
+int hx_correlate_enable(struct hx_pipeline *pl)
+{
+	if (!pl->kern)
+		pl->kern = calloc(1, sizeof(*pl->kern));
+	return pl->kern ? 0 : -ENOMEM;
+}
+
+void hx_correlate_free(struct hx_pipeline *pl)
+{
+	free(pl->kern);
+	pl->kern = NULL;
+}
+
+void hx_correlate_hello(struct hx_pipeline *pl, pid_t pid, const char *exe)
+{
+	size_t i = (size_t)pid % HELLO_N;
+
+	if (!pl->kern || pid <= 0)
+		return;
+	pl->kern->hello[i].pid = pid;
+	pl->kern->hello[i].exe = hx_correlate_key(exe);
+	pl->kern->hello[i].shim = true;
+}
+
+/* Whether the shim is mapped into pid: the HELLO travels on another
+ * channel than the kernel's notification and may not have been read
+ * yet when the process's first raw syscall arrives. */
+static bool maps_have_shim(pid_t pid)
+{
+	char path[64], buf[8192];
+	bool found = false;
+	size_t keep = 0;
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	while (!found && (n = read(fd, buf + keep, sizeof(buf) - 1 - keep)) > 0) {
+		buf[keep + (size_t)n] = '\0';
+		found = strstr(buf, "/libharness-shim.so") != NULL;
+		/* Carry a tail over, in case the name straddles two reads. */
+		keep = keep + (size_t)n > 32 ? 32 : keep + (size_t)n;
+		memmove(buf, buf + strlen(buf) - keep, keep);
+	}
+	close(fd);
+	return found;
+}
+
+/* The process runs an image with the shim loaded: known from its HELLO,
+ * else looked up once per image and remembered. */
+bool hx_correlate_has_shim(const struct hx_pipeline *pl,
+			    const struct hx_peer *p)
+{
+	size_t i = (size_t)p->pid % HELLO_N;
+	uint64_t exe = hx_correlate_key(p->exe);
+
+	if (pl->kern->hello[i].pid != p->pid || pl->kern->hello[i].exe != exe) {
+		pl->kern->hello[i].pid = p->pid;
+		pl->kern->hello[i].exe = exe;
+		pl->kern->hello[i].shim = maps_have_shim(p->pid);
+	}
+	return pl->kern->hello[i].shim;
+}
+
+static void unconfirmed(struct hx_pipeline *pl, struct corr *c)
+{
+	struct hx_peer peer = {.pid = c->pid, .tid = c->tid};
+	json_t *rec = hx_record_new(pl, &peer, "kernel_unconfirmed", NULL);
+
+	c->pending = false;
+	if (!rec)
+		return;
+	hx_record_set_str(rec, "op", hx_op_name((enum hx_op)c->op));
+	/* 0: the shim's record was coalesced (audit_overflow counts it). */
+	if (c->seq)
+		json_object_set_new(rec, "ref_seq",
+				    json_integer((json_int_t)c->seq));
+	hx_record_set_str(rec, "layer", "shim");
+	hx_record_append_event(pl, rec, NULL, NULL);
+	json_decref(rec);
+}
+
+void hx_correlate_sees(struct hx_pipeline *pl, bool exec, bool reads)
+{
+	if (pl->kern) {
+		pl->kern->sees_exec = exec;
+		pl->kern->sees_reads = reads;
+	}
+}
+
+/* Whether an allowed call of this kind reaches the user-notify layer
+ * next (seccomp_deny.c's notify tables). */
+bool hx_correlate_kernel_sees(const struct hx_pipeline *pl,
+			      const struct hx_request *rq)
+{
+	const struct hx_pl_kernel *k = pl->kern;
+
+	if (!k)
+		return false;
+	switch (hx_op_category(rq->op)) {
+	case HX_CAT_FILE_WRITE:
+	case HX_CAT_NET_CONNECT:
+	case HX_CAT_NET_SEND:
+		return true;
+	case HX_CAT_EXEC:
+		return k->sees_exec;
+	case HX_CAT_FILE_READ:
+		return k->sees_reads;
+	default:
+		return false;
+	}
+}
+
+/* The slot for tid's new claim: its own, else a free one, else the
+ * oldest of its set. */
+static struct corr *corr_slot(struct hx_pl_kernel *k, pid_t tid)
+{
+	struct corr *set = &k->c[((unsigned)tid % CORR_SETS) * CORR_WAYS];
+	struct corr *best = &set[0];
+
+	for (int w = 0; w < CORR_WAYS; w++) {
+		if (set[w].used && set[w].tid == tid)
+			return &set[w];
+		if (!set[w].used)
+			best = best->used ? &set[w] : best;
+		else if (best->used && set[w].ms < best->ms)
+			best = &set[w];
+	}
+	return best;
+}
+
+void hx_correlate_put(struct hx_pipeline *pl, const struct hx_peer *peer,
+		     int op, uint64_t key, enum hx_verdict v, uint64_t seq,
+		     bool pending)
+{
+	pid_t tid = peer->tid ? peer->tid : peer->pid;
+	struct corr *c = corr_slot(pl->kern, tid);
+
+	if (c->pending)
+		unconfirmed(pl, c);
+	*c = (struct corr){.tid = tid,
+			   .pid = peer->pid,
+			   .op = op,
+			   .ms = hx_mono_ms(),
+			   .seq = seq,
+			   .key = key,
+			   .verdict = v,
+			   .used = true,
+			   .pending = pending};
+}
+
+static bool corr_match(const struct corr *c, uint64_t now, int op,
+		       uint64_t key)
+{
+	return c->used && now - c->ms <= CORR_MS && c->op == op &&
+	       c->key == key;
+}
+
+static struct corr *corr_find(struct hx_pipeline *pl, pid_t tid, pid_t ppid,
+			      int op, uint64_t key)
+{
+	struct corr *set = &pl->kern->c[((unsigned)tid % CORR_SETS) * CORR_WAYS];
+	uint64_t now = hx_mono_ms();
+
+	for (int w = 0; w < CORR_WAYS; w++)
+		if (set[w].tid == tid && corr_match(&set[w], now, op, key))
+			return &set[w];
+	/* posix_spawn: the shim asked in the parent, the exec comes from
+	 * the (vfork-like) child. Only the record is shared; the verdict
+	 * is always decided afresh. Execs are few: a scan. */
+	if (op == HX_OP_EXEC && ppid)
+		for (size_t i = 0; i < CORR_N; i++)
+			if (pl->kern->c[i].pid == ppid &&
+			    corr_match(&pl->kern->c[i], now, op, key))
+				return &pl->kern->c[i];
+	return NULL;
+}
+
+enum hx_corr_match hx_correlate_claim(struct hx_pipeline *pl,
+				      const struct hx_peer *peer, int op,
+				      uint64_t key, enum hx_verdict v,
+				      uint64_t *seq)
+{
+	struct corr *c = corr_find(pl, peer->tid ? peer->tid : peer->pid,
+				   peer->ppid, op, key);
+
+	if (!c)
+		return HX_CORR_NONE;
+	if (c->verdict != v)
+		return HX_CORR_DISAGREES;
+	c->used = false;    /* one kernel event per request */
+	c->pending = false; /* its "shim+kernel" holds */
+	*seq = c->seq;
+	return HX_CORR_AGREES;
+}
+
+void hx_correlate_expire(struct hx_pipeline *pl, bool all)
+{
+	uint64_t now = hx_mono_ms();
+
+	if (!pl->kern)
+		return;
+	for (size_t i = 0; i < CORR_N; i++) {
+		struct corr *c = &pl->kern->c[i];
+
+		if (c->pending && (all || now - c->ms > CORR_MS))
+			unconfirmed(pl, c);
+	}
+}

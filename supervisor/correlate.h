@@ -1,0 +1,64 @@
+/* One call, two views: the shim asks before the call, the kernel layer
+ * sees it happen. The pipeline remembers recent shim decisions by thread
+ * (4-way sets, so a thread the scheduler holds back keeps its claim
+ * while others make thousands) and which processes run the shim, so
+ * that one record stands for both layers when they agree, a second one
+ * says when they do not, and a call the shim should have asked about
+ * but did not is marked a bypass. */
+#ifndef HX_CORRELATE_H
+#define HX_CORRELATE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "supervisor/pipeline.h"
+
+/* Starts remembering shim decisions and HELLOs for the kernel layer.
+ * Returns 0 or -ENOMEM. hx_correlate_free undoes it. */
+int hx_correlate_enable(struct hx_pipeline *pl);
+void hx_correlate_free(struct hx_pipeline *pl);
+
+/* Which calls beyond the fixed notify list the kernel layer sees:
+ * execs (the exec gate is on), read-only opens (--trace-reads). A shim
+ * request of a kind the kernel sees next is logged "shim+kernel". */
+void hx_correlate_sees(struct hx_pipeline *pl, bool exec, bool reads);
+/* Whether an allowed rq reaches the user-notify layer next. */
+bool hx_correlate_kernel_sees(const struct hx_pipeline *pl,
+			      const struct hx_request *rq);
+
+/* pid said HELLO running exe: it has the shim. */
+void hx_correlate_hello(struct hx_pipeline *pl, pid_t pid, const char *exe);
+/* The process runs an image with the shim loaded: known from its HELLO,
+ * else looked up once per image (its maps) and remembered. */
+bool hx_correlate_has_shim(const struct hx_pipeline *pl,
+			   const struct hx_peer *p);
+
+/* The key of a call's object (its path or address text). */
+uint64_t hx_correlate_key(const char *s);
+
+/* Remembers the shim's decision v (record seq) of op on key for peer's
+ * thread; pending: logged "shim+kernel" before the kernel saw it. */
+void hx_correlate_put(struct hx_pipeline *pl, const struct hx_peer *peer,
+		      int op, uint64_t key, enum hx_verdict v, uint64_t seq,
+		      bool pending);
+
+enum hx_corr_match {
+	HX_CORR_NONE,	   /* the shim did not ask just before */
+	HX_CORR_AGREES,	   /* it did, with verdict v: *seq is its record */
+	HX_CORR_DISAGREES, /* it did, and decided otherwise */
+};
+/* The kernel layer's view of op on key for peer (or, for an exec, its
+ * parent: posix_spawn asks in the parent) against the shim's; an
+ * agreeing claim is used up. */
+enum hx_corr_match hx_correlate_claim(struct hx_pipeline *pl,
+				      const struct hx_peer *peer, int op,
+				      uint64_t key, enum hx_verdict v,
+				      uint64_t *seq);
+
+/* A kernel_unconfirmed record (ref_seq: the shim's record) for each
+ * "shim+kernel" event the kernel layer has not seen within the window,
+ * or for all of them when all is true (the session's end). */
+void hx_correlate_expire(struct hx_pipeline *pl, bool all);
+
+#endif

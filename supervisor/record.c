@@ -1,0 +1,349 @@
+/* The audit record stage of the pipeline: building a record (agent text
+ * escaped, never dropped), appending it under the session's quota, and
+ * failing closed when the log can take no more. See record.h. */
+#define _GNU_SOURCE
+#include "supervisor/record.h"
+
+#include <errno.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "common/clock.h"
+#include "supervisor/audit.h"
+#include "supervisor/fmt.h"
+
+/* Records coalesced beyond the rate, counted by who, what and how it
+ * was decided, each group with the arguments of its first record. */
+#define CO_GROUPS 16
+struct co_group {
+	json_int_t pid;
+	char event[32], op[16], verdict[8], rule[96];
+	uint64_t n;
+	json_t *args;
+};
+
+struct hx_pl_coalesce {
+	double tokens;
+	uint64_t last_ns, since_ms;
+	char first[HX_FMT_TIME_LEN], last[HX_FMT_TIME_LEN];
+	struct co_group g[CO_GROUPS];
+	size_t ng;
+	uint64_t total, other;
+};
+
+json_t *hx_record_text(json_t *rec, const char *field, const char *s)
+{
+	json_t *list, *e, *v;
+	size_t n, i;
+	char *buf;
+
+	if (!s)
+		s = "";
+	if (hx_utf8_valid(s))
+		return json_string(s);
+	/* jansson takes UTF-8 only and returns NULL otherwise: one byte
+	 * of Latin-1 in a `sh -c` would have dropped the whole argv. */
+	n = hx_fmt_escape_bytes(s, NULL, 0);
+	buf = malloc(n + 1);
+	if (!buf)
+		return NULL;
+	hx_fmt_escape_bytes(s, buf, n + 1);
+	v = json_string(buf);
+	free(buf);
+	if (!rec || !field)
+		return v;
+	list = json_object_get(rec, "escaped");
+	if (!list) {
+		list = json_array();
+		json_object_set_new(rec, "escaped", list);
+	}
+	json_array_foreach(list, i, e)
+	{
+		if (!strcmp(json_string_value(e), field))
+			return v;
+	}
+	json_array_append_new(list, json_string(field));
+	return v;
+}
+
+/* An agent-controlled string into o[k]; field names it in rec's
+ * "escaped" list when it had to be escaped. */
+void hx_record_set_text(json_t *rec, json_t *o, const char *k,
+			const char *field, const char *v)
+{
+	if (v)
+		json_object_set_new(o, k, hx_record_text(rec, field, v));
+}
+
+json_t *hx_record_strings(json_t *rec, const char *field,
+			  const char *const *v, size_t n)
+{
+	json_t *a = json_array();
+
+	for (size_t i = 0; i < n; i++)
+		json_array_append_new(a, hx_record_text(rec, field, v[i]));
+	return a;
+}
+
+void hx_record_set_str(json_t *o, const char *k, const char *v)
+{
+	if (v)
+		json_object_set_new(o, k, json_string(v));
+}
+
+json_t *hx_record_new(const struct hx_pipeline *pl,
+			   const struct hx_peer *peer, const char *event,
+			   const struct timespec *when)
+{
+	json_t *o = json_object();
+	char t[HX_FMT_TIME_LEN];
+	struct timespec now;
+
+	if (!o)
+		return NULL;
+	if (!when) {
+		clock_gettime(CLOCK_REALTIME, &now);
+		when = &now;
+	}
+	json_object_set_new(o, "time",
+			    json_string(hx_fmt_time(when, t, sizeof(t))));
+	hx_record_set_str(o, "session", pl->session);
+	if (peer) {
+		json_object_set_new(o, "pid", json_integer(peer->pid));
+		if (peer->ppid)
+			json_object_set_new(o, "ppid",
+					    json_integer(peer->ppid));
+		if (peer->tid)
+			json_object_set_new(o, "tid", json_integer(peer->tid));
+		hx_record_set_text(o, o, "exe", "exe", peer->exe);
+		if (peer->claimed_pid && peer->claimed_pid != peer->pid)
+			json_object_set_new(o, "claimed_pid",
+					    json_integer(peer->claimed_pid));
+	} else {
+		json_object_set_new(o, "pid", json_integer(getpid()));
+		json_object_set_new(o, "ppid", json_integer(getppid()));
+	}
+	hx_record_set_str(o, "event", event);
+	return o;
+}
+
+static int append_raw(struct hx_pipeline *pl, json_t *rec, uint64_t *seq)
+{
+	uint64_t n = 0;
+	int r = rec ? hx_audit_append(pl->audit, rec, &n) : -ENOMEM;
+
+	if (r)
+		pl->audit_errors++;
+	else if (pl->observe)
+		pl->observe(pl->observe_arg, rec, n);
+	if (seq)
+		*seq = n;
+	return r;
+}
+
+int hx_record_append(struct hx_pipeline *pl, json_t *rec, uint64_t *seq)
+{
+	int r = append_raw(pl, rec, seq);
+
+	/* A record the log refused (not one never built): the log can
+	 * take no more. */
+	if (r && rec)
+		hx_record_fail(pl, r, "the audit log cannot be written");
+	return r;
+}
+
+/* A token bucket: rate records a second, burst at once. */
+static bool over_rate(struct hx_pipeline *pl)
+{
+	struct hx_pl_coalesce *co = pl->co;
+	double cap = (double)(pl->quota_burst ? pl->quota_burst
+					      : pl->quota_rate);
+	uint64_t now = hx_mono_ns();
+
+	if (!pl->quota_rate)
+		return false;
+	if (!co) {
+		co = pl->co = calloc(1, sizeof(*co));
+		if (!co)
+			return false; /* written, then: never dropped */
+		co->tokens = cap;
+		co->last_ns = now;
+	}
+	co->tokens += (double)(now - co->last_ns) * (double)pl->quota_rate / 1e9;
+	if (co->tokens > cap)
+		co->tokens = cap;
+	co->last_ns = now;
+	if (co->tokens >= 1) {
+		co->tokens -= 1;
+		return false;
+	}
+	return true;
+}
+
+static void copy_field(char *dst, size_t size, json_t *rec, const char *k)
+{
+	const char *v = json_string_value(json_object_get(rec, k));
+
+	snprintf(dst, size, "%s", v ? v : "");
+}
+
+static void coalesce(struct hx_pl_coalesce *co, json_t *rec)
+{
+	struct co_group key = {
+	    .pid = json_integer_value(json_object_get(rec, "pid"))};
+	const char *t = json_string_value(json_object_get(rec, "time"));
+	size_t i;
+
+	copy_field(key.event, sizeof(key.event), rec, "event");
+	copy_field(key.op, sizeof(key.op), rec, "op");
+	copy_field(key.verdict, sizeof(key.verdict), rec, "verdict");
+	copy_field(key.rule, sizeof(key.rule), rec, "rule");
+	if (!co->total) {
+		co->since_ms = hx_mono_ms();
+		snprintf(co->first, sizeof(co->first), "%s", t ? t : "");
+	}
+	snprintf(co->last, sizeof(co->last), "%s", t ? t : "");
+	co->total++;
+	for (i = 0; i < co->ng; i++) {
+		struct co_group *g = &co->g[i];
+
+		if (g->pid == key.pid && !strcmp(g->event, key.event) &&
+		    !strcmp(g->op, key.op) && !strcmp(g->verdict, key.verdict) &&
+		    !strcmp(g->rule, key.rule)) {
+			g->n++;
+			return;
+		}
+	}
+	if (co->ng == CO_GROUPS) {
+		co->other++;
+		return;
+	}
+	key.n = 1;
+	key.args = json_incref(json_object_get(rec, "args"));
+	co->g[co->ng++] = key;
+}
+
+static void set_nonempty(json_t *o, const char *k, const char *v)
+{
+	if (v[0])
+		json_object_set_new(o, k, json_string(v));
+}
+
+/* The audit_overflow record for what was coalesced since the last one:
+ * once a second, and at the end (all). */
+void hx_record_flush(struct hx_pipeline *pl, bool all)
+{
+	struct hx_pl_coalesce *co = pl->co;
+	json_t *rec, *groups;
+
+	if (!co || !co->total || (!all && hx_mono_ms() - co->since_ms < 1000))
+		return;
+	rec = hx_record_new(pl, NULL, "audit_overflow", NULL);
+	groups = json_array();
+	for (size_t i = 0; i < co->ng; i++) {
+		struct co_group *g = &co->g[i];
+		json_t *o = json_object();
+
+		json_object_set_new(o, "pid", json_integer(g->pid));
+		set_nonempty(o, "event", g->event);
+		set_nonempty(o, "op", g->op);
+		set_nonempty(o, "verdict", g->verdict);
+		set_nonempty(o, "rule", g->rule);
+		json_object_set_new(o, "count", json_integer((json_int_t)g->n));
+		if (g->args)
+			json_object_set_new(o, "first_args", g->args);
+		g->args = NULL;
+		json_array_append_new(groups, o);
+	}
+	if (rec) {
+		hx_record_set_str(rec, "category", "process");
+		hx_record_set_str(rec, "reason", "rate");
+		json_object_set_new(rec, "rate",
+				    json_integer((json_int_t)pl->quota_rate));
+		json_object_set_new(rec, "burst",
+				    json_integer((json_int_t)pl->quota_burst));
+		json_object_set_new(rec, "coalesced",
+				    json_integer((json_int_t)co->total));
+		hx_record_set_str(rec, "since", co->first);
+		hx_record_set_str(rec, "until", co->last);
+		json_object_set_new(rec, "groups", groups);
+		if (co->other)
+			json_object_set_new(
+			    rec, "other", json_integer((json_int_t)co->other));
+		hx_record_append(pl, rec, NULL);
+	} else {
+		json_decref(groups);
+	}
+	json_decref(rec);
+	co->total = co->other = 0;
+	co->ng = 0;
+}
+
+int hx_record_append_event(struct hx_pipeline *pl, json_t *rec,
+			     uint64_t *seq, bool *coalesced)
+{
+	int r;
+
+	if (coalesced)
+		*coalesced = false;
+	if (seq)
+		*seq = 0;
+	if (pl->failed) {
+		pl->audit_errors++;
+		return pl->failed;
+	}
+	if (rec && over_rate(pl)) {
+		coalesce(pl->co, rec);
+		if (coalesced)
+			*coalesced = true;
+		return 0;
+	}
+	r = hx_record_append(pl, rec, seq);
+	if (!r && pl->quota_max_size &&
+	    hx_audit_written(pl->audit) >= pl->quota_max_size)
+		hx_record_fail(pl, -EDQUOT,
+				 "the session's audit quota (audit: "
+				 "max_size) is used up");
+	return r;
+}
+
+void hx_record_fail(struct hx_pipeline *pl, int err, const char *why)
+{
+	json_t *rec;
+	char e[64];
+
+	if (pl->failed)
+		return;
+	pl->failed = err ? err : -EIO;
+	pl->failed_why = why;
+	if (pl->audit)
+		hx_audit_closing(pl->audit);
+	hx_record_flush(pl, true);
+	rec = hx_record_new(pl, NULL, "audit_failed", NULL);
+	if (rec) {
+		hx_record_set_str(rec, "category", "process");
+		hx_record_set_str(rec, "risk", "high");
+		hx_record_set_str(rec, "reason", why);
+		snprintf(e, sizeof(e), "%s", strerror(-pl->failed));
+		hx_record_set_str(rec, "error", e);
+		if (pl->quota_max_size)
+			json_object_set_new(
+			    rec, "max_size",
+			    json_integer((json_int_t)pl->quota_max_size));
+		if (pl->audit)
+			json_object_set_new(
+			    rec, "written",
+			    json_integer(
+				(json_int_t)hx_audit_written(pl->audit)));
+		append_raw(pl, rec, NULL);
+	}
+	json_decref(rec);
+	fprintf(stderr,
+		"harness: %s (%s): every request is denied and the session "
+		"ends\n",
+		why, strerror(-pl->failed));
+}

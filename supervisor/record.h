@@ -1,0 +1,60 @@
+/* The audit stage of the pipeline: records with the common leading
+ * fields, agent text escaped (never dropped), appended under the
+ * session's quota (coalesced beyond its rate, counted in audit_overflow
+ * records), and the session failed closed when the log can take no more.
+ * Every record of a session goes through here. */
+#ifndef HX_RECORD_H
+#define HX_RECORD_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <time.h>
+
+#include "supervisor/pipeline.h"
+
+struct json_t;
+
+/* A new record with the common leading fields (time, session, pid, ppid,
+ * tid, exe, event). peer NULL means harness itself. The caller owns it. */
+struct json_t *hx_record_new(const struct hx_pipeline *pl,
+			     const struct hx_peer *peer, const char *event,
+			     const struct timespec *when);
+
+/* s as a JSON string; s not UTF-8 is escaped (hx_fmt_escape_bytes) and
+ * field, the dotted name of where it goes ("args.argv"), is added once
+ * to rec's "escaped" list (rec may be NULL). Never drops s. */
+struct json_t *hx_record_text(struct json_t *rec, const char *field,
+			      const char *s);
+/* o[k] = hx_record_text(rec, field, v), when v is not NULL. */
+void hx_record_set_text(struct json_t *rec, struct json_t *o, const char *k,
+			const char *field, const char *v);
+/* o[k] = v, trusted text (names, rules), when v is not NULL. */
+void hx_record_set_str(struct json_t *o, const char *k, const char *v);
+/* The n strings of v as an array of hx_record_text. */
+struct json_t *hx_record_strings(struct json_t *rec, const char *field,
+				 const char *const *v, size_t n);
+
+/* Appends a record (see hx_audit_append) and counts failures; a record
+ * the log refused fails the session (hx_record_fail). */
+int hx_record_append(struct hx_pipeline *pl, struct json_t *rec,
+		     uint64_t *seq);
+
+/* hx_record_append for a record an agent can cause (a decision, a
+ * process_start, a protocol error): beyond the quota's rate it is not
+ * written but counted (*coalesced true, *seq 0) into the next
+ * audit_overflow record, which hx_record_flush writes; past the quota's
+ * size the session fails (hx_record_fail). coalesced may be NULL. */
+int hx_record_append_event(struct hx_pipeline *pl, struct json_t *rec,
+			   uint64_t *seq, bool *coalesced);
+
+/* Writes the audit_overflow record of what was coalesced, once a second,
+ * or now when all is true. */
+void hx_record_flush(struct hx_pipeline *pl, bool all);
+
+/* The log can take no more (err -errno, why for people): records
+ * audit_failed with what is coalesced, using the space the log keeps
+ * for its last records, and marks the pipeline failed. Idempotent. */
+void hx_record_fail(struct hx_pipeline *pl, int err, const char *why);
+
+#endif
