@@ -475,353 +475,246 @@ static void hx_un_fdmeta(struct hx_unotify *u, const struct seccomp_notif *n,
 	hx_un_done(u, a, -e);
 }
 
-void hx_un_mut(struct hx_unotify *u, const struct seccomp_notif *n,
-		   const struct target *t, struct answer *a)
-{
-	const __u64 *arg = n->data.args;
+/* ---- the calls, as data ---- */
+
+/* An argument's slot, plus one: 0 is "not in this call". */
+#define A(i) ((i) + 1)
+
+enum {
+	MUTF_ATFLAGS = 1,   /* AT_SYMLINK_NOFOLLOW, AT_EMPTY_PATH in flags */
+	MUTF_NOFOLLOW = 2,  /* the l- form: the final symlink itself */
+	MUTF_REMOVEDIR = 4, /* unlinkat: AT_REMOVEDIR makes it an rmdir */
+	MUTF_FD = 8,	    /* acts on an fd: hx_un_fdmeta */
+};
+
+#define AT_META (AT_SYMLINK_NOFOLLOW | AT_EMPTY_PATH)
+
+/* Where each call keeps its arguments, and what it is. */
+struct mut_layout {
+	long nr;
+	enum mut_kind kind;
+	enum hx_op op;
+	uint32_t call;
+	unsigned char dfd, path, dfd2, path2, flags, mode, dev, len, uid, gid,
+	    ts, xname, xval, xsize, xflags;
+	unsigned char tskind; /* 1 utimbuf, 2 timeval[2], 3 timespec[2] */
+	unsigned flags_ok;    /* other bits: EINVAL, as the kernel says */
+	unsigned how;	      /* MUTF_* */
+};
+
+static const struct mut_layout layouts[] = {
+    {SYS_rename, MUT_RENAME, HX_OP_RENAME, HX_CALL_RENAME, .path = A(0),
+     .path2 = A(1)},
+    {SYS_renameat, MUT_RENAME, HX_OP_RENAME, HX_CALL_RENAMEAT, .dfd = A(0),
+     .path = A(1), .dfd2 = A(2), .path2 = A(3)},
+    {SYS_renameat2, MUT_RENAME, HX_OP_RENAME, HX_CALL_RENAMEAT2,
+     .dfd = A(0), .path = A(1), .dfd2 = A(2), .path2 = A(3), .flags = A(4),
+     .flags_ok = RENAME_NOREPLACE | RENAME_EXCHANGE | RENAME_WHITEOUT},
+    {SYS_unlink, MUT_UNLINK, HX_OP_UNLINK, HX_CALL_UNLINK, .path = A(0)},
+    {SYS_rmdir, MUT_RMDIR, HX_OP_RMDIR, HX_CALL_RMDIR, .path = A(0)},
+    {SYS_unlinkat, MUT_UNLINK, HX_OP_UNLINK, HX_CALL_UNLINKAT, .dfd = A(0),
+     .path = A(1), .flags = A(2), .flags_ok = AT_REMOVEDIR,
+     .how = MUTF_REMOVEDIR},
+    {SYS_mkdir, MUT_MKDIR, HX_OP_MKDIR, HX_CALL_MKDIR, .path = A(0),
+     .mode = A(1)},
+    {SYS_mkdirat, MUT_MKDIR, HX_OP_MKDIR, HX_CALL_MKDIRAT, .dfd = A(0),
+     .path = A(1), .mode = A(2)},
+    /* A link's new name is the path decided first; the existing file
+     * is path2. */
+    {SYS_link, MUT_LINK, HX_OP_LINK, HX_CALL_LINK, .path2 = A(0),
+     .path = A(1)},
+    {SYS_linkat, MUT_LINK, HX_OP_LINK, HX_CALL_LINKAT, .dfd2 = A(0),
+     .path2 = A(1), .dfd = A(2), .path = A(3), .flags = A(4),
+     .flags_ok = AT_SYMLINK_FOLLOW | AT_EMPTY_PATH},
+    {SYS_symlink, MUT_SYMLINK, HX_OP_SYMLINK, HX_CALL_SYMLINK,
+     .path2 = A(0), .path = A(1)},
+    {SYS_symlinkat, MUT_SYMLINK, HX_OP_SYMLINK, HX_CALL_SYMLINKAT,
+     .path2 = A(0), .dfd = A(1), .path = A(2)},
+    {SYS_truncate, MUT_TRUNCATE, HX_OP_TRUNCATE, HX_CALL_TRUNCATE,
+     .path = A(0), .len = A(1)},
+    {SYS_chmod, MUT_CHMOD, HX_OP_WRITE, HX_CALL_CHMOD, .path = A(0),
+     .mode = A(1), .how = MUTF_ATFLAGS},
+    {SYS_fchmodat, MUT_CHMOD, HX_OP_WRITE, HX_CALL_CHMOD, .dfd = A(0),
+     .path = A(1), .mode = A(2), .how = MUTF_ATFLAGS},
+    {SYS_fchmodat2, MUT_CHMOD, HX_OP_WRITE, HX_CALL_CHMOD, .dfd = A(0),
+     .path = A(1), .mode = A(2), .flags = A(3), .flags_ok = AT_META,
+     .how = MUTF_ATFLAGS},
+    {SYS_mknod, MUT_MKNOD, HX_OP_WRITE, HX_CALL_MKNOD, .path = A(0),
+     .mode = A(1), .dev = A(2)},
+    {SYS_mknodat, MUT_MKNOD, HX_OP_WRITE, HX_CALL_MKNOD, .dfd = A(0),
+     .path = A(1), .mode = A(2), .dev = A(3)},
+    {SYS_utime, MUT_UTIME, HX_OP_WRITE, HX_CALL_UTIMES, .path = A(0),
+     .ts = A(1), .tskind = 1},
+    {SYS_utimes, MUT_UTIME, HX_OP_WRITE, HX_CALL_UTIMES, .path = A(0),
+     .ts = A(1), .tskind = 2},
+    {SYS_futimesat, MUT_UTIME, HX_OP_WRITE, HX_CALL_UTIMES, .dfd = A(0),
+     .path = A(1), .ts = A(2), .tskind = 2},
+    {SYS_utimensat, MUT_UTIME, HX_OP_WRITE, HX_CALL_UTIMES, .dfd = A(0),
+     .path = A(1), .ts = A(2), .tskind = 3, .flags = A(3),
+     .flags_ok = AT_META, .how = MUTF_ATFLAGS},
+    {SYS_setxattr, MUT_SETXATTR, HX_OP_WRITE, HX_CALL_SETXATTR,
+     .path = A(0), .xname = A(1), .xval = A(2), .xsize = A(3),
+     .xflags = A(4)},
+    {SYS_lsetxattr, MUT_SETXATTR, HX_OP_WRITE, HX_CALL_SETXATTR,
+     .path = A(0), .xname = A(1), .xval = A(2), .xsize = A(3),
+     .xflags = A(4), .how = MUTF_NOFOLLOW},
+    {SYS_removexattr, MUT_RMXATTR, HX_OP_WRITE, HX_CALL_REMOVEXATTR,
+     .path = A(0), .xname = A(1)},
+    {SYS_lremovexattr, MUT_RMXATTR, HX_OP_WRITE, HX_CALL_REMOVEXATTR,
+     .path = A(0), .xname = A(1), .how = MUTF_NOFOLLOW},
+    {SYS_chown, MUT_CHOWN, HX_OP_WRITE, HX_CALL_CHOWN, .path = A(0),
+     .uid = A(1), .gid = A(2)},
+    {SYS_lchown, MUT_CHOWN, HX_OP_WRITE, HX_CALL_CHOWN, .path = A(0),
+     .uid = A(1), .gid = A(2), .how = MUTF_NOFOLLOW},
+    {SYS_fchownat, MUT_CHOWN, HX_OP_WRITE, HX_CALL_CHOWN, .dfd = A(0),
+     .path = A(1), .uid = A(2), .gid = A(3), .flags = A(4),
+     .flags_ok = AT_META, .how = MUTF_ATFLAGS},
+    {SYS_fchmod, .how = MUTF_FD},
+    {SYS_fchown, .how = MUTF_FD},
+    {SYS_fsetxattr, .how = MUTF_FD},
+    {SYS_fremovexattr, .how = MUTF_FD},
+};
+
+/* One call's arguments, as its layout says where they are. */
+struct mut_call {
 	enum mut_kind k;
 	enum hx_op op;
 	uint32_t call;
-	uint64_t p1, p2 = 0, len = 0;
-	int dfd = AT_FDCWD, dfd2 = AT_FDCWD, pfd = -1, pfd2 = -1, e;
-	unsigned flags = 0;
-	mode_t mode = 0;
-	uid_t ouid = (uid_t)-1;
-	gid_t ogid = (gid_t)-1;
-	bool nofollow = false, has_mode = false, empty_ok = false;
-	uint64_t tsaddr = 0, xname = 0, xval = 0;
-	int tskind = 0; /* 1 utimbuf, 2 timeval[2], 3 timespec[2] */
+	uint64_t p1, p2, len, tsaddr, xname, xval;
+	int dfd, dfd2, tskind;
+	unsigned flags;
+	mode_t mode;
+	uid_t ouid;
+	gid_t ogid;
+	bool nofollow, has_mode, empty_ok;
 	struct mut_extra x;
-	struct job j;
-	struct hx_kargs kk;
-	static __thread unsigned char xbuf[XATTR_SIZE_MAX];
-	static __thread char raw[PATH_MAX], raw2[PATH_MAX], full[PATH_MAX],
-	    full2[PATH_MAX], res2[PATH_MAX];
-	char name[NAME_MAX + 2], name2[NAME_MAX + 2];
+};
 
-	memset(&x, 0, sizeof(x));
-	switch (n->data.nr) {
-	case SYS_fchmod:
-	case SYS_fchown:
-	case SYS_fsetxattr:
-	case SYS_fremovexattr:
-		hx_un_fdmeta(u, n, t, a);
-		return;
-	case SYS_rename:
-	case SYS_renameat:
-	case SYS_renameat2:
-		k = MUT_RENAME;
-		op = HX_OP_RENAME;
-		if (n->data.nr == SYS_rename) {
-			p1 = arg[0];
-			p2 = arg[1];
-			call = HX_CALL_RENAME;
-		} else {
-			dfd = (int)arg[0];
-			p1 = arg[1];
-			dfd2 = (int)arg[2];
-			p2 = arg[3];
-			call = HX_CALL_RENAMEAT;
-			if (n->data.nr == SYS_renameat2) {
-				flags = (unsigned)arg[4];
-				call = HX_CALL_RENAMEAT2;
-			}
-		}
-		if (flags & ~(unsigned)(RENAME_NOREPLACE | RENAME_EXCHANGE |
-					RENAME_WHITEOUT)) {
-			a->err = EINVAL;
-			return;
-		}
-		break;
-	case SYS_unlink:
-	case SYS_rmdir:
-		k = n->data.nr == SYS_unlink ? MUT_UNLINK : MUT_RMDIR;
-		op = n->data.nr == SYS_unlink ? HX_OP_UNLINK : HX_OP_RMDIR;
-		call = n->data.nr == SYS_unlink ? HX_CALL_UNLINK : HX_CALL_RMDIR;
-		p1 = arg[0];
-		break;
-	case SYS_unlinkat:
-		if ((unsigned)arg[2] & ~(unsigned)AT_REMOVEDIR) {
-			a->err = EINVAL;
-			return;
-		}
-		k = ((unsigned)arg[2] & AT_REMOVEDIR) ? MUT_RMDIR : MUT_UNLINK;
-		op = k == MUT_RMDIR ? HX_OP_RMDIR : HX_OP_UNLINK;
-		call = HX_CALL_UNLINKAT;
-		dfd = (int)arg[0];
-		p1 = arg[1];
-		break;
-	case SYS_mkdir:
-	case SYS_mkdirat:
-		k = MUT_MKDIR;
-		op = HX_OP_MKDIR;
-		if (n->data.nr == SYS_mkdir) {
-			p1 = arg[0];
-			mode = (mode_t)arg[1];
-			call = HX_CALL_MKDIR;
-		} else {
-			dfd = (int)arg[0];
-			p1 = arg[1];
-			mode = (mode_t)arg[2];
-			call = HX_CALL_MKDIRAT;
-		}
-		has_mode = true;
-		break;
-	case SYS_link:
-	case SYS_linkat:
-		k = MUT_LINK;
-		op = HX_OP_LINK;
-		if (n->data.nr == SYS_link) {
-			p2 = arg[0];
-			p1 = arg[1];
-			call = HX_CALL_LINK;
-		} else {
-			dfd2 = (int)arg[0];
-			p2 = arg[1];
-			dfd = (int)arg[2];
-			p1 = arg[3];
-			flags = (unsigned)arg[4];
-			call = HX_CALL_LINKAT;
-			if (flags & ~(unsigned)(AT_SYMLINK_FOLLOW |
-						AT_EMPTY_PATH)) {
-				a->err = EINVAL;
-				return;
-			}
-		}
-		break;
-	case SYS_symlink:
-	case SYS_symlinkat:
-		k = MUT_SYMLINK;
-		op = HX_OP_SYMLINK;
-		p2 = arg[0];
-		if (n->data.nr == SYS_symlink) {
-			p1 = arg[1];
-			call = HX_CALL_SYMLINK;
-		} else {
-			dfd = (int)arg[1];
-			p1 = arg[2];
-			call = HX_CALL_SYMLINKAT;
-		}
-		break;
-	case SYS_truncate:
-		k = MUT_TRUNCATE;
-		op = HX_OP_TRUNCATE;
-		call = HX_CALL_TRUNCATE;
-		p1 = arg[0];
-		len = arg[1];
-		if ((int64_t)len < 0) {
-			a->err = EINVAL;
-			return;
-		}
-		break;
-	case SYS_chmod:
-	case SYS_fchmodat:
-	case SYS_fchmodat2:
-		k = MUT_CHMOD;
-		op = HX_OP_WRITE;
-		call = HX_CALL_CHMOD;
-		if (n->data.nr == SYS_chmod) {
-			p1 = arg[0];
-			mode = (mode_t)arg[1];
-		} else {
-			dfd = (int)arg[0];
-			p1 = arg[1];
-			mode = (mode_t)arg[2];
-			if (n->data.nr == SYS_fchmodat2)
-				flags = (unsigned)arg[3];
-		}
-		if (flags & ~(unsigned)(AT_SYMLINK_NOFOLLOW | AT_EMPTY_PATH)) {
-			a->err = EINVAL;
-			return;
-		}
-		nofollow = flags & AT_SYMLINK_NOFOLLOW;
-		empty_ok = flags & AT_EMPTY_PATH;
-		has_mode = true;
-		break;
-	case SYS_mknod:
-	case SYS_mknodat:
-		k = MUT_MKNOD;
-		op = HX_OP_WRITE;
-		call = HX_CALL_MKNOD;
-		if (n->data.nr == SYS_mknod) {
-			p1 = arg[0];
-			mode = (mode_t)arg[1];
-			x.dev = (dev_t)(unsigned)arg[2];
-		} else {
-			dfd = (int)arg[0];
-			p1 = arg[1];
-			mode = (mode_t)arg[2];
-			x.dev = (dev_t)(unsigned)arg[3];
-		}
-		has_mode = true;
-		break;
-	case SYS_utime:
-	case SYS_utimes:
-	case SYS_futimesat:
-	case SYS_utimensat:
-		k = MUT_UTIME;
-		op = HX_OP_WRITE;
-		call = HX_CALL_UTIMES;
-		if (n->data.nr == SYS_utime || n->data.nr == SYS_utimes) {
-			p1 = arg[0];
-			tsaddr = arg[1];
-			tskind = n->data.nr == SYS_utime ? 1 : 2;
-		} else {
-			dfd = (int)arg[0];
-			p1 = arg[1];
-			tsaddr = arg[2];
-			tskind = n->data.nr == SYS_futimesat ? 2 : 3;
-		}
-		if (n->data.nr == SYS_utimensat) {
-			flags = (unsigned)arg[3];
-			if (flags & ~(unsigned)(AT_SYMLINK_NOFOLLOW |
-						AT_EMPTY_PATH)) {
-				a->err = EINVAL;
-				return;
-			}
-			nofollow = flags & AT_SYMLINK_NOFOLLOW;
-			empty_ok = flags & AT_EMPTY_PATH;
-			if (!p1) { /* futimens: the fd itself */
-				hx_un_fdmeta(u, n, t, a);
-				return;
-			}
-		}
-		break;
-	case SYS_setxattr:
-	case SYS_lsetxattr:
-	case SYS_removexattr:
-	case SYS_lremovexattr:
-		k = n->data.nr == SYS_setxattr || n->data.nr == SYS_lsetxattr
-			? MUT_SETXATTR
-			: MUT_RMXATTR;
-		op = HX_OP_WRITE;
-		call = k == MUT_SETXATTR ? HX_CALL_SETXATTR
-					 : HX_CALL_REMOVEXATTR;
-		p1 = arg[0];
-		xname = arg[1];
-		nofollow = n->data.nr == SYS_lsetxattr ||
-			   n->data.nr == SYS_lremovexattr;
-		if (k == MUT_SETXATTR) {
-			xval = arg[2];
-			if ((a->err = xattr_args(&x, arg[3], arg[4])))
-				return;
-		}
-		break;
-	default: /* chown, lchown, fchownat */
-		k = MUT_CHOWN;
-		op = HX_OP_WRITE;
-		call = HX_CALL_CHOWN;
-		if (n->data.nr == SYS_fchownat) {
-			dfd = (int)arg[0];
-			p1 = arg[1];
-			ouid = (uid_t)arg[2];
-			ogid = (gid_t)arg[3];
-			flags = (unsigned)arg[4];
-			if (flags & ~(unsigned)(AT_SYMLINK_NOFOLLOW |
-						AT_EMPTY_PATH)) {
-				a->err = EINVAL;
-				return;
-			}
-			nofollow = flags & AT_SYMLINK_NOFOLLOW;
-			empty_ok = flags & AT_EMPTY_PATH;
-		} else {
-			p1 = arg[0];
-			ouid = (uid_t)arg[1];
-			ogid = (gid_t)arg[2];
-			nofollow = n->data.nr == SYS_lchown;
-		}
-		break;
+#define MUT_ON_FD (-1) /* mut_parse: an fd's metadata, hx_un_fdmeta */
+
+static uint64_t slot(const struct seccomp_notif *n, unsigned char at,
+		     uint64_t none)
+{
+	return at ? n->data.args[at - 1] : none;
+}
+
+/* The call's arguments into c by its layout: 0, MUT_ON_FD, or the
+ * errno the kernel gives for the flags it refuses. */
+static int mut_parse(const struct seccomp_notif *n, struct mut_call *c)
+{
+	const struct mut_layout *l = NULL;
+
+	for (size_t i = 0; i < sizeof(layouts) / sizeof(*layouts) && !l; i++)
+		if (layouts[i].nr == n->data.nr)
+			l = &layouts[i];
+	if (!l)
+		return ENOSYS;
+	if (l->how & MUTF_FD)
+		return MUT_ON_FD;
+	*c = (struct mut_call){
+	    .k = l->kind,
+	    .op = l->op,
+	    .call = l->call,
+	    .p1 = slot(n, l->path, 0),
+	    .p2 = slot(n, l->path2, 0),
+	    .len = slot(n, l->len, 0),
+	    .tsaddr = slot(n, l->ts, 0),
+	    .xname = slot(n, l->xname, 0),
+	    .xval = slot(n, l->xval, 0),
+	    .dfd = (int)slot(n, l->dfd, (uint64_t)AT_FDCWD),
+	    .dfd2 = (int)slot(n, l->dfd2, (uint64_t)AT_FDCWD),
+	    .tskind = l->tskind,
+	    .flags = (unsigned)slot(n, l->flags, 0),
+	    .mode = (mode_t)slot(n, l->mode, 0),
+	    .ouid = (uid_t)slot(n, l->uid, (uint64_t)-1),
+	    .ogid = (gid_t)slot(n, l->gid, (uint64_t)-1),
+	    .nofollow = l->how & MUTF_NOFOLLOW,
+	    .has_mode = l->mode != 0,
+	};
+	if (c->flags & ~l->flags_ok)
+		return EINVAL;
+	if (l->path2 && !c->p2)
+		return EFAULT;
+	if (l->how & MUTF_ATFLAGS) {
+		c->nofollow = c->flags & AT_SYMLINK_NOFOLLOW;
+		c->empty_ok = c->flags & AT_EMPTY_PATH;
 	}
-	/* Never with more rights than the target has. */
-	if (t->peer.uid != geteuid()) {
-		a->err = EACCES;
-		return;
+	if (l->how & MUTF_REMOVEDIR) {
+		if (c->flags & AT_REMOVEDIR) {
+			c->k = MUT_RMDIR;
+			c->op = HX_OP_RMDIR;
+		}
+		c->flags = 0;
 	}
-	if ((e = hx_un_read_str(t->tid, p1, raw, sizeof(raw))) ||
-	    (p2 && (e = hx_un_read_str(t->tid, p2, raw2, sizeof(raw2))))) {
-		a->err = -e;
-		return;
-	}
-	/* An empty path with AT_EMPTY_PATH acts on the dirfd itself: the
-	 * file that fd names is decided (hx_un_fdmeta). Without the flag,
-	 * ENOENT, as the kernel says. */
-	if (!raw[0] && empty_ok && k != MUT_MKNOD) {
-		hx_un_fdmeta(u, n, t, a);
-		return;
-	}
-	if ((e = read_meta(t, xname, xval, xbuf, tsaddr, tskind, &x))) {
-		a->err = e;
-		return;
-	}
-	if ((a->err = hx_un_path_arg(u, n->id, t, dfd, raw, full,
-				     sizeof(full))))
-		return;
-	if (k == MUT_SYMLINK && !raw2[0]) {
-		a->err = ENOENT;
-		return;
-	}
-	if ((k == MUT_RENAME || k == MUT_LINK) &&
-	    ((e = hx_path_absolute(t->peer.pid, t->tid, dfd2, raw2, full2,
-				      sizeof(full2))) ||
-	     (e = resolve2(t, full2,
-			   k == MUT_LINK && (flags & AT_SYMLINK_FOLLOW), res2,
-			   sizeof(res2))))) {
-		a->err = -e;
-		return;
-	}
-	memset(&j, 0, sizeof(j));
-	j.peer = t->peer;
-	j.rq.call = call;
-	j.rq.op = op;
-	j.rq.path = full;
-	if (k == MUT_RENAME || k == MUT_LINK)
-		j.rq.path2 = res2;
-	else if (k == MUT_SYMLINK)
-		j.rq.path2 = raw2;
-	if (k == MUT_MKNOD) {
+	if (l->len && (int64_t)c->len < 0)
+		return EINVAL;
+	if (l->dev)
+		c->x.dev = (dev_t)(unsigned)slot(n, l->dev, 0);
+	if (c->tskind == 3 && !c->p1)
+		return MUT_ON_FD; /* futimens: the fd itself */
+	if (l->xsize)
+		return xattr_args(&c->x, slot(n, l->xsize, 0),
+				  slot(n, l->xflags, 0));
+	return 0;
+}
+
+/* The request the pipeline decides for c, on full (and path2). */
+static void mut_request(const struct mut_call *c, const char *full,
+			const char *path2, const char *res2, struct job *j)
+{
+	memset(j, 0, sizeof(*j));
+	j->rq.call = c->call;
+	j->rq.op = c->op;
+	j->rq.path = full;
+	j->rq.path2 = path2;
+	if (c->k == MUT_MKNOD) {
 		/* A new file: like O_CREAT|O_EXCL, never through a final
 		 * symlink (follows_last() in the pipeline). */
-		j.rq.has_flags = true;
-		j.rq.flags = O_WRONLY | O_CREAT | O_EXCL;
-	} else if (nofollow) {
+		j->rq.has_flags = true;
+		j->rq.flags = O_WRONLY | O_CREAT | O_EXCL;
+	} else if (c->nofollow) {
 		/* follows_last() in the pipeline: the link itself. */
-		j.rq.has_flags = true;
-		j.rq.flags = O_NOFOLLOW;
-	} else if (flags && k != MUT_CHMOD && k != MUT_CHOWN &&
-		   k != MUT_UTIME) {
-		j.rq.has_flags = true;
-		j.rq.flags = flags;
+		j->rq.has_flags = true;
+		j->rq.flags = O_NOFOLLOW;
+	} else if (c->flags && c->k != MUT_CHMOD && c->k != MUT_CHOWN &&
+		   c->k != MUT_UTIME) {
+		j->rq.has_flags = true;
+		j->rq.flags = c->flags;
 	}
-	if (has_mode) {
-		j.rq.has_mode = true;
-		j.rq.mode = (uint32_t)mode;
+	if (c->has_mode) {
+		j->rq.has_mode = true;
+		j->rq.mode = (uint32_t)c->mode;
 	}
-	if (k == MUT_RENAME) {
-		j.rq.tree_known = true;
-		j.rq.moves_tree = is_dir_at(AT_FDCWD, full) ||
-				  ((flags & RENAME_EXCHANGE) &&
-				   is_dir_at(AT_FDCWD, res2));
+	if (c->k == MUT_RENAME) {
+		j->rq.tree_known = true;
+		j->rq.moves_tree = is_dir_at(AT_FDCWD, full) ||
+				   ((c->flags & RENAME_EXCHANGE) &&
+				    is_dir_at(AT_FDCWD, res2));
 	}
-	kk = (struct hx_kargs){
-	    .call = kcall[k],
-	    .path = full,
-	    .path2 = k == MUT_RENAME || k == MUT_LINK ? full2 : NULL,
-	    .flags = nofollow ? AT_SYMLINK_NOFOLLOW : flags,
-	    .uid = ouid,
-	    .gid = ogid};
-	if ((a->err = hx_un_judge(u, t, &j, &kk)))
-		return;
+}
+
+/* Does the allowed call c, relative to the decided parents; answers a. */
+static void mut_apply(struct hx_unotify *u, const struct seccomp_notif *n,
+		      const struct target *t, const struct mut_call *c,
+		      struct job *j, const char *raw, const char *raw2,
+		      const char *res2, struct answer *a)
+{
+	char name[NAME_MAX + 2], name2[NAME_MAX + 2];
+	bool two = c->k == MUT_RENAME || c->k == MUT_LINK;
+	bool xchg = c->flags & RENAME_EXCHANGE;
+	int pfd, pfd2 = -1, e;
+
 	/* Not for a target that is gone (killed while this was decided). */
 	if (!hx_un_id_valid(u, n->id)) {
 		a->err = ESRCH;
 		return;
 	}
-	pfd = open_parent(t, j.decided, ends_slash(raw), name, sizeof(name));
+	pfd = open_parent(t, j->decided, ends_slash(raw), name, sizeof(name));
 	if (pfd < 0) {
 		a->err = -pfd;
 		return;
 	}
-	if (k == MUT_RENAME || k == MUT_LINK) {
+	if (two) {
 		pfd2 = open_parent(t, res2, ends_slash(raw2), name2,
 				   sizeof(name2));
 		if (pfd2 < 0) {
@@ -833,23 +726,20 @@ void hx_un_mut(struct hx_unotify *u, const struct seccomp_notif *n,
 	/* A directory put in place of the file this was decided for: it
 	 * is decided again as what it is, and, should one be swapped in
 	 * after this look, moved back below. */
-	if (k == MUT_RENAME && !j.rq.moves_tree &&
-	    (is_dir_at(pfd, name) ||
-	     ((flags & RENAME_EXCHANGE) && is_dir_at(pfd2, name2)))) {
-		j.rq.moves_tree = true;
-		if ((e = -hx_un_judge(u, t, &j, NULL)))
+	if (c->k == MUT_RENAME && !j->rq.moves_tree &&
+	    (is_dir_at(pfd, name) || (xchg && is_dir_at(pfd2, name2)))) {
+		j->rq.moves_tree = true;
+		if ((e = -hx_un_judge(u, t, j, NULL)))
 			goto out;
 	}
-	e = mut_act(t, k, pfd, name, pfd2, name2, raw2, flags, mode, len, ouid,
-		    ogid, nofollow, &x);
-	if (!e && k == MUT_RENAME && !j.rq.moves_tree &&
-	    (is_dir_at(pfd2, name2) ||
-	     ((flags & RENAME_EXCHANGE) && is_dir_at(pfd, name)))) {
+	e = mut_act(t, c->k, pfd, name, pfd2, name2, raw2, c->flags, c->mode,
+		    c->len, c->ouid, c->ogid, c->nofollow, &c->x);
+	if (!e && c->k == MUT_RENAME && !j->rq.moves_tree &&
+	    (is_dir_at(pfd2, name2) || (xchg && is_dir_at(pfd, name)))) {
 		/* Swapped in the last instant: undo (never over anything
 		 * that took the old name meanwhile) and refuse. */
 		syscall(SYS_renameat2, pfd2, name2, pfd, name,
-			(flags & RENAME_EXCHANGE) ? RENAME_EXCHANGE
-						  : RENAME_NOREPLACE);
+			xchg ? RENAME_EXCHANGE : RENAME_NOREPLACE);
 		e = -EACCES;
 	}
 out:
@@ -857,4 +747,70 @@ out:
 	if (pfd2 >= 0)
 		close(pfd2);
 	hx_un_done(u, a, e);
+}
+
+void hx_un_mut(struct hx_unotify *u, const struct seccomp_notif *n,
+	       const struct target *t, struct answer *a)
+{
+	static __thread unsigned char xbuf[XATTR_SIZE_MAX];
+	static __thread char raw[PATH_MAX], raw2[PATH_MAX], full[PATH_MAX],
+	    full2[PATH_MAX], res2[PATH_MAX];
+	static __thread struct mut_call c;
+	bool two;
+	struct job j;
+	struct hx_kargs kk;
+	int e = mut_parse(n, &c);
+
+	if (e == MUT_ON_FD) {
+		hx_un_fdmeta(u, n, t, a);
+		return;
+	}
+	/* Never with more rights than the target has. */
+	if ((a->err = e ? e : t->peer.uid != geteuid() ? EACCES : 0))
+		return;
+	raw2[0] = '\0';
+	if ((e = hx_un_read_str(t->tid, c.p1, raw, sizeof(raw))) ||
+	    (c.p2 && (e = hx_un_read_str(t->tid, c.p2, raw2, sizeof(raw2))))) {
+		a->err = -e;
+		return;
+	}
+	/* An empty path with AT_EMPTY_PATH acts on the dirfd itself: the
+	 * file that fd names is decided (hx_un_fdmeta). Without the flag,
+	 * ENOENT, as the kernel says. */
+	if (!raw[0] && c.empty_ok && c.k != MUT_MKNOD) {
+		hx_un_fdmeta(u, n, t, a);
+		return;
+	}
+	if ((a->err = read_meta(t, c.xname, c.xval, xbuf, c.tsaddr, c.tskind,
+				&c.x)) ||
+	    (a->err = hx_un_path_arg(u, n->id, t, c.dfd, raw, full,
+				     sizeof(full))))
+		return;
+	if (c.k == MUT_SYMLINK && !raw2[0]) {
+		a->err = ENOENT;
+		return;
+	}
+	two = c.k == MUT_RENAME || c.k == MUT_LINK;
+	if (two &&
+	    ((e = hx_path_absolute(t->peer.pid, t->tid, c.dfd2, raw2, full2,
+				   sizeof(full2))) ||
+	     (e = resolve2(t, full2,
+			   c.k == MUT_LINK && (c.flags & AT_SYMLINK_FOLLOW),
+			   res2, sizeof(res2))))) {
+		a->err = -e;
+		return;
+	}
+	mut_request(&c, full, two ? res2 : c.k == MUT_SYMLINK ? raw2 : NULL,
+		    res2, &j);
+	j.peer = t->peer;
+	kk = (struct hx_kargs){
+	    .call = kcall[c.k],
+	    .path = full,
+	    .path2 = two ? full2 : NULL,
+	    .flags = c.nofollow ? AT_SYMLINK_NOFOLLOW : c.flags,
+	    .uid = c.ouid,
+	    .gid = c.ogid};
+	if ((a->err = hx_un_judge(u, t, &j, &kk)))
+		return;
+	mut_apply(u, n, t, &c, &j, raw, raw2, res2, a);
 }
