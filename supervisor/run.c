@@ -1,6 +1,7 @@
 /* harness-exec's session flow; see run.h. */
 #define _GNU_SOURCE
 #include "supervisor/run.h"
+#include "supervisor/run_int.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -56,45 +57,6 @@
 
 extern char **environ;
 
-struct run {
-	const struct hx_options *o;
-	struct hx_session sess;
-	struct hx_policy *policy;
-	struct hx_audit *audit;
-	struct hx_dnsmap *dns;
-	struct hx_server *srv;
-	struct hx_pipeline pl;
-	struct hx_source sigsrc;
-	struct hx_worktree *wt; /* --worktree, else NULL */
-	struct hx_sandbox *sb;
-	struct hx_unotify *un; /* the user-notify handler, or NULL */
-	struct hx_execgate *gate; /* --exec-gate's tracer, or NULL */
-	int hand[2];	       /* listener hand-off socketpair, or -1 */
-	struct hx_reaper reaper;
-	bool exec_gate; /* in use: asked for and possible here */
-	bool trace_reads; /* every open decided in the kernel layer */
-	int reaper_err; /* 0, or why the tree is not killed with us */
-	char *policy_text;
-	size_t policy_len;
-	const char *profiles[HX_MAX_PROFILES]; /* added to the policy */
-	size_t nprofiles;
-	char *profile_paths[HX_MAX_PROFILES]; /* realpath()s, freed */
-	bool profile_detected[HX_MAX_PROFILES]; /* came from the command */
-	char resolvers[HX_MAX_RESOLVERS][HX_RESOLVER_LEN]; /* harness:resolver */
-	const char *resolver_pats[HX_MAX_RESOLVERS];
-	struct hx_neighbours neighbours; /* harness:ssh-agent, ... */
-	/* the session's network rules: the resolver's, the neighbours' */
-	struct hx_session_rule net_rules[1 + HX_NEIGHBOUR_RULES];
-	char policy_sha[65];
-	char shim[PATH_MAX];
-	char cwd[PATH_MAX];
-	char cmd_path[PATH_MAX]; /* the command as found on PATH, or "" */
-	char *own_env[3]; /* the strings child_env made */
-	bool listening;
-	pid_t child;
-	bool child_done;
-	int child_status;
-};
 
 static int read_file(const char *path, char **out, size_t *len)
 {
@@ -164,93 +126,6 @@ static int find_shim(char *out)
 	return access(out, R_OK) ? -errno : 0;
 }
 
-static json_t *argv_json(json_t *rec, char *const *v, int n)
-{
-	json_t *a = json_array();
-
-	for (int i = 0; i < n; i++)
-		json_array_append_new(a, hx_record_text(rec, "command", v[i]));
-	return a;
-}
-
-static void add_source(const char *name, const char *text, size_t len,
-		       void *arg)
-{
-	char sha[65];
-	json_t *o = json_object();
-
-	hx_sha256_hex(text, len, sha);
-	json_object_set_new(o, "name", json_string(name));
-	json_object_set_new(o, "sha256", json_string(sha));
-	json_array_append_new(arg, o);
-}
-
-/* Every document the policy is made of, each with its digest. */
-static json_t *policy_sources(const struct hx_policy *p)
-{
-	json_t *a = json_array();
-
-	hx_policy_foreach_source(p, add_source, a);
-	return a;
-}
-
-/* The profiles added to the policy, and how each was chosen. */
-static json_t *profiles_json(const struct run *r)
-{
-	json_t *a = json_array();
-
-	for (size_t i = 0; i < r->nprofiles; i++) {
-		json_t *o = json_object();
-
-		json_object_set_new(o, "name", json_string(r->profiles[i]));
-		json_object_set_new(o, "chosen",
-				    json_string(r->profile_detected[i] ? "detected"
-									: "option"));
-		json_array_append_new(a, o);
-	}
-	return a;
-}
-
-static void log_session_start(struct run *r)
-{
-	json_t *rec = hx_record_new(&r->pl, NULL, "session_start", NULL);
-	char exe[PATH_MAX];
-	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-
-	if (!rec)
-		return;
-	if (n > 0) {
-		exe[n] = '\0';
-		json_object_set_new(rec, "exe", json_string(exe));
-	}
-	json_object_set_new(rec, "category", json_string("process"));
-	json_object_set_new(rec, "command", argv_json(rec, r->o->cmd, r->o->ncmd));
-	json_object_set_new(rec, "cwd", hx_record_text(rec, "cwd", r->cwd));
-	json_object_set_new(rec, "policy",
-			    json_string(hx_policy_source(r->policy)));
-	json_object_set_new(rec, "policy_sha256", json_string(r->policy_sha));
-	json_object_set_new(rec, "policy_sources", policy_sources(r->policy));
-	json_object_set_new(rec, "profiles", profiles_json(r));
-	json_object_set_new(
-	    rec, "mode",
-	    json_string(r->pl.mode == HX_MODE_AUDIT ? "audit" : "enforce"));
-	json_object_set_new(rec, "version", json_string(HX_VERSION));
-	json_object_set_new(rec, "uid", json_integer(getuid()));
-	json_object_set_new(rec, "session_dir", json_string(r->sess.dir));
-	json_object_set_new(rec, "tmpdir", json_string(r->sess.tmpdir));
-	json_object_set_new(rec, "socket", json_string(r->sess.sock_path));
-	json_object_set_new(rec, "shim", json_string(r->shim));
-	json_object_set_new(rec, "kernel", hx_sandbox_kernel_json(r->sb));
-	json_object_set_new(json_object_get(rec, "kernel"), "reaper_cgroup",
-			    json_boolean(!r->reaper_err));
-	json_object_set_new(json_object_get(rec, "kernel"), "tree_kill",
-			    json_string(!r->reaper_err ? "cgroup"
-					: r->exec_gate	   ? "exec-gate"
-							   : "none"));
-	hx_record_append(&r->pl, rec, NULL);
-	json_decref(rec);
-}
-
 static int exit_code(int status)
 {
 	if (WIFEXITED(status))
@@ -258,78 +133,6 @@ static int exit_code(int status)
 	if (WIFSIGNALED(status))
 		return 128 + WTERMSIG(status);
 	return 2;
-}
-
-static void log_session_end(struct run *r, int code)
-{
-	json_t *rec = hx_record_new(&r->pl, NULL, "session_end", NULL);
-	json_t *counts;
-	struct hx_server_stats st = {0};
-
-	if (!rec)
-		return;
-	if (r->srv)
-		hx_server_stats(r->srv, &st);
-	json_object_set_new(rec, "category", json_string("process"));
-	json_object_set_new(rec, "exit_code", json_integer(code));
-	if (r->child_done && WIFSIGNALED(r->child_status))
-		json_object_set_new(rec, "signal",
-				    json_integer(WTERMSIG(r->child_status)));
-	json_object_set_new(rec, "events",
-			    json_integer((json_int_t)r->pl.events));
-	counts = json_object();
-	json_object_set_new(counts, "allow",
-			    json_integer((json_int_t)r->pl.verdicts[0]));
-	json_object_set_new(counts, "ask",
-			    json_integer((json_int_t)r->pl.verdicts[1]));
-	json_object_set_new(counts, "deny",
-			    json_integer((json_int_t)r->pl.verdicts[2]));
-	json_object_set_new(rec, "verdicts", counts);
-	json_object_set_new(rec, "connections",
-			    json_integer((json_int_t)st.conns_accepted));
-	json_object_set_new(rec, "protocol_errors",
-			    json_integer((json_int_t)st.protocol_errors));
-	if (r->un) {
-		struct hx_unotify_stats us;
-		json_t *k = json_object();
-
-		hx_unotify_stats(r->un, &us);
-		json_object_set_new(k, "notifications",
-				    json_integer((json_int_t)us.notifications));
-		json_object_set_new(k, "emulated",
-				    json_integer((json_int_t)us.emulated));
-		json_object_set_new(k, "denied",
-				    json_integer((json_int_t)us.denied));
-		json_object_set_new(k, "continued",
-				    json_integer((json_int_t)us.continued));
-		json_object_set_new(k, "errors",
-				    json_integer((json_int_t)us.errors));
-		if (r->gate) {
-			unsigned long long c, m;
-
-			hx_execgate_stats(r->gate, &c, &m);
-			json_object_set_new(k, "execs_checked",
-					    json_integer((json_int_t)c));
-			json_object_set_new(k, "exec_mismatches",
-					    json_integer((json_int_t)m));
-		}
-		json_object_set_new(rec, "kernel_notify", k);
-	}
-	if (r->pl.audit_errors)
-		json_object_set_new(
-		    rec, "audit_errors",
-		    json_integer((json_int_t)r->pl.audit_errors));
-	if (r->pl.failed)
-		json_object_set_new(rec, "audit_failed",
-				    json_string(r->pl.failed_why));
-	hx_audit_sync(r->audit); /* the mode check, before the count */
-	if (hx_audit_mode_restored(r->audit))
-		json_object_set_new(
-		    rec, "audit_log_mode_restored",
-		    json_integer(hx_audit_mode_restored(r->audit)));
-	hx_worktree_end_fields(r->wt, rec);
-	hx_record_append(&r->pl, rec, NULL);
-	json_decref(rec);
 }
 
 /* The log is protected by its path and by its inode; a second name made
@@ -702,9 +505,129 @@ static bool gate_allowed(bool quiet)
 	return false;
 }
 
+/* Who holds the process count: the cgroup where there is one. */
+static void limit_processes(struct run *r)
+{
+	struct hx_limits *lim = hx_sandbox_limits(r->sb);
+	bool cg = false;
+
+	if (lim->set & (1u << HX_LIMIT_PROCESSES))
+		cg = !hx_reaper_pids_max(
+		    &r->reaper, r->sess.id,
+		    (unsigned long)lim->value[HX_LIMIT_PROCESSES]);
+	hx_limits_processes(lim, cg);
+}
+
+/* The audit log, the name map and the pipeline over them, and the
+ * session's socket. */
+static int open_pipeline(struct run *r)
+{
+	struct hx_audit_quota q;
+	int e = hx_audit_open(r->sess.audit_path, &r->audit);
+
+	if (e) {
+		hx_say("cannot open audit log %s: %s", r->sess.audit_path,
+		       strerror(-e));
+		return -1;
+	}
+	if ((e = protect_log(r)))
+		return e;
+	if ((e = hx_dnsmap_new(0, &r->dns))) {
+		hx_say("dnsmap: %s", strerror(-e));
+		return -1;
+	}
+	hx_policy_audit_quota(r->policy, &q);
+	r->pl.quota_rate = q.rate;
+	r->pl.quota_burst = q.burst;
+	r->pl.quota_max_size = q.max_size;
+	r->pl.policy = r->policy;
+	r->pl.audit = r->audit;
+	r->pl.dns = r->dns;
+	r->pl.session = r->sess.id;
+	e = hx_server_new(&r->pl, &r->srv);
+	if (!e)
+		e = hx_server_listen(r->srv, r->sess.sock_path);
+	if (e) {
+		hx_say("cannot serve %s: %s", r->sess.sock_path, strerror(-e));
+		return -1;
+	}
+	r->listening = true;
+	return 0;
+}
+
+/* The user-notify layer and the exec gate: the child hands its listener
+ * over r->hand[1]; without it harness says so and runs on the others. */
+static int enable_notify(struct run *r)
+{
+	const struct hx_options *o = r->o;
+	char msg[256];
+
+	r->exec_gate = o->exec_gate && gate_allowed(o->quiet);
+	hx_sandbox_set_exec_gate(r->sb, r->exec_gate);
+	/* Audit mode shows what the agent did, also the opens of programs
+	 * that skip the shim (Claude Code's and Codex's reads): each is
+	 * decided, and logged, in the kernel layer. */
+	r->trace_reads = o->trace_reads || r->pl.mode == HX_MODE_AUDIT;
+	hx_sandbox_set_trace_reads(r->sb, r->trace_reads);
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, r->hand)) {
+		hx_say("socketpair: %s", strerror(errno));
+		return -1;
+	}
+	if (hx_sandbox_enable_notify(r->sb, r->hand[1], msg, sizeof(msg))) {
+		if (!o->quiet)
+			fprintf(stderr,
+				"harness-exec: warning: user-notify missing "
+				"(%s): writes and connects of programs "
+				"without the shim are bounded by Landlock "
+				"only\n",
+				msg);
+		close(r->hand[0]);
+		close(r->hand[1]);
+		r->hand[0] = r->hand[1] = -1;
+	}
+	return 0;
+}
+
+/* What a missing layer costs, said once at the start. */
+static void warn_missing(struct run *r)
+{
+	const struct hx_options *o = r->o;
+
+	if (r->exec_gate && r->hand[0] < 0) {
+		r->exec_gate = false;
+		if (!o->quiet)
+			fprintf(stderr, "harness-exec: warning: the exec gate "
+					"needs the user-notify layer: exec "
+					"rules bind programs through the shim "
+					"only\n");
+	}
+	/* Without a cgroup the gate's PTRACE_O_EXITKILL ends the tree if we
+	 * die: each of its processes is traced from its fork. */
+	if (r->reaper_err && !r->exec_gate && !o->quiet)
+		fprintf(stderr,
+			"harness-exec: warning: no cgroup v2 for the session "
+			"(%s) and no exec gate: if harness-exec itself is "
+			"killed, the agent's processes are not\n",
+			strerror(-r->reaper_err));
+}
+
+static void say_verbose(const struct run *r)
+{
+	fprintf(stderr,
+		"harness: session %s\n"
+		"harness: session dir %s\n"
+		"harness: audit log %s\n"
+		"harness: socket %s\n"
+		"harness: mode %s, policy %s\n",
+		r->sess.id, r->sess.dir, r->sess.audit_path, r->sess.sock_path,
+		r->pl.mode == HX_MODE_AUDIT ? "audit" : "enforce",
+		hx_policy_source(r->policy));
+}
+
 static int setup(struct run *r)
 {
 	const struct hx_options *o = r->o;
+	const char *roots[] = {r->cwd};
 	struct hx_policy_vars vars;
 	char msg[256];
 	int e;
@@ -722,21 +645,17 @@ static int setup(struct run *r)
 	 * cgroup; first, so that its fork overlaps the rest of the set-up
 	 * (settled before PR_SET_CHILD_SUBREAPER in hx_run). */
 	r->reaper_err = hx_reaper_start(r->sess.id, &r->reaper);
-	if (o->worktree && open_worktree(r))
+	if ((o->worktree && open_worktree(r)) || load_policy(r))
 		return -1;
-	if (load_policy(r))
-		return -1;
-	e = find_shim(r->shim);
-	if (e) {
+	if ((e = find_shim(r->shim))) {
 		hx_say("cannot use the shim (%s next to harness-exec, or "
-			"$HARNESS_SHIM): %s",
-			SHIM_NAME, strerror(-e));
+		       "$HARNESS_SHIM): %s",
+		       SHIM_NAME, strerror(-e));
 		return -1;
 	}
-	e = hx_session_create(&r->sess);
-	if (e) {
+	if ((e = hx_session_create(&r->sess))) {
 		hx_say("cannot create session %s (%s, %s): %s", r->sess.id,
-			r->sess.dir, r->sess.tmpdir, strerror(-e));
+		       r->sess.dir, r->sess.tmpdir, strerror(-e));
 		return -1;
 	}
 	/* As soon as the write roots exist: the Landlock ruleset is derived
@@ -749,120 +668,24 @@ static int setup(struct run *r)
 		hx_say("sandbox: %s", msg);
 		return -1;
 	}
-	/* Who holds the process count: the cgroup where there is one. */
-	{
-		struct hx_limits *lim = hx_sandbox_limits(r->sb);
-		bool cg = false;
-
-		if (lim->set & (1u << HX_LIMIT_PROCESSES))
-			cg = !hx_reaper_pids_max(
-			    &r->reaper, r->sess.id,
-			    (unsigned long)lim->value[HX_LIMIT_PROCESSES]);
-		hx_limits_processes(lim, cg);
-	}
-	e = hx_audit_open(r->sess.audit_path, &r->audit);
-	if (e) {
-		hx_say("cannot open audit log %s: %s", r->sess.audit_path,
-			strerror(-e));
-		return -1;
-	}
-	if ((e = protect_log(r)))
+	limit_processes(r);
+	if ((e = open_pipeline(r)))
 		return e;
-	if ((e = hx_dnsmap_new(0, &r->dns))) {
-		hx_say("dnsmap: %s", strerror(-e));
+	if (!o->no_kernel_notify && enable_notify(r))
 		return -1;
-	}
-	{
-		struct hx_audit_quota q;
-
-		hx_policy_audit_quota(r->policy, &q);
-		r->pl.quota_rate = q.rate;
-		r->pl.quota_burst = q.burst;
-		r->pl.quota_max_size = q.max_size;
-	}
-	r->pl.policy = r->policy;
-	r->pl.audit = r->audit;
-	r->pl.dns = r->dns;
-	r->pl.session = r->sess.id;
-	e = hx_server_new(&r->pl, &r->srv);
-	if (!e)
-		e = hx_server_listen(r->srv, r->sess.sock_path);
-	if (e) {
-		hx_say("cannot serve %s: %s", r->sess.sock_path, strerror(-e));
-		return -1;
-	}
-	r->listening = true;
-	/* The user-notify layer: the child hands its listener over
-	 * r->hand[1]; without it harness says so and runs on the others. */
-	if (!o->no_kernel_notify) {
-		r->exec_gate = o->exec_gate && gate_allowed(o->quiet);
-		hx_sandbox_set_exec_gate(r->sb, r->exec_gate);
-		/* Audit mode shows what the agent did, also the opens of
-		 * programs that skip the shim (Claude Code's and Codex's
-		 * reads): each is decided, and logged, in the kernel layer. */
-		r->trace_reads = o->trace_reads || r->pl.mode == HX_MODE_AUDIT;
-		hx_sandbox_set_trace_reads(r->sb, r->trace_reads);
-		if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0,
-			       r->hand)) {
-			hx_say("socketpair: %s", strerror(errno));
-			return -1;
-		}
-		if (hx_sandbox_enable_notify(r->sb, r->hand[1], msg,
-					     sizeof(msg))) {
-			if (!o->quiet)
-				fprintf(stderr,
-					"harness-exec: warning: user-notify "
-					"missing (%s): writes and connects "
-					"of programs without the shim are "
-					"bounded by Landlock only\n",
-					msg);
-			close(r->hand[0]);
-			close(r->hand[1]);
-			r->hand[0] = r->hand[1] = -1;
-		}
-	}
 	/* The project's denied files, which Landlock's grant of the write
 	 * root lets through: looked for while the rest is set up. */
-	{
-		const char *roots[] = {r->cwd};
-
-		if (hx_sandbox_find_masks(r->sb, roots, 1, r->sess.dir) &&
-		    !o->quiet)
-			fprintf(stderr, "harness-exec: warning: cannot look "
-					"for the files to mask\n");
-	}
-	if (r->exec_gate && r->hand[0] < 0) {
-		r->exec_gate = false;
-		if (!o->quiet)
-			fprintf(stderr, "harness-exec: warning: the exec gate "
-					"needs the user-notify layer: exec "
-					"rules bind programs through the shim "
-					"only\n");
-	}
-	/* Without a cgroup the gate's PTRACE_O_EXITKILL ends the tree if we
-	 * die: each of its processes is traced from its fork. */
-	if (r->reaper_err && !r->exec_gate && !o->quiet)
-		fprintf(stderr,
-			"harness-exec: warning: no cgroup v2 for the session "
-			"(%s) and no exec gate: if harness-exec itself is "
-			"killed, the agent's processes are not\n",
-			strerror(-r->reaper_err));
+	if (hx_sandbox_find_masks(r->sb, roots, 1, r->sess.dir) && !o->quiet)
+		fprintf(stderr, "harness-exec: warning: cannot look for the "
+				"files to mask\n");
+	warn_missing(r);
 	if (hx_sandbox_ready(r->sb, msg, sizeof(msg))) {
 		hx_say("sandbox: %s", msg);
 		return -1;
 	}
 	if (o->verbose)
-		fprintf(stderr,
-			"harness: session %s\n"
-			"harness: session dir %s\n"
-			"harness: audit log %s\n"
-			"harness: socket %s\n"
-			"harness: mode %s, policy %s\n",
-			r->sess.id, r->sess.dir, r->sess.audit_path,
-			r->sess.sock_path,
-			r->pl.mode == HX_MODE_AUDIT ? "audit" : "enforce",
-			hx_policy_source(r->policy));
-	log_session_start(r);
+		say_verbose(r);
+	hx_run_log_start(r);
 	/* Checkpoint 0 and the hooks; the agent starts in the worktree. */
 	if (r->wt && (hx_worktree_start(r->wt, &r->pl, r->srv) ||
 		      chdir(r->cwd))) {
@@ -1014,7 +837,7 @@ end:
 	 * the result commit whose trailer is the hash of session_end. */
 	hx_worktree_finish(r->wt);
 	hx_pipeline_tick(&r->pl, true); /* before session_end, which counts */
-	log_session_end(r, code);
+	hx_run_log_end(r, code);
 	hx_worktree_result(r->wt, r->audit, o->cmd, o->ncmd, code);
 out:
 	/* What may still append goes first (the gate logs the findings it

@@ -1,0 +1,75 @@
+/* One harness-exec session's state, shared by run.c (the flow) and
+ * run_log.c (its session_start and session_end records). Internal. */
+#ifndef HX_RUN_INT_H
+#define HX_RUN_INT_H
+
+#include <limits.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+#include "supervisor/neighbours.h"
+#include "supervisor/options.h"
+#include "supervisor/pipeline.h"
+#include "supervisor/reaper.h"
+#include "supervisor/resolvconf.h"
+#include "supervisor/server.h"
+#include "supervisor/session.h"
+
+struct hx_policy;
+struct hx_audit;
+struct hx_dnsmap;
+struct hx_worktree;
+struct hx_sandbox;
+struct hx_unotify;
+struct hx_execgate;
+
+struct run {
+	const struct hx_options *o;
+	struct hx_session sess;
+	struct hx_policy *policy;
+	struct hx_audit *audit;
+	struct hx_dnsmap *dns;
+	struct hx_server *srv;
+	struct hx_pipeline pl;
+	struct hx_source sigsrc;
+	struct hx_worktree *wt; /* --worktree, else NULL */
+	struct hx_sandbox *sb;
+	struct hx_unotify *un; /* the user-notify handler, or NULL */
+	struct hx_execgate *gate; /* --exec-gate's tracer, or NULL */
+	int hand[2];	       /* listener hand-off socketpair, or -1 */
+	struct hx_reaper reaper;
+	bool exec_gate; /* in use: asked for and possible here */
+	bool trace_reads; /* every open decided in the kernel layer */
+	int reaper_err; /* 0, or why the tree is not killed with us */
+	char *policy_text;
+	size_t policy_len;
+	const char *profiles[HX_MAX_PROFILES]; /* added to the policy */
+	size_t nprofiles;
+	char *profile_paths[HX_MAX_PROFILES]; /* realpath()s, freed */
+	bool profile_detected[HX_MAX_PROFILES]; /* came from the command */
+	char resolvers[HX_MAX_RESOLVERS][HX_RESOLVER_LEN]; /* harness:resolver */
+	const char *resolver_pats[HX_MAX_RESOLVERS];
+	struct hx_neighbours neighbours; /* harness:ssh-agent, ... */
+	/* the session's network rules: the resolver's, the neighbours' */
+	struct hx_session_rule net_rules[1 + HX_NEIGHBOUR_RULES];
+	char policy_sha[65];
+	char shim[PATH_MAX];
+	char cwd[PATH_MAX];
+	char cmd_path[PATH_MAX]; /* the command as found on PATH, or "" */
+	char *own_env[3]; /* the strings child_env made */
+	bool listening;
+	pid_t child;
+	bool child_done;
+	int child_status;
+};
+
+/* The session's first record: the command, the policy and its sources,
+ * the kernel layers in force. */
+void hx_run_log_start(struct run *r);
+
+/* Its last: how the command ended (code: harness-exec's exit status)
+ * and what the session counted. */
+void hx_run_log_end(struct run *r, int code);
+
+#endif

@@ -1,0 +1,178 @@
+/* The session_start and session_end records of a session; see
+ * run_int.h. */
+#define _GNU_SOURCE
+#include "supervisor/run_int.h"
+
+#include <jansson.h>
+#include <limits.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "policy/policy.h"
+#include "supervisor/audit.h"
+#include "supervisor/git/worktree.h"
+#include "supervisor/kernel/execgate.h"
+#include "supervisor/kernel/sandbox.h"
+#include "supervisor/kernel/unotify.h"
+#include "supervisor/record.h"
+#include "supervisor/run.h"
+#include "supervisor/sha256.h"
+
+static json_t *argv_json(json_t *rec, char *const *v, int n)
+{
+	json_t *a = json_array();
+
+	for (int i = 0; i < n; i++)
+		json_array_append_new(a, hx_record_text(rec, "command", v[i]));
+	return a;
+}
+
+static void add_source(const char *name, const char *text, size_t len,
+		       void *arg)
+{
+	char sha[65];
+	json_t *o = json_object();
+
+	hx_sha256_hex(text, len, sha);
+	json_object_set_new(o, "name", json_string(name));
+	json_object_set_new(o, "sha256", json_string(sha));
+	json_array_append_new(arg, o);
+}
+
+/* Every document the policy is made of, each with its digest. */
+static json_t *policy_sources(const struct hx_policy *p)
+{
+	json_t *a = json_array();
+
+	hx_policy_foreach_source(p, add_source, a);
+	return a;
+}
+
+/* The profiles added to the policy, and how each was chosen. */
+static json_t *profiles_json(const struct run *r)
+{
+	json_t *a = json_array();
+
+	for (size_t i = 0; i < r->nprofiles; i++) {
+		json_t *o = json_object();
+
+		json_object_set_new(o, "name", json_string(r->profiles[i]));
+		json_object_set_new(o, "chosen",
+				    json_string(r->profile_detected[i] ? "detected"
+									: "option"));
+		json_array_append_new(a, o);
+	}
+	return a;
+}
+
+void hx_run_log_start(struct run *r)
+{
+	json_t *rec = hx_record_new(&r->pl, NULL, "session_start", NULL);
+	char exe[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+
+	if (!rec)
+		return;
+	if (n > 0) {
+		exe[n] = '\0';
+		json_object_set_new(rec, "exe", json_string(exe));
+	}
+	json_object_set_new(rec, "category", json_string("process"));
+	json_object_set_new(rec, "command", argv_json(rec, r->o->cmd, r->o->ncmd));
+	json_object_set_new(rec, "cwd", hx_record_text(rec, "cwd", r->cwd));
+	json_object_set_new(rec, "policy",
+			    json_string(hx_policy_source(r->policy)));
+	json_object_set_new(rec, "policy_sha256", json_string(r->policy_sha));
+	json_object_set_new(rec, "policy_sources", policy_sources(r->policy));
+	json_object_set_new(rec, "profiles", profiles_json(r));
+	json_object_set_new(
+	    rec, "mode",
+	    json_string(r->pl.mode == HX_MODE_AUDIT ? "audit" : "enforce"));
+	json_object_set_new(rec, "version", json_string(HX_VERSION));
+	json_object_set_new(rec, "uid", json_integer(getuid()));
+	json_object_set_new(rec, "session_dir", json_string(r->sess.dir));
+	json_object_set_new(rec, "tmpdir", json_string(r->sess.tmpdir));
+	json_object_set_new(rec, "socket", json_string(r->sess.sock_path));
+	json_object_set_new(rec, "shim", json_string(r->shim));
+	json_object_set_new(rec, "kernel", hx_sandbox_kernel_json(r->sb));
+	json_object_set_new(json_object_get(rec, "kernel"), "reaper_cgroup",
+			    json_boolean(!r->reaper_err));
+	json_object_set_new(json_object_get(rec, "kernel"), "tree_kill",
+			    json_string(!r->reaper_err ? "cgroup"
+					: r->exec_gate	   ? "exec-gate"
+							   : "none"));
+	hx_record_append(&r->pl, rec, NULL);
+	json_decref(rec);
+}
+
+void hx_run_log_end(struct run *r, int code)
+{
+	json_t *rec = hx_record_new(&r->pl, NULL, "session_end", NULL);
+	json_t *counts;
+	struct hx_server_stats st = {0};
+
+	if (!rec)
+		return;
+	if (r->srv)
+		hx_server_stats(r->srv, &st);
+	json_object_set_new(rec, "category", json_string("process"));
+	json_object_set_new(rec, "exit_code", json_integer(code));
+	if (r->child_done && WIFSIGNALED(r->child_status))
+		json_object_set_new(rec, "signal",
+				    json_integer(WTERMSIG(r->child_status)));
+	json_object_set_new(rec, "events",
+			    json_integer((json_int_t)r->pl.events));
+	counts = json_object();
+	json_object_set_new(counts, "allow",
+			    json_integer((json_int_t)r->pl.verdicts[0]));
+	json_object_set_new(counts, "ask",
+			    json_integer((json_int_t)r->pl.verdicts[1]));
+	json_object_set_new(counts, "deny",
+			    json_integer((json_int_t)r->pl.verdicts[2]));
+	json_object_set_new(rec, "verdicts", counts);
+	json_object_set_new(rec, "connections",
+			    json_integer((json_int_t)st.conns_accepted));
+	json_object_set_new(rec, "protocol_errors",
+			    json_integer((json_int_t)st.protocol_errors));
+	if (r->un) {
+		struct hx_unotify_stats us;
+		json_t *k = json_object();
+
+		hx_unotify_stats(r->un, &us);
+		json_object_set_new(k, "notifications",
+				    json_integer((json_int_t)us.notifications));
+		json_object_set_new(k, "emulated",
+				    json_integer((json_int_t)us.emulated));
+		json_object_set_new(k, "denied",
+				    json_integer((json_int_t)us.denied));
+		json_object_set_new(k, "continued",
+				    json_integer((json_int_t)us.continued));
+		json_object_set_new(k, "errors",
+				    json_integer((json_int_t)us.errors));
+		if (r->gate) {
+			unsigned long long c, m;
+
+			hx_execgate_stats(r->gate, &c, &m);
+			json_object_set_new(k, "execs_checked",
+					    json_integer((json_int_t)c));
+			json_object_set_new(k, "exec_mismatches",
+					    json_integer((json_int_t)m));
+		}
+		json_object_set_new(rec, "kernel_notify", k);
+	}
+	if (r->pl.audit_errors)
+		json_object_set_new(
+		    rec, "audit_errors",
+		    json_integer((json_int_t)r->pl.audit_errors));
+	if (r->pl.failed)
+		json_object_set_new(rec, "audit_failed",
+				    json_string(r->pl.failed_why));
+	hx_audit_sync(r->audit); /* the mode check, before the count */
+	if (hx_audit_mode_restored(r->audit))
+		json_object_set_new(
+		    rec, "audit_log_mode_restored",
+		    json_integer(hx_audit_mode_restored(r->audit)));
+	hx_worktree_end_fields(r->wt, rec);
+	hx_record_append(&r->pl, rec, NULL);
+	json_decref(rec);
+}
