@@ -533,6 +533,87 @@ static ssize_t send_here(struct hx_unotify *u, uint64_t id, int sfd,
 }
 
 /* The send on sfd, the target's socket taken once. */
+/* The bytes of a send into *data (freed by the caller), *total long:
+ * from the agent's iovecs (mh, and its control messages into ctrl) or
+ * from buf, count bytes (send, sendto). A byte stream may take part of
+ * a send (the count says how much); a datagram goes whole or not at
+ * all. 0 or -errno. */
+static int copy_payload(const struct target *t, const struct msghdr *mh,
+			uint64_t buf, uint64_t count, bool stream,
+			unsigned char *ctrl, unsigned char **data,
+			uint64_t *total)
+{
+	struct iovec *iov = NULL;
+	size_t off = 0;
+	int e = 0;
+
+	*total = count;
+	if (mh) {
+		if (mh->msg_iovlen > IOV_MAX_N)
+			return -EMSGSIZE;
+		if (mh->msg_controllen > CTRL_MAX)
+			return -ENOBUFS;
+		iov = calloc(mh->msg_iovlen ? mh->msg_iovlen : 1, sizeof(*iov));
+		if (!iov)
+			return -ENOMEM;
+		if ((e = hx_un_read_mem(t->tid,
+					(uint64_t)(uintptr_t)mh->msg_iov, iov,
+					mh->msg_iovlen * sizeof(*iov))))
+			goto out;
+		*total = 0;
+		for (size_t i = 0; i < mh->msg_iovlen; i++)
+			*total += iov[i].iov_len;
+		if (mh->msg_controllen &&
+		    (e = hx_un_read_mem(t->tid,
+					(uint64_t)(uintptr_t)mh->msg_control,
+					ctrl, mh->msg_controllen)))
+			goto out;
+	}
+	if (*total > SEND_MAX && stream)
+		*total = SEND_MAX;
+	if (*total > SEND_MAX) {
+		e = -EMSGSIZE;
+		goto out;
+	}
+	if (!(*data = malloc(*total ? *total : 1))) {
+		e = -ENOMEM;
+		goto out;
+	}
+	if (!mh) {
+		e = hx_un_read_mem(t->tid, buf, *data, *total);
+		goto out;
+	}
+	for (size_t i = 0; i < mh->msg_iovlen && off < *total; i++) {
+		size_t k = iov[i].iov_len < *total - off ? iov[i].iov_len
+							 : *total - off;
+
+		if ((e = hx_un_read_mem(t->tid,
+					(uint64_t)(uintptr_t)iov[i].iov_base,
+					*data + off, k)))
+			goto out;
+		off += k;
+	}
+out:
+	free(iov);
+	return e;
+}
+
+/* What the kernel does after sendmmsg sent its first message:
+ * msgvec[0].msg_len = the bytes sent. 0 or -EFAULT. */
+static int mmsg_sent(const struct target *t, uint64_t msgvec,
+		     unsigned int sent)
+{
+	struct iovec l = {&sent, sizeof(sent)};
+	struct iovec rv = {
+	    (void *)(uintptr_t)(msgvec + offsetof(struct mmsghdr, msg_len)),
+	    sizeof(sent)};
+
+	return process_vm_writev(t->tid, &l, 1, &rv, 1, 0) ==
+		       (ssize_t)sizeof(sent)
+		   ? 0
+		   : -EFAULT;
+}
+
 static void send_on(struct hx_unotify *u, const struct seccomp_notif *n,
 		    const struct target *t, int sfd, struct answer *a)
 {
@@ -546,7 +627,7 @@ static void send_on(struct hx_unotify *u, const struct seccomp_notif *n,
 	bool to_peer = false, stream = false;
 	struct sockaddr_storage ss;
 	struct msghdr mh, out;
-	struct iovec *iov = NULL, one;
+	struct iovec one;
 	unsigned char *data = NULL;
 	union {
 		struct cmsghdr h;
@@ -608,57 +689,8 @@ static void send_on(struct hx_unotify *u, const struct seccomp_notif *n,
 		return;
 	/* Emulated: the data, the address and the control messages are our
 	 * copies; to a unix socket, sent by the connector (connector.h). */
-	if (is_msg) {
-		e = mh.msg_iovlen > IOV_MAX_N		  ? -EMSGSIZE
-		    : mh.msg_controllen > sizeof(ctrl.b) ? -ENOBUFS
-							  : 0;
-		if (e)
-			goto fail;
-		iov = calloc(mh.msg_iovlen ? mh.msg_iovlen : 1, sizeof(*iov));
-		if (!iov) {
-			e = -ENOMEM;
-			goto fail;
-		}
-		if ((e = hx_un_read_mem(t->tid, (uint64_t)(uintptr_t)mh.msg_iov, iov,
-				  mh.msg_iovlen * sizeof(*iov))))
-			goto fail;
-		for (size_t i = 0; i < mh.msg_iovlen; i++)
-			total += iov[i].iov_len;
-		if (mh.msg_controllen &&
-		    (e = hx_un_read_mem(t->tid,
-				  (uint64_t)(uintptr_t)mh.msg_control, ctrl.b,
-				  mh.msg_controllen)))
-			goto fail;
-	} else
-		total = arg[2];
-	/* A byte stream may take part of a send (the count says how
-	 * much); a datagram goes whole or not at all. */
-	if (total > SEND_MAX && stream)
-		total = SEND_MAX;
-	if (total > SEND_MAX) {
-		e = -EMSGSIZE;
-		goto fail;
-	}
-	data = malloc(total ? total : 1);
-	if (!data) {
-		e = -ENOMEM;
-		goto fail;
-	}
-	if (is_msg) {
-		size_t off = 0;
-
-		for (size_t i = 0; i < mh.msg_iovlen && off < total; i++) {
-			size_t k = iov[i].iov_len < total - off
-				       ? iov[i].iov_len
-				       : total - off;
-
-			if ((e = hx_un_read_mem(t->tid,
-					  (uint64_t)(uintptr_t)iov[i].iov_base,
-					  data + off, k)))
-				goto fail;
-			off += k;
-		}
-	} else if ((e = hx_un_read_mem(t->tid, arg[1], data, total)))
+	if ((e = copy_payload(t, is_msg ? &mh : NULL, arg[1], arg[2], stream,
+			      ctrl.b, &data, &total)))
 		goto fail;
 	if (!hx_un_id_valid(u, n->id)) {
 		e = -ESRCH;
@@ -686,19 +718,8 @@ static void send_on(struct hx_unotify *u, const struct seccomp_notif *n,
 	a->kind = ANS_VALUE;
 	a->val = r;
 	if (is_mmsg) {
-		/* What the kernel would do: msgvec[0].msg_len = bytes sent,
-		 * and the call returns the count of messages. */
-		unsigned int sent = (unsigned int)r;
-		struct iovec l = {&sent, sizeof(sent)};
-		struct iovec rv = {(void *)(uintptr_t)(arg[1] +
-				   offsetof(struct mmsghdr, msg_len)),
-				   sizeof(sent)};
-
-		if (process_vm_writev(t->tid, &l, 1, &rv, 1, 0) !=
-		    (ssize_t)sizeof(sent)) {
-			e = -EFAULT;
+		if ((e = mmsg_sent(t, arg[1], (unsigned int)r)))
 			goto fail;
-		}
 		a->val = 1;
 	}
 	goto done;
@@ -710,7 +731,6 @@ done:
 		close(taken[i]);
 	if (target >= 0)
 		close(target);
-	free(iov);
 	free(data);
 }
 

@@ -377,8 +377,12 @@ def test_worktree_copy_untracked_and_control_checkpoint(wd):
     wt = os.path.join(repo, ".git", "harness", "worktrees", "t1")
     p = subprocess.Popen([EXEC, "--quiet", "--worktree", "--copy-untracked", "--session", "t1",
                           "--", "/usr/bin/python3", "-c",
-                          "import time\nopen('late','w').write('L\\n')\n"
-                          "open('.ready','w').close()\ntime.sleep(3)"],
+                          "import os, time\nopen('late','w').write('L\\n')\n"
+                          "open('.ready','w').close()\n"
+                          "for _ in range(600):\n"
+                          "    if os.path.exists('.done'): break\n"
+                          "    time.sleep(0.05)\n"
+                          "os.unlink('.done')"],
                          cwd=repo, env=e, stderr=subprocess.PIPE)
     for _ in range(200):
         if os.path.exists(os.path.join(wt, ".ready")):
@@ -390,6 +394,9 @@ def test_worktree_copy_untracked_and_control_checkpoint(wd):
     check(c.returncode == 0 and " created " in c.stdout, c.stdout + c.stderr)
     c2 = tool([EXEC, "checkpoint"], wd)
     check(c2.returncode == 0 and " unchanged " in c2.stdout, c2.stdout + c2.stderr)
+    # The agent waits for this (up to 30 s), not for a fixed time: the
+    # two checkpoints above must find it running on a loaded machine.
+    open(os.path.join(wt, ".done"), "w").close()
     _, err = p.communicate(timeout=60)
     check(p.returncode == 0, err.decode())
     n = int(c.stdout.split()[1])
