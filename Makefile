@@ -7,6 +7,7 @@ PKGS := jansson yaml-0.1 libgit2 libseccomp nettle libunwind check
 # Debian 12 names, installed by scripts/install-deps when missing.
 WERROR ?= -Werror
 WARN := -Wall -Wextra -Wformat=2 -Wshadow -Wstrict-prototypes \
+	-Wpointer-arith -Wundef -Wwrite-strings -Wmissing-declarations \
 	-Wmissing-prototypes -Wvla $(WERROR)
 OPT ?= -O2 -g
 HARDEN := -D_FORTIFY_SOURCE=3 -fstack-protector-strong
@@ -61,8 +62,9 @@ ESCAPE_BINS := $(patsubst tests/escape/%.c,$(BUILD)/escape/%,$(wildcard tests/es
 DEPS_OK := $(BUILD)/.deps-ok
 
 .SECONDARY:
-.PHONY: all run test unit integration asan bench fuzz soak clean \
-	install-deps format format-check agents test-agents
+.PHONY: all run test unit unit-bins integration asan bench fuzz soak clean \
+	install-deps format format-check agents test-agents lint clang-check \
+	layout-check
 all: $(BINS) $(SHIM_SO) $(GIT_SO)
 
 # Install the Debian packages when a library or a test program is missing.
@@ -71,7 +73,8 @@ $(DEPS_OK): scripts/install-deps
 	@pkg-config --exists $(PKGS) && command -v busybox >/dev/null && \
 	  command -v jq >/dev/null && command -v python3 >/dev/null && \
 	  command -v git >/dev/null && command -v go >/dev/null && \
-	  command -v ip >/dev/null || scripts/install-deps
+	  command -v ip >/dev/null && command -v clang >/dev/null && \
+	  command -v clang-format >/dev/null || scripts/install-deps
 	@touch $@
 install-deps:
 	scripts/install-deps
@@ -148,33 +151,46 @@ $(BUILD)/tests/%: $(BUILD)/obj/tests/unit/%.o $(LIB_CLI) $(LIB_GIT) $(HOST_LIBS)
 # syscalls of its own), built with the plain toolchain.
 $(BUILD)/helpers/%: tests/helpers/%.c | $(DEPS_OK)
 	@mkdir -p $(@D)
-	$(CC) -std=gnu17 -O2 -Wall -Wextra -o $@ $< -lpthread
+	$(CC) -std=gnu17 -O2 -Wall -Wextra $(WERROR) -o $@ $< -lpthread
 
 # Static helpers never load the shim: they stand for programs that skip it.
 $(BUILD)/helpers/static_%: tests/helpers/static_%.c $(COMMON_SRCS) | $(DEPS_OK)
 	@mkdir -p $(@D)
-	$(CC) -std=gnu17 -O2 -Wall -Wextra -I. -static -o $@ $< $(COMMON_SRCS)
+	$(CC) -std=gnu17 -O2 -Wall -Wextra $(WERROR) -I. -static -o $@ $< $(COMMON_SRCS)
 
 # static_errno's dynamic twin: the same calls, through the shim.
 $(BUILD)/helpers/dyn_errno: tests/helpers/static_errno.c | $(DEPS_OK)
 	@mkdir -p $(@D)
-	$(CC) -std=gnu17 -O2 -Wall -Wextra -o $@ $<
+	$(CC) -std=gnu17 -O2 -Wall -Wextra $(WERROR) -o $@ $<
 
 # The escape suite: static, unsanitized, so only the kernel layers see
 # what they try (tests/integration/test_escape.py runs them).
 $(BUILD)/escape/%: tests/escape/%.c tests/escape/escape.h | $(DEPS_OK)
 	@mkdir -p $(@D)
-	$(CC) -std=gnu17 -O2 -Wall -Wextra -static -o $@ $< -lpthread
+	$(CC) -std=gnu17 -O2 -Wall -Wextra $(WERROR) -static -o $@ $< -lpthread
 
 run: all
 	scripts/demo
 
 unit: $(UNIT_BINS)
 	@tests/run-unit $(UNIT_BINS)
+unit-bins: $(UNIT_BINS)
 integration: all $(HELPER_BINS) $(ESCAPE_BINS)
 	@BUILD=$(BUILD) tests/run-integration
-test: all $(UNIT_BINS) $(HELPER_BINS) $(ESCAPE_BINS) $(call agent_stamps,$(TEST_AGENTS))
+test: lint all $(UNIT_BINS) $(HELPER_BINS) $(ESCAPE_BINS) $(call agent_stamps,$(TEST_AGENTS))
 	@BUILD=$(BUILD) HX_AGENTS="$(TEST_AGENTS)" tests/run $(UNIT_BINS)
+
+# The checks that keep the tree as HACKING.md says, first in `make test`:
+# a second compiler's warnings as errors (every object and unit program
+# built by clang too, in its own build directory), the layout rules
+# (scripts/check-layout), the format (clang-format 14, Debian 12's).
+lint: clang-check
+clang-check: | $(DEPS_OK)
+	@$(MAKE) --no-print-directory BUILD=$(BUILD)/clang CC=clang OPT=-O1 \
+	  all unit-bins >/dev/null
+	@echo "clang-check: ok"
+layout-check: all
+	@scripts/check-layout $(BUILD)
 # Only the agent tests, every agent, as root and as the ordinary user.
 test-agents: all $(HELPER_BINS) agents
 	@BUILD=$(BUILD) HX_AGENTS="$(AGENTS_ALL)" tests/run --integration test_agents

@@ -9,7 +9,7 @@ size_t hx_resolvconf_read(const char *path, char out[][HX_RESOLVER_LEN],
 			  size_t max)
 {
 	FILE *f = fopen(path, "re");
-	char line[512], addr[INET6_ADDRSTRLEN + 16];
+	char line[512], addr[64]; /* %63s below */
 	unsigned char bin[16];
 	size_t n = 0;
 

@@ -391,12 +391,12 @@ static int add_cmp(const struct hx_sc_arg *g, struct scmp_arg_cmp *c)
 			c[n++] = SCMP_CMP64(g->idx, SCMP_CMP_MASKED_EQ,
 					    0xffffffffu, g->value);
 		else
-			c[n++] = SCMP_CMP64(g->idx, SCMP_CMP_EQ, g->value);
+			c[n++] = SCMP_CMP64(g->idx, SCMP_CMP_EQ, g->value, 0);
 		break;
 	case HX_SC_NOTIN2:
 		break; /* in the extra filter */
 	case HX_SC_NONZERO:
-		c[n++] = SCMP_CMP64(g->idx, SCMP_CMP_NE, 0);
+		c[n++] = SCMP_CMP64(g->idx, SCMP_CMP_NE, 0, 0);
 		break;
 	}
 	return n;

@@ -324,8 +324,8 @@ END_TEST
 
 static int run_cli(const char *cmd, const char *opt, char **out)
 {
-	char *argv[] = { "harness-audit", (char *)cmd, path, (char *)opt,
-			 NULL };
+	char *argv[] = { (char *)"harness-audit", (char *)cmd, path,
+			 (char *)opt, NULL };
 	size_t len;
 	FILE *o = open_memstream(out, &len), *e = fopen("/dev/null", "w");
 	int r = hx_audit_cli(opt ? 4 : 3, argv, o, e);
@@ -419,8 +419,9 @@ END_TEST
 START_TEST(cli_summary_and_show)
 {
 	char *out;
-	char *argv[] = { "harness-audit", "show", path, "--verdict", "deny",
-			 "--pid", "103", NULL };
+	char *argv[] = { (char *)"harness-audit", (char *)"show", path,
+			 (char *)"--verdict", (char *)"deny", (char *)"--pid",
+			 (char *)"103", NULL };
 	size_t len;
 	FILE *o, *e;
 

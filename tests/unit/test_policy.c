@@ -697,9 +697,9 @@ START_TEST(test_misc)
 	struct hx_event_storage st;
 	struct hx_event ev;
 	char err[256];
-	char *bad1[] = { "fly", "x" };
-	char *bad2[] = { "connect", "1.2.3.4" };
-	char *bad3[] = { "rename", "/a" };
+	char *bad1[] = { (char *)"fly", (char *)"x" };
+	char *bad2[] = { (char *)"connect", (char *)"1.2.3.4" };
+	char *bad3[] = { (char *)"rename", (char *)"/a" };
 	struct hx_audit_quota q;
 	uint64_t lim;
 

@@ -48,8 +48,8 @@ static int count(char **v, const char *s)
 START_TEST(test_env_keeps_and_replaces)
 {
 	char *env[] = {
-	    "A=1", "LD_PRELOAD=/x/other.so /opt/h/libharness-shim.so:/y/b.so",
-	    "HARNESS_SOCKET=/evil", "B=2", NULL};
+	    (char *)"A=1", (char *)"LD_PRELOAD=/x/other.so /opt/h/libharness-shim.so:/y/b.so",
+	    (char *)"HARNESS_SOCKET=/evil", (char *)"B=2", NULL};
 	char *out[16];
 	size_t np, nb;
 	long n = rebuild(env, out, 16);
@@ -83,7 +83,7 @@ END_TEST
 
 START_TEST(test_env_unset_and_too_small)
 {
-	char *env[] = {"PATH=/bin", "HOME=/root", NULL};
+	char *env[] = {(char *)"PATH=/bin", (char *)"HOME=/root", NULL};
 	char *out[8], small[8];
 
 	ck_assert_int_eq(rebuild(env, out, 8), 4);
@@ -103,7 +103,7 @@ END_TEST
  * program had it, only as the shim sets it for the exec at hand. */
 START_TEST(test_env_conn_only_when_handed_over)
 {
-	char *env[] = {"A=1", "HARNESS_CONN=7.99", NULL};
+	char *env[] = {(char *)"A=1", (char *)"HARNESS_CONN=7.99", NULL};
 	char *out[8], buf[4096];
 	size_t np, nb;
 
@@ -293,7 +293,7 @@ static struct hx_msg msg;
 START_TEST(test_request_roundtrip)
 {
 	static uint8_t buf[HX_WIRE_MAX];
-	char *argv[] = {"git", "push", "origin", NULL};
+	char *argv[] = {(char *)"git", (char *)"push", (char *)"origin", NULL};
 	struct sockaddr sa = {.sa_family = AF_INET};
 	struct hx_req r = {.call = HX_CALL_EXECVE,
 			   .op = HX_OP_EXEC,
@@ -351,7 +351,7 @@ START_TEST(test_request_truncates_argv)
 	ck_assert_uint_lt(msg.nargs, HX_WIRE_MAX_ARGS);
 	/* Many short args: capped at the decoder's limit. */
 	for (i = 0; i < HX_WIRE_MAX_ARGS + 99; i++)
-		argv[i] = "x";
+		argv[i] = (char *)"x";
 	n = hx_req_encode(&r, -1, 1, 1, 1, buf, sizeof(buf), NULL);
 	ck_assert_int_eq(hx_wire_decode(buf, n, &msg), HX_WIRE_OK);
 	ck_assert_uint_eq(msg.nargs, HX_WIRE_MAX_ARGS);

@@ -77,7 +77,7 @@ START_TEST(options_table)
 	int argc = 0, r;
 
 	snprintf(buf, sizeof(buf), "%s", opt_table[_i].args);
-	argv[argc++] = "harness-exec";
+	argv[argc++] = (char *)"harness-exec";
 	for (tok = strtok_r(buf, " ", &save); tok;
 	     tok = strtok_r(NULL, " ", &save))
 		argv[argc++] = tok;
