@@ -18,7 +18,9 @@ PKG_LIBS = $(shell pkg-config --libs jansson yaml-0.1 libseccomp nettle)
 GIT_LIBS = $(shell pkg-config --libs libgit2)
 CFLAGS_HOST = $(CFLAGS_COMMON) $(HARDEN) $(SAN) $(PKG_CFLAGS)
 # The shim lives in every agent process: no sanitizers, hidden symbols,
-# and no fortify wrappers around the very functions it defines.
+# no fortify wrappers around the very functions it defines, and no stack
+# protector (its canary check would call __stack_chk_fail, in libc, from
+# hooks that run before libc is set up and inside vfork children).
 CFLAGS_SHIM = $(CFLAGS_COMMON) -fvisibility=hidden -fno-stack-protector \
 	-U_FORTIFY_SOURCE -D_FORTIFY_SOURCE=0 -ftls-model=initial-exec
 LDLIBS_SHIM := -ldl -lpthread

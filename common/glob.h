@@ -6,8 +6,8 @@
  * ranges with '-'), '\' escapes the next character, and '**' as a whole
  * segment matches any number of segments, none included: "/a/" "**"
  * matches "/a" itself, "/a/" "**" "/b" matches "/a/b". */
-#ifndef HX_GLOB_H
-#define HX_GLOB_H
+#ifndef HX_COMMON_GLOB_H
+#define HX_COMMON_GLOB_H
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -12,8 +12,8 @@
  * (hx_outcome.tell): their existence is no secret (the agent could stat
  * them); a path denied for reading keeps EACCES. Raw system calls only
  * (no errno, no libc entry the shim interposes): vfork-child safe. */
-#ifndef HX_SHIM_KERRNO_H
-#define HX_SHIM_KERRNO_H
+#ifndef HX_COMMON_KERRNO_H
+#define HX_COMMON_KERRNO_H
 
 #include <stdint.h>
 

@@ -3,8 +3,8 @@
  *   harness: needs approval, refused: <op> <target>... (rule <rule>)
  *   harness: denied <op> <target> (supervisor unreachable)
  * Formatted without stdio or malloc and written with one write(2). */
-#ifndef HX_SHIM_NOTICE_H
-#define HX_SHIM_NOTICE_H
+#ifndef HX_COMMON_NOTICE_H
+#define HX_COMMON_NOTICE_H
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -1,8 +1,8 @@
 /* The "#!" line of a script, as the kernel reads it (fs/binfmt_script.c):
  * shared by the shim (does the interpreter load the shim?) and the
  * supervisor (the argv the exec gate expects). Pure, no allocation. */
-#ifndef HX_SHEBANG_H
-#define HX_SHEBANG_H
+#ifndef HX_COMMON_SHEBANG_H
+#define HX_COMMON_SHEBANG_H
 
 #include <stddef.h>
 

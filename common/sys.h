@@ -3,8 +3,8 @@
  * libc for its own I/O: no errno, no cancellation points, no interposed
  * entry points (our own connect() or open() would recurse).
  * Each returns the kernel's value: >= 0, or -errno. x86_64 only for now. */
-#ifndef HX_SHIM_SYS_H
-#define HX_SHIM_SYS_H
+#ifndef HX_COMMON_SYS_H
+#define HX_COMMON_SYS_H
 
 #include <stddef.h>
 #include <sys/syscall.h>

@@ -1,7 +1,7 @@
 /* Enumerations shared by the policy engine, the wire protocol and the
  * shim. Plain C, no dependencies: the shim includes this. */
-#ifndef HX_TYPES_H
-#define HX_TYPES_H
+#ifndef HX_COMMON_TYPES_H
+#define HX_COMMON_TYPES_H
 
 /* Ordered by strength: precedence is deny > ask > allow. */
 enum hx_verdict {

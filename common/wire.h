@@ -10,8 +10,8 @@
  * hostile: it checks every length, rejects unknown tags, duplicated
  * singletons, NUL bytes in strings and trailing bytes, and copies strings
  * into the decoded message NUL-terminated. */
-#ifndef HX_WIRE_H
-#define HX_WIRE_H
+#ifndef HX_COMMON_WIRE_H
+#define HX_COMMON_WIRE_H
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -8,8 +8,8 @@
  * half a record followed by another.
  *
  * Lifecycle: hx_audit_open -> hx_audit_append ... (hx_audit_sync on a
- * timer) -> hx_audit_close. Appends are serialized by a mutex so that more
- * than one thread (the kernel notifier, next issue) may log. */
+ * timer) -> hx_audit_close. Appends are serialized by a mutex, so that
+ * any thread may log. */
 #ifndef HX_AUDIT_H
 #define HX_AUDIT_H
 

@@ -9,7 +9,7 @@
 #include <unistd.h>
 
 #include "supervisor/kernel/execgate.h"
-#include "supervisor/kernel/kprobe.h"
+#include "supervisor/kernel/features.h"
 #include "supervisor/kernel/seccomp_deny.h"
 
 static const char *mark(bool ok)
@@ -44,7 +44,7 @@ static const struct {
     {7, "control over Landlock's own audit logging (6.15)"},
 };
 
-void hx_doctor_print(const struct hx_kernel *k, FILE *out)
+void hx_doctor_print(const struct hx_features *k, FILE *out)
 {
 	char buf[512];
 	bool gate_ok;
@@ -169,9 +169,9 @@ static bool can_mask(void)
 
 int hx_doctor(FILE *out)
 {
-	struct hx_kernel k;
+	struct hx_features k;
 
-	hx_kernel_probe(&k, true);
+	hx_features_probe(&k, true);
 	hx_doctor_print(&k, out);
 	/* Not in hx_doctor_print: it forks, which its callers may not. */
 	if (can_mask())

@@ -6,10 +6,10 @@
 
 #include <stdio.h>
 
-struct hx_kernel;
+struct hx_features;
 
 /* Writes the report for k to out, one mechanism per line. */
-void hx_doctor_print(const struct hx_kernel *k, FILE *out);
+void hx_doctor_print(const struct hx_features *k, FILE *out);
 
 /* Probes the kernel (deeply) and prints the report. Returns 0: a missing
  * mechanism is information, not an error. */

@@ -45,7 +45,7 @@
 #include "supervisor/kernel/unotify.h"
 #include "supervisor/git/worktree.h"
 #include "supervisor/proc.h"
-#include "supervisor/msg.h"
+#include "supervisor/say.h"
 #include "supervisor/record.h"
 #include "supervisor/correlate.h"
 

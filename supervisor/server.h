@@ -1,6 +1,6 @@
 /* The supervisor's event loop: epoll over the shim socket, its
  * connections and any other source a layer registers (signalfd, pidfd,
- * and next issue the seccomp notify fd).
+ * the user-notify workers' queue, timers).
  *
  * Every datagram from a shim is decoded strictly; a malformed, oversized
  * or unexpected one is logged as a "protocol_error" record and closes
@@ -50,9 +50,6 @@ int hx_server_run_once(struct hx_server *s, int timeout_ms);
  * is the caller's to unlink). NULL is a no-op. */
 void hx_server_free(struct hx_server *s);
 
-/* Calls fn with the connecting pid whenever a shim connection closes
- * (that process image ended: it exited or exec'd). Not called from
- * hx_server_free. fn NULL: none. */
 /* Serves fd (a SOCK_SEQPACKET socket, taken over: closed on failure) as
  * a shim connection of pid and uid, as if accepted from the listener:
  * the user-notify layer hands in its end of a socketpair when it answers
@@ -65,6 +62,9 @@ int hx_server_adopt(struct hx_server *s, int fd, pid_t pid, uid_t uid);
  * next wake-up). */
 int hx_server_accept(int lfd);
 
+/* Calls fn with the connecting pid whenever a shim connection closes
+ * (that process image ended: it exited or exec'd). Not called from
+ * hx_server_free. fn NULL: none. */
 void hx_server_on_close(struct hx_server *s, void (*fn)(void *arg, int pid),
 			void *arg);
 

@@ -27,7 +27,7 @@
 #include "supervisor/session.h"
 #include "supervisor/sha256.h"
 #include "supervisor/git/wtstate.h"
-#include "supervisor/msg.h"
+#include "supervisor/say.h"
 #include "supervisor/record.h"
 
 #define MAX_GLOBS 400

@@ -19,7 +19,7 @@
 
 #include "policy/policy.h"
 #include "supervisor/kernel/caps.h"
-#include "supervisor/kernel/kprobe.h"
+#include "supervisor/kernel/features.h"
 #include "supervisor/kernel/landlock.h"
 #include "supervisor/kernel/masks.h"
 #include "supervisor/kernel/rlimits.h"
@@ -28,7 +28,7 @@
 #define CAP_MAX 63
 
 struct hx_sandbox {
-	struct hx_kernel k;
+	struct hx_features k;
 	struct hx_seccomp_prog *prog;
 	struct hx_landlock *ll;
 	enum hx_mode mode;
@@ -141,7 +141,7 @@ int hx_sandbox_prepare(const struct hx_policy *p,
 	if (mode == HX_MODE_ENFORCE &&
 	    (e = start_landlock(sb, p, vars, err, errlen)))
 		goto fail;
-	hx_kernel_probe(&sb->k, false);
+	hx_features_probe(&sb->k, false);
 	sb->last_cap = read_last_cap();
 	if (!sb->k.seccomp || !sb->k.nnp) {
 		snprintf(err, errlen,
@@ -390,7 +390,7 @@ void hx_sandbox_release(struct hx_sandbox *sb)
 
 json_t *hx_sandbox_kernel_json(const struct hx_sandbox *sb)
 {
-	const struct hx_kernel *k;
+	const struct hx_features *k;
 	json_t *o;
 
 	if (!sb)

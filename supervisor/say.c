@@ -1,5 +1,5 @@
-/* See msg.h. */
-#include "supervisor/msg.h"
+/* See say.h. */
+#include "supervisor/say.h"
 
 #include <stdarg.h>
 #include <stdio.h>

@@ -2,8 +2,8 @@
  * syscalls (not guessed from the version where a probe exists). Used by
  * harness-exec at start (warnings, the session_start record) and by
  * --doctor. */
-#ifndef HX_KPROBE_H
-#define HX_KPROBE_H
+#ifndef HX_FEATURES_H
+#define HX_FEATURES_H
 
 #include <stdbool.h>
 #include <stdio.h>
@@ -11,7 +11,7 @@
 /* Tri-state for what only the deep probe finds out. */
 enum hx_avail { HX_UNKNOWN = -1, HX_MISSING = 0, HX_AVAILABLE = 1 };
 
-struct hx_kernel {
+struct hx_features {
 	char release[65];
 	bool seccomp;		  /* filter mode, with ERRNO and KILL_PROCESS */
 	bool user_notif;	  /* SECCOMP_GET_NOTIF_SIZES answers (5.0) */
@@ -34,9 +34,9 @@ struct hx_kernel {
  * asks it about ADDFD, ADDFD_FLAG_SEND and SYNC_WAKE_UP (about a
  * millisecond; --doctor only). Never fails: what cannot be probed is
  * reported missing (or HX_UNKNOWN when not deep). */
-void hx_kernel_probe(struct hx_kernel *k, bool deep);
+void hx_features_probe(struct hx_features *k, bool deep);
 
 /* Splits "6.6.3-foo" into major and minor; 0 on success. */
-int hx_kernel_version(const char *release, int *major, int *minor);
+int hx_features_version(const char *release, int *major, int *minor);
 
 #endif

@@ -1,6 +1,6 @@
-/* Kernel feature probes; see kprobe.h. */
+/* Kernel feature probes; see features.h. */
 #define _GNU_SOURCE
-#include "supervisor/kernel/kprobe.h"
+#include "supervisor/kernel/features.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -21,7 +21,7 @@
 
 #include "supervisor/kernel/seccomp_uapi.h"
 
-int hx_kernel_version(const char *release, int *major, int *minor)
+int hx_features_version(const char *release, int *major, int *minor)
 {
 	return sscanf(release, "%d.%d", major, minor) == 2 ? 0 : -EINVAL;
 }
@@ -63,7 +63,7 @@ static int listener_child(void)
 	return res;
 }
 
-static void probe_listener(struct hx_kernel *k)
+static void probe_listener(struct hx_features *k)
 {
 	int pfd[2], res = 0, st;
 	pid_t pid;
@@ -109,7 +109,7 @@ static void probe_listener(struct hx_kernel *k)
 	k->sync_wake = res & P_SYNC ? HX_AVAILABLE : HX_MISSING;
 }
 
-static void probe_pidfd(struct hx_kernel *k)
+static void probe_pidfd(struct hx_features *k)
 {
 	int pfd = (int)syscall(SYS_pidfd_open, getpid(), 0), fd;
 
@@ -138,7 +138,7 @@ static bool has_cap(int cap)
 
 /* Our own cgroup v2 directory: the "0::" line, under the cgroup2 mount
  * point from mountinfo. */
-static void probe_cgroup(struct hx_kernel *k)
+static void probe_cgroup(struct hx_features *k)
 {
 	char line[1024], mnt[256] = "", rel[512] = "";
 	FILE *f = fopen("/proc/self/mountinfo", "re");
@@ -175,7 +175,7 @@ static void probe_cgroup(struct hx_kernel *k)
 	k->cgroup2_writable = !access(k->cgroup2_dir, W_OK);
 }
 
-void hx_kernel_probe(struct hx_kernel *k, bool deep)
+void hx_features_probe(struct hx_features *k, bool deep)
 {
 	struct utsname u;
 	uint32_t sizes[3];
