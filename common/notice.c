@@ -1,101 +1,57 @@
 /* Denial notice; see notice.h. */
 #include "common/notice.h"
 
-#include <arpa/inet.h>
-#include <netinet/in.h>
 #include <string.h>
-#include <sys/un.h>
 
 #include "common/names.h"
 #include "common/path.h"
+#include "common/sbuf.h"
 #include "common/sys.h"
 
-struct sbuf {
-	char *p;
-	size_t cap, len;
-};
-
-static void put(struct sbuf *b, const char *s)
+static void put_text(struct hx_sbuf *b, const char *s)
 {
-	size_t n = strlen(s);
-
-	if (b->cap == 0)
-		return;
-	if (n > b->cap - 1 - b->len)
-		n = b->cap - 1 - b->len;
-	memcpy(b->p + b->len, s, n);
-	b->len += n;
-	b->p[b->len] = '\0';
-}
-
-/* s as text, each byte that is not printable ASCII as \xNN and a
- * backslash doubled: a path or argv is the agent's choice, and the
- * supervisor prints kernel-layer refusals on the user's terminal, where
- * an escape sequence would move the cursor, retitle the window or
- * write "harness: session ok" over what happened. */
-static void put_esc(struct sbuf *b, const char *s)
-{
-	static const char hex[] = "0123456789abcdef";
-	char e[5];
-
-	for (; *s && b->len + 1 < b->cap; s++) {
-		unsigned char c = (unsigned char)*s;
-
-		if (c == '\\') {
-			put(b, "\\\\");
-		} else if (c < 0x20 || c >= 0x7f) {
-			e[0] = '\\';
-			e[1] = 'x';
-			e[2] = hex[c >> 4];
-			e[3] = hex[c & 15];
-			e[4] = '\0';
-			put(b, e);
-		} else {
-			b->p[b->len++] = (char)c;
-			b->p[b->len] = '\0';
-		}
-	}
+	hx_sbuf_put_escaped(b, s, strlen(s));
 }
 
 size_t hx_text_escape(char *buf, size_t cap, const char *s)
 {
-	struct sbuf b = {buf, cap, 0};
+	struct hx_sbuf b = {buf, cap, 0};
 
 	if (cap == 0)
 		return 0;
 	buf[0] = '\0';
-	put_esc(&b, s);
+	put_text(&b, s);
 	return b.len;
 }
 
 size_t hx_notice_format(char *buf, size_t cap, const struct hx_notice *n)
 {
-	struct sbuf b = {buf, cap, 0};
+	struct hx_sbuf b = {buf, cap, 0};
 
 	if (cap == 0)
 		return 0;
 	buf[0] = '\0';
 	/* ask is refused until approvals exist: say it needs one. */
-	put(&b, n->rule && n->verdict == HX_VERDICT_ASK
+	hx_sbuf_put(&b, n->rule && n->verdict == HX_VERDICT_ASK
 		    ? "harness: needs approval, refused: "
 		    : "harness: denied ");
-	put(&b, hx_op_name(n->op));
-	put(&b, " ");
-	put_esc(&b, n->target && *n->target ? n->target : "?");
+	hx_sbuf_put(&b, hx_op_name(n->op));
+	hx_sbuf_put(&b, " ");
+	put_text(&b, n->target && *n->target ? n->target : "?");
 	if (n->argv && n->argv[0]) {
 		/* The command as run: "exec /usr/bin/git: git push". */
-		put(&b, ":");
+		hx_sbuf_put(&b, ":");
 		for (size_t i = 0; n->argv[i] && b.len < cap / 2; i++) {
-			put(&b, " ");
-			put_esc(&b, n->argv[i]);
+			hx_sbuf_put(&b, " ");
+			put_text(&b, n->argv[i]);
 		}
 	}
 	if (n->rule) {
-		put(&b, " (rule ");
-		put_esc(&b, *n->rule ? n->rule : "?");
-		put(&b, ")");
+		hx_sbuf_put(&b, " (rule ");
+		put_text(&b, *n->rule ? n->rule : "?");
+		hx_sbuf_put(&b, ")");
 	} else {
-		put(&b, " (supervisor unreachable)");
+		hx_sbuf_put(&b, " (supervisor unreachable)");
 	}
 	/* The newline survives truncation. */
 	if (b.len == cap - 1 && cap > 1)

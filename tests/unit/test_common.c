@@ -148,7 +148,7 @@ START_TEST(sockaddr_spellings)
 			 "unix:/run/x.sock");
 	memcpy(un.sun_path, "\0abs\n\\", 6);
 	ck_assert_str_eq(hx_sockaddr_format(&un, off + 6, b, sizeof(b)),
-			 "unix:@abs\\x0a\\x5c");
+			 "unix:@abs\\x0a\\\\");
 	ck_assert_str_eq(hx_sockaddr_format(&un, off, b, sizeof(b)), "unix:");
 	ck_assert_str_eq(hx_sockaddr_format(&nl, sizeof(nl), b, sizeof(b)),
 			 "netlink:7");
