@@ -25,6 +25,7 @@
 #include "supervisor/loader.h"
 #include "supervisor/netfamily.h"
 #include "common/path.h"
+#include "common/wire.h"
 #include "supervisor/path_resolve.h"
 #include "supervisor/record.h"
 #include "supervisor/correlate.h"
@@ -36,38 +37,6 @@ void hx_pipeline_tick(struct hx_pipeline *pl, bool all)
 {
 	hx_record_flush(pl, all);
 	hx_correlate_expire(pl, all);
-}
-
-void hx_request_from_msg(const struct hx_msg *m, struct hx_request *rq,
-			 struct hx_request_storage *st)
-{
-	size_t i;
-
-	memset(rq, 0, sizeof(*rq));
-	rq->call = m->call;
-	rq->op = (enum hx_op)m->op;
-	rq->path = m->path.s;
-	rq->path2 = m->path2.s;
-	rq->host = m->host.s;
-	rq->has_flags = hx_msg_has(m, HX_TAG_FLAGS);
-	rq->flags = m->flags;
-	rq->has_mode = hx_msg_has(m, HX_TAG_MODE);
-	rq->mode = m->mode;
-	rq->has_result = hx_msg_has(m, HX_TAG_RESULT);
-	rq->result = m->result;
-	rq->truncated = hx_msg_has(m, HX_TAG_TRUNCATED) && m->truncated;
-	for (i = 0; i < m->nargs; i++)
-		st->argv[i] = m->args[i].s;
-	rq->argv = st->argv;
-	rq->argc = m->nargs;
-	for (i = 0; i < m->nframes; i++)
-		st->frames[i] = m->frames[i].s;
-	rq->frames = st->frames;
-	rq->nframes = m->nframes;
-	if (m->naddrs) {
-		rq->addr = m->addrs[0].p;
-		rq->addrlen = m->addrs[0].len;
-	}
 }
 
 static uint64_t ns_since(const struct timespec *t0)

@@ -17,12 +17,10 @@
 #include <time.h>
 
 #include "common/types.h"
-#include "common/wire.h"
 
 struct hx_policy;
 struct hx_audit;
 struct hx_dnsmap;
-struct hx_msg;
 struct json_t;
 
 /* Who made the request, as the kernel says (never as the message says). */
@@ -59,16 +57,6 @@ struct hx_request {
 	 * too), when the caller has looked; else the pipeline looks */
 	bool tree_known, moves_tree;
 };
-
-/* Pointer arrays a decoded message's strings are lent through. */
-struct hx_request_storage {
-	const char *argv[HX_WIRE_MAX_ARGS];
-	const char *frames[HX_WIRE_MAX_FRAMES];
-};
-
-/* Fills rq from a decoded REQUEST or REPORT (pointers into m and st). */
-void hx_request_from_msg(const struct hx_msg *m, struct hx_request *rq,
-			 struct hx_request_storage *st);
 
 struct hx_pl_coalesce;
 

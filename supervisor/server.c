@@ -41,6 +41,13 @@ struct conn {
 	uint8_t *rbuf;
 };
 
+/* Pointer arrays a decoded message's strings are lent through. */
+struct hx_request_storage {
+	const char *argv[HX_WIRE_MAX_ARGS];
+	const char *frames[HX_WIRE_MAX_FRAMES];
+};
+
+
 struct hx_server {
 	int epfd;
 	struct hx_pipeline *pl;
@@ -216,6 +223,40 @@ static int on_hello(struct hx_server *s, struct conn *c, pid_t pid,
 	return send_reply(s, c, pid, s->wbuf, s->hello_len);
 }
 
+/* Fills rq from a decoded REQUEST or REPORT (pointers into m and st):
+ * the one place where the transport becomes a request. */
+static void request_from_msg(const struct hx_msg *m, struct hx_request *rq,
+			     struct hx_request_storage *st)
+{
+	size_t i;
+
+	memset(rq, 0, sizeof(*rq));
+	rq->call = m->call;
+	rq->op = (enum hx_op)m->op;
+	rq->path = m->path.s;
+	rq->path2 = m->path2.s;
+	rq->host = m->host.s;
+	rq->has_flags = hx_msg_has(m, HX_TAG_FLAGS);
+	rq->flags = m->flags;
+	rq->has_mode = hx_msg_has(m, HX_TAG_MODE);
+	rq->mode = m->mode;
+	rq->has_result = hx_msg_has(m, HX_TAG_RESULT);
+	rq->result = m->result;
+	rq->truncated = hx_msg_has(m, HX_TAG_TRUNCATED) && m->truncated;
+	for (i = 0; i < m->nargs; i++)
+		st->argv[i] = m->args[i].s;
+	rq->argv = st->argv;
+	rq->argc = m->nargs;
+	for (i = 0; i < m->nframes; i++)
+		st->frames[i] = m->frames[i].s;
+	rq->frames = st->frames;
+	rq->nframes = m->nframes;
+	if (m->naddrs) {
+		rq->addr = m->addrs[0].p;
+		rq->addrlen = m->addrs[0].len;
+	}
+}
+
 static int on_request(struct hx_server *s, struct conn *c, pid_t pid,
 		      const struct hx_msg *m, bool reply)
 {
@@ -227,7 +268,7 @@ static int on_request(struct hx_server *s, struct conn *c, pid_t pid,
 
 	refresh_info(c, pid, false);
 	fill_peer(c, pid, m, &peer);
-	hx_request_from_msg(m, &rq, &s->rqs);
+	request_from_msg(m, &rq, &s->rqs);
 	if (!reply && rq.op == HX_OP_RESOLVE) {
 		/* What the shim's getaddrinfo returned is a claim from the
 		 * agent's side: the name is looked up again by the

@@ -18,6 +18,7 @@
 #include <sys/un.h>
 
 #include "common/kerrno.h"
+#include "common/wire.h"
 #include "supervisor/pipeline.h"
 #include "supervisor/server.h"
 #include "supervisor/kernel/unotify.h"
