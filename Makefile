@@ -198,7 +198,8 @@ test-agents: all $(HELPER_BINS) agents
 	@BUILD=$(BUILD) HX_AGENTS="$(AGENTS_ALL)" tests/run --integration test_agents
 
 asan:
-	LSAN_OPTIONS=suppressions=$(CURDIR)/tests/lsan.supp ASAN_OPTIONS=fast_unwind_on_malloc=0 \
+	@# Sanitized code runs several times slower: Check's 4 s per test, x4.
+	CK_TIMEOUT_MULTIPLIER=4 LSAN_OPTIONS=suppressions=$(CURDIR)/tests/lsan.supp ASAN_OPTIONS=fast_unwind_on_malloc=0 \
 	$(MAKE) BUILD=build-asan SAN='-fsanitize=address,undefined -fno-omit-frame-pointer' \
 	  OPT='-O1 -g' unit
 
