@@ -10,6 +10,7 @@
 #include <limits.h>
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,6 +19,7 @@
 #include "shim/client.h"
 #include "shim/env.h"
 #include "shim/exec.h"
+#include "shim/hooks.h"
 #include "common/notice.h"
 #include "common/path.h"
 #include "shim/readrules.h"
@@ -496,6 +498,92 @@ START_TEST(test_frame_format)
 }
 END_TEST
 
+/* The hooks' core links without the interposers: it reaches the real
+ * functions only through the table it is given. Inert (no supervisor),
+ * every family goes straight to them, errno untouched. */
+static const struct hx_exec_call *seen_exec;
+static char *const *seen_envp;
+static int seen_opens;
+
+static long fake_exec(const struct hx_exec_call *e, char *const *envp)
+{
+	seen_exec = e;
+	seen_envp = envp;
+	return 7;
+}
+
+static long fake_open(struct hx_open_call *o)
+{
+	seen_opens++;
+	return o->dirfd == 5 ? 42 : -1;
+}
+
+static const struct hx_real fake_real = {.exec = fake_exec, .open = fake_open};
+
+START_TEST(test_hooks_inert_pass_through)
+{
+	struct hx_open_call o = {
+	    .call = HX_CALL_OPENAT, .dirfd = 5, .path = "x", .flags = O_RDONLY};
+	struct hx_mut m = {.call = HX_CALL_UNLINK,
+			   .op = HX_OP_UNLINK,
+			   .dirfd = AT_FDCWD,
+			   .path = "/etc/passwd"};
+	struct sockaddr_in sin = {.sin_family = AF_INET};
+	char *argv[] = {"ls", NULL}, *envp[] = {"A=1", NULL};
+	struct hx_exec_call e = {.kind = 3, .path = "/bin/ls", .argv = argv};
+
+	unsetenv("HARNESS_SOCKET");
+	errno = 1234;
+	ck_assert(hx_hooks_inert());
+	ck_assert_int_eq(hx_hooks_open(&fake_real, &o), 42);
+	ck_assert_int_eq(seen_opens, 1);
+	ck_assert_int_eq(hx_hooks_mut(&m), 0);
+	ck_assert_int_eq(hx_hooks_net(HX_CALL_CONNECT, HX_OP_CONNECT,
+				      (const struct sockaddr *)&sin,
+				      sizeof(sin)),
+			 0);
+	ck_assert_int_eq(hx_hooks_shell(HX_CALL_SYSTEM, "true"), 0);
+	ck_assert_int_eq(hx_hooks_execve(&fake_real, HX_CALL_EXECVE, &e, envp),
+			 7);
+	ck_assert_ptr_eq(seen_exec, &e);
+	ck_assert_ptr_eq(seen_envp, envp);
+	ck_assert_int_eq(errno, 1234);
+}
+END_TEST
+
+static int execl_of(bool with_env, const char *arg, ...)
+{
+	struct hx_exec_call tmpl = {.kind = 9, .path = "/bin/echo"};
+	va_list ap;
+	int r;
+
+	va_start(ap, arg);
+	r = hx_hooks_execl(&fake_real, HX_CALL_EXECL, &tmpl, false, arg, ap,
+			   with_env);
+	va_end(ap);
+	return r;
+}
+
+/* execl's varargs become the argv (and, for execle, the environment)
+ * of a copy of the template. */
+START_TEST(test_hooks_execl_collects)
+{
+	char *envp[] = {"B=2", NULL};
+
+	unsetenv("HARNESS_SOCKET");
+	ck_assert_int_eq(execl_of(false, "echo", "a", "b", (char *)NULL), 7);
+	ck_assert_int_eq(seen_exec->kind, 9);
+	ck_assert_str_eq(seen_exec->path, "/bin/echo");
+	ck_assert_str_eq(seen_exec->argv[0], "echo");
+	ck_assert_str_eq(seen_exec->argv[2], "b");
+	ck_assert_ptr_null(seen_exec->argv[3]);
+	ck_assert_ptr_eq(seen_envp, environ);
+	ck_assert_int_eq(execl_of(true, "echo", (char *)NULL, envp), 7);
+	ck_assert_ptr_null(seen_exec->argv[1]);
+	ck_assert_ptr_eq(seen_envp, envp);
+}
+END_TEST
+
 #define N(a) ((int)(sizeof(a) / sizeof((a)[0])))
 
 static Suite *shim_suite(void)
@@ -519,6 +607,8 @@ static Suite *shim_suite(void)
 	tcase_add_test(t, test_reply_parse);
 	tcase_add_test(t, test_notice);
 	tcase_add_test(t, test_frame_format);
+	tcase_add_test(t, test_hooks_inert_pass_through);
+	tcase_add_test(t, test_hooks_execl_collects);
 	suite_add_tcase(s, t);
 	return s;
 }
