@@ -22,14 +22,13 @@
 #include "shim/exec.h"
 #include "common/path.h"
 #include "shim/stack.h"
+#include "shim/tls.h"
 #include "common/sys.h"
 
 #define HX_TIMEOUT_SEC	   30
 #define HX_FD_FLOOR	   1000
 #define HX_SPIN_NS	   100000
 #define HX_MAX_FRAME_BYTES (HX_WIRE_MAX_FRAMES * 260)
-
-__thread int hx_tls_state;
 
 static _Atomic int g_state;
 static char g_sock[sizeof(((struct sockaddr_un *)0)->sun_path)];

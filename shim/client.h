@@ -107,26 +107,4 @@ void hx_ask_exec(const struct hx_req *r, struct hx_reply *out,
  * shared one close-on-exec again. Keeps errno. */
 void hx_handover_undo(const struct hx_handover *ho);
 
-/* ---- per-thread reentrancy (initial-exec TLS) ---- */
-
-enum hx_tls {
-	HX_TLS_OUT = 0,	    /* not inside the shim */
-	HX_TLS_IN = 1,	    /* deciding a call: a re-entry is a signal */
-	HX_TLS_FOREIGN = 2, /* inside libunwind/dladdr: pass through */
-};
-extern __thread int hx_tls_state;
-
-static inline int hx_tls_foreign_enter(void)
-{
-	int prev = hx_tls_state;
-
-	hx_tls_state = HX_TLS_FOREIGN;
-	return prev;
-}
-
-static inline void hx_tls_foreign_leave(int prev)
-{
-	hx_tls_state = prev;
-}
-
 #endif

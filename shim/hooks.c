@@ -26,6 +26,7 @@
 #include "common/path.h"
 #include "common/sockaddr.h"
 #include "shim/readrules.h"
+#include "shim/tls.h"
 #include "common/sys.h"
 
 /* ---------------------------------------------------------------- */

@@ -26,6 +26,7 @@
 
 #include "shim/client.h"
 #include "shim/interpose_linux.h"
+#include "shim/tls.h"
 
 #define HX_EXPORT __attribute__((visibility("default")))
 

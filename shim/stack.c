@@ -8,7 +8,7 @@
 #include <errno.h>
 #include <string.h>
 
-#include "shim/client.h"
+#include "shim/tls.h"
 #include "common/sys.h"
 
 #include <fcntl.h>
