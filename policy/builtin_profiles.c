@@ -1,8 +1,7 @@
 /* The built-in profiles (policy/profiles/NAME.yaml, packed by the
- * Makefile as "NAME\0TEXT\0" pairs) and the choice of one from the
- * wrapped command. */
+ * Makefile as "NAME\0TEXT\0" pairs): the embedded blob's reader. The
+ * choice of one from the command is profile_detect.c. */
 #include "policy/policy_int.h"
-#include "common/glob.h"
 
 #include <string.h>
 
@@ -62,29 +61,4 @@ bool hx_profile_is_file(const char *what)
 
 	return strchr(what, '/') || (n > 5 && !strcmp(what + n - 5, ".yaml")) ||
 	       (n > 4 && !strcmp(what + n - 4, ".yml"));
-}
-
-const char *hx_profile_detect(const char *home, const char *const *paths,
-			      size_t npaths)
-{
-	struct hx_policy_vars vars = { .home = home };
-	const char *n, *t;
-	size_t len;
-
-	for (size_t i = 0; nth(i, &n, &t, &len); i++) {
-		struct hx_policy *p;
-		struct hx_policy_error err;
-		bool hit = false;
-
-		if (hx_profile_load_meta(n, &vars, &p, &err))
-			continue; /* a broken profile fails the build's tests */
-		for (size_t d = 0; d < p->ndetect && !hit; d++)
-			for (size_t k = 0; k < npaths && !hit; k++)
-				hit = paths[k] &&
-				      hx_glob_match(p->detect[d], paths[k]);
-		hx_policy_free(p);
-		if (hit)
-			return n;
-	}
-	return NULL;
 }
