@@ -1,6 +1,6 @@
 /* YAML -> compiled policy. The document API gives every node its
  * position, so every error can name its line and column. */
-#include "policy/policy_int.h"
+#include "policy/load_int.h"
 #include "common/glob.h"
 
 #include <errno.h>
@@ -9,22 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include <yaml.h>
 
 #define HX_POLICY_MAX_SIZE (16u << 20)
-
-struct ld {
-	yaml_document_t doc;
-	struct hx_policy *p;
-	struct hx_policy_error *err;
-	const char *file;
-	const struct hx_policy_vars *vars;
-	unsigned char *seen;
-	size_t nnodes;
-	unsigned depth;	  /* 0: the main document, else an include */
-	bool meta_only;	  /* the profile: mapping only, no rules */
-	const char *dir; /* where relative includes are, or NULL */
-};
 
 static const char *const top_keys[] = { "version", "mode",    "defaults",
 					"audit",   "files",   "exec",
@@ -38,416 +24,28 @@ static const char *const include_keys[] = { "version", "files",   "exec",
 static const char *const profile_keys[] = { "description", "detect", NULL };
 static const char *const audit_keys[] = { "log_reads", "rate", "burst",
 					  "max_size", NULL };
-static const char *const file_keys[] = { "id",	   "description", "allow",
-					 "deny",   "ask",	  "access",
-					 "match",  "not_match",	  NULL };
-static const char *const rule_keys[] = { "id",	  "description", "allow",
-					 "deny",  "ask",	 "match",
-					 "not_match", NULL };
 static const char *const verdict_words[] = { "allow", "ask", "deny", NULL };
 static const char *const category_words[] = {
 	"exec",	    "file_read",   "file_write", "net_connect",
 	"net_send", "net_resolve", "process",	 NULL
 };
 
-/* Position of the first byte of n's text. */
-static struct hx_pos pos_of(const yaml_node_t *n)
+static int load_defaults(struct hx_ld *l, yaml_node_t *n)
 {
-	struct hx_pos pos = { (unsigned)n->start_mark.line + 1,
-			      (unsigned)n->start_mark.column + 1 };
-
-	if (n->type == YAML_SCALAR_NODE &&
-	    (n->data.scalar.style == YAML_SINGLE_QUOTED_SCALAR_STYLE ||
-	     n->data.scalar.style == YAML_DOUBLE_QUOTED_SCALAR_STYLE))
-		pos.column++;
-	return pos;
-}
-
-static int fail(struct ld *l, const yaml_node_t *n, const char *hint,
-		const char *msg)
-{
-	struct hx_pos pos = n ? pos_of(n) : (struct hx_pos){ 0, 0 };
-
-	return hx_policy_fail(l->err, l->file, pos.line, pos.column, hint,
-			      "%s", msg);
-}
-
-static void join_words(char *buf, size_t size, const char *lead,
-		       const char *const *words)
-{
-	size_t n = (size_t)snprintf(buf, size, "%s", lead);
-
-	for (size_t i = 0; words[i] && n < size; i++)
-		n += (size_t)snprintf(buf + n, size - n, "%s%s", i ? ", " : "",
-				      words[i]);
-}
-
-/* Fetches node id, refusing to interpret any node twice: aliases would
- * let a small file expand into an exponential tree. */
-static int get(struct ld *l, int id, yaml_node_t **out)
-{
-	yaml_node_t *n = yaml_document_get_node(&l->doc, id);
-	size_t i;
-
-	if (!n)
-		return hx_policy_fail(l->err, l->file, 1, 1, NULL,
-				      "internal error: bad YAML node");
-	i = (size_t)(n - l->doc.nodes.start);
-	if (l->seen[i])
-		return fail(l, n, "write the value out instead of *alias",
-			    "YAML aliases are not supported in a policy");
-	l->seen[i] = 1;
-	*out = n;
-	return 0;
-}
-
-static int scalar(struct ld *l, const yaml_node_t *n, const char *what,
-		  const char **out)
-{
-	char msg[128];
-
-	if (n->type != YAML_SCALAR_NODE) {
-		snprintf(msg, sizeof(msg), "%s must be a %s", what,
-			 "string, not a list or a mapping");
-		return fail(l, n, NULL, msg);
-	}
-	if (strlen((const char *)n->data.scalar.value) != n->data.scalar.length)
-		return fail(l, n, NULL, "NUL byte in a string");
-	*out = (const char *)n->data.scalar.value;
-	return 0;
-}
-
-/* Index of s in words (NULL-terminated), or an error listing them. */
-static int word(struct ld *l, const yaml_node_t *n, const char *what,
-		const char *const *words, int *out)
-{
-	char msg[128], hint[256];
-	const char *s;
-	int ret = scalar(l, n, what, &s);
-
-	if (ret)
-		return ret;
-	for (int i = 0; words[i]; i++) {
-		if (!strcmp(words[i], s)) {
-			*out = i;
-			return 0;
-		}
-	}
-	snprintf(msg, sizeof(msg), "invalid %s '%.60s'", what, s);
-	join_words(hint, sizeof(hint), "valid values: ", words);
-	return fail(l, n, hint, msg);
-}
-
-static int boolean(struct ld *l, const yaml_node_t *n, const char *what,
-		   bool *out)
-{
-	static const char *const words[] = { "false", "true", "no", "yes",
-					     NULL };
-	int i, ret = word(l, n, what, words, &i);
-
-	if (!ret)
-		*out = i & 1;
-	return ret;
-}
-
-/* Checks a mapping's keys against valid (NULL-terminated): unknown or
- * repeated keys are errors. */
-static int check_keys(struct ld *l, const yaml_node_t *map, const char *where,
-		      const char *const *valid)
-{
-	char msg[160], hint[256];
-
-	if (map->type != YAML_MAPPING_NODE) {
-		snprintf(msg, sizeof(msg), "%s must be a mapping", where);
-		join_words(hint, sizeof(hint), "keys: ", valid);
-		return fail(l, map, hint, msg);
-	}
-	for (yaml_node_pair_t *a = map->data.mapping.pairs.start;
-	     a < map->data.mapping.pairs.top; a++) {
-		yaml_node_t *k = yaml_document_get_node(&l->doc, a->key);
-		const char *s;
-		bool ok = false;
-		int ret;
-
-		if (!k)
-			return hx_policy_fail(l->err, l->file, 1, 1, NULL,
-					      "internal error: bad YAML node");
-		ret = scalar(l, k, "a key", &s);
-		if (ret)
-			return ret;
-		for (size_t i = 0; valid[i]; i++)
-			ok |= !strcmp(valid[i], s);
-		if (!ok) {
-			snprintf(msg, sizeof(msg), "unknown key '%.60s' in %s", s,
-				 where);
-			join_words(hint, sizeof(hint), "valid keys: ", valid);
-			return fail(l, k, hint, msg);
-		}
-		for (yaml_node_pair_t *b = map->data.mapping.pairs.start; b < a;
-		     b++) {
-			yaml_node_t *kb =
-				yaml_document_get_node(&l->doc, b->key);
-
-			if (kb && kb->type == YAML_SCALAR_NODE &&
-			    !strcmp((const char *)kb->data.scalar.value, s)) {
-				snprintf(msg, sizeof(msg),
-					 "duplicate key '%.60s' in %s", s, where);
-				return fail(l, k, NULL, msg);
-			}
-		}
-	}
-	return 0;
-}
-
-static const char *key_of(struct ld *l, const yaml_node_pair_t *pair)
-{
-	yaml_node_t *k = yaml_document_get_node(&l->doc, pair->key);
-
-	return (const char *)k->data.scalar.value;
-}
-
-/* A string or a list of strings: the item nodes, counted. */
-static int string_list(struct ld *l, yaml_node_t *n, const char *what,
-		       yaml_node_t ***items, size_t *count)
-{
-	char msg[128];
-	size_t cnt;
-	yaml_node_t **v;
-	int ret;
-
-	if (n->type == YAML_MAPPING_NODE) {
-		snprintf(msg, sizeof(msg),
-			 "%s must be a string or a list of strings", what);
-		return fail(l, n, NULL, msg);
-	}
-	cnt = n->type == YAML_SCALAR_NODE
-		      ? 1
-		      : (size_t)(n->data.sequence.items.top -
-				 n->data.sequence.items.start);
-	v = hx_arena_alloc(&l->p->arena, (cnt ? cnt : 1) * sizeof(*v));
-	if (!v)
-		return -ENOMEM;
-	if (n->type == YAML_SCALAR_NODE) {
-		v[0] = n;
-	} else {
-		for (size_t i = 0; i < cnt; i++) {
-			ret = get(l, n->data.sequence.items.start[i], &v[i]);
-			if (ret)
-				return ret;
-		}
-	}
-	for (size_t i = 0; i < cnt; i++) {
-		const char *s;
-
-		ret = scalar(l, v[i], what, &s);
-		if (ret)
-			return ret;
-	}
-	*items = v;
-	*count = cnt;
-	return 0;
-}
-
-static const char *rule_name(struct ld *l, const yaml_node_t *n)
-{
-	char buf[320];
-
-	snprintf(buf, sizeof(buf), "%s:%u", l->file, pos_of(n).line);
-	return hx_arena_strdup(&l->p->arena, buf);
-}
-
-static int check_id(struct ld *l, const yaml_node_t *n, const char *id)
-{
-	if (!*id || strlen(id) > 128 || strpbrk(id, " \t\n\r"))
-		return fail(l, n, "e.g. id: ssh-keys",
-			    "a rule id is a non-empty word of at most 128 bytes");
-	if (!strncmp(id, "default:", 8) || !strncmp(id, "harness:", 8))
-		return fail(l, n, NULL,
-			    "rule ids starting with 'default:' or 'harness:' "
-			    "are reserved");
-	for (size_t s = 0; s < HX_SEC_COUNT; s++)
-		for (size_t i = 0; i < l->p->nrules[s]; i++) {
-			char msg[200];
-
-			if (strcmp(l->p->rules[s][i].name, id))
-				continue;
-			snprintf(msg, sizeof(msg),
-				 "duplicate rule id (first at %.150s)",
-				 l->p->rules[s][i].origin);
-			return fail(l, n, NULL, msg);
-		}
-	return 0;
-}
-
-static int compile_examples(struct ld *l, struct hx_rule *r, yaml_node_t *n,
-			    bool should)
-{
-	yaml_node_t **items;
-	size_t cnt;
-	int ret = string_list(l, n, should ? "match" : "not_match", &items,
-			      &cnt);
-
-	if (ret)
-		return ret;
-	for (size_t i = 0; i < cnt; i++) {
-		ret = hx_compile_example(
-			l->p, l->vars, (const char *)items[i]->data.scalar.value,
-			pos_of(items[i]), should, &r->ex[r->nex], l->err);
-		if (ret)
-			goto out;
-		r->nex++;
-	}
-out:
-	if (ret == -EINVAL)
-		snprintf(l->err->file, sizeof(l->err->file), "%s", l->file);
-	return ret;
-}
-
-static size_t list_len(const yaml_node_t *n)
-{
-	if (n->type == YAML_SEQUENCE_NODE)
-		return (size_t)(n->data.sequence.items.top -
-				n->data.sequence.items.start);
-	return 1;
-}
-
-static int load_rule(struct ld *l, enum hx_section sec, yaml_node_t *n,
-		     struct hx_rule *r)
-{
-	static const char *const access_words[] = { "read", "write", "any",
-						    NULL };
-	const char *const *keys = sec == HX_SEC_FILES ? file_keys : rule_keys;
-	yaml_node_t *pats = NULL, *ex[2] = { NULL, NULL }, *v;
-	yaml_node_t **items;
-	size_t cnt;
-	int ret = check_keys(l, n, "a rule", keys), i = 0;
-
-	if (ret)
-		return ret;
-	if (!(r->origin = rule_name(l, n)))
-		return -ENOMEM;
-	r->access = HX_ACCESS_ANY;
-	for (yaml_node_pair_t *pr = n->data.mapping.pairs.start;
-	     pr < n->data.mapping.pairs.top; pr++) {
-		const char *k = key_of(l, pr), *s;
-
-		ret = get(l, pr->value, &v);
-		if (ret)
-			return ret;
-		if (!strcmp(k, "id")) {
-			ret = scalar(l, v, "id", &s);
-			if (!ret)
-				ret = check_id(l, v, s);
-			if (!ret && !(r->name = hx_arena_strdup(&l->p->arena, s)))
-				ret = -ENOMEM;
-		} else if (!strcmp(k, "description")) {
-			ret = scalar(l, v, "description", &s);
-		} else if (!strcmp(k, "access")) {
-			ret = word(l, v, "access", access_words, &i);
-			r->access = (unsigned)i + 1;
-		} else if (!strcmp(k, "match")) {
-			ex[0] = v;
-		} else if (!strcmp(k, "not_match")) {
-			ex[1] = v;
-		} else {
-			if (pats)
-				return fail(l, v, "write one rule per verdict",
-					    "a rule has exactly one of allow, "
-					    "deny, ask");
-			pats = v;
-			r->verdict = !strcmp(k, "allow") ? HX_VERDICT_ALLOW
-				     : !strcmp(k, "ask") ? HX_VERDICT_ASK
-							 : HX_VERDICT_DENY;
-		}
-		if (ret)
-			return ret;
-	}
-	if (!pats)
-		return fail(l, n, "e.g. deny: [\"$HOME/.ssh/**\"]",
-			    "a rule needs one of allow, deny, ask");
-	if (!r->name && !(r->name = r->origin))
-		return -ENOMEM;
-	ret = string_list(l, pats, "a pattern", &items, &cnt);
-	if (ret)
-		return ret;
-	if (cnt == 0)
-		return fail(l, pats, NULL, "a rule needs at least one pattern");
-	r->pats = hx_arena_alloc(&l->p->arena, cnt * sizeof(*r->pats));
-	if (!r->pats)
-		return -ENOMEM;
-	for (size_t k = 0; k < cnt; k++) {
-		ret = hx_compile_pattern(l->p, sec, l->vars,
-					 (const char *)items[k]->data.scalar.value,
-					 pos_of(items[k]), &r->pats[k], l->err);
-		if (ret) {
-			snprintf(l->err->file, sizeof(l->err->file), "%s",
-				 l->file);
-			return ret;
-		}
-		r->npats++;
-	}
-	cnt = (ex[0] ? list_len(ex[0]) : 0) + (ex[1] ? list_len(ex[1]) : 0);
-	r->ex = hx_arena_alloc(&l->p->arena, (cnt ? cnt : 1) * sizeof(*r->ex));
-	if (!r->ex)
-		return -ENOMEM;
-	for (int e = 0; e < 2; e++) {
-		if (ex[e] && (ret = compile_examples(l, r, ex[e], e == 0)))
-			return ret;
-	}
-	return 0;
-}
-
-static int load_section(struct ld *l, enum hx_section sec, yaml_node_t *n,
-			const char *what)
-{
-	struct hx_rule *rules;
-	char msg[128];
-	size_t cnt, old;
-	int ret;
-
-	if (n->type == YAML_SCALAR_NODE && n->data.scalar.length == 0 &&
-	    n->data.scalar.style == YAML_PLAIN_SCALAR_STYLE)
-		return 0; /* "files:" with nothing: no rules */
-	if (n->type != YAML_SEQUENCE_NODE) {
-		snprintf(msg, sizeof(msg), "%s must be a list of rules", what);
-		return fail(l, n, "each rule starts with '- '", msg);
-	}
-	cnt = list_len(n);
-	old = l->p->nrules[sec];
-	/* Appended: includes add to the rules of the documents before. */
-	rules = hx_arena_alloc(&l->p->arena, (old + cnt + 1) * sizeof(*rules));
-	if (!rules)
-		return -ENOMEM;
-	if (old)
-		memcpy(rules, l->p->rules[sec], old * sizeof(*rules));
-	l->p->rules[sec] = rules;
-	for (size_t i = 0; i < cnt; i++) {
-		yaml_node_t *r;
-
-		ret = get(l, n->data.sequence.items.start[i], &r);
-		if (!ret)
-			ret = load_rule(l, sec, r, &rules[old + i]);
-		if (ret)
-			return ret;
-		l->p->nrules[sec]++;
-	}
-	return 0;
-}
-
-static int load_defaults(struct ld *l, yaml_node_t *n)
-{
-	int ret = check_keys(l, n, "defaults", category_words), c, v;
+	int ret = hx_node_keys(l, n, "defaults", category_words), c, v;
 	yaml_node_t *val;
 
 	for (yaml_node_pair_t *pr = n->data.mapping.pairs.start;
 	     !ret && pr < n->data.mapping.pairs.top; pr++) {
-		ret = get(l, pr->key, &val);
+		ret = hx_node_get(l, pr->key, &val);
 		if (!ret)
-			ret = word(l, val, "category", category_words, &c);
+			ret = hx_node_word(l, val, "category", category_words,
+					   &c);
 		if (!ret)
-			ret = get(l, pr->value, &val);
+			ret = hx_node_get(l, pr->value, &val);
 		if (!ret)
-			ret = word(l, val, "verdict", verdict_words, &v);
+			ret = hx_node_word(l, val, "verdict", verdict_words,
+					   &v);
 		if (!ret)
 			l->p->defaults[c] = (enum hx_verdict)v;
 	}
@@ -485,14 +83,14 @@ static int quantity(const char *s, bool bytes, uint64_t *out)
 
 /* "12", "64K", "1G" (powers of 1024, for sizes only) or "unlimited"
  * (the same as leaving the key out). */
-static int limit_value(struct ld *l, const yaml_node_t *n, enum hx_limit which,
-		       uint64_t *out, bool *set)
+static int limit_value(struct hx_ld *l, const yaml_node_t *n,
+		       enum hx_limit which, uint64_t *out, bool *set)
 {
 	bool bytes = which == HX_LIMIT_FILE_SIZE ||
 		     which == HX_LIMIT_ADDRESS_SPACE || which == HX_LIMIT_CORE;
 	const char *s, *hint;
 	char msg[128];
-	int ret = scalar(l, n, hx_limit_name(which), &s);
+	int ret = hx_node_scalar(l, n, hx_limit_name(which), &s);
 
 	if (ret)
 		return ret;
@@ -505,12 +103,12 @@ static int limit_value(struct ld *l, const yaml_node_t *n, enum hx_limit which,
 				       : "a number, or unlimited";
 	snprintf(msg, sizeof(msg), "invalid %s '%.40s'", hx_limit_name(which),
 		 s);
-	return fail(l, n, hint, msg);
+	return hx_node_fail(l, n, hint, msg);
 }
 
 /* audit: rate, burst (records) or max_size (bytes, K/M/G/T); 0 or
  * "unlimited" lift it. */
-static int quota_value(struct ld *l, const yaml_node_t *n, const char *k)
+static int quota_value(struct hx_ld *l, const yaml_node_t *n, const char *k)
 {
 	struct hx_audit_quota *q = &l->p->quota;
 	bool bytes = !strcmp(k, "max_size");
@@ -518,7 +116,7 @@ static int quota_value(struct ld *l, const yaml_node_t *n, const char *k)
 			: !strcmp(k, "rate") ? &q->rate : &q->burst;
 	const char *s;
 	char msg[128];
-	int ret = scalar(l, n, k, &s);
+	int ret = hx_node_scalar(l, n, k, &s);
 
 	if (ret)
 		return ret;
@@ -529,27 +127,28 @@ static int quota_value(struct ld *l, const yaml_node_t *n, const char *k)
 	if (!quantity(s, bytes, dst))
 		return 0;
 	snprintf(msg, sizeof(msg), "invalid %s '%.40s'", k, s);
-	return fail(l, n,
-		    bytes ? "a number of bytes, with K, M, G or T for powers "
-			    "of 1024, or unlimited"
-			  : "a number of records, or unlimited",
-		    msg);
+	return hx_node_fail(
+		l, n,
+		bytes ? "a number of bytes, with K, M, G or T for powers "
+			"of 1024, or unlimited"
+		      : "a number of records, or unlimited",
+		msg);
 }
 
-static int load_limits(struct ld *l, yaml_node_t *map)
+static int load_limits(struct hx_ld *l, yaml_node_t *map)
 {
-	int ret = check_keys(l, map, "limits", hx_limit_names);
+	int ret = hx_node_keys(l, map, "limits", hx_limit_names);
 
 	for (yaml_node_pair_t *a = map->data.mapping.pairs.start;
 	     !ret && a < map->data.mapping.pairs.top; a++) {
-		const char *k = key_of(l, a);
+		const char *k = hx_node_key(l, a);
 		yaml_node_t *v;
 		bool set;
 		int w = 0;
 
 		while (strcmp(hx_limit_names[w], k))
 			w++; /* check_keys knows it is one of them */
-		ret = get(l, a->value, &v);
+		ret = hx_node_get(l, a->value, &v);
 		if (!ret)
 			ret = limit_value(l, v, (enum hx_limit)w,
 					  &l->p->limits[w], &set);
@@ -562,7 +161,7 @@ static int load_limits(struct ld *l, yaml_node_t *map)
 	return ret;
 }
 
-static int load_document(struct ld *parent, const char *name,
+static int load_document(struct hx_ld *parent, const char *name,
 			 const char *text, size_t len, const char *dir,
 			 const yaml_node_t *at);
 
@@ -581,7 +180,7 @@ static int read_all(int fd, char **out, size_t *outlen);
  * to the including file's directory. A document already loaded is
  * skipped, so a profile named twice (the policy and --profile) or a
  * cycle adds nothing. */
-static int load_include(struct ld *l, const yaml_node_t *n, const char *what)
+static int load_include(struct hx_ld *l, const yaml_node_t *n, const char *what)
 {
 	char path[4096], name[4200], dir[4200], msg[300], *buf = NULL, *slash;
 	size_t len;
@@ -599,7 +198,7 @@ static int load_include(struct ld *l, const yaml_node_t *n, const char *what)
 					 hx_profile_name(i));
 			snprintf(msg, sizeof(msg), "no built-in profile '%.60s'",
 				 what);
-			return fail(l, n, hint, msg);
+			return hx_node_fail(l, n, hint, msg);
 		}
 		snprintf(name, sizeof(name), "profile:%s", what);
 		return loaded(l->p, name) ? 0
@@ -607,15 +206,16 @@ static int load_include(struct ld *l, const yaml_node_t *n, const char *what)
 							  NULL, n);
 	}
 	if (what[0] != '/' && !l->dir)
-		return fail(l, n, "write an absolute path",
-			    "a relative include needs a policy file to be "
-			    "relative to");
+		return hx_node_fail(
+			l, n, "write an absolute path",
+			"a relative include needs a policy file to be "
+			"relative to");
 	snprintf(path, sizeof(path), "%s%s%s", what[0] == '/' ? "" : l->dir,
 		 what[0] == '/' ? "" : "/", what);
 	if (!realpath(path, name)) {
 		snprintf(msg, sizeof(msg), "cannot include %.200s: %s", path,
 			 strerror(errno));
-		return fail(l, n, NULL, msg);
+		return hx_node_fail(l, n, NULL, msg);
 	}
 	if (loaded(l->p, name))
 		return 0;
@@ -628,11 +228,12 @@ static int load_include(struct ld *l, const yaml_node_t *n, const char *what)
 	if (ret) {
 		snprintf(msg, sizeof(msg), "cannot include %.200s: %s", name,
 			 strerror(-ret));
-		return fail(l, n, NULL, msg);
+		return hx_node_fail(l, n, NULL, msg);
 	}
 	if (memchr(buf, '\0', len)) {
 		free(buf);
-		return fail(l, n, NULL, "the included file holds a NUL byte");
+		return hx_node_fail(l, n, NULL,
+				    "the included file holds a NUL byte");
 	}
 	snprintf(dir, sizeof(dir), "%s", name);
 	slash = strrchr(dir, '/');
@@ -642,11 +243,11 @@ static int load_include(struct ld *l, const yaml_node_t *n, const char *what)
 	return ret;
 }
 
-static int load_includes(struct ld *l, yaml_node_t *n)
+static int load_includes(struct hx_ld *l, yaml_node_t *n)
 {
 	yaml_node_t **items;
 	size_t cnt;
-	int ret = string_list(l, n, "include", &items, &cnt);
+	int ret = hx_node_strings(l, n, "include", &items, &cnt);
 
 	for (size_t i = 0; !ret && i < cnt; i++)
 		ret = load_include(l, items[i],
@@ -656,7 +257,7 @@ static int load_includes(struct ld *l, yaml_node_t *n)
 
 /* One detect glob: variables expanded ($HOME: a native installer's
  * directory), validated; into *out (the arena) unless out is NULL. */
-static int detect_glob(struct ld *l, const yaml_node_t *n, const char **out)
+static int detect_glob(struct hx_ld *l, const yaml_node_t *n, const char **out)
 {
 	char msg[256], hint[256], *x = NULL;
 	const char *why;
@@ -668,9 +269,9 @@ static int detect_glob(struct ld *l, const yaml_node_t *n, const char **out)
 	if (ret == -ENOMEM)
 		return ret;
 	if (ret)
-		return fail(l, n, hint[0] ? hint : NULL, msg);
+		return hx_node_fail(l, n, hint[0] ? hint : NULL, msg);
 	if (hx_glob_validate(x, &off, &why))
-		ret = fail(l, n, NULL, why);
+		ret = hx_node_fail(l, n, NULL, why);
 	else if (out && !(*out = hx_arena_strdup(&l->p->arena, x)))
 		ret = -ENOMEM;
 	free(x);
@@ -679,25 +280,25 @@ static int detect_glob(struct ld *l, const yaml_node_t *n, const char **out)
 
 /* profile: {description: TEXT, detect: [GLOB...]}; kept for the main
  * document only (a built-in profile loaded on its own). */
-static int load_profile_meta(struct ld *l, yaml_node_t *map)
+static int load_profile_meta(struct hx_ld *l, yaml_node_t *map)
 {
-	int ret = check_keys(l, map, "profile", profile_keys);
+	int ret = hx_node_keys(l, map, "profile", profile_keys);
 
 	for (yaml_node_pair_t *a = map->data.mapping.pairs.start;
 	     !ret && a < map->data.mapping.pairs.top; a++) {
-		const char *k = key_of(l, a), *s;
+		const char *k = hx_node_key(l, a), *s;
 		yaml_node_t *v, **items;
 		size_t cnt;
 
-		ret = get(l, a->value, &v);
+		ret = hx_node_get(l, a->value, &v);
 		if (!ret && !strcmp(k, "description")) {
-			ret = scalar(l, v, "description", &s);
+			ret = hx_node_scalar(l, v, "description", &s);
 			if (!ret && !l->depth &&
 			    !(l->p->description =
 				      hx_arena_strdup(&l->p->arena, s)))
 				ret = -ENOMEM;
 		} else if (!ret) {
-			ret = string_list(l, v, "detect", &items, &cnt);
+			ret = hx_node_strings(l, v, "detect", &items, &cnt);
 			if (!ret && !l->depth) {
 				l->p->detect = hx_arena_alloc(
 					&l->p->arena, (cnt + 1) * sizeof(char *));
@@ -718,27 +319,29 @@ static int load_profile_meta(struct ld *l, yaml_node_t *map)
 /* disable: [ID...]: rules of this or another document that this one
  * drops (a profile opening what the default closes: the ssh agent for
  * git over ssh). Applied once every document is loaded. */
-static int load_disable(struct ld *l, yaml_node_t *n)
+static int load_disable(struct hx_ld *l, yaml_node_t *n)
 {
 	yaml_node_t **items;
 	size_t cnt;
-	int ret = string_list(l, n, "disable", &items, &cnt);
+	int ret = hx_node_strings(l, n, "disable", &items, &cnt);
 
 	for (size_t i = 0; !ret && i < cnt; i++) {
 		struct hx_disable *d = &l->p->disable[l->p->ndisable];
 		const char *id = (const char *)items[i]->data.scalar.value;
 
 		if (l->p->ndisable == HX_POLICY_MAX_DISABLE)
-			return fail(l, items[i], NULL, "too many disabled rules");
+			return hx_node_fail(l, items[i], NULL,
+					    "too many disabled rules");
 		/* The session's own protections are not the policy's. */
 		if (!strcmp(id, "harness:protect") ||
 		    !strncmp(id, "harness:worktree", 16))
-			return fail(l, items[i], NULL,
-				    "harness:protect and the worktree's rules "
-				    "cannot be disabled");
+			return hx_node_fail(
+				l, items[i], NULL,
+				"harness:protect and the worktree's rules "
+				"cannot be disabled");
 		d->id = hx_arena_strdup(&l->p->arena, id);
 		d->file = l->file;
-		d->pos = pos_of(items[i]);
+		d->pos = hx_node_pos(items[i]);
 		if (!d->id)
 			return -ENOMEM;
 		l->p->ndisable++;
@@ -747,7 +350,7 @@ static int load_disable(struct ld *l, yaml_node_t *n)
 }
 
 /* Drops the disabled rules; an id no rule has is an error. */
-static int apply_disable(struct ld *l)
+static int apply_disable(struct hx_ld *l)
 {
 	for (size_t i = 0; i < l->p->ndisable; i++) {
 		const struct hx_disable *d = &l->p->disable[i];
@@ -779,7 +382,7 @@ static int apply_disable(struct ld *l)
 }
 
 /* In an included document, a key only the main policy may set. */
-static int main_only_keys(struct ld *l, yaml_node_t *root)
+static int main_only_keys(struct hx_ld *l, yaml_node_t *root)
 {
 	static const char *const main_only[] = { "mode", "defaults", "audit",
 						 "limits", NULL };
@@ -794,15 +397,16 @@ static int main_only_keys(struct ld *l, yaml_node_t *root)
 				   main_only[i]; i++)
 			if (!strcmp((const char *)k->data.scalar.value,
 				    main_only[i]))
-				return fail(l, k,
-					    "only the main policy sets mode, "
-					    "defaults, audit and limits",
-					    "not allowed in an included policy");
+				return hx_node_fail(
+					l, k,
+					"only the main policy sets mode, "
+					"defaults, audit and limits",
+					"not allowed in an included policy");
 	}
 	return 0;
 }
 
-static int load_top(struct ld *l, yaml_node_t *root)
+static int load_top(struct hx_ld *l, yaml_node_t *root)
 {
 	static const char *const modes[] = { "enforce", "audit", NULL };
 	static const char *const versions[] = { "1", NULL };
@@ -811,17 +415,17 @@ static int load_top(struct ld *l, yaml_node_t *root)
 	yaml_node_t *v;
 
 	if (!ret)
-		ret = check_keys(l, root, "the policy",
-				 l->depth ? include_keys : top_keys);
+		ret = hx_node_keys(l, root, "the policy",
+				   l->depth ? include_keys : top_keys);
 	for (yaml_node_pair_t *pr = root->data.mapping.pairs.start;
 	     !ret && pr < root->data.mapping.pairs.top; pr++) {
-		const char *k = key_of(l, pr);
+		const char *k = hx_node_key(l, pr);
 
-		ret = get(l, pr->value, &v);
+		ret = hx_node_get(l, pr->value, &v);
 		if (ret)
 			break;
 		if (!strcmp(k, "version")) {
-			ret = word(l, v, "version", versions, &i);
+			ret = hx_node_word(l, v, "version", versions, &i);
 		} else if (!strcmp(k, "profile")) {
 			ret = load_profile_meta(l, v);
 		} else if (l->meta_only) {
@@ -831,22 +435,22 @@ static int load_top(struct ld *l, yaml_node_t *root)
 		} else if (!strcmp(k, "disable")) {
 			ret = load_disable(l, v);
 		} else if (!strcmp(k, "mode")) {
-			ret = word(l, v, "mode", modes, &i);
+			ret = hx_node_word(l, v, "mode", modes, &i);
 			l->p->mode = (enum hx_mode)i;
 		} else if (!strcmp(k, "defaults")) {
 			ret = load_defaults(l, v);
 		} else if (!strcmp(k, "audit")) {
-			ret = check_keys(l, v, "audit", audit_keys);
+			ret = hx_node_keys(l, v, "audit", audit_keys);
 			for (yaml_node_pair_t *a = v->data.mapping.pairs.start;
 			     !ret && a < v->data.mapping.pairs.top; a++) {
 				yaml_node_t *b;
 
-				const char *ak = key_of(l, a);
+				const char *ak = hx_node_key(l, a);
 
-				ret = get(l, a->value, &b);
+				ret = hx_node_get(l, a->value, &b);
 				if (!ret && !strcmp(ak, "log_reads"))
-					ret = boolean(l, b, "log_reads",
-						      &l->p->log_reads);
+					ret = hx_node_bool(l, b, "log_reads",
+							   &l->p->log_reads);
 				else if (!ret)
 					ret = quota_value(l, b, ak);
 			}
@@ -855,183 +459,11 @@ static int load_top(struct ld *l, yaml_node_t *root)
 		} else {
 			for (i = 0; i < HX_SEC_COUNT; i++)
 				if (!strcmp(k, sections[i]))
-					ret = load_section(l, (enum hx_section)i,
-							   v, k);
+					ret = hx_rules_section(
+						l, (enum hx_section)i, v, k);
 		}
 	}
 	return ret;
-}
-
-/* A literal path as a glob that matches only it. */
-static char *glob_quote(struct hx_arena *a, const char *path)
-{
-	size_t n = strlen(path), k = 0;
-	char *q = hx_arena_alloc(a, 2 * n + 1);
-
-	for (size_t i = 0; q && i < n; i++) {
-		if (strchr("*?[]\\", path[i]))
-			q[k++] = '\\';
-		q[k++] = path[i];
-	}
-	return q;
-}
-
-/* harness:protect: the session's own paths, and every policy file an
- * include read (the agent must not rewrite its next session's rules). */
-static int load_protect(struct ld *l)
-{
-	const struct hx_policy_vars *v = l->vars;
-	struct hx_rule *r = &l->p->protect;
-	size_t n = v->nprotect;
-
-	r->name = "harness:protect";
-	r->origin = "harness";
-	r->verdict = HX_VERDICT_DENY;
-	r->access = HX_ACCESS_ANY;
-	for (size_t i = 1; i < l->p->nsources; i++)
-		n += l->p->sources[i].name[0] == '/';
-	if (!n)
-		return 0;
-	r->pats = hx_arena_alloc(&l->p->arena, n * sizeof(*r->pats));
-	if (!r->pats)
-		return -ENOMEM;
-	for (size_t i = 0; i < v->nprotect; i++) {
-		const char *why;
-		size_t off;
-
-		if (!v->protect[i] || v->protect[i][0] != '/' ||
-		    hx_glob_validate(v->protect[i], &off, &why))
-			return hx_policy_fail(l->err, l->file, 0, 0, NULL,
-					      "protected path %zu is not an "
-					      "absolute glob",
-					      i);
-		r->pats[i].text = hx_arena_strdup(&l->p->arena, v->protect[i]);
-		if (!r->pats[i].text)
-			return -ENOMEM;
-		r->npats++;
-	}
-	for (size_t i = 1; i < l->p->nsources; i++) {
-		if (l->p->sources[i].name[0] != '/')
-			continue;
-		r->pats[r->npats].text =
-			glob_quote(&l->p->arena, l->p->sources[i].name);
-		if (!r->pats[r->npats++].text)
-			return -ENOMEM;
-	}
-	return 0;
-}
-
-/* Fills r with the session's extra write globs (see hx_policy_vars). */
-static int session_rule(struct ld *l, struct hx_rule *r, const char *name,
-			enum hx_verdict verdict, const char *const *globs,
-			size_t n)
-{
-	memset(r, 0, sizeof(*r));
-	r->name = name;
-	r->origin = "harness";
-	r->verdict = verdict;
-	r->access = HX_ACCESS_WRITE;
-	r->pats = hx_arena_alloc(&l->p->arena, n * sizeof(*r->pats));
-	if (!r->pats)
-		return -ENOMEM;
-	for (size_t i = 0; i < n; i++) {
-		const char *why;
-		size_t off;
-
-		if (!globs[i] || globs[i][0] != '/' ||
-		    hx_glob_validate(globs[i], &off, &why))
-			return hx_policy_fail(l->err, l->file, 0, 0, NULL,
-					      "%s path %zu is not an absolute "
-					      "glob",
-					      name, i);
-		r->pats[i].text = hx_arena_strdup(&l->p->arena, globs[i]);
-		if (!r->pats[i].text)
-			return -ENOMEM;
-		r->pats[i].spec = hx_glob_specificity(globs[i]);
-		r->npats++;
-	}
-	return 0;
-}
-
-/* The session's network rules (hx_policy_vars.net_rules), appended. */
-static int load_net_session_rules(struct ld *l)
-{
-	const struct hx_policy_vars *v = l->vars;
-	size_t n = l->p->nrules[HX_SEC_NET];
-	struct hx_rule *rules;
-	int ret;
-
-	if (!v->nnet_rules)
-		return 0;
-	rules = hx_arena_alloc(&l->p->arena,
-			       (n + v->nnet_rules) * sizeof(*rules));
-	if (!rules)
-		return -ENOMEM;
-	if (n)
-		memcpy(rules, l->p->rules[HX_SEC_NET], n * sizeof(*rules));
-	for (size_t i = 0; i < v->nnet_rules; i++) {
-		const struct hx_session_rule *sr = &v->net_rules[i];
-		struct hx_rule *r = &rules[n];
-
-		if (!sr->npatterns)
-			continue;
-		r->name = sr->name;
-		r->origin = "harness";
-		r->verdict = sr->verdict;
-		r->access = HX_ACCESS_ANY;
-		r->pats = hx_arena_alloc(&l->p->arena,
-					 sr->npatterns * sizeof(*r->pats));
-		if (!r->pats)
-			return -ENOMEM;
-		for (size_t k = 0; k < sr->npatterns; k++) {
-			ret = hx_compile_pattern(l->p, HX_SEC_NET, v,
-						 sr->patterns[k],
-						 (struct hx_pos){ 0, 0 },
-						 &r->pats[k], l->err);
-			if (ret) {
-				snprintf(l->err->file, sizeof(l->err->file),
-					 "%s %.200s", sr->name, sr->patterns[k]);
-				return ret;
-			}
-			r->npats++;
-		}
-		n++;
-	}
-	l->p->rules[HX_SEC_NET] = rules;
-	l->p->nrules[HX_SEC_NET] = n;
-	return 0;
-}
-
-static int load_session_rules(struct ld *l)
-{
-	const struct hx_policy_vars *v = l->vars;
-	size_t n = l->p->nrules[HX_SEC_FILES], add = 0;
-	struct hx_rule *rules;
-	int ret = 0;
-
-	if ((ret = load_net_session_rules(l)))
-		return ret;
-	add = (v->nwrite_deny ? 1 : 0) + (v->nwrite_allow ? 1 : 0);
-	if (!add)
-		return 0;
-	rules = hx_arena_alloc(&l->p->arena, (n + add) * sizeof(*rules));
-	if (!rules)
-		return -ENOMEM;
-	if (n)
-		memcpy(rules, l->p->rules[HX_SEC_FILES], n * sizeof(*rules));
-	if (v->nwrite_deny)
-		ret = session_rule(l, &rules[n++], "harness:worktree-deny",
-				   HX_VERDICT_DENY, v->write_deny,
-				   v->nwrite_deny);
-	if (!ret && v->nwrite_allow)
-		ret = session_rule(l, &rules[n++], "harness:worktree",
-				   HX_VERDICT_ALLOW, v->write_allow,
-				   v->nwrite_allow);
-	if (ret)
-		return ret;
-	l->p->rules[HX_SEC_FILES] = rules;
-	l->p->nrules[HX_SEC_FILES] = n;
-	return 0;
 }
 
 static void init_defaults(struct hx_policy *p)
@@ -1051,7 +483,7 @@ static void init_defaults(struct hx_policy *p)
 					    HX_AUDIT_MAX_SIZE_DEFAULT };
 }
 
-static int syntax_error(struct ld *l, const yaml_parser_t *ps)
+static int syntax_error(struct hx_ld *l, const yaml_parser_t *ps)
 {
 	char hint[256] = "";
 
@@ -1068,7 +500,7 @@ static int syntax_error(struct ld *l, const yaml_parser_t *ps)
 			      ps->problem ? ps->problem : "unknown");
 }
 
-static int parse_doc(struct ld *l, const char *text, size_t len)
+static int parse_doc(struct hx_ld *l, const char *text, size_t len)
 {
 	yaml_parser_t ps;
 	yaml_document_t extra;
@@ -1123,7 +555,7 @@ static int add_source(struct hx_policy *p, const char *name, const char *text,
 }
 
 /* Parses l's text and loads its top-level keys. */
-static int parse_and_load(struct ld *l, const char *text, size_t len)
+static int parse_and_load(struct hx_ld *l, const char *text, size_t len)
 {
 	yaml_node_t *root;
 	int ret = parse_doc(l, text, len);
@@ -1136,7 +568,7 @@ static int parse_and_load(struct ld *l, const char *text, size_t len)
 		ret = -ENOMEM;
 		goto out;
 	}
-	ret = get(l, 1, &root);
+	ret = hx_node_get(l, 1, &root);
 	if (!ret)
 		ret = load_top(l, root);
 out:
@@ -1146,26 +578,27 @@ out:
 	return ret;
 }
 
-static int load_document(struct ld *parent, const char *name,
+static int load_document(struct hx_ld *parent, const char *name,
 			 const char *text, size_t len, const char *dir,
 			 const yaml_node_t *at)
 {
-	struct ld l = { .p = parent->p,
-			.err = parent->err,
-			.vars = parent->vars,
-			.depth = parent->depth + 1,
-			.dir = dir };
+	struct hx_ld l = { .p = parent->p,
+			   .err = parent->err,
+			   .vars = parent->vars,
+			   .depth = parent->depth + 1,
+			   .dir = dir };
 	char from[300];
 	int ret;
 
 	if (l.depth > HX_POLICY_MAX_DEPTH)
-		return fail(parent, at, "an include loop?",
-			    "includes nested too deep");
+		return hx_node_fail(parent, at, "an include loop?",
+				    "includes nested too deep");
 	if (l.p->nsources == HX_POLICY_MAX_SOURCES)
-		return fail(parent, at, NULL, "too many included policies");
+		return hx_node_fail(parent, at, NULL,
+				    "too many included policies");
 	if (at)
 		snprintf(from, sizeof(from), "%.250s:%u", parent->file,
-			 pos_of(at).line);
+			 hx_node_pos(at).line);
 	else
 		snprintf(from, sizeof(from), "the command line");
 	ret = add_source(l.p, name, text, len, &l.file);
@@ -1195,7 +628,7 @@ static bool policy_dir(const char *name, char *dir, size_t size)
 	return true;
 }
 
-static int load_policy(struct ld *l, const char *name, const char *text,
+static int load_policy(struct hx_ld *l, const char *name, const char *text,
 		       size_t len, bool meta_only)
 {
 	char dir[4096];
@@ -1209,9 +642,9 @@ static int load_policy(struct ld *l, const char *name, const char *text,
 	for (size_t i = 0; !ret && !meta_only && i < l->vars->ninclude; i++)
 		ret = load_include(l, NULL, l->vars->include[i]);
 	if (!ret && !meta_only)
-		ret = load_protect(l);
+		ret = hx_rules_protect(l);
 	if (!ret && !meta_only)
-		ret = load_session_rules(l);
+		ret = hx_rules_session(l);
 	if (!ret && !meta_only)
 		ret = apply_disable(l);
 	return ret;
@@ -1222,7 +655,7 @@ static int load(const char *name, const char *text, size_t len,
 		struct hx_policy **out, struct hx_policy_error *err)
 {
 	static const struct hx_policy_vars novars;
-	struct ld l = { .err = err, .vars = vars ? vars : &novars };
+	struct hx_ld l = { .err = err, .vars = vars ? vars : &novars };
 	int ret;
 
 	memset(err, 0, sizeof(*err));
