@@ -186,7 +186,7 @@ test: lint all $(UNIT_BINS) $(HELPER_BINS) $(ESCAPE_BINS) $(call agent_stamps,$(
 # a second compiler's warnings as errors (every object and unit program
 # built by clang too, in its own build directory), the layout rules
 # (scripts/check-layout), the format (clang-format 14, Debian 12's).
-lint: clang-check
+lint: clang-check layout-check
 clang-check: | $(DEPS_OK)
 	@$(MAKE) --no-print-directory BUILD=$(BUILD)/clang CC=clang OPT=-O1 \
 	  all unit-bins >/dev/null

@@ -536,7 +536,7 @@ START_TEST(test_hooks_inert_pass_through)
 			   .dirfd = AT_FDCWD,
 			   .path = "/etc/passwd"};
 	struct sockaddr_in sin = {.sin_family = AF_INET};
-	char *argv[] = {"ls", NULL}, *envp[] = {"A=1", NULL};
+	char *argv[] = {(char *)"ls", NULL}, *envp[] = {(char *)"A=1", NULL};
 	struct hx_exec_call e = {.kind = 3, .path = "/bin/ls", .argv = argv};
 
 	unsetenv("HARNESS_SOCKET");
@@ -575,7 +575,7 @@ static int execl_of(bool with_env, const char *arg, ...)
  * of a copy of the template. */
 START_TEST(test_hooks_execl_collects)
 {
-	char *envp[] = {"B=2", NULL};
+	char *envp[] = {(char *)"B=2", NULL};
 
 	unsetenv("HARNESS_SOCKET");
 	ck_assert_int_eq(execl_of(false, "echo", "a", "b", (char *)NULL), 7);
