@@ -112,15 +112,19 @@ int hx_landlock_prepare(const struct hx_policy *p,
 	return 0;
 }
 
-int hx_landlock_restrict(const struct hx_landlock *ll)
+int hx_landlock_restrict(const struct hx_landlock *ll, bool log)
 {
+	unsigned flags = log && ll && ll->abi >= 7
+			     ? HX_LL_RESTRICT_SELF_LOG_NEW_EXEC_ON
+			     : 0;
+
 	if (ll && ll->released)
 		return -EBADF;
 	if (!ll || ll->fd < 0)
 		return 0;
 	/* The ruleset fd is O_CLOEXEC: it does not reach the agent's
 	 * program even when the caller keeps it open. */
-	if (syscall(__NR_landlock_restrict_self, ll->fd, 0))
+	if (syscall(__NR_landlock_restrict_self, ll->fd, flags))
 		return -errno;
 	return 0;
 }

@@ -30,8 +30,10 @@ int hx_landlock_prepare(const struct hx_policy *p,
 			struct hx_landlock **out, char *err, size_t errlen);
 
 /* Restricts the calling process (the agent's first process, after
- * PR_SET_NO_NEW_PRIVS). Returns 0 or -errno. Async-signal-safe. */
-int hx_landlock_restrict(const struct hx_landlock *ll);
+ * PR_SET_NO_NEW_PRIVS). log (ABI 7; ignored before): the refusals of
+ * the programs it execs make audit records too (kaudit.h). Returns 0 or
+ * -errno. Async-signal-safe. */
+int hx_landlock_restrict(const struct hx_landlock *ll, bool log);
 
 /* Closes the ruleset once the child has restricted itself: freeing a
  * few hundred rules takes about 0.2 ms, better spent while the agent

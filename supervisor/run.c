@@ -29,6 +29,7 @@
 #include "../shim/notice.h"
 #include "command.h"
 #include "execgate.h"
+#include "kaudit.h"
 #include "fmt.h"
 #include "options.h"
 #include "pipeline.h"
@@ -66,6 +67,10 @@ struct run {
 	struct hx_sandbox *sb;
 	struct hx_unotify *un; /* the user-notify handler, or NULL */
 	struct hx_execgate *gate; /* --exec-gate's tracer, or NULL */
+	/* Landlock's refusals read as kernel audit records, or NULL and
+	 * why not (kaudit.h) */
+	struct hx_kaudit *ka;
+	char ka_why[160];
 	int hand[2];	       /* listener hand-off socketpair, or -1 */
 	struct hx_reaper reaper;
 	bool exec_gate; /* in use: asked for and possible here */
@@ -248,6 +253,18 @@ static void log_session_start(struct run *r)
 	json_object_set_new(rec, "kernel", hx_sandbox_kernel_json(r->sb));
 	json_object_set_new(json_object_get(rec, "kernel"), "reaper_cgroup",
 			    json_boolean(!r->reaper_err));
+	{
+		json_t *la = json_object();
+
+		json_object_set_new(la, "recorded", json_boolean(r->ka));
+		if (!r->ka)
+			json_object_set_new(la, "why", json_string(r->ka_why));
+		if (hx_kaudit_enabled_by_us(r->ka))
+			json_object_set_new(la, "enabled_by_harness",
+					    json_true());
+		json_object_set_new(json_object_get(rec, "kernel"),
+				    "landlock_audit", la);
+	}
 	json_object_set_new(json_object_get(rec, "kernel"), "tree_kill",
 			    json_string(!r->reaper_err ? "cgroup"
 					: r->exec_gate	   ? "exec-gate"
@@ -332,6 +349,8 @@ static void log_session_end(struct run *r, int code)
 		json_object_set_new(
 		    rec, "audit_log_mode_restored",
 		    json_integer(hx_audit_mode_restored(r->audit)));
+	if (r->ka)
+		json_object_set_new(rec, "landlock_audit", hx_kaudit_json(r->ka));
 	hx_worktree_end_fields(r->wt, rec);
 	hx_pipeline_append(&r->pl, rec, NULL);
 	json_decref(rec);
@@ -815,6 +834,21 @@ static int setup(struct run *r)
 		hx_say("sandbox: %s", msg);
 		return -1;
 	}
+	/* Landlock's refusals of programs that skip the shim, as records:
+	 * root only (CAP_AUDIT_READ), and Landlock ABI 7. */
+	if (r->pl.mode == HX_MODE_ENFORCE) {
+		if (!hx_kaudit_open(!o->no_kernel_audit, &r->ka, r->ka_why,
+				    sizeof(r->ka_why)))
+			hx_sandbox_set_landlock_log(r->sb, getpid());
+		else if (o->verbose)
+			fprintf(stderr,
+				"harness-exec: Landlock refusals of programs "
+				"that skip the shim are not recorded (%s); "
+				"--trace-reads records every open\n",
+				r->ka_why);
+	} else
+		snprintf(r->ka_why, sizeof(r->ka_why),
+			 "audit mode: no Landlock");
 	/* Who holds the process count: the cgroup where there is one. */
 	{
 		struct hx_limits *lim = hx_sandbox_limits(r->sb);
@@ -946,6 +980,8 @@ static void teardown(struct run *r)
 	/* First: it joins the Landlock thread, which borrows the worktree's
 	 * policy variables (a set-up that failed half way). */
 	hx_sandbox_free(r->sb);
+	hx_kaudit_free(r->ka); /* puts kernel audit back; before the loop */
+	r->ka = NULL;
 	hx_server_free(r->srv);
 	hx_pipeline_kernel_free(&r->pl);
 	hx_worktree_free(r->wt);
@@ -1020,6 +1056,11 @@ int hx_run(const struct hx_options *o)
 	}
 	if (r->child == 0)
 		child_exec(r, env, &old);
+	if (r->ka && hx_kaudit_start(r->ka, r->child, &r->pl, r->srv)) {
+		hx_say("landlock audit records: cannot be served");
+		hx_kaudit_free(r->ka);
+		r->ka = NULL;
+	}
 	if (r->hand[1] >= 0) {
 		int lfd, e = 0;
 
@@ -1070,6 +1111,8 @@ int hx_run(const struct hx_options *o)
 		drain(r, 1000);
 	kill_tree(r);
 	drain(r, 200);
+	/* The last refusals the kernel has queued, before session_end. */
+	hx_kaudit_finish(r->ka, 300);
 	/* Nothing of the tree is left; the counters stay for session_end. */
 	code = r->pl.failed     ? HX_EXIT_AUDIT_FAILED
 	       : r->child_done ? exit_code(r->child_status)

@@ -3,6 +3,7 @@
 #include "sandbox.h"
 
 #include <errno.h>
+#include <signal.h>
 #include <fcntl.h>
 #include <jansson.h>
 #include <linux/securebits.h>
@@ -52,6 +53,11 @@ struct hx_sandbox {
 	bool masks_truncated;
 	int masks_err; /* why they are not applied, or 0 */
 	bool quiet;
+	/* Landlock's refusals are read as audit records (kaudit.h): the
+	 * child asks for them and makes one refusal first, a signal to
+	 * ll_probe (harness-exec, outside its domain), which names its
+	 * domain to the reader. 0: not read. */
+	pid_t ll_probe;
 };
 
 /* With these set and locked, uid 0 is just a uid: exec grants no
@@ -309,6 +315,11 @@ void hx_sandbox_set_trace_reads(struct hx_sandbox *sb, bool on)
 	sb->trace_reads = on;
 }
 
+void hx_sandbox_set_landlock_log(struct hx_sandbox *sb, pid_t probe)
+{
+	sb->ll_probe = probe;
+}
+
 /* The listener goes to the parent, which takes it with pidfd_getfd
  * (a sendmsg here would itself wait on the listener nobody holds yet);
  * then the agent's copy is closed. Any failure: no agent. */
@@ -355,8 +366,11 @@ void hx_sandbox_enter(const struct hx_sandbox *sb)
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0))
 		die_child("no_new_privs", errno);
 	drop_caps(sb);
-	if (sb->ll && (e = hx_landlock_restrict(sb->ll)))
+	if (sb->ll && (e = hx_landlock_restrict(sb->ll, sb->ll_probe > 0)))
 		die_child("landlock", -e);
+	/* Refused by the signal scope (EPERM), before the agent runs. */
+	if (sb->ll && sb->ll_probe > 0)
+		kill(sb->ll_probe, 0);
 	/* After Landlock: its ruleset fd is one of those closed here. No
 	 * supervisor fd reaches the agent (DESIGN.md invariant 5); the
 	 * hand-off socket is closed once the listener is handed off. */
