@@ -27,12 +27,12 @@
 #include "server.h"
 
 /* include/uapi/linux/audit.h */
-#define AUDIT_GET	    1000
-#define AUDIT_SET	    1001
-#define AUDIT_USER	    1005
-#define AUDIT_NLGRP_READLOG 1
-#define AUDIT_STATUS_ENABLED 0x0001
-#define AUDIT_FAIL_PANIC    2
+#define AUDIT_GET	      1000
+#define AUDIT_SET	      1001
+#define AUDIT_USER	      1005
+#define AUDIT_NLGRP_READLOG   1
+#define AUDIT_STATUS_ENABLED  0x0001
+#define AUDIT_FAIL_PANIC      2
 #define CAP_AUDIT_CONTROL_BIT 30
 
 /* Who turned kernel audit on, and the sessions that rely on it: each
@@ -81,7 +81,7 @@ struct hx_kaudit {
 	bool have_last;
 	uint64_t last_ms, last_seq, repeats;
 	uint64_t records, repeated, overflows, foreign;
-	char sync[64];	/* the marker hx_kaudit_finish waits for */
+	char sync[64]; /* the marker hx_kaudit_finish waits for */
 	bool synced;
 };
 
@@ -197,7 +197,8 @@ static int join_group(int *out, char *why, size_t len)
 	struct sockaddr_nl sa = {.nl_family = AF_NETLINK,
 				 .nl_groups = 1u << (AUDIT_NLGRP_READLOG - 1)};
 	int fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC | SOCK_NONBLOCK,
-			NETLINK_AUDIT), e;
+			NETLINK_AUDIT),
+	    e;
 
 	if (fd < 0) {
 		e = -errno;
@@ -234,55 +235,98 @@ void hx_kaudit_probe(struct hx_kaudit_probe *p)
 	if (!ctl(AUDIT_GET, NULL, 0, &st)) {
 		p->enabled = st.enabled ? 1 : 0;
 		p->can_enable = has_cap(CAP_AUDIT_CONTROL_BIT) &&
-				st.failure != AUDIT_FAIL_PANIC && st.enabled != 2;
+				st.failure != AUDIT_FAIL_PANIC &&
+				st.enabled != 2;
 	}
 }
 
-/* Kernel audit on, under the lock file (see LOCK_PATH). */
-static void take_lock(struct hx_kaudit *ka, bool may_enable,
-		      const struct ka_status *st, char *why, size_t len)
+static bool marked(int fd)
 {
 	char mark[16] = "";
-	ssize_t n;
+	ssize_t n = pread(fd, mark, sizeof(mark) - 1, 0);
 
-	ka->lock_fd = open(LOCK_PATH, O_RDWR | O_CREAT | O_CLOEXEC |
-					  O_NOFOLLOW, 0600);
-	if (ka->lock_fd < 0) {
-		if (!st->enabled)
-			snprintf(why, len, "kernel audit is off and %s: %s",
-				 LOCK_PATH, strerror(errno));
-		return;
-	}
-	while (flock(ka->lock_fd, LOCK_EX) && errno == EINTR)
-		;
-	n = pread(ka->lock_fd, mark, sizeof(mark) - 1, 0);
 	mark[n > 0 ? n : 0] = '\0';
-	if (!st->enabled) {
-		struct ka_status now;
+	return !strcmp(mark, "harness\n");
+}
 
-		/* Again under the lock: another session may have. */
-		if (!ctl(AUDIT_GET, NULL, 0, &now) && now.enabled)
-			ka->enabled_by_us = !strcmp(mark, "harness\n");
-		else if (!may_enable)
-			snprintf(why, len, "kernel audit is off "
-					   "(--no-kernel-audit)");
-		else if (now.failure == AUDIT_FAIL_PANIC)
-			snprintf(why, len, "kernel audit is off and set to "
-					   "panic on a lost record: left off");
-		else if (set_enabled(1))
-			snprintf(why, len, "kernel audit is off and could "
-					   "not be turned on");
-		else {
-			ka->enabled_by_us = true;
+static int lock(int fd, int how)
+{
+	int r;
+
+	while ((r = flock(fd, how)) && errno == EINTR)
+		;
+	return r;
+}
+
+/* Kernel audit on, under the lock file (see LOCK_PATH): a session that
+ * relies on it holds a shared lock; turning it on or off takes the
+ * exclusive one. Returns whether it is on, and the lock is then held. */
+static bool take_lock(struct hx_kaudit *ka, bool may_enable, char *why,
+		      size_t len)
+{
+	struct ka_status now;
+
+	ka->lock_fd =
+	    open(LOCK_PATH, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+	if (ka->lock_fd < 0) {
+		snprintf(why, len, "kernel audit is off and %s: %s", LOCK_PATH,
+			 strerror(errno));
+		return false;
+	}
+	for (int round = 0; round < 50; round++) {
+		if (lock(ka->lock_fd, LOCK_SH))
+			break;
+		if (!ctl(AUDIT_GET, NULL, 0, &now) && now.enabled) {
+			ka->enabled_by_us = marked(ka->lock_fd);
+			return true;
+		}
+		if (!may_enable) {
+			snprintf(why, len,
+				 "kernel audit is off (--no-kernel-audit)");
+			break;
+		}
+		/* Off: turn it on, alone. Others hold the shared lock only
+		 * while it is on (or someone turned it off under them:
+		 * then wait for them, a while). */
+		if (lock(ka->lock_fd, LOCK_EX | LOCK_NB)) {
+			lock(ka->lock_fd, LOCK_UN);
+			usleep(20000);
+			continue;
+		}
+		if (ctl(AUDIT_GET, NULL, 0, &now))
+			break;
+		if (!now.enabled) {
+			if (now.failure == AUDIT_FAIL_PANIC) {
+				snprintf(why, len,
+					 "kernel audit is off and set to panic "
+					 "on a lost record: left off");
+				break;
+			}
+			if (set_enabled(1)) {
+				snprintf(why, len,
+					 "kernel audit is off and "
+					 "could not be turned on");
+				break;
+			}
 			if (ftruncate(ka->lock_fd, 0) ||
-			    pwrite(ka->lock_fd, "harness\n", 8, 0) != 8)
+			    pwrite(ka->lock_fd, "harness\n", 8, 0) != 8) {
+				/* Unmarked, nobody would turn it off. */
+				set_enabled(0);
 				snprintf(why, len, "%s: cannot be written",
 					 LOCK_PATH);
+				break;
+			}
 		}
-	} else if (!strcmp(mark, "harness\n")) {
-		ka->enabled_by_us = true; /* by another session, shared */
+		ka->enabled_by_us = marked(ka->lock_fd);
+		lock(ka->lock_fd, LOCK_SH);
+		return true;
 	}
-	flock(ka->lock_fd, LOCK_SH);
+	if (!why[0])
+		snprintf(why, len, "kernel audit is off; %s is busy",
+			 LOCK_PATH);
+	close(ka->lock_fd);
+	ka->lock_fd = -1;
+	return false;
 }
 
 int hx_kaudit_open(bool may_enable, struct hx_kaudit **out, char *why,
@@ -317,13 +361,12 @@ int hx_kaudit_open(bool may_enable, struct hx_kaudit **out, char *why,
 	if (!ctl(AUDIT_GET, NULL, 0, &st)) {
 		ka->enabled = st.enabled ? 1 : 0;
 		if (has_cap(CAP_AUDIT_CONTROL_BIT))
-			take_lock(ka, may_enable, &st, why, len);
+			ka->enabled = take_lock(ka, may_enable, why, len);
 		else if (!st.enabled)
-			snprintf(why, len, "kernel audit is off and cannot be "
-					   "turned on here (no "
-					   "CAP_AUDIT_CONTROL)");
-		if (ka->enabled_by_us)
-			ka->enabled = 1;
+			snprintf(why, len,
+				 "kernel audit is off and cannot be "
+				 "turned on here (no "
+				 "CAP_AUDIT_CONTROL)");
 		if (!ka->enabled) {
 			e = -ENODATA;
 			goto fail;
@@ -331,7 +374,8 @@ int hx_kaudit_open(bool may_enable, struct hx_kaudit **out, char *why,
 	}
 	n = readlink("/proc/self/exe", ka->self_exe, sizeof(ka->self_exe) - 1);
 	ka->self_exe[n > 0 ? n : 0] = '\0';
-	ka->timer_fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+	ka->timer_fd =
+	    timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
 	if (ka->timer_fd < 0) {
 		e = -errno;
 		snprintf(why, len, "timerfd: %s", strerror(-e));
@@ -393,8 +437,8 @@ static void write_rec(struct hx_kaudit *ka, const struct pend *p,
 	uint64_t seq = 0;
 	bool co = false;
 
-	snprintf(first, sizeof(first), "%.*s",
-		 (int)strcspn(p->blockers, ","), p->blockers);
+	snprintf(first, sizeof(first), "%.*s", (int)strcspn(p->blockers, ","),
+		 p->blockers);
 	hx_kaudit_blocker(first, &op, &cat, &risk);
 	/* The policy's rule for it, when it has one: Landlock holds the
 	 * policy's decision, or is stricter (a file created in $HOME
@@ -418,17 +462,17 @@ static void write_rec(struct hx_kaudit *ka, const struct pend *p,
 		peer.uid = (uid_t)p->uid;
 		peer.exe = p->exe[0] ? p->exe : NULL;
 	}
-	rec = hx_pipeline_record(pl, p->have_sys ? &peer : NULL,
-				 syscall_name(p->have_sys ? p->syscall : -1,
-					      name, sizeof(name)),
-				 &p->when);
+	rec = hx_pipeline_record(
+	    pl, p->have_sys ? &peer : NULL,
+	    syscall_name(p->have_sys ? p->syscall : -1, name, sizeof(name)),
+	    &p->when);
 	if (!rec)
 		return;
 	if (!p->have_sys) /* not harness's own: unknown */
 		json_object_set_new(rec, "pid", json_null());
-	json_object_set_new(rec, "op",
-			    json_string(op >= 0 ? hx_op_name((enum hx_op)op)
-						: first));
+	json_object_set_new(
+	    rec, "op",
+	    json_string(op >= 0 ? hx_op_name((enum hx_op)op) : first));
 	args = json_object();
 	if (p->path[0])
 		json_object_set_new(args, "path",
@@ -446,13 +490,15 @@ static void write_rec(struct hx_kaudit *ka, const struct pend *p,
 		json_object_set_new(args, "ino",
 				    json_integer(strtoll(p->ino, NULL, 10)));
 	if (p->detail[0])
-		json_object_set_new(args, "detail",
-				    hx_json_text(rec, "args.detail", p->detail));
+		json_object_set_new(
+		    args, "detail",
+		    hx_json_text(rec, "args.detail", p->detail));
 	if (p->have_sys && p->exit < 0)
 		json_object_set_new(args, "result", json_integer(p->exit));
 	json_object_set_new(rec, "args", args);
-	json_object_set_new(rec, "category",
-			    json_string(hx_category_name((enum hx_category)cat)));
+	json_object_set_new(
+	    rec, "category",
+	    json_string(hx_category_name((enum hx_category)cat)));
 	json_object_set_new(rec, "risk",
 			    json_string(hx_risk_name((enum hx_risk)risk)));
 	json_object_set_new(rec, "verdict", json_string("deny"));
@@ -462,7 +508,8 @@ static void write_rec(struct hx_kaudit *ka, const struct pend *p,
 		json_object_set_new(rec, "pattern",
 				    hx_json_text(rec, "pattern", pattern));
 	if (pv == HX_VERDICT_ALLOW)
-		json_object_set_new(rec, "policy_verdict", json_string("allow"));
+		json_object_set_new(rec, "policy_verdict",
+				    json_string("allow"));
 	json_object_set_new(rec, "layer", json_string("landlock"));
 	snprintf(dom, sizeof(dom), "%llx", (unsigned long long)p->domain);
 	json_object_set_new(rec, "landlock_domain", json_string(dom));
@@ -590,8 +637,8 @@ static void on_access(struct hx_kaudit *ka, const struct timespec *when,
 	    hx_kaudit_field(body, blen, "name", p->path, sizeof(p->path)) < 0) {
 		/* The rest, as the kernel wrote it (opid=, daddr=...). */
 		const char *b = strstr(body, "blockers=");
-		const char *sp = b ? memchr(b, ' ', blen - (size_t)(b - body))
-				   : NULL;
+		const char *sp =
+		    b ? memchr(b, ' ', blen - (size_t)(b - body)) : NULL;
 
 		if (sp)
 			snprintf(p->detail, sizeof(p->detail), "%.*s",
@@ -603,8 +650,8 @@ static void on_access(struct hx_kaudit *ka, const struct timespec *when,
 	arm(ka);
 }
 
-static void on_domain(struct hx_kaudit *ka, uint64_t serial,
-		      const char *body, size_t blen)
+static void on_domain(struct hx_kaudit *ka, uint64_t serial, const char *body,
+		      size_t blen)
 {
 	char v[32], exe[PATH_MAX];
 
@@ -625,8 +672,8 @@ static void on_domain(struct hx_kaudit *ka, uint64_t serial,
 	ka->probe_serial = serial;
 }
 
-static void on_syscall(struct hx_kaudit *ka, uint64_t serial,
-		       const char *body, size_t blen)
+static void on_syscall(struct hx_kaudit *ka, uint64_t serial, const char *body,
+		       size_t blen)
 {
 	struct pend *p = pend_find(ka, serial);
 
@@ -642,8 +689,7 @@ static void on_syscall(struct hx_kaudit *ka, uint64_t serial,
 		p->exe[0] = '\0';
 }
 
-static void handle(struct hx_kaudit *ka, int type, const char *text,
-		   size_t len)
+static void handle(struct hx_kaudit *ka, int type, const char *text, size_t len)
 {
 	struct timespec when;
 	uint64_t serial;
@@ -672,7 +718,8 @@ static void handle(struct hx_kaudit *ka, int type, const char *text,
 			finalize(ka, p);
 		break;
 	case AUDIT_USER: /* hx_kaudit_finish's marker */
-		if (ka->sync[0] && memmem(text, len, ka->sync, strlen(ka->sync)))
+		if (ka->sync[0] &&
+		    memmem(text, len, ka->sync, strlen(ka->sync)))
 			ka->synced = true;
 		break;
 	}
@@ -764,8 +811,8 @@ int hx_kaudit_start(struct hx_kaudit *ka, pid_t child, struct hx_pipeline *pl,
 	ka->child = child;
 	ka->pl = pl;
 	ka->srv = srv;
-	ka->src = (struct hx_source){
-	    .fd = ka->fd, .handle = on_readable, .arg = ka};
+	ka->src =
+	    (struct hx_source){.fd = ka->fd, .handle = on_readable, .arg = ka};
 	ka->tsrc = (struct hx_source){
 	    .fd = ka->timer_fd, .handle = on_timer, .arg = ka};
 	if ((e = hx_server_add(srv, &ka->src, EPOLLIN)) ||
@@ -807,7 +854,8 @@ json_t *hx_kaudit_json(const struct hx_kaudit *ka)
 {
 	json_t *o = json_object();
 
-	json_object_set_new(o, "records", json_integer((json_int_t)ka->records));
+	json_object_set_new(o, "records",
+			    json_integer((json_int_t)ka->records));
 	json_object_set_new(o, "repeated",
 			    json_integer((json_int_t)ka->repeated));
 	if (ka->overflows)
@@ -833,15 +881,9 @@ void hx_kaudit_free(struct hx_kaudit *ka)
 		close(ka->timer_fd);
 	/* The last session out turns it off, if harness turned it on. */
 	if (ka->lock_fd >= 0) {
-		char mark[16] = "";
-		ssize_t n;
-
-		if (!flock(ka->lock_fd, LOCK_EX | LOCK_NB)) {
-			n = pread(ka->lock_fd, mark, sizeof(mark) - 1, 0);
-			mark[n > 0 ? n : 0] = '\0';
-			if (!strcmp(mark, "harness\n") && !set_enabled(0))
-				(void)!ftruncate(ka->lock_fd, 0);
-		}
+		if (!lock(ka->lock_fd, LOCK_EX | LOCK_NB) &&
+		    marked(ka->lock_fd) && !set_enabled(0))
+			(void)!ftruncate(ka->lock_fd, 0);
 		close(ka->lock_fd);
 	}
 	free(ka);

@@ -42,11 +42,11 @@ struct json_t;
 
 /* What --doctor and session_start say. */
 struct hx_kaudit_probe {
-	bool abi;	  /* Landlock ABI >= 7 */
-	bool can_read;	  /* the multicast group could be joined */
-	int enabled;	  /* kernel audit: 1 on, 0 off, -1 unknown */
-	bool can_enable;  /* CAP_AUDIT_CONTROL, and not a panic on loss */
-	char why[160];	  /* why can_read is false */
+	bool abi;	 /* Landlock ABI >= 7 */
+	bool can_read;	 /* the multicast group could be joined */
+	int enabled;	 /* kernel audit: 1 on, 0 off, -1 unknown */
+	bool can_enable; /* CAP_AUDIT_CONTROL, and not a panic on loss */
+	char why[160];	 /* why can_read is false */
 };
 
 /* Probes without changing anything (--doctor). */
@@ -96,7 +96,6 @@ int hx_kaudit_field(const char *text, size_t len, const char *key, char *out,
 
 /* The operation, category and risk of a Landlock blocker name
  * ("fs.read_file"); false for one unknown here. */
-bool hx_kaudit_blocker(const char *blocker, int *op, int *category,
-		       int *risk);
+bool hx_kaudit_blocker(const char *blocker, int *op, int *category, int *risk);
 
 #endif

@@ -53,7 +53,7 @@ static int hexval(char c)
  * value is taken as it is (a number, "fs.read_file,fs.read_dir"). */
 static bool untrusted(const char *key)
 {
-	static const char *const keys[] = {"path", "name", "exe",   "comm",
+	static const char *const keys[] = {"path", "name",  "exe",	"comm",
 					   "dev",  "ocomm", "proctitle"};
 
 	for (size_t i = 0; i < sizeof(keys) / sizeof(*keys); i++)
@@ -93,8 +93,8 @@ int hx_kaudit_field(const char *text, size_t len, const char *key, char *out,
 				return -1;
 			out[n++] = text[i];
 		}
-	} else if (untrusted(key) && !(vend - i == 6 &&
-					 !memcmp(text + i, "(null)", 6))) {
+	} else if (untrusted(key) &&
+		   !(vend - i == 6 && !memcmp(text + i, "(null)", 6))) {
 		if ((vend - i) % 2)
 			return -1;
 		for (; i < vend; i += 2) {
