@@ -41,6 +41,14 @@ int hx_landlock_restrict(const struct hx_landlock *ll, bool log);
  * NULL: no-op. */
 void hx_landlock_release(struct hx_landlock *ll);
 
+/* In the child, after its own devpts instance is mounted (terminals.h)
+ * and before hx_landlock_restrict: grants /dev/pts and /dev/ptmx of that
+ * instance (read, write, ioctl), which hold only the session's ptys; the
+ * rules derived before the fork name the host's instance, now covered
+ * (Landlock skips a covered mount point). Returns 0 or -errno.
+ * Async-signal-safe. */
+int hx_landlock_grant_own_devpts(const struct hx_landlock *ll);
+
 /* Writes, one per line, what the ruleset enforces and what it cannot
  * (patterns it cannot express, rights the ABI lacks), for --verbose and
  * --doctor. */

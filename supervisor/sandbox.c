@@ -22,6 +22,7 @@
 #include "caps.h"
 #include "kprobe.h"
 #include "landlock.h"
+#include "terminals.h"
 #include "masks.h"
 #include "rlimits.h"
 #include "seccomp_deny.h"
@@ -265,6 +266,16 @@ static void die_child(const char *what, int e)
 	_exit(126);
 }
 
+static void warn_child(const char *what, int e, bool quiet)
+{
+	char buf[256];
+	int n = snprintf(buf, sizeof(buf), "harness-exec: warning: %s: %s\n",
+			 what, strerror(e));
+
+	if (!quiet && n > 0 && write(2, buf, (size_t)n) < 0)
+		return;
+}
+
 static void drop_caps(const struct hx_sandbox *sb)
 {
 	int e;
@@ -352,6 +363,7 @@ static void hand_off_listener(const struct hx_sandbox *sb)
 void hx_sandbox_enter(const struct hx_sandbox *sb)
 {
 	const char *what = "";
+	bool own_devpts = false;
 	int e, h;
 
 	if (!sb || !sb->ready)
@@ -359,6 +371,17 @@ void hx_sandbox_enter(const struct hx_sandbox *sb)
 	/* First: it needs the capabilities (in its own user namespace for
 	 * an ordinary user) that are dropped next, and Landlock forbids
 	 * mounts. */
+	/* The agent's own /dev/pts (terminals.h), in enforce mode: first,
+	 * like the masks, for the capabilities of its namespace. Without a
+	 * namespace (no user namespaces here) it runs, said on stderr. */
+	if (sb->mode == HX_MODE_ENFORCE) {
+		if ((e = hx_masks_private_ns()) || (e = hx_terminals_isolate()))
+			warn_child("other terminals stay reachable: cannot "
+				   "mount a devpts of the agent's own",
+				   -e, sb->quiet);
+		else
+			own_devpts = true;
+	}
 	if ((e = hx_masks_apply(sb->masks)))
 		die_child("masks", -e);
 	if ((e = hx_limits_apply(&sb->limits, &what)))
@@ -366,6 +389,8 @@ void hx_sandbox_enter(const struct hx_sandbox *sb)
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0))
 		die_child("no_new_privs", errno);
 	drop_caps(sb);
+	if (own_devpts && (e = hx_landlock_grant_own_devpts(sb->ll)))
+		die_child("landlock (own devpts)", -e);
 	if (sb->ll && (e = hx_landlock_restrict(sb->ll, sb->ll_probe > 0)))
 		die_child("landlock", -e);
 	/* Refused by the signal scope (EPERM), before the agent runs. */

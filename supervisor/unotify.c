@@ -6,6 +6,7 @@
 #include <fcntl.h>
 #include <linux/audit.h>
 #include <linux/capability.h>
+#include <linux/openat2.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -19,6 +20,7 @@
 
 #include "caps.h"
 #include "connector.h"
+#include "terminals.h"
 #include "seccomp_uapi.h"
 
 #define WAKE_SIG SIGUSR2
@@ -154,6 +156,30 @@ int hx_un_take_fd(pid_t pid, int fd)
 		r = -errno;
 	close(pfd);
 	return r;
+}
+
+int hx_un_openat2(const struct target *t, const char *path,
+		  const struct open_how *how)
+{
+	struct open_how h = *how;
+	char root[64];
+	int rfd, fd;
+
+	if (!hx_terminals_path(path)) {
+		fd = (int)syscall(SYS_openat2, AT_FDCWD, path, how, sizeof(*how));
+		return fd < 0 ? -errno : fd;
+	}
+	/* The agent's /dev/pts is its own instance (terminals.h): the same
+	 * name is another pty, perhaps another terminal, in ours. */
+	snprintf(root, sizeof(root), "/proc/%d/root", (int)t->peer.pid);
+	rfd = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (rfd < 0)
+		return -EACCES;
+	h.resolve |= RESOLVE_IN_ROOT;
+	fd = (int)syscall(SYS_openat2, rfd, path + 1, &h, sizeof(h));
+	fd = fd < 0 ? -errno : fd;
+	close(rfd);
+	return fd;
 }
 
 int hx_un_proc_path(const struct target *t, const char *in, char *out,
