@@ -115,9 +115,8 @@ int hx_landlock_prepare(const struct hx_policy *p,
 
 int hx_landlock_restrict(const struct hx_landlock *ll, bool log)
 {
-	unsigned flags = log && ll && ll->abi >= 7
-			     ? HX_LL_RESTRICT_SELF_LOG_NEW_EXEC_ON
-			     : 0;
+	unsigned flags =
+	    log && ll && ll->abi >= 7 ? HX_LL_RESTRICT_SELF_LOG_NEW_EXEC_ON : 0;
 
 	if (ll && ll->released)
 		return -EBADF;

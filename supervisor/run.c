@@ -350,7 +350,8 @@ static void log_session_end(struct run *r, int code)
 		    rec, "audit_log_mode_restored",
 		    json_integer(hx_audit_mode_restored(r->audit)));
 	if (r->ka)
-		json_object_set_new(rec, "landlock_audit", hx_kaudit_json(r->ka));
+		json_object_set_new(rec, "landlock_audit",
+				    hx_kaudit_json(r->ka));
 	hx_worktree_end_fields(r->wt, rec);
 	hx_pipeline_append(&r->pl, rec, NULL);
 	json_decref(rec);

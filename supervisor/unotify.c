@@ -166,7 +166,8 @@ int hx_un_openat2(const struct target *t, const char *path,
 	int rfd, fd;
 
 	if (!hx_terminals_path(path)) {
-		fd = (int)syscall(SYS_openat2, AT_FDCWD, path, how, sizeof(*how));
+		fd = (int)syscall(SYS_openat2, AT_FDCWD, path, how,
+				  sizeof(*how));
 		return fd < 0 ? -errno : fd;
 	}
 	/* The agent's /dev/pts is its own instance (terminals.h): the same

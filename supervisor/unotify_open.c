@@ -129,9 +129,9 @@ static int open_here(const struct target *t, const char *decided,
 	} else if (proc_ns(decided, flags)) {
 		how.resolve = resolve & ~(uint64_t)RESOLVE_NO_MAGICLINKS;
 	}
-	fd = mine >= 0 ? (int)syscall(SYS_openat2, AT_FDCWD, path, &how,
-				      sizeof(how))
-		       : hx_un_openat2(t, path, &how);
+	fd = mine >= 0
+		 ? (int)syscall(SYS_openat2, AT_FDCWD, path, &how, sizeof(how))
+		 : hx_un_openat2(t, path, &how);
 	if (mine >= 0 && fd < 0)
 		fd = -errno;
 	if (mine >= 0)
