@@ -368,12 +368,17 @@ void hx_sandbox_enter(const struct hx_sandbox *sb)
 
 	if (!sb || !sb->ready)
 		die_child("not prepared", EINVAL);
-	/* First: it needs the capabilities (in its own user namespace for
+	/* Before any user namespace: RLIMIT_NPROC counts the user's tasks
+	 * per namespace, and one made now takes the limit set here as its
+	 * bound on the user's tasks outside (the policy's count; within,
+	 * only its own tasks would count). */
+	if ((e = hx_limits_apply(&sb->limits, &what)))
+		die_child(what, -e);
+	/* The agent's own /dev/pts (terminals.h), in enforce mode, and the
+	 * masks: they need the capabilities (in its own user namespace for
 	 * an ordinary user) that are dropped next, and Landlock forbids
-	 * mounts. */
-	/* The agent's own /dev/pts (terminals.h), in enforce mode: first,
-	 * like the masks, for the capabilities of its namespace. Without a
-	 * namespace (no user namespaces here) it runs, said on stderr. */
+	 * mounts. Without a namespace (no user namespaces here) the agent
+	 * runs with the host's /dev/pts, said on stderr. */
 	if (sb->mode == HX_MODE_ENFORCE) {
 		if ((e = hx_masks_private_ns()) || (e = hx_terminals_isolate()))
 			warn_child("other terminals stay reachable: cannot "
@@ -384,8 +389,6 @@ void hx_sandbox_enter(const struct hx_sandbox *sb)
 	}
 	if ((e = hx_masks_apply(sb->masks)))
 		die_child("masks", -e);
-	if ((e = hx_limits_apply(&sb->limits, &what)))
-		die_child(what, -e);
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0))
 		die_child("no_new_privs", errno);
 	drop_caps(sb);
