@@ -212,12 +212,13 @@ static void landlock_audit(FILE *out)
 int hx_doctor(FILE *out)
 {
 	struct hx_kernel k;
+	bool ns;
 
 	hx_kernel_probe(&k, true);
 	hx_doctor_print(&k, out);
 	landlock_audit(out);
 	/* Not in hx_doctor_print: it forks, which its callers may not. */
-	if (can_mask())
+	if ((ns = can_mask()))
 		fprintf(out, "  %-22s %-10s %s\n", "masks", "available",
 			geteuid() == 0
 			    ? "a mount namespace: files the policy denies "
@@ -230,5 +231,14 @@ int hx_doctor(FILE *out)
 			"no user namespaces: files the policy denies inside "
 			"the project are held by the shim only (or "
 			"--trace-reads)");
+	/* The same namespace holds the agent's own devpts (terminals.h). */
+	fprintf(out, "  %-22s %-10s %s\n", "terminals",
+		ns ? "available" : "missing",
+		ns ? "a devpts of the agent's own: the user's other "
+			     "terminals (/dev/pts) are out of its reach, the "
+			     "ptys it makes work (enforce mode)"
+			   : "no user namespaces: the user's other terminals "
+			     "(/dev/pts) stay readable and writable by the "
+			     "agent");
 	return 0;
 }
