@@ -235,10 +235,10 @@ int hx_doctor(FILE *out)
 	fprintf(out, "  %-22s %-10s %s\n", "terminals",
 		ns ? "available" : "missing",
 		ns ? "a devpts of the agent's own: the user's other "
-			     "terminals (/dev/pts) are out of its reach, the "
-			     "ptys it makes work (enforce mode)"
-			   : "no user namespaces: the user's other terminals "
-			     "(/dev/pts) stay readable and writable by the "
-			     "agent");
+		     "terminals (/dev/pts) are out of its reach, the "
+		     "ptys it makes work (enforce mode)"
+		   : "no user namespaces: the user's other terminals "
+		     "(/dev/pts) stay readable and writable by the "
+		     "agent");
 	return 0;
 }
