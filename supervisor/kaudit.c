@@ -388,6 +388,11 @@ fail:
 	return e;
 }
 
+bool hx_kaudit_domain_known(const struct hx_kaudit *ka)
+{
+	return ka && ka->have_domain;
+}
+
 bool hx_kaudit_enabled_by_us(const struct hx_kaudit *ka)
 {
 	return ka && ka->enabled_by_us;

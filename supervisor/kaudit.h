@@ -72,6 +72,12 @@ void hx_kaudit_finish(struct hx_kaudit *ka, int wait_ms);
 /* {"records": N, ...} for session_end; a new reference. */
 struct json_t *hx_kaudit_json(const struct hx_kaudit *ka);
 
+/* Whether the session's domain was named (the child's probe record
+ * came back): false at the end means no refusal could be recorded
+ * (the records do not reach harness-exec: another network or pid
+ * namespace, audit turned off meanwhile). */
+bool hx_kaudit_domain_known(const struct hx_kaudit *ka);
+
 /* Whether harness-exec turned kernel audit on for this session. */
 bool hx_kaudit_enabled_by_us(const struct hx_kaudit *ka);
 

@@ -1114,6 +1114,11 @@ int hx_run(const struct hx_options *o)
 	drain(r, 200);
 	/* The last refusals the kernel has queued, before session_end. */
 	hx_kaudit_finish(r->ka, 300);
+	if (r->ka && r->child_done && !hx_kaudit_domain_known(r->ka) &&
+	    !o->quiet)
+		fprintf(stderr, "harness-exec: warning: Landlock's refusals "
+				"were not recorded: the kernel's audit records "
+				"of the session's domain never came\n");
 	/* Nothing of the tree is left; the counters stay for session_end. */
 	code = r->pl.failed     ? HX_EXIT_AUDIT_FAILED
 	       : r->child_done ? exit_code(r->child_status)
