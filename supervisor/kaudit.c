@@ -659,7 +659,14 @@ static void on_domain(struct hx_kaudit *ka, uint64_t serial, const char *body,
 		      size_t blen)
 {
 	char v[32], exe[PATH_MAX];
+	const struct pend *probe = pend_find(ka, serial);
 
+	/* The probe's own refusal, just before in the same event: a signal
+	 * to this harness-exec. */
+	if (!probe || strcmp(probe->blockers, "scope.signal") ||
+	    num(probe->detail, strlen(probe->detail), "opid", -1) !=
+		(long)getpid())
+		return;
 	if (ka->have_domain || !ka->child ||
 	    hx_kaudit_field(body, blen, "status", v, sizeof(v)) < 0 ||
 	    strcmp(v, "allocated") ||
@@ -669,9 +676,11 @@ static void on_domain(struct hx_kaudit *ka, uint64_t serial, const char *body,
 	    hx_kaudit_field(body, blen, "domain", v, sizeof(v)) <= 0)
 		return;
 	/* The domain the child made: its pid, harness-exec's image (it had
-	 * not exec'd yet), its first refusal (the probe, made before the
-	 * agent runs), while the child is alive, so no other process can
-	 * have that pid. */
+	 * not exec'd yet), its first refusal a signal to us (the probe,
+	 * made before the agent runs). Records come in the order they are
+	 * made, and the probe is made while the child is alive and
+	 * unreaped, so no other process has its pid; another session's
+	 * probe signals its own harness-exec. */
 	ka->domain = strtoull(v, NULL, 16);
 	ka->have_domain = true;
 	ka->probe_serial = serial;
