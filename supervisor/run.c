@@ -95,6 +95,9 @@ struct run {
 	bool listening;
 	pid_t child;
 	bool child_done;
+	/* The agent's /dev/pts, seen while it waits at the listener
+	 * hand-off: "own devpts" (terminals.h), "host", or NULL: not seen */
+	const char *terminals;
 	int child_status;
 };
 
@@ -273,6 +276,18 @@ static void log_session_start(struct run *r)
 	json_decref(rec);
 }
 
+/* Whether child's /dev/pts is another devpts instance than ours. */
+static const char *own_devpts(pid_t child)
+{
+	char p[64];
+	struct stat in, out;
+
+	snprintf(p, sizeof(p), "/proc/%d/root/dev/pts", (int)child);
+	if (stat(p, &in) || stat("/dev/pts", &out))
+		return NULL;
+	return in.st_dev != out.st_dev ? "own devpts" : "host";
+}
+
 static int exit_code(int status)
 {
 	if (WIFEXITED(status))
@@ -352,6 +367,9 @@ static void log_session_end(struct run *r, int code)
 	if (r->ka)
 		json_object_set_new(rec, "landlock_audit",
 				    hx_kaudit_json(r->ka));
+	if (r->terminals)
+		json_object_set_new(rec, "terminals",
+				    json_string(r->terminals));
 	hx_worktree_end_fields(r->wt, rec);
 	hx_pipeline_append(&r->pl, rec, NULL);
 	json_decref(rec);
@@ -1072,6 +1090,8 @@ int hx_run(const struct hx_options *o)
 		 * only now (before, it is non-dumpable like us), and it has
 		 * not exec'd yet. No gate, no agent. */
 		lfd = hx_unotify_receive(r->hand[0], r->child, 10000);
+		if (lfd >= 0)
+			r->terminals = own_devpts(r->child);
 		if (lfd >= 0 && r->exec_gate &&
 		    (e = hx_execgate_start(r->child, &r->pl, r->srv, gate_exit,
 					   r, &r->gate))) {

@@ -85,6 +85,8 @@ def test_other_terminal_unreachable_static(wd):
               rec["layer"] == "kernel", "record: %r" % rec)
         check("harness: denied write %s (rule harness:other-terminal)" % name in r.stderr,
               "no notice: %r" % r.stderr)
+        end = r.one(event="session_end")
+        check(end.get("terminals") == "own devpts", "session_end: %r" % end.get("terminals"))
         # The agent's /dev/pts is its own: the other one is not listed.
         listed = r.stdout.split("w=")[-1].split()[1:]
         check(os.path.basename(name) not in listed or listed == ["ptmx"],
