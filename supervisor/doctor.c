@@ -11,6 +11,7 @@
 #include "supervisor/kernel/execgate.h"
 #include "supervisor/kernel/features.h"
 #include "supervisor/kernel/seccomp_deny.h"
+#include "supervisor/kernel/kaudit.h"
 
 static const char *mark(bool ok)
 {
@@ -167,14 +168,57 @@ static bool can_mask(void)
 	       !WEXITSTATUS(st);
 }
 
+/* Whether Landlock's refusals become records (kaudit.h). */
+static void landlock_audit(FILE *out)
+{
+	static const char lost[] =
+	    "Landlock's refusals of programs that skip the shim (static "
+	    "binaries, raw syscalls: Claude Code's, Codex's and Go "
+	    "programs' reads) still happen (EACCES) but leave no audit "
+	    "record and no notice; --trace-reads (or audit mode) decides "
+	    "and records every open in the kernel layer instead";
+	struct hx_kaudit_probe p;
+	char buf[768];
+
+	hx_kaudit_probe(&p);
+	if (!p.abi)
+		snprintf(buf, sizeof(buf), "Landlock ABI < 7 (Linux 6.15): %s",
+			 lost);
+	else if (!p.can_read)
+		snprintf(buf, sizeof(buf), "%s: %s", p.why, lost);
+	else if (p.enabled == 0 && !p.can_enable)
+		snprintf(buf, sizeof(buf),
+			 "kernel audit is off and cannot be turned on here: "
+			 "%s",
+			 lost);
+	else
+		snprintf(
+		    buf, sizeof(buf),
+		    "each Landlock refusal of the session's domain is an "
+		    "audit record (layer landlock, the policy's rule, pid, "
+		    "exe) and a notice%s",
+		    p.enabled == 0
+			? "; kernel audit is off: each session turns it "
+			  "on, the last one to end turns it off "
+			  "(--no-kernel-audit: leave it off)"
+			: "");
+	fprintf(out, "  %-22s %-10s %s\n", "landlock records",
+		p.abi && p.can_read && (p.enabled != 0 || p.can_enable)
+		    ? "available"
+		    : "missing",
+		buf);
+}
+
 int hx_doctor(FILE *out)
 {
 	struct hx_features k;
+	bool ns;
 
 	hx_features_probe(&k, true);
 	hx_doctor_print(&k, out);
+	landlock_audit(out);
 	/* Not in hx_doctor_print: it forks, which its callers may not. */
-	if (can_mask())
+	if ((ns = can_mask()))
 		fprintf(out, "  %-22s %-10s %s\n", "masks", "available",
 			geteuid() == 0
 			    ? "a mount namespace: files the policy denies "
@@ -187,5 +231,14 @@ int hx_doctor(FILE *out)
 			"no user namespaces: files the policy denies inside "
 			"the project are held by the shim only (or "
 			"--trace-reads)");
+	/* The same namespace holds the agent's own devpts (terminals.h). */
+	fprintf(out, "  %-22s %-10s %s\n", "terminals",
+		ns ? "available" : "missing",
+		ns ? "a devpts of the agent's own: the user's other "
+		     "terminals (/dev/pts) are out of its reach, the "
+		     "ptys it makes work (enforce mode)"
+		   : "no user namespaces: the user's other terminals "
+		     "(/dev/pts) stay readable and writable by the "
+		     "agent");
 	return 0;
 }

@@ -27,7 +27,8 @@ enum {
 	O_NO_KERNEL_NOTIFY,
 	O_EXEC_GATE,
 	O_NO_EXEC_GATE,
-	O_TRACE_READS
+	O_TRACE_READS,
+	O_NO_KERNEL_AUDIT
 };
 
 static const struct {
@@ -49,6 +50,7 @@ static const struct {
     {"exec-gate", 0, false, O_EXEC_GATE},
     {"no-exec-gate", 0, false, O_NO_EXEC_GATE},
     {"trace-reads", 0, false, O_TRACE_READS},
+    {"no-kernel-audit", 0, false, O_NO_KERNEL_AUDIT},
 };
 
 #define NOPTS (sizeof(opts) / sizeof(opts[0]))
@@ -141,6 +143,9 @@ static int set(struct hx_options *o, int id, const char *val, char *err,
 		break;
 	case O_TRACE_READS:
 		o->trace_reads = true;
+		break;
+	case O_NO_KERNEL_AUDIT:
+		o->no_kernel_audit = true;
 		break;
 	}
 	return 0;
@@ -282,6 +287,12 @@ void hx_options_usage(FILE *f)
 	    "                        each is logged; costs a round trip per\n"
 	    "                        open. On by itself in audit mode when\n"
 	    "                        the policy logs reads (audit.log_reads)\n"
+	    "      --no-kernel-audit  as root, when kernel audit is off,\n"
+	    "                        leave it off: Landlock's refusals of\n"
+	    "                        programs that skip the shim are then\n"
+	    "                        not recorded (by default harness-exec\n"
+	    "                        turns it on for its sessions and off\n"
+	    "                        after the last one: docs/landlock.md)\n"
 	    "      --no-exec-gate    do not decide execve/execveat in the\n"
 	    "                        kernel layer nor check, at the exec\n"
 	    "                        event (ptrace), that the new image and\n"

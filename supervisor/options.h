@@ -29,6 +29,7 @@ struct hx_options {
 	 * until it is proven on every workload. */
 	bool exec_gate;
 	bool trace_reads; /* --trace-reads */
+	bool no_kernel_audit; /* --no-kernel-audit: leave it off */
 	/* --worktree [--base REF] [--copy-untracked] [--keep-worktree]:
 	 * run in a linked git worktree (docs/worktrees.md) */
 	bool worktree, copy_untracked, keep_worktree;

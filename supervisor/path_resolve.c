@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "common/path.h"
+#include "supervisor/kernel/terminals.h"
 
 #define MAX_LINKS 40
 
@@ -125,7 +126,11 @@ int hx_path_resolve(pid_t pid, pid_t tid, const char *norm, bool follow_last,
 		if (n <= 0)
 			return n < 0 ? -errno : -EINVAL;
 		target[n] = '\0';
-		if (!strncmp(cur, "/proc/", 6) && magic_target(target))
+		/* A terminal an fd names (/dev/stdout on a tty) is reached
+		 * through the fd: in the agent's view that name is its own
+		 * devpts instance's, another pty or none (terminals.h). */
+		if (!strncmp(cur, "/proc/", 6) &&
+		    (magic_target(target) || hx_terminals_path(target)))
 			break;
 		if (target[0] == '/')
 			cur[0] = '\0';

@@ -208,6 +208,33 @@ static bool protected_inode(const struct hx_pipeline *pl,
 	return false;
 }
 
+/* A pty the agent's own devpts instance does not have (terminals.h):
+ * in its view the name exists only if the session made that pty, so a
+ * /dev/pts/N it lacks is another terminal (the host's same name, which
+ * harness-exec's own view would reach) or nothing; either way not one
+ * of the session's. */
+static bool other_terminal(const struct hx_peer *peer, const struct vpath *v)
+{
+	const char *paths[2] = {v->ok ? v->norm : NULL,
+				v->has_resolved ? v->resolved : NULL};
+	char p[PATH_MAX + 32];
+	struct stat st;
+
+	if (!v->ok || peer->pid <= 0 || peer->pid == getpid())
+		return false;
+	for (int i = 0; i < 2; i++) {
+		const char *s = paths[i];
+
+		if (!s || strncmp(s, "/dev/pts/", 9) || !s[9] ||
+		    strspn(s + 9, "0123456789") != strlen(s + 9))
+			continue;
+		snprintf(p, sizeof(p), "/proc/%d/root%s", (int)peer->pid, s);
+		if (stat(p, &st) && errno == ENOENT)
+			return true;
+	}
+	return false;
+}
+
 /* The rule that protects the harness's own files holds in audit mode
  * too: audit mode lets the policy go unenforced, not the log. */
 static bool protects_harness(const char *rule)
@@ -576,6 +603,12 @@ static void judge(struct flow *f)
 		f->d.rule = "harness:protect";
 		f->d.pattern = NULL;
 		f->by_inode = true;
+	}
+	if (f->d.verdict == HX_VERDICT_ALLOW && rq->op != HX_OP_EXEC &&
+	    !f->has_addr && other_terminal(f->peer, &f->p1)) {
+		f->d.verdict = HX_VERDICT_DENY;
+		f->d.rule = "harness:other-terminal";
+		f->d.pattern = NULL;
 	}
 	if (rq->op == HX_OP_EXEC)
 		f->cls = hx_classify_exec(f->ev.path, rq->argv, rq->argc);

@@ -48,6 +48,7 @@
 #include "supervisor/say.h"
 #include "supervisor/record.h"
 #include "supervisor/correlate.h"
+#include "supervisor/kernel/kaudit.h"
 
 #define SHIM_NAME  "libharness-shim.so"
 #define POLICY_MAX (4u << 20)
@@ -124,6 +125,18 @@ static int find_shim(char *out)
 	if (strpbrk(out, ": \t\n"))
 		return -EINVAL;
 	return access(out, R_OK) ? -errno : 0;
+}
+
+/* Whether child's /dev/pts is another devpts instance than ours. */
+static const char *own_devpts(pid_t child)
+{
+	char p[64];
+	struct stat in, out;
+
+	snprintf(p, sizeof(p), "/proc/%d/root/dev/pts", (int)child);
+	if (stat(p, &in) || stat("/dev/pts", &out))
+		return NULL;
+	return in.st_dev != out.st_dev ? "own devpts" : "host";
 }
 
 static int exit_code(int status)
@@ -505,6 +518,28 @@ static bool gate_allowed(bool quiet)
 	return false;
 }
 
+/* Landlock's refusals of programs that skip the shim, as records: root
+ * only (CAP_AUDIT_READ), and Landlock ABI 7. */
+static void open_landlock_audit(struct run *r)
+{
+	const struct hx_options *o = r->o;
+
+	if (r->pl.mode != HX_MODE_ENFORCE) {
+		snprintf(r->ka_why, sizeof(r->ka_why),
+			 "audit mode: no Landlock");
+		return;
+	}
+	if (!hx_kaudit_open(!o->no_kernel_audit, &r->ka, r->ka_why,
+			    sizeof(r->ka_why)))
+		hx_sandbox_set_landlock_log(r->sb, getpid());
+	else if (o->verbose)
+		fprintf(stderr,
+			"harness-exec: Landlock refusals of programs that skip "
+			"the shim are not recorded (%s); --trace-reads records "
+			"every open\n",
+			r->ka_why);
+}
+
 /* Who holds the process count: the cgroup where there is one. */
 static void limit_processes(struct run *r)
 {
@@ -668,6 +703,7 @@ static int setup(struct run *r)
 		hx_say("sandbox: %s", msg);
 		return -1;
 	}
+	open_landlock_audit(r);
 	limit_processes(r);
 	if ((e = open_pipeline(r)))
 		return e;
@@ -703,6 +739,8 @@ static void teardown(struct run *r)
 	/* First: it joins the Landlock thread, which borrows the worktree's
 	 * policy variables (a set-up that failed half way). */
 	hx_sandbox_free(r->sb);
+	hx_kaudit_free(r->ka); /* puts kernel audit back; before the loop */
+	r->ka = NULL;
 	hx_server_free(r->srv);
 	hx_correlate_free(&r->pl);
 	hx_worktree_free(r->wt);
@@ -718,6 +756,51 @@ static void teardown(struct run *r)
 	free(r->policy_text);
 	for (size_t i = 0; i < HX_MAX_PROFILES; i++)
 		free(r->profile_paths[i]);
+}
+
+/* The child's user-notify listener, handed over r->hand: the exec gate
+ * seized on it and the workers started, or the child killed. */
+static void serve_notify(struct run *r)
+{
+	int lfd, e = 0;
+
+	close(r->hand[1]);
+	r->hand[1] = -1;
+	/* The child made itself dumpable to hand its listener over
+	 * and waits for our ack: an unprivileged tracer can seize it
+	 * only now (before, it is non-dumpable like us), and it has
+	 * not exec'd yet. No gate, no agent. */
+	lfd = hx_unotify_receive(r->hand[0], r->child, 10000);
+	if (lfd >= 0)
+		r->terminals = own_devpts(r->child);
+	if (lfd >= 0 && r->exec_gate &&
+	    (e = hx_execgate_start(r->child, &r->pl, r->srv, gate_exit,
+				   r, &r->gate))) {
+		hx_say("exec gate: %s", strerror(-e));
+		kill(r->child, SIGKILL);
+		close(lfd);
+		lfd = -ECANCELED;
+	}
+	if (lfd >= 0 && (e = hx_unotify_release_child(r->hand[0]))) {
+		close(lfd);
+		lfd = e;
+	}
+	close(r->hand[0]);
+	r->hand[0] = -1;
+	/* A failed hand-off ends the child (126): never unwatched. */
+	if (lfd < 0 && lfd != -ECANCELED)
+		hx_say("user-notify listener: %s", strerror(-lfd));
+	else if ((e = hx_unotify_start(lfd, &r->pl, r->srv,
+				       r->sess.sock_path, 4, r->gate,
+				       r->child, &r->un))) {
+		hx_say("user-notify handler: %s", strerror(-e));
+		kill(r->child, SIGKILL); /* unserved: no agent */
+	} else {
+		hx_correlate_sees(&r->pl, r->gate != NULL,
+					r->trace_reads);
+		/* Handed off: the child is past Landlock. */
+		hx_sandbox_release(r->sb);
+	}
 }
 
 int hx_run(const struct hx_options *o)
@@ -777,45 +860,13 @@ int hx_run(const struct hx_options *o)
 	}
 	if (r->child == 0)
 		child_exec(r, env, &old);
-	if (r->hand[1] >= 0) {
-		int lfd, e = 0;
-
-		close(r->hand[1]);
-		r->hand[1] = -1;
-		/* The child made itself dumpable to hand its listener over
-		 * and waits for our ack: an unprivileged tracer can seize it
-		 * only now (before, it is non-dumpable like us), and it has
-		 * not exec'd yet. No gate, no agent. */
-		lfd = hx_unotify_receive(r->hand[0], r->child, 10000);
-		if (lfd >= 0 && r->exec_gate &&
-		    (e = hx_execgate_start(r->child, &r->pl, r->srv, gate_exit,
-					   r, &r->gate))) {
-			hx_say("exec gate: %s", strerror(-e));
-			kill(r->child, SIGKILL);
-			close(lfd);
-			lfd = -ECANCELED;
-		}
-		if (lfd >= 0 && (e = hx_unotify_release_child(r->hand[0]))) {
-			close(lfd);
-			lfd = e;
-		}
-		close(r->hand[0]);
-		r->hand[0] = -1;
-		/* A failed hand-off ends the child (126): never unwatched. */
-		if (lfd < 0 && lfd != -ECANCELED)
-			hx_say("user-notify listener: %s", strerror(-lfd));
-		else if ((e = hx_unotify_start(lfd, &r->pl, r->srv,
-					       r->sess.sock_path, 4, r->gate,
-					       r->child, &r->un))) {
-			hx_say("user-notify handler: %s", strerror(-e));
-			kill(r->child, SIGKILL); /* unserved: no agent */
-		} else {
-			hx_correlate_sees(&r->pl, r->gate != NULL,
-						r->trace_reads);
-			/* Handed off: the child is past Landlock. */
-			hx_sandbox_release(r->sb);
-		}
+	if (r->ka && hx_kaudit_start(r->ka, r->child, &r->pl, r->srv)) {
+		hx_say("landlock audit records: cannot be served");
+		hx_kaudit_free(r->ka);
+		r->ka = NULL;
 	}
+	if (r->hand[1] >= 0)
+		serve_notify(r);
 	/* After the fork: a resolver thread must not exist at fork time. */
 	hx_dnsmap_start_resolver(r->dns, r->policy);
 	/* A log that takes no more records ends the session: what cannot
@@ -827,6 +878,13 @@ int hx_run(const struct hx_options *o)
 		drain(r, 1000);
 	kill_tree(r);
 	drain(r, 200);
+	/* The last refusals the kernel has queued, before session_end. */
+	hx_kaudit_finish(r->ka, 300);
+	if (r->ka && r->child_done && !hx_kaudit_domain_known(r->ka) &&
+	    !o->quiet)
+		fprintf(stderr, "harness-exec: warning: Landlock's refusals "
+				"were not recorded: the kernel's audit records "
+				"of the session's domain never came\n");
 	/* Nothing of the tree is left; the counters stay for session_end. */
 	code = r->pl.failed     ? HX_EXIT_AUDIT_FAILED
 	       : r->child_done ? exit_code(r->child_status)

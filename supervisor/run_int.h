@@ -23,6 +23,7 @@ struct hx_worktree;
 struct hx_sandbox;
 struct hx_unotify;
 struct hx_execgate;
+struct hx_kaudit;
 
 struct run {
 	const struct hx_options *o;
@@ -37,6 +38,10 @@ struct run {
 	struct hx_sandbox *sb;
 	struct hx_unotify *un; /* the user-notify handler, or NULL */
 	struct hx_execgate *gate; /* --exec-gate's tracer, or NULL */
+	/* Landlock's refusals read as kernel audit records, or NULL and
+	 * why not (kaudit.h) */
+	struct hx_kaudit *ka;
+	char ka_why[160];
 	int hand[2];	       /* listener hand-off socketpair, or -1 */
 	struct hx_reaper reaper;
 	bool exec_gate; /* in use: asked for and possible here */
@@ -61,6 +66,9 @@ struct run {
 	bool listening;
 	pid_t child;
 	bool child_done;
+	/* The agent's /dev/pts, seen while it waits at the listener
+	 * hand-off: "own devpts" (terminals.h), "host", or NULL: not seen */
+	const char *terminals;
 	int child_status;
 };
 

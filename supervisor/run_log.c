@@ -12,6 +12,7 @@
 #include "supervisor/audit.h"
 #include "supervisor/git/worktree.h"
 #include "supervisor/kernel/execgate.h"
+#include "supervisor/kernel/kaudit.h"
 #include "supervisor/kernel/sandbox.h"
 #include "supervisor/kernel/unotify.h"
 #include "supervisor/record.h"
@@ -65,6 +66,19 @@ static json_t *profiles_json(const struct run *r)
 	return a;
 }
 
+/* Whether Landlock's refusals are records this session, and why not. */
+static json_t *landlock_audit_json(const struct run *r)
+{
+	json_t *la = json_object();
+
+	json_object_set_new(la, "recorded", json_boolean(r->ka));
+	if (!r->ka)
+		json_object_set_new(la, "why", json_string(r->ka_why));
+	if (hx_kaudit_enabled_by_us(r->ka))
+		json_object_set_new(la, "enabled_by_harness", json_true());
+	return la;
+}
+
 void hx_run_log_start(struct run *r)
 {
 	json_t *rec = hx_record_new(&r->pl, NULL, "session_start", NULL);
@@ -97,6 +111,8 @@ void hx_run_log_start(struct run *r)
 	json_object_set_new(rec, "kernel", hx_sandbox_kernel_json(r->sb));
 	json_object_set_new(json_object_get(rec, "kernel"), "reaper_cgroup",
 			    json_boolean(!r->reaper_err));
+	json_object_set_new(json_object_get(rec, "kernel"), "landlock_audit",
+			    landlock_audit_json(r));
 	json_object_set_new(json_object_get(rec, "kernel"), "tree_kill",
 			    json_string(!r->reaper_err ? "cgroup"
 					: r->exec_gate	   ? "exec-gate"
@@ -172,6 +188,12 @@ void hx_run_log_end(struct run *r, int code)
 		json_object_set_new(
 		    rec, "audit_log_mode_restored",
 		    json_integer(hx_audit_mode_restored(r->audit)));
+	if (r->ka)
+		json_object_set_new(rec, "landlock_audit",
+				    hx_kaudit_json(r->ka));
+	if (r->terminals)
+		json_object_set_new(rec, "terminals",
+				    json_string(r->terminals));
 	hx_worktree_end_fields(r->wt, rec);
 	hx_record_append(&r->pl, rec, NULL);
 	json_decref(rec);

@@ -8,6 +8,7 @@
 #include "policy/policy.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
@@ -64,17 +65,50 @@ int hx_landlock_prepare(const struct hx_policy *p,
 	return 0;
 }
 
-int hx_landlock_restrict(const struct hx_landlock *ll)
+int hx_landlock_restrict(const struct hx_landlock *ll, bool log)
 {
+	unsigned flags =
+	    log && ll && ll->abi >= 7 ? HX_LL_RESTRICT_SELF_LOG_NEW_EXEC_ON : 0;
+
 	if (ll && ll->released)
 		return -EBADF;
 	if (!ll || ll->fd < 0)
 		return 0;
 	/* The ruleset fd is O_CLOEXEC: it does not reach the agent's
 	 * program even when the caller keeps it open. */
-	if (syscall(__NR_landlock_restrict_self, ll->fd, 0))
+	if (syscall(__NR_landlock_restrict_self, ll->fd, flags))
 		return -errno;
 	return 0;
+}
+
+int hx_landlock_grant_own_devpts(const struct hx_landlock *ll)
+{
+	static const struct {
+		const char *path;
+		int flags;
+		uint64_t rights;
+	} g[] = {
+	    {"/dev/pts", O_DIRECTORY,
+	     HX_LL_FS_READ_FILE | HX_LL_FS_WRITE_FILE | HX_LL_FS_READ_DIR |
+		 HX_LL_FS_IOCTL_DEV},
+	    {"/dev/ptmx", 0,
+	     HX_LL_FS_READ_FILE | HX_LL_FS_WRITE_FILE | HX_LL_FS_IOCTL_DEV},
+	};
+	int r = 0;
+
+	if (!ll || ll->fd < 0)
+		return 0;
+	for (size_t i = 0; i < sizeof(g) / sizeof(*g) && !r; i++) {
+		int fd = open(g[i].path, O_PATH | O_CLOEXEC | g[i].flags);
+		uint64_t rights = g[i].rights & ll->fs_handled;
+
+		if (fd < 0)
+			return -errno;
+		if (rights)
+			r = hx_ll_add_path(ll->fd, fd, rights);
+		close(fd);
+	}
+	return r;
 }
 
 void hx_landlock_release(struct hx_landlock *ll)

@@ -30,14 +30,24 @@ int hx_landlock_prepare(const struct hx_policy *p,
 			struct hx_landlock **out, char *err, size_t errlen);
 
 /* Restricts the calling process (the agent's first process, after
- * PR_SET_NO_NEW_PRIVS). Returns 0 or -errno. Async-signal-safe. */
-int hx_landlock_restrict(const struct hx_landlock *ll);
+ * PR_SET_NO_NEW_PRIVS). log (ABI 7; ignored before): the refusals of
+ * the programs it execs make audit records too (kaudit.h). Returns 0 or
+ * -errno. Async-signal-safe. */
+int hx_landlock_restrict(const struct hx_landlock *ll, bool log);
 
 /* Closes the ruleset once the child has restricted itself: freeing a
  * few hundred rules takes about 0.2 ms, better spent while the agent
  * starts than at the end. hx_landlock_restrict says -EBADF afterwards.
  * NULL: no-op. */
 void hx_landlock_release(struct hx_landlock *ll);
+
+/* In the child, after its own devpts instance is mounted (terminals.h)
+ * and before hx_landlock_restrict: grants /dev/pts and /dev/ptmx of that
+ * instance (read, write, ioctl), which hold only the session's ptys; the
+ * rules derived before the fork name the host's instance, now covered
+ * (Landlock skips a covered mount point). Returns 0 or -errno.
+ * Async-signal-safe. */
+int hx_landlock_grant_own_devpts(const struct hx_landlock *ll);
 
 /* Writes, one per line, what the ruleset enforces and what it cannot
  * (patterns it cannot express, rights the ABI lacks), for --verbose and

@@ -557,6 +557,7 @@ int hx_ll_derive(const struct hx_policy *p, struct hx_landlock *ll, char *err,
 	if (r)
 		goto fail;
 	ll->fd = d->rs;
+	ll->fs_handled = d->fs;
 	d->rs = -1;
 	goto out;
 fail:

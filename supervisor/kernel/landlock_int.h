@@ -16,6 +16,7 @@ struct hx_landlock {
 	int fd;	 /* the ruleset; -1 when nothing is restricted */
 	bool released; /* hx_landlock_release closed fd */
 	int abi; /* the kernel's */
+	uint64_t fs_handled; /* the ruleset's handled_access_fs */
 	char *text; /* hx_landlock_describe's lines, malloc'd */
 	size_t len;
 };

@@ -80,4 +80,11 @@ struct hx_ll_net_port_attr {
 #define HX_LL_SCOPE_ABSTRACT_UNIX_SOCKET (1ull << 0) /* ABI 6 */
 #define HX_LL_SCOPE_SIGNAL (1ull << 1)		     /* ABI 6 */
 
+/* landlock_restrict_self flags (ABI 7): whether refusals make audit
+ * records (kaudit.h). By default only those of the process that
+ * restricted itself, until it execs: the agent's need NEW_EXEC_ON. */
+#define HX_LL_RESTRICT_SELF_LOG_SAME_EXEC_OFF  (1u << 0)
+#define HX_LL_RESTRICT_SELF_LOG_NEW_EXEC_ON    (1u << 1)
+#define HX_LL_RESTRICT_SELF_LOG_SUBDOMAINS_OFF (1u << 2)
+
 #endif

@@ -308,11 +308,14 @@ static int own_userns(void)
 	return write_file("/proc/self/gid_map", map);
 }
 
-int hx_masks_apply(const struct hx_masks *m)
+/* Set in the agent's first process once it has its namespace. */
+static bool in_private_ns;
+
+int hx_masks_private_ns(void)
 {
 	int e;
 
-	if (!m || !m->n)
+	if (in_private_ns)
 		return 0;
 	e = geteuid() == 0 ? (unshare(CLONE_NEWNS) ? -errno : 0) : own_userns();
 	if (e)
@@ -320,6 +323,18 @@ int hx_masks_apply(const struct hx_masks *m)
 	/* Ours alone: nothing propagates back to the user's mounts. */
 	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL))
 		return -errno;
+	in_private_ns = true;
+	return 0;
+}
+
+int hx_masks_apply(const struct hx_masks *m)
+{
+	int e;
+
+	if (!m || !m->n)
+		return 0;
+	if ((e = hx_masks_private_ns()))
+		return e;
 	for (size_t i = 0; i < m->n; i++) {
 		const char *src = m->is_dir[i] ? m->dir : m->file;
 

@@ -64,6 +64,11 @@ const char *hx_masks_path(const struct hx_masks *m, size_t i);
  * (the caller decides; the agent must not run half-masked). */
 int hx_masks_apply(const struct hx_masks *m);
 
+/* The same private mount namespace (and user namespace when not root),
+ * made whatever there is to mask: the agent's own /dev/pts lives there
+ * (terminals.h). hx_masks_apply then uses it. Returns 0 or -errno. */
+int hx_masks_private_ns(void);
+
 void hx_masks_free(struct hx_masks *m);
 
 #endif

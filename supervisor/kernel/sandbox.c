@@ -3,6 +3,7 @@
 #include "supervisor/kernel/sandbox.h"
 
 #include <errno.h>
+#include <signal.h>
 #include <fcntl.h>
 #include <jansson.h>
 #include <linux/securebits.h>
@@ -24,6 +25,7 @@
 #include "supervisor/kernel/masks.h"
 #include "supervisor/kernel/rlimits.h"
 #include "supervisor/kernel/seccomp_deny.h"
+#include "supervisor/kernel/terminals.h"
 
 #define CAP_MAX 63
 
@@ -52,6 +54,11 @@ struct hx_sandbox {
 	bool masks_truncated;
 	int masks_err; /* why they are not applied, or 0 */
 	bool quiet;
+	/* Landlock's refusals are read as audit records (kaudit.h): the
+	 * child asks for them and makes one refusal first, a signal to
+	 * ll_probe (harness-exec, outside its domain), which names its
+	 * domain to the reader. 0: not read. */
+	pid_t ll_probe;
 };
 
 /* With these set and locked, uid 0 is just a uid: exec grants no
@@ -259,6 +266,16 @@ static void die_child(const char *what, int e)
 	_exit(126);
 }
 
+static void warn_child(const char *what, int e, bool quiet)
+{
+	char buf[256];
+	int n = snprintf(buf, sizeof(buf), "harness-exec: warning: %s: %s\n",
+			 what, strerror(e));
+
+	if (!quiet && n > 0 && write(2, buf, (size_t)n) < 0)
+		return;
+}
+
 static void drop_caps(const struct hx_sandbox *sb)
 {
 	int e;
@@ -309,6 +326,11 @@ void hx_sandbox_set_trace_reads(struct hx_sandbox *sb, bool on)
 	sb->trace_reads = on;
 }
 
+void hx_sandbox_set_landlock_log(struct hx_sandbox *sb, pid_t probe)
+{
+	sb->ll_probe = probe;
+}
+
 /* The listener goes to the parent, which takes it with pidfd_getfd
  * (a sendmsg here would itself wait on the listener nobody holds yet);
  * then the agent's copy is closed. Any failure: no agent. */
@@ -341,22 +363,42 @@ static void hand_off_listener(const struct hx_sandbox *sb)
 void hx_sandbox_enter(const struct hx_sandbox *sb)
 {
 	const char *what = "";
+	bool own_devpts = false;
 	int e, h;
 
 	if (!sb || !sb->ready)
 		die_child("not prepared", EINVAL);
-	/* First: it needs the capabilities (in its own user namespace for
-	 * an ordinary user) that are dropped next, and Landlock forbids
-	 * mounts. */
-	if ((e = hx_masks_apply(sb->masks)))
-		die_child("masks", -e);
+	/* Before any user namespace: RLIMIT_NPROC counts the user's tasks
+	 * per namespace, and one made now takes the limit set here as its
+	 * bound on the user's tasks outside (the policy's count; within,
+	 * only its own tasks would count). */
 	if ((e = hx_limits_apply(&sb->limits, &what)))
 		die_child(what, -e);
+	/* The agent's own /dev/pts (terminals.h), in enforce mode, and the
+	 * masks: they need the capabilities (in its own user namespace for
+	 * an ordinary user) that are dropped next, and Landlock forbids
+	 * mounts. Without a namespace (no user namespaces here) the agent
+	 * runs with the host's /dev/pts, said on stderr. */
+	if (sb->mode == HX_MODE_ENFORCE) {
+		if ((e = hx_masks_private_ns()) || (e = hx_terminals_isolate()))
+			warn_child("other terminals stay reachable: cannot "
+				   "mount a devpts of the agent's own",
+				   -e, sb->quiet);
+		else
+			own_devpts = true;
+	}
+	if ((e = hx_masks_apply(sb->masks)))
+		die_child("masks", -e);
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0))
 		die_child("no_new_privs", errno);
 	drop_caps(sb);
-	if (sb->ll && (e = hx_landlock_restrict(sb->ll)))
+	if (own_devpts && (e = hx_landlock_grant_own_devpts(sb->ll)))
+		die_child("landlock (own devpts)", -e);
+	if (sb->ll && (e = hx_landlock_restrict(sb->ll, sb->ll_probe > 0)))
 		die_child("landlock", -e);
+	/* Refused by the signal scope (EPERM), before the agent runs. */
+	if (sb->ll && sb->ll_probe > 0)
+		kill(sb->ll_probe, 0);
 	/* After Landlock: its ruleset fd is one of those closed here. No
 	 * supervisor fd reaches the agent (DESIGN.md invariant 5); the
 	 * hand-off socket is closed once the listener is handed off. */

@@ -13,6 +13,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
+#include <sys/types.h>
 
 #include "common/types.h"
 
@@ -67,6 +68,11 @@ void hx_sandbox_set_exec_gate(struct hx_sandbox *sb, bool on);
 /* Before hx_sandbox_enable_notify: notify every open, read-only ones
  * too (--trace-reads), so reads are decided in the kernel layer. */
 void hx_sandbox_set_trace_reads(struct hx_sandbox *sb, bool on);
+
+/* Before the fork: the agent's Landlock refusals make audit records
+ * (kaudit.h), and the child's first one, before it execs, is a signal
+ * to probe (harness-exec), whose record names the session's domain. */
+void hx_sandbox_set_landlock_log(struct hx_sandbox *sb, pid_t probe);
 
 /* In the forked child, right before exec: the policy's rlimits
  * (rlimits.h, enforce mode), no_new_privs, drop every

@@ -106,6 +106,14 @@ void hx_un_on_jobs(struct hx_server *s, struct hx_source *src, uint32_t ev);
 bool hx_un_submit(struct hx_unotify *u, struct job *j);
 /* in as the supervisor reaches what the target names by it: /proc/self
  * and /proc/thread-self made the target's. 0 or -ENAMETOOLONG. */
+/* openat2(AT_FDCWD, path, how) of a decided path, except that /dev/pts
+ * and /dev/ptmx paths are opened in the agent's view (its root), where
+ * they name its own devpts instance (terminals.h). Returns the fd or
+ * -errno. */
+struct open_how;
+int hx_un_openat2(const struct target *t, const char *path,
+		  const struct open_how *how);
+
 int hx_un_proc_path(const struct target *t, const char *in, char *out,
 		    size_t size);
 /* The errno for a call the pipeline denied (o): what the kernel would

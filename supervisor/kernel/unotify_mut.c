@@ -94,8 +94,6 @@ static int open_parent(const struct target *t, const char *decided,
 {
 	char path[PATH_MAX + 32], *last;
 	struct open_how how = {0};
-	int fd;
-
 	if (!decided[0] || decided[0] != '/' ||
 	    hx_un_proc_path(t, decided, path, sizeof(path)))
 		return -EACCES;
@@ -111,8 +109,7 @@ static int open_parent(const struct target *t, const char *decided,
 		*last = '\0';
 	how.flags = O_PATH | O_DIRECTORY | O_CLOEXEC;
 	how.resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS;
-	fd = (int)syscall(SYS_openat2, AT_FDCWD, path, &how, sizeof(how));
-	return fd < 0 ? -errno : fd;
+	return hx_un_openat2(t, path, &how);
 }
 
 static bool ends_slash(const char *s)

@@ -13,6 +13,7 @@
 #include <sys/syscall.h>
 
 #include "supervisor/path_resolve.h"
+#include "supervisor/kernel/terminals.h"
 
 /* ---- open family ---- */
 
@@ -106,7 +107,9 @@ static int open_here(const struct target *t, const char *decided,
 		 * that link again, which a racing dup2 can point at any
 		 * file the agent holds open, read-only ones too. The fd is
 		 * taken once; it must still name no path (what was decided)
-		 * and is reopened through our own fd table. */
+		 * or a terminal (a tty's /dev/stdout: a pty the agent holds,
+		 * which no name of its view reaches, terminals.h) and is
+		 * reopened through our own fd table. */
 		char link[64], target[PATH_MAX];
 		ssize_t n;
 
@@ -114,7 +117,10 @@ static int open_here(const struct target *t, const char *decided,
 			return mine == -EBADF ? -ENOENT : -EACCES;
 		snprintf(link, sizeof(link), "/proc/thread-self/fd/%d", mine);
 		n = readlink(link, target, sizeof(target) - 1);
-		if (n <= 0 || target[0] == '/') {
+		if (n > 0)
+			target[n] = '\0';
+		if (n <= 0 ||
+		    (target[0] == '/' && !hx_terminals_path(target))) {
 			close(mine);
 			return -EACCES;
 		}
@@ -123,8 +129,10 @@ static int open_here(const struct target *t, const char *decided,
 	} else if (proc_ns(decided, flags)) {
 		how.resolve = resolve & ~(uint64_t)RESOLVE_NO_MAGICLINKS;
 	}
-	fd = (int)syscall(SYS_openat2, AT_FDCWD, path, &how, sizeof(how));
-	if (fd < 0)
+	fd = mine >= 0
+		 ? (int)syscall(SYS_openat2, AT_FDCWD, path, &how, sizeof(how))
+		 : hx_un_openat2(t, path, &how);
+	if (mine >= 0 && fd < 0)
 		fd = -errno;
 	if (mine >= 0)
 		close(mine);
@@ -151,9 +159,9 @@ static int open_path_fd(const struct target *t, const char *decided,
 		return -EACCES;
 	if (proc_ns(decided, flags))
 		how.resolve &= ~(uint64_t)RESOLVE_NO_MAGICLINKS;
-	p = (int)syscall(SYS_openat2, AT_FDCWD, path, &how, sizeof(how));
+	p = hx_un_openat2(t, path, &how);
 	if (p < 0)
-		return -errno;
+		return p;
 	if (fstat(p, &st) || (!S_ISDIR(st.st_mode) && !S_ISREG(st.st_mode))) {
 		close(p);
 		return -EACCES;

@@ -5,6 +5,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/openat2.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,6 +15,7 @@
 #include <unistd.h>
 
 #include "supervisor/kernel/seccomp_uapi.h"
+#include "supervisor/kernel/terminals.h"
 #include "supervisor/path_resolve.h"
 
 __thread struct hx_connector *hx_un_conn;
@@ -158,4 +160,29 @@ int hx_un_path_arg(struct hx_unotify *u, uint64_t id, const struct target *t,
 	if (!hx_un_id_valid(u, id))
 		return ESRCH;
 	return -hx_path_absolute(t->peer.pid, t->tid, dirfd, raw, full, size);
+}
+
+int hx_un_openat2(const struct target *t, const char *path,
+		  const struct open_how *how)
+{
+	struct open_how h = *how;
+	char root[64];
+	int rfd, fd;
+
+	if (!hx_terminals_path(path)) {
+		fd = (int)syscall(SYS_openat2, AT_FDCWD, path, how,
+				  sizeof(*how));
+		return fd < 0 ? -errno : fd;
+	}
+	/* The agent's /dev/pts is its own instance (terminals.h): the same
+	 * name is another pty, perhaps another terminal, in ours. */
+	snprintf(root, sizeof(root), "/proc/%d/root", (int)t->peer.pid);
+	rfd = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (rfd < 0)
+		return -EACCES;
+	h.resolve |= RESOLVE_IN_ROOT;
+	fd = (int)syscall(SYS_openat2, rfd, path + 1, &h, sizeof(h));
+	fd = fd < 0 ? -errno : fd;
+	close(rfd);
+	return fd;
 }

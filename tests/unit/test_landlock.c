@@ -358,7 +358,7 @@ START_TEST(describe_null)
 	ck_assert_ptr_nonnull(strstr(buf, "landlock: unavailable"));
 	free(buf);
 	hx_landlock_free(NULL);
-	ck_assert_int_eq(hx_landlock_restrict(NULL), 0);
+	ck_assert_int_eq(hx_landlock_restrict(NULL, false), 0);
 	ck_assert_int_ge(hx_landlock_abi(), 0);
 }
 END_TEST
