@@ -5,6 +5,7 @@
 #define _GNU_SOURCE
 #include "landlock.h"
 #include "landlock_int.h"
+#include "ipool.h"
 
 #include "policy/policy.h"
 
@@ -147,12 +148,18 @@ void hx_landlock_describe(const struct hx_landlock *ll, FILE *out)
 		fwrite(ll->text, 1, ll->len, out);
 }
 
+struct hx_ipool *hx_landlock_pool(const struct hx_landlock *ll)
+{
+	return ll ? ll->pool : NULL;
+}
+
 void hx_landlock_free(struct hx_landlock *ll)
 {
 	if (!ll)
 		return;
 	if (ll->fd >= 0)
 		close(ll->fd);
+	hx_ipool_free(ll->pool);
 	free(ll->text);
 	free(ll);
 }

@@ -40,6 +40,7 @@
 #include "server.h"
 #include "session.h"
 #include "sha256.h"
+#include "ipool.h"
 #include "unotify.h"
 #include "worktree.h"
 #include "procstat.h"
@@ -309,6 +310,10 @@ static void log_session_end(struct run *r, int code)
 				    json_integer((json_int_t)us.continued));
 		json_object_set_new(k, "errors",
 				    json_integer((json_int_t)us.errors));
+		if (r->pl.pool) /* ipool.h: readable files made in $HOME */
+			json_object_set_new(
+			    k, "pooled_files",
+			    json_integer((json_int_t)hx_ipool_used(r->pl.pool)));
 		if (r->gate) {
 			unsigned long long c, m;
 
@@ -917,6 +922,7 @@ static int setup(struct run *r)
 		hx_say("sandbox: %s", msg);
 		return -1;
 	}
+	r->pl.pool = hx_sandbox_pool(r->sb);
 	if (o->verbose)
 		fprintf(stderr,
 			"harness: session %s\n"
