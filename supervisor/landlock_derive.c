@@ -371,11 +371,29 @@ static bool port_set(const struct derive *d, unsigned port)
 	return port < 65536 && (d->ports[port / 8] & (1u << (port % 8)));
 }
 
-/* The directory a write-allow pattern makes files directly in: the
- * parent of an exact path, the directory of a name glob, the literal
- * prefix of a subtree or of a wildcard pattern. */
-/* The canonical directories write-allow rules make files in, each once
- * (a realpath each: there are hundreds of rules, a few dozen dirs). */
+/* Whether an exact write-allow path is a directory the policy lets be
+ * made for what other rules allow beneath it ($HOME/.npm, for npm's
+ * cache rule): no file is made under that name. */
+static bool dir_allowance(const struct derive *d, const char *path)
+{
+	for (size_t i = 0; i < d->nfr; i++) {
+		struct hx_ll_pat lp;
+
+		if ((d->fr[i].access & HX_ACCESS_WRITE) &&
+		    d->fr[i].v == HX_VERDICT_ALLOW &&
+		    !hx_ll_classify(d->fr[i].pat, &lp) &&
+		    strcmp(lp.prefix, path) && hx_ll_within(lp.prefix, path))
+			return true;
+	}
+	return false;
+}
+
+/* The canonical directories write-allow rules make files directly in
+ * (the parent of an exact path that is no directory allowance, the
+ * directory of a name glob, the literal prefix of a subtree or of a
+ * wildcard pattern), each once: a realpath each, and there are hundreds
+ * of rules but a few dozen such directories. Under the default policy
+ * $HOME is not among them (its rules there are all directories). */
 static void creation_dirs(struct derive *d, struct strs *out)
 {
 	struct strs raw = {0};
@@ -391,6 +409,8 @@ static void creation_dirs(struct derive *d, struct strs *out)
 		    hx_ll_classify(d->fr[i].pat, &lp))
 			continue;
 		if (lp.kind == HX_LL_EXACT) {
+			if (dir_allowance(d, lp.prefix))
+				continue;
 			slash = strrchr(lp.prefix, '/');
 			if (!slash || slash == lp.prefix)
 				continue; /* a file in / */
