@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -126,6 +127,23 @@ static void give_back(struct hx_ipool *p, dev_t dev, ino_t ino, int fd)
 		close(fd);
 }
 
+static bool same_inode(int a, int b)
+{
+	struct stat sa, sb;
+
+	return !fstat(a, &sa) && !fstat(b, &sb) && sa.st_dev == sb.st_dev &&
+	       sa.st_ino == sb.st_ino;
+}
+
+static bool still_ours(int dirfd, const char *name, int fd)
+{
+	struct stat sn, sf;
+
+	return !fstatat(dirfd, name, &sn, AT_SYMLINK_NOFOLLOW) &&
+	       !fstat(fd, &sf) && sn.st_dev == sf.st_dev &&
+	       sn.st_ino == sf.st_ino;
+}
+
 int hx_ipool_create(struct hx_ipool *p, int dirfd, const char *name, int flags,
 		    mode_t mode)
 {
@@ -148,22 +166,30 @@ int hx_ipool_create(struct hx_ipool *p, int dirfd, const char *name, int flags,
 	pthread_mutex_lock(&p->lock);
 	p->used++;
 	pthread_mutex_unlock(&p->lock);
-	/* Opened as asked before the mode is set: a creating open may
-	 * write a file whose new mode says read-only (0444). */
-	out = open(self, (flags & ~(O_CREAT | O_EXCL | O_TRUNC | O_DIRECTORY |
-				    O_NOFOLLOW)) |
-			     O_CLOEXEC | O_NOCTTY);
+	/* By its new name, not through our fd's magic link: that would
+	 * give the agent an fd whose path is "#INODE (deleted)" (its
+	 * fchmod was then decided on that name, and denied). Opened as
+	 * asked before the mode is set: a creating open may write a file
+	 * whose new mode says read-only (0444). */
+	out = openat(dirfd, name,
+		     (flags & ~(O_CREAT | O_EXCL | O_TRUNC | O_DIRECTORY)) |
+			 O_NOFOLLOW | O_CLOEXEC | O_NOCTTY);
 	e = out < 0 ? -errno : 0;
+	if (!e && !same_inode(out, fd))
+		e = -EAGAIN; /* swapped since the link: not ours */
 	/* The mode asked for, and "now" rather than the session's start. */
 	if (fchmod(fd, mode & 07777) || futimens(fd, NULL))
 		e = e ? e : -errno;
-	close(fd);
 	if (e) {
+		/* Ours only while it still is the pooled inode. */
 		if (out >= 0)
 			close(out);
-		unlinkat(dirfd, name, 0);
+		if (e != -EAGAIN && still_ours(dirfd, name, fd))
+			unlinkat(dirfd, name, 0);
+		close(fd);
 		return e;
 	}
+	close(fd);
 	return out;
 }
 

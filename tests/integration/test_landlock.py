@@ -248,13 +248,15 @@ def test_landlock_file_renamed_into_home_is_readable(wd):
             "h = os.environ['HOME']\n"
             "with open(h + '/.claude.json.tmp.3', 'w') as f:\n"
             "    f.write('py')\n"
+            "    os.fchmod(f.fileno(), 0o600)\n"  # decided on the fd's name
+            "    print(os.readlink('/proc/self/fd/%d' % f.fileno()) == h + '/.claude.json.tmp.3')\n"
             "os.rename(h + '/.claude.json.tmp.3', h + '/.claude.json')\n"
             "for p in ('/.claude.json', '/.ssh/id_rsa'):\n"
             "    fd = libc.syscall(257, -100, (h + p).encode(), os.O_RDONLY, 0)\n"
             "    print(p, os.read(fd, 100) if fd >= 0 else 'err %d' % ctypes.get_errno())\n")
     r = harness([PYTHON, "-c", code], wd, policy=None, extra=["--profile", "claude"],
                 env={"HOME": home})
-    check(r.stdout == "/.claude.json b'py'\n/.ssh/id_rsa err 13\n",
+    check(r.stdout == "True\n/.claude.json b'py'\n/.ssh/id_rsa err 13\n",
           "raw openat in $HOME: %r %r" % (r.stdout, r.stderr))
 
 

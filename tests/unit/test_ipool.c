@@ -78,10 +78,22 @@ START_TEST(fill_link_and_use_up)
 	fd = hx_ipool_create(p, dfd, "a.tmp", O_WRONLY | O_CREAT | O_TRUNC,
 			     0444);
 	ck_assert_int_ge(fd, 0);
-	/* Opened as asked, writable although the new mode says 0444. */
+	/* Opened as asked, writable although the new mode says 0444, and
+	 * by its name: not "#INODE (deleted)", on which an fchmod through
+	 * it was decided (and denied). */
 	ck_assert_int_eq(write(fd, "hi", 2), 2);
-	close(fd);
 	snprintf(path, sizeof(path), "%s/a.tmp", carved);
+	{
+		char link[64], got[192];
+		ssize_t k;
+
+		snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+		k = readlink(link, got, sizeof(got) - 1);
+		ck_assert_int_gt(k, 0);
+		got[k] = '\0';
+		ck_assert_str_eq(got, path);
+	}
+	close(fd);
 	ck_assert_int_eq(stat(path, &st), 0);
 	ck_assert_int_eq(st.st_mode & 07777, 0444);
 	ck_assert_int_eq(st.st_nlink, 1);
