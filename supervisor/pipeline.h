@@ -59,6 +59,7 @@ struct hx_request {
 };
 
 struct hx_pl_coalesce;
+struct hx_ipool;
 
 /* A file of the harness known by inode (the audit log): a hard link or
  * another mount reaches it by a path no glob names. */
@@ -90,6 +91,9 @@ struct hx_pipeline {
 	struct hx_pl_coalesce *co;
 	struct hx_protect_ino protect_ino[HX_PROTECT_INO_MAX];
 	size_t nprotect_ino;
+	/* Files granted for reading that the kernel layer's creations in
+	 * the directories Landlock carves link in (ipool.h); NULL: none. */
+	struct hx_ipool *pool;
 	/* -errno once the log could not take a record (a full disk, its
 	 * size quota): every later request is denied, in audit mode too,
 	 * and the session ends (run.c); failed_why says why, for people. */

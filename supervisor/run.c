@@ -719,6 +719,7 @@ static int setup(struct run *r)
 		hx_say("sandbox: %s", msg);
 		return -1;
 	}
+	r->pl.pool = hx_sandbox_pool(r->sb);
 	if (o->verbose)
 		say_verbose(r);
 	hx_run_log_start(r);

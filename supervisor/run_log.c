@@ -12,6 +12,7 @@
 #include "supervisor/audit.h"
 #include "supervisor/git/worktree.h"
 #include "supervisor/kernel/execgate.h"
+#include "supervisor/kernel/ipool.h"
 #include "supervisor/kernel/kaudit.h"
 #include "supervisor/kernel/sandbox.h"
 #include "supervisor/kernel/unotify.h"
@@ -165,6 +166,10 @@ void hx_run_log_end(struct run *r, int code)
 				    json_integer((json_int_t)us.continued));
 		json_object_set_new(k, "errors",
 				    json_integer((json_int_t)us.errors));
+		if (r->pl.pool) /* ipool.h: readable files made in $HOME */
+			json_object_set_new(
+			    k, "pooled_files",
+			    json_integer((json_int_t)hx_ipool_used(r->pl.pool)));
 		if (r->gate) {
 			unsigned long long c, m;
 

@@ -6,6 +6,7 @@
 #include "supervisor/kernel/landlock_int.h"
 
 #include "policy/policy.h"
+#include "supervisor/kernel/ipool.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -133,12 +134,18 @@ void hx_landlock_describe(const struct hx_landlock *ll, FILE *out)
 		fwrite(ll->text, 1, ll->len, out);
 }
 
+struct hx_ipool *hx_landlock_pool(const struct hx_landlock *ll)
+{
+	return ll ? ll->pool : NULL;
+}
+
 void hx_landlock_free(struct hx_landlock *ll)
 {
 	if (!ll)
 		return;
 	if (ll->fd >= 0)
 		close(ll->fd);
+	hx_ipool_free(ll->pool);
 	free(ll->text);
 	free(ll);
 }

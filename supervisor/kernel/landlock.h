@@ -54,6 +54,12 @@ int hx_landlock_grant_own_devpts(const struct hx_landlock *ll);
  * --doctor. */
 void hx_landlock_describe(const struct hx_landlock *ll, FILE *out);
 
+/* The unnamed files granted for reading that creations in the carved
+ * directories link in (ipool.h), owned by ll (they outlive
+ * hx_landlock_release, until hx_landlock_free); NULL when none. */
+struct hx_ipool;
+struct hx_ipool *hx_landlock_pool(const struct hx_landlock *ll);
+
 void hx_landlock_free(struct hx_landlock *ll);
 
 #endif

@@ -38,6 +38,7 @@
  * is not deny. */
 #define _GNU_SOURCE
 #include "supervisor/kernel/landlock_int.h"
+#include "supervisor/kernel/ipool.h"
 #include "supervisor/kernel/landlock_tree.h"
 
 #include "common/glob.h"
@@ -86,7 +87,7 @@ struct derive {
 	struct frule *fr;
 	size_t nfr;
 	struct strs wshown, wcanon; /* write roots as written, canonical */
-	struct strs rkernel, rshim, anc, wshim, wmissing, notes;
+	struct strs rkernel, rshim, anc, wshim, wmissing, notes, pooled;
 	struct hx_ll_tree tree;
 	size_t nrules, nskipped;
 	bool tcp;
@@ -370,6 +371,102 @@ static bool port_set(const struct derive *d, unsigned port)
 	return port < 65536 && (d->ports[port / 8] & (1u << (port % 8)));
 }
 
+/* Whether an exact write-allow path is a directory the policy lets be
+ * made for what other rules allow beneath it ($HOME/.npm, for npm's
+ * cache rule): no file is made under that name. */
+static bool dir_allowance(const struct derive *d, const char *path)
+{
+	for (size_t i = 0; i < d->nfr; i++) {
+		struct hx_ll_pat lp;
+
+		if ((d->fr[i].access & HX_ACCESS_WRITE) &&
+		    d->fr[i].v == HX_VERDICT_ALLOW &&
+		    !hx_ll_classify(d->fr[i].pat, &lp) &&
+		    strcmp(lp.prefix, path) && hx_ll_within(lp.prefix, path))
+			return true;
+	}
+	return false;
+}
+
+/* The canonical directories write-allow rules make files directly in
+ * (the parent of an exact path that is no directory allowance, the
+ * directory of a name glob, the literal prefix of a subtree or of a
+ * wildcard pattern), each once: a realpath each, and there are hundreds
+ * of rules but a few dozen such directories. Under the default policy
+ * $HOME is not among them (its rules there are all directories). */
+static void creation_dirs(struct derive *d, struct strs *out)
+{
+	struct strs raw = {0};
+	char c[PATH_MAX];
+
+	for (size_t i = 0; i < d->nfr; i++) {
+		struct hx_ll_pat lp;
+		bool seen = false;
+		char *slash;
+
+		if (!(d->fr[i].access & HX_ACCESS_WRITE) ||
+		    d->fr[i].v != HX_VERDICT_ALLOW ||
+		    hx_ll_classify(d->fr[i].pat, &lp))
+			continue;
+		if (lp.kind == HX_LL_EXACT) {
+			if (dir_allowance(d, lp.prefix))
+				continue;
+			slash = strrchr(lp.prefix, '/');
+			if (!slash || slash == lp.prefix)
+				continue; /* a file in / */
+			*slash = '\0';
+		}
+		for (size_t k = 0; k < raw.n && !seen; k++)
+			seen = !strcmp(raw.v[k], lp.prefix);
+		if (seen)
+			continue;
+		strs_add(d, &raw, "%s", lp.prefix);
+		if (!hx_ll_canon(lp.prefix, c, sizeof(c)))
+			strs_add(d, out, "%s", c);
+	}
+	strs_free(&raw);
+}
+
+static int pool_grant(int fd, void *arg)
+{
+	struct derive *d = arg;
+	size_t before = d->nrules;
+	int r = add_fd(d, fd, false, d->grant);
+
+	return r ? r : d->nrules > before ? 0 : -EBADF;
+}
+
+/* Unnamed files granted for reading in each carved directory the policy
+ * lets the agent make files in (ipool.h): what it makes there is
+ * readable, what others make is not. */
+static int fill_pools(struct derive *d, struct hx_landlock *ll)
+{
+	struct strs made = {0};
+	int r = 0;
+
+	if (d->anc.n)
+		creation_dirs(d, &made);
+	for (size_t i = 0; i < d->anc.n && !r; i++) {
+		bool seen = false, makes = false;
+
+		for (size_t k = 0; k < d->pooled.n; k++)
+			seen = seen || !strcmp(d->pooled.v[k], d->anc.v[i]);
+		for (size_t k = 0; k < made.n; k++)
+			makes = makes || !strcmp(made.v[k], d->anc.v[i]);
+		if (seen || !makes)
+			continue;
+		if (!ll->pool && (r = hx_ipool_new(&ll->pool)))
+			break;
+		r = hx_ipool_fill(ll->pool, d->anc.v[i], HX_LL_POOL_FILES,
+				  pool_grant, d);
+		if (r > 0)
+			strs_add(d, &d->pooled, "%s", d->anc.v[i]);
+		r = r == -ENOMEM ? r : 0;
+	}
+	strs_free(&made);
+	return r ? r : d->err;
+}
+
 static void print_list(FILE *m, const char *what, const struct strs *s)
 {
 	if (!s->n)
@@ -399,6 +496,13 @@ static int write_text(struct derive *d, struct hx_landlock *ll, bool dflt_allow)
 	print_list(m, "read denied by kernel", &d->rkernel);
 	print_list(m, "read denied by shim only", &d->rshim);
 	print_list(m, "entries created later are unreadable in", &d->anc);
+	if (d->pooled.n)
+		fprintf(m, "landlock: except up to %d files each that the agent "
+			   "makes in:",
+			HX_LL_POOL_FILES);
+	for (size_t i = 0; i < d->pooled.n; i++)
+		fprintf(m, " %s%s", d->pooled.v[i],
+			i + 1 == d->pooled.n ? "\n" : "");
 	print_list(m, "write roots", &d->wshown);
 	print_list(m, "write roots missing at start (not writable)",
 		   &d->wmissing);
@@ -537,6 +641,8 @@ int hx_ll_derive(const struct hx_policy *p, struct hx_landlock *ll, char *err,
 		     i++)
 			read_root(d, loader_roots[i]);
 	}
+	if (!d->err)
+		d->err = fill_pools(d, ll);
 	if (d->err)
 		goto fail;
 
@@ -575,6 +681,7 @@ out:
 	strs_free(&d->wshim);
 	strs_free(&d->wmissing);
 	strs_free(&d->notes);
+	strs_free(&d->pooled);
 	free(d->fr);
 	free(d);
 	return r;

@@ -11,6 +11,7 @@
 #include "supervisor/kernel/landlock_uapi.h"
 
 struct hx_policy;
+struct hx_ipool;
 
 struct hx_landlock {
 	int fd;	 /* the ruleset; -1 when nothing is restricted */
@@ -19,7 +20,14 @@ struct hx_landlock {
 	uint64_t fs_handled; /* the ruleset's handled_access_fs */
 	char *text; /* hx_landlock_describe's lines, malloc'd */
 	size_t len;
+	/* Unnamed files granted for reading, one pool per carved directory
+	 * the agent may make files in (ipool.h); NULL when none. */
+	struct hx_ipool *pool;
 };
+
+/* How many pooled files each carved directory gets: Claude Code makes
+ * one per rewrite of ~/.claude.json, a few a session. */
+#define HX_LL_POOL_FILES 32
 
 /* The newest ABI whose rights this file knows; newer kernels are used
  * at this level. */

@@ -21,6 +21,7 @@
 #include "policy/policy.h"
 #include "supervisor/kernel/caps.h"
 #include "supervisor/kernel/features.h"
+#include "supervisor/kernel/ipool.h"
 #include "supervisor/kernel/landlock.h"
 #include "supervisor/kernel/masks.h"
 #include "supervisor/kernel/rlimits.h"
@@ -466,10 +467,19 @@ json_t *hx_sandbox_kernel_json(const struct hx_sandbox *sb)
 	json_object_set_new(o, "limits", hx_limits_json(&sb->limits));
 	json_object_set_new(o, "masks",
 			    json_integer((json_int_t)hx_masks_count(sb->masks)));
+	/* ipool.h: how many new files in carved directories stay readable. */
+	json_object_set_new(
+	    o, "landlock_pool",
+	    json_integer((json_int_t)hx_ipool_left(hx_sandbox_pool(sb))));
 	if (sb->masks_err)
 		json_object_set_new(o, "masks_missing",
 				    json_string(strerror(-sb->masks_err)));
 	return o;
+}
+
+struct hx_ipool *hx_sandbox_pool(const struct hx_sandbox *sb)
+{
+	return sb && sb->ready ? hx_landlock_pool(sb->ll) : NULL;
 }
 
 void hx_sandbox_free(struct hx_sandbox *sb)

@@ -97,6 +97,12 @@ struct hx_limits *hx_sandbox_limits(struct hx_sandbox *sb);
  * {"seccomp": true, "landlock_abi": 6, ...}; a new reference. */
 struct json_t *hx_sandbox_kernel_json(const struct hx_sandbox *sb);
 
+/* The files granted for reading that the kernel layer links in for the
+ * agent's creations in the directories Landlock carves (ipool.h), owned
+ * by sb; NULL without Landlock or when none. After hx_sandbox_ready. */
+struct hx_ipool;
+struct hx_ipool *hx_sandbox_pool(const struct hx_sandbox *sb);
+
 void hx_sandbox_free(struct hx_sandbox *sb);
 
 #endif

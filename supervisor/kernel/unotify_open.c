@@ -12,7 +12,9 @@
 #include <sys/ioctl.h>
 #include <sys/syscall.h>
 
+#include "policy/policy.h"
 #include "supervisor/path_resolve.h"
+#include "supervisor/kernel/ipool.h"
 #include "supervisor/kernel/terminals.h"
 
 /* ---- open family ---- */
@@ -137,6 +139,46 @@ static int open_here(const struct target *t, const char *decided,
 	if (mine >= 0)
 		close(mine);
 	return fd;
+}
+
+/* A new file in a directory Landlock carves ($HOME): one of its pooled
+ * inodes, granted for reading (ipool.h), so that what the agent makes
+ * there it can read back (Claude Code's ~/.claude.json, rewritten by a
+ * rename). Only where the policy lets the new path be read. -ENOENT:
+ * not such a creation (or any failure): the caller opens as usual,
+ * which also gives the kernel's own answer. */
+static int open_pooled(struct hx_unotify *u, const struct target *t,
+		       const char *decided, uint64_t flags, mode_t mode,
+		       uint64_t resolve)
+{
+	struct open_how how = {
+	    .flags = O_PATH | O_DIRECTORY | O_CLOEXEC,
+	    .resolve = resolve | RESOLVE_NO_MAGICLINKS | RESOLVE_NO_SYMLINKS};
+	struct hx_event ev = {.op = HX_OP_READ, .path = decided};
+	struct hx_decision d;
+	char parent[PATH_MAX];
+	const char *name = strrchr(decided, '/');
+	int pfd, fd;
+
+	if (!(flags & O_CREAT) || (flags & O_DIRECTORY) || !name ||
+	    !hx_ipool_left(u->pl->pool) || !strncmp(decided, "/proc/", 6))
+		return -ENOENT;
+	name++;
+	if (!*name || !strcmp(name, ".") || !strcmp(name, "..") ||
+	    (size_t)(name - decided) >= sizeof(parent))
+		return -ENOENT;
+	memcpy(parent, decided, (size_t)(name - decided));
+	parent[name - decided] = '\0';
+	hx_policy_decide(u->pl->policy, &ev, &d);
+	if (d.verdict != HX_VERDICT_ALLOW)
+		return -ENOENT;
+	pfd = (int)syscall(SYS_openat2, AT_FDCWD, parent, &how, sizeof(how));
+	if (pfd < 0)
+		return -ENOENT;
+	fd = hx_ipool_create(u->pl->pool, pfd, name, (int)flags,
+			     mode & 07777 & ~t->umask);
+	close(pfd);
+	return fd >= 0 ? fd : -ENOENT;
 }
 
 /* An O_PATH open, emulated (DESIGN.md invariant 2: no CONTINUE after
@@ -285,8 +327,11 @@ void hx_un_open(struct hx_unotify *u, const struct seccomp_notif *n,
 	k.flags = (unsigned)flags;
 	if ((a->err = hx_un_judge(u, t, &j, &k)))
 		return;
-	e = flags & O_PATH ? open_path_fd(t, j.decided, flags, resolve)
-			   : open_here(t, j.decided, flags, (mode_t)mode, resolve);
+	if (flags & O_PATH)
+		e = open_path_fd(t, j.decided, flags, resolve);
+	else if ((e = open_pooled(u, t, j.decided, flags, (mode_t)mode,
+				  resolve)) == -ENOENT)
+		e = open_here(t, j.decided, flags, (mode_t)mode, resolve);
 	if (e < 0) {
 		a->err = -e;
 		return;

@@ -9,10 +9,13 @@ limit), so the tests that need a kernel read deny use landlock.yaml."""
 import ctypes
 import os
 import socket
+import threading
+import time
 import uuid
 
-from lib import (ALLOWED_PORTS, AUDIT_TOOL, DENIED_PORTS, HELPERS, POLICIES,
+from lib import (ALLOWED_PORTS, AUDIT_TOOL, DENIED_PORTS, HELPERS, POLICIES, PYTHON,
                  Listener, check, harness, tool)
+from test_default_policy import fake_home
 
 BUSYBOX = "/bin/busybox"
 PROBE = os.path.join(HELPERS, "static_ll_probe")
@@ -198,3 +201,140 @@ def test_landlock_tcp_ports(wd):
     check(r.stdout == "tcp EACCES\ntcp ok\n", "ports not bounded by the kernel: %r" % r.stdout)
     check(denied.accepted == 0 and denied.received == b"", "bytes reached the denied port")
     check(allowed.accepted == 1, "the allowed port was not reached")
+
+
+# --- new files in the directories the sibling walk carves ($HOME) ---
+
+def _claude_home(wd):
+    """A HOME with a key (denied) and Claude Code's ~/.claude.json."""
+    home = fake_home(wd)
+    with open(os.path.join(home, ".claude.json"), "w") as f:
+        f.write('{"old": 1}\n')
+    return home
+
+
+def _in_home(wd, script, home, **kw):
+    """A static busybox (no shim) under the default policy and Claude
+    Code's profile, which lets it write ~/.claude.json and its temporary
+    files ~/.claude.json.tmp.*."""
+    return harness([static_busybox(), "sh", "-c", script], wd, policy=None,
+                   extra=["--profile", "claude"], env={"HOME": home}, **kw)
+
+
+def test_landlock_file_renamed_into_home_is_readable(wd):
+    """Claude Code's pattern: a temporary file in $HOME renamed over
+    ~/.claude.json, then read back. Landlock grants $HOME child by child
+    (to deny ~/.ssh), so the new inode had no rule: EACCES, and Claude
+    retried six times. The supervisor makes the file as one of its pooled
+    inodes granted for reading (supervisor/ipool.h)."""
+    if not needs(1):
+        return
+    home = _claude_home(wd)
+    script = ('echo \'{"new": 1}\' > ~/.claude.json.tmp.1 && mv ~/.claude.json.tmp.1 ~/.claude.json '
+              '&& cat ~/.claude.json; echo second > ~/.claude.json.tmp.2; cat ~/.claude.json.tmp.2; '
+              'cat ~/.ssh/id_rsa; echo done')
+    r = _in_home(wd, script, home)
+    check(r.stdout == '{"new": 1}\nsecond\ndone\n',
+          "a file made in $HOME could not be read back: %r %r" % (r.stdout, r.stderr))
+    check("Permission denied" in r.stderr, "the key was not refused: %r" % r.stderr)
+    check(open(os.path.join(home, ".claude.json")).read() == '{"new": 1}\n', "not renamed")
+    check(r.one(event="session_start")["kernel"].get("landlock_pool", 0) > 0, "no pool")
+    end = r.one(event="session_end")
+    check(end["kernel_notify"].get("pooled_files") == 2, "session_end: %r" % end)
+    # The same through the shim, read back by a raw openat (as Bun's are).
+    code = ("import ctypes, os\n"
+            "libc = ctypes.CDLL(None, use_errno=True)\n"
+            "libc.syscall.restype = ctypes.c_long\n"
+            "h = os.environ['HOME']\n"
+            "with open(h + '/.claude.json.tmp.3', 'w') as f:\n"
+            "    f.write('py')\n"
+            "    os.fchmod(f.fileno(), 0o600)\n"  # decided on the fd's name
+            "    print(os.readlink('/proc/self/fd/%d' % f.fileno()) == h + '/.claude.json.tmp.3')\n"
+            "os.rename(h + '/.claude.json.tmp.3', h + '/.claude.json')\n"
+            "for p in ('/.claude.json', '/.ssh/id_rsa'):\n"
+            "    fd = libc.syscall(257, -100, (h + p).encode(), os.O_RDONLY, 0)\n"
+            "    print(p, os.read(fd, 100) if fd >= 0 else 'err %d' % ctypes.get_errno())\n")
+    r = harness([PYTHON, "-c", code], wd, policy=None, extra=["--profile", "claude"],
+                env={"HOME": home})
+    check(r.stdout == "True\n/.claude.json b'py'\n/.ssh/id_rsa err 13\n",
+          "raw openat in $HOME: %r %r" % (r.stdout, r.stderr))
+
+
+def test_landlock_home_stays_carved_for_files_made_outside(wd):
+    """What the pool does not lift: a file another process makes in $HOME
+    during the session has no rule, a denied one (~/.netrc, absent at
+    start) as much as any other, so a program without the shim cannot
+    read it (a mask, which can only cover what exists at start, would
+    have let ~/.netrc through)."""
+    if not needs(1):
+        return
+    home = _claude_home(wd)
+    go = os.path.join(home, ".claude.json.tmp.go")
+
+    def outside():
+        for _ in range(600):
+            if os.path.exists(go):
+                break
+            time.sleep(0.05)
+        for name, text in ((".netrc", "machine x password NETRC-SECRET\n"),
+                           ("notes.txt", "OUTSIDE-NOTE\n")):
+            with open(os.path.join(home, name), "w") as f:
+                f.write(text)
+    t = threading.Thread(target=outside)
+    t.start()
+    script = ("echo > ~/.claude.json.tmp.go; i=0; "
+              "while [ ! -e ~/.netrc ] || [ ! -e ~/notes.txt ]; do "
+              "sleep 0.05; i=$((i+1)); [ $i -gt 400 ] && break; done; "
+              "cat ~/.netrc; cat ~/notes.txt; cat ~/.ssh/id_rsa; echo done")
+    try:
+        r = _in_home(wd, script, home)
+    finally:
+        t.join()
+    check(r.stdout.endswith("done\n"), "the session broke: %r %r" % (r.stdout, r.stderr))
+    for secret in ("NETRC-SECRET", "OUTSIDE-NOTE", "PRIVATE-KEY"):
+        check(secret not in r.stdout, "%s read by a static program: %r" % (secret, r.stdout))
+    check(r.stderr.count("Permission denied") >= 3, "not refused: %r" % r.stderr)
+
+
+def test_landlock_pool_gives_no_way_to_the_key(wd):
+    """A pooled name can be made to lead to the key: a symlink, a hard
+    link, a rename either way, a create through a symlink. Each is
+    refused by the policy (or Landlock), and the key is never read."""
+    if not needs(2):
+        return
+    home = _claude_home(wd)
+    key = os.path.join(home, ".ssh", "id_rsa")
+    script = ("cd ~; ln -s .ssh/id_rsa .claude.json.tmp.s; cat .claude.json.tmp.s; "
+              "echo x >> .claude.json.tmp.s; "
+              "ln .ssh/id_rsa .claude.json.tmp.h; cat .claude.json.tmp.h; "
+              "mv .ssh/id_rsa .claude.json.tmp.m; cat .claude.json.tmp.m; "
+              "echo mine > .claude.json.tmp.p; mv .claude.json.tmp.p .ssh/p; "
+              "mv .ssh/id_rsa .claude.json.tmp.p; cat .claude.json.tmp.p; "
+              "cat .ssh/id_rsa; echo done")
+    r = _in_home(wd, script, home)
+    check("PRIVATE-KEY" not in r.stdout and r.stdout.endswith("mine\ndone\n"),
+          "the key was read through a pooled name: %r %r" % (r.stdout, r.stderr))
+    check(open(key).read() == "PRIVATE-KEY\n", "the key changed")
+    check(not os.path.exists(os.path.join(home, ".ssh", "p")), "moved into ~/.ssh")
+    for name in ("h", "m"):
+        check(not os.path.exists(os.path.join(home, ".claude.json.tmp." + name)),
+              "the key got a pooled name: %s" % name)
+
+
+def test_landlock_pool_used_up_fails_safe(wd):
+    """Past the pool (a fixed number per directory, made before Landlock
+    is applied), new files in $HOME are unreadable again, as before."""
+    if not needs(1):
+        return
+    home = _claude_home(wd)
+    script = ("for i in $(seq 80); do echo f$i > ~/.claude.json.tmp.$i; done; "
+              "for i in $(seq 80); do cat ~/.claude.json.tmp.$i 2>/dev/null; done; echo done")
+    r = _in_home(wd, script, home)
+    n = r.one(event="session_start")["kernel"].get("landlock_pool", 0)
+    got = r.stdout.split()
+    check(0 < n < 80 and got[-1] == "done", "pool %d: %r %r" % (n, r.stdout, r.stderr[-300:]))
+    check(got[:-1] == ["f%d" % i for i in range(1, n + 1)],
+          "want the first %d readable, the rest refused: %r" % (n, got))
+    check(all(os.path.exists(os.path.join(home, ".claude.json.tmp.%d" % i)) for i in range(1, 81)),
+          "a creation past the pool failed")
+    check(r.one(event="session_end")["kernel_notify"].get("pooled_files") == n, r.dump())
