@@ -134,6 +134,13 @@ void hx_landlock_describe(const struct hx_landlock *ll, FILE *out)
 		fwrite(ll->text, 1, ll->len, out);
 }
 
+size_t hx_landlock_masked(const struct hx_landlock *ll,
+			  const char *const **paths)
+{
+	*paths = ll ? (const char *const *)ll->masked : NULL;
+	return ll ? ll->nmasked : 0;
+}
+
 struct hx_ipool *hx_landlock_pool(const struct hx_landlock *ll)
 {
 	return ll ? ll->pool : NULL;
@@ -146,6 +153,9 @@ void hx_landlock_free(struct hx_landlock *ll)
 	if (ll->fd >= 0)
 		close(ll->fd);
 	hx_ipool_free(ll->pool);
+	for (size_t i = 0; i < ll->nmasked; i++)
+		free(ll->masked[i]);
+	free(ll->masked);
 	free(ll->text);
 	free(ll);
 }

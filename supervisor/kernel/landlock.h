@@ -54,6 +54,12 @@ int hx_landlock_grant_own_devpts(const struct hx_landlock *ll);
  * --doctor. */
 void hx_landlock_describe(const struct hx_landlock *ll, FILE *out);
 
+/* The read denies that lie inside write roots, which the ruleset cannot
+ * hold (the root grants their tree), as paths that exist now: the masks
+ * cover them (masks.h). Owned by ll. */
+size_t hx_landlock_masked(const struct hx_landlock *ll,
+			  const char *const **paths);
+
 /* The unnamed files granted for reading that creations in the carved
  * directories link in (ipool.h), owned by ll (they outlive
  * hx_landlock_release, until hx_landlock_free); NULL when none. */

@@ -88,6 +88,7 @@ struct derive {
 	size_t nfr;
 	struct strs wshown, wcanon; /* write roots as written, canonical */
 	struct strs rkernel, rshim, anc, wshim, wmissing, notes, pooled;
+	struct strs masked; /* read denies inside write roots that exist */
 	struct hx_ll_tree tree;
 	size_t nrules, nskipped;
 	bool tcp;
@@ -268,6 +269,33 @@ static const char *inside_write_root(const struct derive *d, const char *dir)
 	return NULL;
 }
 
+/* A read deny inside a write root, which Landlock cannot carve out (the
+ * root grants the tree): what it names now, to be masked in the agent's
+ * mount namespace (masks.h). Only a literal path or directory, or the
+ * entries of a directory that match one name glob: nothing to walk. */
+static void mask_inside(struct derive *d, const struct hx_ll_pat *lp,
+			const char *canon)
+{
+	struct dirent *de;
+	struct stat st;
+	DIR *dir;
+
+	if (lp->kind != HX_LL_NAMEGLOB) {
+		if (!lstat(canon, &st) && !S_ISLNK(st.st_mode))
+			strs_add(d, &d->masked, "%s", canon);
+		return;
+	}
+	if (!(dir = opendir(canon)))
+		return;
+	while ((de = readdir(dir)))
+		if (strcmp(de->d_name, ".") && strcmp(de->d_name, "..") &&
+		    hx_glob_match(lp->glob, de->d_name) &&
+		    de->d_type != DT_LNK)
+			strs_add(d, &d->masked, "%s/%s",
+				 strcmp(canon, "/") ? canon : "", de->d_name);
+	closedir(dir);
+}
+
 /* One read-deny pattern into the tree, or onto the shim-only list. */
 static void read_deny(struct derive *d, const struct frule *f)
 {
@@ -298,6 +326,7 @@ static void read_deny(struct derive *d, const struct frule *f)
 	}
 	w = inside_write_root(d, parent);
 	if (w) {
+		mask_inside(d, &lp, canon);
 		strs_add(d, &d->rshim, "%s (inside write root %s)", f->pat, w);
 		return;
 	}
@@ -495,6 +524,7 @@ static int write_text(struct derive *d, struct hx_landlock *ll, bool dflt_allow)
 			   "write and loader roots\n");
 	print_list(m, "read denied by kernel", &d->rkernel);
 	print_list(m, "read denied by shim only", &d->rshim);
+	print_list(m, "masked inside write roots", &d->masked);
 	print_list(m, "entries created later are unreadable in", &d->anc);
 	if (d->pooled.n)
 		fprintf(m, "landlock: except up to %d files each that the agent "
@@ -665,6 +695,9 @@ int hx_ll_derive(const struct hx_policy *p, struct hx_landlock *ll, char *err,
 	ll->fd = d->rs;
 	ll->fs_handled = d->fs;
 	d->rs = -1;
+	ll->masked = d->masked.v; /* handed over */
+	ll->nmasked = d->masked.n;
+	d->masked = (struct strs){0};
 	goto out;
 fail:
 	r = d->err ? d->err : r;
@@ -676,6 +709,7 @@ out:
 	strs_free(&d->wshown);
 	strs_free(&d->wcanon);
 	strs_free(&d->rkernel);
+	strs_free(&d->masked);
 	strs_free(&d->rshim);
 	strs_free(&d->anc);
 	strs_free(&d->wshim);

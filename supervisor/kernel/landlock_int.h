@@ -23,6 +23,10 @@ struct hx_landlock {
 	/* Unnamed files granted for reading, one pool per carved directory
 	 * the agent may make files in (ipool.h); NULL when none. */
 	struct hx_ipool *pool;
+	/* Read denies inside write roots, as they exist at start: for the
+	 * masks (masks.h), since the write root grants their tree. */
+	char **masked;
+	size_t nmasked;
 };
 
 /* How many pooled files each carved directory gets: Claude Code makes

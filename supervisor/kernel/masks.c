@@ -20,6 +20,7 @@
 #include <linux/magic.h>
 
 #include "common/glob.h"
+#include "supervisor/kernel/landlock_tree.h"
 #include "policy/policy.h"
 
 struct hx_masks {
@@ -261,6 +262,35 @@ int hx_masks_find(const struct hx_policy *p, const char *const *roots,
 	return 0;
 }
 
+int hx_masks_add(struct hx_masks **mp, const char *const *paths, size_t n,
+		 const char *skip, const char *mask_dir)
+{
+	struct hx_masks *m = *mp;
+	struct stat st;
+	size_t had = m ? m->n : 0;
+	int r = 0;
+
+	if (!n)
+		return 0;
+	if (!m && !(m = *mp = calloc(1, sizeof(*m))))
+		return -ENOMEM;
+	for (size_t i = 0; !r && i < n; i++) {
+		bool dup = false;
+
+		if (skip && hx_ll_within(skip, paths[i]))
+			continue;
+		if (lstat(paths[i], &st) || S_ISLNK(st.st_mode))
+			continue;
+		for (size_t k = 0; k < m->n && !dup; k++)
+			dup = !strcmp(m->paths[k], paths[i]);
+		if (!dup)
+			r = add(m, paths[i], S_ISDIR(st.st_mode));
+	}
+	if (!r && !had && m->n)
+		r = make_covers(m, mask_dir);
+	return r;
+}
+
 size_t hx_masks_count(const struct hx_masks *m)
 {
 	return m ? m->n : 0;
@@ -327,20 +357,45 @@ int hx_masks_private_ns(void)
 	return 0;
 }
 
+/* The covers by fd, taken before any mount: a mask over a directory
+ * above them (the session's own, harness:protect) must not hide them
+ * from the masks that follow. */
+static int open_covers(const struct hx_masks *m, char file[32], char dir[32])
+{
+	int f = open(m->file, O_PATH | O_CLOEXEC),
+	    d = open(m->dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+
+	if (f < 0 || d < 0) {
+		int e = -errno;
+
+		if (f >= 0)
+			close(f);
+		if (d >= 0)
+			close(d);
+		return e;
+	}
+	snprintf(file, 32, "/proc/self/fd/%d", f);
+	snprintf(dir, 32, "/proc/self/fd/%d", d);
+	return 0;
+}
+
 int hx_masks_apply(const struct hx_masks *m)
 {
+	char file[32], dir[32];
 	int e;
 
 	if (!m || !m->n)
 		return 0;
-	if ((e = hx_masks_private_ns()))
+	if ((e = hx_masks_private_ns()) || (e = open_covers(m, file, dir)))
 		return e;
 	for (size_t i = 0; i < m->n; i++) {
-		const char *src = m->is_dir[i] ? m->dir : m->file;
+		const char *src = m->is_dir[i] ? dir : file;
 
 		if (mount(src, m->paths[i], NULL, MS_BIND, NULL)) {
+			/* Gone since the walk, or beneath a mask made just
+			 * before (covered, then). */
 			if (errno == ENOENT)
-				continue; /* gone since the walk */
+				continue;
 			return -errno;
 		}
 		if (mount(NULL, m->paths[i], NULL,

@@ -2,7 +2,10 @@
  * lie inside a write root, where Landlock grants the whole tree (the
  * project's .env, a denied secret/ directory). A program that skips the
  * shim (Claude Code's Read, a static binary) would read them with the
- * kernel's leave. At start the supervisor walks the project for them;
+ * kernel's leave. At start the supervisor walks the project for them,
+ * and takes from the Landlock derivation the literal read denies inside
+ * the other write roots (~/.local/share/keyrings, harness's own state,
+ * under a write root ~/.local: hx_masks_add);
  * the agent's first process then gets a mount namespace of its own in
  * which each is covered by an empty, unreadable file or directory
  * (bind mounts, read-only). As root that is a mount namespace; as an
@@ -14,8 +17,8 @@
  * session (the agent's own creations are writes, decided by the
  * policy, which denies them), what is inside .git directories (git's
  * own files, and most of a repository's entries: not walked), and such
- * files outside the project ($HOME's caches); there the shim holds the
- * rule, or --trace-reads. The walk decides only the entries whose name
+ * glob-named files outside the project (a `**` + `/.env` in $HOME's
+ * caches); there the shim holds the rule, or --trace-reads. The walk decides only the entries whose name
  * matches the last name of a pattern that denies reads.
  *
  * Lifecycle: hx_masks_find or _start/_join (harness-exec, before fork)
@@ -53,6 +56,13 @@ int hx_masks_start(const struct hx_policy *p, const char *const *roots,
 /* Waits for it: what hx_masks_find returns. NULL job: nothing, 0. */
 int hx_masks_join(struct hx_masks_job *j, struct hx_masks **out,
 		  bool *truncated);
+
+/* Adds the paths of n that exist (not symlinks) and are not masked yet,
+ * beyond the walk: read denies Landlock cannot hold (landlock.h). None
+ * at or above skip (may be NULL). *mp may be NULL: made then. Returns 0
+ * or -errno. */
+int hx_masks_add(struct hx_masks **mp, const char *const *paths, size_t n,
+		 const char *skip, const char *mask_dir);
 
 /* How many paths are masked, and path i. */
 size_t hx_masks_count(const struct hx_masks *m);

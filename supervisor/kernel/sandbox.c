@@ -3,6 +3,7 @@
 #include "supervisor/kernel/sandbox.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <signal.h>
 #include <fcntl.h>
 #include <jansson.h>
@@ -54,6 +55,7 @@ struct hx_sandbox {
 	struct hx_masks *masks;
 	bool masks_truncated;
 	int masks_err; /* why they are not applied, or 0 */
+	char mask_dir[PATH_MAX]; /* the session's, where the covers are */
 	bool quiet;
 	/* Landlock's refusals are read as audit records (kaudit.h): the
 	 * child asks for them and makes one refusal first, a signal to
@@ -187,6 +189,7 @@ int hx_sandbox_find_masks(struct hx_sandbox *sb, const char *const *roots,
 {
 	if (sb->mode != HX_MODE_ENFORCE || sb->trace_reads)
 		return 0; /* nothing is held, or every open is decided */
+	snprintf(sb->mask_dir, sizeof(sb->mask_dir), "%s", mask_dir);
 	return hx_masks_start(sb->policy, roots, nroots, mask_dir,
 			      HX_MASKS_MAX_ENTRIES, &sb->masks_job);
 }
@@ -209,6 +212,7 @@ static int userns_probe(void)
 
 static void masks_ready(struct hx_sandbox *sb, bool quiet)
 {
+	const char *const *paths;
 	size_t n;
 
 	if (!sb->masks_job)
@@ -216,6 +220,15 @@ static void masks_ready(struct hx_sandbox *sb, bool quiet)
 	sb->masks_err = hx_masks_join(sb->masks_job, &sb->masks,
 				      &sb->masks_truncated);
 	sb->masks_job = NULL;
+	/* And the read denies inside the other write roots, which Landlock
+	 * names (~/.local/share/keyrings under a write root ~/.local).
+	 * Without user-notify the shim connects to the session's socket
+	 * itself: nothing above it is masked then. */
+	if (!sb->masks_err && (n = hx_landlock_masked(sb->ll, &paths)))
+		sb->masks_err = hx_masks_add(&sb->masks, paths, n,
+					     sb->handoff < 0 ? sb->mask_dir
+							     : NULL,
+					     sb->mask_dir);
 	n = hx_masks_count(sb->masks);
 	if (!sb->masks_err && n && geteuid() != 0)
 		sb->masks_err = userns_probe();
@@ -228,7 +241,7 @@ static void masks_ready(struct hx_sandbox *sb, bool quiet)
 	if (sb->masks_err)
 		fprintf(stderr,
 			"harness-exec: warning: cannot mask the files the "
-			"policy denies inside the project (%s): programs "
+			"policy denies inside write roots (%s): programs "
 			"without the shim may read them\n",
 			strerror(-sb->masks_err));
 	else if (sb->masks_truncated)
@@ -240,7 +253,6 @@ static void masks_ready(struct hx_sandbox *sb, bool quiet)
 
 int hx_sandbox_ready(struct hx_sandbox *sb, char *err, size_t errlen)
 {
-	masks_ready(sb, sb->quiet);
 	if (sb->ll_pending) {
 		pthread_join(sb->ll_thread, NULL);
 		sb->ll_pending = false;
@@ -249,6 +261,7 @@ int hx_sandbox_ready(struct hx_sandbox *sb, char *err, size_t errlen)
 			return sb->ll_err;
 		}
 	}
+	masks_ready(sb, sb->quiet); /* after Landlock: it names some */
 	sb->ready = true;
 	return 0;
 }

@@ -179,3 +179,34 @@ def test_an_open_that_reads_and_writes_is_decided_as_a_read_too(wd):
     rec = r.events(op="write", verdict="deny")
     check(rec and rec[0]["rule"] == "append-only-log" and rec[0]["layer"] == "kernel",
           r.dump())
+
+
+def test_read_denies_inside_other_write_roots_masked(wd):
+    # The default's toolchains profile makes $HOME/.local a write root
+    # (pnpm makes its store there), which grants its whole tree to
+    # Landlock: the keyrings, the shell histories and harness's own state
+    # beneath it were read by a static program. They are masked now.
+    home = fake_home(wd)
+    state = os.path.join(home, ".local", "state")
+    for rel, text in ((".local/share/keyrings/login.keyring", "KEYRING-SECRET\n"),
+                      (".local/share/fish/fish_history", "- cmd: HISTORY-SECRET\n"),
+                      (".local/share/pnpm/store/v3/keep", "store\n")):
+        os.makedirs(os.path.dirname(os.path.join(home, rel)), exist_ok=True)
+        with open(os.path.join(home, rel), "w") as f:
+            f.write(text)
+    os.makedirs(state, exist_ok=True)
+    script = ("cat $HOME/.local/share/keyrings/login.keyring; "
+              "cat $HOME/.local/share/fish/fish_history; "
+              "ls $HOME/.local/share/keyrings; "
+              "cat $(dirname $HARNESS_SOCKET)/audit.jsonl | head -c 300; "
+              "cat $HOME/.local/share/pnpm/store/v3/keep; "
+              "echo new > $HOME/.local/share/pnpm/store/v3/new; "
+              "cat $HOME/.local/share/pnpm/store/v3/new; echo done")
+    r = harness([BUSYBOX, "sh", "-c", script], wd, policy=None,
+                env={"HOME": home, "XDG_STATE_HOME": state},
+                log=os.path.join(state, "harness", "x.jsonl"))
+    for secret in ("KEYRING-SECRET", "HISTORY-SECRET", "login.keyring", "session_start"):
+        check(secret not in r.stdout, "%s read through the write root: %r" % (secret, r.stdout))
+    check(r.stdout.endswith("store\nnew\ndone\n"),
+          "the write root itself broke: %r %r" % (r.stdout, r.stderr))
+    check(r.one(event="session_start")["kernel"].get("masks", 0) >= 3, r.dump())
