@@ -341,6 +341,7 @@ static void hand_off_listener(const struct hx_sandbox *sb)
 void hx_sandbox_enter(const struct hx_sandbox *sb)
 {
 	const char *what = "";
+	bool ipc_own;
 	int e, h;
 
 	if (!sb || !sb->ready)
@@ -350,6 +351,10 @@ void hx_sandbox_enter(const struct hx_sandbox *sb)
 	 * mounts. */
 	if ((e = hx_masks_apply(sb->masks)))
 		die_child("masks", -e);
+	/* Before the capabilities go (an ordinary user has them in the
+	 * masks' user namespace only): SysV IPC and message queues of its
+	 * own, or none (seccomp_deny.h, hx_seccomp_ipc). */
+	ipc_own = unshare(CLONE_NEWIPC) == 0;
 	if ((e = hx_limits_apply(&sb->limits, &what)))
 		die_child(what, -e);
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0))
@@ -372,6 +377,8 @@ void hx_sandbox_enter(const struct hx_sandbox *sb)
 		/* First: the deny list refuses a new listener. */
 		hand_off_listener(sb);
 	}
+	if (!ipc_own && (e = hx_seccomp_install_ipc(sb->prog)))
+		die_child("seccomp ipc", -e);
 	/* Last: from here on even our own set-up would be filtered. */
 	if ((e = hx_seccomp_install(sb->prog)))
 		die_child("seccomp", -e);
@@ -424,6 +431,13 @@ json_t *hx_sandbox_kernel_json(const struct hx_sandbox *sb)
 	json_object_set_new(o, "limits", hx_limits_json(&sb->limits));
 	json_object_set_new(o, "masks",
 			    json_integer((json_int_t)hx_masks_count(sb->masks)));
+	/* What hx_sandbox_enter will find: root and the masks' user
+	 * namespace may make an IPC namespace (where root still cannot,
+	 * the calls are refused all the same). */
+	json_object_set_new(o, "sysv_ipc",
+			    json_string(sb->k.root || hx_masks_count(sb->masks)
+					    ? "own namespace"
+					    : "refused"));
 	if (sb->masks_err)
 		json_object_set_new(o, "masks_missing",
 				    json_string(strerror(-sb->masks_err)));

@@ -1,0 +1,141 @@
+/* Reaching processes outside the session by an id, static so that only
+ * the kernel layers see it. Each subcommand prints one line per call:
+ * "NAME ok" or "NAME ERRNO-NAME"; the integration test checks the
+ * victim itself too (test_outside.py).
+ *
+ *   limits PID       prlimit64(PID, RLIMIT_NOFILE, 64), setpriority of
+ *                    PID's process group to 19, setpriority of our uid's
+ *                    processes to their current nice (no change even
+ *                    when it passes), ioprio_set of PID's group to idle
+ *   self             the same calls on ourselves (pid 0): allowed
+ *   ioprio PID       prints PID's I/O priority (run outside the harness)
+ *   sysv SHM MSG SEM writes "PWNED" into the shared memory SHM, sends a
+ *                    message on the queue MSG, adds 1 to semaphore 0 of
+ *                    SEM
+ *   mq NAME          mq_open(NAME, O_WRONLY) and sends "PWNED"
+ *   own              a SysV segment and a message queue of its own:
+ *                    created, written, read back, removed
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <mqueue.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ipc.h>
+#include <sys/msg.h>
+#include <sys/resource.h>
+#include <sys/sem.h>
+#include <sys/shm.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#define WHO_PROCESS 1 /* linux/ioprio.h */
+#define WHO_PGRP 2
+#define CLASS_IDLE 3
+
+static void say(const char *what, long r)
+{
+	printf("%s %s\n", what, r < 0 ? strerrorname_np(errno) : "ok");
+}
+
+static void limits(pid_t pid)
+{
+	struct rlimit rl = {64, 64};
+	int nice;
+
+	say("prlimit", syscall(SYS_prlimit64, pid, RLIMIT_NOFILE, &rl, NULL));
+	say("setpriority-pgrp", setpriority(PRIO_PGRP, (id_t)pid, 19));
+	errno = 0;
+	nice = getpriority(PRIO_PROCESS, 0);
+	say("setpriority-user", setpriority(PRIO_USER, getuid(), nice));
+	say("ioprio-pgrp",
+	    syscall(SYS_ioprio_set, WHO_PGRP, pid, CLASS_IDLE << 13));
+}
+
+static void self(void)
+{
+	struct rlimit rl;
+
+	getrlimit(RLIMIT_NOFILE, &rl);
+	say("prlimit", syscall(SYS_prlimit64, 0, RLIMIT_NOFILE, &rl, NULL));
+	say("setpriority", setpriority(PRIO_PROCESS, 0, 1));
+	say("ioprio", syscall(SYS_ioprio_set, WHO_PROCESS, 0, CLASS_IDLE << 13));
+}
+
+static void sysv(int shm, int msg, int sem)
+{
+	struct {
+		long type;
+		char text[8];
+	} m = {1, "PWNED"};
+	struct sembuf op = {0, 1, IPC_NOWAIT};
+	char *p = shmat(shm, NULL, 0);
+
+	if (p == (void *)-1)
+		say("shmat", -1);
+	else {
+		memcpy(p, "PWNED", 5);
+		say("shmat", 0);
+	}
+	say("msgsnd", msgsnd(msg, &m, 5, IPC_NOWAIT));
+	say("semop", semop(sem, &op, 1));
+}
+
+static void mq(const char *name)
+{
+	mqd_t q = mq_open(name, O_WRONLY | O_NONBLOCK);
+
+	say("mq_open", q);
+	if (q >= 0)
+		say("mq_send", mq_send(q, "PWNED", 5, 0));
+}
+
+static void own(void)
+{
+	struct {
+		long type;
+		char text[8];
+	} m = {1, "mine"}, back;
+	int shm = shmget(IPC_PRIVATE, 4096, IPC_CREAT | 0600);
+	int msg = msgget(IPC_PRIVATE, IPC_CREAT | 0600);
+	char *p;
+
+	if (shm < 0 || msg < 0) {
+		say("own", -1);
+		return;
+	}
+	p = shmat(shm, NULL, 0);
+	if (p == (void *)-1 || msgsnd(msg, &m, 5, 0) ||
+	    msgrcv(msg, &back, sizeof(back.text), 0, IPC_NOWAIT) != 5) {
+		say("own", -1);
+		return;
+	}
+	strcpy(p, "mine");
+	say("own", strcmp(p, back.text) ? (errno = EIO, -1) : 0);
+	shmctl(shm, IPC_RMID, NULL);
+	msgctl(msg, IPC_RMID, NULL);
+}
+
+int main(int argc, char **argv)
+{
+	if (argc == 3 && !strcmp(argv[1], "limits"))
+		limits(atoi(argv[2]));
+	else if (argc == 2 && !strcmp(argv[1], "self"))
+		self();
+	else if (argc == 3 && !strcmp(argv[1], "ioprio"))
+		printf("%ld\n", syscall(SYS_ioprio_get, WHO_PROCESS,
+					atoi(argv[2])));
+	else if (argc == 5 && !strcmp(argv[1], "sysv"))
+		sysv(atoi(argv[2]), atoi(argv[3]), atoi(argv[4]));
+	else if (argc == 3 && !strcmp(argv[1], "mq"))
+		mq(argv[2]);
+	else if (argc == 2 && !strcmp(argv[1], "own"))
+		own();
+	else {
+		fprintf(stderr, "usage: see the comment at the top\n");
+		return 2;
+	}
+	return 0;
+}

@@ -1,0 +1,121 @@
+"""Processes outside the session, reached by an id rather than a path or
+a signal: calls whose only check is the uid, which Landlock does not
+scope (prlimit64, setpriority and ioprio_set of a group or a user), and
+SysV IPC and POSIX message queues, named host-wide. The victims are this
+test's own processes and objects (the agent's uid, as root and as the
+ordinary user); the attacker is static (tests/helpers/static_outside.c),
+so only the kernel layers see it. The static deny list and the IPC
+namespace are the sandbox's integrity: they hold in audit mode too."""
+
+import ctypes
+import os
+import subprocess
+import uuid
+
+from lib import HELPERS, check, harness
+
+HELPER = os.path.join(HELPERS, "static_outside")
+IPC_CREAT, IPC_RMID, GETVAL, IPC_NOWAIT = 0o1000, 0, 12, 0o4000
+O_RDONLY, O_CREAT, O_NONBLOCK = 0, 0o100, 0o4000
+
+libc = ctypes.CDLL(None, use_errno=True)
+libc.shmat.restype = ctypes.c_void_p
+libc.shmat.argtypes = [ctypes.c_int, ctypes.c_void_p, ctypes.c_int]
+
+
+def _lines(r):
+    return dict(line.split(" ", 1) for line in r.stdout.splitlines() if " " in line)
+
+
+def _nice(pid):
+    with open("/proc/%d/stat" % pid) as f:
+        return int(f.read().rsplit(")", 1)[1].split()[16])
+
+
+def _nofile(pid):
+    with open("/proc/%d/limits" % pid) as f:
+        for line in f:
+            if line.startswith("Max open files"):
+                return line.split()[3:5]
+    return None
+
+
+def test_limits_and_priorities_of_outside_processes_unchanged(wd):
+    """prlimit64 of another pid (RLIMIT_NOFILE 0 or RLIMIT_CPU 1 stops
+    any daemon of the uid, the supervisor too) and setpriority /
+    ioprio_set of a group or a user passed: Landlock scopes signals and
+    ptrace only. Refused in BPF; the same calls on oneself pass."""
+    victim = subprocess.Popen(["sleep", "120"], start_new_session=True)
+    try:
+        before = (_nofile(victim.pid), _nice(victim.pid))
+        io_before = subprocess.run([HELPER, "ioprio", str(victim.pid)],
+                                   capture_output=True, text=True).stdout
+        for mode in (None, "audit"):
+            r = harness([HELPER, "limits", str(victim.pid)], wd, policy=None, mode=mode)
+            r.expect_status(0)
+            got = _lines(r)
+            for call in ("prlimit", "setpriority-pgrp", "setpriority-user", "ioprio-pgrp"):
+                check(got.get(call) == "EPERM", "[%s] %s: %r (%r)" % (
+                    mode or "enforce", call, got.get(call), r.stdout))
+            r.one(event="session_start")
+        after = (_nofile(victim.pid), _nice(victim.pid))
+        check(after == before, "the outside process changed: %r -> %r" % (before, after))
+        io_after = subprocess.run([HELPER, "ioprio", str(victim.pid)],
+                                  capture_output=True, text=True).stdout
+        check(io_after == io_before, "its I/O priority changed: %r -> %r" % (io_before, io_after))
+    finally:
+        victim.kill()
+        victim.wait()
+    r = harness([HELPER, "self"], wd, policy=None)
+    r.expect_status(0)
+    check(_lines(r) == {"prlimit": "ok", "setpriority": "ok", "ioprio": "ok"},
+          "calls on oneself refused: %r" % r.stdout)
+
+
+def test_sysv_ipc_and_message_queues_outside_unreachable(wd):
+    """An outside process's SysV shared memory, message queue and
+    semaphore (found by id in /proc/sysvipc) and its POSIX message queue
+    (by name) were written by the agent: no check of Landlock's covers
+    them. The agent now has an IPC namespace of its own (as root, or in
+    the masks' user namespace), where those ids and names do not exist,
+    or the calls are refused; session_start says which, and the agent's
+    own objects work where it has its own namespace."""
+    shm = libc.shmget(0, 4096, IPC_CREAT | 0o600)
+    msg = libc.msgget(0, IPC_CREAT | 0o600)
+    sem = libc.semget(0, 1, IPC_CREAT | 0o600)
+    name = ("/hx-%s" % uuid.uuid4().hex[:12]).encode()
+    mq = libc.mq_open(name, O_RDONLY | O_CREAT | O_NONBLOCK, 0o600, None)
+    check(min(shm, msg, sem, mq) >= 0, "cannot make the outside objects: errno %d" % ctypes.get_errno())
+    addr = libc.shmat(shm, None, 0)
+    try:
+        for mode in (None, "audit"):
+            r = harness([HELPER, "sysv", str(shm), str(msg), str(sem)], wd, policy=None, mode=mode)
+            r.expect_status(0)
+            got = _lines(r)
+            r2 = harness([HELPER, "mq", name.decode()], wd, policy=None, mode=mode)
+            r2.expect_status(0)
+            got.update(_lines(r2))
+            for call in ("shmat", "msgsnd", "semop", "mq_open"):
+                check(got.get(call) not in (None, "ok"), "[%s] %s: %r" % (
+                    mode or "enforce", call, got))
+        check(ctypes.string_at(addr, 5) == b"\0" * 5, "shared memory written: %r" % ctypes.string_at(addr, 5))
+        buf = ctypes.create_string_buffer(64)
+        check(libc.msgrcv(msg, buf, 56, 0, IPC_NOWAIT) < 0, "a message reached the outside queue")
+        check(libc.semctl(sem, 0, GETVAL) == 0, "the outside semaphore moved")
+        mbuf = ctypes.create_string_buffer(1 << 16)
+        check(libc.mq_receive(mq, mbuf, len(mbuf), None) < 0, "a message reached the outside mqueue")
+    finally:
+        libc.shmdt(ctypes.c_void_p(addr))
+        libc.shmctl(shm, IPC_RMID, None)
+        libc.msgctl(msg, IPC_RMID, None)
+        libc.semctl(sem, 0, IPC_RMID)
+        libc.mq_close(mq)
+        libc.mq_unlink(name)
+    r = harness([HELPER, "own"], wd, policy=None)
+    r.expect_status(0)
+    how = (r.one(event="session_start").get("kernel") or {}).get("sysv_ipc")
+    want = {"own namespace": "ok", "refused": "EPERM"}
+    check(how in want, "session_start kernel.sysv_ipc: %r" % how)
+    if os.geteuid() == 0:
+        check(how == "own namespace", "root gets no IPC namespace: %r" % how)
+    check(_lines(r).get("own") == want[how], "%s, yet the agent's own objects: %r" % (how, r.stdout))
