@@ -35,10 +35,12 @@ static void finish(const struct hx_policy *p, const struct best *b,
 		out->verdict = b->rule->verdict;
 		out->rule = b->rule->name;
 		out->pattern = b->pat->text;
+		out->neighbours = b->rule->neighbours;
 	} else {
 		out->verdict = p->defaults[defcat];
 		out->rule = hx_default_rule_name(defcat);
 		out->pattern = NULL;
+		out->neighbours = false;
 	}
 }
 
@@ -263,6 +265,7 @@ void hx_policy_decide(const struct hx_policy *p, const struct hx_event *ev,
 	out->verdict = HX_VERDICT_DENY;
 	out->rule = malformed;
 	out->pattern = NULL;
+	out->neighbours = false;
 	switch (ev->op) {
 	case HX_OP_EXEC:
 		if (!ev->path && (!ev->argv || ev->argc == 0))

@@ -61,6 +61,7 @@ static void rule_info(const char *section, const struct hx_rule *r,
 		.origin = r->origin ? r->origin : "harness",
 		.verdict = r->verdict,
 		.access = r->access,
+		.neighbours = r->neighbours,
 		.patterns = pats,
 		.npatterns = r->npats < 64 ? r->npats : 64,
 	};

@@ -43,7 +43,7 @@ static const char *const file_keys[] = { "id",	   "description", "allow",
 					 "match",  "not_match",	  NULL };
 static const char *const rule_keys[] = { "id",	  "description", "allow",
 					 "deny",  "ask",	 "match",
-					 "not_match", NULL };
+					 "not_match", "neighbours", NULL };
 static const char *const verdict_words[] = { "allow", "ask", "deny", NULL };
 static const char *const category_words[] = {
 	"exec",	    "file_read",   "file_write", "net_connect",
@@ -345,6 +345,11 @@ static int load_rule(struct ld *l, enum hx_section sec, yaml_node_t *n,
 		} else if (!strcmp(k, "access")) {
 			ret = word(l, v, "access", access_words, &i);
 			r->access = (unsigned)i + 1;
+		} else if (!strcmp(k, "neighbours")) {
+			if (sec != HX_SEC_NET)
+				return fail(l, v, NULL,
+					    "neighbours is a network rule's key");
+			ret = boolean(l, v, "neighbours", &r->neighbours);
 		} else if (!strcmp(k, "match")) {
 			ex[0] = v;
 		} else if (!strcmp(k, "not_match")) {
@@ -979,6 +984,7 @@ static int load_net_session_rules(struct ld *l)
 		r->origin = "harness";
 		r->verdict = sr->verdict;
 		r->access = HX_ACCESS_ANY;
+		r->neighbours = sr->neighbours;
 		r->pats = hx_arena_alloc(&l->p->arena,
 					 sr->npatterns * sizeof(*r->pats));
 		if (!r->pats)

@@ -17,12 +17,13 @@
 struct hx_policy;
 
 /* A rule the session adds: its name ("harness:..."), verdict and
- * patterns (network syntax), all borrowed. */
+ * patterns (network syntax), all borrowed; neighbours as the rule key. */
 struct hx_session_rule {
 	const char *name;
 	enum hx_verdict verdict;
 	const char *const *patterns;
 	size_t npatterns;
+	bool neighbours;
 };
 
 /* Values of the policy variables. NULL members are unset: a pattern
@@ -129,6 +130,7 @@ struct hx_rule_info {
 	const char *origin;  /* "file:line" where it is written */
 	enum hx_verdict verdict;
 	unsigned access; /* files: HX_ACCESS_* */
+	bool neighbours; /* network: "neighbours: true" */
 	const char *const *patterns; /* expanded */
 	size_t npatterns;
 };
@@ -176,6 +178,10 @@ struct hx_decision {
 	 * "default:<category>" when no rule matched. Owned by the policy. */
 	const char *rule;
 	const char *pattern; /* the pattern that matched, or NULL */
+	/* The rule that decided says "neighbours: true": it allows a unix
+	 * socket of a service of the user's outside the session too (the
+	 * supervisor refuses those otherwise, rule harness:neighbour). */
+	bool neighbours;
 };
 
 /* Decides ev. Never fails: an event it cannot judge (no path where one

@@ -97,6 +97,7 @@ struct hx_rule {
 	const char *origin; /* "file:line" where it is written */
 	enum hx_verdict verdict;
 	unsigned access; /* files only */
+	bool neighbours; /* network allow: opens a neighbour's unix socket too */
 	struct hx_pattern *pats;
 	size_t npats;
 	struct hx_example *ex;

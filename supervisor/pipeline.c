@@ -7,6 +7,7 @@
 #include <fcntl.h>
 #include <jansson.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -51,8 +52,16 @@ struct corr {
 	bool pending;
 };
 
+/* The unix sockets the session's processes bound (hx_un_bind, on the
+ * workers' threads): a ring; one forgotten is refused as a neighbour's,
+ * which fails safe. */
+#define OWN_SOCKS 1024
+
 struct hx_pl_kernel {
 	struct corr c[CORR_N];
+	pthread_mutex_t socks_lock;
+	struct hx_protect_ino socks[OWN_SOCKS];
+	size_t nsocks;
 	bool sees_exec, sees_reads; /* notified beyond the fixed list */
 	struct {
 		pid_t pid;
@@ -80,13 +89,18 @@ static uint64_t mono_ms(void)
 
 int hx_pipeline_kernel_enable(struct hx_pipeline *pl)
 {
-	if (!pl->kern)
+	if (!pl->kern) {
 		pl->kern = calloc(1, sizeof(*pl->kern));
+		if (pl->kern)
+			pthread_mutex_init(&pl->kern->socks_lock, NULL);
+	}
 	return pl->kern ? 0 : -ENOMEM;
 }
 
 void hx_pipeline_kernel_free(struct hx_pipeline *pl)
 {
+	if (pl->kern)
+		pthread_mutex_destroy(&pl->kern->socks_lock);
 	free(pl->kern);
 	pl->kern = NULL;
 }
@@ -820,6 +834,68 @@ static bool protected_inode(const struct hx_pipeline *pl,
 	return false;
 }
 
+void hx_pipeline_own_socket(struct hx_pipeline *pl, int dirfd,
+			    const char *name)
+{
+	struct hx_pl_kernel *k = pl->kern;
+	struct stat st;
+
+	if (!k || fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) ||
+	    !S_ISSOCK(st.st_mode))
+		return;
+	pthread_mutex_lock(&k->socks_lock);
+	k->socks[k->nsocks++ % OWN_SOCKS] =
+	    (struct hx_protect_ino){st.st_dev, st.st_ino};
+	pthread_mutex_unlock(&k->socks_lock);
+}
+
+static bool own_socket(struct hx_pl_kernel *k, const struct stat *st)
+{
+	bool found = false;
+
+	pthread_mutex_lock(&k->socks_lock);
+	for (size_t i = 0; i < OWN_SOCKS && i < k->nsocks && !found; i++)
+		found = k->socks[i].dev == st->st_dev &&
+			k->socks[i].ino == st->st_ino;
+	pthread_mutex_unlock(&k->socks_lock);
+	return found;
+}
+
+/* Where a root agent's uid owns the system's daemons' sockets (nscd,
+ * journald's /dev/log, userdb): /run and /var/run but for the users'
+ * runtime dirs. The default policy names the neighbours there. */
+static bool system_place(const char *path)
+{
+	const char *p = !strncmp(path, "/run/", 5)	? path + 5
+			: !strncmp(path, "/var/run/", 9) ? path + 9
+							  : NULL;
+
+	return p && strncmp(p, "user/", 5);
+}
+
+/* Whether the unix socket at path (symlinks resolved) serves a process
+ * of the agent's uid that no process of the session bound: a service of
+ * the user's outside the sandbox (tmux -S, ssh-agent -a, dbus-launch,
+ * a compositor's IPC, an ssh control master, a user's postgres), which
+ * obeys that uid, wherever it lives. Lists of places miss one; the
+ * owner does not: a socket file belongs to who bound it. *st gets what
+ * was judged (st_ino 0: no socket there), which the kernel layer checks
+ * again on what it connects. Only with the kernel layer, which sees
+ * every bind. */
+static bool neighbour_socket(const struct hx_pipeline *pl,
+			     const struct hx_peer *peer, const char *path,
+			     struct stat *st)
+{
+	memset(st, 0, sizeof(*st));
+	if (!pl->kern || lstat(path, st) || !S_ISSOCK(st->st_mode)) {
+		st->st_ino = 0;
+		return false;
+	}
+	if (st->st_uid != peer->uid || (peer->uid == 0 && system_place(path)))
+		return false;
+	return !own_socket(pl->kern, st);
+}
+
 /* The rule that protects the harness's own files holds in audit mode
  * too: audit mode lets the policy go unenforced, not the log. */
 static bool protects_harness(const char *rule)
@@ -1152,6 +1228,23 @@ static void decide(struct hx_pipeline *pl, const struct hx_peer *peer,
 		d.rule = "harness:protect";
 		d.pattern = NULL;
 		by_inode = true;
+	}
+	out->sock_dev = 0;
+	out->sock_ino = 0;
+	if (is_unix && un_len &&
+	    (rq->op == HX_OP_CONNECT || rq->op == HX_OP_SEND)) {
+		struct stat st;
+
+		if (neighbour_socket(pl, peer,
+				     unix_resolved ? pu->resolved : pu->norm,
+				     &st) &&
+		    d.verdict == HX_VERDICT_ALLOW && !d.neighbours) {
+			d.verdict = HX_VERDICT_DENY;
+			d.rule = "harness:neighbour";
+			d.pattern = NULL;
+		}
+		out->sock_dev = st.st_dev;
+		out->sock_ino = st.st_ino;
 	}
 	if (rq->op == HX_OP_EXEC)
 		cls = hx_classify_exec(ev.path, rq->argv, rq->argc);

@@ -118,6 +118,10 @@ struct hx_outcome {
 	bool tell;
 	const char *rule; /* static or owned by the policy */
 	uint64_t seq;	  /* audit record, 0 when it was not written */
+	/* A unix socket's path: the socket file judged (sock_ino 0: none
+	 * was there). What the kernel layer connects must be that one. */
+	dev_t sock_dev;
+	ino_t sock_ino;
 	/* A kernel-layer refusal's notice, when tell left it unprinted:
 	 * hx_pipeline_notice prints it if the answer stays EACCES/EPERM. */
 	char notice[512];
@@ -188,6 +192,13 @@ int hx_pipeline_append_event(struct hx_pipeline *pl, struct json_t *rec,
  * audit_failed with what is coalesced, using the space the log keeps
  * for its last records, and marks the pipeline failed. Idempotent. */
 void hx_pipeline_fail(struct hx_pipeline *pl, int err, const char *why);
+
+/* Remembers the unix socket a process of the session bound, name in the
+ * directory dirfd (the kernel layer's bind): its connects are no
+ * neighbour's (harness:neighbour). From any thread; nothing without the
+ * kernel layer. */
+void hx_pipeline_own_socket(struct hx_pipeline *pl, int dirfd,
+			    const char *name);
 
 /* Protects the file open as fd by inode too (harness:protect). Returns
  * 0, -ENOSPC or -errno of fstat. */

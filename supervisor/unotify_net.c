@@ -128,6 +128,13 @@ static bool decide_addr(struct hx_unotify *u, const struct target *t,
 		a->err = ECONNREFUSED; /* as connect to a non-socket says */
 		return false;
 	}
+	/* Another socket than the one judged for its owner (pipeline.c,
+	 * harness:neighbour): swapped in since the decision. */
+	if (st.st_ino != j.out.sock_ino || st.st_dev != j.out.sock_dev) {
+		close(fd);
+		a->err = EACCES;
+		return false;
+	}
 	*target = fd;
 	return true;
 }
@@ -838,6 +845,9 @@ void hx_un_bind(struct hx_unotify *u, const struct seccomp_notif *n,
 			goto done;
 		}
 		e = bind_in(sfd, pfd, name, t->umask);
+		/* The session's own: its connects are no neighbour's. */
+		if (!e)
+			hx_pipeline_own_socket(u->pl, pfd, name);
 		close(pfd);
 	}
 done:

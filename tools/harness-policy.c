@@ -445,6 +445,8 @@ static void show_rule(const struct hx_rule_info *r, void *arg)
 	printf("  - id: %s    # %s\n", r->name, r->origin);
 	if (!strcmp(r->section, "files") && r->access != HX_ACCESS_ANY)
 		printf("    access: %s\n", access[r->access & 3]);
+	if (r->neighbours)
+		puts("    neighbours: true");
 	printf("    %s: [", hx_verdict_name(r->verdict));
 	for (size_t i = 0; i < r->npatterns; i++) {
 		fputs(i ? ", " : "", stdout);

@@ -15,6 +15,11 @@
  *   mq NAME          mq_open(NAME, O_WRONLY) and sends "PWNED"
  *   own              a SysV segment and a message queue of its own:
  *                    created, written, read back, removed
+ *   linkrace NB S    binds and serves "own.sock" in the cwd; for S
+ *                    seconds one thread connects to "sw.sock" in a loop
+ *                    while another makes that name, in turn, a hard link
+ *                    of own.sock and of the neighbour's socket NB;
+ *                    prints "own N" (connects that reached own.sock)
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -28,7 +33,13 @@
 #include <sys/resource.h>
 #include <sys/sem.h>
 #include <sys/shm.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
+#include <sys/un.h>
+#include <time.h>
 #include <unistd.h>
 
 #define WHO_PROCESS 1 /* linux/ioprio.h */
@@ -118,6 +129,65 @@ static void own(void)
 	msgctl(msg, IPC_RMID, NULL);
 }
 
+static atomic_bool stop;
+static atomic_long reached;
+static const char *nb;
+
+static void *serve(void *arg)
+{
+	int l = *(int *)arg;
+
+	for (;;) {
+		int c = accept(l, NULL, NULL);
+
+		if (c >= 0) {
+			atomic_fetch_add(&reached, 1);
+			close(c);
+		}
+	}
+	return NULL;
+}
+
+static void *relink(void *arg)
+{
+	(void)arg;
+	for (unsigned i = 0; !atomic_load(&stop); i++) {
+		unlink("sw.tmp");
+		if (!link(i & 1 ? nb : "own.sock", "sw.tmp"))
+			rename("sw.tmp", "sw.sock");
+	}
+	return NULL;
+}
+
+static void linkrace(const char *neighbour, int secs)
+{
+	struct sockaddr_un own = {.sun_family = AF_UNIX, .sun_path = "own.sock"},
+			   sw = {.sun_family = AF_UNIX, .sun_path = "sw.sock"};
+	int l = socket(AF_UNIX, SOCK_STREAM, 0);
+	time_t end = time(NULL) + secs;
+	pthread_t ts, tr;
+
+	nb = neighbour;
+	unlink("own.sock");
+	if (l < 0 || bind(l, (struct sockaddr *)&own, sizeof(own)) ||
+	    listen(l, 128)) {
+		say("linkrace", -1);
+		return;
+	}
+	pthread_create(&ts, NULL, serve, &l);
+	pthread_create(&tr, NULL, relink, NULL);
+	while (time(NULL) < end) {
+		int s = socket(AF_UNIX, SOCK_STREAM, 0);
+
+		connect(s, (struct sockaddr *)&sw, sizeof(sw));
+		close(s);
+	}
+	atomic_store(&stop, true);
+	pthread_join(tr, NULL);
+	usleep(100000);
+	printf("own %ld\n", atomic_load(&reached));
+}
+
 int main(int argc, char **argv)
 {
 	if (argc == 3 && !strcmp(argv[1], "limits"))
@@ -133,6 +203,8 @@ int main(int argc, char **argv)
 		mq(argv[2]);
 	else if (argc == 2 && !strcmp(argv[1], "own"))
 		own();
+	else if (argc == 4 && !strcmp(argv[1], "linkrace"))
+		linkrace(argv[2], atoi(argv[3]));
 	else {
 		fprintf(stderr, "usage: see the comment at the top\n");
 		return 2;

@@ -9,10 +9,11 @@ namespace are the sandbox's integrity: they hold in audit mode too."""
 
 import ctypes
 import os
+import socket
 import subprocess
 import uuid
 
-from lib import HELPERS, check, harness
+from lib import HELPERS, PYTHON, Listener, check, harness
 
 HELPER = os.path.join(HELPERS, "static_outside")
 IPC_CREAT, IPC_RMID, GETVAL, IPC_NOWAIT = 0o1000, 0, 12, 0o4000
@@ -119,3 +120,84 @@ def test_sysv_ipc_and_message_queues_outside_unreachable(wd):
     if os.geteuid() == 0:
         check(how == "own namespace", "root gets no IPC namespace: %r" % how)
     check(_lines(r).get("own") == want[how], "%s, yet the agent's own objects: %r" % (how, r.stdout))
+
+
+STATIC_UNOTIFY = os.path.join(HELPERS, "static_unotify")
+CONNECT = ("import socket, sys\n"
+           "s = socket.socket(socket.AF_UNIX)\n"
+           "try:\n"
+           "    s.connect(sys.argv[1]); s.send(b'cmd'); print('ok')\n"
+           "except OSError as e:\n"
+           "    print(e.errno)\n")
+
+
+def _unlink(path):
+    try:
+        os.unlink(path)
+    except FileNotFoundError:
+        pass
+
+
+def test_sockets_of_the_users_services_outside_are_neighbours(wd):
+    """A service of the user's outside the sandbox that obeys its uid
+    (tmux -S /tmp/x, ssh-agent -a /tmp/x, an ssh control master, a
+    compositor's IPC) was reached wherever no list named its place: the
+    default allows unix:/tmp/** and unix:$CWD/**. A socket file of the
+    agent's uid that no process of the session bound is now refused,
+    rule harness:neighbour, from a static program and through the shim;
+    the session's own sockets work, in a race that swaps hard links of
+    the two under one name too; another uid's socket is the policy's."""
+    tag = uuid.uuid4().hex[:8]
+    places = ["/tmp/hx-nb-%s.sock" % tag, os.path.join(wd.path, "nb.sock")]
+    dgram = "/tmp/hx-nb-%s.dgram" % tag
+    listeners = [Listener(path=p) for p in places]
+    d = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+    d.bind(dgram)
+    d.setblocking(False)
+    try:
+        for path, lst in zip(places, listeners):
+            r = harness([STATIC_UNOTIFY, "uconnect", path], wd, policy=None)
+            check(r.stdout.strip() == "err EACCES", "%s: %r" % (path, (r.stdout, r.stderr[-300:])))
+            rec = r.one(event="connect", args_addr="unix:" + path)
+            check(rec["verdict"] == "deny" and rec["rule"] == "harness:neighbour" and
+                  rec["layer"] == "kernel", rec)
+            r = harness([PYTHON, "-c", CONNECT, path], wd, policy=None)
+            check(r.stdout.strip() == "13", "%s through the shim: %r" % (path, r.stdout))
+            check(r.one(op="connect", args_addr="unix:" + path)["rule"] == "harness:neighbour",
+                  r.dump())
+            check(lst.accepted == 0, "%s: the neighbour was reached" % path)
+        r = harness([STATIC_UNOTIFY, "usendto", dgram], wd, policy=None)
+        check(r.stdout.strip() == "err EACCES", "datagram: %r" % r.stdout)
+        check(r.one(args_addr="unix:" + dgram)["rule"] == "harness:neighbour", r.dump())
+        try:
+            got = d.recv(100)
+        except BlockingIOError:
+            got = None
+        check(got is None, "a datagram reached the neighbour: %r" % got)
+        # Audit mode records the same verdict (and enforces nothing).
+        r = harness([STATIC_UNOTIFY, "uconnect", places[0]], wd, policy=None, mode="audit")
+        rec = r.one(event="connect", args_addr="unix:" + places[0])
+        check(rec["verdict"] == "deny" and rec["rule"] == "harness:neighbour", rec)
+        # The session's own socket, in the project, while a thread swaps
+        # "sw.sock" between hard links of it and of the neighbour's.
+        before = listeners[1].accepted
+        r = harness([os.path.join(HELPERS, "static_outside"), "linkrace", places[1], "2"], wd,
+                    policy=None, timeout=60)
+        check(r.stdout.startswith("own ") and int(r.stdout.split()[1]) > 0,
+              "the session's own socket was never reached: %r" % ((r.stdout, r.stderr[-300:]),))
+        check(listeners[1].accepted == before,
+              "the race reached the neighbour %d times" % (listeners[1].accepted - before))
+        # A socket of another uid (a daemon's) is not the agent's neighbour.
+        if os.geteuid() == 0:
+            before = listeners[0].accepted
+            os.chown(places[0], 65534, 65534)
+            os.chmod(places[0], 0o777)
+            r = harness([STATIC_UNOTIFY, "uconnect", places[0]], wd, policy=None)
+            check(r.stdout.strip() == "ok uconnect", "another uid's socket: %r" % r.stdout)
+            check(listeners[0].accepted == before + 1, "accepted %d" % listeners[0].accepted)
+    finally:
+        for lst in listeners:
+            lst.close()
+        d.close()
+        for p in places[:1] + [dgram]:
+            _unlink(p)

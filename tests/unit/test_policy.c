@@ -341,6 +341,27 @@ START_TEST(test_decide_structs)
 	hx_policy_decide(p, &ev, &d);
 	ck_assert_str_eq(d.rule, "default:net_connect");
 
+	/* "neighbours: true" travels with the rule that decided, alone */
+	{
+		struct hx_policy *pn = load(
+			"version: 1\nnetwork:\n"
+			"  - id: wide\n    allow: [\"unix:/tmp/**\"]\n"
+			"  - id: agent\n    allow: [\"unix:/tmp/ssh-*/**\"]\n"
+			"    neighbours: yes\n",
+			&vars);
+
+		strcpy(un.sun_path, "/tmp/ssh-x/agent.1");
+		ev.addrlen = sizeof(un);
+		hx_policy_decide(pn, &ev, &d);
+		ck_assert_str_eq(d.rule, "agent");
+		ck_assert(d.neighbours);
+		strcpy(un.sun_path, "/tmp/tmux-1/default");
+		hx_policy_decide(pn, &ev, &d);
+		ck_assert_str_eq(d.rule, "wide");
+		ck_assert(!d.neighbours);
+		hx_policy_free(pn);
+	}
+
 	/* missing paths, host, argv */
 	ev = (struct hx_event){ .op = HX_OP_READ };
 	hx_policy_decide(p, &ev, &d);
@@ -415,6 +436,10 @@ static const struct ecase ecases[] = {
 	  "allow, ask, deny" },
 	{ "defaults:\n  fs: allow\n", 2, 3, "unknown key 'fs'", "file_read" },
 	{ "mode: strict\n", 1, 7, "invalid mode", "enforce, audit" },
+	{ "exec:\n  - deny: [\"x\"]\n    neighbours: true\n", 3, 17,
+	  "neighbours is a network rule's key", NULL },
+	{ "files:\n  - deny: /x\n    neighbours: true\n", 3, 5,
+	  "unknown key 'neighbours' in a rule", NULL },
 	{ "version: 2\n", 1, 10, "invalid version", NULL },
 	{ "files:\n  - deny: \"/a/**b\"\n", 2, 15, "bad glob", NULL },
 	{ "files:\n  - deny: [/ok, \"/a/[bc\"]\n", 2, 21, "unclosed '['",
