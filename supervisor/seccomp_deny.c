@@ -280,6 +280,12 @@ const size_t hx_seccomp_nipc = sizeof(hx_seccomp_ipc) / sizeof(*hx_seccomp_ipc);
 	{                                                                      \
 		n, HX_SC_NOTIFY, 0, {BIT(i, m), NONE}, why                     \
 	}
+/* A call naming a pid or tid in argument i: notified unless it is 0. */
+#define ON_PID(n, i, why)                                                      \
+	{                                                                      \
+		n, HX_SC_NOTIFY, 0, {{HX_SC_NONZERO, i, false, 0, 0}, NONE},   \
+		    why                                                        \
+	}
 /* Opens that can write: any of these flag bits (one row each, ORed).
  * Read-only opens pass in BPF and are bounded by Landlock. A BIT row
  * matches when every bit of its mask is set: O_TMPFILE is 020000000 |
@@ -350,6 +356,15 @@ const struct hx_sc_rule hx_seccomp_notify[] = {
     /* A unix socket's bind creates a file; the address is behind a
      * pointer, so every bind (rare: servers) is emulated. */
     NOTIFY("bind", "names a socket (a unix one creates a file)"),
+    /* Priorities and scheduling of another thread or process by id:
+     * only a uid check, which Landlock does not scope; done for the
+     * agent's own tree only (unotify_sched.c). Id 0, oneself, passes. */
+    ON_PID("setpriority", 1, "priority of another process"),
+    ON_PID("ioprio_set", 1, "I/O priority of another process"),
+    ON_PID("sched_setaffinity", 0, "CPUs of another thread"),
+    ON_PID("sched_setscheduler", 0, "scheduling of another thread"),
+    ON_PID("sched_setparam", 0, "scheduling of another thread"),
+    ON_PID("sched_setattr", 0, "scheduling of another thread"),
 };
 
 const size_t hx_seccomp_nnotify =

@@ -374,6 +374,14 @@ static void handle(struct hx_unotify *u, const struct seccomp_notif *n)
 	case SYS_bind:
 		hx_un_bind(u, n, &t, &a);
 		break;
+	case SYS_setpriority:
+	case SYS_ioprio_set:
+	case SYS_sched_setaffinity:
+	case SYS_sched_setscheduler:
+	case SYS_sched_setparam:
+	case SYS_sched_setattr:
+		hx_un_sched(u, n, &t, &a);
+		break;
 	default:
 		break; /* not on the list: denied */
 	}

@@ -222,9 +222,7 @@ static void connect_own(struct hx_unotify *u, const struct seccomp_notif *n,
 	a->val = 0;
 }
 
-/* Whether pid belongs to the agent's tree: traced by the exec gate (the
- * whole tree is), or, without the gate, a descendant of its root. */
-static bool in_tree(const struct hx_unotify *u, pid_t pid)
+bool hx_un_in_tree(const struct hx_unotify *u, pid_t pid)
 {
 	for (int depth = 0; pid > 1 && depth < 128; depth++) {
 		char path[64], buf[2048], *p;
@@ -303,7 +301,8 @@ static bool tree_holds(const struct hx_unotify *u, pid_t self,
 
 		if (*end || pid <= 1 || pid == self)
 			continue;
-		found = in_tree(u, (pid_t)pid) && holds_inode((pid_t)pid, ino);
+		found = hx_un_in_tree(u, (pid_t)pid) &&
+			holds_inode((pid_t)pid, ino);
 	}
 	closedir(d);
 	return found;

@@ -8,6 +8,11 @@
  *                    processes to their current nice (no change even
  *                    when it passes), ioprio_set of PID's group to idle
  *   self             the same calls on ourselves (pid 0): allowed
+ *   sched PID        setpriority, ioprio_set, sched_setaffinity (CPU 0),
+ *                    sched_setscheduler and sched_setattr (SCHED_IDLE),
+ *                    sched_setparam of the process PID
+ *   sched-own        the same on a child of ours and on our own thread
+ *                    (by tid), each checked with the get calls
  *   ioprio PID       prints PID's I/O priority (run outside the harness)
  *   sysv SHM MSG SEM writes "PWNED" into the shared memory SHM, sends a
  *                    message on the queue MSG, adds 1 to semaphore 0 of
@@ -34,8 +39,12 @@
 #include <sys/sem.h>
 #include <sys/shm.h>
 #include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <sys/wait.h>
 #include <stdatomic.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/un.h>
@@ -73,6 +82,82 @@ static void self(void)
 	say("prlimit", syscall(SYS_prlimit64, 0, RLIMIT_NOFILE, &rl, NULL));
 	say("setpriority", setpriority(PRIO_PROCESS, 0, 1));
 	say("ioprio", syscall(SYS_ioprio_set, WHO_PROCESS, 0, CLASS_IDLE << 13));
+}
+
+struct attr { /* struct sched_attr, first version (48 bytes) */
+	uint32_t size, policy;
+	uint64_t flags;
+	int32_t nice;
+	uint32_t prio;
+	uint64_t runtime, deadline, period;
+};
+
+/* Each call on pid, printed; with check, each is read back too. */
+static void sched_on(pid_t pid, bool check)
+{
+	struct sched_param sp = {0};
+	struct attr at = {.size = sizeof(at), .policy = SCHED_IDLE};
+	cpu_set_t set, got;
+	int cpu = sched_getcpu() < 0 ? 0 : sched_getcpu();
+	long r;
+
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	r = setpriority(PRIO_PROCESS, (id_t)pid, 19);
+	if (!r && check && getpriority(PRIO_PROCESS, (id_t)pid) != 19)
+		r = -1, errno = EIO;
+	say("setpriority", r);
+	r = syscall(SYS_ioprio_set, WHO_PROCESS, pid, CLASS_IDLE << 13);
+	if (!r && check &&
+	    syscall(SYS_ioprio_get, WHO_PROCESS, pid) != CLASS_IDLE << 13)
+		r = -1, errno = EIO;
+	say("ioprio", r);
+	r = sched_setaffinity(pid, sizeof(set), &set);
+	if (!r && check &&
+	    (sched_getaffinity(pid, sizeof(got), &got) || !CPU_EQUAL(&set, &got)))
+		r = -1, errno = EIO;
+	say("affinity", r);
+	r = sched_setscheduler(pid, SCHED_BATCH, &sp);
+	if (!r && check && sched_getscheduler(pid) != SCHED_BATCH)
+		r = -1, errno = EIO;
+	say("scheduler", r);
+	say("param", sched_setparam(pid, &sp));
+	r = syscall(SYS_sched_setattr, pid, &at, 0);
+	if (!r && check && sched_getscheduler(pid) != SCHED_IDLE)
+		r = -1, errno = EIO;
+	say("attr", r);
+}
+
+static void *idle_thread(void *arg)
+{
+	(void)arg;
+	pause();
+	return NULL;
+}
+
+static void sched_own(void)
+{
+	pid_t child = fork();
+	pthread_t th;
+
+	if (child == 0) {
+		pause();
+		_exit(0);
+	}
+	sched_on(child, true);
+	kill(child, SIGKILL);
+	waitpid(child, NULL, 0);
+	/* Our own thread by its tid, as pthread_setaffinity_np does. */
+	pthread_create(&th, NULL, idle_thread, NULL);
+	{
+		cpu_set_t set;
+
+		CPU_ZERO(&set);
+		CPU_SET(0, &set);
+		say("thread-affinity", pthread_setaffinity_np(th, sizeof(set), &set)
+					   ? (errno = EPERM, -1)
+					   : 0);
+	}
 }
 
 static void sysv(int shm, int msg, int sem)
@@ -194,6 +279,10 @@ int main(int argc, char **argv)
 		limits(atoi(argv[2]));
 	else if (argc == 2 && !strcmp(argv[1], "self"))
 		self();
+	else if (argc == 3 && !strcmp(argv[1], "sched"))
+		sched_on(atoi(argv[2]), false);
+	else if (argc == 2 && !strcmp(argv[1], "sched-own"))
+		sched_own();
 	else if (argc == 3 && !strcmp(argv[1], "ioprio"))
 		printf("%ld\n", syscall(SYS_ioprio_get, WHO_PROCESS,
 					atoi(argv[2])));

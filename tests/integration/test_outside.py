@@ -73,6 +73,45 @@ def test_limits_and_priorities_of_outside_processes_unchanged(wd):
           "calls on oneself refused: %r" % r.stdout)
 
 
+def _sched_state(pid):
+    with open("/proc/%d/stat" % pid) as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    with open("/proc/%d/status" % pid) as f:
+        cpus = [line for line in f if line.startswith("Cpus_allowed_list")]
+    io = subprocess.run([HELPER, "ioprio", str(pid)], capture_output=True, text=True).stdout
+    return fields[16], fields[38], cpus, io  # nice, policy, CPUs, I/O priority
+
+
+def test_scheduling_of_outside_processes_unchanged(wd):
+    """setpriority, ioprio_set, sched_setaffinity, sched_setscheduler,
+    sched_setparam and sched_setattr of another pid passed with a uid
+    check only: as the user, any process of the user outside the session
+    was set to nice 19, SCHED_IDLE or one CPU. Now notified when the id
+    is not 0 and done by the supervisor for the agent's own tree only;
+    a child of the agent and its own thread (pthread_setaffinity_np) are
+    still served, in both modes."""
+    victim = subprocess.Popen(["sleep", "120"])
+    try:
+        before = _sched_state(victim.pid)
+        for mode in (None, "audit"):
+            r = harness([HELPER, "sched", str(victim.pid)], wd, policy=None, mode=mode)
+            r.expect_status(0)
+            got = _lines(r)
+            for call in ("setpriority", "ioprio", "affinity", "scheduler", "param", "attr"):
+                check(got.get(call) == "EPERM", "[%s] %s: %r" % (mode or "enforce", call, r.stdout))
+        after = _sched_state(victim.pid)
+        check(after == before, "the outside process changed: %r -> %r" % (before, after))
+    finally:
+        victim.kill()
+        victim.wait()
+    r = harness([HELPER, "sched-own"], wd, policy=None)
+    r.expect_status(0)
+    got = _lines(r)
+    for call in ("setpriority", "ioprio", "affinity", "scheduler", "param", "attr",
+                 "thread-affinity"):
+        check(got.get(call) == "ok", "%s on the agent's own: %r" % (call, r.stdout))
+
+
 def test_sysv_ipc_and_message_queues_outside_unreachable(wd):
     """An outside process's SysV shared memory, message queue and
     semaphore (found by id in /proc/sysvipc) and its POSIX message queue
