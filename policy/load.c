@@ -926,6 +926,22 @@ static int load_protect(struct ld *l)
 	return 0;
 }
 
+static int session_rule(struct ld *l, struct hx_rule *r, const char *name,
+			enum hx_verdict verdict, const char *const *globs,
+			size_t n);
+
+/* harness:protect for writes only (hx_policy_vars.protect_write). */
+static int load_protect_write(struct ld *l)
+{
+	const struct hx_policy_vars *v = l->vars;
+
+	if (!v->nprotect_write)
+		return 0;
+	return session_rule(l, &l->p->protect_write, "harness:protect",
+			    HX_VERDICT_DENY, v->protect_write,
+			    v->nprotect_write);
+}
+
 /* Fills r with the session's extra write globs (see hx_policy_vars). */
 static int session_rule(struct ld *l, struct hx_rule *r, const char *name,
 			enum hx_verdict verdict, const char *const *globs,
@@ -1216,6 +1232,8 @@ static int load_policy(struct ld *l, const char *name, const char *text,
 		ret = load_include(l, NULL, l->vars->include[i]);
 	if (!ret && !meta_only)
 		ret = load_protect(l);
+	if (!ret && !meta_only)
+		ret = load_protect_write(l);
 	if (!ret && !meta_only)
 		ret = load_session_rules(l);
 	if (!ret && !meta_only)

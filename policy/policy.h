@@ -39,6 +39,12 @@ struct hx_policy_vars {
 	const char *session;  /* $SESSION */
 	const char *const *protect;
 	size_t nprotect;
+	/* Absolute globs the agent may not write, in audit mode too, as
+	 * harness:protect for writes only (reads stay the policy's): the
+	 * cgroup file systems, where the session's cgroup holds its process
+	 * count and its end. */
+	const char *const *protect_write;
+	size_t nprotect_write;
 	/* Extra write rules of the session (a --worktree session's git
 	 * paths): absolute globs, appended to the file rules as
 	 * "harness:worktree-deny" (deny, write) and "harness:worktree"

@@ -141,6 +141,7 @@ struct hx_policy {
 	struct hx_rule *rules[HX_SEC_COUNT];
 	size_t nrules[HX_SEC_COUNT];
 	struct hx_rule protect; /* "harness:protect", npats may be 0 */
+	struct hx_rule protect_write; /* "harness:protect", writes only */
 };
 
 /* "default:<category>", static. */

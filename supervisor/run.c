@@ -624,6 +624,12 @@ static void kill_tree(struct run *r)
 	reap(r);
 }
 
+/* The cgroup file systems: the session's cgroup holds its process count
+ * and, through cgroup.kill, its end; a process that wrote itself into
+ * another cgroup's cgroup.procs (as root, or under the user's delegated
+ * subtree) left both. The agent cannot mount another view of them. */
+static const char *const cgroup_globs[] = {"/sys/fs/cgroup/**"};
+
 static void policy_vars(const struct run *r, struct hx_policy_vars *v)
 {
 	*v = (struct hx_policy_vars){
@@ -634,6 +640,8 @@ static void policy_vars(const struct run *r, struct hx_policy_vars *v)
 	    .session = r->sess.id,
 	    .protect = r->sess.protect,
 	    .nprotect = r->sess.nprotect,
+	    .protect_write = cgroup_globs,
+	    .nprotect_write = sizeof(cgroup_globs) / sizeof(*cgroup_globs),
 	};
 	hx_worktree_policy_vars(r->wt, v); /* $WORKTREE, git-dir rules */
 }

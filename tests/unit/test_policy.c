@@ -362,6 +362,34 @@ START_TEST(test_decide_structs)
 		hx_policy_free(pn);
 	}
 
+	/* protect_write: harness:protect for writes and renames, not reads */
+	{
+		static const char *const cg[] = { "/sys/fs/cgroup/**" };
+		struct hx_policy_vars v = vars;
+		struct hx_policy *pw;
+
+		v.protect_write = cg;
+		v.nprotect_write = 1;
+		pw = load("version: 1\nfiles:\n  - allow: [\"/**\"]\n"
+			  "    access: any\n",
+			  &v);
+		ev = (struct hx_event){ .op = HX_OP_WRITE,
+					.path = "/sys/fs/cgroup/pids/cgroup.procs" };
+		hx_policy_decide(pw, &ev, &d);
+		ck_assert_str_eq(d.rule, "harness:protect");
+		ck_assert_int_eq(d.verdict, HX_VERDICT_DENY);
+		ev.op = HX_OP_READ;
+		hx_policy_decide(pw, &ev, &d);
+		ck_assert_int_eq(d.verdict, HX_VERDICT_ALLOW);
+		ev = (struct hx_event){ .op = HX_OP_RENAME,
+					.path = "/tmp/x",
+					.path2 = "/sys/fs/cgroup/a",
+					.moves_tree = true };
+		hx_policy_decide(pw, &ev, &d);
+		ck_assert_str_eq(d.rule, "harness:protect");
+		hx_policy_free(pw);
+	}
+
 	/* missing paths, host, argv */
 	ev = (struct hx_event){ .op = HX_OP_READ };
 	hx_policy_decide(p, &ev, &d);
