@@ -4,7 +4,7 @@ the secrets it guards are the test's own."""
 import os
 import subprocess
 
-from lib import PYTHON, check, harness
+from lib import PYTHON, check, harness, xfail
 
 
 def fake_home(wd):
@@ -110,3 +110,40 @@ def test_default_asks_before_cache_files_the_shell_runs(wd):
         check(not os.path.exists(path), "%s written" % rel)
         rec = r.one(args_path=path)
         check(rec["verdict"] == "ask" and rec["rule"] == "cache-code", rec)
+
+
+def test_default_denies_other_tools_and_agents_credentials(wd):
+    """Class 7: credentials the lists missed were readable, from a
+    static program too: Hugging Face's token in ~/.cache, Copilot's
+    GitHub token, other agents' logins (a Claude Code session read Codex
+    CLI's OpenAI key), Poetry's and Composer's registry logins, a shell
+    history database. Each agent's profile opens its own login only."""
+    home = fake_home(wd)
+    files = {".cache/huggingface/token": "huggingface", ".config/github-copilot/hosts.json": "copilot",
+             ".codex/auth.json": "codex", ".claude/.credentials.json": "claude",
+             ".config/pypoetry/auth.toml": "poetry", ".local/share/atuin/history.db": "atuin"}
+    for rel, word in files.items():
+        p = os.path.join(home, rel)
+        os.makedirs(os.path.dirname(p), exist_ok=True)
+        with open(p, "w") as f:
+            f.write("SECRET-%s\n" % word)
+    paths = [os.path.join(home, rel) for rel in files]
+    r = harness(["/bin/busybox", "cat"] + paths, wd, policy=None, env={"HOME": home})
+    leaked = set(w[len("SECRET-"):] for w in r.stdout.split() if w.startswith("SECRET-"))
+    # Inside a write root (~/.cache, and ~/.local/share that the
+    # toolchains profile lets be created) Landlock grants the whole tree:
+    # there only the shim and --trace-reads hold a read deny.
+    check(leaked <= {"huggingface", "atuin"}, "read by a static program: %r" % r.stdout)
+    if leaked:
+        xfail("a static program read %s: Landlock grants a write root's whole tree "
+              "($HOME/.cache, $HOME/.local/share; the project has masks)" % sorted(leaked))
+    r = harness(["cat"] + paths, wd, policy=None, env={"HOME": home})
+    check("SECRET" not in r.stdout, "read through the shim: %r" % r.stdout)
+    for p in paths:
+        rec = r.one(args_path=p)
+        check(rec["verdict"] == "deny", rec)
+    # The claude profile opens Claude Code's login, not Codex's.
+    r = harness(["/bin/busybox", "cat", paths[3], paths[2]], wd, policy=None, env={"HOME": home},
+                extra=["--profile", "claude"])
+    check("SECRET-claude" in r.stdout and "SECRET-codex" not in r.stdout,
+          "claude profile: %r %r" % (r.stdout, r.stderr[-300:]))
