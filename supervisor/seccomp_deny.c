@@ -5,6 +5,9 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/filter.h>
+#include <linux/fs.h>
+#include <linux/fscrypt.h>
+#include <linux/fsverity.h>
 #include <linux/seccomp.h>
 #include <linux/userfaultfd.h>
 #include <sched.h>
@@ -227,6 +230,25 @@ const struct hx_sc_rule hx_seccomp_deny[] = {
      EPERM,
      {EQ32(0, IOPRIO_WHO_USER), NONE},
      "I/O priority of every process of a user"},
+    /* What a file's owner may do to it through any fd, read-only ones
+     * too, beyond its attribute flags (decided, unotify_mut.c): make it
+     * unwritable for good (fs-verity), encrypt a directory, change its
+     * generation. No agent needs them. */
+    {"ioctl",
+     HX_SC_ERRNO,
+     EPERM,
+     {EQ32(1, FS_IOC_ENABLE_VERITY), NONE},
+     "makes a file immutable (fs-verity)"},
+    {"ioctl",
+     HX_SC_ERRNO,
+     EPERM,
+     {EQ32(1, FS_IOC_SET_ENCRYPTION_POLICY), NONE},
+     "encrypts a directory (fscrypt)"},
+    {"ioctl",
+     HX_SC_ERRNO,
+     EPERM,
+     {EQ32(1, FS_IOC_SETVERSION), NONE},
+     "changes a file's generation"},
     DENY("acct", EPERM, "host administration"),
     DENY("swapon", EPERM, "host administration"),
     DENY("swapoff", EPERM, "host administration"),
@@ -353,6 +375,17 @@ const struct hx_sc_rule hx_seccomp_notify[] = {
     NOTIFY("removexattr", "removes an extended attribute"),
     NOTIFY("lremovexattr", "removes an extended attribute"),
     NOTIFY("fremovexattr", "removes an extended attribute of an open file"),
+    /* chattr: on any fd of a file its owner holds, read-only ones too. */
+    {"ioctl",
+     HX_SC_NOTIFY,
+     0,
+     {EQ32(1, FS_IOC_SETFLAGS), NONE},
+     "sets a file's attribute flags"},
+    {"ioctl",
+     HX_SC_NOTIFY,
+     0,
+     {EQ32(1, FS_IOC_FSSETXATTR), NONE},
+     "sets a file's attribute flags"},
     /* A unix socket's bind creates a file; the address is behind a
      * pointer, so every bind (rare: servers) is emulated. */
     NOTIFY("bind", "names a socket (a unix one creates a file)"),

@@ -369,6 +369,7 @@ static void handle(struct hx_unotify *u, const struct seccomp_notif *n)
 	case SYS_removexattr:
 	case SYS_lremovexattr:
 	case SYS_fremovexattr:
+	case SYS_ioctl:
 		hx_un_mut(u, n, &t, &a);
 		break;
 	case SYS_bind:
