@@ -20,6 +20,8 @@
  *   mq NAME          mq_open(NAME, O_WRONLY) and sends "PWNED"
  *   own              a SysV segment and a message queue of its own:
  *                    created, written, read back, removed
+ *   listen-any       a TCP socket bound to 0.0.0.0 (any port) listens:
+ *                    prints "listening PORT"
  *   linkrace NB S    binds and serves "own.sock" in the cwd; for S
  *                    seconds one thread connects to "sw.sock" in a loop
  *                    while another makes that name, in turn, a hard link
@@ -47,6 +49,8 @@
 #include <stdint.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
+#include <netinet/in.h>
+#include <arpa/inet.h>
 #include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
@@ -292,7 +296,17 @@ int main(int argc, char **argv)
 		mq(argv[2]);
 	else if (argc == 2 && !strcmp(argv[1], "own"))
 		own();
-	else if (argc == 4 && !strcmp(argv[1], "linkrace"))
+	else if (argc == 2 && !strcmp(argv[1], "listen-any")) {
+		struct sockaddr_in in = {.sin_family = AF_INET};
+		socklen_t l = sizeof(in);
+		int s = socket(AF_INET, SOCK_STREAM, 0);
+
+		if (bind(s, (struct sockaddr *)&in, sizeof(in)) || listen(s, 1) ||
+		    getsockname(s, (struct sockaddr *)&in, &l))
+			say("listen-any", -1);
+		else
+			printf("listening %d\n", ntohs(in.sin_port));
+	} else if (argc == 4 && !strcmp(argv[1], "linkrace"))
 		linkrace(argv[2], atoi(argv[3]));
 	else {
 		fprintf(stderr, "usage: see the comment at the top\n");

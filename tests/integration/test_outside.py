@@ -262,3 +262,18 @@ def test_loopback_service_of_the_user_outside(wd):
               "session (rule %s): a proxy there is egress past the network rules" % rec["rule"])
     else:
         check(rec["verdict"] == "deny", "not reached, yet allowed: %r" % rec)
+
+
+def test_listening_on_every_interface(wd):
+    """Known gap: a bind to 0.0.0.0 or :: is made as given and recorded
+    nowhere, so an agent can serve the network (an attacker connecting
+    in takes data out, or drives the agent) while every connect and
+    send with an address is decided. Many dev servers bind every
+    interface by default (Node's listen(port), python -m http.server),
+    so refusing them needs a policy of its own."""
+    r = harness([HELPER, "listen-any"], wd, policy=None)
+    r.expect_status(0)
+    check(r.stdout.startswith("listening "), "no listener: %r %r" % (r.stdout, r.stderr[-300:]))
+    if not r.events(event="bind"):
+        xfail("a static agent listened on 0.0.0.0:%s, undecided and unrecorded" %
+              r.stdout.split()[1])
