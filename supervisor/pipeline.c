@@ -52,9 +52,9 @@ struct corr {
 	bool pending;
 };
 
-/* The unix sockets the session's processes bound (hx_un_bind, on the
- * workers' threads): a ring; one forgotten is refused as a neighbour's,
- * which fails safe. */
+/* The unix sockets the session's processes bound (hx_un_bind) and the
+ * files they made in /dev/shm (hx_un_open), on the workers' threads: a
+ * ring; one forgotten is refused as a neighbour's, which fails safe. */
 #define OWN_SOCKS 1024
 
 struct hx_pl_kernel {
@@ -834,14 +834,12 @@ static bool protected_inode(const struct hx_pipeline *pl,
 	return false;
 }
 
-void hx_pipeline_own_socket(struct hx_pipeline *pl, int dirfd,
-			    const char *name)
+void hx_pipeline_own(struct hx_pipeline *pl, int dirfd, const char *name)
 {
 	struct hx_pl_kernel *k = pl->kern;
 	struct stat st;
 
-	if (!k || fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) ||
-	    !S_ISSOCK(st.st_mode))
+	if (!k || fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW | AT_EMPTY_PATH))
 		return;
 	pthread_mutex_lock(&k->socks_lock);
 	k->socks[k->nsocks++ % OWN_SOCKS] =
@@ -894,6 +892,28 @@ static bool neighbour_socket(const struct hx_pipeline *pl,
 	if (st->st_uid != peer->uid || (peer->uid == 0 && system_place(path)))
 		return false;
 	return !own_socket(pl->kern, st);
+}
+
+/* /dev/shm is one tmpfs for the whole machine: POSIX shared memory and
+ * semaphores of every process (shm_open, sem_open, Python's
+ * multiprocessing). A file there of the agent's uid that no process of
+ * the session made is an outside process's memory: like a neighbour's
+ * socket, never the agent's to change. *fresh: no file at path. */
+static bool shm_neighbour(const struct hx_pipeline *pl,
+			  const struct hx_peer *peer, const struct vpath *v,
+			  bool *fresh)
+{
+	const char *path = v->has_resolved ? v->resolved : v->norm;
+	struct stat st;
+
+	*fresh = false;
+	if (!pl->kern || !v->ok || strncmp(path, "/dev/shm/", 9))
+		return false;
+	if (lstat(path, &st)) {
+		*fresh = errno == ENOENT;
+		return false;
+	}
+	return st.st_uid == peer->uid && !own_socket(pl->kern, &st);
 }
 
 /* The rule that protects the harness's own files holds in audit mode
@@ -1245,6 +1265,21 @@ static void decide(struct hx_pipeline *pl, const struct hx_peer *peer,
 		}
 		out->sock_dev = st.st_dev;
 		out->sock_ino = st.st_ino;
+	}
+	out->fresh = false;
+	if (rq->op == HX_OP_WRITE || rq->op == HX_OP_UNLINK ||
+	    rq->op == HX_OP_TRUNCATE || rq->op == HX_OP_RENAME ||
+	    rq->op == HX_OP_LINK) {
+		bool f2;
+
+		/* path2: a rename's destination, a link's existing file. */
+		if ((shm_neighbour(pl, peer, p1, &out->fresh) ||
+		     shm_neighbour(pl, peer, p2, &f2)) &&
+		    d.verdict == HX_VERDICT_ALLOW) {
+			d.verdict = HX_VERDICT_DENY;
+			d.rule = "harness:neighbour";
+			d.pattern = NULL;
+		}
 	}
 	if (rq->op == HX_OP_EXEC)
 		cls = hx_classify_exec(ev.path, rq->argv, rq->argc);

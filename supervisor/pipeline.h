@@ -122,6 +122,9 @@ struct hx_outcome {
 	 * was there). What the kernel layer connects must be that one. */
 	dev_t sock_dev;
 	ino_t sock_ino;
+	/* A write of a /dev/shm path where no file was: what the call
+	 * makes is the session's (hx_pipeline_own). */
+	bool fresh;
 	/* A kernel-layer refusal's notice, when tell left it unprinted:
 	 * hx_pipeline_notice prints it if the answer stays EACCES/EPERM. */
 	char notice[512];
@@ -193,12 +196,12 @@ int hx_pipeline_append_event(struct hx_pipeline *pl, struct json_t *rec,
  * for its last records, and marks the pipeline failed. Idempotent. */
 void hx_pipeline_fail(struct hx_pipeline *pl, int err, const char *why);
 
-/* Remembers the unix socket a process of the session bound, name in the
- * directory dirfd (the kernel layer's bind): its connects are no
- * neighbour's (harness:neighbour). From any thread; nothing without the
- * kernel layer. */
-void hx_pipeline_own_socket(struct hx_pipeline *pl, int dirfd,
-			    const char *name);
+/* Remembers a unix socket a process of the session bound or a file it
+ * made in /dev/shm (the kernel layer's bind and open): name in the
+ * directory dirfd, or dirfd itself when name is "". Its connects and
+ * writes are no neighbour's (harness:neighbour). From any thread;
+ * nothing without the kernel layer. */
+void hx_pipeline_own(struct hx_pipeline *pl, int dirfd, const char *name);
 
 /* Protects the file open as fd by inode too (harness:protect). Returns
  * 0, -ENOSPC or -errno of fstat. */

@@ -846,7 +846,7 @@ void hx_un_bind(struct hx_unotify *u, const struct seccomp_notif *n,
 		e = bind_in(sfd, pfd, name, t->umask);
 		/* The session's own: its connects are no neighbour's. */
 		if (!e)
-			hx_pipeline_own_socket(u->pl, pfd, name);
+			hx_pipeline_own(u->pl, pfd, name);
 		close(pfd);
 	}
 done:

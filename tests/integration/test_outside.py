@@ -277,3 +277,34 @@ def test_listening_on_every_interface(wd):
     if not r.events(event="bind"):
         xfail("a static agent listened on 0.0.0.0:%s, undecided and unrecorded" %
               r.stdout.split()[1])
+
+
+def test_shared_memory_files_of_outside_processes(wd):
+    """/dev/shm is shared with every process of the machine and the
+    default lets the agent write it (semaphores, Python's
+    multiprocessing): a POSIX shared memory object of an outside process
+    of the user's (shm_open) was rewritten under it. A file there of the
+    agent's uid that no process of the session made is now refused, rule
+    harness:neighbour, for writes, truncation and unlinking; the
+    session's own objects (made by its opens) work."""
+    victim = "/dev/shm/hx-victim-%s" % uuid.uuid4().hex[:8]
+    with open(victim, "w") as f:
+        f.write("outside\n")
+    try:
+        for cmd in (["wopen", victim], ["truncate", victim], ["unlink", victim]):
+            r = harness([STATIC_UNOTIFY] + cmd, wd, policy=None)
+            check(r.stdout.strip() == "err EACCES", "%s: %r" % (cmd[0], r.stdout))
+            rec = r.one(args_path=victim)
+            check(rec["verdict"] == "deny" and rec["rule"] == "harness:neighbour" and
+                  rec["layer"] == "kernel", rec)
+        with open(victim) as f:
+            check(f.read() == "outside\n", "the outside object changed")
+    finally:
+        _unlink(victim)
+    code = ("import multiprocessing as m\n"
+            "from multiprocessing import shared_memory as s\n"
+            "lock = m.Lock(); lock.acquire(); lock.release()\n"
+            "a = s.SharedMemory(create=True, size=16); a.buf[0] = 7\n"
+            "b = s.SharedMemory(a.name); print('own', b.buf[0]); b.close(); a.close(); a.unlink()\n")
+    r = harness([PYTHON, "-c", code], wd, policy=None)
+    check(r.stdout.strip() == "own 7", "the session's own objects: %r %r" % (r.stdout, r.stderr[-400:]))
