@@ -860,15 +860,16 @@ static bool own_socket(struct hx_pl_kernel *k, const struct stat *st)
 }
 
 /* Where a root agent's uid owns the system's daemons' sockets (nscd,
- * journald's /dev/log, userdb): /run and /var/run but for the users'
- * runtime dirs. The default policy names the neighbours there. */
+ * journald's, userdb): /run and /var/run but for the users' runtime
+ * dirs, and the logger's /dev/log (a socket itself without systemd).
+ * The default policy names the neighbours there. */
 static bool system_place(const char *path)
 {
 	const char *p = !strncmp(path, "/run/", 5)	? path + 5
 			: !strncmp(path, "/var/run/", 9) ? path + 9
 							  : NULL;
 
-	return p && strncmp(p, "user/", 5);
+	return (p && strncmp(p, "user/", 5)) || !strcmp(path, "/dev/log");
 }
 
 /* Whether the unix socket at path (symlinks resolved) serves a process
