@@ -1033,7 +1033,8 @@ static int load_session_rules(struct ld *l)
 
 	if ((ret = load_net_session_rules(l)))
 		return ret;
-	add = (v->nwrite_deny ? 1 : 0) + (v->nwrite_allow ? 1 : 0);
+	add = (v->nwrite_deny ? 1 : 0) + (v->nwrite_allow ? 1 : 0) +
+	      (v->ngit_deny ? 1 : 0);
 	if (!add)
 		return 0;
 	rules = hx_arena_alloc(&l->p->arena, (n + add) * sizeof(*rules));
@@ -1049,6 +1050,9 @@ static int load_session_rules(struct ld *l)
 		ret = session_rule(l, &rules[n++], "harness:worktree",
 				   HX_VERDICT_ALLOW, v->write_allow,
 				   v->nwrite_allow);
+	if (!ret && v->ngit_deny)
+		ret = session_rule(l, &rules[n++], "harness:git-config",
+				   HX_VERDICT_DENY, v->git_deny, v->ngit_deny);
 	if (ret)
 		return ret;
 	l->p->rules[HX_SEC_FILES] = rules;

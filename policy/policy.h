@@ -53,6 +53,10 @@ struct hx_policy_vars {
 	size_t nwrite_deny;
 	const char *const *write_allow;
 	size_t nwrite_allow;
+	/* Write-deny globs of what git runs code from by configuration
+	 * (supervisor/gitconf.h): "harness:git-config" (deny, write). */
+	const char *const *git_deny;
+	size_t ngit_deny;
 	/* Network rules of the session, appended to the policy's (e.g.
 	 * harness:resolver allowing the system's name servers,
 	 * harness:ssh-agent denying the socket $SSH_AUTH_SOCK names). */

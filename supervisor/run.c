@@ -33,6 +33,7 @@
 #include "options.h"
 #include "pipeline.h"
 #include "reaper.h"
+#include "gitconf.h"
 #include "neighbours.h"
 #include "rlimits.h"
 #include "resolvconf.h"
@@ -80,6 +81,7 @@ struct run {
 	char resolvers[HX_MAX_RESOLVERS][HX_RESOLVER_LEN]; /* harness:resolver */
 	const char *resolver_pats[HX_MAX_RESOLVERS];
 	struct hx_neighbours neighbours; /* harness:ssh-agent, ... */
+	struct hx_gitconf gitconf;	 /* harness:git-config */
 	/* the session's network rules: the resolver's, the neighbours' */
 	struct hx_session_rule net_rules[1 + HX_NEIGHBOUR_RULES];
 	char policy_sha[65];
@@ -642,6 +644,8 @@ static void policy_vars(const struct run *r, struct hx_policy_vars *v)
 	    .nprotect = r->sess.nprotect,
 	    .protect_write = cgroup_globs,
 	    .nprotect_write = sizeof(cgroup_globs) / sizeof(*cgroup_globs),
+	    .git_deny = r->gitconf.ptrs,
+	    .ngit_deny = r->gitconf.n,
 	};
 	hx_worktree_policy_vars(r->wt, v); /* $WORKTREE, git-dir rules */
 }
@@ -698,6 +702,8 @@ static int load_policy(struct run *r)
 		r->resolver_pats[i] = r->resolvers[i];
 	/* What the agent's environment points it at outside the sandbox. */
 	hx_neighbours_from_env(&r->neighbours);
+	/* What the user's git runs from where its configuration says. */
+	hx_gitconf_find(r->cwd, getenv("HOME"), &r->gitconf);
 	memcpy(&r->net_rules[1], r->neighbours.rules,
 	       sizeof(r->neighbours.rules));
 	policy_vars(r, &vars);
