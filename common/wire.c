@@ -355,6 +355,7 @@ const char *hx_call_name(uint32_t call)
 		[HX_CALL_UTIMES] = "utimensat",
 		[HX_CALL_MKNOD] = "mknod",
 		[HX_CALL_BIND] = "bind",
+		[HX_CALL_IOCTL] = "ioctl",
 	};
 
 	return call < HX_CALL_COUNT && names[call] ? names[call] : "unknown";

@@ -94,6 +94,7 @@ enum hx_call {
 	HX_CALL_UTIMES,
 	HX_CALL_MKNOD,
 	HX_CALL_BIND,
+	HX_CALL_IOCTL, /* a file's attribute flags (chattr) */
 	HX_CALL_COUNT,
 };
 

@@ -35,11 +35,28 @@ static void finish(const struct hx_policy *p, const struct best *b,
 		out->verdict = b->rule->verdict;
 		out->rule = b->rule->name;
 		out->pattern = b->pat->text;
+		out->neighbours = b->rule->neighbours;
 	} else {
 		out->verdict = p->defaults[defcat];
 		out->rule = hx_default_rule_name(defcat);
 		out->pattern = NULL;
+		out->neighbours = false;
 	}
+}
+
+/* Whether a pattern of the protect rule r matches path (out set). */
+static bool protected_by(const struct hx_rule *r, const char *path,
+			 struct hx_decision *out)
+{
+	for (size_t i = 0; i < r->npats; i++) {
+		if (hx_glob_match(r->pats[i].text, path)) {
+			out->verdict = HX_VERDICT_DENY;
+			out->rule = r->name;
+			out->pattern = r->pats[i].text;
+			return true;
+		}
+	}
+	return false;
 }
 
 static void check_file(const struct hx_policy *p, const char *path,
@@ -50,14 +67,10 @@ static void check_file(const struct hx_policy *p, const char *path,
 	struct best b = { 0 };
 
 	/* The harness's own files beat every rule of the policy. */
-	for (size_t i = 0; i < p->protect.npats; i++) {
-		if (hx_glob_match(p->protect.pats[i].text, path)) {
-			out->verdict = HX_VERDICT_DENY;
-			out->rule = p->protect.name;
-			out->pattern = p->protect.pats[i].text;
-			return;
-		}
-	}
+	if (protected_by(&p->protect, path, out) ||
+	    ((access & HX_ACCESS_WRITE) &&
+	     protected_by(&p->protect_write, path, out)))
+		return;
 	for (size_t i = 0; i < p->nrules[HX_SEC_FILES]; i++) {
 		const struct hx_rule *r = &p->rules[HX_SEC_FILES][i];
 
@@ -77,20 +90,22 @@ static void check_file(const struct hx_policy *p, const char *path,
 static void check_moved(const struct hx_policy *p, const char *from,
 			const char *to, struct hx_decision *out)
 {
+	const struct hx_rule *prot[2] = { &p->protect, &p->protect_write };
 	struct best b = { 0 };
 
-	for (size_t i = 0; i < p->protect.npats; i++) {
-		const char *g = p->protect.pats[i].text;
+	for (size_t k = 0; k < 2; k++)
+		for (size_t i = 0; i < prot[k]->npats; i++) {
+			const char *g = prot[k]->pats[i].text;
 
-		if ((hx_glob_match_beneath(g, from) ||
-		     hx_glob_match_beneath(g, to)) &&
-		    !hx_glob_rename_keeps(g, from, to)) {
-			out->verdict = HX_VERDICT_DENY;
-			out->rule = p->protect.name;
-			out->pattern = g;
-			return;
+			if ((hx_glob_match_beneath(g, from) ||
+			     hx_glob_match_beneath(g, to)) &&
+			    !hx_glob_rename_keeps(g, from, to)) {
+				out->verdict = HX_VERDICT_DENY;
+				out->rule = prot[k]->name;
+				out->pattern = g;
+				return;
+			}
 		}
-	}
 	for (size_t i = 0; i < p->nrules[HX_SEC_FILES]; i++) {
 		const struct hx_rule *r = &p->rules[HX_SEC_FILES][i];
 
@@ -263,6 +278,7 @@ void hx_policy_decide(const struct hx_policy *p, const struct hx_event *ev,
 	out->verdict = HX_VERDICT_DENY;
 	out->rule = malformed;
 	out->pattern = NULL;
+	out->neighbours = false;
 	switch (ev->op) {
 	case HX_OP_EXEC:
 		if (!ev->path && (!ev->argv || ev->argc == 0))

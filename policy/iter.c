@@ -11,6 +11,9 @@ void hx_policy_foreach_file_rule(const struct hx_policy *p,
 	for (size_t i = 0; i < p->protect.npats; i++)
 		fn(HX_VERDICT_DENY, HX_ACCESS_ANY, p->protect.pats[i].text,
 		   p->protect.name, arg);
+	for (size_t i = 0; i < p->protect_write.npats; i++)
+		fn(HX_VERDICT_DENY, HX_ACCESS_WRITE, p->protect_write.pats[i].text,
+		   p->protect_write.name, arg);
 	for (size_t i = 0; i < p->nrules[HX_SEC_FILES]; i++) {
 		const struct hx_rule *r = &p->rules[HX_SEC_FILES][i];
 
@@ -61,6 +64,7 @@ static void rule_info(const char *section, const struct hx_rule *r,
 		.origin = r->origin ? r->origin : "harness",
 		.verdict = r->verdict,
 		.access = r->access,
+		.neighbours = r->neighbours,
 		.patterns = pats,
 		.npatterns = r->npats < 64 ? r->npats : 64,
 	};
@@ -79,6 +83,8 @@ void hx_policy_foreach_rule(const struct hx_policy *p,
 
 	if (p->protect.npats)
 		rule_info("files", &p->protect, fn, arg);
+	if (p->protect_write.npats)
+		rule_info("files", &p->protect_write, fn, arg);
 	for (size_t s = 0; s < HX_SEC_COUNT; s++)
 		for (size_t i = 0; i < p->nrules[s]; i++)
 			rule_info(names[s], &p->rules[s][i], fn, arg);

@@ -644,6 +644,8 @@ static int load_policy(struct hx_ld *l, const char *name, const char *text,
 	if (!ret && !meta_only)
 		ret = hx_rules_protect(l);
 	if (!ret && !meta_only)
+		ret = hx_rules_protect_write(l);
+	if (!ret && !meta_only)
 		ret = hx_rules_session(l);
 	if (!ret && !meta_only)
 		ret = apply_disable(l);

@@ -71,5 +71,7 @@ int hx_rules_protect(struct hx_ld *l);
 /* The session's rules (hx_policy_vars): its network rules, then the
  * worktree's write deny and allow rules, appended. */
 int hx_rules_session(struct hx_ld *l);
+/* The session's write-only protection (hx_policy_vars.protect_write). */
+int hx_rules_protect_write(struct hx_ld *l);
 
 #endif

@@ -18,12 +18,13 @@
 struct hx_policy;
 
 /* A rule the session adds: its name ("harness:..."), verdict and
- * patterns (network syntax), all borrowed. */
+ * patterns (network syntax), all borrowed; neighbours as the rule key. */
 struct hx_session_rule {
 	const char *name;
 	enum hx_verdict verdict;
 	const char *const *patterns;
 	size_t npatterns;
+	bool neighbours;
 };
 
 /* Values of the policy variables. NULL members are unset: a pattern
@@ -39,6 +40,12 @@ struct hx_policy_vars {
 	const char *session;  /* $SESSION */
 	const char *const *protect;
 	size_t nprotect;
+	/* Absolute globs the agent may not write, in audit mode too, as
+	 * harness:protect for writes only (reads stay the policy's): the
+	 * cgroup file systems, where the session's cgroup holds its process
+	 * count and its end. */
+	const char *const *protect_write;
+	size_t nprotect_write;
 	/* Extra write rules of the session (a --worktree session's git
 	 * paths): absolute globs, appended to the file rules as
 	 * "harness:worktree-deny" (deny, write) and "harness:worktree"
@@ -47,6 +54,10 @@ struct hx_policy_vars {
 	size_t nwrite_deny;
 	const char *const *write_allow;
 	size_t nwrite_allow;
+	/* Write-deny globs of what git runs code from by configuration
+	 * (supervisor/gitconf.h): "harness:git-config" (deny, write). */
+	const char *const *git_deny;
+	size_t ngit_deny;
 	/* Network rules of the session, appended to the policy's (e.g.
 	 * harness:resolver allowing the system's name servers,
 	 * harness:ssh-agent denying the socket $SSH_AUTH_SOCK names). */
@@ -130,6 +141,7 @@ struct hx_rule_info {
 	const char *origin;  /* "file:line" where it is written */
 	enum hx_verdict verdict;
 	unsigned access; /* files: HX_ACCESS_* */
+	bool neighbours; /* network: "neighbours: true" */
 	const char *const *patterns; /* expanded */
 	size_t npatterns;
 };
@@ -177,6 +189,10 @@ struct hx_decision {
 	 * "default:<category>" when no rule matched. Owned by the policy. */
 	const char *rule;
 	const char *pattern; /* the pattern that matched, or NULL */
+	/* The rule that decided says "neighbours: true": it allows a unix
+	 * socket of a service of the user's outside the session too (the
+	 * supervisor refuses those otherwise, rule harness:neighbour). */
+	bool neighbours;
 };
 
 /* Decides ev. Never fails: an event it cannot judge (no path where one

@@ -97,6 +97,7 @@ struct hx_rule {
 	const char *origin; /* "file:line" where it is written */
 	enum hx_verdict verdict;
 	unsigned access; /* files only */
+	bool neighbours; /* network allow: opens a neighbour's unix socket too */
 	struct hx_pattern *pats;
 	size_t npats;
 	struct hx_example *ex;
@@ -140,6 +141,7 @@ struct hx_policy {
 	struct hx_rule *rules[HX_SEC_COUNT];
 	size_t nrules[HX_SEC_COUNT];
 	struct hx_rule protect; /* "harness:protect", npats may be 0 */
+	struct hx_rule protect_write; /* "harness:protect", writes only */
 };
 
 /* "default:<category>", static. */

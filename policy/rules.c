@@ -13,7 +13,7 @@ static const char *const file_keys[] = { "id",	   "description", "allow",
 					 "match",  "not_match",	  NULL };
 static const char *const rule_keys[] = { "id",	  "description", "allow",
 					 "deny",  "ask",	 "match",
-					 "not_match", NULL };
+					 "not_match", "neighbours", NULL };
 
 static const char *rule_name(struct hx_ld *l, const yaml_node_t *n)
 {
@@ -107,6 +107,11 @@ static int load_rule(struct hx_ld *l, enum hx_section sec, yaml_node_t *n,
 		} else if (!strcmp(k, "access")) {
 			ret = hx_node_word(l, v, "access", access_words, &i);
 			r->access = (unsigned)i + 1;
+		} else if (!strcmp(k, "neighbours")) {
+			if (sec != HX_SEC_NET)
+				return hx_node_fail(
+				    l, v, NULL, "neighbours is a network rule's key");
+			ret = hx_node_bool(l, v, "neighbours", &r->neighbours);
 		} else if (!strcmp(k, "match")) {
 			ex[0] = v;
 		} else if (!strcmp(k, "not_match")) {
@@ -315,6 +320,7 @@ static int load_net_session_rules(struct hx_ld *l)
 		r->origin = "harness";
 		r->verdict = sr->verdict;
 		r->access = HX_ACCESS_ANY;
+		r->neighbours = sr->neighbours;
 		r->pats = hx_arena_alloc(&l->p->arena,
 					 sr->npatterns * sizeof(*r->pats));
 		if (!r->pats)
@@ -338,6 +344,18 @@ static int load_net_session_rules(struct hx_ld *l)
 	return 0;
 }
 
+/* harness:protect for writes only (hx_policy_vars.protect_write). */
+int hx_rules_protect_write(struct hx_ld *l)
+{
+	const struct hx_policy_vars *v = l->vars;
+
+	if (!v->nprotect_write)
+		return 0;
+	return session_rule(l, &l->p->protect_write, "harness:protect",
+			    HX_VERDICT_DENY, v->protect_write,
+			    v->nprotect_write);
+}
+
 int hx_rules_session(struct hx_ld *l)
 {
 	const struct hx_policy_vars *v = l->vars;
@@ -347,7 +365,8 @@ int hx_rules_session(struct hx_ld *l)
 
 	if ((ret = load_net_session_rules(l)))
 		return ret;
-	add = (v->nwrite_deny ? 1 : 0) + (v->nwrite_allow ? 1 : 0);
+	add = (v->nwrite_deny ? 1 : 0) + (v->nwrite_allow ? 1 : 0) +
+	      (v->ngit_deny ? 1 : 0);
 	if (!add)
 		return 0;
 	rules = hx_arena_alloc(&l->p->arena, (n + add) * sizeof(*rules));
@@ -363,6 +382,9 @@ int hx_rules_session(struct hx_ld *l)
 		ret = session_rule(l, &rules[n++], "harness:worktree",
 				   HX_VERDICT_ALLOW, v->write_allow,
 				   v->nwrite_allow);
+	if (!ret && v->ngit_deny)
+		ret = session_rule(l, &rules[n++], "harness:git-config",
+				   HX_VERDICT_DENY, v->git_deny, v->ngit_deny);
 	if (ret)
 		return ret;
 	l->p->rules[HX_SEC_FILES] = rules;

@@ -7,11 +7,11 @@
 
 #include "supervisor/session.h"
 
-enum { NB_SSH, NB_DISPLAY, NB_BUS, NB_TERMINAL };
+enum { NB_SSH, NB_DISPLAY, NB_BUS, NB_TERMINAL, NB_SSH_OPEN };
 
 static const char *const names[HX_NEIGHBOUR_RULES] = {
     "harness:ssh-agent", "harness:display", "harness:session-bus",
-    "harness:terminal"};
+    "harness:terminal", "harness:ssh-agent-socket"};
 
 /* Adds "unix:" + the socket at path (len bytes; '@' first: abstract),
  * its glob characters escaped. Relative or empty paths are no socket
@@ -102,6 +102,12 @@ void hx_neighbours_from_env(struct hx_neighbours *n)
 		n->rules[i].patterns = n->pats[i];
 	}
 	add_env(n, NB_SSH, "SSH_AUTH_SOCK", "");
+	/* What disabling harness:ssh-agent opens: that socket, a service
+	 * of the user's outside the session (pipeline.c). */
+	n->rules[NB_SSH_OPEN].verdict = HX_VERDICT_ALLOW;
+	n->rules[NB_SSH_OPEN].neighbours = true;
+	n->rules[NB_SSH_OPEN].patterns = n->pats[NB_SSH];
+	n->rules[NB_SSH_OPEN].npatterns = n->rules[NB_SSH].npatterns;
 	add_display(n);
 	add_bus(n);
 	/* $TMUX is "socket,pid,session"; the others name a socket. */

@@ -5,8 +5,10 @@
  * in. Each becomes a deny rule of the session (harness:ssh-agent,
  * harness:display, harness:session-bus, harness:terminal), so they hold
  * wherever the sockets live; a profile opens one with `disable:` (the
- * built-in ssh-agent profile, for git over ssh). The well-known places
- * are the default policy's rule neighbour-sockets. */
+ * built-in ssh-agent profile, for git over ssh), and then the socket
+ * $SSH_AUTH_SOCK names is allowed as the neighbour it is (rule
+ * harness:ssh-agent-socket, which the deny outranks until then). The
+ * well-known places are the default policy's rule neighbour-sockets. */
 #ifndef HX_NEIGHBOURS_H
 #define HX_NEIGHBOURS_H
 
@@ -14,7 +16,7 @@
 
 #include "policy/policy.h"
 
-#define HX_NEIGHBOUR_RULES 4
+#define HX_NEIGHBOUR_RULES 5
 #define HX_NEIGHBOUR_MAX 8 /* patterns per rule */
 
 struct hx_neighbours {

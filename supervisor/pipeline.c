@@ -24,6 +24,7 @@
 #include "supervisor/fmt.h"
 #include "supervisor/loader.h"
 #include "supervisor/netfamily.h"
+#include "supervisor/owned.h"
 #include "common/path.h"
 #include "common/wire.h"
 #include "supervisor/path_resolve.h"
@@ -233,6 +234,11 @@ static bool other_terminal(const struct hx_peer *peer, const struct vpath *v)
 			return true;
 	}
 	return false;
+}
+
+void hx_pipeline_own(struct hx_pipeline *pl, int dirfd, const char *name)
+{
+	hx_owned_add(pl->owned, dirfd, name);
 }
 
 /* The rule that protects the harness's own files holds in audit mode
@@ -481,6 +487,9 @@ struct flow {
 	struct hx_decision d;
 	bool resolved_won, by_inode;
 	struct hx_exec_class cls;
+	dev_t sock_dev; /* the neighbours' judge: what the kernel layer */
+	ino_t sock_ino; /* must connect, and whether a /dev/shm file is */
+	bool fresh;	/* the session's own (hx_outcome) */
 	/* correlate */
 	uint64_t key;
 	enum hx_corr_match match;
@@ -563,6 +572,53 @@ static void validate_addr(struct flow *f)
 	ev->nnames = f->nnames;
 }
 
+static bool writes_file(enum hx_op op)
+{
+	return op == HX_OP_WRITE || op == HX_OP_UNLINK ||
+	       op == HX_OP_TRUNCATE || op == HX_OP_RENAME || op == HX_OP_LINK;
+}
+
+static const char *judged_path(const struct vpath *v)
+{
+	return !v->ok ? NULL : v->has_resolved ? v->resolved : v->norm;
+}
+
+/* Judge: a neighbour's socket or /dev/shm file is never the agent's,
+ * whatever rule allowed its place (owned.h), unless the rule that
+ * allowed a socket says neighbours: true. */
+static void judge_neighbours(struct flow *f)
+{
+	const struct hx_request *rq = f->rq;
+	struct hx_decision *d = &f->d;
+	struct stat st;
+	bool hit = false, fresh2;
+
+	f->sock_dev = 0;
+	f->sock_ino = 0;
+	f->fresh = false;
+	if (f->is_unix && f->un_len &&
+	    (rq->op == HX_OP_CONNECT || rq->op == HX_OP_SEND)) {
+		hit = hx_owned_neighbour_socket(
+			  f->pl->owned, f->peer->uid,
+			  f->unix_resolved ? f->pu.resolved : f->pu.norm,
+			  &st) &&
+		      !d->neighbours;
+		f->sock_dev = st.st_dev;
+		f->sock_ino = st.st_ino;
+	}
+	/* path2: a rename's destination, a link's existing file. */
+	if (writes_file(rq->op))
+		hit = hx_owned_neighbour_shm(f->pl->owned, f->peer->uid,
+					     judged_path(&f->p1), &f->fresh) ||
+		      hx_owned_neighbour_shm(f->pl->owned, f->peer->uid,
+					     judged_path(&f->p2), &fresh2);
+	if (hit && d->verdict == HX_VERDICT_ALLOW) {
+		d->verdict = HX_VERDICT_DENY;
+		d->rule = "harness:neighbour";
+		d->pattern = NULL;
+	}
+}
+
 /* Judge: the policy on the event as named and as resolved (a symlink
  * from the project into ~/.ssh must not pass: the stronger verdict
  * wins), the socket's family, and the harness's own files by inode;
@@ -610,6 +666,7 @@ static void judge(struct flow *f)
 		f->d.rule = "harness:other-terminal";
 		f->d.pattern = NULL;
 	}
+	judge_neighbours(f);
 	if (rq->op == HX_OP_EXEC)
 		f->cls = hx_classify_exec(f->ev.path, rq->argv, rq->argc);
 }
@@ -629,6 +686,9 @@ static void outcome(struct flow *f, struct hx_outcome *out, char *decided,
 	out->err = out->reply == HX_VERDICT_ALLOW ? 0 : EACCES;
 	out->tell = out->err && may_tell(f->pl, f->rq, p1, &f->p2, &f->pu,
 					 f->is_unix);
+	out->sock_dev = f->sock_dev;
+	out->sock_ino = f->sock_ino;
+	out->fresh = f->fresh;
 	out->seq = 0;
 	if (decided && dlen && f->is_unix)
 		snprintf(decided, dlen, "%s",

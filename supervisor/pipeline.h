@@ -59,6 +59,7 @@ struct hx_request {
 };
 
 struct hx_pl_coalesce;
+struct hx_owned;
 struct hx_ipool;
 
 /* A file of the harness known by inode (the audit log): a hard link or
@@ -84,6 +85,9 @@ struct hx_pipeline {
 	/* The kernel layer's state (recent shim decisions per thread, the
 	 * processes that said HELLO); NULL until hx_correlate_enable. */
 	struct hx_pl_kernel *kern;
+	/* The session's own sockets and /dev/shm files (owned.h); NULL
+	 * without the kernel layer, which sees them made. */
+	struct hx_owned *owned;
 	/* The log's quota for this session (hx_policy_audit_quota; zeros:
 	 * unlimited) and the records coalesced under it (NULL until one
 	 * is). */
@@ -111,6 +115,13 @@ struct hx_outcome {
 	bool tell;
 	const char *rule; /* static or owned by the policy */
 	uint64_t seq;	  /* audit record, 0 when it was not written */
+	/* A unix socket's path: the socket file judged (sock_ino 0: none
+	 * was there). What the kernel layer connects must be that one. */
+	dev_t sock_dev;
+	ino_t sock_ino;
+	/* A write of a /dev/shm path where no file was: what the call
+	 * makes is the session's (hx_pipeline_own). */
+	bool fresh;
 	/* A kernel-layer refusal's notice, when tell left it unprinted:
 	 * hx_pipeline_notice prints it if the answer stays EACCES/EPERM. */
 	char notice[512];
@@ -147,6 +158,13 @@ void hx_pipeline_decide_kernel(struct hx_pipeline *pl,
 			       const struct hx_request *rq,
 			       struct hx_outcome *out, char *decided,
 			       size_t dlen);
+
+/* Remembers a unix socket a process of the session bound or a file it
+ * made in /dev/shm (the kernel layer's bind and open): name in the
+ * directory dirfd, or dirfd itself when name is "". Its connects and
+ * writes are no neighbour's (harness:neighbour, owned.h). From any
+ * thread; nothing without the kernel layer. */
+void hx_pipeline_own(struct hx_pipeline *pl, int dirfd, const char *name);
 
 /* Protects the file open as fd by inode too (harness:protect). Returns
  * 0, -ENOSPC or -errno of fstat. */

@@ -49,6 +49,8 @@
 #include "supervisor/record.h"
 #include "supervisor/correlate.h"
 #include "supervisor/kernel/kaudit.h"
+#include "supervisor/gitconf.h"
+#include "supervisor/owned.h"
 
 #define SHIM_NAME  "libharness-shim.so"
 #define POLICY_MAX (4u << 20)
@@ -137,6 +139,19 @@ static const char *own_devpts(pid_t child)
 	if (stat(p, &in) || stat("/dev/pts", &out))
 		return NULL;
 	return in.st_dev != out.st_dev ? "own devpts" : "host";
+}
+
+/* Whether child has an IPC namespace of its own (SysV IPC and message
+ * queues of its own), or has them refused (hx_sandbox_enter). */
+static const char *own_ipc(pid_t child)
+{
+	char p[64];
+	struct stat in, out;
+
+	snprintf(p, sizeof(p), "/proc/%d/ns/ipc", (int)child);
+	if (stat(p, &in) || stat("/proc/self/ns/ipc", &out))
+		return NULL;
+	return in.st_ino != out.st_ino ? "own namespace" : "refused";
 }
 
 static int exit_code(int status)
@@ -374,6 +389,12 @@ static void kill_tree(struct run *r)
 	reap(r);
 }
 
+/* The cgroup file systems: the session's cgroup holds its process count
+ * and, through cgroup.kill, its end; a process that wrote itself into
+ * another cgroup's cgroup.procs (as root, or under the user's delegated
+ * subtree) left both. The agent cannot mount another view of them. */
+static const char *const cgroup_globs[] = {"/sys/fs/cgroup/**"};
+
 static void policy_vars(const struct run *r, struct hx_policy_vars *v)
 {
 	*v = (struct hx_policy_vars){
@@ -384,6 +405,10 @@ static void policy_vars(const struct run *r, struct hx_policy_vars *v)
 	    .session = r->sess.id,
 	    .protect = r->sess.protect,
 	    .nprotect = r->sess.nprotect,
+	    .protect_write = cgroup_globs,
+	    .nprotect_write = sizeof(cgroup_globs) / sizeof(*cgroup_globs),
+	    .git_deny = r->gitconf.ptrs,
+	    .ngit_deny = r->gitconf.n,
 	};
 	hx_worktree_policy_vars(r->wt, v); /* $WORKTREE, git-dir rules */
 }
@@ -440,6 +465,8 @@ static int load_policy(struct run *r)
 		r->resolver_pats[i] = r->resolvers[i];
 	/* What the agent's environment points it at outside the sandbox. */
 	hx_neighbours_from_env(&r->neighbours);
+	/* What the user's git runs from where its configuration says. */
+	hx_gitconf_find(r->cwd, getenv("HOME"), &r->gitconf);
 	memcpy(&r->net_rules[1], r->neighbours.rules,
 	       sizeof(r->neighbours.rules));
 	policy_vars(r, &vars);
@@ -744,6 +771,8 @@ static void teardown(struct run *r)
 	r->ka = NULL;
 	hx_server_free(r->srv);
 	hx_correlate_free(&r->pl);
+	hx_owned_free(r->pl.owned);
+	r->pl.owned = NULL;
 	hx_worktree_free(r->wt);
 	hx_reaper_stop(&r->reaper);
 	/* Never unlink a socket this run did not create (a reused name). */
@@ -772,8 +801,10 @@ static void serve_notify(struct run *r)
 	 * only now (before, it is non-dumpable like us), and it has
 	 * not exec'd yet. No gate, no agent. */
 	lfd = hx_unotify_receive(r->hand[0], r->child, 10000);
-	if (lfd >= 0)
+	if (lfd >= 0) {
 		r->terminals = own_devpts(r->child);
+		r->sysv_ipc = own_ipc(r->child);
+	}
 	if (lfd >= 0 && r->exec_gate &&
 	    (e = hx_execgate_start(r->child, &r->pl, r->srv, gate_exit,
 				   r, &r->gate))) {

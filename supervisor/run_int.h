@@ -8,6 +8,7 @@
 #include <stddef.h>
 #include <sys/types.h>
 
+#include "supervisor/gitconf.h"
 #include "supervisor/neighbours.h"
 #include "supervisor/options.h"
 #include "supervisor/pipeline.h"
@@ -56,6 +57,7 @@ struct run {
 	char resolvers[HX_MAX_RESOLVERS][HX_RESOLVER_LEN]; /* harness:resolver */
 	const char *resolver_pats[HX_MAX_RESOLVERS];
 	struct hx_neighbours neighbours; /* harness:ssh-agent, ... */
+	struct hx_gitconf gitconf;	 /* harness:git-config */
 	/* the session's network rules: the resolver's, the neighbours' */
 	struct hx_session_rule net_rules[1 + HX_NEIGHBOUR_RULES];
 	char policy_sha[65];
@@ -69,6 +71,7 @@ struct run {
 	/* The agent's /dev/pts, seen while it waits at the listener
 	 * hand-off: "own devpts" (terminals.h), "host", or NULL: not seen */
 	const char *terminals;
+	const char *sysv_ipc; /* "own namespace", "refused", or NULL */
 	int child_status;
 };
 

@@ -199,6 +199,8 @@ void hx_run_log_end(struct run *r, int code)
 	if (r->terminals)
 		json_object_set_new(rec, "terminals",
 				    json_string(r->terminals));
+	if (r->sysv_ipc)
+		json_object_set_new(rec, "sysv_ipc", json_string(r->sysv_ipc));
 	hx_worktree_end_fields(r->wt, rec);
 	hx_record_append(&r->pl, rec, NULL);
 	json_decref(rec);

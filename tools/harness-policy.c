@@ -326,6 +326,26 @@ static int print_error(const struct hx_policy_error *err)
 	return 2;
 }
 
+/* file alone, or else as a profile is used: included by the default
+ * policy (its disable: may name the default's rules). The error is the
+ * file's own. */
+static int load_checked(const char *file, const struct hx_policy_vars *v,
+			struct hx_policy **p, struct hx_policy_error *err)
+{
+	struct hx_policy_vars with = *v;
+	struct hx_policy_error err2;
+	char abs[PATH_MAX];
+	const char *inc[1] = {abs};
+
+	if (!hx_policy_load_file(file, v, p, err))
+		return 0;
+	if (!realpath(file, abs))
+		return -1;
+	with.include = inc;
+	with.ninclude = 1;
+	return hx_policy_load_default(&with, p, &err2) ? -1 : 0;
+}
+
 static int cmd_check(const struct args *a, const struct hx_policy_vars *v)
 {
 	int status = 0;
@@ -335,7 +355,7 @@ static int cmd_check(const struct args *a, const struct hx_policy_vars *v)
 		struct hx_policy *p;
 		size_t nrules, nex, failed;
 
-		if (hx_policy_load_file(a->args[i], v, &p, &err)) {
+		if (load_checked(a->args[i], v, &p, &err)) {
 			status = print_error(&err);
 			continue;
 		}
@@ -445,6 +465,8 @@ static void show_rule(const struct hx_rule_info *r, void *arg)
 	printf("  - id: %s    # %s\n", r->name, r->origin);
 	if (!strcmp(r->section, "files") && r->access != HX_ACCESS_ANY)
 		printf("    access: %s\n", access[r->access & 3]);
+	if (r->neighbours)
+		puts("    neighbours: true");
 	printf("    %s: [", hx_verdict_name(r->verdict));
 	for (size_t i = 0; i < r->npatterns; i++) {
 		fputs(i ? ", " : "", stdout);

@@ -377,7 +377,7 @@ static void hand_off_listener(const struct hx_sandbox *sb)
 void hx_sandbox_enter(const struct hx_sandbox *sb)
 {
 	const char *what = "";
-	bool own_devpts = false;
+	bool own_devpts = false, ipc_own;
 	int e, h;
 
 	if (!sb || !sb->ready)
@@ -403,6 +403,10 @@ void hx_sandbox_enter(const struct hx_sandbox *sb)
 	}
 	if ((e = hx_masks_apply(sb->masks)))
 		die_child("masks", -e);
+	/* Before the capabilities go (an ordinary user has them in the
+	 * namespace above only): SysV IPC and message queues of its own,
+	 * or none (seccomp_deny.h, hx_seccomp_install_ipc). */
+	ipc_own = unshare(CLONE_NEWIPC) == 0;
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0))
 		die_child("no_new_privs", errno);
 	drop_caps(sb);
@@ -428,6 +432,8 @@ void hx_sandbox_enter(const struct hx_sandbox *sb)
 		/* First: the deny list refuses a new listener. */
 		hand_off_listener(sb);
 	}
+	if (!ipc_own && (e = hx_seccomp_install_ipc(sb->prog)))
+		die_child("seccomp ipc", -e);
 	/* Last: from here on even our own set-up would be filtered. */
 	if ((e = hx_seccomp_install(sb->prog)))
 		die_child("seccomp", -e);

@@ -5,6 +5,9 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/filter.h>
+#include <linux/fs.h>
+#include <linux/fscrypt.h>
+#include <linux/fsverity.h>
 #include <linux/seccomp.h>
 #include <linux/userfaultfd.h>
 #include <sched.h>
@@ -15,12 +18,17 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
 #ifndef AT_EMPTY_PATH
 #define AT_EMPTY_PATH 0x1000
+#endif
+#ifndef IOPRIO_WHO_PGRP
+#define IOPRIO_WHO_PGRP 2 /* linux/ioprio.h, not in every libc */
+#define IOPRIO_WHO_USER 3
 #endif
 #ifndef TIOCLINUX
 #define TIOCLINUX 0x541C
@@ -190,6 +198,57 @@ const struct hx_sc_rule hx_seccomp_deny[] = {
     SETID_ROWS("mknodat", 2),
     SETID_CREATE("open", 1, 2),
     SETID_CREATE("openat", 2, 3),
+    /* Calls that act on another process by pid with only a uid check,
+     * which Landlock does not scope (it scopes signals and ptrace): as
+     * the user, any of the user's processes outside the session (the
+     * supervisor too); as root, every root daemon. A limit of 0 open
+     * files or 1 s of CPU disables or kills them. On oneself (pid 0,
+     * what setrlimit and glibc's prlimit send) or as a query they stay
+     * allowed. */
+    {"prlimit64",
+     HX_SC_ERRNO,
+     EPERM,
+     {{HX_SC_NONZERO, 0, false, 0, 0}, {HX_SC_NONZERO, 2, false, 0, 0}},
+     "sets another process's limits"},
+    {"setpriority",
+     HX_SC_ERRNO,
+     EPERM,
+     {EQ32(0, PRIO_PGRP), NONE},
+     "renices a process group (outside processes in it)"},
+    {"setpriority",
+     HX_SC_ERRNO,
+     EPERM,
+     {EQ32(0, PRIO_USER), NONE},
+     "renices every process of a user"},
+    {"ioprio_set",
+     HX_SC_ERRNO,
+     EPERM,
+     {EQ32(0, IOPRIO_WHO_PGRP), NONE},
+     "I/O priority of a process group"},
+    {"ioprio_set",
+     HX_SC_ERRNO,
+     EPERM,
+     {EQ32(0, IOPRIO_WHO_USER), NONE},
+     "I/O priority of every process of a user"},
+    /* What a file's owner may do to it through any fd, read-only ones
+     * too, beyond its attribute flags (decided, unotify_mut.c): make it
+     * unwritable for good (fs-verity), encrypt a directory, change its
+     * generation. No agent needs them. */
+    {"ioctl",
+     HX_SC_ERRNO,
+     EPERM,
+     {EQ32(1, FS_IOC_ENABLE_VERITY), NONE},
+     "makes a file immutable (fs-verity)"},
+    {"ioctl",
+     HX_SC_ERRNO,
+     EPERM,
+     {EQ32(1, FS_IOC_SET_ENCRYPTION_POLICY), NONE},
+     "encrypts a directory (fscrypt)"},
+    {"ioctl",
+     HX_SC_ERRNO,
+     EPERM,
+     {EQ32(1, FS_IOC_SETVERSION), NONE},
+     "changes a file's generation"},
     DENY("acct", EPERM, "host administration"),
     DENY("swapon", EPERM, "host administration"),
     DENY("swapoff", EPERM, "host administration"),
@@ -210,6 +269,31 @@ const struct hx_sc_rule hx_seccomp_deny[] = {
 const size_t hx_seccomp_ndeny =
     sizeof(hx_seccomp_deny) / sizeof(*hx_seccomp_deny);
 
+/* SysV IPC and POSIX message queues name their objects host-wide (a
+ * key, an id that /proc/sysvipc lists, a queue name), with no check
+ * Landlock makes: the shared memory, queues and semaphores of every
+ * process of the agent's uid outside the session (as root, root's)
+ * could be read, written or removed. The agent gets an IPC namespace of
+ * its own where it can (hx_sandbox_enter: as root, or in the user
+ * namespace of the masks); where it cannot, these are refused. */
+const struct hx_sc_rule hx_seccomp_ipc[] = {
+    DENY("shmget", EPERM, "SysV shared memory outside the session"),
+    DENY("shmat", EPERM, "SysV shared memory outside the session"),
+    DENY("shmctl", EPERM, "SysV shared memory outside the session"),
+    DENY("msgget", EPERM, "SysV message queues outside the session"),
+    DENY("msgsnd", EPERM, "SysV message queues outside the session"),
+    DENY("msgrcv", EPERM, "SysV message queues outside the session"),
+    DENY("msgctl", EPERM, "SysV message queues outside the session"),
+    DENY("semget", EPERM, "SysV semaphores outside the session"),
+    DENY("semop", EPERM, "SysV semaphores outside the session"),
+    DENY("semtimedop", EPERM, "SysV semaphores outside the session"),
+    DENY("semctl", EPERM, "SysV semaphores outside the session"),
+    DENY("mq_open", EPERM, "POSIX message queues outside the session"),
+    DENY("mq_unlink", EPERM, "POSIX message queues outside the session"),
+};
+
+const size_t hx_seccomp_nipc = sizeof(hx_seccomp_ipc) / sizeof(*hx_seccomp_ipc);
+
 #define NOTIFY(n, why)                                                         \
 	{                                                                      \
 		n, HX_SC_NOTIFY, 0, ALWAYS, why                                \
@@ -217,6 +301,12 @@ const size_t hx_seccomp_ndeny =
 #define NOTIFY_BIT(n, i, m, why)                                               \
 	{                                                                      \
 		n, HX_SC_NOTIFY, 0, {BIT(i, m), NONE}, why                     \
+	}
+/* A call naming a pid or tid in argument i: notified unless it is 0. */
+#define ON_PID(n, i, why)                                                      \
+	{                                                                      \
+		n, HX_SC_NOTIFY, 0, {{HX_SC_NONZERO, i, false, 0, 0}, NONE},   \
+		    why                                                        \
 	}
 /* Opens that can write: any of these flag bits (one row each, ORed).
  * Read-only opens pass in BPF and are bounded by Landlock. A BIT row
@@ -285,9 +375,29 @@ const struct hx_sc_rule hx_seccomp_notify[] = {
     NOTIFY("removexattr", "removes an extended attribute"),
     NOTIFY("lremovexattr", "removes an extended attribute"),
     NOTIFY("fremovexattr", "removes an extended attribute of an open file"),
+    /* chattr: on any fd of a file its owner holds, read-only ones too. */
+    {"ioctl",
+     HX_SC_NOTIFY,
+     0,
+     {EQ32(1, FS_IOC_SETFLAGS), NONE},
+     "sets a file's attribute flags"},
+    {"ioctl",
+     HX_SC_NOTIFY,
+     0,
+     {EQ32(1, FS_IOC_FSSETXATTR), NONE},
+     "sets a file's attribute flags"},
     /* A unix socket's bind creates a file; the address is behind a
      * pointer, so every bind (rare: servers) is emulated. */
     NOTIFY("bind", "names a socket (a unix one creates a file)"),
+    /* Priorities and scheduling of another thread or process by id:
+     * only a uid check, which Landlock does not scope; done for the
+     * agent's own tree only (unotify_sched.c). Id 0, oneself, passes. */
+    ON_PID("setpriority", 1, "priority of another process"),
+    ON_PID("ioprio_set", 1, "I/O priority of another process"),
+    ON_PID("sched_setaffinity", 0, "CPUs of another thread"),
+    ON_PID("sched_setscheduler", 0, "scheduling of another thread"),
+    ON_PID("sched_setparam", 0, "scheduling of another thread"),
+    ON_PID("sched_setattr", 0, "scheduling of another thread"),
 };
 
 const size_t hx_seccomp_nnotify =
@@ -320,6 +430,7 @@ struct hx_seccomp_prog {
 	struct sock_fprog fprog;
 	struct sock_fprog extra;
 	struct sock_fprog notify; /* len 0: not built */
+	struct sock_fprog ipc;	  /* hx_seccomp_ipc */
 };
 
 #define EXTRA_ROW 8
@@ -555,6 +666,27 @@ out:
 	return e;
 }
 
+/* The IPC rows, a filter of their own: installed only where the agent
+ * has no IPC namespace of its own. Foreign arches pass (the deny filter
+ * kills them). */
+static int build_ipc(struct hx_seccomp_prog *p, char *err, size_t errlen)
+{
+	scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ALLOW);
+	int e;
+
+	if (!ctx) {
+		snprintf(err, errlen, "seccomp_init failed");
+		return -ENOMEM;
+	}
+	e = seccomp_attr_set(ctx, SCMP_FLTATR_ACT_BADARCH, SCMP_ACT_ALLOW);
+	for (size_t i = 0; i < hx_seccomp_nipc && !e; i++)
+		e = add_rule(ctx, &hx_seccomp_ipc[i], err, errlen);
+	if (!e && (e = export(ctx, &p->ipc)))
+		snprintf(err, errlen, "seccomp ipc export: %s", strerror(-e));
+	seccomp_release(ctx);
+	return e;
+}
+
 int hx_seccomp_build(struct hx_seccomp_prog **out, char *err, size_t errlen)
 {
 	scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ALLOW);
@@ -591,6 +723,9 @@ int hx_seccomp_build(struct hx_seccomp_prog **out, char *err, size_t errlen)
 		goto out;
 	}
 	e = build_extra(p, err, errlen);
+	if (e)
+		goto out;
+	e = build_ipc(p, err, errlen);
 	if (e)
 		goto out;
 	*out = p;
@@ -660,6 +795,13 @@ int hx_seccomp_install(const struct hx_seccomp_prog *p)
 	return 0;
 }
 
+int hx_seccomp_install_ipc(const struct hx_seccomp_prog *p)
+{
+	if (syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &p->ipc))
+		return -errno;
+	return 0;
+}
+
 size_t hx_seccomp_prog_len(const struct hx_seccomp_prog *p)
 {
 	return p ? (size_t)p->fprog.len + p->extra.len : 0;
@@ -672,5 +814,6 @@ void hx_seccomp_prog_free(struct hx_seccomp_prog *p)
 	free(p->fprog.filter);
 	free(p->extra.filter);
 	free(p->notify.filter);
+	free(p->ipc.filter);
 	free(p);
 }

@@ -67,6 +67,11 @@ extern const size_t hx_seccomp_nnotify_exec;
 extern const struct hx_sc_rule hx_seccomp_notify_reads[];
 extern const size_t hx_seccomp_nnotify_reads;
 
+/* SysV IPC and POSIX message queues: refused (hx_seccomp_install_ipc)
+ * where the agent cannot have an IPC namespace of its own. */
+extern const struct hx_sc_rule hx_seccomp_ipc[];
+extern const size_t hx_seccomp_nipc;
+
 /* Returns the number of syscall names that appear in both a and b (or,
  * when b == a, twice in a with different actions or errnos); sets
  * *first to the first such name (NULL when none). The notify list and
@@ -105,6 +110,10 @@ int hx_seccomp_install(const struct hx_seccomp_prog *p);
  * before hx_seccomp_install: the deny list refuses a new listener.
  * Async-signal-safe. */
 int hx_seccomp_install_notify(const struct hx_seccomp_prog *p);
+
+/* Installs p's IPC filter (hx_seccomp_ipc). Returns 0 or -errno.
+ * Async-signal-safe. */
+int hx_seccomp_install_ipc(const struct hx_seccomp_prog *p);
 
 /* Instructions in p (for --verbose and tests). */
 size_t hx_seccomp_prog_len(const struct hx_seccomp_prog *p);

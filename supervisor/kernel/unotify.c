@@ -22,6 +22,7 @@
 #include "supervisor/kernel/seccomp_uapi.h"
 #include "supervisor/path_resolve.h"
 #include "supervisor/correlate.h"
+#include "supervisor/owned.h"
 
 #define WAKE_SIG SIGUSR2
 
@@ -92,10 +93,19 @@ static void handle(struct hx_unotify *u, const struct seccomp_notif *n)
 	case SYS_removexattr:
 	case SYS_lremovexattr:
 	case SYS_fremovexattr:
+	case SYS_ioctl:
 		hx_un_mut(u, n, &t, &a);
 		break;
 	case SYS_bind:
 		hx_un_bind(u, n, &t, &a);
+		break;
+	case SYS_setpriority:
+	case SYS_ioprio_set:
+	case SYS_sched_setaffinity:
+	case SYS_sched_setscheduler:
+	case SYS_sched_setparam:
+	case SYS_sched_setattr:
+		hx_un_sched(u, n, &t, &a);
 		break;
 	default:
 		break; /* not on the list: denied */
@@ -247,7 +257,10 @@ int hx_unotify_start(int listener, struct hx_pipeline *pl,
 	/* 6.6+: the target's thread is woken on the CPU that answers. Best
 	 * effort: older kernels say EINVAL and work, slower. */
 	ioctl(listener, SECCOMP_IOCTL_NOTIF_SET_FLAGS, fl);
-	if ((e = hx_correlate_enable(pl)))
+	/* What only this layer sees: both views of a call, and what the
+	 * session's processes bind and make (owned.h). */
+	if ((e = hx_correlate_enable(pl)) ||
+	    (!pl->owned && (e = hx_owned_new(&pl->owned))))
 		goto fail;
 	u->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 	u->stopfd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);

@@ -89,6 +89,10 @@ int hx_un_read_mem(pid_t tid, uint64_t addr, void *buf, size_t len);
 int hx_un_read_str(pid_t tid, uint64_t addr, char *buf, size_t size);
 /* SECCOMP_IOCTL_NOTIF_ID_VALID: the target still waits for this answer. */
 bool hx_un_id_valid(struct hx_unotify *u, uint64_t id);
+/* Whether pid (a process or a thread) belongs to the agent's tree:
+ * traced by the exec gate (the whole tree is), or, without the gate, a
+ * descendant of its root. */
+bool hx_un_in_tree(const struct hx_unotify *u, pid_t pid);
 /* The target's fd, in the supervisor (close it), or -errno. */
 int hx_un_take_fd(pid_t pid, int fd);
 /* Who tid is (its process, uids, umask, tracer, executable), or -errno. */
@@ -148,5 +152,7 @@ void hx_un_mut(struct hx_unotify *u, const struct seccomp_notif *n,
 	       const struct target *t, struct answer *a);
 void hx_un_exec(struct hx_unotify *u, const struct seccomp_notif *n,
 		const struct target *t, struct answer *a);
+void hx_un_sched(struct hx_unotify *u, const struct seccomp_notif *n,
+		 const struct target *t, struct answer *a);
 
 #endif

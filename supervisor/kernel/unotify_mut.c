@@ -4,9 +4,11 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/fs.h>
 #include <linux/openat2.h>
 #include <signal.h>
 #include <stdio.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/xattr.h>
@@ -330,8 +332,10 @@ static int read_times(const struct target *t, uint64_t addr, int kind,
 }
 
 /* Metadata changes through an fd (fchmod, fchown, fsetxattr,
- * fremovexattr, futimens, and the *at forms with an empty path and
- * AT_EMPTY_PATH): the fd acts on whatever file it names, which may be
+ * fremovexattr, futimens, the *at forms with an empty path and
+ * AT_EMPTY_PATH, and chattr's FS_IOC_SETFLAGS and FS_IOC_FSSETXATTR,
+ * which set nodump, noatime, nocow... on a read-only fd of a file the
+ * agent owns): the fd acts on whatever file it names, which may be
  * one opened read-only that the agent may not write. The fd is taken
  * once (pidfd_getfd), the file it names decided as a write (its path,
  * or "/proc/self/fd/N" for one without), and the change made on the
@@ -354,6 +358,8 @@ static void hx_un_fdmeta(struct hx_unotify *u, const struct seccomp_notif *n,
 	uint32_t call;
 	struct job j;
 	ssize_t len;
+	unsigned char iobuf[sizeof(struct fsxattr)];
+	size_t iolen = 0;
 
 	memset(&x, 0, sizeof(x));
 	switch (nr) {
@@ -390,6 +396,15 @@ static void hx_un_fdmeta(struct hx_unotify *u, const struct seccomp_notif *n,
 	case SYS_fremovexattr:
 		call = HX_CALL_REMOVEXATTR;
 		xname = arg[1];
+		break;
+	case SYS_ioctl: /* FS_IOC_SETFLAGS (an int), FS_IOC_FSSETXATTR */
+		call = HX_CALL_IOCTL;
+		iolen = (uint32_t)arg[1] == FS_IOC_SETFLAGS ? sizeof(int)
+							     : sizeof(struct fsxattr);
+		if ((e = hx_un_read_mem(t->tid, arg[2], iobuf, iolen))) {
+			a->err = -e;
+			return;
+		}
 		break;
 	default: /* utimensat, path NULL or "" with AT_EMPTY_PATH */
 		call = HX_CALL_UTIMES;
@@ -461,6 +476,9 @@ static void hx_un_fdmeta(struct hx_unotify *u, const struct seccomp_notif *n,
 		break;
 	case SYS_fremovexattr:
 		r = fremovexattr(mine, x.xname);
+		break;
+	case SYS_ioctl:
+		r = ioctl(mine, (unsigned long)(uint32_t)arg[1], iobuf);
 		break;
 	default:
 		r = (int)syscall(SYS_utimensat, mine, at_form ? "" : NULL,
@@ -570,6 +588,7 @@ static const struct mut_layout layouts[] = {
     {SYS_fchown, .how = MUTF_FD},
     {SYS_fsetxattr, .how = MUTF_FD},
     {SYS_fremovexattr, .how = MUTF_FD},
+    {SYS_ioctl, .how = MUTF_FD}, /* chattr: FS_IOC_SETFLAGS, FSSETXATTR */
 };
 
 /* One call's arguments, as its layout says where they are. */

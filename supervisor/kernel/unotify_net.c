@@ -125,6 +125,13 @@ static bool decide_addr(struct hx_unotify *u, const struct target *t,
 		a->err = ECONNREFUSED; /* as connect to a non-socket says */
 		return false;
 	}
+	/* Another socket than the one judged for its owner (pipeline.c,
+	 * harness:neighbour): swapped in since the decision. */
+	if (st.st_ino != j.out.sock_ino || st.st_dev != j.out.sock_dev) {
+		close(fd);
+		a->err = EACCES;
+		return false;
+	}
 	*target = fd;
 	return true;
 }
@@ -212,9 +219,7 @@ static void connect_own(struct hx_unotify *u, const struct seccomp_notif *n,
 	a->val = 0;
 }
 
-/* Whether pid belongs to the agent's tree: traced by the exec gate (the
- * whole tree is), or, without the gate, a descendant of its root. */
-static bool in_tree(const struct hx_unotify *u, pid_t pid)
+bool hx_un_in_tree(const struct hx_unotify *u, pid_t pid)
 {
 	for (int depth = 0; pid > 1 && depth < 128; depth++) {
 		char path[64], buf[2048], *p;
@@ -293,7 +298,8 @@ static bool tree_holds(const struct hx_unotify *u, pid_t self,
 
 		if (*end || pid <= 1 || pid == self)
 			continue;
-		found = in_tree(u, (pid_t)pid) && holds_inode((pid_t)pid, ino);
+		found = hx_un_in_tree(u, (pid_t)pid) &&
+			holds_inode((pid_t)pid, ino);
 	}
 	closedir(d);
 	return found;
@@ -846,6 +852,9 @@ void hx_un_bind(struct hx_unotify *u, const struct seccomp_notif *n,
 			goto done;
 		}
 		e = bind_in(sfd, pfd, name, t->umask);
+		/* The session's own: its connects are no neighbour's. */
+		if (!e)
+			hx_pipeline_own(u->pl, pfd, name);
 		close(pfd);
 	}
 done:

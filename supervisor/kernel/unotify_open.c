@@ -341,6 +341,10 @@ void hx_un_open(struct hx_unotify *u, const struct seccomp_notif *n,
 	add.flags = SECCOMP_ADDFD_FLAG_SEND;
 	add.srcfd = (uint32_t)e;
 	add.newfd_flags = (flags & O_CLOEXEC) ? O_CLOEXEC : 0;
+	/* Made by this open in /dev/shm: the session's (pipeline.c); before
+	 * the answer, which lets the agent's next call come. */
+	if (j.out.fresh && (flags & O_CREAT))
+		hx_pipeline_own(u->pl, e, "");
 	if (ioctl(u->lfd, SECCOMP_IOCTL_NOTIF_ADDFD, &add) >= 0) {
 		close(e);
 		atomic_fetch_add(&u->n_emul, 1);

@@ -20,10 +20,17 @@
  *   ldso PROG ARGS...           execv(ld.so, [ld.so, PROG, ARGS...])
  *   ldso-memfd                  ld.so /proc/self/fd/N of a memfd copy
  *                               of /bin/true
+ *   chattr FILE                 on a read-only fd of FILE: the nodump
+ *                               flag through FS_IOC_SETFLAGS and
+ *                               FS_IOC_FSSETXATTR, FS_IOC_SETVERSION and
+ *                               FS_IOC_ENABLE_VERITY
  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/fs.h>
+#include <linux/fsverity.h>
+#include <sys/ioctl.h>
 #include <netinet/in.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -306,6 +313,29 @@ static int ldso_memfd(void)
 	return 0;
 }
 
+/* ---- chattr ---- */
+static int chattr(const char *file)
+{
+	int fd = open(file, O_RDONLY), f = 0, v = 7;
+	struct fsxattr fx;
+	struct fsverity_enable_arg va = {.version = 1, .hash_algorithm = 1,
+					 .block_size = 4096};
+
+	if (fd < 0 || ioctl(fd, FS_IOC_GETFLAGS, &f)) {
+		printf("SKIPPED no attribute flags here\n");
+		return 0;
+	}
+	f |= FS_NODUMP_FL;
+	printf("setflags %s", res(ioctl(fd, FS_IOC_SETFLAGS, &f)));
+	if (!ioctl(fd, FS_IOC_FSGETXATTR, &fx)) {
+		fx.fsx_xflags |= FS_XFLAG_NODUMP;
+		printf(" fssetxattr %s", res(ioctl(fd, FS_IOC_FSSETXATTR, &fx)));
+	}
+	printf(" setversion %s", res(ioctl(fd, FS_IOC_SETVERSION, &v)));
+	printf(" verity %s\n", res(ioctl(fd, FS_IOC_ENABLE_VERITY, &va)));
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc >= 4 && !strcmp(argv[1], "send-swap"))
@@ -320,6 +350,8 @@ int main(int argc, char **argv)
 		return ldso(argc - 2, argv + 2);
 	if (argc >= 2 && !strcmp(argv[1], "ldso-memfd"))
 		return ldso_memfd();
+	if (argc >= 3 && !strcmp(argv[1], "chattr"))
+		return chattr(argv[2]);
 	fprintf(stderr, "usage: see the source\n");
 	return 2;
 }

@@ -338,3 +338,30 @@ def test_process_limit_is_on_by_default(wd):
         check(lim.get("processes_by") == want, "held by %r" % lim)
     else:
         check(lim.get("processes_by") in ("cgroup", "none"), "held by %r" % lim)
+
+
+def test_agent_cannot_leave_the_session_cgroup(wd):
+    """Class 9: in audit mode (the policy unenforced) a root agent wrote
+    its pid into the root cgroup's cgroup.procs and left the session's
+    cgroup, with its process count and the reaper's cgroup.kill; an
+    ordinary user can do the same under a delegated subtree. Writes to
+    the cgroup file systems are harness:protect, in both modes; reading
+    them stays allowed."""
+    script = ("for f in /sys/fs/cgroup/cgroup.procs /sys/fs/cgroup/unified/cgroup.procs "
+              "/sys/fs/cgroup/pids/cgroup.procs; do "
+              "[ -f $f ] && { echo $$ > $f && echo MOVED $f; }; done; "
+              "cat /proc/self/cgroup; cat /sys/fs/cgroup/cgroup.controllers "
+              "/sys/fs/cgroup/unified/cgroup.controllers /sys/fs/cgroup/pids/tasks "
+              ">/dev/null 2>&1; echo read $?")
+    for mode in MODES:
+        r = harness([BUSYBOX, "sh", "-c", script], wd, mode=mode)
+        check("MOVED" not in r.stdout, "%s: %r" % (mode, r.stdout))
+        recs = [x for x in r.records if x.get("args", {}).get("path", "").endswith("/cgroup.procs")]
+        check(recs, "%s: no record of the writes:\n%s" % (mode, r.dump()))
+        for rec in recs:
+            check(rec["rule"] == "harness:protect" and rec["verdict"] == "deny" and
+                  rec.get("enforced", True) is not False and rec["layer"] == "kernel",
+                  "%s: %r" % (mode, rec))
+        start = r.one(event="session_start")["kernel"]["limits"]
+        if start.get("processes_by") == "cgroup":
+            check("harness-" in r.stdout, "%s: not in the session's cgroup: %r" % (mode, r.stdout))

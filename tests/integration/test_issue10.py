@@ -12,7 +12,7 @@ import stat
 import uuid
 
 from lib import (ALLOWED_PORTS, DENIED_PORTS, HELPERS, PYTHON, Listener,
-                 check, harness)
+                 Skip, check, harness)
 
 ATTACK = os.path.join(HELPERS, "static_attack10")
 LDSO = "/lib64/ld-linux-x86-64.so.2"
@@ -227,3 +227,42 @@ def test_ldso_runs_memfd(wd):
     """Class 6: "ld.so /proc/self/fd/N" of a memfd: fileless exec."""
     r = harness([ATTACK, "ldso-memfd"], wd)
     check(r.stdout == "exec EACCES\n", "the memfd ran: %r %r" % (r.stdout, r.stderr[-300:]))
+
+
+def _fsflags(path):
+    import array
+    import fcntl
+    buf = array.array("i", [0])
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        fcntl.ioctl(fd, 0x80086601, buf)  # FS_IOC_GETFLAGS
+    finally:
+        os.close(fd)
+    return buf[0]
+
+
+def test_attribute_flags_decided_as_writes(wd):
+    """Class 1: chattr's FS_IOC_SETFLAGS and FS_IOC_FSSETXATTR work on a
+    read-only fd of a file its owner holds, and set nodump (out of the
+    backups), noatime, nocow on a write-denied one (~/.bashrc) unseen.
+    Now notified and decided as writes on the file the fd names, done on
+    the taken fd; fs-verity (a file made unwritable for good) and a new
+    generation are refused outright. In the project they still work."""
+    target = _outside(wd, "flags.txt")
+    mine = os.path.join(wd.path, "mine.txt")
+    with open(mine, "w") as f:
+        f.write("x\n")
+    r = harness([ATTACK, "chattr", target], wd, timeout=60)
+    if r.stdout.startswith("SKIPPED"):
+        raise Skip("no attribute flags on this file system")
+    got = _meta_lines(r)
+    check(got.get("setflags", "").split()[0] == "EACCES", "outside: %r" % r.stdout)
+    check(" fssetxattr EACCES" in r.stdout or "fssetxattr" not in r.stdout, "outside: %r" % r.stdout)
+    check(r.stdout.strip().endswith("setversion EPERM verity EPERM"), "outside: %r" % r.stdout)
+    check(not _fsflags(target) & 0x40, "the nodump flag was set outside the write roots")
+    rec = r.one(event="ioctl", args_path=target)
+    check(rec["verdict"] == "deny" and rec["layer"] == "kernel" and rec["op"] == "write", rec)
+    r = harness([ATTACK, "chattr", mine], wd, timeout=60)
+    check(r.stdout.startswith("setflags ok"), "in the project: %r" % r.stdout)
+    check(_fsflags(mine) & 0x40, "the project file has no nodump flag")
+    check(r.one(event="ioctl", args_path=mine)["verdict"] == "allow", r.dump())

@@ -342,6 +342,55 @@ START_TEST(test_decide_structs)
 	hx_policy_decide(p, &ev, &d);
 	ck_assert_str_eq(d.rule, "default:net_connect");
 
+	/* "neighbours: true" travels with the rule that decided, alone */
+	{
+		struct hx_policy *pn = load(
+			"version: 1\nnetwork:\n"
+			"  - id: wide\n    allow: [\"unix:/tmp/**\"]\n"
+			"  - id: agent\n    allow: [\"unix:/tmp/ssh-*/**\"]\n"
+			"    neighbours: yes\n",
+			&vars);
+
+		strcpy(un.sun_path, "/tmp/ssh-x/agent.1");
+		ev.addrlen = sizeof(un);
+		hx_policy_decide(pn, &ev, &d);
+		ck_assert_str_eq(d.rule, "agent");
+		ck_assert(d.neighbours);
+		strcpy(un.sun_path, "/tmp/tmux-1/default");
+		hx_policy_decide(pn, &ev, &d);
+		ck_assert_str_eq(d.rule, "wide");
+		ck_assert(!d.neighbours);
+		hx_policy_free(pn);
+	}
+
+	/* protect_write: harness:protect for writes and renames, not reads */
+	{
+		static const char *const cg[] = { "/sys/fs/cgroup/**" };
+		struct hx_policy_vars v = vars;
+		struct hx_policy *pw;
+
+		v.protect_write = cg;
+		v.nprotect_write = 1;
+		pw = load("version: 1\nfiles:\n  - allow: [\"/**\"]\n"
+			  "    access: any\n",
+			  &v);
+		ev = (struct hx_event){ .op = HX_OP_WRITE,
+					.path = "/sys/fs/cgroup/pids/cgroup.procs" };
+		hx_policy_decide(pw, &ev, &d);
+		ck_assert_str_eq(d.rule, "harness:protect");
+		ck_assert_int_eq(d.verdict, HX_VERDICT_DENY);
+		ev.op = HX_OP_READ;
+		hx_policy_decide(pw, &ev, &d);
+		ck_assert_int_eq(d.verdict, HX_VERDICT_ALLOW);
+		ev = (struct hx_event){ .op = HX_OP_RENAME,
+					.path = "/tmp/x",
+					.path2 = "/sys/fs/cgroup/a",
+					.moves_tree = true };
+		hx_policy_decide(pw, &ev, &d);
+		ck_assert_str_eq(d.rule, "harness:protect");
+		hx_policy_free(pw);
+	}
+
 	/* missing paths, host, argv */
 	ev = (struct hx_event){ .op = HX_OP_READ };
 	hx_policy_decide(p, &ev, &d);
@@ -416,6 +465,10 @@ static const struct ecase ecases[] = {
 	  "allow, ask, deny" },
 	{ "defaults:\n  fs: allow\n", 2, 3, "unknown key 'fs'", "file_read" },
 	{ "mode: strict\n", 1, 7, "invalid mode", "enforce, audit" },
+	{ "exec:\n  - deny: [\"x\"]\n    neighbours: true\n", 3, 17,
+	  "neighbours is a network rule's key", NULL },
+	{ "files:\n  - deny: /x\n    neighbours: true\n", 3, 5,
+	  "unknown key 'neighbours' in a rule", NULL },
 	{ "version: 2\n", 1, 10, "invalid version", NULL },
 	{ "files:\n  - deny: \"/a/**b\"\n", 2, 15, "bad glob", NULL },
 	{ "files:\n  - deny: [/ok, \"/a/[bc\"]\n", 2, 21, "unclosed '['",

@@ -1,0 +1,43 @@
+/* What is the session's own and what is a neighbour's (issue 10, class
+ * 4): a service of the user's outside the sandbox obeys the user's uid,
+ * which the agent has, so a place-based list of sockets always misses
+ * one (tmux -S /tmp/x, ssh-agent -a, a user's postgres). The owner does
+ * not: a unix socket belongs to who bound it, a /dev/shm file (POSIX
+ * shared memory and semaphores of every process, one tmpfs for the
+ * machine) to who made it. The kernel layer sees every bind and create
+ * of the session and records their inodes here; a socket or /dev/shm
+ * file of the agent's uid that is not recorded is a neighbour's
+ * (harness:neighbour), whatever rule allowed its place. Only with the
+ * kernel layer, which sees every bind; a ring, so one forgotten is
+ * refused, which fails safe. Thread-safe. */
+#ifndef HX_OWNED_H
+#define HX_OWNED_H
+
+#include <stdbool.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+
+struct hx_owned;
+
+int hx_owned_new(struct hx_owned **out);
+void hx_owned_free(struct hx_owned *o);
+
+/* Records the file name names in the directory dirfd (dirfd itself when
+ * name is ""): the session made it. */
+void hx_owned_add(struct hx_owned *o, int dirfd, const char *name);
+
+/* Whether the unix socket at path (symlinks resolved) serves a process
+ * of uid that no process of the session bound. *st gets what was judged
+ * (st_ino 0: no socket there), which the kernel layer checks again on
+ * what it connects. As root, /run, /var/run (but the users' runtime
+ * dirs) and /dev/log are the system's daemons', left to the policy's
+ * lists. */
+bool hx_owned_neighbour_socket(struct hx_owned *o, uid_t uid,
+			       const char *path, struct stat *st);
+
+/* Whether path in /dev/shm is a file of uid that the session did not
+ * make. *fresh: no file there (what the call makes is the session's). */
+bool hx_owned_neighbour_shm(struct hx_owned *o, uid_t uid, const char *path,
+			    bool *fresh);
+
+#endif
