@@ -39,7 +39,11 @@
  *                        "/proc/self/fd/N/NAME" (as Claude Code does)
  *   diropen DIR          openat(DIR, O_RDONLY|O_DIRECTORY)
  *   chownto P UID        chown(P, UID, -1)
- *   wopen P              open(P, O_WRONLY) of an existing file */
+ *   wopen P              open(P, O_WRONLY) of an existing file
+ *   nullpath2            symlink, rename and link calls that leave their
+ *                        second path in the handler's buffers, then each
+ *                        with that path NULL: one "NAME ERRNO-NAME" (or
+ *                        "NAME ok") line per call */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
 #include <errno.h>
@@ -246,10 +250,41 @@ static void *exchanger(void *arg)
 	return NULL;
 }
 
+/* A NULL second path: EFAULT from the kernel, whatever an earlier call
+ * of this process (or another) left behind. */
+static int nullpath2(void)
+{
+	static const struct {
+		const char *name;
+		long nr, a0, a1, a2, a3, a4;
+	} calls[] = {
+	    {"plant-symlink", SYS_symlink, (long)"planted", (long)"p1", 0, 0, 0},
+	    {"symlink", SYS_symlink, 0, (long)"n1", 0, 0, 0},
+	    {"symlinkat", SYS_symlinkat, 0, AT_FDCWD, (long)"n2", 0, 0},
+	    {"plant-rename", SYS_rename, (long)"f1", (long)"f2", 0, 0, 0},
+	    {"rename", SYS_rename, (long)"f2", 0, 0, 0, 0},
+	    {"renameat2", SYS_renameat2, AT_FDCWD, (long)"f2", AT_FDCWD, 0, 0},
+	    {"plant-link", SYS_link, (long)"f2", (long)"f3", 0, 0, 0},
+	    {"link", SYS_link, 0, (long)"n3", 0, 0, 0},
+	    {"linkat", SYS_linkat, AT_FDCWD, 0, AT_FDCWD, (long)"n4", 0},
+	};
+
+	for (size_t i = 0; i < sizeof(calls) / sizeof(*calls); i++) {
+		long r = syscall(calls[i].nr, calls[i].a0, calls[i].a1,
+				 calls[i].a2, calls[i].a3, calls[i].a4);
+
+		printf("%s %s\n", calls[i].name,
+		       r < 0 ? strerrorname_np(errno) : "ok");
+	}
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	long r;
 
+	if (argc == 2 && !strcmp(argv[1], "nullpath2"))
+		return nullpath2();
 	if (argc < 3)
 		return 2;
 	if (!strcmp(argv[1], "open") || !strcmp(argv[1], "openat2")) {

@@ -270,6 +270,25 @@ def test_static_mutations_allowed(wd):
     check(r.stdout.strip() == "ok rmdirat" and not os.path.exists(_p(wd, "d2")), repr(r.stdout))
 
 
+def test_static_mutation_null_second_path_is_efault(wd):
+    # rename, link and symlink with their second path NULL: the kernel
+    # says EFAULT and does nothing. The handler must not fall back on a
+    # second path an earlier call left in its buffers (invariant 2: it
+    # acts only on what this call names), which made a link or a symlink
+    # whose text this call never gave.
+    _mkfile(_p(wd, "f1"))
+    r = _static(wd, "nullpath2")
+    got = dict(line.split() for line in r.stdout.split("\n") if line)
+    for name in ("plant-symlink", "plant-rename", "plant-link"):
+        check(got.get(name) == "ok", "%s: %r %r" % (name, r.stdout, r.stderr))
+    for name in ("symlink", "symlinkat", "rename", "renameat2", "link", "linkat"):
+        check(got.get(name) == "EFAULT", "%s: %r %r" % (name, r.stdout, r.stderr))
+    for name in ("n1", "n2", "n3", "n4"):
+        check(not os.path.lexists(_p(wd, name)), "%s was made: %r" % (name, r.stdout))
+    check(os.path.exists(_p(wd, "f2")) and os.path.exists(_p(wd, "f3")),
+          "the planted rename or link is gone: %r" % r.stdout)
+
+
 def test_static_mutation_symlinked_parent_into_secret(wd):
     # A symlinked directory in the project that points into the secret
     # directory: decided on the resolved form, so denied.
