@@ -33,8 +33,8 @@ int hx_proc_stat(pid_t pid, struct hx_procstat *st)
 	p = strrchr(buf, ')');
 	if (!p || sscanf(p + 2,
 			 "%c %d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u "
-			 "%*d %*d %*d %*d %*d %*d %llu",
-			 &st->state, &ppid, &st->starttime) != 3)
+			 "%*d %*d %*d %*d %d %*d %llu",
+			 &st->state, &ppid, &st->threads, &st->starttime) != 4)
 		return -EBADMSG;
 	st->ppid = ppid;
 	return 0;
@@ -66,8 +66,10 @@ size_t hx_proc_descendants(pid_t root, struct hx_proc *out, size_t max)
 		char *end;
 		long v = strtol(de->d_name, &end, 10);
 
+		/* A zombie leader whose other threads run (its main thread
+		 * called pthread_exit) is alive, with children of its own. */
 		if (*end || v <= 0 || hx_proc_stat((pid_t)v, &st) ||
-		    st.state == 'Z' || st.state == 'X')
+		    st.state == 'X' || (st.state == 'Z' && st.threads <= 1))
 			continue;
 		all[n].pid = (pid_t)v;
 		all[n].ppid = st.ppid;

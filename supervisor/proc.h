@@ -10,6 +10,7 @@
 struct hx_procstat {
 	char state;		      /* R, S, Z... */
 	pid_t ppid;
+	int threads;
 	unsigned long long starttime; /* clock ticks after boot */
 };
 

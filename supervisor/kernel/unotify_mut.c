@@ -454,7 +454,9 @@ static void hx_un_fdmeta(struct hx_unotify *u, const struct seccomp_notif *n,
 	j.rq.flags = O_NOFOLLOW; /* the file itself, as the fd names it */
 	j.rq.has_mode = has_mode;
 	j.rq.mode = (uint32_t)mode;
-	if ((a->err = hx_un_judge(u, t, &j, NULL))) {
+	if ((a->err = hx_un_judge(u, t, &j, NULL)) ||
+	    /* Not for a target that is gone (killed while this was decided). */
+	    (a->err = hx_un_id_valid(u, n->id) ? 0 : ESRCH)) {
 		close(mine);
 		return;
 	}
