@@ -186,7 +186,7 @@ test: lint all $(UNIT_BINS) $(HELPER_BINS) $(ESCAPE_BINS) $(call agent_stamps,$(
 # a second compiler's warnings as errors (every object and unit program
 # built by clang too, in its own build directory), the layout rules
 # (scripts/check-layout), the format (clang-format 14, Debian 12's).
-lint: clang-check layout-check
+lint: clang-check layout-check format-check
 clang-check: | $(DEPS_OK)
 	@$(MAKE) --no-print-directory BUILD=$(BUILD)/clang CC=clang OPT=-O1 \
 	  all unit-bins >/dev/null
@@ -222,11 +222,13 @@ fuzz: $(FUZZ_TARGETS)
 soak: all $(HELPER_BINS)
 	BUILD=$(BUILD) SOAK=1 tests/run-integration test_load
 
-FORMAT_FILES = $(wildcard */*.[ch] */*/*.[ch])
+# Every C file of ours: the top-level folders' and one level below.
+FORMAT_FILES = $(filter-out $(BUILD)/% build-asan/%,$(wildcard */*.[ch] */*/*.[ch]))
 format:
 	clang-format -i $(FORMAT_FILES)
-format-check:
-	clang-format --dry-run --Werror $(FORMAT_FILES)
+format-check: | $(DEPS_OK)
+	@clang-format --dry-run --Werror $(FORMAT_FILES)
+	@echo "format-check: ok"
 
 clean:
 	rm -rf $(BUILD) build-asan

@@ -17,7 +17,8 @@ static bool class_match(const char **pp, char c)
 	for (bool first = true; *p && (*p != ']' || first); first = false) {
 		/* unsigned: with plain (signed) char, a range holding
 		 * UTF-8 bytes such as [\x80-\xff] would never match. */
-		unsigned char lo = (unsigned char)(*p == '\\' && p[1] ? *++p : *p);
+		unsigned char lo =
+		    (unsigned char)(*p == '\\' && p[1] ? *++p : *p);
 		unsigned char hi = lo;
 
 		p++;
@@ -39,14 +40,16 @@ static bool match_at(const char *p, const char *s, bool open)
 {
 	for (;;) {
 		if (open && *s == '\0')
-			return *p != '\0'; /* a validated rest matches something */
+			return *p !=
+			       '\0'; /* a validated rest matches something */
 		switch (*p) {
 		case '\0':
 			return *s == '\0';
 		case '*':
 			if (p[1] == '*') {
-				/* '**' is a whole segment: "**" at the end takes the
-				 * rest; "**\/" takes zero or more segments. */
+				/* '**' is a whole segment: "**" at the end
+				 * takes the rest; "**\/" takes zero or more
+				 * segments. */
 				p += 2;
 				if (*p == '\0')
 					return true;
@@ -81,7 +84,8 @@ static bool match_at(const char *p, const char *s, bool open)
 			break;
 		case '/':
 			/* "X/" "**" also matches X itself. */
-			if (*s == '\0' && p[1] == '*' && p[2] == '*' && p[3] == '\0')
+			if (*s == '\0' && p[1] == '*' && p[2] == '*' &&
+			    p[3] == '\0')
 				return true;
 			/* fall through */
 		default:
@@ -125,8 +129,7 @@ static bool has_globstar(const char *s, size_t n)
 	return false;
 }
 
-bool hx_glob_rename_keeps(const char *pattern, const char *from,
-			  const char *to)
+bool hx_glob_rename_keeps(const char *pattern, const char *from, const char *to)
 {
 	char g[4200];
 	const char *mid, *b;
@@ -137,7 +140,8 @@ bool hx_glob_rename_keeps(const char *pattern, const char *from,
 	blen = strlen(pattern);
 	if (blen > 3 && !strcmp(pattern + blen - 3, "/**") &&
 	    !has_globstar(pattern, blen - 3))
-		return hx_glob_match(pattern, from) && hx_glob_match(pattern, to);
+		return hx_glob_match(pattern, from) &&
+		       hx_glob_match(pattern, to);
 	/* PREFIX "/" "**" "/" SUFFIX, or "**" "/" SUFFIX; a SUFFIX may end
 	 * in "/" "**" (".husky/" "**"): everything under its last name. */
 	if (!strncmp(pattern, "**/", 3)) {

@@ -3,36 +3,36 @@
 #include "common/names.h"
 
 static const char *const verdict_names[] = {
-	[HX_VERDICT_ALLOW] = "allow",
-	[HX_VERDICT_ASK] = "ask",
-	[HX_VERDICT_DENY] = "deny",
+    [HX_VERDICT_ALLOW] = "allow",
+    [HX_VERDICT_ASK] = "ask",
+    [HX_VERDICT_DENY] = "deny",
 };
 
 static const char *const category_names[HX_CAT_COUNT] = {
-	[HX_CAT_EXEC] = "exec",
-	[HX_CAT_FILE_READ] = "file_read",
-	[HX_CAT_FILE_WRITE] = "file_write",
-	[HX_CAT_NET_CONNECT] = "net_connect",
-	[HX_CAT_NET_SEND] = "net_send",
-	[HX_CAT_NET_RESOLVE] = "net_resolve",
-	[HX_CAT_PROCESS] = "process",
+    [HX_CAT_EXEC] = "exec",
+    [HX_CAT_FILE_READ] = "file_read",
+    [HX_CAT_FILE_WRITE] = "file_write",
+    [HX_CAT_NET_CONNECT] = "net_connect",
+    [HX_CAT_NET_SEND] = "net_send",
+    [HX_CAT_NET_RESOLVE] = "net_resolve",
+    [HX_CAT_PROCESS] = "process",
 };
 
 static const char *const risk_names[] = {
-	[HX_RISK_LOW] = "low",
-	[HX_RISK_MEDIUM] = "medium",
-	[HX_RISK_HIGH] = "high",
-	[HX_RISK_CRITICAL] = "critical",
+    [HX_RISK_LOW] = "low",
+    [HX_RISK_MEDIUM] = "medium",
+    [HX_RISK_HIGH] = "high",
+    [HX_RISK_CRITICAL] = "critical",
 };
 
 static const char *const op_names[HX_OP_COUNT] = {
-	[HX_OP_EXEC] = "exec",	       [HX_OP_READ] = "read",
-	[HX_OP_WRITE] = "write",       [HX_OP_RENAME] = "rename",
-	[HX_OP_UNLINK] = "unlink",     [HX_OP_RMDIR] = "rmdir",
-	[HX_OP_MKDIR] = "mkdir",       [HX_OP_LINK] = "link",
-	[HX_OP_SYMLINK] = "symlink",   [HX_OP_TRUNCATE] = "truncate",
-	[HX_OP_CONNECT] = "connect",   [HX_OP_SEND] = "send",
-	[HX_OP_RESOLVE] = "resolve",
+    [HX_OP_EXEC] = "exec",	 [HX_OP_READ] = "read",
+    [HX_OP_WRITE] = "write",	 [HX_OP_RENAME] = "rename",
+    [HX_OP_UNLINK] = "unlink",	 [HX_OP_RMDIR] = "rmdir",
+    [HX_OP_MKDIR] = "mkdir",	 [HX_OP_LINK] = "link",
+    [HX_OP_SYMLINK] = "symlink", [HX_OP_TRUNCATE] = "truncate",
+    [HX_OP_CONNECT] = "connect", [HX_OP_SEND] = "send",
+    [HX_OP_RESOLVE] = "resolve",
 };
 
 const char *hx_verdict_name(enum hx_verdict v)

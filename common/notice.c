@@ -33,8 +33,8 @@ size_t hx_notice_format(char *buf, size_t cap, const struct hx_notice *n)
 	buf[0] = '\0';
 	/* ask is refused until approvals exist: say it needs one. */
 	hx_sbuf_put(&b, n->rule && n->verdict == HX_VERDICT_ASK
-		    ? "harness: needs approval, refused: "
-		    : "harness: denied ");
+			    ? "harness: needs approval, refused: "
+			    : "harness: denied ");
 	hx_sbuf_put(&b, hx_op_name(n->op));
 	hx_sbuf_put(&b, " ");
 	put_text(&b, n->target && *n->target ? n->target : "?");

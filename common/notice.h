@@ -39,5 +39,4 @@ bool hx_notice_repeat(const struct hx_notice *n, long pid);
 /* Formats and writes it to fd 2, once (hx_notice_repeat). */
 void hx_notice_write(const struct hx_notice *n);
 
-
 #endif

@@ -36,19 +36,19 @@ enum hx_risk {
 
 /* What a process tried to do, independent of the libc call used. */
 enum hx_op {
-	HX_OP_EXEC = 0,	 /* path: executable, argv */
-	HX_OP_READ,	 /* path: opened read-only */
-	HX_OP_WRITE,	 /* path: opened for writing or created */
-	HX_OP_RENAME,	 /* path: source, path2: destination; both writes */
-	HX_OP_UNLINK,	 /* path */
-	HX_OP_RMDIR,	 /* path */
-	HX_OP_MKDIR,	 /* path */
-	HX_OP_LINK,	 /* path: new name (write), path2: existing (read) */
-	HX_OP_SYMLINK,	 /* path: new link (write), path2: its target text */
-	HX_OP_TRUNCATE,	 /* path */
-	HX_OP_CONNECT,	 /* addr (+ names known for it) */
-	HX_OP_SEND,	 /* addr given to sendto/sendmsg */
-	HX_OP_RESOLVE,	 /* host: the name looked up */
+	HX_OP_EXEC = 0, /* path: executable, argv */
+	HX_OP_READ,	/* path: opened read-only */
+	HX_OP_WRITE,	/* path: opened for writing or created */
+	HX_OP_RENAME,	/* path: source, path2: destination; both writes */
+	HX_OP_UNLINK,	/* path */
+	HX_OP_RMDIR,	/* path */
+	HX_OP_MKDIR,	/* path */
+	HX_OP_LINK,	/* path: new name (write), path2: existing (read) */
+	HX_OP_SYMLINK,	/* path: new link (write), path2: its target text */
+	HX_OP_TRUNCATE, /* path */
+	HX_OP_CONNECT,	/* addr (+ names known for it) */
+	HX_OP_SEND,	/* addr given to sendto/sendmsg */
+	HX_OP_RESOLVE,	/* host: the name looked up */
 	HX_OP_COUNT,
 };
 

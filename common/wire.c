@@ -4,16 +4,16 @@
 
 #include <string.h>
 
-#define HDR_SIZE sizeof(struct hx_wire_hdr)
+#define HDR_SIZE  sizeof(struct hx_wire_hdr)
 #define FIELD_HDR 4u
 
 void hx_wire_begin(struct hx_wbuf *w, void *buf, size_t cap,
 		   enum hx_msg_type type, uint32_t id)
 {
 	struct hx_wire_hdr h = {
-		.version = HX_WIRE_VERSION,
-		.type = (uint16_t)type,
-		.id = id,
+	    .version = HX_WIRE_VERSION,
+	    .type = (uint16_t)type,
+	    .id = id,
 	};
 
 	w->buf = buf;
@@ -66,8 +66,8 @@ size_t hx_wire_finish(struct hx_wbuf *w)
 	return w->len;
 }
 
-enum hx_wire_error hx_wire_open(struct hx_wreader *r, const void *buf,
-				size_t n, struct hx_wire_hdr *hdr)
+enum hx_wire_error hx_wire_open(struct hx_wreader *r, const void *buf, size_t n,
+				struct hx_wire_hdr *hdr)
 {
 	if (n < HDR_SIZE)
 		return HX_WIRE_SHORT;
@@ -105,25 +105,22 @@ int hx_wire_next(struct hx_wreader *r, uint16_t *tag, const uint8_t **val,
 static const struct {
 	uint32_t allowed, required;
 } type_tags[] = {
-	[HX_MSG_HELLO] = { T(PID) | T(TID) | T(PPID) | T(PATH) | T(ARG) |
-				   T(FLAGS) | T(TRUNCATED),
-			   T(PID) },
-	[HX_MSG_HELLO_REPLY] = { T(FLAGS) | T(DEFAULT_READ) | T(READ_RULE) |
-					 T(SESSION),
-				 T(FLAGS) },
-	[HX_MSG_REQUEST] = { T(PID) | T(TID) | T(CALL) | T(OP) | T(PATH) |
-				     T(PATH2) | T(FLAGS) | T(MODE) | T(ARG) |
-				     T(ADDR) | T(HOST) | T(FRAME) |
-				     T(TRUNCATED),
-			     T(CALL) | T(OP) },
-	[HX_MSG_VERDICT] = { T(VERDICT) | T(ERRNO) | T(RULE) | T(SEQ) |
-				     T(FLAGS),
-			     T(VERDICT) },
-	[HX_MSG_REPORT] = { T(PID) | T(TID) | T(CALL) | T(OP) | T(PATH) |
-				    T(PATH2) | T(FLAGS) | T(MODE) | T(ARG) |
-				    T(ADDR) | T(HOST) | T(FRAME) |
-				    T(TRUNCATED) | T(RESULT),
-			    T(CALL) | T(OP) },
+    [HX_MSG_HELLO] = {T(PID) | T(TID) | T(PPID) | T(PATH) | T(ARG) | T(FLAGS) |
+			  T(TRUNCATED),
+		      T(PID)},
+    [HX_MSG_HELLO_REPLY] = {T(FLAGS) | T(DEFAULT_READ) | T(READ_RULE) |
+				T(SESSION),
+			    T(FLAGS)},
+    [HX_MSG_REQUEST] = {T(PID) | T(TID) | T(CALL) | T(OP) | T(PATH) | T(PATH2) |
+			    T(FLAGS) | T(MODE) | T(ARG) | T(ADDR) | T(HOST) |
+			    T(FRAME) | T(TRUNCATED),
+			T(CALL) | T(OP)},
+    [HX_MSG_VERDICT] = {T(VERDICT) | T(ERRNO) | T(RULE) | T(SEQ) | T(FLAGS),
+			T(VERDICT)},
+    [HX_MSG_REPORT] = {T(PID) | T(TID) | T(CALL) | T(OP) | T(PATH) | T(PATH2) |
+			   T(FLAGS) | T(MODE) | T(ARG) | T(ADDR) | T(HOST) |
+			   T(FRAME) | T(TRUNCATED) | T(RESULT),
+		       T(CALL) | T(OP)},
 };
 
 /* Tags that may repeat. ADDR repeats only in reports (resolve results). */
@@ -177,23 +174,57 @@ static enum hx_wire_error decode_field(struct hx_msg *m, struct store *st,
 	struct hx_str *s = NULL;
 
 	switch (tag) {
-	case HX_TAG_PID: u = &m->pid; break;
-	case HX_TAG_TID: u = &m->tid; break;
-	case HX_TAG_PPID: u = &m->ppid; break;
-	case HX_TAG_CALL: u = &m->call; break;
-	case HX_TAG_OP: u = &m->op; break;
-	case HX_TAG_FLAGS: u = &m->flags; break;
-	case HX_TAG_MODE: u = &m->mode; break;
-	case HX_TAG_VERDICT: u = &m->verdict; break;
-	case HX_TAG_ERRNO: u = &m->err; break;
-	case HX_TAG_DEFAULT_READ: u = &m->default_read; break;
-	case HX_TAG_TRUNCATED: u = &m->truncated; break;
-	case HX_TAG_RESULT: u = &m->result; break;
-	case HX_TAG_PATH: s = &m->path; break;
-	case HX_TAG_PATH2: s = &m->path2; break;
-	case HX_TAG_HOST: s = &m->host; break;
-	case HX_TAG_RULE: s = &m->rule; break;
-	case HX_TAG_SESSION: s = &m->session; break;
+	case HX_TAG_PID:
+		u = &m->pid;
+		break;
+	case HX_TAG_TID:
+		u = &m->tid;
+		break;
+	case HX_TAG_PPID:
+		u = &m->ppid;
+		break;
+	case HX_TAG_CALL:
+		u = &m->call;
+		break;
+	case HX_TAG_OP:
+		u = &m->op;
+		break;
+	case HX_TAG_FLAGS:
+		u = &m->flags;
+		break;
+	case HX_TAG_MODE:
+		u = &m->mode;
+		break;
+	case HX_TAG_VERDICT:
+		u = &m->verdict;
+		break;
+	case HX_TAG_ERRNO:
+		u = &m->err;
+		break;
+	case HX_TAG_DEFAULT_READ:
+		u = &m->default_read;
+		break;
+	case HX_TAG_TRUNCATED:
+		u = &m->truncated;
+		break;
+	case HX_TAG_RESULT:
+		u = &m->result;
+		break;
+	case HX_TAG_PATH:
+		s = &m->path;
+		break;
+	case HX_TAG_PATH2:
+		s = &m->path2;
+		break;
+	case HX_TAG_HOST:
+		s = &m->host;
+		break;
+	case HX_TAG_RULE:
+		s = &m->rule;
+		break;
+	case HX_TAG_SESSION:
+		s = &m->session;
+		break;
 	case HX_TAG_SEQ:
 		if (n != 8)
 			return HX_WIRE_FIELD;
@@ -208,8 +239,8 @@ static enum hx_wire_error decode_field(struct hx_msg *m, struct store *st,
 		if (m->nframes == HX_WIRE_MAX_FRAMES)
 			return HX_WIRE_TOO_MANY;
 		return copy_str(st, v, n, &m->frames[m->nframes++])
-			       ? HX_WIRE_FIELD
-			       : HX_WIRE_OK;
+			   ? HX_WIRE_FIELD
+			   : HX_WIRE_OK;
 	case HX_TAG_ADDR:
 		if (m->naddrs == HX_WIRE_MAX_ADDRS)
 			return HX_WIRE_TOO_MANY;
@@ -217,8 +248,8 @@ static enum hx_wire_error decode_field(struct hx_msg *m, struct store *st,
 		if (n < 2 || n > HX_WIRE_MAX_SOCKADDR)
 			return HX_WIRE_FIELD;
 		return copy_bytes(st, v, n, &m->addrs[m->naddrs++])
-			       ? HX_WIRE_FIELD
-			       : HX_WIRE_OK;
+			   ? HX_WIRE_FIELD
+			   : HX_WIRE_OK;
 	case HX_TAG_READ_RULE:
 		if (m->nrules == HX_WIRE_MAX_RULES)
 			return HX_WIRE_TOO_MANY;
@@ -227,8 +258,8 @@ static enum hx_wire_error decode_field(struct hx_msg *m, struct store *st,
 		m->rules[m->nrules].verdict = v[0];
 		return copy_str(st, v + 1, (uint16_t)(n - 1),
 				&m->rules[m->nrules++].pattern)
-			       ? HX_WIRE_FIELD
-			       : HX_WIRE_OK;
+			   ? HX_WIRE_FIELD
+			   : HX_WIRE_OK;
 	default:
 		return HX_WIRE_TAG;
 	}
@@ -240,7 +271,7 @@ static enum hx_wire_error decode_field(struct hx_msg *m, struct store *st,
 enum hx_wire_error hx_wire_decode(const void *buf, size_t n, struct hx_msg *m)
 {
 	struct hx_wreader r;
-	struct store st = { m->store, 0, sizeof(m->store) };
+	struct store st = {m->store, 0, sizeof(m->store)};
 	enum hx_wire_error e;
 	uint16_t tag, len;
 	const uint8_t *v;
@@ -254,7 +285,8 @@ enum hx_wire_error hx_wire_decode(const void *buf, size_t n, struct hx_msg *m)
 	if (m->hdr.type < HX_MSG_HELLO || m->hdr.type > HX_MSG_REPORT)
 		return HX_WIRE_TYPE;
 	while ((more = hx_wire_next(&r, &tag, &v, &len)) == 1) {
-		if (tag >= 32 || !(type_tags[m->hdr.type].allowed & (1u << tag)))
+		if (tag >= 32 ||
+		    !(type_tags[m->hdr.type].allowed & (1u << tag)))
 			return HX_WIRE_TAG;
 		if (!(REPEATED & (1u << tag)) ||
 		    (tag == HX_TAG_ADDR && m->hdr.type != HX_MSG_REPORT)) {
@@ -288,74 +320,74 @@ bool hx_msg_has(const struct hx_msg *m, enum hx_tag tag)
 const char *hx_wire_error_name(enum hx_wire_error e)
 {
 	static const char *const names[] = {
-		[HX_WIRE_OK] = "ok",
-		[HX_WIRE_SHORT] = "truncated message",
-		[HX_WIRE_LENGTH] = "length mismatch",
-		[HX_WIRE_VERSION_MISMATCH] = "protocol version mismatch",
-		[HX_WIRE_TYPE] = "unknown message type",
-		[HX_WIRE_TAG] = "unexpected field",
-		[HX_WIRE_DUPLICATE] = "duplicated field",
-		[HX_WIRE_FIELD] = "malformed field",
-		[HX_WIRE_TOO_MANY] = "too many fields",
-		[HX_WIRE_MISSING] = "required field missing",
-		[HX_WIRE_RESERVED] = "reserved bits set",
+	    [HX_WIRE_OK] = "ok",
+	    [HX_WIRE_SHORT] = "truncated message",
+	    [HX_WIRE_LENGTH] = "length mismatch",
+	    [HX_WIRE_VERSION_MISMATCH] = "protocol version mismatch",
+	    [HX_WIRE_TYPE] = "unknown message type",
+	    [HX_WIRE_TAG] = "unexpected field",
+	    [HX_WIRE_DUPLICATE] = "duplicated field",
+	    [HX_WIRE_FIELD] = "malformed field",
+	    [HX_WIRE_TOO_MANY] = "too many fields",
+	    [HX_WIRE_MISSING] = "required field missing",
+	    [HX_WIRE_RESERVED] = "reserved bits set",
 	};
 
 	return (unsigned)e < sizeof(names) / sizeof(names[0]) ? names[e]
-							    : "unknown error";
+							      : "unknown error";
 }
 
 const char *hx_call_name(uint32_t call)
 {
 	static const char *const names[HX_CALL_COUNT] = {
-		[HX_CALL_EXECVE] = "execve",
-		[HX_CALL_EXECV] = "execv",
-		[HX_CALL_EXECVP] = "execvp",
-		[HX_CALL_EXECVPE] = "execvpe",
-		[HX_CALL_EXECL] = "execl",
-		[HX_CALL_EXECLP] = "execlp",
-		[HX_CALL_EXECLE] = "execle",
-		[HX_CALL_FEXECVE] = "fexecve",
-		[HX_CALL_EXECVEAT] = "execveat",
-		[HX_CALL_POSIX_SPAWN] = "posix_spawn",
-		[HX_CALL_POSIX_SPAWNP] = "posix_spawnp",
-		[HX_CALL_SYSTEM] = "system",
-		[HX_CALL_POPEN] = "popen",
-		[HX_CALL_OPEN] = "open",
-		[HX_CALL_OPENAT] = "openat",
-		[HX_CALL_CREAT] = "creat",
-		[HX_CALL_FOPEN] = "fopen",
-		[HX_CALL_FREOPEN] = "freopen",
-		[HX_CALL_RENAME] = "rename",
-		[HX_CALL_RENAMEAT] = "renameat",
-		[HX_CALL_RENAMEAT2] = "renameat2",
-		[HX_CALL_UNLINK] = "unlink",
-		[HX_CALL_UNLINKAT] = "unlinkat",
-		[HX_CALL_RMDIR] = "rmdir",
-		[HX_CALL_MKDIR] = "mkdir",
-		[HX_CALL_MKDIRAT] = "mkdirat",
-		[HX_CALL_LINK] = "link",
-		[HX_CALL_LINKAT] = "linkat",
-		[HX_CALL_SYMLINK] = "symlink",
-		[HX_CALL_SYMLINKAT] = "symlinkat",
-		[HX_CALL_TRUNCATE] = "truncate",
-		[HX_CALL_CONNECT] = "connect",
-		[HX_CALL_SENDTO] = "sendto",
-		[HX_CALL_SENDMSG] = "sendmsg",
-		[HX_CALL_GETADDRINFO] = "getaddrinfo",
-		[HX_CALL_GETHOSTBYNAME] = "gethostbyname",
-		[HX_CALL_GETHOSTBYNAME2] = "gethostbyname2",
-		[HX_CALL_SYSCALL] = "syscall",
-		[HX_CALL_CHMOD] = "chmod",
-		[HX_CALL_CHOWN] = "chown",
-		[HX_CALL_FCHMOD] = "fchmod",
-		[HX_CALL_FCHOWN] = "fchown",
-		[HX_CALL_SETXATTR] = "setxattr",
-		[HX_CALL_REMOVEXATTR] = "removexattr",
-		[HX_CALL_UTIMES] = "utimensat",
-		[HX_CALL_MKNOD] = "mknod",
-		[HX_CALL_BIND] = "bind",
-		[HX_CALL_IOCTL] = "ioctl",
+	    [HX_CALL_EXECVE] = "execve",
+	    [HX_CALL_EXECV] = "execv",
+	    [HX_CALL_EXECVP] = "execvp",
+	    [HX_CALL_EXECVPE] = "execvpe",
+	    [HX_CALL_EXECL] = "execl",
+	    [HX_CALL_EXECLP] = "execlp",
+	    [HX_CALL_EXECLE] = "execle",
+	    [HX_CALL_FEXECVE] = "fexecve",
+	    [HX_CALL_EXECVEAT] = "execveat",
+	    [HX_CALL_POSIX_SPAWN] = "posix_spawn",
+	    [HX_CALL_POSIX_SPAWNP] = "posix_spawnp",
+	    [HX_CALL_SYSTEM] = "system",
+	    [HX_CALL_POPEN] = "popen",
+	    [HX_CALL_OPEN] = "open",
+	    [HX_CALL_OPENAT] = "openat",
+	    [HX_CALL_CREAT] = "creat",
+	    [HX_CALL_FOPEN] = "fopen",
+	    [HX_CALL_FREOPEN] = "freopen",
+	    [HX_CALL_RENAME] = "rename",
+	    [HX_CALL_RENAMEAT] = "renameat",
+	    [HX_CALL_RENAMEAT2] = "renameat2",
+	    [HX_CALL_UNLINK] = "unlink",
+	    [HX_CALL_UNLINKAT] = "unlinkat",
+	    [HX_CALL_RMDIR] = "rmdir",
+	    [HX_CALL_MKDIR] = "mkdir",
+	    [HX_CALL_MKDIRAT] = "mkdirat",
+	    [HX_CALL_LINK] = "link",
+	    [HX_CALL_LINKAT] = "linkat",
+	    [HX_CALL_SYMLINK] = "symlink",
+	    [HX_CALL_SYMLINKAT] = "symlinkat",
+	    [HX_CALL_TRUNCATE] = "truncate",
+	    [HX_CALL_CONNECT] = "connect",
+	    [HX_CALL_SENDTO] = "sendto",
+	    [HX_CALL_SENDMSG] = "sendmsg",
+	    [HX_CALL_GETADDRINFO] = "getaddrinfo",
+	    [HX_CALL_GETHOSTBYNAME] = "gethostbyname",
+	    [HX_CALL_GETHOSTBYNAME2] = "gethostbyname2",
+	    [HX_CALL_SYSCALL] = "syscall",
+	    [HX_CALL_CHMOD] = "chmod",
+	    [HX_CALL_CHOWN] = "chown",
+	    [HX_CALL_FCHMOD] = "fchmod",
+	    [HX_CALL_FCHOWN] = "fchown",
+	    [HX_CALL_SETXATTR] = "setxattr",
+	    [HX_CALL_REMOVEXATTR] = "removexattr",
+	    [HX_CALL_UTIMES] = "utimensat",
+	    [HX_CALL_MKNOD] = "mknod",
+	    [HX_CALL_BIND] = "bind",
+	    [HX_CALL_IOCTL] = "ioctl",
 	};
 
 	return call < HX_CALL_COUNT && names[call] ? names[call] : "unknown";

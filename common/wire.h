@@ -19,16 +19,16 @@
 
 #include "common/types.h"
 
-#define HX_WIRE_VERSION 1
-#define HX_WIRE_MAX 65536 /* largest datagram either side sends */
-#define HX_WIRE_MAX_ARGS 512
-#define HX_WIRE_MAX_FRAMES 32
-#define HX_WIRE_MAX_ADDRS 32
-#define HX_WIRE_MAX_RULES 256
+#define HX_WIRE_VERSION	     1
+#define HX_WIRE_MAX	     65536 /* largest datagram either side sends */
+#define HX_WIRE_MAX_ARGS     512
+#define HX_WIRE_MAX_FRAMES   32
+#define HX_WIRE_MAX_ADDRS    32
+#define HX_WIRE_MAX_RULES    256
 #define HX_WIRE_MAX_SOCKADDR 128
 
 /* Environment that carries the connection into every process. */
-#define HX_ENV_SOCKET "HARNESS_SOCKET"
+#define HX_ENV_SOCKET  "HARNESS_SOCKET"
 #define HX_ENV_PRELOAD "LD_PRELOAD"
 /* "<fd>.<inode>": the connection an exec was decided on, left open for
  * the new image, which takes it instead of connecting again. Set by the
@@ -36,7 +36,7 @@
 #define HX_ENV_CONN "HARNESS_CONN"
 
 enum hx_msg_type {
-	HX_MSG_HELLO = 1,	/* shim -> sup: a process with the shim started */
+	HX_MSG_HELLO = 1, /* shim -> sup: a process with the shim started */
 	HX_MSG_HELLO_REPLY = 2, /* sup -> shim: session settings, read rules */
 	HX_MSG_REQUEST = 3,	/* shim -> sup: decide this event */
 	HX_MSG_VERDICT = 4,	/* sup -> shim: the decision */
@@ -99,27 +99,27 @@ enum hx_call {
 };
 
 enum hx_tag {
-	HX_TAG_PID = 1,	    /* u32, claimed; the supervisor uses SO_PEERCRED */
-	HX_TAG_TID = 2,	    /* u32 */
-	HX_TAG_PPID = 3,    /* u32 */
-	HX_TAG_CALL = 4,    /* u32 enum hx_call */
-	HX_TAG_OP = 5,	    /* u32 enum hx_op */
-	HX_TAG_PATH = 6,    /* string, absolute */
-	HX_TAG_PATH2 = 7,   /* string */
-	HX_TAG_FLAGS = 8,   /* u32: open(2) flags, or HX_HELLO_* flags */
-	HX_TAG_MODE = 9,    /* u32 */
-	HX_TAG_ARG = 10,    /* string, repeated: argv in order */
-	HX_TAG_ADDR = 11,   /* bytes: a sockaddr; repeated in resolve reports */
-	HX_TAG_HOST = 12,   /* string */
-	HX_TAG_FRAME = 13,  /* string, repeated: "module+0xoff [symbol]" */
-	HX_TAG_VERDICT = 14, /* u32 enum hx_verdict */
-	HX_TAG_ERRNO = 15,  /* u32 */
-	HX_TAG_RULE = 16,   /* string: the rule that decided */
-	HX_TAG_SEQ = 17,    /* u64: audit record sequence */
-	HX_TAG_SESSION = 18, /* string */
-	HX_TAG_READ_RULE = 19, /* u8 verdict + pattern, repeated */
+	HX_TAG_PID = 1,	   /* u32, claimed; the supervisor uses SO_PEERCRED */
+	HX_TAG_TID = 2,	   /* u32 */
+	HX_TAG_PPID = 3,   /* u32 */
+	HX_TAG_CALL = 4,   /* u32 enum hx_call */
+	HX_TAG_OP = 5,	   /* u32 enum hx_op */
+	HX_TAG_PATH = 6,   /* string, absolute */
+	HX_TAG_PATH2 = 7,  /* string */
+	HX_TAG_FLAGS = 8,  /* u32: open(2) flags, or HX_HELLO_* flags */
+	HX_TAG_MODE = 9,   /* u32 */
+	HX_TAG_ARG = 10,   /* string, repeated: argv in order */
+	HX_TAG_ADDR = 11,  /* bytes: a sockaddr; repeated in resolve reports */
+	HX_TAG_HOST = 12,  /* string */
+	HX_TAG_FRAME = 13, /* string, repeated: "module+0xoff [symbol]" */
+	HX_TAG_VERDICT = 14,	  /* u32 enum hx_verdict */
+	HX_TAG_ERRNO = 15,	  /* u32 */
+	HX_TAG_RULE = 16,	  /* string: the rule that decided */
+	HX_TAG_SEQ = 17,	  /* u64: audit record sequence */
+	HX_TAG_SESSION = 18,	  /* string */
+	HX_TAG_READ_RULE = 19,	  /* u8 verdict + pattern, repeated */
 	HX_TAG_DEFAULT_READ = 20, /* u32 enum hx_verdict */
-	HX_TAG_TRUNCATED = 21, /* u32: the argv did not fit */
+	HX_TAG_TRUNCATED = 21,	  /* u32: the argv did not fit */
 	HX_TAG_RESULT = 22, /* u32: 0, or errno/EAI code of the real call */
 };
 
@@ -129,16 +129,17 @@ enum hx_tag {
 	     * (kerrno.h), the path may be read */
 
 /* HX_TAG_FLAGS in HELLO_REPLY. */
-#define HX_HELLO_LOG_READS 0x1	/* report allowed reads one by one */
-#define HX_HELLO_AUDIT 0x2	/* audit mode: never deny locally */
-#define HX_HELLO_LOCAL_READS 0x4 /* the read rules are complete: the shim
-				    may allow reads without asking */
+#define HX_HELLO_LOG_READS 0x1 /* report allowed reads one by one */
+#define HX_HELLO_AUDIT	   0x2 /* audit mode: never deny locally */
+#define HX_HELLO_LOCAL_READS                                                   \
+	0x4 /* the read rules are complete: the shim                           \
+	       may allow reads without asking */
 
 struct hx_wire_hdr {
 	uint16_t version;
 	uint16_t type;
-	uint32_t length; /* whole datagram, header included */
-	uint32_t id;	 /* request id, echoed in the reply */
+	uint32_t length;   /* whole datagram, header included */
+	uint32_t id;	   /* request id, echoed in the reply */
 	uint32_t reserved; /* zero */
 };
 
@@ -178,7 +179,7 @@ struct hx_bytes {
 
 struct hx_msg {
 	struct hx_wire_hdr hdr;
-	uint32_t present;	/* bit (1u << tag) for each singleton seen */
+	uint32_t present; /* bit (1u << tag) for each singleton seen */
 	uint32_t pid, tid, ppid, call, op, flags, mode, verdict, err;
 	uint32_t default_read, truncated, result;
 	uint64_t seq;
@@ -192,13 +193,14 @@ struct hx_msg {
 		struct hx_str pattern;
 	} rules[HX_WIRE_MAX_RULES];
 	/* NUL-terminated string copies and aligned sockaddr copies. */
-	uint8_t store[HX_WIRE_MAX + HX_WIRE_MAX / 2] __attribute__((aligned(8)));
+	uint8_t store[HX_WIRE_MAX + HX_WIRE_MAX / 2]
+	    __attribute__((aligned(8)));
 };
 
 enum hx_wire_error {
 	HX_WIRE_OK = 0,
-	HX_WIRE_SHORT,	   /* shorter than a header or a field */
-	HX_WIRE_LENGTH,	   /* header length differs from the datagram */
+	HX_WIRE_SHORT,	/* shorter than a header or a field */
+	HX_WIRE_LENGTH, /* header length differs from the datagram */
 	HX_WIRE_VERSION_MISMATCH,
 	HX_WIRE_TYPE,	   /* unknown message type */
 	HX_WIRE_TAG,	   /* unknown tag, or a tag this type may not carry */
@@ -217,8 +219,8 @@ struct hx_wreader {
 
 /* Checks the header (version, length == n, reserved zero) and positions
  * r on the first field; fills *hdr. */
-enum hx_wire_error hx_wire_open(struct hx_wreader *r, const void *buf,
-				size_t n, struct hx_wire_hdr *hdr);
+enum hx_wire_error hx_wire_open(struct hx_wreader *r, const void *buf, size_t n,
+				struct hx_wire_hdr *hdr);
 /* Returns 1 with the next field, 0 at a clean end, -1 on a truncated
  * field. */
 int hx_wire_next(struct hx_wreader *r, uint16_t *tag, const uint8_t **val,

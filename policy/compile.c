@@ -10,9 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-int hx_policy_fail(struct hx_policy_error *err, const char *file,
-		   unsigned line, unsigned column, const char *hint,
-		   const char *fmt, ...)
+int hx_policy_fail(struct hx_policy_error *err, const char *file, unsigned line,
+		   unsigned column, const char *hint, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -50,11 +49,12 @@ static int check_path_glob(const char *g, const size_t *map, struct hx_pos pos,
 	size_t off;
 
 	if (g[0] != '/' && strncmp(g, "**/", 3))
-		return hx_policy_fail(err, NULL, pos.line, pos.column,
-				      "write /abs/path/**, $HOME/..., $CWD/... "
-				      "or **/name",
-				      "a path pattern must be absolute or start "
-				      "with '**/'");
+		return hx_policy_fail(
+		    err, NULL, pos.line, pos.column,
+		    "write /abs/path/**, $HOME/..., $CWD/... "
+		    "or **/name",
+		    "a path pattern must be absolute or start "
+		    "with '**/'");
 	if (hx_glob_validate(g, &off, &why))
 		return hx_policy_fail(err, NULL, pos.line,
 				      pos.column + (unsigned)map[off],
@@ -101,13 +101,14 @@ int hx_compile_pattern(struct hx_policy *p, enum hx_section sec,
 	case HX_SEC_NET:
 		ret = hx_netpat_parse(&p->arena, s, &out->u.net, &off, &why);
 		if (ret == -EINVAL)
-			ret = hx_policy_fail(err, NULL, pos.line,
-					     pos.column + (unsigned)map[off],
-					     "network patterns: HOST:PORT (HOST: *, "
-					     "name, *.domain, 10.0.0.0/8, [::1], "
-					     "[fd00::/8]; PORT: *, N, N-M) or "
-					     "unix:/path/glob, unix:@name",
-					     "%s", why);
+			ret = hx_policy_fail(
+			    err, NULL, pos.line,
+			    pos.column + (unsigned)map[off],
+			    "network patterns: HOST:PORT (HOST: *, "
+			    "name, *.domain, 10.0.0.0/8, [::1], "
+			    "[fd00::/8]; PORT: *, N, N-M) or "
+			    "unix:/path/glob, unix:@name",
+			    "%s", why);
 		else if (!ret)
 			out->spec = hx_netpat_specificity(&out->u.net);
 		break;

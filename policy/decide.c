@@ -62,9 +62,9 @@ static bool protected_by(const struct hx_rule *r, const char *path,
 static void check_file(const struct hx_policy *p, const char *path,
 		       unsigned access, struct hx_decision *out)
 {
-	enum hx_category cat = access == HX_ACCESS_READ ? HX_CAT_FILE_READ
-							: HX_CAT_FILE_WRITE;
-	struct best b = { 0 };
+	enum hx_category cat =
+	    access == HX_ACCESS_READ ? HX_CAT_FILE_READ : HX_CAT_FILE_WRITE;
+	struct best b = {0};
 
 	/* The harness's own files beat every rule of the policy. */
 	if (protected_by(&p->protect, path, out) ||
@@ -90,8 +90,8 @@ static void check_file(const struct hx_policy *p, const char *path,
 static void check_moved(const struct hx_policy *p, const char *from,
 			const char *to, struct hx_decision *out)
 {
-	const struct hx_rule *prot[2] = { &p->protect, &p->protect_write };
-	struct best b = { 0 };
+	const struct hx_rule *prot[2] = {&p->protect, &p->protect_write};
+	struct best b = {0};
 
 	for (size_t k = 0; k < 2; k++)
 		for (size_t i = 0; i < prot[k]->npats; i++) {
@@ -140,7 +140,7 @@ static void stronger(struct hx_decision *a, const struct hx_decision *b);
 static void check_link(const struct hx_policy *p, const struct hx_event *ev,
 		       struct hx_decision *out)
 {
-	const char *targets[2] = { ev->link_target, ev->link_target_resolved };
+	const char *targets[2] = {ev->link_target, ev->link_target_resolved};
 	struct hx_decision w, moved;
 
 	for (int i = 0; i < 2; i++) {
@@ -170,7 +170,7 @@ static void stronger(struct hx_decision *a, const struct hx_decision *b)
 static void check_exec(const struct hx_policy *p, const struct hx_event *ev,
 		       struct hx_decision *out)
 {
-	struct best b = { 0 };
+	struct best b = {0};
 
 	for (size_t i = 0; i < p->nrules[HX_SEC_EXEC]; i++) {
 		const struct hx_rule *r = &p->rules[HX_SEC_EXEC][i];
@@ -186,7 +186,7 @@ static void check_exec(const struct hx_policy *p, const struct hx_event *ev,
 static void check_net(const struct hx_policy *p, const struct hx_netsubj *s,
 		      enum hx_category cat, struct hx_decision *out)
 {
-	struct best b = { 0 };
+	struct best b = {0};
 
 	for (size_t i = 0; i < p->nrules[HX_SEC_NET]; i++) {
 		const struct hx_rule *r = &p->rules[HX_SEC_NET][i];
@@ -203,8 +203,8 @@ static void check_net(const struct hx_policy *p, const struct hx_netsubj *s,
 static bool subj_from_addr(const struct hx_event *ev, struct hx_netsubj *s,
 			   char *unix_buf, size_t unix_size)
 {
-	static const uint8_t mapped[12] = { 0, 0, 0, 0, 0, 0,
-					    0, 0, 0, 0, 0xff, 0xff };
+	static const uint8_t mapped[12] = {0, 0, 0, 0, 0,    0,
+					   0, 0, 0, 0, 0xff, 0xff};
 	const struct sockaddr *sa = ev->addr;
 
 	memset(s, 0, sizeof(*s));

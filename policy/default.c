@@ -7,7 +7,8 @@ extern const char hx_default_policy_start[], hx_default_policy_end[];
 const char *hx_policy_default_text(size_t *len)
 {
 	if (len)
-		*len = (size_t)(hx_default_policy_end - hx_default_policy_start);
+		*len =
+		    (size_t)(hx_default_policy_end - hx_default_policy_start);
 	return hx_default_policy_start;
 }
 

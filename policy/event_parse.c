@@ -17,8 +17,8 @@
 
 #include "common/path.h"
 
-__attribute__((format(printf, 3, 4)))
-static int bad(char *err, size_t errlen, const char *fmt, ...)
+__attribute__((format(printf, 3, 4))) static int bad(char *err, size_t errlen,
+						     const char *fmt, ...)
 {
 	va_list ap;
 
@@ -56,7 +56,7 @@ static const char *path_lookup(const char *name, char *buf, size_t size)
 
 		if (len > 0 &&
 		    snprintf(buf, size, "%.*s/%s", (int)len, path, name) <
-			    (int)size &&
+			(int)size &&
 		    stat(buf, &st) == 0 && S_ISREG(st.st_mode) &&
 		    access(buf, X_OK) == 0)
 			return buf;
@@ -89,12 +89,14 @@ static int parse_addr(const char *text, struct hx_event *ev,
 		if (name[0] == '@') {
 			/* Abstract: a leading NUL, no terminator. */
 			memcpy(un->sun_path + 1, name + 1, n - 1);
-			ev->addrlen = (socklen_t)(offsetof(struct sockaddr_un,
-							   sun_path) + n);
+			ev->addrlen =
+			    (socklen_t)(offsetof(struct sockaddr_un, sun_path) +
+					n);
 		} else {
 			memcpy(un->sun_path, name, n);
-			ev->addrlen = (socklen_t)(offsetof(struct sockaddr_un,
-							   sun_path) + n + 1);
+			ev->addrlen =
+			    (socklen_t)(offsetof(struct sockaddr_un, sun_path) +
+					n + 1);
 		}
 		return 0;
 	}
@@ -172,8 +174,8 @@ int hx_event_parse(int argc, char *const *argv, struct hx_event *ev,
 	if (argc < 1 || !argv[0])
 		return bad(err, errlen, "no event given (one of: %s)", ops);
 	if (lookup_op(argv[0], &op)) {
-		snprintf(err, errlen, "unknown event '%s' (one of: %s)", argv[0],
-			 ops);
+		snprintf(err, errlen, "unknown event '%s' (one of: %s)",
+			 argv[0], ops);
 		return -EINVAL;
 	}
 	ev->op = op;

@@ -18,7 +18,8 @@ static size_t split_words(char *s, char **words, size_t max)
 		if (!*p)
 			break;
 		words[n++] = p;
-		while (*p && *p != ' ' && *p != '\t' && *p != '\n' && *p != '\r')
+		while (*p && *p != ' ' && *p != '\t' && *p != '\n' &&
+		       *p != '\r')
 			p++;
 	}
 	return n;
@@ -78,9 +79,10 @@ size_t hx_policy_check_examples(const struct hx_policy *p,
 				int hit = 0;
 
 				if (sec == HX_SEC_FILES) {
-					for (size_t k = 0; !hit && k < r->npats; k++)
-						hit = hx_glob_match(r->pats[k].text,
-								    ex->text);
+					for (size_t k = 0; !hit && k < r->npats;
+					     k++)
+						hit = hx_glob_match(
+						    r->pats[k].text, ex->text);
 				} else if (sec == HX_SEC_EXEC) {
 					hit = exec_example(r, ex->text);
 				} else {
@@ -89,13 +91,14 @@ size_t hx_policy_check_examples(const struct hx_policy *p,
 				if (hit >= 0 && (hit == 1) == ex->should_match)
 					continue;
 				failed++;
-				snprintf(msg, sizeof(msg),
-					 "%s:%u:%u: rule \"%s\": example \"%s\" %s",
-					 p->source, ex->pos.line, ex->pos.column,
-					 r->name, ex->text,
-					 hit < 0 ? "is not HOST:PORT or unix:PATH"
-					 : ex->should_match ? "should match"
-							    : "should not match");
+				snprintf(
+				    msg, sizeof(msg),
+				    "%s:%u:%u: rule \"%s\": example \"%s\" %s",
+				    p->source, ex->pos.line, ex->pos.column,
+				    r->name, ex->text,
+				    hit < 0 ? "is not HOST:PORT or unix:PATH"
+				    : ex->should_match ? "should match"
+						       : "should not match");
 				if (fn)
 					fn(msg, arg);
 			}

@@ -53,7 +53,8 @@ int hx_execpat_parse(struct hx_arena *a, const char *text,
 	if (ep->exe_is_path && words[0][0] != '/' &&
 	    strncmp(words[0], "**/", 3)) {
 		*bad = (size_t)(words[0] - copy);
-		*why = "an executable path must be absolute or start with '**/'";
+		*why =
+		    "an executable path must be absolute or start with '**/'";
 		return -EINVAL;
 	}
 	if (hx_glob_validate(words[0], &off, why)) {

@@ -12,8 +12,8 @@ void hx_policy_foreach_file_rule(const struct hx_policy *p,
 		fn(HX_VERDICT_DENY, HX_ACCESS_ANY, p->protect.pats[i].text,
 		   p->protect.name, arg);
 	for (size_t i = 0; i < p->protect_write.npats; i++)
-		fn(HX_VERDICT_DENY, HX_ACCESS_WRITE, p->protect_write.pats[i].text,
-		   p->protect_write.name, arg);
+		fn(HX_VERDICT_DENY, HX_ACCESS_WRITE,
+		   p->protect_write.pats[i].text, p->protect_write.name, arg);
 	for (size_t i = 0; i < p->nrules[HX_SEC_FILES]; i++) {
 		const struct hx_rule *r = &p->rules[HX_SEC_FILES][i];
 
@@ -59,14 +59,14 @@ static void rule_info(const char *section, const struct hx_rule *r,
 {
 	const char *pats[64];
 	struct hx_rule_info ri = {
-		.section = section,
-		.name = r->name,
-		.origin = r->origin ? r->origin : "harness",
-		.verdict = r->verdict,
-		.access = r->access,
-		.neighbours = r->neighbours,
-		.patterns = pats,
-		.npatterns = r->npats < 64 ? r->npats : 64,
+	    .section = section,
+	    .name = r->name,
+	    .origin = r->origin ? r->origin : "harness",
+	    .verdict = r->verdict,
+	    .access = r->access,
+	    .neighbours = r->neighbours,
+	    .patterns = pats,
+	    .npatterns = r->npats < 64 ? r->npats : 64,
 	};
 
 	for (size_t k = 0; k < ri.npatterns; k++)
@@ -78,8 +78,8 @@ void hx_policy_foreach_rule(const struct hx_policy *p,
 			    void (*fn)(const struct hx_rule_info *r, void *arg),
 			    void *arg)
 {
-	static const char *const names[HX_SEC_COUNT] = { "files", "exec",
-							 "network" };
+	static const char *const names[HX_SEC_COUNT] = {"files", "exec",
+							"network"};
 
 	if (p->protect.npats)
 		rule_info("files", &p->protect, fn, arg);

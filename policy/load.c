@@ -12,23 +12,21 @@
 
 #define HX_POLICY_MAX_SIZE (16u << 20)
 
-static const char *const top_keys[] = { "version", "mode",    "defaults",
-					"audit",   "files",   "exec",
-					"network", "limits",  "include",
-					"profile", "disable", NULL };
+static const char *const top_keys[] = {
+    "version", "mode",	 "defaults", "audit",	"files",   "exec",
+    "network", "limits", "include",  "profile", "disable", NULL};
 /* An included document adds rules; the session-wide settings are the
  * main policy's alone, so an include cannot turn enforcement off. */
-static const char *const include_keys[] = { "version", "files",   "exec",
-					    "network", "include", "profile",
-					    "disable", NULL };
-static const char *const profile_keys[] = { "description", "detect", NULL };
-static const char *const audit_keys[] = { "log_reads", "rate", "burst",
-					  "max_size", NULL };
-static const char *const verdict_words[] = { "allow", "ask", "deny", NULL };
+static const char *const include_keys[] = {"version", "files",	 "exec",
+					   "network", "include", "profile",
+					   "disable", NULL};
+static const char *const profile_keys[] = {"description", "detect", NULL};
+static const char *const audit_keys[] = {"log_reads", "rate", "burst",
+					 "max_size", NULL};
+static const char *const verdict_words[] = {"allow", "ask", "deny", NULL};
 static const char *const category_words[] = {
-	"exec",	    "file_read",   "file_write", "net_connect",
-	"net_send", "net_resolve", "process",	 NULL
-};
+    "exec",	"file_read",   "file_write", "net_connect",
+    "net_send", "net_resolve", "process",    NULL};
 
 static int load_defaults(struct hx_ld *l, yaml_node_t *n)
 {
@@ -44,8 +42,8 @@ static int load_defaults(struct hx_ld *l, yaml_node_t *n)
 		if (!ret)
 			ret = hx_node_get(l, pr->value, &val);
 		if (!ret)
-			ret = hx_node_word(l, val, "verdict", verdict_words,
-					   &v);
+			ret =
+			    hx_node_word(l, val, "verdict", verdict_words, &v);
 		if (!ret)
 			l->p->defaults[c] = (enum hx_verdict)v;
 	}
@@ -112,8 +110,9 @@ static int quota_value(struct hx_ld *l, const yaml_node_t *n, const char *k)
 {
 	struct hx_audit_quota *q = &l->p->quota;
 	bool bytes = !strcmp(k, "max_size");
-	uint64_t *dst = bytes ? &q->max_size
-			: !strcmp(k, "rate") ? &q->rate : &q->burst;
+	uint64_t *dst = bytes		     ? &q->max_size
+			: !strcmp(k, "rate") ? &q->rate
+					     : &q->burst;
 	const char *s;
 	char msg[128];
 	int ret = hx_node_scalar(l, n, k, &s);
@@ -128,11 +127,11 @@ static int quota_value(struct hx_ld *l, const yaml_node_t *n, const char *k)
 		return 0;
 	snprintf(msg, sizeof(msg), "invalid %s '%.40s'", k, s);
 	return hx_node_fail(
-		l, n,
-		bytes ? "a number of bytes, with K, M, G or T for powers "
-			"of 1024, or unlimited"
-		      : "a number of records, or unlimited",
-		msg);
+	    l, n,
+	    bytes ? "a number of bytes, with K, M, G or T for powers "
+		    "of 1024, or unlimited"
+		  : "a number of records, or unlimited",
+	    msg);
 }
 
 static int load_limits(struct hx_ld *l, yaml_node_t *map)
@@ -196,20 +195,20 @@ static int load_include(struct hx_ld *l, const yaml_node_t *n, const char *what)
 				snprintf(hint + strlen(hint),
 					 sizeof(hint) - strlen(hint), " %s",
 					 hx_profile_name(i));
-			snprintf(msg, sizeof(msg), "no built-in profile '%.60s'",
-				 what);
+			snprintf(msg, sizeof(msg),
+				 "no built-in profile '%.60s'", what);
 			return hx_node_fail(l, n, hint, msg);
 		}
 		snprintf(name, sizeof(name), "profile:%s", what);
-		return loaded(l->p, name) ? 0
-					  : load_document(l, name, text, len,
-							  NULL, n);
+		return loaded(l->p, name)
+			   ? 0
+			   : load_document(l, name, text, len, NULL, n);
 	}
 	if (what[0] != '/' && !l->dir)
 		return hx_node_fail(
-			l, n, "write an absolute path",
-			"a relative include needs a policy file to be "
-			"relative to");
+		    l, n, "write an absolute path",
+		    "a relative include needs a policy file to be "
+		    "relative to");
 	snprintf(path, sizeof(path), "%s%s%s", what[0] == '/' ? "" : l->dir,
 		 what[0] == '/' ? "" : "/", what);
 	if (!realpath(path, name)) {
@@ -262,9 +261,9 @@ static int detect_glob(struct hx_ld *l, const yaml_node_t *n, const char **out)
 	char msg[256], hint[256], *x = NULL;
 	const char *why;
 	size_t bad, off;
-	int ret = hx_expand_vars(l->vars, (const char *)n->data.scalar.value,
-				 &x, NULL, &bad, msg, sizeof(msg), hint,
-				 sizeof(hint));
+	int ret =
+	    hx_expand_vars(l->vars, (const char *)n->data.scalar.value, &x,
+			   NULL, &bad, msg, sizeof(msg), hint, sizeof(hint));
 
 	if (ret == -ENOMEM)
 		return ret;
@@ -295,13 +294,13 @@ static int load_profile_meta(struct hx_ld *l, yaml_node_t *map)
 			ret = hx_node_scalar(l, v, "description", &s);
 			if (!ret && !l->depth &&
 			    !(l->p->description =
-				      hx_arena_strdup(&l->p->arena, s)))
+				  hx_arena_strdup(&l->p->arena, s)))
 				ret = -ENOMEM;
 		} else if (!ret) {
 			ret = hx_node_strings(l, v, "detect", &items, &cnt);
 			if (!ret && !l->depth) {
 				l->p->detect = hx_arena_alloc(
-					&l->p->arena, (cnt + 1) * sizeof(char *));
+				    &l->p->arena, (cnt + 1) * sizeof(char *));
 				if (!l->p->detect)
 					return -ENOMEM;
 			}
@@ -336,9 +335,9 @@ static int load_disable(struct hx_ld *l, yaml_node_t *n)
 		if (!strcmp(id, "harness:protect") ||
 		    !strncmp(id, "harness:worktree", 16))
 			return hx_node_fail(
-				l, items[i], NULL,
-				"harness:protect and the worktree's rules "
-				"cannot be disabled");
+			    l, items[i], NULL,
+			    "harness:protect and the worktree's rules "
+			    "cannot be disabled");
 		d->id = hx_arena_strdup(&l->p->arena, id);
 		d->file = l->file;
 		d->pos = hx_node_pos(items[i]);
@@ -372,11 +371,11 @@ static int apply_disable(struct hx_ld *l)
 		/* A session rule with nothing to deny this time (no
 		 * $SSH_AUTH_SOCK) is not there to drop: fine. */
 		if (!found && strncmp(d->id, "harness:", 8))
-			return hx_policy_fail(l->err, d->file, d->pos.line,
-					      d->pos.column,
-					      "harness-policy show lists the "
-					      "rule ids",
-					      "disable: no rule '%.100s'", d->id);
+			return hx_policy_fail(
+			    l->err, d->file, d->pos.line, d->pos.column,
+			    "harness-policy show lists the "
+			    "rule ids",
+			    "disable: no rule '%.100s'", d->id);
 	}
 	return 0;
 }
@@ -384,8 +383,8 @@ static int apply_disable(struct hx_ld *l)
 /* In an included document, a key only the main policy may set. */
 static int main_only_keys(struct hx_ld *l, yaml_node_t *root)
 {
-	static const char *const main_only[] = { "mode", "defaults", "audit",
-						 "limits", NULL };
+	static const char *const main_only[] = {"mode", "defaults", "audit",
+						"limits", NULL};
 
 	if (root->type != YAML_MAPPING_NODE)
 		return 0; /* check_keys says what is wrong */
@@ -393,24 +392,24 @@ static int main_only_keys(struct hx_ld *l, yaml_node_t *root)
 	     pr < root->data.mapping.pairs.top; pr++) {
 		yaml_node_t *k = yaml_document_get_node(&l->doc, pr->key);
 
-		for (size_t i = 0; k && k->type == YAML_SCALAR_NODE &&
-				   main_only[i]; i++)
+		for (size_t i = 0;
+		     k && k->type == YAML_SCALAR_NODE && main_only[i]; i++)
 			if (!strcmp((const char *)k->data.scalar.value,
 				    main_only[i]))
 				return hx_node_fail(
-					l, k,
-					"only the main policy sets mode, "
-					"defaults, audit and limits",
-					"not allowed in an included policy");
+				    l, k,
+				    "only the main policy sets mode, "
+				    "defaults, audit and limits",
+				    "not allowed in an included policy");
 	}
 	return 0;
 }
 
 static int load_top(struct hx_ld *l, yaml_node_t *root)
 {
-	static const char *const modes[] = { "enforce", "audit", NULL };
-	static const char *const versions[] = { "1", NULL };
-	static const char *const sections[] = { "files", "exec", "network" };
+	static const char *const modes[] = {"enforce", "audit", NULL};
+	static const char *const versions[] = {"1", NULL};
+	static const char *const sections[] = {"files", "exec", "network"};
 	int ret = l->depth ? main_only_keys(l, root) : 0, i;
 	yaml_node_t *v;
 
@@ -460,7 +459,7 @@ static int load_top(struct hx_ld *l, yaml_node_t *root)
 			for (i = 0; i < HX_SEC_COUNT; i++)
 				if (!strcmp(k, sections[i]))
 					ret = hx_rules_section(
-						l, (enum hx_section)i, v, k);
+					    l, (enum hx_section)i, v, k);
 		}
 	}
 	return ret;
@@ -478,9 +477,9 @@ static void init_defaults(struct hx_policy *p)
 	p->defaults[HX_CAT_PROCESS] = HX_VERDICT_ALLOW;
 	p->limits[HX_LIMIT_PROCESSES] = HX_PROCESSES_DEFAULT;
 	p->limits_set = 1u << HX_LIMIT_PROCESSES;
-	p->quota = (struct hx_audit_quota){ HX_AUDIT_RATE_DEFAULT,
-					    HX_AUDIT_BURST_DEFAULT,
-					    HX_AUDIT_MAX_SIZE_DEFAULT };
+	p->quota = (struct hx_audit_quota){HX_AUDIT_RATE_DEFAULT,
+					   HX_AUDIT_BURST_DEFAULT,
+					   HX_AUDIT_MAX_SIZE_DEFAULT};
 }
 
 static int syntax_error(struct hx_ld *l, const yaml_parser_t *ps)
@@ -493,11 +492,10 @@ static int syntax_error(struct hx_ld *l, const yaml_parser_t *ps)
 		snprintf(hint, sizeof(hint), "%s at line %zu, column %zu",
 			 ps->context, ps->context_mark.line + 1,
 			 ps->context_mark.column + 1);
-	return hx_policy_fail(l->err, l->file,
-			      (unsigned)ps->problem_mark.line + 1,
-			      (unsigned)ps->problem_mark.column + 1,
-			      hint[0] ? hint : NULL, "YAML syntax error: %s",
-			      ps->problem ? ps->problem : "unknown");
+	return hx_policy_fail(
+	    l->err, l->file, (unsigned)ps->problem_mark.line + 1,
+	    (unsigned)ps->problem_mark.column + 1, hint[0] ? hint : NULL,
+	    "YAML syntax error: %s", ps->problem ? ps->problem : "unknown");
 }
 
 static int parse_doc(struct hx_ld *l, const char *text, size_t len)
@@ -527,10 +525,9 @@ static int parse_doc(struct hx_ld *l, const char *text, size_t len)
 	}
 	if (yaml_document_get_root_node(&extra)) {
 		ret = hx_policy_fail(
-			l->err, l->file,
-			(unsigned)extra.start_mark.line + 1,
-			(unsigned)extra.start_mark.column + 1, NULL,
-			"a policy file holds one YAML document, not several");
+		    l->err, l->file, (unsigned)extra.start_mark.line + 1,
+		    (unsigned)extra.start_mark.column + 1, NULL,
+		    "a policy file holds one YAML document, not several");
 	}
 	yaml_document_delete(&extra);
 out:
@@ -582,11 +579,11 @@ static int load_document(struct hx_ld *parent, const char *name,
 			 const char *text, size_t len, const char *dir,
 			 const yaml_node_t *at)
 {
-	struct hx_ld l = { .p = parent->p,
-			   .err = parent->err,
-			   .vars = parent->vars,
-			   .depth = parent->depth + 1,
-			   .dir = dir };
+	struct hx_ld l = {.p = parent->p,
+			  .err = parent->err,
+			  .vars = parent->vars,
+			  .depth = parent->depth + 1,
+			  .dir = dir};
 	char from[300];
 	int ret;
 
@@ -657,7 +654,7 @@ static int load(const char *name, const char *text, size_t len,
 		struct hx_policy **out, struct hx_policy_error *err)
 {
 	static const struct hx_policy_vars novars;
-	struct hx_ld l = { .err = err, .vars = vars ? vars : &novars };
+	struct hx_ld l = {.err = err, .vars = vars ? vars : &novars};
 	int ret;
 
 	memset(err, 0, sizeof(*err));
@@ -668,8 +665,8 @@ static int load(const char *name, const char *text, size_t len,
 		return -ENOMEM;
 	init_defaults(l.p);
 	l.p->source = hx_arena_strdup(&l.p->arena, name);
-	ret = l.p->source ? load_policy(&l, name, text, len, meta_only)
-			  : -ENOMEM;
+	ret =
+	    l.p->source ? load_policy(&l, name, text, len, meta_only) : -ENOMEM;
 	if (ret == -ENOMEM)
 		hx_policy_fail(err, name, 0, 0, NULL, "out of memory");
 	if (ret) {

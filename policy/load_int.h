@@ -20,8 +20,8 @@ struct hx_ld {
 	const struct hx_policy_vars *vars;
 	unsigned char *seen;
 	size_t nnodes;
-	unsigned depth;	  /* 0: the main document, else an include */
-	bool meta_only;	  /* the profile: mapping only, no rules */
+	unsigned depth;	 /* 0: the main document, else an include */
+	bool meta_only;	 /* the profile: mapping only, no rules */
 	const char *dir; /* where relative includes are, or NULL */
 };
 

@@ -4,12 +4,12 @@
 #include "policy/policy_int.h"
 
 static const char *const limit_names[HX_LIMIT_COUNT + 1] = {
-	[HX_LIMIT_CPU] = "cpu",
-	[HX_LIMIT_FILE_SIZE] = "file_size",
-	[HX_LIMIT_OPEN_FILES] = "open_files",
-	[HX_LIMIT_ADDRESS_SPACE] = "address_space",
-	[HX_LIMIT_CORE] = "core",
-	[HX_LIMIT_PROCESSES] = "processes",
+    [HX_LIMIT_CPU] = "cpu",
+    [HX_LIMIT_FILE_SIZE] = "file_size",
+    [HX_LIMIT_OPEN_FILES] = "open_files",
+    [HX_LIMIT_ADDRESS_SPACE] = "address_space",
+    [HX_LIMIT_CORE] = "core",
+    [HX_LIMIT_PROCESSES] = "processes",
 };
 
 const char *const *hx_limit_names = limit_names;
@@ -20,24 +20,21 @@ const char *hx_limit_name(enum hx_limit l)
 }
 
 static const char *const default_rules[HX_CAT_COUNT] = {
-	[HX_CAT_EXEC] = "default:exec",
-	[HX_CAT_FILE_READ] = "default:file_read",
-	[HX_CAT_FILE_WRITE] = "default:file_write",
-	[HX_CAT_NET_CONNECT] = "default:net_connect",
-	[HX_CAT_NET_SEND] = "default:net_send",
-	[HX_CAT_NET_RESOLVE] = "default:net_resolve",
-	[HX_CAT_PROCESS] = "default:process",
+    [HX_CAT_EXEC] = "default:exec",
+    [HX_CAT_FILE_READ] = "default:file_read",
+    [HX_CAT_FILE_WRITE] = "default:file_write",
+    [HX_CAT_NET_CONNECT] = "default:net_connect",
+    [HX_CAT_NET_SEND] = "default:net_send",
+    [HX_CAT_NET_RESOLVE] = "default:net_resolve",
+    [HX_CAT_PROCESS] = "default:process",
 };
 
 /* DESIGN.md section 4; the supervisor refines exec by argv. */
 static const enum hx_risk category_risks[HX_CAT_COUNT] = {
-	[HX_CAT_EXEC] = HX_RISK_HIGH,
-	[HX_CAT_FILE_READ] = HX_RISK_MEDIUM,
-	[HX_CAT_FILE_WRITE] = HX_RISK_HIGH,
-	[HX_CAT_NET_CONNECT] = HX_RISK_MEDIUM,
-	[HX_CAT_NET_SEND] = HX_RISK_HIGH,
-	[HX_CAT_NET_RESOLVE] = HX_RISK_LOW,
-	[HX_CAT_PROCESS] = HX_RISK_LOW,
+    [HX_CAT_EXEC] = HX_RISK_HIGH,	[HX_CAT_FILE_READ] = HX_RISK_MEDIUM,
+    [HX_CAT_FILE_WRITE] = HX_RISK_HIGH, [HX_CAT_NET_CONNECT] = HX_RISK_MEDIUM,
+    [HX_CAT_NET_SEND] = HX_RISK_HIGH,	[HX_CAT_NET_RESOLVE] = HX_RISK_LOW,
+    [HX_CAT_PROCESS] = HX_RISK_LOW,
 };
 
 enum hx_category hx_op_category(enum hx_op op)

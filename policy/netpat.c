@@ -93,7 +93,8 @@ static int parse_cidr(const char *s, size_t len, int family,
 
 	if (hx_parse_ip(s, alen, addr) != family) {
 		*bad = 0;
-		*why = family == AF_INET ? "bad IPv4 address" : "bad IPv6 address";
+		*why =
+		    family == AF_INET ? "bad IPv4 address" : "bad IPv6 address";
 		return -EINVAL;
 	}
 	np->prefix = max;
@@ -102,8 +103,9 @@ static int parse_cidr(const char *s, size_t len, int family,
 
 		if (n < 0 || (unsigned long)n > max) {
 			*bad = alen + 1;
-			*why = family == AF_INET ? "bad CIDR prefix length (0..32)"
-						 : "bad CIDR prefix length (0..128)";
+			*why = family == AF_INET
+				   ? "bad CIDR prefix length (0..32)"
+				   : "bad CIDR prefix length (0..128)";
 			return -EINVAL;
 		}
 		np->prefix = (unsigned)n;
@@ -167,8 +169,8 @@ static int parse_host(struct hx_arena *a, const char *h, size_t len,
 	return np->name ? 0 : -ENOMEM;
 }
 
-int hx_netpat_parse(struct hx_arena *a, const char *text,
-		    struct hx_netpat *np, size_t *bad, const char **why)
+int hx_netpat_parse(struct hx_arena *a, const char *text, struct hx_netpat *np,
+		    size_t *bad, const char **why)
 {
 	const char *colon;
 	size_t off = 0;
@@ -180,7 +182,8 @@ int hx_netpat_parse(struct hx_arena *a, const char *text,
 
 		*bad = 5;
 		if (g[0] != '/' && g[0] != '@' && strncmp(g, "**/", 3)) {
-			*why = "a unix socket pattern is unix:/PATH or unix:@NAME";
+			*why =
+			    "a unix socket pattern is unix:/PATH or unix:@NAME";
 			return -EINVAL;
 		}
 		if (hx_glob_validate(g, &off, why)) {
@@ -223,8 +226,8 @@ int hx_netpat_parse(struct hx_arena *a, const char *text,
 			*why = "an IPv6 address goes in brackets: [ADDR]:PORT";
 			return -EINVAL;
 		}
-		ret = parse_host(a, text, (size_t)(colon - text), np, &off,
-				 why);
+		ret =
+		    parse_host(a, text, (size_t)(colon - text), np, &off, why);
 		if (ret) {
 			*bad = off;
 			return ret;
@@ -309,8 +312,8 @@ bool hx_netpat_match(const struct hx_netpat *np, const struct hx_netsubj *s)
 		       hx_glob_match(np->name, s->unix_path);
 	if (s->family == AF_UNIX)
 		return false;
-	if (s->port >= 0 &&
-	    ((unsigned)s->port < np->port_lo || (unsigned)s->port > np->port_hi))
+	if (s->port >= 0 && ((unsigned)s->port < np->port_lo ||
+			     (unsigned)s->port > np->port_hi))
 		return false;
 	switch (np->kind) {
 	case HX_NH_ANY:

@@ -8,8 +8,8 @@
 
 struct hx_pos hx_node_pos(const yaml_node_t *n)
 {
-	struct hx_pos pos = { (unsigned)n->start_mark.line + 1,
-			      (unsigned)n->start_mark.column + 1 };
+	struct hx_pos pos = {(unsigned)n->start_mark.line + 1,
+			     (unsigned)n->start_mark.column + 1};
 
 	if (n->type == YAML_SCALAR_NODE &&
 	    (n->data.scalar.style == YAML_SINGLE_QUOTED_SCALAR_STYLE ||
@@ -21,10 +21,10 @@ struct hx_pos hx_node_pos(const yaml_node_t *n)
 int hx_node_fail(struct hx_ld *l, const yaml_node_t *n, const char *hint,
 		 const char *msg)
 {
-	struct hx_pos pos = n ? hx_node_pos(n) : (struct hx_pos){ 0, 0 };
+	struct hx_pos pos = n ? hx_node_pos(n) : (struct hx_pos){0, 0};
 
-	return hx_policy_fail(l->err, l->file, pos.line, pos.column, hint,
-			      "%s", msg);
+	return hx_policy_fail(l->err, l->file, pos.line, pos.column, hint, "%s",
+			      msg);
 }
 
 static void join_words(char *buf, size_t size, const char *lead,
@@ -48,8 +48,8 @@ int hx_node_get(struct hx_ld *l, int id, yaml_node_t **out)
 	i = (size_t)(n - l->doc.nodes.start);
 	if (l->seen[i])
 		return hx_node_fail(
-			l, n, "write the value out instead of *alias",
-			"YAML aliases are not supported in a policy");
+		    l, n, "write the value out instead of *alias",
+		    "YAML aliases are not supported in a policy");
 	l->seen[i] = 1;
 	*out = n;
 	return 0;
@@ -94,8 +94,7 @@ int hx_node_word(struct hx_ld *l, const yaml_node_t *n, const char *what,
 int hx_node_bool(struct hx_ld *l, const yaml_node_t *n, const char *what,
 		 bool *out)
 {
-	static const char *const words[] = { "false", "true", "no", "yes",
-					     NULL };
+	static const char *const words[] = {"false", "true", "no", "yes", NULL};
 	int i, ret = hx_node_word(l, n, what, words, &i);
 
 	if (!ret)
@@ -129,20 +128,21 @@ int hx_node_keys(struct hx_ld *l, const yaml_node_t *map, const char *where,
 		for (size_t i = 0; valid[i]; i++)
 			ok |= !strcmp(valid[i], s);
 		if (!ok) {
-			snprintf(msg, sizeof(msg), "unknown key '%.60s' in %s", s,
-				 where);
+			snprintf(msg, sizeof(msg), "unknown key '%.60s' in %s",
+				 s, where);
 			join_words(hint, sizeof(hint), "valid keys: ", valid);
 			return hx_node_fail(l, k, hint, msg);
 		}
 		for (yaml_node_pair_t *b = map->data.mapping.pairs.start; b < a;
 		     b++) {
 			yaml_node_t *kb =
-				yaml_document_get_node(&l->doc, b->key);
+			    yaml_document_get_node(&l->doc, b->key);
 
 			if (kb && kb->type == YAML_SCALAR_NODE &&
 			    !strcmp((const char *)kb->data.scalar.value, s)) {
 				snprintf(msg, sizeof(msg),
-					 "duplicate key '%.60s' in %s", s, where);
+					 "duplicate key '%.60s' in %s", s,
+					 where);
 				return hx_node_fail(l, k, NULL, msg);
 			}
 		}
@@ -171,9 +171,9 @@ int hx_node_strings(struct hx_ld *l, yaml_node_t *n, const char *what,
 		return hx_node_fail(l, n, NULL, msg);
 	}
 	cnt = n->type == YAML_SCALAR_NODE
-		      ? 1
-		      : (size_t)(n->data.sequence.items.top -
-				 n->data.sequence.items.start);
+		  ? 1
+		  : (size_t)(n->data.sequence.items.top -
+			     n->data.sequence.items.start);
 	v = hx_arena_alloc(&l->p->arena, (cnt ? cnt : 1) * sizeof(*v));
 	if (!v)
 		return -ENOMEM;

@@ -140,8 +140,8 @@ struct hx_rule_info {
 	const char *name;    /* id, or "file:line" */
 	const char *origin;  /* "file:line" where it is written */
 	enum hx_verdict verdict;
-	unsigned access; /* files: HX_ACCESS_* */
-	bool neighbours; /* network: "neighbours: true" */
+	unsigned access;	     /* files: HX_ACCESS_* */
+	bool neighbours;	     /* network: "neighbours: true" */
 	const char *const *patterns; /* expanded */
 	size_t npatterns;
 };
@@ -165,8 +165,8 @@ struct hx_event {
 	size_t argc;
 	const struct sockaddr *addr; /* connect, send */
 	socklen_t addrlen;
-	const char *host;		 /* resolve: the name looked up */
-	const char *const *names;	 /* connect/send: names known for addr */
+	const char *host;	  /* resolve: the name looked up */
+	const char *const *names; /* connect/send: names known for addr */
 	size_t nnames;
 	/* rename: the source (or, exchanged, the destination) is or may be
 	 * a directory, so everything beneath it moves too */
@@ -261,9 +261,9 @@ void hx_policy_foreach_read_rule(const struct hx_policy *p,
 				 void *arg);
 
 /* Access bits of file rules (the same values as policy_int.h). */
-#define HX_ACCESS_READ 1u
+#define HX_ACCESS_READ	1u
 #define HX_ACCESS_WRITE 2u
-#define HX_ACCESS_ANY (HX_ACCESS_READ | HX_ACCESS_WRITE)
+#define HX_ACCESS_ANY	(HX_ACCESS_READ | HX_ACCESS_WRITE)
 
 /* Calls fn for every pattern of every file rule, protect globs first
  * (rule "harness:protect", verdict deny, access HX_ACCESS_ANY), then
@@ -290,8 +290,7 @@ void hx_policy_foreach_net_rule(const struct hx_policy *p,
 /* Calls fn for each literal host name in the network rules (no
  * wildcard), so the supervisor can resolve them for its address map. */
 void hx_policy_foreach_host(const struct hx_policy *p,
-			    void (*fn)(const char *name, void *arg),
-			    void *arg);
+			    void (*fn)(const char *name, void *arg), void *arg);
 
 /* The number of rules (protect not counted) and of examples. */
 void hx_policy_stats(const struct hx_policy *p, size_t *nrules,

@@ -1,6 +1,6 @@
 /* Internals of the policy engine: the compiled form and the helpers the
- * policy/ files share. Not a public API: only the .c files of policy/ include it.
- * Everything a policy owns lives in its arena and is freed with it. */
+ * policy/ files share. Not a public API: only the .c files of policy/ include
+ * it. Everything a policy owns lives in its arena and is freed with it. */
 #ifndef HX_POLICY_INT_H
 #define HX_POLICY_INT_H
 
@@ -21,9 +21,9 @@ char *hx_arena_strndup(struct hx_arena *a, const char *s, size_t n);
 char *hx_arena_strdup(struct hx_arena *a, const char *s);
 void hx_arena_free(struct hx_arena *a);
 
-#define HX_ACCESS_READ 1u
+#define HX_ACCESS_READ	1u
 #define HX_ACCESS_WRITE 2u
-#define HX_ACCESS_ANY (HX_ACCESS_READ | HX_ACCESS_WRITE)
+#define HX_ACCESS_ANY	(HX_ACCESS_READ | HX_ACCESS_WRITE)
 
 enum hx_section {
 	HX_SEC_FILES = 0,
@@ -97,7 +97,8 @@ struct hx_rule {
 	const char *origin; /* "file:line" where it is written */
 	enum hx_verdict verdict;
 	unsigned access; /* files only */
-	bool neighbours; /* network allow: opens a neighbour's unix socket too */
+	bool
+	    neighbours; /* network allow: opens a neighbour's unix socket too */
 	struct hx_pattern *pats;
 	size_t npats;
 	struct hx_example *ex;
@@ -140,7 +141,7 @@ struct hx_policy {
 	enum hx_verdict defaults[HX_CAT_COUNT];
 	struct hx_rule *rules[HX_SEC_COUNT];
 	size_t nrules[HX_SEC_COUNT];
-	struct hx_rule protect; /* "harness:protect", npats may be 0 */
+	struct hx_rule protect;	      /* "harness:protect", npats may be 0 */
 	struct hx_rule protect_write; /* "harness:protect", writes only */
 };
 
@@ -156,18 +157,16 @@ enum hx_risk hx_category_risk(enum hx_category c);
  * byte (and the terminator) to the offset of the input byte it came
  * from. On error returns -EINVAL (-ENOMEM) with *bad the input offset
  * and msg/hint filled. */
-int hx_expand_vars(const struct hx_policy_vars *v, const char *in,
-		   char **out, size_t **map, size_t *bad, char *msg,
-		   size_t msglen, char *hint, size_t hintlen);
+int hx_expand_vars(const struct hx_policy_vars *v, const char *in, char **out,
+		   size_t **map, size_t *bad, char *msg, size_t msglen,
+		   char *hint, size_t hintlen);
 
 /* Network patterns. hx_netpat_parse returns 0, or -EINVAL with *bad the
  * offset in text and *why a static message. */
-int hx_netpat_parse(struct hx_arena *a, const char *text,
-		    struct hx_netpat *np, size_t *bad,
-		    const char **why);
+int hx_netpat_parse(struct hx_arena *a, const char *text, struct hx_netpat *np,
+		    size_t *bad, const char **why);
 unsigned hx_netpat_specificity(const struct hx_netpat *np);
-bool hx_netpat_match(const struct hx_netpat *np,
-		     const struct hx_netsubj *s);
+bool hx_netpat_match(const struct hx_netpat *np, const struct hx_netsubj *s);
 /* Parses "host:port", "[v6]:port" or "unix:PATH" into s (names point
  * into namebuf, which must hold strlen(text)+1 bytes). 0 or -EINVAL. */
 int hx_netsubj_parse_example(const char *text, struct hx_netsubj *s,
@@ -195,8 +194,8 @@ int hx_compile_example(struct hx_policy *p, const struct hx_policy_vars *v,
 		       struct hx_example *out, struct hx_policy_error *err);
 
 /* Fills err (all of it); returns -EINVAL. */
-int hx_policy_fail(struct hx_policy_error *err, const char *file,
-		   unsigned line, unsigned column, const char *hint,
-		   const char *fmt, ...) __attribute__((format(printf, 6, 7)));
+int hx_policy_fail(struct hx_policy_error *err, const char *file, unsigned line,
+		   unsigned column, const char *hint, const char *fmt, ...)
+    __attribute__((format(printf, 6, 7)));
 
 #endif

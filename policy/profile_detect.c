@@ -7,7 +7,7 @@
 const char *hx_profile_detect(const char *home, const char *const *paths,
 			      size_t npaths)
 {
-	struct hx_policy_vars vars = { .home = home };
+	struct hx_policy_vars vars = {.home = home};
 	const char *n;
 
 	for (size_t i = 0; (n = hx_profile_name(i)); i++) {

@@ -8,12 +8,12 @@
 #include <stdio.h>
 #include <string.h>
 
-static const char *const file_keys[] = { "id",	   "description", "allow",
-					 "deny",   "ask",	  "access",
-					 "match",  "not_match",	  NULL };
-static const char *const rule_keys[] = { "id",	  "description", "allow",
-					 "deny",  "ask",	 "match",
-					 "not_match", "neighbours", NULL };
+static const char *const file_keys[] = {"id",	 "description", "allow",
+					"deny",	 "ask",		"access",
+					"match", "not_match",	NULL};
+static const char *const rule_keys[] = {"id",	     "description", "allow",
+					"deny",	     "ask",	    "match",
+					"not_match", "neighbours",  NULL};
 
 static const char *rule_name(struct hx_ld *l, const yaml_node_t *n)
 {
@@ -27,13 +27,13 @@ static int check_id(struct hx_ld *l, const yaml_node_t *n, const char *id)
 {
 	if (!*id || strlen(id) > 128 || strpbrk(id, " \t\n\r"))
 		return hx_node_fail(
-			l, n, "e.g. id: ssh-keys",
-			"a rule id is a non-empty word of at most 128 bytes");
+		    l, n, "e.g. id: ssh-keys",
+		    "a rule id is a non-empty word of at most 128 bytes");
 	if (!strncmp(id, "default:", 8) || !strncmp(id, "harness:", 8))
 		return hx_node_fail(
-			l, n, NULL,
-			"rule ids starting with 'default:' or 'harness:' "
-			"are reserved");
+		    l, n, NULL,
+		    "rule ids starting with 'default:' or 'harness:' "
+		    "are reserved");
 	for (size_t s = 0; s < HX_SEC_COUNT; s++)
 		for (size_t i = 0; i < l->p->nrules[s]; i++) {
 			char msg[200];
@@ -53,16 +53,15 @@ static int compile_examples(struct hx_ld *l, struct hx_rule *r, yaml_node_t *n,
 {
 	yaml_node_t **items;
 	size_t cnt;
-	int ret = hx_node_strings(l, n, should ? "match" : "not_match", &items,
-				  &cnt);
+	int ret =
+	    hx_node_strings(l, n, should ? "match" : "not_match", &items, &cnt);
 
 	if (ret)
 		return ret;
 	for (size_t i = 0; i < cnt; i++) {
 		ret = hx_compile_example(
-			l->p, l->vars,
-			(const char *)items[i]->data.scalar.value,
-			hx_node_pos(items[i]), should, &r->ex[r->nex], l->err);
+		    l->p, l->vars, (const char *)items[i]->data.scalar.value,
+		    hx_node_pos(items[i]), should, &r->ex[r->nex], l->err);
 		if (ret)
 			goto out;
 		r->nex++;
@@ -76,10 +75,10 @@ out:
 static int load_rule(struct hx_ld *l, enum hx_section sec, yaml_node_t *n,
 		     struct hx_rule *r)
 {
-	static const char *const access_words[] = { "read", "write", "any",
-						    NULL };
+	static const char *const access_words[] = {"read", "write", "any",
+						   NULL};
 	const char *const *keys = sec == HX_SEC_FILES ? file_keys : rule_keys;
-	yaml_node_t *pats = NULL, *ex[2] = { NULL, NULL }, *v;
+	yaml_node_t *pats = NULL, *ex[2] = {NULL, NULL}, *v;
 	yaml_node_t **items;
 	size_t cnt;
 	int ret = hx_node_keys(l, n, "a rule", keys), i = 0;
@@ -100,7 +99,8 @@ static int load_rule(struct hx_ld *l, enum hx_section sec, yaml_node_t *n,
 			ret = hx_node_scalar(l, v, "id", &s);
 			if (!ret)
 				ret = check_id(l, v, s);
-			if (!ret && !(r->name = hx_arena_strdup(&l->p->arena, s)))
+			if (!ret &&
+			    !(r->name = hx_arena_strdup(&l->p->arena, s)))
 				ret = -ENOMEM;
 		} else if (!strcmp(k, "description")) {
 			ret = hx_node_scalar(l, v, "description", &s);
@@ -110,7 +110,8 @@ static int load_rule(struct hx_ld *l, enum hx_section sec, yaml_node_t *n,
 		} else if (!strcmp(k, "neighbours")) {
 			if (sec != HX_SEC_NET)
 				return hx_node_fail(
-				    l, v, NULL, "neighbours is a network rule's key");
+				    l, v, NULL,
+				    "neighbours is a network rule's key");
 			ret = hx_node_bool(l, v, "neighbours", &r->neighbours);
 		} else if (!strcmp(k, "match")) {
 			ex[0] = v;
@@ -119,9 +120,9 @@ static int load_rule(struct hx_ld *l, enum hx_section sec, yaml_node_t *n,
 		} else {
 			if (pats)
 				return hx_node_fail(
-					l, v, "write one rule per verdict",
-					"a rule has exactly one of allow, "
-					"deny, ask");
+				    l, v, "write one rule per verdict",
+				    "a rule has exactly one of allow, "
+				    "deny, ask");
 			pats = v;
 			r->verdict = !strcmp(k, "allow") ? HX_VERDICT_ALLOW
 				     : !strcmp(k, "ask") ? HX_VERDICT_ASK
@@ -146,9 +147,9 @@ static int load_rule(struct hx_ld *l, enum hx_section sec, yaml_node_t *n,
 		return -ENOMEM;
 	for (size_t k = 0; k < cnt; k++) {
 		ret = hx_compile_pattern(
-			l->p, sec, l->vars,
-			(const char *)items[k]->data.scalar.value,
-			hx_node_pos(items[k]), &r->pats[k], l->err);
+		    l->p, sec, l->vars,
+		    (const char *)items[k]->data.scalar.value,
+		    hx_node_pos(items[k]), &r->pats[k], l->err);
 		if (ret) {
 			snprintf(l->err->file, sizeof(l->err->file), "%s",
 				 l->file);
@@ -156,8 +157,8 @@ static int load_rule(struct hx_ld *l, enum hx_section sec, yaml_node_t *n,
 		}
 		r->npats++;
 	}
-	cnt = (ex[0] ? hx_node_len(ex[0]) : 0) +
-	      (ex[1] ? hx_node_len(ex[1]) : 0);
+	cnt =
+	    (ex[0] ? hx_node_len(ex[0]) : 0) + (ex[1] ? hx_node_len(ex[1]) : 0);
 	r->ex = hx_arena_alloc(&l->p->arena, (cnt ? cnt : 1) * sizeof(*r->ex));
 	if (!r->ex)
 		return -ENOMEM;
@@ -255,7 +256,7 @@ int hx_rules_protect(struct hx_ld *l)
 		if (l->p->sources[i].name[0] != '/')
 			continue;
 		r->pats[r->npats].text =
-			glob_quote(&l->p->arena, l->p->sources[i].name);
+		    glob_quote(&l->p->arena, l->p->sources[i].name);
 		if (!r->pats[r->npats++].text)
 			return -ENOMEM;
 	}
@@ -304,8 +305,8 @@ static int load_net_session_rules(struct hx_ld *l)
 
 	if (!v->nnet_rules)
 		return 0;
-	rules = hx_arena_alloc(&l->p->arena,
-			       (n + v->nnet_rules) * sizeof(*rules));
+	rules =
+	    hx_arena_alloc(&l->p->arena, (n + v->nnet_rules) * sizeof(*rules));
 	if (!rules)
 		return -ENOMEM;
 	if (n)
@@ -326,13 +327,13 @@ static int load_net_session_rules(struct hx_ld *l)
 		if (!r->pats)
 			return -ENOMEM;
 		for (size_t k = 0; k < sr->npatterns; k++) {
-			ret = hx_compile_pattern(l->p, HX_SEC_NET, v,
-						 sr->patterns[k],
-						 (struct hx_pos){ 0, 0 },
-						 &r->pats[k], l->err);
+			ret = hx_compile_pattern(
+			    l->p, HX_SEC_NET, v, sr->patterns[k],
+			    (struct hx_pos){0, 0}, &r->pats[k], l->err);
 			if (ret) {
 				snprintf(l->err->file, sizeof(l->err->file),
-					 "%s %.200s", sr->name, sr->patterns[k]);
+					 "%s %.200s", sr->name,
+					 sr->patterns[k]);
 				return ret;
 			}
 			r->npats++;

@@ -8,7 +8,7 @@
 #include <string.h>
 
 static const char var_hint[] =
-	"variables: $HOME $CWD $TMPDIR $WORKTREE $SESSION (or ${NAME})";
+    "variables: $HOME $CWD $TMPDIR $WORKTREE $SESSION (or ${NAME})";
 
 static bool name_char(char c, bool first)
 {
@@ -20,10 +20,10 @@ static bool name_char(char c, bool first)
 static const char *lookup(const struct hx_policy_vars *v, const char *name,
 			  size_t len, bool *known)
 {
-	static const char *const names[] = { "HOME", "CWD", "TMPDIR",
-					     "WORKTREE", "SESSION" };
-	const char *vals[] = { v->home, v->cwd, v->tmpdir,
-			       v->worktree ? v->worktree : v->cwd, v->session };
+	static const char *const names[] = {"HOME", "CWD", "TMPDIR", "WORKTREE",
+					    "SESSION"};
+	const char *vals[] = {v->home, v->cwd, v->tmpdir,
+			      v->worktree ? v->worktree : v->cwd, v->session};
 
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
 		if (strlen(names[i]) == len && !memcmp(names[i], name, len)) {
@@ -35,9 +35,9 @@ static const char *lookup(const struct hx_policy_vars *v, const char *name,
 	return NULL;
 }
 
-int hx_expand_vars(const struct hx_policy_vars *v, const char *in,
-		   char **out, size_t **map, size_t *bad, char *msg,
-		   size_t msglen, char *hint, size_t hintlen)
+int hx_expand_vars(const struct hx_policy_vars *v, const char *in, char **out,
+		   size_t **map, size_t *bad, char *msg, size_t msglen,
+		   char *hint, size_t hintlen)
 {
 	size_t cap = strlen(in) + 1, len = 0;
 	char *buf = NULL;
@@ -53,7 +53,8 @@ int hx_expand_vars(const struct hx_policy_vars *v, const char *in,
 			const char *name = NULL;
 
 			if (in[i] == '\\' && in[i + 1]) {
-				/* "\$" stays escaped: a literal '$' for the glob. */
+				/* "\$" stays escaped: a literal '$' for the
+				 * glob. */
 				for (size_t k = 0; k < 2; k++, len++, i++) {
 					if (pass) {
 						buf[len] = in[i];
@@ -88,17 +89,19 @@ int hx_expand_vars(const struct hx_policy_vars *v, const char *in,
 				val = lookup(v, name, nlen, &known);
 				if (!val) {
 					*bad = start;
-					snprintf(msg, msglen,
-						 known ? "variable $%.*s is not set"
-						       : "unknown variable $%.*s",
-						 (int)nlen, name);
+					snprintf(
+					    msg, msglen,
+					    known ? "variable $%.*s is not set"
+						  : "unknown variable $%.*s",
+					    (int)nlen, name);
 					snprintf(hint, hintlen, "%s", var_hint);
 					ret = -EINVAL;
 					goto out;
 				}
 				size_t vlen = strlen(val);
 
-				/* "$CWD/x" with CWD "/" must not become "//x". */
+				/* "$CWD/x" with CWD "/" must not become "//x".
+				 */
 				while (vlen > 0 && val[vlen - 1] == '/' &&
 				       in[next] == '/')
 					vlen--;

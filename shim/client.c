@@ -740,7 +740,7 @@ static void save_shim_path(void)
 			    g_shim, sizeof(g_shim));
 		} else {
 			hx_path_normalize(cwd, info.dli_fname, g_shim,
-					   sizeof(g_shim));
+					  sizeof(g_shim));
 		}
 	}
 	hx_tls_foreign_leave(prev);

@@ -181,7 +181,7 @@ size_t hx_stack_format(char *buf, size_t cap, const char *module,
  * the rest are module+offset from _dl_find_object, which is cheap. And
  * none in a huge object: Claude Code's 100 MB Bun executable took 0.2 s
  * a dladdr, 0.65 s a write request. */
-#define HX_NAMED_FRAMES 3
+#define HX_NAMED_FRAMES	  3
 #define HX_NAMED_MAX_SIZE (16u << 20)
 
 int hx_stack_put(struct hx_wbuf *w, const void *self_base)
@@ -213,11 +213,11 @@ int hx_stack_put(struct hx_wbuf *w, const void *self_base)
 				HX_NAMED_MAX_SIZE &&
 			    dladdr(pc, &info))
 				sym = info.dli_sname;
-			hx_stack_format(line, sizeof(line), module,
-					(unsigned long)((const char *)ips[i] -
-							(const char *)
-							    fo.dlfo_map_start),
-					sym);
+			hx_stack_format(
+			    line, sizeof(line), module,
+			    (unsigned long)((const char *)ips[i] -
+					    (const char *)fo.dlfo_map_start),
+			    sym);
 		}
 		if (hx_wire_put_str(w, HX_TAG_FRAME, line))
 			break;

@@ -34,8 +34,8 @@ struct hx_audit {
 	bool syncing; /* hx_audit_sync_start's thread to join */
 	int sync_err;
 	pthread_t syncer;
-	bool closing; /* the last records: the reserve may be used up */
-	bool broken;  /* a torn line could not be cut off: append nothing */
+	bool closing;	/* the last records: the reserve may be used up */
+	bool broken;	/* a torn line could not be cut off: append nothing */
 	bool reserving; /* the file system keeps a reserve (fallocate) */
 	uint64_t seq;
 	off_t size;	    /* the file's size after our last append */
@@ -195,8 +195,8 @@ int hx_audit_open(const char *path, struct hx_audit **out)
 			     0600);
 		a->created = a->fd >= 0;
 		if (a->fd < 0 && errno == EEXIST)
-			a->fd = open(path,
-				     O_RDWR | O_APPEND | O_CLOEXEC | O_NOFOLLOW);
+			a->fd = open(path, O_RDWR | O_APPEND | O_CLOEXEC |
+					       O_NOFOLLOW);
 	} while (a->fd < 0 && errno == EINTR);
 	if (a->fd < 0 || !a->path) {
 		r = a->path ? -errno : -ENOMEM;
@@ -298,7 +298,8 @@ int hx_audit_append(struct hx_audit *a, json_t *record, uint64_t *seq)
 		r = w < 0 ? -errno : -ENOSPC;
 		if (w > 0) {
 			/* The rest, only to learn why (ENOSPC, EFBIG). */
-			ssize_t w2 = write(a->fd, line + w, linelen - (size_t)w);
+			ssize_t w2 =
+			    write(a->fd, line + w, linelen - (size_t)w);
 
 			if (w2 < 0)
 				r = -errno;
@@ -406,7 +407,8 @@ int hx_audit_close(struct hx_audit *a)
 		r = hx_audit_sync(a);
 	/* Give back what the reserve holds past the end: a truncate to
 	 * the size it has frees it (a hole punch stops at the end). */
-	if (a->reserving && !fstat(a->fd, &st) && ftruncate(a->fd, st.st_size)) {
+	if (a->reserving && !fstat(a->fd, &st) &&
+	    ftruncate(a->fd, st.st_size)) {
 		/* Only space is lost; the records are synced. */
 	}
 	if (close(a->fd) && !r && errno != EINTR)

@@ -41,8 +41,8 @@ bool hx_command_find(const char *cmd, const char *cwd, char *cand, char *real)
 /* An interpreter whose first non-option argument is the program. */
 static bool is_interpreter(const char *real)
 {
-	static const char *const names[] = { "node", "nodejs", "python*",
-					     "bun", "deno", NULL };
+	static const char *const names[] = {"node", "nodejs", "python*",
+					    "bun",  "deno",   NULL};
 	const char *base = strrchr(real, '/');
 
 	base = base ? base + 1 : real;
@@ -55,7 +55,7 @@ static bool is_interpreter(const char *real)
 const char *hx_command_profile(char *const *argv, int argc, const char *cwd)
 {
 	char cand[PATH_MAX], exe[PATH_MAX], script[PATH_MAX];
-	const char *paths[2] = { exe, NULL };
+	const char *paths[2] = {exe, NULL};
 	size_t n = 1;
 
 	if (argc < 1 || !hx_command_find(argv[0], cwd, cand, exe))

@@ -23,9 +23,9 @@
  * kernel's view of the call became a second record). */
 #define CORR_WAYS 4
 #define CORR_SETS 1024
-#define CORR_N	 (CORR_WAYS * CORR_SETS)
-#define CORR_MS	 2000 /* a shim request older than this is not "just before" */
-#define HELLO_N	 4096 /* processes that said HELLO, direct-mapped by pid */
+#define CORR_N	  (CORR_WAYS * CORR_SETS)
+#define CORR_MS	  2000 /* a shim request older than this is not "just before" */
+#define HELLO_N	  4096 /* processes that said HELLO, direct-mapped by pid */
 
 struct corr {
 	pid_t tid, pid;
@@ -97,7 +97,8 @@ static bool maps_have_shim(pid_t pid)
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return false;
-	while (!found && (n = read(fd, buf + keep, sizeof(buf) - 1 - keep)) > 0) {
+	while (!found &&
+	       (n = read(fd, buf + keep, sizeof(buf) - 1 - keep)) > 0) {
 		buf[keep + (size_t)n] = '\0';
 		found = strstr(buf, "/libharness-shim.so") != NULL;
 		/* Carry a tail over, in case the name straddles two reads. */
@@ -111,7 +112,7 @@ static bool maps_have_shim(pid_t pid)
 /* The process runs an image with the shim loaded: known from its HELLO,
  * else looked up once per image and remembered. */
 bool hx_correlate_has_shim(const struct hx_pipeline *pl,
-			    const struct hx_peer *p)
+			   const struct hx_peer *p)
 {
 	size_t i = (size_t)p->pid % HELLO_N;
 	uint64_t exe = hx_correlate_key(p->exe);
@@ -192,8 +193,8 @@ static struct corr *corr_slot(struct hx_pl_kernel *k, pid_t tid)
 }
 
 void hx_correlate_put(struct hx_pipeline *pl, const struct hx_peer *peer,
-		     int op, uint64_t key, enum hx_verdict v, uint64_t seq,
-		     bool pending)
+		      int op, uint64_t key, enum hx_verdict v, uint64_t seq,
+		      bool pending)
 {
 	pid_t tid = peer->tid ? peer->tid : peer->pid;
 	struct corr *c = corr_slot(pl->kern, tid);
@@ -211,8 +212,7 @@ void hx_correlate_put(struct hx_pipeline *pl, const struct hx_peer *peer,
 			   .pending = pending};
 }
 
-static bool corr_match(const struct corr *c, uint64_t now, int op,
-		       uint64_t key)
+static bool corr_match(const struct corr *c, uint64_t now, int op, uint64_t key)
 {
 	return c->used && now - c->ms <= CORR_MS && c->op == op &&
 	       c->key == key;
@@ -221,7 +221,8 @@ static bool corr_match(const struct corr *c, uint64_t now, int op,
 static struct corr *corr_find(struct hx_pipeline *pl, pid_t tid, pid_t ppid,
 			      int op, uint64_t key)
 {
-	struct corr *set = &pl->kern->c[((unsigned)tid % CORR_SETS) * CORR_WAYS];
+	struct corr *set =
+	    &pl->kern->c[((unsigned)tid % CORR_SETS) * CORR_WAYS];
 	uint64_t now = hx_mono_ms();
 
 	for (int w = 0; w < CORR_WAYS; w++)

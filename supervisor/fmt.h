@@ -1,6 +1,7 @@
 /* Pure formatters for audit records: time stamps, open flags, modes and
- * bytes as text (socket addresses: common/sockaddr.h). No allocation; each writes into a caller
- * buffer and returns it (always NUL-terminated, truncated if too small). */
+ * bytes as text (socket addresses: common/sockaddr.h). No allocation; each
+ * writes into a caller buffer and returns it (always NUL-terminated, truncated
+ * if too small). */
 #ifndef HX_FMT_H
 #define HX_FMT_H
 

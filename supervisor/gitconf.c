@@ -19,7 +19,8 @@ static void add(struct hx_gitconf *c, const char *path, const char *suffix)
 	char norm[PATH_MAX], real[PATH_MAX];
 	const char *p = norm;
 
-	if (c->n == HX_GITCONF_MAX || hx_path_normalize(NULL, path, norm, sizeof(norm)) < 0)
+	if (c->n == HX_GITCONF_MAX ||
+	    hx_path_normalize(NULL, path, norm, sizeof(norm)) < 0)
 		return;
 	/* The policy decides resolved paths too; a missing file (an
 	 * include git skips, which the agent could create) as written. */
@@ -84,11 +85,11 @@ static char *value_of(char *line, char **key)
  * subsection's): one naming a program by path, "./tools/fsmonitor" or
  * "!scripts/x.sh", names code the agent could rewrite. */
 static const char *const command_keys[][2] = {
-    {"core", "fsmonitor"},     {"core", "sshcommand"}, {"core", "editor"},
-    {"core", "pager"},	       {"core", "askpass"},    {"sequence", "editor"},
-    {"gpg", "program"},	       {"credential", "helper"}, {"filter", "clean"},
-    {"filter", "smudge"},      {"filter", "process"},  {"diff", "textconv"},
-    {"diff", "command"},       {"merge", "driver"},    {"alias", "*"},
+    {"core", "fsmonitor"}, {"core", "sshcommand"},   {"core", "editor"},
+    {"core", "pager"},	   {"core", "askpass"},	     {"sequence", "editor"},
+    {"gpg", "program"},	   {"credential", "helper"}, {"filter", "clean"},
+    {"filter", "smudge"},  {"filter", "process"},    {"diff", "textconv"},
+    {"diff", "command"},   {"merge", "driver"},	     {"alias", "*"},
 };
 
 static bool runs_command(const char *section, const char *key)
@@ -139,7 +140,8 @@ static void parse(struct hx_gitconf *c, const char *file, const char *cwd,
 		if (*s == '[') {
 			size_t k = strcspn(s + 1, " \t\"]");
 
-			snprintf(section, sizeof(section), "%.*s", (int)k, s + 1);
+			snprintf(section, sizeof(section), "%.*s", (int)k,
+				 s + 1);
 			/* "[core] hooksPath = x" on one line: rare, skipped */
 			continue;
 		}
@@ -147,7 +149,8 @@ static void parse(struct hx_gitconf *c, const char *file, const char *cwd,
 			continue;
 		if (runs_command(section, key))
 			add_program(c, v, cwd, home);
-		if (!strcasecmp(section, "core") && !strcasecmp(key, "hookspath")) {
+		if (!strcasecmp(section, "core") &&
+		    !strcasecmp(key, "hookspath")) {
 			/* Relative to where hooks run: the work tree's top. */
 			if (!absolute(v, cwd, home, p, sizeof(p)))
 				add(c, p, "/**");
@@ -174,11 +177,11 @@ void hx_gitconf_find(const char *cwd, const char *home, struct hx_gitconf *c)
 	if (xdg && xdg[0] == '/' &&
 	    snprintf(p, sizeof(p), "%s/git/config", xdg) < (int)sizeof(p))
 		parse(c, p, cwd, home, 0);
-	else if (home &&
-		 snprintf(p, sizeof(p), "%s/.config/git/config", home) <
-		     (int)sizeof(p))
+	else if (home && snprintf(p, sizeof(p), "%s/.config/git/config", home) <
+			     (int)sizeof(p))
 		parse(c, p, cwd, home, 0);
-	if (home && snprintf(p, sizeof(p), "%s/.gitconfig", home) < (int)sizeof(p))
+	if (home &&
+	    snprintf(p, sizeof(p), "%s/.gitconfig", home) < (int)sizeof(p))
 		parse(c, p, cwd, home, 0);
 	if (snprintf(p, sizeof(p), "%s/.git/config", cwd) < (int)sizeof(p))
 		parse(c, p, cwd, home, 0);

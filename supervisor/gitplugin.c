@@ -39,8 +39,8 @@ static const struct hx_git_api *load(void)
 	}
 	path[n] = '\0';
 	slash = strrchr(path, '/');
-	if (!slash || (size_t)(slash - path) + sizeof(PLUGIN_NAME) + 1 >
-			  sizeof(path)) {
+	if (!slash ||
+	    (size_t)(slash - path) + sizeof(PLUGIN_NAME) + 1 > sizeof(path)) {
 		snprintf(why, sizeof(why), "%.200s: no directory", path);
 		return NULL;
 	}
@@ -48,8 +48,8 @@ static const struct hx_git_api *load(void)
 	h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
 	a = h ? dlsym(h, "hx_git_api") : NULL;
 	if (!a || a->version != HX_GIT_API_VERSION) {
-		snprintf(why, sizeof(why), "%s", h && a ? "version mismatch"
-					       : dlerror());
+		snprintf(why, sizeof(why), "%s",
+			 h && a ? "version mismatch" : dlerror());
 		if (h)
 			dlclose(h);
 		return NULL;

@@ -62,7 +62,8 @@ bool hx_loader_is(int fd)
 		return false;
 	for (size_t i = 0; i < eh.e_phnum; i++) {
 		if (ph[i].p_type == PT_INTERP)
-			return false; /* a program: the kernel loads its loader */
+			return false; /* a program: the kernel loads its loader
+				       */
 		if (ph[i].p_type == PT_DYNAMIC)
 			dynh = &ph[i];
 	}
@@ -71,7 +72,8 @@ bool hx_loader_is(int fd)
 	nd = dynh->p_filesz / sizeof(Elf64_Dyn);
 	if (nd > DYN_MAX)
 		nd = DYN_MAX;
-	if (!nd || !full_pread(fd, dyn, nd * sizeof(*dyn), (off_t)dynh->p_offset))
+	if (!nd ||
+	    !full_pread(fd, dyn, nd * sizeof(*dyn), (off_t)dynh->p_offset))
 		return false;
 	for (size_t i = 0; i < nd && dyn[i].d_tag != DT_NULL; i++) {
 		if (dyn[i].d_tag == DT_STRTAB)
@@ -94,8 +96,9 @@ size_t hx_loader_program(const char *const *argv, size_t argc,
 	/* rtld.c: options that take the next word, and those that do not;
 	 * the first word that is neither is the program. */
 	static const char *const with_arg[] = {
-	    "--library-path", "--inhibit-rpath", "--audit", "--preload",
-	    "--argv0", "--glibc-hwcaps-prepend", "--glibc-hwcaps-mask"};
+	    "--library-path",	  "--inhibit-rpath", "--audit",
+	    "--preload",	  "--argv0",	     "--glibc-hwcaps-prepend",
+	    "--glibc-hwcaps-mask"};
 	static const char *const no_arg[] = {
 	    "--list",	       "--verify",	     "--inhibit-cache",
 	    "--list-tunables", "--list-diagnostics", "--help",
@@ -130,8 +133,7 @@ size_t hx_loader_program(const char *const *argv, size_t argc,
 }
 
 /* path as the supervisor reaches what pid names by it. */
-static void here(pid_t pid, pid_t tid, const char *path, char *out,
-		 size_t size)
+static void here(pid_t pid, pid_t tid, const char *path, char *out, size_t size)
 {
 	if (!strncmp(path, "/proc/self/", 11) || !strcmp(path, "/proc/self"))
 		snprintf(out, size, "/proc/%d%s", (int)pid, path + 10);
@@ -143,8 +145,8 @@ static void here(pid_t pid, pid_t tid, const char *path, char *out,
 		snprintf(out, size, "%s", path);
 }
 
-int hx_loader_args(pid_t pid, pid_t tid, const char *const *argv,
-		   size_t argc, struct hx_loader_prog *out)
+int hx_loader_args(pid_t pid, pid_t tid, const char *const *argv, size_t argc,
+		   struct hx_loader_prog *out)
 {
 	const char *a0, *prog;
 	size_t pi;

@@ -25,13 +25,12 @@ bool hx_loader_is(int fd);
 size_t hx_loader_program(const char *const *argv, size_t argc,
 			 const char **argv0);
 
-
 #include <sys/types.h>
 
 /* The program a loader exec runs, as the exec to decide instead. */
 struct hx_loader_prog {
-	char path[4096];	 /* absolute, as the agent names it */
-	const char *name;	 /* as the loader's argv names it */
+	char path[4096];   /* absolute, as the agent names it */
+	const char *name;  /* as the loader's argv names it */
 	const char **argv; /* malloc'd; strings borrowed from the input */
 	size_t argc;
 };
@@ -42,8 +41,8 @@ struct hx_loader_prog {
  * cannot be decided (a name without '/', which rtld looks up in the
  * library path), -ENOMEM. */
 /* The same for argv of an image already known to be a loader. */
-int hx_loader_args(pid_t pid, pid_t tid, const char *const *argv,
-		   size_t argc, struct hx_loader_prog *out);
+int hx_loader_args(pid_t pid, pid_t tid, const char *const *argv, size_t argc,
+		   struct hx_loader_prog *out);
 
 int hx_loader_resolve(pid_t pid, pid_t tid, const char *path,
 		      const char *const *argv, size_t argc,

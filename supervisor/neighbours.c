@@ -16,8 +16,7 @@ static const char *const names[HX_NEIGHBOUR_RULES] = {
 /* Adds "unix:" + the socket at path (len bytes; '@' first: abstract),
  * its glob characters escaped. Relative or empty paths are no socket
  * anyone can reach by that name: skipped. */
-static void add(struct hx_neighbours *n, int rule, const char *path,
-		size_t len)
+static void add(struct hx_neighbours *n, int rule, const char *path, size_t len)
 {
 	struct hx_session_rule *r = &n->rules[rule];
 	char raw[4096], esc[4096];
@@ -77,15 +76,13 @@ static void add_bus(struct hx_neighbours *n)
 
 	for (const char *s = a; s && *s;) {
 		const char *path = strstr(s, "path="),
-			   *abs = strstr(s, "abstract="),
-			   *end = strchr(s, ';');
+			   *abs = strstr(s, "abstract="), *end = strchr(s, ';');
 
 		if (path && (!end || path < end))
 			add(n, NB_BUS, path + 5, strcspn(path + 5, ",;"));
 		if (abs && (!end || abs < end) &&
-		    snprintf(p, sizeof(p), "@%.*s",
-			     (int)strcspn(abs + 9, ",;"), abs + 9) <
-			(int)sizeof(p))
+		    snprintf(p, sizeof(p), "@%.*s", (int)strcspn(abs + 9, ",;"),
+			     abs + 9) < (int)sizeof(p))
 			add(n, NB_BUS, p, strlen(p));
 		s = end ? end + 1 : NULL;
 	}

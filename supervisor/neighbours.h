@@ -17,7 +17,7 @@
 #include "policy/policy.h"
 
 #define HX_NEIGHBOUR_RULES 5
-#define HX_NEIGHBOUR_MAX 8 /* patterns per rule */
+#define HX_NEIGHBOUR_MAX   8 /* patterns per rule */
 
 struct hx_neighbours {
 	struct hx_session_rule rules[HX_NEIGHBOUR_RULES];

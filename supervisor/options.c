@@ -37,13 +37,18 @@ static const struct {
 	bool arg;
 	int id;
 } opts[] = {
-    {"policy", 'p', true, O_POLICY},	   {"mode", 'm', true, O_MODE},
+    {"policy", 'p', true, O_POLICY},
+    {"mode", 'm', true, O_MODE},
     {"profile", 'P', true, O_PROFILE},
-    {"audit-log", 'a', true, O_AUDIT_LOG}, {"session", 's', true, O_SESSION},
-    {"quiet", 'q', false, O_QUIET},	   {"verbose", 'v', false, O_VERBOSE},
-    {"help", 'h', false, O_HELP},	   {"version", 'V', false, O_VERSION},
+    {"audit-log", 'a', true, O_AUDIT_LOG},
+    {"session", 's', true, O_SESSION},
+    {"quiet", 'q', false, O_QUIET},
+    {"verbose", 'v', false, O_VERBOSE},
+    {"help", 'h', false, O_HELP},
+    {"version", 'V', false, O_VERSION},
     {"doctor", 0, false, O_DOCTOR},
-    {"worktree", 0, false, O_WORKTREE},	   {"base", 0, true, O_BASE},
+    {"worktree", 0, false, O_WORKTREE},
+    {"base", 0, true, O_BASE},
     {"copy-untracked", 0, false, O_COPY_UNTRACKED},
     {"keep-worktree", 0, false, O_KEEP_WORKTREE},
     {"no-kernel-notify", 0, false, O_NO_KERNEL_NOTIFY},
@@ -213,7 +218,7 @@ int hx_options_parse(int argc, char *const *argv, struct hx_options *o,
 	if ((o->base || o->copy_untracked || o->keep_worktree) &&
 	    !o->worktree) {
 		snprintf(err, errlen, "--%s needs --worktree",
-			 o->base		? "base"
+			 o->base	     ? "base"
 			 : o->copy_untracked ? "copy-untracked"
 					     : "keep-worktree");
 		return -EINVAL;
@@ -252,7 +257,8 @@ void hx_options_usage(FILE *f)
 	    "  -p, --policy FILE     policy to enforce (YAML); default: the\n"
 	    "                        embedded policy (harness-policy default)\n"
 	    "  -P, --profile NAME    add a built-in profile (harness-policy\n"
-	    "                        profiles) or a policy FILE to the policy;\n"
+	    "                        profiles) or a policy FILE to the "
+	    "policy;\n"
 	    "                        repeatable. Without it, the profile of\n"
 	    "                        the command is chosen from its real\n"
 	    "                        executable (or the script an interpreter\n"

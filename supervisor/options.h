@@ -10,7 +10,7 @@
 #define HX_MAX_PROFILES 8
 
 struct hx_options {
-	const char *policy;    /* --policy FILE, or NULL: embedded default */
+	const char *policy; /* --policy FILE, or NULL: embedded default */
 	/* --profile NAME|FILE (repeatable): added to the policy; none of
 	 * them: the one detected from the command; --profile none: none */
 	const char *profiles[HX_MAX_PROFILES];
@@ -28,7 +28,7 @@ struct hx_options {
 	 * layer, checked at the exec event (execgate.h). Off by default
 	 * until it is proven on every workload. */
 	bool exec_gate;
-	bool trace_reads; /* --trace-reads */
+	bool trace_reads;     /* --trace-reads */
 	bool no_kernel_audit; /* --no-kernel-audit: leave it off */
 	/* --worktree [--base REF] [--copy-untracked] [--keep-worktree]:
 	 * run in a linked git worktree (docs/worktrees.md) */

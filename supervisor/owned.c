@@ -42,7 +42,8 @@ void hx_owned_add(struct hx_owned *o, int dirfd, const char *name)
 {
 	struct stat st;
 
-	if (!o || fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW | AT_EMPTY_PATH))
+	if (!o ||
+	    fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW | AT_EMPTY_PATH))
 		return;
 	pthread_mutex_lock(&o->lock);
 	o->v[o->n % OWNED_MAX].dev = st.st_dev;
@@ -64,15 +65,15 @@ static bool has(struct hx_owned *o, const struct stat *st)
 
 static bool system_place(const char *path)
 {
-	const char *p = !strncmp(path, "/run/", 5)	? path + 5
+	const char *p = !strncmp(path, "/run/", 5)	 ? path + 5
 			: !strncmp(path, "/var/run/", 9) ? path + 9
-							  : NULL;
+							 : NULL;
 
 	return (p && strncmp(p, "user/", 5)) || !strcmp(path, "/dev/log");
 }
 
-bool hx_owned_neighbour_socket(struct hx_owned *o, uid_t uid,
-			       const char *path, struct stat *st)
+bool hx_owned_neighbour_socket(struct hx_owned *o, uid_t uid, const char *path,
+			       struct stat *st)
 {
 	memset(st, 0, sizeof(*st));
 	if (!o || lstat(path, st) || !S_ISSOCK(st->st_mode)) {

@@ -32,8 +32,8 @@ void hx_owned_add(struct hx_owned *o, int dirfd, const char *name);
  * what it connects. As root, /run, /var/run (but the users' runtime
  * dirs) and /dev/log are the system's daemons', left to the policy's
  * lists. */
-bool hx_owned_neighbour_socket(struct hx_owned *o, uid_t uid,
-			       const char *path, struct stat *st);
+bool hx_owned_neighbour_socket(struct hx_owned *o, uid_t uid, const char *path,
+			       struct stat *st);
 
 /* Whether path in /dev/shm is a file of uid that the session did not
  * make. *fresh: no file there (what the call makes is the session's). */

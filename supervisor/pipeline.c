@@ -33,7 +33,6 @@
 
 #define MAX_NAMES 8
 
-
 void hx_pipeline_tick(struct hx_pipeline *pl, bool all)
 {
 	hx_record_flush(pl, all);
@@ -138,8 +137,8 @@ static void validate_path(const char *in, pid_t pid, pid_t tid, bool follow,
 		v->has_resolved = true;
 	/* Through an fd that does not resolve to a directory (a pipe, a
 	 * closed fd): decided as written, which no write rule allows. */
-	v->via_fd = v->has_resolved && through_fd(v->norm) &&
-		    !through_fd(v->resolved);
+	v->via_fd =
+	    v->has_resolved && through_fd(v->norm) && !through_fd(v->resolved);
 }
 
 /* A unix socket's path is a path (connect follows its symlinks): made
@@ -177,7 +176,6 @@ static bool to_sun(const char *path, struct sockaddr_un *out, socklen_t *len)
 	return true;
 }
 
-
 int hx_pipeline_protect_fd(struct hx_pipeline *pl, int fd)
 {
 	struct stat st;
@@ -193,14 +191,14 @@ int hx_pipeline_protect_fd(struct hx_pipeline *pl, int fd)
 
 /* Whether v names a protected inode (a hard link to the log, the log
  * through a second mount); lstat for what acts on the link itself. */
-static bool protected_inode(const struct hx_pipeline *pl,
-			    const struct vpath *v, bool follow)
+static bool protected_inode(const struct hx_pipeline *pl, const struct vpath *v,
+			    bool follow)
 {
 	const char *path = v->has_resolved ? v->resolved : v->norm;
 	struct stat st;
 
-	if (!pl->nprotect_ino || !v->ok || (follow ? stat(path, &st)
-						   : lstat(path, &st)))
+	if (!pl->nprotect_ino || !v->ok ||
+	    (follow ? stat(path, &st) : lstat(path, &st)))
 		return false;
 	for (size_t i = 0; i < pl->nprotect_ino; i++)
 		if (pl->protect_ino[i].dev == st.st_dev &&
@@ -282,32 +280,35 @@ static json_t *make_args(json_t *rec, const struct hx_request *rq,
 	hx_record_set_str(a, "loader", rq->loader);
 	if (rq->path) {
 		hx_record_set_text(rec, a, "path", "args.path",
-			 p1->ok ? p1->norm : rq->path);
+				   p1->ok ? p1->norm : rq->path);
 		if (p1->has_resolved)
-			hx_record_set_text(rec, a, "path_resolved", "args.path_resolved",
-				 p1->resolved);
+			hx_record_set_text(rec, a, "path_resolved",
+					   "args.path_resolved", p1->resolved);
 	}
 	if (rq->path2) {
 		hx_record_set_text(rec, a, "path2", "args.path2",
-			 p2->ok ? p2->norm : rq->path2);
+				   p2->ok ? p2->norm : rq->path2);
 		if (p2->has_resolved)
 			hx_record_set_text(rec, a, "path2_resolved",
-				 "args.path2_resolved", p2->resolved);
+					   "args.path2_resolved", p2->resolved);
 	}
 	if (rq->has_flags) {
 		if (rq->op == HX_OP_READ || rq->op == HX_OP_WRITE ||
 		    rq->op == HX_OP_TRUNCATE)
-			hx_record_set_str(a, "flags",
-				hx_fmt_open_flags(rq->flags, buf, sizeof(buf)));
+			hx_record_set_str(
+			    a, "flags",
+			    hx_fmt_open_flags(rq->flags, buf, sizeof(buf)));
 		else
 			json_object_set_new(a, "flags",
 					    json_integer(rq->flags));
 	}
 	if (rq->has_mode)
-		hx_record_set_str(a, "mode", hx_fmt_mode(rq->mode, buf, sizeof(buf)));
+		hx_record_set_str(a, "mode",
+				  hx_fmt_mode(rq->mode, buf, sizeof(buf)));
 	if (rq->argc) {
-		json_object_set_new(a, "argv", hx_record_strings(rec, "args.argv",
-							 rq->argv, rq->argc));
+		json_object_set_new(
+		    a, "argv",
+		    hx_record_strings(rec, "args.argv", rq->argv, rq->argc));
 		if (rq->truncated)
 			json_object_set_new(a, "argv_truncated", json_true());
 	}
@@ -456,8 +457,8 @@ static void link_target(const char *text, const struct vpath *link,
 	if (text[0] == '/')
 		snprintf(abs, sizeof(abs), "%s", text);
 	else if ((size_t)snprintf(abs, sizeof(abs), "%.*s/%s",
-					   (int)(slash - link->norm),
-					   link->norm, text) >= sizeof(abs))
+				  (int)(slash - link->norm), link->norm,
+				  text) >= sizeof(abs))
 		return;
 	validate_path(abs, peer->pid, peer->tid, true, v);
 }
@@ -523,7 +524,9 @@ static void validate_paths(struct flow *f)
 			    : f->p2.via_fd ? f->p2.resolved
 					   : f->p2.norm;
 	}
-	ev->path = !f->p1.ok ? NULL : f->p1.via_fd ? f->p1.resolved : f->p1.norm;
+	ev->path = !f->p1.ok	  ? NULL
+		   : f->p1.via_fd ? f->p1.resolved
+				  : f->p1.norm;
 	if (rq->op == HX_OP_RENAME)
 		ev->moves_tree = rq->tree_known ? rq->moves_tree
 						: may_be_dir(ev->path) ||
@@ -598,11 +601,11 @@ static void judge_neighbours(struct flow *f)
 	f->fresh = false;
 	if (f->is_unix && f->un_len &&
 	    (rq->op == HX_OP_CONNECT || rq->op == HX_OP_SEND)) {
-		hit = hx_owned_neighbour_socket(
-			  f->pl->owned, f->peer->uid,
-			  f->unix_resolved ? f->pu.resolved : f->pu.norm,
-			  &st) &&
-		      !d->neighbours;
+		hit =
+		    hx_owned_neighbour_socket(
+			f->pl->owned, f->peer->uid,
+			f->unix_resolved ? f->pu.resolved : f->pu.norm, &st) &&
+		    !d->neighbours;
 		f->sock_dev = st.st_dev;
 		f->sock_ino = st.st_ino;
 	}
@@ -680,26 +683,27 @@ static void outcome(struct flow *f, struct hx_outcome *out, char *decided,
 
 	out->verdict = f->d.verdict;
 	out->rule = f->d.rule;
-	out->reply = f->pl->mode == HX_MODE_AUDIT && !protects_harness(f->d.rule)
-			 ? HX_VERDICT_ALLOW
-			 : f->d.verdict;
+	out->reply =
+	    f->pl->mode == HX_MODE_AUDIT && !protects_harness(f->d.rule)
+		? HX_VERDICT_ALLOW
+		: f->d.verdict;
 	out->err = out->reply == HX_VERDICT_ALLOW ? 0 : EACCES;
-	out->tell = out->err && may_tell(f->pl, f->rq, p1, &f->p2, &f->pu,
-					 f->is_unix);
+	out->tell =
+	    out->err && may_tell(f->pl, f->rq, p1, &f->p2, &f->pu, f->is_unix);
 	out->sock_dev = f->sock_dev;
 	out->sock_ino = f->sock_ino;
 	out->fresh = f->fresh;
 	out->seq = 0;
 	if (decided && dlen && f->is_unix)
 		snprintf(decided, dlen, "%s",
-			 !f->un_len	     ? ""
+			 !f->un_len	    ? ""
 			 : f->unix_resolved ? f->pu.resolved
 					    : f->pu.norm);
 	else if (decided && dlen)
 		snprintf(decided, dlen, "%s",
 			 p1->has_resolved ? p1->resolved
 			 : p1->ok	  ? p1->norm
-				 : "");
+					  : "");
 }
 
 /* Correlate: true when the shim asked for this thread and call just
@@ -741,8 +745,8 @@ static json_t *record(struct flow *f)
 {
 	const struct hx_request *rq = f->rq;
 	const struct hx_decision *d = &f->d;
-	json_t *rec = hx_record_new(f->pl, f->peer, hx_call_name(rq->call),
-				    &f->wall);
+	json_t *rec =
+	    hx_record_new(f->pl, f->peer, hx_call_name(rq->call), &f->wall);
 	char cwd[PATH_MAX], link[64];
 	ssize_t n;
 
@@ -788,9 +792,9 @@ static json_t *record(struct flow *f)
 	json_object_set_new(rec, "latency_ns",
 			    json_integer((json_int_t)ns_since(&f->t0)));
 	if (rq->nframes)
-		json_object_set_new(rec, "stack",
-				    hx_record_strings(rec, "stack", rq->frames,
-						      rq->nframes));
+		json_object_set_new(
+		    rec, "stack",
+		    hx_record_strings(rec, "stack", rq->frames, rq->nframes));
 	return rec;
 }
 

@@ -4,9 +4,10 @@
  * stages (pipeline.c): validate (normalize paths, resolve symlinks as
  * the agent would) -> judge (policy, resolved forms, the harness's own
  * files by inode) -> classify -> outcome (mode, errno) -> correlate
- * (the shim's and the kernel's views, correlate.h) -> record (record.h). The pipeline borrows the policy, the audit log and the
- * dnsmap; it owns nothing. One pipeline may be shared by several threads
- * only if the caller serializes calls (its counters are plain). */
+ * (the shim's and the kernel's views, correlate.h) -> record (record.h). The
+ * pipeline borrows the policy, the audit log and the dnsmap; it owns nothing.
+ * One pipeline may be shared by several threads only if the caller serializes
+ * calls (its counters are plain). */
 #ifndef HX_PIPELINE_H
 #define HX_PIPELINE_H
 

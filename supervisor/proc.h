@@ -8,7 +8,7 @@
 #include <sys/types.h>
 
 struct hx_procstat {
-	char state;		      /* R, S, Z... */
+	char state; /* R, S, Z... */
 	pid_t ppid;
 	int threads;
 	unsigned long long starttime; /* clock ticks after boot */

@@ -178,9 +178,8 @@ int hx_reaper_start(const char *session, struct hx_reaper *rp)
 	if ((r = cgroup2_mount(mnt, sizeof(mnt))) ||
 	    (r = own_cgroup(own, sizeof(own))))
 		return r;
-	if ((size_t)snprintf(rp->cgroup, sizeof(rp->cgroup),
-			     "%s%s/harness-%s", mnt,
-			     strcmp(own, "/") ? own : "",
+	if ((size_t)snprintf(rp->cgroup, sizeof(rp->cgroup), "%s%s/harness-%s",
+			     mnt, strcmp(own, "/") ? own : "",
 			     session) >= sizeof(rp->cgroup))
 		return -ENAMETOOLONG;
 	if (mkdir(rp->cgroup, 0755) && errno != EEXIST) {
@@ -192,8 +191,8 @@ int hx_reaper_start(const char *session, struct hx_reaper *rp)
 
 		snprintf(procs, sizeof(procs), "%s/cgroup.procs", rp->cgroup);
 		rp->procs_fd = open(procs, O_WRONLY | O_CLOEXEC);
-		rp->dir_fd = open(rp->cgroup,
-				  O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		rp->dir_fd =
+		    open(rp->cgroup, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	}
 	if (rp->procs_fd < 0 || pipe2(p, O_CLOEXEC)) {
 		r = -errno;
@@ -242,9 +241,9 @@ void hx_reaper_settle(struct hx_reaper *rp)
 pid_t hx_reaper_fork(struct hx_reaper *rp)
 {
 	struct clone_args ca = {
-		.flags = CLONE_INTO_CGROUP,
-		.exit_signal = SIGCHLD,
-		.cgroup = (__u64)rp->dir_fd,
+	    .flags = CLONE_INTO_CGROUP,
+	    .exit_signal = SIGCHLD,
+	    .cgroup = (__u64)rp->dir_fd,
 	};
 	long pid;
 

@@ -21,11 +21,11 @@
 #include <sys/types.h>
 
 struct hx_reaper {
-	int dir_fd;   /* the cgroup's directory, for CLONE_INTO_CGROUP */
-	int procs_fd; /* the cgroup's cgroup.procs, for hx_reaper_join */
+	int dir_fd;	 /* the cgroup's directory, for CLONE_INTO_CGROUP */
+	int procs_fd;	 /* the cgroup's cgroup.procs, for hx_reaper_join */
 	int born_inside; /* set in the child that clone3 put in the cgroup */
-	int pipe_w;   /* closing it without HX_REAPER_DONE kills the tree */
-	pid_t mid;    /* the child that forks the reaper, until settled */
+	int pipe_w;	 /* closing it without HX_REAPER_DONE kills the tree */
+	pid_t mid;	 /* the child that forks the reaper, until settled */
 	char cgroup[4096];
 	/* pids.max: in cgroup when its pids controller is on, else in a
 	 * cgroup v1 pids hierarchy (pids_cg, joined through pids_fd) */

@@ -79,8 +79,8 @@ void hx_record_set_text(json_t *rec, json_t *o, const char *k,
 		json_object_set_new(o, k, hx_record_text(rec, field, v));
 }
 
-json_t *hx_record_strings(json_t *rec, const char *field,
-			  const char *const *v, size_t n)
+json_t *hx_record_strings(json_t *rec, const char *field, const char *const *v,
+			  size_t n)
 {
 	json_t *a = json_array();
 
@@ -95,9 +95,8 @@ void hx_record_set_str(json_t *o, const char *k, const char *v)
 		json_object_set_new(o, k, json_string(v));
 }
 
-json_t *hx_record_new(const struct hx_pipeline *pl,
-			   const struct hx_peer *peer, const char *event,
-			   const struct timespec *when)
+json_t *hx_record_new(const struct hx_pipeline *pl, const struct hx_peer *peer,
+		      const char *event, const struct timespec *when)
 {
 	json_t *o = json_object();
 	char t[HX_FMT_TIME_LEN];
@@ -160,8 +159,8 @@ int hx_record_append(struct hx_pipeline *pl, json_t *rec, uint64_t *seq)
 static bool over_rate(struct hx_pipeline *pl)
 {
 	struct hx_pl_coalesce *co = pl->co;
-	double cap = (double)(pl->quota_burst ? pl->quota_burst
-					      : pl->quota_rate);
+	double cap =
+	    (double)(pl->quota_burst ? pl->quota_burst : pl->quota_rate);
 	uint64_t now = hx_mono_ns();
 
 	if (!pl->quota_rate)
@@ -173,7 +172,8 @@ static bool over_rate(struct hx_pipeline *pl)
 		co->tokens = cap;
 		co->last_ns = now;
 	}
-	co->tokens += (double)(now - co->last_ns) * (double)pl->quota_rate / 1e9;
+	co->tokens +=
+	    (double)(now - co->last_ns) * (double)pl->quota_rate / 1e9;
 	if (co->tokens > cap)
 		co->tokens = cap;
 	co->last_ns = now;
@@ -212,7 +212,8 @@ static void coalesce(struct hx_pl_coalesce *co, json_t *rec)
 		struct co_group *g = &co->g[i];
 
 		if (g->pid == key.pid && !strcmp(g->event, key.event) &&
-		    !strcmp(g->op, key.op) && !strcmp(g->verdict, key.verdict) &&
+		    !strcmp(g->op, key.op) &&
+		    !strcmp(g->verdict, key.verdict) &&
 		    !strcmp(g->rule, key.rule)) {
 			g->n++;
 			return;
@@ -283,8 +284,8 @@ void hx_record_flush(struct hx_pipeline *pl, bool all)
 	co->ng = 0;
 }
 
-int hx_record_append_event(struct hx_pipeline *pl, json_t *rec,
-			     uint64_t *seq, bool *coalesced)
+int hx_record_append_event(struct hx_pipeline *pl, json_t *rec, uint64_t *seq,
+			   bool *coalesced)
 {
 	int r;
 
@@ -306,8 +307,8 @@ int hx_record_append_event(struct hx_pipeline *pl, json_t *rec,
 	if (!r && pl->quota_max_size &&
 	    hx_audit_written(pl->audit) >= pl->quota_max_size)
 		hx_record_fail(pl, -EDQUOT,
-				 "the session's audit quota (audit: "
-				 "max_size) is used up");
+			       "the session's audit quota (audit: "
+			       "max_size) is used up");
 	return r;
 }
 

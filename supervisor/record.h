@@ -37,8 +37,7 @@ struct json_t *hx_record_strings(struct json_t *rec, const char *field,
 
 /* Appends a record (see hx_audit_append) and counts failures; a record
  * the log refused fails the session (hx_record_fail). */
-int hx_record_append(struct hx_pipeline *pl, struct json_t *rec,
-		     uint64_t *seq);
+int hx_record_append(struct hx_pipeline *pl, struct json_t *rec, uint64_t *seq);
 
 /* hx_record_append for a record an agent can cause (a decision, a
  * process_start, a protocol error): beyond the quota's rate it is not

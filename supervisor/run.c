@@ -60,7 +60,6 @@
 
 extern char **environ;
 
-
 static int read_file(const char *path, char **out, size_t *len)
 {
 	int fd = open(path, O_RDONLY | O_CLOEXEC), r = 0;
@@ -213,13 +212,13 @@ static bool decide_command(struct run *r)
 	hx_pipeline_decide(&r->pl, &peer, &rq, "harness", &out);
 	if (out.reply == HX_VERDICT_ALLOW)
 		return true;
-	hx_notice_format(line, sizeof(line),
-			 &(struct hx_notice){
-			     .op = HX_OP_EXEC,
-			     .verdict = out.reply,
-			     .target = path,
-			     .argv = (const char *const *)r->o->cmd,
-			     .rule = out.rule ? out.rule : "?"});
+	hx_notice_format(
+	    line, sizeof(line),
+	    &(struct hx_notice){.op = HX_OP_EXEC,
+				.verdict = out.reply,
+				.target = path,
+				.argv = (const char *const *)r->o->cmd,
+				.rule = out.rule ? out.rule : "?"});
 	fputs(line, stderr);
 	return false;
 }
@@ -269,8 +268,10 @@ static void child_exec(struct run *r, char **env, const sigset_t *oldmask)
 	signal(SIGXFSZ, SIG_DFL); /* ours is ignored (hx_run) */
 	if ((!r->reaper_err || r->reaper.pids_fd >= 0) &&
 	    hx_reaper_join(&r->reaper)) {
-		fprintf(stderr, "harness-exec: cannot join the session's "
-				"cgroup: %s\n", strerror(errno));
+		fprintf(stderr,
+			"harness-exec: cannot join the session's "
+			"cgroup: %s\n",
+			strerror(errno));
 		_exit(126);
 	}
 	/* Closes fds > 2 itself (after Landlock); _exit(126) on failure. */
@@ -338,7 +339,8 @@ static void drain(struct run *r, uint64_t max_ms)
 {
 	uint64_t start = hx_mono_ms();
 
-	while (hx_mono_ms() - start < max_ms && hx_server_run_once(r->srv, 0) > 0)
+	while (hx_mono_ms() - start < max_ms &&
+	       hx_server_run_once(r->srv, 0) > 0)
 		;
 }
 
@@ -433,7 +435,7 @@ static int choose_profiles(struct run *r)
 			/* A file is included by its real path (protected). */
 			if (!(p = realpath(p, NULL))) {
 				hx_say("--profile %s: %s", o->profiles[i],
-					strerror(errno));
+				       strerror(errno));
 				return -1;
 			}
 			r->profile_paths[r->nprofiles] = (char *)p;
@@ -478,7 +480,7 @@ static int load_policy(struct run *r)
 		e = read_file(r->o->policy, &r->policy_text, &r->policy_len);
 		if (e) {
 			hx_say("cannot read policy %s: %s", r->o->policy,
-				strerror(-e));
+			       strerror(-e));
 			return -1;
 		}
 		text = r->policy_text;
@@ -538,9 +540,10 @@ static bool gate_allowed(bool quiet)
 	if (scope < 3 && (scope < 2 || geteuid() == 0))
 		return true;
 	if (!quiet)
-		fprintf(stderr, "harness-exec: warning: ptrace is restricted "
-				"(yama ptrace_scope %d): no exec gate; exec "
-				"rules bind programs through the shim only\n",
+		fprintf(stderr,
+			"harness-exec: warning: ptrace is restricted "
+			"(yama ptrace_scope %d): no exec gate; exec "
+			"rules bind programs through the shim only\n",
 			scope);
 	return false;
 }
@@ -751,8 +754,8 @@ static int setup(struct run *r)
 		say_verbose(r);
 	hx_run_log_start(r);
 	/* Checkpoint 0 and the hooks; the agent starts in the worktree. */
-	if (r->wt && (hx_worktree_start(r->wt, &r->pl, r->srv) ||
-		      chdir(r->cwd))) {
+	if (r->wt &&
+	    (hx_worktree_start(r->wt, &r->pl, r->srv) || chdir(r->cwd))) {
 		hx_say("worktree %s: cannot start", hx_worktree_path(r->wt));
 		return -1;
 	}
@@ -806,8 +809,8 @@ static void serve_notify(struct run *r)
 		r->sysv_ipc = own_ipc(r->child);
 	}
 	if (lfd >= 0 && r->exec_gate &&
-	    (e = hx_execgate_start(r->child, &r->pl, r->srv, gate_exit,
-				   r, &r->gate))) {
+	    (e = hx_execgate_start(r->child, &r->pl, r->srv, gate_exit, r,
+				   &r->gate))) {
 		hx_say("exec gate: %s", strerror(-e));
 		kill(r->child, SIGKILL);
 		close(lfd);
@@ -822,14 +825,12 @@ static void serve_notify(struct run *r)
 	/* A failed hand-off ends the child (126): never unwatched. */
 	if (lfd < 0 && lfd != -ECANCELED)
 		hx_say("user-notify listener: %s", strerror(-lfd));
-	else if ((e = hx_unotify_start(lfd, &r->pl, r->srv,
-				       r->sess.sock_path, 4, r->gate,
-				       r->child, &r->un))) {
+	else if ((e = hx_unotify_start(lfd, &r->pl, r->srv, r->sess.sock_path,
+				       4, r->gate, r->child, &r->un))) {
 		hx_say("user-notify handler: %s", strerror(-e));
 		kill(r->child, SIGKILL); /* unserved: no agent */
 	} else {
-		hx_correlate_sees(&r->pl, r->gate != NULL,
-					r->trace_reads);
+		hx_correlate_sees(&r->pl, r->gate != NULL, r->trace_reads);
 		/* Handed off: the child is past Landlock. */
 		hx_sandbox_release(r->sb);
 	}
@@ -918,7 +919,7 @@ int hx_run(const struct hx_options *o)
 				"were not recorded: the kernel's audit records "
 				"of the session's domain never came\n");
 	/* Nothing of the tree is left; the counters stay for session_end. */
-	code = r->pl.failed     ? HX_EXIT_AUDIT_FAILED
+	code = r->pl.failed    ? HX_EXIT_AUDIT_FAILED
 	       : r->child_done ? exit_code(r->child_status)
 			       : 2;
 end:

@@ -37,24 +37,25 @@ struct run {
 	struct hx_source sigsrc;
 	struct hx_worktree *wt; /* --worktree, else NULL */
 	struct hx_sandbox *sb;
-	struct hx_unotify *un; /* the user-notify handler, or NULL */
+	struct hx_unotify *un;	  /* the user-notify handler, or NULL */
 	struct hx_execgate *gate; /* --exec-gate's tracer, or NULL */
 	/* Landlock's refusals read as kernel audit records, or NULL and
 	 * why not (kaudit.h) */
 	struct hx_kaudit *ka;
 	char ka_why[160];
-	int hand[2];	       /* listener hand-off socketpair, or -1 */
+	int hand[2]; /* listener hand-off socketpair, or -1 */
 	struct hx_reaper reaper;
-	bool exec_gate; /* in use: asked for and possible here */
+	bool exec_gate;	  /* in use: asked for and possible here */
 	bool trace_reads; /* every open decided in the kernel layer */
-	int reaper_err; /* 0, or why the tree is not killed with us */
+	int reaper_err;	  /* 0, or why the tree is not killed with us */
 	char *policy_text;
 	size_t policy_len;
 	const char *profiles[HX_MAX_PROFILES]; /* added to the policy */
 	size_t nprofiles;
-	char *profile_paths[HX_MAX_PROFILES]; /* realpath()s, freed */
+	char *profile_paths[HX_MAX_PROFILES];	/* realpath()s, freed */
 	bool profile_detected[HX_MAX_PROFILES]; /* came from the command */
-	char resolvers[HX_MAX_RESOLVERS][HX_RESOLVER_LEN]; /* harness:resolver */
+	char resolvers[HX_MAX_RESOLVERS]
+		      [HX_RESOLVER_LEN]; /* harness:resolver */
 	const char *resolver_pats[HX_MAX_RESOLVERS];
 	struct hx_neighbours neighbours; /* harness:ssh-agent, ... */
 	struct hx_gitconf gitconf;	 /* harness:git-config */
@@ -64,7 +65,7 @@ struct run {
 	char shim[PATH_MAX];
 	char cwd[PATH_MAX];
 	char cmd_path[PATH_MAX]; /* the command as found on PATH, or "" */
-	char *own_env[3]; /* the strings child_env made */
+	char *own_env[3];	 /* the strings child_env made */
 	bool listening;
 	pid_t child;
 	bool child_done;

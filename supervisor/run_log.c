@@ -60,8 +60,9 @@ static json_t *profiles_json(const struct run *r)
 
 		json_object_set_new(o, "name", json_string(r->profiles[i]));
 		json_object_set_new(o, "chosen",
-				    json_string(r->profile_detected[i] ? "detected"
-									: "option"));
+				    json_string(r->profile_detected[i]
+						    ? "detected"
+						    : "option"));
 		json_array_append_new(a, o);
 	}
 	return a;
@@ -93,7 +94,8 @@ void hx_run_log_start(struct run *r)
 		json_object_set_new(rec, "exe", json_string(exe));
 	}
 	json_object_set_new(rec, "category", json_string("process"));
-	json_object_set_new(rec, "command", argv_json(rec, r->o->cmd, r->o->ncmd));
+	json_object_set_new(rec, "command",
+			    argv_json(rec, r->o->cmd, r->o->ncmd));
 	json_object_set_new(rec, "cwd", hx_record_text(rec, "cwd", r->cwd));
 	json_object_set_new(rec, "policy",
 			    json_string(hx_policy_source(r->policy)));
@@ -116,8 +118,8 @@ void hx_run_log_start(struct run *r)
 			    landlock_audit_json(r));
 	json_object_set_new(json_object_get(rec, "kernel"), "tree_kill",
 			    json_string(!r->reaper_err ? "cgroup"
-					: r->exec_gate	   ? "exec-gate"
-							   : "none"));
+					: r->exec_gate ? "exec-gate"
+						       : "none"));
 	hx_record_append(&r->pl, rec, NULL);
 	json_decref(rec);
 }
@@ -169,7 +171,8 @@ void hx_run_log_end(struct run *r, int code)
 		if (r->pl.pool) /* ipool.h: readable files made in $HOME */
 			json_object_set_new(
 			    k, "pooled_files",
-			    json_integer((json_int_t)hx_ipool_used(r->pl.pool)));
+			    json_integer(
+				(json_int_t)hx_ipool_used(r->pl.pool)));
 		if (r->gate) {
 			unsigned long long c, m;
 

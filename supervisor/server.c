@@ -47,7 +47,6 @@ struct hx_request_storage {
 	const char *frames[HX_WIRE_MAX_FRAMES];
 };
 
-
 struct hx_server {
 	int epfd;
 	struct hx_pipeline *pl;
@@ -199,7 +198,7 @@ static int on_hello(struct hx_server *s, struct conn *c, pid_t pid,
 			for (i = 0; i < m->nargs; i++)
 				json_array_append_new(
 				    argv, hx_record_text(rec, "args.argv",
-						       m->args[i].s));
+							 m->args[i].s));
 			json_object_set_new(args, "argv", argv);
 		}
 		if (hx_msg_has(m, HX_TAG_TRUNCATED) && m->truncated)

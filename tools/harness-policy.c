@@ -11,9 +11,15 @@
 
 #include "policy/policy.h"
 
-enum cmd { CMD_NONE, CMD_CHECK, CMD_EXPLAIN, CMD_DEFAULT, CMD_SHOW,
-	   CMD_PROFILES };
-#define NCMDS 6
+enum cmd {
+	CMD_NONE,
+	CMD_CHECK,
+	CMD_EXPLAIN,
+	CMD_DEFAULT,
+	CMD_SHOW,
+	CMD_PROFILES
+};
+#define NCMDS	     6
 #define MAX_PROFILES 8
 
 struct args {
@@ -26,144 +32,144 @@ struct args {
 };
 
 static const char usage_main[] =
-	"Usage: harness-policy [-h] COMMAND [ARGS...]\n"
-	"\n"
-	"Check, explain and print harness policies.\n"
-	"\n"
-	"Commands:\n"
-	"  check FILE...                       validate policy files and run "
-	"their examples\n"
-	"  explain [--policy FILE] -- EVENT... show the verdict and the rule "
-	"for an event\n"
-	"  default                             print the embedded default "
-	"policy\n"
-	"  show [--policy FILE] [--profile P]  print the composed policy, "
-	"each rule\n"
-	"                                      with where it is written\n"
-	"  profiles                            list the built-in profiles\n"
-	"\n"
-	"Options:\n"
-	"  -h, --help   show this help; `harness-policy COMMAND --help` for a "
-	"command\n"
-	"\n"
-	"Exit status:\n"
-	"  0 success, 1 failed examples, 2 a policy error or a usage error.\n"
-	"\n"
-	"Policy variables: $HOME and $TMPDIR (default /tmp) from the "
-	"environment,\n"
-	"$CWD the current directory, $WORKTREE = $CWD, $SESSION \"explain\".\n";
+    "Usage: harness-policy [-h] COMMAND [ARGS...]\n"
+    "\n"
+    "Check, explain and print harness policies.\n"
+    "\n"
+    "Commands:\n"
+    "  check FILE...                       validate policy files and run "
+    "their examples\n"
+    "  explain [--policy FILE] -- EVENT... show the verdict and the rule "
+    "for an event\n"
+    "  default                             print the embedded default "
+    "policy\n"
+    "  show [--policy FILE] [--profile P]  print the composed policy, "
+    "each rule\n"
+    "                                      with where it is written\n"
+    "  profiles                            list the built-in profiles\n"
+    "\n"
+    "Options:\n"
+    "  -h, --help   show this help; `harness-policy COMMAND --help` for a "
+    "command\n"
+    "\n"
+    "Exit status:\n"
+    "  0 success, 1 failed examples, 2 a policy error or a usage error.\n"
+    "\n"
+    "Policy variables: $HOME and $TMPDIR (default /tmp) from the "
+    "environment,\n"
+    "$CWD the current directory, $WORKTREE = $CWD, $SESSION \"explain\".\n";
 
 static const char usage_check[] =
-	"Usage: harness-policy check [-h] [--] FILE...\n"
-	"\n"
-	"Loads each FILE as a harness policy, reporting the first error as\n"
-	"FILE:LINE:COLUMN: MESSAGE (with a hint on the next line), then runs\n"
-	"every rule's match / not_match examples against that rule, reporting\n"
-	"each one that fails. Prints \"FILE: ok, N rules, M examples\" for a\n"
-	"good file.\n"
-	"\n"
-	"Options:\n"
-	"  -h, --help   show this help\n"
-	"  --           end of options (for a file named like an option)\n"
-	"\n"
-	"Exit status:\n"
-	"  0  every file is valid and all its examples pass\n"
-	"  1  some example failed\n"
-	"  2  a file could not be read or is not a valid policy; usage error\n"
-	"\n"
-	"Examples:\n"
-	"  harness-policy check policy/default.yaml\n"
-	"  harness-policy default > my.yaml && harness-policy check my.yaml\n";
+    "Usage: harness-policy check [-h] [--] FILE...\n"
+    "\n"
+    "Loads each FILE as a harness policy, reporting the first error as\n"
+    "FILE:LINE:COLUMN: MESSAGE (with a hint on the next line), then runs\n"
+    "every rule's match / not_match examples against that rule, reporting\n"
+    "each one that fails. Prints \"FILE: ok, N rules, M examples\" for a\n"
+    "good file.\n"
+    "\n"
+    "Options:\n"
+    "  -h, --help   show this help\n"
+    "  --           end of options (for a file named like an option)\n"
+    "\n"
+    "Exit status:\n"
+    "  0  every file is valid and all its examples pass\n"
+    "  1  some example failed\n"
+    "  2  a file could not be read or is not a valid policy; usage error\n"
+    "\n"
+    "Examples:\n"
+    "  harness-policy check policy/default.yaml\n"
+    "  harness-policy default > my.yaml && harness-policy check my.yaml\n";
 
 static const char usage_explain[] =
-	"Usage: harness-policy explain [-h] [--policy FILE | FILE] -- EVENT "
-	"WORDS...\n"
-	"\n"
-	"Decides one hypothetical event with the policy (the embedded default\n"
-	"without --policy) and prints one line:\n"
-	"  VERDICT  CATEGORY  RISK  rule=RULE  pattern=PATTERN\n"
-	"RULE is the rule's id, FILE:LINE for a rule without one, or\n"
-	"default:CATEGORY when no rule matched (no pattern then).\n"
-	"\n"
-	"Events:\n"
-	"  exec CMD [ARG...]      CMD without '/' is looked up in $PATH\n"
-	"  read PATH | write PATH | unlink PATH | mkdir PATH | rmdir PATH |\n"
-	"  truncate PATH          relative paths are made absolute\n"
-	"  rename SRC DST         both are writes\n"
-	"  link EXISTING NEW      a write of NEW, a read of EXISTING\n"
-	"  symlink TARGET NEW     a write of NEW\n"
-	"  connect ADDR | send ADDR\n"
-	"                         ADDR: IPv4:PORT, [IPv6]:PORT, NAME:PORT,\n"
-	"                         unix:/path or unix:@abstract\n"
-	"  resolve NAME           a name lookup\n"
-	"\n"
-	"Options:\n"
-	"  -p, --policy FILE   the policy to use (default: the embedded one)\n"
-	"  -P, --profile NAME  add a built-in profile or a policy file to it\n"
-	"                      (repeatable), as harness-exec --profile does\n"
-	"  -h, --help          show this help\n"
-	"  --                  end of options: the event follows\n"
-	"\n"
-	"Exit status:\n"
-	"  0  the event was decided (whatever the verdict)\n"
-	"  2  a policy error, or a bad event or usage\n"
-	"\n"
-	"Examples:\n"
-	"  harness-policy explain -- read ~/.ssh/id_rsa\n"
-	"  harness-policy explain --policy my.yaml -- exec git push origin main\n"
-	"  harness-policy explain -- connect api.anthropic.com:443\n";
+    "Usage: harness-policy explain [-h] [--policy FILE | FILE] -- EVENT "
+    "WORDS...\n"
+    "\n"
+    "Decides one hypothetical event with the policy (the embedded default\n"
+    "without --policy) and prints one line:\n"
+    "  VERDICT  CATEGORY  RISK  rule=RULE  pattern=PATTERN\n"
+    "RULE is the rule's id, FILE:LINE for a rule without one, or\n"
+    "default:CATEGORY when no rule matched (no pattern then).\n"
+    "\n"
+    "Events:\n"
+    "  exec CMD [ARG...]      CMD without '/' is looked up in $PATH\n"
+    "  read PATH | write PATH | unlink PATH | mkdir PATH | rmdir PATH |\n"
+    "  truncate PATH          relative paths are made absolute\n"
+    "  rename SRC DST         both are writes\n"
+    "  link EXISTING NEW      a write of NEW, a read of EXISTING\n"
+    "  symlink TARGET NEW     a write of NEW\n"
+    "  connect ADDR | send ADDR\n"
+    "                         ADDR: IPv4:PORT, [IPv6]:PORT, NAME:PORT,\n"
+    "                         unix:/path or unix:@abstract\n"
+    "  resolve NAME           a name lookup\n"
+    "\n"
+    "Options:\n"
+    "  -p, --policy FILE   the policy to use (default: the embedded one)\n"
+    "  -P, --profile NAME  add a built-in profile or a policy file to it\n"
+    "                      (repeatable), as harness-exec --profile does\n"
+    "  -h, --help          show this help\n"
+    "  --                  end of options: the event follows\n"
+    "\n"
+    "Exit status:\n"
+    "  0  the event was decided (whatever the verdict)\n"
+    "  2  a policy error, or a bad event or usage\n"
+    "\n"
+    "Examples:\n"
+    "  harness-policy explain -- read ~/.ssh/id_rsa\n"
+    "  harness-policy explain --policy my.yaml -- exec git push origin main\n"
+    "  harness-policy explain -- connect api.anthropic.com:443\n";
 
 static const char usage_default[] =
-	"Usage: harness-policy default [-h]\n"
-	"\n"
-	"Prints the default policy compiled into harness, verbatim: the\n"
-	"commented YAML of policy/default.yaml. A starting point for your own.\n"
-	"\n"
-	"Options:\n"
-	"  -h, --help   show this help\n"
-	"\n"
-	"Exit status:\n"
-	"  0 success, 2 usage error.\n"
-	"\n"
-	"Examples:\n"
-	"  harness-policy default > my-policy.yaml\n";
+    "Usage: harness-policy default [-h]\n"
+    "\n"
+    "Prints the default policy compiled into harness, verbatim: the\n"
+    "commented YAML of policy/default.yaml. A starting point for your own.\n"
+    "\n"
+    "Options:\n"
+    "  -h, --help   show this help\n"
+    "\n"
+    "Exit status:\n"
+    "  0 success, 2 usage error.\n"
+    "\n"
+    "Examples:\n"
+    "  harness-policy default > my-policy.yaml\n";
 
 static const char usage_show[] =
-	"Usage: harness-policy show [-h] [--policy FILE] [--profile NAME]...\n"
-	"\n"
-	"Prints the policy as harness-exec composes it: the main policy (the\n"
-	"embedded default without --policy), what it includes, and each\n"
-	"--profile, every rule with its verdict, access and expanded patterns\n"
-	"and, in a comment, the file and line it comes from. Rules named\n"
-	"harness:* are the session's own (its directory and audit log,\n"
-	"included policy files, a worktree's git paths).\n"
-	"\n"
-	"Options:\n"
-	"  -p, --policy FILE   the main policy (default: the embedded one)\n"
-	"  -P, --profile NAME  add a built-in profile, or a policy file\n"
-	"                      (a path with a '/'); repeatable\n"
-	"  -h, --help          show this help\n"
-	"\n"
-	"Exit status:\n"
-	"  0 success, 2 a policy error or a usage error.\n"
-	"\n"
-	"Examples:\n"
-	"  harness-policy show --profile claude\n"
-	"  harness-policy show --policy my.yaml | less\n";
+    "Usage: harness-policy show [-h] [--policy FILE] [--profile NAME]...\n"
+    "\n"
+    "Prints the policy as harness-exec composes it: the main policy (the\n"
+    "embedded default without --policy), what it includes, and each\n"
+    "--profile, every rule with its verdict, access and expanded patterns\n"
+    "and, in a comment, the file and line it comes from. Rules named\n"
+    "harness:* are the session's own (its directory and audit log,\n"
+    "included policy files, a worktree's git paths).\n"
+    "\n"
+    "Options:\n"
+    "  -p, --policy FILE   the main policy (default: the embedded one)\n"
+    "  -P, --profile NAME  add a built-in profile, or a policy file\n"
+    "                      (a path with a '/'); repeatable\n"
+    "  -h, --help          show this help\n"
+    "\n"
+    "Exit status:\n"
+    "  0 success, 2 a policy error or a usage error.\n"
+    "\n"
+    "Examples:\n"
+    "  harness-policy show --profile claude\n"
+    "  harness-policy show --policy my.yaml | less\n";
 
 static const char usage_profiles[] =
-	"Usage: harness-policy profiles [-h]\n"
-	"\n"
-	"Lists the built-in profiles, one a line: NAME, what it is for, and\n"
-	"the commands harness-exec chooses it for (globs on the real path of\n"
-	"the wrapped executable or of the script an interpreter runs).\n"
-	"`harness-policy show --profile NAME` prints one's rules.\n"
-	"\n"
-	"Options:\n"
-	"  -h, --help   show this help\n"
-	"\n"
-	"Exit status:\n"
-	"  0 success, 2 usage error.\n";
+    "Usage: harness-policy profiles [-h]\n"
+    "\n"
+    "Lists the built-in profiles, one a line: NAME, what it is for, and\n"
+    "the commands harness-exec chooses it for (globs on the real path of\n"
+    "the wrapped executable or of the script an interpreter runs).\n"
+    "`harness-policy show --profile NAME` prints one's rules.\n"
+    "\n"
+    "Options:\n"
+    "  -h, --help   show this help\n"
+    "\n"
+    "Exit status:\n"
+    "  0 success, 2 usage error.\n";
 
 static const char *usage_of(enum cmd c)
 {
@@ -189,18 +195,17 @@ static const char *usage_of(enum cmd c)
 static int parse_args(int argc, char **argv, struct args *a)
 {
 	static const struct option main_opts[] = {
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
+	    {"help", no_argument, NULL, 'h'},
+	    {NULL, 0, NULL, 0},
 	};
 	static const struct option sub_opts[] = {
-		{ "help", no_argument, NULL, 'h' },
-		{ "policy", required_argument, NULL, 'p' },
-		{ "profile", required_argument, NULL, 'P' },
-		{ NULL, 0, NULL, 0 },
+	    {"help", no_argument, NULL, 'h'},
+	    {"policy", required_argument, NULL, 'p'},
+	    {"profile", required_argument, NULL, 'P'},
+	    {NULL, 0, NULL, 0},
 	};
 	static const char *const names[NCMDS] = {
-		NULL, "check", "explain", "default", "show", "profiles"
-	};
+	    NULL, "check", "explain", "default", "show", "profiles"};
 	bool takes_policy;
 	int c;
 
@@ -275,7 +280,8 @@ static int parse_args(int argc, char **argv, struct args *a)
 			a->nargs -= 2;
 		}
 		if (a->nargs == 0) {
-			fputs("harness-policy explain: no event given\n", stderr);
+			fputs("harness-policy explain: no event given\n",
+			      stderr);
 			goto usage;
 		}
 		break;
@@ -457,7 +463,7 @@ static void put_quoted(const char *s)
 
 static void show_rule(const struct hx_rule_info *r, void *arg)
 {
-	static const char *const access[] = { "", "read", "write", "any" };
+	static const char *const access[] = {"", "read", "write", "any"};
 	const char **section = arg;
 
 	if (!*section || strcmp(*section, r->section))

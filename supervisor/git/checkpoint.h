@@ -19,12 +19,12 @@
 struct hx_ckpt;
 
 struct hx_ckpt_info {
-	unsigned n;	  /* the checkpoint's number (the last one if !created) */
-	bool created;	  /* false: the tree had not changed, no commit */
-	char commit[41];  /* hex ids */
+	unsigned n;   /* the checkpoint's number (the last one if !created) */
+	bool created; /* false: the tree had not changed, no commit */
+	char commit[41]; /* hex ids */
 	char tree[41];
-	size_t changed;	  /* paths changed against the previous checkpoint */
-	double ms;	  /* time taken */
+	size_t changed; /* paths changed against the previous checkpoint */
+	double ms;	/* time taken */
 };
 
 /* Opens the engine for the working tree wt of the repository whose

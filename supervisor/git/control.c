@@ -18,7 +18,7 @@
 #include "supervisor/server.h"
 #include "supervisor/proc.h"
 
-#define REQ_MAX 256
+#define REQ_MAX	  256
 #define REPLY_MAX 4096
 
 struct hx_control {
@@ -55,8 +55,9 @@ static void serve_one(struct hx_control *c, int fd)
 	    cred.uid != getuid())
 		return;
 	if (descends_from_us(cred.pid)) {
-		snprintf(reply, sizeof(reply), "error refused: the agent "
-					       "cannot drive its supervisor");
+		snprintf(reply, sizeof(reply),
+			 "error refused: the agent "
+			 "cannot drive its supervisor");
 		send(fd, reply, strlen(reply), MSG_NOSIGNAL | MSG_DONTWAIT);
 		return;
 	}
@@ -90,8 +91,8 @@ static void on_ready(struct hx_server *s, struct hx_source *src,
 	}
 }
 
-int hx_control_listen(struct hx_server *srv, const char *path,
-		      hx_control_fn fn, void *arg, struct hx_control **out)
+int hx_control_listen(struct hx_server *srv, const char *path, hx_control_fn fn,
+		      void *arg, struct hx_control **out)
 {
 	struct sockaddr_un sa = {.sun_family = AF_UNIX};
 	struct hx_control *c;

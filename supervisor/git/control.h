@@ -18,8 +18,8 @@ typedef void (*hx_control_fn)(void *arg, const char *request, char *reply,
 			      size_t size);
 
 /* Binds path (0600) and registers it with srv. Returns 0 or -errno. */
-int hx_control_listen(struct hx_server *srv, const char *path,
-		      hx_control_fn fn, void *arg, struct hx_control **out);
+int hx_control_listen(struct hx_server *srv, const char *path, hx_control_fn fn,
+		      void *arg, struct hx_control **out);
 /* Closes the listener and unlinks its file. NULL is a no-op. */
 void hx_control_free(struct hx_control *c);
 

@@ -223,8 +223,9 @@ static void prune_stale(struct gc_ctx *g, const char *commondir)
 			    git_worktree_validate(wt) &&
 			    git_worktree_is_prunable(wt, &po) > 0 &&
 			    !git_worktree_prune(wt, &po))
-				fprintf(g->out, "  pruned stale worktree "
-						"metadata %s\n",
+				fprintf(g->out,
+					"  pruned stale worktree "
+					"metadata %s\n",
 					names.strings[i]);
 			git_worktree_free(wt);
 		}

@@ -1,7 +1,7 @@
 /* harness-exec gc: removes what ended (or crashed) --worktree sessions
  * left in their repositories once older than an age: the worktree and
- * its metadata, the refs under refs/harness/<session>/, lock files in the session's
- * own ref and worktree namespaces, and (with branches) the branch
+ * its metadata, the refs under refs/harness/<session>/, lock files in the
+ * session's own ref and worktree namespaces, and (with branches) the branch
  * harness/<session>. Locks of a session whose harness-exec is gone are
  * removed whatever its age: nobody holds them. */
 #ifndef HX_GC_H

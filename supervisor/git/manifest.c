@@ -108,9 +108,9 @@ int hx_manifest_build(const char *commondir, const char *session,
 	for (size_t i = 0; i < n; i++) {
 		const git_diff_delta *d = git_diff_get_delta(diff, i);
 
-		counts[d->status == GIT_DELTA_ADDED	 ? 0
+		counts[d->status == GIT_DELTA_ADDED	? 0
 		       : d->status == GIT_DELTA_DELETED ? 2
-							 : 1]++;
+							: 1]++;
 		json_array_append_new(files, one_file(repo, d, prov));
 	}
 	json_object_set_new(m, "created", json_integer((json_int_t)counts[0]));

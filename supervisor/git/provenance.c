@@ -63,8 +63,7 @@ static const char *relative(const struct hx_prov *p, const char *path)
 	return path + p->rootlen + 1;
 }
 
-static json_t *proc_of(const struct hx_prov *p, json_int_t pid,
-		       json_int_t ppid)
+static json_t *proc_of(const struct hx_prov *p, json_int_t pid, json_int_t ppid)
 {
 	char k[32];
 	json_t *v;
@@ -88,7 +87,8 @@ static void note_path(struct hx_prov *p, const char *abs, json_t *rec,
 
 	if (!rel)
 		return;
-	proc = proc_of(p, pid, json_integer_value(json_object_get(rec, "ppid")));
+	proc =
+	    proc_of(p, pid, json_integer_value(json_object_get(rec, "ppid")));
 	w = json_object();
 	json_object_set_new(w, "pid", json_integer(pid));
 	if (sget(rec, "exe"))

@@ -26,6 +26,7 @@
 #include "supervisor/server.h"
 #include "supervisor/session.h"
 #include "supervisor/sha256.h"
+#include "supervisor/git/wtfiles.h"
 #include "supervisor/git/wtstate.h"
 #include "supervisor/say.h"
 #include "supervisor/record.h"
@@ -59,25 +60,6 @@ struct hx_worktree {
 };
 
 #define ERR(...) snprintf(err, errlen, __VA_ARGS__)
-
-static int mkdirs(const char *path, mode_t mode)
-{
-	char buf[PATH_MAX];
-	size_t n = strlen(path);
-
-	if (n >= sizeof(buf))
-		return -ENAMETOOLONG;
-	memcpy(buf, path, n + 1);
-	for (size_t i = 1; i <= n; i++) {
-		if (buf[i] != '/' && buf[i] != '\0')
-			continue;
-		buf[i] = '\0';
-		if (mkdir(buf, mode) && errno != EEXIST)
-			return -errno;
-		buf[i] = path[i];
-	}
-	return 0;
-}
 
 static void strip_slash(char *p)
 {
@@ -157,13 +139,25 @@ static int deny_others(struct hx_worktree *w, const char *ec, const char *dir)
 static int build_globs(struct hx_worktree *w)
 {
 	static const char *const deny[] = {
-	    "hooks/**",	     "config*",		  "info/**",
-	    "HEAD",	     "HEAD.lock",	  "packed-refs*",
-	    "refs/harness/**", "refs/notes/**",	  "refs/tags/**",
-	    "refs/remotes/**", "refs/stash*",	  "refs/heads/harness",
-	    "refs/heads/harness?*/**", "modules/**/hooks/**",
-	    "modules/**/config*", "shallow*",	  "FETCH_HEAD",
-	    "ORIG_HEAD",     "logs/HEAD",
+	    "hooks/**",
+	    "config*",
+	    "info/**",
+	    "HEAD",
+	    "HEAD.lock",
+	    "packed-refs*",
+	    "refs/harness/**",
+	    "refs/notes/**",
+	    "refs/tags/**",
+	    "refs/remotes/**",
+	    "refs/stash*",
+	    "refs/heads/harness",
+	    "refs/heads/harness?*/**",
+	    "modules/**/hooks/**",
+	    "modules/**/config*",
+	    "shallow*",
+	    "FETCH_HEAD",
+	    "ORIG_HEAD",
+	    "logs/HEAD",
 	};
 	static const char word[] = "harness";
 	char ec[PATH_MAX + 64], buf[512];
@@ -181,8 +175,8 @@ static int build_globs(struct hx_worktree *w)
 			 word, word[k]);
 		r = add_glob(w->deny, &w->ndeny, ec, buf);
 		if (!r && k) {
-			snprintf(buf, sizeof(buf), "refs/heads/%.*s/**",
-				 (int)k, word);
+			snprintf(buf, sizeof(buf), "refs/heads/%.*s/**", (int)k,
+				 word);
 			r = add_glob(w->deny, &w->ndeny, ec, buf);
 		}
 	}
@@ -231,68 +225,6 @@ void hx_worktree_policy_vars(const struct hx_worktree *w,
 
 /* --- creation --------------------------------------------------------- */
 
-static int copy_one(const char *from, const char *to)
-{
-	struct stat st;
-	char buf[65536], link[PATH_MAX], dir[2 * PATH_MAX], *slash;
-	int in = -1, out = -1, r = 0;
-	ssize_t n, k;
-
-	if (lstat(from, &st))
-		return -errno;
-	snprintf(dir, sizeof(dir), "%s", to);
-	slash = strrchr(dir, '/');
-	if (slash) {
-		*slash = '\0';
-		r = mkdirs(dir, 0755);
-		if (r)
-			return r;
-	}
-	if (S_ISLNK(st.st_mode)) {
-		n = readlink(from, link, sizeof(link) - 1);
-		if (n < 0)
-			return -errno;
-		link[n] = '\0';
-		return symlink(link, to) ? -errno : 0;
-	}
-	if (!S_ISREG(st.st_mode))
-		return 0;
-	in = open(from, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-	if (in < 0)
-		return -errno;
-	out = open(to, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC,
-		   st.st_mode & 07777);
-	if (out < 0) {
-		r = -errno;
-		goto out;
-	}
-	while ((n = read(in, buf, sizeof(buf))) != 0) {
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0) {
-			r = -errno;
-			goto out;
-		}
-		for (ssize_t off = 0; off < n; off += k) {
-			k = write(out, buf + off, (size_t)(n - off));
-			if (k < 0) {
-				if (errno == EINTR) {
-					k = 0;
-					continue;
-				}
-				r = -errno;
-				goto out;
-			}
-		}
-	}
-out:
-	if (in >= 0)
-		close(in);
-	if (out >= 0)
-		close(out);
-	return r;
-}
-
 /* Untracked files (not ignored ones) of the user's checkout into the
  * worktree. Read-only on the user's side: status without index update. */
 static int copy_untracked(git_repository *user, struct hx_worktree *w,
@@ -324,7 +256,7 @@ static int copy_untracked(git_repository *user, struct hx_worktree *w,
 			 s->index_to_workdir->new_file.path);
 		snprintf(to, sizeof(to), "%s/%s", w->path,
 			 s->index_to_workdir->new_file.path);
-		r = copy_one(from, to);
+		r = hx_wtfiles_copy(from, to);
 		if (r)
 			ERR("--copy-untracked: %s: %s", from, strerror(-r));
 	}
@@ -445,13 +377,13 @@ int hx_worktree_open(const struct hx_worktree_opts *o, struct hx_worktree **out,
 		goto fail;
 	}
 	snprintf(parent, sizeof(parent), "%s/harness/worktrees", w->commondir);
-	r = mkdirs(parent, 0700);
+	r = hx_wtfiles_mkdirs(parent, 0700);
 	/* libgit2 fails when it finds <common>/worktrees made by a
 	 * concurrent session between its check and its mkdir: make it
 	 * ourselves first, so both sessions see it existing. */
 	if (!r) {
 		snprintf(parent, sizeof(parent), "%s/worktrees", w->commondir);
-		r = mkdirs(parent, 0755);
+		r = hx_wtfiles_mkdirs(parent, 0755);
 	}
 	if (r) {
 		ERR("--worktree: cannot create %s: %s", parent, strerror(-r));
@@ -485,7 +417,7 @@ int hx_worktree_open(const struct hx_worktree_opts *o, struct hx_worktree **out,
 	    (*rel && *rel != '/'))
 		rel = "";
 	snprintf(w->cwd, sizeof(w->cwd), "%s%s", w->path, rel);
-	r = mkdirs(w->cwd, 0755);
+	r = hx_wtfiles_mkdirs(w->cwd, 0755);
 	if (r) {
 		ERR("--worktree: cannot create %s: %s", w->cwd, strerror(-r));
 		goto fail;
@@ -597,7 +529,8 @@ static int checkpoint(struct hx_worktree *w, const char *trigger, pid_t cause,
 	json_object_set_new(line, "tree", json_string(info->tree));
 	json_object_set_new(line, "files_changed",
 			    json_integer((json_int_t)info->changed));
-	json_object_set_new(line, "cause", who ? json_incref(who) : json_null());
+	json_object_set_new(line, "cause",
+			    who ? json_incref(who) : json_null());
 	json_object_set_new(line, "ms", json_real(info->ms));
 	append_line(w->session_dir, "checkpoints.jsonl", line);
 	json_decref(line);
@@ -655,8 +588,9 @@ static void on_control(void *arg, const char *req, char *reply, size_t size)
 	}
 	hx_prov_clear(w->prov);
 	if (checkpoint(w, "control", cause, false, &info)) {
-		snprintf(reply, size, "error checkpoint failed (see the "
-				      "session's stderr)");
+		snprintf(reply, size,
+			 "error checkpoint failed (see the "
+			 "session's stderr)");
 		return;
 	}
 	snprintf(reply, size, "ok %u %s %s %zu", info.n,
@@ -717,7 +651,8 @@ int hx_worktree_start(struct hx_worktree *w, struct hx_pipeline *pl,
 	w->st.keep = w->o.keep;
 	r = hx_wtstate_write(&w->st);
 	if (r)
-		hx_say("%s/%s: %s", w->session_dir, HX_WTSTATE_FILE, strerror(-r));
+		hx_say("%s/%s: %s", w->session_dir, HX_WTSTATE_FILE,
+		       strerror(-r));
 	return 0;
 }
 
@@ -748,9 +683,8 @@ void hx_worktree_finish(struct hx_worktree *w)
 	hx_sha256_hex(w->manifest, strlen(w->manifest), w->manifest_sha);
 	snprintf(path, sizeof(path), "%s/manifest.json", w->session_dir);
 	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-	if (fd < 0 ||
-	    write(fd, w->manifest, strlen(w->manifest)) !=
-		(ssize_t)strlen(w->manifest))
+	if (fd < 0 || write(fd, w->manifest, strlen(w->manifest)) !=
+			  (ssize_t)strlen(w->manifest))
 		hx_say("%s: %s", path, strerror(errno));
 	if (fd >= 0)
 		close(fd);
@@ -806,8 +740,8 @@ static char *result_message(const struct hx_worktree *w, const char *hash,
 		     "Harness-Base: %s\n"
 		     "Harness-Manifest-SHA256: %s\n"
 		     "Harness-Audit-Hash: %s\n",
-		     shown, w->session, code, w->session, w->final_n, w->session,
-		     argv_json ? argv_json : "[]", code, w->base,
+		     shown, w->session, code, w->session, w->final_n,
+		     w->session, argv_json ? argv_json : "[]", code, w->base,
 		     w->manifest_sha[0] ? w->manifest_sha : "none", hash) < 0)
 		msg = NULL;
 	free(argv_json);
@@ -837,8 +771,8 @@ static int add_note(git_repository *repo, const git_signature *sig,
 			e = 0;
 		}
 		if (!e)
-			e = git_note_commit_create(&nc, &blob, repo, parent, sig,
-						   sig, target, text, 1);
+			e = git_note_commit_create(&nc, &blob, repo, parent,
+						   sig, sig, target, text, 1);
 		git_commit_free(parent);
 		parent = NULL;
 		/* Compare-and-swap: a concurrent session's note is never

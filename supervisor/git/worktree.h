@@ -35,9 +35,9 @@ struct json_t;
 struct hx_worktree_opts {
 	const char *session;	 /* the session id */
 	const char *session_dir; /* <state>/sessions/<id> */
-	const char *run_dir;	 /* /tmp/harness-<uid>, for a long socket path */
-	const char *cwd;	 /* the user's current directory */
-	const char *base;	 /* --base REF, or NULL for HEAD */
+	const char *run_dir; /* /tmp/harness-<uid>, for a long socket path */
+	const char *cwd;     /* the user's current directory */
+	const char *base;    /* --base REF, or NULL for HEAD */
 	bool copy_untracked, keep, quiet;
 };
 

@@ -44,7 +44,8 @@ int hx_wtaudit_checkpoints(int argc, char *const *argv, FILE *out, FILE *err)
 	size_t cap = 0;
 	FILE *f;
 
-	if (argc == 3 && (!strcmp(argv[2], "--help") || !strcmp(argv[2], "-h"))) {
+	if (argc == 3 &&
+	    (!strcmp(argv[2], "--help") || !strcmp(argv[2], "-h"))) {
 		fputs(usage_ck, out);
 		return 0;
 	}
@@ -73,7 +74,8 @@ int hx_wtaudit_checkpoints(int argc, char *const *argv, FILE *out, FILE *err)
 		if (json_is_object(c)) {
 			k = (size_t)snprintf(
 			    cause, sizeof(cause), "pid %lld %s",
-			    (long long)json_integer_value(json_object_get(c, "pid")),
+			    (long long)json_integer_value(
+				json_object_get(c, "pid")),
 			    json_string_value(json_object_get(c, "exe"))
 				? json_string_value(json_object_get(c, "exe"))
 				: "?");
@@ -140,7 +142,8 @@ static int tree_of(git_repository *repo, const struct hx_wtstate *s, long n,
 	if (n < 0)
 		snprintf(spec, sizeof(spec), "%s^{tree}", s->base);
 	else {
-		hx_ckpt_refname(s->session, (unsigned)n, spec, sizeof(spec) - 8);
+		hx_ckpt_refname(s->session, (unsigned)n, spec,
+				sizeof(spec) - 8);
 		strcat(spec, "^{tree}");
 	}
 	e = git_revparse_single(&o, repo, spec);
@@ -149,8 +152,9 @@ static int tree_of(git_repository *repo, const struct hx_wtstate *s, long n,
 			fprintf(err, "harness-audit: base %s: %s\n", s->base,
 				hx_git_err());
 		else
-			fprintf(err, "harness-audit: session %s has no "
-				     "checkpoint %ld\n",
+			fprintf(err,
+				"harness-audit: session %s has no "
+				"checkpoint %ld\n",
 				s->session, n);
 		return -1;
 	}
@@ -205,7 +209,8 @@ int hx_wtaudit_diff(int argc, char *const *argv, FILE *out, FILE *err)
 	long n = -1, m = -1;
 	int rc = 2;
 
-	if (argc == 3 && (!strcmp(argv[2], "--help") || !strcmp(argv[2], "-h"))) {
+	if (argc == 3 &&
+	    (!strcmp(argv[2], "--help") || !strcmp(argv[2], "-h"))) {
 		fputs(usage_diff, out);
 		return 0;
 	}

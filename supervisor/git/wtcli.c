@@ -45,8 +45,9 @@ static int cmd_checkpoint(int argc, char *const *argv, FILE *out, FILE *err)
 		return 1;
 	}
 	if (!hx_wtstate_live(&s) || !s.ctl[0]) {
-		fprintf(err, "harness-exec checkpoint: session %s is not "
-			     "running\n",
+		fprintf(err,
+			"harness-exec checkpoint: session %s is not "
+			"running\n",
 			s.session);
 		return 1;
 	}
@@ -80,8 +81,9 @@ static int cmd_restore(int argc, char *const *argv, FILE *out, FILE *err)
 	errno = 0;
 	n = strtoul(argv[3], &end, 10);
 	if (errno || *end || end == argv[3] || n > 1000000) {
-		fprintf(err, "harness-exec restore: '%s' is not a checkpoint "
-			     "number\n",
+		fprintf(err,
+			"harness-exec restore: '%s' is not a checkpoint "
+			"number\n",
 			argv[3]);
 		return 2;
 	}
@@ -98,8 +100,8 @@ static int cmd_restore(int argc, char *const *argv, FILE *out, FILE *err)
 			s.session, s.session, n);
 		return 1;
 	}
-	r = hx_ckpt_restore(s.commondir, s.worktree, s.session, (unsigned)n, msg,
-			    sizeof(msg));
+	r = hx_ckpt_restore(s.commondir, s.worktree, s.session, (unsigned)n,
+			    msg, sizeof(msg));
 	if (r) {
 		fprintf(err, "harness-exec restore: %s\n", msg);
 		return 1;
@@ -129,8 +131,9 @@ static int cmd_gc(int argc, char *const *argv, FILE *out, FILE *err)
 			return 2;
 		}
 		if (v && (o.older_than = hx_gc_parse_age(v)) < 0) {
-			fprintf(err, "harness-exec gc: --older-than: '%s' is "
-				     "not an age (30m, 12h, 7d)\n",
+			fprintf(err,
+				"harness-exec gc: --older-than: '%s' is "
+				"not an age (30m, 12h, 7d)\n",
 				v);
 			return 2;
 		}

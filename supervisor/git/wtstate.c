@@ -38,10 +38,12 @@ int hx_wtstate_write(const struct hx_wtstate *s)
 	put(o, "status", s->status);
 	put(o, "result", s->result);
 	json_object_set_new(o, "pid", json_integer(s->pid));
-	json_object_set_new(o, "pid_start", json_integer((json_int_t)s->pid_start));
+	json_object_set_new(o, "pid_start",
+			    json_integer((json_int_t)s->pid_start));
 	json_object_set_new(o, "started", json_integer((json_int_t)s->started));
 	if (s->ended)
-		json_object_set_new(o, "ended", json_integer((json_int_t)s->ended));
+		json_object_set_new(o, "ended",
+				    json_integer((json_int_t)s->ended));
 	json_object_set_new(o, "keep_worktree", json_boolean(s->keep));
 	snprintf(path, sizeof(path), "%s/%s", s->dir, HX_WTSTATE_FILE);
 	snprintf(tmp, sizeof(tmp), "%s/.%s.tmp", s->dir, HX_WTSTATE_FILE);

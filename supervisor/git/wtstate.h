@@ -19,12 +19,12 @@ struct hx_wtstate {
 	char repo[PATH_MAX];	  /* the user's working directory root */
 	char commondir[PATH_MAX]; /* the common git dir */
 	char worktree[PATH_MAX];
-	char branch[128];	  /* refs/heads/harness/<session> */
-	char base[41];		  /* commit id */
-	char ctl[108];		  /* control socket path */
-	char status[16];	  /* running, ended, collected */
-	char result[41];	  /* result commit, once ended */
-	pid_t pid;		  /* harness-exec */
+	char branch[128];	      /* refs/heads/harness/<session> */
+	char base[41];		      /* commit id */
+	char ctl[108];		      /* control socket path */
+	char status[16];	      /* running, ended, collected */
+	char result[41];	      /* result commit, once ended */
+	pid_t pid;		      /* harness-exec */
 	unsigned long long pid_start; /* its start time (clock ticks) */
 	time_t started, ended;
 	bool keep;

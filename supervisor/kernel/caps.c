@@ -30,7 +30,8 @@ int hx_caps_limit(uint32_t keep)
 	for (int i = 0; i < 2; i++) {
 		uint32_t k = i ? 0 : keep;
 
-		if (((d[i].effective | d[i].permitted) & ~k) || d[i].inheritable)
+		if (((d[i].effective | d[i].permitted) & ~k) ||
+		    d[i].inheritable)
 			return -EPERM;
 	}
 	return 0;

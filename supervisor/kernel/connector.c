@@ -303,8 +303,8 @@ int hx_connector_connect(struct hx_connector *c, int sfd, int target)
 	return (int)call(c, &rq, NULL, NULL, NULL, fds, 2);
 }
 
-int hx_connector_connect_addr(struct hx_connector *c, int sfd,
-			      const void *addr, socklen_t len)
+int hx_connector_connect_addr(struct hx_connector *c, int sfd, const void *addr,
+			      socklen_t len)
 {
 	struct creq rq = {.op = CONN_CONNECT, .namelen = len};
 

@@ -39,8 +39,8 @@ int hx_connector_connect(struct hx_connector *c, int sfd, int target);
 
 /* connect(sfd, addr, len) in the connector, with the caller's copy of
  * the address (an abstract unix name). Returns 0 or -errno. */
-int hx_connector_connect_addr(struct hx_connector *c, int sfd,
-			      const void *addr, socklen_t len);
+int hx_connector_connect_addr(struct hx_connector *c, int sfd, const void *addr,
+			      socklen_t len);
 
 /* sendmsg(sfd, m, flags | MSG_NOSIGNAL) in the connector, to target as
  * above (m's own name is then unused), or to m's name or the connected

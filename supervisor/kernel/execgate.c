@@ -394,7 +394,8 @@ static void log_finding(struct hx_execgate *g, const struct finding *f)
 	if (!rec)
 		return;
 	args = json_object();
-	json_object_set_new(args, "path", hx_record_text(rec, "args.path", f->exe));
+	json_object_set_new(args, "path",
+			    hx_record_text(rec, "args.path", f->exe));
 	json_object_set_new(args, "argv", cmd_json(rec, f->cmdline, f->len));
 	json_object_set_new(rec, "op", json_string("exec"));
 	json_object_set_new(rec, "args", args);

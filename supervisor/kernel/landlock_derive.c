@@ -137,7 +137,7 @@ static void collect(enum hx_verdict v, unsigned access, const char *pattern,
 		d->err = -ENOMEM;
 		return;
 	}
-	fr[d->nfr++] = (struct frule){ v, access, pattern, rule };
+	fr[d->nfr++] = (struct frule){v, access, pattern, rule};
 	d->fr = fr;
 }
 
@@ -289,8 +289,7 @@ static void mask_inside(struct derive *d, const struct hx_ll_pat *lp,
 		return;
 	while ((de = readdir(dir)))
 		if (strcmp(de->d_name, ".") && strcmp(de->d_name, "..") &&
-		    hx_glob_match(lp->glob, de->d_name) &&
-		    de->d_type != DT_LNK)
+		    hx_glob_match(lp->glob, de->d_name) && de->d_type != DT_LNK)
 			strs_add(d, &d->masked, "%s/%s",
 				 strcmp(canon, "/") ? canon : "", de->d_name);
 	closedir(dir);
@@ -331,10 +330,11 @@ static void read_deny(struct derive *d, const struct frule *f)
 		return;
 	}
 	if (lp.kind == HX_LL_NAMEGLOB) {
-		d->err = d->err ? d->err
-				: hx_ll_tree_deny_glob(&d->tree, canon, lp.glob);
-		strs_add(d, &d->rkernel, "%s/%s", strcmp(canon, "/") ? canon : "",
-			 lp.glob);
+		d->err = d->err
+			     ? d->err
+			     : hx_ll_tree_deny_glob(&d->tree, canon, lp.glob);
+		strs_add(d, &d->rkernel, "%s/%s",
+			 strcmp(canon, "/") ? canon : "", lp.glob);
 	} else {
 		d->err = d->err ? d->err : hx_ll_tree_deny(&d->tree, canon);
 		strs_add(d, &d->rkernel, "%s", canon);
@@ -374,9 +374,8 @@ static void read_root(struct derive *d, const char *path)
 		d->err = r;
 }
 
-static void net_rule(enum hx_verdict v, bool is_unix, unsigned lo,
-		     unsigned hi, const char *pattern, const char *rule,
-		     void *arg)
+static void net_rule(enum hx_verdict v, bool is_unix, unsigned lo, unsigned hi,
+		     const char *pattern, const char *rule, void *arg)
 {
 	struct derive *d = arg;
 
@@ -527,8 +526,9 @@ static int write_text(struct derive *d, struct hx_landlock *ll, bool dflt_allow)
 	print_list(m, "masked inside write roots", &d->masked);
 	print_list(m, "entries created later are unreadable in", &d->anc);
 	if (d->pooled.n)
-		fprintf(m, "landlock: except up to %d files each that the agent "
-			   "makes in:",
+		fprintf(m,
+			"landlock: except up to %d files each that the agent "
+			"makes in:",
 			HX_LL_POOL_FILES);
 	for (size_t i = 0; i < d->pooled.n; i++)
 		fprintf(m, " %s%s", d->pooled.v[i],
@@ -561,8 +561,9 @@ static int write_text(struct derive *d, struct hx_landlock *ll, bool dflt_allow)
 	if (d->abi >= 6)
 		fprintf(m, "landlock: scope: signal, abstract-unix\n");
 	else
-		fprintf(m, "landlock: scope: none (abi %d < 6: the agent can "
-			   "signal harness-exec and reach abstract sockets)\n",
+		fprintf(m,
+			"landlock: scope: none (abi %d < 6: the agent can "
+			"signal harness-exec and reach abstract sockets)\n",
 			d->abi);
 	if (d->abi < 2)
 		fprintf(m, "landlock: abi 1: renames and links across "
@@ -570,8 +571,9 @@ static int write_text(struct derive *d, struct hx_landlock *ll, bool dflt_allow)
 	if (d->abi < 3)
 		fprintf(m, "landlock: truncate: not restricted (abi < 3)\n");
 	if (d->nskipped)
-		fprintf(m, "landlock: %zu inodes Landlock refused a rule for "
-			   "(pipes, internal files) stay denied\n",
+		fprintf(m,
+			"landlock: %zu inodes Landlock refused a rule for "
+			"(pipes, internal files) stay denied\n",
 			d->nskipped);
 	if (fclose(m))
 		return -ENOMEM;
@@ -582,7 +584,7 @@ int hx_ll_derive(const struct hx_policy *p, struct hx_landlock *ll, char *err,
 		 size_t errlen)
 {
 	struct derive *d = calloc(1, sizeof(*d));
-	struct hx_ll_ruleset_attr attr = { 0 };
+	struct hx_ll_ruleset_attr attr = {0};
 	bool dflt_allow;
 	int r = 0, fd;
 
@@ -592,8 +594,8 @@ int hx_ll_derive(const struct hx_policy *p, struct hx_landlock *ll, char *err,
 	d->abi = ll->abi;
 	d->rs = -1;
 	d->fs = hx_ll_fs_handled(d->abi);
-	dflt_allow = hx_policy_default_verdict(p, HX_CAT_FILE_READ) ==
-		     HX_VERDICT_ALLOW;
+	dflt_allow =
+	    hx_policy_default_verdict(p, HX_CAT_FILE_READ) == HX_VERDICT_ALLOW;
 	hx_policy_foreach_file_rule(p, collect, d);
 
 	/* TCP first: it decides what the ruleset handles. */
@@ -667,8 +669,8 @@ int hx_ll_derive(const struct hx_policy *p, struct hx_landlock *ll, char *err,
 				allow_roots(d, &d->fr[i], read_root);
 		for (size_t i = 0; i < d->wshown.n; i++)
 			read_root(d, d->wshown.v[i]);
-		for (size_t i = 0; i < sizeof(loader_roots) / sizeof(*loader_roots);
-		     i++)
+		for (size_t i = 0;
+		     i < sizeof(loader_roots) / sizeof(*loader_roots); i++)
 			read_root(d, loader_roots[i]);
 	}
 	if (!d->err)

@@ -14,11 +14,11 @@ struct hx_policy;
 struct hx_ipool;
 
 struct hx_landlock {
-	int fd;	 /* the ruleset; -1 when nothing is restricted */
-	bool released; /* hx_landlock_release closed fd */
-	int abi; /* the kernel's */
+	int fd;		     /* the ruleset; -1 when nothing is restricted */
+	bool released;	     /* hx_landlock_release closed fd */
+	int abi;	     /* the kernel's */
 	uint64_t fs_handled; /* the ruleset's handled_access_fs */
-	char *text; /* hx_landlock_describe's lines, malloc'd */
+	char *text;	     /* hx_landlock_describe's lines, malloc'd */
 	size_t len;
 	/* Unnamed files granted for reading, one pool per carved directory
 	 * the agent may make files in (ipool.h); NULL when none. */

@@ -23,8 +23,7 @@ uint64_t hx_ll_fs_handled(int abi)
 
 int hx_ll_create_ruleset(const struct hx_ll_ruleset_attr *attr)
 {
-	long fd = syscall(__NR_landlock_create_ruleset, attr, sizeof(*attr),
-			  0);
+	long fd = syscall(__NR_landlock_create_ruleset, attr, sizeof(*attr), 0);
 
 	return fd < 0 ? -errno : (int)fd;
 }

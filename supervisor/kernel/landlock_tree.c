@@ -17,7 +17,7 @@
 struct hx_ll_node {
 	char *name;
 	struct hx_ll_node *kids, *next;
-	bool deny; /* this entry and its subtree are withheld */
+	bool deny;    /* this entry and its subtree are withheld */
 	char **globs; /* entries of this directory matching one are withheld */
 	size_t nglobs;
 };
@@ -401,7 +401,7 @@ static int walk_dir(struct walk *w, int dirfd, const struct hx_ll_node *x)
 int hx_ll_walk(const struct hx_ll_tree *t, const char *root, hx_ll_grant_fn fn,
 	       hx_ll_grant_fn ancestors, void *arg)
 {
-	struct walk w = { .fn = fn, .anc = ancestors, .arg = arg };
+	struct walk w = {.fn = fn, .anc = ancestors, .arg = arg};
 	const struct hx_ll_node *x = t->root;
 	const char *s = root;
 	int fd, r;

@@ -37,7 +37,7 @@ enum hx_ll_kind {
 
 struct hx_ll_pat {
 	enum hx_ll_kind kind;
-	char prefix[PATH_MAX]; /* absolute, unescaped, no trailing '/' */
+	char prefix[PATH_MAX];	 /* absolute, unescaped, no trailing '/' */
 	char glob[NAME_MAX + 1]; /* HX_LL_NAMEGLOB: one segment, glob syntax */
 };
 
@@ -73,8 +73,7 @@ void hx_ll_tree_free(struct hx_ll_tree *t);
 /* Called for each granted inode: fd is an O_PATH descriptor of it
  * (closed by the walk after the call), path its name under root. A
  * non-zero return stops the walk and is returned. */
-typedef int (*hx_ll_grant_fn)(int fd, const char *path, bool is_dir,
-			      void *arg);
+typedef int (*hx_ll_grant_fn)(int fd, const char *path, bool is_dir, void *arg);
 
 /* Grants root (canonical) minus the tree: root itself when no deny is
  * at or beneath it, nothing when root is denied, otherwise the siblings

@@ -48,22 +48,22 @@ struct hx_ll_net_port_attr {
 	uint64_t port;
 };
 
-#define HX_LL_FS_EXECUTE (1ull << 0)
-#define HX_LL_FS_WRITE_FILE (1ull << 1)
-#define HX_LL_FS_READ_FILE (1ull << 2)
-#define HX_LL_FS_READ_DIR (1ull << 3)
-#define HX_LL_FS_REMOVE_DIR (1ull << 4)
+#define HX_LL_FS_EXECUTE     (1ull << 0)
+#define HX_LL_FS_WRITE_FILE  (1ull << 1)
+#define HX_LL_FS_READ_FILE   (1ull << 2)
+#define HX_LL_FS_READ_DIR    (1ull << 3)
+#define HX_LL_FS_REMOVE_DIR  (1ull << 4)
 #define HX_LL_FS_REMOVE_FILE (1ull << 5)
-#define HX_LL_FS_MAKE_CHAR (1ull << 6)
-#define HX_LL_FS_MAKE_DIR (1ull << 7)
-#define HX_LL_FS_MAKE_REG (1ull << 8)
-#define HX_LL_FS_MAKE_SOCK (1ull << 9)
-#define HX_LL_FS_MAKE_FIFO (1ull << 10)
-#define HX_LL_FS_MAKE_BLOCK (1ull << 11)
-#define HX_LL_FS_MAKE_SYM (1ull << 12)
-#define HX_LL_FS_REFER (1ull << 13)	/* ABI 2 */
-#define HX_LL_FS_TRUNCATE (1ull << 14)	/* ABI 3 */
-#define HX_LL_FS_IOCTL_DEV (1ull << 15) /* ABI 5 */
+#define HX_LL_FS_MAKE_CHAR   (1ull << 6)
+#define HX_LL_FS_MAKE_DIR    (1ull << 7)
+#define HX_LL_FS_MAKE_REG    (1ull << 8)
+#define HX_LL_FS_MAKE_SOCK   (1ull << 9)
+#define HX_LL_FS_MAKE_FIFO   (1ull << 10)
+#define HX_LL_FS_MAKE_BLOCK  (1ull << 11)
+#define HX_LL_FS_MAKE_SYM    (1ull << 12)
+#define HX_LL_FS_REFER	     (1ull << 13) /* ABI 2 */
+#define HX_LL_FS_TRUNCATE    (1ull << 14) /* ABI 3 */
+#define HX_LL_FS_IOCTL_DEV   (1ull << 15) /* ABI 5 */
 
 /* What ABI 1 knows: EXECUTE through MAKE_SYM. */
 #define HX_LL_FS_ABI1 ((1ull << 13) - 1)
@@ -74,11 +74,11 @@ struct hx_ll_net_port_attr {
 	(HX_LL_FS_EXECUTE | HX_LL_FS_WRITE_FILE | HX_LL_FS_READ_FILE |         \
 	 HX_LL_FS_TRUNCATE | HX_LL_FS_IOCTL_DEV)
 
-#define HX_LL_NET_BIND_TCP (1ull << 0)	  /* ABI 4 */
+#define HX_LL_NET_BIND_TCP    (1ull << 0) /* ABI 4 */
 #define HX_LL_NET_CONNECT_TCP (1ull << 1) /* ABI 4 */
 
 #define HX_LL_SCOPE_ABSTRACT_UNIX_SOCKET (1ull << 0) /* ABI 6 */
-#define HX_LL_SCOPE_SIGNAL (1ull << 1)		     /* ABI 6 */
+#define HX_LL_SCOPE_SIGNAL		 (1ull << 1) /* ABI 6 */
 
 /* landlock_restrict_self flags (ABI 7): whether refusals make audit
  * records (kaudit.h). By default only those of the process that

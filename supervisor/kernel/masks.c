@@ -204,8 +204,8 @@ static int make_covers(struct hx_masks *m, const char *mask_dir)
 
 	if ((size_t)snprintf(m->file, sizeof(m->file), "%s/mask-file",
 			     mask_dir) >= sizeof(m->file) ||
-	    (size_t)snprintf(m->dir, sizeof(m->dir), "%s/mask-dir",
-			     mask_dir) >= sizeof(m->dir))
+	    (size_t)snprintf(m->dir, sizeof(m->dir), "%s/mask-dir", mask_dir) >=
+		sizeof(m->dir))
 		return -ENAMETOOLONG;
 	fd = open(m->file, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0);
 	if (fd < 0)
@@ -229,8 +229,8 @@ int hx_masks_find(const struct hx_policy *p, const char *const *roots,
 	*truncated = false;
 	if (!m)
 		return -ENOMEM;
-	w.all = hx_policy_default_verdict(p, HX_CAT_FILE_READ) !=
-		HX_VERDICT_ALLOW;
+	w.all =
+	    hx_policy_default_verdict(p, HX_CAT_FILE_READ) != HX_VERDICT_ALLOW;
 	hx_policy_foreach_read_rule(p, add_trigger, &w);
 	for (size_t i = 0; !ret && i < nroots && !w.truncated; i++) {
 		struct stat st;

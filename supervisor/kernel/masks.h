@@ -18,8 +18,9 @@
  * policy, which denies them), what is inside .git directories (git's
  * own files, and most of a repository's entries: not walked), and such
  * glob-named files outside the project (a `**` + `/.env` in $HOME's
- * caches); there the shim holds the rule, or --trace-reads. The walk decides only the entries whose name
- * matches the last name of a pattern that denies reads.
+ * caches); there the shim holds the rule, or --trace-reads. The walk decides
+ * only the entries whose name matches the last name of a pattern that denies
+ * reads.
  *
  * Lifecycle: hx_masks_find or _start/_join (harness-exec, before fork)
  * -> hx_masks_apply

@@ -11,12 +11,9 @@
 #include <unistd.h>
 
 static const int resources[HX_LIMIT_COUNT] = {
-	[HX_LIMIT_CPU] = RLIMIT_CPU,
-	[HX_LIMIT_FILE_SIZE] = RLIMIT_FSIZE,
-	[HX_LIMIT_OPEN_FILES] = RLIMIT_NOFILE,
-	[HX_LIMIT_ADDRESS_SPACE] = RLIMIT_AS,
-	[HX_LIMIT_CORE] = RLIMIT_CORE,
-	[HX_LIMIT_PROCESSES] = RLIMIT_NPROC,
+    [HX_LIMIT_CPU] = RLIMIT_CPU,	   [HX_LIMIT_FILE_SIZE] = RLIMIT_FSIZE,
+    [HX_LIMIT_OPEN_FILES] = RLIMIT_NOFILE, [HX_LIMIT_ADDRESS_SPACE] = RLIMIT_AS,
+    [HX_LIMIT_CORE] = RLIMIT_CORE,	   [HX_LIMIT_PROCESSES] = RLIMIT_NPROC,
 };
 
 void hx_limits_from_policy(const struct hx_policy *p, bool audit,
@@ -99,8 +96,8 @@ int hx_limits_apply(const struct hx_limits *l, const char **what)
 		*what = hx_limit_name((enum hx_limit)i);
 		if (getrlimit(resources[i], &cur))
 			return -errno;
-		want.rlim_max = l->value[i] < cur.rlim_max ? l->value[i]
-							   : cur.rlim_max;
+		want.rlim_max =
+		    l->value[i] < cur.rlim_max ? l->value[i] : cur.rlim_max;
 		want.rlim_cur = want.rlim_max;
 		if (setrlimit(resources[i], &want))
 			return -errno;
@@ -111,16 +108,17 @@ int hx_limits_apply(const struct hx_limits *l, const char **what)
 json_t *hx_limits_json(const struct hx_limits *l)
 {
 	static const char *const how[] = {
-		[HX_PROCS_NONE] = "none",
-		[HX_PROCS_CGROUP] = "cgroup",
-		[HX_PROCS_RLIMIT] = "rlimit",
+	    [HX_PROCS_NONE] = "none",
+	    [HX_PROCS_CGROUP] = "cgroup",
+	    [HX_PROCS_RLIMIT] = "rlimit",
 	};
 	json_t *o = json_object();
 
 	for (int i = 0; o && i < HX_LIMIT_COUNT; i++)
 		if (i != HX_LIMIT_PROCESSES && (l->set & (1u << i)))
-			json_object_set_new(o, hx_limit_name((enum hx_limit)i),
-					    json_integer((json_int_t)l->value[i]));
+			json_object_set_new(
+			    o, hx_limit_name((enum hx_limit)i),
+			    json_integer((json_int_t)l->value[i]));
 	if (o && l->count) {
 		json_object_set_new(o, "processes",
 				    json_integer((json_int_t)l->count));
@@ -129,8 +127,8 @@ json_t *hx_limits_json(const struct hx_limits *l)
 		if (l->processes == HX_PROCS_RLIMIT)
 			json_object_set_new(
 			    o, "nproc_rlimit",
-			    json_integer((json_int_t)
-					     l->value[HX_LIMIT_PROCESSES]));
+			    json_integer(
+				(json_int_t)l->value[HX_LIMIT_PROCESSES]));
 	}
 	return o;
 }

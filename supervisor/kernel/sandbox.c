@@ -36,9 +36,9 @@ struct hx_sandbox {
 	struct hx_seccomp_prog *prog;
 	struct hx_landlock *ll;
 	enum hx_mode mode;
-	int last_cap; /* /proc/sys/kernel/cap_last_cap */
-	int handoff;  /* child's end of the listener socketpair, or -1 */
-	bool exec_gate; /* execve/execveat notified (execgate.h) */
+	int last_cap;	  /* /proc/sys/kernel/cap_last_cap */
+	int handoff;	  /* child's end of the listener socketpair, or -1 */
+	bool exec_gate;	  /* execve/execveat notified (execgate.h) */
 	bool trace_reads; /* every open notified, read-only ones too */
 	bool ready;	  /* hx_sandbox_ready said yes: the child may enter */
 	/* The Landlock ruleset is derived on a thread while the rest is
@@ -54,7 +54,7 @@ struct hx_sandbox {
 	struct hx_masks_job *masks_job;
 	struct hx_masks *masks;
 	bool masks_truncated;
-	int masks_err; /* why they are not applied, or 0 */
+	int masks_err;		 /* why they are not applied, or 0 */
 	char mask_dir[PATH_MAX]; /* the session's, where the covers are */
 	bool quiet;
 	/* Landlock's refusals are read as audit records (kaudit.h): the
@@ -217,18 +217,17 @@ static void masks_ready(struct hx_sandbox *sb, bool quiet)
 
 	if (!sb->masks_job)
 		return;
-	sb->masks_err = hx_masks_join(sb->masks_job, &sb->masks,
-				      &sb->masks_truncated);
+	sb->masks_err =
+	    hx_masks_join(sb->masks_job, &sb->masks, &sb->masks_truncated);
 	sb->masks_job = NULL;
 	/* And the read denies inside the other write roots, which Landlock
 	 * names (~/.local/share/keyrings under a write root ~/.local).
 	 * Without user-notify the shim connects to the session's socket
 	 * itself: nothing above it is masked then. */
 	if (!sb->masks_err && (n = hx_landlock_masked(sb->ll, &paths)))
-		sb->masks_err = hx_masks_add(&sb->masks, paths, n,
-					     sb->handoff < 0 ? sb->mask_dir
-							     : NULL,
-					     sb->mask_dir);
+		sb->masks_err = hx_masks_add(
+		    &sb->masks, paths, n, sb->handoff < 0 ? sb->mask_dir : NULL,
+		    sb->mask_dir);
 	n = hx_masks_count(sb->masks);
 	if (!sb->masks_err && n && geteuid() != 0)
 		sb->masks_err = userns_probe();
@@ -313,14 +312,15 @@ static void drop_caps(const struct hx_sandbox *sb)
 					  EPERM);
 }
 
-int hx_sandbox_enable_notify(struct hx_sandbox *sb, int handoff_fd,
-			     char *err, size_t errlen)
+int hx_sandbox_enable_notify(struct hx_sandbox *sb, int handoff_fd, char *err,
+			     size_t errlen)
 {
 	int e;
 
 	if (!sb->k.user_notif || !sb->k.pidfd_getfd) {
 		snprintf(err, errlen, "the kernel has no %s",
-			 sb->k.user_notif ? "pidfd_getfd" : "seccomp user-notify");
+			 sb->k.user_notif ? "pidfd_getfd"
+					  : "seccomp user-notify");
 		return -ENOSYS;
 	}
 	e = hx_seccomp_build_notify(sb->prog, sb->exec_gate, sb->trace_reads,
@@ -426,7 +426,8 @@ void hx_sandbox_enter(const struct hx_sandbox *sb)
 			for (int fd = 3; fd < 65536; fd++)
 				close(fd);
 	} else {
-		if ((h > 3 && syscall(SYS_close_range, 3u, (unsigned)h - 1, 0u)) ||
+		if ((h > 3 &&
+		     syscall(SYS_close_range, 3u, (unsigned)h - 1, 0u)) ||
 		    syscall(SYS_close_range, (unsigned)h + 1, ~0u, 0u))
 			die_child("close_range", errno);
 		/* First: the deny list refuses a new listener. */
@@ -484,8 +485,8 @@ json_t *hx_sandbox_kernel_json(const struct hx_sandbox *sb)
 	json_object_set_new(o, "exec_gate",
 			    json_boolean(sb->exec_gate && sb->handoff >= 0));
 	json_object_set_new(o, "limits", hx_limits_json(&sb->limits));
-	json_object_set_new(o, "masks",
-			    json_integer((json_int_t)hx_masks_count(sb->masks)));
+	json_object_set_new(
+	    o, "masks", json_integer((json_int_t)hx_masks_count(sb->masks)));
 	/* ipool.h: how many new files in carved directories stay readable. */
 	json_object_set_new(
 	    o, "landlock_pool",

@@ -58,8 +58,8 @@ int hx_sandbox_find_masks(struct hx_sandbox *sb, const char *const *roots,
  * the listener over handoff_fd (its end of a socketpair; the parent
  * takes it with hx_unotify_receive), keeping no copy. Returns 0 or
  * -errno with a message (the kernel lacks user-notify or pidfd_getfd). */
-int hx_sandbox_enable_notify(struct hx_sandbox *sb, int handoff_fd,
-			     char *err, size_t errlen);
+int hx_sandbox_enable_notify(struct hx_sandbox *sb, int handoff_fd, char *err,
+			     size_t errlen);
 
 /* Before hx_sandbox_enable_notify: also notify execve and execveat,
  * for the exec gate (execgate.h), which must then trace the child. */

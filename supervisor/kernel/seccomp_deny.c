@@ -62,7 +62,9 @@
  * (io_uring: libuv, liburing users; clone3: glibc uses clone). */
 #define SETID_ROWS(n, i)                                                       \
 	{n, HX_SC_ERRNO, EPERM, {BIT(i, S_ISUID), NONE}, "sets setuid"},       \
-	    {n, HX_SC_ERRNO, EPERM, {BIT(i, S_ISGID), NONE}, "sets setgid"}
+	{                                                                      \
+		n, HX_SC_ERRNO, EPERM, {BIT(i, S_ISGID), NONE}, "sets setgid"  \
+	}
 /* open's mode counts only with O_CREAT (else it is garbage). */
 #define SETID_CREATE(n, fl, mo)                                                \
 	{n,                                                                    \
@@ -70,11 +72,10 @@
 	 EPERM,                                                                \
 	 {BIT(fl, O_CREAT), BIT(mo, S_ISUID)},                                 \
 	 "creates a setuid file"},                                             \
-	    {n,                                                                \
-	     HX_SC_ERRNO,                                                      \
-	     EPERM,                                                            \
-	     {BIT(fl, O_CREAT), BIT(mo, S_ISGID)},                             \
-	     "creates a setgid file"}
+	{                                                                      \
+		n, HX_SC_ERRNO, EPERM, {BIT(fl, O_CREAT), BIT(mo, S_ISGID)},   \
+		    "creates a setgid file"                                    \
+	}
 
 const struct hx_sc_rule hx_seccomp_deny[] = {
     /* io_uring runs opens and connects in a kernel worker, out of reach
@@ -614,7 +615,8 @@ static int build_extra(struct hx_seccomp_prog *p, char *err, size_t errlen)
 		/* Only while libseccomp does not know it (a newer one puts
 		 * it in the main filter... or should: see hx_seccomp_deny). */
 		f[k++] = (struct sock_filter)BPF_JUMP(
-		    BPF_JMP | BPF_JEQ | BPF_K, (uint32_t)unknown_nr[i].nr, 0, 1);
+		    BPF_JMP | BPF_JEQ | BPF_K, (uint32_t)unknown_nr[i].nr, 0,
+		    1);
 		f[k++] = (struct sock_filter)BPF_STMT(
 		    BPF_RET | BPF_K, SECCOMP_RET_ERRNO | ENOSYS);
 	}

@@ -27,9 +27,9 @@ enum hx_sc_action {
  * slip past. */
 enum hx_sc_cond {
 	HX_SC_ALWAYS,
-	HX_SC_BITS,  /* (arg & mask) != 0, i.e. (arg & mask) == mask for a
-		      * single bit */
-	HX_SC_EQ,    /* arg == value */
+	HX_SC_BITS,   /* (arg & mask) != 0, i.e. (arg & mask) == mask for a
+		       * single bit */
+	HX_SC_EQ,     /* arg == value */
 	HX_SC_NOTIN2, /* arg != value && arg != value2 */
 	HX_SC_NONZERO /* arg != 0 (a pointer that is given) */
 };

@@ -223,8 +223,8 @@ int hx_unotify_release_child(int sock)
 }
 
 int hx_unotify_start(int listener, struct hx_pipeline *pl,
-		     struct hx_server *srv, const char *sock_path,
-		     int nthreads, struct hx_execgate *gate, pid_t root,
+		     struct hx_server *srv, const char *sock_path, int nthreads,
+		     struct hx_execgate *gate, pid_t root,
 		     struct hx_unotify **out)
 {
 	struct hx_unotify *u = calloc(1, sizeof(*u));
@@ -284,8 +284,7 @@ int hx_unotify_start(int listener, struct hx_pipeline *pl,
 	if (nthreads > MAX_THREADS)
 		nthreads = MAX_THREADS;
 	for (; u->nthreads < nthreads; u->nthreads++)
-		if ((e = -pthread_create(&u->th[u->nthreads], NULL, worker,
-					 u)))
+		if ((e = -pthread_create(&u->th[u->nthreads], NULL, worker, u)))
 			break;
 	if (!u->nthreads)
 		goto fail;

@@ -11,17 +11,17 @@
  * gate, execgate.h), here. Each is decided through the one pipeline
  * (hx_pipeline_decide_kernel, called on the event loop's thread:
  * workers hand the request over an eventfd and wait, so the pipeline
- * and the audit chain stay single-threaded) and then emulated in the supervisor: the open is
- * done here and its fd injected with ADDFD + ADDFD_FLAG_SEND; connect
- * and sends with an address are done on the socket taken with
- * pidfd_getfd (by the connector process for unix sockets,
+ * and the audit chain stay single-threaded) and then emulated in the
+ * supervisor: the open is done here and its fd injected with ADDFD +
+ * ADDFD_FLAG_SEND; connect and sends with an address are done on the socket
+ * taken with pidfd_getfd (by the connector process for unix sockets,
  * connector.h; a connect to the session socket is answered with a
- * socketpair served by the loop); a mutation is done relative to an O_PATH fd of the
- * decided parent opened with RESOLVE_NO_SYMLINKS|RESOLVE_NO_MAGICLINKS,
+ * socketpair served by the loop); a mutation is done relative to an O_PATH fd
+ * of the decided parent opened with RESOLVE_NO_SYMLINKS|RESOLVE_NO_MAGICLINKS,
  * and refused (EACCES) when the target's uid is not the supervisor's
  * euid. Workers act with no capability but CAP_SYS_PTRACE, so the kernel
- * checks what they do as for the agent. Target memory is read once, bounded, with
- * process_vm_readv, and SECCOMP_IOCTL_NOTIF_ID_VALID is checked after
+ * checks what they do as for the agent. Target memory is read once, bounded,
+ * with process_vm_readv, and SECCOMP_IOCTL_NOTIF_ID_VALID is checked after
  * every read and before acting. Every error path answers an error
  * (EACCES unless a truer errno exists); the CONTINUE sites are listed
  * where they are, with the reason each is sound or the gap it leaves.
@@ -59,8 +59,8 @@ int hx_unotify_release_child(int sock);
  * notified exec is then refused); root: harness-exec's child, whose
  * first exec run.c has decided already. Returns 0 or -errno. */
 int hx_unotify_start(int listener, struct hx_pipeline *pl,
-		     struct hx_server *srv, const char *sock_path,
-		     int nthreads, struct hx_execgate *gate, pid_t root,
+		     struct hx_server *srv, const char *sock_path, int nthreads,
+		     struct hx_execgate *gate, pid_t root,
 		     struct hx_unotify **out);
 
 /* Answers what is pending with EACCES, stops the workers, closes the
@@ -70,8 +70,7 @@ void hx_unotify_stop(struct hx_unotify *u);
 
 /* Counters for session_end. */
 struct hx_unotify_stats {
-	unsigned long long notifications, emulated, denied, continued,
-	    errors;
+	unsigned long long notifications, emulated, denied, continued, errors;
 };
 void hx_unotify_stats(const struct hx_unotify *u, struct hx_unotify_stats *st);
 

@@ -18,9 +18,9 @@
 
 /* ---- exec (with the exec gate) ---- */
 
-#define EXEC_ARGS_MAX  4096	  /* argv entries read from the target */
-#define EXEC_ARGV_MAX  (256u << 10) /* bytes of argv strings */
-#define EXEC_DEPTH     5	  /* #! levels, as the kernel allows */
+#define EXEC_ARGS_MAX 4096	   /* argv entries read from the target */
+#define EXEC_ARGV_MAX (256u << 10) /* bytes of argv strings */
+#define EXEC_DEPTH    5		   /* #! levels, as the kernel allows */
 
 /* The path as the supervisor can reach what the target names:
  * /proc/self and /proc/thread-self are the target's. */
@@ -67,7 +67,8 @@ static int read_argv(pid_t tid, uint64_t addr, char *blob, size_t cap,
 			}
 			if (n >= EXEC_ARGS_MAX || used >= cap)
 				return -E2BIG;
-			e = hx_un_read_str(tid, ptrs[i], blob + used, cap - used);
+			e = hx_un_read_str(tid, ptrs[i], blob + used,
+					   cap - used);
 			if (e)
 				return e == -ENAMETOOLONG ? -E2BIG : e;
 			used += strlen(blob + used) + 1;
@@ -93,7 +94,6 @@ static int put(char **buf, size_t *len, size_t *cap, const char *s, size_t n)
 	*len += n + 1;
 	return 0;
 }
-
 
 /* What the gate must see after the exec: the final image's device and
  * inode (through #! interpreters, as the kernel follows them) and the
@@ -170,7 +170,8 @@ static int expect_exec(const struct target *t, const char *full,
 		nlen = ncap = 0;
 		first = strlen(cur) + 1;
 		if ((e = put(&nb, &nlen, &ncap, iname, strlen(iname))) ||
-		    (iarg && (e = put(&nb, &nlen, &ncap, iarg, strlen(iarg)))) ||
+		    (iarg &&
+		     (e = put(&nb, &nlen, &ncap, iarg, strlen(iarg)))) ||
 		    (e = put(&nb, &nlen, &ncap, name, strlen(name))))
 			goto out;
 		if (clen > first &&
@@ -182,8 +183,8 @@ static int expect_exec(const struct target *t, const char *full,
 		ccap = ncap;
 		nb = NULL;
 		/* The interpreter is looked up from the target's cwd. */
-		if ((e = hx_path_absolute(t->peer.pid, t->tid, AT_FDCWD,
-					     iname, abs, sizeof(abs))))
+		if ((e = hx_path_absolute(t->peer.pid, t->tid, AT_FDCWD, iname,
+					  abs, sizeof(abs))))
 			goto out;
 		snprintf(name, sizeof(name), "%s", iname);
 		here_path(t, abs, here, sizeof(here));
@@ -234,7 +235,8 @@ static int loader_program(const struct target *t, const char *img,
 	if (r <= 0)
 		return r;
 	snprintf(h, sizeof(h), "%s", lp->path);
-	if (!strncmp(h, "/proc/self/", 11) || !strncmp(h, "/proc/thread-self/", 18))
+	if (!strncmp(h, "/proc/self/", 11) ||
+	    !strncmp(h, "/proc/thread-self/", 18))
 		here_path(t, lp->path, h, sizeof(h));
 	if (stat(h, pst)) {
 		r = -errno;
@@ -252,7 +254,7 @@ fail:
 }
 
 void hx_un_exec(struct hx_unotify *u, const struct seccomp_notif *n,
-		    const struct target *t, struct answer *a)
+		const struct target *t, struct answer *a)
 {
 	const __u64 *arg = n->data.args;
 	bool at = n->data.nr == SYS_execveat;
@@ -285,7 +287,8 @@ void hx_un_exec(struct hx_unotify *u, const struct seccomp_notif *n,
 		a->err = EINVAL;
 		return;
 	}
-	if ((e = hx_un_read_str(t->tid, at ? arg[1] : arg[0], raw, sizeof(raw)))) {
+	if ((e = hx_un_read_str(t->tid, at ? arg[1] : arg[0], raw,
+				sizeof(raw)))) {
 		a->err = -e;
 		return;
 	}
@@ -298,8 +301,8 @@ void hx_un_exec(struct hx_unotify *u, const struct seccomp_notif *n,
 		a->err = -e;
 		goto out;
 	}
-	if ((a->err = hx_un_path_arg(u, n->id, t, dirfd, raw, full,
-				     sizeof(full))))
+	if ((a->err =
+		 hx_un_path_arg(u, n->id, t, dirfd, raw, full, sizeof(full))))
 		goto out;
 	/* The name the kernel hands a #! interpreter (fs/exec.c). */
 	if (raw[0] == '/' || dirfd == AT_FDCWD)
@@ -354,8 +357,8 @@ void hx_un_exec(struct hx_unotify *u, const struct seccomp_notif *n,
 			goto out;
 	}
 	/* The approval is in place before the kernel can run the exec. */
-	if (hx_execgate_approve(u->gate, t->tid, fin.st_dev, fin.st_ino,
-				expect, elen) ||
+	if (hx_execgate_approve(u->gate, t->tid, fin.st_dev, fin.st_ino, expect,
+				elen) ||
 	    (lp.argv && hx_execgate_approve_prog(u->gate, t->tid, pst.st_dev,
 						 pst.st_ino, lp.name))) {
 		a->err = ENOMEM;

@@ -60,8 +60,8 @@ struct hx_unotify {
 	pid_t root;		  /* harness-exec's child, before its exec */
 	atomic_bool root_pending; /* its first exec not yet approved */
 	char self_exe[PATH_MAX];  /* harness-exec's own image */
-	atomic_bool setup_err; /* a worker kept capabilities or has no
-				* connector: every call is refused */
+	atomic_bool setup_err;	  /* a worker kept capabilities or has no
+				   * connector: every call is refused */
 };
 
 /* This worker's connector for unix connects and sends (connector.h):
@@ -71,8 +71,8 @@ extern __thread struct hx_connector *hx_un_conn;
 /* What a handler decided to send back. */
 struct answer {
 	enum { ANS_ERROR, ANS_VALUE, ANS_CONTINUE, ANS_SENT } kind;
-	int err;      /* ANS_ERROR: positive errno */
-	int64_t val;  /* ANS_VALUE */
+	int err;     /* ANS_ERROR: positive errno */
+	int64_t val; /* ANS_VALUE */
 };
 
 struct target {

@@ -59,8 +59,8 @@ enum mut_kind {
 
 /* What some kinds carry beyond a path and a mode. */
 struct mut_extra {
-	dev_t dev;		/* mknod */
-	struct timespec ts[2];	/* utime family; has_ts false: now */
+	dev_t dev;	       /* mknod */
+	struct timespec ts[2]; /* utime family; has_ts false: now */
 	bool has_ts;
 	char xname[XATTR_NAME_MAX + 1]; /* xattr */
 	unsigned char *xval;
@@ -91,8 +91,8 @@ static bool is_dir_at(int dirfd, const char *name)
 /* The decided path's parent as an O_PATH|O_DIRECTORY fd, and its final
  * component in name ("/" appended when the target's path ended with
  * one, so the kernel keeps its trailing-slash rules). -errno. */
-static int open_parent(const struct target *t, const char *decided,
-		       bool slash, char *name, size_t nsize)
+static int open_parent(const struct target *t, const char *decided, bool slash,
+		       char *name, size_t nsize)
 {
 	char path[PATH_MAX + 32], *last;
 	struct open_how how = {0};
@@ -197,7 +197,8 @@ static int mut_act(const struct target *t, enum mut_kind k, int pfd,
 		break;
 	case MUT_MKNOD:
 		r = mknodat(pfd, name,
-			    (mode & S_IFMT) | (mode & 07777 & ~t->umask), x->dev);
+			    (mode & S_IFMT) | (mode & 07777 & ~t->umask),
+			    x->dev);
 		break;
 	case MUT_TRUNCATE:
 	case MUT_CHMOD:
@@ -243,10 +244,9 @@ static int mut_act(const struct target *t, enum mut_kind k, int pfd,
 
 			/* Our own fd's magic link: the inode decided. */
 			snprintf(p, sizeof(p), "/proc/thread-self/fd/%d", fd);
-			r = k == MUT_SETXATTR
-				? setxattr(p, x->xname, x->xval, x->xsize,
-					   x->xflags)
-				: removexattr(p, x->xname);
+			r = k == MUT_SETXATTR ? setxattr(p, x->xname, x->xval,
+							 x->xsize, x->xflags)
+					      : removexattr(p, x->xname);
 		} else if (k == MUT_CHOWN)
 			r = fchownat(fd, "", ouid, ogid, AT_EMPTY_PATH);
 		else if (S_ISLNK(st.st_mode)) {
@@ -292,7 +292,8 @@ static int read_meta(const struct target *t, uint64_t xname, uint64_t xval,
 	if (xname &&
 	    (e = hx_un_read_str(t->tid, xname, x->xname, sizeof(x->xname))))
 		return e == -ENAMETOOLONG ? ERANGE : -e;
-	if (xval && x->xsize && (e = hx_un_read_mem(t->tid, xval, buf, x->xsize)))
+	if (xval && x->xsize &&
+	    (e = hx_un_read_mem(t->tid, xval, buf, x->xsize)))
 		return -e;
 	x->xval = buf;
 	if (tsaddr && (e = read_times(t, tsaddr, tskind, x)))
@@ -399,8 +400,9 @@ static void hx_un_fdmeta(struct hx_unotify *u, const struct seccomp_notif *n,
 		break;
 	case SYS_ioctl: /* FS_IOC_SETFLAGS (an int), FS_IOC_FSSETXATTR */
 		call = HX_CALL_IOCTL;
-		iolen = (uint32_t)arg[1] == FS_IOC_SETFLAGS ? sizeof(int)
-							     : sizeof(struct fsxattr);
+		iolen = (uint32_t)arg[1] == FS_IOC_SETFLAGS
+			    ? sizeof(int)
+			    : sizeof(struct fsxattr);
 		if ((e = hx_un_read_mem(t->tid, arg[2], iobuf, iolen))) {
 			a->err = -e;
 			return;
@@ -524,8 +526,8 @@ static const struct mut_layout layouts[] = {
      .path2 = A(1)},
     {SYS_renameat, MUT_RENAME, HX_OP_RENAME, HX_CALL_RENAMEAT, .dfd = A(0),
      .path = A(1), .dfd2 = A(2), .path2 = A(3)},
-    {SYS_renameat2, MUT_RENAME, HX_OP_RENAME, HX_CALL_RENAMEAT2,
-     .dfd = A(0), .path = A(1), .dfd2 = A(2), .path2 = A(3), .flags = A(4),
+    {SYS_renameat2, MUT_RENAME, HX_OP_RENAME, HX_CALL_RENAMEAT2, .dfd = A(0),
+     .path = A(1), .dfd2 = A(2), .path2 = A(3), .flags = A(4),
      .flags_ok = RENAME_NOREPLACE | RENAME_EXCHANGE | RENAME_WHITEOUT},
     {SYS_unlink, MUT_UNLINK, HX_OP_UNLINK, HX_CALL_UNLINK, .path = A(0)},
     {SYS_rmdir, MUT_RMDIR, HX_OP_RMDIR, HX_CALL_RMDIR, .path = A(0)},
@@ -538,17 +540,16 @@ static const struct mut_layout layouts[] = {
      .path = A(1), .mode = A(2)},
     /* A link's new name is the path decided first; the existing file
      * is path2. */
-    {SYS_link, MUT_LINK, HX_OP_LINK, HX_CALL_LINK, .path2 = A(0),
-     .path = A(1)},
+    {SYS_link, MUT_LINK, HX_OP_LINK, HX_CALL_LINK, .path2 = A(0), .path = A(1)},
     {SYS_linkat, MUT_LINK, HX_OP_LINK, HX_CALL_LINKAT, .dfd2 = A(0),
      .path2 = A(1), .dfd = A(2), .path = A(3), .flags = A(4),
      .flags_ok = AT_SYMLINK_FOLLOW | AT_EMPTY_PATH},
-    {SYS_symlink, MUT_SYMLINK, HX_OP_SYMLINK, HX_CALL_SYMLINK,
-     .path2 = A(0), .path = A(1)},
+    {SYS_symlink, MUT_SYMLINK, HX_OP_SYMLINK, HX_CALL_SYMLINK, .path2 = A(0),
+     .path = A(1)},
     {SYS_symlinkat, MUT_SYMLINK, HX_OP_SYMLINK, HX_CALL_SYMLINKAT,
      .path2 = A(0), .dfd = A(1), .path = A(2)},
-    {SYS_truncate, MUT_TRUNCATE, HX_OP_TRUNCATE, HX_CALL_TRUNCATE,
-     .path = A(0), .len = A(1)},
+    {SYS_truncate, MUT_TRUNCATE, HX_OP_TRUNCATE, HX_CALL_TRUNCATE, .path = A(0),
+     .len = A(1)},
     {SYS_chmod, MUT_CHMOD, HX_OP_WRITE, HX_CALL_CHMOD, .path = A(0),
      .mode = A(1), .how = MUTF_ATFLAGS},
     {SYS_fchmodat, MUT_CHMOD, HX_OP_WRITE, HX_CALL_CHMOD, .dfd = A(0),
@@ -567,14 +568,13 @@ static const struct mut_layout layouts[] = {
     {SYS_futimesat, MUT_UTIME, HX_OP_WRITE, HX_CALL_UTIMES, .dfd = A(0),
      .path = A(1), .ts = A(2), .tskind = 2},
     {SYS_utimensat, MUT_UTIME, HX_OP_WRITE, HX_CALL_UTIMES, .dfd = A(0),
-     .path = A(1), .ts = A(2), .tskind = 3, .flags = A(3),
-     .flags_ok = AT_META, .how = MUTF_ATFLAGS},
-    {SYS_setxattr, MUT_SETXATTR, HX_OP_WRITE, HX_CALL_SETXATTR,
-     .path = A(0), .xname = A(1), .xval = A(2), .xsize = A(3),
-     .xflags = A(4)},
-    {SYS_lsetxattr, MUT_SETXATTR, HX_OP_WRITE, HX_CALL_SETXATTR,
-     .path = A(0), .xname = A(1), .xval = A(2), .xsize = A(3),
-     .xflags = A(4), .how = MUTF_NOFOLLOW},
+     .path = A(1), .ts = A(2), .tskind = 3, .flags = A(3), .flags_ok = AT_META,
+     .how = MUTF_ATFLAGS},
+    {SYS_setxattr, MUT_SETXATTR, HX_OP_WRITE, HX_CALL_SETXATTR, .path = A(0),
+     .xname = A(1), .xval = A(2), .xsize = A(3), .xflags = A(4)},
+    {SYS_lsetxattr, MUT_SETXATTR, HX_OP_WRITE, HX_CALL_SETXATTR, .path = A(0),
+     .xname = A(1), .xval = A(2), .xsize = A(3), .xflags = A(4),
+     .how = MUTF_NOFOLLOW},
     {SYS_removexattr, MUT_RMXATTR, HX_OP_WRITE, HX_CALL_REMOVEXATTR,
      .path = A(0), .xname = A(1)},
     {SYS_lremovexattr, MUT_RMXATTR, HX_OP_WRITE, HX_CALL_REMOVEXATTR,
@@ -584,8 +584,8 @@ static const struct mut_layout layouts[] = {
     {SYS_lchown, MUT_CHOWN, HX_OP_WRITE, HX_CALL_CHOWN, .path = A(0),
      .uid = A(1), .gid = A(2), .how = MUTF_NOFOLLOW},
     {SYS_fchownat, MUT_CHOWN, HX_OP_WRITE, HX_CALL_CHOWN, .dfd = A(0),
-     .path = A(1), .uid = A(2), .gid = A(3), .flags = A(4),
-     .flags_ok = AT_META, .how = MUTF_ATFLAGS},
+     .path = A(1), .uid = A(2), .gid = A(3), .flags = A(4), .flags_ok = AT_META,
+     .how = MUTF_ATFLAGS},
     {SYS_fchmod, .how = MUTF_FD},
     {SYS_fchown, .how = MUTF_FD},
     {SYS_fsetxattr, .how = MUTF_FD},
@@ -705,9 +705,9 @@ static void mut_request(const struct mut_call *c, const char *full,
 	}
 	if (c->k == MUT_RENAME) {
 		j->rq.tree_known = true;
-		j->rq.moves_tree = is_dir_at(AT_FDCWD, full) ||
-				   ((c->flags & RENAME_EXCHANGE) &&
-				    is_dir_at(AT_FDCWD, res2));
+		j->rq.moves_tree =
+		    is_dir_at(AT_FDCWD, full) ||
+		    ((c->flags & RENAME_EXCHANGE) && is_dir_at(AT_FDCWD, res2));
 	}
 }
 
@@ -801,8 +801,8 @@ void hx_un_mut(struct hx_unotify *u, const struct seccomp_notif *n,
 	}
 	if ((a->err = read_meta(t, c.xname, c.xval, xbuf, c.tsaddr, c.tskind,
 				&c.x)) ||
-	    (a->err = hx_un_path_arg(u, n->id, t, c.dfd, raw, full,
-				     sizeof(full))))
+	    (a->err =
+		 hx_un_path_arg(u, n->id, t, c.dfd, raw, full, sizeof(full))))
 		return;
 	if (c.k == MUT_SYMLINK && !raw2[0]) {
 		a->err = ENOENT;
@@ -818,16 +818,19 @@ void hx_un_mut(struct hx_unotify *u, const struct seccomp_notif *n,
 		a->err = -e;
 		return;
 	}
-	mut_request(&c, full, two ? res2 : c.k == MUT_SYMLINK ? raw2 : NULL,
+	mut_request(&c, full,
+		    two			 ? res2
+		    : c.k == MUT_SYMLINK ? raw2
+					 : NULL,
 		    res2, &j);
 	j.peer = t->peer;
-	kk = (struct hx_kargs){
-	    .call = kcall[c.k],
-	    .path = full,
-	    .path2 = two ? full2 : NULL,
-	    .flags = c.nofollow ? AT_SYMLINK_NOFOLLOW : c.flags,
-	    .uid = c.ouid,
-	    .gid = c.ogid};
+	kk = (struct hx_kargs){.call = kcall[c.k],
+			       .path = full,
+			       .path2 = two ? full2 : NULL,
+			       .flags =
+				   c.nofollow ? AT_SYMLINK_NOFOLLOW : c.flags,
+			       .uid = c.ouid,
+			       .gid = c.ogid};
 	if ((a->err = hx_un_judge(u, t, &j, &kk)))
 		return;
 	mut_apply(u, n, t, &c, &j, raw, raw2, res2, a);

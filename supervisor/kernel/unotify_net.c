@@ -88,8 +88,8 @@ static bool decide_addr(struct hx_unotify *u, const struct target *t,
 			int proto, struct answer *a, int *target)
 {
 	struct open_how how = {.flags = O_PATH | O_CLOEXEC,
-			       .resolve = RESOLVE_NO_SYMLINKS |
-					  RESOLVE_NO_MAGICLINKS};
+			       .resolve =
+				   RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS};
 	struct stat st;
 	struct job j;
 	struct hx_kargs k;
@@ -111,13 +111,13 @@ static bool decide_addr(struct hx_unotify *u, const struct target *t,
 	if (ss->ss_family != AF_UNIX || is_abstract(ss, len))
 		return true;
 	/* What connect would have found at the decided path. */
-	fd = j.decided[0] ? (int)syscall(SYS_openat2, AT_FDCWD, j.decided,
-					 &how, sizeof(how))
+	fd = j.decided[0] ? (int)syscall(SYS_openat2, AT_FDCWD, j.decided, &how,
+					 sizeof(how))
 			  : -1;
 	if (fd < 0) {
-		a->err = !j.decided[0] ? EACCES
+		a->err = !j.decided[0]			    ? EACCES
 			 : errno == ELOOP || errno == EXDEV ? EACCES
-							     : errno;
+							    : errno;
 		return false;
 	}
 	if (fstat(fd, &st) || !S_ISSOCK(st.st_mode)) {
@@ -314,7 +314,8 @@ static bool abstract_in_scope(const struct hx_unotify *u,
 			      const struct target *t, const char *name,
 			      size_t n)
 {
-	char path[64], line[512], want[sizeof(((struct sockaddr_un *)0)->sun_path) + 2];
+	char path[64], line[512],
+	    want[sizeof(((struct sockaddr_un *)0)->sun_path) + 2];
 	unsigned long inos[16];
 	size_t nino = 0;
 	bool over = false;
@@ -398,7 +399,7 @@ static int read_addr(struct hx_unotify *u, const struct seccomp_notif *n,
 }
 
 void hx_un_connect(struct hx_unotify *u, const struct seccomp_notif *n,
-		       const struct target *t, struct answer *a)
+		   const struct target *t, struct answer *a)
 {
 	struct sockaddr_storage ss;
 	socklen_t len = (socklen_t)n->data.args[2];
@@ -513,8 +514,8 @@ static bool stream_socket(int sfd, int flags)
 /* sendmsg of our copy on sfd (by the connector for a unix socket),
  * without blocking this worker for good: a blocking socket that is full
  * is waited for here while the target still waits for the answer. */
-static ssize_t send_here(struct hx_unotify *u, uint64_t id, int sfd,
-			 int target, struct msghdr *out, int flags)
+static ssize_t send_here(struct hx_unotify *u, uint64_t id, int sfd, int target,
+			 struct msghdr *out, int flags)
 {
 	int fl = fcntl(sfd, F_GETFL);
 	bool block = !(flags & MSG_DONTWAIT) && fl >= 0 && !(fl & O_NONBLOCK);
@@ -606,8 +607,7 @@ out:
 
 /* What the kernel does after sendmmsg sent its first message:
  * msgvec[0].msg_len = the bytes sent. 0 or -EFAULT. */
-static int mmsg_sent(const struct target *t, uint64_t msgvec,
-		     unsigned int sent)
+static int mmsg_sent(const struct target *t, uint64_t msgvec, unsigned int sent)
 {
 	struct iovec l = {&sent, sizeof(sent)};
 	struct iovec rv = {
@@ -788,8 +788,8 @@ void hx_un_bind(struct hx_unotify *u, const struct seccomp_notif *n,
 	char raw[sizeof(sun->sun_path) + 1], full[PATH_MAX];
 	char here[PATH_MAX + 32], *last;
 	struct open_how how = {.flags = O_PATH | O_DIRECTORY | O_CLOEXEC,
-			       .resolve = RESOLVE_NO_SYMLINKS |
-					  RESOLVE_NO_MAGICLINKS};
+			       .resolve =
+				   RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS};
 	int sfd, pfd, e;
 	struct job j;
 

@@ -151,9 +151,9 @@ static int open_pooled(struct hx_unotify *u, const struct target *t,
 		       const char *decided, uint64_t flags, mode_t mode,
 		       uint64_t resolve)
 {
-	struct open_how how = {
-	    .flags = O_PATH | O_DIRECTORY | O_CLOEXEC,
-	    .resolve = resolve | RESOLVE_NO_MAGICLINKS | RESOLVE_NO_SYMLINKS};
+	struct open_how how = {.flags = O_PATH | O_DIRECTORY | O_CLOEXEC,
+			       .resolve = resolve | RESOLVE_NO_MAGICLINKS |
+					  RESOLVE_NO_SYMLINKS};
 	struct hx_event ev = {.op = HX_OP_READ, .path = decided};
 	struct hx_decision d;
 	char parent[PATH_MAX];
@@ -217,7 +217,7 @@ static int open_path_fd(const struct target *t, const char *decided,
 }
 
 void hx_un_open(struct hx_unotify *u, const struct seccomp_notif *n,
-		    const struct target *t, struct answer *a)
+		const struct target *t, struct answer *a)
 {
 	const __u64 *arg = n->data.args;
 	uint64_t paddr, flags, mode = 0, resolve = 0;
@@ -311,8 +311,8 @@ void hx_un_open(struct hx_unotify *u, const struct seccomp_notif *n,
 		a->err = -e;
 		return;
 	}
-	if ((a->err = hx_un_path_arg(u, n->id, t, dirfd, raw, full,
-				     sizeof(full))))
+	if ((a->err =
+		 hx_un_path_arg(u, n->id, t, dirfd, raw, full, sizeof(full))))
 		return;
 	j.peer = t->peer;
 	/* Read-only opens arrive with --trace-reads, and openat2 always. */

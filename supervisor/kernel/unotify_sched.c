@@ -17,8 +17,10 @@
 #include <unistd.h>
 
 #define IOPRIO_WHO_PROCESS 1
-#define MASK_MAX 1024 /* bytes of a CPU mask: 8192 CPUs */
-#define ATTR_MAX 256  /* struct sched_attr grows; its size is its first field */
+#define MASK_MAX	   1024 /* bytes of a CPU mask: 8192 CPUs */
+#define ATTR_MAX                                                               \
+	256 /* struct sched_attr grows; its size is its first field            \
+	     */
 
 void hx_un_sched(struct hx_unotify *u, const struct seccomp_notif *n,
 		 const struct target *t, struct answer *a)
@@ -97,10 +99,12 @@ void hx_un_sched(struct hx_unotify *u, const struct seccomp_notif *n,
 		r = setpriority(PRIO_PROCESS, (id_t)pid, (int)arg[2]);
 		break;
 	case SYS_ioprio_set:
-		r = syscall(SYS_ioprio_set, IOPRIO_WHO_PROCESS, pid, (int)arg[2]);
+		r = syscall(SYS_ioprio_set, IOPRIO_WHO_PROCESS, pid,
+			    (int)arg[2]);
 		break;
 	case SYS_sched_setaffinity:
-		r = syscall(SYS_sched_setaffinity, pid, arg[1] < MASK_MAX ? arg[1] : MASK_MAX,
+		r = syscall(SYS_sched_setaffinity, pid,
+			    arg[1] < MASK_MAX ? arg[1] : MASK_MAX,
 			    ptr ? buf : NULL);
 		break;
 	case SYS_sched_setscheduler:

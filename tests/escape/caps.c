@@ -31,6 +31,7 @@ int main(void)
 	if (bad[0] || nnp != 1)
 		ESCAPED("capabilities held:%s; no_new_privs=%d (uid %d)", bad,
 			nnp, (int)getuid());
-	BLOCKED("CapInh/Prm/Eff/Amb (and Bnd as root) all zero, no_new_privs=1 (uid %d)",
+	BLOCKED("CapInh/Prm/Eff/Amb (and Bnd as root) all zero, no_new_privs=1 "
+		"(uid %d)",
 		(int)getuid());
 }

@@ -10,7 +10,8 @@
 static int try_openat(int fd, struct io_uring_params *p, const char *path)
 {
 	size_t sql = p->sq_off.array + p->sq_entries * sizeof(unsigned);
-	size_t cql = p->cq_off.cqes + p->cq_entries * sizeof(struct io_uring_cqe);
+	size_t cql =
+	    p->cq_off.cqes + p->cq_entries * sizeof(struct io_uring_cqe);
 	char *sq = mmap(0, sql, PROT_READ | PROT_WRITE, MAP_SHARED, fd,
 			IORING_OFF_SQ_RING);
 	char *cq = mmap(0, cql, PROT_READ | PROT_WRITE, MAP_SHARED, fd,
@@ -32,8 +33,8 @@ static int try_openat(int fd, struct io_uring_params *p, const char *path)
 	tail = (unsigned *)(sq + p->sq_off.tail);
 	array[0] = 0;
 	__atomic_store_n(tail, *tail + 1, __ATOMIC_RELEASE);
-	if (syscall(__NR_io_uring_enter, fd, 1, 1, IORING_ENTER_GETEVENTS,
-		    NULL, 0) < 0)
+	if (syscall(__NR_io_uring_enter, fd, 1, 1, IORING_ENTER_GETEVENTS, NULL,
+		    0) < 0)
 		return -errno - 10000;
 	cqe = (struct io_uring_cqe *)(cq + p->cq_off.cqes);
 	return cqe[0].res;

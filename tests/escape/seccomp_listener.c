@@ -26,7 +26,8 @@ int main(void)
 		ESCAPED("unexpected errno %d", e);
 	p = fork();
 	if (p == 0) {
-		plain = syscall(__NR_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog);
+		plain =
+		    syscall(__NR_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog);
 		_exit(plain ? 1 : 0);
 	}
 	waitpid(p, &st, 0);

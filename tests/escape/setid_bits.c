@@ -10,9 +10,9 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 
-static const char *const names[] = {"s-chmod", "s-fchmod", "s-fchmodat",
-				    "s-open", "s-openat", "s-creat",
-				    "s-openat2", "s-mknod", "s-gid"};
+static const char *const names[] = {"s-chmod",	 "s-fchmod", "s-fchmodat",
+				    "s-open",	 "s-openat", "s-creat",
+				    "s-openat2", "s-mknod",  "s-gid"};
 
 static void mk(const char *n)
 {

@@ -17,8 +17,8 @@ static int probe(void)
 	}
 	if (f)
 		fclose(f);
-	printf("%d %d %llx %llx %d\n", (int)getuid(), (int)geteuid(), eff,
-	       prm, prctl(PR_GET_NO_NEW_PRIVS, 0, 0, 0, 0));
+	printf("%d %d %llx %llx %d\n", (int)getuid(), (int)geteuid(), eff, prm,
+	       prctl(PR_GET_NO_NEW_PRIVS, 0, 0, 0, 0));
 	return 0;
 }
 
@@ -45,10 +45,13 @@ int main(int argc, char **argv)
 	if (read(pfd[0], buf, sizeof(buf) - 1) <= 0)
 		SKIPPED("the setuid copy did not run");
 	waitpid(p, &st, 0);
-	if (sscanf(buf, "%d %d %llx %llx %d", &uid, &euid, &eff, &prm, &nnp) != 5)
+	if (sscanf(buf, "%d %d %llx %llx %d", &uid, &euid, &eff, &prm, &nnp) !=
+	    5)
 		ESCAPED("probe said %s", buf);
 	if (euid != uid || eff || prm || nnp != 1)
-		ESCAPED("after setuid exec: uid %d euid %d CapEff %llx CapPrm %llx nnp %d",
+		ESCAPED("after setuid exec: uid %d euid %d CapEff %llx CapPrm "
+			"%llx nnp %d",
 			uid, euid, eff, prm, nnp);
-	BLOCKED("setuid-root exec: euid stays %d, no capabilities, nnp=1", euid);
+	BLOCKED("setuid-root exec: euid stays %d, no capabilities, nnp=1",
+		euid);
 }

@@ -40,11 +40,12 @@ int main(void)
 			n = snprintf(res, sizeof(res),
 				     "ESCAPED TIOCSTI injected '%c'", got);
 		else if (r == 0)
-			n = snprintf(res, sizeof(res), "ESCAPED TIOCSTI returned 0");
+			n = snprintf(res, sizeof(res),
+				     "ESCAPED TIOCSTI returned 0");
 		else if (e != EPERM || e2 != EPERM)
 			n = snprintf(res, sizeof(res),
-				     "ESCAPED unexpected errno %d/%d (r2 %d)", e,
-				     e2, r2);
+				     "ESCAPED unexpected errno %d/%d (r2 %d)",
+				     e, e2, r2);
 		else
 			n = snprintf(res, sizeof(res),
 				     "BLOCKED TIOCSTI and TIOCLINUX on the "

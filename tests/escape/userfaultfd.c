@@ -9,7 +9,8 @@
 
 int main(void)
 {
-	long fd = syscall(__NR_userfaultfd, O_CLOEXEC), e = errno, dfd, ufd = -1;
+	long fd = syscall(__NR_userfaultfd, O_CLOEXEC), e = errno, dfd,
+	     ufd = -1;
 	int e2 = 0;
 
 	if (fd >= 0)
@@ -24,5 +25,6 @@ int main(void)
 	}
 	if (e != EPERM || (dfd >= 0 && e2 != EPERM))
 		ESCAPED("unexpected errno %ld/%d", e, e2);
-	BLOCKED("userfaultfd: EPERM%s", dfd >= 0 ? ", /dev/userfaultfd ioctl: EPERM" : "");
+	BLOCKED("userfaultfd: EPERM%s",
+		dfd >= 0 ? ", /dev/userfaultfd ioctl: EPERM" : "");
 }

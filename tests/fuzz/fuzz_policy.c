@@ -9,7 +9,7 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-static const char *const protect[] = { "/state/s1/**" };
+static const char *const protect[] = {"/state/s1/**"};
 
 static void ignore(const char *msg, void *arg)
 {
@@ -20,23 +20,28 @@ static void ignore(const char *msg, void *arg)
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static const struct hx_policy_vars vars = {
-		.home = "/home/u", .cwd = "/work/p", .tmpdir = "/tmp/s1",
-		.session = "s1", .protect = protect, .nprotect = 1,
+	    .home = "/home/u",
+	    .cwd = "/work/p",
+	    .tmpdir = "/tmp/s1",
+	    .session = "s1",
+	    .protect = protect,
+	    .nprotect = 1,
 	};
-	static const char *const argv[] = { "git", "push", "origin" };
-	static const char *const names[] = { "api.example.com" };
-	struct sockaddr_in in = { .sin_family = AF_INET,
-				  .sin_port = htons(443) };
+	static const char *const argv[] = {"git", "push", "origin"};
+	static const char *const names[] = {"api.example.com"};
+	struct sockaddr_in in = {.sin_family = AF_INET, .sin_port = htons(443)};
 	struct hx_event ev[] = {
-		{ .op = HX_OP_READ, .path = "/home/u/.ssh/id_rsa" },
-		{ .op = HX_OP_WRITE, .path = "/work/p/a.c" },
-		{ .op = HX_OP_RENAME, .path = "/work/p/a", .path2 = "/etc/x" },
-		{ .op = HX_OP_LINK, .path = "/work/p/a", .path2 = "/etc/x" },
-		{ .op = HX_OP_EXEC, .path = "/usr/bin/git", .argv = argv,
-		  .argc = 3 },
-		{ .op = HX_OP_CONNECT, .addr = (struct sockaddr *)&in,
-		  .addrlen = sizeof(in), .names = names, .nnames = 1 },
-		{ .op = HX_OP_RESOLVE, .host = "api.example.com" },
+	    {.op = HX_OP_READ, .path = "/home/u/.ssh/id_rsa"},
+	    {.op = HX_OP_WRITE, .path = "/work/p/a.c"},
+	    {.op = HX_OP_RENAME, .path = "/work/p/a", .path2 = "/etc/x"},
+	    {.op = HX_OP_LINK, .path = "/work/p/a", .path2 = "/etc/x"},
+	    {.op = HX_OP_EXEC, .path = "/usr/bin/git", .argv = argv, .argc = 3},
+	    {.op = HX_OP_CONNECT,
+	     .addr = (struct sockaddr *)&in,
+	     .addrlen = sizeof(in),
+	     .names = names,
+	     .nnames = 1},
+	    {.op = HX_OP_RESOLVE, .host = "api.example.com"},
 	};
 	struct hx_policy_error err;
 	struct hx_decision d;

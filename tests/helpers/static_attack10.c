@@ -146,7 +146,8 @@ static int abstract_swap(const char *name, const char *path)
 		/* 127.0.0.2:PORT: a port Landlock lets through, an address
 		 * the policy does not name. */
 		struct sockaddr_in in = {.sin_family = AF_INET,
-					 .sin_port = htons((uint16_t)atoi(path + 5)),
+					 .sin_port =
+					     htons((uint16_t)atoi(path + 5)),
 					 .sin_addr.s_addr = htonl(0x7f000002)};
 
 		memset(&a_path, 0, sizeof(a_path));
@@ -318,8 +319,8 @@ static int chattr(const char *file)
 {
 	int fd = open(file, O_RDONLY), f = 0, v = 7;
 	struct fsxattr fx;
-	struct fsverity_enable_arg va = {.version = 1, .hash_algorithm = 1,
-					 .block_size = 4096};
+	struct fsverity_enable_arg va = {
+	    .version = 1, .hash_algorithm = 1, .block_size = 4096};
 
 	if (fd < 0 || ioctl(fd, FS_IOC_GETFLAGS, &f)) {
 		printf("SKIPPED no attribute flags here\n");
@@ -329,7 +330,8 @@ static int chattr(const char *file)
 	printf("setflags %s", res(ioctl(fd, FS_IOC_SETFLAGS, &f)));
 	if (!ioctl(fd, FS_IOC_FSGETXATTR, &fx)) {
 		fx.fsx_xflags |= FS_XFLAG_NODUMP;
-		printf(" fssetxattr %s", res(ioctl(fd, FS_IOC_FSSETXATTR, &fx)));
+		printf(" fssetxattr %s",
+		       res(ioctl(fd, FS_IOC_FSSETXATTR, &fx)));
 	}
 	printf(" setversion %s", res(ioctl(fd, FS_IOC_SETVERSION, &v)));
 	printf(" verity %s\n", res(ioctl(fd, FS_IOC_ENABLE_VERITY, &va)));

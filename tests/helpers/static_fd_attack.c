@@ -32,6 +32,7 @@ int main(int argc, char **argv)
 	say("write", (int)write(fd, "x\n", 2));
 	say("fchmod", fchmod(fd, 0));
 	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
-	say("link", linkat(AT_FDCWD, proc, AT_FDCWD, argv[2], AT_SYMLINK_FOLLOW));
+	say("link",
+	    linkat(AT_FDCWD, proc, AT_FDCWD, argv[2], AT_SYMLINK_FOLLOW));
 	return 0;
 }

@@ -56,8 +56,8 @@
 #include <unistd.h>
 
 #define WHO_PROCESS 1 /* linux/ioprio.h */
-#define WHO_PGRP 2
-#define CLASS_IDLE 3
+#define WHO_PGRP    2
+#define CLASS_IDLE  3
 
 static void say(const char *what, long r)
 {
@@ -85,7 +85,8 @@ static void self(void)
 	getrlimit(RLIMIT_NOFILE, &rl);
 	say("prlimit", syscall(SYS_prlimit64, 0, RLIMIT_NOFILE, &rl, NULL));
 	say("setpriority", setpriority(PRIO_PROCESS, 0, 1));
-	say("ioprio", syscall(SYS_ioprio_set, WHO_PROCESS, 0, CLASS_IDLE << 13));
+	say("ioprio",
+	    syscall(SYS_ioprio_set, WHO_PROCESS, 0, CLASS_IDLE << 13));
 }
 
 struct attr { /* struct sched_attr, first version (48 bytes) */
@@ -118,7 +119,8 @@ static void sched_on(pid_t pid, bool check)
 	say("ioprio", r);
 	r = sched_setaffinity(pid, sizeof(set), &set);
 	if (!r && check &&
-	    (sched_getaffinity(pid, sizeof(got), &got) || !CPU_EQUAL(&set, &got)))
+	    (sched_getaffinity(pid, sizeof(got), &got) ||
+	     !CPU_EQUAL(&set, &got)))
 		r = -1, errno = EIO;
 	say("affinity", r);
 	r = sched_setscheduler(pid, SCHED_BATCH, &sp);
@@ -158,9 +160,10 @@ static void sched_own(void)
 
 		CPU_ZERO(&set);
 		CPU_SET(0, &set);
-		say("thread-affinity", pthread_setaffinity_np(th, sizeof(set), &set)
-					   ? (errno = EPERM, -1)
-					   : 0);
+		say("thread-affinity",
+		    pthread_setaffinity_np(th, sizeof(set), &set)
+			? (errno = EPERM, -1)
+			: 0);
 	}
 }
 
@@ -250,7 +253,8 @@ static void *relink(void *arg)
 
 static void linkrace(const char *neighbour, int secs)
 {
-	struct sockaddr_un own = {.sun_family = AF_UNIX, .sun_path = "own.sock"},
+	struct sockaddr_un own = {.sun_family = AF_UNIX,
+				  .sun_path = "own.sock"},
 			   sw = {.sun_family = AF_UNIX, .sun_path = "sw.sock"};
 	int l = socket(AF_UNIX, SOCK_STREAM, 0);
 	time_t end = time(NULL) + secs;
@@ -288,8 +292,8 @@ int main(int argc, char **argv)
 	else if (argc == 2 && !strcmp(argv[1], "sched-own"))
 		sched_own();
 	else if (argc == 3 && !strcmp(argv[1], "ioprio"))
-		printf("%ld\n", syscall(SYS_ioprio_get, WHO_PROCESS,
-					atoi(argv[2])));
+		printf("%ld\n",
+		       syscall(SYS_ioprio_get, WHO_PROCESS, atoi(argv[2])));
 	else if (argc == 5 && !strcmp(argv[1], "sysv"))
 		sysv(atoi(argv[2]), atoi(argv[3]), atoi(argv[4]));
 	else if (argc == 3 && !strcmp(argv[1], "mq"))
@@ -301,8 +305,8 @@ int main(int argc, char **argv)
 		socklen_t l = sizeof(in);
 		int s = socket(AF_INET, SOCK_STREAM, 0);
 
-		if (bind(s, (struct sockaddr *)&in, sizeof(in)) || listen(s, 1) ||
-		    getsockname(s, (struct sockaddr *)&in, &l))
+		if (bind(s, (struct sockaddr *)&in, sizeof(in)) ||
+		    listen(s, 1) || getsockname(s, (struct sockaddr *)&in, &l))
 			say("listen-any", -1);
 		else
 			printf("listening %d\n", ntohs(in.sin_port));

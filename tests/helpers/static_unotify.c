@@ -6,8 +6,8 @@
  *                        then writes "data\n" through the fd
  *   openat2 PATH         the same through openat2
  *   connect PORT         TCP connect to 127.0.0.1:PORT, sends "ping\n"
- *   sendto PORT          UDP sendto 127.0.0.1:PORT "dgram\n" (also sendmsg, sendmmsg)
- *   sendmsg PORT         UDP sendmsg with msg_name 127.0.0.1:PORT
+ *   sendto PORT          UDP sendto 127.0.0.1:PORT "dgram\n" (also sendmsg,
+ * sendmmsg) sendmsg PORT         UDP sendmsg with msg_name 127.0.0.1:PORT
  *   toctou OK DENIED S   one thread opens a buffer in a loop, another
  *                        swaps it between OK and DENIED, for S seconds
  *   rename A B           rename(A, B)       renameat2 A B  RENAME_NOREPLACE
@@ -65,8 +65,8 @@
 static int report(long r, const char *what)
 {
 	if (r < 0) {
-		printf("err %s\n", strerrorname_np(errno) ? strerrorname_np(errno)
-							   : "?");
+		printf("err %s\n",
+		       strerrorname_np(errno) ? strerrorname_np(errno) : "?");
 		return 1;
 	}
 	printf("ok %s\n", what);
@@ -184,14 +184,15 @@ static int unix_cmd(int argc, char **argv)
 		pthread_create(&t, NULL, filler, argv[2]);
 		usleep(300000);
 		alarm(5); /* a stalled connect fails the test, not hangs it */
-		return report(syscall(SYS_connect, s, &ok, sizeof(ok)), "ustall");
+		return report(syscall(SYS_connect, s, &ok, sizeof(ok)),
+			      "ustall");
 	}
 	if (!strcmp(argv[1], "usendto")) {
 		int s = socket(AF_UNIX, SOCK_DGRAM, 0);
 
-		return report(syscall(SYS_sendto, s, "dgram\n", 6, 0, &sa,
-				      sizeof(sa)),
-			      "usendto");
+		return report(
+		    syscall(SYS_sendto, s, "dgram\n", 6, 0, &sa, sizeof(sa)),
+		    "usendto");
 	}
 	if (!strcmp(argv[1], "urights")) {
 		union {
@@ -258,7 +259,8 @@ static int nullpath2(void)
 		const char *name;
 		long nr, a0, a1, a2, a3, a4;
 	} calls[] = {
-	    {"plant-symlink", SYS_symlink, (long)"planted", (long)"p1", 0, 0, 0},
+	    {"plant-symlink", SYS_symlink, (long)"planted", (long)"p1", 0, 0,
+	     0},
 	    {"symlink", SYS_symlink, 0, (long)"n1", 0, 0, 0},
 	    {"symlinkat", SYS_symlinkat, 0, AT_FDCWD, (long)"n2", 0, 0},
 	    {"plant-rename", SYS_rename, (long)"f1", (long)"f2", 0, 0, 0},
@@ -374,9 +376,9 @@ int main(int argc, char **argv)
 	if (!strcmp(argv[1], "unlink"))
 		return report(syscall(SYS_unlink, argv[2]), "unlink");
 	if (!strcmp(argv[1], "rmdirat"))
-		return report(syscall(SYS_unlinkat, AT_FDCWD, argv[2],
-				      AT_REMOVEDIR),
-			      "rmdirat");
+		return report(
+		    syscall(SYS_unlinkat, AT_FDCWD, argv[2], AT_REMOVEDIR),
+		    "rmdirat");
 	if (!strcmp(argv[1], "rmdir"))
 		return report(syscall(SYS_rmdir, argv[2]), "rmdir");
 	if (!strcmp(argv[1], "mkdir"))

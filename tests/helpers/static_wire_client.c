@@ -29,8 +29,8 @@
 static int dial(void)
 {
 	const char *path = getenv(HX_ENV_SOCKET);
-	struct sockaddr_un sa = { .sun_family = AF_UNIX };
-	struct timeval tv = { .tv_sec = 5 };
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	struct timeval tv = {.tv_sec = 5};
 	int fd;
 
 	if (!path || strlen(path) >= sizeof(sa.sun_path)) {
@@ -70,7 +70,10 @@ static void hostile_one(const char *name, const void *msg, size_t n)
 		printf("sendfail %s %s\n", name, strerror(errno));
 	} else {
 		got = recv(fd, reply, sizeof(reply), 0);
-		printf("%s %s\n", got == 0 || (got < 0 && errno == ECONNRESET) ? "closed" : "open", name);
+		printf("%s %s\n",
+		       got == 0 || (got < 0 && errno == ECONNRESET) ? "closed"
+								    : "open",
+		       name);
 	}
 	fflush(stdout);
 	close(fd);
@@ -239,6 +242,7 @@ int main(int argc, char **argv)
 		waitpid(pid, &st, 0);
 		return WIFEXITED(st) ? WEXITSTATUS(st) : 1;
 	}
-	fprintf(stderr, "usage: static_wire_client hostile|good|both DIR [N]\n");
+	fprintf(stderr,
+		"usage: static_wire_client hostile|good|both DIR [N]\n");
 	return 2;
 }

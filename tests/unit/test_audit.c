@@ -28,9 +28,10 @@ static size_t nlines;
  * recompute. */
 START_TEST(sha256_vectors)
 {
-	const char *line = "{\"seq\":1,\"prev\":\"x\",\"hash\":\""
-			   "0000000000000000000000000000000000000000000000000000"
-			   "000000000000\"}";
+	const char *line =
+	    "{\"seq\":1,\"prev\":\"x\",\"hash\":\""
+	    "0000000000000000000000000000000000000000000000000000"
+	    "000000000000\"}";
 	char hex[65];
 
 	hx_sha256_hex("", 0, hex);
@@ -59,8 +60,8 @@ static void write_log(int n, const char *last_event)
 		json_object_set_new(r, "pid", json_integer(100 + i));
 		json_object_set_new(r, "event",
 				    json_string(i == n - 1 && last_event
-							? last_event
-							: "openat"));
+						    ? last_event
+						    : "openat"));
 		json_object_set_new(r, "verdict",
 				    json_string(i % 3 ? "allow" : "deny"));
 		ck_assert_int_eq(hx_audit_append(a, r, &seq), 0);
@@ -148,7 +149,8 @@ START_TEST(record_layout)
 	load_lines();
 	n = strlen(lines[0]);
 	ck_assert_int_eq(lines[0][n - 1], '\n');
-	ck_assert_ptr_nonnull(strstr(lines[0], "\"prev\":\"" "0000000000"));
+	ck_assert_ptr_nonnull(strstr(lines[0], "\"prev\":\""
+					       "0000000000"));
 	j = json_loads(lines[1], 0, NULL);
 	ck_assert_ptr_nonnull(j);
 	/* time, seq first; prev, hash last; nothing null. */
@@ -274,8 +276,8 @@ START_TEST(seq_gap_with_valid_hash)
 	json_object_set_new(j, "seq", json_integer(9));
 	s = json_dumps(j, JSON_COMPACT | JSON_PRESERVE_ORDER);
 	n = strlen(s);
-	ck_assert_int_ge(asprintf(&line, "%.*s,\"hash\":\"%064d\"}", (int)n - 1,
-				  s, 0), 0);
+	ck_assert_int_ge(
+	    asprintf(&line, "%.*s,\"hash\":\"%064d\"}", (int)n - 1, s, 0), 0);
 	ck_assert_int_eq(hx_audit_line_hash(line, strlen(line), hex), 0);
 	memcpy(line + strlen(line) - 66, hex, 64);
 	free(lines[2]);
@@ -324,8 +326,8 @@ END_TEST
 
 static int run_cli(const char *cmd, const char *opt, char **out)
 {
-	char *argv[] = { (char *)"harness-audit", (char *)cmd, path,
-			 (char *)opt, NULL };
+	char *argv[] = {(char *)"harness-audit", (char *)cmd, path, (char *)opt,
+			NULL};
 	size_t len;
 	FILE *o = open_memstream(out, &len), *e = fopen("/dev/null", "w");
 	int r = hx_audit_cli(opt ? 4 : 3, argv, o, e);
@@ -340,7 +342,7 @@ static int run_cli(const char *cmd, const char *opt, char **out)
  * child: RLIMIT_FSIZE stands for the full disk. */
 static int short_write_child(bool closing)
 {
-	struct rlimit lim = { 6000, 6000 };
+	struct rlimit lim = {6000, 6000};
 	struct hx_audit_verify v;
 	struct hx_audit *a;
 	struct stat st;
@@ -355,8 +357,9 @@ static int short_write_child(bool closing)
 	if (closing)
 		hx_audit_closing(a); /* past the reserve's check */
 	for (i = 0; i < 1000 && !r; i++) {
-		json_t *rec = json_pack("{s:s, s:s}", "event", "open", "pad",
-					"0123456789012345678901234567890123456789");
+		json_t *rec =
+		    json_pack("{s:s, s:s}", "event", "open", "pad",
+			      "0123456789012345678901234567890123456789");
 
 		r = hx_audit_append(a, rec, &seq);
 		json_decref(rec);
@@ -397,8 +400,8 @@ START_TEST(cli_verify_messages)
 
 	write_log(N, "session_end");
 	ck_assert_int_eq(run_cli("verify", NULL, &out), 0);
-	snprintf(want, sizeof(want), "%s: ok, %d records, chain intact",
-		 path, N);
+	snprintf(want, sizeof(want), "%s: ok, %d records, chain intact", path,
+		 N);
 	ck_assert_ptr_nonnull(strstr(out, want));
 	free(out);
 	load_lines();
@@ -419,9 +422,14 @@ END_TEST
 START_TEST(cli_summary_and_show)
 {
 	char *out;
-	char *argv[] = { (char *)"harness-audit", (char *)"show", path,
-			 (char *)"--verdict", (char *)"deny", (char *)"--pid",
-			 (char *)"103", NULL };
+	char *argv[] = {(char *)"harness-audit",
+			(char *)"show",
+			path,
+			(char *)"--verdict",
+			(char *)"deny",
+			(char *)"--pid",
+			(char *)"103",
+			NULL};
 	size_t len;
 	FILE *o, *e;
 

@@ -24,35 +24,35 @@ static const struct {
 	const char *base, *path, *want; /* want NULL: err */
 	long err;
 } norm_cases[] = {
-	{ "/home/u", "a.txt", "/home/u/a.txt", 0 },
-	{ "/home/u", "./a/../b", "/home/u/b", 0 },
-	{ "/home/u", "../../../x", "/x", 0 },
-	{ "/home/u/", "sub//dir///f", "/home/u/sub/dir/f", 0 },
-	{ "/", "a", "/a", 0 },
-	{ "/x/y", "..", "/x", 0 },
-	{ "/x/y", ".", "/x/y", 0 },
-	{ "/ignored", "/abs", "/abs", 0 },
-	{ NULL, "/", "/", 0 },
-	{ NULL, "//", "/", 0 },
-	{ NULL, "/a/b/c", "/a/b/c", 0 },
-	{ NULL, "/a//b///c/", "/a/b/c", 0 },
-	{ NULL, "/a/b/", "/a/b", 0 },
-	{ NULL, "/a/./b/.", "/a/b", 0 },
-	{ NULL, "/a/b/..", "/a", 0 },
-	{ NULL, "/a/b/../c", "/a/c", 0 },
-	{ NULL, "/a/..", "/", 0 },
-	{ NULL, "/..", "/", 0 },
-	{ NULL, "/../../etc/passwd", "/etc/passwd", 0 },
-	{ NULL, "/proj/../home/u/.ssh/id_rsa", "/home/u/.ssh/id_rsa", 0 },
-	{ NULL, "/a/...", "/a/...", 0 },
-	{ NULL, "/a/..b", "/a/..b", 0 },
-	{ NULL, "/a/..b/c", "/a/..b/c", 0 },
-	{ NULL, "/etc//passwd", "/etc/passwd", 0 },
-	{ NULL, "relative/path", NULL, -EINVAL },
-	{ NULL, "./x", NULL, -EINVAL },
-	{ NULL, "", NULL, -EINVAL },
-	{ "/a", "", NULL, -EINVAL },
-	{ "rel", "x", NULL, -EINVAL },
+    {"/home/u", "a.txt", "/home/u/a.txt", 0},
+    {"/home/u", "./a/../b", "/home/u/b", 0},
+    {"/home/u", "../../../x", "/x", 0},
+    {"/home/u/", "sub//dir///f", "/home/u/sub/dir/f", 0},
+    {"/", "a", "/a", 0},
+    {"/x/y", "..", "/x", 0},
+    {"/x/y", ".", "/x/y", 0},
+    {"/ignored", "/abs", "/abs", 0},
+    {NULL, "/", "/", 0},
+    {NULL, "//", "/", 0},
+    {NULL, "/a/b/c", "/a/b/c", 0},
+    {NULL, "/a//b///c/", "/a/b/c", 0},
+    {NULL, "/a/b/", "/a/b", 0},
+    {NULL, "/a/./b/.", "/a/b", 0},
+    {NULL, "/a/b/..", "/a", 0},
+    {NULL, "/a/b/../c", "/a/c", 0},
+    {NULL, "/a/..", "/", 0},
+    {NULL, "/..", "/", 0},
+    {NULL, "/../../etc/passwd", "/etc/passwd", 0},
+    {NULL, "/proj/../home/u/.ssh/id_rsa", "/home/u/.ssh/id_rsa", 0},
+    {NULL, "/a/...", "/a/...", 0},
+    {NULL, "/a/..b", "/a/..b", 0},
+    {NULL, "/a/..b/c", "/a/..b/c", 0},
+    {NULL, "/etc//passwd", "/etc/passwd", 0},
+    {NULL, "relative/path", NULL, -EINVAL},
+    {NULL, "./x", NULL, -EINVAL},
+    {NULL, "", NULL, -EINVAL},
+    {"/a", "", NULL, -EINVAL},
+    {"rel", "x", NULL, -EINVAL},
 };
 
 START_TEST(normalize_table)
@@ -76,12 +76,11 @@ START_TEST(normalize_lengths)
 	static char in[PATH_MAX + 10], out[PATH_MAX];
 	char small[8];
 
-	ck_assert_int_eq(hx_path_normalize(NULL, "/abcdefghij", small,
-					   sizeof(small)),
-			 -ENAMETOOLONG);
-	ck_assert_int_eq(hx_path_normalize(NULL, "/abcdef", small,
-					   sizeof(small)),
-			 7);
+	ck_assert_int_eq(
+	    hx_path_normalize(NULL, "/abcdefghij", small, sizeof(small)),
+	    -ENAMETOOLONG);
+	ck_assert_int_eq(
+	    hx_path_normalize(NULL, "/abcdef", small, sizeof(small)), 7);
 	ck_assert_int_eq(hx_path_normalize(NULL, "/abc", out, 3),
 			 -ENAMETOOLONG);
 	/* The kernel refuses a path of PATH_MAX bytes or more, even one
@@ -129,12 +128,11 @@ END_TEST
 START_TEST(sockaddr_spellings)
 {
 	char b[HX_SOCKADDR_LEN], tiny[6];
-	struct sockaddr_in in = { .sin_family = AF_INET,
-				  .sin_port = htons(443) };
-	struct sockaddr_in6 in6 = { .sin6_family = AF_INET6,
-				    .sin6_port = htons(80) };
-	struct sockaddr_un un = { .sun_family = AF_UNIX };
-	struct sockaddr_nl nl = { .nl_family = AF_NETLINK, .nl_pid = 7 };
+	struct sockaddr_in in = {.sin_family = AF_INET, .sin_port = htons(443)};
+	struct sockaddr_in6 in6 = {.sin6_family = AF_INET6,
+				   .sin6_port = htons(80)};
+	struct sockaddr_un un = {.sun_family = AF_UNIX};
+	struct sockaddr_nl nl = {.nl_family = AF_NETLINK, .nl_pid = 7};
 	size_t off = offsetof(struct sockaddr_un, sun_path);
 
 	inet_pton(AF_INET, "1.2.3.4", &in.sin_addr);
@@ -159,9 +157,8 @@ START_TEST(sockaddr_spellings)
 	ck_assert_str_eq(hx_sockaddr_format(&in, 1, b, sizeof(b)), "invalid");
 	ck_assert_str_eq(hx_sockaddr_format(NULL, 0, b, sizeof(b)), "invalid");
 	/* Truncated, still terminated. */
-	ck_assert_str_eq(hx_sockaddr_format(&in, sizeof(in), tiny,
-					    sizeof(tiny)),
-			 "1.2.3");
+	ck_assert_str_eq(
+	    hx_sockaddr_format(&in, sizeof(in), tiny, sizeof(tiny)), "1.2.3");
 }
 END_TEST
 

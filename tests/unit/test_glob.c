@@ -11,68 +11,68 @@ static const struct {
 	const char *pattern, *path;
 	bool match;
 } mcases[] = {
-	{ "/a/b", "/a/b", true },
-	{ "/a/b", "/a/bc", false },
-	{ "/a/b", "/a", false },
-	/* '**' as a segment: any number of segments, none included */
-	{ "/a/**", "/a", true },
-	{ "/a/**", "/a/", true },
-	{ "/a/**", "/a/b/c/d", true },
-	{ "/a/**", "/ab", false },
-	{ "/a/**", "/", false },
-	{ "/**", "/x/y", true },
-	{ "/a/**/b", "/a/b", true },
-	{ "/a/**/b", "/a/x/y/b", true },
-	{ "/a/**/b", "/a/x/yb", false },
-	{ "/a/**/b", "/a/x/b/c", false },
-	{ "/a/**/b/**", "/a/x/b/c", true },
-	{ "**/.env", "/x/.env", true },
-	{ "**/.env", "/.env", true },
-	{ "**/.env", "/x/.envrc", false },
-	{ "**/.env", "/x/a.env", false },
-	{ "**/.env.*", "/x/y/.env.local", true },
-	{ "**/.git/hooks/**", "/p/.git/hooks/pre-commit", true },
-	{ "**/.git/hooks/**", "/p/.git/hooks", true },
-	{ "**/.git/hooks/**", "/p/.git/hooksx", false },
-	/* '*' and '?' stay within a segment */
-	{ "/a/*", "/a/b", true },
-	{ "/a/*", "/a/b/c", false },
-	{ "/a/*", "/a/", true },
-	{ "/x/*.c", "/x/main.c", true },
-	{ "/x/*.c", "/x/.c", true },
-	{ "/x/*.c", "/x/main.h", false },
-	{ "/a/*b*c", "/a/xbyc", true },
-	{ "/a/*b*c", "/a/xbyd", false },
-	{ "/a/b*", "/a/b", true },
-	{ "/a/?", "/a/b", true },
-	{ "/a/?", "/a/bc", false },
-	{ "/a/?", "/a/", false },
-	{ "/a?b", "/a/b", false },
-	/* classes */
-	{ "/a/[bc]", "/a/c", true },
-	{ "/a/[bc]", "/a/d", false },
-	{ "/a/[!bc]", "/a/c", false },
-	{ "/a/[!bc]", "/a/d", true },
-	{ "/a/[^bc]", "/a/d", true },
-	{ "/a/[a-c]x", "/a/bx", true },
-	{ "/a/[a-c]x", "/a/dx", false },
-	{ "/a/[]]", "/a/]", true },
-	{ "/a/[!]]", "/a/]", false },
-	{ "/a/[a-]", "/a/-", true },
-	{ "/a[!x]b", "/a/b", false },
-	{ "/dev/fd/[12]", "/dev/fd/1", true },
-	{ "/dev/fd/[12]", "/dev/fd/12", false },
-	/* a range across 0x7f (UTF-8 bytes): with signed char it was
-	 * empty ('a' > (char)0xff) */
-	{ "/a/[a-\xff]", "/a/b", true },
-	{ "/a/[a-\xff]", "/a/\xc3", true },
-	{ "/a/[\x80-\xff]", "/a/\xc3", true },
-	{ "/a/[\xc0-\xff]", "/a/z", false },
-	/* escapes */
-	{ "/a/\\*", "/a/*", true },
-	{ "/a/\\*", "/a/b", false },
-	{ "/a/\\[x]", "/a/[x]", true },
-	{ "/a/\\?", "/a/?", true },
+    {"/a/b", "/a/b", true},
+    {"/a/b", "/a/bc", false},
+    {"/a/b", "/a", false},
+    /* '**' as a segment: any number of segments, none included */
+    {"/a/**", "/a", true},
+    {"/a/**", "/a/", true},
+    {"/a/**", "/a/b/c/d", true},
+    {"/a/**", "/ab", false},
+    {"/a/**", "/", false},
+    {"/**", "/x/y", true},
+    {"/a/**/b", "/a/b", true},
+    {"/a/**/b", "/a/x/y/b", true},
+    {"/a/**/b", "/a/x/yb", false},
+    {"/a/**/b", "/a/x/b/c", false},
+    {"/a/**/b/**", "/a/x/b/c", true},
+    {"**/.env", "/x/.env", true},
+    {"**/.env", "/.env", true},
+    {"**/.env", "/x/.envrc", false},
+    {"**/.env", "/x/a.env", false},
+    {"**/.env.*", "/x/y/.env.local", true},
+    {"**/.git/hooks/**", "/p/.git/hooks/pre-commit", true},
+    {"**/.git/hooks/**", "/p/.git/hooks", true},
+    {"**/.git/hooks/**", "/p/.git/hooksx", false},
+    /* '*' and '?' stay within a segment */
+    {"/a/*", "/a/b", true},
+    {"/a/*", "/a/b/c", false},
+    {"/a/*", "/a/", true},
+    {"/x/*.c", "/x/main.c", true},
+    {"/x/*.c", "/x/.c", true},
+    {"/x/*.c", "/x/main.h", false},
+    {"/a/*b*c", "/a/xbyc", true},
+    {"/a/*b*c", "/a/xbyd", false},
+    {"/a/b*", "/a/b", true},
+    {"/a/?", "/a/b", true},
+    {"/a/?", "/a/bc", false},
+    {"/a/?", "/a/", false},
+    {"/a?b", "/a/b", false},
+    /* classes */
+    {"/a/[bc]", "/a/c", true},
+    {"/a/[bc]", "/a/d", false},
+    {"/a/[!bc]", "/a/c", false},
+    {"/a/[!bc]", "/a/d", true},
+    {"/a/[^bc]", "/a/d", true},
+    {"/a/[a-c]x", "/a/bx", true},
+    {"/a/[a-c]x", "/a/dx", false},
+    {"/a/[]]", "/a/]", true},
+    {"/a/[!]]", "/a/]", false},
+    {"/a/[a-]", "/a/-", true},
+    {"/a[!x]b", "/a/b", false},
+    {"/dev/fd/[12]", "/dev/fd/1", true},
+    {"/dev/fd/[12]", "/dev/fd/12", false},
+    /* a range across 0x7f (UTF-8 bytes): with signed char it was
+     * empty ('a' > (char)0xff) */
+    {"/a/[a-\xff]", "/a/b", true},
+    {"/a/[a-\xff]", "/a/\xc3", true},
+    {"/a/[\x80-\xff]", "/a/\xc3", true},
+    {"/a/[\xc0-\xff]", "/a/z", false},
+    /* escapes */
+    {"/a/\\*", "/a/*", true},
+    {"/a/\\*", "/a/b", false},
+    {"/a/\\[x]", "/a/[x]", true},
+    {"/a/\\?", "/a/?", true},
 };
 
 START_TEST(test_match)
@@ -83,7 +83,7 @@ START_TEST(test_match)
 	ck_assert_msg(hx_glob_validate(mcases[_i].pattern, &off, &why) == 0,
 		      "%s invalid", mcases[_i].pattern);
 	ck_assert_msg(hx_glob_match(mcases[_i].pattern, mcases[_i].path) ==
-			      mcases[_i].match,
+			  mcases[_i].match,
 		      "%s vs %s: want %d", mcases[_i].pattern, mcases[_i].path,
 		      mcases[_i].match);
 }
@@ -94,10 +94,9 @@ static const struct {
 	int ret;
 	size_t offset;
 } vcases[] = {
-	{ "/a/**", 0, 0 },    { "**/x", 0, 0 },	    { "/[]]", 0, 0 },
-	{ "/a\\*", 0, 0 },    { "", -1, 0 },	    { "/a/**b", -1, 3 },
-	{ "/a**", -1, 2 },    { "/a/***", -1, 3 },  { "/a/[bc", -1, 3 },
-	{ "/a/[b/c]", -1, 3 }, { "/a\\", -1, 2 },   { "x**/y", -1, 1 },
+    {"/a/**", 0, 0},   {"**/x", 0, 0},	    {"/[]]", 0, 0},  {"/a\\*", 0, 0},
+    {"", -1, 0},       {"/a/**b", -1, 3},   {"/a**", -1, 2}, {"/a/***", -1, 3},
+    {"/a/[bc", -1, 3}, {"/a/[b/c]", -1, 3}, {"/a\\", -1, 2}, {"x**/y", -1, 1},
 };
 
 START_TEST(test_validate)
@@ -138,32 +137,32 @@ static const struct {
 	const char *pattern, *from, *to;
 	bool beneath, keeps;
 } rcases[] = {
-	{ "/p/.git/hooks/**", "/p/.git", "/p/g", true, false },
-	{ "/p/.git/hooks/**", "/p/src", "/p/s2", false, false },
-	{ "/p/.git/hooks/**", "/p", "/q", true, false },
-	{ "/p/.git/config", "/p/.git", "/p/g", true, false },
-	{ "/p/.git/config", "/p/.git/config", "/p/x", false, false },
-	{ "/h/.ssh/**", "/h", "/h2", true, false },
-	{ "/h/.ssh/**", "/", "/x", true, false },
-	{ "/h/.ssh/**", "/hx", "/hy", false, false },
-	{ "/h/*/secret", "/h/a", "/h/b", true, false },
-	/* anywhere below a prefix, one name: any move inside keeps it */
-	{ "**/.env", "/a/b", "/c/d", true, true },
-	{ "/p/**/.envrc", "/p/a", "/p/b/c", true, true },
-	{ "/p/**/.envrc", "/p/a", "/elsewhere", true, false },
-	{ "/p/**/.envrc", "/p", "/q", true, false },
-	/* a suffix of several names starts in the moved name */
-	{ "/p/**/.vscode/tasks.json", "/p/a", "/p/b", true, true },
-	{ "/p/**/.vscode/tasks.json", "/p/.vscode", "/p/v", true, false },
-	{ "/p/**/.vscode/tasks.json", "/p/v", "/p/x/.vscode", true, false },
-	{ "/p/**/.husky/**", "/p/a", "/p/b", true, true },
-	{ "/p/**/.husky/**", "/p/.husky", "/p/h", true, false },
-	{ "/p/**/x/**/y", "/p/a", "/p/b", true, false },
-	{ "/p/**", "/p/a", "/p/b", true, true },
-	{ "/p/**", "/p/a", "/q/b", true, false },
-	{ "/g/refs/heads/**", "/g/refs/heads/h/x.lock", "/g/refs/heads/h/x",
-	  true, true },
-	{ "/p/.git/hooks/**", "/p/.git/hooks", "/p/h", true, false },
+    {"/p/.git/hooks/**", "/p/.git", "/p/g", true, false},
+    {"/p/.git/hooks/**", "/p/src", "/p/s2", false, false},
+    {"/p/.git/hooks/**", "/p", "/q", true, false},
+    {"/p/.git/config", "/p/.git", "/p/g", true, false},
+    {"/p/.git/config", "/p/.git/config", "/p/x", false, false},
+    {"/h/.ssh/**", "/h", "/h2", true, false},
+    {"/h/.ssh/**", "/", "/x", true, false},
+    {"/h/.ssh/**", "/hx", "/hy", false, false},
+    {"/h/*/secret", "/h/a", "/h/b", true, false},
+    /* anywhere below a prefix, one name: any move inside keeps it */
+    {"**/.env", "/a/b", "/c/d", true, true},
+    {"/p/**/.envrc", "/p/a", "/p/b/c", true, true},
+    {"/p/**/.envrc", "/p/a", "/elsewhere", true, false},
+    {"/p/**/.envrc", "/p", "/q", true, false},
+    /* a suffix of several names starts in the moved name */
+    {"/p/**/.vscode/tasks.json", "/p/a", "/p/b", true, true},
+    {"/p/**/.vscode/tasks.json", "/p/.vscode", "/p/v", true, false},
+    {"/p/**/.vscode/tasks.json", "/p/v", "/p/x/.vscode", true, false},
+    {"/p/**/.husky/**", "/p/a", "/p/b", true, true},
+    {"/p/**/.husky/**", "/p/.husky", "/p/h", true, false},
+    {"/p/**/x/**/y", "/p/a", "/p/b", true, false},
+    {"/p/**", "/p/a", "/p/b", true, true},
+    {"/p/**", "/p/a", "/q/b", true, false},
+    {"/g/refs/heads/**", "/g/refs/heads/h/x.lock", "/g/refs/heads/h/x", true,
+     true},
+    {"/p/.git/hooks/**", "/p/.git/hooks", "/p/h", true, false},
 };
 
 START_TEST(test_rename)
@@ -173,7 +172,7 @@ START_TEST(test_rename)
 	ck_assert_msg(hx_glob_match_beneath(p, f) == rcases[_i].beneath,
 		      "beneath(%s, %s)", p, f);
 	ck_assert_msg(hx_glob_rename_keeps(p, f, rcases[_i].to) ==
-			      rcases[_i].keeps,
+			  rcases[_i].keeps,
 		      "keeps(%s, %s, %s)", p, f, rcases[_i].to);
 }
 END_TEST

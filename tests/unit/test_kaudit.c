@@ -41,8 +41,8 @@ START_TEST(fields)
 {
 	char v[64];
 
-	ck_assert_int_eq(hx_kaudit_field(access_rec, strlen(access_rec),
-					 "path", v, sizeof(v)),
+	ck_assert_int_eq(hx_kaudit_field(access_rec, strlen(access_rec), "path",
+					 v, sizeof(v)),
 			 11);
 	ck_assert_str_eq(v, "/etc/passwd");
 	ck_assert_int_gt(hx_kaudit_field(access_rec, strlen(access_rec),
@@ -50,25 +50,21 @@ START_TEST(fields)
 			 0);
 	ck_assert_str_eq(v, "fs.read_file");
 	/* Whole keys: "pid" is not the tail of "ppid". */
-	ck_assert_int_gt(hx_kaudit_field(sys_rec, strlen(sys_rec), "pid", v,
-					 sizeof(v)),
-			 0);
+	ck_assert_int_gt(
+	    hx_kaudit_field(sys_rec, strlen(sys_rec), "pid", v, sizeof(v)), 0);
 	ck_assert_str_eq(v, "17981");
-	ck_assert_int_gt(hx_kaudit_field(sys_rec, strlen(sys_rec), "ppid", v,
-					 sizeof(v)),
-			 0);
+	ck_assert_int_gt(
+	    hx_kaudit_field(sys_rec, strlen(sys_rec), "ppid", v, sizeof(v)), 0);
 	ck_assert_str_eq(v, "17940");
-	ck_assert_int_gt(hx_kaudit_field(sys_rec, strlen(sys_rec), "exe", v,
-					 sizeof(v)),
-			 0);
+	ck_assert_int_gt(
+	    hx_kaudit_field(sys_rec, strlen(sys_rec), "exe", v, sizeof(v)), 0);
 	ck_assert_str_eq(v, "/usr/bin/busybox");
-	ck_assert_int_eq(hx_kaudit_field(sys_rec, strlen(sys_rec), "nope", v,
-					 sizeof(v)),
-			 -1);
+	ck_assert_int_eq(
+	    hx_kaudit_field(sys_rec, strlen(sys_rec), "nope", v, sizeof(v)),
+	    -1);
 	/* Too small: refused, never cut. */
-	ck_assert_int_eq(hx_kaudit_field(access_rec, strlen(access_rec),
-					 "path", v, 5),
-			 -1);
+	ck_assert_int_eq(
+	    hx_kaudit_field(access_rec, strlen(access_rec), "path", v, 5), -1);
 }
 END_TEST
 
@@ -80,16 +76,16 @@ START_TEST(untrusted_hex)
 	static const char bad[] = "path=2F7 name=ZZ";
 	char v[64];
 
-	ck_assert_int_eq(hx_kaudit_field(rec, strlen(rec), "path", v, sizeof(v)),
-			 8);
+	ck_assert_int_eq(
+	    hx_kaudit_field(rec, strlen(rec), "path", v, sizeof(v)), 8);
 	ck_assert_str_eq(v, "/tmp/a b");
-	ck_assert_int_eq(hx_kaudit_field(rec, strlen(rec), "name", v, sizeof(v)),
-			 1);
+	ck_assert_int_eq(
+	    hx_kaudit_field(rec, strlen(rec), "name", v, sizeof(v)), 1);
 	ck_assert_str_eq(v, "\"");
-	ck_assert_int_eq(hx_kaudit_field(bad, strlen(bad), "path", v, sizeof(v)),
-			 -1);
-	ck_assert_int_eq(hx_kaudit_field(bad, strlen(bad), "name", v, sizeof(v)),
-			 -1);
+	ck_assert_int_eq(
+	    hx_kaudit_field(bad, strlen(bad), "path", v, sizeof(v)), -1);
+	ck_assert_int_eq(
+	    hx_kaudit_field(bad, strlen(bad), "name", v, sizeof(v)), -1);
 	/* A quoted value cut short is refused. */
 	ck_assert_int_eq(hx_kaudit_field("path=\"/x", 8, "path", v, sizeof(v)),
 			 -1);

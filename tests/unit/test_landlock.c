@@ -31,30 +31,30 @@ static const struct {
 	enum hx_ll_kind kind;
 	const char *prefix, *glob;
 } ccases[] = {
-	{ "/home/u/.ssh/**", 0, HX_LL_SUBTREE, "/home/u/.ssh", "" },
-	{ "/home/u/.netrc", 0, HX_LL_EXACT, "/home/u/.netrc", "" },
-	{ "/dev/null", 0, HX_LL_EXACT, "/dev/null", "" },
-	{ "/", 0, HX_LL_EXACT, "/", "" },
-	{ "/**", 0, HX_LL_SUBTREE, "/", "" },
-	{ "/a//b/", 0, HX_LL_EXACT, "/a/b", "" },
-	{ "/a/*.pem", 0, HX_LL_NAMEGLOB, "/a", "*.pem" },
-	{ "/dev/fd/[12]", 0, HX_LL_NAMEGLOB, "/dev/fd", "[12]" },
-	{ "/a/x*/**", 0, HX_LL_NAMEGLOB, "/a", "x*" },
-	{ "/a/**/**", 0, HX_LL_SUBTREE, "/a", "" },
-	{ "/a/*", 0, HX_LL_NAMEGLOB, "/a", "*" },
-	/* a wildcard before the last literal segment */
-	{ "**/.env", 0, HX_LL_INEXPRESSIBLE, "/", "" },
-	{ "**/.env.*", 0, HX_LL_INEXPRESSIBLE, "/", "" },
-	{ "/home/u/*/secret", 0, HX_LL_INEXPRESSIBLE, "/home/u", "" },
-	{ "/p/.git/modules/**/hooks/**", 0, HX_LL_INEXPRESSIBLE,
-	  "/p/.git/modules", "" },
-	{ "/a/*/b/**", 0, HX_LL_INEXPRESSIBLE, "/a", "" },
-	/* escapes (session.c's protect globs) are literal */
-	{ "/s/we\\*ird/**", 0, HX_LL_SUBTREE, "/s/we*ird", "" },
-	{ "/s/a\\[1\\]", 0, HX_LL_EXACT, "/s/a[1]", "" },
-	{ "relative/x", -EINVAL, HX_LL_EXACT, "/", "" },
-	{ "/a/../b", -EINVAL, HX_LL_EXACT, "/", "" },
-	{ "/a/./b", -EINVAL, HX_LL_EXACT, "/", "" },
+    {"/home/u/.ssh/**", 0, HX_LL_SUBTREE, "/home/u/.ssh", ""},
+    {"/home/u/.netrc", 0, HX_LL_EXACT, "/home/u/.netrc", ""},
+    {"/dev/null", 0, HX_LL_EXACT, "/dev/null", ""},
+    {"/", 0, HX_LL_EXACT, "/", ""},
+    {"/**", 0, HX_LL_SUBTREE, "/", ""},
+    {"/a//b/", 0, HX_LL_EXACT, "/a/b", ""},
+    {"/a/*.pem", 0, HX_LL_NAMEGLOB, "/a", "*.pem"},
+    {"/dev/fd/[12]", 0, HX_LL_NAMEGLOB, "/dev/fd", "[12]"},
+    {"/a/x*/**", 0, HX_LL_NAMEGLOB, "/a", "x*"},
+    {"/a/**/**", 0, HX_LL_SUBTREE, "/a", ""},
+    {"/a/*", 0, HX_LL_NAMEGLOB, "/a", "*"},
+    /* a wildcard before the last literal segment */
+    {"**/.env", 0, HX_LL_INEXPRESSIBLE, "/", ""},
+    {"**/.env.*", 0, HX_LL_INEXPRESSIBLE, "/", ""},
+    {"/home/u/*/secret", 0, HX_LL_INEXPRESSIBLE, "/home/u", ""},
+    {"/p/.git/modules/**/hooks/**", 0, HX_LL_INEXPRESSIBLE, "/p/.git/modules",
+     ""},
+    {"/a/*/b/**", 0, HX_LL_INEXPRESSIBLE, "/a", ""},
+    /* escapes (session.c's protect globs) are literal */
+    {"/s/we\\*ird/**", 0, HX_LL_SUBTREE, "/s/we*ird", ""},
+    {"/s/a\\[1\\]", 0, HX_LL_EXACT, "/s/a[1]", ""},
+    {"relative/x", -EINVAL, HX_LL_EXACT, "/", ""},
+    {"/a/../b", -EINVAL, HX_LL_EXACT, "/", ""},
+    {"/a/./b", -EINVAL, HX_LL_EXACT, "/", ""},
 };
 
 START_TEST(classify_table)
@@ -90,10 +90,9 @@ static const struct {
 	const char *path, *root;
 	bool in;
 } wcases[] = {
-	{ "/a/b", "/a", true },	  { "/a", "/a", true },
-	{ "/ab", "/a", false },	  { "/a/b", "/", true },
-	{ "/", "/", true },	  { "/a", "/a/b", false },
-	{ "/a/b/c", "/a/b/", true },
+    {"/a/b", "/a", true},      {"/a", "/a", true}, {"/ab", "/a", false},
+    {"/a/b", "/", true},       {"/", "/", true},   {"/a", "/a/b", false},
+    {"/a/b/c", "/a/b/", true},
 };
 
 START_TEST(within_table)
@@ -241,7 +240,7 @@ static void walk_expect(struct hx_ll_tree *t, const char *root_rel,
 
 START_TEST(walk_no_deny_grants_root)
 {
-	struct hx_ll_tree t = { 0 };
+	struct hx_ll_tree t = {0};
 
 	walk_expect(&t, "", ".", "");
 	add_deny(&t, "zzz-elsewhere");
@@ -252,7 +251,7 @@ END_TEST
 
 START_TEST(walk_grants_siblings)
 {
-	struct hx_ll_tree t = { 0 };
+	struct hx_ll_tree t = {0};
 
 	add_deny(&t, "a/y");
 	/* The symlink is never granted (its target is a/y). */
@@ -263,7 +262,7 @@ END_TEST
 
 START_TEST(walk_shares_ancestors)
 {
-	struct hx_ll_tree t = { 0 };
+	struct hx_ll_tree t = {0};
 	char d[PATH_MAX];
 
 	add_deny(&t, "a/y/k");
@@ -278,7 +277,7 @@ END_TEST
 
 START_TEST(walk_denied_root_grants_nothing)
 {
-	struct hx_ll_tree t = { 0 };
+	struct hx_ll_tree t = {0};
 
 	add_deny(&t, "a");
 	walk_expect(&t, "a", "", "");
@@ -291,7 +290,7 @@ START_TEST(walk_missing_deny_path)
 {
 	/* A deny on a path that does not exist yet: its existing ancestor
 	 * is enumerated, so when it is created later it is refused. */
-	struct hx_ll_tree t = { 0 };
+	struct hx_ll_tree t = {0};
 
 	add_deny(&t, "b/not/yet");
 	walk_expect(&t, "", "a,c.pem,d.txt,e", ".,b");
@@ -302,7 +301,7 @@ END_TEST
 START_TEST(walk_deny_under_a_file)
 {
 	/* d.txt is a file where the deny expects a directory. */
-	struct hx_ll_tree t = { 0 };
+	struct hx_ll_tree t = {0};
 
 	add_deny(&t, "d.txt/x");
 	walk_expect(&t, "", "a,b,c.pem,d.txt,e", ".");
@@ -312,7 +311,7 @@ END_TEST
 
 START_TEST(walk_fn_error_stops)
 {
-	struct hx_ll_tree t = { 0 };
+	struct hx_ll_tree t = {0};
 	char root[PATH_MAX];
 
 	add_deny(&t, "a/y");
@@ -340,8 +339,7 @@ START_TEST(canon_resolves_existing_prefix)
 	ck_assert_str_eq(out, want);
 	ck_assert_int_eq(hx_ll_canon("/", out, sizeof(out)), 0);
 	ck_assert_str_eq(out, "/");
-	ck_assert_int_eq(hx_ll_canon("/no-such-dir-hx/x", out, sizeof(out)),
-			 0);
+	ck_assert_int_eq(hx_ll_canon("/no-such-dir-hx/x", out, sizeof(out)), 0);
 	ck_assert_str_eq(out, "/no-such-dir-hx/x");
 	ck_assert_int_eq(hx_ll_canon("rel", out, sizeof(out)), -EINVAL);
 }

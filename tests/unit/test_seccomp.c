@@ -119,50 +119,48 @@ START_TEST(table_has_no_conflicts)
 	ck_assert_ptr_null(first);
 	/* The user-notify list never overlaps the deny list (DESIGN.md
 	 * invariant 4), is consistent in itself, and notifies only. */
-	ck_assert_uint_eq(hx_seccomp_overlap(hx_seccomp_notify,
-					     hx_seccomp_nnotify, hx_seccomp_deny,
-					     hx_seccomp_ndeny, &first),
-			  0);
+	ck_assert_uint_eq(
+	    hx_seccomp_overlap(hx_seccomp_notify, hx_seccomp_nnotify,
+			       hx_seccomp_deny, hx_seccomp_ndeny, &first),
+	    0);
 	ck_assert_ptr_null(first);
-	ck_assert_uint_eq(hx_seccomp_overlap(hx_seccomp_notify,
-					     hx_seccomp_nnotify,
-					     hx_seccomp_notify,
-					     hx_seccomp_nnotify, &first),
-			  0);
+	ck_assert_uint_eq(
+	    hx_seccomp_overlap(hx_seccomp_notify, hx_seccomp_nnotify,
+			       hx_seccomp_notify, hx_seccomp_nnotify, &first),
+	    0);
 	/* The exec gate's rows: execveat's AT_EMPTY_PATH deny row stays
 	 * (a conditional ERRNO outranks USER_NOTIF), nothing else shared. */
-	ck_assert_uint_eq(hx_seccomp_overlap(hx_seccomp_notify_exec,
-					     hx_seccomp_nnotify_exec,
-					     hx_seccomp_deny, hx_seccomp_ndeny,
-					     &first),
-			  0);
-	ck_assert_uint_eq(hx_seccomp_overlap(hx_seccomp_notify_exec,
-					     hx_seccomp_nnotify_exec,
-					     hx_seccomp_notify,
-					     hx_seccomp_nnotify, &first),
-			  0);
+	ck_assert_uint_eq(
+	    hx_seccomp_overlap(hx_seccomp_notify_exec, hx_seccomp_nnotify_exec,
+			       hx_seccomp_deny, hx_seccomp_ndeny, &first),
+	    0);
+	ck_assert_uint_eq(
+	    hx_seccomp_overlap(hx_seccomp_notify_exec, hx_seccomp_nnotify_exec,
+			       hx_seccomp_notify, hx_seccomp_nnotify, &first),
+	    0);
 	for (size_t i = 0; i < hx_seccomp_nnotify_exec; i++)
 		ck_assert(hx_seccomp_notify_exec[i].action == HX_SC_NOTIFY);
 	ck_assert_uint_gt(hx_seccomp_nnotify, 0);
 	for (size_t i = 0; i < hx_seccomp_nnotify; i++)
 		ck_assert_msg(hx_seccomp_notify[i].action == HX_SC_NOTIFY &&
 				  hx_seccomp_notify[i].reason,
-			      "%s is not a notify row", hx_seccomp_notify[i].name);
+			      "%s is not a notify row",
+			      hx_seccomp_notify[i].name);
 	/* Every file mutation of issue 3 item 3 is on the notify list. */
 	{
 		static const char *const mut[] = {
-		    "rename",	 "renameat", "renameat2", "unlink",
-		    "unlinkat",	 "rmdir",    "mkdir",	  "mkdirat",
-		    "link",	 "linkat",   "symlink",	  "symlinkat",
-		    "truncate",	 "chmod",    "fchmodat",  "fchmodat2",
-		    "chown",	 "lchown",   "fchownat"};
+		    "rename",	"renameat", "renameat2", "unlink",
+		    "unlinkat", "rmdir",    "mkdir",	 "mkdirat",
+		    "link",	"linkat",   "symlink",	 "symlinkat",
+		    "truncate", "chmod",    "fchmodat",	 "fchmodat2",
+		    "chown",	"lchown",   "fchownat"};
 
 		for (size_t m = 0; m < sizeof(mut) / sizeof(*mut); m++) {
 			bool found = false;
 
 			for (size_t i = 0; i < hx_seccomp_nnotify; i++)
-				found |= !strcmp(hx_seccomp_notify[i].name,
-						 mut[m]);
+				found |=
+				    !strcmp(hx_seccomp_notify[i].name, mut[m]);
 			ck_assert_msg(found, "%s is not notified", mut[m]);
 		}
 	}
@@ -193,10 +191,9 @@ START_TEST(overlap_finds_conflicts)
 					     hx_seccomp_ndeny, &first),
 			  1);
 	ck_assert_str_eq(first, "mount");
-	ck_assert_uint_eq(
-	    hx_seccomp_overlap(notify, 1, hx_seccomp_deny, hx_seccomp_ndeny,
-			       &first),
-	    0);
+	ck_assert_uint_eq(hx_seccomp_overlap(notify, 1, hx_seccomp_deny,
+					     hx_seccomp_ndeny, &first),
+			  0);
 }
 END_TEST
 

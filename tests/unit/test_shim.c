@@ -50,7 +50,8 @@ static int count(char **v, const char *s)
 START_TEST(test_env_keeps_and_replaces)
 {
 	char *env[] = {
-	    (char *)"A=1", (char *)"LD_PRELOAD=/x/other.so /opt/h/libharness-shim.so:/y/b.so",
+	    (char *)"A=1",
+	    (char *)"LD_PRELOAD=/x/other.so /opt/h/libharness-shim.so:/y/b.so",
 	    (char *)"HARNESS_SOCKET=/evil", (char *)"B=2", NULL};
 	char *out[16];
 	size_t np, nb;

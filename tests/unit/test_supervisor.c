@@ -42,32 +42,31 @@ static const struct {
 	int mode, ncmd;
 	bool quiet, verbose, help;
 } opt_table[] = {
-	{ "-- ls -l", 1, NULL, NULL, NULL, "ls", -1, 2, 0, 0, 0 },
-	{ "ls -l", 1, NULL, NULL, NULL, "ls", -1, 2, 0, 0, 0 },
-	{ "--policy p.yaml --mode audit -- make", 1, "p.yaml", NULL, NULL,
-	  "make", 1, 1, 0, 0, 0 },
-	{ "--policy=p.yaml --mode=enforce true", 1, "p.yaml", NULL, NULL,
-	  "true", 0, 1, 0, 0, 0 },
-	{ "--audit-log /tmp/a.jsonl --session s1 -q -- sh -c x", 1, NULL,
-	  "/tmp/a.jsonl", "s1", "sh", -1, 3, 1, 0, 0 },
-	{ "--verbose -- --weird", 1, NULL, NULL, NULL, "--weird", -1, 1, 0, 1,
-	  0 },
-	{ "ls --mode audit", 1, NULL, NULL, NULL, "ls", -1, 3, 0, 0, 0 },
-	{ "--help", 1, NULL, NULL, NULL, NULL, -1, 0, 0, 0, 1 },
-	{ .args = "", .ok = 0 },
-	{ .args = "--", .ok = 0 },
-	{ .args = "--mode", .ok = 0 },
-	{ .args = "--mode bogus ls", .ok = 0 },
-	{ .args = "--session a/b ls", .ok = 0 },
-	{ .args = "--session .. ls", .ok = 0 },
-	{ .args = "--session "
-		  "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
-		  " ls",
-	  .ok = 0 },
-	{ .args = "--unknown ls", .ok = 0 },
-	{ .args = "--policy= ls", .ok = 0 },
-	{ .args = "--quiet --verbose ls", .ok = 0 },
-	{ .args = "--policyx=a ls", .ok = 0 },
+    {"-- ls -l", 1, NULL, NULL, NULL, "ls", -1, 2, 0, 0, 0},
+    {"ls -l", 1, NULL, NULL, NULL, "ls", -1, 2, 0, 0, 0},
+    {"--policy p.yaml --mode audit -- make", 1, "p.yaml", NULL, NULL, "make", 1,
+     1, 0, 0, 0},
+    {"--policy=p.yaml --mode=enforce true", 1, "p.yaml", NULL, NULL, "true", 0,
+     1, 0, 0, 0},
+    {"--audit-log /tmp/a.jsonl --session s1 -q -- sh -c x", 1, NULL,
+     "/tmp/a.jsonl", "s1", "sh", -1, 3, 1, 0, 0},
+    {"--verbose -- --weird", 1, NULL, NULL, NULL, "--weird", -1, 1, 0, 1, 0},
+    {"ls --mode audit", 1, NULL, NULL, NULL, "ls", -1, 3, 0, 0, 0},
+    {"--help", 1, NULL, NULL, NULL, NULL, -1, 0, 0, 0, 1},
+    {.args = "", .ok = 0},
+    {.args = "--", .ok = 0},
+    {.args = "--mode", .ok = 0},
+    {.args = "--mode bogus ls", .ok = 0},
+    {.args = "--session a/b ls", .ok = 0},
+    {.args = "--session .. ls", .ok = 0},
+    {.args = "--session "
+	     "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
+	     " ls",
+     .ok = 0},
+    {.args = "--unknown ls", .ok = 0},
+    {.args = "--policy= ls", .ok = 0},
+    {.args = "--quiet --verbose ls", .ok = 0},
+    {.args = "--policyx=a ls", .ok = 0},
 };
 
 START_TEST(options_table)
@@ -133,8 +132,7 @@ START_TEST(resolve_symlinks)
 	ck_assert_int_eq(hx_path_resolve(me, 0, q, true, out, sizeof(out)), 0);
 	ck_assert_str_eq(out, p);
 	/* not followed when the op acts on the link itself */
-	ck_assert_int_eq(hx_path_resolve(me, 0, q, false, out, sizeof(out)),
-			 0);
+	ck_assert_int_eq(hx_path_resolve(me, 0, q, false, out, sizeof(out)), 0);
 	ck_assert_str_eq(out, q);
 	/* relative link */
 	snprintf(q, sizeof(q), "%s/rel", real);
@@ -146,9 +144,9 @@ START_TEST(resolve_symlinks)
 	snprintf(p, sizeof(p), "%s/new/deeper", real);
 	ck_assert_str_eq(out, p);
 	/* /proc/self is the agent's, and written back as /proc/self */
-	ck_assert_int_eq(hx_path_resolve(me, 0, "/proc/self/cwd", false, out,
-					 sizeof(out)),
-			 0);
+	ck_assert_int_eq(
+	    hx_path_resolve(me, 0, "/proc/self/cwd", false, out, sizeof(out)),
+	    0);
 	ck_assert_str_eq(out, "/proc/self/cwd");
 	/* a loop */
 	snprintf(q, sizeof(q), "%s/loop", real);
@@ -168,9 +166,8 @@ START_TEST(resolve_pipe_fd)
 	ck_assert_int_eq(pipe(fds), 0);
 	snprintf(in, sizeof(in), "/proc/self/fd/%d", fds[1]);
 	/* pipe:[N] names no file: the walk stops at the fd link. */
-	ck_assert_int_eq(hx_path_resolve(getpid(), 0, in, true, out,
-					 sizeof(out)),
-			 0);
+	ck_assert_int_eq(
+	    hx_path_resolve(getpid(), 0, in, true, out, sizeof(out)), 0);
 	ck_assert_str_eq(out, in);
 	close(fds[0]);
 	close(fds[1]);
@@ -184,35 +181,35 @@ static const struct {
 	const char *cls;
 	enum hx_risk risk;
 } cls_table[] = {
-	{ "ls -la", "read_only", HX_RISK_LOW },
-	{ "/usr/bin/cat /etc/hosts", "read_only", HX_RISK_LOW },
-	{ "git status", "read_only", HX_RISK_LOW },
-	{ "git -C /x log --oneline", "read_only", HX_RISK_LOW },
-	{ "git commit -m x", "mutating", HX_RISK_MEDIUM },
-	{ "sed -i s/a/b/ f", "mutating", HX_RISK_MEDIUM },
-	{ "sed s/a/b/ f", "other", HX_RISK_HIGH },
-	{ "make -j2", "mutating", HX_RISK_MEDIUM },
-	{ "gcc -c x.c", "mutating", HX_RISK_MEDIUM },
-	{ "rm -rf /", "destructive", HX_RISK_HIGH },
-	{ "git reset --hard", "destructive", HX_RISK_HIGH },
-	{ "git clean -fdx", "destructive", HX_RISK_HIGH },
-	{ "git push --force origin main", "destructive", HX_RISK_HIGH },
-	{ "git push origin main", "network", HX_RISK_HIGH },
-	{ "curl https://x", "network", HX_RISK_HIGH },
-	{ "sudo ls", "privilege", HX_RISK_CRITICAL },
-	{ "chmod 777 x", "privilege", HX_RISK_CRITICAL },
-	{ "apt-get install foo", "package_install", HX_RISK_HIGH },
-	{ "pip3 install requests", "package_install", HX_RISK_HIGH },
-	{ "python3 -m pip install x", "package_install", HX_RISK_HIGH },
-	{ "npm i left-pad", "package_install", HX_RISK_HIGH },
-	{ "npm test", "mutating", HX_RISK_MEDIUM },
-	{ "sh -c ls", "code", HX_RISK_HIGH },
-	{ "python3.11 -c print(1)", "code", HX_RISK_HIGH },
-	{ "node -e 1", "code", HX_RISK_HIGH },
-	{ "env -i FOO=1 rm x", "destructive", HX_RISK_HIGH },
-	{ "timeout 5 curl x", "network", HX_RISK_HIGH },
-	{ "busybox rm x", "destructive", HX_RISK_HIGH },
-	{ "frobnicate", "other", HX_RISK_HIGH },
+    {"ls -la", "read_only", HX_RISK_LOW},
+    {"/usr/bin/cat /etc/hosts", "read_only", HX_RISK_LOW},
+    {"git status", "read_only", HX_RISK_LOW},
+    {"git -C /x log --oneline", "read_only", HX_RISK_LOW},
+    {"git commit -m x", "mutating", HX_RISK_MEDIUM},
+    {"sed -i s/a/b/ f", "mutating", HX_RISK_MEDIUM},
+    {"sed s/a/b/ f", "other", HX_RISK_HIGH},
+    {"make -j2", "mutating", HX_RISK_MEDIUM},
+    {"gcc -c x.c", "mutating", HX_RISK_MEDIUM},
+    {"rm -rf /", "destructive", HX_RISK_HIGH},
+    {"git reset --hard", "destructive", HX_RISK_HIGH},
+    {"git clean -fdx", "destructive", HX_RISK_HIGH},
+    {"git push --force origin main", "destructive", HX_RISK_HIGH},
+    {"git push origin main", "network", HX_RISK_HIGH},
+    {"curl https://x", "network", HX_RISK_HIGH},
+    {"sudo ls", "privilege", HX_RISK_CRITICAL},
+    {"chmod 777 x", "privilege", HX_RISK_CRITICAL},
+    {"apt-get install foo", "package_install", HX_RISK_HIGH},
+    {"pip3 install requests", "package_install", HX_RISK_HIGH},
+    {"python3 -m pip install x", "package_install", HX_RISK_HIGH},
+    {"npm i left-pad", "package_install", HX_RISK_HIGH},
+    {"npm test", "mutating", HX_RISK_MEDIUM},
+    {"sh -c ls", "code", HX_RISK_HIGH},
+    {"python3.11 -c print(1)", "code", HX_RISK_HIGH},
+    {"node -e 1", "code", HX_RISK_HIGH},
+    {"env -i FOO=1 rm x", "destructive", HX_RISK_HIGH},
+    {"timeout 5 curl x", "network", HX_RISK_HIGH},
+    {"busybox rm x", "destructive", HX_RISK_HIGH},
+    {"frobnicate", "other", HX_RISK_HIGH},
 };
 
 START_TEST(classify_table)
@@ -227,9 +224,9 @@ START_TEST(classify_table)
 		argv[argc++] = tok;
 	c = hx_classify_exec(NULL, (const char *const *)argv, argc);
 	ck_assert_msg(!strcmp(c.name, cls_table[_i].cls) &&
-			      c.risk == cls_table[_i].risk,
-		      "'%s': got %s/%d, want %s/%d", cls_table[_i].argv,
-		      c.name, c.risk, cls_table[_i].cls, cls_table[_i].risk);
+			  c.risk == cls_table[_i].risk,
+		      "'%s': got %s/%d, want %s/%d", cls_table[_i].argv, c.name,
+		      c.risk, cls_table[_i].cls, cls_table[_i].risk);
 }
 END_TEST
 
@@ -293,11 +290,11 @@ END_TEST
 START_TEST(format_values)
 {
 	char b[256];
-	struct timespec ts = { 1795938000, 123456789 };
+	struct timespec ts = {1795938000, 123456789};
 
-	ck_assert_str_eq(hx_fmt_open_flags(O_WRONLY | O_CREAT | O_TRUNC, b,
-					   sizeof(b)),
-			 "O_WRONLY|O_CREAT|O_TRUNC");
+	ck_assert_str_eq(
+	    hx_fmt_open_flags(O_WRONLY | O_CREAT | O_TRUNC, b, sizeof(b)),
+	    "O_WRONLY|O_CREAT|O_TRUNC");
 	ck_assert_str_eq(hx_fmt_open_flags(O_RDONLY | O_CLOEXEC, b, sizeof(b)),
 			 "O_RDONLY|O_CLOEXEC");
 	ck_assert_str_eq(hx_fmt_mode(0644, b, sizeof(b)), "0644");
@@ -313,16 +310,16 @@ static const struct {
 	bool valid;
 	const char *out;
 } esc_table[] = {
-	{ "plain", true, "plain" },
-	{ "\xc3\xa9t\xc3\xa9", true, "\xc3\xa9t\xc3\xa9" },
-	{ "a\xff", false, "a\\xff" },
-	{ "\xe9t\xe9", false, "\\xe9t\\xe9" },
-	{ "back\\slash\xfe", false, "back\\\\slash\\xfe" },
-	{ "\xc0\xaf", false, "\\xc0\\xaf" },	      /* overlong '/' */
-	{ "\xed\xa0\x80", false, "\\xed\\xa0\\x80" }, /* surrogate */
-	{ "\xf4\x90\x80\x80", false, "\\xf4\\x90\\x80\\x80" },
-	{ "\xe2\x82", false, "\\xe2\\x82" },		      /* cut short */
-	{ "\xf0\x9f\x98\x80", true, "\xf0\x9f\x98\x80" },
+    {"plain", true, "plain"},
+    {"\xc3\xa9t\xc3\xa9", true, "\xc3\xa9t\xc3\xa9"},
+    {"a\xff", false, "a\\xff"},
+    {"\xe9t\xe9", false, "\\xe9t\\xe9"},
+    {"back\\slash\xfe", false, "back\\\\slash\\xfe"},
+    {"\xc0\xaf", false, "\\xc0\\xaf"},		/* overlong '/' */
+    {"\xed\xa0\x80", false, "\\xed\\xa0\\x80"}, /* surrogate */
+    {"\xf4\x90\x80\x80", false, "\\xf4\\x90\\x80\\x80"},
+    {"\xe2\x82", false, "\\xe2\\x82"}, /* cut short */
+    {"\xf0\x9f\x98\x80", true, "\xf0\x9f\x98\x80"},
 };
 
 START_TEST(escape_table)
@@ -379,7 +376,8 @@ END_TEST
 
 START_TEST(rmtree_no_follow)
 {
-	char dir[] = "/tmp/hx-test-rm-XXXXXX", keep[] = "/tmp/hx-test-keep-XXXXXX";
+	char dir[] = "/tmp/hx-test-rm-XXXXXX",
+	     keep[] = "/tmp/hx-test-keep-XXXXXX";
 	char p[256];
 	struct stat st;
 
@@ -407,22 +405,23 @@ END_TEST
 START_TEST(dnsmap_basic)
 {
 	struct hx_dnsmap *m;
-	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons(1) };
+	struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons(1)};
 	struct sockaddr_in b = a;
 	char names[4][HX_DNSMAP_NAME_MAX];
 
 	ck_assert_int_eq(hx_dnsmap_new(2, &m), 0);
 	inet_pton(AF_INET, "10.0.0.1", &a.sin_addr);
 	inet_pton(AF_INET, "10.0.0.2", &b.sin_addr);
-	ck_assert_int_eq(hx_dnsmap_add(m, (void *)&a, sizeof(a), "a.example", 0),
-			 0);
-	ck_assert_int_eq(hx_dnsmap_add(m, (void *)&a, sizeof(a), "a.example", 0),
-			 0);
+	ck_assert_int_eq(
+	    hx_dnsmap_add(m, (void *)&a, sizeof(a), "a.example", 0), 0);
+	ck_assert_int_eq(
+	    hx_dnsmap_add(m, (void *)&a, sizeof(a), "a.example", 0), 0);
 	ck_assert_uint_eq(hx_dnsmap_size(m), 1);
 	b.sin_port = htons(443); /* the port does not matter */
 	ck_assert_uint_eq(hx_dnsmap_lookup(m, (void *)&b, sizeof(b), names, 4),
 			  0);
-	ck_assert_int_eq(hx_dnsmap_add(m, (void *)&a, sizeof(a), "alias", 5), 0);
+	ck_assert_int_eq(hx_dnsmap_add(m, (void *)&a, sizeof(a), "alias", 5),
+			 0);
 	ck_assert_uint_eq(hx_dnsmap_lookup(m, (void *)&a, sizeof(a), names, 4),
 			  2);
 	/* full: the entry closest to expiry ("alias", 5 s) goes */
@@ -457,7 +456,7 @@ static void *serve(void *arg)
 
 static void server_up(enum hx_mode mode)
 {
-	struct hx_policy_vars vars = { 0 };
+	struct hx_policy_vars vars = {0};
 	struct hx_policy_error err;
 	char buf[512];
 
@@ -501,8 +500,8 @@ static void server_free(void)
 
 static int client(void)
 {
-	struct sockaddr_un sa = { .sun_family = AF_UNIX };
-	struct timeval tv = { 5, 0 };
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	struct timeval tv = {5, 0};
 	int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
 
 	strcpy(sa.sun_path, sock);
@@ -648,10 +647,9 @@ START_TEST(server_forked_sender_is_identified)
 	 * the message, says who sent it. */
 	child = fork();
 	if (child == 0)
-		_exit(ask_write(fd, "/etc/hx-audit-mode", 1) ==
-			      HX_VERDICT_ALLOW
-		      ? 0
-		      : 1);
+		_exit(ask_write(fd, "/etc/hx-audit-mode", 1) == HX_VERDICT_ALLOW
+			  ? 0
+			  : 1);
 	ck_assert_int_eq(waitpid(child, &st, 0), child);
 	ck_assert_int_eq(WEXITSTATUS(st), 0); /* audit mode: allowed */
 	close(fd);
@@ -665,8 +663,11 @@ START_TEST(server_forked_sender_is_identified)
 			found = true;
 	free(line);
 	fclose(f);
-	if (!found)
-		{ char c[256]; snprintf(c, sizeof(c), "cat %s >&2", logpath); ck_assert_int_ge(system(c), 0); }
+	if (!found) {
+		char c[256];
+		snprintf(c, sizeof(c), "cat %s >&2", logpath);
+		ck_assert_int_ge(system(c), 0);
+	}
 	ck_assert_msg(found, "no record of the child's request as its pid");
 	server_free();
 }

@@ -85,8 +85,8 @@ END_TEST
 START_TEST(request_round_trip)
 {
 	struct hx_wbuf w;
-	struct sockaddr_in sin = { .sin_family = AF_INET,
-				   .sin_port = htons(443) };
+	struct sockaddr_in sin = {.sin_family = AF_INET,
+				  .sin_port = htons(443)};
 	size_t n;
 
 	hx_wire_begin(&w, buf, sizeof(buf), HX_MSG_REQUEST, 99);
@@ -133,8 +133,8 @@ END_TEST
 START_TEST(report_round_trip)
 {
 	struct hx_wbuf w;
-	struct sockaddr_in a = { .sin_family = AF_INET };
-	struct sockaddr_in6 b = { .sin6_family = AF_INET6 };
+	struct sockaddr_in a = {.sin_family = AF_INET};
+	struct sockaddr_in6 b = {.sin6_family = AF_INET6};
 	size_t n;
 
 	hx_wire_begin(&w, buf, sizeof(buf), HX_MSG_REPORT, 0);
@@ -175,14 +175,13 @@ struct raw {
 
 static void raw_hdr(struct raw *r, uint16_t version, uint16_t type)
 {
-	struct hx_wire_hdr h = { .version = version, .type = type };
+	struct hx_wire_hdr h = {.version = version, .type = type};
 
 	memcpy(r->b, &h, sizeof(h));
 	r->n = sizeof(h);
 }
 
-static void raw_field(struct raw *r, uint16_t tag, const void *v,
-		      uint16_t len)
+static void raw_field(struct raw *r, uint16_t tag, const void *v, uint16_t len)
 {
 	memcpy(r->b + r->n, &tag, 2);
 	memcpy(r->b + r->n + 2, &len, 2);
@@ -247,42 +246,42 @@ static const struct {
 	const char *name;
 	enum hx_wire_error want;
 } table[] = {
-	{ B_VALID, "valid", HX_WIRE_OK },
-	{ B_SHORT_HDR, "short header", HX_WIRE_SHORT },
-	{ B_VERSION, "bad version", HX_WIRE_VERSION_MISMATCH },
-	{ B_LENGTH_MORE, "length says more", HX_WIRE_LENGTH },
-	{ B_LENGTH_LESS, "length says less", HX_WIRE_LENGTH },
-	{ B_RESERVED, "reserved set", HX_WIRE_RESERVED },
-	{ B_TYPE_ZERO, "type 0", HX_WIRE_TYPE },
-	{ B_TYPE_HIGH, "type 6", HX_WIRE_TYPE },
-	{ B_UNKNOWN_TAG, "unknown tag", HX_WIRE_TAG },
-	{ B_TAG_HIGH, "tag >= 32", HX_WIRE_TAG },
-	{ B_TAG_NOT_ALLOWED, "VERDICT in REQUEST", HX_WIRE_TAG },
-	{ B_DUP_PATH, "duplicate PATH", HX_WIRE_DUPLICATE },
-	{ B_DUP_ADDR_REQUEST, "two ADDR in REQUEST", HX_WIRE_DUPLICATE },
-	{ B_U32_SIZE, "u32 of 2 bytes", HX_WIRE_FIELD },
-	{ B_U64_SIZE, "u64 of 4 bytes", HX_WIRE_FIELD },
-	{ B_NUL_STRING, "NUL in string", HX_WIRE_FIELD },
-	{ B_TOO_MANY_ARGS, "513 args", HX_WIRE_TOO_MANY },
-	{ B_TOO_MANY_FRAMES, "33 frames", HX_WIRE_TOO_MANY },
-	{ B_FIELD_PAST_END, "field past end", HX_WIRE_SHORT },
-	{ B_FIELD_HDR_CUT, "field header cut", HX_WIRE_SHORT },
-	{ B_MISSING_OP, "REQUEST without OP", HX_WIRE_MISSING },
-	{ B_MISSING_PID_HELLO, "HELLO without PID", HX_WIRE_MISSING },
-	{ B_CALL_RANGE, "call out of range", HX_WIRE_FIELD },
-	{ B_OP_RANGE, "op out of range", HX_WIRE_FIELD },
-	{ B_VERDICT_RANGE, "verdict out of range", HX_WIRE_FIELD },
-	{ B_ADDR_SHORT, "1-byte sockaddr", HX_WIRE_FIELD },
-	{ B_ADDR_LONG, "200-byte sockaddr", HX_WIRE_FIELD },
-	{ B_RULE_VERDICT, "read rule verdict 3", HX_WIRE_FIELD },
-	{ B_OVERSIZED, "datagram > 64 KiB", HX_WIRE_LENGTH },
+    {B_VALID, "valid", HX_WIRE_OK},
+    {B_SHORT_HDR, "short header", HX_WIRE_SHORT},
+    {B_VERSION, "bad version", HX_WIRE_VERSION_MISMATCH},
+    {B_LENGTH_MORE, "length says more", HX_WIRE_LENGTH},
+    {B_LENGTH_LESS, "length says less", HX_WIRE_LENGTH},
+    {B_RESERVED, "reserved set", HX_WIRE_RESERVED},
+    {B_TYPE_ZERO, "type 0", HX_WIRE_TYPE},
+    {B_TYPE_HIGH, "type 6", HX_WIRE_TYPE},
+    {B_UNKNOWN_TAG, "unknown tag", HX_WIRE_TAG},
+    {B_TAG_HIGH, "tag >= 32", HX_WIRE_TAG},
+    {B_TAG_NOT_ALLOWED, "VERDICT in REQUEST", HX_WIRE_TAG},
+    {B_DUP_PATH, "duplicate PATH", HX_WIRE_DUPLICATE},
+    {B_DUP_ADDR_REQUEST, "two ADDR in REQUEST", HX_WIRE_DUPLICATE},
+    {B_U32_SIZE, "u32 of 2 bytes", HX_WIRE_FIELD},
+    {B_U64_SIZE, "u64 of 4 bytes", HX_WIRE_FIELD},
+    {B_NUL_STRING, "NUL in string", HX_WIRE_FIELD},
+    {B_TOO_MANY_ARGS, "513 args", HX_WIRE_TOO_MANY},
+    {B_TOO_MANY_FRAMES, "33 frames", HX_WIRE_TOO_MANY},
+    {B_FIELD_PAST_END, "field past end", HX_WIRE_SHORT},
+    {B_FIELD_HDR_CUT, "field header cut", HX_WIRE_SHORT},
+    {B_MISSING_OP, "REQUEST without OP", HX_WIRE_MISSING},
+    {B_MISSING_PID_HELLO, "HELLO without PID", HX_WIRE_MISSING},
+    {B_CALL_RANGE, "call out of range", HX_WIRE_FIELD},
+    {B_OP_RANGE, "op out of range", HX_WIRE_FIELD},
+    {B_VERDICT_RANGE, "verdict out of range", HX_WIRE_FIELD},
+    {B_ADDR_SHORT, "1-byte sockaddr", HX_WIRE_FIELD},
+    {B_ADDR_LONG, "200-byte sockaddr", HX_WIRE_FIELD},
+    {B_RULE_VERDICT, "read rule verdict 3", HX_WIRE_FIELD},
+    {B_OVERSIZED, "datagram > 64 KiB", HX_WIRE_LENGTH},
 };
 
 static struct raw r;
 
 static void build(enum bad kind)
 {
-	uint8_t big[256] = { 0 };
+	uint8_t big[256] = {0};
 	uint32_t v;
 	int i;
 

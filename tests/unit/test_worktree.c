@@ -19,9 +19,9 @@ static const struct {
 	const char *in;
 	long long want;
 } ages[] = {
-    {"0s", 0},	  {"30m", 1800}, {"12h", 43200}, {"7d", 604800},
-    {"2w", 1209600}, {"7", -1},	 {"7x", -1},	 {"-1d", -1},
-    {"", -1},	  {"d", -1},	 {"1dd", -1},
+    {"0s", 0},	     {"30m", 1800}, {"12h", 43200}, {"7d", 604800},
+    {"2w", 1209600}, {"7", -1},	    {"7x", -1},	    {"-1d", -1},
+    {"", -1},	     {"d", -1},	    {"1dd", -1},
 };
 
 START_TEST(test_ages)
@@ -57,9 +57,10 @@ START_TEST(test_provenance)
 	hx_prov_observe(p, r, 6);
 	json_decref(r);
 	/* denied in enforce mode: did not happen */
-	r = rec("{\"pid\":11,\"event\":\"open\",\"op\":\"write\",\"category\":"
-		"\"file_write\",\"verdict\":\"deny\",\"enforced\":true,\"args\":"
-		"{\"path\":\"/w/t/x\"}}");
+	r = rec(
+	    "{\"pid\":11,\"event\":\"open\",\"op\":\"write\",\"category\":"
+	    "\"file_write\",\"verdict\":\"deny\",\"enforced\":true,\"args\":"
+	    "{\"path\":\"/w/t/x\"}}");
 	hx_prov_observe(p, r, 7);
 	json_decref(r);
 	/* outside the worktree: not tracked */
@@ -72,9 +73,9 @@ START_TEST(test_provenance)
 	w = hx_prov_writer(p, "c");
 	ck_assert_ptr_nonnull(w);
 	ck_assert_int_eq(json_integer_value(json_object_get(w, "seq")), 6);
-	ck_assert_str_eq(json_string_value(json_array_get(
-			     json_object_get(w, "argv"), 0)),
-			 "mv");
+	ck_assert_str_eq(
+	    json_string_value(json_array_get(json_object_get(w, "argv"), 0)),
+	    "mv");
 	json_decref(w);
 	w = hx_prov_writer(p, "b");
 	ck_assert_ptr_nonnull(w);
@@ -131,19 +132,18 @@ START_TEST(test_checkpoint_engine)
 		ck_assert_int_eq(hx_ckpt_open(common, wt, "u", idx, NULL, base,
 					      &c, err, sizeof(err)),
 				 0);
-		ck_assert_int_eq(hx_ckpt_take(c, "s", "", true, &info, err,
-					      sizeof(err)),
-				 0);
+		ck_assert_int_eq(
+		    hx_ckpt_take(c, "s", "", true, &info, err, sizeof(err)), 0);
 		ck_assert(info.created);
 		ck_assert_uint_eq(info.n, 0);
-		ck_assert_int_eq(hx_ckpt_take(c, "s", "", false, &info, err,
-					      sizeof(err)),
-				 0);
+		ck_assert_int_eq(
+		    hx_ckpt_take(c, "s", "", false, &info, err, sizeof(err)),
+		    0);
 		ck_assert(!info.created);
 		sh("cd %s && echo A > a && rm b && echo n > n", wt);
-		ck_assert_int_eq(hx_ckpt_take(c, "s", "", false, &info, err,
-					      sizeof(err)),
-				 0);
+		ck_assert_int_eq(
+		    hx_ckpt_take(c, "s", "", false, &info, err, sizeof(err)),
+		    0);
 		ck_assert(info.created);
 		ck_assert_uint_eq(info.n, 1);
 		ck_assert_uint_eq(info.changed, 3);
