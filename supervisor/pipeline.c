@@ -23,6 +23,7 @@
 #include "common/sockaddr.h"
 #include "supervisor/fmt.h"
 #include "supervisor/loader.h"
+#include "supervisor/gitobj.h"
 #include "supervisor/netfamily.h"
 #include "supervisor/owned.h"
 #include "common/path.h"
@@ -622,6 +623,28 @@ static void judge_neighbours(struct flow *f)
 	}
 }
 
+/* Judge: an existing git object is never written, moved or removed,
+ * whatever rule allows its place (gitobj.h): the agent's commits make
+ * new ones. */
+static void judge_git_objects(struct flow *f)
+{
+	enum hx_op op = f->rq->op;
+	bool hit;
+
+	if (!writes_file(op) || f->d.verdict != HX_VERDICT_ALLOW)
+		return;
+	hit = (judged_path(&f->p1) && hx_gitobj_existing(judged_path(&f->p1))) ||
+	      /* a rename's destination; a link's existing file, which
+	       * the new name would let be written */
+	      ((op == HX_OP_RENAME || op == HX_OP_LINK) &&
+	       judged_path(&f->p2) && hx_gitobj_existing(judged_path(&f->p2)));
+	if (hit) {
+		f->d.verdict = HX_VERDICT_DENY;
+		f->d.rule = "harness:git-objects";
+		f->d.pattern = NULL;
+	}
+}
+
 /* Judge: the policy on the event as named and as resolved (a symlink
  * from the project into ~/.ssh must not pass: the stronger verdict
  * wins), the socket's family, and the harness's own files by inode;
@@ -670,6 +693,7 @@ static void judge(struct flow *f)
 		f->d.pattern = NULL;
 	}
 	judge_neighbours(f);
+	judge_git_objects(f);
 	if (rq->op == HX_OP_EXEC)
 		f->cls = hx_classify_exec(f->ev.path, rq->argv, rq->argc);
 }

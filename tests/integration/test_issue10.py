@@ -9,6 +9,7 @@ import os
 import shutil
 import socket
 import stat
+import subprocess
 import uuid
 
 from lib import (ALLOWED_PORTS, DENIED_PORTS, HELPERS, PYTHON, Listener,
@@ -266,3 +267,41 @@ def test_attribute_flags_decided_as_writes(wd):
     check(r.stdout.startswith("setflags ok"), "in the project: %r" % r.stdout)
     check(_fsflags(mine) & 0x40, "the project file has no nodump flag")
     check(r.one(event="ioctl", args_path=mine)["verdict"] == "allow", r.dump())
+
+
+def test_existing_git_objects_never_rewritten(wd):
+    """Class 5: an existing loose object or pack is never written, moved,
+    removed or hard-linked (a new name would let it be written), by a
+    program with the shim or a static one, under the default policy;
+    the agent's own commits, which make new objects, work."""
+    env = {"HOME": wd.path, "GIT_AUTHOR_NAME": "a", "GIT_AUTHOR_EMAIL": "a@b",
+           "GIT_COMMITTER_NAME": "a", "GIT_COMMITTER_EMAIL": "a@b"}
+    subprocess.run(["git", "init", "-q", wd.path], check=True)
+    wd.file("a.txt", "one\n")
+    subprocess.run(["git", "add", "a.txt"], cwd=wd.path, check=True)
+    subprocess.run(["git", "commit", "-qm", "one"], cwd=wd.path, env=dict(os.environ, **env),
+                   check=True)
+    objs = sorted(os.path.relpath(os.path.join(d, n), wd.path)
+                  for d, _, ns in os.walk(os.path.join(wd.path, ".git", "objects"))
+                  for n in ns if len(n) == 38)
+    obj = objs[0]
+    before = open(os.path.join(wd.path, obj), "rb").read()
+    bb = shutil.which("busybox")
+    script = ("chmod u+w {o}; echo x >> {o}; true > {o}; rm -f {o}; mv {o} moved; ln {o} hl; "
+              "cp a.txt {o}; "
+              "{bb} sh -c 'echo y >> {o}; rm -f {o}; mv {o} moved2; ln {o} hl2'; "
+              "echo two > b.txt && git add b.txt && git commit -qm two && echo committed"
+              ).format(o=obj, bb=bb)
+    r = harness(["sh", "-c", script], wd, policy=None, env=env)
+    check(r.stdout.strip().endswith("committed"), "the agent's commit failed: %r %r" % (
+        r.stdout, r.stderr))
+    check(open(os.path.join(wd.path, obj), "rb").read() == before, "an existing object changed")
+    for name in ("moved", "hl", "moved2", "hl2"):
+        check(not os.path.exists(os.path.join(wd.path, name)), "%s made from the object" % name)
+    denied = [x for x in r.records if x.get("rule") == "harness:git-objects"]
+    check(len(denied) >= 8, "denials not recorded: %r" % [(x.get("op"), x.get("layer"))
+                                                          for x in denied])
+    check(any(x.get("layer") == "kernel" for x in denied), "the static program's not recorded")
+    fsck = subprocess.run(["git", "fsck", "--strict"], cwd=wd.path, capture_output=True,
+                          text=True)
+    check(fsck.returncode == 0, fsck.stdout + fsck.stderr)

@@ -1,0 +1,55 @@
+/* Git objects by name; see gitobj.h. */
+#include "supervisor/gitobj.h"
+
+#include <limits.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+
+static bool all_hex(const char *s, size_t n)
+{
+	return n && strspn(s, "0123456789abcdef") >= n;
+}
+
+/* The name's length when it is a whole SHA-1 or SHA-256 hash. */
+static bool hash_len(size_t n)
+{
+	return n == 40 || n == 64;
+}
+
+/* "pack-<hash>.<ext>", the names git gives a pack's files. */
+static bool pack_name(const char *name)
+{
+	const char *dot = strrchr(name, '.');
+
+	return !strncmp(name, "pack-", 5) && dot &&
+	       hash_len((size_t)(dot - name - 5)) &&
+	       all_hex(name + 5, (size_t)(dot - name - 5));
+}
+
+bool hx_gitobj_existing(const char *path)
+{
+	const char *name = strrchr(path, '/'), *dir;
+	char gitdir[PATH_MAX];
+	size_t dlen;
+	struct stat st;
+
+	if (!name || name == path)
+		return false;
+	for (dir = name - 1; dir > path && *dir != '/'; dir--)
+		;
+	dlen = (size_t)(name - dir - 1);
+	if (dlen == 2 && all_hex(dir + 1, 2) &&
+	    hash_len(2 + strlen(name + 1)) && all_hex(name + 1, strlen(name + 1)))
+		; /* objects/xx/<rest of the hash> */
+	else if (!(dlen == 4 && !strncmp(dir + 1, "pack", 4) &&
+		   pack_name(name + 1)))
+		return false;
+	/* dir's parent must be "objects" of a git directory. */
+	if ((size_t)(dir - path) < 8 || strncmp(dir - 8, "/objects", 8) ||
+	    (size_t)(dir - 8 - path) + 6 > sizeof(gitdir))
+		return false;
+	snprintf(gitdir, sizeof(gitdir), "%.*s/HEAD", (int)(dir - 8 - path),
+		 path);
+	return !lstat(gitdir, &st) && !lstat(path, &st) && S_ISREG(st.st_mode);
+}

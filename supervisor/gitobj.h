@@ -1,0 +1,18 @@
+/* A git object store's files (issue 10, class 5): a loose object or a
+ * pack is named by its content's hash, so git makes each once and never
+ * writes it again; rewriting one (or deleting it) changes what another
+ * branch, or the user's next checkout, holds, outside every rule about
+ * the working tree. What git writes for the agent's own work is always
+ * a new file (a temporary name, then linked or renamed to a name that
+ * does not exist yet), so an existing object may only be read. */
+#ifndef HX_GITOBJ_H
+#define HX_GITOBJ_H
+
+#include <stdbool.h>
+
+/* Whether path (absolute, normalized) is the final name of a loose
+ * object (objects/xx/<hash>) or a pack file (objects/pack/pack-<hash>.*)
+ * of a git directory (one with a HEAD beside objects/) and exists. */
+bool hx_gitobj_existing(const char *path);
+
+#endif
