@@ -226,7 +226,11 @@ soak: all $(HELPER_BINS)
 FORMAT_FILES = $(filter-out $(BUILD)/% build-asan/%,$(wildcard */*.[ch] */*/*.[ch]))
 format:
 	clang-format -i $(FORMAT_FILES)
+# Pinned: another clang-format lays the same code out otherwise.
+CLANG_FORMAT_MAJOR := 14
 format-check: | $(DEPS_OK)
+	@clang-format --version | grep -q 'version $(CLANG_FORMAT_MAJOR)\.' || \
+	  { echo "format-check: clang-format $(CLANG_FORMAT_MAJOR) (Debian 12's) is needed, not: $$(clang-format --version)"; exit 1; }
 	@clang-format --dry-run --Werror $(FORMAT_FILES)
 	@echo "format-check: ok"
 
