@@ -40,7 +40,8 @@ bool hx_gitobj_existing(const char *path)
 		;
 	dlen = (size_t)(name - dir - 1);
 	if (dlen == 2 && all_hex(dir + 1, 2) &&
-	    hash_len(2 + strlen(name + 1)) && all_hex(name + 1, strlen(name + 1)))
+	    hash_len(2 + strlen(name + 1)) &&
+	    all_hex(name + 1, strlen(name + 1)))
 		; /* objects/xx/<rest of the hash> */
 	else if (!(dlen == 4 && !strncmp(dir + 1, "pack", 4) &&
 		   pack_name(name + 1)))

@@ -633,11 +633,12 @@ static void judge_git_objects(struct flow *f)
 
 	if (!writes_file(op) || f->d.verdict != HX_VERDICT_ALLOW)
 		return;
-	hit = (judged_path(&f->p1) && hx_gitobj_existing(judged_path(&f->p1))) ||
-	      /* a rename's destination; a link's existing file, which
-	       * the new name would let be written */
-	      ((op == HX_OP_RENAME || op == HX_OP_LINK) &&
-	       judged_path(&f->p2) && hx_gitobj_existing(judged_path(&f->p2)));
+	hit =
+	    (judged_path(&f->p1) && hx_gitobj_existing(judged_path(&f->p1))) ||
+	    /* a rename's destination; a link's existing file, which
+	     * the new name would let be written */
+	    ((op == HX_OP_RENAME || op == HX_OP_LINK) && judged_path(&f->p2) &&
+	     hx_gitobj_existing(judged_path(&f->p2)));
 	if (hit) {
 		f->d.verdict = HX_VERDICT_DENY;
 		f->d.rule = "harness:git-objects";
