@@ -1,0 +1,245 @@
+/* Policy composition: include of files and built-in profiles, disable,
+ * the rules' origins, profile detection. */
+#include <check.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "policy/policy.h"
+#include "tests/unit/check_main.h"
+
+static const char *const protect[] = {"/work/proj/.harness/**"};
+
+static const struct hx_policy_vars vars = {
+    .home = "/home/u",
+    .cwd = "/work/proj",
+    .tmpdir = "/tmp/hx-s1",
+    .session = "s1",
+    .protect = protect,
+    .nprotect = 1,
+};
+
+/* Example failures, one line each, into arg. */
+static void collect(const char *msg, void *arg)
+{
+	strcat(arg, msg);
+	strcat(arg, "\n");
+}
+
+static char tmpdir_path[64];
+
+static void write_file(const char *rel, const char *text)
+{
+	char path[256];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", tmpdir_path, rel);
+	f = fopen(path, "w");
+	ck_assert_ptr_nonnull(f);
+	fputs(text, f);
+	fclose(f);
+}
+
+struct origins {
+	char text[4096];
+};
+
+static void note_rule(const struct hx_rule_info *r, void *arg)
+{
+	struct origins *o = arg;
+
+	snprintf(o->text + strlen(o->text), sizeof(o->text) - strlen(o->text),
+		 "%s@%s;", r->name, r->origin);
+}
+
+static void decide_write(const struct hx_policy *p, const char *path,
+			 enum hx_verdict want, const char *rule)
+{
+	struct hx_event ev = {.op = HX_OP_WRITE, .path = path};
+	struct hx_decision d;
+
+	hx_policy_decide(p, &ev, &d);
+	ck_assert_msg(d.verdict == want && !strcmp(d.rule, rule),
+		      "write %s: got %s by %s, want %s by %s", path,
+		      hx_verdict_name(d.verdict), d.rule, hx_verdict_name(want),
+		      rule);
+}
+
+static int load_file_err(const char *rel, const struct hx_policy_vars *v,
+			 struct hx_policy_error *err)
+{
+	char path[256];
+	struct hx_policy *p = NULL;
+	int ret;
+
+	snprintf(path, sizeof(path), "%s/%s", tmpdir_path, rel);
+	ret = hx_policy_load_file(path, v, &p, err);
+	hx_policy_free(p);
+	return ret;
+}
+
+START_TEST(test_include)
+{
+	struct hx_policy_error err;
+	struct hx_policy *p;
+	struct origins o = {""};
+	char path[256], buf[1024], sub[128];
+
+	snprintf(tmpdir_path, sizeof(tmpdir_path), "/tmp/hx-inc-XXXXXX");
+	ck_assert_ptr_nonnull(mkdtemp(tmpdir_path));
+	snprintf(sub, sizeof(sub), "%s/inc", tmpdir_path);
+	ck_assert_int_eq(mkdir(sub, 0700), 0);
+	write_file("main.yaml", "version: 1\n"
+				"include: [./inc/a.yaml, toolchains]\n"
+				"files:\n"
+				"  - {id: m, access: write, allow: /w/**}\n");
+	/* relative to its own directory; b includes a again: skipped */
+	write_file("inc/a.yaml", "version: 1\ninclude: [../b.yaml]\n"
+				 "files:\n"
+				 "  - {id: a, access: write, deny: /w/a/**}\n");
+	write_file("b.yaml", "version: 1\ninclude: [inc/a.yaml]\n"
+			     "files:\n"
+			     "  - {id: b, access: write, ask: /w/b/**}\n");
+	snprintf(path, sizeof(path), "%s/main.yaml", tmpdir_path);
+	ck_assert_msg(hx_policy_load_file(path, &vars, &p, &err) == 0, "%s",
+		      hx_policy_error_format(&err, buf, sizeof(buf)));
+	decide_write(p, "/w/x", HX_VERDICT_ALLOW, "m");
+	decide_write(p, "/w/a/x", HX_VERDICT_DENY, "a");
+	decide_write(p, "/w/b/x", HX_VERDICT_ASK, "b");
+	decide_write(p, "/home/u/.npm/_cacache/x", HX_VERDICT_ALLOW,
+		     "npm-cache");
+	/* the included files are the policy too: protected */
+	snprintf(buf, sizeof(buf), "%s/inc/a.yaml", tmpdir_path);
+	decide_write(p, buf, HX_VERDICT_DENY, "harness:protect");
+	snprintf(buf, sizeof(buf), "%s/b.yaml", tmpdir_path);
+	decide_write(p, buf, HX_VERDICT_DENY, "harness:protect");
+	hx_policy_foreach_rule(p, note_rule, &o);
+	snprintf(buf, sizeof(buf), "b@%s/b.yaml:4;", tmpdir_path);
+	ck_assert_msg(strstr(o.text, buf), "%s", o.text);
+	ck_assert_msg(strstr(o.text, "npm-cache@profile:toolchains:"), "%s",
+		      o.text);
+	hx_policy_free(p);
+
+	/* an error in an included file names it, and where it came from */
+	write_file("bad.yaml", "version: 1\nfiles:\n  - deny: rel/x\n");
+	write_file("inc-bad.yaml", "version: 1\ninclude:\n  - bad.yaml\n");
+	ck_assert_int_eq(load_file_err("inc-bad.yaml", &vars, &err), -EINVAL);
+	hx_policy_error_format(&err, buf, sizeof(buf));
+	ck_assert_msg(strstr(err.file, "/bad.yaml") && err.line == 3 &&
+			  err.column == 11 &&
+			  strstr(err.hint, "inc-bad.yaml:3"),
+		      "%s", buf);
+	/* only the main policy sets the mode */
+	write_file("audit.yaml", "version: 1\nmode: audit\n");
+	write_file("inc-audit.yaml", "include: [audit.yaml]\n");
+	ck_assert_int_eq(load_file_err("inc-audit.yaml", &vars, &err), -EINVAL);
+	ck_assert_msg(strstr(err.message, "not allowed in an included") &&
+			  err.line == 2 && err.column == 1,
+		      "%s", hx_policy_error_format(&err, buf, sizeof(buf)));
+	/* a rule id used twice across files names the first */
+	write_file("dup.yaml", "files:\n  - {id: a, deny: /q}\n");
+	write_file("inc-dup.yaml", "include: [inc/a.yaml, dup.yaml]\n");
+	ck_assert_int_eq(load_file_err("inc-dup.yaml", &vars, &err), -EINVAL);
+	ck_assert_msg(strstr(err.message, "duplicate rule id (first at") &&
+			  strstr(err.message, "inc/a.yaml:4"),
+		      "%s", hx_policy_error_format(&err, buf, sizeof(buf)));
+	write_file("inc-none.yaml", "include: [nosuch, x]\n");
+	ck_assert_int_eq(load_file_err("inc-none.yaml", &vars, &err), -EINVAL);
+	ck_assert_msg(strstr(err.message, "no built-in profile 'nosuch'") &&
+			  strstr(err.hint, "toolchains") && err.line == 1 &&
+			  err.column == 11,
+		      "%s", hx_policy_error_format(&err, buf, sizeof(buf)));
+	write_file("inc-missing.yaml", "include: [./missing.yaml]\n");
+	ck_assert_int_eq(load_file_err("inc-missing.yaml", &vars, &err),
+			 -EINVAL);
+	ck_assert_msg(strstr(err.message, "cannot include"), "%s",
+		      hx_policy_error_format(&err, buf, sizeof(buf)));
+	/* disable: drops a rule of another document; a missing id, or the
+	 * session's protection, is an error */
+	write_file("dis.yaml", "version: 1\ninclude: [inc/a.yaml]\n"
+			       "disable: [a]\n");
+	snprintf(path, sizeof(path), "%s/dis.yaml", tmpdir_path);
+	ck_assert_msg(hx_policy_load_file(path, &vars, &p, &err) == 0, "%s",
+		      hx_policy_error_format(&err, buf, sizeof(buf)));
+	decide_write(p, "/w/a/x", HX_VERDICT_DENY, "default:file_write");
+	decide_write(p, "/w/b/x", HX_VERDICT_ASK, "b");
+	hx_policy_free(p);
+	write_file("dis2.yaml", "files:\n  - {id: q, deny: /q}\n"
+				"disable:\n  - nope\n");
+	ck_assert_int_eq(load_file_err("dis2.yaml", &vars, &err), -EINVAL);
+	ck_assert_msg(strstr(err.message, "disable: no rule 'nope'") &&
+			  err.line == 4 && err.column == 5,
+		      "%s", hx_policy_error_format(&err, buf, sizeof(buf)));
+	write_file("dis3.yaml", "disable: [harness:protect]\n");
+	ck_assert_int_eq(load_file_err("dis3.yaml", &vars, &err), -EINVAL);
+	write_file("dis4.yaml", "disable: [harness:ssh-agent]\n");
+	ck_assert_int_eq(load_file_err("dis4.yaml", &vars, &err), 0);
+	/* a buffer has no directory for relative includes */
+	ck_assert_int_eq(hx_policy_load_buffer("t.yaml",
+					       "include: [./x.yaml]\n", 19,
+					       &vars, &p, &err),
+			 -EINVAL);
+	ck_assert_msg(strstr(err.message, "relative include"), "%s",
+		      err.message);
+	snprintf(buf, sizeof(buf), "rm -rf %s", tmpdir_path);
+	ck_assert_int_eq(system(buf), 0);
+}
+END_TEST
+
+/* Every built-in profile loads with the default policy, describes
+ * itself, and passes its own examples. */
+START_TEST(test_profiles)
+{
+	char buf[1024], out[8192] = "";
+	size_t n = 0;
+
+	for (size_t i = 0; hx_profile_name(i); i++, n++) {
+		const char *name = hx_profile_name(i);
+		struct hx_policy_vars v = vars;
+		struct hx_policy_error err;
+		struct hx_policy *p;
+
+		v.include = &name;
+		v.ninclude = 1;
+		ck_assert_msg(hx_policy_load_default(&v, &p, &err) == 0,
+			      "%s: %s", name,
+			      hx_policy_error_format(&err, buf, sizeof(buf)));
+		ck_assert_msg(hx_policy_check_examples(p, collect, out) == 0,
+			      "%s: %s", name, out);
+		hx_policy_free(p);
+		ck_assert_int_eq(hx_profile_load_meta(name, &vars, &p, &err),
+				 0);
+		ck_assert_msg(hx_policy_description(p), "%s: no description",
+			      name);
+		hx_policy_free(p);
+	}
+	ck_assert_uint_ge(n, 1);
+	ck_assert_ptr_null(hx_profile_text("nosuch", NULL));
+	{
+		const char *paths[] = {"/usr/bin/true"};
+		const char *claude[] = {
+		    "/home/u/.local/share/claude/versions/2.1.0"};
+
+		ck_assert_ptr_null(hx_profile_detect("/home/u", paths, 1));
+		ck_assert_str_eq(hx_profile_detect("/home/u", claude, 1),
+				 "claude");
+		ck_assert_ptr_null(hx_profile_detect("/home/v", claude, 1));
+	}
+}
+END_TEST
+
+static Suite *compose_suite(void)
+{
+	Suite *s = suite_create("compose");
+	TCase *tc = tcase_create("compose");
+
+	tcase_add_test(tc, test_include);
+	tcase_add_test(tc, test_profiles);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+HX_TEST_MAIN(compose_suite)
