@@ -27,7 +27,7 @@ static bool pack_name(const char *name)
 	       all_hex(name + 5, (size_t)(dot - name - 5));
 }
 
-bool hx_gitobj_existing(const char *path)
+bool hx_gitobj_predates(const char *path, const struct timespec *since)
 {
 	const char *name = strrchr(path, '/'), *dir;
 	char gitdir[PATH_MAX];
@@ -52,5 +52,9 @@ bool hx_gitobj_existing(const char *path)
 		return false;
 	snprintf(gitdir, sizeof(gitdir), "%.*s/HEAD", (int)(dir - 8 - path),
 		 path);
-	return !lstat(gitdir, &st) && !lstat(path, &st) && S_ISREG(st.st_mode);
+	if (lstat(gitdir, &st) || lstat(path, &st) || !S_ISREG(st.st_mode))
+		return false;
+	return st.st_ctim.tv_sec < since->tv_sec ||
+	       (st.st_ctim.tv_sec == since->tv_sec &&
+		st.st_ctim.tv_nsec < since->tv_nsec);
 }

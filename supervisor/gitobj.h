@@ -4,15 +4,19 @@
  * branch, or the user's next checkout, holds, outside every rule about
  * the working tree. What git writes for the agent's own work is always
  * a new file (a temporary name, then linked or renamed to a name that
- * does not exist yet), so an existing object may only be read. */
+ * does not exist yet), so an object that predates the session may only
+ * be read; what the agent's own commits made it may manage (git gc). */
 #ifndef HX_GITOBJ_H
 #define HX_GITOBJ_H
 
 #include <stdbool.h>
+#include <time.h>
 
 /* Whether path (absolute, normalized) is the final name of a loose
  * object (objects/xx/<hash>) or a pack file (objects/pack/pack-<hash>.*)
- * of a git directory (one with a HEAD beside objects/) and exists. */
-bool hx_gitobj_existing(const char *path);
+ * of a git directory (one with a HEAD beside objects/) that existed
+ * before since: its inode last changed (ctime, which no call sets at
+ * will) before then. */
+bool hx_gitobj_predates(const char *path, const struct timespec *since);
 
 #endif

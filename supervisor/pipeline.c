@@ -623,9 +623,9 @@ static void judge_neighbours(struct flow *f)
 	}
 }
 
-/* Judge: an existing git object is never written, moved or removed,
- * whatever rule allows its place (gitobj.h): the agent's commits make
- * new ones. */
+/* Judge: a git object that predates the session is never written,
+ * moved or removed, whatever rule allows its place (gitobj.h): the
+ * agent's commits make new ones. */
 static void judge_git_objects(struct flow *f)
 {
 	enum hx_op op = f->rq->op;
@@ -634,11 +634,12 @@ static void judge_git_objects(struct flow *f)
 	if (!writes_file(op) || f->d.verdict != HX_VERDICT_ALLOW)
 		return;
 	hit =
-	    (judged_path(&f->p1) && hx_gitobj_existing(judged_path(&f->p1))) ||
+	    (judged_path(&f->p1) &&
+	     hx_gitobj_predates(judged_path(&f->p1), &f->pl->started)) ||
 	    /* a rename's destination; a link's existing file, which
 	     * the new name would let be written */
 	    ((op == HX_OP_RENAME || op == HX_OP_LINK) && judged_path(&f->p2) &&
-	     hx_gitobj_existing(judged_path(&f->p2)));
+	     hx_gitobj_predates(judged_path(&f->p2), &f->pl->started));
 	if (hit) {
 		f->d.verdict = HX_VERDICT_DENY;
 		f->d.rule = "harness:git-objects";

@@ -76,6 +76,9 @@ struct hx_pipeline {
 	struct hx_audit *audit;
 	struct hx_dnsmap *dns; /* may be NULL */
 	const char *session;
+	/* When the session began (wall clock): what is older is not the
+	 * agent's (gitobj.h). */
+	struct timespec started;
 	enum hx_mode mode;
 	/* counters, by the policy's verdict */
 	uint64_t events, verdicts[3], audit_errors;

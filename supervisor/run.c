@@ -609,6 +609,7 @@ static int open_pipeline(struct run *r)
 	r->pl.audit = r->audit;
 	r->pl.dns = r->dns;
 	r->pl.session = r->sess.id;
+	clock_gettime(CLOCK_REALTIME, &r->pl.started);
 	e = hx_server_new(&r->pl, &r->srv);
 	if (!e)
 		e = hx_server_listen(r->srv, r->sess.sock_path);

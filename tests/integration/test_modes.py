@@ -93,7 +93,10 @@ def _programs(wd):
                 "find s -name o"],
          "b\nt\ns/t/o\n"),
         ("python3", [PYTHON, "-c", PY], "True child x\n"),
-        ("git", ["sh", "-c", "rm -rf r && git init -q r && cd r && echo a > a && git add a && "
+        # A repository of its own per cell: the objects of an earlier
+        # session's are not this one's to delete (harness:git-objects).
+        ("git", ["sh", "-c", "r=$(mktemp -d r.XXXXXX) && git init -q $r && cd $r && "
+                 "echo a > a && git add a && "
                  "git -c user.name=t -c user.email=t@e commit -qm m && git status --short && "
                  "git log --format=%s"], "m\n"),
         ("gcc+make", ["sh", "-c", "rm -f hello && make -s && ./hello"], "hi gcc\n"),
