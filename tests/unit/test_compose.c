@@ -10,17 +10,7 @@
 
 #include "policy/policy.h"
 #include "tests/unit/check_main.h"
-
-static const char *const protect[] = {"/work/proj/.harness/**"};
-
-static const struct hx_policy_vars vars = {
-    .home = "/home/u",
-    .cwd = "/work/proj",
-    .tmpdir = "/tmp/hx-s1",
-    .session = "s1",
-    .protect = protect,
-    .nprotect = 1,
-};
+#include "tests/unit/policy_vars.h"
 
 /* Example failures, one line each, into arg. */
 static void collect(const char *msg, void *arg)

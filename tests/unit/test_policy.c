@@ -12,19 +12,9 @@
 
 #include "policy/policy.h"
 #include "tests/unit/check_main.h"
+#include "tests/unit/policy_vars.h"
 
 #define N(a) (sizeof(a) / sizeof((a)[0]))
-
-static const char *const protect[] = {"/work/proj/.harness/**"};
-
-static const struct hx_policy_vars vars = {
-    .home = "/home/u",
-    .cwd = "/work/proj",
-    .tmpdir = "/tmp/hx-s1",
-    .session = "s1",
-    .protect = protect,
-    .nprotect = 1,
-};
 
 static struct hx_policy *load(const char *yaml, const struct hx_policy_vars *v)
 {
