@@ -37,7 +37,10 @@ size_t hx_notice_format(char *buf, size_t cap, const struct hx_notice *n)
 			    : "harness: denied ");
 	hx_sbuf_put(&b, hx_op_name(n->op));
 	hx_sbuf_put(&b, " ");
-	put_text(&b, n->target && *n->target ? n->target : "?");
+	if (n->spelled && n->target)
+		hx_sbuf_put(&b, n->target);
+	else
+		put_text(&b, n->target && *n->target ? n->target : "?");
 	if (n->argv && n->argv[0]) {
 		/* The command as run: "exec /usr/bin/git: git push". */
 		hx_sbuf_put(&b, ":");

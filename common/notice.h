@@ -17,6 +17,9 @@ struct hx_notice {
 	enum hx_op op;
 	enum hx_verdict verdict; /* deny, or ask (refused for now) */
 	const char *target;	 /* path or address */
+	bool spelled;		 /* target is an address's text, already
+				  * terminal-safe (sockaddr.h): not escaped
+				  * again */
 	const char *const *argv; /* exec: NULL-terminated, or NULL */
 	const char *rule;
 };

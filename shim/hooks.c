@@ -105,6 +105,7 @@ static int ask(struct ctx *c, const struct hx_req *r, const char *target,
 	    .op = r->op,
 	    .verdict = rep.unreachable ? HX_VERDICT_DENY : rep.verdict,
 	    .target = target,
+	    .spelled = r->addr != NULL,
 	    .argv = r->op == HX_OP_EXEC ? (const char *const *)r->argv : NULL,
 	    .rule = rep.unreachable ? NULL : rep.rule});
 	return rep.err ? (int)rep.err : EACCES;

@@ -328,41 +328,6 @@ static json_t *make_args(json_t *rec, const struct hx_request *rq,
 	return a;
 }
 
-/* A refusal only the kernel layer saw (a static program, a raw
- * syscall) explains itself too: on harness-exec's stderr, the user's
- * terminal, since no shim in the agent prints it. Once per process and
- * refusal, and at most HX_NOTICE_MAX a session: the rest is in the log.
- * Formatted into out->notice; printed now unless out->tell (then the
- * errno decides, hx_pipeline_notice). */
-#define HX_NOTICE_MAX 200
-static void kernel_notice(const struct hx_peer *peer,
-			  const struct hx_request *rq, enum hx_verdict v,
-			  const char *target, struct hx_outcome *out)
-{
-	static atomic_uint printed;
-	const char *argv[17];
-	struct hx_notice n = {
-	    .op = rq->op, .verdict = v, .target = target, .rule = out->rule};
-	size_t k = 0;
-
-	if (rq->op == HX_OP_EXEC && rq->argv) {
-		for (; k < rq->argc && k < 16; k++)
-			argv[k] = rq->argv[k];
-		argv[k] = NULL;
-		n.argv = argv;
-	}
-	if (hx_notice_repeat(&n, peer->pid))
-		return;
-	k = atomic_fetch_add(&printed, 1);
-	if (k < HX_NOTICE_MAX)
-		hx_notice_format(out->notice, sizeof(out->notice), &n);
-	else if (k == HX_NOTICE_MAX)
-		snprintf(out->notice, sizeof(out->notice),
-			 "harness: more refusals: see the audit log\n");
-	if (!out->tell)
-		hx_pipeline_notice(out, EACCES);
-}
-
 void hx_pipeline_notice(const struct hx_outcome *o, int err)
 {
 	if (o->notice[0] && (err == EACCES || err == EPERM))
@@ -824,6 +789,46 @@ static json_t *record(struct flow *f)
 	return rec;
 }
 
+/* A refusal only the kernel layer saw (a static program, a raw
+ * syscall) explains itself too: on harness-exec's stderr, the user's
+ * terminal, since no shim in the agent prints it. Once per process and
+ * refusal, and at most HX_NOTICE_MAX a session: the rest is in the log.
+ * Formatted into out->notice; printed now unless out->tell (then the
+ * errno decides, hx_pipeline_notice). */
+#define HX_NOTICE_MAX 200
+static void kernel_notice(const struct flow *f, struct hx_outcome *out)
+{
+	static atomic_uint printed;
+	const struct hx_request *rq = f->rq;
+	const struct hx_peer *peer = f->peer;
+	const char *argv[17];
+	struct hx_notice n = {.op = rq->op,
+			      .verdict = f->d.verdict,
+			      .target = f->has_addr ? f->addr
+					: f->p1.ok  ? f->p1.norm
+						    : NULL,
+			      .spelled = f->has_addr,
+			      .rule = out->rule};
+	size_t k = 0;
+
+	if (rq->op == HX_OP_EXEC && rq->argv) {
+		for (; k < rq->argc && k < 16; k++)
+			argv[k] = rq->argv[k];
+		argv[k] = NULL;
+		n.argv = argv;
+	}
+	if (hx_notice_repeat(&n, peer->pid))
+		return;
+	k = atomic_fetch_add(&printed, 1);
+	if (k < HX_NOTICE_MAX)
+		hx_notice_format(out->notice, sizeof(out->notice), &n);
+	else if (k == HX_NOTICE_MAX)
+		snprintf(out->notice, sizeof(out->notice),
+			 "harness: more refusals: see the audit log\n");
+	if (!out->tell)
+		hx_pipeline_notice(out, EACCES);
+}
+
 /* Append: what cannot be audited does not happen (fail closed, in
  * audit mode too); a kernel refusal's notice; the shim's claim kept
  * for the kernel layer's view of the same call. */
@@ -839,11 +844,7 @@ static void append(struct flow *f, json_t *rec, struct hx_outcome *out)
 	}
 	out->notice[0] = '\0';
 	if (f->kernel && out->reply != HX_VERDICT_ALLOW)
-		kernel_notice(f->peer, f->rq, f->d.verdict,
-			      f->has_addr ? f->addr
-			      : f->p1.ok  ? f->p1.norm
-					  : NULL,
-			      out);
+		kernel_notice(f, out);
 	if (!f->kernel && f->pl->kern && (out->seq || co) &&
 	    !strcmp(f->layer, "shim"))
 		hx_correlate_put(f->pl, f->peer, (int)f->rq->op, f->key,

@@ -16,6 +16,7 @@
 #include <netinet/in.h>
 #include <sys/un.h>
 
+#include "common/notice.h"
 #include "common/path.h"
 #include "common/sockaddr.h"
 #include "tests/unit/check_main.h"
@@ -162,6 +163,31 @@ START_TEST(sockaddr_spellings)
 }
 END_TEST
 
+/* An address is spelled once: the notice does not escape its text
+ * again (a backslash of an abstract name stays one escape). */
+START_TEST(notice_spells_an_address_once)
+{
+	struct sockaddr_un un = {.sun_family = AF_UNIX};
+	size_t off = offsetof(struct sockaddr_un, sun_path);
+	char addr[HX_SOCKADDR_LEN], line[256];
+	struct hx_notice n = {.op = HX_OP_CONNECT,
+			      .verdict = HX_VERDICT_DENY,
+			      .target = addr,
+			      .spelled = true,
+			      .rule = "r"};
+
+	memcpy(un.sun_path, "\0a\\b", 4);
+	hx_sockaddr_format(&un, off + 4, addr, sizeof(addr));
+	hx_notice_format(line, sizeof(line), &n);
+	ck_assert_str_eq(line,
+			 "harness: denied connect unix:@a\\\\b (rule r)\n");
+	n.spelled = false;
+	n.target = "/p\\q";
+	hx_notice_format(line, sizeof(line), &n);
+	ck_assert_str_eq(line, "harness: denied connect /p\\\\q (rule r)\n");
+}
+END_TEST
+
 static Suite *common_suite(void)
 {
 	Suite *s = suite_create("common");
@@ -172,6 +198,7 @@ static Suite *common_suite(void)
 	tcase_add_test(tc, normalize_lengths);
 	tcase_add_test(tc, at_cwd_and_dirfd);
 	tcase_add_test(tc, sockaddr_spellings);
+	tcase_add_test(tc, notice_spells_an_address_once);
 	suite_add_tcase(s, tc);
 	return s;
 }
