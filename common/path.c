@@ -16,8 +16,6 @@ long hx_path_normalize(const char *base, const char *path, char *out,
 
 	if (!path || !*path)
 		return -EINVAL;
-	if (strnlen(path, PATH_MAX) >= PATH_MAX)
-		return -ENAMETOOLONG;
 	if (path[0] != '/' && (!base || base[0] != '/'))
 		return -EINVAL;
 	if (cap < 2)
@@ -57,6 +55,10 @@ long hx_path_normalize(const char *base, const char *path, char *out,
 			memcpy(out + len, seg, n);
 			len += n;
 		}
+		/* The kernel refuses such a path, even one that normalizes
+		 * short: measured on the walk, not by a scan of its own. */
+		if (pass && (size_t)(p - path) >= PATH_MAX)
+			return -ENAMETOOLONG;
 	}
 	out[len] = '\0';
 	return (long)len;
