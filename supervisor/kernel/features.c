@@ -126,7 +126,7 @@ static void probe_pidfd(struct hx_features *k)
 	close(pfd);
 }
 
-static bool has_cap(int cap)
+bool hx_features_has_cap(int cap)
 {
 	struct __user_cap_header_struct h = {_LINUX_CAPABILITY_VERSION_3, 0};
 	struct __user_cap_data_struct d[2];
@@ -198,7 +198,7 @@ void hx_features_probe(struct hx_features *k, bool deep)
 	v = prctl(PR_GET_NO_NEW_PRIVS, 0, 0, 0, 0);
 	k->nnp = v >= 0;
 	k->nnp_set = v == 1;
-	k->cap_setpcap = has_cap(CAP_SETPCAP);
+	k->cap_setpcap = hx_features_has_cap(CAP_SETPCAP);
 	k->root = geteuid() == 0;
 	probe_cgroup(k);
 }

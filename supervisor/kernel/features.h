@@ -39,4 +39,7 @@ void hx_features_probe(struct hx_features *k, bool deep);
 /* Splits "6.6.3-foo" into major and minor; 0 on success. */
 int hx_features_version(const char *release, int *major, int *minor);
 
+/* Whether this thread has capability cap in its effective set. */
+bool hx_features_has_cap(int cap);
+
 #endif

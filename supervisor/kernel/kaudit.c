@@ -7,6 +7,7 @@
 #include <fcntl.h>
 #include <jansson.h>
 #include <limits.h>
+#include <linux/capability.h>
 #include <linux/netlink.h>
 #include <poll.h>
 #include <seccomp.h>
@@ -20,6 +21,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/clock.h"
+#include "supervisor/kernel/features.h"
 #include "policy/policy.h"
 #include "common/notice.h"
 #include "supervisor/kernel/landlock.h"
@@ -28,13 +31,12 @@
 #include "supervisor/server.h"
 
 /* include/uapi/linux/audit.h */
-#define AUDIT_GET	      1000
-#define AUDIT_SET	      1001
-#define AUDIT_USER	      1005
-#define AUDIT_NLGRP_READLOG   1
-#define AUDIT_STATUS_ENABLED  0x0001
-#define AUDIT_FAIL_PANIC      2
-#define CAP_AUDIT_CONTROL_BIT 30
+#define AUDIT_GET	     1000
+#define AUDIT_SET	     1001
+#define AUDIT_USER	     1005
+#define AUDIT_NLGRP_READLOG  1
+#define AUDIT_STATUS_ENABLED 0x0001
+#define AUDIT_FAIL_PANIC     2
 
 /* Who turned kernel audit on, and the sessions that rely on it: each
  * holds a shared lock; the last one out (an exclusive lock granted)
@@ -85,14 +87,6 @@ struct hx_kaudit {
 	char sync[64]; /* the marker hx_kaudit_finish waits for */
 	bool synced;
 };
-
-static uint64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
 
 /* One request to the kernel's audit socket (unicast); *st gets an
  * AUDIT_GET reply. Returns 0 or -errno (EPERM: no CAP_AUDIT_CONTROL;
@@ -178,21 +172,6 @@ static int set_enabled(uint32_t on)
 	return ctl(AUDIT_SET, &s, sizeof(s), NULL);
 }
 
-static bool has_cap(int bit)
-{
-	FILE *f = fopen("/proc/self/status", "re");
-	char line[256];
-	unsigned long long eff = 0;
-
-	if (!f)
-		return false;
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "CapEff: %llx", &eff) == 1)
-			break;
-	fclose(f);
-	return (eff >> bit) & 1;
-}
-
 static int join_group(int *out, char *why, size_t len)
 {
 	struct sockaddr_nl sa = {.nl_family = AF_NETLINK,
@@ -235,7 +214,7 @@ void hx_kaudit_probe(struct hx_kaudit_probe *p)
 	}
 	if (!ctl(AUDIT_GET, NULL, 0, &st)) {
 		p->enabled = st.enabled ? 1 : 0;
-		p->can_enable = has_cap(CAP_AUDIT_CONTROL_BIT) &&
+		p->can_enable = hx_features_has_cap(CAP_AUDIT_CONTROL) &&
 				st.failure != AUDIT_FAIL_PANIC &&
 				st.enabled != 2;
 	}
@@ -361,7 +340,7 @@ int hx_kaudit_open(bool may_enable, struct hx_kaudit **out, char *why,
 	ka->enabled = -1;
 	if (!ctl(AUDIT_GET, NULL, 0, &st)) {
 		ka->enabled = st.enabled ? 1 : 0;
-		if (has_cap(CAP_AUDIT_CONTROL_BIT))
+		if (hx_features_has_cap(CAP_AUDIT_CONTROL))
 			ka->enabled = take_lock(ka, may_enable, why, len);
 		else if (!st.enabled)
 			snprintf(why, len,
@@ -573,7 +552,7 @@ static bool same(const struct pend *a, const struct pend *b)
 /* A refusal is complete (its EOE) or will get no more records. */
 static void finalize(struct hx_kaudit *ka, struct pend *p)
 {
-	uint64_t t = now_ms();
+	uint64_t t = hx_mono_ms();
 
 	p->used = false;
 	if (!ka->have_domain || p->domain != ka->domain) {
@@ -631,7 +610,7 @@ static void on_access(struct hx_kaudit *ka, const struct timespec *when,
 	memset(p, 0, sizeof(*p));
 	p->used = true;
 	p->serial = serial;
-	p->born_ms = now_ms();
+	p->born_ms = hx_mono_ms();
 	p->when = *when;
 	p->syscall = -1;
 	if (hx_kaudit_field(body, blen, "domain", v, sizeof(v)) > 0)
@@ -773,7 +752,7 @@ static void read_all(struct hx_kaudit *ka)
 /* Refusals that will get no EOE, and a storm's count once a second. */
 static void age(struct hx_kaudit *ka, bool all)
 {
-	uint64_t t = now_ms();
+	uint64_t t = hx_mono_ms();
 	bool left = false;
 
 	for (size_t i = 0; i < PEND_MAX; i++) {
@@ -840,7 +819,7 @@ int hx_kaudit_start(struct hx_kaudit *ka, pid_t child, struct hx_pipeline *pl,
 void hx_kaudit_finish(struct hx_kaudit *ka, int wait_ms)
 {
 	char msg[128];
-	uint64_t start = now_ms();
+	uint64_t start = hx_mono_ms();
 	int n;
 
 	if (!ka || !ka->started)
@@ -861,7 +840,7 @@ void hx_kaudit_finish(struct hx_kaudit *ka, int wait_ms)
 			break;
 		if (poll(&pfd, 1, ka->sync[0] ? 20 : 5) <= 0 && !ka->sync[0])
 			break;
-	} while (now_ms() - start < (uint64_t)wait_ms);
+	} while (hx_mono_ms() - start < (uint64_t)wait_ms);
 	age(ka, true);
 }
 

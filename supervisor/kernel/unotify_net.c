@@ -219,36 +219,6 @@ static void connect_own(struct hx_unotify *u, const struct seccomp_notif *n,
 	a->val = 0;
 }
 
-bool hx_un_in_tree(const struct hx_unotify *u, pid_t pid)
-{
-	for (int depth = 0; pid > 1 && depth < 128; depth++) {
-		char path[64], buf[2048], *p;
-		pid_t ppid = 0, tracer = 0;
-		ssize_t n;
-		int fd;
-
-		if (pid == u->root)
-			return true;
-		snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
-		if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
-			return false;
-		n = read(fd, buf, sizeof(buf) - 1);
-		close(fd);
-		if (n <= 0)
-			return false;
-		buf[n] = '\0';
-		if ((p = strstr(buf, "\nTracerPid:")))
-			tracer = (pid_t)strtol(p + 11, NULL, 10);
-		if (u->gate && tracer && tracer == hx_execgate_tracer(u->gate))
-			return true;
-		if (!(p = strstr(buf, "\nPPid:")))
-			return false;
-		ppid = (pid_t)strtol(p + 6, NULL, 10);
-		pid = ppid;
-	}
-	return false;
-}
-
 /* Whether process pid holds socket inode ino (/proc/<pid>/fd). */
 static bool holds_inode(pid_t pid, unsigned long ino)
 {

@@ -14,6 +14,7 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include "supervisor/kernel/execgate.h"
 #include "supervisor/kernel/seccomp_uapi.h"
 #include "supervisor/kernel/terminals.h"
 #include "supervisor/path_resolve.h"
@@ -100,6 +101,24 @@ static int read_status(pid_t tid, pid_t *tgid, pid_t *ppid, uid_t *uid,
 		um = (unsigned)strtoul(p + 7, NULL, 8);
 	*umask_out = (mode_t)(um & 0777);
 	return *tgid > 0 ? 0 : -EIO;
+}
+
+bool hx_un_in_tree(const struct hx_unotify *u, pid_t pid)
+{
+	for (int depth = 0; pid > 1 && depth < 128; depth++) {
+		pid_t tgid, ppid = 0, tracer;
+		uid_t uid;
+		mode_t um;
+
+		if (pid == u->root)
+			return true;
+		if (read_status(pid, &tgid, &ppid, &uid, &um, &tracer))
+			return false;
+		if (u->gate && tracer && tracer == hx_execgate_tracer(u->gate))
+			return true;
+		pid = ppid;
+	}
+	return false;
 }
 
 int hx_un_target_info(pid_t tid, struct target *t)
