@@ -128,29 +128,21 @@ static int find_shim(char *out)
 	return access(out, R_OK) ? -errno : 0;
 }
 
-/* Whether child's /dev/pts is another devpts instance than ours. */
-static const char *own_devpts(pid_t child)
+/* Whether what child sees at its path (under /proc/CHILD/) is another
+ * object than ours at ours: its own devpts, its own IPC namespace. NULL
+ * when either cannot be looked at. */
+static const char *own(pid_t child, const char *its, const char *ours,
+		       bool by_dev, const char *yes, const char *no)
 {
 	char p[64];
 	struct stat in, out;
 
-	snprintf(p, sizeof(p), "/proc/%d/root/dev/pts", (int)child);
-	if (stat(p, &in) || stat("/dev/pts", &out))
+	snprintf(p, sizeof(p), "/proc/%d/%s", (int)child, its);
+	if (stat(p, &in) || stat(ours, &out))
 		return NULL;
-	return in.st_dev != out.st_dev ? "own devpts" : "host";
-}
-
-/* Whether child has an IPC namespace of its own (SysV IPC and message
- * queues of its own), or has them refused (hx_sandbox_enter). */
-static const char *own_ipc(pid_t child)
-{
-	char p[64];
-	struct stat in, out;
-
-	snprintf(p, sizeof(p), "/proc/%d/ns/ipc", (int)child);
-	if (stat(p, &in) || stat("/proc/self/ns/ipc", &out))
-		return NULL;
-	return in.st_ino != out.st_ino ? "own namespace" : "refused";
+	return (by_dev ? in.st_dev != out.st_dev : in.st_ino != out.st_ino)
+		   ? yes
+		   : no;
 }
 
 static int exit_code(int status)
@@ -806,8 +798,12 @@ static void serve_notify(struct run *r)
 	 * not exec'd yet. No gate, no agent. */
 	lfd = hx_unotify_receive(r->hand[0], r->child, 10000);
 	if (lfd >= 0) {
-		r->terminals = own_devpts(r->child);
-		r->sysv_ipc = own_ipc(r->child);
+		/* What hx_sandbox_enter made: terminals.h, the IPC
+		 * namespace (SysV IPC of its own, or refused). */
+		r->terminals = own(r->child, "root/dev/pts", "/dev/pts", true,
+				   "own devpts", "host");
+		r->sysv_ipc = own(r->child, "ns/ipc", "/proc/self/ns/ipc",
+				  false, "own namespace", "refused");
 	}
 	if (lfd >= 0 && r->exec_gate &&
 	    (e = hx_execgate_start(r->child, &r->pl, r->srv, gate_exit, r,
