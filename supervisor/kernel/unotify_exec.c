@@ -340,10 +340,8 @@ void hx_un_exec(struct hx_unotify *u, const struct seccomp_notif *n,
 			argv[i] = blob + k;
 			k += strlen(blob + k) + 1;
 		}
-		memset(&j, 0, sizeof(j));
-		j.peer = t->peer;
-		j.rq.call = at ? HX_CALL_EXECVEAT : HX_CALL_EXECVE;
-		j.rq.op = HX_OP_EXEC;
+		hx_un_job(&j, t, at ? HX_CALL_EXECVEAT : HX_CALL_EXECVE,
+			  HX_OP_EXEC);
 		j.rq.path = full;
 		j.rq.argv = argv;
 		j.rq.argc = argc;

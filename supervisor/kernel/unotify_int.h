@@ -101,6 +101,10 @@ int hx_un_target_info(pid_t tid, struct target *t);
 /* The answer of an emulated call: 0 (counted as emulated) when e is 0,
  * else the error -e. */
 void hx_un_done(struct hx_unotify *u, struct answer *a, int e);
+/* A request of t's in j: the rest of the job zeroed, the peer the
+ * kernel named (never what the call says). */
+void hx_un_job(struct job *j, const struct target *t, uint32_t call,
+	       enum hx_op op);
 /* Hands j to the loop's thread; false when stopping. */
 bool hx_un_enqueue(struct hx_unotify *u, struct job *j);
 /* The loop's side of the queue: decides every job handed over. */

@@ -447,10 +447,7 @@ static void hx_un_fdmeta(struct hx_unotify *u, const struct seccomp_notif *n,
 		snprintf(path, sizeof(path), "%s", text);
 	else /* a pipe, a socket: no path, named as the agent names it */
 		snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
-	memset(&j, 0, sizeof(j));
-	j.peer = t->peer;
-	j.rq.call = call;
-	j.rq.op = HX_OP_WRITE;
+	hx_un_job(&j, t, call, HX_OP_WRITE);
 	j.rq.path = path;
 	j.rq.has_flags = true;
 	j.rq.flags = O_NOFOLLOW; /* the file itself, as the fd names it */
@@ -677,12 +674,11 @@ static int mut_parse(const struct seccomp_notif *n, struct mut_call *c)
 }
 
 /* The request the pipeline decides for c, on full (and path2). */
-static void mut_request(const struct mut_call *c, const char *full,
-			const char *path2, const char *res2, struct job *j)
+static void mut_request(const struct target *t, const struct mut_call *c,
+			const char *full, const char *path2, const char *res2,
+			struct job *j)
 {
-	memset(j, 0, sizeof(*j));
-	j->rq.call = c->call;
-	j->rq.op = c->op;
+	hx_un_job(j, t, c->call, c->op);
 	j->rq.path = full;
 	j->rq.path2 = path2;
 	if (c->k == MUT_MKNOD) {
@@ -818,12 +814,11 @@ void hx_un_mut(struct hx_unotify *u, const struct seccomp_notif *n,
 		a->err = -e;
 		return;
 	}
-	mut_request(&c, full,
+	mut_request(t, &c, full,
 		    two			 ? res2
 		    : c.k == MUT_SYMLINK ? raw2
 					 : NULL,
 		    res2, &j);
-	j.peer = t->peer;
 	kk = (struct hx_kargs){.call = kcall[c.k],
 			       .path = full,
 			       .path2 = two ? full2 : NULL,

@@ -97,10 +97,7 @@ static bool decide_addr(struct hx_unotify *u, const struct target *t,
 	int fd;
 
 	*target = -1;
-	memset(&j, 0, sizeof(j));
-	j.peer = t->peer;
-	j.rq.call = call;
-	j.rq.op = op;
+	hx_un_job(&j, t, call, op);
 	j.rq.addr = ss;
 	j.rq.addrlen = len;
 	j.rq.has_proto = proto >= 0;
@@ -788,10 +785,7 @@ void hx_un_bind(struct hx_unotify *u, const struct seccomp_notif *n,
 	if ((e = hx_path_absolute(t->peer.pid, t->tid, AT_FDCWD, raw, full,
 				  sizeof(full))))
 		goto done;
-	memset(&j, 0, sizeof(j));
-	j.peer = t->peer;
-	j.rq.call = HX_CALL_BIND;
-	j.rq.op = HX_OP_WRITE;
+	hx_un_job(&j, t, HX_CALL_BIND, HX_OP_WRITE);
 	j.rq.path = full;
 	j.rq.has_flags = true;
 	j.rq.flags = O_WRONLY | O_CREAT | O_EXCL; /* no final symlink */

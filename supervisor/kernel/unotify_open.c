@@ -227,7 +227,7 @@ void hx_un_open(struct hx_unotify *u, const struct seccomp_notif *n,
 	struct hx_kargs k = {.call = HX_KC_OPEN, .path = full};
 	struct seccomp_notif_addfd add;
 
-	memset(&j, 0, sizeof(j));
+	hx_un_job(&j, t, 0, HX_OP_READ); /* the call and op as read below */
 	switch (n->data.nr) {
 	case SYS_open:
 		paddr = arg[0];
@@ -314,7 +314,6 @@ void hx_un_open(struct hx_unotify *u, const struct seccomp_notif *n,
 	if ((a->err =
 		 hx_un_path_arg(u, n->id, t, dirfd, raw, full, sizeof(full))))
 		return;
-	j.peer = t->peer;
 	/* Read-only opens arrive with --trace-reads, and openat2 always. */
 	j.rq.op = open_writes(flags) ? HX_OP_WRITE : HX_OP_READ;
 	j.rq.path = full;

@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -95,6 +96,15 @@ void hx_un_on_jobs(struct hx_server *s, struct hx_source *src, uint32_t ev)
 }
 
 #define DECIDE_SPIN_NS 100000
+
+void hx_un_job(struct job *j, const struct target *t, uint32_t call,
+	       enum hx_op op)
+{
+	memset(j, 0, sizeof(*j));
+	j->peer = t->peer;
+	j->rq.call = call;
+	j->rq.op = op;
+}
 
 /* Hands j to the loop's thread; false when stopping. */
 bool hx_un_enqueue(struct hx_unotify *u, struct job *j)
