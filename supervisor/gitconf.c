@@ -36,19 +36,17 @@ static void add(struct hx_gitconf *c, const char *path, const char *suffix)
 	c->n++;
 }
 
-/* value, "~/"-expanded and made absolute from base. */
+/* value, "~/"-expanded and made absolute from base, normalized. */
 static int absolute(const char *value, const char *base, const char *home,
 		    char *out, size_t size)
 {
-	int n;
-
-	if (!strncmp(value, "~/", 2))
-		n = home ? snprintf(out, size, "%s/%s", home, value + 2) : -1;
-	else if (value[0] == '/')
-		n = snprintf(out, size, "%s", value);
-	else
-		n = snprintf(out, size, "%s/%s", base, value);
-	return n < 0 || (size_t)n >= size ? -1 : 0;
+	if (!strncmp(value, "~/", 2)) {
+		if (!home)
+			return -1;
+		base = home;
+		value += 2;
+	}
+	return hx_path_normalize(base, value, out, size) < 0 ? -1 : 0;
 }
 
 /* The value of "key = value" (quotes and a trailing comment removed,
