@@ -94,7 +94,8 @@ enum hx_call {
 	HX_CALL_UTIMES,
 	HX_CALL_MKNOD,
 	HX_CALL_BIND,
-	HX_CALL_IOCTL, /* a file's attribute flags (chattr) */
+	HX_CALL_IOCTL,	   /* a file's attribute flags (chattr) */
+	HX_CALL_DNS_QUERY, /* a question to port 53, answered by us */
 	HX_CALL_COUNT,
 };
 
@@ -134,6 +135,10 @@ enum hx_tag {
 #define HX_HELLO_LOCAL_READS                                                   \
 	0x4 /* the read rules are complete: the shim                           \
 	       may allow reads without asking */
+#define HX_HELLO_DNS_SEALED                                                    \
+	0x8 /* the supervisor answers every DNS question                       \
+	       (unotify_dns.c): a lookup is judged there,                      \
+	       by what leaves, not by the shim */
 
 struct hx_wire_hdr {
 	uint16_t version;

@@ -191,10 +191,26 @@ static void check_net(const struct hx_policy *p, const struct hx_netsubj *s,
 	for (size_t i = 0; i < p->nrules[HX_SEC_NET]; i++) {
 		const struct hx_rule *r = &p->rules[HX_SEC_NET][i];
 
-		for (size_t k = 0; k < r->npats; k++)
-			if (hx_netpat_match(&r->pats[k].u.net, s))
-				consider(&b, r, &r->pats[k]);
+		for (size_t k = 0; k < r->npats; k++) {
+			const struct hx_netpat *np = &r->pats[k].u.net;
+
+			/* A name may be looked up when some port of it may
+			 * be reached: a deny of some ports ("*:853") leaves
+			 * its lookup alone, a deny of all ports does not. */
+			if (cat == HX_CAT_NET_RESOLVE &&
+			    r->verdict != HX_VERDICT_ALLOW &&
+			    (np->port_lo != 0 || np->port_hi != 65535))
+				continue;
+			if (!hx_netpat_match(np, s))
+				continue;
+			if (r->decisive && cat != HX_CAT_NET_RESOLVE) {
+				b = (struct best){r, &r->pats[k]};
+				goto done;
+			}
+			consider(&b, r, &r->pats[k]);
+		}
 	}
+done:
 	finish(p, &b, cat, out);
 }
 

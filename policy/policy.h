@@ -25,6 +25,11 @@ struct hx_session_rule {
 	const char *const *patterns;
 	size_t npatterns;
 	bool neighbours;
+	/* Wins over every other rule that matches, deny and ask too: for
+	 * an address whose traffic the supervisor itself answers (port 53
+	 * with the agent's DNS sealed, unotify_dns.c), where the address
+	 * decides nothing. */
+	bool decisive;
 };
 
 /* Values of the policy variables. NULL members are unset: a pattern

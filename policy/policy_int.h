@@ -99,6 +99,7 @@ struct hx_rule {
 	unsigned access; /* files only */
 	bool
 	    neighbours; /* network allow: opens a neighbour's unix socket too */
+	bool decisive;	/* a session rule that wins over every other match */
 	struct hx_pattern *pats;
 	size_t npats;
 	struct hx_example *ex;

@@ -322,6 +322,7 @@ static int load_net_session_rules(struct hx_ld *l)
 		r->verdict = sr->verdict;
 		r->access = HX_ACCESS_ANY;
 		r->neighbours = sr->neighbours;
+		r->decisive = sr->decisive;
 		r->pats = hx_arena_alloc(&l->p->arena,
 					 sr->npatterns * sizeof(*r->pats));
 		if (!r->pats)

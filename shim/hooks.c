@@ -650,6 +650,16 @@ static int resolve_decide(struct ctx *c, enum hx_call call, const char *host)
 	return decide(c, &r, host);
 }
 
+/* With the supervisor answering DNS, a lookup is judged (and its
+ * answers mapped) by the questions that leave: /etc/hosts answers none,
+ * so nothing is asked or reported here. */
+static bool dns_sealed(void)
+{
+	const struct hx_read_rules *t = hx_rules();
+
+	return t && (t->flags & HX_HELLO_DNS_SEALED);
+}
+
 int hx_hooks_getaddrinfo(const struct hx_real *real, const char *node,
 			 const char *service, const struct addrinfo *hints,
 			 struct addrinfo **res)
@@ -664,7 +674,7 @@ int hx_hooks_getaddrinfo(const struct hx_real *real, const char *node,
 	struct ctx c;
 	int err, rc, e;
 
-	if (!node || is_numeric_host(node) || !enter(&c))
+	if (!node || is_numeric_host(node) || dns_sealed() || !enter(&c))
 		return real->getaddrinfo(node, service, hints, res);
 	err = resolve_decide(&c, HX_CALL_GETADDRINFO, node);
 	if (err) {
@@ -706,7 +716,7 @@ struct hostent *hx_hooks_hostent(const struct hx_real *real, enum hx_call call,
 	struct ctx c;
 	int err, e;
 
-	if (!name || is_numeric_host(name) || !enter(&c))
+	if (!name || is_numeric_host(name) || dns_sealed() || !enter(&c))
 		return has_af ? real->gethostbyname2(name, af)
 			      : real->gethostbyname(name);
 	err = resolve_decide(&c, call, name);

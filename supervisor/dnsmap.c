@@ -22,6 +22,7 @@ struct key {
 struct entry {
 	struct key key;
 	time_t expires; /* 0: free */
+	enum hx_dns_source source;
 	char name[HX_DNSMAP_NAME_MAX];
 };
 
@@ -94,8 +95,15 @@ int hx_dnsmap_new(size_t cap, struct hx_dnsmap **out)
 	return 0;
 }
 
+const char *hx_dns_source_name(enum hx_dns_source s)
+{
+	return s == HX_DNS_ANSWER   ? "dns"
+	       : s == HX_DNS_LOOKUP ? "lookup"
+				    : "policy";
+}
+
 int hx_dnsmap_add(struct hx_dnsmap *m, const struct sockaddr *sa, socklen_t len,
-		  const char *name, unsigned ttl)
+		  const char *name, unsigned ttl, enum hx_dns_source source)
 {
 	struct key k;
 	struct entry *victim = NULL;
@@ -107,7 +115,7 @@ int hx_dnsmap_add(struct hx_dnsmap *m, const struct sockaddr *sa, socklen_t len,
 	n = strnlen(name, HX_DNSMAP_NAME_MAX);
 	if (n == HX_DNSMAP_NAME_MAX)
 		return -EINVAL;
-	if (!ttl)
+	if (!ttl || (source == HX_DNS_ANSWER && ttl < HX_DNSMAP_TTL))
 		ttl = HX_DNSMAP_TTL;
 	pthread_mutex_lock(&m->lock);
 	for (i = 0; i < m->cap; i++) {
@@ -124,8 +132,13 @@ int hx_dnsmap_add(struct hx_dnsmap *m, const struct sockaddr *sa, socklen_t len,
 		    (victim->expires && e->expires < victim->expires))
 			victim = e;
 	}
+	/* The agent's own answer is what it connects by: it wins. */
+	if (victim->expires && !memcmp(&victim->key, &k, sizeof(k)) &&
+	    !strcmp(victim->name, name) && victim->source > source)
+		source = victim->source;
 	victim->key = k;
 	memcpy(victim->name, name, n + 1);
+	victim->source = source;
 	victim->expires = now + (time_t)ttl;
 	pthread_mutex_unlock(&m->lock);
 	return 0;
@@ -133,7 +146,7 @@ int hx_dnsmap_add(struct hx_dnsmap *m, const struct sockaddr *sa, socklen_t len,
 
 size_t hx_dnsmap_lookup(struct hx_dnsmap *m, const struct sockaddr *sa,
 			socklen_t len, char (*names)[HX_DNSMAP_NAME_MAX],
-			size_t max)
+			enum hx_dns_source *sources, size_t max)
 {
 	struct key k;
 	time_t now = now_s();
@@ -145,8 +158,11 @@ size_t hx_dnsmap_lookup(struct hx_dnsmap *m, const struct sockaddr *sa,
 	for (i = 0; i < m->cap && n < max; i++) {
 		const struct entry *e = &m->e[i];
 
-		if (e->expires > now && !memcmp(&e->key, &k, sizeof(k)))
-			memcpy(names[n++], e->name, HX_DNSMAP_NAME_MAX);
+		if (e->expires <= now || memcmp(&e->key, &k, sizeof(k)))
+			continue;
+		if (sources)
+			sources[n] = e->source;
+		memcpy(names[n++], e->name, HX_DNSMAP_NAME_MAX);
 	}
 	pthread_mutex_unlock(&m->lock);
 	return n;
@@ -164,7 +180,8 @@ size_t hx_dnsmap_size(struct hx_dnsmap *m)
 	return n;
 }
 
-static void resolve_one(struct hx_dnsmap *m, const char *host)
+static void resolve_one(struct hx_dnsmap *m, const char *host,
+			enum hx_dns_source source)
 {
 	struct addrinfo hints = {.ai_socktype = SOCK_STREAM}, *res, *ai;
 
@@ -172,7 +189,7 @@ static void resolve_one(struct hx_dnsmap *m, const char *host)
 		return;
 	for (ai = res; ai; ai = ai->ai_next)
 		hx_dnsmap_add(m, ai->ai_addr, ai->ai_addrlen, host,
-			      2 * HX_DNSMAP_REFRESH);
+			      2 * HX_DNSMAP_REFRESH, source);
 	freeaddrinfo(res);
 }
 
@@ -209,7 +226,7 @@ static void resolve_claims(struct hx_dnsmap *m)
 	while (m->nclaims && !m->stop) {
 		memcpy(name, m->claims[--m->nclaims], sizeof(name));
 		pthread_mutex_unlock(&m->lock);
-		resolve_one(m, name);
+		resolve_one(m, name, HX_DNS_LOOKUP);
 		pthread_mutex_lock(&m->lock);
 	}
 }
@@ -224,7 +241,7 @@ static void *resolver(void *arg)
 	while (!m->stop) {
 		for (i = 0; i < m->nhosts && !m->stop; i++) {
 			pthread_mutex_unlock(&m->lock);
-			resolve_one(m, m->hosts[i]);
+			resolve_one(m, m->hosts[i], HX_DNS_POLICY);
 			pthread_mutex_lock(&m->lock);
 		}
 		clock_gettime(CLOCK_MONOTONIC, &until);

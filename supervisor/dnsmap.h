@@ -25,6 +25,18 @@
 struct hx_dnsmap;
 struct hx_policy;
 
+/* Where a name of an address comes from. */
+enum hx_dns_source {
+	HX_DNS_POLICY, /* the supervisor's lookup of a policy's host name */
+	HX_DNS_LOOKUP, /* its lookup of a name the shim said the agent
+			* looked up */
+	HX_DNS_ANSWER, /* its answer to the agent's own question (unotify_dns.c)
+			*/
+};
+
+/* "policy", "lookup", "dns". */
+const char *hx_dns_source_name(enum hx_dns_source s);
+
 /* cap 0 means HX_DNSMAP_CAP. */
 int hx_dnsmap_new(size_t cap, struct hx_dnsmap **out);
 /* Frees the map; stops and joins the resolver (if it is stuck in
@@ -33,9 +45,11 @@ int hx_dnsmap_new(size_t cap, struct hx_dnsmap **out);
 void hx_dnsmap_free(struct hx_dnsmap *m);
 
 /* Maps the address of sa (AF_INET/AF_INET6; the port is ignored) to name
- * for ttl seconds (0: HX_DNSMAP_TTL). Copies. Returns 0 or -EINVAL. */
+ * for ttl seconds (0: HX_DNSMAP_TTL), from source. An answer given to
+ * the agent holds at least HX_DNSMAP_TTL: what the session was told
+ * stays true for it, whatever it caches. Copies. Returns 0 or -EINVAL. */
 int hx_dnsmap_add(struct hx_dnsmap *m, const struct sockaddr *sa, socklen_t len,
-		  const char *name, unsigned ttl);
+		  const char *name, unsigned ttl, enum hx_dns_source source);
 
 /* name was looked up by the agent: the resolver thread looks it up too
  * and maps its own answers (soon, not now: a connect right after may
@@ -44,10 +58,11 @@ int hx_dnsmap_add(struct hx_dnsmap *m, const struct sockaddr *sa, socklen_t len,
 int hx_dnsmap_claim(struct hx_dnsmap *m, const char *name);
 
 /* Copies up to max names known for the address of sa into
- * names[i][HX_DNSMAP_NAME_MAX]; returns how many. */
+ * names[i][HX_DNSMAP_NAME_MAX], and where each came from into
+ * sources[i] (may be NULL); returns how many. */
 size_t hx_dnsmap_lookup(struct hx_dnsmap *m, const struct sockaddr *sa,
 			socklen_t len, char (*names)[HX_DNSMAP_NAME_MAX],
-			size_t max);
+			enum hx_dns_source *sources, size_t max);
 
 /* Starts a thread resolving each literal host of p now and every
  * HX_DNSMAP_REFRESH seconds. The host names are copied: p may be freed

@@ -8,6 +8,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "supervisor/kernel/dnsns.h"
 #include "supervisor/kernel/execgate.h"
 #include "supervisor/kernel/features.h"
 #include "supervisor/kernel/seccomp_deny.h"
@@ -209,6 +210,39 @@ static void landlock_audit(FILE *out)
 		buf);
 }
 
+/* Whether the agent's DNS can be answered here: the sealed namespace
+ * is made, as a session makes it (dnsns.h). */
+static void dns(FILE *out)
+{
+	struct hx_dnsns_listeners l;
+	struct hx_dnsns *ns;
+	int e = hx_dnsns_start(&ns);
+
+	if (!e) {
+		e = hx_dnsns_ready(ns, 2000, &l);
+		hx_dnsns_free(ns);
+		for (int i = 0, fds[4] = {l.udp4, l.udp6, l.tcp4, l.tcp6};
+		     i < 4; i++)
+			if (fds[i] >= 0)
+				close(fds[i]);
+	}
+	if (!e)
+		fprintf(out, "  %-22s %-10s %s\n", "dns", "available",
+			"answered by harness-exec: every question to port 53, "
+			"from any program, is judged by its name and a denied "
+			"one never leaves (NXDOMAIN); connects are judged by "
+			"the names it answered. Name rules are address rules "
+			"after resolution (an address serving other names too "
+			"is reachable under them)");
+	else
+		fprintf(out, "  %-22s %-10s %s (%s)\n", "dns", "missing",
+			"no network namespace of its own: DNS is the system's, "
+			"lookups are judged by the shim only (a static "
+			"program's, or a raw query's, are not), port 53 of "
+			"the resolvers of /etc/resolv.conf is open",
+			strerror(-e));
+}
+
 int hx_doctor(FILE *out)
 {
 	struct hx_features k;
@@ -240,5 +274,6 @@ int hx_doctor(FILE *out)
 		   : "no user namespaces: the user's other terminals "
 		     "(/dev/pts) stay readable and writable by the "
 		     "agent");
+	dns(out);
 	return 0;
 }

@@ -2,8 +2,10 @@
  * state makes repeated parsing in tests awkward. */
 #include "supervisor/options.h"
 
+#include <arpa/inet.h>
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "common/types.h"
@@ -28,7 +30,8 @@ enum {
 	O_EXEC_GATE,
 	O_NO_EXEC_GATE,
 	O_TRACE_READS,
-	O_NO_KERNEL_AUDIT
+	O_NO_KERNEL_AUDIT,
+	O_DNS_UPSTREAM
 };
 
 static const struct {
@@ -56,9 +59,30 @@ static const struct {
     {"no-exec-gate", 0, false, O_NO_EXEC_GATE},
     {"trace-reads", 0, false, O_TRACE_READS},
     {"no-kernel-audit", 0, false, O_NO_KERNEL_AUDIT},
+    {"dns-upstream", 0, true, O_DNS_UPSTREAM},
 };
 
 #define NOPTS (sizeof(opts) / sizeof(opts[0]))
+
+int hx_options_upstream(const char *s, struct sockaddr_in *out)
+{
+	const char *colon = strrchr(s, ':');
+	char host[INET_ADDRSTRLEN], *end;
+	unsigned long port;
+
+	memset(out, 0, sizeof(*out));
+	if (!colon || (size_t)(colon - s) >= sizeof(host))
+		return -EINVAL;
+	memcpy(host, s, (size_t)(colon - s));
+	host[colon - s] = '\0';
+	port = strtoul(colon + 1, &end, 10);
+	if (*end || !colon[1] || !port || port > 65535 ||
+	    inet_pton(AF_INET, host, &out->sin_addr) != 1)
+		return -EINVAL;
+	out->sin_family = AF_INET;
+	out->sin_port = htons((uint16_t)port);
+	return 0;
+}
 
 static int set(struct hx_options *o, int id, const char *val, char *err,
 	       size_t errlen)
@@ -151,6 +175,16 @@ static int set(struct hx_options *o, int id, const char *val, char *err,
 		break;
 	case O_NO_KERNEL_AUDIT:
 		o->no_kernel_audit = true;
+		break;
+	case O_DNS_UPSTREAM:
+		if (hx_options_upstream(val, &o->dns_upstream)) {
+			snprintf(err, errlen,
+				 "--dns-upstream %s: expected IPv4:PORT, e.g. "
+				 "127.0.0.1:5353",
+				 val);
+			return -EINVAL;
+		}
+		o->has_dns_upstream = true;
 		break;
 	}
 	return 0;
@@ -286,6 +320,12 @@ void hx_options_usage(FILE *f)
 	    "                        connects and sends with an address are\n"
 	    "                        then decided by the shim only (Landlock\n"
 	    "                        and the deny list still hold)\n"
+	    "      --dns-upstream ADDR:PORT  ask this IPv4 name server for "
+	    "the\n"
+	    "                        names the agent may look up, instead of\n"
+	    "                        the ones /etc/resolv.conf names (the\n"
+	    "                        agent's own questions are answered by\n"
+	    "                        harness-exec either way)\n"
 	    "      --trace-reads     decide every open in the kernel layer,\n"
 	    "                        read-only ones too: reads of programs\n"
 	    "                        that skip the shim are judged like\n"

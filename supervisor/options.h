@@ -5,6 +5,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <netinet/in.h>
 #include <stdio.h>
 
 #define HX_MAX_PROFILES 8
@@ -30,6 +31,10 @@ struct hx_options {
 	bool exec_gate;
 	bool trace_reads;     /* --trace-reads */
 	bool no_kernel_audit; /* --no-kernel-audit: leave it off */
+	/* --dns-upstream ADDR:PORT: the name server the supervisor asks
+	 * for the agent (unotify_dns.c); else resolv.conf's */
+	bool has_dns_upstream;
+	struct sockaddr_in dns_upstream;
 	/* --worktree [--base REF] [--copy-untracked] [--keep-worktree]:
 	 * run in a linked git worktree (docs/worktrees.md) */
 	bool worktree, copy_untracked, keep_worktree;
@@ -44,6 +49,9 @@ struct hx_options {
  * CMD. */
 int hx_options_parse(int argc, char *const *argv, struct hx_options *o,
 		     char *err, size_t errlen);
+
+/* "a.b.c.d:PORT" into *out; 0 or -EINVAL. */
+int hx_options_upstream(const char *s, struct sockaddr_in *out);
 
 /* The --help text. */
 void hx_options_usage(FILE *f);

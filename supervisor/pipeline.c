@@ -270,10 +270,27 @@ static void family_args(json_t *a, const struct hx_request *rq)
 	}
 }
 
+/* A DNS question's type and what it was answered (unotify_dns.c). */
+static void dns_args(json_t *rec, json_t *a, const struct hx_request *rq)
+{
+	json_t *l;
+
+	if (!rq->dns_type)
+		return;
+	hx_record_set_str(a, "qtype", rq->dns_type);
+	hx_record_set_str(a, "rcode", rq->dns_rcode);
+	if (!rq->nanswers)
+		return;
+	l = json_array();
+	for (size_t i = 0; i < rq->nanswers; i++)
+		json_array_append_new(
+		    l, hx_record_text(rec, "args.answers", rq->answers[i]));
+	json_object_set_new(a, "answers", l);
+}
+
 static json_t *make_args(json_t *rec, const struct hx_request *rq,
 			 const struct vpath *p1, const struct vpath *p2,
-			 const char *addr, char (*names)[HX_DNSMAP_NAME_MAX],
-			 size_t nnames)
+			 const char *addr)
 {
 	json_t *a = json_object();
 	char buf[256];
@@ -315,14 +332,7 @@ static json_t *make_args(json_t *rec, const struct hx_request *rq,
 	}
 	hx_record_set_text(rec, a, "addr", "args.addr", addr);
 	hx_record_set_text(rec, a, "host", "args.host", rq->host);
-	if (nnames) {
-		json_t *n = json_array();
-
-		for (size_t i = 0; i < nnames; i++)
-			json_array_append_new(
-			    n, hx_record_text(rec, "args.names", names[i]));
-		json_object_set_new(a, "names", n);
-	}
+	dns_args(rec, a, rq);
 	if (rq->has_result)
 		json_object_set_new(a, "result", json_integer(rq->result));
 	return a;
@@ -448,6 +458,7 @@ struct flow {
 	bool is_unix, unix_resolved, has_addr;
 	char addr[HX_SOCKADDR_LEN];
 	char names[MAX_NAMES][HX_DNSMAP_NAME_MAX];
+	enum hx_dns_source name_src[MAX_NAMES];
 	const char *namep[MAX_NAMES];
 	size_t nnames;
 	/* judge, classify */
@@ -534,7 +545,7 @@ static void validate_addr(struct flow *f)
 	f->has_addr = true;
 	if (f->pl->dns)
 		f->nnames = hx_dnsmap_lookup(f->pl->dns, ev->addr, ev->addrlen,
-					     f->names, MAX_NAMES);
+					     f->names, f->name_src, MAX_NAMES);
 	for (size_t i = 0; i < f->nnames; i++)
 		f->namep[i] = f->names[i];
 	ev->names = f->namep;
@@ -731,6 +742,26 @@ static bool correlate(struct flow *f, struct hx_outcome *out)
 	return false;
 }
 
+/* The names an address was judged by, and where each came from
+ * (dnsmap.h): "dns" (this session's answer), "lookup", "policy". */
+static void name_args(json_t *rec, json_t *a, const struct flow *f)
+{
+	json_t *n, *from;
+
+	if (!f->nnames)
+		return;
+	n = json_array();
+	from = json_array();
+	for (size_t i = 0; i < f->nnames; i++) {
+		json_array_append_new(
+		    n, hx_record_text(rec, "args.names", f->names[i]));
+		json_array_append_new(
+		    from, json_string(hx_dns_source_name(f->name_src[i])));
+	}
+	json_object_set_new(a, "names", n);
+	json_object_set_new(a, "names_from", from);
+}
+
 /* Record: the decision as an audit record. */
 static json_t *record(struct flow *f)
 {
@@ -744,10 +775,10 @@ static json_t *record(struct flow *f)
 	if (!rec)
 		return NULL;
 	hx_record_set_str(rec, "op", hx_op_name(rq->op));
-	json_object_set_new(rec, "args",
-			    make_args(rec, rq, &f->p1, &f->p2,
-				      f->has_addr ? f->addr : NULL, f->names,
-				      f->nnames));
+	json_object_set_new(
+	    rec, "args",
+	    make_args(rec, rq, &f->p1, &f->p2, f->has_addr ? f->addr : NULL));
+	name_args(rec, json_object_get(rec, "args"), f);
 	if (f->unix_resolved)
 		hx_record_set_text(rec, json_object_get(rec, "args"),
 				   "addr_resolved", "args.addr_resolved",

@@ -52,6 +52,12 @@ struct hx_request {
 	bool has_proto; /* proto: the socket's SO_PROTOCOL (netlink's) */
 	int proto;
 	const char *host;
+	/* a DNS question the supervisor answered (unotify_dns.c): its
+	 * type ("A"), the upstream's response code ("NOERROR"), the
+	 * addresses it gave */
+	const char *dns_type, *dns_rcode;
+	const char *const *answers;
+	size_t nanswers;
 	const char *const *frames;
 	size_t nframes;
 	/* rename: whether it moves a directory (what is beneath moves
@@ -75,6 +81,9 @@ struct hx_pipeline {
 	const struct hx_policy *policy;
 	struct hx_audit *audit;
 	struct hx_dnsmap *dns; /* may be NULL */
+	/* The supervisor answers the agent's DNS (unotify_dns.c): the shim
+	 * judges no lookup (HX_HELLO_DNS_SEALED). */
+	bool dns_sealed;
 	const char *session;
 	/* When the session began (wall clock): what is older is not the
 	 * agent's (gitobj.h). */

@@ -447,16 +447,32 @@ static int load_policy(struct run *r)
 
 	if (choose_profiles(r))
 		return -1;
-	/* The resolvers the agent's libc will ask: lookups work wherever
-	 * the system's DNS is (a router, a corporate server). */
-	r->net_rules[0] = (struct hx_session_rule){
-	    .name = "harness:resolver",
-	    .verdict = HX_VERDICT_ALLOW,
-	    .patterns = r->resolver_pats,
-	    .npatterns = hx_resolvconf_read("/etc/resolv.conf", r->resolvers,
-					    HX_MAX_RESOLVERS)};
-	for (size_t i = 0; i < r->net_rules[0].npatterns; i++)
-		r->resolver_pats[i] = r->resolvers[i];
+	/* Port 53 of any address, which reaches the supervisor's own
+	 * resolver in the sealed namespace (unotify_dns.c) that judges
+	 * every question by its name. Without it, the resolvers the
+	 * agent's libc will ask: lookups work wherever the system's DNS
+	 * is (a router, a corporate server), judged by the shim alone. */
+	r->net_rules[0] =
+	    (struct hx_session_rule){.name = "harness:resolver",
+				     .verdict = HX_VERDICT_ALLOW,
+				     .patterns = r->resolver_pats};
+	if (r->dnsns &&
+	    (r->dns_err = hx_dnsns_ready(r->dnsns, 2000, &r->dns_l))) {
+		hx_dnsns_free(r->dnsns);
+		r->dnsns = NULL;
+	}
+	if (r->dnsns) {
+		/* Addresses, not "*": no name's lookup is allowed by it. */
+		r->resolver_pats[0] = "0.0.0.0/0:53";
+		r->resolver_pats[1] = "[::/0]:53";
+		r->net_rules[0].npatterns = 2;
+		r->net_rules[0].decisive = true; /* nothing reaches them */
+	} else {
+		r->net_rules[0].npatterns = hx_resolvconf_read(
+		    "/etc/resolv.conf", r->resolvers, HX_MAX_RESOLVERS);
+		for (size_t i = 0; i < r->net_rules[0].npatterns; i++)
+			r->resolver_pats[i] = r->resolvers[i];
+	}
 	/* What the agent's environment points it at outside the sandbox. */
 	hx_neighbours_from_env(&r->neighbours);
 	/* What the user's git runs from where its configuration says. */
@@ -600,6 +616,7 @@ static int open_pipeline(struct run *r)
 	r->pl.policy = r->policy;
 	r->pl.audit = r->audit;
 	r->pl.dns = r->dns;
+	r->pl.dns_sealed = r->dnsns != NULL; /* else the child never runs */
 	r->pl.session = r->sess.id;
 	clock_gettime(CLOCK_REALTIME, &r->pl.started);
 	e = hx_server_new(&r->pl, &r->srv);
@@ -703,6 +720,8 @@ static int setup(struct run *r)
 	 * cgroup; first, so that its fork overlaps the rest of the set-up
 	 * (settled before PR_SET_CHILD_SUBREAPER in hx_run). */
 	r->reaper_err = hx_reaper_start(r->sess.id, &r->reaper);
+	/* Made while the rest is set up (load_policy waits for it). */
+	r->dns_err = o->no_kernel_notify ? -ENOSYS : hx_dnsns_start(&r->dnsns);
 	if ((o->worktree && open_worktree(r)) || load_policy(r))
 		return -1;
 	if ((e = find_shim(r->shim))) {
@@ -771,6 +790,14 @@ static void teardown(struct run *r)
 	r->pl.owned = NULL;
 	hx_worktree_free(r->wt);
 	hx_reaper_stop(&r->reaper);
+	if (r->dns_l.udp4 >= 0) /* never handed over */
+		for (int i = 0, fds[4] = {r->dns_l.udp4, r->dns_l.udp6,
+					  r->dns_l.tcp4, r->dns_l.tcp6};
+		     i < 4; i++)
+			if (fds[i] >= 0)
+				close(fds[i]);
+	hx_dnsns_free(r->dnsns);
+	r->dnsns = NULL;
 	/* Never unlink a socket this run did not create (a reused name). */
 	if (!r->listening)
 		r->sess.sock_path[0] = '\0';
@@ -826,7 +853,15 @@ static void serve_notify(struct run *r)
 				       4, r->gate, r->child, &r->un))) {
 		hx_say("user-notify handler: %s", strerror(-e));
 		kill(r->child, SIGKILL); /* unserved: no agent */
+	} else if (r->dnsns &&
+		   (e = hx_unotify_dns(
+			r->un, r->dnsns, &r->dns_l,
+			r->o->has_dns_upstream ? &r->o->dns_upstream : NULL))) {
+		/* Port 53 is let through for this to answer it. */
+		hx_say("the agent's DNS: %s", strerror(-e));
+		kill(r->child, SIGKILL);
 	} else {
+		r->dns_l.udp4 = r->dns_l.tcp4 = -1; /* the handler's now */
 		hx_correlate_sees(&r->pl, r->gate != NULL, r->trace_reads);
 		/* Handed off: the child is past Landlock. */
 		hx_sandbox_release(r->sb);
@@ -848,6 +883,7 @@ int hx_run(const struct hx_options *o)
 	signal(SIGXFSZ, SIG_IGN);
 	r->reaper.dir_fd = r->reaper.procs_fd = r->reaper.pipe_w = -1;
 	r->reaper.pids_fd = -1;
+	r->dns_l = (struct hx_dnsns_listeners){-1, -1, -1, -1};
 	r->reaper_err = -ENOTSUP;
 	r->hand[0] = r->hand[1] = -1;
 	r->o = o;

@@ -13,6 +13,7 @@
 #include "supervisor/options.h"
 #include "supervisor/pipeline.h"
 #include "supervisor/reaper.h"
+#include "supervisor/kernel/dnsns.h"
 #include "supervisor/resolvconf.h"
 #include "supervisor/server.h"
 #include "supervisor/session.h"
@@ -37,7 +38,12 @@ struct run {
 	struct hx_source sigsrc;
 	struct hx_worktree *wt; /* --worktree, else NULL */
 	struct hx_sandbox *sb;
-	struct hx_unotify *un;	  /* the user-notify handler, or NULL */
+	struct hx_unotify *un; /* the user-notify handler, or NULL */
+	/* the sealed namespace the agent's DNS goes to (dnsns.h), or NULL
+	 * and why not (DNS is then the system's) */
+	struct hx_dnsns *dnsns;
+	struct hx_dnsns_listeners dns_l;
+	int dns_err;
 	struct hx_execgate *gate; /* --exec-gate's tracer, or NULL */
 	/* Landlock's refusals read as kernel audit records, or NULL and
 	 * why not (kaudit.h) */

@@ -3,6 +3,7 @@
 #define _GNU_SOURCE
 #include "supervisor/run_int.h"
 
+#include <errno.h>
 #include <jansson.h>
 #include <limits.h>
 #include <sys/wait.h>
@@ -116,6 +117,14 @@ void hx_run_log_start(struct run *r)
 			    json_boolean(!r->reaper_err));
 	json_object_set_new(json_object_get(rec, "kernel"), "landlock_audit",
 			    landlock_audit_json(r));
+	/* Who answers the agent's DNS: the supervisor, or the system's
+	 * resolvers (lookups judged by the shim alone), and why. */
+	json_object_set_new(
+	    json_object_get(rec, "kernel"), "dns",
+	    json_string(r->dnsns ? "supervisor"
+			: r->dns_err == -ENOSYS
+			    ? "system (no kernel layer)"
+			    : "system (no network namespace of its own)"));
 	json_object_set_new(json_object_get(rec, "kernel"), "tree_kill",
 			    json_string(!r->reaper_err ? "cgroup"
 					: r->exec_gate ? "exec-gate"

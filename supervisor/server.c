@@ -556,6 +556,8 @@ static int build_hello(struct hx_server *s)
 		flags |= HX_HELLO_LOG_READS;
 	if (s->pl->mode == HX_MODE_AUDIT)
 		flags |= HX_HELLO_AUDIT;
+	if (s->pl->dns_sealed)
+		flags |= HX_HELLO_DNS_SEALED;
 	for (pass = 0; pass < 2; pass++) {
 		bool with_rules = pass == 0;
 

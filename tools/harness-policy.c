@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include "policy/policy.h"
@@ -100,8 +101,13 @@ static const char usage_explain[] =
     "  symlink TARGET NEW     a write of NEW\n"
     "  connect ADDR | send ADDR\n"
     "                         ADDR: IPv4:PORT, [IPv6]:PORT, NAME:PORT,\n"
-    "                         unix:/path or unix:@abstract\n"
-    "  resolve NAME           a name lookup\n"
+    "                         unix:/path or unix:@abstract; an IP\n"
+    "                         address is judged by its names (names=):\n"
+    "                         the NAME given here, and in a session the\n"
+    "                         names harness-exec's DNS answered for it\n"
+    "                         (audit records: args.names, names_from)\n"
+    "  resolve NAME           a name lookup: allowed when some port of the\n"
+    "                         name may be reached, or by a rule of its own\n"
     "\n"
     "Options:\n"
     "  -p, --policy FILE   the policy to use (default: the embedded one)\n"
@@ -424,6 +430,16 @@ static int cmd_explain(const struct args *a, const struct hx_policy_vars *v)
 	       hx_category_name(d.category), hx_risk_name(d.risk), d.rule);
 	if (d.pattern)
 		printf("  pattern=%s", d.pattern);
+	/* An address is judged by its names: here the one given; in a
+	 * session those its DNS answered (args.names, args.names_from). */
+	if ((ev.op == HX_OP_CONNECT || ev.op == HX_OP_SEND) && ev.addr &&
+	    ev.addr->sa_family != AF_UNIX) {
+		printf("  names=");
+		for (size_t i = 0; i < ev.nnames; i++)
+			printf("%s%s(given)", i ? "," : "", ev.names[i]);
+		if (!ev.nnames)
+			printf("none");
+	}
 	if (hx_policy_mode(p) == HX_MODE_AUDIT)
 		printf("  (audit mode: not enforced)");
 	putchar('\n');

@@ -316,6 +316,7 @@ void hx_unotify_stop(struct hx_unotify *u)
 			usleep(1000);
 		}
 	}
+	hx_un_dns_stop(u);
 	/* Left: adoptions the loop did not take (every decision's worker
 	 * took its own back). */
 	for (struct job *j = u->head, *next; j; j = next) {

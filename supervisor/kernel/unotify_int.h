@@ -62,6 +62,7 @@ struct hx_unotify {
 	char self_exe[PATH_MAX];  /* harness-exec's own image */
 	atomic_bool setup_err;	  /* a worker kept capabilities or has no
 				   * connector: every call is refused */
+	struct hx_un_dns *dns;	  /* NULL: DNS is the system's */
 };
 
 /* This worker's connector for unix connects and sends (connector.h):
@@ -97,6 +98,12 @@ bool hx_un_in_tree(const struct hx_unotify *u, pid_t pid);
 int hx_un_take_fd(pid_t pid, int fd);
 /* Who tid is (its process, uids, umask, tracer, executable), or -errno. */
 int hx_un_target_info(pid_t tid, struct target *t);
+/* Whether the target's fd is close-on-exec (/proc/<pid>/fdinfo). */
+bool hx_un_fd_cloexec(pid_t pid, int fd);
+/* Puts the supervisor's newfd in place of the target's fd (ADDFD with
+ * SETFD, its close-on-exec kept) while call id waits. 0 or -errno. */
+int hx_un_replace_fd(struct hx_unotify *u, uint64_t id, const struct target *t,
+		     int fd, int newfd);
 
 /* The answer of an emulated call: 0 (counted as emulated) when e is 0,
  * else the error -e. */
@@ -159,4 +166,22 @@ void hx_un_exec(struct hx_unotify *u, const struct seccomp_notif *n,
 void hx_un_sched(struct hx_unotify *u, const struct seccomp_notif *n,
 		 const struct target *t, struct answer *a);
 
+/* The agent's DNS (unotify_dns.c): whether ss is port 53 of an IP
+ * address; the socket sfd (the supervisor's copy of the target's fd)
+ * replaced by one of the sealed namespace of the same kind, *sfd then
+ * being that one (0, or -errno; 0 with nothing done when it is one
+ * already); the resolver stopped (before u goes). */
+bool hx_un_dns_port(const struct sockaddr_storage *ss, socklen_t len);
+int hx_un_dns_seal(struct hx_unotify *u, uint64_t id, const struct target *t,
+		   int fd, int *sfd);
+void hx_un_dns_stop(struct hx_unotify *u);
+/* The agent's DNS (unotify_dns.c): whether ss is port 53 of an IP
+ * address; the socket sfd (the supervisor's copy of the target's fd)
+ * replaced by one of the sealed namespace of the same kind, *sfd then
+ * being that one (0, or -errno; 0 with nothing done when it is one
+ * already); the resolver stopped (before u goes). */
+bool hx_un_dns_port(const struct sockaddr_storage *ss, socklen_t len);
+int hx_un_dns_seal(struct hx_unotify *u, uint64_t id, const struct target *t,
+		   int fd, int *sfd);
+void hx_un_dns_stop(struct hx_unotify *u);
 #endif

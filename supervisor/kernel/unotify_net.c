@@ -133,23 +133,6 @@ static bool decide_addr(struct hx_unotify *u, const struct target *t,
 	return true;
 }
 
-/* Whether the target's fd is close-on-exec (/proc/<pid>/fdinfo). */
-static bool fd_cloexec(pid_t pid, int fd)
-{
-	char path[64], buf[256], *p;
-	ssize_t n;
-	int f;
-
-	snprintf(path, sizeof(path), "/proc/%d/fdinfo/%d", (int)pid, fd);
-	if ((f = open(path, O_RDONLY | O_CLOEXEC)) < 0)
-		return true;
-	n = read(f, buf, sizeof(buf) - 1);
-	close(f);
-	buf[n > 0 ? n : 0] = '\0';
-	p = strstr(buf, "flags:");
-	return !p || (strtoul(p + 6, NULL, 8) & O_CLOEXEC);
-}
-
 /* A connect to the session socket, the shim's channel: not left to the
  * kernel, whose second read of the address a racing thread could point
  * anywhere, but answered with one end of a fresh socketpair put in
@@ -158,8 +141,7 @@ static bool fd_cloexec(pid_t pid, int fd)
 static void connect_own(struct hx_unotify *u, const struct seccomp_notif *n,
 			const struct target *t, int fd, struct answer *a)
 {
-	struct seccomp_notif_addfd add;
-	int sfd = hx_un_take_fd(t->peer.pid, fd), type = 0, fl, sv[2];
+	int sfd = hx_un_take_fd(t->peer.pid, fd), type = 0, fl, sv[2], e;
 	socklen_t tl = sizeof(type);
 	struct job *j;
 
@@ -200,14 +182,8 @@ static void connect_own(struct hx_unotify *u, const struct seccomp_notif *n,
 		a->err = ECONNREFUSED;
 		return;
 	}
-	memset(&add, 0, sizeof(add));
-	add.id = n->id;
-	add.flags = SECCOMP_ADDFD_FLAG_SETFD;
-	add.srcfd = (uint32_t)sv[1];
-	add.newfd = (uint32_t)fd;
-	add.newfd_flags = fd_cloexec(t->peer.pid, fd) ? O_CLOEXEC : 0;
-	if (ioctl(u->lfd, SECCOMP_IOCTL_NOTIF_ADDFD, &add) < 0) {
-		a->err = errno; /* the loop sees our end close */
+	if ((e = hx_un_replace_fd(u, n->id, t, fd, sv[1]))) {
+		a->err = -e; /* the loop sees our end close */
 		close(sv[1]);
 		return;
 	}
@@ -400,6 +376,13 @@ void hx_un_connect(struct hx_unotify *u, const struct seccomp_notif *n,
 		close(sfd);
 		return;
 	}
+	/* Port 53: connected in the sealed namespace, to our resolver. */
+	if (u->dns && hx_un_dns_port(&ss, len) &&
+	    (e = hx_un_dns_seal(u, n->id, t, fd, &sfd))) {
+		close(sfd);
+		hx_un_done(u, a, e);
+		return;
+	}
 	/* The taken fd shares the file description: O_NONBLOCK holds, and
 	 * EINPROGRESS is what the target gets. A path-unix connect is made
 	 * by the connector, so that the server sees no capability. */
@@ -588,8 +571,9 @@ static int mmsg_sent(const struct target *t, uint64_t msgvec, unsigned int sent)
 }
 
 static void send_on(struct hx_unotify *u, const struct seccomp_notif *n,
-		    const struct target *t, int sfd, struct answer *a)
+		    const struct target *t, int *sfdp, struct answer *a)
 {
+	int sfd = *sfdp;
 	const __u64 *arg = n->data.args;
 	/* sendmmsg: only its first message is sent (emulated, with or
 	 * without a destination), which sendmmsg may do: callers handle a
@@ -658,8 +642,13 @@ static void send_on(struct hx_unotify *u, const struct seccomp_notif *n,
 	}
 	if (!to_peer &&
 	    !decide_addr(u, t, is_msg ? HX_CALL_SENDMSG : HX_CALL_SENDTO,
-			 HX_OP_SEND, &ss, len, sock_proto(sfd), a, &target))
+			 HX_OP_SEND, &ss, len, sock_proto(*sfdp), a, &target))
 		return;
+	/* Port 53: sent from the sealed namespace, to our resolver. */
+	if (!to_peer && u->dns && hx_un_dns_port(&ss, len) &&
+	    (e = hx_un_dns_seal(u, n->id, t, (int)arg[0], sfdp)))
+		goto fail;
+	sfd = *sfdp;
 	/* Emulated: the data, the address and the control messages are our
 	 * copies; to a unix socket, sent by the connector (connector.h). */
 	if ((e = copy_payload(t, is_msg ? &mh : NULL, arg[1], arg[2], stream,
@@ -716,7 +705,7 @@ void hx_un_send(struct hx_unotify *u, const struct seccomp_notif *n,
 		a->err = sfd == -EBADF ? EBADF : EACCES;
 		return;
 	}
-	send_on(u, n, t, sfd, a);
+	send_on(u, n, t, &sfd, a);
 	close(sfd);
 }
 

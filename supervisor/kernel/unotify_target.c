@@ -156,6 +156,36 @@ int hx_un_take_fd(pid_t pid, int fd)
 	return r;
 }
 
+/* Whether the target's fd is close-on-exec (/proc/<pid>/fdinfo). */
+bool hx_un_fd_cloexec(pid_t pid, int fd)
+{
+	char path[64], buf[256], *p;
+	ssize_t n;
+	int f;
+
+	snprintf(path, sizeof(path), "/proc/%d/fdinfo/%d", (int)pid, fd);
+	if ((f = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+		return true;
+	n = read(f, buf, sizeof(buf) - 1);
+	close(f);
+	buf[n > 0 ? n : 0] = '\0';
+	p = strstr(buf, "flags:");
+	return !p || (strtoul(p + 6, NULL, 8) & O_CLOEXEC);
+}
+
+int hx_un_replace_fd(struct hx_unotify *u, uint64_t id, const struct target *t,
+		     int fd, int newfd)
+{
+	struct seccomp_notif_addfd add = {
+	    .id = id,
+	    .flags = SECCOMP_ADDFD_FLAG_SETFD,
+	    .srcfd = (uint32_t)newfd,
+	    .newfd = (uint32_t)fd,
+	    .newfd_flags = hx_un_fd_cloexec(t->peer.pid, fd) ? O_CLOEXEC : 0};
+
+	return ioctl(u->lfd, SECCOMP_IOCTL_NOTIF_ADDFD, &add) < 0 ? -errno : 0;
+}
+
 int hx_un_proc_path(const struct target *t, const char *in, char *out,
 		    size_t size)
 {

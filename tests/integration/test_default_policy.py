@@ -51,16 +51,16 @@ def test_default_lets_the_agent_use_git_in_its_own_repos(wd):
 
 def test_default_network_loopback_only(wd):
     code = ("import socket\n"
-            "for addr in [('1.1.1.1', 443), ('127.0.0.1', 9)]:\n"
+            "for addr in [('192.0.2.1', 443), ('127.0.0.1', 9)]:\n"
             "    s = socket.socket()\n"
             "    try:\n"
             "        s.connect(addr); print(addr[0], 'connected')\n"
             "    except OSError as e:\n"
             "        print(addr[0], e.errno)\n")
     r = harness([PYTHON, "-c", code], wd, policy=None, env={"HOME": fake_home(wd)})
-    check("1.1.1.1 13" in r.stdout, "1.1.1.1 was not denied with EACCES: %r" % r.stdout)
+    check("192.0.2.1 13" in r.stdout, "192.0.2.1 was not denied with EACCES: %r" % r.stdout)
     check("127.0.0.1 111" in r.stdout, "loopback was not allowed through (ECONNREFUSED): %r" % r.stdout)
-    check(r.one(op="connect", args_addr="1.1.1.1:443")["rule"] == "default:net_connect", "rule")
+    check(r.one(op="connect", args_addr="192.0.2.1:443")["rule"] == "default:net_connect", "rule")
     check(r.one(op="connect", args_addr="127.0.0.1:9")["verdict"] == "allow", "loopback verdict")
 
 

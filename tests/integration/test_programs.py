@@ -70,8 +70,15 @@ def test_python_calls(wd):
         e = r.one(op="exec", args_argv1=word)
         check(e["ppid"] == py["pid"] and e["pid"] != py["pid"], "%s: pid/ppid %r" % (word, e))
     check(r.one(op="exec", args_argv1="direct-spawn")["event"] == "posix_spawn", "posix_spawn not seen")
-    res = r.one(op="resolve", args_host="localhost")
-    check(res["verdict"] == "allow" and res["category"] == "net_resolve", "resolve: %r" % res)
+    # getaddrinfo("localhost") is /etc/hosts' answer: no question
+    # leaves, so with harness-exec answering DNS nothing is judged
+    # (test_dns.py); else the shim judges the lookup.
+    if r.one(event="session_start")["kernel"]["dns"] != "supervisor":
+        res = r.one(op="resolve", args_host="localhost")
+        check(res["verdict"] == "allow" and res["category"] == "net_resolve",
+              "resolve: %r" % res)
+    else:
+        r.none(op="resolve", args_host="localhost")
     c = r.one(op="connect", args_addr="127.0.0.1:%d" % lis.port)
     check(c["verdict"] == "allow" and c["rule"] == "test-ports" and c["pid"] == py["pid"], "connect: %r" % c)
     check(c.get("stack"), "connect has no call stack: %r" % c)

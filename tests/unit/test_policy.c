@@ -397,6 +397,40 @@ START_TEST(test_decide_structs)
 }
 END_TEST
 
+/* A name may be looked up when some port of it may be reached: a deny
+ * of some ports leaves the lookup alone, of every port it does not. */
+START_TEST(test_resolve_by_reachable_ports)
+{
+	static const char y[] =
+	    "version: 1\n"
+	    "defaults: {net_resolve: deny}\n"
+	    "network:\n"
+	    "  - {id: web, allow: [\"*.example.com:443\"]}\n"
+	    "  - {id: dot, deny: [\"*:853\"]}\n"
+	    "  - {id: gone, deny: [\"bad.example.com:*\"]}\n"
+	    "  - {id: some, deny: [\"half.example.com:80\"]}\n";
+	struct hx_policy_vars v = {0};
+	struct hx_policy *p = load(y, &v);
+	struct hx_event ev = {.op = HX_OP_RESOLVE};
+	struct hx_decision d;
+
+	ev.host = "api.example.com";
+	hx_policy_decide(p, &ev, &d);
+	ck_assert_str_eq(d.rule, "web");
+	ev.host = "half.example.com";
+	hx_policy_decide(p, &ev, &d);
+	ck_assert_str_eq(d.rule, "web");
+	ev.host = "bad.example.com";
+	hx_policy_decide(p, &ev, &d);
+	ck_assert_int_eq(d.verdict, HX_VERDICT_DENY);
+	ck_assert_str_eq(d.rule, "gone");
+	ev.host = "elsewhere.org";
+	hx_policy_decide(p, &ev, &d);
+	ck_assert_str_eq(d.rule, "default:net_resolve");
+	hx_policy_free(p);
+}
+END_TEST
+
 START_TEST(test_exec_bare_name)
 {
 	/* A bare name matches the basename of the resolved path, whatever
@@ -667,10 +701,17 @@ static const struct dcase default_cases[] = {
     {NULL, "exec /usr/bin/git push", A, "default:exec"},
     {NULL, "connect api.anthropic.com:443", A, "model-apis"},
     {NULL, "connect 127.0.0.1:5432", A, "loopback"},
-    {NULL, "connect 1.1.1.1:443", D, "default:net_connect"},
+    {NULL, "connect 1.1.1.1:443", D, "dns-over-https"},
+    {NULL, "connect 1.2.3.4:443", D, "default:net_connect"},
+    {NULL, "connect dns.google:443", D, "dns-over-https"},
+    {NULL, "connect 10.0.0.1:853", D, "dns-over-https"},
+    {NULL, "connect unix:/run/nscd/socket", D, "local-resolvers"},
     {NULL, "connect evil.example:443", D, "default:net_connect"},
     {NULL, "connect unix:/var/run/docker.sock", D, "container-sockets"},
-    {NULL, "resolve evil.example", A, "default:net_resolve"},
+    {NULL, "resolve evil.example", D, "default:net_resolve"},
+    {NULL, "resolve api.anthropic.com", A, "model-apis"},
+    {NULL, "resolve localhost", A, "loopback"},
+    {NULL, "resolve dns.google", D, "dns-over-https"},
 };
 
 START_TEST(test_default_policy)
@@ -691,7 +732,7 @@ START_TEST(test_default_policy)
 	ck_assert_int_eq(hx_policy_default_verdict(p, HX_CAT_FILE_WRITE),
 			 HX_VERDICT_DENY);
 	ck_assert_int_eq(hx_policy_default_verdict(p, HX_CAT_NET_RESOLVE),
-			 HX_VERDICT_ALLOW);
+			 HX_VERDICT_DENY);
 	hx_policy_stats(p, &nr, &ne);
 	ck_assert_uint_gt(nr, 10);
 	ck_assert_uint_gt(ne, 40);
@@ -802,6 +843,7 @@ static Suite *policy_suite(void)
 	tcase_add_test(tc, test_examples);
 	tcase_add_test(tc, test_default_policy);
 	tcase_add_test(tc, test_misc);
+	tcase_add_test(tc, test_resolve_by_reachable_ports);
 	suite_add_tcase(s, tc);
 	return s;
 }
