@@ -195,8 +195,9 @@ static void check_net(const struct hx_policy *p, const struct hx_netsubj *s,
 			const struct hx_netpat *np = &r->pats[k].u.net;
 
 			/* A name may be looked up when some port of it may
-			 * be reached: a deny of some ports ("*:853") leaves
-			 * its lookup alone, a deny of all ports does not. */
+			 * be reached or asked for: a deny of some ports
+			 * ("*:853") leaves its lookup alone, a deny of all
+			 * ports does not. */
 			if (cat == HX_CAT_NET_RESOLVE &&
 			    r->verdict != HX_VERDICT_ALLOW &&
 			    (np->port_lo != 0 || np->port_hi != 65535))
@@ -212,6 +213,11 @@ static void check_net(const struct hx_policy *p, const struct hx_netsubj *s,
 	}
 done:
 	finish(p, &b, cat, out);
+	/* A name whose connects are asked (loopback's) may be looked up:
+	 * the connect is what is asked. */
+	if (cat == HX_CAT_NET_RESOLVE && b.rule &&
+	    out->verdict == HX_VERDICT_ASK)
+		out->verdict = HX_VERDICT_ALLOW;
 }
 
 /* Fills s from a sockaddr; unix_buf holds the path. false when the

@@ -93,8 +93,10 @@ static int ask(struct ctx *c, const struct hx_req *r, const char *target,
 		hx_ask(r, &rep);
 	if (!rep.unreachable && rep.verdict == HX_VERDICT_ALLOW)
 		return 0;
-	if (k && !rep.unreachable && (rep.flags & HX_VERDICT_TELL)) {
-		int e = hx_kerrno(k);
+	if (!rep.unreachable && (rep.flags & HX_VERDICT_TELL)) {
+		/* Without a path, the supervisor's errno is the kernel's
+		 * (ECONNREFUSED: nothing listens on a loopback port). */
+		int e = k ? hx_kerrno(k) : rep.err ? (int)rep.err : EACCES;
 
 		/* EEXIST for mkdir -p is what the program expects: no
 		 * notice (the denial is in the audit log). */

@@ -23,6 +23,7 @@
 #include "common/sockaddr.h"
 #include "supervisor/fmt.h"
 #include "supervisor/loader.h"
+#include "supervisor/loopback.h"
 #include "supervisor/gitobj.h"
 #include "supervisor/netfamily.h"
 #include "supervisor/owned.h"
@@ -468,6 +469,7 @@ struct flow {
 	dev_t sock_dev; /* the neighbours' judge: what the kernel layer */
 	ino_t sock_ino; /* must connect, and whether a /dev/shm file is */
 	bool fresh;	/* the session's own (hx_outcome) */
+	bool refused;	/* loopback, nothing listens: ECONNREFUSED */
 	/* correlate */
 	uint64_t key;
 	enum hx_corr_match match;
@@ -599,6 +601,49 @@ static void judge_neighbours(struct flow *f)
 	}
 }
 
+/* Judge: a loopback address the policy says ask for (the default's
+ * rule loopback) is allowed when it is the model endpoint the agent's
+ * environment names, or when only the session's processes listen there
+ * (loopback.h); a deny stays a deny. Decided on what listens now, not on
+ * what did: a port the session listened on a moment ago and an outside
+ * service holds now is the service's. What remains is the instant
+ * between this and the kernel layer's connect, in which the session's
+ * listener would have to close and an outside one bind. Nothing
+ * listening: refused as the kernel would (ECONNREFUSED), so that a
+ * loop waiting for a server to come up goes on waiting. */
+static void judge_loopback(struct flow *f)
+{
+	const struct hx_request *rq = f->rq;
+	struct hx_pipeline *pl = f->pl;
+	struct hx_loopback lb;
+	const char *var;
+
+	f->refused = false;
+	if (f->d.verdict != HX_VERDICT_ASK || f->is_unix || !rq->addr ||
+	    (rq->op != HX_OP_CONNECT && rq->op != HX_OP_SEND) ||
+	    !hx_loopback_addr(rq->addr, rq->addrlen, &lb))
+		return;
+	switch (hx_loopback_judge(
+	    &lb, rq->has_proto ? rq->proto : -1, rq->op == HX_OP_CONNECT,
+	    f->peer->pid, pl->tree_holds, pl->tree_arg, pl->endpoints, &var)) {
+	case HX_LB_ENDPOINT:
+		f->d.verdict = HX_VERDICT_ALLOW;
+		f->d.rule = "harness:model-endpoint";
+		f->d.pattern = var;
+		break;
+	case HX_LB_OWN:
+		f->d.verdict = HX_VERDICT_ALLOW;
+		f->d.rule = "harness:own-listener";
+		f->d.pattern = NULL;
+		break;
+	case HX_LB_NOTHING:
+		f->refused = true;
+		break;
+	default:
+		break;
+	}
+}
+
 /* Judge: a git object that predates the session is never written,
  * moved or removed, whatever rule allows its place (gitobj.h): the
  * agent's commits make new ones. */
@@ -671,6 +716,7 @@ static void judge(struct flow *f)
 		f->d.pattern = NULL;
 	}
 	judge_neighbours(f);
+	judge_loopback(f);
 	judge_git_objects(f);
 	if (rq->op == HX_OP_EXEC)
 		f->cls = hx_classify_exec(f->ev.path, rq->argv, rq->argc);
@@ -692,6 +738,10 @@ static void outcome(struct flow *f, struct hx_outcome *out, char *decided,
 	out->err = out->reply == HX_VERDICT_ALLOW ? 0 : EACCES;
 	out->tell =
 	    out->err && may_tell(f->pl, f->rq, p1, &f->p2, &f->pu, f->is_unix);
+	if (out->err && f->refused) {
+		out->err = ECONNREFUSED;
+		out->tell = true; /* no refusal notice: nothing is there */
+	}
 	out->sock_dev = f->sock_dev;
 	out->sock_ino = f->sock_ino;
 	out->fresh = f->fresh;

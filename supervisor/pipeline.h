@@ -68,6 +68,7 @@ struct hx_request {
 struct hx_pl_coalesce;
 struct hx_owned;
 struct hx_ipool;
+struct hx_endpoints;
 
 /* A file of the harness known by inode (the audit log): a hard link or
  * another mount reaches it by a path no glob names. */
@@ -101,6 +102,15 @@ struct hx_pipeline {
 	/* The session's own sockets and /dev/shm files (owned.h); NULL
 	 * without the kernel layer, which sees them made. */
 	struct hx_owned *owned;
+	/* Loopback by owner (loopback.h, rules harness:own-listener and
+	 * harness:model-endpoint): whether the agent's tree holds socket
+	 * inodes (the kernel layer's, set while it serves; NULL: no port
+	 * is the session's own), and the model endpoints the agent's
+	 * environment names (NULL: none). */
+	bool (*tree_holds)(void *arg, pid_t self, const unsigned long *inos,
+			   size_t n);
+	void *tree_arg;
+	const struct hx_endpoints *endpoints;
 	/* The log's quota for this session (hx_policy_audit_quota; zeros:
 	 * unlimited) and the records coalesced under it (NULL until one
 	 * is). */

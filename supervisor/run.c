@@ -31,6 +31,7 @@
 #include "common/clock.h"
 #include "supervisor/command.h"
 #include "supervisor/kernel/execgate.h"
+#include "supervisor/kernel/unotify.h"
 #include "supervisor/fmt.h"
 #include "supervisor/options.h"
 #include "supervisor/pipeline.h"
@@ -618,6 +619,9 @@ static int open_pipeline(struct run *r)
 	r->pl.dns = r->dns;
 	r->pl.dns_sealed = r->dnsns != NULL; /* else the child never runs */
 	r->pl.session = r->sess.id;
+	/* The model endpoint the agent is pointed at, as it is started. */
+	hx_endpoints_from_env(&r->endpoints);
+	r->pl.endpoints = &r->endpoints;
 	clock_gettime(CLOCK_REALTIME, &r->pl.started);
 	e = hx_server_new(&r->pl, &r->srv);
 	if (!e)
@@ -811,6 +815,12 @@ static void teardown(struct run *r)
 		free(r->profile_paths[i]);
 }
 
+static bool tree_holds(void *arg, pid_t self, const unsigned long *inos,
+		       size_t n)
+{
+	return hx_unotify_tree_holds(arg, self, inos, n);
+}
+
 /* The child's user-notify listener, handed over r->hand: the exec gate
  * seized on it and the workers started, or the child killed. */
 static void serve_notify(struct run *r)
@@ -863,6 +873,8 @@ static void serve_notify(struct run *r)
 	} else {
 		r->dns_l.udp4 = r->dns_l.tcp4 = -1; /* the handler's now */
 		hx_correlate_sees(&r->pl, r->gate != NULL, r->trace_reads);
+		r->pl.tree_holds = tree_holds;
+		r->pl.tree_arg = r->un;
 		/* Handed off: the child is past Landlock. */
 		hx_sandbox_release(r->sb);
 	}
@@ -967,6 +979,7 @@ out:
 	/* What may still append goes first (the gate logs the findings it
 	 * has not handed over); then the log's last flush overlaps the rest
 	 * of the teardown. */
+	r->pl.tree_holds = NULL; /* no tree to ask once it stops */
 	hx_unotify_stop(r->un);
 	r->un = NULL;
 	hx_execgate_stop(r->gate);

@@ -9,6 +9,7 @@
 #include <sys/types.h>
 
 #include "supervisor/gitconf.h"
+#include "supervisor/loopback.h"
 #include "supervisor/neighbours.h"
 #include "supervisor/options.h"
 #include "supervisor/pipeline.h"
@@ -65,6 +66,7 @@ struct run {
 	const char *resolver_pats[HX_MAX_RESOLVERS];
 	struct hx_neighbours neighbours; /* harness:ssh-agent, ... */
 	struct hx_gitconf gitconf;	 /* harness:git-config */
+	struct hx_endpoints endpoints;	 /* harness:model-endpoint */
 	/* the session's network rules: the resolver's, the neighbours' */
 	struct hx_session_rule net_rules[1 + HX_NEIGHBOUR_RULES];
 	char policy_sha[65];

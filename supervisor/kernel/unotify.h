@@ -35,6 +35,8 @@
 #ifndef HX_UNOTIFY_H
 #define HX_UNOTIFY_H
 
+#include <stdbool.h>
+#include <stddef.h>
 #include <sys/types.h>
 
 struct hx_pipeline;
@@ -81,6 +83,14 @@ int hx_unotify_dns(struct hx_unotify *u, struct hx_dnsns *ns,
  * listener (later notified syscalls get ENOSYS). NULL: no-op. Call on
  * the loop's thread. */
 void hx_unotify_stop(struct hx_unotify *u);
+
+/* Whether processes of the agent's tree hold every one of the n socket
+ * inodes (and n > 0): self, the asking process, is looked at first,
+ * then every process /proc lists. What exists now: a socket the tree
+ * held a moment ago and passed on or closed is not its own. For the
+ * pipeline's loopback judge (loopback.h), from any thread. */
+bool hx_unotify_tree_holds(const struct hx_unotify *u, pid_t self,
+			   const unsigned long *inos, size_t n);
 
 /* Counters for session_end. */
 struct hx_unotify_stats {

@@ -248,6 +248,15 @@ static bool tree_holds(const struct hx_unotify *u, pid_t self,
 	return found;
 }
 
+bool hx_unotify_tree_holds(const struct hx_unotify *u, pid_t self,
+			   const unsigned long *inos, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (!tree_holds(u, self, inos[i]))
+			return false;
+	return n > 0;
+}
+
 /* Landlock's abstract-socket scope (ABI 6), judged here: the abstract
  * name (sun_path[1..], n bytes) is bound in the target's network
  * namespace, and every socket bound to it (/proc/<pid>/net/unix prints
@@ -291,12 +300,7 @@ static bool abstract_in_scope(const struct hx_unotify *u,
 		inos[nino++] = ino;
 	}
 	fclose(f);
-	if (over || !nino)
-		return false;
-	for (size_t i = 0; i < nino; i++)
-		if (!tree_holds(u, t->peer.pid, inos[i]))
-			return false;
-	return true;
+	return !over && hx_unotify_tree_holds(u, t->peer.pid, inos, nino);
 }
 
 /* An abstract connect, made by the connector with our copy of the

@@ -181,6 +181,12 @@ class Codex(Agent):
     def env(self, home, url):
         e = super().env(home, url)
         e[self.KEY_ENV] = "sk-hx-test"
+        # Codex 0.171 takes a custom provider's address from config.toml
+        # only (its built-in one no longer follows OPENAI_BASE_URL), and
+        # harness reads no agent's config: the variable names the
+        # endpoint for harness (harness:model-endpoint), as a user who
+        # points Codex at a local server sets it (README).
+        e["OPENAI_BASE_URL"] = url + "/v1"
         return e
 
     def setup_home(self, home, url, project):

@@ -6,6 +6,12 @@
  *                        then writes "data\n" through the fd
  *   openat2 PATH         the same through openat2
  *   connect PORT         TCP connect to 127.0.0.1:PORT, sends "ping\n"
+ *   connect4 ADDR PORT   TCP connect to ADDR:PORT (IPv4)
+ *   own-tcp | own-udp X  a server of the session on 127.0.0.1 (a port the
+ *                        kernel picks): a child, its copy of the socket
+ *                        closed, connects and sends "ping\n" (or sends it
+ *                        as a datagram); prints "ok own-tcp" and, once
+ *                        the server read it, "got ping"
  *   sendto PORT          UDP sendto 127.0.0.1:PORT "dgram\n" (also sendmsg,
  * sendmmsg) sendmsg PORT         UDP sendmsg with msg_name 127.0.0.1:PORT
  *   toctou OK DENIED S   one thread opens a buffer in a loop, another
@@ -58,7 +64,9 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
+#include <sys/time.h>
 #include <sys/un.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -281,6 +289,47 @@ static int nullpath2(void)
 	return 0;
 }
 
+static int own_cmd(const char *mode)
+{
+	bool udp = !strcmp(mode, "own-udp");
+	int type = udp ? SOCK_DGRAM : SOCK_STREAM, l = socket(AF_INET, type, 0);
+	struct timeval tv = {.tv_sec = 3};
+	struct sockaddr_in sa = lo("0");
+	socklen_t sl = sizeof(sa);
+	char got[16] = "";
+	int st = 0, a;
+	pid_t p;
+
+	if (l < 0 || bind(l, (struct sockaddr *)&sa, sizeof(sa)) ||
+	    (!udp && listen(l, 4)) ||
+	    getsockname(l, (struct sockaddr *)&sa, &sl))
+		return report(-1, "listen");
+	fflush(stdout);
+	if ((p = fork()) == 0) {
+		int c = socket(AF_INET, type, 0);
+		long r;
+
+		close(l);
+		r = udp ? syscall(SYS_sendto, c, "ping\n", 5, 0, &sa,
+				  sizeof(sa))
+			: syscall(SYS_connect, c, &sa, sizeof(sa));
+		if (!udp && r == 0 && write(c, "ping\n", 5) != 5)
+			r = -1;
+		r = report(r, mode);
+		fflush(stdout);
+		_exit((int)r);
+	}
+	if (p < 0 || waitpid(p, &st, 0) != p || !WIFEXITED(st) ||
+	    WEXITSTATUS(st))
+		return 1;
+	a = udp ? l : accept(l, NULL, NULL);
+	if (a < 0 || setsockopt(a, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)) ||
+	    recv(a, got, sizeof(got) - 1, 0) <= 0)
+		return report(-1, "recv");
+	printf("got %s", got);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	long r;
@@ -320,6 +369,17 @@ int main(int argc, char **argv)
 		return report(syscall(SYS_openat, AT_FDCWD, argv[2],
 				      O_RDONLY | O_DIRECTORY),
 			      "diropen");
+	if (!strcmp(argv[1], "own-tcp") || !strcmp(argv[1], "own-udp"))
+		return own_cmd(argv[1]);
+	if (!strcmp(argv[1], "connect4") && argc == 4) {
+		struct sockaddr_in sa = lo(argv[3]);
+		int s = socket(AF_INET, SOCK_STREAM, 0);
+
+		if (inet_pton(AF_INET, argv[2], &sa.sin_addr) != 1)
+			return 2;
+		return report(syscall(SYS_connect, s, &sa, sizeof(sa)),
+			      "connect4");
+	}
 	if (!strcmp(argv[1], "connect")) {
 		struct sockaddr_in sa = lo(argv[2]);
 		int s = socket(AF_INET, SOCK_STREAM, 0);

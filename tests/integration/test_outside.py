@@ -245,25 +245,24 @@ def test_sockets_of_the_users_services_outside_are_neighbours(wd):
 
 
 def test_loopback_service_of_the_user_outside(wd):
-    """Known gap: the default allows loopback for "servers the agent
-    runs", but a TCP listener of the user's outside the session is
-    reached as well: an ssh -D or corporate HTTP proxy gives network
-    egress past every network rule, node --inspect or a browser's
-    debugging port runs code outside. Its owner is in /proc/net/tcp as a
-    unix socket's is on its file; not judged yet (a user's local model
-    server or proxy is also what agents are pointed at)."""
+    """The default allowed loopback for "servers the agent runs", and a
+    TCP listener of the user's outside the session was reached as well:
+    an ssh -D or corporate HTTP proxy gives network egress past every
+    network rule, node --inspect or a browser's debugging port runs code
+    outside. Loopback is ask now, and only a port the session's own
+    processes listen on is allowed (harness:own-listener,
+    test_loopback.py): a static agent's connect is refused in the kernel
+    layer and never reaches the listener."""
     lst = Listener(range(30000, 31000))
     try:
         r = harness([STATIC_UNOTIFY, "connect", str(lst.port)], wd, policy=None)
     finally:
         lst.close()
     rec = r.one(event="connect", args_addr="127.0.0.1:%d" % lst.port)
-    check(rec["layer"] == "kernel" and rec["rule"] in ("loopback", "harness:neighbour"), rec)
-    if lst.accepted:
-        xfail("a static agent reached a loopback listener of the user's outside the "
-              "session (rule %s): a proxy there is egress past the network rules" % rec["rule"])
-    else:
-        check(rec["verdict"] == "deny", "not reached, yet allowed: %r" % rec)
+    check(rec["layer"] == "kernel" and rec["rule"] == "loopback" and rec["verdict"] == "ask", rec)
+    check(r.stdout.strip() == "err EACCES", "connect: %r" % r.stdout)
+    check(lst.accepted == 0, "a static agent reached a loopback listener of the user's "
+          "outside the session %d times" % lst.accepted)
 
 
 def test_listening_on_every_interface(wd):

@@ -25,6 +25,7 @@
 #include "supervisor/dnsmap.h"
 #include "supervisor/dnsmsg.h"
 #include "supervisor/fmt.h"
+#include "supervisor/loopback.h"
 #include "supervisor/netfamily.h"
 #include "supervisor/options.h"
 #include "common/path.h"
@@ -398,6 +399,124 @@ START_TEST(rmtree_no_follow)
 	ck_assert_int_eq(stat(p, &st), 0); /* the link target survived */
 	unlink(p);
 	rmdir(keep);
+}
+END_TEST
+
+/* ---- loopback (loopback.h) ---- */
+
+static const struct {
+	const char *url;
+	bool ok;
+	const char *addr; /* as inet_pton's, of the family it parses as */
+	unsigned port;
+	bool localhost;
+} ep_table[] = {
+    {"http://127.0.0.1:8080/v1", true, "127.0.0.1", 8080, false},
+    {"https://127.0.0.2/", true, "127.0.0.2", 443, false},
+    {"http://127.9.9.9", true, "127.9.9.9", 80, false},
+    {"HTTP://localhost:3000", true, "127.0.0.1", 3000, true},
+    {"http://user:pw@localhost:9/x", true, "127.0.0.1", 9, true},
+    {"http://[::1]:4000/v1", true, "::1", 4000, false},
+    {"https://[::ffff:127.0.0.1]", true, "127.0.0.1", 443, false},
+    {"http://localhost:/", true, "127.0.0.1", 80, true},
+    {"https://api.anthropic.com", false, NULL, 0, false},
+    {"http://10.0.0.1:80", false, NULL, 0, false},
+    {"http://[::2]:80", false, NULL, 0, false},
+    {"http://127.0.0.1:0", false, NULL, 0, false},
+    {"http://127.0.0.1:65536", false, NULL, 0, false},
+    {"http://127.0.0.1:80x", false, NULL, 0, false},
+    {"ftp://127.0.0.1:21", false, NULL, 0, false},
+    {"127.0.0.1:8080", false, NULL, 0, false},
+    {"http://[::1", false, NULL, 0, false},
+    {"", false, NULL, 0, false},
+};
+
+START_TEST(endpoint_table)
+{
+	struct hx_endpoint ep;
+	unsigned char want[16] = {0};
+	bool ok = hx_endpoint_parse(ep_table[_i].url, &ep);
+
+	ck_assert_msg(ok == ep_table[_i].ok, "%s", ep_table[_i].url);
+	if (!ok)
+		return;
+	ck_assert_uint_eq(ep.at.port, ep_table[_i].port);
+	ck_assert(ep.localhost == ep_table[_i].localhost);
+	ck_assert_int_eq(inet_pton(ep.at.family, ep_table[_i].addr, want), 1);
+	ck_assert(!memcmp(ep.at.addr, want, ep.at.family == AF_INET ? 4 : 16));
+}
+END_TEST
+
+static bool holds_yes(void *arg, pid_t self, const unsigned long *inos,
+		      size_t n)
+{
+	const unsigned long *want = arg;
+
+	(void)self;
+	for (size_t i = 0; i < n; i++)
+		if (inos[i] != *want)
+			return false;
+	return n > 0;
+}
+
+START_TEST(loopback_listeners)
+{
+	struct sockaddr_in sa = {.sin_family = AF_INET};
+	struct sockaddr_in6 s6 = {.sin6_family = AF_INET6};
+	socklen_t sl = sizeof(sa);
+	struct hx_loopback d;
+	struct hx_endpoints e = {0};
+	unsigned long inos[4], mine, other = 1;
+	const char *var;
+	struct stat st;
+	int l = socket(AF_INET, SOCK_STREAM, 0), n;
+
+	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	ck_assert(!bind(l, (struct sockaddr *)&sa, sizeof(sa)) &&
+		  !listen(l, 1));
+	ck_assert(!getsockname(l, (struct sockaddr *)&sa, &sl) &&
+		  !fstat(l, &st));
+	mine = st.st_ino;
+	ck_assert(hx_loopback_addr(&sa, sizeof(sa), &d));
+	n = hx_loopback_sockets(&d, IPPROTO_TCP, inos, 4);
+	ck_assert_int_eq(n, 1);
+	ck_assert_uint_eq(inos[0], mine);
+	ck_assert_int_eq(hx_loopback_sockets(&d, IPPROTO_UDP, inos, 4), 0);
+	ck_assert_int_eq(hx_loopback_judge(&d, IPPROTO_TCP, true, getpid(),
+					   holds_yes, &mine, NULL, &var),
+			 HX_LB_OWN);
+	ck_assert_int_eq(hx_loopback_judge(&d, -1, true, getpid(), holds_yes,
+					   &other, NULL, &var),
+			 HX_LB_OTHER);
+	ck_assert_int_eq(hx_loopback_judge(&d, IPPROTO_TCP, true, getpid(),
+					   NULL, NULL, NULL, &var),
+			 HX_LB_OTHER);
+	/* the IPv4-mapped form is the same destination; 127.0.0.2 not */
+	s6.sin6_port = sa.sin_port;
+	inet_pton(AF_INET6, "::ffff:127.0.0.1", &s6.sin6_addr);
+	ck_assert(hx_loopback_addr(&s6, sizeof(s6), &d) && d.family == AF_INET);
+	ck_assert_int_eq(hx_loopback_sockets(&d, IPPROTO_TCP, inos, 4), 1);
+	d.addr[3] = 2;
+	ck_assert_int_eq(hx_loopback_sockets(&d, IPPROTO_TCP, inos, 4), 0);
+	ck_assert_int_eq(hx_loopback_judge(&d, IPPROTO_TCP, true, getpid(),
+					   holds_yes, &mine, NULL, &var),
+			 HX_LB_NOTHING);
+	ck_assert_int_eq(hx_loopback_judge(&d, IPPROTO_TCP, false, getpid(),
+					   holds_yes, &mine, NULL, &var),
+			 HX_LB_OTHER);
+	/* the model endpoint: localhost is ::1 too */
+	ck_assert(hx_endpoint_parse("http://localhost:7", &e.v[0]));
+	e.v[0].var = "X_BASE_URL";
+	e.n = 1;
+	inet_pton(AF_INET6, "::1", &s6.sin6_addr);
+	s6.sin6_port = htons(7);
+	ck_assert(hx_loopback_addr(&s6, sizeof(s6), &d));
+	ck_assert_str_eq(hx_endpoints_match(&e, &d), "X_BASE_URL");
+	d.port = 8;
+	ck_assert_ptr_null(hx_endpoints_match(&e, &d));
+	sa.sin_addr.s_addr = htonl(0x0a000001);
+	ck_assert(!hx_loopback_addr(&sa, sizeof(sa), &d));
+	close(l);
 }
 END_TEST
 
@@ -868,6 +987,9 @@ static Suite *supervisor_suite(void)
 	tcase_add_test(tc, dnsmap_basic);
 	tcase_add_test(tc, dnsmsg_question_and_replies);
 	tcase_add_test(tc, dnsmsg_hostile);
+	tcase_add_loop_test(tc, endpoint_table, 0,
+			    sizeof(ep_table) / sizeof(*ep_table));
+	tcase_add_test(tc, loopback_listeners);
 	tcase_set_timeout(ts, 30);
 	tcase_add_test(ts, server_good_and_hostile);
 	tcase_add_test(ts, server_forked_sender_is_identified);
