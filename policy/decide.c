@@ -371,6 +371,8 @@ void hx_policy_decide(const struct hx_policy *p, const struct hx_event *ev,
 		memset(&s, 0, sizeof(s));
 		s.port = -1;
 		s.family = hx_parse_ip(ev->host, strlen(ev->host), s.addr);
+		if (!s.family && !hx_host_name_ok(ev->host, strlen(ev->host)))
+			return; /* harness:malformed */
 		one[0] = ev->host;
 		s.names = one;
 		s.nnames = 1;

@@ -25,7 +25,7 @@ int hx_parse_ip(const char *s, size_t len, uint8_t addr[16])
 	return 0;
 }
 
-static bool name_ok(const char *s, size_t len)
+bool hx_host_name_ok(const char *s, size_t len)
 {
 	if (len == 0)
 		return false;
@@ -142,7 +142,8 @@ static int parse_host(struct hx_arena *a, const char *h, size_t len,
 		return 0;
 	}
 	if (len > 2 && h[0] == '*' && h[1] == '.') {
-		if (!name_ok(h + 2, len - 2) || memchr(h + 1, '*', len - 1)) {
+		if (!hx_host_name_ok(h + 2, len - 2) ||
+		    memchr(h + 1, '*', len - 1)) {
 			*bad = 2;
 			*why = "bad domain after '*.'";
 			return -EINVAL;
@@ -159,7 +160,7 @@ static int parse_host(struct hx_arena *a, const char *h, size_t len,
 	/* Digits, dots and a slash: an IPv4 address or CIDR, never a name. */
 	if (strspn(h, "0123456789./") >= len)
 		return parse_cidr(h, len, AF_INET, np, bad, why);
-	if (!name_ok(h, len)) {
+	if (!hx_host_name_ok(h, len)) {
 		*why = "bad host: expected *, a name, *.domain, an IPv4 "
 		       "address or CIDR, or [IPv6]";
 		return -EINVAL;
@@ -373,7 +374,7 @@ int hx_netsubj_parse_example(const char *text, struct hx_netsubj *s,
 		hlen = (size_t)(colon - text);
 		s->family = hx_parse_ip(host, hlen, s->addr);
 		if (s->family == 0) {
-			if (!name_ok(host, hlen))
+			if (!hx_host_name_ok(host, hlen))
 				return -EINVAL;
 			s->family = AF_UNSPEC;
 			memcpy(namebuf, host, hlen);

@@ -174,6 +174,10 @@ int hx_netsubj_parse_example(const char *text, struct hx_netsubj *s,
 			     char *namebuf, const char **namev);
 /* Parses an IPv4 or IPv6 literal; returns AF_INET/AF_INET6 or 0. */
 int hx_parse_ip(const char *s, size_t len, uint8_t addr[16]);
+/* Letters, digits, '-', '.' and '_' only: what a host name is (a DNS
+ * name with an escaped "\." or a byte of another kind is none: its text
+ * would be judged as another name than the one asked). */
+bool hx_host_name_ok(const char *s, size_t len);
 
 /* Exec patterns; the same bad/why convention. Words are split in place
  * in an arena copy. */

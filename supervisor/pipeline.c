@@ -271,24 +271,6 @@ static void family_args(json_t *a, const struct hx_request *rq)
 	}
 }
 
-/* A DNS question's type and what it was answered (unotify_dns.c). */
-static void dns_args(json_t *rec, json_t *a, const struct hx_request *rq)
-{
-	json_t *l;
-
-	if (!rq->dns_type)
-		return;
-	hx_record_set_str(a, "qtype", rq->dns_type);
-	hx_record_set_str(a, "rcode", rq->dns_rcode);
-	if (!rq->nanswers)
-		return;
-	l = json_array();
-	for (size_t i = 0; i < rq->nanswers; i++)
-		json_array_append_new(
-		    l, hx_record_text(rec, "args.answers", rq->answers[i]));
-	json_object_set_new(a, "answers", l);
-}
-
 static json_t *make_args(json_t *rec, const struct hx_request *rq,
 			 const struct vpath *p1, const struct vpath *p2,
 			 const char *addr)
@@ -333,7 +315,7 @@ static json_t *make_args(json_t *rec, const struct hx_request *rq,
 	}
 	hx_record_set_text(rec, a, "addr", "args.addr", addr);
 	hx_record_set_text(rec, a, "host", "args.host", rq->host);
-	dns_args(rec, a, rq);
+	hx_record_dns(rec, a, rq);
 	if (rq->has_result)
 		json_object_set_new(a, "result", json_integer(rq->result));
 	return a;

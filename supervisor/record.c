@@ -348,3 +348,16 @@ void hx_record_fail(struct hx_pipeline *pl, int err, const char *why)
 		"ends\n",
 		why, strerror(-pl->failed));
 }
+
+void hx_record_dns(json_t *rec, json_t *args, const struct hx_request *rq)
+{
+	if (!rq->dns_type)
+		return;
+	hx_record_set_str(args, "qtype", rq->dns_type);
+	hx_record_set_str(args, "rcode", rq->dns_rcode);
+	if (rq->nanswers)
+		json_object_set_new(args, "answers",
+				    hx_record_strings(rec, "args.answers",
+						      rq->answers,
+						      rq->nanswers));
+}

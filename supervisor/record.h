@@ -31,6 +31,11 @@ void hx_record_set_text(struct json_t *rec, struct json_t *o, const char *k,
 			const char *field, const char *v);
 /* o[k] = v, trusted text (names, rules), when v is not NULL. */
 void hx_record_set_str(struct json_t *o, const char *k, const char *v);
+/* A DNS question's type and what it was answered (unotify_dns.c) into
+ * args: qtype, rcode, answers. Nothing for another request. */
+void hx_record_dns(struct json_t *rec, struct json_t *args,
+		   const struct hx_request *rq);
+
 /* The n strings of v as an array of hx_record_text. */
 struct json_t *hx_record_strings(struct json_t *rec, const char *field,
 				 const char *const *v, size_t n);

@@ -2,6 +2,8 @@
 #include "supervisor/resolvconf.h"
 
 #include <arpa/inet.h>
+
+#include "policy/policy.h"
 #include <stdio.h>
 #include <string.h>
 
@@ -29,4 +31,25 @@ size_t hx_resolvconf_read(const char *path, char out[][HX_RESOLVER_LEN],
 	}
 	fclose(f);
 	return n;
+}
+
+void hx_resolver_rule(struct hx_resolver *res, bool sealed,
+		      struct hx_session_rule *rule)
+{
+	*rule = (struct hx_session_rule){.name = "harness:resolver",
+					 .verdict = HX_VERDICT_ALLOW,
+					 .patterns = res->pats};
+	if (sealed) {
+		/* Addresses, not "*": no name's lookup is allowed by it;
+		 * decisive, as no address rule means anything here. */
+		res->pats[0] = "0.0.0.0/0:53";
+		res->pats[1] = "[::/0]:53";
+		rule->npatterns = 2;
+		rule->decisive = true;
+		return;
+	}
+	rule->npatterns = hx_resolvconf_read("/etc/resolv.conf", res->servers,
+					     HX_MAX_RESOLVERS);
+	for (size_t i = 0; i < rule->npatterns; i++)
+		res->pats[i] = res->servers[i];
 }

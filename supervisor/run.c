@@ -448,32 +448,12 @@ static int load_policy(struct run *r)
 
 	if (choose_profiles(r))
 		return -1;
-	/* Port 53 of any address, which reaches the supervisor's own
-	 * resolver in the sealed namespace (unotify_dns.c) that judges
-	 * every question by its name. Without it, the resolvers the
-	 * agent's libc will ask: lookups work wherever the system's DNS
-	 * is (a router, a corporate server), judged by the shim alone. */
-	r->net_rules[0] =
-	    (struct hx_session_rule){.name = "harness:resolver",
-				     .verdict = HX_VERDICT_ALLOW,
-				     .patterns = r->resolver_pats};
 	if (r->dnsns &&
 	    (r->dns_err = hx_dnsns_ready(r->dnsns, 2000, &r->dns_l))) {
 		hx_dnsns_free(r->dnsns);
 		r->dnsns = NULL;
 	}
-	if (r->dnsns) {
-		/* Addresses, not "*": no name's lookup is allowed by it. */
-		r->resolver_pats[0] = "0.0.0.0/0:53";
-		r->resolver_pats[1] = "[::/0]:53";
-		r->net_rules[0].npatterns = 2;
-		r->net_rules[0].decisive = true; /* nothing reaches them */
-	} else {
-		r->net_rules[0].npatterns = hx_resolvconf_read(
-		    "/etc/resolv.conf", r->resolvers, HX_MAX_RESOLVERS);
-		for (size_t i = 0; i < r->net_rules[0].npatterns; i++)
-			r->resolver_pats[i] = r->resolvers[i];
-	}
+	hx_resolver_rule(&r->resolver, r->dnsns != NULL, &r->net_rules[0]);
 	/* What the agent's environment points it at outside the sandbox. */
 	hx_neighbours_from_env(&r->neighbours);
 	/* What the user's git runs from where its configuration says. */

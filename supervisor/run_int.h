@@ -61,12 +61,10 @@ struct run {
 	size_t nprofiles;
 	char *profile_paths[HX_MAX_PROFILES];	/* realpath()s, freed */
 	bool profile_detected[HX_MAX_PROFILES]; /* came from the command */
-	char resolvers[HX_MAX_RESOLVERS]
-		      [HX_RESOLVER_LEN]; /* harness:resolver */
-	const char *resolver_pats[HX_MAX_RESOLVERS];
-	struct hx_neighbours neighbours; /* harness:ssh-agent, ... */
-	struct hx_gitconf gitconf;	 /* harness:git-config */
-	struct hx_endpoints endpoints;	 /* harness:model-endpoint */
+	struct hx_resolver resolver;		/* harness:resolver */
+	struct hx_neighbours neighbours;	/* harness:ssh-agent, ... */
+	struct hx_gitconf gitconf;		/* harness:git-config */
+	struct hx_endpoints endpoints;		/* harness:model-endpoint */
 	/* the session's network rules: the resolver's, the neighbours' */
 	struct hx_session_rule net_rules[1 + HX_NEIGHBOUR_RULES];
 	char policy_sha[65];

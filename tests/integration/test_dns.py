@@ -350,3 +350,31 @@ def test_port_53_is_answered_whatever_the_address_rules(wd):
               "port 53: %r" % c)
     finally:
         res.close()
+
+
+ONE = r'''
+import socket, sys
+u = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+u.settimeout(3)
+u.sendto(bytes.fromhex(sys.argv[1]), ("192.0.2.1", 53))
+print(u.recvfrom(4096)[0].hex())
+'''
+
+
+def test_a_name_is_judged_as_asked(wd):
+    # One label "evil.wild" under "test": its text "evil\.wild.test"
+    # ends like a name under wild.test, which it is not (a different
+    # view of the name than the one asked); refused, never sent.
+    res = Resolver()
+    try:
+        q = struct.pack("!HHHHHH", 7, 0x0100, 1, 0, 0, 0) + b"\x09evil.wild\x04test\x00" + \
+            struct.pack("!HH", 1, 1)
+        run = _run(wd, res, [PYTHON, "-c", ONE, q.hex()])
+        check(run.stdout.strip() and rcode(bytes.fromhex(run.stdout.strip())) == 3,
+              "reply: %r %r" % (run.stdout, run.stderr))
+        check(not res.names, "the name went upstream: %r" % res.names)
+        q = [r for r in run.records if r.get("event") == "dns_query"]
+        check(q and q[0]["verdict"] == "deny" and q[0]["rule"] == "harness:malformed",
+              "record %r" % q)
+    finally:
+        res.close()
