@@ -867,10 +867,12 @@ static void kernel_notice(const struct flow *f, struct hx_outcome *out)
 	const char *argv[17];
 	struct hx_notice n = {.op = rq->op,
 			      .verdict = f->d.verdict,
-			      .target = f->has_addr ? f->addr
-					: f->p1.ok  ? f->p1.norm
-						    : NULL,
-			      .spelled = f->has_addr,
+			      /* a DNS question: its name, not the server */
+			      .target = rq->host      ? rq->host
+					: f->has_addr ? f->addr
+					: f->p1.ok    ? f->p1.norm
+						      : NULL,
+			      .spelled = !rq->host && f->has_addr,
 			      .rule = out->rule};
 	size_t k = 0;
 

@@ -179,6 +179,8 @@ static int upstream(struct hx_un_dns *d, const struct hx_dnsq *q, uint8_t *ans)
 			res.nsaddr_list[0] = d->upstream;
 			res.nscount = 1;
 		}
+		/* One socket per thread and server, not one per question. */
+		res.options |= RES_STAYOPEN;
 		res_ok = true;
 	}
 	n = res_nmkquery(&res, ns_o_query, q->name, q->cls, q->type, NULL, 0,
