@@ -113,7 +113,7 @@ static const struct {
 			    T(FLAGS)},
     [HX_MSG_REQUEST] = {T(PID) | T(TID) | T(CALL) | T(OP) | T(PATH) | T(PATH2) |
 			    T(FLAGS) | T(MODE) | T(ARG) | T(ADDR) | T(HOST) |
-			    T(FRAME) | T(TRUNCATED),
+			    T(FRAME) | T(TRUNCATED) | T(PROTO),
 			T(CALL) | T(OP)},
     [HX_MSG_VERDICT] = {T(VERDICT) | T(ERRNO) | T(RULE) | T(SEQ) | T(FLAGS),
 			T(VERDICT)},
@@ -209,6 +209,9 @@ static enum hx_wire_error decode_field(struct hx_msg *m, struct store *st,
 		break;
 	case HX_TAG_RESULT:
 		u = &m->result;
+		break;
+	case HX_TAG_PROTO:
+		u = &m->proto;
 		break;
 	case HX_TAG_PATH:
 		s = &m->path;

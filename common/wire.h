@@ -122,6 +122,7 @@ enum hx_tag {
 	HX_TAG_DEFAULT_READ = 20, /* u32 enum hx_verdict */
 	HX_TAG_TRUNCATED = 21,	  /* u32: the argv did not fit */
 	HX_TAG_RESULT = 22, /* u32: 0, or errno/EAI code of the real call */
+	HX_TAG_PROTO = 23,  /* u32: a connect's or send's socket SO_PROTOCOL */
 };
 
 /* HX_TAG_FLAGS in VERDICT. */
@@ -186,7 +187,7 @@ struct hx_msg {
 	struct hx_wire_hdr hdr;
 	uint32_t present; /* bit (1u << tag) for each singleton seen */
 	uint32_t pid, tid, ppid, call, op, flags, mode, verdict, err;
-	uint32_t default_read, truncated, result;
+	uint32_t default_read, truncated, result, proto;
 	uint64_t seq;
 	struct hx_str path, path2, host, rule, session;
 	size_t nargs, nframes, naddrs, nrules;

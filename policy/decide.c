@@ -232,6 +232,7 @@ static bool subj_from_addr(const struct hx_event *ev, struct hx_netsubj *s,
 	memset(s, 0, sizeof(*s));
 	s->names = ev->names;
 	s->nnames = ev->names ? ev->nnames : 0;
+	s->proto = ev->proto;
 	if (!sa || ev->addrlen < sizeof(sa_family_t))
 		return false;
 	switch (sa->sa_family) {

@@ -77,6 +77,11 @@ static int parse_addr(const char *text, struct hx_event *ev,
 
 	memset(&st->addr, 0, sizeof(st->addr));
 	ev->addr = (const struct sockaddr *)&st->addr;
+	/* "tcp:" or "udp:": the socket's protocol, for rules by protocol */
+	if (!strncmp(text, "tcp:", 4) || !strncmp(text, "udp:", 4)) {
+		ev->proto = text[0] == 't' ? IPPROTO_TCP : IPPROTO_UDP;
+		host = text += 4;
+	}
 	if (!strncmp(text, "unix:", 5)) {
 		struct sockaddr_un *un = (struct sockaddr_un *)&st->addr;
 		const char *name = text + 5;

@@ -170,8 +170,37 @@ static int parse_host(struct hx_arena *a, const char *h, size_t len,
 	return np->name ? 0 : -ENOMEM;
 }
 
+/* "tcp:" or "udp:": its IPPROTO_*, else 0. */
+static int proto_prefix(const char *text)
+{
+	return !strncmp(text, "tcp:", 4)   ? IPPROTO_TCP
+	       : !strncmp(text, "udp:", 4) ? IPPROTO_UDP
+					   : 0;
+}
+
+static int parse_addr(struct hx_arena *a, const char *text,
+		      struct hx_netpat *np, size_t *bad, const char **why);
+
 int hx_netpat_parse(struct hx_arena *a, const char *text, struct hx_netpat *np,
 		    size_t *bad, const char **why)
+{
+	int proto = proto_prefix(text), ret;
+
+	if (!proto)
+		return parse_addr(a, text, np, bad, why);
+	ret = parse_addr(a, text + 4, np, bad, why);
+	*bad += 4;
+	if (!ret && np->kind == HX_NH_UNIX) {
+		*bad = 0;
+		*why = "tcp: and udp: go with HOST:PORT, not a unix socket";
+		return -EINVAL;
+	}
+	np->proto = proto;
+	return ret;
+}
+
+static int parse_addr(struct hx_arena *a, const char *text,
+		      struct hx_netpat *np, size_t *bad, const char **why)
 {
 	const char *colon;
 	size_t off = 0;
@@ -271,7 +300,8 @@ unsigned hx_netpat_specificity(const struct hx_netpat *np)
 		port = 0;
 	else
 		port = 1;
-	return host * 4 + port;
+	/* "tcp:" or "udp:" is more specific than either */
+	return (host * 4 + port) * 2 + (np->proto != 0);
 }
 
 static bool prefix_match(const uint8_t *a, const uint8_t *net, unsigned prefix)
@@ -313,6 +343,8 @@ bool hx_netpat_match(const struct hx_netpat *np, const struct hx_netsubj *s)
 		       hx_glob_match(np->name, s->unix_path);
 	if (s->family == AF_UNIX)
 		return false;
+	if (np->proto && s->proto && np->proto != s->proto)
+		return false;
 	if (s->port >= 0 && ((unsigned)s->port < np->port_lo ||
 			     (unsigned)s->port > np->port_hi))
 		return false;
@@ -349,7 +381,9 @@ int hx_netsubj_parse_example(const char *text, struct hx_netsubj *s,
 	long port;
 
 	memset(s, 0, sizeof(*s));
-	if (!strncmp(text, "unix:", 5)) {
+	if ((s->proto = proto_prefix(text)))
+		text += 4;
+	else if (!strncmp(text, "unix:", 5)) {
 		s->family = AF_UNIX;
 		s->unix_path = text + 5;
 		s->port = -1;

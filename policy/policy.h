@@ -173,6 +173,8 @@ struct hx_event {
 	const char *host;	  /* resolve: the name looked up */
 	const char *const *names; /* connect/send: names known for addr */
 	size_t nnames;
+	int proto; /* connect/send to an IP address: the socket's SO_PROTOCOL
+		    * (IPPROTO_TCP, IPPROTO_UDP); 0: unknown */
 	/* rename: the source (or, exchanged, the destination) is or may be
 	 * a directory, so everything beneath it moves too */
 	bool moves_tree;

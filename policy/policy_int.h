@@ -63,6 +63,7 @@ struct hx_netpat {
 	uint8_t addr[16]; /* network order; V4 uses the first 4 bytes */
 	unsigned prefix;
 	unsigned port_lo, port_hi; /* 0..65535 for "*" */
+	int proto;		   /* "tcp:", "udp:": IPPROTO_*; 0: any */
 };
 
 /* What a network pattern is matched against. family is AF_INET,
@@ -75,6 +76,7 @@ struct hx_netsubj {
 	const char *unix_path; /* "@name" when abstract */
 	const char *const *names;
 	size_t nnames;
+	int proto; /* IPPROTO_*; 0: unknown, which every pattern matches */
 };
 
 struct hx_pattern {

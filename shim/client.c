@@ -79,6 +79,8 @@ size_t hx_req_encode(const struct hx_req *r, long result, uint32_t id,
 		bad |= hx_wire_put_u32(&w, HX_TAG_FLAGS, r->flags);
 	if (r->has_mode)
 		bad |= hx_wire_put_u32(&w, HX_TAG_MODE, r->mode);
+	if (r->proto > 0)
+		bad |= hx_wire_put_u32(&w, HX_TAG_PROTO, (uint32_t)r->proto);
 	if (r->addr && r->addrlen >= 2)
 		bad |= hx_wire_put_bytes(&w, HX_TAG_ADDR, r->addr,
 					 r->addrlen > HX_WIRE_MAX_SOCKADDR

@@ -26,6 +26,7 @@ struct hx_req {
 	char *const *argv; /* NULL-terminated, or NULL */
 	const void *addr;  /* raw sockaddr, or NULL */
 	size_t addrlen;
+	int proto; /* addr's socket's SO_PROTOCOL (IPPROTO_TCP...); 0: none */
 	const void *const *addrs; /* resolve reports: sockaddrs */
 	const size_t *addrlens;
 	size_t naddrs;

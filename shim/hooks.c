@@ -608,12 +608,13 @@ static bool net_family(const struct sockaddr *sa, socklen_t len)
 		sa->sa_family == AF_UNIX);
 }
 
-int hx_hooks_net(enum hx_call call, enum hx_op op, const struct sockaddr *sa,
-		 socklen_t len)
+int hx_hooks_net(enum hx_call call, enum hx_op op, int proto,
+		 const struct sockaddr *sa, socklen_t len)
 {
 	char target[160],
 	    upath[sizeof(((struct sockaddr_un *)0)->sun_path) + 1];
-	struct hx_req r = {.call = call, .op = op, .addr = sa, .addrlen = len};
+	struct hx_req r = {
+	    .call = call, .op = op, .addr = sa, .addrlen = len, .proto = proto};
 	struct hx_kargs k = {.call = HX_KC_CONNECT, .dirfd = AT_FDCWD};
 	size_t off = offsetof(struct sockaddr_un, sun_path), n;
 	struct ctx c;

@@ -137,10 +137,11 @@ FILE *hx_hooks_stdio(const struct hx_real *real, struct hx_open_call *o);
 /* Decides a mutation. 0: go ahead (errno restored); else the errno. */
 int hx_hooks_mut(const struct hx_mut *m);
 
-/* Decides a connect or send to sa (other families pass). 0: go ahead
- * (errno restored); else the errno. */
-int hx_hooks_net(enum hx_call call, enum hx_op op, const struct sockaddr *sa,
-		 socklen_t len);
+/* Decides a connect or send to sa (other families pass) on a socket of
+ * protocol proto (SO_PROTOCOL; 0: unknown). 0: go ahead (errno
+ * restored); else the errno. */
+int hx_hooks_net(enum hx_call call, enum hx_op op, int proto,
+		 const struct sockaddr *sa, socklen_t len);
 
 /* getaddrinfo: decided, then the addresses it gave reported. */
 int hx_hooks_getaddrinfo(const struct hx_real *real, const char *node,

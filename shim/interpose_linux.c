@@ -760,10 +760,21 @@ HX_EXPORT int truncate64(const char *path, off64_t len)
 /* ---------------------------------------------------------------- */
 /* Network */
 
+int hx_sock_proto(int fd)
+{
+	int p = 0, e = errno;
+	socklen_t l = sizeof(p);
+
+	if (getsockopt(fd, SOL_SOCKET, SO_PROTOCOL, &p, &l))
+		p = 0;
+	errno = e;
+	return p;
+}
+
 HX_EXPORT int connect(int fd, __CONST_SOCKADDR_ARG addr, socklen_t len)
 {
 	int err = hx_hooks_net(HX_CALL_CONNECT, HX_OP_CONNECT,
-			       addr.__sockaddr__, len);
+			       hx_sock_proto(fd), addr.__sockaddr__, len);
 
 	if (err) {
 		errno = err;
@@ -779,7 +790,7 @@ HX_EXPORT ssize_t sendto(int fd, const void *buf, size_t n, int flags,
 
 	if (addr.__sockaddr__)
 		err = hx_hooks_net(HX_CALL_SENDTO, HX_OP_SEND,
-				   addr.__sockaddr__, len);
+				   hx_sock_proto(fd), addr.__sockaddr__, len);
 	if (err) {
 		errno = err;
 		return -1;
@@ -792,8 +803,9 @@ HX_EXPORT ssize_t sendmsg(int fd, const struct msghdr *msg, int flags)
 	int err = 0;
 
 	if (msg && msg->msg_name)
-		err = hx_hooks_net(HX_CALL_SENDMSG, HX_OP_SEND, msg->msg_name,
-				   msg->msg_namelen);
+		err =
+		    hx_hooks_net(HX_CALL_SENDMSG, HX_OP_SEND, hx_sock_proto(fd),
+				 msg->msg_name, msg->msg_namelen);
 	if (err) {
 		errno = err;
 		return -1;

@@ -49,4 +49,8 @@ extern const struct hx_real hx_linux_real;
 /* The real syscall(2), resolved like the others. */
 __typeof__(&syscall) hx_linux_real_syscall(void);
 
+/* fd's protocol (SO_PROTOCOL: IPPROTO_TCP, IPPROTO_UDP), for the
+ * policy's rules by protocol; 0 when unknown. errno kept. */
+int hx_sock_proto(int fd);
+
 #endif

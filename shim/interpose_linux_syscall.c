@@ -109,8 +109,8 @@ static int sys_net(long nr, const long *a)
 	if (!sa)
 		return 0;
 	return hx_hooks_net(HX_CALL_SYSCALL,
-			    nr == SYS_connect ? HX_OP_CONNECT : HX_OP_SEND, sa,
-			    len);
+			    nr == SYS_connect ? HX_OP_CONNECT : HX_OP_SEND,
+			    hx_sock_proto((int)a[0]), sa, len);
 }
 
 HX_EXPORT long syscall(long nr, ...)

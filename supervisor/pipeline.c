@@ -527,6 +527,8 @@ static void validate_addr(struct flow *f)
 			   ev->addr ? ev->addrlen : rq->addrlen, f->addr,
 			   sizeof(f->addr));
 	f->has_addr = true;
+	if (!f->is_unix && rq->has_proto)
+		ev->proto = rq->proto; /* tcp: and udp: rules */
 	if (f->pl->dns)
 		f->nnames = hx_dnsmap_lookup(f->pl->dns, ev->addr, ev->addrlen,
 					     f->names, f->name_src, MAX_NAMES);

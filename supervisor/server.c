@@ -254,6 +254,10 @@ static void request_from_msg(const struct hx_msg *m, struct hx_request *rq,
 		rq->addr = m->addrs[0].p;
 		rq->addrlen = m->addrs[0].len;
 	}
+	/* the shim's word: rules by protocol are judged on it, and again by
+	 * the kernel layer on what the socket is */
+	rq->has_proto = hx_msg_has(m, HX_TAG_PROTO);
+	rq->proto = (int)m->proto;
 }
 
 static int on_request(struct hx_server *s, struct conn *c, pid_t pid,

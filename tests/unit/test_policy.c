@@ -431,6 +431,41 @@ START_TEST(test_resolve_by_reachable_ports)
 }
 END_TEST
 
+/* "tcp:" and "udp:" hold for the socket's protocol; unknown (0) is
+ * judged by every pattern; a protocol is more specific than none. */
+START_TEST(test_net_protocols)
+{
+	static const char y[] = "version: 1\n"
+				"network:\n"
+				"  - {id: any, allow: [\"10.0.0.1:53\"]}\n"
+				"  - {id: udp, allow: [\"udp:10.0.0.1:53\"]}\n"
+				"  - {id: quic, deny: [\"udp:*:443\"]}\n";
+	struct hx_policy_vars v = {0};
+	struct hx_policy *p = load(y, &v);
+	struct sockaddr_in in = {.sin_family = AF_INET};
+	struct hx_event ev = {.op = HX_OP_CONNECT,
+			      .addr = (struct sockaddr *)&in,
+			      .addrlen = sizeof(in)};
+	struct hx_decision d;
+
+	inet_pton(AF_INET, "10.0.0.1", &in.sin_addr);
+	in.sin_port = htons(53);
+	ev.proto = IPPROTO_UDP;
+	hx_policy_decide(p, &ev, &d);
+	ck_assert_str_eq(d.rule, "udp");
+	ev.proto = IPPROTO_TCP;
+	hx_policy_decide(p, &ev, &d);
+	ck_assert_str_eq(d.rule, "any");
+	in.sin_port = htons(443);
+	hx_policy_decide(p, &ev, &d);
+	ck_assert_str_eq(d.rule, "default:net_connect");
+	ev.proto = IPPROTO_UDP;
+	hx_policy_decide(p, &ev, &d);
+	ck_assert_str_eq(d.rule, "quic");
+	hx_policy_free(p);
+}
+END_TEST
+
 START_TEST(test_exec_bare_name)
 {
 	/* A bare name matches the basename of the resolved path, whatever
@@ -851,6 +886,7 @@ static Suite *policy_suite(void)
 	tcase_add_test(tc, test_default_policy);
 	tcase_add_test(tc, test_misc);
 	tcase_add_test(tc, test_resolve_by_reachable_ports);
+	tcase_add_test(tc, test_net_protocols);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -308,7 +308,8 @@ START_TEST(test_request_roundtrip)
 			   .mode = 0644,
 			   .argv = argv,
 			   .addr = &sa,
-			   .addrlen = sizeof(sa)};
+			   .addrlen = sizeof(sa),
+			   .proto = IPPROTO_UDP};
 	size_t n = hx_req_encode(&r, -1, 77, 10, 11, buf, sizeof(buf), NULL);
 
 	ck_assert_uint_gt(n, 0);
@@ -327,6 +328,8 @@ START_TEST(test_request_roundtrip)
 	ck_assert_str_eq(msg.args[1].s, "push");
 	ck_assert_uint_eq(msg.naddrs, 1);
 	ck_assert_uint_eq(msg.addrs[0].len, sizeof(sa));
+	ck_assert(hx_msg_has(&msg, HX_TAG_PROTO));
+	ck_assert_uint_eq(msg.proto, IPPROTO_UDP);
 	ck_assert(!hx_msg_has(&msg, HX_TAG_TRUNCATED));
 	ck_assert(!hx_msg_has(&msg, HX_TAG_HOST));
 }
@@ -546,10 +549,10 @@ START_TEST(test_hooks_inert_pass_through)
 	ck_assert_int_eq(hx_hooks_open(&fake_real, &o), 42);
 	ck_assert_int_eq(seen_opens, 1);
 	ck_assert_int_eq(hx_hooks_mut(&m), 0);
-	ck_assert_int_eq(hx_hooks_net(HX_CALL_CONNECT, HX_OP_CONNECT,
-				      (const struct sockaddr *)&sin,
-				      sizeof(sin)),
-			 0);
+	ck_assert_int_eq(
+	    hx_hooks_net(HX_CALL_CONNECT, HX_OP_CONNECT, IPPROTO_TCP,
+			 (const struct sockaddr *)&sin, sizeof(sin)),
+	    0);
 	ck_assert_int_eq(hx_hooks_shell(HX_CALL_SYSTEM, "true"), 0);
 	ck_assert_int_eq(hx_hooks_execve(&fake_real, HX_CALL_EXECVE, &e, envp),
 			 7);
