@@ -36,8 +36,8 @@ static int question(const uint8_t *msg, size_t len, ns_msg *m,
 	n = dn_skipname(msg + HDR, msg + len);
 	if (n < 1 || HDR + (size_t)n + 4 > len)
 		return -EINVAL;
-	memcpy(q->name, ns_rr_name(rr), sizeof(q->name));
-	q->name[sizeof(q->name) - 1] = '\0';
+	/* ns_rr_name is "." (a literal) for the root */
+	snprintf(q->name, sizeof(q->name), "%s", ns_rr_name(rr));
 	q->id = get16(msg);
 	q->type = ns_rr_type(rr);
 	q->cls = ns_rr_class(rr);
