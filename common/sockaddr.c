@@ -79,3 +79,33 @@ char *hx_sockaddr_format(const void *sa, size_t len, char *buf, size_t size)
 	}
 	return buf;
 }
+
+bool hx_sockaddr_unspecified(const void *sa, size_t len,
+			     struct sockaddr_storage *out)
+{
+	static const uint8_t zero[16], mapped[12] = {[10] = 0xff, [11] = 0xff};
+	struct sockaddr_in *in = (void *)out;
+	struct sockaddr_in6 *in6 = (void *)out;
+
+	if (len < sizeof(sa_family_t) || len > sizeof(*out))
+		return false;
+	memcpy(out, sa, len);
+	if (out->ss_family == AF_INET && len >= sizeof(*in) &&
+	    !in->sin_addr.s_addr) {
+		in->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+		return true;
+	}
+	if (out->ss_family != AF_INET6 || len < sizeof(*in6))
+		return false;
+	if (!memcmp(in6->sin6_addr.s6_addr, zero, 16)) {
+		in6->sin6_addr.s6_addr[15] = 1;
+		return true;
+	}
+	if (!memcmp(in6->sin6_addr.s6_addr, mapped, 12) &&
+	    !memcmp(in6->sin6_addr.s6_addr + 12, zero, 4)) {
+		in6->sin6_addr.s6_addr[12] = 127;
+		in6->sin6_addr.s6_addr[15] = 1;
+		return true;
+	}
+	return false;
+}

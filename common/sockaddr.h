@@ -4,6 +4,7 @@
 #ifndef HX_COMMON_SOCKADDR_H
 #define HX_COMMON_SOCKADDR_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #define HX_SOCKADDR_LEN 128
@@ -15,5 +16,13 @@
  * against each family's size. Writes at most size bytes, always
  * NUL-terminated when size > 0; returns buf. */
 char *hx_sockaddr_format(const void *sa, size_t len, char *buf, size_t size);
+
+/* Whether sa (len bytes) is the unspecified address of its family as a
+ * destination (0.0.0.0, ::, ::ffff:0.0.0.0), which the kernel connects
+ * to this machine's loopback: then *out is sa with 127.0.0.1 / ::1 /
+ * ::ffff:127.0.0.1 in its place, what a connect to it reaches. */
+struct sockaddr_storage;
+bool hx_sockaddr_unspecified(const void *sa, size_t len,
+			     struct sockaddr_storage *out);
 
 #endif

@@ -371,9 +371,13 @@ void hx_policy_decide(const struct hx_policy *p, const struct hx_event *ev,
 			return;
 		memset(&s, 0, sizeof(s));
 		s.port = -1;
-		s.family = hx_parse_ip(ev->host, strlen(ev->host), s.addr);
-		if (!s.family && !hx_host_name_ok(ev->host, strlen(ev->host)))
+		/* An address is no name: no resolver asks for one (a libc
+		 * answers a literal itself), and a question for one would
+		 * carry its bytes out under the address rules. */
+		if (hx_parse_ip(ev->host, strlen(ev->host), s.addr) ||
+		    !hx_host_name_ok(ev->host, strlen(ev->host)))
 			return; /* harness:malformed */
+		memset(s.addr, 0, sizeof(s.addr));
 		one[0] = ev->host;
 		s.names = one;
 		s.nnames = 1;

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/sockaddr.h"
 #include "policy/policy.h"
 
 struct key {
@@ -19,10 +20,14 @@ struct key {
 	uint8_t addr[16];
 };
 
+/* Entries of one address are chained from its bucket (a connect looks
+ * one address up: no scan of the map); a free entry is on the free
+ * chain. Indexes, -1 ending a chain. */
 struct entry {
 	struct key key;
 	time_t expires; /* 0: free */
 	enum hx_dns_source source;
+	int32_t next;
 	char name[HX_DNSMAP_NAME_MAX];
 };
 
@@ -31,6 +36,9 @@ struct hx_dnsmap {
 	pthread_cond_t wake;
 	struct entry *e;
 	size_t cap;
+	int32_t *bucket; /* nbuckets heads */
+	size_t nbuckets; /* a power of 2, at least cap */
+	int32_t free;
 	/* resolver */
 	bool running, stop, done;
 	pthread_t thread;
@@ -72,6 +80,46 @@ static int make_key(const struct sockaddr *sa, socklen_t len, struct key *k)
 	return -EINVAL;
 }
 
+static size_t bucket_of(const struct hx_dnsmap *m, const struct key *k)
+{
+	uint32_t h = 2166136261u; /* FNV-1a */
+
+	for (size_t i = 0; i < sizeof(k->addr); i++)
+		h = (h ^ k->addr[i]) * 16777619u;
+	return (h ^ k->family) & (m->nbuckets - 1);
+}
+
+/* Takes e out of its bucket's chain onto the free chain. */
+static void release(struct hx_dnsmap *m, int32_t i)
+{
+	int32_t *p = &m->bucket[bucket_of(m, &m->e[i].key)];
+
+	while (*p != i)
+		p = &m->e[*p].next;
+	*p = m->e[i].next;
+	m->e[i].expires = 0;
+	m->e[i].next = m->free;
+	m->free = i;
+}
+
+/* An entry to fill: a free one, else the one closest to expiry (a
+ * scan, when the map is full only). */
+static int32_t take(struct hx_dnsmap *m, time_t now)
+{
+	int32_t i = 0;
+
+	if (m->free < 0) {
+		for (size_t k = 0; k < m->cap; k++)
+			if (m->e[k].expires <= now ||
+			    m->e[k].expires < m->e[i].expires)
+				i = (int32_t)k;
+		release(m, i);
+	}
+	i = m->free;
+	m->free = m->e[i].next;
+	return i;
+}
+
 int hx_dnsmap_new(size_t cap, struct hx_dnsmap **out)
 {
 	struct hx_dnsmap *m = calloc(1, sizeof(*m));
@@ -81,11 +129,21 @@ int hx_dnsmap_new(size_t cap, struct hx_dnsmap **out)
 	if (!m)
 		return -ENOMEM;
 	m->cap = cap ? cap : HX_DNSMAP_CAP;
+	for (m->nbuckets = 1; m->nbuckets < m->cap; m->nbuckets *= 2)
+		;
 	m->e = calloc(m->cap, sizeof(*m->e));
-	if (!m->e) {
+	m->bucket = malloc(m->nbuckets * sizeof(*m->bucket));
+	if (!m->e || !m->bucket || m->cap > INT32_MAX) {
+		free(m->e);
+		free(m->bucket);
 		free(m);
 		return -ENOMEM;
 	}
+	for (size_t i = 0; i < m->nbuckets; i++)
+		m->bucket[i] = -1;
+	for (size_t i = 0; i < m->cap; i++)
+		m->e[i].next = i + 1 < m->cap ? (int32_t)(i + 1) : -1;
+	m->free = 0;
 	pthread_mutex_init(&m->lock, NULL);
 	pthread_condattr_init(&ca);
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
@@ -105,12 +163,17 @@ const char *hx_dns_source_name(enum hx_dns_source s)
 int hx_dnsmap_add(struct hx_dnsmap *m, const struct sockaddr *sa, socklen_t len,
 		  const char *name, unsigned ttl, enum hx_dns_source source)
 {
+	struct sockaddr_storage lo;
 	struct key k;
-	struct entry *victim = NULL;
+	struct entry *e = NULL;
 	time_t now = now_s();
-	size_t i, n;
+	int32_t i, next;
+	size_t n;
 
-	if (make_key(sa, len, &k) || !name || !name[0])
+	/* 0.0.0.0 is a "blocked" name's answer (a filtering resolver, a
+	 * hosts file), and reaches loopback: it is no name's address. */
+	if (make_key(sa, len, &k) || !name || !name[0] ||
+	    hx_sockaddr_unspecified(sa, len, &lo))
 		return -EINVAL;
 	n = strnlen(name, HX_DNSMAP_NAME_MAX);
 	if (n == HX_DNSMAP_NAME_MAX)
@@ -118,28 +181,28 @@ int hx_dnsmap_add(struct hx_dnsmap *m, const struct sockaddr *sa, socklen_t len,
 	if (!ttl || (source == HX_DNS_ANSWER && ttl < HX_DNSMAP_TTL))
 		ttl = HX_DNSMAP_TTL;
 	pthread_mutex_lock(&m->lock);
-	for (i = 0; i < m->cap; i++) {
-		struct entry *e = &m->e[i];
-
-		if (e->expires && e->expires <= now)
-			e->expires = 0;
-		if (e->expires && !memcmp(&e->key, &k, sizeof(k)) &&
-		    !strcmp(e->name, name)) {
-			victim = e;
-			break;
-		}
-		if (!victim ||
-		    (victim->expires && e->expires < victim->expires))
-			victim = e;
+	for (i = m->bucket[bucket_of(m, &k)]; i >= 0; i = next) {
+		next = m->e[i].next;
+		if (m->e[i].expires <= now)
+			release(m, i);
+		else if (!memcmp(&m->e[i].key, &k, sizeof(k)) &&
+			 !strcmp(m->e[i].name, name))
+			e = &m->e[i];
 	}
-	/* The agent's own answer is what it connects by: it wins. */
-	if (victim->expires && !memcmp(&victim->key, &k, sizeof(k)) &&
-	    !strcmp(victim->name, name) && victim->source > source)
-		source = victim->source;
-	victim->key = k;
-	memcpy(victim->name, name, n + 1);
-	victim->source = source;
-	victim->expires = now + (time_t)ttl;
+	if (e) {
+		/* The agent's own answer is what it connects by: it wins. */
+		if (e->source > source)
+			source = e->source;
+	} else {
+		i = take(m, now);
+		e = &m->e[i];
+		e->key = k;
+		memcpy(e->name, name, n + 1);
+		e->next = m->bucket[bucket_of(m, &k)];
+		m->bucket[bucket_of(m, &k)] = i;
+	}
+	e->source = source;
+	e->expires = now + (time_t)ttl;
 	pthread_mutex_unlock(&m->lock);
 	return 0;
 }
@@ -150,12 +213,13 @@ size_t hx_dnsmap_lookup(struct hx_dnsmap *m, const struct sockaddr *sa,
 {
 	struct key k;
 	time_t now = now_s();
-	size_t i, n = 0;
+	size_t n = 0;
 
 	if (make_key(sa, len, &k))
 		return 0;
 	pthread_mutex_lock(&m->lock);
-	for (i = 0; i < m->cap && n < max; i++) {
+	for (int32_t i = m->bucket[bucket_of(m, &k)]; i >= 0 && n < max;
+	     i = m->e[i].next) {
 		const struct entry *e = &m->e[i];
 
 		if (e->expires <= now || memcmp(&e->key, &k, sizeof(k)))
@@ -351,5 +415,6 @@ void hx_dnsmap_free(struct hx_dnsmap *m)
 	pthread_cond_destroy(&m->wake);
 	pthread_mutex_destroy(&m->lock);
 	free(m->e);
+	free(m->bucket);
 	free(m);
 }

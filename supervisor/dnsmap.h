@@ -44,10 +44,10 @@ int hx_dnsmap_new(size_t cap, struct hx_dnsmap **out);
  * left to it rather than freed under it). NULL is a no-op. */
 void hx_dnsmap_free(struct hx_dnsmap *m);
 
-/* Maps the address of sa (AF_INET/AF_INET6; the port is ignored) to name
- * for ttl seconds (0: HX_DNSMAP_TTL), from source. An answer given to
- * the agent holds at least HX_DNSMAP_TTL: what the session was told
- * stays true for it, whatever it caches. Copies. Returns 0 or -EINVAL. */
+/* Maps the address of sa (AF_INET/AF_INET6; the port is ignored; never
+ * 0.0.0.0 or ::) to name for ttl seconds (0: HX_DNSMAP_TTL), from source. An
+ * answer given to the agent holds at least HX_DNSMAP_TTL: what the session was
+ * told stays true for it, whatever it caches. Copies. Returns 0 or -EINVAL. */
 int hx_dnsmap_add(struct hx_dnsmap *m, const struct sockaddr *sa, socklen_t len,
 		  const char *name, unsigned ttl, enum hx_dns_source source);
 

@@ -439,6 +439,7 @@ struct flow {
 	struct sockaddr_un un_norm, un_res;
 	socklen_t un_len, res_len;
 	bool is_unix, unix_resolved, has_addr;
+	struct sockaddr_storage judged; /* 0.0.0.0 as the kernel takes it */
 	char addr[HX_SOCKADDR_LEN];
 	char names[MAX_NAMES][HX_DNSMAP_NAME_MAX];
 	enum hx_dns_source name_src[MAX_NAMES];
@@ -527,6 +528,11 @@ static void validate_addr(struct flow *f)
 			   ev->addr ? ev->addrlen : rq->addrlen, f->addr,
 			   sizeof(f->addr));
 	f->has_addr = true;
+	/* 0.0.0.0 and :: reach this machine's loopback: judged as that, not
+	 * as an address no rule names that a name could allow (a hosts
+	 * file's "0.0.0.0 blocked.example", an answer). */
+	if (hx_sockaddr_unspecified(ev->addr, ev->addrlen, &f->judged))
+		ev->addr = (const struct sockaddr *)&f->judged;
 	if (!f->is_unix && rq->has_proto)
 		ev->proto = rq->proto; /* tcp: and udp: rules */
 	if (f->pl->dns)
@@ -603,9 +609,9 @@ static void judge_loopback(struct flow *f)
 	const char *var;
 
 	f->refused = false;
-	if (f->d.verdict != HX_VERDICT_ASK || f->is_unix || !rq->addr ||
+	if (f->d.verdict != HX_VERDICT_ASK || f->is_unix || !f->ev.addr ||
 	    (rq->op != HX_OP_CONNECT && rq->op != HX_OP_SEND) ||
-	    !hx_loopback_addr(rq->addr, rq->addrlen, &lb))
+	    !hx_loopback_addr(f->ev.addr, f->ev.addrlen, &lb))
 		return;
 	switch (hx_loopback_judge(
 	    &lb, rq->has_proto ? rq->proto : -1, rq->op == HX_OP_CONNECT,

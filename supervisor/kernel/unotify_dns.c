@@ -19,6 +19,7 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 
+#include "common/clock.h"
 #include "common/sockaddr.h"
 #include "policy/policy.h"
 #include "supervisor/dnsmap.h"
@@ -26,9 +27,10 @@
 #include "supervisor/kernel/dnsns.h"
 
 #define DNS_UDP_THREADS 3 /* a slow upstream holds one question each */
-#define OWNERS		512
+#define DNS_TCP_THREADS 2 /* a connection each */
+#define OWNERS		4096
 #define MAX_ANSWERS	16
-#define TCP_IDLE_MS	5000
+#define TCP_QUESTION_MS 2000 /* a question's bytes, all of them */
 #define ANSWER_MAX	65535
 
 /* Which process a sealed socket is: the namespace's resolver sees only
@@ -49,7 +51,7 @@ struct hx_un_dns {
 	pthread_cond_t idle;
 	bool stopped;
 	int busy, running; /* threads in a decision; threads alive */
-	pthread_t th[DNS_UDP_THREADS + 1];
+	pthread_t th[DNS_UDP_THREADS + DNS_TCP_THREADS];
 	int nth;
 	struct owner owners[OWNERS];
 	size_t next;
@@ -414,16 +416,20 @@ static void serve_udp(struct hx_un_dns *d, int sock, struct ask *k, uint8_t *in)
 		reply_from(sock, &src, &dst, k->out, r);
 }
 
-/* Exactly n bytes of a TCP stream, waiting at most TCP_IDLE_MS. */
-static bool read_full(struct hx_un_dns *d, int fd, uint8_t *b, size_t n)
+/* Exactly n bytes of a TCP stream by the deadline (hx_mono_ms): a
+ * connection that dribbles holds its thread no longer. */
+static bool read_full(struct hx_un_dns *d, int fd, uint8_t *b, size_t n,
+		      uint64_t deadline)
 {
 	struct pollfd p[2] = {{.fd = fd, .events = POLLIN},
 			      {.fd = d->stopfd, .events = POLLIN}};
 
 	while (n) {
+		uint64_t now = hx_mono_ms();
 		ssize_t r;
 
-		if (poll(p, 2, TCP_IDLE_MS) < 1 || p[1].revents)
+		if (now >= deadline || poll(p, 2, (int)(deadline - now)) < 1 ||
+		    p[1].revents)
 			return false;
 		r = read(fd, b, n);
 		if (r <= 0)
@@ -448,10 +454,13 @@ static void serve_tcp(struct hx_un_dns *d, int lsock, struct ask *k,
 		close(fd);
 		return;
 	}
-	while (read_full(d, fd, len, 2)) {
+	/* The first question's deadline runs from the accept, each next
+	 * one's from its first byte: an idle connection waits that long. */
+	while (read_full(d, fd, len, 2, hx_mono_ms() + TCP_QUESTION_MS)) {
 		size_t n = (size_t)(len[0] << 8 | len[1]), r;
 
-		if (!n || !read_full(d, fd, in, n))
+		if (!n ||
+		    !read_full(d, fd, in, n, hx_mono_ms() + TCP_QUESTION_MS))
 			break;
 		*k = (struct ask){.msg = in,
 				  .len = n,
@@ -464,8 +473,11 @@ static void serve_tcp(struct hx_un_dns *d, int lsock, struct ask *k,
 			continue;
 		len[0] = (uint8_t)(r >> 8);
 		len[1] = (uint8_t)r;
-		if (write(fd, len, 2) != 2 ||
-		    write(fd, k->out, r) != (ssize_t)r)
+		/* Never waited for: an asker that does not read loses it. */
+		if (send(fd, len, 2, MSG_NOSIGNAL | MSG_DONTWAIT | MSG_MORE) !=
+			2 ||
+		    send(fd, k->out, r, MSG_NOSIGNAL | MSG_DONTWAIT) !=
+			(ssize_t)r)
 			break;
 	}
 	close(fd);
@@ -533,12 +545,18 @@ int hx_unotify_dns(struct hx_unotify *u, struct hx_dnsns *ns,
 	pthread_cond_init(&d->idle, NULL);
 	if ((d->stopfd = eventfd(0, EFD_CLOEXEC)) < 0)
 		e = -errno;
-	for (; !e && d->nth <= DNS_UDP_THREADS; d->nth++) {
-		e = -pthread_create(
-		    &d->th[d->nth], NULL,
-		    d->nth ? serve_udp_thread : serve_tcp_thread, d);
-		if (!e)
-			d->running++;
+	/* The listeners never block a thread: two wait on each. */
+	for (int i = 0, fds[2] = {l->tcp4, l->tcp6}; i < 2; i++)
+		if (fds[i] >= 0 && fcntl(fds[i], F_SETFL, O_NONBLOCK))
+			e = -errno;
+	for (; !e && d->nth < DNS_UDP_THREADS + DNS_TCP_THREADS; d->nth++) {
+		e = -pthread_create(&d->th[d->nth], NULL,
+				    d->nth < DNS_TCP_THREADS ? serve_tcp_thread
+							     : serve_udp_thread,
+				    d);
+		if (e)
+			break;
+		d->running++;
 	}
 	u->dns = d;
 	if (e)

@@ -50,8 +50,9 @@ class Resolver:
     """The upstream: answers A questions with ANSWER over UDP and TCP on
     127.0.0.1 (a port of its own) and logs each name asked."""
 
-    def __init__(self):
+    def __init__(self, answers=None):
         self.names = []
+        self.answers = answers or {}
         self.udp = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
         self.udp.bind(("127.0.0.1", 0))
         self.port = self.udp.getsockname()[1]
@@ -78,7 +79,8 @@ class Resolver:
         a = qtype == 1
         out = msg[:2] + struct.pack("!HHHHH", 0x8180, 1, 1 if a else 0, 0, 0) + msg[12:end]
         if a:
-            out += struct.pack("!HHHLH", 0xC00C, 1, 1, 30, 4) + socket.inet_aton(ANSWER)
+            ip = self.answers.get(self.names[-1], ANSWER)
+            out += struct.pack("!HHHLH", 0xC00C, 1, 1, 30, 4) + socket.inet_aton(ip)
         return out
 
     def _serve_udp(self):
@@ -376,5 +378,78 @@ def test_a_name_is_judged_as_asked(wd):
         q = [r for r in run.records if r.get("event") == "dns_query"]
         check(q and q[0]["verdict"] == "deny" and q[0]["rule"] == "harness:malformed",
               "record %r" % q)
+    finally:
+        res.close()
+
+
+def test_an_address_is_no_name(wd):
+    # A question for "2001:db8:..." would carry 16 chosen bytes out to
+    # the upstream under the address rules (harness:resolver's own
+    # [::/0]:53 matched it); no resolver asks for a literal.
+    res = Resolver()
+    try:
+        q = query("2001:db8:dead:beef:cafe:babe:1:2", qtype=16)
+        run = _run(wd, res, [PYTHON, "-c", ONE, q.hex()])
+        check(run.stdout.strip() and rcode(bytes.fromhex(run.stdout.strip())) == 3,
+              "reply: %r %r" % (run.stdout, run.stderr))
+        check(not res.names, "the literal went upstream: %r" % res.names)
+        r = [x for x in run.records if x.get("event") == "dns_query"]
+        check(r and r[0]["verdict"] == "deny" and r[0]["rule"] == "harness:malformed",
+              "record %r" % r)
+    finally:
+        res.close()
+
+
+ZERO = r'''
+import socket, sys
+a = socket.getaddrinfo("zero.wild.test", int(sys.argv[1]), socket.AF_INET)[0][4]
+print(a[0])
+s = socket.socket()
+try:
+    s.connect(a); print("connected")
+except OSError as e:
+    print("refused", e.errno)
+'''
+
+
+def test_an_answer_of_0_0_0_0_reaches_no_outside_service(wd):
+    # 0.0.0.0 (a filtering resolver's or a hosts file's "blocked") is
+    # connected to loopback by the kernel: judged as loopback, never by
+    # the allowed name it was the answer of.
+    res, srv = Resolver({"zero.wild.test": "0.0.0.0"}), Listener(range(23500, 24000))
+    try:
+        run = _run(wd, res, [PYTHON, "-c", ZERO, str(srv.port)])
+        check(run.stdout.split("\n")[0] == "0.0.0.0", "lookup: %r %r" % (run.stdout, run.stderr))
+        check("refused 13" in run.stdout and srv.accepted == 0,
+              "0.0.0.0 reached the outside listener: %r" % run.stdout)
+        c = run.events(op="connect", args_addr="0.0.0.0:%d" % srv.port)
+        check(c and all(x["verdict"] == "deny" and "names" not in x["args"] for x in c),
+              "records %r" % c)
+    finally:
+        res.close()
+        srv.close()
+
+
+SLOW = r'''
+import socket, struct, sys, time
+q = bytes.fromhex(sys.argv[1])
+slow = socket.create_connection(("192.0.2.1", 53), timeout=5)
+slow.sendall(b"\x00")  # a length that never ends
+t = time.monotonic()
+fast = socket.create_connection(("192.0.2.1", 53), timeout=5)
+fast.sendall(struct.pack("!H", len(q)) + q)
+n = struct.unpack("!H", fast.recv(2))[0]
+print("answered", len(fast.recv(n)) > 12, round(time.monotonic() - t, 1) < 1.5)
+slow.settimeout(5)
+print("closed", slow.recv(10) == b"", round(time.monotonic() - t) <= 3)
+'''
+
+
+def test_a_dribbling_connection_holds_no_question_back(wd):
+    res = Resolver()
+    try:
+        run = _run(wd, res, [PYTHON, "-c", SLOW, query("good.test").hex()])
+        check(run.stdout.split("\n")[:2] == ["answered True True", "closed True True"],
+              "tcp: %r %r" % (run.stdout, run.stderr))
     finally:
         res.close()

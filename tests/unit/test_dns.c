@@ -68,6 +68,48 @@ START_TEST(dnsmap_basic)
 }
 END_TEST
 
+/* More addresses than room: the map stays full, every recent one is
+ * found by its own chain, names of one address stay apart. */
+START_TEST(dnsmap_full)
+{
+	struct hx_dnsmap *m;
+	struct sockaddr_in6 a = {.sin6_family = AF_INET6};
+	char names[4][HX_DNSMAP_NAME_MAX];
+	enum hx_dns_source src[4];
+
+	ck_assert_int_eq(hx_dnsmap_new(64, &m), 0);
+	/* ::, a blocked name's answer, is nobody's address */
+	ck_assert_int_eq(
+	    hx_dnsmap_add(m, (void *)&a, sizeof(a), "n", 0, HX_DNS_ANSWER),
+	    -EINVAL);
+	for (uint32_t i = 1; i <= 1000; i++) {
+		memcpy(&a.sin6_addr.s6_addr[12], &i, 4);
+		ck_assert_int_eq(hx_dnsmap_add(m, (void *)&a, sizeof(a), "n",
+					       100 + i, HX_DNS_ANSWER),
+				 0);
+		ck_assert_int_eq(hx_dnsmap_add(m, (void *)&a, sizeof(a), "m",
+					       100 + i, HX_DNS_POLICY),
+				 0);
+	}
+	ck_assert_uint_eq(hx_dnsmap_size(m), 64);
+	for (uint32_t i = 1000 - 31; i <= 1000; i++) {
+		memcpy(&a.sin6_addr.s6_addr[12], &i, 4);
+		ck_assert_uint_eq(
+		    hx_dnsmap_lookup(m, (void *)&a, sizeof(a), names, src, 4),
+		    2);
+	}
+	{
+		uint32_t old = 3;
+
+		memcpy(&a.sin6_addr.s6_addr[12], &old, 4);
+		ck_assert_uint_eq(
+		    hx_dnsmap_lookup(m, (void *)&a, sizeof(a), names, NULL, 4),
+		    0);
+	}
+	hx_dnsmap_free(m);
+}
+END_TEST
+
 /* ---- DNS messages (dnsmsg.h) ---- */
 
 /* A query for name (qtype, class IN), as resolvers write it. */
@@ -214,6 +256,7 @@ static Suite *dns_suite(void)
 	TCase *tc = tcase_create("core");
 
 	tcase_add_test(tc, dnsmap_basic);
+	tcase_add_test(tc, dnsmap_full);
 	tcase_add_test(tc, dnsmsg_question_and_replies);
 	tcase_add_test(tc, dnsmsg_hostile);
 	tcase_add_test(tc, dns_upstream_option);

@@ -235,7 +235,6 @@ static const struct dcase dcases[] = {
     /* resolve: the host part only */
     {p_net, "resolve api.example.com", A, "api"},
     {p_net, "resolve evil.example.com", D, "bad-host"},
-    {p_net, "resolve 127.0.0.1", A, "lo4"},
     {p_net, "resolve example.org", A, "any-dns"},
 };
 
@@ -427,6 +426,13 @@ START_TEST(test_resolve_by_reachable_ports)
 	ev.host = "elsewhere.org";
 	hx_policy_decide(p, &ev, &d);
 	ck_assert_str_eq(d.rule, "default:net_resolve");
+	/* An address is no name, nor is a name with an escaped dot. */
+	ev.host = "10.0.0.1";
+	hx_policy_decide(p, &ev, &d);
+	ck_assert_str_eq(d.rule, "harness:malformed");
+	ev.host = "evil\\.example.com";
+	hx_policy_decide(p, &ev, &d);
+	ck_assert_str_eq(d.rule, "harness:malformed");
 	hx_policy_free(p);
 }
 END_TEST
