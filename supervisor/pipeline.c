@@ -1,6 +1,6 @@
 /* The decision pipeline; see pipeline.h. */
 #define _GNU_SOURCE
-#include "supervisor/pipeline.h"
+#include "supervisor/pipeline_int.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -33,21 +33,10 @@
 #include "supervisor/record.h"
 #include "supervisor/correlate.h"
 
-#define MAX_NAMES 8
-
 void hx_pipeline_tick(struct hx_pipeline *pl, bool all)
 {
 	hx_record_flush(pl, all);
 	hx_correlate_expire(pl, all);
-}
-
-static uint64_t ns_since(const struct timespec *t0)
-{
-	struct timespec t1;
-
-	clock_gettime(CLOCK_MONOTONIC, &t1);
-	return (uint64_t)(t1.tv_sec - t0->tv_sec) * 1000000000u +
-	       (uint64_t)(t1.tv_nsec - t0->tv_nsec);
 }
 
 /* Whether the op acts on the final component itself (unlink, rename,
@@ -70,14 +59,6 @@ static bool follows_last(enum hx_op op, const struct hx_request *rq)
 		return false;
 	}
 }
-
-/* A path argument after validation: lexical form, and resolved form when
- * it differs. ok false: unusable (relative, too long), decided as
- * missing, which the policy denies. */
-struct vpath {
-	bool ok, has_resolved, via_fd;
-	char norm[PATH_MAX], resolved[PATH_MAX];
-};
 
 /* Skips "DIGITS/" at *p: false when they are not there. */
 static bool skip_number(const char **p)
@@ -241,92 +222,6 @@ void hx_pipeline_own(struct hx_pipeline *pl, int dirfd, const char *name)
 	hx_owned_add(pl->owned, dirfd, name);
 }
 
-/* The rule that protects the harness's own files holds in audit mode
- * too: audit mode lets the policy go unenforced, not the log. */
-static bool protects_harness(const char *rule)
-{
-	return rule && !strcmp(rule, "harness:protect");
-}
-
-/* "family" and, for netlink, "protocol" of an address the policy does
- * not name. */
-static void family_args(json_t *a, const struct hx_request *rq)
-{
-	sa_family_t f;
-	const char *n;
-
-	memcpy(&f, rq->addr, sizeof(f));
-	n = hx_netfamily_name(f);
-	if (n)
-		hx_record_set_str(a, "family", n);
-	else
-		json_object_set_new(a, "family", json_integer(f));
-	if (f == AF_NETLINK && rq->has_proto) {
-		n = hx_netlink_proto_name(rq->proto);
-		if (n)
-			hx_record_set_str(a, "protocol", n);
-		else
-			json_object_set_new(a, "protocol",
-					    json_integer(rq->proto));
-	}
-}
-
-static json_t *make_args(json_t *rec, const struct hx_request *rq,
-			 const struct vpath *p1, const struct vpath *p2,
-			 const char *addr)
-{
-	json_t *a = json_object();
-	char buf[256];
-
-	hx_record_set_str(a, "loader", rq->loader);
-	if (rq->path) {
-		hx_record_set_text(rec, a, "path", "args.path",
-				   p1->ok ? p1->norm : rq->path);
-		if (p1->has_resolved)
-			hx_record_set_text(rec, a, "path_resolved",
-					   "args.path_resolved", p1->resolved);
-	}
-	if (rq->path2) {
-		hx_record_set_text(rec, a, "path2", "args.path2",
-				   p2->ok ? p2->norm : rq->path2);
-		if (p2->has_resolved)
-			hx_record_set_text(rec, a, "path2_resolved",
-					   "args.path2_resolved", p2->resolved);
-	}
-	if (rq->has_flags) {
-		if (rq->op == HX_OP_READ || rq->op == HX_OP_WRITE ||
-		    rq->op == HX_OP_TRUNCATE)
-			hx_record_set_str(
-			    a, "flags",
-			    hx_fmt_open_flags(rq->flags, buf, sizeof(buf)));
-		else
-			json_object_set_new(a, "flags",
-					    json_integer(rq->flags));
-	}
-	if (rq->has_mode)
-		hx_record_set_str(a, "mode",
-				  hx_fmt_mode(rq->mode, buf, sizeof(buf)));
-	if (rq->argc) {
-		json_object_set_new(
-		    a, "argv",
-		    hx_record_strings(rec, "args.argv", rq->argv, rq->argc));
-		if (rq->truncated)
-			json_object_set_new(a, "argv_truncated", json_true());
-	}
-	hx_record_set_text(rec, a, "addr", "args.addr", addr);
-	hx_record_set_text(rec, a, "host", "args.host", rq->host);
-	hx_record_dns(rec, a, rq);
-	if (rq->has_result)
-		json_object_set_new(a, "result", json_integer(rq->result));
-	return a;
-}
-
-void hx_pipeline_notice(const struct hx_outcome *o, int err)
-{
-	if (o->notice[0] && (err == EACCES || err == EPERM))
-		fputs(o->notice, stderr);
-}
-
 /* Whether a rename of path moves a tree: a directory, or what cannot be
  * looked at. (The kernel layer looks itself, on the parents it acts
  * on: unotify_mut.c.) */
@@ -347,18 +242,6 @@ static bool is_open(unsigned call)
 	return call == HX_CALL_OPEN || call == HX_CALL_OPENAT ||
 	       call == HX_CALL_CREAT || call == HX_CALL_FOPEN ||
 	       call == HX_CALL_FREOPEN || call == HX_CALL_SYSCALL;
-}
-
-/* An address of a family the shim leaves to the kernel (netlink...):
- * its reaching the kernel layer alone is no bypass. */
-static bool foreign_family(const struct hx_request *rq)
-{
-	sa_family_t f;
-
-	if (!rq->addr || rq->addrlen < sizeof(f))
-		return false;
-	memcpy(&f, rq->addr, sizeof(f));
-	return f != AF_INET && f != AF_INET6 && f != AF_UNIX;
 }
 
 /* Whether the policy lets the agent read v (as written and, when it
@@ -423,41 +306,6 @@ static void link_target(const char *text, const struct vpath *link,
 }
 
 /* ---- the stages of a decision ---- */
-
-/* One request on its way through decide()'s stages: what each stage
- * leaves for the next. */
-struct flow {
-	struct hx_pipeline *pl;
-	const struct hx_peer *peer;
-	const struct hx_request *rq;
-	const char *layer; /* "shim" or "kernel" */
-	bool kernel;
-	struct timespec t0, wall;
-	/* validate */
-	struct hx_event ev;
-	struct vpath p1, p2, pu; /* path, path2, a unix socket's path */
-	struct sockaddr_un un_norm, un_res;
-	socklen_t un_len, res_len;
-	bool is_unix, unix_resolved, has_addr;
-	struct sockaddr_storage judged; /* 0.0.0.0 as the kernel takes it */
-	char addr[HX_SOCKADDR_LEN];
-	char names[MAX_NAMES][HX_DNSMAP_NAME_MAX];
-	enum hx_dns_source name_src[MAX_NAMES];
-	const char *namep[MAX_NAMES];
-	size_t nnames;
-	/* judge, classify */
-	struct hx_decision d;
-	bool resolved_won, by_inode;
-	struct hx_exec_class cls;
-	dev_t sock_dev; /* the neighbours' judge: what the kernel layer */
-	ino_t sock_ino; /* must connect, and whether a /dev/shm file is */
-	bool fresh;	/* the session's own (hx_outcome) */
-	bool refused;	/* loopback, nothing listens: ECONNREFUSED */
-	/* correlate */
-	uint64_t key;
-	enum hx_corr_match match;
-	bool bypass, both;
-};
 
 /* Validate: the paths made absolute, normalized and resolved as the
  * agent would see them (validate_path); what the policy judges. */
@@ -690,7 +538,7 @@ static void judge(struct flow *f)
 	}
 	/* The log by inode: through a hard link or another mount of its
 	 * file system, a path no glob names reaches it. */
-	if (rq->op != HX_OP_EXEC && !protects_harness(f->d.rule) &&
+	if (rq->op != HX_OP_EXEC && !hx_pl_protects_harness(f->d.rule) &&
 	    (protected_inode(f->pl, &f->p1, follows_last(rq->op, rq)) ||
 	     (rq->op != HX_OP_SYMLINK &&
 	      protected_inode(f->pl, &f->p2, false)))) {
@@ -722,7 +570,7 @@ static void outcome(struct flow *f, struct hx_outcome *out, char *decided,
 	out->verdict = f->d.verdict;
 	out->rule = f->d.rule;
 	out->reply =
-	    f->pl->mode == HX_MODE_AUDIT && !protects_harness(f->d.rule)
+	    f->pl->mode == HX_MODE_AUDIT && !hx_pl_protects_harness(f->d.rule)
 		? HX_VERDICT_ALLOW
 		: f->d.verdict;
 	out->err = out->reply == HX_VERDICT_ALLOW ? 0 : EACCES;
@@ -772,7 +620,7 @@ static bool correlate(struct flow *f, struct hx_outcome *out)
 		 * a read: the shim allows most reads by itself. */
 		f->bypass = f->match == HX_CORR_NONE &&
 			    rq->call < HX_CALL_CHMOD && rq->op != HX_OP_READ &&
-			    !foreign_family(rq) && f->peer->exe &&
+			    !hx_pl_foreign_family(rq) && f->peer->exe &&
 			    hx_correlate_has_shim(pl, f->peer);
 	}
 	/* A shim request the kernel layer will see next, if allowed. */
@@ -780,126 +628,6 @@ static bool correlate(struct flow *f, struct hx_outcome *out)
 		  out->reply == HX_VERDICT_ALLOW &&
 		  hx_correlate_kernel_sees(pl, rq);
 	return false;
-}
-
-/* The names an address was judged by, and where each came from
- * (dnsmap.h): "dns" (this session's answer), "lookup", "policy". */
-static void name_args(json_t *rec, json_t *a, const struct flow *f)
-{
-	json_t *n, *from;
-
-	if (!f->nnames)
-		return;
-	n = json_array();
-	from = json_array();
-	for (size_t i = 0; i < f->nnames; i++) {
-		json_array_append_new(
-		    n, hx_record_text(rec, "args.names", f->names[i]));
-		json_array_append_new(
-		    from, json_string(hx_dns_source_name(f->name_src[i])));
-	}
-	json_object_set_new(a, "names", n);
-	json_object_set_new(a, "names_from", from);
-}
-
-/* Record: the decision as an audit record. */
-static json_t *record(struct flow *f)
-{
-	const struct hx_request *rq = f->rq;
-	const struct hx_decision *d = &f->d;
-	json_t *rec =
-	    hx_record_new(f->pl, f->peer, hx_call_name(rq->call), &f->wall);
-	char cwd[PATH_MAX], link[64];
-	ssize_t n;
-
-	if (!rec)
-		return NULL;
-	hx_record_set_str(rec, "op", hx_op_name(rq->op));
-	json_object_set_new(
-	    rec, "args",
-	    make_args(rec, rq, &f->p1, &f->p2, f->has_addr ? f->addr : NULL));
-	name_args(rec, json_object_get(rec, "args"), f);
-	if (f->unix_resolved)
-		hx_record_set_text(rec, json_object_get(rec, "args"),
-				   "addr_resolved", "args.addr_resolved",
-				   f->pu.resolved);
-	if (foreign_family(rq))
-		family_args(json_object_get(rec, "args"), rq);
-	snprintf(link, sizeof(link), "/proc/%d/cwd", (int)f->peer->pid);
-	n = readlink(link, cwd, sizeof(cwd) - 1);
-	if (n > 0) {
-		cwd[n] = '\0';
-		hx_record_set_text(rec, rec, "cwd", "cwd", cwd);
-	}
-	hx_record_set_str(rec, "category", hx_category_name(d->category));
-	/* An exec's risk is its argv class (cat: low, rm: high). */
-	hx_record_set_str(rec, "risk",
-			  hx_risk_name(f->cls.name ? f->cls.risk : d->risk));
-	hx_record_set_str(rec, "class", f->cls.name);
-	hx_record_set_str(rec, "verdict", hx_verdict_name(d->verdict));
-	json_object_set_new(rec, "enforced",
-			    json_boolean(f->pl->mode == HX_MODE_ENFORCE ||
-					 protects_harness(d->rule)));
-	hx_record_set_str(rec, "rule", d->rule);
-	hx_record_set_text(rec, rec, "pattern", "pattern", d->pattern);
-	if (f->by_inode)
-		hx_record_set_str(rec, "protected_by", "inode");
-	if (f->resolved_won || f->p1.via_fd || f->p2.via_fd)
-		json_object_set_new(rec, "decided_on_resolved", json_true());
-	hx_record_set_str(rec, "layer", f->both ? "shim+kernel" : f->layer);
-	if (f->bypass)
-		json_object_set_new(rec, "shim_bypass", json_true());
-	if (f->match == HX_CORR_DISAGREES)
-		json_object_set_new(rec, "shim_disagreed", json_true());
-	json_object_set_new(rec, "latency_ns",
-			    json_integer((json_int_t)ns_since(&f->t0)));
-	if (rq->nframes)
-		json_object_set_new(
-		    rec, "stack",
-		    hx_record_strings(rec, "stack", rq->frames, rq->nframes));
-	return rec;
-}
-
-/* A refusal only the kernel layer saw (a static program, a raw
- * syscall) explains itself too: on harness-exec's stderr, the user's
- * terminal, since no shim in the agent prints it. Once per process and
- * refusal, and at most HX_NOTICE_MAX a session: the rest is in the log.
- * Formatted into out->notice; printed now unless out->tell (then the
- * errno decides, hx_pipeline_notice). */
-#define HX_NOTICE_MAX 200
-static void kernel_notice(const struct flow *f, struct hx_outcome *out)
-{
-	static atomic_uint printed;
-	const struct hx_request *rq = f->rq;
-	const struct hx_peer *peer = f->peer;
-	const char *argv[17];
-	struct hx_notice n = {.op = rq->op,
-			      .verdict = f->d.verdict,
-			      /* a DNS question: its name, not the server */
-			      .target = rq->host      ? rq->host
-					: f->has_addr ? f->addr
-					: f->p1.ok    ? f->p1.norm
-						      : NULL,
-			      .spelled = !rq->host && f->has_addr,
-			      .rule = out->rule};
-	size_t k = 0;
-
-	if (rq->op == HX_OP_EXEC && rq->argv) {
-		for (; k < rq->argc && k < 16; k++)
-			argv[k] = rq->argv[k];
-		argv[k] = NULL;
-		n.argv = argv;
-	}
-	if (hx_notice_repeat(&n, peer->pid))
-		return;
-	k = atomic_fetch_add(&printed, 1);
-	if (k < HX_NOTICE_MAX)
-		hx_notice_format(out->notice, sizeof(out->notice), &n);
-	else if (k == HX_NOTICE_MAX)
-		snprintf(out->notice, sizeof(out->notice),
-			 "harness: more refusals: see the audit log\n");
-	if (!out->tell)
-		hx_pipeline_notice(out, EACCES);
 }
 
 /* Append: what cannot be audited does not happen (fail closed, in
@@ -917,7 +645,7 @@ static void append(struct flow *f, json_t *rec, struct hx_outcome *out)
 	}
 	out->notice[0] = '\0';
 	if (f->kernel && out->reply != HX_VERDICT_ALLOW)
-		kernel_notice(f, out);
+		hx_pl_kernel_notice(f, out);
 	if (!f->kernel && f->pl->kern && (out->seq || co) &&
 	    !strcmp(f->layer, "shim"))
 		hx_correlate_put(f->pl, f->peer, (int)f->rq->op, f->key,
@@ -958,7 +686,7 @@ static void decide(struct hx_pipeline *pl, const struct hx_peer *peer,
 	pl->events++;
 	if ((unsigned)f.d.verdict < 3)
 		pl->verdicts[f.d.verdict]++;
-	rec = record(&f);
+	rec = hx_pl_record(&f);
 	append(&f, rec, out);
 	json_decref(rec);
 }

@@ -1,0 +1,80 @@
+/* The decision pipeline's parts (pipeline.h), shared by its files:
+ * pipeline.c (the stages: validate, judge, outcome, correlate, append)
+ * and pipeline_record.c (the audit record and the refusal notice of one
+ * decision). Internal. */
+#ifndef HX_PIPELINE_INT_H
+#define HX_PIPELINE_INT_H
+
+#include <limits.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <time.h>
+
+#include "common/sockaddr.h"
+#include "policy/policy.h"
+#include "supervisor/classify.h"
+#include "supervisor/correlate.h"
+#include "supervisor/dnsmap.h"
+#include "supervisor/pipeline.h"
+
+#define MAX_NAMES 8
+
+/* A path argument after validation: lexical form, and resolved form when
+ * it differs. ok false: unusable (relative, too long), decided as
+ * missing, which the policy denies. */
+struct vpath {
+	bool ok, has_resolved, via_fd;
+	char norm[PATH_MAX], resolved[PATH_MAX];
+};
+
+/* One request on its way through decide()'s stages: what each stage
+ * leaves for the next. */
+struct flow {
+	struct hx_pipeline *pl;
+	const struct hx_peer *peer;
+	const struct hx_request *rq;
+	const char *layer; /* "shim" or "kernel" */
+	bool kernel;
+	struct timespec t0, wall;
+	/* validate */
+	struct hx_event ev;
+	struct vpath p1, p2, pu; /* path, path2, a unix socket's path */
+	struct sockaddr_un un_norm, un_res;
+	socklen_t un_len, res_len;
+	bool is_unix, unix_resolved, has_addr;
+	struct sockaddr_storage judged; /* 0.0.0.0 as the kernel takes it */
+	char addr[HX_SOCKADDR_LEN];
+	char names[MAX_NAMES][HX_DNSMAP_NAME_MAX];
+	enum hx_dns_source name_src[MAX_NAMES];
+	const char *namep[MAX_NAMES];
+	size_t nnames;
+	/* judge, classify */
+	struct hx_decision d;
+	bool resolved_won, by_inode;
+	struct hx_exec_class cls;
+	dev_t sock_dev; /* the neighbours' judge: what the kernel layer */
+	ino_t sock_ino; /* must connect, and whether a /dev/shm file is */
+	bool fresh;	/* the session's own (hx_outcome) */
+	bool refused;	/* loopback, nothing listens: ECONNREFUSED */
+	/* correlate */
+	uint64_t key;
+	enum hx_corr_match match;
+	bool bypass, both;
+};
+
+struct json_t;
+
+/* Whether rule is one of the harness's own protections (enforced in
+ * audit mode too). */
+bool hx_pl_protects_harness(const char *rule);
+/* Whether rq's address is of a family the policy does not name. */
+bool hx_pl_foreign_family(const struct hx_request *rq);
+/* Record: f's audit record (NULL when it cannot be made). */
+struct json_t *hx_pl_record(struct flow *f);
+/* A refusal only the kernel layer saw: formatted into out->notice,
+ * printed unless out->tell. */
+void hx_pl_kernel_notice(const struct flow *f, struct hx_outcome *out);
+
+#endif

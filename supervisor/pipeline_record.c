@@ -1,0 +1,244 @@
+/* The audit record and the refusal notice of one decision; see
+ * pipeline_int.h. */
+#define _GNU_SOURCE
+#include "supervisor/pipeline_int.h"
+
+#include <errno.h>
+#include <jansson.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "common/notice.h"
+#include "common/wire.h"
+#include "supervisor/fmt.h"
+#include "supervisor/netfamily.h"
+#include "supervisor/record.h"
+
+/* The rule that protects the harness's own files holds in audit mode
+ * too: audit mode lets the policy go unenforced, not the log. */
+bool hx_pl_protects_harness(const char *rule)
+{
+	return rule && !strcmp(rule, "harness:protect");
+}
+
+void hx_pipeline_notice(const struct hx_outcome *o, int err)
+{
+	if (o->notice[0] && (err == EACCES || err == EPERM))
+		fputs(o->notice, stderr);
+}
+
+static uint64_t ns_since(const struct timespec *t0)
+{
+	struct timespec t1;
+
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	return (uint64_t)(t1.tv_sec - t0->tv_sec) * 1000000000u +
+	       (uint64_t)(t1.tv_nsec - t0->tv_nsec);
+}
+
+/* "family" and, for netlink, "protocol" of an address the policy does
+ * not name. */
+static void family_args(json_t *a, const struct hx_request *rq)
+{
+	sa_family_t f;
+	const char *n;
+
+	memcpy(&f, rq->addr, sizeof(f));
+	n = hx_netfamily_name(f);
+	if (n)
+		hx_record_set_str(a, "family", n);
+	else
+		json_object_set_new(a, "family", json_integer(f));
+	if (f == AF_NETLINK && rq->has_proto) {
+		n = hx_netlink_proto_name(rq->proto);
+		if (n)
+			hx_record_set_str(a, "protocol", n);
+		else
+			json_object_set_new(a, "protocol",
+					    json_integer(rq->proto));
+	}
+}
+
+static json_t *make_args(json_t *rec, const struct hx_request *rq,
+			 const struct vpath *p1, const struct vpath *p2,
+			 const char *addr)
+{
+	json_t *a = json_object();
+	char buf[256];
+
+	hx_record_set_str(a, "loader", rq->loader);
+	if (rq->path) {
+		hx_record_set_text(rec, a, "path", "args.path",
+				   p1->ok ? p1->norm : rq->path);
+		if (p1->has_resolved)
+			hx_record_set_text(rec, a, "path_resolved",
+					   "args.path_resolved", p1->resolved);
+	}
+	if (rq->path2) {
+		hx_record_set_text(rec, a, "path2", "args.path2",
+				   p2->ok ? p2->norm : rq->path2);
+		if (p2->has_resolved)
+			hx_record_set_text(rec, a, "path2_resolved",
+					   "args.path2_resolved", p2->resolved);
+	}
+	if (rq->has_flags) {
+		if (rq->op == HX_OP_READ || rq->op == HX_OP_WRITE ||
+		    rq->op == HX_OP_TRUNCATE)
+			hx_record_set_str(
+			    a, "flags",
+			    hx_fmt_open_flags(rq->flags, buf, sizeof(buf)));
+		else
+			json_object_set_new(a, "flags",
+					    json_integer(rq->flags));
+	}
+	if (rq->has_mode)
+		hx_record_set_str(a, "mode",
+				  hx_fmt_mode(rq->mode, buf, sizeof(buf)));
+	if (rq->argc) {
+		json_object_set_new(
+		    a, "argv",
+		    hx_record_strings(rec, "args.argv", rq->argv, rq->argc));
+		if (rq->truncated)
+			json_object_set_new(a, "argv_truncated", json_true());
+	}
+	hx_record_set_text(rec, a, "addr", "args.addr", addr);
+	hx_record_set_text(rec, a, "host", "args.host", rq->host);
+	hx_record_dns(rec, a, rq);
+	if (rq->has_result)
+		json_object_set_new(a, "result", json_integer(rq->result));
+	return a;
+}
+
+/* An address of a family the shim leaves to the kernel (netlink...):
+ * its reaching the kernel layer alone is no bypass. */
+bool hx_pl_foreign_family(const struct hx_request *rq)
+{
+	sa_family_t f;
+
+	if (!rq->addr || rq->addrlen < sizeof(f))
+		return false;
+	memcpy(&f, rq->addr, sizeof(f));
+	return f != AF_INET && f != AF_INET6 && f != AF_UNIX;
+}
+
+/* The names an address was judged by, and where each came from
+ * (dnsmap.h): "dns" (this session's answer), "lookup", "policy". */
+static void name_args(json_t *rec, json_t *a, const struct flow *f)
+{
+	json_t *n, *from;
+
+	if (!f->nnames)
+		return;
+	n = json_array();
+	from = json_array();
+	for (size_t i = 0; i < f->nnames; i++) {
+		json_array_append_new(
+		    n, hx_record_text(rec, "args.names", f->names[i]));
+		json_array_append_new(
+		    from, json_string(hx_dns_source_name(f->name_src[i])));
+	}
+	json_object_set_new(a, "names", n);
+	json_object_set_new(a, "names_from", from);
+}
+
+/* Record: the decision as an audit record. */
+json_t *hx_pl_record(struct flow *f)
+{
+	const struct hx_request *rq = f->rq;
+	const struct hx_decision *d = &f->d;
+	json_t *rec =
+	    hx_record_new(f->pl, f->peer, hx_call_name(rq->call), &f->wall);
+	char cwd[PATH_MAX], link[64];
+	ssize_t n;
+
+	if (!rec)
+		return NULL;
+	hx_record_set_str(rec, "op", hx_op_name(rq->op));
+	json_object_set_new(
+	    rec, "args",
+	    make_args(rec, rq, &f->p1, &f->p2, f->has_addr ? f->addr : NULL));
+	name_args(rec, json_object_get(rec, "args"), f);
+	if (f->unix_resolved)
+		hx_record_set_text(rec, json_object_get(rec, "args"),
+				   "addr_resolved", "args.addr_resolved",
+				   f->pu.resolved);
+	if (hx_pl_foreign_family(rq))
+		family_args(json_object_get(rec, "args"), rq);
+	snprintf(link, sizeof(link), "/proc/%d/cwd", (int)f->peer->pid);
+	n = readlink(link, cwd, sizeof(cwd) - 1);
+	if (n > 0) {
+		cwd[n] = '\0';
+		hx_record_set_text(rec, rec, "cwd", "cwd", cwd);
+	}
+	hx_record_set_str(rec, "category", hx_category_name(d->category));
+	/* An exec's risk is its argv class (cat: low, rm: high). */
+	hx_record_set_str(rec, "risk",
+			  hx_risk_name(f->cls.name ? f->cls.risk : d->risk));
+	hx_record_set_str(rec, "class", f->cls.name);
+	hx_record_set_str(rec, "verdict", hx_verdict_name(d->verdict));
+	json_object_set_new(rec, "enforced",
+			    json_boolean(f->pl->mode == HX_MODE_ENFORCE ||
+					 hx_pl_protects_harness(d->rule)));
+	hx_record_set_str(rec, "rule", d->rule);
+	hx_record_set_text(rec, rec, "pattern", "pattern", d->pattern);
+	if (f->by_inode)
+		hx_record_set_str(rec, "protected_by", "inode");
+	if (f->resolved_won || f->p1.via_fd || f->p2.via_fd)
+		json_object_set_new(rec, "decided_on_resolved", json_true());
+	hx_record_set_str(rec, "layer", f->both ? "shim+kernel" : f->layer);
+	if (f->bypass)
+		json_object_set_new(rec, "shim_bypass", json_true());
+	if (f->match == HX_CORR_DISAGREES)
+		json_object_set_new(rec, "shim_disagreed", json_true());
+	json_object_set_new(rec, "latency_ns",
+			    json_integer((json_int_t)ns_since(&f->t0)));
+	if (rq->nframes)
+		json_object_set_new(
+		    rec, "stack",
+		    hx_record_strings(rec, "stack", rq->frames, rq->nframes));
+	return rec;
+}
+
+/* A refusal only the kernel layer saw (a static program, a raw
+ * syscall) explains itself too: on harness-exec's stderr, the user's
+ * terminal, since no shim in the agent prints it. Once per process and
+ * refusal, and at most HX_NOTICE_MAX a session: the rest is in the log.
+ * Formatted into out->notice; printed now unless out->tell (then the
+ * errno decides, hx_pipeline_notice). */
+#define HX_NOTICE_MAX 200
+void hx_pl_kernel_notice(const struct flow *f, struct hx_outcome *out)
+{
+	static atomic_uint printed;
+	const struct hx_request *rq = f->rq;
+	const struct hx_peer *peer = f->peer;
+	const char *argv[17];
+	struct hx_notice n = {.op = rq->op,
+			      .verdict = f->d.verdict,
+			      /* a DNS question: its name, not the server */
+			      .target = rq->host      ? rq->host
+					: f->has_addr ? f->addr
+					: f->p1.ok    ? f->p1.norm
+						      : NULL,
+			      .spelled = !rq->host && f->has_addr,
+			      .rule = out->rule};
+	size_t k = 0;
+
+	if (rq->op == HX_OP_EXEC && rq->argv) {
+		for (; k < rq->argc && k < 16; k++)
+			argv[k] = rq->argv[k];
+		argv[k] = NULL;
+		n.argv = argv;
+	}
+	if (hx_notice_repeat(&n, peer->pid))
+		return;
+	k = atomic_fetch_add(&printed, 1);
+	if (k < HX_NOTICE_MAX)
+		hx_notice_format(out->notice, sizeof(out->notice), &n);
+	else if (k == HX_NOTICE_MAX)
+		snprintf(out->notice, sizeof(out->notice),
+			 "harness: more refusals: see the audit log\n");
+	if (!out->tell)
+		hx_pipeline_notice(out, EACCES);
+}
