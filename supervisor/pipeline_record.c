@@ -214,6 +214,7 @@ void hx_pl_kernel_notice(const struct flow *f, struct hx_outcome *out)
 	const struct hx_request *rq = f->rq;
 	const struct hx_peer *peer = f->peer;
 	const char *argv[17];
+	char named[HX_SOCKADDR_LEN + HX_DNSMAP_NAME_MAX + 4];
 	struct hx_notice n = {.op = rq->op,
 			      .verdict = f->d.verdict,
 			      /* a DNS question: its name, not the server */
@@ -225,6 +226,12 @@ void hx_pl_kernel_notice(const struct flow *f, struct hx_outcome *out)
 			      .rule = out->rule};
 	size_t k = 0;
 
+	/* An address with the name it was answered for: what the agent
+	 * asked for, which a rule can name (validated names only). */
+	if (!rq->host && f->has_addr && f->nnames) {
+		snprintf(named, sizeof(named), "%s (%s)", f->addr, f->names[0]);
+		n.target = named;
+	}
 	if (rq->op == HX_OP_EXEC && rq->argv) {
 		for (; k < rq->argc && k < 16; k++)
 			argv[k] = rq->argv[k];

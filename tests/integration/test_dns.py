@@ -453,3 +453,29 @@ def test_a_dribbling_connection_holds_no_question_back(wd):
               "tcp: %r %r" % (run.stdout, run.stderr))
     finally:
         res.close()
+
+
+PORT_POLICY = POLICY + """  - id: web-only
+    allow: ["port.test:80"]
+"""
+
+
+def test_a_refusal_names_the_name_it_was_answered_for(wd):
+    # The notice of a static program's refused connect says which name
+    # the address was answered for: what a rule would name.
+    if not BUSYBOX:
+        raise Skip("no busybox")
+    from lib import HELPERS
+    res = Resolver()
+    try:
+        script = ("%s nslookup port.test 192.0.2.1 >/dev/null 2>&1; %s connect4 %s 81"
+                  % (BUSYBOX, os.path.join(HELPERS, "static_unotify"), ANSWER))
+        run = _run(wd, res, ["sh", "-c", script], policy=PORT_POLICY)
+        check("err EACCES" in run.stdout, "connect: %r" % run.stdout)
+        check("denied connect %s:81 (port.test)" % ANSWER in run.stderr,
+              "notice: %r" % run.stderr)
+        c = run.one(op="connect", args_addr="%s:81" % ANSWER)
+        check(c["args"]["names"] == ["port.test"] and c["args"]["names_from"] == ["dns"],
+              "record %r" % c)
+    finally:
+        res.close()
