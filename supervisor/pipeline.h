@@ -58,6 +58,7 @@ struct hx_request {
 	const char *dns_type, *dns_rcode;
 	const char *const *answers;
 	size_t nanswers;
+	uint32_t dns_ttl; /* the answers' least TTL, seconds */
 	const char *const *frames;
 	size_t nframes;
 	/* rename: whether it moves a directory (what is beneath moves

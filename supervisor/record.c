@@ -355,9 +355,10 @@ void hx_record_dns(json_t *rec, json_t *args, const struct hx_request *rq)
 		return;
 	hx_record_set_str(args, "qtype", rq->dns_type);
 	hx_record_set_str(args, "rcode", rq->dns_rcode);
-	if (rq->nanswers)
-		json_object_set_new(args, "answers",
-				    hx_record_strings(rec, "args.answers",
-						      rq->answers,
-						      rq->nanswers));
+	if (!rq->nanswers)
+		return;
+	json_object_set_new(
+	    args, "answers",
+	    hx_record_strings(rec, "args.answers", rq->answers, rq->nanswers));
+	json_object_set_new(args, "ttl", json_integer(rq->dns_ttl));
 }

@@ -240,6 +240,8 @@ static bool record(struct hx_un_dns *d, const struct ask *k,
 			: (void *)&((struct sockaddr_in6 *)&a[i].sa)->sin6_addr,
 		    text[i], sizeof(text[i]));
 		answers[i] = text[i];
+		if (!i || a[i].ttl < j.rq.dns_ttl)
+			j.rq.dns_ttl = a[i].ttl;
 	}
 	j.rq.host = q->name[0] ? q->name : NULL;
 	j.rq.addr = k->dst;

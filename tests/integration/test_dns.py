@@ -141,9 +141,13 @@ def test_static_busybox_lookup_allowed_and_denied(wd):
         q = _questions(run, "good.test")
         check(q and all(r["verdict"] == "allow" and r["rule"] == "by-name" for r in q),
               "records %r" % q)
-        check(any(r["args"].get("answers") == [ANSWER] for r in q), "no answer recorded")
+        check(any(r["args"].get("answers") == [ANSWER] and r["args"].get("ttl") == 30
+                  for r in q), "no answer recorded: %r" % q)
         check(q[0]["args"]["addr"] == "192.0.2.53:53", "asked server %r" % q[0]["args"])
         check("good.test" in res.names, "the allowed name was not asked upstream")
+        # A wildcard rule's name.
+        run = _run(wd, res, [BUSYBOX, "nslookup", "b.wild.test", "192.0.2.53"])
+        check(run.status == 0 and ANSWER in run.stdout, "wildcard name: %r" % run.stdout)
         run = _run(wd, res, [BUSYBOX, "nslookup", "leak.bad.test", "192.0.2.53"])
         check(run.status != 0 and "NXDOMAIN" in run.stdout + run.stderr,
               "denied name: %r" % run.stdout)
@@ -246,11 +250,12 @@ def test_go_and_python_resolvers(wd):
             check("no.bad.test" not in res.names, "go: a denied name went out")
         # python through glibc and the shim.
         py = ("import socket\n"
-              "for h in ('good.test', 'no.bad.test'):\n"
+              "for h in ('good.test', 'no.bad.test', 'c.wild.test'):\n"
               "    try: print(h, socket.getaddrinfo(h, 80)[0][4][0])\n"
               "    except OSError as e: print(h, 'error')\n")
         run = _run(wd, res, [PYTHON, "-c", py])
-        check(run.stdout.split("\n")[:2] == ["good.test " + ANSWER, "no.bad.test error"],
+        check(run.stdout.split("\n")[:3] == ["good.test " + ANSWER, "no.bad.test error",
+                                              "c.wild.test " + ANSWER],
               "python: %r %r" % (run.stdout, run.stderr))
         check(_questions(run, "good.test") and _questions(run, "no.bad.test"),
               "python's questions were not recorded")
