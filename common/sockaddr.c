@@ -109,3 +109,23 @@ bool hx_sockaddr_unspecified(const void *sa, size_t len,
 	}
 	return false;
 }
+
+int hx_sockaddr_port(const void *sa, size_t len)
+{
+	struct sockaddr_in in;
+	struct sockaddr_in6 in6;
+	sa_family_t f;
+
+	if (len < sizeof(f))
+		return -1;
+	memcpy(&f, sa, sizeof(f));
+	if (f == AF_INET && len >= sizeof(in)) {
+		memcpy(&in, sa, sizeof(in));
+		return ntohs(in.sin_port);
+	}
+	if (f == AF_INET6 && len >= sizeof(in6)) {
+		memcpy(&in6, sa, sizeof(in6));
+		return ntohs(in6.sin6_port);
+	}
+	return -1;
+}

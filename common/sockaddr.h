@@ -17,6 +17,9 @@
  * NUL-terminated when size > 0; returns buf. */
 char *hx_sockaddr_format(const void *sa, size_t len, char *buf, size_t size);
 
+/* The port of an IPv4 or IPv6 sa (len bytes), or -1 for another. */
+int hx_sockaddr_port(const void *sa, size_t len);
+
 /* Whether sa (len bytes) is the unspecified address of its family as a
  * destination (0.0.0.0, ::, ::ffff:0.0.0.0), which the kernel connects
  * to this machine's loopback: then *out is sa with 127.0.0.1 / ::1 /

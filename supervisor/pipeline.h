@@ -59,6 +59,9 @@ struct hx_request {
 	const char *const *answers;
 	size_t nanswers;
 	uint32_t dns_ttl; /* the answers' least TTL, seconds */
+	/* a connect or send to port 53 that reaches the supervisor's own
+	 * resolver, not its address (unotify_dns.c) */
+	bool sealed;
 	const char *const *frames;
 	size_t nframes;
 	/* rename: whether it moves a directory (what is beneath moves

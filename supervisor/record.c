@@ -351,6 +351,9 @@ void hx_record_fail(struct hx_pipeline *pl, int err, const char *why)
 
 void hx_record_dns(json_t *rec, json_t *args, const struct hx_request *rq)
 {
+	if (rq->sealed)
+		json_object_set_new(args, "answered_by",
+				    json_string("harness"));
 	if (!rq->dns_type)
 		return;
 	hx_record_set_str(args, "qtype", rq->dns_type);

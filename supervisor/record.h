@@ -32,7 +32,8 @@ void hx_record_set_text(struct json_t *rec, struct json_t *o, const char *k,
 /* o[k] = v, trusted text (names, rules), when v is not NULL. */
 void hx_record_set_str(struct json_t *o, const char *k, const char *v);
 /* A DNS question's type and what it was answered (unotify_dns.c) into
- * args: qtype, rcode, answers. Nothing for another request. */
+ * args: qtype, rcode, answers, ttl; answered_by "harness" for a connect
+ * or send that reached the supervisor's resolver, not its address. */
 void hx_record_dns(struct json_t *rec, struct json_t *args,
 		   const struct hx_request *rq);
 

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "policy/policy.h"
+#include "common/sockaddr.h"
 #include "common/wire.h"
 #include "common/clock.h"
 #include "supervisor/audit.h"
@@ -272,6 +273,9 @@ static int on_request(struct hx_server *s, struct conn *c, pid_t pid,
 	refresh_info(c, pid, false);
 	fill_peer(c, pid, m, &peer);
 	request_from_msg(m, &rq, &s->rqs);
+	/* port 53 reaches the supervisor's resolver (unotify_dns.c) */
+	rq.sealed = s->pl->dns_sealed && rq.addr &&
+		    hx_sockaddr_port(rq.addr, rq.addrlen) == 53;
 	if (!reply && rq.op == HX_OP_RESOLVE) {
 		/* What the shim's getaddrinfo returned is a claim from the
 		 * agent's side: the name is looked up again by the

@@ -68,13 +68,7 @@ struct ask {
 
 bool hx_un_dns_port(const struct sockaddr_storage *ss, socklen_t len)
 {
-	if (ss->ss_family == AF_INET && len >= sizeof(struct sockaddr_in))
-		return ((const struct sockaddr_in *)(const void *)ss)
-			   ->sin_port == htons(53);
-	if (ss->ss_family == AF_INET6 && len >= sizeof(struct sockaddr_in6))
-		return ((const struct sockaddr_in6 *)(const void *)ss)
-			   ->sin6_port == htons(53);
-	return false;
+	return hx_sockaddr_port(ss, len) == 53;
 }
 
 static uint16_t port_of(const struct sockaddr_storage *ss)

@@ -102,6 +102,8 @@ static bool decide_addr(struct hx_unotify *u, const struct target *t,
 	j.rq.addrlen = len;
 	j.rq.has_proto = proto >= 0;
 	j.rq.proto = proto;
+	/* port 53: sealed (unotify_dns.c), which the record says */
+	j.rq.sealed = u->dns && hx_un_dns_port(ss, len);
 	addr_kargs(t, ss, len, full, sizeof(full), &k);
 	if ((a->err = hx_un_judge(u, t, &j, &k)))
 		return false;

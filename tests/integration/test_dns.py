@@ -353,7 +353,8 @@ def test_port_53_is_answered_whatever_the_address_rules(wd):
         check(run.status == 0 and ANSWER in run.stdout, "lookup: %r" % run.stdout)
         c = [r for r in run.records if r.get("op") in ("connect", "send")
              and r["args"].get("addr") == "127.0.0.53:53"]
-        check(c and all(r["verdict"] == "allow" and r["rule"] == "harness:resolver" for r in c),
+        check(c and all(r["verdict"] == "allow" and r["rule"] == "harness:resolver" and
+                        r["args"].get("answered_by") == "harness" for r in c),
               "port 53: %r" % c)
     finally:
         res.close()
