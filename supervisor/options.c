@@ -31,7 +31,8 @@ enum {
 	O_NO_EXEC_GATE,
 	O_TRACE_READS,
 	O_NO_KERNEL_AUDIT,
-	O_DNS_UPSTREAM
+	O_DNS_UPSTREAM,
+	O_DNS_DENIED
 };
 
 static const struct {
@@ -60,6 +61,7 @@ static const struct {
     {"trace-reads", 0, false, O_TRACE_READS},
     {"no-kernel-audit", 0, false, O_NO_KERNEL_AUDIT},
     {"dns-upstream", 0, true, O_DNS_UPSTREAM},
+    {"dns-denied", 0, true, O_DNS_DENIED},
 };
 
 #define NOPTS (sizeof(opts) / sizeof(opts[0]))
@@ -185,6 +187,16 @@ static int set(struct hx_options *o, int id, const char *val, char *err,
 			return -EINVAL;
 		}
 		o->has_dns_upstream = true;
+		break;
+	case O_DNS_DENIED:
+		if (strcmp(val, "nxdomain") && strcmp(val, "refused")) {
+			snprintf(
+			    err, errlen,
+			    "--dns-denied %s: expected nxdomain or refused",
+			    val);
+			return -EINVAL;
+		}
+		o->dns_refused = !strcmp(val, "refused");
 		break;
 	}
 	return 0;
@@ -320,12 +332,16 @@ void hx_options_usage(FILE *f)
 	    "                        connects and sends with an address are\n"
 	    "                        then decided by the shim only (Landlock\n"
 	    "                        and the deny list still hold)\n"
-	    "      --dns-upstream ADDR:PORT  ask this IPv4 name server for "
-	    "the\n"
-	    "                        names the agent may look up, instead of\n"
-	    "                        the ones /etc/resolv.conf names (the\n"
-	    "                        agent's own questions are answered by\n"
+	    "      --dns-upstream ADDR:PORT\n"
+	    "                        ask this IPv4 name server for the names\n"
+	    "                        the agent may look up, instead of the\n"
+	    "                        ones /etc/resolv.conf names (the agent's\n"
+	    "                        own questions are answered by\n"
 	    "                        harness-exec either way)\n"
+	    "      --dns-denied nxdomain|refused\n"
+	    "                        the answer to a question the policy\n"
+	    "                        denies: the name does not exist (the\n"
+	    "                        default), or the server will not say\n"
 	    "      --trace-reads     decide every open in the kernel layer,\n"
 	    "                        read-only ones too: reads of programs\n"
 	    "                        that skip the shim are judged like\n"

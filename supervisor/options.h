@@ -35,6 +35,7 @@ struct hx_options {
 	 * for the agent (unotify_dns.c); else resolv.conf's */
 	bool has_dns_upstream;
 	struct sockaddr_in dns_upstream;
+	bool dns_refused; /* --dns-denied refused: REFUSED, not NXDOMAIN */
 	/* --worktree [--base REF] [--copy-untracked] [--keep-worktree]:
 	 * run in a linked git worktree (docs/worktrees.md) */
 	bool worktree, copy_untracked, keep_worktree;

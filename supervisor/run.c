@@ -4,6 +4,7 @@
 #include "supervisor/run_int.h"
 
 #include <dirent.h>
+#include <arpa/nameser.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <jansson.h>
@@ -846,7 +847,8 @@ static void serve_notify(struct run *r)
 	} else if (r->dnsns &&
 		   (e = hx_unotify_dns(
 			r->un, r->dnsns, &r->dns_l,
-			r->o->has_dns_upstream ? &r->o->dns_upstream : NULL))) {
+			r->o->has_dns_upstream ? &r->o->dns_upstream : NULL,
+			r->o->dns_refused ? ns_r_refused : ns_r_nxdomain))) {
 		/* Port 53 is let through for this to answer it. */
 		hx_say("the agent's DNS: %s", strerror(-e));
 		kill(r->child, SIGKILL);

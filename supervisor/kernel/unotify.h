@@ -69,7 +69,8 @@ int hx_unotify_start(int listener, struct hx_pipeline *pl,
  * borrowed, ready; the listeners l are u's from now on): every socket
  * of the tree that connects or sends to port 53 is sealed into it, and
  * each question there is judged by its name, recorded and answered by
- * the supervisor through upstream (NULL: the system's resolvers). 0 or
+ * the supervisor through upstream (NULL: the system's resolvers); a
+ * denied one is answered denied_rcode (NXDOMAIN, REFUSED). 0 or
  * -errno (then the session must not go on: the policy lets port 53
  * through, for this to answer it). */
 struct hx_dnsns;
@@ -77,7 +78,7 @@ struct hx_dnsns_listeners;
 struct sockaddr_in;
 int hx_unotify_dns(struct hx_unotify *u, struct hx_dnsns *ns,
 		   const struct hx_dnsns_listeners *l,
-		   const struct sockaddr_in *upstream);
+		   const struct sockaddr_in *upstream, int denied_rcode);
 
 /* Answers what is pending with EACCES, stops the workers, closes the
  * listener (later notified syscalls get ENOSYS). NULL: no-op. Call on

@@ -47,6 +47,7 @@ struct hx_un_dns {
 	struct hx_dnsns_listeners l;
 	struct sockaddr_in upstream; /* sin_family 0: the system's */
 	int stopfd;
+	int denied; /* the rcode of a denied question */
 	pthread_mutex_t lock;
 	pthread_cond_t idle;
 	bool stopped;
@@ -292,7 +293,7 @@ static size_t answer(struct hx_un_dns *d, const struct ask *k)
 	if (asks)
 		alen = upstream(d, &q, k->ans);
 	if (!record(d, k, &q, k->ans, alen))
-		return hx_dnsmsg_refusal(k->msg, &q, ns_r_nxdomain, k->out,
+		return hx_dnsmsg_refusal(k->msg, &q, d->denied, k->out,
 					 ANSWER_MAX);
 	/* Over UDP, what the asker takes (EDNS, or 512); else TC. */
 	n = alen > 0 ? hx_dnsmsg_relay(k->msg, &q, k->ans, (size_t)alen,
@@ -525,7 +526,7 @@ static void *serve_tcp_thread(void *arg)
 
 int hx_unotify_dns(struct hx_unotify *u, struct hx_dnsns *ns,
 		   const struct hx_dnsns_listeners *l,
-		   const struct sockaddr_in *upstream)
+		   const struct sockaddr_in *upstream, int denied_rcode)
 {
 	struct hx_un_dns *d = calloc(1, sizeof(*d));
 	int e = 0;
@@ -534,6 +535,7 @@ int hx_unotify_dns(struct hx_unotify *u, struct hx_dnsns *ns,
 		return -ENOMEM;
 	d->u = u;
 	d->ns = ns;
+	d->denied = denied_rcode;
 	d->l = *l;
 	if (upstream)
 		d->upstream = *upstream;

@@ -114,10 +114,10 @@ class Resolver:
         self.tcp.close()
 
 
-def _run(wd, res, cmd, policy=POLICY, **kw):
+def _run(wd, res, cmd, policy=POLICY, extra=(), **kw):
     pol = wd.file("dns.yaml", policy)
     run = harness(cmd, wd, policy=pol,
-                  extra=["--dns-upstream", "127.0.0.1:%d" % res.port], **kw)
+                  extra=["--dns-upstream", "127.0.0.1:%d" % res.port] + list(extra), **kw)
     start = [r for r in run.records if r.get("event") == "session_start"]
     if start and start[0]["kernel"].get("dns") != "supervisor":
         raise Skip("DNS is the system's here: %s" % start[0]["kernel"].get("dns"))
@@ -154,6 +154,10 @@ def test_static_busybox_lookup_allowed_and_denied(wd):
         q = _questions(run, "leak.bad.test")
         check(q and all(r["verdict"] == "deny" for r in q), "records %r" % q)
         check("leak.bad.test" not in res.names, "a denied name reached the upstream")
+        # REFUSED instead, when asked for.
+        run = _run(wd, res, [BUSYBOX, "nslookup", "leak.bad.test", "192.0.2.53"],
+                   extra=["--dns-denied", "refused"])
+        check("REFUSED" in run.stdout + run.stderr, "refused: %r" % run.stdout)
     finally:
         res.close()
 
