@@ -175,6 +175,26 @@ def harness(cmd, wd, policy="test.yaml", mode=None, extra=(), env=None,
     return Run(proc, log, wd)
 
 
+def go_binary(wd, source, name):
+    """A static Go program (CGO off: Go's own resolver, raw syscalls)
+    built from source into wd.state; None without go."""
+    go = shutil.which("go")
+    if not go:
+        return None
+    src = os.path.join(wd.state, name + ".go")
+    out = os.path.join(wd.state, name)
+    with open(src, "w") as f:
+        f.write(source)
+    # A cache kept between runs (per user): a cold build takes seconds.
+    cache = os.path.join(tempfile.gettempdir(), "hx-gocache-%d" % os.getuid())
+    e = dict(os.environ, CGO_ENABLED="0", GOCACHE=cache,
+             GOPATH=os.path.join(wd.state, "gopath"), HOME=wd.state)
+    e.pop("LD_PRELOAD", None)
+    subprocess.run([go, "build", "-o", out, src], check=True, env=e, cwd=wd.state,
+                   capture_output=True, timeout=300)
+    return out
+
+
 def peer_info(pid, uid, gid):
     """What a server learns of a unix peer: SO_PEERCRED, and the comm and
     effective capabilities of that pid (read while it is connected)."""

@@ -14,11 +14,9 @@ import shutil
 import socket
 import string
 import struct
-import subprocess
-import tempfile
 import threading
 
-from lib import PYTHON, Listener, Skip, check, harness
+from lib import PYTHON, Listener, Skip, check, go_binary, harness
 
 BUSYBOX = shutil.which("busybox")
 ANSWER = "127.0.0.1"
@@ -193,27 +191,10 @@ func main() {
 '''
 
 
-def _go_binary(wd):
-    go = shutil.which("go")
-    if not go:
-        return None
-    src = os.path.join(wd.state, "d.go")
-    out = os.path.join(wd.state, "godns")
-    with open(src, "w") as f:
-        f.write(GO)
-    cache = os.path.join(tempfile.gettempdir(), "hx-gocache-%d" % os.getuid())
-    e = dict(os.environ, CGO_ENABLED="0", GOCACHE=cache,
-             GOPATH=os.path.join(wd.state, "gopath"), HOME=wd.state)
-    e.pop("LD_PRELOAD", None)
-    subprocess.run([go, "build", "-o", out, src], check=True, env=e, cwd=wd.state,
-                   capture_output=True, timeout=300)
-    return out
-
-
 def test_wildcard_rule_judges_the_connect_by_the_answer(wd):
     # Go's own resolver and dialer (static, CGO off): /etc/resolv.conf's
     # server, a connected UDP socket written with write(2), no shim.
-    gobin = _go_binary(wd)
+    gobin = go_binary(wd, GO, "godns")
     if not gobin:
         raise Skip("no go")
     res, srv = Resolver(), Listener(range(23000, 23500))
@@ -241,7 +222,7 @@ def test_wildcard_rule_judges_the_connect_by_the_answer(wd):
 
 
 def test_go_and_python_resolvers(wd):
-    gobin = _go_binary(wd)
+    gobin = go_binary(wd, GO, "godns")
     res = Resolver()
     try:
         if gobin:

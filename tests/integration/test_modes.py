@@ -6,10 +6,8 @@ one short harness-exec run."""
 
 import os
 import shutil
-import subprocess
-import tempfile
 
-from lib import PYTHON, check, harness
+from lib import PYTHON, check, go_binary, harness
 
 MODES = {
     "enforce": {},
@@ -66,24 +64,6 @@ func main() {
 '''
 
 
-def _go_binary(wd):
-    go = shutil.which("go")
-    if not go:
-        return None
-    src = os.path.join(wd.state, "m.go")
-    out = os.path.join(wd.state, "gobin")
-    with open(src, "w") as f:
-        f.write(GO)
-    # A cache kept between runs (per user): a cold build takes seconds.
-    cache = os.path.join(tempfile.gettempdir(), "hx-gocache-%d" % os.getuid())
-    e = dict(os.environ, CGO_ENABLED="0", GOCACHE=cache,
-             GOPATH=os.path.join(wd.state, "gopath"), HOME=wd.state)
-    e.pop("LD_PRELOAD", None)
-    subprocess.run([go, "build", "-o", out, src], check=True, env=e, cwd=wd.state,
-                   capture_output=True, timeout=300)
-    return out
-
-
 def _programs(wd):
     """(name, argv, expected stdout, setup) of each real program."""
     wd.file("hello.c", '#include <stdio.h>\nint main(void){puts("hi gcc");return 0;}\n')
@@ -107,7 +87,7 @@ def _programs(wd):
     ]
     if shutil.which("node"):
         progs.append(("node", [shutil.which("node"), "-e", NODE], "true kid y\n"))
-    gobin = _go_binary(wd)
+    gobin = go_binary(wd, GO, "gobin")
     if gobin:
         progs.append(("go", [gobin], "true gokid z\n"))
     return progs
