@@ -936,6 +936,8 @@ int hx_run(const struct hx_options *o)
 			break;
 	if (!r->pl.failed)
 		drain(r, 1000);
+	/* The keeper first: it is no part of the tree, and ends at once. */
+	hx_dnsns_close(r->dnsns);
 	kill_tree(r);
 	drain(r, 200);
 	/* The last refusals the kernel has queued, before session_end. */

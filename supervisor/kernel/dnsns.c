@@ -18,6 +18,7 @@
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #ifndef SO_NETNS_COOKIE
@@ -350,7 +351,8 @@ int hx_dnsns_socket(struct hx_dnsns *ns, int domain, int type, int protocol)
 	size_t n = 0;
 
 	pthread_mutex_lock(&ns->lock);
-	if (send(ns->sock, &rq, sizeof(rq), MSG_NOSIGNAL) != sizeof(rq))
+	if (ns->sock < 0 ||
+	    send(ns->sock, &rq, sizeof(rq), MSG_NOSIGNAL) != sizeof(rq))
 		st = -EPIPE;
 	else
 		st = recv_reply(ns->sock, &fd, 1, &n);
@@ -372,11 +374,25 @@ bool hx_dnsns_holds(const struct hx_dnsns *ns, int sfd)
 	       c == ns->cookie;
 }
 
+void hx_dnsns_close(struct hx_dnsns *ns)
+{
+	if (!ns)
+		return;
+	pthread_mutex_lock(&ns->lock);
+	if (ns->sock >= 0) {
+		close(ns->sock); /* the keeper exits at once */
+		ns->sock = -1;
+		while (waitpid(ns->pid, NULL, 0) < 0 && errno == EINTR)
+			;
+	}
+	pthread_mutex_unlock(&ns->lock);
+}
+
 void hx_dnsns_free(struct hx_dnsns *ns)
 {
 	if (!ns)
 		return;
-	close(ns->sock); /* the keeper exits */
+	hx_dnsns_close(ns);
 	pthread_mutex_destroy(&ns->lock);
 	free(ns);
 }

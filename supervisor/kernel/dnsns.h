@@ -54,6 +54,10 @@ int hx_dnsns_socket(struct hx_dnsns *ns, int domain, int type, int protocol);
 /* Whether the socket sfd is one of the namespace's. */
 bool hx_dnsns_holds(const struct hx_dnsns *ns, int sfd);
 
+/* Ends the keeper and waits for it (no socket is made after: -EPIPE);
+ * the listeners go on answering. NULL: no-op. */
+void hx_dnsns_close(struct hx_dnsns *ns);
+
 void hx_dnsns_free(struct hx_dnsns *ns);
 
 #endif
