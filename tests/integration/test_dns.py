@@ -470,3 +470,38 @@ def test_a_refusal_names_the_name_it_was_answered_for(wd):
               "record %r" % c)
     finally:
         res.close()
+
+
+NODE = r"""
+const dns = require('dns');
+const r = new dns.Resolver();
+r.setServers(['192.0.2.9']);
+const out = [];
+r.resolve4('good.test', (e, a) => {
+  out.push('resolve4 ' + (e ? e.code : a.join(',')));
+  r.resolve4('no.bad.test', (e2, a2) => {
+    out.push('denied ' + (e2 ? e2.code : a2.join(',')));
+    dns.lookup('c.wild.test', {family: 4}, (e3, a3) => {
+      out.push('lookup ' + (e3 ? e3.code : a3));
+      console.log(out.join('\n'));
+    });
+  });
+});
+"""
+
+
+def test_node_c_ares_and_getaddrinfo(wd):
+    # Node's own resolver (c-ares: it takes a reply only from the server
+    # it asked) and its dns.lookup (getaddrinfo through the shim).
+    node = shutil.which("node")
+    if not node:
+        raise Skip("no node")
+    res = Resolver()
+    try:
+        run = _run(wd, res, [node, "-e", NODE])
+        check(run.stdout.split("\n")[:3] == ["resolve4 " + ANSWER, "denied ENOTFOUND",
+                                             "lookup " + ANSWER],
+              "node: %r %r" % (run.stdout, run.stderr[-300:]))
+        check("no.bad.test" not in res.names, "a denied name went out")
+    finally:
+        res.close()
