@@ -16,6 +16,7 @@ static const char *const category_names[HX_CAT_COUNT] = {
     [HX_CAT_NET_SEND] = "net_send",
     [HX_CAT_NET_RESOLVE] = "net_resolve",
     [HX_CAT_PROCESS] = "process",
+    [HX_CAT_NET_LISTEN] = "net_listen",
 };
 
 static const char *const risk_names[] = {
@@ -32,7 +33,7 @@ static const char *const op_names[HX_OP_COUNT] = {
     [HX_OP_MKDIR] = "mkdir",	 [HX_OP_LINK] = "link",
     [HX_OP_SYMLINK] = "symlink", [HX_OP_TRUNCATE] = "truncate",
     [HX_OP_CONNECT] = "connect", [HX_OP_SEND] = "send",
-    [HX_OP_RESOLVE] = "resolve",
+    [HX_OP_RESOLVE] = "resolve", [HX_OP_LISTEN] = "listen",
 };
 
 const char *hx_verdict_name(enum hx_verdict v)

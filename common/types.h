@@ -24,6 +24,7 @@ enum hx_category {
 	HX_CAT_NET_SEND,
 	HX_CAT_NET_RESOLVE,
 	HX_CAT_PROCESS,
+	HX_CAT_NET_LISTEN,
 	HX_CAT_COUNT,
 };
 
@@ -49,6 +50,7 @@ enum hx_op {
 	HX_OP_CONNECT,	/* addr (+ names known for it) */
 	HX_OP_SEND,	/* addr given to sendto/sendmsg */
 	HX_OP_RESOLVE,	/* host: the name looked up */
+	HX_OP_LISTEN,	/* addr: what a server binds (or listens on) */
 	HX_OP_COUNT,
 };
 

@@ -104,7 +104,7 @@ int hx_compile_pattern(struct hx_policy *p, enum hx_section sec,
 			ret = hx_policy_fail(
 			    err, NULL, pos.line,
 			    pos.column + (unsigned)map[off],
-			    "network patterns: [tcp:|udp:]HOST:PORT "
+			    "network patterns: [listen:][tcp:|udp:]HOST:PORT "
 			    "(HOST: *, name, *.domain, 10.0.0.0/8, [::1], "
 			    "[fd00::/8]; PORT: *, N, N-M) or "
 			    "unix:/path/glob, unix:@name",

@@ -362,8 +362,11 @@ void hx_policy_decide(const struct hx_policy *p, const struct hx_event *ev,
 		return;
 	case HX_OP_CONNECT:
 	case HX_OP_SEND:
-		if (!subj_from_addr(ev, &s, unix_buf, sizeof(unix_buf)))
+	case HX_OP_LISTEN:
+		if (!subj_from_addr(ev, &s, unix_buf, sizeof(unix_buf)) ||
+		    (ev->op == HX_OP_LISTEN && s.family == AF_UNIX))
 			return;
+		s.listen = ev->op == HX_OP_LISTEN;
 		check_net(p, &s, out->category, out);
 		return;
 	case HX_OP_RESOLVE:

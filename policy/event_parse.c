@@ -171,7 +171,7 @@ int hx_event_parse(int argc, char *const *argv, struct hx_event *ev,
 {
 	static const char ops[] = "exec, read, write, rename, unlink, rmdir, "
 				  "mkdir, link, symlink, truncate, connect, "
-				  "send, resolve";
+				  "send, resolve, listen";
 	int want, ret = 0;
 	enum hx_op op;
 
@@ -224,6 +224,7 @@ int hx_event_parse(int argc, char *const *argv, struct hx_event *ev,
 		break;
 	case HX_OP_CONNECT:
 	case HX_OP_SEND:
+	case HX_OP_LISTEN:
 		if (argc != 2)
 			return bad(err, errlen,
 				   "%s takes one address: HOST:PORT or "

@@ -25,8 +25,8 @@ static const char *const audit_keys[] = {"log_reads", "rate", "burst",
 					 "max_size", NULL};
 static const char *const verdict_words[] = {"allow", "ask", "deny", NULL};
 static const char *const category_words[] = {
-    "exec",	"file_read",   "file_write", "net_connect",
-    "net_send", "net_resolve", "process",    NULL};
+    "exec",	   "file_read", "file_write", "net_connect", "net_send",
+    "net_resolve", "process",	"net_listen", NULL};
 
 static int load_defaults(struct hx_ld *l, yaml_node_t *n)
 {
@@ -475,6 +475,7 @@ static void init_defaults(struct hx_policy *p)
 	p->defaults[HX_CAT_NET_SEND] = HX_VERDICT_DENY;
 	p->defaults[HX_CAT_NET_RESOLVE] = HX_VERDICT_ALLOW;
 	p->defaults[HX_CAT_PROCESS] = HX_VERDICT_ALLOW;
+	p->defaults[HX_CAT_NET_LISTEN] = HX_VERDICT_ALLOW;
 	p->limits[HX_LIMIT_PROCESSES] = HX_PROCESSES_DEFAULT;
 	p->limits_set = 1u << HX_LIMIT_PROCESSES;
 	p->quota = (struct hx_audit_quota){HX_AUDIT_RATE_DEFAULT,

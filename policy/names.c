@@ -27,6 +27,7 @@ static const char *const default_rules[HX_CAT_COUNT] = {
     [HX_CAT_NET_SEND] = "default:net_send",
     [HX_CAT_NET_RESOLVE] = "default:net_resolve",
     [HX_CAT_PROCESS] = "default:process",
+    [HX_CAT_NET_LISTEN] = "default:net_listen",
 };
 
 /* DESIGN.md section 4; the supervisor refines exec by argv. */
@@ -34,7 +35,7 @@ static const enum hx_risk category_risks[HX_CAT_COUNT] = {
     [HX_CAT_EXEC] = HX_RISK_HIGH,	[HX_CAT_FILE_READ] = HX_RISK_MEDIUM,
     [HX_CAT_FILE_WRITE] = HX_RISK_HIGH, [HX_CAT_NET_CONNECT] = HX_RISK_MEDIUM,
     [HX_CAT_NET_SEND] = HX_RISK_HIGH,	[HX_CAT_NET_RESOLVE] = HX_RISK_LOW,
-    [HX_CAT_PROCESS] = HX_RISK_LOW,
+    [HX_CAT_PROCESS] = HX_RISK_LOW,	[HX_CAT_NET_LISTEN] = HX_RISK_MEDIUM,
 };
 
 enum hx_category hx_op_category(enum hx_op op)
@@ -50,6 +51,8 @@ enum hx_category hx_op_category(enum hx_op op)
 		return HX_CAT_NET_SEND;
 	case HX_OP_RESOLVE:
 		return HX_CAT_NET_RESOLVE;
+	case HX_OP_LISTEN:
+		return HX_CAT_NET_LISTEN;
 	case HX_OP_WRITE:
 	case HX_OP_RENAME:
 	case HX_OP_UNLINK:

@@ -184,7 +184,21 @@ static int parse_addr(struct hx_arena *a, const char *text,
 int hx_netpat_parse(struct hx_arena *a, const char *text, struct hx_netpat *np,
 		    size_t *bad, const char **why)
 {
-	int proto = proto_prefix(text), ret;
+	int proto, ret;
+
+	/* "listen:[tcp:|udp:]HOST:PORT": an address a server binds */
+	if (!strncmp(text, "listen:", 7)) {
+		ret = hx_netpat_parse(a, text + 7, np, bad, why);
+		*bad += 7;
+		if (!ret && (np->kind == HX_NH_UNIX || np->listen)) {
+			*bad = 0;
+			*why = "listen: goes with [tcp:|udp:]HOST:PORT once";
+			return -EINVAL;
+		}
+		np->listen = true;
+		return ret;
+	}
+	proto = proto_prefix(text);
 
 	if (!proto)
 		return parse_addr(a, text, np, bad, why);
@@ -343,7 +357,8 @@ bool hx_netpat_match(const struct hx_netpat *np, const struct hx_netsubj *s)
 		       hx_glob_match(np->name, s->unix_path);
 	if (s->family == AF_UNIX)
 		return false;
-	if (np->proto && s->proto && np->proto != s->proto)
+	if (np->listen != s->listen ||
+	    (np->proto && s->proto && np->proto != s->proto))
 		return false;
 	if (s->port >= 0 && ((unsigned)s->port < np->port_lo ||
 			     (unsigned)s->port > np->port_hi))
@@ -381,6 +396,10 @@ int hx_netsubj_parse_example(const char *text, struct hx_netsubj *s,
 	long port;
 
 	memset(s, 0, sizeof(*s));
+	if (!strncmp(text, "listen:", 7)) {
+		s->listen = true;
+		text += 7;
+	}
 	if ((s->proto = proto_prefix(text)))
 		text += 4;
 	else if (!strncmp(text, "unix:", 5)) {

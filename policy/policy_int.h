@@ -64,6 +64,7 @@ struct hx_netpat {
 	unsigned prefix;
 	unsigned port_lo, port_hi; /* 0..65535 for "*" */
 	int proto;		   /* "tcp:", "udp:": IPPROTO_*; 0: any */
+	bool listen;		   /* "listen:": what a server binds */
 };
 
 /* What a network pattern is matched against. family is AF_INET,
@@ -76,7 +77,8 @@ struct hx_netsubj {
 	const char *unix_path; /* "@name" when abstract */
 	const char *const *names;
 	size_t nnames;
-	int proto; /* IPPROTO_*; 0: unknown, which every pattern matches */
+	int proto;   /* IPPROTO_*; 0: unknown, which every pattern matches */
+	bool listen; /* a bind (listen: patterns), not a destination */
 };
 
 struct hx_pattern {

@@ -376,13 +376,15 @@ static void validate_addr(struct flow *f)
 			   ev->addr ? ev->addrlen : rq->addrlen, f->addr,
 			   sizeof(f->addr));
 	f->has_addr = true;
+	if (!f->is_unix && rq->has_proto)
+		ev->proto = rq->proto; /* tcp: and udp: rules */
+	if (rq->op == HX_OP_LISTEN)
+		return; /* its own address: no destination, no names */
 	/* 0.0.0.0 and :: reach this machine's loopback: judged as that, not
 	 * as an address no rule names that a name could allow (a hosts
 	 * file's "0.0.0.0 blocked.example", an answer). */
 	if (hx_sockaddr_unspecified(ev->addr, ev->addrlen, &f->judged))
 		ev->addr = (const struct sockaddr *)&f->judged;
-	if (!f->is_unix && rq->has_proto)
-		ev->proto = rq->proto; /* tcp: and udp: rules */
 	if (f->pl->dns)
 		f->nnames = hx_dnsmap_lookup(f->pl->dns, ev->addr, ev->addrlen,
 					     f->names, f->name_src, MAX_NAMES);

@@ -390,6 +390,9 @@ const struct hx_sc_rule hx_seccomp_notify[] = {
     /* A unix socket's bind creates a file; the address is behind a
      * pointer, so every bind (rare: servers) is emulated. */
     NOTIFY("bind", "names a socket (a unix one creates a file)"),
+    /* A server's address (net_listen): an unbound socket's listen
+     * takes one of every interface. Emulated on the socket taken. */
+    NOTIFY("listen", "serves on an address, every interface when unbound"),
     /* Priorities and scheduling of another thread or process by id:
      * only a uid check, which Landlock does not scope; done for the
      * agent's own tree only (unotify_sched.c). Id 0, oneself, passes. */

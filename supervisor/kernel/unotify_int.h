@@ -157,6 +157,8 @@ void hx_un_connect(struct hx_unotify *u, const struct seccomp_notif *n,
 		   const struct target *t, struct answer *a);
 void hx_un_bind(struct hx_unotify *u, const struct seccomp_notif *n,
 		const struct target *t, struct answer *a);
+void hx_un_listen(struct hx_unotify *u, const struct seccomp_notif *n,
+		  const struct target *t, struct answer *a);
 void hx_un_send(struct hx_unotify *u, const struct seccomp_notif *n,
 		const struct target *t, struct answer *a);
 void hx_un_mut(struct hx_unotify *u, const struct seccomp_notif *n,

@@ -15,6 +15,7 @@
 #include <dirent.h>
 #include <poll.h>
 
+#include "common/sockaddr.h"
 #include "supervisor/kernel/connector.h"
 #include "supervisor/kernel/execgate.h"
 #include "supervisor/path_resolve.h"
@@ -740,6 +741,61 @@ static int bind_in(int sfd, int pfd, const char *name, mode_t umask_)
 	return e;
 }
 
+/* Whether a bind of sfd to ss makes a server's address: an IP one, but
+ * port 0 of a datagram socket (a client's, as musl's resolver binds). */
+static bool serves(int sfd, const struct sockaddr_storage *ss, socklen_t len)
+{
+	int type = 0;
+	socklen_t tl = sizeof(type);
+
+	if (hx_sockaddr_port(ss, len) < 0)
+		return false;
+	if (getsockopt(sfd, SOL_SOCKET, SO_TYPE, &type, &tl))
+		return true;
+	return type != SOCK_DGRAM || hx_sockaddr_port(ss, len) != 0;
+}
+
+/* Decides a server's address (HX_OP_LISTEN, the rules' listen:
+ * patterns): 0, or the errno to answer with. */
+static int judge_listen(struct hx_unotify *u, const struct target *t,
+			uint32_t call, const struct sockaddr_storage *ss,
+			socklen_t len, int proto)
+{
+	struct job j;
+
+	hx_un_job(&j, t, call, HX_OP_LISTEN);
+	j.rq.addr = ss;
+	j.rq.addrlen = len;
+	j.rq.has_proto = proto >= 0;
+	j.rq.proto = proto;
+	return hx_un_judge(u, t, &j, NULL);
+}
+
+/* listen(2), emulated on the socket taken: one that no bind named takes
+ * an address of every interface (0.0.0.0 or ::, an ephemeral port),
+ * which is decided as that bind; the kernel would look the fd up again,
+ * where a racing dup2 can have put another. */
+void hx_un_listen(struct hx_unotify *u, const struct seccomp_notif *n,
+		  const struct target *t, struct answer *a)
+{
+	struct sockaddr_storage ss = {0};
+	socklen_t len = sizeof(ss);
+	int sfd = hx_un_take_fd(t->peer.pid, (int)n->data.args[0]), e = 0;
+
+	if (sfd < 0) {
+		a->err = sfd == -EBADF ? EBADF : EACCES;
+		return;
+	}
+	if (!getsockname(sfd, (struct sockaddr *)&ss, &len) &&
+	    hx_sockaddr_port(&ss, len) == 0)
+		e = -judge_listen(u, t, HX_CALL_LISTEN, &ss, len,
+				  sock_proto(sfd));
+	if (!e && listen(sfd, (int)n->data.args[1]))
+		e = -errno;
+	close(sfd);
+	hx_un_done(u, a, e);
+}
+
 void hx_un_bind(struct hx_unotify *u, const struct seccomp_notif *n,
 		const struct target *t, struct answer *a)
 {
@@ -762,6 +818,11 @@ void hx_un_bind(struct hx_unotify *u, const struct seccomp_notif *n,
 		a->err = sfd == -EBADF ? EBADF : EACCES;
 		return;
 	}
+	/* An IP address a server may take: decided (listen), but a
+	 * client's port-0 UDP bind. */
+	if (serves(sfd, &ss, len) &&
+	    (e = -judge_listen(u, t, HX_CALL_BIND, &ss, len, sock_proto(sfd))))
+		goto done;
 	/* Every other address (IP, abstract, netlink, autobind) makes no
 	 * file: bound as given, from our copy, with the worker's rights,
 	 * which are no more than the target's (no CAP_NET_BIND_SERVICE). */

@@ -13,7 +13,7 @@ import socket
 import subprocess
 import uuid
 
-from lib import HELPERS, PYTHON, Listener, check, harness, xfail
+from lib import HELPERS, PYTHON, Listener, check, harness
 
 HELPER = os.path.join(HELPERS, "static_outside")
 IPC_CREAT, IPC_RMID, GETVAL, IPC_NOWAIT = 0o1000, 0, 12, 0o4000
@@ -266,18 +266,43 @@ def test_loopback_service_of_the_user_outside(wd):
 
 
 def test_listening_on_every_interface(wd):
-    """Known gap: a bind to 0.0.0.0 or :: is made as given and recorded
-    nowhere, so an agent can serve the network (an attacker connecting
-    in takes data out, or drives the agent) while every connect and
-    send with an address is decided. Many dev servers bind every
-    interface by default (Node's listen(port), python -m http.server),
-    so refusing them needs a policy of its own."""
+    """A bind to 0.0.0.0 or :: serves the network (an attacker connecting
+    in takes data out, or drives the agent). It is decided (net_listen,
+    the rules' listen: patterns) and recorded: the default allows it,
+    as many dev servers bind every interface by default (Node's
+    listen(port), python -m http.server); a policy can refuse it, for
+    an explicit bind, and for a listen() on a socket no bind named,
+    which takes an address of every interface."""
     r = harness([HELPER, "listen-any"], wd, policy=None)
     r.expect_status(0)
     check(r.stdout.startswith("listening "), "no listener: %r %r" % (r.stdout, r.stderr[-300:]))
-    if not r.events(event="bind"):
-        xfail("a static agent listened on 0.0.0.0:%s, undecided and unrecorded" %
-              r.stdout.split()[1])
+    rec = r.one(event="bind", op="listen")
+    check(rec["verdict"] == "allow" and rec["rule"] == "default:net_listen" and
+          rec["args"]["addr"] == "0.0.0.0:0" and rec["category"] == "net_listen", rec)
+    pol = wd.file("listen.yaml", LISTEN_POLICY)
+    r = harness([HELPER, "listen-any"], wd, policy=pol)
+    check(r.stdout.strip() == "listen-any EACCES", "served: %r" % r.stdout)
+    check(r.one(event="bind", op="listen")["rule"] == "no-network-servers", r.dump())
+    code = ("import socket\n"
+            "l = socket.socket(); l.bind(('127.0.0.1', 0)); l.listen(); print('local ok')\n"
+            "s = socket.socket()\n"
+            "try:\n"
+            "    s.listen(); print('listened', s.getsockname())\n"
+            "except OSError as e:\n"
+            "    print('refused', e.errno)\n")
+    r = harness([PYTHON, "-c", code], wd, policy=pol)
+    check(r.stdout.split("\n")[:2] == ["local ok", "refused 13"], "python: %r %r" % (r.stdout, r.stderr))
+    rec = r.one(event="listen", op="listen")
+    check(rec["verdict"] == "deny" and rec["args"]["addr"] == "0.0.0.0:0", rec)
+
+
+LISTEN_POLICY = """version: 1
+network:
+  - id: no-network-servers
+    deny: ["listen:0.0.0.0:*", "listen:[::]:*"]
+    match: ["listen:0.0.0.0:8000", "listen:[::]:3000"]
+    not_match: ["listen:127.0.0.1:8000", "0.0.0.0:8000"]
+"""
 
 
 def test_shared_memory_files_of_outside_processes(wd):

@@ -468,6 +468,30 @@ START_TEST(test_net_protocols)
 	ev.proto = IPPROTO_UDP;
 	hx_policy_decide(p, &ev, &d);
 	ck_assert_str_eq(d.rule, "quic");
+	/* A bind is judged by listen: patterns only, and they judge
+	 * nothing else. */
+	ev.op = HX_OP_LISTEN;
+	hx_policy_decide(p, &ev, &d);
+	ck_assert_str_eq(d.rule, "default:net_listen");
+	hx_policy_free(p);
+	p = load("version: 1\n"
+		 "network:\n"
+		 "  - {id: lo, allow: [\"listen:127.0.0.1:*\"]}\n"
+		 "  - {id: any, deny: [\"listen:tcp:0.0.0.0:*\"]}\n",
+		 &v);
+	in.sin_addr.s_addr = 0;
+	ev.proto = IPPROTO_TCP;
+	hx_policy_decide(p, &ev, &d);
+	ck_assert_str_eq(d.rule, "any");
+	ev.proto = IPPROTO_UDP;
+	hx_policy_decide(p, &ev, &d);
+	ck_assert_str_eq(d.rule, "default:net_listen");
+	inet_pton(AF_INET, "127.0.0.1", &in.sin_addr);
+	hx_policy_decide(p, &ev, &d);
+	ck_assert_str_eq(d.rule, "lo");
+	ev.op = HX_OP_CONNECT;
+	hx_policy_decide(p, &ev, &d);
+	ck_assert_str_eq(d.rule, "default:net_connect");
 	hx_policy_free(p);
 }
 END_TEST
@@ -760,6 +784,9 @@ static const struct dcase default_cases[] = {
     {NULL, "resolve api.anthropic.com", A, "model-apis"},
     {NULL, "resolve localhost", A, "loopback"},
     {NULL, "resolve dns.google", D, "dns-over-https"},
+    /* a server's bind: only listen: patterns judge it */
+    {NULL, "listen 0.0.0.0:8000", A, "default:net_listen"},
+    {NULL, "listen 127.0.0.1:2375", A, "default:net_listen"},
 };
 
 START_TEST(test_default_policy)
