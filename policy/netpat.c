@@ -350,6 +350,19 @@ static bool suffix_match(const char *name, const char *suffix)
 	return n > m && !strncasecmp(name + n - m, suffix, m);
 }
 
+#ifndef IPPROTO_MPTCP
+#define IPPROTO_MPTCP 262 /* 5.6; Debian 12's headers lack it */
+#endif
+
+/* The protocol a tcp: or udp: pattern means: MPTCP is TCP on the wire
+ * (it falls back to plain TCP with any peer), UDP-Lite is UDP's. */
+static int proto_class(int p)
+{
+	return p == IPPROTO_MPTCP     ? IPPROTO_TCP
+	       : p == IPPROTO_UDPLITE ? IPPROTO_UDP
+				      : p;
+}
+
 bool hx_netpat_match(const struct hx_netpat *np, const struct hx_netsubj *s)
 {
 	if (np->kind == HX_NH_UNIX)
@@ -358,7 +371,7 @@ bool hx_netpat_match(const struct hx_netpat *np, const struct hx_netsubj *s)
 	if (s->family == AF_UNIX)
 		return false;
 	if (np->listen != s->listen ||
-	    (np->proto && s->proto && np->proto != s->proto))
+	    (np->proto && s->proto && np->proto != proto_class(s->proto)))
 		return false;
 	if (s->port >= 0 && ((unsigned)s->port < np->port_lo ||
 			     (unsigned)s->port > np->port_hi))

@@ -14,6 +14,7 @@
 #include <sys/uio.h>
 #include <dirent.h>
 #include <poll.h>
+#include <netinet/in.h>
 
 #include "common/sockaddr.h"
 #include "supervisor/kernel/connector.h"
@@ -78,6 +79,44 @@ static int sock_proto(int sfd)
 	socklen_t pl = sizeof(p);
 
 	return getsockopt(sfd, SOL_SOCKET, SO_PROTOCOL, &p, &pl) ? -1 : p;
+}
+
+/* An IP address the kernel takes in forms hx_sockaddr_port does not
+ * read: AF_UNSPEC with INADDR_ANY on an IPv4 socket (inet_bind's
+ * "compatibility games": 0.0.0.0), a 24-byte sockaddr_in6
+ * (SIN6_LEN_RFC2133: no scope id). Rewritten in place to the full
+ * form, which is what is then judged and bound. */
+static void canon_inet(int sfd, struct sockaddr_storage *ss, socklen_t *len)
+{
+	int dom = 0;
+	socklen_t dl = sizeof(dom);
+
+	if (getsockopt(sfd, SOL_SOCKET, SO_DOMAIN, &dom, &dl))
+		return;
+	if (dom == AF_INET && ss->ss_family == AF_UNSPEC &&
+	    *len >= sizeof(struct sockaddr_in) &&
+	    !((struct sockaddr_in *)(void *)ss)->sin_addr.s_addr) {
+		ss->ss_family = AF_INET;
+		*len = sizeof(struct sockaddr_in);
+	} else if (dom == AF_INET6 && ss->ss_family == AF_INET6 && *len >= 24 &&
+		   *len < sizeof(struct sockaddr_in6)) {
+		/* read_addr zeroed the rest: sin6_scope_id 0 */
+		*len = sizeof(struct sockaddr_in6);
+	}
+}
+
+/* The destination the kernel makes of an unspecified one (0.0.0.0, ::,
+ * ::ffff:0.0.0.0), made explicit so that what is connected is what the
+ * pipeline judges (its loopback address): else the kernel takes the
+ * socket's own bound address (IPv4: daddr = saddr, e.g. 192.0.2.2 or
+ * 127.0.0.2) or ::ffff:127.0.0.1 for a socket bound to a v4-mapped
+ * address, where the judged one is ::1. */
+static void explicit_dest(struct sockaddr_storage *ss, socklen_t len)
+{
+	struct sockaddr_storage j;
+
+	if (hx_sockaddr_unspecified(ss, len, &j))
+		memcpy(ss, &j, len);
 }
 
 /* Decides an address; false with a->err set when it may not be used.
@@ -377,6 +416,7 @@ void hx_un_connect(struct hx_unotify *u, const struct seccomp_notif *n,
 		a->err = sfd == -EBADF ? EBADF : EACCES;
 		return;
 	}
+	explicit_dest(&ss, len);
 	if (ss.ss_family != AF_UNSPEC &&
 	    !decide_addr(u, t, HX_CALL_CONNECT, HX_OP_CONNECT, &ss, len,
 			 sock_proto(sfd), a, &target)) {
@@ -647,6 +687,8 @@ static void send_on(struct hx_unotify *u, const struct seccomp_notif *n,
 		a->err = ESRCH;
 		return;
 	}
+	if (!to_peer)
+		explicit_dest(&ss, len);
 	if (!to_peer &&
 	    !decide_addr(u, t, is_msg ? HX_CALL_SENDMSG : HX_CALL_SENDTO,
 			 HX_OP_SEND, &ss, len, sock_proto(*sfdp), a, &target))
@@ -779,14 +821,18 @@ void hx_un_listen(struct hx_unotify *u, const struct seccomp_notif *n,
 		  const struct target *t, struct answer *a)
 {
 	struct sockaddr_storage ss = {0};
-	socklen_t len = sizeof(ss);
+	socklen_t len = sizeof(ss), tl = sizeof(int);
 	int sfd = hx_un_take_fd(t->peer.pid, (int)n->data.args[0]), e = 0;
+	int type = 0;
 
 	if (sfd < 0) {
 		a->err = sfd == -EBADF ? EBADF : EACCES;
 		return;
 	}
-	if (!getsockname(sfd, (struct sockaddr *)&ss, &len) &&
+	/* (a datagram socket's listen is the kernel's EOPNOTSUPP) */
+	if (!getsockopt(sfd, SOL_SOCKET, SO_TYPE, &type, &tl) &&
+	    type != SOCK_DGRAM &&
+	    !getsockname(sfd, (struct sockaddr *)&ss, &len) &&
 	    hx_sockaddr_port(&ss, len) == 0)
 		e = -judge_listen(u, t, HX_CALL_LISTEN, &ss, len,
 				  sock_proto(sfd));
@@ -818,6 +864,7 @@ void hx_un_bind(struct hx_unotify *u, const struct seccomp_notif *n,
 		a->err = sfd == -EBADF ? EBADF : EACCES;
 		return;
 	}
+	canon_inet(sfd, &ss, &len);
 	/* An IP address a server may take: decided (listen), but a
 	 * client's port-0 UDP bind. */
 	if (serves(sfd, &ss, len) &&

@@ -294,6 +294,24 @@ def test_listening_on_every_interface(wd):
     check(r.stdout.split("\n")[:2] == ["local ok", "refused 13"], "python: %r %r" % (r.stdout, r.stderr))
     rec = r.one(event="listen", op="listen")
     check(rec["verdict"] == "deny" and rec["args"]["addr"] == "0.0.0.0:0", rec)
+    # The spellings the kernel takes too: AF_UNSPEC with 0.0.0.0 on an
+    # IPv4 socket, a 24-byte sockaddr_in6 (no scope id) for [::].
+    r = harness([PYTHON, "-c", ODD_BINDS], wd, policy=pol)
+    check(r.stdout.split() == ["unspec", "13", "short6", "13"], "odd binds: %r %r" % (r.stdout, r.stderr))
+    recs = r.events(event="bind", op="listen")
+    check(len(recs) == 2 and all(x["verdict"] == "deny" for x in recs), recs)
+
+
+ODD_BINDS = r'''
+import ctypes, socket, struct
+libc = ctypes.CDLL(None, use_errno=True)
+s = socket.socket()
+sa = struct.pack("=HH4s8x", 0, socket.htons(0), b"\0" * 4)
+print("unspec", ctypes.get_errno() if libc.bind(s.fileno(), sa, 16) else "bound")
+s6 = socket.socket(socket.AF_INET6)
+sa6 = struct.pack("=HHI16s", socket.AF_INET6, 0, 0, b"\0" * 16)
+print("short6", ctypes.get_errno() if libc.bind(s6.fileno(), sa6, 24) else "bound")
+'''
 
 
 LISTEN_POLICY = """version: 1
@@ -334,3 +352,38 @@ def test_shared_memory_files_of_outside_processes(wd):
             "b = s.SharedMemory(a.name); print('own', b.buf[0]); b.close(); a.close(); a.unlink()\n")
     r = harness([PYTHON, "-c", code], wd, policy=None)
     check(r.stdout.strip() == "own 7", "the session's own objects: %r %r" % (r.stdout, r.stderr[-400:]))
+
+
+ZERO_DEST = r'''
+import socket, sys
+port = int(sys.argv[1])
+own = socket.socket(); own.bind(("127.0.0.1", port)); own.listen()
+s = socket.socket(); s.bind(("127.0.0.2", 0))
+try:
+    s.connect(("0.0.0.0", port)); own.settimeout(2); own.accept(); print("own")
+except OSError as e:
+    print("refused", e.errno)
+'''
+
+
+def test_connect_to_0_0_0_0_reaches_what_was_judged(wd):
+    """0.0.0.0 as a destination is the socket's own bound address to
+    the kernel (127.0.0.2 here, or an external one), ::1 only when
+    unbound: judged as loopback, it must be connected as that, not let
+    the kernel pick an outside listener on the bound address."""
+    outside = socket.socket()
+    outside.bind(("127.0.0.2", 0))
+    outside.listen(4)
+    outside.setblocking(False)
+    port = outside.getsockname()[1]
+    try:
+        r = harness([PYTHON, "-c", ZERO_DEST, str(port)], wd, policy=None)
+        check(r.stdout.strip() == "own", "agent: %r %r" % (r.stdout, r.stderr[-300:]))
+        try:
+            outside.accept()
+            reached = True
+        except BlockingIOError:
+            reached = False
+        check(not reached, "the outside listener on the bound address was reached")
+    finally:
+        outside.close()

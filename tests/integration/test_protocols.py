@@ -64,3 +64,41 @@ def test_udp_rule_allows_udp_only(wd):
     finally:
         udp.close()
         tcp.close()
+
+
+MPTCP_POLICY = """version: 1
+defaults: {exec: allow, file_read: allow, file_write: deny, net_connect: deny}
+files:
+  - {id: w, access: write, allow: ["$CWD/**", "$TMPDIR/**", "/dev/null"]}
+network:
+  - {id: any, allow: ["127.0.0.1:%d"]}
+  - {id: no-tcp, deny: ["tcp:127.0.0.1:%d"]}
+"""
+
+MPTCP = r'''
+import socket, sys
+try:
+    s = socket.socket(socket.AF_INET, socket.SOCK_STREAM, 262)
+except OSError:
+    print("no mptcp"); sys.exit(0)
+try:
+    s.connect(("127.0.0.1", int(sys.argv[1]))); print("connected")
+except OSError as e:
+    print("refused", e.errno)
+'''
+
+
+def test_tcp_rules_hold_for_mptcp(wd):
+    # MPTCP falls back to plain TCP with any peer: a tcp: rule is its.
+    tcp = Listener(range(24500, 25000))
+    try:
+        pol = wd.file("m.yaml", MPTCP_POLICY % (tcp.port, tcp.port))
+        r = harness([PYTHON, "-c", MPTCP, str(tcp.port)], wd, policy=pol)
+        if r.stdout.strip() == "no mptcp":
+            from lib import Skip
+            raise Skip("no MPTCP here")
+        check(r.stdout.strip() == "refused 13" and tcp.accepted == 0,
+              "mptcp: %r %r" % (r.stdout, r.stderr))
+        check(r.one(op="connect")["rule"] == "no-tcp", r.dump())
+    finally:
+        tcp.close()
