@@ -5,6 +5,7 @@
 
 #include <errno.h>
 #include <jansson.h>
+#include <netinet/in.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
@@ -27,6 +28,25 @@ void hx_pipeline_notice(const struct hx_outcome *o, int err)
 {
 	if (o->notice[0] && (err == EACCES || err == EPERM))
 		fputs(o->notice, stderr);
+}
+
+/* An IP socket's protocol, what tcp: and udp: rules judge. */
+static void inet_proto_arg(json_t *a, int proto)
+{
+	static const struct {
+		int proto;
+		const char *name;
+	} names[] = {{IPPROTO_TCP, "tcp"},	   {IPPROTO_UDP, "udp"},
+		     {IPPROTO_UDPLITE, "udplite"}, {262, "mptcp"},
+		     {IPPROTO_ICMP, "icmp"},	   {IPPROTO_ICMPV6, "icmpv6"},
+		     {IPPROTO_SCTP, "sctp"}};
+
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (names[i].proto == proto) {
+			hx_record_set_str(a, "proto", names[i].name);
+			return;
+		}
+	json_object_set_new(a, "proto", json_integer(proto));
 }
 
 static uint64_t ns_since(const struct timespec *t0)
@@ -104,6 +124,8 @@ static json_t *make_args(json_t *rec, const struct hx_request *rq,
 			json_object_set_new(a, "argv_truncated", json_true());
 	}
 	hx_record_set_text(rec, a, "addr", "args.addr", addr);
+	if (hx_sockaddr_port(rq->addr, rq->addrlen) >= 0 && rq->has_proto)
+		inet_proto_arg(a, rq->proto);
 	hx_record_set_text(rec, a, "host", "args.host", rq->host);
 	hx_record_dns(rec, a, rq);
 	if (rq->has_result)

@@ -50,7 +50,8 @@ def test_udp_rule_allows_udp_only(wd):
         check(r.stdout.split() == ["udp", "ok", "tcp", "13"], "python: %r %r" % (r.stdout, r.stderr))
         check(udp.recv(10) == b"py", "the UDP datagram did not arrive")
         sends = r.events(op="send", args_addr="127.0.0.1:%d" % port)
-        check(sends and all(x["verdict"] == "allow" and x["rule"] == "udp-only" for x in sends),
+        check(sends and all(x["verdict"] == "allow" and x["rule"] == "udp-only" and
+                            x["args"]["proto"] == "udp" for x in sends),
               "send records %r" % sends)
         conn = r.events(op="connect", args_addr="127.0.0.1:%d" % port)
         check(conn and all(x["verdict"] == "deny" for x in conn), "connect records %r" % conn)
