@@ -804,6 +804,24 @@ static bool tree_holds(void *arg, pid_t self, const unsigned long *inos,
 
 /* The child's user-notify listener, handed over r->hand: the exec gate
  * seized on it and the workers started, or the child killed. */
+/* The user-notify handler on lfd, with the agent's DNS when sealed
+ * (its listeners are the handler's from here, whatever comes of it). */
+static int start_notify(struct run *r, int lfd)
+{
+	struct hx_unotify_dns dns = {
+	    .ns = r->dnsns,
+	    .l = r->dns_l,
+	    .upstream = r->o->has_dns_upstream ? &r->o->dns_upstream : NULL,
+	    .denied_rcode = r->o->dns_refused ? ns_r_refused : ns_r_nxdomain};
+	int e =
+	    hx_unotify_start(lfd, &r->pl, r->srv, r->sess.sock_path, 4, r->gate,
+			     r->child, r->dnsns ? &dns : NULL, &r->un);
+
+	if (r->dnsns)
+		r->dns_l = (struct hx_dnsns_listeners){-1, -1, -1, -1};
+	return e;
+}
+
 static void serve_notify(struct run *r)
 {
 	int lfd, e = 0;
@@ -840,20 +858,10 @@ static void serve_notify(struct run *r)
 	/* A failed hand-off ends the child (126): never unwatched. */
 	if (lfd < 0 && lfd != -ECANCELED)
 		hx_say("user-notify listener: %s", strerror(-lfd));
-	else if ((e = hx_unotify_start(lfd, &r->pl, r->srv, r->sess.sock_path,
-				       4, r->gate, r->child, &r->un))) {
+	else if ((e = start_notify(r, lfd))) {
 		hx_say("user-notify handler: %s", strerror(-e));
 		kill(r->child, SIGKILL); /* unserved: no agent */
-	} else if (r->dnsns &&
-		   (e = hx_unotify_dns(
-			r->un, r->dnsns, &r->dns_l,
-			r->o->has_dns_upstream ? &r->o->dns_upstream : NULL,
-			r->o->dns_refused ? ns_r_refused : ns_r_nxdomain))) {
-		/* Port 53 is let through for this to answer it. */
-		hx_say("the agent's DNS: %s", strerror(-e));
-		kill(r->child, SIGKILL);
 	} else {
-		r->dns_l.udp4 = r->dns_l.tcp4 = -1; /* the handler's now */
 		hx_correlate_sees(&r->pl, r->gate != NULL, r->trace_reads);
 		r->pl.tree_holds = tree_holds;
 		r->pl.tree_arg = r->un;

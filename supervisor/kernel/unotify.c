@@ -228,7 +228,7 @@ int hx_unotify_release_child(int sock)
 int hx_unotify_start(int listener, struct hx_pipeline *pl,
 		     struct hx_server *srv, const char *sock_path, int nthreads,
 		     struct hx_execgate *gate, pid_t root,
-		     struct hx_unotify **out)
+		     const struct hx_unotify_dns *dns, struct hx_unotify **out)
 {
 	struct hx_unotify *u = calloc(1, sizeof(*u));
 	struct sigaction sa;
@@ -238,6 +238,8 @@ int hx_unotify_start(int listener, struct hx_pipeline *pl,
 	*out = NULL;
 	if (!u) {
 		close(listener);
+		if (dns)
+			hx_un_dns_close_listeners(&dns->l);
 		return -ENOMEM;
 	}
 	u->lfd = listener;
@@ -282,6 +284,13 @@ int hx_unotify_start(int listener, struct hx_pipeline *pl,
 	sa.sa_handler = wake_handler; /* no SA_RESTART: RECV returns EINTR */
 	sigemptyset(&sa.sa_mask);
 	sigaction(WAKE_SIG, &sa, NULL);
+	/* Before the first notification is served: port 53 is let
+	 * through for the sealed namespace to answer it. */
+	if (dns && (e = hx_un_dns_start(u, dns))) {
+		dns = NULL;
+		goto fail;
+	}
+	dns = NULL;
 	if (nthreads < 1)
 		nthreads = 1;
 	if (nthreads > MAX_THREADS)
@@ -294,6 +303,8 @@ int hx_unotify_start(int listener, struct hx_pipeline *pl,
 	*out = u;
 	return 0;
 fail:
+	if (dns) /* not started: its listeners are still ours to close */
+		hx_un_dns_close_listeners(&dns->l);
 	u->nthreads = 0;
 	hx_unotify_stop(u);
 	return e ? e : -EAGAIN;

@@ -39,6 +39,8 @@
 #include <stddef.h>
 #include <sys/types.h>
 
+#include "supervisor/kernel/dnsns.h"
+
 struct hx_pipeline;
 struct hx_server;
 struct hx_unotify;
@@ -54,31 +56,33 @@ int hx_unotify_receive(int sock, pid_t child, int timeout_ms);
  * Returns 0 or -EPIPE. */
 int hx_unotify_release_child(int sock);
 
+/* The agent's DNS, served from the sealed namespace ns (dnsns.h,
+ * borrowed, ready): every socket of the tree that connects or sends to
+ * port 53 is sealed into it, and each question there is judged by its
+ * name, recorded and answered by the supervisor through upstream (NULL:
+ * the system's resolvers); a denied one is answered denied_rcode
+ * (NXDOMAIN, REFUSED). */
+struct sockaddr_in;
+struct hx_unotify_dns {
+	struct hx_dnsns *ns;
+	struct hx_dnsns_listeners l;
+	const struct sockaddr_in *upstream;
+	int denied_rcode;
+};
+
 /* Starts nthreads workers on listener (owned from here on) deciding
  * through pl on srv's loop. sock_path: the session socket, whose
  * connects (the shim's own channel) pass unlogged. gate: the exec gate
  * (borrowed) when the filter notifies execve/execveat, else NULL (a
  * notified exec is then refused); root: harness-exec's child, whose
- * first exec run.c has decided already. Returns 0 or -errno. */
+ * first exec run.c has decided already. dns: the agent's DNS (its
+ * listeners owned from here on, whatever the outcome), or NULL; served
+ * before the first notification is, since the policy lets port 53
+ * through for it to answer. Returns 0 or -errno. */
 int hx_unotify_start(int listener, struct hx_pipeline *pl,
 		     struct hx_server *srv, const char *sock_path, int nthreads,
 		     struct hx_execgate *gate, pid_t root,
-		     struct hx_unotify **out);
-
-/* Serves the agent's DNS from the sealed namespace ns (dnsns.h,
- * borrowed, ready; the listeners l are u's from now on): every socket
- * of the tree that connects or sends to port 53 is sealed into it, and
- * each question there is judged by its name, recorded and answered by
- * the supervisor through upstream (NULL: the system's resolvers); a
- * denied one is answered denied_rcode (NXDOMAIN, REFUSED). 0 or
- * -errno (then the session must not go on: the policy lets port 53
- * through, for this to answer it). */
-struct hx_dnsns;
-struct hx_dnsns_listeners;
-struct sockaddr_in;
-int hx_unotify_dns(struct hx_unotify *u, struct hx_dnsns *ns,
-		   const struct hx_dnsns_listeners *l,
-		   const struct sockaddr_in *upstream, int denied_rcode);
+		     const struct hx_unotify_dns *dns, struct hx_unotify **out);
 
 /* Answers what is pending with EACCES, stops the workers, closes the
  * listener (later notified syscalls get ENOSYS). NULL: no-op. Call on

@@ -524,27 +524,35 @@ static void *serve_tcp_thread(void *arg)
 	return serve(arg, true);
 }
 
-int hx_unotify_dns(struct hx_unotify *u, struct hx_dnsns *ns,
-		   const struct hx_dnsns_listeners *l,
-		   const struct sockaddr_in *upstream, int denied_rcode)
+void hx_un_dns_close_listeners(const struct hx_dnsns_listeners *l)
+{
+	for (int i = 0, fds[4] = {l->udp4, l->udp6, l->tcp4, l->tcp6}; i < 4;
+	     i++)
+		if (fds[i] >= 0)
+			close(fds[i]);
+}
+
+int hx_un_dns_start(struct hx_unotify *u, const struct hx_unotify_dns *conf)
 {
 	struct hx_un_dns *d = calloc(1, sizeof(*d));
 	int e = 0;
 
-	if (!d)
+	if (!d) {
+		hx_un_dns_close_listeners(&conf->l);
 		return -ENOMEM;
+	}
 	d->u = u;
-	d->ns = ns;
-	d->denied = denied_rcode;
-	d->l = *l;
-	if (upstream)
-		d->upstream = *upstream;
+	d->ns = conf->ns;
+	d->denied = conf->denied_rcode;
+	d->l = conf->l;
+	if (conf->upstream)
+		d->upstream = *conf->upstream;
 	pthread_mutex_init(&d->lock, NULL);
 	pthread_cond_init(&d->idle, NULL);
 	if ((d->stopfd = eventfd(0, EFD_CLOEXEC)) < 0)
 		e = -errno;
 	/* The listeners never block a thread: two wait on each. */
-	for (int i = 0, fds[2] = {l->tcp4, l->tcp6}; i < 2; i++)
+	for (int i = 0, fds[2] = {d->l.tcp4, d->l.tcp6}; i < 2; i++)
 		if (fds[i] >= 0 && fcntl(fds[i], F_SETFL, O_NONBLOCK))
 			e = -errno;
 	for (; !e && d->nth < DNS_UDP_THREADS + DNS_TCP_THREADS; d->nth++) {
@@ -598,10 +606,7 @@ void hx_un_dns_stop(struct hx_unotify *u)
 			pthread_join(d->th[i], NULL);
 	if (left)
 		return;
-	for (int i = 0, fds[4] = {d->l.udp4, d->l.udp6, d->l.tcp4, d->l.tcp6};
-	     i < 4; i++)
-		if (fds[i] >= 0)
-			close(fds[i]);
+	hx_un_dns_close_listeners(&d->l);
 	close(d->stopfd);
 	pthread_mutex_destroy(&d->lock);
 	pthread_cond_destroy(&d->idle);
