@@ -295,6 +295,7 @@ void hx_policy_decide(const struct hx_policy *p, const struct hx_event *ev,
 	struct hx_decision other;
 	struct hx_netsubj s;
 	const char *one[1];
+	uint8_t lit[16];
 
 	out->category = hx_op_category(ev->op);
 	out->risk = hx_category_risk(out->category);
@@ -377,10 +378,9 @@ void hx_policy_decide(const struct hx_policy *p, const struct hx_event *ev,
 		/* An address is no name: no resolver asks for one (a libc
 		 * answers a literal itself), and a question for one would
 		 * carry its bytes out under the address rules. */
-		if (hx_parse_ip(ev->host, strlen(ev->host), s.addr) ||
+		if (hx_parse_ip(ev->host, strlen(ev->host), lit) ||
 		    !hx_host_name_ok(ev->host, strlen(ev->host)))
 			return; /* harness:malformed */
-		memset(s.addr, 0, sizeof(s.addr));
 		one[0] = ev->host;
 		s.names = one;
 		s.nnames = 1;

@@ -760,11 +760,16 @@ HX_EXPORT int truncate64(const char *path, off64_t len)
 /* ---------------------------------------------------------------- */
 /* Network */
 
-int hx_sock_proto(int fd)
+int hx_sock_proto(int fd, const struct sockaddr *sa, socklen_t len)
 {
 	int p = 0, e = errno;
 	socklen_t l = sizeof(p);
 
+	/* Only an IP address has a protocol a rule names: no syscall for
+	 * the others (unix sockets: every message of a local IPC). */
+	if (!sa || len < sizeof(sa_family_t) ||
+	    (sa->sa_family != AF_INET && sa->sa_family != AF_INET6))
+		return 0;
 	if (getsockopt(fd, SOL_SOCKET, SO_PROTOCOL, &p, &l))
 		p = 0;
 	errno = e;
@@ -774,7 +779,8 @@ int hx_sock_proto(int fd)
 HX_EXPORT int connect(int fd, __CONST_SOCKADDR_ARG addr, socklen_t len)
 {
 	int err = hx_hooks_net(HX_CALL_CONNECT, HX_OP_CONNECT,
-			       hx_sock_proto(fd), addr.__sockaddr__, len);
+			       hx_sock_proto(fd, addr.__sockaddr__, len),
+			       addr.__sockaddr__, len);
 
 	if (err) {
 		errno = err;
@@ -790,7 +796,8 @@ HX_EXPORT ssize_t sendto(int fd, const void *buf, size_t n, int flags,
 
 	if (addr.__sockaddr__)
 		err = hx_hooks_net(HX_CALL_SENDTO, HX_OP_SEND,
-				   hx_sock_proto(fd), addr.__sockaddr__, len);
+				   hx_sock_proto(fd, addr.__sockaddr__, len),
+				   addr.__sockaddr__, len);
 	if (err) {
 		errno = err;
 		return -1;
@@ -803,9 +810,10 @@ HX_EXPORT ssize_t sendmsg(int fd, const struct msghdr *msg, int flags)
 	int err = 0;
 
 	if (msg && msg->msg_name)
-		err =
-		    hx_hooks_net(HX_CALL_SENDMSG, HX_OP_SEND, hx_sock_proto(fd),
-				 msg->msg_name, msg->msg_namelen);
+		err = hx_hooks_net(
+		    HX_CALL_SENDMSG, HX_OP_SEND,
+		    hx_sock_proto(fd, msg->msg_name, msg->msg_namelen),
+		    msg->msg_name, msg->msg_namelen);
 	if (err) {
 		errno = err;
 		return -1;

@@ -5,6 +5,7 @@
 #ifndef HX_SHIM_INTERPOSE_LINUX_H
 #define HX_SHIM_INTERPOSE_LINUX_H
 
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include "shim/hooks.h"
@@ -49,8 +50,9 @@ extern const struct hx_real hx_linux_real;
 /* The real syscall(2), resolved like the others. */
 __typeof__(&syscall) hx_linux_real_syscall(void);
 
-/* fd's protocol (SO_PROTOCOL: IPPROTO_TCP, IPPROTO_UDP), for the
- * policy's rules by protocol; 0 when unknown. errno kept. */
-int hx_sock_proto(int fd);
+/* fd's protocol (SO_PROTOCOL: IPPROTO_TCP, IPPROTO_UDP) for a connect
+ * or send to the IP address sa, for the policy's rules by protocol; 0
+ * when unknown or sa is of another family. errno kept. */
+int hx_sock_proto(int fd, const struct sockaddr *sa, socklen_t len);
 
 #endif

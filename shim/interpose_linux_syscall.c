@@ -110,7 +110,7 @@ static int sys_net(long nr, const long *a)
 		return 0;
 	return hx_hooks_net(HX_CALL_SYSCALL,
 			    nr == SYS_connect ? HX_OP_CONNECT : HX_OP_SEND,
-			    hx_sock_proto((int)a[0]), sa, len);
+			    hx_sock_proto((int)a[0], sa, len), sa, len);
 }
 
 HX_EXPORT long syscall(long nr, ...)

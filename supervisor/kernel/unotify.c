@@ -125,10 +125,10 @@ reply:
 		 * for execve/execveat (hx_un_exec) the exec gate (execgate.c)
 		 * checks the executed image and argv before the new image
 		 * runs, for a thread it traces (checked there). Every other
-		 * call is emulated: connects and sends (abstract ones and
-		 * stream sends too: a racing thread could change the address
-		 * or the fd) on the taken socket, unix ones by the connector
-		 * (connector.h). */
+		 * call is emulated: opens, mutations, binds and listens, and
+		 * connects and sends (abstract ones and stream sends too: a
+		 * racing thread could change the address or the fd) on the
+		 * taken socket, unix ones by the connector (connector.h). */
 		resp.flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE;
 		break;
 	case ANS_VALUE:

@@ -72,31 +72,23 @@ bool hx_un_dns_port(const struct sockaddr_storage *ss, socklen_t len)
 	return hx_sockaddr_port(ss, len) == 53;
 }
 
-static uint16_t port_of(const struct sockaddr_storage *ss)
-{
-	return ntohs(
-	    ss->ss_family == AF_INET
-		? ((const struct sockaddr_in *)(const void *)ss)->sin_port
-		: ((const struct sockaddr_in6 *)(const void *)ss)->sin6_port);
-}
-
 static void own(struct hx_un_dns *d, int sfd, int type, pid_t pid)
 {
 	struct sockaddr_storage ss;
 	socklen_t sl = sizeof(ss);
 
-	if (getsockname(sfd, (void *)&ss, &sl))
+	if (getsockname(sfd, (void *)&ss, &sl) || hx_sockaddr_port(&ss, sl) < 0)
 		return;
 	pthread_mutex_lock(&d->lock);
-	d->owners[d->next++ % OWNERS] =
-	    (struct owner){pid, port_of(&ss), (uint8_t)type};
+	d->owners[d->next++ % OWNERS] = (struct owner){
+	    pid, (uint16_t)hx_sockaddr_port(&ss, sl), (uint8_t)type};
 	pthread_mutex_unlock(&d->lock);
 }
 
 static pid_t owner_of(struct hx_un_dns *d, int type,
 		      const struct sockaddr_storage *src)
 {
-	uint16_t port = port_of(src);
+	int port = hx_sockaddr_port(src, sizeof(*src));
 	pid_t pid = 0;
 
 	pthread_mutex_lock(&d->lock);
