@@ -221,10 +221,7 @@ static void dns(FILE *out)
 	if (!e) {
 		e = hx_dnsns_ready(ns, 2000, &l);
 		hx_dnsns_free(ns);
-		for (int i = 0, fds[4] = {l.udp4, l.udp6, l.tcp4, l.tcp6};
-		     i < 4; i++)
-			if (fds[i] >= 0)
-				close(fds[i]);
+		hx_dnsns_listeners_close(&l);
 	}
 	if (!e)
 		fprintf(out, "  %-22s %-10s %s\n", "dns", "available",

@@ -775,12 +775,7 @@ static void teardown(struct run *r)
 	r->pl.owned = NULL;
 	hx_worktree_free(r->wt);
 	hx_reaper_stop(&r->reaper);
-	if (r->dns_l.udp4 >= 0) /* never handed over */
-		for (int i = 0, fds[4] = {r->dns_l.udp4, r->dns_l.udp6,
-					  r->dns_l.tcp4, r->dns_l.tcp6};
-		     i < 4; i++)
-			if (fds[i] >= 0)
-				close(fds[i]);
+	hx_dnsns_listeners_close(&r->dns_l); /* never handed over */
 	hx_dnsns_free(r->dnsns);
 	r->dnsns = NULL;
 	/* Never unlink a socket this run did not create (a reused name). */

@@ -344,6 +344,15 @@ int hx_dnsns_ready(struct hx_dnsns *ns, int timeout_ms,
 	return 0;
 }
 
+void hx_dnsns_listeners_close(const struct hx_dnsns_listeners *l)
+{
+	const int fds[4] = {l->udp4, l->udp6, l->tcp4, l->tcp6};
+
+	for (int i = 0; i < 4; i++)
+		if (fds[i] >= 0)
+			close(fds[i]);
+}
+
 int hx_dnsns_socket(struct hx_dnsns *ns, int domain, int type, int protocol)
 {
 	struct sock_rq rq = {domain, type, protocol};

@@ -47,6 +47,9 @@ int hx_dnsns_start(struct hx_dnsns **out);
 int hx_dnsns_ready(struct hx_dnsns *ns, int timeout_ms,
 		   struct hx_dnsns_listeners *l);
 
+/* Closes those of l that are open. */
+void hx_dnsns_listeners_close(const struct hx_dnsns_listeners *l);
+
 /* socket(domain, type | SOCK_CLOEXEC, protocol) made in the namespace;
  * returns the fd or -errno. */
 int hx_dnsns_socket(struct hx_dnsns *ns, int domain, int type, int protocol);

@@ -239,7 +239,7 @@ int hx_unotify_start(int listener, struct hx_pipeline *pl,
 	if (!u) {
 		close(listener);
 		if (dns)
-			hx_un_dns_close_listeners(&dns->l);
+			hx_dnsns_listeners_close(&dns->l);
 		return -ENOMEM;
 	}
 	u->lfd = listener;
@@ -304,7 +304,7 @@ int hx_unotify_start(int listener, struct hx_pipeline *pl,
 	return 0;
 fail:
 	if (dns) /* not started: its listeners are still ours to close */
-		hx_un_dns_close_listeners(&dns->l);
+		hx_dnsns_listeners_close(&dns->l);
 	u->nthreads = 0;
 	hx_unotify_stop(u);
 	return e ? e : -EAGAIN;

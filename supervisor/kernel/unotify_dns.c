@@ -516,21 +516,13 @@ static void *serve_tcp_thread(void *arg)
 	return serve(arg, true);
 }
 
-void hx_un_dns_close_listeners(const struct hx_dnsns_listeners *l)
-{
-	for (int i = 0, fds[4] = {l->udp4, l->udp6, l->tcp4, l->tcp6}; i < 4;
-	     i++)
-		if (fds[i] >= 0)
-			close(fds[i]);
-}
-
 int hx_un_dns_start(struct hx_unotify *u, const struct hx_unotify_dns *conf)
 {
 	struct hx_un_dns *d = calloc(1, sizeof(*d));
 	int e = 0;
 
 	if (!d) {
-		hx_un_dns_close_listeners(&conf->l);
+		hx_dnsns_listeners_close(&conf->l);
 		return -ENOMEM;
 	}
 	d->u = u;
@@ -598,7 +590,7 @@ void hx_un_dns_stop(struct hx_unotify *u)
 			pthread_join(d->th[i], NULL);
 	if (left)
 		return;
-	hx_un_dns_close_listeners(&d->l);
+	hx_dnsns_listeners_close(&d->l);
 	close(d->stopfd);
 	pthread_mutex_destroy(&d->lock);
 	pthread_cond_destroy(&d->idle);

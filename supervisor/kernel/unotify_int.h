@@ -177,7 +177,6 @@ bool hx_un_dns_port(const struct sockaddr_storage *ss, socklen_t len);
 /* Starts the resolver's threads (conf's listeners are u's, also on a
  * failure): 0 or -errno. */
 int hx_un_dns_start(struct hx_unotify *u, const struct hx_unotify_dns *conf);
-void hx_un_dns_close_listeners(const struct hx_dnsns_listeners *l);
 int hx_un_dns_seal(struct hx_unotify *u, uint64_t id, const struct target *t,
 		   int fd, int *sfd);
 void hx_un_dns_stop(struct hx_unotify *u);
