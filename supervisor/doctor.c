@@ -13,6 +13,7 @@
 #include "supervisor/kernel/features.h"
 #include "supervisor/kernel/seccomp_deny.h"
 #include "supervisor/kernel/kaudit.h"
+#include "supervisor/kernel/maskfs.h"
 
 static const char *mark(bool ok)
 {
@@ -210,6 +211,26 @@ static void landlock_audit(FILE *out)
 		buf);
 }
 
+/* Whether a look into a mask is a record (maskfs.h). */
+static void mask_records(FILE *out)
+{
+	int e = hx_maskfs_probe();
+
+	if (!e)
+		fprintf(out, "  %-22s %-10s %s\n", "mask records", "available",
+			"a read refused by a mask (the project's .env) is an "
+			"audit record (layer mask, the policy's rule, pid, "
+			"exe, syscall) and a notice; where Landlock's refusals "
+			"are not read, the directories it refuses (~/.ssh) are "
+			"masks too, so a name looked up in one is recorded "
+			"(not a refused file outside write roots: ~/.netrc)");
+	else
+		fprintf(out, "  %-22s %-10s /dev/fuse: %s: %s\n",
+			"mask records", "missing", strerror(-e),
+			"reads refused by masks still fail (EACCES) but leave "
+			"no record (Debian's udev makes /dev/fuse 0666)");
+}
+
 /* Whether the agent's DNS can be answered here: the sealed namespace
  * is made, as a session makes it (dnsns.h). */
 static void dns(FILE *out)
@@ -271,6 +292,7 @@ int hx_doctor(FILE *out)
 		   : "no user namespaces: the user's other terminals "
 		     "(/dev/pts) stay readable and writable by the "
 		     "agent");
+	mask_records(out);
 	dns(out);
 	return 0;
 }

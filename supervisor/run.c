@@ -871,7 +871,7 @@ int hx_run(const struct hx_options *o)
 	struct run *r = &run;
 	sigset_t mask, old;
 	char **env = NULL;
-	int code = 2, sfd = -1;
+	int code = 2, sfd = -1, e;
 	bool audit_open;
 
 	memset(r, 0, sizeof(*r));
@@ -928,6 +928,11 @@ int hx_run(const struct hx_options *o)
 		hx_kaudit_free(r->ka);
 		r->ka = NULL;
 	}
+	/* Before the notify hand-off: the child may meet a mask first. */
+	if ((e = hx_sandbox_serve_masks(r->sb, &r->pl, r->srv))) {
+		hx_say("masks: cannot be served: %s", strerror(-e));
+		kill(r->child, SIGKILL); /* its masks would wait on nobody */
+	}
 	if (r->hand[1] >= 0)
 		serve_notify(r);
 	/* After the fork: a resolver thread must not exist at fork time. */
@@ -945,6 +950,7 @@ int hx_run(const struct hx_options *o)
 	drain(r, 200);
 	/* The last refusals the kernel has queued, before session_end. */
 	hx_kaudit_finish(r->ka, 300);
+	hx_sandbox_stop_masks(r->sb);
 	if (r->ka && r->child_done && !hx_kaudit_domain_known(r->ka) &&
 	    !o->quiet)
 		fprintf(stderr, "harness-exec: warning: Landlock's refusals "

@@ -136,7 +136,7 @@ void hx_run_log_start(struct run *r)
 void hx_run_log_end(struct run *r, int code)
 {
 	json_t *rec = hx_record_new(&r->pl, NULL, "session_end", NULL);
-	json_t *counts;
+	json_t *counts, *o;
 	struct hx_server_stats st = {0};
 
 	if (!rec)
@@ -208,6 +208,8 @@ void hx_run_log_end(struct run *r, int code)
 	if (r->ka)
 		json_object_set_new(rec, "landlock_audit",
 				    hx_kaudit_json(r->ka));
+	if ((o = hx_sandbox_masks_json(r->sb)))
+		json_object_set_new(rec, "mask_records", o);
 	if (r->terminals)
 		json_object_set_new(rec, "terminals",
 				    json_string(r->terminals));

@@ -24,10 +24,10 @@
 #include "common/clock.h"
 #include "supervisor/kernel/features.h"
 #include "policy/policy.h"
-#include "common/notice.h"
 #include "supervisor/kernel/landlock.h"
 #include "supervisor/pipeline.h"
 #include "supervisor/record.h"
+#include "supervisor/refusal.h"
 #include "supervisor/server.h"
 
 /* include/uapi/linux/audit.h */
@@ -46,7 +46,6 @@
 #define PEND_MAX    64
 #define PEND_AGE_MS 300 /* a refusal without its EOE (no audit context) */
 #define REPEAT_MS   1000
-#define NOTICE_MAX  200
 
 struct ka_status {
 	uint32_t mask, enabled, failure, pid, rate_limit, backlog_limit, lost,
@@ -412,56 +411,39 @@ static const char *syscall_name(long nr, char *buf, size_t len)
 static void write_rec(struct hx_kaudit *ka, const struct pend *p,
 		      uint64_t repeated)
 {
-	struct hx_pipeline *pl = ka->pl;
-	char first[64], name[64], dom[24], line[1024];
-	const char *rule = "harness:landlock", *pattern = NULL, *s, *c;
+	char first[64], name[64], dom[24];
 	int op = -1, cat = HX_CAT_PROCESS, risk = HX_RISK_HIGH;
-	enum hx_verdict pv = HX_VERDICT_DENY;
 	struct hx_peer peer = {0};
+	struct hx_refusal r;
 	json_t *rec, *args, *acc;
-	uint64_t seq = 0;
-	bool co = false;
+	const char *s, *c;
+	uint64_t seq;
 
 	snprintf(first, sizeof(first), "%.*s", (int)strcspn(p->blockers, ","),
 		 p->blockers);
 	hx_kaudit_blocker(first, &op, &cat, &risk);
-	/* The policy's rule for it, when it has one: Landlock holds the
-	 * policy's decision, or is stricter (a file created in $HOME
-	 * after the start: policy_verdict "allow"). */
-	if (op >= 0 && op != HX_OP_CONNECT && p->path[0] == '/') {
-		struct hx_event ev = {.op = (enum hx_op)op, .path = p->path};
-		struct hx_decision d;
-
-		hx_policy_decide(pl->policy, &ev, &d);
-		pv = d.verdict;
-		if (d.verdict != HX_VERDICT_ALLOW) {
-			rule = d.rule;
-			pattern = d.pattern;
-			cat = d.category;
-			risk = d.risk;
-		}
-	}
 	if (p->have_sys) {
 		peer.pid = (pid_t)p->pid;
 		peer.ppid = (pid_t)p->ppid;
 		peer.uid = (uid_t)p->uid;
 		peer.exe = p->exe[0] ? p->exe : NULL;
 	}
-	rec = hx_record_new(
-	    pl, p->have_sys ? &peer : NULL,
-	    syscall_name(p->have_sys ? p->syscall : -1, name, sizeof(name)),
-	    &p->when);
-	if (!rec)
+	r = (struct hx_refusal){
+	    .peer = p->have_sys ? &peer : NULL,
+	    .event =
+		syscall_name(p->have_sys ? p->syscall : -1, name, sizeof(name)),
+	    .when = &p->when,
+	    .op = op,
+	    .op_name = first,
+	    .path = p->path,
+	    .cat = (enum hx_category)cat,
+	    .risk = (enum hx_risk)risk,
+	    .rule = "harness:landlock",
+	    .layer = "landlock",
+	    .repeated = repeated,
+	    .ref_seq = repeated ? ka->last_seq : 0};
+	if (!(rec = hx_refusal_record(ka->pl, &r, &args)))
 		return;
-	if (!p->have_sys) /* not harness's own: unknown */
-		json_object_set_new(rec, "pid", json_null());
-	json_object_set_new(
-	    rec, "op",
-	    json_string(op >= 0 ? hx_op_name((enum hx_op)op) : first));
-	args = json_object();
-	if (p->path[0])
-		json_object_set_new(args, "path",
-				    hx_record_text(rec, "args.path", p->path));
 	acc = json_array();
 	for (s = p->blockers; *s; s = *c ? c + 1 : c) {
 		c = s + strcspn(s, ",");
@@ -480,58 +462,14 @@ static void write_rec(struct hx_kaudit *ka, const struct pend *p,
 		    hx_record_text(rec, "args.detail", p->detail));
 	if (p->have_sys && p->exit < 0)
 		json_object_set_new(args, "result", json_integer(p->exit));
-	json_object_set_new(rec, "args", args);
-	json_object_set_new(
-	    rec, "category",
-	    json_string(hx_category_name((enum hx_category)cat)));
-	json_object_set_new(rec, "risk",
-			    json_string(hx_risk_name((enum hx_risk)risk)));
-	json_object_set_new(rec, "verdict", json_string("deny"));
-	json_object_set_new(rec, "enforced", json_true());
-	json_object_set_new(rec, "rule", json_string(rule));
-	if (pattern)
-		json_object_set_new(rec, "pattern",
-				    hx_record_text(rec, "pattern", pattern));
-	if (pv == HX_VERDICT_ALLOW)
-		json_object_set_new(rec, "policy_verdict",
-				    json_string("allow"));
-	json_object_set_new(rec, "layer", json_string("landlock"));
 	snprintf(dom, sizeof(dom), "%llx", (unsigned long long)p->domain);
 	json_object_set_new(rec, "landlock_domain", json_string(dom));
-	if (repeated) {
-		json_object_set_new(rec, "repeated",
-				    json_integer((json_int_t)repeated));
-		if (ka->last_seq)
-			json_object_set_new(
-			    rec, "ref_seq",
-			    json_integer((json_int_t)ka->last_seq));
-	}
-	if (hx_record_append_event(pl, rec, &seq, &co) == 0 && !repeated)
-		ka->last_seq = seq;
+	seq = hx_refusal_append(ka->pl, &r, rec);
 	json_decref(rec);
 	if (repeated)
 		return;
+	ka->last_seq = seq; /* 0: coalesced, nothing to refer to */
 	ka->records++;
-	/* Like the kernel layer's notices (pipeline.c): on harness-exec's
-	 * stderr, once per process and refusal, at most NOTICE_MAX. */
-	{
-		static unsigned printed;
-		struct hx_notice n = {.op = op >= 0 ? (enum hx_op)op
-						    : HX_OP_COUNT,
-				      .verdict = HX_VERDICT_DENY,
-				      .target = p->path[0] ? p->path : first,
-				      .rule = rule};
-
-		if (hx_notice_repeat(&n, p->have_sys ? p->pid : 0))
-			return;
-		if (printed < NOTICE_MAX)
-			hx_notice_format(line, sizeof(line), &n);
-		else if (printed == NOTICE_MAX)
-			snprintf(line, sizeof(line),
-				 "harness: more refusals: see the audit log\n");
-		if (printed++ <= NOTICE_MAX)
-			fputs(line, stderr);
-	}
 }
 
 static void flush_repeats(struct hx_kaudit *ka)

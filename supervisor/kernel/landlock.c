@@ -141,6 +141,12 @@ size_t hx_landlock_masked(const struct hx_landlock *ll,
 	return ll ? ll->nmasked : 0;
 }
 
+size_t hx_landlock_held(const struct hx_landlock *ll, const char *const **paths)
+{
+	*paths = ll ? (const char *const *)ll->held : NULL;
+	return ll ? ll->nheld : 0;
+}
+
 struct hx_ipool *hx_landlock_pool(const struct hx_landlock *ll)
 {
 	return ll ? ll->pool : NULL;
@@ -156,6 +162,9 @@ void hx_landlock_free(struct hx_landlock *ll)
 	for (size_t i = 0; i < ll->nmasked; i++)
 		free(ll->masked[i]);
 	free(ll->masked);
+	for (size_t i = 0; i < ll->nheld; i++)
+		free(ll->held[i]);
+	free(ll->held);
 	free(ll->text);
 	free(ll);
 }

@@ -60,6 +60,13 @@ void hx_landlock_describe(const struct hx_landlock *ll, FILE *out);
 size_t hx_landlock_masked(const struct hx_landlock *ll,
 			  const char *const **paths);
 
+/* The directories denied for reading outside write roots (~/.ssh), which
+ * the ruleset holds, as they exist now: masked too when its refusals are
+ * not read (kaudit.h), so that a name looked up in one is a record
+ * (maskfs.h). Owned by ll. */
+size_t hx_landlock_held(const struct hx_landlock *ll,
+			const char *const **paths);
+
 /* The unnamed files granted for reading that creations in the carved
  * directories link in (ipool.h), owned by ll (they outlive
  * hx_landlock_release, until hx_landlock_free); NULL when none. */

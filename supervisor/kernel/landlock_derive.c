@@ -89,6 +89,7 @@ struct derive {
 	struct strs wshown, wcanon; /* write roots as written, canonical */
 	struct strs rkernel, rshim, anc, wshim, wmissing, notes, pooled;
 	struct strs masked; /* read denies inside write roots that exist */
+	struct strs held;   /* directories denied for reading elsewhere */
 	struct hx_ll_tree tree;
 	size_t nrules, nskipped;
 	bool tcp;
@@ -269,28 +270,29 @@ static const char *inside_write_root(const struct derive *d, const char *dir)
 	return NULL;
 }
 
-/* A read deny inside a write root, which Landlock cannot carve out (the
- * root grants the tree): what it names now, to be masked in the agent's
- * mount namespace (masks.h). Only a literal path or directory, or the
- * entries of a directory that match one name glob: nothing to walk. */
-static void mask_inside(struct derive *d, const struct hx_ll_pat *lp,
-			const char *canon)
+/* What a read deny names now, onto list to: a literal path or
+ * directory, or the entries of a directory that match one name glob
+ * (nothing to walk); directories only when dirs. */
+static void existing(struct derive *d, const struct hx_ll_pat *lp,
+		     const char *canon, struct strs *to, bool dirs)
 {
 	struct dirent *de;
 	struct stat st;
 	DIR *dir;
 
 	if (lp->kind != HX_LL_NAMEGLOB) {
-		if (!lstat(canon, &st) && !S_ISLNK(st.st_mode))
-			strs_add(d, &d->masked, "%s", canon);
+		if (!lstat(canon, &st) && !S_ISLNK(st.st_mode) &&
+		    (!dirs || S_ISDIR(st.st_mode)))
+			strs_add(d, to, "%s", canon);
 		return;
 	}
 	if (!(dir = opendir(canon)))
 		return;
 	while ((de = readdir(dir)))
 		if (strcmp(de->d_name, ".") && strcmp(de->d_name, "..") &&
-		    hx_glob_match(lp->glob, de->d_name) && de->d_type != DT_LNK)
-			strs_add(d, &d->masked, "%s/%s",
+		    hx_glob_match(lp->glob, de->d_name) &&
+		    de->d_type != DT_LNK && (!dirs || de->d_type == DT_DIR))
+			strs_add(d, to, "%s/%s",
 				 strcmp(canon, "/") ? canon : "", de->d_name);
 	closedir(dir);
 }
@@ -325,10 +327,13 @@ static void read_deny(struct derive *d, const struct frule *f)
 	}
 	w = inside_write_root(d, parent);
 	if (w) {
-		mask_inside(d, &lp, canon);
+		/* The root grants the tree: masked in the agent's mount
+		 * namespace (masks.h). */
+		existing(d, &lp, canon, &d->masked, false);
 		strs_add(d, &d->rshim, "%s (inside write root %s)", f->pat, w);
 		return;
 	}
+	existing(d, &lp, canon, &d->held, true);
 	if (lp.kind == HX_LL_NAMEGLOB) {
 		d->err = d->err
 			     ? d->err
@@ -700,6 +705,9 @@ int hx_ll_derive(const struct hx_policy *p, struct hx_landlock *ll, char *err,
 	ll->masked = d->masked.v; /* handed over */
 	ll->nmasked = d->masked.n;
 	d->masked = (struct strs){0};
+	ll->held = d->held.v;
+	ll->nheld = d->held.n;
+	d->held = (struct strs){0};
 	goto out;
 fail:
 	r = d->err ? d->err : r;
@@ -712,6 +720,7 @@ out:
 	strs_free(&d->wcanon);
 	strs_free(&d->rkernel);
 	strs_free(&d->masked);
+	strs_free(&d->held);
 	strs_free(&d->rshim);
 	strs_free(&d->anc);
 	strs_free(&d->wshim);

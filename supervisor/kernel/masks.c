@@ -21,6 +21,7 @@
 
 #include "common/glob.h"
 #include "supervisor/kernel/landlock_tree.h"
+#include "supervisor/kernel/maskfs.h"
 #include "policy/policy.h"
 
 struct hx_masks {
@@ -301,6 +302,21 @@ const char *hx_masks_path(const struct hx_masks *m, size_t i)
 	return m && i < m->n ? m->paths[i] : NULL;
 }
 
+bool hx_masks_is_dir(const struct hx_masks *m, size_t i)
+{
+	return m && i < m->n && m->is_dir[i];
+}
+
+/* Whether path lies beneath a directory masked before mask i. */
+static bool beneath_earlier(const struct hx_masks *m, size_t i)
+{
+	for (size_t k = 0; k < i; k++)
+		if (m->is_dir[k] && strcmp(m->paths[k], m->paths[i]) &&
+		    hx_ll_within(m->paths[i], m->paths[k]))
+			return true;
+	return false;
+}
+
 static int write_file(const char *path, const char *text)
 {
 	int fd = open(path, O_WRONLY | O_CLOEXEC), e = 0;
@@ -379,7 +395,7 @@ static int open_covers(const struct hx_masks *m, char file[32], char dir[32])
 	return 0;
 }
 
-int hx_masks_apply(const struct hx_masks *m)
+int hx_masks_apply(const struct hx_masks *m, int fuse_chan)
 {
 	char file[32], dir[32];
 	int e;
@@ -391,6 +407,17 @@ int hx_masks_apply(const struct hx_masks *m)
 	for (size_t i = 0; i < m->n; i++) {
 		const char *src = m->is_dir[i] ? dir : file;
 
+		/* Its look-up would be a refusal of the child's. */
+		if (beneath_earlier(m, i))
+			continue;
+		/* Gone since the walk (-ENOENT) is nothing to cover; any
+		 * other failure, the empty cover. */
+		if (fuse_chan >= 0) {
+			e = hx_maskfs_mount(fuse_chan, i, m->paths[i],
+					    m->is_dir[i]);
+			if (!e || e == -ENOENT)
+				continue;
+		}
 		if (mount(src, m->paths[i], NULL, MS_BIND, NULL)) {
 			/* Gone since the walk, or beneath a mask made just
 			 * before (covered, then). */

@@ -65,15 +65,20 @@ int hx_masks_join(struct hx_masks_job *j, struct hx_masks **out,
 int hx_masks_add(struct hx_masks **mp, const char *const *paths, size_t n,
 		 const char *skip, const char *mask_dir);
 
-/* How many paths are masked, and path i. */
+/* How many paths are masked, path i, and whether it is a directory. */
 size_t hx_masks_count(const struct hx_masks *m);
 const char *hx_masks_path(const struct hx_masks *m, size_t i);
+bool hx_masks_is_dir(const struct hx_masks *m, size_t i);
 
 /* In the agent's first process (single-threaded, after fork): a private
- * mount namespace (with a user namespace when not root) and the bind
- * mounts. Nothing when there is nothing to mask. Returns 0, or -errno
- * (the caller decides; the agent must not run half-masked). */
-int hx_masks_apply(const struct hx_masks *m);
+ * mount namespace (with a user namespace when not root) and the masks:
+ * each a FUSE file system whose connection goes to harness-exec on
+ * fuse_chan (maskfs.h), or, with fuse_chan -1 or when that fails, a bind
+ * mount of the empty covers. A path beneath a directory masked before
+ * is covered already: skipped. Nothing when there is nothing to mask.
+ * Returns 0, or -errno (the caller decides; the agent must not run
+ * half-masked). */
+int hx_masks_apply(const struct hx_masks *m, int fuse_chan);
 
 /* The same private mount namespace (and user namespace when not root),
  * made whatever there is to mask: the agent's own /dev/pts lives there

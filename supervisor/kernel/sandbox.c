@@ -24,6 +24,7 @@
 #include "supervisor/kernel/features.h"
 #include "supervisor/kernel/ipool.h"
 #include "supervisor/kernel/landlock.h"
+#include "supervisor/kernel/maskfs.h"
 #include "supervisor/kernel/masks.h"
 #include "supervisor/kernel/rlimits.h"
 #include "supervisor/kernel/seccomp_deny.h"
@@ -54,7 +55,12 @@ struct hx_sandbox {
 	struct hx_masks_job *masks_job;
 	struct hx_masks *masks;
 	bool masks_truncated;
-	int masks_err;		 /* why they are not applied, or 0 */
+	int masks_err; /* why they are not applied, or 0 */
+	/* The masks as FUSE file systems that record who looks (maskfs.h),
+	 * or NULL: then mask_records_err says why. */
+	struct hx_maskfs *maskfs;
+	int mask_records_err;
+	size_t held_masks;	 /* of them, Landlock's refused directories */
 	char mask_dir[PATH_MAX]; /* the session's, where the covers are */
 	bool quiet;
 	/* Landlock's refusals are read as audit records (kaudit.h): the
@@ -210,6 +216,26 @@ static int userns_probe(void)
 	return WIFEXITED(st) && !WEXITSTATUS(st) ? 0 : -EPERM;
 }
 
+/* The masks as FUSE file systems (maskfs.h). */
+static int serve_masks_so(struct hx_sandbox *sb)
+{
+	size_t n = hx_masks_count(sb->masks);
+	const char **paths = calloc(n, sizeof(*paths));
+	bool *dirs = calloc(n, sizeof(*dirs));
+	int e = -ENOMEM;
+
+	if (paths && dirs) {
+		for (size_t i = 0; i < n; i++) {
+			paths[i] = hx_masks_path(sb->masks, i);
+			dirs[i] = hx_masks_is_dir(sb->masks, i);
+		}
+		e = hx_maskfs_new(paths, dirs, n, &sb->maskfs);
+	}
+	free(paths);
+	free(dirs);
+	return e;
+}
+
 static void masks_ready(struct hx_sandbox *sb, bool quiet)
 {
 	const char *const *paths;
@@ -228,13 +254,30 @@ static void masks_ready(struct hx_sandbox *sb, bool quiet)
 		sb->masks_err = hx_masks_add(
 		    &sb->masks, paths, n, sb->handoff < 0 ? sb->mask_dir : NULL,
 		    sb->mask_dir);
+	/* When Landlock's refusals are not read (an ordinary user: no
+	 * CAP_AUDIT_READ), the directories it refuses are masks too, that
+	 * say who looked in them (maskfs.h); Landlock still refuses them
+	 * whole, and their own listing unrecorded. */
+	sb->mask_records_err = hx_maskfs_probe();
+	if (!sb->masks_err && !sb->mask_records_err && sb->ll_probe <= 0 &&
+	    (n = hx_landlock_held(sb->ll, &paths))) {
+		size_t had = hx_masks_count(sb->masks);
+
+		sb->masks_err = hx_masks_add(
+		    &sb->masks, paths, n, sb->handoff < 0 ? sb->mask_dir : NULL,
+		    sb->mask_dir);
+		sb->held_masks = hx_masks_count(sb->masks) - had;
+	}
 	n = hx_masks_count(sb->masks);
 	if (!sb->masks_err && n && geteuid() != 0)
 		sb->masks_err = userns_probe();
 	if (sb->masks_err) {
 		hx_masks_free(sb->masks);
 		sb->masks = NULL;
+		sb->held_masks = 0;
 	}
+	if (hx_masks_count(sb->masks) && !sb->mask_records_err)
+		sb->mask_records_err = serve_masks_so(sb);
 	if (quiet)
 		return;
 	if (sb->masks_err)
@@ -401,7 +444,7 @@ void hx_sandbox_enter(const struct hx_sandbox *sb)
 		else
 			own_devpts = true;
 	}
-	if ((e = hx_masks_apply(sb->masks)))
+	if ((e = hx_masks_apply(sb->masks, hx_maskfs_child_fd(sb->maskfs))))
 		die_child("masks", -e);
 	/* Before the capabilities go (an ordinary user has them in the
 	 * namespace above only): SysV IPC and message queues of its own,
@@ -485,8 +528,15 @@ json_t *hx_sandbox_kernel_json(const struct hx_sandbox *sb)
 	json_object_set_new(o, "exec_gate",
 			    json_boolean(sb->exec_gate && sb->handoff >= 0));
 	json_object_set_new(o, "limits", hx_limits_json(&sb->limits));
+	/* Inside write roots; and Landlock's refused directories masked
+	 * only so that a look into them is a record. */
 	json_object_set_new(
-	    o, "masks", json_integer((json_int_t)hx_masks_count(sb->masks)));
+	    o, "masks",
+	    json_integer(
+		(json_int_t)(hx_masks_count(sb->masks) - sb->held_masks)));
+	if (sb->held_masks)
+		json_object_set_new(o, "masks_held",
+				    json_integer((json_int_t)sb->held_masks));
 	/* ipool.h: how many new files in carved directories stay readable. */
 	json_object_set_new(
 	    o, "landlock_pool",
@@ -494,7 +544,30 @@ json_t *hx_sandbox_kernel_json(const struct hx_sandbox *sb)
 	if (sb->masks_err)
 		json_object_set_new(o, "masks_missing",
 				    json_string(strerror(-sb->masks_err)));
+	/* Whether a look into a mask is a record (maskfs.h). */
+	if (hx_masks_count(sb->masks))
+		json_object_set_new(
+		    o, "mask_records",
+		    json_string(sb->maskfs ? "fuse"
+					   : strerror(-sb->mask_records_err)));
 	return o;
+}
+
+int hx_sandbox_serve_masks(struct hx_sandbox *sb, struct hx_pipeline *pl,
+			   struct hx_server *srv)
+{
+	return sb && sb->maskfs ? hx_maskfs_start(sb->maskfs, pl, srv) : 0;
+}
+
+void hx_sandbox_stop_masks(struct hx_sandbox *sb)
+{
+	if (sb)
+		hx_maskfs_stop(sb->maskfs);
+}
+
+json_t *hx_sandbox_masks_json(const struct hx_sandbox *sb)
+{
+	return sb && sb->maskfs ? hx_maskfs_json(sb->maskfs) : NULL;
 }
 
 struct hx_ipool *hx_sandbox_pool(const struct hx_sandbox *sb)
@@ -515,6 +588,7 @@ void hx_sandbox_free(struct hx_sandbox *sb)
 
 		hx_masks_join(sb->masks_job, &sb->masks, &t);
 	}
+	hx_maskfs_free(sb->maskfs);
 	hx_masks_free(sb->masks);
 	free(sb);
 }

@@ -103,6 +103,18 @@ struct json_t *hx_sandbox_kernel_json(const struct hx_sandbox *sb);
 struct hx_ipool;
 struct hx_ipool *hx_sandbox_pool(const struct hx_sandbox *sb);
 
+/* The masks' records (maskfs.h): after the fork, the thread that serves
+ * them and writes their refusals into pl on srv's loop (0, or -errno:
+ * the child's masks are unserved then, and it must not run); at the
+ * end, what is queued written; {"served": ...} for session_end, or NULL
+ * when the masks are not served so. */
+struct hx_pipeline;
+struct hx_server;
+int hx_sandbox_serve_masks(struct hx_sandbox *sb, struct hx_pipeline *pl,
+			   struct hx_server *srv);
+void hx_sandbox_stop_masks(struct hx_sandbox *sb);
+struct json_t *hx_sandbox_masks_json(const struct hx_sandbox *sb);
+
 void hx_sandbox_free(struct hx_sandbox *sb);
 
 #endif

@@ -1,0 +1,598 @@
+/* Masks as FUSE file systems that record who looked; see maskfs.h. */
+#define _GNU_SOURCE
+#include "supervisor/kernel/maskfs.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <jansson.h>
+#include <limits.h>
+#include <linux/fuse.h>
+#include <poll.h>
+#include <pthread.h>
+#include <seccomp.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/mount.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/uio.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "common/clock.h"
+#include "supervisor/pipeline.h"
+#include "supervisor/refusal.h"
+#include "supervisor/server.h"
+
+#define RING	  256
+#define REPEAT_MS 1000
+/* FUSE_MIN_READ_BUFFER, and room for the largest request we take. */
+#define REQ_BUF 16384
+#define DAY	(24 * 3600)
+/* Linux 6.6 (protocol 7.39), newer than Debian 12's <linux/fuse.h>. */
+#define HX_FUSE_STATX 52
+
+/* One refusal, from the thread to the loop. */
+struct ent {
+	struct timespec when;
+	pid_t pid, tid, ppid;
+	uid_t uid;
+	long sysnr;
+	size_t mask;
+	char exe[PATH_MAX];	 /* read while it waits: it may be gone soon */
+	char name[NAME_MAX + 1]; /* looked up in a masked directory, or "" */
+};
+
+struct hx_maskfs {
+	char **paths; /* mask i's */
+	bool *dirs;
+	size_t n;
+	int chan[2]; /* [0] ours, [1] the child's */
+	int *fds;    /* mask i's connection, or -1 (thread only) */
+	int stop_efd, ready_efd;
+	pthread_t thread;
+	bool running;
+	pid_t self;
+	uid_t uid;
+	gid_t gid;
+	time_t made;	      /* the masks' times */
+	pthread_mutex_t lock; /* the ring */
+	struct ent ring[RING];
+	size_t head, count;
+	atomic_ullong served, dropped;
+	/* The loop's: the record being counted. */
+	struct hx_pipeline *pl;
+	struct hx_server *srv;
+	struct hx_source src;
+	struct ent last;
+	bool have_last;
+	uint64_t last_ms, last_seq, repeats, records, repeated;
+};
+
+int hx_maskfs_probe(void)
+{
+	int fd = open("/dev/fuse", O_RDWR | O_CLOEXEC);
+
+	if (fd < 0)
+		return -errno;
+	close(fd);
+	return 0;
+}
+
+int hx_maskfs_new(const char *const *paths, const bool *dirs, size_t n,
+		  struct hx_maskfs **out)
+{
+	struct hx_maskfs *fs = calloc(1, sizeof(*fs));
+	int e = -ENOMEM;
+
+	*out = NULL;
+	if (!fs)
+		return -ENOMEM;
+	fs->chan[0] = fs->chan[1] = fs->stop_efd = fs->ready_efd = -1;
+	fs->src.fd = -1;
+	pthread_mutex_init(&fs->lock, NULL);
+	if (!(fs->fds = malloc((n ? n : 1) * sizeof(int))) ||
+	    !(fs->paths = calloc(n ? n : 1, sizeof(char *))) ||
+	    !(fs->dirs = malloc(n ? n : 1)))
+		goto fail;
+	for (; fs->n < n; fs->n++) {
+		fs->fds[fs->n] = -1;
+		fs->dirs[fs->n] = dirs[fs->n];
+		if (!(fs->paths[fs->n] = strdup(paths[fs->n])))
+			goto fail;
+	}
+	if (socketpair(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0, fs->chan)) {
+		e = -errno;
+		fs->chan[0] = fs->chan[1] = -1;
+		goto fail;
+	}
+	fs->self = getpid();
+	fs->uid = geteuid();
+	fs->gid = getegid();
+	fs->made = time(NULL);
+	*out = fs;
+	return 0;
+fail:
+	hx_maskfs_free(fs);
+	return e;
+}
+
+int hx_maskfs_child_fd(const struct hx_maskfs *fs)
+{
+	return fs ? fs->chan[1] : -1;
+}
+
+/* Child side: no allocation, no stdio (after the fork). */
+int hx_maskfs_mount(int chan, size_t i, const char *path, bool is_dir)
+{
+	char opts[128], ctl[CMSG_SPACE(sizeof(int))];
+	uint64_t idx = i;
+	struct iovec iov = {.iov_base = &idx, .iov_len = sizeof(idx)};
+	struct msghdr msg = {.msg_iov = &iov,
+			     .msg_iovlen = 1,
+			     .msg_control = ctl,
+			     .msg_controllen = sizeof(ctl)};
+	struct cmsghdr *c;
+	int fd, e = 0;
+
+	if ((fd = open("/dev/fuse", O_RDWR | O_CLOEXEC)) < 0)
+		return -errno;
+	/* allow_other: a process of the tree that changed its uid (root's
+	 * agent running `su nobody`) is refused and recorded too, not
+	 * turned away by FUSE before we see it. */
+	snprintf(opts, sizeof(opts),
+		 "fd=%d,rootmode=%o,user_id=%u,group_id=%u,allow_other", fd,
+		 is_dir ? S_IFDIR : S_IFREG, (unsigned)geteuid(),
+		 (unsigned)getegid());
+	if (mount("harness-mask", path, "fuse",
+		  MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC, opts)) {
+		e = -errno;
+		close(fd);
+		return e;
+	}
+	memset(ctl, 0, sizeof(ctl));
+	c = CMSG_FIRSTHDR(&msg);
+	c->cmsg_level = SOL_SOCKET;
+	c->cmsg_type = SCM_RIGHTS;
+	c->cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(c), &fd, sizeof(int));
+	if (sendmsg(chan, &msg, MSG_NOSIGNAL) != (ssize_t)sizeof(idx))
+		e = -errno;
+	close(fd);
+	/* Mounted and unserved: an access would wait on nobody. */
+	if (e)
+		umount2(path, MNT_DETACH);
+	return e;
+}
+
+/* ---- the thread ---- */
+
+static void reply(int fd, uint64_t unique, int error, const void *body,
+		  size_t len)
+{
+	struct fuse_out_header h = {.len = (uint32_t)(sizeof(h) + len),
+				    .error = error,
+				    .unique = unique};
+	struct iovec iov[2] = {{&h, sizeof(h)}, {(void *)body, len}};
+
+	/* ENOENT: the request was interrupted meanwhile. */
+	if (writev(fd, iov, body ? 2 : 1) < 0) {
+	}
+}
+
+static void attr_of(const struct hx_maskfs *fs, size_t i, struct fuse_attr *a)
+{
+	bool dir = fs->dirs[i];
+
+	memset(a, 0, sizeof(*a));
+	a->ino = 1;
+	a->mode = dir ? S_IFDIR : S_IFREG; /* no permission bits */
+	a->nlink = dir ? 2 : 1;
+	a->uid = fs->uid;
+	a->gid = fs->gid;
+	a->blksize = 4096;
+	a->atime = a->mtime = a->ctime = (uint64_t)fs->made;
+}
+
+/* /proc/<tid>/status's Tgid, PPid and Uid; false when it is gone. */
+static bool who(pid_t tid, struct ent *e)
+{
+	char path[64], buf[1024], *s;
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)tid);
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+		return false;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return false;
+	buf[n] = '\0';
+	if (!(s = strstr(buf, "\nTgid:")) || sscanf(s + 6, "%d", &e->pid) != 1)
+		return false;
+	if ((s = strstr(buf, "\nPPid:")))
+		sscanf(s + 6, "%d", &e->ppid);
+	if ((s = strstr(buf, "\nUid:")))
+		sscanf(s + 5, "%u", &e->uid);
+	/* The syscall it waits in (the request is answered before it
+	 * returns): "257 0x..." */
+	snprintf(path, sizeof(path), "/proc/%d/syscall", (int)tid);
+	e->sysnr = -1;
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) >= 0) {
+		n = read(fd, buf, sizeof(buf) - 1);
+		close(fd);
+		if (n > 0) {
+			buf[n] = '\0';
+			if (sscanf(buf, "%ld", &e->sysnr) != 1)
+				e->sysnr = -1;
+		}
+	}
+	snprintf(path, sizeof(path), "/proc/%d/exe", (int)e->pid);
+	if ((n = readlink(path, e->exe, sizeof(e->exe) - 1)) > 0)
+		e->exe[n] = '\0';
+	return true;
+}
+
+static bool same(const struct ent *a, const struct ent *b)
+{
+	return a->pid == b->pid && a->mask == b->mask && a->sysnr == b->sysnr &&
+	       !strcmp(a->name, b->name);
+}
+
+/* Queues a refusal of mask i (name: looked up in it) by tid. */
+static void refused(struct hx_maskfs *fs, size_t i, pid_t tid, const char *name,
+		    size_t namelen)
+{
+	struct ent e = {.tid = tid, .mask = i};
+	uint64_t one = 1;
+
+	clock_gettime(CLOCK_REALTIME, &e.when);
+	if (tid > 0 && !who(tid, &e))
+		e.pid = e.tid = 0; /* gone already: unknown */
+	if (e.pid == fs->self)
+		return; /* harness-exec's own walk through the agent's view */
+	if (namelen >= sizeof(e.name))
+		namelen = sizeof(e.name) - 1;
+	memcpy(e.name, name, namelen);
+	e.name[namelen] = '\0';
+	pthread_mutex_lock(&fs->lock);
+	if (fs->count == RING)
+		atomic_fetch_add(&fs->dropped, 1);
+	else
+		fs->ring[(fs->head + fs->count++) % RING] = e;
+	pthread_mutex_unlock(&fs->lock);
+	if (write(fs->ready_efd, &one, sizeof(one)) < 0) {
+		/* EAGAIN: the counter is full, the loop is woken anyway */
+	}
+}
+
+static void handle(struct hx_maskfs *fs, size_t i, int fd, const char *buf,
+		   size_t len)
+{
+	const struct fuse_in_header *h = (const void *)buf;
+	const char *arg = buf + sizeof(*h);
+	size_t alen = len - sizeof(*h);
+
+	switch (h->opcode) {
+	case FUSE_INIT: {
+		const struct fuse_init_in *in = (const void *)arg;
+		struct fuse_init_out o = {.major = FUSE_KERNEL_VERSION,
+					  .minor = FUSE_KERNEL_MINOR_VERSION,
+					  .max_write = 4096};
+
+		if (alen >= 12)
+			o.max_readahead = in->max_readahead;
+		reply(fd, h->unique, 0, &o, sizeof(o));
+		return;
+	}
+	case FUSE_GETATTR: {
+		struct fuse_attr_out o = {.attr_valid = DAY};
+
+		attr_of(fs, i, &o.attr);
+		reply(fd, h->unique, 0, &o, sizeof(o));
+		return;
+	}
+	case FUSE_STATFS: {
+		struct fuse_statfs_out o = {
+		    .st = {.bsize = 4096, .namelen = 255, .frsize = 4096}};
+
+		reply(fd, h->unique, 0, &o, sizeof(o));
+		return;
+	}
+	case FUSE_LOOKUP: /* a name inside a masked directory */
+		refused(fs, i, (pid_t)h->pid, arg, strnlen(arg, alen));
+		reply(fd, h->unique, -EACCES, NULL, 0);
+		return;
+	case FUSE_OPEN:
+	case FUSE_OPENDIR:
+		refused(fs, i, (pid_t)h->pid, "", 0);
+		reply(fd, h->unique, -EACCES, NULL, 0);
+		return;
+	case FUSE_FORGET:
+	case FUSE_BATCH_FORGET:
+	case FUSE_INTERRUPT: /* every request is answered at once */
+		return;
+	case FUSE_GETXATTR:
+	case FUSE_LISTXATTR:
+	case HX_FUSE_STATX: /* the kernel falls back to GETATTR */
+	case FUSE_DESTROY:
+		reply(fd, h->unique, -ENOSYS, NULL, 0);
+		return;
+	default:
+		/* Never ENOSYS for the rest: for OPEN, ACCESS and a few
+		 * others it means "always allowed". */
+		reply(fd, h->unique, -EACCES, NULL, 0);
+	}
+}
+
+/* Takes the connections the child sends. */
+static void take(struct hx_maskfs *fs)
+{
+	char ctl[CMSG_SPACE(sizeof(int))];
+	uint64_t idx;
+	struct iovec iov = {.iov_base = &idx, .iov_len = sizeof(idx)};
+	struct msghdr msg = {.msg_iov = &iov,
+			     .msg_iovlen = 1,
+			     .msg_control = ctl,
+			     .msg_controllen = sizeof(ctl)};
+	struct cmsghdr *c;
+	int fd;
+
+	if (recvmsg(fs->chan[0], &msg, MSG_DONTWAIT | MSG_CMSG_CLOEXEC) !=
+	    (ssize_t)sizeof(idx))
+		return;
+	c = CMSG_FIRSTHDR(&msg);
+	if (!c || c->cmsg_type != SCM_RIGHTS ||
+	    c->cmsg_len != CMSG_LEN(sizeof(int)))
+		return;
+	memcpy(&fd, CMSG_DATA(c), sizeof(int));
+	if (idx >= fs->n || fs->fds[idx] >= 0) {
+		close(fd);
+		return;
+	}
+	fcntl(fd, F_SETFL, O_NONBLOCK);
+	fs->fds[idx] = fd;
+}
+
+static void *serve(void *arg)
+{
+	struct hx_maskfs *fs = arg;
+	struct pollfd *p = calloc(fs->n + 2, sizeof(*p));
+	size_t *which = calloc(fs->n + 2, sizeof(*which));
+	char buf[REQ_BUF];
+
+	if (!p || !which)
+		goto out;
+	for (;;) {
+		size_t k = 0;
+
+		p[k++] = (struct pollfd){.fd = fs->stop_efd, .events = POLLIN};
+		p[k++] = (struct pollfd){.fd = fs->chan[0], .events = POLLIN};
+		for (size_t i = 0; i < fs->n; i++)
+			if (fs->fds[i] >= 0) {
+				which[k] = i;
+				p[k++] = (struct pollfd){.fd = fs->fds[i],
+							 .events = POLLIN};
+			}
+		if (poll(p, k, -1) < 0) {
+			if (errno == EINTR)
+				continue;
+			break;
+		}
+		if (p[0].revents)
+			break;
+		if (p[1].revents & POLLIN)
+			take(fs);
+		for (size_t j = 2; j < k; j++) {
+			size_t i = which[j];
+			ssize_t n;
+
+			if (!p[j].revents)
+				continue;
+			n = read(fs->fds[i], buf, sizeof(buf));
+			if (n < 0 && (errno == EAGAIN || errno == EINTR ||
+				      errno == ENOENT))
+				continue;
+			if (n < (ssize_t)sizeof(struct fuse_in_header)) {
+				/* ENODEV: unmounted (the namespace ended) */
+				close(fs->fds[i]);
+				fs->fds[i] = -1;
+				continue;
+			}
+			atomic_fetch_add(&fs->served, 1);
+			handle(fs, i, fs->fds[i], buf, (size_t)n);
+		}
+	}
+out:
+	free(p);
+	free(which);
+	return NULL;
+}
+
+/* ---- the loop's end: records ---- */
+
+static void write_rec(struct hx_maskfs *fs, const struct ent *e,
+		      uint64_t repeated)
+{
+	char path[PATH_MAX + NAME_MAX + 2], name[64];
+	const char *mask = fs->paths[e->mask];
+	struct hx_peer peer = {
+	    .pid = e->pid, .tid = e->tid, .ppid = e->ppid, .uid = e->uid};
+	char *sys = e->sysnr >= 0 ? seccomp_syscall_resolve_num_arch(
+					SCMP_ARCH_NATIVE, (int)e->sysnr)
+				  : NULL;
+	struct hx_refusal r;
+	json_t *rec, *args;
+	uint64_t seq;
+
+	snprintf(path, sizeof(path), "%s%s%s", mask, e->name[0] ? "/" : "",
+		 e->name);
+	snprintf(name, sizeof(name), "%s", sys ? sys : "open");
+	free(sys);
+	peer.exe = e->exe[0] ? e->exe : NULL;
+	r = (struct hx_refusal){.peer = e->pid > 0 ? &peer : NULL,
+				.event = name,
+				.when = &e->when,
+				.op = HX_OP_READ,
+				.path = path,
+				.cat = HX_CAT_FILE_READ,
+				.risk = HX_RISK_HIGH,
+				.rule = "harness:mask",
+				.layer = "mask",
+				.repeated = repeated,
+				.ref_seq = repeated ? fs->last_seq : 0};
+	if (!(rec = hx_refusal_record(fs->pl, &r, &args)))
+		return;
+	if (e->name[0])
+		json_object_set_new(args, "mask", json_string(mask));
+	seq = hx_refusal_append(fs->pl, &r, rec);
+	json_decref(rec);
+	if (repeated)
+		return;
+	fs->last_seq = seq;
+	fs->records++;
+}
+
+static void flush_repeats(struct hx_maskfs *fs)
+{
+	if (fs->have_last && fs->repeats) {
+		write_rec(fs, &fs->last, fs->repeats);
+		fs->repeats = 0;
+	}
+}
+
+static void drain(struct hx_maskfs *fs)
+{
+	uint64_t v;
+
+	if (read(fs->ready_efd, &v, sizeof(v)) < 0) {
+		/* EAGAIN: drained before */
+	}
+	for (;;) {
+		struct ent e;
+		uint64_t t = hx_mono_ms();
+
+		pthread_mutex_lock(&fs->lock);
+		if (!fs->count) {
+			pthread_mutex_unlock(&fs->lock);
+			return;
+		}
+		e = fs->ring[fs->head];
+		fs->head = (fs->head + 1) % RING;
+		fs->count--;
+		pthread_mutex_unlock(&fs->lock);
+		fs->pl->events++;
+		fs->pl->verdicts[HX_VERDICT_DENY]++;
+		/* A storm (a loop of the same refused open) is one record
+		 * and a count. */
+		if (fs->have_last && same(&e, &fs->last) &&
+		    t - fs->last_ms < REPEAT_MS) {
+			fs->repeats++;
+			fs->repeated++;
+			continue;
+		}
+		flush_repeats(fs);
+		write_rec(fs, &e, 0);
+		fs->last = e;
+		fs->have_last = true;
+		fs->last_ms = t;
+	}
+}
+
+static void on_ready(struct hx_server *s, struct hx_source *src,
+		     uint32_t events)
+{
+	(void)s;
+	(void)events;
+	drain(src->arg);
+}
+
+int hx_maskfs_start(struct hx_maskfs *fs, struct hx_pipeline *pl,
+		    struct hx_server *srv)
+{
+	sigset_t all, old;
+	int e;
+
+	close(fs->chan[1]); /* the child's */
+	fs->chan[1] = -1;
+	fs->pl = pl;
+	if ((fs->stop_efd = eventfd(0, EFD_CLOEXEC)) < 0 ||
+	    (fs->ready_efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) < 0)
+		return -errno;
+	fs->src = (struct hx_source){
+	    .fd = fs->ready_efd, .handle = on_ready, .arg = fs};
+	if ((e = hx_server_add(srv, &fs->src, EPOLLIN)))
+		return e;
+	fs->srv = srv;
+	/* No signal of the loop's (signalfd) may land on this thread. */
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	e = pthread_create(&fs->thread, NULL, serve, fs);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (e)
+		return -e;
+	fs->running = true;
+	return 0;
+}
+
+void hx_maskfs_stop(struct hx_maskfs *fs)
+{
+	uint64_t one = 1;
+
+	if (!fs || !fs->running)
+		return;
+	if (write(fs->stop_efd, &one, sizeof(one)) < 0) {
+		/* an eventfd takes 1 */
+	}
+	pthread_join(fs->thread, NULL);
+	fs->running = false;
+	drain(fs);
+	flush_repeats(fs);
+}
+
+json_t *hx_maskfs_json(const struct hx_maskfs *fs)
+{
+	json_t *o = json_object();
+
+	json_object_set_new(o, "served",
+			    json_integer((json_int_t)atomic_load(&fs->served)));
+	json_object_set_new(o, "records",
+			    json_integer((json_int_t)fs->records));
+	json_object_set_new(o, "repeated",
+			    json_integer((json_int_t)fs->repeated));
+	json_object_set_new(
+	    o, "dropped", json_integer((json_int_t)atomic_load(&fs->dropped)));
+	return o;
+}
+
+void hx_maskfs_free(struct hx_maskfs *fs)
+{
+	if (!fs)
+		return;
+	hx_maskfs_stop(fs);
+	if (fs->srv)
+		hx_server_del(fs->srv, &fs->src);
+	for (size_t i = 0; fs->fds && i < fs->n; i++)
+		if (fs->fds[i] >= 0)
+			close(fs->fds[i]);
+	for (int i = 0; i < 2; i++)
+		if (fs->chan[i] >= 0)
+			close(fs->chan[i]);
+	if (fs->stop_efd >= 0)
+		close(fs->stop_efd);
+	if (fs->ready_efd >= 0)
+		close(fs->ready_efd);
+	pthread_mutex_destroy(&fs->lock);
+	for (size_t i = 0; fs->paths && i < fs->n; i++)
+		free(fs->paths[i]);
+	free(fs->paths);
+	free(fs->dirs);
+	free(fs->fds);
+	free(fs);
+}

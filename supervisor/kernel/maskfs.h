@@ -1,0 +1,79 @@
+/* Masks that say who looked (issue 10, class 10).
+ *
+ * A mask (masks.h) made of an empty unreadable file refuses a read
+ * without telling anyone: a static program, Claude Code's Read tool or
+ * any raw syscall that skips the shim gets EACCES and leaves no record.
+ * Here each mask is instead a FUSE file system of its own, mounted by
+ * the agent's first process over the denied file or directory in its
+ * mount namespace (hx_maskfs_mount) and served by a thread of
+ * harness-exec, which answers every open of it and every name looked up
+ * in it with EACCES, and queues the refusal with the process the kernel
+ * names in the request (its thread id, in FUSE's header) for a record
+ * on the loop: "layer": "mask", the exact path asked for
+ * (~/.ssh/id_rsa inside a masked ~/.ssh), the policy's rule, the
+ * syscall the thread was in. The kernel's own attribute and lookup
+ * caches are not used for refusals, so each try is seen; a storm of the
+ * same one is one record and a count.
+ *
+ * What it needs: /dev/fuse that the user can open (Debian's udev makes
+ * it 0666; as root always) and FUSE mounts in the agent's user
+ * namespace (Linux 4.18). Without it the masks are the empty covers
+ * again: the read is still refused, unrecorded (session_start's
+ * kernel.mask_records says which).
+ *
+ * The thread never waits for the loop (the loop's own path walks
+ * through the agent's /proc/<pid>/root may meet a mask): a full queue
+ * counts what it drops. Requests of harness-exec's own threads are
+ * refused unrecorded. If harness-exec dies, the file systems are
+ * aborted: every access fails (ENOTCONN), none reads.
+ *
+ * Lifecycle: hx_maskfs_new (before the fork) -> hx_maskfs_mount for each
+ * mask, in the child (masks.c) -> hx_maskfs_start (after the fork) ->
+ * hx_maskfs_stop (the session's end: what is queued is written) ->
+ * hx_maskfs_json -> hx_maskfs_free. */
+#ifndef HX_MASKFS_H
+#define HX_MASKFS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+struct hx_maskfs;
+struct hx_pipeline;
+struct hx_server;
+struct json_t;
+
+/* Whether this process can serve masks so (opens /dev/fuse): 0, or
+ * -errno. */
+int hx_maskfs_probe(void);
+
+/* For the n masks (paths[i], a directory when dirs[i]; copied): the
+ * channel on which the child sends the FUSE connection of each it
+ * mounts. Returns 0 and *out, or -errno. */
+int hx_maskfs_new(const char *const *paths, const bool *dirs, size_t n,
+		  struct hx_maskfs **out);
+
+/* The child's end of the channel (closed with the others before the
+ * agent runs), or -1 for NULL. */
+int hx_maskfs_child_fd(const struct hx_maskfs *fs);
+
+/* In the child, in its mount namespace: mounts mask i (path, a
+ * directory or not) as a FUSE file system on a new connection and sends
+ * the connection on chan. Returns 0, or -errno (the caller covers the
+ * path the old way). */
+int hx_maskfs_mount(int chan, size_t i, const char *path, bool is_dir);
+
+/* In the parent after the fork: the serving thread, and the loop's end
+ * that writes the records into pl. Returns 0 or -errno. */
+int hx_maskfs_start(struct hx_maskfs *fs, struct hx_pipeline *pl,
+		    struct hx_server *srv);
+
+/* Ends the thread and writes what is queued. NULL is a no-op. */
+void hx_maskfs_stop(struct hx_maskfs *fs);
+
+/* {"served": N, "records": N, "repeated": N, "dropped": N}: a new
+ * reference. */
+struct json_t *hx_maskfs_json(const struct hx_maskfs *fs);
+
+void hx_maskfs_free(struct hx_maskfs *fs);
+
+#endif

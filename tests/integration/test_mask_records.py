@@ -1,0 +1,112 @@
+"""A look into a mask is a record (supervisor/kernel/maskfs.h; issue 10,
+class 10): each mask is a FUSE file system served by harness-exec, which
+refuses every open of it and every name looked up in it, and writes who
+it was (pid and exe from the kernel's request, not from the agent),
+the exact path, the policy's rule and the syscall. Where Landlock's own
+refusals cannot be read (an ordinary user: no CAP_AUDIT_READ; root with
+--no-kernel-audit), the directories Landlock refuses are masked so too,
+so that Claude Code's raw read of ~/.ssh/id_rsa leaves a record. Tried
+by a static busybox and raw syscalls, as root and as the ordinary user."""
+
+import os
+import shutil
+
+from lib import Skip, check, harness
+from test_default_policy import fake_home
+
+BUSYBOX = shutil.which("busybox")
+SECRET = "API_KEY=sk-live-123\n"
+
+
+def _fuse(r):
+    """Skips when this user cannot serve masks so (a /dev/fuse it
+    cannot open: not Debian's udev mode); root always can."""
+    k = r.one(event="session_start")["kernel"]
+    if k.get("mask_records") != "fuse":
+        check(os.geteuid() != 0 and not os.access("/dev/fuse", os.R_OK | os.W_OK),
+              "masks without records, though /dev/fuse opens: %r" % k)
+        raise Skip("/dev/fuse is not the user's to open: %r" % k.get("mask_records"))
+
+
+def _mask_records(r, **want):
+    return [e for e in r.events(layer="mask", **want)]
+
+
+def test_masked_file_read_is_a_record(wd):
+    wd.file(".env", SECRET)
+    home = fake_home(wd)
+    # A static program twice (two processes), then python: its shim
+    # refuses first (a record of the shim's), and harness-exec's own
+    # walk through the agent's view meets the mask unrecorded.
+    script = ("cat .env; echo pid $$; cat .env; "
+              "/usr/bin/python3 -c \"open('.env')\"; ls -l /proc/self/fd/; echo done")
+    r = harness([BUSYBOX, "sh", "-c", script], wd, policy=None, env={"HOME": home})
+    _fuse(r)
+    check("sk-live" not in r.stdout and r.stdout.endswith("done\n"), "%r %r" % (r.stdout, r.stderr))
+    check("fuse" not in r.stdout, "the agent holds a FUSE connection: %r" % r.stdout)
+    path = os.path.join(wd.path, ".env")
+    recs = _mask_records(r, args_path=path)
+    check(len(recs) == 2, "two static reads, %d mask records:\n%s" % (len(recs), r.dump()))
+    for e in recs:
+        check(e["verdict"] == "deny" and e["enforced"] is True and e["rule"] == "dotenv",
+              "record %r" % e)
+        check(e["exe"] == os.path.realpath(BUSYBOX) and e["event"] in ("openat", "open"),
+              "who and how: %r" % e)
+        check(e["pid"] not in (None, r.one(event="session_start")["pid"]), "pid %r" % e)
+    check(recs[0]["pid"] != recs[1]["pid"], "two processes, one pid: %r" % recs)
+    shim = r.events(args_path=path, layer="shim")
+    check(len(shim) == 1 and shim[0]["verdict"] == "deny", "python's read: %r" % shim)
+    end = r.one(event="session_end")["mask_records"]
+    check(end["records"] == 2 and end["dropped"] == 0, "session_end %r" % end)
+
+
+def test_storm_is_one_record_and_an_exact_count(wd):
+    wd.file(".env", SECRET)
+    # One static process refused the same read in a loop.
+    r = harness([BUSYBOX, "sh", "-c",
+                 "i=0; while [ $i -lt 200 ]; do read x < .env; i=$((i+1)); done 2>/dev/null; "
+                 "echo $$"], wd, policy=None, env={"HOME": fake_home(wd)})
+    _fuse(r)
+    pid = int(r.stdout.split()[-1])
+    path = os.path.join(wd.path, ".env")
+    recs = _mask_records(r, args_path=path)
+    check(recs and all(e["pid"] == pid for e in recs), "pid %d: %r" % (pid, recs))
+    # Nothing is lost on the way (unlike the kernel's audit queue).
+    total = sum(e.get("repeated", 1) for e in recs)
+    check(total == 200, "200 refusals, %d counted:\n%s" % (total, r.dump()))
+    check(len(recs) <= 6, "a storm of %d records" % len(recs))
+    for e in recs:
+        if "repeated" in e:
+            check(r.one(seq=e["ref_seq"])["args"]["path"] == path, "ref_seq %r" % e)
+    check(r.stderr.count("harness: denied read %s" % path) == 1,
+          "the notice is not printed once: %r" % r.stderr[:500])
+
+
+def test_name_looked_up_in_a_masked_directory(wd):
+    # The test policy denies $CWD/secret/** inside its write root $CWD.
+    r = harness([BUSYBOX, "sh", "-c", "cat secret/key; ls secret; stat -c %s secret/key"], wd)
+    _fuse(r)
+    check("TOP-SECRET" not in r.stdout, r.stdout)
+    d = os.path.join(wd.path, "secret")
+    e = r.one(layer="mask", args_path=os.path.join(d, "key"))
+    check(e["args"].get("mask") == d and e["rule"] == "test-secret", "record %r" % e)
+    r.one(layer="mask", args_path=d)  # the listing
+
+
+def test_landlock_refused_directory_recorded_without_kernel_audit(wd):
+    """Claude Code's Read of ~/.ssh/id_rsa is a raw openat: refused by
+    Landlock, which only kernel audit reports. Without it (an ordinary
+    user; here also root with --no-kernel-audit) ~/.ssh is a mask."""
+    home = fake_home(wd)
+    key = os.path.join(home, ".ssh", "id_rsa")
+    extra = ["--no-kernel-audit"] if os.geteuid() == 0 else []
+    r = harness([BUSYBOX, "sh", "-c", "cat ~/.ssh/id_rsa; ls ~/.ssh; cat ~/.bashrc"], wd,
+                policy=None, env={"HOME": home}, extra=extra)
+    _fuse(r)
+    check("PRIVATE-KEY" not in r.stdout and "# rc" in r.stdout, "%r %r" % (r.stdout, r.stderr))
+    e = r.one(layer="mask", args_path=key)
+    check(e["rule"] == "ssh" and e["exe"] == os.path.realpath(BUSYBOX), "record %r" % e)
+    k = r.one(event="session_start")["kernel"]
+    check(k.get("masks_held", 0) >= 1 and k.get("masks") == 0, "kernel %r" % k)
+    # The rest of $HOME is untouched: ~/.bashrc read, nothing else masked.
+    check(open(key).read() == "PRIVATE-KEY\n", "the key changed")
