@@ -297,6 +297,37 @@ static void existing(struct derive *d, const struct hx_ll_pat *lp,
 	closedir(dir);
 }
 
+/* A held directory is masked (hx_landlock_held): none may hold
+ * anything the ruleset may grant, which the mask would hide (a read
+ * allow of ~/.ssh/known_hosts, a write root beneath it). A pattern
+ * Landlock cannot express grants nothing. */
+static void keep_held_alone(struct derive *d)
+{
+	size_t k = 0;
+
+	for (size_t i = 0; i < d->held.n; i++) {
+		const char *h = d->held.v[i];
+		bool granted = false;
+
+		for (size_t j = 0; j < d->wcanon.n && !granted; j++)
+			granted = hx_ll_within(d->wcanon.v[j], h);
+		for (size_t j = 0; j < d->nfr && !granted; j++) {
+			struct hx_ll_pat lp;
+
+			granted = d->fr[j].v == HX_VERDICT_ALLOW &&
+				  (d->fr[j].access & HX_ACCESS_READ) &&
+				  !hx_ll_classify(d->fr[j].pat, &lp) &&
+				  lp.kind != HX_LL_INEXPRESSIBLE &&
+				  hx_ll_within(lp.prefix, h);
+		}
+		if (granted)
+			free(d->held.v[i]);
+		else
+			d->held.v[k++] = d->held.v[i];
+	}
+	d->held.n = k;
+}
+
 /* One read-deny pattern into the tree, or onto the shim-only list. */
 static void read_deny(struct derive *d, const struct frule *f)
 {
@@ -651,6 +682,7 @@ int hx_ll_derive(const struct hx_policy *p, struct hx_landlock *ll, char *err,
 	}
 	if (d->err)
 		goto fail;
+	keep_held_alone(d);
 
 	if (dflt_allow) {
 		/* Listing stays possible on every ancestor of a deny. */

@@ -24,6 +24,7 @@
 #include "supervisor/kernel/features.h"
 #include "supervisor/kernel/ipool.h"
 #include "supervisor/kernel/landlock.h"
+#include "supervisor/kernel/landlock_tree.h"
 #include "supervisor/kernel/maskfs.h"
 #include "supervisor/kernel/masks.h"
 #include "supervisor/kernel/rlimits.h"
@@ -236,6 +237,26 @@ static int serve_masks_so(struct hx_sandbox *sb)
 	return e;
 }
 
+/* Landlock's refused directories as masks, but harness's own state: the
+ * session's directory holds the socket the shim reaches. */
+static void add_held(struct hx_sandbox *sb, const char *const *paths, size_t n)
+{
+	const char **keep = calloc(n, sizeof(*keep));
+	size_t k = 0, had = hx_masks_count(sb->masks);
+
+	if (!keep) {
+		sb->masks_err = -ENOMEM;
+		return;
+	}
+	for (size_t i = 0; i < n; i++)
+		if (!hx_ll_within(paths[i], sb->mask_dir) &&
+		    !hx_ll_within(sb->mask_dir, paths[i]))
+			keep[k++] = paths[i];
+	sb->masks_err = hx_masks_add(&sb->masks, keep, k, NULL, sb->mask_dir);
+	sb->held_masks = hx_masks_count(sb->masks) - had;
+	free(keep);
+}
+
 static void masks_ready(struct hx_sandbox *sb, bool quiet)
 {
 	const char *const *paths;
@@ -260,14 +281,8 @@ static void masks_ready(struct hx_sandbox *sb, bool quiet)
 	 * whole, and their own listing unrecorded. */
 	sb->mask_records_err = hx_maskfs_probe();
 	if (!sb->masks_err && !sb->mask_records_err && sb->ll_probe <= 0 &&
-	    (n = hx_landlock_held(sb->ll, &paths))) {
-		size_t had = hx_masks_count(sb->masks);
-
-		sb->masks_err = hx_masks_add(
-		    &sb->masks, paths, n, sb->handoff < 0 ? sb->mask_dir : NULL,
-		    sb->mask_dir);
-		sb->held_masks = hx_masks_count(sb->masks) - had;
-	}
+	    (n = hx_landlock_held(sb->ll, &paths)))
+		add_held(sb, paths, n);
 	n = hx_masks_count(sb->masks);
 	if (!sb->masks_err && n && geteuid() != 0)
 		sb->masks_err = userns_probe();
