@@ -1,6 +1,7 @@
 /* The sealed DNS namespace and its keeper; see dnsns.h. */
 #define _GNU_SOURCE
 #include "supervisor/kernel/dnsns.h"
+#include "common/fdpass.h"
 #include "supervisor/kernel/caps.h"
 
 #include <errno.h>
@@ -45,25 +46,7 @@ struct sock_rq {
 
 static int send_fds(int sock, int32_t status, const int *fds, size_t n)
 {
-	union {
-		struct cmsghdr h;
-		unsigned char b[CMSG_SPACE(NLISTEN * sizeof(int))];
-	} cb;
-	struct iovec iov = {&status, sizeof(status)};
-	struct msghdr m = {.msg_iov = &iov, .msg_iovlen = 1};
-	struct cmsghdr *c;
-
-	if (n) {
-		memset(&cb, 0, sizeof(cb));
-		m.msg_control = cb.b;
-		m.msg_controllen = CMSG_SPACE(n * sizeof(int));
-		c = CMSG_FIRSTHDR(&m);
-		c->cmsg_level = SOL_SOCKET;
-		c->cmsg_type = SCM_RIGHTS;
-		c->cmsg_len = CMSG_LEN(n * sizeof(int));
-		memcpy(CMSG_DATA(c), fds, n * sizeof(int));
-	}
-	return sendmsg(sock, &m, MSG_NOSIGNAL) < 0 ? -errno : 0;
+	return hx_fd_send(sock, &status, sizeof(status), fds, n);
 }
 
 static int lo_up(void)
@@ -277,39 +260,12 @@ int hx_dnsns_start(struct hx_dnsns **out)
 /* One reply of the keeper: its status, and the fds it passed. */
 static int recv_reply(int sock, int *fds, size_t max, size_t *nfds)
 {
-	union {
-		struct cmsghdr h;
-		unsigned char b[CMSG_SPACE(NLISTEN * sizeof(int))];
-	} cb;
 	int32_t status;
-	struct iovec iov = {&status, sizeof(status)};
-	struct msghdr m = {.msg_iov = &iov,
-			   .msg_iovlen = 1,
-			   .msg_control = cb.b,
-			   .msg_controllen = sizeof(cb.b)};
-	ssize_t n;
+	ssize_t n =
+	    hx_fd_recv(sock, &status, sizeof(status), fds, max, nfds, 0);
 
-	*nfds = 0;
-	do
-		n = recvmsg(sock, &m, MSG_CMSG_CLOEXEC);
-	while (n < 0 && errno == EINTR);
 	if (n < 0)
-		return -errno;
-	for (struct cmsghdr *c = CMSG_FIRSTHDR(&m); c; c = CMSG_NXTHDR(&m, c)) {
-		size_t k = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
-
-		if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
-			continue;
-		for (size_t i = 0; i < k; i++) {
-			int fd;
-
-			memcpy(&fd, CMSG_DATA(c) + i * sizeof(int), sizeof(fd));
-			if (*nfds < max)
-				fds[(*nfds)++] = fd;
-			else
-				close(fd);
-		}
-	}
+		return (int)n;
 	if (n != (ssize_t)sizeof(status))
 		return -EPIPE; /* the keeper is gone */
 	return status;

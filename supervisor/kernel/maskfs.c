@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #include "common/clock.h"
+#include "common/fdpass.h"
 #include "supervisor/pipeline.h"
 #include "supervisor/refusal.h"
 #include "supervisor/server.h"
@@ -130,15 +131,9 @@ int hx_maskfs_child_fd(const struct hx_maskfs *fs)
 /* Child side: no allocation, no stdio (after the fork). */
 int hx_maskfs_mount(int chan, size_t i, const char *path, bool is_dir)
 {
-	char opts[128], ctl[CMSG_SPACE(sizeof(int))];
 	uint64_t idx = i;
-	struct iovec iov = {.iov_base = &idx, .iov_len = sizeof(idx)};
-	struct msghdr msg = {.msg_iov = &iov,
-			     .msg_iovlen = 1,
-			     .msg_control = ctl,
-			     .msg_controllen = sizeof(ctl)};
-	struct cmsghdr *c;
-	int fd, e = 0;
+	char opts[128];
+	int fd, e;
 
 	if ((fd = open("/dev/fuse", O_RDWR | O_CLOEXEC)) < 0)
 		return -errno;
@@ -155,14 +150,7 @@ int hx_maskfs_mount(int chan, size_t i, const char *path, bool is_dir)
 		close(fd);
 		return e;
 	}
-	memset(ctl, 0, sizeof(ctl));
-	c = CMSG_FIRSTHDR(&msg);
-	c->cmsg_level = SOL_SOCKET;
-	c->cmsg_type = SCM_RIGHTS;
-	c->cmsg_len = CMSG_LEN(sizeof(int));
-	memcpy(CMSG_DATA(c), &fd, sizeof(int));
-	if (sendmsg(chan, &msg, MSG_NOSIGNAL) != (ssize_t)sizeof(idx))
-		e = -errno;
+	e = hx_fd_send(chan, &idx, sizeof(idx), &fd, 1);
 	close(fd);
 	/* Mounted and unserved: an access would wait on nobody. */
 	if (e)
@@ -331,27 +319,20 @@ static void handle(struct hx_maskfs *fs, size_t i, int fd, const char *buf,
 	}
 }
 
-/* Takes the connections the child sends. */
+/* Takes a connection the child sends. */
 static void take(struct hx_maskfs *fs)
 {
-	char ctl[CMSG_SPACE(sizeof(int))];
 	uint64_t idx;
-	struct iovec iov = {.iov_base = &idx, .iov_len = sizeof(idx)};
-	struct msghdr msg = {.msg_iov = &iov,
-			     .msg_iovlen = 1,
-			     .msg_control = ctl,
-			     .msg_controllen = sizeof(ctl)};
-	struct cmsghdr *c;
+	size_t n;
 	int fd;
 
-	if (recvmsg(fs->chan[0], &msg, MSG_DONTWAIT | MSG_CMSG_CLOEXEC) !=
-	    (ssize_t)sizeof(idx))
+	if (hx_fd_recv(fs->chan[0], &idx, sizeof(idx), &fd, 1, &n,
+		       MSG_DONTWAIT) != (ssize_t)sizeof(idx) ||
+	    !n) {
+		if (n)
+			close(fd);
 		return;
-	c = CMSG_FIRSTHDR(&msg);
-	if (!c || c->cmsg_type != SCM_RIGHTS ||
-	    c->cmsg_len != CMSG_LEN(sizeof(int)))
-		return;
-	memcpy(&fd, CMSG_DATA(c), sizeof(int));
+	}
 	if (idx >= fs->n || fs->fds[idx] >= 0) {
 		close(fd);
 		return;
