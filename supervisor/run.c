@@ -929,7 +929,7 @@ int hx_run(const struct hx_options *o)
 		r->ka = NULL;
 	}
 	/* Before the notify hand-off: the child may meet a mask first. */
-	if ((e = hx_sandbox_serve_masks(r->sb, &r->pl, r->srv))) {
+	if ((e = hx_sandbox_serve_masks(r->sb, r->child, &r->pl, r->srv))) {
 		hx_say("masks: cannot be served: %s", strerror(-e));
 		kill(r->child, SIGKILL); /* its masks would wait on nobody */
 	}

@@ -27,6 +27,7 @@
 #include "common/clock.h"
 #include "common/fdpass.h"
 #include "supervisor/pipeline.h"
+#include "supervisor/record.h"
 #include "supervisor/refusal.h"
 #include "supervisor/server.h"
 
@@ -34,7 +35,9 @@
 #define REPEAT_MS 1000
 /* FUSE_MIN_READ_BUFFER, and room for the largest request we take. */
 #define REQ_BUF 16384
-#define DAY	(24 * 3600)
+/* include/linux/fuse_i.h: a name longer than this is refused first. */
+#define FUSE_NAME_MAX 1024
+#define DAY	      (24 * 3600)
 /* Linux 6.6 (protocol 7.39), newer than Debian 12's <linux/fuse.h>. */
 #define HX_FUSE_STATX 52
 
@@ -45,8 +48,9 @@ struct ent {
 	uid_t uid;
 	long sysnr;
 	size_t mask;
-	char exe[PATH_MAX];	 /* read while it waits: it may be gone soon */
-	char name[NAME_MAX + 1]; /* looked up in a masked directory, or "" */
+	char exe[PATH_MAX]; /* read while it waits: it may be gone soon */
+	/* looked up in a masked directory, or "": FUSE asks up to 1024 */
+	char name[FUSE_NAME_MAX + 1];
 };
 
 struct hx_maskfs {
@@ -58,7 +62,12 @@ struct hx_maskfs {
 	int stop_efd, ready_efd;
 	pthread_t thread;
 	bool running;
-	pid_t self;
+	pid_t self, child;
+	/* The agent's mount namespace, where the masks are: another
+	 * process reaches them only through /proc/<pid>/root, and is no
+	 * part of the session (refused, unrecorded). 0: not known yet. */
+	ino_t mnt_ino;
+	dev_t mnt_dev;
 	uid_t uid;
 	gid_t gid;
 	time_t made;	      /* the masks' times */
@@ -187,6 +196,17 @@ static void attr_of(const struct hx_maskfs *fs, size_t i, struct fuse_attr *a)
 	a->atime = a->mtime = a->ctime = (uint64_t)fs->made;
 }
 
+/* Whether tid is in the agent's mount namespace. */
+static bool in_session(const struct hx_maskfs *fs, pid_t tid)
+{
+	char path[64];
+	struct stat st;
+
+	snprintf(path, sizeof(path), "/proc/%d/ns/mnt", (int)tid);
+	return fs->mnt_ino && !stat(path, &st) && st.st_ino == fs->mnt_ino &&
+	       st.st_dev == fs->mnt_dev;
+}
+
 /* /proc/<tid>/status's Tgid, PPid and Uid; false when it is gone. */
 static bool who(pid_t tid, struct ent *e)
 {
@@ -243,8 +263,10 @@ static void refused(struct hx_maskfs *fs, size_t i, pid_t tid, const char *name,
 	clock_gettime(CLOCK_REALTIME, &e.when);
 	if (tid > 0 && !who(tid, &e))
 		e.pid = e.tid = 0; /* gone already: unknown */
-	if (e.pid == fs->self)
-		return; /* harness-exec's own walk through the agent's view */
+	/* harness-exec's own walk through the agent's view, or another
+	 * process's through /proc/<pid>/root: no refusal of the session */
+	if (e.pid == fs->self || (e.pid && !in_session(fs, tid)))
+		return;
 	if (namelen >= sizeof(e.name))
 		namelen = sizeof(e.name) - 1;
 	memcpy(e.name, name, namelen);
@@ -339,6 +361,16 @@ static void take(struct hx_maskfs *fs)
 	}
 	fcntl(fd, F_SETFL, O_NONBLOCK);
 	fs->fds[idx] = fd;
+	if (!fs->mnt_ino) { /* the child mounted it in its namespace */
+		char path[64];
+		struct stat st;
+
+		snprintf(path, sizeof(path), "/proc/%d/ns/mnt", (int)fs->child);
+		if (!stat(path, &st)) {
+			fs->mnt_ino = st.st_ino;
+			fs->mnt_dev = st.st_dev;
+		}
+	}
 }
 
 static void *serve(void *arg)
@@ -494,7 +526,7 @@ static void on_ready(struct hx_server *s, struct hx_source *src,
 	drain(src->arg);
 }
 
-int hx_maskfs_start(struct hx_maskfs *fs, struct hx_pipeline *pl,
+int hx_maskfs_start(struct hx_maskfs *fs, pid_t child, struct hx_pipeline *pl,
 		    struct hx_server *srv)
 {
 	sigset_t all, old;
@@ -503,6 +535,7 @@ int hx_maskfs_start(struct hx_maskfs *fs, struct hx_pipeline *pl,
 	close(fs->chan[1]); /* the child's */
 	fs->chan[1] = -1;
 	fs->pl = pl;
+	fs->child = child;
 	if ((fs->stop_efd = eventfd(0, EFD_CLOEXEC)) < 0 ||
 	    (fs->ready_efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) < 0)
 		return -errno;
@@ -522,6 +555,24 @@ int hx_maskfs_start(struct hx_maskfs *fs, struct hx_pipeline *pl,
 	return 0;
 }
 
+/* What a full queue dropped is said, never silently lost. */
+static void report_dropped(struct hx_maskfs *fs)
+{
+	uint64_t n = atomic_load(&fs->dropped);
+	json_t *rec;
+
+	if (!n || !(rec = hx_record_new(fs->pl, NULL, "mask_overflow", NULL)))
+		return;
+	json_object_set_new(rec, "layer", json_string("mask"));
+	json_object_set_new(rec, "dropped", json_integer((json_int_t)n));
+	hx_record_append(fs->pl, rec, NULL);
+	json_decref(rec);
+	fprintf(stderr,
+		"harness-exec: warning: %llu refusals of the masks were not "
+		"recorded (a storm filled the queue)\n",
+		(unsigned long long)n);
+}
+
 void hx_maskfs_stop(struct hx_maskfs *fs)
 {
 	uint64_t one = 1;
@@ -535,6 +586,7 @@ void hx_maskfs_stop(struct hx_maskfs *fs)
 	fs->running = false;
 	drain(fs);
 	flush_repeats(fs);
+	report_dropped(fs);
 }
 
 json_t *hx_maskfs_json(const struct hx_maskfs *fs)

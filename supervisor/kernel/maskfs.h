@@ -21,6 +21,10 @@
  * again: the read is still refused, unrecorded (session_start's
  * kernel.mask_records says which).
  *
+ * Only the requests of the agent's mount namespace are refusals of the
+ * session: a process outside reaching a mask through /proc/<pid>/root
+ * is refused unrecorded.
+ *
  * The thread never waits for the loop (the loop's own path walks
  * through the agent's /proc/<pid>/root may meet a mask): a full queue
  * counts what it drops. Requests of harness-exec's own threads are
@@ -36,11 +40,17 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <sys/types.h>
 
 struct hx_maskfs;
 struct hx_pipeline;
 struct hx_server;
 struct json_t;
+
+/* Each FUSE mask holds a connection open in harness-exec: past this
+ * many, the rest are the empty covers (refused, unrecorded), said in
+ * session_start (kernel.masks_unrecorded) and on stderr. */
+#define HX_MASKFS_MAX 128
 
 /* Whether this process can serve masks so (opens /dev/fuse): 0, or
  * -errno. */
@@ -64,7 +74,7 @@ int hx_maskfs_mount(int chan, size_t i, const char *path, bool is_dir);
 
 /* In the parent after the fork: the serving thread, and the loop's end
  * that writes the records into pl. Returns 0 or -errno. */
-int hx_maskfs_start(struct hx_maskfs *fs, struct hx_pipeline *pl,
+int hx_maskfs_start(struct hx_maskfs *fs, pid_t child, struct hx_pipeline *pl,
 		    struct hx_server *srv);
 
 /* Ends the thread and writes what is queued. NULL is a no-op. */

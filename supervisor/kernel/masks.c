@@ -412,7 +412,7 @@ int hx_masks_apply(const struct hx_masks *m, int fuse_chan)
 			continue;
 		/* Gone since the walk (-ENOENT) is nothing to cover; any
 		 * other failure, the empty cover. */
-		if (fuse_chan >= 0) {
+		if (fuse_chan >= 0 && i < HX_MASKFS_MAX) {
 			e = hx_maskfs_mount(fuse_chan, i, m->paths[i],
 					    m->is_dir[i]);
 			if (!e || e == -ENOENT)

@@ -110,8 +110,8 @@ struct hx_ipool *hx_sandbox_pool(const struct hx_sandbox *sb);
  * when the masks are not served so. */
 struct hx_pipeline;
 struct hx_server;
-int hx_sandbox_serve_masks(struct hx_sandbox *sb, struct hx_pipeline *pl,
-			   struct hx_server *srv);
+int hx_sandbox_serve_masks(struct hx_sandbox *sb, pid_t child,
+			   struct hx_pipeline *pl, struct hx_server *srv);
 void hx_sandbox_stop_masks(struct hx_sandbox *sb);
 struct json_t *hx_sandbox_masks_json(const struct hx_sandbox *sb);
 

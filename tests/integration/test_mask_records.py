@@ -8,10 +8,13 @@ refusals cannot be read (an ordinary user: no CAP_AUDIT_READ; root with
 so that Claude Code's raw read of ~/.ssh/id_rsa leaves a record. Tried
 by a static busybox and raw syscalls, as root and as the ordinary user."""
 
+import json
 import os
 import shutil
+import subprocess
+import time
 
-from lib import Skip, check, harness
+from lib import EXEC, POLICIES, Skip, check, harness
 from test_default_policy import fake_home
 
 BUSYBOX = shutil.which("busybox")
@@ -110,3 +113,74 @@ def test_landlock_refused_directory_recorded_without_kernel_audit(wd):
     check(k.get("masks_held", 0) >= 1 and k.get("masks") == 0, "kernel %r" % k)
     # The rest of $HOME is untouched: ~/.bashrc read, nothing else masked.
     check(open(key).read() == "PRIVATE-KEY\n", "the key changed")
+
+
+def test_long_name_recorded_whole(wd):
+    # FUSE asks about names up to 1024 bytes: the record is the name
+    # asked for, not a cut one the rule was decided on.
+    name = "a" * 300 + "b" * 20
+    r = harness([BUSYBOX, "cat", "secret/" + name], wd)
+    _fuse(r)
+    e = r.one(layer="mask", args_path=os.path.join(wd.path, "secret", name))
+    check(e["rule"] == "test-secret", "record %r" % e)
+
+
+def test_outside_process_is_no_refusal_of_the_session(wd):
+    """A process outside the session reaching a mask through the agent's
+    /proc/<pid>/root is refused, and is not written as the agent's."""
+    wd.file(".env", SECRET)
+    pidfile = os.path.join(wd.path, "agent.pid")
+    proc = subprocess.Popen(
+        [EXEC, "--quiet", "--audit-log", os.path.join(wd.state, "outside.jsonl"), "--",
+         BUSYBOX, "sh", "-c", "echo $$ > agent.pid; exec busybox sleep 3"],
+        cwd=wd.path, env=dict(os.environ, HOME=fake_home(wd)))
+    try:
+        for _ in range(100):
+            if os.path.exists(pidfile) and open(pidfile).read().strip():
+                break
+            time.sleep(0.05)
+        agent = open(pidfile).read().strip()
+        out = subprocess.run(["cat", "/proc/%s/root%s/.env" % (agent, wd.path)],
+                             capture_output=True, text=True, timeout=10)
+        check("sk-live" not in out.stdout, "read from outside: %r" % out.stdout)
+    finally:
+        proc.wait(timeout=30)
+    with open(os.path.join(wd.state, "outside.jsonl")) as f:
+        recs = [json.loads(l) for l in f]
+    masks = [e for e in recs if e.get("layer") == "mask"]
+    check(not masks, "an outside process written as the session's: %r" % masks)
+
+
+def test_masks_past_the_cap_still_refused(wd):
+    # Each recorded mask is a connection held by harness-exec: past the
+    # cap the covers are the empty ones, refused unrecorded, said so.
+    for i in range(150):
+        wd.file("p%03d/.env" % i, SECRET)
+    r = harness([BUSYBOX, "sh", "-c", "cat p000/.env; cat p149/.env; echo ok > o.txt; cat o.txt"],
+                wd, policy=None, env={"HOME": fake_home(wd)})
+    _fuse(r)
+    check("sk-live" not in r.stdout and r.stdout.endswith("ok\n"), "%r %r" % (r.stdout, r.stderr))
+    k = r.one(event="session_start")["kernel"]
+    check(k.get("masks") == 150 and k.get("masks_unrecorded", 0) >= 22, "kernel %r" % k)
+    check(r.stderr.count("Permission denied") >= 2, r.stderr)
+
+
+def test_write_only_fd_of_a_read_denied_file_gives_no_read(wd):
+    """The kernel layer opens in harness-exec's unmasked view and hands
+    the fd over; a write-only fd reopened through /proc/self/fd would
+    read. So its opens of a file denied for reading are decided as
+    reads too."""
+    wd.file("secret.txt", "WRITE-ONLY-SECRET\n")
+    policy = os.path.join(wd.state, "wo.yaml")
+    with open(os.path.join(POLICIES, "test.yaml")) as f:
+        text = f.read()
+    text = text.replace("files:\n", "files:\n  - id: read-denied\n    access: read\n"
+                        "    deny: [\"$CWD/secret.txt\"]\n", 1)
+    with open(policy, "w") as f:
+        f.write(text)
+    r = harness([BUSYBOX, "sh", "-c", "(exec 3>>secret.txt; cat /proc/self/fd/3); echo done"],
+                wd, policy=policy)
+    check("WRITE-ONLY-SECRET" not in r.stdout, "read through a write-only fd: %r" % r.stdout)
+    check(r.stdout.endswith("done\n"), "%r %r" % (r.stdout, r.stderr))
+    d = [e for e in r.events(args_path=os.path.join(wd.path, "secret.txt")) if e["verdict"] == "deny"]
+    check(d and d[0]["rule"] == "read-denied", "no refusal by the read rule:\n%s" % r.dump())
