@@ -510,6 +510,7 @@ static int open_worktree(struct run *r)
 		hx_say("%s", err);
 		return -1;
 	}
+	snprintf(r->project, sizeof(r->project), "%s", r->cwd);
 	snprintf(r->cwd, sizeof(r->cwd), "%s", hx_worktree_cwd(r->wt));
 	return 0;
 }
@@ -671,23 +672,10 @@ static void warn_missing(struct run *r)
 			strerror(-r->reaper_err));
 }
 
-static void say_verbose(const struct run *r)
-{
-	fprintf(stderr,
-		"harness: session %s\n"
-		"harness: session dir %s\n"
-		"harness: audit log %s\n"
-		"harness: socket %s\n"
-		"harness: mode %s, policy %s\n",
-		r->sess.id, r->sess.dir, r->sess.audit_path, r->sess.sock_path,
-		r->pl.mode == HX_MODE_AUDIT ? "audit" : "enforce",
-		hx_policy_source(r->policy));
-}
-
 static int setup(struct run *r)
 {
 	const struct hx_options *o = r->o;
-	const char *roots[] = {r->cwd};
+	const char *roots[] = {r->cwd, r->project};
 	struct hx_policy_vars vars;
 	char msg[256];
 	int e;
@@ -737,8 +725,12 @@ static int setup(struct run *r)
 	if (!o->no_kernel_notify && enable_notify(r))
 		return -1;
 	/* The project's denied files, which Landlock's grant of the write
-	 * root lets through: looked for while the rest is set up. */
-	if (hx_sandbox_find_masks(r->sb, roots, 1, r->sess.dir) && !o->quiet)
+	 * root lets through, and a worktree's checkout's (as readable; its
+	 * .git, holding the worktree, is never walked): looked for while
+	 * the rest is set up. */
+	if (hx_sandbox_find_masks(r->sb, roots, r->project[0] ? 2 : 1,
+				  r->sess.dir) &&
+	    !o->quiet)
 		fprintf(stderr, "harness-exec: warning: cannot look for the "
 				"files to mask\n");
 	warn_missing(r);
@@ -748,7 +740,7 @@ static int setup(struct run *r)
 	}
 	r->pl.pool = hx_sandbox_pool(r->sb);
 	if (o->verbose)
-		say_verbose(r);
+		hx_run_say_verbose(r);
 	hx_run_log_start(r);
 	/* Checkpoint 0 and the hooks; the agent starts in the worktree. */
 	if (r->wt &&
@@ -928,10 +920,10 @@ int hx_run(const struct hx_options *o)
 		hx_kaudit_free(r->ka);
 		r->ka = NULL;
 	}
-	/* Before the notify hand-off: the child may meet a mask first. */
+	/* Before the hand-off: the child may meet a mask first. */
 	if ((e = hx_sandbox_serve_masks(r->sb, r->child, &r->pl, r->srv))) {
 		hx_say("masks: cannot be served: %s", strerror(-e));
-		kill(r->child, SIGKILL); /* its masks would wait on nobody */
+		kill(r->child, SIGKILL); /* they would wait on nobody */
 	}
 	if (r->hand[1] >= 0)
 		serve_notify(r);

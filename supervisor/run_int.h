@@ -70,6 +70,7 @@ struct run {
 	char policy_sha[65];
 	char shim[PATH_MAX];
 	char cwd[PATH_MAX];
+	char project[PATH_MAX];	 /* the start dir, when cwd is a worktree */
 	char cmd_path[PATH_MAX]; /* the command as found on PATH, or "" */
 	char *own_env[3];	 /* the strings child_env made */
 	bool listening;
@@ -85,6 +86,9 @@ struct run {
 /* The session's first record: the command, the policy and its sources,
  * the kernel layers in force. */
 void hx_run_log_start(struct run *r);
+
+/* --verbose: the session's places, mode and policy on stderr. */
+void hx_run_say_verbose(const struct run *r);
 
 /* Its last: how the command ended (code: harness-exec's exit status)
  * and what the session counted. */

@@ -219,3 +219,16 @@ void hx_run_log_end(struct run *r, int code)
 	hx_record_append(&r->pl, rec, NULL);
 	json_decref(rec);
 }
+
+void hx_run_say_verbose(const struct run *r)
+{
+	fprintf(stderr,
+		"harness: session %s\n"
+		"harness: session dir %s\n"
+		"harness: audit log %s\n"
+		"harness: socket %s\n"
+		"harness: mode %s, policy %s\n",
+		r->sess.id, r->sess.dir, r->sess.audit_path, r->sess.sock_path,
+		r->pl.mode == HX_MODE_AUDIT ? "audit" : "enforce",
+		hx_policy_source(r->policy));
+}
