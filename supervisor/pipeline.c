@@ -341,12 +341,8 @@ static void validate_paths(struct flow *f)
 		ev->moves_tree = rq->tree_known ? rq->moves_tree
 						: may_be_dir(ev->path) ||
 						      may_be_dir(ev->path2);
-	/* An open whose fd reads too. The kernel layer's opens all do: it
-	 * opens in harness-exec's view, where no mask covers the file, and
-	 * a write-only fd is reopened for reading through /proc/self/fd. */
 	ev->reads = rq->op == HX_OP_WRITE && is_open(rq->call) &&
-		    rq->has_flags &&
-		    ((rq->flags & O_ACCMODE) != O_WRONLY || f->kernel);
+		    rq->has_flags && (rq->flags & O_ACCMODE) != O_WRONLY;
 	ev->argv = rq->argv;
 	ev->argc = rq->argc;
 	ev->host = rq->host;

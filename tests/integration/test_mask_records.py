@@ -14,7 +14,7 @@ import shutil
 import subprocess
 import time
 
-from lib import EXEC, POLICIES, Skip, check, harness
+from lib import EXEC, Skip, check, harness
 from test_default_policy import fake_home
 
 BUSYBOX = shutil.which("busybox")
@@ -169,27 +169,6 @@ def test_masks_past_the_cap_still_refused(wd):
     k = r.one(event="session_start")["kernel"]
     check(k.get("masks") == 150 and k.get("masks_unrecorded", 0) >= 22, "kernel %r" % k)
     check(r.stderr.count("Permission denied") >= 2, r.stderr)
-
-
-def test_write_only_fd_of_a_read_denied_file_gives_no_read(wd):
-    """The kernel layer opens in harness-exec's unmasked view and hands
-    the fd over; a write-only fd reopened through /proc/self/fd would
-    read. So its opens of a file denied for reading are decided as
-    reads too."""
-    wd.file("secret.txt", "WRITE-ONLY-SECRET\n")
-    policy = os.path.join(wd.state, "wo.yaml")
-    with open(os.path.join(POLICIES, "test.yaml")) as f:
-        text = f.read()
-    text = text.replace("files:\n", "files:\n  - id: read-denied\n    access: read\n"
-                        "    deny: [\"$CWD/secret.txt\"]\n", 1)
-    with open(policy, "w") as f:
-        f.write(text)
-    r = harness([BUSYBOX, "sh", "-c", "(exec 3>>secret.txt; cat /proc/self/fd/3); echo done"],
-                wd, policy=policy)
-    check("WRITE-ONLY-SECRET" not in r.stdout, "read through a write-only fd: %r" % r.stdout)
-    check(r.stdout.endswith("done\n"), "%r %r" % (r.stdout, r.stderr))
-    d = [e for e in r.events(args_path=os.path.join(wd.path, "secret.txt")) if e["verdict"] == "deny"]
-    check(d and d[0]["rule"] == "read-denied", "no refusal by the read rule:\n%s" % r.dump())
 
 
 def test_the_checkout_of_a_worktree_is_masked_too(wd):
