@@ -57,6 +57,10 @@ struct hx_worktree {
 	char final_tree[41];
 	unsigned final_n;
 	bool started, finishing, finished;
+	/* --copy-untracked's copies, relative: judged once the policy is
+	 * known (drop_unreadable_copies) */
+	char **copied;
+	size_t ncopied;
 };
 
 #define ERR(...) snprintf(err, errlen, __VA_ARGS__)
@@ -225,6 +229,45 @@ void hx_worktree_policy_vars(const struct hx_worktree *w,
 
 /* --- creation --------------------------------------------------------- */
 
+static int remember_copy(struct hx_worktree *w, const char *rel)
+{
+	char **v = realloc(w->copied, (w->ncopied + 1) * sizeof(*v));
+
+	if (!v)
+		return -ENOMEM;
+	w->copied = v;
+	if (!(v[w->ncopied] = strdup(rel)))
+		return -ENOMEM;
+	w->ncopied++;
+	return 0;
+}
+
+/* The copies the policy does not let the agent read (an untracked .env)
+ * go again before checkpoint 0: a checkpoint would put them in objects
+ * the agent reads with git show, and the result branch would carry them.
+ * The worktree is made before the policy is loaded ($WORKTREE). */
+static void drop_unreadable_copies(struct hx_worktree *w)
+{
+	char full[2 * PATH_MAX];
+
+	for (size_t i = 0; i < w->ncopied; i++) {
+		struct hx_event ev = {.op = HX_OP_READ, .path = full};
+		struct hx_decision d;
+
+		snprintf(full, sizeof(full), "%s/%s", w->path, w->copied[i]);
+		hx_policy_decide(w->pl->policy, &ev, &d);
+		if (d.verdict == HX_VERDICT_ALLOW)
+			continue;
+		if (unlink(full) && errno != ENOENT)
+			hx_say("--copy-untracked: cannot take back %s: %s",
+			       full, strerror(errno));
+		else if (!w->o.quiet)
+			hx_say("--copy-untracked: %s not copied: the policy "
+			       "denies reading it (rule %s)",
+			       w->copied[i], d.rule);
+	}
+}
+
 /* Untracked files (not ignored ones) of the user's checkout into the
  * worktree. Read-only on the user's side: status without index update. */
 static int copy_untracked(git_repository *user, struct hx_worktree *w,
@@ -259,6 +302,9 @@ static int copy_untracked(git_repository *user, struct hx_worktree *w,
 		r = hx_wtfiles_copy(from, to);
 		if (r)
 			ERR("--copy-untracked: %s: %s", from, strerror(-r));
+		else
+			r = remember_copy(w,
+					  s->index_to_workdir->new_file.path);
 	}
 	git_status_list_free(sl);
 	return r;
@@ -606,6 +652,7 @@ int hx_worktree_start(struct hx_worktree *w, struct hx_pipeline *pl,
 	int r;
 
 	w->pl = pl;
+	drop_unreadable_copies(w);
 	w->prov = hx_prov_new(w->path);
 	if (!w->prov)
 		return -ENOMEM;
@@ -923,6 +970,9 @@ void hx_worktree_free(struct hx_worktree *w)
 		free(w->deny[i]);
 	for (size_t i = 0; i < w->nallow; i++)
 		free(w->allow[i]);
+	for (size_t i = 0; i < w->ncopied; i++)
+		free(w->copied[i]);
+	free(w->copied);
 	free(w->manifest);
 	free(w);
 }

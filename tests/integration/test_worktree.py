@@ -427,3 +427,25 @@ def test_git_plugin_loaded_only_for_worktrees(wd):
     check(git(repo, "branch", "--list", "harness/*") == "", "a branch was made")
     r = run("gc")
     check(r.returncode == 1 and "gc needs the git plugin" in r.stderr, r.stderr)
+
+
+def test_copy_untracked_leaves_out_what_the_agent_may_not_read(wd):
+    """An untracked .env copied into the worktree went into checkpoint 0,
+    so `git show` of the session's commit read it, and the result branch
+    carried it (found by an attack review). Copies the policy denies
+    reading are taken back before the first checkpoint."""
+    repo = make_repo(wd)
+    with open(os.path.join(repo, ".env"), "w") as f:
+        f.write("API_KEY=sk-live-wt\n")
+    with open(os.path.join(repo, "notes.txt"), "w") as f:
+        f.write("untracked\n")
+    script = ("cat .env; cat notes.txt; "
+              "for c in $(git rev-list --all); do git show $c:.env; done 2>/dev/null; "
+              "git grep -h sk-live $(git rev-list --all) 2>/dev/null; echo done")
+    r = wt_run(wd, repo, [shutil.which("busybox"), "sh", "-c", script], "cu1",
+               extra=["--copy-untracked"])
+    check("sk-live" not in r.stdout, "the untracked .env reached the agent: %r" % r.stdout)
+    check("untracked" in r.stdout and r.stdout.endswith("done\n"), "%r %r" % (r.stdout, r.stderr))
+    t = tree_files(repo, "harness/cu1")
+    check(".env" not in t and t.get("notes.txt") == b"untracked\n", "result tree %r" % sorted(t))
+    check(open(os.path.join(repo, ".env")).read() == "API_KEY=sk-live-wt\n", "the user's .env")
