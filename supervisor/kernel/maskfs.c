@@ -58,7 +58,7 @@ struct hx_maskfs {
 	bool *dirs;
 	size_t n;
 	int chan[2]; /* [0] ours, [1] the child's */
-	int *fds;    /* mask i's connection, or -1 (thread only) */
+	int fd;	     /* the connection, or -1 until the child sends it */
 	int stop_efd, ready_efd;
 	pthread_t thread;
 	bool running;
@@ -103,15 +103,13 @@ int hx_maskfs_new(const char *const *paths, const bool *dirs, size_t n,
 	*out = NULL;
 	if (!fs)
 		return -ENOMEM;
-	fs->chan[0] = fs->chan[1] = fs->stop_efd = fs->ready_efd = -1;
+	fs->chan[0] = fs->chan[1] = fs->stop_efd = fs->ready_efd = fs->fd = -1;
 	fs->src.fd = -1;
 	pthread_mutex_init(&fs->lock, NULL);
-	if (!(fs->fds = malloc((n ? n : 1) * sizeof(int))) ||
-	    !(fs->paths = calloc(n ? n : 1, sizeof(char *))) ||
+	if (!(fs->paths = calloc(n ? n : 1, sizeof(char *))) ||
 	    !(fs->dirs = malloc(n ? n : 1)))
 		goto fail;
 	for (; fs->n < n; fs->n++) {
-		fs->fds[fs->n] = -1;
 		fs->dirs[fs->n] = dirs[fs->n];
 		if (!(fs->paths[fs->n] = strdup(paths[fs->n])))
 			goto fail;
@@ -138,11 +136,11 @@ int hx_maskfs_child_fd(const struct hx_maskfs *fs)
 }
 
 /* Child side: no allocation, no stdio (after the fork). */
-int hx_maskfs_mount(int chan, size_t i, const char *path, bool is_dir)
+int hx_maskfs_attach(int chan, const char *stage)
 {
-	uint64_t idx = i;
 	char opts[128];
-	int fd, e;
+	uint64_t one = 1;
+	int fd, root, e;
 
 	if ((fd = open("/dev/fuse", O_RDWR | O_CLOEXEC)) < 0)
 		return -errno;
@@ -151,20 +149,25 @@ int hx_maskfs_mount(int chan, size_t i, const char *path, bool is_dir)
 	 * turned away by FUSE before we see it. */
 	snprintf(opts, sizeof(opts),
 		 "fd=%d,rootmode=%o,user_id=%u,group_id=%u,allow_other", fd,
-		 is_dir ? S_IFDIR : S_IFREG, (unsigned)geteuid(),
-		 (unsigned)getegid());
-	if (mount("harness-mask", path, "fuse",
+		 S_IFDIR, (unsigned)geteuid(), (unsigned)getegid());
+	if (mount("harness-mask", stage, "fuse",
 		  MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC, opts)) {
 		e = -errno;
 		close(fd);
 		return e;
 	}
-	e = hx_fd_send(chan, &idx, sizeof(idx), &fd, 1);
+	/* Served from here on: each bind's look-up of its node waits for
+	 * the thread, which takes the connection first. */
+	e = hx_fd_send(chan, &one, sizeof(one), &fd, 1);
 	close(fd);
-	/* Mounted and unserved: an access would wait on nobody. */
-	if (e)
-		umount2(path, MNT_DETACH);
-	return e;
+	root = e ? -1 : open(stage, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (root < 0) {
+		e = e ? e : -errno;
+		umount2(stage,
+			MNT_DETACH); /* unserved: it would wait on nobody */
+		return e;
+	}
+	return root;
 }
 
 /* ---- the thread ---- */
@@ -187,12 +190,23 @@ static void attr_of(const struct hx_maskfs *fs, size_t i, struct fuse_attr *a)
 	bool dir = fs->dirs[i];
 
 	memset(a, 0, sizeof(*a));
-	a->ino = 1;
+	a->ino = 2 + i;
 	a->mode = dir ? S_IFDIR : S_IFREG; /* no permission bits */
 	a->nlink = dir ? 2 : 1;
 	a->uid = fs->uid;
 	a->gid = fs->gid;
 	a->blksize = 4096;
+	a->atime = a->mtime = a->ctime = (uint64_t)fs->made;
+}
+
+static void root_attr(const struct hx_maskfs *fs, struct fuse_attr *a)
+{
+	memset(a, 0, sizeof(*a));
+	a->ino = FUSE_ROOT_ID;
+	a->mode = S_IFDIR | 0500; /* the child's binds look up in it */
+	a->nlink = 2;
+	a->uid = fs->uid;
+	a->gid = fs->gid;
 	a->atime = a->mtime = a->ctime = (uint64_t)fs->made;
 }
 
@@ -282,12 +296,34 @@ static void refused(struct hx_maskfs *fs, size_t i, pid_t tid, const char *name,
 	}
 }
 
-static void handle(struct hx_maskfs *fs, size_t i, int fd, const char *buf,
-		   size_t len)
+/* The entry of mask i, the root's name for it in decimal (the child's
+ * binds look it up). */
+static void entry(const struct hx_maskfs *fs, const struct fuse_in_header *h,
+		  const char *name)
+{
+	struct fuse_entry_out o = {.entry_valid = DAY, .attr_valid = DAY};
+	char *end;
+	unsigned long i = strtoul(name, &end, 10);
+
+	if (!*name || *end || i >= fs->n) {
+		reply(fs->fd, h->unique, -ENOENT, NULL, 0);
+		return;
+	}
+	o.nodeid = i + 2;
+	attr_of(fs, i, &o.attr);
+	reply(fs->fd, h->unique, 0, &o, sizeof(o));
+}
+
+/* Node 1 is the root, never reached once the child detached it; node
+ * i + 2 is mask i. */
+static void handle(struct hx_maskfs *fs, const char *buf, size_t len)
 {
 	const struct fuse_in_header *h = (const void *)buf;
 	const char *arg = buf + sizeof(*h);
 	size_t alen = len - sizeof(*h);
+	bool mask = h->nodeid >= 2 && h->nodeid - 2 < fs->n;
+	size_t i = mask ? (size_t)(h->nodeid - 2) : 0;
+	int fd = fs->fd;
 
 	switch (h->opcode) {
 	case FUSE_INIT: {
@@ -304,7 +340,10 @@ static void handle(struct hx_maskfs *fs, size_t i, int fd, const char *buf,
 	case FUSE_GETATTR: {
 		struct fuse_attr_out o = {.attr_valid = DAY};
 
-		attr_of(fs, i, &o.attr);
+		if (mask)
+			attr_of(fs, i, &o.attr);
+		else
+			root_attr(fs, &o.attr);
 		reply(fd, h->unique, 0, &o, sizeof(o));
 		return;
 	}
@@ -315,13 +354,20 @@ static void handle(struct hx_maskfs *fs, size_t i, int fd, const char *buf,
 		reply(fd, h->unique, 0, &o, sizeof(o));
 		return;
 	}
-	case FUSE_LOOKUP: /* a name inside a masked directory */
-		refused(fs, i, (pid_t)h->pid, arg, strnlen(arg, alen));
+	case FUSE_LOOKUP:
+		if (h->nodeid == FUSE_ROOT_ID) {
+			entry(fs, h, arg);
+			return;
+		}
+		/* a name inside a masked directory */
+		if (mask)
+			refused(fs, i, (pid_t)h->pid, arg, strnlen(arg, alen));
 		reply(fd, h->unique, -EACCES, NULL, 0);
 		return;
 	case FUSE_OPEN:
 	case FUSE_OPENDIR:
-		refused(fs, i, (pid_t)h->pid, "", 0);
+		if (mask)
+			refused(fs, i, (pid_t)h->pid, "", 0);
 		reply(fd, h->unique, -EACCES, NULL, 0);
 		return;
 	case FUSE_FORGET:
@@ -341,26 +387,22 @@ static void handle(struct hx_maskfs *fs, size_t i, int fd, const char *buf,
 	}
 }
 
-/* Takes a connection the child sends. */
+/* Takes the connection the child sends. */
 static void take(struct hx_maskfs *fs)
 {
-	uint64_t idx;
+	uint64_t one;
 	size_t n;
 	int fd;
 
-	if (hx_fd_recv(fs->chan[0], &idx, sizeof(idx), &fd, 1, &n,
-		       MSG_DONTWAIT) != (ssize_t)sizeof(idx) ||
-	    !n) {
+	if (hx_fd_recv(fs->chan[0], &one, sizeof(one), &fd, 1, &n,
+		       MSG_DONTWAIT) != (ssize_t)sizeof(one) ||
+	    !n || fs->fd >= 0) {
 		if (n)
 			close(fd);
 		return;
 	}
-	if (idx >= fs->n || fs->fds[idx] >= 0) {
-		close(fd);
-		return;
-	}
 	fcntl(fd, F_SETFL, O_NONBLOCK);
-	fs->fds[idx] = fd;
+	fs->fd = fd;
 	if (!fs->mnt_ino) { /* the child mounted it in its namespace */
 		char path[64];
 		struct stat st;
@@ -376,24 +418,15 @@ static void take(struct hx_maskfs *fs)
 static void *serve(void *arg)
 {
 	struct hx_maskfs *fs = arg;
-	struct pollfd *p = calloc(fs->n + 2, sizeof(*p));
-	size_t *which = calloc(fs->n + 2, sizeof(*which));
 	char buf[REQ_BUF];
 
-	if (!p || !which)
-		goto out;
 	for (;;) {
-		size_t k = 0;
+		struct pollfd p[3] = {{.fd = fs->stop_efd, .events = POLLIN},
+				      {.fd = fs->chan[0], .events = POLLIN},
+				      {.fd = fs->fd, .events = POLLIN}};
+		ssize_t n;
 
-		p[k++] = (struct pollfd){.fd = fs->stop_efd, .events = POLLIN};
-		p[k++] = (struct pollfd){.fd = fs->chan[0], .events = POLLIN};
-		for (size_t i = 0; i < fs->n; i++)
-			if (fs->fds[i] >= 0) {
-				which[k] = i;
-				p[k++] = (struct pollfd){.fd = fs->fds[i],
-							 .events = POLLIN};
-			}
-		if (poll(p, k, -1) < 0) {
+		if (poll(p, fs->fd >= 0 ? 3 : 2, -1) < 0) {
 			if (errno == EINTR)
 				continue;
 			break;
@@ -402,29 +435,21 @@ static void *serve(void *arg)
 			break;
 		if (p[1].revents & POLLIN)
 			take(fs);
-		for (size_t j = 2; j < k; j++) {
-			size_t i = which[j];
-			ssize_t n;
-
-			if (!p[j].revents)
-				continue;
-			n = read(fs->fds[i], buf, sizeof(buf));
-			if (n < 0 && (errno == EAGAIN || errno == EINTR ||
-				      errno == ENOENT))
-				continue;
-			if (n < (ssize_t)sizeof(struct fuse_in_header)) {
-				/* ENODEV: unmounted (the namespace ended) */
-				close(fs->fds[i]);
-				fs->fds[i] = -1;
-				continue;
-			}
-			atomic_fetch_add(&fs->served, 1);
-			handle(fs, i, fs->fds[i], buf, (size_t)n);
+		if (fs->fd < 0 || !p[2].revents)
+			continue;
+		n = read(fs->fd, buf, sizeof(buf));
+		if (n < 0 &&
+		    (errno == EAGAIN || errno == EINTR || errno == ENOENT))
+			continue;
+		if (n < (ssize_t)sizeof(struct fuse_in_header)) {
+			/* ENODEV: unmounted (the namespace ended) */
+			close(fs->fd);
+			fs->fd = -1;
+			continue;
 		}
+		atomic_fetch_add(&fs->served, 1);
+		handle(fs, buf, (size_t)n);
 	}
-out:
-	free(p);
-	free(which);
 	return NULL;
 }
 
@@ -611,9 +636,8 @@ void hx_maskfs_free(struct hx_maskfs *fs)
 	hx_maskfs_stop(fs);
 	if (fs->srv)
 		hx_server_del(fs->srv, &fs->src);
-	for (size_t i = 0; fs->fds && i < fs->n; i++)
-		if (fs->fds[i] >= 0)
-			close(fs->fds[i]);
+	if (fs->fd >= 0)
+		close(fs->fd);
 	for (int i = 0; i < 2; i++)
 		if (fs->chan[i] >= 0)
 			close(fs->chan[i]);
@@ -626,6 +650,5 @@ void hx_maskfs_free(struct hx_maskfs *fs)
 		free(fs->paths[i]);
 	free(fs->paths);
 	free(fs->dirs);
-	free(fs->fds);
 	free(fs);
 }

@@ -3,9 +3,9 @@
  * A mask (masks.h) made of an empty unreadable file refuses a read
  * without telling anyone: a static program, Claude Code's Read tool or
  * any raw syscall that skips the shim gets EACCES and leaves no record.
- * Here each mask is instead a FUSE file system of its own, mounted by
- * the agent's first process over the denied file or directory in its
- * mount namespace (hx_maskfs_mount) and served by a thread of
+ * Here the masks are instead nodes of one FUSE file system, mounted by
+ * the agent's first process in its mount namespace and bound over each
+ * denied file or directory (hx_maskfs_attach), and served by a thread of
  * harness-exec, which answers every open of it and every name looked up
  * in it with EACCES, and queues the refusal with the process the kernel
  * names in the request (its thread id, in FUSE's header) for a record
@@ -31,8 +31,8 @@
  * refused unrecorded. If harness-exec dies, the file systems are
  * aborted: every access fails (ENOTCONN), none reads.
  *
- * Lifecycle: hx_maskfs_new (before the fork) -> hx_maskfs_mount for each
- * mask, in the child (masks.c) -> hx_maskfs_start (after the fork) ->
+ * Lifecycle: hx_maskfs_new (before the fork) -> hx_maskfs_attach and the
+ * binds, in the child (masks.c) -> hx_maskfs_start (after the fork) ->
  * hx_maskfs_stop (the session's end: what is queued is written) ->
  * hx_maskfs_json -> hx_maskfs_free. */
 #ifndef HX_MASKFS_H
@@ -47,18 +47,13 @@ struct hx_pipeline;
 struct hx_server;
 struct json_t;
 
-/* Each FUSE mask holds a connection open in harness-exec: past this
- * many, the rest are the empty covers (refused, unrecorded), said in
- * session_start (kernel.masks_unrecorded) and on stderr. */
-#define HX_MASKFS_MAX 128
-
 /* Whether this process can serve masks so (opens /dev/fuse): 0, or
  * -errno. */
 int hx_maskfs_probe(void);
 
 /* For the n masks (paths[i], a directory when dirs[i]; copied): the
- * channel on which the child sends the FUSE connection of each it
- * mounts. Returns 0 and *out, or -errno. */
+ * channel on which the child sends the FUSE connection it mounts.
+ * Returns 0 and *out, or -errno. */
 int hx_maskfs_new(const char *const *paths, const bool *dirs, size_t n,
 		  struct hx_maskfs **out);
 
@@ -66,11 +61,14 @@ int hx_maskfs_new(const char *const *paths, const bool *dirs, size_t n,
  * agent runs), or -1 for NULL. */
 int hx_maskfs_child_fd(const struct hx_maskfs *fs);
 
-/* In the child, in its mount namespace: mounts mask i (path, a
- * directory or not) as a FUSE file system on a new connection and sends
- * the connection on chan. Returns 0, or -errno (the caller covers the
- * path the old way). */
-int hx_maskfs_mount(int chan, size_t i, const char *path, bool is_dir);
+/* In the child, in its mount namespace: mounts the masks' FUSE file
+ * system at stage (an empty directory) and sends its connection on
+ * chan. Returns an O_PATH fd of its root, whose entry "<i>" is mask i
+ * (bound over its path from /proc/self/fd/<fd>/<i>; each look-up waits
+ * for the serving thread), or -errno: the caller covers the paths the
+ * old way. The caller detaches the root once bound (umount2 of
+ * /proc/self/fd/<fd>, MNT_DETACH): nothing reaches it then. */
+int hx_maskfs_attach(int chan, const char *stage);
 
 /* In the parent after the fork: the serving thread, and the loop's end
  * that writes the records into pl. Returns 0 or -errno. */

@@ -29,6 +29,7 @@ struct hx_masks {
 	bool *is_dir;
 	size_t n, cap;
 	char file[PATH_MAX], dir[PATH_MAX]; /* what covers them */
+	char stage[PATH_MAX]; /* where the masks' FUSE root is first mounted */
 };
 
 #define MAX_TRIGGERS 256
@@ -206,13 +207,15 @@ static int make_covers(struct hx_masks *m, const char *mask_dir)
 	if ((size_t)snprintf(m->file, sizeof(m->file), "%s/mask-file",
 			     mask_dir) >= sizeof(m->file) ||
 	    (size_t)snprintf(m->dir, sizeof(m->dir), "%s/mask-dir", mask_dir) >=
-		sizeof(m->dir))
+		sizeof(m->dir) ||
+	    (size_t)snprintf(m->stage, sizeof(m->stage), "%s/mask-fuse",
+			     mask_dir) >= sizeof(m->stage))
 		return -ENAMETOOLONG;
 	fd = open(m->file, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0);
 	if (fd < 0)
 		return -errno;
 	close(fd);
-	if (mkdir(m->dir, 0))
+	if (mkdir(m->dir, 0) || mkdir(m->stage, 0700))
 		return -errno;
 	return 0;
 }
@@ -395,41 +398,58 @@ static int open_covers(const struct hx_masks *m, char file[32], char dir[32])
 	return 0;
 }
 
+/* Mask i over its path: its node of the FUSE root (fd root), or the
+ * empty cover src. -ENOENT: gone since the walk. */
+static int cover(const struct hx_masks *m, size_t i, int root, const char *src)
+{
+	char node[64];
+
+	if (root >= 0) {
+		snprintf(node, sizeof(node), "/proc/self/fd/%d/%zu", root, i);
+		if (!mount(node, m->paths[i], NULL, MS_BIND, NULL))
+			return 0;
+		if (errno == ENOENT)
+			return -ENOENT;
+	}
+	return mount(src, m->paths[i], NULL, MS_BIND, NULL) ? -errno : 0;
+}
+
 int hx_masks_apply(const struct hx_masks *m, int fuse_chan)
 {
-	char file[32], dir[32];
-	int e;
+	char file[32], dir[32], root_path[32];
+	int e, root = -1;
 
 	if (!m || !m->n)
 		return 0;
 	if ((e = hx_masks_private_ns()) || (e = open_covers(m, file, dir)))
 		return e;
+	/* Before any bind: a mask over the session's directory would hide
+	 * the stage; any failure, the empty covers. */
+	if (fuse_chan >= 0)
+		root = hx_maskfs_attach(fuse_chan, m->stage);
 	for (size_t i = 0; i < m->n; i++) {
-		const char *src = m->is_dir[i] ? dir : file;
-
 		/* Its look-up would be a refusal of the child's. */
 		if (beneath_earlier(m, i))
 			continue;
-		/* Gone since the walk (-ENOENT) is nothing to cover; any
-		 * other failure, the empty cover. */
-		if (fuse_chan >= 0 && i < HX_MASKFS_MAX) {
-			e = hx_maskfs_mount(fuse_chan, i, m->paths[i],
-					    m->is_dir[i]);
-			if (!e || e == -ENOENT)
+		if ((e = cover(m, i, root, m->is_dir[i] ? dir : file))) {
+			/* Gone since the walk. */
+			if (e == -ENOENT)
 				continue;
-		}
-		if (mount(src, m->paths[i], NULL, MS_BIND, NULL)) {
-			/* Gone since the walk, or beneath a mask made just
-			 * before (covered, then). */
-			if (errno == ENOENT)
-				continue;
-			return -errno;
+			return e;
 		}
 		if (mount(NULL, m->paths[i], NULL,
 			  MS_BIND | MS_REMOUNT | MS_RDONLY | MS_NOSUID |
 			      MS_NODEV | MS_NOEXEC,
 			  NULL))
 			return -errno;
+	}
+	if (root >= 0) {
+		/* Bound: the root itself is reached by nothing now. */
+		snprintf(root_path, sizeof(root_path), "/proc/self/fd/%d",
+			 root);
+		if (umount2(root_path, MNT_DETACH))
+			return -errno;
+		close(root);
 	}
 	return 0;
 }

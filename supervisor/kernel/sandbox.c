@@ -295,11 +295,6 @@ static void masks_ready(struct hx_sandbox *sb, bool quiet)
 		sb->mask_records_err = serve_masks_so(sb);
 	if (quiet)
 		return;
-	if (sb->maskfs && hx_masks_count(sb->masks) > HX_MASKFS_MAX)
-		fprintf(stderr,
-			"harness-exec: warning: %zu files to mask; reads of "
-			"those past the first %d are refused unrecorded\n",
-			hx_masks_count(sb->masks), HX_MASKFS_MAX);
 	if (sb->masks_err)
 		fprintf(stderr,
 			"harness-exec: warning: cannot mask the files the "
@@ -570,11 +565,6 @@ json_t *hx_sandbox_kernel_json(const struct hx_sandbox *sb)
 		    o, "mask_records",
 		    json_string(sb->maskfs ? "fuse"
 					   : strerror(-sb->mask_records_err)));
-	if (sb->maskfs && hx_masks_count(sb->masks) > HX_MASKFS_MAX)
-		json_object_set_new(
-		    o, "masks_unrecorded",
-		    json_integer((json_int_t)(hx_masks_count(sb->masks) -
-					      HX_MASKFS_MAX)));
 	return o;
 }
 
