@@ -56,6 +56,7 @@ struct ent {
 struct hx_maskfs {
 	char **paths; /* mask i's */
 	bool *dirs;
+	mode_t *xbits; /* a file's execute bits: its exec is an OPEN then */
 	size_t n;
 	int chan[2]; /* [0] ours, [1] the child's */
 	int fd;	     /* the connection, or -1 until the child sends it */
@@ -107,10 +108,15 @@ int hx_maskfs_new(const char *const *paths, const bool *dirs, size_t n,
 	fs->src.fd = -1;
 	pthread_mutex_init(&fs->lock, NULL);
 	if (!(fs->paths = calloc(n ? n : 1, sizeof(char *))) ||
-	    !(fs->dirs = malloc(n ? n : 1)))
+	    !(fs->dirs = malloc(n ? n : 1)) ||
+	    !(fs->xbits = calloc(n ? n : 1, sizeof(mode_t))))
 		goto fail;
 	for (; fs->n < n; fs->n++) {
+		struct stat st;
+
 		fs->dirs[fs->n] = dirs[fs->n];
+		if (!dirs[fs->n] && !lstat(paths[fs->n], &st))
+			fs->xbits[fs->n] = st.st_mode & 0111;
 		if (!(fs->paths[fs->n] = strdup(paths[fs->n])))
 			goto fail;
 	}
@@ -150,8 +156,10 @@ int hx_maskfs_attach(int chan, const char *stage)
 	snprintf(opts, sizeof(opts),
 		 "fd=%d,rootmode=%o,user_id=%u,group_id=%u,allow_other", fd,
 		 S_IFDIR, (unsigned)geteuid(), (unsigned)getegid());
+	/* Not noexec: an exec of a mask is an OPEN, refused and recorded
+	 * (noexec refused it unrecorded, after an exec record "allow"). */
 	if (mount("harness-mask", stage, "fuse",
-		  MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC, opts)) {
+		  MS_RDONLY | MS_NOSUID | MS_NODEV, opts)) {
 		e = -errno;
 		close(fd);
 		return e;
@@ -191,7 +199,9 @@ static void attr_of(const struct hx_maskfs *fs, size_t i, struct fuse_attr *a)
 
 	memset(a, 0, sizeof(*a));
 	a->ino = 2 + i;
-	a->mode = dir ? S_IFDIR : S_IFREG; /* no permission bits */
+	/* No read or write bits; a file's execute bits, which the kernel
+	 * wants before it asks to OPEN for an exec (refused, recorded). */
+	a->mode = dir ? S_IFDIR : S_IFREG | fs->xbits[i];
 	a->nlink = dir ? 2 : 1;
 	a->uid = fs->uid;
 	a->gid = fs->gid;
@@ -650,5 +660,6 @@ void hx_maskfs_free(struct hx_maskfs *fs)
 		free(fs->paths[i]);
 	free(fs->paths);
 	free(fs->dirs);
+	free(fs->xbits);
 	free(fs);
 }

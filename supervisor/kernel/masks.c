@@ -398,20 +398,27 @@ static int open_covers(const struct hx_masks *m, char file[32], char dir[32])
 	return 0;
 }
 
-/* Mask i over its path: its node of the FUSE root (fd root), or the
- * empty cover src. -ENOENT: gone since the walk. */
+/* Mask i over its path, read-only: its node of the FUSE root (fd root),
+ * which refuses an exec itself, or the empty cover src, noexec too.
+ * -ENOENT: gone since the walk. */
 static int cover(const struct hx_masks *m, size_t i, int root, const char *src)
 {
+	unsigned long ro =
+	    MS_BIND | MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV;
 	char node[64];
+	bool fuse = false;
 
 	if (root >= 0) {
 		snprintf(node, sizeof(node), "/proc/self/fd/%d/%zu", root, i);
-		if (!mount(node, m->paths[i], NULL, MS_BIND, NULL))
-			return 0;
-		if (errno == ENOENT)
+		fuse = !mount(node, m->paths[i], NULL, MS_BIND, NULL);
+		if (!fuse && errno == ENOENT)
 			return -ENOENT;
 	}
-	return mount(src, m->paths[i], NULL, MS_BIND, NULL) ? -errno : 0;
+	if (!fuse && mount(src, m->paths[i], NULL, MS_BIND, NULL))
+		return -errno;
+	if (mount(NULL, m->paths[i], NULL, fuse ? ro : ro | MS_NOEXEC, NULL))
+		return -errno;
+	return 0;
 }
 
 int hx_masks_apply(const struct hx_masks *m, int fuse_chan)
@@ -431,17 +438,9 @@ int hx_masks_apply(const struct hx_masks *m, int fuse_chan)
 		/* Its look-up would be a refusal of the child's. */
 		if (beneath_earlier(m, i))
 			continue;
-		if ((e = cover(m, i, root, m->is_dir[i] ? dir : file))) {
-			/* Gone since the walk. */
-			if (e == -ENOENT)
-				continue;
+		e = cover(m, i, root, m->is_dir[i] ? dir : file);
+		if (e && e != -ENOENT) /* -ENOENT: gone since the walk */
 			return e;
-		}
-		if (mount(NULL, m->paths[i], NULL,
-			  MS_BIND | MS_REMOUNT | MS_RDONLY | MS_NOSUID |
-			      MS_NODEV | MS_NOEXEC,
-			  NULL))
-			return -errno;
 	}
 	if (root >= 0) {
 		/* Bound: the root itself is reached by nothing now. */

@@ -191,3 +191,16 @@ def test_the_checkout_of_a_worktree_is_masked_too(wd):
     check(r.one(event="session_start")["cwd"] != wd.path, "not in a worktree")
     if r.one(event="session_start")["kernel"].get("mask_records") == "fuse":
         r.one(layer="mask", args_path=env_file)
+
+
+def test_exec_of_a_mask_is_a_refusal_on_record(wd):
+    # The masks were noexec: an exec failed unrecorded, after an exec
+    # record saying "allow" (found by an attack review).
+    wd.file(".env", "#!/bin/sh\necho ran\n")
+    os.chmod(os.path.join(wd.path, ".env"), 0o755)
+    r = harness([BUSYBOX, "sh", "-c", "./.env; echo rc=$?"], wd, policy=None,
+                env={"HOME": fake_home(wd)})
+    _fuse(r)
+    check("ran" not in r.stdout and "rc=126" in r.stdout, "%r %r" % (r.stdout, r.stderr))
+    e = r.one(layer="mask", args_path=os.path.join(wd.path, ".env"))
+    check(e["event"] in ("execve", "execveat") and e["rule"] == "dotenv", "record %r" % e)
