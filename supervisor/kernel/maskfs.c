@@ -26,6 +26,7 @@
 
 #include "common/clock.h"
 #include "common/fdpass.h"
+#include "supervisor/kernel/maskbind.h"
 #include "supervisor/pipeline.h"
 #include "supervisor/record.h"
 #include "supervisor/refusal.h"
@@ -54,10 +55,18 @@ struct ent {
 };
 
 struct hx_maskfs {
-	char **paths; /* mask i's */
+	char **paths; /* mask i's; room for HX_MASKFS_LATE more */
 	bool *dirs;
 	mode_t *xbits; /* a file's execute bits: its exec is an OPEN then */
-	size_t n;
+	/* Masks [0, n) are known; the loop adds late ones (hx_maskfs_add)
+	 * and the thread reads n with acquire. */
+	_Atomic size_t n;
+	size_t cap;
+	/* O_PATH of the FUSE root, from the child; set after fd (the
+	 * loop's sign that it is served) */
+	_Atomic int root;
+	struct hx_maskbind *bind; /* binds the late ones, started on need */
+	uint64_t late, late_failed;
 	int chan[2]; /* [0] ours, [1] the child's */
 	int fd;	     /* the connection, or -1 until the child sends it */
 	int stop_efd, ready_efd;
@@ -95,6 +104,17 @@ int hx_maskfs_probe(void)
 	return 0;
 }
 
+/* Mask i's path and attributes (not yet published). */
+static int put(struct hx_maskfs *fs, size_t i, const char *path, bool dir)
+{
+	struct stat st;
+
+	fs->dirs[i] = dir;
+	if (!dir && !lstat(path, &st))
+		fs->xbits[i] = st.st_mode & 0111;
+	return (fs->paths[i] = strdup(path)) ? 0 : -ENOMEM;
+}
+
 int hx_maskfs_new(const char *const *paths, const bool *dirs, size_t n,
 		  struct hx_maskfs **out)
 {
@@ -107,19 +127,17 @@ int hx_maskfs_new(const char *const *paths, const bool *dirs, size_t n,
 	fs->chan[0] = fs->chan[1] = fs->stop_efd = fs->ready_efd = fs->fd = -1;
 	fs->src.fd = -1;
 	pthread_mutex_init(&fs->lock, NULL);
-	if (!(fs->paths = calloc(n ? n : 1, sizeof(char *))) ||
-	    !(fs->dirs = malloc(n ? n : 1)) ||
-	    !(fs->xbits = calloc(n ? n : 1, sizeof(mode_t))))
+	fs->root = -1;
+	fs->cap = n + HX_MASKFS_LATE;
+	if (!(fs->paths = calloc(fs->cap, sizeof(char *))) ||
+	    !(fs->dirs = calloc(fs->cap, sizeof(bool))) ||
+	    !(fs->xbits = calloc(fs->cap, sizeof(mode_t))))
 		goto fail;
-	for (; fs->n < n; fs->n++) {
-		struct stat st;
-
-		fs->dirs[fs->n] = dirs[fs->n];
-		if (!dirs[fs->n] && !lstat(paths[fs->n], &st))
-			fs->xbits[fs->n] = st.st_mode & 0111;
-		if (!(fs->paths[fs->n] = strdup(paths[fs->n])))
+	for (size_t i = 0; i < n; i++)
+		if ((e = put(fs, i, paths[i], dirs[i])))
 			goto fail;
-	}
+	fs->n = n;
+	e = -ENOMEM;
 	if (socketpair(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0, fs->chan)) {
 		e = -errno;
 		fs->chan[0] = fs->chan[1] = -1;
@@ -165,12 +183,16 @@ int hx_maskfs_attach(int chan, const char *stage)
 		return e;
 	}
 	/* Served from here on: each bind's look-up of its node waits for
-	 * the thread, which takes the connection first. */
-	e = hx_fd_send(chan, &one, sizeof(one), &fd, 1);
+	 * the thread, which takes the connection first; the root's fd is
+	 * for the masks bound later (maskbind.h). */
+	root = open(stage, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	e = root < 0
+		? -errno
+		: hx_fd_send(chan, &one, sizeof(one), (int[]){fd, root}, 2);
 	close(fd);
-	root = e ? -1 : open(stage, O_PATH | O_DIRECTORY | O_CLOEXEC);
-	if (root < 0) {
-		e = e ? e : -errno;
+	if (e) {
+		if (root >= 0)
+			close(root);
 		umount2(stage,
 			MNT_DETACH); /* unserved: it would wait on nobody */
 		return e;
@@ -315,7 +337,7 @@ static void entry(const struct hx_maskfs *fs, const struct fuse_in_header *h,
 	char *end;
 	unsigned long i = strtoul(name, &end, 10);
 
-	if (!*name || *end || i >= fs->n) {
+	if (!*name || *end || i >= atomic_load(&fs->n)) {
 		reply(fs->fd, h->unique, -ENOENT, NULL, 0);
 		return;
 	}
@@ -331,7 +353,7 @@ static void handle(struct hx_maskfs *fs, const char *buf, size_t len)
 	const struct fuse_in_header *h = (const void *)buf;
 	const char *arg = buf + sizeof(*h);
 	size_t alen = len - sizeof(*h);
-	bool mask = h->nodeid >= 2 && h->nodeid - 2 < fs->n;
+	bool mask = h->nodeid >= 2 && h->nodeid - 2 < atomic_load(&fs->n);
 	size_t i = mask ? (size_t)(h->nodeid - 2) : 0;
 	int fd = fs->fd;
 
@@ -397,22 +419,23 @@ static void handle(struct hx_maskfs *fs, const char *buf, size_t len)
 	}
 }
 
-/* Takes the connection the child sends. */
+/* Takes the connection and the root the child sends. */
 static void take(struct hx_maskfs *fs)
 {
 	uint64_t one;
 	size_t n;
-	int fd;
+	int fds[2];
 
-	if (hx_fd_recv(fs->chan[0], &one, sizeof(one), &fd, 1, &n,
+	if (hx_fd_recv(fs->chan[0], &one, sizeof(one), fds, 2, &n,
 		       MSG_DONTWAIT) != (ssize_t)sizeof(one) ||
-	    !n || fs->fd >= 0) {
-		if (n)
-			close(fd);
+	    n != 2 || fs->fd >= 0) {
+		while (n)
+			close(fds[--n]);
 		return;
 	}
-	fcntl(fd, F_SETFL, O_NONBLOCK);
-	fs->fd = fd;
+	fcntl(fds[0], F_SETFL, O_NONBLOCK);
+	fs->fd = fds[0];
+	atomic_store(&fs->root, fds[1]);
 	if (!fs->mnt_ino) { /* the child mounted it in its namespace */
 		char path[64];
 		struct stat st;
@@ -624,9 +647,52 @@ void hx_maskfs_stop(struct hx_maskfs *fs)
 	report_dropped(fs);
 }
 
+int hx_maskfs_add(struct hx_maskfs *fs, const char *path, bool is_dir)
+{
+	size_t i = atomic_load(&fs->n);
+	int root = atomic_load(&fs->root), e;
+	json_t *rec;
+
+	for (size_t k = 0; k < i; k++)
+		if (!strcmp(fs->paths[k], path))
+			return 0; /* masked already */
+	if (root < 0)		  /* not served yet: no root to bind from */
+		e = -EAGAIN;
+	else if (i == fs->cap)
+		e = -ENOSPC;
+	else if (!(e = put(fs, i, path, is_dir)) &&
+		 (fs->bind ||
+		  !(e = hx_maskbind_start(fs->child, root, &fs->bind)))) {
+		atomic_store(&fs->n, i + 1); /* before the bind looks it up */
+		e = hx_maskbind_bind(fs->bind, i, path);
+	}
+	if (e == -ENOENT)
+		return 0; /* gone meanwhile */
+	e ? fs->late_failed++ : fs->late++;
+	if ((rec = hx_record_new(fs->pl, NULL, "mask_added", NULL))) {
+		json_t *args = json_object();
+
+		json_object_set_new(args, "path",
+				    hx_record_text(rec, "args.path", path));
+		if (e)
+			json_object_set_new(args, "error",
+					    json_string(strerror(-e)));
+		json_object_set_new(rec, "args", args);
+		json_object_set_new(rec, "layer", json_string("mask"));
+		hx_record_append(fs->pl, rec, NULL);
+		json_decref(rec);
+	}
+	return e;
+}
+
 json_t *hx_maskfs_json(const struct hx_maskfs *fs)
 {
 	json_t *o = json_object();
+
+	json_object_set_new(o, "late", json_integer((json_int_t)fs->late));
+	if (fs->late_failed)
+		json_object_set_new(o, "late_failed",
+				    json_integer((json_int_t)fs->late_failed));
 
 	json_object_set_new(o, "served",
 			    json_integer((json_int_t)atomic_load(&fs->served)));
@@ -646,8 +712,11 @@ void hx_maskfs_free(struct hx_maskfs *fs)
 	hx_maskfs_stop(fs);
 	if (fs->srv)
 		hx_server_del(fs->srv, &fs->src);
+	hx_maskbind_free(fs->bind);
 	if (fs->fd >= 0)
 		close(fs->fd);
+	if (fs->root >= 0)
+		close(fs->root);
 	for (int i = 0; i < 2; i++)
 		if (fs->chan[i] >= 0)
 			close(fs->chan[i]);
@@ -656,7 +725,7 @@ void hx_maskfs_free(struct hx_maskfs *fs)
 	if (fs->ready_efd >= 0)
 		close(fs->ready_efd);
 	pthread_mutex_destroy(&fs->lock);
-	for (size_t i = 0; fs->paths && i < fs->n; i++)
+	for (size_t i = 0; fs->paths && i < fs->cap; i++)
 		free(fs->paths[i]);
 	free(fs->paths);
 	free(fs->dirs);

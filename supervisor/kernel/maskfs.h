@@ -75,6 +75,14 @@ int hx_maskfs_attach(int chan, const char *stage);
 int hx_maskfs_start(struct hx_maskfs *fs, pid_t child, struct hx_pipeline *pl,
 		    struct hx_server *srv);
 
+/* On the loop: mask path (a directory when is_dir), created after the
+ * start (maskwatch.h), as node n of the FUSE root, bound by a helper in
+ * the agent's namespaces (maskbind.h), and a mask_added record. At most
+ * HX_MASKFS_LATE so. Returns 0 (masked, or gone meanwhile) or -errno,
+ * recorded too. */
+#define HX_MASKFS_LATE 4096
+int hx_maskfs_add(struct hx_maskfs *fs, const char *path, bool is_dir);
+
 /* Ends the thread and writes what is queued. NULL is a no-op. */
 void hx_maskfs_stop(struct hx_maskfs *fs);
 

@@ -22,6 +22,7 @@
 #include "common/glob.h"
 #include "supervisor/kernel/landlock_tree.h"
 #include "supervisor/kernel/maskfs.h"
+#include "supervisor/kernel/maskwatch.h"
 #include "policy/policy.h"
 
 struct hx_masks {
@@ -29,7 +30,8 @@ struct hx_masks {
 	bool *is_dir;
 	size_t n, cap;
 	char file[PATH_MAX], dir[PATH_MAX]; /* what covers them */
-	char stage[PATH_MAX]; /* where the masks' FUSE root is first mounted */
+	char stage[PATH_MAX]; /* where the masks' FUSE root is mounted */
+	bool covers_made;
 };
 
 #define MAX_TRIGGERS 256
@@ -37,6 +39,7 @@ struct hx_masks {
 struct walk {
 	const struct hx_policy *p;
 	struct hx_masks *m;
+	struct hx_maskwatch *watch; /* each directory walked, or NULL */
 	size_t seen, max;
 	bool truncated;
 	/* The last name (not "**") of each pattern that denies a read: an
@@ -146,6 +149,8 @@ static int walk_dir(struct walk *w, int dfd, char *path, size_t len, dev_t dev)
 		close(dfd);
 		return 0; /* unreadable to us: unreadable to the agent too */
 	}
+	if (w->watch) /* what is made in it later (maskwatch.h) */
+		hx_maskwatch_add(w->watch, len ? path : "/");
 	while (!ret && (de = readdir(d))) {
 		struct stat st;
 		size_t n = strlen(de->d_name);
@@ -204,6 +209,9 @@ static int make_covers(struct hx_masks *m, const char *mask_dir)
 {
 	int fd;
 
+	if (m->covers_made)
+		return 0;
+	m->covers_made = true;
 	if ((size_t)snprintf(m->file, sizeof(m->file), "%s/mask-file",
 			     mask_dir) >= sizeof(m->file) ||
 	    (size_t)snprintf(m->dir, sizeof(m->dir), "%s/mask-dir", mask_dir) >=
@@ -222,10 +230,11 @@ static int make_covers(struct hx_masks *m, const char *mask_dir)
 
 int hx_masks_find(const struct hx_policy *p, const char *const *roots,
 		  size_t nroots, const char *mask_dir, size_t max_entries,
-		  struct hx_masks **out, bool *truncated)
+		  struct hx_maskwatch *watch, struct hx_masks **out,
+		  bool *truncated)
 {
 	struct hx_masks *m = calloc(1, sizeof(*m));
-	struct walk w = {.p = p, .m = m, .max = max_entries};
+	struct walk w = {.p = p, .m = m, .watch = watch, .max = max_entries};
 	char path[PATH_MAX];
 	int ret = 0;
 
@@ -255,7 +264,7 @@ int hx_masks_find(const struct hx_policy *p, const char *const *roots,
 		ret = walk_dir(&w, fd, path,
 			       strcmp(path, "/") ? strlen(path) : 0, st.st_dev);
 	}
-	if (!ret && m->n)
+	if (!ret && (m->n || watch)) /* a watch may need the stage */
 		ret = make_covers(m, mask_dir);
 	if (ret) {
 		hx_masks_free(m);
@@ -423,10 +432,10 @@ static int cover(const struct hx_masks *m, size_t i, int root, const char *src)
 
 int hx_masks_apply(const struct hx_masks *m, int fuse_chan)
 {
-	char file[32], dir[32], root_path[32];
+	char file[32], dir[32];
 	int e, root = -1;
 
-	if (!m || !m->n)
+	if (!m || (!m->n && fuse_chan < 0))
 		return 0;
 	if ((e = hx_masks_private_ns()) || (e = open_covers(m, file, dir)))
 		return e;
@@ -442,14 +451,10 @@ int hx_masks_apply(const struct hx_masks *m, int fuse_chan)
 		if (e && e != -ENOENT) /* -ENOENT: gone since the walk */
 			return e;
 	}
-	if (root >= 0) {
-		/* Bound: the root itself is reached by nothing now. */
-		snprintf(root_path, sizeof(root_path), "/proc/self/fd/%d",
-			 root);
-		if (umount2(root_path, MNT_DETACH))
-			return -errno;
+	/* The root stays mounted on the stage, in the session's directory
+	 * the agent cannot reach: the masks bound later bind from it. */
+	if (root >= 0)
 		close(root);
-	}
 	return 0;
 }
 
@@ -469,6 +474,7 @@ struct hx_masks_job {
 	const struct hx_policy *p;
 	const char *roots[4];
 	size_t nroots, max;
+	struct hx_maskwatch *watch;
 	char mask_dir[PATH_MAX];
 	struct hx_masks *m;
 	bool truncated;
@@ -480,13 +486,13 @@ static void *find_thread(void *arg)
 	struct hx_masks_job *j = arg;
 
 	j->ret = hx_masks_find(j->p, j->roots, j->nroots, j->mask_dir, j->max,
-			       &j->m, &j->truncated);
+			       j->watch, &j->m, &j->truncated);
 	return NULL;
 }
 
 int hx_masks_start(const struct hx_policy *p, const char *const *roots,
 		   size_t nroots, const char *mask_dir, size_t max_entries,
-		   struct hx_masks_job **out)
+		   struct hx_maskwatch *watch, struct hx_masks_job **out)
 {
 	struct hx_masks_job *j = calloc(1, sizeof(*j));
 	sigset_t all, old;
@@ -503,6 +509,7 @@ int hx_masks_start(const struct hx_policy *p, const char *const *roots,
 	memcpy(j->roots, roots, nroots * sizeof(*roots));
 	j->nroots = nroots;
 	j->max = max_entries;
+	j->watch = watch;
 	strcpy(j->mask_dir, mask_dir);
 	/* No signal of the loop's (signalfd) may land on this thread. */
 	sigfillset(&all);

@@ -41,11 +41,14 @@ struct hx_masks;
  * /sys, excepted); a denied directory is masked whole.
  * mask_dir: a directory of the session's (protected) where the empty
  * file and directory that cover them are made. At most max_entries are
- * looked at; *truncated tells when the walk stopped early. Returns 0 and
- * *out (maybe with nothing to mask), or -errno. */
+ * looked at; *truncated tells when the walk stopped early. Each
+ * directory walked is watched by watch (maskwatch.h) when not NULL.
+ * Returns 0 and *out (maybe with nothing to mask), or -errno. */
+struct hx_maskwatch;
 int hx_masks_find(const struct hx_policy *p, const char *const *roots,
 		  size_t nroots, const char *mask_dir, size_t max_entries,
-		  struct hx_masks **out, bool *truncated);
+		  struct hx_maskwatch *watch, struct hx_masks **out,
+		  bool *truncated);
 
 /* hx_masks_find on a thread of its own (it takes milliseconds a
  * thousand entries: it overlaps the rest of the set-up); roots (at most
@@ -53,7 +56,7 @@ int hx_masks_find(const struct hx_policy *p, const char *const *roots,
 struct hx_masks_job;
 int hx_masks_start(const struct hx_policy *p, const char *const *roots,
 		   size_t nroots, const char *mask_dir, size_t max_entries,
-		   struct hx_masks_job **out);
+		   struct hx_maskwatch *watch, struct hx_masks_job **out);
 /* Waits for it: what hx_masks_find returns. NULL job: nothing, 0. */
 int hx_masks_join(struct hx_masks_job *j, struct hx_masks **out,
 		  bool *truncated);

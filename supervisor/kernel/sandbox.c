@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
 #include <sys/prctl.h>
 #include <sched.h>
 #include <sys/syscall.h>
@@ -27,9 +28,11 @@
 #include "supervisor/kernel/landlock_tree.h"
 #include "supervisor/kernel/maskfs.h"
 #include "supervisor/kernel/masks.h"
+#include "supervisor/kernel/maskwatch.h"
 #include "supervisor/kernel/rlimits.h"
 #include "supervisor/kernel/seccomp_deny.h"
 #include "supervisor/kernel/terminals.h"
+#include "supervisor/server.h"
 
 #define CAP_MAX 63
 
@@ -61,7 +64,12 @@ struct hx_sandbox {
 	 * or NULL: then mask_records_err says why. */
 	struct hx_maskfs *maskfs;
 	int mask_records_err;
-	size_t held_masks;	 /* of them, Landlock's refused directories */
+	size_t held_masks; /* of them, Landlock's refused directories */
+	/* What is made in the project later, masked as it appears
+	 * (maskwatch.h); NULL without FUSE masks. */
+	struct hx_maskwatch *watch;
+	struct hx_source watch_src;
+	struct hx_server *srv;
 	char mask_dir[PATH_MAX]; /* the session's, where the covers are */
 	bool quiet;
 	/* Landlock's refusals are read as audit records (kaudit.h): the
@@ -197,8 +205,11 @@ int hx_sandbox_find_masks(struct hx_sandbox *sb, const char *const *roots,
 	if (sb->mode != HX_MODE_ENFORCE || sb->trace_reads)
 		return 0; /* nothing is held, or every open is decided */
 	snprintf(sb->mask_dir, sizeof(sb->mask_dir), "%s", mask_dir);
+	/* Masks made later need the FUSE root to bind from. */
+	if (!hx_maskfs_probe() && hx_maskwatch_new(sb->policy, &sb->watch))
+		sb->watch = NULL;
 	return hx_masks_start(sb->policy, roots, nroots, mask_dir,
-			      HX_MASKS_MAX_ENTRIES, &sb->masks_job);
+			      HX_MASKS_MAX_ENTRIES, sb->watch, &sb->masks_job);
 }
 
 /* Whether this process may make a user namespace (an ordinary user's
@@ -291,8 +302,13 @@ static void masks_ready(struct hx_sandbox *sb, bool quiet)
 		sb->masks = NULL;
 		sb->held_masks = 0;
 	}
-	if (hx_masks_count(sb->masks) && !sb->mask_records_err)
+	if ((hx_masks_count(sb->masks) || (sb->watch && sb->masks)) &&
+	    !sb->mask_records_err)
 		sb->mask_records_err = serve_masks_so(sb);
+	if (!sb->maskfs) { /* nothing to mask later with */
+		hx_maskwatch_free(sb->watch);
+		sb->watch = NULL;
+	}
 	if (quiet)
 		return;
 	if (sb->masks_err)
@@ -568,11 +584,36 @@ json_t *hx_sandbox_kernel_json(const struct hx_sandbox *sb)
 	return o;
 }
 
+static void on_created(const char *path, bool is_dir, void *arg)
+{
+	hx_maskfs_add(arg, path, is_dir);
+}
+
+static void on_watch(struct hx_server *s, struct hx_source *src,
+		     uint32_t events)
+{
+	struct hx_sandbox *sb = src->arg;
+
+	(void)s;
+	(void)events;
+	hx_maskwatch_read(sb->watch, on_created, sb->maskfs);
+}
+
 int hx_sandbox_serve_masks(struct hx_sandbox *sb, pid_t child,
 			   struct hx_pipeline *pl, struct hx_server *srv)
 {
-	return sb && sb->maskfs ? hx_maskfs_start(sb->maskfs, child, pl, srv)
-				: 0;
+	int e;
+
+	if (!sb || !sb->maskfs)
+		return 0;
+	if ((e = hx_maskfs_start(sb->maskfs, child, pl, srv)) || !sb->watch)
+		return e;
+	sb->watch_src = (struct hx_source){
+	    .fd = hx_maskwatch_fd(sb->watch), .handle = on_watch, .arg = sb};
+	if ((e = hx_server_add(srv, &sb->watch_src, EPOLLIN)))
+		return e;
+	sb->srv = srv;
+	return 0;
 }
 
 void hx_sandbox_stop_masks(struct hx_sandbox *sb)
@@ -583,7 +624,14 @@ void hx_sandbox_stop_masks(struct hx_sandbox *sb)
 
 json_t *hx_sandbox_masks_json(const struct hx_sandbox *sb)
 {
-	return sb && sb->maskfs ? hx_maskfs_json(sb->maskfs) : NULL;
+	json_t *o;
+
+	if (!sb || !sb->maskfs)
+		return NULL;
+	o = hx_maskfs_json(sb->maskfs);
+	if (sb->watch)
+		json_object_set_new(o, "watch", hx_maskwatch_json(sb->watch));
+	return o;
 }
 
 struct hx_ipool *hx_sandbox_pool(const struct hx_sandbox *sb)
@@ -604,6 +652,9 @@ void hx_sandbox_free(struct hx_sandbox *sb)
 
 		hx_masks_join(sb->masks_job, &sb->masks, &t);
 	}
+	if (sb->srv)
+		hx_server_del(sb->srv, &sb->watch_src);
+	hx_maskwatch_free(sb->watch);
 	hx_maskfs_free(sb->maskfs);
 	hx_masks_free(sb->masks);
 	free(sb);

@@ -204,3 +204,57 @@ def test_exec_of_a_mask_is_a_refusal_on_record(wd):
     check("ran" not in r.stdout and "rc=126" in r.stdout, "%r %r" % (r.stdout, r.stderr))
     e = r.one(layer="mask", args_path=os.path.join(wd.path, ".env"))
     check(e["event"] in ("execve", "execveat") and e["rule"] == "dotenv", "record %r" % e)
+
+
+def _wait_for(pred, what, timeout=10):
+    end = time.time() + timeout
+    while time.time() < end:
+        if pred():
+            return
+        time.sleep(0.02)
+    raise AssertionError("timed out waiting for %s" % what)
+
+
+def test_files_made_later_by_an_outside_process_are_masked(wd):
+    """A denied file that a process outside the session writes into the
+    project after the start (an editor, a pull, a build outside) is
+    masked as it appears (supervisor/kernel/maskwatch.h), in a new
+    directory too; what the policy lets be written is left alone."""
+    log = os.path.join(wd.state, "late.jsonl")
+    ready, go = os.path.join(wd.path, "ready"), os.path.join(wd.path, "go")
+    script = ("echo > ready; while [ ! -e go ]; do sleep 0.02; done; "
+              "cat .env; cat new/deep/.env; cat notes.txt; echo done")
+    proc = subprocess.Popen([EXEC, "--quiet", "--audit-log", log, "--", BUSYBOX, "sh", "-c", script],
+                            cwd=wd.path, env=dict(os.environ, HOME=fake_home(wd)),
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        _wait_for(lambda: os.path.exists(ready), "the agent")
+        wd.file(".env", SECRET)
+        wd.file("new/deep/.env", SECRET)
+        wd.file("notes.txt", "plain notes\n")
+
+        def added():
+            with open(log) as f:
+                recs = [json.loads(l) for l in f if '"mask_added"' in l]
+            return {e["args"]["path"] for e in recs} >= {
+                os.path.join(wd.path, ".env"), os.path.join(wd.path, "new", "deep", ".env")}
+        if os.geteuid() and not os.access("/dev/fuse", os.R_OK | os.W_OK):
+            raise Skip("/dev/fuse is not the user's to open")
+        _wait_for(added, "the masks of the new files")
+        open(go, "w").close()
+        out, err = proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    check("sk-live" not in out and "plain notes" in out and out.endswith("done\n"),
+          "%r %r" % (out, err))
+    with open(log) as f:
+        recs = [json.loads(l) for l in f]
+    for p in (os.path.join(wd.path, ".env"), os.path.join(wd.path, "new", "deep", ".env")):
+        check([e for e in recs if e.get("layer") == "mask" and e.get("args", {}).get("path") == p
+               and e.get("verdict") == "deny"], "no refusal of %s" % p)
+    check(not [e for e in recs if e["event"] == "mask_added" and "notes" in e["args"]["path"]],
+          "a file the policy lets be written was masked")
+    end = [e for e in recs if e["event"] == "session_end"][0]
+    check(end["mask_records"]["late"] == 2, "session_end %r" % end["mask_records"])

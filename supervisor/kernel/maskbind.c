@@ -1,0 +1,176 @@
+/* The helper that binds masks in the agent's namespaces; see
+ * maskbind.h. */
+#define _GNU_SOURCE
+#include "supervisor/kernel/maskbind.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+struct rq {
+	uint32_t node;
+	char path[PATH_MAX];
+};
+
+struct hx_maskbind {
+	pid_t pid;
+	int sock;
+};
+
+/* Whether our namespace of kind ns ("user") is already child's. */
+static bool same_ns(pid_t child, const char *ns)
+{
+	char a[64], b[64];
+	struct stat sa, sb;
+
+	snprintf(a, sizeof(a), "/proc/%d/ns/%s", (int)child, ns);
+	snprintf(b, sizeof(b), "/proc/self/ns/%s", ns);
+	return !stat(a, &sa) && !stat(b, &sb) && sa.st_ino == sb.st_ino &&
+	       sa.st_dev == sb.st_dev;
+}
+
+/* Closes every fd but the n in keep (ascending, -1 skipped): the helper
+ * must hold nothing of harness-exec's (a copy of the DNS keeper's
+ * socket kept the keeper, and harness-exec waiting for it, alive). */
+static void keep_only(const int *keep, size_t n)
+{
+	int prev = -1;
+
+	for (size_t i = 0; i < n; i++) {
+		if (keep[i] < 0)
+			continue;
+		if (keep[i] > prev + 1)
+			syscall(SYS_close_range, (unsigned)prev + 1,
+				(unsigned)keep[i] - 1, 0u);
+		prev = keep[i];
+	}
+	syscall(SYS_close_range, (unsigned)prev + 1, ~0u, 0u);
+}
+
+static int cmp_int(const void *a, const void *b)
+{
+	return *(const int *)a - *(const int *)b;
+}
+
+/* The helper: system calls only (forked from a multithreaded process). */
+static void serve(int sock, int userns, int mntns, int root)
+    __attribute__((noreturn));
+static void serve(int sock, int userns, int mntns, int root)
+{
+	unsigned long ro =
+	    MS_BIND | MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV;
+	char node[64];
+	struct rq rq;
+	int32_t e;
+
+	int keep[4] = {sock, userns, mntns, root};
+
+	qsort(keep, 4, sizeof(int), cmp_int); /* no allocation */
+	keep_only(keep, 4);
+	if ((userns >= 0 && setns(userns, CLONE_NEWUSER)) ||
+	    setns(mntns, CLONE_NEWNS))
+		_exit(1);
+	for (;;) {
+		ssize_t n = recv(sock, &rq, sizeof(rq), 0);
+
+		if (n <= (ssize_t)sizeof(rq.node))
+			_exit(0); /* harness-exec is done */
+		rq.path[sizeof(rq.path) - 1] = '\0';
+		snprintf(node, sizeof(node), "/proc/self/fd/%d/%u", root,
+			 (unsigned)rq.node);
+		e = 0;
+		if (mount(node, rq.path, NULL, MS_BIND, NULL))
+			e = -errno;
+		else if (mount(NULL, rq.path, NULL, ro, NULL))
+			e = -errno; /* bound, but writable: said */
+		if (send(sock, &e, sizeof(e), MSG_NOSIGNAL) != sizeof(e))
+			_exit(0);
+	}
+}
+
+int hx_maskbind_start(pid_t child, int root, struct hx_maskbind **out)
+{
+	struct hx_maskbind *b = calloc(1, sizeof(*b));
+	int sv[2], userns = -1, mntns, e;
+	char path[64];
+
+	*out = NULL;
+	if (!b)
+		return -ENOMEM;
+	snprintf(path, sizeof(path), "/proc/%d/ns/mnt", (int)child);
+	mntns = open(path, O_RDONLY | O_CLOEXEC);
+	if (!same_ns(child, "user")) {
+		snprintf(path, sizeof(path), "/proc/%d/ns/user", (int)child);
+		userns = open(path, O_RDONLY | O_CLOEXEC);
+	}
+	if (mntns < 0 || (userns < 0 && !same_ns(child, "user")) ||
+	    socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv)) {
+		e = -errno;
+		goto fail;
+	}
+	b->pid = fork();
+	if (b->pid == 0) {
+		close(sv[0]);
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		serve(sv[1], userns, mntns, root);
+	}
+	e = b->pid < 0 ? -errno : 0;
+	close(sv[1]);
+	if (e) {
+		close(sv[0]);
+		goto fail;
+	}
+	b->sock = sv[0];
+	close(mntns);
+	if (userns >= 0)
+		close(userns);
+	*out = b;
+	return 0;
+fail:
+	if (mntns >= 0)
+		close(mntns);
+	if (userns >= 0)
+		close(userns);
+	free(b);
+	return e ? e : -EIO;
+}
+
+int hx_maskbind_bind(struct hx_maskbind *b, size_t i, const char *path)
+{
+	struct rq rq = {.node = (uint32_t)i};
+	int32_t e;
+	size_t len = strlen(path);
+
+	if (len >= sizeof(rq.path))
+		return -ENAMETOOLONG;
+	memcpy(rq.path, path, len + 1);
+	if (send(b->sock, &rq, sizeof(rq.node) + len + 1, MSG_NOSIGNAL) < 0)
+		return -errno;
+	if (recv(b->sock, &e, sizeof(e), 0) != sizeof(e))
+		return -EPIPE; /* the helper is gone */
+	return e;
+}
+
+void hx_maskbind_free(struct hx_maskbind *b)
+{
+	if (!b)
+		return;
+	close(b->sock); /* the helper ends */
+	if (b->pid > 0)
+		waitpid(b->pid, NULL, 0);
+	free(b);
+}

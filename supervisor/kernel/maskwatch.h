@@ -1,0 +1,55 @@
+/* Files created later that the masks must cover (issue 10, class 10).
+ *
+ * The masks (masks.h) cover what the walk finds at start. A file the
+ * policy denies, created in the project during the session by a process
+ * outside it (an editor, a `git pull`, a build outside the sandbox:
+ * an `.env` written next to the agent), would be read by a program that
+ * skips the shim. So each directory the walk visits is watched
+ * (inotify: created and moved-in names), a new directory too (and what
+ * it already holds, looked at once), and every new entry that the policy
+ * denies both reading and writing is handed on to be masked
+ * (maskfs.h: hx_maskfs_add). One the policy lets be written is left
+ * alone: the agent may have made it itself, and a mask would break its
+ * writes (what it wrote it knows).
+ *
+ * A read between the creation and the mask (the time the loop takes to
+ * see the event and bind, about a millisecond) is not held; directories
+ * past the watch cap are not watched (counted).
+ *
+ * Lifecycle: hx_maskwatch_new (before the walk) -> hx_maskwatch_add for
+ * each directory walked (the walk's thread) -> hx_maskwatch_read on the
+ * loop -> hx_maskwatch_free. */
+#ifndef HX_MASKWATCH_H
+#define HX_MASKWATCH_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+struct hx_policy;
+struct hx_maskwatch;
+struct json_t;
+
+#define HX_MASKWATCH_MAX 16384
+
+/* For policy p (borrowed). Returns 0 and *out, or -errno. */
+int hx_maskwatch_new(const struct hx_policy *p, struct hx_maskwatch **out);
+
+/* Watches directory dir (absolute). Past HX_MASKWATCH_MAX, counts it and
+ * returns -ENOSPC; 0, or -errno. */
+int hx_maskwatch_add(struct hx_maskwatch *w, const char *dir);
+
+/* The inotify descriptor, for the loop. */
+int hx_maskwatch_fd(const struct hx_maskwatch *w);
+
+/* Reads what is queued and calls fn for each new entry the policy denies
+ * reading and writing (path absolute). */
+void hx_maskwatch_read(struct hx_maskwatch *w,
+		       void (*fn)(const char *path, bool is_dir, void *arg),
+		       void *arg);
+
+/* {"dirs": N, "unwatched": N, "seen": N}: a new reference. */
+struct json_t *hx_maskwatch_json(const struct hx_maskwatch *w);
+
+void hx_maskwatch_free(struct hx_maskwatch *w);
+
+#endif
