@@ -66,13 +66,31 @@ static int cmp_int(const void *a, const void *b)
 	return *(const int *)a - *(const int *)b;
 }
 
+/* Binds node over path, never through a symlink: one swapped in since
+ * the watch saw the file would move the mask onto its target. */
+static int32_t bind_over(const char *node, const char *path)
+{
+	char at[64];
+	struct stat st;
+	int32_t e = 0;
+	int fd = open(path, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+
+	if (fd < 0)
+		return -errno;
+	snprintf(at, sizeof(at), "/proc/self/fd/%d", fd);
+	if (fstat(fd, &st) || S_ISLNK(st.st_mode))
+		e = -ELOOP;
+	else if (mount(node, at, NULL, MS_BIND, NULL))
+		e = -errno; /* read-only, nosuid, nodev: the root's flags */
+	close(fd);
+	return e;
+}
+
 /* The helper: system calls only (forked from a multithreaded process). */
 static void serve(int sock, int userns, int mntns, int root)
     __attribute__((noreturn));
 static void serve(int sock, int userns, int mntns, int root)
 {
-	unsigned long ro =
-	    MS_BIND | MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV;
 	char node[64];
 	struct rq rq;
 	int32_t e;
@@ -92,11 +110,7 @@ static void serve(int sock, int userns, int mntns, int root)
 		rq.path[sizeof(rq.path) - 1] = '\0';
 		snprintf(node, sizeof(node), "/proc/self/fd/%d/%u", root,
 			 (unsigned)rq.node);
-		e = 0;
-		if (mount(node, rq.path, NULL, MS_BIND, NULL))
-			e = -errno;
-		else if (mount(NULL, rq.path, NULL, ro, NULL))
-			e = -errno; /* bound, but writable: said */
+		e = bind_over(node, rq.path);
 		if (send(sock, &e, sizeof(e), MSG_NOSIGNAL) != sizeof(e))
 			_exit(0);
 	}

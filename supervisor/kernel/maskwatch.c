@@ -107,15 +107,12 @@ static void new_dir(struct hx_maskwatch *w, const char *path, found_fn fn,
 	if (hx_maskwatch_add(w, path) || !(d = opendir(path)))
 		return;
 	while ((de = readdir(d))) {
-		struct stat st;
-
 		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, "..") ||
 		    !strcmp(de->d_name, ".git") ||
 		    (size_t)snprintf(sub, sizeof(sub), "%s/%s", path,
-				     de->d_name) >= sizeof(sub) ||
-		    lstat(sub, &st) || S_ISLNK(st.st_mode))
+				     de->d_name) >= sizeof(sub))
 			continue;
-		entry(w, sub, S_ISDIR(st.st_mode), fn, arg);
+		entry(w, sub, de->d_type == DT_DIR, fn, arg);
 	}
 	closedir(d);
 }
@@ -123,6 +120,13 @@ static void new_dir(struct hx_maskwatch *w, const char *path, found_fn fn,
 static void entry(struct hx_maskwatch *w, const char *path, bool is_dir,
 		  found_fn fn, void *arg)
 {
+	struct stat st;
+
+	/* Symlinks are followed at open time: their targets are what the
+	 * masks judge (as the walk does). */
+	if (lstat(path, &st) || S_ISLNK(st.st_mode))
+		return;
+	is_dir = S_ISDIR(st.st_mode);
 	w->seen++;
 	if (denied(w->p, path))
 		fn(path, is_dir, arg); /* a directory masked whole */
