@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 union ctl {
@@ -66,4 +67,27 @@ ssize_t hx_fd_recv(int sock, void *msg, size_t len, int *fds, size_t max,
 		}
 	}
 	return n;
+}
+
+void hx_fd_keep_only(int *keep, size_t n)
+{
+	int prev = -1;
+
+	/* Insertion sort: no allocation, a handful of fds. */
+	for (size_t i = 1; i < n; i++)
+		for (size_t k = i; k > 0 && keep[k - 1] > keep[k]; k--) {
+			int t = keep[k];
+
+			keep[k] = keep[k - 1];
+			keep[k - 1] = t;
+		}
+	for (size_t i = 0; i < n; i++) {
+		if (keep[i] < 0 || keep[i] == prev)
+			continue;
+		if (keep[i] > prev + 1)
+			syscall(SYS_close_range, (unsigned)prev + 1,
+				(unsigned)keep[i] - 1, 0u);
+		prev = keep[i];
+	}
+	syscall(SYS_close_range, (unsigned)prev + 1, ~0u, 0u);
 }

@@ -21,4 +21,9 @@ int hx_fd_send(int sock, const void *msg, size_t len, const int *fds, size_t n);
 ssize_t hx_fd_recv(int sock, void *msg, size_t len, int *fds, size_t max,
 		   size_t *nfds, int flags);
 
+/* Closes every fd but the n in keep (any order, -1 skipped; the array
+ * is sorted in place): for a child forked from a multithreaded process
+ * that must hold nothing else of its parent's. */
+void hx_fd_keep_only(int *keep, size_t n);
+
 #endif

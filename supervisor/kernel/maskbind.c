@@ -17,9 +17,10 @@
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+#include "common/fdpass.h"
 
 struct rq {
 	uint32_t node;
@@ -41,29 +42,6 @@ static bool same_ns(pid_t child, const char *ns)
 	snprintf(b, sizeof(b), "/proc/self/ns/%s", ns);
 	return !stat(a, &sa) && !stat(b, &sb) && sa.st_ino == sb.st_ino &&
 	       sa.st_dev == sb.st_dev;
-}
-
-/* Closes every fd but the n in keep (ascending, -1 skipped): the helper
- * must hold nothing of harness-exec's (a copy of the DNS keeper's
- * socket kept the keeper, and harness-exec waiting for it, alive). */
-static void keep_only(const int *keep, size_t n)
-{
-	int prev = -1;
-
-	for (size_t i = 0; i < n; i++) {
-		if (keep[i] < 0)
-			continue;
-		if (keep[i] > prev + 1)
-			syscall(SYS_close_range, (unsigned)prev + 1,
-				(unsigned)keep[i] - 1, 0u);
-		prev = keep[i];
-	}
-	syscall(SYS_close_range, (unsigned)prev + 1, ~0u, 0u);
-}
-
-static int cmp_int(const void *a, const void *b)
-{
-	return *(const int *)a - *(const int *)b;
 }
 
 /* Binds node over path, never through a symlink: one swapped in since
@@ -95,10 +73,11 @@ static void serve(int sock, int userns, int mntns, int root)
 	struct rq rq;
 	int32_t e;
 
+	/* Nothing of harness-exec's: a copy of the DNS keeper's socket kept
+	 * the keeper, and harness-exec waiting for it, alive. */
 	int keep[4] = {sock, userns, mntns, root};
 
-	qsort(keep, 4, sizeof(int), cmp_int); /* no allocation */
-	keep_only(keep, 4);
+	hx_fd_keep_only(keep, 4);
 	if ((userns >= 0 && setns(userns, CLONE_NEWUSER)) ||
 	    setns(mntns, CLONE_NEWNS))
 		_exit(1);

@@ -66,8 +66,8 @@ int hx_maskfs_child_fd(const struct hx_maskfs *fs);
  * chan. Returns an O_PATH fd of its root, whose entry "<i>" is mask i
  * (bound over its path from /proc/self/fd/<fd>/<i>; each look-up waits
  * for the serving thread), or -errno: the caller covers the paths the
- * old way. The caller detaches the root once bound (umount2 of
- * /proc/self/fd/<fd>, MNT_DETACH): nothing reaches it then. */
+ * old way. The root stays mounted on stage (in the session's directory,
+ * out of the agent's reach): masks made later bind from it. */
 int hx_maskfs_attach(int chan, const char *stage);
 
 /* In the parent after the fork: the serving thread, and the loop's end

@@ -13,8 +13,10 @@
 #include <string.h>
 #include <sys/inotify.h>
 #include <sys/stat.h>
+#include <sys/types.h>
 #include <unistd.h>
 
+#include "common/fdpass.h"
 #include "policy/policy.h"
 
 #define EVENTS (IN_CREATE | IN_MOVED_TO | IN_ONLYDIR | IN_DONT_FOLLOW)
@@ -177,11 +179,41 @@ json_t *hx_maskwatch_json(const struct hx_maskwatch *w)
 	return o;
 }
 
+/* Closing an inotify instance that had watches waits for an SRCU grace
+ * period (fsnotify_destroy_group): 8 to 20 ms here, on every session's
+ * end. A child forked for it holds a copy and closes it after ours, in
+ * its own time: our close is not the last. Nobody waits for it. */
+static void close_elsewhere(int fd)
+{
+	int p[2], keep[2];
+	char c;
+	pid_t pid;
+
+	if (pipe2(p, O_CLOEXEC) || (pid = fork()) < 0) {
+		close(fd); /* then we wait */
+		return;
+	}
+	if (pid == 0) {
+		keep[0] = fd;
+		keep[1] = p[0];
+		hx_fd_keep_only(keep, 2);
+		while (read(p[0], &c, 1) < 0 && errno == EINTR)
+			;
+		_exit(0); /* the last close, here */
+	}
+	close(p[0]);
+	close(fd);
+	close(p[1]); /* after ours: the child closes its copy last */
+}
+
 void hx_maskwatch_free(struct hx_maskwatch *w)
 {
 	if (!w)
 		return;
-	close(w->fd);
+	if (w->ndirs || w->unwatched)
+		close_elsewhere(w->fd);
+	else
+		close(w->fd);
 	for (size_t i = 0; i < w->cap; i++)
 		free(w->dirs[i]);
 	free(w->dirs);
