@@ -158,6 +158,11 @@ int hx_maskbind_bind(struct hx_maskbind *b, size_t i, const char *path)
 	return e;
 }
 
+pid_t hx_maskbind_pid(const struct hx_maskbind *b)
+{
+	return b ? b->pid : 0;
+}
+
 void hx_maskbind_free(struct hx_maskbind *b)
 {
 	if (!b)

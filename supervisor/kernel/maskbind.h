@@ -29,6 +29,9 @@ int hx_maskbind_start(pid_t child, int root, struct hx_maskbind **out);
  * -errno (-ENOENT: gone meanwhile). */
 int hx_maskbind_bind(struct hx_maskbind *b, size_t i, const char *path);
 
+/* The helper's pid (0 for NULL). */
+pid_t hx_maskbind_pid(const struct hx_maskbind *b);
+
 void hx_maskbind_free(struct hx_maskbind *b);
 
 #endif

@@ -66,6 +66,7 @@ struct hx_maskfs {
 	 * loop's sign that it is served) */
 	_Atomic int root;
 	struct hx_maskbind *bind; /* binds the late ones, started on need */
+	_Atomic pid_t bind_pid;	  /* its requests are no refusals */
 	uint64_t late, late_failed;
 	int chan[2]; /* [0] ours, [1] the child's */
 	int fd;	     /* the connection, or -1 until the child sends it */
@@ -311,7 +312,8 @@ static void refused(struct hx_maskfs *fs, size_t i, pid_t tid, const char *name,
 		e.pid = e.tid = 0; /* gone already: unknown */
 	/* harness-exec's own walk through the agent's view, or another
 	 * process's through /proc/<pid>/root: no refusal of the session */
-	if (e.pid == fs->self || (e.pid && !in_session(fs, tid)))
+	if (e.pid == fs->self || e.pid == atomic_load(&fs->bind_pid) ||
+	    (e.pid && !in_session(fs, tid)))
 		return;
 	if (namelen >= sizeof(e.name))
 		namelen = sizeof(e.name) - 1;
@@ -647,23 +649,40 @@ void hx_maskfs_stop(struct hx_maskfs *fs)
 	report_dropped(fs);
 }
 
+/* The node for path: its own (a mask whose file was replaced: the
+ * kernel dropped the bind with the old dentry), or a new one. */
+static int node_for(struct hx_maskfs *fs, const char *path, bool is_dir,
+		    size_t *out)
+{
+	size_t n = atomic_load(&fs->n);
+	int e;
+
+	for (size_t k = 0; k < n; k++)
+		if (!strcmp(fs->paths[k], path) && fs->dirs[k] == is_dir) {
+			*out = k;
+			return 0;
+		}
+	if (n == fs->cap)
+		return -ENOSPC;
+	if ((e = put(fs, n, path, is_dir)))
+		return e;
+	atomic_store(&fs->n, n + 1); /* before the bind looks it up */
+	*out = n;
+	return 0;
+}
+
 int hx_maskfs_add(struct hx_maskfs *fs, const char *path, bool is_dir)
 {
-	size_t i = atomic_load(&fs->n);
 	int root = atomic_load(&fs->root), e;
 	json_t *rec;
+	size_t i;
 
-	for (size_t k = 0; k < i; k++)
-		if (!strcmp(fs->paths[k], path))
-			return 0; /* masked already */
-	if (root < 0)		  /* not served yet: no root to bind from */
+	if (root < 0) /* not served yet: no root to bind from */
 		e = -EAGAIN;
-	else if (i == fs->cap)
-		e = -ENOSPC;
-	else if (!(e = put(fs, i, path, is_dir)) &&
+	else if (!(e = node_for(fs, path, is_dir, &i)) &&
 		 (fs->bind ||
 		  !(e = hx_maskbind_start(fs->child, root, &fs->bind)))) {
-		atomic_store(&fs->n, i + 1); /* before the bind looks it up */
+		atomic_store(&fs->bind_pid, hx_maskbind_pid(fs->bind));
 		e = hx_maskbind_bind(fs->bind, i, path);
 	}
 	if (e == -ENOENT)

@@ -8,24 +8,38 @@
 #include <fcntl.h>
 #include <jansson.h>
 #include <limits.h>
+#include <linux/openat2.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/inotify.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/types.h>
 #include <unistd.h>
 
 #include "common/fdpass.h"
 #include "policy/policy.h"
 
-#define EVENTS (IN_CREATE | IN_MOVED_TO | IN_ONLYDIR | IN_DONT_FOLLOW)
+/* Moves too: a directory renamed is watched under its new name (the
+ * same watch, its path updated), a file renamed over a mask is masked
+ * again (the kernel drops a mount on a dentry renamed over). */
+#define EVENTS (IN_CREATE | IN_MOVED_TO | IN_ONLYDIR)
+/* Deeper new directories are not looked into (counted). */
+#define MAX_DEPTH 64
+
+struct dir {
+	char *path;
+	dev_t dev;
+	ino_t ino;
+};
 
 struct hx_maskwatch {
 	const struct hx_policy *p;
 	int fd;
-	char **dirs; /* by watch descriptor */
-	size_t cap, ndirs, unwatched, seen;
+	struct dir *dirs; /* by watch descriptor */
+	size_t cap, ndirs, unwatched, seen, stale, overflows;
+	bool said_full;
 };
 
 int hx_maskwatch_new(const struct hx_policy *p, struct hx_maskwatch **out)
@@ -46,19 +60,47 @@ int hx_maskwatch_new(const struct hx_policy *p, struct hx_maskwatch **out)
 	return 0;
 }
 
-int hx_maskwatch_add(struct hx_maskwatch *w, const char *dir)
+/* dir, opened without following a symlink anywhere in it: a path the
+ * agent changed (a directory renamed, a symlink put in its place) must
+ * not lead the watch out of the project. */
+static int open_dir(const char *path)
 {
+	struct open_how how = {.flags = O_RDONLY | O_DIRECTORY | O_CLOEXEC,
+			       .resolve =
+				   RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS};
+	long fd = syscall(SYS_openat2, AT_FDCWD, path, &how, sizeof(how));
+
+	return fd < 0 ? -errno : (int)fd;
+}
+
+/* Watches the directory open at dfd, named path. */
+static int watch_fd(struct hx_maskwatch *w, int dfd, const char *path)
+{
+	char at[64];
+	struct stat st;
 	int wd;
 
 	if (w->ndirs >= HX_MASKWATCH_MAX) {
 		w->unwatched++;
+		if (!w->said_full) {
+			w->said_full = true;
+			fprintf(stderr,
+				"harness-exec: warning: more than %d "
+				"directories in the project: files made later "
+				"in the others are masked only when their "
+				"directory is new\n",
+				HX_MASKWATCH_MAX);
+		}
 		return -ENOSPC;
 	}
-	if ((wd = inotify_add_watch(w->fd, dir, EVENTS)) < 0)
+	if (fstat(dfd, &st))
+		return -errno;
+	snprintf(at, sizeof(at), "/proc/self/fd/%d", dfd);
+	if ((wd = inotify_add_watch(w->fd, at, EVENTS)) < 0)
 		return -errno;
 	if ((size_t)wd >= w->cap) {
 		size_t cap = (size_t)wd * 2 + 64;
-		char **d = realloc(w->dirs, cap * sizeof(*d));
+		struct dir *d = realloc(w->dirs, cap * sizeof(*d));
 
 		if (!d)
 			return -ENOMEM;
@@ -66,12 +108,25 @@ int hx_maskwatch_add(struct hx_maskwatch *w, const char *dir)
 		w->dirs = d;
 		w->cap = cap;
 	}
-	if (!w->dirs[wd]) { /* a directory watched twice keeps one wd */
-		if (!(w->dirs[wd] = strdup(dir)))
-			return -ENOMEM;
+	/* The same directory again (renamed: inotify gives its wd back)
+	 * takes its new name. */
+	if (w->dirs[wd].path)
+		free(w->dirs[wd].path);
+	else
 		w->ndirs++;
-	}
-	return 0;
+	w->dirs[wd] = (struct dir){strdup(path), st.st_dev, st.st_ino};
+	return w->dirs[wd].path ? 0 : -ENOMEM;
+}
+
+int hx_maskwatch_add(struct hx_maskwatch *w, const char *dir)
+{
+	int dfd = open_dir(dir), e;
+
+	if (dfd < 0)
+		return dfd;
+	e = watch_fd(w, dfd, dir);
+	close(dfd);
+	return e;
 }
 
 int hx_maskwatch_fd(const struct hx_maskwatch *w)
@@ -94,76 +149,130 @@ static bool denied(const struct hx_policy *p, const char *path)
 
 typedef void (*found_fn)(const char *path, bool is_dir, void *arg);
 
-static void entry(struct hx_maskwatch *w, const char *path, bool is_dir,
-		  found_fn fn, void *arg);
+static void scan(struct hx_maskwatch *w, int dfd, const char *path,
+		 unsigned depth, found_fn fn, void *arg);
 
-/* A new directory: watched, and what it holds already looked at (made
- * before the watch: `mkdir -p a/b && echo > a/b/.env`). */
-static void new_dir(struct hx_maskwatch *w, const char *path, found_fn fn,
-		    void *arg)
+/* Entry name of the directory open at dfd, whose path is path/name:
+ * handed on when denied (a directory masked whole), else a directory
+ * watched and looked into. Symlinks are followed at open time: their
+ * targets are what the masks judge (as the walk does). */
+static void entry(struct hx_maskwatch *w, int dfd, const char *dir,
+		  const char *name, unsigned depth, found_fn fn, void *arg)
 {
-	char sub[PATH_MAX];
+	char path[PATH_MAX];
+	struct stat st;
+	int sub;
+
+	if (!strcmp(name, ".") || !strcmp(name, "..") ||
+	    !strcmp(name, ".git") ||
+	    (size_t)snprintf(path, sizeof(path), "%s/%s", dir, name) >=
+		sizeof(path) ||
+	    fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) || S_ISLNK(st.st_mode))
+		return;
+	w->seen++;
+	if (denied(w->p, path)) {
+		fn(path, S_ISDIR(st.st_mode), arg);
+		return;
+	}
+	if (!S_ISDIR(st.st_mode))
+		return;
+	if (depth >= MAX_DEPTH) {
+		w->unwatched++;
+		return;
+	}
+	sub =
+	    openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (sub < 0)
+		return;
+	/* Watched first, then looked into: what is made meanwhile is
+	 * seen one way or the other. Looked into even past the cap. */
+	watch_fd(w, sub, path);
+	scan(w, sub, path, depth + 1, fn, arg);
+	close(sub);
+}
+
+/* What the directory open at dfd already holds (consumes nothing). */
+static void scan(struct hx_maskwatch *w, int dfd, const char *path,
+		 unsigned depth, found_fn fn, void *arg)
+{
+	int lfd = dup(dfd);
 	struct dirent *de;
 	DIR *d;
 
-	if (hx_maskwatch_add(w, path) || !(d = opendir(path)))
+	if (lfd < 0 || !(d = fdopendir(lfd))) {
+		if (lfd >= 0)
+			close(lfd);
 		return;
-	while ((de = readdir(d))) {
-		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, "..") ||
-		    !strcmp(de->d_name, ".git") ||
-		    (size_t)snprintf(sub, sizeof(sub), "%s/%s", path,
-				     de->d_name) >= sizeof(sub))
-			continue;
-		entry(w, sub, de->d_type == DT_DIR, fn, arg);
 	}
+	while ((de = readdir(d)))
+		entry(w, dfd, path, de->d_name, depth, fn, arg);
 	closedir(d);
 }
 
-static void entry(struct hx_maskwatch *w, const char *path, bool is_dir,
-		  found_fn fn, void *arg)
+/* The directory of watch wd, if it is still the one watched: its path
+ * is the agent's to change (a rename whose event is still queued). */
+static int reopen(struct hx_maskwatch *w, int wd)
 {
 	struct stat st;
+	int dfd;
 
-	/* Symlinks are followed at open time: their targets are what the
-	 * masks judge (as the walk does). */
-	if (lstat(path, &st) || S_ISLNK(st.st_mode))
-		return;
-	is_dir = S_ISDIR(st.st_mode);
-	w->seen++;
-	if (denied(w->p, path))
-		fn(path, is_dir, arg); /* a directory masked whole */
-	else if (is_dir)
-		new_dir(w, path, fn, arg);
+	if (wd < 0 || (size_t)wd >= w->cap || !w->dirs[wd].path)
+		return -1;
+	if ((dfd = open_dir(w->dirs[wd].path)) < 0)
+		return -1;
+	if (fstat(dfd, &st) || st.st_ino != w->dirs[wd].ino ||
+	    st.st_dev != w->dirs[wd].dev) {
+		w->stale++;
+		close(dfd);
+		return -1;
+	}
+	return dfd;
+}
+
+/* Events were lost (the kernel's queue overflowed): every watched
+ * directory is looked at again. */
+static void rescan_all(struct hx_maskwatch *w, found_fn fn, void *arg)
+{
+	w->overflows++;
+	for (size_t wd = 0; wd < w->cap; wd++) {
+		int dfd = reopen(w, (int)wd);
+
+		if (dfd >= 0) {
+			scan(w, dfd, w->dirs[wd].path, 0, fn, arg);
+			close(dfd);
+		}
+	}
 }
 
 void hx_maskwatch_read(struct hx_maskwatch *w, found_fn fn, void *arg)
 {
 	char buf[65536]
 	    __attribute__((aligned(__alignof__(struct inotify_event))));
-	char path[PATH_MAX];
 	ssize_t n;
 
 	while ((n = read(w->fd, buf, sizeof(buf))) > 0) {
 		for (char *p = buf; p < buf + n;) {
 			const struct inotify_event *ev = (const void *)p;
+			int dfd;
 
 			p += sizeof(*ev) + ev->len;
+			if (ev->mask & IN_Q_OVERFLOW) {
+				rescan_all(w, fn, arg);
+				continue;
+			}
 			/* Removed: its descriptor may name another later. */
 			if ((ev->mask & IN_IGNORED) && ev->wd >= 0 &&
-			    (size_t)ev->wd < w->cap && w->dirs[ev->wd]) {
-				free(w->dirs[ev->wd]);
-				w->dirs[ev->wd] = NULL;
+			    (size_t)ev->wd < w->cap && w->dirs[ev->wd].path) {
+				free(w->dirs[ev->wd].path);
+				w->dirs[ev->wd].path = NULL;
 				w->ndirs--;
 				continue;
 			}
-			if (!ev->len || ev->wd < 0 ||
-			    (size_t)ev->wd >= w->cap || !w->dirs[ev->wd] ||
-			    !strcmp(ev->name, ".git") ||
-			    (size_t)snprintf(path, sizeof(path), "%s/%s",
-					     w->dirs[ev->wd],
-					     ev->name) >= sizeof(path))
+			if (!ev->len || (dfd = reopen(w, ev->wd)) < 0)
 				continue;
-			entry(w, path, ev->mask & IN_ISDIR, fn, arg);
+			entry(w, dfd, w->dirs[ev->wd].path, ev->name, 0, fn,
+			      arg);
+			close(dfd);
 		}
 	}
 }
@@ -176,6 +285,12 @@ json_t *hx_maskwatch_json(const struct hx_maskwatch *w)
 	json_object_set_new(o, "unwatched",
 			    json_integer((json_int_t)w->unwatched));
 	json_object_set_new(o, "seen", json_integer((json_int_t)w->seen));
+	if (w->stale)
+		json_object_set_new(o, "stale",
+				    json_integer((json_int_t)w->stale));
+	if (w->overflows)
+		json_object_set_new(o, "overflows",
+				    json_integer((json_int_t)w->overflows));
 	return o;
 }
 
@@ -215,7 +330,7 @@ void hx_maskwatch_free(struct hx_maskwatch *w)
 	else
 		close(w->fd);
 	for (size_t i = 0; i < w->cap; i++)
-		free(w->dirs[i]);
+		free(w->dirs[i].path);
 	free(w->dirs);
 	free(w);
 }

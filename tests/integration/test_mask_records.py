@@ -258,3 +258,40 @@ def test_files_made_later_by_an_outside_process_are_masked(wd):
           "a file the policy lets be written was masked")
     end = [e for e in recs if e["event"] == "session_end"][0]
     check(end["mask_records"]["late"] == 2, "session_end %r" % end["mask_records"])
+
+
+def test_masks_survive_a_replaced_file_and_a_renamed_directory(wd):
+    """An editor's save or `sed -i` renames a new file over the masked
+    one: the kernel drops the mask with the old file, so it is bound
+    again. A directory the agent renames is watched under its new name
+    (found by an attack review: both read)."""
+    log = os.path.join(wd.state, "replace.jsonl")
+    wd.file(".env", SECRET)
+    wd.file("sub/keep.txt", "k\n")
+    moved, go = os.path.join(wd.path, "moved"), os.path.join(wd.path, "go")
+    script = ("mv sub renamed; echo > moved; while [ ! -e go ]; do sleep 0.02; done; "
+              "cat .env; cat renamed/.env; echo done")
+    proc = subprocess.Popen([EXEC, "--quiet", "--audit-log", log, "--", BUSYBOX, "sh", "-c", script],
+                            cwd=wd.path, env=dict(os.environ, HOME=fake_home(wd)),
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        _wait_for(lambda: os.path.exists(moved), "the agent's rename")
+        if os.geteuid() and not os.access("/dev/fuse", os.R_OK | os.W_OK):
+            raise Skip("/dev/fuse is not the user's to open")
+        wd.file(".env.tmp", "API_KEY=sk-live-rotated\n")
+        os.rename(os.path.join(wd.path, ".env.tmp"), os.path.join(wd.path, ".env"))
+        wd.file("renamed/.env", SECRET)
+
+        def added():
+            with open(log) as f:
+                recs = [json.loads(l) for l in f if '"mask_added"' in l]
+            return {e["args"]["path"] for e in recs} >= {
+                os.path.join(wd.path, ".env"), os.path.join(wd.path, "renamed", ".env")}
+        _wait_for(added, "the masks bound again")
+        open(go, "w").close()
+        out, err = proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    check("sk-live" not in out and out.endswith("done\n"), "%r %r" % (out, err))
