@@ -215,43 +215,53 @@ def _wait_for(pred, what, timeout=10):
     raise AssertionError("timed out waiting for %s" % what)
 
 
-def test_files_made_later_by_an_outside_process_are_masked(wd):
-    """A denied file that a process outside the session writes into the
-    project after the start (an editor, a pull, a build outside) is
-    masked as it appears (supervisor/kernel/maskwatch.h), in a new
-    directory too; what the policy lets be written is left alone."""
-    log = os.path.join(wd.state, "late.jsonl")
-    ready, go = os.path.join(wd.path, "ready"), os.path.join(wd.path, "go")
-    script = ("echo > ready; while [ ! -e go ]; do sleep 0.02; done; "
-              "cat .env; cat new/deep/.env; cat notes.txt; echo done")
+def _masks_added(log):
+    with open(log) as f:
+        return {json.loads(l)["args"]["path"] for l in f if '"mask_added"' in l}
+
+
+def _agent_until_go(wd, log, script, marker, outside, paths):
+    """Runs script (which writes marker, then waits for "go") as the
+    agent; once marker exists, outside() plays the user's tools, and
+    "go" waits for the masks of paths. Returns stdout, stderr and the
+    records."""
     proc = subprocess.Popen([EXEC, "--quiet", "--audit-log", log, "--", BUSYBOX, "sh", "-c", script],
                             cwd=wd.path, env=dict(os.environ, HOME=fake_home(wd)),
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
-        _wait_for(lambda: os.path.exists(ready), "the agent")
-        wd.file(".env", SECRET)
-        wd.file("new/deep/.env", SECRET)
-        wd.file("notes.txt", "plain notes\n")
-
-        def added():
-            with open(log) as f:
-                recs = [json.loads(l) for l in f if '"mask_added"' in l]
-            return {e["args"]["path"] for e in recs} >= {
-                os.path.join(wd.path, ".env"), os.path.join(wd.path, "new", "deep", ".env")}
+        _wait_for(lambda: os.path.exists(os.path.join(wd.path, marker)), "the agent")
         if os.geteuid() and not os.access("/dev/fuse", os.R_OK | os.W_OK):
             raise Skip("/dev/fuse is not the user's to open")
-        _wait_for(added, "the masks of the new files")
-        open(go, "w").close()
+        outside()
+        _wait_for(lambda: _masks_added(log) >= set(paths), "the masks of %r" % (paths,))
+        open(os.path.join(wd.path, "go"), "w").close()
         out, err = proc.communicate(timeout=30)
     finally:
         if proc.poll() is None:
             proc.kill()
             proc.wait()
+    with open(log) as f:
+        return out, err, [json.loads(l) for l in f]
+
+
+def test_files_made_later_by_an_outside_process_are_masked(wd):
+    """A denied file that a process outside the session writes into the
+    project after the start (an editor, a pull, a build outside) is
+    masked as it appears (supervisor/kernel/maskwatch.h), in a new
+    directory too; what the policy lets be written is left alone."""
+    env, deep = os.path.join(wd.path, ".env"), os.path.join(wd.path, "new", "deep", ".env")
+
+    def outside():
+        wd.file(".env", SECRET)
+        wd.file("new/deep/.env", SECRET)
+        wd.file("notes.txt", "plain notes\n")
+    out, err, recs = _agent_until_go(
+        wd, os.path.join(wd.state, "late.jsonl"),
+        "echo > ready; while [ ! -e go ]; do sleep 0.02; done; "
+        "cat .env; cat new/deep/.env; cat notes.txt; echo done", "ready", outside, [env, deep])
     check("sk-live" not in out and "plain notes" in out and out.endswith("done\n"),
           "%r %r" % (out, err))
-    with open(log) as f:
-        recs = [json.loads(l) for l in f]
-    for p in (os.path.join(wd.path, ".env"), os.path.join(wd.path, "new", "deep", ".env")):
+    for p in (env, deep):
         check([e for e in recs if e.get("layer") == "mask" and e.get("args", {}).get("path") == p
                and e.get("verdict") == "deny"], "no refusal of %s" % p)
     check(not [e for e in recs if e["event"] == "mask_added" and "notes" in e["args"]["path"]],
@@ -265,33 +275,16 @@ def test_masks_survive_a_replaced_file_and_a_renamed_directory(wd):
     one: the kernel drops the mask with the old file, so it is bound
     again. A directory the agent renames is watched under its new name
     (found by an attack review: both read)."""
-    log = os.path.join(wd.state, "replace.jsonl")
     wd.file(".env", SECRET)
     wd.file("sub/keep.txt", "k\n")
-    moved, go = os.path.join(wd.path, "moved"), os.path.join(wd.path, "go")
-    script = ("mv sub renamed; echo > moved; while [ ! -e go ]; do sleep 0.02; done; "
-              "cat .env; cat renamed/.env; echo done")
-    proc = subprocess.Popen([EXEC, "--quiet", "--audit-log", log, "--", BUSYBOX, "sh", "-c", script],
-                            cwd=wd.path, env=dict(os.environ, HOME=fake_home(wd)),
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    try:
-        _wait_for(lambda: os.path.exists(moved), "the agent's rename")
-        if os.geteuid() and not os.access("/dev/fuse", os.R_OK | os.W_OK):
-            raise Skip("/dev/fuse is not the user's to open")
+
+    def outside():
         wd.file(".env.tmp", "API_KEY=sk-live-rotated\n")
         os.rename(os.path.join(wd.path, ".env.tmp"), os.path.join(wd.path, ".env"))
         wd.file("renamed/.env", SECRET)
-
-        def added():
-            with open(log) as f:
-                recs = [json.loads(l) for l in f if '"mask_added"' in l]
-            return {e["args"]["path"] for e in recs} >= {
-                os.path.join(wd.path, ".env"), os.path.join(wd.path, "renamed", ".env")}
-        _wait_for(added, "the masks bound again")
-        open(go, "w").close()
-        out, err = proc.communicate(timeout=30)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
+    out, err, _ = _agent_until_go(
+        wd, os.path.join(wd.state, "replace.jsonl"),
+        "mv sub renamed; echo > moved; while [ ! -e go ]; do sleep 0.02; done; "
+        "cat .env; cat renamed/.env; echo done", "moved", outside,
+        [os.path.join(wd.path, ".env"), os.path.join(wd.path, "renamed", ".env")])
     check("sk-live" not in out and out.endswith("done\n"), "%r %r" % (out, err))
