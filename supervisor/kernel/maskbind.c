@@ -45,8 +45,10 @@ static bool same_ns(pid_t child, const char *ns)
 }
 
 /* Binds node over path, never through a symlink: one swapped in since
- * the watch saw the file would move the mask onto its target. */
-static int32_t bind_over(const char *node, const char *path)
+ * the watch saw the file would move the mask onto its target. A path
+ * that is a mask already (the same file seen by two events) is left:
+ * 1. */
+static int32_t bind_over(const char *node, const char *path, dev_t masks)
 {
 	char at[64];
 	struct stat st;
@@ -58,6 +60,8 @@ static int32_t bind_over(const char *node, const char *path)
 	snprintf(at, sizeof(at), "/proc/self/fd/%d", fd);
 	if (fstat(fd, &st) || S_ISLNK(st.st_mode))
 		e = -ELOOP;
+	else if (st.st_dev == masks)
+		e = 1;
 	else if (mount(node, at, NULL, MS_BIND, NULL))
 		e = -errno; /* read-only, nosuid, nodev: the root's flags */
 	close(fd);
@@ -69,6 +73,7 @@ static void serve(int sock, int userns, int mntns, int root)
     __attribute__((noreturn));
 static void serve(int sock, int userns, int mntns, int root)
 {
+	struct stat masks; /* the FUSE file system's device */
 	char node[64];
 	struct rq rq;
 	int32_t e;
@@ -79,7 +84,7 @@ static void serve(int sock, int userns, int mntns, int root)
 
 	hx_fd_keep_only(keep, 4);
 	if ((userns >= 0 && setns(userns, CLONE_NEWUSER)) ||
-	    setns(mntns, CLONE_NEWNS))
+	    setns(mntns, CLONE_NEWNS) || fstat(root, &masks))
 		_exit(1);
 	for (;;) {
 		ssize_t n = recv(sock, &rq, sizeof(rq), 0);
@@ -89,7 +94,7 @@ static void serve(int sock, int userns, int mntns, int root)
 		rq.path[sizeof(rq.path) - 1] = '\0';
 		snprintf(node, sizeof(node), "/proc/self/fd/%d/%u", root,
 			 (unsigned)rq.node);
-		e = bind_over(node, rq.path);
+		e = bind_over(node, rq.path, masks.st_dev);
 		if (send(sock, &e, sizeof(e), MSG_NOSIGNAL) != sizeof(e))
 			_exit(0);
 	}

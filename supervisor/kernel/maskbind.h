@@ -25,8 +25,9 @@ struct hx_maskbind;
  * and *out, or -errno. */
 int hx_maskbind_start(pid_t child, int root, struct hx_maskbind **out);
 
-/* Binds node i over path (absolute, in the agent's view). Returns 0 or
- * -errno (-ENOENT: gone meanwhile). */
+/* Binds node i over path (absolute, in the agent's view). Returns 0, 1
+ * when path is a mask already (two events for one file), or -errno
+ * (-ENOENT: gone meanwhile). */
 int hx_maskbind_bind(struct hx_maskbind *b, size_t i, const char *path);
 
 /* The helper's pid (0 for NULL). */

@@ -685,8 +685,8 @@ int hx_maskfs_add(struct hx_maskfs *fs, const char *path, bool is_dir)
 		atomic_store(&fs->bind_pid, hx_maskbind_pid(fs->bind));
 		e = hx_maskbind_bind(fs->bind, i, path);
 	}
-	if (e == -ENOENT)
-		return 0; /* gone meanwhile */
+	if (e == -ENOENT || e == 1)
+		return 0; /* gone meanwhile, or a mask already */
 	e ? fs->late_failed++ : fs->late++;
 	if ((rec = hx_record_new(fs->pl, NULL, "mask_added", NULL))) {
 		json_t *args = json_object();
