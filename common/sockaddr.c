@@ -110,22 +110,41 @@ bool hx_sockaddr_unspecified(const void *sa, size_t len,
 	return false;
 }
 
-int hx_sockaddr_port(const void *sa, size_t len)
+bool hx_sockaddr_ip(const void *sa, size_t len, struct hx_ipaddr *out)
 {
+	static const uint8_t mapped[12] = {[10] = 0xff, [11] = 0xff};
 	struct sockaddr_in in;
 	struct sockaddr_in6 in6;
 	sa_family_t f;
 
+	memset(out, 0, sizeof(*out));
 	if (len < sizeof(f))
-		return -1;
+		return false;
 	memcpy(&f, sa, sizeof(f));
 	if (f == AF_INET && len >= sizeof(in)) {
 		memcpy(&in, sa, sizeof(in));
-		return ntohs(in.sin_port);
+		out->family = AF_INET;
+		memcpy(out->addr, &in.sin_addr, 4);
+		out->port = ntohs(in.sin_port);
+		return true;
 	}
-	if (f == AF_INET6 && len >= sizeof(in6)) {
-		memcpy(&in6, sa, sizeof(in6));
-		return ntohs(in6.sin6_port);
+	if (f != AF_INET6 || len < sizeof(in6))
+		return false;
+	memcpy(&in6, sa, sizeof(in6));
+	out->port = ntohs(in6.sin6_port);
+	if (!memcmp(in6.sin6_addr.s6_addr, mapped, 12)) {
+		out->family = AF_INET;
+		memcpy(out->addr, in6.sin6_addr.s6_addr + 12, 4);
+	} else {
+		out->family = AF_INET6;
+		memcpy(out->addr, in6.sin6_addr.s6_addr, 16);
 	}
-	return -1;
+	return true;
+}
+
+int hx_sockaddr_port(const void *sa, size_t len)
+{
+	struct hx_ipaddr ip;
+
+	return hx_sockaddr_ip(sa, len, &ip) ? ip.port : -1;
 }

@@ -6,6 +6,8 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
+#include <sys/socket.h>
 
 #define HX_SOCKADDR_LEN 128
 
@@ -16,6 +18,18 @@
  * against each family's size. Writes at most size bytes, always
  * NUL-terminated when size > 0; returns buf. */
 char *hx_sockaddr_format(const void *sa, size_t len, char *buf, size_t size);
+
+/* An IP address as rules and the kernel see it: ::ffff:a.b.c.d is the
+ * IPv4 address a.b.c.d. */
+struct hx_ipaddr {
+	sa_family_t family; /* AF_INET or AF_INET6 */
+	uint8_t addr[16];   /* 4 bytes for AF_INET */
+	uint16_t port;	    /* host order */
+};
+
+/* Fills *out from an IPv4 or IPv6 sa (len bytes); false for another
+ * family or a short one. */
+bool hx_sockaddr_ip(const void *sa, size_t len, struct hx_ipaddr *out);
 
 /* The port of an IPv4 or IPv6 sa (len bytes), or -1 for another. */
 int hx_sockaddr_port(const void *sa, size_t len);

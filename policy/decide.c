@@ -2,6 +2,7 @@
  * policy is read-only. */
 #include "policy/policy_int.h"
 #include "common/glob.h"
+#include "common/sockaddr.h"
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -225,8 +226,6 @@ done:
 static bool subj_from_addr(const struct hx_event *ev, struct hx_netsubj *s,
 			   char *unix_buf, size_t unix_size)
 {
-	static const uint8_t mapped[12] = {0, 0, 0, 0, 0,    0,
-					   0, 0, 0, 0, 0xff, 0xff};
 	const struct sockaddr *sa = ev->addr;
 
 	memset(s, 0, sizeof(*s));
@@ -236,30 +235,16 @@ static bool subj_from_addr(const struct hx_event *ev, struct hx_netsubj *s,
 	if (!sa || ev->addrlen < sizeof(sa_family_t))
 		return false;
 	switch (sa->sa_family) {
-	case AF_INET: {
-		const struct sockaddr_in *in = (const void *)sa;
-
-		if (ev->addrlen < sizeof(*in))
-			return false;
-		s->family = AF_INET;
-		memcpy(s->addr, &in->sin_addr, 4);
-		s->port = ntohs(in->sin_port);
-		return true;
-	}
+	case AF_INET:
 	case AF_INET6: {
-		const struct sockaddr_in6 *in6 = (const void *)sa;
+		struct hx_ipaddr ip;
 
-		if (ev->addrlen < sizeof(*in6))
+		/* ::ffff:a.b.c.d reaches a.b.c.d: judged as IPv4. */
+		if (!hx_sockaddr_ip(sa, ev->addrlen, &ip))
 			return false;
-		s->port = ntohs(in6->sin6_port);
-		/* ::ffff:a.b.c.d reaches a.b.c.d: judge it as IPv4. */
-		if (!memcmp(in6->sin6_addr.s6_addr, mapped, 12)) {
-			s->family = AF_INET;
-			memcpy(s->addr, in6->sin6_addr.s6_addr + 12, 4);
-		} else {
-			s->family = AF_INET6;
-			memcpy(s->addr, in6->sin6_addr.s6_addr, 16);
-		}
+		s->family = ip.family;
+		memcpy(s->addr, ip.addr, sizeof(ip.addr));
+		s->port = ip.port;
 		return true;
 	}
 	case AF_UNIX: {

@@ -58,26 +58,18 @@ static time_t now_s(void)
 	return ts.tv_sec + 1; /* never 0, which means free */
 }
 
+/* The address as the policy judges it (::ffff:a.b.c.d is a.b.c.d):
+ * a name answered for one is the other's too. */
 static int make_key(const struct sockaddr *sa, socklen_t len, struct key *k)
 {
+	struct hx_ipaddr ip;
+
 	memset(k, 0, sizeof(*k));
-	if (!sa || len < sizeof(sa_family_t))
+	if (!sa || !hx_sockaddr_ip(sa, len, &ip))
 		return -EINVAL;
-	if (sa->sa_family == AF_INET && len >= sizeof(struct sockaddr_in)) {
-		const struct sockaddr_in *in = (const void *)sa;
-
-		k->family = AF_INET;
-		memcpy(k->addr, &in->sin_addr, 4);
-		return 0;
-	}
-	if (sa->sa_family == AF_INET6 && len >= sizeof(struct sockaddr_in6)) {
-		const struct sockaddr_in6 *in6 = (const void *)sa;
-
-		k->family = AF_INET6;
-		memcpy(k->addr, &in6->sin6_addr, 16);
-		return 0;
-	}
-	return -EINVAL;
+	k->family = ip.family;
+	memcpy(k->addr, ip.addr, sizeof(k->addr));
+	return 0;
 }
 
 static size_t bucket_of(const struct hx_dnsmap *m, const struct key *k)

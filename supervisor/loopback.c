@@ -22,43 +22,23 @@
 /* Sockets on one port: more and the port is no one's (fails closed). */
 #define PORT_SOCKETS 16
 
-static const unsigned char mapped[12] = {0, 0, 0, 0, 0,	   0,
-					 0, 0, 0, 0, 0xff, 0xff};
-
-bool hx_loopback_addr(const void *sa, size_t len, struct hx_loopback *out)
+bool hx_loopback_addr(const void *sa, size_t len, struct hx_ipaddr *out)
 {
-	struct sockaddr_in in;
-	struct sockaddr_in6 in6;
+	static const uint8_t lo6[16] = {[15] = 1};
 
-	memset(out, 0, sizeof(*out));
-	if (len < sizeof(sa_family_t))
+	if (!hx_sockaddr_ip(sa, len, out))
 		return false;
-	memcpy(&out->family, sa, sizeof(out->family));
-	if (out->family == AF_INET && len >= sizeof(in)) {
-		memcpy(&in, sa, sizeof(in));
-		memcpy(out->addr, &in.sin_addr, 4);
-		out->port = ntohs(in.sin_port);
-		return out->addr[0] == 127;
-	}
-	if (out->family != AF_INET6 || len < sizeof(in6))
-		return false;
-	memcpy(&in6, sa, sizeof(in6));
-	out->port = ntohs(in6.sin6_port);
-	if (!memcmp(in6.sin6_addr.s6_addr, mapped, 12)) {
-		out->family = AF_INET;
-		memcpy(out->addr, in6.sin6_addr.s6_addr + 12, 4);
-		return out->addr[0] == 127;
-	}
-	memcpy(out->addr, in6.sin6_addr.s6_addr, 16);
-	return IN6_IS_ADDR_LOOPBACK(&in6.sin6_addr);
+	return out->family == AF_INET ? out->addr[0] == 127
+				      : !memcmp(out->addr, lo6, 16);
 }
 
 /* Whether a socket of family fam bound to src (the kernel's 16 bytes)
  * takes what is sent to d. */
-static bool takes(const struct hx_loopback *d, int fam, const void *src,
+static bool takes(const struct hx_ipaddr *d, int fam, const void *src,
 		  bool v6only)
 {
-	static const unsigned char any[16];
+	static const unsigned char any[16],
+	    mapped[12] = {[10] = 0xff, [11] = 0xff};
 	const unsigned char *s = src;
 
 	if (fam == AF_INET)
@@ -75,7 +55,7 @@ static bool takes(const struct hx_loopback *d, int fam, const void *src,
 
 /* One dump of family fam's sockets of proto, the matching inodes added
  * to inos[*n..max). 0 or -errno. */
-static int dump(int fd, int fam, int proto, const struct hx_loopback *d,
+static int dump(int fd, int fam, int proto, const struct hx_ipaddr *d,
 		unsigned long *inos, size_t max, size_t *n)
 {
 	struct {
@@ -137,7 +117,7 @@ static int dump(int fd, int fam, int proto, const struct hx_loopback *d,
 	}
 }
 
-int hx_loopback_sockets(const struct hx_loopback *d, int proto,
+int hx_loopback_sockets(const struct hx_ipaddr *d, int proto,
 			unsigned long *inos, size_t max)
 {
 	size_t n = 0;
@@ -246,7 +226,7 @@ void hx_endpoints_from_env(struct hx_endpoints *e)
 }
 
 const char *hx_endpoints_match(const struct hx_endpoints *e,
-			       const struct hx_loopback *d)
+			       const struct hx_ipaddr *d)
 {
 	static const unsigned char one6[16] = {[15] = 1};
 
@@ -269,7 +249,7 @@ const char *hx_endpoints_match(const struct hx_endpoints *e,
 
 /* Whether only the session's sockets of proto take d: 1, 0, or -1 when
  * none does. */
-static int own(const struct hx_loopback *d, int proto, pid_t self,
+static int own(const struct hx_ipaddr *d, int proto, pid_t self,
 	       hx_tree_holds_fn *holds, void *arg)
 {
 	unsigned long inos[PORT_SOCKETS];
@@ -282,7 +262,7 @@ static int own(const struct hx_loopback *d, int proto, pid_t self,
 	return n > 0 && holds(arg, self, inos, (size_t)n);
 }
 
-enum hx_lb_judgement hx_loopback_judge(const struct hx_loopback *d, int proto,
+enum hx_lb_judgement hx_loopback_judge(const struct hx_ipaddr *d, int proto,
 				       bool connect, pid_t self,
 				       hx_tree_holds_fn *holds, void *arg,
 				       const struct hx_endpoints *e,

@@ -18,17 +18,12 @@
 #include <sys/socket.h>
 #include <sys/types.h>
 
-/* A loopback destination as the kernel routes it: an IPv4-mapped IPv6
- * address (::ffff:127.0.0.1) is the IPv4 one. */
-struct hx_loopback {
-	sa_family_t family; /* AF_INET or AF_INET6 (::1) */
-	unsigned char addr[16];
-	uint16_t port; /* host order */
-};
+#include "common/sockaddr.h"
 
 /* Whether sa (len bytes) is a loopback address: 127.0.0.0/8, ::1 or
- * ::ffff:127.0.0.0/104; fills *out when it is. */
-bool hx_loopback_addr(const void *sa, size_t len, struct hx_loopback *out);
+ * ::ffff:127.0.0.0/104, fills *out as the kernel routes it (the mapped
+ * form is the IPv4 one). */
+bool hx_loopback_addr(const void *sa, size_t len, struct hx_ipaddr *out);
 
 /* The inodes of the sockets that take a connect or datagram to d: TCP
  * sockets in LISTEN (proto IPPROTO_TCP) or UDP sockets bound to d's
@@ -38,7 +33,7 @@ bool hx_loopback_addr(const void *sa, size_t len, struct hx_loopback *out);
  * binary, filtered by state in the kernel; /proc/net/tcp would be text
  * in hex and lists every connection). Returns how many (at most max
  * into inos), -E2BIG when there are more, or -errno. */
-int hx_loopback_sockets(const struct hx_loopback *d, int proto,
+int hx_loopback_sockets(const struct hx_ipaddr *d, int proto,
 			unsigned long *inos, size_t max);
 
 /* The model endpoints the agent's environment names on loopback: the
@@ -50,7 +45,7 @@ struct hx_endpoints {
 	struct hx_endpoint {
 		const char *var; /* static */
 		bool localhost;	 /* "localhost": 127.0.0.1 and ::1 */
-		struct hx_loopback at;
+		struct hx_ipaddr at;
 	} v[HX_ENDPOINTS_MAX];
 };
 
@@ -65,7 +60,7 @@ void hx_endpoints_from_env(struct hx_endpoints *e);
 
 /* The variable naming d as a model endpoint, or NULL. e may be NULL. */
 const char *hx_endpoints_match(const struct hx_endpoints *e,
-			       const struct hx_loopback *d);
+			       const struct hx_ipaddr *d);
 
 /* Whether processes of the agent's tree hold every one of n socket
  * inodes (n > 0); the kernel layer's hx_unotify_tree_holds. */
@@ -84,7 +79,7 @@ enum hx_lb_judgement {
  * session's counts, as the shim's request does not say, and the kernel
  * layer decides again knowing it) asked by process self. holds NULL:
  * no port is the session's own. Decided on what exists now. */
-enum hx_lb_judgement hx_loopback_judge(const struct hx_loopback *d, int proto,
+enum hx_lb_judgement hx_loopback_judge(const struct hx_ipaddr *d, int proto,
 				       bool connect, pid_t self,
 				       hx_tree_holds_fn *holds, void *arg,
 				       const struct hx_endpoints *e,

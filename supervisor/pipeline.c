@@ -455,7 +455,7 @@ static void judge_loopback(struct flow *f)
 {
 	const struct hx_request *rq = f->rq;
 	struct hx_pipeline *pl = f->pl;
-	struct hx_loopback lb;
+	struct hx_ipaddr lb;
 	const char *var;
 
 	f->refused = false;

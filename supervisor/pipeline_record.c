@@ -58,6 +58,22 @@ static uint64_t ns_since(const struct timespec *t0)
 	       (uint64_t)(t1.tv_nsec - t0->tv_nsec);
 }
 
+/* args[key] (and key_resolved): the path as judged, else as asked. */
+static void set_path(json_t *rec, json_t *a, const char *key,
+		     const struct vpath *p, const char *raw)
+{
+	char k[32], field[48];
+
+	if (!raw)
+		return;
+	snprintf(field, sizeof(field), "args.%s", key);
+	hx_record_set_text(rec, a, key, field, p->ok ? p->norm : raw);
+	if (!p->has_resolved)
+		return;
+	snprintf(k, sizeof(k), "%s_resolved", key);
+	snprintf(field, sizeof(field), "args.%s", k);
+	hx_record_set_text(rec, a, k, field, p->resolved);
+}
 /* "family" and, for netlink, "protocol" of an address the policy does
  * not name. */
 static void family_args(json_t *a, const struct hx_request *rq)
@@ -89,20 +105,8 @@ static json_t *make_args(json_t *rec, const struct hx_request *rq,
 	char buf[256];
 
 	hx_record_set_str(a, "loader", rq->loader);
-	if (rq->path) {
-		hx_record_set_text(rec, a, "path", "args.path",
-				   p1->ok ? p1->norm : rq->path);
-		if (p1->has_resolved)
-			hx_record_set_text(rec, a, "path_resolved",
-					   "args.path_resolved", p1->resolved);
-	}
-	if (rq->path2) {
-		hx_record_set_text(rec, a, "path2", "args.path2",
-				   p2->ok ? p2->norm : rq->path2);
-		if (p2->has_resolved)
-			hx_record_set_text(rec, a, "path2_resolved",
-					   "args.path2_resolved", p2->resolved);
-	}
+	set_path(rec, a, "path", p1, rq->path);
+	set_path(rec, a, "path2", p2, rq->path2);
 	if (rq->has_flags) {
 		if (rq->op == HX_OP_READ || rq->op == HX_OP_WRITE ||
 		    rq->op == HX_OP_TRUNCATE)

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -100,4 +101,19 @@ void hx_proc_signal(const struct hx_proc *p, int sig)
 	if (!hx_proc_stat(p->pid, &st) && st.starttime == p->starttime)
 		syscall(SYS_pidfd_send_signal, fd, sig, NULL, 0);
 	close(fd);
+}
+
+int hx_proc_ns(pid_t pid, const char *ns, struct hx_nsid *out)
+{
+	char path[64];
+	struct stat st;
+
+	if (pid)
+		snprintf(path, sizeof(path), "/proc/%d/ns/%s", (int)pid, ns);
+	else
+		snprintf(path, sizeof(path), "/proc/self/ns/%s", ns);
+	if (stat(path, &st))
+		return -errno;
+	*out = (struct hx_nsid){st.st_dev, st.st_ino};
+	return 0;
 }

@@ -21,6 +21,16 @@ int hx_proc_stat(pid_t pid, struct hx_procstat *st);
 /* pid's parent, or 0 when pid is gone. */
 pid_t hx_proc_ppid(pid_t pid);
 
+/* A namespace's identity (its nsfs inode). */
+struct hx_nsid {
+	dev_t dev;
+	ino_t ino;
+};
+
+/* pid's namespace of kind ns ("mnt", "user"; pid 0: this process's).
+ * Returns 0, or -errno (-ENOENT: gone). */
+int hx_proc_ns(pid_t pid, const char *ns, struct hx_nsid *out);
+
 /* A process a scan saw: its pid names it only as long as it lives. */
 struct hx_proc {
 	pid_t pid;

@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "common/fdpass.h"
+#include "supervisor/proc.h"
 
 struct rq {
 	uint32_t node;
@@ -35,13 +36,10 @@ struct hx_maskbind {
 /* Whether our namespace of kind ns ("user") is already child's. */
 static bool same_ns(pid_t child, const char *ns)
 {
-	char a[64], b[64];
-	struct stat sa, sb;
+	struct hx_nsid a, b;
 
-	snprintf(a, sizeof(a), "/proc/%d/ns/%s", (int)child, ns);
-	snprintf(b, sizeof(b), "/proc/self/ns/%s", ns);
-	return !stat(a, &sa) && !stat(b, &sb) && sa.st_ino == sb.st_ino &&
-	       sa.st_dev == sb.st_dev;
+	return !hx_proc_ns(child, ns, &a) && !hx_proc_ns(0, ns, &b) &&
+	       a.ino == b.ino && a.dev == b.dev;
 }
 
 /* Binds node over path, never through a symlink: one swapped in since

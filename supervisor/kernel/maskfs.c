@@ -28,6 +28,7 @@
 #include "common/fdpass.h"
 #include "supervisor/kernel/maskbind.h"
 #include "supervisor/pipeline.h"
+#include "supervisor/proc.h"
 #include "supervisor/record.h"
 #include "supervisor/refusal.h"
 #include "supervisor/server.h"
@@ -77,8 +78,7 @@ struct hx_maskfs {
 	/* The agent's mount namespace, where the masks are: another
 	 * process reaches them only through /proc/<pid>/root, and is no
 	 * part of the session (refused, unrecorded). 0: not known yet. */
-	ino_t mnt_ino;
-	dev_t mnt_dev;
+	struct hx_nsid mnt;
 	uid_t uid;
 	gid_t gid;
 	time_t made;	      /* the masks' times */
@@ -246,12 +246,10 @@ static void root_attr(const struct hx_maskfs *fs, struct fuse_attr *a)
 /* Whether tid is in the agent's mount namespace. */
 static bool in_session(const struct hx_maskfs *fs, pid_t tid)
 {
-	char path[64];
-	struct stat st;
+	struct hx_nsid ns;
 
-	snprintf(path, sizeof(path), "/proc/%d/ns/mnt", (int)tid);
-	return fs->mnt_ino && !stat(path, &st) && st.st_ino == fs->mnt_ino &&
-	       st.st_dev == fs->mnt_dev;
+	return fs->mnt.ino && !hx_proc_ns(tid, "mnt", &ns) &&
+	       ns.ino == fs->mnt.ino && ns.dev == fs->mnt.dev;
 }
 
 /* /proc/<tid>/status's Tgid, PPid and Uid; false when it is gone. */
@@ -438,16 +436,9 @@ static void take(struct hx_maskfs *fs)
 	fcntl(fds[0], F_SETFL, O_NONBLOCK);
 	fs->fd = fds[0];
 	atomic_store(&fs->root, fds[1]);
-	if (!fs->mnt_ino) { /* the child mounted it in its namespace */
-		char path[64];
-		struct stat st;
-
-		snprintf(path, sizeof(path), "/proc/%d/ns/mnt", (int)fs->child);
-		if (!stat(path, &st)) {
-			fs->mnt_ino = st.st_ino;
-			fs->mnt_dev = st.st_dev;
-		}
-	}
+	/* the child mounted it in its namespace */
+	if (!fs->mnt.ino && hx_proc_ns(fs->child, "mnt", &fs->mnt))
+		fs->mnt.ino = 0;
 }
 
 static void *serve(void *arg)

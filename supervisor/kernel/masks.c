@@ -150,7 +150,7 @@ static int walk_dir(struct walk *w, int dfd, char *path, size_t len, dev_t dev)
 		return 0; /* unreadable to us: unreadable to the agent too */
 	}
 	if (w->watch) /* what is made in it later (maskwatch.h) */
-		hx_maskwatch_add(w->watch, len ? path : "/");
+		hx_maskwatch_add(w->watch, dirfd(d), len ? path : "/");
 	while (!ret && (de = readdir(d))) {
 		struct stat st;
 		size_t n = strlen(de->d_name);

@@ -73,8 +73,7 @@ static int open_dir(const char *path)
 	return fd < 0 ? -errno : (int)fd;
 }
 
-/* Watches the directory open at dfd, named path. */
-static int watch_fd(struct hx_maskwatch *w, int dfd, const char *path)
+int hx_maskwatch_add(struct hx_maskwatch *w, int dfd, const char *path)
 {
 	char at[64];
 	struct stat st;
@@ -116,17 +115,6 @@ static int watch_fd(struct hx_maskwatch *w, int dfd, const char *path)
 		w->ndirs++;
 	w->dirs[wd] = (struct dir){strdup(path), st.st_dev, st.st_ino};
 	return w->dirs[wd].path ? 0 : -ENOMEM;
-}
-
-int hx_maskwatch_add(struct hx_maskwatch *w, const char *dir)
-{
-	int dfd = open_dir(dir), e;
-
-	if (dfd < 0)
-		return dfd;
-	e = watch_fd(w, dfd, dir);
-	close(dfd);
-	return e;
 }
 
 int hx_maskwatch_fd(const struct hx_maskwatch *w)
@@ -186,7 +174,7 @@ static void entry(struct hx_maskwatch *w, int dfd, const char *dir,
 		return;
 	/* Watched first, then looked into: what is made meanwhile is
 	 * seen one way or the other. Looked into even past the cap. */
-	watch_fd(w, sub, path);
+	hx_maskwatch_add(w, sub, path);
 	scan(w, sub, path, depth + 1, fn, arg);
 	close(sub);
 }

@@ -34,9 +34,10 @@ struct json_t;
 /* For policy p (borrowed). Returns 0 and *out, or -errno. */
 int hx_maskwatch_new(const struct hx_policy *p, struct hx_maskwatch **out);
 
-/* Watches directory dir (absolute). Past HX_MASKWATCH_MAX, counts it and
- * returns -ENOSPC; 0, or -errno. */
-int hx_maskwatch_add(struct hx_maskwatch *w, const char *dir);
+/* Watches the directory open at dfd (borrowed), whose absolute path is
+ * dir. Past HX_MASKWATCH_MAX, counts it and returns -ENOSPC; 0, or
+ * -errno. */
+int hx_maskwatch_add(struct hx_maskwatch *w, int dfd, const char *dir);
 
 /* The inotify descriptor, for the loop. */
 int hx_maskwatch_fd(const struct hx_maskwatch *w);

@@ -206,7 +206,8 @@ int hx_sandbox_find_masks(struct hx_sandbox *sb, const char *const *roots,
 		return 0; /* nothing is held, or every open is decided */
 	snprintf(sb->mask_dir, sizeof(sb->mask_dir), "%s", mask_dir);
 	/* Masks made later need the FUSE root to bind from. */
-	if (!hx_maskfs_probe() && hx_maskwatch_new(sb->policy, &sb->watch))
+	sb->mask_records_err = hx_maskfs_probe();
+	if (!sb->mask_records_err && hx_maskwatch_new(sb->policy, &sb->watch))
 		sb->watch = NULL;
 	return hx_masks_start(sb->policy, roots, nroots, mask_dir,
 			      HX_MASKS_MAX_ENTRIES, sb->watch, &sb->masks_job);
@@ -290,7 +291,6 @@ static void masks_ready(struct hx_sandbox *sb, bool quiet)
 	 * CAP_AUDIT_READ), the directories it refuses are masks too, that
 	 * say who looked in them (maskfs.h); Landlock still refuses them
 	 * whole, and their own listing unrecorded. */
-	sb->mask_records_err = hx_maskfs_probe();
 	if (!sb->masks_err && !sb->mask_records_err && sb->ll_probe <= 0 &&
 	    (n = hx_landlock_held(sb->ll, &paths)))
 		add_held(sb, paths, n);

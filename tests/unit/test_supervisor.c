@@ -463,7 +463,7 @@ START_TEST(loopback_listeners)
 	struct sockaddr_in sa = {.sin_family = AF_INET};
 	struct sockaddr_in6 s6 = {.sin6_family = AF_INET6};
 	socklen_t sl = sizeof(sa);
-	struct hx_loopback d;
+	struct hx_ipaddr d;
 	struct hx_endpoints e = {0};
 	unsigned long inos[4], mine, other = 1;
 	const char *var;
