@@ -5,9 +5,11 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <linux/openat2.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "common/path.h"
@@ -41,6 +43,52 @@ static int set_rest(char *rest, size_t size, const char *target,
 	return 0;
 }
 
+/* Whether the kernel finds path (absolute, normalized) without meeting
+ * a symlink. */
+static bool no_symlink(const char *path, bool follow_last)
+{
+	struct open_how how = {.flags = O_PATH | O_CLOEXEC,
+			       .resolve = RESOLVE_NO_SYMLINKS};
+	int fd;
+
+	if (!follow_last)
+		how.flags |= O_NOFOLLOW; /* a last symlink is the answer */
+	fd = (int)syscall(SYS_openat2, AT_FDCWD, path, &how, sizeof(how));
+	if (fd < 0)
+		return false;
+	close(fd);
+	return true;
+}
+
+/* The common case in a lookup or two instead of an lstat a
+ * component: no symlink on the way to norm, or to its directory when
+ * the last name is not there (yet) or is not followed, means norm is its
+ * own resolution. /proc (whose self is the supervisor's) and every case
+ * that fails here (a symlink, a missing directory, a directory that
+ * may not be searched) take the walk. */
+static bool resolves_to_itself(const char *norm, bool follow_last)
+{
+	char dir[PATH_MAX];
+	const char *slash = strrchr(norm, '/');
+
+	if (norm[0] != '/' || !strncmp(norm, "/proc/", 6) ||
+	    !strcmp(norm, "/proc"))
+		return false;
+	/* Any symlink met, a dangling one last included, is ELOOP; ENOENT
+	 * is a name that is not there. */
+	if (follow_last && no_symlink(norm, true))
+		return true;
+	if (follow_last && errno != ENOENT)
+		return false;
+	if (slash == norm)
+		return true; /* "/name": its directory is the root */
+	if ((size_t)(slash - norm) >= sizeof(dir))
+		return false;
+	memcpy(dir, norm, (size_t)(slash - norm));
+	dir[slash - norm] = '\0';
+	return no_symlink(dir, true);
+}
+
 int hx_path_resolve(pid_t pid, pid_t tid, const char *norm, bool follow_last,
 		    char *out, size_t size)
 {
@@ -61,6 +109,11 @@ int hx_path_resolve(pid_t pid, pid_t tid, const char *norm, bool follow_last,
 		snprintf(root, sizeof(root), "/proc/%d/root", (int)pid);
 	else
 		root[0] = '\0'; /* gone: its root was ours */
+	if (!root[0] && resolves_to_itself(norm, follow_last)) {
+		if ((size_t)snprintf(out, size, "%s", norm) >= size)
+			return -ENAMETOOLONG;
+		return 0;
+	}
 
 	cur[0] = '\0';
 	if (set_rest(rest, sizeof(rest), norm, ""))
@@ -156,6 +209,25 @@ int hx_path_resolve(pid_t pid, pid_t tid, const char *norm, bool follow_last,
 		n = snprintf(out, size, "%s", cur);
 	if (n < 0 || (size_t)n >= size)
 		return -ENAMETOOLONG;
+	return 0;
+}
+
+int hx_path_real(const char *path, char *out, size_t size)
+{
+	char link[64];
+	int fd = open(path, O_PATH | O_CLOEXEC);
+	ssize_t n;
+
+	if (fd < 0)
+		return -errno;
+	snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+	n = readlink(link, out, size);
+	close(fd);
+	if (n < 0)
+		return -errno;
+	if ((size_t)n >= size)
+		return -ENAMETOOLONG;
+	out[n] = '\0';
 	return 0;
 }
 

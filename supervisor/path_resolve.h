@@ -18,6 +18,12 @@
 int hx_path_resolve(pid_t pid, pid_t tid, const char *norm, bool follow_last,
 		    char *out, size_t size);
 
+/* realpath(3) in two system calls instead of one a component: the
+ * path the kernel reaches from path (every symlink followed), through
+ * an O_PATH fd's /proc link. Returns 0, -ENAMETOOLONG or -errno of the
+ * open (ENOENT, ENOTDIR, EACCES...). */
+int hx_path_real(const char *path, char *out, size_t size);
+
 /* path as process pid (thread tid) names it, made absolute: relative to
  * dirfd (AT_FDCWD: the thread's cwd), read from /proc; the text is not
  * normalized. Returns 0, -ENOENT (empty path, no cwd), -EBADF,

@@ -6,6 +6,7 @@
 #include <fcntl.h>
 #include <jansson.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -48,7 +49,17 @@ struct hx_request_storage {
 	const char *frames[HX_WIRE_MAX_FRAMES];
 };
 
+/* The loop's lock (server.h), first come first served: a worker that
+ * waits for it gets it before the loop's thread takes it back, even
+ * while a flood of shim requests keeps that thread busy. */
+struct fair_lock {
+	pthread_mutex_t m;
+	pthread_cond_t turn;
+	uint64_t next, serving; /* tickets */
+};
+
 struct hx_server {
+	struct fair_lock lock; /* hx_server_lock */
 	int epfd;
 	struct hx_pipeline *pl;
 	struct hx_source listener, timer;
@@ -600,6 +611,9 @@ int hx_server_new(struct hx_pipeline *pl, struct hx_server **out)
 	s = calloc(1, sizeof(*s));
 	if (!s)
 		return -ENOMEM;
+	pthread_mutex_init(&s->lock.m, NULL);
+	pthread_cond_init(&s->lock.turn, NULL);
+	hx_server_lock(s);
 	s->epfd = -1;
 	s->listener.fd = s->timer.fd = -1;
 	s->pl = pl;
@@ -686,8 +700,10 @@ int hx_server_run_once(struct hx_server *s, int timeout_ms)
 
 	/* Before sleeping, poll a little: the next request of a busy agent
 	 * usually comes within microseconds, and a wake-up from sleep costs
-	 * tens of them on a VM. */
+	 * tens of them on a VM. The lock is let go once for the whole wait:
+	 * a thread that waits for it gets it now, not between two polls. */
 	n = 0;
+	hx_server_unlock(s);
 	if (timeout_ms < 0) {
 		uint64_t until = hx_mono_ns() + HX_SPIN_NS;
 
@@ -697,6 +713,7 @@ int hx_server_run_once(struct hx_server *s, int timeout_ms)
 	}
 	if (n == 0)
 		n = epoll_wait(s->epfd, evs, 64, timeout_ms);
+	hx_server_lock(s);
 	if (n < 0)
 		return errno == EINTR ? 0 : -errno;
 	for (i = 0; i < n; i++) {
@@ -723,7 +740,35 @@ void hx_server_free(struct hx_server *s)
 	free(s->msg);
 	free(s->wbuf);
 	free(s->hello);
+	hx_server_unlock(s);
+	pthread_cond_destroy(&s->lock.turn);
+	pthread_mutex_destroy(&s->lock.m);
 	free(s);
+}
+
+void hx_server_lock(struct hx_server *s)
+{
+	struct fair_lock *l = &s->lock;
+	uint64_t me;
+
+	pthread_mutex_lock(&l->m);
+	me = l->next++;
+	while (me != l->serving)
+		pthread_cond_wait(&l->turn, &l->m);
+	pthread_mutex_unlock(&l->m);
+}
+
+void hx_server_unlock(struct hx_server *s)
+{
+	struct fair_lock *l = &s->lock;
+	bool waiting;
+
+	pthread_mutex_lock(&l->m);
+	l->serving++;
+	waiting = l->next != l->serving;
+	pthread_mutex_unlock(&l->m);
+	if (waiting)
+		pthread_cond_broadcast(&l->turn);
 }
 
 void hx_server_on_close(struct hx_server *s, void (*fn)(void *arg, int pid),

@@ -32,8 +32,19 @@ struct hx_source {
 
 /* Creates the loop for pl (borrowed; its policy gives the read rules
  * sent in HELLO replies). Also arms a 1 s timer that fsyncs the audit
- * log when dirty. Returns 0 or -errno. */
+ * log when dirty. The calling thread becomes the loop's thread and holds
+ * the loop's lock (hx_server_lock). Returns 0 or -errno. */
 int hx_server_new(struct hx_pipeline *pl, struct hx_server **out);
+
+/* The loop's lock. The loop's thread holds it except while
+ * hx_server_run_once waits for events; another thread that holds it may
+ * do what the loop's thread does (decide with the pipeline, append
+ * records) without handing the work over. Every caller of the pipeline
+ * holds it, so the pipeline never runs on two threads at once.
+ * hx_server_unlock lets the lock go for a while (a thread that must wait
+ * for those that want it, e.g. to join them). */
+void hx_server_lock(struct hx_server *s);
+void hx_server_unlock(struct hx_server *s);
 /* Binds a SOCK_SEQPACKET listener at path (0600, an existing socket file
  * there is an error) and serves it. Returns 0 or -errno. */
 int hx_server_listen(struct hx_server *s, const char *path);
@@ -41,13 +52,15 @@ int hx_server_listen(struct hx_server *s, const char *path);
 int hx_server_add(struct hx_server *s, struct hx_source *src, uint32_t events);
 int hx_server_del(struct hx_server *s, struct hx_source *src);
 
-/* Waits up to timeout_ms (-1: forever) and handles what is ready.
+/* Waits up to timeout_ms (-1: forever), the loop's lock let go
+ * meanwhile, and handles what is ready, holding it.
  * Returns the number of ready sources handled (0 on timeout), or -errno
  * when epoll itself fails. */
 int hx_server_run_once(struct hx_server *s, int timeout_ms);
 
 /* Closes every connection, the listener and the timer (the socket file
- * is the caller's to unlink). NULL is a no-op. */
+ * is the caller's to unlink); the caller holds the loop's lock, and no
+ * other thread may want it any more. NULL is a no-op. */
 void hx_server_free(struct hx_server *s);
 
 /* Serves fd (a SOCK_SEQPACKET socket, taken over: closed on failure) as

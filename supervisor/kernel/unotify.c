@@ -258,7 +258,6 @@ int hx_unotify_start(int listener, struct hx_pipeline *pl,
 	if (sock_path)
 		snprintf(u->sock_path, sizeof(u->sock_path), "%s", sock_path);
 	pthread_mutex_init(&u->lock, NULL);
-	pthread_cond_init(&u->cond, NULL);
 	/* 6.6+: the target's thread is woken on the CPU that answers. Best
 	 * effort: older kernels say EINVAL and work, slower. */
 	ioctl(listener, SECCOMP_IOCTL_NOTIF_SET_FLAGS, fl);
@@ -318,8 +317,10 @@ void hx_unotify_stop(struct hx_unotify *u)
 		return;
 	pthread_mutex_lock(&u->lock);
 	atomic_store(&u->stopping, true);
-	pthread_cond_broadcast(&u->cond);
 	pthread_mutex_unlock(&u->lock);
+	/* The loop's thread (ours) lets its lock go until the workers are
+	 * joined: one that waits for it to decide then sees stopping. */
+	hx_server_unlock(u->srv);
 	if (u->stopfd >= 0 && write(u->stopfd, &one, sizeof(one)) < 0) {
 		/* the signal below still wakes them */
 	}
@@ -331,8 +332,8 @@ void hx_unotify_stop(struct hx_unotify *u)
 		}
 	}
 	hx_un_dns_stop(u);
-	/* Left: adoptions the loop did not take (every decision's worker
-	 * took its own back). */
+	hx_server_lock(u->srv);
+	/* Left: adoptions the loop did not take. */
 	for (struct job *j = u->head, *next; j; j = next) {
 		next = j->next;
 		close(j->adopt_fd);
@@ -348,7 +349,6 @@ void hx_unotify_stop(struct hx_unotify *u)
 	if (u->lfd >= 0)
 		close(u->lfd);
 	pthread_mutex_destroy(&u->lock);
-	pthread_cond_destroy(&u->cond);
 	free(u);
 }
 

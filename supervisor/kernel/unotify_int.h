@@ -30,16 +30,15 @@ struct hx_connector;
 #define SYS_fchmodat2 452 /* 6.6; Debian 12's headers lack it */
 #endif
 
-/* A request handed to the loop's thread. */
+/* A request to decide (hx_un_submit), or a connection for the loop's
+ * thread to adopt (hx_un_adopt_later; heap-allocated, nobody waits: the
+ * loop frees it). */
 struct job {
 	struct hx_peer peer;
 	struct hx_request rq;
 	struct hx_outcome out;
 	char decided[PATH_MAX];
-	bool adopt; /* no decision: serve adopt_fd as peer's connection;
-		     * heap-allocated, nobody waits: the loop frees it */
-	int adopt_fd;
-	atomic_bool done; /* set by the loop's thread; polled, then waited */
+	int adopt_fd; /* serve it as peer's connection */
 	struct job *next;
 };
 
@@ -49,9 +48,8 @@ struct hx_unotify {
 	struct hx_server *srv;
 	struct hx_source src;
 	char sock_path[sizeof(((struct sockaddr_un *)0)->sun_path)];
-	pthread_mutex_t lock;
-	pthread_cond_t cond;
-	struct job *head, *tail;
+	pthread_mutex_t lock;	 /* of the adoptions' queue */
+	struct job *head, *tail; /* adoptions for the loop */
 	atomic_bool stopping;
 	int nthreads;
 	pthread_t th[MAX_THREADS];
@@ -112,12 +110,13 @@ void hx_un_done(struct hx_unotify *u, struct answer *a, int e);
  * kernel named (never what the call says). */
 void hx_un_job(struct job *j, const struct target *t, uint32_t call,
 	       enum hx_op op);
-/* Hands j to the loop's thread; false when stopping. */
-bool hx_un_enqueue(struct hx_unotify *u, struct job *j);
-/* The loop's side of the queue: decides every job handed over. */
+/* Hands j's adopt_fd to the loop's thread (hx_server_adopt); false
+ * when stopping. */
+bool hx_un_adopt_later(struct hx_unotify *u, struct job *j);
+/* The loop's side of the queue: adopts every connection handed over. */
 void hx_un_on_jobs(struct hx_server *s, struct hx_source *src, uint32_t ev);
-/* Decides j on the loop's thread and waits; false when stopping (the
- * caller denies). */
+/* Decides j with the pipeline, on the calling thread under the loop's
+ * lock; false when stopping (the caller denies). */
 bool hx_un_submit(struct hx_unotify *u, struct job *j);
 /* in as the supervisor reaches what the target names by it: /proc/self
  * and /proc/thread-self made the target's. 0 or -ENAMETOOLONG. */

@@ -214,10 +214,9 @@ static void connect_own(struct hx_unotify *u, const struct seccomp_notif *n,
 	j = calloc(1, sizeof(*j));
 	if (j) {
 		j->peer = t->peer;
-		j->adopt = true;
 		j->adopt_fd = sv[0];
 	}
-	if (!j || !hx_un_enqueue(u, j)) {
+	if (!j || !hx_un_adopt_later(u, j)) {
 		free(j);
 		close(sv[0]);
 		close(sv[1]);

@@ -1,15 +1,13 @@
-/* The hand-over of a worker's request to the loop's thread, where the
- * pipeline decides, and the one judgement every handler acts on
- * (unotify_int.h). */
+/* A worker's decision with the pipeline, the hand-over of an adopted
+ * connection to the loop's thread, and the one judgement every handler
+ * acts on (unotify_int.h). */
 #define _GNU_SOURCE
 #include "supervisor/kernel/unotify_int.h"
-#include "common/clock.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 /* The target's fd, in the supervisor (close it). */
@@ -76,26 +74,13 @@ void hx_un_on_jobs(struct hx_server *s, struct hx_source *src, uint32_t ev)
 	for (j = list; j;) {
 		struct job *next = j->next;
 
-		if (j->adopt) {
-			/* Refused: it closes our end, and the target's shim
-			 * reads EOF (unreachable: fail closed). */
-			hx_server_adopt(u->srv, j->adopt_fd, j->peer.pid,
-					j->peer.uid);
-			free(j);
-			j = next;
-			continue;
-		}
-		hx_pipeline_decide_kernel(u->pl, &j->peer, &j->rq, &j->out,
-					  j->decided, sizeof(j->decided));
-		pthread_mutex_lock(&u->lock);
-		atomic_store(&j->done, true); /* j may be gone after this */
-		pthread_cond_broadcast(&u->cond);
-		pthread_mutex_unlock(&u->lock);
+		/* Refused: it closes our end, and the target's shim reads
+		 * EOF (unreachable: fail closed). */
+		hx_server_adopt(u->srv, j->adopt_fd, j->peer.pid, j->peer.uid);
+		free(j);
 		j = next;
 	}
 }
-
-#define DECIDE_SPIN_NS 100000
 
 void hx_un_job(struct job *j, const struct target *t, uint32_t call,
 	       enum hx_op op)
@@ -106,12 +91,10 @@ void hx_un_job(struct job *j, const struct target *t, uint32_t call,
 	j->rq.op = op;
 }
 
-/* Hands j to the loop's thread; false when stopping. */
-bool hx_un_enqueue(struct hx_unotify *u, struct job *j)
+bool hx_un_adopt_later(struct hx_unotify *u, struct job *j)
 {
 	uint64_t one = 1;
 
-	atomic_store(&j->done, false);
 	j->next = NULL;
 	pthread_mutex_lock(&u->lock);
 	if (atomic_load(&u->stopping)) {
@@ -130,37 +113,26 @@ bool hx_un_enqueue(struct hx_unotify *u, struct job *j)
 	return true;
 }
 
-/* Decides j on the loop's thread and waits; false when stopping (the
- * caller denies). */
+/* Decided on this worker's thread, holding the loop's lock: as if on the
+ * loop's thread (server.h), without the two wake-ups of a hand-over. */
 bool hx_un_submit(struct hx_unotify *u, struct job *j)
 {
-	bool ok;
+	uint64_t one = 1;
+	bool failed;
 
-	if (!hx_un_enqueue(u, j))
+	hx_server_lock(u->srv);
+	if (atomic_load(&u->stopping)) {
+		hx_server_unlock(u->srv);
 		return false;
-	/* A decision takes tens of microseconds; waking from a futex on a
-	 * VM costs as much again, so poll first. */
-	for (uint64_t until = hx_mono_ns() + DECIDE_SPIN_NS;
-	     !atomic_load(&j->done) && hx_mono_ns() < until;)
-		__builtin_ia32_pause();
-	pthread_mutex_lock(&u->lock);
-	while (!atomic_load(&j->done) && !atomic_load(&u->stopping))
-		pthread_cond_wait(&u->cond, &u->lock);
-	ok = atomic_load(&j->done);
-	if (!ok) {
-		/* Still queued: take it out before its stack goes. */
-		struct job **pp = &u->head, *prev = NULL;
-
-		while (*pp && *pp != j) {
-			prev = *pp;
-			pp = &(*pp)->next;
-		}
-		if (*pp) {
-			*pp = j->next;
-			if (u->tail == j)
-				u->tail = prev;
-		}
 	}
-	pthread_mutex_unlock(&u->lock);
-	return ok;
+	hx_pipeline_decide_kernel(u->pl, &j->peer, &j->rq, &j->out, j->decided,
+				  sizeof(j->decided));
+	failed = u->pl->failed != 0;
+	hx_server_unlock(u->srv);
+	/* A log that takes no more records ends the session (run.c): the
+	 * loop's thread, maybe asleep, is woken to see it. */
+	if (failed && write(u->efd, &one, sizeof(one)) < 0 && errno != EAGAIN) {
+		/* its 1 s timer wakes it too */
+	}
+	return true;
 }

@@ -149,6 +149,32 @@ START_TEST(resolve_symlinks)
 	    hx_path_resolve(me, 0, "/proc/self/cwd", false, out, sizeof(out)),
 	    0);
 	ck_assert_str_eq(out, "/proc/self/cwd");
+	/* what has no symlink is its own resolution (one lookup), an
+	 * existing file and a name not made yet alike */
+	snprintf(q, sizeof(q), "%s/secret", real);
+	ck_assert_int_eq(hx_path_resolve(me, 0, q, true, out, sizeof(out)), 0);
+	ck_assert_str_eq(out, q);
+	snprintf(q, sizeof(q), "%s/not-yet", real);
+	ck_assert_int_eq(hx_path_resolve(me, 0, q, true, out, sizeof(out)), 0);
+	ck_assert_str_eq(out, q);
+	/* a dangling link, last: a create makes what it names */
+	snprintf(p, sizeof(p), "%s/dangling", real);
+	snprintf(q, sizeof(q), "%s/made-through-the-link", real);
+	ck_assert_int_eq(symlink(q, p), 0);
+	ck_assert_int_eq(hx_path_resolve(me, 0, p, true, out, sizeof(out)), 0);
+	ck_assert_str_eq(out, q);
+	ck_assert_int_eq(hx_path_resolve(me, 0, p, false, out, sizeof(out)), 0);
+	ck_assert_str_eq(out, p);
+	/* a link in the middle of a name not made yet, and one in the
+	 * directory of a name the op does not follow */
+	snprintf(q, sizeof(q), "%s/dirlink/not-yet", real);
+	ck_assert_int_eq(hx_path_resolve(me, 0, q, true, out, sizeof(out)), 0);
+	snprintf(p, sizeof(p), "%s/not-yet", real);
+	ck_assert_str_eq(out, p);
+	snprintf(q, sizeof(q), "%s/dirlink/link", real);
+	ck_assert_int_eq(hx_path_resolve(me, 0, q, false, out, sizeof(out)), 0);
+	snprintf(p, sizeof(p), "%s/link", real);
+	ck_assert_str_eq(out, p);
 	/* a loop */
 	snprintf(q, sizeof(q), "%s/loop", real);
 	ck_assert_int_eq(symlink(q, q), 0);
@@ -532,8 +558,10 @@ static volatile int stop;
 static void *serve(void *arg)
 {
 	(void)arg;
+	hx_server_lock(srv); /* this thread is the loop's now */
 	while (!stop)
 		hx_server_run_once(srv, 20);
+	hx_server_unlock(srv);
 	return NULL;
 }
 
@@ -561,6 +589,7 @@ static void server_up(enum hx_mode mode)
 	pl.mode = mode;
 	ck_assert_int_eq(hx_server_new(&pl, &srv), 0);
 	ck_assert_int_eq(hx_server_listen(srv, sock), 0);
+	hx_server_unlock(srv); /* for the serving thread */
 	stop = 0;
 	ck_assert_int_eq(pthread_create(&thr, NULL, serve, NULL), 0);
 }
@@ -573,6 +602,7 @@ static void server_down(void)
 
 static void server_free(void)
 {
+	hx_server_lock(srv);
 	hx_server_free(srv);
 	hx_audit_close(audit);
 	hx_policy_free(policy);
