@@ -101,13 +101,17 @@ int hx_audit_line_hash(const char *line, size_t len, char *hex)
 	return 0;
 }
 
-/* Reads the last line of fd (at most 1 MiB back) into a malloc'd
- * string; NULL with *empty set when the file is empty. */
+#define LAST_LINE_MAX (1u << 20)
+
+/* Reads the last line of fd (at most LAST_LINE_MAX back) into a malloc'd
+ * string; NULL with *empty set when the file is empty. The tail is read
+ * in windows of 4 KiB, 64 KiB, then 1 MiB: a record is a few hundred
+ * bytes, and a long log is not read whole at every start. */
 static int read_last_line(int fd, char **out, bool *empty)
 {
 	struct stat st;
 	off_t start;
-	size_t n, i;
+	size_t n, i, want;
 	char *buf;
 	ssize_t r;
 
@@ -119,28 +123,29 @@ static int read_last_line(int fd, char **out, bool *empty)
 		*empty = true;
 		return 0;
 	}
-	n = st.st_size > (1 << 20) ? (1 << 20) : (size_t)st.st_size;
-	start = st.st_size - (off_t)n;
-	buf = malloc(n + 1);
-	if (!buf)
-		return -ENOMEM;
-	do
-		r = pread(fd, buf, n, start);
-	while (r < 0 && errno == EINTR);
-	if (r != (ssize_t)n) {
+	for (want = 4096;; want *= 16) {
+		if (want > LAST_LINE_MAX)
+			want = LAST_LINE_MAX;
+		n = st.st_size > (off_t)want ? want : (size_t)st.st_size;
+		start = st.st_size - (off_t)n;
+		buf = malloc(n + 1);
+		if (!buf)
+			return -ENOMEM;
+		do
+			r = pread(fd, buf, n, start);
+		while (r < 0 && errno == EINTR);
+		if (r != (ssize_t)n || buf[n - 1] != '\n') {
+			free(buf);
+			return r != (ssize_t)n ? -EIO : -EBADMSG;
+		}
+		buf[n - 1] = '\0';
+		for (i = n - 1; i > 0 && buf[i - 1] != '\n'; i--)
+			;
+		if (i > 0 || start == 0)
+			break;
 		free(buf);
-		return -EIO;
-	}
-	if (buf[n - 1] != '\n') {
-		free(buf);
-		return -EBADMSG;
-	}
-	buf[n - 1] = '\0';
-	for (i = n - 1; i > 0 && buf[i - 1] != '\n'; i--)
-		;
-	if (i == 0 && start != 0) {
-		free(buf);
-		return -EBADMSG;
+		if (want == LAST_LINE_MAX)
+			return -EBADMSG;
 	}
 	memmove(buf, buf + i, n - i);
 	*out = buf;

@@ -38,7 +38,8 @@ struct hx_dnsmap {
 	size_t cap;
 	int32_t *bucket; /* nbuckets heads */
 	size_t nbuckets; /* a power of 2, at least cap */
-	int32_t free;
+	int32_t free;	 /* released entries */
+	size_t used;	 /* e[used..cap) never taken: untouched pages */
 	/* resolver */
 	bool running, stop, done;
 	pthread_t thread;
@@ -94,12 +95,14 @@ static void release(struct hx_dnsmap *m, int32_t i)
 	m->free = i;
 }
 
-/* An entry to fill: a free one, else the one closest to expiry (a
- * scan, when the map is full only). */
+/* An entry to fill: a released one, one never taken, else the one
+ * closest to expiry (a scan, when the map is full only). */
 static int32_t take(struct hx_dnsmap *m, time_t now)
 {
 	int32_t i = 0;
 
+	if (m->free < 0 && m->used < m->cap)
+		return (int32_t)m->used++;
 	if (m->free < 0) {
 		for (size_t k = 0; k < m->cap; k++)
 			if (m->e[k].expires <= now ||
@@ -131,11 +134,8 @@ int hx_dnsmap_new(size_t cap, struct hx_dnsmap **out)
 		free(m);
 		return -ENOMEM;
 	}
-	for (size_t i = 0; i < m->nbuckets; i++)
-		m->bucket[i] = -1;
-	for (size_t i = 0; i < m->cap; i++)
-		m->e[i].next = i + 1 < m->cap ? (int32_t)(i + 1) : -1;
-	m->free = 0;
+	memset(m->bucket, 0xff, m->nbuckets * sizeof(*m->bucket)); /* -1 */
+	m->free = -1;
 	pthread_mutex_init(&m->lock, NULL);
 	pthread_condattr_init(&ca);
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
@@ -230,7 +230,7 @@ size_t hx_dnsmap_size(struct hx_dnsmap *m)
 	size_t i, n = 0;
 
 	pthread_mutex_lock(&m->lock);
-	for (i = 0; i < m->cap; i++)
+	for (i = 0; i < m->used; i++)
 		n += m->e[i].expires > now;
 	pthread_mutex_unlock(&m->lock);
 	return n;

@@ -53,7 +53,8 @@ void hx_reaper_settle(struct hx_reaper *rp);
 pid_t hx_reaper_fork(struct hx_reaper *rp);
 
 /* Puts the calling process into the session's cgroup, unless it was
- * born there. Async-signal-safe (it runs between fork and exec).
+ * born there. The caller has one thread. Async-signal-safe (it runs
+ * between fork and exec).
  * Returns 0 or -errno. */
 int hx_reaper_join(const struct hx_reaper *rp);
 

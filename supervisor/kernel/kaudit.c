@@ -337,19 +337,22 @@ int hx_kaudit_open(bool may_enable, struct hx_kaudit **out, char *why,
 	if (setsockopt(ka->fd, SOL_SOCKET, SO_RCVBUFFORCE, &sz, sizeof(sz)))
 		setsockopt(ka->fd, SOL_SOCKET, SO_RCVBUF, &sz, sizeof(sz));
 	ka->enabled = -1;
-	if (!ctl(AUDIT_GET, NULL, 0, &st)) {
+	/* take_lock asks the kernel under the lock itself: each AUDIT_GET
+	 * costs a kernel thread that sends the reply (0.3 to 4 ms on a
+	 * small VM), so none is asked twice. */
+	if (hx_features_has_cap(CAP_AUDIT_CONTROL))
+		ka->enabled = take_lock(ka, may_enable, why, len);
+	else if (!ctl(AUDIT_GET, NULL, 0, &st)) {
 		ka->enabled = st.enabled ? 1 : 0;
-		if (hx_features_has_cap(CAP_AUDIT_CONTROL))
-			ka->enabled = take_lock(ka, may_enable, why, len);
-		else if (!st.enabled)
+		if (!st.enabled)
 			snprintf(why, len,
 				 "kernel audit is off and cannot be "
 				 "turned on here (no "
 				 "CAP_AUDIT_CONTROL)");
-		if (!ka->enabled) {
-			e = -ENODATA;
-			goto fail;
-		}
+	}
+	if (!ka->enabled) {
+		e = -ENODATA;
+		goto fail;
 	}
 	n = readlink("/proc/self/exe", ka->self_exe, sizeof(ka->self_exe) - 1);
 	ka->self_exe[n > 0 ? n : 0] = '\0';

@@ -4,6 +4,7 @@
 #include "supervisor/kernel/landlock_tree.h"
 
 #include "common/glob.h"
+#include "supervisor/path_resolve.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -134,6 +135,7 @@ int hx_ll_canon(const char *path, char *out, size_t size)
 {
 	char buf[PATH_MAX], real[PATH_MAX];
 	size_t cut;
+	int e;
 
 	if (path[0] != '/')
 		return -EINVAL;
@@ -146,13 +148,12 @@ int hx_ll_canon(const char *path, char *out, size_t size)
 		char save = buf[cut];
 
 		buf[cut] = '\0';
-		if (realpath(cut ? buf : "/", real)) {
-			buf[cut] = save;
-			break;
-		}
+		e = hx_path_real(cut ? buf : "/", real, sizeof(real));
 		buf[cut] = save;
-		if (errno != ENOENT && errno != ENOTDIR)
-			return -errno;
+		if (!e)
+			break;
+		if (e != -ENOENT && e != -ENOTDIR)
+			return e;
 		while (cut > 0 && buf[cut - 1] != '/')
 			cut--;
 		while (cut > 0 && buf[cut - 1] == '/')

@@ -301,6 +301,46 @@ START_TEST(resume_continues_chain)
 }
 END_TEST
 
+/* The last record is read back from the end in growing windows (4 KiB,
+ * 64 KiB, 1 MiB): a log resumes after a last record of any size up to
+ * that, one that starts on a window's first byte included, and a longer
+ * one is refused, never taken for a shorter line. */
+static void append_sized(size_t size)
+{
+	struct hx_audit *a;
+	char *big = malloc(size + 1);
+	json_t *r = json_object();
+	uint64_t seq;
+
+	memset(big, 'x', size);
+	big[size] = '\0';
+	ck_assert_int_eq(hx_audit_open(path, &a), 0);
+	json_object_set_new(r, "event", json_string("openat"));
+	json_object_set_new(r, "pad", json_string(big));
+	ck_assert_int_eq(hx_audit_append(a, r, &seq), 0);
+	ck_assert_int_eq(hx_audit_close(a), 0);
+	json_decref(r);
+	free(big);
+}
+
+START_TEST(resume_after_long_records)
+{
+	static const size_t sizes[] = {3000, 4096 - 151, 4096 - 150,
+				       5000, 70000,	 900000};
+	struct hx_audit_verify v;
+	struct hx_audit *a;
+
+	write_log(2, NULL);
+	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++)
+		append_sized(sizes[i]);
+	write_log(1, "session_end");
+	ck_assert_int_eq(hx_audit_verify(path, &v), 0);
+	ck_assert_uint_eq(v.records, 9);
+	append_sized(1100000);
+	ck_assert_int_eq(hx_audit_open(path, &a), -EBADMSG);
+}
+END_TEST
+
 START_TEST(resume_refuses_torn_log)
 {
 	struct hx_audit *a;
@@ -471,6 +511,7 @@ static Suite *audit_suite(void)
 	tcase_add_test(tc, seq_gap_with_valid_hash);
 	tcase_add_test(tc, resume_continues_chain);
 	tcase_add_test(tc, resume_refuses_torn_log);
+	tcase_add_test(tc, resume_after_long_records);
 	tcase_add_test(tc, not_end_warns);
 	tcase_add_test(tc, short_write_cut_off);
 	tcase_add_test(tc, cli_verify_messages);
