@@ -3,6 +3,7 @@
 #include "policy/load_int.h"
 #include "common/glob.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -685,6 +686,26 @@ int hx_policy_load_buffer(const char *name, const char *text, size_t len,
 	return load(name, text, len, vars, false, out, err);
 }
 
+/* How much of a profile's text says when it is chosen: up to the
+ * top-level key after `profile:`, a complete mapping. Every start asks
+ * each built-in profile whether it is the agent's, and its rules need
+ * not be parsed for that. */
+static size_t meta_len(const char *text, size_t len)
+{
+	bool seen = false;
+
+	for (size_t o = 0; o < len;) {
+		const char *nl = memchr(text + o, '\n', len - o);
+
+		if (seen && isalpha((unsigned char)text[o]))
+			return o;
+		if (!strncmp(text + o, "profile:", 8))
+			seen = true;
+		o = nl ? (size_t)(nl - text) + 1 : len;
+	}
+	return len;
+}
+
 int hx_profile_load_meta(const char *name, const struct hx_policy_vars *vars,
 			 struct hx_policy **out, struct hx_policy_error *err)
 {
@@ -698,7 +719,16 @@ int hx_profile_load_meta(const char *name, const struct hx_policy_vars *vars,
 		return hx_policy_fail(err, src, 0, 0, NULL,
 				      "no built-in profile '%s'", name);
 	}
-	return load(src, text, len, vars, true, out, err);
+	return hx_policy_load_meta_buffer(src, text, meta_len(text, len), vars,
+					  out, err);
+}
+
+int hx_policy_load_meta_buffer(const char *name, const char *text, size_t len,
+			       const struct hx_policy_vars *vars,
+			       struct hx_policy **out,
+			       struct hx_policy_error *err)
+{
+	return load(name, text, len, vars, true, out, err);
 }
 
 /* Reads all of fd (files, pipes, /dev/stdin alike) up to the size cap. */

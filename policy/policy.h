@@ -123,6 +123,11 @@ const char *hx_profile_text(const char *name, size_t *len);
  * Same returns as hx_policy_load_buffer. */
 int hx_profile_load_meta(const char *name, const struct hx_policy_vars *vars,
 			 struct hx_policy **out, struct hx_policy_error *err);
+/* The same of any document's text (all of it parsed). */
+int hx_policy_load_meta_buffer(const char *name, const char *text, size_t len,
+			       const struct hx_policy_vars *vars,
+			       struct hx_policy **out,
+			       struct hx_policy_error *err);
 /* The first built-in profile one of whose detect globs (with $HOME
  * from home) matches one of paths (the real paths of the command: its
  * executable, and the script an interpreter was given), or NULL. */

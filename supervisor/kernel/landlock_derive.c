@@ -91,6 +91,7 @@ struct derive {
 	struct strs masked; /* read denies inside write roots that exist */
 	struct strs held;   /* directories denied for reading elsewhere */
 	struct hx_ll_tree tree;
+	struct hx_ll_memo *memo; /* NULL: every prefix looked up anew */
 	size_t nrules, nskipped;
 	bool tcp;
 	char tcp_why[512];
@@ -237,7 +238,7 @@ static void allow_roots(struct derive *d, const struct frule *f,
 static void write_root(struct derive *d, const char *path)
 {
 	char canon[PATH_MAX];
-	bool have = hx_ll_canon(path, canon, sizeof(canon)) == 0;
+	bool have = hx_ll_canon_memo(d->memo, path, canon, sizeof(canon)) == 0;
 	struct stat st;
 	int fd;
 
@@ -342,7 +343,7 @@ static void read_deny(struct derive *d, const struct frule *f)
 		strs_add(d, &d->rshim, "%s", f->pat);
 		return;
 	}
-	if (hx_ll_canon(lp.prefix, canon, sizeof(canon))) {
+	if (hx_ll_canon_memo(d->memo, lp.prefix, canon, sizeof(canon))) {
 		strs_add(d, &d->rshim, "%s", f->pat);
 		return;
 	}
@@ -391,7 +392,7 @@ static void write_deny(struct derive *d, const struct frule *f)
 		strs_add(d, &d->wshim, "%s", f->pat);
 		return;
 	}
-	if (hx_ll_canon(lp.prefix, canon, sizeof(canon)))
+	if (hx_ll_canon_memo(d->memo, lp.prefix, canon, sizeof(canon)))
 		return;
 	w = inside_write_root(d, canon);
 	if (w)
@@ -403,7 +404,7 @@ static void read_root(struct derive *d, const char *path)
 	char canon[PATH_MAX];
 	int r;
 
-	if (hx_ll_canon(path, canon, sizeof(canon)))
+	if (hx_ll_canon_memo(d->memo, path, canon, sizeof(canon)))
 		return;
 	r = hx_ll_walk(&d->tree, canon, grant_cb, anc_cb, d);
 	if (r < 0 && r != -ENOENT && r != -EACCES && !d->err)
@@ -485,7 +486,7 @@ static void creation_dirs(struct derive *d, struct strs *out)
 		if (seen)
 			continue;
 		strs_add(d, &raw, "%s", lp.prefix);
-		if (!hx_ll_canon(lp.prefix, c, sizeof(c)))
+		if (!hx_ll_canon_memo(d->memo, lp.prefix, c, sizeof(c)))
 			strs_add(d, out, "%s", c);
 	}
 	strs_free(&raw);
@@ -629,6 +630,7 @@ int hx_ll_derive(const struct hx_policy *p, struct hx_landlock *ll, char *err,
 	d->p = p;
 	d->abi = ll->abi;
 	d->rs = -1;
+	d->memo = hx_ll_memo_new();
 	d->fs = hx_ll_fs_handled(d->abi);
 	dflt_allow =
 	    hx_policy_default_verdict(p, HX_CAT_FILE_READ) == HX_VERDICT_ALLOW;
@@ -748,6 +750,7 @@ out:
 	if (d->rs >= 0)
 		close(d->rs);
 	hx_ll_tree_free(&d->tree);
+	hx_ll_memo_free(d->memo);
 	strs_free(&d->wshown);
 	strs_free(&d->wcanon);
 	strs_free(&d->rkernel);

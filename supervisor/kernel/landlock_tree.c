@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -131,7 +132,79 @@ bool hx_ll_within(const char *path, const char *root)
 	return !strncmp(path, root, n) && (path[n] == '\0' || path[n] == '/');
 }
 
+#define MEMO_SLOTS 1024 /* a power of 2; the default policy asks ~300 */
+
+struct hx_ll_memo {
+	size_t n;
+	struct memo_slot {
+		char *path; /* NULL: empty */
+		char *real; /* NULL: err */
+		int err;
+	} slot[MEMO_SLOTS];
+};
+
+struct hx_ll_memo *hx_ll_memo_new(void)
+{
+	return calloc(1, sizeof(struct hx_ll_memo));
+}
+
+void hx_ll_memo_free(struct hx_ll_memo *m)
+{
+	if (!m)
+		return;
+	for (size_t i = 0; i < MEMO_SLOTS; i++) {
+		free(m->slot[i].path);
+		free(m->slot[i].real);
+	}
+	free(m);
+}
+
+/* hx_path_real of path, remembered in m. */
+static int real_memo(struct hx_ll_memo *m, const char *path, char *real,
+		     size_t size)
+{
+	struct memo_slot *s = NULL;
+	uint32_t h = 2166136261u;
+	int e;
+
+	if (m) {
+		for (const char *c = path; *c; c++)
+			h = (h ^ (unsigned char)*c) * 16777619u;
+		for (size_t i = h & (MEMO_SLOTS - 1);;
+		     i = (i + 1) & (MEMO_SLOTS - 1)) {
+			s = &m->slot[i];
+			if (!s->path || !strcmp(s->path, path))
+				break;
+		}
+		if (s->path) {
+			if (!s->real)
+				return s->err;
+			if ((size_t)snprintf(real, size, "%s", s->real) >= size)
+				return -ENAMETOOLONG;
+			return 0;
+		}
+	}
+	e = hx_path_real(path, real, size);
+	/* Three quarters full at most: a probe always ends. */
+	if (s && m->n < MEMO_SLOTS / 4 * 3 && (s->path = strdup(path))) {
+		s->real = e ? NULL : strdup(real);
+		s->err = e;
+		if (!e && !s->real) {
+			free(s->path);
+			s->path = NULL;
+		} else
+			m->n++;
+	}
+	return e;
+}
+
 int hx_ll_canon(const char *path, char *out, size_t size)
+{
+	return hx_ll_canon_memo(NULL, path, out, size);
+}
+
+int hx_ll_canon_memo(struct hx_ll_memo *m, const char *path, char *out,
+		     size_t size)
 {
 	char buf[PATH_MAX], real[PATH_MAX];
 	size_t cut;
@@ -148,7 +221,7 @@ int hx_ll_canon(const char *path, char *out, size_t size)
 		char save = buf[cut];
 
 		buf[cut] = '\0';
-		e = hx_path_real(cut ? buf : "/", real, sizeof(real));
+		e = real_memo(m, cut ? buf : "/", real, sizeof(real));
 		buf[cut] = save;
 		if (!e)
 			break;

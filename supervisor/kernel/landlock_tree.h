@@ -55,6 +55,17 @@ bool hx_ll_within(const char *path, const char *root);
  * /data/cfg) would leave the real one granted. 0 or -errno. */
 int hx_ll_canon(const char *path, char *out, size_t size);
 
+/* What hx_ll_canon found for each prefix it looked up, for one
+ * derivation: the rules share their prefixes ($HOME, ~/.local, a
+ * missing ~/.npm), each then looked up once. A snapshot: what changes
+ * on disk meanwhile is not seen, as in any one derivation. */
+struct hx_ll_memo;
+struct hx_ll_memo *hx_ll_memo_new(void); /* NULL: out of memory */
+void hx_ll_memo_free(struct hx_ll_memo *m);
+/* hx_ll_canon through m (NULL: none). */
+int hx_ll_canon_memo(struct hx_ll_memo *m, const char *path, char *out,
+		     size_t size);
+
 /* The deny tree: paths whose subtree is withheld, and per directory the
  * name globs whose matching entries are withheld. */
 struct hx_ll_node;

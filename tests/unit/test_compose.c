@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "policy/policy.h"
+#include "policy/policy_int.h"
 #include "tests/unit/check_main.h"
 #include "tests/unit/policy_vars.h"
 
@@ -204,6 +205,24 @@ START_TEST(test_profiles)
 				 0);
 		ck_assert_msg(hx_policy_description(p), "%s: no description",
 			      name);
+		{
+			/* The meta, read from a prefix of the text, is the
+			 * whole text's. */
+			struct hx_policy *whole;
+			size_t len;
+			const char *text = hx_profile_text(name, &len);
+
+			ck_assert_int_eq(
+			    hx_policy_load_meta_buffer(name, text, len, &vars,
+						       &whole, &err),
+			    0);
+			ck_assert_uint_eq(p->ndetect, whole->ndetect);
+			for (size_t d = 0; d < p->ndetect; d++)
+				ck_assert_str_eq(p->detect[d],
+						 whole->detect[d]);
+			ck_assert_str_eq(p->description, whole->description);
+			hx_policy_free(whole);
+		}
 		hx_policy_free(p);
 	}
 	ck_assert_uint_ge(n, 1);

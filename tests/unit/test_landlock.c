@@ -325,6 +325,34 @@ START_TEST(walk_fn_error_stops)
 }
 END_TEST
 
+/* Through a memo (one derivation), twice, the same answers as without,
+ * a missing prefix and one behind a symlink included. */
+START_TEST(canon_memo_agrees)
+{
+	static const char *const rel[] = {
+	    "/link/k",	 "/link/new/deeper/", "/link", "/a/y/k",
+	    "/nope/x/y", "/nope/x",	      ""};
+	struct hx_ll_memo *m = hx_ll_memo_new();
+	char p[PATH_MAX], plain[PATH_MAX], memo[PATH_MAX];
+
+	ck_assert_ptr_nonnull(m);
+	for (int round = 0; round < 2; round++)
+		for (size_t i = 0; i < sizeof(rel) / sizeof(*rel); i++) {
+			snprintf(p, sizeof(p), "%s%s", T, rel[i]);
+			ck_assert_int_eq(hx_ll_canon(p, plain, sizeof(plain)),
+					 0);
+			ck_assert_int_eq(
+			    hx_ll_canon_memo(m, p, memo, sizeof(memo)), 0);
+			ck_assert_str_eq(memo, plain);
+		}
+	ck_assert_int_eq(hx_ll_canon_memo(m, "/", memo, sizeof(memo)), 0);
+	ck_assert_str_eq(memo, "/");
+	ck_assert_int_eq(hx_ll_canon_memo(m, "rel", memo, sizeof(memo)),
+			 -EINVAL);
+	hx_ll_memo_free(m);
+}
+END_TEST
+
 START_TEST(canon_resolves_existing_prefix)
 {
 	char p[PATH_MAX], out[PATH_MAX], want[PATH_MAX];
@@ -381,6 +409,7 @@ static Suite *suite(void)
 	tcase_add_test(w, walk_deny_under_a_file);
 	tcase_add_test(w, walk_fn_error_stops);
 	tcase_add_test(w, canon_resolves_existing_prefix);
+	tcase_add_test(w, canon_memo_agrees);
 	suite_add_tcase(s, w);
 	return s;
 }
