@@ -7,6 +7,7 @@
 #include <limits.h>
 #include <linux/openat2.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -44,15 +45,13 @@ static int set_rest(char *rest, size_t size, const char *target,
 }
 
 /* Whether the kernel finds path (absolute, normalized) without meeting
- * a symlink. */
-static bool no_symlink(const char *path, bool follow_last)
+ * a symlink, the last name included. */
+static bool no_symlink(const char *path)
 {
 	struct open_how how = {.flags = O_PATH | O_CLOEXEC,
 			       .resolve = RESOLVE_NO_SYMLINKS};
 	int fd;
 
-	if (!follow_last)
-		how.flags |= O_NOFOLLOW; /* a last symlink is the answer */
 	fd = (int)syscall(SYS_openat2, AT_FDCWD, path, &how, sizeof(how));
 	if (fd < 0)
 		return false;
@@ -61,8 +60,8 @@ static bool no_symlink(const char *path, bool follow_last)
 }
 
 /* The common case in a lookup or two instead of an lstat a
- * component: no symlink on the way to norm, or to its directory when
- * the last name is not there (yet) or is not followed, means norm is its
+ * component: no symlink on the way to norm (normalized), or to its directory
+ * when the last name is not there (yet) or is not followed, means norm is its
  * own resolution. /proc (whose self is the supervisor's) and every case
  * that fails here (a symlink, a missing directory, a directory that
  * may not be searched) take the walk. */
@@ -71,12 +70,16 @@ static bool resolves_to_itself(const char *norm, bool follow_last)
 	char dir[PATH_MAX];
 	const char *slash = strrchr(norm, '/');
 
+	/* ".." goes up from where a symlink led: only a normalized path
+	 * is its own walk. */
 	if (norm[0] != '/' || !strncmp(norm, "/proc/", 6) ||
-	    !strcmp(norm, "/proc"))
+	    !strcmp(norm, "/proc") ||
+	    hx_path_normalize(NULL, norm, dir, sizeof(dir)) < 0 ||
+	    strcmp(dir, norm))
 		return false;
 	/* Any symlink met, a dangling one last included, is ELOOP; ENOENT
 	 * is a name that is not there. */
-	if (follow_last && no_symlink(norm, true))
+	if (follow_last && no_symlink(norm))
 		return true;
 	if (follow_last && errno != ENOENT)
 		return false;
@@ -86,7 +89,7 @@ static bool resolves_to_itself(const char *norm, bool follow_last)
 		return false;
 	memcpy(dir, norm, (size_t)(slash - norm));
 	dir[slash - norm] = '\0';
-	return no_symlink(dir, true);
+	return no_symlink(dir);
 }
 
 int hx_path_resolve(pid_t pid, pid_t tid, const char *norm, bool follow_last,
@@ -223,8 +226,15 @@ int hx_path_real(const char *path, char *out, size_t size)
 	snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
 	n = readlink(link, out, size);
 	close(fd);
-	if (n < 0)
-		return -errno;
+	if (n < 0) {
+		/* No /proc here (a chroot): the walk, as realpath(3). */
+		char *real = realpath(path, NULL);
+
+		if (!real)
+			return -errno;
+		n = snprintf(out, size, "%s", real);
+		free(real);
+	}
 	if ((size_t)n >= size)
 		return -ENAMETOOLONG;
 	out[n] = '\0';

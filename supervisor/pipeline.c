@@ -110,11 +110,13 @@ static void validate_path(const char *in, pid_t pid, pid_t tid, bool follow,
 {
 	v->ok = v->has_resolved = v->via_fd = false;
 	/* The policy sees the path as the agent wrote it (normalized) and,
-	 * when it differs, as the agent's symlinks resolve it. */
+	 * when it differs, as the kernel walks it: its symlinks resolved,
+	 * and a ".." after one going up from where it led (a/link/../x
+	 * is not a/x). */
 	if (!in || hx_path_normalize(NULL, in, v->norm, sizeof(v->norm)) < 0)
 		return;
 	v->ok = true;
-	if (!hx_path_resolve(pid, tid, v->norm, follow, v->resolved,
+	if (!hx_path_resolve(pid, tid, in, follow, v->resolved,
 			     sizeof(v->resolved)) &&
 	    strcmp(v->resolved, v->norm))
 		v->has_resolved = true;

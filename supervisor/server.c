@@ -696,7 +696,7 @@ int hx_server_del(struct hx_server *s, struct hx_source *src)
 int hx_server_run_once(struct hx_server *s, int timeout_ms)
 {
 	struct epoll_event evs[64];
-	int n, i;
+	int n, i, e;
 
 	/* Before sleeping, poll a little: the next request of a busy agent
 	 * usually comes within microseconds, and a wake-up from sleep costs
@@ -713,9 +713,10 @@ int hx_server_run_once(struct hx_server *s, int timeout_ms)
 	}
 	if (n == 0)
 		n = epoll_wait(s->epfd, evs, 64, timeout_ms);
+	e = n < 0 ? errno : 0;
 	hx_server_lock(s);
 	if (n < 0)
-		return errno == EINTR ? 0 : -errno;
+		return e == EINTR ? 0 : -e;
 	for (i = 0; i < n; i++) {
 		struct hx_source *src = evs[i].data.ptr;
 

@@ -39,8 +39,9 @@ int hx_server_new(struct hx_pipeline *pl, struct hx_server **out);
 /* The loop's lock. The loop's thread holds it except while
  * hx_server_run_once waits for events; another thread that holds it may
  * do what the loop's thread does (decide with the pipeline, append
- * records) without handing the work over. Every caller of the pipeline
- * holds it, so the pipeline never runs on two threads at once.
+ * records) without handing the work over. Every decision and record of
+ * the pipeline is made holding it, so they never run on two threads at
+ * once (what else it reads, the policy and the mode, does not change).
  * hx_server_unlock lets the lock go for a while (a thread that must wait
  * for those that want it, e.g. to join them). */
 void hx_server_lock(struct hx_server *s);

@@ -239,9 +239,11 @@ static int lock(int fd, int how)
 
 /* Kernel audit on, under the lock file (see LOCK_PATH): a session that
  * relies on it holds a shared lock; turning it on or off takes the
- * exclusive one. Returns whether it is on, and the lock is then held. */
-static bool take_lock(struct hx_kaudit *ka, bool may_enable, char *why,
-		      size_t len)
+ * exclusive one. Returns 1 when it is on (the lock is then held), 0
+ * when it is not, -1 when the kernel does not say (AUDIT_GET fails: the
+ * records may come or not, as without CAP_AUDIT_CONTROL). */
+static int take_lock(struct hx_kaudit *ka, bool may_enable, char *why,
+		     size_t len)
 {
 	struct ka_status now;
 
@@ -250,14 +252,14 @@ static bool take_lock(struct hx_kaudit *ka, bool may_enable, char *why,
 	if (ka->lock_fd < 0) {
 		snprintf(why, len, "kernel audit is off and %s: %s", LOCK_PATH,
 			 strerror(errno));
-		return false;
+		return 0;
 	}
 	for (int round = 0; round < 50; round++) {
 		if (lock(ka->lock_fd, LOCK_SH))
 			break;
 		if (!ctl(AUDIT_GET, NULL, 0, &now) && now.enabled) {
 			ka->enabled_by_us = marked(ka->lock_fd);
-			return true;
+			return 1;
 		}
 		if (!may_enable) {
 			snprintf(why, len,
@@ -272,8 +274,11 @@ static bool take_lock(struct hx_kaudit *ka, bool may_enable, char *why,
 			usleep(20000);
 			continue;
 		}
-		if (ctl(AUDIT_GET, NULL, 0, &now))
-			break;
+		if (ctl(AUDIT_GET, NULL, 0, &now)) {
+			close(ka->lock_fd);
+			ka->lock_fd = -1;
+			return -1;
+		}
 		if (!now.enabled) {
 			if (now.failure == AUDIT_FAIL_PANIC) {
 				snprintf(why, len,
@@ -298,14 +303,14 @@ static bool take_lock(struct hx_kaudit *ka, bool may_enable, char *why,
 		}
 		ka->enabled_by_us = marked(ka->lock_fd);
 		lock(ka->lock_fd, LOCK_SH);
-		return true;
+		return 1;
 	}
 	if (!why[0])
 		snprintf(why, len, "kernel audit is off; %s is busy",
 			 LOCK_PATH);
 	close(ka->lock_fd);
 	ka->lock_fd = -1;
-	return false;
+	return 0;
 }
 
 int hx_kaudit_open(bool may_enable, struct hx_kaudit **out, char *why,

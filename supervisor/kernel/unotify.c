@@ -37,7 +37,7 @@ static void handle(struct hx_unotify *u, const struct seccomp_notif *n)
 	atomic_fetch_add(&u->n_notif, 1);
 	if (n->data.arch != AUDIT_ARCH_X86_64 || atomic_load(&u->setup_err))
 		goto reply; /* the deny filter kills foreign arches first */
-	if (hx_un_target_info((pid_t)n->pid, &t)) {
+	if (hx_un_target_info(u, (pid_t)n->pid, &t)) {
 		a.err = ESRCH;
 		goto reply;
 	}
@@ -266,6 +266,7 @@ int hx_unotify_start(int listener, struct hx_pipeline *pl,
 	if ((e = hx_correlate_enable(pl)) ||
 	    (!pl->owned && (e = hx_owned_new(&pl->owned))))
 		goto fail;
+	u->idents = hx_un_idents_new(); /* NULL: each call reads /proc */
 	u->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 	u->stopfd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 	if (u->efd < 0 || u->stopfd < 0) {
@@ -348,6 +349,7 @@ void hx_unotify_stop(struct hx_unotify *u)
 	/* From here the kernel answers ENOSYS to the tree (fail closed). */
 	if (u->lfd >= 0)
 		close(u->lfd);
+	hx_un_idents_free(u->idents);
 	pthread_mutex_destroy(&u->lock);
 	free(u);
 }

@@ -215,7 +215,7 @@ static bool record(struct hx_un_dns *d, const struct ask *k,
 	pid_t pid = owner_of(d, k->type, k->src);
 	bool ok;
 
-	if (pid > 0 && hx_un_target_info(pid, &t))
+	if (pid > 0 && hx_un_target_info(d->u, pid, &t))
 		memset(&t, 0, sizeof(t));
 	t.peer.tid = 0;
 	hx_un_job(&j, &t, HX_CALL_DNS_QUERY, HX_OP_RESOLVE);
@@ -549,8 +549,6 @@ int hx_un_dns_start(struct hx_unotify *u, const struct hx_unotify_dns *conf)
 		d->running++;
 	}
 	u->dns = d;
-	if (e)
-		hx_un_dns_stop(u);
 	return e;
 }
 

@@ -267,6 +267,7 @@ void hx_un_exec(struct hx_unotify *u, const struct seccomp_notif *n,
 	size_t blen = 0, argc = 0, elen = 0, k;
 	struct stat fin;
 	struct job j;
+	pid_t tracer;
 	int e;
 
 	if (!u->gate) {
@@ -278,7 +279,8 @@ void hx_un_exec(struct hx_unotify *u, const struct seccomp_notif *n,
 	 * the tracer never detaches and its exit kills the tree), so a
 	 * thread traced now is traced at its exec event; one that is not
 	 * (a way out nobody thought of) is refused here. */
-	if (!t->tracer || t->tracer != hx_execgate_tracer(u->gate)) {
+	tracer = hx_un_tracer(t);
+	if (!tracer || tracer != hx_execgate_tracer(u->gate)) {
 		a->err = EPERM;
 		return;
 	}

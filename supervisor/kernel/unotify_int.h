@@ -54,13 +54,14 @@ struct hx_unotify {
 	int nthreads;
 	pthread_t th[MAX_THREADS];
 	atomic_ullong n_notif, n_emul, n_denied, n_cont, n_err;
-	struct hx_execgate *gate; /* NULL: execs are not notified */
-	pid_t root;		  /* harness-exec's child, before its exec */
-	atomic_bool root_pending; /* its first exec not yet approved */
-	char self_exe[PATH_MAX];  /* harness-exec's own image */
-	atomic_bool setup_err;	  /* a worker kept capabilities or has no
-				   * connector: every call is refused */
-	struct hx_un_dns *dns;	  /* NULL: DNS is the system's */
+	struct hx_execgate *gate;    /* NULL: execs are not notified */
+	pid_t root;		     /* harness-exec's child, before its exec */
+	atomic_bool root_pending;    /* its first exec not yet approved */
+	char self_exe[PATH_MAX];     /* harness-exec's own image */
+	atomic_bool setup_err;	     /* a worker kept capabilities or has no
+				      * connector: every call is refused */
+	struct hx_un_dns *dns;	     /* NULL: DNS is the system's */
+	struct hx_un_idents *idents; /* who the targets are (NULL: none) */
 };
 
 /* This worker's connector for unix connects and sends (connector.h):
@@ -76,7 +77,9 @@ struct answer {
 
 struct target {
 	pid_t tid;
-	pid_t tracer; /* TracerPid of tid: the exec gate's tracer thread */
+	bool status_read; /* umask and tracer below are read; else use
+			   * hx_un_umask, hx_un_tracer */
+	pid_t tracer;	  /* TracerPid of tid: the exec gate's tracer */
 	mode_t umask;
 	char exe[PATH_MAX];
 	struct hx_peer peer;
@@ -94,8 +97,19 @@ bool hx_un_id_valid(struct hx_unotify *u, uint64_t id);
 bool hx_un_in_tree(const struct hx_unotify *u, pid_t pid);
 /* The target's fd, in the supervisor (close it), or -errno. */
 int hx_un_take_fd(pid_t pid, int fd);
-/* Who tid is (its process, uids, umask, tracer, executable), or -errno. */
-int hx_un_target_info(pid_t tid, struct target *t);
+/* Who tid is (its process, parent, uid, executable), remembered in
+ * u->idents (unotify_ident.c; u NULL: read afresh), or -errno. */
+int hx_un_target_info(struct hx_unotify *u, pid_t tid, struct target *t);
+/* t's umask and TracerPid, read now unless t->status_read (a gone
+ * target: 0777, 0). */
+mode_t hx_un_umask(const struct target *t);
+pid_t hx_un_tracer(const struct target *t);
+/* Tgid, ppid, uid, umask and TracerPid from /proc/<tid>/status. */
+int hx_un_read_status(pid_t tid, pid_t *tgid, pid_t *ppid, uid_t *uid,
+		      mode_t *umask_out, pid_t *tracer);
+struct hx_un_idents;
+struct hx_un_idents *hx_un_idents_new(void); /* NULL: out of memory */
+void hx_un_idents_free(struct hx_un_idents *c);
 /* Whether the target's fd is close-on-exec (/proc/<pid>/fdinfo). */
 bool hx_un_fd_cloexec(pid_t pid, int fd);
 /* Puts the supervisor's newfd in place of the target's fd (ADDFD with
@@ -174,7 +188,9 @@ void hx_un_sched(struct hx_unotify *u, const struct seccomp_notif *n,
  * already); the resolver stopped (before u goes). */
 bool hx_un_dns_port(const struct sockaddr_storage *ss, socklen_t len);
 /* Starts the resolver's threads (conf's listeners are u's, also on a
- * failure): 0 or -errno. */
+ * failure): 0 or -errno; on a failure the caller stops what started
+ * (hx_un_dns_stop, without the loop's lock: a started thread may wait
+ * for it). */
 int hx_un_dns_start(struct hx_unotify *u, const struct hx_unotify_dns *conf);
 int hx_un_dns_seal(struct hx_unotify *u, uint64_t id, const struct target *t,
 		   int fd, int *sfd);

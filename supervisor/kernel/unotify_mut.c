@@ -122,18 +122,14 @@ static bool ends_slash(const char *s)
 }
 
 /* A second path argument resolved here (the pipeline only hands back
- * the first): normalized, symlinks resolved as the target sees them
- * (the last one only when follow). The request carries this form, so
- * what is decided is what is acted on. */
+ * the first): as the kernel walks it, symlinks resolved as the target
+ * sees them (the last one only when follow), normalized. The request
+ * carries this form, so what is decided is what is acted on. */
 static int resolve2(const struct target *t, const char *full, bool follow,
 		    char *out, size_t size)
 {
-	char norm[PATH_MAX];
-	int e;
+	int e = hx_path_resolve(t->peer.pid, t->tid, full, follow, out, size);
 
-	if (hx_path_normalize(NULL, full, norm, sizeof(norm)) < 0)
-		return -ENAMETOOLONG;
-	e = hx_path_resolve(t->peer.pid, t->tid, norm, follow, out, size);
 	return e < 0 ? e : 0;
 }
 
@@ -184,7 +180,7 @@ static int mut_act(const struct target *t, enum mut_kind k, int pfd,
 		r = unlinkat(pfd, name, AT_REMOVEDIR);
 		break;
 	case MUT_MKDIR:
-		r = mkdirat(pfd, name, mode & 01777 & ~t->umask);
+		r = mkdirat(pfd, name, mode & 01777 & ~hx_un_umask(t));
 		break;
 	case MUT_LINK:
 		/* The existing file was resolved (AT_SYMLINK_FOLLOW done
@@ -197,7 +193,7 @@ static int mut_act(const struct target *t, enum mut_kind k, int pfd,
 		break;
 	case MUT_MKNOD:
 		r = mknodat(pfd, name,
-			    (mode & S_IFMT) | (mode & 07777 & ~t->umask),
+			    (mode & S_IFMT) | (mode & 07777 & ~hx_un_umask(t)),
 			    x->dev);
 		break;
 	case MUT_TRUNCATE:

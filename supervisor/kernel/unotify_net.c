@@ -917,7 +917,7 @@ void hx_un_bind(struct hx_unotify *u, const struct seccomp_notif *n,
 			e = errno == ELOOP || errno == EXDEV ? -EACCES : -errno;
 			goto done;
 		}
-		e = bind_in(sfd, pfd, name, t->umask);
+		e = bind_in(sfd, pfd, name, hx_un_umask(t));
 		/* The session's own: its connects are no neighbour's. */
 		if (!e)
 			hx_pipeline_own(u->pl, pfd, name);

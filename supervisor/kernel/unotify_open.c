@@ -100,7 +100,7 @@ static int open_here(const struct target *t, const char *decided,
 		return -EACCES;
 	how.flags = (flags | O_CLOEXEC | O_NOCTTY);
 	if ((flags & O_CREAT) || is_tmpfile(flags))
-		how.mode = mode & 07777 & ~t->umask;
+		how.mode = mode & 07777 & ~hx_un_umask(t);
 	/* The decided path has every existing symlink resolved: one that
 	 * appears now is a swap after the decision. */
 	how.resolve = resolve | RESOLVE_NO_MAGICLINKS | RESOLVE_NO_SYMLINKS;
@@ -176,7 +176,7 @@ static int open_pooled(struct hx_unotify *u, const struct target *t,
 	if (pfd < 0)
 		return -ENOENT;
 	fd = hx_ipool_create(u->pl->pool, pfd, name, (int)flags,
-			     mode & 07777 & ~t->umask);
+			     mode & 07777 & ~hx_un_umask(t));
 	close(pfd);
 	return fd >= 0 ? fd : -ENOENT;
 }

@@ -69,40 +69,6 @@ int hx_un_read_str(pid_t tid, uint64_t addr, char *buf, size_t size)
 	return -ENAMETOOLONG;
 }
 
-/* Tgid, ppid, uid and umask from /proc/<tid>/status. */
-static int read_status(pid_t tid, pid_t *tgid, pid_t *ppid, uid_t *uid,
-		       mode_t *umask_out, pid_t *tracer)
-{
-	char path[64], buf[4096], *p;
-	int fd;
-	ssize_t n;
-	unsigned um = 022;
-
-	snprintf(path, sizeof(path), "/proc/%d/status", (int)tid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return -EIO;
-	buf[n] = '\0';
-	*tgid = 0;
-	if ((p = strstr(buf, "\nTgid:")))
-		*tgid = (pid_t)strtol(p + 6, NULL, 10);
-	if ((p = strstr(buf, "\nPPid:")))
-		*ppid = (pid_t)strtol(p + 6, NULL, 10);
-	*tracer = 0;
-	if ((p = strstr(buf, "\nTracerPid:")))
-		*tracer = (pid_t)strtol(p + 11, NULL, 10);
-	if ((p = strstr(buf, "\nUid:")))
-		*uid = (uid_t)strtoul(p + 5, NULL, 10);
-	if ((p = strstr(buf, "\nUmask:")))
-		um = (unsigned)strtoul(p + 7, NULL, 8);
-	*umask_out = (mode_t)(um & 0777);
-	return *tgid > 0 ? 0 : -EIO;
-}
-
 bool hx_un_in_tree(const struct hx_unotify *u, pid_t pid)
 {
 	for (int depth = 0; pid > 1 && depth < 128; depth++) {
@@ -112,35 +78,13 @@ bool hx_un_in_tree(const struct hx_unotify *u, pid_t pid)
 
 		if (pid == u->root)
 			return true;
-		if (read_status(pid, &tgid, &ppid, &uid, &um, &tracer))
+		if (hx_un_read_status(pid, &tgid, &ppid, &uid, &um, &tracer))
 			return false;
 		if (u->gate && tracer && tracer == hx_execgate_tracer(u->gate))
 			return true;
 		pid = ppid;
 	}
 	return false;
-}
-
-int hx_un_target_info(pid_t tid, struct target *t)
-{
-	char path[64];
-	ssize_t n;
-	int e;
-
-	memset(t, 0, sizeof(*t));
-	t->tid = tid;
-	e = read_status(tid, &t->peer.pid, &t->peer.ppid, &t->peer.uid,
-			&t->umask, &t->tracer);
-	if (e)
-		return e;
-	t->peer.tid = tid;
-	snprintf(path, sizeof(path), "/proc/%d/exe", (int)t->peer.pid);
-	n = readlink(path, t->exe, sizeof(t->exe) - 1);
-	if (n > 0) {
-		t->exe[n] = '\0';
-		t->peer.exe = t->exe;
-	}
-	return 0;
 }
 
 int hx_un_take_fd(pid_t pid, int fd)

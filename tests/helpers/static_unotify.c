@@ -26,6 +26,11 @@
  *                        "p" with the symlink "q" (renameat2 EXCHANGE),
  *                        another unlinks and chmods "p/key" and recreates
  *                        it
+ *   ident DIR EXE        who a call's thread is, as it changes: makes
+ *                        DIR/a under umask 022 and DIR/b under 077 (mode
+ *                        0666 asked), then a child makes DIR/c, sees its
+ *                        parent exit, makes DIR/d and execs EXE as
+ *                        "open DIR/e"; prints "ok ident PARENT NEWPARENT"
  *   uconnect PATH        unix stream connect to PATH, sends "ping\n",
  *                        reads the answer
  *   usendto PATH         unix datagram sendto PATH "dgram\n"
@@ -63,6 +68,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/time.h>
 #include <sys/un.h>
@@ -330,9 +336,84 @@ static int own_cmd(const char *mode)
 	return 0;
 }
 
+static long make(const char *dir, const char *name)
+{
+	char p[4096];
+	long fd;
+
+	snprintf(p, sizeof(p), "%s/%s", dir, name);
+	fd =
+	    syscall(SYS_openat, AT_FDCWD, p, O_WRONLY | O_CREAT | O_EXCL, 0666);
+	if (fd >= 0)
+		close((int)fd);
+	return fd;
+}
+
+/* The kernel layer remembers who a thread is between its calls
+ * (unotify_ident.c): each change must show in the next call. */
+static int ident(const char *dir, const char *exe)
+{
+	int res[2], go[2];
+	pid_t mid, old, now;
+	char out[128], e[4096];
+	ssize_t n;
+
+	umask(022);
+	if (make(dir, "a") < 0)
+		return printf("err a %s\n", strerror(errno)), 1;
+	umask(077);
+	if (make(dir, "b") < 0)
+		return printf("err b %s\n", strerror(errno)), 1;
+	if (pipe(res) || pipe(go))
+		return 1;
+	mid = fork();
+	if (mid == 0) {
+		if (fork() == 0) {
+			old = getppid();
+			if (make(dir, "c") < 0)
+				_exit(1);
+			close(go[1]); /* the middle one exits now */
+			while ((now = getppid()) == old)
+				usleep(1000);
+			if (make(dir, "d") < 0)
+				_exit(1);
+			n = snprintf(out, sizeof(out), "ok ident %d %d\n",
+				     (int)old, (int)now);
+			if (write(res[1], out, (size_t)n) != n)
+				_exit(1);
+			close(res[1]);
+			snprintf(e, sizeof(e), "%s/e", dir);
+			execl(exe, exe, "open", e, (char *)NULL);
+			_exit(127);
+		}
+		close(go[1]);
+		/* Until the child's call is made and remembered. */
+		if (read(go[0], out, 1) < 0)
+			_exit(1);
+		_exit(0);
+	}
+	close(go[0]);
+	close(go[1]);
+	close(res[1]);
+	waitpid(mid, NULL, 0);
+	n = read(res[0], out, sizeof(out) - 1);
+	if (n <= 0)
+		return printf("err child\n"), 1;
+	out[n] = '\0';
+	fputs(out, stdout);
+	/* Until the exec'd image made DIR/e. */
+	snprintf(e, sizeof(e), "%s/e", dir);
+	for (int i = 0; i < 5000 && access(e, F_OK); i++)
+		usleep(1000);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	long r;
+
+	if (argc == 4 && !strcmp(argv[1], "ident"))
+		return ident(argv[2], argv[3]);
 
 	if (argc == 2 && !strcmp(argv[1], "nullpath2"))
 		return nullpath2();

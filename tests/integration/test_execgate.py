@@ -33,6 +33,24 @@ def test_static_exec_denied_path(wd):
     check(rec["rule"] == "forbidden-tool", rec)
 
 
+def test_static_exec_dotdot_after_a_symlink(wd):
+    # The kernel walks a/b/l/../forbidden.sh from where l leads (x/), so
+    # it runs $CWD/forbidden.sh; a lexical "..", a/b/forbidden.sh, matched
+    # no deny and the gate approved what the kernel would run.
+    f, _, marker = _scripts(wd)
+    os.makedirs(os.path.join(wd.path, "x"))
+    os.makedirs(os.path.join(wd.path, "a", "b"))
+    os.symlink(os.path.join(wd.path, "x"), os.path.join(wd.path, "a", "b", "l"))
+    via = os.path.join(wd.path, "a", "b", "l", "..", "forbidden.sh")
+    for argv in ([STATIC, "exec", via, "forbidden.sh"], ["sh", "-c", 'exec "$0"', via]):
+        r = harness(argv, wd, extra=GATE)
+        check(not os.path.exists(marker), "the denied program ran: %r" % (argv,))
+        rec = r.one(event="execve", verdict="deny")
+        check(rec["rule"] == "forbidden-tool", rec)
+        check(rec["args"].get("path_resolved") == f, rec)
+        check(r.status != 0, "the denied exec succeeded: %r" % (argv,))
+
+
 def test_static_exec_denied_argv_rule(wd):
     # `git push *` is an argv rule: only the kernel layer sees this one.
     r = harness([STATIC, "exec", "/usr/bin/git", "git", "push", "origin"], wd,

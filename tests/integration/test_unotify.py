@@ -437,3 +437,35 @@ def test_directory_open_under_trace_reads_is_a_read(wd):
         check(r.stdout.strip() == "ok diropen", "%s: %r" % (d, r.stdout))
         rec = _kernel(r, event="openat")
         check(rec and rec[0]["op"] == "read" and rec[0]["verdict"] == "allow", r.dump())
+
+
+def test_who_a_thread_is_follows_its_changes(wd):
+    # The kernel layer remembers who a thread is between its calls
+    # (unotify_ident.c); each change must show in the next call: a umask
+    # set between two creates, a parent that exits (the child is
+    # reparented), an exec of another program by the same process.
+    copy = os.path.join(wd.path, "other-static")
+    with open(STATIC, "rb") as src, open(copy, "wb") as dst:
+        dst.write(src.read())
+    os.chmod(copy, 0o755)
+    r = _static(wd, "ident", wd.path, copy)
+    line = [x for x in r.stdout.splitlines() if x.startswith("ok ident ")]
+    check(len(line) == 1 and "ok open" in r.stdout, repr((r.stdout, r.stderr)))
+    words = line[0].split()
+    old, new = int(words[2]), int(words[3])
+    check(old != new, words)
+    check(os.stat(_p(wd, "a")).st_mode & 0o777 == 0o644, oct(os.stat(_p(wd, "a")).st_mode))
+    check(os.stat(_p(wd, "b")).st_mode & 0o777 == 0o600,
+          "umask 077 not applied: %s" % oct(os.stat(_p(wd, "b")).st_mode))
+
+    def rec(name):
+        got = [x for x in r.events(event="openat", layer="kernel")
+               if x["args"].get("path") == _p(wd, name)]
+        check(len(got) == 1, "%s: %r" % (name, got))
+        return got[0]
+    check(rec("c")["ppid"] == old, rec("c"))
+    check(rec("d")["ppid"] == new, "the parent after reparenting: %r" % rec("d"))
+    check(rec("d")["pid"] == rec("c")["pid"], (rec("c"), rec("d")))
+    check(rec("d")["exe"] == STATIC, rec("d"))
+    check(rec("e")["exe"] == copy, "the exe after the exec: %r" % rec("e"))
+    check(rec("e")["pid"] == rec("d")["pid"], (rec("d"), rec("e")))

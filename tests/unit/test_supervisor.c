@@ -175,6 +175,20 @@ START_TEST(resolve_symlinks)
 	ck_assert_int_eq(hx_path_resolve(me, 0, q, false, out, sizeof(out)), 0);
 	snprintf(p, sizeof(p), "%s/link", real);
 	ck_assert_str_eq(out, p);
+	/* ".." after a symlink goes up from where it led, as the kernel
+	 * walks it (dirlink is the directory itself: dirlink/.. is its
+	 * parent), not lexically */
+	snprintf(q, sizeof(q), "%s/dirlink/../x", real);
+	ck_assert_int_eq(hx_path_resolve(me, 0, q, true, out, sizeof(out)), 0);
+	snprintf(p, sizeof(p), "%s", real);
+	*strrchr(p, '/') = '\0';
+	strcat(p, "/x");
+	ck_assert_str_eq(out, p);
+	/* and a path written with "." and "//" is walked, normalized */
+	snprintf(q, sizeof(q), "%s//./secret", real);
+	ck_assert_int_eq(hx_path_resolve(me, 0, q, true, out, sizeof(out)), 0);
+	snprintf(p, sizeof(p), "%s/secret", real);
+	ck_assert_str_eq(out, p);
 	/* a loop */
 	snprintf(q, sizeof(q), "%s/loop", real);
 	ck_assert_int_eq(symlink(q, q), 0);
