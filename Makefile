@@ -204,6 +204,7 @@ asan:
 	  OPT='-O1 -g' unit
 
 bench: all $(HELPER_BINS) agents
+	scripts/install-deps --bench
 	BUILD=$(BUILD) scripts/bench
 
 FUZZ_TARGETS := $(patsubst tests/fuzz/%.c,$(BUILD)/fuzz/%,$(wildcard tests/fuzz/fuzz_*.c))

@@ -203,29 +203,33 @@ int hx_un_target_info(struct hx_unotify *u, pid_t tid, struct target *t)
 	return 0;
 }
 
+/* t's umask and tracer: as read with t, else now. */
+static int status_now(const struct target *t, mode_t *um, pid_t *tracer)
+{
+	pid_t tgid, ppid;
+	uid_t uid;
+
+	if (t->status_read) {
+		*um = t->umask;
+		*tracer = t->tracer;
+		return 0;
+	}
+	return hx_un_read_status(t->tid, &tgid, &ppid, &uid, um, tracer);
+}
+
 mode_t hx_un_umask(const struct target *t)
 {
-	pid_t tgid, ppid, tracer;
-	uid_t uid;
+	pid_t tracer;
 	mode_t um;
 
-	if (t->status_read)
-		return t->umask;
 	/* Gone: nothing made is granted to anyone. */
-	return hx_un_read_status(t->tid, &tgid, &ppid, &uid, &um, &tracer)
-		   ? 0777
-		   : um;
+	return status_now(t, &um, &tracer) ? 0777 : um;
 }
 
 pid_t hx_un_tracer(const struct target *t)
 {
-	pid_t tgid, ppid, tracer;
-	uid_t uid;
+	pid_t tracer;
 	mode_t um;
 
-	if (t->status_read)
-		return t->tracer;
-	return hx_un_read_status(t->tid, &tgid, &ppid, &uid, &um, &tracer)
-		   ? 0
-		   : tracer;
+	return status_now(t, &um, &tracer) ? 0 : tracer;
 }
