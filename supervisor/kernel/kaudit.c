@@ -342,9 +342,9 @@ int hx_kaudit_open(bool may_enable, struct hx_kaudit **out, char *why,
 	if (setsockopt(ka->fd, SOL_SOCKET, SO_RCVBUFFORCE, &sz, sizeof(sz)))
 		setsockopt(ka->fd, SOL_SOCKET, SO_RCVBUF, &sz, sizeof(sz));
 	ka->enabled = -1;
-	/* take_lock asks the kernel under the lock itself: each AUDIT_GET
-	 * costs a kernel thread that sends the reply (0.3 to 4 ms on a
-	 * small VM), so none is asked twice. */
+	/* take_lock asks the kernel itself, under the lock: no AUDIT_GET
+	 * before it (each costs a kernel thread that sends the reply, 0.3
+	 * to 4 ms on a small VM). */
 	if (hx_features_has_cap(CAP_AUDIT_CONTROL))
 		ka->enabled = take_lock(ka, may_enable, why, len);
 	else if (!ctl(AUDIT_GET, NULL, 0, &st)) {

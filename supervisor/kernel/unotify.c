@@ -312,6 +312,7 @@ fail:
 
 void hx_unotify_stop(struct hx_unotify *u)
 {
+	bool joined[MAX_THREADS] = {false};
 	uint64_t one = 1;
 
 	if (!u)
@@ -325,12 +326,22 @@ void hx_unotify_stop(struct hx_unotify *u)
 	if (u->stopfd >= 0 && write(u->stopfd, &one, sizeof(one)) < 0) {
 		/* the signal below still wakes them */
 	}
-	for (int i = 0; i < u->nthreads; i++) {
-		/* A worker blocked in NOTIF_RECV wakes on WAKE_SIG only. */
-		while (pthread_tryjoin_np(u->th[i], NULL) == EBUSY) {
+	/* A worker blocked in NOTIF_RECV wakes on WAKE_SIG only, and one
+	 * about to block may miss the first: all are signalled until all
+	 * are joined, first at short intervals (a millisecond per worker
+	 * was a session's last 1 to 4 ms). */
+	for (int round = 0, left = u->nthreads; left; round++) {
+		left = 0;
+		for (int i = 0; i < u->nthreads; i++) {
+			if (joined[i] ||
+			    (joined[i] =
+				 pthread_tryjoin_np(u->th[i], NULL) != EBUSY))
+				continue;
 			pthread_kill(u->th[i], WAKE_SIG);
-			usleep(1000);
+			left++;
 		}
+		if (left)
+			usleep(round < 20 ? 50 : 1000);
 	}
 	hx_un_dns_stop(u);
 	hx_server_lock(u->srv);
