@@ -355,19 +355,31 @@ static int sync_dir(const char *path)
 	return r;
 }
 
+/* An fd opened for reading is enough for fchmod, which passes the
+ * kernel layer (audit mode has no Landlock to refuse the open): the
+ * mode is put back within a second, and counted. Under a->lock. */
+static void check_mode(struct hx_audit *a)
+{
+	struct stat st;
+
+	if (!fstat(a->fd, &st) && (st.st_mode & 07777) != a->mode &&
+	    !fchmod(a->fd, a->mode))
+		a->restored++;
+}
+
+void hx_audit_check_mode(struct hx_audit *a)
+{
+	pthread_mutex_lock(&a->lock);
+	check_mode(a);
+	pthread_mutex_unlock(&a->lock);
+}
+
 int hx_audit_sync(struct hx_audit *a)
 {
 	int r = 0;
 
-	struct stat st;
-
 	pthread_mutex_lock(&a->lock);
-	/* An fd opened for reading is enough for fchmod, which passes the
-	 * kernel layer (audit mode has no Landlock to refuse the open):
-	 * the mode is put back within a second, and counted. */
-	if (!fstat(a->fd, &st) && (st.st_mode & 07777) != a->mode &&
-	    !fchmod(a->fd, a->mode))
-		a->restored++;
+	check_mode(a);
 	if (a->created && !(r = sync_dir(a->path)))
 		a->created = false;
 	/* The data and the size it needs: an append-only log has no other

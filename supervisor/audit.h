@@ -44,6 +44,9 @@ uint64_t hx_audit_written(struct hx_audit *a);
 /* fdatasync when records were written since the last sync; puts back
  * the log's mode when it was changed. */
 int hx_audit_sync(struct hx_audit *a);
+/* Only the latter, without waiting for the device: before the count of
+ * hx_audit_mode_restored goes into a record. */
+void hx_audit_check_mode(struct hx_audit *a);
 /* Starts the final sync on a thread of its own, so that the caller's
  * teardown overlaps the device flush (about 0.5 ms on a VM);
  * hx_audit_close waits for it. NULL is a no-op. */

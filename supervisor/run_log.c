@@ -200,7 +200,7 @@ void hx_run_log_end(struct run *r, int code)
 	if (r->pl.failed)
 		json_object_set_new(rec, "audit_failed",
 				    json_string(r->pl.failed_why));
-	hx_audit_sync(r->audit); /* the mode check, before the count */
+	hx_audit_check_mode(r->audit); /* before the count */
 	if (hx_audit_mode_restored(r->audit))
 		json_object_set_new(
 		    rec, "audit_log_mode_restored",
