@@ -396,6 +396,20 @@ static void handle(struct hx_maskfs *fs, const char *buf, size_t len)
 			refused(fs, i, (pid_t)h->pid, arg, strnlen(arg, alen));
 		reply(fd, h->unique, -EACCES, NULL, 0);
 		return;
+	case FUSE_ACCESS: {
+		const struct fuse_access_in *in = (const void *)arg;
+
+		/* access(2), F_OK: it is there (stat says so too); asking
+		 * to read, write or run it is refused, and a record. */
+		if (mask && alen >= sizeof(*in) && !in->mask) {
+			reply(fd, h->unique, 0, NULL, 0);
+			return;
+		}
+		if (mask)
+			refused(fs, i, (pid_t)h->pid, "", 0);
+		reply(fd, h->unique, -EACCES, NULL, 0);
+		return;
+	}
 	case FUSE_OPEN:
 	case FUSE_OPENDIR:
 		if (mask)

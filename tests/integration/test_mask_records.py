@@ -14,7 +14,7 @@ import shutil
 import subprocess
 import time
 
-from lib import EXEC, Skip, check, harness
+from lib import PYTHON, EXEC, Skip, check, harness
 from test_default_policy import fake_home
 
 BUSYBOX = shutil.which("busybox")
@@ -61,6 +61,26 @@ def test_masked_file_read_is_a_record(wd):
     check(len(shim) == 1 and shim[0]["verdict"] == "deny", "python's read: %r" % shim)
     end = r.one(event="session_end")["mask_records"]
     check(end["records"] == 2 and end["dropped"] == 0, "session_end %r" % end)
+
+
+def test_access_of_a_mask_is_a_record(wd):
+    # access(2) asking to read or run a masked file is refused and a
+    # record (it said nothing before); F_OK says it is there, as stat
+    # does, and is no record; W_OK is refused by the kernel before the
+    # masks are asked (they are mounted read-only: EROFS).
+    wd.file(".env", SECRET)
+    home = fake_home(wd)
+    code = ("import os; print(os.access('.env', os.F_OK), os.access('.env', os.R_OK),"
+            " os.access('.env', os.X_OK), os.access('.env', os.W_OK))")
+    r = harness([PYTHON, "-c", code], wd, policy=None, env={"HOME": home})
+    _fuse(r)
+    check(r.stdout.split() == ["True", "False", "False", "False"], "%r %r" % (r.stdout, r.stderr))
+    recs = _mask_records(r, args_path=os.path.join(wd.path, ".env"))
+    check(recs and all(e["event"] in ("access", "faccessat", "faccessat2") and
+                       e["verdict"] == "deny" and e["rule"] == "dotenv" for e in recs),
+          "records %r" % recs)
+    n = sum(e.get("repeated", 1) for e in recs)
+    check(n == 2, "R_OK and X_OK, %d refusals: %r" % (n, recs))
 
 
 def test_storm_is_one_record_and_an_exact_count(wd):
