@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <jansson.h>
 #include <limits.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -150,6 +151,15 @@ void hx_run_log_end(struct run *r, int code)
 				    json_integer(WTERMSIG(r->child_status)));
 	json_object_set_new(rec, "events",
 			    json_integer((json_int_t)r->pl.events));
+	/* harness-exec's own peak (the agent's tree not counted): that it
+	 * does not grow with the events is measured by make bench. */
+	{
+		struct rusage ru;
+
+		if (!getrusage(RUSAGE_SELF, &ru))
+			json_object_set_new(rec, "supervisor_max_rss_kb",
+					    json_integer(ru.ru_maxrss));
+	}
 	counts = json_object();
 	json_object_set_new(counts, "allow",
 			    json_integer((json_int_t)r->pl.verdicts[0]));
