@@ -468,4 +468,24 @@ def test_who_a_thread_is_follows_its_changes(wd):
     check(rec("d")["pid"] == rec("c")["pid"], (rec("c"), rec("d")))
     check(rec("d")["exe"] == STATIC, rec("d"))
     check(rec("e")["exe"] == copy, "the exe after the exec: %r" % rec("e"))
+    # e is made by open(O_CREAT) without O_EXCL, tried first without
+    # O_CREAT (unotify_open.c open_existing): the umask still applies.
+    check(os.stat(_p(wd, "e")).st_mode & 0o777 == 0o600, oct(os.stat(_p(wd, "e")).st_mode))
     check(rec("e")["pid"] == rec("d")["pid"], (rec("d"), rec("e")))
+
+
+def test_create_open_of_what_is_there(wd):
+    # open(O_CREAT) without O_EXCL of what exists is tried without O_CREAT
+    # first (no umask to read, nothing made); a directory still answers
+    # EISDIR, and an existing file is opened, not made again.
+    os.makedirs(_p(wd, "adir"))
+    r = _static(wd, "open", _p(wd, "adir"))
+    check(r.stdout.strip() == "err EISDIR", repr((r.stdout, r.stderr)))
+    _mkfile(_p(wd, "there"), "old content\n")
+    os.chmod(_p(wd, "there"), 0o640)
+    r = _static(wd, "open", _p(wd, "there"))
+    check(r.stdout.strip() == "ok open", repr((r.stdout, r.stderr)))
+    check(os.stat(_p(wd, "there")).st_mode & 0o777 == 0o640, oct(os.stat(_p(wd, "there")).st_mode))
+    with open(_p(wd, "there")) as f:
+        got = f.read()
+    check(got == "data\nontent\n", "written over from the start, not truncated nor made anew: %r" % got)
