@@ -217,15 +217,15 @@ int hx_path_resolve(pid_t pid, pid_t tid, const char *norm, bool follow_last,
 
 int hx_path_real(const char *path, char *out, size_t size)
 {
-	char link[64];
 	int fd = open(path, O_PATH | O_CLOEXEC);
-	ssize_t n;
+	long n;
 
 	if (fd < 0)
 		return -errno;
-	snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
-	n = readlink(link, out, size);
+	n = hx_path_of_fd(fd, out, size);
 	close(fd);
+	if (n == -ENAMETOOLONG)
+		return (int)n;
 	if (n < 0) {
 		/* No /proc here (a chroot): the walk, as realpath(3). */
 		char *real = realpath(path, NULL);
@@ -234,10 +234,9 @@ int hx_path_real(const char *path, char *out, size_t size)
 			return -errno;
 		n = snprintf(out, size, "%s", real);
 		free(real);
+		if ((size_t)n >= size)
+			return -ENAMETOOLONG;
 	}
-	if ((size_t)n >= size)
-		return -ENAMETOOLONG;
-	out[n] = '\0';
 	return 0;
 }
 

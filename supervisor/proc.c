@@ -48,6 +48,46 @@ pid_t hx_proc_ppid(pid_t pid)
 	return hx_proc_stat(pid, &st) ? 0 : st.ppid;
 }
 
+int hx_proc_status(pid_t tid, struct hx_procstatus *st)
+{
+	char path[64], buf[4096], *p;
+	ssize_t n;
+	int fd;
+
+	memset(st, 0, sizeof(*st));
+	st->umask = 022;
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)tid);
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+		return -errno;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return -EIO;
+	buf[n] = '\0';
+	if ((p = strstr(buf, "\nTgid:")))
+		st->tgid = (pid_t)strtol(p + 6, NULL, 10);
+	if ((p = strstr(buf, "\nPPid:")))
+		st->ppid = (pid_t)strtol(p + 6, NULL, 10);
+	if ((p = strstr(buf, "\nTracerPid:")))
+		st->tracer = (pid_t)strtol(p + 11, NULL, 10);
+	if ((p = strstr(buf, "\nUid:")))
+		st->uid = (uid_t)strtoul(p + 5, NULL, 10);
+	if ((p = strstr(buf, "\nUmask:")))
+		st->umask = (mode_t)(strtoul(p + 7, NULL, 8) & 0777);
+	return st->tgid > 0 ? 0 : -EIO;
+}
+
+ssize_t hx_proc_exe(pid_t pid, char *out, size_t size)
+{
+	char path[64];
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "/proc/%d/exe", (int)pid);
+	n = readlink(path, out, size - 1);
+	out[n > 0 ? n : 0] = '\0';
+	return n;
+}
+
 #define MAX_SCAN 32768
 
 size_t hx_proc_descendants(pid_t root, struct hx_proc *out, size_t max)

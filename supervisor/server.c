@@ -97,18 +97,11 @@ static void close_conn(struct hx_server *s, struct conn *c)
 
 static void refresh_info(struct conn *c, pid_t pid, bool force)
 {
-	char path[64];
-	ssize_t n;
-
 	if (!force && c->info_pid == pid)
 		return;
 	c->info_pid = pid;
 	c->ppid = hx_proc_ppid(pid);
-	snprintf(path, sizeof(path), "/proc/%d/exe", (int)pid);
-	n = readlink(path, c->exe, sizeof(c->exe) - 1);
-	c->has_exe = n > 0;
-	if (c->has_exe)
-		c->exe[n] = '\0';
+	c->has_exe = hx_proc_exe(pid, c->exe, sizeof(c->exe)) > 0;
 }
 
 static void fill_peer(struct conn *c, pid_t pid, const struct hx_msg *m,

@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "supervisor/pipeline.h"
+#include "supervisor/proc.h"
 #include "supervisor/server.h"
 #include "supervisor/record.h"
 
@@ -228,7 +229,6 @@ static void check_exec(struct hx_execgate *g, pid_t pid, pid_t old_tid)
 	char *cmd = NULL;
 	size_t len = 0;
 	bool ok = false;
-	ssize_t n;
 
 	atomic_fetch_add(&g->checked, 1);
 	snprintf(path, sizeof(path), "/proc/%d/exe", (int)pid);
@@ -248,8 +248,7 @@ static void check_exec(struct hx_execgate *g, pid_t pid, pid_t old_tid)
 	 * run before PTRACE_CONT); then it is killed. */
 	f = calloc(1, sizeof(*f));
 	if (f) {
-		n = readlink(path, f->exe, sizeof(f->exe) - 1);
-		f->exe[n > 0 ? n : 0] = '\0';
+		hx_proc_exe(pid, f->exe, sizeof(f->exe));
 		if (!cmd)
 			cmd = read_cmdline(pid, 64u << 10, &len);
 	}

@@ -252,29 +252,21 @@ static bool in_session(const struct hx_maskfs *fs, pid_t tid)
 	       ns.ino == fs->mnt.ino && ns.dev == fs->mnt.dev;
 }
 
-/* /proc/<tid>/status's Tgid, PPid and Uid; false when it is gone. */
+/* Who tid is (its process, parent, uid, exe) and the syscall it waits
+ * in (the request is answered before it returns: "257 0x..."); false
+ * when it is gone. */
 static bool who(pid_t tid, struct ent *e)
 {
-	char path[64], buf[1024], *s;
+	struct hx_procstatus st;
+	char path[64], buf[64];
 	ssize_t n;
 	int fd;
 
-	snprintf(path, sizeof(path), "/proc/%d/status", (int)tid);
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+	if (hx_proc_status(tid, &st))
 		return false;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return false;
-	buf[n] = '\0';
-	if (!(s = strstr(buf, "\nTgid:")) || sscanf(s + 6, "%d", &e->pid) != 1)
-		return false;
-	if ((s = strstr(buf, "\nPPid:")))
-		sscanf(s + 6, "%d", &e->ppid);
-	if ((s = strstr(buf, "\nUid:")))
-		sscanf(s + 5, "%u", &e->uid);
-	/* The syscall it waits in (the request is answered before it
-	 * returns): "257 0x..." */
+	e->pid = st.tgid;
+	e->ppid = st.ppid;
+	e->uid = st.uid;
 	snprintf(path, sizeof(path), "/proc/%d/syscall", (int)tid);
 	e->sysnr = -1;
 	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) >= 0) {
@@ -286,9 +278,7 @@ static bool who(pid_t tid, struct ent *e)
 				e->sysnr = -1;
 		}
 	}
-	snprintf(path, sizeof(path), "/proc/%d/exe", (int)e->pid);
-	if ((n = readlink(path, e->exe, sizeof(e->exe) - 1)) > 0)
-		e->exe[n] = '\0';
+	hx_proc_exe(e->pid, e->exe, sizeof(e->exe));
 	return true;
 }
 

@@ -15,6 +15,7 @@
  * afresh where they are used (hx_un_umask, hx_un_tracer). */
 #define _GNU_SOURCE
 #include "supervisor/kernel/unotify_int.h"
+#include "supervisor/proc.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -39,39 +40,6 @@ struct hx_un_idents {
 	pthread_mutex_t lock;
 	struct ident slot[IDENT_SLOTS];
 };
-
-int hx_un_read_status(pid_t tid, pid_t *tgid, pid_t *ppid, uid_t *uid,
-		      mode_t *umask_out, pid_t *tracer)
-{
-	char path[64], buf[4096], *p;
-	int fd;
-	ssize_t n;
-	unsigned um = 022;
-
-	snprintf(path, sizeof(path), "/proc/%d/status", (int)tid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return -EIO;
-	buf[n] = '\0';
-	*tgid = 0;
-	if ((p = strstr(buf, "\nTgid:")))
-		*tgid = (pid_t)strtol(p + 6, NULL, 10);
-	if ((p = strstr(buf, "\nPPid:")))
-		*ppid = (pid_t)strtol(p + 6, NULL, 10);
-	*tracer = 0;
-	if ((p = strstr(buf, "\nTracerPid:")))
-		*tracer = (pid_t)strtol(p + 11, NULL, 10);
-	if ((p = strstr(buf, "\nUid:")))
-		*uid = (uid_t)strtoul(p + 5, NULL, 10);
-	if ((p = strstr(buf, "\nUmask:")))
-		um = (unsigned)strtoul(p + 7, NULL, 8);
-	*umask_out = (mode_t)(um & 0777);
-	return *tgid > 0 ? 0 : -EIO;
-}
 
 struct hx_un_idents *hx_un_idents_new(void)
 {
@@ -131,24 +99,12 @@ static void fill(struct target *t, const struct ident *id)
 	t->peer.exe = t->exe[0] ? t->exe : NULL;
 }
 
-static ssize_t read_exe(pid_t pid, char *out, size_t size)
-{
-	char path[64];
-	ssize_t n;
-
-	snprintf(path, sizeof(path), "/proc/%d/exe", (int)pid);
-	n = readlink(path, out, size - 1);
-	out[n > 0 ? n : 0] = '\0';
-	return n;
-}
-
 int hx_un_target_info(struct hx_unotify *u, pid_t tid, struct target *t)
 {
 	struct hx_un_idents *c = u ? u->idents : NULL;
 	struct ident *slot = NULL, id;
+	struct hx_procstatus st;
 	char exe[PATH_MAX];
-	mode_t um;
-	pid_t tracer;
 	long owner;
 	int e;
 
@@ -163,7 +119,7 @@ int hx_un_target_info(struct hx_unotify *u, pid_t tid, struct target *t)
 		/* Under the lock: the slot's fd is closed when replaced. */
 		parent_here = id.tid == tid && !parent_gone(id.parent_fd);
 		pthread_mutex_unlock(&c->lock);
-		if (parent_here && read_exe(id.pid, exe, sizeof(exe)) >= 0 &&
+		if (parent_here && hx_proc_exe(id.pid, exe, sizeof(exe)) >= 0 &&
 		    still(&id, tid, exe)) {
 			fill(t, &id);
 			return 0;
@@ -171,14 +127,15 @@ int hx_un_target_info(struct hx_unotify *u, pid_t tid, struct target *t)
 	}
 	/* Afresh: status, then the exe, then the checks' own reading (a
 	 * change between them only makes the next call read again). */
-	e = hx_un_read_status(tid, &t->peer.pid, &t->peer.ppid, &t->peer.uid,
-			      &um, &tracer);
-	if (e)
+	if ((e = hx_proc_status(tid, &st)))
 		return e;
-	t->umask = um;
-	t->tracer = tracer;
+	t->peer.pid = st.tgid;
+	t->peer.ppid = st.ppid;
+	t->peer.uid = st.uid;
+	t->umask = st.umask;
+	t->tracer = st.tracer;
 	t->status_read = true;
-	if (read_exe(t->peer.pid, t->exe, sizeof(t->exe)) > 0)
+	if (hx_proc_exe(t->peer.pid, t->exe, sizeof(t->exe)) > 0)
 		t->peer.exe = t->exe;
 	owner = task_owner(t->peer.pid, tid);
 	if (!c || owner < 0)
@@ -206,15 +163,19 @@ int hx_un_target_info(struct hx_unotify *u, pid_t tid, struct target *t)
 /* t's umask and tracer: as read with t, else now. */
 static int status_now(const struct target *t, mode_t *um, pid_t *tracer)
 {
-	pid_t tgid, ppid;
-	uid_t uid;
+	struct hx_procstatus st;
+	int e;
 
 	if (t->status_read) {
 		*um = t->umask;
 		*tracer = t->tracer;
 		return 0;
 	}
-	return hx_un_read_status(t->tid, &tgid, &ppid, &uid, um, tracer);
+	if ((e = hx_proc_status(t->tid, &st)))
+		return e;
+	*um = st.umask;
+	*tracer = st.tracer;
+	return 0;
 }
 
 mode_t hx_un_umask(const struct target *t)

@@ -104,9 +104,6 @@ int hx_un_target_info(struct hx_unotify *u, pid_t tid, struct target *t);
  * target: 0777, 0). */
 mode_t hx_un_umask(const struct target *t);
 pid_t hx_un_tracer(const struct target *t);
-/* Tgid, ppid, uid, umask and TracerPid from /proc/<tid>/status. */
-int hx_un_read_status(pid_t tid, pid_t *tgid, pid_t *ppid, uid_t *uid,
-		      mode_t *umask_out, pid_t *tracer);
 struct hx_un_idents;
 struct hx_un_idents *hx_un_idents_new(void); /* NULL: out of memory */
 void hx_un_idents_free(struct hx_un_idents *c);

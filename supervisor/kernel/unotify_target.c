@@ -18,6 +18,7 @@
 #include "supervisor/kernel/seccomp_uapi.h"
 #include "supervisor/kernel/terminals.h"
 #include "supervisor/path_resolve.h"
+#include "supervisor/proc.h"
 
 __thread struct hx_connector *hx_un_conn;
 
@@ -72,17 +73,16 @@ int hx_un_read_str(pid_t tid, uint64_t addr, char *buf, size_t size)
 bool hx_un_in_tree(const struct hx_unotify *u, pid_t pid)
 {
 	for (int depth = 0; pid > 1 && depth < 128; depth++) {
-		pid_t tgid, ppid = 0, tracer;
-		uid_t uid;
-		mode_t um;
+		struct hx_procstatus st;
 
 		if (pid == u->root)
 			return true;
-		if (hx_un_read_status(pid, &tgid, &ppid, &uid, &um, &tracer))
+		if (hx_proc_status(pid, &st))
 			return false;
-		if (u->gate && tracer && tracer == hx_execgate_tracer(u->gate))
+		if (u->gate && st.tracer &&
+		    st.tracer == hx_execgate_tracer(u->gate))
 			return true;
-		pid = ppid;
+		pid = st.ppid;
 	}
 	return false;
 }

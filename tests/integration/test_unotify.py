@@ -489,3 +489,19 @@ def test_create_open_of_what_is_there(wd):
     with open(_p(wd, "there")) as f:
         got = f.read()
     check(got == "data\nontent\n", "written over from the start, not truncated nor made anew: %r" % got)
+
+
+def test_open_dotdot_after_a_symlink_decided_where_the_kernel_goes(wd):
+    # The same walk for an emulated open: a/b/l/../ask/new, l -> x/, is
+    # $CWD/ask/new (an ask subtree: refused), not a lexical a/b/ask/new;
+    # the record names where the kernel would have gone.
+    os.makedirs(_p(wd, "x"))
+    os.makedirs(_p(wd, "a", "b"))
+    os.makedirs(_p(wd, "ask"), exist_ok=True)
+    os.symlink(_p(wd, "x"), _p(wd, "a", "b", "l"))
+    r = _static(wd, "open", _p(wd, "a", "b", "l", "..", "ask", "new"))
+    check(r.stdout.strip().startswith("err"), repr((r.stdout, r.stderr)))
+    check(not os.path.exists(_p(wd, "ask", "new")), "made through the walk")
+    rec = [x for x in r.events(event="openat", layer="kernel")
+           if x["args"].get("path_resolved") == _p(wd, "ask", "new")]
+    check(len(rec) == 1 and rec[0]["verdict"] != "allow", r.dump())
