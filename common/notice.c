@@ -31,9 +31,9 @@ size_t hx_notice_format(char *buf, size_t cap, const struct hx_notice *n)
 	if (cap == 0)
 		return 0;
 	buf[0] = '\0';
-	/* ask is refused until approvals exist: say it needs one. */
+	/* An ask nobody allowed (or none could: ask_timeout 0). */
 	hx_sbuf_put(&b, n->rule && n->verdict == HX_VERDICT_ASK
-			    ? "harness: needs approval, refused: "
+			    ? "harness: not approved: "
 			    : "harness: denied ");
 	hx_sbuf_put(&b, hx_op_name(n->op));
 	hx_sbuf_put(&b, " ");
@@ -52,7 +52,15 @@ size_t hx_notice_format(char *buf, size_t cap, const struct hx_notice *n)
 	if (n->rule) {
 		hx_sbuf_put(&b, " (rule ");
 		put_text(&b, *n->rule ? n->rule : "?");
-		hx_sbuf_put(&b, ")");
+		if (n->origin) {
+			hx_sbuf_put(&b, " at ");
+			put_text(&b, n->origin);
+		}
+		/* What to do: a retry of the same call gets the same. */
+		hx_sbuf_put(&b, n->verdict == HX_VERDICT_ASK
+				    ? "; it needs a person's approval: ask the "
+				      "user, do not retry)"
+				    : "; the policy refuses it: do not retry)");
 	} else {
 		hx_sbuf_put(&b, " (supervisor unreachable)");
 	}

@@ -1,6 +1,10 @@
-/* The one line a denial prints on the agent's stderr:
- *   harness: denied <op> <target>[: <argv>] (rule <rule>)
- *   harness: needs approval, refused: <op> <target>... (rule <rule>)
+/* The one line a denial prints on the agent's stderr, naming the rule
+ * (and where it is written) and what to do, for a person and for an
+ * agent that reads its stderr and would retry:
+ *   harness: denied <op> <target>[: <argv>] (rule <rule>[ at <file:line>];
+ *     the policy refuses it: do not retry)
+ *   harness: not approved: <op> <target>... (rule <rule>[ at ...]; it
+ *     needs a person's approval: ask the user, do not retry)
  *   harness: denied <op> <target> (supervisor unreachable)
  * Formatted without stdio or malloc and written with one write(2). */
 #ifndef HX_COMMON_NOTICE_H
@@ -22,6 +26,7 @@ struct hx_notice {
 				  * again */
 	const char *const *argv; /* exec: NULL-terminated, or NULL */
 	const char *rule;
+	const char *origin; /* "file:line" of the rule, or NULL */
 };
 
 /* Formats the notice (newline included, NUL-terminated, truncated to

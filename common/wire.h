@@ -124,6 +124,7 @@ enum hx_tag {
 	HX_TAG_TRUNCATED = 21,	  /* u32: the argv did not fit */
 	HX_TAG_RESULT = 22, /* u32: 0, or errno/EAI code of the real call */
 	HX_TAG_PROTO = 23,  /* u32: a connect's or send's socket SO_PROTOCOL */
+	HX_TAG_ORIGIN = 24, /* string: where the rule is written, file:line */
 };
 
 /* HX_TAG_FLAGS in VERDICT. */
@@ -190,7 +191,7 @@ struct hx_msg {
 	uint32_t pid, tid, ppid, call, op, flags, mode, verdict, err;
 	uint32_t default_read, truncated, result, proto;
 	uint64_t seq;
-	struct hx_str path, path2, host, rule, session;
+	struct hx_str path, path2, host, rule, session, origin;
 	size_t nargs, nframes, naddrs, nrules;
 	struct hx_str args[HX_WIRE_MAX_ARGS];
 	struct hx_str frames[HX_WIRE_MAX_FRAMES];

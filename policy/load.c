@@ -14,8 +14,9 @@
 #define HX_POLICY_MAX_SIZE (16u << 20)
 
 static const char *const top_keys[] = {
-    "version", "mode",	 "defaults", "audit",	"files",   "exec",
-    "network", "limits", "include",  "profile", "disable", NULL};
+    "version", "mode",	      "defaults", "audit",   "files",
+    "exec",    "network",     "limits",	  "include", "profile",
+    "disable", "ask_timeout", NULL};
 /* An included document adds rules; the session-wide settings are the
  * main policy's alone, so an include cannot turn enforcement off. */
 static const char *const include_keys[] = {"version", "files",	 "exec",
@@ -133,6 +134,30 @@ static int quota_value(struct hx_ld *l, const yaml_node_t *n, const char *k)
 		    "of 1024, or unlimited"
 		  : "a number of records, or unlimited",
 	    msg);
+}
+
+/* ask_timeout: seconds a question waits for a person (0: an ask is
+ * refused at once, as with nobody there). */
+static int load_ask_timeout(struct hx_ld *l, const yaml_node_t *n)
+{
+	const char *s;
+	char *end;
+	unsigned long v;
+	char msg[128];
+	int ret = hx_node_scalar(l, n, "ask_timeout", &s);
+
+	if (ret)
+		return ret;
+	errno = 0;
+	v = strtoul(s, &end, 10);
+	if (*s >= '0' && *s <= '9' && !*end && !errno &&
+	    v <= HX_ASK_TIMEOUT_MAX) {
+		l->p->ask_timeout = (unsigned)v;
+		return 0;
+	}
+	snprintf(msg, sizeof(msg), "invalid ask_timeout '%.40s'", s);
+	return hx_node_fail(
+	    l, n, "seconds, 0 to 86400 (0: refuse an ask at once)", msg);
 }
 
 static int load_limits(struct hx_ld *l, yaml_node_t *map)
@@ -384,8 +409,8 @@ static int apply_disable(struct hx_ld *l)
 /* In an included document, a key only the main policy may set. */
 static int main_only_keys(struct hx_ld *l, yaml_node_t *root)
 {
-	static const char *const main_only[] = {"mode", "defaults", "audit",
-						"limits", NULL};
+	static const char *const main_only[] = {
+	    "mode", "defaults", "audit", "limits", "ask_timeout", NULL};
 
 	if (root->type != YAML_MAPPING_NODE)
 		return 0; /* check_keys says what is wrong */
@@ -400,7 +425,7 @@ static int main_only_keys(struct hx_ld *l, yaml_node_t *root)
 				return hx_node_fail(
 				    l, k,
 				    "only the main policy sets mode, "
-				    "defaults, audit and limits",
+				    "defaults, audit, limits and ask_timeout",
 				    "not allowed in an included policy");
 	}
 	return 0;
@@ -456,6 +481,8 @@ static int load_top(struct hx_ld *l, yaml_node_t *root)
 			}
 		} else if (!strcmp(k, "limits")) {
 			ret = load_limits(l, v);
+		} else if (!strcmp(k, "ask_timeout")) {
+			ret = load_ask_timeout(l, v);
 		} else {
 			for (i = 0; i < HX_SEC_COUNT; i++)
 				if (!strcmp(k, sections[i]))
@@ -469,6 +496,7 @@ static int load_top(struct hx_ld *l, yaml_node_t *root)
 static void init_defaults(struct hx_policy *p)
 {
 	p->mode = HX_MODE_ENFORCE;
+	p->ask_timeout = HX_ASK_TIMEOUT_DEFAULT;
 	p->defaults[HX_CAT_EXEC] = HX_VERDICT_ALLOW;
 	p->defaults[HX_CAT_FILE_READ] = HX_VERDICT_ALLOW;
 	p->defaults[HX_CAT_FILE_WRITE] = HX_VERDICT_DENY;

@@ -34,6 +34,11 @@ enum hx_mode hx_policy_mode(const struct hx_policy *p)
 	return p->mode;
 }
 
+unsigned hx_policy_ask_timeout(const struct hx_policy *p)
+{
+	return p->ask_timeout;
+}
+
 bool hx_policy_log_reads(const struct hx_policy *p)
 {
 	return p->log_reads;

@@ -161,6 +161,11 @@ void hx_policy_foreach_rule(const struct hx_policy *p,
 			    void (*fn)(const struct hx_rule_info *r, void *arg),
 			    void *arg);
 
+/* Where the rule a decision names (hx_decision.rule, the policy's own
+ * pointer) is written, "file:line"; NULL for the defaults and the
+ * harness's own rules. For refusals: a scan of the rules. */
+const char *hx_policy_rule_origin(const struct hx_policy *p, const char *rule);
+
 /* Formats err as "file:line:column: message" plus "\n  hint: ..." when
  * there is a hint. Returns buf. */
 char *hx_policy_error_format(const struct hx_policy_error *err, char *buf,
@@ -257,6 +262,11 @@ const char *hx_limit_name(enum hx_limit l);
 /* Whether the policy sets l, and to what. */
 bool hx_policy_limit(const struct hx_policy *p, enum hx_limit l,
 		     uint64_t *value);
+/* How long an ask waits for a person, in seconds (ask_timeout; 0: it
+ * is refused at once). */
+#define HX_ASK_TIMEOUT_DEFAULT 60
+#define HX_ASK_TIMEOUT_MAX     86400
+unsigned hx_policy_ask_timeout(const struct hx_policy *p);
 /* Whether allowed read-only opens are logged one by one. */
 bool hx_policy_log_reads(const struct hx_policy *p);
 enum hx_verdict hx_policy_default_verdict(const struct hx_policy *p,

@@ -140,6 +140,7 @@ struct hx_policy {
 	size_t ndetect;
 	enum hx_mode mode;
 	bool log_reads;
+	unsigned ask_timeout; /* seconds; 0: an ask is refused at once */
 	struct hx_audit_quota quota;
 	uint64_t limits[HX_LIMIT_COUNT];
 	unsigned limits_set; /* bit (1 << l) for each limit the policy sets */

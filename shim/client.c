@@ -164,13 +164,18 @@ int hx_reply_parse(const void *buf, size_t n, uint32_t id, struct hx_reply *out)
 			memcpy(&out->flags, v, 4);
 			break;
 		case HX_TAG_RULE:
+		case HX_TAG_ORIGIN: {
+			char *dst =
+			    tag == HX_TAG_RULE ? out->rule : out->origin;
+
 			if (memchr(v, 0, len))
 				goto bad;
 			if (len >= sizeof(out->rule))
 				len = sizeof(out->rule) - 1;
-			memcpy(out->rule, v, len);
-			out->rule[len] = '\0';
+			memcpy(dst, v, len);
+			dst[len] = '\0';
 			break;
+		}
 		default:
 			goto bad;
 		}

@@ -109,7 +109,8 @@ static int ask(struct ctx *c, const struct hx_req *r, const char *target,
 	    .target = target,
 	    .spelled = r->addr != NULL,
 	    .argv = r->op == HX_OP_EXEC ? (const char *const *)r->argv : NULL,
-	    .rule = rep.unreachable ? NULL : rep.rule});
+	    .rule = rep.unreachable ? NULL : rep.rule,
+	    .origin = !rep.unreachable && rep.origin[0] ? rep.origin : NULL});
 	return rep.err ? (int)rep.err : EACCES;
 }
 

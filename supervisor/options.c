@@ -32,7 +32,8 @@ enum {
 	O_TRACE_READS,
 	O_NO_KERNEL_AUDIT,
 	O_DNS_UPSTREAM,
-	O_DNS_DENIED
+	O_DNS_DENIED,
+	O_ASK_TIMEOUT
 };
 
 static const struct {
@@ -62,6 +63,7 @@ static const struct {
     {"no-kernel-audit", 0, false, O_NO_KERNEL_AUDIT},
     {"dns-upstream", 0, true, O_DNS_UPSTREAM},
     {"dns-denied", 0, true, O_DNS_DENIED},
+    {"ask-timeout", 0, true, O_ASK_TIMEOUT},
 };
 
 #define NOPTS (sizeof(opts) / sizeof(opts[0]))
@@ -198,6 +200,20 @@ static int set(struct hx_options *o, int id, const char *val, char *err,
 		}
 		o->dns_refused = !strcmp(val, "refused");
 		break;
+	case O_ASK_TIMEOUT: {
+		char *end;
+		unsigned long v = strtoul(val, &end, 10);
+
+		if (val[0] < '0' || val[0] > '9' || *end || v > 86400) {
+			snprintf(err, errlen,
+				 "--ask-timeout %s: expected seconds, 0 to "
+				 "86400 (0: refuse an ask at once)",
+				 val);
+			return -EINVAL;
+		}
+		o->ask_timeout = (int)v;
+		break;
+	}
 	}
 	return 0;
 empty:
@@ -215,6 +231,7 @@ int hx_options_parse(int argc, char *const *argv, struct hx_options *o,
 
 	memset(o, 0, sizeof(*o));
 	o->mode = -1;
+	o->ask_timeout = -1;
 	o->exec_gate = true;
 	if (errlen)
 		err[0] = '\0';
@@ -287,6 +304,26 @@ int hx_options_parse(int argc, char *const *argv, struct hx_options *o,
 	return 0;
 }
 
+/* The subcommands that answer questions (askcli.h). */
+static void usage_approvals(FILE *f)
+{
+	fputs(
+	    "Approvals (a call the policy says ask for waits in its system\n"
+	    "call; the question is put on this terminal, the agent's\n"
+	    "terminal input held meanwhile, and answered with a key: o once,\n"
+	    "s for the session, a always, d deny, D deny always):\n"
+	    "  harness-exec pending [--session ID]  what waits, as JSON lines\n"
+	    "  harness-exec approve ID [--scope once|session|always]\n"
+	    "                        [--prefix N] [--session ID]\n"
+	    "  harness-exec deny ID [--scope once|session|always]\n"
+	    "                        answer from another terminal or a\n"
+	    "                        program; \"always\" is kept in\n"
+	    "                        $XDG_STATE_HOME/harness/grants.jsonl\n"
+	    "                        (harness-policy grants lists, revokes)\n"
+	    "\n",
+	    f);
+}
+
 void hx_options_usage(FILE *f)
 {
 	fputs(
@@ -342,6 +379,11 @@ void hx_options_usage(FILE *f)
 	    "                        the answer to a question the policy\n"
 	    "                        denies: the name does not exist (the\n"
 	    "                        default), or the server will not say\n"
+	    "      --ask-timeout SECONDS\n"
+	    "                        how long a call the policy says ask for\n"
+	    "                        waits for a person before it is refused\n"
+	    "                        (default: the policy's ask_timeout, 60);\n"
+	    "                        0 refuses it at once\n"
 	    "      --trace-reads     decide every open in the kernel layer,\n"
 	    "                        read-only ones too: reads of programs\n"
 	    "                        that skip the shim are judged like\n"
@@ -378,7 +420,10 @@ void hx_options_usage(FILE *f)
 	    "  harness-exec restore SESSION N      worktree back to N\n"
 	    "  harness-exec gc [--older-than AGE]  remove ended sessions'\n"
 	    "                        worktrees and refs (AGE: 30m, 12h, 7d)\n"
-	    "\n"
+	    "\n",
+	    f);
+	usage_approvals(f);
+	fputs(
 	    "Kernel sandbox (both modes, also --mode audit): the command\n"
 	    "runs with no_new_privs, no capabilities (also as root) and a\n"
 	    "seccomp filter that refuses escape syscalls: ptrace,\n"
@@ -403,6 +448,10 @@ void hx_options_usage(FILE *f)
 	    "                        the supervisor socket (or\n"
 	    "                        /tmp/harness-<uid>/<id>.sock when the\n"
 	    "                        path is too long)\n"
+	    "  $XDG_STATE_HOME/harness/sessions/<id>/ask\n"
+	    "                        the session's ask socket (approve, deny)\n"
+	    "  $XDG_STATE_HOME/harness/grants.jsonl\n"
+	    "                        the answers given \"always\"\n"
 	    "  /tmp/harness-<uid>/<id>/tmp  the command's TMPDIR\n"
 	    "  The command can neither read nor write the state directory,\n"
 	    "  the audit log or the policy file.\n"

@@ -18,6 +18,7 @@ struct hx_options {
 	size_t nprofiles;
 	bool no_profile;
 	int mode;	       /* -1: the policy's; else enum hx_mode */
+	int ask_timeout;       /* seconds; -1: the policy's (ask.h) */
 	const char *audit_log; /* --audit-log PATH */
 	const char *session;   /* --session NAME */
 	bool quiet, verbose, help, version;

@@ -30,6 +30,7 @@
 #include "common/path.h"
 #include "common/wire.h"
 #include "supervisor/path_resolve.h"
+#include "supervisor/ask.h"
 #include "supervisor/record.h"
 #include "supervisor/correlate.h"
 
@@ -37,6 +38,8 @@ void hx_pipeline_tick(struct hx_pipeline *pl, bool all)
 {
 	hx_record_flush(pl, all);
 	hx_correlate_expire(pl, all);
+	if (!all)
+		hx_ask_tick(pl->ask);
 }
 
 /* Whether the op acts on the final component itself (unlink, rename,
@@ -510,6 +513,57 @@ static void judge_git_objects(struct flow *f)
 	}
 }
 
+/* What a person is asked about f's call (ask.h). */
+static void ask_subject(struct flow *f)
+{
+	const struct hx_request *rq = f->rq;
+	struct hx_ask_subject *s = &f->subj;
+
+	memset(s, 0, sizeof(*s));
+	s->op = rq->op;
+	s->path = judged_path(&f->p1);
+	if (rq->op != HX_OP_SYMLINK) /* a symlink's target is text */
+		s->path2 = judged_path(&f->p2);
+	if (rq->op == HX_OP_EXEC) {
+		s->argv = rq->argv;
+		s->argc = rq->argc;
+		s->image = rq->image;
+	}
+	if (f->has_addr) {
+		s->path = s->path2 = NULL;
+		s->addr = f->addr;
+		s->port = f->is_unix
+			      ? 0
+			      : hx_sockaddr_port(f->ev.addr, f->ev.addrlen);
+		s->names = f->namep;
+		s->nnames = f->nnames;
+	}
+	s->rule = f->d.rule;
+	s->pid = f->peer->pid;
+	s->tid = f->peer->tid ? f->peer->tid : f->peer->pid;
+	s->ppid = f->peer->ppid;
+	s->key = hx_correlate_key(f->has_addr ? f->addr
+				  : f->p1.ok  ? f->p1.norm
+					      : "");
+	s->kernel = f->kernel;
+}
+
+/* Judge: an ask a person answered for more than once (a grant of the
+ * session or the user's, or an answer "once" to the shim's question of
+ * this very call) is that answer; the rule stays the one that asks. */
+static void judge_grants(struct flow *f)
+{
+	enum hx_verdict v;
+
+	f->grant[0] = '\0';
+	if (f->d.verdict != HX_VERDICT_ASK || !f->pl->ask)
+		return;
+	ask_subject(f);
+	v = hx_ask_granted(f->pl->ask, &f->subj, f->grant, sizeof(f->grant));
+	if (v != HX_VERDICT_ASK)
+		f->d.verdict = v;
+}
+
 /* Judge: the policy on the event as named and as resolved (a symlink
  * from the project into ~/.ssh must not pass: the stronger verdict
  * wins), the socket's family, and the harness's own files by inode;
@@ -560,6 +614,7 @@ static void judge(struct flow *f)
 	judge_neighbours(f);
 	judge_loopback(f);
 	judge_git_objects(f);
+	judge_grants(f);
 	if (rq->op == HX_OP_EXEC)
 		f->cls = hx_classify_exec(f->ev.path, rq->argv, rq->argc);
 }
@@ -578,6 +633,9 @@ static void outcome(struct flow *f, struct hx_outcome *out, char *decided,
 		? HX_VERDICT_ALLOW
 		: f->d.verdict;
 	out->err = out->reply == HX_VERDICT_ALLOW ? 0 : EACCES;
+	/* The policy line a refusal's notice names (rare: a scan). */
+	out->origin =
+	    out->err ? hx_policy_rule_origin(f->pl->policy, f->d.rule) : NULL;
 	out->tell =
 	    out->err && may_tell(f->pl, f->rq, p1, &f->p2, &f->pu, f->is_unix);
 	if (out->err && f->refused) {
@@ -617,7 +675,10 @@ static bool correlate(struct flow *f, struct hx_outcome *out)
 	if (f->kernel) {
 		f->match = hx_correlate_claim(pl, f->peer, (int)rq->op, f->key,
 					      f->d.verdict, &out->seq);
-		if (f->match == HX_CORR_AGREES)
+		/* An ask claimed by the shim and seen again here asks
+		 * again: the shim's question was not answered for it. */
+		if (f->match == HX_CORR_AGREES &&
+		    f->d.verdict != HX_VERDICT_ASK)
 			return true;
 		/* A call the shim does not interpose (HX_CALL_CHMOD and
 		 * after) reaches only the kernel layer: no bypass. Nor is
@@ -680,6 +741,8 @@ static void decide(struct hx_pipeline *pl, const struct hx_peer *peer,
 	f.cls = (struct hx_exec_class){NULL, HX_RISK_LOW};
 	f.key = 0;
 	f.match = HX_CORR_NONE;
+	f.ask_id = 0;
+	f.grant[0] = '\0';
 
 	validate_paths(&f);
 	validate_addr(&f);
@@ -690,9 +753,21 @@ static void decide(struct hx_pipeline *pl, const struct hx_peer *peer,
 	pl->events++;
 	if ((unsigned)f.d.verdict < 3)
 		pl->verdicts[f.d.verdict]++;
+	/* An ask waits for a person, in the layers that can wait. */
+	out->ask = 0;
+	f.ask_id = out->reply == HX_VERDICT_ASK && pl->ask &&
+			   (kernel || !strcmp(layer, "shim"))
+		       ? hx_ask_open(pl->ask, &f.subj)
+		       : 0;
 	rec = hx_pl_record(&f);
 	append(&f, rec, out);
 	json_decref(rec);
+	if (f.ask_id && out->reply == HX_VERDICT_ASK) {
+		hx_ask_recorded(pl->ask, f.ask_id, out->seq);
+		out->ask = f.ask_id;
+	} else if (f.ask_id) {
+		hx_ask_drop(pl->ask, f.ask_id); /* not recorded: refused */
+	}
 }
 
 void hx_pipeline_decide(struct hx_pipeline *pl, const struct hx_peer *peer,

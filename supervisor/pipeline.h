@@ -23,6 +23,7 @@ struct hx_policy;
 struct hx_audit;
 struct hx_dnsmap;
 struct json_t;
+struct stat;
 
 /* Who made the request, as the kernel says (never as the message says). */
 struct hx_peer {
@@ -47,6 +48,9 @@ struct hx_request {
 	/* exec: the dynamic loader that runs path (path and argv are then
 	 * the program's, loader.h); NULL: none, or not looked at yet */
 	const char *loader;
+	/* exec: the file the kernel layer lets run, as it opened it (the
+	 * exec gate holds the exec to it); NULL: the pipeline stats path */
+	const struct stat *image;
 	const void *addr; /* sockaddr for connect/send */
 	size_t addrlen;
 	bool has_proto; /* proto: the socket's SO_PROTOCOL (netlink's) */
@@ -73,6 +77,7 @@ struct hx_pl_coalesce;
 struct hx_owned;
 struct hx_ipool;
 struct hx_endpoints;
+struct hx_ask;
 
 /* A file of the harness known by inode (the audit log): a hard link or
  * another mount reaches it by a path no glob names. */
@@ -125,6 +130,9 @@ struct hx_pipeline {
 	/* Files granted for reading that the kernel layer's creations in
 	 * the directories Landlock carves link in (ipool.h); NULL: none. */
 	struct hx_ipool *pool;
+	/* The session's questions and grants (ask.h); NULL: an ask is
+	 * refused at once. */
+	struct hx_ask *ask;
 	/* -errno once the log could not take a record (a full disk, its
 	 * size quota): every later request is denied, in audit mode too,
 	 * and the session ends (run.c); failed_why says why, for people. */
@@ -135,13 +143,18 @@ struct hx_pipeline {
 struct hx_outcome {
 	enum hx_verdict verdict; /* what the policy said */
 	enum hx_verdict reply;	 /* what to apply (ALLOW in audit mode) */
-	int err;		 /* errno for a denied call, else 0 */
+	/* reply ASK: question ask waits for a person (ask.h); the layer
+	 * waits for it (hx_ask_wait, hx_ask_defer) and applies its answer.
+	 * Every layer that does not refuses (reply is not ALLOW). */
+	unsigned ask;
+	int err; /* errno for a denied call, else 0 */
 	/* Denied, and every path it names may be read by the policy: the
 	 * layer that acts answers what the kernel would (hx_kerrno, e.g.
 	 * EEXIST for mkdir of an existing directory) instead of err. */
 	bool tell;
-	const char *rule; /* static or owned by the policy */
-	uint64_t seq;	  /* audit record, 0 when it was not written */
+	const char *rule;   /* static or owned by the policy */
+	const char *origin; /* a refusal's rule's file:line, or NULL */
+	uint64_t seq;	    /* audit record, 0 when it was not written */
 	/* A unix socket's path: the socket file judged (sock_ino 0: none
 	 * was there). What the kernel layer connects must be that one. */
 	dev_t sock_dev;

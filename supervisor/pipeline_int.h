@@ -14,6 +14,7 @@
 
 #include "common/sockaddr.h"
 #include "policy/policy.h"
+#include "supervisor/ask.h"
 #include "supervisor/classify.h"
 #include "supervisor/correlate.h"
 #include "supervisor/dnsmap.h"
@@ -58,6 +59,11 @@ struct flow {
 	ino_t sock_ino; /* must connect, and whether a /dev/shm file is */
 	bool fresh;	/* the session's own (hx_outcome) */
 	bool refused;	/* loopback, nothing listens: ECONNREFUSED */
+	/* ask (ask.h): what a person is asked, the grant that answered
+	 * it before, the question it is now */
+	struct hx_ask_subject subj;
+	char grant[48];
+	unsigned ask_id;
 	/* correlate */
 	uint64_t key;
 	enum hx_corr_match match;

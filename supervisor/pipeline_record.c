@@ -211,6 +211,10 @@ json_t *hx_pl_record(struct flow *f)
 	hx_record_set_text(rec, rec, "pattern", "pattern", d->pattern);
 	if (f->by_inode)
 		hx_record_set_str(rec, "protected_by", "inode");
+	if (f->grant[0]) /* an ask answered before (ask.h) */
+		hx_record_set_str(rec, "grant", f->grant);
+	if (f->ask_id) /* a question: its answer is an ask_answer record */
+		json_object_set_new(rec, "ask", json_integer(f->ask_id));
 	if (f->resolved_won || f->p1.via_fd || f->p2.via_fd)
 		json_object_set_new(rec, "decided_on_resolved", json_true());
 	hx_record_set_str(rec, "layer", f->both ? "shim+kernel" : f->layer);
@@ -249,7 +253,8 @@ void hx_pl_kernel_notice(const struct flow *f, struct hx_outcome *out)
 					: f->p1.ok    ? f->p1.norm
 						      : NULL,
 			      .spelled = !rq->host && f->has_addr,
-			      .rule = out->rule};
+			      .rule = out->rule,
+			      .origin = out->origin};
 	size_t k = 0;
 
 	/* An address with the name it was answered for: what the agent

@@ -26,6 +26,7 @@
 
 #include "policy/policy.h"
 #include "common/wire.h"
+#include "supervisor/ask.h"
 #include "supervisor/audit.h"
 #include "supervisor/dnsmap.h"
 #include "common/notice.h"
@@ -613,7 +614,7 @@ static int open_pipeline(struct run *r)
 		return -1;
 	}
 	r->listening = true;
-	return 0;
+	return hx_run_open_ask(r);
 }
 
 /* The user-notify layer and the exec gate: the child hands its listener
@@ -864,6 +865,7 @@ int hx_run(const struct hx_options *o)
 	sigset_t mask, old;
 	char **env = NULL;
 	int code = 2, sfd = -1, e;
+	struct hx_ask_stats asked;
 	bool audit_open;
 
 	memset(r, 0, sizeof(*r));
@@ -915,6 +917,7 @@ int hx_run(const struct hx_options *o)
 	}
 	if (r->child == 0)
 		child_exec(r, env, &old);
+	hx_run_ask_terminal(r);
 	if (r->ka && hx_kaudit_start(r->ka, r->child, &r->pl, r->srv)) {
 		hx_say("landlock audit records: cannot be served");
 		hx_kaudit_free(r->ka);
@@ -957,6 +960,7 @@ end:
 	 * session_end (it names the tree and the manifest's hash), then
 	 * the result commit whose trailer is the hash of session_end. */
 	hx_worktree_finish(r->wt);
+	hx_run_end_asks(r); /* what still waits is refused, recorded */
 	hx_pipeline_tick(&r->pl, true); /* before session_end, which counts */
 	hx_run_log_end(r, code);
 	hx_worktree_result(r->wt, r->audit, o->cmd, o->ncmd, code);
@@ -969,6 +973,8 @@ out:
 	r->un = NULL;
 	hx_execgate_stop(r->gate);
 	r->gate = NULL;
+	hx_ask_stats(r->pl.ask, &asked); /* for the last line */
+	hx_run_close_ask(r);		 /* no worker waits any more */
 	hx_audit_sync_start(r->audit);
 	if (sfd >= 0)
 		close(sfd);
@@ -984,7 +990,8 @@ out:
 		    "harness: session %s: %llu events, %llu %s; audit log %s\n",
 		    r->sess.id, (unsigned long long)r->pl.events,
 		    (unsigned long long)(r->pl.verdicts[HX_VERDICT_DENY] +
-					 r->pl.verdicts[HX_VERDICT_ASK]),
+					 r->pl.verdicts[HX_VERDICT_ASK] -
+					 asked.allowed),
 		    r->pl.mode == HX_MODE_AUDIT ? "would be denied" : "denied",
 		    r->sess.audit_path);
 	return code;

@@ -27,6 +27,8 @@ struct hx_sandbox;
 struct hx_unotify;
 struct hx_execgate;
 struct hx_kaudit;
+struct hx_control;
+struct hx_askterm;
 
 struct run {
 	const struct hx_options *o;
@@ -37,7 +39,9 @@ struct run {
 	struct hx_server *srv;
 	struct hx_pipeline pl;
 	struct hx_source sigsrc;
-	struct hx_worktree *wt; /* --worktree, else NULL */
+	struct hx_worktree *wt;	    /* --worktree, else NULL */
+	struct hx_control *askctl;  /* the ask socket (ask.h), or NULL */
+	struct hx_askterm *askterm; /* questions on the terminal, or NULL */
 	struct hx_sandbox *sb;
 	struct hx_unotify *un; /* the user-notify handler, or NULL */
 	/* the sealed namespace the agent's DNS goes to (dnsns.h), or NULL
@@ -89,6 +93,15 @@ void hx_run_log_start(struct run *r);
 
 /* --verbose: the session's places, mode and policy on stderr. */
 void hx_run_say_verbose(const struct run *r);
+
+/* Approvals (run_ask.c): the questions, grants and ask socket, after
+ * the pipeline (-1: cannot); the terminal's questions, once the agent
+ * is forked; what still waits refused at the end; all of it freed once
+ * no worker waits. */
+int hx_run_open_ask(struct run *r);
+void hx_run_ask_terminal(struct run *r);
+void hx_run_end_asks(struct run *r);
+void hx_run_close_ask(struct run *r);
 
 /* Its last: how the command ended (code: harness-exec's exit status)
  * and what the session counted. */

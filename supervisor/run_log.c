@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "policy/policy.h"
+#include "supervisor/ask.h"
 #include "supervisor/audit.h"
 #include "supervisor/git/worktree.h"
 #include "supervisor/kernel/execgate.h"
@@ -168,6 +169,21 @@ void hx_run_log_end(struct run *r, int code)
 	json_object_set_new(counts, "deny",
 			    json_integer((json_int_t)r->pl.verdicts[2]));
 	json_object_set_new(rec, "verdicts", counts);
+	{
+		struct hx_ask_stats as;
+
+		hx_ask_stats(r->pl.ask, &as);
+		counts = json_object();
+		json_object_set_new(counts, "allowed",
+				    json_integer((json_int_t)as.allowed));
+		json_object_set_new(counts, "denied",
+				    json_integer((json_int_t)as.denied));
+		json_object_set_new(counts, "timed_out",
+				    json_integer((json_int_t)as.timed_out));
+		json_object_set_new(counts, "withdrawn",
+				    json_integer((json_int_t)as.gone));
+		json_object_set_new(rec, "answers", counts);
+	}
 	json_object_set_new(rec, "connections",
 			    json_integer((json_int_t)st.conns_accepted));
 	json_object_set_new(rec, "protocol_errors",

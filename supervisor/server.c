@@ -21,6 +21,7 @@
 #include "common/sockaddr.h"
 #include "common/wire.h"
 #include "common/clock.h"
+#include "supervisor/ask.h"
 #include "supervisor/audit.h"
 #include "supervisor/dnsmap.h"
 #include "supervisor/pipeline.h"
@@ -79,6 +80,8 @@ struct hx_server {
 
 static void close_conn(struct hx_server *s, struct conn *c)
 {
+	/* Its questions no longer wait: nobody reads the answer. */
+	hx_ask_forget(s->pl->ask, c);
 	epoll_ctl(s->epfd, EPOLL_CTL_DEL, c->src.fd, NULL);
 	close(c->src.fd);
 	if (c->prev)
@@ -265,14 +268,82 @@ static void request_from_msg(const struct hx_msg *m, struct hx_request *rq,
 	rq->proto = (int)m->proto;
 }
 
+static int send_verdict(struct hx_server *s, struct conn *c, pid_t pid,
+			uint32_t id, const struct hx_outcome *out)
+{
+	struct hx_wbuf w;
+	size_t len;
+
+	hx_wire_begin(&w, s->wbuf, HX_WIRE_MAX, HX_MSG_VERDICT, id);
+	hx_wire_put_u32(&w, HX_TAG_VERDICT, out->reply);
+	hx_wire_put_u32(&w, HX_TAG_ERRNO, (uint32_t)out->err);
+	if (out->tell)
+		hx_wire_put_u32(&w, HX_TAG_FLAGS, HX_VERDICT_TELL);
+	if (out->rule)
+		hx_wire_put_str(&w, HX_TAG_RULE, out->rule);
+	if (out->origin && out->reply != HX_VERDICT_ALLOW)
+		hx_wire_put_str(&w, HX_TAG_ORIGIN, out->origin);
+	hx_wire_put_u64(&w, HX_TAG_SEQ, out->seq);
+	len = hx_wire_finish(&w);
+	if (!len)
+		return -1;
+	return send_reply(s, c, pid, s->wbuf, len);
+}
+
+/* A verdict the shim waits for while a person is asked (ask.h): the
+ * process's thread stays in its call; the connection is served on. */
+struct deferred {
+	struct hx_server *s;
+	struct conn *c;
+	pid_t pid;
+	uint32_t id;
+	struct hx_outcome out;
+};
+
+static void answered(void *arg, const struct hx_ask_result *r)
+{
+	struct deferred *d = arg;
+
+	if (!strcmp(r->why, "gone")) { /* the connection is closing */
+		free(d);
+		return;
+	}
+	/* Refused: the notice says it was not approved (ask). */
+	d->out.reply = r->verdict == HX_VERDICT_ALLOW	  ? r->verdict
+		       : d->out.verdict == HX_VERDICT_ASK ? HX_VERDICT_ASK
+							  : r->verdict;
+	d->out.err = r->verdict == HX_VERDICT_ALLOW ? 0 : EACCES;
+	d->out.tell = false;
+	if (r->seq)
+		d->out.seq = r->seq;
+	if (send_verdict(d->s, d->c, d->pid, d->id, &d->out))
+		shutdown(d->c->src.fd, SHUT_RDWR); /* the loop closes it */
+	free(d);
+}
+
+static int defer_reply(struct hx_server *s, struct conn *c, pid_t pid,
+		       uint32_t id, const struct hx_outcome *out)
+{
+	struct deferred *d = malloc(sizeof(*d));
+
+	if (!d) {
+		struct hx_outcome no = *out;
+
+		hx_ask_drop(s->pl->ask, out->ask);
+		no.reply = HX_VERDICT_DENY;
+		return send_verdict(s, c, pid, id, &no);
+	}
+	*d = (struct deferred){s, c, pid, id, *out};
+	hx_ask_defer(s->pl->ask, out->ask, c, answered, d);
+	return 0;
+}
+
 static int on_request(struct hx_server *s, struct conn *c, pid_t pid,
 		      const struct hx_msg *m, bool reply)
 {
 	struct hx_peer peer;
 	struct hx_request rq;
 	struct hx_outcome out;
-	struct hx_wbuf w;
-	size_t len;
 
 	refresh_info(c, pid, false);
 	fill_peer(c, pid, m, &peer);
@@ -292,18 +363,9 @@ static int on_request(struct hx_server *s, struct conn *c, pid_t pid,
 	hx_pipeline_decide(s->pl, &peer, &rq, "shim", &out);
 	if (!reply)
 		return 0;
-	hx_wire_begin(&w, s->wbuf, HX_WIRE_MAX, HX_MSG_VERDICT, m->hdr.id);
-	hx_wire_put_u32(&w, HX_TAG_VERDICT, out.reply);
-	hx_wire_put_u32(&w, HX_TAG_ERRNO, (uint32_t)out.err);
-	if (out.tell)
-		hx_wire_put_u32(&w, HX_TAG_FLAGS, HX_VERDICT_TELL);
-	if (out.rule)
-		hx_wire_put_str(&w, HX_TAG_RULE, out.rule);
-	hx_wire_put_u64(&w, HX_TAG_SEQ, out.seq);
-	len = hx_wire_finish(&w);
-	if (!len)
-		return -1;
-	return send_reply(s, c, pid, s->wbuf, len);
+	if (out.ask)
+		return defer_reply(s, c, pid, m->hdr.id, &out);
+	return send_verdict(s, c, pid, m->hdr.id, &out);
 }
 
 /* Handles one datagram; returns -1 when the connection must close. */

@@ -109,10 +109,26 @@ static int absolute(const char *in, char *out, size_t size)
 		   : 0;
 }
 
+int hx_session_state_dir(char *out, size_t size)
+{
+	const char *xdg = getenv("XDG_STATE_HOME"), *home = getenv("HOME");
+	int n;
+
+	/* XDG says relative values are invalid and must be ignored. */
+	if (xdg && xdg[0] == '/') {
+		n = snprintf(out, size, "%s/harness", xdg);
+	} else {
+		if (!home || home[0] != '/')
+			home = "/";
+		n = snprintf(out, size, "%s/.local/state/harness",
+			     strcmp(home, "/") ? home : "");
+	}
+	return n < 0 || (size_t)n >= size ? -ENAMETOOLONG : 0;
+}
+
 int hx_session_init(struct hx_session *s, const char *name,
 		    const char *audit_log, const char *policy_path)
 {
-	const char *xdg = getenv("XDG_STATE_HOME"), *home = getenv("HOME");
 	char abs[PATH_MAX];
 	int r;
 
@@ -126,17 +142,8 @@ int hx_session_init(struct hx_session *s, const char *name,
 		if (r)
 			return r;
 	}
-	/* XDG says relative values are invalid and must be ignored. */
-	if (xdg && xdg[0] == '/') {
-		if (FMT(s->state_dir, "%s/harness", xdg))
-			return -ENAMETOOLONG;
-	} else {
-		if (!home || home[0] != '/')
-			home = "/";
-		if (FMT(s->state_dir, "%s/.local/state/harness",
-			strcmp(home, "/") ? home : ""))
-			return -ENAMETOOLONG;
-	}
+	if ((r = hx_session_state_dir(s->state_dir, sizeof(s->state_dir))))
+		return r;
 	if (FMT(s->dir, "%s/sessions/%s", s->state_dir, s->id))
 		return -ENAMETOOLONG;
 	if (audit_log) {
@@ -154,10 +161,18 @@ int hx_session_init(struct hx_session *s, const char *name,
 	if (FMT(s->sock_path, "%s/sock", s->dir) &&
 	    FMT(s->sock_path, "%s/%s.sock", s->run_dir, s->id))
 		return -ENAMETOOLONG;
+	if (FMT(s->ask_path, "%s/ask", s->dir) &&
+	    FMT(s->ask_path, "%s/%s.ask", s->run_dir, s->id))
+		return -ENAMETOOLONG;
 	if ((r = add_protect(s, s->dir, "/**")) ||
 	    (r = add_protect(s, s->state_dir, "/**")) ||
 	    (r = add_protect(s, s->audit_path, "")) ||
 	    (r = add_protect(s, s->sock_path, "")))
+		return r;
+	/* Beside the socket in the run dir when the session dir's path is
+	 * too long for it (otherwise under the session dir's glob). */
+	if (strncmp(s->ask_path, s->dir, strlen(s->dir)) &&
+	    (r = add_protect(s, s->ask_path, "")))
 		return r;
 	if (policy_path) {
 		r = absolute(policy_path, abs, sizeof(abs));

@@ -12,7 +12,7 @@
 #include <stddef.h>
 
 #define HX_SESSION_ID_MAX   64
-#define HX_SESSION_NPROTECT 6
+#define HX_SESSION_NPROTECT 7
 
 struct hx_session {
 	char id[HX_SESSION_ID_MAX + 1];
@@ -20,6 +20,7 @@ struct hx_session {
 	char dir[PATH_MAX];	   /* <state>/sessions/<id> */
 	char audit_path[PATH_MAX]; /* default <dir>/audit.jsonl */
 	char sock_path[108];	   /* fits sun_path */
+	char ask_path[108];	   /* the ask socket (ask.h) */
 	char run_dir[PATH_MAX];	   /* /tmp/harness-<uid> */
 	char tmp_root[PATH_MAX];   /* <run_dir>/<id> */
 	char tmpdir[PATH_MAX];	   /* <tmp_root>/tmp: the agent's TMPDIR */
@@ -36,6 +37,10 @@ bool hx_session_name_valid(const char *name);
 
 /* A new unique id "YYYYMMDDTHHMMSSZ-<6 hex>" into buf (>= 24 bytes). */
 int hx_session_new_id(char *buf, size_t size);
+
+/* The user's harness state dir: $XDG_STATE_HOME/harness, else
+ * $HOME/.local/state/harness. 0 or -ENAMETOOLONG. */
+int hx_session_state_dir(char *out, size_t size);
 
 /* Fills s: id (name, or a new one), every path (audit_log overrides the
  * default audit path when not NULL), and the protect globs (which also

@@ -2,6 +2,7 @@
  * in supervisor/run.c; options in supervisor/options.c. */
 #include <stdio.h>
 
+#include "supervisor/askcli.h"
 #include "supervisor/doctor.h"
 #include "supervisor/options.h"
 #include "supervisor/run.h"
@@ -15,6 +16,9 @@ int main(int argc, char **argv)
 	/* checkpoint, restore, gc: worktree sessions (docs/worktrees.md). */
 	if (argc > 1 && hx_wtcli_is_command(argv[1]))
 		return hx_wtcli(argc, argv, stdout, stderr);
+	/* pending, approve, deny: questions of running sessions (ask.h). */
+	if (argc > 1 && hx_askcli_is_command(argv[1]))
+		return hx_askcli(argc, argv, stdout, stderr);
 	if (hx_options_parse(argc, argv, &o, err, sizeof(err))) {
 		fprintf(stderr,
 			"harness-exec: %s\nTry 'harness-exec --help'.\n", err);

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "policy/policy.h"
+#include "tools/grants_cli.h"
 
 enum cmd {
 	CMD_NONE,
@@ -48,6 +49,9 @@ static const char usage_main[] =
     "each rule\n"
     "                                      with where it is written\n"
     "  profiles                            list the built-in profiles\n"
+    "  grants [revoke ID...]               list or revoke the answers given\n"
+    "                                      \"always\" to harness-exec's "
+    "questions\n"
     "\n"
     "Options:\n"
     "  -h, --help   show this help; `harness-policy COMMAND --help` for a "
@@ -554,7 +558,12 @@ int main(int argc, char **argv)
 {
 	struct tool_vars tv;
 	struct args a;
-	int ret = parse_args(argc, argv, &a);
+	int ret;
+
+	/* grants: the grants file, not a policy (tools/grants_cli.h). */
+	if (argc > 1 && !strcmp(argv[1], "grants"))
+		return hx_grants_cli(argc - 1, argv + 1, stdout, stderr);
+	ret = parse_args(argc, argv, &a);
 
 	if (ret >= 0)
 		return ret;

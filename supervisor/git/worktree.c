@@ -17,7 +17,7 @@
 #include "policy/policy.h"
 #include "supervisor/audit.h"
 #include "supervisor/git/checkpoint.h"
-#include "supervisor/git/control.h"
+#include "supervisor/control.h"
 #include "supervisor/fmt.h"
 #include "supervisor/git/gitutil.h"
 #include "supervisor/git/manifest.h"
@@ -617,13 +617,15 @@ static void on_close(void *arg, int pid)
 	checkpoint(w, "process-exit", cause, false, &info);
 }
 
-static void on_control(void *arg, const char *req, char *reply, size_t size)
+static void on_control(void *arg, pid_t pid, const char *req, char *reply,
+		       size_t size)
 {
 	struct hx_worktree *w = arg;
 	struct hx_ckpt_info info;
 	pid_t cause = hx_prov_last_writer(w->prov);
 	size_t n = strcspn(req, "\r\n");
 
+	(void)pid;
 	if (n != 10 || strncmp(req, "checkpoint", 10)) {
 		snprintf(reply, size, "error unknown request");
 		return;

@@ -8,7 +8,7 @@
 #include <sys/stat.h>
 
 #include "supervisor/git/checkpoint.h"
-#include "supervisor/git/control.h"
+#include "supervisor/control.h"
 #include "supervisor/git/gc.h"
 #include "supervisor/git/wtstate.h"
 

@@ -35,6 +35,7 @@ static void handle(struct hx_unotify *u, const struct seccomp_notif *n)
 	struct target t;
 
 	atomic_fetch_add(&u->n_notif, 1);
+	hx_un_notif_id = n->id;
 	if (n->data.arch != AUDIT_ARCH_X86_64 || atomic_load(&u->setup_err))
 		goto reply; /* the deny filter kills foreign arches first */
 	if (hx_un_target_info(u, (pid_t)n->pid, &t)) {
@@ -247,6 +248,7 @@ int hx_unotify_start(int listener, struct hx_pipeline *pl,
 	u->srv = srv;
 	u->efd = u->stopfd = -1;
 	u->gate = gate;
+	u->worker = worker;
 	u->root = root;
 	atomic_store(&u->root_pending, root > 0);
 	{

@@ -347,11 +347,13 @@ void hx_un_exec(struct hx_unotify *u, const struct seccomp_notif *n,
 		j.rq.path = full;
 		j.rq.argv = argv;
 		j.rq.argc = argc;
+		j.rq.image = &fin;
 		if (lp.argv) {
 			j.rq.loader = img;
 			j.rq.path = lp.path;
 			j.rq.argv = lp.argv;
 			j.rq.argc = lp.argc;
+			j.rq.image = &pst;
 		}
 		if ((a->err = hx_un_judge(u, t, &j, NULL)))
 			goto out;

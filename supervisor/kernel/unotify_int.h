@@ -25,7 +25,9 @@
 
 struct hx_connector;
 
-#define MAX_THREADS 8
+#define MAX_THREADS                                                            \
+	16 /* 4 serve; the rest stand in for those that wait                   \
+	    * for a person (hx_un_spare) */
 #ifndef SYS_fchmodat2
 #define SYS_fchmodat2 452 /* 6.6; Debian 12's headers lack it */
 #endif
@@ -51,8 +53,9 @@ struct hx_unotify {
 	pthread_mutex_t lock;	 /* of the adoptions' queue */
 	struct job *head, *tail; /* adoptions for the loop */
 	atomic_bool stopping;
-	int nthreads;
+	int nthreads, waiting; /* waiting: for an answer (ask.h) */
 	pthread_t th[MAX_THREADS];
+	void *(*worker)(void *u); /* a worker's loop, for hx_un_spare */
 	atomic_ullong n_notif, n_emul, n_denied, n_cont, n_err;
 	struct hx_execgate *gate;    /* NULL: execs are not notified */
 	pid_t root;		     /* harness-exec's child, before its exec */
@@ -67,6 +70,12 @@ struct hx_unotify {
 /* This worker's connector for unix connects and sends (connector.h):
  * one per worker, so that a blocking one holds no other worker. */
 extern __thread struct hx_connector *hx_un_conn;
+/* The notification this worker serves. */
+extern __thread uint64_t hx_un_notif_id;
+
+/* A worker starts (+1) or stops (-1) waiting for a person: while it
+ * waits, another one is started if fewer than two would serve. */
+void hx_un_spare(struct hx_unotify *u, int delta);
 
 /* What a handler decided to send back. */
 struct answer {

@@ -4,6 +4,8 @@
 #define _GNU_SOURCE
 #include "supervisor/kernel/unotify_int.h"
 
+#include "supervisor/ask.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
@@ -113,6 +115,59 @@ bool hx_un_adopt_later(struct hx_unotify *u, struct job *j)
 	return true;
 }
 
+__thread uint64_t hx_un_notif_id;
+
+void hx_un_spare(struct hx_unotify *u, int delta)
+{
+	pthread_mutex_lock(&u->lock);
+	u->waiting += delta;
+	if (delta > 0 && !atomic_load(&u->stopping) &&
+	    u->nthreads - u->waiting < 2 && u->nthreads < MAX_THREADS &&
+	    pthread_create(&u->th[u->nthreads], NULL, u->worker, u) == 0)
+		u->nthreads++;
+	pthread_mutex_unlock(&u->lock);
+}
+
+struct asker {
+	struct hx_unotify *u;
+	uint64_t id;
+};
+
+/* The thread that asked no longer waits (killed, its call interrupted),
+ * or the session ends. */
+static bool asker_gone(void *arg)
+{
+	struct asker *k = arg;
+
+	return atomic_load(&k->u->stopping) || !hx_un_id_valid(k->u, k->id);
+}
+
+/* A person decides (ask.h); the target's thread waits in its call
+ * meanwhile, and others serve the rest of the tree. */
+static void wait_answer(struct hx_unotify *u, struct job *j)
+{
+	struct asker k = {u, hx_un_notif_id};
+	struct hx_ask_result r;
+
+	struct hx_ask_wait w;
+
+	if (hx_ask_wait_begin(u->pl->ask, j->out.ask, &w)) {
+		hx_server_unlock(u->srv);
+		hx_un_spare(u, 1);
+		hx_ask_wait_sleep(u->pl->ask, &w, asker_gone, &k);
+		hx_un_spare(u, -1);
+		hx_server_lock(u->srv);
+	}
+	hx_ask_wait_end(u->pl->ask, &w, &r);
+	j->out.reply = r.verdict;
+	j->out.err = r.verdict == HX_VERDICT_ALLOW ? 0 : EACCES;
+	j->out.tell = false;
+	if (r.verdict == HX_VERDICT_ALLOW) /* the refusal's notice is void */
+		j->out.notice[0] = '\0';
+	if (r.seq)
+		j->out.seq = r.seq;
+}
+
 /* Decided on this worker's thread, holding the loop's lock: as if on the
  * loop's thread (server.h), without the two wake-ups of a hand-over. */
 bool hx_un_submit(struct hx_unotify *u, struct job *j)
@@ -127,6 +182,8 @@ bool hx_un_submit(struct hx_unotify *u, struct job *j)
 	}
 	hx_pipeline_decide_kernel(u->pl, &j->peer, &j->rq, &j->out, j->decided,
 				  sizeof(j->decided));
+	if (j->out.ask)
+		wait_answer(u, j);
 	failed = u->pl->failed != 0;
 	hx_server_unlock(u->srv);
 	/* A log that takes no more records ends the session (run.c): the

@@ -153,10 +153,13 @@ def _writable_then_retry(func, path, _exc):
 
 
 def harness(cmd, wd, policy="test.yaml", mode=None, extra=(), env=None,
-            timeout=120, input=None, log=None):
-    """Runs cmd under harness-exec in wd; returns a Run."""
+            timeout=120, input=None, log=None, ask_timeout=0):
+    """Runs cmd under harness-exec in wd; returns a Run. An ask is refused
+    at once (ask_timeout 0) unless the test waits for one (test_ask.py)."""
     log = log or os.path.join(wd.state, "audit-%d.jsonl" % len(os.listdir(wd.state)))
     argv = [EXEC, "--quiet", "--audit-log", log]
+    if ask_timeout is not None:
+        argv += ["--ask-timeout", str(ask_timeout)]
     if policy:
         argv += ["--policy", os.path.join(POLICIES, policy) if "/" not in policy else policy]
     if mode:

@@ -113,7 +113,7 @@ def test_project_files_that_run_code_later_need_approval(wd):
         check(not os.path.exists(path), "%s was written" % rel)
         rec = r.one(args_path=path, op=op)
         check(rec["verdict"] == "ask" and rec["rule"] == "project-autorun", "%s: %r" % (rel, rec))
-        check("harness: needs approval, refused: %s %s (rule project-autorun)" % (op, path) in r.stderr,
+        check("harness: not approved: %s %s (rule project-autorun at " % (op, path) in r.stderr,
               "no notice for %s: %r" % (rel, r.stderr))
     check(os.path.exists(os.path.join(wd.path, ".claude", "notes.md")), "a plain file in .claude refused")
 
@@ -134,15 +134,17 @@ def test_refusal_explains_itself_once(wd):
     r = harness(["sh", "-c", "git push origin main; echo rc=$?"], wd, policy=pol)
     lines = [l for l in r.stderr.splitlines() if l.startswith("harness:")]
     check(len(lines) == 1, "notices: %r" % lines)
-    check(lines[0].startswith("harness: needs approval, refused: exec ") and
-          lines[0].endswith(": git push origin main (rule push)"), "notice %r" % lines[0])
+    check(lines[0].startswith("harness: not approved: exec ") and
+          lines[0].endswith(": git push origin main (rule push at %s:3; it needs a person's approval: "
+                            "ask the user, do not retry)" % pol), "notice %r" % lines[0])
     check(r.stdout.strip() == "rc=126", "stdout %r" % r.stdout)
     # A static program has no shim: the supervisor says it, once.
     if BUSYBOX:
         r = harness([BUSYBOX, "sh", "-c", "echo x > /etc/hx-never; echo x > /etc/hx-never; echo $?"],
                     wd, policy=None, env={"HOME": fake_home(wd)})
         lines = [l for l in r.stderr.splitlines() if l.startswith("harness:")]
-        check(lines == ["harness: denied write /etc/hx-never (rule default:file_write)"],
+        check(lines == ["harness: denied write /etc/hx-never (rule default:file_write; the policy refuses it: "
+                        "do not retry)"],
               "static notices: %r" % r.stderr)
         check(not os.path.exists("/etc/hx-never"), "/etc written")
         check(len(r.events(args_path="/etc/hx-never", verdict="deny")) == 2,

@@ -180,11 +180,13 @@ START_TEST(notice_spells_an_address_once)
 	hx_sockaddr_format(&un, off + 4, addr, sizeof(addr));
 	hx_notice_format(line, sizeof(line), &n);
 	ck_assert_str_eq(line,
-			 "harness: denied connect unix:@a\\\\b (rule r)\n");
+			 "harness: denied connect unix:@a\\\\b (rule r; the "
+			 "policy refuses it: do not retry)\n");
 	n.spelled = false;
 	n.target = "/p\\q";
 	hx_notice_format(line, sizeof(line), &n);
-	ck_assert_str_eq(line, "harness: denied connect /p\\\\q (rule r)\n");
+	ck_assert_str_eq(line, "harness: denied connect /p\\\\q (rule r; the "
+			       "policy refuses it: do not retry)\n");
 }
 END_TEST
 

@@ -441,16 +441,23 @@ START_TEST(test_notice)
 			      .target = "/usr/bin/git",
 			      .argv = argv,
 			      .rule = "push"};
-	char line[128];
+	char line[256];
 	size_t n;
 
 	n = hx_notice_format(line, sizeof(line), &w);
 	ck_assert_str_eq(line, "harness: denied write /etc/passwd (rule "
-			       "default:file_write)\n");
+			       "default:file_write; the policy refuses it: "
+			       "do not retry)\n");
 	ck_assert_uint_eq(n, strlen(line));
 	n = hx_notice_format(line, sizeof(line), &x);
-	ck_assert_str_eq(line, "harness: needs approval, refused: exec "
-			       "/usr/bin/git: git push origin (rule push)\n");
+	ck_assert_str_eq(line, "harness: not approved: exec /usr/bin/git: git "
+			       "push origin (rule push; it needs a person's "
+			       "approval: ask the user, do not retry)\n");
+	/* where the rule is written: the line to edit */
+	x.origin = "team.yaml:12";
+	hx_notice_format(line, sizeof(line), &x);
+	ck_assert_ptr_nonnull(strstr(line, "(rule push at team.yaml:12; "));
+	x.origin = NULL;
 	w.rule = NULL;
 	w.op = HX_OP_CONNECT;
 	w.target = "1.2.3.4:443";
@@ -473,7 +480,8 @@ START_TEST(test_notice)
 		hx_notice_format(line, sizeof(line), &y);
 		ck_assert_str_eq(line, "harness: denied exec /tmp/\\x1b]0;x"
 				       "\\x07\\x0d\\xc3\\xa9: sh -c "
-				       "\\x1b[2J\\\\ (rule r\\x0a)\n");
+				       "\\x1b[2J\\\\ (rule r\\x0a; the policy "
+				       "refuses it: do not retry)\n");
 		ck_assert_uint_eq(hx_text_escape(line, 6, "\033ab"), 5);
 		ck_assert_str_eq(line, "\\x1ba");
 	}

@@ -1,6 +1,6 @@
 /* The control socket; see control.h. */
 #define _GNU_SOURCE
-#include "supervisor/git/control.h"
+#include "supervisor/control.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -73,7 +73,7 @@ static void serve_one(struct hx_control *c, int fd)
 		return;
 	req[n] = '\0';
 	reply[0] = '\0';
-	c->fn(c->arg, req, reply, sizeof(reply));
+	c->fn(c->arg, cred.pid, req, reply, sizeof(reply));
 	send(fd, reply, strlen(reply), MSG_NOSIGNAL | MSG_DONTWAIT);
 }
 

@@ -1,6 +1,7 @@
-/* The supervisor's control socket: a SOCK_SEQPACKET listener in the
+/* A control socket of the supervisor: a SOCK_SEQPACKET listener in the
  * session dir through which another terminal asks for a checkpoint
- * (`harness-exec checkpoint`). One request, one reply, per connection.
+ * (`harness-exec checkpoint`) or answers a question (`harness-exec
+ * approve`, ask.h). One request, one reply, per connection.
  *
  * Only the user's own processes that are not part of the agent's tree
  * are served: the agent cannot reach the session dir through the policy,
@@ -9,13 +10,15 @@
 #define HX_CONTROL_H
 
 #include <stddef.h>
+#include <sys/types.h>
 
 struct hx_server;
 struct hx_control;
 
-/* Handles one request (a NUL-terminated line) and writes the reply. */
-typedef void (*hx_control_fn)(void *arg, const char *request, char *reply,
-			      size_t size);
+/* Handles one request (a NUL-terminated line) of the user's process pid
+ * and writes the reply. */
+typedef void (*hx_control_fn)(void *arg, pid_t pid, const char *request,
+			      char *reply, size_t size);
 
 /* Binds path (0600) and registers it with srv. Returns 0 or -errno. */
 int hx_control_listen(struct hx_server *srv, const char *path, hx_control_fn fn,

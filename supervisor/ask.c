@@ -1,0 +1,876 @@
+/* Questions, their answers and the session's grants; see ask.h. */
+#define _GNU_SOURCE
+#include "supervisor/ask.h"
+
+#include <errno.h>
+#include <jansson.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "common/clock.h"
+#include "common/names.h"
+#include "common/sbuf.h"
+#include "supervisor/correlate.h"
+#include "supervisor/grants.h"
+#include "supervisor/pipeline.h"
+#include "supervisor/proc.h"
+#include "supervisor/record.h"
+
+#define MAX_WAITING  64 /* questions; more are refused at once */
+#define MAX_TOKENS   16
+#define TOKEN_TTL_MS 5000 /* an answer "once" waits this for the kernel */
+#define CHAIN_MAX    8	  /* processes named in a question */
+#define POLL_MS	     100  /* how often a waiter looks whether it is gone */
+
+struct question {
+	unsigned id, batch; /* batch: a label the batch's questions share */
+	struct question *next;
+	struct hx_ask_subject s; /* strings owned, image too: */
+	struct stat image;
+	char *cwd;		/* an exec's */
+	json_t *chain;		/* [{pid, exe}], the asker first */
+	struct timespec asked;	/* monotonic */
+	uint64_t seq;		/* the event's record */
+	bool recorded;		/* seq set: it waits */
+	struct hx_ask_wait *kw; /* a kernel layer's waiter, or NULL */
+	void (*fn)(void *arg, const struct hx_ask_result *r); /* a shim's */
+	void *arg, *owner;
+};
+
+/* An answer "once" to the shim's question, for the kernel layer's view
+ * of the same call (the shim asks before it makes it). */
+struct token {
+	pid_t pid;
+	enum hx_op op;
+	uint64_t key;
+	int64_t until_ms;
+	unsigned id;
+};
+
+struct hx_ask {
+	struct hx_pipeline *pl;
+	char grants_path[PATH_MAX]; /* "": no "always" grants */
+	unsigned timeout_s;
+	json_t *session, *always; /* grants */
+	struct question *qs;	  /* oldest first */
+	size_t nq;
+	unsigned next_id;
+	pthread_mutex_t m; /* of the kernel waiters' kwait */
+	pthread_cond_t cv;
+	struct token tokens[MAX_TOKENS];
+	void (*on_change)(void *arg);
+	void *change_arg;
+	struct hx_ask_stats stats;
+};
+
+static int64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+int hx_ask_new(struct hx_pipeline *pl, const char *grants_path,
+	       unsigned timeout_s, struct hx_ask **out)
+{
+	struct hx_ask *a = calloc(1, sizeof(*a));
+	char err[PATH_MAX + 64];
+
+	*out = NULL;
+	if (!a)
+		return -ENOMEM;
+	a->pl = pl;
+	a->timeout_s = timeout_s;
+	a->session = json_array();
+	a->always = json_array();
+	a->next_id = 1;
+	pthread_mutex_init(&a->m, NULL);
+	pthread_cond_init(&a->cv, NULL);
+	if (!a->session || !a->always) {
+		hx_ask_free(a);
+		return -ENOMEM;
+	}
+	if (grants_path) {
+		snprintf(a->grants_path, sizeof(a->grants_path), "%s",
+			 grants_path);
+		if (hx_grants_load(grants_path, a->always, err, sizeof(err)) ==
+			0 &&
+		    err[0])
+			fprintf(stderr,
+				"harness-exec: warning: grants %s (skipped)\n",
+				err);
+	}
+	*out = a;
+	return 0;
+}
+
+/* ---- subjects ---- */
+
+static char **strv_dup(const char *const *v, size_t n)
+{
+	char **o = calloc(n + 1, sizeof(*o));
+
+	for (size_t i = 0; o && i < n; i++)
+		o[i] = strdup(v[i] ? v[i] : "");
+	return o;
+}
+
+static void strv_free(char **v, size_t n)
+{
+	for (size_t i = 0; v && i < n; i++)
+		free(v[i]);
+	free(v);
+}
+
+static char *opt_dup(const char *s)
+{
+	return s ? strdup(s) : NULL;
+}
+
+static void subject_dup(const struct hx_ask_subject *in,
+			struct hx_ask_subject *o)
+{
+	*o = *in;
+	o->path = opt_dup(in->path);
+	o->path2 = opt_dup(in->path2);
+	o->addr = opt_dup(in->addr);
+	o->rule = opt_dup(in->rule);
+	o->argv = (const char *const *)strv_dup(in->argv, in->argc);
+	o->names = (const char *const *)strv_dup(in->names, in->nnames);
+}
+
+static void subject_free(struct hx_ask_subject *s)
+{
+	free((char *)s->path);
+	free((char *)s->path2);
+	free((char *)s->addr);
+	free((char *)s->rule);
+	strv_free((char **)s->argv, s->argc);
+	strv_free((char **)s->names, s->nnames);
+}
+
+static bool is_file(const struct hx_ask_subject *s)
+{
+	return s->op != HX_OP_EXEC && !s->addr && s->path;
+}
+
+/* ---- grants ---- */
+
+static bool token_holds(struct hx_ask *a, const struct hx_ask_subject *s,
+			char *how, size_t hlen)
+{
+	int64_t now = now_ms();
+
+	for (int i = 0; i < MAX_TOKENS; i++) {
+		struct token *t = &a->tokens[i];
+
+		if (!t->id || t->until_ms < now || t->op != s->op ||
+		    t->key != s->key ||
+		    (t->pid != s->pid &&
+		     !(s->op == HX_OP_EXEC && t->pid == s->ppid)))
+			continue;
+		snprintf(how, hlen, "once #%u", t->id);
+		t->id = 0; /* used up */
+		return true;
+	}
+	return false;
+}
+
+static void token_put(struct hx_ask *a, const struct question *q)
+{
+	struct token *slot = &a->tokens[0];
+	int64_t now = now_ms();
+
+	for (int i = 0; i < MAX_TOKENS; i++)
+		if (!a->tokens[i].id || a->tokens[i].until_ms < now ||
+		    a->tokens[i].until_ms < slot->until_ms) {
+			slot = &a->tokens[i];
+			if (!slot->id || slot->until_ms < now)
+				break;
+		}
+	*slot = (struct token){q->s.pid, q->s.op, q->s.key, now + TOKEN_TTL_MS,
+			       q->id};
+}
+
+enum hx_verdict hx_ask_granted(struct hx_ask *a, const struct hx_ask_subject *s,
+			       char *how, size_t hlen)
+{
+	json_t *g;
+
+	if (s->kernel && token_holds(a, s, how, hlen))
+		return HX_VERDICT_ALLOW;
+	g = hx_grants_match(a->session, s);
+	if (!g)
+		g = hx_grants_match(a->always, s);
+	if (!g)
+		return HX_VERDICT_ASK;
+	snprintf(how, hlen, "%s %s",
+		 json_string_value(json_object_get(g, "scope")) ?: "always",
+		 json_string_value(json_object_get(g, "id")));
+	return strcmp(json_string_value(json_object_get(g, "verdict")), "allow")
+		   ? HX_VERDICT_DENY
+		   : HX_VERDICT_ALLOW;
+}
+
+/* ---- questions ---- */
+
+static struct question *find(const struct hx_ask *a, unsigned id)
+{
+	for (struct question *q = a->qs; q; q = q->next)
+		if (q->id == id)
+			return q;
+	return NULL;
+}
+
+/* The first (oldest) question of batch b. */
+static struct question *head(const struct hx_ask *a, unsigned b)
+{
+	for (struct question *q = a->qs; q; q = q->next)
+		if (q->batch == b && q->recorded)
+			return q;
+	return NULL;
+}
+
+static void changed(struct hx_ask *a)
+{
+	if (a->on_change)
+		a->on_change(a->change_arg);
+}
+
+static bool same_dir(const char *x, const char *y)
+{
+	const char *sx = strrchr(x, '/'), *sy = strrchr(y, '/');
+
+	return sx && sy && sx - x == sy - y && !strncmp(x, y, (size_t)(sx - x));
+}
+
+/* The batch a new file question joins: one waiting for the same access
+ * and rule in the same directory. */
+static unsigned batch_of(const struct hx_ask *a, const struct hx_ask_subject *s)
+{
+	if (!is_file(s) || s->path2)
+		return 0;
+	for (struct question *q = a->qs; q; q = q->next)
+		if (q->recorded && is_file(&q->s) && !q->s.path2 &&
+		    q->s.op == s->op && q->s.rule && s->rule &&
+		    !strcmp(q->s.rule, s->rule) && same_dir(q->s.path, s->path))
+			return q->batch;
+	return 0;
+}
+
+static json_t *chain_of(pid_t pid)
+{
+	json_t *c = json_array();
+	char exe[PATH_MAX];
+	pid_t me = getpid();
+
+	for (int i = 0; c && pid > 1 && pid != me && i < CHAIN_MAX; i++) {
+		json_t *p = json_object();
+
+		json_object_set_new(p, "pid", json_integer(pid));
+		if (hx_proc_exe(pid, exe, sizeof(exe)) > 0)
+			json_object_set_new(p, "exe",
+					    hx_record_text(NULL, "", exe));
+		json_array_append_new(c, p);
+		pid = hx_proc_ppid(pid);
+	}
+	return c;
+}
+
+static char *cwd_of(pid_t pid)
+{
+	char path[64], buf[PATH_MAX];
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "/proc/%d/cwd", (int)pid);
+	n = readlink(path, buf, sizeof(buf) - 1);
+	if (n <= 0)
+		return NULL;
+	buf[n] = '\0';
+	return strdup(buf);
+}
+
+unsigned hx_ask_open(struct hx_ask *a, const struct hx_ask_subject *s)
+{
+	struct question *q, **tail;
+
+	if (!a || !a->timeout_s || a->nq >= MAX_WAITING ||
+	    !(q = calloc(1, sizeof(*q))))
+		return 0;
+	q->id = a->next_id++;
+	q->batch = batch_of(a, s);
+	if (!q->batch)
+		q->batch = q->id;
+	subject_dup(s, &q->s);
+	if (s->image) {
+		q->image = *s->image;
+		q->s.image = &q->image;
+	}
+	q->chain = chain_of(s->pid);
+	if (s->op == HX_OP_EXEC)
+		q->cwd = cwd_of(s->pid);
+	clock_gettime(CLOCK_MONOTONIC, &q->asked);
+	for (tail = &a->qs; *tail; tail = &(*tail)->next)
+		;
+	*tail = q;
+	a->nq++;
+	return q->id;
+}
+
+static void unlink_q(struct hx_ask *a, struct question *q)
+{
+	for (struct question **p = &a->qs; *p; p = &(*p)->next)
+		if (*p == q) {
+			*p = q->next;
+			a->nq--;
+			return;
+		}
+}
+
+static void free_q(struct question *q)
+{
+	subject_free(&q->s);
+	free(q->cwd);
+	json_decref(q->chain);
+	free(q);
+}
+
+void hx_ask_recorded(struct hx_ask *a, unsigned id, uint64_t seq)
+{
+	struct question *q = a ? find(a, id) : NULL;
+	bool first;
+
+	if (!q)
+		return;
+	first = head(a, q->batch) == NULL;
+	q->seq = seq;
+	q->recorded = true;
+	if (first)
+		changed(a);
+}
+
+void hx_ask_drop(struct hx_ask *a, unsigned id)
+{
+	struct question *q = a ? find(a, id) : NULL;
+
+	if (!q)
+		return;
+	unlink_q(a, q);
+	free_q(q);
+}
+
+/* The ask_answer record of q; returns its seq (0: not written). */
+static uint64_t record_answer(struct hx_ask *a, struct question *q,
+			      enum hx_verdict v, enum hx_ask_scope scope,
+			      const char *by, json_t *grant)
+{
+	struct hx_peer peer = {
+	    .pid = q->s.pid, .tid = q->s.tid, .ppid = q->s.ppid};
+	struct timespec now;
+	json_t *rec = hx_record_new(a->pl, &peer, "ask_answer", NULL);
+	uint64_t seq = 0;
+	double ms;
+
+	if (!rec)
+		return 0;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	ms = (double)(now.tv_sec - q->asked.tv_sec) * 1e3 +
+	     (double)(now.tv_nsec - q->asked.tv_nsec) / 1e6;
+	json_object_set_new(rec, "ask", json_integer(q->id));
+	if (q->batch != q->id)
+		json_object_set_new(rec, "batch", json_integer(q->batch));
+	if (q->seq)
+		json_object_set_new(rec, "ref_seq",
+				    json_integer((json_int_t)q->seq));
+	json_object_set_new(rec, "op", json_string(hx_op_name(q->s.op)));
+	hx_record_set_str(rec, "rule", q->s.rule);
+	json_object_set_new(rec, "verdict", json_string(hx_verdict_name(v)));
+	json_object_set_new(rec, "scope",
+			    json_string(hx_grant_scope_name(scope)));
+	json_object_set_new(rec, "by", json_string(by));
+	json_object_set_new(rec, "latency_ms",
+			    json_real((double)(int64_t)(ms * 10) / 10));
+	if (grant)
+		json_object_set_new(rec, "grant",
+				    json_incref(json_object_get(grant, "id")));
+	json_object_set_new(rec, "layer",
+			    json_string(q->s.kernel ? "kernel" : "shim"));
+	hx_record_append(a->pl, rec, &seq);
+	json_decref(rec);
+	return seq;
+}
+
+/* Ends q with v: recorded, its waiter told, q freed. */
+static void finish(struct hx_ask *a, struct question *q, enum hx_verdict v,
+		   enum hx_ask_scope scope, const char *by, const char *why,
+		   json_t *grant)
+{
+	struct hx_ask_result r = {v, 0, why};
+	struct hx_peer peer = {
+	    .pid = q->s.pid, .tid = q->s.tid, .ppid = q->s.ppid};
+
+	unlink_q(a, q);
+	if (q->recorded)
+		r.seq = record_answer(a, q, v, scope, by, grant);
+	if (v == HX_VERDICT_ALLOW)
+		a->stats.allowed++;
+	else if (!strcmp(why, "timeout"))
+		a->stats.timed_out++;
+	else if (!strcmp(why, "answer"))
+		a->stats.denied++;
+	else
+		a->stats.gone++;
+	/* The shim makes the call next; the kernel layer's view of it is
+	 * this answer (one record stands for both). */
+	if (!q->s.kernel && v == HX_VERDICT_ALLOW && a->pl->kern) {
+		token_put(a, q);
+		hx_correlate_put(a->pl, &peer, (int)q->s.op, q->s.key, v, r.seq,
+				 false);
+	}
+	if (q->kw) {
+		pthread_mutex_lock(&a->m);
+		q->kw->r = r;
+		q->kw->done = true;
+		pthread_cond_broadcast(&a->cv);
+		pthread_mutex_unlock(&a->m);
+	} else if (q->fn) {
+		q->fn(q->arg, &r);
+	}
+	free_q(q);
+}
+
+/* Ends every question of batch b with v. */
+static void finish_batch(struct hx_ask *a, unsigned b, enum hx_verdict v,
+			 enum hx_ask_scope scope, const char *by,
+			 const char *why, json_t *grant)
+{
+	struct question *q, *next;
+
+	for (q = a->qs; q; q = next) {
+		next = q->next;
+		if (q->batch == b && q->recorded)
+			finish(a, q, v, scope, by, why, grant);
+	}
+}
+
+/* The longest directory all of batch b's paths are beneath. */
+static void batch_dir(const struct hx_ask *a, unsigned b, char *dir,
+		      size_t size)
+{
+	const struct question *h = head(a, b);
+	char *slash;
+	size_t n;
+
+	snprintf(dir, size, "%s", h && h->s.path ? h->s.path : "/");
+	if ((slash = strrchr(dir, '/')))
+		*(slash == dir ? slash + 1 : slash) = '\0';
+	for (const struct question *q = a->qs; q; q = q->next) {
+		if (q->batch != b || !q->recorded || !q->s.path)
+			continue;
+		while (strcmp(dir, "/") &&
+		       (strncmp(q->s.path, dir, (n = strlen(dir))) ||
+			q->s.path[n] != '/')) {
+			slash = strrchr(dir, '/');
+			*(slash == dir ? slash + 1 : slash) = '\0';
+		}
+	}
+}
+
+static size_t batch_size(const struct hx_ask *a, unsigned b)
+{
+	size_t n = 0;
+
+	for (const struct question *q = a->qs; q; q = q->next)
+		n += q->batch == b && q->recorded;
+	return n;
+}
+
+int hx_ask_answer(struct hx_ask *a, unsigned id, enum hx_verdict v,
+		  enum hx_ask_scope scope, const char *by, unsigned prefix,
+		  char *msg, size_t mlen)
+{
+	struct question *q = find(a, id), *h;
+	char dir[PATH_MAX];
+	json_t *g = NULL;
+	unsigned b;
+	size_t n;
+	int e;
+
+	if (!q || !q->recorded)
+		return -ENOENT;
+	if (v != HX_VERDICT_ALLOW && v != HX_VERDICT_DENY)
+		return -EINVAL;
+	b = q->batch;
+	h = head(a, b);
+	n = batch_size(a, b);
+	snprintf(msg, mlen, "%s %u%s (%zu call%s)", hx_verdict_name(v), b,
+		 scope == HX_ASK_ONCE	   ? ""
+		 : scope == HX_ASK_SESSION ? " for the session"
+					   : " always",
+		 n, n == 1 ? "" : "s");
+	if (scope != HX_ASK_ONCE) {
+		if (n > 1)
+			batch_dir(a, b, dir, sizeof(dir));
+		g = hx_grant_new(&h->s, v, scope, prefix, n > 1 ? dir : NULL);
+		if (!g)
+			return -ENOMEM;
+		json_object_set_new(
+		    g, "session",
+		    json_string(a->pl->session ? a->pl->session : ""));
+		json_array_append(
+		    scope == HX_ASK_ALWAYS ? a->always : a->session, g);
+		if (scope == HX_ASK_ALWAYS &&
+		    (!a->grants_path[0] ||
+		     (e = hx_grants_append(a->grants_path, g))))
+			snprintf(msg, mlen,
+				 "%s %u for the session: the grants file "
+				 "cannot be written (%s)",
+				 hx_verdict_name(v), b,
+				 a->grants_path[0] ? strerror(-e) : "none");
+	}
+	finish_batch(a, b, v, scope, by, "answer", g);
+	json_decref(g);
+	changed(a);
+	return 0;
+}
+
+bool hx_ask_wait_begin(struct hx_ask *a, unsigned id, struct hx_ask_wait *w)
+{
+	struct question *q = find(a, id);
+
+	*w = (struct hx_ask_wait){false, {HX_VERDICT_DENY, 0, "gone"}, id};
+	if (!q)
+		return false;
+	q->kw = w;
+	return true;
+}
+
+bool hx_ask_wait_sleep(struct hx_ask *a, struct hx_ask_wait *w,
+		       bool (*gone)(void *arg), void *arg)
+{
+	struct timespec until;
+	bool done;
+
+	pthread_mutex_lock(&a->m);
+	while (!w->done) {
+		clock_gettime(CLOCK_REALTIME, &until);
+		until.tv_nsec += POLL_MS * 1000000L;
+		if (until.tv_nsec >= 1000000000L) {
+			until.tv_sec++;
+			until.tv_nsec -= 1000000000L;
+		}
+		pthread_cond_timedwait(&a->cv, &a->m, &until);
+		if (!w->done && gone(arg))
+			break;
+	}
+	done = w->done;
+	pthread_mutex_unlock(&a->m);
+	return done;
+}
+
+void hx_ask_wait_end(struct hx_ask *a, struct hx_ask_wait *w,
+		     struct hx_ask_result *r)
+{
+	struct question *q;
+
+	/* Answered while it looked: then the answer stands. */
+	if (!w->done && (q = find(a, w->id)) && q->kw == w) {
+		q->kw = NULL;
+		finish(a, q, HX_VERDICT_DENY, HX_ASK_ONCE, "gone", "gone",
+		       NULL);
+		changed(a);
+	}
+	*r = w->r;
+}
+
+void hx_ask_defer(struct hx_ask *a, unsigned id, void *owner,
+		  void (*fn)(void *arg, const struct hx_ask_result *r),
+		  void *arg)
+{
+	struct question *q = find(a, id);
+
+	if (!q) {
+		struct hx_ask_result r = {HX_VERDICT_DENY, 0, "end"};
+
+		fn(arg, &r);
+		return;
+	}
+	q->fn = fn;
+	q->arg = arg;
+	q->owner = owner;
+}
+
+void hx_ask_forget(struct hx_ask *a, void *owner)
+{
+	struct question *q, *next;
+	bool any = false;
+
+	for (q = a ? a->qs : NULL; q; q = next) {
+		next = q->next;
+		if (q->fn && q->owner == owner) {
+			finish(a, q, HX_VERDICT_DENY, HX_ASK_ONCE, "gone",
+			       "gone", NULL);
+			any = true;
+		}
+	}
+	if (any)
+		changed(a);
+}
+
+void hx_ask_tick(struct hx_ask *a)
+{
+	struct timespec now;
+	bool any = false;
+	struct question *q;
+
+	if (!a)
+		return;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	/* A batch waits as long as its first question. */
+	for (q = a->qs; q;) {
+		if (q->recorded && head(a, q->batch) == q &&
+		    now.tv_sec - q->asked.tv_sec >= (time_t)a->timeout_s) {
+			finish_batch(a, q->batch, HX_VERDICT_DENY, HX_ASK_ONCE,
+				     "timeout", "timeout", NULL);
+			any = true;
+			q = a->qs; /* the list changed */
+			continue;
+		}
+		q = q->next;
+	}
+	if (any)
+		changed(a);
+}
+
+/* Whether q's asker still waits for it: not dead, nor a zombie. */
+static bool asker_lives(const struct question *q)
+{
+	struct hx_procstat st;
+
+	return !hx_proc_stat(q->s.pid, &st) && st.state != 'Z' &&
+	       st.state != 'X';
+}
+
+void hx_ask_end(struct hx_ask *a)
+{
+	bool any = a && a->qs;
+
+	while (a && a->qs) {
+		const char *why = asker_lives(a->qs) ? "end" : "gone";
+
+		finish(a, a->qs, HX_VERDICT_DENY, HX_ASK_ONCE, why, why, NULL);
+	}
+	if (any)
+		changed(a);
+}
+
+void hx_ask_free(struct hx_ask *a)
+{
+	if (!a)
+		return;
+	hx_ask_end(a);
+	json_decref(a->session);
+	json_decref(a->always);
+	pthread_cond_destroy(&a->cv);
+	pthread_mutex_destroy(&a->m);
+	free(a);
+}
+
+/* ---- for people and programs ---- */
+
+size_t hx_ask_pending(const struct hx_ask *a, unsigned *ids, size_t n)
+{
+	size_t k = 0;
+
+	for (const struct question *q = a ? a->qs : NULL; q; q = q->next)
+		if (q->recorded && head(a, q->batch) == q) {
+			if (k < n)
+				ids[k] = q->batch;
+			k++;
+		}
+	return k;
+}
+
+static void put_word(struct hx_sbuf *b, const char *w)
+{
+	bool plain = *w != '\0';
+
+	for (const char *p = w; *p && plain; p++)
+		plain = (*p > ' ' && *p < 0x7f &&
+			 !strchr("'\"\\$`;&|<>(){}*?", *p));
+	if (plain) {
+		hx_sbuf_put(b, w);
+		return;
+	}
+	hx_sbuf_put(b, "'");
+	hx_sbuf_put_escaped(b, w, strlen(w));
+	hx_sbuf_put(b, "'");
+}
+
+void hx_ask_line(const struct hx_ask *a, unsigned id, char *buf, size_t size)
+{
+	const struct question *h = head(a, id);
+	struct hx_sbuf b = {buf, size, 0};
+	size_t n = batch_size(a, id);
+	char dir[PATH_MAX];
+
+	if (size)
+		buf[0] = '\0';
+	if (!h)
+		return;
+	hx_sbuf_put(&b, hx_op_name(h->s.op));
+	hx_sbuf_put(&b, " ");
+	if (h->s.op == HX_OP_EXEC) {
+		hx_sbuf_put_escaped(&b, h->s.path, strlen(h->s.path));
+		hx_sbuf_put(&b, ":");
+		for (size_t i = 0; i < h->s.argc; i++) {
+			hx_sbuf_put(&b, " ");
+			put_word(&b, h->s.argv[i]);
+		}
+		if (h->cwd) {
+			hx_sbuf_put(&b, " (in ");
+			hx_sbuf_put_escaped(&b, h->cwd, strlen(h->cwd));
+			hx_sbuf_put(&b, ")");
+		}
+	} else if (h->s.addr) {
+		if (h->s.nnames) {
+			hx_sbuf_put_escaped(&b, h->s.names[0],
+					    strlen(h->s.names[0]));
+			hx_sbuf_put(&b, ":");
+			hx_sbuf_put_uint(&b, h->s.port);
+			hx_sbuf_put(&b, " (");
+		}
+		hx_sbuf_put_escaped(&b, h->s.addr, strlen(h->s.addr));
+		if (h->s.nnames)
+			hx_sbuf_put(&b, ")");
+	} else if (n > 1) {
+		batch_dir(a, id, dir, sizeof(dir));
+		hx_sbuf_put_uint(&b, n);
+		hx_sbuf_put(&b, " files in ");
+		hx_sbuf_put_escaped(&b, dir, strlen(dir));
+		hx_sbuf_put(&b, strcmp(dir, "/") ? "/" : "");
+	} else {
+		hx_sbuf_put_escaped(&b, h->s.path ? h->s.path : "?",
+				    strlen(h->s.path ? h->s.path : "?"));
+		if (h->s.path2) {
+			hx_sbuf_put(&b, " -> ");
+			hx_sbuf_put_escaped(&b, h->s.path2, strlen(h->s.path2));
+		}
+	}
+}
+
+json_t *hx_ask_describe(const struct hx_ask *a, unsigned id)
+{
+	const struct question *h = head(a, id);
+	json_t *o, *paths;
+	struct timespec now;
+	char line[1024];
+
+	if (!h || !(o = json_object()))
+		return NULL;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	hx_ask_line(a, id, line, sizeof(line));
+	json_object_set_new(o, "id", json_integer(id));
+	json_object_set_new(o, "op", json_string(hx_op_name(h->s.op)));
+	json_object_set_new(o, "what", json_string(line));
+	if (h->s.op == HX_OP_EXEC) {
+		hx_record_set_text(NULL, o, "path", "", h->s.path);
+		json_object_set_new(
+		    o, "argv",
+		    hx_record_strings(NULL, "", h->s.argv, h->s.argc));
+		hx_record_set_text(NULL, o, "cwd", "", h->cwd);
+	} else if (h->s.addr) {
+		json_object_set_new(o, "addr", json_string(h->s.addr));
+		json_object_set_new(
+		    o, "names",
+		    hx_record_strings(NULL, "", h->s.names, h->s.nnames));
+	} else {
+		paths = json_array();
+		for (const struct question *q = a->qs; q; q = q->next)
+			if (q->batch == id && q->recorded && q->s.path)
+				json_array_append_new(
+				    paths, hx_record_text(NULL, "", q->s.path));
+		json_object_set_new(o, "paths", paths);
+		hx_record_set_text(NULL, o, "path2", "", h->s.path2);
+	}
+	json_object_set_new(o, "processes", json_incref(h->chain));
+	hx_record_set_str(o, "rule", h->s.rule);
+	json_object_set_new(o, "waiting_s",
+			    json_integer(now.tv_sec - h->asked.tv_sec));
+	json_object_set_new(o, "timeout_s",
+			    json_integer((json_int_t)a->timeout_s -
+					 (now.tv_sec - h->asked.tv_sec)));
+	return o;
+}
+
+void hx_ask_stats(const struct hx_ask *a, struct hx_ask_stats *st)
+{
+	if (a)
+		*st = a->stats;
+	else
+		memset(st, 0, sizeof(*st));
+}
+
+void hx_ask_on_change(struct hx_ask *a, void (*fn)(void *arg), void *arg)
+{
+	a->on_change = fn;
+	a->change_arg = arg;
+}
+
+/* "pending": one JSON object per line, then "ok N". */
+static void control_pending(struct hx_ask *a, char *reply, size_t size)
+{
+	unsigned ids[32];
+	size_t n = hx_ask_pending(a, ids, 32), len = 0;
+
+	for (size_t i = 0; i < n && i < 32; i++) {
+		json_t *o = hx_ask_describe(a, ids[i]);
+		char *s = o ? json_dumps(o, JSON_COMPACT) : NULL;
+
+		if (s && len + strlen(s) + 2 < size - 16)
+			len += (size_t)snprintf(reply + len, size - len, "%s\n",
+						s);
+		free(s);
+		json_decref(o);
+	}
+	snprintf(reply + len, size - len, "ok %zu", n);
+}
+
+void hx_ask_control(struct hx_ask *a, const char *req, pid_t pid, char *reply,
+		    size_t size)
+{
+	char verb[16] = "", scope[16] = "once", msg[256], by[48];
+	unsigned id = 0, prefix = 0;
+	int k, sc, e;
+
+	k = sscanf(req, "%15s %u %15s %u", verb, &id, scope, &prefix);
+	if (k >= 1 && !strcmp(verb, "pending")) {
+		control_pending(a, reply, size);
+		return;
+	}
+	if (k < 2 || (strcmp(verb, "approve") && strcmp(verb, "deny"))) {
+		snprintf(reply, size, "error unknown request");
+		return;
+	}
+	if ((sc = hx_grant_scope_parse(scope)) < 0) {
+		snprintf(reply, size, "error unknown scope '%s'", scope);
+		return;
+	}
+	snprintf(by, sizeof(by), "control pid %d", (int)pid);
+	e = hx_ask_answer(
+	    a, id, strcmp(verb, "deny") ? HX_VERDICT_ALLOW : HX_VERDICT_DENY,
+	    (enum hx_ask_scope)sc, by, prefix, msg, sizeof(msg));
+	if (e == -ENOENT)
+		snprintf(reply, size, "error no question %u waits", id);
+	else if (e)
+		snprintf(reply, size, "error %s", strerror(-e));
+	else
+		snprintf(reply, size, "ok %s", msg);
+}

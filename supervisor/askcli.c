@@ -1,0 +1,251 @@
+/* harness-exec pending | approve | deny; see askcli.h. */
+#define _GNU_SOURCE
+#include "supervisor/askcli.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <jansson.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "supervisor/ask.h"
+#include "supervisor/grants.h"
+#include "supervisor/control.h"
+#include "supervisor/session.h"
+
+#define MAX_LIVE  64
+#define REPLY_MAX 4096
+#define WAIT_MS	  5000
+
+static const char usage[] =
+    "Usage: harness-exec pending [--session ID] [--json]\n"
+    "       harness-exec approve ID [--scope once|session|always]\n"
+    "                            [--prefix N] [--session ID]\n"
+    "       harness-exec deny ID [--scope once|session|always]\n"
+    "                            [--session ID]\n"
+    "\n"
+    "pending  what the running sessions ask and wait for: one JSON\n"
+    "         object per question and line (session, id, what, the\n"
+    "         processes that asked, rule, seconds waited and left), or,\n"
+    "         on a terminal without --json, one line each\n"
+    "approve  allows question ID (a batch: all of its calls) of the\n"
+    "         session (--session, needed when more than one runs):\n"
+    "         once (the default), for the session, or always (kept in\n"
+    "         the grants file: harness-policy grants); --prefix N grants\n"
+    "         an exec with its first N arguments and any after them\n"
+    "         ('git push' for 'git push origin main' with --prefix 1)\n"
+    "deny     refuses it, once or for the session or always\n"
+    "\n"
+    "Exit status: 0 done, 1 no such session or question, 2 usage.\n";
+
+bool hx_askcli_is_command(const char *name)
+{
+	return !strcmp(name, "pending") || !strcmp(name, "approve") ||
+	       !strcmp(name, "deny");
+}
+
+struct live {
+	char id[HX_SESSION_ID_MAX + 1];
+	char path[108];
+};
+
+/* A session's ask socket that answers (the session runs). */
+static bool answers(const char *path)
+{
+	char reply[64];
+
+	return hx_control_request(path, "pending", reply, sizeof(reply),
+				  1000) == 0;
+}
+
+/* The running sessions (their ask socket answers), or the one named. */
+static size_t find_live(const char *only, struct live *out, size_t max)
+{
+	char state[PATH_MAX], dir[PATH_MAX + 16], p[PATH_MAX + 128];
+	struct dirent *de;
+	size_t n = 0;
+	DIR *d;
+
+	if (hx_session_state_dir(state, sizeof(state)))
+		return 0;
+	snprintf(dir, sizeof(dir), "%s/sessions", state);
+	if (!(d = opendir(dir)))
+		return 0;
+	while ((de = readdir(d)) && n < max) {
+		if (!hx_session_name_valid(de->d_name) ||
+		    (only && strcmp(only, de->d_name)))
+			continue;
+		/* As the session placed it: its dir, or the run dir when
+		 * that path is too long for a socket. */
+		if ((size_t)snprintf(p, sizeof(p), "%s/%s/ask", dir,
+				     de->d_name) >= sizeof(out->path))
+			snprintf(p, sizeof(p), "/tmp/harness-%u/%s.ask",
+				 (unsigned)getuid(), de->d_name);
+		if (strlen(p) >= sizeof(out->path) || !answers(p))
+			continue;
+		memcpy(out[n].id, de->d_name, strlen(de->d_name) + 1);
+		snprintf(out[n].path, sizeof(out[n].path), "%s", p);
+		n++;
+	}
+	closedir(d);
+	return n;
+}
+
+static void print_human(FILE *out, const char *session, json_t *q)
+{
+	fprintf(out, "%s  %lld  %s  (rule %s, waiting %llds, %llds left)\n",
+		session,
+		(long long)json_integer_value(json_object_get(q, "id")),
+		json_string_value(json_object_get(q, "what")),
+		json_string_value(json_object_get(q, "rule")) ?: "?",
+		(long long)json_integer_value(json_object_get(q, "waiting_s")),
+		(long long)json_integer_value(json_object_get(q, "timeout_s")));
+}
+
+static int cmd_pending(const struct live *l, size_t n, bool json, FILE *out,
+		       FILE *err)
+{
+	char reply[REPLY_MAX];
+	int total = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		char *line, *save = NULL;
+
+		if (hx_control_request(l[i].path, "pending", reply,
+				       sizeof(reply), WAIT_MS)) {
+			fprintf(err, "harness-exec pending: %s: no answer\n",
+				l[i].id);
+			continue;
+		}
+		for (line = strtok_r(reply, "\n", &save); line;
+		     line = strtok_r(NULL, "\n", &save)) {
+			json_t *q = json_loads(line, 0, NULL);
+
+			if (!q)
+				continue; /* the "ok N" line */
+			json_object_set_new(q, "session", json_string(l[i].id));
+			if (json) {
+				char *s = json_dumps(q, JSON_COMPACT);
+
+				fprintf(out, "%s\n", s);
+				free(s);
+			} else {
+				print_human(out, l[i].id, q);
+			}
+			total++;
+			json_decref(q);
+		}
+	}
+	if (!total && !json)
+		fprintf(out, "nothing waits\n");
+	return 0;
+}
+
+static int cmd_answer(const char *verb, const struct live *l, unsigned id,
+		      const char *scope, unsigned prefix, FILE *out, FILE *err)
+{
+	char req[128], reply[REPLY_MAX];
+	int r;
+
+	snprintf(req, sizeof(req), "%s %u %s %u", verb, id, scope, prefix);
+	r = hx_control_request(l->path, req, reply, sizeof(reply), WAIT_MS);
+	if (r) {
+		fprintf(err, "harness-exec %s: %s: %s\n", verb, l->id,
+			strerror(-r));
+		return 1;
+	}
+	if (strncmp(reply, "ok ", 3)) {
+		fprintf(err, "harness-exec %s: %s: %s\n", verb, l->id,
+			strncmp(reply, "error ", 6) ? reply : reply + 6);
+		return 1;
+	}
+	fprintf(out, "%s: %s\n", l->id, reply + 3);
+	return 0;
+}
+
+int hx_askcli(int argc, char *const *argv, FILE *out, FILE *err)
+{
+	const char *verb = argv[1], *session = NULL, *scope = "once";
+	struct live live[MAX_LIVE];
+	bool json = !isatty(fileno(out)), has_id = false;
+	unsigned long id = 0, prefix = 0;
+	char *end;
+	size_t n;
+
+	for (int i = 2; i < argc; i++) {
+		const char *a = argv[i];
+
+		if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+			fputs(usage, out);
+			return 0;
+		} else if (!strcmp(a, "--json")) {
+			json = true;
+		} else if (!strcmp(a, "--session") && i + 1 < argc) {
+			session = argv[++i];
+		} else if (!strcmp(a, "--scope") && i + 1 < argc &&
+			   strcmp(verb, "pending")) {
+			scope = argv[++i];
+			if (hx_grant_scope_parse(scope) < 0) {
+				fprintf(err,
+					"harness-exec %s: --scope %s: "
+					"expected once, session or always\n",
+					verb, scope);
+				return 2;
+			}
+		} else if (!strcmp(a, "--prefix") && i + 1 < argc &&
+			   !strcmp(verb, "approve")) {
+			prefix = strtoul(argv[++i], &end, 10);
+			if (*end || prefix > 64) {
+				fprintf(err, "harness-exec approve: --prefix "
+					     "expects 0 to 64\n");
+				return 2;
+			}
+		} else if (!has_id && strcmp(verb, "pending") && a[0] >= '0' &&
+			   a[0] <= '9') {
+			id = strtoul(a, &end, 10);
+			if (*end || !id || id > 0xffffffffUL) {
+				fprintf(err,
+					"harness-exec %s: %s is no "
+					"question id\n",
+					verb, a);
+				return 2;
+			}
+			has_id = true;
+		} else {
+			fprintf(err, "harness-exec %s: unexpected '%s'\n\n%s",
+				verb, a, usage);
+			return 2;
+		}
+	}
+	if (strcmp(verb, "pending") && !has_id) {
+		fprintf(err,
+			"harness-exec %s: which question? (harness-exec "
+			"pending)\n\n%s",
+			verb, usage);
+		return 2;
+	}
+	if (session && !hx_session_name_valid(session)) {
+		fprintf(err, "harness-exec %s: '%s' is no session id\n", verb,
+			session);
+		return 2;
+	}
+	n = find_live(session, live, MAX_LIVE);
+	if (!strcmp(verb, "pending"))
+		return cmd_pending(live, n, json, out, err);
+	if (n > 1) {
+		fprintf(err,
+			"harness-exec %s: %zu sessions run: say which with "
+			"--session ID (harness-exec pending)\n",
+			verb, n);
+		return 2;
+	}
+	if (!n) {
+		fprintf(err, "harness-exec %s: no running session%s\n", verb,
+			session ? " of that id" : "");
+		return 1;
+	}
+	return cmd_answer(verb, &live[0], (unsigned)id, scope, (unsigned)prefix,
+			  out, err);
+}

@@ -1,0 +1,492 @@
+/* The questions on harness-exec's terminal; see askterm.h. */
+#define _GNU_SOURCE
+#include "supervisor/askterm.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <jansson.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <termios.h>
+#include <unistd.h>
+
+#include "supervisor/ask.h"
+#include "supervisor/proc.h"
+#include "supervisor/server.h"
+
+#define PROMPT_MAX  4096
+#define STOPPED_MAX 256
+#define TREE_MAX    4096
+
+/* The keys and what they answer. */
+static const struct {
+	char key;
+	enum hx_verdict v;
+	enum hx_ask_scope scope;
+	const char *word;
+} keys[] = {
+    {'o', HX_VERDICT_ALLOW, HX_ASK_ONCE, "allowed once"},
+    {'s', HX_VERDICT_ALLOW, HX_ASK_SESSION, "allowed for the session"},
+    {'a', HX_VERDICT_ALLOW, HX_ASK_ALWAYS, "allowed always"},
+    {'d', HX_VERDICT_DENY, HX_ASK_ONCE, "denied"},
+    {'n', HX_VERDICT_DENY, HX_ASK_ONCE, "denied"},
+    {'q', HX_VERDICT_DENY, HX_ASK_ONCE, "denied"},
+    {'\003', HX_VERDICT_DENY, HX_ASK_ONCE, "denied"}, /* ^C */
+    {'\033', HX_VERDICT_DENY, HX_ASK_ONCE, "denied"}, /* Esc */
+    {'D', HX_VERDICT_DENY, HX_ASK_ALWAYS, "denied always"},
+};
+#define NKEYS	  (sizeof(keys) / sizeof(keys[0]))
+#define ELSEWHERE 'x' /* answered elsewhere: the helper ends */
+#define READY	  'r' /* the helper holds the terminal */
+#define GO	  'g' /* the question may be put */
+
+struct hx_askterm {
+	struct hx_source src; /* the helper's socket, while one runs */
+	struct hx_ask *a;
+	struct hx_server *srv;
+	int tty; /* -1: none */
+	bool quiet, broken;
+	unsigned shown;	 /* the batch on the screen, or 0 */
+	unsigned hinted; /* the last batch a line was printed for */
+	pid_t helper;
+	bool ready; /* the helper holds the terminal */
+	dev_t rdev; /* the terminal's device (/dev/tty is another), or 0 */
+	struct hx_proc stopped[STOPPED_MAX]; /* before the question */
+	size_t nstopped;
+};
+
+static int key_index(char c)
+{
+	for (size_t i = 0; i < NKEYS; i++)
+		if (keys[i].key == c)
+			return (int)i;
+	return -1;
+}
+
+/* ---- the helper (a forked child: async-signal-safe calls only) ---- */
+
+static void put(int fd, const char *s)
+{
+	size_t n = strlen(s);
+
+	while (n) {
+		ssize_t w = write(fd, s, n);
+
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return;
+		s += w;
+		n -= (size_t)w;
+	}
+}
+
+static void __attribute__((noreturn))
+helper(int tty, int sock, const char *prompt)
+{
+	struct termios saved, t;
+	struct pollfd p[2];
+	sigset_t block;
+	pid_t fg = tcgetpgrp(tty);
+	char c = 0;
+	int k = -1;
+
+	/* A process group of its own in the foreground: the agent's are in
+	 * the background while the question is up. */
+	sigemptyset(&block);
+	sigaddset(&block, SIGTTOU);
+	sigaddset(&block, SIGTTIN);
+	sigaddset(&block, SIGTSTP);
+	sigprocmask(SIG_BLOCK, &block, NULL);
+	signal(SIGINT, SIG_IGN);
+	signal(SIGQUIT, SIG_IGN);
+	signal(SIGHUP, SIG_IGN);
+	signal(SIGPIPE, SIG_IGN);
+	if (fg <= 0 || setpgid(0, 0) || tcgetattr(tty, &saved) ||
+	    tcsetpgrp(tty, getpid()))
+		_exit(1);
+	t = saved;
+	t.c_lflag &= ~(tcflag_t)(ICANON | ECHO | ISIG | IEXTEN);
+	t.c_lflag |= TOSTOP;
+	t.c_iflag &= ~(tcflag_t)IXON;
+	t.c_oflag |= OPOST | ONLCR;
+	t.c_cc[VMIN] = 1;
+	t.c_cc[VTIME] = 0;
+	/* TCSAFLUSH: what was typed before is no answer to this. */
+	tcsetattr(tty, TCSAFLUSH, &t);
+	/* Ready: harness-exec stops the agent's reads that began before
+	 * (kick_readers), then says go. */
+	if (write(sock, (char[]){READY}, 1) != 1 || read(sock, &c, 1) != 1) {
+		tcsetattr(tty, TCSANOW, &saved);
+		tcsetpgrp(tty, fg);
+		_exit(1);
+	}
+	tcflush(tty, TCIFLUSH);
+	put(tty, prompt);
+	p[0] = (struct pollfd){.fd = tty, .events = POLLIN};
+	p[1] = (struct pollfd){.fd = sock, .events = POLLIN};
+	while (k < 0) {
+		if (poll(p, 2, -1) < 0) {
+			if (errno == EINTR)
+				continue;
+			break;
+		}
+		if (p[1].revents) { /* answered elsewhere, or harness-exec
+				     * is gone */
+			c = ELSEWHERE;
+			put(tty, "answered elsewhere\n");
+			break;
+		}
+		if (p[0].revents & (POLLHUP | POLLERR | POLLNVAL))
+			break;
+		if (read(tty, &c, 1) == 1)
+			k = key_index(c);
+	}
+	if (k >= 0) {
+		put(tty, keys[k].word);
+		put(tty, "\n");
+	}
+	tcsetattr(tty, TCSANOW, &saved);
+	tcsetpgrp(tty, fg);
+	if (write(sock, &c, 1) < 0) {
+		/* harness-exec is gone: nothing to answer */
+	}
+	_exit(0);
+}
+
+/* ---- harness-exec's side ---- */
+
+/* Whether process group pg is harness-exec's or one of the agent's: a
+ * shell that took the terminal back from a session started in the
+ * background is not asked over. */
+static bool ours(pid_t pg)
+{
+	pid_t me = getpid(), p = pg;
+
+	if (pg == getpgrp())
+		return true;
+	for (int depth = 0; p > 1 && depth < 4096; depth++) {
+		if (p == me)
+			return true;
+		p = hx_proc_ppid(p);
+	}
+	return false;
+}
+
+/* The processes of the tree stopped now (T, or t for the gate's). */
+static size_t stopped_now(struct hx_proc *out, size_t max)
+{
+	static struct hx_proc all[TREE_MAX];
+	size_t n = hx_proc_descendants(getpid(), all, TREE_MAX), k = 0;
+	struct hx_procstat st;
+
+	for (size_t i = 0; i < n && k < max; i++)
+		if (!hx_proc_stat(all[i].pid, &st) &&
+		    (st.state == 'T' || st.state == 't'))
+			out[k++] = all[i];
+	return k;
+}
+
+/* Continues what stopped while the question held the terminal (a read
+ * or a write of it); what was stopped before stays so. */
+static void continue_stopped(struct hx_askterm *t)
+{
+	struct hx_proc now[STOPPED_MAX];
+	size_t n = stopped_now(now, STOPPED_MAX);
+
+	for (size_t i = 0; i < n; i++) {
+		bool before = false;
+
+		for (size_t j = 0; j < t->nstopped && !before; j++)
+			before = t->stopped[j].pid == now[i].pid &&
+				 t->stopped[j].starttime == now[i].starttime;
+		if (!before)
+			hx_proc_signal(&now[i], SIGCONT);
+	}
+}
+
+/* Whether thread task (/proc/<pid>/task/<tid>) waits in a read of the
+ * terminal whose device is rdev. */
+static bool reads_terminal(pid_t pid, const char *tid, dev_t rdev)
+{
+	char path[384], line[256], fdp[64];
+	struct stat st;
+	unsigned long long fd;
+	long nr;
+	FILE *f;
+	bool r = false;
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%s/syscall", (int)pid, tid);
+	if (!(f = fopen(path, "re")))
+		return false;
+	if (fgets(line, sizeof(line), f) &&
+	    sscanf(line, "%ld %llx", &nr, &fd) == 2 &&
+	    (nr == SYS_read || nr == SYS_readv || nr == SYS_pread64 ||
+	     nr == SYS_preadv || nr == SYS_preadv2)) {
+		snprintf(fdp, sizeof(fdp), "/proc/%d/fd/%llu", (int)pid, fd);
+		r = !stat(fdp, &st) && S_ISCHR(st.st_mode) &&
+		    st.st_rdev == rdev;
+	}
+	fclose(f);
+	return r;
+}
+
+/* A read of the terminal that began before the helper took it is not
+ * stopped by job control (the kernel looks when a read starts): such a
+ * process is stopped now (SIGSTOP: SIGTTIN is discarded in an orphaned
+ * process group, as when harness-exec leads its session) and continued
+ * after the question (continue_stopped). */
+static void kick_readers(struct hx_askterm *t)
+{
+	static struct hx_proc all[TREE_MAX];
+	size_t n = hx_proc_descendants(getpid(), all, TREE_MAX);
+	char dir[64];
+	struct dirent *de;
+	DIR *d;
+
+	if (!t->rdev)
+		return;
+	for (size_t i = 0; i < n; i++) {
+		snprintf(dir, sizeof(dir), "/proc/%d/task", (int)all[i].pid);
+		if (!(d = opendir(dir)))
+			continue;
+		while ((de = readdir(d)))
+			if (de->d_name[0] != '.' &&
+			    reads_terminal(all[i].pid, de->d_name, t->rdev)) {
+				hx_proc_signal(&all[i], SIGSTOP);
+				break;
+			}
+		closedir(d);
+	}
+}
+
+static void prompt_of(struct hx_askterm *t, unsigned id, char *buf, size_t size)
+{
+	json_t *d = hx_ask_describe(t->a, id), *p;
+	char line[2048];
+	size_t n, i;
+	int k;
+
+	hx_ask_line(t->a, id, line, sizeof(line));
+	k = snprintf(buf, size, "\n\033[1mharness: ask %u:\033[0m %s\n", id,
+		     line);
+	n = k > 0 ? (size_t)k : 0;
+	json_array_foreach(json_object_get(d, "processes"), i, p)
+	{
+		const char *exe = json_string_value(json_object_get(p, "exe"));
+
+		if (n >= size)
+			break;
+		k = snprintf(
+		    buf + n, size - n, "%s%lld %s", i ? " <- " : "  asked by ",
+		    (long long)json_integer_value(json_object_get(p, "pid")),
+		    exe ? exe : "?");
+		n += k > 0 ? (size_t)k : 0;
+	}
+	if (n < size)
+		snprintf(buf + n, size - n,
+			 "; rule %s\n  [o]nce [s]ession [a]lways [d]eny "
+			 "[D]eny always (refused in %lld s): ",
+			 json_string_value(json_object_get(d, "rule")) ?: "?",
+			 (long long)json_integer_value(
+			     json_object_get(d, "timeout_s")));
+	json_decref(d);
+}
+
+/* No question can be put: one line says how to answer. */
+static void hint(struct hx_askterm *t, unsigned id)
+{
+	char line[2048];
+
+	if (t->quiet || t->hinted >= id)
+		return;
+	t->hinted = id;
+	hx_ask_line(t->a, id, line, sizeof(line));
+	fprintf(stderr,
+		"harness: ask %u waits: %s; answer with 'harness-exec "
+		"approve %u' or 'harness-exec deny %u'\n",
+		id, line, id, id);
+}
+
+static void on_helper(struct hx_server *s, struct hx_source *src,
+		      uint32_t events);
+
+static void show_next(struct hx_askterm *t)
+{
+	unsigned id;
+	char prompt[PROMPT_MAX];
+	pid_t fg, pid;
+	int sv[2];
+
+	if (t->shown || !hx_ask_pending(t->a, &id, 1))
+		return;
+	fg = t->tty >= 0 ? tcgetpgrp(t->tty) : -1;
+	if (t->broken || fg <= 0 || !ours(fg) ||
+	    socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv)) {
+		hint(t, id);
+		return;
+	}
+	prompt_of(t, id, prompt, sizeof(prompt));
+	t->nstopped = stopped_now(t->stopped, STOPPED_MAX);
+	fflush(stderr);
+	pid = fork();
+	if (pid == 0) {
+		close(sv[0]);
+		helper(t->tty, sv[1], prompt);
+	}
+	close(sv[1]);
+	if (pid < 0) {
+		close(sv[0]);
+		hint(t, id);
+		return;
+	}
+	t->helper = pid;
+	t->shown = id;
+	t->src.fd = sv[0];
+	t->src.handle = on_helper;
+	t->src.arg = t;
+	if (hx_server_add(t->srv, &t->src, EPOLLIN))
+		kill(pid, SIGKILL); /* its socket closes below, unread */
+}
+
+static void end_helper(struct hx_askterm *t)
+{
+	hx_server_del(t->srv, &t->src);
+	close(t->src.fd);
+	t->src.fd = -1;
+	t->helper = 0;
+	t->shown = 0;
+	t->ready = false;
+	continue_stopped(t);
+}
+
+static void on_helper(struct hx_server *s, struct hx_source *src,
+		      uint32_t events)
+{
+	struct hx_askterm *t = src->arg;
+	unsigned id = t->shown;
+	char c = 0, msg[256];
+	ssize_t n;
+	int k;
+
+	(void)s;
+	(void)events;
+	do
+		n = read(src->fd, &c, 1);
+	while (n < 0 && errno == EINTR);
+	if (n == 1 && c == READY && !t->ready) {
+		t->ready = true;
+		kick_readers(t);
+		if (write(src->fd, (char[]){GO}, 1) == 1)
+			return;
+		n = 0; /* the helper is gone */
+	}
+	end_helper(t);
+	if (n != 1) {
+		/* It could not hold the terminal (or died): lines only. */
+		t->broken = true;
+		show_next(t);
+		return;
+	}
+	k = key_index(c);
+	if (k >= 0)
+		hx_ask_answer(t->a, id, keys[k].v, keys[k].scope, "terminal", 0,
+			      msg, sizeof(msg));
+	/* A question waits no more: the next one, if any, is put. */
+	show_next(t);
+}
+
+static void on_change(void *arg)
+{
+	struct hx_askterm *t = arg;
+	unsigned ids[64];
+	size_t n;
+	bool still = false;
+
+	if (t->shown) {
+		n = hx_ask_pending(t->a, ids, 64);
+		for (size_t i = 0; i < n && i < 64 && !still; i++)
+			still = ids[i] == t->shown;
+		/* Answered elsewhere, timed out or withdrawn: the helper
+		 * puts the terminal back and says so. */
+		if (!still && write(t->src.fd, (char[]){ELSEWHERE}, 1) < 0)
+			kill(t->helper, SIGKILL);
+		return;
+	}
+	show_next(t);
+}
+
+/* The controlling terminal's device: tty_nr, the 7th field of
+ * /proc/self/stat (after the name in parentheses). 0: none. */
+static dev_t controlling_tty(void)
+{
+	char buf[1024], *p;
+	unsigned long long nr = 0;
+	ssize_t n;
+	int fd = open("/proc/self/stat", O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return 0;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = '\0';
+	p = strrchr(buf, ')');
+	if (!p || sscanf(p + 1, " %*c %*d %*d %*d %llu", &nr) != 1)
+		return 0;
+	return (dev_t)nr;
+}
+
+struct hx_askterm *hx_askterm_new(struct hx_ask *a, struct hx_server *srv,
+				  bool quiet)
+{
+	struct hx_askterm *t = calloc(1, sizeof(*t));
+
+	if (!t)
+		return NULL;
+	t->a = a;
+	t->srv = srv;
+	t->quiet = quiet;
+	t->src.fd = -1;
+	t->tty = open("/dev/tty", O_RDWR | O_NOCTTY | O_CLOEXEC);
+	t->rdev = t->tty >= 0 ? controlling_tty() : 0;
+	/* While a helper holds the terminal with TOSTOP, harness-exec's own
+	 * lines (notices, warnings) are written, not stopped. Set after the
+	 * agent is forked: an ignored signal stays ignored across exec. */
+	signal(SIGTTOU, SIG_IGN);
+	hx_ask_on_change(a, on_change, t);
+	return t;
+}
+
+void hx_askterm_free(struct hx_askterm *t)
+{
+	struct pollfd p;
+	char c;
+
+	if (!t)
+		return;
+	hx_ask_on_change(t->a, NULL, NULL);
+	if (t->src.fd >= 0) {
+		/* The helper puts the terminal back before it answers. */
+		if (write(t->src.fd, (char[]){ELSEWHERE}, 1) == 1) {
+			p = (struct pollfd){.fd = t->src.fd, .events = POLLIN};
+			if (poll(&p, 1, 1000) == 1 &&
+			    read(t->src.fd, &c, 1) < 0) {
+				/* gone: nothing more to do */
+			}
+		}
+		end_helper(t);
+	}
+	if (t->tty >= 0)
+		close(t->tty);
+	free(t);
+}

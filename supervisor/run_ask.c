@@ -1,0 +1,69 @@
+/* A session's approvals (ask.h) as run.c sets them up and ends them:
+ * the questions and grants, the ask socket another terminal answers
+ * through, the questions on harness-exec's terminal (askterm.h). */
+#define _GNU_SOURCE
+#include "supervisor/run_int.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "policy/policy.h"
+#include "supervisor/ask.h"
+#include "supervisor/askterm.h"
+#include "supervisor/control.h"
+#include "supervisor/grants.h"
+#include "supervisor/say.h"
+
+static void on_ask_control(void *arg, pid_t pid, const char *req, char *reply,
+			   size_t size)
+{
+	struct run *r = arg;
+
+	hx_ask_control(r->pl.ask, req, pid, reply, size);
+}
+
+int hx_run_open_ask(struct run *r)
+{
+	char grants[PATH_MAX];
+	unsigned timeout = r->o->ask_timeout >= 0
+			       ? (unsigned)r->o->ask_timeout
+			       : hx_policy_ask_timeout(r->policy);
+	int e = hx_grants_path(grants, sizeof(grants));
+
+	if ((e = hx_ask_new(&r->pl, e ? NULL : grants, timeout, &r->pl.ask))) {
+		hx_say("approvals: %s", strerror(-e));
+		return -1;
+	}
+	if ((e = hx_control_listen(r->srv, r->sess.ask_path, on_ask_control, r,
+				   &r->askctl)) &&
+	    !r->o->quiet)
+		fprintf(stderr,
+			"harness-exec: warning: ask socket %s: %s: questions "
+			"are answered on the terminal only\n",
+			r->sess.ask_path, strerror(-e));
+	return 0;
+}
+
+void hx_run_ask_terminal(struct run *r)
+{
+	r->askterm = hx_askterm_new(r->pl.ask, r->srv, r->o->quiet);
+}
+
+void hx_run_end_asks(struct run *r)
+{
+	hx_askterm_free(r->askterm);
+	r->askterm = NULL;
+	hx_ask_end(r->pl.ask);
+}
+
+void hx_run_close_ask(struct run *r)
+{
+	hx_askterm_free(r->askterm); /* a set-up that failed half way */
+	r->askterm = NULL;
+	hx_control_free(r->askctl);
+	r->askctl = NULL;
+	hx_ask_free(r->pl.ask);
+	r->pl.ask = NULL;
+}

@@ -1,0 +1,393 @@
+"""Approvals (supervisor/ask.h): a call the policy says ask for waits in
+its system call until a person answers, from harness-exec's terminal (a
+pty the test drives) or with `harness-exec approve|deny` from another
+process; the answer's scope is honoured (once, the session, always in
+the grants file), a grant holds only for what it names, no answer is a
+refusal after the timeout, and each question and answer is recorded.
+Through the shim (python, sh) and without it (static busybox)."""
+
+import json
+import os
+import pty
+import select
+import shutil
+import signal
+import subprocess
+import time
+
+from lib import AUDIT_TOOL, EXEC, POLICIES, POLICY_TOOL, PYTHON, Listener, check, read_log
+
+BUSYBOX = "/bin/busybox"
+POLICY = os.path.join(POLICIES, "ask.yaml")
+
+
+def env_of(wd):
+    e = dict(os.environ)
+    e["XDG_STATE_HOME"] = wd.state
+    e.pop("LD_PRELOAD", None)
+    e.pop("HARNESS_SOCKET", None)
+    return e
+
+
+def argv_of(wd, cmd, timeout, log):
+    return [EXEC, "--quiet", "--policy", POLICY, "--audit-log", log,
+            "--ask-timeout", str(timeout), "--"] + list(cmd)
+
+
+class Session:
+    """harness-exec running cmd in the background, with no terminal (a
+    session of its own): its questions are answered with the CLI."""
+
+    def __init__(self, wd, cmd, timeout=30):
+        self.wd = wd
+        self.log = os.path.join(wd.state, "ask-%d.jsonl" % len(os.listdir(wd.state)))
+        self.p = subprocess.Popen(argv_of(wd, cmd, timeout, self.log), cwd=wd.path,
+                                  env=env_of(wd), stdin=subprocess.DEVNULL,
+                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                  text=True, start_new_session=True)
+
+    def finish(self, timeout=60):
+        self.stdout, self.stderr = self.p.communicate(timeout=timeout)
+        self.status = self.p.returncode
+        self.records = read_log(self.log)
+        return self
+
+    def answers(self):
+        return [r for r in self.records if r.get("event") == "ask_answer"]
+
+    def asked(self):
+        return [r for r in self.records if r.get("ask") and r.get("event") != "ask_answer"]
+
+
+def cli(wd, *args):
+    return subprocess.run([EXEC] + list(args), cwd=wd.path, env=env_of(wd),
+                          capture_output=True, text=True, timeout=30)
+
+
+def pending(wd):
+    r = cli(wd, "pending", "--json")
+    check(r.returncode == 0, "pending: %r" % (r.stderr,))
+    return [json.loads(line) for line in r.stdout.splitlines() if line.strip()]
+
+
+def wait_pending(wd, session, paths=1, timeout=20):
+    """The first question waiting, once it names paths calls (a batch)."""
+    end = time.time() + timeout
+    while time.time() < end:
+        if session.p.poll() is not None:
+            raise AssertionError("the session ended while a question was expected: %r" %
+                                 (session.p.communicate()[1][-2000:],))
+        q = pending(wd)
+        if q and len(q[0].get("paths", [None])) >= paths:
+            return q[0]
+        time.sleep(0.05)
+    raise AssertionError("no question waits after %ss" % timeout)
+
+
+def answer(wd, verb, qid, scope="once", *more):
+    r = cli(wd, verb, str(qid), "--scope", scope, *more)
+    check(r.returncode == 0, "%s %s: %r %r" % (verb, qid, r.stdout, r.stderr))
+    return r
+
+
+WRITER = """
+import sys, time
+for p in sys.argv[1:]:
+    t = time.time()
+    try:
+        open(p, "w").write("x")
+        r = "ok"
+    except OSError as e:
+        r = "errno%d" % e.errno
+    print("%s %s %.3f" % (p, r, time.time() - t), flush=True)
+"""
+
+
+def results(s):
+    out = {}
+    for line in s.stdout.splitlines():
+        p, r, t = line.split()
+        out.setdefault(p, []).append((r, float(t)))
+    return out
+
+
+def test_a_write_waits_in_its_call_until_approved(wd):
+    """The agent's call returns only after the answer: through the shim
+    (python) and in the kernel layer (static busybox, no shim)."""
+    os.makedirs(os.path.join(wd.path, "ask"))
+    for name, cmd in (("py", [PYTHON, "-c", WRITER, "ask/py"]),
+                      ("bb", [BUSYBOX, "sh", "-c", "echo x > ask/bb; echo rc=$?"])):
+        s = Session(wd, cmd)
+        q = wait_pending(wd, s)
+        check(q["op"] == "write" and q["paths"] == [os.path.join(wd.path, "ask", name)] and
+              q["rule"] == "ask-write" and q["processes"], "question %r" % q)
+        time.sleep(0.6)
+        check(not os.path.exists(os.path.join(wd.path, "ask", name)), "%s: written before the answer" % name)
+        check(s.p.poll() is None, "%s: the session did not wait" % name)
+        answer(wd, "approve", q["id"])
+        s.finish()
+        check(s.status == 0 and open(os.path.join(wd.path, "ask", name)).read().strip() == "x",
+              "%s: %r %r" % (name, s.stdout, s.stderr))
+        if name == "py":
+            check(float(s.stdout.split()[2]) >= 0.6, "the call returned before the answer: %r" % s.stdout)
+        ev, = s.asked()
+        ans, = s.answers()
+        check(ev["verdict"] == "ask" and ev["ask"] == q["id"] and ev["rule"] == "ask-write", "question record %r" % ev)
+        check(ans["verdict"] == "allow" and ans["scope"] == "once" and ans["ref_seq"] == ev["seq"] and
+              ans["by"].startswith("control pid ") and ans["latency_ms"] >= 600, "answer record %r" % ans)
+        check(ans["layer"] == ("kernel" if name == "bb" else "shim"), "answer layer %r" % ans)
+        # One record for the write in each layer's view: the shim's
+        # question stands for the kernel's sight of it.
+        writes = [r for r in s.records if (r.get("args") or {}).get("path", "").endswith("ask/" + name)]
+        check(len(writes) == 1, "records of the write: %r" % writes)
+        check(subprocess.run([AUDIT_TOOL, "verify", s.log], capture_output=True).returncode == 0, "chain")
+
+
+def test_once_asks_again_session_does_not(wd):
+    os.makedirs(os.path.join(wd.path, "ask"))
+    s = Session(wd, [PYTHON, "-c", WRITER, "ask/f", "ask/f", "ask/g", "ask/g", "ask/g"])
+    answer(wd, "approve", wait_pending(wd, s)["id"], "once")
+    q2 = wait_pending(wd, s)
+    check(q2["paths"] == [os.path.join(wd.path, "ask", "f")], "once: asked again for the same call %r" % q2)
+    answer(wd, "approve", q2["id"], "once")
+    answer(wd, "approve", wait_pending(wd, s)["id"], "session")
+    s.finish()
+    res = results(s)
+    check([r for r, _ in res["ask/f"]] == ["ok", "ok"] and [r for r, _ in res["ask/g"]] == ["ok"] * 3, "%r" % res)
+    check(len(s.asked()) == 3, "questions: %r" % s.asked())
+    granted = [r for r in s.records if (r.get("grant") or "").startswith("session g-")]
+    check(len(granted) == 2 and all(r["verdict"] == "allow" and r["rule"] == "ask-write" for r in granted),
+          "the session's grant: %r" % granted)
+
+
+def test_deny_and_always_outlive_the_session(wd):
+    os.makedirs(os.path.join(wd.path, "ask"))
+    s = Session(wd, [PYTHON, "-c", WRITER, "ask/keep", "ask/never", "ask/no"])
+    answer(wd, "approve", wait_pending(wd, s)["id"], "always")
+    answer(wd, "deny", wait_pending(wd, s)["id"], "always")
+    answer(wd, "deny", wait_pending(wd, s)["id"], "once")
+    s.finish()
+    res = results(s)
+    check(res["ask/keep"][0][0] == "ok" and res["ask/never"][0][0] == "errno13" and
+          res["ask/no"][0][0] == "errno13", "answers not applied: %r" % res)
+    grants = os.path.join(wd.state, "harness", "grants.jsonl")
+    lines = [json.loads(line) for line in open(grants)]
+    check(len(lines) == 2 and os.stat(grants).st_mode & 0o777 == 0o600, "grants file %r" % lines)
+    check(lines[0]["verdict"] == "allow" and lines[0]["kind"] == "file" and lines[0]["access"] == "write" and
+          lines[0]["glob"] == os.path.join(wd.path, "ask", "keep"), "grant %r" % lines[0])
+    listed = subprocess.run([POLICY_TOOL, "grants", "--json"], env=env_of(wd), capture_output=True, text=True)
+    check(listed.returncode == 0 and [json.loads(x)["id"] for x in listed.stdout.splitlines()] ==
+          [g["id"] for g in lines], "harness-policy grants: %r %r" % (listed.stdout, listed.stderr))
+    # A new session: neither is asked again; "no" is.
+    s2 = Session(wd, [PYTHON, "-c", WRITER, "ask/keep", "ask/never", "ask/no"], timeout=1)
+    s2.finish()
+    res = results(s2)
+    check(res["ask/keep"][0][0] == "ok" and res["ask/never"][0][0] == "errno13" and
+          res["ask/no"][0][0] == "errno13", "%r" % res)
+    check(len(s2.asked()) == 1 and s2.answers()[0]["by"] == "timeout", "questions %r" % s2.asked())
+    check(s2.answers()[0]["latency_ms"] >= 900, "the timeout did not wait: %r" % s2.answers())
+    by_grant = {r["args"]["path"]: r["grant"] for r in s2.records if r.get("grant")}
+    check(by_grant == {os.path.join(wd.path, "ask", "keep"): "always " + lines[0]["id"],
+                       os.path.join(wd.path, "ask", "never"): "always " + lines[1]["id"]}, "%r" % by_grant)
+    # Revoked: asked again.
+    r = subprocess.run([POLICY_TOOL, "grants", "revoke", lines[0]["id"]], env=env_of(wd), capture_output=True, text=True)
+    check(r.returncode == 0, "revoke: %r" % r.stderr)
+    s3 = Session(wd, [PYTHON, "-c", WRITER, "ask/keep"], timeout=1).finish()
+    check(results(s3)["ask/keep"][0][0] == "errno13" and len(s3.asked()) == 1, "revoked grant still holds")
+
+
+def test_exec_and_connect_are_asked(wd):
+    lst = Listener(ports=range(22000, 23000))
+    try:
+        conn = "import socket; socket.create_connection(('127.0.0.1', %d)).close(); print('connected')" % lst.port
+        s = Session(wd, ["sh", "-c", "git push origin main 2>/dev/null; echo git=$?; %s -c \"%s\"" % (PYTHON, conn)])
+        q = wait_pending(wd, s)
+        check(q["op"] == "exec" and q["argv"] == ["git", "push", "origin", "main"] and
+              q["path"] == os.path.realpath(shutil.which("git")) and q["cwd"] == wd.path, "exec question %r" % q)
+        answer(wd, "approve", q["id"])
+        q = wait_pending(wd, s)
+        check(q["op"] == "connect" and q["addr"] == "127.0.0.1:%d" % lst.port and q["rule"] == "ask-port",
+              "connect question %r" % q)
+        check(lst.accepted == 0, "connected before the answer")
+        answer(wd, "approve", q["id"])
+        s.finish()
+        # git ran (and found no remote: 128) past the exec gate
+        check("git=128" in s.stdout and "connected" in s.stdout and lst.accepted == 1,
+              "%r %r" % (s.stdout, s.stderr))
+        check(not [r for r in s.records if r.get("event") == "exec_mismatch" or r.get("attack")],
+              "the gate objected: %r" % s.records[-5:])
+    finally:
+        lst.close()
+
+
+def test_no_answer_is_a_refusal_after_the_timeout(wd):
+    os.makedirs(os.path.join(wd.path, "ask"))
+    t = time.time()
+    s = Session(wd, [BUSYBOX, "sh", "-c", "echo x > ask/t; echo rc=$?"], timeout=1).finish()
+    check("rc=1" in s.stdout and not os.path.exists(os.path.join(wd.path, "ask", "t")), "%r" % s.stdout)
+    ans, = s.answers()
+    check(ans["verdict"] == "deny" and ans["by"] == "timeout" and 900 <= ans["latency_ms"] < 5000, "%r" % ans)
+    check(time.time() - t < 15, "took %.1fs" % (time.time() - t))
+    end = s.records[-1]
+    check(end["event"] == "session_end" and end["answers"]["timed_out"] == 1, "session_end %r" % end)
+
+
+def test_kill_of_the_waiting_agent_is_clean(wd):
+    os.makedirs(os.path.join(wd.path, "ask"))
+    for cmd in ([BUSYBOX, "sh", "-c", "echo x > ask/k"], [PYTHON, "-c", WRITER, "ask/k"]):
+        s = Session(wd, cmd)
+        q = wait_pending(wd, s)
+        os.kill(q["processes"][0]["pid"], signal.SIGKILL)
+        s.finish(timeout=20)
+        check(s.status == 137, "exit status %r" % s.status)
+        ans, = s.answers()
+        check(ans["verdict"] == "deny" and ans["by"] == "gone", "%r" % ans)
+        check(not pending(wd), "still pending after the session")
+        check(subprocess.run([AUDIT_TOOL, "verify", s.log], capture_output=True).returncode == 0, "chain")
+
+
+def test_grants_hold_for_what_they_name_only(wd):
+    """An always grant for the real git with argv push ** allows git
+    push, also from sh -c (the exec of git is what is judged); not a copy
+    of git elsewhere, a symlink named git to another program, nor a file
+    put in place of the granted one."""
+    git = os.path.realpath(shutil.which("git"))
+    st = os.stat(git)
+    os.makedirs(os.path.join(wd.state, "harness"), exist_ok=True)
+    tool = os.path.join(wd.path, "tool")
+    os.makedirs(os.path.join(wd.path, "bin"))
+    os.makedirs(tool)
+    shutil.copy(git, os.path.join(wd.path, "bin", "git"))
+    os.symlink(BUSYBOX, os.path.join(tool, "git"))
+    own = os.path.join(wd.path, "own")
+    os.makedirs(own)
+    shutil.copy(git, os.path.join(own, "git"))
+    ost = os.stat(os.path.join(own, "git"))
+    with open(os.path.join(wd.state, "harness", "grants.jsonl"), "w") as f:
+        for g in ({"id": "g-real", "verdict": "allow", "kind": "exec", "path": git, "dev": st.st_dev,
+                   "ino": st.st_ino, "argv": ["push", "**"]},
+                  # as harness-exec writes an answer "always": an inode
+                  # number given again is no longer the file granted
+                  {"id": "g-own", "verdict": "allow", "kind": "exec", "path": os.path.join(own, "git"),
+                   "dev": ost.st_dev, "ino": ost.st_ino, "ctime_ns": ost.st_ctime_ns, "size": ost.st_size,
+                   "argv": ["push", "**"]}):
+            f.write(json.dumps(g) + "\n")
+    os.chmod(os.path.join(wd.state, "harness", "grants.jsonl"), 0o600)
+    script = ("git push origin main 2>/dev/null; echo real=$?; sh -c 'git push x' 2>/dev/null; echo viash=$?; "
+              "./bin/git push origin main 2>/dev/null; echo copy=$?; ./tool/git push 2>/dev/null; echo sym=$?; "
+              "./own/git push o 2>/dev/null; echo own=$?; rm own/git; cp bin/git own/git; "
+              "./own/git push o 2>/dev/null; echo replaced=$?")
+    s = Session(wd, ["sh", "-c", script], timeout=1).finish()
+    out = dict(line.split("=") for line in s.stdout.split())
+    check(out == {"real": "128", "viash": "128", "copy": "126", "sym": "126", "own": "128", "replaced": "126"},
+          "%r %r" % (out, s.stderr[-1500:]))
+    asked = sorted(r["args"]["path"] for r in s.asked())
+    check(asked == sorted([os.path.join(wd.path, "bin", "git"), os.path.join(tool, "git"),
+                           os.path.join(own, "git")]), "asked %r" % asked)
+    check(len([r for r in s.records if r.get("grant") == "always g-real"]) == 2, "grant records")
+
+
+def test_questions_about_one_directory_are_one(wd):
+    os.makedirs(os.path.join(wd.path, "ask", "b"))
+    s = Session(wd, [BUSYBOX, "sh", "-c", "for i in 1 2 3 4 5; do (echo $i > ask/b/f$i) & done; wait; "
+                     "cat ask/b/f1 ask/b/f2 ask/b/f3 ask/b/f4 ask/b/f5 | busybox wc -l"])
+    q = wait_pending(wd, s, paths=5)
+    check(q["what"] == "write 5 files in %s/" % os.path.join(wd.path, "ask", "b") and len(pending(wd)) == 1,
+          "batch %r" % q)
+    answer(wd, "approve", q["id"], "session")
+    s.finish()
+    check(s.stdout.strip() == "5", "%r %r" % (s.stdout, s.stderr))
+    check(len(s.answers()) == 5 and {a["verdict"] for a in s.answers()} == {"allow"}, "%r" % s.answers())
+    g = json.dumps(s.records)
+    check(os.path.join(wd.path, "ask", "b") in g, "grant")
+
+
+def test_the_agent_cannot_answer_itself(wd):
+    os.makedirs(os.path.join(wd.path, "ask"))
+    script = ("(echo x > ask/self; echo write=$?) & sleep 1; %s approve 1 --scope always; echo approve=$?; "
+              "echo '{}' >> \"$XDG_STATE_HOME/harness/grants.jsonl\"; echo grants=$?; wait" % EXEC)
+    s = Session(wd, ["sh", "-c", script], timeout=3).finish()
+    out = dict(line.split("=") for line in s.stdout.split() if "=" in line)
+    check(out.get("approve") not in (None, "0") and out.get("grants") not in (None, "0") and
+          out.get("write") != "0", "the agent answered itself: %r %r" % (s.stdout, s.stderr))
+    check(s.answers()[0]["by"] == "timeout", "%r" % s.answers())
+
+
+def read_until(fd, want, timeout=20):
+    buf = b""
+    end = time.time() + timeout
+    while want not in buf and time.time() < end:
+        r, _, _ = select.select([fd], [], [], 0.2)
+        if r:
+            try:
+                chunk = os.read(fd, 4096)
+            except OSError:
+                break
+            if not chunk:
+                break
+            buf += chunk
+    return buf
+
+
+RAW_AGENT = """
+import os, sys, termios, threading, time, tty
+fd = sys.stdin.fileno()
+tty.setraw(fd)
+raw = termios.tcgetattr(fd)
+got = []
+def reader():
+    while True:
+        b = os.read(fd, 1)
+        if not b:
+            return
+        got.append(b)
+threading.Thread(target=reader, daemon=True).start()
+os.write(1, b"\\x1b[2J\\x1b[Hfull screen\\r\\n")
+time.sleep(0.3)
+try:
+    open("ask/t", "w").write("x")
+    r = "ok"
+except OSError as e:
+    r = "errno%d" % e.errno
+os.write(1, ("RESULT %s same=%s got=%r\\r\\n" % (r, termios.tcgetattr(fd) == raw, b"".join(got))).encode())
+"""
+
+
+def test_the_question_reaches_the_user_past_a_full_screen_agent(wd):
+    """The agent owns the terminal in raw mode and reads it from another
+    thread; the question is still put and its answer read by harness-exec,
+    and the agent's terminal modes are its own again after."""
+    os.makedirs(os.path.join(wd.path, "ask"))
+    log = os.path.join(wd.state, "pty.jsonl")
+    for key, want in ((b"o", "ok"), (b"d", "errno13")):
+        pid, fd = pty.fork()
+        if pid == 0:
+            # As a shell starts a job: its own process group, in the
+            # terminal's foreground, the shell waiting.
+            job = os.fork()
+            if job == 0:
+                os.setpgid(0, 0)
+                signal.signal(signal.SIGTTOU, signal.SIG_IGN)
+                os.tcsetpgrp(0, os.getpid())
+                signal.signal(signal.SIGTTOU, signal.SIG_DFL)
+                os.chdir(wd.path)
+                os.execve(EXEC, argv_of(wd, [PYTHON, "-c", RAW_AGENT], 30, log), env_of(wd))
+            _, st = os.waitpid(job, 0)
+            os._exit(os.waitstatus_to_exitcode(st) & 0xff)
+        try:
+            seen = read_until(fd, b"(refused in ")
+            check(b"harness: ask" in seen and b"write " + os.path.join(wd.path, "ask", "t").encode() in seen and
+                  b"rule ask-write" in seen and b"[o]nce" in seen, "no question on the terminal: %r" % seen[-800:])
+            time.sleep(0.3)
+            os.write(fd, key)
+            out = read_until(fd, b"RESULT")
+            out += read_until(fd, b"\n", 5)
+            check(b"RESULT " + want.encode() + b" same=True got=b''" in out, "after the answer: %r" % out[-800:])
+        finally:
+            _, status = os.waitpid(pid, 0)
+            os.close(fd)
+        check(os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0, "status %r" % status)
+        if os.path.exists(os.path.join(wd.path, "ask", "t")):
+            os.unlink(os.path.join(wd.path, "ask", "t"))
+    by = [r["by"] for r in read_log(log) if r.get("event") == "ask_answer"]
+    check(by == ["terminal", "terminal"], "answered by %r" % by)
