@@ -575,7 +575,7 @@ bool hx_ask_wait_sleep(struct hx_ask *a, struct hx_ask_wait *w,
 	return done;
 }
 
-void hx_ask_wait_end(struct hx_ask *a, struct hx_ask_wait *w,
+void hx_ask_wait_end(struct hx_ask *a, struct hx_ask_wait *w, const char *why,
 		     struct hx_ask_result *r)
 {
 	struct question *q;
@@ -583,8 +583,7 @@ void hx_ask_wait_end(struct hx_ask *a, struct hx_ask_wait *w,
 	/* Answered while it looked: then the answer stands. */
 	if (!w->done && (q = find(a, w->id)) && q->kw == w) {
 		q->kw = NULL;
-		finish(a, q, HX_VERDICT_DENY, HX_ASK_ONCE, "gone", "gone",
-		       NULL);
+		finish(a, q, HX_VERDICT_DENY, HX_ASK_ONCE, why, why, NULL);
 		changed(a);
 	}
 	*r = w->r;

@@ -99,7 +99,8 @@ struct hx_ask_result {
  * stack holds w): begin holding the loop's lock (false: id waits no
  * more); sleep without it until the answer or until gone(arg) says the
  * asking thread waits no more (looked at every 100 ms; true: answered);
- * end holding it again: r is the answer, or a refusal recorded as gone. */
+ * end holding it again: r is the answer, or a refusal recorded with why
+ * ("gone"; "busy": it could not wait). */
 struct hx_ask_wait {
 	bool done;
 	struct hx_ask_result r;
@@ -108,7 +109,7 @@ struct hx_ask_wait {
 bool hx_ask_wait_begin(struct hx_ask *a, unsigned id, struct hx_ask_wait *w);
 bool hx_ask_wait_sleep(struct hx_ask *a, struct hx_ask_wait *w,
 		       bool (*gone)(void *arg), void *arg);
-void hx_ask_wait_end(struct hx_ask *a, struct hx_ask_wait *w,
+void hx_ask_wait_end(struct hx_ask *a, struct hx_ask_wait *w, const char *why,
 		     struct hx_ask_result *r);
 
 /* Calls fn(arg, r) on the loop's thread once question id is answered,

@@ -391,12 +391,12 @@ json_t *hx_grant_new(const struct hx_ask_subject *s, enum hx_verdict v,
 		json_object_set_new(g, "access",
 				    json_string(hx_op_name(s->op)));
 		if (hx_glob_escape(dir ? dir : s->path, glob,
-				   sizeof(glob) - 4)) {
+				   sizeof(glob) - 3)) {
 			json_decref(g);
 			return NULL;
 		}
-		if (dir)
-			strcat(glob, "/**");
+		if (dir) /* a batch: files in that directory, not below */
+			strcat(glob, "/*");
 		json_object_set_new(g, "glob", json_string(glob));
 	}
 	if (s->rule)

@@ -46,8 +46,9 @@ struct json_t *hx_grants_match(struct json_t *arr,
 
 /* A grant (new reference) answering s with verdict v for scope: the
  * exact call, or, with prefix > 0, an exec's first prefix words after
- * argv[0] and any after them; dir (not NULL) grants every path beneath
- * it instead of s's own. NULL: out of memory. */
+ * argv[0] and any after them; dir (not NULL: a batch) grants the files
+ * in that directory (not below it) instead of s's own path. NULL: out
+ * of memory. */
 struct json_t *hx_grant_new(const struct hx_ask_subject *s, enum hx_verdict v,
 			    enum hx_ask_scope scope, unsigned prefix,
 			    const char *dir);

@@ -100,6 +100,10 @@ void hx_run_log_start(struct run *r)
 	json_object_set_new(rec, "command",
 			    argv_json(rec, r->o->cmd, r->o->ncmd));
 	json_object_set_new(rec, "cwd", hx_record_text(rec, "cwd", r->cwd));
+	/* $HOME as the policy had it: harness-policy test replays with it */
+	if (getenv("HOME"))
+		json_object_set_new(
+		    rec, "home", hx_record_text(rec, "home", getenv("HOME")));
 	json_object_set_new(rec, "policy",
 			    json_string(hx_policy_source(r->policy)));
 	json_object_set_new(rec, "policy_sha256", json_string(r->policy_sha));

@@ -12,6 +12,8 @@
 
 #include "policy/policy.h"
 #include "tools/grants_cli.h"
+#include "tools/learn_cli.h"
+#include "tools/policytest_cli.h"
 
 enum cmd {
 	CMD_NONE,
@@ -49,6 +51,10 @@ static const char usage_main[] =
     "each rule\n"
     "                                      with where it is written\n"
     "  profiles                            list the built-in profiles\n"
+    "  learn LOG...                        a policy that allows what recorded\n"
+    "                                      sessions did\n"
+    "  test POLICY LOG...                  replay recorded sessions through a\n"
+    "                                      policy: what would change\n"
     "  grants [revoke ID...]               list or revoke the answers given\n"
     "                                      \"always\" to harness-exec's "
     "questions\n"
@@ -563,6 +569,12 @@ int main(int argc, char **argv)
 	/* grants: the grants file, not a policy (tools/grants_cli.h). */
 	if (argc > 1 && !strcmp(argv[1], "grants"))
 		return hx_grants_cli(argc - 1, argv + 1, stdout, stderr);
+	/* test: a policy against recorded sessions (policytest_cli.h). */
+	if (argc > 1 && !strcmp(argv[1], "test"))
+		return hx_policy_test_cli(argc - 1, argv + 1, stdout, stderr);
+	/* learn: a policy from recorded sessions (learn_cli.h). */
+	if (argc > 1 && !strcmp(argv[1], "learn"))
+		return hx_learn_cli(argc - 1, argv + 1, stdout, stderr);
 	ret = parse_args(argc, argv, &a);
 
 	if (ret >= 0)

@@ -148,17 +148,22 @@ static void wait_answer(struct hx_unotify *u, struct job *j)
 {
 	struct asker k = {u, hx_un_notif_id};
 	struct hx_ask_result r;
-
 	struct hx_ask_wait w;
+	bool busy;
 
-	if (hx_ask_wait_begin(u->pl->ask, j->out.ask, &w)) {
+	/* Two workers always serve the tree: past that, an ask is refused
+	 * at once (a flood of questions cannot stall every call). */
+	pthread_mutex_lock(&u->lock);
+	busy = u->waiting >= MAX_THREADS - 2;
+	pthread_mutex_unlock(&u->lock);
+	if (hx_ask_wait_begin(u->pl->ask, j->out.ask, &w) && !busy) {
 		hx_server_unlock(u->srv);
 		hx_un_spare(u, 1);
 		hx_ask_wait_sleep(u->pl->ask, &w, asker_gone, &k);
 		hx_un_spare(u, -1);
 		hx_server_lock(u->srv);
 	}
-	hx_ask_wait_end(u->pl->ask, &w, &r);
+	hx_ask_wait_end(u->pl->ask, &w, busy ? "busy" : "gone", &r);
 	j->out.reply = r.verdict;
 	j->out.err = r.verdict == HX_VERDICT_ALLOW ? 0 : EACCES;
 	j->out.tell = false;

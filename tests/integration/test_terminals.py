@@ -83,7 +83,7 @@ def test_other_terminal_unreachable_static(wd):
         rec = r.one(op="write", args_path=name)
         check(rec["verdict"] == "deny" and rec["rule"] == "harness:other-terminal" and
               rec["layer"] == "kernel", "record: %r" % rec)
-        check("harness: denied write %s (rule harness:other-terminal)" % name in r.stderr,
+        check("harness: denied write %s (rule harness:other-terminal;" % name in r.stderr,
               "no notice: %r" % r.stderr)
         end = r.one(event="session_end")
         check(end.get("terminals") == "own devpts", "session_end: %r" % end.get("terminals"))

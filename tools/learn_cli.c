@@ -1,0 +1,485 @@
+/* harness-policy learn; see learn_cli.h. */
+#define _GNU_SOURCE
+#include "tools/learn_cli.h"
+
+#include <errno.h>
+#include <jansson.h>
+#include <limits.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "supervisor/session.h"
+
+#define MAX_EXAMPLES 3
+#define MAX_SUBCMDS  6 /* an executable's argv[1] words kept apart */
+
+static const char usage[] =
+    "Usage: harness-policy learn LOG... > policy.yaml\n"
+    "\n"
+    "Writes the smallest commented policy that allows what the recorded\n"
+    "sessions did: writes (and other changes to files) as directory\n"
+    "globs under $CWD, $TMPDIR and $HOME, programs by their executable\n"
+    "and first argument, connects by host:port (the name the address\n"
+    "was resolved from), lookups by name; everything else denied by\n"
+    "default. What a session in enforce mode was refused stays refused\n"
+    "(a deny rule per call). Run an agent with --mode audit first, learn,\n"
+    "read and edit the policy, check it with 'harness-policy check' and\n"
+    "'harness-policy test POLICY LOG...', then enforce it.\n"
+    "\n"
+    "Exit status: 0 written, 2 usage or log error.\n";
+
+/* A rule being learned: patterns, in first-seen order, with examples. */
+struct learned {
+	json_t *pats;	  /* array of strings */
+	json_t *examples; /* object: pattern -> [examples] */
+};
+
+struct learn {
+	struct learned exec, write, connect, resolve;
+	struct learned deny_exec, deny_write, deny_read, deny_net;
+	json_t *subcmds;  /* object: exe path -> [argv[1] words] */
+	json_t *answered; /* object: seq of an ask a person allowed -> true */
+	char cwd[PATH_MAX], home[PATH_MAX], tmpdir[PATH_MAX];
+	size_t sessions, records;
+};
+
+static const char *str(json_t *o, const char *k)
+{
+	return json_string_value(json_object_get(o, k));
+}
+
+static void add(struct learned *l, const char *pat, const char *example)
+{
+	json_t *ex;
+	size_t i;
+	json_t *p;
+	bool have = false;
+
+	if (!l->pats) {
+		l->pats = json_array();
+		l->examples = json_object();
+	}
+	json_array_foreach(l->pats, i, p) have =
+	    have || !strcmp(json_string_value(p), pat);
+	if (!have)
+		json_array_append_new(l->pats, json_string(pat));
+	ex = json_object_get(l->examples, pat);
+	if (!ex) {
+		ex = json_array();
+		json_object_set_new(l->examples, pat, ex);
+	}
+	if (example && json_array_size(ex) < MAX_EXAMPLES) {
+		json_array_foreach(ex, i, p) if (!strcmp(json_string_value(p),
+							 example)) return;
+		json_array_append_new(ex, json_string(example));
+	}
+}
+
+/* path with the session's $CWD, $TMPDIR or $HOME put back for its
+ * start (the longest that holds), the rest glob-escaped; *root gets
+ * which ("" for none) and *rest what follows it. */
+static void with_vars(const struct learn *l, const char *path, char *out,
+		      size_t size, const char **root, const char **rest)
+{
+	static const char *const names[] = {"$CWD", "$TMPDIR", "$HOME"};
+	const char *vals[] = {l->cwd, l->tmpdir, l->home};
+	char esc[PATH_MAX * 2];
+	size_t best = 0;
+	int which = -1;
+
+	for (int i = 0; i < 3; i++) {
+		size_t n = strlen(vals[i]);
+
+		if (n > best && !strncmp(path, vals[i], n) &&
+		    (path[n] == '/' || !path[n])) {
+			best = n;
+			which = i;
+		}
+	}
+	*root = which < 0 ? "" : names[which];
+	*rest = path + best;
+	if (hx_glob_escape(*rest, esc, sizeof(esc)))
+		snprintf(esc, sizeof(esc), "%s", *rest);
+	snprintf(out, size, "%s%s", *root, esc);
+}
+
+/* The directory glob a write is learned as: the project and the private
+ * temp dir whole, a directory of $HOME by its first name, elsewhere the
+ * file itself. */
+static void write_glob(const struct learn *l, const char *path, char *glob,
+		       size_t gsize, char *example, size_t esize)
+{
+	const char *root, *rest;
+	char first[PATH_MAX];
+	size_t n;
+
+	with_vars(l, path, example, esize, &root, &rest);
+	if (!strcmp(root, "$CWD") || !strcmp(root, "$TMPDIR")) {
+		snprintf(glob, gsize, "%s/**", root);
+		return;
+	}
+	if (!strcmp(root, "$HOME") && rest[0] == '/' &&
+	    (n = strcspn(rest + 1, "/")) && rest[1 + n] == '/') {
+		char esc[PATH_MAX * 2];
+
+		snprintf(first, sizeof(first), "%.*s", (int)n, rest + 1);
+		if (hx_glob_escape(first, esc, sizeof(esc)) == 0 &&
+		    snprintf(glob, gsize, "$HOME/%s/**", esc) < (int)gsize)
+			return;
+	}
+	snprintf(glob, gsize, "%s", example);
+}
+
+static bool plain_words(json_t *argv)
+{
+	size_t i;
+	json_t *w;
+
+	json_array_foreach(argv, i, w)
+	{
+		const char *s = json_string_value(w);
+
+		if (!s || !*s || strpbrk(s, " \t\n\r\"'\\*?[]$"))
+			return false;
+	}
+	return true;
+}
+
+/* An exec example as the policy's examples are written: the path, then
+ * argv after argv[0]; none when a word could not be written so. */
+static bool exec_example(const char *path, json_t *argv, char *buf, size_t size)
+{
+	size_t k, i;
+	json_t *w;
+
+	if (!plain_words(argv) || strpbrk(path, " \t*?[]"))
+		return false;
+	k = (size_t)snprintf(buf, size, "%s", path);
+	json_array_foreach(argv, i, w)
+	{
+		if (i == 0 || i > 6)
+			continue;
+		k += (size_t)snprintf(buf + k, k < size ? size - k : 0, " %s",
+				      json_string_value(w));
+	}
+	return k < size;
+}
+
+static void learn_exec(struct learn *l, const char *path, json_t *a,
+		       bool refused)
+{
+	json_t *argv = json_object_get(a, "argv"), *subs;
+	const char *sub = json_string_value(json_array_get(argv, 1));
+	char pat[PATH_MAX * 3], ex[PATH_MAX * 2], esc[PATH_MAX * 2];
+
+	if (!path || hx_glob_escape(path, esc, sizeof(esc)))
+		return;
+	if (refused) { /* exactly what was refused */
+		if (exec_example(path, argv, ex, sizeof(ex)))
+			add(&l->deny_exec, ex, ex);
+		return;
+	}
+	subs = json_object_get(l->subcmds, path);
+	if (!subs) {
+		subs = json_array();
+		json_object_set_new(l->subcmds, path, subs);
+	}
+	/* A program used with a few subcommands (git status, git log) is
+	 * learned by them; one used many ways, whole. */
+	if (sub && sub[0] != '-' &&
+	    plain_words(json_array_get(argv, 1) ? argv : NULL) &&
+	    json_array_size(subs) < MAX_SUBCMDS) {
+		size_t i;
+		json_t *s;
+		bool have = false;
+
+		json_array_foreach(subs, i, s) have =
+		    have || !strcmp(json_string_value(s), sub);
+		if (!have)
+			json_array_append_new(subs, json_string(sub));
+		snprintf(pat, sizeof(pat), "%s %s *", esc, sub);
+	} else {
+		snprintf(pat, sizeof(pat), "%s *", esc);
+	}
+	add(&l->exec, pat,
+	    exec_example(path, argv, ex, sizeof(ex)) ? ex : NULL);
+}
+
+static void learn_net(struct learn *l, const char *op, json_t *a, bool refused)
+{
+	const char *addr = str(a, "addr"),
+		   *name = json_string_value(
+		       json_array_get(json_object_get(a, "names"), 0));
+	const char *colon = addr ? strrchr(addr, ':') : NULL;
+	char target[600];
+
+	if (!strcmp(op, "resolve")) {
+		if (str(a, "host")) {
+			snprintf(target, sizeof(target), "%s:*",
+				 str(a, "host"));
+			add(refused ? &l->deny_net : &l->resolve, target,
+			    target);
+		}
+		return;
+	}
+	if (!addr || !strcmp(op, "listen"))
+		return;
+	if (name && colon && strncmp(addr, "unix:", 5))
+		snprintf(target, sizeof(target), "%s%s", name, colon);
+	else
+		snprintf(target, sizeof(target), "%s", addr);
+	add(refused ? &l->deny_net : &l->connect, target, target);
+}
+
+static const char *seq_key(json_t *rec, const char *k)
+{
+	static char buf[32];
+
+	snprintf(buf, sizeof(buf), "%lld",
+		 (long long)json_integer_value(json_object_get(rec, k)));
+	return buf;
+}
+
+/* First pass: the asks a person allowed (ask_answer records after
+ * them): those calls happened. */
+static void note_answer(struct learn *l, json_t *rec)
+{
+	const char *ev = str(rec, "event"), *v = str(rec, "verdict");
+
+	if (ev && !strcmp(ev, "ask_answer") && v && !strcmp(v, "allow"))
+		json_object_set_new(l->answered, seq_key(rec, "ref_seq"),
+				    json_true());
+}
+
+static void learn_record(struct learn *l, json_t *rec)
+{
+	const char *op = str(rec, "op"), *v = str(rec, "verdict"),
+		   *rule = str(rec, "rule"), *ev = str(rec, "event");
+	json_t *a = json_object_get(rec, "args");
+	bool refused, enforced = json_is_true(json_object_get(rec, "enforced"));
+	char glob[PATH_MAX * 2], ex[PATH_MAX * 2];
+	const char *root, *rest, *path;
+
+	if (ev && !strcmp(ev, "session_start")) {
+		l->sessions++;
+		snprintf(l->cwd, sizeof(l->cwd), "%s", str(rec, "cwd") ?: "");
+		snprintf(l->home, sizeof(l->home), "%s",
+			 str(rec, "home") ?: getenv("HOME") ?: "");
+		snprintf(l->tmpdir, sizeof(l->tmpdir), "%s",
+			 str(rec, "tmpdir") ?: "");
+		return;
+	}
+	if (!op || !v || !a || (ev && !strcmp(ev, "ask_answer")) ||
+	    (rule && !strncmp(rule, "harness:", 8)))
+		return;
+	l->records++;
+	/* What was refused did not happen: it stays refused. In audit mode
+	 * everything happened. */
+	refused = strcmp(v, "allow") && enforced && !str(rec, "grant") &&
+		  !json_object_get(l->answered, seq_key(rec, "seq"));
+	/* The pipeline judges the path as named and as resolved: both. */
+	if (!strcmp(op, "exec")) {
+		learn_exec(l, str(a, "path"), a, refused);
+		if (str(a, "path_resolved"))
+			learn_exec(l, str(a, "path_resolved"), a, refused);
+		return;
+	}
+	if (str(a, "addr") || str(a, "host")) {
+		learn_net(l, op, a, refused);
+		return;
+	}
+	for (int k = 0; k < 4; k++) {
+		static const char *const keys[] = {"path", "path_resolved",
+						   "path2", "path2_resolved"};
+
+		/* a symlink's path2 is its text, a link's what it names */
+		if (!(path = str(a, keys[k])) ||
+		    (k >= 2 && (!strcmp(op, "symlink") || !strcmp(op, "link"))))
+			continue;
+		if (refused || !strcmp(op, "read")) {
+			/* reads are allowed by default: refusals only */
+			if (!refused)
+				continue;
+			with_vars(l, path, ex, sizeof(ex), &root, &rest);
+			add(strcmp(op, "read") ? &l->deny_write : &l->deny_read,
+			    ex, ex);
+			continue;
+		}
+		write_glob(l, path, glob, sizeof(glob), ex, sizeof(ex));
+		add(&l->write, glob, ex);
+	}
+}
+
+/* A YAML double-quoted scalar. */
+static void quoted(FILE *out, const char *s)
+{
+	fputc('"', out);
+	for (; *s; s++) {
+		if (*s == '"' || *s == '\\')
+			fputc('\\', out);
+		if ((unsigned char)*s < 0x20)
+			fprintf(out, "\\x%02x", (unsigned char)*s);
+		else
+			fputc(*s, out);
+	}
+	fputc('"', out);
+}
+
+static void list(FILE *out, const char *key, json_t *arr)
+{
+	size_t i;
+	json_t *v;
+
+	fprintf(out, "    %s: [", key);
+	json_array_foreach(arr, i, v)
+	{
+		fputs(i ? ", " : "", out);
+		quoted(out, json_string_value(v));
+	}
+	fputs("]\n", out);
+}
+
+static void rule(FILE *out, const char *id, const char *what,
+		 const char *verdict, const char *access, struct learned *l)
+{
+	json_t *ex = json_array(), *p, *e;
+	const char *k;
+	size_t i;
+
+	if (!l->pats || !json_array_size(l->pats)) {
+		json_decref(ex);
+		return;
+	}
+	fprintf(out, "  - id: %s\n    description: %s\n", id, what);
+	if (access)
+		fprintf(out, "    access: %s\n", access);
+	list(out, verdict, l->pats);
+	json_object_foreach(l->examples, k, p) json_array_foreach(p, i, e)
+	    json_array_append(ex, e);
+	if (json_array_size(ex))
+		list(out, "match", ex);
+	json_decref(ex);
+}
+
+static void write_policy(struct learn *l, int nlogs, char *const *logs,
+			 FILE *out)
+{
+	char when[32];
+	time_t now = time(NULL);
+
+	strftime(when, sizeof(when), "%Y-%m-%d", gmtime(&now));
+	fprintf(out,
+		"# Learned by harness-policy learn on %s from %zu session%s "
+		"(%zu decisions):\n",
+		when, l->sessions, l->sessions == 1 ? "" : "s", l->records);
+	for (int i = 0; i < nlogs; i++)
+		fprintf(out, "#   %s\n", logs[i]);
+	fputs("# It allows what they did and nothing else; what a session in "
+	      "enforce mode\n# was refused stays refused. Read it, edit it, "
+	      "then: harness-policy check\n# FILE; harness-policy test FILE "
+	      "LOG...\nversion: 1\nmode: enforce\n",
+	      out);
+	fputs("defaults:\n  exec: deny\n  file_read: allow\n  file_write: "
+	      "deny\n  net_connect: deny\n  net_send: deny\n  net_resolve: "
+	      "deny\n  net_listen: allow\n",
+	      out);
+	fputs("files:\n", out);
+	rule(out, "learned-writes",
+	     "the files the sessions wrote, made or removed", "allow", "write",
+	     &l->write);
+	rule(out, "learned-refused-writes",
+	     "what the sessions were refused to change", "deny", "write",
+	     &l->deny_write);
+	rule(out, "learned-refused-reads",
+	     "what the sessions were refused to read", "deny", "read",
+	     &l->deny_read);
+	if (!l->write.pats && !l->deny_write.pats && !l->deny_read.pats)
+		fputs("  []\n", out);
+	fputs("exec:\n", out);
+	rule(out, "learned-programs",
+	     "the programs the sessions ran, by executable and first argument",
+	     "allow", NULL, &l->exec);
+	rule(out, "learned-refused-programs",
+	     "what the sessions were refused to run", "deny", NULL,
+	     &l->deny_exec);
+	if (!l->exec.pats && !l->deny_exec.pats)
+		fputs("  []\n", out);
+	fputs("network:\n", out);
+	rule(out, "learned-connects", "where the sessions connected and sent",
+	     "allow", NULL, &l->connect);
+	rule(out, "learned-lookups",
+	     "names the sessions looked up (a name in any rule may be looked "
+	     "up)",
+	     "allow", NULL, &l->resolve);
+	rule(out, "learned-refused-network",
+	     "what the sessions were refused on the network", "deny", NULL,
+	     &l->deny_net);
+	if (!l->connect.pats && !l->resolve.pats && !l->deny_net.pats)
+		fputs("  []\n", out);
+}
+
+static void learned_free(struct learned *l)
+{
+	json_decref(l->pats);
+	json_decref(l->examples);
+}
+
+static int each_record(const char *path,
+		       void (*fn)(struct learn *l, json_t *rec),
+		       struct learn *l, FILE *err)
+{
+	FILE *f = fopen(path, "re");
+	char *line = NULL;
+	size_t cap = 0;
+	ssize_t n;
+
+	if (!f) {
+		fprintf(err, "harness-policy learn: %s: %s\n", path,
+			strerror(errno));
+		return -1;
+	}
+	while ((n = getline(&line, &cap, f)) > 0) {
+		json_t *rec = json_loadb(line, (size_t)n, 0, NULL);
+
+		if (rec)
+			fn(l, rec);
+		json_decref(rec);
+	}
+	free(line);
+	fclose(f);
+	return 0;
+}
+
+int hx_learn_cli(int argc, char *const *argv, FILE *out, FILE *err)
+{
+	struct learn l = {0};
+	int status = 0;
+
+	if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
+		fputs(usage, argc < 2 ? err : out);
+		return argc < 2 ? 2 : 0;
+	}
+	l.subcmds = json_object();
+	l.answered = json_object();
+	for (int i = 1; i < argc && !status; i++) {
+		json_object_clear(l.answered); /* seqs are the log's own */
+		if (each_record(argv[i], note_answer, &l, err) ||
+		    each_record(argv[i], learn_record, &l, err))
+			status = 2;
+	}
+	if (!status)
+		write_policy(&l, argc - 1, argv + 1, out);
+	learned_free(&l.exec);
+	learned_free(&l.write);
+	learned_free(&l.connect);
+	learned_free(&l.resolve);
+	learned_free(&l.deny_exec);
+	learned_free(&l.deny_write);
+	learned_free(&l.deny_read);
+	learned_free(&l.deny_net);
+	json_decref(l.subcmds);
+	json_decref(l.answered);
+	return status;
+}

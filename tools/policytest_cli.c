@@ -1,0 +1,438 @@
+/* harness-policy test; see policytest_cli.h. */
+#define _GNU_SOURCE
+#include "tools/policytest_cli.h"
+
+#include <errno.h>
+#include <jansson.h>
+#include <limits.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "common/names.h"
+#include "policy/policy.h"
+
+#define MAX_ARGV     256
+#define MAX_NAMES    8
+#define MAX_CHANGES  512 /* groups: (then, now, rule) */
+#define MAX_EXAMPLES 3
+#define MAX_PROFILES 8
+
+static const char usage[] =
+    "Usage: harness-policy test [--json] [--no-profiles] POLICY LOG...\n"
+    "\n"
+    "Replays every decision recorded in the audit logs LOG... through\n"
+    "the candidate POLICY (a file, or 'default' for the embedded one),\n"
+    "with each session's $CWD, $HOME, $TMPDIR and profiles, and prints\n"
+    "what would change: calls allowed then and denied (or asked) now,\n"
+    "and the reverse, grouped by the rule that decides now, with counts\n"
+    "and examples. Decisions the harness made at run time (rules\n"
+    "harness:*, such as the session's own sockets and listeners) are\n"
+    "not the policy's and are counted apart.\n"
+    "\n"
+    "  --json         one JSON object per change group\n"
+    "  --no-profiles  the policy alone, without the sessions' profiles\n"
+    "\n"
+    "Exit status: 0 nothing allowed then would be refused now, 1 some\n"
+    "would, 2 usage, policy or log error.\n";
+
+struct change {
+	enum hx_verdict then, now;
+	char rule[128], origin[128];
+	size_t count;
+	char *examples[MAX_EXAMPLES];
+};
+
+struct replay {
+	const char *policy_file; /* NULL: the default */
+	bool profiles, json;
+	struct hx_policy *p;
+	char cwd[PATH_MAX], home[PATH_MAX], tmpdir[PATH_MAX], session[80];
+	size_t records, decisions, same, harness, unreadable;
+	struct change changes[MAX_CHANGES];
+	size_t nchanges;
+	FILE *err;
+};
+
+static const char *str(json_t *o, const char *k)
+{
+	return json_string_value(json_object_get(o, k));
+}
+
+static void copy(char *dst, size_t size, const char *s)
+{
+	snprintf(dst, size, "%s", s ? s : "");
+}
+
+/* The candidate as the session would have composed it: its variables,
+ * its profiles. */
+static int load_for(struct replay *r, json_t *start)
+{
+	const char *incs[MAX_PROFILES];
+	struct hx_policy_vars v = {0};
+	struct hx_policy_error e;
+	json_t *profs = json_object_get(start, "profiles"), *pr;
+	char buf[1024];
+	size_t i, n = 0;
+
+	if (str(start, "cwd"))
+		copy(r->cwd, sizeof(r->cwd), str(start, "cwd"));
+	else if (!getcwd(r->cwd, sizeof(r->cwd)))
+		r->cwd[0] = '\0';
+	copy(r->home, sizeof(r->home),
+	     str(start, "home") ? str(start, "home") : getenv("HOME"));
+	copy(r->tmpdir, sizeof(r->tmpdir), str(start, "tmpdir"));
+	copy(r->session, sizeof(r->session), str(start, "session"));
+	v.cwd = r->cwd;
+	v.home = r->home[0] ? r->home : NULL;
+	v.tmpdir = r->tmpdir[0] ? r->tmpdir : "/tmp";
+	v.worktree = r->cwd;
+	v.session = r->session;
+	json_array_foreach(profs, i, pr) if (r->profiles && n < MAX_PROFILES &&
+					     str(pr, "name")) incs[n++] =
+	    str(pr, "name");
+	v.include = incs;
+	v.ninclude = n;
+	hx_policy_free(r->p);
+	r->p = NULL;
+	if ((r->policy_file ? hx_policy_load_file(r->policy_file, &v, &r->p, &e)
+			    : hx_policy_load_default(&v, &r->p, &e)) == 0)
+		return 0;
+	fprintf(r->err, "harness-policy test: %s\n",
+		hx_policy_error_format(&e, buf, sizeof(buf)));
+	return -1;
+}
+
+static int op_of(const char *name, enum hx_op *op)
+{
+	for (int i = 0; name && i < HX_OP_COUNT; i++)
+		if (!strcmp(name, hx_op_name((enum hx_op)i))) {
+			*op = (enum hx_op)i;
+			return 0;
+		}
+	return -1;
+}
+
+/* The verdict the policy gave when the call was made: an ask answered
+ * by an earlier grant was the policy's ask. */
+static int recorded_verdict(json_t *rec, enum hx_verdict *v)
+{
+	const char *s = str(rec, "verdict");
+
+	if (!s)
+		return -1;
+	*v = !strcmp(s, "allow") ? HX_VERDICT_ALLOW
+	     : !strcmp(s, "ask") ? HX_VERDICT_ASK
+				 : HX_VERDICT_DENY;
+	if (str(rec, "grant"))
+		*v = HX_VERDICT_ASK;
+	return 0;
+}
+
+/* The event of rec, as the pipeline judged it; NULL paths when the
+ * record has none. Returns -1 when it cannot be judged again. */
+static int event_of(json_t *rec, struct hx_event *ev, const char **argv,
+		    const char **names, struct hx_event_storage *st)
+{
+	json_t *a = json_object_get(rec, "args"), *w;
+	const char *addr = str(a, "addr"), *flags = str(a, "flags");
+	char *words[2];
+	char msg[256];
+	size_t i;
+	enum hx_op op;
+
+	if (op_of(str(rec, "op"), &op) || !a)
+		return -1;
+	if (addr) {
+		words[0] = (char *)hx_op_name(op);
+		words[1] = (char *)addr;
+		if (hx_event_parse(2, words, ev, st, msg, sizeof(msg)))
+			return -1;
+		ev->nnames = 0;
+		json_array_foreach(json_object_get(a, "names"), i, w)
+		{
+			if (ev->nnames < MAX_NAMES && json_is_string(w))
+				names[ev->nnames++] = json_string_value(w);
+		}
+		ev->names = names;
+		if (str(a, "protocol") && !strcmp(str(a, "protocol"), "udp"))
+			ev->proto = 17;
+		else if (str(a, "protocol") &&
+			 !strcmp(str(a, "protocol"), "tcp"))
+			ev->proto = 6;
+		return 0;
+	}
+	memset(ev, 0, sizeof(*ev));
+	ev->op = op;
+	ev->host = str(a, "host");
+	ev->path = str(a, "path");
+	ev->path2 = str(a, "path2");
+	ev->moves_tree = op == HX_OP_RENAME;
+	ev->reads = op == HX_OP_WRITE && flags && strncmp(flags, "O_WRONLY", 8);
+	json_array_foreach(json_object_get(a, "argv"), i, w)
+	{
+		if (i < MAX_ARGV && json_is_string(w))
+			argv[ev->argc++] = json_string_value(w);
+	}
+	ev->argv = argv;
+	if (op == HX_OP_RESOLVE ? !ev->host : !ev->path)
+		return -1;
+	return 0;
+}
+
+/* The stronger of the verdicts on the path as named and as resolved,
+ * as the pipeline decides. */
+static void decide(struct replay *r, json_t *rec, struct hx_event *ev,
+		   struct hx_decision *d)
+{
+	json_t *a = json_object_get(rec, "args");
+	struct hx_event ev2 = *ev;
+	struct hx_decision d2;
+
+	hx_policy_decide(r->p, ev, d);
+	if (!str(a, "path_resolved") && !str(a, "path2_resolved"))
+		return;
+	if (str(a, "path_resolved"))
+		ev2.path = str(a, "path_resolved");
+	if (str(a, "path2_resolved"))
+		ev2.path2 = str(a, "path2_resolved");
+	hx_policy_decide(r->p, &ev2, &d2);
+	if (d2.verdict > d->verdict)
+		*d = d2;
+}
+
+static void example_of(json_t *rec, const struct hx_event *ev, char *buf,
+		       size_t size)
+{
+	json_t *a = json_object_get(rec, "args");
+	int n = snprintf(buf, size, "%s ", str(rec, "op"));
+
+	if (n < 0 || (size_t)n >= size)
+		return;
+	if (ev->op == HX_OP_EXEC) {
+		size_t k = (size_t)n;
+
+		for (size_t i = 0; i < ev->argc && k < size; i++)
+			k += (size_t)snprintf(buf + k, size - k, "%s%s",
+					      i ? " " : "", ev->argv[i]);
+		return;
+	}
+	snprintf(buf + n, size - (size_t)n, "%s%s%s",
+		 str(a, "addr")	  ? str(a, "addr")
+		 : str(a, "host") ? str(a, "host")
+				  : ev->path,
+		 ev->path2 ? " " : "", ev->path2 ? ev->path2 : "");
+}
+
+static void count(struct replay *r, enum hx_verdict then,
+		  const struct hx_decision *d, json_t *rec,
+		  const struct hx_event *ev)
+{
+	struct change *c = NULL;
+	char ex[1024];
+
+	for (size_t i = 0; i < r->nchanges && !c; i++)
+		if (r->changes[i].then == then &&
+		    r->changes[i].now == d->verdict &&
+		    !strcmp(r->changes[i].rule, d->rule))
+			c = &r->changes[i];
+	if (!c) {
+		if (r->nchanges == MAX_CHANGES)
+			c = &r->changes[MAX_CHANGES - 1]; /* counted there */
+		else
+			c = &r->changes[r->nchanges++];
+		if (!c->count) {
+			c->then = then;
+			c->now = d->verdict;
+			copy(c->rule, sizeof(c->rule), d->rule);
+			copy(c->origin, sizeof(c->origin),
+			     hx_policy_rule_origin(r->p, d->rule));
+		}
+	}
+	if (c->count < MAX_EXAMPLES) {
+		example_of(rec, ev, ex, sizeof(ex));
+		c->examples[c->count] = strdup(ex);
+	}
+	c->count++;
+}
+
+static int replay_one(struct replay *r, json_t *rec)
+{
+	const char *argv[MAX_ARGV], *names[MAX_NAMES];
+	struct hx_event_storage st;
+	struct hx_event ev;
+	struct hx_decision d;
+	enum hx_verdict then;
+	const char *rule = str(rec, "rule"), *event = str(rec, "event");
+
+	r->records++;
+	if (event && !strcmp(event, "session_start"))
+		return load_for(r, rec);
+	if (!str(rec, "op") || recorded_verdict(rec, &then) || !event ||
+	    !strcmp(event, "ask_answer"))
+		return 0;
+	r->decisions++;
+	/* The harness's judges at run time (the session's own sockets,
+	 * listeners, protected files by inode): not the policy's. */
+	if (rule && !strncmp(rule, "harness:", 8)) {
+		r->harness++;
+		return 0;
+	}
+	if (!r->p && load_for(r, NULL))
+		return -1;
+	if (event_of(rec, &ev, argv, names, &st)) {
+		r->unreadable++;
+		return 0;
+	}
+	decide(r, rec, &ev, &d);
+	if (d.verdict == then) {
+		r->same++;
+		return 0;
+	}
+	count(r, then, &d, rec, &ev);
+	return 0;
+}
+
+static int replay_file(struct replay *r, const char *path)
+{
+	char *line = NULL;
+	size_t cap = 0;
+	ssize_t n;
+	FILE *f = fopen(path, "re");
+	int e = 0;
+
+	if (!f) {
+		fprintf(r->err, "harness-policy test: %s: %s\n", path,
+			strerror(errno));
+		return -1;
+	}
+	hx_policy_free(r->p); /* each log's sessions start afresh */
+	r->p = NULL;
+	while (!e && (n = getline(&line, &cap, f)) > 0) {
+		json_t *rec = json_loadb(line, (size_t)n, 0, NULL);
+
+		if (!rec) {
+			r->unreadable++;
+			continue;
+		}
+		e = replay_one(r, rec);
+		json_decref(rec);
+	}
+	free(line);
+	fclose(f);
+	return e;
+}
+
+static const char *change_word(const struct change *c)
+{
+	static const char *const words[3][3] = {
+	    [HX_VERDICT_ALLOW] = {[HX_VERDICT_ASK] = "allowed then, asked now",
+				  [HX_VERDICT_DENY] =
+				      "allowed then, denied now"},
+	    [HX_VERDICT_ASK] = {[HX_VERDICT_ALLOW] = "asked then, allowed now",
+				[HX_VERDICT_DENY] = "asked then, denied now"},
+	    [HX_VERDICT_DENY] = {[HX_VERDICT_ALLOW] =
+				     "denied then, allowed now",
+				 [HX_VERDICT_ASK] = "denied then, asked now"},
+	};
+
+	return words[c->then][c->now] ? words[c->then][c->now] : "?";
+}
+
+static void print(const struct replay *r, FILE *out)
+{
+	for (size_t i = 0; i < r->nchanges; i++) {
+		const struct change *c = &r->changes[i];
+
+		if (r->json) {
+			json_t *o = json_object(), *ex = json_array();
+
+			json_object_set_new(
+			    o, "then", json_string(hx_verdict_name(c->then)));
+			json_object_set_new(
+			    o, "now", json_string(hx_verdict_name(c->now)));
+			json_object_set_new(o, "rule", json_string(c->rule));
+			if (c->origin[0])
+				json_object_set_new(o, "origin",
+						    json_string(c->origin));
+			json_object_set_new(o, "count",
+					    json_integer((json_int_t)c->count));
+			for (size_t k = 0; k < c->count && k < MAX_EXAMPLES;
+			     k++)
+				json_array_append_new(
+				    ex, json_string(c->examples[k]));
+			json_object_set_new(o, "examples", ex);
+			char *s = json_dumps(o, JSON_COMPACT);
+
+			fprintf(out, "%s\n", s);
+			free(s);
+			json_decref(o);
+			continue;
+		}
+		fprintf(out, "%s: %zu, rule %s%s%s\n", change_word(c), c->count,
+			c->rule, c->origin[0] ? " at " : "", c->origin);
+		for (size_t k = 0; k < c->count && k < MAX_EXAMPLES; k++)
+			fprintf(out, "    %s\n", c->examples[k]);
+	}
+	if (!r->json)
+		fprintf(out,
+			"%zu records, %zu decisions: %zu the same, %zu "
+			"changed, %zu the harness's own, %zu not judged "
+			"again\n",
+			r->records, r->decisions, r->same,
+			r->decisions - r->same - r->harness - r->unreadable,
+			r->harness, r->unreadable);
+}
+
+int hx_policy_test_cli(int argc, char *const *argv, FILE *out, FILE *err)
+{
+	struct replay *r = calloc(1, sizeof(*r));
+	int i = 1, status = 0;
+
+	if (!r)
+		return 2;
+	r->profiles = true;
+	r->err = err;
+	for (; i < argc && argv[i][0] == '-'; i++) {
+		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+			fputs(usage, out);
+			free(r);
+			return 0;
+		} else if (!strcmp(argv[i], "--json")) {
+			r->json = true;
+		} else if (!strcmp(argv[i], "--no-profiles")) {
+			r->profiles = false;
+		} else if (!strcmp(argv[i], "--")) {
+			i++;
+			break;
+		} else {
+			fprintf(err,
+				"harness-policy test: unknown option %s\n\n%s",
+				argv[i], usage);
+			free(r);
+			return 2;
+		}
+	}
+	if (argc - i < 2) {
+		fputs(usage, err);
+		free(r);
+		return 2;
+	}
+	r->policy_file = strcmp(argv[i], "default") ? argv[i] : NULL;
+	for (int k = i + 1; k < argc && status != 2; k++)
+		if (replay_file(r, argv[k]))
+			status = 2;
+	if (status != 2) {
+		print(r, out);
+		for (size_t k = 0; k < r->nchanges; k++)
+			if (r->changes[k].then == HX_VERDICT_ALLOW)
+				status = 1;
+	}
+	for (size_t k = 0; k < r->nchanges; k++)
+		for (size_t e = 0; e < MAX_EXAMPLES; e++)
+			free(r->changes[k].examples[e]);
+	hx_policy_free(r->p);
+	free(r);
+	return status;
+}
