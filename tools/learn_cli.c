@@ -11,6 +11,7 @@
 #include <time.h>
 
 #include "supervisor/session.h"
+#include "tools/logline.h"
 
 #define MAX_EXAMPLES 3
 #define MAX_SUBCMDS  6 /* an executable's argv[1] words kept apart */
@@ -441,7 +442,13 @@ static int each_record(const char *path,
 		return -1;
 	}
 	while ((n = getline(&line, &cap, f)) > 0) {
-		json_t *rec = json_loadb(line, (size_t)n, 0, NULL);
+		json_t *rec;
+
+		/* the first pass wants the answers only */
+		if (fn == note_answer &&
+		    !memmem(line, (size_t)n, "\"ask_answer\"", 12))
+			continue;
+		rec = hx_logline_parse(line, (size_t)n);
 
 		if (rec)
 			fn(l, rec);

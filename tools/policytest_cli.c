@@ -12,6 +12,7 @@
 
 #include "common/names.h"
 #include "policy/policy.h"
+#include "tools/logline.h"
 
 #define MAX_ARGV     256
 #define MAX_NAMES    8
@@ -310,7 +311,7 @@ static int replay_file(struct replay *r, const char *path)
 	hx_policy_free(r->p); /* each log's sessions start afresh */
 	r->p = NULL;
 	while (!e && (n = getline(&line, &cap, f)) > 0) {
-		json_t *rec = json_loadb(line, (size_t)n, 0, NULL);
+		json_t *rec = hx_logline_parse(line, (size_t)n);
 
 		if (!rec) {
 			r->unreadable++;

@@ -15,6 +15,7 @@
 
 #include "supervisor/audit.h"
 #include "tools/audit_cli.h"
+#include "tools/logline.h"
 #include "supervisor/sha256.h"
 #include "tests/unit/check_main.h"
 
@@ -492,6 +493,28 @@ START_TEST(cli_summary_and_show)
 }
 END_TEST
 
+/* The policy tools read a record without its stack, and nothing else
+ * is lost: a frame or an argv holding "]" or the key's own text. */
+START_TEST(logline_drops_only_the_stack)
+{
+	char line[] =
+	    "{\"op\":\"exec\",\"args\":{\"argv\":[\"a]\",\","
+	    "\\\"stack\\\":[\"]},\"stack\":[\"x+0x1 f<]>\",\"\\\"]\"],"
+	    "\"hash\":\"h\"}\n";
+	json_t *r = hx_logline_parse(line, strlen(line)), *argv;
+
+	ck_assert_ptr_nonnull(r);
+	argv = json_object_get(json_object_get(r, "args"), "argv");
+	ck_assert_uint_eq(json_array_size(argv), 2);
+	ck_assert_str_eq(json_string_value(json_array_get(argv, 0)), "a]");
+	ck_assert_str_eq(json_string_value(json_array_get(argv, 1)),
+			 ",\"stack\":[");
+	ck_assert_uint_eq(json_array_size(json_object_get(r, "stack")), 0);
+	ck_assert_str_eq(json_string_value(json_object_get(r, "hash")), "h");
+	json_decref(r);
+}
+END_TEST
+
 static Suite *audit_suite(void)
 {
 	Suite *s = suite_create("audit");
@@ -499,6 +522,7 @@ static Suite *audit_suite(void)
 
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, sha256_vectors);
+	tcase_add_test(tc, logline_drops_only_the_stack);
 	tcase_add_test(tc, chain_verifies);
 	tcase_add_test(tc, record_layout);
 	tcase_add_test(tc, edited_byte);
