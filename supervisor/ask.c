@@ -447,22 +447,22 @@ static void finish(struct hx_ask *a, struct question *q, enum hx_verdict v,
 }
 
 /* Ends every question of batch b with v. */
-static void finish_batch(struct hx_ask *a, unsigned b, enum hx_verdict v,
-			 enum hx_ask_scope scope, const char *by,
-			 const char *why, json_t *grant)
+static void finish_batch(struct hx_ask *a, unsigned b, unsigned upto,
+			 enum hx_verdict v, enum hx_ask_scope scope,
+			 const char *by, const char *why, json_t *grant)
 {
 	struct question *q, *next;
 
 	for (q = a->qs; q; q = next) {
 		next = q->next;
-		if (q->batch == b && q->recorded)
+		if (q->batch == b && q->recorded && q->id <= upto)
 			finish(a, q, v, scope, by, why, grant);
 	}
 }
 
 /* The longest directory all of batch b's paths are beneath. */
-static void batch_dir(const struct hx_ask *a, unsigned b, char *dir,
-		      size_t size)
+static void batch_dir(const struct hx_ask *a, unsigned b, unsigned upto,
+		      char *dir, size_t size)
 {
 	const struct question *h = head(a, b);
 	char *slash;
@@ -472,7 +472,7 @@ static void batch_dir(const struct hx_ask *a, unsigned b, char *dir,
 	if ((slash = strrchr(dir, '/')))
 		*(slash == dir ? slash + 1 : slash) = '\0';
 	for (const struct question *q = a->qs; q; q = q->next) {
-		if (q->batch != b || !q->recorded || !q->s.path)
+		if (q->batch != b || !q->recorded || !q->s.path || q->id > upto)
 			continue;
 		while (strcmp(dir, "/") &&
 		       (strncmp(q->s.path, dir, (n = strlen(dir))) ||
@@ -483,18 +483,28 @@ static void batch_dir(const struct hx_ask *a, unsigned b, char *dir,
 	}
 }
 
-static size_t batch_size(const struct hx_ask *a, unsigned b)
+static size_t batch_size(const struct hx_ask *a, unsigned b, unsigned upto)
 {
 	size_t n = 0;
 
 	for (const struct question *q = a->qs; q; q = q->next)
-		n += q->batch == b && q->recorded;
+		n += q->batch == b && q->recorded && q->id <= upto;
 	return n;
 }
 
-int hx_ask_answer(struct hx_ask *a, unsigned id, enum hx_verdict v,
-		  enum hx_ask_scope scope, const char *by, unsigned prefix,
-		  char *msg, size_t mlen)
+unsigned hx_ask_batch_last(const struct hx_ask *a, unsigned b)
+{
+	unsigned last = 0;
+
+	for (const struct question *q = a->qs; q; q = q->next)
+		if (q->batch == b && q->recorded && q->id > last)
+			last = q->id;
+	return last;
+}
+
+int hx_ask_answer(struct hx_ask *a, unsigned id, unsigned upto,
+		  enum hx_verdict v, enum hx_ask_scope scope, const char *by,
+		  unsigned prefix, char *msg, size_t mlen)
 {
 	struct question *q = find(a, id), *h;
 	char dir[PATH_MAX];
@@ -509,7 +519,9 @@ int hx_ask_answer(struct hx_ask *a, unsigned id, enum hx_verdict v,
 		return -EINVAL;
 	b = q->batch;
 	h = head(a, b);
-	n = batch_size(a, b);
+	if (!upto)
+		upto = UINT_MAX;
+	n = batch_size(a, b, upto);
 	snprintf(msg, mlen, "%s %u%s (%zu call%s)", hx_verdict_name(v), b,
 		 scope == HX_ASK_ONCE	   ? ""
 		 : scope == HX_ASK_SESSION ? " for the session"
@@ -517,7 +529,7 @@ int hx_ask_answer(struct hx_ask *a, unsigned id, enum hx_verdict v,
 		 n, n == 1 ? "" : "s");
 	if (scope != HX_ASK_ONCE) {
 		if (n > 1)
-			batch_dir(a, b, dir, sizeof(dir));
+			batch_dir(a, b, upto, dir, sizeof(dir));
 		g = hx_grant_new(&h->s, v, scope, prefix, n > 1 ? dir : NULL);
 		if (!g)
 			return -ENOMEM;
@@ -535,7 +547,7 @@ int hx_ask_answer(struct hx_ask *a, unsigned id, enum hx_verdict v,
 				 hx_verdict_name(v), b,
 				 a->grants_path[0] ? strerror(-e) : "none");
 	}
-	finish_batch(a, b, v, scope, by, "answer", g);
+	finish_batch(a, b, upto, v, scope, by, "answer", g);
 	json_decref(g);
 	changed(a);
 	return 0;
@@ -636,8 +648,8 @@ void hx_ask_tick(struct hx_ask *a)
 	for (q = a->qs; q;) {
 		if (q->recorded && head(a, q->batch) == q &&
 		    now.tv_sec - q->asked.tv_sec >= (time_t)a->timeout_s) {
-			finish_batch(a, q->batch, HX_VERDICT_DENY, HX_ASK_ONCE,
-				     "timeout", "timeout", NULL);
+			finish_batch(a, q->batch, UINT_MAX, HX_VERDICT_DENY,
+				     HX_ASK_ONCE, "timeout", "timeout", NULL);
 			any = true;
 			q = a->qs; /* the list changed */
 			continue;
@@ -717,7 +729,7 @@ void hx_ask_line(const struct hx_ask *a, unsigned id, char *buf, size_t size)
 {
 	const struct question *h = head(a, id);
 	struct hx_sbuf b = {buf, size, 0};
-	size_t n = batch_size(a, id);
+	size_t n = batch_size(a, id, UINT_MAX);
 	char dir[PATH_MAX];
 
 	if (size)
@@ -750,7 +762,7 @@ void hx_ask_line(const struct hx_ask *a, unsigned id, char *buf, size_t size)
 		if (h->s.nnames)
 			hx_sbuf_put(&b, ")");
 	} else if (n > 1) {
-		batch_dir(a, id, dir, sizeof(dir));
+		batch_dir(a, id, UINT_MAX, dir, sizeof(dir));
 		hx_sbuf_put_uint(&b, n);
 		hx_sbuf_put(&b, " files in ");
 		hx_sbuf_put_escaped(&b, dir, strlen(dir));
@@ -864,7 +876,7 @@ void hx_ask_control(struct hx_ask *a, const char *req, pid_t pid, char *reply,
 	}
 	snprintf(by, sizeof(by), "control pid %d", (int)pid);
 	e = hx_ask_answer(
-	    a, id, strcmp(verb, "deny") ? HX_VERDICT_ALLOW : HX_VERDICT_DENY,
+	    a, id, 0, strcmp(verb, "deny") ? HX_VERDICT_ALLOW : HX_VERDICT_DENY,
 	    (enum hx_ask_scope)sc, by, prefix, msg, sizeof(msg));
 	if (e == -ENOENT)
 		snprintf(reply, size, "error no question %u waits", id);

@@ -125,12 +125,16 @@ void hx_ask_forget(struct hx_ask *a, void *owner);
 void hx_ask_tick(struct hx_ask *a);
 
 /* Answers question (or batch) id: v ALLOW or DENY, with scope, by whom
- * ("terminal", "control pid 123"); for an exec grant, prefix > 0 keeps
- * that many words of argv after argv[0] and lets any follow. Returns 0,
- * or -ENOENT (no such question), -EINVAL; msg says what was done. */
-int hx_ask_answer(struct hx_ask *a, unsigned id, enum hx_verdict v,
-		  enum hx_ask_scope scope, const char *by, unsigned prefix,
-		  char *msg, size_t mlen);
+ * ("terminal", "control pid 123"); upto > 0: only the batch's questions
+ * up to that id (those the person was shown); for an exec grant, prefix
+ * > 0 keeps that many words of argv after argv[0] and lets any follow.
+ * Returns 0, or -ENOENT (no such question), -EINVAL; msg says what was
+ * done. */
+int hx_ask_answer(struct hx_ask *a, unsigned id, unsigned upto,
+		  enum hx_verdict v, enum hx_ask_scope scope, const char *by,
+		  unsigned prefix, char *msg, size_t mlen);
+/* The last question of batch b now (0: none). */
+unsigned hx_ask_batch_last(const struct hx_ask *a, unsigned b);
 
 /* The batches waiting, oldest first: n ids into ids, returns how many
  * wait in all. */

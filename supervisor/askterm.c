@@ -15,6 +15,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/timerfd.h>
 #include <termios.h>
 #include <unistd.h>
 
@@ -23,6 +24,7 @@
 #include "supervisor/server.h"
 
 #define PROMPT_MAX  4096
+#define GATHER_MS   150
 #define STOPPED_MAX 256
 #define TREE_MAX    4096
 
@@ -54,7 +56,10 @@ struct hx_askterm {
 	struct hx_server *srv;
 	int tty; /* -1: none */
 	bool quiet, broken;
-	unsigned shown;	 /* the batch on the screen, or 0 */
+	unsigned shown;		 /* the batch on the screen, or 0 */
+	unsigned upto;		 /* its last question when it was put */
+	struct hx_source gather; /* a timerfd: questions that come together */
+	bool gathering;
 	unsigned hinted; /* the last batch a line was printed for */
 	pid_t helper;
 	bool ready; /* the helper holds the terminal */
@@ -335,6 +340,7 @@ static void show_next(struct hx_askterm *t)
 		return;
 	}
 	prompt_of(t, id, prompt, sizeof(prompt));
+	t->upto = hx_ask_batch_last(t->a, id);
 	t->nstopped = stopped_now(t->stopped, STOPPED_MAX);
 	fflush(stderr);
 	pid = fork();
@@ -398,10 +404,39 @@ static void on_helper(struct hx_server *s, struct hx_source *src,
 	}
 	k = key_index(c);
 	if (k >= 0)
-		hx_ask_answer(t->a, id, keys[k].v, keys[k].scope, "terminal", 0,
-			      msg, sizeof(msg));
+		hx_ask_answer(t->a, id, t->upto, keys[k].v, keys[k].scope,
+			      "terminal", 0, msg, sizeof(msg));
 	/* A question waits no more: the next one, if any, is put. */
 	show_next(t);
+}
+
+static void on_gathered(struct hx_server *s, struct hx_source *src,
+			uint32_t events)
+{
+	struct hx_askterm *t = src->arg;
+	uint64_t n;
+
+	(void)s;
+	(void)events;
+	if (read(src->fd, &n, sizeof(n)) < 0 && errno != EAGAIN)
+		return;
+	t->gathering = false;
+	show_next(t);
+}
+
+/* A question is put GATHER_MS after the first of those that come
+ * together (a build's ten writes in one directory: one question). */
+static void gather(struct hx_askterm *t)
+{
+	struct itimerspec its = {{0, 0}, {0, GATHER_MS * 1000000L}};
+
+	if (t->gathering)
+		return;
+	if (t->gather.fd < 0 || timerfd_settime(t->gather.fd, 0, &its, NULL)) {
+		show_next(t);
+		return;
+	}
+	t->gathering = true;
 }
 
 static void on_change(void *arg)
@@ -421,7 +456,7 @@ static void on_change(void *arg)
 			kill(t->helper, SIGKILL);
 		return;
 	}
-	show_next(t);
+	gather(t);
 }
 
 /* The controlling terminal's device: tty_nr, the 7th field of
@@ -459,6 +494,14 @@ struct hx_askterm *hx_askterm_new(struct hx_ask *a, struct hx_server *srv,
 	t->src.fd = -1;
 	t->tty = open("/dev/tty", O_RDWR | O_NOCTTY | O_CLOEXEC);
 	t->rdev = t->tty >= 0 ? controlling_tty() : 0;
+	t->gather.fd =
+	    timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+	t->gather.handle = on_gathered;
+	t->gather.arg = t;
+	if (t->gather.fd >= 0 && hx_server_add(srv, &t->gather, EPOLLIN)) {
+		close(t->gather.fd);
+		t->gather.fd = -1;
+	}
 	/* While a helper holds the terminal with TOSTOP, harness-exec's own
 	 * lines (notices, warnings) are written, not stopped. Set after the
 	 * agent is forked: an ignored signal stays ignored across exec. */
@@ -488,5 +531,9 @@ void hx_askterm_free(struct hx_askterm *t)
 	}
 	if (t->tty >= 0)
 		close(t->tty);
+	if (t->gather.fd >= 0) {
+		hx_server_del(t->srv, &t->gather);
+		close(t->gather.fd);
+	}
 	free(t);
 }

@@ -353,6 +353,45 @@ os.write(1, ("RESULT %s same=%s got=%r\\r\\n" % (r, termios.tcgetattr(fd) == raw
 """
 
 
+def on_a_terminal(wd, cmd, log):
+    """harness-exec running cmd on a new pty, as a shell starts a job:
+    its own process group, in the terminal's foreground, the shell (the
+    session leader) waiting. Returns the pid and the master's fd."""
+    pid, fd = pty.fork()
+    if pid == 0:
+        job = os.fork()
+        if job == 0:
+            os.setpgid(0, 0)
+            signal.signal(signal.SIGTTOU, signal.SIG_IGN)
+            os.tcsetpgrp(0, os.getpid())
+            signal.signal(signal.SIGTTOU, signal.SIG_DFL)
+            os.chdir(wd.path)
+            os.execve(EXEC, argv_of(wd, cmd, 30, log), env_of(wd))
+        _, st = os.waitpid(job, 0)
+        os._exit(os.waitstatus_to_exitcode(st) & 0xff)
+    return pid, fd
+
+
+def test_writes_that_come_together_are_one_question_on_the_terminal(wd):
+    os.makedirs(os.path.join(wd.path, "ask", "b"))
+    log = os.path.join(wd.state, "batch.jsonl")
+    pid, fd = on_a_terminal(wd, [BUSYBOX, "sh", "-c", "for i in 1 2 3 4 5; do (echo $i > ask/b/f$i) & done; "
+                                 "wait; echo DONE $(busybox cat ask/b/f* | busybox wc -l)"], log)
+    try:
+        seen = read_until(fd, b"(refused in ")
+        check(b"write 5 files in " + os.path.join(wd.path, "ask", "b").encode() + b"/" in seen,
+              "not one question: %r" % seen[-600:])
+        os.write(fd, b"o")
+        out = read_until(fd, b"DONE")
+        out += read_until(fd, b"\n", 5)
+        check(b"DONE 5" in out and out.count(b"harness: ask") == 0, "after the answer: %r" % out[-600:])
+    finally:
+        os.waitpid(pid, 0)
+        os.close(fd)
+    answers = [r for r in read_log(log) if r.get("event") == "ask_answer"]
+    check(len(answers) == 5 and {a["by"] for a in answers} == {"terminal"}, "%r" % answers)
+
+
 def test_the_question_reaches_the_user_past_a_full_screen_agent(wd):
     """The agent owns the terminal in raw mode and reads it from another
     thread; the question is still put and its answer read by harness-exec,
@@ -360,20 +399,7 @@ def test_the_question_reaches_the_user_past_a_full_screen_agent(wd):
     os.makedirs(os.path.join(wd.path, "ask"))
     log = os.path.join(wd.state, "pty.jsonl")
     for key, want in ((b"o", "ok"), (b"d", "errno13")):
-        pid, fd = pty.fork()
-        if pid == 0:
-            # As a shell starts a job: its own process group, in the
-            # terminal's foreground, the shell waiting.
-            job = os.fork()
-            if job == 0:
-                os.setpgid(0, 0)
-                signal.signal(signal.SIGTTOU, signal.SIG_IGN)
-                os.tcsetpgrp(0, os.getpid())
-                signal.signal(signal.SIGTTOU, signal.SIG_DFL)
-                os.chdir(wd.path)
-                os.execve(EXEC, argv_of(wd, [PYTHON, "-c", RAW_AGENT], 30, log), env_of(wd))
-            _, st = os.waitpid(job, 0)
-            os._exit(os.waitstatus_to_exitcode(st) & 0xff)
+        pid, fd = on_a_terminal(wd, [PYTHON, "-c", RAW_AGENT], log)
         try:
             seen = read_until(fd, b"(refused in ")
             check(b"harness: ask" in seen and b"write " + os.path.join(wd.path, "ask", "t").encode() in seen and
