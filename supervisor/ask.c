@@ -27,6 +27,7 @@
 #define TOKEN_TTL_MS 5000 /* an answer "once" waits this for the kernel */
 #define CHAIN_MAX    8	  /* processes named in a question */
 #define POLL_MS	     100  /* how often a waiter looks whether it is gone */
+#define BATCH_MS     150  /* a batch takes questions that come this soon */
 
 struct question {
 	unsigned id, batch; /* batch: a label the batch's questions share */
@@ -46,11 +47,10 @@ struct question {
 /* An answer "once" to the shim's question, for the kernel layer's view
  * of the same call (the shim asks before it makes it). */
 struct token {
-	pid_t pid;
-	enum hx_op op;
-	uint64_t key;
+	struct hx_ask_subject s; /* owned: the very call answered */
+	enum hx_verdict v;
 	int64_t until_ms;
-	unsigned id;
+	unsigned id; /* 0: free */
 };
 
 struct hx_ask {
@@ -163,27 +163,59 @@ static bool is_file(const struct hx_ask_subject *s)
 
 /* ---- grants ---- */
 
+static bool same_text(const char *x, const char *y)
+{
+	return x == y || (x && y && !strcmp(x, y));
+}
+
+/* Whether s is the call t answered: the same process (or, for an exec,
+ * its child: posix_spawn asks in the parent), operation, resolved
+ * paths, argv, address and rule. A path re-pointed since, another argv,
+ * another rule's file: another call, asked again. */
+static bool same_call(const struct token *t, const struct hx_ask_subject *s)
+{
+	const struct hx_ask_subject *a = &t->s;
+
+	if (a->op != s->op || a->argc != s->argc ||
+	    (a->pid != s->pid && !(s->op == HX_OP_EXEC && a->pid == s->ppid)) ||
+	    !same_text(a->path, s->path) || !same_text(a->path2, s->path2) ||
+	    !same_text(a->addr, s->addr) || !same_text(a->rule, s->rule))
+		return false;
+	for (size_t i = 0; i < s->argc; i++)
+		if (!same_text(a->argv[i], s->argv[i]))
+			return false;
+	return true;
+}
+
+/* An answer "once" still standing for s: an allow for the kernel
+ * layer's sight of the call the shim asked about (used up), a deny for
+ * the same call again at once (a shell's $PATH search asks for
+ * /usr/bin/git, then /bin/git: the same file). */
 static bool token_holds(struct hx_ask *a, const struct hx_ask_subject *s,
-			char *how, size_t hlen)
+			enum hx_verdict *v, char *how, size_t hlen)
 {
 	int64_t now = now_ms();
 
 	for (int i = 0; i < MAX_TOKENS; i++) {
 		struct token *t = &a->tokens[i];
 
-		if (!t->id || t->until_ms < now || t->op != s->op ||
-		    t->key != s->key ||
-		    (t->pid != s->pid &&
-		     !(s->op == HX_OP_EXEC && t->pid == s->ppid)))
+		if (!t->id || t->until_ms < now ||
+		    (t->v == HX_VERDICT_ALLOW && !s->kernel) ||
+		    !same_call(t, s))
 			continue;
 		snprintf(how, hlen, "once #%u", t->id);
-		t->id = 0; /* used up */
+		*v = t->v;
+		if (t->v == HX_VERDICT_ALLOW) { /* used up */
+			subject_free(&t->s);
+			t->id = 0;
+		}
 		return true;
 	}
 	return false;
 }
 
-static void token_put(struct hx_ask *a, const struct question *q)
+static void token_put(struct hx_ask *a, const struct question *q,
+		      enum hx_verdict v)
 {
 	struct token *slot = &a->tokens[0];
 	int64_t now = now_ms();
@@ -195,17 +227,30 @@ static void token_put(struct hx_ask *a, const struct question *q)
 			if (!slot->id || slot->until_ms < now)
 				break;
 		}
-	*slot = (struct token){q->s.pid, q->s.op, q->s.key, now + TOKEN_TTL_MS,
-			       q->id};
+	if (slot->id)
+		subject_free(&slot->s);
+	subject_dup(&q->s, &slot->s);
+	slot->s.image = NULL;
+	slot->v = v;
+	slot->until_ms = now + TOKEN_TTL_MS;
+	slot->id = q->id;
+}
+
+static void tokens_free(struct hx_ask *a)
+{
+	for (int i = 0; i < MAX_TOKENS; i++)
+		if (a->tokens[i].id)
+			subject_free(&a->tokens[i].s);
 }
 
 enum hx_verdict hx_ask_granted(struct hx_ask *a, const struct hx_ask_subject *s,
 			       char *how, size_t hlen)
 {
 	json_t *g;
+	enum hx_verdict tv;
 
-	if (s->kernel && token_holds(a, s, how, hlen))
-		return HX_VERDICT_ALLOW;
+	if (token_holds(a, s, &tv, how, hlen))
+		return tv;
 	g = hx_grants_match(a->session, s);
 	if (!g)
 		g = hx_grants_match(a->always, s);
@@ -257,8 +302,17 @@ static unsigned batch_of(const struct hx_ask *a, const struct hx_ask_subject *s)
 {
 	if (!is_file(s) || s->path2)
 		return 0;
+	struct timespec now;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
 	for (struct question *q = a->qs; q; q = q->next)
 		if (q->recorded && is_file(&q->s) && !q->s.path2 &&
+		    /* closed once it may have been shown: what a person
+		     * answers is what was put to them */
+		    (now.tv_sec - head(a, q->batch)->asked.tv_sec) * 1000 +
+			    (now.tv_nsec - head(a, q->batch)->asked.tv_nsec) /
+				1000000 <
+			BATCH_MS &&
 		    q->s.op == s->op && q->s.rule && s->rule &&
 		    !strcmp(q->s.rule, s->rule) && same_dir(q->s.path, s->path))
 			return q->batch;
@@ -429,8 +483,12 @@ static void finish(struct hx_ask *a, struct question *q, enum hx_verdict v,
 		a->stats.gone++;
 	/* The shim makes the call next; the kernel layer's view of it is
 	 * this answer (one record stands for both). */
+	/* Denied once: the same call again at once is too, unasked. */
+	if (v == HX_VERDICT_DENY && scope == HX_ASK_ONCE &&
+	    !strcmp(why, "answer"))
+		token_put(a, q, HX_VERDICT_DENY);
 	if (!q->s.kernel && v == HX_VERDICT_ALLOW && a->pl->kern) {
-		token_put(a, q);
+		token_put(a, q, HX_VERDICT_ALLOW);
 		hx_correlate_put(a->pl, &peer, (int)q->s.op, q->s.key, v, r.seq,
 				 false);
 	}
@@ -502,23 +560,48 @@ unsigned hx_ask_batch_last(const struct hx_ask *a, unsigned b)
 	return last;
 }
 
+/* The grant of an answer "session" or "always" to q: kept, and written
+ * to the grants file for "always" (a failure said into msg). NULL: out
+ * of memory. */
+static json_t *grant_for(struct hx_ask *a, const struct question *q,
+			 enum hx_verdict v, enum hx_ask_scope scope,
+			 unsigned prefix, char *msg, size_t mlen)
+{
+	json_t *g = hx_grant_new(&q->s, v, scope, prefix, NULL);
+	int e = 0;
+
+	if (!g)
+		return NULL;
+	json_object_set_new(g, "session",
+			    json_string(a->pl->session ? a->pl->session : ""));
+	json_array_append(scope == HX_ASK_ALWAYS ? a->always : a->session, g);
+	if (scope == HX_ASK_ALWAYS &&
+	    (!a->grants_path[0] || (e = hx_grants_append(a->grants_path, g))))
+		snprintf(msg, mlen,
+			 "%s for the session only: the grants file cannot be "
+			 "written (%s)",
+			 hx_verdict_name(v),
+			 a->grants_path[0] ? strerror(-e) : "none");
+	return g;
+}
+
 int hx_ask_answer(struct hx_ask *a, unsigned id, unsigned upto,
 		  enum hx_verdict v, enum hx_ask_scope scope, const char *by,
 		  unsigned prefix, char *msg, size_t mlen)
 {
-	struct question *q = find(a, id), *h;
-	char dir[PATH_MAX];
-	json_t *g = NULL;
+	struct question *q = find(a, id), *next;
 	unsigned b;
 	size_t n;
-	int e;
 
+	/* id names the batch too (the label pending shows), when its first
+	 * question is gone already */
+	if (!q || !q->recorded)
+		q = head(a, id);
 	if (!q || !q->recorded)
 		return -ENOENT;
 	if (v != HX_VERDICT_ALLOW && v != HX_VERDICT_DENY)
 		return -EINVAL;
 	b = q->batch;
-	h = head(a, b);
 	if (!upto)
 		upto = UINT_MAX;
 	n = batch_size(a, b, upto);
@@ -527,28 +610,21 @@ int hx_ask_answer(struct hx_ask *a, unsigned id, unsigned upto,
 		 : scope == HX_ASK_SESSION ? " for the session"
 					   : " always",
 		 n, n == 1 ? "" : "s");
-	if (scope != HX_ASK_ONCE) {
-		if (n > 1)
-			batch_dir(a, b, upto, dir, sizeof(dir));
-		g = hx_grant_new(&h->s, v, scope, prefix, n > 1 ? dir : NULL);
-		if (!g)
+	/* Each call of a batch its own grant: the files shown, not every
+	 * file of their directory. */
+	for (q = a->qs; q; q = next) {
+		json_t *g = NULL;
+
+		next = q->next;
+		if (q->batch != b || !q->recorded || q->id > upto)
+			continue;
+		if (scope != HX_ASK_ONCE &&
+		    !(g = grant_for(a, q, v, scope, prefix, msg, mlen)))
 			return -ENOMEM;
-		json_object_set_new(
-		    g, "session",
-		    json_string(a->pl->session ? a->pl->session : ""));
-		json_array_append(
-		    scope == HX_ASK_ALWAYS ? a->always : a->session, g);
-		if (scope == HX_ASK_ALWAYS &&
-		    (!a->grants_path[0] ||
-		     (e = hx_grants_append(a->grants_path, g))))
-			snprintf(msg, mlen,
-				 "%s %u for the session: the grants file "
-				 "cannot be written (%s)",
-				 hx_verdict_name(v), b,
-				 a->grants_path[0] ? strerror(-e) : "none");
+		finish(a, q, v, scope, by, "answer", g);
+		json_decref(g);
+		next = a->qs; /* finish changed the list */
 	}
-	finish_batch(a, b, upto, v, scope, by, "answer", g);
-	json_decref(g);
 	changed(a);
 	return 0;
 }
@@ -687,6 +763,7 @@ void hx_ask_free(struct hx_ask *a)
 	if (!a)
 		return;
 	hx_ask_end(a);
+	tokens_free(a);
 	json_decref(a->session);
 	json_decref(a->always);
 	pthread_cond_destroy(&a->cv);
@@ -819,6 +896,14 @@ json_t *hx_ask_describe(const struct hx_ask *a, unsigned id)
 			    json_integer((json_int_t)a->timeout_s -
 					 (now.tv_sec - h->asked.tv_sec)));
 	return o;
+}
+
+bool hx_ask_waits_in_kernel(const struct hx_ask *a, pid_t pid)
+{
+	for (const struct question *q = a ? a->qs : NULL; q; q = q->next)
+		if (q->kw && q->s.pid == pid)
+			return true;
+	return false;
 }
 
 void hx_ask_stats(const struct hx_ask *a, struct hx_ask_stats *st)

@@ -156,6 +156,10 @@ void hx_ask_on_change(struct hx_ask *a, void (*fn)(void *arg), void *arg);
 void hx_ask_control(struct hx_ask *a, const char *req, pid_t pid, char *reply,
 		    size_t size);
 
+/* Whether process pid has a thread waiting in its system call for a
+ * question (the kernel layer's waiter). */
+bool hx_ask_waits_in_kernel(const struct hx_ask *a, pid_t pid);
+
 /* How the session's questions ended. */
 struct hx_ask_stats {
 	uint64_t allowed, denied, timed_out, gone; /* gone: also "end" */

@@ -14,18 +14,21 @@
 #include <sys/epoll.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/syscall.h>
 #include <sys/timerfd.h>
 #include <termios.h>
 #include <unistd.h>
 
 #include "supervisor/ask.h"
+#include "supervisor/pipeline.h"
 #include "supervisor/proc.h"
 #include "supervisor/server.h"
 
 #define PROMPT_MAX  4096
 #define GATHER_MS   150
 #define STOPPED_MAX 256
+#define HELD_MAX    1024
 #define TREE_MAX    4096
 
 /* The keys and what they answer. */
@@ -66,6 +69,9 @@ struct hx_askterm {
 	dev_t rdev; /* the terminal's device (/dev/tty is another), or 0 */
 	struct hx_proc stopped[STOPPED_MAX]; /* before the question */
 	size_t nstopped;
+	struct hx_proc held[HELD_MAX]; /* stopped while it is up */
+	size_t nheld;
+	struct hx_pipeline *pl;
 };
 
 static int key_index(char c)
@@ -218,59 +224,71 @@ static void continue_stopped(struct hx_askterm *t)
 	}
 }
 
-/* Whether thread task (/proc/<pid>/task/<tid>) waits in a read of the
- * terminal whose device is rdev. */
-static bool reads_terminal(pid_t pid, const char *tid, dev_t rdev)
+/* Whether process pid holds an fd of the terminal (its pty, or
+ * /dev/tty: a process's controlling terminal, which is ours). */
+static bool holds_terminal(pid_t pid, dev_t rdev)
 {
-	char path[384], line[256], fdp[64];
+	char dir[64], path[384];
+	struct dirent *de;
 	struct stat st;
-	unsigned long long fd;
-	long nr;
-	FILE *f;
 	bool r = false;
+	DIR *d;
 
-	snprintf(path, sizeof(path), "/proc/%d/task/%s/syscall", (int)pid, tid);
-	if (!(f = fopen(path, "re")))
+	snprintf(dir, sizeof(dir), "/proc/%d/fd", (int)pid);
+	if (!(d = opendir(dir)))
 		return false;
-	if (fgets(line, sizeof(line), f) &&
-	    sscanf(line, "%ld %llx", &nr, &fd) == 2 &&
-	    (nr == SYS_read || nr == SYS_readv || nr == SYS_pread64 ||
-	     nr == SYS_preadv || nr == SYS_preadv2)) {
-		snprintf(fdp, sizeof(fdp), "/proc/%d/fd/%llu", (int)pid, fd);
-		r = !stat(fdp, &st) && S_ISCHR(st.st_mode) &&
-		    st.st_rdev == rdev;
+	while (!r && (de = readdir(d))) {
+		if (de->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
+		r = !stat(path, &st) && S_ISCHR(st.st_mode) &&
+		    (st.st_rdev == rdev || st.st_rdev == makedev(5, 0));
 	}
-	fclose(f);
+	closedir(d);
 	return r;
 }
 
-/* A read of the terminal that began before the helper took it is not
- * stopped by job control (the kernel looks when a read starts): such a
- * process is stopped now (SIGSTOP: SIGTTIN is discarded in an orphaned
- * process group, as when harness-exec leads its session) and continued
- * after the question (continue_stopped). */
-static void kick_readers(struct hx_askterm *t)
+/* A one-thread process whose thread waits in the kernel for a question:
+ * it can do nothing else, and a stop would interrupt that wait (the
+ * call would be made, and asked, again). */
+static bool blocked_asker(const struct hx_askterm *t, pid_t pid)
+{
+	struct hx_procstat st;
+
+	return hx_ask_waits_in_kernel(t->a, pid) && !hx_proc_stat(pid, &st) &&
+	       st.threads == 1;
+}
+
+/* While the question is up, every process of the tree that holds the
+ * terminal is stopped (SIGSTOP): job control alone does not hold it,
+ * since a read begun before the helper took the terminal is not looked
+ * at again, and a process that ignores SIGTTOU writes (and sets modes,
+ * takes the foreground) from the background. Nothing opens it anew
+ * meanwhile (pl->held_tty, rule harness:question-up). Each is continued
+ * after (release_users). */
+static void hold_users(struct hx_askterm *t)
 {
 	static struct hx_proc all[TREE_MAX];
 	size_t n = hx_proc_descendants(getpid(), all, TREE_MAX);
-	char dir[64];
-	struct dirent *de;
-	DIR *d;
 
+	t->nheld = 0;
 	if (!t->rdev)
 		return;
-	for (size_t i = 0; i < n; i++) {
-		snprintf(dir, sizeof(dir), "/proc/%d/task", (int)all[i].pid);
-		if (!(d = opendir(dir)))
-			continue;
-		while ((de = readdir(d)))
-			if (de->d_name[0] != '.' &&
-			    reads_terminal(all[i].pid, de->d_name, t->rdev)) {
-				hx_proc_signal(&all[i], SIGSTOP);
-				break;
-			}
-		closedir(d);
-	}
+	t->pl->held_tty = t->rdev;
+	for (size_t i = 0; i < n && t->nheld < HELD_MAX; i++)
+		if (all[i].pid != t->helper && !blocked_asker(t, all[i].pid) &&
+		    holds_terminal(all[i].pid, t->rdev)) {
+			hx_proc_signal(&all[i], SIGSTOP);
+			t->held[t->nheld++] = all[i];
+		}
+}
+
+static void release_users(struct hx_askterm *t)
+{
+	t->pl->held_tty = 0;
+	for (size_t i = 0; i < t->nheld; i++)
+		hx_proc_signal(&t->held[i], SIGCONT);
+	t->nheld = 0;
 }
 
 static void prompt_of(struct hx_askterm *t, unsigned id, char *buf, size_t size)
@@ -371,6 +389,7 @@ static void end_helper(struct hx_askterm *t)
 	t->helper = 0;
 	t->shown = 0;
 	t->ready = false;
+	release_users(t);
 	continue_stopped(t);
 }
 
@@ -390,7 +409,7 @@ static void on_helper(struct hx_server *s, struct hx_source *src,
 	while (n < 0 && errno == EINTR);
 	if (n == 1 && c == READY && !t->ready) {
 		t->ready = true;
-		kick_readers(t);
+		hold_users(t);
 		if (write(src->fd, (char[]){GO}, 1) == 1)
 			return;
 		n = 0; /* the helper is gone */
@@ -481,14 +500,15 @@ static dev_t controlling_tty(void)
 	return (dev_t)nr;
 }
 
-struct hx_askterm *hx_askterm_new(struct hx_ask *a, struct hx_server *srv,
-				  bool quiet)
+struct hx_askterm *hx_askterm_new(struct hx_ask *a, struct hx_pipeline *pl,
+				  struct hx_server *srv, bool quiet)
 {
 	struct hx_askterm *t = calloc(1, sizeof(*t));
 
 	if (!t)
 		return NULL;
 	t->a = a;
+	t->pl = pl;
 	t->srv = srv;
 	t->quiet = quiet;
 	t->src.fd = -1;
@@ -502,10 +522,6 @@ struct hx_askterm *hx_askterm_new(struct hx_ask *a, struct hx_server *srv,
 		close(t->gather.fd);
 		t->gather.fd = -1;
 	}
-	/* While a helper holds the terminal with TOSTOP, harness-exec's own
-	 * lines (notices, warnings) are written, not stopped. Set after the
-	 * agent is forked: an ignored signal stays ignored across exec. */
-	signal(SIGTTOU, SIG_IGN);
 	hx_ask_on_change(a, on_change, t);
 	return t;
 }

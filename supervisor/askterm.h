@@ -1,12 +1,14 @@
 /* The questions of ask.h on harness-exec's terminal, not the agent's
  * view of it: the agent may own stdin and stdout, or draw a full-screen
  * UI in raw mode. While a question is on the screen, a helper process
- * holds the terminal: it is the terminal's foreground process group, so
- * an agent process that reads it stops (SIGTTIN) and, with TOSTOP set,
- * one that writes stops (SIGTTOU) instead of drawing over the question;
- * input typed before the question is discarded; the agent's terminal
- * modes are put back after, and what stopped meanwhile is continued.
- * The agent cannot type an answer: it cannot push input into a terminal
+ * holds the terminal: it is the terminal's foreground process group;
+ * every process of the agent's tree that holds the terminal open is
+ * stopped (a read begun before, or a writer that ignores SIGTTOU, would
+ * take the key or draw a question of its own over it) and nothing of the
+ * agent's opens it for writing meanwhile; input typed before the
+ * question is discarded; the agent's terminal modes are put back after,
+ * and what was stopped is continued. The rest of the tree runs on. The
+ * agent cannot type an answer: it cannot push input into a terminal
  * (TIOCSTI is refused in the kernel sandbox) and has no master side.
  *
  * A question is put only when harness-exec (or a process group of the
@@ -20,13 +22,14 @@
 
 struct hx_ask;
 struct hx_server;
+struct hx_pipeline;
 struct hx_askterm;
 
 /* Puts a's questions on the controlling terminal, as they come (quiet:
  * no line when they cannot be put). Returns NULL when out of memory;
  * without a terminal it only prints the lines. */
-struct hx_askterm *hx_askterm_new(struct hx_ask *a, struct hx_server *srv,
-				  bool quiet);
+struct hx_askterm *hx_askterm_new(struct hx_ask *a, struct hx_pipeline *pl,
+				  struct hx_server *srv, bool quiet);
 /* Takes a question off the screen (its helper puts the terminal back);
  * NULL is a no-op. */
 void hx_askterm_free(struct hx_askterm *t);

@@ -222,6 +222,23 @@ static bool other_terminal(const struct hx_peer *peer, const struct vpath *v)
 	return false;
 }
 
+/* Whether v names the terminal a question holds: /dev/tty (the agent's
+ * controlling terminal is harness-exec's) or a pty of that device. */
+static bool held_terminal(const struct hx_pipeline *pl, const struct vpath *v)
+{
+	const char *paths[2] = {v->ok ? v->norm : NULL,
+				v->has_resolved ? v->resolved : NULL};
+	struct stat st;
+
+	for (int i = 0; i < 2 && pl->held_tty; i++)
+		if (paths[i] && (!strcmp(paths[i], "/dev/tty") ||
+				 (!strncmp(paths[i], "/dev/pts/", 9) &&
+				  !stat(paths[i], &st) && S_ISCHR(st.st_mode) &&
+				  st.st_rdev == pl->held_tty)))
+			return true;
+	return false;
+}
+
 void hx_pipeline_own(struct hx_pipeline *pl, int dirfd, const char *name)
 {
 	hx_owned_add(pl->owned, dirfd, name);
@@ -611,6 +628,13 @@ static void judge(struct flow *f)
 		f->d.rule = "harness:other-terminal";
 		f->d.pattern = NULL;
 	}
+	/* Nothing of the agent's draws over a question on the terminal:
+	 * what holds it is stopped (askterm.c), nothing opens it anew. */
+	if (rq->op == HX_OP_WRITE && held_terminal(f->pl, &f->p1)) {
+		f->d.verdict = HX_VERDICT_DENY;
+		f->d.rule = "harness:question-up";
+		f->d.pattern = NULL;
+	}
 	judge_neighbours(f);
 	judge_loopback(f);
 	judge_git_objects(f);
@@ -755,7 +779,7 @@ static void decide(struct hx_pipeline *pl, const struct hx_peer *peer,
 		pl->verdicts[f.d.verdict]++;
 	/* An ask waits for a person, in the layers that can wait. */
 	out->ask = 0;
-	f.ask_id = out->reply == HX_VERDICT_ASK && pl->ask &&
+	f.ask_id = out->reply == HX_VERDICT_ASK && pl->ask && !rq->report &&
 			   (kernel || !strcmp(layer, "shim"))
 		       ? hx_ask_open(pl->ask, &f.subj)
 		       : 0;

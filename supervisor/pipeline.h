@@ -68,6 +68,9 @@ struct hx_request {
 	bool sealed;
 	const char *const *frames;
 	size_t nframes;
+	/* the shim reports a call it made: nobody waits for a verdict, so
+	 * an ask is recorded, never put to a person */
+	bool report;
 	/* rename: whether it moves a directory (what is beneath moves
 	 * too), when the caller has looked; else the pipeline looks */
 	bool tree_known, moves_tree;
@@ -133,6 +136,10 @@ struct hx_pipeline {
 	/* The session's questions and grants (ask.h); NULL: an ask is
 	 * refused at once. */
 	struct hx_ask *ask;
+	/* While a question holds harness-exec's terminal (askterm.h): its
+	 * device, which no process of the agent may open for writing then
+	 * (rule harness:question-up); 0: none. */
+	dev_t held_tty;
 	/* -errno once the log could not take a record (a full disk, its
 	 * size quota): every later request is denied, in audit mode too,
 	 * and the session ends (run.c); failed_why says why, for people. */

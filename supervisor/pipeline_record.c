@@ -277,6 +277,7 @@ void hx_pl_kernel_notice(const struct flow *f, struct hx_outcome *out)
 	else if (k == HX_NOTICE_MAX)
 		snprintf(out->notice, sizeof(out->notice),
 			 "harness: more refusals: see the audit log\n");
-	if (!out->tell)
+	/* A question prints its refusal once answered (unotify_queue.c). */
+	if (!out->tell && !f->ask_id)
 		hx_pipeline_notice(out, EACCES);
 }

@@ -143,11 +143,19 @@ static void __attribute__((noreturn)) reaper_main(int rfd, const char *dir)
 {
 	char c = 0;
 	ssize_t n;
+	int fd;
 
 	prctl(PR_SET_NAME, "harness-reaper");
 	/* Off the terminal: a ^C meant for the agent must not end the
-	 * reaper, and the agent's process group is not ours. */
+	 * reaper, and the agent's process group is not ours; nor does it
+	 * hold it (a question on it stops whoever does: askterm.h). */
 	setsid();
+	if ((fd = open("/dev/null", O_RDWR | O_CLOEXEC)) >= 0) {
+		for (int i = 0; i < 3; i++)
+			dup2(fd, i);
+		if (fd > 2)
+			close(fd);
+	}
 	signal(SIGINT, SIG_IGN);
 	signal(SIGQUIT, SIG_IGN);
 	signal(SIGHUP, SIG_IGN);

@@ -260,7 +260,8 @@ static void child_exec(struct run *r, char **env, const sigset_t *oldmask)
 	int e;
 
 	sigprocmask(SIG_SETMASK, oldmask, NULL);
-	signal(SIGXFSZ, SIG_DFL); /* ours is ignored (hx_run) */
+	signal(SIGXFSZ, SIG_DFL); /* ours are ignored (hx_run) */
+	hx_run_ask_signals(SIG_DFL);
 	if ((!r->reaper_err || r->reaper.pids_fd >= 0) &&
 	    hx_reaper_join(&r->reaper)) {
 		fprintf(stderr,
@@ -872,6 +873,7 @@ int hx_run(const struct hx_options *o)
 	/* A full file system or RLIMIT_FSIZE must fail a write of the log
 	 * (cut off, reported), not kill harness-exec with its session. */
 	signal(SIGXFSZ, SIG_IGN);
+	hx_run_ask_signals(SIG_IGN);
 	r->reaper.dir_fd = r->reaper.procs_fd = r->reaper.pipe_w = -1;
 	r->reaper.pids_fd = -1;
 	r->dns_l = (struct hx_dnsns_listeners){-1, -1, -1, -1};

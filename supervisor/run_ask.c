@@ -6,6 +6,7 @@
 
 #include <errno.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -15,6 +16,12 @@
 #include "supervisor/control.h"
 #include "supervisor/grants.h"
 #include "supervisor/say.h"
+
+void hx_run_ask_signals(void (*disposition)(int))
+{
+	signal(SIGTTIN, disposition);
+	signal(SIGTTOU, disposition);
+}
 
 static void on_ask_control(void *arg, pid_t pid, const char *req, char *reply,
 			   size_t size)
@@ -48,7 +55,7 @@ int hx_run_open_ask(struct run *r)
 
 void hx_run_ask_terminal(struct run *r)
 {
-	r->askterm = hx_askterm_new(r->pl.ask, r->srv, r->o->quiet);
+	r->askterm = hx_askterm_new(r->pl.ask, &r->pl, r->srv, r->o->quiet);
 }
 
 void hx_run_end_asks(struct run *r)

@@ -99,6 +99,10 @@ void hx_run_say_verbose(const struct run *r);
  * is forked; what still waits refused at the end; all of it freed once
  * no worker waits. */
 int hx_run_open_ask(struct run *r);
+/* SIG_IGN in harness-exec, SIG_DFL in the agent's first process: the
+ * agent's SIGTTIN and SIGTTOU while a question holds the terminal go to
+ * our process group too, and must stop it, not us. */
+void hx_run_ask_signals(void (*disposition)(int));
 void hx_run_ask_terminal(struct run *r);
 void hx_run_end_asks(struct run *r);
 void hx_run_close_ask(struct run *r);

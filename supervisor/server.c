@@ -348,6 +348,7 @@ static int on_request(struct hx_server *s, struct conn *c, pid_t pid,
 	refresh_info(c, pid, false);
 	fill_peer(c, pid, m, &peer);
 	request_from_msg(m, &rq, &s->rqs);
+	rq.report = !reply;
 	/* port 53 reaches the supervisor's resolver (unotify_dns.c) */
 	rq.sealed = s->pl->dns_sealed && rq.addr &&
 		    hx_sockaddr_port(rq.addr, rq.addrlen) == 53;

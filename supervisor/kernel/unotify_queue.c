@@ -169,6 +169,8 @@ static void wait_answer(struct hx_unotify *u, struct job *j)
 	j->out.tell = false;
 	if (r.verdict == HX_VERDICT_ALLOW) /* the refusal's notice is void */
 		j->out.notice[0] = '\0';
+	else
+		hx_pipeline_notice(&j->out, EACCES);
 	if (r.seq)
 		j->out.seq = r.seq;
 }

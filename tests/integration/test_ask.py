@@ -15,7 +15,7 @@ import signal
 import subprocess
 import time
 
-from lib import AUDIT_TOOL, EXEC, POLICIES, POLICY_TOOL, PYTHON, Listener, check, read_log
+from lib import AUDIT_TOOL, EXEC, HELPERS, POLICIES, POLICY_TOOL, PYTHON, Listener, check, read_log
 
 BUSYBOX = "/bin/busybox"
 POLICY = os.path.join(POLICIES, "ask.yaml")
@@ -417,3 +417,91 @@ def test_the_question_reaches_the_user_past_a_full_screen_agent(wd):
             os.unlink(os.path.join(wd.path, "ask", "t"))
     by = [r["by"] for r in read_log(log) if r.get("event") == "ask_answer"]
     check(by == ["terminal", "terminal"], "answered by %r" % by)
+
+
+SWAP = os.path.join(HELPERS, "static_ask_swap")
+
+
+def test_once_is_for_the_call_shown(wd):
+    """An attack review's finds: the agent asks (as the shim) about one
+    call and, once allowed, makes another with a raw syscall: an exec
+    with other arguments, a write through a symlink re-pointed since.
+    Each is asked again (and refused here); neither happens unrecorded."""
+    for d in ("docs", "hooks"):
+        os.makedirs(os.path.join(wd.path, "ask", d))
+    os.symlink(os.path.join(wd.path, "ask", "docs"), os.path.join(wd.path, "lnk"))
+    s = Session(wd, [SWAP, "exec", "git", "push", "origin", "feature", "--", "git", "push", "origin", "main"])
+    q = wait_pending(wd, s)
+    check(q["argv"] == ["git", "push", "origin", "feature"], "%r" % q)
+    answer(wd, "approve", q["id"])
+    q2 = wait_pending(wd, s)
+    check(q2["argv"] == ["git", "push", "origin", "main"], "the other argv was not asked: %r" % q2)
+    answer(wd, "deny", q2["id"])
+    s.finish()
+    check("execve: Permission denied" in s.stdout, "%r %r" % (s.stdout, s.stderr))
+    s = Session(wd, [SWAP, "write", os.path.join(wd.path, "lnk", "notes.txt"), os.path.join(wd.path, "lnk"),
+                     os.path.join(wd.path, "ask", "hooks")])
+    q = wait_pending(wd, s)
+    check(q["paths"] == [os.path.join(wd.path, "ask", "docs", "notes.txt")], "%r" % q)
+    answer(wd, "approve", q["id"])
+    q2 = wait_pending(wd, s)
+    check(q2["paths"] == [os.path.join(wd.path, "ask", "hooks", "notes.txt")], "the re-pointed write: %r" % q2)
+    answer(wd, "deny", q2["id"])
+    s.finish()
+    check("open: Permission denied" in s.stdout and
+          not os.path.exists(os.path.join(wd.path, "ask", "hooks", "notes.txt")), "%r" % s.stdout)
+    asked = [r["args"].get("path_resolved", r["args"]["path"]) for r in s.asked()]
+    check(asked == [os.path.join(wd.path, "ask", d, "notes.txt") for d in ("docs", "hooks")], "records %r" % asked)
+
+
+def test_a_batch_is_what_was_shown(wd):
+    """Writes that come later do not join a question already shown, and
+    a "session" answer grants the files shown, not their directory."""
+    os.makedirs(os.path.join(wd.path, "ask"))
+    s = Session(wd, [BUSYBOX, "sh", "-c", "(sleep 0.4; echo b > ask/b.txt; echo rc=$?) & echo a > ask/a.txt; "
+                     "wait; echo c > ask/a.txt; echo again=$?"], timeout=3)
+    q = wait_pending(wd, s)
+    time.sleep(0.8)  # b waits too by now, as a question of its own
+    check(len(pending(wd)) == 2 and len(pending(wd)[0]["paths"]) == 1, "the batch grew: %r" % pending(wd))
+    answer(wd, "approve", q["id"], "session")
+    s.finish()
+    check("rc=1" in s.stdout and "again=0" in s.stdout, "%r" % s.stdout)
+    check(not os.path.exists(os.path.join(wd.path, "ask", "b.txt")), "b.txt was written under a's grant")
+
+
+SPOOF_AGENT = """
+import os, signal, sys, time
+signal.signal(signal.SIGTTOU, signal.SIG_IGN)
+if os.fork() == 0:
+    time.sleep(0.8)
+    os.write(1, b"\\r\\x1b[2KFAKE-QUESTION [o]nce: write /harmless\\r\\n")
+    os._exit(0)
+try:
+    open("ask/t", "w").write("x")
+    r = "ok"
+except OSError as e:
+    r = "errno%d" % e.errno
+os.wait()
+os.write(1, ("RESULT %s\\r\\n" % r).encode())
+"""
+
+
+def test_nothing_draws_over_a_question(wd):
+    """A process of the agent's that ignores SIGTTOU (so TOSTOP does not
+    stop it) writes a question of its own while the real one is up: it is
+    stopped until the question is answered."""
+    os.makedirs(os.path.join(wd.path, "ask"))
+    log = os.path.join(wd.state, "spoof.jsonl")
+    pid, fd = on_a_terminal(wd, [PYTHON, "-c", SPOOF_AGENT], log)
+    try:
+        seen = read_until(fd, b"(refused in ")
+        time.sleep(1.2)
+        os.write(fd, b"o")
+        out = seen + read_until(fd, b"RESULT")
+        out += read_until(fd, b"\n", 5)
+    finally:
+        os.waitpid(pid, 0)
+        os.close(fd)
+    check(b"RESULT ok" in out and b"FAKE-QUESTION" in out, "%r" % out[-800:])
+    check(out.index(b"FAKE-QUESTION") > out.index(b"allowed once"),
+          "the fake was drawn while the question was up: %r" % out[-800:])
