@@ -481,12 +481,12 @@ static void finish(struct hx_ask *a, struct question *q, enum hx_verdict v,
 		a->stats.denied++;
 	else
 		a->stats.gone++;
-	/* The shim makes the call next; the kernel layer's view of it is
-	 * this answer (one record stands for both). */
 	/* Denied once: the same call again at once is too, unasked. */
 	if (v == HX_VERDICT_DENY && scope == HX_ASK_ONCE &&
 	    !strcmp(why, "answer"))
 		token_put(a, q, HX_VERDICT_DENY);
+	/* The shim makes the call next; the kernel layer's view of it is
+	 * this answer (one record stands for both). */
 	if (!q->s.kernel && v == HX_VERDICT_ALLOW && a->pl->kern) {
 		token_put(a, q, HX_VERDICT_ALLOW);
 		hx_correlate_put(a->pl, &peer, (int)q->s.op, q->s.key, v, r.seq,

@@ -71,6 +71,18 @@ static json_t *profiles_json(const struct run *r)
 	return a;
 }
 
+/* {names[i]: v[i]} for n counters. */
+static json_t *counts_json(const char *const *names, const uint64_t *v,
+			   size_t n)
+{
+	json_t *o = json_object();
+
+	for (size_t i = 0; i < n; i++)
+		json_object_set_new(o, names[i],
+				    json_integer((json_int_t)v[i]));
+	return o;
+}
+
 /* Whether Landlock's refusals are records this session, and why not. */
 static json_t *landlock_audit_json(const struct run *r)
 {
@@ -142,7 +154,7 @@ void hx_run_log_start(struct run *r)
 void hx_run_log_end(struct run *r, int code)
 {
 	json_t *rec = hx_record_new(&r->pl, NULL, "session_end", NULL);
-	json_t *counts, *o;
+	json_t *o;
 	struct hx_server_stats st = {0};
 
 	if (!rec)
@@ -165,28 +177,21 @@ void hx_run_log_end(struct run *r, int code)
 			json_object_set_new(rec, "supervisor_max_rss_kb",
 					    json_integer(ru.ru_maxrss));
 	}
-	counts = json_object();
-	json_object_set_new(counts, "allow",
-			    json_integer((json_int_t)r->pl.verdicts[0]));
-	json_object_set_new(counts, "ask",
-			    json_integer((json_int_t)r->pl.verdicts[1]));
-	json_object_set_new(counts, "deny",
-			    json_integer((json_int_t)r->pl.verdicts[2]));
-	json_object_set_new(rec, "verdicts", counts);
 	{
+		static const char *const verdicts[] = {"allow", "ask", "deny"};
+		static const char *const answers[] = {"allowed", "denied",
+						      "timed_out", "withdrawn"};
 		struct hx_ask_stats as;
 
 		hx_ask_stats(r->pl.ask, &as);
-		counts = json_object();
-		json_object_set_new(counts, "allowed",
-				    json_integer((json_int_t)as.allowed));
-		json_object_set_new(counts, "denied",
-				    json_integer((json_int_t)as.denied));
-		json_object_set_new(counts, "timed_out",
-				    json_integer((json_int_t)as.timed_out));
-		json_object_set_new(counts, "withdrawn",
-				    json_integer((json_int_t)as.gone));
-		json_object_set_new(rec, "answers", counts);
+		json_object_set_new(rec, "verdicts",
+				    counts_json(verdicts, r->pl.verdicts, 3));
+		json_object_set_new(
+		    rec, "answers",
+		    counts_json(answers,
+				(const uint64_t[]){as.allowed, as.denied,
+						   as.timed_out, as.gone},
+				4));
 	}
 	json_object_set_new(rec, "connections",
 			    json_integer((json_int_t)st.conns_accepted));
