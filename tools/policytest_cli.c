@@ -21,7 +21,8 @@
 #define MAX_PROFILES 8
 
 static const char usage[] =
-    "Usage: harness-policy test [--json] [--no-profiles] POLICY LOG...\n"
+    "Usage: harness-policy test [--json] [--denials] [--no-profiles] POLICY "
+    "LOG...\n"
     "\n"
     "Replays every decision recorded in the audit logs LOG... through\n"
     "the candidate POLICY (a file, or 'default' for the embedded one),\n"
@@ -33,6 +34,8 @@ static const char usage[] =
     "not the policy's and are counted apart.\n"
     "\n"
     "  --json         one JSON object per change group\n"
+    "  --denials      also every call the policy refused then and refuses\n"
+    "                 now (deny or ask), by rule: the run's refusals\n"
     "  --no-profiles  the policy alone, without the sessions' profiles\n"
     "\n"
     "Exit status: 0 nothing allowed then would be refused now, 1 some\n"
@@ -47,7 +50,7 @@ struct change {
 
 struct replay {
 	const char *policy_file; /* NULL: the default */
-	bool profiles, json;
+	bool profiles, json, denials;
 	struct hx_policy *p;
 	char cwd[PATH_MAX], home[PATH_MAX], tmpdir[PATH_MAX], session[80];
 	size_t records, decisions, same, harness, unreadable;
@@ -289,6 +292,9 @@ static int replay_one(struct replay *r, json_t *rec)
 	decide(r, rec, &ev, &d);
 	if (d.verdict == then) {
 		r->same++;
+		/* --denials: every refusal, changed or not */
+		if (r->denials && then != HX_VERDICT_ALLOW)
+			count(r, then, &d, rec, &ev);
 		return 0;
 	}
 	count(r, then, &d, rec, &ev);
@@ -332,10 +338,12 @@ static const char *change_word(const struct change *c)
 				  [HX_VERDICT_DENY] =
 				      "allowed then, denied now"},
 	    [HX_VERDICT_ASK] = {[HX_VERDICT_ALLOW] = "asked then, allowed now",
+				[HX_VERDICT_ASK] = "asked then and now",
 				[HX_VERDICT_DENY] = "asked then, denied now"},
 	    [HX_VERDICT_DENY] = {[HX_VERDICT_ALLOW] =
 				     "denied then, allowed now",
-				 [HX_VERDICT_ASK] = "denied then, asked now"},
+				 [HX_VERDICT_ASK] = "denied then, asked now",
+				 [HX_VERDICT_DENY] = "denied then and now"},
 	};
 
 	return words[c->then][c->now] ? words[c->then][c->now] : "?";
@@ -402,6 +410,8 @@ int hx_policy_test_cli(int argc, char *const *argv, FILE *out, FILE *err)
 			return 0;
 		} else if (!strcmp(argv[i], "--json")) {
 			r->json = true;
+		} else if (!strcmp(argv[i], "--denials")) {
+			r->denials = true;
 		} else if (!strcmp(argv[i], "--no-profiles")) {
 			r->profiles = false;
 		} else if (!strcmp(argv[i], "--")) {

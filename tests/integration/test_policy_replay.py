@@ -118,3 +118,22 @@ def test_what_was_refused_stays_refused(wd):
     r2 = harness(["sh", "-c", "echo x > ok.txt; echo y > /etc/hx-never; cat secret/key; true"], wd, policy=pol)
     check(not os.path.exists("/etc/hx-never") and "TOP-SECRET" not in r2.stdout, "a refusal was learned as allowed")
     check(r2.one(op="write", args_path="/etc/hx-never")["rule"] == "learned-refused-writes", "rule")
+
+
+def test_denials_lists_exactly_the_refusals_of_the_runs(wd):
+    logs = runs(wd)
+    r = subprocess.run([POLICY_TOOL, "test", "--json", "--denials", TEST_POLICY] + logs,
+                       capture_output=True, text=True, timeout=120)
+    check(r.returncode == 0, "%r %r" % (r.stdout, r.stderr))
+    listed = {}
+    for g in map(json.loads, r.stdout.splitlines()):
+        check(g["then"] == g["now"], "a change with the run's own policy: %r" % g)
+        listed[g["rule"]] = listed.get(g["rule"], 0) + g["count"]
+    refused = {}
+    for log in logs:
+        for rec in map(json.loads, open(log)):
+            rule = rec.get("rule") or ""
+            if (rec.get("op") and rec.get("verdict") in ("deny", "ask") and rec.get("event") != "ask_answer"
+                    and not rule.startswith("harness:")):
+                refused[rule] = refused.get(rule, 0) + 1
+    check(listed == refused and refused.get("test-secret") == 2, "listed %r, the runs refused %r" % (listed, refused))
