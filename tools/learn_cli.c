@@ -14,7 +14,8 @@
 #include "tools/logline.h"
 
 #define MAX_EXAMPLES 3
-#define MAX_SUBCMDS  6 /* an executable's argv[1] words kept apart */
+#define MAX_SUBCMDS  6	    /* an executable's argv[1] words kept apart */
+#define SEEN_MAX     200000 /* decisions remembered, to skip repeats */
 
 static const char usage[] =
     "Usage: harness-policy learn LOG... > policy.yaml\n"
@@ -53,21 +54,17 @@ static const char *str(json_t *o, const char *k)
 
 static void add(struct learned *l, const char *pat, const char *example)
 {
-	json_t *ex;
+	json_t *ex, *p;
 	size_t i;
-	json_t *p;
-	bool have = false;
 
 	if (!l->pats) {
 		l->pats = json_array();
 		l->examples = json_object();
 	}
-	json_array_foreach(l->pats, i, p) have =
-	    have || !strcmp(json_string_value(p), pat);
-	if (!have)
-		json_array_append_new(l->pats, json_string(pat));
+	/* examples doubles as the set of patterns: one lookup each */
 	ex = json_object_get(l->examples, pat);
 	if (!ex) {
+		json_array_append_new(l->pats, json_string(pat));
 		ex = json_array();
 		json_object_set_new(l->examples, pat, ex);
 	}
@@ -107,8 +104,8 @@ static void with_vars(const struct learn *l, const char *path, char *out,
 }
 
 /* The directory glob a write is learned as: the project and the private
- * temp dir whole, a directory of $HOME by its first name, elsewhere the
- * file itself. */
+ * temp dir whole, a directory of $HOME by its first name, a device the
+ * file itself, elsewhere the files of its directory. */
 static void write_glob(const struct learn *l, const char *path, char *glob,
 		       size_t gsize, char *example, size_t esize)
 {
@@ -128,6 +125,15 @@ static void write_glob(const struct learn *l, const char *path, char *glob,
 		snprintf(first, sizeof(first), "%.*s", (int)n, rest + 1);
 		if (hx_glob_escape(first, esc, sizeof(esc)) == 0 &&
 		    snprintf(glob, gsize, "$HOME/%s/**", esc) < (int)gsize)
+			return;
+	}
+	{
+		const char *slash = strrchr(example, '/');
+
+		if (!root[0] && strncmp(example, "/dev/", 5) && slash &&
+		    slash != example &&
+		    snprintf(glob, gsize, "%.*s/*", (int)(slash - example),
+			     example) < (int)gsize)
 			return;
 	}
 	snprintf(glob, gsize, "%s", example);
@@ -441,19 +447,37 @@ static int each_record(const char *path,
 			strerror(errno));
 		return -1;
 	}
+	static char key[16384];
+	json_t *seen = json_object();
+
 	while ((n = getline(&line, &cap, f)) > 0) {
 		json_t *rec;
+		const char *v, *ev;
 
 		/* the first pass wants the answers only */
 		if (fn == note_answer &&
 		    !memmem(line, (size_t)n, "\"ask_answer\"", 12))
 			continue;
+		/* The same decision again teaches nothing more. */
+		if (hx_logline_key(line, (size_t)n, key, sizeof(key)) < 0)
+			key[0] = '\0';
+		if (key[0] && json_object_get(seen, key))
+			continue;
 		rec = hx_logline_parse(line, (size_t)n);
-
-		if (rec)
-			fn(l, rec);
+		if (!rec)
+			continue;
+		fn(l, rec);
+		v = str(rec, "verdict");
+		ev = str(rec, "event");
+		if (ev && !strcmp(ev, "session_start"))
+			json_object_clear(seen); /* new variables */
+		/* an ask's fate is its own (ask_answer, by seq) */
+		else if (key[0] && !(v && !strcmp(v, "ask")) &&
+			 json_object_size(seen) < SEEN_MAX)
+			json_object_set_new_nocheck(seen, key, json_true());
 		json_decref(rec);
 	}
+	json_decref(seen);
 	free(line);
 	fclose(f);
 	return 0;

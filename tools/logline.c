@@ -40,3 +40,69 @@ json_t *hx_logline_parse(char *line, size_t n)
 	}
 	return json_loadb(line, n, 0, NULL);
 }
+
+/* The end of the JSON value that starts at p: past the closing quote of
+ * a string, or the matching brace of an object; NULL when it does not
+ * end before end. */
+static const char *value_end(const char *p, const char *end)
+{
+	int depth = 0;
+	bool in_str = false;
+
+	for (const char *q = p; q < end; q++) {
+		if (in_str) {
+			if (*q == '\\') {
+				q++;
+			} else if (*q == '"') {
+				in_str = false;
+				if (depth == 0)
+					return q + 1;
+			}
+		} else if (*q == '"') {
+			in_str = true;
+		} else if (*q == '{' || *q == '[') {
+			depth++;
+		} else if (*q == '}' || *q == ']') {
+			if (depth == 0) /* a scalar, last of its object */
+				return q;
+			if (--depth == 0)
+				return q + 1;
+		} else if (*q == ',' && depth == 0) {
+			return q;
+		}
+	}
+	return NULL;
+}
+
+ssize_t hx_logline_key(const char *line, size_t n, char *key, size_t size)
+{
+	static const char *const keys[] = {
+	    ",\"event\":",   ",\"op\":",   ",\"args\":",
+	    ",\"verdict\":", ",\"rule\":", ",\"grant\":"};
+	const char *end = line + n;
+	size_t len = 0;
+
+	for (size_t i = 0; i < sizeof(keys) / sizeof(*keys); i++) {
+		size_t kl = strlen(keys[i]);
+		const char *k = memmem(line, n, keys[i], kl), *v, *ve;
+
+		/* Every record has an event: without it, this is not the
+		 * log's own compact form, and nothing is keyed. Others may
+		 * be absent ("grant" often is). */
+		if (!k && i == 0)
+			return -1;
+		v = k ? k + kl : NULL;
+		ve = v ? value_end(v, end) : NULL;
+		if (k && !ve)
+			return -1;
+		if (len + (ve ? (size_t)(ve - v) : 0) + 2 > size)
+			return -1;
+		if (ve) {
+			memcpy(key + len, v, (size_t)(ve - v));
+			len += (size_t)(ve - v);
+		}
+		key[len++] = '\x1f';
+	}
+	key[len] = '\0';
+	return (ssize_t)len;
+}

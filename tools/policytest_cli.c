@@ -57,7 +57,12 @@ struct replay {
 	struct change changes[MAX_CHANGES];
 	size_t nchanges;
 	FILE *err;
+	/* decisions judged, by hx_logline_key: what each gave (see
+	 * outcome_of), so that the same decision again is not parsed */
+	json_t *seen;
 };
+
+#define SEEN_MAX 200000
 
 static const char *str(json_t *o, const char *k)
 {
@@ -229,9 +234,9 @@ static void example_of(json_t *rec, const struct hx_event *ev, char *buf,
 		 ev->path2 ? " " : "", ev->path2 ? ev->path2 : "");
 }
 
-static void count(struct replay *r, enum hx_verdict then,
-		  const struct hx_decision *d, json_t *rec,
-		  const struct hx_event *ev)
+static int count(struct replay *r, enum hx_verdict then,
+		 const struct hx_decision *d, json_t *rec,
+		 const struct hx_event *ev)
 {
 	struct change *c = NULL;
 	char ex[1024];
@@ -254,14 +259,27 @@ static void count(struct replay *r, enum hx_verdict then,
 			     hx_policy_rule_origin(r->p, d->rule));
 		}
 	}
-	if (c->count < MAX_EXAMPLES) {
-		example_of(rec, ev, ex, sizeof(ex));
-		c->examples[c->count] = strdup(ex);
-	}
+	for (size_t k = 0; k < MAX_EXAMPLES; k++)
+		if (!c->examples[k]) {
+			example_of(rec, ev, ex, sizeof(ex));
+			c->examples[k] = strdup(ex);
+			break;
+		}
 	c->count++;
+	return (int)(c - r->changes);
 }
 
-static int replay_one(struct replay *r, json_t *rec)
+/* What replay_one made of a record, to count it again: */
+enum {
+	O_NONE = -1,	/* no decision: nothing counted */
+	O_SAME = -2,	/* the same verdict */
+	O_HARNESS = -3, /* a run-time judge of the harness's */
+	O_UNREAD = -4,	/* not judged again */
+	O_SESSION = -5, /* a session start: never cached */
+			/* >= 0: counted in changes[k] */
+};
+
+static int replay_one(struct replay *r, json_t *rec, int *outcome)
 {
 	const char *argv[MAX_ARGV], *names[MAX_NAMES];
 	struct hx_event_storage st;
@@ -270,9 +288,11 @@ static int replay_one(struct replay *r, json_t *rec)
 	enum hx_verdict then;
 	const char *rule = str(rec, "rule"), *event = str(rec, "event");
 
-	r->records++;
-	if (event && !strcmp(event, "session_start"))
+	*outcome = O_NONE;
+	if (event && !strcmp(event, "session_start")) {
+		*outcome = O_SESSION;
 		return load_for(r, rec);
+	}
 	if (!str(rec, "op") || recorded_verdict(rec, &then) || !event ||
 	    !strcmp(event, "ask_answer"))
 		return 0;
@@ -281,28 +301,51 @@ static int replay_one(struct replay *r, json_t *rec)
 	 * listeners, protected files by inode): not the policy's. */
 	if (rule && !strncmp(rule, "harness:", 8)) {
 		r->harness++;
+		*outcome = O_HARNESS;
 		return 0;
 	}
 	if (!r->p && load_for(r, NULL))
 		return -1;
 	if (event_of(rec, &ev, argv, names, &st)) {
 		r->unreadable++;
+		*outcome = O_UNREAD;
 		return 0;
 	}
 	decide(r, rec, &ev, &d);
 	if (d.verdict == then) {
 		r->same++;
+		*outcome = O_SAME;
 		/* --denials: every refusal, changed or not */
 		if (r->denials && then != HX_VERDICT_ALLOW)
-			count(r, then, &d, rec, &ev);
+			*outcome = count(r, then, &d, rec, &ev);
 		return 0;
 	}
-	count(r, then, &d, rec, &ev);
+	*outcome = count(r, then, &d, rec, &ev);
 	return 0;
+}
+
+/* A decision seen before, counted again as it was. */
+static void again(struct replay *r, int out)
+{
+	if (out == O_NONE)
+		return;
+	r->decisions++;
+	if (out == O_HARNESS)
+		r->harness++;
+	else if (out == O_UNREAD)
+		r->unreadable++;
+	else if (out == O_SAME)
+		r->same++;
+	else if (out >= 0) {
+		if (r->changes[out].then == r->changes[out].now)
+			r->same++; /* --denials: the same, listed */
+		r->changes[out].count++;
+	}
 }
 
 static int replay_file(struct replay *r, const char *path)
 {
+	static char key[16384];
 	char *line = NULL;
 	size_t cap = 0;
 	ssize_t n;
@@ -316,15 +359,30 @@ static int replay_file(struct replay *r, const char *path)
 	}
 	hx_policy_free(r->p); /* each log's sessions start afresh */
 	r->p = NULL;
+	json_object_clear(r->seen);
 	while (!e && (n = getline(&line, &cap, f)) > 0) {
-		json_t *rec = hx_logline_parse(line, (size_t)n);
+		json_t *rec, *hit;
+		int out;
 
+		r->records++;
+		if (hx_logline_key(line, (size_t)n, key, sizeof(key)) < 0)
+			key[0] = '\0';
+		if (key[0] && (hit = json_object_get(r->seen, key))) {
+			again(r, (int)json_integer_value(hit));
+			continue;
+		}
+		rec = hx_logline_parse(line, (size_t)n);
 		if (!rec) {
 			r->unreadable++;
 			continue;
 		}
-		e = replay_one(r, rec);
+		e = replay_one(r, rec, &out);
 		json_decref(rec);
+		if (out == O_SESSION) /* new variables: judged anew */
+			json_object_clear(r->seen);
+		else if (key[0] && json_object_size(r->seen) < SEEN_MAX)
+			json_object_set_new_nocheck(r->seen, key,
+						    json_integer(out));
 	}
 	free(line);
 	fclose(f);
@@ -367,7 +425,7 @@ static void print(const struct replay *r, FILE *out)
 						    json_string(c->origin));
 			json_object_set_new(o, "count",
 					    json_integer((json_int_t)c->count));
-			for (size_t k = 0; k < c->count && k < MAX_EXAMPLES;
+			for (size_t k = 0; k < MAX_EXAMPLES && c->examples[k];
 			     k++)
 				json_array_append_new(
 				    ex, json_string(c->examples[k]));
@@ -381,7 +439,7 @@ static void print(const struct replay *r, FILE *out)
 		}
 		fprintf(out, "%s: %zu, rule %s%s%s\n", change_word(c), c->count,
 			c->rule, c->origin[0] ? " at " : "", c->origin);
-		for (size_t k = 0; k < c->count && k < MAX_EXAMPLES; k++)
+		for (size_t k = 0; k < MAX_EXAMPLES && c->examples[k]; k++)
 			fprintf(out, "    %s\n", c->examples[k]);
 	}
 	if (!r->json)
@@ -403,6 +461,7 @@ int hx_policy_test_cli(int argc, char *const *argv, FILE *out, FILE *err)
 		return 2;
 	r->profiles = true;
 	r->err = err;
+	r->seen = json_object();
 	for (; i < argc && argv[i][0] == '-'; i++) {
 		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
 			fputs(usage, out);
@@ -444,6 +503,7 @@ int hx_policy_test_cli(int argc, char *const *argv, FILE *out, FILE *err)
 		for (size_t e = 0; e < MAX_EXAMPLES; e++)
 			free(r->changes[k].examples[e]);
 	hx_policy_free(r->p);
+	json_decref(r->seen);
 	free(r);
 	return status;
 }

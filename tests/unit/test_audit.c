@@ -515,6 +515,37 @@ START_TEST(logline_drops_only_the_stack)
 }
 END_TEST
 
+/* The key of a decision: what the policy tools judge, nothing else. */
+START_TEST(logline_key_is_the_decision)
+{
+	const char *a = "{\"time\":\"t1\",\"seq\":1,\"event\":\"open\","
+			"\"op\":\"write\",\"args\":{\"path\":\"/p/a\",\"x\":"
+			"{\"y\":\"}\"}},\"verdict\":\"allow\",\"rule\":\"r\","
+			"\"hash\":\"h1\"}";
+	const char *b = "{\"time\":\"t2\",\"seq\":2,\"event\":\"open\","
+			"\"op\":\"write\",\"args\":{\"path\":\"/p/a\",\"x\":"
+			"{\"y\":\"}\"}},\"verdict\":\"allow\",\"rule\":\"r\","
+			"\"hash\":\"h2\"}";
+	/* another path, spelled to look like the key's own fields */
+	const char *c =
+	    "{\"time\":\"t3\",\"event\":\"open\",\"op\":"
+	    "\"write\",\"args\":{\"path\":\"/p/a\\\",\\\"op\\\":\"},"
+	    "\"verdict\":\"allow\",\"rule\":\"r\"}";
+	char ka[512], kb[512], kc[512];
+
+	ck_assert_int_gt(hx_logline_key(a, strlen(a), ka, sizeof(ka)), 0);
+	ck_assert_int_gt(hx_logline_key(b, strlen(b), kb, sizeof(kb)), 0);
+	ck_assert_int_gt(hx_logline_key(c, strlen(c), kc, sizeof(kc)), 0);
+	ck_assert_str_eq(ka, kb); /* time, seq and hash are no part */
+	ck_assert_str_ne(ka, kc);
+	ck_assert_ptr_nonnull(strstr(ka, "{\"y\":\"}\"}}"));
+	/* not the log's compact form: nothing is keyed */
+	ck_assert_int_eq(
+	    hx_logline_key("{\"event\": \"open\"}", 18, ka, sizeof(ka)), -1);
+	ck_assert_int_eq(hx_logline_key(a, strlen(a), ka, 8), -1);
+}
+END_TEST
+
 static Suite *audit_suite(void)
 {
 	Suite *s = suite_create("audit");
@@ -523,6 +554,7 @@ static Suite *audit_suite(void)
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, sha256_vectors);
 	tcase_add_test(tc, logline_drops_only_the_stack);
+	tcase_add_test(tc, logline_key_is_the_decision);
 	tcase_add_test(tc, chain_verifies);
 	tcase_add_test(tc, record_layout);
 	tcase_add_test(tc, edited_byte);
