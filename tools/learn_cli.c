@@ -76,10 +76,12 @@ static void add(struct learned *l, const char *pat, const char *example)
 }
 
 /* path with the session's $CWD, $TMPDIR or $HOME put back for its
- * start (the longest that holds), the rest glob-escaped; *root gets
- * which ("" for none) and *rest what follows it. */
+ * start (the longest that holds): into out the rest glob-escaped (a
+ * pattern), into plain as it is (an example); *root gets which ("" for
+ * none) and *rest what follows it. */
 static void with_vars(const struct learn *l, const char *path, char *out,
-		      size_t size, const char **root, const char **rest)
+		      size_t size, char *plain, size_t psize, const char **root,
+		      const char **rest)
 {
 	static const char *const names[] = {"$CWD", "$TMPDIR", "$HOME"};
 	const char *vals[] = {l->cwd, l->tmpdir, l->home};
@@ -101,6 +103,7 @@ static void with_vars(const struct learn *l, const char *path, char *out,
 	if (hx_glob_escape(*rest, esc, sizeof(esc)))
 		snprintf(esc, sizeof(esc), "%s", *rest);
 	snprintf(out, size, "%s%s", *root, esc);
+	snprintf(plain, psize, "%s%s", *root, *rest);
 }
 
 /* The directory glob a write is learned as: the project and the private
@@ -110,10 +113,10 @@ static void write_glob(const struct learn *l, const char *path, char *glob,
 		       size_t gsize, char *example, size_t esize)
 {
 	const char *root, *rest;
-	char first[PATH_MAX];
+	char first[PATH_MAX], pat[PATH_MAX * 2];
 	size_t n;
 
-	with_vars(l, path, example, esize, &root, &rest);
+	with_vars(l, path, pat, sizeof(pat), example, esize, &root, &rest);
 	if (!strcmp(root, "$CWD") || !strcmp(root, "$TMPDIR")) {
 		snprintf(glob, gsize, "%s/**", root);
 		return;
@@ -128,15 +131,15 @@ static void write_glob(const struct learn *l, const char *path, char *glob,
 			return;
 	}
 	{
-		const char *slash = strrchr(example, '/');
+		const char *slash = strrchr(pat, '/');
 
-		if (!root[0] && strncmp(example, "/dev/", 5) && slash &&
-		    slash != example &&
-		    snprintf(glob, gsize, "%.*s/*", (int)(slash - example),
-			     example) < (int)gsize)
+		if (!root[0] && strncmp(pat, "/dev/", 5) && slash &&
+		    slash != pat &&
+		    snprintf(glob, gsize, "%.*s/*", (int)(slash - pat), pat) <
+			(int)gsize)
 			return;
 	}
-	snprintf(glob, gsize, "%s", example);
+	snprintf(glob, gsize, "%s", pat);
 }
 
 static bool plain_words(json_t *argv)
@@ -309,9 +312,10 @@ static void learn_record(struct learn *l, json_t *rec)
 			/* reads are allowed by default: refusals only */
 			if (!refused)
 				continue;
-			with_vars(l, path, ex, sizeof(ex), &root, &rest);
+			with_vars(l, path, glob, sizeof(glob), ex, sizeof(ex),
+				  &root, &rest);
 			add(strcmp(op, "read") ? &l->deny_write : &l->deny_read,
-			    ex, ex);
+			    glob, ex);
 			continue;
 		}
 		write_glob(l, path, glob, sizeof(glob), ex, sizeof(ex));
