@@ -19,6 +19,12 @@ struct best {
 	const struct hx_pattern *pat;
 };
 
+/* Where r is written ("file:line"), or NULL for the harness's own. */
+static const char *rule_origin(const struct hx_rule *r)
+{
+	return r->origin && strcmp(r->origin, "harness") ? r->origin : NULL;
+}
+
 static void consider(struct best *b, const struct hx_rule *r,
 		     const struct hx_pattern *pt)
 {
@@ -35,11 +41,13 @@ static void finish(const struct hx_policy *p, const struct best *b,
 	if (b->rule) {
 		out->verdict = b->rule->verdict;
 		out->rule = b->rule->name;
+		out->origin = rule_origin(b->rule);
 		out->pattern = b->pat->text;
 		out->neighbours = b->rule->neighbours;
 	} else {
 		out->verdict = p->defaults[defcat];
 		out->rule = hx_default_rule_name(defcat);
+		out->origin = NULL;
 		out->pattern = NULL;
 		out->neighbours = false;
 	}
@@ -53,6 +61,7 @@ static bool protected_by(const struct hx_rule *r, const char *path,
 		if (hx_glob_match(r->pats[i].text, path)) {
 			out->verdict = HX_VERDICT_DENY;
 			out->rule = r->name;
+			out->origin = rule_origin(r);
 			out->pattern = r->pats[i].text;
 			return true;
 		}
@@ -103,6 +112,7 @@ static void check_moved(const struct hx_policy *p, const char *from,
 			    !hx_glob_rename_keeps(g, from, to)) {
 				out->verdict = HX_VERDICT_DENY;
 				out->rule = prot[k]->name;
+				out->origin = rule_origin(prot[k]);
 				out->pattern = g;
 				return;
 			}
@@ -124,6 +134,7 @@ static void check_moved(const struct hx_policy *p, const char *from,
 	if (b.rule) {
 		out->verdict = b.rule->verdict;
 		out->rule = b.rule->name;
+		out->origin = rule_origin(b.rule);
 		out->pattern = b.pat->text;
 	} else {
 		out->verdict = HX_VERDICT_ALLOW;
@@ -164,6 +175,7 @@ static void stronger(struct hx_decision *a, const struct hx_decision *b)
 	    (b->verdict == a->verdict && !a->pattern && b->pattern)) {
 		a->verdict = b->verdict;
 		a->rule = b->rule;
+		a->origin = b->origin;
 		a->pattern = b->pattern;
 	}
 }
@@ -286,6 +298,7 @@ void hx_policy_decide(const struct hx_policy *p, const struct hx_event *ev,
 	out->risk = hx_category_risk(out->category);
 	out->verdict = HX_VERDICT_DENY;
 	out->rule = malformed;
+	out->origin = NULL;
 	out->pattern = NULL;
 	out->neighbours = false;
 	switch (ev->op) {

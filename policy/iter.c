@@ -2,8 +2,6 @@
  * translate the policy into another mechanism (the Landlock ruleset). */
 #include "policy/policy_int.h"
 
-#include <string.h>
-
 void hx_policy_foreach_file_rule(const struct hx_policy *p,
 				 void (*fn)(enum hx_verdict v, unsigned access,
 					    const char *pattern,
@@ -90,19 +88,4 @@ void hx_policy_foreach_rule(const struct hx_policy *p,
 	for (size_t s = 0; s < HX_SEC_COUNT; s++)
 		for (size_t i = 0; i < p->nrules[s]; i++)
 			rule_info(names[s], &p->rules[s][i], fn, arg);
-}
-
-const char *hx_policy_rule_origin(const struct hx_policy *p, const char *rule)
-{
-	if (!rule)
-		return NULL;
-	for (size_t s = 0; s < HX_SEC_COUNT; s++)
-		for (size_t i = 0; i < p->nrules[s]; i++)
-			if (p->rules[s][i].name == rule)
-				return p->rules[s][i].origin &&
-					       strcmp(p->rules[s][i].origin,
-						      "harness")
-					   ? p->rules[s][i].origin
-					   : NULL;
-	return NULL;
 }

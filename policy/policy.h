@@ -161,11 +161,6 @@ void hx_policy_foreach_rule(const struct hx_policy *p,
 			    void (*fn)(const struct hx_rule_info *r, void *arg),
 			    void *arg);
 
-/* Where the rule a decision names (hx_decision.rule, the policy's own
- * pointer) is written, "file:line"; NULL for the defaults and the
- * harness's own rules. For refusals: a scan of the rules. */
-const char *hx_policy_rule_origin(const struct hx_policy *p, const char *rule);
-
 /* Formats err as "file:line:column: message" plus "\n  hint: ..." when
  * there is a hint. Returns buf. */
 char *hx_policy_error_format(const struct hx_policy_error *err, char *buf,
@@ -205,6 +200,9 @@ struct hx_decision {
 	/* The rule that decided: its id, or "file:line" when it has none, or
 	 * "default:<category>" when no rule matched. Owned by the policy. */
 	const char *rule;
+	/* Where that rule is written, "file:line"; NULL for the defaults
+	 * and the harness's own rules. Owned by the policy. */
+	const char *origin;
 	const char *pattern; /* the pattern that matched, or NULL */
 	/* The rule that decided says "neighbours: true": it allows a unix
 	 * socket of a service of the user's outside the session too (the

@@ -167,11 +167,13 @@ int hx_reply_parse(const void *buf, size_t n, uint32_t id, struct hx_reply *out)
 		case HX_TAG_ORIGIN: {
 			char *dst =
 			    tag == HX_TAG_RULE ? out->rule : out->origin;
+			size_t cap = tag == HX_TAG_RULE ? sizeof(out->rule)
+							: sizeof(out->origin);
 
 			if (memchr(v, 0, len))
 				goto bad;
-			if (len >= sizeof(out->rule))
-				len = sizeof(out->rule) - 1;
+			if (len >= cap)
+				len = (uint16_t)(cap - 1);
 			memcpy(dst, v, len);
 			dst[len] = '\0';
 			break;

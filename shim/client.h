@@ -40,7 +40,7 @@ struct hx_reply {
 	uint64_t seq;
 	bool unreachable; /* no verdict: protocol error, timeout, no peer */
 	char rule[256];
-	char origin[256]; /* "file:line" of the rule, or "" */
+	char origin[128]; /* "file:line" of the rule, or "" */
 };
 
 /* ---- pure encoding/decoding (unit-tested) ---- */

@@ -180,16 +180,7 @@ helper(int tty, int sock, const char *prompt)
  * background is not asked over. */
 static bool ours(pid_t pg)
 {
-	pid_t me = getpid(), p = pg;
-
-	if (pg == getpgrp())
-		return true;
-	for (int depth = 0; p > 1 && depth < 4096; depth++) {
-		if (p == me)
-			return true;
-		p = hx_proc_ppid(p);
-	}
-	return false;
+	return pg == getpgrp() || hx_proc_descends(pg, getpid());
 }
 
 /* The processes of the tree stopped now (T, or t for the gate's). */

@@ -32,18 +32,10 @@ struct hx_control {
 /* Whether pid may be one of our descendants (the agent's tree): it is,
  * or it is gone already and cannot be told (a process that connected,
  * sent its request and exited before it was served). */
-static int descends_from_us(pid_t pid)
+static bool descends_from_us(pid_t pid)
 {
-	pid_t me = getpid();
-
-	if (pid <= 0 || hx_proc_ppid(pid) == 0)
-		return 1;
-	for (int depth = 0; pid > 1 && depth < 4096; depth++) {
-		if (pid == me)
-			return 1;
-		pid = hx_proc_ppid(pid);
-	}
-	return 0;
+	return pid <= 0 || hx_proc_ppid(pid) == 0 ||
+	       hx_proc_descends(pid, getpid());
 }
 
 static void serve_one(struct hx_control *c, int fd)

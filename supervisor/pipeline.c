@@ -530,6 +530,15 @@ static void judge_git_objects(struct flow *f)
 	}
 }
 
+/* The key both layers know f's call by (correlate.h): its address or
+ * its path as named. */
+static uint64_t call_key(const struct flow *f)
+{
+	return hx_correlate_key(f->has_addr ? f->addr
+				: f->p1.ok  ? f->p1.norm
+					    : "");
+}
+
 /* What a person is asked about f's call (ask.h). */
 static void ask_subject(struct flow *f)
 {
@@ -559,9 +568,7 @@ static void ask_subject(struct flow *f)
 	s->pid = f->peer->pid;
 	s->tid = f->peer->tid ? f->peer->tid : f->peer->pid;
 	s->ppid = f->peer->ppid;
-	s->key = hx_correlate_key(f->has_addr ? f->addr
-				  : f->p1.ok  ? f->p1.norm
-					      : "");
+	s->key = call_key(f);
 	s->kernel = f->kernel;
 }
 
@@ -657,9 +664,10 @@ static void outcome(struct flow *f, struct hx_outcome *out, char *decided,
 		? HX_VERDICT_ALLOW
 		: f->d.verdict;
 	out->err = out->reply == HX_VERDICT_ALLOW ? 0 : EACCES;
-	/* The policy line a refusal's notice names (rare: a scan). */
+	/* The policy line a refusal's notice names: the rule's, unless a
+	 * judge of the harness's own (harness:*) decided instead. */
 	out->origin =
-	    out->err ? hx_policy_rule_origin(f->pl->policy, f->d.rule) : NULL;
+	    out->err && strncmp(f->d.rule, "harness:", 8) ? f->d.origin : NULL;
 	out->tell =
 	    out->err && may_tell(f->pl, f->rq, p1, &f->p2, &f->pu, f->is_unix);
 	if (out->err && f->refused) {
@@ -693,9 +701,7 @@ static bool correlate(struct flow *f, struct hx_outcome *out)
 
 	if (!pl->kern)
 		return false;
-	f->key = hx_correlate_key(f->has_addr ? f->addr
-				  : f->p1.ok  ? f->p1.norm
-					      : "");
+	f->key = call_key(f);
 	if (f->kernel) {
 		f->match = hx_correlate_claim(pl, f->peer, (int)rq->op, f->key,
 					      f->d.verdict, &out->seq);

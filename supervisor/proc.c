@@ -48,6 +48,16 @@ pid_t hx_proc_ppid(pid_t pid)
 	return hx_proc_stat(pid, &st) ? 0 : st.ppid;
 }
 
+bool hx_proc_descends(pid_t pid, pid_t ancestor)
+{
+	for (int depth = 0; pid > 1 && depth < 4096; depth++) {
+		if (pid == ancestor)
+			return true;
+		pid = hx_proc_ppid(pid);
+	}
+	return false;
+}
+
 int hx_proc_status(pid_t tid, struct hx_procstatus *st)
 {
 	char path[64], buf[4096], *p;

@@ -5,6 +5,7 @@
 #ifndef HX_PROC_H
 #define HX_PROC_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <sys/types.h>
 
@@ -21,6 +22,8 @@ int hx_proc_stat(pid_t pid, struct hx_procstat *st);
 
 /* pid's parent, or 0 when pid is gone. */
 pid_t hx_proc_ppid(pid_t pid);
+/* Whether pid is ancestor or one of its descendants (by parent links). */
+bool hx_proc_descends(pid_t pid, pid_t ancestor);
 
 /* What /proc/<tid>/status says of a thread (14 us on a small VM: read
  * it once per need). */

@@ -255,8 +255,7 @@ static int count(struct replay *r, enum hx_verdict then,
 			c->then = then;
 			c->now = d->verdict;
 			copy(c->rule, sizeof(c->rule), d->rule);
-			copy(c->origin, sizeof(c->origin),
-			     hx_policy_rule_origin(r->p, d->rule));
+			copy(c->origin, sizeof(c->origin), d->origin);
 		}
 	}
 	for (size_t k = 0; k < MAX_EXAMPLES; k++)
