@@ -1,6 +1,6 @@
 /* hx_policy_decide: the hot path. No allocation, no locks: the compiled
  * policy is read-only. */
-#include "policy/policy_int.h"
+#include "policy/cmdview.h"
 #include "common/glob.h"
 #include "common/sockaddr.h"
 
@@ -180,20 +180,48 @@ static void stronger(struct hx_decision *a, const struct hx_decision *b)
 	}
 }
 
+/* Every part of the exec against every exec rule: the argv itself as
+ * the kernel runs it, and what it runs in turn (sh -c, env, xargs, ...)
+ * for deny and ask only, so that a part can make the verdict stronger,
+ * never weaker. class: patterns match a part's class. */
 static void check_exec(const struct hx_policy *p, const struct hx_event *ev,
 		       struct hx_decision *out)
 {
+	struct hx_cmd_view v;
 	struct best b = {0};
+	size_t by = 0;
 
+	hx_cmdview_build(&v, ev->path, ev->argv, ev->argc, ev->cwd, &p->ws);
 	for (size_t i = 0; i < p->nrules[HX_SEC_EXEC]; i++) {
 		const struct hx_rule *r = &p->rules[HX_SEC_EXEC][i];
 
-		for (size_t k = 0; k < r->npats; k++)
-			if (hx_execpat_match(&r->pats[k].u.exec, ev->path,
-					     ev->argv, ev->argc))
+		for (size_t k = 0; k < r->npats; k++) {
+			const struct hx_execpat *ep = &r->pats[k].u.exec;
+
+			for (size_t j = 0; j < v.nparts; j++) {
+				const struct best was = b;
+
+				if (j > 0 && r->verdict == HX_VERDICT_ALLOW)
+					break;
+				if (!(j == 0 && !ep->cls
+					  ? hx_execpat_match(ep, ev->path,
+							     ev->argv, ev->argc)
+					  : hx_execpat_match_part(ep,
+								  &v.parts[j])))
+					continue;
 				consider(&b, r, &r->pats[k]);
+				if (b.rule != was.rule || b.pat != was.pat)
+					by = j;
+			}
+		}
 	}
 	finish(p, &b, HX_CAT_EXEC, out);
+	out->cls = v.cls;
+	out->risk = hx_cmd_class_risk(v.cls);
+	if (b.rule && by > 0)
+		hx_cmd_part_format(&v.parts[by], out->judged_as,
+				   sizeof(out->judged_as));
+	hx_cmdview_free(&v);
 }
 
 static void check_net(const struct hx_policy *p, const struct hx_netsubj *s,
@@ -301,6 +329,8 @@ void hx_policy_decide(const struct hx_policy *p, const struct hx_event *ev,
 	out->origin = NULL;
 	out->pattern = NULL;
 	out->neighbours = false;
+	out->cls = HX_CLASS_NONE;
+	out->judged_as[0] = '\0';
 	switch (ev->op) {
 	case HX_OP_EXEC:
 		if (!ev->path && (!ev->argv || ev->argc == 0))

@@ -196,6 +196,7 @@ int hx_event_parse(int argc, char *const *argv, struct hx_event *ev,
 			 st->path)
 			snprintf(st->path, sizeof(st->path), "%s", argv[1]);
 		ev->path = st->path;
+		ev->cwd = getcwd(st->cwd, sizeof(st->cwd));
 		break;
 	case HX_OP_RENAME:
 	case HX_OP_LINK:

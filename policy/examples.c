@@ -1,47 +1,45 @@
 /* hx_policy_check_examples: the match / not_match examples of each rule
  * run against that rule's own patterns. */
-#include "policy/policy_int.h"
+#include "policy/cmdview.h"
 #include "common/glob.h"
+#include "common/shparse.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* Splits s (modified) on whitespace into at most max words. */
-static size_t split_words(char *s, char **words, size_t max)
+/* An example is a command line, split as the shell would; it matches
+ * as an exec of it would (check_exec): its argv, and for deny and ask
+ * what it runs in turn. A bare word is the executable's basename: no
+ * $PATH lookup. -1: not one static command. */
+static int exec_example(const struct hx_policy *p, const struct hx_rule *r,
+			const char *text)
 {
-	size_t n = 0;
+	size_t len = strlen(text) + 1;
+	char *buf = malloc(len);
+	const char **words = malloc((len / 2 + 1) * sizeof(*words));
+	struct hx_cmd_view v;
+	long n = -1;
+	int hit = -1;
 
-	for (char *p = s; *p && n < max;) {
-		while (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r')
-			*p++ = '\0';
-		if (!*p)
-			break;
-		words[n++] = p;
-		while (*p && *p != ' ' && *p != '\t' && *p != '\n' &&
-		       *p != '\r')
-			p++;
-	}
-	return n;
-}
-
-static bool exec_example(const struct hx_rule *r, const char *text)
-{
-	size_t len = strlen(text), n;
-	char *copy = malloc(len + 1);
-	char **words = malloc((len / 2 + 1) * sizeof(*words));
-	bool hit = false;
-
-	if (!copy || !words)
+	if (!buf || !words ||
+	    (n = hx_sh_words(text, buf, len, words, len / 2 + 1)) <= 0)
 		goto out;
-	memcpy(copy, text, len + 1);
-	n = split_words(copy, words, len / 2 + 1);
-	/* A bare word is the executable's basename: no $PATH lookup. */
-	for (size_t k = 0; n && !hit && k < r->npats; k++)
-		hit = hx_execpat_match(&r->pats[k].u.exec, words[0],
-				       (const char *const *)words, n);
+	hx_cmdview_build(&v, NULL, words, (size_t)n, p->ws.roots[0], &p->ws);
+	hit = 0;
+	for (size_t k = 0; !hit && k < r->npats; k++) {
+		const struct hx_execpat *ep = &r->pats[k].u.exec;
+
+		hit = !ep->cls &&
+		      hx_execpat_match(ep, words[0], words, (size_t)n);
+		for (size_t j = ep->cls ? 0 : 1;
+		     !hit && j < v.nparts && r->verdict != HX_VERDICT_ALLOW;
+		     j++)
+			hit = hx_execpat_match_part(ep, &v.parts[j]);
+	}
+	hx_cmdview_free(&v);
 out:
-	free(copy);
+	free(buf);
 	free(words);
 	return hit;
 }
@@ -84,7 +82,7 @@ size_t hx_policy_check_examples(const struct hx_policy *p,
 						hit = hx_glob_match(
 						    r->pats[k].text, ex->text);
 				} else if (sec == HX_SEC_EXEC) {
-					hit = exec_example(r, ex->text);
+					hit = exec_example(p, r, ex->text);
 				} else {
 					hit = net_example(r, ex->text);
 				}
@@ -96,7 +94,9 @@ size_t hx_policy_check_examples(const struct hx_policy *p,
 				    "%s:%u:%u: rule \"%s\": example \"%s\" %s",
 				    p->source, ex->pos.line, ex->pos.column,
 				    r->name, ex->text,
-				    hit < 0 ? "is not HOST:PORT or unix:PATH"
+				    hit < 0 && sec == HX_SEC_EXEC
+					? "is not one command line"
+				    : hit < 0 ? "is not HOST:PORT or unix:PATH"
 				    : ex->should_match ? "should match"
 						       : "should not match");
 				if (fn)

@@ -679,6 +679,19 @@ static int load_policy(struct hx_ld *l, const char *name, const char *text,
 	return ret;
 }
 
+static const char *abs_copy(struct hx_policy *p, const char *path)
+{
+	return path && path[0] == '/' ? hx_arena_strdup(&p->arena, path) : NULL;
+}
+
+static void set_workspace(struct hx_policy *p, const struct hx_policy_vars *v)
+{
+	p->ws.roots[0] = abs_copy(p, v->cwd);
+	p->ws.roots[1] = abs_copy(p, v->worktree);
+	p->ws.roots[2] = abs_copy(p, v->tmpdir);
+	p->ws.home = abs_copy(p, v->home);
+}
+
 static int load(const char *name, const char *text, size_t len,
 		const struct hx_policy_vars *vars, bool meta_only,
 		struct hx_policy **out, struct hx_policy_error *err)
@@ -694,6 +707,7 @@ static int load(const char *name, const char *text, size_t len,
 	if (!l.p)
 		return -ENOMEM;
 	init_defaults(l.p);
+	set_workspace(l.p, l.vars);
 	l.p->source = hx_arena_strdup(&l.p->arena, name);
 	ret =
 	    l.p->source ? load_policy(&l, name, text, len, meta_only) : -ENOMEM;

@@ -3,6 +3,8 @@
  * common/names.c. */
 #include "policy/policy_int.h"
 
+#include <string.h>
+
 static const char *const limit_names[HX_LIMIT_COUNT + 1] = {
     [HX_LIMIT_CPU] = "cpu",
     [HX_LIMIT_FILE_SIZE] = "file_size",
@@ -75,4 +77,39 @@ const char *hx_default_rule_name(enum hx_category c)
 enum hx_risk hx_category_risk(enum hx_category c)
 {
 	return (unsigned)c < HX_CAT_COUNT ? category_risks[c] : HX_RISK_HIGH;
+}
+
+static const struct {
+	const char *name;
+	enum hx_risk risk;
+} classes[HX_CLASS_COUNT] = {
+    [HX_CLASS_READ_ONLY] = {"read_only", HX_RISK_LOW},
+    [HX_CLASS_MUTATING] = {"mutating", HX_RISK_MEDIUM},
+    [HX_CLASS_OTHER] = {"other", HX_RISK_HIGH},
+    [HX_CLASS_CODE] = {"code", HX_RISK_HIGH},
+    [HX_CLASS_PACKAGE_INSTALL] = {"package_install", HX_RISK_HIGH},
+    [HX_CLASS_NETWORK] = {"network", HX_RISK_HIGH},
+    [HX_CLASS_UNPARSABLE] = {"unparsable", HX_RISK_HIGH},
+    [HX_CLASS_DESTRUCTIVE] = {"destructive", HX_RISK_HIGH},
+    [HX_CLASS_PRIVILEGE] = {"privilege", HX_RISK_CRITICAL},
+};
+
+const char *hx_cmd_class_name(enum hx_cmd_class c)
+{
+	return (unsigned)c < HX_CLASS_COUNT ? classes[c].name : NULL;
+}
+
+enum hx_cmd_class hx_cmd_class_parse(const char *name)
+{
+	for (int c = HX_CLASS_NONE + 1; c < HX_CLASS_COUNT; c++)
+		if (!strcmp(classes[c].name, name))
+			return (enum hx_cmd_class)c;
+	return HX_CLASS_NONE;
+}
+
+enum hx_risk hx_cmd_class_risk(enum hx_cmd_class c)
+{
+	return (unsigned)c < HX_CLASS_COUNT && c != HX_CLASS_NONE
+		   ? classes[c].risk
+		   : HX_RISK_HIGH;
 }

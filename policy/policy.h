@@ -166,6 +166,30 @@ void hx_policy_foreach_rule(const struct hx_policy *p,
 char *hx_policy_error_format(const struct hx_policy_error *err, char *buf,
 			     size_t size);
 
+/* What an exec does, from its argv and the commands it runs in turn
+ * (policy/cmdview.h), by increasing severity: an exec is of its
+ * strongest part's class. Exec patterns name one as "class:NAME". */
+enum hx_cmd_class {
+	HX_CLASS_NONE = 0, /* not an exec, or a wrapper (env, sh -c) */
+	HX_CLASS_READ_ONLY,
+	HX_CLASS_MUTATING,
+	HX_CLASS_OTHER, /* a program the tables do not know */
+	HX_CLASS_CODE,	/* code from argv or a file: python -c, sh x.sh */
+	HX_CLASS_PACKAGE_INSTALL,
+	HX_CLASS_NETWORK,
+	/* a script whose commands cannot be known before it runs ($CMD,
+	 * eval "$x", case, a command inside ${...}) */
+	HX_CLASS_UNPARSABLE,
+	HX_CLASS_DESTRUCTIVE, /* rm -rf outside the workspace, git push -f */
+	HX_CLASS_PRIVILEGE,
+	HX_CLASS_COUNT,
+};
+/* "read_only" ...; NULL for HX_CLASS_NONE. */
+const char *hx_cmd_class_name(enum hx_cmd_class c);
+/* The class named name, or HX_CLASS_NONE. */
+enum hx_cmd_class hx_cmd_class_parse(const char *name);
+enum hx_risk hx_cmd_class_risk(enum hx_cmd_class c);
+
 /* One event to decide. Pointers are borrowed for the call. */
 struct hx_event {
 	enum hx_op op;
@@ -173,6 +197,9 @@ struct hx_event {
 	const char *path2; /* rename destination, link source, symlink target */
 	const char *const *argv; /* exec: argv[0..argc-1] */
 	size_t argc;
+	/* exec: the caller's working directory (relative paths in argv);
+	 * NULL: unknown */
+	const char *cwd;
 	const struct sockaddr *addr; /* connect, send */
 	socklen_t addrlen;
 	const char *host;	  /* resolve: the name looked up */
@@ -208,6 +235,11 @@ struct hx_decision {
 	 * socket of a service of the user's outside the session too (the
 	 * supervisor refuses those otherwise, rule harness:neighbour). */
 	bool neighbours;
+	/* exec: its class (the strongest of its parts), and the part read
+	 * from its arguments that decided, as text ("" when the argv
+	 * itself did: the pattern matched it, or no rule did) */
+	enum hx_cmd_class cls;
+	char judged_as[160];
 };
 
 /* Decides ev. Never fails: an event it cannot judge (no path where one
@@ -336,6 +368,7 @@ struct hx_event_storage {
 	 * path made absolute against the current directory). */
 	char path[4096];
 	char path2[4096];
+	char cwd[4096]; /* an exec's: the current directory */
 };
 int hx_event_parse(int argc, char *const *argv, struct hx_event *ev,
 		   struct hx_event_storage *storage, char *err, size_t errlen);

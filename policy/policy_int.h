@@ -40,7 +40,9 @@ struct hx_pos {
 /* "git push *": exe matches the basename of the executable when bare,
  * its path when it holds a '/'; args[i] is an fnmatch glob on argv[1+i];
  * rest means a final "*" word: any further arguments, none included. */
+#define HX_EXECPAT_MAX_ARGS 32
 struct hx_execpat {
+	enum hx_cmd_class cls; /* "class:NAME": matches that class, no argv */
 	const char *exe;
 	bool exe_is_path;
 	const char **args;
@@ -110,6 +112,14 @@ struct hx_rule {
 	size_t nex;
 };
 
+/* Where the agent's own work is ($CWD, $WORKTREE, $TMPDIR): a
+ * removal inside it is mutating (rm -rf build), outside it destructive
+ * (rm -rf ~). */
+struct hx_workspace {
+	const char *roots[4]; /* absolute; NULL entries are unset */
+	const char *home;     /* what ~ is; NULL unknown */
+};
+
 /* One document of a composed policy (the main file and its includes),
  * text copied, for the policy's digest and `harness-policy show`. */
 struct hx_source {
@@ -149,6 +159,7 @@ struct hx_policy {
 	size_t nrules[HX_SEC_COUNT];
 	struct hx_rule protect;	      /* "harness:protect", npats may be 0 */
 	struct hx_rule protect_write; /* "harness:protect", writes only */
+	struct hx_workspace ws;
 };
 
 /* "default:<category>", static. */

@@ -150,6 +150,15 @@ static int load_rule(struct hx_ld *l, enum hx_section sec, yaml_node_t *n,
 		    l->p, sec, l->vars,
 		    (const char *)items[k]->data.scalar.value,
 		    hx_node_pos(items[k]), &r->pats[k], l->err);
+		if (!ret && sec == HX_SEC_EXEC && r->pats[k].u.exec.cls &&
+		    r->verdict == HX_VERDICT_ALLOW)
+			ret = hx_node_fail(
+			    l, items[k],
+			    "allow the commands by name (\"git status *\"), "
+			    "or deny or ask the class",
+			    "a class: pattern cannot allow: the class comes "
+			    "from reading the arguments, which adds meaning, "
+			    "never permission");
 		if (ret) {
 			snprintf(l->err->file, sizeof(l->err->file), "%s",
 				 l->file);

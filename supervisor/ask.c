@@ -142,6 +142,7 @@ static void subject_dup(const struct hx_ask_subject *in,
 	o->path2 = opt_dup(in->path2);
 	o->addr = opt_dup(in->addr);
 	o->rule = opt_dup(in->rule);
+	o->judged_as = opt_dup(in->judged_as);
 	o->argv = (const char *const *)strv_dup(in->argv, in->argc);
 	o->names = (const char *const *)strv_dup(in->names, in->nnames);
 }
@@ -152,6 +153,7 @@ static void subject_free(struct hx_ask_subject *s)
 	free((char *)s->path2);
 	free((char *)s->addr);
 	free((char *)s->rule);
+	free((char *)s->judged_as);
 	strv_free((char **)s->argv, s->argc);
 	strv_free((char **)s->names, s->nnames);
 }
@@ -827,6 +829,11 @@ void hx_ask_line(const struct hx_ask *a, unsigned id, char *buf, size_t size)
 			hx_sbuf_put_escaped(&b, h->cwd, strlen(h->cwd));
 			hx_sbuf_put(&b, ")");
 		}
+		if (h->s.judged_as) {
+			hx_sbuf_put(&b, ", which runs ");
+			hx_sbuf_put_escaped(&b, h->s.judged_as,
+					    strlen(h->s.judged_as));
+		}
 	} else if (h->s.addr) {
 		if (h->s.nnames) {
 			hx_sbuf_put_escaped(&b, h->s.names[0],
@@ -874,6 +881,7 @@ json_t *hx_ask_describe(const struct hx_ask *a, unsigned id)
 		    o, "argv",
 		    hx_record_strings(NULL, "", h->s.argv, h->s.argc));
 		hx_record_set_text(NULL, o, "cwd", "", h->cwd);
+		hx_record_set_text(NULL, o, "judged_as", "", h->s.judged_as);
 	} else if (h->s.addr) {
 		json_object_set_new(o, "addr", json_string(h->s.addr));
 		json_object_set_new(

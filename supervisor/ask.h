@@ -57,6 +57,9 @@ struct hx_ask_subject {
 	const char *const *names; /* the names addr was resolved from */
 	size_t nnames;
 	const char *rule;
+	/* an exec's part that decided, read from its argv ("git push"
+	 * of sh -c 'cd x && git push'), or NULL */
+	const char *judged_as;
 	pid_t pid, tid, ppid;
 	uint64_t key; /* the call's correlation key (correlate.h) */
 	bool kernel;  /* asked by the kernel layer */

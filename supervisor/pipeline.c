@@ -18,7 +18,6 @@
 #include "policy/policy.h"
 #include "common/notice.h"
 #include "supervisor/audit.h"
-#include "supervisor/classify.h"
 #include "supervisor/dnsmap.h"
 #include "common/sockaddr.h"
 #include "supervisor/fmt.h"
@@ -331,6 +330,24 @@ static void link_target(const char *text, const struct vpath *link,
 
 /* Validate: the paths made absolute, normalized and resolved as the
  * agent would see them (validate_path); what the policy judges. */
+/* The calling thread's working directory, into f->cwd; NULL when it
+ * cannot be read (a process gone). */
+static const char *cwd_of(struct flow *f)
+{
+	char link[48];
+	pid_t who = f->peer->tid ? f->peer->tid : f->peer->pid;
+	ssize_t n;
+
+	if (who <= 0)
+		return NULL;
+	snprintf(link, sizeof(link), "/proc/%d/cwd", (int)who);
+	n = readlink(link, f->cwd, sizeof(f->cwd) - 1);
+	if (n <= 0 || f->cwd[0] != '/')
+		return NULL;
+	f->cwd[n] = '\0';
+	return f->cwd;
+}
+
 static void validate_paths(struct flow *f)
 {
 	const struct hx_request *rq = f->rq;
@@ -368,6 +385,8 @@ static void validate_paths(struct flow *f)
 	ev->argv = rq->argv;
 	ev->argc = rq->argc;
 	ev->host = rq->host;
+	/* An exec's relative paths (rm -rf build) are the caller's. */
+	ev->cwd = rq->op == HX_OP_EXEC ? cwd_of(f) : NULL;
 }
 
 /* Validate: the address, with a unix socket's path treated as a path,
@@ -565,6 +584,7 @@ static void ask_subject(struct flow *f)
 		s->nnames = f->nnames;
 	}
 	s->rule = f->d.rule;
+	s->judged_as = f->d.judged_as[0] ? f->d.judged_as : NULL;
 	s->pid = f->peer->pid;
 	s->tid = f->peer->tid ? f->peer->tid : f->peer->pid;
 	s->ppid = f->peer->ppid;
@@ -590,8 +610,8 @@ static void judge_grants(struct flow *f)
 
 /* Judge: the policy on the event as named and as resolved (a symlink
  * from the project into ~/.ssh must not pass: the stronger verdict
- * wins), the socket's family, and the harness's own files by inode;
- * then classify an exec by its argv. */
+ * wins), the socket's family, and the harness's own files by inode. An
+ * exec's class is the policy's (policy/cmdview.h). */
 static void judge(struct flow *f)
 {
 	const struct hx_request *rq = f->rq;
@@ -646,8 +666,6 @@ static void judge(struct flow *f)
 	judge_loopback(f);
 	judge_git_objects(f);
 	judge_grants(f);
-	if (rq->op == HX_OP_EXEC)
-		f->cls = hx_classify_exec(f->ev.path, rq->argv, rq->argc);
 }
 
 /* Outcome: what the layer applies (audit mode allows all but the
@@ -768,7 +786,6 @@ static void decide(struct hx_pipeline *pl, const struct hx_peer *peer,
 	f.is_unix = f.unix_resolved = f.has_addr = false;
 	f.nnames = 0;
 	f.resolved_won = f.by_inode = f.bypass = f.both = false;
-	f.cls = (struct hx_exec_class){NULL, HX_RISK_LOW};
 	f.key = 0;
 	f.match = HX_CORR_NONE;
 	f.ask_id = 0;

@@ -15,7 +15,6 @@
 #include "common/sockaddr.h"
 #include "policy/policy.h"
 #include "supervisor/ask.h"
-#include "supervisor/classify.h"
 #include "supervisor/correlate.h"
 #include "supervisor/dnsmap.h"
 #include "supervisor/pipeline.h"
@@ -54,11 +53,11 @@ struct flow {
 	/* judge, classify */
 	struct hx_decision d;
 	bool resolved_won, by_inode;
-	struct hx_exec_class cls;
-	dev_t sock_dev; /* the neighbours' judge: what the kernel layer */
-	ino_t sock_ino; /* must connect, and whether a /dev/shm file is */
-	bool fresh;	/* the session's own (hx_outcome) */
-	bool refused;	/* loopback, nothing listens: ECONNREFUSED */
+	char cwd[PATH_MAX]; /* an exec's caller's (hx_event.cwd) */
+	dev_t sock_dev;	    /* the neighbours' judge: what the kernel layer */
+	ino_t sock_ino;	    /* must connect, and whether a /dev/shm file is */
+	bool fresh;	    /* the session's own (hx_outcome) */
+	bool refused;	    /* loopback, nothing listens: ECONNREFUSED */
 	/* ask (ask.h): what a person is asked, the grant that answered
 	 * it before, the question it is now */
 	struct hx_ask_subject subj;

@@ -199,10 +199,12 @@ json_t *hx_pl_record(struct flow *f)
 		hx_record_set_text(rec, rec, "cwd", "cwd", cwd);
 	}
 	hx_record_set_str(rec, "category", hx_category_name(d->category));
-	/* An exec's risk is its argv class (cat: low, rm: high). */
-	hx_record_set_str(rec, "risk",
-			  hx_risk_name(f->cls.name ? f->cls.risk : d->risk));
-	hx_record_set_str(rec, "class", f->cls.name);
+	/* An exec's risk is its class's (cat: low, rm -rf ~: high). */
+	hx_record_set_str(rec, "risk", hx_risk_name(d->risk));
+	hx_record_set_str(rec, "class", hx_cmd_class_name(d->cls));
+	if (d->judged_as[0]) /* the part of the script that decided */
+		hx_record_set_text(rec, rec, "judged_as", "judged_as",
+				   d->judged_as);
 	hx_record_set_str(rec, "verdict", hx_verdict_name(d->verdict));
 	json_object_set_new(rec, "enforced",
 			    json_boolean(f->pl->mode == HX_MODE_ENFORCE ||

@@ -100,7 +100,11 @@ static const char usage_explain[] =
     "without --policy) and prints one line:\n"
     "  VERDICT  CATEGORY  RISK  rule=RULE  pattern=PATTERN\n"
     "RULE is the rule's id, FILE:LINE for a rule without one, or\n"
-    "default:CATEGORY when no rule matched (no pattern then). What only a\n"
+    "default:CATEGORY when no rule matched (no pattern then). An exec adds\n"
+    "class=CLASS (read_only, mutating, other, code, package_install,\n"
+    "network, unparsable, destructive, privilege: the strongest of what it\n"
+    "runs, read through sh -c, env, xargs, find -exec, git -C, eval) and,\n"
+    "when a command it runs decided, judged_as=THAT COMMAND. What only a\n"
     "session knows is judged there, after the policy: a loopback port the\n"
     "policy says ask for is allowed when only the session's processes\n"
     "listen on it (rule harness:own-listener) or when it is the model\n"
@@ -449,6 +453,10 @@ static int cmd_explain(const struct args *a, const struct hx_policy_vars *v)
 	       hx_category_name(d.category), hx_risk_name(d.risk), d.rule);
 	if (d.pattern)
 		printf("  pattern=%s", d.pattern);
+	if (d.cls)
+		printf("  class=%s", hx_cmd_class_name(d.cls));
+	if (d.judged_as[0])
+		printf("  judged_as=%s", d.judged_as);
 	/* An address is judged by its names: here the one given; in a
 	 * session those its DNS answered (args.names, args.names_from). */
 	if ((ev.op == HX_OP_CONNECT || ev.op == HX_OP_SEND) && ev.addr &&

@@ -77,8 +77,10 @@ static const char *value_end(const char *p, const char *end)
 ssize_t hx_logline_key(const char *line, size_t n, char *key, size_t size)
 {
 	static const char *const keys[] = {
-	    ",\"event\":",   ",\"op\":",   ",\"args\":",
-	    ",\"verdict\":", ",\"rule\":", ",\"grant\":"};
+	    ",\"event\":", ",\"op\":", ",\"args\":", ",\"verdict\":",
+	    ",\"rule\":", ",\"grant\":",
+	    /* an exec's relative paths (rm -rf build) are its cwd's */
+	    ",\"cwd\":"};
 	const char *end = line + n;
 	size_t len = 0;
 

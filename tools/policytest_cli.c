@@ -185,6 +185,7 @@ static int event_of(json_t *rec, struct hx_event *ev, const char **argv,
 			argv[ev->argc++] = json_string_value(w);
 	}
 	ev->argv = argv;
+	ev->cwd = op == HX_OP_EXEC ? str(rec, "cwd") : NULL;
 	if (op == HX_OP_RESOLVE ? !ev->host : !ev->path)
 		return -1;
 	return 0;

@@ -22,7 +22,6 @@
 #include "policy/policy.h"
 #include "common/wire.h"
 #include "supervisor/audit.h"
-#include "supervisor/classify.h"
 #include "supervisor/fmt.h"
 #include "supervisor/loopback.h"
 #include "supervisor/netfamily.h"
@@ -212,62 +211,6 @@ START_TEST(resolve_pipe_fd)
 	ck_assert_str_eq(out, in);
 	close(fds[0]);
 	close(fds[1]);
-}
-END_TEST
-
-/* ---- classification ---- */
-
-static const struct {
-	const char *argv; /* space separated */
-	const char *cls;
-	enum hx_risk risk;
-} cls_table[] = {
-    {"ls -la", "read_only", HX_RISK_LOW},
-    {"/usr/bin/cat /etc/hosts", "read_only", HX_RISK_LOW},
-    {"git status", "read_only", HX_RISK_LOW},
-    {"git -C /x log --oneline", "read_only", HX_RISK_LOW},
-    {"git commit -m x", "mutating", HX_RISK_MEDIUM},
-    {"sed -i s/a/b/ f", "mutating", HX_RISK_MEDIUM},
-    {"sed s/a/b/ f", "other", HX_RISK_HIGH},
-    {"make -j2", "mutating", HX_RISK_MEDIUM},
-    {"gcc -c x.c", "mutating", HX_RISK_MEDIUM},
-    {"rm -rf /", "destructive", HX_RISK_HIGH},
-    {"git reset --hard", "destructive", HX_RISK_HIGH},
-    {"git clean -fdx", "destructive", HX_RISK_HIGH},
-    {"git push --force origin main", "destructive", HX_RISK_HIGH},
-    {"git push origin main", "network", HX_RISK_HIGH},
-    {"curl https://x", "network", HX_RISK_HIGH},
-    {"sudo ls", "privilege", HX_RISK_CRITICAL},
-    {"chmod 777 x", "privilege", HX_RISK_CRITICAL},
-    {"apt-get install foo", "package_install", HX_RISK_HIGH},
-    {"pip3 install requests", "package_install", HX_RISK_HIGH},
-    {"python3 -m pip install x", "package_install", HX_RISK_HIGH},
-    {"npm i left-pad", "package_install", HX_RISK_HIGH},
-    {"npm test", "mutating", HX_RISK_MEDIUM},
-    {"sh -c ls", "code", HX_RISK_HIGH},
-    {"python3.11 -c print(1)", "code", HX_RISK_HIGH},
-    {"node -e 1", "code", HX_RISK_HIGH},
-    {"env -i FOO=1 rm x", "destructive", HX_RISK_HIGH},
-    {"timeout 5 curl x", "network", HX_RISK_HIGH},
-    {"busybox rm x", "destructive", HX_RISK_HIGH},
-    {"frobnicate", "other", HX_RISK_HIGH},
-};
-
-START_TEST(classify_table)
-{
-	char buf[256], *argv[16], *tok, *save;
-	size_t argc = 0;
-	struct hx_exec_class c;
-
-	snprintf(buf, sizeof(buf), "%s", cls_table[_i].argv);
-	for (tok = strtok_r(buf, " ", &save); tok;
-	     tok = strtok_r(NULL, " ", &save))
-		argv[argc++] = tok;
-	c = hx_classify_exec(NULL, (const char *const *)argv, argc);
-	ck_assert_msg(!strcmp(c.name, cls_table[_i].cls) &&
-			  c.risk == cls_table[_i].risk,
-		      "'%s': got %s/%d, want %s/%d", cls_table[_i].argv, c.name,
-		      c.risk, cls_table[_i].cls, cls_table[_i].risk);
 }
 END_TEST
 
@@ -847,8 +790,6 @@ static Suite *supervisor_suite(void)
 			    (int)(sizeof(opt_table) / sizeof(opt_table[0])));
 	tcase_add_test(tc, resolve_symlinks);
 	tcase_add_test(tc, resolve_pipe_fd);
-	tcase_add_loop_test(tc, classify_table, 0,
-			    (int)(sizeof(cls_table) / sizeof(cls_table[0])));
 	tcase_add_loop_test(tc, netfamily_table, 0,
 			    (int)(sizeof(fam_table) / sizeof(fam_table[0])));
 	tcase_add_test(tc, format_values);

@@ -1,0 +1,634 @@
+/* The parts of an exec: wrappers unwrapped, shell scripts read; see
+ * cmdview.h. Each wrapper knows which of its options take a value, so
+ * the command it runs is found where it runs it, not guessed. */
+#include "policy/cmdview.h"
+#include "common/path.h"
+
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct ctx {
+	struct hx_cmd_view *v;
+	const struct hx_workspace *ws;
+};
+
+static void add(struct ctx *c, const char *const *argv, const unsigned *flags,
+		size_t argc, const char *path, const char *dir, bool writes,
+		int depth);
+
+static const char *base(const char *p)
+{
+	const char *s = strrchr(p, '/');
+
+	return s ? s + 1 : p;
+}
+
+static unsigned fl(const struct hx_cmd_part *p, size_t i)
+{
+	return p->flags ? p->flags[i] : 0;
+}
+
+static struct hx_cmd_part *unparsable(struct ctx *c, const char *why)
+{
+	struct hx_cmd_view *v = c->v;
+	struct hx_cmd_part *p =
+	    &v->parts[v->nparts < HX_VIEW_MAX_PARTS ? v->nparts++
+						    : HX_VIEW_MAX_PARTS - 1];
+
+	*p = (struct hx_cmd_part){.cls = HX_CLASS_UNPARSABLE, .why = why};
+	return p;
+}
+
+/* dir joined with a relative one, normalized; NULL when unknown. */
+static const char *join_dir(struct ctx *c, const char *dir, const char *rel)
+{
+	char buf[PATH_MAX];
+
+	if (!rel)
+		return NULL;
+	if (rel[0] != '/' && !dir)
+		return NULL;
+	if (!rel[0])
+		return dir;
+	if (hx_path_normalize(dir ? dir : "/", rel, buf, sizeof(buf)) < 0)
+		return NULL;
+	return hx_arena_strdup(&c->v->mem, buf);
+}
+
+/* Skips options of a wrapper: takes_arg lists the letters whose value
+ * follows (in the same word or the next). Returns the index of the
+ * first word that is not an option. */
+static size_t skip_opts(const struct hx_cmd_part *p, size_t i,
+			const char *takes_arg, const char *const *long_arg)
+{
+	while (i < p->argc && p->argv[i][0] == '-' && p->argv[i][1]) {
+		const char *a = p->argv[i++];
+
+		if (!strcmp(a, "--"))
+			break;
+		if (a[1] == '-') {
+			for (size_t k = 0; long_arg && long_arg[k]; k++)
+				if (!strcmp(a, long_arg[k]))
+					i++; /* "--opt VALUE"; "--opt=V" is one
+					      */
+			continue;
+		}
+		for (const char *o = a + 1; *o; o++)
+			if (strchr(takes_arg, *o)) {
+				if (!o[1])
+					i++;
+				break;
+			}
+	}
+	return i;
+}
+
+/* The rest of p from word i, as a part of its own. */
+static void rest(struct ctx *c, const struct hx_cmd_part *p, size_t i,
+		 const char *dir, int depth)
+{
+	if (i >= p->argc)
+		return;
+	add(c, p->argv + i, p->flags ? p->flags + i : NULL, p->argc - i, NULL,
+	    dir, p->writes, depth + 1);
+}
+
+/* A script's commands, each a part, in dir. */
+static void script(struct ctx *c, const char *text, const char *dir,
+		   bool writes, int depth)
+{
+	struct hx_cmd_view *v = c->v;
+	struct hx_sh_script *s;
+
+	if (v->nscripts == HX_VIEW_MAX_SCRIPTS) {
+		unparsable(c, "too many scripts in one command");
+		return;
+	}
+	s = &v->scripts[v->nscripts];
+	if (hx_sh_parse(text, strlen(text), c->ws ? c->ws->home : NULL, s)) {
+		unparsable(c, "out of memory");
+		return;
+	}
+	v->nscripts++;
+	for (size_t i = 0; i < s->ncmds; i++) {
+		const struct hx_sh_cmd *sc = &s->cmds[i];
+
+		add(c, sc->argv, sc->flags, sc->argc, NULL,
+		    join_dir(c, dir, sc->dir), writes || sc->writes, depth + 1);
+	}
+	if (s->opaque)
+		unparsable(c, s->opaque);
+}
+
+/* sh -c SCRIPT, bash -lc SCRIPT, bash -c -l SCRIPT: the first operand
+ * after the options is the script when a -c was among them. */
+static bool shell(struct ctx *c, struct hx_cmd_part *p, int depth)
+{
+	static const char *const long_arg[] = {"--rcfile", "--init-file", NULL};
+	bool has_c = false;
+	size_t i = 1;
+
+	while (i < p->argc && (p->argv[i][0] == '-' || p->argv[i][0] == '+') &&
+	       p->argv[i][1]) {
+		const char *a = p->argv[i++];
+
+		if (!strcmp(a, "--") || !strcmp(a, "-"))
+			break;
+		if (a[1] == '-') {
+			for (size_t k = 0; long_arg[k]; k++)
+				i += !strcmp(a, long_arg[k]);
+			continue;
+		}
+		if (strchr(a, 'c'))
+			has_c = true;
+		if (strchr(a + 1, 'o') || strchr(a + 1, 'O'))
+			i++; /* -o errexit */
+	}
+	if (!has_c || i >= p->argc)
+		return false; /* a script file, or stdin: code */
+	if (fl(p, i) & HX_SHW_DYNAMIC) {
+		unparsable(c, "the script is an expansion");
+	} else {
+		p->wrapper = true;
+		script(c, p->argv[i], p->dir, p->writes, depth);
+	}
+	return true;
+}
+
+/* eval WORD...: the words joined, read as a script. */
+static void eval(struct ctx *c, struct hx_cmd_part *p, int depth)
+{
+	size_t len = 0, off = 0;
+	char *text;
+
+	for (size_t i = 1; i < p->argc; i++) {
+		if (fl(p, i) & HX_SHW_DYNAMIC) {
+			unparsable(c, "eval of an expansion");
+			return;
+		}
+		len += strlen(p->argv[i]) + 1;
+	}
+	text = hx_arena_alloc(&c->v->mem, len + 1);
+	if (!text) {
+		unparsable(c, "out of memory");
+		return;
+	}
+	for (size_t i = 1; i < p->argc; i++) {
+		size_t l = strlen(p->argv[i]);
+
+		memcpy(text + off, p->argv[i], l);
+		off += l;
+		text[off++] = ' ';
+	}
+	p->wrapper = true;
+	script(c, text, p->dir, p->writes, depth);
+}
+
+/* xargs [OPTS] CMD ARG...: CMD ARG... and the words it reads. */
+static void xargs(struct ctx *c, struct hx_cmd_part *p, int depth)
+{
+	static const char *const long_arg[] = {
+	    "--arg-file",  "--delimiter", "--max-args", "--max-lines",
+	    "--max-procs", "--max-chars", "--replace",	NULL};
+	size_t i = skip_opts(p, 1, "adEILnPs", long_arg), n;
+	const char **argv;
+	unsigned *flags;
+	static const char *const echo[] = {"echo"};
+
+	if (i >= p->argc) {
+		p->wrapper = true;
+		add(c, echo, NULL, 1, NULL, p->dir, p->writes, depth + 1);
+		return;
+	}
+	n = p->argc - i;
+	argv = hx_arena_alloc(&c->v->mem, (n + 2) * sizeof(*argv));
+	flags = hx_arena_alloc(&c->v->mem, (n + 1) * sizeof(*flags));
+	if (!argv || !flags) {
+		unparsable(c, "out of memory");
+		return;
+	}
+	for (size_t k = 0; k < n; k++) {
+		argv[k] = p->argv[i + k];
+		flags[k] = fl(p, i + k);
+	}
+	argv[n] = "";
+	flags[n] = HX_SHW_DYNAMIC | HX_SHW_SPLIT;
+	p->wrapper = true;
+	add(c, argv, flags, n + 1, NULL, p->dir, p->writes, depth + 1);
+}
+
+/* find START... -exec CMD {} ; and -execdir, -ok, -okdir: "{}" is a
+ * path beneath the start (one start known; else unknown). */
+static void find(struct ctx *c, struct hx_cmd_part *p, int depth)
+{
+	size_t i = 1, start = 0, nstart = 0;
+
+	while (i < p->argc && !strcmp(p->argv[i], "-H") +
+				  !strcmp(p->argv[i], "-L") +
+				  !strcmp(p->argv[i], "-P"))
+		i++;
+	for (; i < p->argc && p->argv[i][0] != '-' && strcmp(p->argv[i], "(") &&
+	       strcmp(p->argv[i], "!");
+	     i++)
+		if (nstart++ == 0)
+			start = i;
+	for (; i < p->argc; i++) {
+		const char *a = p->argv[i];
+		size_t j, n;
+		const char **argv;
+		unsigned *flags;
+		const char *top = nstart == 0 ? "."
+				  : nstart == 1 && !fl(p, start)
+				      ? p->argv[start]
+				      : NULL;
+		char *beneath = NULL;
+
+		if (strcmp(a, "-exec") && strcmp(a, "-execdir") &&
+		    strcmp(a, "-ok") && strcmp(a, "-okdir"))
+			continue;
+		for (j = i + 1; j < p->argc && strcmp(p->argv[j], ";") &&
+				strcmp(p->argv[j], "+");
+		     j++)
+			;
+		n = j - i - 1;
+		if (n == 0)
+			continue;
+		argv = hx_arena_alloc(&c->v->mem, (n + 1) * sizeof(*argv));
+		flags = hx_arena_alloc(&c->v->mem, n * sizeof(*flags));
+		if (top) {
+			size_t l = strlen(top);
+
+			beneath = hx_arena_alloc(&c->v->mem, l + 3);
+			if (beneath)
+				snprintf(beneath, l + 3, "%s/*", top);
+		}
+		if (!argv || !flags) {
+			unparsable(c, "out of memory");
+			return;
+		}
+		for (size_t k = 0; k < n; k++) {
+			const char *w = p->argv[i + 1 + k];
+
+			argv[k] = w;
+			flags[k] = fl(p, i + 1 + k);
+			if (strstr(w, "{}")) {
+				argv[k] = beneath ? beneath : w;
+				flags[k] |= beneath
+						? HX_SHW_GLOB | HX_SHW_SPLIT
+						: HX_SHW_DYNAMIC | HX_SHW_SPLIT;
+			}
+		}
+		add(c, argv, flags, n, NULL, p->dir, p->writes, depth + 1);
+		i = j;
+	}
+}
+
+/* git -c KEY=VALUE with a KEY whose value git runs (core.pager,
+ * alias.x=!cmd, core.sshCommand, a filter, a hook path...). */
+static bool git_code_key(const char *kv)
+{
+	static const char *const keys[] = {"alias.",
+					   "core.pager",
+					   "core.sshcommand",
+					   "core.editor",
+					   "core.askpass",
+					   "core.fsmonitor",
+					   "core.hookspath",
+					   "core.gitproxy",
+					   "diff.external",
+					   "filter.",
+					   "credential.helper",
+					   "sequence.editor",
+					   "gpg.",
+					   "pager.",
+					   "protocol.",
+					   "uploadpack.",
+					   "remote.",
+					   "include",
+					   "ssh.",
+					   "http.proxy",
+					   "url.",
+					   NULL};
+
+	for (size_t i = 0; keys[i]; i++)
+		if (!strncasecmp(kv, keys[i], strlen(keys[i])))
+			return true;
+	return strstr(kv, ".textconv") || strstr(kv, ".command");
+}
+
+/* git [global options] SUB ...: the global options out, -C followed. */
+static void git(struct ctx *c, struct hx_cmd_part *p, int depth)
+{
+	const char *dir = p->dir;
+	const char **argv;
+	unsigned *flags;
+	bool code = false;
+	size_t i = 1, n, at;
+
+	while (i < p->argc && p->argv[i][0] == '-') {
+		const char *a = p->argv[i];
+		bool value =
+		    !strcmp(a, "-C") || !strcmp(a, "-c") ||
+		    !strcmp(a, "--git-dir") || !strcmp(a, "--work-tree") ||
+		    !strcmp(a, "--namespace") || !strcmp(a, "--config-env");
+
+		if (value && i + 1 >= p->argc)
+			break;
+		if (!strcmp(a, "-C"))
+			dir = fl(p, i + 1) ? NULL
+					   : join_dir(c, dir, p->argv[i + 1]);
+		if (!strcmp(a, "-c"))
+			code = code || (fl(p, i + 1) & HX_SHW_DYNAMIC) ||
+			       git_code_key(p->argv[i + 1]);
+		if (!strncmp(a, "--config-env", 12) ||
+		    !strncmp(a, "--exec-path", 11))
+			code = true;
+		i += value ? 2 : 1;
+	}
+	if (i == 1 || i >= p->argc)
+		return;
+	n = p->argc - i + 1;
+	argv = hx_arena_alloc(&c->v->mem, (n + 1) * sizeof(*argv));
+	flags = hx_arena_alloc(&c->v->mem, n * sizeof(*flags));
+	if (!argv || !flags) {
+		unparsable(c, "out of memory");
+		return;
+	}
+	argv[0] = p->argv[0];
+	for (size_t k = 1; k < n; k++) {
+		argv[k] = p->argv[i + k - 1];
+		flags[k] = fl(p, i + k - 1);
+	}
+	p->wrapper = true;
+	at = c->v->nparts;
+	add(c, argv, flags, n, p->path, dir, p->writes, depth + 1);
+	if (c->v->nparts > at)
+		c->v->parts[at].git_code = code;
+}
+
+/* env [-i] [-u NAME] [-C DIR] [NAME=VALUE]... [CMD...] */
+static void env(struct ctx *c, struct hx_cmd_part *p, int depth)
+{
+	const char *dir = p->dir;
+	size_t i = 1;
+
+	for (; i < p->argc; i++) {
+		const char *a = p->argv[i];
+		bool chdir = !strcmp(a, "-C") || !strcmp(a, "--chdir");
+
+		if (!strcmp(a, "--")) {
+			i++;
+			break;
+		}
+		if (a[0] != '-' || (fl(p, i) & HX_SHW_DYNAMIC))
+			break;
+		if (!strcmp(a, "-S") || !strncmp(a, "--split-string", 14) ||
+		    (a[1] != '-' && strchr(a, 'S'))) {
+			unparsable(c, "env -S splits a string");
+			return;
+		}
+		if (chdir || !strncmp(a, "--chdir=", 8) ||
+		    (a[1] == 'C' && a[2])) {
+			const char *to = chdir	       ? p->argv[i + 1]
+					 : a[1] == 'C' ? a + 2
+						       : a + 8;
+
+			dir = chdir && (i + 1 >= p->argc || fl(p, i + 1))
+				  ? NULL
+				  : join_dir(c, dir, to);
+		}
+		if (chdir || !strcmp(a, "-u") || !strcmp(a, "--unset"))
+			i++;
+	}
+	while (i < p->argc && strchr(p->argv[i], '=') &&
+	       !(fl(p, i) & HX_SHW_SPLIT))
+		i++;
+	if (i < p->argc) {
+		p->wrapper = true;
+		rest(c, p, i, dir, depth);
+	}
+}
+
+/* Wrappers that run the rest of their argv after options (and a fixed
+ * count of operands: timeout's duration). */
+static const struct wrapper {
+	const char *name, *takes_arg;
+	const char *const *long_arg;
+	size_t operands;
+} wrappers[] = {
+    {"nice", "n", (const char *const[]){"--adjustment", NULL}, 0},
+    {"nohup", "", NULL, 0},
+    {"stdbuf", "ioe",
+     (const char *const[]){"--input", "--output", "--error", NULL}, 0},
+    {"time", "fo", (const char *const[]){"--format", "--output", NULL}, 0},
+    {"timeout", "sk", (const char *const[]){"--signal", "--kill-after", NULL},
+     1},
+    {"exec", "a", NULL, 0},
+    {"builtin", "", NULL, 0},
+    {"setsid", "", NULL, 0},
+    {"ionice", "cnt", (const char *const[]){"--class", "--classdata", NULL}, 0},
+    {"taskset", "", NULL, 1},
+    {"chrt", "TPD", NULL, 1},
+    {"sudo", "ugCDhprtTU",
+     (const char *const[]){"--user", "--group", "--chdir", "--host", "--prompt",
+			   "--role", "--type", "--other-user", "--close-from",
+			   "--command-timeout", NULL},
+     0},
+    {"doas", "uC", NULL, 0},
+    {"unbuffer", "", NULL, 0},
+    {"flock", "wE", (const char *const[]){"--timeout", NULL}, 1},
+    {"trap", "", NULL, 0},
+};
+
+static bool wrapper(struct ctx *c, struct hx_cmd_part *p, const char *name,
+		    int depth)
+{
+	for (size_t k = 0; k < sizeof(wrappers) / sizeof(wrappers[0]); k++) {
+		const struct wrapper *w = &wrappers[k];
+		size_t i;
+
+		if (strcmp(name, w->name))
+			continue;
+		if (!strcmp(name, "trap")) {
+			/* trap 'CMD' SIG...: CMD runs later, read now */
+			if (p->argc > 2 && !(fl(p, 1) & HX_SHW_DYNAMIC) &&
+			    p->argv[1][0] != '-')
+				script(c, p->argv[1], p->dir, p->writes, depth);
+			else if (p->argc > 2 && (fl(p, 1) & HX_SHW_DYNAMIC))
+				unparsable(c, "trap of an expansion");
+			return true;
+		}
+		if (!strcmp(name, "sudo") || !strcmp(name, "doas")) {
+			i = skip_opts(p, 1, w->takes_arg, w->long_arg);
+			while (i < p->argc && strchr(p->argv[i], '='))
+				i++;
+		} else {
+			i = skip_opts(p, 1, w->takes_arg, w->long_arg) +
+			    w->operands;
+		}
+		if (!strcmp(name, "flock") && i < p->argc &&
+		    (!strcmp(p->argv[i], "-c") ||
+		     !strcmp(p->argv[i], "--command"))) {
+			if (i + 1 < p->argc && !fl(p, i + 1))
+				script(c, p->argv[i + 1], p->dir, p->writes,
+				       depth);
+			else
+				unparsable(c, "flock -c of an expansion");
+			return true;
+		}
+		if (i < p->argc) {
+			/* sudo and doas keep their own class: privilege */
+			p->wrapper =
+			    strcmp(name, "sudo") && strcmp(name, "doas");
+			rest(c, p, i, p->dir, depth);
+		}
+		return true;
+	}
+	return false;
+}
+
+/* command CMD..., busybox APPLET...: the rest is the command. */
+static void run_rest(struct ctx *c, struct hx_cmd_part *p, size_t i, int depth)
+{
+	if (i < p->argc) {
+		p->wrapper = true;
+		rest(c, p, i, p->dir, depth);
+	}
+}
+
+static bool is_shell(const char *name)
+{
+	static const char *const shells[] = {"sh",   "bash",  "dash", "zsh",
+					     "ksh",  "mksh",  "ash",  "yash",
+					     "posh", "rbash", NULL};
+
+	for (size_t i = 0; shells[i]; i++)
+		if (!strcmp(name, shells[i]))
+			return true;
+	return false;
+}
+
+/* The name a part runs by: argv[0]'s, or the path's for a login
+ * shell's "-bash". */
+static const char *part_name(const struct hx_cmd_part *p)
+{
+	if (p->argv[0][0] == '-' && p->path)
+		return base(p->path);
+	return base(p->argv[0]);
+}
+
+static void unwrap(struct ctx *c, struct hx_cmd_part *p, int depth)
+{
+	const char *name = part_name(p);
+
+	if (!strcmp(name, "env"))
+		env(c, p, depth);
+	else if (!strcmp(name, "command") && p->argc > 1 &&
+		 (!strcmp(p->argv[1], "-v") || !strcmp(p->argv[1], "-V")))
+		return; /* a lookup */
+	else if (!strcmp(name, "command") || !strcmp(name, "busybox"))
+		run_rest(c, p, skip_opts(p, 1, "", NULL), depth);
+	else if (is_shell(name))
+		shell(c, p, depth);
+	else if (!strcmp(name, "eval"))
+		eval(c, p, depth);
+	else if (!strcmp(name, "xargs"))
+		xargs(c, p, depth);
+	else if (!strcmp(name, "find"))
+		find(c, p, depth);
+	else if (!strcmp(name, "git"))
+		git(c, p, depth);
+	else
+		wrapper(c, p, name, depth);
+}
+
+static void add(struct ctx *c, const char *const *argv, const unsigned *flags,
+		size_t argc, const char *path, const char *dir, bool writes,
+		int depth)
+{
+	struct hx_cmd_view *v = c->v;
+	struct hx_cmd_part *p;
+
+	if (argc == 0)
+		return;
+	if (depth > HX_SH_MAX_DEPTH) {
+		unparsable(c, "commands nested too deep");
+		return;
+	}
+	if (v->nparts >= HX_VIEW_MAX_PARTS - 1) {
+		unparsable(c, "too many commands");
+		return;
+	}
+	if (flags && (flags[0] & (HX_SHW_DYNAMIC | HX_SHW_GLOB))) {
+		unparsable(c, "the command's name is an expansion");
+		return;
+	}
+	p = &v->parts[v->nparts++];
+	*p = (struct hx_cmd_part){.argv = argv,
+				  .flags = flags,
+				  .argc = argc,
+				  .path = path,
+				  .dir = dir,
+				  .writes = writes};
+	unwrap(c, p, depth);
+}
+
+void hx_cmdview_build(struct hx_cmd_view *v, const char *path,
+		      const char *const *argv, size_t argc, const char *cwd,
+		      const struct hx_workspace *ws)
+{
+	struct ctx c = {v, ws};
+
+	v->nparts = v->nscripts = 0;
+	v->cls = HX_CLASS_NONE;
+	v->mem = (struct hx_arena){0};
+	if (argc == 0 || !argv[0]) {
+		static const char *const none[] = {""};
+
+		add(&c, none, NULL, 1, path, cwd, false, 0);
+	} else {
+		add(&c, argv, NULL, argc, path,
+		    cwd && cwd[0] == '/' ? cwd : NULL, false, 0);
+	}
+	for (size_t i = 0; i < v->nparts; i++) {
+		struct hx_cmd_part *p = &v->parts[i];
+
+		if (p->cls != HX_CLASS_UNPARSABLE)
+			p->cls =
+			    p->wrapper ? HX_CLASS_NONE : hx_cmdclass(p, ws);
+		if (p->cls > v->cls)
+			v->cls = p->cls;
+	}
+	if (v->cls == HX_CLASS_NONE)
+		v->cls =
+		    HX_CLASS_READ_ONLY; /* wrappers of nothing: env, sh -c "" */
+}
+
+void hx_cmdview_free(struct hx_cmd_view *v)
+{
+	for (size_t i = 0; i < v->nscripts; i++)
+		hx_sh_free(&v->scripts[i]);
+	v->nscripts = v->nparts = 0;
+	hx_arena_free(&v->mem);
+}
+
+void hx_cmd_part_format(const struct hx_cmd_part *p, char *out, size_t size)
+{
+	size_t off = 0;
+
+	if (!size)
+		return;
+	out[0] = '\0';
+	for (size_t i = 0; i < p->argc && off + 1 < size; i++) {
+		int n = snprintf(out + off, size - off, "%s%s", i ? " " : "",
+				 p->argv[i]);
+
+		if (n < 0)
+			break;
+		off += (size_t)n;
+	}
+	if (off >= size && size > 4)
+		memcpy(out + size - 4, "...", 4);
+}
