@@ -11,7 +11,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "common/shparse.h"
+#include "policy/shparse.h"
 #include "policy/policy.h"
 #include "policy/policy_int.h"
 

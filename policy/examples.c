@@ -2,7 +2,7 @@
  * run against that rule's own patterns. */
 #include "policy/cmdview.h"
 #include "common/glob.h"
-#include "common/shparse.h"
+#include "policy/shparse.h"
 
 #include <stdio.h>
 #include <stdlib.h>

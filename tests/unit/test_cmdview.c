@@ -1,4 +1,4 @@
-/* Commands understood: the shell reader (common/shparse.c), the parts of
+/* Commands understood: the shell reader (policy/shparse.c), the parts of
  * an exec (policy/cmdview.c), the class tables with an example for every
  * entry (policy/cmdclass.c), and exec rules judging every part. */
 #include <check.h>
@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "common/shparse.h"
+#include "policy/shparse.h"
 #include "policy/cmdview.h"
 #include "tests/unit/check_main.h"
 #include "tests/unit/policy_vars.h"

@@ -6,9 +6,9 @@
  * $((...)), an unclosed quote) makes the script opaque, which the
  * policy classes "unparsable". It reads POSIX sh and the bash forms
  * agents write ($'...', [[ ]], <(...), &>, |&, brace expansion).
- * Pure: libc only, nothing is run. */
-#ifndef HX_COMMON_SHPARSE_H
-#define HX_COMMON_SHPARSE_H
+ * Pure: libc only, nothing is run; not in the shim. */
+#ifndef HX_POLICY_SHPARSE_H
+#define HX_POLICY_SHPARSE_H
 
 #include <stdbool.h>
 #include <stddef.h>
