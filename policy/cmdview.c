@@ -148,12 +148,11 @@ static bool shell(struct ctx *c, struct hx_cmd_part *p, int depth)
 	}
 	if (!has_c || i >= p->argc)
 		return false; /* a script file, or stdin: code */
-	if (fl(p, i) & HX_SHW_DYNAMIC) {
-		unparsable(c, "the script is an expansion");
-	} else {
-		p->wrapper = true;
-		script(c, p->argv[i], p->dir, p->writes, depth);
-	}
+	/* sh -c "gcc -c $f": read with $f an unknown word, as the text
+	 * says; sh -c "$CMD" names no command: unparsable. A value that
+	 * carries syntax of its own is judged when what it runs runs. */
+	p->wrapper = true;
+	script(c, p->argv[i], p->dir, p->writes, depth);
 	return true;
 }
 
@@ -163,13 +162,8 @@ static void eval(struct ctx *c, struct hx_cmd_part *p, int depth)
 	size_t len = 0, off = 0;
 	char *text;
 
-	for (size_t i = 1; i < p->argc; i++) {
-		if (fl(p, i) & HX_SHW_DYNAMIC) {
-			unparsable(c, "eval of an expansion");
-			return;
-		}
-		len += strlen(p->argv[i]) + 1;
-	}
+	for (size_t i = 1; i < p->argc; i++)
+		len += strlen(p->argv[i]) + 1; /* $x stays an expansion */
 	text = hx_arena_alloc(&c->v->mem, len + 1);
 	if (!text) {
 		unparsable(c, "out of memory");
@@ -453,11 +447,8 @@ static bool wrapper(struct ctx *c, struct hx_cmd_part *p, const char *name,
 			continue;
 		if (!strcmp(name, "trap")) {
 			/* trap 'CMD' SIG...: CMD runs later, read now */
-			if (p->argc > 2 && !(fl(p, 1) & HX_SHW_DYNAMIC) &&
-			    p->argv[1][0] != '-')
+			if (p->argc > 2 && p->argv[1][0] != '-')
 				script(c, p->argv[1], p->dir, p->writes, depth);
-			else if (p->argc > 2 && (fl(p, 1) & HX_SHW_DYNAMIC))
-				unparsable(c, "trap of an expansion");
 			return true;
 		}
 		if (!strcmp(name, "sudo") || !strcmp(name, "doas")) {
@@ -471,11 +462,9 @@ static bool wrapper(struct ctx *c, struct hx_cmd_part *p, const char *name,
 		if (!strcmp(name, "flock") && i < p->argc &&
 		    (!strcmp(p->argv[i], "-c") ||
 		     !strcmp(p->argv[i], "--command"))) {
-			if (i + 1 < p->argc && !fl(p, i + 1))
+			if (i + 1 < p->argc)
 				script(c, p->argv[i + 1], p->dir, p->writes,
 				       depth);
-			else
-				unparsable(c, "flock -c of an expansion");
 			return true;
 		}
 		if (i < p->argc) {
@@ -631,4 +620,59 @@ void hx_cmd_part_format(const struct hx_cmd_part *p, char *out, size_t size)
 	}
 	if (off >= size && size > 4)
 		memcpy(out + size - 4, "...", 4);
+}
+
+/* Part words (pattern: literal, a word of unknown value, or a run)
+ * against an exec's words, from word 1: a rolling column of the
+ * dynamic programme. Bounded: past the bound it is no match, which asks
+ * again (never allows). */
+#define COVER_MAX_WORDS 256
+
+static bool words_cover(const struct hx_cmd_part *p, const char *const *argv,
+			size_t argc)
+{
+	bool next[COVER_MAX_WORDS + 1], cur[COVER_MAX_WORDS + 1];
+	size_t np = p->argc - 1;
+
+	if (np > COVER_MAX_WORDS)
+		return false;
+	/* next[i]: part words i.. cover exec words w+1.. (w past the end) */
+	for (size_t i = 0; i <= np; i++) {
+		size_t k = np;
+
+		while (k > i && (fl(p, k) & HX_SHW_SPLIT))
+			k--;
+		next[i] = k == i; /* only runs left, each empty */
+	}
+	for (size_t w = argc; w-- > 1;) {
+		for (size_t i = np + 1; i-- > 0;) {
+			unsigned f = i < np ? fl(p, i + 1) : 0;
+
+			if (i == np)
+				cur[i] = false; /* exec words left over */
+			else if (f & HX_SHW_SPLIT)
+				cur[i] = next[i] || cur[i + 1];
+			else
+				cur[i] = ((f & HX_SHW_DYNAMIC) ||
+					  !strcmp(p->argv[i + 1], argv[w])) &&
+					 next[i + 1];
+		}
+		memcpy(next, cur, (np + 1) * sizeof(*cur));
+	}
+	return next[0];
+}
+
+bool hx_cmd_part_covers(const struct hx_cmd_part *p, const char *path,
+			const char *const *argv, size_t argc)
+{
+	const char *name = path ? path : argc ? argv[0] : NULL;
+
+	if (!name || p->argc == 0 || argc == 0 || p->cls == HX_CLASS_UNPARSABLE)
+		return false;
+	if (strchr(p->argv[0], '/')
+		? strcmp(p->argv[0], name) && strcmp(p->argv[0], argv[0])
+		: strcmp(base(p->argv[0]), base(name)) &&
+		      strcmp(base(p->argv[0]), base(argv[0])))
+		return false;
+	return words_cover(p, argv, argc);
 }

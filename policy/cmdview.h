@@ -71,6 +71,13 @@ enum hx_cmd_class hx_cmdclass(const struct hx_cmd_part *p,
 bool hx_execpat_match_part(const struct hx_execpat *ep,
 			   const struct hx_cmd_part *p);
 
+/* Whether the exec of path with argv is what part p said it would run:
+ * its name, and its words where p's are known (a word of unknown value
+ * stands for any one, one that may split for any run). For a person's
+ * answer on a script that covers what the script then runs. */
+bool hx_cmd_part_covers(const struct hx_cmd_part *p, const char *path,
+			const char *const *argv, size_t argc);
+
 /* A part as one line of text (words joined by spaces, shortened), for
  * the decision's judged_as. */
 void hx_cmd_part_format(const struct hx_cmd_part *p, char *out, size_t size);

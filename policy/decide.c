@@ -180,10 +180,31 @@ static void stronger(struct hx_decision *a, const struct hx_decision *b)
 	}
 }
 
-/* Every part of the exec against every exec rule: the argv itself as
- * the kernel runs it, and what it runs in turn (sh -c, env, xargs, ...)
- * for deny and ask only, so that a part can make the verdict stronger,
- * never weaker. class: patterns match a part's class. */
+/* The strongest exec rule matching part j of v: part 0 is the argv as
+ * the kernel runs it; the others, what it runs in turn (sh -c, env,
+ * xargs, ...), count for deny and ask only, so that a part can make a
+ * verdict stronger, never weaker. class: patterns match a part's
+ * class. */
+static void judge_part(const struct hx_policy *p, const struct hx_event *ev,
+		       const struct hx_cmd_view *v, size_t j, struct best *b)
+{
+	for (size_t i = 0; i < p->nrules[HX_SEC_EXEC]; i++) {
+		const struct hx_rule *r = &p->rules[HX_SEC_EXEC][i];
+
+		if (j > 0 && (r->verdict == HX_VERDICT_ALLOW || ev->argv_only))
+			continue;
+		for (size_t k = 0; k < r->npats; k++) {
+			const struct hx_execpat *ep = &r->pats[k].u.exec;
+
+			if (j == 0 && !ep->cls
+				? hx_execpat_match(ep, ev->path, ev->argv,
+						   ev->argc)
+				: hx_execpat_match_part(ep, &v->parts[j]))
+				consider(b, r, &r->pats[k]);
+		}
+	}
+}
+
 static void check_exec(const struct hx_policy *p, const struct hx_event *ev,
 		       struct hx_decision *out)
 {
@@ -192,28 +213,16 @@ static void check_exec(const struct hx_policy *p, const struct hx_event *ev,
 	size_t by = 0;
 
 	hx_cmdview_build(&v, ev->path, ev->argv, ev->argc, ev->cwd, &p->ws);
-	for (size_t i = 0; i < p->nrules[HX_SEC_EXEC]; i++) {
-		const struct hx_rule *r = &p->rules[HX_SEC_EXEC][i];
+	for (size_t j = 0; j < v.nparts; j++) {
+		struct best pj = {0};
+		const struct best was = b;
 
-		for (size_t k = 0; k < r->npats; k++) {
-			const struct hx_execpat *ep = &r->pats[k].u.exec;
-
-			for (size_t j = 0; j < v.nparts; j++) {
-				const struct best was = b;
-
-				if (j > 0 && r->verdict == HX_VERDICT_ALLOW)
-					break;
-				if (!(j == 0 && !ep->cls
-					  ? hx_execpat_match(ep, ev->path,
-							     ev->argv, ev->argc)
-					  : hx_execpat_match_part(ep,
-								  &v.parts[j])))
-					continue;
-				consider(&b, r, &r->pats[k]);
-				if (b.rule != was.rule || b.pat != was.pat)
-					by = j;
-			}
-		}
+		judge_part(p, ev, &v, j, &pj);
+		if (!pj.rule)
+			continue;
+		consider(&b, pj.rule, pj.pat);
+		if (b.rule != was.rule || b.pat != was.pat)
+			by = j;
 	}
 	finish(p, &b, HX_CAT_EXEC, out);
 	out->cls = v.cls;
@@ -222,6 +231,53 @@ static void check_exec(const struct hx_policy *p, const struct hx_event *ev,
 		hx_cmd_part_format(&v.parts[by], out->judged_as,
 				   sizeof(out->judged_as));
 	hx_cmdview_free(&v);
+}
+
+bool hx_policy_exec_parts(const struct hx_policy *p, const struct hx_event *ev,
+			  void (*fn)(const struct hx_exec_part *part,
+				     void *arg),
+			  void *arg)
+{
+	struct hx_cmd_view v;
+	struct best b = {0};
+	bool itself;
+
+	hx_cmdview_build(&v, ev->path, ev->argv, ev->argc, ev->cwd, &p->ws);
+	judge_part(p, ev, &v, 0, &b);
+	itself = b.rule && b.rule->verdict != HX_VERDICT_ALLOW;
+	for (size_t j = 1; j < v.nparts; j++) {
+		const struct hx_cmd_part *cp = &v.parts[j];
+		struct hx_exec_part part = {cp->argv, cp->argc,	      true,
+					    cp->dir,  HX_VERDICT_ASK, NULL};
+
+		b = (struct best){0};
+		judge_part(p, ev, &v, j, &b);
+		if (!b.rule)
+			continue;
+		for (size_t i = 0; cp->flags && i < cp->argc; i++)
+			part.known = part.known && !cp->flags[i];
+		part.known = part.known && cp->cls != HX_CLASS_UNPARSABLE;
+		part.verdict = b.rule->verdict;
+		part.rule = b.rule->name;
+		fn(&part, arg);
+	}
+	hx_cmdview_free(&v);
+	return itself;
+}
+
+bool hx_policy_exec_runs(const struct hx_policy *p, const char *const *script,
+			 size_t n, const char *cwd, const char *path,
+			 const char *const *argv, size_t argc)
+{
+	struct hx_cmd_view v;
+	bool hit = false;
+
+	hx_cmdview_build(&v, NULL, script, n, cwd, &p->ws);
+	for (size_t j = 1; j < v.nparts && !hit; j++)
+		hit = !v.parts[j].wrapper &&
+		      hx_cmd_part_covers(&v.parts[j], path, argv, argc);
+	hx_cmdview_free(&v);
+	return hit;
 }
 
 static void check_net(const struct hx_policy *p, const struct hx_netsubj *s,

@@ -200,6 +200,10 @@ struct hx_event {
 	/* exec: the caller's working directory (relative paths in argv);
 	 * NULL: unknown */
 	const char *cwd;
+	/* exec: judged by the argv alone, not by what it runs in turn (the
+	 * command a person typed: each exec it makes is judged when it
+	 * happens, and nobody is asked about their own command line) */
+	bool argv_only;
 	const struct sockaddr *addr; /* connect, send */
 	socklen_t addrlen;
 	const char *host;	  /* resolve: the name looked up */
@@ -249,6 +253,32 @@ struct hx_decision {
  * names the rule; when none matches, the category's default. */
 void hx_policy_decide(const struct hx_policy *p, const struct hx_event *ev,
 		      struct hx_decision *out);
+
+/* One command an exec runs in turn (sh -c 'cd x && git push' runs git
+ * push) that a deny or ask rule matches; borrowed for the call. */
+struct hx_exec_part {
+	const char *const *argv;
+	size_t argc;
+	bool known;	 /* every word is known: no expansion, no glob */
+	const char *dir; /* where it runs, absolute; NULL: unknown */
+	enum hx_verdict verdict;
+	const char *rule;
+};
+/* Calls fn for each such part of exec ev. Returns whether the argv
+ * itself (what the kernel runs) matches a deny or ask rule. For
+ * grants: a part granted as itself is a part allowed. */
+bool hx_policy_exec_parts(const struct hx_policy *p, const struct hx_event *ev,
+			  void (*fn)(const struct hx_exec_part *part,
+				     void *arg),
+			  void *arg);
+
+/* Whether the exec of path with argv is one of the commands an exec of
+ * script (argv of n words, run from cwd) runs in turn, as
+ * hx_policy_decide reads it (sh -c 'cd x && git push' runs git push):
+ * a person who allowed the script allowed what it showed. */
+bool hx_policy_exec_runs(const struct hx_policy *p, const char *const *script,
+			 size_t n, const char *cwd, const char *path,
+			 const char *const *argv, size_t argc);
 
 enum hx_mode hx_policy_mode(const struct hx_policy *p);
 

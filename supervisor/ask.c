@@ -1,6 +1,7 @@
 /* Questions, their answers and the session's grants; see ask.h. */
 #define _GNU_SOURCE
 #include "supervisor/ask.h"
+#include "supervisor/askscript.h"
 
 #include <errno.h>
 #include <jansson.h>
@@ -64,6 +65,7 @@ struct hx_ask {
 	pthread_mutex_t m; /* of the kernel waiters' kwait */
 	pthread_cond_t cv;
 	struct token tokens[MAX_TOKENS];
+	struct hx_askscripts scripts; /* what an allowed script runs */
 	void (*on_change)(void *arg);
 	void *change_arg;
 	struct hx_ask_stats stats;
@@ -245,6 +247,23 @@ static void tokens_free(struct hx_ask *a)
 			subject_free(&a->tokens[i].s);
 }
 
+static char *cwd_of(pid_t pid);
+
+/* An exec allowed because of a script read from its argv (judged_as):
+ * what the script runs is allowed with it. */
+static void script_allowed(struct hx_ask *a, const struct hx_ask_subject *s,
+			   const char *cwd, const char *how)
+{
+	char *own = NULL;
+
+	if (s->op != HX_OP_EXEC || !s->judged_as)
+		return;
+	if (!cwd)
+		cwd = own = cwd_of(s->pid);
+	hx_askscripts_add(&a->scripts, s->pid, s->argv, s->argc, cwd, how);
+	free(own);
+}
+
 enum hx_verdict hx_ask_granted(struct hx_ask *a, const struct hx_ask_subject *s,
 			       char *how, size_t hlen)
 {
@@ -256,14 +275,20 @@ enum hx_verdict hx_ask_granted(struct hx_ask *a, const struct hx_ask_subject *s,
 	g = hx_grants_match(a->session, s);
 	if (!g)
 		g = hx_grants_match(a->always, s);
-	if (!g)
+	if (!g) {
+		if (s->op == HX_OP_EXEC &&
+		    hx_askscripts_cover(&a->scripts, a->pl->policy, s->pid,
+					s->path, s->argv, s->argc, how, hlen))
+			return HX_VERDICT_ALLOW;
 		return HX_VERDICT_ASK;
+	}
 	snprintf(how, hlen, "%s %s",
 		 json_string_value(json_object_get(g, "scope")) ?: "always",
 		 json_string_value(json_object_get(g, "id")));
-	return strcmp(json_string_value(json_object_get(g, "verdict")), "allow")
-		   ? HX_VERDICT_DENY
-		   : HX_VERDICT_ALLOW;
+	if (strcmp(json_string_value(json_object_get(g, "verdict")), "allow"))
+		return HX_VERDICT_DENY;
+	script_allowed(a, s, NULL, how);
+	return HX_VERDICT_ALLOW;
 }
 
 /* ---- questions ---- */
@@ -475,9 +500,13 @@ static void finish(struct hx_ask *a, struct question *q, enum hx_verdict v,
 	unlink_q(a, q);
 	if (q->recorded)
 		r.seq = record_answer(a, q, v, scope, by, grant);
-	if (v == HX_VERDICT_ALLOW)
+	if (v == HX_VERDICT_ALLOW) {
+		char how[24];
+
 		a->stats.allowed++;
-	else if (!strcmp(why, "timeout"))
+		snprintf(how, sizeof(how), "q%u", q->id);
+		script_allowed(a, &q->s, q->cwd, how);
+	} else if (!strcmp(why, "timeout"))
 		a->stats.timed_out++;
 	else if (!strcmp(why, "answer"))
 		a->stats.denied++;
@@ -766,6 +795,7 @@ void hx_ask_free(struct hx_ask *a)
 		return;
 	hx_ask_end(a);
 	tokens_free(a);
+	hx_askscripts_free(&a->scripts);
 	json_decref(a->session);
 	json_decref(a->always);
 	pthread_cond_destroy(&a->cv);

@@ -30,6 +30,7 @@
 #include "common/wire.h"
 #include "supervisor/path_resolve.h"
 #include "supervisor/ask.h"
+#include "supervisor/askparts.h"
 #include "supervisor/record.h"
 #include "supervisor/correlate.h"
 
@@ -387,6 +388,7 @@ static void validate_paths(struct flow *f)
 	ev->host = rq->host;
 	/* An exec's relative paths (rm -rf build) are the caller's. */
 	ev->cwd = rq->op == HX_OP_EXEC ? cwd_of(f) : NULL;
+	ev->argv_only = rq->typed;
 }
 
 /* Validate: the address, with a unix socket's path treated as a path,
@@ -604,6 +606,9 @@ static void judge_grants(struct flow *f)
 		return;
 	ask_subject(f);
 	v = hx_ask_granted(f->pl->ask, &f->subj, f->grant, sizeof(f->grant));
+	if (v == HX_VERDICT_ASK && f->d.judged_as[0])
+		v = hx_askparts_granted(f->pl->ask, f->pl->policy, &f->ev,
+					&f->subj, f->grant, sizeof(f->grant));
 	if (v != HX_VERDICT_ASK)
 		f->d.verdict = v;
 }

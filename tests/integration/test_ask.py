@@ -248,9 +248,10 @@ def test_kill_of_the_waiting_agent_is_clean(wd):
 
 def test_grants_hold_for_what_they_name_only(wd):
     """An always grant for the real git with argv push ** allows git
-    push, also from sh -c (the exec of git is what is judged); not a copy
-    of git elsewhere, a symlink named git to another program, nor a file
-    put in place of the granted one."""
+    push, also from sh -c (read and judged as that git push, and the
+    exec of git judged again); not a copy of git elsewhere, a symlink
+    named git to another program, nor a file put in place of the granted
+    one, run directly or named in a script."""
     git = os.path.realpath(shutil.which("git"))
     st = os.stat(git)
     os.makedirs(os.path.join(wd.state, "harness"), exist_ok=True)
@@ -274,16 +275,23 @@ def test_grants_hold_for_what_they_name_only(wd):
             f.write(json.dumps(g) + "\n")
     os.chmod(os.path.join(wd.state, "harness", "grants.jsonl"), 0o600)
     script = ("git push origin main 2>/dev/null; echo real=$?; sh -c 'git push x' 2>/dev/null; echo viash=$?; "
+              "sh -c './bin/git push x' 2>/dev/null; echo shcopy=$?; "
               "./bin/git push origin main 2>/dev/null; echo copy=$?; ./tool/git push 2>/dev/null; echo sym=$?; "
               "./own/git push o 2>/dev/null; echo own=$?; rm own/git; cp bin/git own/git; "
               "./own/git push o 2>/dev/null; echo replaced=$?")
     s = Session(wd, ["sh", "-c", script], timeout=1).finish()
     out = dict(line.split("=") for line in s.stdout.split())
-    check(out == {"real": "128", "viash": "128", "copy": "126", "sym": "126", "own": "128", "replaced": "126"},
-          "%r %r" % (out, s.stderr[-1500:]))
-    asked = sorted(r["args"]["path"] for r in s.asked())
+    check(out == {"real": "128", "viash": "128", "shcopy": "126", "copy": "126", "sym": "126", "own": "128",
+                  "replaced": "126"}, "%r %r" % (out, s.stderr[-1500:]))
+    # sh -c './bin/git ...' is asked (once per directory sh's search
+    # tries: /usr/bin/sh, /bin/sh), as a git that is no /usr/bin/git
+    asked = sorted(set(r["args"]["path"] for r in s.asked()) - {"/bin/sh", "/usr/bin/sh"})
     check(asked == sorted([os.path.join(wd.path, "bin", "git"), os.path.join(tool, "git"),
                            os.path.join(own, "git")]), "asked %r" % asked)
+    check([r for r in s.asked() if r["args"]["argv"] == ["sh", "-c", "./bin/git push x"]], "the copy by script")
+    via = [r for r in s.records if (r.get("args") or {}).get("argv") == ["sh", "-c", "git push x"]]
+    check(via and via[0]["grant"] == "parts always g-real" and via[0]["judged_as"] == "git push x",
+          "sh -c 'git push x': %r" % via[:1])
     check(len([r for r in s.records if r.get("grant") == "always g-real"]) == 2, "grant records")
 
 

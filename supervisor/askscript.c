@@ -1,0 +1,112 @@
+/* A script's answer and what it covers; see askscript.h. */
+#include "supervisor/askscript.h"
+#include "policy/policy.h"
+#include "supervisor/proc.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void drop(struct hx_askscript *e)
+{
+	free(e->argv);
+	free(e->cwd);
+	memset(e, 0, sizeof(*e));
+}
+
+/* argv as one block: argc + 1 pointers, then the words. */
+static char **pack(const char *const *argv, size_t argc)
+{
+	size_t len = (argc + 1) * sizeof(char *), off;
+	char **o;
+
+	for (size_t i = 0; i < argc; i++)
+		len += strlen(argv[i] ? argv[i] : "") + 1;
+	o = malloc(len);
+	if (!o)
+		return NULL;
+	off = (argc + 1) * sizeof(char *);
+	for (size_t i = 0; i < argc; i++) {
+		const char *w = argv[i] ? argv[i] : "";
+		size_t l = strlen(w) + 1;
+
+		o[i] = memcpy((char *)o + off, w, l);
+		off += l;
+	}
+	o[argc] = NULL;
+	return o;
+}
+
+static bool alive(const struct hx_askscript *e)
+{
+	struct hx_procstat st;
+
+	return e->root && !hx_proc_stat(e->root, &st) &&
+	       st.starttime == e->start;
+}
+
+void hx_askscripts_add(struct hx_askscripts *s, pid_t root,
+		       const char *const *argv, size_t argc, const char *cwd,
+		       const char *how)
+{
+	struct hx_askscript *e = NULL;
+	struct hx_procstat st;
+
+	if (root <= 0 || argc == 0 || hx_proc_stat(root, &st))
+		return;
+	for (size_t i = 0; i < HX_ASKSCRIPT_MAX; i++) {
+		struct hx_askscript *c = &s->e[i];
+
+		if (c->root && !alive(c))
+			drop(c);
+		if (c->root == root && c->start == st.starttime &&
+		    c->argc == argc)
+			return; /* the shim's answer, seen by the kernel too */
+		if (!e && !c->root)
+			e = c;
+	}
+	if (!e) {
+		e = &s->e[s->next];
+		s->next = (s->next + 1) % HX_ASKSCRIPT_MAX;
+		drop(e);
+	}
+	e->argv = pack(argv, argc);
+	e->cwd = cwd ? strdup(cwd) : NULL;
+	if (!e->argv) {
+		drop(e);
+		return;
+	}
+	e->root = root;
+	e->start = st.starttime;
+	e->argc = argc;
+	snprintf(e->how, sizeof(e->how), "%s", how);
+}
+
+bool hx_askscripts_cover(struct hx_askscripts *s, const struct hx_policy *p,
+			 pid_t pid, const char *path, const char *const *argv,
+			 size_t argc, char *how, size_t hlen)
+{
+	for (size_t i = 0; i < HX_ASKSCRIPT_MAX; i++) {
+		struct hx_askscript *e = &s->e[i];
+
+		if (!e->root)
+			continue;
+		if (!alive(e)) {
+			drop(e);
+			continue;
+		}
+		if ((pid == e->root || hx_proc_descends(pid, e->root)) &&
+		    hx_policy_exec_runs(p, (const char *const *)e->argv,
+					e->argc, e->cwd, path, argv, argc)) {
+			snprintf(how, hlen, "script %s", e->how);
+			return true;
+		}
+	}
+	return false;
+}
+
+void hx_askscripts_free(struct hx_askscripts *s)
+{
+	for (size_t i = 0; i < HX_ASKSCRIPT_MAX; i++)
+		drop(&s->e[i]);
+}
