@@ -247,21 +247,14 @@ static void tokens_free(struct hx_ask *a)
 			subject_free(&a->tokens[i].s);
 }
 
-static char *cwd_of(pid_t pid);
-
 /* An exec allowed because of a script read from its argv (judged_as):
  * what the script runs is allowed with it. */
 static void script_allowed(struct hx_ask *a, const struct hx_ask_subject *s,
 			   const char *cwd, const char *how)
 {
-	char *own = NULL;
-
-	if (s->op != HX_OP_EXEC || !s->judged_as)
-		return;
-	if (!cwd)
-		cwd = own = cwd_of(s->pid);
-	hx_askscripts_add(&a->scripts, s->pid, s->argv, s->argc, cwd, how);
-	free(own);
+	if (s->op == HX_OP_EXEC && s->judged_as)
+		hx_askscripts_add(&a->scripts, s->pid, s->argv, s->argc, cwd,
+				  how);
 }
 
 enum hx_verdict hx_ask_granted(struct hx_ask *a, const struct hx_ask_subject *s,
@@ -367,15 +360,9 @@ static json_t *chain_of(pid_t pid)
 
 static char *cwd_of(pid_t pid)
 {
-	char path[64], buf[PATH_MAX];
-	ssize_t n;
+	char buf[PATH_MAX];
 
-	snprintf(path, sizeof(path), "/proc/%d/cwd", (int)pid);
-	n = readlink(path, buf, sizeof(buf) - 1);
-	if (n <= 0)
-		return NULL;
-	buf[n] = '\0';
-	return strdup(buf);
+	return hx_proc_cwd(pid, buf, sizeof(buf)) > 0 ? strdup(buf) : NULL;
 }
 
 unsigned hx_ask_open(struct hx_ask *a, const struct hx_ask_subject *s)

@@ -3,6 +3,7 @@
 #include "policy/policy.h"
 #include "supervisor/proc.h"
 
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -51,9 +52,12 @@ void hx_askscripts_add(struct hx_askscripts *s, pid_t root,
 {
 	struct hx_askscript *e = NULL;
 	struct hx_procstat st;
+	char here[PATH_MAX];
 
 	if (root <= 0 || argc == 0 || hx_proc_stat(root, &st))
 		return;
+	if (!cwd && hx_proc_cwd(root, here, sizeof(here)) > 0)
+		cwd = here;
 	for (size_t i = 0; i < HX_ASKSCRIPT_MAX; i++) {
 		struct hx_askscript *c = &s->e[i];
 

@@ -28,7 +28,7 @@ struct hx_askscripts {
 	size_t next; /* the oldest goes first when all are taken */
 };
 
-/* The script argv (argc words, run from cwd, may be NULL) allowed for
+/* The script argv (argc words, run from cwd; NULL: root's now) allowed for
  * process root, how: what allowed it ("q12", a grant's id). Copies. */
 void hx_askscripts_add(struct hx_askscripts *s, pid_t root,
 		       const char *const *argv, size_t argc, const char *cwd,

@@ -29,6 +29,7 @@
 #include "common/path.h"
 #include "common/wire.h"
 #include "supervisor/path_resolve.h"
+#include "supervisor/proc.h"
 #include "supervisor/ask.h"
 #include "supervisor/askparts.h"
 #include "supervisor/record.h"
@@ -335,17 +336,11 @@ static void link_target(const char *text, const struct vpath *link,
  * cannot be read (a process gone). */
 static const char *cwd_of(struct flow *f)
 {
-	char link[48];
 	pid_t who = f->peer->tid ? f->peer->tid : f->peer->pid;
-	ssize_t n;
 
-	if (who <= 0)
+	if (who <= 0 || hx_proc_cwd(who, f->cwd, sizeof(f->cwd)) <= 0 ||
+	    f->cwd[0] != '/')
 		return NULL;
-	snprintf(link, sizeof(link), "/proc/%d/cwd", (int)who);
-	n = readlink(link, f->cwd, sizeof(f->cwd) - 1);
-	if (n <= 0 || f->cwd[0] != '/')
-		return NULL;
-	f->cwd[n] = '\0';
 	return f->cwd;
 }
 
@@ -388,7 +383,9 @@ static void validate_paths(struct flow *f)
 	ev->host = rq->host;
 	/* An exec's relative paths (rm -rf build) are the caller's. */
 	ev->cwd = rq->op == HX_OP_EXEC ? cwd_of(f) : NULL;
-	ev->argv_only = rq->typed;
+	/* the command line the user gave harness-exec (run.c, layer
+	 * "harness"): judged by its argv alone */
+	ev->argv_only = !strcmp(f->layer, "harness");
 }
 
 /* Validate: the address, with a unix socket's path treated as a path,

@@ -71,9 +71,6 @@ struct hx_request {
 	/* the shim reports a call it made: nobody waits for a verdict, so
 	 * an ask is recorded, never put to a person */
 	bool report;
-	/* exec: the command line the user gave harness-exec, judged by its
-	 * argv alone (policy.h hx_event.argv_only) */
-	bool typed;
 	/* rename: whether it moves a directory (what is beneath moves
 	 * too), when the caller has looked; else the pipeline looks */
 	bool tree_known, moves_tree;

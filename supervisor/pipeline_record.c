@@ -2,6 +2,7 @@
  * pipeline_int.h. */
 #define _GNU_SOURCE
 #include "supervisor/pipeline_int.h"
+#include "supervisor/proc.h"
 
 #include <errno.h>
 #include <jansson.h>
@@ -176,8 +177,7 @@ json_t *hx_pl_record(struct flow *f)
 	const struct hx_decision *d = &f->d;
 	json_t *rec =
 	    hx_record_new(f->pl, f->peer, hx_call_name(rq->call), &f->wall);
-	char cwd[PATH_MAX], link[64];
-	ssize_t n;
+	char cwd[PATH_MAX];
 
 	if (!rec)
 		return NULL;
@@ -192,12 +192,11 @@ json_t *hx_pl_record(struct flow *f)
 				   f->pu.resolved);
 	if (hx_pl_foreign_family(rq))
 		family_args(json_object_get(rec, "args"), rq);
-	snprintf(link, sizeof(link), "/proc/%d/cwd", (int)f->peer->pid);
-	n = readlink(link, cwd, sizeof(cwd) - 1);
-	if (n > 0) {
-		cwd[n] = '\0';
-		hx_record_set_text(rec, rec, "cwd", "cwd", cwd);
-	}
+	/* an exec's was read for its decision (hx_event.cwd) */
+	if (f->ev.cwd || (f->peer->pid > 0 &&
+			  hx_proc_cwd(f->peer->pid, cwd, sizeof(cwd)) > 0))
+		hx_record_set_text(rec, rec, "cwd", "cwd",
+				   f->ev.cwd ? f->ev.cwd : cwd);
 	hx_record_set_str(rec, "category", hx_category_name(d->category));
 	/* An exec's risk is its class's (cat: low, rm -rf ~: high). */
 	hx_record_set_str(rec, "risk", hx_risk_name(d->risk));

@@ -87,15 +87,25 @@ int hx_proc_status(pid_t tid, struct hx_procstatus *st)
 	return st->tgid > 0 ? 0 : -EIO;
 }
 
-ssize_t hx_proc_exe(pid_t pid, char *out, size_t size)
+static ssize_t proc_link(pid_t pid, const char *which, char *out, size_t size)
 {
 	char path[64];
 	ssize_t n;
 
-	snprintf(path, sizeof(path), "/proc/%d/exe", (int)pid);
+	snprintf(path, sizeof(path), "/proc/%d/%s", (int)pid, which);
 	n = readlink(path, out, size - 1);
 	out[n > 0 ? n : 0] = '\0';
 	return n;
+}
+
+ssize_t hx_proc_exe(pid_t pid, char *out, size_t size)
+{
+	return proc_link(pid, "exe", out, size);
+}
+
+ssize_t hx_proc_cwd(pid_t pid, char *out, size_t size)
+{
+	return proc_link(pid, "cwd", out, size);
 }
 
 #define MAX_SCAN 32768

@@ -39,6 +39,9 @@ int hx_proc_status(pid_t tid, struct hx_procstatus *st);
 /* pid's executable (/proc/<pid>/exe) into out, "" when unreadable.
  * Returns its length, or -1. */
 ssize_t hx_proc_exe(pid_t pid, char *out, size_t size);
+/* The same of its working directory (/proc/<pid>/cwd; a thread's with
+ * a tid). */
+ssize_t hx_proc_cwd(pid_t pid, char *out, size_t size);
 
 /* A namespace's identity (its nsfs inode). */
 struct hx_nsid {

@@ -186,8 +186,7 @@ static int protect_log(struct run *r)
 static bool decide_command(struct run *r)
 {
 	char path[PATH_MAX];
-	struct hx_request rq = {
-	    .call = HX_CALL_EXECVP, .op = HX_OP_EXEC, .typed = true};
+	struct hx_request rq = {.call = HX_CALL_EXECVP, .op = HX_OP_EXEC};
 	struct hx_peer peer = {
 	    .pid = getpid(), .uid = getuid(), .ppid = getppid()};
 	struct hx_outcome out;
