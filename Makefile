@@ -203,7 +203,13 @@ asan:
 	$(MAKE) BUILD=build-asan SAN='-fsanitize=address,undefined -fno-omit-frame-pointer' \
 	  OPT='-O1 -g' unit
 
-bench: all $(HELPER_BINS) agents
+# Micro benchmarks of the libraries (tests/bench/), for make bench only.
+BENCH_BINS := $(patsubst tests/bench/%.c,$(BUILD)/bench/%,$(wildcard tests/bench/*.c))
+$(BUILD)/bench/%: $(BUILD)/obj/tests/bench/%.o $(HOST_LIBS)
+	@mkdir -p $(@D)
+	$(CC) $(SAN) -o $@ $< $(HOST_LIBS) $(PKG_LIBS) -lpthread
+
+bench: all $(HELPER_BINS) $(BENCH_BINS) agents
 	scripts/install-deps --bench
 	BUILD=$(BUILD) scripts/bench
 

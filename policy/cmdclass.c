@@ -543,8 +543,10 @@ static enum hx_cmd_class by_table(const struct hx_cmd_part *p, const char *name)
 	enum hx_cmd_class c = HX_CLASS_OTHER;
 	size_t n = sizeof(table) / sizeof(table[0]), sub;
 
+	/* the first byte first: a script's parts are many, the rows too */
 	for (size_t i = 0; i < n; i++)
-		if (!table[i].sub && same_cmd(name, table[i].cmd)) {
+		if (table[i].cmd[0] == name[0] && !table[i].sub &&
+		    same_cmd(name, table[i].cmd)) {
 			c = table[i].cls;
 			break;
 		}
@@ -552,7 +554,8 @@ static enum hx_cmd_class by_table(const struct hx_cmd_part *p, const char *name)
 	if (sub >= p->argc)
 		return c;
 	for (size_t i = 0; i < n; i++)
-		if (table[i].sub && !strcmp(name, table[i].cmd) &&
+		if (table[i].sub && table[i].cmd[0] == name[0] &&
+		    !strcmp(name, table[i].cmd) &&
 		    !strcmp(p->argv[sub], table[i].sub)) {
 			c = table[i].cls;
 			break;

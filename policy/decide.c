@@ -1,5 +1,6 @@
-/* hx_policy_decide: the hot path. No allocation, no locks: the compiled
- * policy is read-only. */
+/* hx_policy_decide: the hot path. No locks: the compiled policy is
+ * read-only. No allocation, but for an exec whose argv holds a script or
+ * a wrapper's command (its reading, cmdview.c, freed before return). */
 #include "policy/cmdview.h"
 #include "common/glob.h"
 #include "common/sockaddr.h"

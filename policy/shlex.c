@@ -418,13 +418,20 @@ static void read_word(struct ps *ps, struct wbuf *w)
 			ps->pos++;
 			break;
 		case '[':
-			/* "[" alone is test(1); "[ab]" a pattern */
-			for (size_t k = ps->pos + 1;
-			     k < ps->len && !is_meta(ps->s[k]); k++)
-				if (ps->s[k] == ']') {
+			/* "[" alone is test(1); "[ab]" a pattern. Each byte
+			 * is looked at once: "[[[[..." stays linear. */
+			if (!(w->flags & HX_SHW_GLOB) &&
+			    ps->pos >= w->no_close) {
+				size_t k = ps->pos + 1;
+
+				while (k < ps->len && !is_meta(ps->s[k]) &&
+				       ps->s[k] != ']')
+					k++;
+				if (k < ps->len && ps->s[k] == ']')
 					w->flags |= HX_SHW_GLOB | HX_SHW_SPLIT;
-					break;
-				}
+				else
+					w->no_close = k;
+			}
 			putc1(ps, w, (char)c);
 			ps->pos++;
 			break;

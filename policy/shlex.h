@@ -49,6 +49,7 @@ struct wbuf {
 	bool quoted;
 	size_t quoted_at; /* w->len at the first quote, + 1; 0: none */
 	bool brace_open, brace_list; /* unquoted "{" seen; then "," or ".." */
+	size_t no_close;	     /* no "]" before this offset of the text */
 };
 
 struct heredoc {
