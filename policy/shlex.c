@@ -532,8 +532,14 @@ void hx_shl_next(struct ps *ps, struct tok *t)
 	if (c == ';') {
 		ps->pos++;
 		t->kind = TK_SEMI;
-		if (hx_shl_peekc(ps, 0) == ';' || hx_shl_peekc(ps, 0) == '&')
+		if (hx_shl_peekc(ps, 0) == ';' || hx_shl_peekc(ps, 0) == '&') {
+			/* ;; ;& ;;& end a case's branch */
 			t->kind = TK_DSEMI;
+			ps->pos++;
+			if (ps->s[ps->pos - 1] == ';' &&
+			    hx_shl_peekc(ps, 0) == '&')
+				ps->pos++;
+		}
 		return;
 	}
 	if (c == '&' || c == '|') {

@@ -183,6 +183,57 @@ static void skip_for(struct ps *ps, const struct tok *kw)
 	hx_shl_unget(ps, &t);
 }
 
+static bool keyword(const struct tok *t, const char *const *list);
+
+/* case WORD in [(]PATTERN[|PATTERN]...) LIST ;; ... esac: the word and
+ * the patterns are words (their $(...) run), each branch a list. */
+static void parse_case(struct ps *ps, const struct tok *kw)
+{
+	static const char *const in[] = {"in", NULL}, *const esac[] = {"esac",
+								       NULL};
+	struct tok t;
+
+	hx_shl_next(ps, &t);
+	if (t.kind != TK_WORD)
+		return hx_shl_opaque(ps, kw->at, "a case without a word");
+	do
+		hx_shl_next(ps, &t);
+	while (t.kind == TK_NL);
+	if (!keyword(&t, in))
+		return hx_shl_opaque(ps, kw->at, "a case without in");
+	while (!ps->stop) {
+		do
+			hx_shl_next(ps, &t);
+		while (t.kind == TK_NL);
+		if (keyword(&t, esac))
+			return;
+		if (t.kind == TK_LPAREN)
+			hx_shl_next(ps, &t);
+		while (t.kind == TK_WORD) {
+			hx_shl_next(ps, &t);
+			if (t.kind == TK_PIPE)
+				hx_shl_next(ps, &t);
+		}
+		if (t.kind != TK_RPAREN)
+			return hx_shl_opaque(
+			    ps, kw->at, "a case the reader does not follow");
+		parse_list(ps, TK_DSEMI);
+	}
+}
+
+/* NAME=(WORD...): an array's words (their $(...) run), to its ")". */
+static void skip_array(struct ps *ps, const struct tok *name)
+{
+	struct tok t;
+
+	ps->pos++; /* the "(" */
+	do
+		hx_shl_next(ps, &t);
+	while ((t.kind == TK_WORD || t.kind == TK_NL) && !ps->stop);
+	if (t.kind != TK_RPAREN)
+		hx_shl_opaque(ps, name->at, "an unclosed array");
+}
+
 /* [[ ... ]]: a test; its words may hold $(...), its operators are
  * not the shell's. */
 static void skip_test(struct ps *ps, const struct tok *kw)
@@ -201,7 +252,8 @@ static void skip_test(struct ps *ps, const struct tok *kw)
 static void parse_command(struct ps *ps)
 {
 	static const char *const fors[] = {"for", "select", NULL};
-	static const char *const unread[] = {"case", "coproc", NULL};
+	static const char *const unread[] = {"coproc", NULL};
+	static const char *const cases[] = {"case", NULL};
 	static const char *const func[] = {"function", NULL};
 	static const char *const test[] = {"[[", NULL};
 	struct tok *words = NULL, t;
@@ -250,7 +302,7 @@ static void parse_command(struct ps *ps)
 			if (is_assignment(&t)) {
 				if (ps->s[ps->pos - 1] == '=' &&
 				    hx_shl_peekc(ps, 0) == '(')
-					hx_shl_opaque(ps, t.at, "an array");
+					skip_array(ps, &t);
 				prefix = true;
 				continue;
 			}
@@ -261,10 +313,11 @@ static void parse_command(struct ps *ps)
 				break;
 			}
 			if (!prefix && keyword(&t, unread)) {
-				hx_shl_opaque(ps, t.at,
-					      !strcmp(t.text, "case")
-						  ? "a case"
-						  : "a coproc");
+				hx_shl_opaque(ps, t.at, "a coproc");
+				break;
+			}
+			if (!prefix && keyword(&t, cases)) {
+				parse_case(ps, &t);
 				break;
 			}
 			if (!prefix && keyword(&t, func)) {
@@ -296,6 +349,7 @@ static void parse_command(struct ps *ps)
 
 static void parse_list(struct ps *ps, enum tk term)
 {
+	static const char *const esac[] = {"esac", NULL};
 	struct tok t;
 
 	while (!ps->stop) {
@@ -304,7 +358,10 @@ static void parse_list(struct ps *ps, enum tk term)
 			return;
 		switch (t.kind) {
 		case TK_EOF:
-			return hx_shl_opaque(ps, t.at, "an unclosed ( or $(");
+			return hx_shl_opaque(ps, t.at,
+					     term == TK_DSEMI
+						 ? "an unclosed case"
+						 : "an unclosed ( or $(");
 		case TK_NL:
 		case TK_SEMI:
 		case TK_AMP:
@@ -315,8 +372,13 @@ static void parse_list(struct ps *ps, enum tk term)
 		case TK_RPAREN:
 			return hx_shl_opaque(ps, t.at, "an unexpected )");
 		case TK_DSEMI:
-			return hx_shl_opaque(ps, t.at, "a case");
+			return hx_shl_opaque(ps, t.at, "a ;; outside a case");
 		default:
+			/* a case's branch ends at ;; or at its esac */
+			if (term == TK_DSEMI && keyword(&t, esac)) {
+				hx_shl_unget(ps, &t);
+				return;
+			}
 			hx_shl_unget(ps, &t);
 			parse_command(ps);
 			break;

@@ -93,7 +93,7 @@ def test_unparsable_and_destructive_are_asked_by_default(wd):
         open(os.path.join(victim, "keep"), "w").close()
         os.makedirs(os.path.join(wd.path, "build"))
         cmds = [["sh", "-c", 'X="echo hi"; eval "$X"'],
-                ["sh", "-c", "case x in x) echo hi;; esac"],
+                ["sh", "-c", "echo ${X:-$(id)}"],
                 ["rm", "-rf", victim],
                 ["sh", "-c", "cd %s/.. && rm -rf %s" % (victim, os.path.basename(victim))],
                 [BUSYBOX, "sh", "-c", "rm -rf %s" % victim],
