@@ -6,6 +6,7 @@
 #include "common/path.h"
 
 #include <limits.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define RO   HX_CLASS_READ_ONLY
@@ -387,15 +388,25 @@ static bool in_workspace(const struct hx_cmd_part *p, size_t i,
 	if (hx_path_normalize(p->dir ? p->dir : "/", word[0] ? word : ".", abs,
 			      sizeof(abs)) < 0)
 		return false;
+	/* rm -rf link/x removes beneath where the link leads; rm -rf link
+	 * the link alone. (Resolved now: a link swapped before rm runs is
+	 * the file rules' to judge, as every unlink is.) */
+	if (ws->resolve &&
+	    ws->resolve(ws->resolve_arg, abs, glob, word, sizeof(word)) == 0)
+		strcpy(abs, word);
 	return path_in_workspace(abs, glob || or_same, ws);
 }
 
-/* rm, rmdir, unlink, truncate: mutating when every target is inside the
- * workspace, destructive otherwise (rm -rf ~, rm -rf "$DIR"). */
-static enum hx_cmd_class removal(const struct hx_cmd_part *p,
-				 const struct hx_workspace *ws)
+/* Whether some operand of p (a word that is not an option, nor the
+ * value of a short option in takes_arg) is outside the workspace or not
+ * known; *dir gets the index of -t DIR's word (cp, mv, ln, install: the
+ * destination) and *last the last operand's. */
+static bool operand_outside(const struct hx_cmd_part *p, const char *takes_arg,
+			    size_t skip, const struct hx_workspace *ws,
+			    size_t *dir, size_t *last)
 {
-	bool opts = true;
+	bool opts = true, out = false;
+	size_t n = 0;
 
 	for (size_t i = 1; i < p->argc; i++) {
 		const char *a = p->argv[i];
@@ -404,18 +415,56 @@ static enum hx_cmd_class removal(const struct hx_cmd_part *p,
 			opts = false;
 			continue;
 		}
-		if (opts && a[0] == '-' && a[1] &&
+		if (opts && a[0] == '-' && a[1] && a[1] != '-' &&
 		    !(p->flags && (p->flags[i] & HX_SHW_DYNAMIC))) {
-			/* truncate -s SIZE, -r REF: a value, not a target */
-			if (!strcmp(a, "-s") || !strcmp(a, "-r") ||
-			    !strcmp(a, "--size") || !strcmp(a, "--reference"))
-				i++;
+			for (const char *o = a + 1; *o; o++) {
+				if (!strchr(takes_arg, *o))
+					continue;
+				if (!o[1] && i + 1 < p->argc)
+					i++; /* the value is the next word */
+				if (*o == 't')
+					*dir = o[1] ? 0 : i;
+				break;
+			}
 			continue;
 		}
-		if (!in_workspace(p, i, ws, false))
-			return DEST;
+		if (opts && a[0] == '-' && a[1])
+			continue; /* --long[=value] */
+		if (n++ < skip)
+			continue; /* chmod's mode */
+		*last = i;
+		out = out || !in_workspace(p, i, ws, false);
 	}
-	return MUT;
+	return out;
+}
+
+/* rm, rmdir, unlink, truncate, mv: mutating when every path they
+ * remove (or move away) is inside the workspace, destructive otherwise
+ * (rm -rf ~, rm -rf "$DIR", mv ~/.ssh x). */
+static enum hx_cmd_class removal(const struct hx_cmd_part *p,
+				 const struct hx_workspace *ws,
+				 const char *takes_arg)
+{
+	size_t dir = 0, last = 0;
+
+	if (operand_outside(p, takes_arg, 0, ws, &dir, &last))
+		return DEST;
+	return dir && !in_workspace(p, dir, ws, false) ? DEST : MUT;
+}
+
+/* cp, ln, install: what they write is their destination (-t DIR, or
+ * the last operand): cp /dev/null ~/.bashrc overwrites what no
+ * checkpoint holds. */
+static enum hx_cmd_class copy_to(const struct hx_cmd_part *p,
+				 const struct hx_workspace *ws,
+				 const char *takes_arg)
+{
+	size_t dir = 0, last = 0;
+
+	operand_outside(p, takes_arg, 0, ws, &dir, &last);
+	if (dir)
+		last = dir;
+	return last && !in_workspace(p, last, ws, false) ? DEST : MUT;
 }
 
 /* find -delete removes beneath its start points. */
@@ -458,13 +507,18 @@ static bool setid_mode(const char *m)
 	return strchr(m, 's') && strspn(m, "ugoa+-=rwxXst,") == strlen(m);
 }
 
-static enum hx_cmd_class perms(const struct hx_cmd_part *p, const char *name)
+/* chmod, chown, chgrp: setuid bits are privilege; -R outside the
+ * workspace (or of a path not known) is destructive. */
+static enum hx_cmd_class perms(const struct hx_cmd_part *p,
+			       const struct hx_workspace *ws)
 {
-	if (!strcmp(name, "chmod"))
-		for (size_t i = 1; i < p->argc; i++)
-			if (setid_mode(p->argv[i]))
-				return PRIV;
-	if (has_opt(p, 'R', "--recursive"))
+	size_t dir = 0, last = 0;
+
+	for (size_t i = 1; i < p->argc; i++)
+		if (setid_mode(p->argv[i]))
+			return PRIV;
+	if (has_opt(p, 'R', "--recursive") &&
+	    operand_outside(p, "", 1, ws, &dir, &last))
 		return DEST;
 	return MUT;
 }
@@ -519,6 +573,8 @@ static enum hx_cmd_class git_refine(const struct hx_cmd_part *p,
 		return DEST;
 	if (!strcmp(sub, "reflog") && (has(p, "expire") || has(p, "delete")))
 		return DEST;
+	if (!strcmp(sub, "update-ref") && has(p, "-d"))
+		return DEST;
 	if ((!strcmp(sub, "branch") || !strcmp(sub, "remote") ||
 	     !strcmp(sub, "tag")) &&
 	    at + 1 < p->argc && p->argv[at + 1][0] != '-')
@@ -568,34 +624,112 @@ static enum hx_cmd_class by_table(const struct hx_cmd_part *p, const char *name)
 	return c;
 }
 
-enum hx_cmd_class hx_cmdclass(const struct hx_cmd_part *p,
+static enum hx_cmd_class rm_class(const struct hx_cmd_part *p,
+				  const struct hx_workspace *ws)
+{
+	return removal(p, ws, "");
+}
+
+static enum hx_cmd_class truncate_class(const struct hx_cmd_part *p,
+					const struct hx_workspace *ws)
+{
+	return removal(p, ws, "sr"); /* -s SIZE, -r REF */
+}
+
+static enum hx_cmd_class mv_class(const struct hx_cmd_part *p,
+				  const struct hx_workspace *ws)
+{
+	return removal(p, ws, "tS");
+}
+
+static enum hx_cmd_class cp_class(const struct hx_cmd_part *p,
+				  const struct hx_workspace *ws)
+{
+	return copy_to(p, ws, "tS");
+}
+
+static enum hx_cmd_class install_class(const struct hx_cmd_part *p,
+				       const struct hx_workspace *ws)
+{
+	return copy_to(p, ws, "tSgmo");
+}
+
+static enum hx_cmd_class dd_class(const struct hx_cmd_part *p,
+				  const struct hx_workspace *ws)
+{
+	(void)ws;
+	for (size_t i = 1; i < p->argc; i++)
+		if (!strncmp(p->argv[i], "of=", 3))
+			return DEST;
+	return RO;
+}
+
+static enum hx_cmd_class rsync_class(const struct hx_cmd_part *p,
+				     const struct hx_workspace *ws)
+{
+	(void)ws;
+	for (size_t i = 1; i < p->argc; i++)
+		if (!strncmp(p->argv[i], "--delete", 8) ||
+		    !strncmp(p->argv[i], "--remove-source-files", 21))
+			return DEST;
+	return NET;
+}
+
+/* Commands whose operands decide, sorted by name. */
+static const struct special {
+	const char *name;
+	enum hx_cmd_class (*fn)(const struct hx_cmd_part *p,
+				const struct hx_workspace *ws);
+} specials[] = {
+    {"chgrp", perms},
+    {"chmod", perms},
+    {"chown", perms},
+    {"cp", cp_class},
+    {"dd", dd_class},
+    {"find", find_class},
+    {"install", install_class},
+    {"ln", cp_class},
+    {"mv", mv_class},
+    {"rm", rm_class},
+    {"rmdir", rm_class},
+    {"rsync", rsync_class},
+    {"truncate", truncate_class},
+    {"unlink", rm_class},
+};
+
+static int special_cmp(const void *key, const void *e)
+{
+	return strcmp(key, ((const struct special *)e)->name);
+}
+
+static const struct special *special_of(const char *name)
+{
+	return bsearch(name, specials, sizeof(specials) / sizeof(specials[0]),
+		       sizeof(specials[0]), special_cmp);
+}
+
+bool hx_cmdclass_known(const char *name)
+{
+	size_t n = sizeof(table) / sizeof(table[0]);
+
+	if (special_of(name))
+		return true;
+	for (size_t i = 0; i < n; i++)
+		if (table[i].cmd[0] == name[0] && same_cmd(name, table[i].cmd))
+			return true;
+	return false;
+}
+
+enum hx_cmd_class hx_cmdclass(const struct hx_cmd_part *p, const char *name,
 			      const struct hx_workspace *ws)
 {
-	const char *name, *s;
+	const struct special *sp;
 	enum hx_cmd_class c;
 
-	if (p->argc == 0 || !p->argv[0][0])
+	if (p->argc == 0 || !name[0])
 		return HX_CLASS_OTHER;
-	s = strrchr(p->argv[0], '/');
-	name = s ? s + 1 : p->argv[0];
-	if (name[0] == '-' && p->path) /* a login shell's "-bash" */
-		name = (s = strrchr(p->path, '/')) ? s + 1 : p->path;
-	if (!strcmp(name, "rm") || !strcmp(name, "rmdir") ||
-	    !strcmp(name, "unlink") || !strcmp(name, "truncate"))
-		c = removal(p, ws);
-	else if (!strcmp(name, "find"))
-		c = find_class(p, ws);
-	else if (!strcmp(name, "chmod") || !strcmp(name, "chown") ||
-		 !strcmp(name, "chgrp"))
-		c = perms(p, name);
-	else if (!strcmp(name, "dd"))
-		c = RO;
-	else
-		c = by_table(p, name);
-	if (!strcmp(name, "dd"))
-		for (size_t i = 1; i < p->argc; i++)
-			if (!strncmp(p->argv[i], "of=", 3))
-				c = DEST;
+	sp = special_of(name);
+	c = sp ? sp->fn(p, ws) : by_table(p, name);
 	if (c == CODE)
 		c = interpreter(p, name);
 	if ((!strcmp(name, "sed") && has_opt(p, 'i', "--in-place")) ||

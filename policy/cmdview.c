@@ -183,9 +183,11 @@ static void eval(struct ctx *c, struct hx_cmd_part *p, int depth)
 /* xargs [OPTS] CMD ARG...: CMD ARG... and the words it reads. */
 static void xargs(struct ctx *c, struct hx_cmd_part *p, int depth)
 {
-	static const char *const long_arg[] = {
-	    "--arg-file",  "--delimiter", "--max-args", "--max-lines",
-	    "--max-procs", "--max-chars", "--replace",	NULL};
+	/* --max-lines[=N], --replace[=R], --eof[=E] take a value only
+	 * with "=": the next word is the command */
+	static const char *const long_arg[] = {"--arg-file",  "--delimiter",
+					       "--max-args",  "--max-procs",
+					       "--max-chars", NULL};
 	size_t i = skip_opts(p, 1, "adEILnPs", long_arg), n;
 	const char **argv;
 	unsigned *flags;
@@ -207,7 +209,7 @@ static void xargs(struct ctx *c, struct hx_cmd_part *p, int depth)
 		argv[k] = p->argv[i + k];
 		flags[k] = fl(p, i + k);
 	}
-	argv[n] = "";
+	argv[n] = "[input]"; /* the words xargs reads, as shown */
 	flags[n] = HX_SHW_DYNAMIC | HX_SHW_SPLIT;
 	p->wrapper = true;
 	add(c, argv, flags, n + 1, NULL, p->dir, p->writes, depth + 1);
@@ -499,18 +501,41 @@ static bool is_shell(const char *name)
 	return false;
 }
 
-/* The name a part runs by: argv[0]'s, or the path's for a login
- * shell's "-bash". */
+static bool is_unwrapped(const char *name)
+{
+	static const char *const special[] = {
+	    "env", "command", "busybox", "eval", "xargs", "find", "git", NULL};
+
+	for (size_t i = 0; special[i]; i++)
+		if (!strcmp(name, special[i]))
+			return true;
+	for (size_t k = 0; k < sizeof(wrappers) / sizeof(wrappers[0]); k++)
+		if (!strcmp(name, wrappers[k].name))
+			return true;
+	return is_shell(name);
+}
+
+/* The name a part is judged by (cmdview.h): what runs is the file, not
+ * what argv[0] says it is, unless that file is unknown (an alternative's
+ * x86_64-linux-gnu-gcc-12 for cc) or busybox (which runs the applet
+ * argv[0] names); a login shell's "-bash" is its file's. */
 static const char *part_name(const struct hx_cmd_part *p)
 {
-	if (p->argv[0][0] == '-' && p->path)
-		return base(p->path);
-	return base(p->argv[0]);
+	const char *a0 = base(p->argv[0]), *file;
+
+	if (!p->path)
+		return a0;
+	file = base(p->path);
+	if (a0[0] == '-' || !strcmp(a0, file))
+		return file;
+	if (!strcmp(file, "busybox"))
+		return a0;
+	return hx_cmdclass_known(file) || is_unwrapped(file) ? file : a0;
 }
 
 static void unwrap(struct ctx *c, struct hx_cmd_part *p, int depth)
 {
-	const char *name = part_name(p);
+	const char *name = p->name;
 
 	if (!strcmp(name, "env"))
 		env(c, p, depth);
@@ -561,6 +586,7 @@ static void add(struct ctx *c, const char *const *argv, const unsigned *flags,
 				  .path = path,
 				  .dir = dir,
 				  .writes = writes};
+	p->name = part_name(p);
 	unwrap(c, p, depth);
 }
 
@@ -585,8 +611,8 @@ void hx_cmdview_build(struct hx_cmd_view *v, const char *path,
 		struct hx_cmd_part *p = &v->parts[i];
 
 		if (p->cls != HX_CLASS_UNPARSABLE)
-			p->cls =
-			    p->wrapper ? HX_CLASS_NONE : hx_cmdclass(p, ws);
+			p->cls = p->wrapper ? HX_CLASS_NONE
+					    : hx_cmdclass(p, p->name, ws);
 		if (p->cls > v->cls)
 			v->cls = p->cls;
 	}
@@ -622,57 +648,14 @@ void hx_cmd_part_format(const struct hx_cmd_part *p, char *out, size_t size)
 		memcpy(out + size - 4, "...", 4);
 }
 
-/* Part words (pattern: literal, a word of unknown value, or a run)
- * against an exec's words, from word 1: a rolling column of the
- * dynamic programme. Bounded: past the bound it is no match, which asks
- * again (never allows). */
-#define COVER_MAX_WORDS 256
-
-static bool words_cover(const struct hx_cmd_part *p, const char *const *argv,
-			size_t argc)
-{
-	bool next[COVER_MAX_WORDS + 1], cur[COVER_MAX_WORDS + 1];
-	size_t np = p->argc - 1;
-
-	if (np > COVER_MAX_WORDS)
-		return false;
-	/* next[i]: part words i.. cover exec words w+1.. (w past the end) */
-	for (size_t i = 0; i <= np; i++) {
-		size_t k = np;
-
-		while (k > i && (fl(p, k) & HX_SHW_SPLIT))
-			k--;
-		next[i] = k == i; /* only runs left, each empty */
-	}
-	for (size_t w = argc; w-- > 1;) {
-		for (size_t i = np + 1; i-- > 0;) {
-			unsigned f = i < np ? fl(p, i + 1) : 0;
-
-			if (i == np)
-				cur[i] = false; /* exec words left over */
-			else if (f & HX_SHW_SPLIT)
-				cur[i] = next[i] || cur[i + 1];
-			else
-				cur[i] = ((f & HX_SHW_DYNAMIC) ||
-					  !strcmp(p->argv[i + 1], argv[w])) &&
-					 next[i + 1];
-		}
-		memcpy(next, cur, (np + 1) * sizeof(*cur));
-	}
-	return next[0];
-}
-
-bool hx_cmd_part_covers(const struct hx_cmd_part *p, const char *path,
+bool hx_cmd_part_covers(const struct hx_cmd_part *p, const char *cwd,
 			const char *const *argv, size_t argc)
 {
-	const char *name = path ? path : argc ? argv[0] : NULL;
-
-	if (!name || p->argc == 0 || argc == 0 || p->cls == HX_CLASS_UNPARSABLE)
+	if (p->argc != argc || p->cls == HX_CLASS_UNPARSABLE || !p->dir ||
+	    !cwd || strcmp(p->dir, cwd))
 		return false;
-	if (strchr(p->argv[0], '/')
-		? strcmp(p->argv[0], name) && strcmp(p->argv[0], argv[0])
-		: strcmp(base(p->argv[0]), base(name)) &&
-		      strcmp(base(p->argv[0]), base(argv[0])))
-		return false;
-	return words_cover(p, argv, argc);
+	for (size_t i = 0; i < argc; i++)
+		if (fl(p, i) || strcmp(p->argv[i], argv[i]))
+			return false;
+	return true;
 }

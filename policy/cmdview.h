@@ -25,6 +25,10 @@ struct hx_cmd_part {
 	/* The executable the kernel runs: the real exec's path; NULL for
 	 * a part read from its arguments (only its name is known). */
 	const char *path;
+	/* What it is, for the tables: the name of the file that runs when
+	 * the tables know it (argv[0] "ls" of /usr/bin/git is git), else
+	 * argv[0]'s (cc of x86_64-linux-gnu-gcc-12; busybox's applet) */
+	const char *name;
 	const char *dir; /* absolute, where it runs; NULL: unknown */
 	bool writes;	 /* a redirection writes a file */
 	bool wrapper;	 /* it runs the next part: the class is that one's */
@@ -60,9 +64,12 @@ struct hx_cmdclass_entry {
 };
 const struct hx_cmdclass_entry *hx_cmdclass_table(size_t *n);
 
-/* The class of one part (cmdclass.c), its dir and flags considered. */
-enum hx_cmd_class hx_cmdclass(const struct hx_cmd_part *p,
+/* The class of one part named name (cmdclass.c), its dir and flags
+ * considered. */
+enum hx_cmd_class hx_cmdclass(const struct hx_cmd_part *p, const char *name,
 			      const struct hx_workspace *ws);
+/* Whether the class tables know name. */
+bool hx_cmdclass_known(const char *name);
 
 /* Whether a part matches an exec pattern: literal words as
  * hx_execpat_match does; a word of unknown value matches any pattern
@@ -71,11 +78,11 @@ enum hx_cmd_class hx_cmdclass(const struct hx_cmd_part *p,
 bool hx_execpat_match_part(const struct hx_execpat *ep,
 			   const struct hx_cmd_part *p);
 
-/* Whether the exec of path with argv is what part p said it would run:
- * its name, and its words where p's are known (a word of unknown value
- * stands for any one, one that may split for any run). For a person's
+/* Whether an exec with argv, from cwd, is what part p showed it would
+ * run: the same words, every one of them known (a shown $X or *.o is no
+ * promise of what it becomes), in the same directory. For a person's
  * answer on a script that covers what the script then runs. */
-bool hx_cmd_part_covers(const struct hx_cmd_part *p, const char *path,
+bool hx_cmd_part_covers(const struct hx_cmd_part *p, const char *cwd,
 			const char *const *argv, size_t argc);
 
 /* A part as one line of text (words joined by spaces, shortened), for

@@ -181,6 +181,17 @@ static void stronger(struct hx_decision *a, const struct hx_decision *b)
 	}
 }
 
+/* The policy's workspace, with the event's way to resolve a path. */
+static struct hx_workspace ws_of(const struct hx_policy *p,
+				 const struct hx_event *ev)
+{
+	struct hx_workspace ws = p->ws;
+
+	ws.resolve = ev->resolve;
+	ws.resolve_arg = ev->resolve_arg;
+	return ws;
+}
+
 /* The strongest exec rule matching part j of v: part 0 is the argv as
  * the kernel runs it; the others, what it runs in turn (sh -c, env,
  * xargs, ...), count for deny and ask only, so that a part can make a
@@ -206,19 +217,38 @@ static void judge_part(const struct hx_policy *p, const struct hx_event *ev,
 	}
 }
 
+/* Appends part p to judged_as ("git push; rm -rf x"), shortened with
+ * "..." when it does not fit. */
+static void judged_part(const struct hx_cmd_part *p, char *out, size_t size)
+{
+	size_t len = strlen(out);
+
+	if (len && len + 3 < size) {
+		memcpy(out + len, "; ", 3);
+		len += 2;
+	}
+	if (len + 4 < size)
+		hx_cmd_part_format(p, out + len, size - len);
+	else if (size > 4)
+		memcpy(out + size - 4, "...", 4);
+}
+
 static void check_exec(const struct hx_policy *p, const struct hx_event *ev,
 		       struct hx_decision *out)
 {
+	const struct hx_workspace ws = ws_of(p, ev);
+	int verdicts[HX_VIEW_MAX_PARTS]; /* each part's; -1: no rule */
 	struct hx_cmd_view v;
 	struct best b = {0};
 	size_t by = 0;
 
-	hx_cmdview_build(&v, ev->path, ev->argv, ev->argc, ev->cwd, &p->ws);
+	hx_cmdview_build(&v, ev->path, ev->argv, ev->argc, ev->cwd, &ws);
 	for (size_t j = 0; j < v.nparts; j++) {
 		struct best pj = {0};
 		const struct best was = b;
 
 		judge_part(p, ev, &v, j, &pj);
+		verdicts[j] = pj.rule ? (int)pj.rule->verdict : -1;
 		if (!pj.rule)
 			continue;
 		consider(&b, pj.rule, pj.pat);
@@ -228,9 +258,12 @@ static void check_exec(const struct hx_policy *p, const struct hx_event *ev,
 	finish(p, &b, HX_CAT_EXEC, out);
 	out->cls = v.cls;
 	out->risk = hx_cmd_class_risk(v.cls);
-	if (b.rule && by > 0)
-		hx_cmd_part_format(&v.parts[by], out->judged_as,
-				   sizeof(out->judged_as));
+	/* every part read from the argv that has the verdict: the person
+	 * asked sees all of them */
+	for (size_t j = 1; b.rule && by > 0 && j < v.nparts; j++)
+		if (verdicts[j] == (int)out->verdict)
+			judged_part(&v.parts[j], out->judged_as,
+				    sizeof(out->judged_as));
 	hx_cmdview_free(&v);
 }
 
@@ -239,11 +272,12 @@ bool hx_policy_exec_parts(const struct hx_policy *p, const struct hx_event *ev,
 				     void *arg),
 			  void *arg)
 {
+	const struct hx_workspace ws = ws_of(p, ev);
 	struct hx_cmd_view v;
 	struct best b = {0};
 	bool itself;
 
-	hx_cmdview_build(&v, ev->path, ev->argv, ev->argc, ev->cwd, &p->ws);
+	hx_cmdview_build(&v, ev->path, ev->argv, ev->argc, ev->cwd, &ws);
 	judge_part(p, ev, &v, 0, &b);
 	itself = b.rule && b.rule->verdict != HX_VERDICT_ALLOW;
 	for (size_t j = 1; j < v.nparts; j++) {
@@ -267,16 +301,27 @@ bool hx_policy_exec_parts(const struct hx_policy *p, const struct hx_event *ev,
 }
 
 bool hx_policy_exec_runs(const struct hx_policy *p, const char *const *script,
-			 size_t n, const char *cwd, const char *path,
-			 const char *const *argv, size_t argc)
+			 size_t n, const char *cwd, const char *rule,
+			 const struct hx_event *ev)
 {
+	struct hx_event sev = {.op = HX_OP_EXEC, .argv = script, .argc = n};
+	const struct hx_workspace ws = ws_of(p, ev);
 	struct hx_cmd_view v;
 	bool hit = false;
 
-	hx_cmdview_build(&v, NULL, script, n, cwd, &p->ws);
-	for (size_t j = 1; j < v.nparts && !hit; j++)
-		hit = !v.parts[j].wrapper &&
-		      hx_cmd_part_covers(&v.parts[j], path, argv, argc);
+	hx_cmdview_build(&v, NULL, script, n, cwd, &ws);
+	for (size_t j = 1; j < v.nparts && !hit; j++) {
+		struct best b = {0};
+
+		if (v.parts[j].wrapper ||
+		    !hx_cmd_part_covers(&v.parts[j], ev->cwd, ev->argv,
+					ev->argc))
+			continue;
+		/* the part was asked for, by the rule that asks now */
+		judge_part(p, &sev, &v, j, &b);
+		hit = b.rule && b.rule->verdict == HX_VERDICT_ASK &&
+		      !strcmp(b.rule->name, rule);
+	}
 	hx_cmdview_free(&v);
 	return hit;
 }

@@ -200,6 +200,13 @@ struct hx_event {
 	/* exec: the caller's working directory (relative paths in argv);
 	 * NULL: unknown */
 	const char *cwd;
+	/* exec: where a path of its operands leads, as the caller would
+	 * walk it (symlinks followed, the last only when follow_last; what
+	 * does not exist kept as written): rm -rf link/x removes beneath
+	 * the link's target. 0 or -errno. NULL: paths taken as written. */
+	int (*resolve)(const void *arg, const char *path, bool follow_last,
+		       char *out, size_t size);
+	const void *resolve_arg;
 	/* exec: judged by the argv alone, not by what it runs in turn (the
 	 * command a person typed: each exec it makes is judged when it
 	 * happens, and nobody is asked about their own command line) */
@@ -272,13 +279,14 @@ bool hx_policy_exec_parts(const struct hx_policy *p, const struct hx_event *ev,
 				     void *arg),
 			  void *arg);
 
-/* Whether the exec of path with argv is one of the commands an exec of
- * script (argv of n words, run from cwd) runs in turn, as
- * hx_policy_decide reads it (sh -c 'cd x && git push' runs git push):
- * a person who allowed the script allowed what it showed. */
+/* Whether exec ev is one of the commands an exec of script (argv of n
+ * words, run from cwd) runs in turn, as hx_policy_decide reads it, that
+ * rule asked for: sh -c 'cd x && git push' showed git push, asked by
+ * rule push; a person who allowed the script allowed that. The same
+ * words, all known, in the same directory (hx_event.cwd). */
 bool hx_policy_exec_runs(const struct hx_policy *p, const char *const *script,
-			 size_t n, const char *cwd, const char *path,
-			 const char *const *argv, size_t argc);
+			 size_t n, const char *cwd, const char *rule,
+			 const struct hx_event *ev);
 
 enum hx_mode hx_policy_mode(const struct hx_policy *p);
 

@@ -118,6 +118,11 @@ struct hx_rule {
 struct hx_workspace {
 	const char *roots[4]; /* absolute; NULL entries are unset */
 	const char *home;     /* what ~ is; NULL unknown */
+	/* the event's (hx_event.resolve) for one decision; NULL in the
+	 * policy */
+	int (*resolve)(const void *arg, const char *path, bool follow_last,
+		       char *out, size_t size);
+	const void *resolve_arg;
 };
 
 /* One document of a composed policy (the main file and its includes),

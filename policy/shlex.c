@@ -103,26 +103,37 @@ bool hx_shl_name(int c)
 	return hx_shl_name_start(c) || (c >= '0' && c <= '9');
 }
 
-/* After "((" or "$((": to the matching "))". The text is arithmetic,
- * where bash runs a $(...) or `...` too: opaque then. */
-void hx_shl_skip_arith(struct ps *ps)
+/* After "((" or "$((": to the matching "))". False, pos as it was,
+ * when it is no arithmetic: bash and dash read "((cmd) )" as two
+ * subshells. A $(...) inside runs: read as commands; a `...`, opaque. */
+bool hx_shl_skip_arith(struct ps *ps)
 {
 	size_t start = ps->pos;
 	int depth = 2;
 
-	while (ps->pos < ps->len && depth > 0) {
+	while (ps->pos < ps->len && depth > 0 && !ps->stop) {
 		char c = ps->s[ps->pos++];
 
-		if (c == '(')
+		if (c == '(') {
 			depth++;
-		else if (c == ')')
-			depth--;
-		else if (c == '`' || (c == '$' && hx_shl_peekc(ps, 0) == '('))
-			return hx_shl_opaque(ps, ps->pos - 1,
-					     "a command inside arithmetic");
+		} else if (c == ')') {
+			if (--depth == 1 && hx_shl_peekc(ps, 0) != ')') {
+				ps->pos = start;
+				return false;
+			}
+		} else if (c == '$' && hx_shl_peekc(ps, 0) == '(' &&
+			   hx_shl_peekc(ps, 1) != '(') {
+			ps->pos++;
+			ps->list(ps, TK_RPAREN);
+		} else if (c == '`') {
+			hx_shl_opaque(ps, ps->pos - 1,
+				      "a `...` inside arithmetic");
+			return true;
+		}
 	}
 	if (depth > 0)
 		hx_shl_opaque(ps, start, "an unclosed ((");
+	return true;
 }
 
 /* $(...) and <(...): pos is just after the "(". */
@@ -239,6 +250,10 @@ static void read_ansi(struct ps *ps, struct wbuf *w)
 		}
 		c = hx_shl_peekc(ps, 0);
 		ps->pos++;
+		/* dash has no $'...': to it "\'" ends a '...' of its own
+		 * and what follows is commands; the readings part there. */
+		if (c == '\'')
+			return hx_shl_opaque(ps, at, "a \\' in $'...'");
 		if (c > 0 && (e = strchr(from, c))) {
 			putc1(ps, w, to[e - from]);
 		} else if (c == 'x' && (h = hexval(hx_shl_peekc(ps, 0))) >= 0) {
@@ -279,7 +294,10 @@ static void read_dollar(struct ps *ps, struct wbuf *w, bool dq)
 
 	if (c == '(' && hx_shl_peekc(ps, 2) == '(') {
 		ps->pos += 3;
-		hx_shl_skip_arith(ps);
+		if (!hx_shl_skip_arith(ps)) {
+			ps->pos = at + 2; /* $( (cmd) ) */
+			return read_subst(ps, w, at, dq);
+		}
 		w->flags |= HX_SHW_DYNAMIC | (dq ? 0 : HX_SHW_SPLIT);
 		put(ps, w, ps->s + at, ps->pos - at);
 	} else if (c == '(') {

@@ -85,8 +85,9 @@ void hx_shl_opaque(struct ps *ps, size_t at, const char *why);
 int hx_shl_peekc(const struct ps *ps, size_t off);
 bool hx_shl_name_start(int c);
 bool hx_shl_name(int c);
-/* After "((": to the matching "))". */
-void hx_shl_skip_arith(struct ps *ps);
+/* After "((": to the matching "))"; false (pos as it was) when what
+ * follows is subshells, not arithmetic. */
+bool hx_shl_skip_arith(struct ps *ps);
 /* The bodies of the here-documents whose line just ended. */
 void hx_shl_skip_heredocs(struct ps *ps);
 /* The next token (the one given back first). */

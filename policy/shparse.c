@@ -168,7 +168,11 @@ static void skip_for(struct ps *ps, const struct tok *kw)
 					     "a for the reader does "
 					     "not follow");
 		ps->pos++;
-		return hx_shl_skip_arith(ps);
+		if (!hx_shl_skip_arith(ps))
+			hx_shl_opaque(ps, kw->at,
+				      "a for (( the reader does "
+				      "not follow");
+		return;
 	}
 	if (t.kind != TK_WORD)
 		return hx_shl_opaque(ps, kw->at, "a for without a name");
@@ -272,8 +276,9 @@ static void parse_command(struct ps *ps)
 
 			if (hx_shl_peekc(ps, 0) == '(') { /* (( arithmetic )) */
 				ps->pos++;
-				hx_shl_skip_arith(ps);
-				break;
+				if (hx_shl_skip_arith(ps))
+					break;
+				ps->pos--; /* ((cmd) ): subshells */
 			}
 			if (++ps->depth > HX_SH_MAX_DEPTH)
 				return hx_shl_opaque(ps, t.at,

@@ -145,6 +145,7 @@ static void subject_dup(const struct hx_ask_subject *in,
 	o->addr = opt_dup(in->addr);
 	o->rule = opt_dup(in->rule);
 	o->judged_as = opt_dup(in->judged_as);
+	o->cwd = NULL; /* the call's, borrowed: the question keeps its own */
 	o->argv = (const char *const *)strv_dup(in->argv, in->argc);
 	o->names = (const char *const *)strv_dup(in->names, in->nnames);
 }
@@ -271,7 +272,8 @@ enum hx_verdict hx_ask_granted(struct hx_ask *a, const struct hx_ask_subject *s,
 	if (!g) {
 		if (s->op == HX_OP_EXEC &&
 		    hx_askscripts_cover(&a->scripts, a->pl->policy, s->pid,
-					s->path, s->argv, s->argc, how, hlen))
+					s->rule, s->cwd, s->argv, s->argc, how,
+					hlen))
 			return HX_VERDICT_ALLOW;
 		return HX_VERDICT_ASK;
 	}

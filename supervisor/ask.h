@@ -60,6 +60,7 @@ struct hx_ask_subject {
 	/* an exec's part that decided, read from its argv ("git push"
 	 * of sh -c 'cd x && git push'), or NULL */
 	const char *judged_as;
+	const char *cwd; /* an exec's caller's, for hx_ask_granted only */
 	pid_t pid, tid, ppid;
 	uint64_t key; /* the call's correlation key (correlate.h) */
 	bool kernel;  /* asked by the kernel layer */

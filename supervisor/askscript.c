@@ -38,6 +38,17 @@ static char **pack(const char *const *argv, size_t argc)
 	return o;
 }
 
+static bool same_words(const struct hx_askscript *e, const char *const *argv,
+		       size_t argc)
+{
+	if (e->argc != argc)
+		return false;
+	for (size_t i = 0; i < argc; i++)
+		if (strcmp(e->argv[i], argv[i] ? argv[i] : ""))
+			return false;
+	return true;
+}
+
 static bool alive(const struct hx_askscript *e)
 {
 	struct hx_procstat st;
@@ -64,7 +75,7 @@ void hx_askscripts_add(struct hx_askscripts *s, pid_t root,
 		if (c->root && !alive(c))
 			drop(c);
 		if (c->root == root && c->start == st.starttime &&
-		    c->argc == argc)
+		    same_words(c, argv, argc))
 			return; /* the shim's answer, seen by the kernel too */
 		if (!e && !c->root)
 			e = c;
@@ -87,9 +98,15 @@ void hx_askscripts_add(struct hx_askscripts *s, pid_t root,
 }
 
 bool hx_askscripts_cover(struct hx_askscripts *s, const struct hx_policy *p,
-			 pid_t pid, const char *path, const char *const *argv,
-			 size_t argc, char *how, size_t hlen)
+			 pid_t pid, const char *rule, const char *cwd,
+			 const char *const *argv, size_t argc, char *how,
+			 size_t hlen)
 {
+	const struct hx_event ev = {
+	    .op = HX_OP_EXEC, .argv = argv, .argc = argc, .cwd = cwd};
+
+	if (!rule || !cwd)
+		return false;
 	for (size_t i = 0; i < HX_ASKSCRIPT_MAX; i++) {
 		struct hx_askscript *e = &s->e[i];
 
@@ -101,7 +118,7 @@ bool hx_askscripts_cover(struct hx_askscripts *s, const struct hx_policy *p,
 		}
 		if ((pid == e->root || hx_proc_descends(pid, e->root)) &&
 		    hx_policy_exec_runs(p, (const char *const *)e->argv,
-					e->argc, e->cwd, path, argv, argc)) {
+					e->argc, e->cwd, rule, &ev)) {
 			snprintf(how, hlen, "script %s", e->how);
 			return true;
 		}

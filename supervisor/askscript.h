@@ -33,12 +33,14 @@ struct hx_askscripts {
 void hx_askscripts_add(struct hx_askscripts *s, pid_t root,
 		       const char *const *argv, size_t argc, const char *cwd,
 		       const char *how);
-/* Whether process pid's exec of path with argv is one of the commands
- * an allowed script of its ancestors (or its own, before its exec)
- * runs; how gets "script " and what allowed that. */
+/* Whether process pid's exec of argv from cwd, asked by rule, is one of
+ * the commands an allowed script of its ancestors (or its own, before
+ * its exec) showed, asked by that rule (policy.h hx_policy_exec_runs);
+ * how gets "script " and what allowed that. */
 bool hx_askscripts_cover(struct hx_askscripts *s, const struct hx_policy *p,
-			 pid_t pid, const char *path, const char *const *argv,
-			 size_t argc, char *how, size_t hlen);
+			 pid_t pid, const char *rule, const char *cwd,
+			 const char *const *argv, size_t argc, char *how,
+			 size_t hlen);
 void hx_askscripts_free(struct hx_askscripts *s);
 
 #endif

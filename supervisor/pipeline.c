@@ -344,6 +344,16 @@ static const char *cwd_of(struct flow *f)
 	return f->cwd;
 }
 
+/* hx_event.resolve: a path as the exec's caller walks it. */
+static int resolve_as_caller(const void *arg, const char *path,
+			     bool follow_last, char *out, size_t size)
+{
+	const struct hx_peer *peer = arg;
+
+	return hx_path_resolve(peer->pid, peer->tid, path, follow_last, out,
+			       size);
+}
+
 static void validate_paths(struct flow *f)
 {
 	const struct hx_request *rq = f->rq;
@@ -383,6 +393,8 @@ static void validate_paths(struct flow *f)
 	ev->host = rq->host;
 	/* An exec's relative paths (rm -rf build) are the caller's. */
 	ev->cwd = rq->op == HX_OP_EXEC ? cwd_of(f) : NULL;
+	ev->resolve = rq->op == HX_OP_EXEC ? resolve_as_caller : NULL;
+	ev->resolve_arg = f->peer;
 	/* the command line the user gave harness-exec (run.c, layer
 	 * "harness"): judged by its argv alone */
 	ev->argv_only = !strcmp(f->layer, "harness");
@@ -584,6 +596,7 @@ static void ask_subject(struct flow *f)
 	}
 	s->rule = f->d.rule;
 	s->judged_as = f->d.judged_as[0] ? f->d.judged_as : NULL;
+	s->cwd = f->ev.cwd;
 	s->pid = f->peer->pid;
 	s->tid = f->peer->tid ? f->peer->tid : f->peer->pid;
 	s->ppid = f->peer->ppid;

@@ -15,7 +15,10 @@
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static const struct hx_workspace ws = {
-    {"/work/proj", "/work/proj", "/tmp/s", NULL}, "/home/u"};
+    .roots = {"/work/proj", "/work/proj", "/tmp/s", NULL},
+    .home = "/home/u",
+    .resolve = NULL,
+    .resolve_arg = NULL};
 
 static void view(const char *text, struct hx_cmd_view *v)
 {

@@ -58,6 +58,7 @@ static const struct {
     {"arr=(1 2; ls", NULL, "array"},
     {"echo $'a\\x41\\tb'", "echo aA\tb", NULL},
     {"echo $'\\u00e9'", NULL, "escape"},
+    {"echo $'\\' ; rm -rf ~\necho '", NULL, "$'...'"},
     {"git commit -m \"fix: a && b; c\"", "git commit -m fix: a && b; c", NULL},
     {"ls # rm -rf /", "ls", NULL},
     {"ls a#b", "ls a#b", NULL},
@@ -65,7 +66,10 @@ static const struct {
      NULL},
     {"((i++)); ls", "ls", NULL},
     {"echo $((1 + 2))", "echo $((1 + 2))", NULL},
-    {"echo $(( $(rm -rf /) ))", NULL, "arithmetic"},
+    {"echo $(( $(rm -rf /) ))", "rm -rf /; echo $(( $(rm -rf /) ))", NULL},
+    {"echo $(( `id -u` ))", NULL, "arithmetic"},
+    {"((x = $(id -u) )); ls", "id -u; ls", NULL},
+    {"((ls) ); (( (1+2) * 3 ))", "ls", NULL},
     {"! grep -q x f", "grep -q x f", NULL},
     {"{ ls; pwd; }", "ls; pwd", NULL},
     {"ls \\\n  -la", "ls -la", NULL},
@@ -166,8 +170,11 @@ END_TEST
 
 /* ---- parts and classes of an exec ---- */
 
-static const struct hx_workspace ws = {{"/work/proj", NULL, "/tmp/hx-s1", NULL},
-				       "/home/u"};
+static const struct hx_workspace ws = {
+    .roots = {"/work/proj", NULL, "/tmp/hx-s1", NULL},
+    .home = "/home/u",
+    .resolve = NULL,
+    .resolve_arg = NULL};
 
 static void view_of(const char *cmdline, struct hx_cmd_view *v,
 		    const char **words)
@@ -191,7 +198,9 @@ static const struct {
     {"bash -c -l 'source /tmp/snap.sh && eval '\"'\"'git push'\"'\"''",
      "network", "git push"},
     {"sh -c 'cd sub && git push'", "network", "git push"},
-    {"xargs git push", "network", "git push "},
+    {"xargs git push", "network", "git push [input]"},
+    {"xargs --max-lines git push --force", "destructive", NULL},
+    {"xargs --replace rm -rf /", "destructive", NULL},
     {"xargs -0 -n 1 -I{} git push", "network", NULL},
     {"nice -n 5 timeout -s KILL 10 git push", "network", "git push"},
     {"find . -name '*.o' -exec rm {} +", "mutating", "rm ./*"},
@@ -238,7 +247,24 @@ static const struct {
     {"sh -c ''", "read_only", NULL},
     {"frobnicate --now", "other", NULL},
     {"chmod -R 777 /", "destructive", NULL},
-    {"chmod -R u+w build", "destructive", NULL},
+    {"chmod -R u+w build", "mutating", NULL},
+    {"chmod -R u+w /home/u", "destructive", NULL},
+    {"rm -r /", "destructive", NULL},
+    {"rm -f -r /home/u", "destructive", NULL},
+    {"truncate -s 0 -r ref log", "mutating", NULL},
+    {"mv /home/u/.ssh /tmp/x", "destructive", NULL},
+    {"mv a b", "mutating", NULL},
+    {"mv -t /etc a", "destructive", NULL},
+    {"cp /dev/null /home/u/.bashrc", "destructive", NULL},
+    {"cp -r /usr/share/doc/x docs", "mutating", NULL},
+    {"ln -sf /dev/null /home/u/.bashrc", "destructive", NULL},
+    {"install -m 755 x /usr/local/bin/x", "destructive", NULL},
+    {"rsync -a --delete src/ dst/", "destructive", NULL},
+    {"git update-ref -d refs/heads/x", "destructive", NULL},
+    {"sh -c '((rm -rf ~) )'", "destructive", NULL},
+    {"sh -c 'echo $((rm -rf ~) )'", "destructive", NULL},
+    {"sh -c 'echo $(( $(nproc) * 2 ))'", "read_only", NULL},
+    {"sh -c 'echo $(( `nproc` * 2 ))'", "unparsable", NULL},
     {"chmod 4755 x", "privilege", NULL},
     {"dd if=/dev/zero of=/dev/sda", "destructive", NULL},
     {"awk 'BEGIN{system(\"id\")}'", "code", NULL},
@@ -321,6 +347,41 @@ START_TEST(view_bounds)
 	hx_cmdview_build(&v, NULL, argv, 3, "/work/proj", &ws);
 	ck_assert_int_ge(v.cls, HX_CLASS_UNPARSABLE);
 	hx_cmdview_free(&v);
+}
+END_TEST
+
+/* The tables judge the file that runs, not what argv[0] says it is;
+ * argv[0] where the file is unknown to them (an alternative's name) or
+ * busybox (which runs argv[0]'s applet). */
+START_TEST(view_names_the_file)
+{
+	static const char *const fake[] = {"ls", "reset", "--hard"};
+	static const char *const rm[] = {"ls", "-rf", "/home/u"};
+	static const char *const cc[] = {"cc", "-c", "x.c"};
+	static const char *const bb[] = {"sh", "-c", "rm -rf /"};
+	static const char *const dash[] = {"sh", "-c", "git push"};
+	const struct {
+		const char *path;
+		const char *const *argv;
+		size_t argc;
+		enum hx_cmd_class cls;
+	} cases[] = {
+	    {"/usr/bin/git", fake, 3, HX_CLASS_DESTRUCTIVE},
+	    {"/usr/bin/rm", rm, 3, HX_CLASS_DESTRUCTIVE},
+	    {"/usr/bin/x86_64-linux-gnu-gcc-12", cc, 3, HX_CLASS_MUTATING},
+	    {"/usr/bin/busybox", bb, 3, HX_CLASS_DESTRUCTIVE},
+	    {"/usr/bin/dash", dash, 3, HX_CLASS_NETWORK},
+	};
+	struct hx_cmd_view v;
+
+	for (size_t i = 0; i < N(cases); i++) {
+		hx_cmdview_build(&v, cases[i].path, cases[i].argv,
+				 cases[i].argc, "/work/proj", &ws);
+		ck_assert_msg(v.cls == cases[i].cls, "%s as %s: %s",
+			      cases[i].path, cases[i].argv[0],
+			      hx_cmd_class_name(v.cls));
+		hx_cmdview_free(&v);
+	}
 }
 END_TEST
 
@@ -668,7 +729,7 @@ static const struct {
     {"cd sub && git push", HX_VERDICT_ASK, "push", "git push"},
     {"bash -lc 'git push'", HX_VERDICT_ASK, "push", "git push"},
     {"env X=1 git push", HX_VERDICT_ASK, "push", "git push"},
-    {"xargs git push", HX_VERDICT_ASK, "push", "git push "},
+    {"xargs git push", HX_VERDICT_ASK, "push", "git push [input]"},
     {"sh -c 'git $VERB origin'", HX_VERDICT_ASK, "push", "git $VERB origin"},
     {"sh -c 'git push origin main'", HX_VERDICT_ASK, "push",
      "git push origin main"},
@@ -746,6 +807,54 @@ START_TEST(part_never_allows)
 }
 END_TEST
 
+/* What an answer on a script covers (hx_policy_exec_runs): a part it
+ * showed, asked by the rule that asks now, every word known, in the
+ * directory shown; not a command that only fits a glob it showed. */
+START_TEST(script_covers_what_it_showed)
+{
+	static const char *const script[] = {
+	    "sh", "-c",
+	    ("find . -name '*.pyc' -exec rm -f {} +; git push origin main; "
+	     "cd sub && git push origin feature")};
+	static const char *const push[] = {"git", "push", "origin", "main"};
+	static const char *const feat[] = {"git", "push", "origin", "feature"};
+	static const char *const rm[] = {"rm", "-f", "-R", "/home/u/victim"};
+	static const char *const rm2[] = {"rm", "-f", "./a.pyc"};
+	const struct {
+		const char *const *argv;
+		size_t argc;
+		const char *cwd, *rule;
+		bool covered;
+	} cases[] = {
+	    {push, 4, "/work/proj", "push", true},
+	    {push, 4, "/tmp", "push", false},
+	    {push, 4, "/work/proj", "wipe", false},
+	    {feat, 4, "/work/proj/sub", "push", true},
+	    {feat, 4, "/work/proj", "push", false},
+	    {rm, 4, "/work/proj", "wipe", false},
+	    {rm2, 3, "/work/proj", "wipe", false},
+	};
+	struct hx_policy *p = NULL;
+	struct hx_policy_error err;
+
+	ck_assert_int_eq(hx_policy_load_buffer("t.yaml", p_exec, strlen(p_exec),
+					       &vars, &p, &err),
+			 0);
+	for (size_t i = 0; i < N(cases); i++) {
+		struct hx_event ev = {.op = HX_OP_EXEC,
+				      .argv = cases[i].argv,
+				      .argc = cases[i].argc,
+				      .cwd = cases[i].cwd};
+
+		ck_assert_msg(hx_policy_exec_runs(p, script, 3, "/work/proj",
+						  cases[i].rule,
+						  &ev) == cases[i].covered,
+			      "case %zu", i);
+	}
+	hx_policy_free(p);
+}
+END_TEST
+
 START_TEST(class_cannot_allow)
 {
 	static const char y[] = "version: 1\n"
@@ -780,12 +889,14 @@ static Suite *cmdview_suite(void)
 	c = tcase_create("view");
 	tcase_add_loop_test(c, view_table, 0, N(view_cases));
 	tcase_add_test(c, view_bounds);
+	tcase_add_test(c, view_names_the_file);
 	tcase_add_loop_test(c, example_classes, 0, N(examples));
 	tcase_add_test(c, every_entry_has_an_example);
 	suite_add_tcase(s, c);
 	c = tcase_create("rules");
 	tcase_add_loop_test(c, exec_parts, 0, N(exec_cases));
 	tcase_add_test(c, part_never_allows);
+	tcase_add_test(c, script_covers_what_it_showed);
 	tcase_add_test(c, class_cannot_allow);
 	suite_add_tcase(s, c);
 	return s;
