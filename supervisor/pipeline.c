@@ -330,8 +330,6 @@ static void link_target(const char *text, const struct vpath *link,
 
 /* ---- the stages of a decision ---- */
 
-/* Validate: the paths made absolute, normalized and resolved as the
- * agent would see them (validate_path); what the policy judges. */
 /* The calling thread's working directory, into f->cwd; NULL when it
  * cannot be read (a process gone). */
 static const char *cwd_of(struct flow *f)
@@ -354,6 +352,8 @@ static int resolve_as_caller(const void *arg, const char *path,
 			       size);
 }
 
+/* Validate: the paths made absolute, normalized and resolved as the
+ * agent would see them (validate_path); what the policy judges. */
 static void validate_paths(struct flow *f)
 {
 	const struct hx_request *rq = f->rq;

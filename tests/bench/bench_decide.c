@@ -9,24 +9,10 @@
 #include <time.h>
 
 #include "policy/policy.h"
+#include "tests/helpers/timing.h"
 
 #define ROUNDS 15
 #define PER    2000
-
-static long long now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000000000LL + ts.tv_nsec;
-}
-
-static int cmp(const void *a, const void *b)
-{
-	long long x = *(const long long *)a, y = *(const long long *)b;
-
-	return x < y ? -1 : x > y;
-}
 
 static long long median_ns(const struct hx_policy *p, struct hx_event *ev)
 {
@@ -40,7 +26,7 @@ static long long median_ns(const struct hx_policy *p, struct hx_event *ev)
 			hx_policy_decide(p, ev, &d);
 		t[r] = (now_ns() - t0) / PER;
 	}
-	qsort(t, ROUNDS, sizeof(*t), cmp);
+	qsort(t, ROUNDS, sizeof(*t), cmp_ll);
 	return t[ROUNDS / 2];
 }
 

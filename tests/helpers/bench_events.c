@@ -8,24 +8,11 @@
 #include <time.h>
 #include <unistd.h>
 
-static long long now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000000000LL + ts.tv_nsec;
-}
-
-static int cmp(const void *a, const void *b)
-{
-	long long x = *(const long long *)a, y = *(const long long *)b;
-
-	return x < y ? -1 : x > y;
-}
+#include "timing.h"
 
 static void report(const char *kind, long long *t, int n)
 {
-	qsort(t, (size_t)n, sizeof(*t), cmp);
+	qsort(t, (size_t)n, sizeof(*t), cmp_ll);
 	printf("%s %lld %lld\n", kind, t[n / 2], t[(n * 99) / 100]);
 }
 
