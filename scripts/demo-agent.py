@@ -45,6 +45,12 @@ step("read ~/.ssh/id_rsa (a secret)", lambda: read(os.path.join(home, ".ssh", "i
 step("open ~/.bashrc for append (persistence)", lambda: open(os.path.join(home, ".bashrc"), "a").close())
 step("write /var/tmp/harness-demo (outside roots)", lambda: write("/var/tmp/harness-demo", "x"))
 step("connect to 1.1.1.1:443 (not allowed)", lambda: connect("1.1.1.1", 443))
-r = subprocess.run(["sh", "-c", "su -c id"], capture_output=True, text=True)
-print("  %-7s %-44s %s" % ("ok" if r.returncode == 0 else "blocked", "run `su -c id` (privilege)",
-                            (r.stderr.strip().splitlines() or [""])[-1]))
+# The script is read before it runs: its su is refused, and sh with it
+# (the policy's privilege rule judges every command a script runs).
+try:
+    r = subprocess.run(["sh", "-c", "su -c id"], capture_output=True, text=True)
+    why = (r.stderr.strip().splitlines() or [""])[-1]
+    ok = r.returncode == 0
+except OSError as e:
+    why, ok = "%s: sh -c 'su -c id'" % e.strerror, False
+print("  %-7s %-44s %s" % ("ok" if ok else "blocked", "run `sh -c 'su -c id'` (privilege)", why))

@@ -2,19 +2,26 @@
 #include "tools/audit_cli.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <jansson.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "supervisor/audit.h"
 #include "supervisor/git/wtaudit.h"
+#include "tools/sessions_cli.h"
 
 static const char usage_main[] =
-    "Usage: harness-audit COMMAND [OPTIONS] LOG\n"
+    "Usage: harness-audit COMMAND [OPTIONS] [LOG | SESSION | --last]\n"
     "\n"
-    "Inspect a harness audit log (JSON Lines, SHA-256 chained).\n"
+    "Inspect a harness audit log (JSON Lines, SHA-256 chained): a path, a\n"
+    "session id, or --last, the default: the last session started in the\n"
+    "current directory.\n"
     "\n"
     "Commands:\n"
+    "  sessions [--here] [--json]\n"
+    "                 your sessions: id, start, duration, exit, events,\n"
+    "                 denials, worktree branch, command\n"
     "  verify LOG     check the hash chain; report the first broken record\n"
     "  summary LOG    counts by category and verdict, denied events with\n"
     "                 their rule, processes seen\n"
@@ -29,7 +36,7 @@ static const char usage_main[] =
     "matched (show); 2 usage or I/O error.\n";
 
 static const char usage_verify[] =
-    "Usage: harness-audit verify LOG\n"
+    "Usage: harness-audit verify [LOG | SESSION | --last]\n"
     "\n"
     "Recomputes each record's SHA-256, checks that it chains to the\n"
     "previous one (prev) and that seq increases by one. Prints\n"
@@ -42,14 +49,15 @@ static const char usage_verify[] =
     "at the end, or the session is still running).\n";
 
 static const char usage_summary[] =
-    "Usage: harness-audit summary LOG\n"
+    "Usage: harness-audit summary [LOG | SESSION | --last]\n"
     "\n"
     "Prints the number of records per category and verdict, each denied\n"
     "(or ask) event with its rule, and the processes seen (pid, exe,\n"
     "argv). Does not verify the chain: run verify for that.\n";
 
 static const char usage_show[] =
-    "Usage: harness-audit show LOG [--verdict V] [--event E] [--pid P]\n"
+    "Usage: harness-audit show [LOG | SESSION | --last] [--verdict V]\n"
+    "                          [--event E] [--pid P]\n"
     "\n"
     "Prints the records matching every given filter, one JSON object per\n"
     "line as stored. V: allow, ask, deny; E: an event name (execve,\n"
@@ -63,6 +71,7 @@ static bool is_help(const char *a)
 
 static int cmd_verify(int argc, char *const *argv, FILE *out, FILE *err)
 {
+	char log[PATH_MAX];
 	struct hx_audit_verify v;
 	int r;
 
@@ -70,37 +79,39 @@ static int cmd_verify(int argc, char *const *argv, FILE *out, FILE *err)
 		fputs(usage_verify, out);
 		return 0;
 	}
-	if (argc != 3) {
+	if (argc > 3) {
 		fputs(usage_verify, err);
 		return 2;
 	}
-	r = hx_audit_verify(argv[2], &v);
+	if (hx_sessions_log(argc == 3 ? argv[2] : NULL, log, sizeof(log), err))
+		return 2;
+	r = hx_audit_verify(log, &v);
 	if (r < 0) {
-		fprintf(err, "harness-audit: %s: %s\n", argv[2], strerror(-r));
+		fprintf(err, "harness-audit: %s: %s\n", log, strerror(-r));
 		return 2;
 	}
 	if (r) {
 		if (v.bad_seq)
-			fprintf(out, "%s:%llu: record seq %llu: %s\n", argv[2],
+			fprintf(out, "%s:%llu: record seq %llu: %s\n", log,
 				(unsigned long long)v.bad_line,
 				(unsigned long long)v.bad_seq, v.reason);
 		else
-			fprintf(out, "%s:%llu: record seq ?: %s\n", argv[2],
+			fprintf(out, "%s:%llu: record seq ?: %s\n", log,
 				(unsigned long long)v.bad_line, v.reason);
 		return 1;
 	}
 	if (!v.records) {
-		fprintf(out, "%s: ok, 0 records\n", argv[2]);
+		fprintf(out, "%s: ok, 0 records\n", log);
 		return 0;
 	}
-	fprintf(out, "%s: ok, %llu records, chain intact, last hash %s\n",
-		argv[2], (unsigned long long)v.records, v.last_hash);
+	fprintf(out, "%s: ok, %llu records, chain intact, last hash %s\n", log,
+		(unsigned long long)v.records, v.last_hash);
 	if (!v.last_is_end)
 		fprintf(err,
 			"harness-audit: warning: %s: the last record is not a "
 			"session_end (log cut at the end, or session still "
 			"running)\n",
-			argv[2]);
+			log);
 	return 0;
 }
 
@@ -214,6 +225,7 @@ static void sum_one(json_t *j, const char *line, void *arg)
 static int cmd_summary(int argc, char *const *argv, FILE *out, FILE *err)
 {
 	struct summary s = {json_object(), json_array(), json_array(), 0};
+	char log[PATH_MAX];
 	size_t bad, i;
 	const char *cat, *ver;
 	json_t *c, *n;
@@ -223,16 +235,18 @@ static int cmd_summary(int argc, char *const *argv, FILE *out, FILE *err)
 		fputs(usage_summary, out);
 		return 0;
 	}
-	if (argc != 3) {
+	if (argc > 3) {
 		fputs(usage_summary, err);
 		return 2;
 	}
-	r = each_record(argv[2], sum_one, &s, &bad);
+	if (hx_sessions_log(argc == 3 ? argv[2] : NULL, log, sizeof(log), err))
+		return 2;
+	r = each_record(log, sum_one, &s, &bad);
 	if (r) {
-		fprintf(err, "harness-audit: %s: %s\n", argv[2], strerror(-r));
+		fprintf(err, "harness-audit: %s: %s\n", log, strerror(-r));
 		goto out;
 	}
-	fprintf(out, "%s: %zu records%s\n", argv[2], s.records,
+	fprintf(out, "%s: %zu records%s\n", log, s.records,
 		bad ? " (some lines unreadable: run verify)" : "");
 	fprintf(out, "by category and verdict:\n");
 	json_object_foreach(s.counts, cat, c)
@@ -255,7 +269,7 @@ static int cmd_summary(int argc, char *const *argv, FILE *out, FILE *err)
 		fprintf(out,
 			"  ... %zu more: harness-audit show %s --event "
 			"process_start\n",
-			json_array_size(s.procs) - i, argv[2]);
+			json_array_size(s.procs) - i, log);
 out:
 	json_decref(s.counts);
 	json_decref(s.denied);
@@ -290,6 +304,7 @@ static int cmd_show(int argc, char *const *argv, FILE *out, FILE *err)
 {
 	struct show s = {.out = out};
 	const char *log = NULL;
+	char path[PATH_MAX];
 	size_t bad;
 	char *end;
 	int i, r;
@@ -325,7 +340,7 @@ static int cmd_show(int argc, char *const *argv, FILE *out, FILE *err)
 				}
 				s.has_pid = true;
 			}
-		} else if (a[0] == '-' && a[1]) {
+		} else if (a[0] == '-' && a[1] && strcmp(a, "--last")) {
 			fprintf(err, "harness-audit: unknown option '%s'\n", a);
 			return 2;
 		} else if (!log) {
@@ -335,10 +350,9 @@ static int cmd_show(int argc, char *const *argv, FILE *out, FILE *err)
 			return 2;
 		}
 	}
-	if (!log) {
-		fputs(usage_show, err);
+	if (hx_sessions_log(log, path, sizeof(path), err))
 		return 2;
-	}
+	log = path;
 	r = each_record(log, show_one, &s, &bad);
 	if (r) {
 		fprintf(err, "harness-audit: %s: %s\n", log, strerror(-r));
@@ -357,6 +371,8 @@ int hx_audit_cli(int argc, char *const *argv, FILE *out, FILE *err)
 		fputs(usage_main, out);
 		return 0;
 	}
+	if (!strcmp(argv[1], "sessions"))
+		return hx_sessions_cli(argc, argv, out, err);
 	if (!strcmp(argv[1], "verify"))
 		return cmd_verify(argc, argv, out, err);
 	if (!strcmp(argv[1], "summary"))

@@ -1,0 +1,422 @@
+/* harness-audit sessions, and a command's log by session; see
+ * sessions_cli.h. A session is known by its first record (session_start)
+ * and its last (session_end, when it ended): two reads of its log. */
+#define _GNU_SOURCE
+#include "tools/sessions_cli.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <jansson.h>
+#include <limits.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "common/sbuf.h"
+#include "supervisor/session.h"
+
+struct session {
+	char id[NAME_MAX + 1];
+	char log[PATH_MAX];
+	json_t *start, *end;
+};
+
+static const char usage[] =
+    "Usage: harness-audit sessions [--here] [--json]\n"
+    "\n"
+    "Lists your sessions ($XDG_STATE_HOME/harness/sessions), oldest first:\n"
+    "id, start (UTC), duration, exit status (running: harness-exec still\n"
+    "runs it; cut: its log has no session_end), events, denied and asked\n"
+    "calls, the --worktree branch, the command. On a terminal a table;\n"
+    "otherwise, or with --json, one JSON object per line (jq reads it).\n"
+    "\n"
+    "  --here   only the sessions started in the current directory\n"
+    "  --json   JSON lines on a terminal too\n"
+    "\n"
+    "Every other command takes a log path, a session id, or --last (the\n"
+    "default): the last session started in the current directory.\n";
+
+static json_t *parse_line(const char *s, size_t n)
+{
+	json_error_t e;
+
+	return json_loadb(s, n, 0, &e);
+}
+
+/* The last whole line of f, parsed: a session_end is short beside the
+ * log, and looked for in its last 256 KiB. */
+static json_t *last_record(FILE *f)
+{
+	static char buf[256 * 1024];
+	long size, off;
+	size_t n;
+	char *end, *nl;
+
+	if (fseek(f, 0, SEEK_END) || (size = ftell(f)) <= 0)
+		return NULL;
+	off = size > (long)sizeof(buf) ? size - (long)sizeof(buf) : 0;
+	if (fseek(f, off, SEEK_SET))
+		return NULL;
+	n = fread(buf, 1, sizeof(buf), f);
+	if (!n || buf[n - 1] != '\n')
+		return NULL; /* a torn last line: no end */
+	end = buf + n - 1;
+	*end = '\0';
+	nl = memrchr(buf, '\n', (size_t)(end - buf));
+	if (!nl && off > 0)
+		return NULL;
+	nl = nl ? nl + 1 : buf;
+	return parse_line(nl, (size_t)(end - nl));
+}
+
+static const char *str(json_t *o, const char *k)
+{
+	const char *s = json_string_value(json_object_get(o, k));
+
+	return s ? s : "";
+}
+
+static bool is_event(json_t *r, const char *name)
+{
+	return r && !strcmp(str(r, "event"), name);
+}
+
+/* The session of log path (id: its name); false when the log does not
+ * begin with a session_start. */
+static bool load(const char *id, const char *path, struct session *s)
+{
+	FILE *f = fopen(path, "re");
+	char *line = NULL;
+	size_t cap = 0;
+	ssize_t n;
+
+	memset(s, 0, sizeof(*s));
+	if (!f)
+		return false;
+	if (strlen(id) >= sizeof(s->id) || strlen(path) >= sizeof(s->log)) {
+		fclose(f);
+		return false;
+	}
+	strcpy(s->id, id);
+	strcpy(s->log, path);
+	n = getline(&line, &cap, f);
+	if (n > 0)
+		s->start = parse_line(line, (size_t)n);
+	free(line);
+	if (is_event(s->start, "session_start")) {
+		s->end = last_record(f);
+		if (!is_event(s->end, "session_end")) {
+			json_decref(s->end);
+			s->end = NULL;
+		}
+	}
+	fclose(f);
+	return is_event(s->start, "session_start");
+}
+
+static void drop(struct session *s, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		json_decref(s[i].start);
+		json_decref(s[i].end);
+	}
+	free(s);
+}
+
+static int by_start(const void *a, const void *b)
+{
+	const struct session *x = a, *y = b;
+
+	return strcmp(str(x->start, "time"), str(y->start, "time"));
+}
+
+/* Every session of the state dir, oldest first. */
+static int list(struct session **out, size_t *count)
+{
+	char state[PATH_MAX], dir[PATH_MAX], log[PATH_MAX];
+	struct session *v = NULL;
+	size_t n = 0, cap = 0;
+	struct dirent *d;
+	DIR *dh;
+	int r = hx_session_state_dir(state, sizeof(state));
+
+	*out = NULL;
+	*count = 0;
+	if (r)
+		return r;
+	if ((size_t)snprintf(dir, sizeof(dir), "%s/sessions", state) >=
+	    sizeof(dir))
+		return -ENAMETOOLONG;
+	if (!(dh = opendir(dir)))
+		return errno == ENOENT ? 0 : -errno;
+	while ((d = readdir(dh))) {
+		if (!hx_session_name_valid(d->d_name))
+			continue;
+		if (n == cap) {
+			struct session *p =
+			    realloc(v, (cap = cap ? cap * 2 : 32) * sizeof(*v));
+
+			if (!p) {
+				closedir(dh);
+				drop(v, n);
+				return -ENOMEM;
+			}
+			v = p;
+		}
+		if ((size_t)snprintf(log, sizeof(log), "%s/%s/audit.jsonl", dir,
+				     d->d_name) >= sizeof(log))
+			continue;
+		if (load(d->d_name, log, &v[n])) {
+			n++;
+		} else {
+			json_decref(v[n].start);
+			json_decref(v[n].end);
+		}
+	}
+	closedir(dh);
+	qsort(v, n, sizeof(*v), by_start);
+	*out = v;
+	*count = n;
+	return 0;
+}
+
+static bool here(const struct session *s, const char *cwd)
+{
+	return !strcmp(str(s->start, "cwd"), cwd);
+}
+
+int hx_sessions_log(const char *arg, char *log, size_t size, FILE *err)
+{
+	char cwd[PATH_MAX], state[PATH_MAX];
+	struct session *v;
+	struct stat st;
+	size_t n;
+	int r;
+
+	if (arg && strcmp(arg, "--last")) {
+		if (!stat(arg, &st) && !S_ISDIR(st.st_mode)) {
+			snprintf(log, size, "%s", arg);
+			return 0;
+		}
+		if (hx_session_name_valid(arg) &&
+		    !hx_session_state_dir(state, sizeof(state)) &&
+		    (size_t)snprintf(log, size, "%s/sessions/%s/audit.jsonl",
+				     state, arg) < size &&
+		    !stat(log, &st))
+			return 0;
+		fprintf(err,
+			"harness-audit: %s: no such log, nor a session of "
+			"yours (harness-audit sessions lists them)\n",
+			arg);
+		return 2;
+	}
+	if (!getcwd(cwd, sizeof(cwd)))
+		r = -errno;
+	else
+		r = list(&v, &n);
+	if (r) {
+		fprintf(err, "harness-audit: the sessions: %s\n", strerror(-r));
+		return 2;
+	}
+	for (size_t i = n; i-- > 0;)
+		if (here(&v[i], cwd)) {
+			snprintf(log, size, "%s", v[i].log);
+			drop(v, n);
+			return 0;
+		}
+	drop(v, n);
+	fprintf(err,
+		"harness-audit: no session was started in %s; give a log, a "
+		"session id (harness-audit sessions lists them)\n",
+		cwd);
+	return 2;
+}
+
+/* Seconds from the start record's time to the end's (ISO 8601, UTC). */
+static double seconds(const char *a, const char *b)
+{
+	struct tm ta = {0}, tb = {0};
+	const char *fa = strptime(a, "%Y-%m-%dT%H:%M:%S", &ta);
+	const char *fb = strptime(b, "%Y-%m-%dT%H:%M:%S", &tb);
+
+	if (!fa || !fb)
+		return -1;
+	return difftime(timegm(&tb), timegm(&ta)) + strtod(fb, NULL) -
+	       strtod(fa, NULL);
+}
+
+/* ended, running (harness-exec still runs it) or cut (no session_end). */
+static const char *state_of(const struct session *s)
+{
+	char link[64], exe[PATH_MAX];
+	json_int_t pid = json_integer_value(json_object_get(s->start, "pid"));
+	ssize_t n;
+
+	if (s->end)
+		return "ended";
+	snprintf(link, sizeof(link), "/proc/%lld/exe", (long long)pid);
+	n = readlink(link, exe, sizeof(exe) - 1);
+	if (n > 0 && pid > 0) {
+		exe[n] = '\0';
+		if (!strcmp(exe, str(s->start, "exe")))
+			return "running";
+	}
+	return "cut";
+}
+
+static json_int_t verdicts(const struct session *s, const char *v)
+{
+	return json_integer_value(
+	    json_object_get(json_object_get(s->end, "verdicts"), v));
+}
+
+static json_t *as_json(const struct session *s)
+{
+	json_t *o = json_object(), *wt = json_object_get(s->end, "worktree");
+	double d =
+	    s->end ? seconds(str(s->start, "time"), str(s->end, "time")) : -1;
+
+	json_object_set_new(o, "id", json_string(s->id));
+	json_object_set_new(o, "state", json_string(state_of(s)));
+	json_object_set(o, "start", json_object_get(s->start, "time"));
+	json_object_set(o, "command", json_object_get(s->start, "command"));
+	json_object_set(o, "cwd", json_object_get(s->start, "cwd"));
+	json_object_set(o, "mode", json_object_get(s->start, "mode"));
+	json_object_set_new(o, "log", json_string(s->log));
+	if (s->end) {
+		json_object_set(o, "end", json_object_get(s->end, "time"));
+		if (d >= 0)
+			json_object_set_new(
+			    o, "duration_s",
+			    json_real((double)(long long)(d * 1000) / 1000));
+		json_object_set(o, "exit_code",
+				json_object_get(s->end, "exit_code"));
+		json_object_set(o, "events", json_object_get(s->end, "events"));
+		json_object_set_new(o, "denied",
+				    json_integer(verdicts(s, "deny")));
+		json_object_set_new(o, "asked",
+				    json_integer(verdicts(s, "ask")));
+	}
+	if (wt)
+		json_object_set(o, "branch", json_object_get(wt, "branch"));
+	return o;
+}
+
+static void duration(double d, char *out, size_t size)
+{
+	if (d < 0)
+		snprintf(out, size, "-");
+	else if (d < 60)
+		snprintf(out, size, "%.1fs", d);
+	else if (d < 3600)
+		snprintf(out, size, "%dm%02ds", (int)d / 60, (int)d % 60);
+	else
+		snprintf(out, size, "%dh%02dm", (int)d / 3600,
+			 (int)d % 3600 / 60);
+}
+
+/* The command as one terminal-safe line, at most size bytes. */
+static void command_line(json_t *cmd, char *out, size_t size)
+{
+	struct hx_sbuf b = {out, size, 0};
+	size_t i;
+	json_t *w;
+
+	out[0] = '\0';
+	json_array_foreach(cmd, i, w)
+	{
+		const char *s = json_string_value(w);
+
+		if (i)
+			hx_sbuf_put(&b, " ");
+		if (s)
+			hx_sbuf_put_escaped(&b, s, strlen(s));
+	}
+}
+
+static void row(FILE *out, const struct session *s)
+{
+	char when[20] = "", dur[16], exit[16], cmd[96];
+	const char *st = state_of(s), *t = str(s->start, "time");
+	json_t *wt = json_object_get(s->end, "worktree");
+
+	snprintf(when, sizeof(when), "%.10s %.8s", t,
+		 strlen(t) > 11 ? t + 11 : "");
+	duration(s->end ? seconds(t, str(s->end, "time")) : -1, dur,
+		 sizeof(dur));
+	if (json_object_get(s->end, "signal"))
+		snprintf(exit, sizeof(exit), "sig %lld",
+			 (long long)json_integer_value(
+			     json_object_get(s->end, "signal")));
+	else if (s->end)
+		snprintf(exit, sizeof(exit), "%lld",
+			 (long long)json_integer_value(
+			     json_object_get(s->end, "exit_code")));
+	else
+		snprintf(exit, sizeof(exit), "%s", st);
+	command_line(json_object_get(s->start, "command"), cmd, sizeof(cmd));
+	fprintf(
+	    out, "%-26s %-19s %8s %7s %7lld %6lld %5lld  %-18s %s\n", s->id,
+	    when, dur, exit,
+	    (long long)json_integer_value(json_object_get(s->end, "events")),
+	    (long long)verdicts(s, "deny"), (long long)verdicts(s, "ask"),
+	    wt ? str(wt, "branch") : "-", cmd);
+}
+
+int hx_sessions_cli(int argc, char *const *argv, FILE *out, FILE *err)
+{
+	bool only_here = false, as_lines = !isatty(fileno(out));
+	char cwd[PATH_MAX] = "";
+	struct session *v;
+	size_t n;
+	int r;
+
+	for (int i = 2; i < argc; i++) {
+		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+			fputs(usage, out);
+			return 0;
+		}
+		if (!strcmp(argv[i], "--here")) {
+			only_here = true;
+		} else if (!strcmp(argv[i], "--json")) {
+			as_lines = true;
+		} else {
+			fprintf(err,
+				"harness-audit: sessions: unknown "
+				"argument '%s'\n\n%s",
+				argv[i], usage);
+			return 2;
+		}
+	}
+	if (only_here && !getcwd(cwd, sizeof(cwd)))
+		r = -errno;
+	else
+		r = list(&v, &n);
+	if (r) {
+		fprintf(err, "harness-audit: the sessions: %s\n", strerror(-r));
+		return 2;
+	}
+	if (!as_lines)
+		fprintf(out, "%-26s %-19s %8s %7s %7s %6s %5s  %-18s %s\n",
+			"ID", "START (UTC)", "TIME", "EXIT", "EVENTS", "DENIED",
+			"ASKED", "BRANCH", "COMMAND");
+	for (size_t i = 0; i < n; i++) {
+		json_t *o;
+
+		if (only_here && !here(&v[i], cwd))
+			continue;
+		if (!as_lines) {
+			row(out, &v[i]);
+			continue;
+		}
+		o = as_json(&v[i]);
+		json_dumpf(o, out, JSON_COMPACT);
+		fputc('\n', out);
+		json_decref(o);
+	}
+	drop(v, n);
+	return 0;
+}
