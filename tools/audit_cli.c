@@ -9,6 +9,7 @@
 
 #include "supervisor/audit.h"
 #include "supervisor/git/wtaudit.h"
+#include "tools/query_cli.h"
 #include "tools/sessions_cli.h"
 
 static const char usage_main[] =
@@ -27,6 +28,10 @@ static const char usage_main[] =
     "                 their rule, processes seen\n"
     "  show LOG [--verdict V] [--event E] [--pid P]\n"
     "                 print the matching records as JSON lines\n"
+    "  query LOG [--event E] [--verdict V] [--rule R] [--path GLOB]\n"
+    "            [--host GLOB] [--exe GLOB] [--since T] [--until T]...\n"
+    "                 the records matching every filter: JSON lines, or a\n"
+    "                 table on a terminal\n"
     "  checkpoints SESSION  the checkpoints of a --worktree session\n"
     "  diff SESSION [N [M]] unified diff of a session's changes\n"
     "\n"
@@ -373,6 +378,8 @@ int hx_audit_cli(int argc, char *const *argv, FILE *out, FILE *err)
 	}
 	if (!strcmp(argv[1], "sessions"))
 		return hx_sessions_cli(argc, argv, out, err);
+	if (!strcmp(argv[1], "query"))
+		return hx_query_cli(argc, argv, out, err);
 	if (!strcmp(argv[1], "verify"))
 		return cmd_verify(argc, argv, out, err);
 	if (!strcmp(argv[1], "summary"))

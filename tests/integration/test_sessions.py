@@ -81,3 +81,42 @@ def test_sessions_table_on_a_terminal(wd):
     lines = out.decode().splitlines()
     check(p.returncode == 0 and lines and lines[0].split()[:3] == ["ID", "START", "(UTC)"], "table %r" % lines)
     check(len(lines) == 2 and lines[1].split()[-1] == "true" and " 0 " in lines[1], "row %r" % lines)
+
+
+def test_query_filters_real_records(wd):
+    home = os.path.join(wd.state, "home")
+    os.makedirs(os.path.join(home, ".ssh"))
+    with open(os.path.join(home, ".ssh", "id_rsa"), "w") as f:
+        f.write("KEY\n")
+    e = dict(os.environ, XDG_STATE_HOME=wd.state, HOME=home)
+    e.pop("LD_PRELOAD", None)
+    p = subprocess.run([EXEC, "--quiet", "--ask-timeout", "0", "--", "sh", "-c",
+                        "echo x > out.txt; cat ~/.ssh/id_rsa; git --version"],
+                       cwd=wd.path, env=e, capture_output=True, text=True, timeout=60)
+    check("KEY" not in p.stdout, "the key was read")
+
+    def q(*args):
+        r = audit(wd, "query", *args)
+        return r.returncode, [json.loads(line) for line in r.stdout.splitlines()]
+
+    rc, denied = q("--verdict", "deny")
+    check(rc == 0 and denied and all(r["verdict"] == "deny" for r in denied) and
+          any(r["rule"] == "ssh" for r in denied), "--verdict deny %r" % denied)
+    rc, key = q("--path", "**/.ssh/**", "--category", "file_read")
+    check(rc == 0 and key and all(r["args"]["path"].endswith("/.ssh/id_rsa") for r in key), "--path %r" % key)
+    rc, out = q("--path", "%s/*.txt" % wd.path, "--verdict", "allow")
+    check(rc == 0 and out and all(r["args"]["path"] == os.path.join(wd.path, "out.txt") for r in out),
+          "--path GLOB %r" % out)
+    rc, git = q("--exe", "*/git", "--event", "process_start")
+    check(rc == 0 and len(git) == 1 and git[0]["args"]["argv"][:2] == ["git", "--version"], "--exe %r" % git)
+    rc, sh = q("--pid", str(git[0]["ppid"]))
+    check(rc == 0 and sh and all(r["pid"] == git[0]["ppid"] for r in sh), "--pid %r" % sh)
+    rc, recent = q("--since", "1h", "--until", "2999")
+    rc_all, every = q()
+    check(rc == 0 and len(recent) == len(every) > 3, "--since %d of %d" % (len(recent), len(every)))
+    rc, none = q("--until", "2000-01-01")
+    check(rc == 1 and none == [], "nothing before 2000: %r" % none)
+    bad = audit(wd, "query", "--verdict")
+    check(bad.returncode == 2 and "needs a value" in bad.stderr, bad.stderr)
+    bad = audit(wd, "query", "--since", "yesterday")
+    check(bad.returncode == 2 and "an age" in bad.stderr, bad.stderr)
