@@ -55,3 +55,14 @@ void hx_sbuf_put_escaped(struct hx_sbuf *b, const char *s, size_t n)
 			hx_sbuf_put_n(b, (const char *)&c, 1);
 	}
 }
+
+int hx_hex_value(int c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}

@@ -25,4 +25,8 @@ void hx_sbuf_put_hex(struct hx_sbuf *b, uint64_t v);
  * the cursor, retitle the window or write over what happened. */
 void hx_sbuf_put_escaped(struct hx_sbuf *b, const char *s, size_t n);
 
+/* The value of hex digit c (0-15), -1 when c is none: for reading back
+ * what is written in hex. */
+int hx_hex_value(int c);
+
 #endif

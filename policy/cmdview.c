@@ -124,7 +124,7 @@ static void script(struct ctx *c, const char *text, const char *dir,
 
 /* sh -c SCRIPT, bash -lc SCRIPT, bash -c -l SCRIPT: the first operand
  * after the options is the script when a -c was among them. */
-static bool shell(struct ctx *c, struct hx_cmd_part *p, int depth)
+static void shell(struct ctx *c, struct hx_cmd_part *p, int depth)
 {
 	static const char *const long_arg[] = {"--rcfile", "--init-file", NULL};
 	bool has_c = false;
@@ -147,13 +147,12 @@ static bool shell(struct ctx *c, struct hx_cmd_part *p, int depth)
 			i++; /* -o errexit */
 	}
 	if (!has_c || i >= p->argc)
-		return false; /* a script file, or stdin: code */
+		return; /* a script file, or stdin: code */
 	/* sh -c "gcc -c $f": read with $f an unknown word, as the text
 	 * says; sh -c "$CMD" names no command: unparsable. A value that
 	 * carries syntax of its own is judged when what it runs runs. */
 	p->wrapper = true;
 	script(c, p->argv[i], p->dir, p->writes, depth);
-	return true;
 }
 
 /* eval WORD...: the words joined, read as a script. */
@@ -435,56 +434,40 @@ static const struct wrapper {
     {"doas", "uC", NULL, 0},
     {"unbuffer", "", NULL, 0},
     {"flock", "wE", (const char *const[]){"--timeout", NULL}, 1},
-    {"trap", "", NULL, 0},
 };
 
-static bool wrapper(struct ctx *c, struct hx_cmd_part *p, const char *name,
-		    int depth)
+static const struct wrapper *wrapper_of(const char *name)
 {
-	for (size_t k = 0; k < sizeof(wrappers) / sizeof(wrappers[0]); k++) {
-		const struct wrapper *w = &wrappers[k];
-		size_t i;
-
-		if (strcmp(name, w->name))
-			continue;
-		if (!strcmp(name, "trap")) {
-			/* trap 'CMD' SIG...: CMD runs later, read now */
-			if (p->argc > 2 && p->argv[1][0] != '-')
-				script(c, p->argv[1], p->dir, p->writes, depth);
-			return true;
-		}
-		if (!strcmp(name, "sudo") || !strcmp(name, "doas")) {
-			i = skip_opts(p, 1, w->takes_arg, w->long_arg);
-			while (i < p->argc && strchr(p->argv[i], '='))
-				i++;
-		} else {
-			i = skip_opts(p, 1, w->takes_arg, w->long_arg) +
-			    w->operands;
-		}
-		if (!strcmp(name, "flock") && i < p->argc &&
-		    (!strcmp(p->argv[i], "-c") ||
-		     !strcmp(p->argv[i], "--command"))) {
-			if (i + 1 < p->argc)
-				script(c, p->argv[i + 1], p->dir, p->writes,
-				       depth);
-			return true;
-		}
-		if (i < p->argc) {
-			/* sudo and doas keep their own class: privilege */
-			p->wrapper =
-			    strcmp(name, "sudo") && strcmp(name, "doas");
-			rest(c, p, i, p->dir, depth);
-		}
-		return true;
-	}
-	return false;
+	for (size_t k = 0; k < sizeof(wrappers) / sizeof(wrappers[0]); k++)
+		if (!strcmp(name, wrappers[k].name))
+			return &wrappers[k];
+	return NULL;
 }
 
-/* command CMD..., busybox APPLET...: the rest is the command. */
-static void run_rest(struct ctx *c, struct hx_cmd_part *p, size_t i, int depth)
+static void wrapper(struct ctx *c, struct hx_cmd_part *p, int depth)
 {
+	const struct wrapper *w = wrapper_of(p->name);
+	const char *name = p->name;
+	size_t i;
+
+	if (!w)
+		return;
+	if (!strcmp(name, "sudo") || !strcmp(name, "doas")) {
+		i = skip_opts(p, 1, w->takes_arg, w->long_arg);
+		while (i < p->argc && strchr(p->argv[i], '='))
+			i++;
+	} else {
+		i = skip_opts(p, 1, w->takes_arg, w->long_arg) + w->operands;
+	}
+	if (!strcmp(name, "flock") && i < p->argc &&
+	    (!strcmp(p->argv[i], "-c") || !strcmp(p->argv[i], "--command"))) {
+		if (i + 1 < p->argc)
+			script(c, p->argv[i + 1], p->dir, p->writes, depth);
+		return;
+	}
 	if (i < p->argc) {
-		p->wrapper = true;
+		/* sudo and doas keep their own class: privilege */
+		p->wrapper = strcmp(name, "sudo") && strcmp(name, "doas");
 		rest(c, p, i, p->dir, depth);
 	}
 }
@@ -501,18 +484,47 @@ static bool is_shell(const char *name)
 	return false;
 }
 
-static bool is_unwrapped(const char *name)
+/* command CMD..., busybox APPLET...: the rest is the command;
+ * command -v only looks a name up. */
+static void command(struct ctx *c, struct hx_cmd_part *p, int depth)
 {
-	static const char *const special[] = {
-	    "env", "command", "busybox", "eval", "xargs", "find", "git", NULL};
+	size_t i = skip_opts(p, 1, "", NULL);
 
-	for (size_t i = 0; special[i]; i++)
-		if (!strcmp(name, special[i]))
-			return true;
-	for (size_t k = 0; k < sizeof(wrappers) / sizeof(wrappers[0]); k++)
-		if (!strcmp(name, wrappers[k].name))
-			return true;
-	return is_shell(name);
+	if (i >= p->argc || (p->argc > 1 && (!strcmp(p->argv[1], "-v") ||
+					     !strcmp(p->argv[1], "-V"))))
+		return;
+	p->wrapper = true;
+	rest(c, p, i, p->dir, depth);
+}
+
+/* trap 'CMD' SIG...: CMD runs later, read now. */
+static void trap(struct ctx *c, struct hx_cmd_part *p, int depth)
+{
+	if (p->argc > 2 && p->argv[1][0] != '-')
+		script(c, p->argv[1], p->dir, p->writes, depth);
+}
+
+typedef void reader_fn(struct ctx *c, struct hx_cmd_part *p, int depth);
+
+/* What runs the rest of its argv, or a script: the function that reads
+ * it, by name; NULL for a command that runs nothing of its argv. */
+static reader_fn *reader_of(const char *name)
+{
+	static const struct {
+		const char *name;
+		reader_fn *fn;
+	} readers[] = {
+	    {"busybox", command}, {"command", command}, {"env", env},
+	    {"eval", eval},	  {"find", find},	{"git", git},
+	    {"trap", trap},	  {"xargs", xargs},
+	};
+
+	for (size_t k = 0; k < sizeof(readers) / sizeof(readers[0]); k++)
+		if (!strcmp(name, readers[k].name))
+			return readers[k].fn;
+	if (is_shell(name))
+		return shell;
+	return wrapper_of(name) ? wrapper : NULL;
 }
 
 /* The name a part is judged by (cmdview.h): what runs is the file, not
@@ -530,32 +542,15 @@ static const char *part_name(const struct hx_cmd_part *p)
 		return file;
 	if (!strcmp(file, "busybox"))
 		return a0;
-	return hx_cmdclass_known(file) || is_unwrapped(file) ? file : a0;
+	return hx_cmdclass_known(file) || reader_of(file) ? file : a0;
 }
 
 static void unwrap(struct ctx *c, struct hx_cmd_part *p, int depth)
 {
-	const char *name = p->name;
+	reader_fn *fn = reader_of(p->name);
 
-	if (!strcmp(name, "env"))
-		env(c, p, depth);
-	else if (!strcmp(name, "command") && p->argc > 1 &&
-		 (!strcmp(p->argv[1], "-v") || !strcmp(p->argv[1], "-V")))
-		return; /* a lookup */
-	else if (!strcmp(name, "command") || !strcmp(name, "busybox"))
-		run_rest(c, p, skip_opts(p, 1, "", NULL), depth);
-	else if (is_shell(name))
-		shell(c, p, depth);
-	else if (!strcmp(name, "eval"))
-		eval(c, p, depth);
-	else if (!strcmp(name, "xargs"))
-		xargs(c, p, depth);
-	else if (!strcmp(name, "find"))
-		find(c, p, depth);
-	else if (!strcmp(name, "git"))
-		git(c, p, depth);
-	else
-		wrapper(c, p, name, depth);
+	if (fn)
+		fn(c, p, depth);
 }
 
 static void add(struct ctx *c, const char *const *argv, const unsigned *flags,

@@ -2,6 +2,7 @@
  * quotes removed and what is not known of them marked (HX_SHW_*). */
 #define _GNU_SOURCE
 #include "policy/shlex.h"
+#include "common/sbuf.h"
 
 #include <errno.h>
 #include <stdint.h>
@@ -214,17 +215,6 @@ static void read_braced(struct ps *ps, struct wbuf *w, bool dq)
 	put(ps, w, ps->s + at, ps->pos - at);
 }
 
-static int hexval(int c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 /* $'...' (bash): pos is at the "'". The escapes a command line uses;
  * another (\u, \c) makes the script opaque rather than misread. */
 static void read_ansi(struct ps *ps, struct wbuf *w)
@@ -256,11 +246,12 @@ static void read_ansi(struct ps *ps, struct wbuf *w)
 			return hx_shl_opaque(ps, at, "a \\' in $'...'");
 		if (c > 0 && (e = strchr(from, c))) {
 			putc1(ps, w, to[e - from]);
-		} else if (c == 'x' && (h = hexval(hx_shl_peekc(ps, 0))) >= 0) {
+		} else if (c == 'x' &&
+			   (h = hx_hex_value(hx_shl_peekc(ps, 0))) >= 0) {
 			int v = h, h2;
 
 			ps->pos++;
-			if ((h2 = hexval(hx_shl_peekc(ps, 0))) >= 0) {
+			if ((h2 = hx_hex_value(hx_shl_peekc(ps, 0))) >= 0) {
 				v = v * 16 + h2;
 				ps->pos++;
 			}

@@ -2,6 +2,7 @@
 #define _GNU_SOURCE
 #include "supervisor/ask.h"
 #include "supervisor/askscript.h"
+#include "supervisor/strv.h"
 
 #include <errno.h>
 #include <jansson.h>
@@ -115,22 +116,6 @@ int hx_ask_new(struct hx_pipeline *pl, const char *grants_path,
 
 /* ---- subjects ---- */
 
-static char **strv_dup(const char *const *v, size_t n)
-{
-	char **o = calloc(n + 1, sizeof(*o));
-
-	for (size_t i = 0; o && i < n; i++)
-		o[i] = strdup(v[i] ? v[i] : "");
-	return o;
-}
-
-static void strv_free(char **v, size_t n)
-{
-	for (size_t i = 0; v && i < n; i++)
-		free(v[i]);
-	free(v);
-}
-
 static char *opt_dup(const char *s)
 {
 	return s ? strdup(s) : NULL;
@@ -146,8 +131,8 @@ static void subject_dup(const struct hx_ask_subject *in,
 	o->rule = opt_dup(in->rule);
 	o->judged_as = opt_dup(in->judged_as);
 	o->cwd = NULL; /* the call's, borrowed: the question keeps its own */
-	o->argv = (const char *const *)strv_dup(in->argv, in->argc);
-	o->names = (const char *const *)strv_dup(in->names, in->nnames);
+	o->argv = (const char *const *)hx_strv_dup(in->argv, in->argc);
+	o->names = (const char *const *)hx_strv_dup(in->names, in->nnames);
 }
 
 static void subject_free(struct hx_ask_subject *s)
@@ -157,8 +142,8 @@ static void subject_free(struct hx_ask_subject *s)
 	free((char *)s->addr);
 	free((char *)s->rule);
 	free((char *)s->judged_as);
-	strv_free((char **)s->argv, s->argc);
-	strv_free((char **)s->names, s->nnames);
+	hx_strv_free((char **)s->argv, s->argc);
+	hx_strv_free((char **)s->names, s->nnames);
 }
 
 static bool is_file(const struct hx_ask_subject *s)

@@ -2,6 +2,7 @@
 #include "supervisor/askscript.h"
 #include "policy/policy.h"
 #include "supervisor/proc.h"
+#include "supervisor/strv.h"
 
 #include <limits.h>
 #include <stdio.h>
@@ -10,32 +11,9 @@
 
 static void drop(struct hx_askscript *e)
 {
-	free(e->argv);
+	hx_strv_free(e->argv, e->argc);
 	free(e->cwd);
 	memset(e, 0, sizeof(*e));
-}
-
-/* argv as one block: argc + 1 pointers, then the words. */
-static char **pack(const char *const *argv, size_t argc)
-{
-	size_t len = (argc + 1) * sizeof(char *), off;
-	char **o;
-
-	for (size_t i = 0; i < argc; i++)
-		len += strlen(argv[i] ? argv[i] : "") + 1;
-	o = malloc(len);
-	if (!o)
-		return NULL;
-	off = (argc + 1) * sizeof(char *);
-	for (size_t i = 0; i < argc; i++) {
-		const char *w = argv[i] ? argv[i] : "";
-		size_t l = strlen(w) + 1;
-
-		o[i] = memcpy((char *)o + off, w, l);
-		off += l;
-	}
-	o[argc] = NULL;
-	return o;
 }
 
 static bool same_words(const struct hx_askscript *e, const char *const *argv,
@@ -85,7 +63,8 @@ void hx_askscripts_add(struct hx_askscripts *s, pid_t root,
 		s->next = (s->next + 1) % HX_ASKSCRIPT_MAX;
 		drop(e);
 	}
-	e->argv = pack(argv, argc);
+	e->argv = hx_strv_dup(argv, argc);
+	e->argc = e->argv ? argc : 0;
 	e->cwd = cwd ? strdup(cwd) : NULL;
 	if (!e->argv) {
 		drop(e);
@@ -93,7 +72,6 @@ void hx_askscripts_add(struct hx_askscripts *s, pid_t root,
 	}
 	e->root = root;
 	e->start = st.starttime;
-	e->argc = argc;
 	snprintf(e->how, sizeof(e->how), "%s", how);
 }
 

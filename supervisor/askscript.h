@@ -17,7 +17,7 @@ struct hx_policy;
 struct hx_askscript {
 	pid_t root;		  /* 0: free */
 	unsigned long long start; /* root's start time: pid reuse */
-	char **argv;		  /* one allocation: pointers, then text */
+	char **argv;		  /* hx_strv_dup's */
 	size_t argc;
 	char *cwd;
 	char how[48];

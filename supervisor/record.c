@@ -95,6 +95,13 @@ void hx_record_set_str(json_t *o, const char *k, const char *v)
 		json_object_set_new(o, k, json_string(v));
 }
 
+const char *hx_record_field(json_t *o, const char *k)
+{
+	const char *s = json_string_value(json_object_get(o, k));
+
+	return s ? s : "";
+}
+
 json_t *hx_record_new(const struct hx_pipeline *pl, const struct hx_peer *peer,
 		      const char *event, const struct timespec *when)
 {

@@ -31,6 +31,9 @@ void hx_record_set_text(struct json_t *rec, struct json_t *o, const char *k,
 			const char *field, const char *v);
 /* o[k] = v, trusted text (names, rules), when v is not NULL. */
 void hx_record_set_str(struct json_t *o, const char *k, const char *v);
+/* The string member k of record (or object) o, "" when it has none: for
+ * the readers of a log (harness-audit). */
+const char *hx_record_field(struct json_t *o, const char *k);
 /* A DNS question's type and what it was answered (unotify_dns.c) into
  * args: qtype, rcode, answers, ttl; answered_by "harness" for a connect
  * or send that reached the supervisor's resolver, not its address. */

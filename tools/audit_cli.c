@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "supervisor/audit.h"
+#include "supervisor/record.h"
 #include "supervisor/git/wtaudit.h"
 #include "tools/query_cli.h"
 #include "tools/sessions_cli.h"
@@ -67,7 +68,8 @@ static const char usage_show[] =
     "Prints the records matching every given filter, one JSON object per\n"
     "line as stored. V: allow, ask, deny; E: an event name (execve,\n"
     "openat, connect, process_start, session_end...); P: a pid.\n"
-    "Exits 1 when nothing matched.\n";
+    "Exits 1 when nothing matched. It is `query --json`: every filter of\n"
+    "query is taken too.\n";
 
 static bool is_help(const char *a)
 {
@@ -120,13 +122,6 @@ static int cmd_verify(int argc, char *const *argv, FILE *out, FILE *err)
 	return 0;
 }
 
-static const char *sget(json_t *o, const char *k)
-{
-	const char *s = json_string_value(json_object_get(o, k));
-
-	return s ? s : "";
-}
-
 /* Calls fn for each JSON record of the log; lines that do not parse are
  * counted in *bad. Returns 0 or -errno. */
 static int each_record(const char *path,
@@ -168,8 +163,9 @@ struct summary {
 static void sum_one(json_t *j, const char *line, void *arg)
 {
 	struct summary *s = arg;
-	const char *cat = sget(j, "category"), *ver = sget(j, "verdict");
-	const char *ev = sget(j, "event");
+	const char *cat = hx_record_field(j, "category"),
+		   *ver = hx_record_field(j, "verdict");
+	const char *ev = hx_record_field(j, "event");
 	json_t *c, *n;
 	char buf[1024];
 
@@ -183,7 +179,7 @@ static void sum_one(json_t *j, const char *line, void *arg)
 		snprintf(buf, sizeof(buf), "  pid %lld ppid %lld %s %s",
 			 json_integer_value(json_object_get(j, "pid")),
 			 json_integer_value(json_object_get(j, "ppid")),
-			 sget(j, "exe"), a ? a : "");
+			 hx_record_field(j, "exe"), a ? a : "");
 		free(a);
 		json_array_append_new(s->procs, json_string(buf));
 	}
@@ -199,18 +195,18 @@ static void sum_one(json_t *j, const char *line, void *arg)
 			    json_integer(n ? json_integer_value(n) + 1 : 1));
 	if (!strcmp(ver, "deny") || !strcmp(ver, "ask")) {
 		json_t *args = json_object_get(j, "args");
-		const char *what = sget(args, "path");
+		const char *what = hx_record_field(args, "path");
 		char *argv = NULL;
 
 		if (!what[0])
-			what = sget(args, "addr");
+			what = hx_record_field(args, "addr");
 		if (!what[0])
-			what = sget(args, "host");
+			what = hx_record_field(args, "host");
 		if (!what[0] && json_object_get(args, "argv"))
 			what = argv = json_dumps(json_object_get(args, "argv"),
 						 JSON_COMPACT);
 		if (!what[0])
-			what = sget(j, "error");
+			what = hx_record_field(j, "error");
 		snprintf(buf, sizeof(buf),
 			 "  seq %lld pid %lld %s %s %s%s: rule %s",
 			 json_integer_value(json_object_get(j, "seq")),
@@ -219,7 +215,7 @@ static void sum_one(json_t *j, const char *line, void *arg)
 			 json_is_false(json_object_get(j, "enforced"))
 			     ? " (not enforced)"
 			     : "",
-			 sget(j, "rule"));
+			 hx_record_field(j, "rule"));
 		free(argv);
 		json_array_append_new(s->denied, json_string(buf));
 	}
@@ -282,88 +278,27 @@ out:
 	return r ? 2 : 0;
 }
 
-struct show {
-	const char *verdict, *event;
-	long long pid;
-	bool has_pid;
-	FILE *out;
-	size_t matched;
-};
-
-static void show_one(json_t *j, const char *line, void *arg)
-{
-	struct show *s = arg;
-
-	if (s->verdict && strcmp(sget(j, "verdict"), s->verdict))
-		return;
-	if (s->event && strcmp(sget(j, "event"), s->event))
-		return;
-	if (s->has_pid &&
-	    json_integer_value(json_object_get(j, "pid")) != s->pid)
-		return;
-	fprintf(s->out, "%s\n", line);
-	s->matched++;
-}
-
+/* show is query with JSON lines always: the records as stored. */
 static int cmd_show(int argc, char *const *argv, FILE *out, FILE *err)
 {
-	struct show s = {.out = out};
-	const char *log = NULL;
-	char path[PATH_MAX];
-	size_t bad;
-	char *end;
-	int i, r;
+	char **v = calloc((size_t)argc + 2, sizeof(*v));
+	int r;
 
-	for (i = 2; i < argc; i++) {
-		const char *a = argv[i];
-
-		if (is_help(a)) {
+	for (int i = 2; i < argc; i++)
+		if (is_help(argv[i])) {
+			free(v);
 			fputs(usage_show, out);
 			return 0;
 		}
-		if (!strcmp(a, "--verdict") || !strcmp(a, "--event") ||
-		    !strcmp(a, "--pid")) {
-			if (i + 1 >= argc) {
-				fprintf(err,
-					"harness-audit: %s needs a value\n", a);
-				return 2;
-			}
-			const char *v = argv[++i];
-
-			if (!strcmp(a, "--verdict")) {
-				s.verdict = v;
-			} else if (!strcmp(a, "--event")) {
-				s.event = v;
-			} else {
-				s.pid = strtoll(v, &end, 10);
-				if (!*v || *end) {
-					fprintf(err,
-						"harness-audit: --pid: '%s' is "
-						"not a number\n",
-						v);
-					return 2;
-				}
-				s.has_pid = true;
-			}
-		} else if (a[0] == '-' && a[1] && strcmp(a, "--last")) {
-			fprintf(err, "harness-audit: unknown option '%s'\n", a);
-			return 2;
-		} else if (!log) {
-			log = a;
-		} else {
-			fputs(usage_show, err);
-			return 2;
-		}
-	}
-	if (hx_sessions_log(log, path, sizeof(path), err))
-		return 2;
-	log = path;
-	r = each_record(log, show_one, &s, &bad);
-	if (r) {
-		fprintf(err, "harness-audit: %s: %s\n", log, strerror(-r));
+	if (!v) {
+		fprintf(err, "harness-audit: out of memory\n");
 		return 2;
 	}
-	return s.matched ? 0 : 1;
+	memcpy(v, argv, (size_t)argc * sizeof(*v));
+	v[argc] = (char *)"--json";
+	r = hx_query_cli(argc + 1, v, out, err);
+	free(v);
+	return r;
 }
 
 int hx_audit_cli(int argc, char *const *argv, FILE *out, FILE *err)

@@ -13,6 +13,7 @@
 
 #include "common/glob.h"
 #include "common/sbuf.h"
+#include "supervisor/record.h"
 #include "tools/sessions_cli.h"
 
 static const char usage[] =
@@ -64,13 +65,6 @@ struct query {
 	FILE *out;
 };
 
-static const char *str(json_t *o, const char *k)
-{
-	const char *s = json_string_value(json_object_get(o, k));
-
-	return s ? s : "";
-}
-
 /* An age ("15m") or an ISO prefix, as the ISO text records compare with. */
 static int parse_time(const char *in, char *out, size_t size)
 {
@@ -101,7 +95,8 @@ static int parse_time(const char *in, char *out, size_t size)
 
 static bool host_matches(const char *glob, json_t *args)
 {
-	const char *addr = str(args, "addr"), *host = str(args, "host");
+	const char *addr = hx_record_field(args, "addr"),
+		   *host = hx_record_field(args, "host");
 	char a[300];
 	const char *colon;
 	size_t i;
@@ -130,10 +125,10 @@ static bool host_matches(const char *glob, json_t *args)
 static bool matches(const struct query *q, json_t *r)
 {
 	json_t *args = json_object_get(r, "args");
-	const char *t = str(r, "time");
+	const char *t = hx_record_field(r, "time");
 
 	for (size_t i = 0; i < q->nex; i++)
-		if (strcmp(str(r, q->ex[i].key), q->ex[i].want))
+		if (strcmp(hx_record_field(r, q->ex[i].key), q->ex[i].want))
 			return false;
 	if (q->has_pid &&
 	    json_integer_value(json_object_get(r, "pid")) != q->pid)
@@ -142,10 +137,10 @@ static bool matches(const struct query *q, json_t *r)
 		return false;
 	if (q->until[0] && strncmp(t, q->until, strlen(q->until)) > 0)
 		return false;
-	if (q->exe && fnmatch(q->exe, str(r, "exe"), 0))
+	if (q->exe && fnmatch(q->exe, hx_record_field(r, "exe"), 0))
 		return false;
-	if (q->path && !hx_glob_match(q->path, str(args, "path")) &&
-	    !hx_glob_match(q->path, str(args, "path2")))
+	if (q->path && !hx_glob_match(q->path, hx_record_field(args, "path")) &&
+	    !hx_glob_match(q->path, hx_record_field(args, "path2")))
 		return false;
 	if (q->host && !host_matches(q->host, args))
 		return false;
@@ -171,16 +166,16 @@ static void what(json_t *r, char *out, size_t size)
 		}
 		return;
 	}
-	s = *str(args, "path")	 ? str(args, "path")
-	    : *str(args, "addr") ? str(args, "addr")
-				 : str(args, "host");
+	s = *hx_record_field(args, "path")   ? hx_record_field(args, "path")
+	    : *hx_record_field(args, "addr") ? hx_record_field(args, "addr")
+					     : hx_record_field(args, "host");
 	hx_sbuf_put_escaped(&b, s, strlen(s));
 }
 
 static void print(struct query *q, json_t *r, const char *line)
 {
 	char w[160];
-	const char *t = str(r, "time");
+	const char *t = hx_record_field(r, "time");
 
 	q->matched++;
 	if (q->as_lines) {
@@ -191,7 +186,8 @@ static void print(struct query *q, json_t *r, const char *line)
 	fprintf(q->out, "%-12.12s %7lld %-14.14s %-6s %-24.24s %s\n",
 		strlen(t) > 11 ? t + 11 : t,
 		(long long)json_integer_value(json_object_get(r, "pid")),
-		str(r, "event"), str(r, "verdict"), str(r, "rule"), w);
+		hx_record_field(r, "event"), hx_record_field(r, "verdict"),
+		hx_record_field(r, "rule"), w);
 }
 
 /* Each line: the needles first (no parse for a line that cannot

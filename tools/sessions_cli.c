@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "common/sbuf.h"
+#include "supervisor/record.h"
 #include "supervisor/session.h"
 
 struct session {
@@ -72,16 +73,9 @@ static json_t *last_record(FILE *f)
 	return parse_line(nl, (size_t)(end - nl));
 }
 
-static const char *str(json_t *o, const char *k)
-{
-	const char *s = json_string_value(json_object_get(o, k));
-
-	return s ? s : "";
-}
-
 static bool is_event(json_t *r, const char *name)
 {
-	return r && !strcmp(str(r, "event"), name);
+	return r && !strcmp(hx_record_field(r, "event"), name);
 }
 
 /* The session of log path (id: its name); false when the log does not
@@ -130,7 +124,8 @@ static int by_start(const void *a, const void *b)
 {
 	const struct session *x = a, *y = b;
 
-	return strcmp(str(x->start, "time"), str(y->start, "time"));
+	return strcmp(hx_record_field(x->start, "time"),
+		      hx_record_field(y->start, "time"));
 }
 
 /* Every session of the state dir, oldest first. */
@@ -183,9 +178,21 @@ static int list(struct session **out, size_t *count)
 	return 0;
 }
 
+/* The sessions, and the current directory into cwd (NULL: not
+ * needed); -errno (said on err) when either cannot be had. */
+static int list_here(char *cwd, size_t size, struct session **v, size_t *n,
+		     FILE *err)
+{
+	int r = !cwd || getcwd(cwd, size) ? list(v, n) : -errno;
+
+	if (r)
+		fprintf(err, "harness-audit: the sessions: %s\n", strerror(-r));
+	return r;
+}
+
 static bool here(const struct session *s, const char *cwd)
 {
-	return !strcmp(str(s->start, "cwd"), cwd);
+	return !strcmp(hx_record_field(s->start, "cwd"), cwd);
 }
 
 int hx_sessions_log(const char *arg, char *log, size_t size, FILE *err)
@@ -194,7 +201,6 @@ int hx_sessions_log(const char *arg, char *log, size_t size, FILE *err)
 	struct session *v;
 	struct stat st;
 	size_t n;
-	int r;
 
 	if (arg && strcmp(arg, "--last")) {
 		if (!stat(arg, &st) && !S_ISDIR(st.st_mode)) {
@@ -213,14 +219,8 @@ int hx_sessions_log(const char *arg, char *log, size_t size, FILE *err)
 			arg);
 		return 2;
 	}
-	if (!getcwd(cwd, sizeof(cwd)))
-		r = -errno;
-	else
-		r = list(&v, &n);
-	if (r) {
-		fprintf(err, "harness-audit: the sessions: %s\n", strerror(-r));
+	if (list_here(cwd, sizeof(cwd), &v, &n, err))
 		return 2;
-	}
 	for (size_t i = n; i-- > 0;)
 		if (here(&v[i], cwd)) {
 			snprintf(log, size, "%s", v[i].log);
@@ -261,7 +261,7 @@ static const char *state_of(const struct session *s)
 	n = readlink(link, exe, sizeof(exe) - 1);
 	if (n > 0 && pid > 0) {
 		exe[n] = '\0';
-		if (!strcmp(exe, str(s->start, "exe")))
+		if (!strcmp(exe, hx_record_field(s->start, "exe")))
 			return "running";
 	}
 	return "cut";
@@ -276,8 +276,9 @@ static json_int_t verdicts(const struct session *s, const char *v)
 static json_t *as_json(const struct session *s)
 {
 	json_t *o = json_object(), *wt = json_object_get(s->end, "worktree");
-	double d =
-	    s->end ? seconds(str(s->start, "time"), str(s->end, "time")) : -1;
+	double d = s->end ? seconds(hx_record_field(s->start, "time"),
+				    hx_record_field(s->end, "time"))
+			  : -1;
 
 	json_object_set_new(o, "id", json_string(s->id));
 	json_object_set_new(o, "state", json_string(state_of(s)));
@@ -340,12 +341,12 @@ static void command_line(json_t *cmd, char *out, size_t size)
 static void row(FILE *out, const struct session *s)
 {
 	char when[20] = "", dur[16], exit[16], cmd[96];
-	const char *st = state_of(s), *t = str(s->start, "time");
+	const char *st = state_of(s), *t = hx_record_field(s->start, "time");
 	json_t *wt = json_object_get(s->end, "worktree");
 
 	snprintf(when, sizeof(when), "%.10s %.8s", t,
 		 strlen(t) > 11 ? t + 11 : "");
-	duration(s->end ? seconds(t, str(s->end, "time")) : -1, dur,
+	duration(s->end ? seconds(t, hx_record_field(s->end, "time")) : -1, dur,
 		 sizeof(dur));
 	if (json_object_get(s->end, "signal"))
 		snprintf(exit, sizeof(exit), "sig %lld",
@@ -363,7 +364,7 @@ static void row(FILE *out, const struct session *s)
 	    when, dur, exit,
 	    (long long)json_integer_value(json_object_get(s->end, "events")),
 	    (long long)verdicts(s, "deny"), (long long)verdicts(s, "ask"),
-	    wt ? str(wt, "branch") : "-", cmd);
+	    wt ? hx_record_field(wt, "branch") : "-", cmd);
 }
 
 int hx_sessions_cli(int argc, char *const *argv, FILE *out, FILE *err)
@@ -372,7 +373,6 @@ int hx_sessions_cli(int argc, char *const *argv, FILE *out, FILE *err)
 	char cwd[PATH_MAX] = "";
 	struct session *v;
 	size_t n;
-	int r;
 
 	for (int i = 2; i < argc; i++) {
 		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
@@ -391,14 +391,8 @@ int hx_sessions_cli(int argc, char *const *argv, FILE *out, FILE *err)
 			return 2;
 		}
 	}
-	if (only_here && !getcwd(cwd, sizeof(cwd)))
-		r = -errno;
-	else
-		r = list(&v, &n);
-	if (r) {
-		fprintf(err, "harness-audit: the sessions: %s\n", strerror(-r));
+	if (list_here(only_here ? cwd : NULL, sizeof(cwd), &v, &n, err))
 		return 2;
-	}
 	if (!as_lines)
 		fprintf(out, "%-26s %-19s %8s %7s %7s %6s %5s  %-18s %s\n",
 			"ID", "START (UTC)", "TIME", "EXIT", "EVENTS", "DENIED",

@@ -1,6 +1,7 @@
 /* Audit record text, parsed: see kaudit.h. Pure: no system calls. */
 #define _GNU_SOURCE
 #include "supervisor/kernel/kaudit.h"
+#include "common/sbuf.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -36,17 +37,6 @@ int hx_kaudit_header(const char *text, size_t len, struct timespec *when,
 	when->tv_nsec = (long)ms * 1000000L;
 	*serial = ser;
 	return (int)i;
-}
-
-static int hexval(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	return -1;
 }
 
 /* Keys whose value is an untrusted string: quoted, or hex. Any other
@@ -98,7 +88,8 @@ int hx_kaudit_field(const char *text, size_t len, const char *key, char *out,
 		if ((vend - i) % 2)
 			return -1;
 		for (; i < vend; i += 2) {
-			int hi = hexval(text[i]), lo = hexval(text[i + 1]);
+			int hi = hx_hex_value((unsigned char)text[i]),
+			    lo = hx_hex_value((unsigned char)text[i + 1]);
 
 			if (hi < 0 || lo < 0 || n + 1 >= outlen)
 				return -1;
