@@ -353,7 +353,7 @@ static long make(const char *dir, const char *name)
  * (unotify_ident.c): each change must show in the next call. */
 static int ident(const char *dir, const char *exe)
 {
-	int res[2], go[2];
+	int res[2], go[2], done[2];
 	pid_t mid, old, now;
 	char out[128], e[4096];
 	ssize_t n;
@@ -364,7 +364,9 @@ static int ident(const char *dir, const char *exe)
 	umask(077);
 	if (make(dir, "b") < 0)
 		return printf("err b %s\n", strerror(errno)), 1;
-	if (pipe(res) || pipe(go))
+	/* done: held open by the exec'd image until it exits, so this
+	 * process (whose exit ends the session) outlives its "ok open" */
+	if (pipe(res) || pipe(go) || pipe(done))
 		return 1;
 	mid = fork();
 	if (mid == 0) {
@@ -387,6 +389,7 @@ static int ident(const char *dir, const char *exe)
 			_exit(127);
 		}
 		close(go[1]);
+		close(done[1]);
 		/* Until the child's call is made and remembered. */
 		if (read(go[0], out, 1) < 0)
 			_exit(1);
@@ -395,16 +398,17 @@ static int ident(const char *dir, const char *exe)
 	close(go[0]);
 	close(go[1]);
 	close(res[1]);
+	close(done[1]);
 	waitpid(mid, NULL, 0);
 	n = read(res[0], out, sizeof(out) - 1);
 	if (n <= 0)
 		return printf("err child\n"), 1;
 	out[n] = '\0';
 	fputs(out, stdout);
-	/* Until the exec'd image made DIR/e. */
-	snprintf(e, sizeof(e), "%s/e", dir);
-	for (int i = 0; i < 5000 && access(e, F_OK); i++)
-		usleep(1000);
+	/* Until the exec'd image has made DIR/e, said so and exited. */
+	do
+		n = read(done[0], out, 1);
+	while (n > 0 || (n < 0 && errno == EINTR));
 	return 0;
 }
 
