@@ -177,9 +177,13 @@ run: all
 unit: $(UNIT_BINS)
 	@tests/run-unit $(UNIT_BINS)
 unit-bins: $(UNIT_BINS)
-integration: all $(HELPER_BINS) $(ESCAPE_BINS)
+integration: all $(HELPER_BINS) $(ESCAPE_BINS) $(PROMETHEUS)
 	@BUILD=$(BUILD) tests/run-integration
-test: lint all $(UNIT_BINS) $(HELPER_BINS) $(ESCAPE_BINS) $(call agent_stamps,$(TEST_AGENTS))
+# Debian's Prometheus, for the metrics test (scripts/install-deps).
+PROMETHEUS := $(BUILD)/prometheus/usr/bin/prometheus
+$(PROMETHEUS):
+	@BUILD=$(BUILD) scripts/install-deps --prometheus
+test: lint all $(UNIT_BINS) $(HELPER_BINS) $(ESCAPE_BINS) $(PROMETHEUS) $(call agent_stamps,$(TEST_AGENTS))
 	@BUILD=$(BUILD) HX_AGENTS="$(TEST_AGENTS)" tests/run $(UNIT_BINS)
 
 # The checks that keep the tree as HACKING.md says, first in `make test`:
@@ -246,4 +250,4 @@ format-check: | $(DEPS_OK)
 clean:
 	rm -rf $(BUILD) build-asan
 
--include $(shell find $(BUILD) -name '*.d' 2>/dev/null)
+-include $(shell find $(BUILD) -name '*.d' -type f 2>/dev/null)

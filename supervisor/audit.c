@@ -14,6 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/clock.h"
 #include "supervisor/fmt.h"
 #include "supervisor/sha256.h"
 
@@ -374,10 +375,13 @@ void hx_audit_check_mode(struct hx_audit *a)
 	pthread_mutex_unlock(&a->lock);
 }
 
-int hx_audit_sync(struct hx_audit *a)
+int hx_audit_sync_timed(struct hx_audit *a, uint64_t *ns)
 {
+	uint64_t t0 = 0;
 	int r = 0;
 
+	if (ns)
+		*ns = 0;
 	pthread_mutex_lock(&a->lock);
 	check_mode(a);
 	if (a->created && !(r = sync_dir(a->path)))
@@ -385,13 +389,22 @@ int hx_audit_sync(struct hx_audit *a)
 	/* The data and the size it needs: an append-only log has no other
 	 * metadata to keep. */
 	if (!r && a->dirty) {
+		if (ns)
+			t0 = hx_mono_ns();
 		if (fdatasync(a->fd) && errno != EINVAL)
 			r = -errno;
 		else
 			a->dirty = false;
+		if (ns) /* at least 1: "a sync happened" */
+			*ns = hx_mono_ns() - t0 ?: 1;
 	}
 	pthread_mutex_unlock(&a->lock);
 	return r;
+}
+
+int hx_audit_sync(struct hx_audit *a)
+{
+	return hx_audit_sync_timed(a, NULL);
 }
 
 static void *syncer(void *arg)

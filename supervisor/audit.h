@@ -44,6 +44,9 @@ uint64_t hx_audit_written(struct hx_audit *a);
 /* fdatasync when records were written since the last sync; puts back
  * the log's mode when it was changed. */
 int hx_audit_sync(struct hx_audit *a);
+/* The same, with how long the fdatasync took in *ns (0: none was
+ * needed). */
+int hx_audit_sync_timed(struct hx_audit *a, uint64_t *ns);
 /* Only the latter, without waiting for the device: before the count of
  * hx_audit_mode_restored goes into a record. */
 void hx_audit_check_mode(struct hx_audit *a);

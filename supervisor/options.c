@@ -33,7 +33,9 @@ enum {
 	O_NO_KERNEL_AUDIT,
 	O_DNS_UPSTREAM,
 	O_DNS_DENIED,
-	O_ASK_TIMEOUT
+	O_ASK_TIMEOUT,
+	O_METRICS,
+	O_METRICS_FILE
 };
 
 static const struct {
@@ -64,6 +66,8 @@ static const struct {
     {"dns-upstream", 0, true, O_DNS_UPSTREAM},
     {"dns-denied", 0, true, O_DNS_DENIED},
     {"ask-timeout", 0, true, O_ASK_TIMEOUT},
+    {"metrics", 0, true, O_METRICS},
+    {"metrics-file", 0, true, O_METRICS_FILE},
 };
 
 #define NOPTS (sizeof(opts) / sizeof(opts[0]))
@@ -214,6 +218,16 @@ static int set(struct hx_options *o, int id, const char *val, char *err,
 		o->ask_timeout = (int)v;
 		break;
 	}
+	case O_METRICS:
+		if (!val[0])
+			goto empty;
+		o->metrics = val; /* checked as it is bound (metrics_serve.h) */
+		break;
+	case O_METRICS_FILE:
+		if (!val[0])
+			goto empty;
+		o->metrics_file = val;
+		break;
 	}
 	return 0;
 empty:
@@ -304,9 +318,18 @@ int hx_options_parse(int argc, char *const *argv, struct hx_options *o,
 	return 0;
 }
 
-/* The subcommands that answer questions (askcli.h). */
-static void usage_approvals(FILE *f)
+/* The subcommands: worktrees (worktree.h), answers to questions
+ * (askcli.h). */
+static void usage_subcommands(FILE *f)
 {
+	fputs("Worktree sessions (harness-exec SUBCOMMAND; run a program\n"
+	      "of one of these names as 'harness-exec -- NAME'):\n"
+	      "  harness-exec checkpoint [SESSION]   checkpoint a running one\n"
+	      "  harness-exec restore SESSION N      worktree back to N\n"
+	      "  harness-exec gc [--older-than AGE]  remove ended sessions'\n"
+	      "                        worktrees and refs (AGE: 30m, 12h, 7d)\n"
+	      "\n",
+	      f);
 	fputs(
 	    "Approvals (a call the policy says ask for waits in its system\n"
 	    "call; the question is put on this terminal, the agent's\n"
@@ -404,6 +427,17 @@ void hx_options_usage(FILE *f)
 	    "                        default; off with --no-kernel-notify);\n"
 	    "                        exec rules then bind only programs\n"
 	    "                        that go through the shim\n"
+	    "      --metrics ADDR    serve the session's metrics in\n"
+	    "                        Prometheus's text format at\n"
+	    "                        http://ADDR/metrics: ADDR is [HOST:]PORT\n"
+	    "                        on a loopback address (127.0.0.1 by\n"
+	    "                        default; port 0: any free one, said in\n"
+	    "                        session_start) or unix:PATH, a socket\n"
+	    "                        only its owner can connect to\n"
+	    "      --metrics-file FILE\n"
+	    "                        write them to FILE every 5 s and at the\n"
+	    "                        end (a new file renamed over it), for\n"
+	    "                        node_exporter's textfile collector\n"
 	    "      --worktree        run CMD in a new linked git worktree on\n"
 	    "                        branch harness/<session>, with\n"
 	    "                        checkpoints and a result commit\n"
@@ -413,16 +447,9 @@ void hx_options_usage(FILE *f)
 	    "      --keep-worktree   keep the worktree after the session\n"
 	    "\n"
 	    "Options end at '--' or at the first argument that is not one.\n"
-	    "\n"
-	    "Worktree sessions (harness-exec SUBCOMMAND; run a program\n"
-	    "of one of these names as 'harness-exec -- NAME'):\n"
-	    "  harness-exec checkpoint [SESSION]   checkpoint a running one\n"
-	    "  harness-exec restore SESSION N      worktree back to N\n"
-	    "  harness-exec gc [--older-than AGE]  remove ended sessions'\n"
-	    "                        worktrees and refs (AGE: 30m, 12h, 7d)\n"
 	    "\n",
 	    f);
-	usage_approvals(f);
+	usage_subcommands(f);
 	fputs(
 	    "Kernel sandbox (both modes, also --mode audit): the command\n"
 	    "runs with no_new_privs, no capabilities (also as root) and a\n"

@@ -41,6 +41,8 @@ struct hx_options {
 	 * run in a linked git worktree (docs/worktrees.md) */
 	bool worktree, copy_untracked, keep_worktree;
 	const char *base;
+	/* --metrics ADDR, --metrics-file FILE (metrics_serve.h), or NULL */
+	const char *metrics, *metrics_file;
 	char *const *cmd; /* argv of the command, NULL-terminated */
 	int ncmd;
 };

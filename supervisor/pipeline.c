@@ -178,6 +178,34 @@ int hx_pipeline_protect_fd(struct hx_pipeline *pl, int fd)
 	return 0;
 }
 
+int hx_pipeline_protect_endpoint(struct hx_pipeline *pl, int fd)
+{
+	struct sockaddr_storage sa;
+	socklen_t len = sizeof(sa);
+
+	if (pl->nprotect_ep == HX_PROTECT_EP_MAX)
+		return -ENOSPC;
+	if (getsockname(fd, (struct sockaddr *)&sa, &len))
+		return -errno;
+	if (!hx_sockaddr_ip(&sa, len, &pl->protect_ep[pl->nprotect_ep]))
+		return -EAFNOSUPPORT;
+	pl->nprotect_ep++;
+	return 0;
+}
+
+static bool protected_endpoint(const struct hx_pipeline *pl,
+			       const struct hx_ipaddr *d)
+{
+	for (size_t i = 0; i < pl->nprotect_ep; i++) {
+		const struct hx_ipaddr *e = &pl->protect_ep[i];
+
+		if (e->family == d->family && e->port == d->port &&
+		    !memcmp(e->addr, d->addr, e->family == AF_INET ? 4 : 16))
+			return true;
+	}
+	return false;
+}
+
 /* Whether v names a protected inode (a hard link to the log, the log
  * through a second mount); lstat for what acts on the link itself. */
 static bool protected_inode(const struct hx_pipeline *pl, const struct vpath *v,
@@ -511,9 +539,18 @@ static void judge_loopback(struct flow *f)
 	const char *var;
 
 	f->refused = false;
-	if (f->d.verdict != HX_VERDICT_ASK || f->is_unix || !f->ev.addr ||
+	if (f->is_unix || !f->ev.addr ||
 	    (rq->op != HX_OP_CONNECT && rq->op != HX_OP_SEND) ||
 	    !hx_loopback_addr(f->ev.addr, f->ev.addrlen, &lb))
+		return;
+	/* The harness's own endpoint (--metrics), whatever allows it. */
+	if (protected_endpoint(pl, &lb)) {
+		f->d.verdict = HX_VERDICT_DENY;
+		f->d.rule = "harness:protect";
+		f->d.pattern = NULL;
+		return;
+	}
+	if (f->d.verdict != HX_VERDICT_ASK)
 		return;
 	switch (hx_loopback_judge(
 	    &lb, rq->has_proto ? rq->proto : -1, rq->op == HX_OP_CONNECT,

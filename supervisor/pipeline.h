@@ -17,6 +17,7 @@
 #include <sys/types.h>
 #include <time.h>
 
+#include "common/sockaddr.h"
 #include "common/types.h"
 
 struct hx_policy;
@@ -81,6 +82,7 @@ struct hx_owned;
 struct hx_ipool;
 struct hx_endpoints;
 struct hx_ask;
+struct hx_metrics;
 
 /* A file of the harness known by inode (the audit log): a hard link or
  * another mount reaches it by a path no glob names. */
@@ -89,6 +91,7 @@ struct hx_protect_ino {
 	ino_t ino;
 };
 #define HX_PROTECT_INO_MAX 4
+#define HX_PROTECT_EP_MAX  2
 
 struct hx_pipeline {
 	const struct hx_policy *policy;
@@ -108,6 +111,8 @@ struct hx_pipeline {
 	 * worktree layer for provenance; NULL: none. rec is borrowed. */
 	void (*observe)(void *arg, struct json_t *rec, uint64_t seq);
 	void *observe_arg;
+	/* What each record counts in (metrics.h); NULL: no metrics. */
+	struct hx_metrics *metrics;
 	/* The kernel layer's state (recent shim decisions per thread, the
 	 * processes that said HELLO); NULL until hx_correlate_enable. */
 	struct hx_pl_kernel *kern;
@@ -130,6 +135,9 @@ struct hx_pipeline {
 	struct hx_pl_coalesce *co;
 	struct hx_protect_ino protect_ino[HX_PROTECT_INO_MAX];
 	size_t nprotect_ino;
+	/* The harness's loopback endpoints (--metrics): harness:protect */
+	struct hx_ipaddr protect_ep[HX_PROTECT_EP_MAX];
+	size_t nprotect_ep;
 	/* Files granted for reading that the kernel layer's creations in
 	 * the directories Landlock carves link in (ipool.h); NULL: none. */
 	struct hx_ipool *pool;
@@ -216,5 +224,8 @@ void hx_pipeline_own(struct hx_pipeline *pl, int dirfd, const char *name);
 /* Protects the file open as fd by inode too (harness:protect). Returns
  * 0, -ENOSPC or -errno of fstat. */
 int hx_pipeline_protect_fd(struct hx_pipeline *pl, int fd);
+/* Protects the loopback address the socket fd is bound to: a connect or
+ * send to it is harness:protect. 0 or -errno. */
+int hx_pipeline_protect_endpoint(struct hx_pipeline *pl, int fd);
 
 #endif

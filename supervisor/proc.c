@@ -32,10 +32,12 @@ int hx_proc_stat(pid_t pid, struct hx_procstat *st)
 	/* The command name (field 2) may hold spaces and parentheses:
 	 * fields 3 on follow the last ')'. starttime is field 22. */
 	p = strrchr(buf, ')');
-	if (!p || sscanf(p + 2,
-			 "%c %d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u "
-			 "%*d %*d %*d %*d %d %*d %llu",
-			 &st->state, &ppid, &st->threads, &st->starttime) != 4)
+	if (!p ||
+	    sscanf(p + 2,
+		   "%c %d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu "
+		   "%llu %llu %*d %*d %d %*d %llu %*u %ld",
+		   &st->state, &ppid, &st->utime, &st->stime, &st->cutime,
+		   &st->cstime, &st->threads, &st->starttime, &st->rss) != 9)
 		return -EBADMSG;
 	st->ppid = ppid;
 	return 0;
@@ -112,16 +114,20 @@ ssize_t hx_proc_cwd(pid_t pid, char *out, size_t size)
 
 size_t hx_proc_descendants(pid_t root, struct hx_proc *out, size_t max)
 {
-	static struct {
+	/* Per call, not static: the loop's thread, a question's and the
+	 * metrics' scan at once. */
+	struct {
 		pid_t pid, ppid;
 		unsigned long long starttime;
-	} all[MAX_SCAN];
+	} *all = malloc(MAX_SCAN * sizeof(*all));
 	size_t n = 0, found = 0, j, done;
-	DIR *d = opendir("/proc");
+	DIR *d = all ? opendir("/proc") : NULL;
 	struct dirent *de;
 
-	if (!d)
+	if (!d) {
+		free(all);
 		return 0;
+	}
 	while ((de = readdir(d)) && n < MAX_SCAN) {
 		struct hx_procstat st;
 		char *end;
@@ -146,6 +152,7 @@ size_t hx_proc_descendants(pid_t root, struct hx_proc *out, size_t max)
 				out[found++] = (struct hx_proc){
 				    all[j].pid, all[j].starttime};
 	}
+	free(all);
 	return found;
 }
 

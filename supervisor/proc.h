@@ -14,6 +14,9 @@ struct hx_procstat {
 	pid_t ppid;
 	int threads;
 	unsigned long long starttime; /* clock ticks after boot */
+	/* CPU time in clock ticks: its own, and its waited-for children's */
+	unsigned long long utime, stime, cutime, cstime;
+	long rss; /* resident pages */
 };
 
 /* Fills *st for pid. Returns 0, or -errno (-ESRCH when it is gone,

@@ -15,6 +15,7 @@
 #include "common/clock.h"
 #include "supervisor/audit.h"
 #include "supervisor/fmt.h"
+#include "supervisor/metrics.h"
 
 /* Records coalesced beyond the rate, counted by who, what and how it
  * was decided, each group with the arguments of its first record. */
@@ -142,10 +143,13 @@ static int append_raw(struct hx_pipeline *pl, json_t *rec, uint64_t *seq)
 	uint64_t n = 0;
 	int r = rec ? hx_audit_append(pl->audit, rec, &n) : -ENOMEM;
 
-	if (r)
+	if (r) {
 		pl->audit_errors++;
-	else if (pl->observe)
-		pl->observe(pl->observe_arg, rec, n);
+	} else {
+		hx_metrics_record(pl->metrics, rec, false);
+		if (pl->observe)
+			pl->observe(pl->observe_arg, rec, n);
+	}
 	if (seq)
 		*seq = n;
 	return r;
@@ -306,6 +310,7 @@ int hx_record_append_event(struct hx_pipeline *pl, json_t *rec, uint64_t *seq,
 	}
 	if (rec && over_rate(pl)) {
 		coalesce(pl->co, rec);
+		hx_metrics_record(pl->metrics, rec, true);
 		if (coalesced)
 			*coalesced = true;
 		return 0;

@@ -36,6 +36,7 @@
 #include "supervisor/kernel/unotify.h"
 #include "supervisor/fmt.h"
 #include "supervisor/options.h"
+#include "supervisor/metrics.h"
 #include "supervisor/pipeline.h"
 #include "supervisor/reaper.h"
 #include "supervisor/neighbours.h"
@@ -615,7 +616,7 @@ static int open_pipeline(struct run *r)
 		return -1;
 	}
 	r->listening = true;
-	return hx_run_open_ask(r);
+	return hx_run_open_ask(r) ? -1 : hx_run_open_metrics(r);
 }
 
 /* The user-notify layer and the exec gate: the child hands its listener
@@ -651,29 +652,6 @@ static int enable_notify(struct run *r)
 	return 0;
 }
 
-/* What a missing layer costs, said once at the start. */
-static void warn_missing(struct run *r)
-{
-	const struct hx_options *o = r->o;
-
-	if (r->exec_gate && r->hand[0] < 0) {
-		r->exec_gate = false;
-		if (!o->quiet)
-			fprintf(stderr, "harness-exec: warning: the exec gate "
-					"needs the user-notify layer: exec "
-					"rules bind programs through the shim "
-					"only\n");
-	}
-	/* Without a cgroup the gate's PTRACE_O_EXITKILL ends the tree if we
-	 * die: each of its processes is traced from its fork. */
-	if (r->reaper_err && !r->exec_gate && !o->quiet)
-		fprintf(stderr,
-			"harness-exec: warning: no cgroup v2 for the session "
-			"(%s) and no exec gate: if harness-exec itself is "
-			"killed, the agent's processes are not\n",
-			strerror(-r->reaper_err));
-}
-
 static int setup(struct run *r)
 {
 	const struct hx_options *o = r->o;
@@ -687,6 +665,8 @@ static int setup(struct run *r)
 		return -1;
 	}
 	e = hx_session_init(&r->sess, o->session, o->audit_log, o->policy);
+	if (!e)
+		e = hx_run_protect_metrics(r);
 	if (e) {
 		hx_say("session setup: %s", strerror(-e));
 		return -1;
@@ -735,7 +715,7 @@ static int setup(struct run *r)
 	    !o->quiet)
 		fprintf(stderr, "harness-exec: warning: cannot look for the "
 				"files to mask\n");
-	warn_missing(r);
+	hx_run_warn_missing(r);
 	if (hx_sandbox_ready(r->sb, msg, sizeof(msg))) {
 		hx_say("sandbox: %s", msg);
 		return -1;
@@ -779,6 +759,7 @@ static void teardown(struct run *r)
 	for (int i = 0; i < 3; i++)
 		free(r->own_env[i]);
 	hx_dnsmap_free(r->dns);
+	hx_metrics_free(r->pl.metrics); /* no worker counts any more */
 	hx_policy_free(r->policy);
 	free(r->policy_text);
 	for (size_t i = 0; i < HX_MAX_PROFILES; i++)
@@ -879,6 +860,7 @@ int hx_run(const struct hx_options *o)
 	r->dns_l = (struct hx_dnsns_listeners){-1, -1, -1, -1};
 	r->reaper_err = -ENOTSUP;
 	r->hand[0] = r->hand[1] = -1;
+	r->metrics_fd = -1;
 	r->o = o;
 	if (setup(r))
 		goto out;
@@ -934,6 +916,7 @@ int hx_run(const struct hx_options *o)
 		serve_notify(r);
 	/* After the fork: a resolver thread must not exist at fork time. */
 	hx_dnsmap_start_resolver(r->dns, r->policy);
+	hx_run_serve_metrics(r); /* the same */
 	/* A log that takes no more records ends the session: what cannot
 	 * be audited does not go on (hx_record_fail). */
 	while (!r->child_done && !r->pl.failed)
@@ -971,6 +954,7 @@ out:
 	 * has not handed over); then the log's last flush overlaps the rest
 	 * of the teardown. */
 	r->pl.tree_holds = NULL; /* no tree to ask once it stops */
+	hx_run_stop_metrics(r);	 /* the last file: all of session_end */
 	hx_unotify_stop(r->un);
 	r->un = NULL;
 	hx_execgate_stop(r->gate);

@@ -29,6 +29,7 @@ struct hx_execgate;
 struct hx_kaudit;
 struct hx_control;
 struct hx_askterm;
+struct hx_metrics_serve;
 
 struct run {
 	const struct hx_options *o;
@@ -85,6 +86,11 @@ struct run {
 	const char *terminals;
 	const char *sysv_ipc; /* "own namespace", "refused", or NULL */
 	int child_status;
+	/* --metrics: the socket bound (until served), its address as said
+	 * ("127.0.0.1:PORT", "unix:PATH"), and its server */
+	int metrics_fd;
+	char metrics_addr[128];
+	struct hx_metrics_serve *metrics_srv;
 };
 
 /* The session's first record: the command, the policy and its sources,
@@ -106,6 +112,18 @@ void hx_run_ask_signals(void (*disposition)(int));
 void hx_run_ask_terminal(struct run *r);
 void hx_run_end_asks(struct run *r);
 void hx_run_close_ask(struct run *r);
+
+/* What a missing layer costs, said once at the start. */
+void hx_run_warn_missing(struct run *r);
+
+/* Metrics (run_metrics.c): the paths they go to protected (with the
+ * session's, before the policy is loaded: -errno); the set and its
+ * endpoint, after the pipeline (-1: cannot); served once the agent is
+ * forked; stopped (the last file written) before what they read is. */
+int hx_run_protect_metrics(struct run *r);
+int hx_run_open_metrics(struct run *r);
+void hx_run_serve_metrics(struct run *r);
+void hx_run_stop_metrics(struct run *r);
 
 /* Its last: how the command ended (code: harness-exec's exit status)
  * and what the session counted. */

@@ -6,6 +6,8 @@
 #include <errno.h>
 #include <jansson.h>
 #include <limits.h>
+#include <stdio.h>
+#include <string.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -129,6 +131,14 @@ void hx_run_log_start(struct run *r)
 	json_object_set_new(rec, "session_dir", json_string(r->sess.dir));
 	json_object_set_new(rec, "tmpdir", json_string(r->sess.tmpdir));
 	json_object_set_new(rec, "socket", json_string(r->sess.sock_path));
+	if (r->metrics_addr[0] || r->o->metrics_file) {
+		json_t *m = json_object();
+
+		hx_record_set_str(m, "listen",
+				  r->metrics_addr[0] ? r->metrics_addr : NULL);
+		hx_record_set_str(m, "file", r->o->metrics_file);
+		json_object_set_new(rec, "metrics", m);
+	}
 	json_object_set_new(rec, "shim", json_string(r->shim));
 	json_object_set_new(rec, "kernel", hx_sandbox_kernel_json(r->sb));
 	json_object_set_new(json_object_get(rec, "kernel"), "reaper_cgroup",
@@ -266,4 +276,27 @@ void hx_run_say_verbose(const struct run *r)
 		r->sess.id, r->sess.dir, r->sess.audit_path, r->sess.sock_path,
 		r->pl.mode == HX_MODE_AUDIT ? "audit" : "enforce",
 		hx_policy_source(r->policy));
+}
+
+/* What a missing layer costs, said once at the start. */
+void hx_run_warn_missing(struct run *r)
+{
+	const struct hx_options *o = r->o;
+
+	if (r->exec_gate && r->hand[0] < 0) {
+		r->exec_gate = false;
+		if (!o->quiet)
+			fprintf(stderr, "harness-exec: warning: the exec gate "
+					"needs the user-notify layer: exec "
+					"rules bind programs through the shim "
+					"only\n");
+	}
+	/* Without a cgroup the gate's PTRACE_O_EXITKILL ends the tree if we
+	 * die: each of its processes is traced from its fork. */
+	if (r->reaper_err && !r->exec_gate && !o->quiet)
+		fprintf(stderr,
+			"harness-exec: warning: no cgroup v2 for the session "
+			"(%s) and no exec gate: if harness-exec itself is "
+			"killed, the agent's processes are not\n",
+			strerror(-r->reaper_err));
 }

@@ -24,6 +24,7 @@
 #include "supervisor/ask.h"
 #include "supervisor/audit.h"
 #include "supervisor/dnsmap.h"
+#include "supervisor/metrics.h"
 #include "supervisor/pipeline.h"
 #include "supervisor/proc.h"
 #include "supervisor/correlate.h"
@@ -584,14 +585,14 @@ int hx_server_accept(int lfd)
 static void handle_timer(struct hx_server *s, struct hx_source *src,
 			 uint32_t events)
 {
-	uint64_t ticks;
+	uint64_t ticks, ns;
 
 	(void)events;
 	if (read(src->fd, &ticks, sizeof(ticks)) < 0 && errno != EAGAIN)
 		return;
 	hx_pipeline_tick(s->pl, false);
-	if (s->pl->audit)
-		hx_audit_sync(s->pl->audit);
+	if (s->pl->audit && !hx_audit_sync_timed(s->pl->audit, &ns) && ns)
+		hx_metrics_sync(s->pl->metrics, ns);
 }
 
 struct rules_acc {

@@ -129,7 +129,6 @@ int hx_session_state_dir(char *out, size_t size)
 int hx_session_init(struct hx_session *s, const char *name,
 		    const char *audit_log, const char *policy_path)
 {
-	char abs[PATH_MAX];
 	int r;
 
 	memset(s, 0, sizeof(*s));
@@ -174,14 +173,15 @@ int hx_session_init(struct hx_session *s, const char *name,
 	if (strncmp(s->ask_path, s->dir, strlen(s->dir)) &&
 	    (r = add_protect(s, s->ask_path, "")))
 		return r;
-	if (policy_path) {
-		r = absolute(policy_path, abs, sizeof(abs));
-		if (!r)
-			r = add_protect(s, abs, "");
-		if (r)
-			return r;
-	}
-	return 0;
+	return policy_path ? hx_session_protect(s, policy_path) : 0;
+}
+
+int hx_session_protect(struct hx_session *s, const char *path)
+{
+	char abs[PATH_MAX];
+	int r = absolute(path, abs, sizeof(abs));
+
+	return r ? r : add_protect(s, abs, "");
 }
 
 /* mkdir -p with 0700 for what it creates. */

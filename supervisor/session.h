@@ -12,7 +12,7 @@
 #include <stddef.h>
 
 #define HX_SESSION_ID_MAX   64
-#define HX_SESSION_NPROTECT 7
+#define HX_SESSION_NPROTECT 10
 
 struct hx_session {
 	char id[HX_SESSION_ID_MAX + 1];
@@ -49,6 +49,10 @@ int hx_session_state_dir(char *out, size_t size);
  * -ENAMETOOLONG. */
 int hx_session_init(struct hx_session *s, const char *name,
 		    const char *audit_log, const char *policy_path);
+
+/* Protects one more file of the harness (made absolute from the cwd).
+ * 0, -ENOSPC when HX_SESSION_NPROTECT are, -ENAMETOOLONG. */
+int hx_session_protect(struct hx_session *s, const char *path);
 
 /* Creates the state and session dirs (0700; -EEXIST when the session dir
  * already exists) and the private TMPDIR under a /tmp/harness-<uid> dir

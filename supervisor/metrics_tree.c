@@ -1,0 +1,81 @@
+/* The agent's resource use from /proc; see metrics_tree.h. */
+#define _GNU_SOURCE
+#include "supervisor/metrics_tree.h"
+
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "supervisor/proc.h"
+
+#define TREE_MAX 8192
+
+static size_t count_fds(pid_t pid)
+{
+	char path[64];
+	struct dirent *de;
+	size_t n = 0;
+	DIR *d;
+
+	snprintf(path, sizeof(path), "/proc/%d/fd", (int)pid);
+	if (!(d = opendir(path)))
+		return 0;
+	while ((de = readdir(d)))
+		n += de->d_name[0] != '.';
+	closedir(d);
+	return n;
+}
+
+/* Whether pid runs the image of harness-exec (one of its helpers). */
+static bool is_ours(pid_t pid, const struct stat *self)
+{
+	char path[64];
+	struct stat st;
+
+	snprintf(path, sizeof(path), "/proc/%d/exe", (int)pid);
+	return !stat(path, &st) && st.st_dev == self->st_dev &&
+	       st.st_ino == self->st_ino;
+}
+
+void hx_metrics_tree_usage(pid_t root, struct hx_tree_usage *u)
+{
+	double tick = (double)sysconf(_SC_CLK_TCK);
+	double page = (double)sysconf(_SC_PAGESIZE);
+	struct hx_proc *all;
+	struct rusage gone;
+	struct stat self;
+	size_t n;
+
+	memset(u, 0, sizeof(*u));
+	if (root <= 0 || stat("/proc/self/exe", &self))
+		return;
+	/* Ended processes were waited for by us (the subreaper) or by a
+	 * living one of the tree, whose cutime holds them. */
+	if (!getrusage(RUSAGE_CHILDREN, &gone))
+		u->cpu_seconds =
+		    (double)(gone.ru_utime.tv_sec + gone.ru_stime.tv_sec) +
+		    (double)(gone.ru_utime.tv_usec + gone.ru_stime.tv_usec) /
+			1e6;
+	if (!(all = malloc(TREE_MAX * sizeof(*all))))
+		return;
+	/* From harness-exec, not from root: an orphan of the agent comes
+	 * back to us, and is still the agent's. */
+	n = hx_proc_descendants(getpid(), all, TREE_MAX);
+	for (size_t i = 0; i < n; i++) {
+		struct hx_procstat st;
+
+		if (is_ours(all[i].pid, &self) || hx_proc_stat(all[i].pid, &st))
+			continue;
+		u->processes++;
+		u->cpu_seconds +=
+		    (double)(st.utime + st.stime + st.cutime + st.cstime) /
+		    tick;
+		u->rss_bytes += (uint64_t)((double)st.rss * page);
+		u->open_fds += count_fds(all[i].pid);
+	}
+	free(all);
+}

@@ -1,0 +1,22 @@
+/* What the agent's processes use now, read from /proc for the metrics:
+ * the living descendants of harness-exec but its own helpers (the
+ * processes that run harness-exec's image: connectors, the masks'
+ * binder), with what the ended ones used. */
+#ifndef HX_METRICS_TREE_H
+#define HX_METRICS_TREE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+struct hx_tree_usage {
+	size_t processes;
+	double cpu_seconds; /* user + system, living and waited for */
+	uint64_t rss_bytes;
+	size_t open_fds;
+};
+
+/* Fills *u; all zero until the agent's first process (root) exists. */
+void hx_metrics_tree_usage(pid_t root, struct hx_tree_usage *u);
+
+#endif
