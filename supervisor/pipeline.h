@@ -83,6 +83,7 @@ struct hx_ipool;
 struct hx_endpoints;
 struct hx_ask;
 struct hx_metrics;
+struct hx_pidset;
 
 /* A file of the harness known by inode (the audit log): a hard link or
  * another mount reaches it by a path no glob names. */
@@ -113,6 +114,9 @@ struct hx_pipeline {
 	void *observe_arg;
 	/* What each record counts in (metrics.h); NULL: no metrics. */
 	struct hx_metrics *metrics;
+	/* The processes with a record, whose exit the exec gate records
+	 * (pidset.h); NULL: none. */
+	struct hx_pidset *recorded;
 	/* The kernel layer's state (recent shim decisions per thread, the
 	 * processes that said HELLO); NULL until hx_correlate_enable. */
 	struct hx_pl_kernel *kern;

@@ -16,6 +16,7 @@
 #include "supervisor/audit.h"
 #include "supervisor/fmt.h"
 #include "supervisor/metrics.h"
+#include "supervisor/pidset.h"
 
 /* Records coalesced beyond the rate, counted by who, what and how it
  * was decided, each group with the arguments of its first record. */
@@ -146,6 +147,8 @@ static int append_raw(struct hx_pipeline *pl, json_t *rec, uint64_t *seq)
 	if (r) {
 		pl->audit_errors++;
 	} else {
+		hx_pidset_add(pl->recorded, (pid_t)json_integer_value(
+						json_object_get(rec, "pid")));
 		hx_metrics_record(pl->metrics, rec, false);
 		if (pl->observe)
 			pl->observe(pl->observe_arg, rec, n);

@@ -37,6 +37,7 @@
 #include "supervisor/fmt.h"
 #include "supervisor/options.h"
 #include "supervisor/metrics.h"
+#include "supervisor/pidset.h"
 #include "supervisor/pipeline.h"
 #include "supervisor/reaper.h"
 #include "supervisor/neighbours.h"
@@ -591,8 +592,9 @@ static int open_pipeline(struct run *r)
 	}
 	if ((e = protect_log(r)))
 		return e;
-	if ((e = hx_dnsmap_new(0, &r->dns))) {
-		hx_say("dnsmap: %s", strerror(-e));
+	if ((e = hx_dnsmap_new(0, &r->dns)) ||
+	    (e = hx_pidset_new(&r->pl.recorded))) {
+		hx_say("pipeline: %s", strerror(-e));
 		return -1;
 	}
 	hx_policy_audit_quota(r->policy, &q);
@@ -760,6 +762,7 @@ static void teardown(struct run *r)
 		free(r->own_env[i]);
 	hx_dnsmap_free(r->dns);
 	hx_metrics_free(r->pl.metrics); /* no worker counts any more */
+	hx_pidset_free(r->pl.recorded);
 	hx_policy_free(r->policy);
 	free(r->policy_text);
 	for (size_t i = 0; i < HX_MAX_PROFILES; i++)

@@ -235,8 +235,7 @@ int hx_sessions_log(const char *arg, char *log, size_t size, FILE *err)
 	return 2;
 }
 
-/* Seconds from the start record's time to the end's (ISO 8601, UTC). */
-static double seconds(const char *a, const char *b)
+double hx_sessions_seconds(const char *a, const char *b)
 {
 	struct tm ta = {0}, tb = {0};
 	const char *fa = strptime(a, "%Y-%m-%dT%H:%M:%S", &ta);
@@ -276,9 +275,10 @@ static json_int_t verdicts(const struct session *s, const char *v)
 static json_t *as_json(const struct session *s)
 {
 	json_t *o = json_object(), *wt = json_object_get(s->end, "worktree");
-	double d = s->end ? seconds(hx_record_field(s->start, "time"),
-				    hx_record_field(s->end, "time"))
-			  : -1;
+	double d = s->end
+		       ? hx_sessions_seconds(hx_record_field(s->start, "time"),
+					     hx_record_field(s->end, "time"))
+		       : -1;
 
 	json_object_set_new(o, "id", json_string(s->id));
 	json_object_set_new(o, "state", json_string(state_of(s)));
@@ -306,7 +306,7 @@ static json_t *as_json(const struct session *s)
 	return o;
 }
 
-static void duration(double d, char *out, size_t size)
+void hx_sessions_duration(double d, char *out, size_t size)
 {
 	if (d < 0)
 		snprintf(out, size, "-");
@@ -319,8 +319,7 @@ static void duration(double d, char *out, size_t size)
 			 (int)d % 3600 / 60);
 }
 
-/* The command as one terminal-safe line, at most size bytes. */
-static void command_line(json_t *cmd, char *out, size_t size)
+void hx_sessions_command(json_t *cmd, char *out, size_t size)
 {
 	struct hx_sbuf b = {out, size, 0};
 	size_t i;
@@ -346,8 +345,10 @@ static void row(FILE *out, const struct session *s)
 
 	snprintf(when, sizeof(when), "%.10s %.8s", t,
 		 strlen(t) > 11 ? t + 11 : "");
-	duration(s->end ? seconds(t, hx_record_field(s->end, "time")) : -1, dur,
-		 sizeof(dur));
+	hx_sessions_duration(
+	    s->end ? hx_sessions_seconds(t, hx_record_field(s->end, "time"))
+		   : -1,
+	    dur, sizeof(dur));
 	if (json_object_get(s->end, "signal"))
 		snprintf(exit, sizeof(exit), "sig %lld",
 			 (long long)json_integer_value(
@@ -358,7 +359,8 @@ static void row(FILE *out, const struct session *s)
 			     json_object_get(s->end, "exit_code")));
 	else
 		snprintf(exit, sizeof(exit), "%s", st);
-	command_line(json_object_get(s->start, "command"), cmd, sizeof(cmd));
+	hx_sessions_command(json_object_get(s->start, "command"), cmd,
+			    sizeof(cmd));
 	fprintf(
 	    out, "%-26s %-19s %8s %7s %7lld %6lld %5lld  %-18s %s\n", s->id,
 	    when, dur, exit,

@@ -7,10 +7,22 @@
 #include <stddef.h>
 #include <stdio.h>
 
+struct json_t;
+
 /* The log a command reads: arg a log path, a session id, or "--last"
  * or NULL for the last session started in the current directory.
  * Returns 0 with log filled, or 2 with the reason on err. */
 int hx_sessions_log(const char *arg, char *log, size_t size, FILE *err);
+
+/* Seconds from time a to time b, as records write them (ISO 8601,
+ * UTC, fractions), or -1 when one does not parse. */
+double hx_sessions_seconds(const char *a, const char *b);
+
+/* A duration of d seconds as people read it (0.4s, 3m05s, 2h10m; d < 0:
+ * "-"). */
+void hx_sessions_duration(double d, char *out, size_t size);
+/* An argv (a JSON array) as one terminal-safe line, cut at size. */
+void hx_sessions_command(struct json_t *cmd, char *out, size_t size);
 
 /* `harness-audit sessions [--here] [--json]`. */
 int hx_sessions_cli(int argc, char *const *argv, FILE *out, FILE *err);

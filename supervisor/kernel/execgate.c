@@ -20,6 +20,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "supervisor/pidset.h"
 #include "supervisor/pipeline.h"
 #include "supervisor/proc.h"
 #include "supervisor/server.h"
@@ -54,6 +55,14 @@ struct finding {
 	struct finding *next;
 };
 
+/* A process with records that exited, logged on the loop's thread. */
+struct exited {
+	pid_t pid;
+	int status;
+	struct timespec when;
+	struct exited *next;
+};
+
 struct hx_execgate {
 	pid_t root;
 	struct hx_pipeline *pl;
@@ -69,6 +78,7 @@ struct hx_execgate {
 	int seize_err; /* 1: pending */
 	struct approval *appr;
 	struct finding *found;
+	struct exited *gone;
 	bool root_done;
 	int root_status;
 	atomic_bool stopping;
@@ -284,6 +294,25 @@ static bool is_stop_sig(int sig)
 	       sig == SIGTTOU;
 }
 
+/* A process of the log exited: its process_exit record, from the loop.
+ * Only the tracer sees every exit of the tree (the tree's parents reap
+ * their own children, harness-exec only the orphans). */
+static void note_exit(struct hx_execgate *g, pid_t pid, int st)
+{
+	struct exited *x = malloc(sizeof(*x));
+
+	if (!x)
+		return;
+	x->pid = pid;
+	x->status = st;
+	clock_gettime(CLOCK_REALTIME, &x->when);
+	pthread_mutex_lock(&g->lock);
+	x->next = g->gone;
+	g->gone = x;
+	pthread_mutex_unlock(&g->lock);
+	wake_loop(g);
+}
+
 /* One ptrace stop or exit of pid. */
 static void on_wait(struct hx_execgate *g, pid_t pid, int st)
 {
@@ -292,6 +321,8 @@ static void on_wait(struct hx_execgate *g, pid_t pid, int st)
 
 	if (WIFEXITED(st) || WIFSIGNALED(st)) {
 		forget(g, pid);
+		if (hx_pidset_take(g->pl->recorded, pid))
+			note_exit(g, pid, st);
 		if (pid == g->root) {
 			pthread_mutex_lock(&g->lock);
 			g->root_done = true;
@@ -414,6 +445,55 @@ static void log_finding(struct hx_execgate *g, const struct finding *f)
 	json_decref(rec);
 }
 
+/* How a process of the log ended: exit_code, or signal (its name)
+ * and core_dumped. */
+static void log_exit(struct hx_execgate *g, const struct exited *x)
+{
+	struct hx_peer peer = {.pid = x->pid};
+	json_t *rec = hx_record_new(g->pl, &peer, "process_exit", &x->when);
+	char sig[32];
+
+	if (!rec)
+		return;
+	json_object_set_new(rec, "category", json_string("process"));
+	if (WIFEXITED(x->status)) {
+		json_object_set_new(rec, "exit_code",
+				    json_integer(WEXITSTATUS(x->status)));
+	} else {
+		const char *abbrev = sigabbrev_np(WTERMSIG(x->status));
+
+		if (abbrev)
+			snprintf(sig, sizeof(sig), "SIG%s", abbrev);
+		else
+			snprintf(sig, sizeof(sig), "%d", WTERMSIG(x->status));
+		json_object_set_new(rec, "signal", json_string(sig));
+		if (WCOREDUMP(x->status))
+			json_object_set_new(rec, "core_dumped", json_true());
+	}
+	hx_record_append_event(g->pl, rec, NULL, NULL);
+	json_decref(rec);
+}
+
+static void log_exits(struct hx_execgate *g)
+{
+	struct exited *list, *x, *rev = NULL;
+
+	pthread_mutex_lock(&g->lock);
+	list = g->gone;
+	g->gone = NULL;
+	pthread_mutex_unlock(&g->lock);
+	for (; list; list = x) { /* oldest first */
+		x = list->next;
+		list->next = rev;
+		rev = list;
+	}
+	for (; rev; rev = x) {
+		x = rev->next;
+		log_exit(g, rev);
+		free(rev);
+	}
+}
+
 static void on_events(struct hx_server *s, struct hx_source *src,
 		      uint32_t events)
 {
@@ -444,6 +524,7 @@ static void on_events(struct hx_server *s, struct hx_source *src,
 		free(rev);
 		rev = f;
 	}
+	log_exits(g);
 	if (done && g->on_exit)
 		g->on_exit(g->arg);
 }
@@ -561,6 +642,7 @@ void hx_execgate_stop(struct hx_execgate *g)
 {
 	struct approval *a;
 	struct finding *f;
+	struct exited *x;
 
 	if (!g)
 		return;
@@ -570,6 +652,11 @@ void hx_execgate_stop(struct hx_execgate *g)
 			pthread_kill(g->th, GATE_SIG);
 			usleep(1000);
 		}
+	/* Exits seen after session_end are not the session's any more. */
+	while ((x = g->gone)) {
+		g->gone = x->next;
+		free(x);
+	}
 	if (g->efd >= 0) {
 		/* Findings not yet logged (the loop is ending): log them. */
 		g->on_exit = NULL;

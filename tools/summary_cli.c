@@ -1,0 +1,383 @@
+/* harness-audit summary; see summary_cli.h. */
+#define _GNU_SOURCE
+#include "tools/summary_cli.h"
+
+#include <errno.h>
+#include <jansson.h>
+#include <limits.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "supervisor/record.h"
+#include "tools/logline.h"
+#include "tools/sessions_cli.h"
+
+static const char usage[] =
+    "Usage: harness-audit summary [LOG | SESSION | --last] [--top N]\n"
+    "\n"
+    "Prints the number of records per category and verdict, each denied\n"
+    "(or ask) event with its rule, the processes seen (pid, exe, argv),\n"
+    "the N (default 10) hosts, path prefixes (three directories deep)\n"
+    "and rules met most often, with how many of each were refused, and\n"
+    "the decision latency per category and layer (p50, p90, p99, max).\n"
+    "Does not verify the chain: run verify for that.\n";
+
+#define SUMMARY_PROCS  15
+#define PREFIX_DEPTH   3
+#define LATENCY_GROUPS 64
+
+/* The values of one category and layer, in ns. */
+struct latencies {
+	char key[48];
+	uint64_t *v;
+	size_t n, cap;
+};
+
+struct summary {
+	json_t *counts; /* category -> verdict -> n */
+	json_t *denied; /* array of lines */
+	json_t *procs;	/* array */
+	/* name -> [seen, refused] */
+	json_t *hosts, *prefixes, *rules;
+	struct latencies lat[LATENCY_GROUPS];
+	size_t nlat, records, bad, top;
+};
+
+static void tally(json_t *table, const char *key, bool refused)
+{
+	json_t *e = json_object_get(table, key);
+
+	if (!key[0])
+		return;
+	if (!e) {
+		e = json_pack("[ii]", 0, 0);
+		json_object_set_new(table, key, e);
+	}
+	json_array_set_new(
+	    e, 0, json_integer(json_integer_value(json_array_get(e, 0)) + 1));
+	if (refused)
+		json_array_set_new(
+		    e, 1,
+		    json_integer(json_integer_value(json_array_get(e, 1)) + 1));
+}
+
+/* The first PREFIX_DEPTH directories of path: /home/me/proj/... */
+static void prefix_of(const char *path, char *out, size_t size)
+{
+	const char *p = path;
+	int depth = 0;
+
+	if (path[0] != '/') {
+		out[0] = '\0';
+		return;
+	}
+	while (*p && depth < PREFIX_DEPTH) {
+		p++;
+		p += strcspn(p, "/");
+		depth++;
+	}
+	/* the file itself is no prefix: only directories */
+	if (!*p && depth <= PREFIX_DEPTH) {
+		const char *slash = strrchr(path, '/');
+
+		p = slash > path ? slash : path + 1;
+	}
+	snprintf(out, size, "%.*s", (int)(p - path), path);
+}
+
+static void add_latency(struct summary *s, json_t *j)
+{
+	json_t *l = json_object_get(j, "latency_ns");
+	struct latencies *g = NULL;
+	char key[48];
+
+	if (!json_is_integer(l))
+		return;
+	snprintf(key, sizeof(key), "%s %s", hx_record_field(j, "category"),
+		 hx_record_field(j, "layer"));
+	for (size_t i = 0; i < s->nlat && !g; i++)
+		if (!strcmp(s->lat[i].key, key))
+			g = &s->lat[i];
+	if (!g) {
+		if (s->nlat == LATENCY_GROUPS)
+			return;
+		g = &s->lat[s->nlat++];
+		snprintf(g->key, sizeof(g->key), "%s", key);
+	}
+	if (g->n == g->cap) {
+		uint64_t *v =
+		    reallocarray(g->v, g->cap = g->cap * 2 + 256, sizeof(*v));
+
+		if (!v)
+			return;
+		g->v = v;
+	}
+	g->v[g->n++] = (uint64_t)json_integer_value(l);
+}
+
+static void add_process(struct summary *s, json_t *j)
+{
+	json_t *argv = json_object_get(json_object_get(j, "args"), "argv");
+	char *a = argv ? json_dumps(argv, JSON_COMPACT) : NULL;
+	char buf[1024];
+
+	snprintf(buf, sizeof(buf), "  pid %lld ppid %lld %s %s",
+		 json_integer_value(json_object_get(j, "pid")),
+		 json_integer_value(json_object_get(j, "ppid")),
+		 hx_record_field(j, "exe"), a ? a : "");
+	free(a);
+	json_array_append_new(s->procs, json_string(buf));
+}
+
+static void add_denied(struct summary *s, json_t *j, const char *ver)
+{
+	json_t *args = json_object_get(j, "args");
+	const char *what = hx_record_field(args, "path");
+	char *argv = NULL, buf[1024];
+
+	if (!what[0])
+		what = hx_record_field(args, "addr");
+	if (!what[0])
+		what = hx_record_field(args, "host");
+	if (!what[0] && json_object_get(args, "argv"))
+		what = argv =
+		    json_dumps(json_object_get(args, "argv"), JSON_COMPACT);
+	if (!what[0])
+		what = hx_record_field(j, "error");
+	snprintf(buf, sizeof(buf), "  seq %lld pid %lld %s %s %s%s: rule %s",
+		 json_integer_value(json_object_get(j, "seq")),
+		 json_integer_value(json_object_get(j, "pid")),
+		 hx_record_field(j, "event"), what, ver,
+		 json_is_false(json_object_get(j, "enforced"))
+		     ? " (not enforced)"
+		     : "",
+		 hx_record_field(j, "rule"));
+	free(argv);
+	json_array_append_new(s->denied, json_string(buf));
+}
+
+static void sum_one(struct summary *s, json_t *j)
+{
+	const char *cat = hx_record_field(j, "category"),
+		   *ver = hx_record_field(j, "verdict");
+	json_t *args = json_object_get(j, "args"), *c, *n;
+	char prefix[PATH_MAX];
+	bool refused;
+
+	s->records++;
+	if (!strcmp(hx_record_field(j, "event"), "process_start"))
+		add_process(s, j);
+	if (!cat[0] || !ver[0])
+		return;
+	c = json_object_get(s->counts, cat);
+	if (!c) {
+		c = json_object();
+		json_object_set_new(s->counts, cat, c);
+	}
+	n = json_object_get(c, ver);
+	json_object_set_new(c, ver,
+			    json_integer(n ? json_integer_value(n) + 1 : 1));
+	refused = !strcmp(ver, "deny") || !strcmp(ver, "ask");
+	if (refused)
+		add_denied(s, j, ver);
+	tally(s->rules, hx_record_field(j, "rule"), refused);
+	if (!strncmp(cat, "net_", 4))
+		tally(s->hosts,
+		      hx_record_field(args, "host")[0]
+			  ? hx_record_field(args, "host")
+			  : hx_record_field(args, "addr"),
+		      refused);
+	if (!strncmp(cat, "file_", 5)) {
+		prefix_of(hx_record_field(args, "path"), prefix,
+			  sizeof(prefix));
+		tally(s->prefixes, prefix, refused);
+	}
+	add_latency(s, j);
+}
+
+static int by_count(const void *a, const void *b)
+{
+	json_int_t x = json_integer_value(json_array_get(*(json_t **)a, 1));
+	json_int_t y = json_integer_value(json_array_get(*(json_t **)b, 1));
+
+	return x < y ? 1 : x > y ? -1 : 0;
+}
+
+/* The top N of a table, most seen first. */
+static void print_top(FILE *out, const char *title, json_t *table, size_t top)
+{
+	size_t n = json_object_size(table), i = 0;
+	json_t **rows = calloc(n ? n : 1, sizeof(*rows)), *v;
+	const char *k;
+
+	if (!rows || !n) {
+		free(rows);
+		return;
+	}
+	json_object_foreach(table, k, v) rows[i++] =
+	    json_pack("[s,I,I]", k, json_integer_value(json_array_get(v, 0)),
+		      json_integer_value(json_array_get(v, 1)));
+	qsort(rows, n, sizeof(*rows), by_count);
+	fprintf(out, "top %s (%zu):\n", title, n);
+	for (i = 0; i < n; i++) {
+		if (i < top)
+			fprintf(out, "  %8lld  %6lld refused  %s\n",
+				json_integer_value(json_array_get(rows[i], 1)),
+				json_integer_value(json_array_get(rows[i], 2)),
+				json_string_value(json_array_get(rows[i], 0)));
+		json_decref(rows[i]);
+	}
+	free(rows);
+}
+
+static int by_value(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static void us(char *out, size_t size, uint64_t ns)
+{
+	snprintf(out, size, ns < 10000000 ? "%.1f" : "%.0f", (double)ns / 1e3);
+}
+
+static void print_latency(FILE *out, struct summary *s)
+{
+	if (!s->nlat)
+		return;
+	fprintf(out, "decision latency, us (category layer: n p50 p90 p99 "
+		     "max):\n");
+	for (size_t i = 0; i < s->nlat; i++) {
+		struct latencies *g = &s->lat[i];
+		char p[4][24];
+		const double q[] = {0.5, 0.9, 0.99};
+
+		qsort(g->v, g->n, sizeof(*g->v), by_value);
+		for (int k = 0; k < 3; k++)
+			us(p[k], sizeof(p[k]),
+			   g->v[(size_t)(q[k] * (double)(g->n - 1))]);
+		us(p[3], sizeof(p[3]), g->v[g->n - 1]);
+		fprintf(out, "  %-24s %8zu %8s %8s %8s %8s\n", g->key, g->n,
+			p[0], p[1], p[2], p[3]);
+	}
+}
+
+static int read_log(struct summary *s, const char *path)
+{
+	FILE *f = fopen(path, "re");
+	char *line = NULL;
+	size_t cap = 0;
+	ssize_t n;
+
+	if (!f)
+		return -errno;
+	while ((n = getline(&line, &cap, f)) > 0) {
+		json_t *j = hx_logline_parse(line, (size_t)n);
+
+		if (json_is_object(j))
+			sum_one(s, j);
+		else
+			s->bad++;
+		json_decref(j);
+	}
+	free(line);
+	fclose(f);
+	return 0;
+}
+
+static void print(FILE *out, struct summary *s, const char *log)
+{
+	const char *cat, *ver;
+	json_t *c, *n;
+	size_t i;
+
+	fprintf(out, "%s: %zu records%s\n", log, s->records,
+		s->bad ? " (some lines unreadable: run verify)" : "");
+	fprintf(out, "by category and verdict:\n");
+	json_object_foreach(s->counts, cat, c)
+	{
+		fprintf(out, "  %-12s", cat);
+		json_object_foreach(c, ver, n)
+		    fprintf(out, " %s %lld", ver, json_integer_value(n));
+		fputc('\n', out);
+	}
+	fprintf(out, "denied (%zu):\n", json_array_size(s->denied));
+	for (i = 0; i < json_array_size(s->denied); i++)
+		fprintf(out, "%s\n",
+			json_string_value(json_array_get(s->denied, i)));
+	fprintf(out, "processes (%zu):\n", json_array_size(s->procs));
+	/* A summary stays short: the full list is one `show` away. */
+	for (i = 0; i < json_array_size(s->procs) && i < SUMMARY_PROCS; i++)
+		fprintf(out, "%s\n",
+			json_string_value(json_array_get(s->procs, i)));
+	if (i < json_array_size(s->procs))
+		fprintf(out,
+			"  ... %zu more: harness-audit show %s --event "
+			"process_start\n",
+			json_array_size(s->procs) - i, log);
+	print_top(out, "hosts", s->hosts, s->top);
+	print_top(out, "path prefixes", s->prefixes, s->top);
+	print_top(out, "rules", s->rules, s->top);
+	print_latency(out, s);
+}
+
+int hx_summary_cli(int argc, char *const *argv, FILE *out, FILE *err)
+{
+	struct summary s = {.counts = json_object(),
+			    .denied = json_array(),
+			    .procs = json_array(),
+			    .hosts = json_object(),
+			    .prefixes = json_object(),
+			    .rules = json_object(),
+			    .top = 10};
+	const char *log = NULL;
+	char path[PATH_MAX], *end;
+	int r = 0;
+
+	for (int i = 2; i < argc; i++) {
+		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+			fputs(usage, out);
+			goto out;
+		} else if (!strcmp(argv[i], "--top") && i + 1 < argc) {
+			s.top = strtoul(argv[++i], &end, 10);
+			if (!argv[i][0] || *end) {
+				fprintf(err,
+					"harness-audit: summary: --top '%s' "
+					"is not a number\n",
+					argv[i]);
+				r = 2;
+				goto out;
+			}
+		} else if ((argv[i][0] != '-' || !strcmp(argv[i], "--last")) &&
+			   !log) {
+			log = argv[i];
+		} else {
+			fputs(usage, err);
+			r = 2;
+			goto out;
+		}
+	}
+	if (hx_sessions_log(log, path, sizeof(path), err)) {
+		r = 2;
+		goto out;
+	}
+	if ((r = read_log(&s, path))) {
+		fprintf(err, "harness-audit: %s: %s\n", path, strerror(-r));
+		r = 2;
+		goto out;
+	}
+	print(out, &s, path);
+out:
+	json_decref(s.counts);
+	json_decref(s.denied);
+	json_decref(s.procs);
+	json_decref(s.hosts);
+	json_decref(s.prefixes);
+	json_decref(s.rules);
+	for (size_t i = 0; i < s.nlat; i++)
+		free(s.lat[i].v);
+	return r;
+}
