@@ -10,8 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "supervisor/record.h"
-#include "tools/logline.h"
+#include "tools/logscan.h"
 #include "tools/sessions_cli.h"
 
 static const char usage[] =
@@ -30,9 +29,37 @@ static const char usage[] =
 
 /* The values of one category and layer, in ns. */
 struct latencies {
-	char key[48];
+	char key[64];
 	uint64_t *v;
 	size_t n, cap;
+};
+
+/* The members a summary reads of each record. */
+enum {
+	EVENT,
+	CATEGORY,
+	VERDICT,
+	RULE,
+	LAYER,
+	LATENCY,
+	ENFORCED,
+	SEQ,
+	PID,
+	PPID,
+	EXE,
+	ERROR,
+	ARGS,
+	NKEYS
+};
+static const char *const keys[NKEYS] = {
+    "event", "category", "verdict", "rule", "layer", "latency_ns", "enforced",
+    "seq",   "pid",	 "ppid",    "exe",  "error", "args"};
+enum { A_PATH, A_ADDR, A_HOST, A_ARGV, A_NKEYS };
+static const char *const args_keys[A_NKEYS] = {"path", "addr", "host", "argv"};
+
+struct rec {
+	struct hx_span m[NKEYS], a[A_NKEYS];
+	char category[32], verdict[8], layer[24];
 };
 
 struct summary {
@@ -87,16 +114,15 @@ static void prefix_of(const char *path, char *out, size_t size)
 	snprintf(out, size, "%.*s", (int)(p - path), path);
 }
 
-static void add_latency(struct summary *s, json_t *j)
+static void add_latency(struct summary *s, const struct rec *r)
 {
-	json_t *l = json_object_get(j, "latency_ns");
+	long long l = hx_span_int(&r->m[LATENCY], -1);
 	struct latencies *g = NULL;
-	char key[48];
+	char key[64];
 
-	if (!json_is_integer(l))
+	if (l < 0)
 		return;
-	snprintf(key, sizeof(key), "%s %s", hx_record_field(j, "category"),
-		 hx_record_field(j, "layer"));
+	snprintf(key, sizeof(key), "%s %s", r->category, r->layer);
 	for (size_t i = 0; i < s->nlat && !g; i++)
 		if (!strcmp(s->lat[i].key, key))
 			g = &s->lat[i];
@@ -114,61 +140,71 @@ static void add_latency(struct summary *s, json_t *j)
 			return;
 		g->v = v;
 	}
-	g->v[g->n++] = (uint64_t)json_integer_value(l);
+	g->v[g->n++] = (uint64_t)l;
 }
 
-static void add_process(struct summary *s, json_t *j)
+/* An argv as the log has it: JSON, compact. */
+static const char *raw(const struct hx_span *v, char *out, size_t size)
 {
-	json_t *argv = json_object_get(json_object_get(j, "args"), "argv");
-	char *a = argv ? json_dumps(argv, JSON_COMPACT) : NULL;
-	char buf[1024];
+	snprintf(out, size, "%.*s", v->p ? (int)v->n : 0, v->p ? v->p : "");
+	return out;
+}
+
+static void add_process(struct summary *s, const struct rec *r)
+{
+	char buf[1024], exe[PATH_MAX], argv[768];
 
 	snprintf(buf, sizeof(buf), "  pid %lld ppid %lld %s %s",
-		 json_integer_value(json_object_get(j, "pid")),
-		 json_integer_value(json_object_get(j, "ppid")),
-		 hx_record_field(j, "exe"), a ? a : "");
-	free(a);
+		 hx_span_int(&r->m[PID], 0), hx_span_int(&r->m[PPID], 0),
+		 hx_span_str(&r->m[EXE], exe, sizeof(exe)),
+		 raw(&r->a[A_ARGV], argv, sizeof(argv)));
 	json_array_append_new(s->procs, json_string(buf));
 }
 
-static void add_denied(struct summary *s, json_t *j, const char *ver)
+static void add_denied(struct summary *s, const struct rec *r)
 {
-	json_t *args = json_object_get(j, "args");
-	const char *what = hx_record_field(args, "path");
-	char *argv = NULL, buf[1024];
+	char what[768], ev[32], rule[96], buf[1024];
 
+	hx_span_str(&r->a[A_PATH], what, sizeof(what));
 	if (!what[0])
-		what = hx_record_field(args, "addr");
+		hx_span_str(&r->a[A_ADDR], what, sizeof(what));
 	if (!what[0])
-		what = hx_record_field(args, "host");
-	if (!what[0] && json_object_get(args, "argv"))
-		what = argv =
-		    json_dumps(json_object_get(args, "argv"), JSON_COMPACT);
+		hx_span_str(&r->a[A_HOST], what, sizeof(what));
 	if (!what[0])
-		what = hx_record_field(j, "error");
+		raw(&r->a[A_ARGV], what, sizeof(what));
+	if (!what[0])
+		hx_span_str(&r->m[ERROR], what, sizeof(what));
 	snprintf(buf, sizeof(buf), "  seq %lld pid %lld %s %s %s%s: rule %s",
-		 json_integer_value(json_object_get(j, "seq")),
-		 json_integer_value(json_object_get(j, "pid")),
-		 hx_record_field(j, "event"), what, ver,
-		 json_is_false(json_object_get(j, "enforced"))
-		     ? " (not enforced)"
-		     : "",
-		 hx_record_field(j, "rule"));
-	free(argv);
+		 hx_span_int(&r->m[SEQ], 0), hx_span_int(&r->m[PID], 0),
+		 hx_span_str(&r->m[EVENT], ev, sizeof(ev)), what, r->verdict,
+		 r->m[ENFORCED].p && r->m[ENFORCED].n == 5 ? " (not enforced)"
+							   : "",
+		 hx_span_str(&r->m[RULE], rule, sizeof(rule)));
 	json_array_append_new(s->denied, json_string(buf));
 }
 
-static void sum_one(struct summary *s, json_t *j)
+static void sum_one(struct summary *s, const char *line, size_t len)
 {
-	const char *cat = hx_record_field(j, "category"),
-		   *ver = hx_record_field(j, "verdict");
-	json_t *args = json_object_get(j, "args"), *c, *n;
-	char prefix[PATH_MAX];
+	struct rec r;
+	const char *cat = r.category, *ver = r.verdict;
+	char prefix[PATH_MAX], v[PATH_MAX];
+	json_t *c, *n;
 	bool refused;
 
+	if (hx_scan_members(line, len, keys, NKEYS, r.m) ||
+	    (r.m[ARGS].p && hx_scan_members(r.m[ARGS].p, r.m[ARGS].n, args_keys,
+					    A_NKEYS, r.a))) {
+		s->bad++;
+		return;
+	}
+	if (!r.m[ARGS].p)
+		memset(r.a, 0, sizeof(r.a));
+	hx_span_str(&r.m[CATEGORY], r.category, sizeof(r.category));
+	hx_span_str(&r.m[VERDICT], r.verdict, sizeof(r.verdict));
+	hx_span_str(&r.m[LAYER], r.layer, sizeof(r.layer));
 	s->records++;
-	if (!strcmp(hx_record_field(j, "event"), "process_start"))
-		add_process(s, j);
+	if (hx_span_is(&r.m[EVENT], "process_start"))
+		add_process(s, &r);
 	if (!cat[0] || !ver[0])
 		return;
 	c = json_object_get(s->counts, cat);
@@ -181,20 +217,19 @@ static void sum_one(struct summary *s, json_t *j)
 			    json_integer(n ? json_integer_value(n) + 1 : 1));
 	refused = !strcmp(ver, "deny") || !strcmp(ver, "ask");
 	if (refused)
-		add_denied(s, j, ver);
-	tally(s->rules, hx_record_field(j, "rule"), refused);
-	if (!strncmp(cat, "net_", 4))
-		tally(s->hosts,
-		      hx_record_field(args, "host")[0]
-			  ? hx_record_field(args, "host")
-			  : hx_record_field(args, "addr"),
-		      refused);
+		add_denied(s, &r);
+	tally(s->rules, hx_span_str(&r.m[RULE], v, sizeof(v)), refused);
+	if (!strncmp(cat, "net_", 4)) {
+		if (!hx_span_str(&r.a[A_HOST], v, sizeof(v))[0])
+			hx_span_str(&r.a[A_ADDR], v, sizeof(v));
+		tally(s->hosts, v, refused);
+	}
 	if (!strncmp(cat, "file_", 5)) {
-		prefix_of(hx_record_field(args, "path"), prefix,
+		prefix_of(hx_span_str(&r.a[A_PATH], v, sizeof(v)), prefix,
 			  sizeof(prefix));
 		tally(s->prefixes, prefix, refused);
 	}
-	add_latency(s, j);
+	add_latency(s, &r);
 }
 
 static int by_count(const void *a, const void *b)
@@ -274,15 +309,8 @@ static int read_log(struct summary *s, const char *path)
 
 	if (!f)
 		return -errno;
-	while ((n = getline(&line, &cap, f)) > 0) {
-		json_t *j = hx_logline_parse(line, (size_t)n);
-
-		if (json_is_object(j))
-			sum_one(s, j);
-		else
-			s->bad++;
-		json_decref(j);
-	}
+	while ((n = getline(&line, &cap, f)) > 0)
+		sum_one(s, line, (size_t)n);
 	free(line);
 	fclose(f);
 	return 0;

@@ -15,6 +15,7 @@
 #include "common/sbuf.h"
 #include "supervisor/record.h"
 #include "tools/logline.h"
+#include "tools/logscan.h"
 #include "tools/sessions_cli.h"
 
 static const char usage[] =
@@ -43,7 +44,8 @@ struct proc {
 	long long pid, ppid;
 	char start[40], end[40];
 	char *exe;
-	json_t *images; /* the argv of each exec, oldest first */
+	json_t *images;	  /* the argv of each exec, oldest first */
+	char *last_image; /* the last as the log has it */
 	bool exited, closed;
 	json_t *how; /* exit_code or signal */
 	size_t events, refused;
@@ -202,54 +204,100 @@ static void answered(struct tree *t, json_t *rec)
 			}
 }
 
-static void take(struct tree *t, json_t *rec)
-{
-	const char *event = hx_record_field(rec, "event");
-	const char *verdict = hx_record_field(rec, "verdict");
-	const char *time = hx_record_field(rec, "time");
-	long long pid = json_integer_value(json_object_get(rec, "pid"));
-	json_t *argv = json_object_get(json_object_get(rec, "args"), "argv");
-	struct proc *p;
+/* The members tree reads of every record; a refusal and an answer are
+ * parsed whole (they are few). */
+enum {
+	EVENT,
+	VERDICT,
+	TIME,
+	PID,
+	PPID,
+	EXE,
+	CATEGORY,
+	ARGS,
+	EXIT,
+	SIGNAL,
+	NKEYS
+};
+static const char *const keys[NKEYS] = {
+    "event", "verdict",	 "time", "pid",	      "ppid",
+    "exe",   "category", "args", "exit_code", "signal"};
 
-	if (!strcmp(event, "session_start"))
-		t->harness_pid = pid;
-	if (!strcmp(event, "ask_answer"))
-		answered(t, rec);
-	if (pid <= 0 || pid == t->harness_pid || !strcmp(event, "ask_answer"))
+/* An allowed exec: the pid runs that program from now on (the shim's
+ * process_start says the same of an image it loaded in). */
+static void ran(struct proc *p, const struct hx_span *argv)
+{
+	size_t n = json_array_size(p->images);
+	json_t *v;
+
+	if (n && p->last_image && strlen(p->last_image) == argv->n &&
+	    !memcmp(p->last_image, argv->p, argv->n))
 		return;
+	v = json_loadb(argv->p, argv->n, 0, NULL);
+	if (!json_is_array(v) || !json_array_size(v)) {
+		json_decref(v);
+		return;
+	}
+	json_array_append_new(p->images, v);
+	free(p->last_image);
+	p->last_image = strndup(argv->p, argv->n);
+}
+
+static void take(struct tree *t, char *line, size_t len)
+{
+	struct hx_span m[NKEYS], argv[1];
+	char time[40], verdict[8], exe[PATH_MAX];
+	long long pid;
+	struct proc *p;
+	json_t *rec;
+
+	if (hx_scan_members(line, len, keys, NKEYS, m))
+		return;
+	pid = hx_span_int(&m[PID], 0);
+	if (hx_span_is(&m[EVENT], "session_start"))
+		t->harness_pid = pid;
+	if (hx_span_is(&m[EVENT], "ask_answer")) {
+		if ((rec = hx_logline_parse(line, len)))
+			answered(t, rec);
+		json_decref(rec);
+		return;
+	}
+	if (pid <= 0 || pid == t->harness_pid)
+		return;
+	hx_span_str(&m[TIME], time, sizeof(time));
 	p = current(t, pid);
-	if (!p &&
-	    !(p = add(t, pid, json_integer_value(json_object_get(rec, "ppid")),
-		      time)))
+	if (!p && !(p = add(t, pid, hx_span_int(&m[PPID], 0), time)))
 		return;
 	snprintf(p->end, sizeof(p->end), "%s", time);
-	if (json_string_value(json_object_get(rec, "exe")) &&
-	    strcmp(event, "process_exit")) {
-		free(p->exe);
-		p->exe = strdup(hx_record_field(rec, "exe"));
-	}
-	if (!strcmp(event, "process_exit")) {
+	if (hx_span_is(&m[EVENT], "process_exit")) {
 		p->exited = p->closed = true;
-		p->how = json_incref(json_object_get(rec, "signal")
-					 ? json_object_get(rec, "signal")
-					 : json_object_get(rec, "exit_code"));
+		p->how =
+		    m[SIGNAL].p
+			? json_string(hx_span_str(&m[SIGNAL], exe, sizeof(exe)))
+			: json_integer(hx_span_int(&m[EXIT], 0));
 		return;
 	}
+	if (m[EXE].p && (!p->exe || !hx_span_is(&m[EXE], p->exe))) {
+		free(p->exe);
+		p->exe = strdup(hx_span_str(&m[EXE], exe, sizeof(exe)));
+	}
+	hx_span_str(&m[VERDICT], verdict, sizeof(verdict));
 	if (!verdict[0])
 		return;
 	p->events++;
-	/* An allowed exec: the pid runs that program from now on (the
-	 * shim's process_start says the same of an image it loaded in). */
-	if (!strcmp(verdict, "allow") && json_array_size(argv) &&
-	    (!strcmp(hx_record_field(rec, "category"), "exec") ||
-	     !strcmp(event, "process_start"))) {
-		size_t n = json_array_size(p->images);
-
-		if (!n || !json_equal(json_array_get(p->images, n - 1), argv))
-			json_array_append(p->images, argv);
+	if (!strcmp(verdict, "allow")) {
+		if ((hx_span_is(&m[CATEGORY], "exec") ||
+		     hx_span_is(&m[EVENT], "process_start")) &&
+		    m[ARGS].p &&
+		    !hx_scan_members(m[ARGS].p, m[ARGS].n,
+				     (const char *const[]){"argv"}, 1, argv) &&
+		    argv[0].p)
+			ran(p, argv);
+		return;
 	}
-	if (strcmp(verdict, "allow"))
+	if ((rec = hx_logline_parse(line, len)))
 		note_refusal(p, rec, verdict);
+	json_decref(rec);
 }
 
 /* Marks the processes on the way to a refusal. */
@@ -388,13 +436,8 @@ static int read_log(struct tree *t, const char *path)
 
 	if (!f)
 		return -1;
-	while ((n = getline(&line, &cap, f)) > 0) {
-		json_t *rec = hx_logline_parse(line, (size_t)n);
-
-		if (rec)
-			take(t, rec);
-		json_decref(rec);
-	}
+	while ((n = getline(&line, &cap, f)) > 0)
+		take(t, line, (size_t)n);
 	free(line);
 	fclose(f);
 	return 0;
@@ -412,6 +455,7 @@ static void drop(struct tree *t)
 			free(r);
 		}
 		json_decref(p->images);
+		free(p->last_image);
 		json_decref(p->how);
 		free(p->exe);
 		free(p);

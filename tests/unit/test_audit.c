@@ -16,6 +16,7 @@
 #include "supervisor/audit.h"
 #include "tools/audit_cli.h"
 #include "tools/logline.h"
+#include "tools/logscan.h"
 #include "supervisor/sha256.h"
 #include "tests/unit/check_main.h"
 
@@ -27,6 +28,41 @@ static size_t nlines;
 
 /* FIPS 180-2 vectors: the chain is plain SHA-256, which any tool can
  * recompute. */
+/* The members summary and tree read off a line: top level only, strings
+ * whose quotes, braces and commas are escaped or quoted skipped whole,
+ * nested objects too; anything that is not an object refused. */
+START_TEST(logscan_reads_members_off_the_line)
+{
+	static const char line[] =
+	    "{\"time\":\"t\",\"pid\":42,\"args\":{\"path\":\"/a,\\\"}{b\","
+	    "\"argv\":[\"x\",\"y]\"]},\"exe\":\"/bin/\\u00e9\",\"ok\":true,"
+	    "\"verdict\":\"deny\"}\n";
+	const char *const keys[] = {"pid", "path", "args", "verdict",
+				    "exe", "ok",   "none"};
+	struct hx_span m[7], a[2];
+	char buf[64];
+
+	ck_assert_int_eq(hx_scan_members(line, strlen(line), keys, 7, m), 0);
+	ck_assert_int_eq(hx_span_int(&m[0], -1), 42);
+	ck_assert_ptr_null(m[1].p); /* args.path is not a top member */
+	ck_assert(hx_span_is(&m[3], "deny"));
+	ck_assert(!hx_span_is(&m[3], "den"));
+	ck_assert_str_eq(hx_span_str(&m[4], buf, sizeof(buf)), "/bin/\xc3\xa9");
+	ck_assert(m[5].n == 4 && !memcmp(m[5].p, "true", 4));
+	ck_assert_ptr_null(m[6].p);
+	ck_assert_int_eq(hx_scan_members(m[2].p, m[2].n,
+					 (const char *const[]){"path", "argv"},
+					 2, a),
+			 0);
+	ck_assert_str_eq(hx_span_str(&a[0], buf, sizeof(buf)), "/a,\"}{b");
+	ck_assert_int_eq((int)a[1].n, (int)strlen("[\"x\",\"y]\"]"));
+	ck_assert_int_eq(hx_span_int(&a[1], -7), -7);
+	ck_assert_int_eq(hx_scan_members("[1]", 3, keys, 7, m), -1);
+	ck_assert_int_eq(hx_scan_members("{\"a\":\"open", 10, keys, 7, m), -1);
+	ck_assert_int_eq(hx_scan_members("{\"a\" 1}", 7, keys, 7, m), -1);
+}
+END_TEST
+
 START_TEST(sha256_vectors)
 {
 	const char *line =
@@ -553,6 +589,7 @@ static Suite *audit_suite(void)
 
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, sha256_vectors);
+	tcase_add_test(tc, logscan_reads_members_off_the_line);
 	tcase_add_test(tc, logline_drops_only_the_stack);
 	tcase_add_test(tc, logline_key_is_the_decision);
 	tcase_add_test(tc, chain_verifies);
