@@ -6,14 +6,20 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The end of the string that starts at p (its opening quote). */
+/* The end of the string that starts at p (its opening quote): the next
+ * quote not escaped by an odd run of backslashes. */
 static const char *end_of_string(const char *p, const char *end)
 {
-	for (p++; p < end; p++) {
-		if (*p == '\\')
-			p++;
-		else if (*p == '"')
-			return p + 1;
+	const char *q = p + 1;
+
+	while (q < end && (q = memchr(q, '"', (size_t)(end - q)))) {
+		const char *b = q;
+
+		while (b > p + 1 && b[-1] == '\\')
+			b--;
+		if ((q - b) % 2 == 0)
+			return q + 1;
+		q++;
 	}
 	return NULL;
 }
@@ -63,9 +69,9 @@ int hx_scan_members(const char *text, size_t n, const char *const *keys,
 		v = kend + 1;
 		if (!(vend = end_of_value(v, end)))
 			return -1;
-		for (size_t i = 0; i < k; i++)
-			if ((size_t)(kend - p - 2) == strlen(keys[i]) &&
-			    !memcmp(p + 1, keys[i], (size_t)(kend - p - 2)))
+		for (size_t i = 0, kn = (size_t)(kend - p - 2); i < k; i++)
+			if (keys[i][0] == p[1] &&
+			    !strncmp(p + 1, keys[i], kn) && !keys[i][kn])
 				out[i] =
 				    (struct hx_span){v, (size_t)(vend - v)};
 		p = vend;

@@ -65,11 +65,11 @@ struct rec {
 struct summary {
 	json_t *counts; /* category -> verdict -> n */
 	json_t *denied; /* array of lines */
-	json_t *procs;	/* array */
+	json_t *procs;	/* the first SUMMARY_PROCS, of nprocs */
 	/* name -> [seen, refused] */
 	json_t *hosts, *prefixes, *rules;
 	struct latencies lat[LATENCY_GROUPS];
-	size_t nlat, records, bad, top;
+	size_t nlat, records, bad, top, nprocs;
 };
 
 static void tally(json_t *table, const char *key, bool refused)
@@ -154,6 +154,9 @@ static void add_process(struct summary *s, const struct rec *r)
 {
 	char buf[1024], exe[PATH_MAX], argv[768];
 
+	/* A summary stays short: the full list is one `show` away. */
+	if (s->nprocs++ >= SUMMARY_PROCS)
+		return;
 	snprintf(buf, sizeof(buf), "  pid %lld ppid %lld %s %s",
 		 hx_span_int(&r->m[PID], 0), hx_span_int(&r->m[PPID], 0),
 		 hx_span_str(&r->m[EXE], exe, sizeof(exe)),
@@ -336,16 +339,15 @@ static void print(FILE *out, struct summary *s, const char *log)
 	for (i = 0; i < json_array_size(s->denied); i++)
 		fprintf(out, "%s\n",
 			json_string_value(json_array_get(s->denied, i)));
-	fprintf(out, "processes (%zu):\n", json_array_size(s->procs));
-	/* A summary stays short: the full list is one `show` away. */
-	for (i = 0; i < json_array_size(s->procs) && i < SUMMARY_PROCS; i++)
+	fprintf(out, "processes (%zu):\n", s->nprocs);
+	for (i = 0; i < json_array_size(s->procs); i++)
 		fprintf(out, "%s\n",
 			json_string_value(json_array_get(s->procs, i)));
-	if (i < json_array_size(s->procs))
+	if (i < s->nprocs)
 		fprintf(out,
 			"  ... %zu more: harness-audit show %s --event "
 			"process_start\n",
-			json_array_size(s->procs) - i, log);
+			s->nprocs - i, log);
 	print_top(out, "hosts", s->hosts, s->top);
 	print_top(out, "path prefixes", s->prefixes, s->top);
 	print_top(out, "rules", s->rules, s->top);
