@@ -74,11 +74,19 @@ struct hx_audit_verify {
 	uint64_t last_seq;
 	char last_hash[65];
 	bool last_is_end; /* the last record is a session_end */
+	/* records a compacted record at the start stands for, or 0 */
+	uint64_t compacted;
 	/* first broken record (when hx_audit_verify returns 1) */
 	uint64_t bad_line;  /* 1-based */
 	uint64_t bad_seq;   /* 0 when the record has no readable seq */
 	const char *reason; /* static string */
 };
+
+/* record as the log's line (with its '\n', *len bytes, malloc'd) when
+ * it is record seq after the record whose hash is prev; its own hash
+ * into hex. NULL: out of memory. */
+char *hx_audit_line(struct json_t *record, uint64_t seq, const char *prev,
+		    size_t *len, char hex[65]);
 
 /* Verifies the chain of the log at path. Returns 0 when intact, 1 with
  * the first broken record described in *v, -errno when unreadable. */

@@ -254,7 +254,9 @@ static int rm_one(const char *path, const struct stat *st, int type,
 {
 	(void)st;
 	(void)ftw;
-	if (type == FTW_DP)
+	/* FTW_DNR: a directory we may not read, such as an empty mask
+	 * cover (mode 0), which rmdir removes all the same. */
+	if (type == FTW_DP || type == FTW_DNR)
 		return rmdir(path) && errno != ENOENT ? -1 : 0;
 	return unlink(path) && errno != ENOENT ? -1 : 0;
 }

@@ -11,6 +11,7 @@
 #include "supervisor/record.h"
 #include "supervisor/git/wtaudit.h"
 #include "tools/query_cli.h"
+#include "tools/compact_cli.h"
 #include "tools/sessions_cli.h"
 #include "tools/summary_cli.h"
 #include "tools/tree_cli.h"
@@ -39,6 +40,10 @@ static const char usage_main[] =
     "  tree LOG [--denials] [--json]\n"
     "                 the processes as a tree: what each ran, lifetime,\n"
     "                 exit, calls and refusals\n"
+    "  compact [--keep AGE] [--aggregate AGE] [--dry-run]\n"
+    "                 retention: old sessions' logs replaced by one\n"
+    "                 compacted record that continues their chain, older\n"
+    "                 ones removed\n"
     "  checkpoints SESSION  the checkpoints of a --worktree session\n"
     "  diff SESSION [N [M]] unified diff of a session's changes\n"
     "\n"
@@ -58,7 +63,9 @@ static const char usage_verify[] =
     "(reasons: hash mismatch (record edited), prev mismatch (record\n"
     "deleted or reordered), seq gap, not JSON, torn line) and exits 1.\n"
     "Warns when the last record is not a session_end (the log was cut\n"
-    "at the end, or the session is still running).\n";
+    "at the end, or the session is still running). A log that compact\n"
+    "replaced begins with a compacted record, which continues the chain\n"
+    "of the records it stands for.\n";
 
 static const char usage_show[] =
     "Usage: harness-audit show [LOG | SESSION | --last] [--verdict V]\n"
@@ -112,6 +119,11 @@ static int cmd_verify(int argc, char *const *argv, FILE *out, FILE *err)
 	}
 	fprintf(out, "%s: ok, %llu records, chain intact, last hash %s\n", log,
 		(unsigned long long)v.records, v.last_hash);
+	if (v.compacted)
+		fprintf(out,
+			"%s: compacted: its first record stands for %llu "
+			"removed ones (their first and last hash in it)\n",
+			log, (unsigned long long)v.compacted);
 	if (!v.last_is_end)
 		fprintf(err,
 			"harness-audit: warning: %s: the last record is not a "
@@ -160,6 +172,8 @@ int hx_audit_cli(int argc, char *const *argv, FILE *out, FILE *err)
 		return hx_query_cli(argc, argv, out, err);
 	if (!strcmp(argv[1], "tree"))
 		return hx_tree_cli(argc, argv, out, err);
+	if (!strcmp(argv[1], "compact"))
+		return hx_compact_cli(argc, argv, out, err);
 	if (!strcmp(argv[1], "verify"))
 		return cmd_verify(argc, argv, out, err);
 	if (!strcmp(argv[1], "summary"))

@@ -19,12 +19,6 @@
 #include "supervisor/record.h"
 #include "supervisor/session.h"
 
-struct session {
-	char id[NAME_MAX + 1];
-	char log[PATH_MAX];
-	json_t *start, *end;
-};
-
 static const char usage[] =
     "Usage: harness-audit sessions [--here] [--json]\n"
     "\n"
@@ -80,7 +74,7 @@ static bool is_event(json_t *r, const char *name)
 
 /* The session of log path (id: its name); false when the log does not
  * begin with a session_start. */
-static bool load(const char *id, const char *path, struct session *s)
+static bool load(const char *id, const char *path, struct hx_sessions_entry *s)
 {
 	FILE *f = fopen(path, "re");
 	char *line = NULL;
@@ -100,6 +94,17 @@ static bool load(const char *id, const char *path, struct session *s)
 	if (n > 0)
 		s->start = parse_line(line, (size_t)n);
 	free(line);
+	/* harness-audit compact kept its first and last records */
+	if (is_event(s->start, "compacted")) {
+		json_t *c = s->start;
+
+		s->start = json_incref(json_object_get(c, "session_start"));
+		s->end = json_incref(json_object_get(c, "session_end"));
+		s->compacted = true;
+		json_decref(c);
+		fclose(f);
+		return is_event(s->start, "session_start");
+	}
 	if (is_event(s->start, "session_start")) {
 		s->end = last_record(f);
 		if (!is_event(s->end, "session_end")) {
@@ -111,7 +116,7 @@ static bool load(const char *id, const char *path, struct session *s)
 	return is_event(s->start, "session_start");
 }
 
-static void drop(struct session *s, size_t n)
+void hx_sessions_drop(struct hx_sessions_entry *s, size_t n)
 {
 	for (size_t i = 0; i < n; i++) {
 		json_decref(s[i].start);
@@ -122,17 +127,16 @@ static void drop(struct session *s, size_t n)
 
 static int by_start(const void *a, const void *b)
 {
-	const struct session *x = a, *y = b;
+	const struct hx_sessions_entry *x = a, *y = b;
 
 	return strcmp(hx_record_field(x->start, "time"),
 		      hx_record_field(y->start, "time"));
 }
 
-/* Every session of the state dir, oldest first. */
-static int list(struct session **out, size_t *count)
+int hx_sessions_list(struct hx_sessions_entry **out, size_t *count)
 {
 	char state[PATH_MAX], dir[PATH_MAX], log[PATH_MAX];
-	struct session *v = NULL;
+	struct hx_sessions_entry *v = NULL;
 	size_t n = 0, cap = 0;
 	struct dirent *d;
 	DIR *dh;
@@ -151,12 +155,12 @@ static int list(struct session **out, size_t *count)
 		if (!hx_session_name_valid(d->d_name))
 			continue;
 		if (n == cap) {
-			struct session *p =
+			struct hx_sessions_entry *p =
 			    realloc(v, (cap = cap ? cap * 2 : 32) * sizeof(*v));
 
 			if (!p) {
 				closedir(dh);
-				drop(v, n);
+				hx_sessions_drop(v, n);
 				return -ENOMEM;
 			}
 			v = p;
@@ -180,17 +184,17 @@ static int list(struct session **out, size_t *count)
 
 /* The sessions, and the current directory into cwd (NULL: not
  * needed); -errno (said on err) when either cannot be had. */
-static int list_here(char *cwd, size_t size, struct session **v, size_t *n,
-		     FILE *err)
+static int list_here(char *cwd, size_t size, struct hx_sessions_entry **v,
+		     size_t *n, FILE *err)
 {
-	int r = !cwd || getcwd(cwd, size) ? list(v, n) : -errno;
+	int r = !cwd || getcwd(cwd, size) ? hx_sessions_list(v, n) : -errno;
 
 	if (r)
 		fprintf(err, "harness-audit: the sessions: %s\n", strerror(-r));
 	return r;
 }
 
-static bool here(const struct session *s, const char *cwd)
+static bool here(const struct hx_sessions_entry *s, const char *cwd)
 {
 	return !strcmp(hx_record_field(s->start, "cwd"), cwd);
 }
@@ -198,7 +202,7 @@ static bool here(const struct session *s, const char *cwd)
 int hx_sessions_log(const char *arg, char *log, size_t size, FILE *err)
 {
 	char cwd[PATH_MAX], state[PATH_MAX];
-	struct session *v;
+	struct hx_sessions_entry *v;
 	struct stat st;
 	size_t n;
 
@@ -224,10 +228,10 @@ int hx_sessions_log(const char *arg, char *log, size_t size, FILE *err)
 	for (size_t i = n; i-- > 0;)
 		if (here(&v[i], cwd)) {
 			snprintf(log, size, "%s", v[i].log);
-			drop(v, n);
+			hx_sessions_drop(v, n);
 			return 0;
 		}
-	drop(v, n);
+	hx_sessions_drop(v, n);
 	fprintf(err,
 		"harness-audit: no session was started in %s; give a log, a "
 		"session id (harness-audit sessions lists them)\n",
@@ -247,32 +251,39 @@ double hx_sessions_seconds(const char *a, const char *b)
 	       strtod(fa, NULL);
 }
 
-/* ended, running (harness-exec still runs it) or cut (no session_end). */
-static const char *state_of(const struct session *s)
+const char *hx_sessions_state(const struct hx_sessions_entry *s)
 {
-	char link[64], exe[PATH_MAX];
+	char path[64], comm[32] = "";
 	json_int_t pid = json_integer_value(json_object_get(s->start, "pid"));
-	ssize_t n;
+	struct stat st;
+	FILE *f;
 
+	if (s->compacted)
+		return "compacted";
 	if (s->end)
 		return "ended";
-	snprintf(link, sizeof(link), "/proc/%lld/exe", (long long)pid);
-	n = readlink(link, exe, sizeof(exe) - 1);
-	if (n > 0 && pid > 0) {
-		exe[n] = '\0';
-		if (!strcmp(exe, hx_record_field(s->start, "exe")))
-			return "running";
+	/* harness-exec is not dumpable: its exe link is root's to read,
+	 * its comm anyone's; and its socket is there until it ends. */
+	snprintf(path, sizeof(path), "/proc/%lld/comm", (long long)pid);
+	if (pid > 0 && (f = fopen(path, "re"))) {
+		if (!fgets(comm, sizeof(comm), f))
+			comm[0] = '\0';
+		fclose(f);
 	}
+	if (!strcmp(comm, "harness-exec\n") &&
+	    !stat(hx_record_field(s->start, "socket"), &st) &&
+	    S_ISSOCK(st.st_mode))
+		return "running";
 	return "cut";
 }
 
-static json_int_t verdicts(const struct session *s, const char *v)
+static json_int_t verdicts(const struct hx_sessions_entry *s, const char *v)
 {
 	return json_integer_value(
 	    json_object_get(json_object_get(s->end, "verdicts"), v));
 }
 
-static json_t *as_json(const struct session *s)
+static json_t *as_json(const struct hx_sessions_entry *s)
 {
 	json_t *o = json_object(), *wt = json_object_get(s->end, "worktree");
 	double d = s->end
@@ -281,7 +292,7 @@ static json_t *as_json(const struct session *s)
 		       : -1;
 
 	json_object_set_new(o, "id", json_string(s->id));
-	json_object_set_new(o, "state", json_string(state_of(s)));
+	json_object_set_new(o, "state", json_string(hx_sessions_state(s)));
 	json_object_set(o, "start", json_object_get(s->start, "time"));
 	json_object_set(o, "command", json_object_get(s->start, "command"));
 	json_object_set(o, "cwd", json_object_get(s->start, "cwd"));
@@ -337,10 +348,11 @@ void hx_sessions_command(json_t *cmd, char *out, size_t size)
 	}
 }
 
-static void row(FILE *out, const struct session *s)
+static void row(FILE *out, const struct hx_sessions_entry *s)
 {
 	char when[20] = "", dur[16], exit[16], cmd[96];
-	const char *st = state_of(s), *t = hx_record_field(s->start, "time");
+	const char *st = hx_sessions_state(s),
+		   *t = hx_record_field(s->start, "time");
 	json_t *wt = json_object_get(s->end, "worktree");
 
 	snprintf(when, sizeof(when), "%.10s %.8s", t,
@@ -373,7 +385,7 @@ int hx_sessions_cli(int argc, char *const *argv, FILE *out, FILE *err)
 {
 	bool only_here = false, as_lines = !isatty(fileno(out));
 	char cwd[PATH_MAX] = "";
-	struct session *v;
+	struct hx_sessions_entry *v;
 	size_t n;
 
 	for (int i = 2; i < argc; i++) {
@@ -413,6 +425,6 @@ int hx_sessions_cli(int argc, char *const *argv, FILE *out, FILE *err)
 		fputc('\n', out);
 		json_decref(o);
 	}
-	drop(v, n);
+	hx_sessions_drop(v, n);
 	return 0;
 }

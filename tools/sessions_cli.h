@@ -5,6 +5,8 @@
 #define HX_SESSIONS_CLI_H
 
 #include <stddef.h>
+#include <limits.h>
+#include <stdbool.h>
 #include <stdio.h>
 
 struct json_t;
@@ -13,6 +15,24 @@ struct json_t;
  * or NULL for the last session started in the current directory.
  * Returns 0 with log filled, or 2 with the reason on err. */
 int hx_sessions_log(const char *arg, char *log, size_t size, FILE *err);
+
+/* A session of the state dir: its log and its first and last records
+ * (end NULL when it has none: running, or cut). A compacted log's are
+ * the ones its compacted record kept. */
+struct hx_sessions_entry {
+	char id[NAME_MAX + 1];
+	char log[PATH_MAX];
+	struct json_t *start, *end;
+	bool compacted;
+};
+
+/* Every session of the state dir, oldest first, into *out (free with
+ * hx_sessions_drop). 0 or -errno. */
+int hx_sessions_list(struct hx_sessions_entry **out, size_t *count);
+void hx_sessions_drop(struct hx_sessions_entry *s, size_t n);
+/* ended, running (harness-exec still runs it), cut (no session_end) or
+ * compacted. */
+const char *hx_sessions_state(const struct hx_sessions_entry *s);
 
 /* Seconds from time a to time b, as records write them (ISO 8601,
  * UTC, fractions), or -1 when one does not parse. */

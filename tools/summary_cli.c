@@ -243,31 +243,45 @@ static int by_count(const void *a, const void *b)
 	return x < y ? 1 : x > y ? -1 : 0;
 }
 
-/* The top N of a table, most seen first. */
-static void print_top(FILE *out, const char *title, json_t *table, size_t top)
+/* The top N of a table, most seen first: [name, seen, refused]... */
+static json_t *top_rows(json_t *table, size_t top)
 {
 	size_t n = json_object_size(table), i = 0;
-	json_t **rows = calloc(n ? n : 1, sizeof(*rows)), *v;
+	json_t **rows = calloc(n ? n : 1, sizeof(*rows)), *v, *out;
 	const char *k;
 
-	if (!rows || !n) {
-		free(rows);
-		return;
-	}
+	if (!rows)
+		return NULL;
 	json_object_foreach(table, k, v) rows[i++] =
 	    json_pack("[s,I,I]", k, json_integer_value(json_array_get(v, 0)),
 		      json_integer_value(json_array_get(v, 1)));
 	qsort(rows, n, sizeof(*rows), by_count);
-	fprintf(out, "top %s (%zu):\n", title, n);
-	for (i = 0; i < n; i++) {
+	out = json_array();
+	for (i = 0; i < n; i++)
 		if (i < top)
-			fprintf(out, "  %8lld  %6lld refused  %s\n",
-				json_integer_value(json_array_get(rows[i], 1)),
-				json_integer_value(json_array_get(rows[i], 2)),
-				json_string_value(json_array_get(rows[i], 0)));
-		json_decref(rows[i]);
-	}
+			json_array_append_new(out, rows[i]);
+		else
+			json_decref(rows[i]);
 	free(rows);
+	return out;
+}
+
+static void print_top(FILE *out, const char *title, json_t *table, size_t top)
+{
+	json_t *rows = top_rows(table, top), *r;
+	size_t i;
+
+	if (!json_array_size(rows)) {
+		json_decref(rows);
+		return;
+	}
+	fprintf(out, "top %s (%zu):\n", title, json_object_size(table));
+	json_array_foreach(rows, i, r)
+	    fprintf(out, "  %8lld  %6lld refused  %s\n",
+		    json_integer_value(json_array_get(r, 1)),
+		    json_integer_value(json_array_get(r, 2)),
+		    json_string_value(json_array_get(r, 0)));
+	json_decref(rows);
 }
 
 static int by_value(const void *a, const void *b)
@@ -354,19 +368,54 @@ static void print(FILE *out, struct summary *s, const char *log)
 	print_latency(out, s);
 }
 
+static void summary_init(struct summary *s)
+{
+	*s = (struct summary){.counts = json_object(),
+			      .denied = json_array(),
+			      .procs = json_array(),
+			      .hosts = json_object(),
+			      .prefixes = json_object(),
+			      .rules = json_object(),
+			      .top = 10};
+}
+
+static void summary_free(struct summary *s)
+{
+	json_decref(s->counts);
+	json_decref(s->denied);
+	json_decref(s->procs);
+	json_decref(s->hosts);
+	json_decref(s->prefixes);
+	json_decref(s->rules);
+	for (size_t i = 0; i < s->nlat; i++)
+		free(s->lat[i].v);
+}
+
+json_t *hx_summary_json(const char *log, size_t top)
+{
+	struct summary s;
+	json_t *o = NULL;
+
+	summary_init(&s);
+	if (!read_log(&s, log))
+		o = json_pack("{s:O,s:I,s:I,s:o,s:o,s:o}", "counts", s.counts,
+			      "records", (json_int_t)s.records, "refused",
+			      (json_int_t)json_array_size(s.denied), "hosts",
+			      top_rows(s.hosts, top), "path_prefixes",
+			      top_rows(s.prefixes, top), "rules",
+			      top_rows(s.rules, top));
+	summary_free(&s);
+	return o;
+}
+
 int hx_summary_cli(int argc, char *const *argv, FILE *out, FILE *err)
 {
-	struct summary s = {.counts = json_object(),
-			    .denied = json_array(),
-			    .procs = json_array(),
-			    .hosts = json_object(),
-			    .prefixes = json_object(),
-			    .rules = json_object(),
-			    .top = 10};
+	struct summary s;
 	const char *log = NULL;
 	char path[PATH_MAX], *end;
 	int r = 0;
 
+	summary_init(&s);
 	for (int i = 2; i < argc; i++) {
 		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
 			fputs(usage, out);
@@ -401,13 +450,6 @@ int hx_summary_cli(int argc, char *const *argv, FILE *out, FILE *err)
 	}
 	print(out, &s, path);
 out:
-	json_decref(s.counts);
-	json_decref(s.denied);
-	json_decref(s.procs);
-	json_decref(s.hosts);
-	json_decref(s.prefixes);
-	json_decref(s.rules);
-	for (size_t i = 0; i < s.nlat; i++)
-		free(s.lat[i].v);
+	summary_free(&s);
 	return r;
 }

@@ -8,4 +8,10 @@
 
 int hx_summary_cli(int argc, char *const *argv, FILE *out, FILE *err);
 
+struct json_t;
+/* What a compacted session keeps of its log: counts by category and
+ * verdict, records, refused, and the top hosts, path prefixes and rules
+ * as [name, seen, refused]. NULL: unreadable. */
+struct json_t *hx_summary_json(const char *log, size_t top);
+
 #endif

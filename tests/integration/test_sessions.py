@@ -9,6 +9,7 @@ import json
 import os
 import pty
 import subprocess
+import time
 
 from lib import AUDIT_TOOL, EXEC, check
 
@@ -120,3 +121,78 @@ def test_query_filters_real_records(wd):
     check(bad.returncode == 2 and "needs a value" in bad.stderr, bad.stderr)
     bad = audit(wd, "query", "--since", "yesterday")
     check(bad.returncode == 2 and "an age" in bad.stderr, bad.stderr)
+
+
+def test_compact_keeps_what_it_removed_provable(wd):
+    """Retention (harness-audit compact): ended sessions' logs become one
+    compacted record that continues their chain; a running session, a
+    log elsewhere and a log whose chain is broken are left; past the
+    aggregate age the sessions are removed, never the running one."""
+    a = session(wd, "sh", "-c", "cat ~/.ssh/id_rsa 2>/dev/null; exit 4")
+    b = session(wd, "true")
+    elsewhere = session(wd, "true", log=os.path.join(wd.state, "mine.jsonl"))
+    bad = session(wd, "true")
+    check(a.returncode == 4 and b.returncode == 0 and elsewhere.returncode == 0 and bad.returncode == 0,
+          "%r" % a.stderr)
+    rows = {r["id"]: r for r in map(json.loads, audit(wd, "sessions", "--json").stdout.splitlines())}
+    ids = sorted(rows, key=lambda i: rows[i]["start"])
+    ida, idb, ide, idbad = ids
+    before = {}
+    for i in (ida, idb):
+        lines = open(rows[i]["log"]).read().splitlines()
+        before[i] = (len(lines), json.loads(lines[0])["hash"], json.loads(lines[-1])["hash"])
+    # a broken chain: one byte of a record changed
+    p = rows[idbad]["log"]
+    text = open(p).read()
+    with open(p, "w") as f:
+        f.write(text.replace('"verdict":"allow"', '"verdict":"allov"', 1))
+    # a running session: it waits for us
+    fifo = os.path.join(wd.path, "go")
+    os.mkfifo(fifo)
+    e = dict(os.environ, XDG_STATE_HOME=wd.state)
+    e.pop("LD_PRELOAD", None)
+    live = subprocess.Popen([EXEC, "--quiet", "--", "sh", "-c", "read x < go"], cwd=wd.path, env=e)
+    try:
+        deadline = time.time() + 30
+        while len(audit(wd, "sessions", "--json").stdout.splitlines()) < 5 and time.time() < deadline:
+            time.sleep(0.1)
+        dry = audit(wd, "compact", "--keep", "0s", "--dry-run")
+        check("would compact %s" % ida in dry.stdout and all(
+            open(rows[i]["log"]).read().count("\n") == before[i][0] for i in (ida, idb)), "dry: %r" % dry.stdout)
+        c = audit(wd, "compact", "--keep", "0s")
+        check(c.returncode == 0 and "compacted %s" % ida in c.stdout and "compacted %s" % idb in c.stdout and
+              "left %s: its log is elsewhere" % ide in c.stdout and
+              "left %s: its chain does not verify" % idbad in c.stdout and ": running" in c.stdout, c.stdout)
+        for i in (ida, idb):
+            lines = open(rows[i]["log"]).read().splitlines()
+            check(len(lines) == 1, "one record: %r" % lines)
+            rec = json.loads(lines[0])
+            n, first, last = before[i]
+            check(rec["event"] == "compacted" and rec["prev"] == last and rec["seq"] == n + 1 and
+                  rec["removed"]["records"] == n and rec["removed"]["first_hash"] == first and
+                  rec["removed"]["last_hash"] == last, "the removed chain: %r" % rec["removed"])
+            v = audit(wd, "verify", i)
+            check(v.returncode == 0 and "chain intact" in v.stdout and "compacted" in v.stdout and not v.stderr,
+                  "verify %r %r" % (v.stdout, v.stderr))
+        ca = json.loads(open(rows[ida]["log"]).read())
+        check(ca["summary"]["counts"]["file_read"]["deny"] == 1 and ca["session_end"]["exit_code"] == 4,
+              "what the session did stays: %r" % ca["summary"])
+        listed = {r["id"]: r for r in map(json.loads, audit(wd, "sessions", "--json").stdout.splitlines())}
+        check(listed[ida]["state"] == "compacted" and listed[ida]["exit_code"] == 4, "%r" % listed[ida])
+        # an edited compacted record is caught like any other
+        with open(rows[idb]["log"]) as f:
+            t = f.read()
+        with open(rows[idb]["log"], "w") as f:
+            f.write(t.replace('"records":', '"records":1', 1))
+        check(audit(wd, "verify", idb).returncode == 1, "an edited compacted record verifies")
+        r = audit(wd, "compact", "--keep", "0s", "--aggregate", "0s")
+        check("removed %s" % ida in r.stdout and not os.path.exists(os.path.dirname(rows[ida]["log"])),
+              "removed past the aggregate age: %r" % r.stdout)
+        running = [i for i in listed if listed[i]["state"] == "running"]
+        check(len(running) == 1 and os.path.exists(os.path.join(wd.state, "harness", "sessions", running[0])),
+              "the running session is never touched")
+    finally:
+        with open(fifo, "w") as f:
+            f.write("x\n")
+        live.wait(timeout=60)
+    check(live.returncode == 0, "the running session ended well: %s" % live.returncode)
