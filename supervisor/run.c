@@ -580,7 +580,6 @@ static void limit_processes(struct run *r)
  * session's socket. */
 static int open_pipeline(struct run *r)
 {
-	struct hx_audit_quota q;
 	int e = hx_audit_open(r->sess.audit_path, &r->audit);
 
 	if (e) {
@@ -594,10 +593,8 @@ static int open_pipeline(struct run *r)
 		hx_say("dnsmap: %s", strerror(-e));
 		return -1;
 	}
-	hx_policy_audit_quota(r->policy, &q);
-	r->pl.quota_rate = q.rate;
-	r->pl.quota_burst = q.burst;
-	r->pl.quota_max_size = q.max_size;
+	if ((e = hx_run_log_open(r)))
+		return e;
 	r->pl.policy = r->policy;
 	r->pl.audit = r->audit;
 	r->pl.dns = r->dns;
@@ -779,6 +776,7 @@ static void teardown(struct run *r)
 	for (int i = 0; i < 3; i++)
 		free(r->own_env[i]);
 	hx_dnsmap_free(r->dns);
+	hx_record_redact(NULL); /* nothing records any more */
 	hx_policy_free(r->policy);
 	free(r->policy_text);
 	for (size_t i = 0; i < HX_MAX_PROFILES; i++)
