@@ -123,8 +123,12 @@ const char *hx_redact_span_name(const struct hx_redact *r, const char *name,
 		name++;
 		n--;
 	}
-	if (!n || n >= sizeof(up))
+	if (!n)
 		return NULL;
+	if (n >= sizeof(up)) { /* its end, where _TOKEN and the like are */
+		name += n - (sizeof(up) - 1);
+		n = sizeof(up) - 1;
+	}
 	for (i = 0; i < n; i++) {
 		char c = name[i];
 

@@ -12,6 +12,7 @@
 #include "supervisor/git/wtaudit.h"
 #include "tools/query_cli.h"
 #include "tools/sessions_cli.h"
+#include "tools/tag_cli.h"
 
 static const char usage_main[] =
     "Usage: harness-audit COMMAND [OPTIONS] [LOG | SESSION | --last]\n"
@@ -33,6 +34,8 @@ static const char usage_main[] =
     "            [--host GLOB] [--exe GLOB] [--since T] [--until T]...\n"
     "                 the records matching every filter: JSON lines, or a\n"
     "                 table on a terminal\n"
+    "  tag < FILE     the HASH of a secret your sessions redacted as\n"
+    "                 «redacted:TYPE:HASH», to find where it was used\n"
     "  checkpoints SESSION  the checkpoints of a --worktree session\n"
     "  diff SESSION [N [M]] unified diff of a session's changes\n"
     "\n"
@@ -321,6 +324,8 @@ int hx_audit_cli(int argc, char *const *argv, FILE *out, FILE *err)
 		return cmd_summary(argc, argv, out, err);
 	if (!strcmp(argv[1], "show"))
 		return cmd_show(argc, argv, out, err);
+	if (!strcmp(argv[1], "tag"))
+		return hx_tag_cli(argc, argv, stdin, out, err);
 	if (!strcmp(argv[1], "checkpoints"))
 		return hx_wtaudit_checkpoints(argc, argv, out, err);
 	if (!strcmp(argv[1], "diff"))

@@ -150,6 +150,13 @@ def test_tags_are_keyed_with_the_users_key(wd):
     check(t1 and t1 == t2, "one secret, one tag across the user's sessions: %r %r" % (t1, t2))
     secret = open(key).read().strip()
     check(count(first.log, secret) == 0, "the key is in the log")
+    # the key's holder finds where a secret was used
+    e = dict(os.environ, XDG_STATE_HOME=wd.state)
+    tag = subprocess.run([AUDIT_TOOL, "tag"], input=GHP + "\n", capture_output=True, text=True, env=e, timeout=30)
+    check(tag.returncode == 0 and tag.stdout == t1[0][1] + "\n", "harness-audit tag: %r %r" % (tag.stdout, tag.stderr))
+    none = subprocess.run([AUDIT_TOOL, "tag"], input=GHP, capture_output=True, text=True, timeout=30,
+                          env=dict(e, XDG_STATE_HOME=os.path.join(wd.state, "nobody")))
+    check(none.returncode == 2 and "redact.key" in none.stderr, "no key: %r" % none.stderr)
     # another user's key (another state dir): another tag
     other = os.path.join(wd.state, "other")
     os.makedirs(other)
@@ -181,4 +188,40 @@ def test_worktree_commits_carry_the_tags(wd):
     check("Harness-Command: [\"sh\",\"-c\",\"echo new > a; env GITHUB_TOKEN=\u00abredacted:secret:" in msg and
           "\u00abredacted:github-token:" in msg, "the result commit:\n" + msg)
     absent(r.log, ["R3dactWorktree", GHP])
+    verify(r.log)
+
+
+def test_coalesced_records_carry_the_tags(wd):
+    """Beyond the audit rate, records are counted in audit_overflow with
+    the arguments of each group's first: a copy of a redacted record."""
+    target = "/nonexistent-hx/" + GHP
+    loop = ("import os\nfor i in range(3000):\n    try:\n        os.open(%r, os.O_WRONLY | os.O_CREAT)\n"
+            "    except OSError:\n        pass\n" % target)
+    r = harness([PYTHON, "-c", loop], wd, policy="rate.yaml")
+    r.expect_status(0)
+    groups = [g for x in r.events(event="audit_overflow") for g in x["groups"]]
+    check(groups and any("github-token" in json.dumps(g.get("first_args"), ensure_ascii=False) for g in groups),
+          "no coalesced group of the opens: %r" % groups[:3])
+    absent(r.log, [GHP])
+    verify(r.log)
+
+
+def test_mask_refusals_carry_the_tags(wd):
+    """A program without the shim (a static busybox) meets the mask of a
+    .env file whose name holds a token: the mask's refusal record, the
+    kernel layers' and the shim's, the tag only."""
+    from test_default_policy import fake_home
+    from test_mask_records import BUSYBOX, _fuse
+    name = ".env." + GHP
+    wd.file(name, "API_KEY=R3dactMasked\n")
+    r = harness([BUSYBOX, "sh", "-c", "cat %s; /usr/bin/python3 -c \"open('%s')\"; echo done" % (name, name)],
+                wd, policy=None, env={"HOME": fake_home(wd)})
+    _fuse(r)
+    check("R3dactMasked" not in r.stdout and r.stdout.endswith("done\n"), "%r %r" % (r.stdout, r.stderr))
+    masked = [x for x in r.events(layer="mask") if x.get("verdict") == "deny"]
+    want = os.path.join(wd.path, ".env.\u00abredacted:github-token:")
+    check(masked and all(x["args"]["path"].startswith(want) and x["redacted"] == ["args.path"] for x in masked),
+          "the mask's records:\n%s" % r.dump())
+    check(any(x["args"].get("path", "").startswith(want) for x in r.events(layer="shim")), "the shim's record")
+    absent(r.log, [GHP])
     verify(r.log)

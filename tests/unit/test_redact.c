@@ -131,6 +131,11 @@ static const char *const texts[][2] = {
     {"https://h/cb?access_token=abc&x=1", "https://h/cb?access_token=«secret»&"
 					  "x=1"},
     {"--client-secret=xyz", "--client-secret=«secret»"},
+    {"A_VERY_LONG_NAME_A_VERY_LONG_NAME_A_VERY_LONG_NAME_A_VERY_LONG_NAME_"
+     "A_VERY_LONG_NAME_A_VERY_LONG_NAME_A_VERY_LONG_NAME_A_VERY_LONG_TOKEN=x",
+     "A_VERY_LONG_NAME_A_VERY_LONG_NAME_A_VERY_LONG_NAME_A_VERY_LONG_NAME_"
+     "A_VERY_LONG_NAME_A_VERY_LONG_NAME_A_VERY_LONG_NAME_A_VERY_LONG_TOKEN="
+     "«secret»"},
     {"sshpass -p 'pw 1' ssh h", "sshpass -p '«password»' ssh h"},
     {"cd /x && mysql -uroot -phunter2 db", "cd /x && mysql -uroot "
 					   "-p«password» db"},
@@ -148,6 +153,7 @@ static const char *const texts[][2] = {
     {"ghp_short", NULL},
     {"myghp_0123456789abcdefghijABCDEFGHIJklmnop", NULL},
     {"/src/sk-this-is-a-long-file-name-without-capitals", NULL},
+    {"/src/sk-abcdefghijklmnopqrstuvwxyzabcdefgh", NULL}, /* no case mix */
     {"AKIAIOSFODNN7EXAMPLEX", NULL},
     {"AIzaShort", NULL},
     {"hf_alllowercaselettersonlyandlongenough", NULL},
