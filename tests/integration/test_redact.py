@@ -225,3 +225,22 @@ def test_mask_refusals_carry_the_tags(wd):
     check(any(x["args"].get("path", "").startswith(want) for x in r.events(layer="shim")), "the shim's record")
     absent(r.log, [GHP])
     verify(r.log)
+
+
+def test_a_question_carries_the_tags(wd):
+    """An exec a rule asks about: its record, harness-exec pending's
+    question (which may be pasted anywhere) and the answer's record."""
+    from test_ask import Session, answer, wait_pending
+    s = Session(wd, ["sh", "-c", "git push https://bob:R3dactAskPw@example.com/r.git main 2>/dev/null; echo git=$?"])
+    q = wait_pending(wd, s)
+    text = json.dumps(q, ensure_ascii=False)
+    check(q["op"] == "exec" and "R3dactAskPw" not in text and
+          q["argv"][2].startswith("https://bob:\u00abredacted:url-password:") and "redacted:url-password" in q["what"],
+          "the question %r" % q)
+    answer(wd, "deny", q["id"])
+    s.finish()
+    check("git=" in s.stdout, "%r %r" % (s.stdout, s.stderr))
+    asked = [x for x in s.records if x.get("verdict") == "ask" and x.get("op") == "exec"]
+    check(asked and asked[0]["redacted"] == ["args.argv"], "the ask's record %r" % asked)
+    absent(s.log, ["R3dactAskPw"])
+    verify(s.log)
