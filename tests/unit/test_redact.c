@@ -131,6 +131,7 @@ static const char *const texts[][2] = {
     {"https://h/cb?access_token=abc&x=1", "https://h/cb?access_token=«secret»&"
 					  "x=1"},
     {"--client-secret=xyz", "--client-secret=«secret»"},
+    {"[default]\npassword = \"x y\"\n", "[default]\npassword = \"«secret»\"\n"},
     {"A_VERY_LONG_NAME_A_VERY_LONG_NAME_A_VERY_LONG_NAME_A_VERY_LONG_NAME_"
      "A_VERY_LONG_NAME_A_VERY_LONG_NAME_A_VERY_LONG_NAME_A_VERY_LONG_TOKEN=x",
      "A_VERY_LONG_NAME_A_VERY_LONG_NAME_A_VERY_LONG_NAME_A_VERY_LONG_NAME_"
@@ -171,6 +172,10 @@ static const char *const texts[][2] = {
     {"gh auth login --with-token < f; psql --no-password -h db", NULL},
     {"curl -u alice https://h", NULL},
     {"openssl enc -passin env:PW", NULL},
+    /* not covered, as the README says */
+    {"machine h login u password hunter2", NULL},
+    {"password:hunter2", NULL},
+    {"mycli login hunter2", NULL},
 };
 
 START_TEST(test_texts)
