@@ -218,8 +218,10 @@ bench: all $(HELPER_BINS) $(BENCH_BINS) agents
 	BUILD=$(BUILD) scripts/bench
 
 FUZZ_TARGETS := $(patsubst tests/fuzz/%.c,$(BUILD)/fuzz/%,$(wildcard tests/fuzz/fuzz_*.c))
-# The pure parts the targets reach: common/, policy/, the DNS messages.
-FUZZ_SRCS := $(COMMON_SRCS) $(POLICY_SRCS) supervisor/dnsmsg.c
+# The pure parts the targets reach: common/, policy/, the DNS messages,
+# the redaction of records.
+FUZZ_SRCS := $(COMMON_SRCS) $(POLICY_SRCS) supervisor/dnsmsg.c \
+	$(wildcard supervisor/redact*.c) supervisor/fmt.c
 $(BUILD)/fuzz/%: tests/fuzz/%.c $(FUZZ_SRCS) $(POLICY_ASM) policy/default.yaml $(PROFILES_BLOB) | $(DEPS_OK)
 	@mkdir -p $(@D)
 	clang -std=gnu17 -g -O1 -I. -fsanitize=fuzzer,address,undefined \

@@ -23,8 +23,8 @@ static const char *const include_keys[] = {"version", "files",	 "exec",
 					   "network", "include", "profile",
 					   "disable", NULL};
 static const char *const profile_keys[] = {"description", "detect", NULL};
-static const char *const audit_keys[] = {"log_reads", "rate", "burst",
-					 "max_size", NULL};
+static const char *const audit_keys[] = {"log_reads", "rate",	"burst",
+					 "max_size",  "redact", NULL};
 static const char *const verdict_words[] = {"allow", "ask", "deny", NULL};
 static const char *const category_words[] = {
     "exec",	   "file_read", "file_write", "net_connect", "net_send",
@@ -134,6 +134,28 @@ static int quota_value(struct hx_ld *l, const yaml_node_t *n, const char *k)
 		    "of 1024, or unlimited"
 		  : "a number of records, or unlimited",
 	    msg);
+}
+
+static int load_audit(struct hx_ld *l, yaml_node_t *map)
+{
+	int ret = hx_node_keys(l, map, "audit", audit_keys);
+
+	for (yaml_node_pair_t *a = map->data.mapping.pairs.start;
+	     !ret && a < map->data.mapping.pairs.top; a++) {
+		const char *k = hx_node_key(l, a);
+		yaml_node_t *v;
+
+		ret = hx_node_get(l, a->value, &v);
+		if (ret)
+			break;
+		if (!strcmp(k, "log_reads"))
+			ret = hx_node_bool(l, v, "log_reads", &l->p->log_reads);
+		else if (!strcmp(k, "redact"))
+			ret = hx_load_redact(l, v);
+		else
+			ret = quota_value(l, v, k);
+	}
+	return ret;
 }
 
 /* ask_timeout: seconds a question waits for a person (0: an ask is
@@ -465,20 +487,7 @@ static int load_top(struct hx_ld *l, yaml_node_t *root)
 		} else if (!strcmp(k, "defaults")) {
 			ret = load_defaults(l, v);
 		} else if (!strcmp(k, "audit")) {
-			ret = hx_node_keys(l, v, "audit", audit_keys);
-			for (yaml_node_pair_t *a = v->data.mapping.pairs.start;
-			     !ret && a < v->data.mapping.pairs.top; a++) {
-				yaml_node_t *b;
-
-				const char *ak = hx_node_key(l, a);
-
-				ret = hx_node_get(l, a->value, &b);
-				if (!ret && !strcmp(ak, "log_reads"))
-					ret = hx_node_bool(l, b, "log_reads",
-							   &l->p->log_reads);
-				else if (!ret)
-					ret = quota_value(l, b, ak);
-			}
+			ret = load_audit(l, v);
 		} else if (!strcmp(k, "limits")) {
 			ret = load_limits(l, v);
 		} else if (!strcmp(k, "ask_timeout")) {
@@ -510,6 +519,7 @@ static void init_defaults(struct hx_policy *p)
 	p->quota = (struct hx_audit_quota){HX_AUDIT_RATE_DEFAULT,
 					   HX_AUDIT_BURST_DEFAULT,
 					   HX_AUDIT_MAX_SIZE_DEFAULT};
+	p->redact.enabled = true; /* what a policy that says nothing gets */
 }
 
 static int syntax_error(struct hx_ld *l, const yaml_parser_t *ps)

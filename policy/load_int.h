@@ -59,6 +59,12 @@ int hx_node_strings(struct hx_ld *l, yaml_node_t *n, const char *what,
 /* Items of a sequence; 1 for any other node. */
 size_t hx_node_len(const yaml_node_t *n);
 
+/* ---- load_redact.c ---- */
+
+/* audit.redact: true/false, or a mapping of enabled, env_names and
+ * patterns (policy.h, struct hx_redact_conf). */
+int hx_load_redact(struct hx_ld *l, yaml_node_t *n);
+
 /* ---- rules.c ---- */
 
 /* Appends the rules of section sec (the list n, the key what) to the

@@ -50,6 +50,11 @@ void hx_policy_audit_quota(const struct hx_policy *p,
 	*out = p->quota;
 }
 
+const struct hx_redact_conf *hx_policy_redact(const struct hx_policy *p)
+{
+	return &p->redact;
+}
+
 bool hx_policy_limit(const struct hx_policy *p, enum hx_limit l,
 		     uint64_t *value)
 {

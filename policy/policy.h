@@ -325,6 +325,25 @@ struct hx_audit_quota {
 void hx_policy_audit_quota(const struct hx_policy *p,
 			   struct hx_audit_quota *out);
 
+/* Redaction of secrets in the audit log (the policy's audit.redact;
+ * supervisor/redact.h applies it). On by default: the built-in formats
+ * and names; the policy adds names and patterns, or turns it off. */
+struct hx_redact_pattern {
+	const char *name;  /* the type tag, [a-z0-9-] */
+	const char *regex; /* POSIX extended, checked by the loader */
+};
+struct hx_redact_conf {
+	bool enabled;
+	/* fnmatch(3) globs on a variable's name, matched without case,
+	 * beside the built-in *TOKEN*, *SECRET*...*/
+	const char *const *env_names;
+	size_t nenv_names;
+	const struct hx_redact_pattern *patterns;
+	size_t npatterns;
+};
+/* The policy's redaction settings; owned by p. */
+const struct hx_redact_conf *hx_policy_redact(const struct hx_policy *p);
+
 /* The YAML key of l. */
 const char *hx_limit_name(enum hx_limit l);
 /* Whether the policy sets l, and to what. */

@@ -878,7 +878,7 @@ json_t *hx_ask_describe(const struct hx_ask *a, unsigned id)
 	hx_ask_line(a, id, line, sizeof(line));
 	json_object_set_new(o, "id", json_integer(id));
 	json_object_set_new(o, "op", json_string(hx_op_name(h->s.op)));
-	json_object_set_new(o, "what", json_string(line));
+	json_object_set_new(o, "what", hx_record_text(NULL, "", line));
 	if (h->s.op == HX_OP_EXEC) {
 		hx_record_set_text(NULL, o, "path", "", h->s.path);
 		json_object_set_new(
@@ -887,7 +887,8 @@ json_t *hx_ask_describe(const struct hx_ask *a, unsigned id)
 		hx_record_set_text(NULL, o, "cwd", "", h->cwd);
 		hx_record_set_text(NULL, o, "judged_as", "", h->s.judged_as);
 	} else if (h->s.addr) {
-		json_object_set_new(o, "addr", json_string(h->s.addr));
+		json_object_set_new(o, "addr",
+				    hx_record_text(NULL, "", h->s.addr));
 		json_object_set_new(
 		    o, "names",
 		    hx_record_strings(NULL, "", h->s.names, h->s.nnames));

@@ -347,6 +347,44 @@ static void usage_subcommands(FILE *f)
 	    f);
 }
 
+/* Where things are, what harness-exec exits with, examples. */
+static void usage_files(FILE *f)
+{
+	fputs(
+	    "Files:\n"
+	    "  $XDG_STATE_HOME/harness/sessions/<id>/audit.jsonl\n"
+	    "                        the audit log (default ~/.local/state)\n"
+	    "  $XDG_STATE_HOME/harness/sessions/<id>/sock\n"
+	    "                        the supervisor socket (or\n"
+	    "                        /tmp/harness-<uid>/<id>.sock when the\n"
+	    "                        path is too long)\n"
+	    "  $XDG_STATE_HOME/harness/sessions/<id>/ask\n"
+	    "                        the session's ask socket (approve, deny)\n"
+	    "  $XDG_STATE_HOME/harness/grants.jsonl\n"
+	    "                        the answers given \"always\"\n"
+	    "  $XDG_STATE_HOME/harness/redact.key\n"
+	    "                        the key of the tags of redacted secrets\n"
+	    "                        (audit.redact)\n"
+	    "  /tmp/harness-<uid>/<id>/tmp  the command's TMPDIR\n"
+	    "  The command can neither read nor write the state directory,\n"
+	    "  the audit log or the policy file.\n"
+	    "\n"
+	    "Exit status:\n"
+	    "  the command's status; 128+N when it was killed by signal N;\n"
+	    "  126 when CMD cannot be executed, 127 when it is not found;\n"
+	    "  2 on a usage error, a policy error (file:line:column) or a\n"
+	    "  setup failure.\n"
+	    "\n"
+	    "Examples:\n"
+	    "  harness-exec -- make test\n"
+	    "  harness-exec --mode audit --verbose -- python3 agent.py\n"
+	    "  harness-exec --policy team.yaml --audit-log run.jsonl -- sh -c "
+	    "'git status'\n"
+	    "  harness-audit verify "
+	    "~/.local/state/harness/sessions/*/audit.jsonl\n",
+	    f);
+}
+
 void hx_options_usage(FILE *f)
 {
 	fputs(
@@ -467,34 +505,7 @@ void hx_options_usage(FILE *f)
 	    "  XDG_STATE_HOME, HOME  where the state directory is\n"
 	    "  The command gets HARNESS_SOCKET, LD_PRELOAD (the shim first)\n"
 	    "  and TMPDIR (a private directory removed at the end).\n"
-	    "\n"
-	    "Files:\n"
-	    "  $XDG_STATE_HOME/harness/sessions/<id>/audit.jsonl\n"
-	    "                        the audit log (default ~/.local/state)\n"
-	    "  $XDG_STATE_HOME/harness/sessions/<id>/sock\n"
-	    "                        the supervisor socket (or\n"
-	    "                        /tmp/harness-<uid>/<id>.sock when the\n"
-	    "                        path is too long)\n"
-	    "  $XDG_STATE_HOME/harness/sessions/<id>/ask\n"
-	    "                        the session's ask socket (approve, deny)\n"
-	    "  $XDG_STATE_HOME/harness/grants.jsonl\n"
-	    "                        the answers given \"always\"\n"
-	    "  /tmp/harness-<uid>/<id>/tmp  the command's TMPDIR\n"
-	    "  The command can neither read nor write the state directory,\n"
-	    "  the audit log or the policy file.\n"
-	    "\n"
-	    "Exit status:\n"
-	    "  the command's status; 128+N when it was killed by signal N;\n"
-	    "  126 when CMD cannot be executed, 127 when it is not found;\n"
-	    "  2 on a usage error, a policy error (file:line:column) or a\n"
-	    "  setup failure.\n"
-	    "\n"
-	    "Examples:\n"
-	    "  harness-exec -- make test\n"
-	    "  harness-exec --mode audit --verbose -- python3 agent.py\n"
-	    "  harness-exec --policy team.yaml --audit-log run.jsonl -- sh -c "
-	    "'git status'\n"
-	    "  harness-audit verify "
-	    "~/.local/state/harness/sessions/*/audit.jsonl\n",
+	    "\n",
 	    f);
+	usage_files(f);
 }

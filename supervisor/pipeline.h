@@ -94,6 +94,8 @@ struct hx_protect_ino {
 #define HX_PROTECT_INO_MAX 4
 #define HX_PROTECT_EP_MAX  2
 
+struct hx_redact;
+
 struct hx_pipeline {
 	const struct hx_policy *policy;
 	struct hx_audit *audit;
@@ -136,6 +138,10 @@ struct hx_pipeline {
 	 * unlimited) and the records coalesced under it (NULL until one
 	 * is). */
 	uint64_t quota_rate, quota_burst, quota_max_size;
+	/* The session's redactor (hx_record_redact owns it), for text
+	 * written elsewhere than through record.c: the worktree's result
+	 * commit, in libharness-git.so. NULL: none. */
+	const struct hx_redact *redact;
 	struct hx_pl_coalesce *co;
 	struct hx_protect_ino protect_ino[HX_PROTECT_INO_MAX];
 	size_t nprotect_ino;

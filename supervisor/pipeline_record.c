@@ -105,7 +105,8 @@ static json_t *make_args(json_t *rec, const struct hx_request *rq,
 	json_t *a = json_object();
 	char buf[256];
 
-	hx_record_set_str(a, "loader", rq->loader);
+	/* the path the loader was run as, agent's text like any other */
+	hx_record_set_text(rec, a, "loader", "args.loader", rq->loader);
 	set_path(rec, a, "path", p1, rq->path);
 	set_path(rec, a, "path2", p2, rq->path2);
 	if (rq->has_flags) {

@@ -17,6 +17,7 @@
 #include "supervisor/fmt.h"
 #include "supervisor/metrics.h"
 #include "supervisor/pidset.h"
+#include "supervisor/redact.h"
 
 /* Records coalesced beyond the rate, counted by who, what and how it
  * was decided, each group with the arguments of its first record. */
@@ -37,18 +38,49 @@ struct hx_pl_coalesce {
 	uint64_t total, other;
 };
 
-json_t *hx_record_text(json_t *rec, const char *field, const char *s)
+/* The session's redactor (hx_record_redact): set before the first
+ * record and freed after the last, so the workers that record read it
+ * without a lock. */
+static struct hx_redact *redactor;
+
+void hx_record_redact(struct hx_redact *r)
 {
-	json_t *list, *e, *v;
-	size_t n, i;
+	hx_redact_free(redactor);
+	redactor = r;
+}
+
+/* field, once, into rec's list (rec may be NULL): "escaped", "redacted". */
+static void note(json_t *rec, const char *list_name, const char *field)
+{
+	json_t *list, *e;
+	size_t i;
+
+	if (!rec || !field)
+		return;
+	list = json_object_get(rec, list_name);
+	if (!list) {
+		list = json_array();
+		json_object_set_new(rec, list_name, list);
+	}
+	json_array_foreach(list, i, e)
+	{
+		if (!strcmp(json_string_value(e), field))
+			return;
+	}
+	json_array_append_new(list, json_string(field));
+}
+
+/* s as a JSON string, escaped when it is not UTF-8: jansson takes UTF-8
+ * only and returns NULL otherwise (one byte of Latin-1 in a `sh -c` would
+ * have dropped the whole argv). */
+static json_t *as_json(json_t *rec, const char *field, const char *s)
+{
+	json_t *v;
+	size_t n;
 	char *buf;
 
-	if (!s)
-		s = "";
 	if (hx_utf8_valid(s))
 		return json_string(s);
-	/* jansson takes UTF-8 only and returns NULL otherwise: one byte
-	 * of Latin-1 in a `sh -c` would have dropped the whole argv. */
 	n = hx_fmt_escape_bytes(s, NULL, 0);
 	buf = malloc(n + 1);
 	if (!buf)
@@ -56,24 +88,39 @@ json_t *hx_record_text(json_t *rec, const char *field, const char *s)
 	hx_fmt_escape_bytes(s, buf, n + 1);
 	v = json_string(buf);
 	free(buf);
-	if (!rec || !field)
-		return v;
-	list = json_object_get(rec, "escaped");
-	if (!list) {
-		list = json_array();
-		json_object_set_new(rec, "escaped", list);
-	}
-	json_array_foreach(list, i, e)
-	{
-		if (!strcmp(json_string_value(e), field))
-			return v;
-	}
-	json_array_append_new(list, json_string(field));
+	note(rec, "escaped", field);
 	return v;
 }
 
+/* s, or v[i] of an argv when v is not NULL, redacted, then as JSON. The
+ * redaction sees the bytes as the agent gave them (a secret's hash is
+ * of those), the escaping what is left. */
+static json_t *text_of(json_t *rec, const char *field, const char *s,
+		       const char *const *v, size_t i)
+{
+	char *red = NULL;
+	json_t *j;
+	int r = 0;
+
+	if (redactor)
+		r = v ? hx_redact_argv(redactor, v, i, &red)
+		      : hx_redact_text(redactor, s, &red);
+	if (r)
+		note(rec, "redacted", field);
+	if (r < 0) /* no memory: nothing of s, rather than all of it */
+		return json_string(HX_REDACT_OPEN "unknown" HX_REDACT_CLOSE);
+	j = as_json(rec, field, red ? red : s);
+	free(red);
+	return j;
+}
+
+json_t *hx_record_text(json_t *rec, const char *field, const char *s)
+{
+	return text_of(rec, field, s ? s : "", NULL, 0);
+}
+
 /* An agent-controlled string into o[k]; field names it in rec's
- * "escaped" list when it had to be escaped. */
+ * "escaped" and "redacted" lists when it had to be. */
 void hx_record_set_text(json_t *rec, json_t *o, const char *k,
 			const char *field, const char *v)
 {
@@ -87,7 +134,9 @@ json_t *hx_record_strings(json_t *rec, const char *field, const char *const *v,
 	json_t *a = json_array();
 
 	for (size_t i = 0; i < n; i++)
-		json_array_append_new(a, hx_record_text(rec, field, v[i]));
+		json_array_append_new(a,
+				      v[i] ? text_of(rec, field, v[i], v, i)
+					   : hx_record_text(rec, field, NULL));
 	return a;
 }
 

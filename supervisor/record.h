@@ -21,9 +21,17 @@ struct json_t *hx_record_new(const struct hx_pipeline *pl,
 			     const struct hx_peer *peer, const char *event,
 			     const struct timespec *when);
 
-/* s as a JSON string; s not UTF-8 is escaped (hx_fmt_escape_bytes) and
- * field, the dotted name of where it goes ("args.argv"), is added once
- * to rec's "escaped" list (rec may be NULL). Never drops s. */
+/* The session's redactor (redact.h), which hx_record_text and
+ * hx_record_strings apply to every string; takes ownership, frees the
+ * one before; NULL: none. Set before the first record and cleared after
+ * the last: the threads that record read it unlocked. */
+struct hx_redact;
+void hx_record_redact(struct hx_redact *r);
+
+/* s as a JSON string: each secret in it replaced by its tag (redact.h),
+ * then, not UTF-8, escaped (hx_fmt_escape_bytes); field, the dotted name
+ * of where it goes ("args.argv"), is added once to rec's "redacted" or
+ * "escaped" list (rec may be NULL). Never drops the rest of s. */
 struct json_t *hx_record_text(struct json_t *rec, const char *field,
 			      const char *s);
 /* o[k] = hx_record_text(rec, field, v), when v is not NULL. */
@@ -40,7 +48,8 @@ const char *hx_record_field(struct json_t *o, const char *k);
 void hx_record_dns(struct json_t *rec, struct json_t *args,
 		   const struct hx_request *rq);
 
-/* The n strings of v as an array of hx_record_text. */
+/* The n strings of v as an array of hx_record_text, each redacted as a
+ * word of an argv (hx_redact_argv: sshpass -p W). */
 struct json_t *hx_record_strings(struct json_t *rec, const char *field,
 				 const char *const *v, size_t n);
 

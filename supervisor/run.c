@@ -582,7 +582,6 @@ static void limit_processes(struct run *r)
  * session's socket. */
 static int open_pipeline(struct run *r)
 {
-	struct hx_audit_quota q;
 	int e = hx_audit_open(r->sess.audit_path, &r->audit);
 
 	if (e) {
@@ -597,10 +596,8 @@ static int open_pipeline(struct run *r)
 		hx_say("pipeline: %s", strerror(-e));
 		return -1;
 	}
-	hx_policy_audit_quota(r->policy, &q);
-	r->pl.quota_rate = q.rate;
-	r->pl.quota_burst = q.burst;
-	r->pl.quota_max_size = q.max_size;
+	if ((e = hx_run_log_open(r)))
+		return e;
 	r->pl.policy = r->policy;
 	r->pl.audit = r->audit;
 	r->pl.dns = r->dns;
@@ -763,6 +760,7 @@ static void teardown(struct run *r)
 	hx_dnsmap_free(r->dns);
 	hx_metrics_free(r->pl.metrics); /* no worker counts any more */
 	hx_pidset_free(r->pl.recorded);
+	hx_record_redact(NULL); /* nothing records any more */
 	hx_policy_free(r->policy);
 	free(r->policy_text);
 	for (size_t i = 0; i < HX_MAX_PROFILES; i++)

@@ -55,6 +55,9 @@ struct run {
 	 * why not (kaudit.h) */
 	struct hx_kaudit *ka;
 	char ka_why[160];
+	/* whose key tags redacted secrets: "user" (redact.h), "session"
+	 * (the user's could not be had); NULL: no redaction */
+	const char *redact_key;
 	int hand[2]; /* listener hand-off socketpair, or -1 */
 	struct hx_reaper reaper;
 	bool exec_gate;	  /* in use: asked for and possible here */
@@ -93,8 +96,14 @@ struct run {
 	struct hx_metrics_serve *metrics_srv;
 };
 
+/* The policy's audit settings in the pipeline, before any record: the
+ * quota, and the redactor of every record's text (hx_record_redact)
+ * unless audit.redact is false. 0, or -1 said (no redaction, no
+ * session). */
+int hx_run_log_open(struct run *r);
+
 /* The session's first record: the command, the policy and its sources,
- * the kernel layers in force. */
+ * the kernel layers in force, the redaction. */
 void hx_run_log_start(struct run *r);
 
 /* --verbose: the session's places, mode and policy on stderr. */

@@ -22,16 +22,52 @@
 #include "supervisor/kernel/sandbox.h"
 #include "supervisor/kernel/unotify.h"
 #include "supervisor/record.h"
+#include "supervisor/redact.h"
 #include "supervisor/run.h"
+#include "supervisor/say.h"
 #include "supervisor/sha256.h"
 
-static json_t *argv_json(json_t *rec, char *const *v, int n)
+int hx_run_log_open(struct run *r)
 {
-	json_t *a = json_array();
+	const struct hx_redact_conf *rc = hx_policy_redact(r->policy);
+	struct hx_audit_quota q;
+	struct hx_redact *red;
+	uint8_t key[HX_REDACT_KEY_LEN];
+	int e;
 
-	for (int i = 0; i < n; i++)
-		json_array_append_new(a, hx_record_text(rec, "command", v[i]));
-	return a;
+	hx_policy_audit_quota(r->policy, &q);
+	r->pl.quota_rate = q.rate;
+	r->pl.quota_burst = q.burst;
+	r->pl.quota_max_size = q.max_size;
+	if (!rc->enabled)
+		return 0;
+	e = hx_redact_key_load(r->sess.state_dir, key);
+	r->redact_key = e ? "session" : "user";
+	if (e && !r->o->quiet)
+		fprintf(stderr,
+			"harness-exec: warning: %s/redact.key: %s; the "
+			"redacted secrets' tags are of this session's key\n",
+			r->sess.state_dir, strerror(-e));
+	e = hx_redact_new(rc, key, &red);
+	explicit_bzero(key, sizeof(key));
+	if (e) {
+		hx_say("audit.redact: %s", strerror(-e));
+		return -1;
+	}
+	hx_record_redact(red);
+	r->pl.redact = red;
+	return 0;
+}
+
+/* Whether secrets are redacted, and whose key tags them. */
+static json_t *redaction_json(const struct run *r)
+{
+	json_t *o = json_object();
+
+	json_object_set_new(o, "enabled", json_boolean(r->redact_key));
+	if (r->redact_key)
+		json_object_set_new(o, "key", json_string(r->redact_key));
+	return o;
 }
 
 static void add_source(const char *name, const char *text, size_t len,
@@ -112,7 +148,9 @@ void hx_run_log_start(struct run *r)
 	}
 	json_object_set_new(rec, "category", json_string("process"));
 	json_object_set_new(rec, "command",
-			    argv_json(rec, r->o->cmd, r->o->ncmd));
+			    hx_record_strings(rec, "command",
+					      (const char *const *)r->o->cmd,
+					      (size_t)r->o->ncmd));
 	json_object_set_new(rec, "cwd", hx_record_text(rec, "cwd", r->cwd));
 	/* $HOME as the policy had it: harness-policy test replays with it */
 	if (getenv("HOME"))
@@ -122,6 +160,7 @@ void hx_run_log_start(struct run *r)
 			    json_string(hx_policy_source(r->policy)));
 	json_object_set_new(rec, "policy_sha256", json_string(r->policy_sha));
 	json_object_set_new(rec, "policy_sources", policy_sources(r->policy));
+	json_object_set_new(rec, "redaction", redaction_json(r));
 	json_object_set_new(rec, "profiles", profiles_json(r));
 	json_object_set_new(
 	    rec, "mode",

@@ -189,7 +189,8 @@ static int on_hello(struct hx_server *s, struct conn *c, pid_t pid,
 		    const struct hx_msg *m)
 {
 	struct hx_peer peer;
-	json_t *rec, *args, *argv;
+	const char *argv[HX_WIRE_MAX_ARGS];
+	json_t *rec, *args;
 	uint32_t id = m->hdr.id;
 	size_t i;
 
@@ -203,12 +204,11 @@ static int on_hello(struct hx_server *s, struct conn *c, pid_t pid,
 			    args, "path",
 			    hx_record_text(rec, "args.path", m->path.s));
 		if (m->nargs) {
-			argv = json_array();
 			for (i = 0; i < m->nargs; i++)
-				json_array_append_new(
-				    argv, hx_record_text(rec, "args.argv",
-							 m->args[i].s));
-			json_object_set_new(args, "argv", argv);
+				argv[i] = m->args[i].s;
+			json_object_set_new(
+			    args, "argv",
+			    hx_record_strings(rec, "args.argv", argv, i));
 		}
 		if (hx_msg_has(m, HX_TAG_TRUNCATED) && m->truncated)
 			json_object_set_new(args, "argv_truncated",

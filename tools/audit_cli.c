@@ -15,6 +15,7 @@
 #include "tools/sessions_cli.h"
 #include "tools/summary_cli.h"
 #include "tools/tree_cli.h"
+#include "tools/tag_cli.h"
 
 static const char usage_main[] =
     "Usage: harness-audit COMMAND [OPTIONS] [LOG | SESSION | --last]\n"
@@ -44,6 +45,8 @@ static const char usage_main[] =
     "                 retention: old sessions' logs replaced by one\n"
     "                 compacted record that continues their chain, older\n"
     "                 ones removed\n"
+    "  tag < FILE     the HASH of a secret your sessions redacted as\n"
+    "                 «redacted:TYPE:HASH», to find where it was used\n"
     "  checkpoints SESSION  the checkpoints of a --worktree session\n"
     "  diff SESSION [N [M]] unified diff of a session's changes\n"
     "\n"
@@ -180,6 +183,8 @@ int hx_audit_cli(int argc, char *const *argv, FILE *out, FILE *err)
 		return hx_summary_cli(argc, argv, out, err);
 	if (!strcmp(argv[1], "show"))
 		return cmd_show(argc, argv, out, err);
+	if (!strcmp(argv[1], "tag"))
+		return hx_tag_cli(argc, argv, stdin, out, err);
 	if (!strcmp(argv[1], "checkpoints"))
 		return hx_wtaudit_checkpoints(argc, argv, out, err);
 	if (!strcmp(argv[1], "diff"))

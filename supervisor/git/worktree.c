@@ -30,6 +30,7 @@
 #include "supervisor/git/wtstate.h"
 #include "supervisor/say.h"
 #include "supervisor/record.h"
+#include "supervisor/redact.h"
 
 #define MAX_GLOBS 400
 #define GLOB_LEN  (2 * PATH_MAX + 64)
@@ -765,17 +766,27 @@ static char *result_message(const struct hx_worktree *w, const char *hash,
 			    char *const *cmd, int ncmd, int code)
 {
 	json_t *a = json_array();
-	char *argv_json, *msg = NULL, shown[200];
+	char *argv_json, *msg = NULL, shown[200], *red;
 	size_t o = 0;
 
-	for (int i = 0; i < ncmd; i++)
-		json_array_append_new(a, json_string(cmd[i]));
+	shown[0] = '\0';
+	/* The command as session_start has it: a commit is pushed, and
+	 * outlives the log. */
+	for (int i = 0; i < ncmd; i++) {
+		red = NULL;
+		if (w->pl && w->pl->redact &&
+		    hx_redact_argv(w->pl->redact, (const char *const *)cmd,
+				   (size_t)i, &red) < 0)
+			red = strdup(HX_REDACT_OPEN "unknown" HX_REDACT_CLOSE);
+		json_array_append_new(a, json_string(red ? red : cmd[i]));
+		if (o < sizeof(shown) - 1)
+			o += (size_t)snprintf(shown + o, sizeof(shown) - o,
+					      "%s%s", i ? " " : "",
+					      red ? red : cmd[i]);
+		free(red);
+	}
 	argv_json = json_dumps(a, JSON_COMPACT);
 	json_decref(a);
-	shown[0] = '\0';
-	for (int i = 0; i < ncmd && o < sizeof(shown) - 1; i++)
-		o += (size_t)snprintf(shown + o, sizeof(shown) - o, "%s%s",
-				      i ? " " : "", cmd[i]);
 	if (o >= sizeof(shown) - 1)
 		strcpy(shown + sizeof(shown) - 4, "...");
 	if (asprintf(&msg,

@@ -396,19 +396,24 @@ static void *tracer(void *arg)
 	return NULL;
 }
 
+/* The NUL-separated command line as an argv, redacted as one
+ * (hx_record_strings: sshpass -p W). */
+#define CMD_ARGS 512
 static json_t *cmd_json(json_t *rec, const char *p, size_t len)
 {
-	json_t *a = json_array();
-	char arg[4096];
-	size_t i = 0;
+	const char *v[CMD_ARGS];
+	char *buf = malloc(len + 1);
+	size_t n = 0;
+	json_t *a;
 
-	while (i < len) {
-		size_t k = strnlen(p + i, len - i);
-
-		snprintf(arg, sizeof(arg), "%.*s", (int)k, p + i);
-		json_array_append_new(a, hx_record_text(rec, "args.argv", arg));
-		i += k + 1;
-	}
+	if (!buf)
+		return json_array();
+	memcpy(buf, p, len);
+	buf[len] = '\0';
+	for (size_t i = 0; i < len && n < CMD_ARGS; i += strlen(buf + i) + 1)
+		v[n++] = buf + i;
+	a = hx_record_strings(rec, "args.argv", v, n);
+	free(buf);
 	return a;
 }
 
