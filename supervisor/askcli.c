@@ -86,7 +86,7 @@ static size_t find_live(const char *only, struct live *out, size_t max)
 		if (strlen(p) >= sizeof(out->path) || !answers(p))
 			continue;
 		memcpy(out[n].id, de->d_name, strlen(de->d_name) + 1);
-		snprintf(out[n].path, sizeof(out[n].path), "%s", p);
+		memcpy(out[n].path, p, strlen(p) + 1); /* fits: checked */
 		n++;
 	}
 	closedir(d);

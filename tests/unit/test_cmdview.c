@@ -319,7 +319,7 @@ START_TEST(view_bounds)
 	/* sh -c 'sh -c "sh -c ..."': nested past the bound */
 	strcpy(script, "ls");
 	for (int i = 0; i < 12; i++) {
-		char tmp[8192];
+		char tmp[8192 + 16]; /* the script and its wrapping */
 
 		snprintf(tmp, sizeof(tmp), "sh -c '%s'", script);
 		/* quote for the next level: ' -> '\'' */
