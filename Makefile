@@ -174,16 +174,20 @@ $(BUILD)/escape/%: tests/escape/%.c tests/escape/escape.h | $(DEPS_OK)
 run: all
 	scripts/demo
 
-unit: $(UNIT_BINS)
-	@tests/run-unit $(UNIT_BINS)
-unit-bins: $(UNIT_BINS)
-integration: all $(HELPER_BINS) $(ESCAPE_BINS) $(PROMETHEUS)
-	@BUILD=$(BUILD) tests/run-integration
-# Debian's Prometheus, for the metrics test (scripts/install-deps).
+# Debian's Prometheus and OpenTelemetry JS's OTLP decoder, for the
+# metrics and export tests (scripts/install-deps).
 PROMETHEUS := $(BUILD)/prometheus/usr/bin/prometheus
 $(PROMETHEUS):
 	@BUILD=$(BUILD) scripts/install-deps --prometheus
-test: lint all $(UNIT_BINS) $(HELPER_BINS) $(ESCAPE_BINS) $(PROMETHEUS) $(call agent_stamps,$(TEST_AGENTS))
+OTLP_DECODER := $(BUILD)/otlp/.installed
+$(OTLP_DECODER): tests/otlp/package-lock.json tests/otlp/package.json
+	@BUILD=$(BUILD) scripts/install-deps --otlp
+unit: $(UNIT_BINS)
+	@tests/run-unit $(UNIT_BINS)
+unit-bins: $(UNIT_BINS)
+integration: all $(HELPER_BINS) $(ESCAPE_BINS) $(PROMETHEUS) $(OTLP_DECODER)
+	@BUILD=$(BUILD) tests/run-integration
+test: lint all $(UNIT_BINS) $(HELPER_BINS) $(ESCAPE_BINS) $(PROMETHEUS) $(OTLP_DECODER) $(call agent_stamps,$(TEST_AGENTS))
 	@BUILD=$(BUILD) HX_AGENTS="$(TEST_AGENTS)" tests/run $(UNIT_BINS)
 
 # The checks that keep the tree as HACKING.md says, first in `make test`:

@@ -12,6 +12,7 @@
 #include "supervisor/git/wtaudit.h"
 #include "tools/query_cli.h"
 #include "tools/compact_cli.h"
+#include "tools/export_cli.h"
 #include "tools/sessions_cli.h"
 #include "tools/summary_cli.h"
 #include "tools/tree_cli.h"
@@ -47,6 +48,9 @@ static const char usage_main[] =
     "                 ones removed\n"
     "  tag < FILE     the HASH of a secret your sessions redacted as\n"
     "                 «redacted:TYPE:HASH», to find where it was used\n"
+    "  export --otlp FILE|URL LOG\n"
+    "                 the session as OpenTelemetry traces, to a file or\n"
+    "                 an OTLP/HTTP collector\n"
     "  checkpoints SESSION  the checkpoints of a --worktree session\n"
     "  diff SESSION [N [M]] unified diff of a session's changes\n"
     "\n"
@@ -177,6 +181,8 @@ int hx_audit_cli(int argc, char *const *argv, FILE *out, FILE *err)
 		return hx_tree_cli(argc, argv, out, err);
 	if (!strcmp(argv[1], "compact"))
 		return hx_compact_cli(argc, argv, out, err);
+	if (!strcmp(argv[1], "export"))
+		return hx_export_cli(argc, argv, out, err);
 	if (!strcmp(argv[1], "verify"))
 		return cmd_verify(argc, argv, out, err);
 	if (!strcmp(argv[1], "summary"))

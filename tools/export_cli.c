@@ -1,0 +1,110 @@
+/* harness-audit export; see export_cli.h. */
+#define _GNU_SOURCE
+#include "tools/export_cli.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "tools/httppost.h"
+#include "tools/otlp.h"
+#include "tools/proctree.h"
+#include "tools/protobuf.h"
+#include "tools/sessions_cli.h"
+
+static const char usage[] =
+    "Usage: harness-audit export --otlp FILE|URL [LOG | SESSION | --last]\n"
+    "\n"
+    "Writes the session as OpenTelemetry traces (OTLP, protobuf): one\n"
+    "trace, the session's span, a span per process under its parent's\n"
+    "(pid, executable, command line, exit status; from its first record\n"
+    "to its exit) and an event per refused call (verdict, call, target,\n"
+    "rule). The resource names the session, its policy's hash and mode.\n"
+    "\n"
+    "  --otlp FILE  the ExportTraceServiceRequest, as bytes\n"
+    "  --otlp URL   POSTed to an OTLP/HTTP collector: http://HOST:4318\n"
+    "               (then /v1/traces) or a full http:// URL; a reply\n"
+    "               other than 2xx is an error (exit 1)\n";
+
+static int post(const char *url, const struct hx_pb *b, FILE *out, FILE *err)
+{
+	char full[2048], why[512];
+	const char *path = strchr(url + 7, '/');
+	int code;
+
+	snprintf(full, sizeof(full), "%s%s", url, path ? "" : "/v1/traces");
+	code = hx_http_post(full, "application/x-protobuf", b->p, b->len, 10000,
+			    why, sizeof(why));
+	if (code >= 200 && code < 300) {
+		fprintf(out, "%s\n", why);
+		return 0;
+	}
+	fprintf(err, "harness-audit: export: %s\n", why);
+	return code < 0 ? 2 : 1;
+}
+
+static int write_file(const char *path, const struct hx_pb *b, FILE *err)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	int e = 0;
+
+	if (fd < 0 || write(fd, b->p, b->len) != (ssize_t)b->len)
+		e = errno ? errno : EIO;
+	if (fd >= 0 && close(fd) && !e)
+		e = errno;
+	if (e)
+		fprintf(err, "harness-audit: export: %s: %s\n", path,
+			strerror(e));
+	return e ? 2 : 0;
+}
+
+int hx_export_cli(int argc, char *const *argv, FILE *out, FILE *err)
+{
+	const char *to = NULL, *log = NULL;
+	struct hx_ptree t;
+	struct hx_pb b = {0};
+	char path[PATH_MAX];
+	int r;
+
+	for (int i = 2; i < argc; i++) {
+		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+			fputs(usage, out);
+			return 0;
+		} else if (!strcmp(argv[i], "--otlp") && i + 1 < argc) {
+			to = argv[++i];
+		} else if ((argv[i][0] != '-' || !strcmp(argv[i], "--last")) &&
+			   !log) {
+			log = argv[i];
+		} else {
+			fputs(usage, err);
+			return 2;
+		}
+	}
+	if (!to) {
+		fprintf(err,
+			"harness-audit: export: give --otlp FILE|URL\n\n%s",
+			usage);
+		return 2;
+	}
+	if (hx_sessions_log(log, path, sizeof(path), err))
+		return 2;
+	if ((r = hx_ptree_read(&t, path))) {
+		fprintf(err, "harness-audit: %s: %s\n", path, strerror(-r));
+		return 2;
+	}
+	if (hx_otlp_traces(&t, &b)) {
+		fprintf(err,
+			"harness-audit: export: %s: no session_start record\n",
+			path);
+		r = 2;
+	} else {
+		r = !strncmp(to, "http://", 7) ? post(to, &b, out, err)
+					       : write_file(to, &b, err);
+	}
+	hx_pb_free(&b);
+	hx_ptree_free(&t);
+	return r;
+}

@@ -1,0 +1,262 @@
+/* A session as OpenTelemetry traces; see otlp.h. The messages and
+ * field numbers are opentelemetry-proto's (trace/v1/trace.proto,
+ * common/v1/common.proto, resource/v1/resource.proto, collector/trace/
+ * v1/trace_service.proto). */
+#define _GNU_SOURCE
+#include "tools/otlp.h"
+
+#include <jansson.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "common/sbuf.h"
+#include "supervisor/record.h"
+#include "supervisor/sha256.h"
+#include "tools/proctree.h"
+#include "tools/protobuf.h"
+
+enum { KIND_INTERNAL = 1 };
+enum { STATUS_OK = 1, STATUS_ERROR = 2 };
+
+/* A record's time (ISO 8601, UTC) in ns since the epoch; 0: none. */
+static uint64_t unix_ns(const char *iso)
+{
+	struct tm tm = {0};
+	const char *rest = iso ? strptime(iso, "%Y-%m-%dT%H:%M:%S", &tm) : NULL;
+	uint64_t ns = 0, scale = 100000000;
+
+	if (!rest)
+		return 0;
+	if (*rest == '.')
+		for (rest++; *rest >= '0' && *rest <= '9' && scale; rest++) {
+			ns += (uint64_t)(*rest - '0') * scale;
+			scale /= 10;
+		}
+	return (uint64_t)timegm(&tm) * 1000000000ull + ns;
+}
+
+/* n bytes of the SHA-256 of "a:b": ids that the same log always gives. */
+static void id_of(const char *a, const char *b, unsigned char *out, size_t n)
+{
+	char in[512], hex[65];
+	int len = snprintf(in, sizeof(in), "%s:%s", a, b);
+
+	hx_sha256_hex(in, (size_t)len, hex);
+	for (size_t i = 0; i < n; i++)
+		out[i] = (unsigned char)(hx_hex_value(hex[2 * i]) << 4 |
+					 hx_hex_value(hex[2 * i + 1]));
+}
+
+static void attr_str(struct hx_pb *msg, unsigned field, const char *k,
+		     const char *v)
+{
+	struct hx_pb kv = {0}, any = {0};
+
+	if (!v)
+		return;
+	hx_pb_string(&any, 1, v); /* string_value */
+	hx_pb_string(&kv, 1, k);
+	hx_pb_message(&kv, 2, &any);
+	hx_pb_message(msg, field, &kv);
+	hx_pb_free(&any);
+	hx_pb_free(&kv);
+}
+
+/* A string array (ArrayValue of string AnyValues) from a JSON array. */
+static void attr_strv(struct hx_pb *msg, unsigned field, const char *k,
+		      json_t *v)
+{
+	struct hx_pb kv = {0}, any = {0}, arr = {0};
+	size_t i;
+	json_t *w;
+
+	if (!json_array_size(v))
+		return;
+	json_array_foreach(v, i, w)
+	{
+		struct hx_pb one = {0};
+
+		hx_pb_string(&one, 1, json_string_value(w));
+		hx_pb_message(&arr, 1, &one);
+		hx_pb_free(&one);
+	}
+	hx_pb_message(&any, 5, &arr); /* array_value */
+	hx_pb_string(&kv, 1, k);
+	hx_pb_message(&kv, 2, &any);
+	hx_pb_message(msg, field, &kv);
+	hx_pb_free(&arr);
+	hx_pb_free(&any);
+	hx_pb_free(&kv);
+}
+
+static void attr_int(struct hx_pb *msg, unsigned field, const char *k,
+		     long long v)
+{
+	struct hx_pb kv = {0}, any = {0};
+
+	hx_pb_uint(&any, 3, (uint64_t)v); /* int_value: two's complement */
+	hx_pb_string(&kv, 1, k);
+	hx_pb_message(&kv, 2, &any);
+	hx_pb_message(msg, field, &kv);
+	hx_pb_free(&any);
+	hx_pb_free(&kv);
+}
+
+static void status(struct hx_pb *span, int code, const char *message)
+{
+	struct hx_pb st = {0};
+
+	hx_pb_string(&st, 2, message);
+	hx_pb_uint(&st, 3, (uint64_t)code);
+	hx_pb_message(span, 15, &st);
+	hx_pb_free(&st);
+}
+
+/* A refused call, as an event of its process's span. */
+static void event(struct hx_pb *span, const struct hx_ptree_refusal *r)
+{
+	struct hx_pb ev = {0};
+
+	hx_pb_fixed64(&ev, 1, unix_ns(r->time));
+	hx_pb_string(&ev, 2,
+		     r->approved ? "harness.approved" : "harness.refused");
+	attr_str(&ev, 3, "harness.verdict", r->verdict);
+	attr_str(&ev, 3, "harness.op", r->op);
+	attr_str(&ev, 3, "harness.target", r->what);
+	attr_str(&ev, 3, "harness.rule", r->rule);
+	hx_pb_message(span, 11, &ev);
+	hx_pb_free(&ev);
+}
+
+static void proc_span(struct hx_pb *spans, const char *sid,
+		      const unsigned char trace[16],
+		      const unsigned char root[8],
+		      const struct hx_ptree_proc *p)
+{
+	struct hx_pb span = {0};
+	unsigned char id[8], parent[8];
+	char key[96], name[160];
+	size_t n = json_array_size(p->images);
+	json_t *argv = n ? json_array_get(p->images, n - 1) : NULL;
+
+	snprintf(key, sizeof(key), "%lld:%s", p->pid, p->start);
+	id_of(sid, key, id, 8);
+	if (p->parent) {
+		snprintf(key, sizeof(key), "%lld:%s", p->parent->pid,
+			 p->parent->start);
+		id_of(sid, key, parent, 8);
+	} else {
+		memcpy(parent, root, 8);
+	}
+	snprintf(name, sizeof(name), "%s",
+		 argv	  ? json_string_value(json_array_get(argv, 0))
+		 : p->exe ? p->exe
+			  : "?");
+	hx_pb_bytes(&span, 1, trace, 16);
+	hx_pb_bytes(&span, 2, id, 8);
+	hx_pb_bytes(&span, 4, parent, 8);
+	hx_pb_string(&span, 5, name);
+	hx_pb_uint(&span, 6, KIND_INTERNAL);
+	hx_pb_fixed64(&span, 7, unix_ns(p->start));
+	hx_pb_fixed64(&span, 8, unix_ns(p->end));
+	attr_int(&span, 9, "process.pid", p->pid);
+	attr_int(&span, 9, "process.parent_pid", p->ppid);
+	attr_str(&span, 9, "process.executable.path", p->exe);
+	attr_strv(&span, 9, "process.command_args", argv);
+	attr_int(&span, 9, "harness.events", (long long)p->events);
+	attr_int(&span, 9, "harness.refused", (long long)p->refused);
+	if (p->exited && json_is_integer(p->how))
+		attr_int(&span, 9, "process.exit.code",
+			 (long long)json_integer_value(p->how));
+	if (p->exited && json_is_string(p->how))
+		attr_str(&span, 9, "process.exit.signal",
+			 json_string_value(p->how));
+	for (const struct hx_ptree_refusal *r = p->ref; r; r = r->next)
+		event(&span, r);
+	if (p->exited)
+		status(&span,
+		       json_is_integer(p->how) && !json_integer_value(p->how)
+			   ? STATUS_OK
+			   : STATUS_ERROR,
+		       json_is_string(p->how) ? json_string_value(p->how)
+					      : NULL);
+	hx_pb_message(spans, 2, &span);
+	hx_pb_free(&span);
+}
+
+/* The session's own span, from session_start to session_end: the
+ * parent of its first processes. */
+static void session_span(struct hx_pb *spans, const struct hx_ptree *t,
+			 const unsigned char trace[16],
+			 const unsigned char root[8])
+{
+	struct hx_pb span = {0};
+	json_t *end = t->session_end;
+
+	hx_pb_bytes(&span, 1, trace, 16);
+	hx_pb_bytes(&span, 2, root, 8);
+	hx_pb_string(&span, 5, "harness session");
+	hx_pb_uint(&span, 6, KIND_INTERNAL);
+	hx_pb_fixed64(&span, 7,
+		      unix_ns(hx_record_field(t->session_start, "time")));
+	hx_pb_fixed64(&span, 8,
+		      unix_ns(end    ? hx_record_field(end, "time")
+			      : t->n ? t->all[t->n - 1]->end
+				     : NULL));
+	attr_strv(&span, 9, "process.command_args",
+		  json_object_get(t->session_start, "command"));
+	attr_str(&span, 9, "harness.cwd",
+		 hx_record_field(t->session_start, "cwd"));
+	if (end) {
+		attr_int(&span, 9, "process.exit.code",
+			 (long long)json_integer_value(
+			     json_object_get(end, "exit_code")));
+		attr_int(&span, 9, "harness.events",
+			 (long long)json_integer_value(
+			     json_object_get(end, "events")));
+		status(&span,
+		       json_integer_value(json_object_get(end, "exit_code"))
+			   ? STATUS_ERROR
+			   : STATUS_OK,
+		       NULL);
+	}
+	hx_pb_message(spans, 2, &span);
+	hx_pb_free(&span);
+}
+
+int hx_otlp_traces(const struct hx_ptree *t, struct hx_pb *out)
+{
+	struct hx_pb rs = {0}, res = {0}, ss = {0}, scope = {0};
+	const char *sid = hx_record_field(t->session_start, "session");
+	unsigned char trace[16], root[8];
+
+	if (!t->session_start || !sid[0])
+		return -1;
+	id_of("trace", sid, trace, 16);
+	id_of(sid, "session", root, 8);
+	attr_str(&res, 1, "service.name", "harness");
+	attr_str(&res, 1, "harness.session.id", sid);
+	attr_str(&res, 1, "harness.policy.sha256",
+		 hx_record_field(t->session_start, "policy_sha256"));
+	attr_str(&res, 1, "harness.mode",
+		 hx_record_field(t->session_start, "mode"));
+	attr_str(&res, 1, "harness.version",
+		 hx_record_field(t->session_start, "version"));
+	attr_int(&res, 1, "process.owner.uid",
+		 (long long)json_integer_value(
+		     json_object_get(t->session_start, "uid")));
+	hx_pb_string(&scope, 1, "harness-audit export");
+	hx_pb_message(&ss, 1, &scope);
+	session_span(&ss, t, trace, root);
+	for (size_t i = 0; i < t->n; i++)
+		proc_span(&ss, sid, trace, root, t->all[i]);
+	hx_pb_message(&rs, 1, &res);
+	hx_pb_message(&rs, 2, &ss);
+	hx_pb_message(out, 1, &rs);
+	hx_pb_free(&rs);
+	hx_pb_free(&res);
+	hx_pb_free(&ss);
+	hx_pb_free(&scope);
+	return out->oom ? -1 : 0;
+}

@@ -1,0 +1,301 @@
+/* A session's processes from its log; see proctree.h. */
+#define _GNU_SOURCE
+#include "tools/proctree.h"
+
+#include <errno.h>
+#include <jansson.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/sbuf.h"
+#include "supervisor/record.h"
+#include "tools/logline.h"
+#include "tools/logscan.h"
+#include "tools/sessions_cli.h"
+
+static struct hx_ptree_proc **slot(struct hx_ptree *t, long long pid)
+{
+	size_t i = (size_t)pid * 0x9e3779b97f4a7c15ull & (t->slots - 1);
+
+	while (t->by_pid[i] && t->by_pid[i]->pid != pid)
+		i = (i + 1) & (t->slots - 1);
+	return &t->by_pid[i];
+}
+
+static struct hx_ptree_proc *current(struct hx_ptree *t, long long pid)
+{
+	struct hx_ptree_proc *p = t->slots ? *slot(t, pid) : NULL;
+
+	return p && !p->closed ? p : NULL;
+}
+
+/* p is its pid's newest process; the table stays at most half full. */
+static bool index_pid(struct hx_ptree *t, struct hx_ptree_proc *p)
+{
+	if (2 * (t->n + 1) > t->slots) {
+		size_t old = t->slots;
+		struct hx_ptree_proc **was = t->by_pid;
+
+		t->slots = old ? old * 2 : 1024;
+		if (!(t->by_pid = calloc(t->slots, sizeof(*t->by_pid)))) {
+			t->by_pid = was;
+			t->slots = old;
+			return false;
+		}
+		for (size_t i = 0; i < old; i++)
+			if (was[i])
+				*slot(t, was[i]->pid) = was[i];
+		free(was);
+	}
+	*slot(t, p->pid) = p;
+	return true;
+}
+
+static struct hx_ptree_proc *add(struct hx_ptree *t, long long pid,
+				 long long ppid, const char *time)
+{
+	struct hx_ptree_proc *p = calloc(1, sizeof(*p)), *parent;
+
+	if (p)
+		p->pid = pid;
+	if (!p ||
+	    (t->n == t->cap &&
+	     !(t->all = reallocarray(t->all, t->cap = t->cap * 2 + 64,
+				     sizeof(*t->all)))) ||
+	    !index_pid(t, p)) {
+		free(p);
+		return NULL;
+	}
+	p->ppid = ppid;
+	p->images = json_array();
+	p->ref_tail = &p->ref;
+	snprintf(p->start, sizeof(p->start), "%s", time);
+	parent = current(t, ppid);
+	/* A parent that made no decided call (a subshell that only forked)
+	 * has no record: the child goes under the agent's first process. */
+	if (!parent && t->n && ppid != t->harness_pid) {
+		parent = t->all[0];
+		p->lost_parent = true;
+	}
+	if (parent) {
+		p->parent = parent;
+		if (parent->last_child)
+			parent->last_child->next = p;
+		else
+			parent->first_child = p;
+		parent->last_child = p;
+	}
+	t->all[t->n++] = p;
+	return p;
+}
+
+/* What a call acted on: an exec's argv, a path (-> its second), a host
+ * or an address. */
+static void target(json_t *rec, char *out, size_t size)
+{
+	json_t *args = json_object_get(rec, "args");
+	const char *k[] = {"host", "addr", "path"};
+	struct hx_sbuf b = {out, size, 0};
+	json_t *argv = json_object_get(args, "argv");
+
+	out[0] = '\0';
+	if (json_array_size(argv)) {
+		hx_sessions_command(argv, out, size);
+		return;
+	}
+	for (size_t i = 0; i < 3 && !b.len; i++) {
+		const char *v = json_string_value(json_object_get(args, k[i]));
+
+		if (v)
+			hx_sbuf_put_escaped(&b, v, strlen(v));
+	}
+	if (json_string_value(json_object_get(args, "path2"))) {
+		const char *v = hx_record_field(args, "path2");
+
+		hx_sbuf_put(&b, " -> ");
+		hx_sbuf_put_escaped(&b, v, strlen(v));
+	}
+}
+
+static void note_refusal(struct hx_ptree_proc *p, json_t *rec,
+			 const char *verdict)
+{
+	struct hx_ptree_refusal *r = calloc(1, sizeof(*r));
+
+	if (!r)
+		return;
+	snprintf(r->verdict, sizeof(r->verdict), "%s", verdict);
+	snprintf(r->op, sizeof(r->op), "%s", hx_record_field(rec, "op"));
+	if (!r->op[0])
+		snprintf(r->op, sizeof(r->op), "%s",
+			 hx_record_field(rec, "event"));
+	snprintf(r->rule, sizeof(r->rule), "%s", hx_record_field(rec, "rule"));
+	snprintf(r->time, sizeof(r->time), "%s", hx_record_field(rec, "time"));
+	target(rec, r->what, sizeof(r->what));
+	r->ask = json_integer_value(json_object_get(rec, "ask"));
+	*p->ref_tail = r;
+	p->ref_tail = &r->next;
+	p->refused++;
+}
+
+/* A question answered yes no longer counts as refused. */
+static void answered(struct hx_ptree *t, json_t *rec)
+{
+	long long id = json_integer_value(json_object_get(rec, "ask"));
+
+	if (!id || strcmp(hx_record_field(rec, "verdict"), "allow"))
+		return;
+	for (size_t i = 0; i < t->n; i++)
+		for (struct hx_ptree_refusal *r = t->all[i]->ref; r;
+		     r = r->next)
+			if (r->ask == id && !r->approved) {
+				r->approved = true;
+				t->all[i]->refused--;
+			}
+}
+
+/* The members tree reads of every record; a refusal and an answer are
+ * parsed whole (they are few). */
+enum {
+	EVENT,
+	VERDICT,
+	TIME,
+	PID,
+	PPID,
+	EXE,
+	CATEGORY,
+	ARGS,
+	EXIT,
+	SIGNAL,
+	NKEYS
+};
+static const char *const keys[NKEYS] = {
+    "event", "verdict",	 "time", "pid",	      "ppid",
+    "exe",   "category", "args", "exit_code", "signal"};
+
+/* An allowed exec: the pid runs that program from now on (the shim's
+ * process_start says the same of an image it loaded in). */
+static void ran(struct hx_ptree_proc *p, const struct hx_span *argv)
+{
+	size_t n = json_array_size(p->images);
+	json_t *v;
+
+	if (n && p->last_image && strlen(p->last_image) == argv->n &&
+	    !memcmp(p->last_image, argv->p, argv->n))
+		return;
+	v = json_loadb(argv->p, argv->n, 0, NULL);
+	if (!json_is_array(v) || !json_array_size(v)) {
+		json_decref(v);
+		return;
+	}
+	json_array_append_new(p->images, v);
+	free(p->last_image);
+	p->last_image = strndup(argv->p, argv->n);
+}
+
+static void take(struct hx_ptree *t, char *line, size_t len)
+{
+	struct hx_span m[NKEYS], argv[1];
+	char time[40], verdict[8], exe[PATH_MAX];
+	long long pid;
+	struct hx_ptree_proc *p;
+	json_t *rec;
+
+	if (hx_scan_members(line, len, keys, NKEYS, m))
+		return;
+	pid = hx_span_int(&m[PID], 0);
+	if (hx_span_is(&m[EVENT], "session_start") && !t->session_start) {
+		t->harness_pid = pid;
+		t->session_start = hx_logline_parse(line, len);
+		return;
+	}
+	if (hx_span_is(&m[EVENT], "session_end") && pid == t->harness_pid) {
+		json_decref(t->session_end);
+		t->session_end = hx_logline_parse(line, len);
+		return;
+	}
+	if (hx_span_is(&m[EVENT], "ask_answer")) {
+		if ((rec = hx_logline_parse(line, len)))
+			answered(t, rec);
+		json_decref(rec);
+		return;
+	}
+	if (pid <= 0 || pid == t->harness_pid)
+		return;
+	hx_span_str(&m[TIME], time, sizeof(time));
+	p = current(t, pid);
+	if (!p && !(p = add(t, pid, hx_span_int(&m[PPID], 0), time)))
+		return;
+	snprintf(p->end, sizeof(p->end), "%s", time);
+	if (hx_span_is(&m[EVENT], "process_exit")) {
+		p->exited = p->closed = true;
+		p->how =
+		    m[SIGNAL].p
+			? json_string(hx_span_str(&m[SIGNAL], exe, sizeof(exe)))
+			: json_integer(hx_span_int(&m[EXIT], 0));
+		return;
+	}
+	if (m[EXE].p && (!p->exe || !hx_span_is(&m[EXE], p->exe))) {
+		free(p->exe);
+		p->exe = strdup(hx_span_str(&m[EXE], exe, sizeof(exe)));
+	}
+	hx_span_str(&m[VERDICT], verdict, sizeof(verdict));
+	if (!verdict[0])
+		return;
+	p->events++;
+	if (!strcmp(verdict, "allow")) {
+		if ((hx_span_is(&m[CATEGORY], "exec") ||
+		     hx_span_is(&m[EVENT], "process_start")) &&
+		    m[ARGS].p &&
+		    !hx_scan_members(m[ARGS].p, m[ARGS].n,
+				     (const char *const[]){"argv"}, 1, argv) &&
+		    argv[0].p)
+			ran(p, argv);
+		return;
+	}
+	if ((rec = hx_logline_parse(line, len)))
+		note_refusal(p, rec, verdict);
+	json_decref(rec);
+}
+
+int hx_ptree_read(struct hx_ptree *t, const char *path)
+{
+	FILE *f = fopen(path, "re");
+	char *line = NULL;
+	size_t cap = 0;
+	ssize_t n;
+
+	memset(t, 0, sizeof(*t));
+	if (!f)
+		return -errno;
+	while ((n = getline(&line, &cap, f)) > 0)
+		take(t, line, (size_t)n);
+	free(line);
+	fclose(f);
+	return 0;
+}
+
+void hx_ptree_free(struct hx_ptree *t)
+{
+	for (size_t i = 0; i < t->n; i++) {
+		struct hx_ptree_proc *p = t->all[i];
+
+		while (p->ref) {
+			struct hx_ptree_refusal *r = p->ref;
+
+			p->ref = r->next;
+			free(r);
+		}
+		json_decref(p->images);
+		free(p->last_image);
+		json_decref(p->how);
+		free(p->exe);
+		free(p);
+	}
+	free(t->all);
+	free(t->by_pid);
+	json_decref(t->session_start);
+	json_decref(t->session_end);
+}

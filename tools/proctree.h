@@ -1,0 +1,52 @@
+/* A session's processes as its log tells them (harness-audit tree and
+ * export): a process is the pid its records carry (an exec keeps it),
+ * its parent the records' ppid, what it ran the argv of each allowed
+ * exec, its end its process_exit record; each refused call is kept
+ * under it. A pid that exited and comes back is a new process. A
+ * process whose parent made no record (a subshell that only forked)
+ * goes under the agent's first process, marked lost_parent. */
+#ifndef HX_PROCTREE_H
+#define HX_PROCTREE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+struct json_t;
+
+struct hx_ptree_refusal {
+	char verdict[8], op[24], what[240], rule[96], time[40];
+	long long ask; /* its question, or 0 */
+	bool approved; /* the question was answered yes */
+	struct hx_ptree_refusal *next;
+};
+
+struct hx_ptree_proc {
+	long long pid, ppid;
+	char start[40], end[40]; /* its first and last record's times */
+	char *exe;
+	struct json_t *images; /* the argv of each exec, oldest first */
+	char *last_image;      /* the last as the log has it */
+	bool exited, closed;
+	struct json_t *how; /* exit_code (integer) or signal (string) */
+	size_t events, refused;
+	struct hx_ptree_refusal *ref, **ref_tail;
+	struct hx_ptree_proc *parent, *first_child, *last_child, *next;
+	bool lost_parent;
+	bool shown; /* the printer's */
+};
+
+struct hx_ptree {
+	struct hx_ptree_proc **all; /* in the order of their first record */
+	size_t n, cap;
+	/* pid -> its newest process (open addressing; 0: empty) */
+	struct hx_ptree_proc **by_pid;
+	size_t slots;
+	long long harness_pid;
+	struct json_t *session_start, *session_end; /* or NULL */
+};
+
+/* Reads the log at path into *t (zeroed first). 0 or -errno. */
+int hx_ptree_read(struct hx_ptree *t, const char *path);
+void hx_ptree_free(struct hx_ptree *t);
+
+#endif
