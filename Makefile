@@ -225,7 +225,7 @@ FUZZ_TARGETS := $(patsubst tests/fuzz/%.c,$(BUILD)/fuzz/%,$(wildcard tests/fuzz/
 # The pure parts the targets reach: common/, policy/, the DNS messages,
 # the redaction of records.
 FUZZ_SRCS := $(COMMON_SRCS) $(POLICY_SRCS) supervisor/dnsmsg.c \
-	$(wildcard supervisor/redact*.c) supervisor/fmt.c
+	$(wildcard supervisor/redact*.c) supervisor/fmt.c tools/logscan.c
 $(BUILD)/fuzz/%: tests/fuzz/%.c $(FUZZ_SRCS) $(POLICY_ASM) policy/default.yaml $(PROFILES_BLOB) | $(DEPS_OK)
 	@mkdir -p $(@D)
 	clang -std=gnu17 -g -O1 -I. -fsanitize=fuzzer,address,undefined \

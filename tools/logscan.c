@@ -69,9 +69,11 @@ int hx_scan_members(const char *text, size_t n, const char *const *keys,
 		v = kend + 1;
 		if (!(vend = end_of_value(v, end)))
 			return -1;
+		/* A name may hold any byte, NUL too: its length first. */
 		for (size_t i = 0, kn = (size_t)(kend - p - 2); i < k; i++)
 			if (keys[i][0] == p[1] &&
-			    !strncmp(p + 1, keys[i], kn) && !keys[i][kn])
+			    strnlen(keys[i], kn + 1) == kn &&
+			    !memcmp(p + 1, keys[i], kn))
 				out[i] =
 				    (struct hx_span){v, (size_t)(vend - v)};
 		p = vend;
