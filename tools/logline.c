@@ -2,8 +2,11 @@
 #define _GNU_SOURCE
 #include "tools/logline.h"
 
+#include <errno.h>
 #include <jansson.h>
 #include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* The end of the JSON array that starts at p ('['), strings skipped as
@@ -107,4 +110,24 @@ ssize_t hx_logline_key(const char *line, size_t n, char *key, size_t size)
 	}
 	key[len] = '\0';
 	return (ssize_t)len;
+}
+
+int hx_logline_each(const char *path,
+		    void (*fn)(void *arg, char *line, size_t n), void *arg)
+{
+	FILE *f = fopen(path, "re");
+	char *line = NULL;
+	size_t cap = 0;
+	ssize_t n;
+	int r = 0;
+
+	if (!f)
+		return -errno;
+	while ((n = getline(&line, &cap, f)) > 0)
+		fn(arg, line, (size_t)n);
+	if (ferror(f))
+		r = -EIO;
+	free(line);
+	fclose(f);
+	return r;
 }

@@ -22,4 +22,9 @@ struct json_t *hx_logline_parse(char *line, size_t n);
  * end). */
 ssize_t hx_logline_key(const char *line, size_t n, char *key, size_t size);
 
+/* Calls fn(arg, line, n) for each line of the log at path (n with its
+ * '\n'; line may be changed). 0 or -errno. */
+int hx_logline_each(const char *path,
+		    void (*fn)(void *arg, char *line, size_t n), void *arg);
+
 #endif

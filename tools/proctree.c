@@ -260,21 +260,15 @@ static void take(struct hx_ptree *t, char *line, size_t len)
 	json_decref(rec);
 }
 
+static void take_line(void *arg, char *line, size_t n)
+{
+	take(arg, line, n);
+}
+
 int hx_ptree_read(struct hx_ptree *t, const char *path)
 {
-	FILE *f = fopen(path, "re");
-	char *line = NULL;
-	size_t cap = 0;
-	ssize_t n;
-
 	memset(t, 0, sizeof(*t));
-	if (!f)
-		return -errno;
-	while ((n = getline(&line, &cap, f)) > 0)
-		take(t, line, (size_t)n);
-	free(line);
-	fclose(f);
-	return 0;
+	return hx_logline_each(path, take_line, t);
 }
 
 void hx_ptree_free(struct hx_ptree *t)

@@ -14,6 +14,7 @@
 #include "common/glob.h"
 #include "common/sbuf.h"
 #include "supervisor/record.h"
+#include "tools/logline.h"
 #include "tools/sessions_cli.h"
 
 static const char usage[] =
@@ -192,37 +193,30 @@ static void print(struct query *q, json_t *r, const char *line)
 
 /* Each line: the needles first (no parse for a line that cannot
  * match), then the record. */
+static void one_line(void *arg, char *line, size_t n)
+{
+	struct query *q = arg;
+	json_error_t e;
+	json_t *r;
+	bool skip = false;
+
+	for (size_t i = 0; i < q->nex && !skip; i++)
+		skip =
+		    !memmem(line, n, q->ex[i].needle, strlen(q->ex[i].needle));
+	for (size_t i = 0; i < q->nlit && !skip; i++)
+		skip = !memmem(line, n, q->lit[i], strlen(q->lit[i]));
+	if (skip || !(r = json_loadb(line, n, 0, &e)))
+		return;
+	if (line[n - 1] == '\n')
+		line[n - 1] = '\0';
+	if (matches(q, r))
+		print(q, r, line);
+	json_decref(r);
+}
+
 static int run(struct query *q, const char *log)
 {
-	FILE *f = fopen(log, "re");
-	char *line = NULL;
-	size_t cap = 0;
-	ssize_t n;
-
-	if (!f)
-		return -1;
-	while ((n = getline(&line, &cap, f)) > 0) {
-		json_error_t e;
-		json_t *r;
-		bool skip = false;
-
-		for (size_t i = 0; i < q->nex && !skip; i++)
-			skip = !memmem(line, (size_t)n, q->ex[i].needle,
-				       strlen(q->ex[i].needle));
-		for (size_t i = 0; i < q->nlit && !skip; i++)
-			skip = !memmem(line, (size_t)n, q->lit[i],
-				       strlen(q->lit[i]));
-		if (skip || !(r = json_loadb(line, (size_t)n, 0, &e)))
-			continue;
-		if (line[n - 1] == '\n')
-			line[n - 1] = '\0';
-		if (matches(q, r))
-			print(q, r, line);
-		json_decref(r);
-	}
-	free(line);
-	fclose(f);
-	return 0;
+	return hx_logline_each(log, one_line, q);
 }
 
 /* The longest run of glob without a special character, as the log

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "tools/logline.h"
 #include "tools/logscan.h"
 #include "tools/sessions_cli.h"
 
@@ -317,20 +318,14 @@ static void print_latency(FILE *out, struct summary *s)
 	}
 }
 
+static void sum_line(void *arg, char *line, size_t n)
+{
+	sum_one(arg, line, n);
+}
+
 static int read_log(struct summary *s, const char *path)
 {
-	FILE *f = fopen(path, "re");
-	char *line = NULL;
-	size_t cap = 0;
-	ssize_t n;
-
-	if (!f)
-		return -errno;
-	while ((n = getline(&line, &cap, f)) > 0)
-		sum_one(s, line, (size_t)n);
-	free(line);
-	fclose(f);
-	return 0;
+	return hx_logline_each(path, sum_line, s);
 }
 
 static void print(FILE *out, struct summary *s, const char *log)
