@@ -116,6 +116,47 @@ def test_default_asks_before_cache_files_the_shell_runs(wd):
         check(rec["verdict"] == "ask" and rec["rule"] == "cache-code", rec)
 
 
+def test_default_refuses_a_git_entry_that_redirects_the_project(wd):
+    """Class 5, found by an attack review: the project had no .git (or
+    was a subdirectory of a repository outside $CWD), and `mv gitfile
+    .git` made $CWD/.git a gitfile naming a git directory the agent
+    wrote, whose config ran core.fsmonitor on the user's next `git
+    status` in the project, outside the harness. The .git entry of
+    $CWD itself (a file, a symlink, a directory: git init there) is
+    refused, and so is what redirects a submodule's git directory."""
+    home = fake_home(wd)
+    mark = os.path.join(wd.state, "fsmonitor-ran")
+    evil = os.path.join(wd.path, "x")
+    script = ("mkdir -p x/objects x/refs && echo 'ref: refs/heads/main' > x/HEAD && "
+              "printf '[core]\\n\\trepositoryformatversion = 0\\n\\tbare = false\\n"
+              "\\tfsmonitor = \"touch %s; false\"\\n' > x/config && "
+              "echo 'gitdir: %s' > gitfile && echo made; mv gitfile .git; "
+              "ln -s x .git; echo 'gitdir: %s' > .git; mkdir .git; "
+              "mkdir -p .git2/modules/lib && mv .git2 .git; "
+              "echo made2" % (mark, evil, evil))
+    r = harness(["/bin/busybox", "sh", "-c", script], wd, policy=None, env={"HOME": home})
+    check("made" in r.stdout and "made2" in r.stdout, "stdout %r %r" % (r.stdout, r.stderr))
+    dotgit = os.path.join(wd.path, ".git")
+    check(not os.path.lexists(dotgit), "the agent made $CWD/.git")
+    subprocess.run(["git", "status"], cwd=wd.path, capture_output=True, timeout=60,
+                   env=dict(os.environ, HOME=home, GIT_CEILING_DIRECTORIES=os.path.dirname(wd.path)))
+    check(not os.path.exists(mark), "the agent's fsmonitor ran in the user's git status")
+    recs = [x for x in r.records if dotgit in (x.get("args", {}).get("path"),
+                                               x.get("args", {}).get("path2"))]
+    check(len(recs) >= 5, "records of the .git entry: %s" % r.dump())
+    for rec in recs:
+        check(rec["verdict"] == "deny" and rec["rule"] == "git-hooks", "record %r" % rec)
+    # A submodule's git directory redirected by its commondir.
+    subprocess.run(["git", "init", "-q", wd.path], check=True)
+    os.makedirs(os.path.join(dotgit, "modules", "lib"))
+    r = harness(["/bin/busybox", "sh", "-c", "echo ../../../x > .git/modules/lib/commondir"],
+                wd, policy=None, env={"HOME": home})
+    path = os.path.join(dotgit, "modules", "lib", "commondir")
+    check(not os.path.exists(path), "a submodule's commondir written")
+    rec = r.one(args_path=path)
+    check(rec["verdict"] == "deny" and rec["rule"] == "git-hooks", "record %r" % rec)
+
+
 def test_default_denies_other_tools_and_agents_credentials(wd):
     """Class 7: credentials the lists missed were readable, from a
     static program too: Hugging Face's token in ~/.cache, Copilot's
