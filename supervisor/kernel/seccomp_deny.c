@@ -10,6 +10,7 @@
 #include <linux/fsverity.h>
 #include <linux/seccomp.h>
 #include <linux/userfaultfd.h>
+#include <netinet/in.h>
 #include <sched.h>
 #include <seccomp.h>
 #include <stddef.h>
@@ -250,6 +251,22 @@ const struct hx_sc_rule hx_seccomp_deny[] = {
      EPERM,
      {EQ32(1, FS_IOC_SETVERSION), NONE},
      "changes a file's generation"},
+    /* A routing header sends every packet of the socket to its first
+     * segment, not to the address connect or sendto named (the one
+     * decided): any user may set a segment routing header (type 4).
+     * IPv4's source routes need CAP_NET_RAW, which the agent lacks;
+     * one send's own header is refused where it is copied
+     * (unotify_net.c). */
+    {"setsockopt",
+     HX_SC_ERRNO,
+     EPERM,
+     {EQ32(1, IPPROTO_IPV6), EQ32(2, IPV6_RTHDR)},
+     "routes past the decided address"},
+    {"setsockopt",
+     HX_SC_ERRNO,
+     EPERM,
+     {EQ32(1, IPPROTO_IPV6), EQ32(2, IPV6_2292PKTOPTIONS)},
+     "routes past the decided address"},
     DENY("acct", EPERM, "host administration"),
     DENY("swapon", EPERM, "host administration"),
     DENY("swapoff", EPERM, "host administration"),
