@@ -157,6 +157,30 @@ def test_default_refuses_a_git_entry_that_redirects_the_project(wd):
     check(rec["verdict"] == "deny" and rec["rule"] == "git-hooks", "record %r" % rec)
 
 
+def test_default_asks_before_other_tools_files_that_run_code(wd):
+    """Class 5, found by an attack review: besides the agents', git hook
+    managers', direnv's and VS Code's, project files that the user's next
+    ordinary command runs without asking were writable: yarn's yarnPath
+    and plugins (.yarnrc.yml, yarn 1's .yarnrc yarn-path: run as yarn
+    itself, by any yarn command), pnpm's .pnpmfile.cjs (every install),
+    Zed's project settings and tasks (language servers it starts on
+    opening the project), Mercurial's .hg/hgrc and Jujutsu's repository
+    config (hooks, a pager or editor command). Now ask, as their
+    siblings."""
+    home = fake_home(wd)
+    rels = (".yarnrc.yml", "web/.yarnrc", ".pnpmfile.cjs", ".zed/settings.json",
+            ".zed/tasks.json", ".hg/hgrc", ".jj/repo/config.toml")
+    script = "; ".join("mkdir -p $(dirname %s); echo 'yarnPath: ./x.js' > %s" % (r, r)
+                       for r in rels) + "; echo ok > plain.txt"
+    r = harness(["/bin/busybox", "sh", "-c", script], wd, policy=None, env={"HOME": home})
+    check(os.path.exists(os.path.join(wd.path, "plain.txt")), "stderr %r" % r.stderr)
+    for rel in rels:
+        path = os.path.join(wd.path, rel)
+        check(not os.path.exists(path), "%s written" % rel)
+        rec = r.one(args_path=path)
+        check(rec["verdict"] == "ask" and rec["rule"] == "project-autorun", "record %r" % rec)
+
+
 def test_default_denies_other_tools_and_agents_credentials(wd):
     """Class 7: credentials the lists missed were readable, from a
     static program too: Hugging Face's token in ~/.cache, Copilot's
