@@ -85,8 +85,7 @@ bool hx_owned_neighbour_socket(struct hx_owned *o, uid_t uid, const char *path,
 	return !has(o, st);
 }
 
-bool hx_owned_neighbour_shm(struct hx_owned *o, uid_t uid, const char *path,
-			    bool *fresh)
+bool hx_owned_neighbour_shm(struct hx_owned *o, const char *path, bool *fresh)
 {
 	struct stat st;
 
@@ -97,5 +96,7 @@ bool hx_owned_neighbour_shm(struct hx_owned *o, uid_t uid, const char *path,
 		*fresh = errno == ENOENT;
 		return false;
 	}
-	return st.st_uid == uid && !has(o, &st);
+	/* Whoever owns it: another user's, writable to the agent (a 0666
+	 * semaphore), is no less a neighbour's. */
+	return !has(o, &st);
 }

@@ -5,11 +5,11 @@
  * not: a unix socket belongs to who bound it, a /dev/shm file (POSIX
  * shared memory and semaphores of every process, one tmpfs for the
  * machine) to who made it. The kernel layer sees every bind and create
- * of the session and records their inodes here; a socket or /dev/shm
- * file of the agent's uid that is not recorded is a neighbour's
- * (harness:neighbour), whatever rule allowed its place. Only with the
- * kernel layer, which sees every bind; a ring, so one forgotten is
- * refused, which fails safe. Thread-safe. */
+ * of the session and records their inodes here; a socket of the agent's
+ * uid, or a /dev/shm file of anyone's, that is not recorded is a
+ * neighbour's (harness:neighbour), whatever rule allowed its place. Only with
+ * the kernel layer, which sees every bind; a ring, so one forgotten is refused,
+ * which fails safe. Thread-safe. */
 #ifndef HX_OWNED_H
 #define HX_OWNED_H
 
@@ -35,9 +35,9 @@ void hx_owned_add(struct hx_owned *o, int dirfd, const char *name);
 bool hx_owned_neighbour_socket(struct hx_owned *o, uid_t uid, const char *path,
 			       struct stat *st);
 
-/* Whether path in /dev/shm is a file of uid that the session did not
- * make. *fresh: no file there (what the call makes is the session's). */
-bool hx_owned_neighbour_shm(struct hx_owned *o, uid_t uid, const char *path,
-			    bool *fresh);
+/* Whether path in /dev/shm is a file the session did not make, whoever
+ * owns it. *fresh: no file there (what the call makes is the
+ * session's). */
+bool hx_owned_neighbour_shm(struct hx_owned *o, const char *path, bool *fresh);
 
 #endif

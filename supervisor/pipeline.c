@@ -510,10 +510,10 @@ static void judge_neighbours(struct flow *f)
 	}
 	/* path2: a rename's destination, a link's existing file. */
 	if (writes_file(rq->op))
-		hit = hx_owned_neighbour_shm(f->pl->owned, f->peer->uid,
-					     judged_path(&f->p1), &f->fresh) ||
-		      hx_owned_neighbour_shm(f->pl->owned, f->peer->uid,
-					     judged_path(&f->p2), &fresh2);
+		hit = hx_owned_neighbour_shm(f->pl->owned, judged_path(&f->p1),
+					     &f->fresh) ||
+		      hx_owned_neighbour_shm(f->pl->owned, judged_path(&f->p2),
+					     &fresh2);
 	if (hit && d->verdict == HX_VERDICT_ALLOW) {
 		d->verdict = HX_VERDICT_DENY;
 		d->rule = "harness:neighbour";

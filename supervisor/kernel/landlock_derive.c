@@ -453,6 +453,23 @@ static bool dir_allowance(const struct derive *d, const char *path)
 	return false;
 }
 
+/* An exact name that nobody makes anew: a device node (mknod needs
+ * CAP_MKNOD) or a link into /proc (/dev/stdout). Its directory (/dev,
+ * carved for device-reads) needs no pool. */
+static bool never_made(const char *path)
+{
+	char t[8];
+	struct stat st;
+	ssize_t n;
+
+	if (lstat(path, &st))
+		return false;
+	if (S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode))
+		return true;
+	n = S_ISLNK(st.st_mode) ? readlink(path, t, sizeof(t)) : -1;
+	return n >= 6 && !memcmp(t, "/proc/", 6);
+}
+
 /* The canonical directories write-allow rules make files directly in
  * (the parent of an exact path that is no directory allowance, the
  * directory of a name glob, the literal prefix of a subtree or of a
@@ -474,7 +491,8 @@ static void creation_dirs(struct derive *d, struct strs *out)
 		    hx_ll_classify(d->fr[i].pat, &lp))
 			continue;
 		if (lp.kind == HX_LL_EXACT) {
-			if (dir_allowance(d, lp.prefix))
+			if (dir_allowance(d, lp.prefix) ||
+			    never_made(lp.prefix))
 				continue;
 			slash = strrchr(lp.prefix, '/');
 			if (!slash || slash == lp.prefix)

@@ -4,12 +4,14 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/btrfs.h>
 #include <linux/filter.h>
 #include <linux/fs.h>
 #include <linux/fscrypt.h>
 #include <linux/fsverity.h>
 #include <linux/seccomp.h>
 #include <linux/userfaultfd.h>
+#include <netinet/in.h>
 #include <sched.h>
 #include <seccomp.h>
 #include <stddef.h>
@@ -30,6 +32,13 @@
 #define IOPRIO_WHO_PGRP 2 /* linux/ioprio.h, not in every libc */
 #define IOPRIO_WHO_USER 3
 #endif
+#ifndef EXT4_IOC_SETVERSION
+#define EXT4_IOC_SETVERSION _IOW('f', 4, long) /* fs/ext4/ext4.h */
+#endif
+/* fs/btrfs/ioctl.c: the 32-bit layout's number, which a 64-bit kernel
+ * takes too (192 bytes: packed, 12-byte times). */
+#define BTRFS_IOC_SET_RECEIVED_SUBVOL_32                                       \
+	_IOC(_IOC_READ | _IOC_WRITE, BTRFS_IOCTL_MAGIC, 37, 192)
 #ifndef TIOCLINUX
 #define TIOCLINUX 0x541C
 #endif
@@ -75,6 +84,12 @@
 	{                                                                      \
 		n, HX_SC_ERRNO, EPERM, {BIT(fl, O_CREAT), BIT(mo, S_ISGID)},   \
 		    "creates a setgid file"                                    \
+	}
+
+#define BTRFS_ROW(cmd)                                                         \
+	{                                                                      \
+		"ioctl", HX_SC_ERRNO, EPERM, {EQ32(1, cmd), NONE},             \
+		    "makes or removes a btrfs subvolume"                       \
 	}
 
 const struct hx_sc_rule hx_seccomp_deny[] = {
@@ -250,6 +265,42 @@ const struct hx_sc_rule hx_seccomp_deny[] = {
      EPERM,
      {EQ32(1, FS_IOC_SETVERSION), NONE},
      "changes a file's generation"},
+    /* ext4's own number for it (an attack review found it open). */
+    {"ioctl",
+     HX_SC_ERRNO,
+     EPERM,
+     {EQ32(1, EXT4_IOC_SETVERSION), NONE},
+     "changes a file's generation"},
+    /* A routing header sends every packet of the socket to its first
+     * segment, not to the address connect or sendto named (the one
+     * decided): any user may set a segment routing header (type 4).
+     * IPv4's source routes need CAP_NET_RAW, which the agent lacks;
+     * one send's own header is refused where it is copied
+     * (unotify_net.c). */
+    {"setsockopt",
+     HX_SC_ERRNO,
+     EPERM,
+     {EQ32(1, IPPROTO_IPV6), EQ32(2, IPV6_RTHDR)},
+     "routes past the decided address"},
+    {"setsockopt",
+     HX_SC_ERRNO,
+     EPERM,
+     {EQ32(1, IPPROTO_IPV6), EQ32(2, IPV6_2292PKTOPTIONS)},
+     "routes past the decided address"},
+    /* A btrfs subvolume is a directory the file system makes, no mkdir:
+     * no Landlock hook sees it and ioctl is not notified, so a snapshot
+     * of one the agent filled put a tree anywhere its uid may write
+     * (~/.config/fish). Made, snapshotted, removed or made read-only:
+     * refused (cp --reflink's FICLONE stays). */
+    BTRFS_ROW(BTRFS_IOC_SUBVOL_CREATE),
+    BTRFS_ROW(BTRFS_IOC_SUBVOL_CREATE_V2),
+    BTRFS_ROW(BTRFS_IOC_SNAP_CREATE),
+    BTRFS_ROW(BTRFS_IOC_SNAP_CREATE_V2),
+    BTRFS_ROW(BTRFS_IOC_SNAP_DESTROY),
+    BTRFS_ROW(BTRFS_IOC_SNAP_DESTROY_V2),
+    BTRFS_ROW(BTRFS_IOC_SUBVOL_SETFLAGS),
+    BTRFS_ROW(BTRFS_IOC_SET_RECEIVED_SUBVOL),
+    BTRFS_ROW(BTRFS_IOC_SET_RECEIVED_SUBVOL_32),
     DENY("acct", EPERM, "host administration"),
     DENY("swapon", EPERM, "host administration"),
     DENY("swapoff", EPERM, "host administration"),

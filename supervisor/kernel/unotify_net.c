@@ -452,11 +452,22 @@ static void sigpipe(const struct target *t, int err, int flags)
 
 #define RIGHTS_MAX 253 /* SCM_MAX_FD */
 
+/* A control message that routes the datagram past its decided address:
+ * an IPv6 routing header, an IPv4 source route (IP_RETOPTS; the kernel
+ * wants CAP_NET_RAW for one, refused here whatever the kernel). */
+static bool routes(const struct cmsghdr *c)
+{
+	return (c->cmsg_level == IPPROTO_IPV6 &&
+		(c->cmsg_type == IPV6_RTHDR ||
+		 c->cmsg_type == IPV6_2292RTHDR)) ||
+	       (c->cmsg_level == IPPROTO_IP && c->cmsg_type == IP_RETOPTS);
+}
+
 /* Ancillary data as the send made here needs it: the fds of SCM_RIGHTS
  * messages are taken from the target and their numbers replaced by
  * ours, in place (taken[], *ntaken: to close). SCM_CREDENTIALS is
- * refused (EPERM): whoever sends could only vouch for itself. Returns 0
- * or -errno. */
+ * refused (EPERM): whoever sends could only vouch for itself; so is a
+ * route (routes()). Returns 0 or -errno. */
 static int take_rights(const struct target *t, void *ctrl, size_t len,
 		       int *taken, size_t *ntaken)
 {
@@ -465,6 +476,8 @@ static int take_rights(const struct target *t, void *ctrl, size_t len,
 	for (struct cmsghdr *c = CMSG_FIRSTHDR(&m); c; c = CMSG_NXTHDR(&m, c)) {
 		size_t k = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
 
+		if (routes(c))
+			return -EPERM;
 		if (c->cmsg_level != SOL_SOCKET)
 			continue;
 		if (c->cmsg_type == SCM_CREDENTIALS)

@@ -23,11 +23,15 @@
  *   chattr FILE                 on a read-only fd of FILE: the nodump
  *                               flag through FS_IOC_SETFLAGS and
  *                               FS_IOC_FSSETXATTR, FS_IOC_SETVERSION and
- *                               FS_IOC_ENABLE_VERITY
+ *                               FS_IOC_ENABLE_VERITY (and ext4's number)
+ *   btrfs DIR NAME DEST DNAME   on btrfs: a subvolume DIR/NAME with a
+ *                               file in it, snapshotted as DEST/DNAME,
+ *                               and an empty one DEST/DNAME-empty
  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/btrfs.h>
 #include <linux/fs.h>
 #include <linux/fsverity.h>
 #include <sys/ioctl.h>
@@ -334,7 +338,39 @@ static int chattr(const char *file)
 		       res(ioctl(fd, FS_IOC_FSSETXATTR, &fx)));
 	}
 	printf(" setversion %s", res(ioctl(fd, FS_IOC_SETVERSION, &v)));
+	/* ext4's own number for the same (an attack review found it). */
+	printf(" ext4-setversion %s",
+	       res(ioctl(fd, _IOW('f', 4, long), &(long){7})));
 	printf(" verity %s\n", res(ioctl(fd, FS_IOC_ENABLE_VERITY, &va)));
+	return 0;
+}
+
+/* Subvolumes are made by the file system, no mkdir: the write roots'
+ * hooks (Landlock's, user-notify's) never see the directory appear. */
+static int btrfs(const char *dir, const char *name, const char *dest,
+		 const char *dname)
+{
+	struct btrfs_ioctl_vol_args va = {0};
+	char p[PATH_MAX];
+	int pfd = open(dir, O_RDONLY | O_DIRECTORY), dfd, sfd, fd;
+
+	snprintf(va.name, sizeof(va.name), "%s", name);
+	printf("subvol %s", res(ioctl(pfd, BTRFS_IOC_SUBVOL_CREATE, &va)));
+	snprintf(p, sizeof(p), "%s/%s/config.fish", dir, name);
+	if ((fd = open(p, O_WRONLY | O_CREAT, 0644)) >= 0) {
+		(void)!write(fd, "echo ESCAPED\n", 13);
+		close(fd);
+	}
+	snprintf(p, sizeof(p), "%s/%s", dir, name);
+	sfd = open(p, O_RDONLY | O_DIRECTORY);
+	dfd = open(dest, O_RDONLY | O_DIRECTORY);
+	memset(&va, 0, sizeof(va));
+	va.fd = sfd;
+	snprintf(va.name, sizeof(va.name), "%s", dname);
+	printf(" snap %s", res(ioctl(dfd, BTRFS_IOC_SNAP_CREATE, &va)));
+	memset(&va, 0, sizeof(va));
+	snprintf(va.name, sizeof(va.name), "%s-empty", dname);
+	printf(" outside %s\n", res(ioctl(dfd, BTRFS_IOC_SUBVOL_CREATE, &va)));
 	return 0;
 }
 
@@ -354,6 +390,8 @@ int main(int argc, char **argv)
 		return ldso_memfd();
 	if (argc >= 3 && !strcmp(argv[1], "chattr"))
 		return chattr(argv[2]);
+	if (argc >= 6 && !strcmp(argv[1], "btrfs"))
+		return btrfs(argv[2], argv[3], argv[4], argv[5]);
 	fprintf(stderr, "usage: see the source\n");
 	return 2;
 }

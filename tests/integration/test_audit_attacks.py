@@ -223,6 +223,44 @@ def test_rate_quota_coalesces_and_counts(wd):
             check(r.records[-1]["event"] == "session_end", "no session_end")
 
 
+HIDE = r"""
+import os, sys, time
+kids = []
+for k in range(24):
+    p = os.fork()
+    if p == 0:
+        for i in range(600):
+            try: os.open("/nonexistent-hx/%d-%d" % (k, i), os.O_WRONLY | os.O_CREAT)
+            except OSError: pass
+        os._exit(0)
+    kids.append(p)
+time.sleep(0.5)
+os.system("/bin/echo " + sys.argv[1])
+for p in kids:
+    os.waitpid(p, 0)
+"""
+
+
+def test_a_flood_cannot_hide_what_ran(wd):
+    """Found by an attack review: past the rate, records were coalesced
+    into 16 groups by pid, event, op, verdict and rule and the rest only
+    counted (`other`), so a flood of refused opens from more than 16
+    processes, then a command, left no record of what that command was:
+    only a count. What went ahead and runs or reaches the network (an
+    exec, a connect, a send) is written whatever the rate; refusals and
+    reads are still coalesced."""
+    for mode in MODES:
+        word = "hidden-%s-%d" % (mode, os.getpid())
+        r = harness([PYTHON, "-c", HIDE, word], wd, policy=RATE, mode=mode, timeout=120)
+        r.expect_status(0)
+        check(word in r.stdout, "the command did not run: %r" % r.stdout)
+        check(any(x["event"] == "audit_overflow" for x in r.records), "%s: no flood" % mode)
+        ran = [x for x in r.records if x.get("op") == "exec" and
+               x.get("args", {}).get("argv", [])[:2] == ["/bin/echo", word]]
+        check(ran, "%s: no record of the exec of /bin/echo %s" % (mode, word))
+        check(verify(r.log)[0] == 0, "chain broken")
+
+
 def test_size_quota_ends_the_session(wd):
     target = "/nonexistent-hx/x"
     for mode in MODES:

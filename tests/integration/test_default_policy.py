@@ -116,6 +116,71 @@ def test_default_asks_before_cache_files_the_shell_runs(wd):
         check(rec["verdict"] == "ask" and rec["rule"] == "cache-code", rec)
 
 
+def test_default_refuses_a_git_entry_that_redirects_the_project(wd):
+    """Class 5, found by an attack review: the project had no .git (or
+    was a subdirectory of a repository outside $CWD), and `mv gitfile
+    .git` made $CWD/.git a gitfile naming a git directory the agent
+    wrote, whose config ran core.fsmonitor on the user's next `git
+    status` in the project, outside the harness. The .git entry of
+    $CWD itself (a file, a symlink, a directory: git init there) is
+    refused, and so is what redirects a submodule's git directory."""
+    home = fake_home(wd)
+    mark = os.path.join(wd.state, "fsmonitor-ran")
+    evil = os.path.join(wd.path, "x")
+    script = ("mkdir -p x/objects x/refs && echo 'ref: refs/heads/main' > x/HEAD && "
+              "printf '[core]\\n\\trepositoryformatversion = 0\\n\\tbare = false\\n"
+              "\\tfsmonitor = \"touch %s; false\"\\n' > x/config && "
+              "echo 'gitdir: %s' > gitfile && echo made; mv gitfile .git; "
+              "ln -s x .git; echo 'gitdir: %s' > .git; mkdir .git; "
+              "mkdir -p .git2/modules/lib && mv .git2 .git; "
+              "echo made2" % (mark, evil, evil))
+    r = harness(["/bin/busybox", "sh", "-c", script], wd, policy=None, env={"HOME": home})
+    check("made" in r.stdout and "made2" in r.stdout, "stdout %r %r" % (r.stdout, r.stderr))
+    dotgit = os.path.join(wd.path, ".git")
+    check(not os.path.lexists(dotgit), "the agent made $CWD/.git")
+    subprocess.run(["git", "status"], cwd=wd.path, capture_output=True, timeout=60,
+                   env=dict(os.environ, HOME=home, GIT_CEILING_DIRECTORIES=os.path.dirname(wd.path)))
+    check(not os.path.exists(mark), "the agent's fsmonitor ran in the user's git status")
+    recs = [x for x in r.records if dotgit in (x.get("args", {}).get("path"),
+                                               x.get("args", {}).get("path2"))]
+    check(len(recs) >= 5, "records of the .git entry: %s" % r.dump())
+    for rec in recs:
+        check(rec["verdict"] == "deny" and rec["rule"] == "git-hooks", "record %r" % rec)
+    # A submodule's git directory redirected by its commondir.
+    subprocess.run(["git", "init", "-q", wd.path], check=True)
+    os.makedirs(os.path.join(dotgit, "modules", "lib"))
+    r = harness(["/bin/busybox", "sh", "-c", "echo ../../../x > .git/modules/lib/commondir"],
+                wd, policy=None, env={"HOME": home})
+    path = os.path.join(dotgit, "modules", "lib", "commondir")
+    check(not os.path.exists(path), "a submodule's commondir written")
+    rec = r.one(args_path=path)
+    check(rec["verdict"] == "deny" and rec["rule"] == "git-hooks", "record %r" % rec)
+
+
+def test_default_asks_before_other_tools_files_that_run_code(wd):
+    """Class 5, found by an attack review: besides the agents', git hook
+    managers', direnv's and VS Code's, project files that the user's next
+    ordinary command runs without asking were writable: yarn's yarnPath
+    and plugins (.yarnrc.yml, yarn 1's .yarnrc yarn-path: run as yarn
+    itself, by any yarn command), pnpm's .pnpmfile.cjs (every install),
+    Zed's project settings and tasks (language servers it starts on
+    opening the project), Mercurial's .hg/hgrc and Jujutsu's repository
+    config (hooks, a pager or editor command). Now ask, as their
+    siblings."""
+    home = fake_home(wd)
+    rels = (".yarnrc.yml", "web/.yarnrc", ".pnpmfile.cjs", ".zed/settings.json",
+            ".zed/tasks.json", ".hg/hgrc", ".jj/repo/config.toml")
+    script = "; ".join("mkdir -p $(dirname %s); echo 'yarnPath: ./x.js' > %s" % (r, r)
+                       for r in rels) + "; echo ok > plain.txt"
+    r = harness(["/bin/busybox", "sh", "-c", script], wd, policy=None, env={"HOME": home})
+    check(os.path.exists(os.path.join(wd.path, "plain.txt")), "stderr %r" % r.stderr)
+    for rel in rels:
+        path = os.path.join(wd.path, rel)
+        check(not os.path.exists(path), "%s written" % rel)
+        rec = r.one(args_path=path)
+        check(rec["verdict"] == "ask" and rec["rule"] == "project-autorun", "record %r" % rec)
+
+
 def test_default_denies_other_tools_and_agents_credentials(wd):
     """Class 7: credentials the lists missed were readable, from a
     static program too: Hugging Face's token in ~/.cache, Copilot's

@@ -5,10 +5,12 @@ attack (tests/helpers/static_attack10.c: raw syscalls, no shim; some
 through the shim as well), checks that the forbidden effect did not
 happen, and reads the audit record."""
 
+import fcntl
 import os
 import shutil
 import socket
 import stat
+import struct
 import subprocess
 import uuid
 
@@ -242,6 +244,17 @@ def _fsflags(path):
     return buf[0]
 
 
+def _generation(path):
+    """The inode's generation (FS_IOC_GETVERSION), or None."""
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        return struct.unpack("l", fcntl.ioctl(fd, 0x80087601, b"\0" * 8))[0]
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+
+
 def test_attribute_flags_decided_as_writes(wd):
     """Class 1: chattr's FS_IOC_SETFLAGS and FS_IOC_FSSETXATTR work on a
     read-only fd of a file its owner holds, and set nodump (out of the
@@ -253,13 +266,16 @@ def test_attribute_flags_decided_as_writes(wd):
     mine = os.path.join(wd.path, "mine.txt")
     with open(mine, "w") as f:
         f.write("x\n")
+    gen = _generation(target)
     r = harness([ATTACK, "chattr", target], wd, timeout=60)
     if r.stdout.startswith("SKIPPED"):
         raise Skip("no attribute flags on this file system")
     got = _meta_lines(r)
     check(got.get("setflags", "").split()[0] == "EACCES", "outside: %r" % r.stdout)
     check(" fssetxattr EACCES" in r.stdout or "fssetxattr" not in r.stdout, "outside: %r" % r.stdout)
-    check(r.stdout.strip().endswith("setversion EPERM verity EPERM"), "outside: %r" % r.stdout)
+    check(r.stdout.strip().endswith("setversion EPERM ext4-setversion EPERM verity EPERM"),
+          "outside: %r" % r.stdout)
+    check(_generation(target) == gen, "the generation changed outside the write roots")
     check(not _fsflags(target) & 0x40, "the nodump flag was set outside the write roots")
     rec = r.one(event="ioctl", args_path=target)
     check(rec["verdict"] == "deny" and rec["layer"] == "kernel" and rec["op"] == "write", rec)

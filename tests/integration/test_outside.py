@@ -13,7 +13,7 @@ import socket
 import subprocess
 import uuid
 
-from lib import HELPERS, PYTHON, Listener, check, harness
+from lib import HELPERS, PYTHON, Listener, Skip, check, harness
 
 HELPER = os.path.join(HELPERS, "static_outside")
 IPC_CREAT, IPC_RMID, GETVAL, IPC_NOWAIT = 0o1000, 0, 12, 0o4000
@@ -352,6 +352,32 @@ def test_shared_memory_files_of_outside_processes(wd):
             "b = s.SharedMemory(a.name); print('own', b.buf[0]); b.close(); a.close(); a.unlink()\n")
     r = harness([PYTHON, "-c", code], wd, policy=None)
     check(r.stdout.strip() == "own 7", "the session's own objects: %r %r" % (r.stdout, r.stderr[-400:]))
+
+
+def test_shared_memory_files_of_other_users(wd):
+    """Found by an attack review: the neighbour check above held only for
+    files of the agent's own uid, so a world-writable object of another
+    user's process (a semaphore or a segment made 0666, a daemon's) was
+    rewritten, recorded as allowed by rule devices. Any file there that no
+    process of the session made is a neighbour's, whoever owns it."""
+    if os.geteuid() != 0:
+        raise Skip("needs a file of another uid in /dev/shm, which only root can make")
+    victim = "/dev/shm/hx-other-%s" % uuid.uuid4().hex[:8]
+    with open(victim, "w") as f:
+        f.write("outside\n")
+    os.chown(victim, 65534, 65534)
+    os.chmod(victim, 0o666)
+    try:
+        for cmd in (["wopen", victim], ["truncate", victim], ["unlink", victim]):
+            r = harness([STATIC_UNOTIFY] + cmd, wd, policy=None)
+            check(r.stdout.strip() == "err EACCES", "%s: %r" % (cmd[0], r.stdout))
+            rec = r.one(args_path=victim)
+            check(rec["verdict"] == "deny" and rec["rule"] == "harness:neighbour" and
+                  rec["layer"] == "kernel", rec)
+        with open(victim) as f:
+            check(f.read() == "outside\n", "the other user's object changed")
+    finally:
+        _unlink(victim)
 
 
 ZERO_DEST = r'''
