@@ -297,6 +297,13 @@ static void us(char *out, size_t size, uint64_t ns)
 	snprintf(out, size, ns < 10000000 ? "%.1f" : "%.0f", (double)ns / 1e3);
 }
 
+static size_t rank(double q, size_t n)
+{
+	size_t r = (size_t)(q * (double)n + 0.999999);
+
+	return r ? (r > n ? n : r) - 1 : 0;
+}
+
 static void print_latency(FILE *out, struct summary *s)
 {
 	if (!s->nlat)
@@ -309,9 +316,9 @@ static void print_latency(FILE *out, struct summary *s)
 		const double q[] = {0.5, 0.9, 0.99};
 
 		qsort(g->v, g->n, sizeof(*g->v), by_value);
+		/* nearest rank: the smallest value at or above q of them */
 		for (int k = 0; k < 3; k++)
-			us(p[k], sizeof(p[k]),
-			   g->v[(size_t)(q[k] * (double)(g->n - 1))]);
+			us(p[k], sizeof(p[k]), g->v[rank(q[k], g->n)]);
 		us(p[3], sizeof(p[3]), g->v[g->n - 1]);
 		fprintf(out, "  %-24s %8zu %8s %8s %8s %8s\n", g->key, g->n,
 			p[0], p[1], p[2], p[3]);
