@@ -36,7 +36,7 @@ PROFILES_BLOB := $(BUILD)/profiles.blob
 GIT_SRCS := $(wildcard supervisor/git/*.c)
 GITPLUGIN_SRC := supervisor/gitplugin.c
 SUP_SRCS := $(filter-out $(GITPLUGIN_SRC),$(wildcard supervisor/*.c)) \
-	$(wildcard supervisor/kernel/*.c)
+	$(wildcard supervisor/kernel/*.c) $(wildcard supervisor/export/*.c)
 SHIM_SRCS := $(wildcard shim/*.c)
 SHIM_CORE_SRCS := $(filter-out shim/interpose_%.c,$(SHIM_SRCS))
 # The CLI halves of the tools, next to their mains.
@@ -225,7 +225,7 @@ FUZZ_TARGETS := $(patsubst tests/fuzz/%.c,$(BUILD)/fuzz/%,$(wildcard tests/fuzz/
 # The pure parts the targets reach: common/, policy/, the DNS messages,
 # the redaction of records.
 FUZZ_SRCS := $(COMMON_SRCS) $(POLICY_SRCS) supervisor/dnsmsg.c \
-	$(wildcard supervisor/redact*.c) supervisor/fmt.c tools/logscan.c
+	$(wildcard supervisor/redact*.c) supervisor/fmt.c supervisor/export/logscan.c
 $(BUILD)/fuzz/%: tests/fuzz/%.c $(FUZZ_SRCS) $(POLICY_ASM) policy/default.yaml $(PROFILES_BLOB) | $(DEPS_OK)
 	@mkdir -p $(@D)
 	clang -std=gnu17 -g -O1 -I. -fsanitize=fuzzer,address,undefined \

@@ -35,7 +35,8 @@ enum {
 	O_DNS_DENIED,
 	O_ASK_TIMEOUT,
 	O_METRICS,
-	O_METRICS_FILE
+	O_METRICS_FILE,
+	O_OTLP_ENDPOINT
 };
 
 static const struct {
@@ -68,6 +69,7 @@ static const struct {
     {"ask-timeout", 0, true, O_ASK_TIMEOUT},
     {"metrics", 0, true, O_METRICS},
     {"metrics-file", 0, true, O_METRICS_FILE},
+    {"otlp-endpoint", 0, true, O_OTLP_ENDPOINT},
 };
 
 #define NOPTS (sizeof(opts) / sizeof(opts[0]))
@@ -227,6 +229,17 @@ static int set(struct hx_options *o, int id, const char *val, char *err,
 		if (!val[0])
 			goto empty;
 		o->metrics_file = val;
+		break;
+	case O_OTLP_ENDPOINT:
+		if (strncmp(val, "http://", 7) || !val[7]) {
+			snprintf(err, errlen,
+				 "--otlp-endpoint %s: expected an http:// URL "
+				 "of an OTLP/HTTP collector, e.g. "
+				 "http://localhost:4318",
+				 val);
+			return -EINVAL;
+		}
+		o->otlp_endpoint = val;
 		break;
 	}
 	return 0;
@@ -476,6 +489,14 @@ void hx_options_usage(FILE *f)
 	    "                        write them to FILE every 5 s and at the\n"
 	    "                        end (a new file renamed over it), for\n"
 	    "                        node_exporter's textfile collector\n"
+	    "      --otlp-endpoint URL\n"
+	    "                        send the session as OpenTelemetry\n"
+	    "                        traces to an OTLP/HTTP collector as it\n"
+	    "                        runs (http:// only; a URL without a\n"
+	    "                        path gets /v1/traces); default:\n"
+	    "                        $OTEL_EXPORTER_OTLP_TRACES_ENDPOINT or\n"
+	    "                        $OTEL_EXPORTER_OTLP_ENDPOINT, unless\n"
+	    "                        OTEL_TRACES_EXPORTER=none\n"
 	    "      --worktree        run CMD in a new linked git worktree on\n"
 	    "                        branch harness/<session>, with\n"
 	    "                        checkpoints and a result commit\n"

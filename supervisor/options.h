@@ -43,7 +43,8 @@ struct hx_options {
 	const char *base;
 	/* --metrics ADDR, --metrics-file FILE (metrics_serve.h), or NULL */
 	const char *metrics, *metrics_file;
-	char *const *cmd; /* argv of the command, NULL-terminated */
+	const char *otlp_endpoint; /* --otlp-endpoint URL (exporter.h) */
+	char *const *cmd;	   /* argv of the command, NULL-terminated */
 	int ncmd;
 };
 

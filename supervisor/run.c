@@ -918,6 +918,7 @@ int hx_run(const struct hx_options *o)
 	/* After the fork: a resolver thread must not exist at fork time. */
 	hx_dnsmap_start_resolver(r->dns, r->policy);
 	hx_run_serve_metrics(r); /* the same */
+	hx_run_start_trace(r);
 	/* A log that takes no more records ends the session: what cannot
 	 * be audited does not go on (hx_record_fail). */
 	while (!r->child_done && !r->pl.failed)
@@ -956,6 +957,7 @@ out:
 	 * of the teardown. */
 	r->pl.tree_holds = NULL; /* no tree to ask once it stops */
 	hx_run_stop_metrics(r);	 /* the last file: all of session_end */
+	hx_run_finish_trace(r);	 /* the last batch: session_end's too */
 	hx_unotify_stop(r->un);
 	r->un = NULL;
 	hx_execgate_stop(r->gate);

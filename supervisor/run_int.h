@@ -30,6 +30,7 @@ struct hx_kaudit;
 struct hx_control;
 struct hx_askterm;
 struct hx_metrics_serve;
+struct hx_exporter;
 
 struct run {
 	const struct hx_options *o;
@@ -94,6 +95,7 @@ struct run {
 	int metrics_fd;
 	char metrics_addr[128];
 	struct hx_metrics_serve *metrics_srv;
+	struct hx_exporter *exporter; /* --otlp-endpoint, or NULL */
 };
 
 /* The policy's audit settings in the pipeline, before any record: the
@@ -133,6 +135,11 @@ int hx_run_protect_metrics(struct run *r);
 int hx_run_open_metrics(struct run *r);
 void hx_run_serve_metrics(struct run *r);
 void hx_run_stop_metrics(struct run *r);
+
+/* Traces (run_trace.c): sent as the session runs, once the agent is
+ * forked; the last of them after session_end. */
+void hx_run_start_trace(struct run *r);
+void hx_run_finish_trace(struct run *r);
 
 /* Its last: how the command ended (code: harness-exec's exit status)
  * and what the session counted. */

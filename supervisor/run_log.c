@@ -8,6 +8,7 @@
 #include <limits.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -15,6 +16,7 @@
 #include "policy/policy.h"
 #include "supervisor/ask.h"
 #include "supervisor/audit.h"
+#include "supervisor/fmt.h"
 #include "supervisor/git/worktree.h"
 #include "supervisor/kernel/execgate.h"
 #include "supervisor/kernel/ipool.h"
@@ -134,6 +136,20 @@ static json_t *landlock_audit_json(const struct run *r)
 	return la;
 }
 
+/* The session's OpenTelemetry trace (supervisor/export/otlp.h): drawn
+ * at random, so that no process of the agent, which knows the session
+ * id, can add spans to it at a collector. */
+static void set_trace_id(json_t *rec)
+{
+	uint8_t trace[16];
+	char hex[33];
+
+	if (getrandom(trace, sizeof(trace), 0) == (ssize_t)sizeof(trace))
+		json_object_set_new(
+		    rec, "trace_id",
+		    json_string(hx_fmt_hex(trace, sizeof(trace), hex)));
+}
+
 void hx_run_log_start(struct run *r)
 {
 	json_t *rec = hx_record_new(&r->pl, NULL, "session_start", NULL);
@@ -159,6 +175,7 @@ void hx_run_log_start(struct run *r)
 	json_object_set_new(rec, "policy",
 			    json_string(hx_policy_source(r->policy)));
 	json_object_set_new(rec, "policy_sha256", json_string(r->policy_sha));
+	set_trace_id(rec);
 	json_object_set_new(rec, "policy_sources", policy_sources(r->policy));
 	json_object_set_new(rec, "redaction", redaction_json(r));
 	json_object_set_new(rec, "profiles", profiles_json(r));

@@ -9,10 +9,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "tools/httppost.h"
-#include "tools/otlp.h"
-#include "tools/proctree.h"
-#include "tools/protobuf.h"
+#include "supervisor/export/httppost.h"
+#include "supervisor/export/otlp.h"
+#include "supervisor/export/proctree.h"
+#include "supervisor/export/protobuf.h"
 #include "tools/sessions_cli.h"
 
 static const char usage[] =
@@ -32,12 +32,11 @@ static const char usage[] =
 static int post(const char *url, const struct hx_pb *b, FILE *out, FILE *err)
 {
 	char full[2048], why[512];
-	const char *path = strchr(url + 7, '/');
 	int code;
 
-	snprintf(full, sizeof(full), "%s%s", url, path ? "" : "/v1/traces");
-	code = hx_http_post(full, "application/x-protobuf", b->p, b->len, 10000,
-			    why, sizeof(why));
+	code = hx_http_post(hx_otlp_url(url, full, sizeof(full)),
+			    "application/x-protobuf", b->p, b->len, 10000, why,
+			    sizeof(why));
 	if (code >= 200 && code < 300) {
 		fprintf(out, "%s\n", why);
 		return 0;

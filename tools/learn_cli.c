@@ -11,7 +11,7 @@
 #include <time.h>
 
 #include "supervisor/session.h"
-#include "tools/logline.h"
+#include "supervisor/export/logline.h"
 
 #define MAX_EXAMPLES 3
 #define MAX_SUBCMDS  6	    /* an executable's argv[1] words kept apart */

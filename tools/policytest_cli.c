@@ -12,7 +12,7 @@
 
 #include "common/names.h"
 #include "policy/policy.h"
-#include "tools/logline.h"
+#include "supervisor/export/logline.h"
 
 #define MAX_ARGV     256
 #define MAX_NAMES    8

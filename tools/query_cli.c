@@ -14,7 +14,7 @@
 #include "common/glob.h"
 #include "common/sbuf.h"
 #include "supervisor/record.h"
-#include "tools/logline.h"
+#include "supervisor/export/logline.h"
 #include "tools/sessions_cli.h"
 
 static const char usage[] =

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "common/sbuf.h"
+#include "supervisor/export/proctree.h"
 #include "supervisor/record.h"
 #include "supervisor/session.h"
 
@@ -330,24 +331,6 @@ void hx_sessions_duration(double d, char *out, size_t size)
 			 (int)d % 3600 / 60);
 }
 
-void hx_sessions_command(json_t *cmd, char *out, size_t size)
-{
-	struct hx_sbuf b = {out, size, 0};
-	size_t i;
-	json_t *w;
-
-	out[0] = '\0';
-	json_array_foreach(cmd, i, w)
-	{
-		const char *s = json_string_value(w);
-
-		if (i)
-			hx_sbuf_put(&b, " ");
-		if (s)
-			hx_sbuf_put_escaped(&b, s, strlen(s));
-	}
-}
-
 static void row(FILE *out, const struct hx_sessions_entry *s)
 {
 	char when[20] = "", dur[16], exit[16], cmd[96];
@@ -371,8 +354,7 @@ static void row(FILE *out, const struct hx_sessions_entry *s)
 			     json_object_get(s->end, "exit_code")));
 	else
 		snprintf(exit, sizeof(exit), "%s", st);
-	hx_sessions_command(json_object_get(s->start, "command"), cmd,
-			    sizeof(cmd));
+	hx_argv_line(json_object_get(s->start, "command"), cmd, sizeof(cmd));
 	fprintf(
 	    out, "%-26s %-19s %8s %7s %7lld %6lld %5lld  %-18s %s\n", s->id,
 	    when, dur, exit,

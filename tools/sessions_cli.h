@@ -41,8 +41,6 @@ double hx_sessions_seconds(const char *a, const char *b);
 /* A duration of d seconds as people read it (0.4s, 3m05s, 2h10m; d < 0:
  * "-"). */
 void hx_sessions_duration(double d, char *out, size_t size);
-/* An argv (a JSON array) as one terminal-safe line, cut at size. */
-void hx_sessions_command(struct json_t *cmd, char *out, size_t size);
 
 /* `harness-audit sessions [--here] [--json]`. */
 int hx_sessions_cli(int argc, char *const *argv, FILE *out, FILE *err);

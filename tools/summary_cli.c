@@ -10,8 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "tools/logline.h"
-#include "tools/logscan.h"
+#include "supervisor/export/logline.h"
+#include "supervisor/export/logscan.h"
 #include "tools/sessions_cli.h"
 
 static const char usage[] =

@@ -14,7 +14,7 @@
 
 #include "common/sbuf.h"
 #include "supervisor/record.h"
-#include "tools/proctree.h"
+#include "supervisor/export/proctree.h"
 #include "tools/sessions_cli.h"
 
 static const char usage[] =
@@ -58,10 +58,10 @@ static void what_ran(const struct hx_ptree_proc *p, char *out, size_t size)
 		snprintf(out, size, "%s", p->exe ? p->exe : "?");
 		return;
 	}
-	hx_sessions_command(json_array_get(p->images, n - 1), one, sizeof(one));
+	hx_argv_line(json_array_get(p->images, n - 1), one, sizeof(one));
 	hx_sbuf_put(&b, one);
 	for (size_t i = n - 1; i-- > 0;) { /* what it was before */
-		hx_sessions_command(json_array_get(p->images, i), one, 48);
+		hx_argv_line(json_array_get(p->images, i), one, 48);
 		hx_sbuf_put(&b, "  <- ");
 		hx_sbuf_put(&b, one);
 	}

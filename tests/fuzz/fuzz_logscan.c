@@ -1,14 +1,14 @@
 /* libFuzzer target over the member scanner of harness-audit's summary,
- * tree and export (tools/logscan.c): the input is a log line, which a
- * damaged or hand-edited log makes anything. Whatever it is, the scan
- * ends, stays within the line, and every span it gives lies inside it,
- * nested objects included. */
+ * tree and export (supervisor/export/logscan.c): the input is a log line, which
+ * a damaged or hand-edited log makes anything. Whatever it is, the scan ends,
+ * stays within the line, and every span it gives lies inside it, nested objects
+ * included. */
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "tools/logscan.h"
+#include "supervisor/export/logscan.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -45,7 +45,7 @@ def attrs(kvs):
     return out
 
 
-def check_traces(req, log):
+def check_traces(req, log, exit_code=3, refused_read=True, killed=True):
     recs = read_log(log)
     start = next(r for r in recs if r["event"] == "session_start")
     check(len(req["resourceSpans"]) == 1, "one resource")
@@ -58,19 +58,20 @@ def check_traces(req, log):
     check(len({s["traceId"] for s in spans}) == 1 and len(spans[0]["traceId"]) == 32, "one trace")
     root = [s for s in spans if not s.get("parentSpanId")]
     check(len(root) == 1 and root[0]["name"] == "harness session" and
-          attrs(root[0]["attributes"])["process.exit.code"] == "3" and
+          attrs(root[0]["attributes"])["process.exit.code"] == str(exit_code) and
           root[0]["status"]["code"] == "STATUS_CODE_ERROR", "the session's span %r" % root)
     by_id = {s["spanId"]: s for s in spans}
     check(len(by_id) == len(spans) and all(len(i) == 16 for i in by_id), "span ids unique, 8 bytes")
     procs = [json.loads(line) for line in audit("tree", log, "--json").stdout.splitlines()]
     check(len(spans) == len(procs) + 1, "a span per process: %d spans, %d processes" % (len(spans), len(procs)))
     pid_of = {}
-    for s in spans[1:]:
+    others = [s for s in spans if s is not root[0]]
+    for s in others:
         a = attrs(s["attributes"])
         pid_of[s["spanId"]] = int(a["process.pid"])
         check(int(s["startTimeUnixNano"]) <= int(s["endTimeUnixNano"]), "a span that ends before it starts %r" % s)
     for q in procs:
-        span = next(s for s in spans[1:] if pid_of[s["spanId"]] == q["pid"])
+        span = next(s for s in others if pid_of[s["spanId"]] == q["pid"])
         parent = by_id[span["parentSpanId"]]
         if q["depth"]:
             check(pid_of[parent["spanId"]] == q["chain"][-2], "the parent of %d" % q["pid"])
@@ -92,8 +93,9 @@ def check_traces(req, log):
     cat = [s for s in spans if any(e["name"] == "harness.refused" and
                                    attrs(e["attributes"])["harness.target"].endswith("/.ssh/id_rsa")
                                    for e in s.get("events", []))]
-    check(len(cat) == 1 and cat[0]["name"] == "cat", "the refused read: %r" % cat)
-    check(any(attrs(s["attributes"]).get("process.exit.signal") == "SIGKILL" for s in spans), "the killed shell")
+    check(not refused_read or (len(cat) == 1 and cat[0]["name"] == "cat"), "the refused read: %r" % cat)
+    check(not killed or any(attrs(s["attributes"]).get("process.exit.signal") == "SIGKILL" for s in spans),
+          "the killed shell")
 
 
 def test_export_to_a_file_is_read_by_the_otlp_decoder(wd):
@@ -135,3 +137,67 @@ def test_export_to_a_collector(wd):
         p.wait(timeout=30)
     e = audit("export", "--otlp", "http://127.0.0.1:%d" % port, log)
     check(e.returncode == 2 and "connect" in e.stderr, "%s %r" % (e.returncode, e.stderr))
+
+
+def live(wd, extra=(), env=None, script="ls > /dev/null; sleep 3; cat ~/.ssh/id_rsa 2>/dev/null; exit 3"):
+    log = os.path.join(wd.state, "live.jsonl")
+    e = dict(os.environ, XDG_STATE_HOME=wd.state)
+    e.pop("LD_PRELOAD", None)
+    e.update(env or {})
+    p = subprocess.run([EXEC, "--ask-timeout", "0", "--audit-log", log] + list(extra) + ["--", "sh", "-c", script],
+                       cwd=wd.path, env=e, capture_output=True, text=True, timeout=120)
+    return p, log
+
+
+def spans_of(lines):
+    out = {}
+    for line in lines:
+        for s in line["body"]["resourceSpans"][0]["scopeSpans"][0]["spans"]:
+            check(s["spanId"] not in out, "span %s sent twice" % s["spanId"])
+            out[s["spanId"]] = s
+    return out
+
+
+def test_live_export_as_the_session_runs(wd):
+    """--otlp-endpoint: spans of ended processes go out while the agent
+    runs, the rest and the session's span at the end; together they are
+    the trace harness-audit export makes of the same log."""
+    c, port, got = serve(wd)
+    try:
+        p, log = live(wd, ["--otlp-endpoint", "http://127.0.0.1:%d" % port])
+        check(p.returncode == 3, "exit %s: %s" % (p.returncode, p.stderr))
+        lines = [json.loads(line) for line in open(got)]
+    finally:
+        c.terminate()
+        c.wait(timeout=30)
+    check(len(lines) >= 2 and all(x["ok"] for x in lines), "batches %r" % [x.get("error") for x in lines])
+    first = lines[0]["body"]["resourceSpans"][0]["scopeSpans"][0]["spans"]
+    check(all(s["name"] != "harness session" for s in first) and any(s["name"] == "ls" for s in first),
+          "the first batch, sent while the agent slept, has ls: %r" % [s["name"] for s in first])
+    sent = spans_of(lines)
+    out = os.path.join(wd.state, "after.pb")
+    check(audit("export", "--otlp", out, log).returncode == 0, "export")
+    d = subprocess.run(["node", COLLECTOR, "decode", out], env=NODE_ENV, capture_output=True, text=True, timeout=60)
+    after = spans_of([{"body": json.loads(d.stdout)}])
+    check(sorted(sent) == sorted(after), "live %r, after %r" % (sorted(sent), sorted(after)))
+    start = next(r for r in read_log(log) if r["event"] == "session_start")
+    check(all(s["traceId"] == start["trace_id"] for s in sent.values()), "the session's random trace id")
+    check_traces({"resourceSpans": [{"resource": lines[-1]["body"]["resourceSpans"][0]["resource"],
+                                     "scopeSpans": [{"spans": list(sent.values())}]}]}, log,
+                 exit_code=3, refused_read=True, killed=False)
+
+
+def test_live_export_from_the_environment_and_a_collector_away(wd):
+    c, port, got = serve(wd)
+    try:
+        p, _ = live(wd, env={"OTEL_EXPORTER_OTLP_ENDPOINT": "http://127.0.0.1:%d" % port}, script="true")
+        check(p.returncode == 0 and not p.stderr.strip().startswith("harness-exec: traces"), p.stderr)
+        check(any(x["ok"] for x in map(json.loads, open(got))), "OTEL_EXPORTER_OTLP_ENDPOINT followed")
+    finally:
+        c.terminate()
+        c.wait(timeout=30)
+    p, _ = live(wd, ["--otlp-endpoint", "http://127.0.0.1:%d" % port], script="ls > /dev/null; exit 4")
+    check(p.returncode == 4 and "dropped" in p.stderr and "connect" in p.stderr,
+          "the command's status, and what could not be sent said: %s %r" % (p.returncode, p.stderr))
+    p, _ = live(wd, ["--otlp-endpoint", "https://collector.example:4318"], script="true")
+    check(p.returncode == 2 and "http://" in p.stderr, "%s %r" % (p.returncode, p.stderr))

@@ -15,8 +15,8 @@
 
 #include "supervisor/audit.h"
 #include "tools/audit_cli.h"
-#include "tools/logline.h"
-#include "tools/logscan.h"
+#include "supervisor/export/logline.h"
+#include "supervisor/export/logscan.h"
 #include "supervisor/sha256.h"
 #include "tests/unit/check_main.h"
 

@@ -1,6 +1,6 @@
 /* An audit log line without its stack; see logline.h. */
 #define _GNU_SOURCE
-#include "tools/logline.h"
+#include "supervisor/export/logline.h"
 
 #include <errno.h>
 #include <jansson.h>

@@ -1,6 +1,6 @@
 /* An HTTP POST; see httppost.h. */
 #define _GNU_SOURCE
-#include "tools/httppost.h"
+#include "supervisor/export/httppost.h"
 
 #include <errno.h>
 #include <netdb.h>

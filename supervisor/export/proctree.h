@@ -32,7 +32,8 @@ struct hx_ptree_proc {
 	struct hx_ptree_refusal *ref, **ref_tail;
 	struct hx_ptree_proc *parent, *first_child, *last_child, *next;
 	bool lost_parent;
-	bool shown; /* the printer's */
+	bool shown;    /* the printer's */
+	bool exported; /* the live exporter's (exporter.h) */
 };
 
 struct hx_ptree {
@@ -44,6 +45,13 @@ struct hx_ptree {
 	long long harness_pid;
 	struct json_t *session_start, *session_end; /* or NULL */
 };
+
+/* An argv (a JSON array) as one terminal-safe line, cut at size. */
+void hx_argv_line(struct json_t *argv, char *out, size_t size);
+
+/* One line of a log into t (which starts zeroed): what a reader that
+ * follows a log as it grows feeds it. line may be changed. */
+void hx_ptree_take_line(struct hx_ptree *t, char *line, size_t n);
 
 /* Reads the log at path into *t (zeroed first). 0 or -errno. */
 int hx_ptree_read(struct hx_ptree *t, const char *path);

@@ -3,7 +3,7 @@
  * common/v1/common.proto, resource/v1/resource.proto, collector/trace/
  * v1/trace_service.proto). */
 #define _GNU_SOURCE
-#include "tools/otlp.h"
+#include "supervisor/export/otlp.h"
 
 #include <jansson.h>
 #include <stdio.h>
@@ -13,8 +13,8 @@
 #include "common/sbuf.h"
 #include "supervisor/record.h"
 #include "supervisor/sha256.h"
-#include "tools/proctree.h"
-#include "tools/protobuf.h"
+#include "supervisor/export/proctree.h"
+#include "supervisor/export/protobuf.h"
 
 enum { KIND_INTERNAL = 1 };
 enum { STATUS_OK = 1, STATUS_ERROR = 2 };
@@ -225,16 +225,39 @@ static void session_span(struct hx_pb *spans, const struct hx_ptree *t,
 	hx_pb_free(&span);
 }
 
-int hx_otlp_traces(const struct hx_ptree *t, struct hx_pb *out)
+/* The trace's id: the one session_start drew (random: no process of
+ * the agent can add spans to the session's trace), else one derived
+ * from the session id. The span ids derive from it. */
+static const char *trace_of(const struct hx_ptree *t, unsigned char trace[16])
+{
+	const char *hex = hx_record_field(t->session_start, "trace_id");
+	const char *sid = hx_record_field(t->session_start, "session");
+	size_t i;
+
+	for (i = 0; i < 32 && hx_hex_value(hex[i]) >= 0; i++)
+		;
+	if (i < 32 || hex[32]) {
+		id_of("trace", sid, trace, 16);
+		return sid;
+	}
+	for (i = 0; i < 16; i++)
+		trace[i] = (unsigned char)(hx_hex_value(hex[2 * i]) << 4 |
+					   hx_hex_value(hex[2 * i + 1]));
+	return hex;
+}
+
+int hx_otlp_batch(const struct hx_ptree *t, struct hx_ptree_proc *const *procs,
+		  size_t n, bool with_session, const char *scope_name,
+		  struct hx_pb *out)
 {
 	struct hx_pb rs = {0}, res = {0}, ss = {0}, scope = {0};
-	const char *sid = hx_record_field(t->session_start, "session");
+	const char *sid = hx_record_field(t->session_start, "session"), *seed;
 	unsigned char trace[16], root[8];
 
 	if (!t->session_start || !sid[0])
 		return -1;
-	id_of("trace", sid, trace, 16);
-	id_of(sid, "session", root, 8);
+	seed = trace_of(t, trace);
+	id_of(seed, "session", root, 8);
 	attr_str(&res, 1, "service.name", "harness");
 	attr_str(&res, 1, "harness.session.id", sid);
 	attr_str(&res, 1, "harness.policy.sha256",
@@ -246,11 +269,12 @@ int hx_otlp_traces(const struct hx_ptree *t, struct hx_pb *out)
 	attr_int(&res, 1, "process.owner.uid",
 		 (long long)json_integer_value(
 		     json_object_get(t->session_start, "uid")));
-	hx_pb_string(&scope, 1, "harness-audit export");
+	hx_pb_string(&scope, 1, scope_name);
 	hx_pb_message(&ss, 1, &scope);
-	session_span(&ss, t, trace, root);
-	for (size_t i = 0; i < t->n; i++)
-		proc_span(&ss, sid, trace, root, t->all[i]);
+	if (with_session)
+		session_span(&ss, t, trace, root);
+	for (size_t i = 0; i < n; i++)
+		proc_span(&ss, seed, trace, root, procs[i]);
 	hx_pb_message(&rs, 1, &res);
 	hx_pb_message(&rs, 2, &ss);
 	hx_pb_message(out, 1, &rs);
@@ -259,4 +283,18 @@ int hx_otlp_traces(const struct hx_ptree *t, struct hx_pb *out)
 	hx_pb_free(&ss);
 	hx_pb_free(&scope);
 	return out->oom ? -1 : 0;
+}
+
+int hx_otlp_traces(const struct hx_ptree *t, struct hx_pb *out)
+{
+	return hx_otlp_batch(t, t->all, t->n, true, "harness-audit export",
+			     out);
+}
+
+char *hx_otlp_url(const char *base, char *out, size_t size)
+{
+	bool bare = !strncmp(base, "http://", 7) && !strchr(base + 7, '/');
+
+	snprintf(out, size, "%s%s", base, bare ? "/v1/traces" : "");
+	return out;
 }

@@ -1,6 +1,6 @@
 /* A session's processes from its log; see proctree.h. */
 #define _GNU_SOURCE
-#include "tools/proctree.h"
+#include "supervisor/export/proctree.h"
 
 #include <errno.h>
 #include <jansson.h>
@@ -11,9 +11,8 @@
 
 #include "common/sbuf.h"
 #include "supervisor/record.h"
-#include "tools/logline.h"
-#include "tools/logscan.h"
-#include "tools/sessions_cli.h"
+#include "supervisor/export/logline.h"
+#include "supervisor/export/logscan.h"
 
 static struct hx_ptree_proc **slot(struct hx_ptree *t, long long pid)
 {
@@ -102,7 +101,7 @@ static void target(json_t *rec, char *out, size_t size)
 
 	out[0] = '\0';
 	if (json_array_size(argv)) {
-		hx_sessions_command(argv, out, size);
+		hx_argv_line(argv, out, size);
 		return;
 	}
 	for (size_t i = 0; i < 3 && !b.len; i++) {
@@ -260,6 +259,11 @@ static void take(struct hx_ptree *t, char *line, size_t len)
 	json_decref(rec);
 }
 
+void hx_ptree_take_line(struct hx_ptree *t, char *line, size_t n)
+{
+	take(t, line, n);
+}
+
 static void take_line(void *arg, char *line, size_t n)
 {
 	take(arg, line, n);
@@ -292,4 +296,22 @@ void hx_ptree_free(struct hx_ptree *t)
 	free(t->by_pid);
 	json_decref(t->session_start);
 	json_decref(t->session_end);
+}
+
+void hx_argv_line(json_t *cmd, char *out, size_t size)
+{
+	struct hx_sbuf b = {out, size, 0};
+	size_t i;
+	json_t *w;
+
+	out[0] = '\0';
+	json_array_foreach(cmd, i, w)
+	{
+		const char *s = json_string_value(w);
+
+		if (i)
+			hx_sbuf_put(&b, " ");
+		if (s)
+			hx_sbuf_put_escaped(&b, s, strlen(s));
+	}
 }

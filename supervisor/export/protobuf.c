@@ -1,5 +1,5 @@
 /* Protocol buffers, written; see protobuf.h. */
-#include "tools/protobuf.h"
+#include "supervisor/export/protobuf.h"
 
 #include <stdlib.h>
 #include <string.h>

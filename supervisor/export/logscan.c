@@ -1,5 +1,5 @@
 /* Reading members off a record's line; see logscan.h. */
-#include "tools/logscan.h"
+#include "supervisor/export/logscan.h"
 
 #include <jansson.h>
 #include <stdio.h>
