@@ -94,6 +94,20 @@ int hx_options_upstream(const char *s, struct sockaddr_in *out)
 	return 0;
 }
 
+static int set_otlp(struct hx_options *o, const char *val, char *err,
+		    size_t errlen)
+{
+	if (strncmp(val, "http://", 7) || !val[7]) {
+		snprintf(err, errlen,
+			 "--otlp-endpoint %s: expected an http:// URL of an "
+			 "OTLP/HTTP collector, e.g. http://localhost:4318",
+			 val);
+		return -EINVAL;
+	}
+	o->otlp_endpoint = val;
+	return 0;
+}
+
 static int set(struct hx_options *o, int id, const char *val, char *err,
 	       size_t errlen)
 {
@@ -231,16 +245,7 @@ static int set(struct hx_options *o, int id, const char *val, char *err,
 		o->metrics_file = val;
 		break;
 	case O_OTLP_ENDPOINT:
-		if (strncmp(val, "http://", 7) || !val[7]) {
-			snprintf(err, errlen,
-				 "--otlp-endpoint %s: expected an http:// URL "
-				 "of an OTLP/HTTP collector, e.g. "
-				 "http://localhost:4318",
-				 val);
-			return -EINVAL;
-		}
-		o->otlp_endpoint = val;
-		break;
+		return set_otlp(o, val, err, errlen);
 	}
 	return 0;
 empty:
