@@ -66,3 +66,18 @@ int hx_hex_value(int c)
 		return c - 'A' + 10;
 	return -1;
 }
+
+int hx_hex_decode(const char *digits, uint8_t *out, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		int hi = hx_hex_value((unsigned char)digits[2 * i]),
+		    lo = hi < 0
+			     ? -1
+			     : hx_hex_value((unsigned char)digits[2 * i + 1]);
+
+		if (lo < 0)
+			return -1;
+		out[i] = (uint8_t)(hi << 4 | lo);
+	}
+	return 0;
+}

@@ -28,5 +28,8 @@ void hx_sbuf_put_escaped(struct hx_sbuf *b, const char *s, size_t n);
 /* The value of hex digit c (0-15), -1 when c is none: for reading back
  * what is written in hex. */
 int hx_hex_value(int c);
+/* The n bytes that 2n hex digits spell into out; -1 (out partly
+ * written) at the first byte that is no hex digit, NUL included. */
+int hx_hex_decode(const char *digits, uint8_t *out, size_t n);
 
 #endif

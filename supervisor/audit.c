@@ -556,7 +556,8 @@ static const char *check_line(char *line, size_t len, struct hx_audit_verify *v)
 		 (uint64_t)json_integer_value(seq) != v->last_seq + 1)
 		why = "seq gap";
 	if (!why) {
-		v->records++;
+		if (!v->records++)
+			memcpy(v->first_hash, hex, 65);
 		v->last_seq++;
 		memcpy(v->last_hash, hex, 65);
 		/* a compacted record holds its session_end */

@@ -72,7 +72,7 @@ const char *hx_audit_last_hash(const struct hx_audit *a);
 struct hx_audit_verify {
 	uint64_t records; /* complete, valid records before any break */
 	uint64_t last_seq;
-	char last_hash[65];
+	char first_hash[65], last_hash[65];
 	bool last_is_end; /* the last record is a session_end */
 	/* records a compacted record at the start stands for, or 0 */
 	uint64_t compacted;

@@ -90,28 +90,17 @@ static void on_ready(struct hx_server *s, struct hx_source *src,
 int hx_control_listen(struct hx_server *srv, const char *path, hx_control_fn fn,
 		      void *arg, struct hx_control **out)
 {
-	struct sockaddr_un sa = {.sun_family = AF_UNIX};
 	struct hx_control *c;
 	int fd, r;
 
 	*out = NULL;
-	if (strlen(path) >= sizeof(sa.sun_path))
-		return -ENAMETOOLONG;
 	c = calloc(1, sizeof(*c));
 	if (!c)
 		return -ENOMEM;
-	strcpy(sa.sun_path, path);
-	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	fd = hx_server_listen_unix(path, SOCK_SEQPACKET | SOCK_NONBLOCK, 16);
 	if (fd < 0) {
 		free(c);
-		return -errno;
-	}
-	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) || chmod(path, 0600) ||
-	    listen(fd, 16)) {
-		r = -errno;
-		close(fd);
-		free(c);
-		return r;
+		return fd;
 	}
 	c->src.fd = fd;
 	c->src.handle = on_ready;

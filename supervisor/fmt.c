@@ -3,11 +3,13 @@
 #include "supervisor/fmt.h"
 
 #include <arpa/inet.h>
+#include <errno.h>
 #include <linux/netlink.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/un.h>
@@ -175,4 +177,36 @@ size_t hx_fmt_escape_bytes(const char *s, char *buf, size_t size)
 	if (size)
 		buf[o < size ? o : size - 1] = '\0';
 	return o;
+}
+
+long long hx_fmt_parse_age(const char *s)
+{
+	char *end;
+	long long n;
+
+	if (!s || !*s || *s == '-')
+		return -1;
+	errno = 0;
+	n = strtoll(s, &end, 10);
+	if (errno || end == s || n < 0 || n > 100000000LL)
+		return -1;
+	switch (*end) {
+	case 's':
+		break;
+	case 'm':
+		n *= 60;
+		break;
+	case 'h':
+		n *= 3600;
+		break;
+	case 'd':
+		n *= 86400;
+		break;
+	case 'w':
+		n *= 7 * 86400;
+		break;
+	default:
+		return -1;
+	}
+	return end[1] ? -1 : n;
 }

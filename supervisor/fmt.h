@@ -29,4 +29,8 @@ bool hx_utf8_valid(const char *s);
  * length it needs, NUL excluded; writes at most size bytes. */
 size_t hx_fmt_escape_bytes(const char *s, char *buf, size_t size);
 
+/* An age as people write it: N followed by s, m, h, d or w ("30m",
+ * "12h", "7d"). Returns seconds, or -1 when malformed. */
+long long hx_fmt_parse_age(const char *s);
+
 #endif

@@ -342,7 +342,6 @@ static void gauge(struct out *o, const char *name, const char *type,
 static void render_usage(struct out *o, pid_t root)
 {
 	struct hx_tree_usage u;
-	struct rusage self;
 	long rss_pages = 0;
 	FILE *statm;
 
@@ -359,12 +358,9 @@ static void render_usage(struct out *o, pid_t root)
 	gauge(o, "harness_agent_open_fds", "gauge",
 	      "Open file descriptors of the agent's processes now.",
 	      (double)u.open_fds);
-	getrusage(RUSAGE_SELF, &self);
 	gauge(o, "harness_supervisor_cpu_seconds_total", "counter",
 	      "CPU time of harness-exec itself.",
-	      (double)(self.ru_utime.tv_sec + self.ru_stime.tv_sec) +
-		  (double)(self.ru_utime.tv_usec + self.ru_stime.tv_usec) /
-		      1e6);
+	      hx_metrics_cpu_seconds(RUSAGE_SELF));
 	statm = fopen("/proc/self/statm", "re");
 	if (statm) {
 		if (fscanf(statm, "%*s %ld", &rss_pages) != 1)

@@ -23,6 +23,7 @@
 
 #include "common/clock.h"
 #include "supervisor/metrics.h"
+#include "supervisor/server.h"
 
 #define REQ_MAX	   8192
 #define IO_MS	   1000
@@ -48,28 +49,17 @@ static int fail(char *err, size_t errlen, int e, const char *addr,
 static int listen_unix(const char *path, int *fd, char *bound, size_t boundlen,
 		       char *err, size_t errlen)
 {
-	struct sockaddr_un sa = {.sun_family = AF_UNIX};
-	int s;
+	int s = path[0] == '/' ? hx_server_listen_unix(path, SOCK_STREAM, 16)
+			       : -EINVAL;
 
-	if (path[0] != '/' || strlen(path) >= sizeof(sa.sun_path))
-		return fail(err, errlen, EINVAL, path,
-			    "expected an absolute path of at most 107 bytes");
-	strcpy(sa.sun_path, path);
-	s = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (s < 0)
-		return fail(err, errlen, errno, path, "");
-	/* As the session's socket (server.c): 0600 before listen, so no
-	 * one else connects in between. */
-	if (bind(s, (struct sockaddr *)&sa, sizeof(sa)) || chmod(path, 0600) ||
-	    listen(s, 16)) {
-		int e = errno;
-
-		close(s);
-		return fail(err, errlen, e, path,
-			    e == EADDRINUSE ? "the file exists: remove it or "
-					      "choose another"
-					    : "");
-	}
+		return fail(err, errlen, -s, path,
+			    s == -EADDRINUSE ? "the file exists: remove it or "
+					       "choose another"
+			    : s == -EINVAL || s == -ENAMETOOLONG
+				? "expected an absolute path of at most 107 "
+				  "bytes"
+				: "");
 	*fd = s;
 	snprintf(bound, boundlen, "unix:%s", path);
 	return 0;

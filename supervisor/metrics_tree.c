@@ -41,12 +41,21 @@ static bool is_ours(pid_t pid, const struct stat *self)
 	       st.st_ino == self->st_ino;
 }
 
+double hx_metrics_cpu_seconds(int who)
+{
+	struct rusage ru;
+
+	if (getrusage(who, &ru))
+		return 0;
+	return (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
+	       (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
+}
+
 void hx_metrics_tree_usage(pid_t root, struct hx_tree_usage *u)
 {
 	double tick = (double)sysconf(_SC_CLK_TCK);
 	double page = (double)sysconf(_SC_PAGESIZE);
 	struct hx_proc *all;
-	struct rusage gone;
 	struct stat self;
 	size_t n;
 
@@ -55,11 +64,7 @@ void hx_metrics_tree_usage(pid_t root, struct hx_tree_usage *u)
 		return;
 	/* Ended processes were waited for by us (the subreaper) or by a
 	 * living one of the tree, whose cutime holds them. */
-	if (!getrusage(RUSAGE_CHILDREN, &gone))
-		u->cpu_seconds =
-		    (double)(gone.ru_utime.tv_sec + gone.ru_stime.tv_sec) +
-		    (double)(gone.ru_utime.tv_usec + gone.ru_stime.tv_usec) /
-			1e6;
+	u->cpu_seconds = hx_metrics_cpu_seconds(RUSAGE_CHILDREN);
 	if (!(all = malloc(TREE_MAX * sizeof(*all))))
 		return;
 	/* From harness-exec, not from root: an orphan of the agent comes

@@ -16,6 +16,9 @@ struct hx_tree_usage {
 	size_t open_fds;
 };
 
+/* User and system time of getrusage(who) in seconds (0: unknown). */
+double hx_metrics_cpu_seconds(int who);
+
 /* Fills *u; all zero until the agent's first process (root) exists. */
 void hx_metrics_tree_usage(pid_t root, struct hx_tree_usage *u);
 

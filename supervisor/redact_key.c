@@ -38,15 +38,7 @@ static int parse(const char *hex, size_t n, uint8_t *key)
 {
 	if (n != HEX_LEN && !(n == HEX_LEN + 1 && hex[HEX_LEN] == '\n'))
 		return -EINVAL;
-	for (size_t i = 0; i < HX_REDACT_KEY_LEN; i++) {
-		int hi = hx_hex_value(hex[2 * i]),
-		    lo = hx_hex_value(hex[2 * i + 1]);
-
-		if (hi < 0 || lo < 0)
-			return -EINVAL;
-		key[i] = (uint8_t)(hi << 4 | lo);
-	}
-	return 0;
+	return hx_hex_decode(hex, key, HX_REDACT_KEY_LEN) ? -EINVAL : 0;
 }
 
 static int read_key(const char *path, uint8_t *key)

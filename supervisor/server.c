@@ -703,28 +703,38 @@ fail:
 	return r;
 }
 
-int hx_server_listen(struct hx_server *s, const char *path)
+int hx_server_listen_unix(const char *path, int type, int backlog)
 {
 	struct sockaddr_un sa = {.sun_family = AF_UNIX};
 	int fd, r;
 
 	if (strlen(path) >= sizeof(sa.sun_path))
 		return -ENAMETOOLONG;
-	if (s->listener.fd >= 0)
-		return -EBUSY;
 	strcpy(sa.sun_path, path);
-	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	fd = socket(AF_UNIX, type | SOCK_CLOEXEC, 0);
 	if (fd < 0)
 		return -errno;
 	/* bind creates the file with ~umask; fchmod before bind does not
 	 * apply to the socket file, so chmod it before anyone can use it:
 	 * nothing connects before listen. */
 	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) || chmod(path, 0600) ||
-	    listen(fd, 128)) {
+	    listen(fd, backlog)) {
 		r = -errno;
 		close(fd);
 		return r;
 	}
+	return fd;
+}
+
+int hx_server_listen(struct hx_server *s, const char *path)
+{
+	int fd, r;
+
+	if (s->listener.fd >= 0)
+		return -EBUSY;
+	fd = hx_server_listen_unix(path, SOCK_SEQPACKET | SOCK_NONBLOCK, 128);
+	if (fd < 0)
+		return fd;
 	s->listener.fd = fd;
 	s->listener.handle = handle_listener;
 	snprintf(s->sock_path, sizeof(s->sock_path), "%s", path);

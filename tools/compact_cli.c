@@ -50,21 +50,14 @@ struct plan {
 	size_t changed;
 };
 
+/* An age (hx_fmt_parse_age), or none: -1. */
 static int parse_age(const char *s, double *out)
 {
-	char *end;
-	double v = strtod(s, &end);
-	const char *units = "smhd";
-	const double mult[] = {1, 60, 3600, 86400};
-	const char *u;
+	long long v = strcmp(s, "none") ? hx_fmt_parse_age(s) : -1;
 
-	if (!strcmp(s, "none")) {
-		*out = -1;
-		return 0;
-	}
-	if (end == s || v < 0 || !*end || end[1] || !(u = strchr(units, *end)))
+	if (v < 0 && strcmp(s, "none"))
 		return -1;
-	*out = v * mult[u - units];
+	*out = (double)v;
 	return 0;
 }
 
@@ -80,8 +73,7 @@ static double age_of(json_t *end)
 
 /* The compacted record of a verified log: what it stood for. */
 static json_t *compacted(const struct hx_sessions_entry *s,
-			 const struct hx_audit_verify *v,
-			 const char *first_hash, const struct plan *p)
+			 const struct hx_audit_verify *v, const struct plan *p)
 {
 	json_t *sum = hx_summary_json(s->log, 20), *rec;
 
@@ -91,31 +83,12 @@ static json_t *compacted(const struct hx_sessions_entry *s,
 	    "{s:s,s:s,s:s,s:O,s:O,s:{s:I,s:s,s:s,s:s,s:s},s:o,s:{s:f,s:f}}",
 	    "session", s->id, "event", "compacted", "category", "process",
 	    "session_start", s->start, "session_end", s->end, "removed",
-	    "records", (json_int_t)v->records, "first_hash", first_hash,
+	    "records", (json_int_t)v->records, "first_hash", v->first_hash,
 	    "last_hash", v->last_hash, "since",
 	    hx_record_field(s->start, "time"), "until",
 	    hx_record_field(s->end, "time"), "summary", sum, "policy", "keep_s",
 	    p->keep, "aggregate_s", p->aggregate);
 	return rec;
-}
-
-/* The hash of the log's first record (its line's last 64 hex digits
- * before the closing quote and brace). */
-static int first_hash(const char *log, char hex[65])
-{
-	FILE *f = fopen(log, "re");
-	char *line = NULL;
-	size_t cap = 0;
-	ssize_t n = f ? getline(&line, &cap, f) : -1;
-	/* ,"hash":"<64 hex>"}\n */
-	int r = n > 75 && !strncmp(line + n - 75, "\"hash\":\"", 8) ? 0 : -1;
-
-	if (!r)
-		snprintf(hex, 65, "%.64s", line + n - 67);
-	free(line);
-	if (f)
-		fclose(f);
-	return r;
 }
 
 /* The log replaced whole by line: a new file synced, renamed over it,
@@ -155,13 +128,13 @@ static int replace(const char *log, const char *line, size_t len)
 static void compact_one(struct plan *p, const struct hx_sessions_entry *s)
 {
 	struct hx_audit_verify v;
-	char hex[65], h1[65];
+	char hex[65];
 	json_t *rec;
 	char *line;
 	size_t len;
 	int e;
 
-	if (hx_audit_verify(s->log, &v) || first_hash(s->log, h1)) {
+	if (hx_audit_verify(s->log, &v) || !v.records) {
 		fprintf(p->out,
 			"left %s: its chain does not verify (harness-audit "
 			"verify %s): a compacted record would vouch for what "
@@ -175,7 +148,7 @@ static void compact_one(struct plan *p, const struct hx_sessions_entry *s)
 			(unsigned long long)v.records);
 		return;
 	}
-	rec = compacted(s, &v, h1, p);
+	rec = compacted(s, &v, p);
 	line = rec ? hx_audit_line(rec, v.last_seq + 1, v.last_hash, &len, hex)
 		   : NULL;
 	json_decref(rec);

@@ -13,6 +13,7 @@
 
 #include "common/glob.h"
 #include "common/sbuf.h"
+#include "supervisor/fmt.h"
 #include "supervisor/record.h"
 #include "supervisor/export/logline.h"
 #include "tools/sessions_cli.h"
@@ -69,26 +70,17 @@ struct query {
 /* An age ("15m") or an ISO prefix, as the ISO text records compare with. */
 static int parse_time(const char *in, char *out, size_t size)
 {
-	char *end;
-	double v = strtod(in, &end);
+	long long age;
 	time_t t;
 	struct tm tm;
-	int mult;
 
 	if (strspn(in, "0123456789") == 4 && (in[4] == '\0' || in[4] == '-')) {
 		snprintf(out, size, "%s", in);
 		return 0;
 	}
-	if (end == in || !*end || end[1])
+	if ((age = hx_fmt_parse_age(in)) < 0)
 		return -1;
-	mult = *end == 's'   ? 1
-	       : *end == 'm' ? 60
-	       : *end == 'h' ? 3600
-	       : *end == 'd' ? 86400
-			     : 0;
-	if (!mult || v < 0)
-		return -1;
-	t = time(NULL) - (time_t)(v * mult);
+	t = time(NULL) - (time_t)age;
 	gmtime_r(&t, &tm);
 	strftime(out, size, "%Y-%m-%dT%H:%M:%S", &tm);
 	return 0;

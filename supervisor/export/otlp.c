@@ -43,9 +43,7 @@ static void id_of(const char *a, const char *b, unsigned char *out, size_t n)
 	int len = snprintf(in, sizeof(in), "%s:%s", a, b);
 
 	hx_sha256_hex(in, (size_t)len, hex);
-	for (size_t i = 0; i < n; i++)
-		out[i] = (unsigned char)(hx_hex_value(hex[2 * i]) << 4 |
-					 hx_hex_value(hex[2 * i + 1]));
+	hx_hex_decode(hex, out, n); /* hex digits: cannot fail */
 }
 
 static void attr_str(struct hx_pb *msg, unsigned field, const char *k,
@@ -232,17 +230,11 @@ static const char *trace_of(const struct hx_ptree *t, unsigned char trace[16])
 {
 	const char *hex = hx_record_field(t->session_start, "trace_id");
 	const char *sid = hx_record_field(t->session_start, "session");
-	size_t i;
 
-	for (i = 0; i < 32 && hx_hex_value(hex[i]) >= 0; i++)
-		;
-	if (i < 32 || hex[32]) {
+	if (strlen(hex) != 32 || hx_hex_decode(hex, trace, 16)) {
 		id_of("trace", sid, trace, 16);
 		return sid;
 	}
-	for (i = 0; i < 16; i++)
-		trace[i] = (unsigned char)(hx_hex_value(hex[2 * i]) << 4 |
-					   hx_hex_value(hex[2 * i + 1]));
 	return hex;
 }
 

@@ -17,38 +17,6 @@
 #include "supervisor/session.h"
 #include "supervisor/git/wtstate.h"
 
-long long hx_gc_parse_age(const char *s)
-{
-	char *end;
-	long long n;
-
-	if (!s || !*s || *s == '-')
-		return -1;
-	errno = 0;
-	n = strtoll(s, &end, 10);
-	if (errno || end == s || n < 0 || n > 100000000LL)
-		return -1;
-	switch (*end) {
-	case 's':
-		break;
-	case 'm':
-		n *= 60;
-		break;
-	case 'h':
-		n *= 3600;
-		break;
-	case 'd':
-		n *= 86400;
-		break;
-	case 'w':
-		n *= 7 * 86400;
-		break;
-	default:
-		return -1;
-	}
-	return end[1] ? -1 : n;
-}
-
 struct gc_ctx {
 	const struct hx_gc_opts *o;
 	FILE *out, *err;

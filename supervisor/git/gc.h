@@ -10,10 +10,6 @@
 #include <stdbool.h>
 #include <stdio.h>
 
-/* Parses an age: N followed by s, m, h, d or w ("30m", "12h", "7d").
- * Returns seconds, or -1 when malformed. */
-long long hx_gc_parse_age(const char *s);
-
 struct hx_gc_opts {
 	long long older_than; /* seconds */
 	bool branches;	      /* also delete harness/<session> */

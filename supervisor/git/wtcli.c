@@ -9,6 +9,7 @@
 
 #include "supervisor/git/checkpoint.h"
 #include "supervisor/control.h"
+#include "supervisor/fmt.h"
 #include "supervisor/git/gc.h"
 #include "supervisor/git/wtstate.h"
 
@@ -130,7 +131,7 @@ static int cmd_gc(int argc, char *const *argv, FILE *out, FILE *err)
 			fputs(usage, err);
 			return 2;
 		}
-		if (v && (o.older_than = hx_gc_parse_age(v)) < 0) {
+		if (v && (o.older_than = hx_fmt_parse_age(v)) < 0) {
 			fprintf(err,
 				"harness-exec gc: --older-than: '%s' is "
 				"not an age (30m, 12h, 7d)\n",

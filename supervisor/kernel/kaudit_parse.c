@@ -85,16 +85,12 @@ int hx_kaudit_field(const char *text, size_t len, const char *key, char *out,
 		}
 	} else if (untrusted(key) &&
 		   !(vend - i == 6 && !memcmp(text + i, "(null)", 6))) {
-		if ((vend - i) % 2)
-			return -1;
-		for (; i < vend; i += 2) {
-			int hi = hx_hex_value((unsigned char)text[i]),
-			    lo = hx_hex_value((unsigned char)text[i + 1]);
+		size_t k = (size_t)(vend - i) / 2;
 
-			if (hi < 0 || lo < 0 || n + 1 >= outlen)
-				return -1;
-			out[n++] = (char)(hi << 4 | lo);
-		}
+		if ((vend - i) % 2 || n + k >= outlen ||
+		    hx_hex_decode(text + i, (uint8_t *)out + n, k))
+			return -1;
+		n += k;
 		/* A NUL inside is not a path (proctitle separates argv so:
 		 * the first word is kept). */
 		out[n] = '\0';

@@ -13,6 +13,7 @@
 #include "supervisor/git/checkpoint.h"
 #include "supervisor/git/gc.h"
 #include "supervisor/git/provenance.h"
+#include "supervisor/fmt.h"
 #include "tests/unit/check_main.h"
 
 static const struct {
@@ -26,7 +27,7 @@ static const struct {
 
 START_TEST(test_ages)
 {
-	ck_assert_msg(hx_gc_parse_age(ages[_i].in) == ages[_i].want, "%s",
+	ck_assert_msg(hx_fmt_parse_age(ages[_i].in) == ages[_i].want, "%s",
 		      ages[_i].in);
 }
 END_TEST
