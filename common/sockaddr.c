@@ -148,3 +148,9 @@ int hx_sockaddr_port(const void *sa, size_t len)
 
 	return hx_sockaddr_ip(sa, len, &ip) ? ip.port : -1;
 }
+
+bool hx_ipaddr_equal(const struct hx_ipaddr *a, const struct hx_ipaddr *b)
+{
+	return a->family == b->family && a->port == b->port &&
+	       !memcmp(a->addr, b->addr, a->family == AF_INET ? 4 : 16);
+}

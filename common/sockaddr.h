@@ -27,6 +27,9 @@ struct hx_ipaddr {
 	uint16_t port;	    /* host order */
 };
 
+/* Whether a and b are the same address and port. */
+bool hx_ipaddr_equal(const struct hx_ipaddr *a, const struct hx_ipaddr *b);
+
 /* Fills *out from an IPv4 or IPv6 sa (len bytes); false for another
  * family or a short one. */
 bool hx_sockaddr_ip(const void *sa, size_t len, struct hx_ipaddr *out);

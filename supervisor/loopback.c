@@ -235,9 +235,7 @@ const char *hx_endpoints_match(const struct hx_endpoints *e,
 
 		if (ep->at.port != d->port)
 			continue;
-		if (ep->at.family == d->family &&
-		    !memcmp(ep->at.addr, d->addr,
-			    d->family == AF_INET ? 4 : 16))
+		if (hx_ipaddr_equal(&ep->at, d))
 			return ep->var;
 		/* localhost is ::1 too */
 		if (ep->localhost && d->family == AF_INET6 &&

@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "common/clock.h"
+#include "common/sockaddr.h"
 #include "supervisor/metrics.h"
 #include "supervisor/server.h"
 
@@ -117,22 +118,9 @@ static void name_bound(int s, char *bound, size_t boundlen)
 {
 	struct sockaddr_storage sa;
 	socklen_t len = sizeof(sa);
-	char host[INET6_ADDRSTRLEN] = "?";
 
-	if (getsockname(s, (struct sockaddr *)&sa, &len))
-		return;
-	if (sa.ss_family == AF_INET) {
-		struct sockaddr_in *v4 = (struct sockaddr_in *)&sa;
-
-		inet_ntop(AF_INET, &v4->sin_addr, host, sizeof(host));
-		snprintf(bound, boundlen, "%s:%u", host, ntohs(v4->sin_port));
-	} else {
-		struct sockaddr_in6 *v6 = (struct sockaddr_in6 *)&sa;
-
-		inet_ntop(AF_INET6, &v6->sin6_addr, host, sizeof(host));
-		snprintf(bound, boundlen, "[%s]:%u", host,
-			 ntohs(v6->sin6_port));
-	}
+	if (!getsockname(s, (struct sockaddr *)&sa, &len))
+		hx_sockaddr_format(&sa, len, bound, boundlen);
 }
 
 int hx_metrics_listen(const char *addr, int *fd, char *bound, size_t boundlen,

@@ -196,13 +196,9 @@ int hx_pipeline_protect_endpoint(struct hx_pipeline *pl, int fd)
 static bool protected_endpoint(const struct hx_pipeline *pl,
 			       const struct hx_ipaddr *d)
 {
-	for (size_t i = 0; i < pl->nprotect_ep; i++) {
-		const struct hx_ipaddr *e = &pl->protect_ep[i];
-
-		if (e->family == d->family && e->port == d->port &&
-		    !memcmp(e->addr, d->addr, e->family == AF_INET ? 4 : 16))
+	for (size_t i = 0; i < pl->nprotect_ep; i++)
+		if (hx_ipaddr_equal(&pl->protect_ep[i], d))
 			return true;
-	}
 	return false;
 }
 
