@@ -16,7 +16,7 @@
 static const char *const top_keys[] = {
     "version", "mode",	      "defaults", "audit",   "files",
     "exec",    "network",     "limits",	  "include", "profile",
-    "disable", "ask_timeout", NULL};
+    "disable", "ask_timeout", "alerts",	  NULL};
 /* An included document adds rules; the session-wide settings are the
  * main policy's alone, so an include cannot turn enforcement off. */
 static const char *const include_keys[] = {"version", "files",	 "exec",
@@ -52,35 +52,6 @@ static int load_defaults(struct hx_ld *l, yaml_node_t *n)
 	return ret;
 }
 
-/* 10 for K, 20 for M, 30 for G, 40 for T, else 0. */
-static unsigned size_shift(char c)
-{
-	static const char units[] = "KMGT";
-	const char *u = c ? strchr(units, c) : NULL;
-
-	return u ? 10u * (unsigned)(u - units + 1) : 0;
-}
-
-/* A count, or with bytes a size that may end in K, M, G or T (powers of
- * 1024), into *out: 0, or -EINVAL. */
-static int quantity(const char *s, bool bytes, uint64_t *out)
-{
-	unsigned shift = 0;
-	char *end;
-	uint64_t v;
-
-	if (s[0] < '0' || s[0] > '9')
-		return -EINVAL;
-	errno = 0;
-	v = strtoull(s, &end, 10);
-	if (bytes && end[0] && !end[1])
-		shift = size_shift(end[0]);
-	if (errno || (end[0] && !shift) || v > (UINT64_MAX >> shift))
-		return -EINVAL;
-	*out = v << shift;
-	return 0;
-}
-
 /* "12", "64K", "1G" (powers of 1024, for sizes only) or "unlimited"
  * (the same as leaving the key out). */
 static int limit_value(struct hx_ld *l, const yaml_node_t *n,
@@ -95,7 +66,7 @@ static int limit_value(struct hx_ld *l, const yaml_node_t *n,
 	if (ret)
 		return ret;
 	*set = strcmp(s, "unlimited") != 0;
-	if (!*set || !quantity(s, bytes, out))
+	if (!*set || !hx_load_quantity(s, bytes, out))
 		return 0;
 	hint = bytes ? "a number of bytes, with K, M, G or T for powers of "
 		       "1024, or unlimited"
@@ -125,7 +96,7 @@ static int quota_value(struct hx_ld *l, const yaml_node_t *n, const char *k)
 		*dst = 0;
 		return 0;
 	}
-	if (!quantity(s, bytes, dst))
+	if (!hx_load_quantity(s, bytes, dst))
 		return 0;
 	snprintf(msg, sizeof(msg), "invalid %s '%.40s'", k, s);
 	return hx_node_fail(
@@ -432,7 +403,8 @@ static int apply_disable(struct hx_ld *l)
 static int main_only_keys(struct hx_ld *l, yaml_node_t *root)
 {
 	static const char *const main_only[] = {
-	    "mode", "defaults", "audit", "limits", "ask_timeout", NULL};
+	    "mode",	   "defaults", "audit", "limits",
+	    "ask_timeout", "alerts",   NULL};
 
 	if (root->type != YAML_MAPPING_NODE)
 		return 0; /* check_keys says what is wrong */
@@ -447,7 +419,8 @@ static int main_only_keys(struct hx_ld *l, yaml_node_t *root)
 				return hx_node_fail(
 				    l, k,
 				    "only the main policy sets mode, "
-				    "defaults, audit, limits and ask_timeout",
+				    "defaults, audit, limits, ask_timeout "
+				    "and alerts",
 				    "not allowed in an included policy");
 	}
 	return 0;
@@ -492,6 +465,8 @@ static int load_top(struct hx_ld *l, yaml_node_t *root)
 			ret = load_limits(l, v);
 		} else if (!strcmp(k, "ask_timeout")) {
 			ret = load_ask_timeout(l, v);
+		} else if (!strcmp(k, "alerts")) {
+			ret = hx_load_alerts(l, v);
 		} else {
 			for (i = 0; i < HX_SEC_COUNT; i++)
 				if (!strcmp(k, sections[i]))

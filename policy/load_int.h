@@ -7,6 +7,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <yaml.h>
 
 #include "policy/policy_int.h"
@@ -58,12 +59,20 @@ int hx_node_strings(struct hx_ld *l, yaml_node_t *n, const char *what,
 		    yaml_node_t ***items, size_t *count);
 /* Items of a sequence; 1 for any other node. */
 size_t hx_node_len(const yaml_node_t *n);
+/* A count, or with bytes a size that may end in K, M, G or T (powers of
+ * 1024), into *out: 0, or -EINVAL. */
+int hx_load_quantity(const char *s, bool bytes, uint64_t *out);
 
 /* ---- load_redact.c ---- */
 
 /* audit.redact: true/false, or a mapping of enabled, env_names and
  * patterns (policy.h, struct hx_redact_conf). */
 int hx_load_redact(struct hx_ld *l, yaml_node_t *n);
+
+/* ---- load_alerts.c ---- */
+
+/* alerts: a list of rules (policy.h, struct hx_alert_rule). */
+int hx_load_alerts(struct hx_ld *l, yaml_node_t *n);
 
 /* ---- rules.c ---- */
 

@@ -3,7 +3,9 @@
 #include "policy/load_int.h"
 
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 struct hx_pos hx_node_pos(const yaml_node_t *n)
@@ -205,4 +207,31 @@ size_t hx_node_len(const yaml_node_t *n)
 		return (size_t)(n->data.sequence.items.top -
 				n->data.sequence.items.start);
 	return 1;
+}
+
+/* 10 for K, 20 for M, 30 for G, 40 for T, else 0. */
+static unsigned size_shift(char c)
+{
+	static const char units[] = "KMGT";
+	const char *u = c ? strchr(units, c) : NULL;
+
+	return u ? 10u * (unsigned)(u - units + 1) : 0;
+}
+
+int hx_load_quantity(const char *s, bool bytes, uint64_t *out)
+{
+	unsigned shift = 0;
+	char *end;
+	uint64_t v;
+
+	if (s[0] < '0' || s[0] > '9')
+		return -EINVAL;
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (bytes && end[0] && !end[1])
+		shift = size_shift(end[0]);
+	if (errno || (end[0] && !shift) || v > (UINT64_MAX >> shift))
+		return -EINVAL;
+	*out = v << shift;
+	return 0;
 }

@@ -55,6 +55,13 @@ const struct hx_redact_conf *hx_policy_redact(const struct hx_policy *p)
 	return &p->redact;
 }
 
+const struct hx_alert_rule *hx_policy_alerts(const struct hx_policy *p,
+					     size_t *n)
+{
+	*n = p->nalerts;
+	return p->alerts;
+}
+
 bool hx_policy_limit(const struct hx_policy *p, enum hx_limit l,
 		     uint64_t *value)
 {

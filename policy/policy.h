@@ -344,6 +344,50 @@ struct hx_redact_conf {
 /* The policy's redaction settings; owned by p. */
 const struct hx_redact_conf *hx_policy_redact(const struct hx_policy *p);
 
+/* Alerts (the policy's alerts: section; supervisor/alerts.h watches
+ * the records and acts). Each rule names a condition and what it does:
+ * an alert record and a line on stderr always, and the actions. */
+enum hx_alert_kind {
+	HX_ALERT_DENIALS = 0, /* count denied calls in a row, one tree */
+	HX_ALERT_RATE,	      /* count calls of category within window */
+	HX_ALERT_SECRETS,     /* count denied reads within window */
+	HX_ALERT_CHECKPOINT,  /* a checkpoint could not be written */
+	HX_ALERT_DISK,	      /* the log's file system nearly full */
+	HX_ALERT_KIND_COUNT,
+};
+enum hx_alert_action {
+	HX_ACT_NOTIFY = 1u << 0, /* run command with the alert as JSON */
+	HX_ACT_PAUSE = 1u << 1,	 /* freeze the tree until resumed */
+	HX_ACT_ASK = 1u << 2,	 /* the next sensitive call is asked */
+	HX_ACT_KILL = 1u << 3,	 /* end the agent's tree */
+};
+#define HX_ALERTS_MAX	   32
+#define HX_ALERT_COUNT_MAX 1000000
+struct hx_alert_rule {
+	const char *id;
+	const char *file; /* where it is defined, for the record */
+	unsigned line;
+	enum hx_alert_kind kind;
+	enum hx_category category; /* HX_ALERT_RATE */
+	unsigned count;		   /* DENIALS, RATE, SECRETS */
+	uint64_t window_ms;	   /* RATE, SECRETS */
+	/* SECRETS: fnmatch(3) globs on the denying rule's id; none: any
+	 * denied read */
+	const char *const *rules;
+	size_t nrules;
+	/* DISK: low below free_bytes, or below free_pct % of its size */
+	uint64_t free_bytes;
+	unsigned free_pct;
+	unsigned actions; /* enum hx_alert_action bits; 0: logged only */
+	const char *const *command; /* NOTIFY: argv, NULL-terminated */
+};
+/* The YAML word of a kind ("consecutive_denials"...), of one action. */
+const char *hx_alert_kind_name(enum hx_alert_kind k);
+const char *hx_alert_action_name(enum hx_alert_action a);
+/* The policy's alert rules, in order; owned by p. */
+const struct hx_alert_rule *hx_policy_alerts(const struct hx_policy *p,
+					     size_t *n);
+
 /* The YAML key of l. */
 const char *hx_limit_name(enum hx_limit l);
 /* Whether the policy sets l, and to what. */

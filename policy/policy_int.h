@@ -158,6 +158,8 @@ struct hx_policy {
 	unsigned ask_timeout; /* seconds; 0: an ask is refused at once */
 	struct hx_audit_quota quota;
 	struct hx_redact_conf redact;
+	struct hx_alert_rule *alerts;
+	size_t nalerts;
 	uint64_t limits[HX_LIMIT_COUNT];
 	unsigned limits_set; /* bit (1 << l) for each limit the policy sets */
 	enum hx_verdict defaults[HX_CAT_COUNT];

@@ -25,6 +25,7 @@ static const char usage[] =
     "                            [--prefix N] [--session ID]\n"
     "       harness-exec deny ID [--scope once|session|always]\n"
     "                            [--session ID]\n"
+    "       harness-exec resume [--session ID]\n"
     "\n"
     "pending  what the running sessions ask and wait for: one JSON\n"
     "         object per question and line (session, id, what, the\n"
@@ -37,13 +38,16 @@ static const char usage[] =
     "         an exec with its first N arguments and any after them\n"
     "         ('git push' for 'git push origin main' with --prefix 1)\n"
     "deny     refuses it, once or for the session or always\n"
+    "resume   thaws the agent of a session an alert paused (the\n"
+    "         policy's alerts:, action pause); the session records\n"
+    "         who resumed it\n"
     "\n"
     "Exit status: 0 done, 1 no such session or question, 2 usage.\n";
 
 bool hx_askcli_is_command(const char *name)
 {
 	return !strcmp(name, "pending") || !strcmp(name, "approve") ||
-	       !strcmp(name, "deny");
+	       !strcmp(name, "deny") || !strcmp(name, "resume");
 }
 
 struct live {
@@ -143,14 +147,13 @@ static int cmd_pending(const struct live *l, size_t n, bool json, FILE *out,
 	return 0;
 }
 
-static int cmd_answer(const char *verb, const struct live *l, unsigned id,
-		      const char *scope, unsigned prefix, FILE *out, FILE *err)
+/* One request and its reply: "ok ..." printed, "error ..." said. */
+static int cmd_request(const char *verb, const struct live *l, const char *req,
+		       FILE *out, FILE *err)
 {
-	char req[128], reply[REPLY_MAX];
-	int r;
+	char reply[REPLY_MAX];
+	int r = hx_control_request(l->path, req, reply, sizeof(reply), WAIT_MS);
 
-	snprintf(req, sizeof(req), "%s %u %s %u", verb, id, scope, prefix);
-	r = hx_control_request(l->path, req, reply, sizeof(reply), WAIT_MS);
 	if (r) {
 		fprintf(err, "harness-exec %s: %s: %s\n", verb, l->id,
 			strerror(-r));
@@ -163,6 +166,15 @@ static int cmd_answer(const char *verb, const struct live *l, unsigned id,
 	}
 	fprintf(out, "%s: %s\n", l->id, reply + 3);
 	return 0;
+}
+
+static int cmd_answer(const char *verb, const struct live *l, unsigned id,
+		      const char *scope, unsigned prefix, FILE *out, FILE *err)
+{
+	char req[128];
+
+	snprintf(req, sizeof(req), "%s %u %s %u", verb, id, scope, prefix);
+	return cmd_request(verb, l, req, out, err);
 }
 
 int hx_askcli(int argc, char *const *argv, FILE *out, FILE *err)
@@ -202,7 +214,8 @@ int hx_askcli(int argc, char *const *argv, FILE *out, FILE *err)
 					     "expects 0 to 64\n");
 				return 2;
 			}
-		} else if (!has_id && strcmp(verb, "pending") && a[0] >= '0' &&
+		} else if (!has_id && strcmp(verb, "pending") &&
+			   strcmp(verb, "resume") && a[0] >= '0' &&
 			   a[0] <= '9') {
 			id = strtoul(a, &end, 10);
 			if (*end || !id || id > 0xffffffffUL) {
@@ -219,7 +232,7 @@ int hx_askcli(int argc, char *const *argv, FILE *out, FILE *err)
 			return 2;
 		}
 	}
-	if (strcmp(verb, "pending") && !has_id) {
+	if (strcmp(verb, "pending") && strcmp(verb, "resume") && !has_id) {
 		fprintf(err,
 			"harness-exec %s: which question? (harness-exec "
 			"pending)\n\n%s",
@@ -246,6 +259,8 @@ int hx_askcli(int argc, char *const *argv, FILE *out, FILE *err)
 			session ? " of that id" : "");
 		return 1;
 	}
+	if (!strcmp(verb, "resume"))
+		return cmd_request(verb, &live[0], "resume", out, err);
 	return cmd_answer(verb, &live[0], (unsigned)id, scope, (unsigned)prefix,
 			  out, err);
 }

@@ -361,6 +361,10 @@ static void usage_subcommands(FILE *f)
 	    "                        program; \"always\" is kept in\n"
 	    "                        $XDG_STATE_HOME/harness/grants.jsonl\n"
 	    "                        (harness-policy grants lists, revokes)\n"
+	    "\n"
+	    "Alerts (the policy's alerts:, docs/alerts.md):\n"
+	    "  harness-exec resume [--session ID]\n"
+	    "                        thaws a session an alert paused\n"
 	    "\n",
 	    f);
 }

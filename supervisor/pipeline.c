@@ -30,6 +30,7 @@
 #include "common/wire.h"
 #include "supervisor/path_resolve.h"
 #include "supervisor/proc.h"
+#include "supervisor/alerts.h"
 #include "supervisor/ask.h"
 #include "supervisor/askparts.h"
 #include "supervisor/record.h"
@@ -39,8 +40,10 @@ void hx_pipeline_tick(struct hx_pipeline *pl, bool all)
 {
 	hx_record_flush(pl, all);
 	hx_correlate_expire(pl, all);
-	if (!all)
+	if (!all) {
 		hx_ask_tick(pl->ask);
+		hx_alerts_tick(pl);
+	}
 }
 
 /* Whether the op acts on the final component itself (unlink, rename,
@@ -656,6 +659,24 @@ static void judge_grants(struct flow *f)
 		f->d.verdict = v;
 }
 
+/* Judge: after an alert whose action is ask, the next call that runs,
+ * writes or reaches the network and would go ahead is asked instead
+ * (one that only reports what it did cannot wait for a person). */
+static void judge_alert(struct flow *f)
+{
+	const char *rule;
+
+	if (f->d.verdict != HX_VERDICT_ALLOW || f->rq->report ||
+	    !hx_alerts_sensitive(f->d.category) ||
+	    !(rule = hx_alerts_escalate(f->pl->alerts)))
+		return;
+	f->d.verdict = HX_VERDICT_ASK;
+	f->d.rule = rule;
+	f->d.pattern = NULL;
+	f->d.origin = NULL;
+	ask_subject(f);
+}
+
 /* Judge: the policy on the event as named and as resolved (a symlink
  * from the project into ~/.ssh must not pass: the stronger verdict
  * wins), the socket's family, and the harness's own files by inode. An
@@ -714,6 +735,7 @@ static void judge(struct flow *f)
 	judge_loopback(f);
 	judge_git_objects(f);
 	judge_grants(f);
+	judge_alert(f);
 }
 
 /* Outcome: what the layer applies (audit mode allows all but the

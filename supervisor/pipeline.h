@@ -83,6 +83,7 @@ struct hx_ipool;
 struct hx_endpoints;
 struct hx_ask;
 struct hx_metrics;
+struct hx_alerts;
 struct hx_pidset;
 
 /* A file of the harness known by inode (the audit log): a hard link or
@@ -116,6 +117,10 @@ struct hx_pipeline {
 	void *observe_arg;
 	/* What each record counts in (metrics.h); NULL: no metrics. */
 	struct hx_metrics *metrics;
+	/* The policy's alerts (alerts.h), and what feeds them each record,
+	 * appended or coalesced (hx_alerts_record); NULL: none. */
+	struct hx_alerts *alerts;
+	void (*watch)(struct hx_pipeline *pl, struct json_t *rec);
 	/* The processes with a record, whose exit the exec gate records
 	 * (pidset.h); NULL: none. */
 	struct hx_pidset *recorded;

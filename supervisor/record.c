@@ -201,6 +201,8 @@ static int append_raw(struct hx_pipeline *pl, json_t *rec, uint64_t *seq)
 		hx_metrics_record(pl->metrics, rec, false);
 		if (pl->observe)
 			pl->observe(pl->observe_arg, rec, n);
+		if (pl->watch)
+			pl->watch(pl, rec);
 	}
 	if (seq)
 		*seq = n;
@@ -216,6 +218,21 @@ int hx_record_append(struct hx_pipeline *pl, json_t *rec, uint64_t *seq)
 	if (r && rec)
 		hx_record_fail(pl, r, "the audit log cannot be written");
 	return r;
+}
+
+void hx_record_error(struct hx_pipeline *pl, const char *event,
+		     const char *trigger, const char *error)
+{
+	json_t *rec = hx_record_new(pl, NULL, event, NULL);
+
+	if (!rec)
+		return;
+	hx_record_set_str(rec, "category", "process");
+	hx_record_set_str(rec, "risk", "high");
+	hx_record_set_str(rec, "trigger", trigger);
+	hx_record_set_str(rec, "error", error);
+	hx_record_append(pl, rec, NULL);
+	json_decref(rec);
 }
 
 /* A token bucket: rate records a second, burst at once. */
@@ -379,6 +396,8 @@ int hx_record_append_event(struct hx_pipeline *pl, json_t *rec, uint64_t *seq,
 	if (rec && over_rate(pl) && !always_written(rec)) {
 		coalesce(pl->co, rec);
 		hx_metrics_record(pl->metrics, rec, true);
+		if (pl->watch)
+			pl->watch(pl, rec);
 		if (coalesced)
 			*coalesced = true;
 		return 0;

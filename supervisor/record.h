@@ -53,6 +53,11 @@ void hx_record_dns(struct json_t *rec, struct json_t *args,
 struct json_t *hx_record_strings(struct json_t *rec, const char *field,
 				 const char *const *v, size_t n);
 
+/* A failure of the harness's own work (event, e.g. "checkpoint_failed")
+ * as a record of category process: what it was doing (trigger) and the
+ * error, appended (alerts.h watches for it). */
+void hx_record_error(struct hx_pipeline *pl, const char *event,
+		     const char *trigger, const char *error);
 /* Appends a record (see hx_audit_append) and counts failures; a record
  * the log refused fails the session (hx_record_fail). */
 int hx_record_append(struct hx_pipeline *pl, struct json_t *rec, uint64_t *seq);

@@ -325,8 +325,10 @@ static void on_signal(struct hx_server *s, struct hx_source *src,
 	while (read(src->fd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
 		if (si.ssi_signo == SIGCHLD)
 			reap(r);
-		else if (!r->child_done)
+		else if (!r->child_done) {
+			hx_run_alerts_signal(r); /* frozen, it would not die */
 			kill(r->child, (int)si.ssi_signo);
+		}
 	}
 }
 
@@ -615,7 +617,9 @@ static int open_pipeline(struct run *r)
 		return -1;
 	}
 	r->listening = true;
-	return hx_run_open_ask(r) ? -1 : hx_run_open_metrics(r);
+	if (hx_run_open_ask(r) || hx_run_open_alerts(r))
+		return -1;
+	return hx_run_open_metrics(r);
 }
 
 /* The user-notify layer and the exec gate: the child hands its listener
@@ -759,6 +763,7 @@ static void teardown(struct run *r)
 		free(r->own_env[i]);
 	hx_dnsmap_free(r->dns);
 	hx_metrics_free(r->pl.metrics); /* no worker counts any more */
+	hx_run_close_alerts(r);
 	hx_pidset_free(r->pl.recorded);
 	hx_record_redact(NULL); /* nothing records any more */
 	hx_policy_free(r->policy);
@@ -928,6 +933,7 @@ int hx_run(const struct hx_options *o)
 		drain(r, 1000);
 	/* The keeper first: it is no part of the tree, and ends at once. */
 	hx_dnsns_close(r->dnsns);
+	hx_run_settle_alerts(r);
 	kill_tree(r);
 	drain(r, 200);
 	/* The last refusals the kernel has queued, before session_end. */

@@ -28,7 +28,10 @@ static void on_ask_control(void *arg, pid_t pid, const char *req, char *reply,
 {
 	struct run *r = arg;
 
-	hx_ask_control(r->pl.ask, req, pid, reply, size);
+	if (!strcmp(req, "resume"))
+		hx_run_resume(r, pid, reply, size); /* run_alerts.c */
+	else
+		hx_ask_control(r->pl.ask, req, pid, reply, size);
 }
 
 int hx_run_open_ask(struct run *r)

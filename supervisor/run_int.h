@@ -31,6 +31,7 @@ struct hx_control;
 struct hx_askterm;
 struct hx_metrics_serve;
 struct hx_exporter;
+struct hx_run_alerts;
 
 struct run {
 	const struct hx_options *o;
@@ -95,7 +96,8 @@ struct run {
 	int metrics_fd;
 	char metrics_addr[128];
 	struct hx_metrics_serve *metrics_srv;
-	struct hx_exporter *exporter; /* --otlp-endpoint, or NULL */
+	struct hx_exporter *exporter;	 /* --otlp-endpoint, or NULL */
+	struct hx_run_alerts *alerts_rt; /* run_alerts.c's, or NULL */
 };
 
 /* The policy's audit settings in the pipeline, before any record: the
@@ -140,6 +142,17 @@ void hx_run_stop_metrics(struct run *r);
  * forked; the last of them after session_end. */
 void hx_run_start_trace(struct run *r);
 void hx_run_finish_trace(struct run *r);
+
+/* Alerts (run_alerts.c): the set and its actions, after the pipeline
+ * (-1: cannot); `harness-exec resume` (the ask socket's "resume"), a
+ * signal to harness-exec (a paused tree would not see it), the end of
+ * the loop (the tree thawed, the hooks given HOOK_WAIT_MS) each thaw
+ * it; closed once nothing records. */
+int hx_run_open_alerts(struct run *r);
+void hx_run_resume(struct run *r, pid_t pid, char *reply, size_t size);
+void hx_run_alerts_signal(struct run *r);
+void hx_run_settle_alerts(struct run *r);
+void hx_run_close_alerts(struct run *r);
 
 /* Its last: how the command ended (code: harness-exec's exit status)
  * and what the session counted. */

@@ -561,6 +561,7 @@ static int checkpoint(struct hx_worktree *w, const char *trigger, pid_t cause,
 	if (r) {
 		hx_say("checkpoint: %s", err);
 		json_decref(who);
+		hx_record_error(w->pl, "checkpoint_failed", trigger, err);
 		return r;
 	}
 	if (!info->created) {

@@ -60,6 +60,9 @@ class Run:
         self.workdir = workdir
         self.records = read_log(log)
 
+    def alerts(self):
+        return [r for r in self.records if r.get("event") == "alert"]
+
     def events(self, **want):
         """Records whose fields match want (args_path=..., args_argv0=...)."""
         out = []

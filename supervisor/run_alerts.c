@@ -1,0 +1,364 @@
+/* The actions of a session's alerts (alerts.h) as harness-exec does
+ * them: notify runs the rule's command outside the sandbox (a child of
+ * harness-exec, not of the agent: no shim, no Landlock, no filter) with
+ * the alert record as JSON on its stdin; pause freezes the agent's
+ * cgroup (cgroup.freeze: every process at once, forks in flight too),
+ * or stops each process with SIGSTOP where the session has no cgroup,
+ * until `harness-exec resume` or a signal to harness-exec; kill writes
+ * cgroup.kill (or sends SIGKILL to each process). */
+#define _GNU_SOURCE
+#include "supervisor/run_int.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <jansson.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "common/clock.h"
+#include "policy/policy.h"
+#include "supervisor/alerts.h"
+#include "supervisor/proc.h"
+#include "supervisor/record.h"
+#include "supervisor/say.h"
+
+#define HOOKS_MAX    16
+#define HOOK_WAIT_MS 5000
+#define TREE_MAX     4096
+#define STOP_ROUNDS  4
+
+extern char **environ;
+
+struct hx_run_alerts {
+	pthread_mutex_t lock;
+	int hook_fd[HOOKS_MAX]; /* pidfds of the hooks that may run */
+	pid_t hook_pid[HOOKS_MAX];
+	bool paused, by_signals;
+	uint64_t paused_ms;
+};
+
+/* Whether p is a hook or descends from one (it is no part of the agent,
+ * though a child of harness-exec too). Under the lock. */
+static bool of_hook(const struct hx_run_alerts *ra, pid_t p)
+{
+	for (size_t i = 0; i < HOOKS_MAX; i++)
+		if (ra->hook_fd[i] >= 0 &&
+		    (p == ra->hook_pid[i] ||
+		     hx_proc_descends(p, ra->hook_pid[i])))
+			return true;
+	return false;
+}
+
+/* sig to every process of the agent's tree (orphans come back to
+ * harness-exec, so the tree is what descends from it, but the hooks),
+ * in rounds: what a process forks between two scans is met by the
+ * next. Under the lock. */
+static void signal_tree(struct run *r, int sig)
+{
+	static struct hx_proc d[TREE_MAX];
+
+	for (int round = 0; round < STOP_ROUNDS; round++) {
+		size_t n = hx_proc_descendants(getpid(), d, TREE_MAX);
+
+		for (size_t i = 0; i < n; i++)
+			if (!of_hook(r->alerts_rt, d[i].pid))
+				hx_proc_signal(&d[i], sig);
+		if (sig == SIGCONT)
+			break;
+	}
+}
+
+/* "1" or "0" into a file of the session's cgroup: 0 or -errno. */
+static int cgroup_write(struct run *r, const char *file, const char *v)
+{
+	int fd, e = 0;
+
+	if (r->reaper.dir_fd < 0)
+		return -ENOTSUP;
+	fd = openat(r->reaper.dir_fd, file, O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if (write(fd, v, strlen(v)) < 0)
+		e = -errno;
+	close(fd);
+	return e;
+}
+
+static void pause_tree(struct run *r)
+{
+	struct hx_run_alerts *ra = r->alerts_rt;
+
+	pthread_mutex_lock(&ra->lock);
+	if (!ra->paused) {
+		ra->by_signals = cgroup_write(r, "cgroup.freeze", "1") != 0;
+		if (ra->by_signals)
+			signal_tree(r, SIGSTOP);
+		ra->paused = true;
+		ra->paused_ms = hx_mono_ms();
+	}
+	pthread_mutex_unlock(&ra->lock);
+}
+
+static void kill_agent(struct run *r)
+{
+	struct hx_run_alerts *ra = r->alerts_rt;
+
+	pthread_mutex_lock(&ra->lock);
+	if (cgroup_write(r, "cgroup.kill", "1"))
+		signal_tree(r, SIGKILL);
+	pthread_mutex_unlock(&ra->lock);
+}
+
+/* The hook's environment: harness-exec's, with the alert's names. */
+static char **hook_env(struct run *r, const char *alert, char *own[3],
+		       size_t own_size)
+{
+	size_t n = 0, k = 0;
+	char **env;
+
+	while (environ[n])
+		n++;
+	if (!(env = calloc(n + 4, sizeof(*env))))
+		return NULL;
+	for (size_t i = 0; i < n; i++)
+		if (strncmp(environ[i], "HARNESS_ALERT=", 14) &&
+		    strncmp(environ[i], "HARNESS_SESSION=", 16) &&
+		    strncmp(environ[i], "HARNESS_AUDIT_LOG=", 18))
+			env[k++] = environ[i];
+	snprintf(own[0], own_size, "HARNESS_ALERT=%s", alert);
+	snprintf(own[1], own_size, "HARNESS_SESSION=%s", r->sess.id);
+	snprintf(own[2], own_size, "HARNESS_AUDIT_LOG=%s", r->sess.audit_path);
+	env[k++] = own[0];
+	env[k++] = own[1];
+	env[k++] = own[2];
+	return env;
+}
+
+static int spawn_hook(struct run *r, const struct hx_alert_rule *rule, int in,
+		      pid_t *pid)
+{
+	char b[3][PATH_MAX + 32], *own[3] = {b[0], b[1], b[2]};
+	posix_spawn_file_actions_t fa;
+	posix_spawnattr_t at;
+	sigset_t none, all;
+	char **env = hook_env(r, rule->id, own, sizeof(b[0]));
+	int e;
+
+	if (!env)
+		return ENOMEM;
+	sigemptyset(&none);
+	sigfillset(&all);
+	posix_spawn_file_actions_init(&fa);
+	posix_spawn_file_actions_adddup2(&fa, in, 0);
+	/* nothing of the supervisor's: its sockets, the log, the listener */
+	posix_spawn_file_actions_addclosefrom_np(&fa, 3);
+	posix_spawnattr_init(&at);
+	/* its own process group: the terminal's ^C is harness-exec's */
+	posix_spawnattr_setflags(&at, POSIX_SPAWN_SETSIGMASK |
+					  POSIX_SPAWN_SETSIGDEF |
+					  POSIX_SPAWN_SETPGROUP);
+	posix_spawnattr_setsigmask(&at, &none);
+	posix_spawnattr_setsigdefault(&at, &all);
+	posix_spawnattr_setpgroup(&at, 0);
+	e = posix_spawnp(pid, rule->command[0], &fa, &at,
+			 (char *const *)rule->command, env);
+	posix_spawnattr_destroy(&at);
+	posix_spawn_file_actions_destroy(&fa);
+	free(env);
+	return e;
+}
+
+/* A free place among the hooks: one whose hook has ended is reused. */
+static int hook_slot(struct hx_run_alerts *ra)
+{
+	for (int i = 0; i < HOOKS_MAX; i++) {
+		struct pollfd p = {.fd = ra->hook_fd[i], .events = POLLIN};
+
+		if (ra->hook_fd[i] >= 0 && poll(&p, 1, 0) == 1) {
+			close(ra->hook_fd[i]);
+			ra->hook_fd[i] = -1;
+		}
+		if (ra->hook_fd[i] < 0)
+			return i;
+	}
+	return -1;
+}
+
+static void notify(struct run *r, const struct hx_alert_rule *rule, json_t *rec,
+		   uint64_t seq)
+{
+	struct hx_run_alerts *ra = r->alerts_rt;
+	json_t *o = json_deep_copy(rec);
+	char *text;
+	int p[2], e, slot;
+	pid_t pid;
+
+	if (!o)
+		return;
+	json_object_set_new(o, "seq", json_integer((json_int_t)seq));
+	text = json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER);
+	json_decref(o);
+	pthread_mutex_lock(&ra->lock);
+	slot = hook_slot(ra);
+	if (slot < 0) {
+		e = EAGAIN;
+	} else if (!text || pipe2(p, O_CLOEXEC)) {
+		e = text ? errno : ENOMEM;
+	} else {
+		e = spawn_hook(r, rule, p[0], &pid);
+		close(p[0]);
+		/* An alert is a line, far below a pipe's 64 KiB: never
+		 * blocks the thread that decides, even if the hook
+		 * does not read. */
+		fcntl(p[1], F_SETFL, O_NONBLOCK);
+		if (!e) {
+			if (write(p[1], text, strlen(text)) < 0 ||
+			    write(p[1], "\n", 1) < 0)
+				e = errno;
+			ra->hook_fd[slot] =
+			    (int)syscall(SYS_pidfd_open, pid, 0);
+			ra->hook_pid[slot] = pid;
+		}
+		close(p[1]);
+	}
+	pthread_mutex_unlock(&ra->lock);
+	free(text);
+	if (e)
+		hx_say("alert %s: notify %s: %s", rule->id, rule->command[0],
+		       strerror(e));
+}
+
+static void on_alert(void *arg, const struct hx_alert_fired *f, json_t *rec,
+		     uint64_t seq)
+{
+	struct run *r = arg;
+
+	if (f->rule->actions & HX_ACT_NOTIFY)
+		notify(r, f->rule, rec, seq);
+	if (f->rule->actions & HX_ACT_KILL)
+		kill_agent(r);
+	else if (f->rule->actions & HX_ACT_PAUSE)
+		pause_tree(r);
+}
+
+int hx_run_open_alerts(struct run *r)
+{
+	struct hx_run_alerts *ra;
+	int e = hx_alerts_new(r->policy, r->o->quiet, &r->pl.alerts);
+
+	if (e || !(ra = calloc(1, sizeof(*ra)))) {
+		hx_say("alerts: %s", strerror(e ? -e : ENOMEM));
+		return -1;
+	}
+	pthread_mutex_init(&ra->lock, NULL);
+	for (int i = 0; i < HOOKS_MAX; i++)
+		ra->hook_fd[i] = -1;
+	r->alerts_rt = ra;
+	hx_alerts_set_act(r->pl.alerts, on_alert, r);
+	r->pl.watch = hx_alerts_record;
+	return 0;
+}
+
+/* Thaws the tree, and records who asked (by: "harness-exec resume",
+ * "signal", "session end"; pid: its process). -EALREADY: not paused. */
+static int resume(struct run *r, const char *by, pid_t pid)
+{
+	struct hx_run_alerts *ra = r->alerts_rt;
+	uint64_t ms;
+	json_t *rec;
+	bool sig;
+
+	if (!ra)
+		return -EALREADY;
+	pthread_mutex_lock(&ra->lock);
+	if (!ra->paused) {
+		pthread_mutex_unlock(&ra->lock);
+		return -EALREADY;
+	}
+	if (ra->by_signals)
+		signal_tree(r, SIGCONT);
+	else
+		cgroup_write(r, "cgroup.freeze", "0");
+	ra->paused = false;
+	sig = ra->by_signals;
+	ms = hx_mono_ms() - ra->paused_ms;
+	pthread_mutex_unlock(&ra->lock);
+	rec = hx_record_new(&r->pl, NULL, "resumed", NULL);
+	if (rec) {
+		hx_record_set_str(rec, "category", "process");
+		hx_record_set_str(rec, "by", by);
+		/* how it was frozen: the cgroup's freezer, or each process
+		 * stopped (no cgroup of its own: a fork between two scans
+		 * could be missed) */
+		hx_record_set_str(rec, "paused_by",
+				  sig ? "SIGSTOP" : "cgroup.freeze");
+		if (pid)
+			json_object_set_new(rec, "by_pid", json_integer(pid));
+		json_object_set_new(rec, "paused_ms",
+				    json_integer((json_int_t)ms));
+		hx_record_append(&r->pl, rec, NULL);
+		json_decref(rec);
+	}
+	return 0;
+}
+
+void hx_run_resume(struct run *r, pid_t pid, char *reply, size_t size)
+{
+	if (resume(r, "harness-exec resume", pid))
+		snprintf(reply, size, "error the session is not paused");
+	else
+		snprintf(reply, size, "ok resumed");
+}
+
+void hx_run_alerts_signal(struct run *r)
+{
+	resume(r, "signal", 0);
+}
+
+void hx_run_settle_alerts(struct run *r)
+{
+	struct hx_run_alerts *ra = r->alerts_rt;
+	uint64_t start = hx_mono_ms();
+	bool running = true;
+
+	if (!ra)
+		return;
+	resume(r, "session end", 0);
+	while (running && hx_mono_ms() - start < HOOK_WAIT_MS) {
+		running = false;
+		pthread_mutex_lock(&ra->lock);
+		for (int i = 0; i < HOOKS_MAX; i++) {
+			struct pollfd p = {.fd = ra->hook_fd[i],
+					   .events = POLLIN};
+
+			running |= ra->hook_fd[i] >= 0 && poll(&p, 1, 0) == 0;
+		}
+		pthread_mutex_unlock(&ra->lock);
+		if (running)
+			hx_server_run_once(r->srv, 50);
+	}
+}
+
+void hx_run_close_alerts(struct run *r)
+{
+	struct hx_run_alerts *ra = r->alerts_rt;
+
+	r->pl.watch = NULL;
+	hx_alerts_free(r->pl.alerts); /* nothing records any more */
+	r->pl.alerts = NULL;
+	if (!ra)
+		return;
+	for (int i = 0; i < HOOKS_MAX; i++)
+		if (ra->hook_fd[i] >= 0)
+			close(ra->hook_fd[i]);
+	pthread_mutex_destroy(&ra->lock);
+	free(ra);
+	r->alerts_rt = NULL;
+}
