@@ -236,9 +236,18 @@ static int load_key(struct hx_ld *l, const char *k, yaml_node_t *v,
 		return load_strings(l, v, "rules", 256, &a->rules, &a->nrules);
 	if (!strcmp(k, "action"))
 		return load_actions(l, v, &a->actions);
-	if (!strcmp(k, "command"))
-		return load_strings(l, v, "command", COMMAND_MAX, &a->command,
-				    &cnt);
+	if (!strcmp(k, "command")) {
+		ret = load_strings(l, v, "command", COMMAND_MAX, &a->command,
+				   &cnt);
+		/* from harness-exec's directory: the agent's project */
+		if (!ret && strchr(a->command[0], '/') &&
+		    a->command[0][0] != '/')
+			return hx_node_fail(l, v,
+					    "an absolute path, or a name "
+					    "looked up on PATH",
+					    "a relative program");
+		return ret;
+	}
 	return 0; /* description: for people */
 }
 

@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -116,6 +117,68 @@ static void kill_agent(struct run *r)
 	pthread_mutex_unlock(&ra->lock);
 }
 
+/* Whether the agent may write path, as written or as it resolves: a
+ * hook runs outside the sandbox, and must not run or read what the agent
+ * could have put there (a script in the project, a program on a PATH
+ * entry in it). A path the policy denies for writing cannot be replaced
+ * either: a rename or unlink of it, or of a directory above it, is a
+ * write of it. */
+static bool agent_writes(const struct run *r, const char *path)
+{
+	char real[PATH_MAX];
+	struct hx_event ev = {.op = HX_OP_WRITE, .path = path};
+	struct hx_decision d;
+
+	hx_policy_decide(r->policy, &ev, &d);
+	if (d.verdict != HX_VERDICT_DENY || !realpath(path, real))
+		return true;
+	ev.path = real;
+	hx_policy_decide(r->policy, &ev, &d);
+	return d.verdict != HX_VERDICT_DENY;
+}
+
+/* The program of command, as an absolute path: a bare name is looked up
+ * in harness-exec's PATH, skipping relative entries (they name the
+ * project). 0, or an errno with *why said. */
+static int hook_program(const char *name, char *out, size_t size,
+			const char **why)
+{
+	const char *path = getenv("PATH");
+	char buf[PATH_MAX];
+
+	*why = NULL;
+	if (strchr(name, '/')) {
+		snprintf(out, size, "%s", name); /* absolute: the loader's */
+		return access(out, X_OK) ? errno : 0;
+	}
+	snprintf(buf, sizeof(buf), "%s",
+		 path && *path ? path : "/usr/local/bin:/usr/bin:/bin");
+	for (char *save = NULL, *dir = strtok_r(buf, ":", &save); dir;
+	     dir = strtok_r(NULL, ":", &save))
+		if (dir[0] == '/' &&
+		    (size_t)snprintf(out, size, "%s/%s", dir, name) < size &&
+		    !access(out, X_OK))
+			return 0;
+	*why = "not found on PATH";
+	return ENOENT;
+}
+
+/* Why a hook would run or read a file the agent may write, or NULL. A
+ * relative name is of harness-exec's directory, the agent's project. */
+static const char *hook_unsafe(const struct run *r, const char *prog,
+			       const char *const *argv)
+{
+	struct stat st;
+
+	if (agent_writes(r, prog))
+		return "the agent may write the program";
+	for (size_t i = 1; argv[i]; i++)
+		if (!stat(argv[i], &st) && S_ISREG(st.st_mode) &&
+		    (argv[i][0] != '/' || agent_writes(r, argv[i])))
+			return "the agent may write a file it names";
+	return NULL;
+}
+
 /* The hook's environment: harness-exec's, with the alert's names. */
 static char **hook_env(struct run *r, const char *alert, char *own[3],
 		       size_t own_size)
@@ -141,8 +204,8 @@ static char **hook_env(struct run *r, const char *alert, char *own[3],
 	return env;
 }
 
-static int spawn_hook(struct run *r, const struct hx_alert_rule *rule, int in,
-		      pid_t *pid)
+static int spawn_hook(struct run *r, const struct hx_alert_rule *rule,
+		      const char *prog, int in, pid_t *pid)
 {
 	char b[3][PATH_MAX + 32], *own[3] = {b[0], b[1], b[2]};
 	posix_spawn_file_actions_t fa;
@@ -167,8 +230,7 @@ static int spawn_hook(struct run *r, const struct hx_alert_rule *rule, int in,
 	posix_spawnattr_setsigmask(&at, &none);
 	posix_spawnattr_setsigdefault(&at, &all);
 	posix_spawnattr_setpgroup(&at, 0);
-	e = posix_spawnp(pid, rule->command[0], &fa, &at,
-			 (char *const *)rule->command, env);
+	e = posix_spawn(pid, prog, &fa, &at, (char *const *)rule->command, env);
 	posix_spawnattr_destroy(&at);
 	posix_spawn_file_actions_destroy(&fa);
 	free(env);
@@ -195,12 +257,23 @@ static void notify(struct run *r, const struct hx_alert_rule *rule, json_t *rec,
 		   uint64_t seq)
 {
 	struct hx_run_alerts *ra = r->alerts_rt;
-	json_t *o = json_deep_copy(rec);
-	char *text;
+	json_t *o;
+	char *text, prog[PATH_MAX], msg[PATH_MAX + 128];
+	const char *why;
 	int p[2], e, slot;
 	pid_t pid;
 
-	if (!o)
+	e = hook_program(rule->command[0], prog, sizeof(prog), &why);
+	if (!e && (why = hook_unsafe(r, prog, rule->command)))
+		e = EPERM;
+	if (e) {
+		snprintf(msg, sizeof(msg), "notify %s: %s: not run",
+			 rule->command[0], why ? why : strerror(e));
+		hx_say("alert %s: %s", rule->id, msg);
+		hx_record_error(&r->pl, "alert_notify_failed", rule->id, msg);
+		return;
+	}
+	if (!(o = json_deep_copy(rec)))
 		return;
 	json_object_set_new(o, "seq", json_integer((json_int_t)seq));
 	text = json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER);
@@ -212,7 +285,7 @@ static void notify(struct run *r, const struct hx_alert_rule *rule, json_t *rec,
 	} else if (!text || pipe2(p, O_CLOEXEC)) {
 		e = text ? errno : ENOMEM;
 	} else {
-		e = spawn_hook(r, rule, p[0], &pid);
+		e = spawn_hook(r, rule, prog, p[0], &pid);
 		close(p[0]);
 		/* An alert is a line, far below a pipe's 64 KiB: never
 		 * blocks the thread that decides, even if the hook

@@ -107,6 +107,47 @@ def test_denial_streak_runs_the_hook_outside_the_sandbox(wd):
     check("LD_PRELOAD" not in env and "HARNESS_SOCKET" not in env, "no shim in the hook")
 
 
+def test_a_hook_never_runs_what_the_agent_wrote(wd):
+    # The hook runs outside the sandbox: a script it names in the project,
+    # or a program found on a PATH entry the agent may write, would be
+    # the agent's code run unconfined. The agent plants both, then makes
+    # the alerts fire; neither runs, and the log says why.
+    marker = os.path.join(wd.state, "escaped")
+    bindir = os.path.join(wd.path, "bin")
+    os.makedirs(bindir)
+    script = os.path.join(wd.path, "hook.sh")
+    pol = policy(wd, """  - id: by-script
+    when: consecutive_denials
+    count: 3
+    action: notify
+    command: ["sh", "%s"]
+  - id: by-path
+    when: consecutive_denials
+    count: 3
+    action: notify
+    command: ["hx-notifier"]
+""" % script)
+    evil = "#!/bin/sh\n: > %s\n" % marker
+    agent = "\n".join([
+        "import os",
+        "for p in (%r, %r):" % (script, os.path.join(bindir, "hx-notifier")),
+        "    open(p, 'w').write(%r)" % evil,
+        "    os.chmod(p, 0o755)",
+        "for i in range(3):",
+        "    try: open('secret/key').read()",
+        "    except OSError: pass",
+    ])
+    r = harness([PYTHON, "-c", agent], wd, policy=pol,
+                env={"PATH": bindir + ":" + os.environ.get("PATH", "/usr/bin:/bin")})
+    r.expect_status(0)
+    check(len(r.alerts()) == 2, "both fired: %r" % r.alerts())
+    time.sleep(0.5)
+    check(not os.path.exists(marker), "a hook ran the agent's file")
+    failed = {x["trigger"]: x["error"] for x in r.records if x.get("event") == "alert_notify_failed"}
+    check("may write" in failed.get("by-script", "") and "may write" in failed.get("by-path", ""),
+          "refusals recorded: %r" % failed)
+
+
 def test_an_allowed_call_breaks_the_streak(wd):
     pol = policy(wd, """  - id: streak
     when: consecutive_denials

@@ -113,6 +113,9 @@ static const struct ecase ecases[] = {
        "    free: 1%\n",
      4, 5, "duplicate alert id", NULL},
     {"alerts:\n  - 5\n", 2, 5, "an alert must be a mapping", NULL},
+    {A "    when: disk_low\n    free: 1%\n    action: notify\n"
+       "    command: [bin/hook]\n",
+     6, 14, "a relative program", "PATH"},
 };
 
 START_TEST(load_errors)
