@@ -15,6 +15,7 @@
 
 #include "common/clock.h"
 #include "common/names.h"
+#include "common/notice.h"
 #include "policy/policy.h"
 #include "supervisor/audit.h"
 #include "supervisor/pipeline.h"
@@ -36,7 +37,7 @@
  * past the log's rate quota. One that pauses, asks or kills always
  * acts. */
 #define HOLDOFF_MS 1000
-#define ACTING	   (HX_ACT_PAUSE | HX_ACT_ASK | HX_ACT_KILL)
+#define ACTING	   (HX_ACT_PAUSE | HX_ACT_KILL)
 
 struct slot {
 	pid_t pid, ppid;
@@ -333,6 +334,7 @@ static void emit(struct hx_pipeline *pl, const struct hx_alert_fired *f)
 	char origin[PATH_MAX + 16];
 	uint64_t seq = 0;
 	unsigned suppressed = 0;
+	char safe[4 * sizeof(f->what)];
 	void *arg;
 
 	if (!rec)
@@ -364,8 +366,10 @@ static void emit(struct hx_pipeline *pl, const struct hx_alert_fired *f)
 				    json_integer((json_int_t)suppressed));
 	hx_record_set_str(rec, "reason", f->what);
 	hx_record_append(pl, rec, &seq);
+	/* what may quote the agent's file names (git's errors) */
+	hx_text_escape(safe, sizeof(safe), f->what);
 	if (!a->quiet)
-		fprintf(stderr, "harness: alert %s: %s%s\n", r->id, f->what,
+		fprintf(stderr, "harness: alert %s: %s%s\n", r->id, safe,
 			r->actions & HX_ACT_KILL    ? "; ending the agent"
 			: r->actions & HX_ACT_PAUSE ? "; the agent is paused "
 						      "(harness-exec resume)"
@@ -411,9 +415,10 @@ void hx_alerts_record(struct hx_pipeline *pl, json_t *rec)
 		emit_all(pl, fired, n);
 		return;
 	}
-	/* A decision: not an answer, a session's or an alert's record. */
-	if (!*v || !*cat || !json_object_get(rec, "layer") ||
-	    !strcmp(ev, "ask_answer"))
+	/* A decision of the agent's calls: not an answer, nor a process's
+	 * start (its HELLO, allowed, would break every streak). */
+	if (!*v || !*cat || !strcmp(cat, "process") ||
+	    !json_object_get(rec, "layer") || !strcmp(ev, "ask_answer"))
 		return;
 	denied = !strcmp(v, "deny");
 	pid = (pid_t)json_integer_value(json_object_get(rec, "pid"));

@@ -932,8 +932,8 @@ int hx_run(const struct hx_options *o)
 	if (!r->pl.failed)
 		drain(r, 1000);
 	/* The keeper first: it is no part of the tree, and ends at once. */
+	hx_run_settle_alerts(r); /* thawed: nothing waits on a stopped one */
 	hx_dnsns_close(r->dnsns);
-	hx_run_settle_alerts(r);
 	kill_tree(r);
 	drain(r, 200);
 	/* The last refusals the kernel has queued, before session_end. */

@@ -222,6 +222,8 @@ static int spawn_hook(struct run *r, const struct hx_alert_rule *rule,
 	posix_spawn_file_actions_adddup2(&fa, in, 0);
 	/* nothing of the supervisor's: its sockets, the log, the listener */
 	posix_spawn_file_actions_addclosefrom_np(&fa, 3);
+	/* not the project: what it finds there is the agent's */
+	posix_spawn_file_actions_addchdir_np(&fa, "/");
 	posix_spawnattr_init(&at);
 	/* its own process group: the terminal's ^C is harness-exec's */
 	posix_spawnattr_setflags(&at, POSIX_SPAWN_SETSIGMASK |

@@ -13,6 +13,7 @@ import subprocess
 import time
 
 from lib import EXEC, PYTHON, Skip, check, harness, read_log
+from test_metrics import wait_for
 from test_worktree import make_repo
 
 BUSYBOX = "/bin/busybox"
@@ -57,16 +58,6 @@ def start(wd, pol, cmd, *extra, cwd=None):
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                          start_new_session=True)
     return p, log
-
-
-def wait_for(what, pred, timeout=30):
-    until = time.time() + timeout
-    while time.time() < until:
-        v = pred()
-        if v:
-            return v
-        time.sleep(0.1)
-    check(False, "timed out waiting for %s" % what)
 
 
 def test_denial_streak_runs_the_hook_outside_the_sandbox(wd):
@@ -180,6 +171,28 @@ def test_a_tree_of_short_processes_is_one_streak(wd):
     check(len({x["pid"] for x in pushes}) == 7, "7 processes: %r" % [x["pid"] for x in pushes])
     check(al[0]["tree"] == pushes[0]["ppid"] and al[0]["last_pid"] == pushes[5]["pid"],
           "the tree is the shell's: %r" % al)
+
+
+def test_forked_children_are_one_streak(wd):
+    # Each child's start (its HELLO, allowed) is no call of the agent's:
+    # it must not break the streak of the tree.
+    pol = policy(wd, """  - id: streak
+    when: consecutive_denials
+    count: 5
+""")
+    script = "\n".join([
+        "import os",
+        "for i in range(8):",
+        "    pid = os.fork()",
+        "    if pid == 0:",
+        "        try: open('secret/key').read()",
+        "        except OSError: pass",
+        "        os._exit(0)",
+        "    os.waitpid(pid, 0)",
+    ])
+    r = harness([PYTHON, "-c", script], wd, policy=pol)
+    r.expect_status(0)
+    check(len(r.alerts()) == 1, "one alert for 8 forked refusals: %r" % r.alerts())
 
 
 def test_exec_rate_kills_the_session(wd):

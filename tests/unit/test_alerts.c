@@ -217,9 +217,9 @@ START_TEST(streak_per_tree)
 	struct rig g;
 	json_t *a;
 
-	/* ask: an acting rule, never held back */
+	/* pause: an acting rule, never held back (no act here) */
 	rig_open(&g, "alerts:\n  - id: s\n    when: consecutive_denials\n"
-		     "    count: 3\n    action: ask\n");
+		     "    count: 3\n    action: pause\n");
 	/* two children of P(1), one denial each, then one more: the tree
 	 * of P(1) has 3 in a row; no child has */
 	call(&g, P(2), P(1), "exec", "deny", "r");
