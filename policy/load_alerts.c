@@ -65,15 +65,13 @@ static bool kind_takes(enum hx_alert_kind k, const char *key)
 static int load_count(struct hx_ld *l, yaml_node_t *n, unsigned *out)
 {
 	const char *s;
-	char *end, msg[128];
-	unsigned long v;
+	char msg[128];
+	uint64_t v;
 	int ret = hx_node_scalar(l, n, "count", &s);
 
 	if (ret)
 		return ret;
-	errno = 0;
-	v = strtoul(s, &end, 10);
-	if (isdigit((unsigned char)s[0]) && !*end && !errno && v >= 1 &&
+	if (!hx_load_quantity(s, false, &v) && v >= 1 &&
 	    v <= HX_ALERT_COUNT_MAX) {
 		*out = (unsigned)v;
 		return 0;

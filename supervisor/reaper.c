@@ -122,6 +122,11 @@ static int write_file(const char *dir, const char *name, const char *v)
 	return r;
 }
 
+int hx_reaper_write(const struct hx_reaper *rp, const char *file, const char *v)
+{
+	return rp->dir_fd < 0 ? -ENOTSUP : write_file(rp->cgroup, file, v);
+}
+
 /* Removes the cgroup, killing what is left in it first; waits up to
  * about a second for the kernel to empty it. */
 static void remove_cgroup(const char *dir)

@@ -66,6 +66,11 @@ int hx_reaper_join(const struct hx_reaper *rp);
 int hx_reaper_pids_max(struct hx_reaper *rp, const char *session,
 		       unsigned long max);
 
+/* Writes v into file of the session's cgroup (cgroup.freeze: "1" or
+ * "0"; cgroup.kill: "1"). 0 or -errno; -ENOTSUP on an inert reaper. */
+int hx_reaper_write(const struct hx_reaper *rp, const char *file,
+		    const char *v);
+
 /* Closes the fds the agent must not inherit (in the agent's child). */
 void hx_reaper_forget(struct hx_reaper *rp);
 

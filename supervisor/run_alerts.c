@@ -76,29 +76,14 @@ static void signal_tree(struct run *r, int sig)
 	}
 }
 
-/* "1" or "0" into a file of the session's cgroup: 0 or -errno. */
-static int cgroup_write(struct run *r, const char *file, const char *v)
-{
-	int fd, e = 0;
-
-	if (r->reaper.dir_fd < 0)
-		return -ENOTSUP;
-	fd = openat(r->reaper.dir_fd, file, O_WRONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	if (write(fd, v, strlen(v)) < 0)
-		e = -errno;
-	close(fd);
-	return e;
-}
-
 static void pause_tree(struct run *r)
 {
 	struct hx_run_alerts *ra = r->alerts_rt;
 
 	pthread_mutex_lock(&ra->lock);
 	if (!ra->paused) {
-		ra->by_signals = cgroup_write(r, "cgroup.freeze", "1") != 0;
+		ra->by_signals =
+		    hx_reaper_write(&r->reaper, "cgroup.freeze", "1") != 0;
 		if (ra->by_signals)
 			signal_tree(r, SIGSTOP);
 		ra->paused = true;
@@ -112,7 +97,7 @@ static void kill_agent(struct run *r)
 	struct hx_run_alerts *ra = r->alerts_rt;
 
 	pthread_mutex_lock(&ra->lock);
-	if (cgroup_write(r, "cgroup.kill", "1"))
+	if (hx_reaper_write(&r->reaper, "cgroup.kill", "1"))
 		signal_tree(r, SIGKILL);
 	pthread_mutex_unlock(&ra->lock);
 }
@@ -360,7 +345,7 @@ static int resume(struct run *r, const char *by, pid_t pid)
 	if (ra->by_signals)
 		signal_tree(r, SIGCONT);
 	else
-		cgroup_write(r, "cgroup.freeze", "0");
+		hx_reaper_write(&r->reaper, "cgroup.freeze", "0");
 	ra->paused = false;
 	sig = ra->by_signals;
 	ms = hx_mono_ms() - ra->paused_ms;
