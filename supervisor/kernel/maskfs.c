@@ -8,6 +8,7 @@
 #include <limits.h>
 #include <linux/fuse.h>
 #include <poll.h>
+#include <sched.h>
 #include <pthread.h>
 #include <seccomp.h>
 #include <signal.h>
@@ -269,14 +270,20 @@ static bool who(pid_t tid, struct ent *e)
 	e->uid = st.uid;
 	snprintf(path, sizeof(path), "/proc/%d/syscall", (int)tid);
 	e->sysnr = -1;
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) >= 0) {
+	/* "running" until the thread is asleep on its request: it may not
+	 * be yet when the request is read. */
+	for (int tries = 0; e->sysnr < 0 && tries < 3; tries++) {
+		if (tries)
+			sched_yield();
+		if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+			break;
 		n = read(fd, buf, sizeof(buf) - 1);
 		close(fd);
-		if (n > 0) {
-			buf[n] = '\0';
-			if (sscanf(buf, "%ld", &e->sysnr) != 1)
-				e->sysnr = -1;
-		}
+		if (n <= 0)
+			break;
+		buf[n] = '\0';
+		if (sscanf(buf, "%ld", &e->sysnr) != 1)
+			e->sysnr = -1;
 	}
 	hx_proc_exe(e->pid, e->exe, sizeof(e->exe));
 	return true;
@@ -284,7 +291,9 @@ static bool who(pid_t tid, struct ent *e)
 
 static bool same(const struct ent *a, const struct ent *b)
 {
-	return a->pid == b->pid && a->mask == b->mask && a->sysnr == b->sysnr &&
+	/* an unknown syscall (-1) is no other one */
+	return a->pid == b->pid && a->mask == b->mask &&
+	       (a->sysnr == b->sysnr || a->sysnr < 0 || b->sysnr < 0) &&
 	       !strcmp(a->name, b->name);
 }
 
