@@ -2,7 +2,8 @@
  * label sets are few and fixed by the harness (categories, verdicts,
  * layers, record kinds), so each family is a small table searched in
  * order; nothing the agent names (paths, hosts, programs) becomes a
- * label, which would let it grow the tables without bound. */
+ * label, which would let it grow the tables without bound; process
+ * groups, which it makes, are bounded apart (metrics_groups.h). */
 #define _GNU_SOURCE
 #include "supervisor/metrics.h"
 
@@ -18,6 +19,7 @@
 #include <unistd.h>
 
 #include "supervisor/audit.h"
+#include "supervisor/metrics_groups.h"
 #include "supervisor/metrics_tree.h"
 
 #define LABELS_MAX 160
@@ -68,6 +70,7 @@ struct hx_metrics {
 	struct family events, records, answers;
 	uint64_t coalesced, dropped;
 	struct histfam latency, wait, sync;
+	struct hx_pgroups *groups;
 	hx_metrics_source_fn *source;
 	void *source_arg;
 	struct hx_metrics_source last; /* the source's, once it is gone */
@@ -79,8 +82,10 @@ int hx_metrics_new(const char *session, const char *mode,
 	struct hx_metrics *m = calloc(1, sizeof(*m));
 
 	*out = NULL;
-	if (!m)
+	if (!m || hx_pgroups_new(&m->groups)) {
+		free(m);
 		return -ENOMEM;
+	}
 	pthread_mutex_init(&m->lock, NULL);
 	snprintf(m->session, sizeof(m->session), "%s", session);
 	snprintf(m->mode, sizeof(m->mode), "%s", mode);
@@ -98,6 +103,7 @@ void hx_metrics_free(struct hx_metrics *m)
 	if (!m)
 		return;
 	pthread_mutex_destroy(&m->lock);
+	hx_pgroups_free(m->groups);
 	free(m);
 }
 
@@ -206,9 +212,12 @@ static void observe(struct hx_metrics *m, struct histfam *f, const char *labels,
 void hx_metrics_record(struct hx_metrics *m, json_t *rec, bool coalesced)
 {
 	static const char *const ev_keys[] = {"category", "verdict", "layer"};
+	static const char *const group_keys[] = {"category", "verdict"};
 	static const char *const lat_keys[] = {"category", "layer"};
 	static const char *const ans_keys[] = {"verdict", "by"};
 	const char *event = json_string_value(json_object_get(rec, "event"));
+	const char *cat = json_string_value(json_object_get(rec, "category"));
+	pid_t pid = (pid_t)json_integer_value(json_object_get(rec, "pid"));
 	json_t *lat = json_object_get(rec, "latency_ns");
 	json_t *wait = json_object_get(rec, "latency_ms");
 	char l[LABELS_MAX];
@@ -221,6 +230,8 @@ void hx_metrics_record(struct hx_metrics *m, json_t *rec, bool coalesced)
 	labels_of(rec, (const char *const[]){"event"}, 1, l, sizeof(l));
 	if ((s = series_of(m, &m->records, l)))
 		s->n++;
+	if (event && !strcmp(event, "process_start"))
+		hx_pgroups_seen(m->groups, pid);
 	if (event && !strcmp(event, "ask_answer")) {
 		labels_of(rec, ans_keys, 2, l, sizeof(l));
 		if ((s = series_of(m, &m->answers, l)))
@@ -231,6 +242,12 @@ void hx_metrics_record(struct hx_metrics *m, json_t *rec, bool coalesced)
 		labels_of(rec, ev_keys, 3, l, sizeof(l));
 		if ((s = series_of(m, &m->events, l)))
 			s->n++;
+		/* an exec's record is made before it, after a setsid */
+		if (cat && !strcmp(cat, "exec"))
+			hx_pgroups_seen(m->groups, pid);
+		labels_of(rec, group_keys, 2, l, sizeof(l));
+		if (!hx_pgroups_count(m->groups, pid, l))
+			m->dropped++;
 		if (json_is_integer(lat)) {
 			labels_of(rec, lat_keys, 2, l, sizeof(l));
 			observe(m, &m->latency, l,
@@ -329,6 +346,18 @@ static void histograms(struct out *o, const char *name, const char *help,
 	}
 }
 
+static void group_sample(void *arg, pid_t pgid, const char *labels, uint64_t n)
+{
+	char l[LABELS_MAX + 32];
+
+	if (pgid)
+		snprintf(l, sizeof(l), "pgid=\"%d\",%s", (int)pgid, labels);
+	else
+		snprintf(l, sizeof(l), "pgid=\"other\",%s", labels);
+	sample(arg, "harness_process_group_events_total", l, "%llu",
+	       (unsigned long long)n);
+}
+
 static void gauge(struct out *o, const char *name, const char *type,
 		  const char *help, double v)
 {
@@ -337,6 +366,39 @@ static void gauge(struct out *o, const char *name, const char *type,
 		sample(o, name, NULL, "%llu", (unsigned long long)v);
 	else
 		sample(o, name, NULL, "%.9g", v);
+}
+
+static void render_groups(struct out *o, const struct hx_tree_usage *u)
+{
+	static const char *const name[] = {
+	    "harness_process_group_processes",
+	    "harness_process_group_cpu_seconds",
+	    "harness_process_group_resident_memory_bytes"};
+	static const char *const help[] = {
+	    "Living processes of the agent's, by process group.",
+	    ("CPU time (user and system) of a group's living processes and "
+	     "of the children they waited for."),
+	    "Resident memory of a group's living processes."};
+	char l[32];
+
+	for (int k = 0; k < 3; k++) {
+		head(o, name[k], "gauge", help[k]);
+		for (size_t i = 0; i < u->ngroups; i++) {
+			const struct hx_group_usage *g = &u->groups[i];
+
+			snprintf(l, sizeof(l), "pgid=\"%d\"", (int)g->pgid);
+			if (k == 0)
+				sample(o, name[k], l, "%zu", g->processes);
+			else if (k == 1)
+				sample(o, name[k], l, "%.2f", g->cpu_seconds);
+			else
+				sample(o, name[k], l, "%llu",
+				       (unsigned long long)g->rss_bytes);
+		}
+		if (k == 0 && u->groups_left_out)
+			sample(o, name[k], "pgid=\"other\"", "%zu",
+			       u->groups_left_out);
+	}
 }
 
 static void render_usage(struct out *o, pid_t root)
@@ -358,6 +420,7 @@ static void render_usage(struct out *o, pid_t root)
 	gauge(o, "harness_agent_open_fds", "gauge",
 	      "Open file descriptors of the agent's processes now.",
 	      (double)u.open_fds);
+	render_groups(o, &u);
 	gauge(o, "harness_supervisor_cpu_seconds_total", "counter",
 	      "CPU time of harness-exec itself.",
 	      hx_metrics_cpu_seconds(RUSAGE_SELF));
@@ -438,6 +501,11 @@ static void render_locked(struct hx_metrics *m, struct out *o)
 		   "Time from a request to its decision, by category and "
 		   "layer.",
 		   &m->latency);
+	head(o, "harness_process_group_events_total", "counter",
+	     "Decisions recorded, by the process group of the process that "
+	     "made the call (\"other\": groups no longer counted apart, or "
+	     "unknown), category and verdict.");
+	hx_pgroups_each(m->groups, group_sample, o);
 	family(o, "harness_audit_records_total",
 	       "Records for the audit log, by event (those coalesced too).",
 	       &m->records);

@@ -51,6 +51,27 @@ double hx_metrics_cpu_seconds(int who)
 	       (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
 }
 
+static void add_to_group(struct hx_tree_usage *u, const struct hx_procstat *st,
+			 double cpu, uint64_t rss)
+{
+	struct hx_group_usage *g = NULL;
+
+	for (size_t i = 0; i < u->ngroups && !g; i++)
+		if (u->groups[i].pgid == st->pgrp)
+			g = &u->groups[i];
+	if (!g && u->ngroups < HX_USAGE_GROUPS) {
+		g = &u->groups[u->ngroups++];
+		g->pgid = st->pgrp;
+	}
+	if (!g) {
+		u->groups_left_out++;
+		return;
+	}
+	g->processes++;
+	g->cpu_seconds += cpu;
+	g->rss_bytes += rss;
+}
+
 void hx_metrics_tree_usage(pid_t root, struct hx_tree_usage *u)
 {
 	double tick = (double)sysconf(_SC_CLK_TCK);
@@ -72,15 +93,19 @@ void hx_metrics_tree_usage(pid_t root, struct hx_tree_usage *u)
 	n = hx_proc_descendants(getpid(), all, TREE_MAX);
 	for (size_t i = 0; i < n; i++) {
 		struct hx_procstat st;
+		double cpu;
+		uint64_t rss;
 
 		if (is_ours(all[i].pid, &self) || hx_proc_stat(all[i].pid, &st))
 			continue;
+		cpu = (double)(st.utime + st.stime + st.cutime + st.cstime) /
+		      tick;
+		rss = (uint64_t)((double)st.rss * page);
 		u->processes++;
-		u->cpu_seconds +=
-		    (double)(st.utime + st.stime + st.cutime + st.cstime) /
-		    tick;
-		u->rss_bytes += (uint64_t)((double)st.rss * page);
+		u->cpu_seconds += cpu;
+		u->rss_bytes += rss;
 		u->open_fds += count_fds(all[i].pid);
+		add_to_group(u, &st, cpu, rss);
 	}
 	free(all);
 }

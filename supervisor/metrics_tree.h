@@ -9,11 +9,24 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#define HX_USAGE_GROUPS 32
+
+/* The living processes of one process group of the agent's. */
+struct hx_group_usage {
+	pid_t pgid;
+	size_t processes;
+	double cpu_seconds; /* theirs and their waited-for children's */
+	uint64_t rss_bytes;
+};
+
 struct hx_tree_usage {
 	size_t processes;
 	double cpu_seconds; /* user + system, living and waited for */
 	uint64_t rss_bytes;
 	size_t open_fds;
+	/* the first HX_USAGE_GROUPS groups met, breadth first */
+	struct hx_group_usage groups[HX_USAGE_GROUPS];
+	size_t ngroups, groups_left_out; /* processes of groups past them */
 };
 
 /* User and system time of getrusage(who) in seconds (0: unknown). */

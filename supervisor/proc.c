@@ -15,7 +15,7 @@
 int hx_proc_stat(pid_t pid, struct hx_procstat *st)
 {
 	char path[64], buf[1024], *p;
-	int fd, ppid = 0;
+	int fd, ppid = 0, pgrp = 0;
 	ssize_t n;
 
 	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
@@ -32,14 +32,15 @@ int hx_proc_stat(pid_t pid, struct hx_procstat *st)
 	/* The command name (field 2) may hold spaces and parentheses:
 	 * fields 3 on follow the last ')'. starttime is field 22. */
 	p = strrchr(buf, ')');
-	if (!p ||
-	    sscanf(p + 2,
-		   "%c %d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu "
-		   "%llu %llu %*d %*d %d %*d %llu %*u %ld",
-		   &st->state, &ppid, &st->utime, &st->stime, &st->cutime,
-		   &st->cstime, &st->threads, &st->starttime, &st->rss) != 9)
+	if (!p || sscanf(p + 2,
+			 "%c %d %d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu "
+			 "%llu %llu %*d %*d %d %*d %llu %*u %ld",
+			 &st->state, &ppid, &pgrp, &st->utime, &st->stime,
+			 &st->cutime, &st->cstime, &st->threads, &st->starttime,
+			 &st->rss) != 10)
 		return -EBADMSG;
 	st->ppid = ppid;
+	st->pgrp = pgrp;
 	return 0;
 }
 

@@ -10,8 +10,8 @@
 #include <sys/types.h>
 
 struct hx_procstat {
-	char state; /* R, S, Z... */
-	pid_t ppid;
+	char state;	  /* R, S, Z... */
+	pid_t ppid, pgrp; /* its parent, its process group */
 	int threads;
 	unsigned long long starttime; /* clock ticks after boot */
 	/* CPU time in clock ticks: its own, and its waited-for children's */

@@ -225,3 +225,95 @@ def test_endpoint_off_loopback_refused(wd):
         p, _ = start(wd, "true", "--metrics", addr)
         out, err = p.communicate(timeout=30)
         check(p.returncode == 2 and "not a loopback address" in err, "%s: %s %r" % (addr, p.returncode, err))
+
+
+def scrape(sock):
+    """The endpoint's exposition, over its Unix socket."""
+    c = socket.socket(socket.AF_UNIX)
+    c.settimeout(5)
+    c.connect(sock)
+    c.sendall(b"GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n")
+    got = b""
+    while True:
+        chunk = c.recv(65536)
+        if not chunk:
+            break
+        got += chunk
+    c.close()
+    return got.decode()
+
+
+def samples(text, name):
+    """{labels dict as a sorted tuple: value} of one metric."""
+    out = {}
+    for line in text.splitlines():
+        if line.startswith(name + "{"):
+            labels, value = line[len(name) + 1:].rsplit("} ", 1)
+            out[tuple(sorted(tuple(kv.split("=", 1)) for kv in labels.split(",")))] = float(value)
+    return {tuple((k, v.strip('"')) for k, v in key if k != "session"): n for key, n in out.items()}
+
+
+def by_group(text):
+    """(pgid, category, verdict) -> n of harness_process_group_events_total."""
+    return {(dict(k)["pgid"], dict(k)["category"], dict(k)["verdict"]): n
+            for k, n in samples(text, "harness_process_group_events_total").items()}
+
+
+def test_counts_by_process_group(wd):
+    """Two jobs in process groups of their own (as Claude Code runs each
+    tool call) are counted apart, and a live group's processes are
+    shown; 40 more groups fold into "other" and no count is lost."""
+    sock = os.path.join(wd.path, "m.sock")
+    prom = os.path.join(wd.path, "m.prom")
+    for f in ("go", "more"):
+        os.mkfifo(os.path.join(wd.path, f))
+    denied = "for i in %s; do echo x > /etc/hx-pg-$i; done 2>/dev/null"
+    script = ("%s setsid sh -c 'echo $$ > a.pid; %s; read x < go' & "
+              "%s setsid sh -c 'echo $$ > b.pid; %s'; read x < more; "
+              "i=0; while [ $i -lt 40 ]; do %s setsid sh -c 'echo x > /etc/hx-pg' 2>/dev/null; "
+              "i=$((i+1)); done; wait"
+              % (BUSYBOX, denied % "1 2 3", BUSYBOX, denied % "1 2 3 4 5", BUSYBOX))
+    p, log = start(wd, script, "--metrics", "unix:" + sock, "--metrics-file", prom)
+    try:
+        wait_for("the 8 refusals", lambda: len([r for r in read_log(log) if r.get("verdict") == "deny"]) >= 8)
+        a, b = (open(os.path.join(wd.path, n)).read().strip() for n in ("a.pid", "b.pid"))
+        live = scrape(sock)
+        with open(os.path.join(wd.path, "more"), "w") as f:
+            f.write("more\n")
+        wait_for("the 48 refusals", lambda: len([r for r in read_log(log) if r.get("verdict") == "deny"]) >= 48)
+    finally:
+        with open(os.path.join(wd.path, "go"), "w") as f:
+            f.write("go\n")
+        out, err = p.communicate(timeout=60)
+    check(p.returncode == 0, "exit %s: %s" % (p.returncode, err))
+    recs = read_log(log)
+    deny = [r for r in recs if r.get("verdict") == "deny"]
+    # the two jobs, as the log has them (the shell of each refused)
+    groups = by_group(live)
+    for g, n in ((a, 3), (b, 5)):
+        mine = [r for r in deny if str(r["pid"]) == g]
+        check(len(mine) == n, "the log: %d refusals of %s: %r" % (n, g, mine))
+        check(groups.get((g, "file_write", "deny")) == n, "group %s: %r, not %d" % (g, groups, n))
+    procs = samples(live, "harness_process_group_processes")
+    check(procs.get((("pgid", a),), 0) >= 1, "group %s waits, alive: %r" % (a, procs))
+    check((("pgid", b),) not in procs, "group %s has ended: %r" % (b, procs))
+    with open(prom) as f:
+        text = f.read()
+    groups = by_group(text)
+    pgids = {g for g, _, _ in groups}
+    check(len(pgids - {"other"}) <= 32 and "other" in pgids, "at most 32 groups and other: %r" % sorted(pgids))
+    # Nothing is lost: the groups add up to the session's totals.
+    totals = {}
+    for (c, v, _), n in samples_events(text).items():
+        totals[(c, v)] = totals.get((c, v), 0) + n
+    summed = {}
+    for (_, c, v), n in groups.items():
+        summed[(c, v)] = summed.get((c, v), 0) + n
+    check(summed == totals, "groups %r against the totals %r" % (summed, totals))
+    check(totals.get(("file_write", "deny")) == len([r for r in deny if r.get("category") == "file_write"]),
+          "the totals are the log's")
+
+
+def samples_events(text):
+    return {(dict(k)["category"], dict(k)["verdict"], dict(k)["layer"]): n
+            for k, n in samples(text, "harness_events_total").items()}
