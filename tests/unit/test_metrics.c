@@ -123,11 +123,17 @@ START_TEST(label_values_escaped_and_tables_bounded)
 	}
 	t = render(m);
 	ck_assert_ptr_nonnull(strstr(t, "category=\"a\\\"b\\\\c\\nd\""));
-	/* 96 series a family, the rest counted as dropped, not grown */
+	/* 96 series a family and 48 kinds for the process groups, the
+	 * rest counted as dropped, not grown: 501 - 96 + 501 - 48 */
 	ck_assert_ptr_null(strstr(t, "category=\"c499\""));
 	ck_assert_ptr_nonnull(
 	    strstr(t, "harness_metrics_series_dropped_total{session=\"s2\"} "
-		      "405\n"));
+		      "858\n"));
+	/* pid 0 has no group: its kinds are counted under "other" */
+	ck_assert_ptr_nonnull(strstr(
+	    t, "harness_process_group_events_total{session=\"s2\","
+	       "pgid=\"other\",category=\"c46\",verdict=\"deny\"} 1\n"));
+	ck_assert_ptr_null(strstr(t, "pgid=\"other\",category=\"c47\""));
 	free(t);
 	hx_metrics_free(m);
 }
