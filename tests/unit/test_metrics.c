@@ -130,9 +130,9 @@ START_TEST(label_values_escaped_and_tables_bounded)
 	    strstr(t, "harness_metrics_series_dropped_total{session=\"s2\"} "
 		      "858\n"));
 	/* pid 0 has no group: its kinds are counted under "other" */
-	ck_assert_ptr_nonnull(strstr(
-	    t, "harness_process_group_events_total{session=\"s2\","
-	       "pgid=\"other\",category=\"c46\",verdict=\"deny\"} 1\n"));
+	ck_assert_ptr_nonnull(
+	    strstr(t, "harness_process_group_events_total{session=\"s2\","
+		      "pgid=\"other\",category=\"c46\",verdict=\"deny\"} 1\n"));
 	ck_assert_ptr_null(strstr(t, "pgid=\"other\",category=\"c47\""));
 	free(t);
 	hx_metrics_free(m);
