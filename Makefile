@@ -36,12 +36,15 @@ PROFILES_BLOB := $(BUILD)/profiles.blob
 GIT_SRCS := $(wildcard supervisor/git/*.c)
 GITPLUGIN_SRC := supervisor/gitplugin.c
 SUP_SRCS := $(filter-out $(GITPLUGIN_SRC),$(wildcard supervisor/*.c)) \
-	$(wildcard supervisor/kernel/*.c) $(wildcard supervisor/export/*.c)
+	$(wildcard supervisor/kernel/*.c) $(wildcard supervisor/export/*.c) \
+	$(wildcard supervisor/mcp/*.c)
+# harness-mcp's tool definitions, embedded (supervisor/mcp/tools.c).
+MCP_ASM := supervisor/mcp/tools_blob.S
 SHIM_SRCS := $(wildcard shim/*.c)
 SHIM_CORE_SRCS := $(filter-out shim/interpose_%.c,$(SHIM_SRCS))
 # The CLI halves of the tools, next to their mains.
 CLI_SRCS := $(filter-out tools/harness-%.c,$(wildcard tools/*.c))
-TOOLS := harness-exec harness-policy harness-audit
+TOOLS := harness-exec harness-policy harness-audit harness-mcp
 UNIT_SRCS := $(wildcard tests/unit/test_*.c)
 HELPER_SRCS := $(wildcard tests/helpers/*.c)
 
@@ -113,7 +116,8 @@ $(LIB_COMMON): $(call obj,$(COMMON_SRCS))
 	rm -f $@ && $(AR) rcs $@ $^
 $(LIB_CLI): $(call obj,$(CLI_SRCS))
 	rm -f $@ && $(AR) rcs $@ $^
-$(LIB_SUP): $(call obj,$(SUP_SRCS))
+$(BUILD)/obj/supervisor/mcp/tools_blob.o: supervisor/mcp/tools.json
+$(LIB_SUP): $(call obj,$(SUP_SRCS)) $(patsubst %.S,$(BUILD)/obj/%.o,$(MCP_ASM))
 	rm -f $@ && $(AR) rcs $@ $^
 $(LIB_GIT): $(call obj,$(GIT_SRCS))
 	rm -f $@ && $(AR) rcs $@ $^
@@ -129,6 +133,11 @@ HOST_LIBS = $(LIB_SUP) $(LIB_POLICY) $(LIB_COMMON)
 # it in.
 $(BUILD)/harness-exec: $(BUILD)/obj/tools/harness-exec.o \
   $(call obj,$(GITPLUGIN_SRC)) $(HOST_LIBS)
+	$(CC) $(SAN) -Wl,--as-needed -o $@ $(filter %.o,$^) $(HOST_LIBS) \
+	  $(PKG_LIBS) -ldl -lpthread
+# harness-mcp is harness-exec with an MCP front: the same plugin.
+$(BUILD)/harness-mcp: $(BUILD)/obj/tools/harness-mcp.o \
+  $(BUILD)/obj/tools/mcp_cli.o $(call obj,$(GITPLUGIN_SRC)) $(HOST_LIBS)
 	$(CC) $(SAN) -Wl,--as-needed -o $@ $(filter %.o,$^) $(HOST_LIBS) \
 	  $(PKG_LIBS) -ldl -lpthread
 # Calls go one way: the tools' CLI halves, then git, then the core.

@@ -44,7 +44,13 @@ struct hx_options {
 	/* --metrics ADDR, --metrics-file FILE (metrics_serve.h), or NULL */
 	const char *metrics, *metrics_file;
 	const char *otlp_endpoint; /* --otlp-endpoint URL (exporter.h) */
-	char *const *cmd;	   /* argv of the command, NULL-terminated */
+	/* harness-mcp (tools/mcp_cli.c): the command is its worker, and
+	 * stdin and stdout are the MCP client's (mcp/front.h); quotas for
+	 * every tool (0: each tool's own) and a result's text bound */
+	bool mcp;
+	unsigned mcp_per_minute, mcp_concurrent;
+	unsigned long mcp_max_output;
+	char *const *cmd; /* argv of the command, NULL-terminated */
 	int ncmd;
 };
 

@@ -121,6 +121,11 @@ struct hx_pipeline {
 	 * appended or coalesced (hx_alerts_record); NULL: none. */
 	struct hx_alerts *alerts;
 	void (*watch)(struct hx_pipeline *pl, struct json_t *rec);
+	/* harness-mcp (mcp/front.h): the tool call whose work process pid
+	 * is, written into each of its records as "call_id"; NULL: no
+	 * tool calls. Called holding the loop's lock. */
+	const char *(*call_of)(void *arg, pid_t pid);
+	void *call_arg;
 	/* The processes with a record, whose exit the exec gate records
 	 * (pidset.h); NULL: none. */
 	struct hx_pidset *recorded;

@@ -180,6 +180,9 @@ json_t *hx_record_new(const struct hx_pipeline *pl, const struct hx_peer *peer,
 		if (peer->claimed_pid && peer->claimed_pid != peer->pid)
 			json_object_set_new(o, "claimed_pid",
 					    json_integer(peer->claimed_pid));
+		if (pl->call_of)
+			hx_record_set_str(o, "call_id",
+					  pl->call_of(pl->call_arg, peer->pid));
 	} else {
 		json_object_set_new(o, "pid", json_integer(getpid()));
 		json_object_set_new(o, "ppid", json_integer(getppid()));

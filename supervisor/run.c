@@ -272,11 +272,14 @@ static void child_exec(struct run *r, char **env, const sigset_t *oldmask)
 			strerror(errno));
 		_exit(126);
 	}
+	hx_run_mcp_child(r);
 	/* Closes fds > 2 itself (after Landlock); _exit(126) on failure. */
 	hx_sandbox_enter(r->sb);
-	/* No supervisor fd reaches the agent (DESIGN.md invariant 5). */
-	if (syscall(SYS_close_range, 3u, ~0u, 0u))
-		for (int fd = 3; fd < 1024; fd++)
+	hx_run_mcp_child_sandboxed(r);
+	/* No supervisor fd reaches the agent (DESIGN.md invariant 5); the
+	 * MCP worker's fd 3 is the front's, which takes it as hostile. */
+	if (syscall(SYS_close_range, r->o->mcp ? 4u : 3u, ~0u, 0u))
+		for (int fd = r->o->mcp ? 4 : 3; fd < 1024; fd++)
 			close(fd);
 	environ = env;
 	/* What was decided, without execvp's search again: each directory
@@ -733,7 +736,7 @@ static int setup(struct run *r)
 		hx_say("worktree %s: cannot start", hx_worktree_path(r->wt));
 		return -1;
 	}
-	return 0;
+	return hx_run_mcp_pair(r);
 }
 
 static void teardown(struct run *r)
@@ -867,6 +870,7 @@ int hx_run(const struct hx_options *o)
 	r->reaper_err = -ENOTSUP;
 	r->hand[0] = r->hand[1] = -1;
 	r->metrics_fd = -1;
+	r->mcp_fd[0] = r->mcp_fd[1] = -1;
 	r->o = o;
 	if (setup(r))
 		goto out;
@@ -908,6 +912,8 @@ int hx_run(const struct hx_options *o)
 	if (r->child == 0)
 		child_exec(r, env, &old);
 	hx_run_ask_terminal(r);
+	if (hx_run_mcp_start(r))
+		kill(r->child, SIGKILL); /* nobody to serve */
 	if (r->ka && hx_kaudit_start(r->ka, r->child, &r->pl, r->srv)) {
 		hx_say("landlock audit records: cannot be served");
 		hx_kaudit_free(r->ka);
@@ -952,6 +958,7 @@ end:
 	/* Order (docs/worktrees.md): last checkpoint and manifest, then
 	 * session_end (it names the tree and the manifest's hash), then
 	 * the result commit whose trailer is the hash of session_end. */
+	hx_run_mcp_stop(r); /* what its calls did, before session_end */
 	hx_worktree_finish(r->wt);
 	hx_run_end_asks(r); /* what still waits is refused, recorded */
 	hx_pipeline_tick(&r->pl, true); /* before session_end, which counts */

@@ -98,6 +98,9 @@ struct run {
 	struct hx_metrics_serve *metrics_srv;
 	struct hx_exporter *exporter;	 /* --otlp-endpoint, or NULL */
 	struct hx_run_alerts *alerts_rt; /* run_alerts.c's, or NULL */
+	/* harness-mcp: the worker's socket (ours, its), the front */
+	int mcp_fd[2];
+	struct hx_mcp *mcp;
 };
 
 /* The policy's audit settings in the pipeline, before any record: the
@@ -153,6 +156,18 @@ void hx_run_resume(struct run *r, pid_t pid, char *reply, size_t size);
 void hx_run_alerts_signal(struct run *r);
 void hx_run_settle_alerts(struct run *r);
 void hx_run_close_alerts(struct run *r);
+
+/* harness-mcp (run_mcp.c): the worker's socket, before the fork (-1:
+ * cannot, said); in the worker, before the sandbox (the socket as its
+ * stdin, /dev/null as its stdout) and after it (the socket moved to
+ * fd 3, /dev/null to stdin: fds from 4 are then closed); the front,
+ * once the worker is forked (-1: cannot, said); its end, while the
+ * worker's tree still lives (its calls' records before session_end). */
+int hx_run_mcp_pair(struct run *r);
+void hx_run_mcp_child(struct run *r);
+void hx_run_mcp_child_sandboxed(struct run *r);
+int hx_run_mcp_start(struct run *r);
+void hx_run_mcp_stop(struct run *r);
 
 /* Its last: how the command ended (code: harness-exec's exit status)
  * and what the session counted. */

@@ -1,0 +1,521 @@
+/* harness-mcp's calls: each one decided, queued, handed to the worker,
+ * linked to the records of the processes doing it, and recorded when it
+ * ends; see front.h. */
+#define _GNU_SOURCE
+#include "supervisor/mcp/front_int.h"
+
+#include <errno.h>
+#include <jansson.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+
+#include "common/clock.h"
+#include "common/names.h"
+#include "supervisor/mcp/result.h"
+#include "supervisor/path_resolve.h"
+#include "supervisor/pipeline.h"
+#include "supervisor/proc.h"
+#include "supervisor/record.h"
+#include "supervisor/say.h"
+
+#define ANCESTORS_MAX 32
+#define KILL_MAX      4096
+
+/* ---- quotas ---- */
+
+static struct hx_quota *quota_of(struct hx_mcp *m, const struct hx_tool *t)
+{
+	size_t n;
+	const struct hx_tool *all = hx_tools_all(&n);
+	struct hx_quota *q = &m->q[t - all];
+
+	if (!q->per_minute) {
+		q->per_minute =
+		    m->o.per_minute ? m->o.per_minute : t->per_minute;
+		q->concurrent =
+		    m->o.concurrent ? m->o.concurrent : t->concurrent;
+	}
+	return q;
+}
+
+/* NULL, or what the call would exceed. A ring of the last per_minute
+ * calls' times: the oldest within a minute means one call too many. */
+static const char *over_quota(struct hx_mcp *m, const struct hx_tool *t)
+{
+	struct hx_quota *q = quota_of(m, t);
+	uint64_t now = hx_mono_ms();
+
+	if (q->running >= q->concurrent)
+		return "calls at once";
+	if (!q->stamps && !(q->stamps = calloc(q->per_minute, 8)))
+		return "calls a minute";
+	if (q->n == q->per_minute && now - q->stamps[q->at] < 60000)
+		return "calls a minute";
+	q->stamps[q->at] = now;
+	q->at = (q->at + 1) % q->per_minute;
+	if (q->n < q->per_minute)
+		q->n++;
+	return NULL;
+}
+
+/* ---- the table ---- */
+
+static struct hx_call *new_call(struct hx_mcp *m)
+{
+	for (size_t i = 0; i < HX_MCP_CALLS; i++)
+		if (m->calls[i].state == HX_CALL_FREE) {
+			struct hx_call *c = &m->calls[i];
+
+			memset(c, 0, sizeof(*c));
+			c->n = ++m->next;
+			snprintf(c->id, sizeof(c->id), "mcp-%lu", c->n);
+			clock_gettime(CLOCK_MONOTONIC, &c->t0);
+			return c;
+		}
+	return NULL;
+}
+
+static int index_of(struct hx_mcp *m, struct hx_call *c)
+{
+	return (int)(c - m->calls);
+}
+
+static struct hx_call *by_n(struct hx_mcp *m, unsigned long n)
+{
+	for (size_t i = 0; i < HX_MCP_CALLS; i++)
+		if (m->calls[i].state != HX_CALL_FREE && m->calls[i].n == n)
+			return &m->calls[i];
+	return NULL;
+}
+
+static void release(struct hx_mcp *m, struct hx_call *c)
+{
+	if (c->state != HX_CALL_FREE && c->state != HX_CALL_QUEUED + 100)
+		quota_of(m, c->tool)->running--;
+	if (m->file_busy == index_of(m, c))
+		m->file_busy = -1;
+	if (m->run_starting == index_of(m, c))
+		m->run_starting = -1;
+	json_decref(c->rpc_id);
+	json_decref(c->args);
+	json_decref(c->token);
+	json_decref(c->refusals);
+	memset(c, 0, sizeof(*c));
+}
+
+/* ---- the worker ---- */
+
+static void to_worker(struct hx_mcp *m, json_t *msg)
+{
+	char *s = json_dumps(msg, JSON_COMPACT);
+	int e = s ? hx_lines_write(&m->wk, s, strlen(s)) : -ENOMEM;
+
+	free(s);
+	json_decref(msg);
+	if (e)
+		hx_say("mcp: the worker cannot be written to: %s",
+		       strerror(-e));
+	else if (hx_lines_pending(&m->wk) && !m->wk_out_watched) {
+		hx_server_del(m->srv, &m->wk_src);
+		if (!hx_server_add(m->srv, &m->wk_src, EPOLLIN | EPOLLOUT))
+			m->wk_out_watched = true;
+	}
+}
+
+static void send_call(struct hx_mcp *m, struct hx_call *c)
+{
+	c->state = HX_CALL_SENT;
+	to_worker(m, json_pack("{s:I,s:s,s:O}", "id", (json_int_t)c->n, "tool",
+			       c->tool->name, "args", c->args));
+}
+
+/* The oldest queued call of kind where. */
+static struct hx_call *oldest(struct hx_mcp *m, enum hx_tool_where where)
+{
+	struct hx_call *best = NULL;
+
+	for (size_t i = 0; i < HX_MCP_CALLS; i++) {
+		struct hx_call *c = &m->calls[i];
+
+		if (c->state == HX_CALL_QUEUED && c->tool->where == where &&
+		    (!best || c->n < best->n))
+			best = c;
+	}
+	return best;
+}
+
+/* One file call at the worker at a time, and one code_run between its
+ * sending and its start: then the worker's own records belong to the
+ * file call, and a child of the worker not yet announced to the
+ * code_run being started (hx_mcp_call_of). */
+static void pump(struct hx_mcp *m)
+{
+	struct hx_call *c;
+
+	if (m->worker_gone || m->told_exit || !m->worker_ready)
+		return;
+	if (m->file_busy < 0 && (c = oldest(m, HX_TOOL_FILE))) {
+		m->file_busy = index_of(m, c);
+		send_call(m, c);
+	}
+	if (m->run_starting < 0 && (c = oldest(m, HX_TOOL_RUN))) {
+		m->run_starting = index_of(m, c);
+		send_call(m, c);
+	}
+}
+
+/* ---- linking and refusals ---- */
+
+/* Up the parent links, which a process cannot forge: an orphan is
+ * harness-exec's (the subreaper), and ends the walk unlinked. */
+static struct hx_call *walk(struct hx_mcp *m, pid_t pid, bool *gone)
+{
+	pid_t p = pid;
+
+	*gone = false;
+	for (int d = 0; p > 1 && d < ANCESTORS_MAX; d++) {
+		for (size_t i = 0; i < HX_MCP_CALLS; i++)
+			if (m->calls[i].state == HX_CALL_RUNNING &&
+			    m->calls[i].pid == p)
+				return &m->calls[i];
+		if (p == m->o.worker)
+			return m->run_starting >= 0 ? &m->calls[m->run_starting]
+						    : NULL;
+		p = hx_proc_ppid(p);
+		*gone = !p && !d;
+	}
+	return NULL;
+}
+
+const char *hx_mcp_call_of(void *arg, pid_t pid)
+{
+	struct hx_mcp *m = arg;
+	bool runs = m->run_starting >= 0, gone;
+	struct hx_call *c;
+	size_t slot = (size_t)pid % HX_MCP_LINKED;
+
+	if (pid == m->o.worker)
+		return m->file_busy >= 0 ? m->calls[m->file_busy].id : NULL;
+	for (size_t i = 0; i < HX_MCP_CALLS && !runs; i++)
+		runs = m->calls[i].state == HX_CALL_RUNNING;
+	if (!runs)
+		return NULL;
+	c = walk(m, pid, &gone);
+	/* A process already gone (its process_exit): the call its last
+	 * record was linked to, while that call lasts. */
+	if (!c && gone && m->linked[slot].pid == pid)
+		c = by_n(m, m->linked[slot].n);
+	if (c) {
+		m->linked[slot].pid = pid;
+		m->linked[slot].n = c->n;
+	}
+	return c ? c->id : NULL;
+}
+
+static struct hx_call *by_id(struct hx_mcp *m, const char *id)
+{
+	for (size_t i = 0; id && i < HX_MCP_CALLS; i++)
+		if (m->calls[i].state != HX_CALL_FREE &&
+		    !strcmp(m->calls[i].id, id))
+			return &m->calls[i];
+	return NULL;
+}
+
+void hx_mcp_observe(void *arg, json_t *rec, uint64_t seq)
+{
+	struct hx_mcp *m = arg;
+	struct hx_call *c = by_id(m, hx_record_field(rec, "call_id"));
+	const char *v = hx_record_field(rec, "verdict");
+
+	if (c && strcmp(hx_record_field(rec, "event"), "tool_call") &&
+	    (!strcmp(v, "deny") || !strcmp(v, "ask"))) {
+		if (!c->refusals)
+			c->refusals = json_array();
+		if (json_array_size(c->refusals) < HX_MCP_REFUSALS)
+			json_array_append_new(
+			    c->refusals,
+			    hx_mcp_refusal_of(rec, (json_int_t)seq));
+	}
+	if (m->prev_observe)
+		m->prev_observe(m->prev_arg, rec, seq);
+}
+
+/* ---- the end of a call ---- */
+
+static void finish(struct hx_mcp *m, struct hx_call *c, json_t *result,
+		   json_t *error, const char *outcome)
+{
+	struct hx_mcp_end e = {
+	    .tool = c->tool,
+	    .call_id = c->id,
+	    .args = c->args,
+	    .d = &c->d,
+	    .result = result,
+	    .error = error,
+	    .outcome = outcome,
+	    .refusals = c->refusals,
+	    .t0 = &c->t0,
+	    .mode = m->pl->mode,
+	    .redact = m->pl->redact,
+	    .max_output = m->o.max_output,
+	};
+	json_t *res = NULL;
+
+	hx_mcp_record_call(m->pl, &e);
+	if (!c->cancelled && c->rpc_id && (res = hx_mcp_result(&e)))
+		hx_mcp_reply(m, c->rpc_id, res);
+	release(m, c);
+	pump(m);
+}
+
+static void kill_run(struct hx_call *c)
+{
+	static struct hx_proc d[KILL_MAX];
+	struct hx_procstat st;
+	size_t n;
+
+	if (c->pid <= 0 || hx_proc_stat(c->pid, &st))
+		return;
+	/* Its descendants by parent links (setsid or a new group does not
+	 * take one out), then its group, then itself. */
+	for (int round = 0; round < 3; round++) {
+		n = hx_proc_descendants(c->pid, d, KILL_MAX);
+		for (size_t i = 0; i < n; i++)
+			hx_proc_signal(&d[i], SIGKILL);
+		if (!n)
+			break;
+	}
+	kill(-c->pid, SIGKILL);
+	kill(c->pid, SIGKILL);
+}
+
+void hx_mcp_cancel(struct hx_mcp *m, json_t *id)
+{
+	for (size_t i = 0; id && i < HX_MCP_CALLS; i++) {
+		struct hx_call *c = &m->calls[i];
+
+		if (c->state == HX_CALL_FREE || !c->rpc_id ||
+		    !json_equal(c->rpc_id, id) || c->cancelled)
+			continue;
+		c->cancelled = true;
+		if (c->state == HX_CALL_QUEUED) {
+			finish(m, c, NULL, NULL, "cancelled");
+			return;
+		}
+		kill_run(c);
+		to_worker(m, json_pack("{s:I}", "cancel", (json_int_t)c->n));
+		return;
+	}
+}
+
+void hx_mcp_end_calls(struct hx_mcp *m, const char *why)
+{
+	for (size_t i = 0; i < HX_MCP_CALLS; i++) {
+		struct hx_call *c = &m->calls[i];
+
+		if (c->state == HX_CALL_FREE)
+			continue;
+		c->cancelled = true; /* nobody to answer */
+		if (c->state == HX_CALL_QUEUED)
+			finish(m, c, NULL,
+			       json_pack("{s:s,s:s}", "errno", "ECANCELED",
+					 "message", why),
+			       "ended");
+		else
+			kill_run(c);
+	}
+	if (!m->told_exit && !m->worker_gone) {
+		m->told_exit = true;
+		to_worker(m, json_pack("{s:b}", "exit", 1));
+	}
+}
+
+void hx_mcp_worker_gone(struct hx_mcp *m)
+{
+	if (!m->worker_gone) {
+		m->worker_gone = true;
+		hx_server_del(m->srv, &m->wk_src);
+	}
+	for (size_t i = 0; i < HX_MCP_CALLS; i++)
+		if (m->calls[i].state != HX_CALL_FREE)
+			finish(m, &m->calls[i], NULL,
+			       json_pack("{s:s,s:s}", "errno", "ECHILD",
+					 "message",
+					 "the sandbox's worker ended before "
+					 "the call did"),
+			       "ended");
+}
+
+static void started(struct hx_mcp *m, struct hx_call *c, json_t *s)
+{
+	pid_t pid = (pid_t)json_integer_value(json_object_get(s, "pid"));
+
+	/* The worker's word, checked: its own child. */
+	if (c->tool->where != HX_TOOL_RUN || pid <= 1 ||
+	    hx_proc_ppid(pid) != m->o.worker) {
+		hx_say("mcp: the worker named pid %d for %s: not its child",
+		       (int)pid, c->id);
+		pid = 0;
+	}
+	c->pid = pid;
+	c->state = HX_CALL_RUNNING;
+	if (m->run_starting == index_of(m, c))
+		m->run_starting = -1;
+	if (c->cancelled)
+		kill_run(c);
+	pump(m);
+}
+
+static void progress(struct hx_mcp *m, struct hx_call *c, json_t *p)
+{
+	char msg[128];
+
+	if (!c->token || c->cancelled)
+		return;
+	snprintf(
+	    msg, sizeof(msg), "running %.1f s, %lld bytes of output",
+	    (double)json_integer_value(json_object_get(p, "elapsed_ms")) / 1e3,
+	    (long long)(json_integer_value(json_object_get(p, "stdout_bytes")) +
+			json_integer_value(
+			    json_object_get(p, "stderr_bytes"))));
+	c->progress += 1;
+	hx_mcp_notify(m, "notifications/progress",
+		      json_pack("{s:O,s:f,s:s}", "progressToken", c->token,
+				"progress", c->progress, "message", msg));
+}
+
+void hx_mcp_worker_line(struct hx_mcp *m, const char *line, size_t len)
+{
+	json_t *msg = json_loadb(line, len, 0, NULL), *x;
+	struct hx_call *c;
+
+	if (json_object_get(msg, "hello")) {
+		m->worker_ready = true;
+		pump(m);
+	}
+	if (!json_is_object(msg) || json_object_get(msg, "hello"))
+		goto out;
+	c = by_n(m,
+		 (unsigned long)json_integer_value(json_object_get(msg, "id")));
+	if (!c || c->state == HX_CALL_QUEUED) {
+		hx_say("mcp: the worker answered no call it has");
+		goto out;
+	}
+	if ((x = json_object_get(msg, "started")))
+		started(m, c, x);
+	else if ((x = json_object_get(msg, "progress")))
+		progress(m, c, x);
+	else if ((x = json_object_get(msg, "result")) && json_is_object(x))
+		finish(m, c, x, NULL, NULL);
+	else if ((x = json_object_get(msg, "error")) && json_is_object(x))
+		finish(m, c, NULL, x, NULL);
+out:
+	json_decref(msg);
+}
+
+/* ---- a new call ---- */
+
+/* The policy's word on the call, before it runs: the same rules as the
+ * system calls its work makes, on the path as given and as its
+ * symlinks lead from the worker's view. */
+static void judge(struct hx_mcp *m, struct hx_call *c)
+{
+	const char *path = hx_tool_path(c->tool, c->args);
+	const char *argv[4096];
+	char real[PATH_MAX];
+	struct hx_event ev = {.op = c->tool->op};
+	struct hx_decision d2;
+
+	c->d.verdict = HX_VERDICT_ALLOW;
+	c->d.category = c->tool->category;
+	c->d.rule = "harness:mcp";
+	if (c->tool->where == HX_TOOL_HERE)
+		return;
+	if (c->tool->where == HX_TOOL_RUN) {
+		ev.argc = hx_tool_run_argv(c->args, argv, 4096);
+		ev.argv = argv;
+		ev.path = argv[0];
+		ev.cwd = json_string_value(json_object_get(c->args, "cwd"));
+		hx_policy_decide(m->pl->policy, &ev, &c->d);
+		return;
+	}
+	ev.path = path;
+	hx_policy_decide(m->pl->policy, &ev, &c->d);
+	if (c->d.verdict == HX_VERDICT_DENY ||
+	    hx_path_resolve(m->o.worker, 0, path, true, real, sizeof(real)) ||
+	    !strcmp(real, path))
+		return;
+	ev.path = real;
+	hx_policy_decide(m->pl->policy, &ev, &d2);
+	if (d2.verdict > c->d.verdict)
+		c->d = d2;
+}
+
+static bool refused(const struct hx_mcp *m, const struct hx_call *c)
+{
+	return c->d.verdict == HX_VERDICT_DENY &&
+	       (m->pl->mode == HX_MODE_ENFORCE ||
+		!strncmp(c->d.rule, "harness:", 8));
+}
+
+void hx_mcp_call(struct hx_mcp *m, json_t *id, json_t *params)
+{
+	const char *name = json_string_value(json_object_get(params, "name"));
+	json_t *args = json_object_get(params, "arguments");
+	json_t *meta = json_object_get(params, "_meta");
+	const struct hx_tool *t = name ? hx_tool_find(name) : NULL;
+	struct hx_call *c;
+	const char *over;
+	char err[512];
+	json_t *prepared;
+
+	if (!t) {
+		hx_mcp_error(m, id, -32602,
+			     name ? "unknown tool" : "no tool name",
+			     name ? json_pack("{s:s}", "tool", name) : NULL);
+		return;
+	}
+	if (!args)
+		args = json_object();
+	else
+		json_incref(args);
+	if (!hx_tool_prepare(t, args, m->project, &prepared, err,
+			     sizeof(err))) {
+		hx_mcp_error(m, id, -32602, err,
+			     json_pack("{s:s}", "tool", name));
+		json_decref(args);
+		return;
+	}
+	json_decref(args);
+	if ((over = over_quota(m, t)) || !(c = new_call(m))) {
+		snprintf(err, sizeof(err),
+			 "quota: too many %s calls (%s); wait and retry", name,
+			 over ? over : "at once, all tools");
+		hx_mcp_error(m, id, -32000, err,
+			     json_pack("{s:s,s:s}", "tool", name, "quota",
+				       over ? over : "calls at once"));
+		hx_mcp_record_quota(m->pl, t, over ? over : "calls at once");
+		json_decref(prepared);
+		return;
+	}
+	c->state = HX_CALL_QUEUED + 100; /* counted, not queued yet */
+	quota_of(m, t)->running++;
+	c->rpc_id = json_incref(id);
+	c->tool = t;
+	c->args = prepared;
+	c->token = json_incref(json_object_get(meta, "progressToken"));
+	judge(m, c);
+	if (t->where == HX_TOOL_HERE) {
+		c->state = HX_CALL_SENT;
+		finish(m, c, hx_mcp_session_info(m), NULL, NULL);
+	} else if (refused(m, c)) {
+		c->state = HX_CALL_SENT;
+		finish(m, c, NULL, NULL, "refused");
+	} else {
+		c->state = HX_CALL_QUEUED;
+		pump(m);
+	}
+}

@@ -1,0 +1,107 @@
+/* harness-mcp's front, shared by its files: front.c (the client's
+ * JSON-RPC), rpc.c (what it is sent), calls.c (the calls: the worker's
+ * protocol, linking, records), info.c (session_info). Internal. */
+#ifndef HX_MCP_FRONT_INT_H
+#define HX_MCP_FRONT_INT_H
+
+#include <limits.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <time.h>
+
+#include "policy/policy.h"
+#include "supervisor/mcp/front.h"
+#include "supervisor/mcp/lines.h"
+#include "supervisor/mcp/tools.h"
+#include "supervisor/server.h"
+
+struct json_t;
+
+#define HX_MCP_CALLS	64 /* calls at once, all tools */
+#define HX_MCP_REFUSALS 16 /* of one call's, kept for its result */
+#define HX_MCP_TOOLS	8
+#define HX_MCP_LINKED	1024
+
+enum hx_call_state {
+	HX_CALL_FREE = 0,
+	HX_CALL_QUEUED,	 /* waits for the worker */
+	HX_CALL_SENT,	 /* the worker has it */
+	HX_CALL_RUNNING, /* code_run: its process started */
+};
+
+struct hx_call {
+	enum hx_call_state state;
+	struct json_t *rpc_id; /* the client's id */
+	const struct hx_tool *tool;
+	struct json_t *args;  /* prepared (tools.h) */
+	struct json_t *token; /* progressToken, or NULL */
+	unsigned long n;      /* ours, the worker's id */
+	char id[24];	      /* "mcp-N": call_id in every record */
+	pid_t pid;	      /* code_run's process */
+	struct timespec t0;
+	struct hx_decision d; /* the policy's word before it ran */
+	bool cancelled;	      /* by the client: no reply */
+	double progress;
+	struct json_t *refusals; /* the kernel's and shim's, of its work */
+};
+
+struct hx_quota {
+	uint64_t *stamps; /* the last per_minute calls' times, a ring */
+	size_t n, at;
+	unsigned per_minute, concurrent, running;
+};
+
+struct hx_mcp {
+	struct hx_pipeline *pl;
+	struct hx_server *srv;
+	struct hx_mcp_opts o;
+	char project[PATH_MAX];
+	struct hx_lines cl, wk; /* the client's stdio, the worker's socket */
+	struct hx_source in_src, out_src, wk_src;
+	bool out_watched, wk_out_watched;
+	bool initialized, client_gone, worker_gone, told_exit;
+	const char *lost;  /* the client cannot be written to: why */
+	bool worker_ready; /* it said hello: its own start is behind it */
+	struct hx_call calls[HX_MCP_CALLS];
+	unsigned long next;
+	int file_busy;	  /* the file call the worker has, or -1 */
+	int run_starting; /* the code_run sent, not started yet, or -1 */
+	struct hx_quota q[HX_MCP_TOOLS];
+	/* the call each pid's last record was linked to: a process_exit
+	 * comes when /proc has no parent link to follow any more */
+	struct {
+		pid_t pid;
+		unsigned long n;
+	} linked[HX_MCP_LINKED];
+	void (*prev_observe)(void *arg, struct json_t *rec, uint64_t seq);
+	void *prev_arg;
+};
+
+/* ---- rpc.c ---- */
+/* Sends a JSON-RPC result or error (data may be NULL; taken). */
+void hx_mcp_reply(struct hx_mcp *m, struct json_t *id, struct json_t *result);
+void hx_mcp_error(struct hx_mcp *m, struct json_t *id, int code,
+		  const char *msg, struct json_t *data);
+/* A notification to the client (params taken). */
+void hx_mcp_notify(struct hx_mcp *m, const char *method, struct json_t *params);
+
+/* ---- calls.c ---- */
+/* tools/call: params checked, the call decided, queued or answered. */
+void hx_mcp_call(struct hx_mcp *m, struct json_t *id, struct json_t *params);
+/* notifications/cancelled of request id. */
+void hx_mcp_cancel(struct hx_mcp *m, struct json_t *id);
+/* What the worker said (one line); its end. */
+void hx_mcp_worker_line(struct hx_mcp *m, const char *line, size_t len);
+void hx_mcp_worker_gone(struct hx_mcp *m);
+/* The client is gone: every call is ended (recorded), the worker told
+ * to exit. */
+void hx_mcp_end_calls(struct hx_mcp *m, const char *why);
+/* pipeline's call_of and observe hooks. */
+const char *hx_mcp_call_of(void *arg, pid_t pid);
+void hx_mcp_observe(void *arg, struct json_t *rec, uint64_t seq);
+
+/* ---- info.c ---- */
+/* session_info's result. */
+struct json_t *hx_mcp_session_info(const struct hx_mcp *m);
+
+#endif
