@@ -191,12 +191,18 @@ $(PROMETHEUS):
 OTLP_DECODER := $(BUILD)/otlp/.installed
 $(OTLP_DECODER): tests/otlp/package-lock.json tests/otlp/package.json
 	@BUILD=$(BUILD) scripts/install-deps --otlp
+# The MCP TypeScript SDK's client and the inspector CLI (test_mcp.py).
+MCP_CLIENTS := $(BUILD)/mcp/.installed
+$(MCP_CLIENTS): tests/mcp/package-lock.json tests/mcp/package.json
+	@BUILD=$(BUILD) scripts/install-deps --mcp
 unit: $(UNIT_BINS)
 	@tests/run-unit $(UNIT_BINS)
 unit-bins: $(UNIT_BINS)
-integration: all $(HELPER_BINS) $(ESCAPE_BINS) $(PROMETHEUS) $(OTLP_DECODER)
+integration: all $(HELPER_BINS) $(ESCAPE_BINS) $(PROMETHEUS) $(OTLP_DECODER) \
+  $(MCP_CLIENTS)
 	@BUILD=$(BUILD) tests/run-integration
-test: lint all $(UNIT_BINS) $(HELPER_BINS) $(ESCAPE_BINS) $(PROMETHEUS) $(OTLP_DECODER) $(call agent_stamps,$(TEST_AGENTS))
+test: lint all $(UNIT_BINS) $(HELPER_BINS) $(ESCAPE_BINS) $(PROMETHEUS) \
+  $(OTLP_DECODER) $(MCP_CLIENTS) $(call agent_stamps,$(TEST_AGENTS))
 	@BUILD=$(BUILD) HX_AGENTS="$(TEST_AGENTS)" tests/run $(UNIT_BINS)
 
 # The checks that keep the tree as HACKING.md says, first in `make test`:

@@ -255,6 +255,17 @@ empty:
 	return -EINVAL;
 }
 
+bool hx_options_takes_value(const char *a)
+{
+	for (size_t k = 0; k < NOPTS; k++)
+		if (opts[k].arg &&
+		    ((a[0] == '-' && a[1] == '-' && !strcmp(a + 2, opts[k].lng)) ||
+		     (a[0] == '-' && opts[k].shrt && a[1] == opts[k].shrt &&
+		      !a[2])))
+			return true;
+	return false;
+}
+
 int hx_options_parse(int argc, char *const *argv, struct hx_options *o,
 		     char *err, size_t errlen)
 {

@@ -61,6 +61,11 @@ struct hx_options {
 int hx_options_parse(int argc, char *const *argv, struct hx_options *o,
 		     char *err, size_t errlen);
 
+/* Whether argument a is an option whose value is the next argument
+ * ("--policy", "-p"; not "--policy=FILE"): for harness-mcp, which
+ * passes these on. */
+bool hx_options_takes_value(const char *a);
+
 /* "a.b.c.d:PORT" into *out; 0 or -EINVAL. */
 int hx_options_upstream(const char *s, struct sockaddr_in *out);
 

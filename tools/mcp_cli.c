@@ -112,6 +112,8 @@ int hx_mcp_cli_parse(int argc, char **argv, struct hx_mcp_cli *c,
 			return -EINVAL;
 		}
 		c->argv[n++] = argv[i];
+		if (hx_options_takes_value(argv[i]) && i + 1 < argc)
+			c->argv[n++] = argv[++i];
 	}
 	if (c->help || c->version)
 		return 0;

@@ -1,0 +1,302 @@
+"""harness-mcp (issue 15): real MCP clients (the official TypeScript SDK's
+Client and the inspector CLI, tests/mcp) drive harness-mcp, whose tools
+run in the session's sandbox. Every call is checked by the client against
+the tool's declared schemas, and its effects, results and audit records
+against what really happened: a refusal by the policy before the call,
+refusals by the kernel layers inside it (linked to the call by call_id),
+atomic patches, stale writes, a hostile client, a call flood, and the
+cancellation of a process tree."""
+
+import hashlib
+import json
+import os
+import select
+import subprocess
+import time
+
+from lib import BUILD, ROOT, Listener, check, read_log
+from test_default_policy import fake_home
+
+MCP = os.path.join(BUILD, "harness-mcp")
+CLIENT = os.path.join(ROOT, "tests", "mcp", "client.mjs")
+MODULES = os.path.join(BUILD, "mcp", "node_modules")
+INSPECTOR = os.path.join(MODULES, "@modelcontextprotocol", "inspector-cli", "build", "index.js")
+BUSYBOX_STATIC = "/bin/busybox"
+TOOLS = {"code_run", "file_read", "file_write", "file_patch", "list_dir", "search", "session_info"}
+
+
+def env_for(wd, home=None):
+    e = {k: v for k, v in os.environ.items() if k not in ("LD_PRELOAD", "HARNESS_SOCKET")}
+    e["XDG_STATE_HOME"] = wd.state
+    if home:
+        e["HOME"] = home
+    return e
+
+
+def mcp_argv(wd, extra=()):
+    log = os.path.join(wd.state, "audit-%d.jsonl" % len(os.listdir(wd.state)))
+    return [MCP, "--quiet", "--ask-timeout", "0", "--audit-log", log] + list(extra), log
+
+
+def sdk(wd, steps, extra=(), home=None, parallel=False):
+    """The SDK client through steps; returns (its output, the records)."""
+    argv, log = mcp_argv(wd, extra)
+    spec = os.path.join(wd.state, "scenario.json")
+    with open(spec, "w") as f:
+        json.dump({"command": argv, "cwd": wd.path, "env": env_for(wd, home),
+                   "steps": steps, "parallel": parallel}, f)
+    p = subprocess.run(["node", CLIENT, spec], capture_output=True, text=True, timeout=240,
+                       env=dict(os.environ, HX_MCP_MODULES=MODULES), cwd=wd.path)
+    check(p.returncode == 0, "client: %s %s" % (p.stdout[-2000:], p.stderr[-2000:]))
+    out = json.loads(p.stdout)
+    check(not out.get("fatal"), "client failed: %s\nserver: %s" % (out.get("fatal"), out.get("stderr")))
+    return out, read_log(log)
+
+
+def structured(step):
+    check("result" in step, "no result: %r" % step)
+    return step["result"].get("structuredContent")
+
+
+def ok(step):
+    check("result" in step and not step["result"].get("isError"), "call failed: %r" % step)
+    check(step["input_valid"], "the test's own arguments do not fit the schema: %r" % step)
+    return structured(step)
+
+
+def text(step):
+    return step["result"]["content"][0]["text"]
+
+
+def calls(recs):
+    return [r for r in recs if r.get("event") == "tool_call"]
+
+
+def verify(log_recs, wd):
+    check(log_recs and log_recs[-1]["event"] == "session_end", "session not ended")
+
+
+def test_sdk_lists_and_calls_each_tool(wd):
+    wd.file("src/a.c", "int a;\nint b;\nint c;\n")
+    wd.file("notes.txt", "one\ntwo\nthree\n")
+    patch = "--- a/src/a.c\n+++ b/src/a.c\n@@ -1,3 +1,3 @@\n int a;\n-int b;\n+long b;\n int c;\n"
+    steps = [
+        {"call": "session_info"},
+        {"call": "file_read", "args": {"path": "notes.txt", "start_line": 2, "end_line": 3}},
+        {"call": "file_write", "args": {"path": "new/out.txt", "content": "hello\n", "create_dirs": True,
+                                        "mode": "create"}},
+        {"call": "file_patch", "args": {"path": "src/a.c", "patch": patch}},
+        {"call": "file_patch", "args": {"path": "notes.txt", "edits": [{"search": "two", "replace": "2"}]}},
+        {"call": "list_dir", "args": {"path": ".", "depth": 2}},
+        {"call": "search", "args": {"path": ".", "glob": "**/*.c", "pattern": "long"}},
+        {"call": "code_run", "args": {"command": "echo $HX_T; pwd", "env": {"HX_T": "from-env"}}},
+        {"call": "code_run", "args": {"argv": ["python3", "-c", "import sys; print(sys.argv[1])", "x y"]}},
+        {"call": "code_run", "args": {"language": "python", "code": "print(6*7)"}},
+    ]
+    out, recs = sdk(wd, steps)
+    check({t["name"] for t in out["tools"]} == TOOLS, "tools: %r" % [t["name"] for t in out["tools"]])
+    for t in out["tools"]:
+        check(t.get("description") and t.get("inputSchema") and t.get("outputSchema") and
+              "readOnlyHint" in t.get("annotations", {}), "tool %s lacks a part" % t["name"])
+    s = [st for st in out["steps"]]
+    info = ok(s[0])
+    check(info["project"] == os.path.realpath(wd.path) or info["project"] == wd.path, "project %r" % info)
+    check(info["mode"] == "enforce" and any(d["rule"] == "ssh" for d in info["denied"]), "info %r" % info)
+    r = ok(s[1])
+    check(r["content"] == "two\nthree\n" and r["sha256"] == hashlib.sha256(b"one\ntwo\nthree\n").hexdigest(),
+          "file_read %r" % r)
+    ok(s[2])
+    check(open(os.path.join(wd.path, "new", "out.txt")).read() == "hello\n", "file_write did not write")
+    ok(s[3])
+    check(open(os.path.join(wd.path, "src", "a.c")).read() == "int a;\nlong b;\nint c;\n", "patch not applied")
+    ok(s[4])
+    check(open(os.path.join(wd.path, "notes.txt")).read() == "one\n2\nthree\n", "edit not applied")
+    names = {e["path"] for e in ok(s[5])["entries"]}
+    check({"src", "src/a.c", "new/out.txt", "notes.txt"} <= names, "list_dir %r" % names)
+    m = ok(s[6])["matches"]
+    check(len(m) == 1 and m[0]["path"].endswith("a.c") and m[0]["line"] == 2, "search %r" % m)
+    r = ok(s[7])
+    check(r["exit_code"] == 0 and r["stdout"].split("\n")[0] == "from-env", "code_run %r" % r)
+    check(ok(s[8])["stdout"] == "x y\n", "argv run %r" % s[8])
+    check(ok(s[9])["stdout"] == "42\n", "python run %r" % s[9])
+    # One tool_call record a call, each its own call_id, and the work
+    # of each (the worker's writes, the commands' execs) linked to it.
+    tc = calls(recs)
+    check([r["tool"] for r in tc] == [st["call"] for st in steps], "records %r" % [r["tool"] for r in tc])
+    check(len({r["call_id"] for r in tc}) == len(tc) and all(r["outcome"] == "ok" for r in tc), "ids %r" % tc)
+    write_id = tc[2]["call_id"]
+    check(any(r.get("call_id") == write_id and r["event"] != "tool_call" and
+              "out.txt" in json.dumps(r.get("args", {})) for r in recs), "file_write's own records unlinked")
+    run_id = tc[7]["call_id"]
+    check(any(r.get("call_id") == run_id and r.get("category") == "exec" and r["event"] != "tool_call"
+              for r in recs), "code_run's exec unlinked")
+    check("hello" not in json.dumps(tc[2]), "a file's content in the record")
+    verify(recs, wd)
+
+
+def test_code_run_refusals_in_the_kernel_linked_to_the_call(wd):
+    home = fake_home(wd)
+    key = os.path.join(home, ".ssh", "id_rsa")
+    outside = os.path.join(os.path.dirname(wd.path), os.path.basename(wd.path) + "-outside")
+    lst = Listener(ports=range(21000, 22000))
+    try:
+        script = ("%s cat %s; %s sh -c 'echo pwned > %s'; %s nc -w 1 127.0.0.1 %d </dev/null; echo done"
+                  % (BUSYBOX_STATIC, key, BUSYBOX_STATIC, outside, BUSYBOX_STATIC, lst.port))
+        out, recs = sdk(wd, [{"call": "code_run", "args": {"command": script}},
+                             {"call": "file_read", "args": {"path": key}}], home=home)
+    finally:
+        lst.close()
+    r = ok(out["steps"][0])
+    check("PRIVATE-KEY" not in r["stdout"] and r["stdout"].endswith("done\n"), "code_run %r" % r)
+    check(not os.path.exists(outside), "the write outside the roots happened")
+    check(lst.accepted == 0, "the denied connect reached the listener")
+    cid = calls(recs)[0]["call_id"]
+    linked = [x for x in recs if x.get("call_id") == cid and x["event"] != "tool_call"]
+    refused = [x for x in linked if x.get("verdict") == "deny"]
+    rules = {x.get("rule") for x in refused}
+    check("ssh" in rules, "the key's refusal not linked: %r" % [(x["event"], x.get("rule")) for x in linked])
+    check(any(x.get("category") == "file_write" for x in refused), "write refusal not linked: %r" % rules)
+    check(any(x.get("category") == "net_connect" for x in refused), "connect refusal not linked: %r" % rules)
+    check(all(x.get("layer") in ("kernel", "landlock") for x in refused if x.get("exe", "").endswith("busybox")),
+          "a static program's refusals must be the kernel's: %r" % refused)
+    check({x["rule"] for x in r.get("refusals", [])} >= {"ssh"}, "result's refusals %r" % r.get("refusals"))
+    # file_read of the same key: refused before it runs, by the same rule
+    st = out["steps"][1]
+    check(st["result"]["isError"] and "rule ssh" in text(st), "file_read of the key: %r" % st)
+    tc = calls(recs)[1]
+    check(tc["verdict"] == "deny" and tc["rule"] == "ssh" and tc["outcome"] == "refused", "record %r" % tc)
+
+
+def test_patch_is_atomic_and_stale_writes_refused(wd):
+    wd.file("f.txt", "a\nb\nc\nd\n")
+    good = "@@ -1,2 +1,2 @@\n-a\n+A\n b\n"
+    bad = "@@ -3,2 +3,2 @@\n-x\n+X\n d\n"
+    old_sha = hashlib.sha256(b"a\nb\nc\nd\n").hexdigest()
+    steps = [
+        {"call": "file_patch", "args": {"path": "f.txt", "patch": good + bad}},
+        {"call": "file_patch", "args": {"path": "f.txt", "edits": [{"search": "b", "replace": "B"},
+                                                                   {"search": "zzz", "replace": "Z"}]}},
+        {"call": "file_write", "args": {"path": "f.txt", "content": "new\n", "expected_sha256": old_sha}},
+        {"call": "file_write", "args": {"path": "f.txt", "content": "newer\n", "expected_sha256": "0" * 64}},
+    ]
+    out, recs = sdk(wd, steps)
+    s = out["steps"]
+    check(s[0]["result"]["isError"] and "hunk 2" in text(s[0]), "failing hunk not named: %r" % s[0])
+    check(s[1]["result"]["isError"] and "2" in text(s[1]), "failing edit not named: %r" % s[1])
+    ok(s[2])
+    check(s[3]["result"]["isError"] and "ESTALE" in text(s[3]), "stale write not refused: %r" % s[3])
+    check(open(os.path.join(wd.path, "f.txt")).read() == "new\n", "the file: %r" % open(
+        os.path.join(wd.path, "f.txt")).read())
+    check([r["outcome"] for r in calls(recs)] == ["error", "error", "ok", "error"], "outcomes")
+
+
+class Raw:
+    """harness-mcp driven by hand: what no SDK would send."""
+
+    def __init__(self, wd, extra=()):
+        argv, self.log = mcp_argv(wd, extra)
+        self.p = subprocess.Popen(argv, cwd=wd.path, env=env_for(wd), stdin=subprocess.PIPE,
+                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        self.buf = b""
+        self.send({"jsonrpc": "2.0", "id": 0, "method": "initialize",
+                   "params": {"protocolVersion": "2025-11-25", "capabilities": {},
+                              "clientInfo": {"name": "raw", "version": "0"}}})
+        check(self.recv()["id"] == 0, "initialize")
+
+    def write(self, data):
+        self.p.stdin.write(data)
+        self.p.stdin.flush()
+
+    def send(self, msg):
+        self.write(json.dumps(msg).encode() + b"\n")
+
+    def recv(self, timeout=30):
+        end = time.monotonic() + timeout
+        while b"\n" not in self.buf:
+            left = end - time.monotonic()
+            check(left > 0, "no answer from harness-mcp")
+            if select.select([self.p.stdout], [], [], left)[0]:
+                chunk = os.read(self.p.stdout.fileno(), 65536)
+                check(chunk, "harness-mcp closed its output")
+                self.buf += chunk
+        line, self.buf = self.buf.split(b"\n", 1)
+        return json.loads(line)
+
+    def call(self, i, name, args):
+        self.send({"jsonrpc": "2.0", "id": i, "method": "tools/call",
+                   "params": {"name": name, "arguments": args}})
+        return self.recv()
+
+    def close(self):
+        self.p.stdin.close()
+        self.p.wait(timeout=60)
+        return read_log(self.log)
+
+
+def test_hostile_client_gets_errors_and_the_server_serves_on(wd):
+    wd.file("a.txt", "A\n")
+    c = Raw(wd, ["--calls-per-minute", "5"])
+    c.write(b"{not json\n")
+    check(c.recv()["error"]["code"] == -32700, "parse error")
+    c.write(b'[{"jsonrpc":"2.0","id":1,"method":"ping"}]\n')
+    check(c.recv()["error"]["code"] == -32600, "batch")
+    c.send({"jsonrpc": "2.0", "id": 2, "method": "no/such"})
+    check(c.recv()["error"]["code"] == -32601, "unknown method")
+    c.write(b'{"jsonrpc":"2.0","id":3,"method":"ping","params":{"x":"' + b"A" * (41 << 20) + b'"}}\n')
+    check(c.recv()["error"]["code"] == -32600, "oversized message")
+    r = c.call(4, "file_read", {"path": "../../../etc/passwd"})
+    check(r["error"]["code"] == -32602 and "climb" in r["error"]["message"], "traversal %r" % r)
+    r = c.call(5, "file_read", {"path": "a.txt\u0000/etc/passwd"})
+    check(r["error"]["code"] == -32602 and "NUL" in r["error"]["message"], "NUL %r" % r)
+    r = c.call(6, "file_read", {"path": 7})
+    check(r["error"]["code"] == -32602, "schema %r" % r)
+    r = c.call(7, "no_such_tool", {})
+    check(r["error"]["code"] == -32602, "unknown tool %r" % r)
+    got = [c.call(10 + i, "file_read", {"path": "a.txt"}) for i in range(8)]
+    served = [g for g in got if "result" in g]
+    flood = [g for g in got if "error" in g]
+    check(len(served) == 5 and len(flood) == 3 and all(g["error"]["code"] == -32000 for g in flood),
+          "quota: %d served, %r" % (len(served), flood[:1]))
+    r = c.call(30, "session_info", {})
+    check("result" in r and not r["result"]["isError"], "the server stopped serving: %r" % r)
+    recs = c.close()
+    check(c.p.returncode == 0, "exit %s" % c.p.returncode)
+    check(any(r.get("rule") == "harness:mcp-quota" for r in recs), "quota refusals unrecorded")
+
+
+def test_cancel_kills_the_process_tree(wd):
+    # A tree with a child in a session of its own (setsid: out of the
+    # group) under a shell; the next call looks for them from inside
+    # the session, which still runs (at its end everything dies anyway).
+    marker = "hx-mcp-cancel-%dx" % os.getpid()
+    code = ("import subprocess, sys, time\n"
+            "c = [sys.executable, '-c', 'import time; time.sleep(300)', '%s']\n"
+            "subprocess.Popen(c, start_new_session=True)\n"
+            "subprocess.Popen(c)\n"
+            "time.sleep(300)\n" % marker)
+    steps = [{"call": "code_run", "args": {"language": "python", "code": code, "timeout_ms": 600000},
+              "cancel_after_ms": 2000, "progress": True},
+             {"call": "code_run", "args": {"command": "sleep 0.5; pgrep -f 'hx-mcp-cancel-[0-9]+x' || echo none"}}]
+    out, recs = sdk(wd, steps)
+    s = out["steps"]
+    check("error" in s[0] and "cancel" in s[0]["error"]["message"].lower(), "not cancelled: %r" % s[0])
+    check(ok(s[1])["stdout"] == "none\n", "processes of the cancelled call live on: %r" % s[1])
+    tc = calls(recs)[0]
+    check(tc["outcome"] == "cancelled", "record %r" % tc)
+    started = [r for r in recs if r.get("call_id") == tc["call_id"] and r["event"] == "process_start"]
+    check(len(started) >= 3, "the tree's processes were not linked to the call: %d" % len(started))
+
+
+def test_inspector_cli_lists_and_calls(wd):
+    wd.file("hello.txt", "hi there\n")
+    argv, log = mcp_argv(wd)
+    base = ["node", INSPECTOR] + argv
+    e = dict(env_for(wd))
+    p = subprocess.run(base + ["--method", "tools/list"], capture_output=True, text=True, timeout=120,
+                       cwd=wd.path, env=e)
+    check(p.returncode == 0, "inspector tools/list: %s %s" % (p.stdout[-1500:], p.stderr[-1500:]))
+    check({t["name"] for t in json.loads(p.stdout)["tools"]} == TOOLS, "inspector's list")
+    p = subprocess.run(base + ["--method", "tools/call", "--tool-name", "file_read", "--tool-arg",
+                               "path=hello.txt"], capture_output=True, text=True, timeout=120, cwd=wd.path, env=e)
+    check(p.returncode == 0, "inspector tools/call: %s %s" % (p.stdout[-1500:], p.stderr[-1500:]))
+    check(json.loads(p.stdout)["structuredContent"]["content"] == "hi there\n", "inspector's call %s" % p.stdout)
