@@ -41,6 +41,9 @@ SHIM_SRCS := $(wildcard shim/*.c)
 SHIM_CORE_SRCS := $(filter-out shim/interpose_%.c,$(SHIM_SRCS))
 # The CLI halves of the tools, next to their mains.
 CLI_SRCS := $(filter-out tools/harness-%.c,$(wildcard tools/*.c))
+# harness-mcp-worker's logic (it runs in the sandbox as the agent):
+# jansson and nettle only, no libseccomp, libgit2 or libyaml.
+MCPWORK_SRCS := $(wildcard tools/mcpwork/*.c)
 TOOLS := harness-exec harness-policy harness-audit
 UNIT_SRCS := $(wildcard tests/unit/test_*.c)
 HELPER_SRCS := $(wildcard tests/helpers/*.c)
@@ -51,6 +54,7 @@ shimobj = $(patsubst %.c,$(BUILD)/shim-obj/%.o,$(1))
 LIB_POLICY := $(BUILD)/libhxpolicy.a
 LIB_COMMON := $(BUILD)/libhxcommon.a
 LIB_CLI := $(BUILD)/libhxcli.a
+LIB_MCPWORK := $(BUILD)/libhxmcpwork.a
 LIB_SUP := $(BUILD)/libhxsupervisor.a
 LIB_GIT := $(BUILD)/libhxgit.a
 GIT_SO := $(BUILD)/libharness-git.so
@@ -67,7 +71,7 @@ DEPS_OK := $(BUILD)/.deps-ok
 .PHONY: all run test unit unit-bins integration asan bench fuzz soak clean \
 	install-deps format format-check agents test-agents lint clang-check \
 	layout-check
-all: $(BINS) $(SHIM_SO) $(GIT_SO)
+all: $(BINS) $(SHIM_SO) $(GIT_SO) $(BUILD)/harness-mcp-worker
 
 # Install the Debian packages when a library or a test program is missing.
 $(DEPS_OK): scripts/install-deps
@@ -113,6 +117,8 @@ $(LIB_COMMON): $(call obj,$(COMMON_SRCS))
 	rm -f $@ && $(AR) rcs $@ $^
 $(LIB_CLI): $(call obj,$(CLI_SRCS))
 	rm -f $@ && $(AR) rcs $@ $^
+$(LIB_MCPWORK): $(call obj,$(MCPWORK_SRCS))
+	rm -f $@ && $(AR) rcs $@ $^
 $(LIB_SUP): $(call obj,$(SUP_SRCS))
 	rm -f $@ && $(AR) rcs $@ $^
 $(LIB_GIT): $(call obj,$(GIT_SRCS))
@@ -131,6 +137,11 @@ $(BUILD)/harness-exec: $(BUILD)/obj/tools/harness-exec.o \
   $(call obj,$(GITPLUGIN_SRC)) $(HOST_LIBS)
 	$(CC) $(SAN) -Wl,--as-needed -o $@ $(filter %.o,$^) $(HOST_LIBS) \
 	  $(PKG_LIBS) -ldl -lpthread
+# The worker runs inside the sandbox: the libraries it needs and no more.
+$(BUILD)/harness-mcp-worker: $(BUILD)/obj/tools/harness-mcp-worker.o \
+  $(LIB_MCPWORK) $(LIB_COMMON)
+	$(CC) $(SAN) -Wl,--as-needed -o $@ $< $(LIB_MCPWORK) $(LIB_COMMON) \
+	  $$(pkg-config --libs jansson nettle)
 # Calls go one way: the tools' CLI halves, then git, then the core.
 ALL_LIBS = $(LIB_CLI) $(LIB_GIT) $(HOST_LIBS)
 $(BUILD)/harness-%: $(BUILD)/obj/tools/harness-%.o $(LIB_CLI) $(LIB_GIT) $(HOST_LIBS)
@@ -144,9 +155,9 @@ $(GIT_SO): $(call obj,$(GIT_SRCS)) $(HOST_LIBS)
 	  -o $@ $(call obj,$(GIT_SRCS)) $(HOST_LIBS) $(PKG_LIBS) \
 	  $(GIT_LIBS) -lpthread
 
-$(BUILD)/tests/%: $(BUILD)/obj/tests/unit/%.o $(LIB_CLI) $(LIB_GIT) $(HOST_LIBS) $(LIB_SHIMCORE)
+$(BUILD)/tests/%: $(BUILD)/obj/tests/unit/%.o $(LIB_MCPWORK) $(LIB_CLI) $(LIB_GIT) $(HOST_LIBS) $(LIB_SHIMCORE)
 	@mkdir -p $(@D)
-	$(CC) $(SAN) -o $@ $< $(ALL_LIBS) $(LIB_SHIMCORE) $(PKG_LIBS) \
+	$(CC) $(SAN) -o $@ $< $(LIB_MCPWORK) $(ALL_LIBS) $(LIB_SHIMCORE) $(PKG_LIBS) \
 	  $(GIT_LIBS) $$(pkg-config --libs check) -lunwind -ldl -lpthread
 
 # Programs that run under the harness: never sanitized (ASan makes
