@@ -246,6 +246,13 @@ static void free_hunks(struct hunk *hs, size_t n)
 	free(hs);
 }
 
+/* A "--- a/f" or "+++ b/f" line: a second file's headers. */
+static bool is_header(const struct line *l)
+{
+	return l->len >= 4 &&
+	       (!memcmp(l->p, "--- ", 4) || !memcmp(l->p, "+++ ", 4));
+}
+
 /* Every hunk of the diff, in order; lines before the first ignored. */
 static int parse_diff(const struct lines *d, struct hunk **out, size_t *nh,
 		      struct hx_mw_patch_fail *f)
@@ -262,6 +269,15 @@ static int parse_diff(const struct lines *d, struct hunk **out, size_t *nh,
 		if (!l->len) { /* blank lines after the last hunk */
 			i++;
 			continue;
+		}
+		if (n && strchr(" +-", l->p[0]) && !is_header(l)) {
+			fail(f, (unsigned)n, 0,
+			     "hunk %zu: patch line %zu (\"%.*s\") is past "
+			     "the lines its header counts",
+			     n, i + 1, (int)(l->len < QUOTE ? l->len : QUOTE),
+			     l->p);
+			rc = -EINVAL;
+			goto out;
 		}
 		if (l->len < 2 || memcmp(l->p, "@@", 2)) {
 			fail(f, (unsigned)n, 0,
