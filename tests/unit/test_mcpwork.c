@@ -589,6 +589,7 @@ START_TEST(read_refusals)
 			      at("bin"), "max_bytes", "9"),
 			 -EINVAL);
 	a = json_pack("{s:s%}", "path", "/tmp/a\0b", (size_t)8);
+	json_decref(res);
 	ck_assert_int_eq(hx_mw_fileops_read(a, &res), -EINVAL);
 	ck_assert_ptr_nonnull(strstr(STR("message"), "NUL"));
 	json_decref(a);

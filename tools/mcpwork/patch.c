@@ -91,6 +91,8 @@ static int split(const char *p, size_t n, struct lines *ls)
 
 static int put(struct buf *b, const char *p, size_t n)
 {
+	if (!n)
+		return 0;
 	if (n > b->max || b->len > b->max - n)
 		return -EFBIG;
 	if (b->len + n > b->cap) {
@@ -108,6 +110,19 @@ static int put(struct buf *b, const char *p, size_t n)
 	memcpy(b->p + b->len, p, n);
 	b->len += n;
 	return 0;
+}
+
+/* A NUL after the content (not counted, allowed past max). */
+static int terminate(struct buf *b)
+{
+	int rc;
+
+	b->max++;
+	rc = put(b, "", 1);
+	b->max--;
+	if (!rc)
+		b->len--;
+	return rc;
 }
 
 /* A line written out; one that had no '\n' gets it once another
@@ -486,14 +501,8 @@ int hx_mw_patch_diff(const char *src, size_t n, const char *diff, size_t dn,
 		goto out;
 	if ((rc = parse_diff(&d, &hs, &nh, f)) < 0)
 		goto out;
-	if ((rc = apply(&s, hs, nh, &b, f)) < 0)
+	if ((rc = apply(&s, hs, nh, &b, f)) < 0 || (rc = terminate(&b)) < 0)
 		goto out;
-	if (!b.p)
-		b.p = malloc(1); /* an empty result is still a buffer */
-	if (!b.p) {
-		rc = -ENOMEM;
-		goto out;
-	}
 	*out = b.p;
 	*outn = b.len;
 	*hunks = (unsigned)nh;
@@ -601,10 +610,8 @@ int hx_mw_patch_edits(const char *src, size_t n,
 	for (k = 0; k < ne; k++)
 		if ((rc = edit_one(&cur, &e[k], (unsigned)k + 1, f)) < 0)
 			goto out;
-	if (!cur.p && !(cur.p = malloc(1))) {
-		rc = -ENOMEM;
+	if ((rc = terminate(&cur)) < 0)
 		goto out;
-	}
 	*out = cur.p;
 	*outn = cur.len;
 	cur.p = NULL;

@@ -22,8 +22,8 @@ struct hx_mw_patch_fail {
  * previous hunk was found, else at the nearest line where it matches
  * (earlier first on a tie), never before the end of the previous hunk,
  * as GNU patch does with fuzz 0. Returns 0 with *out (malloc'd, *outn
- * bytes, at most max) and *hunks; -EINVAL with *f filled when the
- * patch is malformed or a hunk does not apply; -EFBIG past max;
+ * bytes, at most max, and a NUL after them) and *hunks; -EINVAL with *f filled
+ * when the patch is malformed or a hunk does not apply; -EFBIG past max;
  * -ENOMEM. */
 int hx_mw_patch_diff(const char *src, size_t n, const char *diff, size_t dn,
 		     size_t max, char **out, size_t *outn, unsigned *hunks,
