@@ -249,6 +249,10 @@ START_TEST(peek_id_table)
 	ck_assert_int_eq(hx_mw_wire_peek_id("{\"id\":012,", 10, &id), -1);
 	ck_assert_int_eq(
 	    hx_mw_wire_peek_id("{\"id\":99999999999999999999,", 27, &id), -1);
+	ck_assert_int_eq(
+	    hx_mw_wire_peek_id("{\"id\":9223372036854775807,", 26, &id), 0);
+	ck_assert_int_eq(
+	    hx_mw_wire_peek_id("{\"id\":9223372036854775808,", 26, &id), -1);
 }
 END_TEST
 

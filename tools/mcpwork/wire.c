@@ -127,7 +127,9 @@ int hx_mw_wire_peek_id(const char *p, size_t n, uint64_t *id)
 			return -1; /* too big, or a leading zero */
 		v = v * 10 + (uint64_t)(*p - '0');
 	}
-	if (!digits || (p < end && *p != ',' && *p != '}' && *p != ' '))
+	/* Past jansson's integers no reply could carry the id back. */
+	if (!digits || v > INT64_MAX ||
+	    (p < end && *p != ',' && *p != '}' && *p != ' '))
 		return -1;
 	*id = v;
 	return 0;

@@ -32,7 +32,8 @@ void hx_mw_wire_framer_free(struct hx_mw_wire_framer *f);
 
 /* The id a line starts with, read without parsing the rest: `{"id":N`
  * (white space allowed), for a line too long or too broken to decode,
- * so that its error reply still reaches its caller. 0 and *id, or -1. */
+ * so that its error reply still reaches its caller. 0 and *id (below
+ * 2^63, as every id), or -1. */
 int hx_mw_wire_peek_id(const char *p, size_t n, uint64_t *id);
 
 enum hx_mw_msg_kind {
