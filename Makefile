@@ -234,9 +234,11 @@ bench: all $(HELPER_BINS) $(BENCH_BINS) agents
 
 FUZZ_TARGETS := $(patsubst tests/fuzz/%.c,$(BUILD)/fuzz/%,$(wildcard tests/fuzz/fuzz_*.c))
 # The pure parts the targets reach: common/, policy/, the DNS messages,
-# the redaction of records.
+# the redaction of records, harness-mcp-worker's decoders.
 FUZZ_SRCS := $(COMMON_SRCS) $(POLICY_SRCS) supervisor/dnsmsg.c \
-	$(wildcard supervisor/redact*.c) supervisor/fmt.c supervisor/export/logscan.c
+	$(wildcard supervisor/redact*.c) supervisor/fmt.c supervisor/export/logscan.c \
+	tools/mcpwork/wire.c tools/mcpwork/args.c tools/mcpwork/text.c \
+	tools/mcpwork/patch.c
 $(BUILD)/fuzz/%: tests/fuzz/%.c $(FUZZ_SRCS) $(POLICY_ASM) policy/default.yaml $(PROFILES_BLOB) | $(DEPS_OK)
 	@mkdir -p $(@D)
 	clang -std=gnu17 -g -O1 -I. -fsanitize=fuzzer,address,undefined \
