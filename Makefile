@@ -44,6 +44,9 @@ SHIM_SRCS := $(wildcard shim/*.c)
 SHIM_CORE_SRCS := $(filter-out shim/interpose_%.c,$(SHIM_SRCS))
 # The CLI halves of the tools, next to their mains.
 CLI_SRCS := $(filter-out tools/harness-%.c,$(wildcard tools/*.c))
+# harness-mcp-worker's logic (it runs in the sandbox as the agent):
+# jansson and nettle only, no libseccomp, libgit2 or libyaml.
+MCPWORK_SRCS := $(wildcard tools/mcpwork/*.c)
 TOOLS := harness-exec harness-policy harness-audit harness-mcp
 UNIT_SRCS := $(wildcard tests/unit/test_*.c)
 HELPER_SRCS := $(wildcard tests/helpers/*.c)
@@ -54,6 +57,7 @@ shimobj = $(patsubst %.c,$(BUILD)/shim-obj/%.o,$(1))
 LIB_POLICY := $(BUILD)/libhxpolicy.a
 LIB_COMMON := $(BUILD)/libhxcommon.a
 LIB_CLI := $(BUILD)/libhxcli.a
+LIB_MCPWORK := $(BUILD)/libhxmcpwork.a
 LIB_SUP := $(BUILD)/libhxsupervisor.a
 LIB_GIT := $(BUILD)/libhxgit.a
 GIT_SO := $(BUILD)/libharness-git.so
@@ -70,7 +74,7 @@ DEPS_OK := $(BUILD)/.deps-ok
 .PHONY: all run test unit unit-bins integration asan bench fuzz soak clean \
 	install-deps format format-check agents test-agents lint clang-check \
 	layout-check
-all: $(BINS) $(SHIM_SO) $(GIT_SO)
+all: $(BINS) $(SHIM_SO) $(GIT_SO) $(BUILD)/harness-mcp-worker
 
 # Install the Debian packages when a library or a test program is missing.
 $(DEPS_OK): scripts/install-deps
@@ -116,6 +120,8 @@ $(LIB_COMMON): $(call obj,$(COMMON_SRCS))
 	rm -f $@ && $(AR) rcs $@ $^
 $(LIB_CLI): $(call obj,$(CLI_SRCS))
 	rm -f $@ && $(AR) rcs $@ $^
+$(LIB_MCPWORK): $(call obj,$(MCPWORK_SRCS))
+	rm -f $@ && $(AR) rcs $@ $^
 $(BUILD)/obj/supervisor/mcp/tools_blob.o: supervisor/mcp/tools.json
 $(LIB_SUP): $(call obj,$(SUP_SRCS)) $(patsubst %.S,$(BUILD)/obj/%.o,$(MCP_ASM))
 	rm -f $@ && $(AR) rcs $@ $^
@@ -140,6 +146,11 @@ $(BUILD)/harness-mcp: $(BUILD)/obj/tools/harness-mcp.o \
   $(BUILD)/obj/tools/mcp_cli.o $(call obj,$(GITPLUGIN_SRC)) $(HOST_LIBS)
 	$(CC) $(SAN) -Wl,--as-needed -o $@ $(filter %.o,$^) $(HOST_LIBS) \
 	  $(PKG_LIBS) -ldl -lpthread
+# The worker runs inside the sandbox: the libraries it needs and no more.
+$(BUILD)/harness-mcp-worker: $(BUILD)/obj/tools/harness-mcp-worker.o \
+  $(LIB_MCPWORK) $(LIB_COMMON)
+	$(CC) $(SAN) -Wl,--as-needed -o $@ $< $(LIB_MCPWORK) $(LIB_COMMON) \
+	  $$(pkg-config --libs jansson nettle)
 # Calls go one way: the tools' CLI halves, then git, then the core.
 ALL_LIBS = $(LIB_CLI) $(LIB_GIT) $(HOST_LIBS)
 $(BUILD)/harness-%: $(BUILD)/obj/tools/harness-%.o $(LIB_CLI) $(LIB_GIT) $(HOST_LIBS)
@@ -153,9 +164,9 @@ $(GIT_SO): $(call obj,$(GIT_SRCS)) $(HOST_LIBS)
 	  -o $@ $(call obj,$(GIT_SRCS)) $(HOST_LIBS) $(PKG_LIBS) \
 	  $(GIT_LIBS) -lpthread
 
-$(BUILD)/tests/%: $(BUILD)/obj/tests/unit/%.o $(LIB_CLI) $(LIB_GIT) $(HOST_LIBS) $(LIB_SHIMCORE)
+$(BUILD)/tests/%: $(BUILD)/obj/tests/unit/%.o $(LIB_MCPWORK) $(LIB_CLI) $(LIB_GIT) $(HOST_LIBS) $(LIB_SHIMCORE)
 	@mkdir -p $(@D)
-	$(CC) $(SAN) -o $@ $< $(ALL_LIBS) $(LIB_SHIMCORE) $(PKG_LIBS) \
+	$(CC) $(SAN) -o $@ $< $(LIB_MCPWORK) $(ALL_LIBS) $(LIB_SHIMCORE) $(PKG_LIBS) \
 	  $(GIT_LIBS) $$(pkg-config --libs check) -lunwind -ldl -lpthread
 
 # Programs that run under the harness: never sanitized (ASan makes
@@ -238,9 +249,11 @@ bench: all $(HELPER_BINS) $(BENCH_BINS) agents
 
 FUZZ_TARGETS := $(patsubst tests/fuzz/%.c,$(BUILD)/fuzz/%,$(wildcard tests/fuzz/fuzz_*.c))
 # The pure parts the targets reach: common/, policy/, the DNS messages,
-# the redaction of records.
+# the redaction of records, harness-mcp-worker's decoders.
 FUZZ_SRCS := $(COMMON_SRCS) $(POLICY_SRCS) supervisor/dnsmsg.c \
-	$(wildcard supervisor/redact*.c) supervisor/fmt.c supervisor/export/logscan.c
+	$(wildcard supervisor/redact*.c) supervisor/fmt.c supervisor/export/logscan.c \
+	tools/mcpwork/wire.c tools/mcpwork/args.c tools/mcpwork/text.c \
+	tools/mcpwork/patch.c
 $(BUILD)/fuzz/%: tests/fuzz/%.c $(FUZZ_SRCS) $(POLICY_ASM) policy/default.yaml $(PROFILES_BLOB) | $(DEPS_OK)
 	@mkdir -p $(@D)
 	clang -std=gnu17 -g -O1 -I. -fsanitize=fuzzer,address,undefined \
