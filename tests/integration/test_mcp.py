@@ -14,8 +14,7 @@ import select
 import subprocess
 import time
 
-from lib import BUILD, ROOT, Listener, check, read_log
-from test_default_policy import fake_home
+from lib import BUILD, POLICIES, ROOT, Listener, check, read_log
 
 MCP = os.path.join(BUILD, "harness-mcp")
 CLIENT = os.path.join(ROOT, "tests", "mcp", "client.mjs")
@@ -135,36 +134,41 @@ def test_sdk_lists_and_calls_each_tool(wd):
 
 
 def test_code_run_refusals_in_the_kernel_linked_to_the_call(wd):
-    home = fake_home(wd)
-    key = os.path.join(home, ".ssh", "id_rsa")
+    # Static programs (no shim): only the kernel layers see their calls.
+    # The secret is inside the project, a write root (masked in the
+    # kernel); the write is outside every root; the port is denied.
+    key = os.path.join(wd.path, "secret", "key")
     outside = os.path.join(os.path.dirname(wd.path), os.path.basename(wd.path) + "-outside")
     lst = Listener(ports=range(21000, 22000))
     try:
         script = ("%s cat %s; %s sh -c 'echo pwned > %s'; %s nc -w 1 127.0.0.1 %d </dev/null; echo done"
                   % (BUSYBOX_STATIC, key, BUSYBOX_STATIC, outside, BUSYBOX_STATIC, lst.port))
         out, recs = sdk(wd, [{"call": "code_run", "args": {"command": script}},
-                             {"call": "file_read", "args": {"path": key}}], home=home)
+                             {"call": "file_read", "args": {"path": "secret/key"}}],
+                        extra=["--policy", os.path.join(POLICIES, "test.yaml")])
     finally:
         lst.close()
     r = ok(out["steps"][0])
-    check("PRIVATE-KEY" not in r["stdout"] and r["stdout"].endswith("done\n"), "code_run %r" % r)
+    check("TOP-SECRET" not in r["stdout"] and r["stdout"].endswith("done\n"), "code_run %r" % r)
     check(not os.path.exists(outside), "the write outside the roots happened")
     check(lst.accepted == 0, "the denied connect reached the listener")
     cid = calls(recs)[0]["call_id"]
     linked = [x for x in recs if x.get("call_id") == cid and x["event"] != "tool_call"]
     refused = [x for x in linked if x.get("verdict") == "deny"]
     rules = {x.get("rule") for x in refused}
-    check("ssh" in rules, "the key's refusal not linked: %r" % [(x["event"], x.get("rule")) for x in linked])
-    check(any(x.get("category") == "file_write" for x in refused), "write refusal not linked: %r" % rules)
-    check(any(x.get("category") == "net_connect" for x in refused), "connect refusal not linked: %r" % rules)
-    check(all(x.get("layer") in ("kernel", "landlock") for x in refused if x.get("exe", "").endswith("busybox")),
+    check({"test-secret", "default:file_write", "denied-ports"} <= rules,
+          "refusals linked to the call: %r" % [(x["event"], x.get("rule"), x.get("layer")) for x in linked])
+    check(all(x.get("layer") not in ("shim", "shim+kernel") for x in refused),
           "a static program's refusals must be the kernel's: %r" % refused)
-    check({x["rule"] for x in r.get("refusals", [])} >= {"ssh"}, "result's refusals %r" % r.get("refusals"))
+    check({x["rule"] for x in r.get("refusals", [])} >= {"test-secret", "denied-ports"},
+          "result's refusals %r" % r.get("refusals"))
     # file_read of the same key: refused before it runs, by the same rule
     st = out["steps"][1]
-    check(st["result"]["isError"] and "rule ssh" in text(st), "file_read of the key: %r" % st)
+    check(st["result"]["isError"] and "rule test-secret" in text(st), "file_read of the key: %r" % st)
     tc = calls(recs)[1]
-    check(tc["verdict"] == "deny" and tc["rule"] == "ssh" and tc["outcome"] == "refused", "record %r" % tc)
+    check(tc["verdict"] == "deny" and tc["rule"] == "test-secret" and tc["outcome"] == "refused", "record %r" % tc)
+    check(not [x for x in recs if x.get("call_id") == tc["call_id"] and x["event"] != "tool_call"],
+          "a refused call did work")
 
 
 def test_patch_is_atomic_and_stale_writes_refused(wd):
@@ -289,14 +293,25 @@ def test_cancel_kills_the_process_tree(wd):
 
 def test_inspector_cli_lists_and_calls(wd):
     wd.file("hello.txt", "hi there\n")
-    argv, log = mcp_argv(wd)
-    base = ["node", INSPECTOR] + argv
-    e = dict(env_for(wd))
-    p = subprocess.run(base + ["--method", "tools/list"], capture_output=True, text=True, timeout=120,
-                       cwd=wd.path, env=e)
-    check(p.returncode == 0, "inspector tools/list: %s %s" % (p.stdout[-1500:], p.stderr[-1500:]))
-    check({t["name"] for t in json.loads(p.stdout)["tools"]} == TOOLS, "inspector's list")
-    p = subprocess.run(base + ["--method", "tools/call", "--tool-name", "file_read", "--tool-arg",
-                               "path=hello.txt"], capture_output=True, text=True, timeout=120, cwd=wd.path, env=e)
-    check(p.returncode == 0, "inspector tools/call: %s %s" % (p.stdout[-1500:], p.stderr[-1500:]))
-    check(json.loads(p.stdout)["structuredContent"]["content"] == "hi there\n", "inspector's call %s" % p.stdout)
+    argv, log = mcp_argv(wd, ["--policy", os.path.join(POLICIES, "test.yaml")])
+    # The inspector finds its own package.json from its cwd (its
+    # build/): the server is started in the project by a shell.
+    server = ["/bin/sh", "-c", 'cd "$0" && exec "$@"', wd.path] + argv
+    here = os.path.dirname(INSPECTOR)
+
+    def inspector(*args):
+        p = subprocess.run(["node", INSPECTOR] + server + list(args), capture_output=True, text=True,
+                           timeout=120, cwd=here, env=env_for(wd))
+        check(p.returncode == 0, "inspector %r: %s %s" % (args, p.stdout[-1500:], p.stderr[-1500:]))
+        return json.loads(p.stdout)
+
+    check({t["name"] for t in inspector("--method", "tools/list")["tools"]} == TOOLS, "inspector's list")
+    r = inspector("--method", "tools/call", "--tool-name", "file_read", "--tool-arg", "path=hello.txt")
+    check(r["structuredContent"]["content"] == "hi there\n", "inspector's call %r" % r)
+    r = inspector("--method", "tools/call", "--tool-name", "code_run", "--tool-arg", "command=cat secret/key")
+    check(r["structuredContent"]["exit_code"] != 0 and "TOP-SECRET" not in r["structuredContent"]["stdout"],
+          "the project's secret read: %r" % r)
+    recs = read_log(log)  # three sessions, one log: the chain continues
+    check([c["tool"] for c in calls(recs)] == ["file_read", "code_run"], "records %r" % calls(recs))
+    check(any(x.get("rule") == "test-secret" and x.get("call_id") == calls(recs)[1]["call_id"] for x in recs),
+          "the refused read is not linked to its call")
