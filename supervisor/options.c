@@ -258,10 +258,10 @@ empty:
 bool hx_options_takes_value(const char *a)
 {
 	for (size_t k = 0; k < NOPTS; k++)
-		if (opts[k].arg &&
-		    ((a[0] == '-' && a[1] == '-' && !strcmp(a + 2, opts[k].lng)) ||
-		     (a[0] == '-' && opts[k].shrt && a[1] == opts[k].shrt &&
-		      !a[2])))
+		if (opts[k].arg && ((a[0] == '-' && a[1] == '-' &&
+				     !strcmp(a + 2, opts[k].lng)) ||
+				    (a[0] == '-' && opts[k].shrt &&
+				     a[1] == opts[k].shrt && !a[2])))
 			return true;
 	return false;
 }
