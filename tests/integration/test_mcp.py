@@ -14,7 +14,7 @@ import select
 import subprocess
 import time
 
-from lib import BUILD, POLICIES, ROOT, Listener, check, read_log
+from lib import BUILD, POLICIES, ROOT, Listener, Skip, check, read_log
 
 MCP = os.path.join(BUILD, "harness-mcp")
 CLIENT = os.path.join(ROOT, "tests", "mcp", "client.mjs")
@@ -32,14 +32,14 @@ def env_for(wd, home=None):
     return e
 
 
-def mcp_argv(wd, extra=()):
+def mcp_argv(wd, extra=(), command=MCP):
     log = os.path.join(wd.state, "audit-%d.jsonl" % len(os.listdir(wd.state)))
-    return [MCP, "--quiet", "--ask-timeout", "0", "--audit-log", log] + list(extra), log
+    return [command, "--quiet", "--ask-timeout", "0", "--audit-log", log] + list(extra), log
 
 
-def sdk(wd, steps, extra=(), home=None, parallel=False):
+def sdk(wd, steps, extra=(), home=None, parallel=False, command=MCP):
     """The SDK client through steps; returns (its output, the records)."""
-    argv, log = mcp_argv(wd, extra)
+    argv, log = mcp_argv(wd, extra, command)
     spec = os.path.join(wd.state, "scenario.json")
     with open(spec, "w") as f:
         json.dump({"command": argv, "cwd": wd.path, "env": env_for(wd, home),
@@ -315,3 +315,31 @@ def test_inspector_cli_lists_and_calls(wd):
     check([c["tool"] for c in calls(recs)] == ["file_read", "code_run"], "records %r" % calls(recs))
     check(any(x.get("rule") == "test-secret" and x.get("call_id") == calls(recs)[1]["call_id"] for x in recs),
           "the refused read is not linked to its call")
+
+
+def test_codex_registers_it_and_what_it_wrote_serves(wd):
+    # `codex mcp add` (offline: it writes ~/.codex/config.toml), then the
+    # server as Codex would start it from that file, through the SDK.
+    codex = os.path.join(BUILD, "agents", "codex", "node_modules", ".bin", "codex")
+    if not os.path.exists(codex):
+        if "codex" in os.environ.get("HX_AGENTS", "").split():
+            check(False, "codex is selected but not installed")
+        raise Skip("codex is not installed (make agents)")
+    home = os.path.join(wd.state, "home")
+    os.makedirs(os.path.join(home, ".codex"))
+    e = dict(env_for(wd), HOME=home, CODEX_HOME=os.path.join(home, ".codex"))
+    p = subprocess.run([codex, "mcp", "add", "harness", "--", MCP, "--policy",
+                        os.path.join(POLICIES, "test.yaml")], capture_output=True, text=True, env=e,
+                       timeout=60, cwd=wd.path)
+    check(p.returncode == 0, "codex mcp add: %s %s" % (p.stdout, p.stderr))
+    p = subprocess.run([codex, "mcp", "list", "--json"], capture_output=True, text=True, env=e,
+                       timeout=60, cwd=wd.path)
+    check(p.returncode == 0, "codex mcp list: %s" % p.stderr)
+    entry = [s for s in json.loads(p.stdout) if s["name"] == "harness"]
+    check(entry and entry[0]["enabled"], "not registered: %s" % p.stdout)
+    t = entry[0]["transport"]
+    wd.file("r.txt", "registered\n")
+    out, recs = sdk(wd, [{"call": "file_read", "args": {"path": "r.txt"}}],
+                    extra=t["args"] + ["--quiet"], command=t["command"])
+    check({x["name"] for x in out["tools"]} == TOOLS, "tools %r" % out["tools"])
+    check(ok(out["steps"][0])["content"] == "registered\n", "call %r" % out["steps"][0])
