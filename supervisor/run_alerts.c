@@ -122,14 +122,37 @@ static bool agent_writes(const struct run *r, const char *path)
 	return d.verdict != HX_VERDICT_DENY;
 }
 
+/* Whether the agent may write what an element of a list of paths in
+ * the hook's environment names (PATH, LD_LIBRARY_PATH, BASH_ENV...): an
+ * absolute one it may write is its code found by the hook's programs (a
+ * shell's `cat` looked up on a PATH that names the project's venv, a
+ * file bash sources), run outside the sandbox. Relative ones are of
+ * the hook's cwd, "/". */
+static bool agent_names(const struct run *r, const char *elem, size_t len)
+{
+	char path[PATH_MAX];
+
+	if (!len || elem[0] != '/')
+		return false;
+	if (len >= sizeof(path))
+		return true; /* cannot be decided: dropped */
+	memcpy(path, elem, len);
+	path[len] = '\0';
+	return agent_writes(r, path);
+}
+
 /* The program of command, as an absolute path: a bare name is looked up
  * in harness-exec's PATH, skipping relative entries (they name the
- * project). 0, or an errno with *why said. */
-static int hook_program(const char *name, char *out, size_t size,
-			const char **why)
+ * project) and those the agent may write (agent_names: the hook's PATH
+ * is without them too), so that a program the agent puts there neither
+ * runs nor keeps the user's from running. 0, or an errno with *why
+ * said. */
+static int hook_program(const struct run *r, const char *name, char *out,
+			size_t size, const char **why)
 {
 	const char *path = getenv("PATH");
 	char buf[PATH_MAX];
+	bool planted = false;
 
 	*why = NULL;
 	if (strchr(name, '/')) {
@@ -139,13 +162,18 @@ static int hook_program(const char *name, char *out, size_t size,
 	snprintf(buf, sizeof(buf), "%s",
 		 path && *path ? path : "/usr/local/bin:/usr/bin:/bin");
 	for (char *save = NULL, *dir = strtok_r(buf, ":", &save); dir;
-	     dir = strtok_r(NULL, ":", &save))
-		if (dir[0] == '/' &&
-		    (size_t)snprintf(out, size, "%s/%s", dir, name) < size &&
-		    !access(out, X_OK))
+	     dir = strtok_r(NULL, ":", &save)) {
+		if (dir[0] != '/' ||
+		    (size_t)snprintf(out, size, "%s/%s", dir, name) >= size ||
+		    access(out, X_OK))
+			continue;
+		if (!agent_names(r, dir, strlen(dir)))
 			return 0;
-	*why = "not found on PATH";
-	return ENOENT;
+		planted = true;
+	}
+	*why =
+	    planted ? "the agent may write the program" : "not found on PATH";
+	return planted ? EPERM : ENOENT;
 }
 
 /* Why a hook would run or read a file the agent may write, or NULL. A
@@ -164,22 +192,76 @@ static const char *hook_unsafe(const struct run *r, const char *prog,
 	return NULL;
 }
 
-/* The hook's environment: harness-exec's, with the alert's names. */
-static char **hook_env(struct run *r, const char *alert, char *own[3],
-		       size_t own_size)
+/* NAME=VALUE without the elements of its list of paths that the agent
+ * may write (agent_names), or entry itself when none is; NULL when
+ * nothing is left, or out of memory. A URL's value is no list of
+ * paths. */
+static char *hook_var(const struct run *r, char *entry, char **alloc)
 {
-	size_t n = 0, k = 0;
-	char **env;
+	const char *eq = strchr(entry, '='), *v, *end;
+	size_t kept = 0, n;
+	bool dropped = false;
+	char *o;
+
+	*alloc = NULL;
+	if (!eq || strstr(eq, "://"))
+		return entry;
+	if (!(o = malloc(strlen(entry) + 1)))
+		return NULL;
+	n = (size_t)(eq - entry) + 1;
+	memcpy(o, entry, n);
+	for (v = eq + 1;; v = end + 1) {
+		end = strchrnul(v, ':');
+		if (agent_names(r, v, (size_t)(end - v))) {
+			dropped = true;
+		} else {
+			if (kept++)
+				o[n++] = ':';
+			memcpy(o + n, v, (size_t)(end - v));
+			n += (size_t)(end - v);
+		}
+		if (!*end)
+			break;
+	}
+	o[n] = '\0';
+	if (!dropped) {
+		free(o);
+		return entry;
+	}
+	if (!kept) {
+		free(o);
+		return NULL;
+	}
+	return *alloc = o;
+}
+
+/* The hook's environment: harness-exec's, with the alert's names, and
+ * without what the agent may write (hook_var). The strings made are in
+ * *made, for hook_env_free. */
+static char **hook_env(struct run *r, const char *alert, char *own[3],
+		       size_t own_size, char ***made)
+{
+	size_t n = 0, k = 0, m = 0;
+	char **env, *alloc;
 
 	while (environ[n])
 		n++;
-	if (!(env = calloc(n + 4, sizeof(*env))))
+	env = calloc(n + 4, sizeof(*env));
+	*made = calloc(n + 1, sizeof(**made));
+	if (!env || !*made) {
+		free(env);
+		free(*made);
 		return NULL;
+	}
 	for (size_t i = 0; i < n; i++)
 		if (strncmp(environ[i], "HARNESS_ALERT=", 14) &&
 		    strncmp(environ[i], "HARNESS_SESSION=", 16) &&
-		    strncmp(environ[i], "HARNESS_AUDIT_LOG=", 18))
-			env[k++] = environ[i];
+		    strncmp(environ[i], "HARNESS_AUDIT_LOG=", 18) &&
+		    (env[k] = hook_var(r, environ[i], &alloc))) {
+			k++;
+			if (alloc)
+				(*made)[m++] = alloc;
+		}
 	snprintf(own[0], own_size, "HARNESS_ALERT=%s", alert);
 	snprintf(own[1], own_size, "HARNESS_SESSION=%s", r->sess.id);
 	snprintf(own[2], own_size, "HARNESS_AUDIT_LOG=%s", r->sess.audit_path);
@@ -189,6 +271,14 @@ static char **hook_env(struct run *r, const char *alert, char *own[3],
 	return env;
 }
 
+static void hook_env_free(char **env, char **made)
+{
+	for (size_t i = 0; made && made[i]; i++)
+		free(made[i]);
+	free(made);
+	free(env);
+}
+
 static int spawn_hook(struct run *r, const struct hx_alert_rule *rule,
 		      const char *prog, int in, pid_t *pid)
 {
@@ -196,7 +286,7 @@ static int spawn_hook(struct run *r, const struct hx_alert_rule *rule,
 	posix_spawn_file_actions_t fa;
 	posix_spawnattr_t at;
 	sigset_t none, all;
-	char **env = hook_env(r, rule->id, own, sizeof(b[0]));
+	char **made, **env = hook_env(r, rule->id, own, sizeof(b[0]), &made);
 	int e;
 
 	if (!env)
@@ -220,7 +310,7 @@ static int spawn_hook(struct run *r, const struct hx_alert_rule *rule,
 	e = posix_spawn(pid, prog, &fa, &at, (char *const *)rule->command, env);
 	posix_spawnattr_destroy(&at);
 	posix_spawn_file_actions_destroy(&fa);
-	free(env);
+	hook_env_free(env, made);
 	return e;
 }
 
@@ -250,7 +340,7 @@ static void notify(struct run *r, const struct hx_alert_rule *rule, json_t *rec,
 	int p[2], e, slot;
 	pid_t pid;
 
-	e = hook_program(rule->command[0], prog, sizeof(prog), &why);
+	e = hook_program(r, rule->command[0], prog, sizeof(prog), &why);
 	if (!e && (why = hook_unsafe(r, prog, rule->command)))
 		e = EPERM;
 	if (e) {

@@ -1,0 +1,77 @@
+"""Attacks on the alerts' actions (docs/alerts.md) by the agent they
+watch: what the notify hook, which runs outside the sandbox, finds
+through its environment; who a pause, a kill and a resume reach; what
+the alert records count. Each test plants what a hostile agent would,
+makes the alert fire, and checks that the forbidden effect did not
+happen and that the log says what did."""
+
+import json
+import os
+import time
+
+from lib import PYTHON, check, harness
+from test_alerts import alerts_of, policy
+from test_metrics import wait_for
+
+EVIL = "#!/bin/sh\n: > %s\n"
+
+
+def test_a_hook_finds_nothing_of_the_agents_through_its_environment(wd):
+    # The user's PATH names a directory of the project (a venv's bin,
+    # node_modules/.bin: what direnv or `source .venv/bin/activate`
+    # give), and BASH_ENV a file in it. The hook's programs are system
+    # ones, but the shell it runs looks `cat` up on that PATH, and bash
+    # sources BASH_ENV: the agent's code would run outside the sandbox.
+    # Neither runs; the hooks still do their work. A program of the
+    # agent's named like the hook's own (`sh`) earlier on that PATH
+    # neither runs nor keeps the user's from running (it made the hook
+    # "not run": the agent silenced it).
+    marker = os.path.join(wd.state, "escaped")
+    bindir = os.path.join(wd.path, "bin")
+    os.makedirs(bindir)
+    bash_env = os.path.join(wd.path, "env.sh")
+    out = os.path.join(wd.state, "by-path.json")
+    out2 = os.path.join(wd.state, "by-bash-env.json")
+    out3 = os.path.join(wd.state, "by-shadow.json")
+    pol = policy(wd, """  - id: by-path
+    when: consecutive_denials
+    count: 3
+    action: notify
+    command: ["/bin/sh", "-c", 'cat > "$0"', "%s"]
+  - id: by-bash-env
+    when: consecutive_denials
+    count: 3
+    action: notify
+    command: ["/bin/bash", "-c", '/bin/cat > "$0"', "%s"]
+  - id: by-shadow
+    when: consecutive_denials
+    count: 3
+    action: notify
+    command: ["sh", "-c", 'cat > "$0"', "%s"]
+""" % (out, out2, out3))
+    agent = "\n".join([
+        "import os",
+        "for p in (%r, %r, %r):" % (os.path.join(bindir, "cat"), os.path.join(bindir, "sh"),
+                                    bash_env),
+        "    open(p, 'w').write(%r)" % (EVIL % marker),
+        "    os.chmod(p, 0o755)",
+        "for i in range(3):",
+        "    try: open('secret/key').read()",
+        "    except OSError: pass",
+    ])
+    path = bindir + ":" + os.environ.get("PATH", "/usr/bin:/bin")
+    r = harness([PYTHON, "-c", agent], wd, policy=pol,
+                env={"PATH": path, "BASH_ENV": bash_env})
+    r.expect_status(0)
+    al = {a["alert"]: a for a in alerts_of(r.records)}
+    check(set(al) == {"by-path", "by-bash-env", "by-shadow"}, "all fired: %r" % al)
+    # the shells' redirections make the files first, whatever runs next
+    wait_for("the hooks", lambda: all(os.path.exists(f) for f in (out, out2, out3)))
+    time.sleep(0.5)
+    check(not os.path.exists(marker), "a hook ran the agent's file (PATH, BASH_ENV)")
+    for f, name in ((out, "by-path"), (out2, "by-bash-env"), (out3, "by-shadow")):
+        got = json.loads(open(f).read())
+        check(got["alert"] == name and got["seq"] == al[name]["seq"],
+              "hook %s got %r, logged %r" % (name, got, al[name]))
+    check(not r.events(event="alert_notify_failed"), "the hooks ran: %r" %
+          r.events(event="alert_notify_failed"))
