@@ -26,6 +26,7 @@
 #include "common/clock.h"
 #include "policy/policy.h"
 #include "supervisor/alerts.h"
+#include "supervisor/kernel/execgate.h"
 #include "supervisor/proc.h"
 #include "supervisor/record.h"
 #include "supervisor/say.h"
@@ -41,9 +42,19 @@ struct hx_run_alerts {
 	pthread_mutex_t lock;
 	int hook_fd[HOOKS_MAX]; /* pidfds of the hooks that may run */
 	pid_t hook_pid[HOOKS_MAX];
-	bool paused, by_signals;
+	bool paused;
+	const char *paused_by; /* PAUSE_CGROUP, _PTRACE or _SIGSTOP */
 	uint64_t paused_ms;
 };
+
+/* How a pause holds the tree, best first: the cgroup's freezer (every
+ * process at once); the exec gate's tracer, which keeps every process
+ * of the tree in a ptrace stop (no cgroup: an ordinary user); SIGSTOP
+ * to each process in STOP_ROUNDS scans, which a process that forks
+ * faster than a scan escapes, and then SIGCONTs the rest. */
+static const char PAUSE_CGROUP[] = "cgroup.freeze";
+static const char PAUSE_PTRACE[] = "ptrace";
+static const char PAUSE_SIGSTOP[] = "SIGSTOP";
 
 /* Whether p is a hook or descends from one (it is no part of the agent,
  * though a child of harness-exec too). Under the lock. */
@@ -82,9 +93,13 @@ static void pause_tree(struct run *r)
 
 	pthread_mutex_lock(&ra->lock);
 	if (!ra->paused) {
-		ra->by_signals =
-		    hx_reaper_write(&r->reaper, "cgroup.freeze", "1") != 0;
-		if (ra->by_signals)
+		ra->paused_by = PAUSE_CGROUP;
+		if (hx_reaper_write(&r->reaper, "cgroup.freeze", "1"))
+			ra->paused_by = PAUSE_PTRACE;
+		if (ra->paused_by == PAUSE_PTRACE &&
+		    hx_execgate_hold(r->gate, true))
+			ra->paused_by = PAUSE_SIGSTOP;
+		if (ra->paused_by == PAUSE_SIGSTOP)
 			signal_tree(r, SIGSTOP);
 		ra->paused = true;
 		ra->paused_ms = hx_mono_ms();
@@ -97,8 +112,11 @@ static void kill_agent(struct run *r)
 	struct hx_run_alerts *ra = r->alerts_rt;
 
 	pthread_mutex_lock(&ra->lock);
-	if (hx_reaper_write(&r->reaper, "cgroup.kill", "1"))
+	if (hx_reaper_write(&r->reaper, "cgroup.kill", "1")) {
+		/* held first: no fork between two scans escapes them */
+		hx_execgate_hold(r->gate, true);
 		signal_tree(r, SIGKILL);
+	}
 	pthread_mutex_unlock(&ra->lock);
 }
 
@@ -423,7 +441,7 @@ static int resume(struct run *r, const char *by, pid_t pid)
 	struct hx_run_alerts *ra = r->alerts_rt;
 	uint64_t ms;
 	json_t *rec;
-	bool sig;
+	const char *how;
 
 	if (!ra)
 		return -EALREADY;
@@ -432,23 +450,23 @@ static int resume(struct run *r, const char *by, pid_t pid)
 		pthread_mutex_unlock(&ra->lock);
 		return -EALREADY;
 	}
-	if (ra->by_signals)
+	how = ra->paused_by;
+	if (how == PAUSE_SIGSTOP)
 		signal_tree(r, SIGCONT);
+	else if (how == PAUSE_PTRACE)
+		hx_execgate_hold(r->gate, false);
 	else
 		hx_reaper_write(&r->reaper, "cgroup.freeze", "0");
 	ra->paused = false;
-	sig = ra->by_signals;
 	ms = hx_mono_ms() - ra->paused_ms;
 	pthread_mutex_unlock(&ra->lock);
 	rec = hx_record_new(&r->pl, NULL, "resumed", NULL);
 	if (rec) {
 		hx_record_set_str(rec, "category", "process");
 		hx_record_set_str(rec, "by", by);
-		/* how it was frozen: the cgroup's freezer, or each process
-		 * stopped (no cgroup of its own: a fork between two scans
-		 * could be missed) */
-		hx_record_set_str(rec, "paused_by",
-				  sig ? "SIGSTOP" : "cgroup.freeze");
+		/* how it was held (PAUSE_*): only SIGSTOP can have missed
+		 * a fork between two scans */
+		hx_record_set_str(rec, "paused_by", how);
 		if (pid)
 			json_object_set_new(rec, "by_pid", json_integer(pid));
 		json_object_set_new(rec, "paused_ms",

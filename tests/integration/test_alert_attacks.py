@@ -7,10 +7,11 @@ happen and that the log says what did."""
 
 import json
 import os
+import subprocess
 import time
 
-from lib import PYTHON, check, harness
-from test_alerts import alerts_of, policy
+from lib import EXEC, PYTHON, check, harness, read_log
+from test_alerts import alerts_of, env_of, policy, start
 from test_metrics import wait_for
 
 EVIL = "#!/bin/sh\n: > %s\n"
@@ -75,3 +76,69 @@ def test_a_hook_finds_nothing_of_the_agents_through_its_environment(wd):
               "hook %s got %r, logged %r" % (name, got, al[name]))
     check(not r.events(event="alert_notify_failed"), "the hooks ran: %r" %
           r.events(event="alert_notify_failed"))
+
+
+def test_a_pause_holds_a_fast_forker(wd):
+    # Without a cgroup of its own (an ordinary user) a pause stopped each
+    # process with SIGSTOP in four scans of /proc: a chain of processes
+    # that each fork the next and exit is never where a scan looks, and
+    # SIGCONTs the rest of its group. Every process of the tree, and the
+    # chain, must stand still until `harness-exec resume`.
+    pol = policy(wd, """  - id: secrets
+    when: sensitive_burst
+    count: 2
+    window: 30s
+    action: pause
+""")
+    stop = os.path.join(wd.state, "stop")
+    agent = "\n".join([
+        "import os, signal, time",
+        "main = os.open('main.count', os.O_WRONLY | os.O_CREAT, 0o644)",
+        "chain = os.open('chain.count', os.O_WRONLY | os.O_CREAT, 0o644)",
+        "if os.fork() == 0:",
+        "    n = 0",
+        "    while not os.path.exists(%r):" % stop,
+        "        n += 1",
+        "        if os.fork():",
+        "            os._exit(0)",
+        "        os.pwrite(chain, b'%12d' % n, 0)",
+        "        try: os.kill(0, signal.SIGCONT)",
+        "        except OSError: pass",
+        "    os._exit(0)",
+        "time.sleep(0.5)",
+        "for i in range(2):",
+        "    try: open('secret/key').read()",
+        "    except OSError: pass",
+        "n = 0",
+        "while not os.path.exists(%r):" % stop,
+        "    n += 1",
+        "    os.pwrite(main, b'%12d' % n, 0)",
+        "    time.sleep(0.01)",
+    ])
+    p, log = start(wd, pol, [PYTHON, "-c", agent])
+    counts = [os.path.join(wd.path, f) for f in ("main.count", "chain.count")]
+    try:
+        al = wait_for("the alert", lambda: alerts_of(read_log(log)))
+        check(al[0]["actions"] == ["pause"], "alert %r" % al)
+        time.sleep(0.5)
+        c1 = [open(f).read() for f in counts]
+        time.sleep(1.5)
+        c2 = [open(f).read() for f in counts]
+        check(c1 == c2, "paused: the counts went %r -> %r" % (c1, c2))
+        r = subprocess.run([EXEC, "resume"], env=env_of(wd), capture_output=True, text=True,
+                           timeout=30)
+        check(r.returncode == 0, "resume: %r %r" % (r.stdout, r.stderr))
+        wait_for("counting again", lambda: [open(f).read() for f in counts][0] != c2[0])
+        open(stop, "w").close()
+        p.communicate(timeout=30)
+    finally:
+        open(stop, "w").close()
+        if p.poll() is None:
+            p.kill()
+            p.communicate()
+    check(p.returncode == 0, "status %s" % p.returncode)
+    recs = read_log(log)
+    res = [x for x in recs if x.get("event") == "resumed"]
+    check(len(res) == 1 and res[0]["by"] == "harness-exec resume" and res[0]["paused_ms"] >= 2000,
+          "resumed %r" % res)
+    check(res[0]["paused_by"] != "SIGSTOP", "paused by a mechanism that holds: %r" % res[0])
