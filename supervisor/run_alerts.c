@@ -57,14 +57,19 @@ static const char PAUSE_PTRACE[] = "ptrace";
 static const char PAUSE_SIGSTOP[] = "SIGSTOP";
 
 /* Whether p is a hook or descends from one (it is no part of the agent,
- * though a child of harness-exec too). Under the lock. */
+ * though a child of harness-exec too). Only a hook that still runs: the
+ * pid of one that has ended may be an agent's process now, which would
+ * be spared. Under the lock. */
 static bool of_hook(const struct hx_run_alerts *ra, pid_t p)
 {
-	for (size_t i = 0; i < HOOKS_MAX; i++)
-		if (ra->hook_fd[i] >= 0 &&
+	for (size_t i = 0; i < HOOKS_MAX; i++) {
+		struct pollfd pf = {.fd = ra->hook_fd[i], .events = POLLIN};
+
+		if (ra->hook_fd[i] >= 0 && poll(&pf, 1, 0) == 0 &&
 		    (p == ra->hook_pid[i] ||
 		     hx_proc_descends(p, ra->hook_pid[i])))
 			return true;
+	}
 	return false;
 }
 
