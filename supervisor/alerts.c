@@ -67,6 +67,7 @@ struct hx_alerts {
 	unsigned *streak; /* [slot][rule column] */
 	size_t ncols;
 	const char *escalate; /* an ask action's rule, until taken */
+	pid_t root;	      /* the agent's first process, or 0 */
 	uint64_t disk_ms;     /* the last look at the file system */
 	hx_alert_act_fn *act;
 	void *act_arg;
@@ -113,6 +114,15 @@ void hx_alerts_free(struct hx_alerts *a)
 	free(a->streak);
 	free(a->st);
 	free(a);
+}
+
+void hx_alerts_set_root(struct hx_alerts *a, pid_t root)
+{
+	if (!a)
+		return;
+	pthread_mutex_lock(&a->lock);
+	a->root = root;
+	pthread_mutex_unlock(&a->lock);
 }
 
 void hx_alerts_set_act(struct hx_alerts *a, hx_alert_act_fn *fn, void *arg)
@@ -204,8 +214,16 @@ static void streaks(struct hx_alerts *a, pid_t pid, pid_t ppid, unsigned denied,
 	size_t chain[TREE_DEPTH], depth = 0;
 	pid_t self = getpid(), p = pid;
 
-	while (p > 1 && p != self && depth < TREE_DEPTH) {
-		struct slot *s = slot_of(a, p, p == pid ? ppid : 0);
+	while (p > 1 && depth < TREE_DEPTH) {
+		struct slot *s;
+
+		/* An orphan's parent is harness-exec (the subreaper) now: it
+		 * is still of the agent's first process's tree, or a double
+		 * fork before each refused call would make every one a
+		 * tree of its own. */
+		if (p == self && (pid == self || (p = a->root) <= 0))
+			break; /* harness-exec's own records are no call */
+		s = slot_of(a, p, p == pid ? ppid : 0);
 
 		for (size_t k = 0; k < depth; k++)
 			if (chain[k] == (size_t)(s - a->slots))

@@ -26,6 +26,7 @@
 
 #include "policy/policy.h"
 #include "common/wire.h"
+#include "supervisor/alerts.h"
 #include "supervisor/ask.h"
 #include "supervisor/audit.h"
 #include "supervisor/dnsmap.h"
@@ -907,6 +908,7 @@ int hx_run(const struct hx_options *o)
 	}
 	if (r->child == 0)
 		child_exec(r, env, &old);
+	hx_alerts_set_root(r->pl.alerts, r->child);
 	hx_run_ask_terminal(r);
 	if (r->ka && hx_kaudit_start(r->ka, r->child, &r->pl, r->srv)) {
 		hx_say("landlock audit records: cannot be served");

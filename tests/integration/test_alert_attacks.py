@@ -170,3 +170,38 @@ def test_a_folded_storm_counts_in_full(wd):
     al = {a["alert"]: a for a in alerts_of(r.records)}
     check(set(al) == {"secrets", "streak"}, "both fired: %r\n%s" % (al, r.dump()))
     check(al["secrets"]["value"] >= 50 and al["streak"]["value"] >= 50, "values %r" % al)
+
+
+def test_orphans_are_the_agents_tree(wd):
+    # Each refused call made by an orphan (a double fork: its parent is
+    # gone, harness-exec, the subreaper, is its parent now) was a tree
+    # of its own, one denial each: no streak ever reached the count. An
+    # orphan is still of the agent's first process's tree.
+    pol = policy(wd, """  - id: streak
+    when: consecutive_denials
+    count: 8
+""")
+    agent = "\n".join([
+        "import os, time",
+        "for i in range(10):",
+        "    if os.fork() == 0:",
+        "        if os.fork() == 0:",
+        "            time.sleep(0.1)",
+        "            try: open('secret/key').read()",
+        "            except OSError: pass",
+        "            os._exit(0)",
+        "        os._exit(0)",
+        "    os.wait()",
+        "    time.sleep(0.2)",
+    ])
+    r = harness([PYTHON, "-c", agent], wd, policy=pol)
+    r.expect_status(0)
+    reads = [x for x in r.records if x.get("rule") == "test-secret"]
+    hx = r.records[0]["pid"]
+    root = r.one(event="process_start", ppid=hx)["pid"]
+    check(len(reads) == 10 and all(x["ppid"] == hx for x in reads),
+          "10 refusals by orphans of harness-exec %d: %r" % (hx, [(x["pid"], x["ppid"]) for x in reads]))
+    al = alerts_of(r.records)
+    check(len(al) == 1, "one alert: %r\n%s" % (al, r.dump()))
+    check(al[0]["tree"] == root and al[0]["value"] == 8 and al[0]["last_pid"] == reads[7]["pid"],
+          "the root's tree: %r (root %d)" % (al[0], root))
