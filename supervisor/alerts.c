@@ -25,7 +25,9 @@
 /* The processes seen, by pid, direct-mapped: a pid's parent and each
  * consecutive_denials rule's count for the tree below it. A slot taken
  * by another pid forgets the first; pids are handed out in order, so
- * two that share a slot are 4096 apart. */
+ * two that share a slot are 4096 apart. The agent's first process has
+ * a place of its own (the last): the tree of every process, orphans
+ * too, would be forgotten by a child forked until its pid shares it. */
 #define TREE_SLOTS 4096
 #define TREE_DEPTH 32
 /* A window is counted in buckets of window/16: a burst is seen within a
@@ -63,7 +65,7 @@ struct hx_alerts {
 	size_t n;
 	bool quiet;
 	struct rstate *st;
-	struct slot slots[TREE_SLOTS];
+	struct slot slots[TREE_SLOTS + 1];
 	unsigned *streak; /* [slot][rule column] */
 	size_t ncols;
 	const char *escalate; /* an ask action's rule, until taken */
@@ -97,8 +99,8 @@ int hx_alerts_new(const struct hx_policy *p, bool quiet, struct hx_alerts **out)
 		if (rules[i].kind == HX_ALERT_DENIALS)
 			a->st[i].streaks = a->ncols++;
 	}
-	if (a->ncols &&
-	    !(a->streak = calloc(TREE_SLOTS * a->ncols, sizeof(unsigned)))) {
+	if (a->ncols && !(a->streak = calloc((TREE_SLOTS + 1) * a->ncols,
+					     sizeof(unsigned)))) {
 		hx_alerts_free(a);
 		return -ENOMEM;
 	}
@@ -187,7 +189,7 @@ static unsigned window_add(struct window *w, uint64_t window_ms, uint64_t now,
 
 static struct slot *slot_of(struct hx_alerts *a, pid_t pid, pid_t ppid)
 {
-	size_t i = (size_t)pid % TREE_SLOTS;
+	size_t i = pid == a->root ? TREE_SLOTS : (size_t)pid % TREE_SLOTS;
 	struct slot *s = &a->slots[i];
 
 	if (s->pid != pid) {

@@ -205,3 +205,42 @@ def test_orphans_are_the_agents_tree(wd):
     check(len(al) == 1, "one alert: %r\n%s" % (al, r.dump()))
     check(al[0]["tree"] == root and al[0]["value"] == 8 and al[0]["last_pid"] == reads[7]["pid"],
           "the root's tree: %r (root %d)" % (al[0], root))
+
+
+def test_a_pid_sharing_the_roots_place_does_not_reset_its_streak(wd):
+    # The processes' streaks are kept by pid in 4096 places: a process
+    # whose pid falls in the agent's first process's place made it
+    # forget its count. The agent forks until a child's pid does (a few
+    # thousand forks, a second or two), that child tries one refused
+    # read, and the root's streak of 20 was never reached.
+    pol = policy(wd, """  - id: streak
+    when: consecutive_denials
+    count: 20
+""")
+    agent = "\n".join([
+        "import os",
+        "def deny():",
+        "    try: open('secret/key').read()",
+        "    except OSError: pass",
+        "for i in range(10): deny()",
+        "me = os.getpid()",
+        "for n in range(40000):",
+        "    pid = os.fork()",
+        "    if pid == 0:",
+        "        if os.getpid() %% 4096 == me %% 4096 and os.getpid() != me:",
+        "            deny()",
+        "        os._exit(0)",
+        "    os.waitpid(pid, 0)",
+        "    if pid %% 4096 == me %% 4096: break",
+        "for i in range(10): deny()",
+    ]) % ()
+    r = harness([PYTHON, "-c", agent], wd, policy=pol, timeout=300)
+    r.expect_status(0)
+    reads = [x for x in r.records if x.get("rule") == "test-secret"]
+    root = r.one(event="process_start", ppid=r.records[0]["pid"])["pid"]
+    other = [x for x in reads if x["pid"] != root]
+    check(len(reads) == 21 and len(other) == 1 and other[0]["pid"] % 4096 == root % 4096,
+          "21 refusals, one by a pid in the root's place: %r" % [x["pid"] for x in reads])
+    al = alerts_of(r.records)
+    check(len(al) == 1 and al[0]["tree"] == root and al[0]["value"] == 20,
+          "the root's tree reached 20: %r (root %d)" % (al, root))
