@@ -74,18 +74,22 @@ static bool of_hook(const struct hx_run_alerts *ra, pid_t p)
 }
 
 /* sig to every process of the agent's tree (orphans come back to
- * harness-exec, so the tree is what descends from it, but the hooks),
- * in rounds: what a process forks between two scans is met by the
- * next. Under the lock. */
+ * harness-exec, so the tree is what descends from it and is under the
+ * sandbox's filters: not our helpers, not the hooks), in rounds: what a
+ * process forks between two scans is met by the next. Under the
+ * lock. */
 static void signal_tree(struct run *r, int sig)
 {
 	static struct hx_proc d[TREE_MAX];
+	struct hx_procstatus self;
+	int filters = hx_proc_status(getpid(), &self) ? -1 : self.filters;
 
 	for (int round = 0; round < STOP_ROUNDS; round++) {
 		size_t n = hx_proc_descendants(getpid(), d, TREE_MAX);
 
 		for (size_t i = 0; i < n; i++)
-			if (!of_hook(r->alerts_rt, d[i].pid))
+			if (hx_proc_confined(d[i].pid, filters) &&
+			    !of_hook(r->alerts_rt, d[i].pid))
 				hx_proc_signal(&d[i], sig);
 		if (sig == SIGCONT)
 			break;

@@ -7,12 +7,14 @@ happen and that the log says what did."""
 
 import json
 import os
+import shutil
 import subprocess
 import time
 
 from lib import EXEC, PYTHON, Skip, check, harness, read_log
 from test_alerts import alerts_of, env_of, policy, start
-from test_metrics import wait_for
+from test_metrics import samples, scrape, wait_for
+from test_metrics import start as metrics_start
 
 BUSYBOX = "/bin/busybox"
 EVIL = "#!/bin/sh\n: > %s\n"
@@ -244,3 +246,49 @@ def test_a_pid_sharing_the_roots_place_does_not_reset_its_streak(wd):
     al = alerts_of(r.records)
     check(len(al) == 1 and al[0]["tree"] == root and al[0]["value"] == 20,
           "the root's tree reached 20: %r (root %d)" % (al, root))
+
+
+BURN = """#include <time.h>
+__attribute__((constructor)) static void burn(void)
+{
+	time_t t = time(0);
+	volatile unsigned long x = 0;
+
+	while (time(0) - t < 4)
+		x++;
+}
+"""
+
+
+def test_the_agents_use_counts_whatever_image_it_runs(wd):
+    # harness-exec's helpers were told from the agent by their image (a
+    # process running harness-exec's binary was left out of the agent's
+    # processes, CPU and memory): an agent that runs that binary with a
+    # library of its own preloaded burned a CPU unseen (2.4 s of it
+    # while the metrics said 0.0003). Now it counts.
+    gcc = shutil.which("gcc")
+    if not gcc:
+        raise Skip("no gcc")
+    lib = os.path.join(wd.path, "burn.so")
+    src = os.path.join(wd.path, "burn.c")
+    with open(src, "w") as f:
+        f.write(BURN)
+    subprocess.run([gcc, "-shared", "-fPIC", "-o", lib, src], check=True, capture_output=True)
+    sock = os.path.join(wd.path, "m.sock")
+    script = "LD_PRELOAD=%s %s --version >/dev/null & echo up > up; wait" % (lib, EXEC)
+    p, log = metrics_start(wd, script, "--metrics", "unix:" + sock)
+    try:
+        wait_for("the burner", lambda: os.path.exists(os.path.join(wd.path, "up")))
+        time.sleep(2.5)
+        text = scrape(sock)
+    finally:
+        out, err = p.communicate(timeout=60)
+    check(p.returncode == 0, "exit %s: %s" % (p.returncode, err))
+    cpu = list(samples(text, "harness_agent_cpu_seconds_total").values())
+    procs = list(samples(text, "harness_agent_processes").values())
+    check(cpu and cpu[0] >= 1.0, "the agent's CPU: %r" % cpu)
+    check(procs and procs[0] >= 2, "the agent's processes (sh and the burner): %r" % procs)
+    groups = samples(text, "harness_process_group_processes")
+    check(sum(groups.values()) == procs[0], "the groups' processes %r, the agent's %r" % (groups, procs))
+    ran = [r for r in read_log(log) if r.get("args", {}).get("path") == os.path.realpath(EXEC)]
+    check(ran and ran[0]["verdict"] == "allow", "the exec of harness-exec's binary is in the log")
