@@ -203,18 +203,31 @@ static int hook_program(const struct run *r, const char *name, char *out,
 	return planted ? EPERM : ENOENT;
 }
 
-/* Why a hook would run or read a file the agent may write, or NULL. A
+/* Whether arg names a file or directory the agent may write: a script
+ * it runs, a directory it reads (make -C: the Makefile there). A
  * relative name is of harness-exec's directory, the agent's project. */
+static bool names_agents(const struct run *r, const char *arg)
+{
+	struct stat st;
+
+	return !stat(arg, &st) &&
+	       (S_ISREG(st.st_mode) || S_ISDIR(st.st_mode)) &&
+	       (arg[0] != '/' || agent_writes(r, arg));
+}
+
+/* Why a hook would run or read what the agent may write, or NULL: its
+ * program, an argument, an option's value (--directory=DIR). */
 static const char *hook_unsafe(const struct run *r, const char *prog,
 			       const char *const *argv)
 {
-	struct stat st;
+	const char *eq;
 
 	if (agent_writes(r, prog))
 		return "the agent may write the program";
 	for (size_t i = 1; argv[i]; i++)
-		if (!stat(argv[i], &st) && S_ISREG(st.st_mode) &&
-		    (argv[i][0] != '/' || agent_writes(r, argv[i])))
+		if (names_agents(r, argv[i]) ||
+		    (argv[i][0] == '-' && (eq = strchr(argv[i], '=')) &&
+		     names_agents(r, eq + 1)))
 			return "the agent may write a file it names";
 	return NULL;
 }

@@ -292,3 +292,40 @@ def test_the_agents_use_counts_whatever_image_it_runs(wd):
     check(sum(groups.values()) == procs[0], "the groups' processes %r, the agent's %r" % (groups, procs))
     ran = [r for r in read_log(log) if r.get("args", {}).get("path") == os.path.realpath(EXEC)]
     check(ran and ran[0]["verdict"] == "allow", "the exec of harness-exec's binary is in the log")
+
+
+def test_a_hook_is_not_pointed_at_a_directory_of_the_agents(wd):
+    # A hook whose argument names a directory the agent may write (make
+    # -C, git -C, --directory=...) reads what the agent put there, its
+    # Makefile: the agent's code, run outside the sandbox. Only files
+    # were looked at. Neither hook runs, and the log says why.
+    if not shutil.which("make"):
+        raise Skip("no make")
+    marker = os.path.join(wd.state, "escaped")
+    sub = os.path.join(wd.path, "hooks")
+    os.makedirs(sub)
+    pol = policy(wd, """  - id: by-dir
+    when: consecutive_denials
+    count: 3
+    action: notify
+    command: ["make", "-s", "-C", "%s"]
+  - id: by-option
+    when: consecutive_denials
+    count: 3
+    action: notify
+    command: ["make", "-s", "--directory=%s"]
+""" % (sub, sub))
+    agent = "\n".join([
+        "open(%r, 'w').write('all:\\n\\t: > %s\\n')" % (os.path.join(sub, "Makefile"), marker),
+        "for i in range(3):",
+        "    try: open('secret/key').read()",
+        "    except OSError: pass",
+    ])
+    r = harness([PYTHON, "-c", agent], wd, policy=pol)
+    r.expect_status(0)
+    check(len(r.alerts()) == 2, "both fired: %r" % r.alerts())
+    time.sleep(1)
+    check(not os.path.exists(marker), "a hook ran the agent's Makefile")
+    failed = {x["trigger"]: x["error"] for x in r.records if x.get("event") == "alert_notify_failed"}
+    check("may write" in failed.get("by-dir", "") and "may write" in failed.get("by-option", ""),
+          "refusals recorded: %r" % failed)
