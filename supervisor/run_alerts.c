@@ -42,6 +42,7 @@ struct hx_run_alerts {
 	pthread_mutex_t lock;
 	int hook_fd[HOOKS_MAX]; /* pidfds of the hooks that may run */
 	pid_t hook_pid[HOOKS_MAX];
+	const struct hx_alert_rule *hook_rule[HOOKS_MAX];
 	bool paused;
 	const char *paused_by; /* PAUSE_CGROUP, _PTRACE or _SIGSTOP */
 	uint64_t paused_ms;
@@ -354,9 +355,17 @@ static int spawn_hook(struct run *r, const struct hx_alert_rule *rule,
 	return e;
 }
 
-/* A free place among the hooks: one whose hook has ended is reused. */
-static int hook_slot(struct hx_run_alerts *ra)
+/* A free place among the hooks for rule's: one whose hook has ended is
+ * reused. -EBUSY: a hook of rule's still runs. A rule the agent sets off
+ * at will (refusals in a row, once a second) whose hook takes long (a
+ * dialog the user must close) would otherwise fill every place, and
+ * the next alert's hook, of the rule that matters, would not run: one
+ * hook a rule at a time, the person already has that rule's. -EAGAIN:
+ * none is free. */
+static int hook_slot(struct hx_run_alerts *ra, const struct hx_alert_rule *rule)
 {
+	int free_slot = -EAGAIN;
+
 	for (int i = 0; i < HOOKS_MAX; i++) {
 		struct pollfd p = {.fd = ra->hook_fd[i], .events = POLLIN};
 
@@ -364,10 +373,12 @@ static int hook_slot(struct hx_run_alerts *ra)
 			close(ra->hook_fd[i]);
 			ra->hook_fd[i] = -1;
 		}
-		if (ra->hook_fd[i] < 0)
-			return i;
+		if (ra->hook_fd[i] < 0 && free_slot < 0)
+			free_slot = i;
+		else if (ra->hook_fd[i] >= 0 && ra->hook_rule[i] == rule)
+			return -EBUSY;
 	}
-	return -1;
+	return free_slot;
 }
 
 static void notify(struct run *r, const struct hx_alert_rule *rule, json_t *rec,
@@ -396,9 +407,9 @@ static void notify(struct run *r, const struct hx_alert_rule *rule, json_t *rec,
 	text = json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER);
 	json_decref(o);
 	pthread_mutex_lock(&ra->lock);
-	slot = hook_slot(ra);
+	slot = hook_slot(ra, rule);
 	if (slot < 0) {
-		e = EAGAIN;
+		e = -slot;
 	} else if (!text || pipe2(p, O_CLOEXEC)) {
 		e = text ? errno : ENOMEM;
 	} else {
@@ -415,14 +426,26 @@ static void notify(struct run *r, const struct hx_alert_rule *rule, json_t *rec,
 			ra->hook_fd[slot] =
 			    (int)syscall(SYS_pidfd_open, pid, 0);
 			ra->hook_pid[slot] = pid;
+			ra->hook_rule[slot] = rule;
 		}
 		close(p[1]);
 	}
 	pthread_mutex_unlock(&ra->lock);
 	free(text);
-	if (e)
-		hx_say("alert %s: notify %s: %s", rule->id, rule->command[0],
-		       strerror(e));
+	if (!e)
+		return;
+	if (e == EBUSY)
+		snprintf(msg, sizeof(msg),
+			 "notify %s: its last hook still runs",
+			 rule->command[0]);
+	else if (e == EAGAIN)
+		snprintf(msg, sizeof(msg), "notify %s: %d hooks run already",
+			 rule->command[0], HOOKS_MAX);
+	else
+		snprintf(msg, sizeof(msg), "notify %s: %s", rule->command[0],
+			 strerror(e));
+	hx_say("alert %s: %s", rule->id, msg);
+	hx_record_error(&r->pl, "alert_notify_failed", rule->id, msg);
 }
 
 static void on_alert(void *arg, const struct hx_alert_fired *f, json_t *rec,

@@ -329,3 +329,47 @@ def test_a_hook_is_not_pointed_at_a_directory_of_the_agents(wd):
     failed = {x["trigger"]: x["error"] for x in r.records if x.get("event") == "alert_notify_failed"}
     check("may write" in failed.get("by-dir", "") and "may write" in failed.get("by-option", ""),
           "refusals recorded: %r" % failed)
+
+
+def test_one_rules_hooks_do_not_crowd_out_anothers(wd):
+    # At most 16 hooks run at once, more are skipped. Hooks that take
+    # long (a dialog the user has to close) of rules the agent sets off
+    # at will (refusals in a row, once a second each) filled every
+    # place, and the hook of the alert that mattered did not run. A
+    # rule has one hook running at a time; the others keep theirs.
+    out = os.path.join(wd.state, "important.json")
+    noisy = "".join("""  - id: noisy-%d
+    when: consecutive_denials
+    count: 1
+    action: notify
+    command: ["sleep", "30"]
+""" % i for i in range(3))
+    pol = policy(wd, noisy + """  - id: important
+    when: sensitive_burst
+    count: 3
+    window: 1m
+    action: notify
+    command: ["/bin/sh", "-c", '/bin/cat > "$0"', "%s"]
+""" % out)
+    agent = "\n".join([
+        "import subprocess, time",
+        "for i in range(7):",
+        "    try: subprocess.run(['/usr/bin/git', 'push'], stderr=subprocess.DEVNULL)",
+        "    except OSError: pass",
+        "    time.sleep(1.05)",
+        "for i in range(3):",
+        "    try: open('secret/key').read()",
+        "    except OSError: pass",
+    ])
+    r = harness([PYTHON, "-c", agent], wd, policy=pol, timeout=120)
+    r.expect_status(0)
+    al = alerts_of(r.records)
+    imp = [a for a in al if a["alert"] == "important"]
+    check(len(imp) == 1 and len(al) >= 17, "the noisy ones (%d) and the important one: %r" %
+          (len(al) - len(imp), [a["alert"] for a in al]))
+    check(os.path.exists(out) and json.loads(open(out).read())["seq"] == imp[0]["seq"],
+          "the important alert's hook ran")
+    failed = [x for x in r.records if x.get("event") == "alert_notify_failed"]
+    check(failed and all(x["trigger"].startswith("noisy-") and "still runs" in x["error"]
+                         for x in failed),
+          "the noisy ones held back, in the log: %r" % failed)
