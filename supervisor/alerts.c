@@ -25,7 +25,9 @@
 /* The processes seen, by pid, direct-mapped: a pid's parent and each
  * consecutive_denials rule's count for the tree below it. A slot taken
  * by another pid forgets the first; pids are handed out in order, so
- * two that share a slot are 4096 apart. */
+ * two that share a slot are 4096 apart. The agent's first process has
+ * a place of its own (the last): the tree of every process, orphans
+ * too, would be forgotten by a child forked until its pid shares it. */
 #define TREE_SLOTS 4096
 #define TREE_DEPTH 32
 /* A window is counted in buckets of window/16: a burst is seen within a
@@ -63,10 +65,11 @@ struct hx_alerts {
 	size_t n;
 	bool quiet;
 	struct rstate *st;
-	struct slot slots[TREE_SLOTS];
+	struct slot slots[TREE_SLOTS + 1];
 	unsigned *streak; /* [slot][rule column] */
 	size_t ncols;
 	const char *escalate; /* an ask action's rule, until taken */
+	pid_t root;	      /* the agent's first process, or 0 */
 	uint64_t disk_ms;     /* the last look at the file system */
 	hx_alert_act_fn *act;
 	void *act_arg;
@@ -96,8 +99,8 @@ int hx_alerts_new(const struct hx_policy *p, bool quiet, struct hx_alerts **out)
 		if (rules[i].kind == HX_ALERT_DENIALS)
 			a->st[i].streaks = a->ncols++;
 	}
-	if (a->ncols &&
-	    !(a->streak = calloc(TREE_SLOTS * a->ncols, sizeof(unsigned)))) {
+	if (a->ncols && !(a->streak = calloc((TREE_SLOTS + 1) * a->ncols,
+					     sizeof(unsigned)))) {
 		hx_alerts_free(a);
 		return -ENOMEM;
 	}
@@ -113,6 +116,15 @@ void hx_alerts_free(struct hx_alerts *a)
 	free(a->streak);
 	free(a->st);
 	free(a);
+}
+
+void hx_alerts_set_root(struct hx_alerts *a, pid_t root)
+{
+	if (!a)
+		return;
+	pthread_mutex_lock(&a->lock);
+	a->root = root;
+	pthread_mutex_unlock(&a->lock);
 }
 
 void hx_alerts_set_act(struct hx_alerts *a, hx_alert_act_fn *fn, void *arg)
@@ -155,8 +167,9 @@ bool hx_alerts_disk_low(const struct hx_alert_rule *r, uint64_t free,
 	       (long double)free * 100 < (long double)size * r->free_pct;
 }
 
-/* Calls within w's window, counting this one. */
-static unsigned window_add(struct window *w, uint64_t window_ms, uint64_t now)
+/* Calls within w's window, counting these n. */
+static unsigned window_add(struct window *w, uint64_t window_ms, uint64_t now,
+			   unsigned n)
 {
 	uint64_t width = window_ms / BUCKETS ? window_ms / BUCKETS : 1;
 	uint64_t e = now / width;
@@ -167,7 +180,7 @@ static unsigned window_add(struct window *w, uint64_t window_ms, uint64_t now)
 		w->epoch[i] = e;
 		w->n[i] = 0;
 	}
-	w->n[i]++;
+	w->n[i] += n;
 	for (size_t j = 0; j < BUCKETS; j++)
 		if (w->epoch[j] + BUCKETS > e)
 			sum += w->n[j];
@@ -176,7 +189,7 @@ static unsigned window_add(struct window *w, uint64_t window_ms, uint64_t now)
 
 static struct slot *slot_of(struct hx_alerts *a, pid_t pid, pid_t ppid)
 {
-	size_t i = (size_t)pid % TREE_SLOTS;
+	size_t i = pid == a->root ? TREE_SLOTS : (size_t)pid % TREE_SLOTS;
 	struct slot *s = &a->slots[i];
 
 	if (s->pid != pid) {
@@ -193,17 +206,26 @@ static struct slot *slot_of(struct hx_alerts *a, pid_t pid, pid_t ppid)
 
 /* A decision of pid: each consecutive_denials rule's streak of every
  * tree pid is in (pid's own and its ancestors', up to harness-exec),
- * counted up by a denial and back to 0 by anything else. The deepest
+ * counted up by denied refusals (a folded storm's are many) and back
+ * to 0 by anything else. The deepest
  * tree that reaches the count fires, and the streaks of the whole chain
  * start again. */
-static void streaks(struct hx_alerts *a, pid_t pid, pid_t ppid, bool denied,
+static void streaks(struct hx_alerts *a, pid_t pid, pid_t ppid, unsigned denied,
 		    struct hx_alert_fired *out, size_t *nout)
 {
 	size_t chain[TREE_DEPTH], depth = 0;
 	pid_t self = getpid(), p = pid;
 
-	while (p > 1 && p != self && depth < TREE_DEPTH) {
-		struct slot *s = slot_of(a, p, p == pid ? ppid : 0);
+	while (p > 1 && depth < TREE_DEPTH) {
+		struct slot *s;
+
+		/* An orphan's parent is harness-exec (the subreaper) now: it
+		 * is still of the agent's first process's tree, or a double
+		 * fork before each refused call would make every one a
+		 * tree of its own. */
+		if (p == self && (pid == self || (p = a->root) <= 0))
+			break; /* harness-exec's own records are no call */
+		s = slot_of(a, p, p == pid ? ppid : 0);
 
 		for (size_t k = 0; k < depth; k++)
 			if (chain[k] == (size_t)(s - a->slots))
@@ -222,7 +244,7 @@ walked:
 		for (size_t k = 0; k < depth; k++) {
 			unsigned *v = &a->streak[chain[k] * a->ncols + col];
 
-			*v = denied ? *v + 1 : 0;
+			*v = denied ? *v + denied : 0;
 			if (!fired && *v >= rule->count && *nout < MAX_FIRED) {
 				struct hx_alert_fired *f = &out[(*nout)++];
 
@@ -254,9 +276,9 @@ static bool rule_listed(const struct hx_alert_rule *r, const char *rule)
 }
 
 /* rate and sensitive_burst: the calls they count, in their window. */
-static void windows(struct hx_alerts *a, const char *cat, bool denied,
-		    const char *rule, pid_t pid, struct hx_alert_fired *out,
-		    size_t *nout)
+static void windows(struct hx_alerts *a, const char *cat, unsigned calls,
+		    bool denied, const char *rule, pid_t pid,
+		    struct hx_alert_fired *out, size_t *nout)
 {
 	uint64_t now = hx_mono_ms();
 
@@ -271,7 +293,7 @@ static void windows(struct hx_alerts *a, const char *cat, bool denied,
 			      strcmp(cat, "file_read") ||
 			      !rule_listed(ar, rule))
 			continue;
-		n = window_add(&a->st[r].w, ar->window_ms, now);
+		n = window_add(&a->st[r].w, ar->window_ms, now, calls);
 		if (n < ar->count)
 			continue;
 		memset(&a->st[r].w, 0, sizeof(a->st[r].w));
@@ -400,6 +422,8 @@ void hx_alerts_record(struct hx_pipeline *pl, json_t *rec)
 	size_t n = 0;
 	const char *ev, *cat, *v;
 	pid_t pid, ppid;
+	json_int_t rep;
+	unsigned calls;
 	bool denied;
 
 	if (!a)
@@ -421,12 +445,18 @@ void hx_alerts_record(struct hx_pipeline *pl, json_t *rec)
 	    !json_object_get(rec, "layer") || !strcmp(ev, "ask_answer"))
 		return;
 	denied = !strcmp(v, "deny");
+	/* A storm the kernel layers fold (the same refusal again and again)
+	 * is a record with repeated: N, N calls: counted as one, a loop of
+	 * thousands of refused opens would stay under every threshold. */
+	rep = json_integer_value(json_object_get(rec, "repeated"));
+	calls = rep > 0 ? (unsigned)(rep < 1 << 20 ? rep : 1 << 20) : 1;
 	pid = (pid_t)json_integer_value(json_object_get(rec, "pid"));
 	ppid = (pid_t)json_integer_value(json_object_get(rec, "ppid"));
 	pthread_mutex_lock(&a->lock);
 	if (a->ncols && pid > 0)
-		streaks(a, pid, ppid, denied, fired, &n);
-	windows(a, cat, denied, hx_record_field(rec, "rule"), pid, fired, &n);
+		streaks(a, pid, ppid, denied ? calls : 0, fired, &n);
+	windows(a, cat, calls, denied, hx_record_field(rec, "rule"), pid, fired,
+		&n);
 	pthread_mutex_unlock(&a->lock);
 	emit_all(pl, fired, n);
 }

@@ -44,6 +44,9 @@ int hx_alerts_new(const struct hx_policy *p, bool quiet,
 		  struct hx_alerts **out);
 void hx_alerts_free(struct hx_alerts *a);
 void hx_alerts_set_act(struct hx_alerts *a, hx_alert_act_fn *fn, void *arg);
+/* The agent's first process: the tree a process whose parent is
+ * harness-exec (an orphan, reparented to it) is counted in. */
+void hx_alerts_set_root(struct hx_alerts *a, pid_t root);
 
 /* A record of pl's log, appended or coalesced (rec borrowed). */
 void hx_alerts_record(struct hx_pipeline *pl, struct json_t *rec);

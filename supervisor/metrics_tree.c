@@ -7,7 +7,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "supervisor/proc.h"
@@ -28,17 +27,6 @@ static size_t count_fds(pid_t pid)
 		n += de->d_name[0] != '.';
 	closedir(d);
 	return n;
-}
-
-/* Whether pid runs the image of harness-exec (one of its helpers). */
-static bool is_ours(pid_t pid, const struct stat *self)
-{
-	char path[64];
-	struct stat st;
-
-	snprintf(path, sizeof(path), "/proc/%d/exe", (int)pid);
-	return !stat(path, &st) && st.st_dev == self->st_dev &&
-	       st.st_ino == self->st_ino;
 }
 
 double hx_metrics_cpu_seconds(int who)
@@ -77,11 +65,11 @@ void hx_metrics_tree_usage(pid_t root, struct hx_tree_usage *u)
 	double tick = (double)sysconf(_SC_CLK_TCK);
 	double page = (double)sysconf(_SC_PAGESIZE);
 	struct hx_proc *all;
-	struct stat self;
+	struct hx_procstatus self;
 	size_t n;
 
 	memset(u, 0, sizeof(*u));
-	if (root <= 0 || stat("/proc/self/exe", &self))
+	if (root <= 0 || hx_proc_status(getpid(), &self))
 		return;
 	/* Ended processes were waited for by us (the subreaper) or by a
 	 * living one of the tree, whose cutime holds them. */
@@ -96,7 +84,11 @@ void hx_metrics_tree_usage(pid_t root, struct hx_tree_usage *u)
 		double cpu;
 		uint64_t rss;
 
-		if (is_ours(all[i].pid, &self) || hx_proc_stat(all[i].pid, &st))
+		/* Not our helpers and hooks: by the filters the agent
+		 * cannot shed, not by the image (an agent's process that
+		 * runs harness-exec's binary, LD_PRELOADed, hid its CPU) */
+		if (!hx_proc_confined(all[i].pid, self.filters) ||
+		    hx_proc_stat(all[i].pid, &st))
 			continue;
 		cpu = (double)(st.utime + st.stime + st.cutime + st.cstime) /
 		      tick;

@@ -87,7 +87,20 @@ int hx_proc_status(pid_t tid, struct hx_procstatus *st)
 		st->uid = (uid_t)strtoul(p + 5, NULL, 10);
 	if ((p = strstr(buf, "\nUmask:")))
 		st->umask = (mode_t)(strtoul(p + 7, NULL, 8) & 0777);
+	st->filters = -1;
+	if ((p = strstr(buf, "\nSeccomp_filters:")))
+		st->filters = (int)strtol(p + 17, NULL, 10);
 	return st->tgid > 0 ? 0 : -EIO;
+}
+
+bool hx_proc_confined(pid_t pid, int self_filters)
+{
+	struct hx_procstatus st;
+
+	if (self_filters < 0)
+		return true;
+	return !hx_proc_status(pid, &st) &&
+	       (st.filters < 0 || st.filters > self_filters);
 }
 
 static ssize_t proc_link(pid_t pid, const char *which, char *out, size_t size)

@@ -34,10 +34,19 @@ struct hx_procstatus {
 	pid_t tgid, ppid, tracer; /* tracer: TracerPid, 0 untraced */
 	uid_t uid;		  /* real */
 	mode_t umask;
+	int filters; /* Seccomp_filters (Linux 5.9), -1 unknown */
 };
 
 /* Fills *st for tid. Returns 0, or -errno (-EIO: unreadable, gone). */
 int hx_proc_status(pid_t tid, struct hx_procstatus *st);
+
+/* Whether pid is under more seccomp filters than self_filters (this
+ * process's, hx_proc_status of getpid()): a process of the agent's,
+ * which inherits ours, adds the sandbox's and can never drop one; not a
+ * helper harness-exec forked nor a hook it spawned, whatever image they
+ * run (an agent's process running harness-exec's own binary is still
+ * the agent's). Unknown (a kernel without the count): true. */
+bool hx_proc_confined(pid_t pid, int self_filters);
 
 /* pid's executable (/proc/<pid>/exe) into out, "" when unreadable.
  * Returns its length, or -1. */

@@ -26,6 +26,7 @@
 
 #include "policy/policy.h"
 #include "common/wire.h"
+#include "supervisor/alerts.h"
 #include "supervisor/ask.h"
 #include "supervisor/audit.h"
 #include "supervisor/dnsmap.h"
@@ -911,6 +912,7 @@ int hx_run(const struct hx_options *o)
 	}
 	if (r->child == 0)
 		child_exec(r, env, &old);
+	hx_alerts_set_root(r->pl.alerts, r->child);
 	hx_run_ask_terminal(r);
 	if (hx_run_mcp_start(r))
 		kill(r->child, SIGKILL); /* nobody to serve */

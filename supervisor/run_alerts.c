@@ -26,6 +26,7 @@
 #include "common/clock.h"
 #include "policy/policy.h"
 #include "supervisor/alerts.h"
+#include "supervisor/kernel/execgate.h"
 #include "supervisor/proc.h"
 #include "supervisor/record.h"
 #include "supervisor/say.h"
@@ -41,35 +42,55 @@ struct hx_run_alerts {
 	pthread_mutex_t lock;
 	int hook_fd[HOOKS_MAX]; /* pidfds of the hooks that may run */
 	pid_t hook_pid[HOOKS_MAX];
-	bool paused, by_signals;
+	const struct hx_alert_rule *hook_rule[HOOKS_MAX];
+	bool paused;
+	const char *paused_by; /* PAUSE_CGROUP, _PTRACE or _SIGSTOP */
 	uint64_t paused_ms;
 };
 
+/* How a pause holds the tree, best first: the cgroup's freezer (every
+ * process at once); the exec gate's tracer, which keeps every process
+ * of the tree in a ptrace stop (no cgroup: an ordinary user); SIGSTOP
+ * to each process in STOP_ROUNDS scans, which a process that forks
+ * faster than a scan escapes, and then SIGCONTs the rest. */
+static const char PAUSE_CGROUP[] = "cgroup.freeze";
+static const char PAUSE_PTRACE[] = "ptrace";
+static const char PAUSE_SIGSTOP[] = "SIGSTOP";
+
 /* Whether p is a hook or descends from one (it is no part of the agent,
- * though a child of harness-exec too). Under the lock. */
+ * though a child of harness-exec too). Only a hook that still runs: the
+ * pid of one that has ended may be an agent's process now, which would
+ * be spared. Under the lock. */
 static bool of_hook(const struct hx_run_alerts *ra, pid_t p)
 {
-	for (size_t i = 0; i < HOOKS_MAX; i++)
-		if (ra->hook_fd[i] >= 0 &&
+	for (size_t i = 0; i < HOOKS_MAX; i++) {
+		struct pollfd pf = {.fd = ra->hook_fd[i], .events = POLLIN};
+
+		if (ra->hook_fd[i] >= 0 && poll(&pf, 1, 0) == 0 &&
 		    (p == ra->hook_pid[i] ||
 		     hx_proc_descends(p, ra->hook_pid[i])))
 			return true;
+	}
 	return false;
 }
 
 /* sig to every process of the agent's tree (orphans come back to
- * harness-exec, so the tree is what descends from it, but the hooks),
- * in rounds: what a process forks between two scans is met by the
- * next. Under the lock. */
+ * harness-exec, so the tree is what descends from it and is under the
+ * sandbox's filters: not our helpers, not the hooks), in rounds: what a
+ * process forks between two scans is met by the next. Under the
+ * lock. */
 static void signal_tree(struct run *r, int sig)
 {
 	static struct hx_proc d[TREE_MAX];
+	struct hx_procstatus self;
+	int filters = hx_proc_status(getpid(), &self) ? -1 : self.filters;
 
 	for (int round = 0; round < STOP_ROUNDS; round++) {
 		size_t n = hx_proc_descendants(getpid(), d, TREE_MAX);
 
 		for (size_t i = 0; i < n; i++)
-			if (!of_hook(r->alerts_rt, d[i].pid))
+			if (hx_proc_confined(d[i].pid, filters) &&
+			    !of_hook(r->alerts_rt, d[i].pid))
 				hx_proc_signal(&d[i], sig);
 		if (sig == SIGCONT)
 			break;
@@ -82,9 +103,13 @@ static void pause_tree(struct run *r)
 
 	pthread_mutex_lock(&ra->lock);
 	if (!ra->paused) {
-		ra->by_signals =
-		    hx_reaper_write(&r->reaper, "cgroup.freeze", "1") != 0;
-		if (ra->by_signals)
+		ra->paused_by = PAUSE_CGROUP;
+		if (hx_reaper_write(&r->reaper, "cgroup.freeze", "1"))
+			ra->paused_by = PAUSE_PTRACE;
+		if (ra->paused_by == PAUSE_PTRACE &&
+		    hx_execgate_hold(r->gate, true))
+			ra->paused_by = PAUSE_SIGSTOP;
+		if (ra->paused_by == PAUSE_SIGSTOP)
 			signal_tree(r, SIGSTOP);
 		ra->paused = true;
 		ra->paused_ms = hx_mono_ms();
@@ -97,8 +122,11 @@ static void kill_agent(struct run *r)
 	struct hx_run_alerts *ra = r->alerts_rt;
 
 	pthread_mutex_lock(&ra->lock);
-	if (hx_reaper_write(&r->reaper, "cgroup.kill", "1"))
+	if (hx_reaper_write(&r->reaper, "cgroup.kill", "1")) {
+		/* held first: no fork between two scans escapes them */
+		hx_execgate_hold(r->gate, true);
 		signal_tree(r, SIGKILL);
+	}
 	pthread_mutex_unlock(&ra->lock);
 }
 
@@ -122,14 +150,37 @@ static bool agent_writes(const struct run *r, const char *path)
 	return d.verdict != HX_VERDICT_DENY;
 }
 
+/* Whether the agent may write what an element of a list of paths in
+ * the hook's environment names (PATH, LD_LIBRARY_PATH, BASH_ENV...): an
+ * absolute one it may write is its code found by the hook's programs (a
+ * shell's `cat` looked up on a PATH that names the project's venv, a
+ * file bash sources), run outside the sandbox. Relative ones are of
+ * the hook's cwd, "/". */
+static bool agent_names(const struct run *r, const char *elem, size_t len)
+{
+	char path[PATH_MAX];
+
+	if (!len || elem[0] != '/')
+		return false;
+	if (len >= sizeof(path))
+		return true; /* cannot be decided: dropped */
+	memcpy(path, elem, len);
+	path[len] = '\0';
+	return agent_writes(r, path);
+}
+
 /* The program of command, as an absolute path: a bare name is looked up
  * in harness-exec's PATH, skipping relative entries (they name the
- * project). 0, or an errno with *why said. */
-static int hook_program(const char *name, char *out, size_t size,
-			const char **why)
+ * project) and those the agent may write (agent_names: the hook's PATH
+ * is without them too), so that a program the agent puts there neither
+ * runs nor keeps the user's from running. 0, or an errno with *why
+ * said. */
+static int hook_program(const struct run *r, const char *name, char *out,
+			size_t size, const char **why)
 {
 	const char *path = getenv("PATH");
 	char buf[PATH_MAX];
+	bool planted = false;
 
 	*why = NULL;
 	if (strchr(name, '/')) {
@@ -139,47 +190,119 @@ static int hook_program(const char *name, char *out, size_t size,
 	snprintf(buf, sizeof(buf), "%s",
 		 path && *path ? path : "/usr/local/bin:/usr/bin:/bin");
 	for (char *save = NULL, *dir = strtok_r(buf, ":", &save); dir;
-	     dir = strtok_r(NULL, ":", &save))
-		if (dir[0] == '/' &&
-		    (size_t)snprintf(out, size, "%s/%s", dir, name) < size &&
-		    !access(out, X_OK))
+	     dir = strtok_r(NULL, ":", &save)) {
+		if (dir[0] != '/' ||
+		    (size_t)snprintf(out, size, "%s/%s", dir, name) >= size ||
+		    access(out, X_OK))
+			continue;
+		if (!agent_names(r, dir, strlen(dir)))
 			return 0;
-	*why = "not found on PATH";
-	return ENOENT;
+		planted = true;
+	}
+	*why =
+	    planted ? "the agent may write the program" : "not found on PATH";
+	return planted ? EPERM : ENOENT;
 }
 
-/* Why a hook would run or read a file the agent may write, or NULL. A
+/* Whether arg names a file or directory the agent may write: a script
+ * it runs, a directory it reads (make -C: the Makefile there). A
  * relative name is of harness-exec's directory, the agent's project. */
+static bool names_agents(const struct run *r, const char *arg)
+{
+	struct stat st;
+
+	return !stat(arg, &st) &&
+	       (S_ISREG(st.st_mode) || S_ISDIR(st.st_mode)) &&
+	       (arg[0] != '/' || agent_writes(r, arg));
+}
+
+/* Why a hook would run or read what the agent may write, or NULL: its
+ * program, an argument, an option's value (--directory=DIR). */
 static const char *hook_unsafe(const struct run *r, const char *prog,
 			       const char *const *argv)
 {
-	struct stat st;
+	const char *eq;
 
 	if (agent_writes(r, prog))
 		return "the agent may write the program";
 	for (size_t i = 1; argv[i]; i++)
-		if (!stat(argv[i], &st) && S_ISREG(st.st_mode) &&
-		    (argv[i][0] != '/' || agent_writes(r, argv[i])))
+		if (names_agents(r, argv[i]) ||
+		    (argv[i][0] == '-' && (eq = strchr(argv[i], '=')) &&
+		     names_agents(r, eq + 1)))
 			return "the agent may write a file it names";
 	return NULL;
 }
 
-/* The hook's environment: harness-exec's, with the alert's names. */
-static char **hook_env(struct run *r, const char *alert, char *own[3],
-		       size_t own_size)
+/* NAME=VALUE without the elements of its list of paths that the agent
+ * may write (agent_names), or entry itself when none is; NULL when
+ * nothing is left, or out of memory. A URL's value is no list of
+ * paths. */
+static char *hook_var(const struct run *r, char *entry, char **alloc)
 {
-	size_t n = 0, k = 0;
-	char **env;
+	const char *eq = strchr(entry, '='), *v, *end;
+	size_t kept = 0, n;
+	bool dropped = false;
+	char *o;
+
+	*alloc = NULL;
+	if (!eq || strstr(eq, "://"))
+		return entry;
+	if (!(o = malloc(strlen(entry) + 1)))
+		return NULL;
+	n = (size_t)(eq - entry) + 1;
+	memcpy(o, entry, n);
+	for (v = eq + 1;; v = end + 1) {
+		end = strchrnul(v, ':');
+		if (agent_names(r, v, (size_t)(end - v))) {
+			dropped = true;
+		} else {
+			if (kept++)
+				o[n++] = ':';
+			memcpy(o + n, v, (size_t)(end - v));
+			n += (size_t)(end - v);
+		}
+		if (!*end)
+			break;
+	}
+	o[n] = '\0';
+	if (!dropped) {
+		free(o);
+		return entry;
+	}
+	if (!kept) {
+		free(o);
+		return NULL;
+	}
+	return *alloc = o;
+}
+
+/* The hook's environment: harness-exec's, with the alert's names, and
+ * without what the agent may write (hook_var). The strings made are in
+ * *made, for hook_env_free. */
+static char **hook_env(struct run *r, const char *alert, char *own[3],
+		       size_t own_size, char ***made)
+{
+	size_t n = 0, k = 0, m = 0;
+	char **env, *alloc;
 
 	while (environ[n])
 		n++;
-	if (!(env = calloc(n + 4, sizeof(*env))))
+	env = calloc(n + 4, sizeof(*env));
+	*made = calloc(n + 1, sizeof(**made));
+	if (!env || !*made) {
+		free(env);
+		free(*made);
 		return NULL;
+	}
 	for (size_t i = 0; i < n; i++)
 		if (strncmp(environ[i], "HARNESS_ALERT=", 14) &&
 		    strncmp(environ[i], "HARNESS_SESSION=", 16) &&
-		    strncmp(environ[i], "HARNESS_AUDIT_LOG=", 18))
-			env[k++] = environ[i];
+		    strncmp(environ[i], "HARNESS_AUDIT_LOG=", 18) &&
+		    (env[k] = hook_var(r, environ[i], &alloc))) {
+			k++;
+			if (alloc)
+				(*made)[m++] = alloc;
+		}
 	snprintf(own[0], own_size, "HARNESS_ALERT=%s", alert);
 	snprintf(own[1], own_size, "HARNESS_SESSION=%s", r->sess.id);
 	snprintf(own[2], own_size, "HARNESS_AUDIT_LOG=%s", r->sess.audit_path);
@@ -189,6 +312,14 @@ static char **hook_env(struct run *r, const char *alert, char *own[3],
 	return env;
 }
 
+static void hook_env_free(char **env, char **made)
+{
+	for (size_t i = 0; made && made[i]; i++)
+		free(made[i]);
+	free(made);
+	free(env);
+}
+
 static int spawn_hook(struct run *r, const struct hx_alert_rule *rule,
 		      const char *prog, int in, pid_t *pid)
 {
@@ -196,7 +327,7 @@ static int spawn_hook(struct run *r, const struct hx_alert_rule *rule,
 	posix_spawn_file_actions_t fa;
 	posix_spawnattr_t at;
 	sigset_t none, all;
-	char **env = hook_env(r, rule->id, own, sizeof(b[0]));
+	char **made, **env = hook_env(r, rule->id, own, sizeof(b[0]), &made);
 	int e;
 
 	if (!env)
@@ -220,13 +351,21 @@ static int spawn_hook(struct run *r, const struct hx_alert_rule *rule,
 	e = posix_spawn(pid, prog, &fa, &at, (char *const *)rule->command, env);
 	posix_spawnattr_destroy(&at);
 	posix_spawn_file_actions_destroy(&fa);
-	free(env);
+	hook_env_free(env, made);
 	return e;
 }
 
-/* A free place among the hooks: one whose hook has ended is reused. */
-static int hook_slot(struct hx_run_alerts *ra)
+/* A free place among the hooks for rule's: one whose hook has ended is
+ * reused. -EBUSY: a hook of rule's still runs. A rule the agent sets off
+ * at will (refusals in a row, once a second) whose hook takes long (a
+ * dialog the user must close) would otherwise fill every place, and
+ * the next alert's hook, of the rule that matters, would not run: one
+ * hook a rule at a time, the person already has that rule's. -EAGAIN:
+ * none is free. */
+static int hook_slot(struct hx_run_alerts *ra, const struct hx_alert_rule *rule)
 {
+	int free_slot = -EAGAIN;
+
 	for (int i = 0; i < HOOKS_MAX; i++) {
 		struct pollfd p = {.fd = ra->hook_fd[i], .events = POLLIN};
 
@@ -234,10 +373,12 @@ static int hook_slot(struct hx_run_alerts *ra)
 			close(ra->hook_fd[i]);
 			ra->hook_fd[i] = -1;
 		}
-		if (ra->hook_fd[i] < 0)
-			return i;
+		if (ra->hook_fd[i] < 0 && free_slot < 0)
+			free_slot = i;
+		else if (ra->hook_fd[i] >= 0 && ra->hook_rule[i] == rule)
+			return -EBUSY;
 	}
-	return -1;
+	return free_slot;
 }
 
 static void notify(struct run *r, const struct hx_alert_rule *rule, json_t *rec,
@@ -250,7 +391,7 @@ static void notify(struct run *r, const struct hx_alert_rule *rule, json_t *rec,
 	int p[2], e, slot;
 	pid_t pid;
 
-	e = hook_program(rule->command[0], prog, sizeof(prog), &why);
+	e = hook_program(r, rule->command[0], prog, sizeof(prog), &why);
 	if (!e && (why = hook_unsafe(r, prog, rule->command)))
 		e = EPERM;
 	if (e) {
@@ -266,9 +407,9 @@ static void notify(struct run *r, const struct hx_alert_rule *rule, json_t *rec,
 	text = json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER);
 	json_decref(o);
 	pthread_mutex_lock(&ra->lock);
-	slot = hook_slot(ra);
+	slot = hook_slot(ra, rule);
 	if (slot < 0) {
-		e = EAGAIN;
+		e = -slot;
 	} else if (!text || pipe2(p, O_CLOEXEC)) {
 		e = text ? errno : ENOMEM;
 	} else {
@@ -285,14 +426,26 @@ static void notify(struct run *r, const struct hx_alert_rule *rule, json_t *rec,
 			ra->hook_fd[slot] =
 			    (int)syscall(SYS_pidfd_open, pid, 0);
 			ra->hook_pid[slot] = pid;
+			ra->hook_rule[slot] = rule;
 		}
 		close(p[1]);
 	}
 	pthread_mutex_unlock(&ra->lock);
 	free(text);
-	if (e)
-		hx_say("alert %s: notify %s: %s", rule->id, rule->command[0],
-		       strerror(e));
+	if (!e)
+		return;
+	if (e == EBUSY)
+		snprintf(msg, sizeof(msg),
+			 "notify %s: its last hook still runs",
+			 rule->command[0]);
+	else if (e == EAGAIN)
+		snprintf(msg, sizeof(msg), "notify %s: %d hooks run already",
+			 rule->command[0], HOOKS_MAX);
+	else
+		snprintf(msg, sizeof(msg), "notify %s: %s", rule->command[0],
+			 strerror(e));
+	hx_say("alert %s: %s", rule->id, msg);
+	hx_record_error(&r->pl, "alert_notify_failed", rule->id, msg);
 }
 
 static void on_alert(void *arg, const struct hx_alert_fired *f, json_t *rec,
@@ -333,7 +486,7 @@ static int resume(struct run *r, const char *by, pid_t pid)
 	struct hx_run_alerts *ra = r->alerts_rt;
 	uint64_t ms;
 	json_t *rec;
-	bool sig;
+	const char *how;
 
 	if (!ra)
 		return -EALREADY;
@@ -342,23 +495,23 @@ static int resume(struct run *r, const char *by, pid_t pid)
 		pthread_mutex_unlock(&ra->lock);
 		return -EALREADY;
 	}
-	if (ra->by_signals)
+	how = ra->paused_by;
+	if (how == PAUSE_SIGSTOP)
 		signal_tree(r, SIGCONT);
+	else if (how == PAUSE_PTRACE)
+		hx_execgate_hold(r->gate, false);
 	else
 		hx_reaper_write(&r->reaper, "cgroup.freeze", "0");
 	ra->paused = false;
-	sig = ra->by_signals;
 	ms = hx_mono_ms() - ra->paused_ms;
 	pthread_mutex_unlock(&ra->lock);
 	rec = hx_record_new(&r->pl, NULL, "resumed", NULL);
 	if (rec) {
 		hx_record_set_str(rec, "category", "process");
 		hx_record_set_str(rec, "by", by);
-		/* how it was frozen: the cgroup's freezer, or each process
-		 * stopped (no cgroup of its own: a fork between two scans
-		 * could be missed) */
-		hx_record_set_str(rec, "paused_by",
-				  sig ? "SIGSTOP" : "cgroup.freeze");
+		/* how it was held (PAUSE_*): only SIGSTOP can have missed
+		 * a fork between two scans */
+		hx_record_set_str(rec, "paused_by", how);
 		if (pid)
 			json_object_set_new(rec, "by_pid", json_integer(pid));
 		json_object_set_new(rec, "paused_ms",

@@ -55,6 +55,13 @@ struct finding {
 	struct finding *next;
 };
 
+/* A tracee's stop the tracer keeps while the tree is held, and how it
+ * goes on after (PTRACE_CONT with a signal, PTRACE_LISTEN). */
+struct parked {
+	pid_t tid;
+	int req, sig;
+};
+
 /* A process with records that exited, logged on the loop's thread. */
 struct exited {
 	pid_t pid;
@@ -84,6 +91,15 @@ struct hx_execgate {
 	atomic_bool stopping;
 	atomic_int tracer_tid; /* the tracer thread: TracerPid of tracees */
 	atomic_ullong checked, mismatches;
+	/* The hold (hx_execgate_hold): asked for, and done by the tracer
+	 * (held_ack, under lock). The rest is the tracer thread's own:
+	 * every tracee, and the stops it keeps while held. */
+	atomic_bool hold_req;
+	bool held, held_ack;
+	pid_t *tids;
+	size_t ntids, captids;
+	struct parked *parked;
+	size_t nparked, capparked;
 };
 
 static void wake_loop(struct hx_execgate *g)
@@ -313,6 +329,81 @@ static void note_exit(struct hx_execgate *g, pid_t pid, int st)
 	wake_loop(g);
 }
 
+/* A stop of tid ends with req (and sig), now or, while the tree is
+ * held, at the release: a tracee in a ptrace stop stays there whatever
+ * signal it gets (SIGCONT too), until its tracer lets it go. */
+static void go_on(struct hx_execgate *g, pid_t tid, int req, int sig)
+{
+	struct parked *p;
+
+	if (g->held && g->nparked == g->capparked) {
+		size_t cap = g->capparked ? 2 * g->capparked : 64;
+
+		if ((p = realloc(g->parked, cap * sizeof(*p)))) {
+			g->parked = p;
+			g->capparked = cap;
+		}
+	}
+	if (g->held && g->nparked < g->capparked) {
+		g->parked[g->nparked++] = (struct parked){tid, req, sig};
+		return;
+	}
+	/* out of memory: it goes on (fails open: the SIGSTOP scans are
+	 * still done by the caller) */
+	ptrace(req, tid, 0, (void *)(uintptr_t)sig);
+}
+
+/* A new tracee (the root, or a child of a fork, vfork or clone event):
+ * interrupted at once if the tree is held, since it may have run past
+ * its first stop before its parent's event came. */
+static void tracee_add(struct hx_execgate *g, pid_t tid)
+{
+	if (g->ntids == g->captids) {
+		size_t cap = g->captids ? 2 * g->captids : 256;
+		pid_t *t = realloc(g->tids, cap * sizeof(*t));
+
+		if (!t)
+			return;
+		g->tids = t;
+		g->captids = cap;
+	}
+	g->tids[g->ntids++] = tid;
+	if (g->held)
+		ptrace(PTRACE_INTERRUPT, tid, 0, 0);
+}
+
+static void tracee_del(struct hx_execgate *g, pid_t tid)
+{
+	for (size_t i = 0; i < g->ntids; i++)
+		if (g->tids[i] == tid) {
+			g->tids[i] = g->tids[--g->ntids];
+			return;
+		}
+}
+
+/* Does what hx_execgate_hold asked: every tracee interrupted (a
+ * PTRACE_EVENT_STOP the tracer keeps, like every later stop and every
+ * new tracee's first one), or every kept stop let go. */
+static void hold_sync(struct hx_execgate *g)
+{
+	bool want = atomic_load(&g->hold_req);
+
+	if (want && !g->held) {
+		g->held = true;
+		for (size_t i = 0; i < g->ntids; i++)
+			ptrace(PTRACE_INTERRUPT, g->tids[i], 0, 0);
+	} else if (!want && g->held) {
+		g->held = false;
+		for (size_t i = 0; i < g->nparked; i++)
+			ptrace(g->parked[i].req, g->parked[i].tid, 0,
+			       (void *)(uintptr_t)g->parked[i].sig);
+		g->nparked = 0;
+	}
+	pthread_mutex_lock(&g->lock);
+	g->held_ack = g->held;
+	pthread_mutex_unlock(&g->lock);
+}
+
 /* One ptrace stop or exit of pid. */
 static void on_wait(struct hx_execgate *g, pid_t pid, int st)
 {
@@ -321,6 +412,7 @@ static void on_wait(struct hx_execgate *g, pid_t pid, int st)
 
 	if (WIFEXITED(st) || WIFSIGNALED(st)) {
 		forget(g, pid);
+		tracee_del(g, pid);
 		if (hx_pidset_take(g->pl->recorded, pid))
 			note_exit(g, pid, st);
 		if (pid == g->root) {
@@ -339,26 +431,31 @@ static void on_wait(struct hx_execgate *g, pid_t pid, int st)
 	switch (ev) {
 	case 0:
 		/* Signal-delivery-stop: deliver it as if untraced. */
-		ptrace(PTRACE_CONT, pid, 0, (void *)(uintptr_t)sig);
+		go_on(g, pid, PTRACE_CONT, sig);
 		return;
 	case PTRACE_EVENT_EXEC:
 		if (ptrace(PTRACE_GETEVENTMSG, pid, 0, &msg))
 			msg = (unsigned long)pid;
+		if ((pid_t)msg != pid)
+			tracee_del(g, (pid_t)msg); /* a thread's exec */
 		check_exec(g, pid, (pid_t)msg);
 		break;
 	case PTRACE_EVENT_STOP:
 		/* A group-stop (SIGSTOP, ^Z): stay stopped, but let SIGCONT
 		 * and job control work. SIGTRAP: a new tracee's first stop
-		 * (PTRACE_SEIZE'd children start here, not with SIGSTOP). */
+		 * (PTRACE_SEIZE'd children start here, not with SIGSTOP), or
+		 * the hold's interrupt. */
 		if (is_stop_sig(sig)) {
-			ptrace(PTRACE_LISTEN, pid, 0, 0);
+			go_on(g, pid, PTRACE_LISTEN, 0);
 			return;
 		}
 		break;
 	default: /* fork, vfork, clone: the child is auto-attached */
+		if (!ptrace(PTRACE_GETEVENTMSG, pid, 0, &msg))
+			tracee_add(g, (pid_t)msg);
 		break;
 	}
-	ptrace(PTRACE_CONT, pid, 0, 0);
+	go_on(g, pid, PTRACE_CONT, 0);
 }
 
 static void gate_wake(int sig)
@@ -381,9 +478,11 @@ static void *tracer(void *arg)
 	pthread_mutex_unlock(&g->lock);
 	if (e)
 		return NULL;
+	tracee_add(g, g->root);
 	/* The only waiter of the process's children while the gate runs:
 	 * ptrace stops and exits of the whole tree (__WALL: threads too). */
 	while (!atomic_load(&g->stopping)) {
+		hold_sync(g);
 		pid = waitpid(-1, &st, __WALL);
 		if (pid < 0) {
 			if (errno == EINTR)
@@ -588,6 +687,26 @@ fail:
 	return e ? e : -EAGAIN;
 }
 
+int hx_execgate_hold(struct hx_execgate *g, bool hold)
+{
+	bool done = false;
+
+	if (!g || !g->started)
+		return -ENOSYS;
+	atomic_store(&g->hold_req, hold);
+	/* The tracer sleeps in waitpid: the signal makes it look, and is
+	 * sent again until it has, since one that comes while it is not
+	 * in waitpid wakes nothing. */
+	for (int i = 0; i < 500 && !done; i++) {
+		pthread_kill(g->th, GATE_SIG);
+		usleep(i ? 2000 : 200);
+		pthread_mutex_lock(&g->lock);
+		done = g->held_ack == hold;
+		pthread_mutex_unlock(&g->lock);
+	}
+	return done ? 0 : -ETIMEDOUT;
+}
+
 pid_t hx_execgate_tracer(const struct hx_execgate *g)
 {
 	return g ? (pid_t)atomic_load(&g->tracer_tid) : 0;
@@ -678,6 +797,8 @@ void hx_execgate_stop(struct hx_execgate *g)
 		free(f->cmdline);
 		free(f);
 	}
+	free(g->tids);
+	free(g->parked);
 	pthread_mutex_destroy(&g->lock);
 	pthread_cond_destroy(&g->cond);
 	free(g);

@@ -325,6 +325,41 @@ START_TEST(disk_low_arithmetic)
 }
 END_TEST
 
+/* Orphans (their parent is harness-exec now) are of the agent's first
+ * process's tree; a folded storm (repeated: N) is N calls. */
+START_TEST(orphans_and_storms)
+{
+	struct rig g;
+	json_t *a, *r;
+
+	rig_open(&g, "alerts:\n  - id: s\n    when: consecutive_denials\n"
+		     "    count: 3\n    action: pause\n");
+	hx_alerts_set_root(g.pl.alerts, P(1));
+	call(&g, P(20), getpid(), "exec", "deny", "r");
+	call(&g, P(21), getpid(), "exec", "deny", "r");
+	call(&g, P(22), getpid(), "exec", "deny", "r");
+	a = alerts(&g);
+	ck_assert_uint_eq(json_array_size(a), 1);
+	ck_assert_int_eq(int_of(a, 0, "tree"), P(1));
+	json_decref(a);
+	/* harness-exec's own records are no call of the tree */
+	call(&g, getpid(), getppid(), "exec", "allow", "r");
+	call(&g, P(23), getpid(), "exec", "deny", "r");
+	r = json_pack("{s:s, s:I, s:I, s:s, s:s, s:s, s:s, s:I}", "event",
+		      "openat", "pid", (json_int_t)P(23), "ppid",
+		      (json_int_t)getpid(), "category", "file_read", "verdict",
+		      "deny", "layer", "mask", "rule", "r", "repeated",
+		      (json_int_t)2);
+	hx_alerts_record(&g.pl, r);
+	json_decref(r);
+	a = alerts(&g);
+	ck_assert_uint_eq(json_array_size(a), 2);
+	ck_assert_int_eq(int_of(a, 1, "value"), 3);
+	json_decref(a);
+	rig_close(&g);
+}
+END_TEST
+
 static Suite *alerts_suite(void)
 {
 	Suite *s = suite_create("alerts");
@@ -334,6 +369,7 @@ static Suite *alerts_suite(void)
 	tcase_add_loop_test(tc, load_errors, 0,
 			    (int)(sizeof(ecases) / sizeof(ecases[0])));
 	tcase_add_test(tc, streak_per_tree);
+	tcase_add_test(tc, orphans_and_storms);
 	tcase_add_test(tc, windows_and_ask);
 	tcase_add_test(tc, disk_low_arithmetic);
 	suite_add_tcase(s, tc);
