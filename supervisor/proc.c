@@ -10,6 +10,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 int hx_proc_stat(pid_t pid, struct hx_procstat *st)
@@ -197,4 +198,13 @@ int hx_proc_ns(pid_t pid, const char *ns, struct hx_nsid *out)
 		return -errno;
 	*out = (struct hx_nsid){st.st_dev, st.st_ino};
 	return 0;
+}
+
+int hx_proc_exit_code(int status)
+{
+	if (WIFEXITED(status))
+		return WEXITSTATUS(status);
+	if (WIFSIGNALED(status))
+		return 128 + WTERMSIG(status);
+	return 2;
 }

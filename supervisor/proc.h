@@ -23,6 +23,10 @@ struct hx_procstat {
  * -EBADMSG when the line does not parse). */
 int hx_proc_stat(pid_t pid, struct hx_procstat *st);
 
+/* A wait status as a shell says it: the exit code, 128+N for signal N,
+ * else 2. */
+int hx_proc_exit_code(int status);
+
 /* pid's parent, or 0 when pid is gone. */
 pid_t hx_proc_ppid(pid_t pid);
 /* Whether pid is ancestor or one of its descendants (by parent links). */

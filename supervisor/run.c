@@ -151,15 +151,6 @@ static const char *own(pid_t child, const char *its, const char *ours,
 		   : no;
 }
 
-static int exit_code(int status)
-{
-	if (WIFEXITED(status))
-		return WEXITSTATUS(status);
-	if (WIFSIGNALED(status))
-		return 128 + WTERMSIG(status);
-	return 2;
-}
-
 /* The log is protected by its path and by its inode; a second name made
  * before the session (a hard link in the project) would be one the
  * agent could truncate between a decision and the act, so the log must
@@ -954,7 +945,7 @@ int hx_run(const struct hx_options *o)
 				"of the session's domain never came\n");
 	/* Nothing of the tree is left; the counters stay for session_end. */
 	code = r->pl.failed    ? HX_EXIT_AUDIT_FAILED
-	       : r->child_done ? exit_code(r->child_status)
+	       : r->child_done ? hx_proc_exit_code(r->child_status)
 			       : 2;
 end:
 	/* Order (docs/worktrees.md): last checkpoint and manifest, then
