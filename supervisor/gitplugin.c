@@ -138,3 +138,12 @@ void hx_worktree_free(struct hx_worktree *w)
 	if (w)
 		api->worktree_free(w);
 }
+
+void hx_worktree_control(struct hx_worktree *w, const char *request,
+			 char *reply, size_t size)
+{
+	if (w)
+		api->worktree_control(w, request, reply, size);
+	else
+		snprintf(reply, size, "error no worktree");
+}

@@ -58,6 +58,7 @@ int hx_run_mcp_start(struct run *r)
 	    .worker_fd = r->mcp_fd[0],
 	    .worker = r->child,
 	    .project = r->cwd,
+	    .wt = r->wt,
 	    .session = r->sess.id,
 	    .per_minute = r->o->mcp_per_minute,
 	    .concurrent = r->o->mcp_concurrent,

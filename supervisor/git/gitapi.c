@@ -14,5 +14,6 @@ const struct hx_git_api hx_git_api = {
     .worktree_end_fields = hx_worktree_end_fields,
     .worktree_result = hx_worktree_result,
     .worktree_free = hx_worktree_free,
+    .worktree_control = hx_worktree_control,
     .wtcli = hx_wtcli,
 };

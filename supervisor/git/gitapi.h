@@ -10,7 +10,7 @@
 
 #include "supervisor/git/worktree.h"
 
-#define HX_GIT_API_VERSION 1
+#define HX_GIT_API_VERSION 2
 
 struct hx_git_api {
 	unsigned version; /* HX_GIT_API_VERSION: plugin and binary agree */
@@ -29,6 +29,8 @@ struct hx_git_api {
 	int (*worktree_result)(struct hx_worktree *w, struct hx_audit *audit,
 			       char *const *cmd, int ncmd, int code);
 	void (*worktree_free)(struct hx_worktree *w);
+	void (*worktree_control)(struct hx_worktree *w, const char *request,
+				 char *reply, size_t size);
 	int (*wtcli)(int argc, char *const *argv, FILE *out, FILE *err);
 };
 

@@ -648,6 +648,12 @@ static void on_control(void *arg, pid_t pid, const char *req, char *reply,
 		 info.changed);
 }
 
+void hx_worktree_control(struct hx_worktree *w, const char *request,
+			 char *reply, size_t size)
+{
+	on_control(w, 0, request, reply, size);
+}
+
 int hx_worktree_start(struct hx_worktree *w, struct hx_pipeline *pl,
 		      struct hx_server *srv)
 {

@@ -65,6 +65,12 @@ void hx_worktree_policy_vars(const struct hx_worktree *w,
 int hx_worktree_start(struct hx_worktree *w, struct hx_pipeline *pl,
 		      struct hx_server *srv);
 
+/* A request of the control socket's ("checkpoint") from inside the
+ * supervisor (harness-mcp's checkpoint tool): the same reply, "ok N
+ * created|unchanged COMMIT CHANGED" or "error WHY". */
+void hx_worktree_control(struct hx_worktree *w, const char *request,
+			 char *reply, size_t size);
+
 /* The final checkpoint and the manifest (session dir + kept for the
  * note). */
 void hx_worktree_finish(struct hx_worktree *w);

@@ -20,6 +20,7 @@
 #include "supervisor/proc.h"
 #include "supervisor/record.h"
 #include "supervisor/say.h"
+#include "supervisor/git/worktree.h"
 
 #define ANCESTORS_MAX 32
 #define KILL_MAX      4096
@@ -132,7 +133,14 @@ static void send_call(struct hx_mcp *m, struct hx_call *c)
 			       c->tool->name, "args", c->args));
 }
 
-/* The oldest queued call of kind where. */
+/* The lane a call waits in: the worker's file calls and checkpoints
+ * one at a time, code_run trees side by side. */
+static enum hx_tool_where lane(const struct hx_tool *t)
+{
+	return t->where == HX_TOOL_CKPT ? HX_TOOL_FILE : t->where;
+}
+
+/* The oldest queued call of lane where. */
 static struct hx_call *oldest(struct hx_mcp *m, enum hx_tool_where where)
 {
 	struct hx_call *best = NULL;
@@ -140,12 +148,14 @@ static struct hx_call *oldest(struct hx_mcp *m, enum hx_tool_where where)
 	for (size_t i = 0; i < HX_MCP_CALLS; i++) {
 		struct hx_call *c = &m->calls[i];
 
-		if (c->state == HX_CALL_QUEUED && c->tool->where == where &&
+		if (c->state == HX_CALL_QUEUED && lane(c->tool) == where &&
 		    (!best || c->n < best->n))
 			best = c;
 	}
 	return best;
 }
+
+static void checkpoint(struct hx_mcp *m, struct hx_call *c);
 
 /* One file call at the worker at a time, and one code_run between its
  * sending and its start: then the worker's own records belong to the
@@ -157,7 +167,11 @@ static void pump(struct hx_mcp *m)
 
 	if (m->worker_gone || m->told_exit || !m->worker_ready)
 		return;
-	if (m->file_busy < 0 && (c = oldest(m, HX_TOOL_FILE))) {
+	while (m->file_busy < 0 && (c = oldest(m, HX_TOOL_FILE))) {
+		if (c->tool->where == HX_TOOL_CKPT) {
+			checkpoint(m, c); /* finished: the lane is free */
+			continue;
+		}
 		m->file_busy = index_of(m, c);
 		send_call(m, c);
 	}
@@ -255,7 +269,8 @@ static void finish(struct hx_mcp *m, struct hx_call *c, json_t *result,
 	    .d = &c->d,
 	    .result = result,
 	    .error = error,
-	    .outcome = outcome,
+	    /* the worker may see the tree die before it reads the cancel */
+	    .outcome = !outcome && c->cancel_asked ? "cancelled" : outcome,
 	    .refusals = c->refusals,
 	    .t0 = &c->t0,
 	    .mode = m->pl->mode,
@@ -269,6 +284,16 @@ static void finish(struct hx_mcp *m, struct hx_call *c, json_t *result,
 		hx_mcp_reply(m, c->rpc_id, res);
 	release(m, c);
 	pump(m);
+}
+
+/* finish() with an error of our own (errno's name and a message). */
+static void fail(struct hx_mcp *m, struct hx_call *c, const char *err,
+		 const char *msg, const char *outcome)
+{
+	json_t *e = json_pack("{s:s,s:s}", "errno", err, "message", msg);
+
+	finish(m, c, NULL, e, outcome);
+	json_decref(e);
 }
 
 static void kill_run(struct hx_call *c)
@@ -292,6 +317,115 @@ static void kill_run(struct hx_call *c)
 	kill(c->pid, SIGKILL);
 }
 
+/* ---- checkpoint: the worktree's, by the supervisor ---- */
+
+static void checkpoint(struct hx_mcp *m, struct hx_call *c)
+{
+	char reply[512], commit[64] = "", how[16] = "";
+	unsigned n;
+	size_t changed;
+	json_t *r;
+
+	c->state = HX_CALL_SENT;
+	if (!m->o.wt) {
+		fail(m, c, "ENOTSUP",
+		     "this session has no worktree (harness-mcp --worktree "
+		     "keeps the work on a branch of its own, with "
+		     "checkpoints)",
+		     NULL);
+		return;
+	}
+	hx_worktree_control(m->o.wt, "checkpoint", reply, sizeof(reply));
+	if (sscanf(reply, "ok %u %15s %63s %zu", &n, how, commit, &changed) !=
+	    4) {
+		fail(m, c, "EIO", reply, NULL);
+		return;
+	}
+	r = json_pack("{s:i,s:b,s:s,s:I}", "checkpoint", (int)n, "created",
+		      !strcmp(how, "created"), "commit", commit, "changed",
+		      (json_int_t)changed);
+	finish(m, c, r, NULL, NULL);
+	json_decref(r);
+}
+
+/* ---- ask_user: the client's elicitation ---- */
+
+static void question_id(const struct hx_call *c, char *buf, size_t size)
+{
+	snprintf(buf, size, "hx-ask-%lu", c->n);
+}
+
+static void ask(struct hx_mcp *m, struct hx_call *c)
+{
+	json_t *answer = json_pack("{s:s}", "type", "string");
+	json_t *choices = json_object_get(c->args, "choices");
+	char id[32];
+
+	if (!m->elicitation) {
+		fail(m, c, "ENOTSUP",
+		     "this client cannot show a question (it declared no "
+		     "elicitation capability): ask in your reply instead",
+		     NULL);
+		return;
+	}
+	if (choices)
+		json_object_set(answer, "enum", choices);
+	question_id(c, id, sizeof(id));
+	c->state = HX_CALL_SENT;
+	hx_mcp_request(
+	    m, id, "elicitation/create",
+	    json_pack("{s:s,s:O,s:{s:s,s:{s:o},s:[s]}}", "mode", "form",
+		      "message", json_object_get(c->args, "question"),
+		      "requestedSchema", "type", "object", "properties",
+		      "answer", answer, "required", "answer"));
+}
+
+/* The client is told to stop asking (its request is cancelled). */
+static void withdraw_question(struct hx_mcp *m, struct hx_call *c)
+{
+	char id[32];
+
+	if (c->tool->where != HX_TOOL_ASK || c->state != HX_CALL_SENT)
+		return;
+	question_id(c, id, sizeof(id));
+	hx_mcp_notify(m, "notifications/cancelled",
+		      json_pack("{s:s,s:s}", "requestId", id, "reason",
+				"the tool call was cancelled"));
+}
+
+void hx_mcp_response(struct hx_mcp *m, json_t *id, json_t *msg)
+{
+	const char *s = json_string_value(id);
+	json_t *r = json_object_get(msg, "result");
+	const char *action = json_string_value(json_object_get(r, "action"));
+	json_t *answer =
+	    json_object_get(json_object_get(r, "content"), "answer");
+	struct hx_call *c;
+	char *end;
+
+	if (!s || strncmp(s, "hx-ask-", 7))
+		return;
+	c = by_n(m, strtoul(s + 7, &end, 10));
+	if (!c || *end || c->tool->where != HX_TOOL_ASK ||
+	    c->state != HX_CALL_SENT)
+		return; /* not a question that waits: dropped */
+	if (!action ||
+	    (strcmp(action, "accept") && strcmp(action, "decline") &&
+	     strcmp(action, "cancel")) ||
+	    (!strcmp(action, "accept") && !json_is_string(answer))) {
+		fail(m, c, "EPROTO",
+		     json_object_get(msg, "error")
+			 ? "the client could not ask its user"
+			 : "the client's answer has no action or answer",
+		     NULL);
+		return;
+	}
+	r = json_pack("{s:s,s:O}", "action", action, "answer",
+		      strcmp(action, "accept") ? json_null() : answer);
+	finish(m, c, r, NULL, NULL);
+	json_decref(r);
+}
+
 void hx_mcp_cancel(struct hx_mcp *m, json_t *id)
 {
 	for (size_t i = 0; id && i < HX_MCP_CALLS; i++) {
@@ -300,8 +434,10 @@ void hx_mcp_cancel(struct hx_mcp *m, json_t *id)
 		if (c->state == HX_CALL_FREE || !c->rpc_id ||
 		    !json_equal(c->rpc_id, id) || c->cancelled)
 			continue;
-		c->cancelled = true;
-		if (c->state == HX_CALL_QUEUED) {
+		c->cancelled = c->cancel_asked = true;
+		if (c->state == HX_CALL_QUEUED ||
+		    c->tool->where == HX_TOOL_ASK) {
+			withdraw_question(m, c);
 			finish(m, c, NULL, NULL, "cancelled");
 			return;
 		}
@@ -319,11 +455,8 @@ void hx_mcp_end_calls(struct hx_mcp *m, const char *why)
 		if (c->state == HX_CALL_FREE)
 			continue;
 		c->cancelled = true; /* nobody to answer */
-		if (c->state == HX_CALL_QUEUED)
-			finish(m, c, NULL,
-			       json_pack("{s:s,s:s}", "errno", "ECANCELED",
-					 "message", why),
-			       "ended");
+		if (c->state == HX_CALL_QUEUED || c->tool->where == HX_TOOL_ASK)
+			fail(m, c, "ECANCELED", why, "ended");
 		else
 			kill_run(c);
 	}
@@ -341,12 +474,9 @@ void hx_mcp_worker_gone(struct hx_mcp *m)
 	}
 	for (size_t i = 0; i < HX_MCP_CALLS; i++)
 		if (m->calls[i].state != HX_CALL_FREE)
-			finish(m, &m->calls[i], NULL,
-			       json_pack("{s:s,s:s}", "errno", "ECHILD",
-					 "message",
-					 "the sandbox's worker ended before "
-					 "the call did"),
-			       "ended");
+			fail(m, &m->calls[i], "ECHILD",
+			     "the sandbox's worker ended before the call did",
+			     "ended");
 }
 
 static void started(struct hx_mcp *m, struct hx_call *c, json_t *s)
@@ -432,7 +562,7 @@ static void judge(struct hx_mcp *m, struct hx_call *c)
 	c->d.verdict = HX_VERDICT_ALLOW;
 	c->d.category = c->tool->category;
 	c->d.rule = "harness:mcp";
-	if (c->tool->where == HX_TOOL_HERE)
+	if (c->tool->op == HX_OP_COUNT) /* nothing the policy names */
 		return;
 	if (c->tool->where == HX_TOOL_RUN) {
 		ev.argc = hx_tool_run_argv(c->args, argv, 4096);
@@ -508,9 +638,14 @@ void hx_mcp_call(struct hx_mcp *m, json_t *id, json_t *params)
 	c->args = prepared;
 	c->token = json_incref(json_object_get(meta, "progressToken"));
 	judge(m, c);
-	if (t->where == HX_TOOL_HERE) {
+	if (t->where == HX_TOOL_ASK) {
+		ask(m, c);
+	} else if (t->where == HX_TOOL_HERE) {
+		json_t *info = hx_mcp_session_info(m);
+
 		c->state = HX_CALL_SENT;
-		finish(m, c, hx_mcp_session_info(m), NULL, NULL);
+		finish(m, c, info, NULL, NULL);
+		json_decref(info);
 	} else if (refused(m, c)) {
 		c->state = HX_CALL_SENT;
 		finish(m, c, NULL, NULL, "refused");

@@ -73,6 +73,8 @@ static void initialize(struct hx_mcp *m, json_t *id, json_t *params)
 		if (!strcmp(want, versions[i]))
 			v = versions[i];
 	m->initialized = true;
+	m->elicitation = json_is_object(json_object_get(
+	    json_object_get(params, "capabilities"), "elicitation"));
 	hx_mcp_reply(m, id,
 		     json_pack("{s:s,s:{s:{s:b}},s:{s:s,s:s,s:s},s:s}",
 			       "protocolVersion", v, "capabilities", "tools",
@@ -147,7 +149,10 @@ static void message(struct hx_mcp *m, const char *line, size_t len)
 		request(m, method, id, params);
 	} else if (method) {
 		notification(m, method, params);
-	} /* else a response: we send no requests; dropped */
+	} else if (id && (json_object_get(msg, "result") ||
+			  json_object_get(msg, "error"))) {
+		hx_mcp_response(m, id, msg); /* to an elicitation/create */
+	}
 	json_decref(msg);
 }
 

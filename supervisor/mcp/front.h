@@ -21,12 +21,14 @@
 struct hx_pipeline;
 struct hx_server;
 struct hx_mcp;
+struct hx_worktree;
 
 struct hx_mcp_opts {
 	int in_fd, out_fd; /* the client's (0 and 1); made non-blocking */
 	int worker_fd;	   /* our end of the worker's socket (taken) */
 	pid_t worker;	   /* the worker's pid: the session's first */
 	const char *project;
+	struct hx_worktree *wt; /* --worktree's (checkpoint), or NULL */
 	const char *session;
 	/* quotas for every tool instead of each tool's own; 0: its own */
 	unsigned per_minute, concurrent;

@@ -19,7 +19,7 @@ struct json_t;
 
 #define HX_MCP_CALLS	64 /* calls at once, all tools */
 #define HX_MCP_REFUSALS 16 /* of one call's, kept for its result */
-#define HX_MCP_TOOLS	8
+#define HX_MCP_TOOLS	16
 #define HX_MCP_LINKED	1024
 
 enum hx_call_state {
@@ -40,7 +40,8 @@ struct hx_call {
 	pid_t pid;	      /* code_run's process */
 	struct timespec t0;
 	struct hx_decision d; /* the policy's word before it ran */
-	bool cancelled;	      /* by the client: no reply */
+	bool cancelled;	      /* no reply: the client's gone or asked */
+	bool cancel_asked;    /* notifications/cancelled: its outcome */
 	double progress;
 	struct json_t *refusals; /* the kernel's and shim's, of its work */
 };
@@ -62,6 +63,7 @@ struct hx_mcp {
 	bool initialized, client_gone, worker_gone, told_exit;
 	const char *lost;  /* the client cannot be written to: why */
 	bool worker_ready; /* it said hello: its own start is behind it */
+	bool elicitation;  /* the client can ask its user (ask_user) */
 	struct hx_call calls[HX_MCP_CALLS];
 	unsigned long next;
 	int file_busy;	  /* the file call the worker has, or -1 */
@@ -85,9 +87,16 @@ void hx_mcp_error(struct hx_mcp *m, struct json_t *id, int code,
 /* A notification to the client (params taken). */
 void hx_mcp_notify(struct hx_mcp *m, const char *method, struct json_t *params);
 
+/* A request to the client (params taken); its answer comes to
+ * hx_mcp_response. */
+void hx_mcp_request(struct hx_mcp *m, const char *id, const char *method,
+		    struct json_t *params);
+
 /* ---- calls.c ---- */
 /* tools/call: params checked, the call decided, queued or answered. */
 void hx_mcp_call(struct hx_mcp *m, struct json_t *id, struct json_t *params);
+/* The client's answer (msg: result or error) to our request id. */
+void hx_mcp_response(struct hx_mcp *m, struct json_t *id, struct json_t *msg);
 /* notifications/cancelled of request id. */
 void hx_mcp_cancel(struct hx_mcp *m, struct json_t *id);
 /* What the worker said (one line); its end. */

@@ -104,23 +104,14 @@ static json_t *args_summary(json_t *rec, json_t *args)
 /* The result's numbers and flags: what it did, not what it read. */
 static json_t *result_summary(json_t *r)
 {
-	static const char *const keep[] = {"bytes",
-					   "size",
-					   "exit_code",
-					   "signal",
-					   "timed_out",
-					   "cancelled",
-					   "hunks",
-					   "sha256",
-					   "created",
-					   "stdout_bytes",
-					   "stderr_bytes",
-					   "truncated",
-					   "files_scanned",
-					   "unreadable",
-					   "duration_ms",
-					   "pid",
-					   NULL};
+	static const char *const keep[] = {
+	    "bytes",	     "size",	     "exit_code",
+	    "signal",	     "timed_out",    "cancelled",
+	    "hunks",	     "sha256",	     "created",
+	    "stdout_bytes",  "stderr_bytes", "truncated",
+	    "files_scanned", "unreadable",   "duration_ms",
+	    "pid",	     "action",	     "checkpoint",
+	    "commit",	     "changed",	     NULL};
 	json_t *o = json_object(), *v;
 
 	for (size_t i = 0; keep[i]; i++)
@@ -167,8 +158,15 @@ void hx_mcp_record_call(struct hx_pipeline *pl, const struct hx_mcp_end *e)
 		    hx_record_text(rec, "error",
 				   hx_record_field(e->error, "message")));
 	}
-	if (e->result)
-		json_object_set_new(rec, "result", result_summary(e->result));
+	if (e->result) {
+		json_t *sum = result_summary(e->result);
+
+		/* ask_user: the person's word is part of the trail */
+		hx_record_set_text(
+		    rec, sum, "answer", "result.answer",
+		    json_string_value(json_object_get(e->result, "answer")));
+		json_object_set_new(rec, "result", sum);
+	}
 	if (e->refusals)
 		json_object_set_new(
 		    rec, "refusals",

@@ -61,3 +61,10 @@ void hx_mcp_notify(struct hx_mcp *m, const char *method, json_t *params)
 	send_json(m, json_pack("{s:s,s:s,s:o}", "jsonrpc", "2.0", "method",
 			       method, "params", params));
 }
+
+void hx_mcp_request(struct hx_mcp *m, const char *id, const char *method,
+		    json_t *params)
+{
+	send_json(m, json_pack("{s:s,s:s,s:s,s:o}", "jsonrpc", "2.0", "id", id,
+			       "method", method, "params", params));
+}

@@ -18,6 +18,10 @@ enum hx_tool_where {
 	HX_TOOL_HERE, /* answered by the supervisor (session_info) */
 	HX_TOOL_FILE, /* the worker, one at a time */
 	HX_TOOL_RUN,  /* the worker, a process tree of its own */
+	HX_TOOL_ASK,  /* the client's user (elicitation/create) */
+	/* the worktree's checkpoint, by the supervisor, in the file calls'
+	 * order (what a file call before it wrote is in it) */
+	HX_TOOL_CKPT,
 };
 
 struct hx_tool {

@@ -21,7 +21,8 @@ CLIENT = os.path.join(ROOT, "tests", "mcp", "client.mjs")
 MODULES = os.path.join(BUILD, "mcp", "node_modules")
 INSPECTOR = os.path.join(MODULES, "@modelcontextprotocol", "inspector-cli", "build", "index.js")
 BUSYBOX_STATIC = "/bin/busybox"
-TOOLS = {"code_run", "file_read", "file_write", "file_patch", "list_dir", "search", "session_info"}
+TOOLS = {"code_run", "file_read", "file_write", "file_patch", "list_dir", "search", "session_info",
+         "ask_user", "checkpoint"}
 
 
 def env_for(wd, home=None):
@@ -37,13 +38,13 @@ def mcp_argv(wd, extra=(), command=MCP):
     return [command, "--quiet", "--ask-timeout", "0", "--audit-log", log] + list(extra), log
 
 
-def sdk(wd, steps, extra=(), home=None, parallel=False, command=MCP):
+def sdk(wd, steps, extra=(), home=None, parallel=False, command=MCP, elicit=None):
     """The SDK client through steps; returns (its output, the records)."""
     argv, log = mcp_argv(wd, extra, command)
     spec = os.path.join(wd.state, "scenario.json")
     with open(spec, "w") as f:
         json.dump({"command": argv, "cwd": wd.path, "env": env_for(wd, home),
-                   "steps": steps, "parallel": parallel}, f)
+                   "steps": steps, "parallel": parallel, "elicit": elicit}, f)
     p = subprocess.run(["node", CLIENT, spec], capture_output=True, text=True, timeout=240,
                        env=dict(os.environ, HX_MCP_MODULES=MODULES), cwd=wd.path)
     check(p.returncode == 0, "client: %s %s" % (p.stdout[-2000:], p.stderr[-2000:]))
@@ -343,3 +344,50 @@ def test_codex_registers_it_and_what_it_wrote_serves(wd):
                     extra=t["args"] + ["--quiet"], command=t["command"])
     check({x["name"] for x in out["tools"]} == TOOLS, "tools %r" % out["tools"])
     check(ok(out["steps"][0])["content"] == "registered\n", "call %r" % out["steps"][0])
+
+
+def test_ask_user_through_the_clients_elicitation(wd):
+    q = {"call": "ask_user", "args": {"question": "Push to main?", "choices": ["yes", "no"]}}
+    out, recs = sdk(wd, [q], elicit={"action": "accept", "answer": "no"})
+    r = ok(out["steps"][0])
+    check(r == {"action": "accept", "answer": "no"}, "answer %r" % r)
+    asked = out["questions"]
+    check(len(asked) == 1 and asked[0]["message"] == "Push to main?" and
+          asked[0]["requestedSchema"]["properties"]["answer"]["enum"] == ["yes", "no"], "asked %r" % asked)
+    tc = calls(recs)[0]
+    check(tc["tool"] == "ask_user" and tc["args"]["question"] == "Push to main?" and
+          tc["result"] == {"action": "accept", "answer": "no"} and tc["outcome"] == "ok", "record %r" % tc)
+    out, recs = sdk(wd, [q], elicit={"action": "decline"})
+    check(ok(out["steps"][0]) == {"action": "decline", "answer": None}, "decline %r" % out["steps"][0])
+    # A client that declared no elicitation: a clear error, not a hang
+    out, recs = sdk(wd, [q])
+    st = out["steps"][0]
+    check(st["result"]["isError"] and "ENOTSUP" in text(st) and not out["questions"], "no elicitation %r" % st)
+    check(calls(recs)[0]["outcome"] == "error", "record %r" % calls(recs)[0])
+
+
+def test_checkpoint_in_a_worktree_session(wd):
+    wd.file("README", "base\n")
+    git = ["git", "-C", wd.path, "-c", "user.name=t", "-c", "user.email=t@e"]
+    for cmd in (["init", "-q"], ["add", "README"], ["commit", "-qm", "base"]):
+        subprocess.run(git + cmd, check=True, capture_output=True)
+    steps = [{"call": "session_info"},
+             {"call": "file_write", "args": {"path": "new.txt", "content": "work\n"}},
+             {"call": "checkpoint"},
+             {"call": "checkpoint"}]
+    out, recs = sdk(wd, steps, extra=["--worktree"])
+    project = ok(out["steps"][0])["project"]
+    check(project != wd.path and "/.git/harness/worktrees/" in project, "not a worktree: %s" % project)
+    ok(out["steps"][1])
+    first, again = ok(out["steps"][2]), ok(out["steps"][3])
+    check(first["created"] and first["changed"] >= 1 and not again["created"] and
+          again["checkpoint"] == first["checkpoint"], "checkpoints %r %r" % (first, again))
+    session = recs[0]["session"]
+    ref = "refs/harness/%s/checkpoints/%d" % (session, first["checkpoint"])
+    p = subprocess.run(git + ["show", "%s:new.txt" % ref], capture_output=True, text=True)
+    check(p.returncode == 0 and p.stdout == "work\n", "the checkpoint lacks the write: %s" % p.stderr)
+    check(not os.path.exists(os.path.join(wd.path, "new.txt")), "the user's checkout was written")
+    check([c["outcome"] for c in calls(recs)] == ["ok"] * 4, "records %r" % calls(recs))
+    # Without --worktree: said, not faked
+    out, recs = sdk(wd, [{"call": "checkpoint"}])
+    check(out["steps"][0]["result"]["isError"] and "worktree" in text(out["steps"][0]), "%r" % out["steps"][0])

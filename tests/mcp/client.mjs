@@ -31,9 +31,20 @@ const transport = new StdioClientTransport({
 });
 let stderr = "";
 transport.stderr?.on("data", (d) => { stderr += d.toString(); });
-const client = new Client({ name: "harness-test", version: "1.0.0" }, { capabilities: {} });
+// "elicit": {"action": "accept", "answer": TEXT}: the client can show
+// questions (ask_user), and its user answers so; each is in "questions".
+const client = new Client({ name: "harness-test", version: "1.0.0" },
+  { capabilities: spec.elicit ? { elicitation: {} } : {} });
 const ajv = new Ajv({ strict: false, allErrors: true });
-const out = { tools: [], steps: [] };
+const out = { tools: [], steps: [], questions: [] };
+if (spec.elicit) {
+  const { ElicitRequestSchema } = require("@modelcontextprotocol/sdk/types.js");
+  client.setRequestHandler(ElicitRequestSchema, async (req) => {
+    out.questions.push(req.params);
+    const e = spec.elicit;
+    return e.action === "accept" ? { action: "accept", content: { answer: e.answer } } : { action: e.action };
+  });
+}
 
 async function step(s, schemas) {
   const r = { progress: 0 };
