@@ -183,13 +183,13 @@ static void pump(struct hx_mcp *m)
 
 /* ---- linking and refusals ---- */
 
-/* Up the parent links, which a process cannot forge: an orphan is
- * harness-exec's (the subreaper), and ends the walk unlinked. */
-static struct hx_call *walk(struct hx_mcp *m, pid_t pid, bool *gone)
+/* Up the parent links from pid (whose parent is ppid), which a process
+ * cannot forge: an orphan is harness-exec's (the subreaper), and its
+ * walk ends there. */
+static struct hx_call *walk(struct hx_mcp *m, pid_t pid, pid_t ppid)
 {
 	pid_t p = pid;
 
-	*gone = false;
 	for (int d = 0; p > 1 && d < ANCESTORS_MAX; d++) {
 		for (size_t i = 0; i < HX_MCP_CALLS; i++)
 			if (m->calls[i].state == HX_CALL_RUNNING &&
@@ -198,35 +198,43 @@ static struct hx_call *walk(struct hx_mcp *m, pid_t pid, bool *gone)
 		if (p == m->o.worker)
 			return m->run_starting >= 0 ? &m->calls[m->run_starting]
 						    : NULL;
-		p = hx_proc_ppid(p);
-		*gone = !p && !d;
+		p = d ? hx_proc_ppid(p) : ppid;
 	}
 	return NULL;
+}
+
+static bool runs(const struct hx_mcp *m)
+{
+	for (size_t i = 0; i < HX_MCP_CALLS; i++)
+		if (m->calls[i].state == HX_CALL_RUNNING)
+			return true;
+	return m->run_starting >= 0;
 }
 
 const char *hx_mcp_call_of(void *arg, pid_t pid)
 {
 	struct hx_mcp *m = arg;
-	bool runs = m->run_starting >= 0, gone;
-	struct hx_call *c;
-	size_t slot = (size_t)pid % HX_MCP_LINKED;
+	struct hx_mcp_link *l = &m->linked[(size_t)pid % HX_MCP_LINKED];
+	struct hx_procstat st;
+	struct hx_call *c = NULL;
+	bool alive;
 
 	if (pid == m->o.worker)
 		return m->file_busy >= 0 ? m->calls[m->file_busy].id : NULL;
-	for (size_t i = 0; i < HX_MCP_CALLS && !runs; i++)
-		runs = m->calls[i].state == HX_CALL_RUNNING;
-	if (!runs)
-		return NULL;
-	c = walk(m, pid, &gone);
-	/* A process already gone (its process_exit): the call its last
-	 * record was linked to, while that call lasts. */
-	if (!c && gone && m->linked[slot].pid == pid)
-		c = by_n(m, m->linked[slot].n);
+	alive = !hx_proc_stat(pid, &st);
+	if (alive && runs(m))
+		c = walk(m, pid, st.ppid);
 	if (c) {
-		m->linked[slot].pid = pid;
-		m->linked[slot].n = c->n;
+		*l = (struct hx_mcp_link){.pid = pid, .start = st.starttime};
+		snprintf(l->id, sizeof(l->id), "%s", c->id);
+		return l->id;
 	}
-	return c ? c->id : NULL;
+	/* Once linked, a process stays its call's: after a double fork
+	 * took it out of the tree, after the call returned (a job left in
+	 * the background), and at its process_exit (no /proc to walk). */
+	if (l->pid == pid && (!alive || l->start == st.starttime))
+		return l->id;
+	return NULL;
 }
 
 static struct hx_call *by_id(struct hx_mcp *m, const char *id)

@@ -211,8 +211,11 @@ static void on_worker(struct hx_server *s, struct hx_source *src,
 	size_t len;
 
 	(void)s;
-	if ((events & EPOLLOUT) && hx_lines_flush(&m->wk))
-		events |= EPOLLHUP;
+	if ((events & EPOLLOUT) && hx_lines_flush(&m->wk)) {
+		hx_mcp_worker_gone(m); /* its socket is broken */
+		settle(m);
+		return;
+	}
 	for (int n = 0; n < 64 && !m->worker_gone; n++) {
 		enum hx_lines_got g = hx_lines_next(&m->wk, &line, &len);
 

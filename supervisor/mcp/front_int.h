@@ -69,11 +69,11 @@ struct hx_mcp {
 	int file_busy;	  /* the file call the worker has, or -1 */
 	int run_starting; /* the code_run sent, not started yet, or -1 */
 	struct hx_quota q[HX_MCP_TOOLS];
-	/* the call each pid's last record was linked to: a process_exit
-	 * comes when /proc has no parent link to follow any more */
-	struct {
+	/* the call each process was last linked to (hx_mcp_call_of) */
+	struct hx_mcp_link {
 		pid_t pid;
-		unsigned long n;
+		unsigned long long start; /* its start time: a pid reused */
+		char id[24];		  /* is another process */
 	} linked[HX_MCP_LINKED];
 	void (*prev_observe)(void *arg, struct json_t *rec, uint64_t seq);
 	void *prev_arg;

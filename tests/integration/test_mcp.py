@@ -391,3 +391,23 @@ def test_checkpoint_in_a_worktree_session(wd):
     # Without --worktree: said, not faked
     out, recs = sdk(wd, [{"call": "checkpoint"}])
     check(out["steps"][0]["result"]["isError"] and "worktree" in text(out["steps"][0]), "%r" % out["steps"][0])
+
+
+def test_a_job_left_in_the_background_stays_linked_to_its_call(wd):
+    # A code_run leaves a job in a session of its own that refuses
+    # nothing until its call has returned and its shell is gone (an
+    # orphan, harness-exec's): its later refusal is still the call's.
+    target = "/etc/hx-mcp-bg-%d" % os.getpid()
+    job = "import time; time.sleep(1.5); open(%r, 'w')" % target
+    steps = [{"call": "code_run", "args": {"command": "setsid python3 -c \"%s\" & sleep 0.5; echo left" % job}},
+             {"call": "code_run", "args": {"command": "sleep 2.5"}}]
+    out, recs = sdk(wd, steps)
+    check(ok(out["steps"][0])["stdout"] == "left\n", "first %r" % out["steps"][0])
+    check(not os.path.exists(target), "the job wrote %s" % target)
+    first, second = calls(recs)
+    late = [r for r in recs if r.get("args", {}).get("path") == target and r.get("verdict") == "deny"]
+    check(late, "the job's refusal is not recorded:\n%s" % "\n".join(
+        "%s %s %s" % (r["event"], r.get("call_id"), r.get("args", {}).get("path")) for r in recs))
+    check(late[0]["seq"] > first["seq"], "the refusal came before the call returned: %r" % late[0])
+    check(all(r.get("call_id") == first["call_id"] for r in late), "linked to %r, not %s" % (
+        [r.get("call_id") for r in late], first["call_id"]))
