@@ -14,6 +14,7 @@
 
 #include "common/clock.h"
 #include "common/names.h"
+#include "supervisor/mcp/gittools.h"
 #include "supervisor/mcp/result.h"
 #include "supervisor/path_resolve.h"
 #include "supervisor/pipeline.h"
@@ -71,6 +72,7 @@ static struct hx_call *new_call(struct hx_mcp *m)
 			struct hx_call *c = &m->calls[i];
 
 			memset(c, 0, sizeof(*c));
+			c->state = HX_CALL_NEW;
 			c->n = ++m->next;
 			snprintf(c->id, sizeof(c->id), "mcp-%lu", c->n);
 			clock_gettime(CLOCK_MONOTONIC, &c->t0);
@@ -94,7 +96,7 @@ static struct hx_call *by_n(struct hx_mcp *m, unsigned long n)
 
 static void release(struct hx_mcp *m, struct hx_call *c)
 {
-	if (c->state != HX_CALL_FREE && c->state != HX_CALL_QUEUED + 100)
+	if (c->tool) /* counted since it was taken */
 		quota_of(m, c->tool)->running--;
 	if (m->file_busy == index_of(m, c))
 		m->file_busy = -1;
@@ -102,6 +104,7 @@ static void release(struct hx_mcp *m, struct hx_call *c)
 		m->run_starting = -1;
 	json_decref(c->rpc_id);
 	json_decref(c->args);
+	json_decref(c->wargs);
 	json_decref(c->token);
 	json_decref(c->refusals);
 	memset(c, 0, sizeof(*c));
@@ -130,14 +133,18 @@ static void send_call(struct hx_mcp *m, struct hx_call *c)
 {
 	c->state = HX_CALL_SENT;
 	to_worker(m, json_pack("{s:I,s:s,s:O}", "id", (json_int_t)c->n, "tool",
-			       c->tool->name, "args", c->args));
+			       c->tool->where == HX_TOOL_GIT ? "code_run"
+							     : c->tool->name,
+			       "args", c->wargs));
 }
 
 /* The lane a call waits in: the worker's file calls and checkpoints
  * one at a time, code_run trees side by side. */
 static enum hx_tool_where lane(const struct hx_tool *t)
 {
-	return t->where == HX_TOOL_CKPT ? HX_TOOL_FILE : t->where;
+	if (t->where == HX_TOOL_CKPT)
+		return HX_TOOL_FILE;
+	return t->where == HX_TOOL_GIT ? HX_TOOL_RUN : t->where;
 }
 
 /* The oldest queued call of lane where. */
@@ -335,14 +342,6 @@ static void checkpoint(struct hx_mcp *m, struct hx_call *c)
 	json_t *r;
 
 	c->state = HX_CALL_SENT;
-	if (!m->o.wt) {
-		fail(m, c, "ENOTSUP",
-		     "this session has no worktree (harness-mcp --worktree "
-		     "keeps the work on a branch of its own, with "
-		     "checkpoints)",
-		     NULL);
-		return;
-	}
 	hx_worktree_control(m->o.wt, "checkpoint", reply, sizeof(reply));
 	if (sscanf(reply, "ok %u %15s %63s %zu", &n, how, commit, &changed) !=
 	    4) {
@@ -492,7 +491,7 @@ static void started(struct hx_mcp *m, struct hx_call *c, json_t *s)
 	pid_t pid = (pid_t)json_integer_value(json_object_get(s, "pid"));
 
 	/* The worker's word, checked: its own child. */
-	if (c->tool->where != HX_TOOL_RUN || pid <= 1 ||
+	if (lane(c->tool) != HX_TOOL_RUN || pid <= 1 ||
 	    hx_proc_ppid(pid) != m->o.worker) {
 		hx_say("mcp: the worker named pid %d for %s: not its child",
 		       (int)pid, c->id);
@@ -525,6 +524,21 @@ static void progress(struct hx_mcp *m, struct hx_call *c, json_t *p)
 				"progress", c->progress, "message", msg));
 }
 
+/* The worker's result: a git tool's made from its code_run's. */
+static void finished(struct hx_mcp *m, struct hx_call *c, json_t *result)
+{
+	json_t *r, *e;
+
+	if (c->tool->where != HX_TOOL_GIT) {
+		finish(m, c, result, NULL, NULL);
+		return;
+	}
+	hx_gittool_result(c->tool->name, c->args, result, &r, &e);
+	finish(m, c, r, e, NULL);
+	json_decref(r);
+	json_decref(e);
+}
+
 void hx_mcp_worker_line(struct hx_mcp *m, const char *line, size_t len)
 {
 	json_t *msg = json_loadb(line, len, 0, NULL), *x;
@@ -547,7 +561,7 @@ void hx_mcp_worker_line(struct hx_mcp *m, const char *line, size_t len)
 	else if ((x = json_object_get(msg, "progress")))
 		progress(m, c, x);
 	else if ((x = json_object_get(msg, "result")) && json_is_object(x))
-		finish(m, c, x, NULL, NULL);
+		finished(m, c, x);
 	else if ((x = json_object_get(msg, "error")) && json_is_object(x))
 		finish(m, c, NULL, x, NULL);
 out:
@@ -572,11 +586,11 @@ static void judge(struct hx_mcp *m, struct hx_call *c)
 	c->d.rule = "harness:mcp";
 	if (c->tool->op == HX_OP_COUNT) /* nothing the policy names */
 		return;
-	if (c->tool->where == HX_TOOL_RUN) {
-		ev.argc = hx_tool_run_argv(c->args, argv, 4096);
+	if (lane(c->tool) == HX_TOOL_RUN) {
+		ev.argc = hx_tool_run_argv(c->wargs, argv, 4096);
 		ev.argv = argv;
 		ev.path = argv[0];
-		ev.cwd = json_string_value(json_object_get(c->args, "cwd"));
+		ev.cwd = json_string_value(json_object_get(c->wargs, "cwd"));
 		hx_policy_decide(m->pl->policy, &ev, &c->d);
 		return;
 	}
@@ -639,14 +653,23 @@ void hx_mcp_call(struct hx_mcp *m, json_t *id, json_t *params)
 		json_decref(prepared);
 		return;
 	}
-	c->state = HX_CALL_QUEUED + 100; /* counted, not queued yet */
 	quota_of(m, t)->running++;
 	c->rpc_id = json_incref(id);
 	c->tool = t;
 	c->args = prepared;
+	c->wargs =
+	    t->where == HX_TOOL_GIT
+		? hx_gittool_run(t->name, prepared, m->o.session, m->project)
+		: json_incref(prepared);
 	c->token = json_incref(json_object_get(meta, "progressToken"));
 	judge(m, c);
-	if (t->where == HX_TOOL_ASK) {
+	if ((t->where == HX_TOOL_GIT || t->where == HX_TOOL_CKPT) && !m->o.wt) {
+		fail(m, c, "ENOTSUP",
+		     "this session has no worktree, so no checkpoints "
+		     "(harness-mcp --worktree keeps the work on a branch of "
+		     "its own, with checkpoints)",
+		     NULL);
+	} else if (t->where == HX_TOOL_ASK) {
 		ask(m, c);
 	} else if (t->where == HX_TOOL_HERE) {
 		json_t *info = hx_mcp_session_info(m);

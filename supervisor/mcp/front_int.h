@@ -24,6 +24,7 @@ struct json_t;
 
 enum hx_call_state {
 	HX_CALL_FREE = 0,
+	HX_CALL_NEW,	 /* taken, being decided */
 	HX_CALL_QUEUED,	 /* waits for the worker */
 	HX_CALL_SENT,	 /* the worker has it */
 	HX_CALL_RUNNING, /* code_run: its process started */
@@ -34,6 +35,7 @@ struct hx_call {
 	struct json_t *rpc_id; /* the client's id */
 	const struct hx_tool *tool;
 	struct json_t *args;  /* prepared (tools.h) */
+	struct json_t *wargs; /* what the worker is given */
 	struct json_t *token; /* progressToken, or NULL */
 	unsigned long n;      /* ours, the worker's id */
 	char id[24];	      /* "mcp-N": call_id in every record */

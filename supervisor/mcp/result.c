@@ -265,6 +265,7 @@ static json_t *filtered(const struct hx_mcp_end *e)
 		filter_text(o, "content", "truncated", e, red);
 	filter_text(o, "stdout", "stdout_truncated", e, red);
 	filter_text(o, "stderr", "stderr_truncated", e, red);
+	filter_text(o, "diff", "truncated", e, red);
 	json_array_foreach(json_object_get(o, "matches"), i, x)
 	    filter_text(x, "text", "cut", e, red);
 	if (json_array_size(red))

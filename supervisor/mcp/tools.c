@@ -23,6 +23,8 @@ static struct hx_tool tools[] = {
     {"file_patch", HX_TOOL_FILE, HX_CAT_FILE_WRITE, HX_OP_WRITE, 600, 16, NULL},
     {"list_dir", HX_TOOL_FILE, HX_CAT_FILE_READ, HX_OP_READ, 600, 16, NULL},
     {"search", HX_TOOL_FILE, HX_CAT_FILE_READ, HX_OP_READ, 300, 4, NULL},
+    {"diff", HX_TOOL_GIT, HX_CAT_FILE_READ, HX_OP_EXEC, 60, 2, NULL},
+    {"restore", HX_TOOL_GIT, HX_CAT_FILE_WRITE, HX_OP_EXEC, 30, 1, NULL},
     {"checkpoint", HX_TOOL_CKPT, HX_CAT_PROCESS, HX_OP_COUNT, 60, 1, NULL},
     {"ask_user", HX_TOOL_ASK, HX_CAT_PROCESS, HX_OP_COUNT, 30, 1, NULL},
     {"session_info", HX_TOOL_HERE, HX_CAT_PROCESS, HX_OP_COUNT, 120, 4, NULL},

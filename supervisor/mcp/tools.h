@@ -22,6 +22,8 @@ enum hx_tool_where {
 	/* the worktree's checkpoint, by the supervisor, in the file calls'
 	 * order (what a file call before it wrote is in it) */
 	HX_TOOL_CKPT,
+	/* git in the sandbox, as a code_run the front writes (gittools.h) */
+	HX_TOOL_GIT,
 };
 
 struct hx_tool {

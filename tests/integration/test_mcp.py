@@ -22,7 +22,7 @@ MODULES = os.path.join(BUILD, "mcp", "node_modules")
 INSPECTOR = os.path.join(MODULES, "@modelcontextprotocol", "inspector-cli", "build", "index.js")
 BUSYBOX_STATIC = "/bin/busybox"
 TOOLS = {"code_run", "file_read", "file_write", "file_patch", "list_dir", "search", "session_info",
-         "ask_user", "checkpoint"}
+         "ask_user", "checkpoint", "diff", "restore"}
 
 
 def env_for(wd, home=None):
@@ -359,11 +359,12 @@ def test_ask_user_through_the_clients_elicitation(wd):
           tc["result"] == {"action": "accept", "answer": "no"} and tc["outcome"] == "ok", "record %r" % tc)
     out, recs = sdk(wd, [q], elicit={"action": "decline"})
     check(ok(out["steps"][0]) == {"action": "decline", "answer": None}, "decline %r" % out["steps"][0])
-    # A client that declared no elicitation: a clear error, not a hang
-    out, recs = sdk(wd, [q])
-    st = out["steps"][0]
-    check(st["result"]["isError"] and "ENOTSUP" in text(st) and not out["questions"], "no elicitation %r" % st)
-    check(calls(recs)[0]["outcome"] == "error", "record %r" % calls(recs)[0])
+    # A client that declared no elicitation: a clear error, not a hang,
+    # and each time (the refused call gives its place back)
+    out, recs = sdk(wd, [q, q, q])
+    for st in out["steps"]:
+        check(st["result"]["isError"] and "ENOTSUP" in text(st) and not out["questions"], "no elicitation %r" % st)
+    check([c["outcome"] for c in calls(recs)] == ["error"] * 3, "records %r" % calls(recs))
 
 
 def test_checkpoint_in_a_worktree_session(wd):
@@ -388,9 +389,48 @@ def test_checkpoint_in_a_worktree_session(wd):
     check(p.returncode == 0 and p.stdout == "work\n", "the checkpoint lacks the write: %s" % p.stderr)
     check(not os.path.exists(os.path.join(wd.path, "new.txt")), "the user's checkout was written")
     check([c["outcome"] for c in calls(recs)] == ["ok"] * 4, "records %r" % calls(recs))
-    # Without --worktree: said, not faked
-    out, recs = sdk(wd, [{"call": "checkpoint"}])
-    check(out["steps"][0]["result"]["isError"] and "worktree" in text(out["steps"][0]), "%r" % out["steps"][0])
+    # Without --worktree: said, not faked (and twice: no quota is spent)
+    out, recs = sdk(wd, [{"call": "checkpoint"}, {"call": "diff"}, {"call": "checkpoint"}])
+    for st in out["steps"]:
+        check(st["result"]["isError"] and "worktree" in text(st), "%r" % st)
+
+
+def test_diff_and_restore_run_git_in_the_sandbox(wd):
+    wd.file("README", "base\n")
+    git = ["git", "-C", wd.path, "-c", "user.name=t", "-c", "user.email=t@e"]
+    for cmd in (["init", "-q"], ["add", "README"], ["commit", "-qm", "base"]):
+        subprocess.run(git + cmd, check=True, capture_output=True)
+    before = subprocess.run(git + ["status", "--porcelain"], capture_output=True, text=True).stdout
+    steps = [{"call": "file_write", "args": {"path": "new.txt", "content": "work\n"}},
+             {"call": "checkpoint"},
+             {"call": "file_write", "args": {"path": "new.txt", "content": "more\n"}},
+             {"call": "file_write", "args": {"path": "other.txt", "content": "other\n"}},
+             {"call": "diff", "args": {"from": 1}},
+             {"call": "diff", "args": {"from": 0, "to": 1}},
+             {"call": "restore", "args": {"checkpoint": 1}},
+             {"call": "file_read", "args": {"path": "new.txt"}},
+             {"call": "file_read", "args": {"path": "other.txt"}},
+             {"call": "restore", "args": {"checkpoint": 999}}]
+    # The default policy asks before git clean (class destructive), and
+    # nobody answers here: the test policy has no such rule.
+    out, recs = sdk(wd, steps, extra=["--worktree", "--policy", os.path.join(POLICIES, "test.yaml")])
+    s = out["steps"]
+    check(ok(s[1])["checkpoint"] == 1, "checkpoint %r" % s[1])
+    now = ok(s[4])["diff"]
+    check("-work" in now and "+more" in now and "other.txt" in now, "diff to now:\n%s" % now)
+    then = ok(s[5])
+    check("+work" in then["diff"] and "more" not in then["diff"] and then["to"] == 1, "diff 0..1 %r" % then)
+    check(ok(s[6]) == {"checkpoint": 1, "restored": True}, "restore %r" % s[6])
+    check(ok(s[7])["content"] == "work\n", "restored content %r" % s[7])
+    check(s[8]["result"]["isError"] and "ENOENT" in text(s[8]), "a file the checkpoint lacks stayed: %r" % s[8])
+    check(s[9]["result"]["isError"] and "ENOENT" in text(s[9]), "restore of no checkpoint: %r" % s[9])
+    tc = calls(recs)
+    # git ran in the sandbox: its execs are records of the call
+    for i in (4, 6):
+        check(any(r.get("call_id") == tc[i]["call_id"] and r.get("category") == "exec" and
+                  r["event"] != "tool_call" for r in recs), "%s ran no recorded exec" % tc[i]["tool"])
+    after = subprocess.run(git + ["status", "--porcelain"], capture_output=True, text=True).stdout
+    check(after == before, "the user's checkout changed: %r" % after)
 
 
 def test_a_job_left_in_the_background_stays_linked_to_its_call(wd):
