@@ -50,7 +50,8 @@ struct hx_options {
 	bool mcp;
 	unsigned mcp_per_minute, mcp_concurrent;
 	unsigned long mcp_max_output;
-	char *const *cmd; /* argv of the command, NULL-terminated */
+	const char *mcp_http; /* --http [HOST:]PORT, or NULL: stdio */
+	char *const *cmd;     /* argv of the command, NULL-terminated */
 	int ncmd;
 };
 

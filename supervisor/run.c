@@ -862,7 +862,7 @@ int hx_run(const struct hx_options *o)
 	r->reaper_err = -ENOTSUP;
 	r->hand[0] = r->hand[1] = -1;
 	r->metrics_fd = -1;
-	r->mcp_fd[0] = r->mcp_fd[1] = -1;
+	r->mcp_fd[0] = r->mcp_fd[1] = r->mcp_http_fd = -1;
 	r->o = o;
 	if (setup(r))
 		goto out;

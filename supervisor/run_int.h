@@ -98,8 +98,10 @@ struct run {
 	struct hx_metrics_serve *metrics_srv;
 	struct hx_exporter *exporter;	 /* --otlp-endpoint, or NULL */
 	struct hx_run_alerts *alerts_rt; /* run_alerts.c's, or NULL */
-	/* harness-mcp: the worker's socket (ours, its), the front */
-	int mcp_fd[2];
+	/* harness-mcp: the worker's socket (ours, its), --http's listener
+	 * and its bearer token, the front */
+	int mcp_fd[2], mcp_http_fd;
+	char mcp_token[128];
 	struct hx_mcp *mcp;
 };
 

@@ -5,12 +5,96 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
+#include <limits.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <sys/random.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "supervisor/metrics_serve.h"
 #include "supervisor/mcp/front.h"
 #include "supervisor/run_int.h"
 #include "supervisor/say.h"
+
+/* --http's token: $HARNESS_MCP_TOKEN, else 128 random bits. */
+static int make_token(struct run *r)
+{
+	const char *env = getenv("HARNESS_MCP_TOKEN");
+	uint8_t raw[16];
+	size_t n = env ? strlen(env) : 0;
+
+	if (env && n >= 16 && n < sizeof(r->mcp_token) &&
+	    strspn(env, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+			"0123456789-._~+/=") == n) {
+		memcpy(r->mcp_token, env, n + 1);
+		return 0;
+	}
+	if (env) {
+		hx_say("mcp: HARNESS_MCP_TOKEN must be 16 to 127 characters "
+		       "of a bearer token ([A-Za-z0-9-._~+/=])");
+		return -1;
+	}
+	if (getrandom(raw, sizeof(raw), 0) != sizeof(raw))
+		return -1;
+	for (size_t i = 0; i < sizeof(raw); i++)
+		snprintf(r->mcp_token + 2 * i, 3, "%02x", raw[i]);
+	return 0;
+}
+
+/* The URL and the token in the session dir, which only the user
+ * reads (the agent's policy denies it). */
+static int write_endpoint(struct run *r, const char *bound)
+{
+	char path[PATH_MAX + 16];
+	FILE *f;
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/mcp.json", r->sess.dir);
+	fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+		  0600);
+	if (fd < 0 || !(f = fdopen(fd, "w"))) {
+		hx_say("mcp: %s: %s", path, strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	fprintf(
+	    f,
+	    "{\"url\":\"http://%s/mcp\",\"token\":\"%s\",\"session\":\"%s\"}\n",
+	    bound, r->mcp_token, r->sess.id);
+	if (fclose(f))
+		return -1;
+	fprintf(stderr,
+		"harness-mcp: MCP at http://%s/mcp (its bearer token "
+		"is in %s)\n",
+		bound, path);
+	return 0;
+}
+
+/* --http: a loopback TCP listener, out of the agent's reach. */
+static int open_http(struct run *r)
+{
+	const char *a = r->o->mcp_http;
+	char bound[128], err[256];
+	int e;
+
+	if (!strncmp(a, "unix:", 5) || a[0] == '/') {
+		hx_say("mcp: --http takes a loopback [HOST:]PORT");
+		return -1;
+	}
+	if (make_token(r) ||
+	    hx_metrics_listen(a, &r->mcp_http_fd, bound, sizeof(bound), err,
+			      sizeof(err))) {
+		hx_say("mcp: %s", r->mcp_token[0] ? err : "no token");
+		return -1;
+	}
+	if ((e = hx_pipeline_protect_endpoint(&r->pl, r->mcp_http_fd))) {
+		hx_say("mcp: %s", strerror(-e));
+		return -1;
+	}
+	return write_endpoint(r, bound);
+}
 
 int hx_run_mcp_pair(struct run *r)
 {
@@ -21,7 +105,7 @@ int hx_run_mcp_pair(struct run *r)
 		hx_say("mcp: socketpair: %s", strerror(errno));
 		return -1;
 	}
-	return 0;
+	return r->o->mcp_http ? open_http(r) : 0;
 }
 
 /* The sandbox closes every fd past 2 (sandbox.h): the socket waits at
@@ -63,6 +147,8 @@ int hx_run_mcp_start(struct run *r)
 	    .per_minute = r->o->mcp_per_minute,
 	    .concurrent = r->o->mcp_concurrent,
 	    .max_output = r->o->mcp_max_output,
+	    .http_fd = r->mcp_http_fd,
+	    .http_token = r->mcp_token,
 	};
 	int e;
 
@@ -71,6 +157,7 @@ int hx_run_mcp_start(struct run *r)
 	close(r->mcp_fd[1]);
 	r->mcp_fd[1] = -1;
 	e = hx_mcp_start(&r->pl, r->srv, &mo, &r->mcp);
+	r->mcp_http_fd = -1; /* the front's now, or closed */
 	if (e) {
 		hx_say("mcp: cannot serve the client%s: %s",
 		       e == -EBADF ? " (stdin must be a pipe or a socket)" : "",
@@ -88,5 +175,7 @@ void hx_run_mcp_stop(struct run *r)
 	for (int i = 0; i < 2; i++)
 		if (r->mcp_fd[i] >= 0)
 			close(r->mcp_fd[i]);
-	r->mcp_fd[0] = r->mcp_fd[1] = -1;
+	if (r->mcp_http_fd >= 0)
+		close(r->mcp_http_fd);
+	r->mcp_fd[0] = r->mcp_fd[1] = r->mcp_http_fd = -1;
 }

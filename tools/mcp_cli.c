@@ -62,6 +62,14 @@ static int own(int argc, char **argv, int *i, struct hx_mcp_cli *c,
 		return c->help = 1;
 	if (!strcmp(a, "--version"))
 		return c->version = 1;
+	if (!strcmp(a, "--http") || !strncmp(a, "--http=", 7)) {
+		o->mcp_http = a[6] ? a + 7 : *i + 1 < argc ? argv[++*i] : NULL;
+		if (!o->mcp_http || !*o->mcp_http) {
+			snprintf(err, len, "--http takes [HOST:]PORT");
+			return -EINVAL;
+		}
+		return 1;
+	}
 	for (int k = 0; k < 3; k++) {
 		size_t n = strlen(num[k]);
 		const char *val;
@@ -89,6 +97,7 @@ int hx_mcp_cli_parse(int argc, char **argv, struct hx_mcp_cli *c,
 {
 	unsigned per_minute = 0, concurrent = 0;
 	unsigned long max_output = 0;
+	const char *http = NULL;
 	int n = 1, e;
 
 	memset(c, 0, sizeof(*c));
@@ -120,6 +129,7 @@ int hx_mcp_cli_parse(int argc, char **argv, struct hx_mcp_cli *c,
 	per_minute = o->mcp_per_minute;
 	concurrent = o->mcp_concurrent;
 	max_output = o->mcp_max_output;
+	http = o->mcp_http;
 	if ((e = worker_path(c, err, errlen)))
 		return e;
 	c->argv[n++] = c->dashes;
@@ -135,6 +145,7 @@ int hx_mcp_cli_parse(int argc, char **argv, struct hx_mcp_cli *c,
 	o->mcp_per_minute = per_minute;
 	o->mcp_concurrent = concurrent;
 	o->mcp_max_output = max_output;
+	o->mcp_http = http;
 	return 0;
 }
 
@@ -163,6 +174,18 @@ void hx_mcp_cli_usage(FILE *f)
 	    "own)\n"
 	    "  --max-output BYTES    text of one result (default 1 MiB): cut\n"
 	    "                        past it, with a marker\n"
+	    "  --http [HOST:]PORT    serve MCP's Streamable HTTP transport at\n"
+	    "                        http://HOST:PORT/mcp instead of stdio;\n"
+	    "                        HOST a loopback address (127.0.0.1 by\n"
+	    "                        default), PORT 0 one the kernel picks.\n"
+	    "                        Each request needs Authorization: Bearer\n"
+	    "                        TOKEN: $HARNESS_MCP_TOKEN (16 characters "
+	    "or\n"
+	    "                        more), else a random one; the URL and "
+	    "the\n"
+	    "                        token are in the session dir's mcp.json\n"
+	    "                        (0600). DELETE on the URL ends the "
+	    "session\n"
 	    "  -h, --help            this text\n"
 	    "  --version             the version\n"
 	    "\n"

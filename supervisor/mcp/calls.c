@@ -380,7 +380,7 @@ static void ask(struct hx_mcp *m, struct hx_call *c)
 	question_id(c, id, sizeof(id));
 	c->state = HX_CALL_SENT;
 	hx_mcp_request(
-	    m, id, "elicitation/create",
+	    m, c->rpc_id, id, "elicitation/create",
 	    json_pack("{s:s,s:O,s:{s:s,s:{s:o},s:[s]}}", "mode", "form",
 		      "message", json_object_get(c->args, "question"),
 		      "requestedSchema", "type", "object", "properties",
@@ -395,7 +395,7 @@ static void withdraw_question(struct hx_mcp *m, struct hx_call *c)
 	if (c->tool->where != HX_TOOL_ASK || c->state != HX_CALL_SENT)
 		return;
 	question_id(c, id, sizeof(id));
-	hx_mcp_notify(m, "notifications/cancelled",
+	hx_mcp_notify(m, c->rpc_id, "notifications/cancelled",
 		      json_pack("{s:s,s:s}", "requestId", id, "reason",
 				"the tool call was cancelled"));
 }
@@ -519,7 +519,7 @@ static void progress(struct hx_mcp *m, struct hx_call *c, json_t *p)
 			json_integer_value(
 			    json_object_get(p, "stderr_bytes"))));
 	c->progress += 1;
-	hx_mcp_notify(m, "notifications/progress",
+	hx_mcp_notify(m, c->rpc_id, "notifications/progress",
 		      json_pack("{s:O,s:f,s:s}", "progressToken", c->token,
 				"progress", c->progress, "message", msg));
 }

@@ -1,6 +1,7 @@
 /* harness-mcp's front: the client's JSON-RPC on stdio; see front.h. */
 #define _GNU_SOURCE
 #include "supervisor/mcp/front_int.h"
+#include "supervisor/mcp/http.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -49,7 +50,8 @@ static void client_lost(struct hx_mcp *m, const char *why)
 	if (m->client_gone)
 		return;
 	m->client_gone = true;
-	hx_server_del(m->srv, &m->in_src);
+	if (!m->http)
+		hx_server_del(m->srv, &m->in_src);
 	if (m->out_watched)
 		hx_server_del(m->srv, &m->out_src);
 	m->out_watched = false;
@@ -117,19 +119,13 @@ static void notification(struct hx_mcp *m, const char *method, json_t *params)
 	/* initialized, roots/list_changed, ...: nothing to do */
 }
 
-static void message(struct hx_mcp *m, const char *line, size_t len)
+/* One message of the client's, parsed: from a line of stdin or a POST
+ * (http.c). */
+static void dispatch(struct hx_mcp *m, json_t *msg)
 {
-	json_error_t jerr;
-	json_t *msg = json_loadb(line, len, JSON_ALLOW_NUL, &jerr), *id;
+	json_t *id, *params;
 	const char *method;
-	json_t *params;
 
-	if (!msg) {
-		hx_mcp_error(m, NULL, -32700, "parse error",
-			     json_pack("{s:s,s:i}", "reason", jerr.text,
-				       "column", jerr.column));
-		return;
-	}
 	id = json_object_get(msg, "id");
 	method = json_string_value(json_object_get(msg, "method"));
 	params = json_object_get(msg, "params");
@@ -153,7 +149,34 @@ static void message(struct hx_mcp *m, const char *line, size_t len)
 			  json_object_get(msg, "error"))) {
 		hx_mcp_response(m, id, msg); /* to an elicitation/create */
 	}
+}
+
+static void message(struct hx_mcp *m, const char *line, size_t len)
+{
+	json_error_t jerr;
+	json_t *msg = json_loadb(line, len, JSON_ALLOW_NUL, &jerr);
+
+	if (!msg) {
+		hx_mcp_error(m, NULL, -32700, "parse error",
+			     json_pack("{s:s,s:i}", "reason", jerr.text,
+				       "column", jerr.column));
+		return;
+	}
+	dispatch(m, msg);
 	json_decref(msg);
+}
+
+static void http_message(void *arg, json_t *msg)
+{
+	struct hx_mcp *m = arg;
+
+	dispatch(m, msg);
+	settle(m);
+}
+
+static void http_end(void *arg)
+{
+	client_lost(arg, "the client ended the session (DELETE)");
 }
 
 static void on_client_in(struct hx_server *s, struct hx_source *src,
@@ -241,6 +264,27 @@ static int nonblock(int fd)
 	return fl < 0 || fcntl(fd, F_SETFL, fl | O_NONBLOCK) ? -errno : 0;
 }
 
+/* The client: stdio, or the HTTP endpoint when one is given. */
+static int client_start(struct hx_mcp *m)
+{
+	const struct hx_mcp_opts *o = &m->o;
+	struct hx_mcp_http_opts h = {
+	    .lfd = o->http_fd,
+	    .token = o->http_token,
+	    .session = o->session,
+	    .on_message = http_message,
+	    .on_end = http_end,
+	    .arg = m,
+	};
+	int e;
+
+	if (o->http_fd >= 0)
+		return hx_mcp_http_start(m->srv, &h, &m->http);
+	if ((e = nonblock(o->in_fd)) || (e = nonblock(o->out_fd)))
+		return e;
+	return hx_server_add(m->srv, &m->in_src, EPOLLIN);
+}
+
 int hx_mcp_start(struct hx_pipeline *pl, struct hx_server *srv,
 		 const struct hx_mcp_opts *o, struct hx_mcp **out)
 {
@@ -264,10 +308,12 @@ int hx_mcp_start(struct hx_pipeline *pl, struct hx_server *srv,
 	m->in_src = (struct hx_source){o->in_fd, on_client_in, m};
 	m->out_src = (struct hx_source){o->out_fd, on_client_out, m};
 	m->wk_src = (struct hx_source){o->worker_fd, on_worker, m};
-	if ((e = nonblock(o->in_fd)) || (e = nonblock(o->out_fd)) ||
-	    (e = nonblock(o->worker_fd)) ||
-	    (e = hx_server_add(srv, &m->in_src, EPOLLIN)) ||
+	if ((e = nonblock(o->worker_fd)) || (e = client_start(m)) ||
 	    (e = hx_server_add(srv, &m->wk_src, EPOLLIN))) {
+		if (m->http)
+			hx_mcp_http_free(m->http); /* and its listener */
+		else if (o->http_fd >= 0)
+			close(o->http_fd);
 		hx_server_del(srv, &m->in_src);
 		free(m);
 		return e == -EPERM ? -EBADF : e; /* stdin a regular file */
@@ -291,7 +337,8 @@ void hx_mcp_free(struct hx_mcp *m)
 	m->pl->call_of = NULL;
 	m->pl->observe = m->prev_observe;
 	m->pl->observe_arg = m->prev_arg;
-	if (!m->client_gone) {
+	hx_mcp_http_free(m->http);
+	if (!m->client_gone && !m->http) {
 		hx_server_del(m->srv, &m->in_src);
 		if (m->out_watched)
 			hx_server_del(m->srv, &m->out_src);

@@ -25,8 +25,12 @@ struct hx_worktree;
 
 struct hx_mcp_opts {
 	int in_fd, out_fd; /* the client's (0 and 1); made non-blocking */
-	int worker_fd;	   /* our end of the worker's socket (taken) */
-	pid_t worker;	   /* the worker's pid: the session's first */
+	/* --http: the endpoint's listening socket (taken; -1: stdio) and
+	 * the bearer token its requests must carry */
+	int http_fd;
+	const char *http_token;
+	int worker_fd; /* our end of the worker's socket (taken) */
+	pid_t worker;  /* the worker's pid: the session's first */
 	const char *project;
 	struct hx_worktree *wt; /* --worktree's (checkpoint), or NULL */
 	const char *session;
@@ -35,7 +39,8 @@ struct hx_mcp_opts {
 	unsigned long max_output; /* bytes of a result's text; 0: 1 MiB */
 };
 
-/* Serves the client on srv's loop. 0 or -errno (said on stderr). */
+/* Serves the client on srv's loop; takes http_fd, even on failure. 0
+ * or -errno. */
 int hx_mcp_start(struct hx_pipeline *pl, struct hx_server *srv,
 		 const struct hx_mcp_opts *o, struct hx_mcp **out);
 /* Ends what still runs (recorded) and frees m. NULL is a no-op. */

@@ -59,7 +59,8 @@ struct hx_mcp {
 	struct hx_server *srv;
 	struct hx_mcp_opts o;
 	char project[PATH_MAX];
-	struct hx_lines cl, wk; /* the client's stdio, the worker's socket */
+	struct hx_lines cl, wk;	  /* the client's stdio, the worker's socket */
+	struct hx_mcp_http *http; /* the client over HTTP instead, or NULL */
 	struct hx_source in_src, out_src, wk_src;
 	bool out_watched, wk_out_watched;
 	bool initialized, client_gone, worker_gone, told_exit;
@@ -86,13 +87,15 @@ struct hx_mcp {
 void hx_mcp_reply(struct hx_mcp *m, struct json_t *id, struct json_t *result);
 void hx_mcp_error(struct hx_mcp *m, struct json_t *id, int code,
 		  const char *msg, struct json_t *data);
-/* A notification to the client (params taken). */
-void hx_mcp_notify(struct hx_mcp *m, const char *method, struct json_t *params);
-
-/* A request to the client (params taken); its answer comes to
- * hx_mcp_response. */
-void hx_mcp_request(struct hx_mcp *m, const char *id, const char *method,
-		    struct json_t *params);
+/* A notification to the client (params taken), related to the request
+ * whose id is related (NULL: none; over HTTP it goes on that request's
+ * stream). */
+void hx_mcp_notify(struct hx_mcp *m, struct json_t *related, const char *method,
+		   struct json_t *params);
+/* A request to the client (params taken), related as above; its answer
+ * comes to hx_mcp_response. */
+void hx_mcp_request(struct hx_mcp *m, struct json_t *related, const char *id,
+		    const char *method, struct json_t *params);
 
 /* ---- calls.c ---- */
 /* tools/call: params checked, the call decided, queued or answered. */

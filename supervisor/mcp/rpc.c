@@ -8,15 +8,25 @@
 #include <sys/epoll.h>
 
 #include "supervisor/mcp/front_int.h"
+#include "supervisor/mcp/http.h"
 #include "supervisor/say.h"
 
-static void send_json(struct hx_mcp *m, json_t *msg)
+/* msg (taken) to the client: on stdio a line; over HTTP on the stream
+ * of the request related to it (final: that request's response). */
+static void send_json(struct hx_mcp *m, json_t *msg, json_t *related,
+		      bool final)
 {
 	char *s;
 	int e;
 
 	if (m->client_gone || m->lost || !msg)
 		goto out;
+	if (m->http) {
+		if (!hx_mcp_http_send(m->http, msg, related, final))
+			hx_say("mcp: an answer for a client that went away "
+			       "was dropped");
+		goto out;
+	}
 	s = json_dumps(msg, JSON_COMPACT | JSON_ENSURE_ASCII);
 	if (!s) {
 		hx_say("mcp: a reply could not be encoded");
@@ -39,8 +49,10 @@ out:
 
 void hx_mcp_reply(struct hx_mcp *m, json_t *id, json_t *result)
 {
-	send_json(m, json_pack("{s:s,s:O,s:o}", "jsonrpc", "2.0", "id", id,
-			       "result", result));
+	send_json(m,
+		  json_pack("{s:s,s:O,s:o}", "jsonrpc", "2.0", "id", id,
+			    "result", result),
+		  id, true);
 }
 
 void hx_mcp_error(struct hx_mcp *m, json_t *id, int code, const char *msg,
@@ -52,19 +64,26 @@ void hx_mcp_error(struct hx_mcp *m, json_t *id, int code, const char *msg,
 		json_object_set_new(e, "data", data);
 	else
 		json_decref(data);
-	send_json(m, json_pack("{s:s,s:O,s:o}", "jsonrpc", "2.0", "id",
-			       id ? id : json_null(), "error", e));
+	send_json(m,
+		  json_pack("{s:s,s:O,s:o}", "jsonrpc", "2.0", "id",
+			    id ? id : json_null(), "error", e),
+		  id, true);
 }
 
-void hx_mcp_notify(struct hx_mcp *m, const char *method, json_t *params)
+void hx_mcp_notify(struct hx_mcp *m, json_t *related, const char *method,
+		   json_t *params)
 {
-	send_json(m, json_pack("{s:s,s:s,s:o}", "jsonrpc", "2.0", "method",
-			       method, "params", params));
+	send_json(m,
+		  json_pack("{s:s,s:s,s:o}", "jsonrpc", "2.0", "method", method,
+			    "params", params),
+		  related, false);
 }
 
-void hx_mcp_request(struct hx_mcp *m, const char *id, const char *method,
-		    json_t *params)
+void hx_mcp_request(struct hx_mcp *m, json_t *related, const char *id,
+		    const char *method, json_t *params)
 {
-	send_json(m, json_pack("{s:s,s:s,s:s,s:o}", "jsonrpc", "2.0", "id", id,
-			       "method", method, "params", params));
+	send_json(m,
+		  json_pack("{s:s,s:s,s:s,s:o}", "jsonrpc", "2.0", "id", id,
+			    "method", method, "params", params),
+		  related, false);
 }

@@ -451,3 +451,82 @@ def test_a_job_left_in_the_background_stays_linked_to_its_call(wd):
     check(late[0]["seq"] > first["seq"], "the refusal came before the call returned: %r" % late[0])
     check(all(r.get("call_id") == first["call_id"] for r in late), "linked to %r, not %s" % (
         [r.get("call_id") for r in late], first["call_id"]))
+
+
+def test_streamable_http_with_the_sdk(wd):
+    # harness-mcp --http: the SDK's Streamable HTTP client, with the
+    # token of the session dir's mcp.json; what no client may do is
+    # refused; the agent's own processes cannot reach the endpoint.
+    wd.file("h.txt", "over http\n")
+    log = os.path.join(wd.state, "audit-http.jsonl")
+    p = subprocess.Popen([MCP, "--quiet", "--ask-timeout", "0", "--audit-log", log, "--http", "127.0.0.1:0",
+                          "--policy", os.path.join(POLICIES, "test.yaml")],
+                         cwd=wd.path, env=env_for(wd), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True)
+    try:
+        line = p.stderr.readline()
+        check("MCP at http://127.0.0.1:" in line, "no endpoint said: %r" % line)
+        where = line.split("is in ", 1)[1].rstrip(")\n")
+        check(os.stat(where).st_mode & 0o077 == 0, "mcp.json is readable by others")
+        ep = json.load(open(where))
+        host, port = ep["url"][len("http://"):].split("/")[0].rsplit(":", 1)
+        raw_http_refusals(host, int(port), ep["token"])
+        spec = os.path.join(wd.state, "http.json")
+        probe = ("import socket\ntry:\n socket.create_connection(('127.0.0.1', %s), 2)\n print('reached')\n"
+                 "except OSError as e:\n print('refused', e.errno)\n" % port)
+        steps = [{"call": "file_read", "args": {"path": "h.txt"}},
+                 {"call": "code_run", "args": {"command": "sleep 2.2; echo slept"}, "progress": True},
+                 {"call": "code_run", "args": {"language": "python", "code": probe}},
+                 {"call": "file_read", "args": {"path": "secret/key"}}]
+        with open(spec, "w") as f:
+            json.dump({"url": ep["url"], "token": ep["token"], "steps": steps, "terminate": True}, f)
+        c = subprocess.run(["node", CLIENT, spec], capture_output=True, text=True, timeout=120,
+                           env=dict(os.environ, HX_MCP_MODULES=MODULES))
+        check(c.returncode == 0, "client: %s %s" % (c.stdout[-1500:], c.stderr[-1500:]))
+        out = json.loads(c.stdout)
+        check(not out.get("fatal") and not out.get("terminate_error"), "client: %r" % out)
+        s = out["steps"]
+        check(ok(s[0])["content"] == "over http\n", "file_read %r" % s[0])
+        check(ok(s[1])["stdout"] == "slept\n" and s[1]["progress"] >= 1, "progress over SSE %r" % s[1])
+        check(ok(s[2])["stdout"].startswith("refused"), "the agent reached its own MCP endpoint: %r" % s[2])
+        check(s[3]["result"]["isError"] and "rule test-secret" in text(s[3]), "secret %r" % s[3])
+        check(p.wait(timeout=60) == 0, "DELETE did not end the session: %s" % p.returncode)
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+    recs = read_log(log)
+    check(recs[-1]["event"] == "session_end", "no session_end")
+    tc = calls(recs)
+    check([c["tool"] for c in tc] == ["file_read", "code_run", "code_run", "file_read"], "records %r" % tc)
+    check(any(r.get("rule") == "harness:protect" and r.get("call_id") == tc[2]["call_id"] for r in recs),
+          "the connect to the endpoint was not refused as harness:protect")
+
+
+def raw_http_refusals(host, port, token):
+    import http.client
+
+    def req(method, headers, body=None):
+        conn = http.client.HTTPConnection(host, port, timeout=10)
+        conn.request(method, "/mcp", body=body, headers=headers)
+        r = conn.getresponse()
+        data = r.read()
+        conn.close()
+        return r.status, dict(r.getheaders()), data
+
+    init = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize",
+                       "params": {"protocolVersion": "2025-11-25", "capabilities": {}}})
+    auth = {"Authorization": "Bearer " + token, "Content-Type": "application/json",
+            "Accept": "application/json, text/event-stream"}
+    check(req("POST", {}, init)[0] == 401, "no token")
+    check(req("POST", dict(auth, Authorization="Bearer " + "0" * len(token)), init)[0] == 401, "a wrong token")
+    check(req("POST", dict(auth, Origin="http://attacker.example"), init)[0] == 403, "a web page's origin")
+    check(req("GET", auth)[0] == 405, "GET")
+    check(req("POST", auth, b"{not json")[0] == 400, "not JSON")
+    status, headers, body = req("POST", auth, init)
+    sid = {k.lower(): v for k, v in headers.items()}.get("mcp-session-id")
+    check(status == 200 and sid and b'"protocolVersion"' in body, "initialize %s %r" % (status, body[:200]))
+    ping = json.dumps({"jsonrpc": "2.0", "id": 2, "method": "ping"})
+    check(req("POST", auth, ping)[0] == 400, "no session id after initialize")
+    check(req("POST", dict(auth, **{"Mcp-Session-Id": "another"}), ping)[0] == 404, "another session id")
+    check(req("POST", dict(auth, **{"Mcp-Session-Id": sid}), ping)[0] == 200, "ping")

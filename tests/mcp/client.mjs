@@ -22,13 +22,24 @@ const { StdioClientTransport } = require("@modelcontextprotocol/sdk/client/stdio
 const Ajv = require("ajv");
 
 const spec = JSON.parse(readFileSync(process.argv[2], "utf8"));
-const transport = new StdioClientTransport({
-  command: spec.command[0],
-  args: spec.command.slice(1),
-  cwd: spec.cwd,
-  env: spec.env,
-  stderr: "pipe",
-});
+// "url" and "token": the Streamable HTTP transport of a harness-mcp
+// --http that the test started; "terminate": DELETE the session at the
+// end. Otherwise "command" is started on stdio.
+let transport;
+if (spec.url) {
+  const { StreamableHTTPClientTransport } = require("@modelcontextprotocol/sdk/client/streamableHttp.js");
+  transport = new StreamableHTTPClientTransport(new URL(spec.url), {
+    requestInit: { headers: { Authorization: "Bearer " + spec.token } },
+  });
+} else {
+  transport = new StdioClientTransport({
+    command: spec.command[0],
+    args: spec.command.slice(1),
+    cwd: spec.cwd,
+    env: spec.env,
+    stderr: "pipe",
+  });
+}
 let stderr = "";
 transport.stderr?.on("data", (d) => { stderr += d.toString(); });
 // "elicit": {"action": "accept", "answer": TEXT}: the client can show
@@ -87,6 +98,7 @@ try {
 } catch (e) {
   out.fatal = String(e.stack ?? e);
 }
+if (spec.terminate) await transport.terminateSession().catch((e) => { out.terminate_error = String(e); });
 await client.close();
 await new Promise((ok) => setTimeout(ok, 100));
 out.stderr = stderr;
