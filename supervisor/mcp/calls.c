@@ -119,10 +119,11 @@ static void to_worker(struct hx_mcp *m, json_t *msg)
 
 	free(s);
 	json_decref(msg);
-	if (e)
+	if (e) { /* a worker that reads nothing is lost: its calls end */
 		hx_say("mcp: the worker cannot be written to: %s",
 		       strerror(-e));
-	else if (hx_lines_pending(&m->wk) && !m->wk_out_watched) {
+		hx_mcp_worker_gone(m);
+	} else if (hx_lines_pending(&m->wk) && !m->wk_out_watched) {
 		hx_server_del(m->srv, &m->wk_src);
 		if (!hx_server_add(m->srv, &m->wk_src, EPOLLIN | EPOLLOUT))
 			m->wk_out_watched = true;

@@ -191,7 +191,8 @@ static int read_args(json_t *args, struct range *r, json_t **res)
 	return 0;
 }
 
-/* Reads the whole file: its hash, its size, the range kept in s. */
+/* Reads the whole file: its hash, and the range kept in s (NULL:
+ * none). */
 static int read_range(const char *path, struct hx_mw_text_sel *s, char *hex,
 		      json_t **res)
 {
@@ -211,7 +212,7 @@ static int read_range(const char *path, struct hx_mw_text_sel *s, char *hex,
 	sha256_init(&c);
 	while ((r = read_some(fd, chunk, CHUNK)) > 0) {
 		sha256_update(&c, (size_t)r, (uint8_t *)chunk);
-		if (hx_mw_text_sel_feed(s, chunk, (size_t)r) < 0) {
+		if (s && hx_mw_text_sel_feed(s, chunk, (size_t)r) < 0) {
 			rc = hx_mw_args_error(res, ENOMEM, "out of memory");
 			goto out;
 		}
@@ -459,30 +460,7 @@ fail:
 /* The SHA-256 of the file at path, read in chunks. */
 static int hash_file(const char *path, char *hex, json_t **res)
 {
-	struct sha256_ctx c;
-	struct stat st;
-	char *chunk = malloc(CHUNK);
-	ssize_t r;
-	int fd, e;
-
-	if (!chunk)
-		return hx_mw_args_error(res, ENOMEM, "out of memory");
-	fd = open_regular(path, &st, res);
-	if (fd < 0) {
-		free(chunk);
-		return fd;
-	}
-	sha256_init(&c);
-	while ((r = read_some(fd, chunk, CHUNK)) > 0)
-		sha256_update(&c, (size_t)r, (uint8_t *)chunk);
-	e = errno;
-	close(fd);
-	free(chunk);
-	if (r < 0)
-		return hx_mw_args_error(res, e, "read %s: %s", path,
-					strerror(e));
-	hex_of(&c, hex);
-	return 0;
+	return read_range(path, NULL, hex, res);
 }
 
 /* What path is now, for a write: whether it exists, its mode, its hash
