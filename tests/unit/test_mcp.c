@@ -14,6 +14,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "supervisor/mcp/gittools.h"
 #include "supervisor/mcp/lines.h"
 #include "supervisor/mcp/schema.h"
 #include "supervisor/mcp/tools.h"
@@ -245,6 +246,56 @@ START_TEST(lines_bounded_per_message)
 }
 END_TEST
 
+START_TEST(git_tools_run_fixed_argvs)
+{
+	json_t *a = j("{\"from\":2,\"to\":5}"), *run, *res, *err;
+	json_t *argv;
+
+	run = hx_gittool_run("diff", a, "S1", "/p");
+	argv = json_object_get(run, "argv");
+	ck_assert_str_eq(json_string_value(json_array_get(argv, 0)), "git");
+	ck_assert_str_eq(
+	    json_string_value(json_array_get(argv, json_array_size(argv) - 2)),
+	    "refs/harness/S1/checkpoints/2");
+	ck_assert_str_eq(
+	    json_string_value(json_array_get(argv, json_array_size(argv) - 1)),
+	    "refs/harness/S1/checkpoints/5");
+	ck_assert_str_eq(json_string_value(json_object_get(run, "cwd")), "/p");
+	json_decref(run);
+	json_decref(a);
+	/* against the working tree: a script, the ref its only operand */
+	a = j("{}");
+	run = hx_gittool_run("diff", a, "S1", "/p");
+	argv = json_object_get(run, "argv");
+	ck_assert_str_eq(json_string_value(json_array_get(argv, 0)), "sh");
+	ck_assert_str_eq(json_string_value(json_array_get(argv, 4)),
+			 "refs/harness/S1/checkpoints/0");
+	json_decref(run);
+	json_decref(a);
+	/* exit 3 of restore: no such checkpoint; 0: restored */
+	a = j("{\"checkpoint\":7}");
+	run = j("{\"exit_code\":3,\"stderr\":\"\"}");
+	ck_assert_int_eq(hx_gittool_result("restore", a, run, &res, &err), -1);
+	ck_assert_ptr_null(res);
+	ck_assert_str_eq(json_string_value(json_object_get(err, "errno")),
+			 "ENOENT");
+	json_decref(err);
+	json_decref(run);
+	run = j("{\"exit_code\":0}");
+	ck_assert_int_eq(hx_gittool_result("restore", a, run, &res, &err), 0);
+	ck_assert_int_eq(json_integer_value(json_object_get(res, "checkpoint")),
+			 7);
+	json_decref(res);
+	json_decref(run);
+	/* killed: no exit code is no success */
+	run = j("{\"exit_code\":null,\"stderr\":\"\"}");
+	ck_assert_int_eq(hx_gittool_result("diff", a, run, &res, &err), -1);
+	json_decref(err);
+	json_decref(run);
+	json_decref(a);
+}
+END_TEST
+
 static Suite *mcp_suite(void)
 {
 	Suite *s = suite_create("mcp");
@@ -256,6 +307,7 @@ static Suite *mcp_suite(void)
 	tcase_add_test(tc, prepare_refuses_what_schemas_cannot_say);
 	tcase_add_test(tc, prepare_makes_paths_absolute);
 	tcase_add_test(tc, lines_bounded_per_message);
+	tcase_add_test(tc, git_tools_run_fixed_argvs);
 	suite_add_tcase(s, tc);
 	return s;
 }
