@@ -10,6 +10,7 @@
 
 #include "common/path.h"
 #include "supervisor/mcp/schema.h"
+#include "supervisor/redact.h"
 
 extern const char hx_mcp_tools_start[], hx_mcp_tools_end[];
 
@@ -209,6 +210,26 @@ static bool check_exclusive(const struct hx_tool *t, json_t *o, char *err,
 	return true;
 }
 
+/* A redaction tag (redact.h) in what a call would write: a result the
+ * model read had the secret replaced, and writing that text back would
+ * put the tag in the secret's place. */
+static bool holds_tag(json_t *v)
+{
+	const char *k;
+	json_t *x;
+	size_t i;
+
+	if (json_is_string(v))
+		return memmem(json_string_value(v), json_string_length(v),
+			      HX_REDACT_OPEN, sizeof(HX_REDACT_OPEN) - 1);
+	if (json_is_object(v))
+		json_object_foreach(v, k, x) if (strcmp(k, "search") &&
+						 holds_tag(x)) return true;
+	if (json_is_array(v))
+		json_array_foreach(v, i, x) if (holds_tag(x)) return true;
+	return false;
+}
+
 bool hx_tool_prepare(const struct hx_tool *t, json_t *args, const char *project,
 		     json_t **out, char *err, size_t errlen)
 {
@@ -224,6 +245,13 @@ bool hx_tool_prepare(const struct hx_tool *t, json_t *args, const char *project,
 	}
 	if (!check_exclusive(t, args, err, errlen))
 		return false;
+	if (t->category == HX_CAT_FILE_WRITE && t->where == HX_TOOL_FILE &&
+	    holds_tag(args))
+		return err_at(err, errlen, "content",
+			      "holds a redacted secret's tag (" HX_REDACT_OPEN
+			      "...): writing it would put the tag in the "
+			      "secret's place; change the lines around it with "
+			      "file_patch instead");
 	if (!(o = json_deep_copy(args)))
 		return err_at(err, errlen, "", "out of memory");
 	if (!set_path(o, "path", project, err, errlen) ||

@@ -155,6 +155,14 @@ START_TEST(prepare_refuses_what_schemas_cannot_say)
 	    {"file_patch", "{\"path\":\"x\"}", "exactly one of patch"},
 	    {"search", "{\"path\":\".\"}", "glob"},
 	    {"file_read", "{\"path\":\"x\",\"extra\":1}", "not a known"},
+	    {"file_write",
+	     "{\"path\":\"x\",\"content\":\"K=\u00abredacted:aws:"
+	     "1a2b3c4d\u00bb\"}",
+	     "tag"},
+	    {"file_patch",
+	     "{\"path\":\"x\",\"edits\":[{\"search\":\"a\",\"replace\":"
+	     "\"\u00abredacted:jwt:00000000\u00bb\"}]}",
+	     "tag"},
 	};
 	json_t *out;
 	char err[512];
