@@ -253,12 +253,12 @@ FUZZ_TARGETS := $(patsubst tests/fuzz/%.c,$(BUILD)/fuzz/%,$(wildcard tests/fuzz/
 FUZZ_SRCS := $(COMMON_SRCS) $(POLICY_SRCS) supervisor/dnsmsg.c \
 	$(wildcard supervisor/redact*.c) supervisor/fmt.c supervisor/export/logscan.c \
 	tools/mcpwork/wire.c tools/mcpwork/args.c tools/mcpwork/text.c \
-	tools/mcpwork/patch.c
-$(BUILD)/fuzz/%: tests/fuzz/%.c $(FUZZ_SRCS) $(POLICY_ASM) policy/default.yaml $(PROFILES_BLOB) | $(DEPS_OK)
+	tools/mcpwork/patch.c supervisor/mcp/schema.c supervisor/mcp/tools.c
+$(BUILD)/fuzz/%: tests/fuzz/%.c $(FUZZ_SRCS) $(POLICY_ASM) $(MCP_ASM) policy/default.yaml supervisor/mcp/tools.json $(PROFILES_BLOB) | $(DEPS_OK)
 	@mkdir -p $(@D)
 	clang -std=gnu17 -g -O1 -I. -fsanitize=fuzzer,address,undefined \
 	  -DHX_PROFILES_BLOB='"$(PROFILES_BLOB)"' \
-	  $(PKG_CFLAGS) -o $@ $< $(FUZZ_SRCS) $(POLICY_ASM) $(PKG_LIBS)
+	  $(PKG_CFLAGS) -o $@ $< $(FUZZ_SRCS) $(POLICY_ASM) $(MCP_ASM) $(PKG_LIBS)
 fuzz: $(FUZZ_TARGETS)
 	@# New inputs go to the build dir; the checked-in seeds stay as they are.
 	@for f in $(FUZZ_TARGETS); do n=$$(basename $$f); echo "== $$n"; \
