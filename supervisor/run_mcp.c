@@ -57,6 +57,7 @@ int hx_run_mcp_start(struct run *r)
 	    .out_fd = 1,
 	    .worker_fd = r->mcp_fd[0],
 	    .worker = r->child,
+	    .gate = &r->gate, /* started later, before the worker's exec */
 	    .project = r->cwd,
 	    .session = r->sess.id,
 	    .per_minute = r->o->mcp_per_minute,

@@ -20,12 +20,18 @@
 
 struct hx_pipeline;
 struct hx_server;
+struct hx_execgate;
 struct hx_mcp;
 
 struct hx_mcp_opts {
 	int in_fd, out_fd; /* the client's (0 and 1); made non-blocking */
 	int worker_fd;	   /* our end of the worker's socket (taken) */
 	pid_t worker;	   /* the worker's pid: the session's first */
+	/* where the session's exec gate is once it runs (it outlives the
+	 * front): its fork events say which code_run a process is of,
+	 * however it left its parent (calls.c); NULL there: /proc's
+	 * parent links */
+	struct hx_execgate *const *gate;
 	const char *project;
 	const char *session;
 	/* quotas for every tool instead of each tool's own; 0: its own */

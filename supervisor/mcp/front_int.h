@@ -21,6 +21,7 @@ struct json_t;
 #define HX_MCP_REFUSALS 16 /* of one call's, kept for its result */
 #define HX_MCP_TOOLS	8
 #define HX_MCP_LINKED	1024
+#define HX_MCP_ENDED	64 /* code_runs ended, remembered for linking */
 
 enum hx_call_state {
 	HX_CALL_FREE = 0,
@@ -41,6 +42,7 @@ struct hx_call {
 	struct timespec t0;
 	struct hx_decision d; /* the policy's word before it ran */
 	bool cancelled;	      /* by the client: no reply */
+	bool killed;	      /* its processes killed by the front */
 	double progress;
 	struct json_t *refusals; /* the kernel's and shim's, of its work */
 };
@@ -72,7 +74,15 @@ struct hx_mcp {
 	struct {
 		pid_t pid;
 		unsigned long n;
+		char id[24];
 	} linked[HX_MCP_LINKED];
+	/* the code_runs that ended, by their first process: the records
+	 * of what they left (killed at their end) are still theirs */
+	struct {
+		pid_t pid;
+		char id[24];
+	} ended[HX_MCP_ENDED];
+	size_t ended_at;
 	void (*prev_observe)(void *arg, struct json_t *rec, uint64_t seq);
 	void *prev_arg;
 };

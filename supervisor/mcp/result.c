@@ -173,6 +173,9 @@ void hx_mcp_record_call(struct hx_pipeline *pl, const struct hx_mcp_end *e)
 		json_object_set_new(
 		    rec, "refusals",
 		    json_integer((json_int_t)json_array_size(e->refusals)));
+	if (e->leftovers)
+		json_object_set_new(rec, "leftovers_killed",
+				    json_integer((json_int_t)e->leftovers));
 	json_object_set_new(rec, "duration_ms", json_integer(ms_since(e->t0)));
 	hx_record_append(pl, rec, NULL);
 	json_decref(rec);
@@ -275,6 +278,9 @@ static json_t *filtered(const struct hx_mcp_end *e)
 		json_decref(red);
 	if (e->refusals)
 		json_object_set(o, "refusals", e->refusals);
+	if (e->leftovers)
+		json_object_set_new(o, "leftovers_killed",
+				    json_integer((json_int_t)e->leftovers));
 	return o;
 }
 

@@ -1,0 +1,107 @@
+"""harness-mcp under attack: the client is the model, so every argument
+is hostile, and so is every process a code_run starts. Each test makes
+the attack, then checks that the forbidden effect did not happen and
+that the records say what happened."""
+
+import json
+import os
+import time
+
+from lib import POLICIES, check
+from test_mcp import Raw, calls
+
+TEST_POLICY = ["--policy", os.path.join(POLICIES, "test.yaml")]
+
+
+def structured(reply):
+    check("result" in reply, "no result: %r" % reply)
+    return reply["result"].get("structuredContent") or {}
+
+
+def work_records(recs):
+    """The records of the sandbox's processes but the worker itself
+    (the supervisor's own and the worker's are not a call's work)."""
+    sup = calls(recs)[0]["pid"]
+    starts = [r for r in recs if r["event"] == "process_start"]
+    worker = starts[0]["pid"]
+    check(starts[0]["args"]["argv"][0].endswith("harness-mcp-worker"), "first process %r" % starts[0])
+    return [r for r in recs if r.get("pid") not in (sup, worker) and r["event"] != "tool_call"]
+
+
+def test_code_run_leaves_nothing_running_and_every_record_is_its_calls(wd):
+    # A background job in a session of its own (the shell that started
+    # it exits: an orphan, reparented to harness-exec), and on a timed
+    # out call a double-forked daemon (setsid, fork, the middle one
+    # exits): neither is in the call's process group nor below its
+    # first process any more. Each waits, then writes and reads a
+    # denied secret, after the call's tool_call record said it ended.
+    c = Raw(wd, TEST_POLICY)
+    bg = structured(c.call(1, "code_run", {
+        "command": "(setsid sh -c 'sleep 1; echo late > late-bg.txt; cat secret/key' "
+                   ">/dev/null 2>&1 &); echo started"}))
+    daemon = ("import os, time\n"
+              "if os.fork() == 0:\n"
+              "    os.setsid()\n"
+              "    if os.fork() == 0:\n"
+              "        time.sleep(1.5)\n"
+              "        open('late-daemon.txt', 'w').write('x')\n"
+              "        open('secret/key').read()\n"
+              "    os._exit(0)\n"
+              "os.wait()\n"
+              "time.sleep(300)\n")
+    to = structured(c.call(2, "code_run", {"language": "python", "code": daemon, "timeout_ms": 500}))
+    later = structured(c.call(3, "code_run", {"command": "sleep 3; ls"}))
+    recs = c.close()
+    check(bg.get("stdout") == "started\n" and to.get("timed_out"), "calls %r %r" % (bg, to))
+    for name in ("late-bg.txt", "late-daemon.txt"):
+        check(not os.path.exists(os.path.join(wd.path, name)),
+              "%s written after its call ended (the next call saw %r)" % (name, later.get("stdout")))
+    tc = calls(recs)
+    check([t["outcome"] for t in tc] == ["ok", "timed_out", "ok"], "outcomes %r" % tc)
+    check(tc[0].get("leftovers_killed", 0) >= 1 and tc[1].get("leftovers_killed", 0) >= 1,
+          "what the calls left running is not in their records: %r" % tc[:2])
+    check(bg.get("leftovers_killed", 0) >= 1, "nor in the result: %r" % bg)
+    # Every record of the calls' processes is linked to a call, and no
+    # late write happened under any call.
+    unlinked = [r for r in work_records(recs) if not r.get("call_id")]
+    check(not unlinked, "work linked to no call: %s" % json.dumps(unlinked[:3]))
+    late = [r for r in recs if "late-" in r.get("args", {}).get("path", "")]
+    check(not late, "late work: %s" % json.dumps(late[:2]))
+
+
+# clone(CLONE_PARENT): the child's parent is its parent's parent, here
+# the worker, so /proc says it is a code_run's first process; with
+# setsid it leaves the call's group too. From a raw syscall (no libc
+# fork handlers): the child only writes, sleeps, writes and exits.
+CLONE_PARENT = r"""
+import ctypes, os, time
+libc = ctypes.CDLL(None, use_errno=True)
+CLONE_PARENT, SIGCHLD = 0x00008000, 17
+pid = libc.syscall(56, CLONE_PARENT | SIGCHLD, 0, 0, 0, 0)
+if pid == 0:
+    os.setsid()
+    os.close(os.open('cloned-early.txt', os.O_WRONLY | os.O_CREAT, 0o644))
+    time.sleep(1.5)
+    fd = os.open('cloned.txt', os.O_WRONLY | os.O_CREAT, 0o644)
+    os.write(fd, b'x')
+    os._exit(0)
+print(pid)
+"""
+
+
+def test_clone_parent_child_is_still_its_calls(wd):
+    c = Raw(wd, TEST_POLICY)
+    first = structured(c.call(1, "code_run", {"language": "python", "code": CLONE_PARENT}))
+    other = structured(c.call(2, "code_run", {"command": "sleep 3; echo other"}))
+    recs = c.close()
+    check(first.get("exit_code") == 0 and other.get("stdout") == "other\n", "calls %r %r" % (first, other))
+    check(not os.path.exists(os.path.join(wd.path, "cloned.txt")),
+          "the CLONE_PARENT child outlived its call and wrote")
+    tc = calls(recs)
+    check(tc[0].get("leftovers_killed", 0) >= 1, "record %r" % tc[0])
+    child = int(first["stdout"].split()[0])
+    mine = [r for r in recs if r.get("pid") == child]
+    check(any(r["event"] == "open" for r in mine) and all(r.get("call_id") == tc[0]["call_id"] for r in mine),
+          "the cloned child's records are not its call's: %s" % json.dumps(mine[:3]))
+    unlinked = [r for r in work_records(recs) if not r.get("call_id")]
+    check(not unlinked, "work linked to no call: %s" % json.dumps(unlinked[:3]))
