@@ -105,3 +105,35 @@ def test_clone_parent_child_is_still_its_calls(wd):
           "the cloned child's records are not its call's: %s" % json.dumps(mine[:3]))
     unlinked = [r for r in work_records(recs) if not r.get("call_id")]
     check(not unlinked, "work linked to no call: %s" % json.dumps(unlinked[:3]))
+
+
+# A token of a shape the redactor knows (test_redact.py's).
+GHP = "ghp_" + "R3dact0123456789abcdefghijKLMNOPQRSTuv"
+
+
+def test_no_secret_in_any_part_of_a_result(wd):
+    # The result's filter replaced secrets in a few members only (a
+    # file's text, a command's output, a match's line). A model gets the
+    # same bytes back as base64 (file_read's encoding), as the line a
+    # failing hunk found (file_patch's error), or as a name (list_dir).
+    wd.file("conf.py", "a = 1\ntoken = '%s'\nb = 2\n" % GHP)
+    wd.file("names/%s.txt" % GHP, "x\n")
+    c = Raw(wd)
+    b64 = structured(c.call(1, "file_read", {"path": "conf.py", "encoding": "base64"}))
+    hunk = c.call(2, "file_patch", {"path": "conf.py",
+                                    "patch": "@@ -1,3 +1,3 @@\n a = 1\n-token = 'x'\n+token = 'y'\n b = 2\n"})
+    names = c.call(3, "list_dir", {"path": "names"})
+    plain = structured(c.call(4, "file_read", {"path": "conf.py"}))
+    recs = c.close()
+    import base64
+    raw = base64.b64decode(b64["content"])
+    check(GHP.encode() not in raw and "content" in b64.get("redacted", []) and raw.startswith(b"a = 1\ntoken = '"),
+          "base64 content: %r" % raw)
+    check(b64["sha256"] == plain["sha256"] and len(b64["sha256"]) == 64, "the file's hash changed: %r" % b64)
+    check(hunk["result"]["isError"] and "hunk 1" in hunk["result"]["content"][0]["text"] and
+          GHP not in json.dumps(hunk), "failing hunk: %r" % hunk)
+    check(GHP not in json.dumps(names) and len(structured(names)["entries"]) == 1, "list_dir: %r" % names)
+    check(GHP not in plain["content"], "file_read: %r" % plain)
+    with open(c.log) as f:
+        check(GHP not in f.read(), "the token is in the audit log")
+    check([t["outcome"] for t in calls(recs)] == ["ok", "error", "ok", "ok"], "records %r" % calls(recs))
