@@ -137,3 +137,44 @@ def test_no_secret_in_any_part_of_a_result(wd):
     with open(c.log) as f:
         check(GHP not in f.read(), "the token is in the audit log")
     check([t["outcome"] for t in calls(recs)] == ["ok", "error", "ok", "ok"], "records %r" % calls(recs))
+
+
+def answer(c, i, name, args, timeout=15):
+    c.send({"jsonrpc": "2.0", "id": i, "method": "tools/call", "params": {"name": name, "arguments": args}})
+    return c.recv(timeout=timeout)
+
+
+def ends(c, timeout=30):
+    """The client's EOF: harness-mcp must end, its log closed."""
+    c.p.stdin.close()
+    try:
+        c.p.wait(timeout=timeout)
+    except Exception:  # noqa: BLE001 - a wedged server is the failure
+        c.p.kill()
+        c.p.wait()
+        check(False, "harness-mcp did not end %ds after its client's EOF" % timeout)
+    from lib import read_log
+    recs = read_log(c.log)
+    check(recs and recs[-1]["event"] == "session_end", "no session_end")
+    return recs
+
+
+def test_code_run_cannot_signal_the_worker(wd):
+    # The worker serves every call; a code_run's process is its child,
+    # same uid, same sandbox: SIGSTOP wedged every later call and the
+    # session's end (harness-mcp never exited, no record was written).
+    wd.file("a.txt", "A\n")
+    c = Raw(wd)
+    try:
+        r = structured(answer(c, 1, "code_run", {
+            "command": "kill -STOP $PPID && echo stopped || echo refused; "
+                       "kill -TERM $PPID && echo termed || echo refused"}))
+        check(r.get("stdout") == "refused\nrefused\n", "the worker was signalled: %r" % r)
+        r = structured(answer(c, 2, "file_read", {"path": "a.txt"}))
+        check(r.get("content") == "A\n", "file_read after the attempt: %r" % r)
+        recs = ends(c)
+    finally:
+        if c.p.poll() is None:
+            c.p.kill()
+            c.p.wait()
+    check([t["outcome"] for t in calls(recs)] == ["ok", "ok"], "records %r" % calls(recs))
