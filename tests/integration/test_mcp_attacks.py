@@ -178,3 +178,35 @@ def test_code_run_cannot_signal_the_worker(wd):
             c.p.kill()
             c.p.wait()
     check([t["outcome"] for t in calls(recs)] == ["ok", "ok"], "records %r" % calls(recs))
+
+
+# A 4 KiB-class alternation: glibc's regexec(3) takes time growing with
+# the line's length times the pattern's (minutes on a line of MiBs).
+SLOW = "(" + "|".join("a" * k + "b" for k in range(1, 60)) + ")*(a*b*)*(ab|ba|a|b)*c"
+
+
+def test_search_cannot_hold_the_worker(wd):
+    # The worker serves every call in one loop: a search whose regexec
+    # never ends (a back-reference, exponential; or a long line) held
+    # every call, code_run's timeouts and the session's end with it.
+    wd.file("r.txt", "a" * 3000 + "\n")
+    wd.file("slow/lines.txt", ("ab" * 8000 + "\n") * 500)
+    wd.file("long/one.txt", "ab" * (1 << 20) + "\n")
+    c = Raw(wd)
+    try:
+        t0 = time.monotonic()
+        r = answer(c, 1, "search", {"path": ".", "pattern": "^(a*)*(a*)*\\2\\1b$"}, timeout=20)
+        check(r["result"]["isError"] and "back-reference" in r["result"]["content"][0]["text"], "backref: %r" % r)
+        r = structured(answer(c, 2, "search", {"path": "slow", "pattern": SLOW}, timeout=30))
+        check(r.get("timed_out") and r.get("truncated"), "slow search %r" % r)
+        r = structured(answer(c, 3, "search", {"path": "long", "pattern": SLOW}, timeout=30))
+        check(r.get("long_lines_skipped") == 1 and not r.get("timed_out"), "long line %r" % r)
+        r = structured(answer(c, 4, "code_run", {"command": "echo hi"}))
+        check(r.get("stdout") == "hi\n", "code_run after the searches %r" % r)
+        check(time.monotonic() - t0 < 45, "the searches held the worker %.0f s" % (time.monotonic() - t0))
+        recs = ends(c)
+    finally:
+        if c.p.poll() is None:
+            c.p.kill()
+            c.p.wait()
+    check([t["outcome"] for t in calls(recs)] == ["error", "timed_out", "ok", "ok"], "records %r" % calls(recs))
