@@ -350,10 +350,12 @@ static void kill_run(struct hx_mcp *m, struct hx_call *c)
 	struct hx_procstat st;
 	size_t n;
 
-	c->killed = true;
-	/* Its branch: what setsid'd and was orphaned too. */
-	if (c->pid > 0)
+	/* Its branch: what setsid'd and was orphaned too. A file call has
+	 * nothing to kill: what it did stands. */
+	if (c->pid > 0) {
+		c->killed = true;
 		hx_execgate_kill_branch(gate_of(m), c->pid, SIGKILL);
+	}
 	if (c->pid <= 0 || hx_proc_stat(c->pid, &st))
 		return;
 	/* Its descendants by parent links (setsid or a new group does not

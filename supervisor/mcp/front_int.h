@@ -60,6 +60,7 @@ struct hx_mcp {
 	char project[PATH_MAX];
 	struct hx_lines cl, wk; /* the client's stdio, the worker's socket */
 	struct hx_source in_src, out_src, wk_src;
+	struct hx_source grace; /* a timerfd once the client is gone */
 	bool out_watched, wk_out_watched;
 	bool initialized, client_gone, worker_gone, told_exit;
 	const char *lost;  /* the client cannot be written to: why */

@@ -210,3 +210,34 @@ def test_search_cannot_hold_the_worker(wd):
             c.p.kill()
             c.p.wait()
     check([t["outcome"] for t in calls(recs)] == ["error", "timed_out", "ok", "ok"], "records %r" % calls(recs))
+
+
+def test_a_held_worker_does_not_keep_the_session_from_ending(wd):
+    # Whatever holds the worker (a system call that does not return, a
+    # tool's loop; here a SIGSTOP from outside the sandbox stands for
+    # it), the client's EOF ends the session: before, harness-mcp waited
+    # for the worker forever and wrote neither the pending call's record
+    # nor session_end.
+    import signal
+    from lib import read_log
+    wd.file("a.txt", "A\n")
+    c = Raw(wd)
+    try:
+        check(structured(answer(c, 1, "file_read", {"path": "a.txt"})).get("content") == "A\n", "first read")
+        starts = [r for r in read_log(c.log) if r["event"] == "process_start"]
+        worker = starts[0]["pid"]
+        check(starts[0]["args"]["argv"][0].endswith("harness-mcp-worker"), "worker %r" % starts[0])
+        os.kill(worker, signal.SIGSTOP)
+        c.send({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+                "params": {"name": "file_read", "arguments": {"path": "a.txt"}}})
+        time.sleep(0.5)
+        t0 = time.monotonic()
+        recs = ends(c, timeout=30)
+        took = time.monotonic() - t0
+    finally:
+        if c.p.poll() is None:
+            c.p.kill()
+            c.p.wait()
+    check(took < 15, "harness-mcp took %.0f s to end" % took)
+    tc = calls(recs)
+    check([t["outcome"] for t in tc] == ["ok", "ended"] and tc[1].get("errno") == "ECHILD", "records %r" % tc)
