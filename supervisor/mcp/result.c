@@ -92,9 +92,21 @@ static json_t *args_summary(json_t *rec, json_t *args)
 			cut = strndup(json_string_value(v), CODE_KEPT);
 			json_object_set_new(o, k,
 					    hx_record_text(rec, field, cut));
-			if (json_string_length(v) > CODE_KEPT)
-				json_object_set_new(o, "cut", json_true());
 			free(cut);
+			if (json_string_length(v) <= CODE_KEPT)
+				continue;
+			/* What ran past the cut is pinned: its size and
+			 * hash, as content's (the prefix alone could show
+			 * a harmless command and hide the rest). */
+			json_object_set_new(o, "cut", json_true());
+			snprintf(field, sizeof(field), "%s_bytes", k);
+			json_object_set_new(
+			    o, field,
+			    json_integer((json_int_t)json_string_length(v)));
+			hx_sha256_hex(json_string_value(v),
+				      json_string_length(v), hex);
+			snprintf(field, sizeof(field), "%s_sha256", k);
+			json_object_set_new(o, field, json_string(hex));
 		} else {
 			json_object_set(o, k, v);
 		}

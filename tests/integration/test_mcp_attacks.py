@@ -241,3 +241,20 @@ def test_a_held_worker_does_not_keep_the_session_from_ending(wd):
     check(took < 15, "harness-mcp took %.0f s to end" % took)
     tc = calls(recs)
     check([t["outcome"] for t in tc] == ["ok", "ended"] and tc[1].get("errno") == "ECHILD", "records %r" % tc)
+
+
+def test_a_long_command_is_pinned_in_its_record(wd):
+    # The record keeps 4 KiB of a command: a harmless-looking prefix
+    # (a long comment) hid what ran after it. The record now pins the
+    # whole text by size and hash, as it does a file's content.
+    import hashlib
+    cmd = "# " + "harmless " * 600 + "\necho ran-the-tail > tail.txt"
+    c = Raw(wd)
+    r = structured(c.call(1, "code_run", {"command": cmd}))
+    recs = c.close()
+    check(r.get("exit_code") == 0 and os.path.exists(os.path.join(wd.path, "tail.txt")), "the call %r" % r)
+    a = calls(recs)[0]["args"]
+    check("ran-the-tail" not in a["command"] and a.get("cut"), "the record's command %r" % a)
+    check(a.get("command_bytes") == len(cmd.encode()) and
+          a.get("command_sha256") == hashlib.sha256(cmd.encode()).hexdigest(),
+          "what ran is not pinned in the record: %r" % {k: v for k, v in a.items() if k != "command"})
