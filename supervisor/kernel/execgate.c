@@ -30,6 +30,7 @@
 #define GATE_SIG     SIGUSR2 /* wakes the tracer out of waitpid at stop */
 #define CMDLINE_MAX  ((512u << 10) + 4096)
 #define LINE_BUCKETS 1024
+#define DOOMED_MAX   64
 
 #define GATE_OPTS                                                              \
 	(PTRACE_O_TRACEEXEC | PTRACE_O_TRACEFORK | PTRACE_O_TRACEVFORK |       \
@@ -90,6 +91,8 @@ struct hx_execgate {
 	struct finding *found;
 	struct exited *gone;
 	struct line *lines[LINE_BUCKETS]; /* by pid */
+	pid_t doomed[DOOMED_MAX]; /* branches killed: what they fork dies */
+	size_t doomed_at;
 	bool root_done;
 	int root_status;
 	atomic_bool stopping;
@@ -311,6 +314,15 @@ static struct line **line_slot(struct hx_execgate *g, pid_t pid)
 	return pp;
 }
 
+/* The slot of branch b among the doomed, or NULL; g->lock held. */
+static pid_t *doomed_slot(struct hx_execgate *g, pid_t b)
+{
+	for (size_t i = 0; b > 0 && i < DOOMED_MAX; i++)
+		if (g->doomed[i] == b)
+			return &g->doomed[i];
+	return NULL;
+}
+
 /* At parent's fork, vfork or clone event: the new child's branch is
  * its own pid when the root forked it, else its parent's, taken from
  * the process that forked it (not from /proc's parent link, which
@@ -321,8 +333,8 @@ static void line_born(struct hx_execgate *g, pid_t parent)
 	unsigned long msg = 0;
 	struct hx_procstat st;
 	struct line **pp, *l;
-	pid_t child;
-	bool cont = false;
+	pid_t child, *d;
+	bool cont = false, doom = false;
 
 	if (ptrace(PTRACE_GETEVENTMSG, parent, 0, &msg) || !msg)
 		return;
@@ -340,8 +352,17 @@ static void line_born(struct hx_execgate *g, pid_t parent)
 		l->start = st.starttime;
 		cont = l->held;
 		l->held = false;
+		d = doomed_slot(g, l->branch);
+		if (d && parent == g->root)
+			*d = 0; /* a recycled pid: a new branch */
+		else
+			doom = d != NULL;
 	}
 	pthread_mutex_unlock(&g->lock);
+	/* Born into a branch being killed, after the list of its processes
+	 * was taken: it dies before its first instruction. */
+	if (doom)
+		kill(child, SIGKILL);
 	if (cont)
 		ptrace(PTRACE_CONT, child, 0, 0);
 }
@@ -420,6 +441,10 @@ size_t hx_execgate_kill_branch(struct hx_execgate *g, pid_t branch, int sig)
 	if (!g || branch <= 0)
 		return 0;
 	pthread_mutex_lock(&g->lock);
+	if (!doomed_slot(g, branch)) {
+		g->doomed[g->doomed_at] = branch;
+		g->doomed_at = (g->doomed_at + 1) % DOOMED_MAX;
+	}
 	for (size_t b = 0; b < LINE_BUCKETS; b++)
 		for (l = g->lines[b]; l; l = l->next) {
 			if (l->branch != branch || !l->start)

@@ -72,7 +72,9 @@ pid_t hx_execgate_branch(struct hx_execgate *g, pid_t pid);
 
 /* Sends sig to every living process of branch (the branch's own pid
  * included), each through a pidfd checked against its start time;
- * returns how many were signalled. Thread-safe. */
+ * returns how many were signalled. The branch is doomed from then on:
+ * a process born into it later (forked while this ran) is killed
+ * before it runs, whatever sig was. Thread-safe. */
 size_t hx_execgate_kill_branch(struct hx_execgate *g, pid_t branch, int sig);
 
 /* The root child's wait status once it has exited: true and *status. */

@@ -258,3 +258,37 @@ def test_a_long_command_is_pinned_in_its_record(wd):
     check(a.get("command_bytes") == len(cmd.encode()) and
           a.get("command_sha256") == hashlib.sha256(cmd.encode()).hexdigest(),
           "what ran is not pinned in the record: %r" % {k: v for k, v in a.items() if k != "command"})
+
+
+# Detached processes forking every 3 ms, each child leaving a file
+# behind 1.5 s later: a child born after the call's end took the list
+# of its processes, before its parent was killed, outlived the call
+# (one run in two).
+FORKERS = r"""
+import os, time, signal
+signal.signal(signal.SIGCHLD, signal.SIG_IGN)
+if os.fork() == 0:
+    os.setsid()
+    for _ in range(7):
+        if os.fork() == 0:
+            break
+    while True:
+        if os.fork() == 0:
+            time.sleep(1.5)
+            os.close(os.open('spawned-%d' % os.getpid(), os.O_WRONLY | os.O_CREAT, 0o644))
+            os._exit(0)
+        time.sleep(0.003)
+time.sleep(0.3)
+"""
+
+
+def test_no_process_born_while_the_call_ends_survives_it(wd):
+    c = Raw(wd, TEST_POLICY)
+    for i in range(3):
+        first = structured(c.call(2 * i + 1, "code_run", {"language": "python", "code": FORKERS}))
+        check(first.get("exit_code") == 0 and first.get("leftovers_killed", 0) >= 8, "the call %r" % first)
+        structured(c.call(2 * i + 2, "code_run", {"command": "sleep 2"}))
+        left = [n for n in os.listdir(wd.path) if n.startswith("spawned-")]
+        check(not left, "run %d: %d processes born as the call ended outlived it" % (i, len(left)))
+    recs = c.close()
+    check(all(t.get("leftovers_killed", 0) >= 8 for t in calls(recs)[::2]), "records %r" % calls(recs))
