@@ -141,6 +141,7 @@ int hx_run_mcp_start(struct run *r)
 	    .out_fd = 1,
 	    .worker_fd = r->mcp_fd[0],
 	    .worker = r->child,
+	    .gate = &r->gate, /* started later, before the worker's exec */
 	    .project = r->cwd,
 	    .wt = r->wt,
 	    .session = r->sess.id,

@@ -71,6 +71,21 @@ int hx_execgate_hold(struct hx_execgate *g, bool hold);
  * of every thread the gate traces. 0 before it started. */
 pid_t hx_execgate_tracer(const struct hx_execgate *g);
 
+/* Birth lineage: the child of the root that pid descends from, as the
+ * fork events said (each process's branch is its parent's, taken from
+ * the process that forked it, so setsid, CLONE_PARENT or being
+ * orphaned and reparented change nothing), or 0 for the root, a pid
+ * not traced, or a NULL g. A new process does not run before its
+ * branch is known. Thread-safe. */
+pid_t hx_execgate_branch(struct hx_execgate *g, pid_t pid);
+
+/* Sends sig to every living process of branch (the branch's own pid
+ * included), each through a pidfd checked against its start time;
+ * returns how many were signalled. The branch is doomed from then on:
+ * a process born into it later (forked while this ran) is killed
+ * before it runs, whatever sig was. Thread-safe. */
+size_t hx_execgate_kill_branch(struct hx_execgate *g, pid_t branch, int sig);
+
 /* The root child's wait status once it has exited: true and *status. */
 bool hx_execgate_child_status(struct hx_execgate *g, int *status);
 

@@ -14,6 +14,7 @@
 
 #include "common/clock.h"
 #include "common/names.h"
+#include "supervisor/kernel/execgate.h"
 #include "supervisor/mcp/gittools.h"
 #include "supervisor/mcp/result.h"
 #include "supervisor/path_resolve.h"
@@ -191,9 +192,14 @@ static void pump(struct hx_mcp *m)
 
 /* ---- linking and refusals ---- */
 
-/* Up the parent links from pid (whose parent is ppid), which a process
- * cannot forge: an orphan is harness-exec's (the subreaper), and its
- * walk ends there. */
+static struct hx_execgate *gate_of(const struct hx_mcp *m)
+{
+	return m->o.gate ? *m->o.gate : NULL;
+}
+
+/* Without the exec gate: up the parent links from pid (whose parent is
+ * ppid), which a process cannot forge; an orphan is harness-exec's (the
+ * subreaper), and its walk ends there. */
 static struct hx_call *walk(struct hx_mcp *m, pid_t pid, pid_t ppid)
 {
 	pid_t p = pid;
@@ -219,6 +225,39 @@ static bool runs(const struct hx_mcp *m)
 	return m->run_starting >= 0;
 }
 
+/* By the exec gate's birth lineage: the code_run whose first process
+ * pid's branch is. A process that setsid'd, double-forked or was
+ * orphaned is still its call's; a branch no call has is the code_run
+ * being started (one at a time, pump) or one that ended. */
+static const char *of_branch(struct hx_mcp *m, pid_t b)
+{
+	for (size_t i = 0; i < HX_MCP_CALLS; i++)
+		if (m->calls[i].state == HX_CALL_RUNNING &&
+		    m->calls[i].pid == b)
+			return m->calls[i].id;
+	for (size_t i = 0; i < HX_MCP_ENDED; i++)
+		if (m->ended[i].pid == b)
+			return m->ended[i].id;
+	return m->run_starting >= 0 ? m->calls[m->run_starting].id : NULL;
+}
+
+/* A process gone (its process_exit) has left the lineage: the call its
+ * last record was linked to. */
+static const char *by_branch(struct hx_mcp *m, pid_t pid)
+{
+	pid_t b = hx_execgate_branch(gate_of(m), pid);
+	struct hx_mcp_link *l = &m->linked[(size_t)pid % HX_MCP_LINKED];
+	const char *id;
+
+	if (!b)
+		return l->pid == pid && l->id[0] ? l->id : NULL;
+	if ((id = of_branch(m, b))) {
+		*l = (struct hx_mcp_link){.pid = pid};
+		snprintf(l->id, sizeof(l->id), "%s", id);
+	}
+	return id;
+}
+
 const char *hx_mcp_call_of(void *arg, pid_t pid)
 {
 	struct hx_mcp *m = arg;
@@ -229,6 +268,8 @@ const char *hx_mcp_call_of(void *arg, pid_t pid)
 
 	if (pid == m->o.worker)
 		return m->file_busy >= 0 ? m->calls[m->file_busy].id : NULL;
+	if (gate_of(m))
+		return by_branch(m, pid);
 	alive = !hx_proc_stat(pid, &st);
 	if (alive && runs(m))
 		c = walk(m, pid, st.ppid);
@@ -275,6 +316,29 @@ void hx_mcp_observe(void *arg, json_t *rec, uint64_t seq)
 
 /* ---- the end of a call ---- */
 
+static void forget_ended(struct hx_mcp *m, pid_t pid)
+{
+	for (size_t i = 0; i < HX_MCP_ENDED; i++)
+		if (m->ended[i].pid == pid)
+			m->ended[i].pid = 0;
+}
+
+/* A code_run's end is its work's: what its first process left running
+ * (a background job, a double-forked daemon, an orphan) is killed
+ * before its record, which counts them. Returns that count. */
+static size_t end_run(struct hx_mcp *m, struct hx_call *c)
+{
+	size_t n;
+
+	if (lane(c->tool) != HX_TOOL_RUN || c->pid <= 0 || !gate_of(m))
+		return 0;
+	n = hx_execgate_kill_branch(gate_of(m), c->pid, SIGKILL);
+	m->ended[m->ended_at].pid = c->pid;
+	snprintf(m->ended[m->ended_at].id, sizeof(m->ended[0].id), "%s", c->id);
+	m->ended_at = (m->ended_at + 1) % HX_MCP_ENDED;
+	return n;
+}
+
 static void finish(struct hx_mcp *m, struct hx_call *c, json_t *result,
 		   json_t *error, const char *outcome)
 {
@@ -285,8 +349,7 @@ static void finish(struct hx_mcp *m, struct hx_call *c, json_t *result,
 	    .d = &c->d,
 	    .result = result,
 	    .error = error,
-	    /* the worker may see the tree die before it reads the cancel */
-	    .outcome = !outcome && c->cancel_asked ? "cancelled" : outcome,
+	    .outcome = outcome,
 	    .refusals = c->refusals,
 	    .t0 = &c->t0,
 	    .mode = m->pl->mode,
@@ -295,6 +358,11 @@ static void finish(struct hx_mcp *m, struct hx_call *c, json_t *result,
 	};
 	json_t *res = NULL;
 
+	/* Killed by us: whether the worker saw its child die before it
+	 * read the cancel or after, the call was cancelled. */
+	if (!outcome && c->killed && result)
+		e.outcome = "cancelled";
+	e.leftovers = end_run(m, c);
 	hx_mcp_record_call(m->pl, &e);
 	if (!c->cancelled && c->rpc_id && (res = hx_mcp_result(&e)))
 		hx_mcp_reply(m, c->rpc_id, res);
@@ -312,12 +380,18 @@ static void fail(struct hx_mcp *m, struct hx_call *c, const char *err,
 	json_decref(e);
 }
 
-static void kill_run(struct hx_call *c)
+static void kill_run(struct hx_mcp *m, struct hx_call *c)
 {
 	static struct hx_proc d[KILL_MAX];
 	struct hx_procstat st;
 	size_t n;
 
+	/* Its branch: what setsid'd and was orphaned too. A file call has
+	 * nothing to kill: what it did stands. */
+	if (c->pid > 0) {
+		c->killed = true;
+		hx_execgate_kill_branch(gate_of(m), c->pid, SIGKILL);
+	}
 	if (c->pid <= 0 || hx_proc_stat(c->pid, &st))
 		return;
 	/* Its descendants by parent links (setsid or a new group does not
@@ -442,14 +516,14 @@ void hx_mcp_cancel(struct hx_mcp *m, json_t *id)
 		if (c->state == HX_CALL_FREE || !c->rpc_id ||
 		    !json_equal(c->rpc_id, id) || c->cancelled)
 			continue;
-		c->cancelled = c->cancel_asked = true;
+		c->cancelled = true;
 		if (c->state == HX_CALL_QUEUED ||
 		    c->tool->where == HX_TOOL_ASK) {
 			withdraw_question(m, c);
 			finish(m, c, NULL, NULL, "cancelled");
 			return;
 		}
-		kill_run(c);
+		kill_run(m, c);
 		to_worker(m, json_pack("{s:I}", "cancel", (json_int_t)c->n));
 		return;
 	}
@@ -466,7 +540,7 @@ void hx_mcp_end_calls(struct hx_mcp *m, const char *why)
 		if (c->state == HX_CALL_QUEUED || c->tool->where == HX_TOOL_ASK)
 			fail(m, c, "ECANCELED", why, "ended");
 		else
-			kill_run(c);
+			kill_run(m, c);
 	}
 	if (!m->told_exit && !m->worker_gone) {
 		m->told_exit = true;
@@ -500,10 +574,11 @@ static void started(struct hx_mcp *m, struct hx_call *c, json_t *s)
 	}
 	c->pid = pid;
 	c->state = HX_CALL_RUNNING;
+	forget_ended(m, pid); /* a recycled pid is this call's now */
 	if (m->run_starting == index_of(m, c))
 		m->run_starting = -1;
 	if (c->cancelled)
-		kill_run(c);
+		kill_run(m, c);
 	pump(m);
 }
 

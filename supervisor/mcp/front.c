@@ -9,7 +9,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/epoll.h>
+#include <sys/timerfd.h>
 #include <unistd.h>
 
 #include "supervisor/pipeline.h"
@@ -34,6 +36,11 @@ static const char instructions[] =
     "reached. A refusal names its rule; do not retry a refused call, "
     "change the plan or ask the user.";
 
+/* After the client's end, the worker's own: what it still does (one
+ * system call that does not return, a tool's loop) may not keep the
+ * session, and its records, from ending. */
+#define WORKER_GRACE_S 5
+
 /* EPOLLOUT wanted or not on src (del and add: the loop has no mod). */
 static void watch(struct hx_mcp *m, struct hx_source *src, bool *watched,
 		  bool out, uint32_t base)
@@ -43,6 +50,41 @@ static void watch(struct hx_mcp *m, struct hx_source *src, bool *watched,
 	hx_server_del(m->srv, src);
 	if (hx_server_add(m->srv, src, base | (out ? EPOLLOUT : 0)) == 0)
 		*watched = out;
+}
+
+static void on_grace(struct hx_server *s, struct hx_source *src,
+		     uint32_t events)
+{
+	struct hx_mcp *m = src->arg;
+
+	(void)s;
+	(void)events;
+	hx_server_del(m->srv, &m->grace);
+	if (m->worker_gone)
+		return;
+	/* Our child, not reaped while its socket is open: its pid. */
+	hx_say("mcp: the worker did not end %d s after its client: killed",
+	       WORKER_GRACE_S);
+	kill(m->o.worker, SIGKILL);
+}
+
+/* The worker is told to exit; if it has not in WORKER_GRACE_S, it is
+ * killed (and so the session's tree): its calls are recorded ended. */
+static void arm_grace(struct hx_mcp *m)
+{
+	struct itimerspec its = {.it_value = {.tv_sec = WORKER_GRACE_S}};
+	int fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+
+	m->grace = (struct hx_source){fd, on_grace, m};
+	if (fd < 0 || timerfd_settime(fd, 0, &its, NULL) ||
+	    hx_server_add(m->srv, &m->grace, EPOLLIN)) {
+		hx_say("mcp: no timer for the worker's end: killed now");
+		if (fd >= 0)
+			close(fd);
+		m->grace.fd = -1;
+		if (!m->worker_gone)
+			kill(m->o.worker, SIGKILL);
+	}
 }
 
 static void client_lost(struct hx_mcp *m, const char *why)
@@ -56,6 +98,8 @@ static void client_lost(struct hx_mcp *m, const char *why)
 		hx_server_del(m->srv, &m->out_src);
 	m->out_watched = false;
 	hx_mcp_end_calls(m, why);
+	if (!m->worker_gone)
+		arm_grace(m);
 }
 
 /* A reply that could not be queued (rpc.c) ends the client here. */
@@ -300,6 +344,7 @@ int hx_mcp_start(struct hx_pipeline *pl, struct hx_server *srv,
 	m->srv = srv;
 	m->o = *o;
 	m->file_busy = m->run_starting = -1;
+	m->grace.fd = -1;
 	snprintf(m->project, sizeof(m->project), "%s", o->project);
 	hx_lines_init(&m->cl, o->in_fd, o->out_fd, CLIENT_IN_MAX,
 		      CLIENT_OUT_MAX);
@@ -346,6 +391,10 @@ void hx_mcp_free(struct hx_mcp *m)
 		fcntl(m->o.out_fd, F_SETFL,
 		      fcntl(m->o.out_fd, F_GETFL) & ~O_NONBLOCK);
 		hx_lines_flush(&m->cl);
+	}
+	if (m->grace.fd >= 0) {
+		hx_server_del(m->srv, &m->grace);
+		close(m->grace.fd);
 	}
 	hx_lines_free(&m->cl);
 	hx_lines_free(&m->wk);

@@ -20,6 +20,7 @@
 
 struct hx_pipeline;
 struct hx_server;
+struct hx_execgate;
 struct hx_mcp;
 struct hx_worktree;
 
@@ -31,6 +32,11 @@ struct hx_mcp_opts {
 	const char *http_token;
 	int worker_fd; /* our end of the worker's socket (taken) */
 	pid_t worker;  /* the worker's pid: the session's first */
+	/* where the session's exec gate is once it runs (it outlives the
+	 * front): its fork events say which code_run a process is of,
+	 * however it left its parent (calls.c); NULL there: /proc's
+	 * parent links */
+	struct hx_execgate *const *gate;
 	const char *project;
 	struct hx_worktree *wt; /* --worktree's (checkpoint), or NULL */
 	const char *session;

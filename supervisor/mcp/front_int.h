@@ -21,6 +21,7 @@ struct json_t;
 #define HX_MCP_REFUSALS 16 /* of one call's, kept for its result */
 #define HX_MCP_TOOLS	16
 #define HX_MCP_LINKED	1024
+#define HX_MCP_ENDED	64 /* code_runs ended, remembered for linking */
 
 enum hx_call_state {
 	HX_CALL_FREE = 0,
@@ -43,7 +44,7 @@ struct hx_call {
 	struct timespec t0;
 	struct hx_decision d; /* the policy's word before it ran */
 	bool cancelled;	      /* no reply: the client's gone or asked */
-	bool cancel_asked;    /* notifications/cancelled: its outcome */
+	bool killed;	      /* its processes killed by the front */
 	double progress;
 	struct json_t *refusals; /* the kernel's and shim's, of its work */
 };
@@ -62,6 +63,7 @@ struct hx_mcp {
 	struct hx_lines cl, wk;	  /* the client's stdio, the worker's socket */
 	struct hx_mcp_http *http; /* the client over HTTP instead, or NULL */
 	struct hx_source in_src, out_src, wk_src;
+	struct hx_source grace; /* a timerfd once the client is gone */
 	bool out_watched, wk_out_watched;
 	bool initialized, client_gone, worker_gone, told_exit;
 	const char *lost;  /* the client cannot be written to: why */
@@ -78,6 +80,13 @@ struct hx_mcp {
 		unsigned long long start; /* its start time: a pid reused */
 		char id[24];		  /* is another process */
 	} linked[HX_MCP_LINKED];
+	/* the code_runs that ended, by their first process: the records
+	 * of what they left (killed at their end) are still theirs */
+	struct {
+		pid_t pid;
+		char id[24];
+	} ended[HX_MCP_ENDED];
+	size_t ended_at;
 	void (*prev_observe)(void *arg, struct json_t *rec, uint64_t seq);
 	void *prev_arg;
 };

@@ -10,6 +10,7 @@
 
 #include "common/names.h"
 #include "policy/policy.h"
+#include "supervisor/mcp/secrets.h"
 #include "supervisor/mcp/tools.h"
 #include "supervisor/record.h"
 #include "supervisor/redact.h"
@@ -91,9 +92,21 @@ static json_t *args_summary(json_t *rec, json_t *args)
 			cut = strndup(json_string_value(v), CODE_KEPT);
 			json_object_set_new(o, k,
 					    hx_record_text(rec, field, cut));
-			if (json_string_length(v) > CODE_KEPT)
-				json_object_set_new(o, "cut", json_true());
 			free(cut);
+			if (json_string_length(v) <= CODE_KEPT)
+				continue;
+			/* What ran past the cut is pinned: its size and
+			 * hash, as content's (the prefix alone could show
+			 * a harmless command and hide the rest). */
+			json_object_set_new(o, "cut", json_true());
+			snprintf(field, sizeof(field), "%s_bytes", k);
+			json_object_set_new(
+			    o, field,
+			    json_integer((json_int_t)json_string_length(v)));
+			hx_sha256_hex(json_string_value(v),
+				      json_string_length(v), hex);
+			snprintf(field, sizeof(field), "%s_sha256", k);
+			json_object_set_new(o, field, json_string(hex));
 		} else {
 			json_object_set(o, k, v);
 		}
@@ -171,6 +184,9 @@ void hx_mcp_record_call(struct hx_pipeline *pl, const struct hx_mcp_end *e)
 		json_object_set_new(
 		    rec, "refusals",
 		    json_integer((json_int_t)json_array_size(e->refusals)));
+	if (e->leftovers)
+		json_object_set_new(rec, "leftovers_killed",
+				    json_integer((json_int_t)e->leftovers));
 	json_object_set_new(rec, "duration_ms", json_integer(ms_since(e->t0)));
 	hx_record_append(pl, rec, NULL);
 	json_decref(rec);
@@ -255,25 +271,37 @@ static void filter_text(json_t *o, const char *key, const char *flag,
 	free(red);
 }
 
+/* Every string the worker returns is redacted: the texts bounded here,
+ * base64 content under its encoding, and all the rest (paths, names,
+ * messages) wherever it is; not only the members that usually carry a
+ * file's or a program's text. */
 static json_t *filtered(const struct hx_mcp_end *e)
 {
+	static const char *const done[] = {"content", "stdout", "stderr",
+					   "text", NULL};
 	json_t *o = json_deep_copy(e->result), *red = json_array(), *x;
 	const char *enc = hx_record_field(o, "encoding");
 	size_t i;
 
 	if (!strcmp(enc, "") || !strcmp(enc, "utf-8"))
 		filter_text(o, "content", "truncated", e, red);
+	else if (!strcmp(enc, "base64"))
+		hx_mcp_redact_base64(o, "content", e->redact, red);
 	filter_text(o, "stdout", "stdout_truncated", e, red);
 	filter_text(o, "stderr", "stderr_truncated", e, red);
 	filter_text(o, "diff", "truncated", e, red);
 	json_array_foreach(json_object_get(o, "matches"), i, x)
 	    filter_text(x, "text", "cut", e, red);
+	hx_mcp_redact_tree(o, e->redact, done, red);
 	if (json_array_size(red))
 		json_object_set_new(o, "redacted", red);
 	else
 		json_decref(red);
 	if (e->refusals)
 		json_object_set(o, "refusals", e->refusals);
+	if (e->leftovers)
+		json_object_set_new(o, "leftovers_killed",
+				    json_integer((json_int_t)e->leftovers));
 	return o;
 }
 
@@ -281,6 +309,16 @@ static json_t *text_result(const char *text, bool is_error)
 {
 	return json_pack("{s:[{s:s,s:s}],s:b}", "content", "type", "text",
 			 "text", text, "isError", is_error);
+}
+
+/* What an error's text quotes (the worker's message, which may hold a
+ * line of the file as found; the path): its secrets replaced, as in the
+ * record. *keep is freed by the caller. */
+static const char *quoted(const struct hx_mcp_end *e, const char *s,
+			  char **keep)
+{
+	*keep = hx_mcp_redact_copy(e->redact, s);
+	return *keep ? *keep : s;
 }
 
 /* What the refusals of the call's work say, for a person or a model. */
@@ -307,8 +345,11 @@ static void say_refusals(json_t *refusals, char *buf, size_t size)
 static json_t *refused_result(const struct hx_mcp_end *e)
 {
 	const char *path = json_string_value(json_object_get(e->args, "path"));
-	char text[1024];
+	char text[1024], *kp = NULL;
+	json_t *res;
 
+	if (path)
+		path = quoted(e, path, &kp);
 	snprintf(text, sizeof(text),
 		 "%s%s%s: refused by rule %s%s%s of the session's policy "
 		 "(%s%s%s). This is the policy's answer, not an error: do not "
@@ -318,26 +359,34 @@ static json_t *refused_result(const struct hx_mcp_end *e)
 		 e->d->origin ? " at " : "", e->d->origin ? e->d->origin : "",
 		 hx_category_name(e->tool->category),
 		 e->d->judged_as[0] ? "; it runs " : "", e->d->judged_as);
-	return text_result(text, true);
+	res = text_result(text, true);
+	free(kp);
+	return res;
 }
 
 static json_t *error_result(const struct hx_mcp_end *e)
 {
 	const char *path = json_string_value(json_object_get(e->args, "path"));
-	char text[2048], ref[1024];
+	char text[2048], ref[1024], *kp = NULL, *km = NULL;
 	const char *err =
 	    e->error ? hx_record_field(e->error, "errno") : "ECANCELED";
+	const char *msg = e->error ? hx_record_field(e->error, "message")
+				   : "the call was ended";
+	json_t *res;
 
+	if (path)
+		path = quoted(e, path, &kp);
+	msg = quoted(e, msg, &km);
 	say_refusals(e->refusals, ref, sizeof(ref));
 	snprintf(text, sizeof(text), "%s%s%s: %s: %s.%s%s", e->tool->name,
-		 path ? " " : "", path ? path : "", err,
-		 e->error ? hx_record_field(e->error, "message")
-			  : "the call was ended",
-		 ref,
+		 path ? " " : "", path ? path : "", err, msg, ref,
 		 ref[0] ? " The session's policy refused it: do not retry; "
 			  "call session_info for what is allowed."
 			: "");
-	return text_result(text, true);
+	res = text_result(text, true);
+	free(kp);
+	free(km);
+	return res;
 }
 
 json_t *hx_mcp_result(const struct hx_mcp_end *e)

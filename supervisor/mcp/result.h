@@ -31,6 +31,7 @@ struct hx_mcp_end {
 	enum hx_mode mode;
 	const struct hx_redact *redact; /* NULL: none */
 	unsigned long max_output;	/* bytes of text; 0: 1 MiB */
+	size_t leftovers; /* code_run: processes left running, killed */
 };
 
 /* The call's record. */

@@ -434,14 +434,16 @@ def test_diff_and_restore_run_git_in_the_sandbox(wd):
 
 
 def test_a_job_left_in_the_background_stays_linked_to_its_call(wd):
-    # A code_run leaves a job in a session of its own that refuses
-    # nothing until its call has returned and its shell is gone (an
-    # orphan, harness-exec's): its later refusal is still the call's.
+    # Without the exec gate (which kills what a code_run leaves when it
+    # returns: test_mcp_attacks.py), a code_run's job in a session of
+    # its own refuses nothing until its call has returned and its shell
+    # is gone (an orphan, harness-exec's): its refusal is still the
+    # call's, by the link cache.
     target = "/etc/hx-mcp-bg-%d" % os.getpid()
     job = "import time; time.sleep(1.5); open(%r, 'w')" % target
     steps = [{"call": "code_run", "args": {"command": "setsid python3 -c \"%s\" & sleep 0.5; echo left" % job}},
              {"call": "code_run", "args": {"command": "sleep 2.5"}}]
-    out, recs = sdk(wd, steps)
+    out, recs = sdk(wd, steps, extra=["--no-exec-gate"])
     check(ok(out["steps"][0])["stdout"] == "left\n", "first %r" % out["steps"][0])
     check(not os.path.exists(target), "the job wrote %s" % target)
     first, second = calls(recs)

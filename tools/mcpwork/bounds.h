@@ -26,6 +26,13 @@
 #define HX_MW_SNIFF	       8192u
 #define HX_MW_MATCH_TEXT       500u
 #define HX_MW_SEARCH_FILES_MAX 200000u
+/* a search's time: the worker serves every call in one loop, so one
+ * search may not hold it longer (checked between lines) */
+#define HX_MW_SEARCH_TIME_MS 10000u
+/* a line matched: one regexec(3) is not interruptible, and its time
+ * grows with the line's length times the pattern's (minutes for a
+ * 4 KiB alternation on a 4 MiB line); longer lines are skipped */
+#define HX_MW_SEARCH_LINE_MAX (16u << 10)
 /* code_run: output kept per stream, time, environment, concurrency. */
 #define HX_MW_OUTPUT_DEFAULT  (64u << 10)
 #define HX_MW_OUTPUT_MAX      (4u << 20)

@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "common/clock.h"
 #include "common/glob.h"
 #include "tools/mcpwork/args.h"
 #include "tools/mcpwork/bounds.h"
@@ -27,9 +28,10 @@ struct search {
 	bool has_re;
 	uint64_t max;
 	json_t *out; /* matches or files */
-	uint64_t scanned, unreadable, seen;
-	bool truncated;
-	char *buf; /* a file's content, HX_MW_SEARCH_FILE_MAX + 1 */
+	uint64_t scanned, unreadable, seen, long_lines;
+	bool truncated, timed_out;
+	uint64_t deadline; /* hx_mono_ms() */
+	char *buf;	   /* a file's content, HX_MW_SEARCH_FILE_MAX + 1 */
 	char gpath[PATH_MAX + 1];
 };
 
@@ -101,17 +103,33 @@ static int add_match(struct search *s, const char *rel, size_t line,
 	return 0;
 }
 
+/* Past the search's time: it stops, truncated and timed_out. */
+static bool out_of_time(struct search *s)
+{
+	if (hx_mono_ms() < s->deadline)
+		return false;
+	s->truncated = s->timed_out = true;
+	return true;
+}
+
 static int grep(struct search *s, const struct hx_mw_walk_entry *e, size_t len)
 {
 	size_t off = 0, line = 1;
 
 	while (off < len) {
+		if (out_of_time(s))
+			return 1;
 		const char *nl = memchr(s->buf + off, '\n', len - off);
 		size_t end = nl ? (size_t)(nl - s->buf) : len;
 		regmatch_t m = {.rm_so = 0, .rm_eo = (regoff_t)(end - off)};
 
+		if (end - off > HX_MW_SEARCH_LINE_MAX) {
+			s->long_lines++;
+			m.rm_eo = 0; /* not matched: counted */
+		}
 		/* REG_STARTEND: the line as it is, NUL bytes and all. */
-		if (!regexec(&s->re, s->buf + off, 1, &m, REG_STARTEND)) {
+		if (m.rm_eo &&
+		    !regexec(&s->re, s->buf + off, 1, &m, REG_STARTEND)) {
 			if (json_array_size(s->out) >= s->max) {
 				s->truncated = true;
 				return 1;
@@ -131,6 +149,8 @@ static int on_entry(void *ctx, const struct hx_mw_walk_entry *e)
 	struct search *s = ctx;
 	ssize_t len;
 
+	if (out_of_time(s))
+		return 1;
 	if (e->type != 'f' || !glob_ok(s, e->rel))
 		return 0;
 	if (++s->seen > HX_MW_SEARCH_FILES_MAX) {
@@ -163,6 +183,37 @@ static void on_error(void *ctx, const char *rel, int err)
 	(void)rel;
 	(void)err;
 	s->unreadable++;
+}
+
+/* Where pattern has a back-reference (\1 to \9 outside a bracket
+ * expression, a glibc extension to ERE), or -1. Matching one can take
+ * time exponential in the line's length: refused, not bounded. */
+static long backref_at(const char *p)
+{
+	for (const char *c = p; *c; c++) {
+		if (*c == '\\') {
+			if (c[1] >= '1' && c[1] <= '9')
+				return c - p;
+			if (c[1])
+				c++;
+		} else if (*c == '[') {
+			c++;
+			c += *c == '^';
+			c += *c == ']';
+			while (*c && *c != ']') {
+				if (*c == '[' && (c[1] == ':' || c[1] == '.' ||
+						  c[1] == '=')) {
+					const char *e = strchr(c + 2, c[1]);
+
+					c = e && e[1] == ']' ? e + 1 : c;
+				}
+				c++;
+			}
+			if (!*c)
+				return -1;
+		}
+	}
+	return -1;
 }
 
 static int setup(json_t *args, struct search *s, struct hx_mw_walk *w,
@@ -212,8 +263,14 @@ static int setup(json_t *args, struct search *s, struct hx_mw_walk *w,
 						"pattern: a NUL byte, or "
 						"longer than %u bytes",
 						PATTERN_MAX);
+		if (backref_at(pattern) >= 0)
+			return hx_mw_args_error(
+			    res, EINVAL,
+			    "pattern: a back-reference at byte %ld; they are "
+			    "not supported (matching one has no time bound)",
+			    backref_at(pattern));
 		rc = regcomp(&s->re, pattern,
-			     REG_EXTENDED | REG_NEWLINE |
+			     REG_EXTENDED | REG_NEWLINE | REG_NOSUB |
 				 (icase ? REG_ICASE : 0));
 		if (rc) {
 			regerror(rc, &s->re, err, sizeof(err));
@@ -241,6 +298,7 @@ int hx_mw_search_run(json_t *args, json_t **res)
 	if ((rc = hx_mw_args_path(args, "path", &path, res)) < 0 ||
 	    (rc = setup(args, &s, &w, res)) < 0)
 		goto out;
+	s.deadline = hx_mono_ms() + HX_MW_SEARCH_TIME_MS;
 	s.out = json_array();
 	if (!s.out) {
 		rc = hx_mw_args_error(res, ENOMEM, "out of memory");
@@ -258,6 +316,11 @@ int hx_mw_search_run(json_t *args, json_t **res)
 		*res = json_pack("{s:O, s:b, s:I}", "files", s.out, "truncated",
 				 s.truncated || w.capped, "unreadable",
 				 (json_int_t)s.unreadable);
+	if (*res && s.timed_out)
+		json_object_set_new(*res, "timed_out", json_true());
+	if (*res && s.long_lines)
+		json_object_set_new(*res, "long_lines_skipped",
+				    json_integer((json_int_t)s.long_lines));
 	if (!*res)
 		rc = hx_mw_args_error(res, ENOMEM, "out of memory");
 out:
