@@ -43,6 +43,20 @@ static long long ms_since(const struct timespec *t0)
 	       (now.tv_nsec - t0->tv_nsec) / 1000000;
 }
 
+/* o[K_bytes] and o[K_sha256]: a text the record does not hold whole,
+ * pinned by its size and hash. */
+static void pin(json_t *o, const char *k, json_t *v)
+{
+	char field[64], hex[65];
+
+	hx_sha256_hex(json_string_value(v), json_string_length(v), hex);
+	snprintf(field, sizeof(field), "%s_bytes", k);
+	json_object_set_new(o, field,
+			    json_integer((json_int_t)json_string_length(v)));
+	snprintf(field, sizeof(field), "%s_sha256", k);
+	json_object_set_new(o, field, json_string(hex));
+}
+
 /* The record's "args": what the call named, redacted; contents by size
  * and hash (a file's text is no part of the audit trail), long code cut,
  * the environment by names only. */
@@ -50,21 +64,14 @@ static json_t *args_summary(json_t *rec, json_t *args)
 {
 	json_t *o = json_object(), *v;
 	const char *k;
-	char field[64], hex[65], *cut;
+	char field[64], *cut;
 
 	json_object_foreach(args, k, v)
 	{
 		snprintf(field, sizeof(field), "args.%s", k);
 		if (!strcmp(k, "content") || !strcmp(k, "stdin") ||
 		    !strcmp(k, "patch")) {
-			snprintf(field, sizeof(field), "%s_bytes", k);
-			json_object_set_new(
-			    o, field,
-			    json_integer((json_int_t)json_string_length(v)));
-			hx_sha256_hex(json_string_value(v),
-				      json_string_length(v), hex);
-			snprintf(field, sizeof(field), "%s_sha256", k);
-			json_object_set_new(o, field, json_string(hex));
+			pin(o, k, v);
 		} else if (!strcmp(k, "edits")) {
 			json_object_set_new(
 			    o, "edits",
@@ -99,14 +106,7 @@ static json_t *args_summary(json_t *rec, json_t *args)
 			 * hash, as content's (the prefix alone could show
 			 * a harmless command and hide the rest). */
 			json_object_set_new(o, "cut", json_true());
-			snprintf(field, sizeof(field), "%s_bytes", k);
-			json_object_set_new(
-			    o, field,
-			    json_integer((json_int_t)json_string_length(v)));
-			hx_sha256_hex(json_string_value(v),
-				      json_string_length(v), hex);
-			snprintf(field, sizeof(field), "%s_sha256", k);
-			json_object_set_new(o, field, json_string(hex));
+			pin(o, k, v);
 		} else {
 			json_object_set(o, k, v);
 		}
