@@ -171,18 +171,21 @@ size_t hx_proc_descendants(pid_t root, struct hx_proc *out, size_t max)
 	return found;
 }
 
-void hx_proc_signal(const struct hx_proc *p, int sig)
+bool hx_proc_signal(const struct hx_proc *p, int sig)
 {
 	int fd = (int)syscall(SYS_pidfd_open, p->pid, 0);
 	struct hx_procstat st;
+	bool sent;
 
 	if (fd < 0)
-		return;
+		return false;
 	/* The pidfd pins one process; its start time says it is the one
 	 * the scan saw, not a newer one with the same pid. */
-	if (!hx_proc_stat(p->pid, &st) && st.starttime == p->starttime)
-		syscall(SYS_pidfd_send_signal, fd, sig, NULL, 0);
+	sent = !hx_proc_stat(p->pid, &st) && st.starttime == p->starttime &&
+	       !syscall(SYS_pidfd_send_signal, fd, sig, NULL, 0) &&
+	       st.state != 'Z' && st.state != 'X';
 	close(fd);
+	return sent;
 }
 
 int hx_proc_ns(pid_t pid, const char *ns, struct hx_nsid *out)

@@ -80,7 +80,8 @@ struct hx_proc {
 size_t hx_proc_descendants(pid_t root, struct hx_proc *out, size_t max);
 
 /* Sends sig to p through a pidfd, only when the process the pidfd names
- * started when the scan's did: a pid recycled since is never hit. */
-void hx_proc_signal(const struct hx_proc *p, int sig);
+ * started when the scan's did: a pid recycled since is never hit.
+ * true: it went to a process that is not a zombie. */
+bool hx_proc_signal(const struct hx_proc *p, int sig);
 
 #endif

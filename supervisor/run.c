@@ -813,8 +813,8 @@ static void serve_notify(struct run *r)
 				  false, "own namespace", "refused");
 	}
 	if (lfd >= 0 && r->exec_gate &&
-	    (e = hx_execgate_start(r->child, &r->pl, r->srv, gate_exit, r,
-				   &r->gate))) {
+	    (e = hx_execgate_start(r->child, &r->pl, r->srv, r->o->mcp,
+				   gate_exit, r, &r->gate))) {
 		hx_say("exec gate: %s", strerror(-e));
 		kill(r->child, SIGKILL);
 		close(lfd);

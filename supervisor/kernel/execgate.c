@@ -21,16 +21,15 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "supervisor/kernel/lineage.h"
 #include "supervisor/pidset.h"
 #include "supervisor/pipeline.h"
 #include "supervisor/proc.h"
 #include "supervisor/server.h"
 #include "supervisor/record.h"
 
-#define GATE_SIG     SIGUSR2 /* wakes the tracer out of waitpid at stop */
-#define CMDLINE_MAX  ((512u << 10) + 4096)
-#define LINE_BUCKETS 1024
-#define DOOMED_MAX   64
+#define GATE_SIG    SIGUSR2 /* wakes the tracer out of waitpid at stop */
+#define CMDLINE_MAX ((512u << 10) + 4096)
 
 #define GATE_OPTS                                                              \
 	(PTRACE_O_TRACEEXEC | PTRACE_O_TRACEFORK | PTRACE_O_TRACEVFORK |       \
@@ -65,14 +64,6 @@ struct parked {
 	int req, sig;
 };
 
-/* A traced process's birth lineage (hx_execgate_branch). */
-struct line {
-	pid_t pid, branch;
-	unsigned long long start; /* its start time: a recycled pid is not it */
-	bool held; /* its first stop came before its parent's fork event */
-	struct line *next;
-};
-
 /* A process with records that exited, logged on the loop's thread. */
 struct exited {
 	pid_t pid;
@@ -97,9 +88,7 @@ struct hx_execgate {
 	struct approval *appr;
 	struct finding *found;
 	struct exited *gone;
-	struct line *lines[LINE_BUCKETS]; /* by pid */
-	pid_t doomed[DOOMED_MAX]; /* branches killed: what they fork dies */
-	size_t doomed_at;
+	struct hx_lineage *lineage; /* NULL: not kept */
 	bool root_done;
 	int root_status;
 	atomic_bool stopping;
@@ -318,65 +307,16 @@ static void forget(struct hx_execgate *g, pid_t tid)
 	approval_free(take(g, tid));
 }
 
-/* ---- birth lineage ---- */
+/* ---- birth lineage (lineage.h) ---- */
 
-/* pid's entry, or where it goes; the caller holds g->lock. */
-static struct line **line_slot(struct hx_execgate *g, pid_t pid)
-{
-	struct line **pp = &g->lines[(unsigned)pid % LINE_BUCKETS];
-
-	while (*pp && (*pp)->pid != pid)
-		pp = &(*pp)->next;
-	return pp;
-}
-
-/* The slot of branch b among the doomed, or NULL; g->lock held. */
-static pid_t *doomed_slot(struct hx_execgate *g, pid_t b)
-{
-	for (size_t i = 0; b > 0 && i < DOOMED_MAX; i++)
-		if (g->doomed[i] == b)
-			return &g->doomed[i];
-	return NULL;
-}
-
-/* At parent's fork, vfork or clone event: the new child's branch is
- * its own pid when the root forked it, else its parent's, taken from
- * the process that forked it (not from /proc's parent link, which
- * CLONE_PARENT and an orphan's reparenting change). A child whose first
- * stop came first waits for this (line_first_stop). */
 static void go_on(struct hx_execgate *g, pid_t tid, int req, int sig);
 
-static void line_born(struct hx_execgate *g, pid_t parent)
+/* child is born at parent's fork, vfork or clone event. */
+static void line_born(struct hx_execgate *g, pid_t parent, pid_t child)
 {
-	unsigned long msg = 0;
-	struct hx_procstat st;
-	struct line **pp, *l;
-	pid_t child, *d;
-	bool cont = false, doom = false;
+	bool cont, doom;
 
-	if (ptrace(PTRACE_GETEVENTMSG, parent, 0, &msg) || !msg)
-		return;
-	child = (pid_t)msg;
-	if (hx_proc_stat(child, &st))
-		st.starttime = 0;
-	pthread_mutex_lock(&g->lock);
-	pp = line_slot(g, child);
-	if (!*pp && (*pp = calloc(1, sizeof(**pp))))
-		(*pp)->pid = child;
-	if ((l = *pp)) {
-		struct line *p = *line_slot(g, parent);
-
-		l->branch = parent == g->root ? child : p ? p->branch : 0;
-		l->start = st.starttime;
-		cont = l->held;
-		l->held = false;
-		d = doomed_slot(g, l->branch);
-		if (d && parent == g->root)
-			*d = 0; /* a recycled pid: a new branch */
-		else
-			doom = d != NULL;
-	}
-	pthread_mutex_unlock(&g->lock);
+	hx_lineage_born(g->lineage, parent, child, &cont, &doom);
 	/* Born into a branch being killed, after the list of its processes
 	 * was taken: it dies before its first instruction. */
 	if (doom)
@@ -385,102 +325,14 @@ static void line_born(struct hx_execgate *g, pid_t parent)
 		go_on(g, child, PTRACE_CONT, 0);
 }
 
-/* A new tracee's first stop: true when it must wait for its parent's
- * fork event (its branch unknown yet: it may not run before). */
-static bool line_first_stop(struct hx_execgate *g, pid_t pid)
-{
-	struct line **pp;
-	bool hold = false;
-
-	if (pid == g->root)
-		return false;
-	pthread_mutex_lock(&g->lock);
-	pp = line_slot(g, pid);
-	if (!*pp && (*pp = calloc(1, sizeof(**pp)))) {
-		(*pp)->pid = pid;
-		(*pp)->held = hold = true;
-	}
-	pthread_mutex_unlock(&g->lock);
-	return hold;
-}
-
-static void line_gone(struct hx_execgate *g, pid_t pid)
-{
-	struct line **pp, *l;
-
-	pthread_mutex_lock(&g->lock);
-	pp = line_slot(g, pid);
-	if ((l = *pp))
-		*pp = l->next;
-	pthread_mutex_unlock(&g->lock);
-	free(l);
-}
-
 pid_t hx_execgate_branch(struct hx_execgate *g, pid_t pid)
 {
-	struct line *l;
-	pid_t b;
-
-	if (!g)
-		return 0;
-	pthread_mutex_lock(&g->lock);
-	l = *line_slot(g, pid);
-	b = l && !l->held ? l->branch : 0;
-	pthread_mutex_unlock(&g->lock);
-	return b;
-}
-
-/* sig to pid through a pidfd, when it is still the process of start
- * and not a zombie: true when it went. */
-static bool signal_one(pid_t pid, unsigned long long start, int sig)
-{
-	int fd = (int)syscall(SYS_pidfd_open, pid, 0);
-	struct hx_procstat st;
-	bool sent;
-
-	if (fd < 0)
-		return false;
-	sent = !hx_proc_stat(pid, &st) && st.starttime == start &&
-	       st.state != 'Z' && st.state != 'X' &&
-	       !syscall(SYS_pidfd_send_signal, fd, sig, NULL, 0);
-	close(fd);
-	return sent;
+	return g ? hx_lineage_branch(g->lineage, pid) : 0;
 }
 
 size_t hx_execgate_kill_branch(struct hx_execgate *g, pid_t branch, int sig)
 {
-	struct {
-		pid_t pid;
-		unsigned long long start;
-	} *v = NULL, *nv;
-	size_t n = 0, cap = 0, sent = 0;
-	struct line *l;
-
-	if (!g || branch <= 0)
-		return 0;
-	pthread_mutex_lock(&g->lock);
-	if (!doomed_slot(g, branch)) {
-		g->doomed[g->doomed_at] = branch;
-		g->doomed_at = (g->doomed_at + 1) % DOOMED_MAX;
-	}
-	for (size_t b = 0; b < LINE_BUCKETS; b++)
-		for (l = g->lines[b]; l; l = l->next) {
-			if (l->branch != branch || !l->start)
-				continue;
-			if (n == cap) {
-				cap = cap ? 2 * cap : 64;
-				if (!(nv = realloc(v, cap * sizeof(*v))))
-					break;
-				v = nv;
-			}
-			v[n].pid = l->pid;
-			v[n++].start = l->start;
-		}
-	pthread_mutex_unlock(&g->lock);
-	for (size_t i = 0; i < n; i++)
-		sent += signal_one(v[i].pid, v[i].start, sig);
-	free(v);
-	return sent;
+	return g ? hx_lineage_kill_branch(g->lineage, branch, sig) : 0;
 }
 
 static bool is_stop_sig(int sig)
@@ -592,7 +444,7 @@ static void on_wait(struct hx_execgate *g, pid_t pid, int st)
 	if (WIFEXITED(st) || WIFSIGNALED(st)) {
 		forget(g, pid);
 		tracee_del(g, pid);
-		line_gone(g, pid);
+		hx_lineage_gone(g->lineage, pid);
 		if (hx_pidset_take(g->pl->recorded, pid))
 			note_exit(g, pid, st);
 		if (pid == g->root) {
@@ -629,15 +481,17 @@ static void on_wait(struct hx_execgate *g, pid_t pid, int st)
 			go_on(g, pid, PTRACE_LISTEN, 0);
 			return;
 		}
-		if (sig == SIGTRAP && line_first_stop(g, pid))
+		if (sig == SIGTRAP && pid != g->root &&
+		    hx_lineage_first_stop(g->lineage, pid))
 			return;
 		break;
 	case PTRACE_EVENT_FORK:
 	case PTRACE_EVENT_VFORK:
 	case PTRACE_EVENT_CLONE: /* the child is auto-attached */
-		if (!ptrace(PTRACE_GETEVENTMSG, pid, 0, &msg))
-			tracee_add(g, (pid_t)msg);
-		line_born(g, pid);
+		if (ptrace(PTRACE_GETEVENTMSG, pid, 0, &msg) || !msg)
+			break;
+		tracee_add(g, (pid_t)msg);
+		line_born(g, pid, (pid_t)msg);
 		break;
 	default:
 		break;
@@ -821,7 +675,8 @@ static void on_events(struct hx_server *s, struct hx_source *src,
 }
 
 int hx_execgate_start(pid_t child, struct hx_pipeline *pl,
-		      struct hx_server *srv, void (*on_exit)(void *), void *arg,
+		      struct hx_server *srv, bool lineage,
+		      void (*on_exit)(void *), void *arg,
 		      struct hx_execgate **out)
 {
 	struct hx_execgate *g = calloc(1, sizeof(*g));
@@ -839,6 +694,9 @@ int hx_execgate_start(pid_t child, struct hx_pipeline *pl,
 	g->seize_err = 1;
 	pthread_mutex_init(&g->lock, NULL);
 	pthread_cond_init(&g->cond, NULL);
+	g->efd = -1; /* what fail: closes */
+	if (lineage && (e = hx_lineage_new(child, &g->lineage)))
+		goto fail;
 	g->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 	if (g->efd < 0) {
 		e = -errno;
@@ -954,7 +812,6 @@ void hx_execgate_stop(struct hx_execgate *g)
 	struct approval *a;
 	struct finding *f;
 	struct exited *x;
-	struct line *l;
 
 	if (!g)
 		return;
@@ -980,11 +837,7 @@ void hx_execgate_stop(struct hx_execgate *g)
 		g->appr = a->next;
 		approval_free(a);
 	}
-	for (size_t b = 0; b < LINE_BUCKETS; b++)
-		while ((l = g->lines[b])) {
-			g->lines[b] = l->next;
-			free(l);
-		}
+	hx_lineage_free(g->lineage);
 	while ((f = g->found)) {
 		g->found = f->next;
 		free(f->cmdline);

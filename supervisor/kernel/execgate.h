@@ -36,10 +36,14 @@ struct hx_execgate;
 /* Starts the tracer thread, which seizes child (a fresh fork that does
  * not exec before the caller lets it). Exec mismatches are logged
  * through pl on srv's loop (an eventfd source). on_exit(arg) runs on
- * the loop when the child's exit status is known. Returns 0 or -errno
- * (the caller must then kill the child: it is not gated). */
+ * the loop when the child's exit status is known. lineage: keep each
+ * process's birth lineage (hx_execgate_branch), which costs every fork
+ * a /proc read and holds a new process until its parent's event; only
+ * harness-mcp's calls need it. Returns 0 or -errno (the caller must
+ * then kill the child: it is not gated). */
 int hx_execgate_start(pid_t child, struct hx_pipeline *pl,
-		      struct hx_server *srv, void (*on_exit)(void *), void *arg,
+		      struct hx_server *srv, bool lineage,
+		      void (*on_exit)(void *), void *arg,
 		      struct hx_execgate **out);
 
 /* Records what the exec of thread tid was approved as: the final
@@ -71,12 +75,12 @@ int hx_execgate_hold(struct hx_execgate *g, bool hold);
  * of every thread the gate traces. 0 before it started. */
 pid_t hx_execgate_tracer(const struct hx_execgate *g);
 
-/* Birth lineage: the child of the root that pid descends from, as the
- * fork events said (each process's branch is its parent's, taken from
- * the process that forked it, so setsid, CLONE_PARENT or being
- * orphaned and reparented change nothing), or 0 for the root, a pid
- * not traced, or a NULL g. A new process does not run before its
- * branch is known. Thread-safe. */
+/* Birth lineage (a gate started with lineage): the child of the root
+ * that pid descends from, as the fork events said (each process's branch is its
+ * parent's, taken from the process that forked it, so setsid, CLONE_PARENT or
+ * being orphaned and reparented change nothing), or 0 for the root, a pid not
+ * traced, a NULL g or one without lineage. A new process does not run before
+ * its branch is known. Thread-safe. */
 pid_t hx_execgate_branch(struct hx_execgate *g, pid_t pid);
 
 /* Sends sig to every living process of branch (the branch's own pid
