@@ -288,3 +288,12 @@ int hx_session_cleanup(struct hx_session *s)
 		r = -errno;
 	return r;
 }
+
+int hx_session_checkpoint_ref(const char *session, unsigned n, char *buf,
+			      size_t size)
+{
+	if ((size_t)snprintf(buf, size, "refs/harness/%s/checkpoints/%u",
+			     session, n) >= size)
+		return -ENAMETOOLONG;
+	return 0;
+}

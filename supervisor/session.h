@@ -35,6 +35,12 @@ struct hx_session {
  * or "..". */
 bool hx_session_name_valid(const char *name);
 
+/* The name of session's checkpoint n's ref into buf ("refs/harness/
+ * SESSION/checkpoints/N": the worktree's, and harness-mcp's diff and
+ * restore); 0 or -ENAMETOOLONG. */
+int hx_session_checkpoint_ref(const char *session, unsigned n, char *buf,
+			      size_t size);
+
 /* A new unique id "YYYYMMDDTHHMMSSZ-<6 hex>" into buf (>= 24 bytes). */
 int hx_session_new_id(char *buf, size_t size);
 

@@ -1,6 +1,7 @@
 /* Checkpoint commits with a private index; see checkpoint.h. */
 #define _GNU_SOURCE
 #include "supervisor/git/checkpoint.h"
+#include "supervisor/session.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -36,14 +37,6 @@ static double ms_since(const struct timespec *t0)
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	return (double)(t1.tv_sec - t0->tv_sec) * 1e3 +
 	       (double)(t1.tv_nsec - t0->tv_nsec) / 1e6;
-}
-
-int hx_ckpt_refname(const char *session, unsigned n, char *buf, size_t size)
-{
-	if ((size_t)snprintf(buf, size, "refs/harness/%s/checkpoints/%u",
-			     session, n) >= size)
-		return -ENAMETOOLONG;
-	return 0;
 }
 
 static int copy_file(const char *from, const char *to)
@@ -231,7 +224,8 @@ int hx_ckpt_take(struct hx_ckpt *c, const char *subject, const char *body,
 		r = hx_git_errno(e);
 		goto out;
 	}
-	hx_ckpt_refname(c->session, c->next, refname, sizeof(refname));
+	hx_session_checkpoint_ref(c->session, c->next, refname,
+				  sizeof(refname));
 	for (int i = 0;; i++) {
 		e = git_reference_create(&ref, c->repo, refname, &commit_id, 0,
 					 NULL);
@@ -294,7 +288,7 @@ int hx_ckpt_restore(const char *commondir, const char *wt, const char *session,
 	if (hx_git_init())
 		return -EIO;
 	git_checkout_options_init(&co, GIT_CHECKOUT_OPTIONS_VERSION);
-	hx_ckpt_refname(session, n, refname, sizeof(refname));
+	hx_session_checkpoint_ref(session, n, refname, sizeof(refname));
 	/* An index of the tree as it is now is the baseline: whatever is
 	 * in it and not in the checkpoint gets removed. */
 	if (!mkdtemp(tmpl))

@@ -58,7 +58,4 @@ void hx_ckpt_free(struct hx_ckpt *c);
 int hx_ckpt_restore(const char *commondir, const char *wt, const char *session,
 		    unsigned n, char *err, size_t errlen);
 
-/* The name of checkpoint n's ref into buf. */
-int hx_ckpt_refname(const char *session, unsigned n, char *buf, size_t size);
-
 #endif

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "supervisor/git/checkpoint.h"
+#include "supervisor/session.h"
 #include "supervisor/git/gitutil.h"
 #include "supervisor/git/wtstate.h"
 
@@ -142,8 +143,8 @@ static int tree_of(git_repository *repo, const struct hx_wtstate *s, long n,
 	if (n < 0)
 		snprintf(spec, sizeof(spec), "%s^{tree}", s->base);
 	else {
-		hx_ckpt_refname(s->session, (unsigned)n, spec,
-				sizeof(spec) - 8);
+		hx_session_checkpoint_ref(s->session, (unsigned)n, spec,
+					  sizeof(spec) - 8);
 		strcat(spec, "^{tree}");
 	}
 	e = git_revparse_single(&o, repo, spec);

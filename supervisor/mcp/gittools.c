@@ -6,6 +6,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "supervisor/session.h"
+
 #define GIT_TIMEOUT_MS 120000
 #define DIFF_DEFAULT   (256 * 1024)
 
@@ -34,11 +36,11 @@ static const char diff_now_script[] =
     "GIT_INDEX_FILE=\"$idx\" git --no-pager diff --cached --no-color "
     "--no-ext-diff --no-textconv \"$1\"\n";
 
-/* The name checkpoint.c gives checkpoint n's ref. */
+/* Checkpoint n's ref (the schema bounds n). */
 static void ref(char *buf, size_t size, const char *session, json_t *n)
 {
-	snprintf(buf, size, "refs/harness/%s/checkpoints/%lld", session,
-		 (long long)json_integer_value(n));
+	hx_session_checkpoint_ref(session, (unsigned)json_integer_value(n), buf,
+				  size);
 }
 
 json_t *hx_gittool_run(const char *tool, json_t *args, const char *session,
