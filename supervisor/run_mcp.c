@@ -12,6 +12,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "supervisor/fmt.h"
 #include "supervisor/metrics_serve.h"
 #include "supervisor/mcp/front.h"
 #include "supervisor/run_int.h"
@@ -37,8 +38,7 @@ static int make_token(struct run *r)
 	}
 	if (getrandom(raw, sizeof(raw), 0) != sizeof(raw))
 		return -1;
-	for (size_t i = 0; i < sizeof(raw); i++)
-		snprintf(r->mcp_token + 2 * i, 3, "%02x", raw[i]);
+	hx_fmt_hex(raw, sizeof(raw), r->mcp_token);
 	return 0;
 }
 

@@ -95,9 +95,7 @@ static int own(int argc, char **argv, int *i, struct hx_mcp_cli *c,
 int hx_mcp_cli_parse(int argc, char **argv, struct hx_mcp_cli *c,
 		     struct hx_options *o, char *err, size_t errlen)
 {
-	unsigned per_minute = 0, concurrent = 0;
-	unsigned long max_output = 0;
-	const char *http = NULL;
+	struct hx_options mine = {0}; /* ours: o is parsed anew below */
 	int n = 1, e;
 
 	memset(c, 0, sizeof(*c));
@@ -112,7 +110,7 @@ int hx_mcp_cli_parse(int argc, char **argv, struct hx_mcp_cli *c,
 				 argv[i]);
 			return -EINVAL;
 		}
-		if ((e = own(argc, argv, &i, c, o, err, errlen)) < 0)
+		if ((e = own(argc, argv, &i, c, &mine, err, errlen)) < 0)
 			return e;
 		if (e)
 			continue;
@@ -126,10 +124,6 @@ int hx_mcp_cli_parse(int argc, char **argv, struct hx_mcp_cli *c,
 	}
 	if (c->help || c->version)
 		return 0;
-	per_minute = o->mcp_per_minute;
-	concurrent = o->mcp_concurrent;
-	max_output = o->mcp_max_output;
-	http = o->mcp_http;
 	if ((e = worker_path(c, err, errlen)))
 		return e;
 	c->argv[n++] = c->dashes;
@@ -142,10 +136,10 @@ int hx_mcp_cli_parse(int argc, char **argv, struct hx_mcp_cli *c,
 		return -EINVAL;
 	}
 	o->mcp = true;
-	o->mcp_per_minute = per_minute;
-	o->mcp_concurrent = concurrent;
-	o->mcp_max_output = max_output;
-	o->mcp_http = http;
+	o->mcp_per_minute = mine.mcp_per_minute;
+	o->mcp_concurrent = mine.mcp_concurrent;
+	o->mcp_max_output = mine.mcp_max_output;
+	o->mcp_http = mine.mcp_http;
 	return 0;
 }
 
