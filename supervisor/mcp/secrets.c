@@ -3,14 +3,12 @@
 #include "supervisor/mcp/secrets.h"
 
 #include <jansson.h>
+#include <nettle/base64.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "supervisor/redact.h"
-
-static const char b64[] =
-    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
 
 static void note(json_t *redacted, const char *key)
 {
@@ -89,61 +87,38 @@ void hx_mcp_redact_tree(json_t *v, const struct hx_redact *r,
 	}
 }
 
-static int value_of(char c)
-{
-	const char *p = c ? strchr(b64, c) : NULL;
-
-	return p ? (int)(p - b64) : -1;
-}
-
-/* Standard base64, padded (as the worker writes it); NULL when s is
- * not. NUL-terminated past *len. */
+/* base64 (nettle's): the worker's content decoded, NUL-terminated past
+ * *len; NULL when it is not base64. */
 static unsigned char *decode(const char *s, size_t n, size_t *len)
 {
-	unsigned char *out = n % 4 ? NULL : malloc(n / 4 * 3 + 1);
-	size_t o = 0;
+	struct base64_decode_ctx c;
+	unsigned char *out = malloc(BASE64_DECODE_LENGTH(n) + 1);
 
-	for (size_t i = 0; out && i < n; i += 4) {
-		int v[4], pad = 0;
-
-		for (int k = 0; k < 4; k++) {
-			if (s[i + k] == '=' && i + 4 == n && k >= 2) {
-				v[k] = 0;
-				pad++;
-			} else if (pad || (v[k] = value_of(s[i + k])) < 0) {
-				free(out);
-				return NULL;
-			}
-		}
-		out[o++] = (unsigned char)(v[0] << 2 | v[1] >> 4);
-		if (pad < 2)
-			out[o++] =
-			    (unsigned char)((v[1] & 15) << 4 | v[2] >> 2);
-		if (pad < 1)
-			out[o++] = (unsigned char)((v[2] & 3) << 6 | v[3]);
+	*len = BASE64_DECODE_LENGTH(n);
+	base64_decode_init(&c);
+	if (out && (!base64_decode_update(&c, len, out, n, s) ||
+		    !base64_decode_final(&c))) {
+		free(out);
+		return NULL;
 	}
 	if (out)
-		out[o] = '\0';
-	*len = o;
+		out[*len] = '\0';
 	return out;
 }
 
 static char *encode(const unsigned char *p, size_t n)
 {
-	char *out = malloc((n + 2) / 3 * 4 + 1), *o = out;
+	struct base64_encode_ctx c;
+	char *out =
+	    malloc(BASE64_ENCODE_LENGTH(n) + BASE64_ENCODE_FINAL_LENGTH + 1);
+	size_t done;
 
-	for (size_t i = 0; out && i < n; i += 3) {
-		uint32_t w = (uint32_t)p[i] << 16 |
-			     (i + 1 < n ? (uint32_t)p[i + 1] << 8 : 0) |
-			     (i + 2 < n ? p[i + 2] : 0);
-
-		*o++ = b64[w >> 18 & 63];
-		*o++ = b64[w >> 12 & 63];
-		*o++ = i + 1 < n ? b64[w >> 6 & 63] : '=';
-		*o++ = i + 2 < n ? b64[w & 63] : '=';
-	}
-	if (out)
-		*o = '\0';
+	if (!out)
+		return NULL;
+	base64_encode_init(&c);
+	done = base64_encode_update(&c, out, n, p);
+	done += base64_encode_final(&c, out + done);
+	out[done] = '\0';
 	return out;
 }
 
