@@ -15,6 +15,7 @@
 #include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/vfs.h>
 #include <unistd.h>
 #include <linux/magic.h>
@@ -42,21 +43,48 @@ struct walk {
 	struct hx_maskwatch *watch; /* each directory walked, or NULL */
 	size_t seen, max;
 	bool truncated;
-	/* The last name (not "**") of each pattern that denies a read: an
-	 * entry no trigger matches is readable without a full decision
-	 * (the walk looks at thousands). all: no such shortcut (file_read
-	 * is not allowed by default, or too many patterns). */
-	const char *triggers[MAX_TRIGGERS];
-	char trig_buf[MAX_TRIGGERS][256];
+	/* Of each pattern that denies a read, its last name (not "**")
+	 * and the literal directories before its first wildcard: an entry
+	 * no trigger matches, by name and where it is, is readable without
+	 * a full decision (the walk looks at thousands; one "$HOME/x/ *"
+	 * alone made every entry of the project a decision). all: no such
+	 * shortcut (file_read is not allowed by default, or too many
+	 * patterns). */
+	struct trigger {
+		char name[256];
+		char dir[256]; /* "" for "**" / ".env" */
+		size_t dirlen;
+	} trig[MAX_TRIGGERS];
 	size_t ntriggers;
 	bool all;
 };
 
-/* A pattern's trigger: its last segment that is not "**". */
+/* The part of pattern before seg (its last name) that every path it
+ * matches starts with: up to its first wildcard or escape, cut after a
+ * '/' (shorter when out does not hold it: then it matches more). */
+static size_t literal_dirs(const char *pattern, const char *seg, char *out,
+			   size_t size)
+{
+	size_t n = strcspn(pattern, "*?[\\");
+
+	if (n > (size_t)(seg - pattern))
+		n = (size_t)(seg - pattern);
+	if (n >= size)
+		n = size - 1;
+	while (n && pattern[n - 1] != '/')
+		n--;
+	memcpy(out, pattern, n);
+	out[n] = '\0';
+	return n;
+}
+
+/* A pattern's trigger: its last segment that is not "**", and the
+ * directories it lies in. */
 static void add_trigger(enum hx_verdict v, const char *pattern, void *arg)
 {
 	struct walk *w = arg;
 	const char *end = pattern + strlen(pattern), *seg;
+	struct trigger t;
 
 	if (v == HX_VERDICT_ALLOW || w->all)
 		return;
@@ -64,25 +92,50 @@ static void add_trigger(enum hx_verdict v, const char *pattern, void *arg)
 		end -= 3;
 	for (seg = end; seg > pattern && seg[-1] != '/'; seg--)
 		;
-	if (w->ntriggers == MAX_TRIGGERS || end == seg ||
-	    (size_t)(end - seg) >= sizeof(w->trig_buf[0]) ||
+	if (end == seg || (size_t)(end - seg) >= sizeof(t.name) ||
 	    !strncmp(seg, "**", 2)) {
-		w->all = true; /* "**" alone, or too many: decide each */
+		w->all = true; /* "**" alone: decide each */
 		return;
 	}
-	memcpy(w->trig_buf[w->ntriggers], seg, (size_t)(end - seg));
-	w->trig_buf[w->ntriggers][end - seg] = '\0';
-	w->triggers[w->ntriggers] = w->trig_buf[w->ntriggers];
-	w->ntriggers++;
+	memcpy(t.name, seg, (size_t)(end - seg));
+	t.name[end - seg] = '\0';
+	t.dirlen = literal_dirs(pattern, seg, t.dir, sizeof(t.dir));
+	for (size_t i = 0; i < w->ntriggers; i++)
+		if (!strcmp(w->trig[i].name, t.name) &&
+		    !strcmp(w->trig[i].dir, t.dir))
+			return; /* the same again ($HOME and $CWD alike) */
+	if (w->ntriggers == MAX_TRIGGERS) {
+		w->all = true; /* too many: decide each */
+		return;
+	}
+	w->trig[w->ntriggers++] = t;
 }
 
-/* Whether an entry named name may be denied: only then is it decided. */
-static bool may_be_denied(const struct walk *w, const char *name)
+/* The triggers that may deny an entry of the directory at path (len
+ * bytes): those whose directories path + "/" starts with. */
+static size_t active_triggers(const struct walk *w, char *path, size_t len,
+			      unsigned short *act)
+{
+	size_t n = 0;
+
+	path[len] = '/';
+	for (size_t i = 0; i < w->ntriggers; i++)
+		if (w->trig[i].dirlen <= len + 1 &&
+		    !memcmp(path, w->trig[i].dir, w->trig[i].dirlen))
+			act[n++] = (unsigned short)i;
+	path[len] = '\0';
+	return n;
+}
+
+/* Whether an entry named name may be denied, of a directory whose
+ * active triggers are act: only then is it decided. */
+static bool may_be_denied(const struct walk *w, const unsigned short *act,
+			  size_t nact, const char *name)
 {
 	if (w->all)
 		return true;
-	for (size_t i = 0; i < w->ntriggers; i++)
-		if (hx_glob_match(w->triggers[i], name))
+	for (size_t i = 0; i < nact; i++)
+		if (hx_glob_match(w->trig[act[i]].name, name))
 			return true;
 	return false;
 }
@@ -138,73 +191,97 @@ static bool pseudo_fs(int fd)
 	return false;
 }
 
-/* Walks the directory open at dfd, whose path is path (consumes dfd). */
+static int walk_dir(struct walk *w, int dfd, char *path, size_t len, dev_t dev);
+
+/* One entry of a walked directory (dfd), named name, of type type (as
+ * getdents64 says), whose path is path (len bytes); maybe: a trigger
+ * matched it; dev: its directory's file system. */
+static int walk_entry(struct walk *w, int dfd, const char *name,
+		      unsigned char type, bool maybe, char *path, size_t len,
+		      dev_t dev)
+{
+	struct stat st;
+	int sub;
+
+	/* Symlinks are followed at open time: their targets are what
+	 * Landlock and the masks judge. A regular file or a directory
+	 * needs no stat to say what it is. */
+	if (type == DT_LNK)
+		return 0;
+	if (type == DT_REG || type == DT_DIR)
+		st.st_mode = type == DT_REG ? S_IFREG : S_IFDIR;
+	else if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) ||
+		 S_ISLNK(st.st_mode))
+		return 0;
+	if (maybe && !readable(w->p, path))
+		return add(w->m, path, S_ISDIR(st.st_mode)); /* hides its
+							      * content */
+	/* git's own files are no secrets a pattern names, and a
+	 * repository's objects are most of a project's entries. */
+	if (!S_ISDIR(st.st_mode) || !strcmp(name, ".git"))
+		return 0;
+	/* Other file systems mounted beneath a root too: Landlock's grant
+	 * of the root covers them (a tmpfs or a volume at $CWD/data held
+	 * an unmasked .env). Its file system is the opened one's. */
+	sub =
+	    openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (sub < 0)
+		return 0; /* unreadable to us: unreadable to the agent too */
+	if (fstat(sub, &st) || (st.st_dev != dev && pseudo_fs(sub))) {
+		close(sub);
+		return 0;
+	}
+	return walk_dir(w, sub, path, len, st.st_dev);
+}
+
+/* Walks the directory open at dfd, whose path is path (consumes dfd):
+ * its entries by getdents64 into one buffer (readdir's fdopendir adds
+ * three system calls a directory, and a project has thousands). */
 static int walk_dir(struct walk *w, int dfd, char *path, size_t len, dev_t dev)
 {
-	DIR *d = fdopendir(dfd);
-	struct dirent *de;
+	enum { BUF = 32768 };
+	char *buf = malloc(BUF);
+	unsigned short act[MAX_TRIGGERS];
+	size_t nact = active_triggers(w, path, len, act);
+	long got;
 	int ret = 0;
 
-	if (!d) {
+	if (!buf) {
 		close(dfd);
-		return 0; /* unreadable to us: unreadable to the agent too */
+		return -ENOMEM;
 	}
 	if (w->watch) /* what is made in it later (maskwatch.h) */
-		hx_maskwatch_add(w->watch, dirfd(d), len ? path : "/");
-	while (!ret && (de = readdir(d))) {
-		struct stat st;
-		size_t n = strlen(de->d_name);
-		int sub;
+		hx_maskwatch_add(w->watch, dfd, len ? path : "/");
+	while (!ret && !w->truncated &&
+	       (got = syscall(SYS_getdents64, dfd, buf, BUF)) > 0) {
+		for (long off = 0; !ret && off < got;) {
+			struct dirent64 *de = (struct dirent64 *)(buf + off);
+			size_t n = strlen(de->d_name);
 
-		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
-			continue;
-		if (++w->seen > w->max) {
-			w->truncated = true;
-			break;
+			off += de->d_reclen;
+			if (!strcmp(de->d_name, ".") ||
+			    !strcmp(de->d_name, ".."))
+				continue;
+			if (++w->seen > w->max) {
+				w->truncated = true;
+				break;
+			}
+			if (len + 1 + n >= PATH_MAX)
+				continue; /* beyond any path the agent names */
+			path[len] = '/';
+			memcpy(path + len + 1, de->d_name, n + 1);
+			ret =
+			    walk_entry(w, dfd, de->d_name, de->d_type,
+				       may_be_denied(w, act, nact, de->d_name),
+				       path, len + 1 + n, dev);
 		}
-		if (len + 1 + n >= PATH_MAX)
-			continue; /* beyond any path the agent can name */
-		path[len] = '/';
-		memcpy(path + len + 1, de->d_name, n + 1);
-		/* Symlinks are followed at open time: their targets are
-		 * what Landlock and the masks judge. A regular file needs
-		 * no stat. */
-		if (de->d_type == DT_LNK)
-			continue;
-		if (de->d_type == DT_REG)
-			st.st_mode = S_IFREG;
-		else if (fstatat(dirfd(d), de->d_name, &st,
-				 AT_SYMLINK_NOFOLLOW) ||
-			 S_ISLNK(st.st_mode))
-			continue;
-		if (may_be_denied(w, de->d_name) && !readable(w->p, path)) {
-			ret = add(w->m, path, S_ISDIR(st.st_mode));
-			continue; /* a masked directory hides what is in it */
-		}
-		/* git's own files are no secrets a pattern names, and a
-		 * repository's objects are most of a project's entries. */
-		if (!strcmp(de->d_name, ".git"))
-			continue;
-		if (!S_ISDIR(st.st_mode))
-			continue;
-		/* Other file systems mounted beneath a root too: Landlock's
-		 * grant of the root covers them (a tmpfs or a volume at
-		 * $CWD/data held an unmasked .env). */
-		sub = openat(dirfd(d), de->d_name,
-			     O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-		if (sub >= 0 && st.st_dev != dev && pseudo_fs(sub)) {
-			close(sub);
-			continue;
-		}
-		if (sub >= 0)
-			ret = walk_dir(w, sub, path, len + 1 + n, st.st_dev);
 	}
 	path[len] = '\0';
-	closedir(d);
+	free(buf);
+	close(dfd);
 	return ret;
 }
 
-/* The empty, unreadable file and directory the masks are made of. */
 static int make_covers(struct hx_masks *m, const char *mask_dir)
 {
 	int fd;

@@ -539,6 +539,15 @@ int hx_un_dns_start(struct hx_unotify *u, const struct hx_unotify_dns *conf)
 	for (int i = 0, fds[2] = {d->l.tcp4, d->l.tcp6}; i < 2; i++)
 		if (fds[i] >= 0 && fcntl(fds[i], F_SETFL, O_NONBLOCK))
 			e = -errno;
+	u->dns = d;
+	return e;
+}
+
+int hx_un_dns_serve(struct hx_unotify *u)
+{
+	struct hx_un_dns *d = u->dns;
+	int e = 0;
+
 	for (; !e && d->nth < DNS_UDP_THREADS + DNS_TCP_THREADS; d->nth++) {
 		e = -pthread_create(&d->th[d->nth], NULL,
 				    d->nth < DNS_TCP_THREADS ? serve_tcp_thread
@@ -548,7 +557,6 @@ int hx_un_dns_start(struct hx_unotify *u, const struct hx_unotify_dns *conf)
 			break;
 		d->running++;
 	}
-	u->dns = d;
 	return e;
 }
 

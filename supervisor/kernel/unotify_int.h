@@ -193,20 +193,13 @@ void hx_un_sched(struct hx_unotify *u, const struct seccomp_notif *n,
  * being that one (0, or -errno; 0 with nothing done when it is one
  * already); the resolver stopped (before u goes). */
 bool hx_un_dns_port(const struct sockaddr_storage *ss, socklen_t len);
-/* Starts the resolver's threads (conf's listeners are u's, also on a
- * failure): 0 or -errno; on a failure the caller stops what started
- * (hx_un_dns_stop, without the loop's lock: a started thread may wait
- * for it). */
+/* The resolver's state, before any notification is served (conf's
+ * listeners are u's, also on a failure), then its threads, once the
+ * workers serve (a question waits in its listener meanwhile): 0 or
+ * -errno; on a failure the caller stops what started (hx_un_dns_stop,
+ * without the loop's lock: a started thread may wait for it). */
 int hx_un_dns_start(struct hx_unotify *u, const struct hx_unotify_dns *conf);
-int hx_un_dns_seal(struct hx_unotify *u, uint64_t id, const struct target *t,
-		   int fd, int *sfd);
-void hx_un_dns_stop(struct hx_unotify *u);
-/* The agent's DNS (unotify_dns.c): whether ss is port 53 of an IP
- * address; the socket sfd (the supervisor's copy of the target's fd)
- * replaced by one of the sealed namespace of the same kind, *sfd then
- * being that one (0, or -errno; 0 with nothing done when it is one
- * already); the resolver stopped (before u goes). */
-bool hx_un_dns_port(const struct sockaddr_storage *ss, socklen_t len);
+int hx_un_dns_serve(struct hx_unotify *u);
 int hx_un_dns_seal(struct hx_unotify *u, uint64_t id, const struct target *t,
 		   int fd, int *sfd);
 void hx_un_dns_stop(struct hx_unotify *u);
