@@ -92,7 +92,10 @@ static void add_bus(struct hx_neighbours *n)
 
 void hx_neighbours_from_env(struct hx_neighbours *n)
 {
-	memset(n, 0, sizeof(*n));
+	/* Not buf (168 KB, written where used): touched whole, its pages
+	 * were 40 faults of every start. */
+	memset(n->rules, 0, sizeof(n->rules));
+	memset(n->pats, 0, sizeof(n->pats));
 	for (int i = 0; i < HX_NEIGHBOUR_RULES; i++) {
 		n->rules[i].name = names[i];
 		n->rules[i].verdict = HX_VERDICT_DENY;

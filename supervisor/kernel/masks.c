@@ -54,7 +54,7 @@ struct walk {
 		char name[256];
 		char dir[256]; /* "" for "**" / ".env" */
 		size_t dirlen;
-	} trig[MAX_TRIGGERS];
+	} * trig; /* on the heap: zeroed on the stack, 130 KB of faults */
 	size_t ntriggers;
 	bool all;
 };
@@ -106,6 +106,10 @@ static void add_trigger(enum hx_verdict v, const char *pattern, void *arg)
 			return; /* the same again ($HOME and $CWD alike) */
 	if (w->ntriggers == MAX_TRIGGERS) {
 		w->all = true; /* too many: decide each */
+		return;
+	}
+	if (!w->trig && !(w->trig = malloc(MAX_TRIGGERS * sizeof(t)))) {
+		w->all = true; /* no memory for the shortcut */
 		return;
 	}
 	w->trig[w->ntriggers++] = t;
@@ -341,6 +345,7 @@ int hx_masks_find(const struct hx_policy *p, const char *const *roots,
 		ret = walk_dir(&w, fd, path,
 			       strcmp(path, "/") ? strlen(path) : 0, st.st_dev);
 	}
+	free(w.trig);
 	if (!ret && (m->n || watch)) /* a watch may need the stage */
 		ret = make_covers(m, mask_dir);
 	if (ret) {

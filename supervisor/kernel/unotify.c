@@ -199,6 +199,7 @@ static void *worker(void *arg)
 	}
 	hx_connector_free(hx_un_conn);
 	hx_un_conn = NULL;
+	hx_un_mut_thread_end();
 	return NULL;
 }
 

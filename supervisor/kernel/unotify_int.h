@@ -190,6 +190,8 @@ void hx_un_exec(struct hx_unotify *u, const struct seccomp_notif *n,
 		const struct target *t, struct answer *a);
 void hx_un_sched(struct hx_unotify *u, const struct seccomp_notif *n,
 		 const struct target *t, struct answer *a);
+/* What a worker's mutations made for themselves goes (at its end). */
+void hx_un_mut_thread_end(void);
 
 /* The agent's DNS (unotify_dns.c): whether ss is port 53 of an IP
  * address; the socket sfd (the supervisor's copy of the target's fd)

@@ -8,6 +8,7 @@
 #include <linux/openat2.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -276,22 +277,35 @@ static int xattr_args(struct mut_extra *x, uint64_t size, uint64_t flags)
 	return x->xsize > XATTR_SIZE_MAX ? E2BIG : 0;
 }
 
+static __thread unsigned char *xattr_buf; /* XATTR_SIZE_MAX bytes */
+
+void hx_un_mut_thread_end(void)
+{
+	free(xattr_buf);
+	xattr_buf = NULL;
+}
+
 /* What a metadata call points at, read into x: the xattr name, its
- * value (into buf, x->xsize bytes), the times (read_times' kind).
- * Returns 0 or the positive errno. */
+ * value (x->xsize bytes, into this worker's buffer), the times (read_times'
+ * kind). Returns 0 or the positive errno. */
 static int read_meta(const struct target *t, uint64_t xname, uint64_t xval,
-		     unsigned char *buf, uint64_t tsaddr, int tskind,
-		     struct mut_extra *x)
+		     uint64_t tsaddr, int tskind, struct mut_extra *x)
 {
 	int e;
 
 	if (xname &&
 	    (e = hx_un_read_str(t->tid, xname, x->xname, sizeof(x->xname))))
 		return e == -ENAMETOOLONG ? ERANGE : -e;
-	if (xval && x->xsize &&
-	    (e = hx_un_read_mem(t->tid, xval, buf, x->xsize)))
-		return -e;
-	x->xval = buf;
+	/* This worker's, made at its first xattr call: as thread-local
+	 * arrays, every thread of harness-exec zeroed them at its start
+	 * (150 KB a thread, 15 threads). */
+	if (xval && x->xsize) {
+		if (!xattr_buf && !(xattr_buf = malloc(XATTR_SIZE_MAX)))
+			return ENOMEM;
+		if ((e = hx_un_read_mem(t->tid, xval, xattr_buf, x->xsize)))
+			return -e;
+	}
+	x->xval = xattr_buf;
 	if (tsaddr && (e = read_times(t, tsaddr, tskind, x)))
 		return -e;
 	return 0;
@@ -348,7 +362,6 @@ static void hx_un_fdmeta(struct hx_unotify *u, const struct seccomp_notif *n,
 	gid_t ogid = (gid_t)-1;
 	bool has_mode = false, at_form = false;
 	char link[64], text[PATH_MAX], path[PATH_MAX];
-	static __thread unsigned char fbuf[XATTR_SIZE_MAX];
 	struct mut_extra x;
 	unsigned flags = 0;
 	mode_t mode = 0;
@@ -415,7 +428,7 @@ static void hx_un_fdmeta(struct hx_unotify *u, const struct seccomp_notif *n,
 		a->err = EACCES; /* never with more rights than the target */
 		return;
 	}
-	if ((e = read_meta(t, xname, xval, fbuf, tsaddr, 3, &x))) {
+	if ((e = read_meta(t, xname, xval, tsaddr, 3, &x))) {
 		a->err = e;
 		return;
 	}
@@ -762,10 +775,9 @@ out:
 void hx_un_mut(struct hx_unotify *u, const struct seccomp_notif *n,
 	       const struct target *t, struct answer *a)
 {
-	static __thread unsigned char xbuf[XATTR_SIZE_MAX];
-	static __thread char raw[PATH_MAX], raw2[PATH_MAX], full[PATH_MAX],
-	    full2[PATH_MAX], res2[PATH_MAX];
-	static __thread struct mut_call c;
+	char raw[PATH_MAX], raw2[PATH_MAX], full[PATH_MAX], full2[PATH_MAX],
+	    res2[PATH_MAX];
+	struct mut_call c;
 	bool two;
 	struct job j;
 	struct hx_kargs kk;
@@ -791,8 +803,8 @@ void hx_un_mut(struct hx_unotify *u, const struct seccomp_notif *n,
 		hx_un_fdmeta(u, n, t, a);
 		return;
 	}
-	if ((a->err = read_meta(t, c.xname, c.xval, xbuf, c.tsaddr, c.tskind,
-				&c.x)) ||
+	if ((a->err =
+		 read_meta(t, c.xname, c.xval, c.tsaddr, c.tskind, &c.x)) ||
 	    (a->err =
 		 hx_un_path_arg(u, n->id, t, c.dfd, raw, full, sizeof(full))))
 		return;
