@@ -92,6 +92,16 @@ static bool resolves_to_itself(const char *norm, bool follow_last)
 	return no_symlink(dir);
 }
 
+/* Whether path has a ".." component: only then is its lexical
+ * normalization not its walk ("." and "//" are dropped by both). */
+static bool has_dotdot(const char *path)
+{
+	for (const char *p = strstr(path, ".."); p; p = strstr(p + 2, ".."))
+		if ((p == path || p[-1] == '/') && (!p[2] || p[2] == '/'))
+			return true;
+	return false;
+}
+
 int hx_path_resolve(pid_t pid, pid_t tid, const char *norm, bool follow_last,
 		    char *out, size_t size)
 {
@@ -112,8 +122,12 @@ int hx_path_resolve(pid_t pid, pid_t tid, const char *norm, bool follow_last,
 		snprintf(root, sizeof(root), "/proc/%d/root", (int)pid);
 	else
 		root[0] = '\0'; /* gone: its root was ours */
-	if (!root[0] && resolves_to_itself(norm, follow_last)) {
-		if ((size_t)snprintf(out, size, "%s", norm) >= size)
+	/* "./x" and "a//b" as "x" and "a/b": what the walk below does with
+	 * them, and the common case a lookup decides. */
+	if (!root[0] && !has_dotdot(norm) &&
+	    hx_path_normalize(NULL, norm, cur, sizeof(cur)) >= 0 &&
+	    resolves_to_itself(cur, follow_last)) {
+		if ((size_t)snprintf(out, size, "%s", cur) >= size)
 			return -ENAMETOOLONG;
 		return 0;
 	}

@@ -156,6 +156,15 @@ START_TEST(resolve_symlinks)
 	snprintf(q, sizeof(q), "%s/not-yet", real);
 	ck_assert_int_eq(hx_path_resolve(me, 0, q, true, out, sizeof(out)), 0);
 	ck_assert_str_eq(out, q);
+	/* "." and "//" are dropped as the walk drops them; a "." after a
+	 * link is still the link's target */
+	snprintf(q, sizeof(q), "%s/./secret", real);
+	ck_assert_int_eq(hx_path_resolve(me, 0, q, false, out, sizeof(out)), 0);
+	snprintf(p, sizeof(p), "%s/secret", real);
+	ck_assert_str_eq(out, p);
+	snprintf(q, sizeof(q), "%s//dirlink/./link", real);
+	ck_assert_int_eq(hx_path_resolve(me, 0, q, true, out, sizeof(out)), 0);
+	ck_assert_str_eq(out, p);
 	/* a dangling link, last: a create makes what it names */
 	snprintf(p, sizeof(p), "%s/dangling", real);
 	snprintf(q, sizeof(q), "%s/made-through-the-link", real);
