@@ -202,7 +202,7 @@ static int load_include(struct hx_ld *l, const yaml_node_t *n, const char *what)
 {
 	char path[4096], name[4200], dir[4200], msg[300], *buf = NULL, *slash;
 	size_t len;
-	int fd, ret;
+	int ret;
 
 	if (!hx_profile_is_file(what)) {
 		const char *text = hx_profile_text(what, &len);
@@ -237,13 +237,7 @@ static int load_include(struct hx_ld *l, const yaml_node_t *n, const char *what)
 	}
 	if (loaded(l->p, name))
 		return 0;
-	do
-		fd = open(name, O_RDONLY | O_CLOEXEC);
-	while (fd < 0 && errno == EINTR);
-	ret = fd < 0 ? -errno : read_all(fd, &buf, &len);
-	if (fd >= 0)
-		close(fd);
-	if (ret) {
+	if ((ret = hx_policy_read(name, &buf, &len))) {
 		snprintf(msg, sizeof(msg), "cannot include %.200s: %s", name,
 			 strerror(-ret));
 		return hx_node_fail(l, n, NULL, msg);
@@ -758,6 +752,20 @@ int hx_policy_load_meta_buffer(const char *name, const char *text, size_t len,
 	return load(name, text, len, vars, true, out, err);
 }
 
+int hx_policy_read(const char *path, char **text, size_t *len)
+{
+	int fd, ret;
+
+	do
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+	while (fd < 0 && errno == EINTR);
+	if (fd < 0)
+		return -errno;
+	ret = read_all(fd, text, len);
+	close(fd);
+	return ret;
+}
+
 /* Reads all of fd (files, pipes, /dev/stdin alike) up to the size cap. */
 static int read_all(int fd, char **out, size_t *outlen)
 {
@@ -805,20 +813,11 @@ int hx_policy_load_file(const char *path, const struct hx_policy_vars *vars,
 {
 	char *buf = NULL;
 	size_t len = 0;
-	int fd, ret;
+	int ret;
 
 	*out = NULL;
 	memset(err, 0, sizeof(*err));
-	do
-		fd = open(path, O_RDONLY | O_CLOEXEC);
-	while (fd < 0 && errno == EINTR);
-	if (fd < 0) {
-		ret = -errno;
-		goto fail;
-	}
-	ret = read_all(fd, &buf, &len);
-	close(fd);
-	if (ret)
+	if ((ret = hx_policy_read(path, &buf, &len)))
 		goto fail;
 	ret = hx_policy_load_buffer(path, buf, len, vars, out, err);
 	free(buf);

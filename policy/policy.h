@@ -87,6 +87,9 @@ struct hx_policy_error {
  * *err filled too). The vars and their strings are copied. */
 int hx_policy_load_file(const char *path, const struct hx_policy_vars *vars,
 			struct hx_policy **out, struct hx_policy_error *err);
+/* A policy file's text as loaded (files, pipes, /dev/stdin alike, up
+ * to the size cap): 0 and *text (free it), or -errno. */
+int hx_policy_read(const char *path, char **text, size_t *len);
 /* Same, from memory; name is what errors call the file. */
 int hx_policy_load_buffer(const char *name, const char *text, size_t len,
 			  const struct hx_policy_vars *vars,

@@ -39,6 +39,7 @@
 #include "supervisor/options.h"
 #include "supervisor/metrics.h"
 #include "supervisor/pidset.h"
+#include "supervisor/phases.h"
 #include "supervisor/pipeline.h"
 #include "supervisor/reaper.h"
 #include "supervisor/neighbours.h"
@@ -58,54 +59,12 @@
 #include "supervisor/gitconf.h"
 #include "supervisor/owned.h"
 
-#define SHIM_NAME  "libharness-shim.so"
-#define POLICY_MAX (4u << 20)
-#define MAX_DESC   4096
+#define SHIM_NAME "libharness-shim.so"
+#define MAX_DESC  4096
 /* The audit log took no more records: the session was ended. */
 #define HX_EXIT_AUDIT_FAILED 125
 
 extern char **environ;
-
-static int read_file(const char *path, char **out, size_t *len)
-{
-	int fd = open(path, O_RDONLY | O_CLOEXEC), r = 0;
-	struct stat st;
-	char *buf = NULL;
-	size_t n = 0;
-	ssize_t k;
-
-	if (fd < 0)
-		return -errno;
-	if (fstat(fd, &st)) {
-		r = -errno;
-		goto out;
-	}
-	if (!S_ISREG(st.st_mode) || (size_t)st.st_size > POLICY_MAX) {
-		r = S_ISREG(st.st_mode) ? -EFBIG : -EINVAL;
-		goto out;
-	}
-	buf = malloc((size_t)st.st_size + 1);
-	if (!buf) {
-		r = -ENOMEM;
-		goto out;
-	}
-	while (n < (size_t)st.st_size) {
-		k = read(fd, buf + n, (size_t)st.st_size - n);
-		if (k < 0 && errno == EINTR)
-			continue;
-		if (k <= 0)
-			break;
-		n += (size_t)k;
-	}
-	buf[n] = '\0';
-	*out = buf;
-	*len = n;
-	buf = NULL;
-out:
-	free(buf);
-	close(fd);
-	return r;
-}
 
 /* $HARNESS_SHIM, or the shim next to this binary. It must be an absolute
  * path LD_PRELOAD can carry (no ':' or spaces). */
@@ -468,7 +427,8 @@ static int load_policy(struct run *r)
 	vars.net_rules = r->net_rules;
 	vars.nnet_rules = 1 + HX_NEIGHBOUR_RULES;
 	if (r->o->policy) {
-		e = read_file(r->o->policy, &r->policy_text, &r->policy_len);
+		e = hx_policy_read(r->o->policy, &r->policy_text,
+				   &r->policy_len);
 		if (e) {
 			hx_say("cannot read policy %s: %s", r->o->policy,
 			       strerror(-e));
@@ -677,6 +637,7 @@ static int setup(struct run *r)
 	r->dns_err = o->no_kernel_notify ? -ENOSYS : hx_dnsns_start(&r->dnsns);
 	if ((o->worktree && open_worktree(r)) || load_policy(r))
 		return -1;
+	hx_phase("policy");
 	if ((e = find_shim(r->shim))) {
 		hx_say("cannot use the shim (%s next to harness-exec, or "
 		       "$HARNESS_SHIM): %s",
@@ -719,6 +680,7 @@ static int setup(struct run *r)
 		return -1;
 	}
 	r->pl.pool = hx_sandbox_pool(r->sb);
+	hx_phase("sandbox");
 	if (o->verbose)
 		hx_run_say_verbose(r);
 	hx_run_log_start(r);
@@ -841,6 +803,19 @@ static void serve_notify(struct run *r)
 	}
 }
 
+/* The agent is let go (the kernel layer serves it), and what serves
+ * the session beside it starts. */
+static void serve_agent(struct run *r)
+{
+	if (r->hand[1] >= 0)
+		serve_notify(r);
+	/* After the fork: a resolver thread must not exist at fork time. */
+	hx_dnsmap_start_resolver(r->dns, r->policy);
+	hx_run_serve_metrics(r); /* the same */
+	hx_run_start_trace(r);
+	hx_phase("released");
+}
+
 int hx_run(const struct hx_options *o)
 {
 	static struct run run; /* large (paths): not on the stack */
@@ -853,6 +828,7 @@ int hx_run(const struct hx_options *o)
 
 	/* Zero as static storage starts: hx_run runs once a process, and a
 	 * memset would touch all of its 400 KB (100 page faults a start). */
+	hx_phase("start");
 	/* A full file system or RLIMIT_FSIZE must fail a write of the log
 	 * (cut off, reported), not kill harness-exec with its session. */
 	signal(SIGXFSZ, SIG_IGN);
@@ -918,17 +894,13 @@ int hx_run(const struct hx_options *o)
 		hx_say("masks: cannot be served: %s", strerror(-e));
 		kill(r->child, SIGKILL); /* they would wait on nobody */
 	}
-	if (r->hand[1] >= 0)
-		serve_notify(r);
-	/* After the fork: a resolver thread must not exist at fork time. */
-	hx_dnsmap_start_resolver(r->dns, r->policy);
-	hx_run_serve_metrics(r); /* the same */
-	hx_run_start_trace(r);
+	serve_agent(r);
 	/* A log that takes no more records ends the session: what cannot
 	 * be audited does not go on (hx_record_fail). */
 	while (!r->child_done && !r->pl.failed)
 		if (hx_server_run_once(r->srv, -1) < 0)
 			break;
+	hx_phase("exited");
 	if (!r->pl.failed)
 		drain(r, 1000);
 	/* The keeper first: it is no part of the tree, and ends at once. */

@@ -2,6 +2,7 @@
  * run_int.h. */
 #define _GNU_SOURCE
 #include "supervisor/run_int.h"
+#include "supervisor/phases.h"
 
 #include <errno.h>
 #include <jansson.h>
@@ -229,6 +230,8 @@ void hx_run_log_end(struct run *r, int code)
 		hx_server_stats(r->srv, &st);
 	json_object_set_new(rec, "category", json_string("process"));
 	json_object_set_new(rec, "exit_code", json_integer(code));
+	hx_phase("end");
+	json_object_set_new(rec, "timeline_ms", hx_phases_json());
 	if (r->child_done && WIFSIGNALED(r->child_status))
 		json_object_set_new(rec, "signal",
 				    json_integer(WTERMSIG(r->child_status)));

@@ -196,3 +196,20 @@ def test_compact_keeps_what_it_removed_provable(wd):
             f.write("x\n")
         live.wait(timeout=60)
     check(live.returncode == 0, "the running session ended well: %s" % live.returncode)
+
+
+def test_session_end_says_where_the_start_went(wd):
+    # session_end's timeline_ms (supervisor/phases.h): the phases in the
+    # order they happen, and the agent's own time between its release
+    # and its exit (a 300 ms sleep there, nowhere else).
+    log = os.path.join(wd.state, "t.jsonl")
+    r = session(wd, "sh", "-c", "sleep 0.3", log=log)
+    check(r.returncode == 0, r.stderr)
+    with open(log) as f:
+        end = [json.loads(line) for line in f][-1]
+    t = end.get("timeline_ms")
+    check(end["event"] == "session_end" and isinstance(t, dict), repr(end))
+    check(list(t) == ["policy", "sandbox", "released", "exited", "end"], repr(t))
+    v = list(t.values())
+    check(all(0 < a < b for a, b in zip(v, v[1:])), "not in order: %r" % t)
+    check(t["exited"] - t["released"] >= 300, "the agent's sleep is not between released and exited: %r" % t)
