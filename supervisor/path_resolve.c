@@ -102,8 +102,25 @@ static bool has_dotdot(const char *path)
 	return false;
 }
 
+bool hx_path_root_ours(pid_t pid)
+{
+	char link[64], target[PATH_MAX];
+	ssize_t n;
+
+	snprintf(link, sizeof(link), "/proc/%d/root", (int)pid);
+	n = readlink(link, target, sizeof(target) - 1);
+	return n <= 0 || (n == 1 && target[0] == '/');
+}
+
 int hx_path_resolve(pid_t pid, pid_t tid, const char *norm, bool follow_last,
 		    char *out, size_t size)
+{
+	return hx_path_resolve_root(pid, tid, hx_path_root_ours(pid), norm,
+				    follow_last, out, size);
+}
+
+int hx_path_resolve_root(pid_t pid, pid_t tid, bool root_ours, const char *norm,
+			 bool follow_last, char *out, size_t size)
 {
 	char cur[PATH_MAX], rest[2 * PATH_MAX], tmp[2 * PATH_MAX];
 	char root[64], full[PATH_MAX + 64], target[PATH_MAX], self[64];
@@ -114,14 +131,9 @@ int hx_path_resolve(pid_t pid, pid_t tid, const char *norm, bool follow_last,
 	size_t rlen;
 
 	/* Another root (chroot) is reached through /proc/<pid>/root. */
-	snprintf(full, sizeof(full), "/proc/%d/root", (int)pid);
-	n = readlink(full, target, sizeof(target) - 1);
-	if (n == 1 && target[0] == '/')
-		root[0] = '\0';
-	else if (n > 0)
+	root[0] = '\0';
+	if (!root_ours)
 		snprintf(root, sizeof(root), "/proc/%d/root", (int)pid);
-	else
-		root[0] = '\0'; /* gone: its root was ours */
 	/* "./x" and "a//b" as "x" and "a/b": what the walk below does with
 	 * them, and the common case a lookup decides. */
 	if (!root[0] && !has_dotdot(norm) &&

@@ -19,6 +19,13 @@
  * way policies name it. Returns 0, -ELOOP, -ENAMETOOLONG or -errno. */
 int hx_path_resolve(pid_t pid, pid_t tid, const char *norm, bool follow_last,
 		    char *out, size_t size);
+/* Same, for a process whose root is known to be ours (root_ours: read
+ * once, the agent cannot chroot) instead of read from /proc again. */
+int hx_path_resolve_root(pid_t pid, pid_t tid, bool root_ours, const char *norm,
+			 bool follow_last, char *out, size_t size);
+/* Whether process pid's root is ours (/proc/<pid>/root reads "/"; a
+ * process gone: ours too, as it was). */
+bool hx_path_root_ours(pid_t pid);
 
 /* realpath(3) in two system calls instead of one a component: the
  * path the kernel reaches from path (every symlink followed), through

@@ -112,8 +112,8 @@ static bool through_fd(const char *norm)
 	return *p == '/' && p[1];
 }
 
-static void validate_path(const char *in, pid_t pid, pid_t tid, bool follow,
-			  struct vpath *v)
+static void validate_path(const char *in, const struct hx_peer *peer,
+			  bool follow, struct vpath *v)
 {
 	v->ok = v->has_resolved = v->via_fd = false;
 	/* The policy sees the path as the agent wrote it (normalized) and,
@@ -123,8 +123,10 @@ static void validate_path(const char *in, pid_t pid, pid_t tid, bool follow,
 	if (!in || hx_path_normalize(NULL, in, v->norm, sizeof(v->norm)) < 0)
 		return;
 	v->ok = true;
-	if (!hx_path_resolve(pid, tid, in, follow, v->resolved,
-			     sizeof(v->resolved)) &&
+	if (!hx_path_resolve_root(
+		peer->pid, peer->tid,
+		peer->root_ours || hx_path_root_ours(peer->pid), in, follow,
+		v->resolved, sizeof(v->resolved)) &&
 	    strcmp(v->resolved, v->norm))
 		v->has_resolved = true;
 	/* Through an fd that does not resolve to a directory (a pipe, a
@@ -136,8 +138,8 @@ static void validate_path(const char *in, pid_t pid, pid_t tid, bool follow,
 /* A unix socket's path is a path (connect follows its symlinks): made
  * absolute from the thread's cwd, then validated like a file's. False
  * for any other address; v->ok false when it cannot be judged. */
-static bool unix_path(const struct sockaddr *sa, size_t len, pid_t pid,
-		      pid_t tid, struct vpath *v)
+static bool unix_path(const struct sockaddr *sa, size_t len,
+		      const struct hx_peer *peer, struct vpath *v)
 {
 	const struct sockaddr_un *un = (const void *)sa;
 	size_t off = offsetof(struct sockaddr_un, sun_path), n;
@@ -149,8 +151,9 @@ static bool unix_path(const struct sockaddr *sa, size_t len, pid_t pid,
 	n = strnlen(un->sun_path, len - off);
 	memcpy(raw, un->sun_path, n);
 	raw[n] = '\0';
-	if (!hx_path_absolute(pid, tid, AT_FDCWD, raw, full, sizeof(full)))
-		validate_path(full, pid, tid, true, v);
+	if (!hx_path_absolute(peer->pid, peer->tid, AT_FDCWD, raw, full,
+			      sizeof(full)))
+		validate_path(full, peer, true, v);
 	return true;
 }
 
@@ -352,7 +355,7 @@ static void link_target(const char *text, const struct vpath *link,
 				  (int)(slash - link->norm), link->norm,
 				  text) >= sizeof(abs))
 		return;
-	validate_path(abs, peer->pid, peer->tid, true, v);
+	validate_path(abs, peer, true, v);
 }
 
 /* ---- the stages of a decision ---- */
@@ -375,8 +378,10 @@ static int resolve_as_caller(const void *arg, const char *path,
 {
 	const struct hx_peer *peer = arg;
 
-	return hx_path_resolve(peer->pid, peer->tid, path, follow_last, out,
-			       size);
+	return hx_path_resolve_root(peer->pid, peer->tid,
+				    peer->root_ours ||
+					hx_path_root_ours(peer->pid),
+				    path, follow_last, out, size);
 }
 
 /* Validate: the paths made absolute, normalized and resolved as the
@@ -388,8 +393,7 @@ static void validate_paths(struct flow *f)
 	struct hx_event *ev = &f->ev;
 
 	ev->op = rq->op;
-	validate_path(rq->path, peer->pid, peer->tid, follows_last(rq->op, rq),
-		      &f->p1);
+	validate_path(rq->path, peer, follows_last(rq->op, rq), &f->p1);
 	if (rq->op == HX_OP_SYMLINK) {
 		/* path2 is the link's text; where it leads is decided too
 		 * (policy.h: link_target), from the link's directory. */
@@ -401,7 +405,7 @@ static void validate_paths(struct flow *f)
 		f->p2.has_resolved = f->p2.via_fd = false;
 		ev->path2 = rq->path2;
 	} else {
-		validate_path(rq->path2, peer->pid, peer->tid, false, &f->p2);
+		validate_path(rq->path2, peer, false, &f->p2);
 		ev->path2 = !f->p2.ok	   ? NULL
 			    : f->p2.via_fd ? f->p2.resolved
 					   : f->p2.norm;
@@ -438,8 +442,7 @@ static void validate_addr(struct flow *f)
 		return;
 	ev->addr = rq->addr;
 	ev->addrlen = (socklen_t)rq->addrlen;
-	f->is_unix = unix_path(rq->addr, rq->addrlen, f->peer->pid,
-			       f->peer->tid, &f->pu);
+	f->is_unix = unix_path(rq->addr, rq->addrlen, f->peer, &f->pu);
 	if (f->is_unix) {
 		/* Unjudgeable (a path too long for sun_path once absolute):
 		 * no address, so harness:malformed. */

@@ -34,6 +34,10 @@ struct hx_peer {
 	pid_t tid;	   /* verified in /proc/<pid>/task, or 0 */
 	pid_t claimed_pid; /* what the message said; 0: nothing */
 	const char *exe;   /* readlink /proc/<pid>/exe, or NULL */
+	/* 1: its root is ours, read when it was first seen (the agent's
+	 * tree cannot chroot: seccomp_deny.c), so paths are not asked
+	 * /proc/<pid>/root again; 0: not known, read at each path */
+	bool root_ours;
 };
 
 /* A request from any layer; pointers are borrowed for the call. */

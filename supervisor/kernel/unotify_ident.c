@@ -15,6 +15,7 @@
  * afresh where they are used (hx_un_umask, hx_un_tracer). */
 #define _GNU_SOURCE
 #include "supervisor/kernel/unotify_int.h"
+#include "supervisor/path_resolve.h"
 #include "supervisor/proc.h"
 
 #include <errno.h>
@@ -33,6 +34,7 @@ struct ident {
 	pid_t tid, pid, ppid; /* tid 0: empty */
 	uid_t uid, owner;     /* Uid: (real), the task dir's owner */
 	int parent_fd;	      /* pidfd of ppid, or -1 */
+	bool root_ours;	      /* hx_peer.root_ours */
 	char exe[PATH_MAX];
 };
 
@@ -95,6 +97,7 @@ static void fill(struct target *t, const struct ident *id)
 	t->peer.pid = id->pid;
 	t->peer.ppid = id->ppid;
 	t->peer.uid = id->uid;
+	t->peer.root_ours = id->root_ours;
 	snprintf(t->exe, sizeof(t->exe), "%s", id->exe);
 	t->peer.exe = t->exe[0] ? t->exe : NULL;
 }
@@ -137,6 +140,9 @@ int hx_un_target_info(struct hx_unotify *u, pid_t tid, struct target *t)
 	t->status_read = true;
 	if (hx_proc_exe(t->peer.pid, t->exe, sizeof(t->exe)) > 0)
 		t->peer.exe = t->exe;
+	/* Read once a process: the agent's tree cannot chroot, pivot_root
+	 * or enter another mount namespace (seccomp_deny.c). */
+	t->peer.root_ours = hx_path_root_ours(t->peer.pid);
 	owner = task_owner(t->peer.pid, tid);
 	if (!c || owner < 0)
 		return 0;
@@ -146,6 +152,7 @@ int hx_un_target_info(struct hx_unotify *u, pid_t tid, struct target *t)
 	    .ppid = t->peer.ppid,
 	    .uid = t->peer.uid,
 	    .owner = (uid_t)owner,
+	    .root_ours = t->peer.root_ours,
 	    .parent_fd = t->peer.ppid > 0
 			     ? (int)syscall(SYS_pidfd_open, t->peer.ppid, 0)
 			     : -1};

@@ -129,7 +129,8 @@ static bool ends_slash(const char *s)
 static int resolve2(const struct target *t, const char *full, bool follow,
 		    char *out, size_t size)
 {
-	int e = hx_path_resolve(t->peer.pid, t->tid, full, follow, out, size);
+	int e = hx_path_resolve_root(t->peer.pid, t->tid, t->peer.root_ours,
+				     full, follow, out, size);
 
 	return e < 0 ? e : 0;
 }
