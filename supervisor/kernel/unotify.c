@@ -195,7 +195,6 @@ static void *worker(void *arg)
 			break;
 		}
 		handle(u, &n);
-		hx_un_kick_loop(u);
 	}
 	hx_connector_free(hx_un_conn);
 	hx_un_conn = NULL;

@@ -133,10 +133,6 @@ void hx_un_job(struct job *j, const struct target *t, uint32_t call,
 /* Hands j's adopt_fd to the loop's thread (hx_server_adopt); false
  * when stopping. */
 bool hx_un_adopt_later(struct hx_unotify *u, struct job *j);
-/* The loop's thread is woken for what was queued, after the answer
- * (woken before, it took the CPU the target waited for: 70 us of a
- * shim's connect on a 2-vCPU VM). */
-void hx_un_kick_loop(struct hx_unotify *u);
 /* The loop's side of the queue: adopts every connection handed over. */
 void hx_un_on_jobs(struct hx_server *s, struct hx_source *src, uint32_t ev);
 /* Decides j with the pipeline, on the calling thread under the loop's

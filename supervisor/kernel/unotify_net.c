@@ -223,9 +223,6 @@ static void connect_own(struct hx_unotify *u, const struct seccomp_notif *n,
 		a->err = ECONNREFUSED;
 		return;
 	}
-	/* Not ADDFD_FLAG_SEND, which would save a round trip with the
-	 * target: the call would return the fd's number, and connect
-	 * returns 0. */
 	if ((e = hx_un_replace_fd(u, n->id, t, fd, sv[1]))) {
 		a->err = -e; /* the loop sees our end close */
 		close(sv[1]);

@@ -93,22 +93,10 @@ void hx_un_job(struct job *j, const struct target *t, uint32_t call,
 	j->rq.op = op;
 }
 
-static __thread bool hx_un_kick;
-
-void hx_un_kick_loop(struct hx_unotify *u)
+bool hx_un_adopt_later(struct hx_unotify *u, struct job *j)
 {
 	uint64_t one = 1;
 
-	if (!hx_un_kick)
-		return;
-	hx_un_kick = false;
-	if (write(u->efd, &one, sizeof(one)) < 0 && errno != EAGAIN) {
-		/* Unreachable in practice; the stop path answers it. */
-	}
-}
-
-bool hx_un_adopt_later(struct hx_unotify *u, struct job *j)
-{
 	j->next = NULL;
 	pthread_mutex_lock(&u->lock);
 	if (atomic_load(&u->stopping)) {
@@ -121,7 +109,9 @@ bool hx_un_adopt_later(struct hx_unotify *u, struct job *j)
 		u->head = j;
 	u->tail = j;
 	pthread_mutex_unlock(&u->lock);
-	hx_un_kick = true; /* once the target has its answer */
+	if (write(u->efd, &one, sizeof(one)) < 0 && errno != EAGAIN) {
+		/* Unreachable in practice; the stop path answers it. */
+	}
 	return true;
 }
 
