@@ -35,6 +35,9 @@ struct hx_exporter {
 	size_t npending, cap;
 	unsigned backoff_ms;
 	uint64_t next_ms;
+	/* The collector was reached this session (a batch taken, or an
+	 * HTTP answer): the last batch is worth retrying for a while. */
+	bool reached;
 	struct hx_exporter_stats st;
 	pthread_t thread;
 };
@@ -125,6 +128,7 @@ static bool send_pending(struct hx_exporter *e, bool with_session)
 	code = hx_http_post(e->url, "application/x-protobuf", b.p, b.len,
 			    POST_MS, why, sizeof(why));
 	hx_pb_free(&b);
+	e->reached |= code > 0;
 	if (code < 200 || code >= 300) {
 		e->st.failures++;
 		snprintf(e->st.last_error, sizeof(e->st.last_error), "%s", why);
@@ -208,7 +212,10 @@ void hx_exporter_finish(struct hx_exporter *e, int wait_ms,
 	pthread_join(e->thread, NULL);
 	follow(e);
 	collect(e, true);
-	while (!(sent = send_pending(e, true)) && hx_mono_ms() + 250 < until)
+	/* A collector never reached (nothing listens, no route) is tried
+	 * once: retried, it held every session's end 3 s. */
+	while (!(sent = send_pending(e, true)) && e->reached &&
+	       hx_mono_ms() + 250 < until)
 		usleep(250000);
 	if (!sent)
 		e->st.spans_dropped += e->npending + 1;

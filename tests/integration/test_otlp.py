@@ -8,6 +8,7 @@ collector that is away or refuses is an error."""
 
 import json
 import os
+import re
 import subprocess
 
 from lib import AUDIT_TOOL, BUILD, EXEC, ROOT, check, read_log
@@ -199,5 +200,9 @@ def test_live_export_from_the_environment_and_a_collector_away(wd):
     p, _ = live(wd, ["--otlp-endpoint", "http://127.0.0.1:%d" % port], script="ls > /dev/null; exit 4")
     check(p.returncode == 4 and "dropped" in p.stderr and "connect" in p.stderr,
           "the command's status, and what could not be sent said: %s %r" % (p.returncode, p.stderr))
+    # A collector never reached is tried once more at the end, not for
+    # seconds (each session's end waited 3 s for it).
+    tries = re.search(r"(\d+) tries failed", p.stderr)
+    check(tries and int(tries.group(1)) <= 2, "the last batch was retried: %r" % p.stderr)
     p, _ = live(wd, ["--otlp-endpoint", "https://collector.example:4318"], script="true")
     check(p.returncode == 2 and "http://" in p.stderr, "%s %r" % (p.returncode, p.stderr))
