@@ -46,10 +46,10 @@ struct walk {
 	/* Of each pattern that denies a read, its last name (not "**")
 	 * and the literal directories before its first wildcard: an entry
 	 * no trigger matches, by name and where it is, is readable without
-	 * a full decision (the walk looks at thousands; one "$HOME/x/ *"
-	 * alone made every entry of the project a decision). all: no such
-	 * shortcut (file_read is not allowed by default, or too many
-	 * patterns). */
+	 * a full decision (the walk looks at thousands; a rule on every
+	 * name of one directory of $HOME made each entry of the project a
+	 * decision). all: no such shortcut (file_read is not allowed by
+	 * default, or too many patterns). */
 	struct trigger {
 		char name[256];
 		char dir[256]; /* "" for "**" / ".env" */
