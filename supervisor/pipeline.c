@@ -23,6 +23,7 @@
 #include "supervisor/fmt.h"
 #include "supervisor/loader.h"
 #include "supervisor/loopback.h"
+#include "supervisor/gitconf.h"
 #include "supervisor/gitobj.h"
 #include "supervisor/netfamily.h"
 #include "supervisor/owned.h"
@@ -596,6 +597,69 @@ static void judge_git_objects(struct flow *f)
 	}
 }
 
+static bool in_roots(const struct hx_pipeline *pl, const char *path)
+{
+	for (size_t i = 0; i < 2; i++) {
+		const char *r = pl->git_roots[i];
+		size_t n = r ? strlen(r) : 0;
+
+		if (n && !strncmp(path, r, n) &&
+		    (path[n] == '/' || !path[n] || !strcmp(r, "/")))
+			return true;
+	}
+	return false;
+}
+
+static bool git_code(const struct hx_pipeline *pl, const char *path)
+{
+	return path &&
+	       hx_gitconf_place(path, in_roots(pl, path)) != HX_GITCONF_NONE;
+}
+
+/* Judge: a repository the agent makes (git init sub, a gitlink to it in
+ * the project's index) runs its configuration and hooks on the user's
+ * next git status in the project (gitconf.h): its config is written by
+ * a rename only and the bytes are checked, hooks, gitfiles, commondir
+ * and bare layouts never, nor moved in under another name. */
+static void judge_nested_git(struct flow *f)
+{
+	const struct hx_request *rq = f->rq;
+	const char *p1 = judged_path(&f->p1), *p2 = judged_path(&f->p2);
+	bool hit = false;
+
+	f->git_copy = false;
+	if (f->d.verdict != HX_VERDICT_ALLOW || !p1)
+		return;
+	if (rq->op == HX_OP_WRITE && rq->call < HX_CALL_CHMOD)
+		hit = git_code(f->pl, p1); /* an open: not by a rename */
+	else if (rq->op == HX_OP_LINK || rq->op == HX_OP_SYMLINK)
+		hit = git_code(f->pl, p1);
+	else if (rq->op == HX_OP_RENAME && p2 && f->ev.moves_tree)
+		hit = hx_gitconf_in_git(p1) || hx_gitconf_in_git(p2) ||
+		      (in_roots(f->pl, p2) && !in_roots(f->pl, p1) &&
+		       hx_gitconf_tree_has_bare(p1));
+	else if (rq->op == HX_OP_RENAME && p2 && rq->has_flags &&
+		 (rq->flags & RENAME_EXCHANGE))
+		hit = git_code(f->pl, p1) || git_code(f->pl, p2);
+	else if (rq->op == HX_OP_RENAME && p2)
+		switch (hx_gitconf_place(p2, in_roots(f->pl, p2))) {
+		case HX_GITCONF_CODE:
+			hit = true;
+			break;
+		case HX_GITCONF_CONFIG:
+			hit = hx_gitconf_file_names_code(p1);
+			f->git_copy = !hit;
+			break;
+		default:
+			break;
+		}
+	if (hit) {
+		f->d.verdict = HX_VERDICT_DENY;
+		f->d.rule = "harness:git-config";
+		f->d.pattern = NULL;
+	}
+}
+
 /* The key both layers know f's call by (correlate.h): its address or
  * its path as named. */
 static uint64_t call_key(const struct flow *f)
@@ -734,6 +798,7 @@ static void judge(struct flow *f)
 	judge_neighbours(f);
 	judge_loopback(f);
 	judge_git_objects(f);
+	judge_nested_git(f);
 	judge_grants(f);
 	judge_alert(f);
 }
@@ -765,6 +830,7 @@ static void outcome(struct flow *f, struct hx_outcome *out, char *decided,
 	out->sock_dev = f->sock_dev;
 	out->sock_ino = f->sock_ino;
 	out->fresh = f->fresh;
+	out->git_copy = f->git_copy;
 	out->seq = 0;
 	if (decided && dlen && f->is_unix)
 		snprintf(decided, dlen, "%s",

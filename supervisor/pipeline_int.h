@@ -57,6 +57,7 @@ struct flow {
 	dev_t sock_dev;	    /* the neighbours' judge: what the kernel layer */
 	ino_t sock_ino;	    /* must connect, and whether a /dev/shm file is */
 	bool fresh;	    /* the session's own (hx_outcome) */
+	bool git_copy;	    /* hx_outcome's */
 	bool refused;	    /* loopback, nothing listens: ECONNREFUSED */
 	/* ask (ask.h): what a person is asked, the grant that answered
 	 * it before, the question it is now */

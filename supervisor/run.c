@@ -603,6 +603,8 @@ static int open_pipeline(struct run *r)
 	/* The model endpoint the agent is pointed at, as it is started. */
 	hx_endpoints_from_env(&r->endpoints);
 	r->pl.endpoints = &r->endpoints;
+	r->pl.git_roots[0] = r->cwd; /* gitconf.h's in_project */
+	r->pl.git_roots[1] = r->project;
 	clock_gettime(CLOCK_REALTIME, &r->pl.started);
 	e = hx_server_new(&r->pl, &r->srv);
 	if (!e)

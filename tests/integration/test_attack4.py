@@ -1,0 +1,117 @@
+"""The fourth outside attack round (issue 10): holes found at the seams
+and fixed, each tried as the attacker would and checked for its effect
+and its record."""
+
+import os
+import shutil
+import subprocess
+
+from lib import PYTHON, check, harness
+from test_default_policy import fake_home
+
+BUSYBOX = shutil.which("busybox")
+GIT_ENV = {"GIT_AUTHOR_NAME": "a", "GIT_AUTHOR_EMAIL": "a@x", "GIT_COMMITTER_NAME": "a",
+           "GIT_COMMITTER_EMAIL": "a@x"}
+
+
+def _user_git_status(wd, home):
+    """The user's next git status in the project, outside the harness."""
+    env = dict(os.environ, HOME=home, GIT_CEILING_DIRECTORIES=os.path.dirname(wd.path))
+    env.pop("LD_PRELOAD", None)
+    return subprocess.run(["git", "status"], cwd=wd.path, capture_output=True, text=True,
+                          timeout=60, env=env)
+
+
+def test_nested_repository_config_names_no_code(wd):
+    """Found last round, not fixed then: `git init sub`, a configuration
+    key that names a program in sub/.git/config (core.fsmonitor) and a
+    gitlink to sub in the project's index ran that program on the
+    user's next `git status` in the project (git recurses into the
+    submodule), outside the harness. Every way of putting such a key or
+    a hook in a repository the agent made is refused: git config (a
+    lock file renamed over the config), an append, a rename by python, a
+    static busybox, an include, a hook, a gitfile or a bare repository's
+    layout pointing git at a directory no name guards, a directory moved
+    in as .git. The agent's own git in sub keeps working: init, config
+    of a plain key, commit."""
+    home = fake_home(wd)
+    mark = os.path.join(wd.state, "fsmonitor-ran")
+    evil = "touch %s; false" % mark
+    env = dict(GIT_ENV, HOME=home)
+    subprocess.run(["git", "init", "-q", wd.path], check=True)
+    subprocess.run(["git", "-C", wd.path, "commit", "-q", "--allow-empty", "-m", "0"],
+                   check=True, env=dict(os.environ, **GIT_ENV))
+    sub = os.path.join(wd.path, "sub")
+    cfg = os.path.join(sub, ".git", "config")
+    script = (
+        "git init -q sub && git -C sub config user.name agent && "
+        "echo a > sub/a && git -C sub add a && git -C sub commit -q -m 1 && "
+        "git add sub 2>/dev/null && echo ordinary-ok; "
+        "git -C sub config core.fsmonitor '%s'; "
+        "printf '[core]\\n\\tfsmonitor = \"%s\"\\n' >> sub/.git/config; "
+        "printf '[include]\\n\\tpath = ../../inc\\n' >> sub/.git/config; "
+        "echo 'touch %s' > sub/.git/hooks/post-checkout; "
+        "%s -c \"import os; open('sub/.git/config.lock','w').write("
+        "open('sub/.git/config').read()+'[core] fsmonitor = %s\\n'); "
+        "os.rename('sub/.git/config.lock','sub/.git/config')\"; "
+        "mkdir -p sub2/gd/objects sub2/gd/refs; echo 'ref: refs/heads/m' > sub2/gd/HEAD; "
+        "echo 'gitdir: gd' > sub2/.git; ln -s gd sub2/.git; "
+        "mkdir -p gd3/objects && mv gd3 sub/.git/modules; mv sub/.git/hooks hk; "
+        "echo done") % (evil, evil.replace('"', '\\"'), mark, PYTHON, evil)
+    r = harness(["sh", "-c", script], wd, policy=None, env=env)
+    check("ordinary-ok" in r.stdout and "done" in r.stdout, "stdout %r %r" % (r.stdout, r.stderr))
+    st = _user_git_status(wd, home)
+    check("sub" in st.stdout or "sub" in st.stderr or st.returncode == 0, "git status %r" % st)
+    check(not os.path.exists(mark), "the agent's fsmonitor ran in the user's git status")
+    text = open(cfg).read()
+    check("fsmonitor" not in text and "include" not in text, "sub's config names code: %r" % text)
+    check("agent" in text, "a plain key was refused: %r" % text)
+    check(not os.path.exists(os.path.join(sub, ".git", "hooks", "post-checkout")), "hook written")
+    check(not os.path.lexists(os.path.join(wd.path, "sub2", ".git")), "a gitfile or link made")
+    check(not os.path.exists(os.path.join(wd.path, "sub2", "gd", "HEAD")), "a bare layout made")
+    check(not os.path.exists(os.path.join(sub, ".git", "modules")), "a directory moved into .git")
+    check(os.path.isdir(os.path.join(sub, ".git", "hooks")), "hooks moved out of .git")
+    ren = [x for x in r.events(op="rename", args_path2=cfg) if x["verdict"] == "deny"]
+    check(len(ren) >= 2, "refused renames onto sub's config: %s" % r.dump())
+    for rec in ren:
+        check(rec["rule"] == "harness:git-config", "record %r" % rec)
+    rec = r.one(op="write", args_path=cfg, verdict="deny")
+    check(rec["rule"] == "harness:git-config", "record %r" % rec)
+
+    # The kernel layer alone (a static program), the same refusals.
+    os.unlink(mark) if os.path.exists(mark) else None
+    script = ("printf '[core]\\n\\tfsmonitor = x\\n' >> sub/.git/config; "
+              "cp sub/.git/config c.lock && echo '[alias] x = !sh' >> c.lock && "
+              "mv c.lock sub/.git/config; echo hook > sub/.git/hooks/pre-push; "
+              "cp sub/.git/config ok.lock && mv ok.lock sub/.git/config && echo plain-ok")
+    r = harness([BUSYBOX, "sh", "-c", script], wd, policy=None, env={"HOME": home})
+    text = open(cfg).read()
+    check("fsmonitor" not in text and "alias" not in text, "busybox: config names code: %r" % text)
+    check("plain-ok" in r.stdout, "busybox: a clean config refused: %r %r" % (r.stdout, r.stderr))
+    check(not os.path.exists(os.path.join(sub, ".git", "hooks", "pre-push")), "busybox: hook written")
+    rec = r.one(op="rename", args_path2=cfg, verdict="deny")
+    check(rec["rule"] == "harness:git-config" and rec["layer"] == "kernel", "record %r" % rec)
+
+
+def test_a_checked_config_is_not_written_through_the_renamed_file(wd):
+    """A rename onto a nested repository's config is decided on the
+    bytes that land: the agent keeps an fd on the lock file (or a hard
+    link to it) and writes a key after the check. What lands is a copy
+    of the checked bytes, so neither reaches the config."""
+    home = fake_home(wd)
+    sub = os.path.join(wd.path, "sub")
+    subprocess.run(["git", "init", "-q", sub], check=True)
+    cfg = os.path.join(sub, ".git", "config")
+    prog = ("import os\n"
+            "f = open('sub/.git/config.lock', 'w'); f.write(open('sub/.git/config').read()); f.flush()\n"
+            "os.link('sub/.git/config.lock', 'alias')\n"
+            "os.rename('sub/.git/config.lock', 'sub/.git/config')\n"
+            "f.write('[core]\\n\\tfsmonitor = ./evil\\n'); f.close()\n"
+            "open('alias', 'a').write('[core]\\n\\thooksPath = ./h\\n')\n"
+            "print('renamed')\n")
+    r = harness([PYTHON, "-c", prog], wd, policy=None, env={"HOME": home})
+    check("renamed" in r.stdout, "stdout %r %r" % (r.stdout, r.stderr))
+    text = open(cfg).read()
+    check("fsmonitor" not in text and "hooksPath" not in text, "written after the check: %r" % text)
+    rec = r.one(op="rename", args_path2=cfg)
+    check(rec["verdict"] == "allow", "record %r" % rec)
