@@ -68,6 +68,13 @@ struct hx_policy_vars {
 	 * harness:ssh-agent denying the socket $SSH_AUTH_SOCK names). */
 	const struct hx_session_rule *net_rules;
 	size_t nnet_rules;
+	/* Second mounts (supervisor/mountalias.h): what is beneath
+	 * alias_from[i] (an absolute path) is also beneath alias_to[i] (an
+	 * absolute glob, escaped). Every deny and ask file rule holds there
+	 * too: its patterns are rebased and appended (alias.c). */
+	const char *const *alias_from;
+	const char *const *alias_to;
+	size_t nalias;
 	/* Extra includes of the main document (--profile): built-in
 	 * profile names or absolute files, loaded after it. */
 	const char *const *include;

@@ -3,10 +3,12 @@ and fixed, each tried as the attacker would and checked for its effect
 and its record."""
 
 import os
+import pwd
 import shutil
 import subprocess
+import tempfile
 
-from lib import PYTHON, check, harness
+from lib import EXEC, PYTHON, Skip, check, harness
 from test_default_policy import fake_home
 
 BUSYBOX = shutil.which("busybox")
@@ -115,3 +117,85 @@ def test_a_checked_config_is_not_written_through_the_renamed_file(wd):
     check("fsmonitor" not in text and "hooksPath" not in text, "written after the check: %r" % text)
     rec = r.one(op="rename", args_path2=cfg)
     check(rec["verdict"] == "allow", "record %r" % rec)
+
+
+def _bind(src, dst):
+    os.makedirs(dst, exist_ok=True)
+    m = subprocess.run(["mount", "--bind", src, dst], capture_output=True, text=True)
+    if m.returncode:
+        raise Skip("cannot bind-mount here: %s" % m.stderr.strip())
+
+
+def test_a_second_mount_of_a_denied_directory_is_denied(wd):
+    """Found last round, not fixed then: a second mount of a directory
+    that holds a denied path (`mount --bind $HOME /mnt/b`, made by root
+    before the session) reached ~/.ssh/id_rsa as /mnt/b/.ssh/id_rsa, a
+    path no rule names, past the shim, Landlock and the masks. The
+    mount table is read at start and every deny and ask rule is rebased
+    onto the other mount point, so each layer holds there too; a mount of
+    a directory beneath the denied one (~/.ssh itself) is denied whole.
+    An ordinary user's session, with the same mounts in place, is held
+    the same way and reads the rest of the mount."""
+    if os.geteuid() != 0:
+        raise Skip("only root can make the second mount")
+    home = fake_home(wd)
+    with open(os.path.join(home, "notes.txt"), "w") as f:
+        f.write("plain\n")
+    mnt = tempfile.mkdtemp(prefix="hx-mnt-")  # the user may look in (as /mnt)
+    os.chmod(mnt, 0o755)
+    b = os.path.join(mnt, "b")
+    s = os.path.join(mnt, "s")
+    _bind(home, b)
+    try:
+        _bind(os.path.join(home, ".ssh"), s)
+        try:
+            script = ("cat %s/.ssh/id_rsa; busybox cat %s/.ssh/id_rsa; busybox cat %s/id_rsa; "
+                      "%s -c \"print(open('%s/.ssh/id_rsa').read())\"; cat %s/notes.txt"
+                      % (b, b, s, PYTHON, b, b))
+            r = harness(["sh", "-c", script], wd, policy=None, env={"HOME": home})
+            check("PRIVATE-KEY" not in r.stdout, "a second mount reached the key: %r" % r.stdout)
+            check("plain" in r.stdout, "the rest of the mount unreadable: %r %r" % (r.stdout, r.stderr))
+            rec = r.one(args_path=os.path.join(b, ".ssh", "id_rsa"), verdict="deny")
+            check(rec["rule"] == "ssh", "record %r" % rec)
+            # Audit mode: read, and recorded as what it would be.
+            r = harness(["busybox", "cat", os.path.join(b, ".ssh", "id_rsa")], wd, policy=None,
+                        mode="audit", env={"HOME": home})
+            rec = r.one(args_path=os.path.join(b, ".ssh", "id_rsa"))
+            check(rec["verdict"] == "deny" and rec["rule"] == "ssh" and rec["enforced"] is False,
+                  "audit record %r" % rec)
+            _as_user(b, home)
+        finally:
+            subprocess.run(["umount", "-l", s], capture_output=True)
+    finally:
+        subprocess.run(["umount", "-l", b], capture_output=True)
+        shutil.rmtree(mnt, ignore_errors=True)
+
+
+def _as_user(b, home):
+    """The same mounts, an ordinary user's session: held, and usable."""
+    try:
+        pw = pwd.getpwnam(os.environ.get("HX_TEST_USER", "harness-test"))
+    except KeyError:
+        return
+    top = tempfile.mkdtemp(prefix="hx-alias-")
+    try:
+        proj = os.path.join(top, "proj")
+        os.makedirs(proj)
+        for d in (top, proj):
+            os.chown(d, pw.pw_uid, pw.pw_gid)
+        for d in (home, os.path.join(home, ".ssh")):
+            os.chmod(d, 0o755)
+        os.chmod(os.path.join(home, ".ssh", "id_rsa"), 0o644)
+        os.chmod(os.path.join(home, "notes.txt"), 0o644)
+        script = ("cat %s/.ssh/id_rsa; busybox cat %s/.ssh/id_rsa; cat %s/notes.txt; echo ok > f; cat f"
+                  % (b, b, b))
+        env = {"HOME": home, "PATH": "/usr/bin:/bin", "XDG_STATE_HOME": os.path.join(top, "st")}
+        p = subprocess.run(["setpriv", "--reuid", str(pw.pw_uid), "--regid", str(pw.pw_gid),
+                            "--init-groups", EXEC, "--quiet", "--", "sh", "-c", script],
+                           cwd=proj, env=env, capture_output=True, text=True, timeout=120)
+        check("PRIVATE-KEY" not in p.stdout, "the user's session reached the key: %r" % p.stdout)
+        check("plain" in p.stdout and p.stdout.endswith("ok\n"),
+              "the user's session: %r %r" % (p.stdout, p.stderr))
+        check("rule ssh" in p.stderr, "the user's refusal said nothing: %r" % p.stderr)
+    finally:
+        shutil.rmtree(top, ignore_errors=True)
