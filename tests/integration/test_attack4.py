@@ -199,3 +199,61 @@ def _as_user(b, home):
         check("rule ssh" in p.stderr, "the user's refusal said nothing: %r" % p.stderr)
     finally:
         shutil.rmtree(top, ignore_errors=True)
+
+
+def test_a_freed_socket_inode_does_not_make_a_neighbours_socket_the_sessions(wd):
+    """Found in this round: the session's own sockets were known by
+    device and inode only. The agent binds a socket and removes it; a
+    socket a neighbour of the user binds later on that file system (tmux
+    -S, ssh-agent -a, a dev server) takes the freed inode (ext4 hands it
+    out again at once), and the agent connected to it as its own,
+    whatever harness:neighbour says. Now a socket is the session's by
+    its birth time too (statx), which a reused inode does not keep."""
+    ino = os.path.join(wd.path, "ino")
+    go = os.path.join(wd.path, "go")
+    own = os.path.join(wd.path, "own.sock")
+    nb = os.path.join(wd.path, "nb.sock")
+    prog = ("import os, socket, time\n"
+            "s = socket.socket(socket.AF_UNIX); s.bind(%r)\n"
+            "n = os.stat(%r).st_ino; open(%r, 'w').write(str(n)); s.close(); os.unlink(%r)\n"
+            "for _ in range(500):\n"
+            "    if os.path.exists(%r): break\n"
+            "    time.sleep(0.01)\n"
+            "c = socket.socket(socket.AF_UNIX)\n"
+            "try:\n"
+            "    c.connect(%r); print(c.recv(64).decode())\n"
+            "except OSError as e:\n"
+            "    print('refused', e.errno)\n") % (own, own, ino, own, go, nb)
+    result = {}
+
+    def neighbour():
+        import time
+        for _ in range(1000):
+            if os.path.exists(ino) and not os.path.lexists(own):
+                break
+            time.sleep(0.005)
+        srv = socket.socket(socket.AF_UNIX)
+        srv.bind(nb)
+        srv.listen(1)
+        result["reused"] = str(os.stat(nb).st_ino) == open(ino).read()
+        open(go, "w").close()
+        srv.settimeout(3)
+        try:
+            c, _ = srv.accept()
+            c.sendall(b"NEIGHBOUR")
+            c.close()
+        except OSError:
+            pass
+        srv.close()
+
+    import socket
+    import threading
+    t = threading.Thread(target=neighbour)
+    t.start()
+    r = harness([PYTHON, "-c", prog], wd, policy=None, env={"HOME": fake_home(wd)})
+    t.join()
+    if not result.get("reused"):
+        raise Skip("this file system did not hand the inode out again")
+    check("NEIGHBOUR" not in r.stdout, "connected to a neighbour's socket: %r %r" % (r.stdout, r.stderr))
+    rec = r.one(op="connect", verdict="deny")
+    check(rec["rule"] == "harness:neighbour", "record %r" % rec)
