@@ -253,6 +253,9 @@ struct hx_decision {
 	 * socket of a service of the user's outside the session too (the
 	 * supervisor refuses those otherwise, rule harness:neighbour). */
 	bool neighbours;
+	/* The file rule that decided says "keep_existing: true": what was
+	 * there before the session is not written (supervisor/existing.h). */
+	bool keep_existing;
 	/* exec: its class (the strongest of its parts), and the part read
 	 * from its arguments that decided, as text ("" when the argv
 	 * itself did: the pattern matched it, or no rule did) */
@@ -409,6 +412,10 @@ unsigned hx_policy_ask_timeout(const struct hx_policy *p);
 bool hx_policy_log_reads(const struct hx_policy *p);
 enum hx_verdict hx_policy_default_verdict(const struct hx_policy *p,
 					  enum hx_category c);
+/* Whether some file rule says "keep_existing: true". */
+bool hx_policy_keeps_existing(const struct hx_policy *p);
+/* Whether a pattern of such a rule (an allow) may match beneath dir. */
+bool hx_policy_keeps_beneath(const struct hx_policy *p, const char *dir);
 /* The file name the policy was loaded from ("<default>" if embedded). */
 const char *hx_policy_source(const struct hx_policy *p);
 

@@ -23,6 +23,7 @@
 #include "supervisor/fmt.h"
 #include "supervisor/loader.h"
 #include "supervisor/loopback.h"
+#include "supervisor/existing.h"
 #include "supervisor/gitconf.h"
 #include "supervisor/gitobj.h"
 #include "supervisor/netfamily.h"
@@ -581,6 +582,14 @@ static void judge_git_objects(struct flow *f)
 	enum hx_op op = f->rq->op;
 	bool hit;
 
+	/* A kept store's files that predate it likewise (existing.h). */
+	if (f->d.verdict == HX_VERDICT_ALLOW &&
+	    hx_existing_refuses(f->pl->policy, op, judged_path(&f->p1),
+				judged_path(&f->p2), &f->pl->started)) {
+		f->d.verdict = HX_VERDICT_DENY;
+		f->d.rule = "harness:keep-existing";
+		f->d.pattern = NULL;
+	}
 	if (!writes_file(op) || f->d.verdict != HX_VERDICT_ALLOW)
 		return;
 	hit =

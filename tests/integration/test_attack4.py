@@ -257,3 +257,51 @@ def test_a_freed_socket_inode_does_not_make_a_neighbours_socket_the_sessions(wd)
     check("NEIGHBOUR" not in r.stdout, "connected to a neighbour's socket: %r %r" % (r.stdout, r.stderr))
     rec = r.one(op="connect", verdict="deny")
     check(rec["rule"] == "harness:neighbour", "record %r" % rec)
+
+
+def test_toolchain_sources_that_predate_the_session_are_not_rewritten(wd):
+    """Found in this round: the toolchains profile (in the default
+    policy) let the agent write the stores toolchains extract downloads
+    into and later use without a second check: a crate's build.rs in
+    ~/.cargo/registry/src, a module's source in ~/go/pkg/mod, a jar in
+    ~/.m2/repository, a package in bun's cache. Each rewritten file ran
+    in the user's next build, outside the harness. Now what predates the
+    session there is kept (keep_existing: no write, chmod, move or
+    removal of it or of a directory above it); the agent's builds still
+    add new entries."""
+    home = fake_home(wd)
+    files = {
+        ".cargo/registry/src/index.crates.io-6f17d22bba15001f/serde-1.0.0/build.rs": "fn main(){}\n",
+        ".cargo/git/checkouts/dep-1a2b/abcdef0/src/lib.rs": "pub fn f(){}\n",
+        "go/pkg/mod/golang.org/x/mod@v0.1.0/module/module.go": "package module\n",
+        ".m2/repository/org/x/x/1.0/x-1.0.jar": "PK\n",
+        ".m2/repository/org/x/x/1.0/x-1.0.pom": "<project/>\n",
+        ".bun/install/cache/lodash@4.17.21/index.js": "module.exports={}\n",
+    }
+    for rel, text in files.items():
+        p = os.path.join(home, rel)
+        os.makedirs(os.path.dirname(p), exist_ok=True)
+        with open(p, "w") as f:
+            f.write(text)
+    src = os.path.join(home, ".cargo/registry/src/index.crates.io-6f17d22bba15001f")
+    script = "; ".join("echo EVIL >> ~/%s" % rel for rel in files)
+    script += ("; chmod u-w ~/%s; mv %s/serde-1.0.0 %s/serde-x; rm -f ~/%s; "
+               "mv ~/.cargo/registry/src ~/.cargo/registry/src2; "
+               "mkdir -p %s/new-$$ && echo new > %s/new-$$/lib.rs && "
+               "mkdir -p ~/go/pkg/mod/cache/download/x/@v && echo v1 >> ~/go/pkg/mod/cache/download/x/@v/list && "
+               "echo added"
+               % (list(files)[2], src, src, list(files)[3], src, src))
+    for prog in (["sh", "-c", script], [BUSYBOX, "sh", "-c", script]):
+        r = harness(prog, wd, policy=None, env={"HOME": home})
+        for rel, text in files.items():
+            p = os.path.join(home, rel)
+            check(os.path.exists(p) and open(p).read() == text,
+                  "%s: %s was changed or removed" % (prog[0], rel))
+            check(os.stat(p).st_mode & 0o200, "%s: %s re-moded" % (prog[0], rel))
+        check(os.path.isdir(os.path.join(src, "serde-1.0.0")), "%s: a kept directory moved" % prog[0])
+        check("added" in r.stdout, "%s: a new entry refused: %r %r" % (prog[0], r.stdout, r.stderr))
+        rec = r.one(args_path=os.path.join(home, list(files)[0]), verdict="deny")
+        check(rec["rule"] == "harness:keep-existing", "%s: record %r" % (prog[0], rec))
+        rec = r.one(op="rename", args_path=os.path.join(src, "serde-1.0.0"))
+        check(rec["verdict"] == "deny" and rec["rule"] == "harness:keep-existing",
+              "%s: record %r" % (prog[0], rec))
