@@ -639,8 +639,9 @@ static void judge_nested_git(struct flow *f)
 	f->git_copy = false;
 	if (f->d.verdict != HX_VERDICT_ALLOW || !p1)
 		return;
-	if (rq->op == HX_OP_WRITE && rq->call < HX_CALL_CHMOD)
-		hit = git_code(f->pl, p1); /* an open: not by a rename */
+	if (rq->op == HX_OP_WRITE &&
+	    (rq->call < HX_CALL_CHMOD || rq->call == HX_CALL_MKNOD))
+		hit = git_code(f->pl, p1); /* an open, a node: not a rename */
 	else if (rq->op == HX_OP_LINK || rq->op == HX_OP_SYMLINK)
 		hit = git_code(f->pl, p1);
 	else if (rq->op == HX_OP_RENAME && p2 && f->ev.moves_tree)

@@ -85,12 +85,15 @@ def test_nested_repository_config_names_no_code(wd):
     script = ("printf '[core]\\n\\tfsmonitor = x\\n' >> sub/.git/config; "
               "cp sub/.git/config c.lock && echo '[alias] x = !sh' >> c.lock && "
               "mv c.lock sub/.git/config; echo hook > sub/.git/hooks/pre-push; "
+              "mkfifo sub/.git/hooks/post-merge; "
               "cp sub/.git/config ok.lock && mv ok.lock sub/.git/config && echo plain-ok")
     r = harness([BUSYBOX, "sh", "-c", script], wd, policy=None, env={"HOME": home})
     text = open(cfg).read()
     check("fsmonitor" not in text and "alias" not in text, "busybox: config names code: %r" % text)
     check("plain-ok" in r.stdout, "busybox: a clean config refused: %r %r" % (r.stdout, r.stderr))
     check(not os.path.exists(os.path.join(sub, ".git", "hooks", "pre-push")), "busybox: hook written")
+    check(not os.path.lexists(os.path.join(sub, ".git", "hooks", "post-merge")),
+          "busybox: a fifo made as a hook (git would block on it)")
     rec = r.one(op="rename", args_path2=cfg, verdict="deny")
     check(rec["rule"] == "harness:git-config" and rec["layer"] == "kernel", "record %r" % rec)
 
