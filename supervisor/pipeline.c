@@ -642,8 +642,10 @@ static void judge_nested_git(struct flow *f)
 	if (rq->op == HX_OP_WRITE &&
 	    (rq->call < HX_CALL_CHMOD || rq->call == HX_CALL_MKNOD))
 		hit = git_code(f->pl, p1); /* an open, a node: not a rename */
-	else if (rq->op == HX_OP_LINK || rq->op == HX_OP_SYMLINK)
+	else if (rq->op == HX_OP_SYMLINK)
 		hit = git_code(f->pl, p1);
+	else if (rq->op == HX_OP_LINK) /* the new name writes the old */
+		hit = git_code(f->pl, p1) || git_code(f->pl, p2);
 	else if (rq->op == HX_OP_RENAME && p2 && f->ev.moves_tree)
 		hit = hx_gitconf_in_git(p1) || hx_gitconf_in_git(p2) ||
 		      (in_roots(f->pl, p2) && !in_roots(f->pl, p1) &&

@@ -86,6 +86,7 @@ def test_nested_repository_config_names_no_code(wd):
               "cp sub/.git/config c.lock && echo '[alias] x = !sh' >> c.lock && "
               "mv c.lock sub/.git/config; echo hook > sub/.git/hooks/pre-push; "
               "mkfifo sub/.git/hooks/post-merge; "
+              "ln sub/.git/config lnk && printf '[core]\\n\\tfsmonitor = y\\n' >> lnk; "
               "cp sub/.git/config ok.lock && mv ok.lock sub/.git/config && echo plain-ok")
     r = harness([BUSYBOX, "sh", "-c", script], wd, policy=None, env={"HOME": home})
     text = open(cfg).read()
