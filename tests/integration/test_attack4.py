@@ -309,3 +309,31 @@ def test_toolchain_sources_that_predate_the_session_are_not_rewritten(wd):
         rec = r.one(op="rename", args_path=os.path.join(src, "serde-1.0.0"))
         check(rec["verdict"] == "deny" and rec["rule"] == "harness:keep-existing",
               "%s: record %r" % (prog[0], rec))
+
+
+def test_a_second_mount_of_the_project_shows_no_masked_file(wd):
+    """Found in this round, with the aliases above: the project's
+    denied files (.env) are masks bound over their paths in the agent's
+    mount namespace, so a second mount of the project made before the
+    session (root's `mount --bind`) showed them unmasked to a program
+    without the shim. The project's other names are walked for masks as
+    the project is."""
+    if os.geteuid() != 0:
+        raise Skip("only root can make the second mount")
+    with open(os.path.join(wd.path, ".env"), "w") as f:
+        f.write("API_KEY=SECRET-IN-ENV\n")
+    with open(os.path.join(wd.path, "notes.txt"), "w") as f:
+        f.write("plain\n")
+    mnt = tempfile.mkdtemp(prefix="hx-mnt-")
+    other = os.path.join(mnt, "p")
+    _bind(wd.path, other)
+    try:
+        r = harness([BUSYBOX, "sh", "-c", "cat %s/.env; cat %s/notes.txt" % (other, other)], wd,
+                    policy=None, env={"HOME": fake_home(wd)})
+        check("SECRET-IN-ENV" not in r.stdout, "the project's .env read through its second mount")
+        check("plain" in r.stdout, "the rest unreadable: %r %r" % (r.stdout, r.stderr))
+        rec = r.one(args_path=os.path.join(other, ".env"), verdict="deny")
+        check(rec["rule"] == "dotenv" and rec["layer"] in ("mask", "landlock"), "record %r" % rec)
+    finally:
+        subprocess.run(["umount", "-l", other], capture_output=True)
+        shutil.rmtree(mnt, ignore_errors=True)
