@@ -45,12 +45,14 @@ static void finish(const struct hx_policy *p, const struct best *b,
 		out->origin = rule_origin(b->rule);
 		out->pattern = b->pat->text;
 		out->neighbours = b->rule->neighbours;
+		out->keep_existing = b->rule->keep_existing;
 	} else {
 		out->verdict = p->defaults[defcat];
 		out->rule = hx_default_rule_name(defcat);
 		out->origin = NULL;
 		out->pattern = NULL;
 		out->neighbours = false;
+		out->keep_existing = false;
 	}
 }
 
@@ -431,6 +433,7 @@ void hx_policy_decide(const struct hx_policy *p, const struct hx_event *ev,
 	out->origin = NULL;
 	out->pattern = NULL;
 	out->neighbours = false;
+	out->keep_existing = false;
 	out->cls = HX_CLASS_NONE;
 	out->judged_as[0] = '\0';
 	switch (ev->op) {

@@ -655,6 +655,8 @@ static int load_policy(struct hx_ld *l, const char *name, const char *text,
 		ret = hx_rules_session(l);
 	if (!ret && !meta_only)
 		ret = apply_disable(l);
+	if (!ret && !meta_only)
+		ret = hx_rules_aliases(l);
 	return ret;
 }
 

@@ -89,4 +89,10 @@ int hx_rules_session(struct hx_ld *l);
 /* The session's write-only protection (hx_policy_vars.protect_write). */
 int hx_rules_protect_write(struct hx_ld *l);
 
+/* ---- alias.c ---- */
+
+/* Every deny and ask rule's patterns (harness:protect's too) rebased
+ * through hx_policy_vars.aliases, appended to the rule's. */
+int hx_rules_aliases(struct hx_ld *l);
+
 #endif

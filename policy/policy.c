@@ -1,4 +1,5 @@
 /* The compiled policy's lifecycle and accessors. */
+#include "common/glob.h"
 #include "policy/policy_int.h"
 
 #include <stdio.h>
@@ -75,6 +76,24 @@ enum hx_verdict hx_policy_default_verdict(const struct hx_policy *p,
 					  enum hx_category c)
 {
 	return (unsigned)c < HX_CAT_COUNT ? p->defaults[c] : HX_VERDICT_DENY;
+}
+
+bool hx_policy_keeps_existing(const struct hx_policy *p)
+{
+	return p->keeps_existing;
+}
+
+bool hx_policy_keeps_beneath(const struct hx_policy *p, const char *dir)
+{
+	for (size_t i = 0; p->keeps_existing && i < p->nrules[HX_SEC_FILES];
+	     i++) {
+		const struct hx_rule *r = &p->rules[HX_SEC_FILES][i];
+
+		for (size_t k = 0; r->keep_existing && k < r->npats; k++)
+			if (hx_glob_match_beneath(r->pats[k].text, dir))
+				return true;
+	}
+	return false;
 }
 
 const char *hx_policy_source(const struct hx_policy *p)

@@ -68,6 +68,13 @@ struct hx_policy_vars {
 	 * harness:ssh-agent denying the socket $SSH_AUTH_SOCK names). */
 	const struct hx_session_rule *net_rules;
 	size_t nnet_rules;
+	/* Second mounts (supervisor/mountalias.h): what is beneath
+	 * alias_from[i] (an absolute path) is also beneath alias_to[i] (an
+	 * absolute glob, escaped). Every deny and ask file rule holds there
+	 * too: its patterns are rebased and appended (alias.c). */
+	const char *const *alias_from;
+	const char *const *alias_to;
+	size_t nalias;
 	/* Extra includes of the main document (--profile): built-in
 	 * profile names or absolute files, loaded after it. */
 	const char *const *include;
@@ -249,6 +256,9 @@ struct hx_decision {
 	 * socket of a service of the user's outside the session too (the
 	 * supervisor refuses those otherwise, rule harness:neighbour). */
 	bool neighbours;
+	/* The file rule that decided says "keep_existing: true": what was
+	 * there before the session is not written (supervisor/existing.h). */
+	bool keep_existing;
 	/* exec: its class (the strongest of its parts), and the part read
 	 * from its arguments that decided, as text ("" when the argv
 	 * itself did: the pattern matched it, or no rule did) */
@@ -405,6 +415,10 @@ unsigned hx_policy_ask_timeout(const struct hx_policy *p);
 bool hx_policy_log_reads(const struct hx_policy *p);
 enum hx_verdict hx_policy_default_verdict(const struct hx_policy *p,
 					  enum hx_category c);
+/* Whether some file rule says "keep_existing: true". */
+bool hx_policy_keeps_existing(const struct hx_policy *p);
+/* Whether a pattern of such a rule (an allow) may match beneath dir. */
+bool hx_policy_keeps_beneath(const struct hx_policy *p, const char *dir);
 /* The file name the policy was loaded from ("<default>" if embedded). */
 const char *hx_policy_source(const struct hx_policy *p);
 

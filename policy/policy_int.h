@@ -106,6 +106,7 @@ struct hx_rule {
 	bool
 	    neighbours; /* network allow: opens a neighbour's unix socket too */
 	bool decisive;	/* a session rule that wins over every other match */
+	bool keep_existing; /* files allow: what predates the session stays */
 	struct hx_pattern *pats;
 	size_t npats;
 	struct hx_example *ex;
@@ -167,6 +168,7 @@ struct hx_policy {
 	size_t nrules[HX_SEC_COUNT];
 	struct hx_rule protect;	      /* "harness:protect", npats may be 0 */
 	struct hx_rule protect_write; /* "harness:protect", writes only */
+	bool keeps_existing;	      /* some rule says keep_existing */
 	struct hx_workspace ws;
 };
 

@@ -8,9 +8,9 @@
 #include <stdio.h>
 #include <string.h>
 
-static const char *const file_keys[] = {"id",	 "description", "allow",
-					"deny",	 "ask",		"access",
-					"match", "not_match",	NULL};
+static const char *const file_keys[] = {
+    "id",     "description", "allow",	  "deny",	   "ask",
+    "access", "match",	     "not_match", "keep_existing", NULL};
 static const char *const rule_keys[] = {"id",	     "description", "allow",
 					"deny",	     "ask",	    "match",
 					"not_match", "neighbours",  NULL};
@@ -113,6 +113,14 @@ static int load_rule(struct hx_ld *l, enum hx_section sec, yaml_node_t *n,
 				    l, v, NULL,
 				    "neighbours is a network rule's key");
 			ret = hx_node_bool(l, v, "neighbours", &r->neighbours);
+		} else if (!strcmp(k, "keep_existing")) {
+			if (sec != HX_SEC_FILES)
+				return hx_node_fail(
+				    l, v, NULL,
+				    "keep_existing is a file rule's key");
+			ret = hx_node_bool(l, v, "keep_existing",
+					   &r->keep_existing);
+			l->p->keeps_existing |= r->keep_existing;
 		} else if (!strcmp(k, "match")) {
 			ex[0] = v;
 		} else if (!strcmp(k, "not_match")) {

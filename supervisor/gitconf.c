@@ -8,6 +8,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "common/path.h"
 #include "supervisor/session.h"
@@ -183,4 +187,197 @@ void hx_gitconf_find(const char *cwd, const char *home, struct hx_gitconf *c)
 		parse(c, p, cwd, home, 0);
 	if (snprintf(p, sizeof(p), "%s/.git/config", cwd) < (int)sizeof(p))
 		parse(c, p, cwd, home, 0);
+}
+
+/* ---- what the agent's own repositories run (hx_gitconf_place) ---- */
+
+/* The part of path after its last "/.git/", or NULL. */
+static const char *git_tail(const char *path)
+{
+	const char *t = NULL, *s = path;
+
+	while ((s = strstr(s, "/.git/"))) {
+		t = s + 6;
+		s += 5;
+	}
+	return t;
+}
+
+bool hx_gitconf_in_git(const char *path)
+{
+	size_t n = strlen(path);
+
+	return git_tail(path) || (n >= 5 && !strcmp(path + n - 5, "/.git"));
+}
+
+/* Whether tail (relative, its last component leaf) has a component
+ * comp before the leaf. */
+static bool has_dir(const char *tail, const char *leaf, const char *comp)
+{
+	size_t k = strlen(comp);
+
+	for (const char *s = tail; s < leaf; s = strchr(s, '/') + 1)
+		if (!strncmp(s, comp, k) && s[k] == '/')
+			return true;
+	return false;
+}
+
+enum hx_gitconf_place hx_gitconf_place(const char *path, bool in_project)
+{
+	const char *leaf = strrchr(path, '/'), *t = git_tail(path);
+	size_t n;
+
+	leaf = leaf ? leaf + 1 : path;
+	if (!strcmp(leaf, ".git"))
+		return HX_GITCONF_CODE;
+	if (!t)
+		return in_project && !strcmp(leaf, "HEAD") ? HX_GITCONF_CODE
+							   : HX_GITCONF_NONE;
+	/* Refs and reflogs may be named anything (a branch "config"). */
+	if (has_dir(t, leaf, "refs") || has_dir(t, leaf, "logs"))
+		return HX_GITCONF_NONE;
+	if (!strcmp(leaf, "config") || !strcmp(leaf, "config.worktree"))
+		return HX_GITCONF_CONFIG;
+	if (!strcmp(leaf, "commondir"))
+		return HX_GITCONF_CODE;
+	n = strlen(leaf);
+	if (leaf - t >= 6 && !strncmp(leaf - 6, "hooks/", 6) &&
+	    (leaf - t == 6 || leaf[-7] == '/') &&
+	    (n < 7 || strcmp(leaf + n - 7, ".sample")))
+		return HX_GITCONF_CODE;
+	return HX_GITCONF_NONE;
+}
+
+/* Sections any key of which names code or other configuration. */
+static const char *const code_sections[] = {
+    "include",	 "includeif", "hook",	    "pager", "filter",
+    "mergetool", "difftool",  "browser",    "man",   "guitool",
+    "protocol",	 "lfs",	      "credential",
+};
+/* Keys (in any section) whose value git runs. */
+static const char *const code_keys[] = {
+    "fsmonitor",  "hookspath",	"editor",     "pager",		 "askpass",
+    "gitproxy",	  "program",	"helper",     "driver",		 "textconv",
+    "clean",	  "smudge",	"process",    "external",	 "receivepack",
+    "uploadpack", "difffilter", "smtpserver", "packobjectshook", "templatedir",
+    "sshcommand", "browser",	"tool",
+};
+
+static bool in_list(const char *s, const char *const *l, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (!strcasecmp(s, l[i]))
+			return true;
+	return false;
+}
+
+#define NELEM(a) (sizeof(a) / sizeof(*(a)))
+
+/* One key line (s to e) of section sec: whether it names code. */
+static bool key_names_code(const char *sec, const char *s, const char *e)
+{
+	char key[64];
+	size_t k = 0, kl;
+	const char *v;
+
+	while (s < e && !isalpha((unsigned char)*s))
+		s++; /* whitespace, a BOM: erring toward a key */
+	while (s + k < e && (isalnum((unsigned char)s[k]) || s[k] == '-'))
+		k++;
+	if (!k)
+		return false;
+	snprintf(key, sizeof(key), "%.*s", (int)(k < 63 ? k : 63), s);
+	v = memchr(s + k, '=', (size_t)(e - s - k));
+	kl = strlen(key);
+	if (in_list(sec, code_sections, NELEM(code_sections)) ||
+	    in_list(key, code_keys, NELEM(code_keys)) ||
+	    (kl >= 7 && !strcasecmp(key + kl - 7, "command")) ||
+	    (kl >= 3 && !strcasecmp(key + kl - 3, "cmd")))
+		return true;
+	if (!v)
+		return false;
+	/* "!cmd" aliases and submodule updates; the ext:: transport. */
+	return memchr(v, '!', (size_t)(e - v)) ||
+	       memmem(v, (size_t)(e - v), "ext::", 5);
+}
+
+bool hx_gitconf_names_code(const char *buf, size_t len)
+{
+	const char *p = buf, *end = buf + len;
+	char sec[64] = "";
+
+	while (p < end) {
+		const char *e = memchr(p, '\n', (size_t)(end - p)), *s = p;
+
+		e = e ? e : end;
+		while (s < e && (isspace((unsigned char)*s) ||
+				 (unsigned char)*s >= 0x80))
+			s++;
+		if (s < e && *s == '[') {
+			size_t k = 0;
+
+			s++;
+			while (s < e && isspace((unsigned char)*s))
+				s++;
+			while (s + k < e && k < sizeof(sec) - 1 &&
+			       (isalnum((unsigned char)s[k]) || s[k] == '-'))
+				k++;
+			memcpy(sec, s, k);
+			sec[k] = '\0';
+			/* "[core] fsmonitor = x": a key after any ']'. */
+			for (const char *b = s; (b = memchr(b, ']', e - b));)
+				if (key_names_code(sec, ++b, e))
+					return true;
+		} else if (key_names_code(sec, s, e)) {
+			return true;
+		}
+		p = e + 1;
+	}
+	return false;
+}
+
+bool hx_gitconf_file_names_code(const char *path)
+{
+	/* On the heap: a thread-local array is zeroed at the start of
+	 * every thread of harness-exec, which makes few such renames. */
+	char *buf = malloc(HX_GITCONF_COPY_MAX);
+	struct stat st;
+	size_t len = 0;
+	ssize_t n = 0;
+	int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	bool code;
+
+	if (fd < 0 || !buf || fstat(fd, &st) || !S_ISREG(st.st_mode)) {
+		if (fd >= 0)
+			close(fd);
+		free(buf);
+		return true;
+	}
+	while (len < HX_GITCONF_COPY_MAX &&
+	       (n = read(fd, buf + len, HX_GITCONF_COPY_MAX - len)) > 0)
+		len += (size_t)n;
+	close(fd);
+	code = n < 0 || len == HX_GITCONF_COPY_MAX ||
+	       hx_gitconf_names_code(buf, len);
+	free(buf);
+	return code;
+}
+
+static __thread size_t walk_seen;
+
+static int walk_one(const char *p, const struct stat *st, int type,
+		    struct FTW *w)
+{
+	(void)st;
+	if (++walk_seen > 50000)
+		return FTW_STOP; /* too many to look at: as if found */
+	if (type == FTW_D && !strcmp(p + w->base, ".git"))
+		return FTW_SKIP_SUBTREE; /* its files are checked as written */
+	return strcmp(p + w->base, "HEAD") ? FTW_CONTINUE : FTW_STOP;
+}
+
+bool hx_gitconf_tree_has_bare(const char *dir)
+{
+	walk_seen = 0;
+	return nftw(dir, walk_one, 16, FTW_PHYS | FTW_ACTIONRETVAL) != 0;
 }

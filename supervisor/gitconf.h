@@ -15,6 +15,7 @@
 #define HX_GITCONF_H
 
 #include <limits.h>
+#include <stdbool.h>
 #include <stddef.h>
 
 #define HX_GITCONF_MAX 32
@@ -30,5 +31,53 @@ struct hx_gitconf {
  * names (home for "~/" and the global files; NULL: none). Missing files
  * are skipped; what does not fit is dropped. */
 void hx_gitconf_find(const char *cwd, const char *home, struct hx_gitconf *c);
+
+/* A repository the agent makes (inside the project (git init sub, a
+ * gitlink to it in the project's index) is one the user's next git
+ * status in the project recurses into: its configuration and hooks run
+ * outside the harness. What in a path git reads as code (path absolute,
+ * normalized; in_project: beneath the project or its worktree):
+ *   CONFIG  a git directory's config or config.worktree (beneath a
+ *           ".git"): git writes it by a rename of a lock file only, so a
+ *           direct write is refused and a rename onto it is allowed when
+ *           the bytes that land name no code (hx_gitconf_names_code);
+ *   CODE    never written: a hook (not *.sample), a commondir (another
+ *           directory's config), a ".git" that is not a directory (a
+ *           gitfile or link to a git directory no name above guards),
+ *           in the project, a HEAD outside a ".git" (a bare
+ *           repository's layout, whose config is its own "config"; not
+ *           elsewhere: go and cargo keep bare repositories in caches). */
+enum hx_gitconf_place {
+	HX_GITCONF_NONE,
+	HX_GITCONF_CONFIG,
+	HX_GITCONF_CODE,
+};
+enum hx_gitconf_place hx_gitconf_place(const char *path, bool in_project);
+
+/* Whether path has a ".git" component (a directory rename there, or of
+ * one, could carry a configuration or hooks past the checks above). */
+bool hx_gitconf_in_git(const char *path);
+
+/* Whether the git configuration text buf (len bytes, any bytes) sets a
+ * key whose value git runs or that brings in other configuration:
+ * core.fsmonitor, core.hooksPath, core.editor/pager/sshCommand/askPass/
+ * gitProxy, filters, diff and merge drivers, credential helpers, hook.*,
+ * pager.*, include and includeIf, "!" aliases, ... Read as git reads
+ * it, but erring toward yes (every line a key line, any section). */
+bool hx_gitconf_names_code(const char *buf, size_t len);
+
+/* The most a git configuration written by a rename may hold (a larger
+ * one is refused). */
+#define HX_GITCONF_COPY_MAX (128 * 1024)
+
+/* hx_gitconf_names_code of the regular file at path (not following a
+ * final symlink); true also when it cannot be read whole, is not a
+ * regular file or is larger than HX_GITCONF_COPY_MAX. */
+bool hx_gitconf_file_names_code(const char *path);
+
+/* Whether the tree at dir holds a HEAD outside every ".git" (a bare
+ * repository's layout: a directory moved into the project from outside
+ * it brings one), or more than can be looked at. */
+bool hx_gitconf_tree_has_bare(const char *dir);
 
 #endif

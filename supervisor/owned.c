@@ -6,16 +6,27 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <stdlib.h>
+#include <stdint.h>
 #include <string.h>
+#include <sys/sysmacros.h>
 
 #define OWNED_MAX 1024
 
+/* A file by its inode and its birth: a freed inode number is handed
+ * out again (ext4 does at once), and the neighbour's socket that gets it
+ * is not the session's. Without a birth time (a file system that keeps
+ * none), the last status change: a chmod then makes the session's own
+ * file a neighbour's, which fails safe. */
+struct ident {
+	dev_t dev;
+	ino_t ino;
+	int64_t sec;
+	uint32_t nsec;
+};
+
 struct hx_owned {
 	pthread_mutex_t lock;
-	struct {
-		dev_t dev;
-		ino_t ino;
-	} v[OWNED_MAX];
+	struct ident v[OWNED_MAX];
 	size_t n; /* how many were ever added; the ring keeps the last */
 };
 
@@ -38,27 +49,47 @@ void hx_owned_free(struct hx_owned *o)
 	free(o);
 }
 
+static int ident_at(int dirfd, const char *name, struct ident *id)
+{
+	struct statx sx;
+	const struct statx_timestamp *t;
+
+	if (statx(dirfd, name, AT_SYMLINK_NOFOLLOW | AT_EMPTY_PATH,
+		  STATX_INO | STATX_BTIME | STATX_CTIME, &sx))
+		return -errno;
+	t = (sx.stx_mask & STATX_BTIME) ? &sx.stx_btime : &sx.stx_ctime;
+	*id = (struct ident){.dev = makedev(sx.stx_dev_major, sx.stx_dev_minor),
+			     .ino = sx.stx_ino,
+			     .sec = t->tv_sec,
+			     .nsec = t->tv_nsec};
+	return 0;
+}
+
 void hx_owned_add(struct hx_owned *o, int dirfd, const char *name)
 {
-	struct stat st;
+	struct ident id;
 
-	if (!o ||
-	    fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW | AT_EMPTY_PATH))
+	if (!o || ident_at(dirfd, name, &id))
 		return;
 	pthread_mutex_lock(&o->lock);
-	o->v[o->n % OWNED_MAX].dev = st.st_dev;
-	o->v[o->n % OWNED_MAX].ino = st.st_ino;
+	o->v[o->n % OWNED_MAX] = id;
 	o->n++;
 	pthread_mutex_unlock(&o->lock);
 }
 
-static bool has(struct hx_owned *o, const struct stat *st)
+/* Whether the file at path, which is st, is the session's. */
+static bool has(struct hx_owned *o, const char *path, const struct stat *st)
 {
+	struct ident id;
 	bool found = false;
 
+	if (ident_at(AT_FDCWD, path, &id) || id.dev != st->st_dev ||
+	    id.ino != st->st_ino)
+		return false; /* swapped meanwhile: not known as ours */
 	pthread_mutex_lock(&o->lock);
 	for (size_t i = 0; i < OWNED_MAX && i < o->n && !found; i++)
-		found = o->v[i].dev == st->st_dev && o->v[i].ino == st->st_ino;
+		found = o->v[i].dev == id.dev && o->v[i].ino == id.ino &&
+			o->v[i].sec == id.sec && o->v[i].nsec == id.nsec;
 	pthread_mutex_unlock(&o->lock);
 	return found;
 }
@@ -82,7 +113,7 @@ bool hx_owned_neighbour_socket(struct hx_owned *o, uid_t uid, const char *path,
 	}
 	if (st->st_uid != uid || (uid == 0 && system_place(path)))
 		return false;
-	return !has(o, st);
+	return !has(o, path, st);
 }
 
 bool hx_owned_neighbour_shm(struct hx_owned *o, const char *path, bool *fresh)
@@ -98,5 +129,5 @@ bool hx_owned_neighbour_shm(struct hx_owned *o, const char *path, bool *fresh)
 	}
 	/* Whoever owns it: another user's, writable to the agent (a 0666
 	 * semaphore), is no less a neighbour's. */
-	return !has(o, &st);
+	return !has(o, path, &st);
 }

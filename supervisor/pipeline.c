@@ -23,7 +23,6 @@
 #include "supervisor/fmt.h"
 #include "supervisor/loader.h"
 #include "supervisor/loopback.h"
-#include "supervisor/gitobj.h"
 #include "supervisor/netfamily.h"
 #include "supervisor/owned.h"
 #include "common/path.h"
@@ -476,17 +475,6 @@ static void validate_addr(struct flow *f)
 	ev->nnames = f->nnames;
 }
 
-static bool writes_file(enum hx_op op)
-{
-	return op == HX_OP_WRITE || op == HX_OP_UNLINK ||
-	       op == HX_OP_TRUNCATE || op == HX_OP_RENAME || op == HX_OP_LINK;
-}
-
-static const char *judged_path(const struct vpath *v)
-{
-	return !v->ok ? NULL : v->has_resolved ? v->resolved : v->norm;
-}
-
 /* Judge: a neighbour's socket or /dev/shm file is never the agent's,
  * whatever rule allowed its place (owned.h), unless the rule that
  * allowed a socket says neighbours: true. */
@@ -511,11 +499,11 @@ static void judge_neighbours(struct flow *f)
 		f->sock_ino = st.st_ino;
 	}
 	/* path2: a rename's destination, a link's existing file. */
-	if (writes_file(rq->op))
-		hit = hx_owned_neighbour_shm(f->pl->owned, judged_path(&f->p1),
-					     &f->fresh) ||
-		      hx_owned_neighbour_shm(f->pl->owned, judged_path(&f->p2),
-					     &fresh2);
+	if (hx_pl_writes_file(rq->op))
+		hit = hx_owned_neighbour_shm(
+			  f->pl->owned, hx_pl_judged_path(&f->p1), &f->fresh) ||
+		      hx_owned_neighbour_shm(
+			  f->pl->owned, hx_pl_judged_path(&f->p2), &fresh2);
 	if (hit && d->verdict == HX_VERDICT_ALLOW) {
 		d->verdict = HX_VERDICT_DENY;
 		d->rule = "harness:neighbour";
@@ -575,30 +563,6 @@ static void judge_loopback(struct flow *f)
 	}
 }
 
-/* Judge: a git object that predates the session is never written,
- * moved or removed, whatever rule allows its place (gitobj.h): the
- * agent's commits make new ones. */
-static void judge_git_objects(struct flow *f)
-{
-	enum hx_op op = f->rq->op;
-	bool hit;
-
-	if (!writes_file(op) || f->d.verdict != HX_VERDICT_ALLOW)
-		return;
-	hit =
-	    (judged_path(&f->p1) &&
-	     hx_gitobj_predates(judged_path(&f->p1), &f->pl->started)) ||
-	    /* a rename's destination; a link's existing file, which
-	     * the new name would let be written */
-	    ((op == HX_OP_RENAME || op == HX_OP_LINK) && judged_path(&f->p2) &&
-	     hx_gitobj_predates(judged_path(&f->p2), &f->pl->started));
-	if (hit) {
-		f->d.verdict = HX_VERDICT_DENY;
-		f->d.rule = "harness:git-objects";
-		f->d.pattern = NULL;
-	}
-}
-
 /* The key both layers know f's call by (correlate.h): its address or
  * its path as named. */
 static uint64_t call_key(const struct flow *f)
@@ -616,9 +580,9 @@ static void ask_subject(struct flow *f)
 
 	memset(s, 0, sizeof(*s));
 	s->op = rq->op;
-	s->path = judged_path(&f->p1);
+	s->path = hx_pl_judged_path(&f->p1);
 	if (rq->op != HX_OP_SYMLINK) /* a symlink's target is text */
-		s->path2 = judged_path(&f->p2);
+		s->path2 = hx_pl_judged_path(&f->p2);
 	if (rq->op == HX_OP_EXEC) {
 		s->argv = rq->argv;
 		s->argc = rq->argc;
@@ -736,7 +700,8 @@ static void judge(struct flow *f)
 	}
 	judge_neighbours(f);
 	judge_loopback(f);
-	judge_git_objects(f);
+	hx_pl_judge_git_objects(f);
+	hx_pl_judge_nested_git(f);
 	judge_grants(f);
 	judge_alert(f);
 }
@@ -768,6 +733,7 @@ static void outcome(struct flow *f, struct hx_outcome *out, char *decided,
 	out->sock_dev = f->sock_dev;
 	out->sock_ino = f->sock_ino;
 	out->fresh = f->fresh;
+	out->git_copy = f->git_copy;
 	out->seq = 0;
 	if (decided && dlen && f->is_unix)
 		snprintf(decided, dlen, "%s",

@@ -162,6 +162,9 @@ struct hx_pipeline {
 	/* The harness's loopback endpoints (--metrics): harness:protect */
 	struct hx_ipaddr protect_ep[HX_PROTECT_EP_MAX];
 	size_t nprotect_ep;
+	/* The project and its worktree (gitconf.h's in_project); NULL or
+	 * "": none. */
+	const char *git_roots[2];
 	/* Files granted for reading that the kernel layer's creations in
 	 * the directories Landlock carves link in (ipool.h); NULL: none. */
 	struct hx_ipool *pool;
@@ -201,6 +204,11 @@ struct hx_outcome {
 	/* A write of a /dev/shm path where no file was: what the call
 	 * makes is the session's (hx_pipeline_own). */
 	bool fresh;
+	/* A rename onto a git configuration whose bytes name no code
+	 * (gitconf.h): the layer that acts installs a copy of the bytes it
+	 * checks again, never the source's inode, which an fd or another
+	 * name of the agent's could still write. */
+	bool git_copy;
 	/* A kernel-layer refusal's notice, when tell left it unprinted:
 	 * hx_pipeline_notice prints it if the answer stays EACCES/EPERM. */
 	char notice[512];

@@ -57,6 +57,7 @@ struct flow {
 	dev_t sock_dev;	    /* the neighbours' judge: what the kernel layer */
 	ino_t sock_ino;	    /* must connect, and whether a /dev/shm file is */
 	bool fresh;	    /* the session's own (hx_outcome) */
+	bool git_copy;	    /* hx_outcome's */
 	bool refused;	    /* loopback, nothing listens: ECONNREFUSED */
 	/* ask (ask.h): what a person is asked, the grant that answered
 	 * it before, the question it is now */
@@ -74,6 +75,22 @@ struct json_t;
 /* Whether rule is one of the harness's own protections (enforced in
  * audit mode too). */
 bool hx_pl_protects_harness(const char *rule);
+/* Whether op writes a file's content or name (write, unlink, truncate,
+ * rename, link). */
+static inline bool hx_pl_writes_file(enum hx_op op)
+{
+	return op == HX_OP_WRITE || op == HX_OP_UNLINK ||
+	       op == HX_OP_TRUNCATE || op == HX_OP_RENAME || op == HX_OP_LINK;
+}
+/* The path a judgement looks at: the resolved one, or as written. */
+static inline const char *hx_pl_judged_path(const struct vpath *v)
+{
+	return !v->ok ? NULL : v->has_resolved ? v->resolved : v->norm;
+}
+/* Judges of pipeline_git.c: git's existing objects and kept stores;
+ * the repositories the agent makes (f->d revised, f->git_copy set). */
+void hx_pl_judge_git_objects(struct flow *f);
+void hx_pl_judge_nested_git(struct flow *f);
 /* Whether rq's address is of a family the policy does not name. */
 bool hx_pl_foreign_family(const struct hx_request *rq);
 /* Record: f's audit record (NULL when it cannot be made). */

@@ -367,6 +367,7 @@ static void policy_vars(const struct run *r, struct hx_policy_vars *v)
 	    .ngit_deny = r->gitconf.n,
 	};
 	hx_worktree_policy_vars(r->wt, v); /* $WORKTREE, git-dir rules */
+	hx_mountalias_vars(&r->aliases, v);
 }
 
 /* The profiles added to the policy: --profile's ("auto": the command's),
@@ -419,6 +420,7 @@ static int load_policy(struct run *r)
 	hx_neighbours_from_env(&r->neighbours);
 	/* What the user's git runs from where its configuration says. */
 	hx_gitconf_find(r->cwd, getenv("HOME"), &r->gitconf);
+	hx_mountalias_find(NULL, &r->aliases); /* denied paths' 2nd mounts */
 	memcpy(&r->net_rules[1], r->neighbours.rules,
 	       sizeof(r->neighbours.rules));
 	policy_vars(r, &vars);
@@ -563,6 +565,8 @@ static int open_pipeline(struct run *r)
 	/* The model endpoint the agent is pointed at, as it is started. */
 	hx_endpoints_from_env(&r->endpoints);
 	r->pl.endpoints = &r->endpoints;
+	r->pl.git_roots[0] = r->cwd; /* gitconf.h's in_project */
+	r->pl.git_roots[1] = r->project;
 	clock_gettime(CLOCK_REALTIME, &r->pl.started);
 	e = hx_server_new(&r->pl, &r->srv);
 	if (!e)

@@ -9,6 +9,7 @@
 #include <sys/types.h>
 
 #include "supervisor/gitconf.h"
+#include "supervisor/mountalias.h"
 #include "supervisor/loopback.h"
 #include "supervisor/neighbours.h"
 #include "supervisor/options.h"
@@ -74,6 +75,7 @@ struct run {
 	struct hx_resolver resolver;		/* harness:resolver */
 	struct hx_neighbours neighbours;	/* harness:ssh-agent, ... */
 	struct hx_gitconf gitconf;		/* harness:git-config */
+	struct hx_mountalias aliases;		/* second mounts */
 	struct hx_endpoints endpoints;		/* harness:model-endpoint */
 	/* the session's network rules: the resolver's, the neighbours' */
 	struct hx_session_rule net_rules[1 + HX_NEIGHBOUR_RULES];

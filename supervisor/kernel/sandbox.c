@@ -37,6 +37,11 @@
 #define CAP_MAX 63
 
 struct hx_sandbox {
+	/* Second mounts (hx_policy_vars.alias_*): a project root's other
+	 * name is walked for masks too. Borrowed. */
+	const char *const *alias_from, *const *alias_to;
+	size_t nalias;
+	char alias_roots[2][PATH_MAX];
 	struct hx_features k;
 	struct hx_seccomp_prog *prog;
 	struct hx_landlock *ll;
@@ -163,6 +168,9 @@ int hx_sandbox_prepare(const struct hx_policy *p,
 	sb->mode = mode;
 	sb->quiet = quiet;
 	sb->handoff = -1;
+	sb->alias_from = vars->alias_from;
+	sb->alias_to = vars->alias_to;
+	sb->nalias = vars->nalias;
 	if (mode == HX_MODE_ENFORCE &&
 	    (e = start_landlock(sb, p, vars, err, errlen)))
 		goto fail;
@@ -199,11 +207,50 @@ fail:
 	return e;
 }
 
+/* The other name of root (or of a part of it) through a second mount,
+ * into out (to's glob escapes undone); false: none. */
+static bool alias_root(const char *root, const char *from, const char *to,
+		       char *out, size_t size)
+{
+	size_t n = strlen(from), k = 0;
+	const char *rest = "";
+
+	if (!strncmp(root, from, n) && (root[n] == '/' || !root[n]))
+		rest = root + n; /* the root is beneath the mount's root */
+	else if (strncmp(from, root, strlen(root)) || from[strlen(root)] != '/')
+		return false; /* else a part of the root mounted elsewhere */
+	for (; *to && k + 1 < size; to++) {
+		if (*to == '\\' && to[1])
+			to++;
+		out[k++] = *to;
+	}
+	out[k] = '\0';
+	if (k + strlen(rest) >= size)
+		return false;
+	strcat(out, rest);
+	return true;
+}
+
 int hx_sandbox_find_masks(struct hx_sandbox *sb, const char *const *roots,
 			  size_t nroots, const char *mask_dir)
 {
+	const char *all[4];
+	size_t n = 0, extra = 0;
+
 	if (sb->mode != HX_MODE_ENFORCE || sb->trace_reads)
 		return 0; /* nothing is held, or every open is decided */
+	/* A second mount of the project shows its masked files unmasked:
+	 * walked as the project is (the rules are rebased onto it). */
+	for (size_t i = 0; i < nroots && n < 4; i++)
+		all[n++] = roots[i];
+	for (size_t i = 0; i < nroots; i++)
+		for (size_t a = 0; a < sb->nalias && n < 4 && extra < 2; a++)
+			if (alias_root(roots[i], sb->alias_from[a],
+				       sb->alias_to[a], sb->alias_roots[extra],
+				       PATH_MAX))
+				all[n++] = sb->alias_roots[extra++];
+	roots = all;
+	nroots = n;
 	snprintf(sb->mask_dir, sizeof(sb->mask_dir), "%s", mask_dir);
 	/* Masks made later need the FUSE root to bind from. */
 	sb->mask_records_err = hx_maskfs_probe();

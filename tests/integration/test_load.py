@@ -3,8 +3,9 @@ or duplicated, chain intact."""
 
 import collections
 import os
+import struct
 
-from lib import AUDIT_TOOL, PYTHON, check, harness, tool
+from lib import AUDIT_TOOL, EXEC, PYTHON, SHIM, check, harness, tool
 
 LOAD = r'''
 import os
@@ -43,3 +44,26 @@ def test_eight_processes_two_thousand_events_each(wd):
     v = tool([AUDIT_TOOL, "verify", r.log])
     check(v.returncode == 0, "verify failed: %s %s" % (v.stdout, v.stderr))
     check(all(os.path.exists(os.path.join(wd.path, p)) for p in list(paths)[:50]), "files missing")
+
+
+def _tls_size(path):
+    """PT_TLS's memory size of a 64-bit ELF file, 0 without one."""
+    with open(path, "rb") as f:
+        elf = f.read()
+    phoff, = struct.unpack_from("<Q", elf, 0x20)
+    phentsize, phnum = struct.unpack_from("<HH", elf, 0x36)
+    for i in range(phnum):
+        p_type, = struct.unpack_from("<I", elf, phoff + i * phentsize)
+        if p_type == 7:  # PT_TLS
+            return struct.unpack_from("<Q", elf, phoff + i * phentsize + 0x28)[0]
+    return 0
+
+
+def test_threads_start_without_large_thread_locals(wd):
+    # Every thread zeroes its thread-local block when it starts: the
+    # supervisor's (15 threads a session) and, for the shim, every
+    # thread of every agent process. 150 KB of buffers there cost 700
+    # page faults a session; they belong on the stack or the heap.
+    for path in (EXEC, SHIM):
+        size = _tls_size(path)
+        check(size <= 4096, "%s: %d bytes of thread-locals" % (path, size))

@@ -88,7 +88,7 @@ def test_policy_show_and_profiles(wd):
     check('allow: ["/home/someone/.npm/_cacache/**"' in q.stdout, "patterns not expanded")
     check("  - id: ssh    # <default>:" in q.stdout, "default rule origin missing")
     e = subprocess.run([POLICY_TOOL, "explain", "--profile", "toolchains", "--",
-                        "write", "/home/someone/.m2/repository/x.jar"],
+                        "write", "/home/someone/.m2/repository/x.xml"],
                        capture_output=True, text=True, env=dict(os.environ, HOME="/home/someone"))
     check(e.stdout.startswith("allow") and "rule=maven-repository" in e.stdout, e.stdout + e.stderr)
     p = subprocess.run([EXEC, "--profile", "none", "--profile", "toolchains", "--", "true"],

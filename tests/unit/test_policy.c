@@ -905,6 +905,57 @@ START_TEST(test_misc)
 }
 END_TEST
 
+/* A second mount (hx_policy_vars.alias_*): deny and ask rules hold
+ * beneath the other mount point, allows stay where they are. */
+START_TEST(test_mount_aliases)
+{
+	static const char y[] =
+	    "version: 1\n"
+	    "defaults: {file_read: allow, file_write: allow}\n"
+	    "files:\n"
+	    "  - {id: ssh, access: any, deny: [\"/home/*/.ssh/**\"]}\n"
+	    "  - {id: aws, access: any, deny: [\"$HOME/.aws/**\"]}\n"
+	    "  - {id: env, access: read, deny: [\"/**/.env\"]}\n"
+	    "  - {id: rc, access: write, ask: [\"$HOME/.bashrc\"]}\n"
+	    "  - {id: ok, access: write, allow: [\"$HOME/ok/**\"]}\n";
+	static const char *const from[] = {"/home/u", "/home/u/.aws/k", "/srv"};
+	static const char *const to[] = {"/mnt/b", "/mnt/k", "/mnt/s"};
+	static const struct {
+		enum hx_op op;
+		const char *path;
+		enum hx_verdict want;
+		const char *rule;
+	} t[] = {
+	    {HX_OP_READ, "/mnt/b/.ssh/id_rsa", HX_VERDICT_DENY, "ssh"},
+	    {HX_OP_READ, "/mnt/b/.aws/credentials", HX_VERDICT_DENY, "aws"},
+	    {HX_OP_READ, "/mnt/k/x", HX_VERDICT_DENY, "aws"},
+	    {HX_OP_READ, "/mnt/b/p/.env", HX_VERDICT_DENY, "env"},
+	    {HX_OP_WRITE, "/mnt/b/.bashrc", HX_VERDICT_ASK, "rc"},
+	    {HX_OP_READ, "/mnt/b/notes", HX_VERDICT_ALLOW, NULL},
+	    {HX_OP_READ, "/mnt/s/x/.ssh/k", HX_VERDICT_ALLOW, NULL},
+	    {HX_OP_READ, "/home/u/.ssh/id_rsa", HX_VERDICT_DENY, "ssh"},
+	};
+	struct hx_policy_vars v = vars;
+	struct hx_policy *p;
+	struct hx_decision d;
+
+	v.alias_from = from;
+	v.alias_to = to;
+	v.nalias = N(from);
+	p = load(y, &v);
+	for (size_t i = 0; i < N(t); i++) {
+		struct hx_event ev = {.op = t[i].op, .path = t[i].path};
+
+		hx_policy_decide(p, &ev, &d);
+		ck_assert_msg(d.verdict == t[i].want, "%s: verdict %d",
+			      t[i].path, d.verdict);
+		if (t[i].rule)
+			ck_assert_str_eq(d.rule, t[i].rule);
+	}
+	hx_policy_free(p);
+}
+END_TEST
+
 static Suite *policy_suite(void)
 {
 	Suite *s = suite_create("policy");
@@ -920,6 +971,7 @@ static Suite *policy_suite(void)
 	tcase_add_test(tc, test_misc);
 	tcase_add_test(tc, test_resolve_by_reachable_ports);
 	tcase_add_test(tc, test_net_protocols);
+	tcase_add_test(tc, test_mount_aliases);
 	suite_add_tcase(s, tc);
 	return s;
 }

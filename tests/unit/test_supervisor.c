@@ -23,6 +23,7 @@
 #include "common/wire.h"
 #include "supervisor/audit.h"
 #include "supervisor/fmt.h"
+#include "supervisor/gitconf.h"
 #include "supervisor/loopback.h"
 #include "supervisor/netfamily.h"
 #include "supervisor/options.h"
@@ -328,6 +329,80 @@ START_TEST(escape_table)
 	/* Too small a buffer: cut, terminated, the length still told. */
 	ck_assert_uint_eq(hx_fmt_escape_bytes(esc_table[_i].in, b, 3), n);
 	ck_assert_uint_eq(strlen(b), 2);
+}
+END_TEST
+
+/* ---- a repository's configured code (gitconf.h) ---- */
+
+static const struct {
+	const char *text;
+	bool code;
+} gc_table[] = {
+    {"[core]\n\trepositoryformatversion = 0\n\tbare = false\n", false},
+    {"[remote \"origin\"]\n\turl = https://x/y\n[user]\n\tname = a\n", false},
+    {"[branch \"config\"]\n\tremote = origin\n", false},
+    {"[core]\n\tfsmonitor = ./x\n", true},
+    {"[Core]\n  FSMonitor=./x\n", true},
+    {"[core] fsmonitor = ./x\n", true},	      /* a key after the header */
+    {"[core \"a]b\"] hookspath = h\n", true}, /* ... after any ']' */
+    {"\xef\xbb\xbf[core]\r\n\tsshCommand = x\r\n", true},
+    {"[include]\n\tpath = ../x\n", true},
+    {"[includeIf \"gitdir:/\"]\n\tpath = x\n", true},
+    {"[alias]\n\tst = !sh -c x\n", true},
+    {"[alias]\n\tst = status -s\n", false},
+    {"[filter \"lfs\"]\n\tclean = git-lfs clean\n", true},
+    {"[diff \"x\"]\n\ttextconv = ./t\n", true},
+    {"[hook \"a\"]\n\tevent = pre-commit\n", true},
+    {"[pager]\n\tlog = ./p\n", true},
+    {"[core]\n\talternateRefsCommand = x\n", true},
+    {"[submodule \"m\"]\n\tupdate = !x\n", true},
+    {"[remote \"o\"]\n\turl = ext::sh -c x\n", true},
+    {"[protocol \"ext\"]\n\tallow = always\n", true},
+    {"[x]\n\ty = 1\n[core]\n\teditor\n", true}, /* no '=': true */
+};
+
+START_TEST(gitconf_names_code_table)
+{
+	ck_assert_int_eq(
+	    hx_gitconf_names_code(gc_table[_i].text, strlen(gc_table[_i].text)),
+	    gc_table[_i].code);
+}
+END_TEST
+
+START_TEST(gitconf_places)
+{
+	static const struct {
+		const char *path;
+		bool in_project;
+		enum hx_gitconf_place want;
+	} t[] = {
+	    {"/p/sub/.git/config", true, HX_GITCONF_CONFIG},
+	    {"/p/sub/.git/config.worktree", true, HX_GITCONF_CONFIG},
+	    {"/p/.git/modules/a/b/config", true, HX_GITCONF_CONFIG},
+	    {"/p/sub/.git/refs/heads/config", true, HX_GITCONF_NONE},
+	    {"/p/sub/.git/logs/refs/heads/config", true, HX_GITCONF_NONE},
+	    {"/p/sub/.git/hooks/pre-commit", true, HX_GITCONF_CODE},
+	    {"/p/sub/.git/hooks/pre-commit.sample", true, HX_GITCONF_NONE},
+	    {"/p/sub/.git/modules/m/hooks/post-checkout", true,
+	     HX_GITCONF_CODE},
+	    {"/p/sub/.git/myhooks/x", true, HX_GITCONF_NONE},
+	    {"/p/sub/.git/commondir", true, HX_GITCONF_CODE},
+	    {"/p/sub/.git", true, HX_GITCONF_CODE},
+	    {"/p/sub/.git", false, HX_GITCONF_CODE},
+	    {"/p/bare/HEAD", true, HX_GITCONF_CODE},
+	    {"/cache/go/vcs/x/HEAD", false, HX_GITCONF_NONE},
+	    {"/p/sub/.git/HEAD", true, HX_GITCONF_NONE},
+	    {"/p/src/config", true, HX_GITCONF_NONE},
+	    {"/p/.github/config", true, HX_GITCONF_NONE},
+	};
+
+	for (size_t i = 0; i < sizeof(t) / sizeof(*t); i++)
+		ck_assert_msg(hx_gitconf_place(t[i].path, t[i].in_project) ==
+				  t[i].want,
+			      "%s", t[i].path);
+	ck_assert(hx_gitconf_in_git("/p/sub/.git"));
+	ck_assert(hx_gitconf_in_git("/p/sub/.git/hooks"));
+	ck_assert(!hx_gitconf_in_git("/p/sub/.github"));
 }
 END_TEST
 
@@ -804,6 +879,9 @@ static Suite *supervisor_suite(void)
 	tcase_add_test(tc, format_values);
 	tcase_add_loop_test(tc, escape_table, 0,
 			    sizeof(esc_table) / sizeof(*esc_table));
+	tcase_add_loop_test(tc, gitconf_names_code_table, 0,
+			    sizeof(gc_table) / sizeof(*gc_table));
+	tcase_add_test(tc, gitconf_places);
 	tcase_add_test(tc, session_paths);
 	tcase_add_test(tc, rmtree_no_follow);
 	tcase_add_loop_test(tc, endpoint_table, 0,
