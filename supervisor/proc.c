@@ -211,3 +211,32 @@ int hx_proc_exit_code(int status)
 		return 128 + WTERMSIG(status);
 	return 2;
 }
+
+char *hx_proc_cmdline(pid_t pid, size_t cap, size_t *len)
+{
+	char path[64], *buf = malloc(cap + 1);
+	size_t n = 0;
+	ssize_t k;
+	int fd;
+
+	*len = 0;
+	if (!buf)
+		return NULL;
+	snprintf(path, sizeof(path), "/proc/%d/cmdline", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		free(buf);
+		return NULL;
+	}
+	while (n < cap + 1) {
+		k = read(fd, buf + n, cap + 1 - n);
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k <= 0)
+			break;
+		n += (size_t)k;
+	}
+	close(fd);
+	*len = n;
+	return buf;
+}

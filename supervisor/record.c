@@ -467,3 +467,23 @@ void hx_record_dns(json_t *rec, json_t *args, const struct hx_request *rq)
 	    hx_record_strings(rec, "args.answers", rq->answers, rq->nanswers));
 	json_object_set_new(args, "ttl", json_integer(rq->dns_ttl));
 }
+
+#define CMD_ARGS 512
+json_t *hx_record_cmdline(json_t *rec, const char *field, const char *p,
+			  size_t len)
+{
+	const char *v[CMD_ARGS];
+	char *buf = malloc(len + 1);
+	size_t n = 0;
+	json_t *a;
+
+	if (!buf)
+		return json_array();
+	memcpy(buf, p, len);
+	buf[len] = '\0';
+	for (size_t i = 0; i < len && n < CMD_ARGS; i += strlen(buf + i) + 1)
+		v[n++] = buf + i;
+	a = hx_record_strings(rec, field, v, n);
+	free(buf);
+	return a;
+}

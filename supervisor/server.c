@@ -185,6 +185,57 @@ static int send_reply(struct hx_server *s, struct conn *c, pid_t pid,
 	return -1;
 }
 
+#define CMD_MAX (64u << 10) /* of a command line recorded */
+
+/* Whether the NUL-separated cmd (len bytes) is the argv v (n words). */
+static bool same_argv(const char *cmd, size_t len, const char *const *v,
+		      size_t n)
+{
+	size_t off = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		size_t k = strlen(v[i]) + 1;
+
+		if (off + k > len || memcmp(cmd + off, v[i], k))
+			return false;
+		off += k;
+	}
+	return off == len;
+}
+
+/* A HELLO is the process's claim: its record says what the kernel
+ * shows (the image, /proc/<pid>/cmdline read now), and the claim too
+ * where it differs (a program that speaks the protocol itself). */
+static void hello_args(json_t *rec, json_t *args, pid_t pid, const char *exe,
+		       const struct hx_msg *m, const char *const *argv)
+{
+	size_t len;
+	char *cmd = hx_proc_cmdline(pid, CMD_MAX, &len);
+	const char *path = exe ? exe : m->path.s;
+
+	if (path)
+		json_object_set_new(args, "path",
+				    hx_record_text(rec, "args.path", path));
+	if (exe && m->path.s && strcmp(exe, m->path.s))
+		json_object_set_new(
+		    args, "claimed_path",
+		    hx_record_text(rec, "args.claimed_path", m->path.s));
+	if (cmd)
+		json_object_set_new(
+		    args, "argv",
+		    hx_record_cmdline(rec, "args.argv", cmd,
+				      len > CMD_MAX ? CMD_MAX : len));
+	if (cmd && len > CMD_MAX)
+		json_object_set_new(args, "argv_truncated", json_true());
+	if (m->nargs && (!cmd || len > CMD_MAX ||
+			 ((!hx_msg_has(m, HX_TAG_TRUNCATED) || !m->truncated) &&
+			  !same_argv(cmd, len, argv, m->nargs))))
+		json_object_set_new(args, "claimed_argv",
+				    hx_record_strings(rec, "args.claimed_argv",
+						      argv, m->nargs));
+	free(cmd);
+}
+
 static int on_hello(struct hx_server *s, struct conn *c, pid_t pid,
 		    const struct hx_msg *m)
 {
@@ -198,21 +249,10 @@ static int on_hello(struct hx_server *s, struct conn *c, pid_t pid,
 	fill_peer(c, pid, m, &peer);
 	rec = hx_record_new(s->pl, &peer, "process_start", NULL);
 	if (rec) {
+		for (i = 0; i < m->nargs; i++)
+			argv[i] = m->args[i].s;
 		args = json_object();
-		if (m->path.s)
-			json_object_set_new(
-			    args, "path",
-			    hx_record_text(rec, "args.path", m->path.s));
-		if (m->nargs) {
-			for (i = 0; i < m->nargs; i++)
-				argv[i] = m->args[i].s;
-			json_object_set_new(
-			    args, "argv",
-			    hx_record_strings(rec, "args.argv", argv, i));
-		}
-		if (hx_msg_has(m, HX_TAG_TRUNCATED) && m->truncated)
-			json_object_set_new(args, "argv_truncated",
-					    json_true());
+		hello_args(rec, args, pid, peer.exe, m, argv);
 		json_object_set_new(rec, "args", args);
 		json_object_set_new(rec, "category", json_string("process"));
 		json_object_set_new(rec, "risk", json_string("low"));

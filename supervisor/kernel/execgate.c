@@ -217,36 +217,6 @@ static struct approval *take(struct hx_execgate *g, pid_t tid)
 	return a;
 }
 
-/* /proc/<pid>/cmdline, at most cap bytes (more: *len = cap + 1). */
-static char *read_cmdline(pid_t pid, size_t cap, size_t *len)
-{
-	char path[64], *buf = malloc(cap + 1);
-	size_t n = 0;
-	ssize_t k;
-	int fd;
-
-	*len = 0;
-	if (!buf)
-		return NULL;
-	snprintf(path, sizeof(path), "/proc/%d/cmdline", (int)pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
-		free(buf);
-		return NULL;
-	}
-	while (n < cap + 1) {
-		k = read(fd, buf + n, cap + 1 - n);
-		if (k < 0 && errno == EINTR)
-			continue;
-		if (k <= 0)
-			break;
-		n += (size_t)k;
-	}
-	close(fd);
-	*len = n;
-	return buf;
-}
-
 /* At PTRACE_EVENT_EXEC of pid (formerly thread old_tid): the new image
  * must be the approved file with the approved argv. */
 static void check_exec(struct hx_execgate *g, pid_t pid, pid_t old_tid)
@@ -263,7 +233,7 @@ static void check_exec(struct hx_execgate *g, pid_t pid, pid_t old_tid)
 	snprintf(path, sizeof(path), "/proc/%d/exe", (int)pid);
 	if (a && !stat(path, &st) && st.st_dev == a->dev &&
 	    st.st_ino == a->ino) {
-		cmd = read_cmdline(pid, a->len, &len);
+		cmd = hx_proc_cmdline(pid, a->len, &len);
 		ok = cmd && len == a->len && !memcmp(cmd, a->cmdline, len) &&
 		     prog_holds(a, pid);
 	}
@@ -279,7 +249,7 @@ static void check_exec(struct hx_execgate *g, pid_t pid, pid_t old_tid)
 	if (f) {
 		hx_proc_exe(pid, f->exe, sizeof(f->exe));
 		if (!cmd)
-			cmd = read_cmdline(pid, 64u << 10, &len);
+			cmd = hx_proc_cmdline(pid, 64u << 10, &len);
 	}
 	if (g->pl->mode == HX_MODE_ENFORCE)
 		kill(pid, SIGKILL);
@@ -536,27 +506,6 @@ static void *tracer(void *arg)
 	return NULL;
 }
 
-/* The NUL-separated command line as an argv, redacted as one
- * (hx_record_strings: sshpass -p W). */
-#define CMD_ARGS 512
-static json_t *cmd_json(json_t *rec, const char *p, size_t len)
-{
-	const char *v[CMD_ARGS];
-	char *buf = malloc(len + 1);
-	size_t n = 0;
-	json_t *a;
-
-	if (!buf)
-		return json_array();
-	memcpy(buf, p, len);
-	buf[len] = '\0';
-	for (size_t i = 0; i < len && n < CMD_ARGS; i += strlen(buf + i) + 1)
-		v[n++] = buf + i;
-	a = hx_record_strings(rec, "args.argv", v, n);
-	free(buf);
-	return a;
-}
-
 static void log_finding(struct hx_execgate *g, const struct finding *f)
 {
 	struct hx_peer peer = {
@@ -571,7 +520,9 @@ static void log_finding(struct hx_execgate *g, const struct finding *f)
 	args = json_object();
 	json_object_set_new(args, "path",
 			    hx_record_text(rec, "args.path", f->exe));
-	json_object_set_new(args, "argv", cmd_json(rec, f->cmdline, f->len));
+	json_object_set_new(
+	    args, "argv",
+	    hx_record_cmdline(rec, "args.argv", f->cmdline, f->len));
 	json_object_set_new(rec, "op", json_string("exec"));
 	json_object_set_new(rec, "args", args);
 	json_object_set_new(rec, "category", json_string("exec"));

@@ -8,6 +8,9 @@
  *   static_wire_client both DIR N    the two at once, in two processes
  *   static_wire_client forge DIR     one request claiming pid 1; prints
  *                                    "pid P verdicts V" (P: our real pid)
+ *   static_wire_client hello PATH ARG...
+ *                                    a HELLO claiming to be PATH ARG...;
+ *                                    prints "hello N" (N: reply bytes)
  *   static_wire_client claim NAME IP PORT
  *                                    reports "NAME resolved to IP" as the
  *                                    shim would, waits, then connects to
@@ -191,6 +194,28 @@ static int forge(const char *dir)
 	return ok ? 0 : 1;
 }
 
+/* A HELLO that claims another program and command line. */
+static int hello(const char *path, char **args, int nargs)
+{
+	uint8_t buf[8192], reply[HX_WIRE_MAX];
+	struct hx_wbuf w;
+	int fd = dial();
+	ssize_t got = -1;
+
+	hx_wire_begin(&w, buf, sizeof(buf), HX_MSG_HELLO, 5);
+	hx_wire_put_u32(&w, HX_TAG_PID, (uint32_t)getpid());
+	hx_wire_put_u32(&w, HX_TAG_PPID, (uint32_t)getppid());
+	hx_wire_put_u32(&w, HX_TAG_TID, (uint32_t)getpid());
+	hx_wire_put_u32(&w, HX_TAG_FLAGS, 0);
+	hx_wire_put_str(&w, HX_TAG_PATH, path);
+	for (int i = 0; i < nargs; i++)
+		hx_wire_put_str(&w, HX_TAG_ARG, args[i]);
+	if (send(fd, buf, hx_wire_finish(&w), 0) > 0)
+		got = recv(fd, reply, sizeof(reply), 0);
+	printf("hello %zd\n", got);
+	return got > 0 ? 0 : 1;
+}
+
 static int claim(const char *name, const char *ip, int port)
 {
 	struct sockaddr_in sin = {.sin_family = AF_INET,
@@ -226,6 +251,8 @@ int main(int argc, char **argv)
 		return claim(argv[2], argv[3], atoi(argv[4]));
 	if (argc >= 3 && !strcmp(argv[1], "forge"))
 		return forge(argv[2]);
+	if (argc >= 3 && !strcmp(argv[1], "hello"))
+		return hello(argv[2], argv + 3, argc - 3);
 	if (argc >= 3 && !strcmp(argv[1], "hostile")) {
 		hostile(argv[2]);
 		return 0;
