@@ -137,6 +137,22 @@ static int dot_last(const char *path)
 	return (int)k;
 }
 
+int hx_un_dir_tail(const struct target *t, const char *raw, const char *full)
+{
+	char path[PATH_MAX + 32];
+	struct stat st;
+	bool dot = dot_last(raw);
+
+	if (!dot && !ends_slash(raw))
+		return 0;
+	/* The kernel's own walk, as the target's: "file/." is ENOTDIR. */
+	if (hx_un_proc_path(t, full, path, sizeof(path)))
+		return -EACCES;
+	if (stat(path, &st))
+		return errno == ENOTDIR || dot ? -errno : 0;
+	return 0;
+}
+
 /* The error the kernel gives a call whose path raw (full: made
  * absolute) ends in "." or ".." (a directory walked through, never a
  * name acted on: "link/." is link's target, "x/.." x's parent, which the
@@ -144,17 +160,12 @@ static int dot_last(const char *path)
 static int dot_errno(const struct target *t, enum mut_kind k, const char *raw,
 		     const char *full)
 {
-	char path[PATH_MAX + 32];
-	int d = dot_last(raw);
-	struct stat st;
+	int d = dot_last(raw), e;
 
 	if (!d)
 		return 0;
-	/* The kernel's own walk: "file/." and "file/.." are ENOTDIR. */
-	if (hx_un_proc_path(t, full, path, sizeof(path)))
-		return -EACCES;
-	if (stat(path, &st))
-		return -errno;
+	if ((e = hx_un_dir_tail(t, raw, full)))
+		return e;
 	switch (k) {
 	case MUT_RENAME:
 		return -EBUSY;

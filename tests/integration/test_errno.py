@@ -30,6 +30,11 @@ DYNAMIC = os.path.join(BUILD, "helpers", "dyn_errno")
 # (missing/x) do not exist.
 ROWS = [
     ("open", "{file} WRONLY"),
+    ("open", "{file}/. WRONLY|TRUNC"),
+    ("open", "{file}/ WRONLY|TRUNC"),
+    ("open", "{dir}/in/.. WRONLY"),
+    ("open", "{link}/. WRONLY|CREAT"),
+    ("open", "{empty}/. WRONLY|CREAT"),
     ("open", "{missing} WRONLY"),
     ("open", "{missing} WRONLY|CREAT"),
     ("open", "{file} WRONLY|CREAT|EXCL"),
