@@ -102,6 +102,18 @@ static bool has_dotdot(const char *path)
 	return false;
 }
 
+/* Whether path's last component is "." ("x/.", "x/./"): the name before
+ * it is then no last name but a directory walked through, its symlink
+ * followed whatever the call says of its last one. */
+static bool ends_dot(const char *path)
+{
+	size_t n = strlen(path);
+
+	while (n > 1 && path[n - 1] == '/')
+		n--;
+	return n && path[n - 1] == '.' && (n == 1 || path[n - 2] == '/');
+}
+
 bool hx_path_root_ours(pid_t pid)
 {
 	char link[64], target[PATH_MAX];
@@ -134,6 +146,10 @@ int hx_path_resolve_root(pid_t pid, pid_t tid, bool root_ours, const char *norm,
 	root[0] = '\0';
 	if (!root_ours)
 		snprintf(root, sizeof(root), "/proc/%d/root", (int)pid);
+	/* "link/." walks through link, as the walk below does: the
+	 * normalized "link" would be its last name, not followed. */
+	if (ends_dot(norm))
+		follow_last = true;
 	/* "./x" and "a//b" as "x" and "a/b": what the walk below does with
 	 * them, and the common case a lookup decides. */
 	if (!root[0] && !has_dotdot(norm) &&

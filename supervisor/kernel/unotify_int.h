@@ -150,6 +150,13 @@ int hx_un_openat2(const struct target *t, const char *path,
 
 int hx_un_proc_path(const struct target *t, const char *in, char *out,
 		    size_t size);
+/* A path raw (full: made absolute) that ends in "/", "/." or "/..":
+ * 0 when the kernel's walk of it as the target's reaches a directory,
+ * else its error (ENOTDIR through a file; a missing name before a final
+ * "/" is left to the call). The decided path has lost that tail, so the
+ * emulation asks here what the kernel would have said. 0 for any other
+ * path. */
+int hx_un_dir_tail(const struct target *t, const char *raw, const char *full);
 /* The errno for a call the pipeline denied (o): what the kernel would
  * say of k (kerrno.h; k's paths absolute, as the target wrote them)
  * when o->tell and this worker acts with the target's uid, else

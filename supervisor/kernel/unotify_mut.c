@@ -123,6 +123,66 @@ static bool ends_slash(const char *s)
 	return n > 1 && s[n - 1] == '/';
 }
 
+/* 1 when path's last component is ".", 2 when "..", else 0. */
+static int dot_last(const char *path)
+{
+	size_t n = strlen(path), k;
+
+	while (n > 1 && path[n - 1] == '/')
+		n--;
+	for (k = 0; k < n && k < 3 && path[n - 1 - k] == '.'; k++)
+		;
+	if (!k || k > 2 || (k < n && path[n - 1 - k] != '/'))
+		return 0;
+	return (int)k;
+}
+
+int hx_un_dir_tail(const struct target *t, const char *raw, const char *full)
+{
+	char path[PATH_MAX + 32];
+	struct stat st;
+	bool dot = dot_last(raw);
+
+	if (!dot && !ends_slash(raw))
+		return 0;
+	/* The kernel's own walk, as the target's: "file/." is ENOTDIR. */
+	if (hx_un_proc_path(t, full, path, sizeof(path)))
+		return -EACCES;
+	if (stat(path, &st))
+		return errno == ENOTDIR || dot ? -errno : 0;
+	return 0;
+}
+
+/* The error the kernel gives a call whose path raw (full: made
+ * absolute) ends in "." or ".." (a directory walked through, never a
+ * name acted on: "link/." is link's target, "x/.." x's parent, which the
+ * emulation below would otherwise remove, rename or replace), or 0. */
+static int dot_errno(const struct target *t, enum mut_kind k, const char *raw,
+		     const char *full)
+{
+	int d = dot_last(raw), e;
+
+	if (!d)
+		return 0;
+	if ((e = hx_un_dir_tail(t, raw, full)))
+		return e;
+	switch (k) {
+	case MUT_RENAME:
+		return -EBUSY;
+	case MUT_UNLINK:
+		return -EISDIR;
+	case MUT_RMDIR:
+		return d == 1 ? -EINVAL : -ENOTEMPTY;
+	case MUT_MKDIR:
+	case MUT_SYMLINK:
+	case MUT_MKNOD:
+	case MUT_LINK:
+		return -EEXIST;
+	default:
+		return 0; /* the directory's own metadata */
+	}
+}
+
 /* A second path argument resolved here (the pipeline only hands back
  * the first): as the kernel walks it, symlinks resolved as the target
  * sees them (the last one only when follow), normalized. The request
@@ -786,7 +846,8 @@ static int checked_copy(int pfd, const char *name, int pfd2, const char *name2,
 static void mut_apply(struct hx_unotify *u, const struct seccomp_notif *n,
 		      const struct target *t, const struct mut_call *c,
 		      struct job *j, const char *raw, const char *raw2,
-		      const char *res2, struct answer *a)
+		      const char *full, const char *full2, const char *res2,
+		      struct answer *a)
 {
 	char name[NAME_MAX + 2], name2[NAME_MAX + 2];
 	bool two = c->k == MUT_RENAME || c->k == MUT_LINK;
@@ -812,6 +873,11 @@ static void mut_apply(struct hx_unotify *u, const struct seccomp_notif *n,
 			return;
 		}
 	}
+	/* "x/." and "x/..": what the kernel answers (rename's second
+	 * path too; link's existing file is followed like any other). */
+	if ((e = dot_errno(t, c->k, raw, full)) ||
+	    (c->k == MUT_RENAME && (e = dot_errno(t, c->k, raw2, full2))))
+		goto out;
 	/* A directory put in place of the file this was decided for: it
 	 * is decided again as what it is, and, should one be swapped in
 	 * after this look, moved back below. */
@@ -906,5 +972,6 @@ void hx_un_mut(struct hx_unotify *u, const struct seccomp_notif *n,
 			       .gid = c.ogid};
 	if ((a->err = hx_un_judge(u, t, &j, &kk)))
 		return;
-	mut_apply(u, n, t, &c, &j, raw, raw2, res2, a);
+	mut_apply(u, n, t, &c, &j, raw, raw2, full, two ? full2 : NULL, res2,
+		  a);
 }

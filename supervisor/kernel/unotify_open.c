@@ -354,6 +354,12 @@ void hx_un_open(struct hx_unotify *u, const struct seccomp_notif *n,
 	k.flags = (unsigned)flags;
 	if ((a->err = hx_un_judge(u, t, &j, &k)))
 		return;
+	/* "file/", "file/." and "x/..": the decided path lost what makes
+	 * the kernel refuse them (a truncate of file was made instead). */
+	if ((e = hx_un_dir_tail(t, raw, full))) {
+		a->err = -e;
+		return;
+	}
 	if (flags & O_PATH)
 		e = open_path_fd(t, j.decided, flags, resolve);
 	else if ((e = open_pooled(u, t, j.decided, flags, (mode_t)mode,

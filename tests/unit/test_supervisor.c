@@ -166,6 +166,14 @@ START_TEST(resolve_symlinks)
 	snprintf(q, sizeof(q), "%s//dirlink/./link", real);
 	ck_assert_int_eq(hx_path_resolve(me, 0, q, true, out, sizeof(out)), 0);
 	ck_assert_str_eq(out, p);
+	/* "dirlink/." walks through dirlink, whatever the op says of its
+	 * last name: the normalized "dirlink" is not it */
+	snprintf(q, sizeof(q), "%s/dirlink/.", real);
+	ck_assert_int_eq(hx_path_resolve(me, 0, q, false, out, sizeof(out)), 0);
+	ck_assert_str_eq(out, real);
+	snprintf(q, sizeof(q), "%s/dirlink/./", real);
+	ck_assert_int_eq(hx_path_resolve(me, 0, q, false, out, sizeof(out)), 0);
+	ck_assert_str_eq(out, real);
 	/* a dangling link, last: a create makes what it names */
 	snprintf(p, sizeof(p), "%s/dangling", real);
 	snprintf(q, sizeof(q), "%s/made-through-the-link", real);
