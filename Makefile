@@ -252,7 +252,7 @@ FUZZ_TARGETS := $(patsubst tests/fuzz/%.c,$(BUILD)/fuzz/%,$(wildcard tests/fuzz/
 # the redaction of records, harness-mcp-worker's decoders.
 FUZZ_SRCS := $(COMMON_SRCS) $(POLICY_SRCS) supervisor/dnsmsg.c \
 	$(wildcard supervisor/redact*.c) supervisor/fmt.c supervisor/export/logscan.c \
-	tools/mcpwork/wire.c tools/mcpwork/args.c tools/mcpwork/text.c \
+	tools/mcpwork/wire.c tools/mcpwork/args.c tools/mcpwork/text.c tools/mcpwork/grow.c \
 	tools/mcpwork/patch.c supervisor/mcp/schema.c supervisor/mcp/tools.c
 $(BUILD)/fuzz/%: tests/fuzz/%.c $(FUZZ_SRCS) $(POLICY_ASM) $(MCP_ASM) policy/default.yaml supervisor/mcp/tools.json $(PROFILES_BLOB) | $(DEPS_OK)
 	@mkdir -p $(@D)

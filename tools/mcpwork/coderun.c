@@ -1,6 +1,7 @@
 /* code_run's child and its pipes; see coderun.h. */
 #define _GNU_SOURCE
 #include "tools/mcpwork/coderun.h"
+#include "tools/mcpwork/grow.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -440,18 +441,8 @@ static void drain(struct stream *s)
 		s->total += (uint64_t)n;
 		keep =
 		    s->max - s->len < (size_t)n ? s->max - s->len : (size_t)n;
-		if (keep && s->len + keep > s->cap) {
-			size_t cap = s->cap ? s->cap : 4096;
-			char *nb;
-
-			while (cap < s->len + keep)
-				cap *= 2;
-			nb = realloc(s->buf, cap);
-			if (!nb)
-				keep = 0; /* counted, not kept */
-			else
-				s->buf = nb, s->cap = cap;
-		}
+		if (keep && hx_mw_grow(&s->buf, &s->cap, s->len + keep, 0))
+			keep = 0; /* counted, not kept */
 		if (keep)
 			memcpy(s->buf + s->len, chunk, keep);
 		s->len += keep;

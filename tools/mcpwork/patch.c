@@ -1,6 +1,7 @@
 /* Unified diffs and search/replace edits in memory; see patch.h. */
 #define _GNU_SOURCE
 #include "tools/mcpwork/patch.h"
+#include "tools/mcpwork/grow.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -95,18 +96,8 @@ static int put(struct buf *b, const char *p, size_t n)
 		return 0;
 	if (n > b->max || b->len > b->max - n)
 		return -EFBIG;
-	if (b->len + n > b->cap) {
-		size_t cap = b->cap ? b->cap : 4096;
-		char *np;
-
-		while (cap < b->len + n)
-			cap *= 2;
-		np = realloc(b->p, cap);
-		if (!np)
-			return -ENOMEM;
-		b->p = np;
-		b->cap = cap;
-	}
+	if (hx_mw_grow(&b->p, &b->cap, b->len + n, 0))
+		return -ENOMEM;
 	memcpy(b->p + b->len, p, n);
 	b->len += n;
 	return 0;

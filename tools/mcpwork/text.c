@@ -1,5 +1,6 @@
 /* Pure text helpers; see text.h. */
 #include "tools/mcpwork/text.h"
+#include "tools/mcpwork/grow.h"
 
 #include <errno.h>
 #include <nettle/base64.h>
@@ -159,7 +160,6 @@ int hx_mw_text_b64_decode(const char *s, size_t n, char **out, size_t *outn)
 static int keep(struct hx_mw_text_sel *s, const char *p, size_t n, uint64_t at)
 {
 	size_t room, take;
-	char *nb;
 
 	if (!n)
 		return 0;
@@ -173,19 +173,8 @@ static int keep(struct hx_mw_text_sel *s, const char *p, size_t n, uint64_t at)
 		s->over = true;
 	if (!take)
 		return 0;
-	if (s->len + take > s->cap) {
-		size_t cap = s->cap ? s->cap : 4096;
-
-		while (cap < s->len + take)
-			cap *= 2;
-		if (cap > s->max)
-			cap = s->max;
-		nb = realloc(s->buf, cap);
-		if (!nb)
-			return -ENOMEM;
-		s->buf = nb;
-		s->cap = cap;
-	}
+	if (hx_mw_grow(&s->buf, &s->cap, s->len + take, s->max))
+		return -ENOMEM;
 	memcpy(s->buf + s->len, p, take);
 	s->len += take;
 	return 0;

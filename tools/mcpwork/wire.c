@@ -1,5 +1,6 @@
 /* Framing and decoding of the worker's protocol; see wire.h. */
 #include "tools/mcpwork/wire.h"
+#include "tools/mcpwork/grow.h"
 
 #include <errno.h>
 #include <jansson.h>
@@ -24,19 +25,8 @@ void hx_mw_wire_framer_free(struct hx_mw_wire_framer *f)
 
 static int append(struct hx_mw_wire_framer *f, const char *p, size_t n)
 {
-	char *nb;
-	size_t cap;
-
-	if (f->len + n + 1 > f->cap) {
-		cap = f->cap ? f->cap : 4096;
-		while (cap < f->len + n + 1)
-			cap *= 2;
-		nb = realloc(f->buf, cap);
-		if (!nb)
-			return -ENOMEM;
-		f->buf = nb;
-		f->cap = cap;
-	}
+	if (hx_mw_grow(&f->buf, &f->cap, f->len + n + 1, 0))
+		return -ENOMEM;
 	memcpy(f->buf + f->len, p, n);
 	f->len += n;
 	return 0;
