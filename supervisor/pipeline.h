@@ -34,9 +34,10 @@ struct hx_peer {
 	pid_t tid;	   /* verified in /proc/<pid>/task, or 0 */
 	pid_t claimed_pid; /* what the message said; 0: nothing */
 	const char *exe;   /* readlink /proc/<pid>/exe, or NULL */
-	/* 1: its root is ours, read when it was first seen (the agent's
-	 * tree cannot chroot: seccomp_deny.c), so paths are not asked
-	 * /proc/<pid>/root again; 0: not known, read at each path */
+	/* true: its root is ours, read when its process was first seen
+	 * (the kernel layer's who-is-who, the shim's connection: the
+	 * agent's tree cannot chroot, seccomp_deny.c), so its paths do not
+	 * read /proc/<pid>/root again; false: read at each path */
 	bool root_ours;
 };
 

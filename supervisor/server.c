@@ -26,6 +26,7 @@
 #include "supervisor/dnsmap.h"
 #include "supervisor/metrics.h"
 #include "supervisor/pipeline.h"
+#include "supervisor/path_resolve.h"
 #include "supervisor/proc.h"
 #include "supervisor/correlate.h"
 #include "supervisor/record.h"
@@ -42,6 +43,7 @@ struct conn {
 	pid_t info_pid, ppid;
 	char exe[PATH_MAX];
 	bool has_exe;
+	bool root_ours; /* hx_peer.root_ours, read with the rest */
 	uint8_t *rbuf;
 };
 
@@ -106,6 +108,7 @@ static void refresh_info(struct conn *c, pid_t pid, bool force)
 	c->info_pid = pid;
 	c->ppid = hx_proc_ppid(pid);
 	c->has_exe = hx_proc_exe(pid, c->exe, sizeof(c->exe)) > 0;
+	c->root_ours = hx_path_root_ours(pid);
 }
 
 static void fill_peer(struct conn *c, pid_t pid, const struct hx_msg *m,
@@ -118,6 +121,7 @@ static void fill_peer(struct conn *c, pid_t pid, const struct hx_msg *m,
 	peer->uid = c->peer_uid;
 	peer->ppid = c->ppid;
 	peer->exe = c->has_exe ? c->exe : NULL;
+	peer->root_ours = c->root_ours;
 	if (m && hx_msg_has(m, HX_TAG_PID))
 		peer->claimed_pid = (pid_t)m->pid;
 	/* A claimed tid is believed only when it is a thread of pid. */
