@@ -209,17 +209,28 @@ static bool same_argv(const char *cmd, size_t len, const char *const *v,
 
 /* A HELLO is the process's claim: its record says what the kernel
  * shows (the image, /proc/<pid>/cmdline read now), and the claim too
- * where it differs (a program that speaks the protocol itself). */
+ * where it differs (a program that speaks the protocol itself). A
+ * process that exited before its HELLO was read (the shim does not wait
+ * for the reply) shows the kernel nothing: a zombie has no image and an
+ * empty cmdline. Its record then carries the claim, and names those
+ * fields in "unverified". */
 static void hello_args(json_t *rec, json_t *args, pid_t pid, const char *exe,
 		       const struct hx_msg *m, const char *const *argv)
 {
 	size_t len;
 	char *cmd = hx_proc_cmdline(pid, CMD_MAX, &len);
 	const char *path = exe ? exe : m->path.s;
+	json_t *unverified = json_array();
 
+	if (cmd && !len) {
+		free(cmd);
+		cmd = NULL;
+	}
 	if (path)
 		json_object_set_new(args, "path",
 				    hx_record_text(rec, "args.path", path));
+	if (!exe && path)
+		json_array_append_new(unverified, json_string("args.path"));
 	if (exe && m->path.s && strcmp(exe, m->path.s))
 		json_object_set_new(
 		    args, "claimed_path",
@@ -231,12 +242,21 @@ static void hello_args(json_t *rec, json_t *args, pid_t pid, const char *exe,
 				      len > CMD_MAX ? CMD_MAX : len));
 	if (cmd && len > CMD_MAX)
 		json_object_set_new(args, "argv_truncated", json_true());
-	if (m->nargs && (!cmd || len > CMD_MAX ||
-			 ((!hx_msg_has(m, HX_TAG_TRUNCATED) || !m->truncated) &&
-			  !same_argv(cmd, len, argv, m->nargs))))
+	if (!cmd && m->nargs) {
+		json_object_set_new(
+		    args, "argv",
+		    hx_record_strings(rec, "args.argv", argv, m->nargs));
+		json_array_append_new(unverified, json_string("args.argv"));
+	} else if (m->nargs &&
+		   (len > CMD_MAX ||
+		    ((!hx_msg_has(m, HX_TAG_TRUNCATED) || !m->truncated) &&
+		     !same_argv(cmd, len, argv, m->nargs))))
 		json_object_set_new(args, "claimed_argv",
 				    hx_record_strings(rec, "args.claimed_argv",
 						      argv, m->nargs));
+	if (json_array_size(unverified))
+		json_object_set(rec, "unverified", unverified);
+	json_decref(unverified);
 	free(cmd);
 }
 

@@ -11,12 +11,16 @@
  *   static_wire_client hello PATH ARG...
  *                                    a HELLO claiming to be PATH ARG...;
  *                                    prints "hello N" (N: reply bytes)
+ *   static_wire_client hello-exit PATH ARG...
+ *                                    the same HELLO, then exits at once
+ *                                    without reading the reply
  *   static_wire_client claim NAME IP PORT
  *                                    reports "NAME resolved to IP" as the
  *                                    shim would, waits, then connects to
  *                                    IP:PORT; prints "connected" or
  *                                    "denied ERRNO" */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -194,8 +198,9 @@ static int forge(const char *dir)
 	return ok ? 0 : 1;
 }
 
-/* A HELLO that claims another program and command line. */
-static int hello(const char *path, char **args, int nargs)
+/* A HELLO that claims another program and command line; with wait
+ * false, the process exits as soon as it is sent. */
+static int hello(const char *path, char **args, int nargs, bool wait)
 {
 	uint8_t buf[8192], reply[HX_WIRE_MAX];
 	struct hx_wbuf w;
@@ -210,8 +215,9 @@ static int hello(const char *path, char **args, int nargs)
 	hx_wire_put_str(&w, HX_TAG_PATH, path);
 	for (int i = 0; i < nargs; i++)
 		hx_wire_put_str(&w, HX_TAG_ARG, args[i]);
-	if (send(fd, buf, hx_wire_finish(&w), 0) > 0)
-		got = recv(fd, reply, sizeof(reply), 0);
+	if (send(fd, buf, hx_wire_finish(&w), 0) > 0 && !wait)
+		_exit(0);
+	got = recv(fd, reply, sizeof(reply), 0);
 	printf("hello %zd\n", got);
 	return got > 0 ? 0 : 1;
 }
@@ -252,7 +258,9 @@ int main(int argc, char **argv)
 	if (argc >= 3 && !strcmp(argv[1], "forge"))
 		return forge(argv[2]);
 	if (argc >= 3 && !strcmp(argv[1], "hello"))
-		return hello(argv[2], argv + 3, argc - 3);
+		return hello(argv[2], argv + 3, argc - 3, true);
+	if (argc >= 3 && !strcmp(argv[1], "hello-exit"))
+		return hello(argv[2], argv + 3, argc - 3, false);
 	if (argc >= 3 && !strcmp(argv[1], "hostile")) {
 		hostile(argv[2]);
 		return 0;

@@ -425,3 +425,31 @@ def test_a_forged_hello_does_not_name_another_command(wd):
           "the claim: %r" % args)
     check(not any(x["event"] == "process_start" and x.get("args", {}).get("argv") == ["ls", "-la"]
                   for x in r.records), "a record names the claimed command as what ran")
+
+
+def test_a_hello_from_a_process_gone_says_it_is_unverified(wd):
+    # The shim does not wait for its HELLO's reply, so a short program
+    # can be a zombie (no image, an empty cmdline) when the supervisor
+    # reads it. Its process_start then carries the claim, and names each
+    # field taken from it in "unverified"; a field without that mark is
+    # what the kernel showed. Which of the two a run gets is a race, so
+    # every run is checked for the one it got.
+    client = os.path.join(HELPERS, "static_wire_client")
+    seen = set()
+    for _ in range(8):
+        r = harness(["sh", "-c", '"$0" hello-exit /usr/bin/ls ls -la; sleep 0.1', client], wd)
+        start = [x for x in r.records if x["event"] == "process_start" and
+                 x["args"].get("path") in (os.path.realpath(client), "/usr/bin/ls")]
+        check(len(start) == 1, "one process_start for the client:\n" + r.dump())
+        args, unverified = start[0]["args"], start[0].get("unverified", [])
+        if "args.argv" in unverified:
+            check(args["argv"] == ["ls", "-la"] and "claimed_argv" not in args, "the claim: %r" % start[0])
+        else:
+            check(args["argv"] == [client, "hello-exit", "/usr/bin/ls", "ls", "-la"] and
+                  args["claimed_argv"] == ["ls", "-la"], "what ran: %r" % start[0])
+        if "args.path" in unverified:
+            check(args["path"] == "/usr/bin/ls", "the claimed path: %r" % start[0])
+        else:
+            check(args["path"] == os.path.realpath(client), "the image: %r" % start[0])
+        seen.add(tuple(unverified))
+    print("# unverified fields seen: %r" % sorted(seen))
