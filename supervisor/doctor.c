@@ -72,6 +72,12 @@ void hx_doctor_print(const struct hx_features *k, FILE *out)
 	line(out, "  ADDFD_FLAG_SEND", tri(k->addfd_send),
 	     "inject and answer atomically: open emulation without a "
 	     "window (5.14)");
+	line(out, "  WAIT_KILLABLE_RECV", mark(k->notify_killable),
+	     k->notify_killable
+		 ? "a call taken is not broken off by a signal: seen and "
+		   "decided once (5.19)"
+		 : "a signal restarts a call being decided: seen twice, a "
+		   "question asked again");
 	line(out, "  SYNC_WAKE_UP", tri(k->sync_wake),
 	     "fast round trip (~3us instead of ~12us) (6.6)");
 	line(out, "pidfd_open", mark(k->pidfd_open),

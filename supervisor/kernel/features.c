@@ -109,6 +109,18 @@ static void probe_listener(struct hx_features *k)
 	k->sync_wake = res & P_SYNC ? HX_AVAILABLE : HX_MISSING;
 }
 
+/* Whether the kernel knows SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV: it
+ * checks the flags before it reads the filter, so a NULL one fails with
+ * EFAULT where they are known and EINVAL where not. Installs nothing. */
+static bool probe_notify_killable(void)
+{
+	return syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER,
+		       SECCOMP_FILTER_FLAG_NEW_LISTENER |
+			   SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV,
+		       NULL) < 0 &&
+	       errno == EFAULT;
+}
+
 static void probe_pidfd(struct hx_features *k)
 {
 	int pfd = (int)syscall(SYS_pidfd_open, getpid(), 0), fd;
@@ -193,6 +205,7 @@ void hx_features_probe(struct hx_features *k, bool deep)
 	k->listener = k->addfd = k->addfd_send = k->sync_wake = HX_UNKNOWN;
 	if (deep && k->user_notif)
 		probe_listener(k);
+	k->notify_killable = k->user_notif && probe_notify_killable();
 	probe_pidfd(k);
 	k->landlock_abi = hx_landlock_abi();
 	v = prctl(PR_GET_NO_NEW_PRIVS, 0, 0, 0, 0);

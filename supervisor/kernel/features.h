@@ -19,6 +19,7 @@ struct hx_features {
 	enum hx_avail addfd;	  /* SECCOMP_IOCTL_NOTIF_ADDFD (5.9) */
 	enum hx_avail addfd_send; /* SECCOMP_ADDFD_FLAG_SEND (5.14) */
 	enum hx_avail sync_wake;  /* SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP (6.6) */
+	bool notify_killable;	  /* ..._FLAG_WAIT_KILLABLE_RECV (5.19) */
 	char listener_err[64];	  /* why listener is missing */
 	bool pidfd_open, pidfd_getfd;
 	int landlock_abi; /* 0: no Landlock */

@@ -196,6 +196,10 @@ int hx_sandbox_prepare(const struct hx_policy *p,
 			     "binary skips",
 			     sb->k.landlock_abi);
 	}
+	if (sb->k.user_notif && !sb->k.notify_killable)
+		warn(quiet, "no WAIT_KILLABLE_RECV (before 5.19): a signal "
+			    "restarts a call being decided, which is then "
+			    "recorded (and asked) again");
 	if (!sb->k.cap_setpcap && sb->k.root)
 		warn(quiet, "root without CAP_SETPCAP: the bounding set and "
 			    "securebits cannot be locked; no_new_privs still "
@@ -587,6 +591,8 @@ json_t *hx_sandbox_kernel_json(const struct hx_sandbox *sb)
 			    json_integer((json_int_t)hx_seccomp_ndeny));
 	json_object_set_new(o, "user_notif", json_boolean(k->user_notif));
 	json_object_set_new(o, "pidfd_getfd", json_boolean(k->pidfd_getfd));
+	json_object_set_new(o, "notify_killable",
+			    json_boolean(k->notify_killable));
 	json_object_set_new(o, "landlock_abi", json_integer(k->landlock_abi));
 	json_object_set_new(o, "landlock",
 			    json_string(sb->ll ? "applied"

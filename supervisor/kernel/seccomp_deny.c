@@ -838,7 +838,12 @@ int hx_seccomp_install_notify(const struct hx_seccomp_prog *p)
 	if (!p->notify.len)
 		return -ENOENT;
 	fd = syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER,
-		     SECCOMP_FILTER_FLAG_NEW_LISTENER, &p->notify);
+		     SECCOMP_FILTER_FLAG_NEW_LISTENER |
+			 SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV,
+		     &p->notify);
+	if (fd < 0 && errno == EINVAL) /* before 5.19 */
+		fd = syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER,
+			     SECCOMP_FILTER_FLAG_NEW_LISTENER, &p->notify);
 	return fd < 0 ? -errno : (int)fd;
 }
 

@@ -106,7 +106,10 @@ int hx_seccomp_build_notify(struct hx_seccomp_prog *p, bool exec, bool reads,
 int hx_seccomp_install(const struct hx_seccomp_prog *p);
 
 /* Installs p's notify filter with SECCOMP_FILTER_FLAG_NEW_LISTENER and
- * returns the listener fd, or -errno (-ENOENT: none was built). Must run
+ * returns the listener fd, or -errno (-ENOENT: none was built). With
+ * WAIT_KILLABLE_RECV where the kernel has it (5.19): a call a worker
+ * has taken is not broken off by a signal (only a fatal one), so it is
+ * never seen, decided and emulated twice. Must run
  * before hx_seccomp_install: the deny list refuses a new listener.
  * Async-signal-safe. */
 int hx_seccomp_install_notify(const struct hx_seccomp_prog *p);

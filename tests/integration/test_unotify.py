@@ -7,7 +7,7 @@ import os
 import socket
 import time
 
-from lib import BUILD, HELPERS, Listener, check, harness
+from lib import BUILD, HELPERS, Listener, Skip, check, harness
 
 STATIC = os.path.join(HELPERS, "static_unotify")
 RAW = os.path.join(HELPERS, "raw_syscall")
@@ -505,3 +505,23 @@ def test_open_dotdot_after_a_symlink_decided_where_the_kernel_goes(wd):
     rec = [x for x in r.events(event="openat", layer="kernel")
            if x["args"].get("path_resolved") == _p(wd, "ask", "new")]
     check(len(rec) == 1 and rec[0]["verdict"] != "allow", r.dump())
+
+
+def test_a_signal_storm_never_makes_a_call_twice(wd):
+    # A call broken off by a signal while the supervisor decides it is
+    # restarted by the kernel (SA_RESTART), unseen by the shim. Unless
+    # the listener waits killably (WAIT_KILLABLE_RECV, 5.19), the
+    # supervisor sees it twice: an emulated mkdir is made, then fails
+    # with EEXIST when made again, and its second sight is recorded as
+    # a raw syscall that bypassed the shim.
+    rounds = 200
+    r = harness([os.path.join(HELPERS, "signal_storm"), wd.path, str(rounds)], wd)
+    if not r.one(event="session_start")["kernel"].get("notify_killable"):
+        raise Skip("no WAIT_KILLABLE_RECV: a restarted call is seen twice")
+    check(r.stdout.strip() == "errors 0", "the program's calls failed: %r" % r.stdout)
+    mine = [x for x in r.records if x.get("args", {}).get("path", "").startswith(wd.path + "/")]
+    check(not [x for x in mine if x.get("shim_bypass") or x.get("layer") == "kernel"],
+          "a call seen twice:\n" + r.dump())
+    for event, n in (("mkdir", rounds), ("rename", rounds), ("unlink", rounds)):
+        got = len([x for x in mine if x["event"] == event])
+        check(got == n, "%d %s records, not %d" % (got, event, n))
