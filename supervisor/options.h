@@ -50,7 +50,7 @@ struct hx_options {
 	bool mcp;
 	unsigned mcp_per_minute, mcp_concurrent;
 	unsigned long mcp_max_output;
-	const char *mcp_http; /* --http [HOST:]PORT, or NULL: stdio */
+	const char *mcp_http; /* --http [HOST:]PORT or unix:PATH; NULL: stdio */
 	char *const *cmd;     /* argv of the command, NULL-terminated */
 	int ncmd;
 };

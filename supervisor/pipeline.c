@@ -675,11 +675,14 @@ static void judge(struct flow *f)
 		}
 	}
 	/* The log by inode: through a hard link or another mount of its
-	 * file system, a path no glob names reaches it. */
+	 * file system, a path no glob names reaches it; so the harness's
+	 * own sockets (harness-mcp --http unix:PATH). */
 	if (rq->op != HX_OP_EXEC && !hx_pl_protects_harness(f->d.rule) &&
 	    (protected_inode(f->pl, &f->p1, follows_last(rq->op, rq)) ||
 	     (rq->op != HX_OP_SYMLINK &&
-	      protected_inode(f->pl, &f->p2, false)))) {
+	      protected_inode(f->pl, &f->p2, false)) ||
+	     (f->is_unix && f->un_len &&
+	      protected_inode(f->pl, &f->pu, true)))) {
 		f->d.verdict = HX_VERDICT_DENY;
 		f->d.rule = "harness:protect";
 		f->d.pattern = NULL;

@@ -3,6 +3,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <jansson.h>
 #include <stdio.h>
 #include <string.h>
 #include <limits.h>
@@ -10,6 +11,8 @@
 #include <stdlib.h>
 #include <sys/random.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include "supervisor/fmt.h"
@@ -47,8 +50,11 @@ static int make_token(struct run *r)
 static int write_endpoint(struct run *r, const char *bound)
 {
 	char path[PATH_MAX + 16];
+	const char *host = r->mcp_sock[0] ? "localhost" : bound;
+	char url[160];
+	json_t *ep;
 	FILE *f;
-	int fd;
+	int fd, e;
 
 	snprintf(path, sizeof(path), "%s/mcp.json", r->sess.dir);
 	fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
@@ -59,34 +65,106 @@ static int write_endpoint(struct run *r, const char *bound)
 			close(fd);
 		return -1;
 	}
-	fprintf(
-	    f,
-	    "{\"url\":\"http://%s/mcp\",\"token\":\"%s\",\"session\":\"%s\"}\n",
-	    bound, r->mcp_token, r->sess.id);
+	snprintf(url, sizeof(url), "http://%s/mcp", host);
+	ep = json_pack("{s:s,s:s,s:s}", "url", url, "token", r->mcp_token,
+		       "session", r->sess.id);
+	if (ep && r->mcp_sock[0])
+		json_object_set_new(ep, "socket", json_string(r->mcp_sock));
+	e = ep ? json_dumpf(ep, f, JSON_COMPACT) : -1;
+	json_decref(ep);
+	if (e || fputc('\n', f) == EOF) {
+		fclose(f);
+		return -1;
+	}
 	if (fclose(f))
 		return -1;
 	fprintf(stderr,
-		"harness-mcp: MCP at http://%s/mcp (its bearer token "
-		"is in %s)\n",
-		bound, path);
+		"harness-mcp: MCP at %s%s%s (its bearer token is in %s)\n", url,
+		r->mcp_sock[0] ? " on unix:" : "", r->mcp_sock, path);
 	return 0;
 }
 
-/* --http: a loopback TCP listener, out of the agent's reach. */
+/* A socket file at path that nothing listens on any more (a session
+ * that was killed): it may go. One that answers is another's. */
+static bool stale_socket(const char *path, const struct sockaddr_un *sa)
+{
+	struct stat st;
+	int fd;
+	bool stale;
+
+	if (lstat(path, &st) || !S_ISSOCK(st.st_mode))
+		return false;
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return false;
+	stale = connect(fd, (const struct sockaddr *)sa, sizeof(*sa)) &&
+		errno == ECONNREFUSED;
+	close(fd);
+	return stale;
+}
+
+/* --http unix:PATH: a socket file only the user may connect to (0600;
+ * http.c also refuses a peer of another user or of the session), which
+ * the agent cannot reach, remove or rename (harness:protect, by
+ * inode). */
+static int unix_listen(struct run *r, const char *path)
+{
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	int fd, pfd, e;
+
+	if (path[0] != '/' || strlen(path) >= sizeof(sa.sun_path)) {
+		hx_say("mcp: --http unix:PATH takes an absolute path of at "
+		       "most %zu bytes",
+		       sizeof(sa.sun_path) - 1);
+		return -1;
+	}
+	memcpy(sa.sun_path, path, strlen(path) + 1);
+	if (stale_socket(path, &sa))
+		unlink(path);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0 || bind(fd, (struct sockaddr *)&sa, sizeof(sa)) ||
+	    chmod(path, 0600) || listen(fd, 64)) {
+		hx_say("mcp: %s: %s", path,
+		       errno == EADDRINUSE ? "in use (another session's?)"
+					   : strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	snprintf(r->mcp_sock, sizeof(r->mcp_sock), "%s", path);
+	r->mcp_http_fd = fd;
+	pfd = open(path, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+	e = pfd < 0 ? -errno : hx_pipeline_protect_fd(&r->pl, pfd);
+	if (pfd >= 0)
+		close(pfd);
+	if (e) {
+		hx_say("mcp: %s: %s", path, strerror(-e));
+		return -1;
+	}
+	return 0;
+}
+
+/* --http: a loopback TCP listener or a Unix socket, out of the agent's
+ * reach. */
 static int open_http(struct run *r)
 {
 	const char *a = r->o->mcp_http;
 	char bound[128], err[256];
 	int e;
 
-	if (!strncmp(a, "unix:", 5) || a[0] == '/') {
-		hx_say("mcp: --http takes a loopback [HOST:]PORT");
+	if (make_token(r)) {
+		hx_say("mcp: no token");
 		return -1;
 	}
-	if (make_token(r) ||
-	    hx_metrics_listen(a, &r->mcp_http_fd, bound, sizeof(bound), err,
+	if (!strncmp(a, "unix:", 5))
+		return unix_listen(r, a + 5) ? -1 : write_endpoint(r, "");
+	if (a[0] == '/') {
+		hx_say("mcp: --http takes a loopback [HOST:]PORT or unix:PATH");
+		return -1;
+	}
+	if (hx_metrics_listen(a, &r->mcp_http_fd, bound, sizeof(bound), err,
 			      sizeof(err))) {
-		hx_say("mcp: %s", r->mcp_token[0] ? err : "no token");
+		hx_say("mcp: %s", err);
 		return -1;
 	}
 	if ((e = hx_pipeline_protect_endpoint(&r->pl, r->mcp_http_fd))) {
@@ -179,4 +257,7 @@ void hx_run_mcp_stop(struct run *r)
 	if (r->mcp_http_fd >= 0)
 		close(r->mcp_http_fd);
 	r->mcp_fd[0] = r->mcp_fd[1] = r->mcp_http_fd = -1;
+	if (r->mcp_sock[0])
+		unlink(r->mcp_sock);
+	r->mcp_sock[0] = '\0';
 }

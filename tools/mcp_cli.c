@@ -65,7 +65,8 @@ static int own(int argc, char **argv, int *i, struct hx_mcp_cli *c,
 	if (!strcmp(a, "--http") || !strncmp(a, "--http=", 7)) {
 		o->mcp_http = a[6] ? a + 7 : *i + 1 < argc ? argv[++*i] : NULL;
 		if (!o->mcp_http || !*o->mcp_http) {
-			snprintf(err, len, "--http takes [HOST:]PORT");
+			snprintf(err, len,
+				 "--http takes [HOST:]PORT or unix:PATH");
 			return -EINVAL;
 		}
 		return 1;
@@ -180,6 +181,11 @@ void hx_mcp_cli_usage(FILE *f)
 	    "                        token are in the session dir's mcp.json\n"
 	    "                        (0600). DELETE on the URL ends the "
 	    "session\n"
+	    "  --http unix:PATH      the same on a Unix socket at PATH (an\n"
+	    "                        absolute path; 0600, removed at the "
+	    "end),\n"
+	    "                        for this user's processes outside the\n"
+	    "                        session; URL http://localhost/mcp\n"
 	    "  -h, --help            this text\n"
 	    "  --version             the version\n"
 	    "\n"

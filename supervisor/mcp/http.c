@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "common/clock.h"
+#include "supervisor/proc.h"
 #include "supervisor/server.h"
 
 #define HEAD_MAX  16384
@@ -30,6 +31,8 @@ struct conn {
 	size_t len, cap, head, body;
 	json_t *waiting; /* the request id its stream answers */
 	bool closing, out_watched;
+	bool said_all;	/* closing, all written: our side shut down */
+	size_t dropped; /* read after the request, and dropped */
 	char *out;
 	size_t olen, ooff;
 	uint64_t born;
@@ -43,6 +46,8 @@ struct hx_mcp_http {
 	struct conn *conns[HX_MCP_HTTP_CONNS];
 	struct conn *cur; /* the one whose POST is being handled */
 	bool session_given;
+	bool unix_socket; /* the listener's family is AF_UNIX */
+	int self_filters; /* our seccomp filters (hx_proc_confined) */
 };
 
 static void conn_close(struct conn *c)
@@ -81,9 +86,12 @@ static bool flush(struct conn *c)
 		}
 		c->ooff += (size_t)n;
 	}
-	if (c->ooff == c->olen && c->closing) {
-		conn_close(c);
-		return false;
+	/* Said all: the client reads its end, and what it still sends (a
+	 * body after a refused head) is read and dropped until it closes;
+	 * a close now would fail its send (EPIPE on a Unix socket). */
+	if (c->ooff == c->olen && c->closing && !c->said_all) {
+		c->said_all = true;
+		shutdown(c->src.fd, SHUT_WR);
 	}
 	if (c->out_watched != (c->ooff < c->olen)) {
 		hx_server_del(c->h->srv, &c->src);
@@ -312,7 +320,8 @@ static void on_conn(struct hx_server *s, struct hx_source *src, uint32_t events)
 		char sink[4096];
 
 		n = recv(c->src.fd, sink, sizeof(sink), MSG_DONTWAIT);
-		if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR))
+		if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR) ||
+		    (n > 0 && (c->dropped += (size_t)n) > BODY_MAX))
 			conn_close(c); /* the client went: its answer too */
 		return;
 	}
@@ -366,6 +375,27 @@ static bool room(struct hx_mcp_http *h, size_t *slot)
 	return room(h, slot);
 }
 
+/* A Unix socket's peer must be this user (or root) and not a process
+ * of the session's (hx_proc_confined: under the sandbox's filters,
+ * which an orphan that left the tree keeps too): the file's mode and
+ * harness:protect keep them out, this whatever else lets them reach
+ * it (audit mode, no kernel layer). A TCP peer has no credentials: the
+ * bearer token stands alone. */
+static bool peer_ok(const struct hx_mcp_http *h, int fd)
+{
+	struct hx_procstatus ps;
+	struct ucred cr;
+	socklen_t len = sizeof(cr);
+
+	if (!h->unix_socket)
+		return true;
+	return !getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &len) &&
+	       (cr.uid == geteuid() || cr.uid == 0) && cr.pid > 0 &&
+	       /* gone: what it connected may live on in a child */
+	       !hx_proc_status(cr.pid, &ps) &&
+	       !hx_proc_confined(cr.pid, h->self_filters);
+}
+
 static void on_accept(struct hx_server *s, struct hx_source *src,
 		      uint32_t events)
 {
@@ -378,6 +408,10 @@ static void on_accept(struct hx_server *s, struct hx_source *src,
 	(void)events;
 	while ((fd = accept4(h->lsrc.fd, NULL, NULL,
 			     SOCK_NONBLOCK | SOCK_CLOEXEC)) >= 0) {
+		if (!peer_ok(h, fd)) {
+			close(fd);
+			continue;
+		}
 		if (!room(h, &slot) || !(c = calloc(1, sizeof(*c)))) {
 			close(fd);
 			continue;
@@ -398,6 +432,9 @@ int hx_mcp_http_start(struct hx_server *srv, const struct hx_mcp_http_opts *o,
 		      struct hx_mcp_http **out)
 {
 	struct hx_mcp_http *h = calloc(1, sizeof(*h));
+	struct sockaddr_storage sa;
+	socklen_t salen = sizeof(sa);
+	struct hx_procstatus st;
 	int e = 0;
 
 	*out = NULL;
@@ -408,6 +445,10 @@ int hx_mcp_http_start(struct hx_server *srv, const struct hx_mcp_http_opts *o,
 	snprintf(h->token, sizeof(h->token), "%s", o->token);
 	snprintf(h->session, sizeof(h->session), "%s", o->session);
 	h->lsrc = (struct hx_source){o->lfd, on_accept, h};
+	h->unix_socket =
+	    getsockname(o->lfd, (struct sockaddr *)&sa, &salen) == 0 &&
+	    sa.ss_family == AF_UNIX;
+	h->self_filters = hx_proc_status(getpid(), &st) ? -1 : st.filters;
 	/* accept until EAGAIN: a blocking listener would hold the loop */
 	if (fcntl(o->lfd, F_SETFL, fcntl(o->lfd, F_GETFL) | O_NONBLOCK) ||
 	    (e = hx_server_add(srv, &h->lsrc, EPOLLIN))) {

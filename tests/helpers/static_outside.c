@@ -22,6 +22,10 @@
  *                    created, written, read back, removed
  *   listen-any       a TCP socket bound to 0.0.0.0 (any port) listens:
  *                    prints "listening PORT"
+ *   http-unix PATH   connects to the Unix socket PATH, sends an HTTP
+ *                    request without a token: prints "connect ERRNO-NAME"
+ *                    or "answer N" (the bytes of the answer: 0, the
+ *                    connection closed unanswered)
  *   linkrace NB S    binds and serves "own.sock" in the cwd; for S
  *                    seconds one thread connects to "sw.sock" in a loop
  *                    while another makes that name, in turn, a hard link
@@ -283,6 +287,28 @@ static void linkrace(const char *neighbour, int secs)
 	printf("own %ld\n", atomic_load(&reached));
 }
 
+static void http_unix(const char *path)
+{
+	static const char req[] = "POST /mcp HTTP/1.1\r\nHost: x\r\n"
+				  "Content-Length: 2\r\n\r\n{}";
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	int s = socket(AF_UNIX, SOCK_STREAM, 0);
+	char buf[4096];
+	long got = 0, n;
+
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
+	if (s < 0 || connect(s, (struct sockaddr *)&sa, sizeof(sa))) {
+		say("connect", -1);
+		return;
+	}
+	if (send(s, req, sizeof(req) - 1, MSG_NOSIGNAL) < 0) {
+		/* closed before it was read: no answer either */
+	}
+	while ((n = read(s, buf, sizeof(buf))) > 0)
+		got += n;
+	printf("answer %ld\n", got);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc == 3 && !strcmp(argv[1], "limits"))
@@ -312,7 +338,9 @@ int main(int argc, char **argv)
 			say("listen-any", -1);
 		else
 			printf("listening %d\n", ntohs(in.sin_port));
-	} else if (argc == 4 && !strcmp(argv[1], "linkrace"))
+	} else if (argc == 3 && !strcmp(argv[1], "http-unix"))
+		http_unix(argv[2]);
+	else if (argc == 4 && !strcmp(argv[1], "linkrace"))
 		linkrace(argv[2], atoi(argv[3]));
 	else {
 		fprintf(stderr, "usage: see the comment at the top\n");

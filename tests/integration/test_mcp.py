@@ -14,7 +14,7 @@ import select
 import subprocess
 import time
 
-from lib import BUILD, POLICIES, ROOT, Listener, Skip, check, read_log
+from lib import BUILD, HELPERS, POLICIES, ROOT, Listener, Skip, check, read_log
 
 MCP = os.path.join(BUILD, "harness-mcp")
 CLIENT = os.path.join(ROOT, "tests", "mcp", "client.mjs")
@@ -505,11 +505,11 @@ def test_streamable_http_with_the_sdk(wd):
           "the connect to the endpoint was not refused as harness:protect")
 
 
-def raw_http_refusals(host, port, token):
+def raw_http_refusals(host, port, token, connect=None):
     import http.client
 
     def req(method, headers, body=None):
-        conn = http.client.HTTPConnection(host, port, timeout=10)
+        conn = connect() if connect else http.client.HTTPConnection(host, port, timeout=10)
         conn.request(method, "/mcp", body=body, headers=headers)
         r = conn.getresponse()
         data = r.read()
@@ -532,3 +532,75 @@ def raw_http_refusals(host, port, token):
     check(req("POST", auth, ping)[0] == 400, "no session id after initialize")
     check(req("POST", dict(auth, **{"Mcp-Session-Id": "another"}), ping)[0] == 404, "another session id")
     check(req("POST", dict(auth, **{"Mcp-Session-Id": sid}), ping)[0] == 200, "ping")
+    return sid
+
+
+def unix_http(path):
+    import http.client
+    import socket
+
+    class Conn(http.client.HTTPConnection):
+        def connect(self):
+            self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            self.sock.settimeout(30)
+            self.sock.connect(path)
+    return lambda: Conn("localhost", timeout=30)
+
+
+def test_streamable_http_on_a_unix_socket(wd):
+    # harness-mcp --http unix:PATH: the same transport on a socket file
+    # of mode 0600, removed at the end. The session's own processes
+    # cannot use it: a connect by path is refused (harness:protect, by
+    # the file's inode), and one that gets past that (here: without the
+    # shim and without the kernel layer) is closed unanswered, since its
+    # peer is a process under the sandbox's filters.
+    import http.client
+    wd.file("u.txt", "over a unix socket\n")
+    sock = os.path.join(wd.state, "mcp.sock")
+    log = os.path.join(wd.state, "audit-unix.jsonl")
+    p = subprocess.Popen([MCP, "--quiet", "--ask-timeout", "0", "--audit-log", log, "--no-kernel-notify",
+                          "--http", "unix:" + sock, "--policy", os.path.join(POLICIES, "test.yaml")],
+                         cwd=wd.path, env=env_for(wd), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True)
+    try:
+        line = p.stderr.readline()
+        check("MCP at http://localhost/mcp on unix:%s " % sock in line, "no endpoint said: %r" % line)
+        check(os.stat(sock).st_mode & 0o777 == 0o600, "the socket's mode %o" % os.stat(sock).st_mode)
+        ep = json.load(open(line.split("is in ", 1)[1].rstrip(")\n")))
+        check(ep["socket"] == sock and ep["url"] == "http://localhost/mcp", "mcp.json %r" % ep)
+        conn = unix_http(sock)
+        sid = raw_http_refusals(None, None, ep["token"], conn)
+        auth = {"Authorization": "Bearer " + ep["token"], "Content-Type": "application/json",
+                "Accept": "application/json, text/event-stream", "Mcp-Session-Id": sid}
+
+        def call(n, tool, args):
+            c = conn()
+            c.request("POST", "/mcp", headers=auth, body=json.dumps(
+                {"jsonrpc": "2.0", "id": n, "method": "tools/call", "params": {"name": tool, "arguments": args}}))
+            data = c.getresponse().read().decode()
+            c.close()
+            msgs = [json.loads(x[5:]) for x in data.splitlines() if x.startswith("data:")]
+            return [m for m in msgs if m.get("id") == n][0]["result"]
+
+        got = call(3, "file_read", {"path": "u.txt"})
+        check(got["structuredContent"]["content"] == "over a unix socket\n", "file_read %r" % got)
+        prog = os.path.join(HELPERS, "static_outside")
+        shimmed = call(4, "code_run", {"command": "curl -s --unix-socket %s http://x/mcp; echo curl $?" % sock})
+        bare = call(5, "code_run", {"argv": [prog, "http-unix", sock]})
+        check(shimmed["structuredContent"]["stdout"] == "curl 7\n", "through the shim %r" % shimmed)
+        check(bare["structuredContent"]["stdout"] == "answer 0\n",
+              "a session's process was answered: %r" % bare)
+        c = conn()
+        c.request("DELETE", "/mcp", headers=auth)
+        c.getresponse().read()
+        check(p.wait(timeout=60) == 0, "DELETE did not end the session: %s" % p.returncode)
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+    check(not os.path.exists(sock), "the socket file was left")
+    recs = read_log(log)
+    tc = calls(recs)
+    check(any(r.get("rule") == "harness:protect" and r.get("call_id") == tc[1]["call_id"] for r in recs),
+          "the connect to the socket was not refused as harness:protect:\n%s" % "\n".join(
+              json.dumps(r)[:300] for r in recs if r.get("call_id") == tc[1]["call_id"]))
