@@ -104,7 +104,8 @@ struct run {
 	 * and its bearer token, the front */
 	int mcp_fd[2], mcp_http_fd;
 	char mcp_token[128];
-	char mcp_sock[108]; /* --http unix:PATH, removed at the end ("": none) */
+	char
+	    mcp_sock[108]; /* --http unix:PATH, removed at the end ("": none) */
 	struct hx_mcp *mcp;
 };
 
