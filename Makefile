@@ -94,6 +94,9 @@ install-deps:
 # drives TEST_AGENTS, `make test-agents` all of them.
 AGENTS_ALL := claude codex gemini
 TEST_AGENTS ?= codex
+# The CLIs test_mcp.py registers harness-mcp with (their own `mcp add`
+# and the client each starts it with): installed, not driven.
+MCP_AGENTS ?= claude codex gemini
 agent_stamps = $(foreach a,$(1),$(BUILD)/agents/$(a)/.installed)
 $(BUILD)/agents/%/.installed: tests/agents/%/package-lock.json tests/agents/%/package.json
 	@BUILD=$(BUILD) scripts/install-deps --agents $*
@@ -213,8 +216,10 @@ integration: all $(HELPER_BINS) $(ESCAPE_BINS) $(PROMETHEUS) $(OTLP_DECODER) \
   $(MCP_CLIENTS)
 	@BUILD=$(BUILD) tests/run-integration
 test: lint all $(UNIT_BINS) $(HELPER_BINS) $(ESCAPE_BINS) $(PROMETHEUS) \
-  $(OTLP_DECODER) $(MCP_CLIENTS) $(call agent_stamps,$(TEST_AGENTS))
-	@BUILD=$(BUILD) HX_AGENTS="$(TEST_AGENTS)" tests/run $(UNIT_BINS)
+  $(OTLP_DECODER) $(MCP_CLIENTS) \
+	  $(call agent_stamps,$(sort $(TEST_AGENTS) $(MCP_AGENTS)))
+	@BUILD=$(BUILD) HX_AGENTS="$(TEST_AGENTS)" \
+	  HX_MCP_AGENTS="$(MCP_AGENTS)" tests/run $(UNIT_BINS)
 
 # The checks that keep the tree as HACKING.md says, first in `make test`:
 # a second compiler's warnings as errors (every object and unit program

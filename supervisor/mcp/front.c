@@ -2,6 +2,7 @@
 #define _GNU_SOURCE
 #include "supervisor/mcp/front_int.h"
 #include "supervisor/mcp/http.h"
+#include "supervisor/mcp/result.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -121,6 +122,7 @@ static void initialize(struct hx_mcp *m, json_t *id, json_t *params)
 	m->initialized = true;
 	m->elicitation = json_is_object(json_object_get(
 	    json_object_get(params, "capabilities"), "elicitation"));
+	hx_mcp_record_client(m->pl, params, v, m->http != NULL);
 	hx_mcp_reply(m, id,
 		     json_pack("{s:s,s:{s:{s:b}},s:{s:s,s:s,s:s},s:s}",
 			       "protocolVersion", v, "capabilities", "tools",

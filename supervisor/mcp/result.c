@@ -192,6 +192,40 @@ void hx_mcp_record_call(struct hx_pipeline *pl, const struct hx_mcp_end *e)
 	json_decref(rec);
 }
 
+void hx_mcp_record_client(struct hx_pipeline *pl, json_t *params,
+			  const char *protocol, bool http)
+{
+	json_t *rec = hx_record_new(pl, NULL, "mcp_client", NULL);
+	json_t *info = json_object_get(params, "clientInfo");
+	json_t *caps = json_object_get(params, "capabilities");
+	json_t *client = json_object(), *names = json_array();
+	const char *k;
+	json_t *v;
+
+	if (!rec)
+		return;
+	hx_record_set_text(rec, client, "name", "client.name",
+			   json_string_value(json_object_get(info, "name")));
+	hx_record_set_text(rec, client, "version", "client.version",
+			   json_string_value(json_object_get(info, "version")));
+	json_object_set_new(rec, "client", client);
+	hx_record_set_str(rec, "transport", http ? "http" : "stdio");
+	hx_record_set_str(rec, "protocol", protocol);
+	hx_record_set_text(
+	    rec, rec, "protocol_asked", "protocol_asked",
+	    json_string_value(json_object_get(params, "protocolVersion")));
+	json_object_foreach(caps, k, v)
+	{
+		if (json_array_size(names) < 16)
+			json_array_append_new(
+			    names, hx_record_text(rec, "capabilities", k));
+	}
+	json_object_set_new(rec, "capabilities", names);
+	hx_record_set_str(rec, "layer", "mcp");
+	hx_record_append_event(pl, rec, NULL, NULL);
+	json_decref(rec);
+}
+
 void hx_mcp_record_quota(struct hx_pipeline *pl, const struct hx_tool *t,
 			 const char *what)
 {

@@ -6,6 +6,7 @@
 #ifndef HX_MCP_RESULT_H
 #define HX_MCP_RESULT_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <time.h>
 
@@ -36,6 +37,11 @@ struct hx_mcp_end {
 
 /* The call's record. */
 void hx_mcp_record_call(struct hx_pipeline *pl, const struct hx_mcp_end *e);
+/* The client said who it is (initialize's params, borrowed; protocol:
+ * the version agreed): an mcp_client record, its words redacted and
+ * coalesced past the log's rate like every record a client causes. */
+void hx_mcp_record_client(struct hx_pipeline *pl, struct json_t *params,
+			  const char *protocol, bool http);
 /* A call refused by its quota (coalesced past the log's rate). */
 void hx_mcp_record_quota(struct hx_pipeline *pl, const struct hx_tool *t,
 			 const char *what);

@@ -318,14 +318,25 @@ def test_inspector_cli_lists_and_calls(wd):
           "the refused read is not linked to its call")
 
 
+def agent_cli(name):
+    """The agent CLI name as `make test` installs it (HX_MCP_AGENTS):
+    a selected one that is missing fails, never skips."""
+    path = os.path.join(BUILD, "agents", name, "node_modules", ".bin", name)
+    if not os.path.exists(path):
+        if name in os.environ.get("HX_MCP_AGENTS", "").split():
+            check(False, "%s is selected but not installed" % name)
+        raise Skip("%s is not installed (make agents)" % name)
+    return path
+
+
+def client_of(log):
+    return [(r["client"]["name"], r["transport"]) for r in read_log(log) if r["event"] == "mcp_client"]
+
+
 def test_codex_registers_it_and_what_it_wrote_serves(wd):
     # `codex mcp add` (offline: it writes ~/.codex/config.toml), then the
     # server as Codex would start it from that file, through the SDK.
-    codex = os.path.join(BUILD, "agents", "codex", "node_modules", ".bin", "codex")
-    if not os.path.exists(codex):
-        if "codex" in os.environ.get("HX_AGENTS", "").split():
-            check(False, "codex is selected but not installed")
-        raise Skip("codex is not installed (make agents)")
+    codex = agent_cli("codex")
     home = os.path.join(wd.state, "home")
     os.makedirs(os.path.join(home, ".codex"))
     e = dict(env_for(wd), HOME=home, CODEX_HOME=os.path.join(home, ".codex"))
@@ -344,6 +355,54 @@ def test_codex_registers_it_and_what_it_wrote_serves(wd):
                     extra=t["args"] + ["--quiet"], command=t["command"])
     check({x["name"] for x in out["tools"]} == TOOLS, "tools %r" % out["tools"])
     check(ok(out["steps"][0])["content"] == "registered\n", "call %r" % out["steps"][0])
+
+
+def test_claude_registers_it_and_connects(wd):
+    # `claude mcp add` writes the project's entry to ~/.claude.json, and
+    # `claude mcp get` starts the server as written and speaks MCP to it
+    # with Claude Code's own client: it says Connected, and the
+    # session's mcp_client record names claude-code.
+    claude = agent_cli("claude")
+    home = os.path.join(wd.state, "home-claude")
+    os.makedirs(home)
+    log = os.path.join(wd.state, "claude.jsonl")
+    e = dict(env_for(wd, home), DISABLE_AUTOUPDATER="1")
+    argv = ["--policy", os.path.join(POLICIES, "test.yaml"), "--quiet", "--audit-log", log]
+    p = subprocess.run([claude, "mcp", "add", "harness", "--", MCP] + argv, capture_output=True, text=True,
+                       env=e, timeout=60, cwd=wd.path)
+    check(p.returncode == 0, "claude mcp add: %s %s" % (p.stdout, p.stderr))
+    entry = json.load(open(os.path.join(home, ".claude.json")))["projects"][wd.path]["mcpServers"]["harness"]
+    check(entry["command"] == MCP and entry["args"] == argv, "written %r" % entry)
+    p = subprocess.run([claude, "mcp", "get", "harness"], capture_output=True, text=True, env=e, timeout=90,
+                       cwd=wd.path)
+    check(p.returncode == 0 and "Connected" in p.stdout and "Failed" not in p.stdout,
+          "claude mcp get: %s %s" % (p.stdout, p.stderr))
+    check(client_of(log) and client_of(log)[0] == ("claude-code", "stdio"), "the client: %r" % client_of(log))
+
+
+def test_gemini_registers_it_and_connects(wd):
+    # `gemini mcp add` writes the project's .gemini/settings.json, and
+    # `gemini mcp list` (in a trusted folder) starts the server as
+    # written and connects with Gemini CLI's own client.
+    gemini = agent_cli("gemini")
+    home = os.path.join(wd.state, "home-gemini")
+    os.makedirs(os.path.join(home, ".gemini"))
+    with open(os.path.join(home, ".gemini", "trustedFolders.json"), "w") as f:
+        json.dump({wd.path: "TRUST_FOLDER"}, f)
+    log = os.path.join(wd.state, "gemini.jsonl")
+    e = env_for(wd, home)
+    argv = ["--policy", os.path.join(POLICIES, "test.yaml"), "--quiet", "--audit-log", log]
+    p = subprocess.run([gemini, "mcp", "add", "harness", MCP] + argv, capture_output=True, text=True,
+                       env=e, timeout=60, cwd=wd.path)
+    check(p.returncode == 0, "gemini mcp add: %s %s" % (p.stdout, p.stderr))
+    entry = json.load(open(os.path.join(wd.path, ".gemini", "settings.json")))["mcpServers"]["harness"]
+    check(entry["command"] == MCP and entry["args"] == argv, "written %r" % entry)
+    p = subprocess.run([gemini, "mcp", "list"], capture_output=True, text=True, env=e, timeout=90,
+                       cwd=wd.path)
+    said = p.stdout + p.stderr  # it lists on stderr
+    check(p.returncode == 0 and "harness" in said and "Connected" in said and "Disconnected" not in said,
+          "gemini mcp list: %s" % said)
+    check(client_of(log) and client_of(log)[0][1] == "stdio", "the client: %r" % client_of(log))
 
 
 def test_ask_user_through_the_clients_elicitation(wd):
