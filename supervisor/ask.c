@@ -16,6 +16,7 @@
 
 #include "common/clock.h"
 #include "common/names.h"
+#include "common/sbuf.h"
 #include "supervisor/correlate.h"
 #include "supervisor/grants.h"
 #include "supervisor/pipeline.h"
@@ -330,6 +331,65 @@ unsigned hx_ask_open(struct hx_ask *a, const struct hx_ask_subject *s)
 	return q->id;
 }
 
+/* The agent's question q's record; 0 or -errno. */
+static int record_question(struct hx_ask *a, struct question *q)
+{
+	json_t *rec = hx_record_new(a->pl, NULL, "question", NULL), *ch;
+	int e;
+
+	if (!rec)
+		return -ENOMEM;
+	json_object_set_new(rec, "ask", json_integer(q->id));
+	hx_record_set_str(rec, "from", "agent");
+	hx_record_set_str(rec, "call_id", q->uq.call_id);
+	hx_record_set_text(rec, rec, "question", "question", q->uq.text);
+	if (q->uq.nchoices && (ch = json_array())) {
+		for (size_t i = 0; i < q->uq.nchoices; i++)
+			json_array_append_new(
+			    ch,
+			    hx_record_text(rec, "choices", q->uq.choices[i]));
+		json_object_set_new(rec, "choices", ch);
+	}
+	json_object_set_new(rec, "timeout_s", json_integer(a->timeout_s));
+	e = hx_record_append(a->pl, rec, &q->seq);
+	json_decref(rec);
+	return e;
+}
+
+static void free_q(struct question *q);
+
+unsigned hx_ask_question(struct hx_ask *a, const struct hx_ask_question *uq)
+{
+	struct question *q, **tail;
+
+	if (!a || !a->timeout_s || a->nq >= MAX_WAITING ||
+	    !(q = calloc(1, sizeof(*q))))
+		return 0;
+	q->agent = true;
+	q->id = q->batch = a->next_id++;
+	clock_gettime(CLOCK_MONOTONIC, &q->asked);
+	if (hx_askuser_dup(uq, &q->uq) || !(q->chain = json_array()) ||
+	    record_question(a, q)) {
+		free_q(q);
+		return 0;
+	}
+	q->recorded = true;
+	for (tail = &a->qs; *tail; tail = &(*tail)->next)
+		;
+	*tail = q;
+	a->nq++;
+	changed(a);
+	return q->id;
+}
+
+const struct hx_ask_question *hx_ask_question_of(const struct hx_ask *a,
+						 unsigned id)
+{
+	const struct question *q = a ? find(a, id) : NULL;
+
+	return q && q->agent && q->recorded ? &q->uq : NULL;
+}
+
 static void unlink_q(struct hx_ask *a, struct question *q)
 {
 	for (struct question **p = &a->qs; *p; p = &(*p)->next)
@@ -345,6 +405,8 @@ static void free_q(struct question *q)
 	subject_free(&q->s);
 	free(q->cwd);
 	json_decref(q->chain);
+	hx_askuser_free(&q->uq);
+	free(q->answer);
 	free(q);
 }
 
@@ -372,15 +434,25 @@ void hx_ask_drop(struct hx_ask *a, unsigned id)
 	free_q(q);
 }
 
+/* What the agent's question's answer is, for its asker: accept (an
+ * answer given), decline, or cancel (nobody answered). */
+static const char *action_of(enum hx_verdict v, const char *why)
+{
+	if (v == HX_VERDICT_ALLOW)
+		return "accept";
+	return strcmp(why, "answer") ? "cancel" : "decline";
+}
+
 /* The ask_answer record of q; returns its seq (0: not written). */
 static uint64_t record_answer(struct hx_ask *a, struct question *q,
 			      enum hx_verdict v, enum hx_ask_scope scope,
-			      const char *by, json_t *grant)
+			      const char *by, const char *why, json_t *grant)
 {
 	struct hx_peer peer = {
 	    .pid = q->s.pid, .tid = q->s.tid, .ppid = q->s.ppid};
 	struct timespec now;
-	json_t *rec = hx_record_new(a->pl, &peer, "ask_answer", NULL);
+	json_t *rec =
+	    hx_record_new(a->pl, q->agent ? NULL : &peer, "ask_answer", NULL);
 	uint64_t seq = 0;
 	double ms;
 
@@ -395,36 +467,42 @@ static uint64_t record_answer(struct hx_ask *a, struct question *q,
 	if (q->seq)
 		json_object_set_new(rec, "ref_seq",
 				    json_integer((json_int_t)q->seq));
-	json_object_set_new(rec, "op", json_string(hx_op_name(q->s.op)));
-	hx_record_set_str(rec, "rule", q->s.rule);
+	if (q->agent) {
+		hx_record_set_str(rec, "from", "agent");
+		hx_record_set_str(rec, "call_id", q->uq.call_id);
+		hx_record_set_str(rec, "action", action_of(v, why));
+		hx_record_set_text(rec, rec, "answer", "answer", q->answer);
+	} else {
+		json_object_set_new(rec, "op",
+				    json_string(hx_op_name(q->s.op)));
+		hx_record_set_str(rec, "rule", q->s.rule);
+	}
 	json_object_set_new(rec, "verdict", json_string(hx_verdict_name(v)));
-	json_object_set_new(rec, "scope",
-			    json_string(hx_grant_scope_name(scope)));
+	if (!q->agent)
+		json_object_set_new(rec, "scope",
+				    json_string(hx_grant_scope_name(scope)));
 	json_object_set_new(rec, "by", json_string(by));
 	json_object_set_new(rec, "latency_ms",
 			    json_real((double)(int64_t)(ms * 10) / 10));
 	if (grant)
 		json_object_set_new(rec, "grant",
 				    json_incref(json_object_get(grant, "id")));
-	json_object_set_new(rec, "layer",
-			    json_string(q->s.kernel ? "kernel" : "shim"));
+	if (!q->agent)
+		json_object_set_new(
+		    rec, "layer", json_string(q->s.kernel ? "kernel" : "shim"));
 	hx_record_append(a->pl, rec, &seq);
 	json_decref(rec);
 	return seq;
 }
 
-/* Ends q with v: recorded, its waiter told, q freed. */
-static void finish(struct hx_ask *a, struct question *q, enum hx_verdict v,
-		   enum hx_ask_scope scope, const char *by, const char *why,
-		   json_t *grant)
+/* What an answer v to a call's question q (its ask_answer record seq)
+ * leaves: counted, a script allowed, a token for the same call. */
+static void settle_call(struct hx_ask *a, struct question *q, enum hx_verdict v,
+			enum hx_ask_scope scope, const char *why, uint64_t seq)
 {
-	struct hx_ask_result r = {v, 0, why};
 	struct hx_peer peer = {
 	    .pid = q->s.pid, .tid = q->s.tid, .ppid = q->s.ppid};
 
-	unlink_q(a, q);
-	if (q->recorded)
-		r.seq = record_answer(a, q, v, scope, by, grant);
 	if (v == HX_VERDICT_ALLOW) {
 		char how[24];
 
@@ -445,9 +523,29 @@ static void finish(struct hx_ask *a, struct question *q, enum hx_verdict v,
 	 * this answer (one record stands for both). */
 	if (!q->s.kernel && v == HX_VERDICT_ALLOW && a->pl->kern) {
 		token_put(a, q, HX_VERDICT_ALLOW);
-		hx_correlate_put(a->pl, &peer, (int)q->s.op, q->s.key, v, r.seq,
+		hx_correlate_put(a->pl, &peer, (int)q->s.op, q->s.key, v, seq,
 				 false);
 	}
+}
+
+/* Ends q with v: recorded, its waiter told, q freed. */
+static void finish(struct hx_ask *a, struct question *q, enum hx_verdict v,
+		   enum hx_ask_scope scope, const char *by, const char *why,
+		   json_t *grant)
+{
+	struct hx_ask_result r = {v, 0, why, NULL};
+
+	unlink_q(a, q);
+	if (q->recorded)
+		r.seq = record_answer(a, q, v, scope, by, why, grant);
+	if (!q->agent)
+		settle_call(a, q, v, scope, why, r.seq);
+	else if (v == HX_VERDICT_ALLOW)
+		a->stats.answered++, r.answer = q->answer;
+	else if (!strcmp(why, "answer"))
+		a->stats.declined++;
+	else
+		a->stats.cancelled++;
 	if (q->kw) {
 		pthread_mutex_lock(&a->m);
 		q->kw->r = r;
@@ -518,6 +616,82 @@ static json_t *grant_for(struct hx_ask *a, const struct question *q,
 	return g;
 }
 
+/* An allow or deny of the agent's question q: deny declines it, once
+ * (nothing is granted by a question); allow cannot answer it. */
+static int decline(struct hx_ask *a, struct question *q, enum hx_verdict v,
+		   enum hx_ask_scope scope, const char *by, char *msg,
+		   size_t mlen)
+{
+	struct hx_sbuf b = {msg, mlen, 0};
+
+	if (v == HX_VERDICT_ALLOW) {
+		hx_sbuf_put(&b, "question ");
+		hx_sbuf_put_uint(&b, q->id);
+		hx_sbuf_put(&b, " is the agent's and wants an answer: "
+				"harness-exec answer ");
+		hx_sbuf_put_uint(&b, q->id);
+		hx_sbuf_put(&b, q->uq.nchoices ? " CHOICE (its text or its "
+						 "number:"
+					       : " TEXT");
+		for (size_t i = 0; i < q->uq.nchoices; i++) {
+			hx_sbuf_put(&b, i ? ", " : " ");
+			hx_sbuf_put_uint(&b, i + 1);
+			hx_sbuf_put(&b, ") ");
+			hx_askuser_put_text(&b, q->uq.choices[i], NULL);
+		}
+		hx_sbuf_put(&b,
+			    q->uq.nchoices ? "), or deny it" : ", or deny it");
+		return -EINVAL;
+	}
+	if (scope != HX_ASK_ONCE) {
+		snprintf(msg, mlen,
+			 "question %u is the agent's: it is declined once, "
+			 "without --scope",
+			 q->id);
+		return -EINVAL;
+	}
+	snprintf(msg, mlen, "declined %u (the agent's question)", q->id);
+	finish(a, q, HX_VERDICT_DENY, HX_ASK_ONCE, by, "answer", NULL);
+	changed(a);
+	return 0;
+}
+
+int hx_ask_reply(struct hx_ask *a, unsigned id, const char *text,
+		 const char *by, char *msg, size_t mlen)
+{
+	struct question *q = a ? find(a, id) : NULL;
+	int k;
+
+	if (!q || !q->recorded)
+		return -ENOENT;
+	if (!q->agent) {
+		snprintf(msg, mlen,
+			 "question %u is about a call: approve or deny it", id);
+		return -EINVAL;
+	}
+	if ((k = hx_askuser_choice(&q->uq, text)) >= 0)
+		text = q->uq.choices[k];
+	if (hx_askuser_check(&q->uq, text, msg, mlen))
+		return -EINVAL;
+	if (!(q->answer = strdup(text)))
+		return -ENOMEM;
+	snprintf(msg, mlen, "answered %u (the agent's question)", id);
+	finish(a, q, HX_VERDICT_ALLOW, HX_ASK_ONCE, by, "answer", NULL);
+	changed(a);
+	return 0;
+}
+
+void hx_ask_withdraw(struct hx_ask *a, unsigned id, const char *by)
+{
+	struct question *q = a ? find(a, id) : NULL;
+
+	if (!q)
+		return;
+	q->fn = NULL; /* its asker knows */
+	finish(a, q, HX_VERDICT_DENY, HX_ASK_ONCE, by, "gone", NULL);
+	changed(a);
+}
+
 int hx_ask_answer(struct hx_ask *a, unsigned id, unsigned upto,
 		  enum hx_verdict v, enum hx_ask_scope scope, const char *by,
 		  unsigned prefix, char *msg, size_t mlen)
@@ -534,6 +708,8 @@ int hx_ask_answer(struct hx_ask *a, unsigned id, unsigned upto,
 		return -ENOENT;
 	if (v != HX_VERDICT_ALLOW && v != HX_VERDICT_DENY)
 		return -EINVAL;
+	if (q->agent)
+		return decline(a, q, v, scope, by, msg, mlen);
 	b = q->batch;
 	if (!upto)
 		upto = UINT_MAX;
@@ -566,7 +742,8 @@ bool hx_ask_wait_begin(struct hx_ask *a, unsigned id, struct hx_ask_wait *w)
 {
 	struct question *q = find(a, id);
 
-	*w = (struct hx_ask_wait){false, {HX_VERDICT_DENY, 0, "gone"}, id};
+	*w =
+	    (struct hx_ask_wait){false, {HX_VERDICT_DENY, 0, "gone", NULL}, id};
 	if (!q)
 		return false;
 	q->kw = w;
@@ -617,7 +794,7 @@ void hx_ask_defer(struct hx_ask *a, unsigned id, void *owner,
 	struct question *q = find(a, id);
 
 	if (!q) {
-		struct hx_ask_result r = {HX_VERDICT_DENY, 0, "end"};
+		struct hx_ask_result r = {HX_VERDICT_DENY, 0, "end", NULL};
 
 		fn(arg, &r);
 		return;
@@ -683,7 +860,8 @@ void hx_ask_end(struct hx_ask *a)
 	bool any = a && a->qs;
 
 	while (a && a->qs) {
-		const char *why = asker_lives(a->qs) ? "end" : "gone";
+		const char *why =
+		    a->qs->agent || asker_lives(a->qs) ? "end" : "gone";
 
 		finish(a, a->qs, HX_VERDICT_DENY, HX_ASK_ONCE, why, why, NULL);
 	}

@@ -15,6 +15,7 @@
 
 #include "supervisor/ask.h"
 #include "supervisor/askscript.h"
+#include "supervisor/askuser.h"
 
 struct json_t;
 
@@ -38,6 +39,11 @@ struct question {
 	struct hx_ask_wait *kw; /* a kernel layer's waiter, or NULL */
 	void (*fn)(void *arg, const struct hx_ask_result *r); /* a shim's */
 	void *arg, *owner;
+	/* The agent's own question (askuser.h), owned, and its answer;
+	 * its subject s is empty. */
+	bool agent;
+	struct hx_ask_question uq;
+	char *answer;
 };
 
 /* An answer "once" to the shim's question, for the kernel layer's view

@@ -12,6 +12,9 @@
 
 #include "common/names.h"
 #include "common/sbuf.h"
+
+/* Bytes of the agent's text on a question's one line. */
+#define LINE_TEXT_MAX 300
 #include "supervisor/grants.h"
 #include "supervisor/record.h"
 
@@ -67,6 +70,43 @@ static void put_word(struct hx_sbuf *b, const char *w)
 	hx_sbuf_put(b, "'");
 }
 
+/* s redacted (record.h), cut at max bytes on a character with "...",
+ * made terminal-safe into b. */
+static void put_agent_text(struct hx_sbuf *b, const char *s, size_t max)
+{
+	json_t *r = hx_record_text(NULL, "", s);
+	const char *t = json_string_value(r) ? json_string_value(r) : "";
+	char cut[LINE_TEXT_MAX + 4];
+	size_t n = strlen(t);
+
+	if (max > LINE_TEXT_MAX)
+		max = LINE_TEXT_MAX;
+	if (n > max) {
+		for (n = max; n && ((unsigned char)t[n] & 0xc0) == 0x80; n--)
+			;
+		memcpy(cut, t, n);
+		memcpy(cut + n, "...", 4);
+		t = cut;
+	}
+	hx_askuser_put_text(b, t, NULL);
+	json_decref(r);
+}
+
+/* The agent's question q on one line: "the agent asks: Push? [1) yes,
+ * 2) no]". */
+static void agent_line(const struct question *q, struct hx_sbuf *b)
+{
+	hx_sbuf_put(b, "the agent asks: ");
+	put_agent_text(b, q->uq.text, LINE_TEXT_MAX);
+	for (size_t i = 0; i < q->uq.nchoices; i++) {
+		hx_sbuf_put(b, i ? ", " : " [");
+		hx_sbuf_put_uint(b, i + 1);
+		hx_sbuf_put(b, ") ");
+		put_agent_text(b, q->uq.choices[i], LINE_TEXT_MAX / 4);
+	}
+	hx_sbuf_put(b, q->uq.nchoices ? "]" : "");
+}
+
 void hx_ask_line(const struct hx_ask *a, unsigned id, char *buf, size_t size)
 {
 	const struct question *h = hx_ask_head(a, id);
@@ -78,6 +118,10 @@ void hx_ask_line(const struct hx_ask *a, unsigned id, char *buf, size_t size)
 		buf[0] = '\0';
 	if (!h)
 		return;
+	if (h->agent) {
+		agent_line(h, &b);
+		return;
+	}
 	hx_sbuf_put(&b, hx_op_name(h->s.op));
 	hx_sbuf_put(&b, " ");
 	if (h->s.op == HX_OP_EXEC) {
@@ -129,16 +173,27 @@ json_t *hx_ask_describe(const struct hx_ask *a, unsigned id)
 	const struct question *h = hx_ask_head(a, id);
 	json_t *o, *paths;
 	struct timespec now;
-	char line[1024];
+	char line[2048];
 
 	if (!h || !(o = json_object()))
 		return NULL;
 	clock_gettime(CLOCK_MONOTONIC, &now);
 	hx_ask_line(a, id, line, sizeof(line));
 	json_object_set_new(o, "id", json_integer(id));
-	json_object_set_new(o, "op", json_string(hx_op_name(h->s.op)));
+	json_object_set_new(
+	    o, "op", json_string(h->agent ? "question" : hx_op_name(h->s.op)));
 	json_object_set_new(o, "what", hx_record_text(NULL, "", line));
-	if (h->s.op == HX_OP_EXEC) {
+	if (h->agent) {
+		json_object_set_new(o, "from", json_string("agent"));
+		hx_record_set_str(o, "call_id", h->uq.call_id);
+		json_object_set_new(o, "question",
+				    hx_record_text(NULL, "", h->uq.text));
+		paths = json_array();
+		for (size_t i = 0; i < h->uq.nchoices; i++)
+			json_array_append_new(
+			    paths, hx_record_text(NULL, "", h->uq.choices[i]));
+		json_object_set_new(o, "choices", paths);
+	} else if (h->s.op == HX_OP_EXEC) {
 		hx_record_set_text(NULL, o, "path", "", h->s.path);
 		json_object_set_new(
 		    o, "argv",
@@ -189,34 +244,56 @@ static void control_pending(struct hx_ask *a, char *reply, size_t size)
 	snprintf(reply + len, size - len, "ok %zu", n);
 }
 
+/* The text of "answer ID TEXT": what follows the id and one space. */
+static const char *answer_text(const char *req)
+{
+	const char *p = req + strlen("answer");
+
+	p += strspn(p, " ");
+	p += strspn(p, "0123456789");
+	return *p == ' ' ? p + 1 : NULL;
+}
+
 void hx_ask_control(struct hx_ask *a, const char *req, pid_t pid, char *reply,
 		    size_t size)
 {
-	char verb[16] = "", scope[16] = "once", msg[256], by[48];
+	char verb[16] = "", scope[16] = "once", msg[1024], by[48];
 	unsigned id = 0, prefix = 0;
-	int k, sc, e;
+	const char *text = NULL;
+	int k, sc = HX_ASK_ONCE, e;
 
 	k = sscanf(req, "%15s %u %15s %u", verb, &id, scope, &prefix);
 	if (k >= 1 && !strcmp(verb, "pending")) {
 		control_pending(a, reply, size);
 		return;
 	}
-	if (k < 2 || (strcmp(verb, "approve") && strcmp(verb, "deny"))) {
+	if (k >= 2 && !strcmp(verb, "answer") && !(text = answer_text(req))) {
+		snprintf(reply, size, "error an answer needs its text");
+		return;
+	}
+	if (k < 2 ||
+	    (strcmp(verb, "approve") && strcmp(verb, "deny") && !text)) {
 		snprintf(reply, size, "error unknown request");
 		return;
 	}
-	if ((sc = hx_grant_scope_parse(scope)) < 0) {
+	if (!text && (sc = hx_grant_scope_parse(scope)) < 0) {
 		snprintf(reply, size, "error unknown scope '%s'", scope);
 		return;
 	}
 	snprintf(by, sizeof(by), "control pid %d", (int)pid);
-	e = hx_ask_answer(
-	    a, id, 0, strcmp(verb, "deny") ? HX_VERDICT_ALLOW : HX_VERDICT_DENY,
-	    (enum hx_ask_scope)sc, by, prefix, msg, sizeof(msg));
+	msg[0] = '\0';
+	if (text)
+		e = hx_ask_reply(a, id, text, by, msg, sizeof(msg));
+	else
+		e = hx_ask_answer(
+		    a, id, 0,
+		    strcmp(verb, "deny") ? HX_VERDICT_ALLOW : HX_VERDICT_DENY,
+		    (enum hx_ask_scope)sc, by, prefix, msg, sizeof(msg));
 	if (e == -ENOENT)
 		snprintf(reply, size, "error no question %u waits", id);
 	else if (e)
-		snprintf(reply, size, "error %s", strerror(-e));
+		snprintf(reply, size, "error %s",
+			 e == -EINVAL && msg[0] ? msg : strerror(-e));
 	else
 		snprintf(reply, size, "ok %s", msg);
 }
