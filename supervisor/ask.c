@@ -1,7 +1,6 @@
 /* Questions, their answers and the session's grants; see ask.h. */
 #define _GNU_SOURCE
-#include "supervisor/ask.h"
-#include "supervisor/askscript.h"
+#include "supervisor/ask_int.h"
 #include "supervisor/strv.h"
 
 #include <errno.h>
@@ -23,54 +22,6 @@
 #include "supervisor/pipeline.h"
 #include "supervisor/proc.h"
 #include "supervisor/record.h"
-
-#define MAX_WAITING  64 /* questions; more are refused at once */
-#define MAX_TOKENS   16
-#define TOKEN_TTL_MS 5000 /* an answer "once" waits this for the kernel */
-#define CHAIN_MAX    8	  /* processes named in a question */
-#define POLL_MS	     100  /* how often a waiter looks whether it is gone */
-#define BATCH_MS     150  /* a batch takes questions that come this soon */
-
-struct question {
-	unsigned id, batch; /* batch: a label the batch's questions share */
-	struct question *next;
-	struct hx_ask_subject s; /* strings owned, image too: */
-	struct stat image;
-	char *cwd;		/* an exec's */
-	json_t *chain;		/* [{pid, exe}], the asker first */
-	struct timespec asked;	/* monotonic */
-	uint64_t seq;		/* the event's record */
-	bool recorded;		/* seq set: it waits */
-	struct hx_ask_wait *kw; /* a kernel layer's waiter, or NULL */
-	void (*fn)(void *arg, const struct hx_ask_result *r); /* a shim's */
-	void *arg, *owner;
-};
-
-/* An answer "once" to the shim's question, for the kernel layer's view
- * of the same call (the shim asks before it makes it). */
-struct token {
-	struct hx_ask_subject s; /* owned: the very call answered */
-	enum hx_verdict v;
-	int64_t until_ms;
-	unsigned id; /* 0: free */
-};
-
-struct hx_ask {
-	struct hx_pipeline *pl;
-	char grants_path[PATH_MAX]; /* "": no "always" grants */
-	unsigned timeout_s;
-	json_t *session, *always; /* grants */
-	struct question *qs;	  /* oldest first */
-	size_t nq;
-	unsigned next_id;
-	pthread_mutex_t m; /* of the kernel waiters' kwait */
-	pthread_cond_t cv;
-	struct token tokens[MAX_TOKENS];
-	struct hx_askscripts scripts; /* what an allowed script runs */
-	void (*on_change)(void *arg);
-	void *change_arg;
-	struct hx_ask_stats stats;
-};
 
 static int64_t now_ms(void)
 {
@@ -281,8 +232,7 @@ static struct question *find(const struct hx_ask *a, unsigned id)
 	return NULL;
 }
 
-/* The first (oldest) question of batch b. */
-static struct question *head(const struct hx_ask *a, unsigned b)
+struct question *hx_ask_head(const struct hx_ask *a, unsigned b)
 {
 	for (struct question *q = a->qs; q; q = q->next)
 		if (q->batch == b && q->recorded)
@@ -316,8 +266,10 @@ static unsigned batch_of(const struct hx_ask *a, const struct hx_ask_subject *s)
 		if (q->recorded && is_file(&q->s) && !q->s.path2 &&
 		    /* closed once it may have been shown: what a person
 		     * answers is what was put to them */
-		    (now.tv_sec - head(a, q->batch)->asked.tv_sec) * 1000 +
-			    (now.tv_nsec - head(a, q->batch)->asked.tv_nsec) /
+		    (now.tv_sec - hx_ask_head(a, q->batch)->asked.tv_sec) *
+				1000 +
+			    (now.tv_nsec -
+			     hx_ask_head(a, q->batch)->asked.tv_nsec) /
 				1000000 <
 			BATCH_MS &&
 		    q->s.op == s->op && q->s.rule && s->rule &&
@@ -379,6 +331,65 @@ unsigned hx_ask_open(struct hx_ask *a, const struct hx_ask_subject *s)
 	return q->id;
 }
 
+/* The agent's question q's record; 0 or -errno. */
+static int record_question(struct hx_ask *a, struct question *q)
+{
+	json_t *rec = hx_record_new(a->pl, NULL, "question", NULL), *ch;
+	int e;
+
+	if (!rec)
+		return -ENOMEM;
+	json_object_set_new(rec, "ask", json_integer(q->id));
+	hx_record_set_str(rec, "from", "agent");
+	hx_record_set_str(rec, "call_id", q->uq.call_id);
+	hx_record_set_text(rec, rec, "question", "question", q->uq.text);
+	if (q->uq.nchoices && (ch = json_array())) {
+		for (size_t i = 0; i < q->uq.nchoices; i++)
+			json_array_append_new(
+			    ch,
+			    hx_record_text(rec, "choices", q->uq.choices[i]));
+		json_object_set_new(rec, "choices", ch);
+	}
+	json_object_set_new(rec, "timeout_s", json_integer(a->timeout_s));
+	e = hx_record_append(a->pl, rec, &q->seq);
+	json_decref(rec);
+	return e;
+}
+
+static void free_q(struct question *q);
+
+unsigned hx_ask_question(struct hx_ask *a, const struct hx_ask_question *uq)
+{
+	struct question *q, **tail;
+
+	if (!a || !a->timeout_s || a->nq >= MAX_WAITING ||
+	    !(q = calloc(1, sizeof(*q))))
+		return 0;
+	q->agent = true;
+	q->id = q->batch = a->next_id++;
+	clock_gettime(CLOCK_MONOTONIC, &q->asked);
+	if (hx_askuser_dup(uq, &q->uq) || !(q->chain = json_array()) ||
+	    record_question(a, q)) {
+		free_q(q);
+		return 0;
+	}
+	q->recorded = true;
+	for (tail = &a->qs; *tail; tail = &(*tail)->next)
+		;
+	*tail = q;
+	a->nq++;
+	changed(a);
+	return q->id;
+}
+
+const struct hx_ask_question *hx_ask_question_of(const struct hx_ask *a,
+						 unsigned id)
+{
+	const struct question *q = a ? find(a, id) : NULL;
+
+	return q && q->agent && q->recorded ? &q->uq : NULL;
+}
+
 static void unlink_q(struct hx_ask *a, struct question *q)
 {
 	for (struct question **p = &a->qs; *p; p = &(*p)->next)
@@ -394,6 +405,8 @@ static void free_q(struct question *q)
 	subject_free(&q->s);
 	free(q->cwd);
 	json_decref(q->chain);
+	hx_askuser_free(&q->uq);
+	free(q->answer);
 	free(q);
 }
 
@@ -404,7 +417,7 @@ void hx_ask_recorded(struct hx_ask *a, unsigned id, uint64_t seq)
 
 	if (!q)
 		return;
-	first = head(a, q->batch) == NULL;
+	first = hx_ask_head(a, q->batch) == NULL;
 	q->seq = seq;
 	q->recorded = true;
 	if (first)
@@ -421,15 +434,25 @@ void hx_ask_drop(struct hx_ask *a, unsigned id)
 	free_q(q);
 }
 
+/* What the agent's question's answer is, for its asker: accept (an
+ * answer given), decline, or cancel (nobody answered). */
+static const char *action_of(enum hx_verdict v, const char *why)
+{
+	if (v == HX_VERDICT_ALLOW)
+		return "accept";
+	return strcmp(why, "answer") ? "cancel" : "decline";
+}
+
 /* The ask_answer record of q; returns its seq (0: not written). */
 static uint64_t record_answer(struct hx_ask *a, struct question *q,
 			      enum hx_verdict v, enum hx_ask_scope scope,
-			      const char *by, json_t *grant)
+			      const char *by, const char *why, json_t *grant)
 {
 	struct hx_peer peer = {
 	    .pid = q->s.pid, .tid = q->s.tid, .ppid = q->s.ppid};
 	struct timespec now;
-	json_t *rec = hx_record_new(a->pl, &peer, "ask_answer", NULL);
+	json_t *rec =
+	    hx_record_new(a->pl, q->agent ? NULL : &peer, "ask_answer", NULL);
 	uint64_t seq = 0;
 	double ms;
 
@@ -444,36 +467,42 @@ static uint64_t record_answer(struct hx_ask *a, struct question *q,
 	if (q->seq)
 		json_object_set_new(rec, "ref_seq",
 				    json_integer((json_int_t)q->seq));
-	json_object_set_new(rec, "op", json_string(hx_op_name(q->s.op)));
-	hx_record_set_str(rec, "rule", q->s.rule);
+	if (q->agent) {
+		hx_record_set_str(rec, "from", "agent");
+		hx_record_set_str(rec, "call_id", q->uq.call_id);
+		hx_record_set_str(rec, "action", action_of(v, why));
+		hx_record_set_text(rec, rec, "answer", "answer", q->answer);
+	} else {
+		json_object_set_new(rec, "op",
+				    json_string(hx_op_name(q->s.op)));
+		hx_record_set_str(rec, "rule", q->s.rule);
+	}
 	json_object_set_new(rec, "verdict", json_string(hx_verdict_name(v)));
-	json_object_set_new(rec, "scope",
-			    json_string(hx_grant_scope_name(scope)));
+	if (!q->agent)
+		json_object_set_new(rec, "scope",
+				    json_string(hx_grant_scope_name(scope)));
 	json_object_set_new(rec, "by", json_string(by));
 	json_object_set_new(rec, "latency_ms",
 			    json_real((double)(int64_t)(ms * 10) / 10));
 	if (grant)
 		json_object_set_new(rec, "grant",
 				    json_incref(json_object_get(grant, "id")));
-	json_object_set_new(rec, "layer",
-			    json_string(q->s.kernel ? "kernel" : "shim"));
+	if (!q->agent)
+		json_object_set_new(
+		    rec, "layer", json_string(q->s.kernel ? "kernel" : "shim"));
 	hx_record_append(a->pl, rec, &seq);
 	json_decref(rec);
 	return seq;
 }
 
-/* Ends q with v: recorded, its waiter told, q freed. */
-static void finish(struct hx_ask *a, struct question *q, enum hx_verdict v,
-		   enum hx_ask_scope scope, const char *by, const char *why,
-		   json_t *grant)
+/* What an answer v to a call's question q (its ask_answer record seq)
+ * leaves: counted, a script allowed, a token for the same call. */
+static void settle_call(struct hx_ask *a, struct question *q, enum hx_verdict v,
+			enum hx_ask_scope scope, const char *why, uint64_t seq)
 {
-	struct hx_ask_result r = {v, 0, why};
 	struct hx_peer peer = {
 	    .pid = q->s.pid, .tid = q->s.tid, .ppid = q->s.ppid};
 
-	unlink_q(a, q);
-	if (q->recorded)
-		r.seq = record_answer(a, q, v, scope, by, grant);
 	if (v == HX_VERDICT_ALLOW) {
 		char how[24];
 
@@ -494,9 +523,29 @@ static void finish(struct hx_ask *a, struct question *q, enum hx_verdict v,
 	 * this answer (one record stands for both). */
 	if (!q->s.kernel && v == HX_VERDICT_ALLOW && a->pl->kern) {
 		token_put(a, q, HX_VERDICT_ALLOW);
-		hx_correlate_put(a->pl, &peer, (int)q->s.op, q->s.key, v, r.seq,
+		hx_correlate_put(a->pl, &peer, (int)q->s.op, q->s.key, v, seq,
 				 false);
 	}
+}
+
+/* Ends q with v: recorded, its waiter told, q freed. */
+static void finish(struct hx_ask *a, struct question *q, enum hx_verdict v,
+		   enum hx_ask_scope scope, const char *by, const char *why,
+		   json_t *grant)
+{
+	struct hx_ask_result r = {v, 0, why, NULL};
+
+	unlink_q(a, q);
+	if (q->recorded)
+		r.seq = record_answer(a, q, v, scope, by, why, grant);
+	if (!q->agent)
+		settle_call(a, q, v, scope, why, r.seq);
+	else if (v == HX_VERDICT_ALLOW)
+		a->stats.answered++, r.answer = q->answer;
+	else if (!strcmp(why, "answer"))
+		a->stats.declined++;
+	else
+		a->stats.cancelled++;
 	if (q->kw) {
 		pthread_mutex_lock(&a->m);
 		q->kw->r = r;
@@ -523,30 +572,7 @@ static void finish_batch(struct hx_ask *a, unsigned b, unsigned upto,
 	}
 }
 
-/* The longest directory all of batch b's paths are beneath. */
-static void batch_dir(const struct hx_ask *a, unsigned b, unsigned upto,
-		      char *dir, size_t size)
-{
-	const struct question *h = head(a, b);
-	char *slash;
-	size_t n;
-
-	snprintf(dir, size, "%s", h && h->s.path ? h->s.path : "/");
-	if ((slash = strrchr(dir, '/')))
-		*(slash == dir ? slash + 1 : slash) = '\0';
-	for (const struct question *q = a->qs; q; q = q->next) {
-		if (q->batch != b || !q->recorded || !q->s.path || q->id > upto)
-			continue;
-		while (strcmp(dir, "/") &&
-		       (strncmp(q->s.path, dir, (n = strlen(dir))) ||
-			q->s.path[n] != '/')) {
-			slash = strrchr(dir, '/');
-			*(slash == dir ? slash + 1 : slash) = '\0';
-		}
-	}
-}
-
-static size_t batch_size(const struct hx_ask *a, unsigned b, unsigned upto)
+size_t hx_ask_batch_size(const struct hx_ask *a, unsigned b, unsigned upto)
 {
 	size_t n = 0;
 
@@ -590,6 +616,82 @@ static json_t *grant_for(struct hx_ask *a, const struct question *q,
 	return g;
 }
 
+/* An allow or deny of the agent's question q: deny declines it, once
+ * (nothing is granted by a question); allow cannot answer it. */
+static int decline(struct hx_ask *a, struct question *q, enum hx_verdict v,
+		   enum hx_ask_scope scope, const char *by, char *msg,
+		   size_t mlen)
+{
+	struct hx_sbuf b = {msg, mlen, 0};
+
+	if (v == HX_VERDICT_ALLOW) {
+		hx_sbuf_put(&b, "question ");
+		hx_sbuf_put_uint(&b, q->id);
+		hx_sbuf_put(&b, " is the agent's and wants an answer: "
+				"harness-exec answer ");
+		hx_sbuf_put_uint(&b, q->id);
+		hx_sbuf_put(&b, q->uq.nchoices ? " CHOICE (its text or its "
+						 "number:"
+					       : " TEXT");
+		for (size_t i = 0; i < q->uq.nchoices; i++) {
+			hx_sbuf_put(&b, i ? ", " : " ");
+			hx_sbuf_put_uint(&b, i + 1);
+			hx_sbuf_put(&b, ") ");
+			hx_askuser_put_text(&b, q->uq.choices[i], NULL);
+		}
+		hx_sbuf_put(&b,
+			    q->uq.nchoices ? "), or deny it" : ", or deny it");
+		return -EINVAL;
+	}
+	if (scope != HX_ASK_ONCE) {
+		snprintf(msg, mlen,
+			 "question %u is the agent's: it is declined once, "
+			 "without --scope",
+			 q->id);
+		return -EINVAL;
+	}
+	snprintf(msg, mlen, "declined %u (the agent's question)", q->id);
+	finish(a, q, HX_VERDICT_DENY, HX_ASK_ONCE, by, "answer", NULL);
+	changed(a);
+	return 0;
+}
+
+int hx_ask_reply(struct hx_ask *a, unsigned id, const char *text,
+		 const char *by, char *msg, size_t mlen)
+{
+	struct question *q = a ? find(a, id) : NULL;
+	int k;
+
+	if (!q || !q->recorded)
+		return -ENOENT;
+	if (!q->agent) {
+		snprintf(msg, mlen,
+			 "question %u is about a call: approve or deny it", id);
+		return -EINVAL;
+	}
+	if ((k = hx_askuser_choice(&q->uq, text)) >= 0)
+		text = q->uq.choices[k];
+	if (hx_askuser_check(&q->uq, text, msg, mlen))
+		return -EINVAL;
+	if (!(q->answer = strdup(text)))
+		return -ENOMEM;
+	snprintf(msg, mlen, "answered %u (the agent's question)", id);
+	finish(a, q, HX_VERDICT_ALLOW, HX_ASK_ONCE, by, "answer", NULL);
+	changed(a);
+	return 0;
+}
+
+void hx_ask_withdraw(struct hx_ask *a, unsigned id, const char *by)
+{
+	struct question *q = a ? find(a, id) : NULL;
+
+	if (!q)
+		return;
+	q->fn = NULL; /* its asker knows */
+	finish(a, q, HX_VERDICT_DENY, HX_ASK_ONCE, by, "gone", NULL);
+	changed(a);
+}
+
 int hx_ask_answer(struct hx_ask *a, unsigned id, unsigned upto,
 		  enum hx_verdict v, enum hx_ask_scope scope, const char *by,
 		  unsigned prefix, char *msg, size_t mlen)
@@ -601,15 +703,17 @@ int hx_ask_answer(struct hx_ask *a, unsigned id, unsigned upto,
 	/* id names the batch too (the label pending shows), when its first
 	 * question is gone already */
 	if (!q || !q->recorded)
-		q = head(a, id);
+		q = hx_ask_head(a, id);
 	if (!q || !q->recorded)
 		return -ENOENT;
 	if (v != HX_VERDICT_ALLOW && v != HX_VERDICT_DENY)
 		return -EINVAL;
+	if (q->agent)
+		return decline(a, q, v, scope, by, msg, mlen);
 	b = q->batch;
 	if (!upto)
 		upto = UINT_MAX;
-	n = batch_size(a, b, upto);
+	n = hx_ask_batch_size(a, b, upto);
 	snprintf(msg, mlen, "%s %u%s (%zu call%s)", hx_verdict_name(v), b,
 		 scope == HX_ASK_ONCE	   ? ""
 		 : scope == HX_ASK_SESSION ? " for the session"
@@ -638,7 +742,8 @@ bool hx_ask_wait_begin(struct hx_ask *a, unsigned id, struct hx_ask_wait *w)
 {
 	struct question *q = find(a, id);
 
-	*w = (struct hx_ask_wait){false, {HX_VERDICT_DENY, 0, "gone"}, id};
+	*w =
+	    (struct hx_ask_wait){false, {HX_VERDICT_DENY, 0, "gone", NULL}, id};
 	if (!q)
 		return false;
 	q->kw = w;
@@ -689,7 +794,7 @@ void hx_ask_defer(struct hx_ask *a, unsigned id, void *owner,
 	struct question *q = find(a, id);
 
 	if (!q) {
-		struct hx_ask_result r = {HX_VERDICT_DENY, 0, "end"};
+		struct hx_ask_result r = {HX_VERDICT_DENY, 0, "end", NULL};
 
 		fn(arg, &r);
 		return;
@@ -727,7 +832,7 @@ void hx_ask_tick(struct hx_ask *a)
 	clock_gettime(CLOCK_MONOTONIC, &now);
 	/* A batch waits as long as its first question. */
 	for (q = a->qs; q;) {
-		if (q->recorded && head(a, q->batch) == q &&
+		if (q->recorded && hx_ask_head(a, q->batch) == q &&
 		    now.tv_sec - q->asked.tv_sec >= (time_t)a->timeout_s) {
 			finish_batch(a, q->batch, UINT_MAX, HX_VERDICT_DENY,
 				     HX_ASK_ONCE, "timeout", "timeout", NULL);
@@ -755,7 +860,8 @@ void hx_ask_end(struct hx_ask *a)
 	bool any = a && a->qs;
 
 	while (a && a->qs) {
-		const char *why = asker_lives(a->qs) ? "end" : "gone";
+		const char *why =
+		    a->qs->agent || asker_lives(a->qs) ? "end" : "gone";
 
 		finish(a, a->qs, HX_VERDICT_DENY, HX_ASK_ONCE, why, why, NULL);
 	}
@@ -775,140 +881,6 @@ void hx_ask_free(struct hx_ask *a)
 	pthread_cond_destroy(&a->cv);
 	pthread_mutex_destroy(&a->m);
 	free(a);
-}
-
-/* ---- for people and programs ---- */
-
-size_t hx_ask_pending(const struct hx_ask *a, unsigned *ids, size_t n)
-{
-	size_t k = 0;
-
-	for (const struct question *q = a ? a->qs : NULL; q; q = q->next)
-		if (q->recorded && head(a, q->batch) == q) {
-			if (k < n)
-				ids[k] = q->batch;
-			k++;
-		}
-	return k;
-}
-
-static void put_word(struct hx_sbuf *b, const char *w)
-{
-	bool plain = *w != '\0';
-
-	for (const char *p = w; *p && plain; p++)
-		plain = (*p > ' ' && *p < 0x7f &&
-			 !strchr("'\"\\$`;&|<>(){}*?", *p));
-	if (plain) {
-		hx_sbuf_put(b, w);
-		return;
-	}
-	hx_sbuf_put(b, "'");
-	hx_sbuf_put_escaped(b, w, strlen(w));
-	hx_sbuf_put(b, "'");
-}
-
-void hx_ask_line(const struct hx_ask *a, unsigned id, char *buf, size_t size)
-{
-	const struct question *h = head(a, id);
-	struct hx_sbuf b = {buf, size, 0};
-	size_t n = batch_size(a, id, UINT_MAX);
-	char dir[PATH_MAX];
-
-	if (size)
-		buf[0] = '\0';
-	if (!h)
-		return;
-	hx_sbuf_put(&b, hx_op_name(h->s.op));
-	hx_sbuf_put(&b, " ");
-	if (h->s.op == HX_OP_EXEC) {
-		hx_sbuf_put_escaped(&b, h->s.path, strlen(h->s.path));
-		hx_sbuf_put(&b, ":");
-		for (size_t i = 0; i < h->s.argc; i++) {
-			hx_sbuf_put(&b, " ");
-			put_word(&b, h->s.argv[i]);
-		}
-		if (h->cwd) {
-			hx_sbuf_put(&b, " (in ");
-			hx_sbuf_put_escaped(&b, h->cwd, strlen(h->cwd));
-			hx_sbuf_put(&b, ")");
-		}
-		if (h->s.judged_as) {
-			hx_sbuf_put(&b, ", which runs ");
-			hx_sbuf_put_escaped(&b, h->s.judged_as,
-					    strlen(h->s.judged_as));
-		}
-	} else if (h->s.addr) {
-		if (h->s.nnames) {
-			hx_sbuf_put_escaped(&b, h->s.names[0],
-					    strlen(h->s.names[0]));
-			hx_sbuf_put(&b, ":");
-			hx_sbuf_put_uint(&b, h->s.port);
-			hx_sbuf_put(&b, " (");
-		}
-		hx_sbuf_put_escaped(&b, h->s.addr, strlen(h->s.addr));
-		if (h->s.nnames)
-			hx_sbuf_put(&b, ")");
-	} else if (n > 1) {
-		batch_dir(a, id, UINT_MAX, dir, sizeof(dir));
-		hx_sbuf_put_uint(&b, n);
-		hx_sbuf_put(&b, " files in ");
-		hx_sbuf_put_escaped(&b, dir, strlen(dir));
-		hx_sbuf_put(&b, strcmp(dir, "/") ? "/" : "");
-	} else {
-		hx_sbuf_put_escaped(&b, h->s.path ? h->s.path : "?",
-				    strlen(h->s.path ? h->s.path : "?"));
-		if (h->s.path2) {
-			hx_sbuf_put(&b, " -> ");
-			hx_sbuf_put_escaped(&b, h->s.path2, strlen(h->s.path2));
-		}
-	}
-}
-
-json_t *hx_ask_describe(const struct hx_ask *a, unsigned id)
-{
-	const struct question *h = head(a, id);
-	json_t *o, *paths;
-	struct timespec now;
-	char line[1024];
-
-	if (!h || !(o = json_object()))
-		return NULL;
-	clock_gettime(CLOCK_MONOTONIC, &now);
-	hx_ask_line(a, id, line, sizeof(line));
-	json_object_set_new(o, "id", json_integer(id));
-	json_object_set_new(o, "op", json_string(hx_op_name(h->s.op)));
-	json_object_set_new(o, "what", hx_record_text(NULL, "", line));
-	if (h->s.op == HX_OP_EXEC) {
-		hx_record_set_text(NULL, o, "path", "", h->s.path);
-		json_object_set_new(
-		    o, "argv",
-		    hx_record_strings(NULL, "", h->s.argv, h->s.argc));
-		hx_record_set_text(NULL, o, "cwd", "", h->cwd);
-		hx_record_set_text(NULL, o, "judged_as", "", h->s.judged_as);
-	} else if (h->s.addr) {
-		json_object_set_new(o, "addr",
-				    hx_record_text(NULL, "", h->s.addr));
-		json_object_set_new(
-		    o, "names",
-		    hx_record_strings(NULL, "", h->s.names, h->s.nnames));
-	} else {
-		paths = json_array();
-		for (const struct question *q = a->qs; q; q = q->next)
-			if (q->batch == id && q->recorded && q->s.path)
-				json_array_append_new(
-				    paths, hx_record_text(NULL, "", q->s.path));
-		json_object_set_new(o, "paths", paths);
-		hx_record_set_text(NULL, o, "path2", "", h->s.path2);
-	}
-	json_object_set_new(o, "processes", json_incref(h->chain));
-	hx_record_set_str(o, "rule", h->s.rule);
-	json_object_set_new(o, "waiting_s",
-			    json_integer(now.tv_sec - h->asked.tv_sec));
-	json_object_set_new(o, "timeout_s",
-			    json_integer((json_int_t)a->timeout_s -
-					 (now.tv_sec - h->asked.tv_sec)));
-	return o;
 }
 
 bool hx_ask_waits_in_kernel(const struct hx_ask *a, pid_t pid)
@@ -931,55 +903,4 @@ void hx_ask_on_change(struct hx_ask *a, void (*fn)(void *arg), void *arg)
 {
 	a->on_change = fn;
 	a->change_arg = arg;
-}
-
-/* "pending": one JSON object per line, then "ok N". */
-static void control_pending(struct hx_ask *a, char *reply, size_t size)
-{
-	unsigned ids[32];
-	size_t n = hx_ask_pending(a, ids, 32), len = 0;
-
-	for (size_t i = 0; i < n && i < 32; i++) {
-		json_t *o = hx_ask_describe(a, ids[i]);
-		char *s = o ? json_dumps(o, JSON_COMPACT) : NULL;
-
-		if (s && len + strlen(s) + 2 < size - 16)
-			len += (size_t)snprintf(reply + len, size - len, "%s\n",
-						s);
-		free(s);
-		json_decref(o);
-	}
-	snprintf(reply + len, size - len, "ok %zu", n);
-}
-
-void hx_ask_control(struct hx_ask *a, const char *req, pid_t pid, char *reply,
-		    size_t size)
-{
-	char verb[16] = "", scope[16] = "once", msg[256], by[48];
-	unsigned id = 0, prefix = 0;
-	int k, sc, e;
-
-	k = sscanf(req, "%15s %u %15s %u", verb, &id, scope, &prefix);
-	if (k >= 1 && !strcmp(verb, "pending")) {
-		control_pending(a, reply, size);
-		return;
-	}
-	if (k < 2 || (strcmp(verb, "approve") && strcmp(verb, "deny"))) {
-		snprintf(reply, size, "error unknown request");
-		return;
-	}
-	if ((sc = hx_grant_scope_parse(scope)) < 0) {
-		snprintf(reply, size, "error unknown scope '%s'", scope);
-		return;
-	}
-	snprintf(by, sizeof(by), "control pid %d", (int)pid);
-	e = hx_ask_answer(
-	    a, id, 0, strcmp(verb, "deny") ? HX_VERDICT_ALLOW : HX_VERDICT_DENY,
-	    (enum hx_ask_scope)sc, by, prefix, msg, sizeof(msg));
-	if (e == -ENOENT)
-		snprintf(reply, size, "error no question %u waits", id);
-	else if (e)
-		snprintf(reply, size, "error %s", strerror(-e));
-	else
-		snprintf(reply, size, "ok %s", msg);
 }

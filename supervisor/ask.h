@@ -16,8 +16,16 @@
  * question (a batch) about that directory.
  *
  * Each question is the event's record (verdict ask, "ask": ID); each
- * answer an ask_answer record (who, how, scope, latency, ref_seq). All
- * of it runs under the loop's lock (server.h), except hx_ask_wait's
+ * answer an ask_answer record (who, how, scope, latency, ref_seq).
+ *
+ * The agent may also ask a question of its own (askuser.h: harness-mcp's
+ * ask_user when its client cannot show one): free text with optional
+ * choices, answered with text (hx_ask_reply) or declined (deny), never
+ * granted; it waits, times out and ends as the others do, its record is
+ * a "question" record and its answer's an ask_answer record with the
+ * answer's text, both redacted as agent text is.
+ *
+ * All of it runs under the loop's lock (server.h), except hx_ask_wait's
  * sleep. */
 #ifndef HX_ASK_H
 #define HX_ASK_H
@@ -31,6 +39,7 @@
 
 struct hx_pipeline;
 struct hx_ask;
+struct hx_ask_question;
 struct json_t;
 struct stat;
 
@@ -96,7 +105,12 @@ void hx_ask_drop(struct hx_ask *a, unsigned id);
 struct hx_ask_result {
 	enum hx_verdict verdict; /* ALLOW or DENY */
 	uint64_t seq;		 /* the ask_answer record */
-	const char *why;	 /* static: "answer", "timeout", "gone" */
+	/* static: "answer", "timeout", "gone", "end" (the session's), or
+	 * the withdrawer's word (hx_ask_withdraw) */
+	const char *why;
+	/* the agent's question: the answer given (verdict ALLOW), borrowed
+	 * for the call; else NULL */
+	const char *answer;
 };
 
 /* A kernel layer's wait for question id, on a worker's thread (its
@@ -125,6 +139,28 @@ void hx_ask_defer(struct hx_ask *a, unsigned id, void *owner,
 /* owner is gone: its deferred questions are withdrawn (recorded). */
 void hx_ask_forget(struct hx_ask *a, void *owner);
 
+/* A question of the agent's own (askuser.h; copied): its "question"
+ * record is written and it waits as a call's question does, for
+ * hx_ask_defer. Its result: ALLOW with the answer, DENY with why
+ * "answer" (declined), "timeout", "end" or "gone". Returns its id, or 0
+ * when it cannot wait (ask_timeout 0: nobody is to be asked; too many
+ * wait; no memory; its record was not written). */
+unsigned hx_ask_question(struct hx_ask *a, const struct hx_ask_question *uq);
+/* The agent's question id, or NULL when id is none (borrowed while it
+ * waits). */
+const struct hx_ask_question *hx_ask_question_of(const struct hx_ask *a,
+						 unsigned id);
+/* Answers the agent's question id with text, by whom ("terminal",
+ * "control pid 123"): a choice's number stands for its text. Returns 0,
+ * -ENOENT (no such question waits), -EINVAL (a call's question, or text
+ * that cannot answer it: msg says why), -ENOMEM; msg says what was
+ * done. */
+int hx_ask_reply(struct hx_ask *a, unsigned id, const char *text,
+		 const char *by, char *msg, size_t mlen);
+/* Its asker wants question id answered no more (a cancelled tool call):
+ * recorded answered by by, and its deferred fn is not called. */
+void hx_ask_withdraw(struct hx_ask *a, unsigned id, const char *by);
+
 /* Once a second, on the loop's thread: refuses what waited too long. */
 void hx_ask_tick(struct hx_ask *a);
 
@@ -132,8 +168,9 @@ void hx_ask_tick(struct hx_ask *a);
  * ("terminal", "control pid 123"); upto > 0: only the batch's questions
  * up to that id (those the person was shown); for an exec grant, prefix
  * > 0 keeps that many words of argv after argv[0] and lets any follow.
- * Returns 0, or -ENOENT (no such question), -EINVAL; msg says what was
- * done. */
+ * The agent's question is declined by DENY once, and wants an answer
+ * (hx_ask_reply), not ALLOW. Returns 0, or -ENOENT (no such question),
+ * -EINVAL (msg says why); msg says what was done. */
 int hx_ask_answer(struct hx_ask *a, unsigned id, unsigned upto,
 		  enum hx_verdict v, enum hx_ask_scope scope, const char *by,
 		  unsigned prefix, char *msg, size_t mlen);
@@ -144,10 +181,12 @@ unsigned hx_ask_batch_last(const struct hx_ask *a, unsigned b);
  * wait in all. */
 size_t hx_ask_pending(const struct hx_ask *a, unsigned *ids, size_t n);
 /* Batch id as a JSON object (id, what, the processes that asked, rule,
- * age, deadline), new reference, or NULL. */
+ * age, deadline; the agent's question: from, call_id, question,
+ * choices), new reference, or NULL. */
 struct json_t *hx_ask_describe(const struct hx_ask *a, unsigned id);
-/* Batch id for a person, one line of at most size bytes: "exec
- * /usr/bin/git push origin main (in /home/u/p)", "write 3 files in
+/* Batch id for a person, one terminal-safe line of at most size bytes:
+ * "exec /usr/bin/git push origin main (in /home/u/p)", "the agent asks:
+ * Push? [1) yes, 2) no]", "write 3 files in
  * /home/u/p/build/". */
 void hx_ask_line(const struct hx_ask *a, unsigned id, char *buf, size_t size);
 
@@ -156,7 +195,8 @@ void hx_ask_line(const struct hx_ask *a, unsigned id, char *buf, size_t size);
 void hx_ask_on_change(struct hx_ask *a, void (*fn)(void *arg), void *arg);
 
 /* One request of the ask socket ("pending", "approve ID SCOPE
- * [PREFIX]", "deny ID SCOPE"), from the user's process pid. */
+ * [PREFIX]", "deny ID SCOPE", "answer ID TEXT"), from the user's
+ * process pid. */
 void hx_ask_control(struct hx_ask *a, const char *req, pid_t pid, char *reply,
 		    size_t size);
 
@@ -164,9 +204,11 @@ void hx_ask_control(struct hx_ask *a, const char *req, pid_t pid, char *reply,
  * question (the kernel layer's waiter). */
 bool hx_ask_waits_in_kernel(const struct hx_ask *a, pid_t pid);
 
-/* How the session's questions ended. */
+/* How the session's questions ended: the calls', then the agent's own
+ * (cancelled: timed out, withdrawn or ended with the session). */
 struct hx_ask_stats {
 	uint64_t allowed, denied, timed_out, gone; /* gone: also "end" */
+	uint64_t answered, declined, cancelled;
 };
 void hx_ask_stats(const struct hx_ask *a, struct hx_ask_stats *st);
 

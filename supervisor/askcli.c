@@ -11,12 +11,13 @@
 #include <unistd.h>
 
 #include "supervisor/ask.h"
+#include "supervisor/askuser.h"
 #include "supervisor/grants.h"
 #include "supervisor/control.h"
 #include "supervisor/session.h"
 
 #define MAX_LIVE  64
-#define REPLY_MAX 4096
+#define REPLY_MAX 65536 /* pending: the agent's questions' text */
 #define WAIT_MS	  5000
 
 static const char usage[] =
@@ -25,29 +26,41 @@ static const char usage[] =
     "                            [--prefix N] [--session ID]\n"
     "       harness-exec deny ID [--scope once|session|always]\n"
     "                            [--session ID]\n"
+    "       harness-exec answer ID [--session ID] [--] TEXT\n"
     "       harness-exec resume [--session ID]\n"
     "\n"
     "pending  what the running sessions ask and wait for: one JSON\n"
     "         object per question and line (session, id, what, the\n"
-    "         processes that asked, rule, seconds waited and left), or,\n"
-    "         on a terminal without --json, one line each\n"
+    "         processes that asked, rule, seconds waited and left; a\n"
+    "         question of the agent's: op \"question\", its call_id,\n"
+    "         question and choices), or, on a terminal without --json,\n"
+    "         one line each\n"
     "approve  allows question ID (a batch: all of its calls) of the\n"
     "         session (--session, needed when more than one runs):\n"
     "         once (the default), for the session, or always (kept in\n"
     "         the grants file: harness-policy grants); --prefix N grants\n"
     "         an exec with its first N arguments and any after them\n"
     "         ('git push' for 'git push origin main' with --prefix 1)\n"
-    "deny     refuses it, once or for the session or always\n"
+    "deny     refuses it, once or for the session or always; a\n"
+    "         question of the agent's is declined (once: no --scope)\n"
+    "answer   answers the agent's own question ID (harness-mcp's\n"
+    "         ask_user, when its client cannot show it) with TEXT: one\n"
+    "         line of 1 to 2048 bytes of UTF-8 without control\n"
+    "         characters; a question with choices takes one of them,\n"
+    "         by its text or its number. Put -- before a TEXT that\n"
+    "         begins with '-'\n"
     "resume   thaws the agent of a session an alert paused (the\n"
     "         policy's alerts:, action pause); the session records\n"
     "         who resumed it\n"
     "\n"
-    "Exit status: 0 done, 1 no such session or question, 2 usage.\n";
+    "Exit status: 0 done, 1 refused (the reply says why) or no such\n"
+    "session or question, 2 usage.\n";
 
 bool hx_askcli_is_command(const char *name)
 {
 	return !strcmp(name, "pending") || !strcmp(name, "approve") ||
-	       !strcmp(name, "deny") || !strcmp(name, "resume");
+	       !strcmp(name, "deny") || !strcmp(name, "answer") ||
+	       !strcmp(name, "resume");
 }
 
 struct live {
@@ -99,6 +112,24 @@ static size_t find_live(const char *only, struct live *out, size_t max)
 
 static void print_human(FILE *out, const char *session, json_t *q)
 {
+	/* what is terminal-safe: the agent's text escaped (askuser.h) */
+	const char *op = json_string_value(json_object_get(q, "op"));
+
+	if (op && !strcmp(op, "question")) {
+		long long id = json_integer_value(json_object_get(q, "id"));
+
+		fprintf(out,
+			"%s  %lld  %s  (waiting %llds, %llds left; "
+			"harness-exec answer %lld TEXT, or deny %lld)\n",
+			session, id,
+			json_string_value(json_object_get(q, "what")),
+			(long long)json_integer_value(
+			    json_object_get(q, "waiting_s")),
+			(long long)json_integer_value(
+			    json_object_get(q, "timeout_s")),
+			id, id);
+		return;
+	}
 	fprintf(out, "%s  %lld  %s  (rule %s, waiting %llds, %llds left)\n",
 		session,
 		(long long)json_integer_value(json_object_get(q, "id")),
@@ -169,84 +200,139 @@ static int cmd_request(const char *verb, const struct live *l, const char *req,
 }
 
 static int cmd_answer(const char *verb, const struct live *l, unsigned id,
-		      const char *scope, unsigned prefix, FILE *out, FILE *err)
+		      const char *scope, unsigned prefix, const char *text,
+		      FILE *out, FILE *err)
 {
-	char req[128];
+	char req[HX_ASK_ANSWER_MAX + 64];
 
-	snprintf(req, sizeof(req), "%s %u %s %u", verb, id, scope, prefix);
+	if (text)
+		snprintf(req, sizeof(req), "answer %u %s", id, text);
+	else
+		snprintf(req, sizeof(req), "%s %u %s %u", verb, id, scope,
+			 prefix);
 	return cmd_request(verb, l, req, out, err);
 }
 
-int hx_askcli(int argc, char *const *argv, FILE *out, FILE *err)
+struct args {
+	const char *verb, *session, *scope, *text;
+	bool json, has_id, dashes;
+	unsigned long id, prefix;
+};
+
+/* One word of argv (at *i, which it may advance): -1 to go on, else the
+ * exit status. */
+static int parse_word(int argc, char *const *argv, int *i, struct args *o,
+		      FILE *out, FILE *err)
 {
-	const char *verb = argv[1], *session = NULL, *scope = "once";
-	struct live live[MAX_LIVE];
-	bool json = !isatty(fileno(out)), has_id = false;
-	unsigned long id = 0, prefix = 0;
+	const char *a = argv[*i], *verb = o->verb;
+	bool answer = !strcmp(verb, "answer");
 	char *end;
-	size_t n;
 
-	for (int i = 2; i < argc; i++) {
-		const char *a = argv[i];
-
-		if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-			fputs(usage, out);
-			return 0;
-		} else if (!strcmp(a, "--json")) {
-			json = true;
-		} else if (!strcmp(a, "--session") && i + 1 < argc) {
-			session = argv[++i];
-		} else if (!strcmp(a, "--scope") && i + 1 < argc &&
-			   strcmp(verb, "pending")) {
-			scope = argv[++i];
-			if (hx_grant_scope_parse(scope) < 0) {
-				fprintf(err,
-					"harness-exec %s: --scope %s: "
-					"expected once, session or always\n",
-					verb, scope);
-				return 2;
-			}
-		} else if (!strcmp(a, "--prefix") && i + 1 < argc &&
-			   !strcmp(verb, "approve")) {
-			prefix = strtoul(argv[++i], &end, 10);
-			if (*end || prefix > 64) {
-				fprintf(err, "harness-exec approve: --prefix "
-					     "expects 0 to 64\n");
-				return 2;
-			}
-		} else if (!has_id && strcmp(verb, "pending") &&
-			   strcmp(verb, "resume") && a[0] >= '0' &&
-			   a[0] <= '9') {
-			id = strtoul(a, &end, 10);
-			if (*end || !id || id > 0xffffffffUL) {
-				fprintf(err,
-					"harness-exec %s: %s is no "
-					"question id\n",
-					verb, a);
-				return 2;
-			}
-			has_id = true;
-		} else {
-			fprintf(err, "harness-exec %s: unexpected '%s'\n\n%s",
-				verb, a, usage);
+	if (o->dashes || (answer && o->has_id && a[0] != '-')) {
+		if (answer && o->text) {
+			fprintf(err, "harness-exec answer: one TEXT: quote an "
+				     "answer of several words\n");
 			return 2;
 		}
+		if (!answer || !o->has_id)
+			goto unexpected;
+		o->text = a;
+	} else if (!strcmp(a, "--") && answer) {
+		o->dashes = true;
+	} else if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+		fputs(usage, out);
+		return 0;
+	} else if (!strcmp(a, "--json")) {
+		o->json = true;
+	} else if (!strcmp(a, "--session") && *i + 1 < argc) {
+		o->session = argv[++*i];
+	} else if (!strcmp(a, "--scope") && *i + 1 < argc &&
+		   strcmp(verb, "pending") && !answer) {
+		o->scope = argv[++*i];
+		if (hx_grant_scope_parse(o->scope) < 0) {
+			fprintf(err,
+				"harness-exec %s: --scope %s: expected once, "
+				"session or always\n",
+				verb, o->scope);
+			return 2;
+		}
+	} else if (!strcmp(a, "--prefix") && *i + 1 < argc &&
+		   !strcmp(verb, "approve")) {
+		o->prefix = strtoul(argv[++*i], &end, 10);
+		if (*end || o->prefix > 64) {
+			fprintf(err, "harness-exec approve: --prefix expects 0 "
+				     "to 64\n");
+			return 2;
+		}
+	} else if (!o->has_id && strcmp(verb, "pending") &&
+		   strcmp(verb, "resume") && a[0] >= '0' && a[0] <= '9') {
+		o->id = strtoul(a, &end, 10);
+		if (*end || !o->id || o->id > 0xffffffffUL) {
+			fprintf(err, "harness-exec %s: %s is no question id\n",
+				verb, a);
+			return 2;
+		}
+		o->has_id = true;
+	} else {
+		goto unexpected;
 	}
-	if (strcmp(verb, "pending") && strcmp(verb, "resume") && !has_id) {
+	return -1;
+unexpected:
+	fprintf(err, "harness-exec %s: unexpected '%s'\n\n%s", verb, a, usage);
+	return 2;
+}
+
+/* argv parsed into o: -1 to go on, else the exit status. */
+static int parse(int argc, char *const *argv, struct args *o, FILE *out,
+		 FILE *err)
+{
+	const char *verb = o->verb;
+	int r;
+
+	for (int i = 2; i < argc; i++)
+		if ((r = parse_word(argc, argv, &i, o, out, err)) >= 0)
+			return r;
+	if (strcmp(verb, "pending") && strcmp(verb, "resume") && !o->has_id) {
 		fprintf(err,
 			"harness-exec %s: which question? (harness-exec "
 			"pending)\n\n%s",
 			verb, usage);
 		return 2;
 	}
-	if (session && !hx_session_name_valid(session)) {
-		fprintf(err, "harness-exec %s: '%s' is no session id\n", verb,
-			session);
+	if (!strcmp(verb, "answer") && !o->text) {
+		fprintf(err, "harness-exec answer: what answer? (TEXT)\n\n%s",
+			usage);
 		return 2;
 	}
-	n = find_live(session, live, MAX_LIVE);
+	if (o->text && strlen(o->text) > HX_ASK_ANSWER_MAX) {
+		fprintf(err,
+			"harness-exec answer: an answer of more than %d "
+			"bytes\n",
+			HX_ASK_ANSWER_MAX);
+		return 2;
+	}
+	if (o->session && !hx_session_name_valid(o->session)) {
+		fprintf(err, "harness-exec %s: '%s' is no session id\n", verb,
+			o->session);
+		return 2;
+	}
+	return -1;
+}
+
+int hx_askcli(int argc, char *const *argv, FILE *out, FILE *err)
+{
+	struct args o = {.verb = argv[1], .scope = "once"};
+	const char *verb = o.verb;
+	struct live live[MAX_LIVE];
+	size_t n;
+	int r;
+
+	o.json = !isatty(fileno(out));
+	if ((r = parse(argc, argv, &o, out, err)) >= 0)
+		return r;
+	n = find_live(o.session, live, MAX_LIVE);
 	if (!strcmp(verb, "pending"))
-		return cmd_pending(live, n, json, out, err);
+		return cmd_pending(live, n, o.json, out, err);
 	if (n > 1) {
 		fprintf(err,
 			"harness-exec %s: %zu sessions run: say which with "
@@ -256,11 +342,11 @@ int hx_askcli(int argc, char *const *argv, FILE *out, FILE *err)
 	}
 	if (!n) {
 		fprintf(err, "harness-exec %s: no running session%s\n", verb,
-			session ? " of that id" : "");
+			o.session ? " of that id" : "");
 		return 1;
 	}
 	if (!strcmp(verb, "resume"))
 		return cmd_request(verb, &live[0], "resume", out, err);
-	return cmd_answer(verb, &live[0], (unsigned)id, scope, (unsigned)prefix,
-			  out, err);
+	return cmd_answer(verb, &live[0], (unsigned)o.id, o.scope,
+			  (unsigned)o.prefix, o.text, out, err);
 }

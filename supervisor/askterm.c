@@ -20,12 +20,15 @@
 #include <termios.h>
 #include <unistd.h>
 
+#include "common/sbuf.h"
 #include "supervisor/ask.h"
+#include "supervisor/askuser.h"
 #include "supervisor/pipeline.h"
 #include "supervisor/proc.h"
 #include "supervisor/server.h"
 
-#define PROMPT_MAX  4096
+#define PROMPT_MAX  32768 /* the agent's question: 4,000 characters */
+#define PROMPT_TAIL 512	  /* kept for how to answer, after the text */
 #define GATHER_MS   150
 #define STOPPED_MAX 256
 #define HELD_MAX    1024
@@ -49,9 +52,11 @@ static const struct {
     {'D', HX_VERDICT_DENY, HX_ASK_ALWAYS, "denied always"},
 };
 #define NKEYS	  (sizeof(keys) / sizeof(keys[0]))
-#define ELSEWHERE 'x' /* answered elsewhere: the helper ends */
-#define READY	  'r' /* the helper holds the terminal */
-#define GO	  'g' /* the question may be put */
+#define ELSEWHERE 'x'	 /* answered elsewhere: the helper ends */
+#define READY	  'r'	 /* the helper holds the terminal */
+#define GO	  'g'	 /* the question may be put */
+#define ANSWER	  'A'	 /* then the answer to the agent's question */
+#define DECLINE	  '\033' /* Esc: the agent's question declined */
 
 struct hx_askterm {
 	struct hx_source src; /* the helper's socket, while one runs */
@@ -100,15 +105,149 @@ static void put(int fd, const char *s)
 	}
 }
 
+/* The next byte typed, into *c: 1; 0 when harness-exec says the
+ * question is answered elsewhere (or is gone); -1 when the terminal
+ * is. */
+static int next_byte(int tty, int sock, char *c)
+{
+	struct pollfd p[2] = {{.fd = tty, .events = POLLIN},
+			      {.fd = sock, .events = POLLIN}};
+
+	for (;;) {
+		if (poll(p, 2, -1) < 0) {
+			if (errno == EINTR)
+				continue;
+			return -1;
+		}
+		if (p[1].revents)
+			return 0;
+		if (p[0].revents & (POLLHUP | POLLERR | POLLNVAL))
+			return -1;
+		if (read(tty, c, 1) == 1)
+			return 1;
+	}
+}
+
+/* Choice k of uq, picked: shown, and into msg as ANSWER and its text. */
+static size_t pick(int tty, const struct hx_ask_question *uq, int k, char *msg,
+		   size_t size)
+{
+	char shown[PROMPT_TAIL];
+	struct hx_sbuf b = {shown, sizeof(shown), 0};
+	size_t n = strlen(uq->choices[k]);
+
+	hx_askuser_put_text(&b, uq->choices[k], NULL);
+	put(tty, shown);
+	put(tty, "\n");
+	if (n + 2 > size)
+		n = size - 2;
+	msg[0] = ANSWER;
+	memcpy(msg + 1, uq->choices[k], n);
+	return n + 1;
+}
+
+/* Rubs out the last character of the *n bytes typed at msg + 1. */
+static void rub_out(int tty, const char *msg, size_t *n)
+{
+	if (!*n)
+		return;
+	while (*n && ((unsigned char)msg[(*n)--] & 0xc0) == 0x80)
+		;
+	put(tty, "\b \b");
+}
+
+/* The answer to the agent's question uq, typed (the terminal echoes
+ * nothing: each byte is echoed here), into msg: ANSWER and its text
+ * (a choice's when uq has choices), or one byte: DECLINE, ELSEWHERE, or
+ * NUL when the terminal is gone. A digit picks a choice at once when
+ * it cannot begin one's text; Enter ends a line, which must then be a
+ * choice's number or text; Backspace rubs out a character, ^U the line;
+ * Esc or ^C declines. Returns the message's length. */
+static size_t read_answer(int tty, int sock, const struct hx_ask_question *uq,
+			  char *msg, size_t size)
+{
+	char c, why[PROMPT_TAIL];
+	size_t n = 0; /* typed, at msg + 1 */
+	int k, r;
+
+	for (;;) {
+		if ((r = next_byte(tty, sock, &c)) <= 0) {
+			if (!r)
+				put(tty, "answered elsewhere\n");
+			msg[0] = r ? '\0' : ELSEWHERE;
+			return 1;
+		}
+		if (c == '\033' || c == '\003') {
+			put(tty, "\ndeclined\n");
+			msg[0] = DECLINE;
+			return 1;
+		}
+		if ((c == '\r' || c == '\n') && n) {
+			msg[n + 1] = '\0';
+			if ((k = hx_askuser_choice(uq, msg + 1)) >= 0) {
+				put(tty, "\n  ");
+				return pick(tty, uq, k, msg, size);
+			}
+			if (!hx_askuser_check(uq, msg + 1, why, sizeof(why))) {
+				put(tty, "\n");
+				msg[0] = ANSWER;
+				return n + 1;
+			}
+			put(tty, "\n  ");
+			put(tty, why);
+			put(tty, "; again: ");
+			n = 0;
+		} else if (c == 0x7f || c == '\b') {
+			rub_out(tty, msg, &n);
+		} else if (c == 0x15) { /* ^U */
+			while (n)
+				rub_out(tty, msg, &n);
+		} else if (!n && hx_askuser_digit_picks(uq) && c >= '1' &&
+			   c < '1' + (int)uq->nchoices) {
+			return pick(tty, uq, c - '1', msg, size);
+		} else if ((unsigned char)c < 0x20) {
+			/* another control key: no part of an answer */
+		} else if (n + 2 >= size || n >= HX_ASK_ANSWER_MAX) {
+			put(tty, "\a");
+		} else {
+			msg[++n] = c;
+			if (write(tty, &c, 1) < 0) {
+				/* the next read says what became of it */
+			}
+		}
+	}
+}
+
+/* A call's question: one key, into *c; the key's index, or -1. */
+static int read_key(int tty, int sock, char *c)
+{
+	int k = -1, r;
+
+	while (k < 0) {
+		if ((r = next_byte(tty, sock, c)) == 0) {
+			*c = ELSEWHERE;
+			put(tty, "answered elsewhere\n");
+		}
+		if (r <= 0)
+			break;
+		k = key_index(*c);
+	}
+	if (k >= 0) {
+		put(tty, keys[k].word);
+		put(tty, "\n");
+	}
+	return k;
+}
+
+/* uq: the agent's question (then a line is read), or NULL (a key). */
 static void __attribute__((noreturn))
-helper(int tty, int sock, const char *prompt)
+helper(int tty, int sock, const char *prompt, const struct hx_ask_question *uq)
 {
 	struct termios saved, t;
-	struct pollfd p[2];
 	sigset_t block;
 	pid_t fg = tcgetpgrp(tty);
-	char c = 0;
-	int k = -1;
+	char c = 0, msg[HX_ASK_ANSWER_MAX + 2];
+	size_t n = 1;
 
 	/* A process group of its own in the foreground: the agent's are in
 	 * the background while the question is up. */
@@ -142,32 +281,15 @@ helper(int tty, int sock, const char *prompt)
 	}
 	tcflush(tty, TCIFLUSH);
 	put(tty, prompt);
-	p[0] = (struct pollfd){.fd = tty, .events = POLLIN};
-	p[1] = (struct pollfd){.fd = sock, .events = POLLIN};
-	while (k < 0) {
-		if (poll(p, 2, -1) < 0) {
-			if (errno == EINTR)
-				continue;
-			break;
-		}
-		if (p[1].revents) { /* answered elsewhere, or harness-exec
-				     * is gone */
-			c = ELSEWHERE;
-			put(tty, "answered elsewhere\n");
-			break;
-		}
-		if (p[0].revents & (POLLHUP | POLLERR | POLLNVAL))
-			break;
-		if (read(tty, &c, 1) == 1)
-			k = key_index(c);
-	}
-	if (k >= 0) {
-		put(tty, keys[k].word);
-		put(tty, "\n");
+	if (uq) {
+		n = read_answer(tty, sock, uq, msg, sizeof(msg));
+	} else {
+		read_key(tty, sock, &c);
+		msg[0] = c;
 	}
 	tcsetattr(tty, TCSANOW, &saved);
 	tcsetpgrp(tty, fg);
-	if (write(sock, &c, 1) < 0) {
+	if (write(sock, msg, n) < 0) {
 		/* harness-exec is gone: nothing to answer */
 	}
 	_exit(0);
@@ -282,13 +404,57 @@ static void release_users(struct hx_askterm *t)
 	t->nheld = 0;
 }
 
+/* The agent's question uq (d: its description, redacted) on the
+ * terminal: its text, its lines indented, its choices numbered, how to
+ * answer; that last part always fits. */
+static void agent_prompt(const struct hx_ask_question *uq, json_t *d,
+			 unsigned id, char *buf, size_t size)
+{
+	struct hx_sbuf b = {buf, size - PROMPT_TAIL, 0};
+	json_t *c, *choices = json_object_get(d, "choices");
+	const char *text = json_string_value(json_object_get(d, "question"));
+	json_int_t left = json_integer_value(json_object_get(d, "timeout_s"));
+	size_t i;
+
+	hx_sbuf_put(&b, "\n\033[1mharness: ask ");
+	hx_sbuf_put_uint(&b, id);
+	hx_sbuf_put(&b, ", a question from the agent:\033[0m\n  ");
+	hx_askuser_put_text(&b, text ? text : "", "\n  ");
+	hx_sbuf_put(&b, "\n");
+	json_array_foreach(choices, i, c)
+	{
+		hx_sbuf_put(&b, "  ");
+		hx_sbuf_put_uint(&b, i + 1);
+		hx_sbuf_put(&b, ") ");
+		hx_askuser_put_text(
+		    &b, json_string_value(c) ? json_string_value(c) : "", " ");
+		hx_sbuf_put(&b, "\n");
+	}
+	b.cap = size;
+	if (hx_askuser_digit_picks(uq))
+		hx_sbuf_put(&b, "  a digit picks a choice");
+	else if (uq->nchoices)
+		hx_sbuf_put(&b, "  type a choice's number or text and Enter");
+	else
+		hx_sbuf_put(&b, "  type your answer and Enter");
+	hx_sbuf_put(&b, "; Esc declines (cancelled in ");
+	hx_sbuf_put_uint(&b, left > 0 ? (uint64_t)left : 0);
+	hx_sbuf_put(&b, " s): ");
+}
+
 static void prompt_of(struct hx_askterm *t, unsigned id, char *buf, size_t size)
 {
 	json_t *d = hx_ask_describe(t->a, id), *p;
+	const struct hx_ask_question *uq = hx_ask_question_of(t->a, id);
 	char line[2048];
 	size_t n, i;
 	int k;
 
+	if (uq) {
+		agent_prompt(uq, d, id, buf, size);
+		json_decref(d);
+		return;
+	}
 	hx_ask_line(t->a, id, line, sizeof(line));
 	k = snprintf(buf, size, "\n\033[1mharness: ask %u:\033[0m %s\n", id,
 		     line);
@@ -324,6 +490,14 @@ static void hint(struct hx_askterm *t, unsigned id)
 		return;
 	t->hinted = id;
 	hx_ask_line(t->a, id, line, sizeof(line));
+	if (hx_ask_question_of(t->a, id)) {
+		fprintf(stderr,
+			"harness: ask %u waits: %s; answer with 'harness-exec "
+			"answer %u TEXT' or decline with 'harness-exec deny "
+			"%u'\n",
+			id, line, id, id);
+		return;
+	}
 	fprintf(stderr,
 		"harness: ask %u waits: %s; answer with 'harness-exec "
 		"approve %u' or 'harness-exec deny %u'\n",
@@ -344,7 +518,7 @@ static void show_next(struct hx_askterm *t)
 		return;
 	fg = t->tty >= 0 ? tcgetpgrp(t->tty) : -1;
 	if (t->broken || fg <= 0 || !ours(fg) ||
-	    socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv)) {
+	    socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv)) {
 		hint(t, id);
 		return;
 	}
@@ -355,7 +529,7 @@ static void show_next(struct hx_askterm *t)
 	pid = fork();
 	if (pid == 0) {
 		close(sv[0]);
-		helper(t->tty, sv[1], prompt);
+		helper(t->tty, sv[1], prompt, hx_ask_question_of(t->a, id));
 	}
 	close(sv[1]);
 	if (pid < 0) {
@@ -389,15 +563,17 @@ static void on_helper(struct hx_server *s, struct hx_source *src,
 {
 	struct hx_askterm *t = src->arg;
 	unsigned id = t->shown;
-	char c = 0, msg[256];
+	char c, msg[1024], buf[HX_ASK_ANSWER_MAX + 2];
 	ssize_t n;
 	int k;
 
 	(void)s;
 	(void)events;
+	/* One message each (SOCK_SEQPACKET): a key, or an answer's text. */
 	do
-		n = read(src->fd, &c, 1);
+		n = read(src->fd, buf, sizeof(buf) - 1);
 	while (n < 0 && errno == EINTR);
+	c = n > 0 ? buf[0] : 0;
 	if (n == 1 && c == READY && !t->ready) {
 		t->ready = true;
 		hold_users(t);
@@ -406,16 +582,19 @@ static void on_helper(struct hx_server *s, struct hx_source *src,
 		n = 0; /* the helper is gone */
 	}
 	end_helper(t);
-	if (n != 1) {
+	if (n < 1) {
 		/* It could not hold the terminal (or died): lines only. */
 		t->broken = true;
 		show_next(t);
 		return;
 	}
-	k = key_index(c);
-	if (k >= 0)
+	if (c == ANSWER && n > 1) {
+		buf[n] = '\0';
+		hx_ask_reply(t->a, id, buf + 1, "terminal", msg, sizeof(msg));
+	} else if (n == 1 && (k = key_index(c)) >= 0) {
 		hx_ask_answer(t->a, id, t->upto, keys[k].v, keys[k].scope,
 			      "terminal", 0, msg, sizeof(msg));
+	}
 	/* A question waits no more: the next one, if any, is put. */
 	show_next(t);
 }

@@ -11,6 +11,12 @@
  * agent cannot type an answer: it cannot push input into a terminal
  * (TIOCSTI is refused in the kernel sandbox) and has no master side.
  *
+ * A call's question is answered with one key; the agent's own question
+ * (askuser.h) with a line the person types (echoed by the helper, its
+ * text checked before it is sent) or a digit that picks a choice, and
+ * declined with Esc. The agent's text is shown with its control and
+ * bidirectional characters escaped.
+ *
  * A question is put only when harness-exec (or a process group of the
  * agent's tree) is in the terminal's foreground: a session started in
  * the background, or with no terminal, prints a line saying how to

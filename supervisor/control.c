@@ -18,8 +18,10 @@
 #include "supervisor/server.h"
 #include "supervisor/proc.h"
 
-#define REQ_MAX	  256
-#define REPLY_MAX 4096
+/* A request holds an answer's text (askuser.h); a reply, the agent's
+ * questions that wait (up to 4,000 characters each). */
+#define REQ_MAX	  4096
+#define REPLY_MAX 65536
 
 struct hx_control {
 	struct hx_source src;
@@ -63,10 +65,16 @@ static void serve_one(struct hx_control *c, int fd)
 	fcntl(fd, F_SETFL, fl & ~O_NONBLOCK);
 	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
 	do
-		n = recv(fd, req, REQ_MAX, 0);
+		n = recv(fd, req, REQ_MAX, MSG_TRUNC);
 	while (n < 0 && errno == EINTR);
 	if (n <= 0)
 		return;
+	/* Cut, it would be another request (an answer shortened). */
+	if (n > REQ_MAX) {
+		snprintf(reply, sizeof(reply), "error request too long");
+		send(fd, reply, strlen(reply), MSG_NOSIGNAL | MSG_DONTWAIT);
+		return;
+	}
 	req[n] = '\0';
 	reply[0] = '\0';
 	c->fn(c->arg, cred.pid, req, reply, sizeof(reply));

@@ -107,16 +107,18 @@ char *hx_fmt_hex(const uint8_t *p, size_t n, char *buf)
 	return buf;
 }
 
-/* Length of the valid UTF-8 sequence at s (n bytes left), 0 if none:
- * no overlong forms, no surrogates, nothing above U+10FFFF (what
- * jansson accepts). */
-static size_t utf8_seq(const unsigned char *s, size_t n)
+size_t hx_utf8_char(const char *str, size_t n, uint32_t *cp)
 {
+	const unsigned char *s = (const unsigned char *)str;
 	size_t len, i;
 	uint32_t c;
 
-	if (s[0] < 0x80)
+	if (!n)
+		return 0;
+	if (s[0] < 0x80) {
+		*cp = s[0];
 		return 1;
+	}
 	if (s[0] >= 0xc2 && s[0] <= 0xdf)
 		len = 2, c = s[0] & 0x1f;
 	else if (s[0] >= 0xe0 && s[0] <= 0xef)
@@ -135,7 +137,15 @@ static size_t utf8_seq(const unsigned char *s, size_t n)
 	if ((len == 3 && c < 0x800) || (len == 4 && c < 0x10000) ||
 	    (c >= 0xd800 && c <= 0xdfff) || c > 0x10ffff)
 		return 0;
+	*cp = c;
 	return len;
+}
+
+static size_t utf8_seq(const unsigned char *s, size_t n)
+{
+	uint32_t c;
+
+	return hx_utf8_char((const char *)s, n, &c);
 }
 
 bool hx_utf8_valid(const char *s)

@@ -23,6 +23,10 @@ char *hx_fmt_hex(const uint8_t *p, size_t n, char *buf);
 /* Whether s is UTF-8 that a JSON string can hold (no overlong forms,
  * surrogates or code points above U+10FFFF). */
 bool hx_utf8_valid(const char *s);
+/* The length of the valid UTF-8 character at s (n bytes left; no
+ * overlong form, surrogate or code point above U+10FFFF) and, into cp,
+ * its code point; 0 when there is none. */
+size_t hx_utf8_char(const char *s, size_t n, uint32_t *cp);
 /* s with each byte that is not part of valid UTF-8 as "\xNN" and each
  * backslash doubled, so that the bytes can be read back exactly (an
  * audit record lists the fields it escaped this way). Returns the

@@ -250,6 +250,8 @@ void hx_run_log_end(struct run *r, int code)
 		static const char *const verdicts[] = {"allow", "ask", "deny"};
 		static const char *const answers[] = {"allowed", "denied",
 						      "timed_out", "withdrawn"};
+		static const char *const questions[] = {"answered", "declined",
+							"cancelled"};
 		struct hx_ask_stats as;
 
 		hx_ask_stats(r->pl.ask, &as);
@@ -261,6 +263,15 @@ void hx_run_log_end(struct run *r, int code)
 				(const uint64_t[]){as.allowed, as.denied,
 						   as.timed_out, as.gone},
 				4));
+		/* the agent's own questions (askuser.h), when it put any */
+		if (as.answered + as.declined + as.cancelled)
+			json_object_set_new(
+			    rec, "questions",
+			    counts_json(questions,
+					(const uint64_t[]){as.answered,
+							   as.declined,
+							   as.cancelled},
+					3));
 	}
 	json_object_set_new(rec, "connections",
 			    json_integer((json_int_t)st.conns_accepted));

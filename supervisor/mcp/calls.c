@@ -14,6 +14,8 @@
 
 #include "common/clock.h"
 #include "common/names.h"
+#include "supervisor/ask.h"
+#include "supervisor/askuser.h"
 #include "supervisor/kernel/execgate.h"
 #include "supervisor/mcp/gittools.h"
 #include "supervisor/mcp/result.h"
@@ -97,6 +99,9 @@ static struct hx_call *by_n(struct hx_mcp *m, unsigned long n)
 
 static void release(struct hx_mcp *m, struct hx_call *c)
 {
+	/* Never left waiting: its answer would come to a freed call. */
+	if (c->ask)
+		hx_ask_withdraw(m->pl->ask, c->ask, "gone");
 	if (c->tool) /* counted since it was taken */
 		quota_of(m, c->tool)->running--;
 	if (m->file_busy == index_of(m, c))
@@ -301,7 +306,10 @@ void hx_mcp_observe(void *arg, json_t *rec, uint64_t seq)
 	struct hx_call *c = by_id(m, hx_record_field(rec, "call_id"));
 	const char *v = hx_record_field(rec, "verdict");
 
+	/* The agent's own question (ask_user) and its answer are no
+	 * refusal of its work. */
 	if (c && strcmp(hx_record_field(rec, "event"), "tool_call") &&
+	    strcmp(hx_record_field(rec, "from"), "agent") &&
 	    (!strcmp(v, "deny") || !strcmp(v, "ask"))) {
 		if (!c->refusals)
 			c->refusals = json_array();
@@ -430,11 +438,81 @@ static void checkpoint(struct hx_mcp *m, struct hx_call *c)
 	json_decref(r);
 }
 
-/* ---- ask_user: the client's elicitation ---- */
+/* ---- ask_user: the client's elicitation, or the session's approvals ---- */
 
 static void question_id(const struct hx_call *c, char *buf, size_t size)
 {
 	snprintf(buf, size, "hx-ask-%lu", c->n);
+}
+
+/* The approvals' word on call c's question (its asker, arg), as
+ * ask_user's result, the elicitation's shape: accept with the answer,
+ * decline, or cancel with the reason (timeout, session end, withdrawn). */
+static void answered(void *arg, const struct hx_ask_result *r)
+{
+	struct hx_call *c = arg;
+	const char *reason = "withdrawn", *outcome = "ended";
+	json_t *res;
+
+	c->ask = 0; /* it waits no more */
+	if (r->verdict == HX_VERDICT_ALLOW && r->answer) {
+		res = json_pack("{s:s,s:s}", "action", "accept", "answer",
+				r->answer);
+		outcome = NULL;
+	} else if (!strcmp(r->why, "answer")) {
+		res = json_pack("{s:s,s:n}", "action", "decline", "answer");
+		outcome = NULL;
+	} else {
+		if (!strcmp(r->why, "timeout"))
+			reason = "timeout", outcome = "timed_out";
+		else if (!strcmp(r->why, "end"))
+			reason = "session end";
+		res = json_pack("{s:s,s:n,s:s}", "action", "cancel", "answer",
+				"reason", reason);
+	}
+	finish(c->m, c, res, NULL, outcome);
+	json_decref(res);
+}
+
+/* The session ends (by "end") or the client is gone (by "gone") while
+ * call c's question waits in the approvals: withdrawn, recorded so, and
+ * the call answered cancel when its client is there to read it. */
+static void ask_ended(struct hx_mcp *m, struct hx_call *c, const char *by)
+{
+	struct hx_ask_result r = {HX_VERDICT_DENY, 0, by, NULL};
+
+	hx_ask_withdraw(m->pl->ask, c->ask, by);
+	answered(c, &r);
+}
+
+/* A client that cannot elicit: the question goes to the person through
+ * the session's approvals (harness-exec's terminal, harness-exec answer),
+ * under the policy's ask_timeout. */
+static void ask_person(struct hx_mcp *m, struct hx_call *c)
+{
+	json_t *choices = json_object_get(c->args, "choices"), *x;
+	const char *v[HX_MCP_CHOICES];
+	struct hx_ask_question uq = {
+	    .text = json_string_value(json_object_get(c->args, "question")),
+	    .choices = v,
+	    .call_id = c->id,
+	};
+	size_t i;
+
+	json_array_foreach(choices, i, x) if (i < HX_MCP_CHOICES)
+	    v[uq.nchoices++] = json_string_value(x);
+	c->m = m;
+	if (!(c->ask = hx_ask_question(m->pl->ask, &uq))) {
+		fail(m, c, "ENOTSUP",
+		     "nobody can be asked: this client cannot show a question "
+		     "(it declared no elicitation capability) and the "
+		     "session's approvals take none (ask_timeout 0, or too "
+		     "many wait): ask in your reply instead",
+		     NULL);
+		return;
+	}
+	c->state = HX_CALL_SENT;
+	hx_ask_defer(m->pl->ask, c->ask, m, answered, c);
 }
 
 static void ask(struct hx_mcp *m, struct hx_call *c)
@@ -444,10 +522,8 @@ static void ask(struct hx_mcp *m, struct hx_call *c)
 	char id[32];
 
 	if (!m->elicitation) {
-		fail(m, c, "ENOTSUP",
-		     "this client cannot show a question (it declared no "
-		     "elicitation capability): ask in your reply instead",
-		     NULL);
+		json_decref(answer);
+		ask_person(m, c);
 		return;
 	}
 	if (choices)
@@ -462,17 +538,36 @@ static void ask(struct hx_mcp *m, struct hx_call *c)
 		      "answer", answer, "required", "answer"));
 }
 
-/* The client is told to stop asking (its request is cancelled). */
-static void withdraw_question(struct hx_mcp *m, struct hx_call *c)
+/* Call c's question is wanted no more (by: why, for its record): the
+ * approvals' withdrawn, or the client told to stop asking (its request
+ * cancelled). */
+static void withdraw_question(struct hx_mcp *m, struct hx_call *c,
+			      const char *by)
 {
 	char id[32];
 
 	if (c->tool->where != HX_TOOL_ASK || c->state != HX_CALL_SENT)
 		return;
+	if (c->ask) {
+		hx_ask_withdraw(m->pl->ask, c->ask, by);
+		c->ask = 0;
+		return;
+	}
 	question_id(c, id, sizeof(id));
 	hx_mcp_notify(m, c->rpc_id, "notifications/cancelled",
 		      json_pack("{s:s,s:s}", "requestId", id, "reason",
 				"the tool call was cancelled"));
+}
+
+/* Whether answer is one of choices (none: any answer is). */
+static bool among(json_t *choices, json_t *answer)
+{
+	json_t *x;
+	size_t i;
+
+	json_array_foreach(choices, i,
+			   x) if (json_equal(x, answer)) return true;
+	return !json_array_size(choices);
 }
 
 void hx_mcp_response(struct hx_mcp *m, json_t *id, json_t *msg)
@@ -489,7 +584,7 @@ void hx_mcp_response(struct hx_mcp *m, json_t *id, json_t *msg)
 		return;
 	c = by_n(m, strtoul(s + 7, &end, 10));
 	if (!c || *end || c->tool->where != HX_TOOL_ASK ||
-	    c->state != HX_CALL_SENT)
+	    c->state != HX_CALL_SENT || c->ask)
 		return; /* not a question that waits: dropped */
 	if (!action ||
 	    (strcmp(action, "accept") && strcmp(action, "decline") &&
@@ -500,6 +595,12 @@ void hx_mcp_response(struct hx_mcp *m, json_t *id, json_t *msg)
 			 ? "the client could not ask its user"
 			 : "the client's answer has no action or answer",
 		     NULL);
+		return;
+	}
+	if (!strcmp(action, "accept") &&
+	    !among(json_object_get(c->args, "choices"), answer)) {
+		fail(m, c, "EPROTO",
+		     "the client's answer is not one of the choices", NULL);
 		return;
 	}
 	r = json_pack("{s:s,s:O}", "action", action, "answer",
@@ -519,7 +620,7 @@ void hx_mcp_cancel(struct hx_mcp *m, json_t *id)
 		c->cancelled = true;
 		if (c->state == HX_CALL_QUEUED ||
 		    c->tool->where == HX_TOOL_ASK) {
-			withdraw_question(m, c);
+			withdraw_question(m, c, "cancelled");
 			finish(m, c, NULL, NULL, "cancelled");
 			return;
 		}
@@ -536,6 +637,13 @@ void hx_mcp_end_calls(struct hx_mcp *m, const char *why)
 
 		if (c->state == HX_CALL_FREE)
 			continue;
+		/* The session ends: a question still waiting for a person
+		 * is answered cancel (if the client is still there). */
+		if (c->ask) {
+			c->cancelled = m->client_gone;
+			ask_ended(m, c, m->client_gone ? "gone" : "end");
+			continue;
+		}
 		c->cancelled = true; /* nobody to answer */
 		if (c->state == HX_CALL_QUEUED || c->tool->where == HX_TOOL_ASK)
 			fail(m, c, "ECANCELED", why, "ended");
@@ -555,7 +663,9 @@ void hx_mcp_worker_gone(struct hx_mcp *m)
 		hx_server_del(m->srv, &m->wk_src);
 	}
 	for (size_t i = 0; i < HX_MCP_CALLS; i++)
-		if (m->calls[i].state != HX_CALL_FREE)
+		if (m->calls[i].ask) /* the session ends with it */
+			ask_ended(m, &m->calls[i], "end");
+		else if (m->calls[i].state != HX_CALL_FREE)
 			fail(m, &m->calls[i], "ECHILD",
 			     "the sandbox's worker ended before the call did",
 			     "ended");

@@ -16,9 +16,11 @@
 #include "supervisor/server.h"
 
 struct json_t;
+struct hx_mcp;
 
 #define HX_MCP_CALLS	64 /* calls at once, all tools */
 #define HX_MCP_REFUSALS 16 /* of one call's, kept for its result */
+#define HX_MCP_CHOICES	32 /* of an ask_user (its schema: 20) */
 #define HX_MCP_TOOLS	16
 #define HX_MCP_LINKED	1024
 #define HX_MCP_ENDED	64 /* code_runs ended, remembered for linking */
@@ -47,6 +49,10 @@ struct hx_call {
 	bool killed;	      /* its processes killed by the front */
 	double progress;
 	struct json_t *refusals; /* the kernel's and shim's, of its work */
+	/* ask_user through the session's approvals (the client cannot
+	 * elicit): its question there, while it waits, or 0 */
+	unsigned ask;
+	struct hx_mcp *m; /* for the approvals' answer */
 };
 
 struct hx_quota {

@@ -118,13 +118,13 @@ static json_t *args_summary(json_t *rec, json_t *args)
 static json_t *result_summary(json_t *r)
 {
 	static const char *const keep[] = {
-	    "bytes",	     "size",	     "exit_code",
-	    "signal",	     "timed_out",    "cancelled",
-	    "hunks",	     "sha256",	     "created",
-	    "stdout_bytes",  "stderr_bytes", "truncated",
-	    "files_scanned", "unreadable",   "duration_ms",
-	    "pid",	     "action",	     "checkpoint",
-	    "commit",	     "changed",	     NULL};
+	    "bytes",	     "size",	     "exit_code",    "signal",
+	    "timed_out",     "cancelled",    "hunks",	     "sha256",
+	    "created",	     "stdout_bytes", "stderr_bytes", "truncated",
+	    "files_scanned", "unreadable",   "duration_ms",  "pid",
+	    "action",	     "reason",	     "checkpoint",   "commit",
+	    "changed",	     NULL,
+	};
 	json_t *o = json_object(), *v;
 
 	for (size_t i = 0; keep[i]; i++)

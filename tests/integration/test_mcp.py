@@ -10,11 +10,14 @@ cancellation of a process tree."""
 import hashlib
 import json
 import os
+import pty
 import select
+import signal
 import subprocess
 import time
 
-from lib import BUILD, HELPERS, POLICIES, ROOT, Listener, Skip, check, read_log
+from lib import AUDIT_TOOL, BUILD, EXEC, HELPERS, POLICIES, ROOT, Listener, Skip, check, read_log
+from test_ask import read_until
 
 MCP = os.path.join(BUILD, "harness-mcp")
 CLIENT = os.path.join(ROOT, "tests", "mcp", "client.mjs")
@@ -202,6 +205,10 @@ class Raw:
         argv, self.log = mcp_argv(wd, extra)
         self.p = subprocess.Popen(argv, cwd=wd.path, env=env_for(wd), stdin=subprocess.PIPE,
                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        self.rfd = self.p.stdout.fileno()
+        self.initialize()
+
+    def initialize(self):
         self.buf = b""
         self.send({"jsonrpc": "2.0", "id": 0, "method": "initialize",
                    "params": {"protocolVersion": "2025-11-25", "capabilities": {},
@@ -220,8 +227,8 @@ class Raw:
         while b"\n" not in self.buf:
             left = end - time.monotonic()
             check(left > 0, "no answer from harness-mcp")
-            if select.select([self.p.stdout], [], [], left)[0]:
-                chunk = os.read(self.p.stdout.fileno(), 65536)
+            if select.select([self.rfd], [], [], left)[0]:
+                chunk = os.read(self.rfd, 65536)
                 check(chunk, "harness-mcp closed its output")
                 self.buf += chunk
         line, self.buf = self.buf.split(b"\n", 1)
@@ -418,12 +425,286 @@ def test_ask_user_through_the_clients_elicitation(wd):
           tc["result"] == {"action": "accept", "answer": "no"} and tc["outcome"] == "ok", "record %r" % tc)
     out, recs = sdk(wd, [q], elicit={"action": "decline"})
     check(ok(out["steps"][0]) == {"action": "decline", "answer": None}, "decline %r" % out["steps"][0])
-    # A client that declared no elicitation: a clear error, not a hang,
-    # and each time (the refused call gives its place back)
+    # The client's user must pick one of the choices too.
+    out, recs = sdk(wd, [q], elicit={"action": "accept", "answer": "maybe"})
+    st = out["steps"][0]
+    check(st["result"]["isError"] and "EPROTO" in text(st) and "choices" in text(st), "not a choice %r" % st)
+    # A client that declared no elicitation, in a session whose approvals
+    # take no question (--ask-timeout 0): a clear error, not a hang, and
+    # each time (the refused call gives its place back)
     out, recs = sdk(wd, [q, q, q])
     for st in out["steps"]:
         check(st["result"]["isError"] and "ENOTSUP" in text(st) and not out["questions"], "no elicitation %r" % st)
     check([c["outcome"] for c in calls(recs)] == ["error"] * 3, "records %r" % calls(recs))
+    check(not [r for r in recs if r["event"] == "question"], "a question nobody could answer was put")
+
+
+# ---- ask_user without elicitation: the session's approvals ----
+
+def harness_exec(wd, *args):
+    return subprocess.run([EXEC] + list(args), cwd=wd.path, env=env_for(wd), capture_output=True,
+                          text=True, timeout=30)
+
+
+def questions_waiting(wd):
+    r = harness_exec(wd, "pending", "--json")
+    check(r.returncode == 0, "pending: %r" % r.stderr)
+    return [json.loads(line) for line in r.stdout.splitlines() if line.strip()]
+
+
+def question_waiting(wd, timeout=20):
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        qs = questions_waiting(wd)
+        if qs:
+            check(len(qs) == 1, "one question was put, %d wait: %r" % (len(qs), qs))
+            return qs[0]
+        time.sleep(0.05)
+    raise AssertionError("no question waits after %ss" % timeout)
+
+
+def ask_call(c, i, args):
+    c.send({"jsonrpc": "2.0", "id": i, "method": "tools/call",
+            "params": {"name": "ask_user", "arguments": args}})
+
+
+def asked(recs):
+    """The agent's questions and their answers, by question id."""
+    qs = {r["ask"]: r for r in recs if r["event"] == "question"}
+    ans = {r["ask"]: r for r in recs if r["event"] == "ask_answer"}
+    check(set(qs) == set(ans), "questions %r, answers %r" % (sorted(qs), sorted(ans)))
+    for k, a in ans.items():
+        check(a["ref_seq"] == qs[k]["seq"] and a["from"] == "agent" and a["call_id"] == qs[k]["call_id"],
+              "answer %r to %r" % (a, qs[k]))
+    return [(qs[k], ans[k]) for k in sorted(qs)]
+
+
+def chain_verifies(log):
+    v = subprocess.run([AUDIT_TOOL, "verify", log], capture_output=True, text=True)
+    check(v.returncode == 0 and "chain intact" in v.stdout, "harness-audit verify: %r %r" % (v.stdout, v.stderr))
+
+
+def test_ask_user_without_elicitation_is_answered_through_the_approvals(wd):
+    """A client with no elicitation capability: the question waits in the
+    session's approvals, where harness-exec pending shows it, and
+    harness-exec answer (free text, a choice by its number) or deny
+    answers it; approve, a control character and an answer that is none
+    of the choices are refused, and the question still waits."""
+    c = Raw(wd, ["--ask-timeout", "60"])
+    secret = "ghp_" + "R3dact0123456789abcdefghijKLMNOPQRSTuv"
+    ask_call(c, 1, {"question": "Which branch? (token %s)" % secret})
+    q = question_waiting(wd)
+    check(q["op"] == "question" and q["from"] == "agent" and q["call_id"] == "mcp-1" and q["choices"] == [] and
+          q["question"].startswith("Which branch? (token ") and secret not in json.dumps(q) and
+          "redacted" in q["question"] and 0 < q["timeout_s"] <= 60, "pending %r" % q)
+    for verb, args, want in (("approve", [], "wants an answer"),
+                             ("answer", ["a\x1bb"], "control character"),
+                             ("deny", ["--scope", "session"], "declined once")):
+        r = harness_exec(wd, verb, str(q["id"]), *args)
+        check(r.returncode == 1 and want in r.stderr, "%s: %r %r" % (verb, r.stdout, r.stderr))
+        check([x["id"] for x in questions_waiting(wd)] == [q["id"]], "%s took the question away" % verb)
+    r = harness_exec(wd, "answer", str(q["id"]), "--", "-feature/é")
+    check(r.returncode == 0 and "answered %d" % q["id"] in r.stdout, "answer: %r %r" % (r.stdout, r.stderr))
+    rep = c.recv()
+    check(rep["id"] == 1 and not rep["result"]["isError"] and
+          rep["result"]["structuredContent"] == {"action": "accept", "answer": "-feature/é"}, "reply %r" % rep)
+    check(not questions_waiting(wd), "still pending after its answer")
+
+    ask_call(c, 2, {"question": "Push to main?", "choices": ["yes", "no"]})
+    q = question_waiting(wd)
+    check(q["choices"] == ["yes", "no"] and q["what"] == "the agent asks: Push to main? [1) yes, 2) no]",
+          "pending %r" % q)
+    for bad in ("maybe", "3", "Yes"):
+        r = harness_exec(wd, "answer", str(q["id"]), bad)
+        check(r.returncode == 1 and "not one of the question's choices: 1) yes, 2) no" in r.stderr,
+              "%r accepted: %r %r" % (bad, r.stdout, r.stderr))
+    r = harness_exec(wd, "approve", str(q["id"]))
+    check(r.returncode == 1 and "answer %d CHOICE" % q["id"] in r.stderr and "1) yes, 2) no" in r.stderr,
+          "approve of a question with choices: %r" % r.stderr)
+    r = harness_exec(wd, "answer", str(q["id"]), "2")
+    check(r.returncode == 0, "answer by number: %r" % r.stderr)
+    rep = c.recv()
+    check(rep["id"] == 2 and rep["result"]["structuredContent"] == {"action": "accept", "answer": "no"},
+          "reply %r" % rep)
+
+    ask_call(c, 3, {"question": "May I rewrite history?", "choices": ["yes", "no"]})
+    q = question_waiting(wd)
+    r = harness_exec(wd, "deny", str(q["id"]))
+    check(r.returncode == 0 and "declined" in r.stdout, "deny: %r %r" % (r.stdout, r.stderr))
+    rep = c.recv()
+    check(rep["id"] == 3 and not rep["result"]["isError"] and
+          rep["result"]["structuredContent"] == {"action": "decline", "answer": None}, "reply %r" % rep)
+    recs = c.close()
+    check(secret not in open(c.log).read(), "the secret reached the audit log")
+    pairs = asked(recs)
+    check([(qq["call_id"], qq.get("choices")) for qq, _ in pairs] ==
+          [("mcp-1", None), ("mcp-2", ["yes", "no"]), ("mcp-3", ["yes", "no"])], "questions %r" % pairs)
+    check("redacted" in pairs[0][0]["question"] and "question" in pairs[0][0].get("redacted", []),
+          "question record %r" % pairs[0][0])
+    check([(a["action"], a.get("answer"), a["verdict"]) for _, a in pairs] ==
+          [("accept", "-feature/é", "allow"), ("accept", "no", "allow"), ("decline", None, "deny")],
+          "answers %r" % [a for _, a in pairs])
+    check(all(a["by"].startswith("control pid ") for _, a in pairs), "by %r" % [a["by"] for _, a in pairs])
+    tcs = calls(recs)
+    check([(t["call_id"], t["outcome"], t["result"]) for t in tcs] ==
+          [("mcp-1", "ok", {"action": "accept", "answer": "-feature/é"}),
+           ("mcp-2", "ok", {"action": "accept", "answer": "no"}),
+           ("mcp-3", "ok", {"action": "decline"})], "tool_call records %r" % tcs)
+    check(recs[-1]["event"] == "session_end" and
+          recs[-1]["questions"] == {"answered": 2, "declined": 1, "cancelled": 0}, "session_end %r" % recs[-1])
+    chain_verifies(c.log)
+
+
+def worker_of(p):
+    for pid in subprocess.run(["pgrep", "-P", str(p.pid)], capture_output=True, text=True).stdout.split():
+        with open("/proc/%s/cmdline" % pid, "rb") as f:
+            if f.read().split(b"\0")[0].endswith(b"harness-mcp-worker"):
+                return int(pid)
+    raise AssertionError("no harness-mcp-worker under %d" % p.pid)
+
+
+def test_ask_user_without_elicitation_cancelled_by_timeout_call_or_session_end(wd):
+    """Nobody answers within ask_timeout: cancel, reason timeout. The
+    client cancels its call: the question is withdrawn at once, and the
+    call is not answered. The session ends under a question: cancel,
+    reason session end."""
+    c = Raw(wd, ["--ask-timeout", "1"])
+    t0 = time.monotonic()
+    ask_call(c, 1, {"question": "Anyone there?"})
+    rep = c.recv(timeout=15)
+    took = time.monotonic() - t0
+    check(rep["id"] == 1 and rep["result"]["structuredContent"] ==
+          {"action": "cancel", "answer": None, "reason": "timeout"}, "reply %r" % rep)
+    check(0.9 <= took < 10, "the timeout took %.1fs" % took)
+    recs = c.close()
+    (_, a), = asked(recs)
+    check(a["action"] == "cancel" and a["by"] == "timeout" and a["latency_ms"] >= 900, "answer %r" % a)
+    check(calls(recs)[0]["outcome"] == "timed_out", "record %r" % calls(recs)[0])
+    chain_verifies(c.log)
+
+    c = Raw(wd, ["--ask-timeout", "60"])
+    ask_call(c, 1, {"question": "Cancel me?"})
+    question_waiting(wd)
+    c.send({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 1}})
+    end = time.monotonic() + 5
+    while questions_waiting(wd) and time.monotonic() < end:
+        time.sleep(0.05)
+    check(not questions_waiting(wd), "the cancelled call's question still waits")
+    c.send({"jsonrpc": "2.0", "id": 2, "method": "ping"})
+    check(c.recv()["id"] == 2, "the cancelled call was answered")
+    ask_call(c, 3, {"question": "Still there?"})
+    question_waiting(wd)
+    os.kill(worker_of(c.p), signal.SIGKILL)
+    rep = c.recv(timeout=15)
+    check(rep["id"] == 3 and rep["result"]["structuredContent"] ==
+          {"action": "cancel", "answer": None, "reason": "session end"}, "reply %r" % rep)
+    recs = c.close()
+    check([(a["call_id"], a["action"], a["by"]) for _, a in asked(recs)] ==
+          [("mcp-1", "cancel", "cancelled"), ("mcp-2", "cancel", "end")], "answers %r" % asked(recs))
+    check([(t["call_id"], t["outcome"]) for t in calls(recs)] == [("mcp-1", "cancelled"), ("mcp-2", "ended")],
+          "records %r" % calls(recs))
+    check(recs[-1]["questions"] == {"answered": 0, "declined": 0, "cancelled": 2}, "session_end %r" % recs[-1])
+    chain_verifies(c.log)
+
+
+class OnTerminal(Raw):
+    """harness-mcp on a new pty, as a shell starts a job (its own process
+    group in the terminal's foreground), its client on pipes: the
+    approvals put the agent's question on the pty, which the test reads
+    and types into."""
+
+    def __init__(self, wd, extra=()):
+        argv, self.log = mcp_argv(wd, extra)
+        to_r, to_w = os.pipe()
+        from_r, from_w = os.pipe()
+        self.pid, self.tty = pty.fork()
+        if self.pid == 0:
+            # Only the job holds its ends: harness-mcp sees its client's
+            # EOF when the test closes its own.
+            os.close(to_w)
+            os.close(from_r)
+            job = os.fork()
+            if job == 0:
+                os.setpgid(0, 0)
+                signal.signal(signal.SIGTTOU, signal.SIG_IGN)
+                os.tcsetpgrp(0, os.getpid())
+                signal.signal(signal.SIGTTOU, signal.SIG_DFL)
+                os.dup2(to_r, 0)
+                os.dup2(from_w, 1)
+                os.chdir(wd.path)
+                os.execve(argv[0], argv, env_for(wd))
+            os.close(to_r)
+            os.close(from_w)
+            _, st = os.waitpid(job, 0)
+            os._exit(os.waitstatus_to_exitcode(st) & 0xff)
+        os.close(to_r)
+        os.close(from_w)
+        self.wfd, self.rfd = to_w, from_r
+        self.initialize()
+
+    def write(self, data):
+        os.write(self.wfd, data)
+
+    def close(self):
+        os.close(self.wfd)
+        _, self.status = os.waitpid(self.pid, 0)
+        os.close(self.tty)
+        os.close(self.rfd)
+        return read_log(self.log)
+
+
+def test_ask_user_without_elicitation_on_the_terminal(wd):
+    """The question on harness-mcp's terminal: its text with escape
+    sequences shown escaped, its choices numbered; a digit picks one, a
+    typed line (Backspace honoured) answers, a line that is none of the
+    choices is refused there, Esc declines."""
+    c = OnTerminal(wd, ["--ask-timeout", "60"])
+    try:
+        ask_call(c, 1, {"question": "Deploy\x1b]0;pwned\x07 where?", "choices": ["staging", "production"]})
+        seen = read_until(c.tty, b"Esc declines")
+        check(b"a question from the agent" in seen and b"1) staging" in seen and b"2) production" in seen and
+              b"\\x1b]0;pwned\\x07" in seen and b"\x1b]0;" not in seen and b"a digit picks a choice" in seen,
+              "question on the terminal: %r" % seen[-800:])
+        time.sleep(0.2)
+        os.write(c.tty, b"2")
+        rep = c.recv()
+        check(rep["id"] == 1 and rep["result"]["structuredContent"] == {"action": "accept", "answer": "production"},
+              "digit: %r" % rep)
+
+        ask_call(c, 2, {"question": "Branch name?"})
+        seen = read_until(c.tty, b"Esc declines")
+        check(b"type your answer and Enter" in seen, "free-text prompt: %r" % seen[-400:])
+        time.sleep(0.2)
+        os.write(c.tty, b"featx\x7fure/\xc3\xa9\r")
+        rep = c.recv()
+        check(rep["result"]["structuredContent"] == {"action": "accept", "answer": "feature/é"}, "typed: %r" % rep)
+
+        ask_call(c, 3, {"question": "Which python?", "choices": ["3.11", "3.12"]})
+        seen = read_until(c.tty, b"Esc declines")
+        check(b"type a choice's number or text and Enter" in seen, "prompt: %r" % seen[-400:])
+        time.sleep(0.2)
+        os.write(c.tty, b"3.13\r")
+        seen = read_until(c.tty, b"again: ")
+        check(b"not one of the question's choices" in seen, "a line that is no choice: %r" % seen[-400:])
+        os.write(c.tty, b"3.12\r")
+        rep = c.recv()
+        check(rep["result"]["structuredContent"] == {"action": "accept", "answer": "3.12"}, "choice text: %r" % rep)
+
+        ask_call(c, 4, {"question": "Rewrite history?"})
+        read_until(c.tty, b"Esc declines")
+        time.sleep(0.2)
+        os.write(c.tty, b"\x1b")
+        rep = c.recv()
+        check(rep["result"]["structuredContent"] == {"action": "decline", "answer": None}, "Esc: %r" % rep)
+    finally:
+        recs = c.close()
+    check(os.WIFEXITED(c.status) and os.WEXITSTATUS(c.status) == 0, "status %r" % c.status)
+    pairs = asked(recs)
+    check([(a["action"], a.get("answer"), a["by"]) for _, a in pairs] ==
+          [("accept", "production", "terminal"), ("accept", "feature/é", "terminal"),
+           ("accept", "3.12", "terminal"), ("decline", None, "terminal")], "answers %r" % pairs)
+    check(pairs[0][0]["question"] == "Deploy\x1b]0;pwned\x07 where?", "the record keeps the text as asked")
+    chain_verifies(c.log)
 
 
 def test_checkpoint_in_a_worktree_session(wd):
