@@ -31,6 +31,7 @@
 #define PROMPT_TAIL 512	  /* kept for how to answer, after the text */
 #define GATHER_MS   150
 #define STOPPED_MAX 256
+#define ELDERS_MAX  8 /* elders_note */
 #define HELD_MAX    1024
 #define TREE_MAX    4096
 
@@ -76,8 +77,47 @@ struct hx_askterm {
 	size_t nstopped;
 	struct hx_proc held[HELD_MAX]; /* stopped while it is up */
 	size_t nheld;
+	/* Above harness-exec in its process group (elders_note) */
+	struct hx_proc elders[ELDERS_MAX];
+	bool elder_stopped[ELDERS_MAX]; /* before the question */
+	size_t nelders;
 	struct hx_pipeline *pl;
 };
+
+static bool stopped_state(char s)
+{
+	return s == 'T' || s == 't';
+}
+
+/* The processes above harness-exec in its own process group: the
+ * client that started harness-mcp without a group of its own (Claude
+ * Code, whose TUI reads the terminal), a wrapper script. Not the
+ * agent's, but the helper takes the terminal from their group too, and
+ * one that reads it meanwhile stops (SIGTTIN); nothing would continue
+ * it once the terminal is theirs again (elders_continue). */
+static void elders_note(struct hx_askterm *t)
+{
+	pid_t pg = getpgrp(), p = getppid();
+	struct hx_procstat st;
+
+	for (t->nelders = 0; p > 1 && t->nelders < ELDERS_MAX &&
+			     !hx_proc_stat(p, &st) && st.pgrp == pg;
+	     p = st.ppid) {
+		t->elders[t->nelders] = (struct hx_proc){p, st.starttime};
+		t->elder_stopped[t->nelders++] = stopped_state(st.state);
+	}
+}
+
+static void elders_continue(struct hx_askterm *t)
+{
+	struct hx_procstat st;
+
+	for (size_t i = 0; i < t->nelders; i++)
+		if (!t->elder_stopped[i] &&
+		    !hx_proc_stat(t->elders[i].pid, &st) && st.state == 'T')
+			hx_proc_signal(&t->elders[i], SIGCONT);
+	t->nelders = 0;
+}
 
 static int key_index(char c)
 {
@@ -313,8 +353,7 @@ static size_t stopped_now(struct hx_proc *out, size_t max)
 	struct hx_procstat st;
 
 	for (size_t i = 0; i < n && k < max; i++)
-		if (!hx_proc_stat(all[i].pid, &st) &&
-		    (st.state == 'T' || st.state == 't'))
+		if (!hx_proc_stat(all[i].pid, &st) && stopped_state(st.state))
 			out[k++] = all[i];
 	return k;
 }
@@ -525,6 +564,7 @@ static void show_next(struct hx_askterm *t)
 	prompt_of(t, id, prompt, sizeof(prompt));
 	t->upto = hx_ask_batch_last(t->a, id);
 	t->nstopped = stopped_now(t->stopped, STOPPED_MAX);
+	elders_note(t);
 	fflush(stderr);
 	pid = fork();
 	if (pid == 0) {
@@ -556,6 +596,7 @@ static void end_helper(struct hx_askterm *t)
 	t->ready = false;
 	release_users(t);
 	continue_stopped(t);
+	elders_continue(t);
 }
 
 static void on_helper(struct hx_server *s, struct hx_source *src,

@@ -361,23 +361,70 @@ os.write(1, ("RESULT %s same=%s got=%r\\r\\n" % (r, termios.tcgetattr(fd) == raw
 """
 
 
-def on_a_terminal(wd, cmd, log):
+def on_a_terminal(wd, cmd, log, job=None):
     """harness-exec running cmd on a new pty, as a shell starts a job:
     its own process group, in the terminal's foreground, the shell (the
-    session leader) waiting. Returns the pid and the master's fd."""
+    session leader) waiting; or job instead (an argv), which starts
+    harness-exec itself. Returns the pid and the master's fd."""
     pid, fd = pty.fork()
     if pid == 0:
-        job = os.fork()
-        if job == 0:
+        argv = job or argv_of(wd, cmd, 30, log)
+        child = os.fork()
+        if child == 0:
             os.setpgid(0, 0)
             signal.signal(signal.SIGTTOU, signal.SIG_IGN)
             os.tcsetpgrp(0, os.getpid())
             signal.signal(signal.SIGTTOU, signal.SIG_DFL)
             os.chdir(wd.path)
-            os.execve(EXEC, argv_of(wd, cmd, 30, log), env_of(wd))
-        _, st = os.waitpid(job, 0)
+            os.execve(argv[0], argv, env_of(wd))
+        _, st = os.waitpid(child, 0)
         os._exit(os.waitstatus_to_exitcode(st) & 0xff)
     return pid, fd
+
+
+CLIENT_ABOVE = """
+import os, subprocess, sys, time
+p = subprocess.Popen(sys.argv[1:])  # in our process group, as an MCP server is
+tty = os.open("/dev/tty", os.O_RDONLY | os.O_NONBLOCK)
+while p.poll() is None:  # a TUI's reads: each stops us while we are not in front
+    try:
+        os.read(tty, 64)
+    except BlockingIOError:
+        pass
+    time.sleep(0.05)
+os.write(1, b"CLIENT-DONE %d\\r\\n" % p.returncode)
+"""
+
+
+def test_a_client_above_harness_exec_goes_on_after_a_question(wd):
+    # A program that started harness-exec in its own process group and
+    # reads the terminal (Claude Code running harness-mcp) is stopped
+    # by its read (SIGTTIN) while the question holds the terminal; once
+    # the terminal is its again it is continued, not left stopped.
+    os.makedirs(os.path.join(wd.path, "ask"))
+    log = os.path.join(wd.state, "above.jsonl")
+    agent = [PYTHON, "-c", "open('ask/t', 'w').write('x'); print('AGENT-DONE')"]
+    pid, fd = on_a_terminal(wd, None, log, job=[PYTHON, "-c", CLIENT_ABOVE] + argv_of(wd, agent, 30, log))
+    out, state = b"", None
+    try:
+        seen = read_until(fd, b"(refused in ")
+        time.sleep(0.5)  # the client's next read stops it
+        for p in os.listdir("/proc"):
+            try:
+                with open("/proc/%s/cmdline" % p, "rb") as f:
+                    if b"CLIENT-DONE" in f.read():
+                        state = open("/proc/%s/stat" % p).read().rsplit(")", 1)[1].split()[0]
+            except OSError:
+                pass
+        os.write(fd, b"o")
+        out = seen + read_until(fd, b"CLIENT-DONE", 10)
+    finally:
+        if b"CLIENT-DONE" not in out:
+            os.killpg(os.getpgid(pid), signal.SIGKILL)  # the shell; the job is stopped
+        os.waitpid(pid, 0)
+        os.close(fd)
+    check(state == "T", "the client was not stopped by its read while the question was up: %r" % state)
+    check(b"AGENT-DONE" in out and b"CLIENT-DONE 0" in out, "the client was left stopped: %r" % out[-600:])
 
 
 def test_writes_that_come_together_are_one_question_on_the_terminal(wd):
