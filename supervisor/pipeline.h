@@ -247,6 +247,15 @@ void hx_pipeline_decide_kernel(struct hx_pipeline *pl,
 			       struct hx_outcome *out, char *decided,
 			       size_t dlen);
 
+/* The kernel layer refused a call it had recorded as allowed (record
+ * seq), because what it acts on changed since the decision (a git
+ * config's bytes, a directory swapped in): a "revoked" record says so,
+ * so that no record says allowed of what did not happen. Under the
+ * loop's lock. */
+void hx_pipeline_revoke(struct hx_pipeline *pl, const struct hx_peer *peer,
+			const struct hx_request *rq, uint64_t seq,
+			const char *rule, const char *why);
+
 /* Remembers a unix socket a process of the session bound or a file it
  * made in /dev/shm (the kernel layer's bind and open): name in the
  * directory dirfd, or dirfd itself when name is "". Its connects and

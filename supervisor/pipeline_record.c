@@ -283,3 +283,32 @@ void hx_pl_kernel_notice(const struct flow *f, struct hx_outcome *out)
 	if (!out->tell && !f->ask_id)
 		hx_pipeline_notice(out, EACCES);
 }
+
+void hx_pipeline_revoke(struct hx_pipeline *pl, const struct hx_peer *peer,
+			const struct hx_request *rq, uint64_t seq,
+			const char *rule, const char *why)
+{
+	json_t *rec = hx_record_new(pl, peer, "revoked", NULL);
+	json_t *args = json_object();
+
+	if (!rec || !args) {
+		json_decref(rec);
+		json_decref(args);
+		return;
+	}
+	hx_record_set_str(rec, "op", hx_op_name(rq->op));
+	hx_record_set_text(rec, args, "path", "args.path", rq->path);
+	hx_record_set_text(rec, args, "path2", "args.path2", rq->path2);
+	json_object_set_new(rec, "args", args);
+	if (seq) /* 0: the decision's record was coalesced */
+		json_object_set_new(rec, "ref_seq",
+				    json_integer((json_int_t)seq));
+	hx_record_set_str(rec, "category",
+			  hx_category_name(hx_op_category(rq->op)));
+	hx_record_set_str(rec, "verdict", "deny");
+	hx_record_set_str(rec, "rule", rule);
+	hx_record_set_str(rec, "why", why);
+	hx_record_set_str(rec, "layer", "kernel");
+	hx_record_append_event(pl, rec, NULL, NULL);
+	json_decref(rec);
+}

@@ -138,6 +138,9 @@ void hx_un_on_jobs(struct hx_server *s, struct hx_source *src, uint32_t ev);
 /* Decides j with the pipeline, on the calling thread under the loop's
  * lock; false when stopping (the caller denies). */
 bool hx_un_submit(struct hx_unotify *u, struct job *j);
+/* j, recorded as allowed, is refused after all (hx_pipeline_revoke). */
+void hx_un_revoke(struct hx_unotify *u, const struct job *j, const char *rule,
+		  const char *why);
 /* in as the supervisor reaches what the target names by it: /proc/self
  * and /proc/thread-self made the target's. 0 or -ENAMETOOLONG. */
 /* openat2(AT_FDCWD, path, how) of a decided path, except that /dev/pts

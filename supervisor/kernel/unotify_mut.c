@@ -887,12 +887,17 @@ static void mut_apply(struct hx_unotify *u, const struct seccomp_notif *n,
 		if ((e = -hx_un_judge(u, t, j, NULL)))
 			goto out;
 	}
-	if (c->k == MUT_RENAME && j->out.git_copy)
+	if (c->k == MUT_RENAME && j->out.git_copy) {
 		e = checked_copy(pfd, name, pfd2, name2, c->flags);
-	else
+		if (e == -EACCES)
+			hx_un_revoke(u, j, "harness:git-config",
+				     "what is renamed changed since the "
+				     "decision");
+	} else {
 		e = mut_act(t, c->k, pfd, name, pfd2, name2, raw2, c->flags,
 			    c->mode, c->len, c->ouid, c->ogid, c->nofollow,
 			    &c->x);
+	}
 	if (!e && c->k == MUT_RENAME && !j->rq.moves_tree &&
 	    (is_dir_at(pfd2, name2) || (xchg && is_dir_at(pfd, name)))) {
 		/* Swapped in the last instant: undo (never over anything
@@ -900,6 +905,8 @@ static void mut_apply(struct hx_unotify *u, const struct seccomp_notif *n,
 		syscall(SYS_renameat2, pfd2, name2, pfd, name,
 			xchg ? RENAME_EXCHANGE : RENAME_NOREPLACE);
 		e = -EACCES;
+		hx_un_revoke(u, j, "harness:changed",
+			     "a directory took its place after the decision");
 	}
 out:
 	close(pfd);

@@ -200,3 +200,13 @@ bool hx_un_submit(struct hx_unotify *u, struct job *j)
 	}
 	return true;
 }
+
+void hx_un_revoke(struct hx_unotify *u, const struct job *j, const char *rule,
+		  const char *why)
+{
+	hx_server_lock(u->srv);
+	if (!atomic_load(&u->stopping))
+		hx_pipeline_revoke(u->pl, &j->peer, &j->rq, j->out.seq, rule,
+				   why);
+	hx_server_unlock(u->srv);
+}

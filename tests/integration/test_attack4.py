@@ -4,11 +4,13 @@ and its record."""
 
 import os
 import pwd
+import re
 import shutil
 import subprocess
 import tempfile
 
 from lib import EXEC, PYTHON, Skip, check, harness
+from test_audit_attacks import verify
 from test_default_policy import fake_home
 
 BUSYBOX = shutil.which("busybox")
@@ -121,6 +123,62 @@ def test_a_checked_config_is_not_written_through_the_renamed_file(wd):
     check("fsmonitor" not in text and "hooksPath" not in text, "written after the check: %r" % text)
     rec = r.one(op="rename", args_path2=cfg)
     check(rec["verdict"] == "allow", "record %r" % rec)
+
+
+RACE_CONFIG = """
+import os, threading
+good = open('sub/.git/config').read()
+bad = good + '[core]\\n\\tfsmonitor = ./evil\\n'
+ok = refused = 0
+for i in range(300):
+    f = open('sub/.git/config.lock', 'w')
+    f.write(good); f.flush()
+    stop = False
+    def flip():
+        n = 0
+        while not stop:
+            f.seek(0); f.truncate(); f.write(bad if n % 2 else good); f.flush(); n += 1
+    t = threading.Thread(target=flip); t.start()
+    try:
+        os.rename('sub/.git/config.lock', 'sub/.git/config'); ok += 1
+    except PermissionError:
+        refused += 1
+    stop = True; t.join(); f.close()
+    if os.path.exists('sub/.git/config.lock'):
+        os.unlink('sub/.git/config.lock')
+print('ok', ok, 'refused', refused)
+"""
+
+
+def test_a_config_changed_after_its_decision_is_recorded_refused(wd):
+    # The lock file's bytes change between the decision (names no code:
+    # allowed, and recorded so) and the copy (names code: refused). Each
+    # such refusal must be in the log too: a "revoked" record that
+    # points at the decision's, never an allow alone. Which outcome a
+    # round gets is a race; the counts must agree whatever they are.
+    home = fake_home(wd)
+    subprocess.run(["git", "init", "-q", os.path.join(wd.path, "sub")], check=True)
+    cfg = os.path.join(wd.path, "sub", ".git", "config")
+    r = harness([PYTHON, "-c", RACE_CONFIG], wd, policy=None, env={"HOME": home})
+    m = re.search(r"ok (\d+) refused (\d+)", r.stdout)
+    check(m, "stdout %r %r" % (r.stdout, r.stderr))
+    ok, refused = int(m.group(1)), int(m.group(2))
+    check("fsmonitor" not in open(cfg).read(), "the code landed")
+    recs = [x for x in r.records if x.get("op") == "rename" and x.get("args", {}).get("path2") == cfg]
+    allowed = [x for x in recs if x["event"] != "revoked" and x["verdict"] == "allow"]
+    denied = [x for x in recs if x["event"] != "revoked" and x["verdict"] != "allow"]
+    # the kernel's view of a call the shim allowed: refused by the
+    # kernel layer (its own record) or, after, revoked
+    seqs = {a["seq"] for a in allowed}
+    unconfirmed = [x for x in r.records if x["event"] == "kernel_unconfirmed" and x.get("ref_seq") in seqs]
+    revoked = [x for x in r.records if x["event"] == "revoked"]
+    check(all(x["ref_seq"] in seqs and x["rule"] == "harness:git-config" for x in revoked),
+          "a revoked record that points at no allow: %r" % revoked[:3])
+    check(len(allowed) - len(unconfirmed) - len(revoked) == ok and len(denied) + len(revoked) == refused,
+          "%d renames done, %d refused; records: %d allowed (%d unconfirmed), %d denied, %d revoked" % (
+              ok, refused, len(allowed), len(unconfirmed), len(denied), len(revoked)))
+    print("# done %d, refused at the decision %d, after it %d" % (ok, len(denied), len(revoked)))
+    check(verify(r.log)[0] == 0, "the chain: %r" % (verify(r.log),))
 
 
 def _bind(src, dst):
