@@ -361,6 +361,15 @@ os.write(1, ("RESULT %s same=%s got=%r\\r\\n" % (r, termios.tcgetattr(fd) == raw
 """
 
 
+def foreground_job():
+    """In a child of a pty's session leader: a process group of its own
+    in the terminal's foreground, as a shell starts a job."""
+    os.setpgid(0, 0)
+    signal.signal(signal.SIGTTOU, signal.SIG_IGN)
+    os.tcsetpgrp(0, os.getpid())
+    signal.signal(signal.SIGTTOU, signal.SIG_DFL)
+
+
 def on_a_terminal(wd, cmd, log, job=None):
     """harness-exec running cmd on a new pty, as a shell starts a job:
     its own process group, in the terminal's foreground, the shell (the
@@ -371,10 +380,7 @@ def on_a_terminal(wd, cmd, log, job=None):
         argv = job or argv_of(wd, cmd, 30, log)
         child = os.fork()
         if child == 0:
-            os.setpgid(0, 0)
-            signal.signal(signal.SIGTTOU, signal.SIG_IGN)
-            os.tcsetpgrp(0, os.getpid())
-            signal.signal(signal.SIGTTOU, signal.SIG_DFL)
+            foreground_job()
             os.chdir(wd.path)
             os.execve(argv[0], argv, env_of(wd))
         _, st = os.waitpid(child, 0)

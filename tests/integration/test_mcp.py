@@ -17,7 +17,7 @@ import subprocess
 import time
 
 from lib import AUDIT_TOOL, BUILD, EXEC, HELPERS, POLICIES, ROOT, Listener, Skip, check, read_log
-from test_ask import read_until
+from test_ask import foreground_job, read_until
 
 MCP = os.path.join(BUILD, "harness-mcp")
 CLIENT = os.path.join(ROOT, "tests", "mcp", "client.mjs")
@@ -625,10 +625,7 @@ class OnTerminal(Raw):
             os.close(from_r)
             job = os.fork()
             if job == 0:
-                os.setpgid(0, 0)
-                signal.signal(signal.SIGTTOU, signal.SIG_IGN)
-                os.tcsetpgrp(0, os.getpid())
-                signal.signal(signal.SIGTTOU, signal.SIG_DFL)
+                foreground_job()
                 os.dup2(to_r, 0)
                 os.dup2(from_w, 1)
                 os.chdir(wd.path)
