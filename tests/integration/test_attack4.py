@@ -125,6 +125,30 @@ def test_a_checked_config_is_not_written_through_the_renamed_file(wd):
     check(rec["verdict"] == "allow", "record %r" % rec)
 
 
+def test_a_link_into_a_place_the_agent_fills_is_not_made_in_the_project(wd):
+    """A bare repository's layout made in ~/.cache (which the agent may
+    write, where HEAD is nobody's concern) would run its config when
+    the user cds through a link to it from the project and runs git.
+    The default policy refuses the link however it is made: by ln, by
+    a static busybox, or made elsewhere and renamed in."""
+    home = fake_home(wd)
+    bare = os.path.join(home, ".cache", "hx-bare")
+    os.makedirs(os.path.join(bare, "objects"))
+    os.makedirs(os.path.join(bare, "refs"))
+    script = ("ln -s %s l1; echo ln $?; busybox ln -s %s l2; echo bb $?; "
+              "ln -s %s $TMPDIR/l3 && mv $TMPDIR/l3 l3; echo mv $?; "
+              "ln -s .cache $TMPDIR/c; ln -s $TMPDIR/c/hx-bare l4; echo via $?; "
+              "printf 'ref: refs/heads/x\\n' > %s/HEAD; printf '[core]\\n\\tbare = true\\n' > %s/config; "
+              "echo layout $?" % (bare, bare, bare, bare, bare))
+    r = harness(["sh", "-c", script], wd, policy=None, env={"HOME": home})
+    for name in ("l1", "l2", "l3", "l4"):
+        check(not os.path.lexists(os.path.join(wd.path, name)), "%s was made: %r %r" % (name, r.stdout, r.stderr))
+    check(all(w in r.stdout for w in ("ln 1", "bb 1", "mv 1", "via 1", "layout 0")),
+          "what each step said: %r %r" % (r.stdout, r.stderr))
+    made = [x for x in r.records if x.get("op") == "symlink" and x["args"]["path"].startswith(wd.path + "/")]
+    check(made and all(x["verdict"] != "allow" for x in made), "the links' records %r" % made)
+
+
 RACE_CONFIG = """
 import os, threading
 good = open('sub/.git/config').read()
