@@ -292,3 +292,79 @@ def test_no_process_born_while_the_call_ends_survives_it(wd):
         check(not left, "run %d: %d processes born as the call ended outlived it" % (i, len(left)))
     recs = c.close()
     check(all(t.get("leftovers_killed", 0) >= 8 for t in calls(recs)[::2]), "records %r" % calls(recs))
+
+
+def hostile_initialize(i):
+    """An initialize whose clientInfo and capabilities no client would
+    send: a name of a MiB, a version whose NUL would end a C string
+    before the rest, more capabilities than a record lists."""
+    caps = {"c" * 5000: {}}
+    caps.update({"cap%03d" % k: {} for k in range(40)})
+    return {"jsonrpc": "2.0", "id": i, "method": "initialize",
+            "params": {"protocolVersion": "2025-06-18" + "\u0000x" * 1000, "capabilities": caps,
+                       "clientInfo": {"name": "N" * (1 << 20),
+                                      "version": "1.0\u0000 then what a C string hides"}}}
+
+
+def check_client_record(rec, transport):
+    # Every text of the claim is bounded; what was cut of it is pinned
+    # by its size and hash, and named in "cut"; the NUL hides nothing
+    # unmarked; the capabilities past the listed ones are counted.
+    import hashlib
+    msg = hostile_initialize(0)["params"]
+    size = len(json.dumps(rec))
+    check(size < 16384, "a %d-byte mcp_client record" % size)
+    check(rec["transport"] == transport, "transport %r" % rec["transport"])
+    c = rec["client"]
+    check(set(rec.get("cut", [])) >= {"client.name", "client.version", "protocol_asked", "capabilities"},
+          "what was cut is not said: %r" % rec.get("cut"))
+    version = msg["clientInfo"]["version"].encode()
+    check(c["version"] == "1.0" and c["version_bytes"] == len(version) and
+          c["version_sha256"] == hashlib.sha256(version).hexdigest(), "the version %r" % c)
+    check(c["name_bytes"] == 1 << 20 and len(c["name"]) <= 256, "the name %r" % {k: c[k] for k in c if k != "name"})
+    check(rec["capabilities_total"] == 41 and len(rec["capabilities"]) <= 16 and
+          all(len(x) <= 256 for x in rec["capabilities"]), "capabilities %r" % rec["capabilities"][:3])
+
+
+def test_a_hostile_client_info_is_bounded_and_cut_where_it_says(wd):
+    # The mcp_client record of each initialize carried the client's
+    # words whole: a 1 MiB name was a 1 MiB record (40 MiB fit a
+    # message), and a version with a NUL in it was recorded up to the
+    # NUL, the rest gone without a mark. Over stdio and over HTTP.
+    import http.client
+    import subprocess
+    from test_mcp import MCP, env_for
+    c = Raw(wd, TEST_POLICY)
+    c.send(hostile_initialize(1))
+    check(c.recv()["id"] == 1, "the second initialize was not answered")
+    recs = c.close()
+    mine = [r for r in recs if r["event"] == "mcp_client"]
+    check(len(mine) == 2 and mine[0]["client"] == {"name": "raw", "version": "0"}, "records %r" % mine[:1])
+    check_client_record(mine[1], "stdio")
+    log = os.path.join(wd.state, "audit-http-client.jsonl")
+    p = subprocess.Popen([MCP, "--quiet", "--audit-log", log, "--http", "127.0.0.1:0"] + TEST_POLICY,
+                         cwd=wd.path, env=env_for(wd), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True)
+    try:
+        line = p.stderr.readline()
+        ep = json.load(open(line.split("is in ", 1)[1].rstrip(")\n")))
+        host, port = ep["url"][len("http://"):].split("/")[0].rsplit(":", 1)
+        auth = {"Authorization": "Bearer " + ep["token"], "Content-Type": "application/json",
+                "Accept": "application/json, text/event-stream"}
+        conn = http.client.HTTPConnection(host, int(port), timeout=30)
+        conn.request("POST", "/mcp", body=json.dumps(hostile_initialize(2)), headers=auth)
+        r = conn.getresponse()
+        check(r.status == 200 and b'"id":2' in r.read(), "the initialize over HTTP was not answered")
+        conn.close()
+        conn = http.client.HTTPConnection(host, int(port), timeout=30)
+        conn.request("DELETE", "/mcp", headers=auth)
+        conn.getresponse().read()
+        check(p.wait(timeout=60) == 0, "the session did not end: %s" % p.returncode)
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+    from lib import read_log
+    mine = [r for r in read_log(log) if r["event"] == "mcp_client"]
+    check(len(mine) == 1, "records %d" % len(mine))
+    check_client_record(mine[0], "http")
