@@ -294,6 +294,20 @@ def test_no_process_born_while_the_call_ends_survives_it(wd):
     check(all(t.get("leftovers_killed", 0) >= 8 for t in calls(recs)[::2]), "records %r" % calls(recs))
 
 
+def start_http(wd, log, extra=()):
+    """harness-mcp --http on a loopback port: (process, mcp.json, host, port)."""
+    import subprocess
+    from test_mcp import MCP, env_for
+    p = subprocess.Popen([MCP, "--quiet", "--audit-log", log, "--http", "127.0.0.1:0"] + TEST_POLICY +
+                         list(extra), cwd=wd.path, env=env_for(wd), stdin=subprocess.DEVNULL,
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    line = p.stderr.readline()
+    check("is in " in line, "no endpoint said: %r" % line)
+    ep = json.load(open(line.split("is in ", 1)[1].rstrip(")\n")))
+    host, port = ep["url"][len("http://"):].split("/")[0].rsplit(":", 1)
+    return p, ep, host, int(port)
+
+
 def hostile_initialize(i):
     """An initialize whose clientInfo and capabilities no client would
     send: a name of a MiB, a version whose NUL would end a C string
@@ -332,8 +346,6 @@ def test_a_hostile_client_info_is_bounded_and_cut_where_it_says(wd):
     # message), and a version with a NUL in it was recorded up to the
     # NUL, the rest gone without a mark. Over stdio and over HTTP.
     import http.client
-    import subprocess
-    from test_mcp import MCP, env_for
     c = Raw(wd, TEST_POLICY)
     c.send(hostile_initialize(1))
     check(c.recv()["id"] == 1, "the second initialize was not answered")
@@ -342,21 +354,16 @@ def test_a_hostile_client_info_is_bounded_and_cut_where_it_says(wd):
     check(len(mine) == 2 and mine[0]["client"] == {"name": "raw", "version": "0"}, "records %r" % mine[:1])
     check_client_record(mine[1], "stdio")
     log = os.path.join(wd.state, "audit-http-client.jsonl")
-    p = subprocess.Popen([MCP, "--quiet", "--audit-log", log, "--http", "127.0.0.1:0"] + TEST_POLICY,
-                         cwd=wd.path, env=env_for(wd), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                         stderr=subprocess.PIPE, text=True)
+    p, ep, host, port = start_http(wd, log)
     try:
-        line = p.stderr.readline()
-        ep = json.load(open(line.split("is in ", 1)[1].rstrip(")\n")))
-        host, port = ep["url"][len("http://"):].split("/")[0].rsplit(":", 1)
         auth = {"Authorization": "Bearer " + ep["token"], "Content-Type": "application/json",
                 "Accept": "application/json, text/event-stream"}
-        conn = http.client.HTTPConnection(host, int(port), timeout=30)
+        conn = http.client.HTTPConnection(host, port, timeout=30)
         conn.request("POST", "/mcp", body=json.dumps(hostile_initialize(2)), headers=auth)
         r = conn.getresponse()
         check(r.status == 200 and b'"id":2' in r.read(), "the initialize over HTTP was not answered")
         conn.close()
-        conn = http.client.HTTPConnection(host, int(port), timeout=30)
+        conn = http.client.HTTPConnection(host, port, timeout=30)
         conn.request("DELETE", "/mcp", headers=auth)
         conn.getresponse().read()
         check(p.wait(timeout=60) == 0, "the session did not end: %s" % p.returncode)
@@ -368,3 +375,54 @@ def test_a_hostile_client_info_is_bounded_and_cut_where_it_says(wd):
     mine = [r for r in read_log(log) if r["event"] == "mcp_client"]
     check(len(mine) == 1, "records %d" % len(mine))
     check_client_record(mine[0], "http")
+
+
+def test_streams_the_client_keeps_open_do_not_fill_the_server(wd):
+    # A refused or answered request's connection lingers after its
+    # answer (the server shuts its side and drains what the client
+    # still sends). A finished stream kept its request id, so a client
+    # that keeps each connection open after the end of its answer (as a
+    # pool that ignores "Connection: close" does) held a slot for good:
+    # the 65th such connection was reset, and the session served no
+    # one any more.
+    import socket
+    log = os.path.join(wd.state, "audit-linger.jsonl")
+    p, ep, host, port = start_http(wd, log)
+    kept = []
+
+    def post(i, sid=None):
+        body = json.dumps({"jsonrpc": "2.0", "id": i, "method": "initialize" if i == 0 else "ping",
+                           "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+                                      "clientInfo": {"name": "pool", "version": "1"}} if i == 0 else {}})
+        head = ("POST /mcp HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer %s\r\n"
+                "Content-Type: application/json\r\nAccept: application/json, text/event-stream\r\n"
+                "%sContent-Length: %d\r\n\r\n" % (ep["token"], "Mcp-Session-Id: %s\r\n" % sid if sid else "",
+                                                  len(body)))
+        s = socket.create_connection((host, port), 10)
+        kept.append(s)
+        s.settimeout(10)
+        s.sendall(head.encode() + body.encode())
+        data = b""
+        try:
+            while True:  # to the end of the answer; the socket stays open
+                d = s.recv(65536)
+                if not d:
+                    break
+                data += d
+        except OSError as e:
+            data += b" %r" % e
+        return data
+
+    try:
+        first = post(0)
+        sid = [x.split(b":", 1)[1].strip() for x in first.split(b"\r\n")
+               if x.lower().startswith(b"mcp-session-id:")]
+        check(sid, "no session id: %r" % first[:300])
+        for i in range(1, 100):
+            got = post(i, sid[0].decode())
+            check(b'"id":%d' % i in got, "request %d over its own connection was not answered: %r" % (i, got[-200:]))
+    finally:
+        for s in kept:
+            s.close()
+        p.kill()
+        p.wait()
