@@ -7,7 +7,7 @@ import json
 import os
 import time
 
-from lib import POLICIES, check
+from lib import POLICIES, check, read_log
 from test_mcp import Raw, calls
 
 TEST_POLICY = ["--policy", os.path.join(POLICIES, "test.yaml")]
@@ -424,5 +424,183 @@ def test_streams_the_client_keeps_open_do_not_fill_the_server(wd):
     finally:
         for s in kept:
             s.close()
+        p.kill()
+        p.wait()
+
+
+# A code_run that moves the directory holding harness-mcp's socket away
+# (or re-points a symlink on its path) and serves its own socket where
+# the client will connect: what it reads is the client's request, with
+# its bearer token.
+FAKE = r"""
+import os, socket, sys
+path = sys.argv[1]
+try:
+    if sys.argv[2] == "dir":
+        os.rename(os.path.dirname(path), os.path.dirname(path) + ".old")
+        os.mkdir(os.path.dirname(path))
+    else:
+        os.unlink(os.path.dirname(path))
+        os.mkdir(os.path.dirname(path) + ".fake")
+        os.symlink(os.path.basename(os.path.dirname(path)) + ".fake", os.path.dirname(path))
+except OSError as e:
+    print("refused", e.errno)
+    sys.exit(0)
+s = socket.socket(socket.AF_UNIX)
+s.bind(path)
+s.listen(1)
+s.settimeout(8)
+print("moved", flush=True)
+try:
+    c, _ = s.accept()
+    c.settimeout(3)
+    print("got", c.recv(4096).decode(errors="replace").replace("\r\n", " | "))
+except OSError as e:
+    print("none", e)
+"""
+
+
+def test_the_unix_endpoint_cannot_be_moved_from_under_its_path(wd):
+    # The socket file was protected by its inode (a connect, a rename,
+    # an unlink or a hard link of it refused), but not the path to it:
+    # a code_run renamed the directory it is in (a write root: the
+    # project), or replaced a symlink on the way, and served its own
+    # socket there, which the next request of the client reached.
+    import threading
+    from test_mcp import MCP, env_for, unix_http
+    import subprocess
+    os.makedirs(os.path.join(wd.path, "real"))
+    os.symlink("real", os.path.join(wd.path, "link"))
+    for how, sock in (("dir", os.path.join(wd.path, "run", "mcp.sock")),
+                      ("symlink", os.path.join(wd.path, "link", "mcp.sock"))):
+        os.makedirs(os.path.dirname(os.path.realpath(sock)), exist_ok=True)
+        log = os.path.join(wd.state, "audit-move-%s.jsonl" % how)
+        p = subprocess.Popen([MCP, "--quiet", "--audit-log", log, "--http", "unix:" + sock] + TEST_POLICY,
+                             cwd=wd.path, env=env_for(wd), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True)
+        try:
+            line = p.stderr.readline()
+            check("is in " in line, "no endpoint said: %r" % line)
+            ep = json.load(open(line.split("is in ", 1)[1].rstrip(")\n")))
+            conn = unix_http(sock)
+            auth = {"Authorization": "Bearer " + ep["token"], "Content-Type": "application/json",
+                    "Accept": "application/json, text/event-stream"}
+
+            def post(msg):
+                c = conn()
+                c.request("POST", "/mcp", headers=auth, body=json.dumps(msg))
+                r = c.getresponse()
+                data = r.read().decode()
+                c.close()
+                if r.getheader("Mcp-Session-Id"):
+                    auth["Mcp-Session-Id"] = r.getheader("Mcp-Session-Id")
+                return [json.loads(x[5:]) for x in data.splitlines() if x.startswith("data:")]
+
+            post({"jsonrpc": "2.0", "id": 0, "method": "initialize",
+                  "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+                             "clientInfo": {"name": "t", "version": "0"}}})
+            later = []
+
+            def client_later():
+                time.sleep(2)
+                try:
+                    later.append(post({"jsonrpc": "2.0", "id": 9, "method": "ping"}))
+                except Exception as e:  # noqa: BLE001 - what the client met
+                    later.append(repr(e))
+
+            t = threading.Thread(target=client_later)
+            t.start()
+            got = post({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {
+                "name": "code_run", "arguments": {"argv": ["python3", "-c", FAKE, sock, how]}}})
+            t.join()
+            out = got[-1]["result"].get("structuredContent", {}).get("stdout", "") if got else ""
+            check(out.startswith("refused"), "%s: the agent moved the endpoint: %r" % (how, out or got))
+            check(later and isinstance(later[0], list) and later[0][-1].get("id") == 9,
+                  "%s: the client's next request did not reach harness-mcp: %r" % (how, later))
+        finally:
+            p.kill()
+            p.wait()
+        recs = read_log(log)
+        check(any(r.get("rule") == "harness:protect" and r.get("event", "").startswith(("rename", "unlink"))
+                  for r in recs), "%s: no harness:protect refusal recorded" % how)
+
+
+# Widens the window between a socket's bind and what follows it: every
+# Unix bind of harness-mcp sleeps 300 ms once done (an LD_PRELOAD on
+# harness-mcp itself, the test's; a loaded machine does the same).
+SLOW_BIND = r"""
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+int bind(int fd, const struct sockaddr *sa, socklen_t len)
+{
+	int (*real)(int, const struct sockaddr *, socklen_t) =
+	    (int (*)(int, const struct sockaddr *, socklen_t))dlsym(RTLD_NEXT, "bind");
+	int r = real(fd, sa, len);
+
+	if (sa->sa_family == AF_UNIX)
+		usleep(300000);
+	return r;
+}
+"""
+
+
+def test_the_unix_endpoint_is_made_where_a_symlink_cannot_redirect_it(wd):
+    # The socket was bound at PATH, then chmod(PATH, 0600) by name: who
+    # may write PATH's directory (another user's directory, /tmp for a
+    # session of another agent of the same user) replaced the new
+    # socket by a symlink in between, and harness-mcp (root, for one)
+    # made the file it named 0600; the file protected by inode was
+    # the symlink. Now the socket is made in a private directory and
+    # renamed to PATH.
+    import shutil
+    import subprocess
+    import threading
+    from test_mcp import MCP, env_for
+    gcc = shutil.which("gcc")
+    if not gcc:
+        from lib import Skip
+        raise Skip("no gcc")
+    lib = os.path.join(wd.state, "slowbind.so")
+    src = os.path.join(wd.state, "slowbind.c")
+    with open(src, "w") as f:
+        f.write(SLOW_BIND)
+    subprocess.run([gcc, "-shared", "-fPIC", "-o", lib, src, "-ldl"], check=True, capture_output=True)
+    victim = os.path.join(wd.state, "victim.txt")
+    with open(victim, "w") as f:
+        f.write("mine\n")
+    os.chmod(victim, 0o644)
+    shared = os.path.join(wd.state, "shared")
+    os.makedirs(shared)
+    sock = os.path.join(shared, "mcp.sock")
+    swapped = []
+
+    def attacker():
+        end = time.monotonic() + 20
+        while time.monotonic() < end and not swapped:
+            if os.path.lexists(sock) and not os.path.islink(sock):
+                try:
+                    os.rename(sock, sock + ".aside")
+                    os.symlink(victim, sock)
+                    swapped.append(True)
+                except OSError:
+                    pass
+            time.sleep(0.001)
+
+    t = threading.Thread(target=attacker)
+    t.start()
+    log = os.path.join(wd.state, "audit-slowbind.jsonl")
+    p = subprocess.Popen([MCP, "--quiet", "--audit-log", log, "--http", "unix:" + sock] + TEST_POLICY,
+                         cwd=wd.path, env=dict(env_for(wd), LD_PRELOAD=lib), stdin=subprocess.DEVNULL,
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        p.stderr.readline()
+        t.join()
+        check(os.stat(victim).st_mode & 0o777 == 0o644,
+              "harness-mcp chmod'ed the file a symlink at its socket's path named: %o" % os.stat(victim).st_mode)
+    finally:
+        t.join()
         p.kill()
         p.wait()
