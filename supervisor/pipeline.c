@@ -813,7 +813,7 @@ static bool correlate(struct flow *f, struct hx_outcome *out)
 
 	if (!pl->kern)
 		return false;
-	f->key = call_key(f);
+	f->key = out->key = call_key(f);
 	if (f->kernel) {
 		f->match = hx_correlate_claim(pl, f->peer, (int)rq->op, f->key,
 					      f->d.verdict, &out->seq);

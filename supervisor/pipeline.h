@@ -203,6 +203,7 @@ struct hx_outcome {
 	const char *rule;   /* static or owned by the policy */
 	const char *origin; /* a refusal's rule's file:line, or NULL */
 	uint64_t seq;	    /* audit record, 0 when it was not written */
+	uint64_t key;	    /* the call's key (correlate.h), kernel layer */
 	/* A unix socket's path: the socket file judged (sock_ino 0: none
 	 * was there). What the kernel layer connects must be that one. */
 	dev_t sock_dev;
