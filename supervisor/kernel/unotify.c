@@ -70,6 +70,10 @@ static bool to_cut(struct hx_unotify *u, struct un_slot *s, uint64_t now,
 
 	if (!s->since_ms || now - s->since_ms < WAIT_MS)
 		return false;
+	if (!s->spared) { /* a long wait: another worker serves */
+		s->spared = true;
+		hx_un_spare(u, 1);
+	}
 	if (atomic_load(&s->cut) || atomic_load(&u->stopping) ||
 	    !hx_un_id_valid(u, s->id) || (busy && now - s->since_ms >= BUSY_MS))
 		return true;

@@ -53,6 +53,7 @@ struct un_slot {
 	uint64_t id;	   /* the notification it serves */
 	pid_t tid;	   /* its target thread */
 	unsigned ticks;	   /* watchdog rounds a signal has been pending */
+	bool spared;	   /* counted as waiting (hx_un_spare) */
 	atomic_bool cut;   /* interrupted by the watchdog */
 	atomic_bool again; /* ... for a signal the target takes */
 	int kind;	   /* HX_WAIT_* */
@@ -98,7 +99,8 @@ void hx_un_spare(struct hx_unotify *u, int delta);
 
 /* An emulation that may wait on what the agent controls (a FIFO's
  * open, a blocking connect, a send to a full socket): between begin
- * and end another worker serves the tree (hx_un_spare), and the
+ * and end, once it has waited WAIT_MS, another worker serves the tree
+ * (hx_un_spare), and the
  * watchdog interrupts the wait (by its kind: WAKE_SIG to the worker,
  * or to its connector, whose call fails EINTR) when its target no
  * longer waits
@@ -114,7 +116,7 @@ enum {
 	HX_WAIT_CONNECTOR, /* for its connector's (connector.h) */
 	HX_WAIT_POLL,	   /* in a loop that asks hx_un_wait_cut */
 };
-void hx_un_wait_begin(struct hx_unotify *u, int kind);
+void hx_un_wait_begin(int kind);
 int hx_un_wait_end(struct hx_unotify *u, int e);
 /* Whether the watchdog interrupted this worker's wait. */
 bool hx_un_wait_cut(void);

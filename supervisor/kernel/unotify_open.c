@@ -361,7 +361,7 @@ void hx_un_open(struct hx_unotify *u, const struct seccomp_notif *n,
 		return;
 	}
 	/* A FIFO's open waits for its other end (hx_un_wait_begin). */
-	hx_un_wait_begin(u, HX_WAIT_CALL);
+	hx_un_wait_begin(HX_WAIT_CALL);
 	if (flags & O_PATH)
 		e = open_path_fd(t, j.decided, flags, resolve);
 	else if ((e = open_pooled(u, t, j.decided, flags, (mode_t)mode,

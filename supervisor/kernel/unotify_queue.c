@@ -153,7 +153,7 @@ void hx_un_remember(const struct job *j)
 	last.v = j->out.verdict;
 }
 
-void hx_un_wait_begin(struct hx_unotify *u, int kind)
+void hx_un_wait_begin(int kind)
 {
 	if (!slot)
 		return;
@@ -163,21 +163,26 @@ void hx_un_wait_begin(struct hx_unotify *u, int kind)
 	slot->kind = kind;
 	slot->conn = hx_un_conn;
 	slot->ticks = 0;
+	slot->spared = false;
 	atomic_store(&slot->cut, false);
 	atomic_store(&slot->again, false);
 	slot->since_ms = hx_mono_ms();
 	pthread_mutex_unlock(&slot->lock);
-	hx_un_spare(u, 1);
 }
 
 int hx_un_wait_end(struct hx_unotify *u, int e)
 {
+	bool spared;
+
 	if (!slot)
 		return e;
 	pthread_mutex_lock(&slot->lock);
 	slot->since_ms = 0;
+	spared = slot->spared;
+	slot->spared = false;
 	pthread_mutex_unlock(&slot->lock);
-	hx_un_spare(u, -1);
+	if (spared)
+		hx_un_spare(u, -1);
 	if (e != -EINTR || !atomic_load(&slot->again))
 		return e;
 	/* Seen again after the restart: the same call, already decided

@@ -295,8 +295,8 @@ static int hello_odd(const char *how, char **argv, int argc)
 		/* from argv[0] to the end of the last string */
 		long pg = sysconf(_SC_PAGESIZE);
 		uintptr_t a = (uintptr_t)argv[0] & ~(uintptr_t)(pg - 1);
-		uintptr_t e = (uintptr_t)argv[argc - 1] +
-			      strlen(argv[argc - 1]) + 1;
+		uintptr_t e =
+		    (uintptr_t)argv[argc - 1] + strlen(argv[argc - 1]) + 1;
 
 		later.unmap = (void *)a;
 		later.unmap_len = e - a;
