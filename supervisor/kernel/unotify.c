@@ -103,7 +103,8 @@ static void *watchdog(void *arg)
 		pthread_mutex_lock(&u->lock);
 		busy = u->waiting >= MAX_THREADS - 2;
 		pthread_mutex_unlock(&u->lock);
-		for (int i = 0; i < atomic_load(&u->nslots); i++) {
+		for (int i = 0; i < atomic_load(&u->nslots) && i < MAX_THREADS;
+		     i++) {
 			struct un_slot *s = &u->slots[i];
 
 			pthread_mutex_lock(&s->lock);
