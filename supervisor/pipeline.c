@@ -28,6 +28,7 @@
 #include "common/path.h"
 #include "common/wire.h"
 #include "supervisor/path_resolve.h"
+#include "supervisor/pathway.h"
 #include "supervisor/proc.h"
 #include "supervisor/alerts.h"
 #include "supervisor/ask.h"
@@ -170,17 +171,40 @@ static bool to_sun(const char *path, struct sockaddr_un *out, socklen_t *len)
 	return true;
 }
 
+int hx_pipeline_protect_ino(struct hx_pipeline *pl, dev_t dev, ino_t ino)
+{
+	if (pl->nprotect_ino == HX_PROTECT_INO_MAX)
+		return -ENOSPC;
+	pl->protect_ino[pl->nprotect_ino++] = (struct hx_protect_ino){dev, ino};
+	return 0;
+}
+
 int hx_pipeline_protect_fd(struct hx_pipeline *pl, int fd)
 {
 	struct stat st;
 
-	if (pl->nprotect_ino == HX_PROTECT_INO_MAX)
-		return -ENOSPC;
 	if (fstat(fd, &st))
 		return -errno;
-	pl->protect_ino[pl->nprotect_ino++] =
-	    (struct hx_protect_ino){st.st_dev, st.st_ino};
+	return hx_pipeline_protect_ino(pl, st.st_dev, st.st_ino);
+}
+
+static int add_way(dev_t dev, ino_t ino, void *arg)
+{
+	struct hx_pipeline *pl = arg;
+
+	for (size_t i = 0; i < pl->nprotect_way; i++)
+		if (pl->protect_way[i].dev == dev &&
+		    pl->protect_way[i].ino == ino)
+			return 0;
+	if (pl->nprotect_way == HX_PROTECT_WAY_MAX)
+		return -ENOSPC;
+	pl->protect_way[pl->nprotect_way++] = (struct hx_protect_ino){dev, ino};
 	return 0;
+}
+
+int hx_pipeline_protect_way(struct hx_pipeline *pl, const char *path)
+{
+	return hx_path_way(path, add_way, pl);
 }
 
 int hx_pipeline_protect_endpoint(struct hx_pipeline *pl, int fd)
@@ -222,6 +246,33 @@ static bool protected_inode(const struct hx_pipeline *pl, const struct vpath *v,
 		if (pl->protect_ino[i].dev == st.st_dev &&
 		    pl->protect_ino[i].ino == st.st_ino)
 			return true;
+	return false;
+}
+
+/* Whether a rename, unlink or rmdir acts on the way to a protected
+ * name (hx_pipeline_protect_way): moved or replaced, it would re-point
+ * that name. */
+static bool on_protected_way(const struct hx_pipeline *pl,
+			     const struct hx_request *rq,
+			     const struct vpath *p1, const struct vpath *p2)
+{
+	const struct vpath *v[2] = {p1, rq->op == HX_OP_RENAME ? p2 : NULL};
+	struct stat st;
+
+	if (!pl->nprotect_way ||
+	    (rq->op != HX_OP_RENAME && rq->op != HX_OP_UNLINK &&
+	     rq->op != HX_OP_RMDIR))
+		return false;
+	for (int k = 0; k < 2; k++) {
+		if (!v[k] || !v[k]->ok ||
+		    lstat(v[k]->has_resolved ? v[k]->resolved : v[k]->norm,
+			  &st))
+			continue;
+		for (size_t i = 0; i < pl->nprotect_way; i++)
+			if (pl->protect_way[i].dev == st.st_dev &&
+			    pl->protect_way[i].ino == st.st_ino)
+				return true;
+	}
 	return false;
 }
 
@@ -682,7 +733,8 @@ static void judge(struct flow *f)
 	     (rq->op != HX_OP_SYMLINK &&
 	      protected_inode(f->pl, &f->p2, false)) ||
 	     (f->is_unix && f->un_len &&
-	      protected_inode(f->pl, &f->pu, true)))) {
+	      protected_inode(f->pl, &f->pu, true)) ||
+	     on_protected_way(f->pl, rq, &f->p1, &f->p2))) {
 		f->d.verdict = HX_VERDICT_DENY;
 		f->d.rule = "harness:protect";
 		f->d.pattern = NULL;
@@ -761,7 +813,7 @@ static bool correlate(struct flow *f, struct hx_outcome *out)
 
 	if (!pl->kern)
 		return false;
-	f->key = call_key(f);
+	f->key = out->key = call_key(f);
 	if (f->kernel) {
 		f->match = hx_correlate_claim(pl, f->peer, (int)rq->op, f->key,
 					      f->d.verdict, &out->seq);

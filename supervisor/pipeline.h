@@ -98,6 +98,7 @@ struct hx_protect_ino {
 	ino_t ino;
 };
 #define HX_PROTECT_INO_MAX 4
+#define HX_PROTECT_WAY_MAX 64
 #define HX_PROTECT_EP_MAX  2
 
 struct hx_redact;
@@ -160,6 +161,10 @@ struct hx_pipeline {
 	struct hx_pl_coalesce *co;
 	struct hx_protect_ino protect_ino[HX_PROTECT_INO_MAX];
 	size_t nprotect_ino;
+	/* The directories and symlinks a protected name is reached
+	 * through (hx_pipeline_protect_way) */
+	struct hx_protect_ino protect_way[HX_PROTECT_WAY_MAX];
+	size_t nprotect_way;
 	/* The harness's loopback endpoints (--metrics): harness:protect */
 	struct hx_ipaddr protect_ep[HX_PROTECT_EP_MAX];
 	size_t nprotect_ep;
@@ -198,6 +203,7 @@ struct hx_outcome {
 	const char *rule;   /* static or owned by the policy */
 	const char *origin; /* a refusal's rule's file:line, or NULL */
 	uint64_t seq;	    /* audit record, 0 when it was not written */
+	uint64_t key;	    /* the call's key (correlate.h), kernel layer */
 	/* A unix socket's path: the socket file judged (sock_ino 0: none
 	 * was there). What the kernel layer connects must be that one. */
 	dev_t sock_dev;
@@ -266,6 +272,14 @@ void hx_pipeline_own(struct hx_pipeline *pl, int dirfd, const char *name);
 /* Protects the file open as fd by inode too (harness:protect). Returns
  * 0, -ENOSPC or -errno of fstat. */
 int hx_pipeline_protect_fd(struct hx_pipeline *pl, int fd);
+/* Protects the file of device dev and inode ino as protect_fd does. */
+int hx_pipeline_protect_ino(struct hx_pipeline *pl, dev_t dev, ino_t ino);
+/* Protects the way to path (pathway.h: every directory and symlink its
+ * lookup passes): a rename of any of them (either side), or an unlink
+ * or rmdir of one, is harness:protect, so that path cannot be made to
+ * name another file while the file it names is protected by inode.
+ * Returns 0, -ENOSPC or -errno of the walk. */
+int hx_pipeline_protect_way(struct hx_pipeline *pl, const char *path);
 /* Protects the loopback address the socket fd is bound to: a connect or
  * send to it is harness:protect. 0 or -errno. */
 int hx_pipeline_protect_endpoint(struct hx_pipeline *pl, int fd);

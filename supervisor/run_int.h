@@ -6,6 +6,7 @@
 #include <limits.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 
 #include "supervisor/gitconf.h"
@@ -106,6 +107,7 @@ struct run {
 	char mcp_token[128];
 	char
 	    mcp_sock[108]; /* --http unix:PATH, removed at the end ("": none) */
+	struct stat mcp_sock_file; /* its device and inode */
 	struct hx_mcp *mcp;
 };
 

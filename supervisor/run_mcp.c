@@ -20,6 +20,7 @@
 #include "supervisor/mcp/front.h"
 #include "supervisor/run_int.h"
 #include "supervisor/say.h"
+#include "supervisor/unixlisten.h"
 
 /* --http's token: $HARNESS_MCP_TOKEN, else 128 random bits. */
 static int make_token(struct run *r)
@@ -84,61 +85,39 @@ static int write_endpoint(struct run *r, const char *bound)
 	return 0;
 }
 
-/* A socket file at path that nothing listens on any more (a session
- * that was killed): it may go. One that answers is another's. */
-static bool stale_socket(const char *path, const struct sockaddr_un *sa)
-{
-	struct stat st;
-	int fd;
-	bool stale;
-
-	if (lstat(path, &st) || !S_ISSOCK(st.st_mode))
-		return false;
-	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (fd < 0)
-		return false;
-	stale = connect(fd, (const struct sockaddr *)sa, sizeof(*sa)) &&
-		errno == ECONNREFUSED;
-	close(fd);
-	return stale;
-}
-
-/* --http unix:PATH: a socket file only the user may connect to (0600;
- * http.c also refuses a peer of another user or of the session), which
- * the agent cannot reach, remove or rename (harness:protect, by
- * inode). */
+/* --http unix:PATH: a socket file only the user may connect to (0600,
+ * made where nobody can touch it first: unixlisten.h; http.c also
+ * refuses a peer of another user or of the session), which the agent
+ * cannot reach, remove or rename (harness:protect, by inode), nor
+ * re-point by moving or replacing a directory or symlink on its path
+ * (the way to it, hx_pipeline_protect_way). A stale one (nothing
+ * listens) is replaced. */
 static int unix_listen(struct run *r, const char *path)
 {
-	struct sockaddr_un sa = {.sun_family = AF_UNIX};
-	int fd, pfd, e;
+	struct stat *st = &r->mcp_sock_file;
+	int fd, e;
 
-	if (path[0] != '/' || strlen(path) >= sizeof(sa.sun_path)) {
+	if (path[0] != '/' || strlen(path) >= sizeof(r->mcp_sock)) {
 		hx_say("mcp: --http unix:PATH takes an absolute path of at "
 		       "most %zu bytes",
-		       sizeof(sa.sun_path) - 1);
+		       sizeof(r->mcp_sock) - 1);
 		return -1;
 	}
-	memcpy(sa.sun_path, path, strlen(path) + 1);
-	if (stale_socket(path, &sa))
-		unlink(path);
-	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (fd < 0 || bind(fd, (struct sockaddr *)&sa, sizeof(sa)) ||
-	    chmod(path, 0600) || listen(fd, 64)) {
+	fd = hx_unix_listen(path, SOCK_STREAM, 64, true, st);
+	if (fd < 0) {
 		hx_say("mcp: %s: %s", path,
-		       errno == EADDRINUSE ? "in use (another session's?)"
-					   : strerror(errno));
-		if (fd >= 0)
-			close(fd);
+		       fd == -EADDRINUSE ? "in use (another session's?)"
+					 : strerror(-fd));
 		return -1;
 	}
 	snprintf(r->mcp_sock, sizeof(r->mcp_sock), "%s", path);
 	r->mcp_http_fd = fd;
-	pfd = open(path, O_PATH | O_NOFOLLOW | O_CLOEXEC);
-	e = pfd < 0 ? -errno : hx_pipeline_protect_fd(&r->pl, pfd);
-	if (pfd >= 0)
-		close(pfd);
-	if (e) {
-		hx_say("mcp: %s: %s", path, strerror(-e));
+	if ((e = hx_pipeline_protect_ino(&r->pl, st->st_dev, st->st_ino)) ||
+	    (e = hx_pipeline_protect_way(&r->pl, path))) {
+		hx_say("mcp: %s: %s", path,
+		       e == -ENOSPC ? "too many directories and symlinks on "
+				      "its way to protect"
+				    : strerror(-e));
 		return -1;
 	}
 	return 0;
@@ -258,6 +237,6 @@ void hx_run_mcp_stop(struct run *r)
 		close(r->mcp_http_fd);
 	r->mcp_fd[0] = r->mcp_fd[1] = r->mcp_http_fd = -1;
 	if (r->mcp_sock[0])
-		unlink(r->mcp_sock);
+		hx_unix_remove(r->mcp_sock, &r->mcp_sock_file);
 	r->mcp_sock[0] = '\0';
 }

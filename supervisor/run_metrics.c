@@ -60,9 +60,13 @@ int hx_run_open_metrics(struct run *r)
 		hx_say("%s", err);
 		return -1;
 	}
-	/* A TCP endpoint: no connect of the agent's reaches it. */
-	if (r->metrics_fd >= 0 && strncmp(r->metrics_addr, "unix:", 5) &&
-	    (e = hx_pipeline_protect_endpoint(&r->pl, r->metrics_fd))) {
+	/* A TCP endpoint: no connect of the agent's reaches it. A Unix
+	 * one is protected by its path (hx_run_protect_metrics), and the
+	 * way to it too: no directory or symlink on that path moved. */
+	if (r->metrics_fd >= 0 &&
+	    (e = strncmp(r->metrics_addr, "unix:", 5)
+		     ? hx_pipeline_protect_endpoint(&r->pl, r->metrics_fd)
+		     : hx_pipeline_protect_way(&r->pl, r->metrics_addr + 5))) {
 		hx_say("metrics: %s", strerror(-e));
 		return -1;
 	}

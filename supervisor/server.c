@@ -30,6 +30,7 @@
 #include "supervisor/proc.h"
 #include "supervisor/correlate.h"
 #include "supervisor/record.h"
+#include "supervisor/unixlisten.h"
 
 #define MSGS_PER_WAKEUP 64
 #define MAX_PASSED_FDS	16
@@ -769,25 +770,7 @@ fail:
 
 int hx_server_listen_unix(const char *path, int type, int backlog)
 {
-	struct sockaddr_un sa = {.sun_family = AF_UNIX};
-	int fd, r;
-
-	if (strlen(path) >= sizeof(sa.sun_path))
-		return -ENAMETOOLONG;
-	strcpy(sa.sun_path, path);
-	fd = socket(AF_UNIX, type | SOCK_CLOEXEC, 0);
-	if (fd < 0)
-		return -errno;
-	/* bind creates the file with ~umask; fchmod before bind does not
-	 * apply to the socket file, so chmod it before anyone can use it:
-	 * nothing connects before listen. */
-	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) || chmod(path, 0600) ||
-	    listen(fd, backlog)) {
-		r = -errno;
-		close(fd);
-		return r;
-	}
-	return fd;
+	return hx_unix_listen(path, type, backlog, false, NULL);
 }
 
 int hx_server_listen(struct hx_server *s, const char *path)

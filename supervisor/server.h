@@ -50,8 +50,9 @@ void hx_server_unlock(struct hx_server *s);
  * there is an error) and serves it. Returns 0 or -errno. */
 int hx_server_listen(struct hx_server *s, const char *path);
 /* A listening Unix socket of type (SOCK_STREAM, SOCK_SEQPACKET, with
- * SOCK_NONBLOCK or not) at path, made 0600 before anyone can connect;
- * an existing file there is an error (-EADDRINUSE). The fd, or -errno
+ * SOCK_NONBLOCK or not) at path, made 0600 before anyone can reach it
+ * (hx_unix_listen: in a private directory, then renamed there); an
+ * existing file there is an error (-EADDRINUSE). The fd, or -errno
  * (-ENAMETOOLONG: path does not fit a socket address). */
 int hx_server_listen_unix(const char *path, int type, int backlog);
 /* Registers / removes another source. */

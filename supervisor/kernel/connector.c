@@ -36,7 +36,11 @@ struct hx_connector {
 	int sock; /* -1: not started, or gone (then dead) */
 	bool dead;
 	pid_t pid;
+	pthread_mutex_t pidfd_lock; /* of pidfd: hx_connector_interrupt */
+	int pidfd;		    /* the process's, or -1 */
 };
+
+#define INTERRUPT_SIG SIGUSR2
 
 /* ---- the connector process: system calls only (forked from a
  * multithreaded process) ---- */
@@ -187,8 +191,21 @@ static __attribute__((noreturn)) void serve(int sock)
 	}
 }
 
+static void interrupted(int sig)
+{
+	(void)sig;
+}
+
 static __attribute__((noreturn)) void child(int sock, pid_t parent)
 {
+	/* hx_connector_interrupt: a connect or send fails EINTR (no
+	 * SA_RESTART), which is answered; a wait for the next request
+	 * goes on. */
+	struct sigaction sa = {.sa_handler = interrupted};
+
+	sigemptyset(&sa.sa_mask);
+	if (sigaction(INTERRUPT_SIG, &sa, NULL))
+		_exit(1);
 	/* Dies with the supervisor's thread that forked it. */
 	if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) || getppid() != parent)
 		_exit(1);
@@ -230,7 +247,30 @@ static int start(struct hx_connector *c)
 	close(sv[1]);
 	c->sock = sv[0];
 	c->pid = pid;
+	pthread_mutex_lock(&c->pidfd_lock);
+	c->pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+	pthread_mutex_unlock(&c->pidfd_lock);
 	return 0;
+}
+
+void hx_connector_interrupt(struct hx_connector *c)
+{
+	if (!c)
+		return;
+	pthread_mutex_lock(&c->pidfd_lock);
+	if (c->pidfd >= 0)
+		syscall(SYS_pidfd_send_signal, c->pidfd, INTERRUPT_SIG, NULL,
+			0);
+	pthread_mutex_unlock(&c->pidfd_lock);
+}
+
+static void close_pidfd(struct hx_connector *c)
+{
+	pthread_mutex_lock(&c->pidfd_lock);
+	if (c->pidfd >= 0)
+		close(c->pidfd);
+	c->pidfd = -1;
+	pthread_mutex_unlock(&c->pidfd_lock);
 }
 
 static void stop_child(struct hx_connector *c)
@@ -241,6 +281,7 @@ static void stop_child(struct hx_connector *c)
 	c->dead = true;
 	if (c->pid > 0)
 		kill(c->pid, SIGKILL);
+	close_pidfd(c);
 }
 
 /* One request and its answer. */
@@ -356,7 +397,9 @@ int hx_connector_new(struct hx_connector **out)
 	if (!c)
 		return -ENOMEM;
 	pthread_mutex_init(&c->lock, NULL);
+	pthread_mutex_init(&c->pidfd_lock, NULL);
 	c->sock = -1;
+	c->pidfd = -1;
 	return 0;
 }
 
@@ -366,6 +409,8 @@ void hx_connector_free(struct hx_connector *c)
 		return;
 	if (c->sock >= 0)
 		close(c->sock); /* the connector reads EOF and exits */
+	close_pidfd(c);
 	pthread_mutex_destroy(&c->lock);
+	pthread_mutex_destroy(&c->pidfd_lock);
 	free(c);
 }

@@ -50,6 +50,12 @@ int hx_connector_connect_addr(struct hx_connector *c, int sfd, const void *addr,
 ssize_t hx_connector_send(struct hx_connector *c, int sfd, int target,
 			  const struct msghdr *m, int flags);
 
+/* Interrupts what c's process is doing for a request (a connect to a
+ * full backlog, a send to a full socket): it fails with EINTR, which is
+ * its answer. Through a pidfd: never another process. From any thread;
+ * NULL or not started: nothing. */
+void hx_connector_interrupt(struct hx_connector *c);
+
 void hx_connector_free(struct hx_connector *c);
 
 #endif

@@ -17,6 +17,7 @@
 #include <sys/syscall.h>
 #include <sys/uio.h>
 
+#include "common/clock.h"
 #include "supervisor/kernel/caps.h"
 #include "supervisor/kernel/connector.h"
 #include "supervisor/kernel/seccomp_uapi.h"
@@ -25,6 +26,102 @@
 #include "supervisor/owned.h"
 
 #define WAKE_SIG SIGUSR2
+#define WAIT_MS	 50   /* the watchdog's round, and a wait it looks at */
+#define BUSY_MS	 1000 /* a wait cut when no spare worker is left */
+
+/* ---- waits on what the agent controls (unotify_int.h) ---- */
+
+/* A signal tid will act on is pending for it: a handler's, or a
+ * default that ends or stops the process (not one it ignores, nor one
+ * it blocks). *own: pending for the thread itself, or for a process of
+ * one thread; none other can take it first. */
+static bool signalled(pid_t tid, bool *own)
+{
+	static const unsigned long long ignored =
+	    1ull << (SIGCHLD - 1) | 1ull << (SIGCONT - 1) |
+	    1ull << (SIGURG - 1) | 1ull << (SIGWINCH - 1);
+	unsigned long long pnd = 0, shd = 0, blk = 0, ign = 0, cgt = 0, acts;
+	char path[64], line[256];
+	int threads = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)tid);
+	if (!(f = fopen(path, "re")))
+		return false;
+	while (fgets(line, sizeof(line), f)) {
+		sscanf(line, "Threads: %d", &threads);
+		sscanf(line, "SigPnd: %llx", &pnd);
+		sscanf(line, "ShdPnd: %llx", &shd);
+		sscanf(line, "SigBlk: %llx", &blk);
+		sscanf(line, "SigIgn: %llx", &ign);
+		sscanf(line, "SigCgt: %llx", &cgt);
+	}
+	fclose(f);
+	acts = ~blk & ~ign & (cgt | ~ignored);
+	*own = (pnd & acts) || (threads == 1 && (shd & acts));
+	return (pnd | shd) & acts;
+}
+
+/* Whether the wait in s is to be cut now (under s->lock). */
+static bool to_cut(struct hx_unotify *u, struct un_slot *s, uint64_t now,
+		   bool busy)
+{
+	bool own = false;
+
+	if (!s->since_ms || now - s->since_ms < WAIT_MS)
+		return false;
+	if (!s->spared) { /* a long wait: another worker serves */
+		s->spared = true;
+		hx_un_spare(u, 1);
+	}
+	if (atomic_load(&s->cut) || atomic_load(&u->stopping) ||
+	    !hx_un_id_valid(u, s->id) || (busy && now - s->since_ms >= BUSY_MS))
+		return true;
+	if (!signalled(s->tid, &own)) {
+		s->ticks = 0;
+		return false;
+	}
+	/* Another thread of the process may take a process's signal: it
+	 * is this one's if none has in two rounds (then EINTR). */
+	if (own)
+		atomic_store(&s->again, true);
+	return own || ++s->ticks >= 2;
+}
+
+static void *watchdog(void *arg)
+{
+	struct hx_unotify *u = arg;
+	struct pollfd p = {.fd = u->stopfd, .events = POLLIN};
+
+	while (!atomic_load(&u->stopping)) {
+		uint64_t now;
+		bool busy;
+
+		if (poll(&p, 1, WAIT_MS) > 0)
+			break;
+		now = hx_mono_ms();
+		pthread_mutex_lock(&u->lock);
+		busy = u->waiting >= MAX_THREADS - 2;
+		pthread_mutex_unlock(&u->lock);
+		for (int i = 0; i < atomic_load(&u->nslots) && i < MAX_THREADS;
+		     i++) {
+			struct un_slot *s = &u->slots[i];
+
+			pthread_mutex_lock(&s->lock);
+			if (to_cut(u, s, now, busy)) {
+				/* A worker waiting for its connector's answer
+				 * is not signalled: that ends the connector. */
+				atomic_store(&s->cut, true);
+				if (s->kind == HX_WAIT_CALL)
+					pthread_kill(s->th, WAKE_SIG);
+				else if (s->kind == HX_WAIT_CONNECTOR)
+					hx_connector_interrupt(s->conn);
+			}
+			pthread_mutex_unlock(&s->lock);
+		}
+	}
+	return NULL;
+}
 
 /* ---- workers ---- */
 
@@ -36,6 +133,7 @@ static void handle(struct hx_unotify *u, const struct seccomp_notif *n)
 
 	atomic_fetch_add(&u->n_notif, 1);
 	hx_un_notif_id = n->id;
+	hx_un_wait_serving((pid_t)n->pid);
 	if (n->data.arch != AUDIT_ARCH_X86_64 || atomic_load(&u->setup_err))
 		goto reply; /* the deny filter kills foreign arches first */
 	if (hx_un_target_info(u, (pid_t)n->pid, &t)) {
@@ -166,6 +264,10 @@ static void *worker(void *arg)
 	struct seccomp_notif n;
 	struct pollfd p[2];
 
+	int i = atomic_fetch_add(&u->nslots, 1);
+
+	if (i < MAX_THREADS)
+		hx_un_wait_attach(&u->slots[i]);
 	/* Our own umask (0: the target's is applied by hand) and cwd. */
 	if (unshare(CLONE_FS) == 0)
 		umask(0);
@@ -261,6 +363,8 @@ int hx_unotify_start(int listener, struct hx_pipeline *pl,
 	if (sock_path)
 		snprintf(u->sock_path, sizeof(u->sock_path), "%s", sock_path);
 	pthread_mutex_init(&u->lock, NULL);
+	for (int i = 0; i < MAX_THREADS; i++)
+		pthread_mutex_init(&u->slots[i].lock, NULL);
 	/* 6.6+: the target's thread is woken on the CPU that answers. Best
 	 * effort: older kernels say EINVAL and work, slower. */
 	ioctl(listener, SECCOMP_IOCTL_NOTIF_SET_FLAGS, fl);
@@ -305,6 +409,7 @@ int hx_unotify_start(int listener, struct hx_pipeline *pl,
 			break;
 	if (!u->nthreads)
 		goto fail;
+	u->has_watchdog = !pthread_create(&u->watchdog, NULL, watchdog, u);
 	if (u->dns && (e = hx_un_dns_serve(u))) {
 		hx_unotify_stop(u); /* joins the workers, and what it made */
 		return e;
@@ -352,6 +457,8 @@ void hx_unotify_stop(struct hx_unotify *u)
 		if (left)
 			usleep(round < 20 ? 50 : 1000);
 	}
+	if (u->has_watchdog)
+		pthread_join(u->watchdog, NULL);
 	hx_un_dns_stop(u);
 	hx_server_lock(u->srv);
 	/* Left: adoptions the loop did not take. */
@@ -371,6 +478,8 @@ void hx_unotify_stop(struct hx_unotify *u)
 		close(u->lfd);
 	hx_un_idents_free(u->idents);
 	pthread_mutex_destroy(&u->lock);
+	for (int i = 0; i < MAX_THREADS; i++)
+		pthread_mutex_destroy(&u->slots[i].lock);
 	free(u);
 }
 

@@ -44,6 +44,22 @@ struct job {
 	struct job *next;
 };
 
+/* A worker's wait on what the agent controls (hx_un_wait_begin): the
+ * watchdog (unotify.c) reads it under lock. */
+struct un_slot {
+	pthread_mutex_t lock;
+	pthread_t th;
+	uint64_t since_ms; /* 0: not waiting */
+	uint64_t id;	   /* the notification it serves */
+	pid_t tid;	   /* its target thread */
+	unsigned ticks;	   /* watchdog rounds a signal has been pending */
+	bool spared;	   /* counted as waiting (hx_un_spare) */
+	atomic_bool cut;   /* interrupted by the watchdog */
+	atomic_bool again; /* ... for a signal the target takes */
+	int kind;	   /* HX_WAIT_* */
+	struct hx_connector *conn;
+};
+
 struct hx_unotify {
 	int lfd, efd, stopfd;
 	struct hx_pipeline *pl;
@@ -65,6 +81,10 @@ struct hx_unotify {
 				      * connector: every call is refused */
 	struct hx_un_dns *dns;	     /* NULL: DNS is the system's */
 	struct hx_un_idents *idents; /* who the targets are (NULL: none) */
+	struct un_slot slots[MAX_THREADS]; /* one a worker */
+	atomic_int nslots;
+	pthread_t watchdog;
+	bool has_watchdog;
 };
 
 /* This worker's connector for unix connects and sends (connector.h):
@@ -76,6 +96,41 @@ extern __thread uint64_t hx_un_notif_id;
 /* A worker starts (+1) or stops (-1) waiting for a person: while it
  * waits, another one is started if fewer than two would serve. */
 void hx_un_spare(struct hx_unotify *u, int delta);
+
+/* An emulation that may wait on what the agent controls (a FIFO's
+ * open, a blocking connect, a send to a full socket): between begin
+ * and end, once it has waited WAIT_MS, another worker serves the tree
+ * (hx_un_spare), and the
+ * watchdog interrupts the wait (by its kind: WAKE_SIG to the worker,
+ * or to its connector, whose call fails EINTR) when its target no
+ * longer waits
+ * (killed), when a signal the target acts on is pending for it (it
+ * waits killably: WAIT_KILLABLE_RECV), when the session stops, or
+ * after 1 s when every spare worker is taken. end returns e, or, for
+ * an EINTR of a signal the target takes, -HX_ERESTARTSYS: the kernel
+ * runs the signal's handler and restarts the call, or fails it EINTR,
+ * as it would have for the target's own wait; the call is then seen
+ * again, as the same one (its decision is claimed again). */
+enum {
+	HX_WAIT_CALL,	   /* in a system call of its own (open, connect) */
+	HX_WAIT_CONNECTOR, /* for its connector's (connector.h) */
+	HX_WAIT_POLL,	   /* in a loop that asks hx_un_wait_cut */
+};
+void hx_un_wait_begin(int kind);
+int hx_un_wait_end(struct hx_unotify *u, int e);
+/* Whether the watchdog interrupted this worker's wait. */
+bool hx_un_wait_cut(void);
+/* This worker thread's slot (once, at its start), and the thread it
+ * serves now (each notification). */
+void hx_un_wait_attach(struct un_slot *s);
+void hx_un_wait_serving(pid_t tid);
+/* The kernel's own "restart the call after the signal" (not in the
+ * UAPI): a reply's error the signal code turns into a restart or
+ * EINTR, by the handler's SA_RESTART. */
+#define HX_ERESTARTSYS 512
+/* The last decision of this worker (hx_un_submit), for a call seen
+ * again after a restart. */
+void hx_un_remember(const struct job *j);
 
 /* What a handler decided to send back. */
 struct answer {

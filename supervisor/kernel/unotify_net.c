@@ -365,7 +365,9 @@ static void connect_abstract(struct hx_unotify *u, const struct target *t,
 		a->err = EPERM;
 		return;
 	}
+	hx_un_wait_begin(HX_WAIT_CONNECTOR);
 	e = hx_connector_connect_addr(hx_un_conn, sfd, ss, len);
+	e = hx_un_wait_end(u, e);
 	close(sfd);
 	hx_un_done(u, a, e);
 }
@@ -433,12 +435,16 @@ void hx_un_connect(struct hx_unotify *u, const struct seccomp_notif *n,
 	 * EINPROGRESS is what the target gets. A path-unix connect is made
 	 * by the connector, so that the server sees no capability. */
 	if (target >= 0) {
+		hx_un_wait_begin(HX_WAIT_CONNECTOR);
 		e = hx_connector_connect(hx_un_conn, sfd, target);
+		e = hx_un_wait_end(u, e);
 		close(target);
 	} else if (ss.ss_family == AF_UNIX) {
 		e = -EINVAL; /* unnamed: connect says so too */
 	} else {
+		hx_un_wait_begin(HX_WAIT_CALL);
 		e = connect(sfd, (struct sockaddr *)&ss, len) ? -errno : 0;
+		e = hx_un_wait_end(u, e);
 	}
 	close(sfd);
 	hx_un_done(u, a, e);
@@ -543,7 +549,7 @@ static ssize_t send_here(struct hx_unotify *u, uint64_t id, int sfd, int target,
 		if ((r != -EAGAIN && r != -EWOULDBLOCK) || !block)
 			return r;
 		poll(&p, 1, 50);
-		if (!hx_un_id_valid(u, id))
+		if (!hx_un_id_valid(u, id) || hx_un_wait_cut())
 			return -EINTR; /* interrupted: nothing was sent */
 	}
 }
@@ -731,7 +737,11 @@ static void send_on(struct hx_unotify *u, const struct seccomp_notif *n,
 		out.msg_control = ctrl.b;
 		out.msg_controllen = mh.msg_controllen;
 	}
+	hx_un_wait_begin(HX_WAIT_POLL);
 	r = send_here(u, n->id, sfd, to_peer ? -1 : target, &out, flags);
+	e = hx_un_wait_end(u, r < 0 ? (int)r : 0);
+	if (r < 0)
+		r = e;
 	if (r < 0) {
 		e = (int)r;
 		sigpipe(t, -e, flags);

@@ -360,11 +360,14 @@ void hx_un_open(struct hx_unotify *u, const struct seccomp_notif *n,
 		a->err = -e;
 		return;
 	}
+	/* A FIFO's open waits for its other end (hx_un_wait_begin). */
+	hx_un_wait_begin(HX_WAIT_CALL);
 	if (flags & O_PATH)
 		e = open_path_fd(t, j.decided, flags, resolve);
 	else if ((e = open_pooled(u, t, j.decided, flags, (mode_t)mode,
 				  resolve)) == -ENOENT)
 		e = open_here(t, j.decided, flags, (mode_t)mode, resolve);
+	e = hx_un_wait_end(u, e);
 	if (e < 0) {
 		a->err = -e;
 		return;

@@ -4,7 +4,9 @@
 #define _GNU_SOURCE
 #include "supervisor/kernel/unotify_int.h"
 
+#include "common/clock.h"
 #include "supervisor/ask.h"
+#include "supervisor/correlate.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -117,6 +119,88 @@ bool hx_un_adopt_later(struct hx_unotify *u, struct job *j)
 
 __thread uint64_t hx_un_notif_id;
 
+/* ---- waits on what the agent controls (unotify_int.h) ---- */
+
+static __thread struct un_slot *slot;
+static __thread pid_t target_tid;
+static __thread struct {
+	struct hx_peer peer;
+	int op;
+	uint64_t key, seq;
+	enum hx_verdict v;
+	bool set;
+} last;
+
+void hx_un_wait_attach(struct un_slot *s)
+{
+	slot = s;
+	s->th = pthread_self();
+}
+
+void hx_un_wait_serving(pid_t tid)
+{
+	target_tid = tid;
+	last.set = false;
+}
+
+void hx_un_remember(const struct job *j)
+{
+	last.set = j->out.reply == HX_VERDICT_ALLOW;
+	last.peer = j->peer;
+	last.op = (int)j->rq.op;
+	last.key = j->out.key;
+	last.seq = j->out.seq;
+	last.v = j->out.verdict;
+}
+
+void hx_un_wait_begin(int kind)
+{
+	if (!slot)
+		return;
+	pthread_mutex_lock(&slot->lock);
+	slot->id = hx_un_notif_id;
+	slot->tid = target_tid;
+	slot->kind = kind;
+	slot->conn = hx_un_conn;
+	slot->ticks = 0;
+	slot->spared = false;
+	atomic_store(&slot->cut, false);
+	atomic_store(&slot->again, false);
+	slot->since_ms = hx_mono_ms();
+	pthread_mutex_unlock(&slot->lock);
+}
+
+int hx_un_wait_end(struct hx_unotify *u, int e)
+{
+	bool spared;
+
+	if (!slot)
+		return e;
+	pthread_mutex_lock(&slot->lock);
+	slot->since_ms = 0;
+	spared = slot->spared;
+	slot->spared = false;
+	pthread_mutex_unlock(&slot->lock);
+	if (spared)
+		hx_un_spare(u, -1);
+	if (e != -EINTR || !atomic_load(&slot->again))
+		return e;
+	/* Seen again after the restart: the same call, already decided
+	 * and recorded (its claim, as the shim's would be). */
+	if (last.set) {
+		hx_server_lock(u->srv);
+		hx_correlate_put(u->pl, &last.peer, last.op, last.key, last.v,
+				 last.seq, false);
+		hx_server_unlock(u->srv);
+	}
+	return -HX_ERESTARTSYS;
+}
+
+bool hx_un_wait_cut(void)
+{
+	return slot && atomic_load(&slot->cut);
+}
+
 void hx_un_spare(struct hx_unotify *u, int delta)
 {
 	pthread_mutex_lock(&u->lock);
@@ -191,6 +275,7 @@ bool hx_un_submit(struct hx_unotify *u, struct job *j)
 				  sizeof(j->decided));
 	if (j->out.ask)
 		wait_answer(u, j);
+	hx_un_remember(j);
 	failed = u->pl->failed != 0;
 	hx_server_unlock(u->srv);
 	/* A log that takes no more records ends the session (run.c): the

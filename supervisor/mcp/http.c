@@ -92,6 +92,10 @@ static bool flush(struct conn *c)
 	if (c->ooff == c->olen && c->closing && !c->said_all) {
 		c->said_all = true;
 		shutdown(c->src.fd, SHUT_WR);
+		/* Its stream has ended: no later message is its, and a
+		 * client that keeps it open does not keep its slot (room). */
+		json_decref(c->waiting);
+		c->waiting = NULL;
 	}
 	if (c->out_watched != (c->ooff < c->olen)) {
 		hx_server_del(c->h->srv, &c->src);

@@ -18,6 +18,8 @@
 
 #define TEXT_DEFAULT (1ul << 20)
 #define CODE_KEPT    4096 /* of a command or snippet, in the record */
+#define CLAIM_KEPT   256  /* of a client's name, version, capability */
+#define CAPS_KEPT    16	  /* capability names in the record */
 
 static const char *outcome_of(const struct hx_mcp_end *e)
 {
@@ -192,35 +194,103 @@ void hx_mcp_record_call(struct hx_pipeline *pl, const struct hx_mcp_end *e)
 	json_decref(rec);
 }
 
+/* rec's "cut" names field: a text kept in part, the rest pinned. */
+static void note_cut(json_t *rec, const char *field)
+{
+	if (!json_object_get(rec, "cut"))
+		json_object_set_new(rec, "cut", json_array());
+	json_array_append_new(json_object_get(rec, "cut"), json_string(field));
+}
+
+/* A claim of the client's (initialize's params) as recorded text: at
+ * most keep bytes, cut at a character's edge and before a NUL (a C
+ * string ends there: the rest would be hidden); *cut says it was. NULL
+ * for what is not a string. */
+static json_t *claim_text(json_t *rec, const char *field, json_t *v,
+			  size_t keep, bool *cut)
+{
+	const char *s = json_string_value(v);
+	size_t n = json_string_length(v), p;
+	json_t *t;
+	char *part;
+
+	*cut = false;
+	if (!s)
+		return NULL;
+	p = strnlen(s, keep < n ? keep : n);
+	while (p < n && p > 0 && ((unsigned char)s[p] & 0xc0) == 0x80)
+		p--;
+	if (!(part = strndup(s, p)))
+		return NULL;
+	t = hx_record_text(rec, field, part);
+	free(part);
+	*cut = p < n;
+	return t;
+}
+
+/* o[k]: the claim v, what was cut of it pinned (its size and hash). */
+static void claim(json_t *rec, json_t *o, const char *k, const char *field,
+		  json_t *v)
+{
+	bool cut;
+	json_t *t = claim_text(rec, field, v, CLAIM_KEPT, &cut);
+
+	if (!t)
+		return;
+	json_object_set_new(o, k, t);
+	if (cut) {
+		pin(o, k, v);
+		note_cut(rec, field);
+	}
+}
+
+/* The names of the capabilities the client declared, each cut as a
+ * claim, the first CAPS_KEPT of them (and how many there were). */
+static void capabilities(json_t *rec, json_t *caps)
+{
+	json_t *names = json_array(), *v;
+	const char *k;
+	bool cut, any = false;
+
+	json_object_foreach(caps, k, v)
+	{
+		json_t *name = json_string(k), *t = NULL;
+
+		if (json_array_size(names) < CAPS_KEPT &&
+		    (t = claim_text(rec, "capabilities", name, CLAIM_KEPT,
+				    &cut)))
+			json_array_append_new(names, t);
+		any |= t && cut;
+		json_decref(name);
+	}
+	json_object_set_new(rec, "capabilities", names);
+	if (any)
+		note_cut(rec, "capabilities");
+	if (json_object_size(caps) > CAPS_KEPT)
+		json_object_set_new(
+		    rec, "capabilities_total",
+		    json_integer((json_int_t)json_object_size(caps)));
+}
+
 void hx_mcp_record_client(struct hx_pipeline *pl, json_t *params,
 			  const char *protocol, bool http)
 {
 	json_t *rec = hx_record_new(pl, NULL, "mcp_client", NULL);
 	json_t *info = json_object_get(params, "clientInfo");
-	json_t *caps = json_object_get(params, "capabilities");
-	json_t *client = json_object(), *names = json_array();
-	const char *k;
-	json_t *v;
+	json_t *client = json_object();
 
 	if (!rec)
 		return;
-	hx_record_set_text(rec, client, "name", "client.name",
-			   json_string_value(json_object_get(info, "name")));
-	hx_record_set_text(rec, client, "version", "client.version",
-			   json_string_value(json_object_get(info, "version")));
+	claim(rec, client, "name", "client.name",
+	      json_object_get(info, "name"));
+	claim(rec, client, "version", "client.version",
+	      json_object_get(info, "version"));
 	json_object_set_new(rec, "client", client);
 	hx_record_set_str(rec, "transport", http ? "http" : "stdio");
 	hx_record_set_str(rec, "protocol", protocol);
-	hx_record_set_text(
-	    rec, rec, "protocol_asked", "protocol_asked",
-	    json_string_value(json_object_get(params, "protocolVersion")));
-	json_object_foreach(caps, k, v)
-	{
-		if (json_array_size(names) < 16)
-			json_array_append_new(
-			    names, hx_record_text(rec, "capabilities", k));
-	}
-	json_object_set_new(rec, "capabilities", names);
+	claim(rec, rec, "protocol_asked", "protocol_asked",
+	      json_object_get(params, "protocolVersion"));
+	capabilities(rec, json_object_get(params, "capabilities"));
 	hx_record_set_str(rec, "layer", "mcp");
 	hx_record_append_event(pl, rec, NULL, NULL);
 	json_decref(rec);

@@ -14,6 +14,14 @@
  *   static_wire_client hello-exit PATH ARG...
  *                                    the same HELLO, then exits at once
  *                                    without reading the reply
+ *   static_wire_client hello-zombie PATH ARG...
+ *                                    the same HELLO from a second thread
+ *                                    once the first has exited (a zombie
+ *                                    leader, the process alive)
+ *   static_wire_client hello-unmapped PATH ARG...
+ *                                    the same HELLO from a process that
+ *                                    unmapped its argv strings first
+ *                                    (its cmdline reads empty)
  *   static_wire_client claim NAME IP PORT
  *                                    reports "NAME resolved to IP" as the
  *                                    shim would, waits, then connects to
@@ -28,7 +36,9 @@
 #include <sys/un.h>
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <sys/mman.h>
 #include <sys/wait.h>
+#include <pthread.h>
 #include <unistd.h>
 
 #include "common/wire.h"
@@ -222,6 +232,83 @@ static int hello(const char *path, char **args, int nargs, bool wait)
 	return got > 0 ? 0 : 1;
 }
 
+/* The HELLO of hello() on fd: the reply's size, or -1. */
+static ssize_t say_hello(int fd, const char *path, char **args, int nargs)
+{
+	uint8_t buf[8192], reply[HX_WIRE_MAX];
+	struct hx_wbuf w;
+
+	hx_wire_begin(&w, buf, sizeof(buf), HX_MSG_HELLO, 5);
+	hx_wire_put_u32(&w, HX_TAG_PID, (uint32_t)getpid());
+	hx_wire_put_u32(&w, HX_TAG_FLAGS, 0);
+	hx_wire_put_str(&w, HX_TAG_PATH, path);
+	for (int i = 0; i < nargs; i++)
+		hx_wire_put_str(&w, HX_TAG_ARG, args[i]);
+	if (send(fd, buf, hx_wire_finish(&w), 0) <= 0)
+		return -1;
+	return recv(fd, reply, sizeof(reply), 0);
+}
+
+static struct {
+	int fd, nargs;
+	char *path, **args;
+	void *unmap; /* the pages of argv's strings, or NULL */
+	size_t unmap_len;
+} later;
+
+/* On a thread of its own: the first one's stack (where argv's strings
+ * are) is not this one's. */
+static void *hello_later(void *arg)
+{
+	ssize_t got;
+
+	(void)arg;
+	usleep(300 * 1000); /* the first thread has exited */
+	if (later.unmap)
+		munmap(later.unmap, later.unmap_len);
+	got = say_hello(later.fd, later.path, later.args, later.nargs);
+	printf("hello %zd\n", got);
+	fflush(stdout);
+	exit(got > 0 ? 0 : 1);
+}
+
+/* A copy of argv's strings, which the caller may then unmap. */
+static char **copy_args(char **argv, int n)
+{
+	char **c = calloc((size_t)n + 1, sizeof(*c));
+
+	for (int i = 0; c && i < n; i++)
+		c[i] = strdup(argv[i]);
+	return c;
+}
+
+static int hello_odd(const char *how, char **argv, int argc)
+{
+	char **c = copy_args(argv, argc);
+	pthread_t th;
+
+	later.fd = dial();
+	later.path = c[0];
+	later.args = c + 1;
+	later.nargs = argc - 1;
+	if (!strcmp(how, "hello-unmapped")) {
+		/* from argv[0] to the end of the last string */
+		long pg = sysconf(_SC_PAGESIZE);
+		uintptr_t a = (uintptr_t)argv[0] & ~(uintptr_t)(pg - 1);
+		uintptr_t e =
+		    (uintptr_t)argv[argc - 1] + strlen(argv[argc - 1]) + 1;
+
+		later.unmap = (void *)a;
+		later.unmap_len = e - a;
+	}
+	if (pthread_create(&th, NULL, hello_later, NULL))
+		return 2;
+	if (!later.unmap)
+		pthread_exit(NULL);
+	pthread_join(th, NULL); /* never returns: the thread exits */
+	return 0;
+}
+
 static int claim(const char *name, const char *ip, int port)
 {
 	struct sockaddr_in sin = {.sin_family = AF_INET,
@@ -261,6 +348,9 @@ int main(int argc, char **argv)
 		return hello(argv[2], argv + 3, argc - 3, true);
 	if (argc >= 3 && !strcmp(argv[1], "hello-exit"))
 		return hello(argv[2], argv + 3, argc - 3, false);
+	if (argc >= 3 && (!strcmp(argv[1], "hello-zombie") ||
+			  !strcmp(argv[1], "hello-unmapped")))
+		return hello_odd(argv[1], argv + 2, argc - 2);
 	if (argc >= 3 && !strcmp(argv[1], "hostile")) {
 		hostile(argv[2]);
 		return 0;

@@ -453,3 +453,22 @@ def test_a_hello_from_a_process_gone_says_it_is_unverified(wd):
             check(args["path"] == os.path.realpath(client), "the image: %r" % start[0])
         seen.add(tuple(unverified))
     print("# unverified fields seen: %r" % sorted(seen))
+
+
+def test_a_hello_from_a_live_process_the_kernel_shows_nothing_of_is_marked(wd):
+    # Alive, and still nothing to read: a process whose first thread
+    # has exited (a zombie leader: no image, no cmdline, while a second
+    # thread says HELLO), or one that unmapped its argv strings (its
+    # cmdline reads empty). What the kernel does not show is the claim,
+    # each such field marked "unverified"; what it shows is its own.
+    client = os.path.join(HELPERS, "static_wire_client")
+    for how in ("hello-zombie", "hello-unmapped"):
+        r = harness([client, how, "/usr/bin/ls", "ls", "-la"], wd)
+        check(r.stdout.startswith("hello "), "%s: %r %s" % (how, r.stdout, r.stderr))
+        start = [x for x in r.records if x["event"] == "process_start"]
+        check(len(start) == 1, "%s: one process_start:\n%s" % (how, r.dump()))
+        args, unverified = start[0]["args"], start[0].get("unverified", [])
+        check("args.argv" in unverified and args["argv"] == ["ls", "-la"], "%s: %r" % (how, start[0]))
+        check(("args.path" in unverified and args["path"] == "/usr/bin/ls") or
+              (args["path"] == os.path.realpath(client) and args.get("claimed_path") == "/usr/bin/ls"),
+              "%s: the path %r" % (how, start[0]))

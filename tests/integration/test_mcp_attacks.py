@@ -7,7 +7,7 @@ import json
 import os
 import time
 
-from lib import POLICIES, check
+from lib import POLICIES, check, read_log
 from test_mcp import Raw, calls
 
 TEST_POLICY = ["--policy", os.path.join(POLICIES, "test.yaml")]
@@ -292,3 +292,315 @@ def test_no_process_born_while_the_call_ends_survives_it(wd):
         check(not left, "run %d: %d processes born as the call ended outlived it" % (i, len(left)))
     recs = c.close()
     check(all(t.get("leftovers_killed", 0) >= 8 for t in calls(recs)[::2]), "records %r" % calls(recs))
+
+
+def start_http(wd, log, extra=()):
+    """harness-mcp --http on a loopback port: (process, mcp.json, host, port)."""
+    import subprocess
+    from test_mcp import MCP, env_for
+    p = subprocess.Popen([MCP, "--quiet", "--audit-log", log, "--http", "127.0.0.1:0"] + TEST_POLICY +
+                         list(extra), cwd=wd.path, env=env_for(wd), stdin=subprocess.DEVNULL,
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    line = p.stderr.readline()
+    check("is in " in line, "no endpoint said: %r" % line)
+    ep = json.load(open(line.split("is in ", 1)[1].rstrip(")\n")))
+    host, port = ep["url"][len("http://"):].split("/")[0].rsplit(":", 1)
+    return p, ep, host, int(port)
+
+
+def hostile_initialize(i):
+    """An initialize whose clientInfo and capabilities no client would
+    send: a name of a MiB, a version whose NUL would end a C string
+    before the rest, more capabilities than a record lists."""
+    caps = {"c" * 5000: {}}
+    caps.update({"cap%03d" % k: {} for k in range(40)})
+    return {"jsonrpc": "2.0", "id": i, "method": "initialize",
+            "params": {"protocolVersion": "2025-06-18" + "\u0000x" * 1000, "capabilities": caps,
+                       "clientInfo": {"name": "N" * (1 << 20),
+                                      "version": "1.0\u0000 then what a C string hides"}}}
+
+
+def check_client_record(rec, transport):
+    # Every text of the claim is bounded; what was cut of it is pinned
+    # by its size and hash, and named in "cut"; the NUL hides nothing
+    # unmarked; the capabilities past the listed ones are counted.
+    import hashlib
+    msg = hostile_initialize(0)["params"]
+    size = len(json.dumps(rec))
+    check(size < 16384, "a %d-byte mcp_client record" % size)
+    check(rec["transport"] == transport, "transport %r" % rec["transport"])
+    c = rec["client"]
+    check(set(rec.get("cut", [])) >= {"client.name", "client.version", "protocol_asked", "capabilities"},
+          "what was cut is not said: %r" % rec.get("cut"))
+    version = msg["clientInfo"]["version"].encode()
+    check(c["version"] == "1.0" and c["version_bytes"] == len(version) and
+          c["version_sha256"] == hashlib.sha256(version).hexdigest(), "the version %r" % c)
+    check(c["name_bytes"] == 1 << 20 and len(c["name"]) <= 256, "the name %r" % {k: c[k] for k in c if k != "name"})
+    check(rec["capabilities_total"] == 41 and len(rec["capabilities"]) <= 16 and
+          all(len(x) <= 256 for x in rec["capabilities"]), "capabilities %r" % rec["capabilities"][:3])
+
+
+def test_a_hostile_client_info_is_bounded_and_cut_where_it_says(wd):
+    # The mcp_client record of each initialize carried the client's
+    # words whole: a 1 MiB name was a 1 MiB record (40 MiB fit a
+    # message), and a version with a NUL in it was recorded up to the
+    # NUL, the rest gone without a mark. Over stdio and over HTTP.
+    import http.client
+    c = Raw(wd, TEST_POLICY)
+    c.send(hostile_initialize(1))
+    check(c.recv()["id"] == 1, "the second initialize was not answered")
+    recs = c.close()
+    mine = [r for r in recs if r["event"] == "mcp_client"]
+    check(len(mine) == 2 and mine[0]["client"] == {"name": "raw", "version": "0"}, "records %r" % mine[:1])
+    check_client_record(mine[1], "stdio")
+    log = os.path.join(wd.state, "audit-http-client.jsonl")
+    p, ep, host, port = start_http(wd, log)
+    try:
+        auth = {"Authorization": "Bearer " + ep["token"], "Content-Type": "application/json",
+                "Accept": "application/json, text/event-stream"}
+        conn = http.client.HTTPConnection(host, port, timeout=30)
+        conn.request("POST", "/mcp", body=json.dumps(hostile_initialize(2)), headers=auth)
+        r = conn.getresponse()
+        check(r.status == 200 and b'"id":2' in r.read(), "the initialize over HTTP was not answered")
+        conn.close()
+        conn = http.client.HTTPConnection(host, port, timeout=30)
+        conn.request("DELETE", "/mcp", headers=auth)
+        conn.getresponse().read()
+        check(p.wait(timeout=60) == 0, "the session did not end: %s" % p.returncode)
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+    from lib import read_log
+    mine = [r for r in read_log(log) if r["event"] == "mcp_client"]
+    check(len(mine) == 1, "records %d" % len(mine))
+    check_client_record(mine[0], "http")
+
+
+def test_streams_the_client_keeps_open_do_not_fill_the_server(wd):
+    # A refused or answered request's connection lingers after its
+    # answer (the server shuts its side and drains what the client
+    # still sends). A finished stream kept its request id, so a client
+    # that keeps each connection open after the end of its answer (as a
+    # pool that ignores "Connection: close" does) held a slot for good:
+    # the 65th such connection was reset, and the session served no
+    # one any more.
+    import socket
+    log = os.path.join(wd.state, "audit-linger.jsonl")
+    p, ep, host, port = start_http(wd, log)
+    kept = []
+
+    def post(i, sid=None):
+        body = json.dumps({"jsonrpc": "2.0", "id": i, "method": "initialize" if i == 0 else "ping",
+                           "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+                                      "clientInfo": {"name": "pool", "version": "1"}} if i == 0 else {}})
+        head = ("POST /mcp HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer %s\r\n"
+                "Content-Type: application/json\r\nAccept: application/json, text/event-stream\r\n"
+                "%sContent-Length: %d\r\n\r\n" % (ep["token"], "Mcp-Session-Id: %s\r\n" % sid if sid else "",
+                                                  len(body)))
+        s = socket.create_connection((host, port), 10)
+        kept.append(s)
+        s.settimeout(10)
+        s.sendall(head.encode() + body.encode())
+        data = b""
+        try:
+            while True:  # to the end of the answer; the socket stays open
+                d = s.recv(65536)
+                if not d:
+                    break
+                data += d
+        except OSError as e:
+            data += b" %r" % e
+        return data
+
+    try:
+        first = post(0)
+        sid = [x.split(b":", 1)[1].strip() for x in first.split(b"\r\n")
+               if x.lower().startswith(b"mcp-session-id:")]
+        check(sid, "no session id: %r" % first[:300])
+        for i in range(1, 100):
+            got = post(i, sid[0].decode())
+            check(b'"id":%d' % i in got, "request %d over its own connection was not answered: %r" % (i, got[-200:]))
+    finally:
+        for s in kept:
+            s.close()
+        p.kill()
+        p.wait()
+
+
+# A code_run that moves the directory holding harness-mcp's socket away
+# (or re-points a symlink on its path) and serves its own socket where
+# the client will connect: what it reads is the client's request, with
+# its bearer token.
+FAKE = r"""
+import os, socket, sys
+path = sys.argv[1]
+try:
+    if sys.argv[2] == "dir":
+        os.rename(os.path.dirname(path), os.path.dirname(path) + ".old")
+        os.mkdir(os.path.dirname(path))
+    else:
+        os.unlink(os.path.dirname(path))
+        os.mkdir(os.path.dirname(path) + ".fake")
+        os.symlink(os.path.basename(os.path.dirname(path)) + ".fake", os.path.dirname(path))
+except OSError as e:
+    print("refused", e.errno)
+    sys.exit(0)
+s = socket.socket(socket.AF_UNIX)
+s.bind(path)
+s.listen(1)
+s.settimeout(8)
+print("moved", flush=True)
+try:
+    c, _ = s.accept()
+    c.settimeout(3)
+    print("got", c.recv(4096).decode(errors="replace").replace("\r\n", " | "))
+except OSError as e:
+    print("none", e)
+"""
+
+
+def test_the_unix_endpoint_cannot_be_moved_from_under_its_path(wd):
+    # The socket file was protected by its inode (a connect, a rename,
+    # an unlink or a hard link of it refused), but not the path to it:
+    # a code_run renamed the directory it is in (a write root: the
+    # project), or replaced a symlink on the way, and served its own
+    # socket there, which the next request of the client reached.
+    import threading
+    from test_mcp import MCP, env_for, unix_http
+    import subprocess
+    os.makedirs(os.path.join(wd.path, "real"))
+    os.symlink("real", os.path.join(wd.path, "link"))
+    for how, sock in (("dir", os.path.join(wd.path, "run", "mcp.sock")),
+                      ("symlink", os.path.join(wd.path, "link", "mcp.sock"))):
+        os.makedirs(os.path.dirname(os.path.realpath(sock)), exist_ok=True)
+        log = os.path.join(wd.state, "audit-move-%s.jsonl" % how)
+        p = subprocess.Popen([MCP, "--quiet", "--audit-log", log, "--http", "unix:" + sock] + TEST_POLICY,
+                             cwd=wd.path, env=env_for(wd), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True)
+        try:
+            line = p.stderr.readline()
+            check("is in " in line, "no endpoint said: %r" % line)
+            ep = json.load(open(line.split("is in ", 1)[1].rstrip(")\n")))
+            conn = unix_http(sock)
+            auth = {"Authorization": "Bearer " + ep["token"], "Content-Type": "application/json",
+                    "Accept": "application/json, text/event-stream"}
+
+            def post(msg):
+                c = conn()
+                c.request("POST", "/mcp", headers=auth, body=json.dumps(msg))
+                r = c.getresponse()
+                data = r.read().decode()
+                c.close()
+                if r.getheader("Mcp-Session-Id"):
+                    auth["Mcp-Session-Id"] = r.getheader("Mcp-Session-Id")
+                return [json.loads(x[5:]) for x in data.splitlines() if x.startswith("data:")]
+
+            post({"jsonrpc": "2.0", "id": 0, "method": "initialize",
+                  "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+                             "clientInfo": {"name": "t", "version": "0"}}})
+            later = []
+
+            def client_later():
+                time.sleep(2)
+                try:
+                    later.append(post({"jsonrpc": "2.0", "id": 9, "method": "ping"}))
+                except Exception as e:  # noqa: BLE001 - what the client met
+                    later.append(repr(e))
+
+            t = threading.Thread(target=client_later)
+            t.start()
+            got = post({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {
+                "name": "code_run", "arguments": {"argv": ["python3", "-c", FAKE, sock, how]}}})
+            t.join()
+            out = got[-1]["result"].get("structuredContent", {}).get("stdout", "") if got else ""
+            check(out.startswith("refused"), "%s: the agent moved the endpoint: %r" % (how, out or got))
+            check(later and isinstance(later[0], list) and later[0][-1].get("id") == 9,
+                  "%s: the client's next request did not reach harness-mcp: %r" % (how, later))
+        finally:
+            p.kill()
+            p.wait()
+        recs = read_log(log)
+        check(any(r.get("rule") == "harness:protect" and r.get("event", "").startswith(("rename", "unlink"))
+                  for r in recs), "%s: no harness:protect refusal recorded" % how)
+
+
+# Widens the window between a socket's bind and what follows it: every
+# Unix bind of harness-mcp sleeps 300 ms once done (an LD_PRELOAD on
+# harness-mcp itself, the test's; a loaded machine does the same).
+SLOW_BIND = r"""
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+int bind(int fd, const struct sockaddr *sa, socklen_t len)
+{
+	int (*real)(int, const struct sockaddr *, socklen_t) =
+	    (int (*)(int, const struct sockaddr *, socklen_t))dlsym(RTLD_NEXT, "bind");
+	int r = real(fd, sa, len);
+
+	if (sa->sa_family == AF_UNIX)
+		usleep(300000);
+	return r;
+}
+"""
+
+
+def test_the_unix_endpoint_is_made_where_a_symlink_cannot_redirect_it(wd):
+    # The socket was bound at PATH, then chmod(PATH, 0600) by name: who
+    # may write PATH's directory (another user's directory, /tmp for a
+    # session of another agent of the same user) replaced the new
+    # socket by a symlink in between, and harness-mcp (root, for one)
+    # made the file it named 0600; the file protected by inode was
+    # the symlink. Now the socket is made in a private directory and
+    # renamed to PATH.
+    import shutil
+    import subprocess
+    import threading
+    from test_mcp import MCP, env_for
+    gcc = shutil.which("gcc")
+    if not gcc:
+        from lib import Skip
+        raise Skip("no gcc")
+    lib = os.path.join(wd.state, "slowbind.so")
+    src = os.path.join(wd.state, "slowbind.c")
+    with open(src, "w") as f:
+        f.write(SLOW_BIND)
+    subprocess.run([gcc, "-shared", "-fPIC", "-o", lib, src, "-ldl"], check=True, capture_output=True)
+    victim = os.path.join(wd.state, "victim.txt")
+    with open(victim, "w") as f:
+        f.write("mine\n")
+    os.chmod(victim, 0o644)
+    shared = os.path.join(wd.state, "shared")
+    os.makedirs(shared)
+    sock = os.path.join(shared, "mcp.sock")
+    swapped = []
+
+    def attacker():
+        end = time.monotonic() + 20
+        while time.monotonic() < end and not swapped:
+            if os.path.lexists(sock) and not os.path.islink(sock):
+                try:
+                    os.rename(sock, sock + ".aside")
+                    os.symlink(victim, sock)
+                    swapped.append(True)
+                except OSError:
+                    pass
+            time.sleep(0.001)
+
+    t = threading.Thread(target=attacker)
+    t.start()
+    log = os.path.join(wd.state, "audit-slowbind.jsonl")
+    p = subprocess.Popen([MCP, "--quiet", "--audit-log", log, "--http", "unix:" + sock] + TEST_POLICY,
+                         cwd=wd.path, env=dict(env_for(wd), LD_PRELOAD=lib), stdin=subprocess.DEVNULL,
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        p.stderr.readline()
+        t.join()
+        check(os.stat(victim).st_mode & 0o777 == 0o644,
+              "harness-mcp chmod'ed the file a symlink at its socket's path named: %o" % os.stat(victim).st_mode)
+    finally:
+        t.join()
+        p.kill()
+        p.wait()

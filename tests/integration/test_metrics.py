@@ -317,3 +317,25 @@ def test_counts_by_process_group(wd):
 def samples_events(text):
     return {(dict(k)["category"], dict(k)["verdict"], dict(k)["layer"]): n
             for k, n in samples(text, "harness_events_total").items()}
+
+
+def test_the_way_to_a_unix_endpoint_cannot_be_replaced(wd):
+    # The endpoint's file was protected (by its path), not the way to
+    # it: the agent re-pointed a symlink on that path, or moved the
+    # directory it leads to, and the next scrape went where the agent
+    # chose (its own socket: its own figures).
+    os.makedirs(os.path.join(wd.path, "real"))
+    os.makedirs(os.path.join(wd.path, "other"))
+    os.symlink("real", os.path.join(wd.path, "link"))
+    sock = os.path.join(wd.path, "link", "m.sock")
+    script = ("rm link; ln -sfn other link; mv real real2; %s rm link; %s mv real real2; true"
+              % (BUSYBOX, BUSYBOX))
+    p, log = start(wd, script, "--metrics", "unix:" + sock)
+    out, err = p.communicate(timeout=60)
+    check(p.returncode == 0, "exit %s: %s" % (p.returncode, err))
+    link = os.path.join(wd.path, "link")
+    check(os.path.islink(link) and os.readlink(link) == "real" and os.path.isdir(os.path.join(wd.path, "real")),
+          "the way to the endpoint changed: %r" % sorted(os.listdir(wd.path)))
+    refused = [r for r in read_log(log)
+               if r.get("rule") == "harness:protect" and r["event"].startswith(("rename", "unlink"))]
+    check(len(refused) >= 3, "the refusals are not recorded: %r" % refused)

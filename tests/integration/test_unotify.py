@@ -525,3 +525,80 @@ def test_a_signal_storm_never_makes_a_call_twice(wd):
     for event, n in (("mkdir", rounds), ("rename", rounds), ("unlink", rounds)):
         got = len([x for x in mine if x["event"] == event])
         check(got == n, "%d %s records, not %d" % (got, event, n))
+
+
+# Calls the supervisor makes for a thread that wait on the agent: a
+# FIFO's open (for its other end), a unix connect to a full backlog.
+WAITS = r"""
+import os, signal, socket, time
+os.mkfifo("f")
+full = socket.socket(socket.AF_UNIX); full.bind("full.sock"); full.listen(0)
+ok = socket.socket(socket.AF_UNIX); ok.bind("ok.sock"); ok.listen(64)
+
+def waiter(what):
+    pid = os.fork()
+    if pid == 0:
+        if what == "fifo":
+            os.open("f", os.O_WRONLY)
+        else:
+            for i in range(4):
+                socket.socket(socket.AF_UNIX).connect("full.sock")
+        os._exit(0)
+    return pid
+
+# more waits than the supervisor has workers, killed: nothing waits on
+kids = [waiter("fifo") for i in range(8)] + [waiter("unix") for i in range(8)]
+time.sleep(1)
+for k in kids:
+    os.kill(k, signal.SIGKILL)
+    os.waitpid(k, 0)
+signal.alarm(10)
+os.close(os.open("after", os.O_WRONLY | os.O_CREAT, 0o644))
+for i in range(8):
+    socket.socket(socket.AF_UNIX).connect("ok.sock")
+print("served after", flush=True)
+# a waiting call ends on a signal that ends its process, as it would
+for what in ("fifo", "unix"):
+    pid = waiter(what)
+    time.sleep(0.3)
+    os.kill(pid, signal.SIGTERM)
+    t0 = time.monotonic()
+    _, st = os.waitpid(pid, 0)
+    print(what, "SIGTERM", os.WTERMSIG(st) if os.WIFSIGNALED(st) else "exit", "%.1f" % (time.monotonic() - t0))
+# a handler with SA_RESTART runs, the open is restarted and completes
+pid = os.fork()
+if pid == 0:
+    signal.signal(signal.SIGUSR1, lambda *a: os.write(1, b"handler\n"))
+    signal.siginterrupt(signal.SIGUSR1, False)
+    fd = os.open("f", os.O_WRONLY)
+    os.write(fd, b"x")
+    os._exit(0)
+time.sleep(0.3)
+os.kill(pid, signal.SIGUSR1)
+time.sleep(0.3)
+print("read", os.read(os.open("f", os.O_RDONLY), 1).decode(), flush=True)
+os.waitpid(pid, 0)
+"""
+
+
+def test_a_call_that_waits_on_the_agent_holds_no_worker_for_good(wd):
+    # A worker that opens a FIFO or connects to a full backlog for a
+    # thread waits as long as the agent wants: 4 such waits took every
+    # worker and every later call of the tree waited too, for good,
+    # even once their threads were killed (the workers' own opens and
+    # connects went on). And since the listener waits killably
+    # (WAIT_KILLABLE_RECV), a traced thread in such a wait ignored a
+    # SIGTERM (and a handler's signal) that would have ended it.
+    r = harness(["python3", "-c", WAITS], wd, timeout=60)
+    out = r.stdout.splitlines()
+    check("served after" in out, "the tree was not served after the waits were killed: %r %s" % (out, r.stderr))
+    for what in ("fifo", "unix"):
+        line = [x for x in out if x.startswith(what + " SIGTERM")]
+        check(line and line[0].split()[2] == "15" and float(line[0].split()[3]) < 2,
+              "a waiting %s call did not end on SIGTERM: %r" % (what, line))
+    check("handler" in out and "read x" in out, "the handler or the restarted open: %r" % out)
+    opens = [x for x in r.records if x.get("args", {}).get("path") == os.path.join(os.path.realpath(wd.path), "f")
+             and x["event"] == "open"]
+    check(len(opens) >= 10, "the FIFO's opens are not recorded: %r" % opens)
+    check(not [x for x in opens if x.get("shim_bypass") or x.get("layer") == "kernel"],
+          "a restarted open was seen as another call: %r" % opens)
