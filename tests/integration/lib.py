@@ -201,6 +201,20 @@ def go_binary(wd, source, name):
     return out
 
 
+def preload_library(where, name, source):
+    """A shared library built with gcc from C source into the directory
+    where, for LD_PRELOAD; the test is skipped without gcc."""
+    gcc = shutil.which("gcc")
+    if not gcc:
+        raise Skip("no gcc")
+    src = os.path.join(where, name + ".c")
+    lib = os.path.join(where, name + ".so")
+    with open(src, "w") as f:
+        f.write(source)
+    subprocess.run([gcc, "-shared", "-fPIC", "-o", lib, src, "-ldl"], check=True, capture_output=True)
+    return lib
+
+
 def peer_info(pid, uid, gid):
     """What a server learns of a unix peer: SO_PEERCRED, and the comm and
     effective capabilities of that pid (read while it is connected)."""

@@ -11,7 +11,7 @@ import shutil
 import subprocess
 import time
 
-from lib import EXEC, PYTHON, Skip, check, harness, read_log
+from lib import EXEC, PYTHON, Skip, check, harness, preload_library, read_log
 from test_alerts import alerts_of, env_of, policy, start
 from test_metrics import samples, scrape, wait_for
 from test_metrics import start as metrics_start
@@ -266,14 +266,7 @@ def test_the_agents_use_counts_whatever_image_it_runs(wd):
     # processes, CPU and memory): an agent that runs that binary with a
     # library of its own preloaded burned a CPU unseen (2.4 s of it
     # while the metrics said 0.0003). Now it counts.
-    gcc = shutil.which("gcc")
-    if not gcc:
-        raise Skip("no gcc")
-    lib = os.path.join(wd.path, "burn.so")
-    src = os.path.join(wd.path, "burn.c")
-    with open(src, "w") as f:
-        f.write(BURN)
-    subprocess.run([gcc, "-shared", "-fPIC", "-o", lib, src], check=True, capture_output=True)
+    lib = preload_library(wd.path, "burn", BURN)
     sock = os.path.join(wd.path, "m.sock")
     script = "LD_PRELOAD=%s %s --version >/dev/null & echo up > up; wait" % (lib, EXEC)
     p, log = metrics_start(wd, script, "--metrics", "unix:" + sock)

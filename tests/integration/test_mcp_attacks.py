@@ -555,19 +555,11 @@ def test_the_unix_endpoint_is_made_where_a_symlink_cannot_redirect_it(wd):
     # made the file it named 0600; the file protected by inode was
     # the symlink. Now the socket is made in a private directory and
     # renamed to PATH.
-    import shutil
     import subprocess
     import threading
     from test_mcp import MCP, env_for
-    gcc = shutil.which("gcc")
-    if not gcc:
-        from lib import Skip
-        raise Skip("no gcc")
-    lib = os.path.join(wd.state, "slowbind.so")
-    src = os.path.join(wd.state, "slowbind.c")
-    with open(src, "w") as f:
-        f.write(SLOW_BIND)
-    subprocess.run([gcc, "-shared", "-fPIC", "-o", lib, src, "-ldl"], check=True, capture_output=True)
+    from lib import preload_library
+    lib = preload_library(wd.state, "slowbind", SLOW_BIND)
     victim = os.path.join(wd.state, "victim.txt")
     with open(victim, "w") as f:
         f.write("mine\n")
