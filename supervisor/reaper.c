@@ -339,6 +339,13 @@ int hx_reaper_join(const struct hx_reaper *rp)
 	return write(rp->procs_fd, "0", 1) == 1 ? 0 : -errno;
 }
 
+void hx_reaper_child(struct hx_reaper *rp)
+{
+	if (rp->pipe_w >= 0)
+		close(rp->pipe_w);
+	rp->pipe_w = -1;
+}
+
 void hx_reaper_forget(struct hx_reaper *rp)
 {
 	if (rp->dir_fd >= 0)

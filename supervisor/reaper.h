@@ -74,6 +74,13 @@ int hx_reaper_write(const struct hx_reaper *rp, const char *file,
 /* Closes the fds the agent must not inherit (in the agent's child). */
 void hx_reaper_forget(struct hx_reaper *rp);
 
+/* In the agent's first process, at once: it holds no end of the pipe.
+ * Were harness-exec killed while that process is still being set up
+ * (its close-on-exec end not yet closed by the exec), the reaper would
+ * never see the pipe close, and a process stuck in its set-up (a mount
+ * that waits on the dead supervisor's FUSE server) would live on. */
+void hx_reaper_child(struct hx_reaper *rp);
+
 /* Settles, ends the reaper without killing anything, and removes the
  * cgroup once it is empty. Safe on an inert reaper. */
 void hx_reaper_stop(struct hx_reaper *rp);

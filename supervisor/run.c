@@ -208,10 +208,17 @@ static char **child_env(struct run *r)
 	return env;
 }
 
-static void child_exec(struct run *r, char **env, const sigset_t *oldmask)
+static void child_exec(struct run *r, char **env, const sigset_t *oldmask,
+		       pid_t parent)
 {
 	int e;
 
+	/* Dies with harness-exec while it is being set up: without a
+	 * reaper (an ordinary user's session) nothing else would end it,
+	 * stuck in a mount that waits on the dead supervisor's FUSE mask. */
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL) || getppid() != parent)
+		_exit(126);
+	hx_reaper_child(&r->reaper);
 	sigprocmask(SIG_SETMASK, oldmask, NULL);
 	signal(SIGXFSZ, SIG_DFL); /* ours are ignored (hx_run) */
 	hx_run_ask_signals(SIG_DFL);
@@ -233,6 +240,7 @@ static void child_exec(struct run *r, char **env, const sigset_t *oldmask)
 		for (int fd = r->o->mcp ? 4 : 3; fd < 1024; fd++)
 			close(fd);
 	environ = env;
+	prctl(PR_SET_PDEATHSIG, 0); /* the agent's own, as before */
 	/* What was decided, without execvp's search again: each directory
 	 * of PATH it tried first would be an exec the kernel layer hears. */
 	execvp(r->cmd_path[0] ? r->cmd_path : r->o->cmd[0], r->o->cmd);
@@ -827,6 +835,7 @@ int hx_run(const struct hx_options *o)
 	sigset_t mask, old;
 	char **env = NULL;
 	int code = 2, sfd = -1, e;
+	pid_t self;
 	struct hx_ask_stats asked;
 	bool audit_open;
 
@@ -877,13 +886,14 @@ int hx_run(const struct hx_options *o)
 	prctl(PR_SET_CHILD_SUBREAPER, 1);
 	prctl(PR_SET_DUMPABLE, 0);
 	fflush(NULL);
+	self = getpid();
 	r->child = hx_reaper_fork(&r->reaper);
 	if (r->child < 0) {
 		hx_say("fork: %s", strerror(errno));
 		goto end;
 	}
 	if (r->child == 0)
-		child_exec(r, env, &old);
+		child_exec(r, env, &old, self);
 	hx_alerts_set_root(r->pl.alerts, r->child);
 	hx_run_ask_terminal(r);
 	if (hx_run_mcp_start(r))

@@ -547,6 +547,14 @@ int bind(int fd, const struct sockaddr *sa, socklen_t len)
 """
 
 
+def _cmdline(pid):
+    try:
+        with open("/proc/%s/cmdline" % pid, "rb") as f:
+            return f.read()
+    except OSError:
+        return b""
+
+
 def test_the_unix_endpoint_is_made_where_a_symlink_cannot_redirect_it(wd):
     # The socket was bound at PATH, then chmod(PATH, 0600) by name: who
     # may write PATH's directory (another user's directory, /tmp for a
@@ -596,3 +604,12 @@ def test_the_unix_endpoint_is_made_where_a_symlink_cannot_redirect_it(wd):
         t.join()
         p.kill()
         p.wait()
+    # Killed in its set-up: nothing of the session lives on (its first
+    # process held the reaper's pipe open, stuck on the dead FUSE mask).
+    left = []
+    for _ in range(50):
+        left = [d for d in os.listdir("/proc") if d.isdigit() and log.encode() in _cmdline(d)]
+        if not left:
+            break
+        time.sleep(0.1)
+    check(not left, "processes of the killed session left: %r" % left)
