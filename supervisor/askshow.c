@@ -12,11 +12,12 @@
 
 #include "common/names.h"
 #include "common/sbuf.h"
+#include "supervisor/fmt.h"
+#include "supervisor/grants.h"
+#include "supervisor/record.h"
 
 /* Bytes of the agent's text on a question's one line. */
 #define LINE_TEXT_MAX 300
-#include "supervisor/grants.h"
-#include "supervisor/record.h"
 
 /* The longest directory all of batch b's paths are beneath. */
 static void batch_dir(const struct hx_ask *a, unsigned b, unsigned upto,
@@ -82,8 +83,7 @@ static void put_agent_text(struct hx_sbuf *b, const char *s, size_t max)
 	if (max > LINE_TEXT_MAX)
 		max = LINE_TEXT_MAX;
 	if (n > max) {
-		for (n = max; n && ((unsigned char)t[n] & 0xc0) == 0x80; n--)
-			;
+		n = hx_utf8_cut(t, n, max);
 		memcpy(cut, t, n);
 		memcpy(cut + n, "...", 4);
 		t = cut;

@@ -148,6 +148,15 @@ static size_t utf8_seq(const unsigned char *s, size_t n)
 	return hx_utf8_char((const char *)s, n, &c);
 }
 
+size_t hx_utf8_cut(const char *s, size_t n, size_t max)
+{
+	if (n <= max)
+		return n;
+	while (max && ((unsigned char)s[max] & 0xc0) == 0x80)
+		max--;
+	return max;
+}
+
 bool hx_utf8_valid(const char *s)
 {
 	const unsigned char *p = (const unsigned char *)s;

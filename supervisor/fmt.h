@@ -27,6 +27,9 @@ bool hx_utf8_valid(const char *s);
  * overlong form, surrogate or code point above U+10FFFF) and, into cp,
  * its code point; 0 when there is none. */
 size_t hx_utf8_char(const char *s, size_t n, uint32_t *cp);
+/* How much of the n bytes at s to keep to hold at most max, cut where a
+ * character starts (never inside one). */
+size_t hx_utf8_cut(const char *s, size_t n, size_t max);
 /* s with each byte that is not part of valid UTF-8 as "\xNN" and each
  * backslash doubled, so that the bytes can be read back exactly (an
  * audit record lists the fields it escaped this way). Returns the

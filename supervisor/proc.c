@@ -62,22 +62,62 @@ bool hx_proc_descends(pid_t pid, pid_t ancestor)
 	return false;
 }
 
-int hx_proc_status(pid_t tid, struct hx_procstatus *st)
+/* /proc/<tid>/status into buf (NUL-terminated): 0 or -errno. */
+static int read_status(pid_t tid, char *buf, size_t size)
 {
-	char path[64], buf[4096], *p;
+	char path[64];
 	ssize_t n;
 	int fd;
 
-	memset(st, 0, sizeof(*st));
-	st->umask = 022;
 	snprintf(path, sizeof(path), "/proc/%d/status", (int)tid);
 	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
 		return -errno;
-	n = read(fd, buf, sizeof(buf) - 1);
+	n = read(fd, buf, size - 1);
 	close(fd);
 	if (n <= 0)
 		return -EIO;
 	buf[n] = '\0';
+	return 0;
+}
+
+/* The number after "\nNAME:" in buf, in base (0: the line is absent). */
+static unsigned long long status_field(const char *buf, const char *name,
+				       int base)
+{
+	char key[32];
+	const char *p;
+
+	snprintf(key, sizeof(key), "\n%s:", name);
+	p = strstr(buf, key);
+	return p ? strtoull(p + strlen(key), NULL, base) : 0;
+}
+
+int hx_proc_signals(pid_t tid, struct hx_procsignals *sg)
+{
+	char buf[4096];
+	int e = read_status(tid, buf, sizeof(buf));
+
+	memset(sg, 0, sizeof(*sg));
+	if (e)
+		return e;
+	sg->threads = (int)status_field(buf, "Threads", 10);
+	sg->pending = status_field(buf, "SigPnd", 16);
+	sg->shared = status_field(buf, "ShdPnd", 16);
+	sg->blocked = status_field(buf, "SigBlk", 16);
+	sg->ignored = status_field(buf, "SigIgn", 16);
+	sg->caught = status_field(buf, "SigCgt", 16);
+	return 0;
+}
+
+int hx_proc_status(pid_t tid, struct hx_procstatus *st)
+{
+	char buf[4096], *p;
+	int e;
+
+	memset(st, 0, sizeof(*st));
+	st->umask = 022;
+	if ((e = read_status(tid, buf, sizeof(buf))))
+		return e;
 	if ((p = strstr(buf, "\nTgid:")))
 		st->tgid = (pid_t)strtol(p + 6, NULL, 10);
 	if ((p = strstr(buf, "\nPPid:")))
@@ -94,6 +134,12 @@ int hx_proc_status(pid_t tid, struct hx_procstatus *st)
 	return st->tgid > 0 ? 0 : -EIO;
 }
 
+bool hx_proc_status_confined(const struct hx_procstatus *st, int self_filters)
+{
+	return self_filters < 0 || st->filters < 0 ||
+	       st->filters > self_filters;
+}
+
 bool hx_proc_confined(pid_t pid, int self_filters)
 {
 	struct hx_procstatus st;
@@ -101,7 +147,7 @@ bool hx_proc_confined(pid_t pid, int self_filters)
 	if (self_filters < 0)
 		return true;
 	return !hx_proc_status(pid, &st) &&
-	       (st.filters < 0 || st.filters > self_filters);
+	       hx_proc_status_confined(&st, self_filters);
 }
 
 static ssize_t proc_link(pid_t pid, const char *which, char *out, size_t size)

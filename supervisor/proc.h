@@ -44,6 +44,13 @@ struct hx_procstatus {
 /* Fills *st for tid. Returns 0, or -errno (-EIO: unreadable, gone). */
 int hx_proc_status(pid_t tid, struct hx_procstatus *st);
 
+/* tid's signal masks (bit N-1 for signal N), from the same file. */
+struct hx_procsignals {
+	int threads; /* of its process */
+	unsigned long long pending, shared, blocked, ignored, caught;
+};
+int hx_proc_signals(pid_t tid, struct hx_procsignals *sg);
+
 /* Whether pid is under more seccomp filters than self_filters (this
  * process's, hx_proc_status of getpid()): a process of the agent's,
  * which inherits ours, adds the sandbox's and can never drop one; not a
@@ -51,6 +58,8 @@ int hx_proc_status(pid_t tid, struct hx_procstatus *st);
  * run (an agent's process running harness-exec's own binary is still
  * the agent's). Unknown (a kernel without the count): true. */
 bool hx_proc_confined(pid_t pid, int self_filters);
+/* The same judgement of a status already read. */
+bool hx_proc_status_confined(const struct hx_procstatus *st, int self_filters);
 
 /* pid's executable (/proc/<pid>/exe) into out, "" when unreadable.
  * Returns its length, or -1. */

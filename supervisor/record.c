@@ -49,8 +49,7 @@ void hx_record_redact(struct hx_redact *r)
 	redactor = r;
 }
 
-/* field, once, into rec's list (rec may be NULL): "escaped", "redacted". */
-static void note(json_t *rec, const char *list_name, const char *field)
+void hx_record_note(json_t *rec, const char *list_name, const char *field)
 {
 	json_t *list, *e;
 	size_t i;
@@ -88,7 +87,7 @@ static json_t *as_json(json_t *rec, const char *field, const char *s)
 	hx_fmt_escape_bytes(s, buf, n + 1);
 	v = json_string(buf);
 	free(buf);
-	note(rec, "escaped", field);
+	hx_record_note(rec, "escaped", field);
 	return v;
 }
 
@@ -106,7 +105,7 @@ static json_t *text_of(json_t *rec, const char *field, const char *s,
 		r = v ? hx_redact_argv(redactor, v, i, &red)
 		      : hx_redact_text(redactor, s, &red);
 	if (r)
-		note(rec, "redacted", field);
+		hx_record_note(rec, "redacted", field);
 	if (r < 0) /* no memory: nothing of s, rather than all of it */
 		return json_string(HX_REDACT_OPEN "unknown" HX_REDACT_CLOSE);
 	j = as_json(rec, field, red ? red : s);

@@ -39,6 +39,10 @@ void hx_record_set_text(struct json_t *rec, struct json_t *o, const char *k,
 			const char *field, const char *v);
 /* o[k] = v, trusted text (names, rules), when v is not NULL. */
 void hx_record_set_str(struct json_t *o, const char *k, const char *v);
+/* field, once, into rec's list list_name (rec may be NULL): "escaped",
+ * "redacted", "cut". */
+void hx_record_note(struct json_t *rec, const char *list_name,
+		    const char *field);
 /* The string member k of record (or object) o, "" when it has none: for
  * the readers of a log (harness-audit). */
 const char *hx_record_field(struct json_t *o, const char *k);

@@ -24,6 +24,7 @@
 #include "supervisor/path_resolve.h"
 #include "supervisor/correlate.h"
 #include "supervisor/owned.h"
+#include "supervisor/proc.h"
 
 #define WAKE_SIG SIGUSR2
 #define WAIT_MS	 50   /* the watchdog's round, and a wait it looks at */
@@ -40,26 +41,15 @@ static bool signalled(pid_t tid, bool *own)
 	static const unsigned long long ignored =
 	    1ull << (SIGCHLD - 1) | 1ull << (SIGCONT - 1) |
 	    1ull << (SIGURG - 1) | 1ull << (SIGWINCH - 1);
-	unsigned long long pnd = 0, shd = 0, blk = 0, ign = 0, cgt = 0, acts;
-	char path[64], line[256];
-	int threads = 0;
-	FILE *f;
+	struct hx_procsignals sg;
+	unsigned long long acts;
 
-	snprintf(path, sizeof(path), "/proc/%d/status", (int)tid);
-	if (!(f = fopen(path, "re")))
+	*own = false;
+	if (hx_proc_signals(tid, &sg))
 		return false;
-	while (fgets(line, sizeof(line), f)) {
-		sscanf(line, "Threads: %d", &threads);
-		sscanf(line, "SigPnd: %llx", &pnd);
-		sscanf(line, "ShdPnd: %llx", &shd);
-		sscanf(line, "SigBlk: %llx", &blk);
-		sscanf(line, "SigIgn: %llx", &ign);
-		sscanf(line, "SigCgt: %llx", &cgt);
-	}
-	fclose(f);
-	acts = ~blk & ~ign & (cgt | ~ignored);
-	*own = (pnd & acts) || (threads == 1 && (shd & acts));
-	return (pnd | shd) & acts;
+	acts = ~sg.blocked & ~sg.ignored & (sg.caught | ~ignored);
+	*own = (sg.pending & acts) || (sg.threads == 1 && (sg.shared & acts));
+	return (sg.pending | sg.shared) & acts;
 }
 
 /* Whether the wait in s is to be cut now (under s->lock). */

@@ -12,6 +12,7 @@
 #include "policy/policy.h"
 #include "supervisor/mcp/secrets.h"
 #include "supervisor/mcp/tools.h"
+#include "supervisor/fmt.h"
 #include "supervisor/record.h"
 #include "supervisor/redact.h"
 #include "supervisor/sha256.h"
@@ -194,14 +195,6 @@ void hx_mcp_record_call(struct hx_pipeline *pl, const struct hx_mcp_end *e)
 	json_decref(rec);
 }
 
-/* rec's "cut" names field: a text kept in part, the rest pinned. */
-static void note_cut(json_t *rec, const char *field)
-{
-	if (!json_object_get(rec, "cut"))
-		json_object_set_new(rec, "cut", json_array());
-	json_array_append_new(json_object_get(rec, "cut"), json_string(field));
-}
-
 /* A claim of the client's (initialize's params) as recorded text: at
  * most keep bytes, cut at a character's edge and before a NUL (a C
  * string ends there: the rest would be hidden); *cut says it was. NULL
@@ -217,9 +210,7 @@ static json_t *claim_text(json_t *rec, const char *field, json_t *v,
 	*cut = false;
 	if (!s)
 		return NULL;
-	p = strnlen(s, keep < n ? keep : n);
-	while (p < n && p > 0 && ((unsigned char)s[p] & 0xc0) == 0x80)
-		p--;
+	p = hx_utf8_cut(s, strnlen(s, n), keep);
 	if (!(part = strndup(s, p)))
 		return NULL;
 	t = hx_record_text(rec, field, part);
@@ -240,7 +231,7 @@ static void claim(json_t *rec, json_t *o, const char *k, const char *field,
 	json_object_set_new(o, k, t);
 	if (cut) {
 		pin(o, k, v);
-		note_cut(rec, field);
+		hx_record_note(rec, "cut", field);
 	}
 }
 
@@ -265,7 +256,7 @@ static void capabilities(json_t *rec, json_t *caps)
 	}
 	json_object_set_new(rec, "capabilities", names);
 	if (any)
-		note_cut(rec, "capabilities");
+		hx_record_note(rec, "cut", "capabilities");
 	if (json_object_size(caps) > CAPS_KEPT)
 		json_object_set_new(
 		    rec, "capabilities_total",
@@ -334,16 +325,6 @@ json_t *hx_mcp_refusal_of(json_t *rec, int64_t seq)
 
 /* ---- the result ---- */
 
-/* s cut to at most max bytes, on a character's start. */
-static size_t cut_at(const char *s, size_t n, size_t max)
-{
-	if (n <= max)
-		return n;
-	while (max && ((unsigned char)s[max] & 0xc0) == 0x80)
-		max--;
-	return max;
-}
-
 /* o[key]: secrets replaced, past max cut with a marker; flag names the
  * result's member that says it was cut. */
 static void filter_text(json_t *o, const char *key, const char *flag,
@@ -362,7 +343,7 @@ static void filter_text(json_t *o, const char *key, const char *flag,
 		s = red;
 	}
 	n = strlen(s);
-	k = cut_at(s, n, max);
+	k = hx_utf8_cut(s, n, max);
 	if (k < n && (buf = malloc(k + 64))) {
 		snprintf(buf, k + 64, "%.*s\n[harness: %zu bytes cut]", (int)k,
 			 s, n - k);
