@@ -802,6 +802,20 @@ static void outcome(struct flow *f, struct hx_outcome *out, char *decided,
 					  : "");
 }
 
+/* Whether an exec's argv is more than a shim request carries (it cuts
+ * at HX_WIRE_MAX_ARGS strings or a full message): the shim's record
+ * then holds part of it, and the kernel layer's its whole. */
+static bool argv_past_request(const struct hx_request *rq)
+{
+	size_t bytes = 0;
+
+	if (rq->op != HX_OP_EXEC || rq->argc > HX_WIRE_MAX_ARGS)
+		return rq->op == HX_OP_EXEC;
+	for (size_t i = 0; i < rq->argc; i++)
+		bytes += strlen(rq->argv[i]) + 1;
+	return bytes > HX_WIRE_MAX / 2;
+}
+
 /* Correlate: true when the shim asked for this thread and call just
  * before with the same verdict; its record then stands for both layers
  * (out->seq is it). Else notes a bypass and whether the kernel layer
@@ -820,7 +834,7 @@ static bool correlate(struct flow *f, struct hx_outcome *out)
 		/* An ask claimed by the shim and seen again here asks
 		 * again: the shim's question was not answered for it. */
 		if (f->match == HX_CORR_AGREES &&
-		    f->d.verdict != HX_VERDICT_ASK)
+		    f->d.verdict != HX_VERDICT_ASK && !argv_past_request(rq))
 			return true;
 		/* A call the shim does not interpose (HX_CALL_CHMOD and
 		 * after) reaches only the kernel layer: no bypass. Nor is

@@ -123,10 +123,8 @@ static json_t *make_args(json_t *rec, const struct hx_request *rq,
 		hx_record_set_str(a, "mode",
 				  hx_fmt_mode(rq->mode, buf, sizeof(buf)));
 	if (rq->argc) {
-		json_object_set_new(
-		    a, "argv",
-		    hx_record_strings(rec, "args.argv", rq->argv, rq->argc));
-		if (rq->truncated)
+		hx_record_argv(rec, a, "argv", "args.argv", rq->argv, rq->argc);
+		if (rq->truncated) /* cut by the shim: its total is unknown */
 			json_object_set_new(a, "argv_truncated", json_true());
 	}
 	hx_record_set_text(rec, a, "addr", "args.addr", addr);

@@ -260,8 +260,8 @@ int hx_proc_exit_code(int status)
 
 char *hx_proc_cmdline(pid_t pid, size_t cap, size_t *len)
 {
-	char path[64], *buf = malloc(cap + 1);
-	size_t n = 0;
+	size_t size = cap < 4096 ? cap + 1 : 4096, n = 0;
+	char path[64], *buf = malloc(size), *b;
 	ssize_t k;
 	int fd;
 
@@ -274,8 +274,15 @@ char *hx_proc_cmdline(pid_t pid, size_t cap, size_t *len)
 		free(buf);
 		return NULL;
 	}
+	/* Grown as it is read: most are short, an argv may be megabytes. */
 	while (n < cap + 1) {
-		k = read(fd, buf + n, cap + 1 - n);
+		if (n == size) {
+			size = size * 2 > cap + 1 ? cap + 1 : size * 2;
+			if (!(b = realloc(buf, size)))
+				break;
+			buf = b;
+		}
+		k = read(fd, buf + n, size - n);
 		if (k < 0 && errno == EINTR)
 			continue;
 		if (k <= 0)

@@ -18,6 +18,7 @@
 #include "supervisor/metrics.h"
 #include "supervisor/pidset.h"
 #include "supervisor/redact.h"
+#include "supervisor/sha256.h"
 
 /* Records coalesced beyond the rate, counted by who, what and how it
  * was decided, each group with the arguments of its first record. */
@@ -467,22 +468,54 @@ void hx_record_dns(json_t *rec, json_t *args, const struct hx_request *rq)
 	json_object_set_new(args, "ttl", json_integer(rq->dns_ttl));
 }
 
-#define CMD_ARGS 512
-json_t *hx_record_cmdline(json_t *rec, const char *field, const char *p,
-			  size_t len)
-{
-	const char *v[CMD_ARGS];
-	char *buf = malloc(len + 1);
-	size_t n = 0;
-	json_t *a;
+/* What a record keeps of an argv; the kernel takes up to 6 MiB. */
+#define REC_ARGV_MAX   1024
+#define REC_ARGV_BYTES (64u << 10)
 
-	if (!buf)
-		return json_array();
-	memcpy(buf, p, len);
-	buf[len] = '\0';
-	for (size_t i = 0; i < len && n < CMD_ARGS; i += strlen(buf + i) + 1)
+void hx_record_argv(json_t *rec, json_t *args, const char *key,
+		    const char *field, const char *const *v, size_t n)
+{
+	char name[64], hex[65];
+	size_t keep = 0, bytes = 0;
+
+	while (keep < n && keep < REC_ARGV_MAX &&
+	       (bytes += strlen(v[keep]) + 1) <= REC_ARGV_BYTES)
+		keep++;
+	json_object_set_new(args, key, hx_record_strings(rec, field, v, keep));
+	if (keep == n)
+		return;
+	hx_sha256_strv_hex(v, n, hex);
+	snprintf(name, sizeof(name), "%s_truncated", key);
+	json_object_set_new(args, name, json_true());
+	snprintf(name, sizeof(name), "%s_total", key);
+	json_object_set_new(args, name, json_integer((json_int_t)n));
+	snprintf(name, sizeof(name), "%s_sha256", key);
+	json_object_set_new(args, name, json_string(hex));
+}
+
+void hx_record_cmdline(json_t *rec, json_t *args, const char *key,
+		       const char *field, const char *p, size_t len)
+{
+	char *buf = malloc(len + 1);
+	const char **v = NULL;
+	size_t n = 0;
+
+	if (buf) {
+		memcpy(buf, p, len);
+		buf[len] = '\0'; /* a rewritten last string may lack it */
+		for (size_t i = 0; i < len; i += strlen(buf + i) + 1)
+			n++;
+		v = calloc(n ? n : 1, sizeof(*v));
+	}
+	if (!v) {
+		json_object_set_new(args, key, json_array());
+		free(buf);
+		return;
+	}
+	n = 0;
+	for (size_t i = 0; i < len; i += strlen(buf + i) + 1)
 		v[n++] = buf + i;
-	a = hx_record_strings(rec, field, v, n);
+	hx_record_argv(rec, args, key, field, v, n);
+	free(v);
 	free(buf);
-	return a;
 }

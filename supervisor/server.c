@@ -190,7 +190,8 @@ static int send_reply(struct hx_server *s, struct conn *c, pid_t pid,
 	return -1;
 }
 
-#define CMD_MAX (64u << 10) /* of a command line recorded */
+/* Of a command line read: the kernel takes argv and envp up to 6 MiB. */
+#define CMD_MAX (6u << 20)
 
 /* Whether the NUL-separated cmd (len bytes) is the argv v (n words). */
 static bool same_argv(const char *cmd, size_t len, const char *const *v,
@@ -237,24 +238,16 @@ static void hello_args(json_t *rec, json_t *args, pid_t pid, const char *exe,
 		    args, "claimed_path",
 		    hx_record_text(rec, "args.claimed_path", m->path.s));
 	if (cmd)
-		json_object_set_new(
-		    args, "argv",
-		    hx_record_cmdline(rec, "args.argv", cmd,
-				      len > CMD_MAX ? CMD_MAX : len));
-	if (cmd && len > CMD_MAX)
-		json_object_set_new(args, "argv_truncated", json_true());
+		hx_record_cmdline(rec, args, "argv", "args.argv", cmd,
+				  len > CMD_MAX ? CMD_MAX : len);
 	if (!cmd && m->nargs) {
-		json_object_set_new(
-		    args, "argv",
-		    hx_record_strings(rec, "args.argv", argv, m->nargs));
+		hx_record_argv(rec, args, "argv", "args.argv", argv, m->nargs);
 		json_array_append_new(unverified, json_string("args.argv"));
 	} else if (m->nargs &&
-		   (len > CMD_MAX ||
-		    ((!hx_msg_has(m, HX_TAG_TRUNCATED) || !m->truncated) &&
-		     !same_argv(cmd, len, argv, m->nargs))))
-		json_object_set_new(args, "claimed_argv",
-				    hx_record_strings(rec, "args.claimed_argv",
-						      argv, m->nargs));
+		   (!hx_msg_has(m, HX_TAG_TRUNCATED) || !m->truncated) &&
+		   !same_argv(cmd, len, argv, m->nargs))
+		hx_record_argv(rec, args, "claimed_argv", "args.claimed_argv",
+			       argv, m->nargs);
 	if (json_array_size(unverified))
 		json_object_set(rec, "unverified", unverified);
 	json_decref(unverified);

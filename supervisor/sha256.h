@@ -13,4 +13,8 @@ void hx_sha256_hex2(const void *p1, size_t n1, const void *p2, size_t n2,
 /* SHA-256 of n bytes as 64 hex digits + NUL into hex. */
 void hx_sha256_hex(const void *p, size_t n, char *hex);
 
+/* SHA-256 of n strings, each with its NUL (an argv as the kernel lays
+ * it out), as hex into hex. */
+void hx_sha256_strv_hex(const char *const *v, size_t n, char *hex);
+
 #endif

@@ -520,9 +520,7 @@ static void log_finding(struct hx_execgate *g, const struct finding *f)
 	args = json_object();
 	json_object_set_new(args, "path",
 			    hx_record_text(rec, "args.path", f->exe));
-	json_object_set_new(
-	    args, "argv",
-	    hx_record_cmdline(rec, "args.argv", f->cmdline, f->len));
+	hx_record_cmdline(rec, args, "argv", "args.argv", f->cmdline, f->len);
 	json_object_set_new(rec, "op", json_string("exec"));
 	json_object_set_new(rec, "args", args);
 	json_object_set_new(rec, "category", json_string("exec"));

@@ -18,9 +18,12 @@
 
 /* ---- exec (with the exec gate) ---- */
 
-#define EXEC_ARGS_MAX 4096	   /* argv entries read from the target */
-#define EXEC_ARGV_MAX (256u << 10) /* bytes of argv strings */
-#define EXEC_DEPTH    5		   /* #! levels, as the kernel allows */
+/* The kernel's bound on argv and envp together (fs/exec.c,
+ * bprm_stack_limits: 3/4 of _STK_LIM, less under a smaller stack
+ * rlimit, the pointers counted): past it the exec fails with E2BIG
+ * there too, so no argv the kernel would run is refused here. */
+#define EXEC_ARG_LIMIT (6u << 20)
+#define EXEC_DEPTH     5 /* #! levels, as the kernel allows */
 
 /* The path as the supervisor can reach what the target names:
  * /proc/self and /proc/thread-self are the target's. */
@@ -37,42 +40,40 @@ static void here_path(const struct target *t, const char *full, char *out,
 		snprintf(out, size, "%s", full);
 }
 
-/* Reads argv (NULL-terminated pointer array at addr) into blob as
- * NUL-terminated strings back to back. 0, or -errno (-E2BIG over the
- * bounds: refused, never decided on a truncated argv). */
-static int read_argv(pid_t tid, uint64_t addr, char *blob, size_t cap,
-		     size_t *len, size_t *argc)
+/* Reads argv (NULL-terminated pointer array at addr) into b as
+ * NUL-terminated strings back to back, a page of pointers a read. 0, or
+ * -errno (-E2BIG past the kernel's bound: refused as the kernel would,
+ * never decided on a truncated argv). */
+static int read_argv(pid_t tid, uint64_t addr, struct hx_un_blob *b,
+		     size_t *argc)
 {
-	uint64_t ptrs[64];
-	size_t n = 0, used = 0;
+	uint64_t ptrs[512];
+	size_t n = 0;
 	int e;
 
-	*len = *argc = 0;
+	*argc = 0;
 	if (!addr)
 		return 0; /* the kernel runs it with argv [""] */
 	for (;;) {
-		size_t cnt = 64;
+		uint64_t at = addr + n * 8;
+		size_t want = 4096 - (at & 4095), cnt, i;
 
-		/* The array may end near an unmapped page: then one by one. */
-		if (hx_un_read_mem(tid, addr + n * 8, ptrs, sizeof(ptrs))) {
-			cnt = 1;
-			if ((e = hx_un_read_mem(tid, addr + n * 8, ptrs, 8)))
-				return e;
-		}
-		for (size_t i = 0; i < cnt; i++) {
-			if (!ptrs[i]) {
-				*len = used;
-				*argc = n;
-				return 0;
-			}
-			if (n >= EXEC_ARGS_MAX || used >= cap)
-				return -E2BIG;
-			e = hx_un_read_str(tid, ptrs[i], blob + used,
-					   cap - used);
-			if (e)
-				return e == -ENAMETOOLONG ? -E2BIG : e;
-			used += strlen(blob + used) + 1;
-			n++;
+		if (want < 8)
+			want = 8; /* one pointer across a page's end */
+		if ((e = hx_un_read_mem(tid, at, ptrs, want)))
+			return e;
+		cnt = want / 8;
+		for (i = 0; i < cnt && ptrs[i]; i++)
+			;
+		if ((n + i) * 8 > EXEC_ARG_LIMIT)
+			return -E2BIG;
+		if ((e = hx_un_read_strv(tid, ptrs, i, b,
+					 EXEC_ARG_LIMIT - (n + i) * 8)))
+			return e;
+		n += i;
+		if (i < cnt) {
+			*argc = n;
+			return 0;
 		}
 	}
 }
@@ -260,7 +261,8 @@ void hx_un_exec(struct hx_unotify *u, const struct seccomp_notif *n,
 	bool at = n->data.nr == SYS_execveat;
 	int dirfd = at ? (int)arg[0] : AT_FDCWD, flags = at ? (int)arg[4] : 0;
 	char raw[PATH_MAX], full[PATH_MAX], fname[PATH_MAX + 32];
-	char *blob = NULL, *expect = NULL, img[PATH_MAX + 64];
+	char *blob, *expect = NULL, img[PATH_MAX + 64];
+	struct hx_un_blob args = {NULL, 0, 0};
 	const char **argv = NULL, **eargv = NULL;
 	struct hx_loader_prog lp = {.argv = NULL};
 	struct stat pst;
@@ -294,15 +296,12 @@ void hx_un_exec(struct hx_unotify *u, const struct seccomp_notif *n,
 		a->err = -e;
 		return;
 	}
-	if (!(blob = malloc(EXEC_ARGV_MAX))) {
-		a->err = ENOMEM;
-		return;
-	}
-	if ((e = read_argv(t->tid, at ? arg[2] : arg[1], blob, EXEC_ARGV_MAX,
-			   &blen, &argc))) {
+	if ((e = read_argv(t->tid, at ? arg[2] : arg[1], &args, &argc))) {
 		a->err = -e;
 		goto out;
 	}
+	blob = args.p;
+	blen = args.len;
 	if ((a->err =
 		 hx_un_path_arg(u, n->id, t, dirfd, raw, full, sizeof(full))))
 		goto out;
@@ -385,5 +384,5 @@ out:
 	free(eargv);
 	free(argv);
 	free(expect);
-	free(blob);
+	free(args.p);
 }
