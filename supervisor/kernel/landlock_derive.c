@@ -281,6 +281,8 @@ static void existing(struct derive *d, const struct hx_ll_pat *lp,
 	struct stat st;
 	DIR *dir;
 
+	if (hx_ll_memo_absent(d->memo, canon))
+		return; /* most credential stores a user does not have */
 	if (lp->kind != HX_LL_NAMEGLOB) {
 		if (!lstat(canon, &st) && !S_ISLNK(st.st_mode) &&
 		    (!dirs || S_ISDIR(st.st_mode)))

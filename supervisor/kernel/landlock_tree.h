@@ -65,6 +65,9 @@ void hx_ll_memo_free(struct hx_ll_memo *m);
 /* hx_ll_canon through m (NULL: none). */
 int hx_ll_canon_memo(struct hx_ll_memo *m, const char *path, char *out,
 		     size_t size);
+/* Whether m knows path (canonical) is not there, from a listing of its
+ * directory: then it need not be looked up. */
+bool hx_ll_memo_absent(struct hx_ll_memo *m, const char *path);
 
 /* The deny tree: paths whose subtree is withheld, and per directory the
  * name globs whose matching entries are withheld. */

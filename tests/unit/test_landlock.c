@@ -326,12 +326,19 @@ START_TEST(walk_fn_error_stops)
 END_TEST
 
 /* Through a memo (one derivation), twice, the same answers as without,
- * a missing prefix and one behind a symlink included. */
+ * a missing prefix and one behind a symlink included, and enough names
+ * in one directory, there and not, for the memo to list it. */
 START_TEST(canon_memo_agrees)
 {
-	static const char *const rel[] = {
-	    "/link/k",	 "/link/new/deeper/", "/link", "/a/y/k",
-	    "/nope/x/y", "/nope/x",	      ""};
+	static const char *const rel[] = {"/link/k",   "/link/new/deeper/",
+					  "/link",     "/a/y/k",
+					  "/nope/x/y", "/nope/x",
+					  "",	       "/g1",
+					  "/g2",       "/a",
+					  "/g3/x",     "/b",
+					  "/e",	       "/link/m",
+					  "/link/n",   "/nope/z",
+					  "/nope/w/v", "/d.txt/x"};
 	struct hx_ll_memo *m = hx_ll_memo_new();
 	char p[PATH_MAX], plain[PATH_MAX], memo[PATH_MAX];
 
@@ -345,6 +352,18 @@ START_TEST(canon_memo_agrees)
 			    hx_ll_canon_memo(m, p, memo, sizeof(memo)), 0);
 			ck_assert_str_eq(memo, plain);
 		}
+	/* What the listings say without a lookup: never that a name
+	 * there is missing. */
+	snprintf(p, sizeof(p), "%s/g2", T);
+	ck_assert(hx_ll_memo_absent(m, p));
+	snprintf(p, sizeof(p), "%s/nope/w", T);
+	ck_assert(hx_ll_memo_absent(m, p));
+	for (const char *const *e =
+		 (const char *const[]){"a", "b", "e", "link", NULL};
+	     *e; e++) {
+		snprintf(p, sizeof(p), "%s/%s", T, *e);
+		ck_assert(!hx_ll_memo_absent(m, p));
+	}
 	ck_assert_int_eq(hx_ll_canon_memo(m, "/", memo, sizeof(memo)), 0);
 	ck_assert_str_eq(memo, "/");
 	ck_assert_int_eq(hx_ll_canon_memo(m, "rel", memo, sizeof(memo)),
