@@ -12,7 +12,7 @@ import hashlib
 import os
 import subprocess
 
-from lib import check, harness
+from lib import EXEC, HELPERS, POLICIES, check, harness
 
 BUSYBOX = "/bin/busybox"
 SHELLS = (["/bin/sh", "-c"], [BUSYBOX, "sh", "-c"])
@@ -84,3 +84,29 @@ def test_an_argv_past_the_kernels_bound_fails_as_bare(wd):
                  '/bin/true $(yes $(printf "%01023d" 0) | head -8192); echo "rc=$?"'], wd)
     check(r.status == 0 and "rc=126" in r.stdout and "too long" in r.stderr,
           repr((r.status, r.stdout, r.stderr[-400:])))
+
+
+def test_argvs_the_kernel_refuses_hold_no_memory_of_their_size(wd):
+    # Each of 200 threads execs 6 MB of argv (one 128 KiB string 46
+    # times: the agent's memory is small) under an 8 MiB stack: the
+    # kernel layer reads, decides and approves it, then the kernel
+    # refuses it (E2BIG past 2 MiB) and the thread lives on. The exec
+    # gate kept a copy of each approved argv until the thread's exec or
+    # end: 1.2 GB of the supervisor's memory here, all of the machine's
+    # with the 4,096 tasks a session may have.
+    log = os.path.join(wd.state, "hoard.jsonl")
+    env = dict(os.environ, XDG_STATE_HOME=wd.state)
+    env.pop("LD_PRELOAD", None)
+    env.pop("HARNESS_SOCKET", None)
+    p = subprocess.Popen([EXEC, "--quiet", "--audit-log", log,
+                          "--policy", os.path.join(POLICIES, "test.yaml"), "--",
+                          os.path.join(HELPERS, "static_argv_hoard"), "200", "5"],
+                         cwd=wd.path, env=env, stdout=subprocess.PIPE, text=True)
+    try:
+        out = [p.stdout.readline(), p.stdout.readline()]
+        with open("/proc/%d/status" % p.pid) as f:
+            rss = [int(x.split()[1]) for x in f if x.startswith("VmRSS:")][0]
+    finally:
+        p.communicate(timeout=60)
+    check(out == ["e2big 200\n", "ready\n"], repr(out))
+    check(rss < 300 << 10, "the supervisor holds %d MiB" % (rss >> 10))
