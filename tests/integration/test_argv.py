@@ -110,3 +110,23 @@ def test_argvs_the_kernel_refuses_hold_no_memory_of_their_size(wd):
         p.communicate(timeout=60)
     check(out == ["e2big 200\n", "ready\n"], repr(out))
     check(rss < 300 << 10, "the supervisor holds %d MiB" % (rss >> 10))
+
+
+def test_a_long_argvs_digest_gives_no_secret_its_record_hides(wd):
+    # A record writes env's PASSWORD=W as a keyed tag; argv_sha256 was of
+    # the words as run, so W was one guess (a dictionary's) away from the
+    # record: the digest of everything else the record shows, with W.
+    r = harness([BUSYBOX, "sh", "-c",
+                 "/usr/bin/env PASSWORD=hunter2 /bin/true $(seq 1100)"], wd)
+    r.expect_status(0)
+    rec = [x for x in r.events(event="execve", layer="kernel")
+           if x.get("args", {}).get("path") == "/usr/bin/env"]
+    check(len(rec) == 1, r.dump())
+    a = rec[0]["args"]
+    shown = a["argv"][:3]
+    check(a.get("argv_total") == 1103 and "hunter2" not in shown[1], repr(shown))
+    rest = [str(i) for i in range(1, 1101)]
+    check(a.get("argv_sha256") != digest(["/usr/bin/env", "PASSWORD=hunter2", "/bin/true"] + rest),
+          "the digest is of the secret")
+    check(a.get("argv_sha256") == digest(shown + rest),
+          "not the digest of what the record shows: %r" % shown)
