@@ -16,6 +16,7 @@
 #include "common/clock.h"
 #include "policy/policy.h"
 #include "supervisor/record.h"
+#include "supervisor/sha256.h"
 
 /* Recent shim decisions, by thread: 4-way sets indexed by tid, so that
  * one thread the scheduler holds back keeps its claim while others
@@ -56,6 +57,18 @@ uint64_t hx_correlate_key(const char *s)
 	for (; s && *s; s++)
 		h = (h ^ (uint8_t)*s) * 1099511628211ull;
 	return h;
+}
+
+/* By SHA-256, not FNV: the agent writes both argvs, and FNV's
+ * collisions are made, not searched for. */
+uint64_t hx_correlate_key_strv(uint64_t key, const char *const *v, size_t n)
+{
+	uint8_t md[32];
+	uint64_t d;
+
+	hx_sha256_strv(v, n, md);
+	memcpy(&d, md, sizeof(d));
+	return key ^ d;
 }
 
 int hx_correlate_enable(struct hx_pipeline *pl)

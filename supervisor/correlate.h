@@ -36,6 +36,8 @@ bool hx_correlate_has_shim(const struct hx_pipeline *pl,
 
 /* The key of a call's object (its path or address text). */
 uint64_t hx_correlate_key(const char *s);
+/* key with the n strings of v, each with its NUL, folded in. */
+uint64_t hx_correlate_key_strv(uint64_t key, const char *const *v, size_t n);
 
 /* Remembers the shim's decision v (record seq) of op on key for peer's
  * thread; pending: logged "shim+kernel" before the kernel saw it. */

@@ -616,11 +616,35 @@ static void judge_loopback(struct flow *f)
 
 /* The key both layers know f's call by (correlate.h): its address or
  * its path as named. */
+/* Whether an exec's argv is more than a shim request carries (it cuts
+ * at HX_WIRE_MAX_ARGS strings or a full message): the shim's record
+ * then holds part of it, and the kernel layer's its whole. */
+static bool argv_past_request(const struct hx_request *rq)
+{
+	size_t bytes = 0;
+
+	if (rq->op != HX_OP_EXEC || rq->argc > HX_WIRE_MAX_ARGS)
+		return rq->op == HX_OP_EXEC;
+	for (size_t i = 0; i < rq->argc; i++)
+		bytes += strlen(rq->argv[i]) + 1;
+	return bytes > HX_WIRE_MAX / 2;
+}
+
+/* The key of a call's object; of an exec's argv too when a request
+ * carries all of it: the shim's record stands for the kernel layer's
+ * only when it names the argv the kernel runs (a claim of one argv and
+ * the exec of another, or a swap by another thread after the shim
+ * asked, leaves the kernel layer's record of what ran). */
 static uint64_t call_key(const struct flow *f)
 {
-	return hx_correlate_key(f->has_addr ? f->addr
-				: f->p1.ok  ? f->p1.norm
-					    : "");
+	const struct hx_request *rq = f->rq;
+	uint64_t k = hx_correlate_key(f->has_addr ? f->addr
+				      : f->p1.ok  ? f->p1.norm
+						  : "");
+
+	if (rq->op == HX_OP_EXEC && !rq->truncated && !argv_past_request(rq))
+		k = hx_correlate_key_strv(k, rq->argv, rq->argc);
+	return k;
 }
 
 /* What a person is asked about f's call (ask.h). */
@@ -800,20 +824,6 @@ static void outcome(struct flow *f, struct hx_outcome *out, char *decided,
 			 p1->has_resolved ? p1->resolved
 			 : p1->ok	  ? p1->norm
 					  : "");
-}
-
-/* Whether an exec's argv is more than a shim request carries (it cuts
- * at HX_WIRE_MAX_ARGS strings or a full message): the shim's record
- * then holds part of it, and the kernel layer's its whole. */
-static bool argv_past_request(const struct hx_request *rq)
-{
-	size_t bytes = 0;
-
-	if (rq->op != HX_OP_EXEC || rq->argc > HX_WIRE_MAX_ARGS)
-		return rq->op == HX_OP_EXEC;
-	for (size_t i = 0; i < rq->argc; i++)
-		bytes += strlen(rq->argv[i]) + 1;
-	return bytes > HX_WIRE_MAX / 2;
 }
 
 /* Correlate: true when the shim asked for this thread and call just

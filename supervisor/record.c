@@ -472,6 +472,36 @@ void hx_record_dns(json_t *rec, json_t *args, const struct hx_request *rq)
 #define REC_ARGV_MAX   1024
 #define REC_ARGV_BYTES (64u << 10)
 
+/* The digest of an argv as a record writes it, each word redacted: the
+ * hash of a secret a record hides (env PASSWORD=W, sshpass -p W) with
+ * the words around it would give it to a guess. false: no memory. */
+static bool argv_digest(const char *const *v, size_t n, char *hex)
+{
+	static const char unknown[] = HX_REDACT_OPEN "unknown" HX_REDACT_CLOSE;
+	const char **w;
+	size_t i;
+	int r;
+
+	if (!redactor) {
+		hx_sha256_strv_hex(v, n, hex);
+		return true;
+	}
+	if (!(w = calloc(n, sizeof(*w))))
+		return false;
+	for (i = 0; i < n; i++) {
+		char *red = NULL;
+
+		r = hx_redact_argv(redactor, v, i, &red);
+		w[i] = r > 0 ? red : r < 0 ? unknown : v[i];
+	}
+	hx_sha256_strv_hex(w, n, hex);
+	for (i = 0; i < n; i++)
+		if (w[i] != v[i] && w[i] != unknown)
+			free((char *)w[i]);
+	free(w);
+	return true;
+}
+
 void hx_record_argv(json_t *rec, json_t *args, const char *key,
 		    const char *field, const char *const *v, size_t n)
 {
@@ -484,13 +514,13 @@ void hx_record_argv(json_t *rec, json_t *args, const char *key,
 	json_object_set_new(args, key, hx_record_strings(rec, field, v, keep));
 	if (keep == n)
 		return;
-	hx_sha256_strv_hex(v, n, hex);
 	snprintf(name, sizeof(name), "%s_truncated", key);
 	json_object_set_new(args, name, json_true());
 	snprintf(name, sizeof(name), "%s_total", key);
 	json_object_set_new(args, name, json_integer((json_int_t)n));
 	snprintf(name, sizeof(name), "%s_sha256", key);
-	json_object_set_new(args, name, json_string(hex));
+	if (argv_digest(v, n, hex))
+		json_object_set_new(args, name, json_string(hex));
 }
 
 void hx_record_cmdline(json_t *rec, json_t *args, const char *key,

@@ -58,8 +58,8 @@ struct json_t *hx_record_strings(struct json_t *rec, const char *field,
 				 const char *const *v, size_t n);
 /* An argv of n strings as args' key (redacted as field): the first 1,024
  * strings and 64 KiB; a longer one adds key_truncated (true), key_total
- * (n) and key_sha256 (of every string with its NUL), which name what
- * ran without a record of megabytes. */
+ * (n) and key_sha256 (of every string with its NUL, redacted as a record
+ * writes it), which name what ran without a record of megabytes. */
 void hx_record_argv(struct json_t *rec, struct json_t *args, const char *key,
 		    const char *field, const char *const *v, size_t n);
 /* The same of a NUL-separated command line of len bytes

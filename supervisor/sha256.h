@@ -4,6 +4,7 @@
 #define HX_SHA256_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 /* SHA-256 of p1 (n1 bytes) then p2 (n2 bytes; p2 may be NULL when n2
  * is 0) as 64 hex digits + NUL into hex. */
@@ -14,7 +15,8 @@ void hx_sha256_hex2(const void *p1, size_t n1, const void *p2, size_t n2,
 void hx_sha256_hex(const void *p, size_t n, char *hex);
 
 /* SHA-256 of n strings, each with its NUL (an argv as the kernel lays
- * it out), as hex into hex. */
+ * it out): its 32 bytes into md, or as hex into hex. */
+void hx_sha256_strv(const char *const *v, size_t n, uint8_t *md);
 void hx_sha256_strv_hex(const char *const *v, size_t n, char *hex);
 
 #endif

@@ -27,6 +27,7 @@
 #include "supervisor/proc.h"
 #include "supervisor/server.h"
 #include "supervisor/record.h"
+#include "supervisor/sha256.h"
 
 #define GATE_SIG    SIGUSR2 /* wakes the tracer out of waitpid at stop */
 #define CMDLINE_MAX ((512u << 10) + 4096)
@@ -42,9 +43,14 @@ struct approval {
 	char *prog; /* a loader's program, by name (malloc'd), or NULL */
 	dev_t pdev;
 	ino_t pino;
+	/* The argv by its length and digest, not a copy: an approval lasts
+	 * until the thread's exec event or its end, and one the kernel
+	 * then refuses (E2BIG past a quarter of the stack limit, which the
+	 * decision cannot know) leaves it; copies of argvs of up to 6 MiB
+	 * let each of the agent's threads hold that much of ours. */
 	size_t len;
+	char sum[65];
 	struct approval *next;
-	char cmdline[];
 };
 
 /* A mismatch found by the tracer, logged on the loop's thread. */
@@ -117,7 +123,7 @@ static void wake_loop(struct hx_execgate *g)
 int hx_execgate_approve(struct hx_execgate *g, pid_t tid, dev_t dev, ino_t ino,
 			const char *cmdline, size_t len)
 {
-	struct approval *a = malloc(sizeof(*a) + len), **pp;
+	struct approval *a = malloc(sizeof(*a)), **pp;
 
 	if (!a)
 		return -ENOMEM;
@@ -126,7 +132,7 @@ int hx_execgate_approve(struct hx_execgate *g, pid_t tid, dev_t dev, ino_t ino,
 	a->ino = ino;
 	a->prog = NULL;
 	a->len = len;
-	memcpy(a->cmdline, cmdline, len);
+	hx_sha256_hex(cmdline, len, a->sum);
 	pthread_mutex_lock(&g->lock);
 	for (pp = &g->appr; *pp; pp = &(*pp)->next)
 		if ((*pp)->tid == tid) {
@@ -225,7 +231,7 @@ static void check_exec(struct hx_execgate *g, pid_t pid, pid_t old_tid)
 	struct finding *f;
 	struct stat st;
 	char path[64];
-	char *cmd = NULL;
+	char *cmd = NULL, sum[65];
 	size_t len = 0;
 	bool ok = false;
 
@@ -234,7 +240,9 @@ static void check_exec(struct hx_execgate *g, pid_t pid, pid_t old_tid)
 	if (a && !stat(path, &st) && st.st_dev == a->dev &&
 	    st.st_ino == a->ino) {
 		cmd = hx_proc_cmdline(pid, a->len, &len);
-		ok = cmd && len == a->len && !memcmp(cmd, a->cmdline, len) &&
+		if (cmd && len == a->len)
+			hx_sha256_hex(cmd, len, sum);
+		ok = cmd && len == a->len && !strcmp(sum, a->sum) &&
 		     prog_holds(a, pid);
 	}
 	if (ok) {

@@ -12,7 +12,7 @@ import hashlib
 import os
 import subprocess
 
-from lib import check, harness
+from lib import EXEC, HELPERS, POLICIES, check, harness
 
 BUSYBOX = "/bin/busybox"
 SHELLS = (["/bin/sh", "-c"], [BUSYBOX, "sh", "-c"])
@@ -84,3 +84,49 @@ def test_an_argv_past_the_kernels_bound_fails_as_bare(wd):
                  '/bin/true $(yes $(printf "%01023d" 0) | head -8192); echo "rc=$?"'], wd)
     check(r.status == 0 and "rc=126" in r.stdout and "too long" in r.stderr,
           repr((r.status, r.stdout, r.stderr[-400:])))
+
+
+def test_argvs_the_kernel_refuses_hold_no_memory_of_their_size(wd):
+    # Each of 200 threads execs 6 MB of argv (one 128 KiB string 46
+    # times: the agent's memory is small) under an 8 MiB stack: the
+    # kernel layer reads, decides and approves it, then the kernel
+    # refuses it (E2BIG past 2 MiB) and the thread lives on. The exec
+    # gate kept a copy of each approved argv until the thread's exec or
+    # end: 1.2 GB of the supervisor's memory here, all of the machine's
+    # with the 4,096 tasks a session may have.
+    log = os.path.join(wd.state, "hoard.jsonl")
+    env = dict(os.environ, XDG_STATE_HOME=wd.state)
+    env.pop("LD_PRELOAD", None)
+    env.pop("HARNESS_SOCKET", None)
+    p = subprocess.Popen([EXEC, "--quiet", "--audit-log", log,
+                          "--policy", os.path.join(POLICIES, "test.yaml"), "--",
+                          os.path.join(HELPERS, "static_argv_hoard"), "200", "5"],
+                         cwd=wd.path, env=env, stdout=subprocess.PIPE, text=True)
+    try:
+        out = [p.stdout.readline(), p.stdout.readline()]
+        with open("/proc/%d/status" % p.pid) as f:
+            rss = [int(x.split()[1]) for x in f if x.startswith("VmRSS:")][0]
+    finally:
+        p.communicate(timeout=60)
+    check(out == ["e2big 200\n", "ready\n"], repr(out))
+    check(rss < 300 << 10, "the supervisor holds %d MiB" % (rss >> 10))
+
+
+def test_a_long_argvs_digest_gives_no_secret_its_record_hides(wd):
+    # A record writes env's PASSWORD=W as a keyed tag; argv_sha256 was of
+    # the words as run, so W was one guess (a dictionary's) away from the
+    # record: the digest of everything else the record shows, with W.
+    r = harness([BUSYBOX, "sh", "-c",
+                 "/usr/bin/env PASSWORD=hunter2 /bin/true $(seq 1100)"], wd)
+    r.expect_status(0)
+    rec = [x for x in r.events(event="execve", layer="kernel")
+           if x.get("args", {}).get("path") == "/usr/bin/env"]
+    check(len(rec) == 1, r.dump())
+    a = rec[0]["args"]
+    shown = a["argv"][:3]
+    check(a.get("argv_total") == 1103 and "hunter2" not in shown[1], repr(shown))
+    rest = [str(i) for i in range(1, 1101)]
+    check(a.get("argv_sha256") != digest(["/usr/bin/env", "PASSWORD=hunter2", "/bin/true"] + rest),
+          "the digest is of the secret")
+    check(a.get("argv_sha256") == digest(shown + rest),
+          "not the digest of what the record shows: %r" % shown)

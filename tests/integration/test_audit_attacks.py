@@ -427,6 +427,25 @@ def test_a_forged_hello_does_not_name_another_command(wd):
                   for x in r.records), "a record names the claimed command as what ran")
 
 
+def test_a_forged_exec_request_does_not_stand_for_the_exec(wd):
+    # A program that speaks the protocol itself asks for "echo innocent",
+    # then execs "echo EVIL" by a raw syscall: the same file, the same
+    # verdict. The kernel layer took the shim's record for its own (the
+    # key was the path only), and the log named only "echo innocent".
+    claim = os.path.join(HELPERS, "static_exec_claim")
+    for mode in MODES:
+        r = harness([claim, "/bin/echo", "echo", "innocent", "--", "echo", "EVIL"], wd, mode=mode)
+        check(r.status == 0 and r.stdout == "verdict 0\nEVIL\n",
+              "%s: %r" % (mode, (r.status, r.stdout, r.stderr[-400:])))
+        ran = [x for x in r.events(event="execve", verdict="allow")
+               if x.get("args", {}).get("argv") == ["echo", "EVIL"]]
+        check(len(ran) == 1 and ran[0]["layer"] == "kernel",
+              "%s: no record of what ran:\n%s" % (mode, r.dump()))
+        claimed = r.one(event="execve", layer="shim+kernel")
+        check(claimed["args"]["argv"] == ["echo", "innocent"], "%s: %r" % (mode, claimed))
+        r.one(event="kernel_unconfirmed", ref_seq=claimed["seq"])
+
+
 def test_a_hello_from_a_process_gone_says_it_is_unverified(wd):
     # The shim does not wait for its HELLO's reply, so a short program
     # can be a zombie (no image, an empty cmdline) when the supervisor

@@ -1,0 +1,53 @@
+/* A shim request for an exec that claims one argv, then the exec of
+ * another by raw syscall (it is linked statically: no shim).
+ *
+ *   static_exec_claim PATH CLAIMED... -- RAN...
+ *       asks for PATH with argv CLAIMED, prints "verdict V", then
+ *       execve(PATH, RAN) */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "common/wire.h"
+
+int main(int argc, char **argv)
+{
+	static uint8_t buf[HX_WIRE_MAX], reply[HX_WIRE_MAX];
+	const char *sock = getenv(HX_ENV_SOCKET);
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	struct hx_wbuf w;
+	static struct hx_msg m;
+	int fd, i, sep = 0;
+	ssize_t got;
+
+	for (i = 2; i < argc; i++)
+		if (!strcmp(argv[i], "--"))
+			sep = i;
+	if (argc < 4 || !sep || !sock || strlen(sock) >= sizeof(sa.sun_path))
+		return 2;
+	strcpy(sa.sun_path, sock);
+	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+	if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof(sa)))
+		return 2;
+	hx_wire_begin(&w, buf, sizeof(buf), HX_MSG_REQUEST, 9);
+	hx_wire_put_u32(&w, HX_TAG_CALL, HX_CALL_EXECVE);
+	hx_wire_put_u32(&w, HX_TAG_OP, HX_OP_EXEC);
+	hx_wire_put_u32(&w, HX_TAG_TID, (uint32_t)getpid());
+	hx_wire_put_str(&w, HX_TAG_PATH, argv[1]);
+	for (i = 2; i < sep; i++)
+		hx_wire_put_str(&w, HX_TAG_ARG, argv[i]);
+	if (send(fd, buf, hx_wire_finish(&w), 0) < 0)
+		return 2;
+	got = recv(fd, reply, sizeof(reply), 0);
+	if (got > 0 && hx_wire_decode(reply, (size_t)got, &m) == HX_WIRE_OK)
+		printf("verdict %u\n", m.verdict);
+	else
+		printf("verdict none\n");
+	fflush(stdout);
+	execve(argv[1], argv + sep + 1, NULL);
+	perror("execve");
+	return 1;
+}
