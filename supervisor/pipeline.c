@@ -614,8 +614,6 @@ static void judge_loopback(struct flow *f)
 	}
 }
 
-/* The key both layers know f's call by (correlate.h): its address or
- * its path as named. */
 /* Whether an exec's argv is more than a shim request carries (it cuts
  * at HX_WIRE_MAX_ARGS strings or a full message): the shim's record
  * then holds part of it, and the kernel layer's its whole. */
@@ -630,8 +628,9 @@ static bool argv_past_request(const struct hx_request *rq)
 	return bytes > HX_WIRE_MAX / 2;
 }
 
-/* The key of a call's object; of an exec's argv too when a request
- * carries all of it: the shim's record stands for the kernel layer's
+/* The key both layers know f's call by (correlate.h): its address or
+ * its path as named; an exec's argv too when a request carries all of
+ * it: the shim's record stands for the kernel layer's
  * only when it names the argv the kernel runs (a claim of one argv and
  * the exec of another, or a swap by another thread after the shim
  * asked, leaves the kernel layer's record of what ran). */

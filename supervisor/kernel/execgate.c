@@ -29,8 +29,7 @@
 #include "supervisor/record.h"
 #include "supervisor/sha256.h"
 
-#define GATE_SIG    SIGUSR2 /* wakes the tracer out of waitpid at stop */
-#define CMDLINE_MAX ((512u << 10) + 4096)
+#define GATE_SIG SIGUSR2 /* wakes the tracer out of waitpid at stop */
 
 #define GATE_OPTS                                                              \
 	(PTRACE_O_TRACEEXEC | PTRACE_O_TRACEFORK | PTRACE_O_TRACEVFORK |       \
