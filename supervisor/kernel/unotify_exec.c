@@ -8,6 +8,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 
@@ -76,6 +77,58 @@ static int read_argv(pid_t tid, uint64_t addr, struct hx_un_blob *b,
 			return 0;
 		}
 	}
+}
+
+#define EXEC_ARG_MIN	(32u * 4096) /* ARG_MAX: what any stack limit allows */
+#define EXEC_STRLEN_MAX (32u * 4096) /* MAX_ARG_STRLEN, its NUL counted */
+
+/* The longest of b's strings, its NUL counted. */
+static size_t longest(const struct hx_un_blob *b)
+{
+	size_t most = 0;
+
+	for (size_t i = 0; i < b->len;) {
+		size_t n = strlen(b->p + i) + 1;
+
+		most = n > most ? n : most;
+		i += n;
+	}
+	return most;
+}
+
+/* The kernel's own refusals of what it is handed (fs/exec.c:
+ * bprm_stack_limits, copy_strings), answered before any record so that
+ * none says allowed of an exec that then fails: an environment it
+ * cannot read (EFAULT), a string longer than MAX_ARG_STRLEN, or the
+ * name, the environment and the argv, with a pointer each, past a
+ * quarter of the stack limit (at least 32 pages, at most 6 MiB) (E2BIG).
+ * The limit is the one now: a thread that changes it before the exec
+ * makes the kernel's answer differ, about its own exec. A #! script's
+ * interpreter adds its name and argument after this (not counted). */
+static int exec_refused(const struct target *t, const char *fname,
+			const struct hx_un_blob *args, size_t argc,
+			uint64_t envp)
+{
+	struct hx_un_blob env = {NULL, 0, 0};
+	size_t envc, limit = EXEC_ARG_LIMIT, ptrs;
+	struct rlimit rl;
+	int e = read_argv(t->tid, envp, &env, &envc);
+
+	if (e)
+		goto out;
+	if (!prlimit(t->peer.pid, RLIMIT_STACK, NULL, &rl) &&
+	    rl.rlim_cur / 4 < limit)
+		limit = (size_t)(rl.rlim_cur / 4);
+	if (limit < EXEC_ARG_MIN)
+		limit = EXEC_ARG_MIN;
+	ptrs = ((argc ? argc : 1) + envc) * sizeof(void *);
+	if (limit <= ptrs ||
+	    strlen(fname) + 1 + env.len + args->len > limit - ptrs ||
+	    longest(args) > EXEC_STRLEN_MAX || longest(&env) > EXEC_STRLEN_MAX)
+		e = -E2BIG;
+out:
+	free(env.p);
+	return e;
 }
 
 /* Appends s (with its NUL) to a growing buffer. */
@@ -315,6 +368,10 @@ void hx_un_exec(struct hx_unotify *u, const struct seccomp_notif *n,
 	if ((e = expect_exec(t, full, fname, flags & AT_SYMLINK_NOFOLLOW, blob,
 			     blen, argc, &fin, &expect, &elen, img,
 			     sizeof(img)))) {
+		a->err = -e;
+		goto out;
+	}
+	if ((e = exec_refused(t, fname, &args, argc, at ? arg[3] : arg[2]))) {
 		a->err = -e;
 		goto out;
 	}

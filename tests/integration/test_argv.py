@@ -130,3 +130,26 @@ def test_a_long_argvs_digest_gives_no_secret_its_record_hides(wd):
           "the digest is of the secret")
     check(a.get("argv_sha256") == digest(shown + rest),
           "not the digest of what the record shows: %r" % shown)
+
+
+def test_the_kernels_own_refusals_are_answered_without_a_record(wd):
+    # Exactly at the kernel's bound it runs; a byte past it, a string
+    # past MAX_ARG_STRLEN or an environment the kernel cannot read fail
+    # as bare, before any record: none may say "allow" of an exec that
+    # did not happen (the kernel layer decided and recorded them, then
+    # the kernel refused them).
+    limit = os.path.join(HELPERS, "static_exec_limit")
+    for stack in ("unlimited", "1024"):
+        for mode, want in (("fit", "ran"), ("over", "E2BIG"), ("longstr", "E2BIG"),
+                           ("badenv", "EFAULT")):
+            cmd = "ulimit -s %s && exec %s %s" % (stack, limit, mode)
+            bare = subprocess.run(["/bin/sh", "-c", cmd], capture_output=True, text=True)
+            check(bare.stdout.strip() == want, "bare %s %s: %r" % (stack, mode, bare.stdout))
+            r = harness([BUSYBOX, "sh", "-c", cmd], wd)
+            what = "%s %s" % (stack, mode)
+            check(r.status == 0 and r.stdout.strip() == want,
+                  "%s: %r" % (what, (r.status, r.stdout, r.stderr[-300:])))
+            recs = [x for x in r.events(op="exec")
+                    if x.get("args", {}).get("path") in ("/bin/true", "/usr/bin/true")]
+            check(len(recs) == (1 if want == "ran" else 0),
+                  "%s: %r" % (what, [(x.get("verdict"), x.get("layer")) for x in recs]))
