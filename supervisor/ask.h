@@ -36,6 +36,7 @@
 #include <sys/types.h>
 
 #include "common/types.h"
+#include "supervisor/corrkey.h"
 
 struct hx_pipeline;
 struct hx_ask;
@@ -71,8 +72,8 @@ struct hx_ask_subject {
 	const char *judged_as;
 	const char *cwd; /* an exec's caller's, for hx_ask_granted only */
 	pid_t pid, tid, ppid;
-	uint64_t key; /* the call's correlation key (correlate.h) */
-	bool kernel;  /* asked by the kernel layer */
+	struct hx_corr_key key; /* the call's (correlate.h) */
+	bool kernel;		/* asked by the kernel layer */
 };
 
 /* A session's approvals: questions wait at most timeout_s; "always"

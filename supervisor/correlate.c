@@ -31,7 +31,8 @@
 struct corr {
 	pid_t tid, pid;
 	int op;
-	uint64_t ms, seq, key;
+	uint64_t ms, seq;
+	struct hx_corr_key key;
 	enum hx_verdict verdict;
 	bool used;
 	/* Logged as "shim+kernel" before the kernel saw it (the record is
@@ -50,7 +51,9 @@ struct hx_pl_kernel {
 	} hello[HELLO_N];
 };
 
-uint64_t hx_correlate_key(const char *s)
+/* A HELLO's image, by name: a hint of which processes have the shim,
+ * never what a record stands for. */
+static uint64_t exe_key(const char *s)
 {
 	uint64_t h = 1469598103934665603ull;
 
@@ -59,16 +62,15 @@ uint64_t hx_correlate_key(const char *s)
 	return h;
 }
 
-/* By SHA-256, not FNV: the agent writes both argvs, and FNV's
- * collisions are made, not searched for. */
-uint64_t hx_correlate_key_strv(uint64_t key, const char *const *v, size_t n)
+struct hx_corr_key hx_correlate_key(const char *obj, const char *const *v,
+				    size_t n)
 {
+	struct hx_corr_key k;
 	uint8_t md[32];
-	uint64_t d;
 
-	hx_sha256_strv(v, n, md);
-	memcpy(&d, md, sizeof(d));
-	return key ^ d;
+	hx_sha256_strv(obj ? obj : "", v, n, md);
+	memcpy(k.w, md, sizeof(k.w));
+	return k;
 }
 
 int hx_correlate_enable(struct hx_pipeline *pl)
@@ -91,7 +93,7 @@ void hx_correlate_hello(struct hx_pipeline *pl, pid_t pid, const char *exe)
 	if (!pl->kern || pid <= 0)
 		return;
 	pl->kern->hello[i].pid = pid;
-	pl->kern->hello[i].exe = hx_correlate_key(exe);
+	pl->kern->hello[i].exe = exe_key(exe);
 	pl->kern->hello[i].shim = true;
 }
 
@@ -128,7 +130,7 @@ bool hx_correlate_has_shim(const struct hx_pipeline *pl,
 			   const struct hx_peer *p)
 {
 	size_t i = (size_t)p->pid % HELLO_N;
-	uint64_t exe = hx_correlate_key(p->exe);
+	uint64_t exe = exe_key(p->exe);
 
 	if (pl->kern->hello[i].pid != p->pid || pl->kern->hello[i].exe != exe) {
 		pl->kern->hello[i].pid = p->pid;
@@ -206,8 +208,8 @@ static struct corr *corr_slot(struct hx_pl_kernel *k, pid_t tid)
 }
 
 void hx_correlate_put(struct hx_pipeline *pl, const struct hx_peer *peer,
-		      int op, uint64_t key, enum hx_verdict v, uint64_t seq,
-		      bool pending)
+		      int op, struct hx_corr_key key, enum hx_verdict v,
+		      uint64_t seq, bool pending)
 {
 	pid_t tid = peer->tid ? peer->tid : peer->pid;
 	struct corr *c = corr_slot(pl->kern, tid);
@@ -225,14 +227,15 @@ void hx_correlate_put(struct hx_pipeline *pl, const struct hx_peer *peer,
 			   .pending = pending};
 }
 
-static bool corr_match(const struct corr *c, uint64_t now, int op, uint64_t key)
+static bool corr_match(const struct corr *c, uint64_t now, int op,
+		       const struct hx_corr_key *key)
 {
 	return c->used && now - c->ms <= CORR_MS && c->op == op &&
-	       c->key == key;
+	       hx_corr_key_eq(&c->key, key);
 }
 
 static struct corr *corr_find(struct hx_pipeline *pl, pid_t tid, pid_t ppid,
-			      int op, uint64_t key)
+			      int op, const struct hx_corr_key *key)
 {
 	struct corr *set =
 	    &pl->kern->c[((unsigned)tid % CORR_SETS) * CORR_WAYS];
@@ -254,11 +257,11 @@ static struct corr *corr_find(struct hx_pipeline *pl, pid_t tid, pid_t ppid,
 
 enum hx_corr_match hx_correlate_claim(struct hx_pipeline *pl,
 				      const struct hx_peer *peer, int op,
-				      uint64_t key, enum hx_verdict v,
+				      struct hx_corr_key key, enum hx_verdict v,
 				      uint64_t *seq)
 {
 	struct corr *c = corr_find(pl, peer->tid ? peer->tid : peer->pid,
-				   peer->ppid, op, key);
+				   peer->ppid, op, &key);
 
 	if (!c)
 		return HX_CORR_NONE;

@@ -34,16 +34,17 @@ void hx_correlate_hello(struct hx_pipeline *pl, pid_t pid, const char *exe);
 bool hx_correlate_has_shim(const struct hx_pipeline *pl,
 			   const struct hx_peer *p);
 
-/* The key of a call's object (its path or address text). */
-uint64_t hx_correlate_key(const char *s);
-/* key with the n strings of v, each with its NUL, folded in. */
-uint64_t hx_correlate_key_strv(uint64_t key, const char *const *v, size_t n);
+/* The key of a call's object (its path or address text) and, for an
+ * exec whose argv a request carries whole, of its n strings (v NULL:
+ * none), each with its NUL (corrkey.h). */
+struct hx_corr_key hx_correlate_key(const char *obj, const char *const *v,
+				    size_t n);
 
 /* Remembers the shim's decision v (record seq) of op on key for peer's
  * thread; pending: logged "shim+kernel" before the kernel saw it. */
 void hx_correlate_put(struct hx_pipeline *pl, const struct hx_peer *peer,
-		      int op, uint64_t key, enum hx_verdict v, uint64_t seq,
-		      bool pending);
+		      int op, struct hx_corr_key key, enum hx_verdict v,
+		      uint64_t seq, bool pending);
 
 enum hx_corr_match {
 	HX_CORR_NONE,	   /* the shim did not ask just before */
@@ -55,7 +56,7 @@ enum hx_corr_match {
  * agreeing claim is used up. */
 enum hx_corr_match hx_correlate_claim(struct hx_pipeline *pl,
 				      const struct hx_peer *peer, int op,
-				      uint64_t key, enum hx_verdict v,
+				      struct hx_corr_key key, enum hx_verdict v,
 				      uint64_t *seq);
 
 /* A kernel_unconfirmed record (ref_seq: the shim's record) for each

@@ -634,16 +634,16 @@ static bool argv_past_request(const struct hx_request *rq)
  * only when it names the argv the kernel runs (a claim of one argv and
  * the exec of another, or a swap by another thread after the shim
  * asked, leaves the kernel layer's record of what ran). */
-static uint64_t call_key(const struct flow *f)
+static struct hx_corr_key call_key(const struct flow *f)
 {
 	const struct hx_request *rq = f->rq;
-	uint64_t k = hx_correlate_key(f->has_addr ? f->addr
-				      : f->p1.ok  ? f->p1.norm
-						  : "");
+	bool argv =
+	    rq->op == HX_OP_EXEC && !rq->truncated && !argv_past_request(rq);
 
-	if (rq->op == HX_OP_EXEC && !rq->truncated && !argv_past_request(rq))
-		k = hx_correlate_key_strv(k, rq->argv, rq->argc);
-	return k;
+	return hx_correlate_key(f->has_addr ? f->addr
+				: f->p1.ok  ? f->p1.norm
+					    : "",
+				argv ? rq->argv : NULL, argv ? rq->argc : 0);
 }
 
 /* What a person is asked about f's call (ask.h). */
@@ -903,7 +903,7 @@ static void decide(struct hx_pipeline *pl, const struct hx_peer *peer,
 	f.is_unix = f.unix_resolved = f.has_addr = false;
 	f.nnames = 0;
 	f.resolved_won = f.by_inode = f.bypass = f.both = false;
-	f.key = 0;
+	f.key = (struct hx_corr_key){{0, 0}};
 	f.match = HX_CORR_NONE;
 	f.ask_id = 0;
 	f.grant[0] = '\0';

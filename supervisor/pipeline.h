@@ -17,6 +17,8 @@
 #include <sys/types.h>
 #include <time.h>
 
+#include "supervisor/corrkey.h"
+
 #include "common/sockaddr.h"
 #include "common/types.h"
 
@@ -200,10 +202,10 @@ struct hx_outcome {
 	 * layer that acts answers what the kernel would (hx_kerrno, e.g.
 	 * EEXIST for mkdir of an existing directory) instead of err. */
 	bool tell;
-	const char *rule;   /* static or owned by the policy */
-	const char *origin; /* a refusal's rule's file:line, or NULL */
-	uint64_t seq;	    /* audit record, 0 when it was not written */
-	uint64_t key;	    /* the call's key (correlate.h), kernel layer */
+	const char *rule;	/* static or owned by the policy */
+	const char *origin;	/* a refusal's rule's file:line, or NULL */
+	uint64_t seq;		/* audit record, 0 when it was not written */
+	struct hx_corr_key key; /* the call's (correlate.h), kernel layer */
 	/* A unix socket's path: the socket file judged (sock_ino 0: none
 	 * was there). What the kernel layer connects must be that one. */
 	dev_t sock_dev;

@@ -65,7 +65,7 @@ struct flow {
 	char grant[48];
 	unsigned ask_id;
 	/* correlate */
-	uint64_t key;
+	struct hx_corr_key key;
 	enum hx_corr_match match;
 	bool bypass, both;
 };

@@ -28,11 +28,14 @@ void hx_sha256_hex(const void *p, size_t n, char *hex)
 	hx_sha256_hex2(p, n, NULL, 0, hex);
 }
 
-void hx_sha256_strv(const char *const *v, size_t n, uint8_t *md)
+void hx_sha256_strv(const char *first, const char *const *v, size_t n,
+		    uint8_t *md)
 {
 	struct sha256_ctx c;
 
 	sha256_init(&c);
+	if (first)
+		sha256_update(&c, strlen(first) + 1, (const uint8_t *)first);
 	for (size_t i = 0; i < n; i++)
 		sha256_update(&c, strlen(v[i]) + 1, (const uint8_t *)v[i]);
 	sha256_digest(&c, SHA256_DIGEST_SIZE, md);
@@ -42,6 +45,6 @@ void hx_sha256_strv_hex(const char *const *v, size_t n, char *hex)
 {
 	uint8_t md[SHA256_DIGEST_SIZE];
 
-	hx_sha256_strv(v, n, md);
+	hx_sha256_strv(NULL, v, n, md);
 	hx_fmt_hex(md, SHA256_DIGEST_SIZE, hex);
 }

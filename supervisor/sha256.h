@@ -15,8 +15,10 @@ void hx_sha256_hex2(const void *p1, size_t n1, const void *p2, size_t n2,
 void hx_sha256_hex(const void *p, size_t n, char *hex);
 
 /* SHA-256 of n strings, each with its NUL (an argv as the kernel lays
- * it out): its 32 bytes into md, or as hex into hex. */
-void hx_sha256_strv(const char *const *v, size_t n, uint8_t *md);
+ * it out), after first and its NUL (NULL: none): its 32 bytes into md;
+ * or, without first, as hex into hex. */
+void hx_sha256_strv(const char *first, const char *const *v, size_t n,
+		    uint8_t *md);
 void hx_sha256_strv_hex(const char *const *v, size_t n, char *hex);
 
 #endif

@@ -126,7 +126,8 @@ static __thread pid_t target_tid;
 static __thread struct {
 	struct hx_peer peer;
 	int op;
-	uint64_t key, seq;
+	struct hx_corr_key key;
+	uint64_t seq;
 	enum hx_verdict v;
 	bool set;
 } last;

@@ -22,6 +22,7 @@
 #include "policy/policy.h"
 #include "common/wire.h"
 #include "supervisor/audit.h"
+#include "supervisor/correlate.h"
 #include "supervisor/fmt.h"
 #include "supervisor/gitconf.h"
 #include "supervisor/loopback.h"
@@ -873,6 +874,35 @@ START_TEST(server_drops_client_not_reading)
 }
 END_TEST
 
+/* ---- correlation keys ---- */
+
+/* The key is the object's and, for an exec, every string's, with
+ * their boundaries: a claim of one argv never stands for another. */
+START_TEST(correlate_keys)
+{
+	static const char *const innocent[] = {"echo", "innocent"},
+				 *const evil[] = {"echo", "EVIL"},
+				 *const joined[] = {"echoinnocent"},
+				 *const empty[] = {""};
+	struct hx_corr_key k[] = {
+	    hx_correlate_key("/bin/echo", NULL, 0),
+	    hx_correlate_key("/bin/echo", innocent, 2),
+	    hx_correlate_key("/bin/echo", evil, 2),
+	    hx_correlate_key("/bin/echo", joined, 1),
+	    hx_correlate_key("/bin/echo", empty, 1),
+	    hx_correlate_key("/bin/echoecho", NULL, 0),
+	    hx_correlate_key("/bin/ech", NULL, 0),
+	};
+	struct hx_corr_key again = hx_correlate_key("/bin/echo", innocent, 2);
+
+	for (size_t i = 0; i < sizeof(k) / sizeof(*k); i++)
+		for (size_t j = i + 1; j < sizeof(k) / sizeof(*k); j++)
+			ck_assert_msg(!hx_corr_key_eq(&k[i], &k[j]),
+				      "keys %zu and %zu", i, j);
+	ck_assert(hx_corr_key_eq(&k[1], &again));
+}
+END_TEST
+
 static Suite *supervisor_suite(void)
 {
 	Suite *s = suite_create("supervisor");
@@ -895,6 +925,7 @@ static Suite *supervisor_suite(void)
 	tcase_add_loop_test(tc, endpoint_table, 0,
 			    sizeof(ep_table) / sizeof(*ep_table));
 	tcase_add_test(tc, loopback_listeners);
+	tcase_add_test(tc, correlate_keys);
 	tcase_set_timeout(ts, 30);
 	tcase_add_test(ts, server_good_and_hostile);
 	tcase_add_test(ts, server_forked_sender_is_identified);
