@@ -127,6 +127,10 @@ static int listed_absent(struct hx_ll_memo *m, const char *path)
 	dir[slash - path] = '\0';
 	if (!dir[0])
 		strcpy(dir, "/");
+	/* /proc lists each process, not its other threads, which a name
+	 * still reaches. */
+	if (!strcmp(dir, "/proc"))
+		return 0;
 	for (size_t i = 0; i < m->ndirs && !d; i++)
 		if (!strcmp(m->dirs[i].path, dir))
 			d = &m->dirs[i];

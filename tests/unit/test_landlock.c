@@ -3,6 +3,7 @@
  * deny tree's sibling walk on a directory tree made for the test. */
 #define _GNU_SOURCE
 #include <check.h>
+#include <pthread.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -325,6 +326,18 @@ START_TEST(walk_fn_error_stops)
 }
 END_TEST
 
+static int hold[2];
+static volatile pid_t waiter_tid;
+
+static void *waiter(void *arg)
+{
+	char c;
+
+	(void)arg;
+	waiter_tid = gettid();
+	return read(hold[0], &c, 1) < 0 ? NULL : arg; /* till hold[1] closes */
+}
+
 /* Through a memo (one derivation), twice, the same answers as without,
  * a missing prefix and one behind a symlink included, and enough names
  * in one directory, there and not, for the memo to list it. */
@@ -341,6 +354,7 @@ START_TEST(canon_memo_agrees)
 					  "/nope/w/v", "/d.txt/x"};
 	struct hx_ll_memo *m = hx_ll_memo_new();
 	char p[PATH_MAX], plain[PATH_MAX], memo[PATH_MAX];
+	pthread_t th;
 
 	ck_assert_ptr_nonnull(m);
 	for (int round = 0; round < 2; round++)
@@ -364,6 +378,21 @@ START_TEST(canon_memo_agrees)
 		snprintf(p, sizeof(p), "%s/%s", T, *e);
 		ck_assert(!hx_ll_memo_absent(m, p));
 	}
+	/* A second thread of this process is no entry of /proc, but its
+	 * name reaches it: never taken as missing. */
+	ck_assert_int_eq(pipe(hold), 0);
+	ck_assert_int_eq(pthread_create(&th, NULL, waiter, NULL), 0);
+	while (!waiter_tid)
+		usleep(1000);
+	for (int i = 0; i < 3; i++) {
+		snprintf(p, sizeof(p), "/proc/%d",
+			 i == 2 ? (int)waiter_tid : i + 1);
+		(void)hx_ll_canon_memo(m, p, memo, sizeof(memo));
+	}
+	ck_assert(!hx_ll_memo_absent(m, p));
+	close(hold[1]);
+	pthread_join(th, NULL);
+	close(hold[0]);
 	ck_assert_int_eq(hx_ll_canon_memo(m, "/", memo, sizeof(memo)), 0);
 	ck_assert_str_eq(memo, "/");
 	ck_assert_int_eq(hx_ll_canon_memo(m, "rel", memo, sizeof(memo)),
