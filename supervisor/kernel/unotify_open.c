@@ -114,17 +114,35 @@ static int open_existing(const struct target *t, const char *path,
 	return -1;
 }
 
+/* What an emulated open did that the kernel does only once the caller
+ * has a free descriptor (do_sys_openat2 takes one first: EMFILE makes
+ * nothing): a file made, to be removed should the descriptor not go in,
+ * and a truncation, left until it has. */
+struct opened {
+	bool made, trunc;
+	char path[PATH_MAX + 32]; /* what was opened, here */
+};
+
 static int open_here(const struct target *t, const char *decided,
-		     uint64_t flags, mode_t mode, uint64_t resolve)
+		     uint64_t flags, mode_t mode, uint64_t resolve,
+		     struct opened *o)
 {
-	char path[PATH_MAX + 32];
+	char *path = o->path;
 	struct open_how how = {0};
+	struct stat st;
 	int fd, num, mine = -1;
 
 	if (!decided[0] || decided[0] != '/' ||
-	    hx_un_proc_path(t, decided, path, sizeof(path)))
+	    hx_un_proc_path(t, decided, path, sizeof(o->path)))
 		return -EACCES;
 	how.flags = (flags | O_CLOEXEC | O_NOCTTY);
+	/* The truncation after the descriptor is in (install); a read-only
+	 * fd could not make it, and O_TRUNC then stays. */
+	if ((flags & O_TRUNC) && (flags & O_ACCMODE) != O_RDONLY &&
+	    !is_tmpfile(flags)) {
+		how.flags &= ~(uint64_t)O_TRUNC;
+		o->trunc = true;
+	}
 	/* The decided path has every existing symlink resolved: one that
 	 * appears now is a swap after the decision. */
 	how.resolve = resolve | RESOLVE_NO_MAGICLINKS | RESOLVE_NO_SYMLINKS;
@@ -150,23 +168,92 @@ static int open_here(const struct target *t, const char *decided,
 			close(mine);
 			return -EACCES;
 		}
-		snprintf(path, sizeof(path), "%s", link);
+		snprintf(path, sizeof(o->path), "%s", link);
 		how.resolve = resolve & ~(uint64_t)RESOLVE_NO_MAGICLINKS;
 	} else if (proc_ns(decided, flags)) {
 		how.resolve = resolve & ~(uint64_t)RESOLVE_NO_MAGICLINKS;
 	} else if ((fd = open_existing(t, path, &how)) >= 0) {
-		return fd;
+		goto opened;
 	}
 	if ((flags & O_CREAT) || is_tmpfile(flags))
 		how.mode = mode & 07777 & ~hx_un_umask(t);
-	fd = mine >= 0
-		 ? (int)syscall(SYS_openat2, AT_FDCWD, path, &how, sizeof(how))
-		 : hx_un_openat2(t, path, &how);
-	if (mine >= 0 && fd < 0)
-		fd = -errno;
-	if (mine >= 0)
+	if (mine >= 0) {
+		fd = (int)syscall(SYS_openat2, AT_FDCWD, path, &how,
+				  sizeof(how));
+		fd = fd < 0 ? -errno : fd;
 		close(mine);
+	} else if ((flags & O_CREAT) && !is_tmpfile(flags)) {
+		/* Made here or found: O_EXCL says which. */
+		how.flags |= O_EXCL;
+		fd = hx_un_openat2(t, path, &how);
+		o->made = fd >= 0;
+		if (fd == -EEXIST && !(flags & O_EXCL)) {
+			how.flags &= ~(uint64_t)O_EXCL;
+			fd = hx_un_openat2(t, path, &how);
+		}
+	} else {
+		fd = hx_un_openat2(t, path, &how);
+	}
+opened:
+	/* O_TRUNC changes only a regular file. */
+	if (fd >= 0 && o->trunc && (fstat(fd, &st) || !S_ISREG(st.st_mode)))
+		o->trunc = false;
 	return fd;
+}
+
+/* Removes the file this open made, by its name if that is still it. */
+static void unmake(int fd, const char *path)
+{
+	struct stat a, b;
+
+	if (!fstat(fd, &a) && !lstat(path, &b) && a.st_dev == b.st_dev &&
+	    a.st_ino == b.st_ino)
+		unlink(path);
+}
+
+/* The descriptor fd into the caller, then what waited for it (the
+ * truncation) and the answer; or, when it cannot go in (EMFILE), the
+ * file this open made removed and the call refused as the kernel
+ * refuses it, with a "revoked" record for the allow before it. */
+static void install(struct hx_unotify *u, const struct seccomp_notif *n,
+		    const struct job *j, int fd, uint64_t flags,
+		    const struct opened *o, struct answer *a)
+{
+	struct seccomp_notif_addfd add = {
+	    .id = n->id,
+	    .flags = o->trunc ? 0 : SECCOMP_ADDFD_FLAG_SEND,
+	    .srcfd = (uint32_t)fd,
+	    .newfd_flags = (flags & O_CLOEXEC) ? O_CLOEXEC : 0};
+	char why[96];
+	int r;
+
+	/* Made by this open in /dev/shm: the session's (pipeline.c); before
+	 * the answer, which lets the agent's next call come. */
+	if (j->out.fresh && (flags & O_CREAT))
+		hx_pipeline_own(u->pl, fd, "");
+	r = ioctl(u->lfd, SECCOMP_IOCTL_NOTIF_ADDFD, &add);
+	if (r >= 0) {
+		/* Before the answer: the caller cannot write it yet. */
+		if (o->trunc && ftruncate(fd, 0))
+			(void)0; /* as O_TRUNC's own failure: none reached */
+		close(fd);
+		atomic_fetch_add(&u->n_emul, 1);
+		if (o->trunc) {
+			a->kind = ANS_VALUE;
+			a->val = r;
+		} else {
+			a->kind = ANS_SENT;
+		}
+		return;
+	}
+	/* A failed injection is a failed call (EMFILE...), never a pass. */
+	a->err = errno == EINPROGRESS ? EACCES : errno;
+	if (o->made)
+		unmake(fd, o->path);
+	close(fd);
+	snprintf(why, sizeof(why), "the call failed (%s): nothing was made",
+		 strerrorname_np(a->err) ? strerrorname_np(a->err) : "?");
+	hx_un_revoke(u, j, "harness:no-descriptor", why);
 }
 
 /* A new file in a directory Landlock carves ($HOME): one of its pooled
@@ -177,7 +264,7 @@ static int open_here(const struct target *t, const char *decided,
  * which also gives the kernel's own answer. */
 static int open_pooled(struct hx_unotify *u, const struct target *t,
 		       const char *decided, uint64_t flags, mode_t mode,
-		       uint64_t resolve)
+		       uint64_t resolve, struct opened *o)
 {
 	struct open_how how = {.flags = O_PATH | O_DIRECTORY | O_CLOEXEC,
 			       .resolve = resolve | RESOLVE_NO_MAGICLINKS |
@@ -206,7 +293,11 @@ static int open_pooled(struct hx_unotify *u, const struct target *t,
 	fd = hx_ipool_create(u->pl->pool, pfd, name, (int)flags,
 			     mode & 07777 & ~hx_un_umask(t));
 	close(pfd);
-	return fd >= 0 ? fd : -ENOENT;
+	if (fd < 0)
+		return -ENOENT;
+	o->made = true;
+	snprintf(o->path, sizeof(o->path), "%s", decided);
+	return fd;
 }
 
 /* An O_PATH open, emulated (DESIGN.md invariant 2: no CONTINUE after
@@ -253,7 +344,7 @@ void hx_un_open(struct hx_unotify *u, const struct seccomp_notif *n,
 	struct job j;
 	char raw[PATH_MAX], full[PATH_MAX];
 	struct hx_kargs k = {.call = HX_KC_OPEN, .path = full};
-	struct seccomp_notif_addfd add;
+	struct opened o = {.made = false};
 
 	hx_un_job(&j, t, 0, HX_OP_READ); /* the call and op as read below */
 	switch (n->data.nr) {
@@ -364,30 +455,13 @@ void hx_un_open(struct hx_unotify *u, const struct seccomp_notif *n,
 	hx_un_wait_begin(HX_WAIT_CALL);
 	if (flags & O_PATH)
 		e = open_path_fd(t, j.decided, flags, resolve);
-	else if ((e = open_pooled(u, t, j.decided, flags, (mode_t)mode,
-				  resolve)) == -ENOENT)
-		e = open_here(t, j.decided, flags, (mode_t)mode, resolve);
+	else if ((e = open_pooled(u, t, j.decided, flags, (mode_t)mode, resolve,
+				  &o)) == -ENOENT)
+		e = open_here(t, j.decided, flags, (mode_t)mode, resolve, &o);
 	e = hx_un_wait_end(u, e);
 	if (e < 0) {
 		a->err = -e;
 		return;
 	}
-	memset(&add, 0, sizeof(add));
-	add.id = n->id;
-	add.flags = SECCOMP_ADDFD_FLAG_SEND;
-	add.srcfd = (uint32_t)e;
-	add.newfd_flags = (flags & O_CLOEXEC) ? O_CLOEXEC : 0;
-	/* Made by this open in /dev/shm: the session's (pipeline.c); before
-	 * the answer, which lets the agent's next call come. */
-	if (j.out.fresh && (flags & O_CREAT))
-		hx_pipeline_own(u->pl, e, "");
-	if (ioctl(u->lfd, SECCOMP_IOCTL_NOTIF_ADDFD, &add) >= 0) {
-		close(e);
-		atomic_fetch_add(&u->n_emul, 1);
-		a->kind = ANS_SENT;
-		return;
-	}
-	/* A failed injection is a failed call (EMFILE...), never a pass. */
-	a->err = errno == EINPROGRESS ? EACCES : errno;
-	close(e);
+	install(u, n, &j, e, flags, &o, a);
 }

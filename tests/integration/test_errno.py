@@ -14,6 +14,7 @@ dynamic one (the shim first), in three roots of one fixture:
 import os
 import shutil
 import socket
+import subprocess
 import tempfile
 
 from lib import BUILD, PYTHON, check, harness
@@ -300,3 +301,36 @@ def test_mkdir_p_of_denied_existing_tree(wd):
         check(not os.path.exists(os.path.join(deep, "new")), "created")
     finally:
         shutil.rmtree(outside, ignore_errors=True)
+
+
+def test_an_open_with_no_descriptor_free_changes_nothing(wd):
+    # The kernel takes a descriptor before it opens: with none free,
+    # O_TRUNC truncates nothing and O_CREAT makes nothing. The kernel
+    # layer's emulation opened first and installed after, so the file
+    # was truncated or made and the call failed; its allow record now
+    # has a "revoked" record after it.
+    helper = os.path.join(BUILD, "helpers", "static_no_fd")
+    for mode in ("trunc", "creat", "excl"):
+        path = os.path.join(wd.path, "no-fd-%s.txt" % mode)
+        results = []
+        for run in ("bare", "harnessed"):
+            if os.path.exists(path):
+                os.unlink(path)
+            if mode == "trunc":
+                with open(path, "w") as f:
+                    f.write("kept\n")
+            if run == "bare":
+                out = subprocess.run([helper, path, mode], capture_output=True,
+                                     text=True).stdout.strip()
+            else:
+                r = harness([helper, path, mode], wd)
+                out = r.stdout.strip()
+            state = open(path).read() if os.path.exists(path) else None
+            results.append((out, state))
+        check(results[0] == ("EMFILE", "kept\n" if mode == "trunc" else None),
+              "%s bare: %r" % (mode, results[0]))
+        check(results[1] == results[0], "%s: bare %r, harnessed %r" % (mode, results[0],
+                                                                      results[1]))
+        rev = r.events(event="revoked", rule="harness:no-descriptor")
+        check(len(rev) == 1 and "EMFILE" in rev[0].get("why", ""),
+              "%s: %r" % (mode, rev))
