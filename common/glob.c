@@ -2,6 +2,7 @@
  * before use, so the matcher may assume '**' only appears as a segment. */
 #include "common/glob.h"
 
+#include <errno.h>
 #include <string.h>
 
 /* Matches one class at *pp against c; advances *pp past the ']'. */
@@ -283,4 +284,24 @@ unsigned hx_glob_specificity(const char *pattern)
 bool hx_glob_is_literal(const char *pattern)
 {
 	return strpbrk(pattern, "*?[\\") == NULL;
+}
+
+int hx_glob_escape(const char *path, char *out, size_t size)
+{
+	size_t o = 0;
+
+	for (; *path; path++) {
+		if (strchr("\\*?[]", *path)) {
+			if (o + 1 >= size)
+				return -ENAMETOOLONG;
+			out[o++] = '\\';
+		}
+		if (o + 1 >= size)
+			return -ENAMETOOLONG;
+		out[o++] = *path;
+	}
+	if (o >= size)
+		return -ENAMETOOLONG;
+	out[o] = '\0';
+	return 0;
 }

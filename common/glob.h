@@ -39,4 +39,7 @@ unsigned hx_glob_specificity(const char *pattern);
 /* True when the pattern has no wildcard at all. */
 bool hx_glob_is_literal(const char *pattern);
 
+/* Escapes glob metacharacters of a literal path (\ * ? [ ]) into out. */
+int hx_glob_escape(const char *path, char *out, size_t size);
+
 #endif

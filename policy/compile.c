@@ -26,14 +26,14 @@ int hx_policy_fail(struct hx_policy_error *err, const char *file, unsigned line,
 	return -EINVAL;
 }
 
-static int expand(const struct hx_policy_vars *v, const char *text,
+static int expand(const struct hx_policy_vars *v, const char *text, bool glob,
 		  struct hx_pos pos, char **out, size_t **map,
 		  struct hx_policy_error *err)
 {
 	char msg[160], hint[160];
 	size_t bad = 0;
-	int ret = hx_expand_vars(v, text, out, map, &bad, msg, sizeof(msg),
-				 hint, sizeof(hint));
+	int ret = hx_expand_vars(v, text, glob, out, map, &bad, msg,
+				 sizeof(msg), hint, sizeof(hint));
 
 	if (ret == -EINVAL)
 		return hx_policy_fail(err, NULL, pos.line,
@@ -72,7 +72,7 @@ int hx_compile_pattern(struct hx_policy *p, enum hx_section sec,
 	char *s = NULL;
 	size_t *map = NULL, off = 0;
 	const char *why = NULL;
-	int ret = expand(v, text, pos, &s, &map, err);
+	int ret = expand(v, text, true, pos, &s, &map, err);
 
 	if (ret)
 		return ret;
@@ -127,7 +127,7 @@ int hx_compile_example(struct hx_policy *p, const struct hx_policy_vars *v,
 		       struct hx_example *out, struct hx_policy_error *err)
 {
 	char *s = NULL;
-	int ret = expand(v, text, pos, &s, NULL, err);
+	int ret = expand(v, text, false, pos, &s, NULL, err);
 
 	if (ret)
 		return ret;

@@ -274,9 +274,9 @@ static int detect_glob(struct hx_ld *l, const yaml_node_t *n, const char **out)
 	char msg[256], hint[256], *x = NULL;
 	const char *why;
 	size_t bad, off;
-	int ret =
-	    hx_expand_vars(l->vars, (const char *)n->data.scalar.value, &x,
-			   NULL, &bad, msg, sizeof(msg), hint, sizeof(hint));
+	int ret = hx_expand_vars(l->vars, (const char *)n->data.scalar.value,
+				 true, &x, NULL, &bad, msg, sizeof(msg), hint,
+				 sizeof(hint));
 
 	if (ret == -ENOMEM)
 		return ret;

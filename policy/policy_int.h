@@ -179,14 +179,15 @@ extern const char *const *hx_limit_names;
 /* The risk of a category before the supervisor refines it. */
 enum hx_risk hx_category_risk(enum hx_category c);
 
-/* Variable expansion. On success returns 0 and a malloc'd string in
+/* Variable expansion, each value normalized as a path and, in a glob
+ * (glob true), escaped. On success returns 0 and a malloc'd string in
  * *out and, when map is not NULL, a malloc'd array mapping each output
  * byte (and the terminator) to the offset of the input byte it came
  * from. On error returns -EINVAL (-ENOMEM) with *bad the input offset
  * and msg/hint filled. */
-int hx_expand_vars(const struct hx_policy_vars *v, const char *in, char **out,
-		   size_t **map, size_t *bad, char *msg, size_t msglen,
-		   char *hint, size_t hintlen);
+int hx_expand_vars(const struct hx_policy_vars *v, const char *in, bool glob,
+		   char **out, size_t **map, size_t *bad, char *msg,
+		   size_t msglen, char *hint, size_t hintlen);
 
 /* Network patterns. hx_netpat_parse returns 0, or -EINVAL with *bad the
  * offset in text and *why a static message. */

@@ -2,7 +2,11 @@
  * in patterns and examples, done once at load time. */
 #include "policy/policy_int.h"
 
+#include "common/glob.h"
+#include "common/path.h"
+
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,10 +39,27 @@ static const char *lookup(const struct hx_policy_vars *v, const char *name,
 	return NULL;
 }
 
-int hx_expand_vars(const struct hx_policy_vars *v, const char *in, char **out,
-		   size_t **map, size_t *bad, char *msg, size_t msglen,
-		   char *hint, size_t hintlen)
+/* A variable's value as the paths it is matched against are written
+ * (hx_path_normalize: "//", ".", "..", a trailing '/'), and, in a glob,
+ * its metacharacters taken literally (hx_glob_escape): a $HOME of
+ * "/home/u/." or "/home/[u]" made "~/.ssh" name no path ever judged. */
+static const char *value_of(const char *val, bool glob, char *buf, size_t size)
 {
+	char norm[PATH_MAX];
+
+	if (val[0] == '/' &&
+	    hx_path_normalize(NULL, val, norm, sizeof(norm)) >= 0)
+		val = norm;
+	if (glob)
+		return hx_glob_escape(val, buf, size) ? NULL : buf;
+	return (size_t)snprintf(buf, size, "%s", val) < size ? buf : NULL;
+}
+
+int hx_expand_vars(const struct hx_policy_vars *v, const char *in, bool glob,
+		   char **out, size_t **map, size_t *bad, char *msg,
+		   size_t msglen, char *hint, size_t hintlen)
+{
+	char vbuf[2 * PATH_MAX + 2];
 	size_t cap = strlen(in) + 1, len = 0;
 	char *buf = NULL;
 	size_t *m = NULL;
@@ -87,6 +108,18 @@ int hx_expand_vars(const struct hx_policy_vars *v, const char *in, char **out,
 				bool known;
 
 				val = lookup(v, name, nlen, &known);
+				if (val &&
+				    !value_of(val, glob, vbuf, sizeof(vbuf))) {
+					*bad = start;
+					snprintf(msg, msglen,
+						 "variable $%.*s is too long",
+						 (int)nlen, name);
+					hint[0] = '\0';
+					ret = -EINVAL;
+					goto out;
+				}
+				if (val)
+					val = vbuf;
 				if (!val) {
 					*bad = start;
 					snprintf(

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "common/path.h"
+#include "common/glob.h"
 #include "supervisor/session.h"
 
 #define MAX_DEPTH 4 /* includes of includes */

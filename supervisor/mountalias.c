@@ -9,6 +9,7 @@
 
 #include "common/path.h"
 #include "policy/policy.h"
+#include "common/glob.h"
 #include "supervisor/session.h"
 
 #define MAX_MOUNTS 512

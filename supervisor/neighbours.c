@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "supervisor/session.h"
+#include "common/glob.h"
 
 enum { NB_SSH, NB_DISPLAY, NB_BUS, NB_TERMINAL, NB_SSH_OPEN };
 

@@ -1,6 +1,7 @@
 /* Session ids, directories and cleanup; see session.h. */
 #define _GNU_SOURCE
 #include "supervisor/session.h"
+#include "common/glob.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -50,26 +51,6 @@ int hx_session_new_id(char *buf, size_t size)
 	if ((size_t)snprintf(buf, size, "%s-%02x%02x%02x", stamp, rnd[0],
 			     rnd[1], rnd[2]) >= size)
 		return -ENAMETOOLONG;
-	return 0;
-}
-
-int hx_glob_escape(const char *path, char *out, size_t size)
-{
-	size_t o = 0;
-
-	for (; *path; path++) {
-		if (strchr("\\*?[]", *path)) {
-			if (o + 1 >= size)
-				return -ENAMETOOLONG;
-			out[o++] = '\\';
-		}
-		if (o + 1 >= size)
-			return -ENAMETOOLONG;
-		out[o++] = *path;
-	}
-	if (o >= size)
-		return -ENAMETOOLONG;
-	out[o] = '\0';
 	return 0;
 }
 

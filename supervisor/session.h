@@ -72,7 +72,4 @@ int hx_session_cleanup(struct hx_session *s);
 /* Removes a directory tree without following symlinks. */
 int hx_rmtree(const char *path);
 
-/* Escapes glob metacharacters of a literal path (\ * ? [ ]) into out. */
-int hx_glob_escape(const char *path, char *out, size_t size);
-
 #endif

@@ -1,5 +1,6 @@
 /* harness-policy learn; see learn_cli.h. */
 #define _GNU_SOURCE
+#include "common/glob.h"
 #include "tools/learn_cli.h"
 
 #include <errno.h>

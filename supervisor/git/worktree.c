@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "policy/policy.h"
+#include "common/glob.h"
 #include "supervisor/audit.h"
 #include "supervisor/git/checkpoint.h"
 #include "supervisor/control.h"

@@ -2,6 +2,7 @@
 the secrets it guards are the test's own."""
 
 import os
+import shutil
 import subprocess
 
 from lib import PYTHON, check, harness
@@ -244,3 +245,30 @@ def test_default_denies_what_git_config_names_as_code(wd):
         rec = r.one(args_path=path)
         check(rec["verdict"] == "deny" and rec["rule"] == "harness:git-config" and
               rec["layer"] == "kernel", rec)
+
+
+def test_a_home_written_oddly_keeps_its_denies(wd):
+    # $HOME went into the policy's globs as written: "/home/u/.", a
+    # trailing "/", a ".." or a "[" in it made "~/.ssh" name no path
+    # that is ever judged, and the key was read by a static program
+    # (the kernel layer) and by cat (the shim).
+    home = fake_home(wd)
+    odd = home + "[1]"
+    os.makedirs(os.path.join(odd, ".ssh"))
+    with open(os.path.join(odd, ".ssh", "id_rsa"), "w") as f:
+        f.write("PRIVATE-KEY\n")
+    try:
+        up = os.path.join(os.path.dirname(home), "..", os.path.basename(os.path.dirname(home)),
+                          os.path.basename(home))
+        for written, real in ((home + "/.", home), (home + "/", home), (up, home),
+                              ("/" + home, home), (odd, odd)):
+            key = os.path.join(real, ".ssh", "id_rsa")
+            for reader in (["/bin/busybox", "cat"], ["cat"]):
+                r = harness(reader + [key], wd, policy=None, env={"HOME": written})
+                check("PRIVATE-KEY" not in r.stdout,
+                      "HOME=%s: %s read the key" % (written, reader[0]))
+                check(r.events(verdict="deny", rule="ssh") or
+                      r.events(verdict="deny", rule="harness:landlock"),
+                      "HOME=%s %s: no refusal recorded\n%s" % (written, reader[0], r.dump()))
+    finally:
+        shutil.rmtree(odd, ignore_errors=True)

@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "common/glob.h"
 #include "supervisor/kernel/landlock.h"
 #include "supervisor/kernel/landlock_tree.h"
 #include "supervisor/session.h"
