@@ -2,6 +2,7 @@
 #define _GNU_SOURCE
 #include "supervisor/session.h"
 #include "common/glob.h"
+#include "common/path.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -75,36 +76,38 @@ static int add_protect(struct hx_session *s, const char *path,
 	return 0;
 }
 
+/* in made absolute and written as judged paths are (hx_path_normalize):
+ * the protections are globs of these paths, and "logs/../a.jsonl" or
+ * a $HOME of "/home/u/." named none that is ever judged (the state
+ * directory, its redaction key among it, was readable). */
 static int absolute(const char *in, char *out, size_t size)
 {
 	char cwd[PATH_MAX];
+	long n;
 
-	if (in[0] == '/')
-		return (size_t)snprintf(out, size, "%s", in) >= size
-			   ? -ENAMETOOLONG
-			   : 0;
-	if (!getcwd(cwd, sizeof(cwd)))
+	if (in[0] != '/' && !getcwd(cwd, sizeof(cwd)))
 		return -errno;
-	return (size_t)snprintf(out, size, "%s/%s", cwd, in) >= size
-		   ? -ENAMETOOLONG
-		   : 0;
+	n = hx_path_normalize(in[0] == '/' ? NULL : cwd, in, out, size);
+	return n < 0 ? (int)n : 0;
 }
 
 int hx_session_state_dir(char *out, size_t size)
 {
 	const char *xdg = getenv("XDG_STATE_HOME"), *home = getenv("HOME");
+	char raw[PATH_MAX];
 	int n;
 
 	/* XDG says relative values are invalid and must be ignored. */
 	if (xdg && xdg[0] == '/') {
-		n = snprintf(out, size, "%s/harness", xdg);
+		n = snprintf(raw, sizeof(raw), "%s/harness", xdg);
 	} else {
 		if (!home || home[0] != '/')
 			home = "/";
-		n = snprintf(out, size, "%s/.local/state/harness",
-			     strcmp(home, "/") ? home : "");
+		n = snprintf(raw, sizeof(raw), "%s/.local/state/harness", home);
 	}
-	return n < 0 || (size_t)n >= size ? -ENAMETOOLONG : 0;
+	if (n < 0 || (size_t)n >= sizeof(raw))
+		return -ENAMETOOLONG;
+	return absolute(raw, out, size);
 }
 
 int hx_session_init(struct hx_session *s, const char *name,

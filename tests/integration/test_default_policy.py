@@ -270,5 +270,22 @@ def test_a_home_written_oddly_keeps_its_denies(wd):
                 check(r.events(verdict="deny", rule="ssh") or
                       r.events(verdict="deny", rule="harness:landlock"),
                       "HOME=%s %s: no refusal recorded\n%s" % (written, reader[0], r.dump()))
+        # The same of harness's own state directory, named by
+        # $XDG_STATE_HOME or $HOME: its redaction key was readable.
+        key = os.path.join(wd.state, "harness", "redact.key")
+        for env in ({"XDG_STATE_HOME": wd.state + "/."},
+                    {"XDG_STATE_HOME": "", "HOME": os.path.dirname(wd.state) + "//" +
+                     os.path.basename(wd.state) + "/./"}):
+            if "HOME" in env:
+                os.makedirs(os.path.join(wd.state, ".local", "state"), exist_ok=True)
+                key = os.path.join(wd.state, ".local", "state", "harness", "redact.key")
+            for reader in (["/bin/busybox", "cat"], ["cat"]):
+                r = harness(reader + [key], wd, policy=None, env=env)
+                check(os.path.exists(key), "%r: no key made at %s" % (env, key))
+                # As the user Landlock's refusal leaves no record
+                # (kernel audit is root's): the reader says it.
+                check(not r.stdout and (r.events(verdict="deny", rule="harness:protect")
+                                        or "Permission denied" in r.stderr),
+                      "%r %s: the key was read\n%s" % (env, reader[0], r.dump()))
     finally:
         shutil.rmtree(odd, ignore_errors=True)
