@@ -7,6 +7,7 @@
 
 #include "supervisor/session.h"
 #include "common/glob.h"
+#include "common/path.h"
 
 enum { NB_SSH, NB_DISPLAY, NB_BUS, NB_TERMINAL, NB_SSH_OPEN };
 
@@ -15,12 +16,13 @@ static const char *const names[HX_NEIGHBOUR_RULES] = {
     "harness:terminal", "harness:ssh-agent-socket"};
 
 /* Adds "unix:" + the socket at path (len bytes; '@' first: abstract),
- * its glob characters escaped. Relative or empty paths are no socket
- * anyone can reach by that name: skipped. */
+ * written as judged paths are (SSH_AUTH_SOCK=/tmp/ssh-x/./agent named
+ * none) and its glob characters escaped. Relative or empty paths are no
+ * socket anyone can reach by that name: skipped. */
 static void add(struct hx_neighbours *n, int rule, const char *path, size_t len)
 {
 	struct hx_session_rule *r = &n->rules[rule];
-	char raw[4096], esc[4096];
+	char raw[4096], norm[4096], esc[4096];
 	char *out;
 
 	if (!len || len >= sizeof(raw) || r->npatterns == HX_NEIGHBOUR_MAX ||
@@ -28,6 +30,9 @@ static void add(struct hx_neighbours *n, int rule, const char *path, size_t len)
 		return;
 	memcpy(raw, path, len);
 	raw[len] = '\0';
+	if (raw[0] == '/' &&
+	    hx_path_normalize(NULL, raw, norm, sizeof(norm)) >= 0)
+		memcpy(raw, norm, strlen(norm) + 1);
 	if (hx_glob_escape(raw, esc, sizeof(esc)))
 		return;
 	out = n->buf[rule][r->npatterns];

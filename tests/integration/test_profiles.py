@@ -219,6 +219,14 @@ def test_neighbour_sockets_denied_and_opened_by_a_profile(wd):
         check(r.stdout.split("\n")[:2] == ["%s 13" % agent, "%s 13" % bus], r.stdout + r.stderr)
         check(r.one(op="connect", args_addr="unix:" + agent)["rule"] == "harness:ssh-agent", r.dump())
         check(r.one(op="connect", args_addr="unix:" + bus)["rule"] == "harness:session-bus", r.dump())
+        # Named as the user may write it: "/x/.//agent.sock" named no
+        # path the connect is judged by (only the rule for sockets of
+        # others held it, and the ssh-agent profile could not open it).
+        odd = dict(env, SSH_AUTH_SOCK=os.path.dirname(agent) + "/.//" + os.path.basename(agent))
+        r = harness(["/usr/bin/python3", "-c", code, agent], wd, policy=None, env=odd)
+        check(r.stdout.split("\n")[:1] == ["%s 13" % agent], r.stdout + r.stderr)
+        check(r.one(op="connect", args_addr="unix:" + agent)["rule"] == "harness:ssh-agent",
+              r.dump())
         r = harness([os.path.join(HELPERS, "static_unotify"), "uconnect", bus], wd, policy=None,
                     env=env)
         rec = r.one(op="connect", args_addr="unix:" + bus)
