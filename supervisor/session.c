@@ -1,8 +1,6 @@
 /* Session ids, directories and cleanup; see session.h. */
 #define _GNU_SOURCE
 #include "supervisor/session.h"
-#include "common/glob.h"
-#include "common/path.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -15,6 +13,9 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
+
+#include "common/glob.h"
+#include "common/path.h"
 
 bool hx_session_name_valid(const char *name)
 {
