@@ -79,10 +79,11 @@ static int blob_room(struct hx_un_blob *b, size_t want, size_t max)
 	size_t cap = b->cap ? b->cap : 16384;
 	char *p;
 
-	if (b->len + want <= b->cap)
-		return 0;
+	/* The bound first: a caller's max may shrink below what is read. */
 	if (want > max || b->len > max - want)
 		return -E2BIG;
+	if (b->len + want <= b->cap)
+		return 0;
 	while (cap < b->len + want)
 		cap *= 2;
 	if (cap > max)
@@ -105,10 +106,12 @@ static int strv_rest(pid_t tid, uint64_t addr, struct hx_un_blob *b, size_t max)
 		char *z;
 		int e;
 
+		if (b->len >= max)
+			return -E2BIG;
 		if (want > max - b->len)
 			want = max - b->len;
-		if (!want || (e = blob_room(b, want, max)))
-			return want ? e : -E2BIG;
+		if ((e = blob_room(b, want, max)))
+			return e;
 		l = (struct iovec){b->p + b->len, want};
 		r = (struct iovec){(void *)(uintptr_t)addr, want};
 		n = process_vm_readv(tid, &l, 1, &r, 1, 0);
