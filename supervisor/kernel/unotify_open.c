@@ -201,14 +201,33 @@ opened:
 	return fd;
 }
 
-/* Removes the file this open made, by its name if that is still it. */
+/* Removes the file this open made, by its name if that is still it:
+ * from its directory opened as the open walked (no symlink), for a
+ * path's own walk would follow a directory the agent swaps for a
+ * symlink after the check, and remove that name in the directory it
+ * names (one the policy keeps the agent from writing). */
 static void unmake(int fd, const char *path)
 {
+	struct open_how how = {.flags = O_PATH | O_DIRECTORY | O_CLOEXEC,
+			       .resolve =
+				   RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS};
+	char dir[PATH_MAX + 32], *name;
 	struct stat a, b;
+	int dfd;
 
-	if (!fstat(fd, &a) && !lstat(path, &b) && a.st_dev == b.st_dev &&
-	    a.st_ino == b.st_ino)
-		unlink(path);
+	snprintf(dir, sizeof(dir), "%s", path);
+	name = strrchr(dir, '/');
+	if (!name || !name[1] || dir[0] != '/')
+		return;
+	*name++ = '\0';
+	dfd = (int)syscall(SYS_openat2, AT_FDCWD, dir[0] ? dir : "/", &how,
+			   sizeof(how));
+	if (dfd < 0)
+		return;
+	if (!fstat(fd, &a) && !fstatat(dfd, name, &b, AT_SYMLINK_NOFOLLOW) &&
+	    a.st_dev == b.st_dev && a.st_ino == b.st_ino)
+		unlinkat(dfd, name, 0);
+	close(dfd);
 }
 
 /* The descriptor fd into the caller, then what waited for it (the

@@ -334,3 +334,25 @@ def test_an_open_with_no_descriptor_free_changes_nothing(wd):
         rev = r.events(event="revoked", rule="harness:no-descriptor")
         check(len(rev) == 1 and "EMFILE" in rev[0].get("why", ""),
               "%s: %r" % (mode, rev))
+
+
+def test_a_file_an_open_made_is_removed_in_its_own_directory(wd):
+    # With no descriptor free, the file an O_CREAT open made is removed
+    # again. By its path, that removal followed a directory the agent
+    # swapped for a symlink after the inode check, and unlinked the
+    # same name in a directory the policy keeps it from writing: the
+    # race (static_unmake_race) removed outside/target.txt within a few
+    # hundred tries. The name is now removed from the directory opened
+    # without following a symlink.
+    helper = os.path.join(BUILD, "helpers", "static_unmake_race")
+    outside = tempfile.mkdtemp(prefix="hx-out-")
+    try:
+        victim = os.path.join(outside, "target.txt")
+        with open(victim, "w") as f:
+            f.write("kept\n")
+        r = harness([helper, wd.path, outside, "target.txt", "1500"], wd)
+        r.expect_status(0)
+        check("emfile" in r.stdout and " emfile 0 " not in r.stdout, r.stdout)
+        check(os.path.exists(victim), "outside/target.txt removed: %r" % r.stdout)
+    finally:
+        shutil.rmtree(outside, ignore_errors=True)
