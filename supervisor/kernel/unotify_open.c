@@ -136,9 +136,12 @@ static int open_here(const struct target *t, const char *decided,
 	    hx_un_proc_path(t, decided, path, sizeof(o->path)))
 		return -EACCES;
 	how.flags = (flags | O_CLOEXEC | O_NOCTTY);
-	/* The truncation after the descriptor is in (install); a read-only
-	 * fd could not make it, and O_TRUNC then stays. */
-	if ((flags & O_TRUNC) && (flags & O_ACCMODE) != O_RDONLY &&
+	/* The truncation after the descriptor is in (install); an fd that
+	 * cannot write (O_RDONLY, or O_ACCMODE's 3, which the kernel lets
+	 * truncate) could not make it, and O_TRUNC then stays. */
+	if ((flags & O_TRUNC) &&
+	    ((flags & O_ACCMODE) == O_WRONLY ||
+	     (flags & O_ACCMODE) == O_RDWR) &&
 	    !is_tmpfile(flags)) {
 		how.flags &= ~(uint64_t)O_TRUNC;
 		o->trunc = true;

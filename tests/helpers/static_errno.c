@@ -8,7 +8,7 @@
  *
  * and one line is printed per call: "OK" or the errno's name (EEXIST).
  *
- *   open PATH FLAGS       FLAGS: RDONLY|WRONLY|RDWR|CREAT|EXCL|TRUNC|
+ *   open PATH FLAGS       FLAGS: RDONLY|WRONLY|RDWR|ACCMODE|CREAT|EXCL|TRUNC|
  *                         APPEND|DIRECTORY|NOFOLLOW|TMPFILE (mode 0644)
  *   openat2 PATH FLAGS    the same through openat2 (MODE: pass the mode
  *                         without a creation flag)
@@ -52,6 +52,7 @@ static const struct name open_flags[] = {
     {"RDONLY", O_RDONLY},
     {"WRONLY", O_WRONLY},
     {"RDWR", O_RDWR},
+    {"ACCMODE", O_ACCMODE}, /* 3: neither read nor write, both checked */
     {"CREAT", O_CREAT},
     {"EXCL", O_EXCL},
     {"TRUNC", O_TRUNC},

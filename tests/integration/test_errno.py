@@ -356,3 +356,24 @@ def test_a_file_an_open_made_is_removed_in_its_own_directory(wd):
         check(os.path.exists(victim), "outside/target.txt removed: %r" % r.stdout)
     finally:
         shutil.rmtree(outside, ignore_errors=True)
+
+
+def test_an_open_truncates_as_the_kernel_does(wd):
+    # The emulated open truncates after the descriptor is in, through
+    # its own fd: one of access mode 3 (O_ACCMODE: no read, no write,
+    # both checked) cannot, and the kernel's O_TRUNC truncates with it;
+    # the file was left whole. As bare, for each access mode.
+    path = os.path.join(wd.path, "trunc.txt")
+    for acc in ("RDONLY", "WRONLY", "RDWR", "ACCMODE"):
+        results = []
+        for run in ("bare", "harnessed"):
+            with open(path, "w") as f:
+                f.write("kept\n")
+            cmd = [STATIC, "open", path, acc + "|TRUNC"]
+            if run == "bare":
+                out = subprocess.run(cmd, capture_output=True, text=True).stdout
+            else:
+                out = harness(cmd, wd).stdout
+            results.append((out, os.path.getsize(path)))
+        check(results[1] == results[0], "%s: bare %r, harnessed %r" % (acc, results[0],
+                                                                     results[1]))
