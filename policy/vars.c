@@ -30,9 +30,11 @@ static const char *lookup(const struct hx_policy_vars *v, const char *name,
 			      v->worktree ? v->worktree : v->cwd, v->session};
 
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		/* An empty value is no value: HOME="" made "~/.ssh" the
+		 * /.ssh of no one, and the user's own was readable. */
 		if (strlen(names[i]) == len && !memcmp(names[i], name, len)) {
 			*known = true;
-			return vals[i];
+			return vals[i] && vals[i][0] ? vals[i] : NULL;
 		}
 	}
 	*known = false;

@@ -289,3 +289,19 @@ def test_a_home_written_oddly_keeps_its_denies(wd):
                       "%r %s: the key was read\n%s" % (env, reader[0], r.dump()))
     finally:
         shutil.rmtree(odd, ignore_errors=True)
+
+
+def test_an_empty_home_is_refused_as_an_unset_one(wd):
+    # An unset $HOME is refused (the ~ rules would name nothing); an
+    # empty one made every ~ rule a path under "/" (~/.ssh: /.ssh), and
+    # a static program read the real ~/.ssh, as cat did.
+    home = fake_home(wd)
+    os.makedirs(os.path.join(home, ".ssh"), exist_ok=True)
+    key = os.path.join(home, ".ssh", "id_rsa")
+    with open(key, "w") as f:
+        f.write("SECRET-ssh\n")
+    for prog in (["/bin/busybox", "cat"], ["cat"]):
+        r = harness(prog + [key], wd, policy=None, env={"HOME": ""})
+        check("SECRET" not in r.stdout, "%s read %r" % (prog[0], r.stdout))
+        check(r.status != 0 and "$HOME is not set" in r.stderr,
+              "%s: %r %r" % (prog[0], r.status, r.stderr[-300:]))
