@@ -83,13 +83,33 @@ static int add_protect(struct hx_session *s, const char *path,
  * directory, its redaction key among it, was readable). */
 static int absolute(const char *in, char *out, size_t size)
 {
-	char cwd[PATH_MAX];
+	char cwd[PATH_MAX], head[PATH_MAX], real[PATH_MAX];
+	size_t cut;
 	long n;
 
 	if (in[0] != '/' && !getcwd(cwd, sizeof(cwd)))
 		return -errno;
 	n = hx_path_normalize(in[0] == '/' ? NULL : cwd, in, out, size);
-	return n < 0 ? (int)n : 0;
+	if (n < 0)
+		return (int)n;
+	/* And with the symlinks of its longest existing head resolved, as
+	 * judged paths are: --audit-log link/a.jsonl, link a directory in
+	 * the project, left the log readable by a static program. */
+	for (cut = strlen(out); cut > 1; cut--) {
+		if (out[cut] && out[cut] != '/')
+			continue;
+		memcpy(head, out, cut);
+		head[cut] = '\0';
+		if (!realpath(head, real))
+			continue;
+		if ((size_t)snprintf(head, sizeof(head), "%s%s",
+				     strcmp(real, "/") ? real : "",
+				     out + cut) >= size)
+			return -ENAMETOOLONG;
+		strcpy(out, head);
+		break;
+	}
+	return 0;
 }
 
 int hx_session_state_dir(char *out, size_t size)

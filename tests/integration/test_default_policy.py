@@ -305,3 +305,22 @@ def test_an_empty_home_is_refused_as_an_unset_one(wd):
         check("SECRET" not in r.stdout, "%s read %r" % (prog[0], r.stdout))
         check(r.status != 0 and "$HOME is not set" in r.stderr,
               "%s: %r %r" % (prog[0], r.status, r.stderr[-300:]))
+
+
+def test_an_audit_log_named_through_a_symlink_keeps_its_protection(wd):
+    # --audit-log LINK/a.jsonl, LINK a symlink to a directory of the
+    # project: harness:protect named the log as spelled, judged paths
+    # have their symlinks resolved, and a static program read the log
+    # by its real name (cat, through the shim, was refused).
+    real = os.path.join(wd.path, "logs")
+    os.makedirs(real)
+    link = os.path.join(wd.state, "loglink")
+    os.symlink(real, link)
+    for reader in (["/bin/busybox", "cat"], ["cat"]):
+        log = os.path.join(link, "a-%s.jsonl" % os.path.basename(reader[0]))
+        target = os.path.join(real, os.path.basename(log))
+        r = harness(reader + [target], wd, policy=None, log=log)
+        check(os.path.exists(target), "no log at %s" % target)
+        check('"seq"' not in r.stdout, "%s read the log: %r" % (reader[0], r.stdout[:200]))
+        check(r.events(verdict="deny", rule="harness:protect") or "Permission denied" in r.stderr,
+              "%s: no refusal\n%s" % (reader[0], r.dump()))
