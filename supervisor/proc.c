@@ -80,16 +80,14 @@ static int read_status(pid_t tid, char *buf, size_t size)
 	return 0;
 }
 
-/* The number after "\nNAME:" in buf, in base (0: the line is absent). */
-static unsigned long long status_field(const char *buf, const char *name,
-				       int base)
+/* The number after key ("\nName:") in buf, in base; dflt when the line
+ * is absent. */
+static unsigned long long status_field(const char *buf, const char *key,
+				       int base, unsigned long long dflt)
 {
-	char key[32];
-	const char *p;
+	const char *p = strstr(buf, key);
 
-	snprintf(key, sizeof(key), "\n%s:", name);
-	p = strstr(buf, key);
-	return p ? strtoull(p + strlen(key), NULL, base) : 0;
+	return p ? strtoull(p + strlen(key), NULL, base) : dflt;
 }
 
 int hx_proc_signals(pid_t tid, struct hx_procsignals *sg)
@@ -100,37 +98,31 @@ int hx_proc_signals(pid_t tid, struct hx_procsignals *sg)
 	memset(sg, 0, sizeof(*sg));
 	if (e)
 		return e;
-	sg->threads = (int)status_field(buf, "Threads", 10);
-	sg->pending = status_field(buf, "SigPnd", 16);
-	sg->shared = status_field(buf, "ShdPnd", 16);
-	sg->blocked = status_field(buf, "SigBlk", 16);
-	sg->ignored = status_field(buf, "SigIgn", 16);
-	sg->caught = status_field(buf, "SigCgt", 16);
+	sg->threads = (int)status_field(buf, "\nThreads:", 10, 0);
+	sg->pending = status_field(buf, "\nSigPnd:", 16, 0);
+	sg->shared = status_field(buf, "\nShdPnd:", 16, 0);
+	sg->blocked = status_field(buf, "\nSigBlk:", 16, 0);
+	sg->ignored = status_field(buf, "\nSigIgn:", 16, 0);
+	sg->caught = status_field(buf, "\nSigCgt:", 16, 0);
 	return 0;
 }
 
 int hx_proc_status(pid_t tid, struct hx_procstatus *st)
 {
-	char buf[4096], *p;
+	char buf[4096];
 	int e;
 
 	memset(st, 0, sizeof(*st));
 	st->umask = 022;
 	if ((e = read_status(tid, buf, sizeof(buf))))
 		return e;
-	if ((p = strstr(buf, "\nTgid:")))
-		st->tgid = (pid_t)strtol(p + 6, NULL, 10);
-	if ((p = strstr(buf, "\nPPid:")))
-		st->ppid = (pid_t)strtol(p + 6, NULL, 10);
-	if ((p = strstr(buf, "\nTracerPid:")))
-		st->tracer = (pid_t)strtol(p + 11, NULL, 10);
-	if ((p = strstr(buf, "\nUid:")))
-		st->uid = (uid_t)strtoul(p + 5, NULL, 10);
-	if ((p = strstr(buf, "\nUmask:")))
-		st->umask = (mode_t)(strtoul(p + 7, NULL, 8) & 0777);
-	st->filters = -1;
-	if ((p = strstr(buf, "\nSeccomp_filters:")))
-		st->filters = (int)strtol(p + 17, NULL, 10);
+	st->tgid = (pid_t)status_field(buf, "\nTgid:", 10, 0);
+	st->ppid = (pid_t)status_field(buf, "\nPPid:", 10, 0);
+	st->tracer = (pid_t)status_field(buf, "\nTracerPid:", 10, 0);
+	st->uid = (uid_t)status_field(buf, "\nUid:", 10, 0);
+	st->umask = (mode_t)(status_field(buf, "\nUmask:", 8, 022) & 0777);
+	st->filters = (int)status_field(buf, "\nSeccomp_filters:", 10,
+					(unsigned long long)-1);
 	return st->tgid > 0 ? 0 : -EIO;
 }
 

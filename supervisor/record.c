@@ -92,24 +92,37 @@ static json_t *as_json(json_t *rec, const char *field, const char *s)
 	return v;
 }
 
-/* s, or v[i] of an argv when v is not NULL, redacted, then as JSON. The
- * redaction sees the bytes as the agent gave them (a secret's hash is
- * of those), the escaping what is left. */
+static const char unknown[] = HX_REDACT_OPEN "unknown" HX_REDACT_CLOSE;
+
+/* s, or v[i] of an argv when v is not NULL, as a record writes it
+ * before escaping: redacted (*red, to free), or the tag "unknown" when
+ * redaction had no memory (nothing of s, rather than all of it). *r:
+ * the redactor's answer (0: nothing hidden). */
+static const char *redacted(const char *s, const char *const *v, size_t i,
+			    char **red, int *r)
+{
+	*red = NULL;
+	*r = 0;
+	if (redactor)
+		*r = v ? hx_redact_argv(redactor, v, i, red)
+		       : hx_redact_text(redactor, s, red);
+	return *r < 0 ? unknown : *red ? *red : s;
+}
+
+/* s, or v[i] of an argv, redacted, then as JSON. The redaction sees the
+ * bytes as the agent gave them (a secret's hash is of those), the
+ * escaping what is left. */
 static json_t *text_of(json_t *rec, const char *field, const char *s,
 		       const char *const *v, size_t i)
 {
-	char *red = NULL;
+	char *red;
+	int r;
+	const char *w = redacted(s, v, i, &red, &r);
 	json_t *j;
-	int r = 0;
 
-	if (redactor)
-		r = v ? hx_redact_argv(redactor, v, i, &red)
-		      : hx_redact_text(redactor, s, &red);
 	if (r)
 		hx_record_note(rec, "redacted", field);
-	if (r < 0) /* no memory: nothing of s, rather than all of it */
-		return json_string(HX_REDACT_OPEN "unknown" HX_REDACT_CLOSE);
-	j = as_json(rec, field, red ? red : s);
+	j = r < 0 ? json_string(w) : as_json(rec, field, w);
 	free(red);
 	return j;
 }
@@ -477,29 +490,20 @@ void hx_record_dns(json_t *rec, json_t *args, const struct hx_request *rq)
  * the words around it would give it to a guess. false: no memory. */
 static bool argv_digest(const char *const *v, size_t n, char *hex)
 {
-	static const char unknown[] = HX_REDACT_OPEN "unknown" HX_REDACT_CLOSE;
-	const char **w;
-	size_t i;
+	char **red = calloc(n, sizeof(*red));
+	const char **w = calloc(n, sizeof(*w));
+	bool ok = red && w;
 	int r;
 
-	if (!redactor) {
-		hx_sha256_strv_hex(v, n, hex);
-		return true;
-	}
-	if (!(w = calloc(n, sizeof(*w))))
-		return false;
-	for (i = 0; i < n; i++) {
-		char *red = NULL;
-
-		r = hx_redact_argv(redactor, v, i, &red);
-		w[i] = r > 0 ? red : r < 0 ? unknown : v[i];
-	}
-	hx_sha256_strv_hex(w, n, hex);
-	for (i = 0; i < n; i++)
-		if (w[i] != v[i] && w[i] != unknown)
-			free((char *)w[i]);
+	for (size_t i = 0; ok && i < n; i++)
+		w[i] = redacted(v[i], v, i, &red[i], &r);
+	if (ok)
+		hx_sha256_strv_hex(w, n, hex);
+	for (size_t i = 0; red && i < n; i++)
+		free(red[i]);
+	free(red);
 	free(w);
-	return true;
+	return ok;
 }
 
 void hx_record_argv(json_t *rec, json_t *args, const char *key,

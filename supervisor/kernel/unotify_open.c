@@ -255,9 +255,12 @@ static void install(struct hx_unotify *u, const struct seccomp_notif *n,
 		hx_pipeline_own(u->pl, fd, "");
 	r = ioctl(u->lfd, SECCOMP_IOCTL_NOTIF_ADDFD, &add);
 	if (r >= 0) {
-		/* Before the answer: the caller cannot write it yet. */
-		if (o->trunc && ftruncate(fd, 0))
-			(void)0; /* as O_TRUNC's own failure: none reached */
+		/* Before the answer: the caller cannot write it yet. A
+		 * failure is left as O_TRUNC's would be after the open: the
+		 * descriptor is in and cannot be taken back. */
+		int cut = o->trunc ? ftruncate(fd, 0) : 0;
+
+		(void)cut;
 		close(fd);
 		atomic_fetch_add(&u->n_emul, 1);
 		if (o->trunc) {
@@ -366,8 +369,9 @@ void hx_un_open(struct hx_unotify *u, const struct seccomp_notif *n,
 	struct job j;
 	char raw[PATH_MAX], full[PATH_MAX];
 	struct hx_kargs k = {.call = HX_KC_OPEN, .path = full};
-	struct opened o = {.made = false};
+	struct opened o; /* its path is written before it is read */
 
+	o.made = o.trunc = false;
 	hx_un_job(&j, t, 0, HX_OP_READ); /* the call and op as read below */
 	switch (n->data.nr) {
 	case SYS_open:

@@ -41,35 +41,6 @@ int hx_un_read_mem(pid_t tid, uint64_t addr, void *buf, size_t len)
 	return (size_t)n == len ? 0 : -EFAULT;
 }
 
-/* A NUL-terminated string of at most size-1 bytes, read page by page
- * so that the end of a mapping is not a fault. */
-int hx_un_read_str(pid_t tid, uint64_t addr, char *buf, size_t size)
-{
-	size_t got = 0;
-
-	if (!addr)
-		return -EFAULT;
-	while (got < size) {
-		size_t page = 4096 - ((addr + got) & 4095), want = size - got;
-		struct iovec l, r;
-		ssize_t n;
-		char *z;
-
-		if (want > page)
-			want = page;
-		l = (struct iovec){buf + got, want};
-		r = (struct iovec){(void *)(uintptr_t)(addr + got), want};
-		n = process_vm_readv(tid, &l, 1, &r, 1, 0);
-		if (n <= 0)
-			return n < 0 ? -errno : -EFAULT;
-		z = memchr(buf + got, '\0', (size_t)n);
-		if (z)
-			return 0;
-		got += (size_t)n;
-	}
-	return -ENAMETOOLONG;
-}
-
 #define STRV_BATCH 128 /* strings a call (IOV_MAX is 1024) */
 #define STRV_PEEK  256 /* bytes of each string a call: most arguments */
 
@@ -125,6 +96,19 @@ static int strv_rest(pid_t tid, uint64_t addr, struct hx_un_blob *b, size_t max)
 		b->len += (size_t)n;
 		addr += (uint64_t)n;
 	}
+}
+
+/* A NUL-terminated string of at most size-1 bytes: the rest of one,
+ * into a buffer that does not grow. */
+int hx_un_read_str(pid_t tid, uint64_t addr, char *buf, size_t size)
+{
+	struct hx_un_blob b = {buf, 0, size};
+	int e;
+
+	if (!addr)
+		return -EFAULT;
+	e = strv_rest(tid, addr, &b, size);
+	return e == -E2BIG ? -ENAMETOOLONG : e;
 }
 
 /* Each remote piece lies in one page, so a partial transfer (which ends
