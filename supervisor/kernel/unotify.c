@@ -400,10 +400,6 @@ int hx_unotify_start(int listener, struct hx_pipeline *pl,
 	if (!u->nthreads)
 		goto fail;
 	u->has_watchdog = !pthread_create(&u->watchdog, NULL, watchdog, u);
-	if (u->dns && (e = hx_un_dns_serve(u))) {
-		hx_unotify_stop(u); /* joins the workers, and what it made */
-		return e;
-	}
 	*out = u;
 	return 0;
 fail:

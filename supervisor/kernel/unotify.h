@@ -76,9 +76,10 @@ struct hx_unotify_dns {
  * (borrowed) when the filter notifies execve/execveat, else NULL (a
  * notified exec is then refused); root: harness-exec's child, whose
  * first exec run.c has decided already. dns: the agent's DNS (its
- * listeners owned from here on, whatever the outcome), or NULL; served
- * before the first notification is, since the policy lets port 53
- * through for it to answer. Returns 0 or -errno. */
+ * listeners owned from here on, whatever the outcome), or NULL; set up
+ * before the first notification is served, since the policy lets port
+ * 53 through for it to answer, and its threads made when the first
+ * socket is sealed into it. Returns 0 or -errno. */
 int hx_unotify_start(int listener, struct hx_pipeline *pl,
 		     struct hx_server *srv, const char *sock_path, int nthreads,
 		     struct hx_execgate *gate, pid_t root,

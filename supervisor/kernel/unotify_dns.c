@@ -28,6 +28,7 @@
 
 #define DNS_UDP_THREADS 3 /* a slow upstream holds one question each */
 #define DNS_TCP_THREADS 2 /* a connection each */
+#define DNS_THREADS	(DNS_UDP_THREADS + DNS_TCP_THREADS)
 #define OWNERS		4096
 #define MAX_ANSWERS	16
 #define TCP_QUESTION_MS 2000 /* a question's bytes, all of them */
@@ -52,7 +53,7 @@ struct hx_un_dns {
 	pthread_cond_t idle;
 	bool stopped;
 	int busy, running; /* threads in a decision; threads alive */
-	pthread_t th[DNS_UDP_THREADS + DNS_TCP_THREADS];
+	pthread_t th[DNS_THREADS];
 	int nth;
 	struct owner owners[OWNERS];
 	size_t next;
@@ -104,6 +105,8 @@ static pid_t owner_of(struct hx_un_dns *d, int type,
 	return pid;
 }
 
+static int serve_once(struct hx_un_dns *d);
+
 int hx_un_dns_seal(struct hx_unotify *u, uint64_t id, const struct target *t,
 		   int fd, int *sfd)
 {
@@ -115,6 +118,8 @@ int hx_un_dns_seal(struct hx_unotify *u, uint64_t id, const struct target *t,
 
 	if (hx_dnsns_holds(d->ns, *sfd))
 		return 0; /* sealed already */
+	if ((e = serve_once(d)))
+		return e;
 	if (getsockopt(*sfd, SOL_SOCKET, SO_DOMAIN, &domain, &l1) ||
 	    getsockopt(*sfd, SOL_SOCKET, SO_TYPE, &type, &l2) ||
 	    getsockopt(*sfd, SOL_SOCKET, SO_PROTOCOL, &proto, &l3) ||
@@ -543,12 +548,17 @@ int hx_un_dns_start(struct hx_unotify *u, const struct hx_unotify_dns *conf)
 	return e;
 }
 
-int hx_un_dns_serve(struct hx_unotify *u)
+/* The threads, made when the first socket is sealed (most sessions ask
+ * no question: five threads were 0.6 ms of every start), before that
+ * socket can send: its question waits in the listener meanwhile. They
+ * inherit the sealing worker's rights (no capability but
+ * CAP_SYS_PTRACE), which is all they use. -errno: the seal fails. */
+static int serve_once(struct hx_un_dns *d)
 {
-	struct hx_un_dns *d = u->dns;
 	int e = 0;
 
-	for (; !e && d->nth < DNS_UDP_THREADS + DNS_TCP_THREADS; d->nth++) {
+	pthread_mutex_lock(&d->lock);
+	for (; !e && !d->stopped && d->nth < DNS_THREADS; d->nth++) {
 		e = -pthread_create(&d->th[d->nth], NULL,
 				    d->nth < DNS_TCP_THREADS ? serve_tcp_thread
 							     : serve_udp_thread,
@@ -557,6 +567,9 @@ int hx_un_dns_serve(struct hx_unotify *u)
 			break;
 		d->running++;
 	}
+	if (d->stopped)
+		e = -ESHUTDOWN;
+	pthread_mutex_unlock(&d->lock);
 	return e;
 }
 

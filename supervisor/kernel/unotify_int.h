@@ -272,12 +272,11 @@ void hx_un_mut_thread_end(void);
  * already); the resolver stopped (before u goes). */
 bool hx_un_dns_port(const struct sockaddr_storage *ss, socklen_t len);
 /* The resolver's state, before any notification is served (conf's
- * listeners are u's, also on a failure), then its threads, once the
- * workers serve (a question waits in its listener meanwhile): 0 or
- * -errno; on a failure the caller stops what started (hx_un_dns_stop,
- * without the loop's lock: a started thread may wait for it). */
+ * listeners are u's, also on a failure; its threads are made at the
+ * first seal): 0 or -errno; on a failure the caller stops what started
+ * (hx_un_dns_stop, without the loop's lock: a started thread may wait
+ * for it). */
 int hx_un_dns_start(struct hx_unotify *u, const struct hx_unotify_dns *conf);
-int hx_un_dns_serve(struct hx_unotify *u);
 int hx_un_dns_seal(struct hx_unotify *u, uint64_t id, const struct target *t,
 		   int fd, int *sfd);
 void hx_un_dns_stop(struct hx_unotify *u);
