@@ -183,6 +183,27 @@ static int anc_cb(int fd, const char *path, bool is_dir, void *arg)
 	return d->err;
 }
 
+/* An entry of a directory, for its callers below. */
+struct entry_ctx {
+	struct derive *d;
+	const char *dir;
+	void (*fn)(struct derive *d, const char *path);
+	struct strs *to;
+	bool dirs;
+};
+
+static void root_entry(const char *name, unsigned char type, void *arg)
+{
+	const struct entry_ctx *c = arg;
+	char path[PATH_MAX];
+
+	(void)type;
+	if ((size_t)snprintf(path, sizeof(path), "%s/%s",
+			     strcmp(c->dir, "/") ? c->dir : "",
+			     name) < sizeof(path))
+		c->fn(c->d, path);
+}
+
 /* Calls fn for each root a pattern of an allow rule stands for: its
  * literal prefix, the matching entries for a name glob, the prefix
  * before the first wildcard otherwise (widened, noted), never "/" by
@@ -191,8 +212,7 @@ static void allow_roots(struct derive *d, const struct frule *f,
 			void (*fn)(struct derive *d, const char *path))
 {
 	struct hx_ll_pat lp;
-	struct dirent *de;
-	DIR *dir;
+	struct entry_ctx c = {.d = d, .fn = fn};
 
 	if (hx_ll_classify(f->pat, &lp))
 		return; /* never matches a normalized path */
@@ -202,23 +222,8 @@ static void allow_roots(struct derive *d, const struct frule *f,
 		fn(d, lp.prefix);
 		return;
 	case HX_LL_NAMEGLOB:
-		dir = opendir(lp.prefix);
-		if (!dir)
-			return;
-		while ((de = readdir(dir))) {
-			char path[PATH_MAX];
-
-			if (!strcmp(de->d_name, ".") ||
-			    !strcmp(de->d_name, "..") ||
-			    !hx_glob_match(lp.glob, de->d_name))
-				continue;
-			if ((size_t)snprintf(path, sizeof(path), "%s/%s",
-					     strcmp(lp.prefix, "/") ? lp.prefix
-								    : "",
-					     de->d_name) < sizeof(path))
-				fn(d, path);
-		}
-		closedir(dir);
+		c.dir = lp.prefix;
+		hx_ll_memo_each(d->memo, lp.prefix, lp.glob, root_entry, &c);
 		return;
 	case HX_LL_INEXPRESSIBLE:
 		if (!strcmp(lp.prefix, "/")) {
@@ -274,12 +279,20 @@ static const char *inside_write_root(const struct derive *d, const char *dir)
 /* What a read deny names now, onto list to: a literal path or
  * directory, or the entries of a directory that match one name glob
  * (nothing to walk); directories only when dirs. */
+static void denied_entry(const char *name, unsigned char type, void *arg)
+{
+	const struct entry_ctx *c = arg;
+
+	if (type != DT_LNK && (!c->dirs || type == DT_DIR))
+		strs_add(c->d, c->to, "%s/%s",
+			 strcmp(c->dir, "/") ? c->dir : "", name);
+}
+
 static void existing(struct derive *d, const struct hx_ll_pat *lp,
 		     const char *canon, struct strs *to, bool dirs)
 {
-	struct dirent *de;
+	struct entry_ctx c = {.d = d, .dir = canon, .to = to, .dirs = dirs};
 	struct stat st;
-	DIR *dir;
 
 	if (hx_ll_memo_absent(d->memo, canon))
 		return; /* most credential stores a user does not have */
@@ -289,15 +302,7 @@ static void existing(struct derive *d, const struct hx_ll_pat *lp,
 			strs_add(d, to, "%s", canon);
 		return;
 	}
-	if (!(dir = opendir(canon)))
-		return;
-	while ((de = readdir(dir)))
-		if (strcmp(de->d_name, ".") && strcmp(de->d_name, "..") &&
-		    hx_glob_match(lp->glob, de->d_name) &&
-		    de->d_type != DT_LNK && (!dirs || de->d_type == DT_DIR))
-			strs_add(d, to, "%s/%s",
-				 strcmp(canon, "/") ? canon : "", de->d_name);
-	closedir(dir);
+	hx_ll_memo_each(d->memo, canon, lp->glob, denied_entry, &c);
 }
 
 /* A held directory is masked (hx_landlock_held): none may hold

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/glob.h"
 #include "supervisor/path_resolve.h"
 
 #define MEMO_SLOTS 1024 /* a power of 2; the default policy asks ~300 */
@@ -22,12 +23,18 @@
  * does not have, ~/.config for fifty): listed once, so that each name
  * it lacks is known without a failed lookup (200 of the 3,100 system
  * calls of a start as root). A snapshot, as the derivation is. */
+struct dir_entry {
+	char *name;
+	unsigned char type; /* readdir's d_type */
+};
+
 struct dir_list {
 	char *path; /* as asked: a literal prefix */
 	int asked;
-	int err;      /* listed: 0; else why not (ENOENT: nothing beneath) */
-	bool listed;  /* names holds every entry */
-	char **names; /* sorted */
+	int err;		 /* listed: 0; else why not (ENOENT: nothing
+				  * beneath) */
+	bool listed;		 /* names holds every entry */
+	struct dir_entry *names; /* sorted by name */
 	size_t n;
 };
 
@@ -56,7 +63,7 @@ void hx_ll_memo_free(struct hx_ll_memo *m)
 	}
 	for (size_t i = 0; i < m->ndirs; i++) {
 		for (size_t k = 0; k < m->dirs[i].n; k++)
-			free(m->dirs[i].names[k]);
+			free(m->dirs[i].names[k].name);
 		free(m->dirs[i].names);
 		free(m->dirs[i].path);
 	}
@@ -65,7 +72,8 @@ void hx_ll_memo_free(struct hx_ll_memo *m)
 
 static int by_name(const void *a, const void *b)
 {
-	return strcmp(*(char *const *)a, *(char *const *)b);
+	return strcmp(((const struct dir_entry *)a)->name,
+		      ((const struct dir_entry *)b)->name);
 }
 
 /* Reads d's entries; a directory that cannot be read whole is left
@@ -82,7 +90,7 @@ static void list_dir(struct dir_list *d)
 		return;
 	}
 	while ((errno = 0, de = readdir(dir))) {
-		char **v;
+		struct dir_entry *v;
 
 		if (d->n == DIR_NAMES)
 			goto unlisted;
@@ -92,7 +100,8 @@ static void list_dir(struct dir_list *d)
 				goto unlisted;
 			d->names = v;
 		}
-		if (!(d->names[d->n] = strdup(de->d_name)))
+		d->names[d->n].type = de->d_type;
+		if (!(d->names[d->n].name = strdup(de->d_name)))
 			goto unlisted;
 		d->n++;
 	}
@@ -107,6 +116,18 @@ unlisted:
 	d->err = EACCES;
 }
 
+/* m's entry for the directory dir (a canonical path), made if new;
+ * NULL when m holds DIRS already. */
+static struct dir_list *dir_of(struct hx_ll_memo *m, const char *dir)
+{
+	for (size_t i = 0; i < m->ndirs; i++)
+		if (!strcmp(m->dirs[i].path, dir))
+			return &m->dirs[i];
+	if (m->ndirs == DIRS || !(m->dirs[m->ndirs].path = strdup(dir)))
+		return NULL;
+	return &m->dirs[m->ndirs++];
+}
+
 /* -ENOENT or -ENOTDIR when path's directory, listed, shows it is not
  * there; 0 when that is not known. The third question about a
  * directory lists it (listing costs three or four system calls, a
@@ -114,14 +135,15 @@ unlisted:
  * directory) is never listed whole. */
 static int listed_absent(struct hx_ll_memo *m, const char *path)
 {
-	const char *slash = strrchr(path, '/'), *name;
-	struct dir_list *d = NULL;
+	const char *slash = strrchr(path, '/');
+	struct dir_entry key;
+	struct dir_list *d;
 	char dir[PATH_MAX];
 
 	if (!slash || (size_t)(slash - path) >= sizeof(dir))
 		return 0;
-	name = slash + 1;
-	if (!*name || !strcmp(name, ".") || !strcmp(name, ".."))
+	key.name = (char *)slash + 1;
+	if (!*key.name || !strcmp(key.name, ".") || !strcmp(key.name, ".."))
 		return 0;
 	memcpy(dir, path, (size_t)(slash - path));
 	dir[slash - path] = '\0';
@@ -129,25 +151,46 @@ static int listed_absent(struct hx_ll_memo *m, const char *path)
 		strcpy(dir, "/");
 	/* /proc lists each process, not its other threads, which a name
 	 * still reaches. */
-	if (!strcmp(dir, "/proc"))
+	if (!strcmp(dir, "/proc") || !(d = dir_of(m, dir)))
 		return 0;
-	for (size_t i = 0; i < m->ndirs && !d; i++)
-		if (!strcmp(m->dirs[i].path, dir))
-			d = &m->dirs[i];
-	if (!d) {
-		if (m->ndirs == DIRS || !(m->dirs[m->ndirs].path = strdup(dir)))
-			return 0;
-		d = &m->dirs[m->ndirs++];
-	}
-	if (++d->asked == 3)
+	if (++d->asked == 3 && !d->listed)
 		list_dir(d);
 	if (d->err == ENOENT || d->err == ENOTDIR)
 		return -d->err;
 	if (!d->listed)
 		return 0;
-	return bsearch(&name, d->names, d->n, sizeof(*d->names), by_name)
+	return bsearch(&key, d->names, d->n, sizeof(*d->names), by_name)
 		   ? 0
 		   : -ENOENT;
+}
+
+void hx_ll_memo_each(struct hx_ll_memo *m, const char *dir, const char *glob,
+		     hx_ll_entry_fn fn, void *arg)
+{
+	struct dir_list *d = m ? dir_of(m, dir) : NULL;
+	struct dirent *de;
+	DIR *dh;
+
+	if (d && !d->listed && !d->err)
+		list_dir(d);
+	if (d && d->listed) {
+		for (size_t i = 0; i < d->n; i++) {
+			const char *nm = d->names[i].name;
+
+			if (strcmp(nm, ".") && strcmp(nm, "..") &&
+			    hx_glob_match(glob, nm))
+				fn(nm, d->names[i].type, arg);
+		}
+		return;
+	}
+	/* Too large to keep (or no memo): read as it is. */
+	if (!(dh = opendir(dir)))
+		return;
+	while ((de = readdir(dh)))
+		if (strcmp(de->d_name, ".") && strcmp(de->d_name, "..") &&
+		    hx_glob_match(glob, de->d_name))
+			fn(de->d_name, de->d_type, arg);
+	closedir(dh);
 }
 
 /* hx_path_real of path, remembered in m. */

@@ -68,6 +68,12 @@ int hx_ll_canon_memo(struct hx_ll_memo *m, const char *path, char *out,
 /* Whether m knows path (canonical) is not there, from a listing of its
  * directory: then it need not be looked up. */
 bool hx_ll_memo_absent(struct hx_ll_memo *m, const char *path);
+/* Calls fn for each entry of the directory dir (canonical) whose name
+ * matches glob, with its d_type, "." and ".." aside, from one listing of
+ * dir through m (NULL: none): the device rules ask /dev thirty times. */
+typedef void (*hx_ll_entry_fn)(const char *name, unsigned char type, void *arg);
+void hx_ll_memo_each(struct hx_ll_memo *m, const char *dir, const char *glob,
+		     hx_ll_entry_fn fn, void *arg);
 
 /* The deny tree: paths whose subtree is withheld, and per directory the
  * name globs whose matching entries are withheld. */
