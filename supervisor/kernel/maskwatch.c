@@ -8,6 +8,9 @@
 #include <fcntl.h>
 #include <jansson.h>
 #include <limits.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
 #include <linux/openat2.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -282,31 +285,46 @@ json_t *hx_maskwatch_json(const struct hx_maskwatch *w)
 	return o;
 }
 
+/* The keeper of close_elsewhere: holds fds[0] until fds[1], a pipe's
+ * read end, says EOF. It shares our memory (CLONE_VM), so it makes
+ * system calls only, on a stack of its own, with every signal blocked. */
+static int keeper(void *arg)
+{
+	int *fds = arg, rd = fds[1], keep[2] = {fds[0], fds[1]};
+	char c;
+
+	hx_fd_keep_only(keep, 2);     /* sorts keep */
+	syscall(SYS_read, rd, &c, 1); /* no signal comes: EOF */
+	return 0;		      /* the last close, here */
+}
+
 /* Closing an inotify instance that had watches waits for an SRCU grace
  * period (fsnotify_destroy_group): 8 to 20 ms here, on every session's
- * end. A child forked for it holds a copy and closes it after ours, in
- * its own time: our close is not the last. Nobody waits for it. */
+ * end. A child holds a copy and closes it after ours, in its own time:
+ * our close is not the last. Nobody waits for it. The child is cloned
+ * into our memory, not forked: a fork copied every page table of
+ * harness-exec, and made each page the rest of the teardown writes
+ * fault once more. */
 static void close_elsewhere(int fd)
 {
-	int p[2], keep[2];
-	char c;
-	pid_t pid;
+	static char stack[16384] __attribute__((aligned(16)));
+	static int fds[2];
+	sigset_t all, old;
+	int p[2];
 
-	if (pipe2(p, O_CLOEXEC) || (pid = fork()) < 0) {
+	if (pipe2(p, O_CLOEXEC)) {
 		close(fd); /* then we wait */
 		return;
 	}
-	if (pid == 0) {
-		keep[0] = fd;
-		keep[1] = p[0];
-		hx_fd_keep_only(keep, 2);
-		while (read(p[0], &c, 1) < 0 && errno == EINTR)
-			;
-		_exit(0); /* the last close, here */
-	}
+	fds[0] = fd;
+	fds[1] = p[0];
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	clone(keeper, stack + sizeof(stack), CLONE_VM | SIGCHLD, fds);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	close(p[0]);
-	close(fd);
-	close(p[1]); /* after ours: the child closes its copy last */
+	close(fd);   /* without a keeper, we wait here */
+	close(p[1]); /* after ours: the keeper closes its copy last */
 }
 
 void hx_maskwatch_free(struct hx_maskwatch *w)
