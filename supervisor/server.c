@@ -13,6 +13,7 @@
 #include <sys/epoll.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/timerfd.h>
 #include <sys/un.h>
 #include <unistd.h>
@@ -32,6 +33,10 @@
 #include "supervisor/record.h"
 #include "supervisor/unixlisten.h"
 
+#ifndef SO_PEERPIDFD
+#define SO_PEERPIDFD 77 /* 6.5; newer than these headers */
+#endif
+
 #define MSGS_PER_WAKEUP 64
 #define MAX_PASSED_FDS	16
 
@@ -40,6 +45,7 @@ struct conn {
 	struct conn *prev, *next;
 	pid_t peer_pid; /* SO_PEERCRED at accept */
 	uid_t peer_uid;
+	int peer_pidfd; /* SO_PEERPIDFD (6.5), or -1 */
 	/* cached for the last pid seen on this connection */
 	pid_t info_pid, ppid;
 	char exe[PATH_MAX];
@@ -88,6 +94,8 @@ static void close_conn(struct hx_server *s, struct conn *c)
 	hx_ask_forget(s->pl->ask, c);
 	epoll_ctl(s->epfd, EPOLL_CTL_DEL, c->src.fd, NULL);
 	close(c->src.fd);
+	if (c->peer_pidfd >= 0)
+		close(c->peer_pidfd);
 	if (c->prev)
 		c->prev->next = c->next;
 	else
@@ -209,18 +217,41 @@ static bool same_argv(const char *cmd, size_t len, const char *const *v,
 	return off == len;
 }
 
+/* Whether the process that connected, pid, has been reaped: then its
+ * number is free, and what /proc shows under it may be another
+ * process's. The shim does not wait for its HELLO's reply (nor a
+ * REPORT's): a sender reaped before the loop reads it leaves its
+ * number to the next process made. Known by the connection's pidfd
+ * (6.5); before, or for another process (a child on a shared
+ * connection), not known. */
+static bool sender_reaped(const struct conn *c, pid_t pid)
+{
+	return c->peer_pidfd >= 0 && pid == c->peer_pid &&
+	       syscall(SYS_pidfd_send_signal, c->peer_pidfd, 0, NULL, 0) &&
+	       errno == ESRCH;
+}
+
+/* What refresh_info read, dropped: it may be another process's. */
+static void forget_info(struct conn *c)
+{
+	c->info_pid = 0; /* read again for the next message */
+	c->has_exe = false;
+	c->ppid = 0;
+	c->root_ours = false;
+}
+
 /* A HELLO is the process's claim: its record says what the kernel
  * shows (the image, /proc/<pid>/cmdline read now), and the claim too
  * where it differs (a program that speaks the protocol itself). A
  * process that exited before its HELLO was read (the shim does not wait
  * for the reply) shows the kernel nothing: a zombie has no image and an
- * empty cmdline. Its record then carries the claim, and names those
- * fields in "unverified". */
-static void hello_args(json_t *rec, json_t *args, pid_t pid, const char *exe,
-		       const struct hx_msg *m, const char *const *argv)
+ * empty cmdline; one reaped shows what has its number now, or nothing.
+ * Its record then carries the claim, and names those fields in
+ * "unverified". cmd: what /proc showed, taken over (NULL: nothing). */
+static void hello_args(json_t *rec, json_t *args, char *cmd, size_t len,
+		       const char *exe, const struct hx_msg *m,
+		       const char *const *argv)
 {
-	size_t len;
-	char *cmd = hx_proc_cmdline(pid, CMD_MAX, &len);
 	const char *path = exe ? exe : m->path.s;
 	json_t *unverified = json_array();
 
@@ -261,16 +292,28 @@ static int on_hello(struct hx_server *s, struct conn *c, pid_t pid,
 	const char *argv[HX_WIRE_MAX_ARGS];
 	json_t *rec, *args;
 	uint32_t id = m->hdr.id;
-	size_t i;
+	size_t i, len = 0;
+	char *cmd;
 
 	refresh_info(c, pid, true); /* a new image: exe changed */
+	cmd = hx_proc_cmdline(pid, CMD_MAX, &len);
+	/* Read before this check, what /proc showed is the sender's only
+	 * while it is not reaped; a HELLO of another process than the one
+	 * that connected is never the shim's, and is not pinned. */
+	if (sender_reaped(c, pid) ||
+	    (c->peer_pidfd >= 0 && pid != c->peer_pid)) {
+		free(cmd);
+		cmd = NULL;
+		forget_info(c);
+	}
 	fill_peer(c, pid, m, &peer);
 	rec = hx_record_new(s->pl, &peer, "process_start", NULL);
 	if (rec) {
 		for (i = 0; i < m->nargs; i++)
 			argv[i] = m->args[i].s;
 		args = json_object();
-		hello_args(rec, args, pid, peer.exe, m, argv);
+		hello_args(rec, args, cmd, len, peer.exe, m, argv);
+		cmd = NULL;
 		json_object_set_new(rec, "args", args);
 		json_object_set_new(rec, "category", json_string("process"));
 		json_object_set_new(rec, "risk", json_string("low"));
@@ -281,6 +324,7 @@ static int on_hello(struct hx_server *s, struct conn *c, pid_t pid,
 		json_object_set_new(rec, "rule", json_string("harness:hello"));
 		json_object_set_new(rec, "layer", json_string("shim"));
 	}
+	free(cmd);
 	if (!hx_record_append_event(s->pl, rec, NULL, NULL))
 		hx_correlate_hello(s->pl, peer.pid, peer.exe);
 	json_decref(rec);
@@ -404,7 +448,11 @@ static int on_request(struct hx_server *s, struct conn *c, pid_t pid,
 	struct hx_request rq;
 	struct hx_outcome out;
 
-	refresh_info(c, pid, false);
+	if (c->info_pid != pid) {
+		refresh_info(c, pid, false);
+		if (sender_reaped(c, pid))
+			forget_info(c);
+	}
 	fill_peer(c, pid, m, &peer);
 	request_from_msg(m, &rq, &s->rqs);
 	rq.report = !reply;
@@ -553,8 +601,10 @@ static void handle_conn(struct hx_server *s, struct hx_source *src,
 		close_conn(s, c);
 }
 
-/* Serves fd (taken over) as a connection of pid. Returns 0 or -errno. */
-static int add_conn(struct hx_server *s, int fd, pid_t pid, uid_t uid)
+/* Serves fd (taken over, with pidfd: pid's, or -1) as a connection of
+ * pid. Returns 0 or -errno. */
+static int add_conn(struct hx_server *s, int fd, pid_t pid, uid_t uid,
+		    int pidfd)
 {
 	struct epoll_event ev;
 	struct conn *c;
@@ -563,6 +613,8 @@ static int add_conn(struct hx_server *s, int fd, pid_t pid, uid_t uid)
 	if (s->nconns >= HX_SERVER_MAX_CONNS ||
 	    setsockopt(fd, SOL_SOCKET, SO_PASSCRED, &one, sizeof(one))) {
 		close(fd);
+		if (pidfd >= 0)
+			close(pidfd);
 		return -ECONNREFUSED;
 	}
 	c = calloc(1, sizeof(*c));
@@ -571,12 +623,15 @@ static int add_conn(struct hx_server *s, int fd, pid_t pid, uid_t uid)
 	if (!c || !c->rbuf) {
 		free(c);
 		close(fd);
+		if (pidfd >= 0)
+			close(pidfd);
 		return -ENOMEM;
 	}
 	c->src.fd = fd;
 	c->src.handle = handle_conn;
 	c->peer_pid = pid;
 	c->peer_uid = uid;
+	c->peer_pidfd = pidfd;
 	ev.events = EPOLLIN | EPOLLRDHUP;
 	ev.data.ptr = &c->src;
 	if (epoll_ctl(s->epfd, EPOLL_CTL_ADD, fd, &ev)) {
@@ -585,6 +640,8 @@ static int add_conn(struct hx_server *s, int fd, pid_t pid, uid_t uid)
 		free(c->rbuf);
 		free(c);
 		close(fd);
+		if (pidfd >= 0)
+			close(pidfd);
 		return e;
 	}
 	c->next = s->conns;
@@ -607,27 +664,34 @@ static void handle_listener(struct hx_server *s, struct hx_source *src,
 {
 	struct ucred cred;
 	socklen_t len;
-	int fd;
+	int fd, pidfd;
 
 	(void)events;
 	while ((fd = hx_server_accept(src->fd)) >= 0) {
 		len = sizeof(cred);
-		if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len))
+		if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len)) {
 			close(fd);
-		else
-			add_conn(s, fd, cred.pid, cred.uid);
+			continue;
+		}
+		len = sizeof(pidfd);
+		if (getsockopt(fd, SOL_SOCKET, SO_PEERPIDFD, &pidfd, &len))
+			pidfd = -1;
+		add_conn(s, fd, cred.pid, cred.uid, pidfd);
 	}
 }
 
-int hx_server_adopt(struct hx_server *s, int fd, pid_t pid, uid_t uid)
+int hx_server_adopt(struct hx_server *s, int fd, pid_t pid, uid_t uid,
+		    int pidfd)
 {
 	int fl = fcntl(fd, F_GETFL);
 
 	if (fl < 0 || fcntl(fd, F_SETFL, fl | O_NONBLOCK)) {
 		close(fd);
+		if (pidfd >= 0)
+			close(pidfd);
 		return -EBADF;
 	}
-	return add_conn(s, fd, pid, uid);
+	return add_conn(s, fd, pid, uid, pidfd);
 }
 
 int hx_server_accept(int lfd)

@@ -73,9 +73,10 @@ void hx_server_free(struct hx_server *s);
 /* Serves fd (a SOCK_SEQPACKET socket, taken over: closed on failure) as
  * a shim connection of pid and uid, as if accepted from the listener:
  * the user-notify layer hands in its end of a socketpair when it answers
- * a connect to the session socket itself (unotify_net.c). On the loop's
- * thread only. Returns 0 or -errno. */
-int hx_server_adopt(struct hx_server *s, int fd, pid_t pid, uid_t uid);
+ * a connect to the session socket itself (unotify_net.c). pidfd: pid's
+ * (taken over), or -1. On the loop's thread only. Returns 0 or -errno. */
+int hx_server_adopt(struct hx_server *s, int fd, pid_t pid, uid_t uid,
+		    int pidfd);
 
 /* accept4(lfd) non-blocking and close-on-exec, retrying EINTR and
  * ECONNABORTED. Returns the fd, or -1 (EAGAIN; EMFILE waits for the

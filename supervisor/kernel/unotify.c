@@ -451,6 +451,8 @@ void hx_unotify_stop(struct hx_unotify *u)
 	for (struct job *j = u->head, *next; j; j = next) {
 		next = j->next;
 		close(j->adopt_fd);
+		if (j->adopt_pidfd >= 0)
+			close(j->adopt_pidfd);
 		free(j);
 	}
 	if (u->efd >= 0) {

@@ -40,7 +40,8 @@ struct job {
 	struct hx_request rq;
 	struct hx_outcome out;
 	char decided[PATH_MAX];
-	int adopt_fd; /* serve it as peer's connection */
+	int adopt_fd;	 /* serve it as peer's connection */
+	int adopt_pidfd; /* peer's pidfd, or -1 (hx_server_adopt) */
 	struct job *next;
 };
 

@@ -215,8 +215,13 @@ static void connect_own(struct hx_unotify *u, const struct seccomp_notif *n,
 	if (j) {
 		j->peer = t->peer;
 		j->adopt_fd = sv[0];
+		/* Taken while the target waits in its connect: the fd
+		 * handed over below proves it was this process. */
+		j->adopt_pidfd = (int)syscall(SYS_pidfd_open, t->peer.pid, 0);
 	}
 	if (!j || !hx_un_adopt_later(u, j)) {
+		if (j && j->adopt_pidfd >= 0)
+			close(j->adopt_pidfd);
 		free(j);
 		close(sv[0]);
 		close(sv[1]);

@@ -80,7 +80,8 @@ void hx_un_on_jobs(struct hx_server *s, struct hx_source *src, uint32_t ev)
 
 		/* Refused: it closes our end, and the target's shim reads
 		 * EOF (unreachable: fail closed). */
-		hx_server_adopt(u->srv, j->adopt_fd, j->peer.pid, j->peer.uid);
+		hx_server_adopt(u->srv, j->adopt_fd, j->peer.pid, j->peer.uid,
+				j->adopt_pidfd);
 		free(j);
 		j = next;
 	}

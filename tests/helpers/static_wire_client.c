@@ -18,6 +18,12 @@
  *                                    the same HELLO from a second thread
  *                                    once the first has exited (a zombie
  *                                    leader, the process alive)
+ *   static_wire_client hello-on-signal READY PATH ARG...
+ *                                    connects, writes its pid to READY,
+ *                                    waits for SIGUSR1, then sends the
+ *                                    same HELLO and exits at once (its
+ *                                    number may be another's by the
+ *                                    time the supervisor reads it)
  *   static_wire_client hello-unmapped PATH ARG...
  *                                    the same HELLO from a process that
  *                                    unmapped its argv strings first
@@ -28,6 +34,7 @@
  *                                    IP:PORT; prints "connected" or
  *                                    "denied ERRNO" */
 #include <errno.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -232,6 +239,43 @@ static int hello(const char *path, char **args, int nargs, bool wait)
 	return got > 0 ? 0 : 1;
 }
 
+static void on_usr1(int sig)
+{
+	(void)sig;
+}
+
+/* hello-on-signal: nothing between the signal and the exit asks the
+ * supervisor (a send without an address is not notified), so it can
+ * run while the test holds the supervisor stopped. */
+static int hello_on_signal(const char *ready, const char *path, char **args,
+			   int nargs)
+{
+	uint8_t buf[8192];
+	struct hx_wbuf w;
+	sigset_t usr1, old;
+	int fd = dial(), sig;
+	FILE *f;
+
+	sigemptyset(&usr1);
+	sigaddset(&usr1, SIGUSR1);
+	sigprocmask(SIG_BLOCK, &usr1, &old);
+	signal(SIGUSR1, on_usr1);
+	if (!(f = fopen(ready, "w")) || fprintf(f, "%d\n", (int)getpid()) < 0 ||
+	    fclose(f))
+		return 2;
+	if (sigwait(&usr1, &sig))
+		return 2;
+	hx_wire_begin(&w, buf, sizeof(buf), HX_MSG_HELLO, 5);
+	hx_wire_put_u32(&w, HX_TAG_PID, (uint32_t)getpid());
+	hx_wire_put_u32(&w, HX_TAG_FLAGS, 0);
+	hx_wire_put_str(&w, HX_TAG_PATH, path);
+	for (int i = 0; i < nargs; i++)
+		hx_wire_put_str(&w, HX_TAG_ARG, args[i]);
+	if (send(fd, buf, hx_wire_finish(&w), 0) <= 0)
+		return 1;
+	_exit(0);
+}
+
 /* The HELLO of hello() on fd: the reply's size, or -1. */
 static ssize_t say_hello(int fd, const char *path, char **args, int nargs)
 {
@@ -346,6 +390,8 @@ int main(int argc, char **argv)
 		return forge(argv[2]);
 	if (argc >= 3 && !strcmp(argv[1], "hello"))
 		return hello(argv[2], argv + 3, argc - 3, true);
+	if (argc >= 4 && !strcmp(argv[1], "hello-on-signal"))
+		return hello_on_signal(argv[2], argv[3], argv + 4, argc - 4);
 	if (argc >= 3 && !strcmp(argv[1], "hello-exit"))
 		return hello(argv[2], argv + 3, argc - 3, false);
 	if (argc >= 3 && (!strcmp(argv[1], "hello-zombie") ||

@@ -474,6 +474,95 @@ def test_a_hello_from_a_process_gone_says_it_is_unverified(wd):
     print("# unverified fields seen: %r" % sorted(seen))
 
 
+def _supervisor_of(log):
+    """The harness-exec process (this test's child) writing log."""
+    for d in os.listdir("/proc"):
+        try:
+            with open("/proc/%s/cmdline" % d, "rb") as f:
+                argv = f.read().split(b"\0")
+            with open("/proc/%s/stat" % d) as f:
+                ppid = int(f.read().rsplit(")", 1)[1].split()[1])
+        except (OSError, ValueError, IndexError):
+            continue
+        if ppid == os.getpid() and log.encode() in argv:
+            return int(d)
+    return None
+
+
+def _take_pid(pid, tries=200):
+    """A process of ours (sleep) given the number pid, through
+    ns_last_pid; None when others keep taking it first."""
+    for _ in range(tries):
+        with open("/proc/sys/kernel/ns_last_pid", "w") as f:
+            f.write(str(pid - 1))
+        p = subprocess.Popen(["sleep", "30"])
+        if p.pid == pid:
+            return p
+        p.kill()
+        p.wait()
+    return None
+
+
+def test_a_hello_read_once_its_pid_is_another_process_shows_nothing_of_that_one(wd):
+    # The shim does not wait for its HELLO's reply: a process reaped
+    # before the supervisor reads its HELLO leaves its number free, and
+    # a process made meanwhile may take it. The record read the facts by
+    # that number: it named the newcomer (here "sleep 30", made by the
+    # test) as what started, unmarked. The test holds the supervisor
+    # stopped while the sender exits and the number is given to sleep
+    # (ns_last_pid: root); the exec gate is off, as it would reap the
+    # sender only through the stopped supervisor.
+    if os.geteuid() != 0:
+        raise Skip("ns_last_pid needs root")
+    import signal
+    import threading
+    import time
+    client = os.path.join(HELPERS, "static_wire_client")
+    ready = os.path.join(wd.path, "ready")
+    log = os.path.join(wd.state, "reuse.jsonl")
+    out = {}
+    t = threading.Thread(target=lambda: out.update(r=harness(
+        ["sh", "-c", '"$0" hello-on-signal "$1" /usr/bin/ls ls -la; sleep 1', client, ready],
+        wd, log=log, extra=["--no-exec-gate"])))
+    t.start()
+    try:
+        for _ in range(500):
+            if os.path.exists(ready) and open(ready).read().endswith("\n"):
+                break
+            time.sleep(0.01)
+        sender = int(open(ready).read())
+        hx = _supervisor_of(log)
+        check(hx, "no supervisor found")
+        os.kill(hx, signal.SIGSTOP)
+        try:
+            os.kill(sender, signal.SIGUSR1)
+            for _ in range(500):  # sent, exited and reaped by sh
+                if not os.path.exists("/proc/%d" % sender):
+                    break
+                time.sleep(0.01)
+            impostor = _take_pid(sender)
+        finally:
+            os.kill(hx, signal.SIGCONT)
+        t.join(60)
+    finally:
+        if t.is_alive():
+            t.join(60)
+    if impostor is None:
+        raise Skip("pid %d kept being taken by another process" % sender)
+    impostor.kill()
+    impostor.wait()
+    r = out["r"]
+    start = [x for x in r.records if x["event"] == "process_start" and x.get("pid") == sender]
+    check(len(start) == 1, "one process_start for the sender:\n" + r.dump())
+    args, unverified = start[0]["args"], start[0].get("unverified", [])
+    check("sleep" not in (args.get("path") or "") + (start[0].get("exe") or "") and
+          (args.get("argv") or [None])[0] != "sleep" and start[0].get("ppid") != os.getpid(),
+          "the newcomer named as what started: %r" % start[0])
+    check(args.get("path") == "/usr/bin/ls" and "args.path" in unverified and
+          args.get("argv") == ["ls", "-la"] and "args.argv" in unverified,
+          "the claim, marked: %r" % start[0])
+
+
 def test_a_hello_from_a_live_process_the_kernel_shows_nothing_of_is_marked(wd):
     # Alive, and still nothing to read: a process whose first thread
     # has exited (a zombie leader: no image, no cmdline, while a second
