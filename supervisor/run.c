@@ -542,7 +542,9 @@ static void limit_processes(struct run *r)
 		cg = !hx_reaper_pids_max(
 		    &r->reaper, r->sess.id,
 		    (unsigned long)lim->value[HX_LIMIT_PROCESSES]);
-	hx_limits_processes(lim, cg);
+	/* An ordinary user's agent gets a user namespace of its own in
+	 * enforce mode (masks.h), where its tasks are counted apart. */
+	hx_limits_processes(lim, cg, r->pl.mode == HX_MODE_ENFORCE);
 }
 
 /* The audit log, the name map and the pipeline over them, and the

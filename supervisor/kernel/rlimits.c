@@ -63,7 +63,7 @@ static rlim_t user_tasks(void)
 	return n;
 }
 
-void hx_limits_processes(struct hx_limits *l, bool cgroup)
+void hx_limits_processes(struct hx_limits *l, bool cgroup, bool own_ns)
 {
 	unsigned bit = 1u << HX_LIMIT_PROCESSES;
 
@@ -73,6 +73,12 @@ void hx_limits_processes(struct hx_limits *l, bool cgroup)
 	if (cgroup) {
 		l->processes = HX_PROCS_CGROUP;
 		l->set &= ~bit; /* pids.max holds it */
+	} else if (getuid() != 0 && own_ns) {
+		/* Not before the namespace: made then, it would take the
+		 * limit as its bound on the user's tasks outside. */
+		l->processes = HX_PROCS_RLIMIT;
+		l->nproc_in_ns = true;
+		l->set &= ~bit;
 	} else if (getuid() != 0) {
 		l->processes = HX_PROCS_RLIMIT;
 		/* Threads harness-exec starts later (user-notify workers,
@@ -105,6 +111,22 @@ int hx_limits_apply(const struct hx_limits *l, const char **what)
 	return 0;
 }
 
+int hx_limits_apply_in_ns(const struct hx_limits *l, bool in_ns)
+{
+	struct rlimit cur, want;
+	rlim_t n = l->count;
+
+	if (!l->nproc_in_ns)
+		return 0;
+	if (!in_ns)
+		n += user_tasks(); /* no namespace of its own after all */
+	if (getrlimit(RLIMIT_NPROC, &cur))
+		return -errno;
+	want.rlim_max = n < cur.rlim_max ? n : cur.rlim_max;
+	want.rlim_cur = want.rlim_max;
+	return setrlimit(RLIMIT_NPROC, &want) ? -errno : 0;
+}
+
 json_t *hx_limits_json(const struct hx_limits *l)
 {
 	static const char *const how[] = {
@@ -124,11 +146,20 @@ json_t *hx_limits_json(const struct hx_limits *l)
 				    json_integer((json_int_t)l->count));
 		json_object_set_new(o, "processes_by",
 				    json_string(how[l->processes]));
-		if (l->processes == HX_PROCS_RLIMIT)
+		if (l->processes == HX_PROCS_RLIMIT) {
 			json_object_set_new(
 			    o, "nproc_rlimit",
 			    json_integer(
-				(json_int_t)l->value[HX_LIMIT_PROCESSES]));
+				(json_int_t)(l->nproc_in_ns
+						 ? l->count
+						 : l->value
+						       [HX_LIMIT_PROCESSES])));
+			/* Whose tasks it counts: the session's alone in its
+			 * own user namespace, else every task of the user. */
+			json_object_set_new(
+			    o, "nproc_counts",
+			    json_string(l->nproc_in_ns ? "session" : "user"));
+		}
 	}
 	return o;
 }

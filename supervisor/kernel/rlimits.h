@@ -20,7 +20,8 @@ enum hx_procs_by {
 	HX_PROCS_NONE,	 /* nothing: root without a cgroup's pids.max */
 	HX_PROCS_CGROUP, /* the session cgroup's pids.max */
 	HX_PROCS_RLIMIT, /* RLIMIT_NPROC: per user, so set to the user's
-			  * tasks at start plus the limit */
+			  * tasks at start plus the limit, or in the
+			  * agent's own user namespace (nproc_in_ns) */
 };
 
 struct hx_limits {
@@ -28,6 +29,10 @@ struct hx_limits {
 	rlim_t value[HX_LIMIT_COUNT];
 	rlim_t count; /* the policy's process count, 0 when none */
 	enum hx_procs_by processes;
+	/* RLIMIT_NPROC is set to count once the agent's first process is
+	 * in a user namespace of its own (hx_limits_apply_in_ns), where
+	 * the kernel counts the namespace's tasks only: the session's. */
+	bool nproc_in_ns;
 };
 
 /* The policy's limits; in audit mode only the process count, which
@@ -36,14 +41,22 @@ void hx_limits_from_policy(const struct hx_policy *p, bool audit,
 			   struct hx_limits *out);
 
 /* Settles who holds the process count: the cgroup when cgroup is true
- * (its pids.max is set), else RLIMIT_NPROC for an ordinary user (the
- * user's tasks now plus the limit), else nothing (uid 0 is exempt from
- * RLIMIT_NPROC). */
-void hx_limits_processes(struct hx_limits *l, bool cgroup);
+ * (its pids.max is set), else RLIMIT_NPROC for an ordinary user, else
+ * nothing (uid 0 is exempt from RLIMIT_NPROC). RLIMIT_NPROC counts the
+ * user's tasks of one user namespace: with own_ns (the agent gets one
+ * of its own, enforce mode) it is the limit, set there; else the
+ * user's tasks now (a walk of /proc) plus the limit. */
+void hx_limits_processes(struct hx_limits *l, bool cgroup, bool own_ns);
 
 /* In the child (system calls only). Returns 0, or -errno with the
  * limit's name in *what. */
 int hx_limits_apply(const struct hx_limits *l, const char **what);
+
+/* In the child, once it tried to make its own user namespace (made:
+ * in_ns): RLIMIT_NPROC when nproc_in_ns, counting the session's tasks
+ * there, or, without that namespace, the user's tasks now plus the
+ * limit. Returns 0 or -errno. */
+int hx_limits_apply_in_ns(const struct hx_limits *l, bool in_ns);
 
 /* {"cpu": 60, ...}: a new reference. */
 struct json_t *hx_limits_json(const struct hx_limits *l);

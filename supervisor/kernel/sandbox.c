@@ -503,14 +503,13 @@ void hx_sandbox_enter(const struct hx_sandbox *sb)
 {
 	const char *what = "";
 	bool own_devpts = false, ipc_own;
-	int e, h;
+	int e, h, ns_e = -ENOSYS;
 
 	if (!sb || !sb->ready)
 		die_child("not prepared", EINVAL);
-	/* Before any user namespace: RLIMIT_NPROC counts the user's tasks
-	 * per namespace, and one made now takes the limit set here as its
-	 * bound on the user's tasks outside (the policy's count; within,
-	 * only its own tasks would count). */
+	/* Before any user namespace: one made now takes what is set here
+	 * as its bound on the user's tasks outside. RLIMIT_NPROC, counted
+	 * within, is set once it is made (hx_limits_apply_in_ns). */
 	if ((e = hx_limits_apply(&sb->limits, &what)))
 		die_child(what, -e);
 	/* The agent's own /dev/pts (terminals.h), in enforce mode, and the
@@ -519,13 +518,16 @@ void hx_sandbox_enter(const struct hx_sandbox *sb)
 	 * mounts. Without a namespace (no user namespaces here) the agent
 	 * runs with the host's /dev/pts, said on stderr. */
 	if (sb->mode == HX_MODE_ENFORCE) {
-		if ((e = hx_masks_private_ns()) || (e = hx_terminals_isolate()))
+		if ((e = ns_e = hx_masks_private_ns()) ||
+		    (e = hx_terminals_isolate()))
 			warn_child("other terminals stay reachable: cannot "
 				   "mount a devpts of the agent's own",
 				   -e, sb->quiet);
 		else
 			own_devpts = true;
 	}
+	if ((e = hx_limits_apply_in_ns(&sb->limits, ns_e == 0)))
+		die_child("processes", -e);
 	if ((e = hx_masks_apply(sb->masks, hx_maskfs_child_fd(sb->maskfs))))
 		die_child("masks", -e);
 	/* Before the capabilities go (an ordinary user has them in the

@@ -361,6 +361,47 @@ def test_fork_storm_ends_at_the_process_limit(wd):
         check(verify(r.log)[0] == 0 and r.records[-1]["event"] == "session_end", "log")
 
 
+def test_the_process_count_is_the_sessions_own(wd):
+    # RLIMIT_NPROC counts every task of the user. Set to the user's
+    # tasks at the start plus the limit, it gave the agent the places of
+    # the user's other tasks that ended meanwhile: 30 of them killed
+    # after the start let a fork storm make 57 processes under a limit
+    # of 40. In the agent's own user namespace (enforce mode) only the
+    # session's tasks are counted.
+    if os.getuid() == 0:
+        raise Skip("root: the cgroup's pids.max holds it, or nothing")
+    import threading
+    import time
+    others = [subprocess.Popen(["sleep", "60"]) for _ in range(30)]
+    ready, go = os.path.join(wd.path, "ready"), os.path.join(wd.path, "go")
+    script = ("import os, time\nopen(%r, 'w').close()\n"
+              "while not os.path.exists(%r): time.sleep(0.01)\n" % (ready, go)) + FORK
+    out = {}
+    t = threading.Thread(target=lambda: out.update(r=harness(
+        [PYTHON, "-c", script], wd, policy="procs.yaml", timeout=60)))
+    t.start()
+    try:
+        for _ in range(1000):
+            if os.path.exists(ready):
+                break
+            time.sleep(0.01)
+    finally:
+        for p in others:
+            p.kill()
+            p.wait()
+        open(go, "w").close()
+        t.join(90)
+    r = out["r"]
+    r.expect_status(0)
+    words = r.stdout.split()
+    check(words[:1] == ["stopped"] and int(words[1]) < 40,
+          "%s under a limit of 40" % r.stdout.strip())
+    lim = r.one(event="session_start")["kernel"]["limits"]
+    if lim.get("processes_by") == "rlimit":
+        check(lim.get("nproc_counts") == "session" and lim.get("nproc_rlimit") == 40,
+              "counted: %r" % lim)
+
+
 def test_fork_bomb_session_ends_cleanly(wd):
     bomb = "b() { b & b & }; b 2>/dev/null & sleep 2; echo survived"
     for mode in MODES:

@@ -24,7 +24,7 @@ def policy_limits(start):
     """session_start's limits without the process count, which every
     session has (test_audit_attacks.py checks it)."""
     lim = dict(start["kernel"]["limits"])
-    for k in ("processes", "processes_by", "nproc_rlimit"):
+    for k in ("processes", "processes_by", "nproc_rlimit", "nproc_counts"):
         lim.pop(k, None)
     return lim
 
