@@ -4,6 +4,7 @@ effect and its record."""
 
 import os
 import shutil
+import subprocess
 
 from lib import PYTHON, check, harness
 from test_default_policy import fake_home
@@ -61,3 +62,94 @@ def test_a_directory_moved_in_brings_nothing_the_policy_would_not_write(wd):
           "the user's ~/go/bin/tool moved away and removed")
     rec = r.one(op="rename", args_path=os.path.join(home, "go"))
     check(rec["verdict"] == "deny" and rec["layer"] == "kernel", "record %r" % rec)
+
+
+def _python_with_jedi():
+    """A python of this machine that has jedi (IPython's completion, the
+    editors' Python language servers), or None."""
+    for py in (shutil.which("python3"), "/root/.pyenv/versions/3.11.7/bin/python3", PYTHON):
+        if py and os.access(py, os.X_OK) and subprocess.run(
+                [py, "-c", "import jedi"], capture_output=True).returncode == 0:
+            return py
+    return None
+
+
+def _refusal(r, path):
+    """The refusal of the write of path, or of the mkdir nearest it."""
+    best = None
+    for rec in r.records:
+        p = rec.get("args", {}).get("path")
+        if rec.get("verdict") in ("deny", "ask") and p and (path == p or path.startswith(p + "/")) \
+                and (not best or len(p) > len(best["args"]["path"])):
+            best = rec
+    check(best, "no refusal for %s: %s" % (path, r.dump()))
+    return best
+
+
+JEDI_COMPLETE = "import jedi; print(len(jedi.Script('import json\\njson.').complete(2, 5)))"
+
+
+def test_caches_the_users_tools_load_as_code_are_not_written(wd):
+    """~/.cache is the agent's to write, but for caches whose content
+    other programs run later (cache-code). Not listed were caches of
+    pickles, which run what they name when loaded: jedi's parse cache
+    (~/.cache/jedi), loaded on every completion in IPython and in the
+    editors' Python language servers; a pickle the agent wrote over it
+    ran a command in the user's next completion, outside the harness
+    (shown when a python with jedi is here). Nor the Nushell init
+    scripts of starship's and carapace's setups, fish's generated
+    completions, dein.vim's plugins and state, node-gyp's common.gypi,
+    Zig's packages. Each is refused (pickles and bytecode: deny, the
+    tools go on without a cache; scripts: ask), from python and from a
+    static busybox, and recorded."""
+    home = fake_home(wd)
+    mark = os.path.join(wd.state, "pickle-ran")
+    jpy = _python_with_jedi()
+    env = dict(os.environ, HOME=home)
+    env.pop("LD_PRELOAD", None)
+    pickles = []
+    if jpy:  # the user's IPython completes once, before the session
+        subprocess.run([jpy, "-c", JEDI_COMPLETE], env=env, check=True, capture_output=True)
+        for top, _dirs, files in os.walk(os.path.join(home, ".cache", "jedi")):
+            pickles += [os.path.join(top, f) for f in files if f.endswith(".pkl")]
+        check(pickles, "jedi made no parse cache")
+    plant = ("import os, pickle, sys\n"
+             "class E:\n"
+             "    def __reduce__(self):\n"
+             "        return (os.system, ('touch %s',))\n"
+             "bad = pickle.dumps(E())\n"
+             "for f in sys.argv[1:]:\n"
+             "    try:\n"
+             "        os.makedirs(os.path.dirname(f), exist_ok=True)\n"
+             "        open(f, 'wb').write(bad); print('wrote', f)\n"
+             "    except OSError as e:\n"
+             "        print('refused', f, e.errno)\n") % mark
+    cache = os.path.join(home, ".cache")
+    new = [os.path.join(cache, p) for p in ("jedi/CPython-311-33/x-y.pkl", "black/24.1.0/c.pickle",
+                                            "pylint/app1.stats", "tool/state.pkl")]
+    r = harness([PYTHON, "-c", plant] + pickles + new, wd, policy=None, env={"HOME": home})
+    check("wrote" not in r.stdout, "a pickle written in ~/.cache: %r %r" % (r.stdout, r.stderr))
+    for f in pickles + new:
+        rec = _refusal(r, f)
+        check(rec["rule"] == "cache-objects", "record %r" % rec)
+    if jpy:
+        subprocess.run([jpy, "-c", JEDI_COMPLETE], env=env, capture_output=True)
+        check(not os.path.exists(mark), "the user's next completion ran the agent's pickle")
+
+    scripts = ["starship/init.nu", "carapace/init.nu", "fish/generated_completions/ls.fish",
+               "dein/state_nvim.vim", "node-gyp/20.11.0/include/node/common.gypi",
+               "zig/p/1220ab/build.zig"]
+    os.makedirs(cache, exist_ok=True)
+    script = "cd ~/.cache && " + " ".join("mkdir -p %s; echo x > %s;" % (os.path.dirname(s), s)
+                                          for s in scripts)
+    r = harness([BUSYBOX, "sh", "-c", script + " echo done"], wd, policy=None, env={"HOME": home})
+    check("done" in r.stdout, r.stderr)
+    for s in scripts:
+        f = os.path.join(cache, s)
+        check(not os.path.exists(f), "~/.cache/%s written" % s)
+        rec = _refusal(r, f)
+        check(rec["rule"] == "cache-scripts" and rec["layer"] == "kernel", "record %r" % rec)
+    # The rest of ~/.cache stays the agent's.
+    r = harness([BUSYBOX, "sh", "-c", "mkdir -p ~/.cache/pip/http && echo y > ~/.cache/pip/http/a"],
+                wd, policy=None, env={"HOME": home})
+    check(os.path.exists(os.path.join(cache, "pip", "http", "a")), r.stderr)
