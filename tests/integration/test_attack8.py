@@ -153,3 +153,46 @@ def test_caches_the_users_tools_load_as_code_are_not_written(wd):
     r = harness([BUSYBOX, "sh", "-c", "mkdir -p ~/.cache/pip/http && echo y > ~/.cache/pip/http/a"],
                 wd, policy=None, env={"HOME": home})
     check(os.path.exists(os.path.join(cache, "pip", "http", "a")), r.stderr)
+
+
+def test_project_files_the_users_shell_and_editors_run_are_asked(wd):
+    """Project files that run code later, outside the harness, with no
+    look from the user, beside those project-autorun listed: direnv's
+    layout directory (nix-direnv evals .direnv/flake-profile-*.rc in the
+    user's shell at every cd into the project while it is newer than
+    the files it watches; `layout python` puts .direnv/python-X/bin
+    first on that shell's PATH, so a `git` there runs for the user's
+    git), a VS Code workspace file (its tasks and settings are
+    .vscode's), Helix's languages.toml (the language servers it starts
+    on opening a file). Each is asked, refused with nobody to answer,
+    written by python, a static busybox, or moved in as a directory."""
+    home = fake_home(wd)
+    os.makedirs(os.path.join(wd.path, ".direnv"))
+    rc = wd.file(".direnv/flake-profile-a1b2.rc", "export PATH=/nix/store/x/bin:$PATH\n")
+    files = [".direnv/flake-profile-a1b2.rc", ".direnv/python-3.11/bin/git", "app.code-workspace",
+             ".helix/languages.toml", "web/.direnv/python-3.12/bin/ls"]
+    code = ("import os, sys\n"
+            "for f in sys.argv[1:]:\n"
+            "    try:\n"
+            "        os.makedirs(os.path.dirname(f) or '.', exist_ok=True)\n"
+            "        open(f, 'a').write('touch /tmp/pwned\\n'); print('wrote', f)\n"
+            "    except OSError as e:\n"
+            "        print('refused', f, e.errno)\n")
+    r = harness([PYTHON, "-c", code] + files, wd, policy=None, env={"HOME": home})
+    check("wrote" not in r.stdout, "written: %r %r" % (r.stdout, r.stderr))
+    for f in files:
+        rec = _refusal(r, os.path.join(wd.path, f))
+        check(rec["rule"] == "project-autorun", "record %r" % rec)
+    check(open(rc).read() == "export PATH=/nix/store/x/bin:$PATH\n", "the cached rc changed")
+    script = ("echo 'touch /tmp/pwned' >> .direnv/flake-profile-a1b2.rc; echo '{}' > b.code-workspace; "
+              "mkdir -p d/python-3.11/bin sub && echo x > d/python-3.11/bin/git && "
+              "mv d sub/.direnv; echo done")
+    r = harness([BUSYBOX, "sh", "-c", script], wd, policy=None, env={"HOME": home})
+    check("done" in r.stdout, r.stderr)
+    check(open(rc).read() == "export PATH=/nix/store/x/bin:$PATH\n", "busybox: the cached rc changed")
+    check(not os.path.exists(os.path.join(wd.path, "b.code-workspace")), "busybox: workspace file")
+    check(not os.path.exists(os.path.join(wd.path, "sub", ".direnv")) and
+          os.path.exists(os.path.join(wd.path, "d", "python-3.11", "bin", "git")),
+          "a directory moved in as .direnv")
+    rec = r.one(op="rename", args_path2=os.path.join(wd.path, "sub", ".direnv"))
+    check(rec["rule"] == "project-autorun" and rec["layer"] == "kernel", "record %r" % rec)
