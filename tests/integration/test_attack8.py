@@ -196,3 +196,62 @@ def test_project_files_the_users_shell_and_editors_run_are_asked(wd):
           "a directory moved in as .direnv")
     rec = r.one(op="rename", args_path2=os.path.join(wd.path, "sub", ".direnv"))
     check(rec["rule"] == "project-autorun" and rec["layer"] == "kernel", "record %r" % rec)
+
+
+GIT_ENV = {"GIT_AUTHOR_NAME": "a", "GIT_AUTHOR_EMAIL": "a@x", "GIT_COMMITTER_NAME": "a",
+           "GIT_COMMITTER_EMAIL": "a@x"}
+
+
+def test_no_symbolic_link_is_left_in_a_git_directory(wd):
+    """Git writes its files in a .git in place, following a symbolic
+    link (COMMIT_EDITMSG, ORIG_HEAD, FETCH_HEAD, MERGE_MSG): a link the
+    agent left at .git/COMMIT_EDITMSG to a file it may not write had the
+    user's next `git commit`, outside the harness, write that file (here
+    ~/victim: ~/.ssh/authorized_keys or ~/.bashrc alike). Such a link is
+    refused beneath any .git, made by ln, moved in by a rename (python),
+    or hard-linked in (busybox, a static program: the kernel layer);
+    git's own work in the repository goes on."""
+    home = fake_home(wd)
+    victim = os.path.join(home, "victim")
+    open(victim, "w").write("the user's\n")
+    genv = dict(os.environ, HOME=home, **GIT_ENV)
+    genv.pop("LD_PRELOAD", None)
+    subprocess.run(["git", "init", "-q", wd.path], check=True, env=genv)
+    wd.file("a.txt", "a\n")
+    subprocess.run(["git", "-C", wd.path, "add", "a.txt"], check=True, env=genv)
+    subprocess.run(["git", "-C", wd.path, "commit", "-qm", "0"], check=True, env=genv)
+    git = os.path.join(wd.path, ".git")
+    code = ("import os\n"
+            "os.symlink(os.path.expanduser('~/victim'), 'l2')\n"
+            "for dst in ('.git/ORIG_HEAD', '.git/MERGE_MSG'):\n"
+            "    try:\n"
+            "        os.rename('l2', dst); print('moved', dst)\n"
+            "    except OSError as e:\n"
+            "        print('refused', dst, e.errno)\n")
+    script = ("ln -sf ~/victim .git/COMMIT_EDITMSG; ln -s ~/victim .git/FETCH_HEAD; "
+              "%s -c \"%s\"; echo b >> a.txt && git commit -qam 1 && echo commit-ok") % (
+                  PYTHON, code.replace('"', '\\"'))
+    r = harness(["sh", "-c", script], wd, policy=None, env=dict(GIT_ENV, HOME=home))
+    check("moved" not in r.stdout, r.stdout)
+    for name in ("COMMIT_EDITMSG", "FETCH_HEAD", "ORIG_HEAD", "MERGE_MSG"):
+        check(not os.path.islink(os.path.join(git, name)), ".git/%s is a link" % name)
+    check("commit-ok" in r.stdout, "git's own commit refused: %r %r" % (r.stdout, r.stderr))
+    rec = r.one(op="symlink", args_path=os.path.join(git, "FETCH_HEAD"))
+    check(rec["verdict"] == "deny" and rec["rule"] == "harness:git-config", "record %r" % rec)
+    rec = r.one(op="rename", args_path2=os.path.join(git, "ORIG_HEAD"))
+    check(rec["verdict"] == "deny" and rec["rule"] == "harness:git-config", "record %r" % rec)
+
+    # A static program: a symlink, and a hard link to a link.
+    r = harness([BUSYBOX, "sh", "-c", "ln -s ~/victim l3; ln l3 .git/COMMIT_EDITMSG; "
+                 "ln -s ~/victim .git/COMMIT_EDITMSG; echo done"], wd, policy=None,
+                env={"HOME": home})
+    check("done" in r.stdout, r.stderr)
+    check(not os.path.islink(os.path.join(git, "COMMIT_EDITMSG")), "busybox: a link in .git")
+    rec = r.one(op="link", args_path=os.path.join(git, "COMMIT_EDITMSG"))
+    check(rec["verdict"] == "deny" and rec["layer"] == "kernel", "record %r" % rec)
+
+    # The user's next commit, outside: the victim stays as it was.
+    open(os.path.join(wd.path, "a.txt"), "a").write("c\n")
+    subprocess.run(["git", "-C", wd.path, "commit", "-qam", "user message"], env=genv,
+                   capture_output=True)
+    check(open(victim).read() == "the user's\n", "the user's git commit wrote ~/victim")
