@@ -99,9 +99,11 @@ def test_caches_the_users_tools_load_as_code_are_not_written(wd):
     (shown when a python with jedi is here). Nor the Nushell init
     scripts of starship's and carapace's setups, fish's generated
     completions, dein.vim's plugins and state, node-gyp's common.gypi,
-    Zig's packages. Each is refused (pickles and bytecode: deny, the
+    JetBrains Gateway's IDE backends. Each is refused (pickles and bytecode: deny, the
     tools go on without a cache; scripts: ask), from python and from a
-    static busybox, and recorded."""
+    static busybox, and recorded. Zig's packages and coursier's jars,
+    built from unchecked once fetched, are kept as they were, as cargo's
+    sources are (keep_existing)."""
     home = fake_home(wd)
     mark = os.path.join(wd.state, "pickle-ran")
     jpy = _python_with_jedi()
@@ -138,7 +140,7 @@ def test_caches_the_users_tools_load_as_code_are_not_written(wd):
 
     scripts = ["starship/init.nu", "carapace/init.nu", "fish/generated_completions/ls.fish",
                "dein/state_nvim.vim", "node-gyp/20.11.0/include/node/common.gypi",
-               "zig/p/1220ab/build.zig"]
+               "JetBrains/RemoteDev/dist/a1/bin/remote-dev-server.sh"]
     os.makedirs(cache, exist_ok=True)
     script = "cd ~/.cache && " + " ".join("mkdir -p %s; echo x > %s;" % (os.path.dirname(s), s)
                                           for s in scripts)
@@ -149,6 +151,20 @@ def test_caches_the_users_tools_load_as_code_are_not_written(wd):
         check(not os.path.exists(f), "~/.cache/%s written" % s)
         rec = _refusal(r, f)
         check(rec["rule"] == "cache-scripts" and rec["layer"] == "kernel", "record %r" % rec)
+    # Zig's packages and coursier's jars, checked when fetched and used
+    # unchecked later: what predates the session is kept, new ones come.
+    kept = ["zig/p/1220ab/build.zig", "coursier/v1/https/repo/x/x-1.0.jar"]
+    for k in kept:
+        os.makedirs(os.path.dirname(os.path.join(cache, k)), exist_ok=True)
+        open(os.path.join(cache, k), "w").write("fetched\n")
+    script = " ".join("echo evil >> ~/.cache/%s;" % k for k in kept)
+    script += " mkdir -p ~/.cache/zig/p/1220cd && echo new > ~/.cache/zig/p/1220cd/build.zig && echo added"
+    r = harness([BUSYBOX, "sh", "-c", script], wd, policy=None, env={"HOME": home})
+    check("added" in r.stdout, "a new package refused: %r" % r.stderr)
+    for k in kept:
+        f = os.path.join(cache, k)
+        check(open(f).read() == "fetched\n", "~/.cache/%s rewritten" % k)
+        check(_refusal(r, f)["rule"] == "harness:keep-existing", r.dump())
     # The rest of ~/.cache stays the agent's.
     r = harness([BUSYBOX, "sh", "-c", "mkdir -p ~/.cache/pip/http && echo y > ~/.cache/pip/http/a"],
                 wd, policy=None, env={"HOME": home})
