@@ -99,7 +99,8 @@ def test_caches_the_users_tools_load_as_code_are_not_written(wd):
     (shown when a python with jedi is here). Nor the Nushell init
     scripts of starship's and carapace's setups, fish's generated
     completions, dein.vim's plugins and state, node-gyp's common.gypi,
-    JetBrains Gateway's IDE backends. Each is refused (pickles and bytecode: deny, the
+    JetBrains Gateway's IDE backends, Xfce's saved sessions (commands
+    started again at login). Each is refused (pickles and bytecode: deny, the
     tools go on without a cache; scripts: ask), from python and from a
     static busybox, and recorded. Zig's packages and coursier's jars,
     built from unchecked once fetched, are kept as they were, as cargo's
@@ -140,7 +141,8 @@ def test_caches_the_users_tools_load_as_code_are_not_written(wd):
 
     scripts = ["starship/init.nu", "carapace/init.nu", "fish/generated_completions/ls.fish",
                "dein/state_nvim.vim", "node-gyp/20.11.0/include/node/common.gypi",
-               "JetBrains/RemoteDev/dist/a1/bin/remote-dev-server.sh"]
+               "JetBrains/RemoteDev/dist/a1/bin/remote-dev-server.sh",
+               "sessions/xfce4-session-host:0"]
     os.makedirs(cache, exist_ok=True)
     script = "cd ~/.cache && " + " ".join("mkdir -p %s; echo x > %s;" % (os.path.dirname(s), s)
                                           for s in scripts)
@@ -271,3 +273,35 @@ def test_no_symbolic_link_is_left_in_a_git_directory(wd):
     subprocess.run(["git", "-C", wd.path, "commit", "-qam", "user message"], env=genv,
                    capture_output=True)
     check(open(victim).read() == "the user's\n", "the user's git commit wrote ~/victim")
+
+
+def test_browser_caches_are_the_browsers(wd):
+    """The default denied the browsers' profiles (~/.mozilla,
+    ~/.config/google-chrome...) but not their halves in ~/.cache, a write
+    root: Firefox's cache2 (the pages the user saw, a webmail's too) and
+    startupCache (precompiled scripts of the browser's own chrome),
+    Chrome's Cache and Code Cache, Evolution's copies of the user's
+    mail. The agent read them (cat, python, a static busybox) and could
+    write a cached script that the browser would run in a site's origin.
+    Each is denied, reading and writing, as the profiles are."""
+    home = fake_home(wd)
+    files = {".cache/mozilla/firefox/p.default-release/cache2/entries/0A1B": "WEBMAIL-PAGE\n",
+             ".cache/google-chrome/Default/Cache/Cache_Data/f_000001": "BANK-PAGE\n",
+             ".cache/evolution/mail/1a2b/folders/INBOX/cur/00/1": "MAIL-BODY\n"}
+    for rel, text in files.items():
+        p = os.path.join(home, rel)
+        os.makedirs(os.path.dirname(p), exist_ok=True)
+        open(p, "w").write(text)
+    paths = [os.path.join(home, rel) for rel in files]
+    new = os.path.join(home, ".cache/mozilla/firefox/p.default-release/cache2/entries/EVIL")
+    for prog in (["sh", "-c", "cat \"$@\"; echo x > %s; echo done" % new, "sh"] + paths,
+                 [BUSYBOX, "sh", "-c", "cat \"$@\"; echo x > %s; echo done" % new, "sh"] + paths,
+                 [PYTHON, "-c", "import sys\nfor p in sys.argv[1:]:\n    try: print(open(p).read())\n"
+                  "    except OSError as e: print(e.errno)\nprint('done')"] + paths):
+        r = harness(prog, wd, policy=None, env={"HOME": home})
+        check("done" in r.stdout, "%s: %r" % (prog[0], r.stderr))
+        for text in files.values():
+            check(text.strip() not in r.stdout, "%s read %s" % (prog[0], text.strip()))
+        check(not os.path.exists(new), "%s wrote a cache entry" % prog[0])
+    rec = r.one(args_path=paths[0], verdict="deny")
+    check(rec["rule"] == "browser-profiles", "record %r" % rec)
