@@ -121,6 +121,35 @@ bool hx_glob_match_beneath(const char *pattern, const char *dir)
 	return match_at(pattern, buf, true);
 }
 
+bool hx_glob_covers_beneath(const char *pattern, const char *dir)
+{
+	char pre[4098], at[4098];
+	size_t plen = strlen(pattern), n = strlen(dir);
+
+	if (!strcmp(pattern, "**"))
+		return true;
+	if (plen < 3 || strcmp(pattern + plen - 3, "/**") ||
+	    plen - 3 >= sizeof(pre) || n >= sizeof(at))
+		return false;
+	if (plen == 3)
+		return true; /* "/" "**": everything */
+	memcpy(pre, pattern, plen - 3);
+	pre[plen - 3] = '\0';
+	memcpy(at, dir, n + 1);
+	/* dir, then each directory above it: PREFIX matching one takes
+	 * everything beneath it. */
+	for (;;) {
+		char *slash;
+
+		if (match_at(pre, at, false))
+			return true;
+		slash = strrchr(at, '/');
+		if (!slash || slash == at)
+			return false;
+		*slash = '\0';
+	}
+}
+
 /* Whether the first n bytes of s hold a "**". */
 static bool has_globstar(const char *s, size_t n)
 {

@@ -20,6 +20,11 @@ bool hx_glob_match(const char *pattern, const char *path);
  * path too long to tell gives true. */
 bool hx_glob_match_beneath(const char *pattern, const char *dir);
 
+/* True when pattern matches every path strictly beneath directory dir:
+ * a pattern PREFIX/"**" whose PREFIX matches dir or a directory above
+ * it. False when unsure (a path too long). */
+bool hx_glob_covers_beneath(const char *pattern, const char *dir);
+
 /* True when renaming directory from to to cannot change which paths
  * beneath them match pattern: a pattern PREFIX/"**" matching both, or
  * PREFIX/"**"/SUFFIX (SUFFIX with no "**" but a last one) with from and

@@ -145,6 +145,36 @@ static void check_moved(const struct hx_policy *p, const char *from,
 	}
 }
 
+/* A move takes away every path beneath dir, or puts one there, as a
+ * write of it would: where no write rule allows all of them, a
+ * directory moved to a place the policy allows by its own name only
+ * (~/go, which the toolchains profile lets a first run make) would put
+ * beneath it what the policy refuses to write (~/go/bin/gopls), and
+ * one moved away would take the user's files from beneath it. The deny
+ * and ask patterns beneath are check_moved's; this is the default's
+ * verdict, unless an allow rule takes the whole of dir's subtree. */
+static void check_subtree(const struct hx_policy *p, const char *dir,
+			  struct hx_decision *out)
+{
+	out->verdict = HX_VERDICT_ALLOW;
+	out->pattern = NULL;
+	if (p->defaults[HX_CAT_FILE_WRITE] == HX_VERDICT_ALLOW)
+		return;
+	for (size_t i = 0; i < p->nrules[HX_SEC_FILES]; i++) {
+		const struct hx_rule *r = &p->rules[HX_SEC_FILES][i];
+
+		if (r->verdict != HX_VERDICT_ALLOW ||
+		    !(r->access & HX_ACCESS_WRITE))
+			continue;
+		for (size_t k = 0; k < r->npats; k++)
+			if (hx_glob_covers_beneath(r->pats[k].text, dir))
+				return;
+	}
+	out->verdict = p->defaults[HX_CAT_FILE_WRITE];
+	out->rule = hx_default_rule_name(HX_CAT_FILE_WRITE);
+	out->origin = NULL;
+}
+
 static void stronger(struct hx_decision *a, const struct hx_decision *b);
 
 /* A symlink puts what is beneath its target beneath its own name, as a
@@ -165,6 +195,9 @@ static void check_link(const struct hx_policy *p, const struct hx_event *ev,
 		if (w.verdict != HX_VERDICT_ALLOW)
 			continue;
 		check_moved(p, targets[i], ev->path, &moved);
+		if (moved.verdict != HX_VERDICT_ALLOW)
+			stronger(out, &moved);
+		check_subtree(p, ev->path, &moved);
 		if (moved.verdict != HX_VERDICT_ALLOW)
 			stronger(out, &moved);
 	}
@@ -493,6 +526,11 @@ void hx_policy_decide(const struct hx_policy *p, const struct hx_event *ev,
 		check_moved(p, ev->path, ev->path2, &other);
 		if (other.verdict != HX_VERDICT_ALLOW)
 			stronger(out, &other);
+		for (int i = 0; i < 2; i++) {
+			check_subtree(p, i ? ev->path2 : ev->path, &other);
+			if (other.verdict != HX_VERDICT_ALLOW)
+				stronger(out, &other);
+		}
 		return;
 	case HX_OP_CONNECT:
 	case HX_OP_SEND:

@@ -6,6 +6,7 @@
 
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "common/wire.h"
 #include "supervisor/existing.h"
@@ -64,6 +65,41 @@ static bool git_code(const struct hx_pipeline *pl, const char *path)
 	       hx_gitconf_place(path, in_roots(pl, path)) != HX_GITCONF_NONE;
 }
 
+/* Whether the path v names (not following its last component) is a
+ * symbolic link now. */
+static bool names_link(const struct vpath *v)
+{
+	struct stat st;
+
+	return v->ok && !lstat(v->norm, &st) && S_ISLNK(st.st_mode);
+}
+
+/* Whether the call leaves a symbolic link beneath a ".git": git writes
+ * its files there in place, following a link (COMMIT_EDITMSG,
+ * ORIG_HEAD, FETCH_HEAD, MERGE_MSG...), so the user's next git command
+ * would write the file it names, which the agent may not (its
+ * ~/.ssh/authorized_keys, ~/.bashrc). Git makes no link there. The
+ * kernel layer looks again after the call (hx_un_mut). */
+static bool leaves_link_in_git(const struct flow *f, const char *p1,
+			       const char *p2)
+{
+	const struct hx_request *rq = f->rq;
+	bool xchg = rq->has_flags && (rq->flags & RENAME_EXCHANGE);
+
+	switch (rq->op) {
+	case HX_OP_SYMLINK:
+		return hx_gitconf_in_git(p1);
+	case HX_OP_LINK: /* a hard link to a link: the existing is p2 */
+		return hx_gitconf_in_git(p1) && names_link(&f->p2);
+	case HX_OP_RENAME:
+		return p2 &&
+		       ((hx_gitconf_in_git(p2) && names_link(&f->p1)) ||
+			(xchg && hx_gitconf_in_git(p1) && names_link(&f->p2)));
+	default:
+		return false;
+	}
+}
+
 /* Judge: a repository the agent makes (git init sub, a gitlink to it in
  * the project's index) runs its configuration and hooks on the user's
  * next git status in the project (gitconf.h): its config is written by
@@ -105,7 +141,7 @@ void hx_pl_judge_nested_git(struct flow *f)
 		default:
 			break;
 		}
-	if (hit) {
+	if (hit || leaves_link_in_git(f, p1, p2)) {
 		f->d.verdict = HX_VERDICT_DENY;
 		f->d.rule = "harness:git-config";
 		f->d.pattern = NULL;

@@ -908,6 +908,22 @@ static void mut_apply(struct hx_unotify *u, const struct seccomp_notif *n,
 		hx_un_revoke(u, j, "harness:changed",
 			     "a directory took its place after the decision");
 	}
+	/* A symbolic link left beneath a .git (pipeline_git.c), swapped
+	 * in after the decision: taken back. */
+	if (!e && two &&
+	    (c->k == MUT_LINK
+		 ? hx_gitconf_link_at(pfd, name, j->decided)
+		 : hx_gitconf_link_at(pfd2, name2, res2) ||
+		       (xchg && hx_gitconf_link_at(pfd, name, j->decided)))) {
+		if (c->k == MUT_LINK)
+			unlinkat(pfd, name, 0);
+		else
+			syscall(SYS_renameat2, pfd2, name2, pfd, name,
+				xchg ? RENAME_EXCHANGE : RENAME_NOREPLACE);
+		e = -EACCES;
+		hx_un_revoke(u, j, "harness:git-config",
+			     "a link took its place after the decision");
+	}
 out:
 	close(pfd);
 	if (pfd2 >= 0)

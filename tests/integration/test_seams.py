@@ -71,4 +71,8 @@ def test_symlink_cannot_plant_what_a_rule_holds(wd):
         for n in ("inc", "rel"):
             check(os.path.islink(os.path.join(wd.path, n)), "%s: %s refused" % (prog[0], n))
         rec = r.one(op="symlink", args_path=os.path.join(wd.path, ".claude"))
-        check(rec["verdict"] == "ask" and rec["rule"] == "project-autorun", "%s: %r" % (prog[0], rec))
+        # ~/.cache/evil may hold pickles the link would show elsewhere:
+        # cache-objects' deny is stronger than project-autorun's ask.
+        check((rec["verdict"], rec["rule"]) in (("ask", "project-autorun"),
+                                                ("deny", "cache-objects")),
+              "%s: %r" % (prog[0], rec))

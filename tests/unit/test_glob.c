@@ -177,6 +177,32 @@ START_TEST(test_rename)
 }
 END_TEST
 
+/* Whether a pattern takes every path beneath a directory. */
+static const struct {
+	const char *pattern, *dir;
+	bool covers;
+} ccases[] = {
+    {"/p/**", "/p/a", true},
+    {"/p/**", "/p", true},
+    {"/p/**", "/pa", false},
+    {"/p/*/**", "/p/a/b", true},
+    {"/p/*/**", "/p", false},
+    {"/h/go", "/h/go", false},
+    {"/h/go/pkg/mod/**", "/h/go", false},
+    {"/h/.m2/repository/**/*.jar", "/h/.m2/repository/x", false},
+    {"/**", "/etc", true},
+    {"/h/.cache/**", "/h/.cache/x/y", true},
+};
+
+START_TEST(test_covers)
+{
+	ck_assert_msg(
+	    hx_glob_covers_beneath(ccases[_i].pattern, ccases[_i].dir) ==
+		ccases[_i].covers,
+	    "covers(%s, %s)", ccases[_i].pattern, ccases[_i].dir);
+}
+END_TEST
+
 static Suite *glob_suite(void)
 {
 	Suite *s = suite_create("glob");
@@ -186,6 +212,7 @@ static Suite *glob_suite(void)
 	tcase_add_loop_test(tc, test_validate, 0, (int)N(vcases));
 	tcase_add_test(tc, test_specificity);
 	tcase_add_loop_test(tc, test_rename, 0, (int)N(rcases));
+	tcase_add_loop_test(tc, test_covers, 0, (int)N(ccases));
 	suite_add_tcase(s, tc);
 	return s;
 }

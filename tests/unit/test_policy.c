@@ -61,7 +61,10 @@ static const char p_files[] = "version: 1\n"
 			      "    access: write\n"
 			      "    allow: /sessions/${SESSION}/**\n"
 			      "  - access: write\n"
-			      "    allow: /noid/**\n";
+			      "    allow: /noid/**\n"
+			      "  - id: exact\n"
+			      "    access: write\n"
+			      "    allow: /home/u/go\n";
 
 static const char p_access[] =
     "defaults: {file_read: allow, file_write: allow}\n"
@@ -159,6 +162,13 @@ static const struct dcase dcases[] = {
     {p_files, "rename /work/proj/lib /work/proj/src", D, "deny-secret"},
     {p_files, "rename /work/proj /work/proj2", D, "harness:protect"},
     {p_files, "rename /work/proj/lib /work/proj/lib2", A, "allow-proj"},
+    /* ...and what lands beneath, or leaves, must be writable: a
+     * directory allowed by its own name only takes none beneath it */
+    {p_files, "rename /work/proj/d /home/u/go", D, "default:file_write"},
+    {p_files, "rename /home/u/go /work/proj/g", D, "default:file_write"},
+    {p_files, "mkdir /home/u/go", A, "exact"},
+    {p_files, "rename /work/proj/d /data/sub/x", A, "allow-proj"},
+    {p_files, "rename /tmp/hx-s1/d /work/proj/lib/d", A, "tmp"},
     /* link: the existing file is read AND written through the new
      * name, so it must be both readable and writable */
     {p_files, "link /home/u/private/a /work/proj/x", D, "read-deny"},
