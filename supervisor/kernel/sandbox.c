@@ -264,20 +264,29 @@ int hx_sandbox_find_masks(struct hx_sandbox *sb, const char *const *roots,
 			      HX_MASKS_MAX_ENTRIES, sb->watch, &sb->masks_job);
 }
 
+static int probe_child(void *arg)
+{
+	(void)arg;
+	return 0;
+}
+
 /* Whether this process may make a user namespace (an ordinary user's
- * masks need one): a child tries. */
+ * masks need one): a child is made in new ones, or not. Cloned into our
+ * memory, and we wait (CLONE_VFORK): a fork copied every page table. */
 static int userns_probe(void)
 {
-	pid_t pid = fork();
+	static char stack[4096] __attribute__((aligned(16)));
+	pid_t pid = clone(probe_child, stack + sizeof(stack),
+			  CLONE_VM | CLONE_VFORK | CLONE_NEWUSER | CLONE_NEWNS |
+			      SIGCHLD,
+			  NULL);
 	int st;
 
 	if (pid < 0)
-		return -errno;
-	if (pid == 0)
-		_exit(unshare(CLONE_NEWUSER | CLONE_NEWNS) ? 1 : 0);
+		return -EPERM;
 	if (waitpid(pid, &st, 0) != pid)
 		return -ECHILD;
-	return WIFEXITED(st) && !WEXITSTATUS(st) ? 0 : -EPERM;
+	return 0;
 }
 
 /* The masks as FUSE file systems (maskfs.h). */
