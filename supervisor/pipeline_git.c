@@ -74,12 +74,23 @@ static bool names_link(const struct vpath *v)
 	return v->ok && !lstat(v->norm, &st) && S_ISLNK(st.st_mode);
 }
 
-/* Whether the call leaves a symbolic link beneath a ".git": git writes
- * its files there in place, following a link (COMMIT_EDITMSG,
- * ORIG_HEAD, FETCH_HEAD, MERGE_MSG...), so the user's next git command
- * would write the file it names, which the agent may not (its
- * ~/.ssh/authorized_keys, ~/.bashrc). Git makes no link there. The
- * kernel layer looks again after the call (hx_un_mut). */
+/* Whether a link's target is a name in its own directory: there it
+ * stays in the .git, as the link git init makes to learn whether the
+ * file system has links (.git/tXXXXXX -> "testing", removed at once;
+ * refused, git would set core.symlinks false and check links out as
+ * files). */
+static bool sibling_target(const char *target)
+{
+	return target && *target && !strchr(target, '/') &&
+	       strcmp(target, ".") && strcmp(target, "..");
+}
+
+/* Whether the call leaves a symbolic link beneath a ".git" that points
+ * out of its directory: git writes its files there in place, following
+ * a link (COMMIT_EDITMSG, ORIG_HEAD, FETCH_HEAD, MERGE_MSG...), so the
+ * user's next git command would write the file it names, which the
+ * agent may not (its ~/.ssh/authorized_keys, ~/.bashrc). The kernel
+ * layer looks again after the call (hx_un_mut). */
 static bool leaves_link_in_git(const struct flow *f, const char *p1,
 			       const char *p2)
 {
@@ -88,7 +99,7 @@ static bool leaves_link_in_git(const struct flow *f, const char *p1,
 
 	switch (rq->op) {
 	case HX_OP_SYMLINK:
-		return hx_gitconf_in_git(p1);
+		return hx_gitconf_in_git(p1) && !sibling_target(rq->path2);
 	case HX_OP_LINK: /* a hard link to a link: the existing is p2 */
 		return hx_gitconf_in_git(p1) && names_link(&f->p2);
 	case HX_OP_RENAME:
