@@ -184,6 +184,10 @@ struct hx_un_idents *hx_un_idents_new(void); /* NULL: out of memory */
 void hx_un_idents_free(struct hx_un_idents *c);
 /* Whether the target's fd is close-on-exec (/proc/<pid>/fdinfo). */
 bool hx_un_fd_cloexec(pid_t pid, int fd);
+/* A truncation of the regular file fd to len, as the kernel judges it
+ * for the target (inode_newsize_ok): a growth past the target's
+ * RLIMIT_FSIZE is EFBIG and SIGXFSZ to its thread. 0 or -errno. */
+int hx_un_fsize_ok(const struct target *t, int fd, uint64_t len);
 /* Puts the supervisor's newfd in place of the target's fd (ADDFD with
  * SETFD, its close-on-exec kept) while call id waits. 0 or -errno. */
 int hx_un_replace_fd(struct hx_unotify *u, uint64_t id, const struct target *t,

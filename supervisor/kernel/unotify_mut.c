@@ -284,8 +284,8 @@ static int mut_act(const struct target *t, enum mut_kind k, int pfd,
 			close(fd);
 			if (w < 0)
 				return w;
-			r = ftruncate(w, (off_t)len);
-			if (r)
+			if (!(r = hx_un_fsize_ok(t, w, len)) &&
+			    (r = ftruncate(w, (off_t)len)))
 				r = -errno;
 			close(w);
 			return r;

@@ -88,6 +88,75 @@ static bool proc_ns(const char *decided, uint64_t flags)
 	       strspn(p + 3, "abcdefghijklmnopqrstuvwxyz_") == strlen(p + 3);
 }
 
+/* The lookup limits openat2's caller puts on its own walk. */
+#define WALK_LIMITS                                                            \
+	(RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS | RESOLVE_NO_XDEV)
+
+/* What of the caller's resolve flags the emulated open keeps: its walk
+ * limits are checked by walk_as_named on its own walk, and would be
+ * wrong on ours (the decided path from our root crosses mounts the
+ * caller's walk from its dirfd does not: a false EXDEV). */
+static uint64_t own_resolve(uint64_t resolve)
+{
+	return resolve & ~(uint64_t)WALK_LIMITS;
+}
+
+/* openat2's RESOLVE_NO_SYMLINKS, RESOLVE_NO_MAGICLINKS and
+ * RESOLVE_NO_XDEV limit the walk of the path as the caller named it;
+ * the emulation opens the decided path, whose symlinks are resolved,
+ * from our root, where none of that shows: a file was made, or opened
+ * for writing, through a symlink under RESOLVE_NO_SYMLINKS, and
+ * /proc/self/exe opened under RESOLVE_NO_MAGICLINKS, which a program
+ * sets to be safe from a tree it does not trust. That walk is made
+ * here, after the decision (a refused path is not walked), anchored as
+ * the kernel anchors it (the dirfd taken, the thread's cwd, the
+ * target's root in its own mount namespace; /proc/self as the
+ * target's, itself a symlink), as an O_PATH lookup with those flags:
+ * its ELOOP or EXDEV is the call's answer, anything else is left to
+ * the open. Left: a relative walk that reaches /proc/self through
+ * /proc finds the worker's, whose fds are not the target's. */
+static int walk_as_named(const struct target *t, int dirfd, const char *raw,
+			 uint64_t flags, uint64_t resolve)
+{
+	struct open_how how = {.flags = O_PATH | O_CLOEXEC |
+					(flags & (O_NOFOLLOW | O_DIRECTORY)),
+			       .resolve = resolve & WALK_LIMITS};
+	char path[PATH_MAX + 32], link[64];
+	const char *p = raw;
+	int at, fd, e;
+
+	if (!how.resolve)
+		return 0;
+	/* O_CREAT|O_EXCL never follows its last name (EEXIST). */
+	if ((flags & (O_CREAT | O_EXCL)) == (O_CREAT | O_EXCL))
+		how.flags |= O_NOFOLLOW;
+	if (raw[0] == '/') {
+		if (hx_un_proc_path(t, raw, path, sizeof(path)))
+			return 0;
+		if (strcmp(path, raw) && (how.resolve & RESOLVE_NO_SYMLINKS))
+			return -ELOOP; /* /proc/self is a symlink */
+		for (p = path; *p == '/'; p++)
+			;
+		if (!*p)
+			p = ".";
+		snprintf(link, sizeof(link), "/proc/%d/root", (int)t->peer.pid);
+		at = open(link, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	} else if (dirfd == AT_FDCWD) {
+		snprintf(link, sizeof(link), "/proc/%d/cwd", (int)t->tid);
+		at = open(link, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	} else {
+		at = hx_un_take_fd(t->peer.pid, dirfd);
+	}
+	if (at < 0)
+		return 0; /* the open answers (EBADF...) */
+	fd = (int)syscall(SYS_openat2, at, p, &how, sizeof(how));
+	e = fd < 0 ? errno : 0;
+	if (fd >= 0)
+		close(fd);
+	close(at);
+	return e == ELOOP || e == EXDEV ? -e : 0;
+}
+
 /* An O_CREAT open of a file that is there creates nothing, and needs
  * no umask, which only /proc/<tid>/status says (14 us): opened without
  * O_CREAT first. Not for O_EXCL or O_DIRECTORY (whose answers O_CREAT
@@ -123,6 +192,27 @@ struct opened {
 	char path[PATH_MAX + 32]; /* what was opened, here */
 };
 
+/* What refuses the truncation of an O_TRUNC open, which ours makes only
+ * once the descriptor is in (install), where its failure can no longer
+ * fail the call: an append-only file (may_open: EPERM, whatever its
+ * size; an open of one with O_APPEND|O_TRUNC succeeded, the file
+ * whole), a memfd sealed against shrinking (reopened through
+ * /proc/self/fd: EPERM when it has bytes). 0 or -errno. */
+static int trunc_refused(int fd)
+{
+	struct statx sx;
+	int seals;
+
+	if (statx(fd, "", AT_EMPTY_PATH, STATX_SIZE, &sx))
+		return -errno;
+	if (sx.stx_attributes & sx.stx_attributes_mask & STATX_ATTR_APPEND)
+		return -EPERM;
+	seals = fcntl(fd, F_GET_SEALS);
+	if (seals > 0 && (seals & F_SEAL_SHRINK) && sx.stx_size > 0)
+		return -EPERM;
+	return 0;
+}
+
 static int open_here(const struct target *t, const char *decided,
 		     uint64_t flags, mode_t mode, uint64_t resolve,
 		     struct opened *o)
@@ -130,7 +220,7 @@ static int open_here(const struct target *t, const char *decided,
 	char *path = o->path;
 	struct open_how how = {0};
 	struct stat st;
-	int fd, num, mine = -1;
+	int fd, num, e, mine = -1;
 
 	if (!decided[0] || decided[0] != '/' ||
 	    hx_un_proc_path(t, decided, path, sizeof(o->path)))
@@ -148,7 +238,8 @@ static int open_here(const struct target *t, const char *decided,
 	}
 	/* The decided path has every existing symlink resolved: one that
 	 * appears now is a swap after the decision. */
-	how.resolve = resolve | RESOLVE_NO_MAGICLINKS | RESOLVE_NO_SYMLINKS;
+	how.resolve =
+	    own_resolve(resolve) | RESOLVE_NO_MAGICLINKS | RESOLVE_NO_SYMLINKS;
 	if ((num = proc_fd_num(decided)) >= 0) {
 		/* Decided on "/proc/self/fd/N" (often /dev/stdout): never
 		 * that link again, which a racing dup2 can point at any
@@ -172,9 +263,9 @@ static int open_here(const struct target *t, const char *decided,
 			return -EACCES;
 		}
 		snprintf(path, sizeof(o->path), "%s", link);
-		how.resolve = resolve & ~(uint64_t)RESOLVE_NO_MAGICLINKS;
+		how.resolve = own_resolve(resolve);
 	} else if (proc_ns(decided, flags)) {
-		how.resolve = resolve & ~(uint64_t)RESOLVE_NO_MAGICLINKS;
+		how.resolve = own_resolve(resolve);
 	} else if ((fd = open_existing(t, path, &how)) >= 0) {
 		goto opened;
 	}
@@ -201,6 +292,10 @@ opened:
 	/* O_TRUNC changes only a regular file. */
 	if (fd >= 0 && o->trunc && (fstat(fd, &st) || !S_ISREG(st.st_mode)))
 		o->trunc = false;
+	if (fd >= 0 && o->trunc && !o->made && (e = trunc_refused(fd))) {
+		close(fd);
+		return e;
+	}
 	return fd;
 }
 
@@ -292,7 +387,8 @@ static int open_pooled(struct hx_unotify *u, const struct target *t,
 		       uint64_t resolve, struct opened *o)
 {
 	struct open_how how = {.flags = O_PATH | O_DIRECTORY | O_CLOEXEC,
-			       .resolve = resolve | RESOLVE_NO_MAGICLINKS |
+			       .resolve = own_resolve(resolve) |
+					  RESOLVE_NO_MAGICLINKS |
 					  RESOLVE_NO_SYMLINKS};
 	struct hx_event ev = {.op = HX_OP_READ, .path = decided};
 	struct hx_decision d;
@@ -336,7 +432,8 @@ static int open_path_fd(const struct target *t, const char *decided,
 {
 	struct open_how how = {
 	    .flags = O_PATH | O_CLOEXEC | (flags & (O_NOFOLLOW | O_DIRECTORY)),
-	    .resolve = resolve | RESOLVE_NO_MAGICLINKS | RESOLVE_NO_SYMLINKS};
+	    .resolve = own_resolve(resolve) | RESOLVE_NO_MAGICLINKS |
+		       RESOLVE_NO_SYMLINKS};
 	char path[PATH_MAX + 32], self[64];
 	struct stat st;
 	int p, fd;
@@ -344,7 +441,7 @@ static int open_path_fd(const struct target *t, const char *decided,
 	if (!decided[0] || hx_un_proc_path(t, decided, path, sizeof(path)))
 		return -EACCES;
 	if (proc_ns(decided, flags))
-		how.resolve &= ~(uint64_t)RESOLVE_NO_MAGICLINKS;
+		how.resolve = own_resolve(resolve);
 	p = hx_un_openat2(t, path, &how);
 	if (p < 0)
 		return p;
@@ -474,6 +571,10 @@ void hx_un_open(struct hx_unotify *u, const struct seccomp_notif *n,
 	/* "file/", "file/." and "x/..": the decided path lost what makes
 	 * the kernel refuse them (a truncate of file was made instead). */
 	if ((e = hx_un_dir_tail(t, raw, full))) {
+		a->err = -e;
+		return;
+	}
+	if ((e = walk_as_named(t, dirfd, raw, flags, resolve))) {
 		a->err = -e;
 		return;
 	}

@@ -9,7 +9,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/ioctl.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
 #include <unistd.h>
@@ -206,6 +209,26 @@ bool hx_un_fd_cloexec(pid_t pid, int fd)
 	buf[n > 0 ? n : 0] = '\0';
 	p = strstr(buf, "flags:");
 	return !p || (strtoul(p + 6, NULL, 8) & O_CLOEXEC);
+}
+
+int hx_un_fsize_ok(const struct target *t, int fd, uint64_t len)
+{
+	struct rlimit rl;
+	struct stat st;
+
+	/* The worker's own limit is the supervisor's, not the target's:
+	 * truncate(2) done here grew a file past the policy's file size
+	 * limit (or the agent's own) that the kernel refuses it. */
+	if (fstat(fd, &st))
+		return -errno;
+	if (len <= (uint64_t)st.st_size)
+		return 0; /* a shrink: no limit */
+	if (prlimit(t->peer.pid, RLIMIT_FSIZE, NULL, &rl))
+		return -EACCES; /* unknown: refused, never done past it */
+	if (rl.rlim_cur == RLIM_INFINITY || len <= rl.rlim_cur)
+		return 0;
+	syscall(SYS_tgkill, t->peer.pid, t->tid, SIGXFSZ);
+	return -EFBIG;
 }
 
 int hx_un_replace_fd(struct hx_unotify *u, uint64_t id, const struct target *t,

@@ -1,0 +1,141 @@
+/* The calls of tests/integration/test_attack7.py, where the kernel layer
+ * acts for the agent: built static (no shim), so the kernel layer alone
+ * sees them. One line per call: "OK" or the errno's name, then what
+ * the call left.
+ *
+ *   truncate PATH LEN LIMIT   truncate(2) to LEN under RLIMIT_FSIZE
+ *                             LIMIT; prints the answer, "sigxfsz N" (the
+ *                             SIGXFSZ signals caught) and "size N"
+ *   open PATH FLAGS           openat(2), FLAGS: WRONLY|RDWR|CREAT|EXCL|
+ *                             TRUNC|APPEND|NOFOLLOW (mode 0644); prints
+ *                             the answer and "size N" of PATH
+ *   openat2 PATH FLAGS RESOLVE [DIR]   the same through openat2 (PATH
+ *                             from DIR opened O_PATH when given), RESOLVE:
+ *                             NO_SYMLINKS|NO_MAGICLINKS|NO_XDEV|0
+ *   fdopen FILE RESOLVE       FILE opened read-only, then openat2 of
+ *                             /proc/self/fd/N read-only with RESOLVE */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/openat2.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+struct name {
+	const char *s;
+	unsigned long v;
+};
+
+static const struct name open_flags[] = {
+    {"RDONLY", O_RDONLY}, {"WRONLY", O_WRONLY},	    {"RDWR", O_RDWR},
+    {"CREAT", O_CREAT},	  {"EXCL", O_EXCL},	    {"TRUNC", O_TRUNC},
+    {"APPEND", O_APPEND}, {"NOFOLLOW", O_NOFOLLOW}, {NULL, 0}};
+
+static const struct name resolve_flags[] = {
+    {"0", 0},
+    {"NO_SYMLINKS", RESOLVE_NO_SYMLINKS},
+    {"NO_MAGICLINKS", RESOLVE_NO_MAGICLINKS},
+    {"NO_XDEV", RESOLVE_NO_XDEV},
+    {NULL, 0}};
+
+static unsigned long parse(const struct name *t, const char *spec)
+{
+	char buf[256], *save = NULL, *w;
+	unsigned long v = 0;
+
+	snprintf(buf, sizeof(buf), "%s", spec);
+	for (w = strtok_r(buf, "|", &save); w; w = strtok_r(NULL, "|", &save)) {
+		const struct name *n = t;
+
+		while (n->s && strcmp(n->s, w))
+			n++;
+		if (!n->s) {
+			fprintf(stderr, "unknown flag %s\n", w);
+			exit(2);
+		}
+		v |= n->v;
+	}
+	return v;
+}
+
+static void answer(long r)
+{
+	if (r < 0)
+		printf("%s\n", strerrorname_np(errno));
+	else
+		printf("OK\n");
+}
+
+static void size_of(const char *path)
+{
+	struct stat st;
+
+	if (stat(path, &st))
+		printf("size none\n");
+	else
+		printf("size %lld\n", (long long)st.st_size);
+}
+
+static volatile sig_atomic_t xfsz;
+
+static void on_xfsz(int sig)
+{
+	(void)sig;
+	xfsz++;
+}
+
+static long open2(int dirfd, const char *path, unsigned long flags,
+		  unsigned long resolve)
+{
+	struct open_how how = {.flags = flags,
+			       .mode = (flags & O_CREAT) ? 0644 : 0,
+			       .resolve = resolve};
+
+	return syscall(SYS_openat2, dirfd, path, &how, sizeof(how));
+}
+
+int main(int argc, char **argv)
+{
+	const char *c = argc > 1 ? argv[1] : "";
+
+	if (!strcmp(c, "truncate") && argc == 5) {
+		struct rlimit rl = {strtoull(argv[4], NULL, 10),
+				    strtoull(argv[4], NULL, 10)};
+
+		signal(SIGXFSZ, on_xfsz);
+		if (setrlimit(RLIMIT_FSIZE, &rl))
+			return 2;
+		answer(syscall(SYS_truncate, argv[2], atoll(argv[3])));
+		printf("sigxfsz %d\n", (int)xfsz);
+		size_of(argv[2]);
+	} else if (!strcmp(c, "open") && argc == 4) {
+		answer(syscall(SYS_openat, AT_FDCWD, argv[2],
+			       parse(open_flags, argv[3]), 0644));
+		size_of(argv[2]);
+	} else if (!strcmp(c, "openat2") && (argc == 5 || argc == 6)) {
+		int at =
+		    argc == 6 ? open(argv[5], O_PATH | O_DIRECTORY) : AT_FDCWD;
+
+		answer(open2(at, argv[2], parse(open_flags, argv[3]),
+			     parse(resolve_flags, argv[4])));
+		if (argc == 5)
+			size_of(argv[2]);
+	} else if (!strcmp(c, "fdopen") && argc == 4) {
+		int fd = open(argv[2], O_RDONLY | O_CLOEXEC);
+		char p[64];
+
+		snprintf(p, sizeof(p), "/proc/self/fd/%d", fd);
+		answer(open2(AT_FDCWD, p, O_RDONLY,
+			     parse(resolve_flags, argv[3])));
+	} else {
+		fprintf(stderr, "usage: see the comment at the top\n");
+		return 2;
+	}
+	return 0;
+}

@@ -1,0 +1,156 @@
+"""The seventh attack review: where the kernel layer acts for the agent
+(it makes the open, truncate, rename... itself and hands back the fd or
+the answer) and its view differs from the kernel's. Each test runs the
+call bare and under harness from a static program (the kernel layer
+alone) and checks that the emulated call does what the kernel does for
+the agent: no more."""
+
+import os
+import shutil
+import subprocess
+import tempfile
+
+from lib import BUILD, PYTHON, Skip, check, harness
+
+SEAM = os.path.join(BUILD, "helpers", "static_seam7")
+
+
+def _bare(args, cwd):
+    return subprocess.run([SEAM] + args, cwd=cwd, capture_output=True, text=True,
+                          timeout=60).stdout
+
+
+def _both(wd, args, reset=None):
+    """The helper's output bare, then under harness, in the project;
+    reset() puts the fixture back before each run."""
+    if reset:
+        reset()
+    bare = _bare(args, wd.path)
+    if reset:
+        reset()
+    run = harness([SEAM] + args, wd)
+    return bare, run.stdout, run
+
+
+def test_truncate_keeps_the_agents_file_size_limit(wd):
+    """truncate(2) was done by the worker under the supervisor's own
+    RLIMIT_FSIZE, not the agent's: a truncate to 10 MB under a 1 MB
+    limit (the agent's own, or the policy's `limits: file_size`) grew
+    the file, where the kernel answers EFBIG and sends SIGXFSZ. Now the
+    growth past the target's limit is refused as the kernel refuses it,
+    the signal included; a shrink, or a growth within the limit, is
+    done."""
+    path = os.path.join(wd.path, "grow")
+
+    def reset():
+        with open(path, "w") as f:
+            f.write("x" * 100)
+
+    rows = [(["truncate", "grow", str(10 << 20), str(1 << 20)], ["EFBIG", "sigxfsz 1", "size 100"]),
+            (["truncate", "grow", "4096", str(1 << 20)], ["OK", "sigxfsz 0", "size 4096"]),
+            (["truncate", "grow", "10", "50"], ["OK", "sigxfsz 0", "size 10"])]
+    for args, want in rows:
+        bare, got, run = _both(wd, args, reset)
+        check(bare.split("\n")[:3] == want, "bare %s: %r" % (args, bare))
+        check(got == bare, "%s: bare %r, under harness %r\n%s" % (args, bare, got, run.stderr))
+    # Through the shim (python ignores SIGXFSZ: the errno alone).
+    reset()
+    code = ("import os, resource\n"
+            "resource.setrlimit(resource.RLIMIT_FSIZE, (1 << 20, 1 << 20))\n"
+            "try:\n    os.truncate('grow', 10 << 20); print('OK')\n"
+            "except OSError as e: print(e.errno == 27 and 'EFBIG' or e)\n"
+            "print(os.stat('grow').st_size)\n")
+    run = harness([PYTHON, "-c", code], wd)
+    check(run.stdout.split() == ["EFBIG", "100"], "python: %r %s" % (run.stdout, run.stderr))
+
+
+def test_openat2_walk_limits_hold(wd):
+    """openat2's RESOLVE_NO_SYMLINKS, RESOLVE_NO_MAGICLINKS and
+    RESOLVE_NO_XDEV, which a program sets to be safe from a tree it
+    does not trust (an archive it unpacks, a checkout), were dropped by
+    the emulation: it opens the decided path, every symlink resolved,
+    from its own root. A file was made through a symlink under
+    RESOLVE_NO_SYMLINKS, an existing one opened for writing through it,
+    /proc/self/exe and /proc/self/fd/N opened under
+    RESOLVE_NO_MAGICLINKS; and RESOLVE_NO_XDEV failed with EXDEV a
+    lookup from a directory on a mount of its own (/dev/shm) that
+    crossed nothing, the decided path being walked from /. And a
+    read-only open with O_NOFOLLOW of a symlink, which the kernel fails
+    with ELOOP, was decided on the link's target and opened it. Each row
+    answers as the bare call."""
+    os.makedirs(os.path.join(wd.path, "real"))
+    with open(os.path.join(wd.path, "real", "g"), "w") as f:
+        f.write("g\n")
+    os.symlink("real", os.path.join(wd.path, "lnk"))
+    with open(os.path.join(wd.path, "plain"), "w") as f:
+        f.write("p\n")
+    os.symlink("plain", os.path.join(wd.path, "glink"))
+    shm = tempfile.mkdtemp(prefix="hx-seam7-", dir="/dev/shm")
+    try:
+        os.makedirs(os.path.join(shm, "d"))
+        with open(os.path.join(shm, "d", "y"), "w") as f:
+            f.write("y\n")
+        rows = [
+            (["openat2", "lnk/g", "WRONLY", "NO_SYMLINKS"], "ELOOP"),
+            (["openat2", "lnk/new", "WRONLY|CREAT", "NO_SYMLINKS"], "ELOOP"),
+            (["openat2", "lnk/new", "WRONLY|CREAT|EXCL", "NO_SYMLINKS"], "ELOOP"),
+            (["openat2", "lnk", "RDONLY|NOFOLLOW", "NO_SYMLINKS"], "ELOOP"),
+            # O_NOFOLLOW alone: the read was decided on the link's target,
+            # which the kernel layer then opened.
+            (["openat2", "lnk", "RDONLY|NOFOLLOW", "0"], "ELOOP"),
+            (["openat2", "glink", "RDONLY|NOFOLLOW", "0"], "ELOOP"),
+            (["openat2", "plain", "RDONLY|NOFOLLOW", "0"], "OK"),
+            (["openat2", "real/g", "WRONLY", "NO_SYMLINKS"], "OK"),
+            (["openat2", "real/new2", "WRONLY|CREAT", "NO_SYMLINKS"], "OK"),
+            (["openat2", "/proc/self/exe", "RDONLY", "NO_MAGICLINKS"], "ELOOP"),
+            (["openat2", "/proc/self/status", "RDONLY", "NO_SYMLINKS"], "ELOOP"),
+            (["openat2", "/proc/self/status", "RDONLY", "NO_MAGICLINKS"], "OK"),
+            (["fdopen", "plain", "NO_MAGICLINKS"], "ELOOP"),
+            (["fdopen", "plain", "0"], "OK"),
+            (["openat2", "y", "RDONLY", "NO_XDEV", os.path.join(shm, "d")], "OK"),
+            (["openat2", "../../../etc/hostname", "RDONLY", "NO_XDEV",
+              os.path.join(shm, "d")], "EXDEV"),
+            (["openat2", "lnk/g", "WRONLY", "NO_XDEV"], "OK"),
+        ]
+        made = os.path.join(wd.path, "real", "new")
+        for args, want in rows:
+            bare = _bare(args, wd.path).split("\n")[0]
+            check(bare == want, "bare %s: %r, expected %r" % (args, bare, want))
+            for p in (made, os.path.join(wd.path, "real", "new2")):
+                if os.path.exists(p):
+                    os.unlink(p)
+            run = harness([SEAM] + args, wd)
+            got = run.stdout.split("\n")[0]
+            check(got == bare, "%s: bare %r, under harness %r\n%s" % (args, bare, got, run.stderr))
+            check(not os.path.exists(made), "%s made %s through the symlink" % (args, made))
+    finally:
+        shutil.rmtree(shm, ignore_errors=True)
+
+
+def test_o_trunc_of_an_append_only_file_is_refused(wd):
+    """An emulated open with O_TRUNC truncates only once the descriptor
+    is in the agent (so that EMFILE makes nothing), and that truncation's
+    failure was dropped: O_WRONLY|O_APPEND|O_TRUNC of an append-only file
+    (chattr +a), which the kernel refuses with EPERM, succeeded under
+    harness with the file whole. Now what refuses that truncation is
+    looked at before the descriptor goes in."""
+    if os.geteuid() != 0:
+        raise Skip("chattr +a needs CAP_LINUX_IMMUTABLE (root)")
+    chattr = shutil.which("chattr")
+    if not chattr:
+        raise Skip("no chattr")
+    path = os.path.join(wd.path, "log")
+    with open(path, "w") as f:
+        f.write("kept\n")
+    if subprocess.run([chattr, "+a", path], capture_output=True).returncode:
+        raise Skip("this file system has no append-only flag")
+    try:
+        for flags, want in (("WRONLY|APPEND|TRUNC", "EPERM"), ("RDWR|APPEND|TRUNC", "EPERM"),
+                            ("WRONLY|TRUNC", "EPERM"), ("WRONLY|APPEND", "OK")):
+            bare = _bare(["open", "log", flags], wd.path)
+            check(bare.split("\n")[:2] == [want, "size 5"], "bare %s: %r" % (flags, bare))
+            run = harness([SEAM, "open", "log", flags], wd)
+            check(run.stdout == bare, "%s: bare %r, under harness %r\n%s"
+                  % (flags, bare, run.stdout, run.stderr))
+    finally:
+        subprocess.run([chattr, "-a", path], capture_output=True)
