@@ -184,6 +184,24 @@ struct hx_un_idents *hx_un_idents_new(void); /* NULL: out of memory */
 void hx_un_idents_free(struct hx_un_idents *c);
 /* Whether the target's fd is close-on-exec (/proc/<pid>/fdinfo). */
 bool hx_un_fd_cloexec(pid_t pid, int fd);
+/* The lookup limits openat2's caller puts on its own walk. */
+#define HX_UN_WALK_LIMITS                                                      \
+	(RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS | RESOLVE_NO_XDEV)
+/* The kernel's walk of a path as the target named it (raw, from dirfd;
+ * full: made absolute, unresolved), where it differs from the walk of
+ * the decided path the kernel layer acts on: when that walk followed a
+ * symlink (decided is not full's lexical form), or limits (openat2's
+ * HX_UN_WALK_LIMITS) are asked. Made here, with the target's uid and no
+ * capability, as an O_PATH lookup (following the last name when follow)
+ * anchored where the kernel anchors it; the kernel then applies what it
+ * applies to the target's own walk: the limits, and protected_symlinks
+ * (a symlink in a sticky world-writable directory that neither the
+ * follower nor the directory's owner owns). 0, or its -ELOOP, -EXDEV or
+ * -EACCES, which the call answers; any other outcome is left to the
+ * call. */
+int hx_un_walk_named(const struct target *t, int dirfd, const char *raw,
+		     const char *full, const char *decided, bool follow,
+		     uint64_t limits);
 /* A truncation of the regular file fd to len, as the kernel judges it
  * for the target (inode_newsize_ok): a growth past the target's
  * RLIMIT_FSIZE is EFBIG and SIGXFSZ to its thread. 0 or -errno. */

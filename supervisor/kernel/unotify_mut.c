@@ -977,7 +977,15 @@ void hx_un_mut(struct hx_unotify *u, const struct seccomp_notif *n,
 				   c.nofollow ? AT_SYMLINK_NOFOLLOW : c.flags,
 			       .uid = c.ouid,
 			       .gid = c.ogid};
-	if ((a->err = hx_un_judge(u, t, &j, &kk)))
+	/* The target's own walk of each name (protected_symlinks): the
+	 * metadata kinds follow their last name, as AT_SYMLINK_FOLLOW. */
+	if ((a->err = hx_un_judge(u, t, &j, &kk)) ||
+	    (a->err = -hx_un_walk_named(
+		 t, c.dfd, raw, full, j.decided,
+		 c.k >= MUT_TRUNCATE && !c.nofollow && c.k != MUT_MKNOD, 0)) ||
+	    (two && (a->err = -hx_un_walk_named(
+			 t, c.dfd2, raw2, full2, res2,
+			 c.k == MUT_LINK && (c.flags & AT_SYMLINK_FOLLOW), 0))))
 		return;
 	mut_apply(u, n, t, &c, &j, raw, raw2, full, two ? full2 : NULL, res2,
 		  a);

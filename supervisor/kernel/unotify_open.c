@@ -88,80 +88,40 @@ static bool proc_ns(const char *decided, uint64_t flags)
 	       strspn(p + 3, "abcdefghijklmnopqrstuvwxyz_") == strlen(p + 3);
 }
 
-/* The lookup limits openat2's caller puts on its own walk. */
-#define WALK_LIMITS                                                            \
-	(RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS | RESOLVE_NO_XDEV)
-
 /* What of the caller's resolve flags the emulated open keeps: its walk
- * limits are checked by walk_as_named on its own walk, and would be
+ * limits are checked by hx_un_walk_named on its own walk, and would be
  * wrong on ours (the decided path from our root crosses mounts the
  * caller's walk from its dirfd does not: a false EXDEV). */
 static uint64_t own_resolve(uint64_t resolve)
 {
-	return resolve & ~(uint64_t)WALK_LIMITS;
+	return resolve & ~(uint64_t)HX_UN_WALK_LIMITS;
 }
 
-/* openat2's RESOLVE_NO_SYMLINKS, RESOLVE_NO_MAGICLINKS and
- * RESOLVE_NO_XDEV limit the walk of the path as the caller named it;
- * the emulation opens the decided path, whose symlinks are resolved,
- * from our root, where none of that shows: a file was made, or opened
- * for writing, through a symlink under RESOLVE_NO_SYMLINKS, and
- * /proc/self/exe opened under RESOLVE_NO_MAGICLINKS, which a program
- * sets to be safe from a tree it does not trust. That walk is made
- * here, after the decision (a refused path is not walked), anchored as
- * the kernel anchors it (the dirfd taken, the thread's cwd, the
- * target's root in its own mount namespace; /proc/self as the
- * target's, itself a symlink), as an O_PATH lookup with those flags:
- * its ELOOP or EXDEV is the call's answer, anything else is left to
- * the open. Left: a relative walk that reaches /proc/self through
- * /proc finds the worker's, whose fds are not the target's. */
-static int walk_as_named(const struct target *t, int dirfd, const char *raw,
-			 uint64_t flags, uint64_t resolve)
+/* Whether path's directory is sticky: there the kernel refuses an
+ * O_CREAT open of a file that neither the opener nor the directory's
+ * owner owns (protected_regular, protected_fifos), which an open
+ * without O_CREAT is not asked. */
+static bool in_sticky(const char *path)
 {
-	struct open_how how = {.flags = O_PATH | O_CLOEXEC |
-					(flags & (O_NOFOLLOW | O_DIRECTORY)),
-			       .resolve = resolve & WALK_LIMITS};
-	char path[PATH_MAX + 32], link[64];
-	const char *p = raw;
-	int at, fd, e;
+	char dir[PATH_MAX + 32];
+	char *slash;
+	struct stat st;
 
-	if (!how.resolve)
-		return 0;
-	/* O_CREAT|O_EXCL never follows its last name (EEXIST). */
-	if ((flags & (O_CREAT | O_EXCL)) == (O_CREAT | O_EXCL))
-		how.flags |= O_NOFOLLOW;
-	if (raw[0] == '/') {
-		if (hx_un_proc_path(t, raw, path, sizeof(path)))
-			return 0;
-		if (strcmp(path, raw) && (how.resolve & RESOLVE_NO_SYMLINKS))
-			return -ELOOP; /* /proc/self is a symlink */
-		for (p = path; *p == '/'; p++)
-			;
-		if (!*p)
-			p = ".";
-		snprintf(link, sizeof(link), "/proc/%d/root", (int)t->peer.pid);
-		at = open(link, O_PATH | O_DIRECTORY | O_CLOEXEC);
-	} else if (dirfd == AT_FDCWD) {
-		snprintf(link, sizeof(link), "/proc/%d/cwd", (int)t->tid);
-		at = open(link, O_PATH | O_DIRECTORY | O_CLOEXEC);
-	} else {
-		at = hx_un_take_fd(t->peer.pid, dirfd);
-	}
-	if (at < 0)
-		return 0; /* the open answers (EBADF...) */
-	fd = (int)syscall(SYS_openat2, at, p, &how, sizeof(how));
-	e = fd < 0 ? errno : 0;
-	if (fd >= 0)
-		close(fd);
-	close(at);
-	return e == ELOOP || e == EXDEV ? -e : 0;
+	snprintf(dir, sizeof(dir), "%s", path);
+	slash = strrchr(dir, '/');
+	if (!slash)
+		return true;
+	slash[slash == dir] = '\0';
+	return stat(dir, &st) || (st.st_mode & S_ISVTX);
 }
 
 /* An O_CREAT open of a file that is there creates nothing, and needs
  * no umask, which only /proc/<tid>/status says (14 us): opened without
  * O_CREAT first. Not for O_EXCL or O_DIRECTORY (whose answers O_CREAT
- * changes), nor a directory (EISDIR): those, a missing file and any
- * failure are opened as asked, for the kernel's own answer. */
+ * changes), nor a directory (EISDIR), nor in a sticky directory (above:
+ * another user's file there was written by a root agent and a user's
+ * alike): those, a missing file and any failure are opened as asked,
+ * for the kernel's own answer. */
 static int open_existing(const struct target *t, const char *path,
 			 const struct open_how *how)
 {
@@ -170,7 +130,7 @@ static int open_existing(const struct target *t, const char *path,
 	int fd;
 
 	if (!(how->flags & O_CREAT) || (how->flags & (O_EXCL | O_DIRECTORY)) ||
-	    is_tmpfile(how->flags) || t->status_read)
+	    is_tmpfile(how->flags) || t->status_read || in_sticky(path))
 		return -1;
 	ex.flags &= ~(uint64_t)O_CREAT;
 	ex.mode = 0;
@@ -574,7 +534,14 @@ void hx_un_open(struct hx_unotify *u, const struct seccomp_notif *n,
 		a->err = -e;
 		return;
 	}
-	if ((e = walk_as_named(t, dirfd, raw, flags, resolve))) {
+	/* The caller's own walk of its name (hx_un_walk_named): openat2's
+	 * limits, protected_symlinks. O_CREAT|O_EXCL never follows its
+	 * last name (EEXIST). */
+	if ((e = hx_un_walk_named(t, dirfd, raw, full, j.decided,
+				  !(flags & O_NOFOLLOW) &&
+				      (flags & (O_CREAT | O_EXCL)) !=
+					  (O_CREAT | O_EXCL),
+				  resolve & HX_UN_WALK_LIMITS))) {
 		a->err = -e;
 		return;
 	}

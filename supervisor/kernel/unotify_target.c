@@ -17,6 +17,7 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include "common/path.h"
 #include "supervisor/kernel/execgate.h"
 #include "supervisor/kernel/seccomp_uapi.h"
 #include "supervisor/kernel/terminals.h"
@@ -209,6 +210,58 @@ bool hx_un_fd_cloexec(pid_t pid, int fd)
 	buf[n > 0 ? n : 0] = '\0';
 	p = strstr(buf, "flags:");
 	return !p || (strtoul(p + 6, NULL, 8) & O_CLOEXEC);
+}
+
+/* Whether the walk of full (absolute, as named) met a symlink: decided,
+ * its resolution, is not its lexical form. */
+static bool took_links(const char *full, const char *decided)
+{
+	char norm[PATH_MAX];
+
+	return !full || !decided ||
+	       hx_path_normalize(NULL, full, norm, sizeof(norm)) < 0 ||
+	       strcmp(norm, decided);
+}
+
+int hx_un_walk_named(const struct target *t, int dirfd, const char *raw,
+		     const char *full, const char *decided, bool follow,
+		     uint64_t limits)
+{
+	struct open_how how = {.flags = O_PATH | O_CLOEXEC |
+					(follow ? 0 : O_NOFOLLOW),
+			       .resolve = limits & HX_UN_WALK_LIMITS};
+	char path[PATH_MAX + 32], link[64];
+	const char *p = raw;
+	int at, fd, e;
+
+	if (!how.resolve && !took_links(full, decided))
+		return 0; /* the decided path's walk is the named one */
+	if (raw[0] == '/') {
+		if (hx_un_proc_path(t, raw, path, sizeof(path)))
+			return 0;
+		if (strcmp(path, raw) && (how.resolve & RESOLVE_NO_SYMLINKS))
+			return -ELOOP; /* /proc/self is a symlink */
+		for (p = path; *p == '/'; p++)
+			;
+		if (!*p)
+			p = ".";
+		/* The target's root, in its own mount namespace. */
+		snprintf(link, sizeof(link), "/proc/%d/root", (int)t->peer.pid);
+		at = open(link, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	} else if (dirfd == AT_FDCWD) {
+		snprintf(link, sizeof(link), "/proc/%d/cwd", (int)t->tid);
+		at = open(link, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	} else {
+		at = hx_un_take_fd(t->peer.pid, dirfd);
+	}
+	if (at < 0)
+		return 0; /* the call answers (EBADF...) */
+	fd = (int)syscall(SYS_openat2, at, p, &how, sizeof(how));
+	e = fd < 0 ? errno : 0;
+	if (fd >= 0)
+		close(fd);
+	close(at);
+	return e == ELOOP || e == EXDEV || e == EACCES ? -e : 0;
 }
 
 int hx_un_fsize_ok(const struct target *t, int fd, uint64_t len)

@@ -8,7 +8,12 @@
  *                             SIGXFSZ signals caught) and "size N"
  *   open PATH FLAGS           openat(2), FLAGS: WRONLY|RDWR|CREAT|EXCL|
  *                             TRUNC|APPEND|NOFOLLOW (mode 0644); prints
- *                             the answer and "size N" of PATH
+ *                             the answer and "size N" of PATH. A write
+ *                             open of /dev/null comes first, so that the
+ *                             call is not the thread's first the kernel
+ *                             layer sees (which reads all of its status)
+ *   mkdir PATH                rename OLD NEW
+ *   connect PATH              a stream connect to the Unix socket PATH
  *   openat2 PATH FLAGS RESOLVE [DIR]   the same through openat2 (PATH
  *                             from DIR opened O_PATH when given), RESOLVE:
  *                             NO_SYMLINKS|NO_MAGICLINKS|NO_XDEV|0
@@ -23,8 +28,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 struct name {
@@ -115,6 +122,7 @@ int main(int argc, char **argv)
 		printf("sigxfsz %d\n", (int)xfsz);
 		size_of(argv[2]);
 	} else if (!strcmp(c, "open") && argc == 4) {
+		close(open("/dev/null", O_WRONLY | O_CLOEXEC));
 		answer(syscall(SYS_openat, AT_FDCWD, argv[2],
 			       parse(open_flags, argv[3]), 0644));
 		size_of(argv[2]);
@@ -126,6 +134,16 @@ int main(int argc, char **argv)
 			     parse(resolve_flags, argv[4])));
 		if (argc == 5)
 			size_of(argv[2]);
+	} else if (!strcmp(c, "mkdir") && argc == 3) {
+		answer(syscall(SYS_mkdir, argv[2], 0755));
+	} else if (!strcmp(c, "rename") && argc == 4) {
+		answer(syscall(SYS_rename, argv[2], argv[3]));
+	} else if (!strcmp(c, "connect") && argc == 3) {
+		struct sockaddr_un sun = {.sun_family = AF_UNIX};
+		int s = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+		snprintf(sun.sun_path, sizeof(sun.sun_path), "%s", argv[2]);
+		answer(connect(s, (struct sockaddr *)&sun, sizeof(sun)));
 	} else if (!strcmp(c, "fdopen") && argc == 4) {
 		int fd = open(argv[2], O_RDONLY | O_CLOEXEC);
 		char p[64];

@@ -7,6 +7,7 @@ the agent: no more."""
 
 import os
 import shutil
+import socket
 import subprocess
 import tempfile
 
@@ -154,3 +155,96 @@ def test_o_trunc_of_an_append_only_file_is_refused(wd):
                   % (flags, bare, run.stdout, run.stderr))
     finally:
         subprocess.run([chattr, "-a", path], capture_output=True)
+
+
+PROTECTED = ("protected_symlinks", "protected_regular", "protected_fifos")
+
+
+def _sysctls(values):
+    old = {}
+    for name in PROTECTED:
+        path = "/proc/sys/fs/" + name
+        with open(path) as f:
+            old[name] = f.read().strip()
+        if values:
+            with open(path, "w") as f:
+                f.write(values[name])
+    return old
+
+
+def test_the_kernels_protections_of_the_agents_own_walk_hold(wd):
+    """The kernel layer resolves a name's symlinks by reading them and
+    acts on the decided path; the kernel's own checks on the caller's
+    walk were not made. With fs.protected_symlinks (set by systemd on
+    most distributions), a symlink in a sticky world-writable directory
+    (/tmp) that neither the follower nor the directory's owner owns is
+    not followed: another user's `/tmp/x -> ~/project/file` is the
+    classic trap, and the agent's write open or truncate through such a
+    link was done, as its connect through one to a Unix socket (the
+    connector reached the decided socket). With fs.protected_regular and
+    fs.protected_fifos, an O_CREAT open of another user's file or FIFO
+    there is refused: the kernel layer opened an existing file without
+    O_CREAT first, and wrote it. Each is now the kernel's answer, bare
+    and under harness alike. Root: the test makes other users' files
+    and sets the three sysctls for its length."""
+    if os.geteuid() != 0:
+        raise Skip("makes another user's files and sets fs.protected_* (root)")
+    other, owner = 65534, 1
+    stk = os.path.join(wd.path, "stk")
+    os.mkdir(stk)
+    os.chmod(stk, 0o1777)
+    os.chown(stk, owner, owner)
+    target = wd.file("target", "kept\n")
+    os.makedirs(os.path.join(wd.path, "real"))
+    wd.file("tomove", "m\n")
+    theirs = os.path.join(stk, "theirs")
+    with open(theirs, "w") as f:
+        f.write("theirs\n")
+    os.chmod(theirs, 0o666)
+    os.chown(theirs, other, other)
+    os.mkfifo(os.path.join(stk, "fifo"), 0o666)
+    os.chown(os.path.join(stk, "fifo"), other, other)
+    srv = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    srv.bind(os.path.join(wd.path, "srv.sock"))
+    srv.listen(8)
+    for name, to in (("flink", target), ("dlink", os.path.join(wd.path, "real")),
+                     ("slink", os.path.join(wd.path, "srv.sock"))):
+        os.symlink(to, os.path.join(stk, name))
+        os.lchown(os.path.join(stk, name), other, other)
+    rows = [
+        (["open", "stk/theirs", "WRONLY|CREAT|APPEND"], "EACCES"),
+        (["open", "stk/fifo", "RDWR|CREAT"], "EACCES"),
+        (["open", "stk/flink", "WRONLY"], "EACCES"),
+        (["open", "stk/flink", "WRONLY|CREAT|TRUNC"], "EACCES"),
+        (["truncate", "stk/flink", "0", str(1 << 30)], "EACCES"),
+        (["openat2", "stk/flink", "WRONLY", "0"], "EACCES"),
+        (["connect", "stk/slink"], "EACCES"),
+        (["connect", "srv.sock"], "OK"),
+        # Not refused: the kernel judges a trailing symlink only, and
+        # the opener's own file.
+        (["open", "stk/dlink/new", "WRONLY|CREAT"], "OK"),
+        (["mkdir", "stk/dlink/sub"], "OK"),
+        (["rename", "tomove", "stk/dlink/moved"], "OK"),
+        (["open", "stk/mine", "WRONLY|CREAT"], "OK"),
+    ]
+    old = _sysctls({"protected_symlinks": "1", "protected_regular": "1",
+                    "protected_fifos": "1"})
+    try:
+        for args, want in rows:
+            bare = _bare(args, wd.path).split("\n")[0]
+            check(bare == want, "bare %s: %r, expected %r" % (args, bare, want))
+            for p in ("stk/mine", "real/new", "real/moved"):
+                if os.path.exists(os.path.join(wd.path, p)):
+                    os.rename(os.path.join(wd.path, p), os.path.join(wd.path, "tomove"))
+            if os.path.exists(os.path.join(wd.path, "real", "sub")):
+                os.rmdir(os.path.join(wd.path, "real", "sub"))
+            run = harness([SEAM] + args, wd)
+            got = run.stdout.split("\n")[0]
+            check(got == bare, "%s: bare %r, under harness %r\n%s" % (args, bare, got, run.stderr))
+    finally:
+        _sysctls(old)
+        srv.close()
+    with open(theirs) as f:
+        check(f.read() == "theirs\n", "another user's file in a sticky directory was written")
+    with open(target) as f:
+        check(f.read() == "kept\n", "the file behind another user's symlink was written")
