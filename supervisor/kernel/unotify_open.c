@@ -11,9 +11,12 @@
 #include <stdlib.h>
 #include <sys/ioctl.h>
 #include <sys/syscall.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
 
 #include "policy/policy.h"
 #include "supervisor/path_resolve.h"
+#include "supervisor/proc.h"
 #include "supervisor/kernel/ipool.h"
 #include "supervisor/kernel/terminals.h"
 
@@ -381,6 +384,51 @@ static int open_pooled(struct hx_unotify *u, const struct target *t,
 	return fd;
 }
 
+/* /dev/tty is the opener's controlling terminal, and ours is
+ * harness-exec's: a process of the agent in a session of its own on a
+ * pty it made (script, a terminal tool, Python's pty) that opened it
+ * was handed the user's terminal, its prompt drawn there and the user's
+ * keys read, where the kernel gives it that pty; one without a terminal
+ * (setsid) got the user's where the kernel says ENXIO. The target's own
+ * (/proc/<pid>/stat): none is ENXIO; harness-exec's (in its session)
+ * is opened here; a pty of the agent's devpts instance by its name there
+ * (terminals.h), checked to be that device; anything else is refused. */
+static int open_ctty(const struct target *t, uint64_t flags, uint64_t resolve)
+{
+	struct open_how how = {
+	    .flags = (flags | O_CLOEXEC | O_NOCTTY) & ~(uint64_t)O_CREAT,
+	    .resolve = own_resolve(resolve) | RESOLVE_NO_MAGICLINKS |
+		       RESOLVE_NO_SYMLINKS};
+	struct hx_procstat st, me;
+	unsigned maj, min;
+	char path[64];
+	struct stat ds;
+	int fd;
+
+	if ((flags & (O_CREAT | O_EXCL)) == (O_CREAT | O_EXCL))
+		return -EEXIST;
+	if (hx_proc_stat(t->peer.pid, &st) || hx_proc_stat(getpid(), &me))
+		return -EACCES;
+	if (!st.tty_nr)
+		return -ENXIO;
+	if (st.session == me.session && st.tty_nr == me.tty_nr)
+		return hx_un_openat2(t, "/dev/tty", &how);
+	/* new_encode_dev: 12 bits of major, 20 of minor */
+	maj = (st.tty_nr >> 8) & 0xfff;
+	min = (st.tty_nr & 0xff) | ((st.tty_nr >> 12) & 0xfff00);
+	if (maj != 136) /* UNIX98_PTY_SLAVE_MAJOR */
+		return -EACCES;
+	snprintf(path, sizeof(path), "/dev/pts/%u", min);
+	if ((fd = hx_un_openat2(t, path, &how)) < 0)
+		return fd;
+	if (fstat(fd, &ds) || !S_ISCHR(ds.st_mode) ||
+	    ds.st_rdev != makedev(maj, min)) {
+		close(fd);
+		return -EACCES;
+	}
+	return fd;
+}
+
 /* An O_PATH open, emulated (DESIGN.md invariant 2: no CONTINUE after
  * reading the path): ADDFD refuses an O_PATH file, so the decided
  * directory or regular file, which the policy let be read, is handed
@@ -549,6 +597,8 @@ void hx_un_open(struct hx_unotify *u, const struct seccomp_notif *n,
 	hx_un_wait_begin(HX_WAIT_CALL);
 	if (flags & O_PATH)
 		e = open_path_fd(t, j.decided, flags, resolve);
+	else if (!strcmp(j.decided, "/dev/tty"))
+		e = open_ctty(t, flags, resolve);
 	else if ((e = open_pooled(u, t, j.decided, flags, (mode_t)mode, resolve,
 				  &o)) == -ENOENT)
 		e = open_here(t, j.decided, flags, (mode_t)mode, resolve, &o);

@@ -14,6 +14,16 @@
  *                             layer sees (which reads all of its status)
  *   mkdir PATH                rename OLD NEW
  *   connect PATH              a stream connect to the Unix socket PATH
+ *   removed DIR               DIR made, entered and removed, "DIR
+ *                             (deleted)" made beside it; then a file f
+ *                             and a directory sub made in the cwd, and
+ *                             ../up: one answer each
+ *   tmplink NEW               an O_TMPFILE file in the cwd; a file made
+ *                             under the name its /proc link reads
+ *                             ("/dir/#INODE (deleted)") with 5 bytes;
+ *                             then linkat of /proc/self/fd/N to NEW with
+ *                             AT_SYMLINK_FOLLOW: the answer, "size N"
+ *                             of NEW (0: the unnamed file linked)
  *   openat2 PATH FLAGS RESOLVE [DIR]   the same through openat2 (PATH
  *                             from DIR opened O_PATH when given), RESOLVE:
  *                             NO_SYMLINKS|NO_MAGICLINKS|NO_XDEV|0
@@ -22,6 +32,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <linux/openat2.h>
 #include <signal.h>
 #include <stdio.h>
@@ -144,6 +155,35 @@ int main(int argc, char **argv)
 
 		snprintf(sun.sun_path, sizeof(sun.sun_path), "%s", argv[2]);
 		answer(connect(s, (struct sockaddr *)&sun, sizeof(sun)));
+	} else if (!strcmp(c, "removed") && argc == 3) {
+		char self[PATH_MAX], other[PATH_MAX];
+
+		snprintf(self, sizeof(self), "../%s", argv[2]);
+		snprintf(other, sizeof(other), "../%s (deleted)", argv[2]);
+		if (mkdir(argv[2], 0755) || chdir(argv[2]) || rmdir(self) ||
+		    mkdir(other, 0755))
+			return 2;
+		answer(syscall(SYS_openat, AT_FDCWD, "f", O_WRONLY | O_CREAT,
+			       0644));
+		answer(syscall(SYS_mkdir, "sub", 0755));
+		answer(syscall(SYS_mkdir, "../up", 0755));
+	} else if (!strcmp(c, "tmplink") && argc == 3) {
+		char text[PATH_MAX], p[64];
+		int fd = open(".", O_TMPFILE | O_RDWR | O_CLOEXEC, 0644), o;
+		ssize_t n;
+
+		snprintf(p, sizeof(p), "/proc/self/fd/%d", fd);
+		if (fd < 0 || (n = readlink(p, text, sizeof(text) - 1)) <= 0)
+			return 2;
+		text[n] = '\0';
+		o = open(text, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+		if (o < 0 || write(o, "other", 5) != 5)
+			return 2;
+		close(o);
+		answer(syscall(SYS_linkat, AT_FDCWD, p, AT_FDCWD, argv[2],
+			       AT_SYMLINK_FOLLOW));
+		size_of(argv[2]);
+		unlink(text);
 	} else if (!strcmp(c, "fdopen") && argc == 4) {
 		int fd = open(argv[2], O_RDONLY | O_CLOEXEC);
 		char p[64];

@@ -11,7 +11,7 @@ import socket
 import subprocess
 import tempfile
 
-from lib import BUILD, PYTHON, Skip, check, harness
+from lib import BUILD, EXEC, PYTHON, Skip, check, harness
 
 SEAM = os.path.join(BUILD, "helpers", "static_seam7")
 
@@ -248,3 +248,111 @@ def test_the_kernels_protections_of_the_agents_own_walk_hold(wd):
         check(f.read() == "theirs\n", "another user's file in a sticky directory was written")
     with open(target) as f:
         check(f.read() == "kept\n", "the file behind another user's symlink was written")
+
+
+CTTY = r'''
+import errno, os, pty, sys
+pid, master = pty.fork()
+if pid == 0:
+    fd = os.open("/dev/tty", os.O_WRONLY)
+    os.write(fd, b"MARK" + b"-INNER\n")
+    os._exit(0)
+data = b""
+while True:
+    try:
+        chunk = os.read(master, 1024)
+    except OSError:
+        break
+    if not chunk:
+        break
+    data += chunk
+os.waitpid(pid, 0)
+print("inner pty got it:", (b"MARK" + b"-INNER") in data)
+sys.stdout.flush()
+pid = os.fork()
+if pid == 0:
+    os.setsid()
+    try:
+        os.open("/dev/tty", os.O_WRONLY)
+        print("no terminal: opened")
+    except OSError as e:
+        print("no terminal:", errno.errorcode[e.errno])
+    sys.stdout.flush()
+    os._exit(0)
+os.waitpid(pid, 0)
+'''
+
+
+def test_dev_tty_is_the_agents_own_terminal(wd):
+    """/dev/tty is the opener's controlling terminal; the kernel layer
+    opened it in harness-exec, where it is harness-exec's: a program of
+    the agent on a pty the agent made (script, a terminal tool, Python's
+    pty: where ssh, sudo, git and gpg ask for a password) that opened
+    /dev/tty was handed the user's terminal instead, its prompt drawn
+    there and the user's keys read; a process without a terminal
+    (setsid) got the user's terminal where the kernel says ENXIO. Run
+    under a real terminal (script(1)), bare and under harness: the
+    line reaches the agent's own pty, never the user's terminal."""
+    if not os.path.exists("/usr/bin/script"):
+        raise Skip("no script(1)")
+    prog = os.path.join(wd.state, "ctty.py")
+    with open(prog, "w") as f:
+        f.write(CTTY)
+    log = os.path.join(wd.state, "ctty.jsonl")
+    env = dict(os.environ, XDG_STATE_HOME=wd.state)
+    env.pop("LD_PRELOAD", None)
+    outs = []
+    for cmd in ("%s %s" % (PYTHON, prog),
+                "%s --quiet --audit-log %s -- %s %s" % (EXEC, log, PYTHON, prog)):
+        p = subprocess.run(["script", "-qec", cmd, "/dev/null"], cwd=wd.path, env=env,
+                           capture_output=True, text=True, timeout=60,
+                           stdin=subprocess.DEVNULL)
+        outs.append(p.stdout.replace("\r", ""))
+    for name, out in zip(("bare", "under harness"), outs):
+        if "other terminals stay reachable" in out:
+            raise Skip("no devpts of the agent's own here")
+        check("inner pty got it: True" in out, "%s: the agent's pty missed it: %r" % (name, out))
+        check("MARK-INNER" not in out, "%s: written on the user's terminal: %r" % (name, out))
+        check("no terminal: ENXIO" in out, "%s: /dev/tty without a terminal: %r" % (name, out))
+
+
+def test_a_removed_cwd_is_not_the_directory_named_like_it(wd):
+    """A removed directory's /proc link reads "/x/d (deleted)", and the
+    kernel layer made a relative path absolute from that text: with a
+    directory made under that very name beside it, a file and a
+    directory created "in" the removed cwd, which the kernel refuses
+    (ENOENT: nothing is made in a removed directory), were made in the
+    other one. Now a removed base is told from a directory so named (by
+    inode), and only its ".." is walked, as the kernel walks it."""
+    outs = []
+    for run in (lambda: _bare(["removed", "d"], wd.path),
+                lambda: harness([SEAM, "removed", "d"], wd).stdout):
+        for p in ("d (deleted)", "up"):
+            shutil.rmtree(os.path.join(wd.path, p), ignore_errors=True)
+        outs.append(run())
+        made = sorted(os.listdir(os.path.join(wd.path, "d (deleted)")))
+        check(made == [], "made in the directory named like the removed cwd: %r" % made)
+        check(os.path.isdir(os.path.join(wd.path, "up")), "../up from the removed cwd: %r" % outs)
+    check(outs[0].split() == ["ENOENT", "ENOENT", "OK"], "bare: %r" % outs[0])
+    check(outs[1] == outs[0], "bare %r, under harness %r" % (outs[0], outs[1]))
+
+
+def test_a_removed_files_link_text_names_no_file(wd):
+    """The same text in a /proc/<pid>/fd link: an O_TMPFILE file (or one
+    removed while open) reads "/dir/#INODE (deleted)", and the kernel
+    layer's resolution took that text for a path: with a file made under
+    that name, linkat(/proc/self/fd/N, NEW, AT_SYMLINK_FOLLOW), which
+    the kernel does by linking the unnamed file, linked that other file
+    instead. Now such a link is not followed by its text (it is decided
+    as /proc/self/fd/N, which the test policy refuses: linking an
+    unnamed file is not done by the kernel layer); whatever the answer,
+    it never links another file."""
+    new = os.path.join(wd.path, "new")
+    bare = _bare(["tmplink", "new"], wd.path)
+    check(bare.split() == ["OK", "size", "0"], "bare: %r" % bare)
+    os.unlink(new)
+    run = harness([SEAM, "tmplink", "new"], wd)
+    got = run.stdout.split()
+    check(got[:1] != ["OK"] or got[1:] == ["size", "0"],
+          "another file was linked: %r %s" % (run.stdout, run.stderr))
+    check(not os.path.exists(new) or os.path.getsize(new) == 0, "NEW is another file")
