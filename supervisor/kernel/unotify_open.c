@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <sys/stat.h>
+#include <linux/capability.h>
 #include <linux/openat2.h>
 #include <signal.h>
 #include <stdio.h>
@@ -17,6 +18,7 @@
 #include "policy/policy.h"
 #include "supervisor/path_resolve.h"
 #include "supervisor/proc.h"
+#include "supervisor/kernel/caps.h"
 #include "supervisor/kernel/ipool.h"
 #include "supervisor/kernel/terminals.h"
 
@@ -465,6 +467,44 @@ static int open_path_fd(const struct target *t, const char *decided,
 	return fd;
 }
 
+/* The process a decided "/proc/<N>/..." names, else 0 ("/proc/self" is
+ * the target's own: the pipeline writes it so). */
+static pid_t proc_other(const char *decided)
+{
+	const char *p = decided + 6;
+	long n;
+	char *end;
+
+	if (strncmp(decided, "/proc/", 6) || *p < '1' || *p > '9')
+		return 0;
+	n = strtol(p, &end, 10);
+	return (*end && *end != '/') || n > 1 << 30 ? 0 : (pid_t)n;
+}
+
+/* The kernel checks a /proc/<pid> file of mem, environ, auxv, maps and
+ * their kin against its opener when it is opened (ptrace_may_access),
+ * and the opener here is a worker: a thread of harness-exec, which
+ * passes for harness-exec's own files whatever their owner (the same
+ * thread group), and as root holds CAP_SYS_PTRACE, which passes for any
+ * process. Through openat2 (always emulated) a root agent read root's
+ * processes' environments and memory and harness-exec's own, and a
+ * user's agent harness-exec's maps. harness-exec's own are refused;
+ * another process's are opened without CAP_SYS_PTRACE, as the agent
+ * would (*restore set). 0 or -errno. */
+static int proc_rights(const char *decided, bool *restore)
+{
+	pid_t pid = proc_other(decided);
+	struct hx_procstatus st;
+
+	*restore = false;
+	if (!pid || hx_proc_status(pid, &st))
+		return 0; /* none there: the open says so */
+	if (st.tgid == getpid())
+		return -EACCES;
+	*restore = !hx_caps_effective(CAP_TO_MASK(CAP_SYS_PTRACE), 0);
+	return 0;
+}
+
 void hx_un_open(struct hx_unotify *u, const struct seccomp_notif *n,
 		const struct target *t, struct answer *a)
 {
@@ -475,6 +515,7 @@ void hx_un_open(struct hx_unotify *u, const struct seccomp_notif *n,
 	char raw[PATH_MAX], full[PATH_MAX];
 	struct hx_kargs k = {.call = HX_KC_OPEN, .path = full};
 	struct opened o; /* its path is written before it is read */
+	bool restore;
 
 	o.made = o.trunc = false;
 	hx_un_job(&j, t, 0, HX_OP_READ); /* the call and op as read below */
@@ -593,6 +634,10 @@ void hx_un_open(struct hx_unotify *u, const struct seccomp_notif *n,
 		a->err = -e;
 		return;
 	}
+	if ((e = proc_rights(j.decided, &restore))) {
+		a->err = -e;
+		return;
+	}
 	/* A FIFO's open waits for its other end (hx_un_wait_begin). */
 	hx_un_wait_begin(HX_WAIT_CALL);
 	if (flags & O_PATH)
@@ -603,6 +648,8 @@ void hx_un_open(struct hx_unotify *u, const struct seccomp_notif *n,
 				  &o)) == -ENOENT)
 		e = open_here(t, j.decided, flags, (mode_t)mode, resolve, &o);
 	e = hx_un_wait_end(u, e);
+	if (restore)
+		hx_caps_effective(CAP_TO_MASK(CAP_SYS_PTRACE), 1);
 	if (e < 0) {
 		a->err = -e;
 		return;

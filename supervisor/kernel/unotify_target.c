@@ -5,6 +5,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/capability.h>
 #include <linux/openat2.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,6 +19,7 @@
 #include <unistd.h>
 
 #include "common/path.h"
+#include "supervisor/kernel/caps.h"
 #include "supervisor/kernel/execgate.h"
 #include "supervisor/kernel/seccomp_uapi.h"
 #include "supervisor/kernel/terminals.h"
@@ -223,6 +225,18 @@ static bool took_links(const char *full, const char *decided)
 	       strcmp(norm, decided);
 }
 
+/* Whether raw is under /proc/<N> with N the target's process or thread. */
+static bool own_proc(const struct target *t, const char *raw)
+{
+	char *end;
+	long n;
+
+	if (strncmp(raw, "/proc/", 6) || raw[6] < '1' || raw[6] > '9')
+		return false;
+	n = strtol(raw + 6, &end, 10);
+	return (!*end || *end == '/') && (n == t->peer.pid || n == t->tid);
+}
+
 int hx_un_walk_named(const struct target *t, int dirfd, const char *raw,
 		     const char *full, const char *decided, bool follow,
 		     uint64_t limits)
@@ -232,6 +246,7 @@ int hx_un_walk_named(const struct target *t, int dirfd, const char *raw,
 			       .resolve = limits & HX_UN_WALK_LIMITS};
 	char path[PATH_MAX + 32], link[64];
 	const char *p = raw;
+	bool own = false, drop;
 	int at, fd, e;
 
 	if (!how.resolve && !took_links(full, decided))
@@ -239,7 +254,10 @@ int hx_un_walk_named(const struct target *t, int dirfd, const char *raw,
 	if (raw[0] == '/') {
 		if (hx_un_proc_path(t, raw, path, sizeof(path)))
 			return 0;
-		if (strcmp(path, raw) && (how.resolve & RESOLVE_NO_SYMLINKS))
+		/* /proc/self, or its number: the target's own, whatever its
+		 * dumpable flag */
+		own = strcmp(path, raw) != 0 || own_proc(t, raw);
+		if (own && (how.resolve & RESOLVE_NO_SYMLINKS))
 			return -ELOOP; /* /proc/self is a symlink */
 		for (p = path; *p == '/'; p++)
 			;
@@ -256,8 +274,14 @@ int hx_un_walk_named(const struct target *t, int dirfd, const char *raw,
 	}
 	if (at < 0)
 		return 0; /* the call answers (EBADF...) */
+	/* With the target's rights: no CAP_SYS_PTRACE through another
+	 * process's /proc/<pid>/cwd, root or fd (a root process's cwd
+	 * was walked, and acted in). */
+	drop = !own && !hx_caps_effective(CAP_TO_MASK(CAP_SYS_PTRACE), 0);
 	fd = (int)syscall(SYS_openat2, at, p, &how, sizeof(how));
 	e = fd < 0 ? errno : 0;
+	if (drop)
+		hx_caps_effective(CAP_TO_MASK(CAP_SYS_PTRACE), 1);
 	if (fd >= 0)
 		close(fd);
 	close(at);

@@ -24,6 +24,10 @@
  *                             then linkat of /proc/self/fd/N to NEW with
  *                             AT_SYMLINK_FOLLOW: the answer, "size N"
  *                             of NEW (0: the unnamed file linked)
+ *   procread PID FILE...      each /proc/PID/FILE opened through openat2
+ *                             read-only (and read, but mem): "FILE OK" or
+ *                             "FILE ERRNO"; PID 0 is the parent, "child"
+ *                             a child of this program
  *   openat2 PATH FLAGS RESOLVE [DIR]   the same through openat2 (PATH
  *                             from DIR opened O_PATH when given), RESOLVE:
  *                             NO_SYMLINKS|NO_MAGICLINKS|NO_XDEV|0
@@ -184,6 +188,32 @@ int main(int argc, char **argv)
 			       AT_SYMLINK_FOLLOW));
 		size_of(argv[2]);
 		unlink(text);
+	} else if (!strcmp(c, "procread") && argc >= 4) {
+		pid_t pid = atoi(argv[2]), child = 0;
+
+		if (!strcmp(argv[2], "child") && !(pid = child = fork())) {
+			pause();
+			_exit(0);
+		}
+		if (!pid)
+			pid = getppid();
+		for (int i = 3; i < argc; i++) {
+			char p[96], buf[64];
+			long fd;
+
+			snprintf(p, sizeof(p), "/proc/%d/%s", (int)pid,
+				 argv[i]);
+			fd = open2(AT_FDCWD, p, O_RDONLY | O_CLOEXEC, 0);
+			if (fd >= 0 && strcmp(argv[i], "mem") &&
+			    read((int)fd, buf, sizeof(buf)) < 0)
+				fd = -1;
+			printf("%s ", argv[i]);
+			answer(fd);
+			if (fd >= 0)
+				close((int)fd);
+		}
+		if (child)
+			kill(child, SIGKILL);
 	} else if (!strcmp(c, "fdopen") && argc == 4) {
 		int fd = open(argv[2], O_RDONLY | O_CLOEXEC);
 		char p[64];

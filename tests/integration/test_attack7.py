@@ -356,3 +356,50 @@ def test_a_removed_files_link_text_names_no_file(wd):
     check(got[:1] != ["OK"] or got[1:] == ["size", "0"],
           "another file was linked: %r %s" % (run.stdout, run.stderr))
     check(not os.path.exists(new) or os.path.getsize(new) == 0, "NEW is another file")
+
+
+def test_proc_files_are_opened_with_the_agents_rights(wd):
+    """The kernel checks /proc/<pid>/mem, environ, auxv, maps... against
+    whoever opens them (ptrace_may_access, when opened), and an emulated
+    open's opener is a worker: a thread of harness-exec (which passes for
+    harness-exec's own files, its thread group) that keeps
+    CAP_SYS_PTRACE as root (which passes for any process). Through
+    openat2, which always reaches the kernel layer, a root agent read
+    the environment and memory of root's other processes and of
+    harness-exec itself, and a user's agent harness-exec's maps; the
+    kernel refuses the agent all of them. Now harness-exec's own are
+    refused and another process's are opened without CAP_SYS_PTRACE, as
+    the walk of a name through another process's /proc/<pid>/cwd (a
+    root process's cwd was followed, and acted in); the agent's own
+    children stay readable."""
+    files = ["environ", "mem", "maps", "auxv"]
+    run = harness([SEAM, "procread", "0"] + files, wd)  # harness-exec
+    check(run.stdout.split("\n")[:4] == ["%s EACCES" % f for f in files],
+          "harness-exec's own: %r %s" % (run.stdout, run.stderr))
+    outside = subprocess.Popen(["sleep", "60"])
+    try:
+        nocaps = ["setpriv", "--inh-caps=-all", "--bounding-set=-all", "--no-new-privs"]
+        args = [SEAM, "procread", str(outside.pid)] + files
+        if os.geteuid() == 0 and not shutil.which("setpriv"):
+            raise Skip("no setpriv to run the bare call without capabilities")
+        bare = subprocess.run((nocaps if os.geteuid() == 0 else []) + args, cwd=wd.path,
+                              capture_output=True, text=True, timeout=60).stdout
+        if os.geteuid() == 0:
+            check(bare.split("\n")[:4] == ["%s EACCES" % f for f in files], "bare: %r" % bare)
+        run = harness(args, wd)
+        check(run.stdout == bare, "another process's: bare %r, under harness %r"
+              % (bare, run.stdout))
+        # Its cwd link, walked by the kernel layer's resolution: the
+        # name's own walk decides (EACCES as root, as bare).
+        args = [SEAM, "openat2", "/proc/%d/cwd/nothere" % outside.pid, "RDONLY", "0"]
+        bare = subprocess.run((nocaps if os.geteuid() == 0 else []) + args, cwd=wd.path,
+                              capture_output=True, text=True, timeout=60).stdout
+        run = harness(args, wd)
+        check(run.stdout == bare, "another process's cwd: bare %r, under harness %r"
+              % (bare, run.stdout))
+    finally:
+        outside.kill()
+        outside.wait()
+    run = harness([SEAM, "procread", "child"] + files, wd)
+    check(run.stdout.split("\n")[:4] == ["%s OK" % f for f in files],
+          "the agent's own child: %r %s" % (run.stdout, run.stderr))
