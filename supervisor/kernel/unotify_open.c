@@ -635,6 +635,10 @@ void hx_un_open(struct hx_unotify *u, const struct seccomp_notif *n,
 		return;
 	}
 	if ((e = proc_rights(j.decided, &restore))) {
+		hx_un_revoke(
+		    u, &j, "harness:protect",
+		    "harness-exec's own /proc files: the agent may not "
+		    "open them");
 		a->err = -e;
 		return;
 	}

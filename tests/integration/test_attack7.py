@@ -376,6 +376,9 @@ def test_proc_files_are_opened_with_the_agents_rights(wd):
     run = harness([SEAM, "procread", "0"] + files, wd)  # harness-exec
     check(run.stdout.split("\n")[:4] == ["%s EACCES" % f for f in files],
           "harness-exec's own: %r %s" % (run.stdout, run.stderr))
+    # Recorded as refused, not only as the allow of a read of /proc.
+    check(len(run.events(event="revoked", rule="harness:protect")) >= 2,
+          "no refusal recorded:\n%s" % run.dump())
     outside = subprocess.Popen(["sleep", "60"])
     try:
         nocaps = ["setpriv", "--inh-caps=-all", "--bounding-set=-all", "--no-new-privs"]
