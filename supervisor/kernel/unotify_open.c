@@ -505,6 +505,44 @@ static int proc_rights(const char *decided, bool *restore)
 	return 0;
 }
 
+/* Opens what j decided, with the agent's rights (proc_rights), and
+ * hands it over (install), or answers the error. */
+static void open_decided(struct hx_unotify *u, const struct seccomp_notif *n,
+			 const struct target *t, struct job *j, uint64_t flags,
+			 mode_t mode, uint64_t resolve, struct answer *a)
+{
+	struct opened o; /* its path is written before it is read */
+	bool restore;
+	int e;
+
+	o.made = o.trunc = false;
+	if ((e = proc_rights(j->decided, &restore))) {
+		hx_un_revoke(
+		    u, j, "harness:protect",
+		    "harness-exec's own /proc files: the agent may not "
+		    "open them");
+		a->err = -e;
+		return;
+	}
+	/* A FIFO's open waits for its other end (hx_un_wait_begin). */
+	hx_un_wait_begin(HX_WAIT_CALL);
+	if (flags & O_PATH)
+		e = open_path_fd(t, j->decided, flags, resolve);
+	else if (!strcmp(j->decided, "/dev/tty"))
+		e = open_ctty(t, flags, resolve);
+	else if ((e = open_pooled(u, t, j->decided, flags, mode, resolve,
+				  &o)) == -ENOENT)
+		e = open_here(t, j->decided, flags, mode, resolve, &o);
+	e = hx_un_wait_end(u, e);
+	if (restore)
+		hx_caps_effective(CAP_TO_MASK(CAP_SYS_PTRACE), 1);
+	if (e < 0) {
+		a->err = -e;
+		return;
+	}
+	install(u, n, j, e, flags, &o, a);
+}
+
 void hx_un_open(struct hx_unotify *u, const struct seccomp_notif *n,
 		const struct target *t, struct answer *a)
 {
@@ -514,10 +552,7 @@ void hx_un_open(struct hx_unotify *u, const struct seccomp_notif *n,
 	struct job j;
 	char raw[PATH_MAX], full[PATH_MAX];
 	struct hx_kargs k = {.call = HX_KC_OPEN, .path = full};
-	struct opened o; /* its path is written before it is read */
-	bool restore;
 
-	o.made = o.trunc = false;
 	hx_un_job(&j, t, 0, HX_OP_READ); /* the call and op as read below */
 	switch (n->data.nr) {
 	case SYS_open:
@@ -634,29 +669,5 @@ void hx_un_open(struct hx_unotify *u, const struct seccomp_notif *n,
 		a->err = -e;
 		return;
 	}
-	if ((e = proc_rights(j.decided, &restore))) {
-		hx_un_revoke(
-		    u, &j, "harness:protect",
-		    "harness-exec's own /proc files: the agent may not "
-		    "open them");
-		a->err = -e;
-		return;
-	}
-	/* A FIFO's open waits for its other end (hx_un_wait_begin). */
-	hx_un_wait_begin(HX_WAIT_CALL);
-	if (flags & O_PATH)
-		e = open_path_fd(t, j.decided, flags, resolve);
-	else if (!strcmp(j.decided, "/dev/tty"))
-		e = open_ctty(t, flags, resolve);
-	else if ((e = open_pooled(u, t, j.decided, flags, (mode_t)mode, resolve,
-				  &o)) == -ENOENT)
-		e = open_here(t, j.decided, flags, (mode_t)mode, resolve, &o);
-	e = hx_un_wait_end(u, e);
-	if (restore)
-		hx_caps_effective(CAP_TO_MASK(CAP_SYS_PTRACE), 1);
-	if (e < 0) {
-		a->err = -e;
-		return;
-	}
-	install(u, n, &j, e, flags, &o, a);
+	open_decided(u, n, t, &j, flags, (mode_t)mode, resolve, a);
 }
