@@ -178,6 +178,11 @@ int hx_un_target_info(struct hx_unotify *u, pid_t tid, struct target *t);
 /* t's umask and TracerPid, read now unless t->status_read (a gone
  * target: 0777, 0). */
 mode_t hx_un_umask(const struct target *t);
+/* The umask a creation in directory dir (a path here, or "" for the
+ * O_PATH fd dirfd) takes: none when dir has a default ACL, which the
+ * kernel applies instead of the umask (posix_acl_create), else the
+ * target's. */
+mode_t hx_un_umask_in(const struct target *t, const char *dir, int dirfd);
 pid_t hx_un_tracer(const struct target *t);
 struct hx_un_idents;
 struct hx_un_idents *hx_un_idents_new(void); /* NULL: out of memory */

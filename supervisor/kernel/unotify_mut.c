@@ -35,7 +35,8 @@
  * as for the capability-less agent. When the target's uid is not the
  * supervisor's euid the call is refused with EACCES rather than done
  * with other rights. Created entries get the supervisor's gid and the
- * target's umask (a default ACL on the parent is not honoured). */
+ * target's umask, or none under a default ACL, which the kernel applies
+ * instead (hx_un_umask_in). */
 
 #ifndef RENAME_NOREPLACE
 #define RENAME_NOREPLACE (1 << 0)
@@ -243,7 +244,8 @@ static int mut_act(const struct target *t, enum mut_kind k, int pfd,
 		r = unlinkat(pfd, name, AT_REMOVEDIR);
 		break;
 	case MUT_MKDIR:
-		r = mkdirat(pfd, name, mode & 01777 & ~hx_un_umask(t));
+		r = mkdirat(pfd, name,
+			    mode & 01777 & ~hx_un_umask_in(t, "", pfd));
 		break;
 	case MUT_LINK:
 		/* The existing file was resolved (AT_SYMLINK_FOLLOW done
@@ -256,7 +258,8 @@ static int mut_act(const struct target *t, enum mut_kind k, int pfd,
 		break;
 	case MUT_MKNOD:
 		r = mknodat(pfd, name,
-			    (mode & S_IFMT) | (mode & 07777 & ~hx_un_umask(t)),
+			    (mode & S_IFMT) |
+				(mode & 07777 & ~hx_un_umask_in(t, "", pfd)),
 			    x->dev);
 		break;
 	case MUT_TRUNCATE:

@@ -157,6 +157,19 @@ struct opened {
 	char path[PATH_MAX + 32]; /* what was opened, here */
 };
 
+/* The umask of a file made at path (O_TMPFILE: in path), which a
+ * default ACL on its directory replaces (hx_un_umask_in). */
+static mode_t create_umask(const struct target *t, const char *path,
+			   uint64_t flags)
+{
+	char dir[PATH_MAX + 32], *slash;
+
+	snprintf(dir, sizeof(dir), "%s", path);
+	if (!is_tmpfile(flags) && (slash = strrchr(dir, '/')))
+		slash[slash == dir] = '\0';
+	return hx_un_umask_in(t, dir, -1);
+}
+
 /* What refuses the truncation of an O_TRUNC open, which ours makes only
  * once the descriptor is in (install), where its failure can no longer
  * fail the call: an append-only file (may_open: EPERM, whatever its
@@ -235,7 +248,7 @@ static int open_here(const struct target *t, const char *decided,
 		goto opened;
 	}
 	if ((flags & O_CREAT) || is_tmpfile(flags))
-		how.mode = mode & 07777 & ~hx_un_umask(t);
+		how.mode = mode & 07777 & ~create_umask(t, path, flags);
 	if (mine >= 0) {
 		fd = (int)syscall(SYS_openat2, AT_FDCWD, path, &how,
 				  sizeof(how));

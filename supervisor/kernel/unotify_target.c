@@ -16,6 +16,7 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
+#include <sys/xattr.h>
 #include <unistd.h>
 
 #include "common/path.h"
@@ -286,6 +287,22 @@ int hx_un_walk_named(const struct target *t, int dirfd, const char *raw,
 		close(fd);
 	close(at);
 	return e == ELOOP || e == EXDEV || e == EACCES ? -e : 0;
+}
+
+mode_t hx_un_umask_in(const struct target *t, const char *dir, int dirfd)
+{
+	char self[64];
+
+	if (!dir[0]) {
+		snprintf(self, sizeof(self), "/proc/thread-self/fd/%d", dirfd);
+		dir = self;
+	}
+	/* The target's umask was applied by hand before a default ACL's
+	 * mode: a directory made under one lost its group's write (0755
+	 * for the kernel's 0777). */
+	if (getxattr(dir, "system.posix_acl_default", NULL, 0) > 0)
+		return 0;
+	return hx_un_umask(t);
 }
 
 int hx_un_fsize_ok(const struct target *t, int fd, uint64_t len)

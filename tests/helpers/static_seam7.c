@@ -24,6 +24,9 @@
  *                             then linkat of /proc/self/fd/N to NEW with
  *                             AT_SYMLINK_FOLLOW: the answer, "size N"
  *                             of NEW (0: the unnamed file linked)
+ *   create UMASK PATH KIND    under UMASK (octal), PATH made as KIND:
+ *                             file (0666), dir (0777) or fifo (0666);
+ *                             prints the answer and "mode M" (octal)
  *   procread PID FILE...      each /proc/PID/FILE opened through openat2
  *                             read-only (and read, but mem): "FILE OK" or
  *                             "FILE ERRNO"; PID 0 is the parent, "child"
@@ -188,6 +191,22 @@ int main(int argc, char **argv)
 			       AT_SYMLINK_FOLLOW));
 		size_of(argv[2]);
 		unlink(text);
+	} else if (!strcmp(c, "create") && argc == 5) {
+		struct stat st;
+		long r;
+
+		umask((mode_t)strtoul(argv[2], NULL, 8));
+		if (!strcmp(argv[4], "dir"))
+			r = syscall(SYS_mkdir, argv[3], 0777);
+		else if (!strcmp(argv[4], "fifo"))
+			r = syscall(SYS_mknodat, AT_FDCWD, argv[3],
+				    S_IFIFO | 0666, 0);
+		else
+			r = syscall(SYS_openat, AT_FDCWD, argv[3],
+				    O_WRONLY | O_CREAT | O_CLOEXEC, 0666);
+		answer(r);
+		if (!stat(argv[3], &st))
+			printf("mode %o\n", (unsigned)(st.st_mode & 07777));
 	} else if (!strcmp(c, "procread") && argc >= 4) {
 		pid_t pid = atoi(argv[2]), child = 0;
 

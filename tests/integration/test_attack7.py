@@ -8,6 +8,7 @@ the agent: no more."""
 import os
 import shutil
 import socket
+import struct
 import subprocess
 import tempfile
 
@@ -406,3 +407,38 @@ def test_proc_files_are_opened_with_the_agents_rights(wd):
     run = harness([SEAM, "procread", "child"] + files, wd)
     check(run.stdout.split("\n")[:4] == ["%s OK" % f for f in files],
           "the agent's own child: %r %s" % (run.stdout, run.stderr))
+
+
+def _default_acl(path):
+    """A default ACL of user::rwx, group::rwx, other::rwx on path."""
+    entries = [(0x01, 7), (0x04, 7), (0x20, 7)]  # USER_OBJ, GROUP_OBJ, OTHER
+    value = struct.pack("<I", 2) + b"".join(struct.pack("<HHI", t, p, 0xffffffff)
+                                            for t, p in entries)
+    os.setxattr(path, "system.posix_acl_default", value)
+
+
+def test_a_default_acl_replaces_the_umask(wd):
+    """Under a directory's default ACL the kernel gives a new file or
+    directory the ACL's mode and no umask (posix_acl_create); the kernel
+    layer applied the agent's umask by hand first: under umask 022 a
+    directory made where the ACL grants the group and others all was
+    0755 for the kernel's 0777, a file 0644 for 0666 (a shared
+    directory's group lost its write). Now the umask is left to the
+    kernel there, and applied elsewhere."""
+    shared = os.path.join(wd.path, "shared")
+    os.mkdir(shared)
+    try:
+        _default_acl(shared)
+    except OSError as e:
+        raise Skip("no POSIX ACLs here: %s" % e)
+    for kind in ("file", "dir", "fifo"):
+        for where in ("shared", "."):
+            args = ["create", "022", "%s/new-%s" % (where, kind), kind]
+            path = os.path.join(wd.path, where, "new-" + kind)
+            bare = _bare(args, wd.path)
+            (os.rmdir if kind == "dir" else os.unlink)(path)
+            run = harness([SEAM] + args, wd)
+            (os.rmdir if kind == "dir" else os.unlink)(path)
+            check(bare.split("\n")[0] == "OK", "bare %s: %r" % (args, bare))
+            check(run.stdout == bare, "%s: bare %r, under harness %r %s"
+                  % (args, bare, run.stdout, run.stderr))
