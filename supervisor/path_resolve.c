@@ -35,6 +35,30 @@ static bool magic_target(const char *t)
 	return c && (c[1] == '[' || !strncmp(t, "anon_inode:", 11));
 }
 
+/* Whether a and b (both followed) are one file. */
+static bool same_file(const char *a, const char *b)
+{
+	struct stat sa, sb;
+
+	return !stat(a, &sa) && !stat(b, &sb) && sa.st_dev == sb.st_dev &&
+	       sa.st_ino == sb.st_ino;
+}
+
+/* Whether a /proc link (link, as we reach it) names a removed file:
+ * its text ("/x/f (deleted)", in the target's root) is then no name of
+ * it, and may be another file's, made under that name. */
+static bool removed_target(const char *root, const char *link,
+			   const char *target)
+{
+	char path[PATH_MAX + 64];
+	size_t n = strlen(target);
+
+	if (n <= 10 || strcmp(target + n - 10, " (deleted)"))
+		return false;
+	snprintf(path, sizeof(path), "%s%s", root, target);
+	return !same_file(link, path);
+}
+
 static int set_rest(char *rest, size_t size, const char *target,
 		    const char *tail)
 {
@@ -228,7 +252,8 @@ int hx_path_resolve_root(pid_t pid, pid_t tid, bool root_ours, const char *norm,
 		 * through the fd: in the agent's view that name is its own
 		 * devpts instance's, another pty or none (terminals.h). */
 		if (!strncmp(cur, "/proc/", 6) &&
-		    (magic_target(target) || hx_terminals_path(target)))
+		    (magic_target(target) || hx_terminals_path(target) ||
+		     removed_target(root, full, target)))
 			break;
 		if (target[0] == '/')
 			cur[0] = '\0';
@@ -282,6 +307,25 @@ int hx_path_real(const char *path, char *out, size_t size)
 	return 0;
 }
 
+/* path walked from a removed directory whose former name is base: its
+ * rest after a leading "..", base cut to the parent; NULL when it looks
+ * a name up in the removed directory itself (ENOENT). */
+static const char *up_from_removed(const char *path, char *base)
+{
+	char *slash;
+
+	while (path[0] == '.' && path[1] == '/')
+		for (path++; *path == '/'; path++)
+			;
+	if (path[0] != '.' || path[1] != '.' || (path[2] && path[2] != '/'))
+		return NULL;
+	for (path += 2; *path == '/'; path++)
+		;
+	slash = strrchr(base, '/');
+	slash[slash == base] = '\0';
+	return *path ? path : ".";
+}
+
 int hx_path_absolute(pid_t pid, pid_t tid, int dirfd, const char *path,
 		     char *out, size_t size)
 {
@@ -306,9 +350,17 @@ int hx_path_absolute(pid_t pid, pid_t tid, int dirfd, const char *path,
 	if (n <= 0)
 		return dirfd == AT_FDCWD ? -ENOENT : -EBADF;
 	base[n] = '\0';
-	/* "pipe:[3]", "/x (deleted)": not a directory the policy can name. */
+	/* "pipe:[3]": not a directory the policy can name. */
 	if (base[0] != '/')
 		return -ENOTDIR;
+	/* A removed directory reads "/x (deleted)", which may be another
+	 * directory, made under that name: a file made "in" the removed
+	 * cwd, which the kernel refuses (ENOENT), was made in that one. Of
+	 * a removed directory only ".." is still walked. */
+	if (n > 10 && !strcmp(base + n - 10, " (deleted)") &&
+	    !same_file(link, base) &&
+	    (path = up_from_removed(path, base)) == NULL)
+		return -ENOENT;
 	if ((size_t)snprintf(out, size, "%s/%s", base, path) >= size)
 		return -ENAMETOOLONG;
 	return 0;

@@ -52,6 +52,10 @@ static bool follows_last(enum hx_op op, const struct hx_request *rq)
 {
 	switch (op) {
 	case HX_OP_READ:
+		/* An O_NOFOLLOW open is of the name itself (ELOOP on a
+		 * symlink, or an O_PATH fd of it): decided as its target,
+		 * the kernel layer opened that target instead. */
+		return !(rq->has_flags && (rq->flags & O_NOFOLLOW));
 	case HX_OP_TRUNCATE:
 	case HX_OP_EXEC:
 		return true;

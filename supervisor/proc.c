@@ -16,7 +16,7 @@
 int hx_proc_stat(pid_t pid, struct hx_procstat *st)
 {
 	char path[64], buf[1024], *p;
-	int fd, ppid = 0, pgrp = 0;
+	int fd, ppid = 0, pgrp = 0, session = 0, tty = 0;
 	ssize_t n;
 
 	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
@@ -34,14 +34,16 @@ int hx_proc_stat(pid_t pid, struct hx_procstat *st)
 	 * fields 3 on follow the last ')'. starttime is field 22. */
 	p = strrchr(buf, ')');
 	if (!p || sscanf(p + 2,
-			 "%c %d %d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu "
+			 "%c %d %d %d %d %*d %*u %*u %*u %*u %*u %llu %llu "
 			 "%llu %llu %*d %*d %d %*d %llu %*u %ld",
-			 &st->state, &ppid, &pgrp, &st->utime, &st->stime,
-			 &st->cutime, &st->cstime, &st->threads, &st->starttime,
-			 &st->rss) != 10)
+			 &st->state, &ppid, &pgrp, &session, &tty, &st->utime,
+			 &st->stime, &st->cutime, &st->cstime, &st->threads,
+			 &st->starttime, &st->rss) != 12)
 		return -EBADMSG;
 	st->ppid = ppid;
 	st->pgrp = pgrp;
+	st->session = session;
+	st->tty_nr = (unsigned)tty;
 	return 0;
 }
 

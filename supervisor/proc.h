@@ -12,6 +12,8 @@
 struct hx_procstat {
 	char state;	  /* R, S, Z... */
 	pid_t ppid, pgrp; /* its parent, its process group */
+	pid_t session;
+	unsigned tty_nr; /* its controlling terminal's device, 0: none */
 	int threads;
 	unsigned long long starttime; /* clock ticks after boot */
 	/* CPU time in clock ticks: its own, and its waited-for children's */

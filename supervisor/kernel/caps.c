@@ -36,3 +36,17 @@ int hx_caps_limit(uint32_t keep)
 	}
 	return 0;
 }
+
+int hx_caps_effective(uint32_t mask, int on)
+{
+	struct __user_cap_header_struct h = {_LINUX_CAPABILITY_VERSION_3, 0};
+	struct __user_cap_data_struct d[2];
+
+	if (syscall(SYS_capget, &h, d))
+		return -errno;
+	if (on)
+		d[0].effective |= mask & d[0].permitted;
+	else
+		d[0].effective &= ~mask;
+	return syscall(SYS_capset, &h, d) ? -errno : 0;
+}

@@ -13,4 +13,9 @@
  * Returns 0, or -errno (-EPERM when something outside keep is held). */
 int hx_caps_limit(uint32_t keep);
 
+/* Turns the capabilities of mask (0-31) off in the effective set, or
+ * back on within what is permitted: for a call made with less than a
+ * worker keeps. Returns 0, or -errno. */
+int hx_caps_effective(uint32_t mask, int on);
+
 #endif

@@ -179,12 +179,39 @@ int hx_un_target_info(struct hx_unotify *u, pid_t tid, struct target *t);
 /* t's umask and TracerPid, read now unless t->status_read (a gone
  * target: 0777, 0). */
 mode_t hx_un_umask(const struct target *t);
+/* The umask a creation in directory dir (a path here, or "" for the
+ * O_PATH fd dirfd) takes: none when dir has a default ACL, which the
+ * kernel applies instead of the umask (posix_acl_create), else the
+ * target's. */
+mode_t hx_un_umask_in(const struct target *t, const char *dir, int dirfd);
 pid_t hx_un_tracer(const struct target *t);
 struct hx_un_idents;
 struct hx_un_idents *hx_un_idents_new(void); /* NULL: out of memory */
 void hx_un_idents_free(struct hx_un_idents *c);
 /* Whether the target's fd is close-on-exec (/proc/<pid>/fdinfo). */
 bool hx_un_fd_cloexec(pid_t pid, int fd);
+/* The lookup limits openat2's caller puts on its own walk. */
+#define HX_UN_WALK_LIMITS                                                      \
+	(RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS | RESOLVE_NO_XDEV)
+/* The kernel's walk of a path as the target named it (raw, from dirfd;
+ * full: made absolute, unresolved), where it differs from the walk of
+ * the decided path the kernel layer acts on: when that walk followed a
+ * symlink (decided is not full's lexical form), or limits (openat2's
+ * HX_UN_WALK_LIMITS) are asked. Made here, with the target's uid and no
+ * capability, as an O_PATH lookup (following the last name when follow)
+ * anchored where the kernel anchors it; the kernel then applies what it
+ * applies to the target's own walk: the limits, and protected_symlinks
+ * (a symlink in a sticky world-writable directory that neither the
+ * follower nor the directory's owner owns). 0, or its -ELOOP, -EXDEV or
+ * -EACCES, which the call answers; any other outcome is left to the
+ * call. */
+int hx_un_walk_named(const struct target *t, int dirfd, const char *raw,
+		     const char *full, const char *decided, bool follow,
+		     uint64_t limits);
+/* A truncation of the regular file fd to len, as the kernel judges it
+ * for the target (inode_newsize_ok): a growth past the target's
+ * RLIMIT_FSIZE is EFBIG and SIGXFSZ to its thread. 0 or -errno. */
+int hx_un_fsize_ok(const struct target *t, int fd, uint64_t len);
 /* Puts the supervisor's newfd in place of the target's fd (ADDFD with
  * SETFD, its close-on-exec kept) while call id waits. 0 or -errno. */
 int hx_un_replace_fd(struct hx_unotify *u, uint64_t id, const struct target *t,

@@ -35,7 +35,8 @@
  * as for the capability-less agent. When the target's uid is not the
  * supervisor's euid the call is refused with EACCES rather than done
  * with other rights. Created entries get the supervisor's gid and the
- * target's umask (a default ACL on the parent is not honoured). */
+ * target's umask, or none under a default ACL, which the kernel applies
+ * instead (hx_un_umask_in). */
 
 #ifndef RENAME_NOREPLACE
 #define RENAME_NOREPLACE (1 << 0)
@@ -243,7 +244,8 @@ static int mut_act(const struct target *t, enum mut_kind k, int pfd,
 		r = unlinkat(pfd, name, AT_REMOVEDIR);
 		break;
 	case MUT_MKDIR:
-		r = mkdirat(pfd, name, mode & 01777 & ~hx_un_umask(t));
+		r = mkdirat(pfd, name,
+			    mode & 01777 & ~hx_un_umask_in(t, "", pfd));
 		break;
 	case MUT_LINK:
 		/* The existing file was resolved (AT_SYMLINK_FOLLOW done
@@ -256,7 +258,8 @@ static int mut_act(const struct target *t, enum mut_kind k, int pfd,
 		break;
 	case MUT_MKNOD:
 		r = mknodat(pfd, name,
-			    (mode & S_IFMT) | (mode & 07777 & ~hx_un_umask(t)),
+			    (mode & S_IFMT) |
+				(mode & 07777 & ~hx_un_umask_in(t, "", pfd)),
 			    x->dev);
 		break;
 	case MUT_TRUNCATE:
@@ -284,8 +287,8 @@ static int mut_act(const struct target *t, enum mut_kind k, int pfd,
 			close(fd);
 			if (w < 0)
 				return w;
-			r = ftruncate(w, (off_t)len);
-			if (r)
+			if (!(r = hx_un_fsize_ok(t, w, len)) &&
+			    (r = ftruncate(w, (off_t)len)))
 				r = -errno;
 			close(w);
 			return r;
@@ -993,7 +996,15 @@ void hx_un_mut(struct hx_unotify *u, const struct seccomp_notif *n,
 				   c.nofollow ? AT_SYMLINK_NOFOLLOW : c.flags,
 			       .uid = c.ouid,
 			       .gid = c.ogid};
-	if ((a->err = hx_un_judge(u, t, &j, &kk)))
+	/* The target's own walk of each name (protected_symlinks): the
+	 * metadata kinds follow their last name, as AT_SYMLINK_FOLLOW. */
+	if ((a->err = hx_un_judge(u, t, &j, &kk)) ||
+	    (a->err = -hx_un_walk_named(
+		 t, c.dfd, raw, full, j.decided,
+		 c.k >= MUT_TRUNCATE && !c.nofollow && c.k != MUT_MKNOD, 0)) ||
+	    (two && (a->err = -hx_un_walk_named(
+			 t, c.dfd2, raw2, full2, res2,
+			 c.k == MUT_LINK && (c.flags & AT_SYMLINK_FOLLOW), 0))))
 		return;
 	mut_apply(u, n, t, &c, &j, raw, raw2, full, two ? full2 : NULL, res2,
 		  a);

@@ -149,6 +149,11 @@ static bool decide_addr(struct hx_unotify *u, const struct target *t,
 		return false;
 	if (ss->ss_family != AF_UNIX || is_abstract(ss, len))
 		return true;
+	/* The target's own walk of the name (protected_symlinks: another
+	 * user's symlink in /tmp to a socket). */
+	if (k.path && (a->err = -hx_un_walk_named(t, AT_FDCWD, full, full,
+						  j.decided, true, 0)))
+		return false;
 	/* What connect would have found at the decided path. */
 	fd = j.decided[0] ? (int)syscall(SYS_openat2, AT_FDCWD, j.decided, &how,
 					 sizeof(how))

@@ -5,15 +5,20 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <sys/stat.h>
+#include <linux/capability.h>
 #include <linux/openat2.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/ioctl.h>
 #include <sys/syscall.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
 
 #include "policy/policy.h"
 #include "supervisor/path_resolve.h"
+#include "supervisor/proc.h"
+#include "supervisor/kernel/caps.h"
 #include "supervisor/kernel/ipool.h"
 #include "supervisor/kernel/terminals.h"
 
@@ -88,11 +93,40 @@ static bool proc_ns(const char *decided, uint64_t flags)
 	       strspn(p + 3, "abcdefghijklmnopqrstuvwxyz_") == strlen(p + 3);
 }
 
+/* What of the caller's resolve flags the emulated open keeps: its walk
+ * limits are checked by hx_un_walk_named on its own walk, and would be
+ * wrong on ours (the decided path from our root crosses mounts the
+ * caller's walk from its dirfd does not: a false EXDEV). */
+static uint64_t own_resolve(uint64_t resolve)
+{
+	return resolve & ~(uint64_t)HX_UN_WALK_LIMITS;
+}
+
+/* Whether path's directory is sticky: there the kernel refuses an
+ * O_CREAT open of a file that neither the opener nor the directory's
+ * owner owns (protected_regular, protected_fifos), which an open
+ * without O_CREAT is not asked. */
+static bool in_sticky(const char *path)
+{
+	char dir[PATH_MAX + 32];
+	char *slash;
+	struct stat st;
+
+	snprintf(dir, sizeof(dir), "%s", path);
+	slash = strrchr(dir, '/');
+	if (!slash)
+		return true;
+	slash[slash == dir] = '\0';
+	return stat(dir, &st) || (st.st_mode & S_ISVTX);
+}
+
 /* An O_CREAT open of a file that is there creates nothing, and needs
  * no umask, which only /proc/<tid>/status says (14 us): opened without
  * O_CREAT first. Not for O_EXCL or O_DIRECTORY (whose answers O_CREAT
- * changes), nor a directory (EISDIR): those, a missing file and any
- * failure are opened as asked, for the kernel's own answer. */
+ * changes), nor a directory (EISDIR), nor in a sticky directory (above:
+ * another user's file there was written by a root agent and a user's
+ * alike): those, a missing file and any failure are opened as asked,
+ * for the kernel's own answer. */
 static int open_existing(const struct target *t, const char *path,
 			 const struct open_how *how)
 {
@@ -101,7 +135,7 @@ static int open_existing(const struct target *t, const char *path,
 	int fd;
 
 	if (!(how->flags & O_CREAT) || (how->flags & (O_EXCL | O_DIRECTORY)) ||
-	    is_tmpfile(how->flags) || t->status_read)
+	    is_tmpfile(how->flags) || t->status_read || in_sticky(path))
 		return -1;
 	ex.flags &= ~(uint64_t)O_CREAT;
 	ex.mode = 0;
@@ -123,6 +157,40 @@ struct opened {
 	char path[PATH_MAX + 32]; /* what was opened, here */
 };
 
+/* The umask of a file made at path (O_TMPFILE: in path), which a
+ * default ACL on its directory replaces (hx_un_umask_in). */
+static mode_t create_umask(const struct target *t, const char *path,
+			   uint64_t flags)
+{
+	char dir[PATH_MAX + 32], *slash;
+
+	snprintf(dir, sizeof(dir), "%s", path);
+	if (!is_tmpfile(flags) && (slash = strrchr(dir, '/')))
+		slash[slash == dir] = '\0';
+	return hx_un_umask_in(t, dir, -1);
+}
+
+/* What refuses the truncation of an O_TRUNC open, which ours makes only
+ * once the descriptor is in (install), where its failure can no longer
+ * fail the call: an append-only file (may_open: EPERM, whatever its
+ * size; an open of one with O_APPEND|O_TRUNC succeeded, the file
+ * whole), a memfd sealed against shrinking (reopened through
+ * /proc/self/fd: EPERM when it has bytes). 0 or -errno. */
+static int trunc_refused(int fd)
+{
+	struct statx sx;
+	int seals;
+
+	if (statx(fd, "", AT_EMPTY_PATH, STATX_SIZE, &sx))
+		return -errno;
+	if (sx.stx_attributes & sx.stx_attributes_mask & STATX_ATTR_APPEND)
+		return -EPERM;
+	seals = fcntl(fd, F_GET_SEALS);
+	if (seals > 0 && (seals & F_SEAL_SHRINK) && sx.stx_size > 0)
+		return -EPERM;
+	return 0;
+}
+
 static int open_here(const struct target *t, const char *decided,
 		     uint64_t flags, mode_t mode, uint64_t resolve,
 		     struct opened *o)
@@ -130,7 +198,7 @@ static int open_here(const struct target *t, const char *decided,
 	char *path = o->path;
 	struct open_how how = {0};
 	struct stat st;
-	int fd, num, mine = -1;
+	int fd, num, e, mine = -1;
 
 	if (!decided[0] || decided[0] != '/' ||
 	    hx_un_proc_path(t, decided, path, sizeof(o->path)))
@@ -148,7 +216,8 @@ static int open_here(const struct target *t, const char *decided,
 	}
 	/* The decided path has every existing symlink resolved: one that
 	 * appears now is a swap after the decision. */
-	how.resolve = resolve | RESOLVE_NO_MAGICLINKS | RESOLVE_NO_SYMLINKS;
+	how.resolve =
+	    own_resolve(resolve) | RESOLVE_NO_MAGICLINKS | RESOLVE_NO_SYMLINKS;
 	if ((num = proc_fd_num(decided)) >= 0) {
 		/* Decided on "/proc/self/fd/N" (often /dev/stdout): never
 		 * that link again, which a racing dup2 can point at any
@@ -172,14 +241,14 @@ static int open_here(const struct target *t, const char *decided,
 			return -EACCES;
 		}
 		snprintf(path, sizeof(o->path), "%s", link);
-		how.resolve = resolve & ~(uint64_t)RESOLVE_NO_MAGICLINKS;
+		how.resolve = own_resolve(resolve);
 	} else if (proc_ns(decided, flags)) {
-		how.resolve = resolve & ~(uint64_t)RESOLVE_NO_MAGICLINKS;
+		how.resolve = own_resolve(resolve);
 	} else if ((fd = open_existing(t, path, &how)) >= 0) {
 		goto opened;
 	}
 	if ((flags & O_CREAT) || is_tmpfile(flags))
-		how.mode = mode & 07777 & ~hx_un_umask(t);
+		how.mode = mode & 07777 & ~create_umask(t, path, flags);
 	if (mine >= 0) {
 		fd = (int)syscall(SYS_openat2, AT_FDCWD, path, &how,
 				  sizeof(how));
@@ -201,6 +270,10 @@ opened:
 	/* O_TRUNC changes only a regular file. */
 	if (fd >= 0 && o->trunc && (fstat(fd, &st) || !S_ISREG(st.st_mode)))
 		o->trunc = false;
+	if (fd >= 0 && o->trunc && !o->made && (e = trunc_refused(fd))) {
+		close(fd);
+		return e;
+	}
 	return fd;
 }
 
@@ -292,7 +365,8 @@ static int open_pooled(struct hx_unotify *u, const struct target *t,
 		       uint64_t resolve, struct opened *o)
 {
 	struct open_how how = {.flags = O_PATH | O_DIRECTORY | O_CLOEXEC,
-			       .resolve = resolve | RESOLVE_NO_MAGICLINKS |
+			       .resolve = own_resolve(resolve) |
+					  RESOLVE_NO_MAGICLINKS |
 					  RESOLVE_NO_SYMLINKS};
 	struct hx_event ev = {.op = HX_OP_READ, .path = decided};
 	struct hx_decision d;
@@ -325,6 +399,51 @@ static int open_pooled(struct hx_unotify *u, const struct target *t,
 	return fd;
 }
 
+/* /dev/tty is the opener's controlling terminal, and ours is
+ * harness-exec's: a process of the agent in a session of its own on a
+ * pty it made (script, a terminal tool, Python's pty) that opened it
+ * was handed the user's terminal, its prompt drawn there and the user's
+ * keys read, where the kernel gives it that pty; one without a terminal
+ * (setsid) got the user's where the kernel says ENXIO. The target's own
+ * (/proc/<pid>/stat): none is ENXIO; harness-exec's (in its session)
+ * is opened here; a pty of the agent's devpts instance by its name there
+ * (terminals.h), checked to be that device; anything else is refused. */
+static int open_ctty(const struct target *t, uint64_t flags, uint64_t resolve)
+{
+	struct open_how how = {
+	    .flags = (flags | O_CLOEXEC | O_NOCTTY) & ~(uint64_t)O_CREAT,
+	    .resolve = own_resolve(resolve) | RESOLVE_NO_MAGICLINKS |
+		       RESOLVE_NO_SYMLINKS};
+	struct hx_procstat st, me;
+	unsigned maj, min;
+	char path[64];
+	struct stat ds;
+	int fd;
+
+	if ((flags & (O_CREAT | O_EXCL)) == (O_CREAT | O_EXCL))
+		return -EEXIST;
+	if (hx_proc_stat(t->peer.pid, &st) || hx_proc_stat(getpid(), &me))
+		return -EACCES;
+	if (!st.tty_nr)
+		return -ENXIO;
+	if (st.session == me.session && st.tty_nr == me.tty_nr)
+		return hx_un_openat2(t, "/dev/tty", &how);
+	/* new_encode_dev: 12 bits of major, 20 of minor */
+	maj = (st.tty_nr >> 8) & 0xfff;
+	min = (st.tty_nr & 0xff) | ((st.tty_nr >> 12) & 0xfff00);
+	if (maj != 136) /* UNIX98_PTY_SLAVE_MAJOR */
+		return -EACCES;
+	snprintf(path, sizeof(path), "/dev/pts/%u", min);
+	if ((fd = hx_un_openat2(t, path, &how)) < 0)
+		return fd;
+	if (fstat(fd, &ds) || !S_ISCHR(ds.st_mode) ||
+	    ds.st_rdev != makedev(maj, min)) {
+		close(fd);
+		return -EACCES;
+	}
+	return fd;
+}
+
 /* An O_PATH open, emulated (DESIGN.md invariant 2: no CONTINUE after
  * reading the path): ADDFD refuses an O_PATH file, so the decided
  * directory or regular file, which the policy let be read, is handed
@@ -336,7 +455,8 @@ static int open_path_fd(const struct target *t, const char *decided,
 {
 	struct open_how how = {
 	    .flags = O_PATH | O_CLOEXEC | (flags & (O_NOFOLLOW | O_DIRECTORY)),
-	    .resolve = resolve | RESOLVE_NO_MAGICLINKS | RESOLVE_NO_SYMLINKS};
+	    .resolve = own_resolve(resolve) | RESOLVE_NO_MAGICLINKS |
+		       RESOLVE_NO_SYMLINKS};
 	char path[PATH_MAX + 32], self[64];
 	struct stat st;
 	int p, fd;
@@ -344,7 +464,7 @@ static int open_path_fd(const struct target *t, const char *decided,
 	if (!decided[0] || hx_un_proc_path(t, decided, path, sizeof(path)))
 		return -EACCES;
 	if (proc_ns(decided, flags))
-		how.resolve &= ~(uint64_t)RESOLVE_NO_MAGICLINKS;
+		how.resolve = own_resolve(resolve);
 	p = hx_un_openat2(t, path, &how);
 	if (p < 0)
 		return p;
@@ -360,6 +480,82 @@ static int open_path_fd(const struct target *t, const char *decided,
 	return fd;
 }
 
+/* The process a decided "/proc/<N>/..." names, else 0 ("/proc/self" is
+ * the target's own: the pipeline writes it so). */
+static pid_t proc_other(const char *decided)
+{
+	const char *p = decided + 6;
+	long n;
+	char *end;
+
+	if (strncmp(decided, "/proc/", 6) || *p < '1' || *p > '9')
+		return 0;
+	n = strtol(p, &end, 10);
+	return (*end && *end != '/') || n > 1 << 30 ? 0 : (pid_t)n;
+}
+
+/* The kernel checks a /proc/<pid> file of mem, environ, auxv, maps and
+ * their kin against its opener when it is opened (ptrace_may_access),
+ * and the opener here is a worker: a thread of harness-exec, which
+ * passes for harness-exec's own files whatever their owner (the same
+ * thread group), and as root holds CAP_SYS_PTRACE, which passes for any
+ * process. Through openat2 (always emulated) a root agent read root's
+ * processes' environments and memory and harness-exec's own, and a
+ * user's agent harness-exec's maps. harness-exec's own are refused;
+ * another process's are opened without CAP_SYS_PTRACE, as the agent
+ * would (*restore set). 0 or -errno. */
+static int proc_rights(const char *decided, bool *restore)
+{
+	pid_t pid = proc_other(decided);
+	struct hx_procstatus st;
+
+	*restore = false;
+	if (!pid || hx_proc_status(pid, &st))
+		return 0; /* none there: the open says so */
+	if (st.tgid == getpid())
+		return -EACCES;
+	*restore = !hx_caps_effective(CAP_TO_MASK(CAP_SYS_PTRACE), 0);
+	return 0;
+}
+
+/* Opens what j decided, with the agent's rights (proc_rights), and
+ * hands it over (install), or answers the error. */
+static void open_decided(struct hx_unotify *u, const struct seccomp_notif *n,
+			 const struct target *t, struct job *j, uint64_t flags,
+			 mode_t mode, uint64_t resolve, struct answer *a)
+{
+	struct opened o; /* its path is written before it is read */
+	bool restore;
+	int e;
+
+	o.made = o.trunc = false;
+	if ((e = proc_rights(j->decided, &restore))) {
+		hx_un_revoke(
+		    u, j, "harness:protect",
+		    "harness-exec's own /proc files: the agent may not "
+		    "open them");
+		a->err = -e;
+		return;
+	}
+	/* A FIFO's open waits for its other end (hx_un_wait_begin). */
+	hx_un_wait_begin(HX_WAIT_CALL);
+	if (flags & O_PATH)
+		e = open_path_fd(t, j->decided, flags, resolve);
+	else if (!strcmp(j->decided, "/dev/tty"))
+		e = open_ctty(t, flags, resolve);
+	else if ((e = open_pooled(u, t, j->decided, flags, mode, resolve,
+				  &o)) == -ENOENT)
+		e = open_here(t, j->decided, flags, mode, resolve, &o);
+	e = hx_un_wait_end(u, e);
+	if (restore)
+		hx_caps_effective(CAP_TO_MASK(CAP_SYS_PTRACE), 1);
+	if (e < 0) {
+		a->err = -e;
+		return;
+	}
+	install(u, n, j, e, flags, &o, a);
+}
+
 void hx_un_open(struct hx_unotify *u, const struct seccomp_notif *n,
 		const struct target *t, struct answer *a)
 {
@@ -369,9 +565,7 @@ void hx_un_open(struct hx_unotify *u, const struct seccomp_notif *n,
 	struct job j;
 	char raw[PATH_MAX], full[PATH_MAX];
 	struct hx_kargs k = {.call = HX_KC_OPEN, .path = full};
-	struct opened o; /* its path is written before it is read */
 
-	o.made = o.trunc = false;
 	hx_un_job(&j, t, 0, HX_OP_READ); /* the call and op as read below */
 	switch (n->data.nr) {
 	case SYS_open:
@@ -477,17 +671,16 @@ void hx_un_open(struct hx_unotify *u, const struct seccomp_notif *n,
 		a->err = -e;
 		return;
 	}
-	/* A FIFO's open waits for its other end (hx_un_wait_begin). */
-	hx_un_wait_begin(HX_WAIT_CALL);
-	if (flags & O_PATH)
-		e = open_path_fd(t, j.decided, flags, resolve);
-	else if ((e = open_pooled(u, t, j.decided, flags, (mode_t)mode, resolve,
-				  &o)) == -ENOENT)
-		e = open_here(t, j.decided, flags, (mode_t)mode, resolve, &o);
-	e = hx_un_wait_end(u, e);
-	if (e < 0) {
+	/* The caller's own walk of its name (hx_un_walk_named): openat2's
+	 * limits, protected_symlinks. O_CREAT|O_EXCL never follows its
+	 * last name (EEXIST). */
+	if ((e = hx_un_walk_named(t, dirfd, raw, full, j.decided,
+				  !(flags & O_NOFOLLOW) &&
+				      (flags & (O_CREAT | O_EXCL)) !=
+					  (O_CREAT | O_EXCL),
+				  resolve & HX_UN_WALK_LIMITS))) {
 		a->err = -e;
 		return;
 	}
-	install(u, n, &j, e, flags, &o, a);
+	open_decided(u, n, t, &j, flags, (mode_t)mode, resolve, a);
 }

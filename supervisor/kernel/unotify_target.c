@@ -5,15 +5,22 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/capability.h>
 #include <linux/openat2.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/ioctl.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
+#include <sys/xattr.h>
 #include <unistd.h>
 
+#include "common/path.h"
+#include "supervisor/kernel/caps.h"
 #include "supervisor/kernel/execgate.h"
 #include "supervisor/kernel/seccomp_uapi.h"
 #include "supervisor/kernel/terminals.h"
@@ -206,6 +213,116 @@ bool hx_un_fd_cloexec(pid_t pid, int fd)
 	buf[n > 0 ? n : 0] = '\0';
 	p = strstr(buf, "flags:");
 	return !p || (strtoul(p + 6, NULL, 8) & O_CLOEXEC);
+}
+
+/* Whether the walk of full (absolute, as named) met a symlink: decided,
+ * its resolution, is not its lexical form. */
+static bool took_links(const char *full, const char *decided)
+{
+	char norm[PATH_MAX];
+
+	return !full || !decided ||
+	       hx_path_normalize(NULL, full, norm, sizeof(norm)) < 0 ||
+	       strcmp(norm, decided);
+}
+
+/* Whether raw is under /proc/<N> with N the target's process or thread. */
+static bool own_proc(const struct target *t, const char *raw)
+{
+	char *end;
+	long n;
+
+	if (strncmp(raw, "/proc/", 6) || raw[6] < '1' || raw[6] > '9')
+		return false;
+	n = strtol(raw + 6, &end, 10);
+	return (!*end || *end == '/') && (n == t->peer.pid || n == t->tid);
+}
+
+int hx_un_walk_named(const struct target *t, int dirfd, const char *raw,
+		     const char *full, const char *decided, bool follow,
+		     uint64_t limits)
+{
+	struct open_how how = {.flags = O_PATH | O_CLOEXEC |
+					(follow ? 0 : O_NOFOLLOW),
+			       .resolve = limits & HX_UN_WALK_LIMITS};
+	char path[PATH_MAX + 32], link[64];
+	const char *p = raw;
+	bool own = false, drop;
+	int at, fd, e;
+
+	if (!how.resolve && !took_links(full, decided))
+		return 0; /* the decided path's walk is the named one */
+	if (raw[0] == '/') {
+		if (hx_un_proc_path(t, raw, path, sizeof(path)))
+			return 0;
+		/* /proc/self, or its number: the target's own, whatever its
+		 * dumpable flag */
+		own = strcmp(path, raw) != 0 || own_proc(t, raw);
+		if (own && (how.resolve & RESOLVE_NO_SYMLINKS))
+			return -ELOOP; /* /proc/self is a symlink */
+		for (p = path; *p == '/'; p++)
+			;
+		if (!*p)
+			p = ".";
+		/* The target's root, in its own mount namespace. */
+		snprintf(link, sizeof(link), "/proc/%d/root", (int)t->peer.pid);
+		at = open(link, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	} else if (dirfd == AT_FDCWD) {
+		snprintf(link, sizeof(link), "/proc/%d/cwd", (int)t->tid);
+		at = open(link, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	} else {
+		at = hx_un_take_fd(t->peer.pid, dirfd);
+	}
+	if (at < 0)
+		return 0; /* the call answers (EBADF...) */
+	/* With the target's rights: no CAP_SYS_PTRACE through another
+	 * process's /proc/<pid>/cwd, root or fd (a root process's cwd
+	 * was walked, and acted in). */
+	drop = !own && !hx_caps_effective(CAP_TO_MASK(CAP_SYS_PTRACE), 0);
+	fd = (int)syscall(SYS_openat2, at, p, &how, sizeof(how));
+	e = fd < 0 ? errno : 0;
+	if (drop)
+		hx_caps_effective(CAP_TO_MASK(CAP_SYS_PTRACE), 1);
+	if (fd >= 0)
+		close(fd);
+	close(at);
+	return e == ELOOP || e == EXDEV || e == EACCES ? -e : 0;
+}
+
+mode_t hx_un_umask_in(const struct target *t, const char *dir, int dirfd)
+{
+	char self[64];
+
+	if (!dir[0]) {
+		snprintf(self, sizeof(self), "/proc/thread-self/fd/%d", dirfd);
+		dir = self;
+	}
+	/* The target's umask was applied by hand before a default ACL's
+	 * mode: a directory made under one lost its group's write (0755
+	 * for the kernel's 0777). */
+	if (getxattr(dir, "system.posix_acl_default", NULL, 0) > 0)
+		return 0;
+	return hx_un_umask(t);
+}
+
+int hx_un_fsize_ok(const struct target *t, int fd, uint64_t len)
+{
+	struct rlimit rl;
+	struct stat st;
+
+	/* The worker's own limit is the supervisor's, not the target's:
+	 * truncate(2) done here grew a file past the policy's file size
+	 * limit (or the agent's own) that the kernel refuses it. */
+	if (fstat(fd, &st))
+		return -errno;
+	if (len <= (uint64_t)st.st_size)
+		return 0; /* a shrink: no limit */
+	if (prlimit(t->peer.pid, RLIMIT_FSIZE, NULL, &rl))
+		return -EACCES; /* unknown: refused, never done past it */
+	if (rl.rlim_cur == RLIM_INFINITY || len <= rl.rlim_cur)
+		return 0;
+	syscall(SYS_tgkill, t->peer.pid, t->tid, SIGXFSZ);
+	return -EFBIG;
 }
 
 int hx_un_replace_fd(struct hx_unotify *u, uint64_t id, const struct target *t,
