@@ -293,6 +293,14 @@ void hx_un_sched(struct hx_unotify *u, const struct seccomp_notif *n,
 /* What a worker's mutations made for themselves goes (at its end). */
 void hx_un_mut_thread_end(void);
 
+/* A rename of pfd/name onto pfd2/name2, a git configuration
+ * (hx_outcome.git_copy), done as a copy of the bytes checked again
+ * here, so neither an fd the agent keeps on the source nor another name
+ * of its inode writes it later; the source goes as a rename's would
+ * (unotify_gitcopy.c). 0 or -errno (-EACCES: changed since decided). */
+int hx_un_git_copy(int pfd, const char *name, int pfd2, const char *name2,
+		   unsigned flags);
+
 /* The agent's DNS (unotify_dns.c): whether ss is port 53 of an IP
  * address; the socket sfd (the supervisor's copy of the target's fd)
  * replaced by one of the sealed namespace of the same kind, *sfd then

@@ -781,70 +781,6 @@ static void mut_request(const struct target *t, const struct mut_call *c,
 	}
 }
 
-/* A rename onto a git configuration (hx_outcome.git_copy): what lands
- * is a copy of the bytes checked here, so neither an fd the agent keeps
- * on the source nor another name of its inode writes it later; the
- * source goes as a rename's would. */
-static int copy_checked(int pfd, const char *name, int pfd2, const char *name2,
-			unsigned flags, char *buf)
-{
-	char tmp[NAME_MAX + 1];
-	struct stat st;
-	size_t len = 0, off = 0;
-	ssize_t n = 0;
-	int fd, e = 0;
-
-	if (flags & ~RENAME_NOREPLACE)
-		return -EACCES;
-	fd = openat(pfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
-		close(fd);
-		return -EACCES;
-	}
-	while (len < HX_GITCONF_COPY_MAX &&
-	       (n = read(fd, buf + len, HX_GITCONF_COPY_MAX - len)) > 0)
-		len += (size_t)n;
-	close(fd);
-	if (n < 0 || len == HX_GITCONF_COPY_MAX ||
-	    hx_gitconf_names_code(buf, len))
-		return -EACCES; /* changed since it was decided */
-	snprintf(tmp, sizeof(tmp), ".hx-%d-%.200s", (int)gettid(), name2);
-	fd = openat(pfd2, tmp,
-		    O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
-		    st.st_mode & 0777);
-	if (fd < 0)
-		return -errno;
-	while (off < len && (n = write(fd, buf + off, len - off)) > 0)
-		off += (size_t)n;
-	if (off < len || fchmod(fd, st.st_mode & 0777))
-		e = n < 0 ? -errno : -EIO;
-	if (close(fd) && !e)
-		e = -errno;
-	if (!e && syscall(SYS_renameat2, pfd2, tmp, pfd2, name2, flags))
-		e = -errno;
-	if (e) {
-		unlinkat(pfd2, tmp, 0);
-		return e;
-	}
-	unlinkat(pfd, name, 0);
-	return 0;
-}
-
-/* The copy's buffer on the heap: a thread-local array is zeroed at the
- * start of every thread of harness-exec. */
-static int checked_copy(int pfd, const char *name, int pfd2, const char *name2,
-			unsigned flags)
-{
-	char *buf = malloc(HX_GITCONF_COPY_MAX);
-	int e =
-	    buf ? copy_checked(pfd, name, pfd2, name2, flags, buf) : -ENOMEM;
-
-	free(buf);
-	return e;
-}
-
 /* Does the allowed call c, relative to the decided parents; answers a. */
 static void mut_apply(struct hx_unotify *u, const struct seccomp_notif *n,
 		      const struct target *t, const struct mut_call *c,
@@ -891,7 +827,7 @@ static void mut_apply(struct hx_unotify *u, const struct seccomp_notif *n,
 			goto out;
 	}
 	if (c->k == MUT_RENAME && j->out.git_copy) {
-		e = checked_copy(pfd, name, pfd2, name2, c->flags);
+		e = hx_un_git_copy(pfd, name, pfd2, name2, c->flags);
 		if (e == -EACCES)
 			hx_un_revoke(u, j, "harness:git-config",
 				     "what is renamed changed since the "
