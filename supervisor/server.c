@@ -674,8 +674,18 @@ static void handle_listener(struct hx_server *s, struct hx_source *src,
 			continue;
 		}
 		len = sizeof(pidfd);
-		if (getsockopt(fd, SOL_SOCKET, SO_PEERPIDFD, &pidfd, &len))
+		if (getsockopt(fd, SOL_SOCKET, SO_PEERPIDFD, &pidfd, &len)) {
+			/* Before 6.5 nothing is pinned; a kernel that has
+			 * it and gives none (our fd table full, which the
+			 * agent's connections can make) gets no connection:
+			 * a HELLO on it would be read by a number nothing
+			 * pins. */
+			if (errno != ENOPROTOOPT && errno != EINVAL) {
+				close(fd);
+				continue;
+			}
 			pidfd = -1;
+		}
 		add_conn(s, fd, cred.pid, cred.uid, pidfd);
 	}
 }

@@ -28,6 +28,17 @@
  *                                    the same HELLO from a process that
  *                                    unmapped its argv strings first
  *                                    (its cmdline reads empty)
+ *   static_wire_client hello-short READY PATH ARG...
+ *                                    writes its pid to READY and waits
+ *                                    for SIGUSR1 (the test lowers the
+ *                                    supervisor's RLIMIT_NOFILE), then
+ *                                    connects until a connect fails and
+ *                                    again, each time one is closed,
+ *                                    writes "full N" to READY, waits for
+ *                                    SIGUSR1 again (the limit raised),
+ *                                    then a forked child on each of the
+ *                                    last connections sends the HELLO;
+ *                                    prints "hellos N"
  *   static_wire_client claim NAME IP PORT
  *                                    reports "NAME resolved to IP" as the
  *                                    shim would, waits, then connects to
@@ -353,6 +364,80 @@ static int hello_odd(const char *how, char **argv, int argc)
 	return 0;
 }
 
+/* A connect to the session socket that does not exit on failure: the
+ * fd, or -1. */
+static int try_dial(void)
+{
+	const char *path = getenv(HX_ENV_SOCKET);
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	int fd;
+
+	if (!path || strlen(path) >= sizeof(sa.sun_path))
+		return -1;
+	strcpy(sa.sun_path, path);
+	fd = socket(AF_UNIX, SOCK_SEQPACKET, 0);
+	if (fd >= 0 && connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+		close(fd);
+		fd = -1;
+	}
+	return fd;
+}
+
+static int wait_usr1(const char *ready, const char *line)
+{
+	sigset_t usr1;
+	int sig;
+	FILE *f;
+
+	sigemptyset(&usr1);
+	sigaddset(&usr1, SIGUSR1);
+	sigprocmask(SIG_BLOCK, &usr1, NULL);
+	if (!(f = fopen(ready, "w")) || fprintf(f, "%s\n", line) < 0 ||
+	    fclose(f))
+		return -1;
+	return sigwait(&usr1, &sig) ? -1 : 0;
+}
+
+/* hello-short: connections made while the supervisor is short of fds,
+ * each then used by a forked child for a HELLO (another process than
+ * the one that connected). */
+static int hello_short(const char *ready, const char *path, char **args,
+		       int nargs)
+{
+	enum { MAX = 400, LAST = 6 };
+	static int fds[MAX];
+	char line[64];
+	int n = 0, hellos = 0, st;
+
+	snprintf(line, sizeof(line), "%d", (int)getpid());
+	if (wait_usr1(ready, line))
+		return 2;
+	while (n < MAX && (fds[n] = try_dial()) >= 0)
+		n++;
+	/* Each close frees the supervisor's fds of that connection: the
+	 * next connect finds just those free. */
+	for (int round = 0; round < LAST && n > 0; round++) {
+		close(fds[--n]);
+		usleep(100 * 1000);
+		if ((fds[n] = try_dial()) >= 0)
+			n++;
+	}
+	snprintf(line, sizeof(line), "full %d", n);
+	if (wait_usr1(ready, line))
+		return 2;
+	for (int i = n > LAST ? n - LAST : 0; i < n; i++) {
+		pid_t pid = fork();
+
+		if (pid == 0)
+			_exit(say_hello(fds[i], path, args, nargs) > 0 ? 0 : 1);
+		if (pid > 0 && waitpid(pid, &st, 0) == pid && WIFEXITED(st) &&
+		    !WEXITSTATUS(st))
+			hellos++;
+	}
+	printf("hellos %d\n", hellos);
+	return 0;
+}
+
 static int claim(const char *name, const char *ip, int port)
 {
 	struct sockaddr_in sin = {.sin_family = AF_INET,
@@ -392,6 +477,8 @@ int main(int argc, char **argv)
 		return hello(argv[2], argv + 3, argc - 3, true);
 	if (argc >= 4 && !strcmp(argv[1], "hello-on-signal"))
 		return hello_on_signal(argv[2], argv[3], argv + 4, argc - 4);
+	if (argc >= 4 && !strcmp(argv[1], "hello-short"))
+		return hello_short(argv[2], argv[3], argv + 4, argc - 4);
 	if (argc >= 3 && !strcmp(argv[1], "hello-exit"))
 		return hello(argv[2], argv + 3, argc - 3, false);
 	if (argc >= 3 && (!strcmp(argv[1], "hello-zombie") ||

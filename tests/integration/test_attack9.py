@@ -1,0 +1,145 @@
+"""The ninth attack review: the changes of its day attacked (the pidfd
+of a shim connection, the process count in the agent's user namespace,
+the lazy DNS threads, the keepers, the moves and links of the eighth
+review), each hole tried as the attacker would and checked for its
+effect and its record."""
+
+import os
+import shutil
+import subprocess
+
+from lib import HELPERS, PYTHON, Skip, check, harness
+from test_attack8 import GIT_ENV
+from test_default_policy import fake_home
+
+BUSYBOX = shutil.which("busybox")
+
+
+def _repo(wd, home):
+    genv = dict(os.environ, HOME=home, **GIT_ENV)
+    genv.pop("LD_PRELOAD", None)
+    subprocess.run(["git", "init", "-q", wd.path], check=True, env=genv)
+    wd.file("a.txt", "a\n")
+    subprocess.run(["git", "-C", wd.path, "add", "a.txt"], check=True, env=genv)
+    subprocess.run(["git", "-C", wd.path, "commit", "-qm", "0"], check=True, env=genv)
+    return genv
+
+
+def _links_beneath(top):
+    found = []
+    for d, dirs, files in os.walk(top):
+        for n in dirs + files:
+            if os.path.islink(os.path.join(d, n)):
+                found.append(os.path.relpath(os.path.join(d, n), top))
+    return found
+
+
+def test_a_directory_moved_into_git_brings_no_link(wd):
+    """The eighth review refused a symbolic link made or moved beneath a
+    .git, but judged a rename by its own two ends: a directory holding
+    a link, moved in as .git/logs, left .git/logs/refs/heads/main a link to a file
+    the agent may not write, and the user's next git commit, outside
+    the harness, appended its reflog line there (~/victim standing for
+    ~/.bashrc). The same for a directory moved in by a static program
+    (the kernel layer) and for one moved in under another name and
+    then made to hold the link's directory by a second rename."""
+    home = fake_home(wd)
+    victim = os.path.join(home, "victim")
+    open(victim, "w").write("the user's\n")
+    genv = _repo(wd, home)
+    git = os.path.join(wd.path, ".git")
+    code = ("import os\n"
+            "os.makedirs('x/logs/refs/heads')\n"
+            "os.symlink(os.path.expanduser('~/victim'), 'x/logs/refs/heads/main')\n"
+            "for a, b in (('.git/logs', 'old-logs'), ('x/logs', '.git/logs')):\n"
+            "    try:\n"
+            "        os.rename(a, b); print('moved', b)\n"
+            "    except OSError as e:\n"
+            "        print('refused', b, e.errno)\n")
+    r = harness([PYTHON, "-c", code], wd, policy=None, env=dict(GIT_ENV, HOME=home))
+    check("moved .git/logs" not in r.stdout, "python: %r %r" % (r.stdout, r.stderr))
+    check(not _links_beneath(git), "python: links in .git: %r" % _links_beneath(git))
+    rec = r.one(op="rename", args_path2=os.path.join(git, "logs"))
+    check(rec["verdict"] == "deny" and rec["rule"] == "harness:git-config", "record %r" % rec)
+
+    # A static program: the kernel layer.
+    script = ("mkdir -p y/d/refs/heads && ln -s ~/victim y/d/refs/heads/main && "
+              "mv .git/logs old2; mv y/d .git/logs; mkdir -p z/e && "
+              "ln -s ~/victim z/e/main && mkdir .git/sub && mv z/e .git/sub/e; echo done")
+    r = harness([BUSYBOX, "sh", "-c", script], wd, policy=None, env={"HOME": home})
+    check("done" in r.stdout, r.stderr)
+    check(not _links_beneath(git), "busybox: links in .git: %r" % _links_beneath(git))
+    rec = r.one(op="rename", args_path=os.path.join(wd.path, "y", "d"))
+    check(rec["verdict"] == "deny" and rec["rule"] == "harness:git-config", "record %r" % rec)
+
+    # The user's next commit, outside: the victim stays as it was.
+    open(os.path.join(wd.path, "a.txt"), "a").write("c\n")
+    subprocess.run(["git", "-C", wd.path, "commit", "-qam", "user message"], env=genv,
+                   capture_output=True)
+    check(open(victim).read() == "the user's\n", "the user's git commit wrote ~/victim: %r"
+          % open(victim).read())
+
+
+def _wait_line(path, prefix, tries=1000):
+    import time
+    for _ in range(tries):
+        try:
+            s = open(path).read()
+        except OSError:
+            s = ""
+        if s.endswith("\n") and s.startswith(prefix):
+            return s.strip()
+        time.sleep(0.01)
+    return None
+
+
+def test_a_connection_made_short_of_fds_is_pinned_or_refused(wd):
+    """A shim connection is pinned to its process by a pidfd, and a HELLO
+    of another process on it is marked unverified (its number is not
+    pinned). The pidfd was taken with pidfd_open after the socketpair:
+    an agent that filled the supervisor's fd table (each connection is
+    two of its fds, so 512 make 1024, a desktop's soft RLIMIT_NOFILE)
+    so that two were left got a connection with no pidfd, on which a
+    forked child's HELLO, and a reaped sender's, read /proc by a number
+    nothing pinned, as before 6.5. Here the test lowers harness-exec's
+    limit (prlimit: root) in place of the hundreds of connections."""
+    if os.geteuid() != 0:
+        raise Skip("prlimit of harness-exec needs root")
+    import resource
+    import signal
+    import threading
+    from test_audit_attacks import _supervisor_of
+    client = os.path.join(HELPERS, "static_wire_client")
+    ready = os.path.join(wd.path, "ready")
+    log = os.path.join(wd.state, "short.jsonl")
+    out = {}
+    t = threading.Thread(target=lambda: out.update(r=harness(
+        [client, "hello-short", ready, "/usr/bin/ls", "ls", "-la"], wd, log=log)))
+    t.start()
+    hx = None
+    try:
+        pid = _wait_line(ready, "")
+        hx = _supervisor_of(log)
+        check(pid and hx, "no client or supervisor: %r %r" % (pid, hx))
+        old = resource.prlimit(hx, resource.RLIMIT_NOFILE)
+        nfds = len(os.listdir("/proc/%d/fd" % hx))
+        resource.prlimit(hx, resource.RLIMIT_NOFILE, (nfds + 60, old[1]))
+        os.kill(int(pid), signal.SIGUSR1)
+        full = _wait_line(ready, "full")
+        resource.prlimit(hx, resource.RLIMIT_NOFILE, old)
+        check(full, "the client did not fill the table")
+        os.kill(int(pid), signal.SIGUSR1)
+        t.join(60)
+    finally:
+        if hx and t.is_alive():
+            os.kill(hx, signal.SIGTERM)
+        t.join(60)
+    r = out["r"]
+    check("hellos" in r.stdout, "%r %r" % (r.stdout, r.stderr))
+    starts = [x for x in r.records if x["event"] == "process_start" and
+              (x.get("args", {}).get("claimed_path") or
+               x.get("args", {}).get("path") == "/usr/bin/ls")]
+    check(starts, "no HELLO recorded:\n" + r.dump())
+    for s in starts:
+        check("args.path" in s.get("unverified", []) and "args.argv" in s.get("unverified", []),
+              "a forked child's HELLO taken as its own (%s): %r" % (full, s))
