@@ -46,8 +46,12 @@ struct conn {
 	pid_t peer_pid; /* SO_PEERCRED at accept */
 	uid_t peer_uid;
 	int peer_pidfd; /* SO_PEERPIDFD (6.5), or -1 */
-	/* cached for the last pid seen on this connection */
+	/* cached for the last pid seen on this connection, and pinned:
+	 * info_pidfd is the process that had that number when it was read
+	 * (peer_pidfd for peer_pid), so that a process that takes the
+	 * number once it is reaped is not shown with its facts */
 	pid_t info_pid, ppid;
+	int info_pidfd; /* pidfd_open(info_pid) but for peer_pid, or -1 */
 	char exe[PATH_MAX];
 	bool has_exe;
 	bool root_ours; /* hx_peer.root_ours, read with the rest */
@@ -96,6 +100,8 @@ static void close_conn(struct hx_server *s, struct conn *c)
 	close(c->src.fd);
 	if (c->peer_pidfd >= 0)
 		close(c->peer_pidfd);
+	if (c->info_pidfd >= 0)
+		close(c->info_pidfd);
 	if (c->prev)
 		c->prev->next = c->next;
 	else
@@ -110,14 +116,59 @@ static void close_conn(struct hx_server *s, struct conn *c)
 	free(c);
 }
 
-static void refresh_info(struct conn *c, pid_t pid, bool force)
+/* Whether a process has been reaped, by its pidfd (-1: not known). */
+static bool reaped(int pidfd)
 {
-	if (!force && c->info_pid == pid)
-		return;
+	return pidfd >= 0 &&
+	       syscall(SYS_pidfd_send_signal, pidfd, 0, NULL, 0) &&
+	       errno == ESRCH;
+}
+
+static void unpin_info(struct conn *c)
+{
+	if (c->info_pidfd >= 0)
+		close(c->info_pidfd);
+	c->info_pidfd = -1;
+}
+
+/* Reads what /proc shows of pid, unless it holds what was read for it
+ * and that process is not reaped. Returns whether it read anew. */
+static bool refresh_info(struct conn *c, pid_t pid, bool force)
+{
+	if (!force && c->info_pid == pid &&
+	    !reaped(pid == c->peer_pid ? c->peer_pidfd : c->info_pidfd))
+		return false;
+	unpin_info(c);
 	c->info_pid = pid;
+	/* Before the reads: the process that has the number now. */
+	if (pid != c->peer_pid || c->peer_pidfd < 0)
+		c->info_pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
 	c->ppid = hx_proc_ppid(pid);
 	c->has_exe = hx_proc_exe(pid, c->exe, sizeof(c->exe)) > 0;
 	c->root_ours = hx_path_root_ours(pid);
+	return true;
+}
+
+/* Whether the process that connected, pid, has been reaped: then its
+ * number is free, and what /proc shows under it may be another
+ * process's. The shim does not wait for its HELLO's reply (nor a
+ * REPORT's): a sender reaped before the loop reads it leaves its
+ * number to the next process made. Known by the connection's pidfd
+ * (6.5); before, or for another process (a child on a shared
+ * connection), not known. */
+static bool sender_reaped(const struct conn *c, pid_t pid)
+{
+	return pid == c->peer_pid && reaped(c->peer_pidfd);
+}
+
+/* What refresh_info read, dropped: it may be another process's. */
+static void forget_info(struct conn *c)
+{
+	c->info_pid = 0; /* read again for the next message */
+	unpin_info(c);
+	c->has_exe = false;
+	c->ppid = 0;
+	c->root_ours = false;
 }
 
 static void fill_peer(struct conn *c, pid_t pid, const struct hx_msg *m,
@@ -161,7 +212,8 @@ static void protocol_error(struct hx_server *s, struct conn *c, pid_t pid,
 	json_t *rec;
 
 	s->stats.protocol_errors++;
-	refresh_info(c, pid, false);
+	if (refresh_info(c, pid, false) && sender_reaped(c, pid))
+		forget_info(c);
 	fill_peer(c, pid, NULL, &peer);
 	rec = hx_record_new(s->pl, &peer, "protocol_error", NULL);
 	if (rec) {
@@ -215,29 +267,6 @@ static bool same_argv(const char *cmd, size_t len, const char *const *v,
 		off += k;
 	}
 	return off == len;
-}
-
-/* Whether the process that connected, pid, has been reaped: then its
- * number is free, and what /proc shows under it may be another
- * process's. The shim does not wait for its HELLO's reply (nor a
- * REPORT's): a sender reaped before the loop reads it leaves its
- * number to the next process made. Known by the connection's pidfd
- * (6.5); before, or for another process (a child on a shared
- * connection), not known. */
-static bool sender_reaped(const struct conn *c, pid_t pid)
-{
-	return c->peer_pidfd >= 0 && pid == c->peer_pid &&
-	       syscall(SYS_pidfd_send_signal, c->peer_pidfd, 0, NULL, 0) &&
-	       errno == ESRCH;
-}
-
-/* What refresh_info read, dropped: it may be another process's. */
-static void forget_info(struct conn *c)
-{
-	c->info_pid = 0; /* read again for the next message */
-	c->has_exe = false;
-	c->ppid = 0;
-	c->root_ours = false;
 }
 
 /* A HELLO is the process's claim: its record says what the kernel
@@ -448,11 +477,8 @@ static int on_request(struct hx_server *s, struct conn *c, pid_t pid,
 	struct hx_request rq;
 	struct hx_outcome out;
 
-	if (c->info_pid != pid) {
-		refresh_info(c, pid, false);
-		if (sender_reaped(c, pid))
-			forget_info(c);
-	}
+	if (refresh_info(c, pid, false) && sender_reaped(c, pid))
+		forget_info(c);
 	fill_peer(c, pid, m, &peer);
 	request_from_msg(m, &rq, &s->rqs);
 	rq.report = !reply;
@@ -632,6 +658,7 @@ static int add_conn(struct hx_server *s, int fd, pid_t pid, uid_t uid,
 	c->peer_pid = pid;
 	c->peer_uid = uid;
 	c->peer_pidfd = pidfd;
+	c->info_pidfd = -1;
 	ev.events = EPOLLIN | EPOLLRDHUP;
 	ev.data.ptr = &c->src;
 	if (epoll_ctl(s->epfd, EPOLL_CTL_ADD, fd, &ev)) {

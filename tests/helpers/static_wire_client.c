@@ -39,6 +39,17 @@
  *                                    then a forked child on each of the
  *                                    last connections sends the HELLO;
  *                                    prints "hellos N"
+ *   static_wire_client reuse DIR COPY
+ *                                    a child running COPY (a copy of
+ *                                    this program) connects, sends a
+ *                                    write request for DIR/first, and
+ *                                    exits, leaving the connection to a
+ *                                    grandchild, which forks until a
+ *                                    child takes the reaped one's number:
+ *                                    that child execs this program again
+ *                                    and sends a request for DIR/second
+ *                                    on the inherited connection; prints
+ *                                    what DIR/done says ("sent PID")
  *   static_wire_client claim NAME IP PORT
  *                                    reports "NAME resolved to IP" as the
  *                                    shim would, waits, then connects to
@@ -438,6 +449,101 @@ static int hello_short(const char *ready, const char *path, char **args,
 	return 0;
 }
 
+static bool ask_write(int fd, const char *path)
+{
+	uint8_t buf[8192], reply[HX_WIRE_MAX];
+	size_t n = request(buf, sizeof(buf), path);
+
+	return send(fd, buf, n, 0) == (ssize_t)n &&
+	       recv(fd, reply, sizeof(reply), 0) > 0;
+}
+
+static void put_done(const char *dir, const char *what, int pid)
+{
+	char path[4096];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/done", dir);
+	if ((f = fopen(path, "w"))) {
+		fprintf(f, "%s %d\n", what, pid);
+		fclose(f);
+	}
+}
+
+/* reuse-a: runs as COPY; self: this program's own path. */
+static int reuse_a(const char *dir, const char *self)
+{
+	char path[4096], fdstr[16];
+	int fd = dial(), st;
+	pid_t a = getpid(), b, p;
+
+	snprintf(path, sizeof(path), "%s/first", dir);
+	if (!ask_write(fd, path))
+		return 1;
+	if ((b = fork()) != 0)
+		_exit(b < 0);
+	while (kill(a, 0) == 0 || errno != ESRCH) /* until reaped */
+		usleep(1000);
+	for (long i = 0; i < 400000; i++) {
+		p = fork();
+		if (p == 0) {
+			if (getpid() != a)
+				_exit(0);
+			snprintf(fdstr, sizeof(fdstr), "%d", fd);
+			execl(self, self, "send-on", fdstr, dir, (char *)NULL);
+			_exit(127);
+		}
+		if (p < 0) {
+			usleep(1000);
+			continue;
+		}
+		waitpid(p, &st, 0);
+		if (p == a)
+			return 0;
+	}
+	put_done(dir, "nopid", 0);
+	return 1;
+}
+
+static int send_on(int fd, const char *dir)
+{
+	char path[4096];
+
+	snprintf(path, sizeof(path), "%s/second", dir);
+	put_done(dir, ask_write(fd, path) ? "sent" : "unsent", getpid());
+	return 0;
+}
+
+static int reuse(const char *dir, const char *copy)
+{
+	char self[4096], path[4096], line[64] = "";
+	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	pid_t a;
+	int st;
+	FILE *f;
+
+	if (n <= 0)
+		return 2;
+	self[n] = '\0';
+	if ((a = fork()) == 0) {
+		execl(copy, copy, "reuse-a", dir, self, (char *)NULL);
+		_exit(127);
+	}
+	waitpid(a, &st, 0); /* reaped: its number is free */
+	snprintf(path, sizeof(path), "%s/done", dir);
+	for (int i = 0; i < 6000 && !line[0]; i++) {
+		if ((f = fopen(path, "r"))) {
+			if (!fgets(line, sizeof(line), f))
+				line[0] = '\0';
+			fclose(f);
+		}
+		if (!line[0])
+			usleep(10 * 1000);
+	}
+	printf("a %d %s", (int)a, line[0] ? line : "none\n");
+	return 0;
+}
+
 static int claim(const char *name, const char *ip, int port)
 {
 	struct sockaddr_in sin = {.sin_family = AF_INET,
@@ -477,6 +583,12 @@ int main(int argc, char **argv)
 		return hello(argv[2], argv + 3, argc - 3, true);
 	if (argc >= 4 && !strcmp(argv[1], "hello-on-signal"))
 		return hello_on_signal(argv[2], argv[3], argv + 4, argc - 4);
+	if (argc >= 4 && !strcmp(argv[1], "reuse"))
+		return reuse(argv[2], argv[3]);
+	if (argc >= 4 && !strcmp(argv[1], "reuse-a"))
+		return reuse_a(argv[2], argv[3]);
+	if (argc >= 4 && !strcmp(argv[1], "send-on"))
+		return send_on(atoi(argv[2]), argv[3]);
 	if (argc >= 4 && !strcmp(argv[1], "hello-short"))
 		return hello_short(argv[2], argv[3], argv + 4, argc - 4);
 	if (argc >= 3 && !strcmp(argv[1], "hello-exit"))

@@ -143,3 +143,31 @@ def test_a_connection_made_short_of_fds_is_pinned_or_refused(wd):
     for s in starts:
         check("args.path" in s.get("unverified", []) and "args.argv" in s.get("unverified", []),
               "a forked child's HELLO taken as its own (%s): %r" % (full, s))
+
+
+def test_a_request_on_a_reaped_senders_number_names_its_own_process(wd):
+    """A connection kept what /proc showed for the last number that sent
+    on it, and read it again only for another number: a process that
+    took the number of a reaped sender (a fork loop: pid_max is 32768
+    on many systems) and sent on a connection it inherited was recorded
+    with the reaped one's exe and ppid. Here the reaped sender ran a
+    copy of the client (another exe), the newcomer the client itself.
+    The facts are now pinned by a pidfd (the connection's own for its
+    number) and read again once that process is reaped."""
+    client = os.path.join(HELPERS, "static_wire_client")
+    if int(open("/proc/sys/kernel/pid_max").read()) > 65536:
+        raise Skip("pid_max too large to take a number back in time")
+    copy = os.path.join(wd.path, "old-client")
+    shutil.copy(client, copy)
+    r = harness([client, "reuse", wd.path, copy], wd, timeout=120)
+    check(" sent " in r.stdout, "no number taken back: %r %r" % (r.stdout, r.stderr))
+    a = int(r.stdout.split()[1])
+    first = r.one(op="write", args_path=os.path.join(wd.path, "first"))
+    check(first["pid"] == a and first["exe"] == copy, "the first: %r" % first)
+    second = r.one(op="write", args_path=os.path.join(wd.path, "second"))
+    # The number was the connection's own, its process reaped: nothing
+    # says whether the message is a late one of the reaped process or
+    # the newcomer's, so no exe is named, never the reaped one's.
+    check(second["pid"] == a and second.get("exe") in (None, os.path.realpath(client)) and
+          second.get("ppid") != first.get("ppid"),
+          "the newcomer recorded as the reaped sender: %r" % second)
