@@ -10,7 +10,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <stdatomic.h>
 #include <sys/epoll.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -25,6 +27,7 @@
 #include "supervisor/ask.h"
 #include "supervisor/audit.h"
 #include "supervisor/dnsmap.h"
+#include "supervisor/hello.h"
 #include "supervisor/metrics.h"
 #include "supervisor/pipeline.h"
 #include "supervisor/path_resolve.h"
@@ -81,6 +84,12 @@ struct hx_server {
 	char sock_path[sizeof(((struct sockaddr_un *)0)->sun_path)];
 	struct conn *conns;
 	size_t nconns;
+	/* Connections open or on their way (hx_server_reserve), at most
+	 * max_conns: each is two or three of our fds (its socket, its
+	 * pidfd, a pin of its last sender), and a table the agent's
+	 * connections fill fails every open we make (a late mask's). */
+	atomic_size_t held;
+	size_t max_conns;
 	uid_t uid;
 	struct hx_msg *msg; /* one decode target, reused */
 	uint8_t *wbuf;	    /* one reply buffer */
@@ -111,6 +120,7 @@ static void close_conn(struct hx_server *s, struct conn *c)
 	s->nconns--;
 	s->stats.conns_open = s->nconns;
 	free(c->rbuf);
+	hx_server_unreserve(s);
 	if (s->on_close)
 		s->on_close(s->on_close_arg, (int)c->peer_pid);
 	free(c);
@@ -250,70 +260,6 @@ static int send_reply(struct hx_server *s, struct conn *c, pid_t pid,
 	return -1;
 }
 
-/* Of a command line read: the kernel takes argv and envp up to 6 MiB. */
-#define CMD_MAX (6u << 20)
-
-/* Whether the NUL-separated cmd (len bytes) is the argv v (n words). */
-static bool same_argv(const char *cmd, size_t len, const char *const *v,
-		      size_t n)
-{
-	size_t off = 0;
-
-	for (size_t i = 0; i < n; i++) {
-		size_t k = strlen(v[i]) + 1;
-
-		if (off + k > len || memcmp(cmd + off, v[i], k))
-			return false;
-		off += k;
-	}
-	return off == len;
-}
-
-/* A HELLO is the process's claim: its record says what the kernel
- * shows (the image, /proc/<pid>/cmdline read now), and the claim too
- * where it differs (a program that speaks the protocol itself). A
- * process that exited before its HELLO was read (the shim does not wait
- * for the reply) shows the kernel nothing: a zombie has no image and an
- * empty cmdline; one reaped shows what has its number now, or nothing.
- * Its record then carries the claim, and names those fields in
- * "unverified". cmd: what /proc showed, taken over (NULL: nothing). */
-static void hello_args(json_t *rec, json_t *args, char *cmd, size_t len,
-		       const char *exe, const struct hx_msg *m,
-		       const char *const *argv)
-{
-	const char *path = exe ? exe : m->path.s;
-	json_t *unverified = json_array();
-
-	if (cmd && !len) {
-		free(cmd);
-		cmd = NULL;
-	}
-	if (path)
-		json_object_set_new(args, "path",
-				    hx_record_text(rec, "args.path", path));
-	if (!exe && path)
-		json_array_append_new(unverified, json_string("args.path"));
-	if (exe && m->path.s && strcmp(exe, m->path.s))
-		json_object_set_new(
-		    args, "claimed_path",
-		    hx_record_text(rec, "args.claimed_path", m->path.s));
-	if (cmd)
-		hx_record_cmdline(rec, args, "argv", "args.argv", cmd,
-				  len > CMD_MAX ? CMD_MAX : len);
-	if (!cmd && m->nargs) {
-		hx_record_argv(rec, args, "argv", "args.argv", argv, m->nargs);
-		json_array_append_new(unverified, json_string("args.argv"));
-	} else if (m->nargs &&
-		   (!hx_msg_has(m, HX_TAG_TRUNCATED) || !m->truncated) &&
-		   !same_argv(cmd, len, argv, m->nargs))
-		hx_record_argv(rec, args, "claimed_argv", "args.claimed_argv",
-			       argv, m->nargs);
-	if (json_array_size(unverified))
-		json_object_set(rec, "unverified", unverified);
-	json_decref(unverified);
-	free(cmd);
-}
-
 static int on_hello(struct hx_server *s, struct conn *c, pid_t pid,
 		    const struct hx_msg *m)
 {
@@ -325,7 +271,7 @@ static int on_hello(struct hx_server *s, struct conn *c, pid_t pid,
 	char *cmd;
 
 	refresh_info(c, pid, true); /* a new image: exe changed */
-	cmd = hx_proc_cmdline(pid, CMD_MAX, &len);
+	cmd = hx_proc_cmdline(pid, HX_HELLO_CMD_MAX, &len);
 	/* Read before this check, what /proc showed is the sender's only
 	 * while it is not reaped; a HELLO of another process than the one
 	 * that connected is never the shim's, and is not pinned. */
@@ -341,7 +287,7 @@ static int on_hello(struct hx_server *s, struct conn *c, pid_t pid,
 		for (i = 0; i < m->nargs; i++)
 			argv[i] = m->args[i].s;
 		args = json_object();
-		hello_args(rec, args, cmd, len, peer.exe, m, argv);
+		hx_hello_args(rec, args, cmd, len, peer.exe, m, argv);
 		cmd = NULL;
 		json_object_set_new(rec, "args", args);
 		json_object_set_new(rec, "category", json_string("process"));
@@ -636,8 +582,8 @@ static int add_conn(struct hx_server *s, int fd, pid_t pid, uid_t uid,
 	struct conn *c;
 	int one = 1;
 
-	if (s->nconns >= HX_SERVER_MAX_CONNS ||
-	    setsockopt(fd, SOL_SOCKET, SO_PASSCRED, &one, sizeof(one))) {
+	if (setsockopt(fd, SOL_SOCKET, SO_PASSCRED, &one, sizeof(one))) {
+		hx_server_unreserve(s);
 		close(fd);
 		if (pidfd >= 0)
 			close(pidfd);
@@ -647,6 +593,7 @@ static int add_conn(struct hx_server *s, int fd, pid_t pid, uid_t uid,
 	if (c)
 		c->rbuf = malloc(HX_WIRE_MAX);
 	if (!c || !c->rbuf) {
+		hx_server_unreserve(s);
 		free(c);
 		close(fd);
 		if (pidfd >= 0)
@@ -664,6 +611,7 @@ static int add_conn(struct hx_server *s, int fd, pid_t pid, uid_t uid,
 	if (epoll_ctl(s->epfd, EPOLL_CTL_ADD, fd, &ev)) {
 		int e = -errno;
 
+		hx_server_unreserve(s);
 		free(c->rbuf);
 		free(c);
 		close(fd);
@@ -696,7 +644,12 @@ static void handle_listener(struct hx_server *s, struct hx_source *src,
 	(void)events;
 	while ((fd = hx_server_accept(src->fd)) >= 0) {
 		len = sizeof(cred);
+		if (!hx_server_reserve(s)) {
+			close(fd);
+			continue;
+		}
 		if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len)) {
+			hx_server_unreserve(s);
 			close(fd);
 			continue;
 		}
@@ -708,6 +661,7 @@ static void handle_listener(struct hx_server *s, struct hx_source *src,
 			 * a HELLO on it would be read by a number nothing
 			 * pins. */
 			if (errno != ENOPROTOOPT && errno != EINVAL) {
+				hx_server_unreserve(s);
 				close(fd);
 				continue;
 			}
@@ -723,12 +677,30 @@ int hx_server_adopt(struct hx_server *s, int fd, pid_t pid, uid_t uid,
 	int fl = fcntl(fd, F_GETFL);
 
 	if (fl < 0 || fcntl(fd, F_SETFL, fl | O_NONBLOCK)) {
+		hx_server_unreserve(s);
 		close(fd);
 		if (pidfd >= 0)
 			close(pidfd);
 		return -EBADF;
 	}
 	return add_conn(s, fd, pid, uid, pidfd);
+}
+
+/* Of the fds RLIMIT_NOFILE gives us, those kept from connections: the
+ * log, the masks, the workers' and the resolver's, the ident cache. */
+#define FD_RESERVE 256
+
+bool hx_server_reserve(struct hx_server *s)
+{
+	if (atomic_fetch_add(&s->held, 1) < s->max_conns)
+		return true;
+	atomic_fetch_sub(&s->held, 1);
+	return false;
+}
+
+void hx_server_unreserve(struct hx_server *s)
+{
+	atomic_fetch_sub(&s->held, 1);
 }
 
 int hx_server_accept(int lfd)
@@ -821,6 +793,7 @@ int hx_server_new(struct hx_pipeline *pl, struct hx_server **out)
 {
 	struct hx_server *s;
 	struct itimerspec its = {{1, 0}, {1, 0}};
+	struct rlimit nofile;
 	int r = -ENOMEM;
 
 	*out = NULL;
@@ -834,6 +807,12 @@ int hx_server_new(struct hx_pipeline *pl, struct hx_server **out)
 	s->listener.fd = s->timer.fd = -1;
 	s->pl = pl;
 	s->uid = getuid();
+	s->max_conns = HX_SERVER_MAX_CONNS;
+	if (!getrlimit(RLIMIT_NOFILE, &nofile) &&
+	    nofile.rlim_cur < FD_RESERVE + 3 * HX_SERVER_MAX_CONNS)
+		s->max_conns = nofile.rlim_cur > FD_RESERVE + 3
+				   ? (nofile.rlim_cur - FD_RESERVE) / 3
+				   : 1;
 	s->msg = malloc(sizeof(*s->msg));
 	s->wbuf = malloc(HX_WIRE_MAX);
 	s->hello = malloc(HX_WIRE_MAX);

@@ -199,12 +199,20 @@ static void connect_own(struct hx_unotify *u, const struct seccomp_notif *n,
 		return;
 	}
 	close(sfd);
+	/* A place first: the agent's connections must not fill our fd
+	 * table (server.h). Full: as a server's full backlog says. */
+	if (!hx_server_reserve(u->srv)) {
+		a->err = ECONNREFUSED;
+		return;
+	}
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv)) {
 		a->err = errno;
+		hx_server_unreserve(u->srv);
 		return;
 	}
 	if ((fl & O_NONBLOCK) && fcntl(sv[1], F_SETFL, O_NONBLOCK)) {
 		a->err = errno;
+		hx_server_unreserve(u->srv);
 		close(sv[0]);
 		close(sv[1]);
 		return;
@@ -227,6 +235,7 @@ static void connect_own(struct hx_unotify *u, const struct seccomp_notif *n,
 		if (j && j->adopt_pidfd >= 0)
 			close(j->adopt_pidfd);
 		free(j);
+		hx_server_unreserve(u->srv);
 		close(sv[0]);
 		close(sv[1]);
 		a->err = e == EMFILE || e == ENFILE || e == ENOMEM

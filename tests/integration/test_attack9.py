@@ -8,7 +8,7 @@ import os
 import shutil
 import subprocess
 
-from lib import HELPERS, PYTHON, Skip, check, harness
+from lib import EXEC, HELPERS, PYTHON, Skip, check, harness
 from test_attack8 import GIT_ENV
 from test_default_policy import fake_home
 
@@ -171,3 +171,49 @@ def test_a_request_on_a_reaped_senders_number_names_its_own_process(wd):
     check(second["pid"] == a and second.get("exe") in (None, os.path.realpath(client)) and
           second.get("ppid") != first.get("ppid"),
           "the newcomer recorded as the reaped sender: %r" % second)
+
+
+def test_a_full_fd_table_does_not_lose_a_late_mask(wd):
+    """A denied file a process outside the session writes into the
+    project later (the user's editor makes .env) is masked as it
+    appears: the inotify event is followed by an open of its directory
+    in harness-exec. Each shim connection is two or three of
+    harness-exec's fds, and its soft RLIMIT_NOFILE is a desktop's 1024:
+    an agent that held about 500 connections had that open fail with
+    EMFILE, the event dropped, and once it let them go its static
+    program read the new .env."""
+    import resource
+    from test_mask_records import SECRET, _masks_added, _wait_for
+    if os.geteuid() and not os.access("/dev/fuse", os.R_OK | os.W_OK):
+        raise Skip("/dev/fuse is not the user's to open")
+    client = os.path.join(HELPERS, "static_wire_client")
+    log = os.path.join(wd.state, "full.jsonl")
+    hard = resource.getrlimit(resource.RLIMIT_NOFILE)[1]
+
+    def desktop():
+        resource.setrlimit(resource.RLIMIT_NOFILE, (1024, hard))
+    proc = subprocess.Popen([EXEC, "--quiet", "--audit-log", log, "--", client, "fill", wd.path],
+                            cwd=wd.path, env=dict(os.environ, HOME=fake_home(wd)),
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=desktop)
+    try:
+        _wait_for(lambda: os.path.exists(os.path.join(wd.path, "ready")), "the agent", 60)
+        wd.file(".env", SECRET)
+        env = os.path.join(wd.path, ".env")
+        try:
+            _wait_for(lambda: env in _masks_added(log), "the mask", 3)
+        except AssertionError:
+            pass
+        open(os.path.join(wd.path, "go"), "w").close()
+        out, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    held = open(os.path.join(wd.path, "ready")).read().strip()
+    check("sk-live" not in out and out.startswith("refused"),
+          "the late .env read after %s connections: %r %r" % (held, out, err[-2000:]))
+    # The agent gets the soft limit harness-exec was started with.
+    r = subprocess.run([EXEC, "--quiet", "--", "sh", "-c", "ulimit -n"], cwd=wd.path,
+                       capture_output=True, text=True, preexec_fn=desktop)
+    check(r.stdout.strip() == "1024", "the agent's soft limit: %r %r" % (r.stdout, r.stderr))
