@@ -656,11 +656,11 @@ static void handle_listener(struct hx_server *s, struct hx_source *src,
 		len = sizeof(pidfd);
 		if (getsockopt(fd, SOL_SOCKET, SO_PEERPIDFD, &pidfd, &len)) {
 			/* Before 6.5 nothing is pinned; a kernel that has
-			 * it and gives none (our fd table full, which the
-			 * agent's connections can make) gets no connection:
-			 * a HELLO on it would be read by a number nothing
-			 * pins. */
-			if (errno != ENOPROTOOPT && errno != EINVAL) {
+			 * it and gives none (our fd table full, or EINVAL:
+			 * the process that connected is reaped) gets no
+			 * connection: a HELLO on it would be read by a
+			 * number nothing pins. */
+			if (errno != ENOPROTOOPT) {
 				hx_server_unreserve(s);
 				close(fd);
 				continue;
