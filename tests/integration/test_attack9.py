@@ -217,3 +217,30 @@ def test_a_full_fd_table_does_not_lose_a_late_mask(wd):
     r = subprocess.run([EXEC, "--quiet", "--", "sh", "-c", "ulimit -n"], cwd=wd.path,
                        capture_output=True, text=True, preexec_fn=desktop)
     check(r.stdout.strip() == "1024", "the agent's soft limit: %r %r" % (r.stdout, r.stderr))
+
+
+def test_git_init_keeps_its_symbolic_links(wd):
+    """The eighth review's refusal of every link beneath a .git refused
+    git init's own probe (a link .git/tXXXXXX to "testing", removed at
+    once): git then wrote core.symlinks = false into the repository it
+    made, and the user's checkouts there, outside the harness, made each
+    tracked link a plain file. The probe is let through, and nothing
+    else: another target, another name, a static program's too."""
+    home = fake_home(wd)
+    victim = os.path.join(home, "victim")
+    open(victim, "w").write("the user's\n")
+    r = harness(["sh", "-c", "git init -q r && git -C r config --get core.symlinks; echo done"],
+                wd, policy=None, env=dict(GIT_ENV, HOME=home))
+    check(r.stdout.endswith("done\n") and "false" not in r.stdout,
+          "git init under the harness: %r %r" % (r.stdout, r.stderr))
+    check(not [x for x in r.records if x.get("verdict") == "deny"], "refused: " + r.dump())
+    git = os.path.join(wd.path, "r", ".git")
+    r = harness([BUSYBOX, "sh", "-c", "cd r; ln -s testing .git/tAbC123 && echo probe; "
+                 "ln -s ~/victim .git/tAbC124 && echo victim; "
+                 "ln -s testing .git/COMMIT_EDITMSG && echo named; "
+                 "ln -s testing .git/tAbC12 && echo short; echo done"],
+                wd, policy=None, env={"HOME": home})
+    check("probe" in r.stdout and "done" in r.stdout, "%r %r" % (r.stdout, r.stderr))
+    for word in ("victim", "named", "short"):
+        check(word not in r.stdout, "%s: %r" % (word, r.stdout))
+    check(_links_beneath(git) == ["tAbC123"], "links in .git: %r" % _links_beneath(git))
