@@ -4,6 +4,7 @@
 #define _GNU_SOURCE
 #include "supervisor/pipeline_int.h"
 
+#include <ctype.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -74,23 +75,33 @@ static bool names_link(const struct vpath *v)
 	return v->ok && !lstat(v->norm, &st) && S_ISLNK(st.st_mode);
 }
 
-/* Whether a link's target is a name in its own directory: there it
- * stays in the .git, as the link git init makes to learn whether the
- * file system has links (.git/tXXXXXX -> "testing", removed at once;
- * refused, git would set core.symlinks false and check links out as
- * files). */
-static bool sibling_target(const char *target)
+/* Git's own probe at init (init-db.c), removed at once: a link
+ * "tXXXXXX" (mkstemp's name) to "testing" in the repository it makes.
+ * Refused, git wrote core.symlinks = false into that repository's
+ * config, and the user's checkouts there, outside the harness, made
+ * each tracked link a file. Git never writes through such a name, and
+ * its target is a name in the same directory. */
+static bool git_probe(const char *path, const char *target)
 {
-	return target && *target && !strchr(target, '/') &&
-	       strcmp(target, ".") && strcmp(target, "..");
+	const char *leaf = strrchr(path, '/');
+
+	if (!target || strcmp(target, "testing") || !leaf ||
+	    strlen(++leaf) != 7 || leaf[0] != 't')
+		return false;
+	for (int i = 1; i < 7; i++)
+		if (!isalnum((unsigned char)leaf[i]))
+			return false;
+	return true;
 }
 
-/* Whether the call leaves a symbolic link beneath a ".git" that points
- * out of its directory: git writes its files there in place, following
- * a link (COMMIT_EDITMSG, ORIG_HEAD, FETCH_HEAD, MERGE_MSG...), so the
- * user's next git command would write the file it names, which the
- * agent may not (its ~/.ssh/authorized_keys, ~/.bashrc). The kernel
- * layer looks again after the call (hx_un_mut). */
+/* Whether the call leaves a symbolic link beneath a ".git": git writes
+ * its files there in place, following a link (COMMIT_EDITMSG,
+ * ORIG_HEAD, FETCH_HEAD, MERGE_MSG...), so the user's next git command
+ * would write the file it names, which the agent may not (its
+ * ~/.ssh/authorized_keys, ~/.bashrc), or, through a link to a name in
+ * its own directory, another file of the .git (MERGE_MSG into config).
+ * Git makes no link there but its probe. The kernel layer looks again
+ * after the call (hx_un_mut). */
 static bool leaves_link_in_git(const struct flow *f, const char *p1,
 			       const char *p2)
 {
@@ -99,7 +110,7 @@ static bool leaves_link_in_git(const struct flow *f, const char *p1,
 
 	switch (rq->op) {
 	case HX_OP_SYMLINK:
-		return hx_gitconf_in_git(p1) && !sibling_target(rq->path2);
+		return hx_gitconf_in_git(p1) && !git_probe(p1, rq->path2);
 	case HX_OP_LINK: /* a hard link to a link: the existing is p2 */
 		return hx_gitconf_in_git(p1) && names_link(&f->p2);
 	case HX_OP_RENAME:

@@ -545,6 +545,8 @@ static void limit_processes(struct run *r)
 	/* An ordinary user's agent gets a user namespace of its own in
 	 * enforce mode (masks.h), where its tasks are counted apart. */
 	hx_limits_processes(lim, cg, r->pl.mode == HX_MODE_ENFORCE);
+	/* Before the loop counts its connections' fds (server.h). */
+	hx_limits_raise_nofile(lim);
 }
 
 /* The audit log, the name map and the pipeline over them, and the

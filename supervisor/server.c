@@ -10,7 +10,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <stdatomic.h>
 #include <sys/epoll.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -25,6 +27,7 @@
 #include "supervisor/ask.h"
 #include "supervisor/audit.h"
 #include "supervisor/dnsmap.h"
+#include "supervisor/hello.h"
 #include "supervisor/metrics.h"
 #include "supervisor/pipeline.h"
 #include "supervisor/path_resolve.h"
@@ -46,8 +49,12 @@ struct conn {
 	pid_t peer_pid; /* SO_PEERCRED at accept */
 	uid_t peer_uid;
 	int peer_pidfd; /* SO_PEERPIDFD (6.5), or -1 */
-	/* cached for the last pid seen on this connection */
+	/* cached for the last pid seen on this connection, and pinned:
+	 * info_pidfd is the process that had that number when it was read
+	 * (peer_pidfd for peer_pid), so that a process that takes the
+	 * number once it is reaped is not shown with its facts */
 	pid_t info_pid, ppid;
+	int info_pidfd; /* pidfd_open(info_pid) but for peer_pid, or -1 */
 	char exe[PATH_MAX];
 	bool has_exe;
 	bool root_ours; /* hx_peer.root_ours, read with the rest */
@@ -77,6 +84,12 @@ struct hx_server {
 	char sock_path[sizeof(((struct sockaddr_un *)0)->sun_path)];
 	struct conn *conns;
 	size_t nconns;
+	/* Connections open or on their way (hx_server_reserve), at most
+	 * max_conns: each is two or three of our fds (its socket, its
+	 * pidfd, a pin of its last sender), and a table the agent's
+	 * connections fill fails every open we make (a late mask's). */
+	atomic_size_t held;
+	size_t max_conns;
 	uid_t uid;
 	struct hx_msg *msg; /* one decode target, reused */
 	uint8_t *wbuf;	    /* one reply buffer */
@@ -96,6 +109,8 @@ static void close_conn(struct hx_server *s, struct conn *c)
 	close(c->src.fd);
 	if (c->peer_pidfd >= 0)
 		close(c->peer_pidfd);
+	if (c->info_pidfd >= 0)
+		close(c->info_pidfd);
 	if (c->prev)
 		c->prev->next = c->next;
 	else
@@ -105,19 +120,65 @@ static void close_conn(struct hx_server *s, struct conn *c)
 	s->nconns--;
 	s->stats.conns_open = s->nconns;
 	free(c->rbuf);
+	hx_server_unreserve(s);
 	if (s->on_close)
 		s->on_close(s->on_close_arg, (int)c->peer_pid);
 	free(c);
 }
 
-static void refresh_info(struct conn *c, pid_t pid, bool force)
+/* Whether a process has been reaped, by its pidfd (-1: not known). */
+static bool reaped(int pidfd)
 {
-	if (!force && c->info_pid == pid)
-		return;
+	return pidfd >= 0 &&
+	       syscall(SYS_pidfd_send_signal, pidfd, 0, NULL, 0) &&
+	       errno == ESRCH;
+}
+
+static void unpin_info(struct conn *c)
+{
+	if (c->info_pidfd >= 0)
+		close(c->info_pidfd);
+	c->info_pidfd = -1;
+}
+
+/* Reads what /proc shows of pid, unless it holds what was read for it
+ * and that process is not reaped. Returns whether it read anew. */
+static bool refresh_info(struct conn *c, pid_t pid, bool force)
+{
+	if (!force && c->info_pid == pid &&
+	    !reaped(pid == c->peer_pid ? c->peer_pidfd : c->info_pidfd))
+		return false;
+	unpin_info(c);
 	c->info_pid = pid;
+	/* Before the reads: the process that has the number now. */
+	if (pid != c->peer_pid || c->peer_pidfd < 0)
+		c->info_pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
 	c->ppid = hx_proc_ppid(pid);
 	c->has_exe = hx_proc_exe(pid, c->exe, sizeof(c->exe)) > 0;
 	c->root_ours = hx_path_root_ours(pid);
+	return true;
+}
+
+/* Whether the process that connected, pid, has been reaped: then its
+ * number is free, and what /proc shows under it may be another
+ * process's. The shim does not wait for its HELLO's reply (nor a
+ * REPORT's): a sender reaped before the loop reads it leaves its
+ * number to the next process made. Known by the connection's pidfd
+ * (6.5); before, or for another process (a child on a shared
+ * connection), not known. */
+static bool sender_reaped(const struct conn *c, pid_t pid)
+{
+	return pid == c->peer_pid && reaped(c->peer_pidfd);
+}
+
+/* What refresh_info read, dropped: it may be another process's. */
+static void forget_info(struct conn *c)
+{
+	c->info_pid = 0; /* read again for the next message */
+	unpin_info(c);
+	c->has_exe = false;
+	c->ppid = 0;
+	c->root_ours = false;
 }
 
 static void fill_peer(struct conn *c, pid_t pid, const struct hx_msg *m,
@@ -161,7 +222,8 @@ static void protocol_error(struct hx_server *s, struct conn *c, pid_t pid,
 	json_t *rec;
 
 	s->stats.protocol_errors++;
-	refresh_info(c, pid, false);
+	if (refresh_info(c, pid, false) && sender_reaped(c, pid))
+		forget_info(c);
 	fill_peer(c, pid, NULL, &peer);
 	rec = hx_record_new(s->pl, &peer, "protocol_error", NULL);
 	if (rec) {
@@ -198,93 +260,6 @@ static int send_reply(struct hx_server *s, struct conn *c, pid_t pid,
 	return -1;
 }
 
-/* Of a command line read: the kernel takes argv and envp up to 6 MiB. */
-#define CMD_MAX (6u << 20)
-
-/* Whether the NUL-separated cmd (len bytes) is the argv v (n words). */
-static bool same_argv(const char *cmd, size_t len, const char *const *v,
-		      size_t n)
-{
-	size_t off = 0;
-
-	for (size_t i = 0; i < n; i++) {
-		size_t k = strlen(v[i]) + 1;
-
-		if (off + k > len || memcmp(cmd + off, v[i], k))
-			return false;
-		off += k;
-	}
-	return off == len;
-}
-
-/* Whether the process that connected, pid, has been reaped: then its
- * number is free, and what /proc shows under it may be another
- * process's. The shim does not wait for its HELLO's reply (nor a
- * REPORT's): a sender reaped before the loop reads it leaves its
- * number to the next process made. Known by the connection's pidfd
- * (6.5); before, or for another process (a child on a shared
- * connection), not known. */
-static bool sender_reaped(const struct conn *c, pid_t pid)
-{
-	return c->peer_pidfd >= 0 && pid == c->peer_pid &&
-	       syscall(SYS_pidfd_send_signal, c->peer_pidfd, 0, NULL, 0) &&
-	       errno == ESRCH;
-}
-
-/* What refresh_info read, dropped: it may be another process's. */
-static void forget_info(struct conn *c)
-{
-	c->info_pid = 0; /* read again for the next message */
-	c->has_exe = false;
-	c->ppid = 0;
-	c->root_ours = false;
-}
-
-/* A HELLO is the process's claim: its record says what the kernel
- * shows (the image, /proc/<pid>/cmdline read now), and the claim too
- * where it differs (a program that speaks the protocol itself). A
- * process that exited before its HELLO was read (the shim does not wait
- * for the reply) shows the kernel nothing: a zombie has no image and an
- * empty cmdline; one reaped shows what has its number now, or nothing.
- * Its record then carries the claim, and names those fields in
- * "unverified". cmd: what /proc showed, taken over (NULL: nothing). */
-static void hello_args(json_t *rec, json_t *args, char *cmd, size_t len,
-		       const char *exe, const struct hx_msg *m,
-		       const char *const *argv)
-{
-	const char *path = exe ? exe : m->path.s;
-	json_t *unverified = json_array();
-
-	if (cmd && !len) {
-		free(cmd);
-		cmd = NULL;
-	}
-	if (path)
-		json_object_set_new(args, "path",
-				    hx_record_text(rec, "args.path", path));
-	if (!exe && path)
-		json_array_append_new(unverified, json_string("args.path"));
-	if (exe && m->path.s && strcmp(exe, m->path.s))
-		json_object_set_new(
-		    args, "claimed_path",
-		    hx_record_text(rec, "args.claimed_path", m->path.s));
-	if (cmd)
-		hx_record_cmdline(rec, args, "argv", "args.argv", cmd,
-				  len > CMD_MAX ? CMD_MAX : len);
-	if (!cmd && m->nargs) {
-		hx_record_argv(rec, args, "argv", "args.argv", argv, m->nargs);
-		json_array_append_new(unverified, json_string("args.argv"));
-	} else if (m->nargs &&
-		   (!hx_msg_has(m, HX_TAG_TRUNCATED) || !m->truncated) &&
-		   !same_argv(cmd, len, argv, m->nargs))
-		hx_record_argv(rec, args, "claimed_argv", "args.claimed_argv",
-			       argv, m->nargs);
-	if (json_array_size(unverified))
-		json_object_set(rec, "unverified", unverified);
-	json_decref(unverified);
-	free(cmd);
-}
-
 static int on_hello(struct hx_server *s, struct conn *c, pid_t pid,
 		    const struct hx_msg *m)
 {
@@ -296,7 +271,7 @@ static int on_hello(struct hx_server *s, struct conn *c, pid_t pid,
 	char *cmd;
 
 	refresh_info(c, pid, true); /* a new image: exe changed */
-	cmd = hx_proc_cmdline(pid, CMD_MAX, &len);
+	cmd = hx_proc_cmdline(pid, HX_HELLO_CMD_MAX, &len);
 	/* Read before this check, what /proc showed is the sender's only
 	 * while it is not reaped; a HELLO of another process than the one
 	 * that connected is never the shim's, and is not pinned. */
@@ -312,7 +287,7 @@ static int on_hello(struct hx_server *s, struct conn *c, pid_t pid,
 		for (i = 0; i < m->nargs; i++)
 			argv[i] = m->args[i].s;
 		args = json_object();
-		hello_args(rec, args, cmd, len, peer.exe, m, argv);
+		hx_hello_args(rec, args, cmd, len, peer.exe, m, argv);
 		cmd = NULL;
 		json_object_set_new(rec, "args", args);
 		json_object_set_new(rec, "category", json_string("process"));
@@ -448,11 +423,8 @@ static int on_request(struct hx_server *s, struct conn *c, pid_t pid,
 	struct hx_request rq;
 	struct hx_outcome out;
 
-	if (c->info_pid != pid) {
-		refresh_info(c, pid, false);
-		if (sender_reaped(c, pid))
-			forget_info(c);
-	}
+	if (refresh_info(c, pid, false) && sender_reaped(c, pid))
+		forget_info(c);
 	fill_peer(c, pid, m, &peer);
 	request_from_msg(m, &rq, &s->rqs);
 	rq.report = !reply;
@@ -610,8 +582,8 @@ static int add_conn(struct hx_server *s, int fd, pid_t pid, uid_t uid,
 	struct conn *c;
 	int one = 1;
 
-	if (s->nconns >= HX_SERVER_MAX_CONNS ||
-	    setsockopt(fd, SOL_SOCKET, SO_PASSCRED, &one, sizeof(one))) {
+	if (setsockopt(fd, SOL_SOCKET, SO_PASSCRED, &one, sizeof(one))) {
+		hx_server_unreserve(s);
 		close(fd);
 		if (pidfd >= 0)
 			close(pidfd);
@@ -621,6 +593,7 @@ static int add_conn(struct hx_server *s, int fd, pid_t pid, uid_t uid,
 	if (c)
 		c->rbuf = malloc(HX_WIRE_MAX);
 	if (!c || !c->rbuf) {
+		hx_server_unreserve(s);
 		free(c);
 		close(fd);
 		if (pidfd >= 0)
@@ -632,11 +605,13 @@ static int add_conn(struct hx_server *s, int fd, pid_t pid, uid_t uid,
 	c->peer_pid = pid;
 	c->peer_uid = uid;
 	c->peer_pidfd = pidfd;
+	c->info_pidfd = -1;
 	ev.events = EPOLLIN | EPOLLRDHUP;
 	ev.data.ptr = &c->src;
 	if (epoll_ctl(s->epfd, EPOLL_CTL_ADD, fd, &ev)) {
 		int e = -errno;
 
+		hx_server_unreserve(s);
 		free(c->rbuf);
 		free(c);
 		close(fd);
@@ -669,13 +644,29 @@ static void handle_listener(struct hx_server *s, struct hx_source *src,
 	(void)events;
 	while ((fd = hx_server_accept(src->fd)) >= 0) {
 		len = sizeof(cred);
+		if (!hx_server_reserve(s)) {
+			close(fd);
+			continue;
+		}
 		if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len)) {
+			hx_server_unreserve(s);
 			close(fd);
 			continue;
 		}
 		len = sizeof(pidfd);
-		if (getsockopt(fd, SOL_SOCKET, SO_PEERPIDFD, &pidfd, &len))
+		if (getsockopt(fd, SOL_SOCKET, SO_PEERPIDFD, &pidfd, &len)) {
+			/* Before 6.5 nothing is pinned; a kernel that has
+			 * it and gives none (our fd table full, or EINVAL:
+			 * the process that connected is reaped) gets no
+			 * connection: a HELLO on it would be read by a
+			 * number nothing pins. */
+			if (errno != ENOPROTOOPT) {
+				hx_server_unreserve(s);
+				close(fd);
+				continue;
+			}
 			pidfd = -1;
+		}
 		add_conn(s, fd, cred.pid, cred.uid, pidfd);
 	}
 }
@@ -686,12 +677,30 @@ int hx_server_adopt(struct hx_server *s, int fd, pid_t pid, uid_t uid,
 	int fl = fcntl(fd, F_GETFL);
 
 	if (fl < 0 || fcntl(fd, F_SETFL, fl | O_NONBLOCK)) {
+		hx_server_unreserve(s);
 		close(fd);
 		if (pidfd >= 0)
 			close(pidfd);
 		return -EBADF;
 	}
 	return add_conn(s, fd, pid, uid, pidfd);
+}
+
+/* Of the fds RLIMIT_NOFILE gives us, those kept from connections: the
+ * log, the masks, the workers' and the resolver's, the ident cache. */
+#define FD_RESERVE 256
+
+bool hx_server_reserve(struct hx_server *s)
+{
+	if (atomic_fetch_add(&s->held, 1) < s->max_conns)
+		return true;
+	atomic_fetch_sub(&s->held, 1);
+	return false;
+}
+
+void hx_server_unreserve(struct hx_server *s)
+{
+	atomic_fetch_sub(&s->held, 1);
 }
 
 int hx_server_accept(int lfd)
@@ -784,6 +793,7 @@ int hx_server_new(struct hx_pipeline *pl, struct hx_server **out)
 {
 	struct hx_server *s;
 	struct itimerspec its = {{1, 0}, {1, 0}};
+	struct rlimit nofile;
 	int r = -ENOMEM;
 
 	*out = NULL;
@@ -797,6 +807,12 @@ int hx_server_new(struct hx_pipeline *pl, struct hx_server **out)
 	s->listener.fd = s->timer.fd = -1;
 	s->pl = pl;
 	s->uid = getuid();
+	s->max_conns = HX_SERVER_MAX_CONNS;
+	if (!getrlimit(RLIMIT_NOFILE, &nofile) &&
+	    nofile.rlim_cur < FD_RESERVE + 3 * HX_SERVER_MAX_CONNS)
+		s->max_conns = nofile.rlim_cur > FD_RESERVE + 3
+				   ? (nofile.rlim_cur - FD_RESERVE) / 3
+				   : 1;
 	s->msg = malloc(sizeof(*s->msg));
 	s->wbuf = malloc(HX_WIRE_MAX);
 	s->hello = malloc(HX_WIRE_MAX);

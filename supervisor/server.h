@@ -12,6 +12,7 @@
 #ifndef HX_SERVER_H
 #define HX_SERVER_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -77,6 +78,15 @@ void hx_server_free(struct hx_server *s);
  * (taken over), or -1. On the loop's thread only. Returns 0 or -errno. */
 int hx_server_adopt(struct hx_server *s, int fd, pid_t pid, uid_t uid,
 		    int pidfd);
+
+/* A place for a connection, taken before its fds are made (a connect
+ * to the session socket answered by the user-notify layer), and handed
+ * with fd to hx_server_adopt, which keeps it until the connection
+ * closes; given back with hx_server_unreserve when none is adopted.
+ * There are HX_SERVER_MAX_CONNS, fewer where RLIMIT_NOFILE would not
+ * leave the rest of harness-exec its fds. Thread-safe. */
+bool hx_server_reserve(struct hx_server *s);
+void hx_server_unreserve(struct hx_server *s);
 
 /* accept4(lfd) non-blocking and close-on-exec, retrying EINTR and
  * ECONNABORTED. Returns the fd, or -1 (EAGAIN; EMFILE waits for the

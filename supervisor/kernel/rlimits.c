@@ -92,9 +92,28 @@ void hx_limits_processes(struct hx_limits *l, bool cgroup, bool own_ns)
 	}
 }
 
+void hx_limits_raise_nofile(struct hx_limits *l)
+{
+	struct rlimit r;
+
+	if (getrlimit(RLIMIT_NOFILE, &r) || r.rlim_cur >= r.rlim_max)
+		return;
+	l->nofile_soft = r.rlim_cur;
+	r.rlim_cur = r.rlim_max;
+	if (setrlimit(RLIMIT_NOFILE, &r))
+		l->nofile_soft = 0;
+}
+
 int hx_limits_apply(const struct hx_limits *l, const char **what)
 {
 	struct rlimit cur, want;
+
+	*what = hx_limit_name(HX_LIMIT_OPEN_FILES);
+	if (l->nofile_soft && !getrlimit(RLIMIT_NOFILE, &cur)) {
+		cur.rlim_cur = l->nofile_soft;
+		if (setrlimit(RLIMIT_NOFILE, &cur))
+			return -errno;
+	}
 
 	for (int i = 0; i < HX_LIMIT_COUNT; i++) {
 		if (!(l->set & (1u << i)))

@@ -33,6 +33,9 @@ struct hx_limits {
 	 * in a user namespace of its own (hx_limits_apply_in_ns), where
 	 * the kernel counts the namespace's tasks only: the session's. */
 	bool nproc_in_ns;
+	/* harness-exec's soft RLIMIT_NOFILE at start, given back to the
+	 * agent (hx_limits_raise_nofile), or 0 */
+	rlim_t nofile_soft;
 };
 
 /* The policy's limits; in audit mode only the process count, which
@@ -48,8 +51,16 @@ void hx_limits_from_policy(const struct hx_policy *p, bool audit,
  * user's tasks now (a walk of /proc) plus the limit. */
 void hx_limits_processes(struct hx_limits *l, bool cgroup, bool own_ns);
 
-/* In the child (system calls only). Returns 0, or -errno with the
- * limit's name in *what. */
+/* Raises harness-exec's soft RLIMIT_NOFILE to its hard limit: each
+ * connection of the agent's is two or three of its fds (server.h), and
+ * a desktop's soft 1024 let about 500 of them fill the table, so that
+ * the open of a late mask failed. The agent gets the soft limit back
+ * (hx_limits_apply). */
+void hx_limits_raise_nofile(struct hx_limits *l);
+
+/* In the child (system calls only): the soft RLIMIT_NOFILE given back,
+ * then the policy's limits. Returns 0, or -errno with the limit's name
+ * in *what. */
 int hx_limits_apply(const struct hx_limits *l, const char **what);
 
 /* In the child, once it tried to make its own user namespace (made:

@@ -453,6 +453,7 @@ void hx_unotify_stop(struct hx_unotify *u)
 		close(j->adopt_fd);
 		if (j->adopt_pidfd >= 0)
 			close(j->adopt_pidfd);
+		hx_server_unreserve(u->srv);
 		free(j);
 	}
 	if (u->efd >= 0) {

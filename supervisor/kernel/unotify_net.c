@@ -204,12 +204,20 @@ static void connect_own(struct hx_unotify *u, const struct seccomp_notif *n,
 		return;
 	}
 	close(sfd);
+	/* A place first: the agent's connections must not fill our fd
+	 * table (server.h). Full: as a server's full backlog says. */
+	if (!hx_server_reserve(u->srv)) {
+		a->err = ECONNREFUSED;
+		return;
+	}
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv)) {
 		a->err = errno;
+		hx_server_unreserve(u->srv);
 		return;
 	}
 	if ((fl & O_NONBLOCK) && fcntl(sv[1], F_SETFL, O_NONBLOCK)) {
 		a->err = errno;
+		hx_server_unreserve(u->srv);
 		close(sv[0]);
 		close(sv[1]);
 		return;
@@ -221,16 +229,23 @@ static void connect_own(struct hx_unotify *u, const struct seccomp_notif *n,
 		j->peer = t->peer;
 		j->adopt_fd = sv[0];
 		/* Taken while the target waits in its connect: the fd
-		 * handed over below proves it was this process. */
+		 * handed over below proves it was this process. None (our
+		 * fd table full, which an agent's connections can make):
+		 * no connection, as the server's facts of a HELLO on one
+		 * would be read by a number nothing pins (server.c). */
 		j->adopt_pidfd = (int)syscall(SYS_pidfd_open, t->peer.pid, 0);
 	}
-	if (!j || !hx_un_adopt_later(u, j)) {
+	if (!j || j->adopt_pidfd < 0 || !hx_un_adopt_later(u, j)) {
+		e = j && j->adopt_pidfd < 0 ? errno : ECONNREFUSED;
 		if (j && j->adopt_pidfd >= 0)
 			close(j->adopt_pidfd);
 		free(j);
+		hx_server_unreserve(u->srv);
 		close(sv[0]);
 		close(sv[1]);
-		a->err = ECONNREFUSED;
+		a->err = e == EMFILE || e == ENFILE || e == ENOMEM
+			     ? e
+			     : ECONNREFUSED;
 		return;
 	}
 	if ((e = hx_un_replace_fd(u, n->id, t, fd, sv[1]))) {

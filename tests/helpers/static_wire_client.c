@@ -28,12 +28,42 @@
  *                                    the same HELLO from a process that
  *                                    unmapped its argv strings first
  *                                    (its cmdline reads empty)
+ *   static_wire_client hello-short READY PATH ARG...
+ *                                    writes its pid to READY and waits
+ *                                    for SIGUSR1 (the test lowers the
+ *                                    supervisor's RLIMIT_NOFILE), then
+ *                                    connects until a connect fails and
+ *                                    again, each time one is closed,
+ *                                    writes "full N" to READY, waits for
+ *                                    SIGUSR1 again (the limit raised),
+ *                                    then a forked child on each of the
+ *                                    last connections sends the HELLO;
+ *                                    prints "hellos N"
+ *   static_wire_client reuse DIR COPY
+ *                                    a child running COPY (a copy of
+ *                                    this program) connects, sends a
+ *                                    write request for DIR/first, and
+ *                                    exits, leaving the connection to a
+ *                                    grandchild, which forks until a
+ *                                    child takes the reaped one's number:
+ *                                    that child execs this program again
+ *                                    and sends a request for DIR/second
+ *                                    on the inherited connection; prints
+ *                                    what DIR/done says ("sent PID")
+ *   static_wire_client fill DIR      connects until a connect fails
+ *                                    (the supervisor's fd table full),
+ *                                    after three children did the same,
+ *                                    writes DIR/ready, waits for DIR/go,
+ *                                    closes them all, waits 0.5 s and
+ *                                    prints DIR/.env (static: a mask is
+ *                                    what keeps it)
  *   static_wire_client claim NAME IP PORT
  *                                    reports "NAME resolved to IP" as the
  *                                    shim would, waits, then connects to
  *                                    IP:PORT; prints "connected" or
  *                                    "denied ERRNO" */
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -353,6 +383,241 @@ static int hello_odd(const char *how, char **argv, int argc)
 	return 0;
 }
 
+/* A connect to the session socket that does not exit on failure: the
+ * fd, or -1. */
+static int try_dial(void)
+{
+	const char *path = getenv(HX_ENV_SOCKET);
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	int fd;
+
+	if (!path || strlen(path) >= sizeof(sa.sun_path))
+		return -1;
+	strcpy(sa.sun_path, path);
+	fd = socket(AF_UNIX, SOCK_SEQPACKET, 0);
+	if (fd >= 0 && connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+		close(fd);
+		fd = -1;
+	}
+	return fd;
+}
+
+static int wait_usr1(const char *ready, const char *line)
+{
+	sigset_t usr1;
+	int sig;
+	FILE *f;
+
+	sigemptyset(&usr1);
+	sigaddset(&usr1, SIGUSR1);
+	sigprocmask(SIG_BLOCK, &usr1, NULL);
+	if (!(f = fopen(ready, "w")) || fprintf(f, "%s\n", line) < 0 ||
+	    fclose(f))
+		return -1;
+	return sigwait(&usr1, &sig) ? -1 : 0;
+}
+
+/* hello-short: connections made while the supervisor is short of fds,
+ * each then used by a forked child for a HELLO (another process than
+ * the one that connected). */
+static int hello_short(const char *ready, const char *path, char **args,
+		       int nargs)
+{
+	enum { MAX = 400, LAST = 6 };
+	static int fds[MAX];
+	char line[64];
+	int n = 0, hellos = 0, st;
+
+	snprintf(line, sizeof(line), "%d", (int)getpid());
+	if (wait_usr1(ready, line))
+		return 2;
+	while (n < MAX && (fds[n] = try_dial()) >= 0)
+		n++;
+	/* Each close frees the supervisor's fds of that connection: the
+	 * next connect finds just those free. */
+	for (int round = 0; round < LAST && n > 0; round++) {
+		close(fds[--n]);
+		usleep(100 * 1000);
+		if ((fds[n] = try_dial()) >= 0)
+			n++;
+	}
+	snprintf(line, sizeof(line), "full %d", n);
+	if (wait_usr1(ready, line))
+		return 2;
+	for (int i = n > LAST ? n - LAST : 0; i < n; i++) {
+		pid_t pid = fork();
+
+		if (pid == 0)
+			_exit(say_hello(fds[i], path, args, nargs) > 0 ? 0 : 1);
+		if (pid > 0 && waitpid(pid, &st, 0) == pid && WIFEXITED(st) &&
+		    !WEXITSTATUS(st))
+			hellos++;
+	}
+	printf("hellos %d\n", hellos);
+	return 0;
+}
+
+static bool ask_write(int fd, const char *path)
+{
+	uint8_t buf[8192], reply[HX_WIRE_MAX];
+	size_t n = request(buf, sizeof(buf), path);
+
+	return send(fd, buf, n, 0) == (ssize_t)n &&
+	       recv(fd, reply, sizeof(reply), 0) > 0;
+}
+
+static void put_done(const char *dir, const char *what, int pid)
+{
+	char path[4096];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/done", dir);
+	if ((f = fopen(path, "w"))) {
+		fprintf(f, "%s %d\n", what, pid);
+		fclose(f);
+	}
+}
+
+/* reuse-a: runs as COPY; self: this program's own path. */
+static int reuse_a(const char *dir, const char *self)
+{
+	char path[4096], fdstr[16];
+	int fd = dial(), st;
+	pid_t a = getpid(), b, p;
+
+	snprintf(path, sizeof(path), "%s/first", dir);
+	if (!ask_write(fd, path))
+		return 1;
+	if ((b = fork()) != 0)
+		_exit(b < 0);
+	while (kill(a, 0) == 0 || errno != ESRCH) /* until reaped */
+		usleep(1000);
+	for (long i = 0; i < 400000; i++) {
+		p = fork();
+		if (p == 0) {
+			if (getpid() != a)
+				_exit(0);
+			snprintf(fdstr, sizeof(fdstr), "%d", fd);
+			execl(self, self, "send-on", fdstr, dir, (char *)NULL);
+			_exit(127);
+		}
+		if (p < 0) {
+			usleep(1000);
+			continue;
+		}
+		waitpid(p, &st, 0);
+		if (p == a)
+			return 0;
+	}
+	put_done(dir, "nopid", 0);
+	return 1;
+}
+
+static int send_on(int fd, const char *dir)
+{
+	char path[4096];
+
+	snprintf(path, sizeof(path), "%s/second", dir);
+	put_done(dir, ask_write(fd, path) ? "sent" : "unsent", getpid());
+	return 0;
+}
+
+static int reuse(const char *dir, const char *copy)
+{
+	char self[4096], path[4096], line[64] = "";
+	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	pid_t a;
+	int st;
+	FILE *f;
+
+	if (n <= 0)
+		return 2;
+	self[n] = '\0';
+	if ((a = fork()) == 0) {
+		execl(copy, copy, "reuse-a", dir, self, (char *)NULL);
+		_exit(127);
+	}
+	waitpid(a, &st, 0); /* reaped: its number is free */
+	snprintf(path, sizeof(path), "%s/done", dir);
+	for (int i = 0; i < 6000 && !line[0]; i++) {
+		if ((f = fopen(path, "r"))) {
+			if (!fgets(line, sizeof(line), f))
+				line[0] = '\0';
+			fclose(f);
+		}
+		if (!line[0])
+			usleep(10 * 1000);
+	}
+	printf("a %d %s", (int)a, line[0] ? line : "none\n");
+	return 0;
+}
+
+/* Connects until a connect fails or max are held; fds: max of them. */
+static int hold(int *fds, int max)
+{
+	int n = 0;
+
+	while (n < max && (fds[n] = try_dial()) >= 0)
+		n++;
+	return n;
+}
+
+static void wait_go(const char *dir)
+{
+	char path[4096];
+
+	snprintf(path, sizeof(path), "%s/go", dir);
+	while (access(path, F_OK))
+		usleep(20 * 1000);
+}
+
+/* fill: three children hold what they can (each process's own table
+ * is 1024 on a desktop too), then this one. */
+static int fill(const char *dir)
+{
+	enum { MAX = 4096, KIDS = 3 };
+	static int fds[MAX];
+	char path[4096], buf[4096], c = 1;
+	int n, fd, p[2], st;
+	ssize_t got;
+	FILE *f;
+
+	if (pipe(p))
+		return 2;
+	for (int k = 0; k < KIDS; k++)
+		if (fork() == 0) {
+			hold(fds, 900);
+			if (write(p[1], &c, 1) != 1)
+				_exit(1);
+			wait_go(dir);
+			_exit(0);
+		}
+	for (int k = 0; k < KIDS; k++)
+		if (read(p[0], &c, 1) != 1)
+			return 2;
+	n = hold(fds, MAX);
+	/* Our own table may be what filled: room for the files below. */
+	for (int k = 0; k < 4 && n > 0; k++)
+		close(fds[--n]);
+	snprintf(path, sizeof(path), "%s/ready", dir);
+	if (!(f = fopen(path, "w")) || fprintf(f, "%d\n", n) < 0 || fclose(f))
+		return 2;
+	wait_go(dir);
+	while (n > 0)
+		close(fds[--n]);
+	while (wait(&st) > 0)
+		;
+	usleep(500 * 1000);
+	snprintf(path, sizeof(path), "%s/.env", dir);
+	if ((fd = open(path, O_RDONLY)) < 0) {
+		printf("refused %d\n", errno);
+		return 0;
+	}
+	got = read(fd, buf, sizeof(buf) - 1);
+	printf("read %s\n", got > 0 ? (buf[got] = '\0', buf) : "");
+	return 0;
+}
+
 static int claim(const char *name, const char *ip, int port)
 {
 	struct sockaddr_in sin = {.sin_family = AF_INET,
@@ -392,6 +657,16 @@ int main(int argc, char **argv)
 		return hello(argv[2], argv + 3, argc - 3, true);
 	if (argc >= 4 && !strcmp(argv[1], "hello-on-signal"))
 		return hello_on_signal(argv[2], argv[3], argv + 4, argc - 4);
+	if (argc >= 3 && !strcmp(argv[1], "fill"))
+		return fill(argv[2]);
+	if (argc >= 4 && !strcmp(argv[1], "reuse"))
+		return reuse(argv[2], argv[3]);
+	if (argc >= 4 && !strcmp(argv[1], "reuse-a"))
+		return reuse_a(argv[2], argv[3]);
+	if (argc >= 4 && !strcmp(argv[1], "send-on"))
+		return send_on(atoi(argv[2]), argv[3]);
+	if (argc >= 4 && !strcmp(argv[1], "hello-short"))
+		return hello_short(argv[2], argv[3], argv + 4, argc - 4);
 	if (argc >= 3 && !strcmp(argv[1], "hello-exit"))
 		return hello(argv[2], argv + 3, argc - 3, false);
 	if (argc >= 3 && (!strcmp(argv[1], "hello-zombie") ||

@@ -274,16 +274,12 @@ def test_no_symbolic_link_is_left_in_a_git_directory(wd):
                    capture_output=True)
     check(open(victim).read() == "the user's\n", "the user's git commit wrote ~/victim")
 
-    # git init's own link (.git/tXXXXXX -> "testing", to learn whether
-    # the file system has links) names no other directory: refused, git
-    # set core.symlinks false and checked links out as plain files.
-    sub = os.path.join(wd.path, "sub")
-    r = harness(["sh", "-c", "git init -q sub && git -C sub config --get core.symlinks; "
-                 "ln -s HEAD sub/.git/HEAD2 && echo sibling-ok"], wd, policy=None,
-                env=dict(GIT_ENV, HOME=home))
-    check("false" not in r.stdout and "sibling-ok" in r.stdout,
-          "a link to a name in its own directory refused: %r %r" % (r.stdout, r.stderr))
-    check(not r.events(rule="harness:git-config"), r.dump())
+    # A link to a name in its own directory is refused too: git would
+    # write MERGE_MSG (text a merged branch chooses) into .git/config.
+    r = harness(["sh", "-c", "ln -s config .git/MERGE_MSG || echo refused"], wd,
+                policy=None, env=dict(GIT_ENV, HOME=home))
+    check("refused" in r.stdout and not os.path.islink(os.path.join(git, "MERGE_MSG")),
+          "a link to .git/config: %r %r" % (r.stdout, r.stderr))
 
 
 def test_browser_caches_are_the_browsers(wd):
