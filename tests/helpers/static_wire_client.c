@@ -269,6 +269,22 @@ static int hello(const char *path, char **args, int nargs, bool wait)
 	return got > 0 ? 0 : 1;
 }
 
+/* A HELLO claiming path and args, as a program of its own would say
+ * it, into buf: its length. */
+static size_t hello_msg(uint8_t *buf, size_t cap, const char *path, char **args,
+			int nargs)
+{
+	struct hx_wbuf w;
+
+	hx_wire_begin(&w, buf, cap, HX_MSG_HELLO, 5);
+	hx_wire_put_u32(&w, HX_TAG_PID, (uint32_t)getpid());
+	hx_wire_put_u32(&w, HX_TAG_FLAGS, 0);
+	hx_wire_put_str(&w, HX_TAG_PATH, path);
+	for (int i = 0; i < nargs; i++)
+		hx_wire_put_str(&w, HX_TAG_ARG, args[i]);
+	return hx_wire_finish(&w);
+}
+
 static void on_usr1(int sig)
 {
 	(void)sig;
@@ -281,7 +297,6 @@ static int hello_on_signal(const char *ready, const char *path, char **args,
 			   int nargs)
 {
 	uint8_t buf[8192];
-	struct hx_wbuf w;
 	sigset_t usr1, old;
 	int fd = dial(), sig;
 	FILE *f;
@@ -295,13 +310,8 @@ static int hello_on_signal(const char *ready, const char *path, char **args,
 		return 2;
 	if (sigwait(&usr1, &sig))
 		return 2;
-	hx_wire_begin(&w, buf, sizeof(buf), HX_MSG_HELLO, 5);
-	hx_wire_put_u32(&w, HX_TAG_PID, (uint32_t)getpid());
-	hx_wire_put_u32(&w, HX_TAG_FLAGS, 0);
-	hx_wire_put_str(&w, HX_TAG_PATH, path);
-	for (int i = 0; i < nargs; i++)
-		hx_wire_put_str(&w, HX_TAG_ARG, args[i]);
-	if (send(fd, buf, hx_wire_finish(&w), 0) <= 0)
+	if (send(fd, buf, hello_msg(buf, sizeof(buf), path, args, nargs), 0) <=
+	    0)
 		return 1;
 	_exit(0);
 }
@@ -310,15 +320,9 @@ static int hello_on_signal(const char *ready, const char *path, char **args,
 static ssize_t say_hello(int fd, const char *path, char **args, int nargs)
 {
 	uint8_t buf[8192], reply[HX_WIRE_MAX];
-	struct hx_wbuf w;
 
-	hx_wire_begin(&w, buf, sizeof(buf), HX_MSG_HELLO, 5);
-	hx_wire_put_u32(&w, HX_TAG_PID, (uint32_t)getpid());
-	hx_wire_put_u32(&w, HX_TAG_FLAGS, 0);
-	hx_wire_put_str(&w, HX_TAG_PATH, path);
-	for (int i = 0; i < nargs; i++)
-		hx_wire_put_str(&w, HX_TAG_ARG, args[i]);
-	if (send(fd, buf, hx_wire_finish(&w), 0) <= 0)
+	if (send(fd, buf, hello_msg(buf, sizeof(buf), path, args, nargs), 0) <=
+	    0)
 		return -1;
 	return recv(fd, reply, sizeof(reply), 0);
 }

@@ -181,6 +181,28 @@ def harness(cmd, wd, policy="test.yaml", mode=None, extra=(), env=None,
     return Run(proc, log, wd)
 
 
+class Started:
+    """harness() run on a thread of its own, for a test that acts on the
+    session while it runs (stops the supervisor, signals the agent):
+    join() waits for it and returns its Run."""
+
+    def __init__(self, *args, **kwargs):
+        import threading
+        self.run = None
+        self.thread = threading.Thread(target=self._go, args=args, kwargs=kwargs)
+        self.thread.start()
+
+    def _go(self, *args, **kwargs):
+        self.run = harness(*args, **kwargs)
+
+    def alive(self):
+        return self.thread.is_alive()
+
+    def join(self, timeout=60):
+        self.thread.join(timeout)
+        return self.run
+
+
 def go_binary(wd, source, name):
     """A static Go program (CGO off: Go's own resolver, raw syscalls)
     built from source into wd.state; None without go."""

@@ -8,7 +8,7 @@ import os
 import shutil
 import subprocess
 
-from lib import EXEC, HELPERS, PYTHON, Skip, check, harness
+from lib import EXEC, HELPERS, PYTHON, Skip, Started, check, harness
 from test_attack8 import GIT_ENV
 from test_default_policy import fake_home
 
@@ -107,15 +107,11 @@ def test_a_connection_made_short_of_fds_is_pinned_or_refused(wd):
         raise Skip("prlimit of harness-exec needs root")
     import resource
     import signal
-    import threading
     from test_audit_attacks import _supervisor_of
     client = os.path.join(HELPERS, "static_wire_client")
     ready = os.path.join(wd.path, "ready")
     log = os.path.join(wd.state, "short.jsonl")
-    out = {}
-    t = threading.Thread(target=lambda: out.update(r=harness(
-        [client, "hello-short", ready, "/usr/bin/ls", "ls", "-la"], wd, log=log)))
-    t.start()
+    t = Started([client, "hello-short", ready, "/usr/bin/ls", "ls", "-la"], wd, log=log)
     hx = None
     try:
         pid = _wait_line(ready, "")
@@ -131,10 +127,9 @@ def test_a_connection_made_short_of_fds_is_pinned_or_refused(wd):
         os.kill(int(pid), signal.SIGUSR1)
         t.join(60)
     finally:
-        if hx and t.is_alive():
+        if hx and t.alive():
             os.kill(hx, signal.SIGTERM)
-        t.join(60)
-    r = out["r"]
+    r = t.join(60)
     check("hellos" in r.stdout, "%r %r" % (r.stdout, r.stderr))
     starts = [x for x in r.records if x["event"] == "process_start" and
               (x.get("args", {}).get("claimed_path") or

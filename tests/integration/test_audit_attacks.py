@@ -8,8 +8,8 @@ import os
 import resource
 import subprocess
 
-from lib import (AUDIT_TOOL, EXEC, HELPERS, POLICIES, PYTHON, Skip, check,
-                 harness, read_log)
+from lib import (AUDIT_TOOL, EXEC, HELPERS, POLICIES, PYTHON, Skip, Started,
+                 check, harness, read_log)
 
 BUSYBOX = "/bin/busybox"
 FD_ATTACK = os.path.join(HELPERS, "static_fd_attack")
@@ -370,16 +370,12 @@ def test_the_process_count_is_the_sessions_own(wd):
     # session's tasks are counted.
     if os.getuid() == 0:
         raise Skip("root: the cgroup's pids.max holds it, or nothing")
-    import threading
     import time
     others = [subprocess.Popen(["sleep", "60"]) for _ in range(30)]
     ready, go = os.path.join(wd.path, "ready"), os.path.join(wd.path, "go")
     script = ("import os, time\nopen(%r, 'w').close()\n"
               "while not os.path.exists(%r): time.sleep(0.01)\n" % (ready, go)) + FORK
-    out = {}
-    t = threading.Thread(target=lambda: out.update(r=harness(
-        [PYTHON, "-c", script], wd, policy="procs.yaml", timeout=60)))
-    t.start()
+    t = Started([PYTHON, "-c", script], wd, policy="procs.yaml", timeout=60)
     try:
         for _ in range(1000):
             if os.path.exists(ready):
@@ -390,8 +386,7 @@ def test_the_process_count_is_the_sessions_own(wd):
             p.kill()
             p.wait()
         open(go, "w").close()
-        t.join(90)
-    r = out["r"]
+    r = t.join(90)
     r.expect_status(0)
     words = r.stdout.split()
     check(words[:1] == ["stopped"] and int(words[1]) < 40,
@@ -556,16 +551,12 @@ def test_a_hello_read_once_its_pid_is_another_process_shows_nothing_of_that_one(
     if os.geteuid() != 0:
         raise Skip("ns_last_pid needs root")
     import signal
-    import threading
     import time
     client = os.path.join(HELPERS, "static_wire_client")
     ready = os.path.join(wd.path, "ready")
     log = os.path.join(wd.state, "reuse.jsonl")
-    out = {}
-    t = threading.Thread(target=lambda: out.update(r=harness(
-        ["sh", "-c", '"$0" hello-on-signal "$1" /usr/bin/ls ls -la; sleep 1', client, ready],
-        wd, log=log, extra=["--no-exec-gate"])))
-    t.start()
+    t = Started(["sh", "-c", '"$0" hello-on-signal "$1" /usr/bin/ls ls -la; sleep 1',
+                 client, ready], wd, log=log, extra=["--no-exec-gate"])
     try:
         for _ in range(500):
             if os.path.exists(ready) and open(ready).read().endswith("\n"):
@@ -584,15 +575,12 @@ def test_a_hello_read_once_its_pid_is_another_process_shows_nothing_of_that_one(
             impostor = _take_pid(sender)
         finally:
             os.kill(hx, signal.SIGCONT)
-        t.join(60)
     finally:
-        if t.is_alive():
-            t.join(60)
+        r = t.join(120)
     if impostor is None:
         raise Skip("pid %d kept being taken by another process" % sender)
     impostor.kill()
     impostor.wait()
-    r = out["r"]
     start = [x for x in r.records if x["event"] == "process_start" and x.get("pid") == sender]
     check(len(start) == 1, "one process_start for the sender:\n" + r.dump())
     args, unverified = start[0]["args"], start[0].get("unverified", [])
