@@ -220,6 +220,18 @@ GIT_ENV = {"GIT_AUTHOR_NAME": "a", "GIT_AUTHOR_EMAIL": "a@x", "GIT_COMMITTER_NAM
            "GIT_COMMITTER_EMAIL": "a@x"}
 
 
+def git_repo(wd, home):
+    """A repository in wd with one commit, made outside the harness;
+    the environment git ran in (HOME home)."""
+    genv = dict(os.environ, HOME=home, **GIT_ENV)
+    genv.pop("LD_PRELOAD", None)
+    subprocess.run(["git", "init", "-q", wd.path], check=True, env=genv)
+    wd.file("a.txt", "a\n")
+    subprocess.run(["git", "-C", wd.path, "add", "a.txt"], check=True, env=genv)
+    subprocess.run(["git", "-C", wd.path, "commit", "-qm", "0"], check=True, env=genv)
+    return genv
+
+
 def test_no_symbolic_link_is_left_in_a_git_directory(wd):
     """Git writes its files in a .git in place, following a symbolic
     link (COMMIT_EDITMSG, ORIG_HEAD, FETCH_HEAD, MERGE_MSG): a link the
@@ -232,12 +244,7 @@ def test_no_symbolic_link_is_left_in_a_git_directory(wd):
     home = fake_home(wd)
     victim = os.path.join(home, "victim")
     open(victim, "w").write("the user's\n")
-    genv = dict(os.environ, HOME=home, **GIT_ENV)
-    genv.pop("LD_PRELOAD", None)
-    subprocess.run(["git", "init", "-q", wd.path], check=True, env=genv)
-    wd.file("a.txt", "a\n")
-    subprocess.run(["git", "-C", wd.path, "add", "a.txt"], check=True, env=genv)
-    subprocess.run(["git", "-C", wd.path, "commit", "-qm", "0"], check=True, env=genv)
+    genv = git_repo(wd, home)
     git = os.path.join(wd.path, ".git")
     code = ("import os\n"
             "os.symlink(os.path.expanduser('~/victim'), 'l2')\n"

@@ -9,20 +9,10 @@ import shutil
 import subprocess
 
 from lib import EXEC, HELPERS, PYTHON, Skip, Started, check, harness
-from test_attack8 import GIT_ENV
+from test_attack8 import GIT_ENV, git_repo
 from test_default_policy import fake_home
 
 BUSYBOX = shutil.which("busybox")
-
-
-def _repo(wd, home):
-    genv = dict(os.environ, HOME=home, **GIT_ENV)
-    genv.pop("LD_PRELOAD", None)
-    subprocess.run(["git", "init", "-q", wd.path], check=True, env=genv)
-    wd.file("a.txt", "a\n")
-    subprocess.run(["git", "-C", wd.path, "add", "a.txt"], check=True, env=genv)
-    subprocess.run(["git", "-C", wd.path, "commit", "-qm", "0"], check=True, env=genv)
-    return genv
 
 
 def _links_beneath(top):
@@ -46,7 +36,7 @@ def test_a_directory_moved_into_git_brings_no_link(wd):
     home = fake_home(wd)
     victim = os.path.join(home, "victim")
     open(victim, "w").write("the user's\n")
-    genv = _repo(wd, home)
+    genv = git_repo(wd, home)
     git = os.path.join(wd.path, ".git")
     code = ("import os\n"
             "os.makedirs('x/logs/refs/heads')\n"
