@@ -543,8 +543,11 @@ static void limit_processes(struct run *r)
 		    &r->reaper, r->sess.id,
 		    (unsigned long)lim->value[HX_LIMIT_PROCESSES]);
 	/* An ordinary user's agent gets a user namespace of its own in
-	 * enforce mode (masks.h), where its tasks are counted apart. */
-	hx_limits_processes(lim, cg, r->pl.mode == HX_MODE_ENFORCE);
+	 * enforce mode (masks.h), where its tasks are counted apart: when
+	 * one can be made, so that session_start says which it is. */
+	hx_limits_processes(lim, cg,
+			    r->pl.mode == HX_MODE_ENFORCE && getuid() != 0 &&
+				!hx_sandbox_userns_probe());
 	/* Before the loop counts its connections' fds (server.h). */
 	hx_limits_raise_nofile(lim);
 }

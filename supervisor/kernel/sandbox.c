@@ -270,23 +270,26 @@ static int probe_child(void *arg)
 	return 0;
 }
 
-/* Whether this process may make a user namespace (an ordinary user's
- * masks need one): a child is made in new ones, or not. Cloned into our
- * memory, and we wait (CLONE_VFORK): a fork copied every page table. */
-static int userns_probe(void)
+/* A child is made in new ones, or not. Cloned into our memory, and we
+ * wait (CLONE_VFORK): a fork copied every page table. Asked once. */
+int hx_sandbox_userns_probe(void)
 {
 	static char stack[4096] __attribute__((aligned(16)));
-	pid_t pid = clone(probe_child, stack + sizeof(stack),
-			  CLONE_VM | CLONE_VFORK | CLONE_NEWUSER | CLONE_NEWNS |
-			      SIGCHLD,
-			  NULL);
+	static int known = 1;
+	pid_t pid;
 	int st;
 
+	if (known <= 0)
+		return known;
+	pid = clone(probe_child, stack + sizeof(stack),
+		    CLONE_VM | CLONE_VFORK | CLONE_NEWUSER | CLONE_NEWNS |
+			SIGCHLD,
+		    NULL);
 	if (pid < 0)
-		return -EPERM;
-	if (waitpid(pid, &st, 0) != pid)
-		return -ECHILD;
-	return 0;
+		known = -EPERM;
+	else
+		known = waitpid(pid, &st, 0) == pid ? 0 : -ECHILD;
+	return known;
 }
 
 /* The masks as FUSE file systems (maskfs.h). */
@@ -356,7 +359,7 @@ static void masks_ready(struct hx_sandbox *sb, bool quiet)
 		add_held(sb, paths, n);
 	n = hx_masks_count(sb->masks);
 	if (!sb->masks_err && n && geteuid() != 0)
-		sb->masks_err = userns_probe();
+		sb->masks_err = hx_sandbox_userns_probe();
 	if (sb->masks_err) {
 		hx_masks_free(sb->masks);
 		sb->masks = NULL;

@@ -93,6 +93,10 @@ void hx_sandbox_release(struct hx_sandbox *sb);
  * who holds the process count (hx_limits_processes) before the fork. */
 struct hx_limits *hx_sandbox_limits(struct hx_sandbox *sb);
 
+/* Whether this process may make a user namespace (an ordinary user's
+ * masks, terminals and process count need one): 0 or -errno. */
+int hx_sandbox_userns_probe(void);
+
 /* The kernel availability for the session_start record, e.g.
  * {"seccomp": true, "landlock_abi": 6, ...}; a new reference. */
 struct json_t *hx_sandbox_kernel_json(const struct hx_sandbox *sb);
