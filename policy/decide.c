@@ -187,6 +187,7 @@ static void check_link(const struct hx_policy *p, const struct hx_event *ev,
 {
 	const char *targets[2] = {ev->link_target, ev->link_target_resolved};
 	struct hx_decision w, moved;
+	bool writable = false;
 
 	for (int i = 0; i < 2; i++) {
 		if (!targets[i])
@@ -194,13 +195,16 @@ static void check_link(const struct hx_policy *p, const struct hx_event *ev,
 		check_file(p, targets[i], HX_ACCESS_WRITE, &w);
 		if (w.verdict != HX_VERDICT_ALLOW)
 			continue;
+		writable = true;
 		check_moved(p, targets[i], ev->path, &moved);
 		if (moved.verdict != HX_VERDICT_ALLOW)
 			stronger(out, &moved);
-		check_subtree(p, ev->path, &moved);
-		if (moved.verdict != HX_VERDICT_ALLOW)
-			stronger(out, &moved);
 	}
+	if (!writable)
+		return;
+	check_subtree(p, ev->path, &moved); /* the link's side: once */
+	if (moved.verdict != HX_VERDICT_ALLOW)
+		stronger(out, &moved);
 }
 
 /* a or b, whichever is stronger: the verdict, then a rule over a

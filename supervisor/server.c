@@ -181,6 +181,14 @@ static void forget_info(struct conn *c)
 	c->root_ours = false;
 }
 
+/* refresh_info for a message of pid, whose facts are kept only while
+ * what they were read of is not reaped. */
+static void sender_info(struct conn *c, pid_t pid)
+{
+	if (refresh_info(c, pid, false) && sender_reaped(c, pid))
+		forget_info(c);
+}
+
 static void fill_peer(struct conn *c, pid_t pid, const struct hx_msg *m,
 		      struct hx_peer *peer)
 {
@@ -222,8 +230,7 @@ static void protocol_error(struct hx_server *s, struct conn *c, pid_t pid,
 	json_t *rec;
 
 	s->stats.protocol_errors++;
-	if (refresh_info(c, pid, false) && sender_reaped(c, pid))
-		forget_info(c);
+	sender_info(c, pid);
 	fill_peer(c, pid, NULL, &peer);
 	rec = hx_record_new(s->pl, &peer, "protocol_error", NULL);
 	if (rec) {
@@ -423,8 +430,7 @@ static int on_request(struct hx_server *s, struct conn *c, pid_t pid,
 	struct hx_request rq;
 	struct hx_outcome out;
 
-	if (refresh_info(c, pid, false) && sender_reaped(c, pid))
-		forget_info(c);
+	sender_info(c, pid);
 	fill_peer(c, pid, m, &peer);
 	request_from_msg(m, &rq, &s->rqs);
 	rq.report = !reply;
@@ -573,6 +579,16 @@ static void handle_conn(struct hx_server *s, struct hx_source *src,
 		close_conn(s, c);
 }
 
+/* A connection that is not served after all: its place, its fds. */
+static int refuse_conn(struct hx_server *s, int fd, int pidfd, int e)
+{
+	hx_server_unreserve(s);
+	close(fd);
+	if (pidfd >= 0)
+		close(pidfd);
+	return e;
+}
+
 /* Serves fd (taken over, with pidfd: pid's, or -1) as a connection of
  * pid. Returns 0 or -errno. */
 static int add_conn(struct hx_server *s, int fd, pid_t pid, uid_t uid,
@@ -582,23 +598,14 @@ static int add_conn(struct hx_server *s, int fd, pid_t pid, uid_t uid,
 	struct conn *c;
 	int one = 1;
 
-	if (setsockopt(fd, SOL_SOCKET, SO_PASSCRED, &one, sizeof(one))) {
-		hx_server_unreserve(s);
-		close(fd);
-		if (pidfd >= 0)
-			close(pidfd);
-		return -ECONNREFUSED;
-	}
+	if (setsockopt(fd, SOL_SOCKET, SO_PASSCRED, &one, sizeof(one)))
+		return refuse_conn(s, fd, pidfd, -ECONNREFUSED);
 	c = calloc(1, sizeof(*c));
 	if (c)
 		c->rbuf = malloc(HX_WIRE_MAX);
 	if (!c || !c->rbuf) {
-		hx_server_unreserve(s);
 		free(c);
-		close(fd);
-		if (pidfd >= 0)
-			close(pidfd);
-		return -ENOMEM;
+		return refuse_conn(s, fd, pidfd, -ENOMEM);
 	}
 	c->src.fd = fd;
 	c->src.handle = handle_conn;
@@ -611,13 +618,9 @@ static int add_conn(struct hx_server *s, int fd, pid_t pid, uid_t uid,
 	if (epoll_ctl(s->epfd, EPOLL_CTL_ADD, fd, &ev)) {
 		int e = -errno;
 
-		hx_server_unreserve(s);
 		free(c->rbuf);
 		free(c);
-		close(fd);
-		if (pidfd >= 0)
-			close(pidfd);
-		return e;
+		return refuse_conn(s, fd, pidfd, e);
 	}
 	c->next = s->conns;
 	if (s->conns)
@@ -649,8 +652,7 @@ static void handle_listener(struct hx_server *s, struct hx_source *src,
 			continue;
 		}
 		if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len)) {
-			hx_server_unreserve(s);
-			close(fd);
+			refuse_conn(s, fd, -1, 0);
 			continue;
 		}
 		len = sizeof(pidfd);
@@ -661,8 +663,7 @@ static void handle_listener(struct hx_server *s, struct hx_source *src,
 			 * connection: a HELLO on it would be read by a
 			 * number nothing pins. */
 			if (errno != ENOPROTOOPT) {
-				hx_server_unreserve(s);
-				close(fd);
+				refuse_conn(s, fd, -1, 0);
 				continue;
 			}
 			pidfd = -1;
@@ -676,13 +677,8 @@ int hx_server_adopt(struct hx_server *s, int fd, pid_t pid, uid_t uid,
 {
 	int fl = fcntl(fd, F_GETFL);
 
-	if (fl < 0 || fcntl(fd, F_SETFL, fl | O_NONBLOCK)) {
-		hx_server_unreserve(s);
-		close(fd);
-		if (pidfd >= 0)
-			close(pidfd);
-		return -EBADF;
-	}
+	if (fl < 0 || fcntl(fd, F_SETFL, fl | O_NONBLOCK))
+		return refuse_conn(s, fd, pidfd, -EBADF);
 	return add_conn(s, fd, pid, uid, pidfd);
 }
 

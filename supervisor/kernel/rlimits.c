@@ -104,9 +104,22 @@ void hx_limits_raise_nofile(struct hx_limits *l)
 		l->nofile_soft = 0;
 }
 
-int hx_limits_apply(const struct hx_limits *l, const char **what)
+/* res as soft and hard limit v, never above the hard one it has. */
+static int set_limit(int res, rlim_t v)
 {
 	struct rlimit cur, want;
+
+	if (getrlimit(res, &cur))
+		return -errno;
+	want.rlim_max = v < cur.rlim_max ? v : cur.rlim_max;
+	want.rlim_cur = want.rlim_max;
+	return setrlimit(res, &want) ? -errno : 0;
+}
+
+int hx_limits_apply(const struct hx_limits *l, const char **what)
+{
+	struct rlimit cur;
+	int e;
 
 	*what = hx_limit_name(HX_LIMIT_OPEN_FILES);
 	if (l->nofile_soft && !getrlimit(RLIMIT_NOFILE, &cur)) {
@@ -119,31 +132,19 @@ int hx_limits_apply(const struct hx_limits *l, const char **what)
 		if (!(l->set & (1u << i)))
 			continue;
 		*what = hx_limit_name((enum hx_limit)i);
-		if (getrlimit(resources[i], &cur))
-			return -errno;
-		want.rlim_max =
-		    l->value[i] < cur.rlim_max ? l->value[i] : cur.rlim_max;
-		want.rlim_cur = want.rlim_max;
-		if (setrlimit(resources[i], &want))
-			return -errno;
+		if ((e = set_limit(resources[i], l->value[i])))
+			return e;
 	}
 	return 0;
 }
 
 int hx_limits_apply_in_ns(const struct hx_limits *l, bool in_ns)
 {
-	struct rlimit cur, want;
-	rlim_t n = l->count;
-
 	if (!l->nproc_in_ns)
 		return 0;
-	if (!in_ns)
-		n += user_tasks(); /* no namespace of its own after all */
-	if (getrlimit(RLIMIT_NPROC, &cur))
-		return -errno;
-	want.rlim_max = n < cur.rlim_max ? n : cur.rlim_max;
-	want.rlim_cur = want.rlim_max;
-	return setrlimit(RLIMIT_NPROC, &want) ? -errno : 0;
+	/* Without a namespace of its own after all: the user's tasks. */
+	return set_limit(RLIMIT_NPROC,
+			 in_ns ? l->count : l->count + user_tasks());
 }
 
 json_t *hx_limits_json(const struct hx_limits *l)

@@ -245,6 +245,9 @@ struct open_how;
 int hx_un_openat2(const struct target *t, const char *path,
 		  const struct open_how *how);
 
+/* The N of a path "/proc/<N>" or "/proc/<N>/...", else 0 (/proc/self
+ * too: hx_un_proc_path writes it out first). */
+pid_t hx_un_proc_num(const char *path);
 int hx_un_proc_path(const struct target *t, const char *in, char *out,
 		    size_t size);
 /* A path raw (full: made absolute) that ends in "/", "/." or "/..":

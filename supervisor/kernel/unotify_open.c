@@ -102,6 +102,18 @@ static uint64_t own_resolve(uint64_t resolve)
 	return resolve & ~(uint64_t)HX_UN_WALK_LIMITS;
 }
 
+/* path's directory into dir (PATH_MAX + 32 bytes); false without one. */
+static bool parent_of(const char *path, char *dir)
+{
+	char *slash;
+
+	snprintf(dir, PATH_MAX + 32, "%s", path);
+	if (!(slash = strrchr(dir, '/')))
+		return false;
+	slash[slash == dir] = '\0';
+	return true;
+}
+
 /* Whether path's directory is sticky: there the kernel refuses an
  * O_CREAT open of a file that neither the opener nor the directory's
  * owner owns (protected_regular, protected_fifos), which an open
@@ -109,15 +121,10 @@ static uint64_t own_resolve(uint64_t resolve)
 static bool in_sticky(const char *path)
 {
 	char dir[PATH_MAX + 32];
-	char *slash;
 	struct stat st;
 
-	snprintf(dir, sizeof(dir), "%s", path);
-	slash = strrchr(dir, '/');
-	if (!slash)
-		return true;
-	slash[slash == dir] = '\0';
-	return stat(dir, &st) || (st.st_mode & S_ISVTX);
+	return !parent_of(path, dir) || stat(dir, &st) ||
+	       (st.st_mode & S_ISVTX);
 }
 
 /* An O_CREAT open of a file that is there creates nothing, and needs
@@ -162,11 +169,10 @@ struct opened {
 static mode_t create_umask(const struct target *t, const char *path,
 			   uint64_t flags)
 {
-	char dir[PATH_MAX + 32], *slash;
+	char dir[PATH_MAX + 32];
 
-	snprintf(dir, sizeof(dir), "%s", path);
-	if (!is_tmpfile(flags) && (slash = strrchr(dir, '/')))
-		slash[slash == dir] = '\0';
+	if (is_tmpfile(flags) || !parent_of(path, dir))
+		snprintf(dir, sizeof(dir), "%s", path);
 	return hx_un_umask_in(t, dir, -1);
 }
 
@@ -331,9 +337,9 @@ static void install(struct hx_unotify *u, const struct seccomp_notif *n,
 		/* Before the answer: the caller cannot write it yet. A
 		 * failure is left as O_TRUNC's would be after the open: the
 		 * descriptor is in and cannot be taken back. */
-		int cut = o->trunc ? ftruncate(fd, 0) : 0;
-
-		(void)cut;
+		if (o->trunc && ftruncate(fd, 0)) {
+			/* left, as above */
+		}
 		close(fd);
 		atomic_fetch_add(&u->n_emul, 1);
 		if (o->trunc) {
@@ -480,20 +486,6 @@ static int open_path_fd(const struct target *t, const char *decided,
 	return fd;
 }
 
-/* The process a decided "/proc/<N>/..." names, else 0 ("/proc/self" is
- * the target's own: the pipeline writes it so). */
-static pid_t proc_other(const char *decided)
-{
-	const char *p = decided + 6;
-	long n;
-	char *end;
-
-	if (strncmp(decided, "/proc/", 6) || *p < '1' || *p > '9')
-		return 0;
-	n = strtol(p, &end, 10);
-	return (*end && *end != '/') || n > 1 << 30 ? 0 : (pid_t)n;
-}
-
 /* The kernel checks a /proc/<pid> file of mem, environ, auxv, maps and
  * their kin against its opener when it is opened (ptrace_may_access),
  * and the opener here is a worker: a thread of harness-exec, which
@@ -506,7 +498,7 @@ static pid_t proc_other(const char *decided)
  * would (*restore set). 0 or -errno. */
 static int proc_rights(const char *decided, bool *restore)
 {
-	pid_t pid = proc_other(decided);
+	pid_t pid = hx_un_proc_num(decided);
 	struct hx_procstatus st;
 
 	*restore = false;

@@ -226,16 +226,15 @@ static bool took_links(const char *full, const char *decided)
 	       strcmp(norm, decided);
 }
 
-/* Whether raw is under /proc/<N> with N the target's process or thread. */
-static bool own_proc(const struct target *t, const char *raw)
+pid_t hx_un_proc_num(const char *path)
 {
 	char *end;
 	long n;
 
-	if (strncmp(raw, "/proc/", 6) || raw[6] < '1' || raw[6] > '9')
-		return false;
-	n = strtol(raw + 6, &end, 10);
-	return (!*end || *end == '/') && (n == t->peer.pid || n == t->tid);
+	if (strncmp(path, "/proc/", 6) || path[6] < '1' || path[6] > '9')
+		return 0;
+	n = strtol(path + 6, &end, 10);
+	return (*end && *end != '/') || n > 1 << 30 ? 0 : (pid_t)n;
 }
 
 int hx_un_walk_named(const struct target *t, int dirfd, const char *raw,
@@ -257,7 +256,9 @@ int hx_un_walk_named(const struct target *t, int dirfd, const char *raw,
 			return 0;
 		/* /proc/self, or its number: the target's own, whatever its
 		 * dumpable flag */
-		own = strcmp(path, raw) != 0 || own_proc(t, raw);
+		own = strcmp(path, raw) != 0 ||
+		      hx_un_proc_num(raw) == t->peer.pid ||
+		      hx_un_proc_num(raw) == t->tid;
 		if (own && (how.resolve & RESOLVE_NO_SYMLINKS))
 			return -ELOOP; /* /proc/self is a symlink */
 		for (p = path; *p == '/'; p++)
