@@ -264,6 +264,15 @@ void hx_pipeline_revoke(struct hx_pipeline *pl, const struct hx_peer *peer,
 			const struct hx_request *rq, uint64_t seq,
 			const char *rule, const char *why);
 
+/* The kernel layer's emulation of a call allowed by record seq (0:
+ * coalesced) failed with errno err (the kernel's own checks on the
+ * object: a permission, a limit, a missing name): a "failed" record
+ * says so, so that no record says allowed of what did not happen.
+ * Under the loop's lock. */
+void hx_pipeline_failed(struct hx_pipeline *pl, const struct hx_peer *peer,
+			enum hx_op op, const char *path, const char *path2,
+			uint64_t seq, int err);
+
 /* Remembers a unix socket a process of the session bound or a file it
  * made in /dev/shm (the kernel layer's bind and open): name in the
  * directory dirfd, or dirfd itself when name is "". Its connects and

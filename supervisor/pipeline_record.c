@@ -282,31 +282,64 @@ void hx_pl_kernel_notice(const struct flow *f, struct hx_outcome *out)
 		hx_pipeline_notice(out, EACCES);
 }
 
-void hx_pipeline_revoke(struct hx_pipeline *pl, const struct hx_peer *peer,
-			const struct hx_request *rq, uint64_t seq,
-			const char *rule, const char *why)
+/* A record after the decision seq (0: coalesced) on the call's own
+ * object: op and its paths, as the decision's record names them. */
+static json_t *after_record(struct hx_pipeline *pl, const struct hx_peer *peer,
+			    const char *event, enum hx_op op, const char *path,
+			    const char *path2, uint64_t seq)
 {
-	json_t *rec = hx_record_new(pl, peer, "revoked", NULL);
+	json_t *rec = hx_record_new(pl, peer, event, NULL);
 	json_t *args = json_object();
 
 	if (!rec || !args) {
 		json_decref(rec);
 		json_decref(args);
-		return;
+		return NULL;
 	}
-	hx_record_set_str(rec, "op", hx_op_name(rq->op));
-	hx_record_set_text(rec, args, "path", "args.path", rq->path);
-	hx_record_set_text(rec, args, "path2", "args.path2", rq->path2);
+	hx_record_set_str(rec, "op", hx_op_name(op));
+	hx_record_set_text(rec, args, "path", "args.path", path);
+	hx_record_set_text(rec, args, "path2", "args.path2", path2);
 	json_object_set_new(rec, "args", args);
-	if (seq) /* 0: the decision's record was coalesced */
+	if (seq)
 		json_object_set_new(rec, "ref_seq",
 				    json_integer((json_int_t)seq));
 	hx_record_set_str(rec, "category",
-			  hx_category_name(hx_op_category(rq->op)));
+			  hx_category_name(hx_op_category(op)));
+	hx_record_set_str(rec, "layer", "kernel");
+	return rec;
+}
+
+void hx_pipeline_revoke(struct hx_pipeline *pl, const struct hx_peer *peer,
+			const struct hx_request *rq, uint64_t seq,
+			const char *rule, const char *why)
+{
+	json_t *rec =
+	    after_record(pl, peer, "revoked", rq->op, rq->path, rq->path2, seq);
+
+	if (!rec)
+		return;
 	hx_record_set_str(rec, "verdict", "deny");
 	hx_record_set_str(rec, "rule", rule);
 	hx_record_set_str(rec, "why", why);
-	hx_record_set_str(rec, "layer", "kernel");
+	hx_record_append_event(pl, rec, NULL, NULL);
+	json_decref(rec);
+}
+
+void hx_pipeline_failed(struct hx_pipeline *pl, const struct hx_peer *peer,
+			enum hx_op op, const char *path, const char *path2,
+			uint64_t seq, int err)
+{
+	json_t *rec = after_record(pl, peer, "failed", op, path, path2, seq);
+	const char *name = strerrorname_np(err);
+	char num[16];
+
+	if (!rec)
+		return;
+	if (!name) {
+		snprintf(num, sizeof(num), "%d", err);
+		name = num;
+	}
+	hx_record_set_str(rec, "errno", name);
 	hx_record_append_event(pl, rec, NULL, NULL);
 	json_decref(rec);
 }

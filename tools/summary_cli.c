@@ -17,7 +17,8 @@
 static const char usage[] =
     "Usage: harness-audit summary [LOG | SESSION | --last] [--top N]\n"
     "\n"
-    "Prints the number of records per category and verdict, each denied\n"
+    "Prints the number of records per category and verdict (\"failed\":\n"
+    "calls allowed that the kernel then refused), each denied\n"
     "(or ask) event with its rule, the processes seen (pid, exe, argv),\n"
     "the N (default 10) hosts, path prefixes (three directories deep)\n"
     "and rules met most often, with how many of each were refused, and\n"
@@ -209,6 +210,10 @@ static void sum_one(struct summary *s, const char *line, size_t len)
 	s->records++;
 	if (hx_span_is(&r.m[EVENT], "process_start"))
 		add_process(s, &r);
+	/* An allowed call the kernel then refused: counted beside its
+	 * allow, as "failed". */
+	if (!ver[0] && hx_span_is(&r.m[EVENT], "failed"))
+		snprintf(r.verdict, sizeof(r.verdict), "failed");
 	if (!cat[0] || !ver[0])
 		return;
 	c = json_object_get(s->counts, cat);
@@ -219,6 +224,8 @@ static void sum_one(struct summary *s, const char *line, size_t len)
 	n = json_object_get(c, ver);
 	json_object_set_new(c, ver,
 			    json_integer(n ? json_integer_value(n) + 1 : 1));
+	if (!strcmp(ver, "failed"))
+		return;
 	refused = !strcmp(ver, "deny") || !strcmp(ver, "ask");
 	if (refused)
 		add_denied(s, &r);

@@ -226,6 +226,7 @@ reply:
 	default:
 		atomic_fetch_add(&u->n_err, 1);
 		resp.error = -(a.err > 0 ? a.err : EACCES);
+		hx_un_failed(u, -resp.error);
 		break;
 	}
 	/* ENOENT: the target is gone or was interrupted; nothing to do. */
@@ -291,6 +292,7 @@ static void *worker(void *arg)
 	hx_connector_free(hx_un_conn);
 	hx_un_conn = NULL;
 	hx_un_mut_thread_end();
+	hx_un_forget();
 	return NULL;
 }
 

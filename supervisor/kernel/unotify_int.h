@@ -132,6 +132,12 @@ void hx_un_wait_serving(pid_t tid);
 /* The last decision of this worker (hx_un_submit), for a call seen
  * again after a restart. */
 void hx_un_remember(const struct job *j);
+/* The call this worker answers with errno err: when its last decision
+ * allowed it, a "failed" record (hx_pipeline_failed) says what the
+ * kernel did instead. hx_un_forget frees what was remembered (at the
+ * worker's end). */
+void hx_un_failed(struct hx_unotify *u, int err);
+void hx_un_forget(void);
 
 /* What a handler decided to send back. */
 struct answer {

@@ -131,6 +131,7 @@ static __thread struct {
 	uint64_t seq;
 	enum hx_verdict v;
 	bool set;
+	char *path, *path2; /* the allowed call's, for hx_un_failed */
 } last;
 
 void hx_un_wait_attach(struct un_slot *s)
@@ -153,6 +154,37 @@ void hx_un_remember(const struct job *j)
 	last.key = j->out.key;
 	last.seq = j->out.seq;
 	last.v = j->out.verdict;
+	hx_un_forget();
+	if (last.set) {
+		last.path = j->rq.path ? strdup(j->rq.path) : NULL;
+		last.path2 = j->rq.path2 ? strdup(j->rq.path2) : NULL;
+	}
+}
+
+void hx_un_forget(void)
+{
+	free(last.path);
+	free(last.path2);
+	last.path = last.path2 = NULL;
+}
+
+void hx_un_failed(struct hx_unotify *u, int err)
+{
+	/* Not failures: a non-blocking connect under way, a send or a
+	 * FIFO's open to retry; a restart is the same call seen again.
+	 * Nor a read of a name that is not there (--trace-reads): nothing
+	 * was opened, and a search path's probes would double the log
+	 * (python's imports: 590 of 1,600 reads). */
+	if (!last.set || err == EINPROGRESS || err == EAGAIN ||
+	    err == EALREADY || err == HX_ERESTARTSYS ||
+	    (last.op == HX_OP_READ && (err == ENOENT || err == ENOTDIR)))
+		return;
+	last.set = false;
+	hx_server_lock(u->srv);
+	if (!atomic_load(&u->stopping))
+		hx_pipeline_failed(u->pl, &last.peer, (enum hx_op)last.op,
+				   last.path, last.path2, last.seq, err);
+	hx_server_unlock(u->srv);
 }
 
 void hx_un_wait_begin(int kind)
@@ -291,6 +323,7 @@ bool hx_un_submit(struct hx_unotify *u, struct job *j)
 void hx_un_revoke(struct hx_unotify *u, const struct job *j, const char *rule,
 		  const char *why)
 {
+	last.set = false; /* its refusal is the revoked record */
 	hx_server_lock(u->srv);
 	if (!atomic_load(&u->stopping))
 		hx_pipeline_revoke(u->pl, &j->peer, &j->rq, j->out.seq, rule,

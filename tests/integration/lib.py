@@ -80,6 +80,13 @@ class Run:
         found = self.events(**want)
         check(not found, "unexpected audit record with %r: %s" % (want, found[:2]))
 
+    def failed(self, errno_name):
+        """The "failed" records of errno_name, each with the record of
+        the decision it follows (its ref_seq), or None."""
+        by_seq = {r.get("seq"): r for r in self.records if "seq" in r}
+        return [(r, by_seq.get(r.get("ref_seq")))
+                for r in self.events(event="failed", errno=errno_name)]
+
     def dump(self, limit=40):
         lines = []
         for r in self.records[-limit:]:

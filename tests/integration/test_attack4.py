@@ -189,18 +189,23 @@ def test_a_config_changed_after_its_decision_is_recorded_refused(wd):
     ok, refused = int(m.group(1)), int(m.group(2))
     check("fsmonitor" not in open(cfg).read(), "the code landed")
     recs = [x for x in r.records if x.get("op") == "rename" and x.get("args", {}).get("path2") == cfg]
-    allowed = [x for x in recs if x["event"] != "revoked" and x["verdict"] == "allow"]
-    denied = [x for x in recs if x["event"] != "revoked" and x["verdict"] != "allow"]
+    decisions = [x for x in recs if x["event"] not in ("revoked", "failed")]
+    allowed = [x for x in decisions if x["verdict"] == "allow"]
+    denied = [x for x in decisions if x["verdict"] != "allow"]
     # the kernel's view of a call the shim allowed: refused by the
     # kernel layer (its own record) or, after, revoked
     seqs = {a["seq"] for a in allowed}
     unconfirmed = [x for x in r.records if x["event"] == "kernel_unconfirmed" and x.get("ref_seq") in seqs]
     revoked = [x for x in r.records if x["event"] == "revoked"]
+    # and an allow the kernel then refused for its own reasons: failed
+    failed = [x for x in r.records if x["event"] == "failed"]
     check(all(x["ref_seq"] in seqs and x["rule"] == "harness:git-config" for x in revoked),
           "a revoked record that points at no allow: %r" % revoked[:3])
-    check(len(allowed) - len(unconfirmed) - len(revoked) == ok and len(denied) + len(revoked) == refused,
-          "%d renames done, %d refused; records: %d allowed (%d unconfirmed), %d denied, %d revoked" % (
-              ok, refused, len(allowed), len(unconfirmed), len(denied), len(revoked)))
+    check(all(x["ref_seq"] in seqs for x in failed), "a failed record that points at no allow: %r" % failed[:3])
+    after = len(revoked) + len(failed)
+    check(len(allowed) - len(unconfirmed) - after == ok and len(denied) + after == refused,
+          "%d renames done, %d refused; records: %d allowed (%d unconfirmed), %d denied, %d revoked, %d failed" % (
+              ok, refused, len(allowed), len(unconfirmed), len(denied), len(revoked), len(failed)))
     print("# done %d, refused at the decision %d, after it %d" % (ok, len(denied), len(revoked)))
     check(verify(r.log)[0] == 0, "the chain: %r" % (verify(r.log),))
 

@@ -55,6 +55,7 @@ def test_truncate_keeps_the_agents_file_size_limit(wd):
         bare, got, run = _both(wd, args, reset)
         check(bare.split("\n")[:3] == want, "bare %s: %r" % (args, bare))
         check(got == bare, "%s: bare %r, under harness %r\n%s" % (args, bare, got, run.stderr))
+        check(len(run.failed("EFBIG")) == (want[0] == "EFBIG"), "%s: %r" % (args, run.failed("EFBIG")))
     # Through the shim (python ignores SIGXFSZ: the errno alone).
     reset()
     code = ("import os, resource\n"
@@ -124,6 +125,10 @@ def test_openat2_walk_limits_hold(wd):
             run = harness([SEAM] + args, wd)
             got = run.stdout.split("\n")[0]
             check(got == bare, "%s: bare %r, under harness %r\n%s" % (args, bare, got, run.stderr))
+            # A refusal of the walk after the policy's allow is recorded.
+            failed = run.failed("EACCES")
+            check(len(failed) == (want == "EACCES") and all(d and d["verdict"] == "allow" for f, d in failed),
+                  "%s: %r" % (args, failed))
             check(not os.path.exists(made), "%s made %s through the symlink" % (args, made))
     finally:
         shutil.rmtree(shm, ignore_errors=True)
@@ -154,6 +159,8 @@ def test_o_trunc_of_an_append_only_file_is_refused(wd):
             run = harness([SEAM, "open", "log", flags], wd)
             check(run.stdout == bare, "%s: bare %r, under harness %r\n%s"
                   % (flags, bare, run.stdout, run.stderr))
+            # The allow it follows says so (a "failed" record).
+            check(len(run.failed("EPERM")) == (want == "EPERM"), "%s: %r" % (flags, run.failed("EPERM")))
     finally:
         subprocess.run([chattr, "-a", path], capture_output=True)
 
@@ -242,6 +249,10 @@ def test_the_kernels_protections_of_the_agents_own_walk_hold(wd):
             run = harness([SEAM] + args, wd)
             got = run.stdout.split("\n")[0]
             check(got == bare, "%s: bare %r, under harness %r\n%s" % (args, bare, got, run.stderr))
+            # A refusal of the walk after the policy's allow is recorded.
+            failed = run.failed("EACCES")
+            check(len(failed) == (want == "EACCES") and all(d and d["verdict"] == "allow" for f, d in failed),
+                  "%s: %r" % (args, failed))
     finally:
         _sysctls(old)
         srv.close()

@@ -5,6 +5,7 @@ layer only); each test checks that the forbidden effect did not happen
 and that the record says what did."""
 
 import os
+import re
 import resource
 import subprocess
 
@@ -217,10 +218,16 @@ def test_rate_quota_coalesces_and_counts(wd):
                              % (n, target)], "openat")):
             r = harness(cmd, wd, policy=RATE, mode=mode)
             r.expect_status(0)
-            written = [x for x in r.records if x.get("args", {}).get("path") == target]
+            on_target = [x for x in r.records if x.get("args", {}).get("path") == target]
+            written = [x for x in on_target if x["event"] != "failed"]
             folded = coalesced_count(r.records, target, written[0]["event"] if written else event)
             check(len(written) + folded == n,
                   "%s %s: %d written + %d coalesced != %d" % (mode, who, len(written), folded, n))
+            # In audit mode each open went ahead and the kernel said
+            # ENOENT: a "failed" record each, under the same quota.
+            failed = len(on_target) - len(written) + coalesced_count(r.records, target, "failed")
+            check(failed == (n if mode == "audit" else 0),
+                  "%s %s: %d failed records for %d opens" % (mode, who, failed, n))
             check(len(written) < 400, "%s %s: rate not applied: %d written" % (mode, who, len(written)))
             check(verify(r.log)[0] == 0, "chain broken")
             check(r.records[-1]["event"] == "session_end", "no session_end")
@@ -609,3 +616,62 @@ def test_a_hello_from_a_live_process_the_kernel_shows_nothing_of_is_marked(wd):
         check(("args.path" in unverified and args["path"] == "/usr/bin/ls") or
               (args["path"] == os.path.realpath(client) and args.get("claimed_path") == "/usr/bin/ls"),
               "%s: the path %r" % (how, start[0]))
+
+
+FAILING = r'''
+import errno, os, resource, signal, sys
+signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+def call(name, f, *a):
+    try:
+        f(*a); print(name, "OK")
+    except OSError as e:
+        print(name, errno.errorcode[e.errno])
+call("mkdir-new", os.mkdir, "d")
+call("mkdir-again", os.mkdir, "d")
+open("d/x", "w").close()
+call("rmdir-full", os.rmdir, "d")
+call("excl", os.open, "d/x", os.O_WRONLY | os.O_CREAT | os.O_EXCL)
+call("link-onto", os.link, "d/x", "d/x")
+resource.setrlimit(resource.RLIMIT_FSIZE, (4096, 4096))
+call("truncate-past", os.truncate, "d/x", 1 << 20)
+call("truncate-within", os.truncate, "d/x", 100)
+'''
+
+
+def test_an_allowed_call_the_kernel_refuses_has_a_failed_record(wd):
+    """The kernel layer records its decision before it acts; when the
+    kernel's own checks then refused the call (a name already there, a
+    directory not empty, RLIMIT_FSIZE), the log said only "allow", of
+    a mkdir, a link or a truncate that did not happen (seventh attack
+    review). Each now has a "failed" record with the kernel's errno and
+    the decision's seq, and a call that succeeded has none; through the
+    shim (python) and from a static program (the kernel layer alone),
+    bare and under harness with the same answers."""
+    want = ["mkdir-new OK", "mkdir-again EEXIST", "rmdir-full ENOTEMPTY", "excl EEXIST",
+            "link-onto EEXIST", "truncate-past EFBIG", "truncate-within OK"]
+    run = harness([PYTHON, "-c", FAILING], wd)
+    check(run.stdout.split("\n")[:-1] == want, "python: %r\n%s" % (run.stdout, run.stderr))
+    rows = [("mkdir", "EEXIST", "d"), ("rmdir", "ENOTEMPTY", "d"), ("write", "EEXIST", "d/x"),
+            ("link", "EEXIST", "d/x"), ("truncate", "EFBIG", "d/x")]
+    for op, err, path in rows:
+        got = [(f, d) for f, d in run.failed(err) if f.get("op") == op]
+        check(len(got) == 1, "%s %s: %d failed records\n%s" % (op, err, len(got), run.dump()))
+        f, d = got[0]
+        check(f["args"]["path"] == os.path.join(wd.path, path) and f["layer"] == "kernel",
+              "failed record %r" % f)
+        check(d and d["verdict"] == "allow" and d["op"] == op and
+              d["args"]["path"] == f["args"]["path"], "%s: it follows %r" % (op, d))
+    check(len(run.events(event="failed")) == len(rows),
+          "a failed record for a call that succeeded: %r" % run.events(event="failed"))
+    # The summary counts them beside the allows.
+    out = subprocess.run([AUDIT_TOOL, "summary", run.log], capture_output=True, text=True).stdout
+    check(re.search(r"file_write +allow \d+ failed %d\n" % len(rows), out), out)
+
+    # A static program: the kernel layer's own decision.
+    seam = os.path.join(HELPERS, "static_seam7")
+    for args, err in ((["mkdir", "d"], "EEXIST"), (["truncate", "d/x", str(1 << 20), "4096"], "EFBIG")):
+        run = harness([seam] + args, wd)
+        check(run.stdout.split("\n")[0] == err, "%s: %r" % (args, run.stdout))
+        got = run.failed(err)
+        check(len(got) == 1 and got[0][1] and got[0][1]["verdict"] == "allow" and
+              got[0][1]["layer"] == "kernel", "%s: %r" % (args, got))
