@@ -208,6 +208,22 @@ static int sock_connect(const char *path)
 	if (n == 0 || n >= sizeof(sa.sun_path))
 		return -ENAMETOOLONG;
 	memcpy(sa.sun_path, path, n);
+	/* Under the kernel layer this open of the socket's path is
+	 * answered with a connection made for this process, in one
+	 * wake-up where a connect takes two (unotify_open.c). Without it
+	 * the kernel gives an O_PATH fd (it ignores O_RDWR then, and
+	 * Landlock does not judge O_PATH: no refusal to record), which is
+	 * no socket, and the connect below is made. */
+	fd =
+	    hx_sys4(SYS_openat, AT_FDCWD, path, O_PATH | O_RDWR | O_CLOEXEC, 0);
+	if (fd >= 0) {
+		if (!hx_sys5(SYS_setsockopt, fd, SOL_SOCKET, SO_RCVTIMEO, &tv,
+			     sizeof(tv)) &&
+		    !hx_sys5(SYS_setsockopt, fd, SOL_SOCKET, SO_SNDTIMEO, &tv,
+			     sizeof(tv)))
+			return (int)fd;
+		hx_close((int)fd); /* not a socket */
+	}
 	fd = hx_sys3(SYS_socket, AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
 	if (fd < 0)
 		return (int)fd;

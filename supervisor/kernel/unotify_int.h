@@ -156,6 +156,11 @@ struct target {
 	struct hx_peer peer;
 };
 
+/* A connection of t's process to the session socket (unotify_net.c):
+ * our end of it to hand to t, or -1 with a->err set. */
+int hx_un_own_connection(struct hx_unotify *u, const struct target *t,
+			 bool nonblock, struct answer *a);
+
 /* Exactly len bytes at addr in tid, or -errno. */
 int hx_un_read_mem(pid_t tid, uint64_t addr, void *buf, size_t len);
 /* A NUL-terminated string of at most size-1 bytes at addr, or -errno. */

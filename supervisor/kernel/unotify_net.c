@@ -180,47 +180,32 @@ static bool decide_addr(struct hx_unotify *u, const struct target *t,
 	return true;
 }
 
-/* A connect to the session socket, the shim's channel: not left to the
- * kernel, whose second read of the address a racing thread could point
- * anywhere, but answered with one end of a fresh socketpair put in
- * place of the target's socket (ADDFD with SETFD), whose other end the
- * loop serves as a connection of the target's process. */
-static void connect_own(struct hx_unotify *u, const struct seccomp_notif *n,
-			const struct target *t, int fd, struct answer *a)
+/* A connection of t's process to the session socket, made here: one
+ * end of a fresh socketpair (returned, or -1 with a->err set), whose
+ * other end the loop serves as that process's connection. */
+int hx_un_own_connection(struct hx_unotify *u, const struct target *t,
+			 bool nonblock, struct answer *a)
 {
-	int sfd = hx_un_take_fd(t->peer.pid, fd), type = 0, fl, sv[2], e;
-	socklen_t tl = sizeof(type);
 	struct job *j;
+	int sv[2], e;
 
-	if (sfd < 0) {
-		a->err = sfd == -EBADF ? EBADF : EACCES;
-		return;
-	}
-	fl = fcntl(sfd, F_GETFL);
-	if (getsockopt(sfd, SOL_SOCKET, SO_TYPE, &type, &tl) ||
-	    type != SOCK_SEQPACKET || fl < 0) {
-		close(sfd);
-		a->err = errno == ENOTSOCK ? ENOTSOCK : EPROTOTYPE;
-		return;
-	}
-	close(sfd);
 	/* A place first: the agent's connections must not fill our fd
 	 * table (server.h). Full: as a server's full backlog says. */
 	if (!hx_server_reserve(u->srv)) {
 		a->err = ECONNREFUSED;
-		return;
+		return -1;
 	}
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv)) {
 		a->err = errno;
 		hx_server_unreserve(u->srv);
-		return;
+		return -1;
 	}
-	if ((fl & O_NONBLOCK) && fcntl(sv[1], F_SETFL, O_NONBLOCK)) {
+	if (nonblock && fcntl(sv[1], F_SETFL, O_NONBLOCK)) {
 		a->err = errno;
 		hx_server_unreserve(u->srv);
 		close(sv[0]);
 		close(sv[1]);
-		return;
+		return -1;
 	}
 	/* Not waited for: what the target sends first waits in the
 	 * socket until the loop serves it. */
@@ -228,10 +213,10 @@ static void connect_own(struct hx_unotify *u, const struct seccomp_notif *n,
 	if (j) {
 		j->peer = t->peer;
 		j->adopt_fd = sv[0];
-		/* Taken while the target waits in its connect: the fd
-		 * handed over below proves it was this process. None (our
-		 * fd table full, which an agent's connections can make):
-		 * no connection, as the server's facts of a HELLO on one
+		/* Taken while the target waits in its call: the fd handed
+		 * over proves it was this process. None (our fd table
+		 * full, which an agent's connections can make): no
+		 * connection, as the server's facts of a HELLO on one
 		 * would be read by a number nothing pins (server.c). */
 		j->adopt_pidfd = (int)syscall(SYS_pidfd_open, t->peer.pid, 0);
 	}
@@ -246,14 +231,42 @@ static void connect_own(struct hx_unotify *u, const struct seccomp_notif *n,
 		a->err = e == EMFILE || e == ENFILE || e == ENOMEM
 			     ? e
 			     : ECONNREFUSED;
+		return -1;
+	}
+	return sv[1];
+}
+
+/* A connect to the session socket, the shim's channel: not left to the
+ * kernel, whose second read of the address a racing thread could point
+ * anywhere, but answered with our connection put in place of the
+ * target's socket (ADDFD with SETFD). If that fails, the loop sees our
+ * end close. */
+static void connect_own(struct hx_unotify *u, const struct seccomp_notif *n,
+			const struct target *t, int fd, struct answer *a)
+{
+	int sfd = hx_un_take_fd(t->peer.pid, fd), type = 0, fl, end, e;
+	socklen_t tl = sizeof(type);
+
+	if (sfd < 0) {
+		a->err = sfd == -EBADF ? EBADF : EACCES;
 		return;
 	}
-	if ((e = hx_un_replace_fd(u, n->id, t, fd, sv[1]))) {
-		a->err = -e; /* the loop sees our end close */
-		close(sv[1]);
+	fl = fcntl(sfd, F_GETFL);
+	if (getsockopt(sfd, SOL_SOCKET, SO_TYPE, &type, &tl) ||
+	    type != SOCK_SEQPACKET || fl < 0) {
+		close(sfd);
+		a->err = errno == ENOTSOCK ? ENOTSOCK : EPROTOTYPE;
 		return;
 	}
-	close(sv[1]);
+	close(sfd);
+	if ((end = hx_un_own_connection(u, t, fl & O_NONBLOCK, a)) < 0)
+		return;
+	e = hx_un_replace_fd(u, n->id, t, fd, end);
+	close(end);
+	if (e) {
+		a->err = -e;
+		return;
+	}
 	a->kind = ANS_VALUE;
 	a->val = 0;
 }

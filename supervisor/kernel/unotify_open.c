@@ -10,6 +10,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/ioctl.h>
 #include <sys/syscall.h>
 #include <sys/sysmacros.h>
@@ -548,6 +549,36 @@ static void open_decided(struct hx_unotify *u, const struct seccomp_notif *n,
 	install(u, n, j, e, flags, &o, a);
 }
 
+/* The shim's connection to the session socket, asked as an open of
+ * its path with O_PATH|O_RDWR (shim/client.c): made here and put in
+ * with the answer (ADDFD_FLAG_SEND), one wake-up of the caller where a
+ * connect emulated in place of its socket takes two. The kernel's own
+ * answer is an O_PATH fd; any process of the session may connect to
+ * this socket, so a program that opens it so gets nothing more. */
+static bool open_own(struct hx_unotify *u, const struct seccomp_notif *n,
+		     const struct target *t, const char *raw, uint64_t flags,
+		     struct answer *a)
+{
+	struct seccomp_notif_addfd add = {
+	    .id = n->id,
+	    .flags = SECCOMP_ADDFD_FLAG_SEND,
+	    .newfd_flags = (flags & O_CLOEXEC) ? O_CLOEXEC : 0};
+	int end;
+
+	if (!u->sock_path[0] || strcmp(raw, u->sock_path) ||
+	    (flags & ~(uint64_t)(O_CLOEXEC | O_NONBLOCK)) != (O_PATH | O_RDWR))
+		return false;
+	if ((end = hx_un_own_connection(u, t, flags & O_NONBLOCK, a)) < 0)
+		return true;
+	add.srcfd = (uint32_t)end;
+	if (ioctl(u->lfd, SECCOMP_IOCTL_NOTIF_ADDFD, &add) >= 0)
+		a->kind = ANS_SENT;
+	else
+		a->err = errno; /* the loop sees our end close */
+	close(end);
+	return true;
+}
+
 void hx_un_open(struct hx_unotify *u, const struct seccomp_notif *n,
 		const struct target *t, struct answer *a)
 {
@@ -642,6 +673,8 @@ void hx_un_open(struct hx_unotify *u, const struct seccomp_notif *n,
 		a->err = -e;
 		return;
 	}
+	if (n->data.nr == SYS_openat && open_own(u, n, t, raw, flags, a))
+		return;
 	if ((a->err =
 		 hx_un_path_arg(u, n->id, t, dirfd, raw, full, sizeof(full))))
 		return;

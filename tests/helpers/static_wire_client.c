@@ -62,6 +62,7 @@
  *                                    shim would, waits, then connects to
  *                                    IP:PORT; prints "connected" or
  *                                    "denied ERRNO" */
+#define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -80,6 +81,25 @@
 
 #include "common/wire.h"
 
+/* The session socket by connect, or, with HX_DIAL_OPEN set, by an
+ * open of its path, as the shim asks for it under the kernel layer
+ * (answered with a connection made for the opener): fd, or -1. */
+static int connect_to(const char *path)
+{
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	int fd;
+
+	if (getenv("HX_DIAL_OPEN"))
+		return open(path, O_PATH | O_RDWR | O_CLOEXEC);
+	strcpy(sa.sun_path, path);
+	fd = socket(AF_UNIX, SOCK_SEQPACKET, 0);
+	if (fd >= 0 && connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+		close(fd);
+		fd = -1;
+	}
+	return fd;
+}
+
 static int dial(void)
 {
 	const char *path = getenv(HX_ENV_SOCKET);
@@ -91,9 +111,7 @@ static int dial(void)
 		fprintf(stderr, "no %s\n", HX_ENV_SOCKET);
 		exit(2);
 	}
-	strcpy(sa.sun_path, path);
-	fd = socket(AF_UNIX, SOCK_SEQPACKET, 0);
-	if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+	if ((fd = connect_to(path)) < 0) {
 		perror("connect");
 		exit(2);
 	}
@@ -392,18 +410,11 @@ static int hello_odd(const char *how, char **argv, int argc)
 static int try_dial(void)
 {
 	const char *path = getenv(HX_ENV_SOCKET);
-	struct sockaddr_un sa = {.sun_family = AF_UNIX};
-	int fd;
+	struct sockaddr_un sa;
 
 	if (!path || strlen(path) >= sizeof(sa.sun_path))
 		return -1;
-	strcpy(sa.sun_path, path);
-	fd = socket(AF_UNIX, SOCK_SEQPACKET, 0);
-	if (fd >= 0 && connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
-		close(fd);
-		fd = -1;
-	}
-	return fd;
+	return connect_to(path);
 }
 
 static int wait_usr1(const char *ready, const char *line)

@@ -99,35 +99,39 @@ def test_a_connection_made_short_of_fds_is_pinned_or_refused(wd):
     import signal
     from test_audit_attacks import _supervisor_of
     client = os.path.join(HELPERS, "static_wire_client")
-    ready = os.path.join(wd.path, "ready")
-    log = os.path.join(wd.state, "short.jsonl")
-    t = Started([client, "hello-short", ready, "/usr/bin/ls", "ls", "-la"], wd, log=log)
-    hx = None
-    try:
-        pid = _wait_line(ready, "")
-        hx = _supervisor_of(log)
-        check(pid and hx, "no client or supervisor: %r %r" % (pid, hx))
-        old = resource.prlimit(hx, resource.RLIMIT_NOFILE)
-        nfds = len(os.listdir("/proc/%d/fd" % hx))
-        resource.prlimit(hx, resource.RLIMIT_NOFILE, (nfds + 60, old[1]))
-        os.kill(int(pid), signal.SIGUSR1)
-        full = _wait_line(ready, "full")
-        resource.prlimit(hx, resource.RLIMIT_NOFILE, old)
-        check(full, "the client did not fill the table")
-        os.kill(int(pid), signal.SIGUSR1)
-        t.join(60)
-    finally:
-        if hx and t.alive():
-            os.kill(hx, signal.SIGTERM)
-    r = t.join(60)
-    check("hellos" in r.stdout, "%r %r" % (r.stdout, r.stderr))
-    starts = [x for x in r.records if x["event"] == "process_start" and
-              (x.get("args", {}).get("claimed_path") or
-               x.get("args", {}).get("path") == "/usr/bin/ls")]
-    check(starts, "no HELLO recorded:\n" + r.dump())
-    for s in starts:
-        check("args.path" in s.get("unverified", []) and "args.argv" in s.get("unverified", []),
-              "a forked child's HELLO taken as its own (%s): %r" % (full, s))
+    # By connect, and by an open of the socket's path, the shim's way
+    # under the kernel layer (a connection made for the opener).
+    for dial in ("connect", "open"):
+        ready = os.path.join(wd.path, "ready-" + dial)
+        log = os.path.join(wd.state, "short-%s.jsonl" % dial)
+        env = {"HX_DIAL_OPEN": "1"} if dial == "open" else None
+        t = Started([client, "hello-short", ready, "/usr/bin/ls", "ls", "-la"], wd, log=log, env=env)
+        hx = None
+        try:
+            pid = _wait_line(ready, "")
+            hx = _supervisor_of(log)
+            check(pid and hx, "%s: no client or supervisor: %r %r" % (dial, pid, hx))
+            old = resource.prlimit(hx, resource.RLIMIT_NOFILE)
+            nfds = len(os.listdir("/proc/%d/fd" % hx))
+            resource.prlimit(hx, resource.RLIMIT_NOFILE, (nfds + 60, old[1]))
+            os.kill(int(pid), signal.SIGUSR1)
+            full = _wait_line(ready, "full")
+            resource.prlimit(hx, resource.RLIMIT_NOFILE, old)
+            check(full, "%s: the client did not fill the table" % dial)
+            os.kill(int(pid), signal.SIGUSR1)
+            t.join(60)
+        finally:
+            if hx and t.alive():
+                os.kill(hx, signal.SIGTERM)
+        r = t.join(60)
+        check("hellos" in r.stdout, "%s: %r %r" % (dial, r.stdout, r.stderr))
+        starts = [x for x in r.records if x["event"] == "process_start" and
+                  (x.get("args", {}).get("claimed_path") or
+                   x.get("args", {}).get("path") == "/usr/bin/ls")]
+        check(starts, "%s: no HELLO recorded:\n%s" % (dial, r.dump()))
+        for s in starts:
+            check("args.path" in s.get("unverified", []) and "args.argv" in s.get("unverified", []),
+                  "%s: a forked child's HELLO taken as its own (%s): %r" % (dial, full, s))
 
 
 def test_a_request_on_a_reaped_senders_number_names_its_own_process(wd):

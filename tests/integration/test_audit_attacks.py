@@ -455,19 +455,23 @@ def test_a_forged_hello_does_not_name_another_command(wd):
     # A program that speaks the protocol itself says in its HELLO that
     # it is "ls -la": process_start names what the kernel shows (its
     # image, its /proc cmdline), and keeps the claim apart.
+    # Connected, or opened as the shim asks for its connection under
+    # the kernel layer: the same pinned connection either way.
     client = os.path.join(HELPERS, "static_wire_client")
-    r = harness([client, "hello", "/usr/bin/ls", "ls", "-la"], wd)
-    check(r.stdout.startswith("hello ") and not r.stdout.startswith("hello -"), repr((r.stdout, r.stderr)))
-    start = [x for x in r.records if x["event"] == "process_start" and
-             x.get("args", {}).get("claimed_argv")]
-    check(len(start) == 1, "the claim is not kept apart:\n" + r.dump())
-    args = start[0]["args"]
-    check(args["argv"] == [client, "hello", "/usr/bin/ls", "ls", "-la"] and
-          args["path"] == os.path.realpath(client), "what ran: %r" % args)
-    check(args["claimed_argv"] == ["ls", "-la"] and args["claimed_path"] == "/usr/bin/ls",
-          "the claim: %r" % args)
-    check(not any(x["event"] == "process_start" and x.get("args", {}).get("argv") == ["ls", "-la"]
-                  for x in r.records), "a record names the claimed command as what ran")
+    for env in (None, {"HX_DIAL_OPEN": "1"}):
+        r = harness([client, "hello", "/usr/bin/ls", "ls", "-la"], wd, env=env)
+        check(r.stdout.startswith("hello ") and not r.stdout.startswith("hello -"),
+              repr((env, r.stdout, r.stderr)))
+        start = [x for x in r.records if x["event"] == "process_start" and
+                 x.get("args", {}).get("claimed_argv")]
+        check(len(start) == 1, "%r: the claim is not kept apart:\n%s" % (env, r.dump()))
+        args = start[0]["args"]
+        check(args["argv"] == [client, "hello", "/usr/bin/ls", "ls", "-la"] and
+              args["path"] == os.path.realpath(client), "what ran: %r" % args)
+        check(args["claimed_argv"] == ["ls", "-la"] and args["claimed_path"] == "/usr/bin/ls",
+              "the claim: %r" % args)
+        check(not any(x["event"] == "process_start" and x.get("args", {}).get("argv") == ["ls", "-la"]
+                      for x in r.records), "a record names the claimed command as what ran")
 
 
 def test_a_forged_exec_request_does_not_stand_for_the_exec(wd):
