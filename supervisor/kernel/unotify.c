@@ -357,6 +357,16 @@ int hx_unotify_start(int listener, struct hx_pipeline *pl,
 	pthread_mutex_init(&u->lock, NULL);
 	for (int i = 0; i < MAX_THREADS; i++)
 		pthread_mutex_init(&u->slots[i].lock, NULL);
+	{
+		pthread_rwlockattr_t at;
+
+		/* A bind is not kept waiting by a stream of renames. */
+		pthread_rwlockattr_init(&at);
+		pthread_rwlockattr_setkind_np(
+		    &at, PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
+		pthread_rwlock_init(&u->names, &at);
+		pthread_rwlockattr_destroy(&at);
+	}
 	/* 6.6+: the target's thread is woken on the CPU that answers. Best
 	 * effort: older kernels say EINVAL and work, slower. */
 	ioctl(listener, SECCOMP_IOCTL_NOTIF_SET_FLAGS, fl);
@@ -471,6 +481,7 @@ void hx_unotify_stop(struct hx_unotify *u)
 	pthread_mutex_destroy(&u->lock);
 	for (int i = 0; i < MAX_THREADS; i++)
 		pthread_mutex_destroy(&u->slots[i].lock);
+	pthread_rwlock_destroy(&u->names);
 	free(u);
 }
 

@@ -1,7 +1,7 @@
 /* The user-notify handler's parts (unotify.h), shared by its files:
  * unotify_target.c (the target's memory, identity and fds) and
  * unotify_queue.c (the hand-over to the loop, the judgement) below the
- * handlers unotify_open.c, unotify_net.c, unotify_mut.c and
+ * handlers unotify_open.c, unotify_net.c, unotify_bind.c, unotify_mut.c and
  * unotify_exec.c (one family of system calls each), and unotify.c (the
  * workers that dispatch to them, the lifecycle) above. Internal. */
 #ifndef HX_UNOTIFY_INT_H
@@ -67,7 +67,12 @@ struct hx_unotify {
 	struct hx_server *srv;
 	struct hx_source src;
 	char sock_path[sizeof(((struct sockaddr_un *)0)->sun_path)];
-	pthread_mutex_t lock;	 /* of the adoptions' queue */
+	pthread_mutex_t lock; /* of the adoptions' queue */
+	/* Held shared by each emulated change of a name (a rename, a
+	 * removal, a new directory or link: unotify_mut.c), exclusively by
+	 * a unix bind while the kernel walks the agent's own path
+	 * (hx_un_bind): the session cannot move what that walk passes. */
+	pthread_rwlock_t names;
 	struct job *head, *tail; /* adoptions for the loop */
 	atomic_bool stopping;
 	int nthreads, waiting; /* waiting: for an answer (ask.h) */
@@ -155,6 +160,17 @@ struct target {
 	char exe[PATH_MAX];
 	struct hx_peer peer;
 };
+
+/* Shared by connect and bind (unotify_net.c, unotify_bind.c): the
+ * address of the agent's call (len bytes) into ss, 0 or the positive
+ * errno; an IP address in a form the kernel takes rewritten to its full
+ * one (AF_UNSPEC for 0.0.0.0, a short sockaddr_in6); a socket's
+ * SO_PROTOCOL, or -1. */
+int hx_un_read_addr(struct hx_unotify *u, const struct seccomp_notif *n,
+		    const struct target *t, uint64_t addr, socklen_t len,
+		    struct sockaddr_storage *ss);
+void hx_un_canon_inet(int sfd, struct sockaddr_storage *ss, socklen_t *len);
+int hx_un_sock_proto(int sfd);
 
 /* A connection of t's process to the session socket (unotify_net.c):
  * our end of it to hand to t, or -1 with a->err set. */

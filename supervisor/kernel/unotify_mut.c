@@ -791,6 +791,10 @@ static void mut_apply(struct hx_unotify *u, const struct seccomp_notif *n,
 	char name[NAME_MAX + 2], name2[NAME_MAX + 2];
 	bool two = c->k == MUT_RENAME || c->k == MUT_LINK;
 	bool xchg = c->flags & RENAME_EXCHANGE;
+	/* What changes where a name leads (not a file's data or mode). */
+	bool names = two || c->k == MUT_UNLINK || c->k == MUT_RMDIR ||
+		     c->k == MUT_MKDIR || c->k == MUT_SYMLINK ||
+		     c->k == MUT_MKNOD;
 	int pfd, pfd2 = -1, e;
 
 	/* Not for a target that is gone (killed while this was decided). */
@@ -826,6 +830,8 @@ static void mut_apply(struct hx_unotify *u, const struct seccomp_notif *n,
 		if ((e = -hx_un_judge(u, t, j, NULL)))
 			goto out;
 	}
+	if (names)
+		pthread_rwlock_rdlock(&u->names);
 	if (c->k == MUT_RENAME && j->out.git_copy) {
 		e = hx_un_git_copy(pfd, name, pfd2, name2, c->flags);
 		if (e == -EACCES)
@@ -863,6 +869,8 @@ static void mut_apply(struct hx_unotify *u, const struct seccomp_notif *n,
 		hx_un_revoke(u, j, "harness:git-config",
 			     "a link took its place after the decision");
 	}
+	if (names)
+		pthread_rwlock_unlock(&u->names);
 out:
 	close(pfd);
 	if (pfd2 >= 0)

@@ -73,7 +73,7 @@ static void addr_kargs(const struct target *t,
 }
 
 /* The socket's protocol (SO_PROTOCOL: NETLINK_ROUTE...), or -1. */
-static int sock_proto(int sfd)
+int hx_un_sock_proto(int sfd)
 {
 	int p = -1;
 	socklen_t pl = sizeof(p);
@@ -86,7 +86,7 @@ static int sock_proto(int sfd)
  * "compatibility games": 0.0.0.0), a 24-byte sockaddr_in6
  * (SIN6_LEN_RFC2133: no scope id). Rewritten in place to the full
  * form, which is what is then judged and bound. */
-static void canon_inet(int sfd, struct sockaddr_storage *ss, socklen_t *len)
+void hx_un_canon_inet(int sfd, struct sockaddr_storage *ss, socklen_t *len)
 {
 	int dom = 0;
 	socklen_t dl = sizeof(dom);
@@ -412,9 +412,9 @@ static void connect_abstract(struct hx_unotify *u, const struct target *t,
 
 /* The address an agent's call points at (len bytes), copied into ss:
  * 0, or the positive errno (EINVAL for a length no sockaddr has). */
-static int read_addr(struct hx_unotify *u, const struct seccomp_notif *n,
-		     const struct target *t, uint64_t addr, socklen_t len,
-		     struct sockaddr_storage *ss)
+int hx_un_read_addr(struct hx_unotify *u, const struct seccomp_notif *n,
+		    const struct target *t, uint64_t addr, socklen_t len,
+		    struct sockaddr_storage *ss)
 {
 	int e;
 
@@ -433,7 +433,7 @@ void hx_un_connect(struct hx_unotify *u, const struct seccomp_notif *n,
 	socklen_t len = (socklen_t)n->data.args[2];
 	int fd = (int)n->data.args[0], sfd, e, target = -1;
 
-	if ((a->err = read_addr(u, n, t, n->data.args[1], len, &ss)))
+	if ((a->err = hx_un_read_addr(u, n, t, n->data.args[1], len, &ss)))
 		return;
 	if (is_own_socket(u, &ss, len)) {
 		connect_own(u, n, t, fd, a);
@@ -458,7 +458,7 @@ void hx_un_connect(struct hx_unotify *u, const struct seccomp_notif *n,
 	explicit_dest(&ss, len);
 	if (ss.ss_family != AF_UNSPEC &&
 	    !decide_addr(u, t, HX_CALL_CONNECT, HX_OP_CONNECT, &ss, len,
-			 sock_proto(sfd), a, &target)) {
+			 hx_un_sock_proto(sfd), a, &target)) {
 		close(sfd);
 		return;
 	}
@@ -747,7 +747,8 @@ static void send_on(struct hx_unotify *u, const struct seccomp_notif *n,
 		explicit_dest(&ss, len);
 	if (!to_peer &&
 	    !decide_addr(u, t, is_msg ? HX_CALL_SENDMSG : HX_CALL_SENDTO,
-			 HX_OP_SEND, &ss, len, sock_proto(*sfdp), a, &target))
+			 HX_OP_SEND, &ss, len, hx_un_sock_proto(*sfdp), a,
+			 &target))
 		return;
 	/* Port 53: sent from the sealed namespace, to our resolver. */
 	if (!to_peer && u->dns && hx_un_dns_port(&ss, len) &&
@@ -816,175 +817,4 @@ void hx_un_send(struct hx_unotify *u, const struct seccomp_notif *n,
 	}
 	send_on(u, n, t, &sfd, a);
 	close(sfd);
-}
-
-/* Binds sfd to name in the directory pfd: from this worker's own cwd
- * (unshare(CLONE_FS) in unotify.c: no other thread's), so the socket is
- * made in the decided directory whatever its path has become, with the
- * target's umask. */
-static int bind_in(int sfd, int pfd, const char *name, mode_t umask_)
-{
-	struct sockaddr_un sun = {.sun_family = AF_UNIX};
-	size_t n = strlen(name);
-	int e = 0;
-
-	if (n >= sizeof(sun.sun_path))
-		return -ENAMETOOLONG;
-	memcpy(sun.sun_path, name, n + 1);
-	if (fchdir(pfd))
-		return -errno;
-	umask(umask_);
-	if (bind(sfd, (struct sockaddr *)&sun,
-		 (socklen_t)(offsetof(struct sockaddr_un, sun_path) + n + 1)))
-		e = -errno;
-	umask(0);
-	if (chdir("/") && !e)
-		e = -errno;
-	return e;
-}
-
-/* Whether a bind of sfd to ss makes a server's address: an IP one, but
- * port 0 of a datagram socket (a client's, as musl's resolver binds). */
-static bool serves(int sfd, const struct sockaddr_storage *ss, socklen_t len)
-{
-	int type = 0;
-	socklen_t tl = sizeof(type);
-
-	if (hx_sockaddr_port(ss, len) < 0)
-		return false;
-	if (getsockopt(sfd, SOL_SOCKET, SO_TYPE, &type, &tl))
-		return true;
-	return type != SOCK_DGRAM || hx_sockaddr_port(ss, len) != 0;
-}
-
-/* Decides a server's address (HX_OP_LISTEN, the rules' listen:
- * patterns): 0, or the errno to answer with. */
-static int judge_listen(struct hx_unotify *u, const struct target *t,
-			uint32_t call, const struct sockaddr_storage *ss,
-			socklen_t len, int proto)
-{
-	struct job j;
-
-	hx_un_job(&j, t, call, HX_OP_LISTEN);
-	j.rq.addr = ss;
-	j.rq.addrlen = len;
-	j.rq.has_proto = proto >= 0;
-	j.rq.proto = proto;
-	return hx_un_judge(u, t, &j, NULL);
-}
-
-/* listen(2), emulated on the socket taken: one that no bind named takes
- * an address of every interface (0.0.0.0 or ::, an ephemeral port),
- * which is decided as that bind; the kernel would look the fd up again,
- * where a racing dup2 can have put another. */
-void hx_un_listen(struct hx_unotify *u, const struct seccomp_notif *n,
-		  const struct target *t, struct answer *a)
-{
-	struct sockaddr_storage ss = {0};
-	socklen_t len = sizeof(ss), tl = sizeof(int);
-	int sfd = hx_un_take_fd(t->peer.pid, (int)n->data.args[0]), e = 0;
-	int type = 0;
-
-	if (sfd < 0) {
-		a->err = sfd == -EBADF ? EBADF : EACCES;
-		return;
-	}
-	/* (a datagram socket's listen is the kernel's EOPNOTSUPP) */
-	if (!getsockopt(sfd, SOL_SOCKET, SO_TYPE, &type, &tl) &&
-	    type != SOCK_DGRAM &&
-	    !getsockname(sfd, (struct sockaddr *)&ss, &len) &&
-	    hx_sockaddr_port(&ss, len) == 0)
-		e = -judge_listen(u, t, HX_CALL_LISTEN, &ss, len,
-				  sock_proto(sfd));
-	if (!e && listen(sfd, (int)n->data.args[1]))
-		e = -errno;
-	close(sfd);
-	hx_un_done(u, a, e);
-}
-
-void hx_un_bind(struct hx_unotify *u, const struct seccomp_notif *n,
-		const struct target *t, struct answer *a)
-{
-	struct sockaddr_storage ss;
-	const struct sockaddr_un *sun = (const void *)&ss;
-	socklen_t len = (socklen_t)n->data.args[2];
-	size_t off = offsetof(struct sockaddr_un, sun_path), k;
-	char raw[sizeof(sun->sun_path) + 1], full[PATH_MAX];
-	char here[PATH_MAX + 32], *last;
-	struct open_how how = {.flags = O_PATH | O_DIRECTORY | O_CLOEXEC,
-			       .resolve =
-				   RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS};
-	int sfd, pfd, e;
-	struct job j;
-
-	if ((a->err = read_addr(u, n, t, n->data.args[1], len, &ss)))
-		return;
-	sfd = hx_un_take_fd(t->peer.pid, (int)n->data.args[0]);
-	if (sfd < 0) {
-		a->err = sfd == -EBADF ? EBADF : EACCES;
-		return;
-	}
-	canon_inet(sfd, &ss, &len);
-	/* An IP address a server may take: decided (listen), but a
-	 * client's port-0 UDP bind. */
-	if (serves(sfd, &ss, len) &&
-	    (e = -judge_listen(u, t, HX_CALL_BIND, &ss, len, sock_proto(sfd))))
-		goto done;
-	/* Every other address (IP, abstract, netlink, autobind) makes no
-	 * file: bound as given, from our copy, with the worker's rights,
-	 * which are no more than the target's (no CAP_NET_BIND_SERVICE). */
-	if (ss.ss_family != AF_UNIX || len <= off || !sun->sun_path[0]) {
-		e = bind(sfd, (struct sockaddr *)&ss, len) ? -errno : 0;
-		goto done;
-	}
-	/* A unix socket's path: a new file, decided as the write it is. */
-	if (t->peer.uid != geteuid()) {
-		e = -EACCES;
-		goto done;
-	}
-	k = strnlen(sun->sun_path, len - off);
-	memcpy(raw, sun->sun_path, k);
-	raw[k] = '\0';
-	if ((e = hx_path_absolute(t->peer.pid, t->tid, AT_FDCWD, raw, full,
-				  sizeof(full))))
-		goto done;
-	hx_un_job(&j, t, HX_CALL_BIND, HX_OP_WRITE);
-	j.rq.path = full;
-	j.rq.has_flags = true;
-	j.rq.flags = O_WRONLY | O_CREAT | O_EXCL; /* no final symlink */
-	if ((e = -hx_un_judge(u, t, &j, NULL)))
-		goto done;
-	if (!j.decided[0] || j.decided[0] != '/' ||
-	    hx_un_proc_path(t, j.decided, here, sizeof(here))) {
-		e = -EACCES;
-		goto done;
-	}
-	last = strrchr(here, '/');
-	if (!last[1]) {
-		e = -EINVAL;
-		goto done;
-	}
-	{
-		char name[NAME_MAX + 1];
-
-		snprintf(name, sizeof(name), "%s", last + 1);
-		if (last == here)
-			last[1] = '\0';
-		else
-			*last = '\0';
-		pfd = (int)syscall(SYS_openat2, AT_FDCWD, here, &how,
-				   sizeof(how));
-		if (pfd < 0) {
-			e = errno == ELOOP || errno == EXDEV ? -EACCES : -errno;
-			goto done;
-		}
-		e = bind_in(sfd, pfd, name, hx_un_umask(t));
-		/* The session's own: its connects are no neighbour's. */
-		if (!e)
-			hx_pipeline_own(u->pl, pfd, name);
-		close(pfd);
-	}
-done:
-	close(sfd);
-	hx_un_done(u, a, e);
 }

@@ -10,7 +10,7 @@ import array
 import os
 import socket
 
-from lib import HELPERS, Listener, check, harness
+from lib import HELPERS, PYTHON, Listener, check, harness
 
 STATIC = os.path.join(HELPERS, "static_unotify")
 
@@ -236,3 +236,51 @@ def test_socket_path_relinked_in_a_loop_never_reaches_denied(wd):
     # The connector reaches the inode decided on (an O_PATH fd opened
     # without following symlinks), not whatever the path names later.
     _race(wd, "ulinkrace", "relink")
+
+
+MANAGER = r'''
+import os, socket
+from multiprocessing import Manager
+m = Manager()
+d = m.dict()
+d["k"] = "v"
+print("manager", dict(d))
+os.makedirs("sub", exist_ok=True)
+for path in ("sub/rel.sock", os.path.abspath("sub/abs.sock")):
+    s = socket.socket(socket.AF_UNIX)
+    s.bind(path)
+    print("name", s.getsockname() == path)
+'''
+
+
+def test_a_unix_socket_is_bound_to_the_name_the_agent_gave(wd):
+    """The kernel layer bound a unix socket from its own cwd set to the
+    decided directory, so the kernel kept the last name alone as its
+    address: getsockname said "listener-x" for "/tmp/pymp-y/listener-x",
+    and Python's multiprocessing, which hands that address to its
+    clients, failed (a Manager() raised FileNotFoundError). The bind
+    now walks the agent's own bytes, as the kernel would."""
+    r = harness([PYTHON, "-c", MANAGER], wd, policy=None)
+    check(r.stdout == "manager {'k': 'v'}\nname True\nname True\n", repr((r.stdout, r.stderr[-600:])))
+    for name in ("rel.sock", "abs.sock"):
+        rec = r.one(event="bind", args_path=os.path.join(wd.path, "sub", name))
+        check(rec["verdict"] == "allow", rec)
+
+
+def test_a_bind_walks_no_directory_swapped_in_after_its_decision(wd):
+    """The bind walks the agent's path again (above): a thread that
+    swaps the decided directory for a symlink to a denied one (here
+    secret/) between the decision and the bind must never get the
+    socket made there. Every emulated change of a name waits while a
+    bind walks, and the directory the walk reaches is checked to be
+    the decided one."""
+    os.mkdir(os.path.join(wd.path, "d"))
+    secret = os.path.join(wd.path, "secret")  # the suite's, denied
+    os.symlink("secret", os.path.join(wd.path, "dlink"))
+    before = sorted(os.listdir(secret))
+    r = harness([os.path.join(HELPERS, "static_bind_race"), "3"], wd)
+    check(r.stdout.startswith("ok "), repr((r.stdout, r.stderr[-600:])))
+    ok = int(r.stdout.split()[1])
+    check(ok > 50, "too few binds to race: %r" % r.stdout)
+    check(sorted(os.listdir(secret)) == before, "a socket made in the denied directory: %r" % os.listdir(secret))
+    print("# %s" % r.stdout.strip())
