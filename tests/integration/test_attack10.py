@@ -1,0 +1,118 @@
+"""The tenth attack review: services and kernel objects outside the
+sandbox that trust the agent's uid, and kernel interfaces neither
+notified nor bounded. Each hole tried as the attacker would, from inside
+the default policy, against a process of the same uid started by the
+test outside the session, and checked for its effect and its record."""
+
+import os
+import shutil
+import subprocess
+import uuid
+
+from lib import PYTHON, check, harness
+
+# The agent's side: openat2 (always decided by the kernel layer, which
+# opens for it) of another process's environ, maps and mem, and of a
+# file through its cwd link; a plain open too (decided there under
+# --trace-reads). Prints what it read, or the errno.
+PROC_READ = r"""
+import ctypes, os, sys
+libc = ctypes.CDLL(None, use_errno=True)
+class How(ctypes.Structure):
+    _fields_ = [("flags", ctypes.c_uint64), ("mode", ctypes.c_uint64),
+                ("resolve", ctypes.c_uint64)]
+def openat2(path):
+    how = How(os.O_RDONLY, 0, 0)
+    fd = libc.syscall(437, -100, path.encode(), ctypes.byref(how), ctypes.sizeof(how))
+    if fd < 0:
+        raise OSError(ctypes.get_errno(), os.strerror(ctypes.get_errno()))
+    return fd
+def show(name, f):
+    try:
+        print(name, f())
+    except OSError as e:
+        print(name, "errno", e.errno)
+def slurp(fd):
+    out = b""
+    while True:
+        b = os.read(fd, 65536)
+        if not b:
+            os.close(fd)
+            return out
+        out += b
+def mem():
+    fd = openat2("/proc/%s/mem" % pid)
+    maps = slurp(openat2("/proc/%s/maps" % pid)).decode()
+    for line in maps.splitlines():
+        if line.endswith("[stack]"):
+            lo, hi = (int(x, 16) for x in line.split()[0].split("-"))
+            return os.pread(fd, hi - lo, lo)
+    return b""
+pid, plain = sys.argv[1], sys.argv[2:] == ["plain"]
+show("environ", lambda: slurp(openat2("/proc/%s/environ" % pid)))
+show("mem", mem)
+show("cwd", lambda: slurp(openat2("/proc/%s/cwd/note" % pid)))
+if plain:
+    show("plain", lambda: slurp(os.open("/proc/%s/environ" % pid, os.O_RDONLY)))
+# The agent's own child stays as readable as natively.
+import subprocess
+child = subprocess.Popen(["sleep", "30"], env={"OWN": "own-child-env"})
+show("own", lambda: slurp(openat2("/proc/%d/environ" % child.pid)))
+child.kill()
+"""
+
+
+def _victim(wd, secret):
+    """A process of the agent's uid outside the session, with a secret
+    in its environment and a file in its cwd (as root: one that dropped
+    its capabilities, as many root daemons do, so that the uid is the
+    only check; a root process keeping its capabilities is kept from a
+    capability-less opener by the kernel already)."""
+    home = os.path.join(wd.state, "victim")
+    os.makedirs(home, exist_ok=True)
+    with open(os.path.join(home, "note"), "w") as f:
+        f.write("note-%s\n" % secret)
+    argv = ["sleep", "120"]
+    if os.geteuid() == 0:
+        argv = ["setpriv", "--inh-caps=-all", "--bounding-set=-all"] + argv
+    env = dict(os.environ, HX_VICTIM_TOKEN=secret)
+    return subprocess.Popen(argv, cwd=home, env=env)
+
+
+def test_other_processes_memory_and_environment_through_the_kernel_layer(wd):
+    """Landlock refuses the agent another process's environ, mem, maps
+    and fd, cwd and root links (its ptrace scope: the kernel asks
+    whether the opener may trace the process), but the kernel layer
+    opens for the agent as harness-exec, in no Landlock domain, with
+    only CAP_SYS_PTRACE dropped: through openat2 (always emulated), and
+    with --trace-reads any open, an ordinary user's agent read the
+    environment and the stack of the user's other processes (no Yama
+    here: the uid is the only other check), and a file through one's
+    cwd link; a root agent those of root processes without
+    capabilities. Now refused (rule harness:outside-process, a revoked
+    record), for a process outside the agent's tree only."""
+    if os.geteuid() == 0 and not shutil.which("setpriv"):
+        check(False, "no setpriv to start a root victim without capabilities")
+    secret = uuid.uuid4().hex
+    victim = _victim(wd, secret)
+    try:
+        for extra in ((), ("--trace-reads",)):
+            args = [PYTHON, "-c", PROC_READ, str(victim.pid)] + (["plain"] if extra else [])
+            r = harness(args, wd, policy=None, extra=extra)
+            r.expect_status(0)
+            lines = dict(line.split(" ", 1) for line in r.stdout.splitlines() if " " in line)
+            check(secret not in r.stdout, "%s: the outside process's secret was read by %s" % (
+                extra, [k for k, v in lines.items() if secret in v]))
+            for what in ["environ", "mem", "cwd"] + (["plain"] if extra else []):
+                check(lines.get(what) == "errno 13",
+                      "%s %s: %r" % (extra, what, (lines.get(what) or "")[:200]))
+            check("own-child-env" in lines.get("own", ""),
+                  "the agent's own child's environ: %r" % lines.get("own"))
+            for name in ("environ", "mem", "cwd/note"):
+                rec = r.one(event="revoked", rule="harness:outside-process",
+                            args_path="/proc/%d/%s" % (victim.pid, name))
+                check(rec["verdict"] == "deny", "record: %r" % rec)
+    finally:
+        victim.kill()
+        victim.wait()
+
