@@ -4,12 +4,15 @@ notified nor bounded. Each hole tried as the attacker would, from inside
 the default policy, against a process of the same uid started by the
 test outside the session, and checked for its effect and its record."""
 
+import glob
 import os
+import pwd
 import shutil
 import subprocess
+import tempfile
 import uuid
 
-from lib import PYTHON, check, harness
+from lib import PYTHON, Skip, check, harness
 
 # The agent's side: openat2 (always decided by the kernel layer, which
 # opens for it) of another process's environ, maps and mem, and of a
@@ -116,3 +119,79 @@ def test_other_processes_memory_and_environment_through_the_kernel_layer(wd):
         victim.kill()
         victim.wait()
 
+
+def _postgres(wd):
+    """A PostgreSQL server of the machine's (run as its own user, the
+    socket in /run/postgresql, peer authentication, as Debian sets it
+    up) with a superuser role of the agent's uid, as a developer makes
+    one. Returns (data dir, port, stop)."""
+    if os.geteuid() != 0:
+        raise Skip("needs root to run a server as the postgres user")
+    bins = sorted(glob.glob("/usr/lib/postgresql/*/bin/initdb"))
+    try:
+        pwd.getpwnam("postgres")
+    except KeyError:
+        bins = []
+    if not bins:
+        raise Skip("no PostgreSQL server here")
+    bindir = os.path.dirname(bins[-1])
+    top = tempfile.mkdtemp(prefix="hx-pg-")
+    shutil.chown(top, "postgres")
+    made_run = not os.path.isdir("/run/postgresql")
+    if made_run:
+        os.mkdir("/run/postgresql", 0o2775)
+        shutil.chown("/run/postgresql", "postgres", "postgres")
+    port = str(50000 + uuid.uuid4().int % 9000)
+    as_pg = ["setpriv", "--reuid", "postgres", "--regid", "postgres", "--init-groups"]
+    data = os.path.join(top, "data")
+    subprocess.run(as_pg + [os.path.join(bindir, "initdb"), "-D", data, "-A", "peer",
+                            "-U", "postgres"], check=True, capture_output=True, cwd=top)
+    subprocess.run(as_pg + [os.path.join(bindir, "pg_ctl"), "-D", data, "-w", "-l",
+                            os.path.join(top, "log"), "-o",
+                            "-k /run/postgresql -p %s -c listen_addresses=" % port, "start"],
+                   check=True, capture_output=True, cwd=top)
+
+    def stop():
+        subprocess.run(as_pg + [os.path.join(bindir, "pg_ctl"), "-D", data, "-w", "-m",
+                                "immediate", "stop"], capture_output=True, cwd=top)
+        shutil.rmtree(top, ignore_errors=True)
+        if made_run:
+            shutil.rmtree("/run/postgresql", ignore_errors=True)
+
+    try:
+        user = pwd.getpwuid(os.geteuid()).pw_name
+        subprocess.run(as_pg + ["psql", "-h", "/run/postgresql", "-p", port, "-d", "postgres",
+                                "-c", 'CREATE ROLE "%s" SUPERUSER LOGIN' % user],
+                       check=True, capture_output=True, cwd=top)
+    except BaseException:
+        stop()
+        raise
+    return top, port, stop
+
+
+def test_a_database_server_that_trusts_the_uid(wd):
+    """The loopback rule asks about a database's TCP port, but its Unix
+    socket in /run (PostgreSQL's /run/postgresql, MySQL's /run/mysqld)
+    was let through by local-sockets (unix:/run/**): such servers trust
+    the peer's uid there (peer authentication), so the agent was the
+    user's role, and with the superuser role a developer gives himself
+    it ran a program outside the sandbox as the postgres user (COPY ...
+    TO PROGRAM: an id written where the agent may not write). Now asked
+    (rule local-databases; refused here, where no one answers)."""
+    if not shutil.which("psql"):
+        raise Skip("no psql here")
+    top, port, stop = _postgres(wd)
+    marker = os.path.join(top, "outside")
+    try:
+        sql = "COPY (SELECT 1) TO PROGRAM 'id > %s'" % marker
+        r = harness(["psql", "-h", "/run/postgresql", "-p", port, "-d", "postgres",
+                     "-c", sql], wd, policy=None)
+        if os.path.exists(marker):
+            with open(marker) as f:
+                check(False, "a program ran outside the sandbox: %r" % f.read())
+        check(r.status != 0, "psql succeeded: %r" % r.stdout)
+        rec = r.one(event="connect", args_addr="unix:/run/postgresql/.s.PGSQL.%s" % port)
+        check(rec["verdict"] == "ask" and rec["rule"] == "local-databases",
+              "record: %r" % rec)
+    finally:
+        stop()
