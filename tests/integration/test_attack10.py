@@ -4,10 +4,13 @@ notified nor bounded. Each hole tried as the attacker would, from inside
 the default policy, against a process of the same uid started by the
 test outside the session, and checked for its effect and its record."""
 
+import array
+import fcntl
 import glob
 import os
 import pwd
 import shutil
+import struct
 import subprocess
 import tempfile
 import uuid
@@ -60,7 +63,15 @@ if plain:
 # The agent's own child stays as readable as natively.
 import subprocess
 child = subprocess.Popen(["sleep", "30"], env={"OWN": "own-child-env"})
-show("own", lambda: slurp(openat2("/proc/%d/environ" % child.pid)))
+def own():
+    import time
+    for _ in range(100):  # its exec may not have set its environment yet
+        got = slurp(openat2("/proc/%d/environ" % child.pid))
+        if got:
+            return got
+        time.sleep(0.02)
+    return got
+show("own", own)
 child.kill()
 """
 
@@ -195,3 +206,83 @@ def test_a_database_server_that_trusts_the_uid(wd):
               "record: %r" % rec)
     finally:
         stop()
+
+
+# The agent's side on a Linux console: ioctls of its controlling
+# terminal whose state every console shares or that outlasts the session
+# (the kernel allows them to the terminal's own processes: no
+# capability). Prints each errno.
+CONSOLE = r"""
+import fcntl, os, struct
+KDSKBDIACR, PIO_CMAP, PIO_SCRNMAP, KDSETMODE, VT_ACTIVATE = 0x4B4B, 0x4B71, 0x4B41, 0x4B3A, 0x5606
+fd = os.open("/dev/tty", os.O_RDWR)
+for name, req, arg in (("cmap", PIO_CMAP, bytes(48)),
+                       ("scrnmap", PIO_SCRNMAP, bytes([ord("x")] * 256)),
+                       ("diacr", KDSKBDIACR, struct.pack("I", 0)),
+                       ("mode", KDSETMODE, 1),
+                       ("activate", VT_ACTIVATE, int(os.environ["HX_VT"]))):
+    try:
+        fcntl.ioctl(fd, req, arg)
+        print(name, "ok")
+    except OSError as e:
+        print(name, "errno", e.errno)
+"""
+GIO_CMAP, GIO_SCRNMAP, KDGKBDIACR, KDGETMODE = 0x4B70, 0x4B40, 0x4B4A, 0x4B3B
+PIO_CMAP, PIO_SCRNMAP, KDSKBDIACR, KDSETMODE = 0x4B71, 0x4B41, 0x4B4B, 0x4B3A
+VT_GETSTATE, VT_ACTIVATE = 0x5603, 0x5606
+
+
+def _console_state(path):
+    """The colours, screen map and accent table every console shares,
+    the display mode of this one and the active console. (A fresh open:
+    the session's end hangs up the fds its terminal had.)"""
+    fd = os.open(path, os.O_RDWR | os.O_NOCTTY)
+    try:
+        mode = array.array("i", [0])
+        fcntl.ioctl(fd, KDGETMODE, mode)
+        active = struct.unpack("HHH", fcntl.ioctl(fd, VT_GETSTATE, bytes(6)))[0]
+        return (fcntl.ioctl(fd, GIO_CMAP, bytes(48)), fcntl.ioctl(fd, GIO_SCRNMAP, bytes(256)),
+                fcntl.ioctl(fd, KDGKBDIACR, bytes(4 + 256 * 3)), mode[0], active)
+    finally:
+        os.close(fd)
+
+
+def test_console_state_shared_by_every_console(wd):
+    """On a Linux console (a VT as the agent's terminal: a text login,
+    a server's screen), the kernel lets the terminal's own processes,
+    with no capability, set what every console shares and what outlasts
+    them: the colour map (all black: every console unreadable), the
+    screen map (what each character shows as), the accent table, the
+    display mode (graphics: the console left blank after the session)
+    and the active console. TIOCSTI and TIOCLINUX were refused, these
+    passed. Now refused in BPF (no record: the deny list)."""
+    if os.geteuid() != 0:
+        raise Skip("needs root to give the agent a console as its terminal")
+    vt = 9
+    path = "/dev/tty%d" % vt
+    try:
+        before = _console_state(path)
+    except OSError as e:
+        raise Skip("no console here: %s" % e)
+    try:
+        # The agent's terminal is the console: harness-exec started in a
+        # session of its own whose controlling terminal it is.
+        start = ("import os, sys; os.setsid(); f = os.open(%r, os.O_RDWR); "
+                 "os.dup2(f, 0); os.execv(sys.argv[1], sys.argv[1:])" % path)
+        r = harness([PYTHON, "-c", CONSOLE], wd, policy=None, env={"HX_VT": str(vt)},
+                    wrap=[PYTHON, "-c", start])
+        after = _console_state(path)
+        lines = dict(line.split(" ", 1) for line in r.stdout.splitlines() if " " in line)
+        check(after == before, "the console's state changed: %r" % (
+            [n for n, b, a in zip(("cmap", "scrnmap", "diacr", "mode", "active"), before, after)
+             if a != b]))
+        for name in ("cmap", "scrnmap", "diacr", "mode", "activate"):
+            check(lines.get(name) == "errno 1", "%s: %r (%r)" % (name, lines.get(name), r.stdout))
+    finally:
+        fd = os.open(path, os.O_RDWR | os.O_NOCTTY)
+        fcntl.ioctl(fd, PIO_CMAP, before[0])
+        fcntl.ioctl(fd, PIO_SCRNMAP, before[1])
+        fcntl.ioctl(fd, KDSKBDIACR, before[2])
+        fcntl.ioctl(fd, KDSETMODE, before[3])
+        fcntl.ioctl(fd, VT_ACTIVATE, before[4])
+        os.close(fd)
