@@ -286,3 +286,31 @@ def test_console_state_shared_by_every_console(wd):
         fcntl.ioctl(fd, KDSETMODE, before[3])
         fcntl.ioctl(fd, VT_ACTIVATE, before[4])
         os.close(fd)
+
+
+def test_kerberos_tickets_in_tmp(wd):
+    """Kerberos keeps the user's tickets by default in /tmp/krb5cc_UID
+    (MIT's and Heimdal's FILE: cache; the KEYRING: one is keyctl's,
+    refused in BPF): a ticket-granting ticket is the user's password for
+    every service of the realm until it expires. The default denied
+    ~/.ssh and ~/.aws, and let cat and a static busybox read the ticket
+    cache in /tmp (a write root, which Landlock grants whole). Now
+    denied (rule kerberos-tickets), for the static program by the mask
+    over the cache found at start."""
+    path = "/tmp/krb5cc_%d_hx%s" % (os.geteuid(), uuid.uuid4().hex[:8])
+    secret = "tgt-%s" % uuid.uuid4().hex
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    os.write(fd, secret.encode())
+    os.close(fd)
+    try:
+        progs = [["cat", path]]
+        if shutil.which("busybox"):
+            progs.append([shutil.which("busybox"), "cat", path])
+        for argv in progs:
+            r = harness(argv, wd, policy=None)
+            check(secret not in r.stdout, "%s read the ticket cache" % argv[0])
+        r = harness(["cat", path], wd, policy=None)
+        rec = r.one(event="open", args_path=path)
+        check(rec["verdict"] == "deny" and rec["rule"] == "kerberos-tickets", "record: %r" % rec)
+    finally:
+        os.unlink(path)
