@@ -268,20 +268,10 @@ static const char *proc_entry(const char *p, size_t *len)
 	return *len ? p : NULL;
 }
 
-bool hx_un_proc_foreign(const struct hx_unotify *u, const struct target *t,
-			const char *path)
+/* Whether a /proc/<N>/ entry (e, len bytes) is one the kernel checks
+ * against its opener's right to trace N, or a link walked so. */
+static bool proc_traced_entry(const char *e, size_t len)
 {
-	pid_t pid = hx_un_proc_num(path);
-	const char *p, *e;
-	size_t len;
-
-	if (!pid || pid == t->peer.pid || pid == t->tid ||
-	    hx_un_in_tree(u, pid))
-		return false;
-	for (p = path + 6; *p >= '0' && *p <= '9'; p++)
-		;
-	if (!*p || !p[1] || !(e = proc_entry(p + 1, &len)))
-		return false; /* the directory itself, or its task's */
 	if (len == 2 && (!strncmp(e, "fd", 2) || !strncmp(e, "ns", 2)))
 		return e[len] == '/' && e[len + 1]; /* a link in it */
 	for (size_t i = 0; i < sizeof(proc_open_any) / sizeof(*proc_open_any);
@@ -290,6 +280,24 @@ bool hx_un_proc_foreign(const struct hx_unotify *u, const struct target *t,
 		    !strncmp(e, proc_open_any[i], len))
 			return false;
 	return true;
+}
+
+bool hx_un_proc_foreign(const struct hx_unotify *u, const struct target *t,
+			const char *path)
+{
+	pid_t pid = hx_un_proc_num(path);
+	const char *p, *e;
+	size_t len;
+
+	if (!pid || pid == t->peer.pid || pid == t->tid)
+		return false;
+	for (p = path + 6; *p >= '0' && *p <= '9'; p++)
+		;
+	if (!*p || !p[1] || !(e = proc_entry(p + 1, &len)))
+		return false; /* the directory itself, or its task's */
+	/* The tree's ancestry is read last: ps under --trace-reads opens
+	 * every process's stat. */
+	return proc_traced_entry(e, len) && !hx_un_in_tree(u, pid);
 }
 
 int hx_un_walk_named(const struct target *t, int dirfd, const char *raw,
