@@ -13,9 +13,10 @@ import shutil
 import struct
 import subprocess
 import tempfile
+import time
 import uuid
 
-from lib import PYTHON, Skip, check, harness
+from lib import PYTHON, Listener, Skip, Started, check, harness
 
 # The agent's side: openat2 (always decided by the kernel layer, which
 # opens for it) of another process's environ, maps and mem, and of a
@@ -314,3 +315,101 @@ def test_kerberos_tickets_in_tmp(wd):
         check(rec["verdict"] == "deny" and rec["rule"] == "kerberos-tickets", "record: %r" % rec)
     finally:
         os.unlink(path)
+
+
+# The agent's side: a service at a socket path in a write root that the
+# user's programs outside the session connect to; the service's socket
+# there first removed (argv[2] "replace"). Prints what its clients sent.
+FAKE_SERVICE = r"""
+import os, socket, sys
+path = sys.argv[1]
+try:
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+except OSError as e:
+    print("mkdir errno", e.errno, flush=True)
+    sys.exit(0)
+if sys.argv[2] == "replace":
+    try:
+        os.unlink(path)
+        print("removed", flush=True)
+    except OSError as e:
+        print("remove errno", e.errno, flush=True)
+s = socket.socket(socket.AF_UNIX)
+try:
+    s.bind(path)
+except OSError as e:
+    print("bind errno", e.errno, flush=True)
+    sys.exit(0)
+s.listen(4)
+print("serving", flush=True)
+s.settimeout(float(sys.argv[3]))
+got = b""
+try:
+    while True:
+        c, _ = s.accept()
+        c.settimeout(2)
+        try:
+            while True:
+                b = c.recv(4096)
+                if not b:
+                    break
+                got += b
+        except socket.timeout:
+            pass
+        c.close()
+except socket.timeout:
+    pass
+print("got", got)
+"""
+
+
+def test_a_socket_the_users_programs_connect_to(wd):
+    """The agent bound a socket where the user's programs outside the
+    session connect to a service of the user's: git's credential cache
+    (credential-cache's socket in ~/.cache/git/credential, a write
+    root), and the user's next `git credential-cache store` (every
+    successful git push over HTTPS with that helper) gave the agent the
+    password. It could also remove a running service's socket in a write
+    root and serve its own in its place. Now the bind there is denied
+    (rule service-sockets) and a neighbour's socket is not the agent's
+    to remove or rename over (harness:neighbour)."""
+    git = shutil.which("git")
+    if not git or not os.path.exists("/usr/lib/git-core/git-credential-cache"):
+        raise Skip("no git credential-cache here")
+    home = os.path.expanduser("~")
+    place = os.path.join(home, ".cache", "git", "credential", "socket")
+    if os.path.exists(place):
+        raise Skip("a credential cache of the user's is running here")
+    secret = "pw-%s" % uuid.uuid4().hex
+    s = Started([PYTHON, "-c", FAKE_SERVICE, place, "bind", "6"], wd, policy=None)
+    try:
+        for _ in range(100):
+            if os.path.exists(place) or not s.alive():
+                break
+            time.sleep(0.05)
+        # The user's git, outside the session, after a push.
+        subprocess.run([git, "credential-cache", "store"], timeout=30, capture_output=True,
+                       input=("protocol=https\nhost=example.com\nusername=me\npassword=%s\n\n"
+                              % secret).encode())
+    finally:
+        r = s.join(60)
+        subprocess.run([git, "credential-cache", "exit"], capture_output=True, timeout=30)
+        shutil.rmtree(os.path.join(home, ".cache", "git", "credential"), ignore_errors=True)
+    check(secret not in r.stdout, "the agent got the user's password: %r" % r.stdout[-300:])
+    # Its directory's mkdir, or the bind where the directory is there.
+    recs = r.events(rule="service-sockets")
+    check(recs and all(x["verdict"] == "deny" for x in recs), "records:\n%s" % r.dump())
+    # A service of the user's running in a write root: its socket is
+    # not the agent's to remove and serve in its place.
+    place = os.path.join(home, ".cache", "hx-svc-%s" % uuid.uuid4().hex[:8], "sock")
+    os.makedirs(os.path.dirname(place))
+    service = Listener(path=place)
+    try:
+        r = harness([PYTHON, "-c", FAKE_SERVICE, place, "replace", "1"], wd, policy=None)
+        check("removed" not in r.stdout and os.path.exists(place),
+              "the service's socket was removed: %r" % r.stdout)
+        rec = r.one(event="unlink", args_path=place)
+        check(rec["verdict"] == "deny" and rec["rule"] == "harness:neighbour", "record: %r" % rec)
+    finally:
+        service.close()
+        shutil.rmtree(os.path.dirname(place), ignore_errors=True)
