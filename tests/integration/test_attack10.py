@@ -380,6 +380,8 @@ def test_a_socket_the_users_programs_connect_to(wd):
     place = os.path.join(home, ".cache", "git", "credential", "socket")
     if os.path.exists(place):
         raise Skip("a credential cache of the user's is running here")
+    made = [d for d in (os.path.join(home, ".cache", "git"), os.path.join(home, ".cache"))
+            if not os.path.exists(d)]
     secret = "pw-%s" % uuid.uuid4().hex
     s = Started([PYTHON, "-c", FAKE_SERVICE, place, "bind", "6"], wd, policy=None)
     try:
@@ -395,6 +397,11 @@ def test_a_socket_the_users_programs_connect_to(wd):
         r = s.join(60)
         subprocess.run([git, "credential-cache", "exit"], capture_output=True, timeout=30)
         shutil.rmtree(os.path.join(home, ".cache", "git", "credential"), ignore_errors=True)
+        for d in made:
+            try:
+                os.rmdir(d)
+            except OSError:
+                pass
     check(secret not in r.stdout, "the agent got the user's password: %r" % r.stdout[-300:])
     # Its directory's mkdir, or the bind where the directory is there.
     recs = r.events(rule="service-sockets")
