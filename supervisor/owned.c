@@ -7,8 +7,12 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <stdint.h>
+#include <stddef.h>
 #include <string.h>
 #include <sys/sysmacros.h>
+#include <sys/un.h>
+
+#include "policy/policy.h"
 
 #define OWNED_MAX 1024
 
@@ -130,4 +134,25 @@ bool hx_owned_neighbour_shm(struct hx_owned *o, const char *path, bool *fresh)
 	/* Whoever owns it: another user's, writable to the agent (a 0666
 	 * semaphore), is no less a neighbour's. */
 	return !has(o, path, &st);
+}
+
+bool hx_owned_neighbour_name(struct hx_owned *o, const struct hx_policy *p,
+			     uid_t uid, const char *path)
+{
+	struct sockaddr_un sun = {.sun_family = AF_UNIX};
+	struct hx_event ev = {.op = HX_OP_CONNECT};
+	struct hx_decision d;
+	struct stat st;
+	size_t n;
+
+	if (!hx_owned_neighbour_socket(o, uid, path, &st))
+		return false;
+	if (!p || (n = strlen(path)) >= sizeof(sun.sun_path))
+		return true;
+	memcpy(sun.sun_path, path, n + 1);
+	ev.addr = (const struct sockaddr *)&sun;
+	ev.addrlen =
+	    (socklen_t)(offsetof(struct sockaddr_un, sun_path) + n + 1);
+	hx_policy_decide(p, &ev, &d);
+	return !(d.verdict == HX_VERDICT_ALLOW && d.neighbours);
 }

@@ -35,6 +35,19 @@ void hx_owned_add(struct hx_owned *o, int dirfd, const char *name);
 bool hx_owned_neighbour_socket(struct hx_owned *o, uid_t uid, const char *path,
 			       struct stat *st);
 
+/* Whether path (its last name not followed: removing a symlink is the
+ * agent's) is a neighbour's socket file (hx_owned_neighbour_socket)
+ * where the rule of p that would let the agent connect to it does not
+ * say neighbours: true. Such a socket is not the agent's to remove or
+ * rename over either: with it gone, a socket the agent binds there is
+ * the one the service's clients outside the session reach (the user's
+ * git handed its password to an agent that had replaced git's
+ * credential cache's socket). A policy that gives the agent the
+ * neighbours there gives it their names too. */
+struct hx_policy;
+bool hx_owned_neighbour_name(struct hx_owned *o, const struct hx_policy *p,
+			     uid_t uid, const char *path);
+
 /* Whether path in /dev/shm is a file the session did not make, whoever
  * owns it. *fresh: no file there (what the call makes is the
  * session's). */

@@ -530,6 +530,14 @@ static void validate_addr(struct flow *f)
 	ev->nnames = f->nnames;
 }
 
+/* Whether v names a neighbour's socket file the agent may not remove
+ * or rename over (owned.h). */
+static bool neighbour_socket_file(struct flow *f, const struct vpath *v)
+{
+	return v->ok && hx_owned_neighbour_name(f->pl->owned, f->pl->policy,
+						f->peer->uid, v->norm);
+}
+
 /* Judge: a neighbour's socket or /dev/shm file is never the agent's,
  * whatever rule allowed its place (owned.h), unless the rule that
  * allowed a socket says neighbours: true. */
@@ -553,12 +561,19 @@ static void judge_neighbours(struct flow *f)
 		f->sock_dev = st.st_dev;
 		f->sock_ino = st.st_ino;
 	}
-	/* path2: a rename's destination, a link's existing file. */
+	/* path2: a rename's destination, a link's existing file. A
+	 * neighbour's socket is not the agent's to remove or rename over
+	 * either: with it gone, a socket the agent binds there is the one
+	 * the service's clients outside the session reach (the user's git
+	 * handed its password to an agent that had replaced git's
+	 * credential cache's socket). */
 	if (hx_pl_writes_file(rq->op))
 		hit = hx_owned_neighbour_shm(
 			  f->pl->owned, hx_pl_judged_path(&f->p1), &f->fresh) ||
 		      hx_owned_neighbour_shm(
-			  f->pl->owned, hx_pl_judged_path(&f->p2), &fresh2);
+			  f->pl->owned, hx_pl_judged_path(&f->p2), &fresh2) ||
+		      neighbour_socket_file(f, &f->p1) ||
+		      neighbour_socket_file(f, &f->p2);
 	if (hit && d->verdict == HX_VERDICT_ALLOW) {
 		d->verdict = HX_VERDICT_DENY;
 		d->rule = "harness:neighbour";

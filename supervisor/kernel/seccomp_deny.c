@@ -9,8 +9,10 @@
 #include <linux/fs.h>
 #include <linux/fscrypt.h>
 #include <linux/fsverity.h>
+#include <linux/kd.h>
 #include <linux/seccomp.h>
 #include <linux/userfaultfd.h>
+#include <linux/vt.h>
 #include <netinet/in.h>
 #include <sched.h>
 #include <seccomp.h>
@@ -84,6 +86,15 @@
 	{                                                                      \
 		n, HX_SC_ERRNO, EPERM, {BIT(fl, O_CREAT), BIT(mo, S_ISGID)},   \
 		    "creates a setgid file"                                    \
+	}
+
+/* A Linux console's state that every console shares or that outlasts
+ * the session, which the kernel lets the terminal's own processes set
+ * with no capability (vt_ioctl's perm: the caller's controlling
+ * terminal). linux/kd.h and linux/vt.h numbers, no size bits. */
+#define CONSOLE_ROW(cmd, why)                                                  \
+	{                                                                      \
+		"ioctl", HX_SC_ERRNO, EPERM, {EQ32(1, cmd), NONE}, why         \
 	}
 
 #define BTRFS_ROW(cmd)                                                         \
@@ -189,6 +200,41 @@ const struct hx_sc_rule hx_seccomp_deny[] = {
      EPERM,
      {EQ32(1, TIOCLINUX), NONE},
      "console selection injection"},
+    /* On a Linux console (a text login, a server's screen): the colour
+     * map, screen maps, font and accent table are shared by every
+     * console (all black: each unreadable; a glyph map: `rm` shows as
+     * `ls`), the display and keyboard modes outlast the session (a
+     * blank console, a dead keyboard), the keymap and function-key
+     * strings type for whoever presses a key next, and VT switching
+     * moves the screen and keyboard to another console. The queries
+     * stay allowed. */
+    CONSOLE_ROW(KDSETMODE, "console display mode (a blank console)"),
+    CONSOLE_ROW(KDSKBMODE, "console keyboard mode"),
+    CONSOLE_ROW(KDSKBMETA, "console keyboard mode"),
+    CONSOLE_ROW(KDSKBENT, "console keymap (types for the next key press)"),
+    CONSOLE_ROW(KDSKBSENT, "console function-key strings (typed later)"),
+    CONSOLE_ROW(KDSETKEYCODE, "console keymap (types for the next key press)"),
+    CONSOLE_ROW(KDSKBDIACR, "console accent table (every console)"),
+    CONSOLE_ROW(KDSKBDIACRUC, "console accent table (every console)"),
+    CONSOLE_ROW(KDSIGACCEPT, "console's spawn-key signal"),
+    CONSOLE_ROW(PIO_FONT, "console font (what characters show as)"),
+    CONSOLE_ROW(PIO_FONTX, "console font (what characters show as)"),
+    CONSOLE_ROW(PIO_FONTRESET, "console font (what characters show as)"),
+    CONSOLE_ROW(KDFONTOP, "console font (what characters show as)"),
+    CONSOLE_ROW(PIO_SCRNMAP, "console screen map (every console)"),
+    CONSOLE_ROW(PIO_UNISCRNMAP, "console screen map (every console)"),
+    CONSOLE_ROW(PIO_UNIMAP, "console Unicode map"),
+    CONSOLE_ROW(PIO_UNIMAPCLR, "console Unicode map"),
+    CONSOLE_ROW(PIO_CMAP, "console colour map (every console)"),
+    CONSOLE_ROW(VT_SETMODE, "takes over console switching"),
+    CONSOLE_ROW(VT_RELDISP, "takes over console switching"),
+    CONSOLE_ROW(VT_ACTIVATE, "switches the screen to another console"),
+    CONSOLE_ROW(VT_SETACTIVATE, "switches the screen to another console"),
+    CONSOLE_ROW(VT_DISALLOCATE, "removes consoles"),
+    CONSOLE_ROW(VT_RESIZE, "resizes every console"),
+    CONSOLE_ROW(VT_RESIZEX, "resizes every console"),
+    CONSOLE_ROW(VT_LOCKSWITCH, "locks console switching"),
+    CONSOLE_ROW(VT_UNLOCKSWITCH, "locks console switching"),
     /* Fileless exec of a memfd; execveat with a path stays allowed. */
     {"execveat",
      HX_SC_ERRNO,

@@ -277,6 +277,16 @@ int hx_un_openat2(const struct target *t, const char *path,
 pid_t hx_un_proc_num(const char *path);
 int hx_un_proc_path(const struct target *t, const char *in, char *out,
 		    size_t size);
+/* Whether path names what the kernel checks against its opener's right
+ * to trace a process (ptrace_may_access when opened or walked: its
+ * environ, mem, auxv, maps, fd/N, cwd, root, exe...) of a process N
+ * outside the agent's tree ("/proc/<N>/..."; /proc/self written out
+ * first). Landlock refuses the agent those (its ptrace scope), and the
+ * kernel layer opens and walks as harness-exec, outside any domain: as
+ * an ordinary user (no Yama), the agent read the environment and
+ * memory of the user's other processes through openat2. */
+bool hx_un_proc_foreign(const struct hx_unotify *u, const struct target *t,
+			const char *path);
 /* A path raw (full: made absolute) that ends in "/", "/." or "/..":
  * 0 when the kernel's walk of it as the target's reaches a directory,
  * else its error (ENOTDIR through a file; a missing name before a final

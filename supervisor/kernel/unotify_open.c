@@ -16,6 +16,7 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
+#include "common/path.h"
 #include "policy/policy.h"
 #include "supervisor/path_resolve.h"
 #include "supervisor/proc.h"
@@ -496,17 +497,41 @@ static int open_path_fd(const struct target *t, const char *decided,
  * processes' environments and memory and harness-exec's own, and a
  * user's agent harness-exec's maps. harness-exec's own are refused;
  * another process's are opened without CAP_SYS_PTRACE, as the agent
- * would (*restore set). 0 or -errno. */
-static int proc_rights(const char *decided, bool *restore)
+ * would (*restore set), and those of a process outside the agent's
+ * tree not at all where the check is made (hx_un_proc_foreign): the
+ * worker is in no Landlock domain, so the uid alone passed. 0, or
+ * -EACCES with the rule and the reason in *rule and *why. */
+static int proc_rights(const struct hx_unotify *u, const struct target *t,
+		       const struct job *j, bool *restore, const char **rule,
+		       const char **why)
 {
-	pid_t pid = hx_un_proc_num(decided);
+	pid_t pid = hx_un_proc_num(j->decided);
+	char named[PATH_MAX];
 	struct hx_procstatus st;
 
 	*restore = false;
-	if (!pid || hx_proc_status(pid, &st))
+	if (pid && hx_proc_status(pid, &st))
 		return 0; /* none there: the open says so */
-	if (st.tgid == getpid())
+	if (pid && st.tgid == getpid()) {
+		*rule = "harness:protect";
+		*why = "harness-exec's own /proc files: the agent may not "
+		       "open them";
 		return -EACCES;
+	}
+	/* As decided, and as named: a walk through another process's
+	 * fd/N, cwd or root link is checked by the kernel too. */
+	if (hx_un_proc_foreign(u, t, j->decided) ||
+	    (j->rq.path &&
+	     hx_path_normalize(NULL, j->rq.path, named, sizeof(named)) >= 0 &&
+	     hx_un_proc_foreign(u, t, named))) {
+		*rule = "harness:outside-process";
+		*why = "what the kernel shows only to a process that may trace "
+		       "it, of a process outside the session: the agent may "
+		       "not open it";
+		return -EACCES;
+	}
+	if (!pid)
+		return 0;
 	*restore = !hx_caps_effective(CAP_TO_MASK(CAP_SYS_PTRACE), 0);
 	return 0;
 }
@@ -518,15 +543,13 @@ static void open_decided(struct hx_unotify *u, const struct seccomp_notif *n,
 			 mode_t mode, uint64_t resolve, struct answer *a)
 {
 	struct opened o; /* its path is written before it is read */
+	const char *rule = NULL, *why = NULL;
 	bool restore;
 	int e;
 
 	o.made = o.trunc = false;
-	if ((e = proc_rights(j->decided, &restore))) {
-		hx_un_revoke(
-		    u, j, "harness:protect",
-		    "harness-exec's own /proc files: the agent may not "
-		    "open them");
+	if ((e = proc_rights(u, t, j, &restore, &rule, &why))) {
+		hx_un_revoke(u, j, rule, why);
 		a->err = -e;
 		return;
 	}

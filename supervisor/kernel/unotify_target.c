@@ -237,6 +237,69 @@ pid_t hx_un_proc_num(const char *path)
 	return (*end && *end != '/') || n > 1 << 30 ? 0 : (pid_t)n;
 }
 
+/* The entries of /proc/<N> (and of /proc/<N>/task/<T>) the kernel lets
+ * any process of the uid open and walk: what they show of another
+ * process is checked, if at all, when read, against the reader (the
+ * agent, whose read() it is). "fd" and "ns" as directories only (their
+ * links are followed with a check of the opener). */
+static const char *const proc_open_any[] = {
+    "autogroup",     "cgroup",	    "cmdline",	  "comm",	   "cpuset",
+    "gid_map",	     "io",	    "limits",	  "loginuid",	   "mountinfo",
+    "mounts",	     "mountstats",  "net",	  "oom_adj",	   "oom_score",
+    "oom_score_adj", "personality", "projid_map", "sched",	   "schedstat",
+    "sessionid",     "setgroups",   "stack",	  "stat",	   "statm",
+    "task",	     "status",	    "syscall",	  "timerslack_ns", "uid_map",
+    "wchan",
+};
+
+/* The entry of a /proc/<N>/ path after that prefix (p), a task's
+ * "task/<T>/" skipped: its length in *len, NULL for the directory. */
+static const char *proc_entry(const char *p, size_t *len)
+{
+	if (!strncmp(p, "task/", 5) && p[5] >= '1' && p[5] <= '9') {
+		p += 5;
+		while (*p >= '0' && *p <= '9')
+			p++;
+		if (*p != '/' || !p[1])
+			return NULL;
+		p++;
+	}
+	*len = strcspn(p, "/");
+	return *len ? p : NULL;
+}
+
+/* Whether a /proc/<N>/ entry (e, len bytes) is one the kernel checks
+ * against its opener's right to trace N, or a link walked so. */
+static bool proc_traced_entry(const char *e, size_t len)
+{
+	if (len == 2 && (!strncmp(e, "fd", 2) || !strncmp(e, "ns", 2)))
+		return e[len] == '/' && e[len + 1]; /* a link in it */
+	for (size_t i = 0; i < sizeof(proc_open_any) / sizeof(*proc_open_any);
+	     i++)
+		if (strlen(proc_open_any[i]) == len &&
+		    !strncmp(e, proc_open_any[i], len))
+			return false;
+	return true;
+}
+
+bool hx_un_proc_foreign(const struct hx_unotify *u, const struct target *t,
+			const char *path)
+{
+	pid_t pid = hx_un_proc_num(path);
+	const char *p, *e;
+	size_t len;
+
+	if (!pid || pid == t->peer.pid || pid == t->tid)
+		return false;
+	for (p = path + 6; *p >= '0' && *p <= '9'; p++)
+		;
+	if (!*p || !p[1] || !(e = proc_entry(p + 1, &len)))
+		return false; /* the directory itself, or its task's */
+	/* The tree's ancestry is read last: ps under --trace-reads opens
+	 * every process's stat. */
+	return proc_traced_entry(e, len) && !hx_un_in_tree(u, pid);
+}
+
 int hx_un_walk_named(const struct target *t, int dirfd, const char *raw,
 		     const char *full, const char *decided, bool follow,
 		     uint64_t limits)

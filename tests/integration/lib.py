@@ -163,9 +163,11 @@ def _writable_then_retry(func, path, _exc):
 
 
 def harness(cmd, wd, policy="test.yaml", mode=None, extra=(), env=None,
-            timeout=120, input=None, log=None, ask_timeout=0):
+            timeout=120, input=None, log=None, ask_timeout=0, wrap=()):
     """Runs cmd under harness-exec in wd; returns a Run. An ask is refused
-    at once (ask_timeout 0) unless the test waits for one (test_ask.py)."""
+    at once (ask_timeout 0) unless the test waits for one (test_ask.py).
+    wrap: a command that execs harness-exec's argv (its last arguments),
+    for a test that starts it otherwise (another terminal)."""
     log = log or os.path.join(wd.state, "audit-%d.jsonl" % len(os.listdir(wd.state)))
     argv = [EXEC, "--quiet", "--audit-log", log]
     if ask_timeout is not None:
@@ -183,7 +185,7 @@ def harness(cmd, wd, policy="test.yaml", mode=None, extra=(), env=None,
     e.pop("HARNESS_SOCKET", None)
     if env:
         e.update(env)
-    proc = subprocess.run(argv, cwd=wd.path, env=e, capture_output=True,
+    proc = subprocess.run(list(wrap) + argv, cwd=wd.path, env=e, capture_output=True,
                           text=True, timeout=timeout, input=input)
     return Run(proc, log, wd)
 

@@ -401,16 +401,22 @@ def test_proc_files_are_opened_with_the_agents_rights(wd):
                               capture_output=True, text=True, timeout=60).stdout
         if os.geteuid() == 0:
             check(bare.split("\n")[:4] == ["%s EACCES" % f for f in files], "bare: %r" % bare)
+        # Refused as Landlock refuses the agent's own open (its ptrace
+        # scope: a process outside its domain), which bare, outside any
+        # domain, an ordinary user passes where no Yama is
+        # (test_attack10.py).
         run = harness(args, wd)
-        check(run.stdout == bare, "another process's: bare %r, under harness %r"
-              % (bare, run.stdout))
+        check(run.stdout.split("\n")[:4] == ["%s EACCES" % f for f in files],
+              "another process's: bare %r, under harness %r" % (bare, run.stdout))
         # Its cwd link, walked by the kernel layer's resolution: the
         # name's own walk decides (EACCES as root, as bare).
         args = [SEAM, "openat2", "/proc/%d/cwd/nothere" % outside.pid, "RDONLY", "0"]
         bare = subprocess.run((nocaps if os.geteuid() == 0 else []) + args, cwd=wd.path,
                               capture_output=True, text=True, timeout=60).stdout
+        if os.geteuid() == 0:
+            check(bare.startswith("EACCES"), "bare cwd: %r" % bare)
         run = harness(args, wd)
-        check(run.stdout == bare, "another process's cwd: bare %r, under harness %r"
+        check(run.stdout.startswith("EACCES"), "another process's cwd: bare %r, under harness %r"
               % (bare, run.stdout))
     finally:
         outside.kill()
