@@ -268,7 +268,8 @@ void hx_pipeline_revoke(struct hx_pipeline *pl, const struct hx_peer *peer,
  * coalesced) failed with errno err (the kernel's own checks on the
  * object: a permission, a limit, a missing name): a "failed" record
  * says so, so that no record says allowed of what did not happen.
- * Under the loop's lock. */
+ * err 0: an exec continued to the kernel that did not run (the exec
+ * gate saw no exec event), errno unknown. Under the loop's lock. */
 void hx_pipeline_failed(struct hx_pipeline *pl, const struct hx_peer *peer,
 			enum hx_op op, const char *path, const char *path2,
 			uint64_t seq, int err);

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "common/notice.h"
+#include "common/path.h"
 #include "common/wire.h"
 #include "supervisor/fmt.h"
 #include "supervisor/netfamily.h"
@@ -282,6 +283,18 @@ void hx_pl_kernel_notice(const struct flow *f, struct hx_outcome *out)
 		hx_pipeline_notice(out, EACCES);
 }
 
+/* args[key] = path, normalized as the pipeline's view of it is. */
+static void set_text_norm(json_t *rec, json_t *args, const char *key,
+			  const char *path)
+{
+	struct vpath v = {.ok = false};
+
+	if (path)
+		v.ok =
+		    hx_path_normalize(NULL, path, v.norm, sizeof(v.norm)) >= 0;
+	set_path(rec, args, key, &v, path);
+}
+
 /* A record after the decision seq (0: coalesced) on the call's own
  * object: op and its paths, as the decision's record names them. */
 static json_t *after_record(struct hx_pipeline *pl, const struct hx_peer *peer,
@@ -297,8 +310,9 @@ static json_t *after_record(struct hx_pipeline *pl, const struct hx_peer *peer,
 		return NULL;
 	}
 	hx_record_set_str(rec, "op", hx_op_name(op));
-	hx_record_set_text(rec, args, "path", "args.path", path);
-	hx_record_set_text(rec, args, "path2", "args.path2", path2);
+	/* As the decision's record names them (set_path): normalized. */
+	set_text_norm(rec, args, "path", path);
+	set_text_norm(rec, args, "path2", path2);
 	json_object_set_new(rec, "args", args);
 	if (seq)
 		json_object_set_new(rec, "ref_seq",
@@ -330,16 +344,19 @@ void hx_pipeline_failed(struct hx_pipeline *pl, const struct hx_peer *peer,
 			uint64_t seq, int err)
 {
 	json_t *rec = after_record(pl, peer, "failed", op, path, path2, seq);
-	const char *name = strerrorname_np(err);
+	const char *name = err > 0 ? strerrorname_np(err) : NULL;
 	char num[16];
 
 	if (!rec)
 		return;
-	if (!name) {
+	if (!name && err > 0) {
 		snprintf(num, sizeof(num), "%d", err);
 		name = num;
 	}
-	hx_record_set_str(rec, "errno", name);
+	if (name)
+		hx_record_set_str(rec, "errno", name);
+	else /* an exec the kernel refused after its CONTINUE */
+		hx_record_set_str(rec, "why", "no exec followed its allow");
 	hx_record_append_event(pl, rec, NULL, NULL);
 	json_decref(rec);
 }

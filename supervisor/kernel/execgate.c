@@ -36,7 +36,9 @@
 	 PTRACE_O_TRACECLONE | PTRACE_O_EXITKILL)
 
 struct approval {
-	pid_t tid;
+	pid_t pid, tid;
+	uint64_t seq; /* the decision's record (0: coalesced) */
+	char *path;   /* as decided (malloc'd) */
 	dev_t dev;
 	ino_t ino;
 	char *prog; /* a loader's program, by name (malloc'd), or NULL */
@@ -91,6 +93,7 @@ struct hx_execgate {
 	pthread_cond_t cond;
 	int seize_err; /* 1: pending */
 	struct approval *appr;
+	struct approval *unrun; /* approvals no exec followed, to log */
 	struct finding *found;
 	struct exited *gone;
 	struct hx_lineage *lineage; /* NULL: not kept */
@@ -119,14 +122,30 @@ static void wake_loop(struct hx_execgate *g)
 	}
 }
 
-int hx_execgate_approve(struct hx_execgate *g, pid_t tid, dev_t dev, ino_t ino,
+/* An approval that no exec followed (the kernel refused the exec, or
+ * the thread ended first): its "failed" record is written on the
+ * loop's thread. Under g->lock. */
+static void unrun(struct hx_execgate *g, struct approval *a)
+{
+	a->next = g->unrun;
+	g->unrun = a;
+	wake_loop(g);
+}
+
+int hx_execgate_approve(struct hx_execgate *g, const struct hx_peer *peer,
+			uint64_t seq, const char *path, dev_t dev, ino_t ino,
 			const char *cmdline, size_t len)
 {
 	struct approval *a = malloc(sizeof(*a)), **pp;
+	pid_t tid = peer->tid;
 
-	if (!a)
+	if (!a || !(a->path = strdup(path ? path : ""))) {
+		free(a);
 		return -ENOMEM;
+	}
+	a->pid = peer->pid;
 	a->tid = tid;
+	a->seq = seq;
 	a->dev = dev;
 	a->ino = ino;
 	a->prog = NULL;
@@ -138,8 +157,7 @@ int hx_execgate_approve(struct hx_execgate *g, pid_t tid, dev_t dev, ino_t ino,
 			struct approval *old = *pp;
 
 			*pp = old->next;
-			free(old->prog);
-			free(old);
+			unrun(g, old); /* a new exec: that one did not run */
 			break;
 		}
 	a->next = g->appr;
@@ -175,8 +193,10 @@ int hx_execgate_approve_prog(struct hx_execgate *g, pid_t tid, dev_t dev,
 
 static void approval_free(struct approval *a)
 {
-	if (a)
+	if (a) {
 		free(a->prog);
+		free(a->path);
+	}
 	free(a);
 }
 
@@ -279,9 +299,16 @@ static void check_exec(struct hx_execgate *g, pid_t pid, pid_t old_tid)
 	wake_loop(g);
 }
 
+/* tid ended: an approval it still had was not run. */
 static void forget(struct hx_execgate *g, pid_t tid)
 {
-	approval_free(take(g, tid));
+	struct approval *a = take(g, tid);
+
+	if (!a)
+		return;
+	pthread_mutex_lock(&g->lock);
+	unrun(g, a);
+	pthread_mutex_unlock(&g->lock);
 }
 
 /* ---- birth lineage (lineage.h) ---- */
@@ -595,6 +622,31 @@ static void log_exits(struct hx_execgate *g)
 	}
 }
 
+/* The approvals no exec followed, oldest first: each a "failed" record
+ * after the exec's allow, which would otherwise say it ran. */
+static void log_unrun(struct hx_execgate *g)
+{
+	struct approval *list, *a, *rev = NULL;
+
+	pthread_mutex_lock(&g->lock);
+	list = g->unrun;
+	g->unrun = NULL;
+	pthread_mutex_unlock(&g->lock);
+	for (; list; list = a) {
+		a = list->next;
+		list->next = rev;
+		rev = list;
+	}
+	for (; rev; rev = a) {
+		struct hx_peer peer = {.pid = rev->pid, .tid = rev->tid};
+
+		a = rev->next;
+		hx_pipeline_failed(g->pl, &peer, HX_OP_EXEC, rev->path, NULL,
+				   rev->seq, 0);
+		approval_free(rev);
+	}
+}
+
 static void on_events(struct hx_server *s, struct hx_source *src,
 		      uint32_t events)
 {
@@ -625,6 +677,7 @@ static void on_events(struct hx_server *s, struct hx_source *src,
 		free(rev);
 		rev = f;
 	}
+	log_unrun(g);
 	log_exits(g);
 	if (done && g->on_exit)
 		g->on_exit(g->arg);
@@ -777,10 +830,15 @@ void hx_execgate_stop(struct hx_execgate *g)
 			pthread_kill(g->th, GATE_SIG);
 			usleep(1000);
 		}
-	/* Exits seen after session_end are not the session's any more. */
+	/* Exits seen after session_end are not the session's any more,
+	 * nor the execs its end cut short. */
 	while ((x = g->gone)) {
 		g->gone = x->next;
 		free(x);
+	}
+	while ((a = g->unrun)) {
+		g->unrun = a->next;
+		approval_free(a);
 	}
 	if (g->efd >= 0) {
 		/* Findings not yet logged (the loop is ending): log them. */

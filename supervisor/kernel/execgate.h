@@ -27,11 +27,13 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 struct hx_pipeline;
 struct hx_server;
 struct hx_execgate;
+struct hx_peer;
 
 /* Starts the tracer thread, which seizes child (a fresh fork that does
  * not exec before the caller lets it). Exec mismatches are logged
@@ -46,12 +48,16 @@ int hx_execgate_start(pid_t child, struct hx_pipeline *pl,
 		      void (*on_exit)(void *), void *arg,
 		      struct hx_execgate **out);
 
-/* Records what the exec of thread tid was approved as: the final
- * executable's device and inode, and the argv the new image will see
- * (cmdline: NUL-terminated strings back to back, copied). Replaces an
- * earlier approval of tid. Call BEFORE answering CONTINUE. Thread-safe.
- * Returns 0 or -ENOMEM (then deny the exec). */
-int hx_execgate_approve(struct hx_execgate *g, pid_t tid, dev_t dev, ino_t ino,
+/* Records what the exec of thread peer->tid (of process peer->pid) was
+ * approved as: the final executable's device and inode, and the argv
+ * the new image will see (cmdline: NUL-terminated strings back to back,
+ * copied); seq and path, the decision's record and path, for the
+ * "failed" record written when no exec follows (the kernel refused it:
+ * the approval is replaced by the thread's next one, or the thread
+ * ends). Replaces an earlier approval of tid. Call BEFORE answering
+ * CONTINUE. Thread-safe. Returns 0 or -ENOMEM (then deny the exec). */
+int hx_execgate_approve(struct hx_execgate *g, const struct hx_peer *peer,
+			uint64_t seq, const char *path, dev_t dev, ino_t ino,
 			const char *cmdline, size_t len);
 
 /* Adds to tid's approval (call after hx_execgate_approve) the program a

@@ -415,8 +415,8 @@ void hx_un_exec(struct hx_unotify *u, const struct seccomp_notif *n,
 			goto out;
 	}
 	/* The approval is in place before the kernel can run the exec. */
-	if (hx_execgate_approve(u->gate, t->tid, fin.st_dev, fin.st_ino, expect,
-				elen) ||
+	if (hx_execgate_approve(u->gate, &t->peer, j.out.seq, j.rq.path,
+				fin.st_dev, fin.st_ino, expect, elen) ||
 	    (lp.argv && hx_execgate_approve_prog(u->gate, t->tid, pst.st_dev,
 						 pst.st_ino, lp.name))) {
 		a->err = ENOMEM;

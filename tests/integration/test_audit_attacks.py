@@ -679,3 +679,38 @@ def test_an_allowed_call_the_kernel_refuses_has_a_failed_record(wd):
         got = run.failed(err)
         check(len(got) == 1 and got[0][1] and got[0][1]["verdict"] == "allow" and
               got[0][1]["layer"] == "kernel", "%s: %r" % (args, got))
+
+
+EXEC_FAILS = r'''
+import os, sys
+open("junk", "wb").write(b"not a program\0")
+os.chmod("junk", 0o755)
+try:
+    os.execv("./junk", ["./junk"])
+except OSError as e:
+    print("junk", e.strerror)
+sys.stdout.flush()
+if sys.argv[1] == "again":
+    os.execv("/bin/echo", ["echo", "ran"])
+'''
+
+
+def test_an_exec_the_kernel_refuses_after_its_allow_has_a_failed_record(wd):
+    """An exec is decided and recorded, then continued to the kernel
+    (the exec gate checks what runs); when the kernel then refused it (a
+    file it cannot run: ENOEXEC), the log said it was allowed, as if it
+    ran. The gate sees no exec event for that approval: when the thread
+    execs again or ends, a "failed" record follows the allow. A shell
+    whose every exec runs has none."""
+    for how, out in (("again", "junk Exec format error\nran\n"), ("exit", "junk Exec format error\n")):
+        r = harness([PYTHON, "-c", EXEC_FAILS, how], wd)
+        check(r.stdout == out, "%s: %r" % (how, (r.stdout, r.stderr[-400:])))
+        failed = r.events(event="failed", op="exec")
+        check(len(failed) == 1 and failed[0]["args"]["path"] == os.path.join(wd.path, "junk"),
+              "%s: %r\n%s" % (how, failed, r.dump()))
+        allow = [x for x in r.records if x.get("seq") == failed[0].get("ref_seq")]
+        check(allow and allow[0]["verdict"] == "allow" and allow[0]["op"] == "exec" and
+              allow[0]["args"]["path"] == failed[0]["args"]["path"], "%s: it follows %r" % (how, allow))
+    r = harness(["sh", "-c", "for i in 1 2 3; do /bin/true; done; exec /bin/echo done"], wd)
+    check(r.stdout == "done\n" and not r.events(event="failed"),
+          "execs that ran: %r" % r.events(event="failed"))
