@@ -393,6 +393,7 @@ const char *hx_call_name(uint32_t call)
 	    [HX_CALL_IOCTL] = "ioctl",
 	    [HX_CALL_DNS_QUERY] = "dns_query",
 	    [HX_CALL_LISTEN] = "listen",
+	    [HX_CALL_INOTIFY_ADD_WATCH] = "inotify_add_watch",
 	};
 
 	return call < HX_CALL_COUNT && names[call] ? names[call] : "unknown";

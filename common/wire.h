@@ -97,6 +97,7 @@ enum hx_call {
 	HX_CALL_IOCTL,	   /* a file's attribute flags (chattr) */
 	HX_CALL_DNS_QUERY, /* a question to port 53, answered by us */
 	HX_CALL_LISTEN,	   /* listen(2) of a socket no bind named */
+	HX_CALL_INOTIFY_ADD_WATCH,
 	HX_CALL_COUNT,
 };
 

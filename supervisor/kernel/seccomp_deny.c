@@ -440,6 +440,9 @@ const struct hx_sc_rule hx_seccomp_notify[] = {
      * ftruncate and fallocate need an fd open for writing (decided at
      * its open) and pass; the fd forms below do not (fchmod works on
      * an O_RDONLY fd), so they are decided on the file the fd names. */
+    /* A watch tells names and times of a directory's files: decided as
+     * a read of its path (unotify_watch.c). */
+    NOTIFY("inotify_add_watch", "watches a file or directory"),
     NOTIFY("rename", "moves a file"),
     NOTIFY("renameat", "moves a file"),
     NOTIFY("renameat2", "moves or exchanges files"),

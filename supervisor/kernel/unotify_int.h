@@ -328,6 +328,8 @@ void hx_un_mut(struct hx_unotify *u, const struct seccomp_notif *n,
 	       const struct target *t, struct answer *a);
 void hx_un_exec(struct hx_unotify *u, const struct seccomp_notif *n,
 		const struct target *t, struct answer *a);
+void hx_un_watch(struct hx_unotify *u, const struct seccomp_notif *n,
+		 const struct target *t, struct answer *a);
 void hx_un_sched(struct hx_unotify *u, const struct seccomp_notif *n,
 		 const struct target *t, struct answer *a);
 /* What a worker's mutations made for themselves goes (at its end). */

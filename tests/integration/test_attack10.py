@@ -17,6 +17,7 @@ import time
 import uuid
 
 from lib import PYTHON, Listener, Skip, Started, check, harness
+from test_default_policy import fake_home
 
 # The agent's side: openat2 (always decided by the kernel layer, which
 # opens for it) of another process's environ, maps and mem, and of a
@@ -420,3 +421,56 @@ def test_a_socket_the_users_programs_connect_to(wd):
     finally:
         service.close()
         shutil.rmtree(os.path.dirname(place), ignore_errors=True)
+
+
+WATCH = r"""
+import ctypes, os, struct, sys, time
+libc = ctypes.CDLL(None, use_errno=True)
+fd = libc.inotify_init1(os.O_NONBLOCK)
+for p in sys.argv[1:]:
+    wd = libc.inotify_add_watch(fd, p.encode(), 0xfff)  # IN_ALL_EVENTS
+    print(p, wd if wd >= 0 else os.strerror(ctypes.get_errno()))
+sys.stdout.flush()
+open("watched/new", "w").close()
+time.sleep(float(os.environ.get("HX_WATCH_WAIT", "0")))
+try:
+    data = os.read(fd, 65536)
+except BlockingIOError:
+    data = b""
+names = []
+while data:
+    wd, mask, cookie, ln = struct.unpack_from("iIII", data)
+    names.append(data[16:16 + ln].rstrip(b"\0").decode())
+    data = data[16 + ln:]
+print("events", sorted(set(names) - {""}))  # "": the directory itself
+"""
+
+
+def test_a_watch_on_a_denied_directory_is_refused(wd):
+    """inotify_add_watch was neither notified nor seen by Landlock (it
+    has no hook there): a root agent watched ~/.ssh and was told the
+    name of every file the user's programs made or opened there, and
+    when (found by this review, left open at first). A watch is now
+    decided as the read of its path: refused on a denied directory
+    (its refusal recorded), added by the kernel layer on the decided
+    file for the rest, and its events come as before. The test's own
+    process, outside the session, opens the key while the agent
+    watches."""
+    home = fake_home(wd)
+    os.makedirs(os.path.join(wd.path, "watched"))
+    ssh = os.path.join(home, ".ssh")
+    t = Started([PYTHON, "-c", WATCH, "watched", ssh], wd, policy=None,
+                env={"HOME": home, "HX_WATCH_WAIT": "2"})
+    deadline = time.time() + 20
+    while t.alive() and time.time() < deadline:
+        # The user's ssh reading its key, meanwhile.
+        open(os.path.join(ssh, "id_rsa")).read()
+        time.sleep(0.05)
+    r = t.join(60)
+    lines = r.stdout.splitlines()
+    check(lines[:2] == ["watched 1", ssh + " Permission denied"], repr((r.stdout, r.stderr[-500:])))
+    check(lines[2] == "events ['new']", "what the watches told: %r" % lines[2:])
+    rec = r.one(event="inotify_add_watch", args_path=ssh)
+    check(rec["verdict"] == "deny" and rec["rule"] == "ssh", rec)
+    check(r.one(event="inotify_add_watch", args_path=os.path.join(wd.path, "watched"))["verdict"] == "allow",
+          "the project's watch")
