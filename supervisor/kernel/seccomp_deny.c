@@ -126,6 +126,12 @@ const struct hx_sc_rule hx_seccomp_deny[] = {
     /* Opening by handle skips path resolution, so every path rule. */
     DENY("open_by_handle_at", EPERM, "opens a file without a path"),
     DENY("name_to_handle_at", EPERM, "prepares open_by_handle_at"),
+    /* fanotify's inode marks tell what inotify's watches do, on any
+     * directory the agent may read (~/.ssh: Landlock has no hook):
+     * watches are decided one by one in the kernel layer instead
+     * (unotify_watch.c), and fanotify's rare users fall back. */
+    DENY("fanotify_init", EPERM, "watches denied directories"),
+    DENY("fanotify_mark", EPERM, "watches denied directories"),
     DENY("bpf", EPERM, "kernel programs"),
     DENY("perf_event_open", EPERM, "kernel tracing and side channels"),
     /* Keyrings are shared beyond the process tree. */
