@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "common/glob.h"
+#include "common/notice.h"
 #include "common/sbuf.h"
 #include "supervisor/fmt.h"
 #include "supervisor/record.h"
@@ -167,7 +168,7 @@ static void what(json_t *r, char *out, size_t size)
 
 static void print(struct query *q, json_t *r, const char *line)
 {
-	char w[160];
+	char w[160], st[64], se[64], sv[64], sr[128];
 	const char *t = hx_record_field(r, "time");
 
 	q->matched++;
@@ -176,11 +177,13 @@ static void print(struct query *q, json_t *r, const char *line)
 		return;
 	}
 	what(r, w, sizeof(w));
+	/* every field terminal-safe: a record's strings are the agent's */
 	fprintf(q->out, "%-12.12s %7lld %-14.14s %-6s %-24.24s %s\n",
-		strlen(t) > 11 ? t + 11 : t,
+		hx_text_safe(st, sizeof(st), strlen(t) > 11 ? t + 11 : t),
 		(long long)json_integer_value(json_object_get(r, "pid")),
-		hx_record_field(r, "event"), hx_record_field(r, "verdict"),
-		hx_record_field(r, "rule"), w);
+		hx_text_safe(se, sizeof(se), hx_record_field(r, "event")),
+		hx_text_safe(sv, sizeof(sv), hx_record_field(r, "verdict")),
+		hx_text_safe(sr, sizeof(sr), hx_record_field(r, "rule")), w);
 }
 
 /* Each line: the needles first (no parse for a line that cannot

@@ -1,0 +1,144 @@
+"""The eleventh attack review (issue 10, class 8): records that say one
+thing while another happened, and a reviewer misled. The agent's own
+strings (paths, argv, the names of the programs it makes) carrying
+terminal controls, bidi overrides and newlines, read back through
+harness-audit's and harness-policy's human outputs."""
+
+import os
+import pty
+import select
+import shutil
+import subprocess
+
+from lib import AUDIT_TOOL, POLICIES, POLICY_TOOL, PYTHON, check, harness
+
+ESC = "\x1b"
+# Erases the line and moves up (a cursor move over an earlier line), an
+# OSC 8 link, a window title (BEL-ended), a C1 CSI, a right-to-left
+# override, a zero-width space, and a newline that starts a forged line.
+EVIL = ("x" + ESC + "[2K" + ESC + "[1A" + ESC + "]8;;file:evil" + ESC
+        + "\\ok" + ESC + "]8;;" + ESC + "\\" + ESC + "]0;title\x07\u009b31m"
+        + "\u202egnp.exe\u200b\r\n  seq 1 pid 1 open /forged deny: rule forged")
+
+# What must not reach a terminal from the agent's text.
+BAD = [b"\x1b", b"\x07", b"\r", b"\xc2\x9b", b"\xe2\x80\xae", b"\xe2\x80\x8b"]
+
+
+def _bad_bytes(out):
+    """The controls in out, and a line the agent's newline began."""
+    bad = [b for b in BAD if b in out]
+    if any(line.lstrip().startswith(b"seq 1 pid 1 open /forged") for line in out.split(b"\n")):
+        bad.append(b"a forged line")
+    return bad
+
+
+def _on_a_tty(argv, cwd=None, env=None):
+    """argv's output as a terminal gets it (query and sessions draw
+    tables on one)."""
+    master, slave = pty.openpty()
+    p = subprocess.Popen(argv, stdout=slave, stderr=slave, stdin=subprocess.DEVNULL,
+                         cwd=cwd, env=env, close_fds=True)
+    os.close(slave)
+    out = b""
+    while True:
+        r, _, _ = select.select([master], [], [], 30)
+        if not r:
+            break
+        try:
+            chunk = os.read(master, 65536)
+        except OSError:
+            break
+        if not chunk:
+            break
+        out += chunk
+    p.wait(timeout=30)
+    os.close(master)
+    return out.replace(b"\r\n", b"\n")  # the terminal's own
+
+
+def _evil_session(wd):
+    """A session whose agent names EVIL in a refused write, an allowed
+    write, an exec's argv and the program's own path (through the shim),
+    and again from a static program (the kernel layer)."""
+    d = os.path.join(wd.path, "bin" + ESC + "[31m")
+    os.makedirs(d)
+    prog = os.path.join(d, "t" + ESC + "]0;title\x07")
+    shutil.copy("/bin/true", prog)
+    code = ("import os, subprocess, sys\n"
+            "evil = sys.argv[1]\n"
+            "for p in ('secret/' + evil, 'w' + evil):\n"
+            "    try: open(p, 'w')\n"
+            "    except OSError as e: print('refused', e.errno)\n"
+            "subprocess.run([sys.argv[2], 'arg' + evil])\n")
+    r = harness([PYTHON, "-c", code, EVIL, prog], wd)
+    check("refused 13" in r.stdout, "the write was not refused: %r %r" % (r.stdout, r.stderr))
+    rec = r.one(op="write", args_path=os.path.join(wd.path, "secret", EVIL))
+    check(rec["verdict"] == "deny", "record %r" % rec)
+    busybox = "/bin/busybox"
+    if os.path.exists(busybox):
+        r2 = harness([busybox, "sh", "-c", 'echo > "secret/k$1"; echo done', "sh", EVIL],
+                     wd, log=r.log + ".static")
+        check("done" in r2.stdout, r2.stderr)
+        r2.one(op="write", layer="kernel", verdict="deny")
+    return r
+
+
+def test_human_outputs_carry_no_terminal_controls(wd):
+    """harness-audit summary printed a record's path, its exe and
+    host as the record decoded them: a refused write to a name holding
+    ESC [1A ESC [2K (move up, erase the line), an OSC 8 link or a
+    right-to-left override rewrote what the reviewer saw on a terminal,
+    and a newline in the name printed a refusal line of the agent's
+    choosing ("seq 1 pid 1 open /forged deny: rule forged"); the query
+    table printed the rule and event as they were, harness-policy test
+    its examples, harness-policy grants its globs and argv. Every human
+    output now escapes what a record holds as the notices do (a byte
+    outside printable ASCII as \\xNN)."""
+    r = _evil_session(wd)
+    logs = [r.log] + ([r.log + ".static"] if os.path.exists(r.log + ".static") else [])
+    for log in logs:
+        for cmd in (["summary"], ["summary", "--top", "20"], ["tree"], ["tree", "--denials"]):
+            p = subprocess.run([AUDIT_TOOL] + cmd + [log], capture_output=True)
+            check(p.returncode == 0, "%s: %r" % (cmd, p.stderr))
+            check(not _bad_bytes(p.stdout), "harness-audit %s printed %r:\n%r"
+                  % (" ".join(cmd), _bad_bytes(p.stdout), p.stdout[-3000:]))
+            check(b"\\x1b[2K" in p.stdout or cmd[0] == "tree" and b"\\x1b" in p.stdout,
+                  "harness-audit %s: the refusal is not shown escaped:\n%r"
+                  % (" ".join(cmd), p.stdout[-3000:]))
+        out = _on_a_tty([AUDIT_TOOL, "query", log, "--verdict", "deny"])
+        check(not _bad_bytes(out), "harness-audit query on a terminal printed %r:\n%r"
+              % (_bad_bytes(out), out[-3000:]))
+        check(b"\\x1b[2K" in out, "query: the refusal is not shown:\n%r" % out[-3000:])
+    # harness-policy test: the examples of a changed decision.
+    pol = os.path.join(wd.state, "open.yaml")
+    src = open(os.path.join(POLICIES, "test.yaml")).read()
+    open(pol, "w").write(src.replace('deny: ["$CWD/secret/**"]', 'deny: ["$CWD/nothing/**"]'))
+    p = subprocess.run([POLICY_TOOL, "test", pol, r.log], capture_output=True)
+    check(b"secret/x" in p.stdout, "harness-policy test shows no change: %r %r"
+          % (p.stdout, p.stderr))
+    check(not _bad_bytes(p.stdout), "harness-policy test printed %r:\n%r"
+          % (_bad_bytes(p.stdout), p.stdout[-3000:]))
+
+
+def test_grants_list_carries_no_terminal_controls(wd):
+    """harness-policy grants printed a grant's argv and globs as they
+    are; a grant answered "always" for an agent's command keeps the
+    agent's words."""
+    import json
+    env = dict(os.environ, XDG_STATE_HOME=wd.state)
+    env.pop("LD_PRELOAD", None)
+    p = subprocess.run([POLICY_TOOL, "grants", "path"], capture_output=True, text=True,
+                       env=env, cwd=wd.path)
+    check(p.returncode == 0 and p.stdout.strip(), "grants path: %r" % (p,))
+    grants = p.stdout.strip()
+    os.makedirs(os.path.dirname(grants), exist_ok=True)
+    with open(grants, "w") as f:
+        f.write(json.dumps({"id": "g1", "verdict": "allow", "kind": "exec",
+                            "path": "/usr/bin/echo", "argv": ["echo", EVIL]}) + "\n")
+        f.write(json.dumps({"id": "g2", "verdict": "allow", "kind": "file",
+                            "access": "write", "glob": "/tmp/" + EVIL}) + "\n")
+        f.write(json.dumps({"id": "g3", "verdict": "deny", "kind": "net",
+                            "target": EVIL + ":443"}) + "\n")
+    out = _on_a_tty([POLICY_TOOL, "grants"], cwd=wd.path, env=env)
+    check(b"g1" in out and b"g2" in out and b"g3" in out, "grants list: %r" % out)
+    check(not _bad_bytes(out), "harness-policy grants printed %r:\n%r" % (_bad_bytes(out), out))
