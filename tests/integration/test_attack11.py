@@ -10,7 +10,8 @@ import select
 import shutil
 import subprocess
 
-from lib import AUDIT_TOOL, POLICIES, POLICY_TOOL, PYTHON, check, harness
+from lib import (ALLOWED_PORTS, AUDIT_TOOL, HELPERS, POLICIES, POLICY_TOOL, PYTHON, Listener,
+                 check, harness)
 
 ESC = "\x1b"
 # Erases the line and moves up (a cursor move over an earlier line), an
@@ -142,3 +143,37 @@ def test_grants_list_carries_no_terminal_controls(wd):
     out = _on_a_tty([POLICY_TOOL, "grants"], cwd=wd.path, env=env)
     check(b"g1" in out and b"g2" in out and b"g3" in out, "grants list: %r" % out)
     check(not _bad_bytes(out), "harness-policy grants printed %r:\n%r" % (_bad_bytes(out), out))
+
+
+def test_a_request_names_its_object_by_its_own_fields(wd):
+    """A program that speaks the protocol itself sent a connect to
+    127.0.0.1 that also carried the host "api.github.com", and a write
+    to ~/.ssh that carried the host "harmless.example", as no shim
+    sends: each record kept the host beside the address or path, and
+    harness-audit summary listed the connect among the top hosts as
+    api.github.com, tree showed the refusal as "deny write
+    harmless.example". The decoder now refuses a field the op does not
+    name its object by (a host off a lookup, an address off the
+    network, a path or argv on it): a protocol error, the connection
+    closed, and the connect itself is the kernel layer's record of the
+    address."""
+    client = os.path.join(HELPERS, "static_wire_client")
+    lis = Listener(ALLOWED_PORTS)
+    try:
+        r = harness([client, "named", "connect", "api.github.com", "127.0.0.1",
+                     str(lis.port)], wd)
+    finally:
+        lis.close()
+    check("verdict" not in r.stdout, "the request was decided: %r" % r.stdout)
+    for rec in r.records:
+        check(rec.get("args", {}).get("host") != "api.github.com",
+              "a record names the claimed host: %r" % rec)
+    r.one(event="protocol_error", error="unexpected field")
+    s = subprocess.run([AUDIT_TOOL, "summary", r.log], capture_output=True, text=True)
+    check("api.github.com" not in s.stdout, "summary: %s" % s.stdout)
+    ssh = os.path.join(wd.path, "secret", "k")
+    r = harness([client, "named", "write", "harmless.example", ssh], wd)
+    check("verdict" not in r.stdout, "the request was decided: %r" % r.stdout)
+    r.none(args_host="harmless.example")
+    t = subprocess.run([AUDIT_TOOL, "tree", r.log], capture_output=True, text=True)
+    check("harmless.example" not in t.stdout, "tree: %s" % t.stdout)
