@@ -16,6 +16,7 @@
 #include "common/sbuf.h"
 #include "supervisor/fmt.h"
 #include "supervisor/record.h"
+#include "supervisor/export/proctree.h"
 #include "supervisor/export/logline.h"
 #include "tools/sessions_cli.h"
 
@@ -116,6 +117,23 @@ static bool host_matches(const char *glob, json_t *args)
 	return !fnmatch(glob, a, 0);
 }
 
+/* A path filter matches what a call named and what it acted on: a
+ * write through a link in the project to a file outside has that file
+ * as its path_resolved only. */
+static bool path_matches(const char *glob, json_t *args)
+{
+	static const char *const k[] = {"path_resolved", "path2_resolved"};
+
+	if (hx_glob_match(glob, hx_record_field(args, "path")) ||
+	    hx_glob_match(glob, hx_record_field(args, "path2")))
+		return true;
+	for (size_t i = 0; i < 2; i++)
+		if (*hx_record_field(args, k[i]) &&
+		    hx_glob_match(glob, hx_record_field(args, k[i])))
+			return true;
+	return false;
+}
+
 static bool matches(const struct query *q, json_t *r)
 {
 	json_t *args = json_object_get(r, "args");
@@ -133,8 +151,7 @@ static bool matches(const struct query *q, json_t *r)
 		return false;
 	if (q->exe && fnmatch(q->exe, hx_record_field(r, "exe"), 0))
 		return false;
-	if (q->path && !hx_glob_match(q->path, hx_record_field(args, "path")) &&
-	    !hx_glob_match(q->path, hx_record_field(args, "path2")))
+	if (q->path && !path_matches(q->path, args))
 		return false;
 	if (q->host && !host_matches(q->host, args))
 		return false;
@@ -160,15 +177,18 @@ static void what(json_t *r, char *out, size_t size)
 		}
 		return;
 	}
-	s = *hx_record_field(args, "path")   ? hx_record_field(args, "path")
-	    : *hx_record_field(args, "addr") ? hx_record_field(args, "addr")
-					     : hx_record_field(args, "host");
+	if (*hx_record_field(args, "path")) {
+		hx_paths_line(args, out, size);
+		return;
+	}
+	s = *hx_record_field(args, "addr") ? hx_record_field(args, "addr")
+					   : hx_record_field(args, "host");
 	hx_sbuf_put_escaped(&b, s, strlen(s));
 }
 
 static void print(struct query *q, json_t *r, const char *line)
 {
-	char w[160], st[64], se[64], sv[64], sr[128];
+	char w[512], st[64], se[64], sv[64], sr[128];
 	const char *t = hx_record_field(r, "time");
 
 	q->matched++;

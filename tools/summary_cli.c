@@ -56,8 +56,9 @@ enum {
 static const char *const keys[NKEYS] = {
     "event", "category", "verdict", "rule", "layer", "latency_ns", "enforced",
     "seq",   "pid",	 "ppid",    "exe",  "error", "args"};
-enum { A_PATH, A_ADDR, A_HOST, A_ARGV, A_NKEYS };
-static const char *const args_keys[A_NKEYS] = {"path", "addr", "host", "argv"};
+enum { A_PATH, A_ADDR, A_HOST, A_ARGV, A_RESOLVED, A_NKEYS };
+static const char *const args_keys[A_NKEYS] = {"path", "addr", "host", "argv",
+					       "path_resolved"};
 
 struct rec {
 	struct hx_span m[NKEYS], a[A_NKEYS];
@@ -178,9 +179,19 @@ static void add_process(struct summary *s, const struct rec *r)
 
 static void add_denied(struct summary *s, const struct rec *r)
 {
-	char what[768], ev[32], rule[96], buf[2048], sw[1024], se[128], sr[384];
+	char what[2 * PATH_MAX + 16], ev[32], rule[96], buf[2048], sw[1024],
+	    se[128], sr[384];
 
 	hx_span_str(&r->a[A_PATH], what, sizeof(what));
+	if (what[0] && r->a[A_RESOLVED].p) { /* what it acted on too */
+		char res[PATH_MAX];
+		size_t n = strlen(what);
+
+		hx_span_str(&r->a[A_RESOLVED], res, sizeof(res));
+		if (strcmp(res, what))
+			snprintf(what + n, sizeof(what) - n, " (resolved %s)",
+				 res);
+	}
 	if (!what[0])
 		hx_span_str(&r->a[A_ADDR], what, sizeof(what));
 	if (!what[0])
@@ -245,8 +256,10 @@ static void sum_one(struct summary *s, const char *line, size_t len)
 		tally(s->hosts, v, refused);
 	}
 	if (!strncmp(cat, "file_", 5)) {
-		prefix_of(hx_span_str(&r.a[A_PATH], v, sizeof(v)), prefix,
-			  sizeof(prefix));
+		/* where the call acted: through a link, its resolved path */
+		if (!hx_span_str(&r.a[A_RESOLVED], v, sizeof(v))[0])
+			hx_span_str(&r.a[A_PATH], v, sizeof(v));
+		prefix_of(v, prefix, sizeof(prefix));
 		tally(s->prefixes, prefix, refused);
 	}
 	add_latency(s, &r);

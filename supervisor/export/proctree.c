@@ -95,7 +95,7 @@ static struct hx_ptree_proc *add(struct hx_ptree *t, long long pid,
 static void target(json_t *rec, char *out, size_t size)
 {
 	json_t *args = json_object_get(rec, "args");
-	const char *k[] = {"host", "addr", "path"};
+	const char *k[] = {"host", "addr"};
 	struct hx_sbuf b = {out, size, 0};
 	json_t *argv = json_object_get(args, "argv");
 
@@ -104,17 +104,41 @@ static void target(json_t *rec, char *out, size_t size)
 		hx_argv_line(argv, out, size);
 		return;
 	}
-	for (size_t i = 0; i < 3 && !b.len; i++) {
+	for (size_t i = 0; i < 2 && !b.len; i++) {
 		const char *v = json_string_value(json_object_get(args, k[i]));
 
 		if (v)
 			hx_sbuf_put_escaped(&b, v, strlen(v));
 	}
-	if (json_string_value(json_object_get(args, "path2"))) {
-		const char *v = hx_record_field(args, "path2");
+	if (!b.len)
+		hx_paths_line(args, out, size);
+}
 
+static void put_path(struct hx_sbuf *b, json_t *args, const char *key,
+		     const char *resolved)
+{
+	const char *p = hx_record_field(args, key),
+		   *r = hx_record_field(args, resolved);
+
+	hx_sbuf_put_escaped(b, p, strlen(p));
+	if (*r && strcmp(p, r)) {
+		hx_sbuf_put(b, " (resolved ");
+		hx_sbuf_put_escaped(b, r, strlen(r));
+		hx_sbuf_put(b, ")");
+	}
+}
+
+void hx_paths_line(json_t *args, char *out, size_t size)
+{
+	struct hx_sbuf b = {out, size, 0};
+
+	out[0] = '\0';
+	if (!json_string_value(json_object_get(args, "path")))
+		return;
+	put_path(&b, args, "path", "path_resolved");
+	if (json_string_value(json_object_get(args, "path2"))) {
 		hx_sbuf_put(&b, " -> ");
-		hx_sbuf_put_escaped(&b, v, strlen(v));
+		put_path(&b, args, "path2", "path2_resolved");
 	}
 }
 

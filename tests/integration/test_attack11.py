@@ -177,3 +177,33 @@ def test_a_request_names_its_object_by_its_own_fields(wd):
     r.none(args_host="harmless.example")
     t = subprocess.run([AUDIT_TOOL, "tree", r.log], capture_output=True, text=True)
     check("harmless.example" not in t.stdout, "tree: %s" % t.stdout)
+
+
+def test_a_write_through_a_link_is_found_where_it_landed(wd):
+    """In audit mode (the security team's first run) the agent wrote a
+    file outside the project through a symbolic link in it (lk ->
+    OUT/victim) and through a link's ".." (l/../y with l -> OUT/sub):
+    the records had OUT in path_resolved only, and harness-audit query
+    --path 'OUT/**' found nothing, summary counted the writes under the
+    project's prefix, tree showed them as the project's lk and y. Each
+    now matches and shows the path the call acted on too."""
+    out = os.path.join(wd.state, "out")
+    os.makedirs(os.path.join(out, "sub"))
+    os.symlink(os.path.join(out, "victim"), os.path.join(wd.path, "lk"))
+    os.symlink(os.path.join(out, "sub"), os.path.join(wd.path, "l"))
+    runs = [("sh", ["sh", "-c", "echo one > lk; echo two > l/../y"])]
+    if os.path.exists("/bin/busybox"):
+        runs.append(("busybox", ["/bin/busybox", "sh", "-c", "echo three >> lk; echo four > l/../z"]))
+    for name, cmd in runs:
+        r = harness(cmd, wd, mode="audit")
+        check(r.status == 0, "%s: %r" % (name, r.stderr))
+        q = subprocess.run([AUDIT_TOOL, "query", r.log, "--path", out + "/**"],
+                           capture_output=True, text=True)
+        found = [line for line in q.stdout.splitlines() if line]
+        check(len(found) >= 2, "%s: query --path %s/** found %r" % (name, out, found))
+        s = subprocess.run([AUDIT_TOOL, "summary", r.log], capture_output=True, text=True)
+        check(out in s.stdout.split("top path prefixes")[-1],
+              "%s: summary's prefixes: %s" % (name, s.stdout))
+        t = subprocess.run([AUDIT_TOOL, "tree", r.log], capture_output=True, text=True)
+        check("(resolved %s/victim)" % out in t.stdout, "%s: tree: %s" % (name, t.stdout))
+    check(open(os.path.join(out, "victim")).read().startswith("one"), "the write did not land")
