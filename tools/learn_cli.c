@@ -46,6 +46,7 @@ struct learn {
 	json_t *answered; /* object: seq of an ask a person allowed -> true */
 	char cwd[PATH_MAX], home[PATH_MAX], tmpdir[PATH_MAX];
 	size_t sessions, records;
+	size_t spaced; /* programs whose path no exec pattern can name */
 };
 
 static const char *str(json_t *o, const char *k)
@@ -165,7 +166,7 @@ static bool exec_example(const char *path, json_t *argv, char *buf, size_t size)
 	size_t k, i;
 	json_t *w;
 
-	if (!plain_words(argv) || strpbrk(path, " \t*?[]"))
+	if (!plain_words(argv) || strpbrk(path, " \t\n\r*?[]"))
 		return false;
 	k = (size_t)snprintf(buf, size, "%s", path);
 	json_array_foreach(argv, i, w)
@@ -187,6 +188,14 @@ static void learn_exec(struct learn *l, const char *path, json_t *a,
 
 	if (!path || hx_glob_escape(path, esc, sizeof(esc)))
 		return;
+	/* An exec pattern's words are split at whitespace, which a glob
+	 * cannot escape: "/p/a b *" allowed the program /p/a with "b"
+	 * first (one the agent makes later), not /p/a b (the eleventh
+	 * attack review). Such a program is not learned: refused. */
+	if (strpbrk(path, " \t\n\r")) {
+		l->spaced++;
+		return;
+	}
 	if (refused) { /* exactly what was refused */
 		if (exec_example(path, argv, ex, sizeof(ex)))
 			add(&l->deny_exec, ex, ex);
@@ -388,6 +397,12 @@ static void write_policy(struct learn *l, int nlogs, char *const *logs,
 		when, l->sessions, l->sessions == 1 ? "" : "s", l->records);
 	for (int i = 0; i < nlogs; i++)
 		fprintf(out, "#   %s\n", logs[i]);
+	if (l->spaced)
+		fprintf(out,
+			"# Not learned: %zu execs of programs whose path holds "
+			"whitespace, which an\n# exec pattern cannot name "
+			"(its words are split there): refused.\n",
+			l->spaced);
 	fputs("# It allows what they did and nothing else; what a session in "
 	      "enforce mode\n# was refused stays refused. Read it, edit it, "
 	      "then: harness-policy check\n# FILE; harness-policy test FILE "

@@ -207,3 +207,31 @@ def test_a_write_through_a_link_is_found_where_it_landed(wd):
         t = subprocess.run([AUDIT_TOOL, "tree", r.log], capture_output=True, text=True)
         check("(resolved %s/victim)" % out in t.stdout, "%s: tree: %s" % (name, t.stdout))
     check(open(os.path.join(out, "victim")).read().startswith("one"), "the write did not land")
+
+
+def test_learn_allows_no_program_the_run_did_not_run(wd):
+    """harness-policy learn wrote an exec of "$CWD/a b" as the pattern
+    "/…/a b *", whose words are split at the space: it allowed the
+    program /…/a with "b" first, which the audit run never ran. The
+    agent, enforced by that policy, made /…/a and ran it. A program
+    whose path holds whitespace is now not learned (refused), and the
+    policy says so."""
+    shutil.copy("/bin/true", os.path.join(wd.path, "a b"))
+    r = harness(["sh", "-c", './"a b" x; echo hi > out.txt'], wd, mode="audit")
+    check(r.status == 0, r.stderr)
+    p = subprocess.run([POLICY_TOOL, "learn", r.log], capture_output=True, text=True)
+    check(p.returncode == 0, p.stderr)
+    pol = os.path.join(wd.state, "learned.yaml")
+    open(pol, "w").write(p.stdout)
+    # Enforced by it, the agent makes /…/a and runs it with "b" first.
+    os.unlink(os.path.join(wd.path, "a b"))
+    open(os.path.join(wd.path, "a"), "w").write("#!/bin/sh\necho ran > marker\n")
+    os.chmod(os.path.join(wd.path, "a"), 0o755)
+    r = harness(["sh", "-c", "./a b evil; true"], wd, policy=pol)
+    check(not os.path.exists(os.path.join(wd.path, "marker")),
+          "the learned policy ran /…/a: %s" % r.dump())
+    check(wd.path + "/a" not in p.stdout, "learned: %s" % p.stdout)
+    chk = subprocess.run([POLICY_TOOL, "check", pol], capture_output=True, text=True)
+    check(chk.returncode == 0, "check: %s %s" % (chk.stdout, chk.stderr))
+    check("Not learned: 1 exec" in open(pol).read(),
+          "the policy does not say what it left out:\n%s" % open(pol).read())
