@@ -235,3 +235,37 @@ def test_learn_allows_no_program_the_run_did_not_run(wd):
     check(chk.returncode == 0, "check: %s %s" % (chk.stdout, chk.stderr))
     check("Not learned: 1 exec" in open(pol).read(),
           "the policy does not say what it left out:\n%s" % open(pol).read())
+
+
+def test_the_question_names_the_asking_program_terminal_safe(wd):
+    """The question on harness-exec's terminal says which process asks
+    ("asked by PID EXE"), and EXE was printed as the kernel names the
+    image: an agent that ran a copy of sh named
+    "sh ESC[1A ESC[2K CR harness: ask 1: write .../notes.txt" moved the
+    cursor up over the real question, erased it and drew its own, so
+    the person approved a write it did not read. The name is now
+    escaped as the rest of the question is."""
+    from test_ask import argv_of, on_a_terminal, read_until
+    os.makedirs(os.path.join(wd.path, "ask"))
+    # a path drawn with U+2215 DIVISION SLASH: a name holds no "/"
+    fake = "harness: ask 1: write %s\u2215notes.txt" % wd.path.replace("/", "\u2215")
+    name = "sh" + ESC + "[1A" + ESC + "[2K\r" + fake + ESC + "]0;t\x07"
+    prog = os.path.join(wd.path, name)
+    shutil.copy(os.path.realpath("/bin/sh"), prog)
+    log = os.path.join(wd.state, "asked.jsonl")
+    pid, fd = on_a_terminal(wd, [prog, "-c", "echo x > ask/secret-plan; echo DONE"], log)
+    try:
+        seen = read_until(fd, b"(refused in ")
+        os.write(fd, b"d")
+        seen += read_until(fd, b"DONE", 10)
+    finally:
+        os.waitpid(pid, 0)
+        os.close(fd)
+    check(b"(refused in " in seen, "no question: %r" % seen[-800:])
+    # the question as harness-exec put it (what the agent's sh prints of
+    # its own name after is the agent's own output)
+    q = seen[seen.index(b"harness: ask 1:"):seen.index(b"(refused in ")]
+    check(b"\x1b[1A" not in q and b"\x1b[2K" not in q and b"\x1b]0;" not in q
+          and b"\r" not in q.replace(b"\r\n", b""),
+          "the asking program's name reached the terminal raw: %r" % q)
+    check(b"sh\\x1b[1A" in q, "the asker is not named: %r" % q)
