@@ -970,6 +970,7 @@ out:
 	free(env);
 	teardown(r);
 	audit_open = r->audit != NULL;
+	hx_run_anchor(r); /* NULL log: none */
 	if (audit_open && hx_audit_close(r->audit))
 		hx_say("audit log %s: sync failed", r->sess.audit_path);
 	r->audit = NULL;

@@ -4,6 +4,7 @@ strings (paths, argv, the names of the programs it makes) carrying
 terminal controls, bidi overrides and newlines, read back through
 harness-audit's and harness-policy's human outputs."""
 
+import json
 import os
 import pty
 import select
@@ -11,7 +12,7 @@ import shutil
 import subprocess
 
 from lib import (ALLOWED_PORTS, AUDIT_TOOL, HELPERS, POLICIES, POLICY_TOOL, PYTHON, Listener,
-                 check, harness)
+                 check, harness, read_log)
 
 ESC = "\x1b"
 # Erases the line and moves up (a cursor move over an earlier line), an
@@ -269,3 +270,60 @@ def test_the_question_names_the_asking_program_terminal_safe(wd):
           and b"\r" not in q.replace(b"\r\n", b""),
           "the asking program's name reached the terminal raw: %r" % q)
     check(b"sh\\x1b[1A" in q, "the asker is not named: %r" % q)
+
+
+FORGE = r'''
+import hashlib, json, re, sys
+lines = open(sys.argv[1], "rb").read().splitlines()
+out, prev = [], "0" * 64
+for line in lines:
+    r = json.loads(line)
+    if r.get("event") == "execve" and "cat" in json.dumps(r.get("args", {})):
+        continue  # the evidence goes
+    body = line[:line.rindex(b',"hash"')]
+    j = body.rindex(b'"prev":"')
+    body = body[:j] + b'"prev":"' + prev.encode() + b'"' + body[j + 74:]
+    body = re.sub(rb'"seq":\d+', b'"seq":%d' % (len(out) + 1), body, count=1)
+    prev = hashlib.sha256(body + b"}").hexdigest()
+    out.append(body + b',"hash":"' + prev.encode() + b'"}')
+open(sys.argv[1], "wb").write(b"\n".join(out) + b"\n")
+print("rewrote", len(lines), len(out))
+'''
+
+
+def test_a_log_rewritten_by_a_later_session_does_not_verify(wd):
+    """A session's --audit-log in the project is the agent's to write
+    in the next session (only the running session's log is protected):
+    that agent deleted the exec records it wanted gone from the first
+    session's log and computed the chain again (the hash has no key),
+    renumbering seq, and harness-audit verify SESSION said "ok, chain
+    intact". Each session now leaves an anchor in its own directory
+    (the last record's seq and hash; the state dir is protected from
+    every session), and verify checks the log against it: rewritten,
+    or cut at a record boundary, it fails."""
+    os.makedirs(os.path.join(wd.path, "logs"))
+    log = os.path.join(wd.path, "logs", "first.jsonl")
+    env = {"XDG_STATE_HOME": wd.state}
+    r = harness(["sh", "-c", "cat /etc/hostname > /dev/null"], wd, log=log, env=env)
+    r.expect_status(0)
+    sid = r.one(event="session_start")["session"]
+    venv = dict(os.environ, XDG_STATE_HOME=wd.state)
+    v = subprocess.run([AUDIT_TOOL, "verify", sid], capture_output=True, text=True, env=venv)
+    check(v.returncode == 0, "verify before: %r %r" % (v.stdout, v.stderr))
+    whole = open(log, "rb").read()
+    # The next session's agent rewrites the first one's log.
+    r2 = harness([PYTHON, "-c", FORGE, log], wd, env=env)
+    check("rewrote" in r2.stdout, "the rewrite: %r %r" % (r2.stdout, r2.stderr))
+    check(not any(x.get("event") == "execve" and "cat" in json.dumps(x.get("args", {}))
+                  for x in read_log(log)), "the evidence is still there")
+    for arg in (sid, log):
+        v = subprocess.run([AUDIT_TOOL, "verify", arg], capture_output=True, text=True, env=venv)
+        check(v.returncode == 1 and "seq" in v.stdout,
+              "verify %s after the rewrite: %r %r" % (arg, v.stdout, v.stderr))
+    # Cut at a record boundary: the session's last records gone.
+    open(log, "wb").write(b"\n".join(whole.splitlines()[:-2]) + b"\n")
+    v = subprocess.run([AUDIT_TOOL, "verify", sid], capture_output=True, text=True, env=venv)
+    check(v.returncode == 1, "verify of the cut log: %r %r" % (v.stdout, v.stderr))
+    open(log, "wb").write(whole)
+    v = subprocess.run([AUDIT_TOOL, "verify", sid], capture_output=True, text=True, env=venv)
+    check(v.returncode == 0, "verify of the log as written: %r %r" % (v.stdout, v.stderr))
