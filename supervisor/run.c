@@ -560,7 +560,8 @@ static int open_pipeline(struct run *r)
 
 	if (e) {
 		hx_say("cannot open audit log %s: %s", r->sess.audit_path,
-		       strerror(-e));
+		       e == -EBUSY ? "another session is writing it"
+				   : strerror(-e));
 		return -1;
 	}
 	if ((e = protect_log(r)))

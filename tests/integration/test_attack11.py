@@ -327,3 +327,35 @@ def test_a_log_rewritten_by_a_later_session_does_not_verify(wd):
     open(log, "wb").write(whole)
     v = subprocess.run([AUDIT_TOOL, "verify", sid], capture_output=True, text=True, env=venv)
     check(v.returncode == 0, "verify of the log as written: %r %r" % (v.stdout, v.stderr))
+
+
+def test_two_sessions_do_not_interleave_one_log(wd):
+    """Two sessions started with one --audit-log wrote their records
+    into it interleaved, each chained to its own last: the log no
+    longer verified ("prev mismatch"), the same verdict a tampered one
+    gets, so a real edit could be passed off as the two sessions'. The
+    second session now refuses to start while the first writes the
+    log, and the log verifies."""
+    from lib import Started
+    log = os.path.join(wd.state, "shared.jsonl")
+    first = Started(["sh", "-c", "for i in 1 2 3 4 5 6 7 8 9 10; do cat /etc/hostname > /dev/null; "
+                     "sleep 0.1; done"], wd, log=log)
+    import time
+    for _ in range(100):
+        if os.path.exists(log) and os.path.getsize(log) > 0:
+            break
+        time.sleep(0.02)
+    second = harness(["sh", "-c", "for i in 1 2 3; do cat /etc/hostname > /dev/null; done; echo ran"],
+                     wd, log=log)
+    r = first.join()
+    r.expect_status(0)
+    check("ran" not in second.stdout and second.status != 0,
+          "the second session ran on the first's log: %r %r" % (second.stdout, second.stderr[-400:]))
+    check("another session is writing it" in second.stderr, second.stderr[-400:])
+    v = subprocess.run([AUDIT_TOOL, "verify", log], capture_output=True, text=True)
+    check(v.returncode == 0, "verify: %r %r" % (v.stdout, v.stderr))
+    # Once the first has ended, the log is the next session's to continue.
+    third = harness(["true"], wd, log=log)
+    third.expect_status(0)
+    v = subprocess.run([AUDIT_TOOL, "verify", log], capture_output=True, text=True)
+    check(v.returncode == 0, "verify after a third session: %r %r" % (v.stdout, v.stderr))
