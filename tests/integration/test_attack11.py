@@ -359,3 +359,30 @@ def test_two_sessions_do_not_interleave_one_log(wd):
     third.expect_status(0)
     v = subprocess.run([AUDIT_TOOL, "verify", log], capture_output=True, text=True)
     check(v.returncode == 0, "verify after a third session: %r %r" % (v.stdout, v.stderr))
+
+
+def test_the_question_shows_every_word_of_a_long_command(wd):
+    """The question's line was cut at 2,048 bytes without a word: an
+    agent asked about "git push origin feature -o ci.skip=<2,500 x>
+    --force main" showed the person "git push origin feature -o
+    ci.skip=xxxx..." to the end of the line, and "--force main", what
+    the answer approved, was never on the terminal. A word is now cut
+    at 120 bytes with how much was left out, and a line that does not
+    fit says so."""
+    from test_ask import on_a_terminal, read_until
+    log = os.path.join(wd.state, "long.jsonl")
+    git = [shutil.which("git") or "/usr/bin/git", "push", "origin", "feature", "-o",
+           "ci.skip=" + "x" * 2500, "--force", "main"]
+    pid, fd = on_a_terminal(wd, [PYTHON, "-c", "import subprocess, sys; subprocess.run(sys.argv[1:])"]
+                            + git, log)
+    try:
+        seen = read_until(fd, b"(refused in ")
+        os.write(fd, b"d")
+        read_until(fd, b"\n", 5)
+    finally:
+        os.waitpid(pid, 0)
+        os.close(fd)
+    check(b"(refused in " in seen, "no question: %r" % seen[-400:])
+    q = seen[seen.index(b"harness: ask 1:"):seen.index(b"(refused in ")]
+    check(b"--force main" in q, "the question hides the end of the command: %r" % q[-400:])
+    check(b"[2388 more bytes]" in q, "the cut word does not say so: %r" % q[-400:])
