@@ -124,7 +124,10 @@ static const char *one(json_t *tab, const struct hx_span *m)
 					      "from the session's anchor"
 					    : NULL;
 	}
-	return NULL;
+	/* the session wrote nothing after its anchor: another did */
+	return (uint64_t)seq > a->seq ? "a record of the session after its "
+					"last (appended)"
+				      : NULL;
 }
 
 static int scan(FILE *f, json_t *tab, char *why, size_t wsize)
@@ -151,8 +154,8 @@ static int scan(FILE *f, json_t *tab, char *why, size_t wsize)
 	return r;
 }
 
-int hx_anchor_check(const char *path, const char *only, size_t *checked,
-		    char *why, size_t wsize)
+int hx_anchor_check(const char *path, const char *only, bool strict,
+		    size_t *checked, char *why, size_t wsize)
 {
 	json_t *tab = json_object(), *v;
 	FILE *f = fopen(path, "re");
@@ -172,6 +175,14 @@ int hx_anchor_check(const char *path, const char *only, size_t *checked,
 		struct anchored *a =
 		    (struct anchored *)(intptr_t)json_integer_value(v);
 
+		if (!r && strict && (!a || !a->has)) {
+			snprintf(why, wsize,
+				 "session %s has no anchor (still running, "
+				 "its harness-exec killed, not yours, or not "
+				 "a session)",
+				 id);
+			r = 1;
+		}
 		if (!r && a && a->has && !a->seen) {
 			snprintf(why, wsize,
 				 "session %s: the log holds no record seq "

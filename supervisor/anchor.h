@@ -10,6 +10,7 @@
 #ifndef HX_ANCHOR_H
 #define HX_ANCHOR_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -27,9 +28,12 @@ int hx_anchor_read(const char *id, uint64_t *seq, char hex[65]);
 /* Checks the log at path against the anchors of the sessions it names,
  * and, when only is not NULL, that session's anchor whether the log
  * names it or not. Returns 0 when every anchored session's record is in
- * the log with its hash (*checked: how many were), 1 with the first
- * mismatch said in why, -errno when the log is unreadable. */
-int hx_anchor_check(const char *path, const char *only, size_t *checked,
-		    char *why, size_t wsize);
+ * the log with its hash and none of it follows (*checked: how many
+ * were), 1 with the first mismatch said in why, -errno when the log is
+ * unreadable. strict: a session named without an anchor (running,
+ * killed, another user's, or made up by whoever wrote the log) fails
+ * too. */
+int hx_anchor_check(const char *path, const char *only, bool strict,
+		    size_t *checked, char *why, size_t wsize);
 
 #endif

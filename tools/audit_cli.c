@@ -125,12 +125,17 @@ static int check_anchors(const char *log, FILE *out, FILE *err)
 	int r;
 
 	session_of_log(log, id, sizeof(id));
-	r = hx_anchor_check(log, id[0] ? id : NULL, &checked, why, sizeof(why));
+	r = hx_anchor_check(log, id[0] ? id : NULL, false, &checked, why,
+			    sizeof(why));
 	if (r < 0)
 		fprintf(err, "harness-audit: %s: anchors: %s\n", log,
 			strerror(-r));
 	if (r == 1)
 		fprintf(out, "%s: %s\n", log, why);
+	/* a session without one is said, not failed (still running...) */
+	if (r == 0 &&
+	    hx_anchor_check(log, NULL, true, &checked, why, sizeof(why)) == 1)
+		fprintf(err, "harness-audit: warning: %s: %s\n", log, why);
 	return r == 1;
 }
 

@@ -11,6 +11,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "supervisor/anchor.h"
+#include "supervisor/audit.h"
 #include "supervisor/session.h"
 #include "supervisor/export/logline.h"
 
@@ -19,7 +21,7 @@
 #define SEEN_MAX     200000 /* decisions remembered, to skip repeats */
 
 static const char usage[] =
-    "Usage: harness-policy learn LOG... > policy.yaml\n"
+    "Usage: harness-policy learn [--unverified] LOG... > policy.yaml\n"
     "\n"
     "Writes the smallest commented policy that allows what the recorded\n"
     "sessions did: writes (and other changes to files) as directory\n"
@@ -30,6 +32,10 @@ static const char usage[] =
     "(a deny rule per call). Run an agent with --mode audit first, learn,\n"
     "read and edit the policy, check it with 'harness-policy check' and\n"
     "'harness-policy test POLICY LOG...', then enforce it.\n"
+    "\n"
+    "Each LOG is verified first as harness-audit verify does (its chain\n"
+    "and its sessions' anchors): one that does not verify is not learned\n"
+    "from (exit 2) unless --unverified.\n"
     "\n"
     "Exit status: 0 written, 2 usage or log error.\n";
 
@@ -503,15 +509,50 @@ static int each_record(const char *path,
 	return 0;
 }
 
+/* A log is learned from once it verifies: records added to an audit
+ * run's log after it (an --audit-log in the project is the next
+ * session's agent's to write; the chain has no key) taught the policy
+ * what the run never did (the eleventh attack review). */
+static int verified(const char *log, FILE *err)
+{
+	struct hx_audit_verify v;
+	char why[512];
+	size_t n;
+	int r = hx_audit_verify(log, &v);
+
+	if (r == 1)
+		snprintf(why, sizeof(why), "line %llu: %s",
+			 (unsigned long long)v.bad_line, v.reason);
+	else if (r == 0)
+		r = hx_anchor_check(log, NULL, true, &n, why, sizeof(why));
+	if (r < 0)
+		snprintf(why, sizeof(why), "%s", strerror(-r));
+	if (r)
+		fprintf(err,
+			"harness-policy learn: %s: %s: does not verify, not "
+			"learned from (--unverified learns from it)\n",
+			log, why);
+	return r ? -1 : 0;
+}
+
 int hx_learn_cli(int argc, char *const *argv, FILE *out, FILE *err)
 {
 	struct learn l = {0};
 	int status = 0;
+	bool check = true;
 
+	if (argc > 1 && !strcmp(argv[1], "--unverified")) {
+		check = false;
+		argv++;
+		argc--;
+	}
 	if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
 		fputs(usage, argc < 2 ? err : out);
 		return argc < 2 ? 2 : 0;
 	}
+	for (int i = 1; i < argc && check; i++)
+		if (verified(argv[i], err))
+			return 2;
 	l.subcmds = json_object();
 	l.answered = json_object();
 	for (int i = 1; i < argc && !status; i++) {

@@ -220,7 +220,8 @@ def test_learn_allows_no_program_the_run_did_not_run(wd):
     shutil.copy("/bin/true", os.path.join(wd.path, "a b"))
     r = harness(["sh", "-c", './"a b" x; echo hi > out.txt'], wd, mode="audit")
     check(r.status == 0, r.stderr)
-    p = subprocess.run([POLICY_TOOL, "learn", r.log], capture_output=True, text=True)
+    p = subprocess.run([POLICY_TOOL, "learn", r.log], capture_output=True, text=True,
+                       env=dict(os.environ, XDG_STATE_HOME=wd.state))
     check(p.returncode == 0, p.stderr)
     pol = os.path.join(wd.state, "learned.yaml")
     open(pol, "w").write(p.stdout)
@@ -386,3 +387,57 @@ def test_the_question_shows_every_word_of_a_long_command(wd):
     q = seen[seen.index(b"harness: ask 1:"):seen.index(b"(refused in ")]
     check(b"--force main" in q, "the question hides the end of the command: %r" % q[-400:])
     check(b"[2388 more bytes]" in q, "the cut word does not say so: %r" % q[-400:])
+
+
+APPEND = r'''
+import hashlib, json, os, sys
+log, what = sys.argv[1], sys.argv[2]
+last = json.loads(open(log, "rb").read().splitlines()[-1])
+rec = {"time": last["time"], "seq": last["seq"] + 1, "session": sys.argv[3], "pid": last["pid"],
+       "ppid": 1, "tid": last["pid"], "exe": "/usr/bin/dash", "event": "openat", "op": "write",
+       "args": {"path": what, "flags": "O_WRONLY|O_CREAT|O_APPEND", "mode": "0644"},
+       "cwd": "/", "category": "file_write", "risk": "high", "verdict": "allow",
+       "enforced": False, "rule": "default:file_write", "layer": "kernel", "prev": last["hash"]}
+body = json.dumps(rec, separators=(",", ":"))
+rec["hash"] = hashlib.sha256(body.encode()).hexdigest()
+open(log, "a").write(json.dumps(rec, separators=(",", ":")) + "\n")
+print("appended")
+'''
+
+
+def test_learn_takes_no_record_added_after_the_run(wd):
+    """The security team's audit run logged to the project
+    (--audit-log); the next session's agent appended a record of its
+    own to that log, a write to ~/.ssh/authorized_keys "allowed, not
+    enforced", with the chain computed on (the hash has no key), under
+    the run's session id or a made-up one. harness-audit verify said
+    "ok", and harness-policy learn wrote the policy that allows
+    $HOME/.ssh/**. verify now fails a record of a session after its
+    anchor, and learn learns only from logs that verify and whose
+    sessions each left an anchor (--unverified to override)."""
+    os.makedirs(os.path.join(wd.path, "logs"))
+    log = os.path.join(wd.path, "logs", "audit-run.jsonl")
+    home = os.path.expanduser("~")
+    r = harness(["sh", "-c", "echo hi > out.txt"], wd, mode="audit", log=log)
+    r.expect_status(0)
+    sid = r.one(event="session_start")["session"]
+    whole = open(log, "rb").read()
+    learn_env = dict(os.environ, XDG_STATE_HOME=wd.state)
+    p = subprocess.run([POLICY_TOOL, "learn", log], capture_output=True, text=True, env=learn_env)
+    check(p.returncode == 0 and ".ssh" not in p.stdout, "learn before: %r" % (p.stderr,))
+    for as_session in (sid, "20261206T000000Z-abcdef"):
+        open(log, "wb").write(whole)
+        r2 = harness([PYTHON, "-c", APPEND, log, os.path.join(home, ".ssh", "authorized_keys"),
+                      as_session], wd)
+        check("appended" in r2.stdout, "the append: %r %r" % (r2.stdout, r2.stderr))
+        p = subprocess.run([POLICY_TOOL, "learn", log], capture_output=True, text=True, env=learn_env)
+        check(".ssh" not in p.stdout, "as %s: the learned policy allows the added write:\n%s"
+              % (as_session, p.stdout))
+        check(p.returncode == 2 and "does not verify" in p.stderr, "learn: %r" % (p.stderr,))
+        v = subprocess.run([AUDIT_TOOL, "verify", sid], capture_output=True, text=True,
+                           env=learn_env)
+        if as_session == sid:
+            check(v.returncode == 1 and "appended" in v.stdout,
+                  "verify after the append: %r" % (v.stdout,))
+        else:  # a session of no anchor: said
+            check("has no anchor" in v.stderr, "verify: %r %r" % (v.stdout, v.stderr))
