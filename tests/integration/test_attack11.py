@@ -186,8 +186,10 @@ def test_a_write_through_a_link_is_found_where_it_landed(wd):
     OUT/victim) and through a link's ".." (l/../y with l -> OUT/sub):
     the records had OUT in path_resolved only, and harness-audit query
     --path 'OUT/**' found nothing, summary counted the writes under the
-    project's prefix, tree showed them as the project's lk and y. Each
-    now matches and shows the path the call acted on too."""
+    project's prefix, tree showed them as the project's lk and y, and an
+    enforced refusal's notice said "denied write PROJECT/w", a file the
+    policy allows. Each now matches and shows the path the call acted
+    on too."""
     out = os.path.join(wd.state, "out")
     os.makedirs(os.path.join(out, "sub"))
     os.symlink(os.path.join(out, "victim"), os.path.join(wd.path, "lk"))
@@ -208,6 +210,13 @@ def test_a_write_through_a_link_is_found_where_it_landed(wd):
         t = subprocess.run([AUDIT_TOOL, "tree", r.log], capture_output=True, text=True)
         check("(resolved %s/victim)" % out in t.stdout, "%s: tree: %s" % (name, t.stdout))
     check(open(os.path.join(out, "victim")).read().startswith("one"), "the write did not land")
+    # Enforced, the refusal's notice names where the write would land,
+    # not the project's name for it (which the policy allows).
+    if os.path.exists("/bin/busybox"):
+        r = harness(["/bin/busybox", "sh", "-c", "echo five > l/../w; true"], wd)
+        check("denied write %s/w (resolved %s/w)" % (wd.path, out) in r.stderr,
+              "the notice: %r" % r.stderr[-600:])
+        check(not os.path.exists(os.path.join(out, "w")), "the write landed")
 
 
 def test_learn_allows_no_program_the_run_did_not_run(wd):
