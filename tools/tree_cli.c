@@ -53,11 +53,22 @@ static void what_ran(const struct hx_ptree_proc *p, char *out, size_t size)
 {
 	size_t n = json_array_size(p->images);
 	struct hx_sbuf b = {out, size, 0};
+	const char *path, *a0;
 	char one[160];
 
 	if (!n) {
 		hx_text_safe(out, size, p->exe ? p->exe : "?");
 		return;
+	}
+	/* What ran first: argv[0] is the caller's word (exec -a git
+	 * /usr/bin/curl was drawn as "git ..."; the eleventh attack
+	 * review), so the executable leads unless argv[0] is it. */
+	path = json_string_value(json_array_get(p->image_paths, n - 1));
+	a0 = json_string_value(
+	    json_array_get(json_array_get(p->images, n - 1), 0));
+	if (path && (!a0 || strcmp(a0, path))) {
+		hx_sbuf_put_escaped(&b, path, strlen(path));
+		hx_sbuf_put(&b, ": ");
 	}
 	hx_argv_line(json_array_get(p->images, n - 1), one, sizeof(one));
 	hx_sbuf_put(&b, one);
@@ -145,6 +156,7 @@ static void print_json(struct tree *t, const struct hx_ptree_proc *p, int depth)
 	if (p->exe)
 		json_object_set_new(o, "exe", json_string(p->exe));
 	json_object_set_new(o, "images", json_incref(p->images));
+	json_object_set_new(o, "image_paths", json_incref(p->image_paths));
 	json_object_set_new(o, "start", json_string(p->start));
 	json_object_set_new(o, "end", json_string(p->end));
 	json_object_set_new(o, "exited", json_boolean(p->exited));

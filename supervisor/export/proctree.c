@@ -69,6 +69,7 @@ static struct hx_ptree_proc *add(struct hx_ptree *t, long long pid,
 	}
 	p->ppid = ppid;
 	p->images = json_array();
+	p->image_paths = json_array();
 	p->ref_tail = &p->ref;
 	snprintf(p->start, sizeof(p->start), "%s", time);
 	parent = current(t, ppid);
@@ -200,27 +201,38 @@ static const char *const keys[NKEYS] = {
 
 /* An allowed exec: the pid runs that program from now on (the shim's
  * process_start says the same of an image it loaded in). */
-static void ran(struct hx_ptree_proc *p, const struct hx_span *argv)
+static void ran(struct hx_ptree_proc *p, const struct hx_span *argv,
+		const struct hx_span *path)
 {
 	size_t n = json_array_size(p->images);
+	char exe[PATH_MAX];
 	json_t *v;
 
+	hx_span_str(path, exe, sizeof(exe));
 	if (n && p->last_image && strlen(p->last_image) == argv->n &&
-	    !memcmp(p->last_image, argv->p, argv->n))
+	    !memcmp(p->last_image, argv->p, argv->n)) {
+		/* the same image seen again (process_start after its exec):
+		 * the later path is the kernel's own */
+		if (exe[0])
+			json_array_set_new(p->image_paths, n - 1,
+					   json_string(exe));
 		return;
+	}
 	v = json_loadb(argv->p, argv->n, 0, NULL);
 	if (!json_is_array(v) || !json_array_size(v)) {
 		json_decref(v);
 		return;
 	}
 	json_array_append_new(p->images, v);
+	json_array_append_new(p->image_paths,
+			      exe[0] ? json_string(exe) : json_null());
 	free(p->last_image);
 	p->last_image = strndup(argv->p, argv->n);
 }
 
 static void take(struct hx_ptree *t, char *line, size_t len)
 {
-	struct hx_span m[NKEYS], argv[1];
+	struct hx_span m[NKEYS], argv[2];
 	char time[40], verdict[8], exe[PATH_MAX];
 	long long pid;
 	struct hx_ptree_proc *p;
@@ -273,9 +285,10 @@ static void take(struct hx_ptree *t, char *line, size_t len)
 		     hx_span_is(&m[EVENT], "process_start")) &&
 		    m[ARGS].p &&
 		    !hx_scan_members(m[ARGS].p, m[ARGS].n,
-				     (const char *const[]){"argv"}, 1, argv) &&
+				     (const char *const[]){"argv", "path"}, 2,
+				     argv) &&
 		    argv[0].p)
-			ran(p, argv);
+			ran(p, &argv[0], &argv[1]);
 		return;
 	}
 	if ((rec = hx_logline_parse(line, len)))
@@ -311,6 +324,7 @@ void hx_ptree_free(struct hx_ptree *t)
 			free(r);
 		}
 		json_decref(p->images);
+		json_decref(p->image_paths);
 		free(p->last_image);
 		json_decref(p->how);
 		free(p->exe);

@@ -25,7 +25,10 @@ struct hx_ptree_proc {
 	char start[40], end[40]; /* its first and last record's times */
 	char *exe;
 	struct json_t *images; /* the argv of each exec, oldest first */
-	char *last_image;      /* the last as the log has it */
+	/* the executable each ran (a string, or null): argv[0] is the
+	 * caller's word, "git" for /usr/bin/curl by exec -a */
+	struct json_t *image_paths;
+	char *last_image; /* the last as the log has it */
 	bool exited, closed;
 	struct json_t *how; /* exit_code (integer) or signal (string) */
 	size_t events, refused;

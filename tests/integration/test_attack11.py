@@ -450,3 +450,17 @@ def test_learn_takes_no_record_added_after_the_run(wd):
                   "verify after the append: %r" % (v.stdout,))
         else:  # a session of no anchor: said
             check("has no anchor" in v.stderr, "verify: %r %r" % (v.stdout, v.stderr))
+
+
+def test_tree_names_the_program_not_its_argv0(wd):
+    """harness-audit tree drew a process by its argv, whose argv[0] is
+    the caller's word: `exec -a git /bin/echo status` (curl, in the
+    attack) was drawn as "git status", a command the reviewer passes
+    over. The executable now leads the line when argv[0] is not it."""
+    bash = shutil.which("bash") or "/bin/bash"
+    r = harness([bash, "-c", "exec -a git /bin/echo status"], wd)
+    r.expect_status(0)
+    t = subprocess.run([AUDIT_TOOL, "tree", r.log], capture_output=True, text=True)
+    lines = [line.split(None, 1)[1] for line in t.stdout.splitlines() if line[:1].isdigit()]
+    check(lines and lines[0].startswith(os.path.realpath("/bin/echo") + ": git status"),
+          "tree: %s" % t.stdout)
