@@ -168,6 +168,13 @@ static void what(json_t *r, char *out, size_t size)
 
 	out[0] = '\0';
 	if ((argv = json_object_get(args, "argv")) && json_array_size(argv)) {
+		/* the executable first unless argv[0] is it (exec -a) */
+		s = hx_record_field(args, "path");
+		if (*s && strcmp(s, json_string_value(json_array_get(argv, 0))
+					?: "")) {
+			hx_sbuf_put_escaped(&b, s, strlen(s));
+			hx_sbuf_put(&b, ": ");
+		}
 		json_array_foreach(argv, i, w)
 		{
 			if (i)

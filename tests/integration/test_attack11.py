@@ -456,7 +456,8 @@ def test_tree_names_the_program_not_its_argv0(wd):
     """harness-audit tree drew a process by its argv, whose argv[0] is
     the caller's word: `exec -a git /bin/echo status` (curl, in the
     attack) was drawn as "git status", a command the reviewer passes
-    over. The executable now leads the line when argv[0] is not it."""
+    over, and so did the query table. The executable now leads the line
+    when argv[0] is not it."""
     bash = shutil.which("bash") or "/bin/bash"
     r = harness([bash, "-c", "exec -a git /bin/echo status"], wd)
     r.expect_status(0)
@@ -464,3 +465,6 @@ def test_tree_names_the_program_not_its_argv0(wd):
     lines = [line.split(None, 1)[1] for line in t.stdout.splitlines() if line[:1].isdigit()]
     check(lines and lines[0].startswith(os.path.realpath("/bin/echo") + ": git status"),
           "tree: %s" % t.stdout)
+    # the query table: the exec's record by its path too
+    out = _on_a_tty([AUDIT_TOOL, "query", r.log, "--category", "exec"])
+    check(b"/bin/echo: git status" in out, "query: %r" % out)
