@@ -468,3 +468,22 @@ def test_tree_names_the_program_not_its_argv0(wd):
     # the query table: the exec's record by its path too
     out = _on_a_tty([AUDIT_TOOL, "query", r.log, "--category", "exec"])
     check(b"/bin/echo: git status" in out, "query: %r" % out)
+
+
+def test_an_exported_span_names_the_program_not_its_argv0(wd):
+    """An OTLP export named a process's span by its argv[0]: `exec -a
+    git /bin/echo status` was a span "git" at the collector. The
+    executable now follows when its name is not argv[0]'s."""
+    from test_otlp import COLLECTOR, NODE_ENV
+    bash = shutil.which("bash") or "/bin/bash"
+    r = harness([bash, "-c", "exec -a git /bin/echo status"], wd)
+    r.expect_status(0)
+    out = os.path.join(wd.state, "traces.pb")
+    e = subprocess.run([AUDIT_TOOL, "export", "--otlp", out, r.log], capture_output=True, text=True)
+    check(e.returncode == 0, e.stderr)
+    d = subprocess.run(["node", COLLECTOR, "decode", out], env=NODE_ENV, capture_output=True,
+                       text=True, timeout=60)
+    check(d.returncode == 0, "the decoder: %s" % d.stderr)
+    names = [s["name"] for rs in json.loads(d.stdout)["resourceSpans"]
+             for ss in rs["scopeSpans"] for s in ss["spans"]]
+    check("git (%s)" % os.path.realpath("/bin/echo") in names, "spans: %r" % names)
