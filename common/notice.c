@@ -24,6 +24,12 @@ size_t hx_text_escape(char *buf, size_t cap, const char *s)
 	return b.len;
 }
 
+const char *hx_text_safe(char *buf, size_t cap, const char *s)
+{
+	hx_text_escape(buf, cap, s ? s : "");
+	return buf;
+}
+
 size_t hx_notice_format(char *buf, size_t cap, const struct hx_notice *n)
 {
 	struct hx_sbuf b = {buf, cap, 0};

@@ -40,6 +40,13 @@ size_t hx_notice_format(char *buf, size_t cap, const struct hx_notice *n);
  * rule so. */
 size_t hx_text_escape(char *buf, size_t cap, const char *s);
 
+/* hx_text_escape into buf, returning buf ("" for NULL): for a printf
+ * argument. Every human output of the tools prints a record's strings
+ * through it (the eleventh attack review: a path's ESC [1A ESC [2K,
+ * OSC 8 link, right-to-left override or newline rewrote what a
+ * reviewer read in harness-audit summary). */
+const char *hx_text_safe(char *buf, size_t cap, const char *s);
+
 /* True when process pid's last notice was this one (then it is not
  * printed again); remembers it otherwise. */
 bool hx_notice_repeat(const struct hx_notice *n, long pid);

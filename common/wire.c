@@ -271,6 +271,27 @@ static enum hx_wire_error decode_field(struct hx_msg *m, struct store *st,
 	return copy_str(st, v, n, s) ? HX_WIRE_FIELD : HX_WIRE_OK;
 }
 
+/* Whether m carries only the fields its op names its object by
+ * (types.h): a host for a lookup, an address for the network, a path
+ * and argv for the rest. A request for a write that also named a host
+ * (or an exec an address) was recorded with both, and the tree and the
+ * summary showed the host (the eleventh attack review: "deny write
+ * harmless.example" for a write to ~/.ssh; a connect to 127.0.0.1
+ * among the top hosts as api.github.com). */
+static bool op_fields_fit(const struct hx_msg *m)
+{
+	const uint32_t named =
+	    1u << HX_TAG_PATH | 1u << HX_TAG_PATH2 | 1u << HX_TAG_ARG;
+	bool net = m->op == HX_OP_CONNECT || m->op == HX_OP_SEND ||
+		   m->op == HX_OP_LISTEN || m->op == HX_OP_RESOLVE;
+
+	if (!hx_msg_has(m, HX_TAG_OP))
+		return true;
+	if (hx_msg_has(m, HX_TAG_HOST) && m->op != HX_OP_RESOLVE)
+		return false;
+	return net ? !(m->present & named) : !m->naddrs;
+}
+
 enum hx_wire_error hx_wire_decode(const void *buf, size_t n, struct hx_msg *m)
 {
 	struct hx_wreader r;
@@ -310,6 +331,8 @@ enum hx_wire_error hx_wire_decode(const void *buf, size_t n, struct hx_msg *m)
 		return HX_WIRE_FIELD;
 	if (hx_msg_has(m, HX_TAG_OP) && m->op >= HX_OP_COUNT)
 		return HX_WIRE_FIELD;
+	if (!op_fields_fit(m))
+		return HX_WIRE_TAG;
 	if (hx_msg_has(m, HX_TAG_VERDICT) && m->verdict > HX_VERDICT_DENY)
 		return HX_WIRE_FIELD;
 	return HX_WIRE_OK;

@@ -55,20 +55,43 @@ size_t hx_ask_pending(const struct hx_ask *a, unsigned *ids, size_t n)
 	return k;
 }
 
+/* Bytes of one argv word on a question's line: a longer one is cut,
+ * saying by how much, so that the words after it show (a 2,500-byte
+ * "-o ci.skip=xxx..." pushed "--force main" past the line's end, and
+ * the person approved a push it did not see). */
+#define WORD_MAX 120
+
 static void put_word(struct hx_sbuf *b, const char *w)
 {
+	size_t n = strlen(w), k = n > WORD_MAX ? WORD_MAX : n;
 	bool plain = *w != '\0';
 
 	for (const char *p = w; *p && plain; p++)
 		plain = (*p > ' ' && *p < 0x7f &&
 			 !strchr("'\"\\$`;&|<>(){}*?", *p));
-	if (plain) {
-		hx_sbuf_put(b, w);
-		return;
+	if (!plain)
+		hx_sbuf_put(b, "'");
+	hx_sbuf_put_escaped(b, w, k);
+	if (k < n) {
+		hx_sbuf_put(b, "...[");
+		hx_sbuf_put_uint(b, n - k);
+		hx_sbuf_put(b, " more bytes]");
 	}
-	hx_sbuf_put(b, "'");
-	hx_sbuf_put_escaped(b, w, strlen(w));
-	hx_sbuf_put(b, "'");
+	if (!plain)
+		hx_sbuf_put(b, "'");
+}
+
+/* A line that did not fit ends saying so, never cut silently. */
+static void mark_cut(struct hx_sbuf *b)
+{
+	static const char tail[] = " ...[cut: harness-exec pending --json "
+				   "has all of it]";
+
+	if (b->cap > sizeof(tail) && b->len + 1 >= b->cap) {
+		b->len = b->cap - sizeof(tail);
+		b->p[b->len] = '\0';
+		hx_sbuf_put(b, tail);
+	}
 }
 
 /* s redacted (record.h), cut at max bytes on a character with "...",
@@ -141,6 +164,7 @@ void hx_ask_line(const struct hx_ask *a, unsigned id, char *buf, size_t size)
 			hx_sbuf_put_escaped(&b, h->s.judged_as,
 					    strlen(h->s.judged_as));
 		}
+		mark_cut(&b);
 	} else if (h->s.addr) {
 		if (h->s.nnames) {
 			hx_sbuf_put_escaped(&b, h->s.names[0],

@@ -20,6 +20,7 @@
 #include <termios.h>
 #include <unistd.h>
 
+#include "common/notice.h"
 #include "common/sbuf.h"
 #include "supervisor/ask.h"
 #include "supervisor/askuser.h"
@@ -485,7 +486,7 @@ static void prompt_of(struct hx_askterm *t, unsigned id, char *buf, size_t size)
 {
 	json_t *d = hx_ask_describe(t->a, id), *p;
 	const struct hx_ask_question *uq = hx_ask_question_of(t->a, id);
-	char line[2048];
+	char line[2048], safe[4 * PATH_MAX];
 	size_t n, i;
 	int k;
 
@@ -504,19 +505,25 @@ static void prompt_of(struct hx_askterm *t, unsigned id, char *buf, size_t size)
 
 		if (n >= size)
 			break;
+		/* The asker's image is named as the agent chose: a name
+		 * holding ESC [1A ESC [2K drew over the question the line
+		 * above (the eleventh attack review). */
 		k = snprintf(
 		    buf + n, size - n, "%s%lld %s", i ? " <- " : "  asked by ",
 		    (long long)json_integer_value(json_object_get(p, "pid")),
-		    exe ? exe : "?");
+		    hx_text_safe(safe, sizeof(safe), exe ? exe : "?"));
 		n += k > 0 ? (size_t)k : 0;
 	}
 	if (n < size)
-		snprintf(buf + n, size - n,
-			 "; rule %s\n  [o]nce [s]ession [a]lways [d]eny "
-			 "[D]eny always (refused in %lld s): ",
-			 json_string_value(json_object_get(d, "rule")) ?: "?",
-			 (long long)json_integer_value(
-			     json_object_get(d, "timeout_s")));
+		snprintf(
+		    buf + n, size - n,
+		    "; rule %s\n  [o]nce [s]ession [a]lways [d]eny "
+		    "[D]eny always (refused in %lld s): ",
+		    hx_text_safe(safe, sizeof(safe),
+				 json_string_value(json_object_get(d, "rule"))
+				     ?: "?"),
+		    (long long)json_integer_value(
+			json_object_get(d, "timeout_s")));
 	json_decref(d);
 }
 

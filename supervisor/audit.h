@@ -22,7 +22,8 @@ struct json_t; /* jansson object; no jansson header here */
 
 /* Opens (creating 0600) path for appending. When the file already holds
  * records the chain continues from its last one; -EBADMSG if that last
- * line is not a complete record. Returns 0 or -errno. */
+ * line is not a complete record; -EBUSY while another handle (another
+ * session) has it open (flock). Returns 0 or -errno. */
 int hx_audit_open(const char *path, struct hx_audit **out);
 
 /* Appends one record. record is a JSON object without seq/prev/hash; it

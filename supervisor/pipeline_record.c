@@ -245,7 +245,8 @@ void hx_pl_kernel_notice(const struct flow *f, struct hx_outcome *out)
 	const struct hx_request *rq = f->rq;
 	const struct hx_peer *peer = f->peer;
 	const char *argv[17];
-	char named[HX_SOCKADDR_LEN + HX_DNSMAP_NAME_MAX + 4];
+	char named[HX_SOCKADDR_LEN + HX_DNSMAP_NAME_MAX + 4],
+	    both[2 * PATH_MAX + 16];
 	struct hx_notice n = {.op = rq->op,
 			      .verdict = f->d.verdict,
 			      /* a DNS question: its name, not the server */
@@ -264,6 +265,14 @@ void hx_pl_kernel_notice(const struct flow *f, struct hx_outcome *out)
 		snprintf(named, sizeof(named), "%s (%s)", f->addr, f->names[0]);
 		n.target = named;
 	}
+	/* A path decided where it resolves names that too: "denied write
+	 * proj/x" of a write through proj/l/.. to a file outside named a
+	 * file the policy allows (the eleventh attack review). */
+	if (n.target == f->p1.norm && f->resolved_won && f->p1.has_resolved &&
+	    strcmp(f->p1.norm, f->p1.resolved) &&
+	    snprintf(both, sizeof(both), "%s (resolved %s)", f->p1.norm,
+		     f->p1.resolved) < (int)sizeof(both))
+		n.target = both;
 	if (rq->op == HX_OP_EXEC && rq->argv) {
 		for (; k < rq->argc && k < 16; k++)
 			argv[k] = rq->argv[k];

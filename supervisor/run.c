@@ -560,7 +560,8 @@ static int open_pipeline(struct run *r)
 
 	if (e) {
 		hx_say("cannot open audit log %s: %s", r->sess.audit_path,
-		       strerror(-e));
+		       e == -EBUSY ? "another session is writing it"
+				   : strerror(-e));
 		return -1;
 	}
 	if ((e = protect_log(r)))
@@ -970,6 +971,7 @@ out:
 	free(env);
 	teardown(r);
 	audit_open = r->audit != NULL;
+	hx_run_anchor(r); /* NULL log: none */
 	if (audit_open && hx_audit_close(r->audit))
 		hx_say("audit log %s: sync failed", r->sess.audit_path);
 	r->audit = NULL;

@@ -180,5 +180,8 @@ void hx_run_mcp_stop(struct run *r);
 /* Its last: how the command ended (code: harness-exec's exit status)
  * and what the session counted. */
 void hx_run_log_end(struct run *r, int code);
+/* Leaves the session's anchor (anchor.h): the log's last seq and hash,
+ * in the session dir. After the last append, before the log closes. */
+void hx_run_anchor(struct run *r);
 
 #endif

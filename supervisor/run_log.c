@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "policy/policy.h"
+#include "supervisor/anchor.h"
 #include "supervisor/ask.h"
 #include "supervisor/audit.h"
 #include "supervisor/fmt.h"
@@ -369,4 +370,13 @@ void hx_run_warn_missing(struct run *r)
 			"(%s) and no exec gate: if harness-exec itself is "
 			"killed, the agent's processes are not\n",
 			strerror(-r->reaper_err));
+}
+
+void hx_run_anchor(struct run *r)
+{
+	/* what verify checks a log the agent may write against */
+	if (r->audit && hx_audit_last_seq(r->audit) &&
+	    hx_anchor_write(r->sess.dir, hx_audit_last_seq(r->audit),
+			    hx_audit_last_hash(r->audit)))
+		hx_say("session anchor in %s: not written", r->sess.dir);
 }

@@ -7,7 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "supervisor/anchor.h"
 #include "supervisor/audit.h"
+#include "supervisor/session.h"
 #include "supervisor/record.h"
 #include "supervisor/git/wtaudit.h"
 #include "tools/query_cli.h"
@@ -69,6 +71,9 @@ static const char usage_verify[] =
     "  LOG:LINE: record seq S: REASON\n"
     "(reasons: hash mismatch (record edited), prev mismatch (record\n"
     "deleted or reordered), seq gap, not JSON, torn line) and exits 1.\n"
+    "Then checks the log against the anchor (last seq and hash) each\n"
+    "session it names left in its session directory, and the given\n"
+    "session's: LOG: session ID...: cut, or rewritten, exit 1.\n"
     "Warns when the last record is not a session_end (the log was cut\n"
     "at the end, or the session is still running). A log that compact\n"
     "replaced begins with a compacted record, which continues the chain\n"
@@ -87,6 +92,51 @@ static const char usage_show[] =
 static bool is_help(const char *a)
 {
 	return !strcmp(a, "--help") || !strcmp(a, "-h");
+}
+
+/* The session whose directory holds log (a session id or --last names
+ * its link there), into id; "" for a log given by its path. */
+static void session_of_log(const char *log, char *id, size_t size)
+{
+	char state[PATH_MAX], pre[PATH_MAX + 16];
+	size_t n;
+	const char *rest;
+
+	id[0] = '\0';
+	if (hx_session_state_dir(state, sizeof(state)) ||
+	    (size_t)snprintf(pre, sizeof(pre), "%s/sessions/", state) >=
+		sizeof(pre) ||
+	    strncmp(log, pre, strlen(pre)))
+		return;
+	rest = log + strlen(pre);
+	n = strcspn(rest, "/");
+	if (!strcmp(rest + n, "/audit.jsonl") && n < size) {
+		memcpy(id, rest, n);
+		id[n] = '\0';
+	}
+}
+
+/* The chain checked against the anchors its sessions left (anchor.h):
+ * 0, or 1 said on out. */
+static int check_anchors(const char *log, FILE *out, FILE *err)
+{
+	char id[128], why[512];
+	size_t checked;
+	int r;
+
+	session_of_log(log, id, sizeof(id));
+	r = hx_anchor_check(log, id[0] ? id : NULL, false, &checked, why,
+			    sizeof(why));
+	if (r < 0)
+		fprintf(err, "harness-audit: %s: anchors: %s\n", log,
+			strerror(-r));
+	if (r == 1)
+		fprintf(out, "%s: %s\n", log, why);
+	/* a session without one is said, not failed (still running...) */
+	if (r == 0 &&
+	    hx_anchor_check(log, NULL, true, &checked, why, sizeof(why)) == 1)
+		fprintf(err, "harness-audit: warning: %s: %s\n", log, why);
+	return r == 1;
 }
 
 static int cmd_verify(int argc, char *const *argv, FILE *out, FILE *err)
@@ -120,10 +170,14 @@ static int cmd_verify(int argc, char *const *argv, FILE *out, FILE *err)
 				(unsigned long long)v.bad_line, v.reason);
 		return 1;
 	}
-	if (!v.records) {
+	if (!v.records) { /* an anchored session's records all gone? */
+		if (check_anchors(log, out, err))
+			return 1;
 		fprintf(out, "%s: ok, 0 records\n", log);
 		return 0;
 	}
+	if (check_anchors(log, out, err))
+		return 1;
 	fprintf(out, "%s: ok, %llu records, chain intact, last hash %s\n", log,
 		(unsigned long long)v.records, v.last_hash);
 	if (v.compacted)

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "common/notice.h"
 #include "supervisor/grants.h"
 
 static const char usage[] =
@@ -28,26 +29,32 @@ static const char usage[] =
     "\n"
     "Exit status: 0 ok, 1 no such grant, 2 usage or I/O error.\n";
 
+/* g's member k, terminal-safe: a grant keeps the agent's words */
+static const char *safe(json_t *g, const char *k, char *buf, size_t size)
+{
+	return hx_text_safe(buf, size,
+			    json_string_value(json_object_get(g, k)));
+}
+
 static void print_line(FILE *out, json_t *g)
 {
 	const char *kind = json_string_value(json_object_get(g, "kind"));
 	json_t *argv = json_object_get(g, "argv"), *w;
+	char a[4 * PATH_MAX], b[4 * PATH_MAX];
 	size_t i;
 
-	fprintf(out, "%s  %-5s  ", json_string_value(json_object_get(g, "id")),
-		json_string_value(json_object_get(g, "verdict")));
+	fprintf(out, "%s  %-5s  ", safe(g, "id", a, sizeof(a)),
+		safe(g, "verdict", b, sizeof(b)));
 	if (!strcmp(kind, "exec")) {
-		fprintf(out, "exec %s",
-			json_string_value(json_object_get(g, "path")));
+		fprintf(out, "exec %s", safe(g, "path", a, sizeof(a)));
 		json_array_foreach(argv, i, w)
-		    fprintf(out, " %s", json_string_value(w));
+		    fprintf(out, " %s",
+			    hx_text_safe(a, sizeof(a), json_string_value(w)));
 	} else if (!strcmp(kind, "file")) {
-		fprintf(out, "%s %s",
-			json_string_value(json_object_get(g, "access")),
-			json_string_value(json_object_get(g, "glob")));
+		fprintf(out, "%s %s", safe(g, "access", a, sizeof(a)),
+			safe(g, "glob", b, sizeof(b)));
 	} else {
-		fprintf(out, "connect %s",
-			json_string_value(json_object_get(g, "target")));
+		fprintf(out, "connect %s", safe(g, "target", a, sizeof(a)));
 	}
 	fputc('\n', out);
 }

@@ -11,6 +11,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "supervisor/anchor.h"
+#include "supervisor/audit.h"
 #include "supervisor/session.h"
 #include "supervisor/export/logline.h"
 
@@ -19,7 +21,7 @@
 #define SEEN_MAX     200000 /* decisions remembered, to skip repeats */
 
 static const char usage[] =
-    "Usage: harness-policy learn LOG... > policy.yaml\n"
+    "Usage: harness-policy learn [--unverified] LOG... > policy.yaml\n"
     "\n"
     "Writes the smallest commented policy that allows what the recorded\n"
     "sessions did: writes (and other changes to files) as directory\n"
@@ -30,6 +32,10 @@ static const char usage[] =
     "(a deny rule per call). Run an agent with --mode audit first, learn,\n"
     "read and edit the policy, check it with 'harness-policy check' and\n"
     "'harness-policy test POLICY LOG...', then enforce it.\n"
+    "\n"
+    "Each LOG is verified first as harness-audit verify does (its chain\n"
+    "and its sessions' anchors): one that does not verify is not learned\n"
+    "from (exit 2) unless --unverified.\n"
     "\n"
     "Exit status: 0 written, 2 usage or log error.\n";
 
@@ -46,6 +52,7 @@ struct learn {
 	json_t *answered; /* object: seq of an ask a person allowed -> true */
 	char cwd[PATH_MAX], home[PATH_MAX], tmpdir[PATH_MAX];
 	size_t sessions, records;
+	size_t spaced; /* programs whose path no exec pattern can name */
 };
 
 static const char *str(json_t *o, const char *k)
@@ -165,7 +172,7 @@ static bool exec_example(const char *path, json_t *argv, char *buf, size_t size)
 	size_t k, i;
 	json_t *w;
 
-	if (!plain_words(argv) || strpbrk(path, " \t*?[]"))
+	if (!plain_words(argv) || strpbrk(path, " \t\n\r*?[]"))
 		return false;
 	k = (size_t)snprintf(buf, size, "%s", path);
 	json_array_foreach(argv, i, w)
@@ -187,6 +194,14 @@ static void learn_exec(struct learn *l, const char *path, json_t *a,
 
 	if (!path || hx_glob_escape(path, esc, sizeof(esc)))
 		return;
+	/* An exec pattern's words are split at whitespace, which a glob
+	 * cannot escape: "/p/a b *" allowed the program /p/a with "b"
+	 * first (one the agent makes later), not /p/a b (the eleventh
+	 * attack review). Such a program is not learned: refused. */
+	if (strpbrk(path, " \t\n\r")) {
+		l->spaced++;
+		return;
+	}
 	if (refused) { /* exactly what was refused */
 		if (exec_example(path, argv, ex, sizeof(ex)))
 			add(&l->deny_exec, ex, ex);
@@ -388,6 +403,12 @@ static void write_policy(struct learn *l, int nlogs, char *const *logs,
 		when, l->sessions, l->sessions == 1 ? "" : "s", l->records);
 	for (int i = 0; i < nlogs; i++)
 		fprintf(out, "#   %s\n", logs[i]);
+	if (l->spaced)
+		fprintf(out,
+			"# Not learned: %zu execs of programs whose path holds "
+			"whitespace, which an\n# exec pattern cannot name "
+			"(its words are split there): refused.\n",
+			l->spaced);
 	fputs("# It allows what they did and nothing else; what a session in "
 	      "enforce mode\n# was refused stays refused. Read it, edit it, "
 	      "then: harness-policy check\n# FILE; harness-policy test FILE "
@@ -488,15 +509,50 @@ static int each_record(const char *path,
 	return 0;
 }
 
+/* A log is learned from once it verifies: records added to an audit
+ * run's log after it (an --audit-log in the project is the next
+ * session's agent's to write; the chain has no key) taught the policy
+ * what the run never did (the eleventh attack review). */
+static int verified(const char *log, FILE *err)
+{
+	struct hx_audit_verify v;
+	char why[512];
+	size_t n;
+	int r = hx_audit_verify(log, &v);
+
+	if (r == 1)
+		snprintf(why, sizeof(why), "line %llu: %s",
+			 (unsigned long long)v.bad_line, v.reason);
+	else if (r == 0)
+		r = hx_anchor_check(log, NULL, true, &n, why, sizeof(why));
+	if (r < 0)
+		snprintf(why, sizeof(why), "%s", strerror(-r));
+	if (r)
+		fprintf(err,
+			"harness-policy learn: %s: %s: does not verify, not "
+			"learned from (--unverified learns from it)\n",
+			log, why);
+	return r ? -1 : 0;
+}
+
 int hx_learn_cli(int argc, char *const *argv, FILE *out, FILE *err)
 {
 	struct learn l = {0};
 	int status = 0;
+	bool check = true;
 
+	if (argc > 1 && !strcmp(argv[1], "--unverified")) {
+		check = false;
+		argv++;
+		argc--;
+	}
 	if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
 		fputs(usage, argc < 2 ? err : out);
 		return argc < 2 ? 2 : 0;
 	}
+	for (int i = 1; i < argc && check; i++)
+		if (verified(argv[i], err))
+			return 2;
 	l.subcmds = json_object();
 	l.answered = json_object();
 	for (int i = 1; i < argc && !status; i++) {

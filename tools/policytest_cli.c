@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "common/names.h"
+#include "common/notice.h"
 #include "policy/policy.h"
 #include "supervisor/export/logline.h"
 
@@ -409,6 +410,8 @@ static const char *change_word(const struct change *c)
 
 static void print(const struct replay *r, FILE *out)
 {
+	char safe[4 * PATH_MAX], safe2[1024];
+
 	for (size_t i = 0; i < r->nchanges; i++) {
 		const struct change *c = &r->changes[i];
 
@@ -438,9 +441,14 @@ static void print(const struct replay *r, FILE *out)
 			continue;
 		}
 		fprintf(out, "%s: %zu, rule %s%s%s\n", change_word(c), c->count,
-			c->rule, c->origin[0] ? " at " : "", c->origin);
+			hx_text_safe(safe, sizeof(safe), c->rule),
+			c->origin[0] ? " at " : "",
+			hx_text_safe(safe2, sizeof(safe2), c->origin));
+		/* the agent's words: terminal-safe */
 		for (size_t k = 0; k < MAX_EXAMPLES && c->examples[k]; k++)
-			fprintf(out, "    %s\n", c->examples[k]);
+			fprintf(
+			    out, "    %s\n",
+			    hx_text_safe(safe, sizeof(safe), c->examples[k]));
 	}
 	if (!r->json)
 		fprintf(out,

@@ -12,9 +12,11 @@
 #include <unistd.h>
 
 #include "common/glob.h"
+#include "common/notice.h"
 #include "common/sbuf.h"
 #include "supervisor/fmt.h"
 #include "supervisor/record.h"
+#include "supervisor/export/proctree.h"
 #include "supervisor/export/logline.h"
 #include "tools/sessions_cli.h"
 
@@ -115,6 +117,23 @@ static bool host_matches(const char *glob, json_t *args)
 	return !fnmatch(glob, a, 0);
 }
 
+/* A path filter matches what a call named and what it acted on: a
+ * write through a link in the project to a file outside has that file
+ * as its path_resolved only. */
+static bool path_matches(const char *glob, json_t *args)
+{
+	static const char *const k[] = {"path_resolved", "path2_resolved"};
+
+	if (hx_glob_match(glob, hx_record_field(args, "path")) ||
+	    hx_glob_match(glob, hx_record_field(args, "path2")))
+		return true;
+	for (size_t i = 0; i < 2; i++)
+		if (*hx_record_field(args, k[i]) &&
+		    hx_glob_match(glob, hx_record_field(args, k[i])))
+			return true;
+	return false;
+}
+
 static bool matches(const struct query *q, json_t *r)
 {
 	json_t *args = json_object_get(r, "args");
@@ -132,8 +151,7 @@ static bool matches(const struct query *q, json_t *r)
 		return false;
 	if (q->exe && fnmatch(q->exe, hx_record_field(r, "exe"), 0))
 		return false;
-	if (q->path && !hx_glob_match(q->path, hx_record_field(args, "path")) &&
-	    !hx_glob_match(q->path, hx_record_field(args, "path2")))
+	if (q->path && !path_matches(q->path, args))
 		return false;
 	if (q->host && !host_matches(q->host, args))
 		return false;
@@ -150,6 +168,13 @@ static void what(json_t *r, char *out, size_t size)
 
 	out[0] = '\0';
 	if ((argv = json_object_get(args, "argv")) && json_array_size(argv)) {
+		/* the executable first unless argv[0] is it (exec -a) */
+		s = hx_record_field(args, "path");
+		if (*s && strcmp(s, json_string_value(json_array_get(argv, 0))
+					?: "")) {
+			hx_sbuf_put_escaped(&b, s, strlen(s));
+			hx_sbuf_put(&b, ": ");
+		}
 		json_array_foreach(argv, i, w)
 		{
 			if (i)
@@ -159,15 +184,18 @@ static void what(json_t *r, char *out, size_t size)
 		}
 		return;
 	}
-	s = *hx_record_field(args, "path")   ? hx_record_field(args, "path")
-	    : *hx_record_field(args, "addr") ? hx_record_field(args, "addr")
-					     : hx_record_field(args, "host");
+	if (*hx_record_field(args, "path")) {
+		hx_paths_line(args, out, size);
+		return;
+	}
+	s = *hx_record_field(args, "addr") ? hx_record_field(args, "addr")
+					   : hx_record_field(args, "host");
 	hx_sbuf_put_escaped(&b, s, strlen(s));
 }
 
 static void print(struct query *q, json_t *r, const char *line)
 {
-	char w[160];
+	char w[512], st[64], se[64], sv[64], sr[128];
 	const char *t = hx_record_field(r, "time");
 
 	q->matched++;
@@ -176,11 +204,13 @@ static void print(struct query *q, json_t *r, const char *line)
 		return;
 	}
 	what(r, w, sizeof(w));
+	/* every field terminal-safe: a record's strings are the agent's */
 	fprintf(q->out, "%-12.12s %7lld %-14.14s %-6s %-24.24s %s\n",
-		strlen(t) > 11 ? t + 11 : t,
+		hx_text_safe(st, sizeof(st), strlen(t) > 11 ? t + 11 : t),
 		(long long)json_integer_value(json_object_get(r, "pid")),
-		hx_record_field(r, "event"), hx_record_field(r, "verdict"),
-		hx_record_field(r, "rule"), w);
+		hx_text_safe(se, sizeof(se), hx_record_field(r, "event")),
+		hx_text_safe(sv, sizeof(sv), hx_record_field(r, "verdict")),
+		hx_text_safe(sr, sizeof(sr), hx_record_field(r, "rule")), w);
 }
 
 /* Each line: the needles first (no parse for a line that cannot

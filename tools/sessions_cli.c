@@ -15,6 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/notice.h"
 #include "common/sbuf.h"
 #include "supervisor/export/proctree.h"
 #include "supervisor/record.h"
@@ -333,7 +334,8 @@ void hx_sessions_duration(double d, char *out, size_t size)
 
 static void row(FILE *out, const struct hx_sessions_entry *s)
 {
-	char when[20] = "", dur[16], exit[16], cmd[96];
+	char when[20] = "", dur[16], exit[16], cmd[96], sid[128], sw[80],
+	     sb[256];
 	const char *st = hx_sessions_state(s),
 		   *t = hx_record_field(s->start, "time");
 	json_t *wt = json_object_get(s->end, "worktree");
@@ -356,11 +358,14 @@ static void row(FILE *out, const struct hx_sessions_entry *s)
 		snprintf(exit, sizeof(exit), "%s", st);
 	hx_argv_line(json_object_get(s->start, "command"), cmd, sizeof(cmd));
 	fprintf(
-	    out, "%-26s %-19s %8s %7s %7lld %6lld %5lld  %-18s %s\n", s->id,
-	    when, dur, exit,
+	    out, "%-26s %-19s %8s %7s %7lld %6lld %5lld  %-18s %s\n",
+	    hx_text_safe(sid, sizeof(sid), s->id),
+	    hx_text_safe(sw, sizeof(sw), when), dur, exit,
 	    (long long)json_integer_value(json_object_get(s->end, "events")),
 	    (long long)verdicts(s, "deny"), (long long)verdicts(s, "ask"),
-	    wt ? hx_record_field(wt, "branch") : "-", cmd);
+	    hx_text_safe(sb, sizeof(sb),
+			 wt ? hx_record_field(wt, "branch") : "-"),
+	    cmd);
 }
 
 int hx_sessions_cli(int argc, char *const *argv, FILE *out, FILE *err)

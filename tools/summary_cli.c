@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/notice.h"
 #include "supervisor/export/logline.h"
 #include "supervisor/export/logscan.h"
 #include "tools/sessions_cli.h"
@@ -56,8 +57,9 @@ enum {
 static const char *const keys[NKEYS] = {
     "event", "category", "verdict", "rule", "layer", "latency_ns", "enforced",
     "seq",   "pid",	 "ppid",    "exe",  "error", "args"};
-enum { A_PATH, A_ADDR, A_HOST, A_ARGV, A_NKEYS };
-static const char *const args_keys[A_NKEYS] = {"path", "addr", "host", "argv"};
+enum { A_PATH, A_ADDR, A_HOST, A_ARGV, A_RESOLVED, A_NKEYS };
+static const char *const args_keys[A_NKEYS] = {"path", "addr", "host", "argv",
+					       "path_resolved"};
 
 struct rec {
 	struct hx_span m[NKEYS], a[A_NKEYS];
@@ -145,46 +147,71 @@ static void add_latency(struct summary *s, const struct rec *r)
 	g->v[g->n++] = (uint64_t)l;
 }
 
-/* An argv as the log has it: JSON, compact. */
+/* An argv as JSON, compact, with every byte past ASCII as \uXXXX (a
+ * right-to-left override the log keeps as its bytes) and every control
+ * as JSON escapes it: a terminal's text. */
 static const char *raw(const struct hx_span *v, char *out, size_t size)
 {
-	snprintf(out, size, "%.*s", v->p ? (int)v->n : 0, v->p ? v->p : "");
+	json_t *j = v->p ? json_loadb(v->p, v->n, JSON_DECODE_ANY, NULL) : NULL;
+	char *s = j ? json_dumps(j, JSON_COMPACT | JSON_ENSURE_ASCII |
+					JSON_ENCODE_ANY)
+		    : NULL;
+
+	snprintf(out, size, "%s", s ? s : "");
+	free(s);
+	json_decref(j);
 	return out;
 }
 
 static void add_process(struct summary *s, const struct rec *r)
 {
-	char buf[1024], exe[PATH_MAX], argv[768];
+	char buf[2048], exe[PATH_MAX], safe[1024], argv[768];
 
 	/* A summary stays short: the full list is one `show` away. */
 	if (s->nprocs++ >= SUMMARY_PROCS)
 		return;
 	snprintf(buf, sizeof(buf), "  pid %lld ppid %lld %s %s",
 		 hx_span_int(&r->m[PID], 0), hx_span_int(&r->m[PPID], 0),
-		 hx_span_str(&r->m[EXE], exe, sizeof(exe)),
+		 hx_text_safe(safe, sizeof(safe),
+			      hx_span_str(&r->m[EXE], exe, sizeof(exe))),
 		 raw(&r->a[A_ARGV], argv, sizeof(argv)));
 	json_array_append_new(s->procs, json_string(buf));
 }
 
 static void add_denied(struct summary *s, const struct rec *r)
 {
-	char what[768], ev[32], rule[96], buf[1024];
+	char what[2 * PATH_MAX + 16], ev[32], rule[96], buf[2048], sw[1024],
+	    se[128], sr[384];
 
 	hx_span_str(&r->a[A_PATH], what, sizeof(what));
+	if (what[0] && r->a[A_RESOLVED].p) { /* what it acted on too */
+		char res[PATH_MAX];
+		size_t n = strlen(what);
+
+		hx_span_str(&r->a[A_RESOLVED], res, sizeof(res));
+		if (strcmp(res, what))
+			snprintf(what + n, sizeof(what) - n, " (resolved %s)",
+				 res);
+	}
 	if (!what[0])
 		hx_span_str(&r->a[A_ADDR], what, sizeof(what));
 	if (!what[0])
 		hx_span_str(&r->a[A_HOST], what, sizeof(what));
 	if (!what[0])
-		raw(&r->a[A_ARGV], what, sizeof(what));
-	if (!what[0])
 		hx_span_str(&r->m[ERROR], what, sizeof(what));
+	if (what[0])
+		hx_text_safe(sw, sizeof(sw), what);
+	else
+		raw(&r->a[A_ARGV], sw, sizeof(sw)); /* terminal-safe */
 	snprintf(buf, sizeof(buf), "  seq %lld pid %lld %s %s %s%s: rule %s",
 		 hx_span_int(&r->m[SEQ], 0), hx_span_int(&r->m[PID], 0),
-		 hx_span_str(&r->m[EVENT], ev, sizeof(ev)), what, r->verdict,
+		 hx_text_safe(se, sizeof(se),
+			      hx_span_str(&r->m[EVENT], ev, sizeof(ev))),
+		 sw, r->verdict,
 		 r->m[ENFORCED].p && r->m[ENFORCED].n == 5 ? " (not enforced)"
 							   : "",
-		 hx_span_str(&r->m[RULE], rule, sizeof(rule)));
+		 hx_text_safe(sr, sizeof(sr),
+			      hx_span_str(&r->m[RULE], rule, sizeof(rule))));
 	json_array_append_new(s->denied, json_string(buf));
 }
 
@@ -236,8 +263,10 @@ static void sum_one(struct summary *s, const char *line, size_t len)
 		tally(s->hosts, v, refused);
 	}
 	if (!strncmp(cat, "file_", 5)) {
-		prefix_of(hx_span_str(&r.a[A_PATH], v, sizeof(v)), prefix,
-			  sizeof(prefix));
+		/* where the call acted: through a link, its resolved path */
+		if (!hx_span_str(&r.a[A_RESOLVED], v, sizeof(v))[0])
+			hx_span_str(&r.a[A_PATH], v, sizeof(v));
+		prefix_of(v, prefix, sizeof(prefix));
 		tally(s->prefixes, prefix, refused);
 	}
 	add_latency(s, &r);
@@ -285,10 +314,15 @@ static void print_top(FILE *out, const char *title, json_t *table, size_t top)
 	}
 	fprintf(out, "top %s (%zu):\n", title, json_object_size(table));
 	json_array_foreach(rows, i, r)
-	    fprintf(out, "  %8lld  %6lld refused  %s\n",
-		    json_integer_value(json_array_get(r, 1)),
-		    json_integer_value(json_array_get(r, 2)),
-		    json_string_value(json_array_get(r, 0)));
+	{
+		char safe[PATH_MAX * 4];
+
+		fprintf(out, "  %8lld  %6lld refused  %s\n",
+			json_integer_value(json_array_get(r, 1)),
+			json_integer_value(json_array_get(r, 2)),
+			hx_text_safe(safe, sizeof(safe),
+				     json_string_value(json_array_get(r, 0))));
+	}
 	json_decref(rows);
 }
 
@@ -319,7 +353,7 @@ static void print_latency(FILE *out, struct summary *s)
 		     "max):\n");
 	for (size_t i = 0; i < s->nlat; i++) {
 		struct latencies *g = &s->lat[i];
-		char p[4][24];
+		char p[4][24], key[sizeof(g->key) * 4];
 		const double q[] = {0.5, 0.9, 0.99};
 
 		qsort(g->v, g->n, sizeof(*g->v), by_value);
@@ -327,8 +361,9 @@ static void print_latency(FILE *out, struct summary *s)
 		for (int k = 0; k < 3; k++)
 			us(p[k], sizeof(p[k]), g->v[rank(q[k], g->n)]);
 		us(p[3], sizeof(p[3]), g->v[g->n - 1]);
-		fprintf(out, "  %-24s %8zu %8s %8s %8s %8s\n", g->key, g->n,
-			p[0], p[1], p[2], p[3]);
+		fprintf(out, "  %-24s %8zu %8s %8s %8s %8s\n",
+			hx_text_safe(key, sizeof(key), g->key), g->n, p[0],
+			p[1], p[2], p[3]);
 	}
 }
 
@@ -353,9 +388,12 @@ static void print(FILE *out, struct summary *s, const char *log)
 	fprintf(out, "by category and verdict:\n");
 	json_object_foreach(s->counts, cat, c)
 	{
-		fprintf(out, "  %-12s", cat);
+		char s1[256], s2[256];
+
+		fprintf(out, "  %-12s", hx_text_safe(s1, sizeof(s1), cat));
 		json_object_foreach(c, ver, n)
-		    fprintf(out, " %s %lld", ver, json_integer_value(n));
+		    fprintf(out, " %s %lld", hx_text_safe(s2, sizeof(s2), ver),
+			    json_integer_value(n));
 		fputc('\n', out);
 	}
 	fprintf(out, "denied (%zu):\n", json_array_size(s->denied));

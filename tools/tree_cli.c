@@ -12,6 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "common/notice.h"
 #include "common/sbuf.h"
 #include "supervisor/record.h"
 #include "supervisor/export/proctree.h"
@@ -52,11 +53,22 @@ static void what_ran(const struct hx_ptree_proc *p, char *out, size_t size)
 {
 	size_t n = json_array_size(p->images);
 	struct hx_sbuf b = {out, size, 0};
+	const char *path, *a0;
 	char one[160];
 
 	if (!n) {
-		snprintf(out, size, "%s", p->exe ? p->exe : "?");
+		hx_text_safe(out, size, p->exe ? p->exe : "?");
 		return;
+	}
+	/* What ran first: argv[0] is the caller's word (exec -a git
+	 * /usr/bin/curl was drawn as "git ..."; the eleventh attack
+	 * review), so the executable leads unless argv[0] is it. */
+	path = json_string_value(json_array_get(p->image_paths, n - 1));
+	a0 = json_string_value(
+	    json_array_get(json_array_get(p->images, n - 1), 0));
+	if (path && (!a0 || strcmp(a0, path))) {
+		hx_sbuf_put_escaped(&b, path, strlen(path));
+		hx_sbuf_put(&b, ": ");
 	}
 	hx_argv_line(json_array_get(p->images, n - 1), one, sizeof(one));
 	hx_sbuf_put(&b, one);
@@ -72,7 +84,7 @@ static void how_ended(const struct hx_ptree_proc *p, char *out, size_t size)
 	if (!p->exited)
 		snprintf(out, size, "?");
 	else if (json_is_string(p->how))
-		snprintf(out, size, "%s", json_string_value(p->how));
+		hx_text_safe(out, size, json_string_value(p->how));
 	else
 		snprintf(out, size, "exit %lld",
 			 (long long)json_integer_value(p->how));
@@ -81,7 +93,7 @@ static void how_ended(const struct hx_ptree_proc *p, char *out, size_t size)
 static void print_text(struct tree *t, const struct hx_ptree_proc *p,
 		       const char *prefix, bool last, bool root)
 {
-	char ran[512], dur[16], how[32], pre[512];
+	char ran[512], dur[16], how[32], pre[512], sv[64], so[64], sr[512];
 	double d = hx_sessions_seconds(p->start, p->end);
 
 	if (t->denials_only && !p->shown)
@@ -103,11 +115,14 @@ static void print_text(struct tree *t, const struct hx_ptree_proc *p,
 		 root	? ""
 		 : last ? "    "
 			: "|   ");
+	/* r->what is terminal-safe (proctree.h); the rest from the record */
 	for (const struct hx_ptree_refusal *r = p->ref; r; r = r->next)
 		fprintf(t->out, "%s%s  ! %s %s %s (rule %s)\n", pre,
 			p->first_child ? "|" : " ",
-			r->approved ? "asked, approved:" : r->verdict, r->op,
-			r->what, r->rule);
+			r->approved ? "asked, approved:"
+				    : hx_text_safe(sv, sizeof(sv), r->verdict),
+			hx_text_safe(so, sizeof(so), r->op), r->what,
+			hx_text_safe(sr, sizeof(sr), r->rule));
 	for (const struct hx_ptree_proc *c = p->first_child; c; c = c->next) {
 		const struct hx_ptree_proc *after = c->next;
 
@@ -141,6 +156,7 @@ static void print_json(struct tree *t, const struct hx_ptree_proc *p, int depth)
 	if (p->exe)
 		json_object_set_new(o, "exe", json_string(p->exe));
 	json_object_set_new(o, "images", json_incref(p->images));
+	json_object_set_new(o, "image_paths", json_incref(p->image_paths));
 	json_object_set_new(o, "start", json_string(p->start));
 	json_object_set_new(o, "end", json_string(p->end));
 	json_object_set_new(o, "exited", json_boolean(p->exited));

@@ -127,6 +127,13 @@ static void event(struct hx_pb *span, const struct hx_ptree_refusal *r)
 	hx_pb_free(&ev);
 }
 
+static const char *base_of(const char *p)
+{
+	const char *s = strrchr(p, '/');
+
+	return s ? s + 1 : p;
+}
+
 static void proc_span(struct hx_pb *spans, const char *sid,
 		      const unsigned char trace[16],
 		      const unsigned char root[8],
@@ -151,6 +158,18 @@ static void proc_span(struct hx_pb *spans, const char *sid,
 		 argv	  ? json_string_value(json_array_get(argv, 0))
 		 : p->exe ? p->exe
 			  : "?");
+	/* argv[0] is the caller's word (exec -a git /usr/bin/curl): the
+	 * executable it ran beside it when they differ */
+	{
+		const char *path = json_string_value(
+		    json_array_get(p->image_paths, n ? n - 1 : 0));
+		const char *a0 =
+		    argv ? json_string_value(json_array_get(argv, 0)) : NULL;
+		size_t k = strlen(name);
+
+		if (path && a0 && strcmp(base_of(a0), base_of(path)))
+			snprintf(name + k, sizeof(name) - k, " (%s)", path);
+	}
 	hx_pb_bytes(&span, 1, trace, 16);
 	hx_pb_bytes(&span, 2, id, 8);
 	hx_pb_bytes(&span, 4, parent, 8);

@@ -69,6 +69,7 @@ static struct hx_ptree_proc *add(struct hx_ptree *t, long long pid,
 	}
 	p->ppid = ppid;
 	p->images = json_array();
+	p->image_paths = json_array();
 	p->ref_tail = &p->ref;
 	snprintf(p->start, sizeof(p->start), "%s", time);
 	parent = current(t, ppid);
@@ -95,7 +96,7 @@ static struct hx_ptree_proc *add(struct hx_ptree *t, long long pid,
 static void target(json_t *rec, char *out, size_t size)
 {
 	json_t *args = json_object_get(rec, "args");
-	const char *k[] = {"host", "addr", "path"};
+	const char *k[] = {"host", "addr"};
 	struct hx_sbuf b = {out, size, 0};
 	json_t *argv = json_object_get(args, "argv");
 
@@ -104,17 +105,41 @@ static void target(json_t *rec, char *out, size_t size)
 		hx_argv_line(argv, out, size);
 		return;
 	}
-	for (size_t i = 0; i < 3 && !b.len; i++) {
+	for (size_t i = 0; i < 2 && !b.len; i++) {
 		const char *v = json_string_value(json_object_get(args, k[i]));
 
 		if (v)
 			hx_sbuf_put_escaped(&b, v, strlen(v));
 	}
-	if (json_string_value(json_object_get(args, "path2"))) {
-		const char *v = hx_record_field(args, "path2");
+	if (!b.len)
+		hx_paths_line(args, out, size);
+}
 
+static void put_path(struct hx_sbuf *b, json_t *args, const char *key,
+		     const char *resolved)
+{
+	const char *p = hx_record_field(args, key),
+		   *r = hx_record_field(args, resolved);
+
+	hx_sbuf_put_escaped(b, p, strlen(p));
+	if (*r && strcmp(p, r)) {
+		hx_sbuf_put(b, " (resolved ");
+		hx_sbuf_put_escaped(b, r, strlen(r));
+		hx_sbuf_put(b, ")");
+	}
+}
+
+void hx_paths_line(json_t *args, char *out, size_t size)
+{
+	struct hx_sbuf b = {out, size, 0};
+
+	out[0] = '\0';
+	if (!json_string_value(json_object_get(args, "path")))
+		return;
+	put_path(&b, args, "path", "path_resolved");
+	if (json_string_value(json_object_get(args, "path2"))) {
 		hx_sbuf_put(&b, " -> ");
-		hx_sbuf_put_escaped(&b, v, strlen(v));
+		put_path(&b, args, "path2", "path2_resolved");
 	}
 }
 
@@ -176,27 +201,38 @@ static const char *const keys[NKEYS] = {
 
 /* An allowed exec: the pid runs that program from now on (the shim's
  * process_start says the same of an image it loaded in). */
-static void ran(struct hx_ptree_proc *p, const struct hx_span *argv)
+static void ran(struct hx_ptree_proc *p, const struct hx_span *argv,
+		const struct hx_span *path)
 {
 	size_t n = json_array_size(p->images);
+	char exe[PATH_MAX];
 	json_t *v;
 
+	hx_span_str(path, exe, sizeof(exe));
 	if (n && p->last_image && strlen(p->last_image) == argv->n &&
-	    !memcmp(p->last_image, argv->p, argv->n))
+	    !memcmp(p->last_image, argv->p, argv->n)) {
+		/* the same image seen again (process_start after its exec):
+		 * the later path is the kernel's own */
+		if (exe[0])
+			json_array_set_new(p->image_paths, n - 1,
+					   json_string(exe));
 		return;
+	}
 	v = json_loadb(argv->p, argv->n, 0, NULL);
 	if (!json_is_array(v) || !json_array_size(v)) {
 		json_decref(v);
 		return;
 	}
 	json_array_append_new(p->images, v);
+	json_array_append_new(p->image_paths,
+			      exe[0] ? json_string(exe) : json_null());
 	free(p->last_image);
 	p->last_image = strndup(argv->p, argv->n);
 }
 
 static void take(struct hx_ptree *t, char *line, size_t len)
 {
-	struct hx_span m[NKEYS], argv[1];
+	struct hx_span m[NKEYS], argv[2];
 	char time[40], verdict[8], exe[PATH_MAX];
 	long long pid;
 	struct hx_ptree_proc *p;
@@ -249,9 +285,10 @@ static void take(struct hx_ptree *t, char *line, size_t len)
 		     hx_span_is(&m[EVENT], "process_start")) &&
 		    m[ARGS].p &&
 		    !hx_scan_members(m[ARGS].p, m[ARGS].n,
-				     (const char *const[]){"argv"}, 1, argv) &&
+				     (const char *const[]){"argv", "path"}, 2,
+				     argv) &&
 		    argv[0].p)
-			ran(p, argv);
+			ran(p, &argv[0], &argv[1]);
 		return;
 	}
 	if ((rec = hx_logline_parse(line, len)))
@@ -287,6 +324,7 @@ void hx_ptree_free(struct hx_ptree *t)
 			free(r);
 		}
 		json_decref(p->images);
+		json_decref(p->image_paths);
 		free(p->last_image);
 		json_decref(p->how);
 		free(p->exe);

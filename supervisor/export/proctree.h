@@ -14,7 +14,7 @@
 struct json_t;
 
 struct hx_ptree_refusal {
-	char verdict[8], op[24], what[240], rule[96], time[40];
+	char verdict[8], op[24], what[512], rule[96], time[40];
 	long long ask; /* its question, or 0 */
 	bool approved; /* the question was answered yes */
 	struct hx_ptree_refusal *next;
@@ -25,7 +25,10 @@ struct hx_ptree_proc {
 	char start[40], end[40]; /* its first and last record's times */
 	char *exe;
 	struct json_t *images; /* the argv of each exec, oldest first */
-	char *last_image;      /* the last as the log has it */
+	/* the executable each ran (a string, or null): argv[0] is the
+	 * caller's word, "git" for /usr/bin/curl by exec -a */
+	struct json_t *image_paths;
+	char *last_image; /* the last as the log has it */
 	bool exited, closed;
 	struct json_t *how; /* exit_code (integer) or signal (string) */
 	size_t events, refused;
@@ -48,6 +51,14 @@ struct hx_ptree {
 
 /* An argv (a JSON array) as one terminal-safe line, cut at size. */
 void hx_argv_line(struct json_t *argv, char *out, size_t size);
+
+/* The paths a record's args name, terminal-safe, into out (cut at
+ * size): "PATH", with " (resolved R)" where the call's path_resolved
+ * differs, then " -> PATH2" likewise; "" without a path. What the call
+ * acted on is the resolved one: a write through a symbolic link in the
+ * project to a file outside was shown, and matched, as the link (the
+ * eleventh attack review). */
+void hx_paths_line(struct json_t *args, char *out, size_t size);
 
 /* One line of a log into t (which starts zeroed): what a reader that
  * follows a log as it grows feeds it. line may be changed. */

@@ -61,7 +61,15 @@
  *                                    reports "NAME resolved to IP" as the
  *                                    shim would, waits, then connects to
  *                                    IP:PORT; prints "connected" or
- *                                    "denied ERRNO" */
+ *                                    "denied ERRNO"
+ *   static_wire_client named OP NAME TARGET [PORT]
+ *                                    a REQUEST for OP (connect: TARGET an
+ *                                    IPv4 address and PORT; write: TARGET
+ *                                    a path) that also carries the host
+ *                                    NAME, as no shim sends; prints
+ *                                    "verdict V" or "closed", then for a
+ *                                    connect connects itself ("connected"
+ *                                    or "denied ERRNO") */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
@@ -662,8 +670,59 @@ static int claim(const char *name, const char *ip, int port)
 	return 0;
 }
 
+static int named(const char *op, const char *name, const char *target, int port)
+{
+	struct sockaddr_in sin = {.sin_family = AF_INET,
+				  .sin_port = htons((uint16_t)port)};
+	bool conn = !strcmp(op, "connect");
+	uint8_t buf[4096], reply[HX_WIRE_MAX];
+	struct hx_wbuf w;
+	struct hx_wreader r;
+	struct hx_wire_hdr h;
+	uint16_t tag, len;
+	const uint8_t *v;
+	uint32_t verdict = 99;
+	int fd = dial(), s;
+	ssize_t got;
+
+	if (conn && inet_pton(AF_INET, target, &sin.sin_addr) != 1)
+		return 2;
+	hx_wire_begin(&w, buf, sizeof(buf), HX_MSG_REQUEST, 12);
+	hx_wire_put_u32(&w, HX_TAG_TID, (uint32_t)getpid());
+	hx_wire_put_u32(&w, HX_TAG_CALL, conn ? HX_CALL_CONNECT : HX_CALL_OPEN);
+	hx_wire_put_u32(&w, HX_TAG_OP, conn ? HX_OP_CONNECT : HX_OP_WRITE);
+	if (conn)
+		hx_wire_put_bytes(&w, HX_TAG_ADDR, &sin, sizeof(sin));
+	else
+		hx_wire_put_str(&w, HX_TAG_PATH, target);
+	hx_wire_put_str(&w, HX_TAG_HOST, name);
+	if (send(fd, buf, hx_wire_finish(&w), 0) <= 0)
+		return 2;
+	got = recv(fd, reply, sizeof(reply), 0);
+	if (got <= 0) {
+		printf("closed\n");
+	} else if (hx_wire_open(&r, reply, (size_t)got, &h) == HX_WIRE_OK) {
+		while (hx_wire_next(&r, &tag, &v, &len) > 0)
+			if (tag == HX_TAG_VERDICT && len == 4)
+				memcpy(&verdict, v, 4);
+		printf("verdict %u\n", verdict);
+	}
+	fflush(stdout);
+	if (!conn)
+		return 0;
+	s = socket(AF_INET, SOCK_STREAM, 0);
+	if (connect(s, (struct sockaddr *)&sin, sizeof(sin)) == 0)
+		printf("connected\n");
+	else
+		printf("denied %d\n", errno);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
+	if (argc >= 5 && !strcmp(argv[1], "named"))
+		return named(argv[2], argv[3], argv[4],
+			     argc >= 6 ? atoi(argv[5]) : 0);
 	if (argc >= 5 && !strcmp(argv[1], "claim"))
 		return claim(argv[2], argv[3], atoi(argv[4]));
 	if (argc >= 3 && !strcmp(argv[1], "forge"))

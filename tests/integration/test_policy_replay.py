@@ -81,7 +81,11 @@ LEARN_RUN = ("echo x > out.txt; cat secret/key > /dev/null; mkdir -p build/sub; 
 
 
 def learn(*logs):
-    return subprocess.run([POLICY_TOOL, "learn"] + list(logs), capture_output=True, text=True, timeout=120)
+    # as the user whose sessions they were: their anchors in its state
+    # dir (harness() keeps the logs in the test's state dir)
+    env = dict(os.environ, XDG_STATE_HOME=os.path.dirname(logs[0]))
+    return subprocess.run([POLICY_TOOL, "learn"] + list(logs), capture_output=True, text=True,
+                          timeout=120, env=env)
 
 
 def test_a_learned_policy_lets_the_same_runs_pass(wd):

@@ -307,9 +307,12 @@ START_TEST(test_request_roundtrip)
 			   .has_mode = true,
 			   .mode = 0644,
 			   .argv = argv,
-			   .addr = &sa,
-			   .addrlen = sizeof(sa),
 			   .proto = IPPROTO_UDP};
+	struct hx_req net = {.call = HX_CALL_SENDTO,
+			     .op = HX_OP_SEND,
+			     .addr = &sa,
+			     .addrlen = sizeof(sa),
+			     .proto = IPPROTO_UDP};
 	size_t n = hx_req_encode(&r, -1, 77, 10, 11, buf, sizeof(buf), NULL);
 
 	ck_assert_uint_gt(n, 0);
@@ -326,6 +329,11 @@ START_TEST(test_request_roundtrip)
 	ck_assert_uint_eq(msg.mode, 0644);
 	ck_assert_uint_eq(msg.nargs, 3);
 	ck_assert_str_eq(msg.args[1].s, "push");
+	ck_assert(!hx_msg_has(&msg, HX_TAG_HOST));
+	/* an address is a network call's only (wire.c, op_fields_fit) */
+	n = hx_req_encode(&net, -1, 78, 10, 11, buf, sizeof(buf), NULL);
+	ck_assert_uint_gt(n, 0);
+	ck_assert_int_eq(hx_wire_decode(buf, n, &msg), HX_WIRE_OK);
 	ck_assert_uint_eq(msg.naddrs, 1);
 	ck_assert_uint_eq(msg.addrs[0].len, sizeof(sa));
 	ck_assert(hx_msg_has(&msg, HX_TAG_PROTO));

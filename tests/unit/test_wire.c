@@ -152,6 +152,48 @@ START_TEST(report_round_trip)
 }
 END_TEST
 
+/* A request names its object by its op's own fields only: a host on a
+ * write, an address on an exec, a path on a connect are refused (their
+ * records named what the call did not act on). */
+START_TEST(fields_of_another_op)
+{
+	static const struct {
+		enum hx_op op;
+		enum hx_tag tag;
+		enum hx_wire_error want;
+	} cases[] = {
+	    {HX_OP_WRITE, HX_TAG_HOST, HX_WIRE_TAG},
+	    {HX_OP_CONNECT, HX_TAG_HOST, HX_WIRE_TAG},
+	    {HX_OP_EXEC, HX_TAG_ADDR, HX_WIRE_TAG},
+	    {HX_OP_RENAME, HX_TAG_ADDR, HX_WIRE_TAG},
+	    {HX_OP_CONNECT, HX_TAG_PATH, HX_WIRE_TAG},
+	    {HX_OP_RESOLVE, HX_TAG_PATH2, HX_WIRE_TAG},
+	    {HX_OP_SEND, HX_TAG_ARG, HX_WIRE_TAG},
+	    {HX_OP_RESOLVE, HX_TAG_HOST, HX_WIRE_OK},
+	    {HX_OP_RESOLVE, HX_TAG_ADDR, HX_WIRE_OK},
+	    {HX_OP_SEND, HX_TAG_ADDR, HX_WIRE_OK},
+	    {HX_OP_WRITE, HX_TAG_PATH, HX_WIRE_OK},
+	    {HX_OP_EXEC, HX_TAG_ARG, HX_WIRE_OK},
+	};
+	struct sockaddr_in sin = {.sin_family = AF_INET};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct hx_wbuf w;
+
+		hx_wire_begin(&w, buf, sizeof(buf), HX_MSG_REQUEST, 1);
+		hx_wire_put_u32(&w, HX_TAG_CALL, HX_CALL_OPEN);
+		hx_wire_put_u32(&w, HX_TAG_OP, cases[i].op);
+		if (cases[i].tag == HX_TAG_ADDR)
+			hx_wire_put_bytes(&w, HX_TAG_ADDR, &sin, sizeof(sin));
+		else
+			hx_wire_put_str(&w, cases[i].tag, "x.example");
+		ck_assert_msg(hx_wire_decode(buf, hx_wire_finish(&w), m) ==
+				  cases[i].want,
+			      "case %zu", i);
+	}
+}
+END_TEST
+
 START_TEST(encoder_overflow)
 {
 	struct hx_wbuf w;
@@ -478,6 +520,7 @@ static Suite *wire_suite(void)
 	tcase_add_test(tc, request_round_trip);
 	tcase_add_test(tc, verdict_round_trip);
 	tcase_add_test(tc, report_round_trip);
+	tcase_add_test(tc, fields_of_another_op);
 	tcase_add_test(tc, encoder_overflow);
 	tcase_add_loop_test(tc, malformed, 0,
 			    (int)(sizeof(table) / sizeof(table[0])));

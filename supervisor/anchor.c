@@ -1,0 +1,202 @@
+/* Session anchors; see anchor.h. */
+#define _GNU_SOURCE
+#include "supervisor/anchor.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <jansson.h>
+#include <limits.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "supervisor/session.h"
+#include "supervisor/export/logscan.h"
+
+int hx_anchor_write(const char *session_dir, uint64_t seq, const char *hex)
+{
+	char path[PATH_MAX], tmp[PATH_MAX], line[96];
+	int fd, n, e = 0;
+
+	if ((size_t)snprintf(path, sizeof(path), "%s/%s", session_dir,
+			     HX_ANCHOR_FILE) >= sizeof(path) ||
+	    (size_t)snprintf(tmp, sizeof(tmp), "%s.tmp", path) >= sizeof(tmp))
+		return -ENAMETOOLONG;
+	n = snprintf(line, sizeof(line), "%llu %.64s\n",
+		     (unsigned long long)seq, hex);
+	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW,
+		  0600);
+	if (fd < 0)
+		return -errno;
+	if (write(fd, line, (size_t)n) != n || fsync(fd))
+		e = errno ? -errno : -EIO;
+	if (close(fd) && !e)
+		e = -errno;
+	if (!e && rename(tmp, path))
+		e = -errno;
+	if (e)
+		unlink(tmp);
+	return e;
+}
+
+int hx_anchor_read(const char *id, uint64_t *seq, char hex[65])
+{
+	char state[PATH_MAX], path[PATH_MAX], line[96], *end;
+	int fd, r;
+	ssize_t n;
+
+	if (!hx_session_name_valid(id))
+		return -EINVAL;
+	if ((r = hx_session_state_dir(state, sizeof(state))))
+		return r;
+	if ((size_t)snprintf(path, sizeof(path), "%s/sessions/%s/%s", state, id,
+			     HX_ANCHOR_FILE) >= sizeof(path))
+		return -ENAMETOOLONG;
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	if (fd < 0)
+		return errno == ENOENT ? -ENOENT : -errno;
+	n = read(fd, line, sizeof(line) - 1);
+	close(fd);
+	if (n < 0)
+		return -errno;
+	line[n] = '\0';
+	*seq = strtoull(line, &end, 10);
+	if (end == line || *end != ' ' || strlen(end + 1) != 65 ||
+	    strspn(end + 1, "0123456789abcdef") != 64 || end[65] != '\n')
+		return -EINVAL;
+	memcpy(hex, end + 1, 64);
+	hex[64] = '\0';
+	return 0;
+}
+
+/* One session the log names: its anchor, and whether its record was
+ * seen. */
+struct anchored {
+	uint64_t seq;
+	char hex[65];
+	bool has, seen;
+};
+
+static struct anchored *session_of(json_t *tab, const char *id)
+{
+	json_t *v = json_object_get(tab, id);
+	struct anchored *a;
+
+	if (v)
+		return json_integer_value(v)
+			   ? (struct anchored *)(intptr_t)json_integer_value(v)
+			   : NULL;
+	a = calloc(1, sizeof(*a));
+	if (a && hx_anchor_read(id, &a->seq, a->hex) == 0)
+		a->has = true;
+	json_object_set_new(tab, id, json_integer((json_int_t)(intptr_t)a));
+	return a;
+}
+
+enum { SEQ, SESSION, HASH, PREV, EVENT, NK };
+static const char *const keys[NK] = {"seq", "session", "hash", "prev", "event"};
+
+/* The record (its members m) against its session's anchor: the one
+ * record of seq, or a compacted record standing for the chain that
+ * ended there. */
+static const char *one(json_t *tab, const struct hx_span *m)
+{
+	char id[128], hex[80], prev[80];
+	long long seq = hx_span_int(&m[SEQ], -1);
+	struct anchored *a;
+
+	hx_span_str(&m[SESSION], id, sizeof(id));
+	if (!id[0] || !(a = session_of(tab, id)) || !a->has || seq < 0)
+		return NULL;
+	hx_span_str(&m[HASH], hex, sizeof(hex));
+	hx_span_str(&m[PREV], prev, sizeof(prev));
+	if ((uint64_t)seq == a->seq) {
+		a->seen = true;
+		return strcmp(hex, a->hex) ? "its record differs from the "
+					     "session's anchor (rewritten)"
+					   : NULL;
+	}
+	if (hx_span_is(&m[EVENT], "compacted") && (uint64_t)seq == a->seq + 1) {
+		a->seen = true;
+		return strcmp(prev, a->hex) ? "its compacted record differs "
+					      "from the session's anchor"
+					    : NULL;
+	}
+	/* the session wrote nothing after its anchor: another did */
+	return (uint64_t)seq > a->seq ? "a record of the session after its "
+					"last (appended)"
+				      : NULL;
+}
+
+static int scan(FILE *f, json_t *tab, char *why, size_t wsize)
+{
+	char *line = NULL, id[128];
+	size_t cap = 0;
+	ssize_t n;
+	int r = 0;
+
+	while (!r && (n = getline(&line, &cap, f)) > 0) {
+		struct hx_span m[NK] = {0};
+		const char *bad;
+
+		if (hx_scan_members(line, (size_t)n, keys, NK, m))
+			continue;
+		if ((bad = one(tab, m))) {
+			snprintf(why, wsize, "session %s, record seq %lld: %s",
+				 hx_span_str(&m[SESSION], id, sizeof(id)),
+				 hx_span_int(&m[SEQ], -1), bad);
+			r = 1;
+		}
+	}
+	free(line);
+	return r;
+}
+
+int hx_anchor_check(const char *path, const char *only, bool strict,
+		    size_t *checked, char *why, size_t wsize)
+{
+	json_t *tab = json_object(), *v;
+	FILE *f = fopen(path, "re");
+	const char *id;
+	int r;
+
+	*checked = 0;
+	if (!f || !tab) {
+		r = f ? -ENOMEM : -errno;
+		goto out;
+	}
+	if (only)
+		session_of(tab, only);
+	r = scan(f, tab, why, wsize);
+	json_object_foreach(tab, id, v)
+	{
+		struct anchored *a =
+		    (struct anchored *)(intptr_t)json_integer_value(v);
+
+		if (!r && strict && (!a || !a->has)) {
+			snprintf(why, wsize,
+				 "session %s has no anchor (still running, "
+				 "its harness-exec killed, not yours, or not "
+				 "a session)",
+				 id);
+			r = 1;
+		}
+		if (!r && a && a->has && !a->seen) {
+			snprintf(why, wsize,
+				 "session %s: the log holds no record seq "
+				 "%llu, the session's last (cut, or "
+				 "rewritten)",
+				 id, (unsigned long long)a->seq);
+			r = 1;
+		}
+		*checked += a && a->has && a->seen;
+		free(a);
+	}
+out:
+	if (f)
+		fclose(f);
+	json_decref(tab);
+	return r;
+}
