@@ -1,0 +1,76 @@
+"""The twelfth attack review: the changes of its day attacked (a
+"failed" record after a call the kernel refused, the shim's connection
+asked by an open of the session socket, a unix bind walking the agent's
+own path bytes), each hole tried as the attacker would and checked for
+its effect and its record."""
+
+import os
+import shutil
+import socket
+import tempfile
+
+from lib import HELPERS, check, harness
+
+MAGIC = os.path.join(HELPERS, "static_bind_magic")
+
+
+def _denied_dir():
+    # Readable (no mask) and outside every write root of test.yaml.
+    d = tempfile.mkdtemp(prefix="hx-r12-deny-", dir="/tmp")
+    os.chmod(d, 0o777)
+    return d
+
+
+def _bind_magic(wd, how):
+    # In w/: a link to the cwd of one beside secret/ would lead there.
+    os.makedirs(os.path.join(wd.path, "w", "d"))
+    denied = _denied_dir()
+    try:
+        r = harness(["/bin/sh", "-c", 'cd w && exec "$0" "$@"', MAGIC, how, denied, "3"], wd)
+        made = os.listdir(denied)
+    finally:
+        shutil.rmtree(denied, ignore_errors=True)
+    check(r.stdout.startswith("ok "), repr((r.stdout, r.stderr[-600:])))
+    print("# %s: %s" % (how, r.stdout.strip()))
+    check(not made, "%s: a socket made in the denied directory: %r (%s)"
+          % (how, made, r.stdout.strip()))
+    # The bind still works through the link, in the decided directory.
+    check(int(r.stdout.split()[1]) > 20, "%s: too few binds to race: %r" % (how, r.stdout))
+    return r
+
+
+def test_a_bind_through_a_magic_link_lands_where_decided(wd):
+    """The bind walks the agent's path bytes again after checking that
+    they reach the decided directory, with every emulated change of a
+    name held off. A /proc magic link on the way (/proc/<pid>/fd/N,
+    /proc/<pid>/cwd) is not a name: a second thread that dup2()s another
+    directory onto N, or chdir()s, between that check and the bind's
+    own walk got the socket made in a directory the policy denies."""
+    _bind_magic(wd, "fd")
+
+
+def test_a_bind_through_the_cwd_link_lands_where_decided(wd):
+    """As above, by a link the agent made to /proc/<pid>/cwd (the path
+    as named is its own, not /proc's) and a thread's chdir()."""
+    _bind_magic(wd, "cwd")
+
+
+def test_a_bind_refused_for_a_swap_says_the_harness_refused(wd):
+    """A bind whose directory was swapped for a link to a denied one
+    after its decision is refused by the harness (the decided directory
+    no longer there, or not the one the walk reaches), not by the
+    kernel: it read "failed" (EACCES) after its "allow", as if the
+    kernel had checked the directory's rights, where the record is the
+    harness's own "revoked" (harness:changed)."""
+    os.mkdir(os.path.join(wd.path, "d"))
+    os.symlink("secret", os.path.join(wd.path, "dlink"))
+    r = harness([os.path.join(HELPERS, "static_bind_race"), "3"], wd)
+    check(r.stdout.startswith("ok "), repr((r.stdout, r.stderr[-600:])))
+    wrong = [x for x in r.events(event="failed", op="write", errno="EACCES")]
+    revoked = r.events(event="revoked", rule="harness:changed")
+    print("# %s, revoked %d" % (r.stdout.strip(), len(revoked)))
+    check(wrong or revoked, "the race never reached the bind's checks")
+    check(not wrong, "a harness refusal recorded as the kernel's: %r" % wrong[:2])
+    for rec in revoked:
+        check(rec.get("verdict") == "deny" and rec.get("ref_seq"), "revoked: %r" % rec)
+
