@@ -790,8 +790,11 @@ static void send_on(struct hx_unotify *u, const struct seccomp_notif *n,
 	a->kind = ANS_VALUE;
 	a->val = r;
 	if (is_mmsg) {
-		if ((e = mmsg_sent(t, arg[1], (unsigned int)r)))
+		/* EFAULT as the kernel's, the datagram gone all the same. */
+		if ((e = mmsg_sent(t, arg[1], (unsigned int)r))) {
+			a->took_effect = true;
 			goto fail;
+		}
 		a->val = 1;
 	}
 	goto done;

@@ -74,3 +74,40 @@ def test_a_bind_refused_for_a_swap_says_the_harness_refused(wd):
     for rec in revoked:
         check(rec.get("verdict") == "deny" and rec.get("ref_seq"), "revoked: %r" % rec)
 
+
+def _udp_listener():
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    for port in range(20000 + os.getpid() % 500, 21000):
+        try:
+            s.bind(("127.0.0.1", port))
+            break
+        except OSError:
+            continue
+    s.settimeout(0.5)
+    return s, s.getsockname()[1]
+
+
+def test_a_sent_datagram_has_no_failed_record(wd):
+    """A "failed" record says the kernel refused a call the policy
+    allowed: nothing was done. A sendmmsg whose mmsghdr ends a writable
+    page sends its datagram and then cannot have its count written (on
+    the next, read-only, page): the kernel answers EFAULT, the kernel
+    layer too, after sending. It read "allow", then "failed" EFAULT: a
+    datagram that left (any bytes, to an allowed address) read as never
+    sent."""
+    lst, port = _udp_listener()
+    try:
+        r = harness([os.path.join(HELPERS, "static_mmsg_fault"), str(port)], wd)
+        try:
+            got = lst.recv(100)
+        except socket.timeout:
+            got = None
+    finally:
+        lst.close()
+    check(r.stdout.strip() == "ret -1 errno EFAULT", repr((r.stdout, r.stderr[-600:])))
+    check(got == b"exfil", "not sent (nothing to hide): %r" % got)
+    sent = r.one(op="send", verdict="allow")
+    check(sent.get("args", {}).get("addr", "").endswith(":%d" % port), "record %r" % sent)
+    wrong = r.events(event="failed", ref_seq=sent["seq"])
+    check(not wrong, "the datagram sent, its record says failed: %r" % wrong)
+
