@@ -9,7 +9,7 @@ import shutil
 import socket
 import tempfile
 
-from lib import HELPERS, check, harness
+from lib import HELPERS, POLICIES, PYTHON, check, harness
 
 MAGIC = os.path.join(HELPERS, "static_bind_magic")
 
@@ -111,3 +111,52 @@ def test_a_sent_datagram_has_no_failed_record(wd):
     wrong = r.events(event="failed", ref_seq=sent["seq"])
     check(not wrong, "the datagram sent, its record says failed: %r" % wrong)
 
+
+def _closed_port():
+    # Bound, not listening: a connect is refused (ECONNREFUSED).
+    s = socket.socket()
+    for port in range(20500 + os.getpid() % 400, 21000):
+        try:
+            s.bind(("127.0.0.1", port))
+            return s, port
+        except OSError:
+            continue
+    raise AssertionError("no port")
+
+
+def test_failed_records_are_coalesced_past_the_rate(wd):
+    """What ran a program or reached the network is written past the
+    log's rate (only max_size bounds it), refusals are coalesced. A
+    "failed" record has no verdict, and a record of category net_* with
+    none was taken for one that went ahead: a loop of connects the
+    policy allows to a port that refuses wrote every one's "failed"
+    record past the rate too, doubling what a flood of connects
+    writes."""
+    base = open(os.path.join(POLICIES, "test.yaml")).read()
+    policy = os.path.join(wd.state, "rate12.yaml")
+    with open(policy, "w") as f:
+        f.write(base.replace("  log_reads: false\n", "  log_reads: false\n  rate: 20\n  burst: 20\n"))
+    hold, port = _closed_port()
+    code = ("import socket\n"
+            "n = 0\n"
+            "for i in range(400):\n"
+            "    s = socket.socket()\n"
+            "    try:\n"
+            "        s.connect(('127.0.0.1', %d))\n"
+            "    except ConnectionRefusedError:\n"
+            "        n += 1\n"
+            "    s.close()\n"
+            "print('refused', n)\n" % port)
+    try:
+        r = harness([PYTHON, "-c", code], wd, policy=policy)
+    finally:
+        hold.close()
+    check(r.stdout.strip() == "refused 400", repr((r.stdout, r.stderr[-600:])))
+    allowed = r.events(op="connect", verdict="allow")
+    failed = r.events(event="failed", op="connect")
+    coalesced = sum(g.get("count", 0) for o in r.events(event="audit_overflow")
+                    for g in o.get("groups", []) if g.get("event") == "failed")
+    print("# allowed %d, failed written %d, coalesced %d" % (len(allowed), len(failed), coalesced))
+    check(len(allowed) == 400, "allowed connects written: %d" % len(allowed))
+    check(len(failed) + coalesced == 400, "failed: %d + %d" % (len(failed), coalesced))
+    check(len(failed) < 200, "%d failed records written past the rate" % len(failed))
