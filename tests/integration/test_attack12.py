@@ -160,3 +160,62 @@ def test_failed_records_are_coalesced_past_the_rate(wd):
     check(len(allowed) == 400, "allowed connects written: %d" % len(allowed))
     check(len(failed) + coalesced == 400, "failed: %d + %d" % (len(failed), coalesced))
     check(len(failed) < 200, "%d failed records written past the rate" % len(failed))
+
+
+def test_a_connect_broken_off_that_goes_on_has_no_failed_record(wd):
+    """A blocking TCP connect broken off by a signal fails with EINTR,
+    natively and in the kernel layer (its watchdog ends the worker's
+    connect on the agent's socket), and the connection goes on: the
+    SYN is out, the handshake ends later and the agent sends on it. It
+    read "allow", then "failed" EINTR, as if no connection was made,
+    where EINPROGRESS, the same state, is no failure."""
+    import time
+    from lib import Started
+    lst = socket.socket()
+    for port in range(20100 + os.getpid() % 300, 21000):
+        try:
+            lst.bind(("127.0.0.1", port))
+            break
+        except OSError:
+            continue
+    lst.listen(0)
+    # Its accept queue full: the agent's SYN is dropped, its connect waits.
+    fill = []
+    for _ in range(2):
+        f = socket.socket()
+        f.setblocking(False)
+        try:
+            f.connect(("127.0.0.1", port))
+        except BlockingIOError:
+            pass
+        fill.append(f)
+    got, conns = [], []
+    try:
+        t = Started([os.path.join(HELPERS, "static_connect_eintr"), str(port)], wd)
+        time.sleep(1.5)  # its connect broken off by now
+        # Then every connection taken at once: the queue has room again.
+        lst.settimeout(0.2)
+        end = time.time() + 12
+        while time.time() < end and len(conns) < 3:
+            try:
+                conns.append(lst.accept()[0])
+            except socket.timeout:
+                pass
+        for c in conns:
+            c.settimeout(1)
+            try:
+                got.append(c.recv(10))
+            except OSError:
+                got.append(None)
+            c.close()
+        r = t.join(30)
+    finally:
+        lst.close()
+        for f in fill:
+            f.close()
+    check(r.stdout.splitlines()[:2] == ["connect EINTR", "sent 4"], repr((r.stdout, r.stderr[-600:])))
+    check(b"late" in got, "the connection did not go on: %r %r" % (got, r.stdout))
+    rec = r.one(op="connect", verdict="allow")
+    wrong = r.events(event="failed", op="connect")
+    check(not wrong, "a connection made, its record says failed: %r" % wrong)
+    check(rec.get("args", {}).get("addr", "").endswith(":%d" % port), "record %r" % rec)
