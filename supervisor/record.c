@@ -284,14 +284,18 @@ static bool over_rate(struct hx_pipeline *pl)
  * reached the network: written past the rate too. Coalesced into 16
  * groups and a count, a flood of refusals from 17 processes hid which
  * command ran next; what bounds these is max_size. Refusals and the
- * rest, files included, are still coalesced. */
+ * rest, files included, are still coalesced; so is a "failed" record
+ * (no verdict: the kernel's refusal of an allowed call, whose allow was
+ * written), which a loop of refused connects wrote past the rate. */
 static bool always_written(json_t *rec)
 {
 	const char *cat = json_string_value(json_object_get(rec, "category"));
 	const char *v = json_string_value(json_object_get(rec, "verdict"));
+	const char *ev = json_string_value(json_object_get(rec, "event"));
 	json_t *enf = json_object_get(rec, "enforced");
 
-	if (!cat || (strcmp(cat, "exec") && strncmp(cat, "net_", 4)))
+	if (!cat || (strcmp(cat, "exec") && strncmp(cat, "net_", 4)) ||
+	    (ev && !strcmp(ev, "failed")))
 		return false;
 	return !v || strcmp(v, "deny") || json_is_false(enf);
 }

@@ -118,7 +118,7 @@ static void *watchdog(void *arg)
 static void handle(struct hx_unotify *u, const struct seccomp_notif *n)
 {
 	struct seccomp_notif_resp resp;
-	struct answer a = {ANS_ERROR, EACCES, 0};
+	struct answer a = {ANS_ERROR, EACCES, 0, false};
 	struct target t;
 
 	atomic_fetch_add(&u->n_notif, 1);
@@ -229,7 +229,8 @@ reply:
 	default:
 		atomic_fetch_add(&u->n_err, 1);
 		resp.error = -(a.err > 0 ? a.err : EACCES);
-		hx_un_failed(u, -resp.error);
+		if (!a.took_effect)
+			hx_un_failed(u, -resp.error);
 		break;
 	}
 	/* ENOENT: the target is gone or was interrupted; nothing to do. */

@@ -15,26 +15,52 @@
 #include "common/sockaddr.h"
 #include "supervisor/path_resolve.h"
 
+/* Where the bind of raw walks to, checked under u->names: 0 when the
+ * walk from here reaches pfd's directory (want) by names alone, 1 when
+ * it passes a /proc magic link (/proc/<pid>/fd/N, a link to
+ * /proc/<pid>/cwd): what that leads to changes with a dup2 or a chdir
+ * of the agent, which no lock holds, between this look and the bind's
+ * own walk. -ESTALE: another directory (a cwd or a name moved since
+ * the decision). */
+static int walk_to(const char *dir, const struct stat *want)
+{
+	struct open_how how = {.flags = O_PATH | O_DIRECTORY | O_CLOEXEC,
+			       .resolve = RESOLVE_NO_MAGICLINKS};
+	int dfd = (int)syscall(SYS_openat2, AT_FDCWD, dir, &how, sizeof(how));
+	struct stat got;
+	int e = 0;
+
+	if (dfd < 0)
+		return errno == ELOOP ? 1 : -ESTALE;
+	if (fstat(dfd, &got) || got.st_dev != want->st_dev ||
+	    got.st_ino != want->st_ino)
+		e = -ESTALE;
+	close(dfd);
+	return e;
+}
+
 /* Binds sfd to the agent's own bytes raw, as the kernel would have
  * (getsockname, a client's getpeername and /proc/net/unix say what the
  * agent named: Python's multiprocessing hands its listener's address to
  * its clients), to the file name in the decided directory pfd only:
  * the bind walks raw again, from the agent's cwd for a relative one,
  * with every emulated change of a name held off (u->names), after the
- * directory raw names is checked to be pfd's, and its last name to be
- * name. On this worker's own cwd
- * and umask (unshare(CLONE_FS) in unotify.c: no other thread's), the
- * target's umask applied. */
+ * directory raw names is checked to be pfd's by names alone (walk_to),
+ * and its last name to be name. A path through a magic link is bound in
+ * pfd by its last name (fchdir), which getsockname then says. On this
+ * worker's own cwd and umask (unshare(CLONE_FS) in unotify.c: no other
+ * thread's), the target's umask applied. -ESTALE: moved since the
+ * decision. */
 static int bind_named(struct hx_unotify *u, const struct target *t, int sfd,
 		      const char *raw, int pfd, const char *name, mode_t umask_)
 {
 	struct sockaddr_un sun = {.sun_family = AF_UNIX};
 	char dir[sizeof(sun.sun_path) + 1], cwd[PATH_MAX], link[64];
 	size_t n = strlen(raw);
-	struct stat want, got;
+	struct stat want;
 	const char *slash;
 	ssize_t k;
-	int dfd, e = 0;
+	int e = 0;
 
 	if (n >= sizeof(sun.sun_path))
 		return -ENAMETOOLONG;
@@ -52,18 +78,15 @@ static int bind_named(struct hx_unotify *u, const struct target *t, int sfd,
 		snprintf(link, sizeof(link), "/proc/%d/cwd", (int)t->tid);
 		k = readlink(link, cwd, sizeof(cwd) - 1);
 		if (k <= 0 || (cwd[k] = '\0', chdir(cwd))) {
-			e = -EACCES;
+			e = -ESTALE;
 			goto out;
 		}
 	}
-	/* What the decision saw, or refused: a cwd or a name moved
-	 * between the two. */
-	dfd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
-	if (dfd < 0 || fstat(dfd, &got) || got.st_dev != want.st_dev ||
-	    got.st_ino != want.st_ino)
-		e = -EACCES;
-	if (dfd >= 0)
-		close(dfd);
+	if ((e = walk_to(dir, &want)) == 1) {
+		e = fchdir(pfd) ? -errno : 0;
+		n = strlen(name);
+		memcpy(sun.sun_path, name, n + 1);
+	}
 	if (!e) {
 		umask(umask_);
 		if (bind(sfd, (struct sockaddr *)&sun,
@@ -212,14 +235,23 @@ void hx_un_bind(struct hx_unotify *u, const struct seccomp_notif *n,
 		pfd = (int)syscall(SYS_openat2, AT_FDCWD, here, &how,
 				   sizeof(how));
 		if (pfd < 0) {
-			e = errno == ELOOP || errno == EXDEV ? -EACCES : -errno;
-			goto done;
+			e = errno == ELOOP || errno == EXDEV ? -ESTALE : -errno;
+			goto moved;
 		}
 		e = bind_named(u, t, sfd, raw, pfd, name, hx_un_umask(t));
 		/* The session's own: its connects are no neighbour's. */
 		if (!e)
 			hx_pipeline_own(u->pl, pfd, name);
 		close(pfd);
+	}
+moved:
+	/* A directory swapped since the decision: the harness's refusal,
+	 * recorded as such (not as the kernel's, "failed"). */
+	if (e == -ESTALE) {
+		e = -EACCES;
+		hx_un_revoke(u, &j, "harness:changed",
+			     "the directory the bind walks to is not the "
+			     "decided one");
 	}
 done:
 	close(sfd);

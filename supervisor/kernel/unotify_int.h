@@ -149,6 +149,11 @@ struct answer {
 	enum { ANS_ERROR, ANS_VALUE, ANS_CONTINUE, ANS_SENT } kind;
 	int err;     /* ANS_ERROR: positive errno */
 	int64_t val; /* ANS_VALUE */
+	/* ANS_ERROR after the call did what it was allowed to (a
+	 * sendmmsg's datagram sent, its count not written back; a TCP
+	 * connect broken off, its handshake going on): no "failed"
+	 * record (hx_un_failed), the allow stands. */
+	bool took_effect;
 };
 
 struct target {

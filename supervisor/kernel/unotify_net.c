@@ -483,6 +483,9 @@ void hx_un_connect(struct hx_unotify *u, const struct seccomp_notif *n,
 		hx_un_wait_begin(HX_WAIT_CALL);
 		e = connect(sfd, (struct sockaddr *)&ss, len) ? -errno : 0;
 		e = hx_un_wait_end(u, e);
+		/* Broken off (the watchdog): the handshake goes on, as
+		 * natively; no more a failure than EINPROGRESS. */
+		a->took_effect = e == -EINTR;
 	}
 	close(sfd);
 	hx_un_done(u, a, e);
@@ -790,8 +793,11 @@ static void send_on(struct hx_unotify *u, const struct seccomp_notif *n,
 	a->kind = ANS_VALUE;
 	a->val = r;
 	if (is_mmsg) {
-		if ((e = mmsg_sent(t, arg[1], (unsigned int)r)))
+		/* EFAULT as the kernel's, the datagram gone all the same. */
+		if ((e = mmsg_sent(t, arg[1], (unsigned int)r))) {
+			a->took_effect = true;
 			goto fail;
+		}
 		a->val = 1;
 	}
 	goto done;
