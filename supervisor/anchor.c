@@ -30,15 +30,16 @@ int hx_anchor_write(const char *session_dir, uint64_t seq, const char *hex)
 		  0600);
 	if (fd < 0)
 		return -errno;
-	if (write(fd, line, (size_t)n) != n || fsync(fd))
+	if (write(fd, line, (size_t)n) != n)
 		e = errno ? -errno : -EIO;
-	if (close(fd) && !e)
-		e = -errno;
 	if (!e && rename(tmp, path))
 		e = -errno;
-	if (e)
+	if (e) {
+		close(fd);
 		unlink(tmp);
-	return e;
+		return e;
+	}
+	return fd;
 }
 
 int hx_anchor_read(const char *id, uint64_t *seq, char hex[65])

@@ -17,7 +17,9 @@
 #define HX_ANCHOR_FILE "anchor"
 
 /* Writes session_dir/anchor for the record seq with hash hex (replaced
- * by a rename). 0 or -errno. */
+ * by a rename). Returns its fd, not yet synced: the caller fsyncs and
+ * closes it (with the log's own last sync, hx_audit_sync_also, so that
+ * one flush of the device takes both); or -errno. */
 int hx_anchor_write(const char *session_dir, uint64_t seq, const char *hex);
 
 /* Reads the anchor of the session named id from the state dir into

@@ -34,6 +34,7 @@ struct hx_audit {
 	bool dirty;
 	bool created; /* its directory entry is not synced yet */
 	bool syncing; /* hx_audit_sync_start's thread to join */
+	int also_fd;  /* hx_audit_sync_also's, or -1 */
 	int sync_err;
 	pthread_t syncer;
 	bool closing;	/* the last records: the reserve may be used up */
@@ -193,6 +194,7 @@ int hx_audit_open(const char *path, struct hx_audit **out)
 	if (!a)
 		return -ENOMEM;
 	pthread_mutex_init(&a->lock, NULL);
+	a->also_fd = -1;
 	memset(a->prev, '0', 64);
 	a->path = strdup(path);
 	do {
@@ -426,12 +428,38 @@ int hx_audit_sync(struct hx_audit *a)
 	return hx_audit_sync_timed(a, NULL);
 }
 
+/* The log, then what goes with it (hx_audit_sync_also). */
+static int sync_all(struct hx_audit *a)
+{
+	int r = hx_audit_sync(a);
+
+	if (a->also_fd >= 0) {
+		if (fsync(a->also_fd) && !r)
+			r = -errno;
+		close(a->also_fd);
+		a->also_fd = -1;
+	}
+	return r;
+}
+
 static void *syncer(void *arg)
 {
 	struct hx_audit *a = arg;
 
-	a->sync_err = hx_audit_sync(a);
+	a->sync_err = sync_all(a);
 	return NULL;
+}
+
+void hx_audit_sync_also(struct hx_audit *a, int fd)
+{
+	if (!a || a->syncing) {
+		if (fd >= 0)
+			close(fd);
+		return;
+	}
+	if (a->also_fd >= 0)
+		close(a->also_fd);
+	a->also_fd = fd;
 }
 
 void hx_audit_sync_start(struct hx_audit *a)
@@ -453,7 +481,7 @@ int hx_audit_close(struct hx_audit *a)
 		r = a->sync_err;
 	}
 	if (!r)
-		r = hx_audit_sync(a);
+		r = sync_all(a);
 	/* Give back what the reserve holds past the end: a truncate to
 	 * the size it has frees it (a hole punch stops at the end). */
 	if (a->reserving && !fstat(a->fd, &st) &&
@@ -462,6 +490,8 @@ int hx_audit_close(struct hx_audit *a)
 	}
 	if (close(a->fd) && !r && errno != EINTR)
 		r = -errno;
+	if (a->also_fd >= 0) /* the log's sync failed first */
+		close(a->also_fd);
 	pthread_mutex_destroy(&a->lock);
 	free(a->path);
 	free(a);

@@ -55,6 +55,11 @@ void hx_audit_check_mode(struct hx_audit *a);
  * teardown overlaps the device flush (about 0.5 ms on a VM);
  * hx_audit_close waits for it. NULL is a no-op. */
 void hx_audit_sync_start(struct hx_audit *a);
+/* fd (owned from here) is synced after the log's last sync, on the
+ * same thread, and closed by hx_audit_close: a file written with the
+ * log's end (the session's anchor) costs no second flush of the
+ * device. Before hx_audit_sync_start. */
+void hx_audit_sync_also(struct hx_audit *a, int fd);
 /* Syncs (or waits for hx_audit_sync_start, then syncs what came after)
  * and closes; returns the sync result. NULL is a no-op. */
 int hx_audit_close(struct hx_audit *a);

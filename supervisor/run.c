@@ -965,13 +965,13 @@ out:
 	r->gate = NULL;
 	hx_ask_stats(r->pl.ask, &asked); /* for the last line */
 	hx_run_close_ask(r);		 /* no worker waits any more */
+	hx_run_anchor(r); /* nothing appends now; NULL log: none */
 	hx_audit_sync_start(r->audit);
 	if (sfd >= 0)
 		close(sfd);
 	free(env);
 	teardown(r);
 	audit_open = r->audit != NULL;
-	hx_run_anchor(r); /* NULL log: none */
 	if (audit_open && hx_audit_close(r->audit))
 		hx_say("audit log %s: sync failed", r->sess.audit_path);
 	r->audit = NULL;

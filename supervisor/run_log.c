@@ -374,9 +374,16 @@ void hx_run_warn_missing(struct run *r)
 
 void hx_run_anchor(struct run *r)
 {
-	/* what verify checks a log the agent may write against */
-	if (r->audit && hx_audit_last_seq(r->audit) &&
-	    hx_anchor_write(r->sess.dir, hx_audit_last_seq(r->audit),
-			    hx_audit_last_hash(r->audit)))
+	int fd;
+
+	/* what verify checks a log the agent may write against; synced
+	 * with the log's last records */
+	if (!r->audit || !hx_audit_last_seq(r->audit))
+		return;
+	fd = hx_anchor_write(r->sess.dir, hx_audit_last_seq(r->audit),
+			     hx_audit_last_hash(r->audit));
+	if (fd < 0)
 		hx_say("session anchor in %s: not written", r->sess.dir);
+	else
+		hx_audit_sync_also(r->audit, fd);
 }
