@@ -2,6 +2,7 @@
 #define _GNU_SOURCE
 #include "common/glob.h"
 #include "tools/learn_cli.h"
+#include "tools/logverify.h"
 
 #include <errno.h>
 #include <jansson.h>
@@ -11,8 +12,6 @@
 #include <string.h>
 #include <time.h>
 
-#include "supervisor/anchor.h"
-#include "supervisor/audit.h"
 #include "supervisor/session.h"
 #include "supervisor/export/logline.h"
 
@@ -509,32 +508,6 @@ static int each_record(const char *path,
 	return 0;
 }
 
-/* A log is learned from once it verifies: records added to an audit
- * run's log after it (an --audit-log in the project is the next
- * session's agent's to write; the chain has no key) taught the policy
- * what the run never did (the eleventh attack review). */
-static int verified(const char *log, FILE *err)
-{
-	struct hx_audit_verify v;
-	char why[512];
-	size_t n;
-	int r = hx_audit_verify(log, &v);
-
-	if (r == 1)
-		snprintf(why, sizeof(why), "line %llu: %s",
-			 (unsigned long long)v.bad_line, v.reason);
-	else if (r == 0)
-		r = hx_anchor_check(log, NULL, true, &n, why, sizeof(why));
-	if (r < 0)
-		snprintf(why, sizeof(why), "%s", strerror(-r));
-	if (r)
-		fprintf(err,
-			"harness-policy learn: %s: %s: does not verify, not "
-			"learned from (--unverified learns from it)\n",
-			log, why);
-	return r ? -1 : 0;
-}
-
 int hx_learn_cli(int argc, char *const *argv, FILE *out, FILE *err)
 {
 	struct learn l = {0};
@@ -551,7 +524,10 @@ int hx_learn_cli(int argc, char *const *argv, FILE *out, FILE *err)
 		return argc < 2 ? 2 : 0;
 	}
 	for (int i = 1; i < argc && check; i++)
-		if (verified(argv[i], err))
+		if (hx_log_verified("harness-policy learn", argv[i],
+				    "not learned from (--unverified learns "
+				    "from it)",
+				    err))
 			return 2;
 	l.subcmds = json_object();
 	l.answered = json_object();

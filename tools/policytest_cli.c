@@ -1,6 +1,7 @@
 /* harness-policy test; see policytest_cli.h. */
 #define _GNU_SOURCE
 #include "tools/policytest_cli.h"
+#include "tools/logverify.h"
 
 #include <errno.h>
 #include <jansson.h>
@@ -22,8 +23,8 @@
 #define MAX_PROFILES 8
 
 static const char usage[] =
-    "Usage: harness-policy test [--json] [--denials] [--no-profiles] POLICY "
-    "LOG...\n"
+    "Usage: harness-policy test [--json] [--denials] [--no-profiles] "
+    "[--unverified] POLICY LOG...\n"
     "\n"
     "Replays every decision recorded in the audit logs LOG... through\n"
     "the candidate POLICY (a file, or 'default' for the embedded one),\n"
@@ -38,6 +39,12 @@ static const char usage[] =
     "  --denials      also every call the policy refused then and refuses\n"
     "                 now (deny or ask), by rule: the run's refusals\n"
     "  --no-profiles  the policy alone, without the sessions' profiles\n"
+    "  --unverified   replay a LOG that does not verify (below)\n"
+    "\n"
+    "Each LOG is verified first as harness-audit verify does (its chain\n"
+    "and its sessions' anchors): records added to a run's log after it\n"
+    "would show what the run never did. One that does not verify is not\n"
+    "replayed (exit 2) unless --unverified.\n"
     "\n"
     "Exit status: 0 nothing allowed then would be refused now, 1 some\n"
     "would, 2 usage, policy or log error.\n";
@@ -464,6 +471,7 @@ int hx_policy_test_cli(int argc, char *const *argv, FILE *out, FILE *err)
 {
 	struct replay *r = calloc(1, sizeof(*r));
 	int i = 1, status = 0;
+	bool unverified = false;
 
 	if (!r)
 		return 2;
@@ -481,6 +489,8 @@ int hx_policy_test_cli(int argc, char *const *argv, FILE *out, FILE *err)
 			r->denials = true;
 		} else if (!strcmp(argv[i], "--no-profiles")) {
 			r->profiles = false;
+		} else if (!strcmp(argv[i], "--unverified")) {
+			unverified = true;
 		} else if (!strcmp(argv[i], "--")) {
 			i++;
 			break;
@@ -498,6 +508,11 @@ int hx_policy_test_cli(int argc, char *const *argv, FILE *out, FILE *err)
 		return 2;
 	}
 	r->policy_file = strcmp(argv[i], "default") ? argv[i] : NULL;
+	for (int k = i + 1; k < argc && !unverified && status != 2; k++)
+		if (hx_log_verified("harness-policy test", argv[k],
+				    "not replayed (--unverified replays it)",
+				    err))
+			status = 2;
 	for (int k = i + 1; k < argc && status != 2; k++)
 		if (replay_file(r, argv[k]))
 			status = 2;

@@ -423,7 +423,8 @@ def test_learn_takes_no_record_added_after_the_run(wd):
     "ok", and harness-policy learn wrote the policy that allows
     $HOME/.ssh/**. verify now fails a record of a session after its
     anchor, and learn learns only from logs that verify and whose
-    sessions each left an anchor (--unverified to override)."""
+    sessions each left an anchor (--unverified to override); so does
+    harness-policy test replay them."""
     os.makedirs(os.path.join(wd.path, "logs"))
     log = os.path.join(wd.path, "logs", "audit-run.jsonl")
     home = os.path.expanduser("~")
@@ -434,6 +435,8 @@ def test_learn_takes_no_record_added_after_the_run(wd):
     learn_env = dict(os.environ, XDG_STATE_HOME=wd.state)
     p = subprocess.run([POLICY_TOOL, "learn", log], capture_output=True, text=True, env=learn_env)
     check(p.returncode == 0 and ".ssh" not in p.stdout, "learn before: %r" % (p.stderr,))
+    p = subprocess.run([POLICY_TOOL, "test", "default", log], capture_output=True, text=True, env=learn_env)
+    check(p.returncode in (0, 1) and "does not verify" not in p.stderr, "policy test before: %r" % (p.stderr,))
     for as_session in (sid, "20261206T000000Z-abcdef"):
         open(log, "wb").write(whole)
         r2 = harness([PYTHON, "-c", APPEND, log, os.path.join(home, ".ssh", "authorized_keys"),
@@ -443,6 +446,11 @@ def test_learn_takes_no_record_added_after_the_run(wd):
         check(".ssh" not in p.stdout, "as %s: the learned policy allows the added write:\n%s"
               % (as_session, p.stdout))
         check(p.returncode == 2 and "does not verify" in p.stderr, "learn: %r" % (p.stderr,))
+        # Nor does policy test show the added record as the run's.
+        p = subprocess.run([POLICY_TOOL, "test", "default", log], capture_output=True, text=True,
+                           env=learn_env)
+        check(p.returncode == 2 and "does not verify" in p.stderr and "authorized_keys" not in p.stdout,
+              "policy test: %r %r" % (p.stdout[-300:], p.stderr))
         v = subprocess.run([AUDIT_TOOL, "verify", sid], capture_output=True, text=True,
                            env=learn_env)
         if as_session == sid:

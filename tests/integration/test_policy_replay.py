@@ -18,9 +18,16 @@ RUN = ("echo x > out.txt; cat secret/key; echo y > /etc/hx-never; mkdir -p build
        "true" % PYTHON)
 
 
+def state_env(logs):
+    # as the user whose sessions they were: their anchors in its state
+    # dir (harness() keeps the logs in the test's state dir), which
+    # test and learn check each log against
+    return dict(os.environ, XDG_STATE_HOME=os.path.dirname(logs[0]))
+
+
 def replay(policy, *logs, json_out=False):
     argv = [POLICY_TOOL, "test"] + (["--json"] if json_out else []) + [policy] + list(logs)
-    return subprocess.run(argv, capture_output=True, text=True, timeout=120)
+    return subprocess.run(argv, capture_output=True, text=True, timeout=120, env=state_env(logs))
 
 
 def runs(wd):
@@ -127,7 +134,7 @@ def test_what_was_refused_stays_refused(wd):
 def test_denials_lists_exactly_the_refusals_of_the_runs(wd):
     logs = runs(wd)
     r = subprocess.run([POLICY_TOOL, "test", "--json", "--denials", TEST_POLICY] + logs,
-                       capture_output=True, text=True, timeout=120)
+                       capture_output=True, text=True, timeout=120, env=state_env(logs))
     check(r.returncode == 0, "%r %r" % (r.stdout, r.stderr))
     listed = {}
     for g in map(json.loads, r.stdout.splitlines()):
