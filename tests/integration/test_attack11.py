@@ -115,7 +115,8 @@ def test_human_outputs_carry_no_terminal_controls(wd):
     pol = os.path.join(wd.state, "open.yaml")
     src = open(os.path.join(POLICIES, "test.yaml")).read()
     open(pol, "w").write(src.replace('deny: ["$CWD/secret/**"]', 'deny: ["$CWD/nothing/**"]'))
-    p = subprocess.run([POLICY_TOOL, "test", pol, r.log], capture_output=True)
+    p = subprocess.run([POLICY_TOOL, "test", pol, r.log], capture_output=True,
+                       env=dict(os.environ, XDG_STATE_HOME=wd.state))  # its anchors
     check(b"secret/x" in p.stdout, "harness-policy test shows no change: %r %r"
           % (p.stdout, p.stderr))
     check(not _bad_bytes(p.stdout), "harness-policy test printed %r:\n%r"
