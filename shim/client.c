@@ -198,10 +198,25 @@ bad:
 /* ---------------------------------------------------------------- */
 /* Sockets (raw syscalls only) */
 
+/* Whether an open of the socket's path gave no connection once (no
+ * kernel layer): later connects of this process, its forks too, skip
+ * it. */
+static atomic_bool g_no_open_dial;
+
+/* The supervisor's timeouts on a socket; false on what is no socket. */
+static bool sock_timeouts(long fd)
+{
+	struct timeval tv = {.tv_sec = HX_TIMEOUT_SEC};
+
+	return !hx_sys5(SYS_setsockopt, fd, SOL_SOCKET, SO_RCVTIMEO, &tv,
+			sizeof(tv)) &&
+	       !hx_sys5(SYS_setsockopt, fd, SOL_SOCKET, SO_SNDTIMEO, &tv,
+			sizeof(tv));
+}
+
 static int sock_connect(const char *path)
 {
 	struct sockaddr_un sa = {.sun_family = AF_UNIX};
-	struct timeval tv = {.tv_sec = HX_TIMEOUT_SEC};
 	size_t n = strlen(path);
 	long fd, r;
 
@@ -214,21 +229,21 @@ static int sock_connect(const char *path)
 	 * the kernel gives an O_PATH fd (it ignores O_RDWR then, and
 	 * Landlock does not judge O_PATH: no refusal to record), which is
 	 * no socket, and the connect below is made. */
-	fd =
-	    hx_sys4(SYS_openat, AT_FDCWD, path, O_PATH | O_RDWR | O_CLOEXEC, 0);
-	if (fd >= 0) {
-		if (!hx_sys5(SYS_setsockopt, fd, SOL_SOCKET, SO_RCVTIMEO, &tv,
-			     sizeof(tv)) &&
-		    !hx_sys5(SYS_setsockopt, fd, SOL_SOCKET, SO_SNDTIMEO, &tv,
-			     sizeof(tv)))
+	if (!atomic_load_explicit(&g_no_open_dial, memory_order_relaxed)) {
+		fd = hx_sys4(SYS_openat, AT_FDCWD, path,
+			     O_PATH | O_RDWR | O_CLOEXEC, 0);
+		if (fd >= 0 && sock_timeouts(fd))
 			return (int)fd;
-		hx_close((int)fd); /* not a socket */
+		if (fd >= 0) {
+			hx_close((int)fd);
+			atomic_store_explicit(&g_no_open_dial, true,
+					      memory_order_relaxed);
+		}
 	}
 	fd = hx_sys3(SYS_socket, AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
 	if (fd < 0)
 		return (int)fd;
-	hx_sys5(SYS_setsockopt, fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-	hx_sys5(SYS_setsockopt, fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+	sock_timeouts(fd);
 	do
 		r = hx_sys3(SYS_connect, fd, &sa, sizeof(sa));
 	while (r == -EINTR);

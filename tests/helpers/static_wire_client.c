@@ -641,13 +641,26 @@ static int fill(const char *dir)
 	return 0;
 }
 
+/* A TCP connect of our own to sin: prints "connected" or "denied
+ * ERRNO". */
+static int connect_say(const struct sockaddr_in *sin)
+{
+	int s = socket(AF_INET, SOCK_STREAM, 0);
+
+	if (connect(s, (const struct sockaddr *)sin, sizeof(*sin)) == 0)
+		printf("connected\n");
+	else
+		printf("denied %d\n", errno);
+	return 0;
+}
+
 static int claim(const char *name, const char *ip, int port)
 {
 	struct sockaddr_in sin = {.sin_family = AF_INET,
 				  .sin_port = htons((uint16_t)port)};
 	uint8_t buf[4096];
 	struct hx_wbuf w;
-	int fd = dial(), s;
+	int fd = dial();
 
 	if (inet_pton(AF_INET, ip, &sin.sin_addr) != 1)
 		return 2;
@@ -662,12 +675,7 @@ static int claim(const char *name, const char *ip, int port)
 	if (send(fd, buf, hx_wire_finish(&w), 0) <= 0)
 		return 2;
 	usleep(300 * 1000); /* long enough for any mapping to be made */
-	s = socket(AF_INET, SOCK_STREAM, 0);
-	if (connect(s, (struct sockaddr *)&sin, sizeof(sin)) == 0)
-		printf("connected\n");
-	else
-		printf("denied %d\n", errno);
-	return 0;
+	return connect_say(&sin);
 }
 
 static int named(const char *op, const char *name, const char *target, int port)
@@ -682,7 +690,7 @@ static int named(const char *op, const char *name, const char *target, int port)
 	uint16_t tag, len;
 	const uint8_t *v;
 	uint32_t verdict = 99;
-	int fd = dial(), s;
+	int fd = dial();
 	ssize_t got;
 
 	if (conn && inet_pton(AF_INET, target, &sin.sin_addr) != 1)
@@ -710,12 +718,7 @@ static int named(const char *op, const char *name, const char *target, int port)
 	fflush(stdout);
 	if (!conn)
 		return 0;
-	s = socket(AF_INET, SOCK_STREAM, 0);
-	if (connect(s, (struct sockaddr *)&sin, sizeof(sin)) == 0)
-		printf("connected\n");
-	else
-		printf("denied %d\n", errno);
-	return 0;
+	return connect_say(&sin);
 }
 
 int main(int argc, char **argv)
