@@ -695,6 +695,9 @@ static int setup(struct run *r)
 		fprintf(stderr, "harness-exec: warning: cannot look for the "
 				"files to mask\n");
 	hx_run_warn_missing(r);
+	/* The main thread's share is done; what follows waits for the
+	 * Landlock derivation (session_end's timeline_ms tells them apart). */
+	hx_phase("setup");
 	if (hx_sandbox_ready(r->sb, msg, sizeof(msg))) {
 		hx_say("sandbox: %s", msg);
 		return -1;
@@ -786,6 +789,7 @@ static void serve_notify(struct run *r)
 	 * only now (before, it is non-dumpable like us), and it has
 	 * not exec'd yet. No gate, no agent. */
 	lfd = hx_unotify_receive(r->hand[0], r->child, 10000);
+	hx_phase("entered"); /* the child is in its sandbox */
 	if (lfd >= 0) {
 		/* What hx_sandbox_enter made: terminals.h, the IPC
 		 * namespace (SysV IPC of its own, or refused). */

@@ -16,6 +16,8 @@
 #include <sys/socket.h>
 #include <sys/types.h>
 #include <sys/un.h>
+#include <time.h>
+#include <linux/limits.h>
 
 #include "common/kerrno.h"
 #include "common/wire.h"
@@ -339,6 +341,26 @@ void hx_un_sched(struct hx_unotify *u, const struct seccomp_notif *n,
 		 const struct target *t, struct answer *a);
 /* What a worker's mutations made for themselves goes (at its end). */
 void hx_un_mut_thread_end(void);
+
+/* What a metadata call carries beside its path (unotify_meta.c). */
+struct mut_extra {
+	dev_t dev;	       /* mknod */
+	struct timespec ts[2]; /* utime family; has_ts false: now */
+	bool has_ts;
+	char xname[XATTR_NAME_MAX + 1]; /* xattr */
+	unsigned char *xval;
+	size_t xsize;
+	int xflags;
+};
+/* A setxattr's size and flags into x, checked as the kernel does:
+ * 0, or the positive errno. */
+int hx_un_xattr_args(struct mut_extra *x, uint64_t size, uint64_t flags);
+/* What a metadata call points at, read into x: the xattr name, its
+ * value (x->xsize bytes, into the calling worker's buffer), the times
+ * (kind 1: struct utimbuf, 2: struct timeval[2], 3: struct
+ * timespec[2]). Returns 0 or the positive errno. */
+int hx_un_read_meta(const struct target *t, uint64_t xname, uint64_t xval,
+		    uint64_t tsaddr, int tskind, struct mut_extra *x);
 
 /* A rename of pfd/name onto pfd2/name2, a git configuration
  * (hx_outcome.git_copy), done as a copy of the bytes checked again

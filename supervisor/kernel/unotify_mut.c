@@ -61,15 +61,6 @@ enum mut_kind {
 };
 
 /* What some kinds carry beyond a path and a mode. */
-struct mut_extra {
-	dev_t dev;	       /* mknod */
-	struct timespec ts[2]; /* utime family; has_ts false: now */
-	bool has_ts;
-	char xname[XATTR_NAME_MAX + 1]; /* xattr */
-	unsigned char *xval;
-	size_t xsize;
-	int xflags;
-};
 
 /* Each kind as kerrno.h names it. */
 static const enum hx_kcall kcall[] = {
@@ -89,6 +80,14 @@ static bool is_dir_at(int dirfd, const char *name)
 
 	return !fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) &&
 	       S_ISDIR(st.st_mode);
+}
+
+static bool link_at(int dirfd, const char *name)
+{
+	struct stat st;
+
+	return !fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) &&
+	       S_ISLNK(st.st_mode);
 }
 
 /* The decided path's parent as an O_PATH|O_DIRECTORY fd, and its final
@@ -328,85 +327,6 @@ static int mut_act(const struct target *t, enum mut_kind k, int pfd,
 	return r ? -errno : 0;
 }
 
-static int read_times(const struct target *t, uint64_t addr, int kind,
-		      struct mut_extra *x);
-
-/* A setxattr's size and flags into x, checked as the kernel does:
- * 0, or the positive errno. */
-static int xattr_args(struct mut_extra *x, uint64_t size, uint64_t flags)
-{
-	x->xsize = (size_t)size;
-	x->xflags = (int)flags;
-	if (x->xflags & ~(XATTR_CREATE | XATTR_REPLACE))
-		return EINVAL;
-	return x->xsize > XATTR_SIZE_MAX ? E2BIG : 0;
-}
-
-static __thread unsigned char *xattr_buf; /* XATTR_SIZE_MAX bytes */
-
-void hx_un_mut_thread_end(void)
-{
-	free(xattr_buf);
-	xattr_buf = NULL;
-}
-
-/* What a metadata call points at, read into x: the xattr name, its
- * value (x->xsize bytes, into this worker's buffer), the times (read_times'
- * kind). Returns 0 or the positive errno. */
-static int read_meta(const struct target *t, uint64_t xname, uint64_t xval,
-		     uint64_t tsaddr, int tskind, struct mut_extra *x)
-{
-	int e;
-
-	if (xname &&
-	    (e = hx_un_read_str(t->tid, xname, x->xname, sizeof(x->xname))))
-		return e == -ENAMETOOLONG ? ERANGE : -e;
-	/* This worker's, made at its first xattr call: as thread-local
-	 * arrays, every thread of harness-exec zeroed them at its start
-	 * (150 KB a thread, 15 threads). */
-	if (xval && x->xsize) {
-		if (!xattr_buf && !(xattr_buf = malloc(XATTR_SIZE_MAX)))
-			return ENOMEM;
-		if ((e = hx_un_read_mem(t->tid, xval, xattr_buf, x->xsize)))
-			return -e;
-	}
-	x->xval = xattr_buf;
-	if (tsaddr && (e = read_times(t, tsaddr, tskind, x)))
-		return -e;
-	return 0;
-}
-
-/* The times of the utime family as utimensat takes them; kind 1:
- * struct utimbuf, 2: struct timeval[2], 3: struct timespec[2]. */
-static int read_times(const struct target *t, uint64_t addr, int kind,
-		      struct mut_extra *x)
-{
-	int e;
-
-	x->has_ts = true;
-	if (kind == 1) {
-		time_t tb[2];
-
-		if ((e = hx_un_read_mem(t->tid, addr, tb, sizeof(tb))))
-			return e;
-		x->ts[0] = (struct timespec){tb[0], 0};
-		x->ts[1] = (struct timespec){tb[1], 0};
-	} else if (kind == 2) {
-		struct timeval tv[2];
-
-		if ((e = hx_un_read_mem(t->tid, addr, tv, sizeof(tv))))
-			return e;
-		for (int i = 0; i < 2; i++) {
-			if (tv[i].tv_usec < 0 || tv[i].tv_usec >= 1000000)
-				return -EINVAL;
-			x->ts[i] = (struct timespec){tv[i].tv_sec,
-						     tv[i].tv_usec * 1000};
-		}
-	} else if ((e = hx_un_read_mem(t->tid, addr, x->ts, sizeof(x->ts))))
-		return e;
-	return 0;
-}
-
 /* Metadata changes through an fd (fchmod, fchown, fsetxattr,
  * fremovexattr, futimens, the *at forms with an empty path and
  * AT_EMPTY_PATH, and chattr's FS_IOC_SETFLAGS and FS_IOC_FSSETXATTR,
@@ -465,7 +385,7 @@ static void hx_un_fdmeta(struct hx_unotify *u, const struct seccomp_notif *n,
 		call = HX_CALL_SETXATTR;
 		xname = arg[1];
 		xval = arg[2];
-		if ((a->err = xattr_args(&x, arg[3], arg[4])))
+		if ((a->err = hx_un_xattr_args(&x, arg[3], arg[4])))
 			return;
 		break;
 	case SYS_fremovexattr:
@@ -493,7 +413,7 @@ static void hx_un_fdmeta(struct hx_unotify *u, const struct seccomp_notif *n,
 		a->err = EACCES; /* never with more rights than the target */
 		return;
 	}
-	if ((e = read_meta(t, xname, xval, tsaddr, 3, &x))) {
+	if ((e = hx_un_read_meta(t, xname, xval, tsaddr, 3, &x))) {
 		a->err = e;
 		return;
 	}
@@ -742,8 +662,8 @@ static int mut_parse(const struct seccomp_notif *n, struct mut_call *c)
 	if (c->tskind == 3 && !c->p1)
 		return MUT_ON_FD; /* futimens: the fd itself */
 	if (l->xsize)
-		return xattr_args(&c->x, slot(n, l->xsize, 0),
-				  slot(n, l->xflags, 0));
+		return hx_un_xattr_args(&c->x, slot(n, l->xsize, 0),
+					slot(n, l->xflags, 0));
 	return 0;
 }
 
@@ -779,6 +699,47 @@ static void mut_request(const struct target *t, const struct mut_call *c,
 		    is_dir_at(AT_FDCWD, full) ||
 		    ((c->flags & RENAME_EXCHANGE) && is_dir_at(AT_FDCWD, res2));
 	}
+}
+
+/* Whether a directory is at the first name, or, for an exchange, at
+ * the second: what a rename decided for a file would move as a tree. */
+static bool dir_in_play(int pfd, const char *name, int pfd2, const char *name2,
+			bool xchg)
+{
+	return is_dir_at(pfd, name) || (xchg && is_dir_at(pfd2, name2));
+}
+
+/* Whether the rename or link c leaves (after: has left) a symbolic link
+ * beneath a .git (pipeline_git.c): before, what is at the names that
+ * will land there; after, what landed. */
+static bool link_beneath_git(const struct mut_call *c, const struct job *j,
+			     int pfd, const char *name, int pfd2,
+			     const char *name2, const char *res2, bool before)
+{
+	bool xchg = c->flags & RENAME_EXCHANGE;
+
+	if (c->k == MUT_LINK)
+		return before ? hx_gitconf_in_git(j->decided) &&
+				    link_at(pfd2, name2)
+			      : hx_gitconf_link_at(pfd, name, j->decided);
+	if (before)
+		return (hx_gitconf_in_git(res2) && link_at(pfd, name)) ||
+		       (xchg && hx_gitconf_in_git(j->decided) &&
+			link_at(pfd2, name2));
+	return hx_gitconf_link_at(pfd2, name2, res2) ||
+	       (xchg && hx_gitconf_link_at(pfd, name, j->decided));
+}
+
+/* Takes back the rename or link c just done; nonzero when it could not
+ * be (the record says so). */
+static int undo(const struct mut_call *c, int pfd, const char *name, int pfd2,
+		const char *name2)
+{
+	if (c->k == MUT_LINK)
+		return unlinkat(pfd, name, 0);
+	return (int)syscall(SYS_renameat2, pfd2, name2, pfd, name,
+			    (c->flags & RENAME_EXCHANGE) ? RENAME_EXCHANGE
+							 : RENAME_NOREPLACE);
 }
 
 /* Does the allowed call c, relative to the decided parents; answers a. */
@@ -822,16 +783,36 @@ static void mut_apply(struct hx_unotify *u, const struct seccomp_notif *n,
 	    (c->k == MUT_RENAME && (e = dot_errno(t, c->k, raw2, full2))))
 		goto out;
 	/* A directory put in place of the file this was decided for: it
-	 * is decided again as what it is, and, should one be swapped in
-	 * after this look, moved back below. */
+	 * is decided again as what it is (unlocked: it may ask). */
 	if (c->k == MUT_RENAME && !j->rq.moves_tree &&
-	    (is_dir_at(pfd, name) || (xchg && is_dir_at(pfd2, name2)))) {
+	    dir_in_play(pfd, name, pfd2, name2, xchg)) {
 		j->rq.moves_tree = true;
 		if ((e = -hx_un_judge(u, t, j, NULL)))
 			goto out;
 	}
-	if (names)
+	/* A rename or link looks at what it moves, moves it and looks
+	 * again with every other emulated change of a name held off: what
+	 * the session swaps in, it swaps in before the look, which refuses
+	 * it, never between the move and the look after, whose undo a new
+	 * file at the old name (an O_CREAT open takes no lock) would
+	 * block. The look after is for processes outside the session. */
+	if (names && two)
+		pthread_rwlock_wrlock(&u->names);
+	else if (names)
 		pthread_rwlock_rdlock(&u->names);
+	if (c->k == MUT_RENAME && !j->rq.moves_tree &&
+	    dir_in_play(pfd, name, pfd2, name2, xchg)) {
+		e = -EACCES;
+		hx_un_revoke(u, j, "harness:changed",
+			     "a directory took its place after the decision");
+		goto unlock;
+	}
+	if (two && link_beneath_git(c, j, pfd, name, pfd2, name2, res2, true)) {
+		e = -EACCES;
+		hx_un_revoke(u, j, "harness:git-config",
+			     "a link took its place after the decision");
+		goto unlock;
+	}
 	if (c->k == MUT_RENAME && j->out.git_copy) {
 		e = hx_un_git_copy(pfd, name, pfd2, name2, c->flags);
 		if (e == -EACCES)
@@ -844,31 +825,25 @@ static void mut_apply(struct hx_unotify *u, const struct seccomp_notif *n,
 			    &c->x);
 	}
 	if (!e && c->k == MUT_RENAME && !j->rq.moves_tree &&
-	    (is_dir_at(pfd2, name2) || (xchg && is_dir_at(pfd, name)))) {
-		/* Swapped in the last instant: undo (never over anything
-		 * that took the old name meanwhile) and refuse. */
-		syscall(SYS_renameat2, pfd2, name2, pfd, name,
-			xchg ? RENAME_EXCHANGE : RENAME_NOREPLACE);
+	    dir_in_play(pfd2, name2, pfd, name, xchg)) {
 		e = -EACCES;
 		hx_un_revoke(u, j, "harness:changed",
-			     "a directory took its place after the decision");
-	}
-	/* A symbolic link left beneath a .git (pipeline_git.c), swapped
-	 * in after the decision: taken back. */
-	if (!e && two &&
-	    (c->k == MUT_LINK
-		 ? hx_gitconf_link_at(pfd, name, j->decided)
-		 : hx_gitconf_link_at(pfd2, name2, res2) ||
-		       (xchg && hx_gitconf_link_at(pfd, name, j->decided)))) {
-		if (c->k == MUT_LINK)
-			unlinkat(pfd, name, 0);
-		else
-			syscall(SYS_renameat2, pfd2, name2, pfd, name,
-				xchg ? RENAME_EXCHANGE : RENAME_NOREPLACE);
+			     undo(c, pfd, name, pfd2, name2)
+				 ? "a directory took its place after the "
+				   "decision, and it was not moved back"
+				 : "a directory took its place after the "
+				   "decision");
+	} else if (!e && two &&
+		   link_beneath_git(c, j, pfd, name, pfd2, name2, res2,
+				    false)) {
 		e = -EACCES;
 		hx_un_revoke(u, j, "harness:git-config",
-			     "a link took its place after the decision");
+			     undo(c, pfd, name, pfd2, name2)
+				 ? "a link took its place after the decision, "
+				   "and it was not taken back"
+				 : "a link took its place after the decision");
 	}
+unlock:
 	if (names)
 		pthread_rwlock_unlock(&u->names);
 out:
@@ -909,8 +884,8 @@ void hx_un_mut(struct hx_unotify *u, const struct seccomp_notif *n,
 		hx_un_fdmeta(u, n, t, a);
 		return;
 	}
-	if ((a->err =
-		 read_meta(t, c.xname, c.xval, c.tsaddr, c.tskind, &c.x)) ||
+	if ((a->err = hx_un_read_meta(t, c.xname, c.xval, c.tsaddr, c.tskind,
+				      &c.x)) ||
 	    (a->err =
 		 hx_un_path_arg(u, n->id, t, c.dfd, raw, full, sizeof(full))))
 		return;

@@ -219,3 +219,32 @@ def test_a_connect_broken_off_that_goes_on_has_no_failed_record(wd):
     wrong = r.events(event="failed", op="connect")
     check(not wrong, "a connection made, its record says failed: %r" % wrong)
     check(rec.get("args", {}).get("addr", "").endswith(":%d" % port), "record %r" % rec)
+
+
+def test_a_rename_refused_for_a_swap_leaves_nothing_moved(wd):
+    """The twelfth review's suspected item: a rename decided for a file
+    finds a directory moved in by another thread; the move is refused,
+    and what it moved put back, which a third thread's new file at the
+    old name (an O_CREAT open) blocked, the directory left where the
+    policy refuses it while the record said refused. Here the directory
+    holds inner/x and the destination is out, beneath which the policy
+    refuses writes (out/inner/**): a directory at out after any rename
+    is the hole."""
+    policy = os.path.join(wd.state, "swap.yaml")
+    with open(os.path.join(POLICIES, "test.yaml")) as f:
+        text = f.read()
+    with open(policy, "w") as f:
+        f.write(text.replace("files:\n", "files:\n"
+                             "  - id: swap-out\n"
+                             "    deny: [\"$CWD/w/out/inner/**\"]\n"
+                             "    access: write\n", 1))
+    os.makedirs(os.path.join(wd.path, "w"))
+    r = harness([os.path.join(HELPERS, "static_rename_swap"), "w", "8", "out"], wd,
+                policy=policy, timeout=120)
+    out = r.stdout.split()
+    check(len(out) == 8 and out[0] == "renames", repr((r.stdout, r.stderr[-600:])))
+    print("# " + r.stdout.strip())
+    n, done, moved, kept = (int(out[i]) for i in (1, 3, 5, 7))
+    check(done > 20, "too few renames went through to race: %r" % r.stdout)
+    check(moved == 0 and kept == 0 and not os.path.isdir(os.path.join(wd.path, "w", "out")),
+          "a directory ended where the policy refuses it: %r" % r.stdout)

@@ -209,7 +209,8 @@ def test_session_end_says_where_the_start_went(wd):
         end = [json.loads(line) for line in f][-1]
     t = end.get("timeline_ms")
     check(end["event"] == "session_end" and isinstance(t, dict), repr(end))
-    check(list(t) == ["policy", "sandbox", "released", "exited", "end"], repr(t))
+    check(list(t) == ["policy", "setup", "sandbox", "entered", "released",
+                     "exited", "end"], repr(t))
     v = list(t.values())
     check(all(0 < a < b for a, b in zip(v, v[1:])), "not in order: %r" % t)
     check(t["exited"] - t["released"] >= 300, "the agent's sleep is not between released and exited: %r" % t)
