@@ -30,46 +30,77 @@ const char *hx_text_safe(char *buf, size_t cap, const char *s)
 	return buf;
 }
 
+/* The end of the line: the rule and what to do, or why nobody was
+ * asked. */
+static void put_why(struct hx_sbuf *b, const struct hx_notice *n)
+{
+	if (!n->rule) {
+		hx_sbuf_put(b, " (supervisor unreachable)");
+		return;
+	}
+	hx_sbuf_put(b, " (rule ");
+	put_text(b, *n->rule ? n->rule : "?");
+	if (n->origin) {
+		hx_sbuf_put(b, " at ");
+		put_text(b, n->origin);
+	}
+	/* What to do: a retry of the same call gets the same. */
+	hx_sbuf_put(b, n->verdict == HX_VERDICT_ASK
+			   ? "; it needs a person's approval: ask the user, "
+			     "do not retry)"
+			   : "; the policy refuses it: do not retry)");
+}
+
+/* What was refused: the op, its path(s) or address, an exec's argv. */
+static void put_what(struct hx_sbuf *b, const struct hx_notice *n)
+{
+	/* An ask nobody allowed (or none could: ask_timeout 0). */
+	hx_sbuf_put(b, n->rule && n->verdict == HX_VERDICT_ASK
+			   ? "harness: not approved: "
+			   : "harness: denied ");
+	hx_sbuf_put(b, hx_op_name(n->op));
+	hx_sbuf_put(b, " ");
+	if (n->spelled && n->target)
+		hx_sbuf_put(b, n->target);
+	else
+		put_text(b, n->target && *n->target ? n->target : "?");
+	if (n->target2 && (n->op == HX_OP_RENAME || n->op == HX_OP_LINK ||
+			   n->op == HX_OP_SYMLINK)) {
+		/* Both names: the refused side may be either. */
+		hx_sbuf_put(b, n->op == HX_OP_RENAME ? " -> " : " to ");
+		put_text(b, *n->target2 ? n->target2 : "?");
+	}
+	if (n->argv && n->argv[0]) {
+		/* The command as run: "exec /usr/bin/git: git push". */
+		hx_sbuf_put(b, ":");
+		for (size_t i = 0; n->argv[i] && b->len + 1 < b->cap; i++) {
+			hx_sbuf_put(b, " ");
+			put_text(b, n->argv[i]);
+		}
+	}
+}
+
 size_t hx_notice_format(char *buf, size_t cap, const struct hx_notice *n)
 {
-	struct hx_sbuf b = {buf, cap, 0};
+	char why[HX_NOTICE_WHY];
+	struct hx_sbuf w = {why, sizeof(why), 0}, b = {buf, cap, 0};
+	static const char cut[] = "...";
 
 	if (cap == 0)
 		return 0;
 	buf[0] = '\0';
-	/* An ask nobody allowed (or none could: ask_timeout 0). */
-	hx_sbuf_put(&b, n->rule && n->verdict == HX_VERDICT_ASK
-			    ? "harness: not approved: "
-			    : "harness: denied ");
-	hx_sbuf_put(&b, hx_op_name(n->op));
-	hx_sbuf_put(&b, " ");
-	if (n->spelled && n->target)
-		hx_sbuf_put(&b, n->target);
-	else
-		put_text(&b, n->target && *n->target ? n->target : "?");
-	if (n->argv && n->argv[0]) {
-		/* The command as run: "exec /usr/bin/git: git push". */
-		hx_sbuf_put(&b, ":");
-		for (size_t i = 0; n->argv[i] && b.len < cap / 2; i++) {
-			hx_sbuf_put(&b, " ");
-			put_text(&b, n->argv[i]);
-		}
+	put_why(&w, n);
+	/* The rule and the advice always fit: what was refused gives way
+	 * (a long word of a command), its cut marked. */
+	if (cap > w.len + sizeof(cut) + 1) {
+		b.cap = cap - w.len - 1;
+		put_what(&b, n);
+		if (b.len + 1 == b.cap && b.len >= sizeof(cut) - 1)
+			memcpy(buf + b.len - (sizeof(cut) - 1), cut,
+			       sizeof(cut) - 1);
+		b.cap = cap;
 	}
-	if (n->rule) {
-		hx_sbuf_put(&b, " (rule ");
-		put_text(&b, *n->rule ? n->rule : "?");
-		if (n->origin) {
-			hx_sbuf_put(&b, " at ");
-			put_text(&b, n->origin);
-		}
-		/* What to do: a retry of the same call gets the same. */
-		hx_sbuf_put(&b, n->verdict == HX_VERDICT_ASK
-				    ? "; it needs a person's approval: ask the "
-				      "user, do not retry)"
-				    : "; the policy refuses it: do not retry)");
-	} else {
-		hx_sbuf_put(&b, " (supervisor unreachable)");
-	}
+	hx_sbuf_put_n(&b, why, w.len);
 	/* The newline survives truncation. */
 	if (b.len == cap - 1 && cap > 1)
 		b.len--;
@@ -83,10 +114,10 @@ bool hx_notice_repeat(const struct hx_notice *n, long pid)
 	/* One per process and denial: a shell's PATH search asks for
 	 * /usr/bin/git, then /bin/git (the same file on merged /usr) with
 	 * the same argv. Unlocked: a race prints one line twice, no more. */
-	static char last[512];
+	static char last[HX_NOTICE_LINE];
 	static long last_pid;
 	struct hx_notice key = *n;
-	char line[512];
+	char line[HX_NOTICE_LINE];
 
 	if (n->argv && n->argv[0])
 		key.target = NULL; /* an exec is its argv and rule */
@@ -100,7 +131,7 @@ bool hx_notice_repeat(const struct hx_notice *n, long pid)
 
 void hx_notice_write(const struct hx_notice *n)
 {
-	char line[1024];
+	char line[HX_NOTICE_LINE];
 	size_t len;
 
 	if (hx_notice_repeat(n, hx_getpid()))

@@ -1,11 +1,10 @@
 /* The one line a denial prints on the agent's stderr, naming the rule
  * (and where it is written) and what to do, for a person and for an
  * agent that reads its stderr and would retry:
- *   harness: denied <op> <target>[: <argv>] (rule <rule>[ at <file:line>];
- *     the policy refuses it: do not retry)
- *   harness: not approved: <op> <target>... (rule <rule>[ at ...]; it
- *     needs a person's approval: ask the user, do not retry)
- *   harness: denied <op> <target> (supervisor unreachable)
+ *   harness: denied <op> <target>[ -> <target2>][: <argv>] (rule <rule>[ at
+ * <file:line>]; the policy refuses it: do not retry) harness: not approved:
+ * <op> <target>... (rule <rule>[ at ...]; it needs a person's approval: ask the
+ * user, do not retry) harness: denied <op> <target> (supervisor unreachable)
  * Formatted without stdio or malloc and written with one write(2). */
 #ifndef HX_COMMON_NOTICE_H
 #define HX_COMMON_NOTICE_H
@@ -21,6 +20,9 @@ struct hx_notice {
 	enum hx_op op;
 	enum hx_verdict verdict; /* deny, or ask (refused for now) */
 	const char *target;	 /* path or address */
+	const char *target2;	 /* rename's destination, link's existing
+				  * file, symlink's text (other ops': not
+				  * printed); or NULL */
 	bool spelled;		 /* target is an address's text, already
 				  * terminal-safe (sockaddr.h): not escaped
 				  * again */
@@ -29,8 +31,14 @@ struct hx_notice {
 	const char *origin; /* "file:line" of the rule, or NULL */
 };
 
+/* A line's bytes at most (the shim's, on its stack), and its rule's
+ * part: what was refused is cut first, never the rule and the advice. */
+#define HX_NOTICE_LINE 4096
+#define HX_NOTICE_WHY  1024
+
 /* Formats the notice (newline included, NUL-terminated, truncated to
- * cap). Returns the length written. Pure: the supervisor formats the
+ * cap: what was refused is cut first, marked "..."). Returns the
+ * length written. Pure: the supervisor formats the
  * notices of kernel-layer refusals with it too. */
 size_t hx_notice_format(char *buf, size_t cap, const struct hx_notice *n);
 

@@ -254,6 +254,7 @@ void hx_pl_kernel_notice(const struct flow *f, struct hx_outcome *out)
 					: f->has_addr ? f->addr
 					: f->p1.ok    ? f->p1.norm
 						      : NULL,
+			      .target2 = f->p2.ok ? f->p2.norm : rq->path2,
 			      .spelled = !rq->host && f->has_addr,
 			      .rule = out->rule,
 			      .origin = out->origin};

@@ -178,3 +178,19 @@ def test_notice_escapes_the_agents_bytes(wd):
     notice(r, "a write of an escaped path")
     rec = r.one(op="write", args_path=path)
     check(rec["verdict"] == "deny" and rec["layer"] == "kernel", r.dump())
+
+
+def test_a_refused_rename_names_both_paths(wd):
+    # The notice of a refused rename or link named its first path only
+    # ("denied rename PROJECT/a" when the refused side was the other):
+    # now both, from the shim (python) and from the kernel layer (a
+    # static busybox, whose notice harness-exec prints).
+    src = wd.file("a", "x\n")
+    dst = outside_path()
+    for cmd in ([PYTHON, "-c", "import os, sys\ntry: os.rename(sys.argv[1], sys.argv[2])\nexcept OSError: pass",
+                 src, dst],
+                ["/usr/bin/busybox", "sh", "-c", 'exec 2>/dev/null; mv "$1" "$2"', "sh", src, dst]):
+        r = harness(cmd, wd)
+        check(os.path.exists(src) and not os.path.exists(dst), "the rename happened: %r" % cmd)
+        check("harness: denied rename %s -> %s (rule " % (src, dst) in r.stderr,
+              "the notice does not name both paths: %r" % r.stderr)

@@ -476,6 +476,38 @@ START_TEST(test_notice)
 	n = hx_notice_format(line, 20, &x);
 	ck_assert_uint_eq(n, 19);
 	ck_assert_int_eq(line[18], '\n');
+	/* a command too long for the line gives way, never the rule and
+	 * the advice (the eleventh review: both were cut off) */
+	{
+		static char word[3000];
+		const char *const lv[] = {"echo", word, "end", NULL};
+		struct hx_notice l = x;
+
+		memset(word, 'a', sizeof(word) - 1);
+		l.argv = lv;
+		n = hx_notice_format(line, sizeof(line), &l);
+		ck_assert_uint_eq(n, sizeof(line) - 1);
+		ck_assert_ptr_nonnull(strstr(line,
+					     "aaa... (rule push; it needs "
+					     "a person's approval: ask "
+					     "the user, do not retry)\n"));
+	}
+	/* both names of a rename or link: the refused side may be either */
+	w.op = HX_OP_RENAME;
+	w.target = "/p/a";
+	w.target2 = "/home/u/.bashrc";
+	w.rule = "dotfiles";
+	hx_notice_format(line, sizeof(line), &w);
+	ck_assert_str_eq(line, "harness: denied rename /p/a -> /home/u/.bashrc "
+			       "(rule dotfiles; the policy refuses it: do not "
+			       "retry)\n");
+	w.op = HX_OP_LINK;
+	hx_notice_format(line, sizeof(line), &w);
+	ck_assert_ptr_nonnull(strstr(line, "link /p/a to /home/u/.bashrc ("));
+	w.op = HX_OP_WRITE; /* a second path of no meaning there: not said */
+	hx_notice_format(line, sizeof(line), &w);
+	ck_assert_ptr_null(strstr(line, ".bashrc"));
+	w.target2 = NULL;
 	/* the agent's bytes never reach the terminal raw */
 	{
 		const char *const ev[] = {"sh", "-c", "\033[2J\\", NULL};
