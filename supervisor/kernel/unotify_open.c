@@ -21,6 +21,7 @@
 #include "supervisor/path_resolve.h"
 #include "supervisor/proc.h"
 #include "supervisor/kernel/caps.h"
+#include "supervisor/kernel/devbound.h"
 #include "supervisor/kernel/ipool.h"
 #include "supervisor/kernel/terminals.h"
 
@@ -565,6 +566,14 @@ static void open_decided(struct hx_unotify *u, const struct seccomp_notif *n,
 	e = hx_un_wait_end(u, e);
 	if (restore)
 		hx_caps_effective(CAP_TO_MASK(CAP_SYS_PTRACE), 1);
+	if (e >= 0 && u->pl->devbound && hx_devbound_wants(e)) {
+		/* A worker's file takes every ioctl: the agent's own open of
+		 * the device would take those of its Landlock rules only. */
+		int fd = hx_devbound_reopen(u->pl->devbound, e, (int)flags);
+
+		close(e);
+		e = fd;
+	}
 	if (e < 0) {
 		a->err = -e;
 		return;
