@@ -128,13 +128,24 @@ int hx_devbound_wants(int fd)
 
 	if (fstat(fd, &st) || !(S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode)))
 		return 0;
+	if (!S_ISCHR(st.st_mode))
+		return 1;
 	/* /dev/null, /dev/zero, /dev/full: no ioctl at all, and the most
 	 * frequent device opens there are. */
-	if (S_ISCHR(st.st_mode) && major(st.st_rdev) == 1 &&
+	if (major(st.st_rdev) == 1 &&
 	    (minor(st.st_rdev) == 3 || minor(st.st_rdev) == 5 ||
 	     minor(st.st_rdev) == 7))
 		return 0;
-	return !isatty(fd);
+	/* /dev/tty (the controlling terminal, opened as the agent's own:
+	 * unotify_open.c), /dev/ptmx and the pty slaves (Unix98, majors
+	 * 136-143), whose ioctls the agent's ruleset grants (the devices
+	 * rule, hx_landlock_grant_own_devpts): a second open of ptmx would
+	 * be another pty. Any other terminal (a console, a serial line) is
+	 * reopened, its ioctls (modem lines, speed) Landlock's to bound. */
+	if (major(st.st_rdev) == 5 &&
+	    (minor(st.st_rdev) == 0 || minor(st.st_rdev) == 2))
+		return 0;
+	return major(st.st_rdev) < 136 || major(st.st_rdev) > 143;
 }
 
 int hx_devbound_reopen(struct hx_devbound *d, int fd, int flags)

@@ -35,8 +35,9 @@ struct hx_devbound;
 int hx_devbound_start(const struct hx_landlock *ll, struct hx_devbound **out);
 
 /* Whether fd is a device whose file must be reopened here: a character
- * or block device other than a terminal (whose ioctls the deny list
- * bounds, and which the agent's own terminal must keep). */
+ * or block device other than those without ioctls (/dev/null, zero,
+ * full) and those the agent's ruleset always grants them on (/dev/tty,
+ * /dev/ptmx, the pty slaves). */
 int hx_devbound_wants(int fd);
 
 /* A new descriptor of the file fd names, opened with flags (access
