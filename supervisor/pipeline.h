@@ -87,6 +87,7 @@ struct hx_request {
 struct hx_pl_coalesce;
 struct hx_owned;
 struct hx_ipool;
+struct hx_devbound;
 struct hx_endpoints;
 struct hx_ask;
 struct hx_metrics;
@@ -176,6 +177,10 @@ struct hx_pipeline {
 	/* Files granted for reading that the kernel layer's creations in
 	 * the directories Landlock carves link in (ipool.h); NULL: none. */
 	struct hx_ipool *pool;
+	/* Reopens the devices the kernel layer opens for the agent within
+	 * its Landlock rules (devbound.h); NULL: Landlock bounds no device
+	 * ioctl. */
+	struct hx_devbound *devbound;
 	/* The session's questions and grants (ask.h); NULL: an ask is
 	 * refused at once. */
 	struct hx_ask *ask;

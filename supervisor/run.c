@@ -33,6 +33,7 @@
 #include "common/notice.h"
 #include "common/clock.h"
 #include "supervisor/command.h"
+#include "supervisor/kernel/devbound.h"
 #include "supervisor/kernel/execgate.h"
 #include "supervisor/kernel/unotify.h"
 #include "supervisor/fmt.h"
@@ -721,8 +722,11 @@ static void teardown(struct run *r)
 	for (int i = 0; i < 2; i++)
 		if (r->hand[i] >= 0)
 			close(r->hand[i]);
-	/* First: it joins the Landlock thread, which borrows the worktree's
-	 * policy variables (a set-up that failed half way). */
+	/* After the kernel layer's workers, which ask it. */
+	hx_devbound_stop(r->pl.devbound);
+	r->pl.devbound = NULL;
+	/* Before the rest: it joins the Landlock thread, which borrows
+	 * the worktree's policy variables (a set-up that failed half way). */
 	hx_sandbox_free(r->sb);
 	hx_kaudit_free(r->ka); /* puts kernel audit back; before the loop */
 	r->ka = NULL;
@@ -815,7 +819,13 @@ static void serve_notify(struct run *r)
 	/* A failed hand-off ends the child (126): never unwatched. */
 	if (lfd < 0 && lfd != -ECANCELED)
 		hx_say("user-notify listener: %s", strerror(-lfd));
-	else if ((e = start_notify(r, lfd))) {
+	else if (lfd >= 0 &&
+		 (e = hx_sandbox_start_devbound(r->sb, &r->pl.devbound))) {
+		/* Devices opened for the agent would take every ioctl. */
+		hx_say("device reopener: %s", strerror(-e));
+		close(lfd);
+		kill(r->child, SIGKILL); /* unserved: no agent */
+	} else if ((e = start_notify(r, lfd))) {
 		hx_say("user-notify handler: %s", strerror(-e));
 		kill(r->child, SIGKILL); /* unserved: no agent */
 	} else {

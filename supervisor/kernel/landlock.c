@@ -82,6 +82,26 @@ int hx_landlock_restrict(const struct hx_landlock *ll, bool log)
 	return 0;
 }
 
+int hx_landlock_restrict_thread(const struct hx_landlock *ll)
+{
+	/* Its refusals are the supervisor's own, not the agent's: kept out
+	 * of the kernel's audit log (ABI 7) and so of the session's. */
+	unsigned flags =
+	    ll && ll->abi >= 7 ? HX_LL_RESTRICT_SELF_LOG_SAME_EXEC_OFF : 0;
+
+	if (!ll || ll->fd < 0 || ll->released)
+		return -EBADF;
+	if (syscall(__NR_landlock_restrict_self, ll->fd, flags))
+		return -errno;
+	return 0;
+}
+
+bool hx_landlock_bounds_ioctl(const struct hx_landlock *ll)
+{
+	return ll && ll->fd >= 0 && !ll->released &&
+	       (ll->fs_handled & HX_LL_FS_IOCTL_DEV);
+}
+
 int hx_landlock_grant_own_devpts(const struct hx_landlock *ll)
 {
 	static const struct {

@@ -35,6 +35,16 @@ int hx_landlock_prepare(const struct hx_policy *p,
  * -errno. Async-signal-safe. */
 int hx_landlock_restrict(const struct hx_landlock *ll, bool log);
 
+/* Restricts the calling thread only (no other thread of the process)
+ * by the same ruleset, its refusals not logged; the caller set
+ * PR_SET_NO_NEW_PRIVS on itself. For devbound.h, before
+ * hx_landlock_release. Returns 0 or -errno. */
+int hx_landlock_restrict_thread(const struct hx_landlock *ll);
+
+/* Whether the ruleset bounds device ioctls (IOCTL_DEV, ABI 5): the
+ * agent's own open of a device outside its write roots takes none. */
+bool hx_landlock_bounds_ioctl(const struct hx_landlock *ll);
+
 /* Closes the ruleset once the child has restricted itself: freeing a
  * few hundred rules takes about 0.2 ms, better spent while the agent
  * starts than at the end. hx_landlock_restrict says -EBADF afterwards.

@@ -24,6 +24,7 @@
 #include "supervisor/kernel/caps.h"
 #include "supervisor/kernel/features.h"
 #include "supervisor/kernel/ipool.h"
+#include "supervisor/kernel/devbound.h"
 #include "supervisor/kernel/landlock.h"
 #include "supervisor/kernel/landlock_tree.h"
 #include "supervisor/kernel/maskfs.h"
@@ -582,6 +583,12 @@ void hx_sandbox_enter(const struct hx_sandbox *sb)
 struct hx_limits *hx_sandbox_limits(struct hx_sandbox *sb)
 {
 	return &sb->limits;
+}
+
+int hx_sandbox_start_devbound(struct hx_sandbox *sb, struct hx_devbound **out)
+{
+	*out = NULL;
+	return sb ? hx_devbound_start(sb->ll, out) : 0;
 }
 
 void hx_sandbox_release(struct hx_sandbox *sb)

@@ -83,6 +83,13 @@ void hx_sandbox_set_landlock_log(struct hx_sandbox *sb, pid_t probe);
  * it never returns unconfined. */
 void hx_sandbox_enter(const struct hx_sandbox *sb);
 
+/* In the parent, once the child has restricted itself and before its
+ * calls are served: the thread that reopens the devices the kernel layer
+ * opens for the agent within the agent's Landlock rules (devbound.h).
+ * *out NULL when Landlock bounds no device ioctl. 0 or -errno. */
+struct hx_devbound;
+int hx_sandbox_start_devbound(struct hx_sandbox *sb, struct hx_devbound **out);
+
 /* In the parent, once the child has entered the sandbox (it handed the
  * listener over: Landlock is applied): frees what only the child
  * needed, the Landlock ruleset, while the agent starts. The sandbox

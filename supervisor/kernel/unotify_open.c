@@ -21,6 +21,7 @@
 #include "supervisor/path_resolve.h"
 #include "supervisor/proc.h"
 #include "supervisor/kernel/caps.h"
+#include "supervisor/kernel/devbound.h"
 #include "supervisor/kernel/ipool.h"
 #include "supervisor/kernel/terminals.h"
 
@@ -544,7 +545,7 @@ static void open_decided(struct hx_unotify *u, const struct seccomp_notif *n,
 {
 	struct opened o; /* its path is written before it is read */
 	const char *rule = NULL, *why = NULL;
-	bool restore;
+	bool restore, ctty = false;
 	int e;
 
 	o.made = o.trunc = false;
@@ -557,7 +558,7 @@ static void open_decided(struct hx_unotify *u, const struct seccomp_notif *n,
 	hx_un_wait_begin(HX_WAIT_CALL);
 	if (flags & O_PATH)
 		e = open_path_fd(t, j->decided, flags, resolve);
-	else if (!strcmp(j->decided, "/dev/tty"))
+	else if ((ctty = !strcmp(j->decided, "/dev/tty")))
 		e = open_ctty(t, flags, resolve);
 	else if ((e = open_pooled(u, t, j->decided, flags, mode, resolve,
 				  &o)) == -ENOENT)
@@ -565,6 +566,15 @@ static void open_decided(struct hx_unotify *u, const struct seccomp_notif *n,
 	e = hx_un_wait_end(u, e);
 	if (restore)
 		hx_caps_effective(CAP_TO_MASK(CAP_SYS_PTRACE), 1);
+	if (e >= 0 && !ctty && u->pl->devbound && hx_devbound_wants(e)) {
+		/* A worker's file takes every ioctl: the agent's own open of
+		 * the device would take those of its Landlock rules only.
+		 * (Its /dev/tty is granted them whatever terminal it is.) */
+		int fd = hx_devbound_reopen(u->pl->devbound, e, (int)flags);
+
+		close(e);
+		e = fd;
+	}
 	if (e < 0) {
 		a->err = -e;
 		return;
