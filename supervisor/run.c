@@ -696,9 +696,7 @@ static int setup(struct run *r)
 		fprintf(stderr, "harness-exec: warning: cannot look for the "
 				"files to mask\n");
 	hx_run_warn_missing(r);
-	/* The main thread's share is done; what follows waits for the
-	 * Landlock derivation (session_end's timeline_ms tells them apart). */
-	hx_phase("setup");
+	hx_phase("setup"); /* what follows waits for the Landlock thread */
 	if (hx_sandbox_ready(r->sb, msg, sizeof(msg))) {
 		hx_say("sandbox: %s", msg);
 		return -1;
@@ -725,8 +723,8 @@ static void teardown(struct run *r)
 	/* After the kernel layer's workers, which ask it. */
 	hx_devbound_stop(r->pl.devbound);
 	r->pl.devbound = NULL;
-	/* Before the rest: it joins the Landlock thread, which borrows
-	 * the worktree's policy variables (a set-up that failed half way). */
+	/* It joins the Landlock thread, which borrows the worktree's
+	 * policy variables (a set-up that failed half way). */
 	hx_sandbox_free(r->sb);
 	hx_kaudit_free(r->ka); /* puts kernel audit back; before the loop */
 	r->ka = NULL;
@@ -762,8 +760,6 @@ static bool tree_holds(void *arg, pid_t self, const unsigned long *inos,
 	return hx_unotify_tree_holds(arg, self, inos, n);
 }
 
-/* The child's user-notify listener, handed over r->hand: the exec gate
- * seized on it and the workers started, or the child killed. */
 /* The user-notify handler on lfd, with the agent's DNS when sealed
  * (its listeners are the handler's from here, whatever comes of it). */
 static int start_notify(struct run *r, int lfd)
@@ -782,6 +778,7 @@ static int start_notify(struct run *r, int lfd)
 	return e;
 }
 
+/* The child's listener, handed over r->hand: served, or the child killed. */
 static void serve_notify(struct run *r)
 {
 	int lfd, e = 0;
