@@ -33,8 +33,8 @@ struct hx_notice {
 
 /* A line's bytes at most (the shim's, on its stack), and its rule's
  * part: what was refused is cut first, never the rule and the advice. */
-#define HX_NOTICE_LINE 4096
-#define HX_NOTICE_WHY  1024
+#define HX_NOTICE_LINE 2048
+#define HX_NOTICE_WHY  512
 
 /* Formats the notice (newline included, NUL-terminated, truncated to
  * cap: what was refused is cut first, marked "..."). Returns the
