@@ -742,6 +742,22 @@ static int undo(const struct mut_call *c, int pfd, const char *name, int pfd2,
 							 : RENAME_NOREPLACE);
 }
 
+/* u->names for a call that changes names (names): exclusively for one
+ * that moves or links what it looked at (two), else shared. */
+static void names_lock(struct hx_unotify *u, bool names, bool two)
+{
+	if (names && two)
+		pthread_rwlock_wrlock(&u->names);
+	else if (names)
+		pthread_rwlock_rdlock(&u->names);
+}
+
+static void names_unlock(struct hx_unotify *u, bool names)
+{
+	if (names)
+		pthread_rwlock_unlock(&u->names);
+}
+
 /* Does the allowed call c, relative to the decided parents; answers a. */
 static void mut_apply(struct hx_unotify *u, const struct seccomp_notif *n,
 		      const struct target *t, const struct mut_call *c,
@@ -782,30 +798,22 @@ static void mut_apply(struct hx_unotify *u, const struct seccomp_notif *n,
 	if ((e = dot_errno(t, c->k, raw, full)) ||
 	    (c->k == MUT_RENAME && (e = dot_errno(t, c->k, raw2, full2))))
 		goto out;
-	/* A directory put in place of the file this was decided for: it
-	 * is decided again as what it is (unlocked: it may ask). */
+	/* A rename or link looks at what it moves, moves it and looks
+	 * again with every other emulated change of a name held off: what
+	 * the session swaps in, it swaps in before the look, never between
+	 * the move and the look after, whose undo a new file at the old
+	 * name (an O_CREAT open takes no lock) would block. The look after
+	 * is for processes outside the session. */
+	names_lock(u, names, two);
 	if (c->k == MUT_RENAME && !j->rq.moves_tree &&
 	    dir_in_play(pfd, name, pfd2, name2, xchg)) {
+		/* A directory in place of the file this was decided for:
+		 * decided again as what it is, unlocked (it may ask). */
+		names_unlock(u, names);
 		j->rq.moves_tree = true;
 		if ((e = -hx_un_judge(u, t, j, NULL)))
 			goto out;
-	}
-	/* A rename or link looks at what it moves, moves it and looks
-	 * again with every other emulated change of a name held off: what
-	 * the session swaps in, it swaps in before the look, which refuses
-	 * it, never between the move and the look after, whose undo a new
-	 * file at the old name (an O_CREAT open takes no lock) would
-	 * block. The look after is for processes outside the session. */
-	if (names && two)
-		pthread_rwlock_wrlock(&u->names);
-	else if (names)
-		pthread_rwlock_rdlock(&u->names);
-	if (c->k == MUT_RENAME && !j->rq.moves_tree &&
-	    dir_in_play(pfd, name, pfd2, name2, xchg)) {
-		e = -EACCES;
-		hx_un_revoke(u, j, "harness:changed",
-			     "a directory took its place after the decision");
-		goto unlock;
+		names_lock(u, names, two);
 	}
 	if (two && link_beneath_git(c, j, pfd, name, pfd2, name2, res2, true)) {
 		e = -EACCES;
@@ -844,8 +852,7 @@ static void mut_apply(struct hx_unotify *u, const struct seccomp_notif *n,
 				 : "a link took its place after the decision");
 	}
 unlock:
-	if (names)
-		pthread_rwlock_unlock(&u->names);
+	names_unlock(u, names);
 out:
 	close(pfd);
 	if (pfd2 >= 0)
