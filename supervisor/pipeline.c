@@ -129,8 +129,8 @@ static void validate_path(const char *in, const struct hx_peer *peer,
 	v->ok = true;
 	if (!hx_path_resolve_root(
 		peer->pid, peer->tid,
-		peer->root_ours || hx_path_root_ours(peer->pid), in, follow,
-		v->resolved, sizeof(v->resolved)) &&
+		peer->root_ours || peer->gone || hx_path_root_ours(peer->pid),
+		in, follow, v->resolved, sizeof(v->resolved)) &&
 	    strcmp(v->resolved, v->norm))
 		v->has_resolved = true;
 	/* Through an fd that does not resolve to a directory (a pipe, a
@@ -155,8 +155,8 @@ static bool unix_path(const struct sockaddr *sa, size_t len,
 	n = strnlen(un->sun_path, len - off);
 	memcpy(raw, un->sun_path, n);
 	raw[n] = '\0';
-	if (!hx_path_absolute(peer->pid, peer->tid, AT_FDCWD, raw, full,
-			      sizeof(full)))
+	if (!peer->gone && !hx_path_absolute(peer->pid, peer->tid, AT_FDCWD,
+					     raw, full, sizeof(full)))
 		validate_path(full, peer, true, v);
 	return true;
 }
@@ -292,7 +292,7 @@ static bool other_terminal(const struct hx_peer *peer, const struct vpath *v)
 	char p[PATH_MAX + 32];
 	struct stat st;
 
-	if (!v->ok || peer->pid <= 0 || peer->pid == getpid())
+	if (!v->ok || peer->pid <= 0 || peer->gone || peer->pid == getpid())
 		return false;
 	for (int i = 0; i < 2; i++) {
 		const char *s = paths[i];
@@ -420,8 +420,8 @@ static const char *cwd_of(struct flow *f)
 {
 	pid_t who = f->peer->tid ? f->peer->tid : f->peer->pid;
 
-	if (who <= 0 || hx_proc_cwd(who, f->cwd, sizeof(f->cwd)) <= 0 ||
-	    f->cwd[0] != '/')
+	if (who <= 0 || f->peer->gone ||
+	    hx_proc_cwd(who, f->cwd, sizeof(f->cwd)) <= 0 || f->cwd[0] != '/')
 		return NULL;
 	return f->cwd;
 }
@@ -433,7 +433,7 @@ static int resolve_as_caller(const void *arg, const char *path,
 	const struct hx_peer *peer = arg;
 
 	return hx_path_resolve_root(peer->pid, peer->tid,
-				    peer->root_ours ||
+				    peer->root_ours || peer->gone ||
 					hx_path_root_ours(peer->pid),
 				    path, follow_last, out, size);
 }
@@ -962,7 +962,7 @@ void hx_pipeline_decide(struct hx_pipeline *pl, const struct hx_peer *peer,
 
 	/* "ld.so PROGRAM": decided as the exec of PROGRAM (the kernel
 	 * layer does this itself, on the image after #!: unotify_exec.c). */
-	if (rq->op == HX_OP_EXEC && !rq->loader &&
+	if (rq->op == HX_OP_EXEC && !rq->loader && !peer->gone &&
 	    hx_loader_resolve(peer->pid, peer->tid, rq->path, rq->argv,
 			      rq->argc, &lp) > 0) {
 		lrq = *rq;

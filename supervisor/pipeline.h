@@ -41,6 +41,10 @@ struct hx_peer {
 	 * agent's tree cannot chroot, seccomp_deny.c), so its paths do not
 	 * read /proc/<pid>/root again; false: read at each path */
 	bool root_ours;
+	/* true: reaped before its message was read (the shim's, pinned by
+	 * SCM_PIDFD), so its number may be another process's: nothing is
+	 * read of it by that number (cwd, root, fds), paths are ours */
+	bool gone;
 };
 
 /* A request from any layer; pointers are borrowed for the call. */

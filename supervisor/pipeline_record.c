@@ -193,7 +193,7 @@ json_t *hx_pl_record(struct flow *f)
 	if (hx_pl_foreign_family(rq))
 		family_args(json_object_get(rec, "args"), rq);
 	/* an exec's was read for its decision (hx_event.cwd) */
-	if (f->ev.cwd || (f->peer->pid > 0 &&
+	if (f->ev.cwd || (f->peer->pid > 0 && !f->peer->gone &&
 			  hx_proc_cwd(f->peer->pid, cwd, sizeof(cwd)) > 0))
 		hx_record_set_text(rec, rec, "cwd", "cwd",
 				   f->ev.cwd ? f->ev.cwd : cwd);

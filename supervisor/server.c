@@ -39,6 +39,10 @@
 #ifndef SO_PEERPIDFD
 #define SO_PEERPIDFD 77 /* 6.5; newer than these headers */
 #endif
+#ifndef SO_PASSPIDFD
+#define SO_PASSPIDFD 76 /* 6.5 */
+#define SCM_PIDFD    0x04
+#endif
 
 #define MSGS_PER_WAKEUP 64
 #define MAX_PASSED_FDS	16
@@ -55,6 +59,10 @@ struct conn {
 	 * number once it is reaped is not shown with its facts */
 	pid_t info_pid, ppid;
 	int info_pidfd; /* pidfd_open(info_pid) but for peer_pid, or -1 */
+	/* The sender of the message being read, by the kernel (SCM_PIDFD,
+	 * 6.5): a pidfd, MSG_GONE (reaped before it was read, before 6.16)
+	 * or MSG_UNPINNED (no SO_PASSPIDFD). */
+	int msg_pidfd;
 	char exe[PATH_MAX];
 	bool has_exe;
 	bool root_ours; /* hx_peer.root_ours, read with the rest */
@@ -126,6 +134,8 @@ static void close_conn(struct hx_server *s, struct conn *c)
 	free(c);
 }
 
+enum { MSG_UNPINNED = -1, MSG_GONE = -2 };
+
 /* Whether a process has been reaped, by its pidfd (-1: not known). */
 static bool reaped(int pidfd)
 {
@@ -159,15 +169,17 @@ static bool refresh_info(struct conn *c, pid_t pid, bool force)
 	return true;
 }
 
-/* Whether the process that connected, pid, has been reaped: then its
- * number is free, and what /proc shows under it may be another
- * process's. The shim does not wait for its HELLO's reply (nor a
- * REPORT's): a sender reaped before the loop reads it leaves its
- * number to the next process made. Known by the connection's pidfd
- * (6.5); before, or for another process (a child on a shared
- * connection), not known. */
+/* Whether the message's sender, pid, has been reaped: then its number
+ * is free, and what /proc shows under it may be another process's. The
+ * shim does not wait for its HELLO's reply (nor a REPORT's): a sender
+ * reaped before the loop reads it leaves its number to the next process
+ * made. Known by the message's own pidfd (6.5), which names its sender
+ * whatever its number; else, for the process that connected, by the
+ * connection's; before 6.5 not known. */
 static bool sender_reaped(const struct conn *c, pid_t pid)
 {
+	if (c->msg_pidfd != MSG_UNPINNED)
+		return c->msg_pidfd == MSG_GONE || reaped(c->msg_pidfd);
 	return pid == c->peer_pid && reaped(c->peer_pidfd);
 }
 
@@ -200,10 +212,11 @@ static void fill_peer(struct conn *c, pid_t pid, const struct hx_msg *m,
 	peer->ppid = c->ppid;
 	peer->exe = c->has_exe ? c->exe : NULL;
 	peer->root_ours = c->root_ours;
+	peer->gone = sender_reaped(c, pid);
 	if (m && hx_msg_has(m, HX_TAG_PID))
 		peer->claimed_pid = (pid_t)m->pid;
 	/* A claimed tid is believed only when it is a thread of pid. */
-	if (m && hx_msg_has(m, HX_TAG_TID) && m->tid) {
+	if (m && hx_msg_has(m, HX_TAG_TID) && m->tid && !peer->gone) {
 		snprintf(path, sizeof(path), "/proc/%d/task/%u", (int)pid,
 			 m->tid);
 		if (!access(path, F_OK))
@@ -484,6 +497,7 @@ static int read_conn(struct hx_server *s, struct conn *c)
 	union {
 		struct cmsghdr h;
 		char buf[CMSG_SPACE(sizeof(struct ucred)) +
+			 CMSG_SPACE(sizeof(int)) +
 			 CMSG_SPACE(MAX_PASSED_FDS * sizeof(int))];
 	} cbuf;
 	struct iovec iov;
@@ -492,7 +506,7 @@ static int read_conn(struct hx_server *s, struct conn *c)
 	struct ucred cred;
 	bool got_cred, got_fds;
 	ssize_t n;
-	int handled = 0;
+	int handled = 0, mpfd, r;
 
 	while (handled < MSGS_PER_WAKEUP) {
 		iov.iov_base = c->rbuf;
@@ -517,6 +531,7 @@ static int read_conn(struct hx_server *s, struct conn *c)
 			return -1;
 		}
 		got_cred = got_fds = false;
+		mpfd = MSG_UNPINNED;
 		for (cm = CMSG_FIRSTHDR(&mh); cm; cm = CMSG_NXTHDR(&mh, cm)) {
 			if (cm->cmsg_level != SOL_SOCKET)
 				continue;
@@ -524,6 +539,14 @@ static int read_conn(struct hx_server *s, struct conn *c)
 			    cm->cmsg_len >= CMSG_LEN(sizeof(cred))) {
 				memcpy(&cred, CMSG_DATA(cm), sizeof(cred));
 				got_cred = cred.pid > 0;
+			} else if (cm->cmsg_type == SCM_PIDFD &&
+				   cm->cmsg_len >= CMSG_LEN(sizeof(int)) &&
+				   mpfd == MSG_UNPINNED) {
+				/* Negative: the kernel had no pidfd to give
+				 * (the sender reaped, before 6.16). */
+				memcpy(&mpfd, CMSG_DATA(cm), sizeof(int));
+				if (mpfd < 0)
+					mpfd = MSG_GONE;
 			} else if (cm->cmsg_type == SCM_RIGHTS) {
 				/* Never keep what a hostile client
 				 * passes. */
@@ -548,6 +571,8 @@ static int read_conn(struct hx_server *s, struct conn *c)
 			cred.uid = c->peer_uid;
 		}
 		handled++;
+		c->msg_pidfd = mpfd;
+		r = -1;
 		if (cred.uid != s->uid || c->peer_uid != s->uid) {
 			protocol_error(s, c, cred.pid, "peer uid mismatch",
 				       (size_t)n);
@@ -558,9 +583,14 @@ static int read_conn(struct hx_server *s, struct conn *c)
 			   (mh.msg_flags & MSG_TRUNC)) {
 			protocol_error(s, c, cred.pid, "oversized message",
 				       (size_t)n);
-		} else if (on_message(s, c, cred.pid, (size_t)n) == 0) {
-			continue;
+		} else {
+			r = on_message(s, c, cred.pid, (size_t)n);
 		}
+		if (mpfd >= 0)
+			close(mpfd);
+		c->msg_pidfd = MSG_UNPINNED;
+		if (r == 0)
+			continue;
 		close_conn(s, c);
 		return -1;
 	}
@@ -600,6 +630,7 @@ static int add_conn(struct hx_server *s, int fd, pid_t pid, uid_t uid,
 
 	if (setsockopt(fd, SOL_SOCKET, SO_PASSCRED, &one, sizeof(one)))
 		return refuse_conn(s, fd, pidfd, -ECONNREFUSED);
+	setsockopt(fd, SOL_SOCKET, SO_PASSPIDFD, &one, sizeof(one)); /* 6.5 */
 	c = calloc(1, sizeof(*c));
 	if (c)
 		c->rbuf = malloc(HX_WIRE_MAX);
@@ -613,6 +644,7 @@ static int add_conn(struct hx_server *s, int fd, pid_t pid, uid_t uid,
 	c->peer_uid = uid;
 	c->peer_pidfd = pidfd;
 	c->info_pidfd = -1;
+	c->msg_pidfd = MSG_UNPINNED;
 	ev.events = EPOLLIN | EPOLLRDHUP;
 	ev.data.ptr = &c->src;
 	if (epoll_ctl(s->epfd, EPOLL_CTL_ADD, fd, &ev)) {

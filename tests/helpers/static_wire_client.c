@@ -342,6 +342,35 @@ static int hello_on_signal(const char *ready, const char *path, char **args,
 	_exit(0);
 }
 
+/* child-send-on-signal: a forked child asks on its parent's connection
+ * at SIGUSR1 and exits, and the parent reaps it at once, so that its
+ * number is free before the supervisor reads the request. ready: the
+ * child's pid. */
+static int child_send_on_signal(const char *ready, const char *path)
+{
+	uint8_t buf[8192];
+	sigset_t usr1;
+	int fd = dial(), sig, st;
+	pid_t kid;
+	FILE *f;
+
+	sigemptyset(&usr1);
+	sigaddset(&usr1, SIGUSR1);
+	sigprocmask(SIG_BLOCK, &usr1, NULL);
+	if ((kid = fork()) == 0) {
+		if (sigwait(&usr1, &sig))
+			_exit(2);
+		send(fd, buf, request(buf, sizeof(buf), path), 0);
+		_exit(0);
+	}
+	if (kid < 0 || !(f = fopen(ready, "w")) ||
+	    fprintf(f, "%d\n", (int)kid) < 0 || fclose(f))
+		return 2;
+	waitpid(kid, &st, 0);
+	sleep(2); /* the connection stays open while the request is read */
+	return 0;
+}
+
 /* The HELLO of hello() on fd: the reply's size, or -1. */
 static ssize_t say_hello(int fd, const char *path, char **args, int nargs)
 {
@@ -734,6 +763,8 @@ int main(int argc, char **argv)
 		return hello(argv[2], argv + 3, argc - 3, true);
 	if (argc >= 4 && !strcmp(argv[1], "hello-on-signal"))
 		return hello_on_signal(argv[2], argv[3], argv + 4, argc - 4);
+	if (argc >= 4 && !strcmp(argv[1], "child-send-on-signal"))
+		return child_send_on_signal(argv[2], argv[3]);
 	if (argc >= 3 && !strcmp(argv[1], "fill"))
 		return fill(argv[2]);
 	if (argc >= 4 && !strcmp(argv[1], "reuse"))

@@ -603,6 +603,57 @@ def test_a_hello_read_once_its_pid_is_another_process_shows_nothing_of_that_one(
           "the claim, marked: %r" % start[0])
 
 
+def test_a_forked_childs_request_read_once_its_pid_is_another_process_names_nothing_of_that_one(wd):
+    # A request of a forked child on its parent's connection (a number
+    # other than the connection's own) was read by that number with
+    # nothing to pin it: a child reaped before the supervisor read its
+    # request, its number given to another process meanwhile, was
+    # recorded as that process (here "sleep 30": its exe, the test as
+    # its parent). Each message's sender is now named by the kernel
+    # (SCM_PIDFD, Linux 6.5), and what /proc shows is kept only while
+    # that sender is not reaped. As in the HELLO's test above: root, the
+    # supervisor held stopped, the exec gate off.
+    if os.geteuid() != 0:
+        raise Skip("ns_last_pid needs root")
+    import signal
+    import time
+    client = os.path.join(HELPERS, "static_wire_client")
+    ready = os.path.join(wd.path, "ready")
+    target = os.path.join(wd.path, "from-the-child")
+    log = os.path.join(wd.state, "child-reuse.jsonl")
+    t = Started([client, "child-send-on-signal", ready, target], wd, log=log,
+                extra=["--no-exec-gate"])
+    impostor = None
+    try:
+        for _ in range(500):
+            if os.path.exists(ready) and open(ready).read().endswith("\n"):
+                break
+            time.sleep(0.01)
+        kid = int(open(ready).read())
+        hx = _supervisor_of(log)
+        check(hx, "no supervisor found")
+        os.kill(hx, signal.SIGSTOP)
+        try:
+            os.kill(kid, signal.SIGUSR1)
+            for _ in range(500):  # sent, exited and reaped by its parent
+                if not os.path.exists("/proc/%d" % kid):
+                    break
+                time.sleep(0.01)
+            impostor = _take_pid(kid)
+        finally:
+            os.kill(hx, signal.SIGCONT)
+    finally:
+        r = t.join(120)
+    if impostor is None:
+        raise Skip("pid %d kept being taken by another process" % kid)
+    impostor.kill()
+    impostor.wait()
+    rec = r.one(op="write", args_path=target)
+    check(rec.get("pid") == kid, "the child's number: %r" % rec)
+    check("sleep" not in (rec.get("exe") or "") and rec.get("ppid") != os.getpid() and
+          rec.get("cwd") != os.getcwd(), "the newcomer named as the sender: %r" % rec)
+
+
 def test_a_hello_from_a_live_process_the_kernel_shows_nothing_of_is_marked(wd):
     # Alive, and still nothing to read: a process whose first thread
     # has exited (a zombie leader: no image, no cmdline, while a second
