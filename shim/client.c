@@ -299,18 +299,27 @@ static long sock_recv(int fd, void *buf, size_t cap)
 	return r;
 }
 
-static int roundtrip(int fd, void *buf, size_t n, size_t cap, uint32_t id,
-		     struct hx_reply *out)
+/* Reads the reply to id into buf; out says unreachable on failure. */
+static int reply_recv(int fd, void *buf, size_t cap, uint32_t id,
+		      struct hx_reply *out)
 {
-	long r = sock_send(fd, buf, n);
+	long r = sock_recv(fd, buf, cap);
 
-	if (r == 0)
-		r = sock_recv(fd, buf, cap);
 	if (r < 0) {
 		hx_reply_parse(NULL, 0, id, out);
 		return -1;
 	}
 	return hx_reply_parse(buf, (size_t)r, id, out);
+}
+
+static int roundtrip(int fd, void *buf, size_t n, size_t cap, uint32_t id,
+		     struct hx_reply *out)
+{
+	if (sock_send(fd, buf, n) < 0) {
+		hx_reply_parse(NULL, 0, id, out);
+		return -1;
+	}
+	return reply_recv(fd, buf, cap, id, out);
 }
 
 /* ---------------------------------------------------------------- */
@@ -462,7 +471,7 @@ static int conn_ensure(void)
 }
 
 /* Reads the pending HELLO_REPLY, if any; called with g_busy held, before
- * anything else is sent or received on the connection. */
+ * anything else is received on the connection. */
 static int hello_finish(void)
 {
 	struct hx_wreader rd;
@@ -566,7 +575,7 @@ static void shared(const struct hx_req *r, long result, struct hx_reply *out)
 	size_t n;
 
 	hx_reply_parse(NULL, 0, 0, out);
-	if (conn_ensure() < 0 || hello_finish() < 0)
+	if (conn_ensure() < 0)
 		return;
 	id = g_next_id++;
 	n = hx_req_encode(r, result, id, (uint32_t)hx_getpid(),
@@ -574,13 +583,18 @@ static void shared(const struct hx_req *r, long result, struct hx_reply *out)
 			  g_self_base);
 	if (!n)
 		return;
-	if (result >= 0) {
-		if (sock_send(g_fd, g_buf, n) < 0)
-			conn_drop();
+	/* Sent behind a HELLO whose reply is still unread: the supervisor
+	 * reads both in one wake-up, and this thread sleeps once for the
+	 * two replies, which come in order (the HELLO's is read first). */
+	if (sock_send(g_fd, g_buf, n) < 0) {
+		conn_drop();
 		return;
 	}
+	if (result >= 0)
+		return;
 	/* After any failure the stream may hold a late reply: start over. */
-	if (roundtrip(g_fd, g_buf, n, sizeof(g_buf), id, out) < 0)
+	if (hello_finish() < 0 ||
+	    reply_recv(g_fd, g_buf, sizeof(g_buf), id, out) < 0)
 		conn_drop();
 }
 

@@ -479,8 +479,9 @@ long hx_hooks_open(const struct hx_real *real, struct hx_open_call *o)
 	r.has_mode = __OPEN_NEEDS_MODE(o->flags) || o->creat;
 	r.mode = r.has_mode ? o->mode : 0;
 	r.frames = !rd && !c.foreign;
-	t = hx_rules();
-	if (rd && t && hx_read_local_allow(t, abs)) {
+	/* A write is asked anyway: no wait here for the HELLO's rules. */
+	t = rd ? hx_rules() : NULL;
+	if (t && hx_read_local_allow(t, abs)) {
 		errno = c.saved_errno;
 		fd = real->open(o);
 		e = fd < 0 ? errno : 0;
