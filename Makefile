@@ -271,8 +271,10 @@ fuzz: $(FUZZ_TARGETS)
 	  $$f -max_total_time=$${FUZZ_SECONDS:-60} -rss_limit_mb=2048 \
 	    $(BUILD)/fuzz/corpus-$$n tests/fuzz/corpus/$$n || exit 1; done
 
+# One session kept busy for SOAK_SECONDS (default an hour): the
+# supervisor's memory, threads and fds over time (scripts/soak).
 soak: all $(HELPER_BINS)
-	BUILD=$(BUILD) SOAK=1 tests/run-integration test_load
+	BUILD=$(BUILD) scripts/soak
 
 # Every C file of ours: the top-level folders' and one level below.
 FORMAT_FILES = $(filter-out $(BUILD)/% build-asan/%,$(wildcard */*.[ch] */*/*.[ch]))
