@@ -9,9 +9,23 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* A function of the script being read that runs its arguments as a
+ * command ("$@" in its body): each call's words from an offset (bit k:
+ * from word k, as "$k" runs; "$@" is $1) are a command too. */
+struct wrap_fn {
+	const char *name;
+	unsigned from;
+};
+
 struct ctx {
 	struct hx_cmd_view *v;
 	const struct hx_workspace *ws;
+	/* The script whose command is being read, and the function whose
+	 * body holds it (NULL: none). */
+	const struct hx_sh_script *s;
+	const char *func;
+	struct wrap_fn wrap[8];
+	size_t nwrap;
 };
 
 static void add(struct ctx *c, const char *const *argv, const unsigned *flags,
@@ -95,12 +109,95 @@ static void rest(struct ctx *c, const struct hx_cmd_part *p, size_t i,
 	    dir, p->writes, depth + 1);
 }
 
-/* A script's commands, each a part, in dir. */
+/* Which positional parameter w is, as a command name: 1 for "$@",
+ * "$*" and "$1" (their first word), k for "$k"; 0 for anything else. */
+static unsigned positional(const char *w)
+{
+	if (w[0] != '$')
+		return 0;
+	w++;
+	if (w[0] == '{' && w[1] && w[2] == '}' && !w[3])
+		w++;
+	else if (!w[0] || w[1])
+		return 0;
+	if (w[0] == '@' || w[0] == '*')
+		return 1;
+	return w[0] >= '1' && w[0] <= '9' ? (unsigned)(w[0] - '0') : 0;
+}
+
+/* Whether the body of function f sets or shifts its parameters: what
+ * its "$@" runs is then not its callers' words as they are. */
+static bool moves_params(const struct hx_sh_script *s, const char *f)
+{
+	for (size_t i = 0; i < s->ncmds; i++) {
+		const struct hx_sh_cmd *sc = &s->cmds[i];
+
+		if (sc->func && !strcmp(sc->func, f) &&
+		    (!strcmp(sc->argv[0], "set") ||
+		     !strcmp(sc->argv[0], "shift")))
+			return true;
+	}
+	return false;
+}
+
+/* A command named by a positional parameter inside a function's body:
+ * it is what the function's callers give it, read at each call (the
+ * script's commands list every call). Returns false when it cannot be
+ * so read. */
+static bool wrapped(struct ctx *c, const char *w)
+{
+	unsigned k = positional(w);
+	size_t i;
+
+	if (!k || !c->func || !c->s || moves_params(c->s, c->func))
+		return false;
+	for (i = 0; i < c->nwrap && strcmp(c->wrap[i].name, c->func); i++)
+		;
+	if (i == c->nwrap) {
+		if (i == sizeof(c->wrap) / sizeof(c->wrap[0]))
+			return false;
+		c->wrap[c->nwrap++] = (struct wrap_fn){c->func, 0};
+	}
+	c->wrap[i].from |= 1u << k;
+	return true;
+}
+
+/* A call of a wrapper (argv): the words it runs, each offset a part,
+ * and read again when they call a wrapper themselves (f f rm). */
+static void wrapper_call(struct ctx *c, const char *const *argv,
+			 const unsigned *flags, size_t argc, const char *dir,
+			 bool writes, int depth)
+{
+	if (!argc || (flags[0] & HX_SHW_DYNAMIC))
+		return;
+	for (size_t i = 0; i < c->nwrap; i++) {
+		if (strcmp(argv[0], c->wrap[i].name))
+			continue;
+		if (depth > HX_SH_MAX_DEPTH) {
+			unparsable(c, "commands nested too deep");
+			return;
+		}
+		for (size_t k = 1; k < argc && k < 10; k++) {
+			if (!(c->wrap[i].from & (1u << k)))
+				continue;
+			add(c, argv + k, flags + k, argc - k, NULL, dir, writes,
+			    depth);
+			wrapper_call(c, argv + k, flags + k, argc - k, dir,
+				     writes, depth + 1);
+		}
+	}
+}
+
+/* A script's commands, each a part, in dir; then what the calls of its
+ * wrapper functions run, once every wrapper is known. */
 static void script(struct ctx *c, const char *text, const char *dir,
 		   bool writes, int depth)
 {
 	struct hx_cmd_view *v = c->v;
 	struct hx_sh_script *s;
+	const struct hx_sh_script *outer = c->s;
+	const char *outer_func = c->func;
+	size_t nwrap = c->nwrap;
 
 	if (v->nscripts == HX_VIEW_MAX_SCRIPTS) {
 		unparsable(c, "too many scripts in one command");
@@ -112,12 +209,25 @@ static void script(struct ctx *c, const char *text, const char *dir,
 		return;
 	}
 	v->nscripts++;
+	c->s = s;
 	for (size_t i = 0; i < s->ncmds; i++) {
 		const struct hx_sh_cmd *sc = &s->cmds[i];
 
+		c->func = sc->func;
 		add(c, sc->argv, sc->flags, sc->argc, NULL,
 		    join_dir(c, dir, sc->dir), writes || sc->writes, depth + 1);
 	}
+	for (size_t i = 0; c->nwrap && i < s->ncmds; i++) {
+		const struct hx_sh_cmd *sc = &s->cmds[i];
+
+		c->func = sc->func;
+		wrapper_call(c, sc->argv, sc->flags, sc->argc,
+			     join_dir(c, dir, sc->dir), writes || sc->writes,
+			     depth + 1);
+	}
+	c->s = outer;
+	c->func = outer_func;
+	c->nwrap = nwrap;
 	if (s->opaque)
 		unparsable(c, s->opaque);
 }
@@ -553,6 +663,26 @@ static void unwrap(struct ctx *c, struct hx_cmd_part *p, int depth)
 		fn(c, p, depth);
 }
 
+/* A shell builtin that runs nothing and writes nothing (without a
+ * redirection), itself or as "builtin X" or "command X": read only, the
+ * class of a view with no other part, so it takes no part. Codex wraps
+ * each command in some 500 of them. */
+static bool inert(const char *const *argv, size_t argc, bool writes)
+{
+	static const char *const names[] = {
+	    "[",      "test",  ":",	   "true",     "false",	  "export",
+	    "unset",  "local", "readonly", "declare",  "typeset", "shift",
+	    "return", "exit",  "break",	   "continue", "set",	  NULL};
+
+	if (argc > 1 &&
+	    (!strcmp(argv[0], "builtin") || !strcmp(argv[0], "command")))
+		argv++;
+	for (size_t i = 0; !writes && names[i]; i++)
+		if (!strcmp(argv[0], names[i]))
+			return true;
+	return false;
+}
+
 static void add(struct ctx *c, const char *const *argv, const unsigned *flags,
 		size_t argc, const char *path, const char *dir, bool writes,
 		int depth)
@@ -571,9 +701,13 @@ static void add(struct ctx *c, const char *const *argv, const unsigned *flags,
 		return;
 	}
 	if (flags && (flags[0] & (HX_SHW_DYNAMIC | HX_SHW_GLOB))) {
+		if (!(flags[0] & HX_SHW_GLOB) && wrapped(c, argv[0]))
+			return;
 		unparsable(c, "the command's name is an expansion");
 		return;
 	}
+	if (depth > 0 && inert(argv, argc, writes))
+		return;
 	p = &v->parts[v->nparts++];
 	*p = (struct hx_cmd_part){.argv = argv,
 				  .flags = flags,
@@ -589,7 +723,7 @@ void hx_cmdview_build(struct hx_cmd_view *v, const char *path,
 		      const char *const *argv, size_t argc, const char *cwd,
 		      const struct hx_workspace *ws)
 {
-	struct ctx c = {v, ws};
+	struct ctx c = {.v = v, .ws = ws};
 
 	v->nparts = v->nscripts = 0;
 	v->cls = HX_CLASS_NONE;

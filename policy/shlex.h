@@ -70,6 +70,12 @@ struct ps {
 	struct tok back;
 	bool has_back;
 	bool stop, nomem;
+	/* Function bodies: the name of one just defined whose { has not
+	 * come yet, and those whose body is being read, each with the
+	 * depth of { } its body opened (innermost last). */
+	const char *fn_pending;
+	const char *fn[4];
+	int fn_at[4], nfn, braces;
 	/* The parser, for what the lexer finds inside a word: $(...) and
 	 * <(...) read to term, `...` read as a text of its own. */
 	void (*list)(struct ps *ps, enum tk term);

@@ -137,7 +137,9 @@ static void add_cmd(struct ps *ps, struct tok *words, size_t n, bool writes)
 		flags[i] = words[i].flags;
 	}
 	c = &o->cmds[o->ncmds++];
-	*c = (struct hx_sh_cmd){argv, flags, n, ps->dir, writes};
+	*c = (struct hx_sh_cmd){argv,	flags,
+				n,	ps->dir,
+				writes, ps->nfn ? ps->fn[ps->nfn - 1] : NULL};
 	track_cd(ps, c);
 }
 
@@ -252,6 +254,48 @@ static void skip_test(struct ps *ps, const struct tok *kw)
 	} while (!keyword(&t, close) && !ps->stop);
 }
 
+/* A { or } at a command's start: the body of the function just named
+ * opens with a {, and ends with its }. A body of another kind (a
+ * subshell, an if) is read as commands outside any function. */
+static void brace(struct ps *ps, const struct tok *t)
+{
+	if (!strcmp(t->text, "{")) {
+		ps->braces++;
+		if (ps->fn_pending && ps->nfn == 4)
+			return hx_shl_opaque(ps, t->at,
+					     "functions nested too deep");
+		if (ps->fn_pending) {
+			ps->fn[ps->nfn] = ps->fn_pending;
+			ps->fn_at[ps->nfn++] = ps->braces;
+		}
+	} else if (!strcmp(t->text, "}")) {
+		if (ps->nfn && ps->fn_at[ps->nfn - 1] == ps->braces)
+			ps->nfn--;
+		ps->braces--;
+	}
+	ps->fn_pending = NULL;
+}
+
+/* function NAME [()]: the body follows. */
+static void function_keyword(struct ps *ps)
+{
+	struct tok t, u;
+
+	hx_shl_next(ps, &t);
+	if (t.kind != TK_WORD || ps->stop)
+		return hx_shl_unget(ps, &t);
+	hx_shl_next(ps, &u);
+	if (u.kind == TK_LPAREN) {
+		hx_shl_next(ps, &u);
+		if (u.kind != TK_RPAREN)
+			return hx_shl_opaque(ps, u.at,
+					     "a ( the reader does not follow");
+	} else {
+		hx_shl_unget(ps, &u);
+	}
+	ps->fn_pending = t.text;
+}
+
 /* One simple command, or a keyword, or a subshell. */
 static void parse_command(struct ps *ps)
 {
@@ -274,6 +318,7 @@ static void parse_command(struct ps *ps)
 		if (t.kind == TK_LPAREN && n == 0 && !prefix) {
 			const char *saved = ps->dir;
 
+			ps->fn_pending = NULL;
 			if (hx_shl_peekc(ps, 0) == '(') { /* (( arithmetic )) */
 				ps->pos++;
 				if (hx_shl_skip_arith(ps))
@@ -296,6 +341,7 @@ static void parse_command(struct ps *ps)
 				hx_shl_opaque(ps, t.at,
 					      "a ( the reader does not "
 					      "follow");
+			ps->fn_pending = words[0].text;
 			n = 0;
 			break;
 		}
@@ -311,8 +357,11 @@ static void parse_command(struct ps *ps)
 				prefix = true;
 				continue;
 			}
-			if (!prefix && keyword(&t, separators))
+			if (!prefix && keyword(&t, separators)) {
+				brace(ps, &t);
 				break;
+			}
+			ps->fn_pending = NULL;
 			if (!prefix && keyword(&t, fors)) {
 				skip_for(ps, &t);
 				break;
@@ -326,7 +375,7 @@ static void parse_command(struct ps *ps)
 				break;
 			}
 			if (!prefix && keyword(&t, func)) {
-				hx_shl_next(ps, &t); /* the name */
+				function_keyword(ps);
 				break;
 			}
 			if (!prefix && keyword(&t, test)) {

@@ -19,7 +19,7 @@
 #define HX_SHW_GLOB 4u
 
 /* Beyond these the script is opaque ("too many ..."). */
-#define HX_SH_MAX_CMDS	256
+#define HX_SH_MAX_CMDS	1024
 #define HX_SH_MAX_DEPTH 8
 
 struct hx_sh_cmd {
@@ -31,6 +31,9 @@ struct hx_sh_cmd {
 	 * unknown (cd to an expansion, cd -, popd). */
 	const char *dir;
 	bool writes; /* an output redirection to a file (not /dev/null) */
+	/* The function whose body ({ ... }) holds it, NULL outside one:
+	 * there "$@" is what the function's callers give it. */
+	const char *func;
 };
 
 struct hx_sh_script {

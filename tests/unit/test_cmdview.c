@@ -278,6 +278,24 @@ static const struct {
     {"git branch feature", "mutating", NULL},
     {"git stash drop", "destructive", NULL},
     {"git checkout -f main", "destructive", NULL},
+    /* A function that runs its arguments ("$@" in its body, Codex's
+     * shell snapshot): what each call gives it is a command. */
+    {"bash -c 'f() { \"$@\"; }; f git push'", "network", "git push"},
+    {"bash -c 'f() { command -p \"$@\"; }; f rm -rf ~'", "destructive", NULL},
+    {"bash -c 'function f { \"$2\"; }; f x rm -rf ~'", "destructive", NULL},
+    {"bash -c 'f() { \"$@\"; }; f f rm -rf ~'", "destructive", NULL},
+    {"bash -c 'f() { \"$@\"; }; g() { f \"$@\"; }; g git push'", "network",
+     "git push"},
+    {"bash -c 'f() { \"$@\"; }; eval \"f rm -rf ~\"'", "destructive", NULL},
+    {"bash -c 'f() { \"$@\"; }; f ls | f wc -l'", "other", "wc -l"},
+    {"bash -c 'f() { \"$@\"; }'", "read_only", NULL},
+    /* what the reader cannot follow stays unparsable */
+    {"bash -c 'f() { shift; \"$@\"; }; f x rm -rf ~'", "unparsable", NULL},
+    {"bash -c 'f() { set -- rm -rf ~; \"$@\"; }; f'", "unparsable", NULL},
+    {"bash -c 'f() ( \"$@\" ); f rm -rf ~'", "unparsable", NULL},
+    {"bash -c 'f() { \"$@\"; }; f $X -rf ~'", "unparsable", NULL},
+    {"bash -c '\"$@\"' sh rm -rf /", "unparsable", NULL},
+    {"bash -c 'f() { :; }; { \"$@\"; }'", "unparsable", NULL},
 };
 
 static bool has_part(const struct hx_cmd_view *v, const char *want)

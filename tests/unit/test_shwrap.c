@@ -1,0 +1,141 @@
+/* Commands understood in the scripts real agents run around each
+ * command: functions that run their arguments (policy/cmdview.c's
+ * wrappers), and the builtins that run nothing (no part of their own). */
+#include <check.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "policy/cmdview.h"
+#include "tests/unit/check_main.h"
+
+static const struct hx_workspace ws = {
+    .roots = {"/work/proj", NULL, "/tmp/hx-s1", NULL}, .home = "/home/u"};
+
+static bool has_part(const struct hx_cmd_view *v, const char *want)
+{
+	char buf[256];
+
+	for (size_t i = 1; i < v->nparts; i++) {
+		hx_cmd_part_format(&v->parts[i], buf, sizeof(buf));
+		if (!strcmp(buf, want))
+			return true;
+	}
+	return false;
+}
+
+/* Codex CLI 0.171's shell snapshot, run at every start (bash -lc): it
+ * wraps each tool in a function that runs "$@". It was unparsable, so
+ * each Codex session began with a question (or, with nobody to answer,
+ * a minute's wait and a refusal). */
+static const char codex_snapshot[] =
+    "if [ -z \"${BASH_ENV-}\" ] && [ -n \"${HOME-}\" ] && [ -r "
+    "\"$HOME/.bashrc\" ]; then\n"
+    "  . \"$HOME/.bashrc\"\n"
+    "fi\n"
+    "echo '# Snapshot file'\n"
+    "echo '# Unset all aliases to avoid conflicts with functions'\n"
+    "echo 'unalias -a 2>/dev/null || true'\n"
+    "shopt -p || true\n"
+    "echo '# Functions'\n"
+    "declare -f\n"
+    "echo ''\n"
+    "\n"
+    "__codex_snapshot_command() {\n"
+    "  if command -v \"$1\" >/dev/null 2>&1; then\n"
+    "    \"$@\"\n"
+    "  else\n"
+    "    command -p \"$@\"\n"
+    "  fi\n"
+    "}\n"
+    "bash_opts=$(set -o | __codex_snapshot_command awk '$2==\"on\"{print "
+    "$1}')\n"
+    "bash_opt_count=$(printf '%s\\n' \"$bash_opts\" | __codex_snapshot_command "
+    "sed '/^$/d' | __codex_snapshot_command wc -l | __codex_snapshot_command "
+    "tr -d ' ')\n"
+    "echo \"# setopts $bash_opt_count\"\n"
+    "if [ -n \"$bash_opts\" ]; then\n"
+    "  printf 'set -o %s\\n' $bash_opts\n"
+    "fi\n"
+    "echo ''\n"
+    "printf '\\0'\n"
+    "alias_count=$(\\alias -p | __codex_snapshot_command wc -l | "
+    "__codex_snapshot_command tr -d ' ')\n"
+    "echo \"# aliases $alias_count\"\n"
+    "\\alias -p\n"
+    "echo ''\n"
+    "\n"
+    "printf '\\0'\n"
+    "(\n"
+    "  while IFS= read -r __codex_snapshot_export_name; do\n"
+    "    case \"$__codex_snapshot_export_name\" in\n"
+    "      \"\"|[0-9]*|*[!A-Za-z0-9_]*|PWD|OLDPWD) continue ;;\n"
+    "    esac\n"
+    "    printf '%s\\0' \"$__codex_snapshot_export_name\"\n"
+    "    declare -xp \"$__codex_snapshot_export_name\" 2>/dev/null || true\n"
+    "    printf '\\0'\n"
+    "  done < <(compgen -e)\n"
+    ")\n"
+    "\n"
+    "printf '\\0'\n"
+    "\n";
+
+START_TEST(a_wrapper_function_is_read_through)
+{
+	const char *argv[] = {"/bin/bash", "-lc", codex_snapshot};
+	struct hx_cmd_view v;
+
+	hx_cmdview_build(&v, "/usr/bin/bash", argv, 3, "/work/proj", &ws);
+	ck_assert_str_eq(hx_cmd_class_name(v.cls), "code"); /* . ~/.bashrc */
+	ck_assert(has_part(&v, "awk $2==\"on\"{print $1}"));
+	ck_assert(has_part(&v, "tr -d  "));
+	hx_cmdview_free(&v);
+}
+END_TEST
+
+/* Codex runs each command after some 60 such blocks (its snapshot's
+ * environment put back): builtins that run nothing take no part, so
+ * the command itself is still read. */
+START_TEST(inert_builtins_take_no_part)
+{
+	static char script[65536];
+	const char *argv[] = {"/bin/bash", "-c", script};
+	struct hx_cmd_view v;
+	size_t off = 0;
+
+	for (int i = 0; i < 60; i++)
+		off += (size_t)snprintf(
+		    script + off, sizeof(script) - off,
+		    "if [ -n \"${S_%d}\" ]; then\n"
+		    "  if [ -z \"${V%d+x}\" ] || [ \"${V%d-}\" != \"$O%d\" ]; "
+		    "then export V%d=\"$O%d\"; else export V%d; fi\n"
+		    "else builtin unset V%d 2>/dev/null || command unset V%d; "
+		    "fi\n",
+		    i, i, i, i, i, i, i, i, i);
+	snprintf(script + off, sizeof(script) - off,
+		 "exec /bin/bash -c 'git push'");
+	hx_cmdview_build(&v, "/usr/bin/bash", argv, 3, "/work/proj", &ws);
+	ck_assert_str_eq(hx_cmd_class_name(v.cls), "network");
+	ck_assert(has_part(&v, "git push"));
+	ck_assert_uint_lt(v.nparts, 8);
+	hx_cmdview_free(&v);
+
+	/* with a redirection to a file, a builtin writes: a part */
+	strcpy(script, "export X=1 > out; true");
+	hx_cmdview_build(&v, "/usr/bin/bash", argv, 3, "/work/proj", &ws);
+	ck_assert_str_eq(hx_cmd_class_name(v.cls), "mutating");
+	hx_cmdview_free(&v);
+}
+END_TEST
+
+static Suite *shwrap_suite(void)
+{
+	Suite *s = suite_create("shwrap");
+	TCase *c = tcase_create("agents");
+
+	tcase_add_test(c, a_wrapper_function_is_read_through);
+	tcase_add_test(c, inert_builtins_take_no_part);
+	suite_add_tcase(s, c);
+	return s;
+}
+
+HX_TEST_MAIN(shwrap_suite)
