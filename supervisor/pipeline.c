@@ -795,6 +795,7 @@ static void judge(struct flow *f)
 		f->d.rule = "harness:question-up";
 		f->d.pattern = NULL;
 	}
+	hx_pl_judge_device_inode(f);
 	judge_neighbours(f);
 	judge_loopback(f);
 	hx_pl_judge_git_objects(f);

@@ -63,6 +63,9 @@ struct hx_request {
 	/* exec: the file the kernel layer lets run, as it opened it (the
 	 * exec gate holds the exec to it); NULL: the pipeline stats path */
 	const struct stat *image;
+	/* a metadata change through an fd: the fd's file is a device node
+	 * (the kernel layer fstat'ed the file it will act on) */
+	bool device;
 	const void *addr; /* sockaddr for connect/send */
 	size_t addrlen;
 	bool has_proto; /* proto: the socket's SO_PROTOCOL (netlink's) */

@@ -91,6 +91,8 @@ static inline const char *hx_pl_judged_path(const struct vpath *v)
  * the repositories the agent makes (f->d revised, f->git_copy set). */
 void hx_pl_judge_git_objects(struct flow *f);
 void hx_pl_judge_nested_git(struct flow *f);
+/* pipeline_device.c: no metadata change of a device node. */
+void hx_pl_judge_device_inode(struct flow *f);
 /* Whether rq's address is of a family the policy does not name. */
 bool hx_pl_foreign_family(const struct hx_request *rq);
 /* Record: f's audit record (NULL when it cannot be made). */

@@ -23,7 +23,10 @@
  * too: audit mode lets the policy go unenforced, not the log. */
 bool hx_pl_protects_harness(const char *rule)
 {
-	return rule && !strcmp(rule, "harness:protect");
+	/* the host's device nodes with the harness's own files: refused
+	 * in audit mode too (pipeline_device.c) */
+	return rule && (!strcmp(rule, "harness:protect") ||
+			!strcmp(rule, "harness:device-inode"));
 }
 
 void hx_pipeline_notice(const struct hx_outcome *o, int err)

@@ -275,6 +275,10 @@ static int mut_act(const struct target *t, enum mut_kind k, int pfd,
 			close(fd);
 			return -ELOOP;
 		}
+		if (k != MUT_TRUNCATE && hx_un_device(&st)) {
+			close(fd); /* the host's node (pipeline_device.c) */
+			return -EPERM;
+		}
 		if (k == MUT_TRUNCATE) {
 			int w;
 
@@ -353,6 +357,7 @@ static void hx_un_fdmeta(struct hx_unotify *u, const struct seccomp_notif *n,
 	uint32_t call;
 	struct job j;
 	ssize_t len;
+	struct stat st;
 	unsigned char iobuf[sizeof(struct fsxattr)];
 	size_t iolen = 0;
 
@@ -445,6 +450,7 @@ static void hx_un_fdmeta(struct hx_unotify *u, const struct seccomp_notif *n,
 	j.rq.path = path;
 	j.rq.has_flags = true;
 	j.rq.flags = O_NOFOLLOW; /* the file itself, as the fd names it */
+	j.rq.device = !fstat(mine, &st) && hx_un_device(&st);
 	j.rq.has_mode = has_mode;
 	j.rq.mode = (uint32_t)mode;
 	if ((a->err = hx_un_judge(u, t, &j, NULL)) ||

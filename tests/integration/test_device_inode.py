@@ -1,0 +1,75 @@
+"""A device node the agent may write to is the host's: /dev/null,
+/dev/zero, /dev/tty are the devices rule's to write, and a metadata
+change was decided like the write it is. A root agent owns them by uid,
+so `chmod 600 /dev/null` in the session made the machine's /dev/null
+unwritable for every other user (and a mode of 01340 was seen left on
+this machine by a test). Each change of a device node's mode, owner,
+times or attributes is refused (rule harness:device-inode), by path and
+through an fd, and recorded; the kernel layer checks the inode it acts
+on again."""
+
+import os
+import stat
+
+from lib import check, harness
+
+CHANGES = r'''
+import os, sys
+def call(name, f, *a):
+    try:
+        f(*a); print(name, "OK")
+    except OSError as e:
+        print(name, e.errno)
+path = sys.argv[1]
+call("chmod", os.chmod, path, 0o600)
+call("chown", os.chown, path, os.getuid(), os.getgid())
+call("utime", os.utime, path, (1, 1))
+call("setxattr", os.setxattr, path, "user.x", b"1")
+fd = os.open(path, os.O_WRONLY)
+call("fchmod", os.fchmod, fd, 0o600)
+call("fchown", os.fchown, fd, os.getuid(), os.getgid())
+call("futime", os.utime, fd, (1, 1))
+if len(sys.argv) > 2:  # a pty of the agent's own, by its fd
+    m, s = os.openpty()
+    call("pty-fchmod", os.fchmod, s, 0o666)
+'''
+
+
+def _inode(path):
+    st = os.stat(path)
+    return (stat.S_IMODE(st.st_mode), st.st_uid, st.st_gid, int(st.st_mtime))
+
+
+def test_no_metadata_change_of_a_device_node(wd):
+    for path in ("/dev/null", "/dev/zero"):
+        before = _inode(path)
+        r = harness(["python3", "-c", CHANGES, path, "pty"], wd, policy=None)
+        after = _inode(path)
+        print("# %s: %s" % (path, r.stdout.replace("\n", "; ")))
+        check(after == before, "%s changed: %r -> %r" % (path, before, after))
+        done = [l for l in r.stdout.splitlines() if l.endswith(" OK")]
+        check(not done, "%s: %r went through" % (path, done))
+        refused = [x for x in r.records if x.get("rule") == "harness:device-inode"]
+        calls = {x["event"] for x in refused}
+        check({"chmod", "chown", "fchmod", "fchown"} <= calls and
+              all(x["verdict"] == "deny" for x in refused),
+              "%s: the refusals' records: %r" % (path, sorted(calls)))
+        check(r.one(event="fchmod", args_path="/dev/pts/0").get("rule") == "harness:device-inode",
+              "the agent's own pty")
+    # A static program, through the shim-less kernel layer alone.
+    before = _inode("/dev/null")
+    r = harness(["/bin/busybox", "chmod", "600", "/dev/null"], wd, policy=None)
+    check(_inode("/dev/null") == before and r.status != 0, "busybox: %r" % r.stderr)
+    check(r.one(event="chmod", args_path="/dev/null")["rule"] == "harness:device-inode",
+          "busybox's record")
+
+
+def test_no_metadata_change_of_a_device_node_in_audit_mode(wd):
+    # Audit mode enforces nothing of the policy, but the host's device
+    # nodes are kept as the harness's own files are.
+    before = _inode("/dev/null")
+    r = harness(["python3", "-c", CHANGES, "/dev/null"], wd, policy=None,
+                extra=["--mode", "audit"])
+    check(_inode("/dev/null") == before, "/dev/null changed in audit mode")
+    rec = r.one(event="chmod", args_path="/dev/null")
+    check(rec["rule"] == "harness:device-inode" and rec.get("enforced") is True, rec)
