@@ -8,10 +8,13 @@
 #include "common/wire.h"
 
 /* The calls that change an inode's own mode, owner, times or
- * attributes, not its data. */
-static bool changes_inode(uint32_t call)
+ * attributes, or its names, not its data. */
+static bool changes_inode(const struct hx_request *rq)
 {
-	switch (call) {
+	if (rq->op == HX_OP_UNLINK || rq->op == HX_OP_RENAME ||
+	    rq->op == HX_OP_LINK)
+		return true;
+	switch (rq->call) {
 	case HX_CALL_CHMOD:
 	case HX_CALL_CHOWN:
 	case HX_CALL_FCHMOD:
@@ -34,6 +37,8 @@ static bool device_node(const struct flow *f, const struct vpath *v)
 	char path[PATH_MAX + 32];
 	struct stat st;
 
+	if (!v->ok)
+		return false;
 	if (p->pid > 0 && !p->gone && p->pid != getpid())
 		snprintf(path, sizeof(path), "/proc/%d/root%s", (int)p->pid,
 			 hx_pl_judged_path(v));
@@ -43,19 +48,20 @@ static bool device_node(const struct flow *f, const struct vpath *v)
 }
 
 /* Judge: a device node the agent may write to (the devices rule:
- * /dev/null, /dev/tty...) is the host's, and its mode, owner, times and
- * attributes are not the agent's to change (a root agent made
- * /dev/null 0600 for the whole machine); in audit mode too, as the
- * harness's own files are. Through an fd, the kernel layer says what
- * the fd's file is (rq->device); by path, it refuses again on the inode
- * it acts on (unotify_mut.c). */
+ * /dev/null, /dev/tty...) is the host's, and its mode, owner, times,
+ * attributes and names are not the agent's to change (a root agent
+ * made /dev/null 0600, and removed /dev/full, for the whole machine);
+ * in audit mode too, as the harness's own files are. Through an fd,
+ * the kernel layer says what the fd's file is (rq->device); by path,
+ * it refuses a mode, owner or attribute again on the inode it acts on
+ * (unotify_mut.c). */
 void hx_pl_judge_device_inode(struct flow *f)
 {
-	const struct vpath *v = &f->p1;
+	const struct hx_request *rq = f->rq;
 
-	if (f->d.verdict != HX_VERDICT_ALLOW || !v->ok ||
-	    !changes_inode(f->rq->call) ||
-	    !(f->rq->device || device_node(f, v)))
+	if (f->d.verdict != HX_VERDICT_ALLOW || !changes_inode(rq) ||
+	    !(rq->device || device_node(f, &f->p1) ||
+	      (rq->op == HX_OP_RENAME && device_node(f, &f->p2))))
 		return;
 	f->d.verdict = HX_VERDICT_DENY;
 	f->d.rule = "harness:device-inode";

@@ -73,3 +73,43 @@ def test_no_metadata_change_of_a_device_node_in_audit_mode(wd):
     check(_inode("/dev/null") == before, "/dev/null changed in audit mode")
     rec = r.one(event="chmod", args_path="/dev/null")
     check(rec["rule"] == "harness:device-inode" and rec.get("enforced") is True, rec)
+
+
+NAMES = r'''
+import os
+def call(name, f, *a):
+    try:
+        f(*a); print(name, "OK")
+    except OSError as e:
+        print(name, e.errno)
+call("unlink", os.unlink, "/dev/full")
+call("rename", os.rename, "/dev/full", "/dev/full.x")
+call("link", os.link, "/dev/full", "/dev/full.y")
+call("over", os.rename, "/dev/zero", "/dev/full")
+'''
+
+
+def test_a_device_node_keeps_its_names(wd):
+    # As root the node was the agent's to remove by its uid: python's
+    # unlink took the machine's /dev/full away.
+    before = os.stat("/dev/full")
+    try:
+        r = harness(["python3", "-c", NAMES], wd, policy=None)
+        print("# " + r.stdout.replace("\n", "; "))
+        check(all(not l.endswith(" OK") for l in r.stdout.splitlines()), r.stdout)
+        after = os.stat("/dev/full")
+        check(stat.S_ISCHR(after.st_mode) and after.st_rdev == before.st_rdev and
+              os.stat("/dev/zero").st_rdev == os.makedev(1, 5), "/dev/full or /dev/zero changed")
+        if os.geteuid() == 0:
+            rec = r.one(event="unlink", args_path="/dev/full")
+            check(rec["rule"] == "harness:device-inode", rec)
+    finally:
+        for name, minor in (("full", 7), ("zero", 5)):
+            path = "/dev/" + name
+            if os.geteuid() != 0 or (os.path.exists(path) and
+                                      os.stat(path).st_rdev == os.makedev(1, minor)):
+                continue
+            if os.path.exists(path):
+                os.unlink(path)
+            os.mknod(path, 0o666 | stat.S_IFCHR, os.makedev(1, minor))
+            os.chmod(path, 0o666)
