@@ -676,6 +676,39 @@ static int mmsg_sent(const struct target *t, uint64_t msgvec, unsigned int sent)
 		   : -EFAULT;
 }
 
+/* A send into harness-exec's own server (the session socket's
+ * connection: its peer is this process), which names each message's
+ * sender by the kernel's per-message credentials: emulated, the send
+ * would be the connector's, a process of harness-exec's, and the
+ * server would record the request as that process's, not the agent's
+ * (the fourteenth attack review). The shim sends without sendmsg
+ * (never emulated); such a send is refused, decided as a send to the
+ * session socket (harness:protect), its record the agent's. True when
+ * refused (a->err set). */
+static bool to_harness(struct hx_unotify *u, const struct target *t, int sfd,
+		       uint32_t call, struct answer *a)
+{
+	struct ucred cr;
+	socklen_t cl = sizeof(cr);
+	struct sockaddr_storage ss = {.ss_family = AF_UNIX};
+	struct sockaddr_un *sun = (void *)&ss;
+	struct job j;
+
+	if (!unix_socket(sfd) ||
+	    getsockopt(sfd, SOL_SOCKET, SO_PEERCRED, &cr, &cl) ||
+	    cr.pid != getpid())
+		return false;
+	snprintf(sun->sun_path, sizeof(sun->sun_path), "%s", u->sock_path);
+	hx_un_job(&j, t, call, HX_OP_SEND);
+	j.rq.addr = &ss;
+	j.rq.addrlen = (socklen_t)(offsetof(struct sockaddr_un, sun_path) +
+				   strlen(sun->sun_path) + 1);
+	a->err = u->sock_path[0] ? hx_un_judge(u, t, &j, NULL) : 0;
+	if (!a->err)
+		a->err = EPERM;
+	return true;
+}
+
 static void send_on(struct hx_unotify *u, const struct seccomp_notif *n,
 		    const struct target *t, int *sfdp, struct answer *a)
 {
@@ -746,6 +779,8 @@ static void send_on(struct hx_unotify *u, const struct seccomp_notif *n,
 		a->err = ESRCH;
 		return;
 	}
+	if (to_harness(u, t, sfd, is_msg ? HX_CALL_SENDMSG : HX_CALL_SENDTO, a))
+		return;
 	if (!to_peer)
 		explicit_dest(&ss, len);
 	if (!to_peer &&
