@@ -1,9 +1,11 @@
-/* The user-notify handler: connect and the sends (unotify_int.h). */
+/* The user-notify handler: connect and the sends, and a netlink
+ * socket's making (unotify_int.h). */
 #define _GNU_SOURCE
 #include "supervisor/kernel/unotify_int.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/netlink.h>
 #include <linux/openat2.h>
 #include <signal.h>
 #include <stdio.h>
@@ -858,4 +860,27 @@ void hx_un_send(struct hx_unotify *u, const struct seccomp_notif *n,
 	}
 	send_on(u, n, t, &sfd, a);
 	close(sfd);
+}
+
+void hx_un_socket(struct hx_unotify *u, const struct seccomp_notif *n,
+		  const struct target *t, struct answer *a)
+{
+	struct sockaddr_storage ss = {.ss_family = AF_NETLINK};
+	struct job j;
+
+	/* What every send of it without an address (write, send, never
+	 * notified) goes to: the kernel, nl_pid 0, no group. */
+	hx_un_job(&j, t, HX_CALL_SOCKET, HX_OP_SEND);
+	j.rq.addr = &ss;
+	j.rq.addrlen = sizeof(struct sockaddr_nl);
+	j.rq.has_proto = true;
+	j.rq.proto = (int)(uint32_t)n->data.args[2];
+	if ((a->err = hx_un_judge(u, t, &j, NULL)))
+		return;
+	/* CONTINUE with no pointer argument: socket(2) takes registers
+	 * only, which the kernel does not read again from memory a racing
+	 * thread could change; what was decided is what is made (allowed:
+	 * audit mode only, netfamily.c refuses these protocols). */
+	atomic_fetch_add(&u->n_cont, 1);
+	a->kind = ANS_CONTINUE;
 }

@@ -6,7 +6,13 @@
  *	sendmsg (which the kernel layer emulates, sending from a process
  *	of its own), a request to write PATH; prints "pid P send R reply N"
  *	(R: the sendmsg's result or errno name, N: the reply's bytes or
- *	-1). */
+ *	-1).
+ *   tcp-metrics
+ *	asks the kernel by NETLINK_GENERIC, with write(2) (no address,
+ *	never notified), for its TCP metrics: the peers this machine's
+ *	TCP connections had, any process's; prints "socket ERRNO",
+ *	"family ERRNO" or "metrics N" and each IPv4 peer on a line of its
+ *	own ("peer A.B.C.D"). */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
@@ -18,6 +24,11 @@
 #include <sys/time.h>
 #include <sys/un.h>
 #include <unistd.h>
+
+#include <arpa/inet.h>
+#include <linux/genetlink.h>
+#include <linux/netlink.h>
+#include <linux/tcp_metrics.h>
 
 #include "common/wire.h"
 
@@ -80,10 +91,121 @@ static int wire_sendmsg(const char *path)
 	return 0;
 }
 
+/* One generic netlink request (cmd, family fam; one string attribute
+ * when name), written with no address. */
+static int nl_write(int fd, int fam, int cmd, int flags, const char *name)
+{
+	struct {
+		struct nlmsghdr h;
+		struct genlmsghdr g;
+		char attrs[64];
+	} m = {0};
+	size_t len = NLMSG_LENGTH(GENL_HDRLEN);
+
+	m.h.nlmsg_type = (uint16_t)fam;
+	m.h.nlmsg_flags = (uint16_t)(NLM_F_REQUEST | flags);
+	m.h.nlmsg_seq = 1;
+	m.g.cmd = (uint8_t)cmd;
+	m.g.version = 1;
+	if (name) {
+		struct nlattr *a = (void *)m.attrs;
+
+		a->nla_type = CTRL_ATTR_FAMILY_NAME;
+		a->nla_len = (uint16_t)(NLA_HDRLEN + strlen(name) + 1);
+		memcpy(m.attrs + NLA_HDRLEN, name, strlen(name) + 1);
+		len += NLA_ALIGN(a->nla_len);
+	}
+	m.h.nlmsg_len = (uint32_t)len;
+	return syscall(SYS_write, fd, &m, len) == (long)len ? 0 : errno;
+}
+
+/* The attribute of type want in the attributes at p (n bytes). */
+static struct nlattr *nl_attr(void *p, long n, int want)
+{
+	struct nlattr *a = p;
+
+	while (n >= NLA_HDRLEN && a->nla_len >= NLA_HDRLEN &&
+	       a->nla_len <= n) {
+		if ((a->nla_type & NLA_TYPE_MASK) == want)
+			return a;
+		n -= NLA_ALIGN(a->nla_len);
+		a = (void *)((char *)a + NLA_ALIGN(a->nla_len));
+	}
+	return NULL;
+}
+
+static int tcp_metrics(void)
+{
+	static char buf[1 << 16];
+	int fd = (int)syscall(SYS_socket, AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC,
+			      NETLINK_GENERIC);
+	int fam = -1, e, count = 0;
+	long n;
+
+	if (fd < 0) {
+		printf("socket %s\n", err(errno));
+		return 0;
+	}
+	if ((e = nl_write(fd, GENL_ID_CTRL, CTRL_CMD_GETFAMILY, 0,
+			  TCP_METRICS_GENL_NAME))) {
+		printf("family %s\n", err(e));
+		return 0;
+	}
+	n = recv(fd, buf, sizeof(buf), 0);
+	if (n > (long)NLMSG_LENGTH(GENL_HDRLEN)) {
+		struct nlmsghdr *h = (void *)buf;
+		struct nlattr *a =
+		    h->nlmsg_type == NLMSG_ERROR
+			? NULL
+			: nl_attr(buf + NLMSG_LENGTH(GENL_HDRLEN),
+				  (long)h->nlmsg_len -
+				      (long)NLMSG_LENGTH(GENL_HDRLEN),
+				  CTRL_ATTR_FAMILY_ID);
+
+		if (a)
+			fam = *(uint16_t *)((char *)a + NLA_HDRLEN);
+	}
+	if (fam < 0 ||
+	    (e = nl_write(fd, fam, TCP_METRICS_CMD_GET, NLM_F_DUMP, NULL))) {
+		printf("family %s\n", fam < 0 ? "ENOENT" : err(e));
+		return 0;
+	}
+	for (;;) {
+		n = recv(fd, buf, sizeof(buf), 0);
+		if (n <= 0)
+			break;
+		for (struct nlmsghdr *h = (void *)buf; NLMSG_OK(h, n);
+		     h = NLMSG_NEXT(h, n)) {
+			struct nlattr *a;
+
+			if (h->nlmsg_type == NLMSG_DONE ||
+			    h->nlmsg_type == NLMSG_ERROR)
+				goto done;
+			count++;
+			a = nl_attr((char *)h + NLMSG_LENGTH(GENL_HDRLEN),
+				    (long)h->nlmsg_len -
+					(long)NLMSG_LENGTH(GENL_HDRLEN),
+				    TCP_METRICS_ATTR_ADDR_IPV4);
+			if (a) {
+				char ip[INET_ADDRSTRLEN];
+
+				inet_ntop(AF_INET, (char *)a + NLA_HDRLEN, ip,
+					  sizeof(ip));
+				printf("peer %s\n", ip);
+			}
+		}
+	}
+done:
+	printf("metrics %d\n", count);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc > 2 && !strcmp(argv[1], "wire-sendmsg"))
 		return wire_sendmsg(argv[2]);
-	fprintf(stderr, "usage: static_attack14 wire-sendmsg PATH\n");
+	if (argc > 1 && !strcmp(argv[1], "tcp-metrics"))
+		return tcp_metrics();
+	fprintf(stderr, "usage: static_attack14 wire-sendmsg PATH | tcp-metrics\n");
 	return 2;
 }

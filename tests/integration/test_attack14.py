@@ -45,3 +45,52 @@ def test_a_request_sent_through_the_kernel_layer_is_not_the_harness_s(wd):
     rec = r.one(event="sendmsg")
     check(rec["pid"] == me and rec["verdict"] == "deny"
           and rec["rule"] == "harness:protect" and rec["layer"] == "kernel", rec)
+
+
+def _tcp_peer_outside():
+    """A TCP connection of this process's, outside the session, to a
+    loopback address of its own: the kernel keeps its metrics (the peer
+    address) after it closes. Returns that address."""
+    import random
+    import socket
+    ip = "127.%d.%d.%d" % (random.randint(1, 254), random.randint(1, 254),
+                           random.randint(2, 254))
+    srv = socket.socket()
+    srv.bind((ip, 0))
+    srv.listen(1)
+    c = socket.create_connection((ip, srv.getsockname()[1]))
+    a, _ = srv.accept()
+    for _ in range(20):
+        c.sendall(b"x" * 1000)
+        a.recv(2000)
+        a.sendall(b"y")
+        c.recv(10)
+    c.close()
+    a.close()
+    srv.close()
+    return ip
+
+
+def test_netlink_protocols_the_policy_refuses_are_refused_without_an_address(wd):
+    """A netlink message to the kernel is decided by its address (only
+    NETLINK_ROUTE's allowed: sock_diag lists the host's sockets, generic
+    netlink reaches every kernel family), but a send without an address
+    (write, send) is not notified: a static program asked generic
+    netlink's tcp_metrics by write(2) for the peers of this machine's
+    TCP connections, any process's, outside the session too (the
+    addresses the user's programs talked to). Now the making of a netlink
+    socket of a protocol other than route's (and uevent's, which takes
+    nothing from a process) is decided as the send to the kernel every
+    such send is, refused (harness:netlink-protocol) and recorded."""
+    ip = _tcp_peer_outside()
+    r = harness([PROBE, "tcp-metrics"], wd, policy=None)
+    out = r.stdout.strip()
+    print("# %s" % out.splitlines()[-1] if out else "# (nothing)")
+    check(("peer %s" % ip) not in out,
+          "the agent read the host's TCP peers (one made outside the session: %s): %r"
+          % (ip, out[-400:]))
+    check(out == "socket EACCES", "probe: %r %r" % (out[-400:], r.stderr[-400:]))
+    rec = r.one(event="socket")
+    check(rec["verdict"] == "deny" and rec["rule"] == "harness:netlink-protocol"
+          and rec["layer"] == "kernel" and rec["args"].get("family") == "netlink"
+          and rec["args"].get("protocol") == "generic", rec)
