@@ -51,8 +51,8 @@ static int dial(void)
 		exit(2);
 	}
 	strcpy(sa.sun_path, path);
-	fd = (int)syscall(SYS_socket, AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC,
-			  0);
+	fd =
+	    (int)syscall(SYS_socket, AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
 	if (fd < 0 ||
 	    syscall(SYS_connect, fd, (struct sockaddr *)&sa, sizeof(sa))) {
 		printf("connect %s\n", err(errno));
@@ -124,8 +124,7 @@ static struct nlattr *nl_attr(void *p, long n, int want)
 {
 	struct nlattr *a = p;
 
-	while (n >= NLA_HDRLEN && a->nla_len >= NLA_HDRLEN &&
-	       a->nla_len <= n) {
+	while (n >= NLA_HDRLEN && a->nla_len >= NLA_HDRLEN && a->nla_len <= n) {
 		if ((a->nla_type & NLA_TYPE_MASK) == want)
 			return a;
 		n -= NLA_ALIGN(a->nla_len);
@@ -206,6 +205,7 @@ int main(int argc, char **argv)
 		return wire_sendmsg(argv[2]);
 	if (argc > 1 && !strcmp(argv[1], "tcp-metrics"))
 		return tcp_metrics();
-	fprintf(stderr, "usage: static_attack14 wire-sendmsg PATH | tcp-metrics\n");
+	fprintf(stderr,
+		"usage: static_attack14 wire-sendmsg PATH | tcp-metrics\n");
 	return 2;
 }
