@@ -10,10 +10,60 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "supervisor/session.h"
 #include "supervisor/export/logscan.h"
+
+/* The longest anchor: 20 digits, a space, 64 hex digits, a newline. */
+#define ANCHOR_MAX 86
+
+int hx_anchor_reserve(const char *session_dir)
+{
+	char path[PATH_MAX], line[ANCHOR_MAX];
+	int fd, e = 0;
+
+	if ((size_t)snprintf(path, sizeof(path), "%s/%s", session_dir,
+			     HX_ANCHOR_FILE) >= sizeof(path))
+		return -ENAMETOOLONG;
+	/* Malformed on purpose: read as no anchor until it is one. */
+	memset(line, ' ', sizeof(line));
+	memcpy(line, "running", 7);
+	line[sizeof(line) - 1] = '\n';
+	fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW,
+		  0600);
+	if (fd < 0)
+		return -errno;
+	if (write(fd, line, sizeof(line)) != (ssize_t)sizeof(line))
+		e = errno ? -errno : -ENOSPC;
+	if (close(fd) && !e)
+		e = -errno;
+	if (e)
+		unlink(path);
+	return e;
+}
+
+/* Over the placeholder: fd, or -errno (-ENOENT: none there). */
+static int write_in_place(const char *path, const char *line, int n)
+{
+	struct stat st;
+	int fd = open(path, O_WRONLY | O_CLOEXEC | O_NOFOLLOW), e = 0;
+
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || st.st_size < n)
+		e = -ENOENT; /* not a placeholder of ours: a new file */
+	else if (pwrite(fd, line, (size_t)n, 0) != n)
+		e = errno ? -errno : -EIO;
+	else if (ftruncate(fd, n)) /* shrinks: no new block */
+		e = -errno;
+	if (e) {
+		close(fd);
+		return e;
+	}
+	return fd;
+}
 
 int hx_anchor_write(const char *session_dir, uint64_t seq, const char *hex)
 {
@@ -26,6 +76,8 @@ int hx_anchor_write(const char *session_dir, uint64_t seq, const char *hex)
 		return -ENAMETOOLONG;
 	n = snprintf(line, sizeof(line), "%llu %.64s\n",
 		     (unsigned long long)seq, hex);
+	if ((fd = write_in_place(path, line, n)) != -ENOENT)
+		return fd;
 	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW,
 		  0600);
 	if (fd < 0)

@@ -7,7 +7,7 @@ effect and its record."""
 
 import os
 
-from lib import EXEC, HELPERS, check, harness
+from lib import EXEC, HELPERS, check, harness, read_log
 
 PROBE = os.path.join(HELPERS, "static_attack14")
 
@@ -94,3 +94,82 @@ def test_netlink_protocols_the_policy_refuses_are_refused_without_an_address(wd)
     check(rec["verdict"] == "deny" and rec["rule"] == "harness:netlink-protocol"
           and rec["layer"] == "kernel" and rec["args"].get("family") == "netlink"
           and rec["args"].get("protocol") == "generic", rec)
+
+
+FILL = r"""
+import os
+f = open("fill", "wb")
+try:
+    while True:
+        f.write(b"\0" * 65536)
+        f.flush()
+except OSError as e:
+    print("full", e.errno)
+n = 0
+try:
+    while n < 100000:
+        open("i%d" % n, "w").close()
+        n += 1
+except OSError as e:
+    print("files", n, e.errno)
+"""
+
+
+def test_a_full_disk_leaves_the_session_its_anchor(wd):
+    """A session's anchor (its last record's seq and hash, in its
+    session directory) is what tells a log cut or rewritten afterwards
+    (an --audit-log in the project, the next session's agent's to
+    write) from the real one. It was made at the end, a new file
+    renamed into place: an agent that filled the file system of its
+    state directory (the same one as its write roots, most often) before
+    it exited left its session without one, and then `harness-audit
+    verify` took the log cut after any record for intact (a warning:
+    "has no anchor"). Now the anchor's file and room are taken when the
+    session starts and written in place at the end."""
+    import shutil
+    import subprocess
+    from lib import AUDIT_TOOL, EXEC, PYTHON, Skip
+    if os.getuid() != 0:
+        raise Skip("mounting a small tmpfs needs root")
+    mnt = os.path.join(wd.path, "small")
+    os.makedirs(mnt)
+    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=3m", "tmpfs", mnt], check=True)
+    try:
+        proj = os.path.join(mnt, "proj")
+        state = os.path.join(mnt, "state")
+        os.makedirs(proj)
+        os.makedirs(state)
+        log = os.path.join(proj, "audit.jsonl")
+        env = dict(os.environ, XDG_STATE_HOME=state)
+        env.pop("LD_PRELOAD", None)
+        env.pop("HARNESS_SOCKET", None)
+        p = subprocess.run([EXEC, "--quiet", "--audit-log", log, "--", PYTHON, "-c", FILL],
+                           cwd=proj, env=env, capture_output=True, text=True, timeout=120)
+        print("# %s | %s" % (p.stdout.strip().replace("\n", "; "), p.returncode))
+        check(p.stdout.startswith("full 28"), "the disk was not filled: %r %r"
+              % (p.stdout, p.stderr[-400:]))
+        sessions = os.listdir(os.path.join(state, "harness", "sessions"))
+        check(len(sessions) == 1, sessions)
+        sid = sessions[0]
+        anchor = os.path.join(state, "harness", "sessions", sid, "anchor")
+        check(os.path.exists(anchor), "no anchor after a full disk: %r" % p.stderr[-400:])
+        recs = read_log(log)
+        seq, hx = open(anchor).read().split()
+        check(int(seq) == recs[-1]["seq"] and hx == recs[-1]["hash"],
+              "the anchor is not the last record: %s %s / %r" % (seq, hx, recs[-1]))
+        # The log cut after its tenth record, as a later session's agent
+        # could: the chain is intact, the anchor tells.
+        for f in os.listdir(proj):
+            if f != "audit.jsonl":
+                path = os.path.join(proj, f)
+                shutil.rmtree(path) if os.path.isdir(path) else os.unlink(path)
+        with open(log, "rb") as f:
+            lines = f.readlines()
+        with open(log, "wb") as f:
+            f.writelines(lines[:10])
+        v = subprocess.run([AUDIT_TOOL, "verify", log], env=env, capture_output=True,
+                           text=True)
+        print("# verify: %s %s" % (v.returncode, (v.stdout + v.stderr).strip()[-200:]))
+        check(v.returncode == 1, "a cut log verified: %r %r" % (v.stdout, v.stderr))
+    finally:
+        subprocess.run(["umount", mnt])
