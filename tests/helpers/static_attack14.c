@@ -12,7 +12,10 @@
  *	never notified), for its TCP metrics: the peers this machine's
  *	TCP connections had, any process's; prints "socket ERRNO",
  *	"family ERRNO" or "metrics N" and each IPv4 peer on a line of its
- *	own ("peer A.B.C.D"). */
+ *	own ("peer A.B.C.D").
+ *   read PATH...
+ *	opens each PATH read-only and reads it: "PATH ok N" (N bytes) or
+ *	"PATH ERRNO". */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
@@ -199,12 +202,37 @@ done:
 	return 0;
 }
 
+static int read_each(int argc, char **argv)
+{
+	char buf[4096];
+
+	for (int i = 2; i < argc; i++) {
+		int fd = (int)syscall(SYS_openat, AT_FDCWD, argv[i],
+				      O_RDONLY | O_CLOEXEC);
+		long n;
+
+		if (fd < 0) {
+			printf("%s %s\n", argv[i], err(errno));
+			continue;
+		}
+		n = syscall(SYS_read, fd, buf, sizeof(buf));
+		if (n < 0)
+			printf("%s %s\n", argv[i], err(errno));
+		else
+			printf("%s ok %ld\n", argv[i], n);
+		close(fd);
+	}
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc > 2 && !strcmp(argv[1], "wire-sendmsg"))
 		return wire_sendmsg(argv[2]);
 	if (argc > 1 && !strcmp(argv[1], "tcp-metrics"))
 		return tcp_metrics();
+	if (argc > 2 && !strcmp(argv[1], "read"))
+		return read_each(argc, argv);
 	fprintf(stderr,
 		"usage: static_attack14 wire-sendmsg PATH | tcp-metrics\n");
 	return 2;

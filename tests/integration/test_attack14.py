@@ -173,3 +173,37 @@ def test_a_full_disk_leaves_the_session_its_anchor(wd):
         check(v.returncode == 1, "a cut log verified: %r %r" % (v.stdout, v.stderr))
     finally:
         subprocess.run(["umount", mnt])
+
+
+def test_a_root_agent_reads_no_vpn_key(wd):
+    """A root agent has no capability, but root owns the machine's
+    secrets, so their mode (0600 root) lets it read them: the default's
+    system-secrets names the password hashes, host keys, TLS keys, Wi-Fi
+    and VPN secrets it must not read. WireGuard's configuration (its
+    private key) was not among them, nor OpenVPN's, netplan's (Wi-Fi
+    passwords), iwd's, RHEL's TLS keys, systemd's credentials,
+    Tailscale's node key, cloud-init's user data or k3s's server token:
+    a static program read /etc/wireguard/wg0.conf. Each is named now
+    (the class, a file only root may read by its mode, is left open:
+    README)."""
+    from lib import Skip
+    if os.getuid() != 0:
+        raise Skip("a root agent's: /etc is root's")
+    made = not os.path.exists("/etc/wireguard")
+    os.makedirs("/etc/wireguard", mode=0o700, exist_ok=True)
+    conf = "/etc/wireguard/hx-attack14.conf"
+    try:
+        with open(conf, "w") as f:
+            f.write("[Interface]\nPrivateKey = hx-attack14-not-a-key\n")
+        os.chmod(conf, 0o600)
+        r = harness([PROBE, "read", conf], wd, policy=None)
+        out = r.stdout.strip()
+        print("# %s" % out)
+        check(out == "%s EACCES" % conf, "the VPN's key was read: %r %r"
+              % (out, r.stderr[-300:]))
+        rec = [x for x in r.records if x.get("rule") == "system-secrets"]
+        check(rec and rec[0]["verdict"] == "deny", "no refusal record:\n%s" % r.dump())
+    finally:
+        os.unlink(conf) if os.path.exists(conf) else None
+        if made:
+            os.rmdir("/etc/wireguard")
