@@ -679,14 +679,17 @@ static int mmsg_sent(const struct target *t, uint64_t msgvec, unsigned int sent)
 }
 
 /* A send into harness-exec's own server (the session socket's
- * connection: its peer is this process), which names each message's
- * sender by the kernel's per-message credentials: emulated, the send
- * would be the connector's, a process of harness-exec's, and the
- * server would record the request as that process's, not the agent's
- * (the fourteenth attack review). The shim sends without sendmsg
- * (never emulated); such a send is refused, decided as a send to the
- * session socket (harness:protect), its record the agent's. True when
- * refused (a->err set). */
+ * connection, one end of a socketpair the kernel layer made: its peer
+ * is this process and has no name), which names each message's sender
+ * by the kernel's per-message credentials: emulated, the send would be
+ * the connector's, a process of harness-exec's, and the server would
+ * record the request as that process's, not the agent's (the
+ * fourteenth attack review). The shim sends without sendmsg (never
+ * emulated); such a send is refused, decided as a send to the session
+ * socket (harness:protect), its record the agent's. A client of the
+ * agent's own server has this process for its peer too (the listen was
+ * a worker's), but that peer has the server's name. True when refused
+ * (a->err set). */
 static bool to_harness(struct hx_unotify *u, const struct target *t, int sfd,
 		       uint32_t call, struct answer *a)
 {
@@ -694,12 +697,17 @@ static bool to_harness(struct hx_unotify *u, const struct target *t, int sfd,
 	socklen_t cl = sizeof(cr);
 	struct sockaddr_storage ss = {.ss_family = AF_UNIX};
 	struct sockaddr_un *sun = (void *)&ss;
+	socklen_t pl = sizeof(ss);
 	struct job j;
 
 	if (!unix_socket(sfd) ||
 	    getsockopt(sfd, SOL_SOCKET, SO_PEERCRED, &cr, &cl) ||
-	    cr.pid != getpid())
+	    cr.pid != getpid() ||
+	    getpeername(sfd, (struct sockaddr *)&ss, &pl) ||
+	    pl > offsetof(struct sockaddr_un, sun_path))
 		return false;
+	memset(&ss, 0, sizeof(ss));
+	ss.ss_family = AF_UNIX;
 	snprintf(sun->sun_path, sizeof(sun->sun_path), "%s", u->sock_path);
 	hx_un_job(&j, t, call, HX_OP_SEND);
 	j.rq.addr = &ss;

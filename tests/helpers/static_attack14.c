@@ -13,6 +13,12 @@
  *	TCP connections had, any process's; prints "socket ERRNO",
  *	"family ERRNO" or "metrics N" and each IPv4 peer on a line of its
  *	own ("peer A.B.C.D").
+ *   own-server NAME
+ *	binds and listens on the unix socket NAME (in the cwd), connects
+ *	to it and sends to it by sendmsg; prints "sent R got N" (R: the
+ *	sendmsg's result or errno name). A server of the agent's own: its
+ *	listen is made by the kernel layer, so its clients' peer is
+ *	harness-exec's pid.
  *   read PATH...
  *	opens each PATH read-only and reads it: "PATH ok N" (N bytes) or
  *	"PATH ERRNO". */
@@ -202,6 +208,37 @@ done:
 	return 0;
 }
 
+static int own_server(const char *name)
+{
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	char buf[64] = "hello";
+	struct iovec io = {buf, 5};
+	struct msghdr m = {.msg_iov = &io, .msg_iovlen = 1};
+	int l, c, a;
+	long s, g = -1;
+
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", name);
+	l = (int)syscall(SYS_socket, AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	c = (int)syscall(SYS_socket, AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (l < 0 || c < 0 ||
+	    syscall(SYS_bind, l, (struct sockaddr *)&sa, sizeof(sa)) ||
+	    syscall(SYS_listen, l, 4) ||
+	    syscall(SYS_connect, c, (struct sockaddr *)&sa, sizeof(sa))) {
+		printf("setup %s\n", err(errno));
+		return 0;
+	}
+	a = (int)syscall(SYS_accept4, l, NULL, NULL, SOCK_CLOEXEC);
+	s = syscall(SYS_sendmsg, c, &m, MSG_NOSIGNAL);
+	if (s < 0)
+		printf("sent %s", err(errno));
+	else
+		printf("sent %ld", s);
+	if (a >= 0 && s > 0)
+		g = recv(a, buf, sizeof(buf), 0);
+	printf(" got %ld\n", g);
+	return 0;
+}
+
 static int read_each(int argc, char **argv)
 {
 	char buf[4096];
@@ -231,6 +268,8 @@ int main(int argc, char **argv)
 		return wire_sendmsg(argv[2]);
 	if (argc > 1 && !strcmp(argv[1], "tcp-metrics"))
 		return tcp_metrics();
+	if (argc > 2 && !strcmp(argv[1], "own-server"))
+		return own_server(argv[2]);
 	if (argc > 2 && !strcmp(argv[1], "read"))
 		return read_each(argc, argv);
 	fprintf(stderr,

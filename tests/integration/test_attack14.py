@@ -47,6 +47,20 @@ def test_a_request_sent_through_the_kernel_layer_is_not_the_harness_s(wd):
           and rec["rule"] == "harness:protect" and rec["layer"] == "kernel", rec)
 
 
+def test_a_send_to_the_agents_own_server_is_not_refused_as_the_harness_s(wd):
+    """What the refusal above must not take: a client of a unix server
+    the agent runs has harness-exec's pid for its peer too (the
+    server's listen is made by the kernel layer's worker), so a sendmsg
+    to it was refused as one to the session's server by the first form
+    of the check; the session's connection is a socketpair, whose peer
+    has no name."""
+    r = harness([PROBE, "own-server", "own.sock"], wd, policy=None)
+    out = r.stdout.strip()
+    print("# %s" % out)
+    check(out == "sent 5 got 5", "the agent's own server: %r %r" % (out, r.stderr[-300:]))
+    r.none(rule="harness:protect")
+
+
 def _tcp_peer_outside():
     """A TCP connection of this process's, outside the session, to a
     loopback address of its own: the kernel keeps its metrics (the peer
