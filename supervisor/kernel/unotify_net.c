@@ -883,8 +883,13 @@ void hx_un_socket(struct hx_unotify *u, const struct seccomp_notif *n,
 	j.rq.addrlen = sizeof(struct sockaddr_nl);
 	j.rq.has_proto = true;
 	j.rq.proto = (int)(uint32_t)n->data.args[2];
-	if ((a->err = hx_un_judge(u, t, &j, NULL)))
+	/* Refused as by a kernel without the protocol: libaudit's callers
+	 * (useradd, passwd...) go on without audit then, and abort on any
+	 * other errno. */
+	if (hx_un_judge(u, t, &j, NULL)) {
+		a->err = EPROTONOSUPPORT;
 		return;
+	}
 	/* CONTINUE with no pointer argument: socket(2) takes registers
 	 * only, which the kernel does not read again from memory a racing
 	 * thread could change; what was decided is what is made (allowed:
