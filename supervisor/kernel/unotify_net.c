@@ -688,8 +688,10 @@ static int mmsg_sent(const struct target *t, uint64_t msgvec, unsigned int sent)
  * emulated); such a send is refused, decided as a send to the session
  * socket (harness:protect), its record the agent's. A client of the
  * agent's own server has this process for its peer too (the listen was
- * a worker's), but that peer has the server's name. True when refused
- * (a->err set). */
+ * a worker's), but that peer has the server's name. (harness-mcp's
+ * worker's channel is such a pair too, written with send, never
+ * emulated: a sendmsg on it is refused alike, recorded as to the
+ * session socket.) True when refused (a->err set). */
 static bool to_harness(struct hx_unotify *u, const struct target *t, int sfd,
 		       uint32_t call, struct answer *a)
 {
