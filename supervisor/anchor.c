@@ -124,15 +124,33 @@ int hx_anchor_read(const char *id, uint64_t *seq, char hex[65])
 	return 0;
 }
 
-/* One session the log names: its anchor, and whether its record was
- * seen. */
+/* One session the log names: its anchor, whether its record was seen,
+ * and whether the log is that session's own in the state directory
+ * (no later session's agent writes it; harness-audit compact compacts
+ * no other). */
 struct anchored {
 	uint64_t seq;
 	char hex[65];
-	bool has, seen;
+	bool has, seen, own;
 };
 
-static struct anchored *session_of(json_t *tab, const char *id)
+/* Whether the log (log: its stat) is the session id's own file in the
+ * state directory, not a link to an --audit-log elsewhere. */
+static bool own_log(const char *id, const struct stat *log)
+{
+	char state[PATH_MAX], path[PATH_MAX];
+	struct stat st;
+
+	return !hx_session_state_dir(state, sizeof(state)) &&
+	       (size_t)snprintf(path, sizeof(path),
+				"%s/sessions/%s/audit.jsonl", state,
+				id) < sizeof(path) &&
+	       !lstat(path, &st) && S_ISREG(st.st_mode) &&
+	       st.st_dev == log->st_dev && st.st_ino == log->st_ino;
+}
+
+static struct anchored *session_of(json_t *tab, const char *id,
+				   const struct stat *log)
 {
 	json_t *v = json_object_get(tab, id);
 	struct anchored *a;
@@ -142,8 +160,10 @@ static struct anchored *session_of(json_t *tab, const char *id)
 			   ? (struct anchored *)(intptr_t)json_integer_value(v)
 			   : NULL;
 	a = calloc(1, sizeof(*a));
-	if (a && hx_anchor_read(id, &a->seq, a->hex) == 0)
+	if (a && hx_anchor_read(id, &a->seq, a->hex) == 0) {
 		a->has = true;
+		a->own = own_log(id, log);
+	}
 	json_object_set_new(tab, id, json_integer((json_int_t)(intptr_t)a));
 	return a;
 }
@@ -154,14 +174,15 @@ static const char *const keys[NK] = {"seq", "session", "hash", "prev", "event"};
 /* The record (its members m) against its session's anchor: the one
  * record of seq, or a compacted record standing for the chain that
  * ended there. */
-static const char *one(json_t *tab, const struct hx_span *m)
+static const char *one(json_t *tab, const struct hx_span *m,
+		       const struct stat *log)
 {
 	char id[128], hex[80], prev[80];
 	long long seq = hx_span_int(&m[SEQ], -1);
 	struct anchored *a;
 
 	hx_span_str(&m[SESSION], id, sizeof(id));
-	if (!id[0] || !(a = session_of(tab, id)) || !a->has || seq < 0)
+	if (!id[0] || !(a = session_of(tab, id, log)) || !a->has || seq < 0)
 		return NULL;
 	hx_span_str(&m[HASH], hex, sizeof(hex));
 	hx_span_str(&m[PREV], prev, sizeof(prev));
@@ -173,6 +194,13 @@ static const char *one(json_t *tab, const struct hx_span *m)
 	}
 	if (hx_span_is(&m[EVENT], "compacted") && (uint64_t)seq == a->seq + 1) {
 		a->seen = true;
+		/* Made by compact in the state directory only: in a log
+		 * elsewhere, whoever may write it can make one, its prev
+		 * read from the log it replaces (the fourteenth attack
+		 * review). */
+		if (!a->own)
+			return "a compacted record outside the session's own "
+			       "log in the state directory (made up)";
 		return strcmp(prev, a->hex) ? "its compacted record differs "
 					      "from the session's anchor"
 					    : NULL;
@@ -183,7 +211,8 @@ static const char *one(json_t *tab, const struct hx_span *m)
 				      : NULL;
 }
 
-static int scan(FILE *f, json_t *tab, char *why, size_t wsize)
+static int scan(FILE *f, json_t *tab, const struct stat *log, char *why,
+		size_t wsize)
 {
 	char *line = NULL, id[128];
 	size_t cap = 0;
@@ -196,7 +225,7 @@ static int scan(FILE *f, json_t *tab, char *why, size_t wsize)
 
 		if (hx_scan_members(line, (size_t)n, keys, NK, m))
 			continue;
-		if ((bad = one(tab, m))) {
+		if ((bad = one(tab, m, log))) {
 			snprintf(why, wsize, "session %s, record seq %lld: %s",
 				 hx_span_str(&m[SESSION], id, sizeof(id)),
 				 hx_span_int(&m[SEQ], -1), bad);
@@ -212,17 +241,18 @@ int hx_anchor_check(const char *path, const char *only, bool strict,
 {
 	json_t *tab = json_object(), *v;
 	FILE *f = fopen(path, "re");
+	struct stat log;
 	const char *id;
 	int r;
 
 	*checked = 0;
-	if (!f || !tab) {
-		r = f ? -ENOMEM : -errno;
+	if (!f || !tab || fstat(fileno(f), &log)) {
+		r = !f ? -errno : !tab ? -ENOMEM : -errno;
 		goto out;
 	}
 	if (only)
-		session_of(tab, only);
-	r = scan(f, tab, why, wsize);
+		session_of(tab, only, &log);
+	r = scan(f, tab, &log, why, wsize);
 	json_object_foreach(tab, id, v)
 	{
 		struct anchored *a =

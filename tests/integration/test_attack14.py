@@ -222,3 +222,50 @@ def test_a_root_agent_reads_no_vpn_key(wd):
         os.unlink(conf) if os.path.exists(conf) else None
         if made:
             os.rmdir("/etc/wireguard")
+
+
+def _forge_compacted(path):
+    """What a later session's agent can write over a log in the project:
+    one "compacted" record continuing the chain where the real one
+    ended (its prev the last record's hash, which the log shows), with
+    counts of its choosing."""
+    import hashlib
+    import json
+    with open(path, "rb") as f:
+        recs = [json.loads(l) for l in f.read().splitlines()]
+    last = recs[-1]
+    rec = {"time": last["time"], "seq": last["seq"] + 1, "session": last["session"],
+           "event": "compacted", "category": "process",
+           "summary": {"denied": 0}, "prev": last["hash"]}
+    body = json.dumps(rec, separators=(",", ":"))
+    h = hashlib.sha256((body[:-1] + "}").encode()).hexdigest()
+    with open(path, "wb") as f:
+        f.write((body[:-1] + ',"hash":"%s"}\n' % h).encode())
+    return len(recs)
+
+
+def test_a_log_replaced_by_a_forged_compaction_does_not_verify(wd):
+    """harness-audit compact replaces an old session's log in the state
+    directory by one record that continues its chain, and the anchor
+    check takes a compacted record whose prev is the anchor's hash for
+    the session's records. A log elsewhere (an --audit-log in the
+    project, the next session's agent's to write) is never compacted,
+    but the check took such a record there too: the whole log of a
+    session that was refused a read of /etc/shadow, replaced by one
+    made-up "compacted" record (its prev read from the log itself),
+    verified "ok", anchor and all, and summary said 0 denied. Now a
+    compacted record vouches for its session only in the session's own
+    log in the state directory."""
+    import subprocess
+    from lib import AUDIT_TOOL
+    log = os.path.join(wd.path, "audit.jsonl")
+    r = harness([PROBE, "read", "/etc/shadow"], wd, policy=None, log=log)
+    check(r.stdout.strip() == "/etc/shadow EACCES", r.stdout)
+    env = dict(os.environ, XDG_STATE_HOME=wd.state)
+    v = subprocess.run([AUDIT_TOOL, "verify", log], env=env, capture_output=True, text=True)
+    check(v.returncode == 0, "the real log: %r %r" % (v.stdout, v.stderr))
+    n = _forge_compacted(log)
+    v = subprocess.run([AUDIT_TOOL, "verify", log], env=env, capture_output=True, text=True)
+    print("# %d records -> 1 forged: verify %d %s" % (n, v.returncode,
+                                                    (v.stdout + v.stderr).strip()[-160:]))
+    check(v.returncode == 1, "a forged compaction verified: %r %r" % (v.stdout, v.stderr))
