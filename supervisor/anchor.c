@@ -13,8 +13,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "supervisor/audit.h"
 #include "supervisor/session.h"
-#include "supervisor/export/logscan.h"
 
 /* The longest anchor: 20 digits, a space, 64 hex digits, a newline. */
 #define ANCHOR_MAX 86
@@ -168,67 +168,93 @@ static struct anchored *session_of(json_t *tab, const char *id,
 	return a;
 }
 
-enum { SEQ, SESSION, HASH, PREV, EVENT, NK };
-static const char *const keys[NK] = {"seq", "session", "hash", "prev", "event"};
-
-/* The record (its members m) against its session's anchor: the one
- * record of seq, or a compacted record standing for the chain that
- * ended there. */
-static const char *one(json_t *tab, const struct hx_span *m,
+/* The record (line, len bytes, its newline cut) against its session's
+ * anchor: the one record of seq, or a compacted record standing for
+ * the chain that ended there. Read as the chain's check and every tool
+ * read it (JSON, its hash that of its bytes): a scanner of its own
+ * skipped a line it did not follow ("{ " and a space) and took member
+ * names as bytes ("sess\u0069on"), so a record appended after the
+ * anchor, which learn then took, verified (the fourteenth attack
+ * review). */
+static const char *one(json_t *tab, const char *line, size_t len,
 		       const struct stat *log)
 {
-	char id[128], hex[80], prev[80];
-	long long seq = hx_span_int(&m[SEQ], -1);
+	char hex[65];
+	json_t *j = json_loadb(line, len, 0, NULL), *m;
+	const char *id, *prev, *ev, *bad = NULL;
+	long long seq;
 	struct anchored *a;
 
-	hx_span_str(&m[SESSION], id, sizeof(id));
-	if (!id[0] || !(a = session_of(tab, id, log)) || !a->has || seq < 0)
-		return NULL;
-	hx_span_str(&m[HASH], hex, sizeof(hex));
-	hx_span_str(&m[PREV], prev, sizeof(prev));
+	if (!json_is_object(j) || hx_audit_line_hash(line, len, hex)) {
+		json_decref(j);
+		return "a record that is not one (the chain's check says so)";
+	}
+	m = json_object_get(j, "session");
+	id = json_string_value(m);
+	seq = json_is_integer(json_object_get(j, "seq"))
+		  ? json_integer_value(json_object_get(j, "seq"))
+		  : -1;
+	prev = json_string_value(json_object_get(j, "prev"));
+	ev = json_string_value(json_object_get(j, "event"));
+	if (!id || seq < 0) {
+		bad = "a record of no session or seq";
+		goto out;
+	}
+	if (!(a = session_of(tab, id, log)) || !a->has)
+		goto out;
 	if ((uint64_t)seq == a->seq) {
 		a->seen = true;
-		return strcmp(hex, a->hex) ? "its record differs from the "
-					     "session's anchor (rewritten)"
-					   : NULL;
-	}
-	if (hx_span_is(&m[EVENT], "compacted") && (uint64_t)seq == a->seq + 1) {
+		if (strcmp(hex, a->hex))
+			bad = "its record differs from the session's anchor "
+			      "(rewritten)";
+	} else if (ev && !strcmp(ev, "compacted") &&
+		   (uint64_t)seq == a->seq + 1) {
 		a->seen = true;
 		/* Made by compact in the state directory only: in a log
 		 * elsewhere, whoever may write it can make one, its prev
 		 * read from the log it replaces (the fourteenth attack
 		 * review). */
 		if (!a->own)
-			return "a compacted record outside the session's own "
-			       "log in the state directory (made up)";
-		return strcmp(prev, a->hex) ? "its compacted record differs "
-					      "from the session's anchor"
-					    : NULL;
+			bad = "a compacted record outside the session's own "
+			      "log in the state directory (made up)";
+		else if (!prev || strcmp(prev, a->hex))
+			bad = "its compacted record differs from the "
+			      "session's anchor";
+	} else if ((uint64_t)seq > a->seq) {
+		/* the session wrote nothing after its anchor: another did */
+		bad = "a record of the session after its last (appended)";
 	}
-	/* the session wrote nothing after its anchor: another did */
-	return (uint64_t)seq > a->seq ? "a record of the session after its "
-					"last (appended)"
-				      : NULL;
+out:
+	json_decref(j);
+	return bad;
 }
 
 static int scan(FILE *f, json_t *tab, const struct stat *log, char *why,
 		size_t wsize)
 {
-	char *line = NULL, id[128];
-	size_t cap = 0;
+	char *line = NULL;
+	size_t cap = 0, len;
 	ssize_t n;
 	int r = 0;
 
 	while (!r && (n = getline(&line, &cap, f)) > 0) {
-		struct hx_span m[NK] = {0};
 		const char *bad;
 
-		if (hx_scan_members(line, (size_t)n, keys, NK, m))
-			continue;
-		if ((bad = one(tab, m, log))) {
+		len = (size_t)n;
+		if (line[len - 1] == '\n')
+			line[--len] = '\0';
+		if ((bad = one(tab, line, len, log))) {
+			json_t *j = json_loadb(line, len, 0, NULL);
+			const char *id =
+			    json_string_value(json_object_get(j, "session"));
+			json_t *sq = json_object_get(j, "seq");
+
 			snprintf(why, wsize, "session %s, record seq %lld: %s",
-				 hx_span_str(&m[SESSION], id, sizeof(id)),
-				 hx_span_int(&m[SEQ], -1), bad);
+				 id ? id : "?",
+				 json_is_integer(sq) ? json_integer_value(sq)
+						     : -1LL,
+				 bad);
+			json_decref(j);
 			r = 1;
 		}
 	}

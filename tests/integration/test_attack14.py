@@ -269,3 +269,65 @@ def test_a_log_replaced_by_a_forged_compaction_does_not_verify(wd):
     print("# %d records -> 1 forged: verify %d %s" % (n, v.returncode,
                                                     (v.stdout + v.stderr).strip()[-160:]))
     check(v.returncode == 1, "a forged compaction verified: %r %r" % (v.stdout, v.stderr))
+
+
+def _append_spelled(path, target, spelling):
+    """Appends to a finished session's log a record of that session (its
+    last record's seq + 1 and hash) allowing, unenforced, a write of
+    target, as the eleventh review's attack did, in a spelling the
+    chain's JSON reader takes and another reader may not: a space after
+    the brace, or a member name with an escape."""
+    import hashlib
+    import json
+    with open(path, "rb") as f:
+        recs = [json.loads(l) for l in f.read().splitlines()]
+    tmpl = next(r for r in recs if r.get("event") == "open")
+    last = recs[-1]
+    rec = dict(tmpl)
+    rec.pop("hash", None)
+    rec.pop("pattern", None)
+    rec.update(seq=last["seq"] + 1, prev=last["hash"], verdict="deny", enforced=False,
+               rule="default:file_write",
+               args={"path": target, "flags": "O_WRONLY|O_APPEND", "mode": "0600"})
+    body = json.dumps(rec, separators=(",", ":"))
+    if spelling == "space":
+        body = "{ " + body[1:]
+    else:  # the session's name spelled with an escape, last (the one read)
+        body = body[:-1] + ',"sess\\u0069on":"%s"}' % rec["session"]
+        body = body.replace('"session":"%s"' % rec["session"], '"session":"x"', 1)
+    h = hashlib.sha256((body[:-1] + "}").encode()).hexdigest()
+    with open(path, "ab") as f:
+        f.write((body[:-1] + ',"hash":"%s"}\n' % h).encode())
+
+
+def test_a_record_appended_in_another_spelling_does_not_verify(wd):
+    """The eleventh review's attack on learn (a record added to an audit
+    run's log in the project afterwards, "allowed, not enforced: write
+    ~/.ssh/authorized_keys") is held by the session's anchor: no record
+    of the session may follow its last. The anchor check read each line
+    with a scanner of its own, which skips a line it does not follow and
+    matches member names as bytes, where the chain's check and every
+    tool read JSON: a record appended with a space after its brace, or
+    with its session named by "sess\\u0069on", verified "ok", and
+    harness-policy learn allowed $HOME/.ssh/**. Now the anchor check
+    reads each record as the chain's check does."""
+    import subprocess
+    from lib import AUDIT_TOOL, POLICY_TOOL
+    env = dict(os.environ, XDG_STATE_HOME=wd.state)
+    target = os.path.join(os.path.expanduser("~"), ".ssh", "authorized_keys")
+    for spelling in ("space", "escape"):
+        log = os.path.join(wd.path, "audit-%s.jsonl" % spelling)
+        r = harness(["/bin/sh", "-c", "echo hi > out.txt"], wd, policy=None, mode="audit",
+                    log=log)
+        r.expect_status(0)
+        _append_spelled(log, target, spelling)
+        v = subprocess.run([AUDIT_TOOL, "verify", log], env=env, capture_output=True,
+                           text=True)
+        learned = subprocess.run([POLICY_TOOL, "learn", log], env=env, capture_output=True,
+                                 text=True)
+        print("# %s: verify %d; learn %d%s" % (spelling, v.returncode, learned.returncode,
+              ", .ssh learned" if ".ssh" in learned.stdout else ""))
+        check(v.returncode == 1, "%s: a record appended after the anchor verified: %r %r"
+              % (spelling, v.stdout, v.stderr))
+        check(".ssh" not in learned.stdout, "%s: learn took the appended record: %r"
+              % (spelling, learned.stdout[-400:]))
