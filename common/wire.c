@@ -417,6 +417,7 @@ const char *hx_call_name(uint32_t call)
 	    [HX_CALL_DNS_QUERY] = "dns_query",
 	    [HX_CALL_LISTEN] = "listen",
 	    [HX_CALL_INOTIFY_ADD_WATCH] = "inotify_add_watch",
+	    [HX_CALL_SOCKET] = "socket",
 	};
 
 	return call < HX_CALL_COUNT && names[call] ? names[call] : "unknown";

@@ -98,6 +98,7 @@ enum hx_call {
 	HX_CALL_DNS_QUERY, /* a question to port 53, answered by us */
 	HX_CALL_LISTEN,	   /* listen(2) of a socket no bind named */
 	HX_CALL_INOTIFY_ADD_WATCH,
+	HX_CALL_SOCKET, /* a netlink socket: decided as its sends */
 	HX_CALL_COUNT,
 };
 

@@ -10,10 +10,60 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include "supervisor/audit.h"
 #include "supervisor/session.h"
-#include "supervisor/export/logscan.h"
+
+/* The longest anchor: 20 digits, a space, 64 hex digits, a newline. */
+#define ANCHOR_MAX 86
+
+int hx_anchor_reserve(const char *session_dir)
+{
+	char path[PATH_MAX], line[ANCHOR_MAX];
+	int fd, e = 0;
+
+	if ((size_t)snprintf(path, sizeof(path), "%s/%s", session_dir,
+			     HX_ANCHOR_FILE) >= sizeof(path))
+		return -ENAMETOOLONG;
+	/* Malformed on purpose: read as no anchor until it is one. */
+	memset(line, ' ', sizeof(line));
+	memcpy(line, "running", 7);
+	line[sizeof(line) - 1] = '\n';
+	fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW,
+		  0600);
+	if (fd < 0)
+		return -errno;
+	if (write(fd, line, sizeof(line)) != (ssize_t)sizeof(line))
+		e = errno ? -errno : -ENOSPC;
+	if (close(fd) && !e)
+		e = -errno;
+	if (e)
+		unlink(path);
+	return e;
+}
+
+/* Over the placeholder: fd, or -errno (-ENOENT: none there). */
+static int write_in_place(const char *path, const char *line, int n)
+{
+	struct stat st;
+	int fd = open(path, O_WRONLY | O_CLOEXEC | O_NOFOLLOW), e = 0;
+
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || st.st_size < n)
+		e = -ENOENT; /* not a placeholder of ours: a new file */
+	else if (pwrite(fd, line, (size_t)n, 0) != n)
+		e = errno ? -errno : -EIO;
+	else if (ftruncate(fd, n)) /* shrinks: no new block */
+		e = -errno;
+	if (e) {
+		close(fd);
+		return e;
+	}
+	return fd;
+}
 
 int hx_anchor_write(const char *session_dir, uint64_t seq, const char *hex)
 {
@@ -26,6 +76,8 @@ int hx_anchor_write(const char *session_dir, uint64_t seq, const char *hex)
 		return -ENAMETOOLONG;
 	n = snprintf(line, sizeof(line), "%llu %.64s\n",
 		     (unsigned long long)seq, hex);
+	if ((fd = write_in_place(path, line, n)) != -ENOENT)
+		return fd;
 	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW,
 		  0600);
 	if (fd < 0)
@@ -72,15 +124,33 @@ int hx_anchor_read(const char *id, uint64_t *seq, char hex[65])
 	return 0;
 }
 
-/* One session the log names: its anchor, and whether its record was
- * seen. */
+/* One session the log names: its anchor, whether its record was seen,
+ * and whether the log is that session's own in the state directory
+ * (no later session's agent writes it; harness-audit compact compacts
+ * no other). */
 struct anchored {
 	uint64_t seq;
 	char hex[65];
-	bool has, seen;
+	bool has, seen, own;
 };
 
-static struct anchored *session_of(json_t *tab, const char *id)
+/* Whether the log (log: its stat) is the session id's own file in the
+ * state directory, not a link to an --audit-log elsewhere. */
+static bool own_log(const char *id, const struct stat *log)
+{
+	char state[PATH_MAX], path[PATH_MAX];
+	struct stat st;
+
+	return !hx_session_state_dir(state, sizeof(state)) &&
+	       (size_t)snprintf(path, sizeof(path),
+				"%s/sessions/%s/audit.jsonl", state,
+				id) < sizeof(path) &&
+	       !lstat(path, &st) && S_ISREG(st.st_mode) &&
+	       st.st_dev == log->st_dev && st.st_ino == log->st_ino;
+}
+
+static struct anchored *session_of(json_t *tab, const char *id,
+				   const struct stat *log)
 {
 	json_t *v = json_object_get(tab, id);
 	struct anchored *a;
@@ -90,64 +160,101 @@ static struct anchored *session_of(json_t *tab, const char *id)
 			   ? (struct anchored *)(intptr_t)json_integer_value(v)
 			   : NULL;
 	a = calloc(1, sizeof(*a));
-	if (a && hx_anchor_read(id, &a->seq, a->hex) == 0)
+	if (a && hx_anchor_read(id, &a->seq, a->hex) == 0) {
 		a->has = true;
+		a->own = own_log(id, log);
+	}
 	json_object_set_new(tab, id, json_integer((json_int_t)(intptr_t)a));
 	return a;
 }
 
-enum { SEQ, SESSION, HASH, PREV, EVENT, NK };
-static const char *const keys[NK] = {"seq", "session", "hash", "prev", "event"};
-
-/* The record (its members m) against its session's anchor: the one
- * record of seq, or a compacted record standing for the chain that
- * ended there. */
-static const char *one(json_t *tab, const struct hx_span *m)
+/* The record (line, len bytes, its newline cut) against its session's
+ * anchor: the one record of seq, or a compacted record standing for
+ * the chain that ended there. Read as the chain's check and every tool
+ * read it (JSON, its hash that of its bytes): a scanner of its own
+ * skipped a line it did not follow ("{ " and a space) and took member
+ * names as bytes ("sess\u0069on"), so a record appended after the
+ * anchor, which learn then took, verified (the fourteenth attack
+ * review). */
+static const char *one(json_t *tab, const char *line, size_t len,
+		       const struct stat *log)
 {
-	char id[128], hex[80], prev[80];
-	long long seq = hx_span_int(&m[SEQ], -1);
+	char hex[65];
+	json_t *j = json_loadb(line, len, 0, NULL), *m;
+	const char *id, *prev, *ev, *bad = NULL;
+	long long seq;
 	struct anchored *a;
 
-	hx_span_str(&m[SESSION], id, sizeof(id));
-	if (!id[0] || !(a = session_of(tab, id)) || !a->has || seq < 0)
-		return NULL;
-	hx_span_str(&m[HASH], hex, sizeof(hex));
-	hx_span_str(&m[PREV], prev, sizeof(prev));
+	if (!json_is_object(j) || hx_audit_line_hash(line, len, hex)) {
+		json_decref(j);
+		return "a record that is not one (the chain's check says so)";
+	}
+	m = json_object_get(j, "session");
+	id = json_string_value(m);
+	seq = json_is_integer(json_object_get(j, "seq"))
+		  ? json_integer_value(json_object_get(j, "seq"))
+		  : -1;
+	prev = json_string_value(json_object_get(j, "prev"));
+	ev = json_string_value(json_object_get(j, "event"));
+	if (!id || seq < 0) {
+		bad = "a record of no session or seq";
+		goto out;
+	}
+	if (!(a = session_of(tab, id, log)) || !a->has)
+		goto out;
 	if ((uint64_t)seq == a->seq) {
 		a->seen = true;
-		return strcmp(hex, a->hex) ? "its record differs from the "
-					     "session's anchor (rewritten)"
-					   : NULL;
-	}
-	if (hx_span_is(&m[EVENT], "compacted") && (uint64_t)seq == a->seq + 1) {
+		if (strcmp(hex, a->hex))
+			bad = "its record differs from the session's anchor "
+			      "(rewritten)";
+	} else if (ev && !strcmp(ev, "compacted") &&
+		   (uint64_t)seq == a->seq + 1) {
 		a->seen = true;
-		return strcmp(prev, a->hex) ? "its compacted record differs "
-					      "from the session's anchor"
-					    : NULL;
+		/* Made by compact in the state directory only: in a log
+		 * elsewhere, whoever may write it can make one, its prev
+		 * read from the log it replaces (the fourteenth attack
+		 * review). */
+		if (!a->own)
+			bad = "a compacted record outside the session's own "
+			      "log in the state directory (made up)";
+		else if (!prev || strcmp(prev, a->hex))
+			bad = "its compacted record differs from the "
+			      "session's anchor";
+	} else if ((uint64_t)seq > a->seq) {
+		/* the session wrote nothing after its anchor: another did */
+		bad = "a record of the session after its last (appended)";
 	}
-	/* the session wrote nothing after its anchor: another did */
-	return (uint64_t)seq > a->seq ? "a record of the session after its "
-					"last (appended)"
-				      : NULL;
+out:
+	json_decref(j);
+	return bad;
 }
 
-static int scan(FILE *f, json_t *tab, char *why, size_t wsize)
+static int scan(FILE *f, json_t *tab, const struct stat *log, char *why,
+		size_t wsize)
 {
-	char *line = NULL, id[128];
-	size_t cap = 0;
+	char *line = NULL;
+	size_t cap = 0, len;
 	ssize_t n;
 	int r = 0;
 
 	while (!r && (n = getline(&line, &cap, f)) > 0) {
-		struct hx_span m[NK] = {0};
 		const char *bad;
 
-		if (hx_scan_members(line, (size_t)n, keys, NK, m))
-			continue;
-		if ((bad = one(tab, m))) {
+		len = (size_t)n;
+		if (line[len - 1] == '\n')
+			line[--len] = '\0';
+		if ((bad = one(tab, line, len, log))) {
+			json_t *j = json_loadb(line, len, 0, NULL);
+			const char *id =
+			    json_string_value(json_object_get(j, "session"));
+			json_t *sq = json_object_get(j, "seq");
+
 			snprintf(why, wsize, "session %s, record seq %lld: %s",
-				 hx_span_str(&m[SESSION], id, sizeof(id)),
-				 hx_span_int(&m[SEQ], -1), bad);
+				 id ? id : "?",
+				 json_is_integer(sq) ? json_integer_value(sq)
+						     : -1LL,
+				 bad);
+			json_decref(j);
 			r = 1;
 		}
 	}
@@ -160,17 +267,18 @@ int hx_anchor_check(const char *path, const char *only, bool strict,
 {
 	json_t *tab = json_object(), *v;
 	FILE *f = fopen(path, "re");
+	struct stat log;
 	const char *id;
 	int r;
 
 	*checked = 0;
-	if (!f || !tab) {
-		r = f ? -ENOMEM : -errno;
+	if (!f || !tab || fstat(fileno(f), &log)) {
+		r = !f ? -errno : !tab ? -ENOMEM : -errno;
 		goto out;
 	}
 	if (only)
-		session_of(tab, only);
-	r = scan(f, tab, why, wsize);
+		session_of(tab, only, &log);
+	r = scan(f, tab, &log, why, wsize);
 	json_object_foreach(tab, id, v)
 	{
 		struct anchored *a =

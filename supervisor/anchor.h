@@ -6,7 +6,13 @@
  * against the anchor it does not (the eleventh attack review).
  *
  * The file is one line: "<seq> <64 hex>\n", written once at the end
- * (a session whose harness-exec was killed has none). */
+ * (a session whose harness-exec was killed has none), in place over a
+ * placeholder made when the session starts (hx_anchor_reserve): the
+ * end needs no new block nor inode, so an agent that fills the file
+ * system (the one of its write roots, most often) before it exits
+ * leaves its session anchored all the same (the fourteenth attack
+ * review: made at the end, it was not written). A copy-on-write file
+ * system may still want room for the overwrite. */
 #ifndef HX_ANCHOR_H
 #define HX_ANCHOR_H
 
@@ -16,10 +22,16 @@
 
 #define HX_ANCHOR_FILE "anchor"
 
-/* Writes session_dir/anchor for the record seq with hash hex (replaced
- * by a rename). Returns its fd, not yet synced: the caller fsyncs and
- * closes it (with the log's own last sync, hx_audit_sync_also, so that
- * one flush of the device takes both); or -errno. */
+/* Makes session_dir/anchor, a placeholder as long as any anchor (read
+ * as none: the session is running or was killed), its room taken.
+ * 0 or -errno. */
+int hx_anchor_reserve(const char *session_dir);
+
+/* Writes session_dir/anchor for the record seq with hash hex: over its
+ * placeholder, in place (else a new file renamed into place). Returns
+ * its fd, not yet synced: the caller fsyncs and closes it (with the
+ * log's own last sync, hx_audit_sync_also, so that one flush of the
+ * device takes both); or -errno. */
 int hx_anchor_write(const char *session_dir, uint64_t seq, const char *hex);
 
 /* Reads the anchor of the session named id from the state dir into

@@ -39,6 +39,12 @@ int hx_run_log_open(struct run *r)
 	uint8_t key[HX_REDACT_KEY_LEN];
 	int e;
 
+	/* The anchor's room, taken now: an agent that fills the file
+	 * system before it exits must not leave the session without one. */
+	if ((e = hx_anchor_reserve(r->sess.dir))) {
+		hx_say("session anchor in %s: %s", r->sess.dir, strerror(-e));
+		return -1;
+	}
 	hx_policy_audit_quota(r->policy, &q);
 	r->pl.quota_rate = q.rate;
 	r->pl.quota_burst = q.burst;

@@ -876,6 +876,7 @@ int hx_server_listen_unix(const char *path, int type, int backlog)
 
 int hx_server_listen(struct hx_server *s, const char *path)
 {
+	struct stat st;
 	int fd, r;
 
 	if (s->listener.fd >= 0)
@@ -883,6 +884,18 @@ int hx_server_listen(struct hx_server *s, const char *path)
 	fd = hx_server_listen_unix(path, SOCK_SEQPACKET | SOCK_NONBLOCK, 128);
 	if (fd < 0)
 		return fd;
+	/* Reached by the kernel layer's own connection only (connect and
+	 * open of its path, answered with a socketpair): a send to it by
+	 * its path, or one emulated on such a connection, is
+	 * harness:protect (the connector would send it, and the
+	 * per-message credentials name the connector, not the agent). */
+	r = stat(path, &st)
+		? -errno
+		: hx_pipeline_protect_ino(s->pl, st.st_dev, st.st_ino);
+	if (r) {
+		close(fd);
+		return r;
+	}
 	s->listener.fd = fd;
 	s->listener.handle = handle_listener;
 	snprintf(s->sock_path, sizeof(s->sock_path), "%s", path);

@@ -425,6 +425,14 @@ const size_t hx_seccomp_nipc = sizeof(hx_seccomp_ipc) / sizeof(*hx_seccomp_ipc);
 	    NOTIFY_BIT(n, i, O_APPEND, "open for appending"),                  \
 	    NOTIFY_BIT(n, i, O_TMPFILE, "anonymous file creation")
 
+/* socket(AF_NETLINK, *, proto): decided (unotify_net.c). */
+#define NETLINK_ROW(proto)                                                     \
+	{                                                                      \
+		"socket", HX_SC_NOTIFY, 0,                                     \
+		    {EQ32(0, AF_NETLINK), EQ32(2, proto)},                     \
+		    "a netlink socket whose sends need no address"             \
+	}
+
 const struct hx_sc_rule hx_seccomp_notify[] = {
     OPEN_WRITE("open", 1),
     OPEN_WRITE("openat", 2),
@@ -499,6 +507,32 @@ const struct hx_sc_rule hx_seccomp_notify[] = {
     /* A server's address (net_listen): an unbound socket's listen
      * takes one of every interface. Emulated on the socket taken. */
     NOTIFY("listen", "serves on an address, every interface when unbound"),
+    /* A netlink socket of a protocol but route's and uevent's: decided
+     * as the send to the kernel every later send without an address
+     * is (write, send: never notified), which netfamily.c refuses
+     * (generic netlink's tcp_metrics told an attack review the peers
+     * of every TCP connection of the machine; sock_diag lists its
+     * sockets). Route's changes need CAP_NET_ADMIN; uevent takes
+     * nothing from a process. 16 to 31 by their bit (MAX_LINKS 32). */
+    NETLINK_ROW(1),
+    NETLINK_ROW(2),
+    NETLINK_ROW(3),
+    NETLINK_ROW(4),
+    NETLINK_ROW(5),
+    NETLINK_ROW(6),
+    NETLINK_ROW(7),
+    NETLINK_ROW(8),
+    NETLINK_ROW(9),
+    NETLINK_ROW(10),
+    NETLINK_ROW(11),
+    NETLINK_ROW(12),
+    NETLINK_ROW(13),
+    NETLINK_ROW(14),
+    {"socket",
+     HX_SC_NOTIFY,
+     0,
+     {EQ32(0, AF_NETLINK), BIT(2, 16)},
+     "a netlink socket whose sends need no address"},
     /* Priorities and scheduling of another thread or process by id:
      * only a uid check, which Landlock does not scope; done for the
      * agent's own tree only (unotify_sched.c). Id 0, oneself, passes. */

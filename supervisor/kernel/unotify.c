@@ -194,6 +194,9 @@ static void handle(struct hx_unotify *u, const struct seccomp_notif *n)
 	case SYS_inotify_add_watch:
 		hx_un_watch(u, n, &t, &a);
 		break;
+	case SYS_socket:
+		hx_un_socket(u, n, &t, &a);
+		break;
 	case SYS_setpriority:
 	case SYS_ioprio_set:
 	case SYS_sched_setaffinity:

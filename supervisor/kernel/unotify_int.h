@@ -332,6 +332,10 @@ void hx_un_listen(struct hx_unotify *u, const struct seccomp_notif *n,
 		  const struct target *t, struct answer *a);
 void hx_un_send(struct hx_unotify *u, const struct seccomp_notif *n,
 		const struct target *t, struct answer *a);
+/* socket(AF_NETLINK) of a protocol but route's and uevent's: decided as
+ * the send to the kernel its sends without an address make. */
+void hx_un_socket(struct hx_unotify *u, const struct seccomp_notif *n,
+		  const struct target *t, struct answer *a);
 void hx_un_mut(struct hx_unotify *u, const struct seccomp_notif *n,
 	       const struct target *t, struct answer *a);
 void hx_un_exec(struct hx_unotify *u, const struct seccomp_notif *n,

@@ -1,9 +1,11 @@
-/* The user-notify handler: connect and the sends (unotify_int.h). */
+/* The user-notify handler: connect and the sends, and a netlink
+ * socket's making (unotify_int.h). */
 #define _GNU_SOURCE
 #include "supervisor/kernel/unotify_int.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/netlink.h>
 #include <linux/openat2.h>
 #include <signal.h>
 #include <stdio.h>
@@ -676,6 +678,49 @@ static int mmsg_sent(const struct target *t, uint64_t msgvec, unsigned int sent)
 		   : -EFAULT;
 }
 
+/* A send into harness-exec's own server (the session socket's
+ * connection, one end of a socketpair the kernel layer made: its peer
+ * is this process and has no name), which names each message's sender
+ * by the kernel's per-message credentials: emulated, the send would be
+ * the connector's, a process of harness-exec's, and the server would
+ * record the request as that process's, not the agent's (the
+ * fourteenth attack review). The shim sends without sendmsg (never
+ * emulated); such a send is refused, decided as a send to the session
+ * socket (harness:protect), its record the agent's. A client of the
+ * agent's own server has this process for its peer too (the listen was
+ * a worker's), but that peer has the server's name. (harness-mcp's
+ * worker's channel is such a pair too, written with send, never
+ * emulated: a sendmsg on it is refused alike, recorded as to the
+ * session socket.) True when refused (a->err set). */
+static bool to_harness(struct hx_unotify *u, const struct target *t, int sfd,
+		       uint32_t call, struct answer *a)
+{
+	struct ucred cr;
+	socklen_t cl = sizeof(cr);
+	struct sockaddr_storage ss = {.ss_family = AF_UNIX};
+	struct sockaddr_un *sun = (void *)&ss;
+	socklen_t pl = sizeof(ss);
+	struct job j;
+
+	if (!unix_socket(sfd) ||
+	    getsockopt(sfd, SOL_SOCKET, SO_PEERCRED, &cr, &cl) ||
+	    cr.pid != getpid() ||
+	    getpeername(sfd, (struct sockaddr *)&ss, &pl) ||
+	    pl > offsetof(struct sockaddr_un, sun_path))
+		return false;
+	memset(&ss, 0, sizeof(ss));
+	ss.ss_family = AF_UNIX;
+	snprintf(sun->sun_path, sizeof(sun->sun_path), "%s", u->sock_path);
+	hx_un_job(&j, t, call, HX_OP_SEND);
+	j.rq.addr = &ss;
+	j.rq.addrlen = (socklen_t)(offsetof(struct sockaddr_un, sun_path) +
+				   strlen(sun->sun_path) + 1);
+	a->err = u->sock_path[0] ? hx_un_judge(u, t, &j, NULL) : 0;
+	if (!a->err)
+		a->err = EPERM;
+	return true;
+}
+
 static void send_on(struct hx_unotify *u, const struct seccomp_notif *n,
 		    const struct target *t, int *sfdp, struct answer *a)
 {
@@ -746,6 +791,8 @@ static void send_on(struct hx_unotify *u, const struct seccomp_notif *n,
 		a->err = ESRCH;
 		return;
 	}
+	if (to_harness(u, t, sfd, is_msg ? HX_CALL_SENDMSG : HX_CALL_SENDTO, a))
+		return;
 	if (!to_peer)
 		explicit_dest(&ss, len);
 	if (!to_peer &&
@@ -823,4 +870,32 @@ void hx_un_send(struct hx_unotify *u, const struct seccomp_notif *n,
 	}
 	send_on(u, n, t, &sfd, a);
 	close(sfd);
+}
+
+void hx_un_socket(struct hx_unotify *u, const struct seccomp_notif *n,
+		  const struct target *t, struct answer *a)
+{
+	struct sockaddr_storage ss = {.ss_family = AF_NETLINK};
+	struct job j;
+
+	/* What every send of it without an address (write, send, never
+	 * notified) goes to: the kernel, nl_pid 0, no group. */
+	hx_un_job(&j, t, HX_CALL_SOCKET, HX_OP_SEND);
+	j.rq.addr = &ss;
+	j.rq.addrlen = sizeof(struct sockaddr_nl);
+	j.rq.has_proto = true;
+	j.rq.proto = (int)(uint32_t)n->data.args[2];
+	/* Refused as by a kernel without the protocol: libaudit's callers
+	 * (useradd, passwd...) go on without audit then, and abort on any
+	 * other errno. */
+	if (hx_un_judge(u, t, &j, NULL)) {
+		a->err = EPROTONOSUPPORT;
+		return;
+	}
+	/* CONTINUE with no pointer argument: socket(2) takes registers
+	 * only, which the kernel does not read again from memory a racing
+	 * thread could change; what was decided is what is made (allowed:
+	 * audit mode only, netfamily.c refuses these protocols). */
+	atomic_fetch_add(&u->n_cont, 1);
+	a->kind = ANS_CONTINUE;
 }

@@ -26,6 +26,8 @@ SUPERVISOR = os.path.join(ROOT, "supervisor")
 # What may stand behind a CONTINUE, and the sites that rely on each.
 BACKSTOPS = {
     "hx_un_exec": "exec gate",
+    # socket(2) of a netlink protocol: its arguments are registers only.
+    "hx_un_socket": "no pointer argument",
 }
 
 
