@@ -27,6 +27,7 @@
 #include "supervisor/ask.h"
 #include "supervisor/audit.h"
 #include "supervisor/dnsmap.h"
+#include "supervisor/fairlock.h"
 #include "supervisor/hello.h"
 #include "supervisor/metrics.h"
 #include "supervisor/pipeline.h"
@@ -75,17 +76,8 @@ struct hx_request_storage {
 	const char *frames[HX_WIRE_MAX_FRAMES];
 };
 
-/* The loop's lock (server.h), first come first served: a worker that
- * waits for it gets it before the loop's thread takes it back, even
- * while a flood of shim requests keeps that thread busy. */
-struct fair_lock {
-	pthread_mutex_t m;
-	pthread_cond_t turn;
-	uint64_t next, serving; /* tickets */
-};
-
 struct hx_server {
-	struct fair_lock lock; /* hx_server_lock */
+	struct hx_fair_lock lock; /* hx_server_lock: first come first served */
 	int epfd;
 	struct hx_pipeline *pl;
 	struct hx_source listener, timer;
@@ -828,8 +820,7 @@ int hx_server_new(struct hx_pipeline *pl, struct hx_server **out)
 	s = calloc(1, sizeof(*s));
 	if (!s)
 		return -ENOMEM;
-	pthread_mutex_init(&s->lock.m, NULL);
-	pthread_cond_init(&s->lock.turn, NULL);
+	hx_fair_init(&s->lock);
 	hx_server_lock(s);
 	s->epfd = -1;
 	s->listener.fd = s->timer.fd = -1;
@@ -970,34 +961,18 @@ void hx_server_free(struct hx_server *s)
 	free(s->wbuf);
 	free(s->hello);
 	hx_server_unlock(s);
-	pthread_cond_destroy(&s->lock.turn);
-	pthread_mutex_destroy(&s->lock.m);
+	hx_fair_destroy(&s->lock);
 	free(s);
 }
 
 void hx_server_lock(struct hx_server *s)
 {
-	struct fair_lock *l = &s->lock;
-	uint64_t me;
-
-	pthread_mutex_lock(&l->m);
-	me = l->next++;
-	while (me != l->serving)
-		pthread_cond_wait(&l->turn, &l->m);
-	pthread_mutex_unlock(&l->m);
+	hx_fair_lock(&s->lock);
 }
 
 void hx_server_unlock(struct hx_server *s)
 {
-	struct fair_lock *l = &s->lock;
-	bool waiting;
-
-	pthread_mutex_lock(&l->m);
-	l->serving++;
-	waiting = l->next != l->serving;
-	pthread_mutex_unlock(&l->m);
-	if (waiting)
-		pthread_cond_broadcast(&l->turn);
+	hx_fair_unlock(&s->lock);
 }
 
 void hx_server_on_close(struct hx_server *s, void (*fn)(void *arg, int pid),
