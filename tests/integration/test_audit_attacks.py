@@ -550,24 +550,19 @@ def _take_pid(pid, tries=200):
     return None
 
 
-def test_a_hello_read_once_its_pid_is_another_process_shows_nothing_of_that_one(wd):
-    # The shim does not wait for its HELLO's reply: a process reaped
-    # before the supervisor reads its HELLO leaves its number free, and
-    # a process made meanwhile may take it. The record read the facts by
-    # that number: it named the newcomer (here "sleep 30", made by the
-    # test) as what started, unmarked. The test holds the supervisor
-    # stopped while the sender exits and the number is given to sleep
-    # (ns_last_pid: root); the exec gate is off, as it would reap the
-    # sender only through the stopped supervisor.
+def _sent_by_a_reaped_number(argv, wd, ready, log):
+    """Runs argv (a client that writes the sender's pid to ready, then
+    sends on SIGUSR1 and exits, reaped by its parent) while the test
+    holds the supervisor stopped, and gives the sender's number to a
+    sleep of ours before the supervisor reads what it sent: (the
+    session, the sender's pid). The exec gate is off: it would reap the
+    sender only through the stopped supervisor. Root: ns_last_pid."""
     if os.geteuid() != 0:
         raise Skip("ns_last_pid needs root")
     import signal
     import time
-    client = os.path.join(HELPERS, "static_wire_client")
-    ready = os.path.join(wd.path, "ready")
-    log = os.path.join(wd.state, "reuse.jsonl")
-    t = Started(["sh", "-c", '"$0" hello-on-signal "$1" /usr/bin/ls ls -la; sleep 1',
-                 client, ready], wd, log=log, extra=["--no-exec-gate"])
+    t = Started(argv, wd, log=log, extra=["--no-exec-gate"])
+    impostor = None
     try:
         for _ in range(500):
             if os.path.exists(ready) and open(ready).read().endswith("\n"):
@@ -579,7 +574,7 @@ def test_a_hello_read_once_its_pid_is_another_process_shows_nothing_of_that_one(
         os.kill(hx, signal.SIGSTOP)
         try:
             os.kill(sender, signal.SIGUSR1)
-            for _ in range(500):  # sent, exited and reaped by sh
+            for _ in range(500):  # sent, exited and reaped
                 if not os.path.exists("/proc/%d" % sender):
                     break
                 time.sleep(0.01)
@@ -592,6 +587,20 @@ def test_a_hello_read_once_its_pid_is_another_process_shows_nothing_of_that_one(
         raise Skip("pid %d kept being taken by another process" % sender)
     impostor.kill()
     impostor.wait()
+    return r, sender
+
+
+def test_a_hello_read_once_its_pid_is_another_process_shows_nothing_of_that_one(wd):
+    # The shim does not wait for its HELLO's reply: a process reaped
+    # before the supervisor reads its HELLO leaves its number free, and
+    # a process made meanwhile may take it. The record read the facts by
+    # that number: it named the newcomer (here "sleep 30", made by the
+    # test) as what started, unmarked.
+    client = os.path.join(HELPERS, "static_wire_client")
+    ready = os.path.join(wd.path, "ready")
+    r, sender = _sent_by_a_reaped_number(
+        ["sh", "-c", '"$0" hello-on-signal "$1" /usr/bin/ls ls -la; sleep 1', client, ready],
+        wd, ready, os.path.join(wd.state, "reuse.jsonl"))
     start = [x for x in r.records if x["event"] == "process_start" and x.get("pid") == sender]
     check(len(start) == 1, "one process_start for the sender:\n" + r.dump())
     args, unverified = start[0]["args"], start[0].get("unverified", [])
@@ -608,46 +617,16 @@ def test_a_forked_childs_request_read_once_its_pid_is_another_process_names_noth
     # other than the connection's own) was read by that number with
     # nothing to pin it: a child reaped before the supervisor read its
     # request, its number given to another process meanwhile, was
-    # recorded as that process (here "sleep 30": its exe, the test as
-    # its parent). Each message's sender is now named by the kernel
+    # recorded as that process (here "sleep 30": its exe, cwd, the test
+    # as its parent). Each message's sender is now named by the kernel
     # (SCM_PIDFD, Linux 6.5), and what /proc shows is kept only while
-    # that sender is not reaped. As in the HELLO's test above: root, the
-    # supervisor held stopped, the exec gate off.
-    if os.geteuid() != 0:
-        raise Skip("ns_last_pid needs root")
-    import signal
-    import time
+    # that sender is not reaped.
     client = os.path.join(HELPERS, "static_wire_client")
     ready = os.path.join(wd.path, "ready")
     target = os.path.join(wd.path, "from-the-child")
-    log = os.path.join(wd.state, "child-reuse.jsonl")
-    t = Started([client, "child-send-on-signal", ready, target], wd, log=log,
-                extra=["--no-exec-gate"])
-    impostor = None
-    try:
-        for _ in range(500):
-            if os.path.exists(ready) and open(ready).read().endswith("\n"):
-                break
-            time.sleep(0.01)
-        kid = int(open(ready).read())
-        hx = _supervisor_of(log)
-        check(hx, "no supervisor found")
-        os.kill(hx, signal.SIGSTOP)
-        try:
-            os.kill(kid, signal.SIGUSR1)
-            for _ in range(500):  # sent, exited and reaped by its parent
-                if not os.path.exists("/proc/%d" % kid):
-                    break
-                time.sleep(0.01)
-            impostor = _take_pid(kid)
-        finally:
-            os.kill(hx, signal.SIGCONT)
-    finally:
-        r = t.join(120)
-    if impostor is None:
-        raise Skip("pid %d kept being taken by another process" % kid)
-    impostor.kill()
-    impostor.wait()
+    r, kid = _sent_by_a_reaped_number(
+        [client, "child-send-on-signal", ready, target],
+        wd, ready, os.path.join(wd.state, "child-reuse.jsonl"))
     rec = r.one(op="write", args_path=target)
     check(rec.get("pid") == kid, "the child's number: %r" % rec)
     check("sleep" not in (rec.get("exe") or "") and rec.get("ppid") != os.getpid() and

@@ -13,13 +13,17 @@ import stat
 
 from lib import check, harness
 
-CHANGES = r'''
+# Each call's outcome on a line: "NAME OK" or "NAME ERRNO".
+CALL = r'''
 import os, sys
 def call(name, f, *a):
     try:
         f(*a); print(name, "OK")
     except OSError as e:
         print(name, e.errno)
+'''
+
+CHANGES = CALL + r'''
 path = sys.argv[1]
 call("chmod", os.chmod, path, 0o600)
 call("chown", os.chown, path, os.getuid(), os.getgid())
@@ -75,13 +79,7 @@ def test_no_metadata_change_of_a_device_node_in_audit_mode(wd):
     check(rec["rule"] == "harness:device-inode" and rec.get("enforced") is True, rec)
 
 
-NAMES = r'''
-import os
-def call(name, f, *a):
-    try:
-        f(*a); print(name, "OK")
-    except OSError as e:
-        print(name, e.errno)
+NAMES = CALL + r'''
 call("unlink", os.unlink, "/dev/full")
 call("rename", os.rename, "/dev/full", "/dev/full.x")
 call("link", os.link, "/dev/full", "/dev/full.y")

@@ -10,6 +10,7 @@
 #include "policy/shparse.h"
 #include "policy/cmdview.h"
 #include "tests/unit/check_main.h"
+#include "tests/unit/cmdview_parts.h"
 #include "tests/unit/policy_vars.h"
 
 #define N(a) (sizeof(a) / sizeof((a)[0]))
@@ -297,18 +298,6 @@ static const struct {
     {"bash -c '\"$@\"' sh rm -rf /", "unparsable", NULL},
     {"bash -c 'f() { :; }; { \"$@\"; }'", "unparsable", NULL},
 };
-
-static bool has_part(const struct hx_cmd_view *v, const char *want)
-{
-	char buf[256];
-
-	for (size_t i = 1; i < v->nparts; i++) {
-		hx_cmd_part_format(&v->parts[i], buf, sizeof(buf));
-		if (!strcmp(buf, want))
-			return true;
-	}
-	return false;
-}
 
 START_TEST(view_table)
 {

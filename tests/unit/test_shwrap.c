@@ -7,21 +7,10 @@
 
 #include "policy/cmdview.h"
 #include "tests/unit/check_main.h"
+#include "tests/unit/cmdview_parts.h"
 
 static const struct hx_workspace ws = {
     .roots = {"/work/proj", NULL, "/tmp/hx-s1", NULL}, .home = "/home/u"};
-
-static bool has_part(const struct hx_cmd_view *v, const char *want)
-{
-	char buf[256];
-
-	for (size_t i = 1; i < v->nparts; i++) {
-		hx_cmd_part_format(&v->parts[i], buf, sizeof(buf));
-		if (!strcmp(buf, want))
-			return true;
-	}
-	return false;
-}
 
 /* Codex CLI 0.171's shell snapshot, run at every start (bash -lc): it
  * wraps each tool in a function that runs "$@". It was unparsable, so
