@@ -64,7 +64,8 @@ struct hx_request {
 	 * exec gate holds the exec to it); NULL: the pipeline stats path */
 	const struct stat *image;
 	/* a metadata change through an fd: the fd's file is a device node
-	 * (the kernel layer fstat'ed the file it will act on) */
+	 * of the host's (hx_pipeline_host_device of the file the kernel
+	 * layer will act on) */
 	bool device;
 	const void *addr; /* sockaddr for connect/send */
 	size_t addrlen;
@@ -239,6 +240,13 @@ struct hx_outcome {
  * the shim gets no line of its own), unless err is an answer that is
  * no refusal (EEXIST for mkdir -p). */
 void hx_pipeline_notice(const struct hx_outcome *o, int err);
+
+struct stat;
+/* Whether st, seen by pid's process, is a device node of the host's (not
+ * a pty of the session's own devpts): its mode, owner, times,
+ * attributes and names are not the agent's to change
+ * (pipeline_device.c). pid 0: ours, every device node. */
+bool hx_pipeline_host_device(pid_t pid, const struct stat *st);
 
 /* Decides rq for peer and writes its audit record (layer: "shim",
  * "kernel", "shim+kernel"). Never fails: an unwritable audit log makes

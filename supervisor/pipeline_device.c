@@ -29,22 +29,40 @@ static bool changes_inode(const struct hx_request *rq)
 	}
 }
 
-/* Whether v names a device node in the agent's view of the file system
- * (its own /dev/pts is not harness-exec's). */
+/* path in pid's view of the file system (pid 0: ours). */
+static void in_view(pid_t pid, const char *path, char *out, size_t size)
+{
+	if (pid > 0 && pid != getpid())
+		snprintf(out, size, "/proc/%d/root%s", (int)pid, path);
+	else
+		snprintf(out, size, "%s", path);
+}
+
+bool hx_pipeline_host_device(pid_t pid, const struct stat *st)
+{
+	char pts[64];
+	struct stat own;
+
+	if (!S_ISCHR(st->st_mode) && !S_ISBLK(st->st_mode))
+		return false;
+	/* a pty of the session's own devpts, which programs chmod and
+	 * chown as they open one (Codex's did) */
+	in_view(pid, "/dev/pts", pts, sizeof(pts));
+	return pid <= 0 || stat(pts, &own) || own.st_dev != st->st_dev;
+}
+
+/* Whether v names a host's device node in the agent's view of the file
+ * system (its own /dev/pts is not harness-exec's). */
 static bool device_node(const struct flow *f, const struct vpath *v)
 {
-	const struct hx_peer *p = f->peer;
+	pid_t pid = f->peer->gone ? 0 : f->peer->pid;
 	char path[PATH_MAX + 32];
 	struct stat st;
 
 	if (!v->ok)
 		return false;
-	if (p->pid > 0 && !p->gone && p->pid != getpid())
-		snprintf(path, sizeof(path), "/proc/%d/root%s", (int)p->pid,
-			 hx_pl_judged_path(v));
-	else
-		snprintf(path, sizeof(path), "%s", hx_pl_judged_path(v));
-	return !stat(path, &st) && (S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode));
+	in_view(pid, hx_pl_judged_path(v), path, sizeof(path));
+	return !stat(path, &st) && hx_pipeline_host_device(pid, &st);
 }
 
 /* Judge: a device node the agent may write to (the devices rule:

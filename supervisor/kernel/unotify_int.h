@@ -390,10 +390,4 @@ int hx_un_dns_start(struct hx_unotify *u, const struct hx_unotify_dns *conf);
 int hx_un_dns_seal(struct hx_unotify *u, uint64_t id, const struct target *t,
 		   int fd, int *sfd);
 void hx_un_dns_stop(struct hx_unotify *u);
-
-/* A device node: the host's, whose inode the agent does not change. */
-static inline bool hx_un_device(const struct stat *st)
-{
-	return S_ISCHR(st->st_mode) || S_ISBLK(st->st_mode);
-}
 #endif
