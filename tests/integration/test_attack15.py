@@ -1,0 +1,111 @@
+"""The fifteenth attack review: records that say one thing while
+another happened, claims from the agent's side, and limits. Each attack
+is made as the attacker would (a static program that speaks the
+protocol itself and makes raw system calls), in enforce and in audit
+mode, and checked for its record."""
+
+import os
+
+from lib import HELPERS, check, harness
+
+MUT_CLAIM = os.path.join(HELPERS, "static_mut_claim")
+MODES = ("enforce", "audit")
+
+
+def _claimed_then_ran(wd, mode, argv, event):
+    r = harness([MUT_CLAIM] + argv, wd, policy=None, mode=mode)
+    check(r.status == 0 and r.stdout.endswith("done\n"),
+          "%s %s: %r" % (mode, argv[0], (r.status, r.stdout, r.stderr[-400:])))
+    return r
+
+
+def test_a_claim_stands_only_for_the_call_it_names(wd):
+    """The kernel layer's record of a call was left out when the shim
+    had asked about the same op on the same path just before: the key
+    both layers matched was the path (and an exec's argv), not what
+    else the record shows. A program that speaks the protocol asked
+    for a symlink to README and made one to ~/.ssh/id_rsa; asked for a
+    rename to b and renamed to c; asked for an open for append and
+    chmodded the file 0777, or truncated it: each time the log named
+    only the claim. Now a claim stands for the kernel layer's view only
+    when both name the same call: its second path (a link's target
+    text), its open flags and mode, its kind (an open, a chmod); what
+    ran has the kernel layer's record, and the claim a
+    kernel_unconfirmed."""
+    home = os.path.expanduser("~")
+    secret = os.path.join(home, ".ssh", "id_rsa")
+    for mode in MODES:
+        d = wd.path
+        for f in ("l", "a", "b", "c", "f", "g"):
+            try:
+                os.unlink(os.path.join(d, f))
+            except FileNotFoundError:
+                pass
+        for f in ("a", "f", "g"):
+            with open(os.path.join(d, f), "w") as fh:
+                fh.write("data\n")
+        cases = [
+            (["symlink", os.path.join(d, "l"), "README", secret], "symlink",
+             lambda a: a.get("path2") == secret,
+             lambda: os.readlink(os.path.join(d, "l")) == secret),
+            (["rename", os.path.join(d, "a"), os.path.join(d, "b"), os.path.join(d, "c")],
+             "rename", lambda a: a.get("path2") == os.path.join(d, "c"),
+             lambda: os.path.exists(os.path.join(d, "c"))),
+            (["chmod", os.path.join(d, "f")], "chmod",
+             lambda a: a.get("mode") == "0777",
+             lambda: os.stat(os.path.join(d, "f")).st_mode & 0o777 == 0o777),
+            (["trunc", os.path.join(d, "g")], "openat",
+             lambda a: "O_TRUNC" in a.get("flags", ""),
+             lambda: os.path.getsize(os.path.join(d, "g")) == 0),
+        ]
+        for argv, event, shows, happened in cases:
+            r = _claimed_then_ran(wd, mode, argv, event)
+            what = "%s %s" % (mode, argv[0])
+            check(happened(), "%s: the call did not happen: %r" % (what, r.stdout))
+            ran = [x for x in r.records if x.get("event") == event and
+                   x.get("layer") == "kernel" and shows(x.get("args", {}))]
+            check(len(ran) == 1,
+                  "%s: no kernel record of what ran:\n%s" % (what, r.dump()))
+            claimed = [x for x in r.records if x.get("layer") == "shim+kernel"]
+            check(len(claimed) == 1, "%s: the claim: %s" % (what, r.dump()))
+            r.one(event="kernel_unconfirmed", ref_seq=claimed[0]["seq"])
+
+
+HONEST = r'''
+import os, sys
+os.chdir(sys.argv[1])
+os.mkdir("d", 0o750)
+with open("w.txt", "w") as f: f.write("x")
+with open("w.txt", "a") as f: f.write("y")
+with open("x.txt", "x") as f: f.write("z")
+fd = os.open("m.txt", os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o640); os.close(fd)
+fd = os.open("m.txt", os.O_RDWR | os.O_APPEND); os.close(fd)
+os.rename("w.txt", "d/w2.txt")
+os.link("x.txt", "d/x2.txt")
+os.symlink("../m.txt", "d/lnk")
+os.truncate("m.txt", 0)
+os.unlink("x.txt")
+os.mkdir("d2"); os.rmdir("d2")
+print("ok")
+'''
+
+
+def test_a_programs_own_calls_still_make_one_record_each(wd):
+    """The key now covers each call's other arguments: the shim's and
+    the kernel layer's reading of them must still agree for a program
+    that makes its calls through libc (python: open's modes, os.open
+    with a mode and O_CLOEXEC, mkdir, rename, link, symlink, truncate),
+    or every such call would be logged twice and marked a bypass."""
+    for mode in MODES:
+        here = os.path.join(wd.path, mode)
+        os.mkdir(here)
+        r = harness(["/usr/bin/python3", "-c", HONEST, here], wd, mode=mode)
+        check(r.status == 0 and "ok" in r.stdout, "%s: %r" % (mode, (r.stdout, r.stderr[-400:])))
+        mine = [x for x in r.records if x.get("op") in
+                ("write", "mkdir", "rename", "link", "symlink", "truncate", "unlink", "rmdir")
+                and here in str(x.get("args", {}).get("path", ""))]
+        check(len(mine) >= 9, "%s: too few records:\n%s" % (mode, r.dump(80)))
+        bad = [x for x in mine if x.get("layer") != "shim+kernel" or x.get("shim_bypass")]
+        check(not bad, "%s: seen twice or as a bypass: %r" % (mode, bad))
+        check(not r.events(event="kernel_unconfirmed"),
+              "%s: unconfirmed:\n%s" % (mode, r.dump(80)))
