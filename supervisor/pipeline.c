@@ -152,6 +152,8 @@ static bool unix_path(const struct sockaddr *sa, size_t len,
 	v->ok = v->has_resolved = false;
 	if (sa->sa_family != AF_UNIX || len <= off || !un->sun_path[0])
 		return false;
+	if (!hx_sockaddr_len_ok(sa, len))
+		return true; /* no path: judged malformed */
 	n = strnlen(un->sun_path, len - off);
 	memcpy(raw, un->sun_path, n);
 	raw[n] = '\0';

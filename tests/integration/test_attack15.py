@@ -109,3 +109,32 @@ def test_a_programs_own_calls_still_make_one_record_each(wd):
         check(not bad, "%s: seen twice or as a bypass: %r" % (mode, bad))
         check(not r.events(event="kernel_unconfirmed"),
               "%s: unconfirmed:\n%s" % (mode, r.dump(80)))
+
+
+PROBE = os.path.join(HELPERS, "static_attack15")
+
+
+def test_a_unix_address_longer_than_the_kernel_takes_ends_no_session(wd):
+    """A unix address is at most 110 bytes (struct sockaddr_un): the
+    kernel answers EINVAL to a longer one. The wire took 128 (a
+    sockaddr_storage) and the kernel layer read 128, and each copied
+    the path, without a NUL, into a buffer of 109 bytes: a shim request
+    naming such an address (connect, send, listen), or a raw connect,
+    sendto or bind of one from any program of the session, aborted
+    harness-exec (SIGABRT, "buffer overflow detected": exit 134, the log
+    cut without its session_end or anchor). Now the request is a
+    protocol error that closes its connection, the call gets the
+    kernel's EINVAL, and the session goes on to its end."""
+    cases = [(["wire", op], "verdict none") for op in ("connect", "send", "listen")]
+    cases += [([call], "error EINVAL") for call in ("connect", "sendto", "bind")]
+    for argv, first in cases:
+        for mode in MODES:
+            r = harness([PROBE, "longunix"] + argv, wd, policy=None, mode=mode)
+            what = "%s %s" % (mode, " ".join(argv))
+            check(r.status == 0, "%s: harness-exec ended %d: %r" % (what, r.status, r.stderr[-300:]))
+            # audit mode allows the write it asks about (0), enforce refuses (2)
+            alive = "alive %d" % (2 if mode == "enforce" else 0)
+            check(r.stdout == "%s\n%s\n" % (first, alive), "%s: %r" % (what, r.stdout))
+            check(r.records[-1]["event"] == "session_end", "%s: the log was cut" % what)
+            if argv[0] == "wire":
+                r.one(event="protocol_error", error="malformed field")
