@@ -4,19 +4,29 @@
  *                                       send, listen) naming a unix
  *                                       address of 128 bytes, no NUL
  *   static_attack15 longunix SYSCALL    connect, sendto or bind with
- *                                       such an address (raw syscall)
+ *                                       such an address (raw syscall);
+ *                                       abstract: a connect of an
+ *                                       abstract name of 127 bytes
+ *   static_attack15 unconfirmed PATH ARG...
+ *                                       refused opens in a loop (past
+ *                                       the log's rate), a shim request
+ *                                       for the exec of PATH ARG... that
+ *                                       is never made, 3 s more of the
+ *                                       loop; prints "verdict V"
  *
  * Prints "verdict V" / "verdict none", or the call's "ok" / "error E",
  * then "alive V" when the session socket still answers a second
  * request (the supervisor survived), else "alive none". */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/un.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "common/wire.h"
@@ -97,6 +107,15 @@ static int longunix(int argc, char **argv)
 							     : HX_OP_CONNECT;
 
 		ask(session(), HX_CALL_CONNECT, op, &ss, len);
+	} else if (argc == 3 && !strcmp(argv[2], "abstract")) {
+		un->sun_path[0] = '\0'; /* "\0aaa...": an abstract name */
+		s = socket(AF_UNIX, SOCK_STREAM, 0);
+		r = syscall(SYS_connect, s, &ss, len);
+		if (r < 0)
+			printf("error %s\n", strerrorname_np(errno));
+		else
+			printf("ok\n");
+		fflush(stdout);
 	} else if (argc == 3) {
 		s = socket(
 		    AF_UNIX,
@@ -122,8 +141,52 @@ static int longunix(int argc, char **argv)
 	return 0;
 }
 
+/* Opens refused for writing, for ms milliseconds. */
+static void flood(long ms)
+{
+	struct timespec t0, t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	do {
+		syscall(SYS_openat, AT_FDCWD, "/etc/hx-flood",
+			O_WRONLY | O_CREAT, 0600);
+		clock_gettime(CLOCK_MONOTONIC, &t);
+	} while ((t.tv_sec - t0.tv_sec) * 1000 +
+		     (t.tv_nsec - t0.tv_nsec) / 1000000 <
+		 ms);
+}
+
+static int unconfirmed(int argc, char **argv)
+{
+	static uint8_t buf[HX_WIRE_MAX], reply[HX_WIRE_MAX];
+	static struct hx_msg m;
+	struct hx_wbuf w;
+	ssize_t got = -1;
+	int fd = session();
+
+	flood(500);
+	hx_wire_begin(&w, buf, sizeof(buf), HX_MSG_REQUEST, 8);
+	hx_wire_put_u32(&w, HX_TAG_CALL, HX_CALL_EXECVE);
+	hx_wire_put_u32(&w, HX_TAG_OP, HX_OP_EXEC);
+	hx_wire_put_u32(&w, HX_TAG_TID, (uint32_t)getpid());
+	hx_wire_put_str(&w, HX_TAG_PATH, argv[2]);
+	for (int i = 3; i < argc; i++)
+		hx_wire_put_str(&w, HX_TAG_ARG, argv[i]);
+	if (fd >= 0 && send(fd, buf, hx_wire_finish(&w), 0) > 0)
+		got = recv(fd, reply, sizeof(reply), 0);
+	if (got > 0 && hx_wire_decode(reply, (size_t)got, &m) == HX_WIRE_OK)
+		printf("verdict %u\n", m.verdict);
+	else
+		printf("verdict none\n");
+	fflush(stdout);
+	flood(3000);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
+	if (argc >= 4 && !strcmp(argv[1], "unconfirmed"))
+		return unconfirmed(argc, argv);
 	if (argc >= 3 && !strcmp(argv[1], "longunix"))
 		return longunix(argc, argv);
 	return 2;

@@ -126,7 +126,7 @@ def test_a_unix_address_longer_than_the_kernel_takes_ends_no_session(wd):
     protocol error that closes its connection, the call gets the
     kernel's EINVAL, and the session goes on to its end."""
     cases = [(["wire", op], "verdict none") for op in ("connect", "send", "listen")]
-    cases += [([call], "error EINVAL") for call in ("connect", "sendto", "bind")]
+    cases += [([call], "error EINVAL") for call in ("connect", "sendto", "bind", "abstract")]
     for argv, first in cases:
         for mode in MODES:
             r = harness([PROBE, "longunix"] + argv, wd, policy=None, mode=mode)
@@ -138,3 +138,27 @@ def test_a_unix_address_longer_than_the_kernel_takes_ends_no_session(wd):
             check(r.records[-1]["event"] == "session_end", "%s: the log was cut" % what)
             if argv[0] == "wire":
                 r.one(event="protocol_error", error="malformed field")
+
+
+def test_a_flood_does_not_hide_that_a_claim_went_unconfirmed(wd):
+    """A shim request's record says "shim+kernel" before the call is
+    made; when the kernel layer never sees that call, a
+    kernel_unconfirmed record naming it (ref_seq) is what says so. Past
+    the log's rate that correction was coalesced like a refusal: a
+    program that kept a flood of refused opens going, asked for the
+    exec of `echo innocent` (an exec: written past the rate) and never
+    made it left a log in which that exec read allowed and seen by both
+    layers, and its refutation was a count in audit_overflow, naming
+    nothing. A record that corrects a written one is now written past
+    the rate too (kernel_unconfirmed, revoked)."""
+    for mode in MODES:
+        r = harness([PROBE, "unconfirmed", "/bin/echo", "echo", "innocent"], wd,
+                    policy="rate.yaml", mode=mode, timeout=60)
+        check(r.status == 0 and r.stdout == "verdict 0\n", "%s: %r" % (mode, (r.stdout, r.stderr[-300:])))
+        check(r.events(event="audit_overflow"), "%s: no flood" % mode)
+        claim = r.one(event="execve", layer="shim+kernel")
+        check(claim["args"]["argv"] == ["echo", "innocent"], claim)
+        back = [x for x in r.events(event="kernel_unconfirmed") if x.get("ref_seq") == claim["seq"]]
+        check(len(back) == 1, "%s: the claim of seq %d is not named unconfirmed:\n%s"
+              % (mode, claim["seq"], [x for x in r.records if x["event"] in
+                                       ("kernel_unconfirmed", "audit_overflow")]))
