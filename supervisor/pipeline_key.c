@@ -80,18 +80,27 @@ static void call_detail(const struct flow *f, char *buf, size_t len)
 
 /* The key both layers know f's call by (correlate.h): its address or
  * its path as named; an exec's argv too when a request carries all of
- * it: the shim's record stands for the kernel layer's
- * only when it names the argv the kernel runs (a claim of one argv and
- * the exec of another, or a swap by another thread after the shim
- * asked, leaves the kernel layer's record of what ran). */
+ * it, and whether it does: the shim's record stands for the kernel
+ * layer's only when it names the argv the kernel runs (a claim of one
+ * argv and the exec of another, or a swap by another thread after the
+ * shim asked, leaves the kernel layer's record of what ran). */
 struct hx_corr_key hx_pl_call_key(const struct flow *f)
 {
 	const struct hx_request *rq = f->rq;
 	bool argv = rq->op == HX_OP_EXEC && !rq->truncated &&
 		    !hx_pl_argv_past_request(rq);
 	char detail[PATH_MAX + 64];
+	size_t n;
 
 	call_detail(f, detail, sizeof(detail));
+	/* Whether the argv is in the key: an argv a request says it cut
+	 * (or could not carry) is no argv of none, which the kernel layer
+	 * reads of an execve with an empty one ("sh -c innocent" claimed
+	 * cut, then "sh" with no argv, reading its commands from stdin:
+	 * the fifteenth attack review). */
+	n = strlen(detail);
+	if (rq->op == HX_OP_EXEC && n + 8 < sizeof(detail))
+		memcpy(detail + n, argv ? " argv" : " cut", argv ? 6 : 5);
 	return hx_correlate_key(f->has_addr ? f->addr
 				: f->p1.ok  ? f->p1.norm
 					    : "",

@@ -7,6 +7,11 @@
  *                                       such an address (raw syscall);
  *                                       abstract: a connect of an
  *                                       abstract name of 127 bytes
+ *   static_attack15 truncclaim PATH ARG...
+ *                                       a shim request for the exec of
+ *                                       PATH ARG... that says its argv
+ *                                       was cut, then execve(PATH) with
+ *                                       an empty argv; prints "verdict V"
  *   static_attack15 unconfirmed PATH ARG...
  *                                       refused opens in a loop (past
  *                                       the log's rate), a shim request
@@ -183,8 +188,39 @@ static int unconfirmed(int argc, char **argv)
 	return 0;
 }
 
+static int truncclaim(int argc, char **argv)
+{
+	static uint8_t buf[HX_WIRE_MAX], reply[HX_WIRE_MAX];
+	static struct hx_msg m;
+	char *none[] = {NULL};
+	struct hx_wbuf w;
+	ssize_t got = -1;
+	int fd = session();
+
+	hx_wire_begin(&w, buf, sizeof(buf), HX_MSG_REQUEST, 9);
+	hx_wire_put_u32(&w, HX_TAG_CALL, HX_CALL_EXECVE);
+	hx_wire_put_u32(&w, HX_TAG_OP, HX_OP_EXEC);
+	hx_wire_put_u32(&w, HX_TAG_TID, (uint32_t)getpid());
+	hx_wire_put_u32(&w, HX_TAG_TRUNCATED, 1);
+	hx_wire_put_str(&w, HX_TAG_PATH, argv[2]);
+	for (int i = 3; i < argc; i++)
+		hx_wire_put_str(&w, HX_TAG_ARG, argv[i]);
+	if (fd >= 0 && send(fd, buf, hx_wire_finish(&w), 0) > 0)
+		got = recv(fd, reply, sizeof(reply), 0);
+	if (got > 0 && hx_wire_decode(reply, (size_t)got, &m) == HX_WIRE_OK)
+		printf("verdict %u\n", m.verdict);
+	else
+		printf("verdict none\n");
+	fflush(stdout);
+	syscall(SYS_execve, argv[2], none, none);
+	printf("error %s\n", strerrorname_np(errno));
+	return 1;
+}
+
 int main(int argc, char **argv)
 {
+	if (argc >= 3 && !strcmp(argv[1], "truncclaim"))
+		return truncclaim(argc, argv);
 	if (argc >= 4 && !strcmp(argv[1], "unconfirmed"))
 		return unconfirmed(argc, argv);
 	if (argc >= 3 && !strcmp(argv[1], "longunix"))

@@ -162,3 +162,23 @@ def test_a_flood_does_not_hide_that_a_claim_went_unconfirmed(wd):
         check(len(back) == 1, "%s: the claim of seq %d is not named unconfirmed:\n%s"
               % (mode, claim["seq"], [x for x in r.records if x["event"] in
                                        ("kernel_unconfirmed", "audit_overflow")]))
+
+
+def test_a_claim_of_a_cut_argv_does_not_stand_for_an_empty_one(wd):
+    """A shim request may say its argv was cut (more than it carries):
+    its key then holds no argv, and neither did the kernel layer's for
+    an execve whose argv is empty, so the two matched and the kernel
+    layer's record was left out. A program that speaks the protocol
+    asked for `sh -c innocent` "cut", then ran sh with no argv, which
+    read its commands from stdin: the log said `sh -c innocent`. Now a
+    key says whether it holds the argv; what ran has the kernel layer's
+    record (its argv empty) and the claim a kernel_unconfirmed."""
+    for mode in MODES:
+        r = harness([PROBE, "truncclaim", "/bin/sh", "sh", "-c", "innocent"], wd, policy=None,
+                    mode=mode, input="echo EVIL-from-stdin\n")
+        check(r.stdout == "verdict 0\nEVIL-from-stdin\n", "%s: %r" % (mode, (r.stdout, r.stderr[-300:])))
+        claim = r.one(event="execve", layer="shim+kernel")
+        check(claim["args"].get("argv_truncated") is True, claim)
+        ran = [x for x in r.events(event="execve", layer="kernel") if x["args"].get("argv") == []]
+        check(len(ran) == 1, "%s: no record of the exec that ran:\n%s" % (mode, r.dump()))
+        r.one(event="kernel_unconfirmed", ref_seq=claim["seq"])
