@@ -141,12 +141,28 @@ static void unpin_info(struct conn *c)
 	c->info_pidfd = -1;
 }
 
-/* Reads what /proc shows of pid, unless it holds what was read for it
- * and that process is not reaped. Returns whether it read anew. */
+/* Whether pid runs the image c's facts were read of: an exec keeps the
+ * number, and a static program exec'd with the connection kept open
+ * (its fd's FD_CLOEXEC cleared) had its claims recorded with the exe
+ * before it, the kernel layer's own record of the call left out as
+ * the same (the fifteenth attack review). One readlink, as each
+ * record's cwd is. */
+static bool same_image(const struct conn *c, pid_t pid)
+{
+	char now[PATH_MAX];
+	ssize_t n = hx_proc_exe(pid, now, sizeof(now));
+
+	return c->has_exe ? n > 0 && !strcmp(now, c->exe) : n <= 0;
+}
+
+/* Reads what /proc shows of pid, unless it holds what was read for it,
+ * that process is not reaped and runs the same image. Returns whether
+ * it read anew. */
 static bool refresh_info(struct conn *c, pid_t pid, bool force)
 {
 	if (!force && c->info_pid == pid &&
-	    !reaped(pid == c->peer_pid ? c->peer_pidfd : c->info_pidfd))
+	    !reaped(pid == c->peer_pid ? c->peer_pidfd : c->info_pidfd) &&
+	    same_image(c, pid))
 		return false;
 	unpin_info(c);
 	c->info_pid = pid;

@@ -12,6 +12,12 @@
  *                                       PATH ARG... that says its argv
  *                                       was cut, then execve(PATH) with
  *                                       an empty argv; prints "verdict V"
+ *   static_attack15 inherit PATH [FD]   on the connection the exec that
+ *                                       ran it left open (FD, else
+ *                                       HARNESS_CONN's),
+ *                                       a request for the write of PATH,
+ *                                       then that write; prints
+ *                                       "verdict V" and "done"
  *   static_attack15 unconfirmed PATH ARG...
  *                                       refused opens in a loop (past
  *                                       the log's rate), a shim request
@@ -217,8 +223,38 @@ static int truncclaim(int argc, char **argv)
 	return 1;
 }
 
+static int inherit(const char *path, const char *fdarg)
+{
+	static uint8_t buf[HX_WIRE_MAX], reply[HX_WIRE_MAX];
+	static struct hx_msg m;
+	const char *v = getenv(HX_ENV_CONN);
+	struct hx_wbuf w;
+	ssize_t got = -1;
+	int fd = fdarg ? atoi(fdarg) : v ? atoi(v) : -1, out;
+
+	hx_wire_begin(&w, buf, sizeof(buf), HX_MSG_REQUEST, 10);
+	hx_wire_put_u32(&w, HX_TAG_CALL, HX_CALL_OPENAT);
+	hx_wire_put_u32(&w, HX_TAG_OP, HX_OP_WRITE);
+	hx_wire_put_u32(&w, HX_TAG_TID, (uint32_t)getpid());
+	hx_wire_put_str(&w, HX_TAG_PATH, path);
+	hx_wire_put_u32(&w, HX_TAG_FLAGS, O_WRONLY | O_CREAT | O_TRUNC);
+	hx_wire_put_u32(&w, HX_TAG_MODE, 0644);
+	if (fd >= 0 && send(fd, buf, hx_wire_finish(&w), 0) > 0)
+		got = recv(fd, reply, sizeof(reply), 0);
+	if (got > 0 && hx_wire_decode(reply, (size_t)got, &m) == HX_WIRE_OK)
+		printf("verdict %u\n", m.verdict);
+	else
+		printf("verdict none\n");
+	out = (int)syscall(SYS_openat, AT_FDCWD, path,
+			   O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	printf(out >= 0 ? "done\n" : "error\n");
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
+	if ((argc == 3 || argc == 4) && !strcmp(argv[1], "inherit"))
+		return inherit(argv[2], argc == 4 ? argv[3] : NULL);
 	if (argc >= 3 && !strcmp(argv[1], "truncclaim"))
 		return truncclaim(argc, argv);
 	if (argc >= 4 && !strcmp(argv[1], "unconfirmed"))

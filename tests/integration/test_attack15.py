@@ -182,3 +182,38 @@ def test_a_claim_of_a_cut_argv_does_not_stand_for_an_empty_one(wd):
         ran = [x for x in r.events(event="execve", layer="kernel") if x["args"].get("argv") == []]
         check(len(ran) == 1, "%s: no record of the exec that ran:\n%s" % (mode, r.dump()))
         r.one(event="kernel_unconfirmed", ref_seq=claim["seq"])
+
+
+KEEP = r'''
+import os, socket, sys
+fd = None
+for f in os.listdir("/proc/self/fd"):
+    try:
+        if os.readlink("/proc/self/fd/" + f).startswith("socket:"):
+            s = socket.socket(fileno=os.dup(int(f)))
+            if s.getsockopt(socket.SOL_SOCKET, socket.SO_TYPE) == socket.SOCK_SEQPACKET:
+                fd = int(f)
+            s.close()
+    except OSError:
+        pass
+os.set_inheritable(fd, True)
+os.execv(sys.argv[1], [sys.argv[1], "inherit", sys.argv[2], str(fd)])
+'''
+
+
+def test_a_request_names_the_image_that_sent_it(wd):
+    """What a connection knows of its sender (exe, ppid) was kept while
+    the sender's number stayed the same and was not reaped, but an exec
+    keeps the number: python kept its shim connection open across the
+    exec of a static program (FD_CLOEXEC cleared), which asked on it
+    for a write and then made it. The write's one record, "shim+kernel"
+    (the kernel layer's own taken as the same), named python3 as the
+    writer. Now the facts are read again when the image changed."""
+    target = os.path.join(wd.path, "written.txt")
+    for mode in MODES:
+        r = harness(["/usr/bin/python3", "-c", KEEP, PROBE, target], wd, mode=mode)
+        check(r.stdout == "verdict 0\ndone\n", "%s: %r" % (mode, (r.stdout, r.stderr[-300:])))
+        rec = [x for x in r.records if x.get("args", {}).get("path") == target]
+        check(len(rec) == 1, "%s: %r" % (mode, rec))
+        check(rec[0]["exe"] == os.path.realpath(PROBE),
+              "%s: the write is recorded as %s's" % (mode, rec[0]["exe"]))
