@@ -302,6 +302,11 @@ static bool always_written(json_t *rec)
 	if (ev && json_object_get(rec, "ref_seq") &&
 	    (!strcmp(ev, "kernel_unconfirmed") || !strcmp(ev, "revoked")))
 		return true;
+	/* How a process ended whose records are in the log (only those
+	 * get one: the pidset marks written records): coalesced, a flood
+	 * hid its exit code or the signal that killed it. */
+	if (ev && !strcmp(ev, "process_exit"))
+		return true;
 	if (!cat || (strcmp(cat, "exec") && strncmp(cat, "net_", 4)) ||
 	    (ev && !strcmp(ev, "failed")))
 		return false;

@@ -150,7 +150,8 @@ def test_a_flood_does_not_hide_that_a_claim_went_unconfirmed(wd):
     made it left a log in which that exec read allowed and seen by both
     layers, and its refutation was a count in audit_overflow, naming
     nothing. A record that corrects a written one is now written past
-    the rate too (kernel_unconfirmed, revoked)."""
+    the rate too (kernel_unconfirmed, revoked), and so is how a process
+    whose records are in the log ended (process_exit)."""
     for mode in MODES:
         r = harness([PROBE, "unconfirmed", "/bin/echo", "echo", "innocent"], wd,
                     policy="rate.yaml", mode=mode, timeout=60)
@@ -162,6 +163,12 @@ def test_a_flood_does_not_hide_that_a_claim_went_unconfirmed(wd):
         check(len(back) == 1, "%s: the claim of seq %d is not named unconfirmed:\n%s"
               % (mode, claim["seq"], [x for x in r.records if x["event"] in
                                        ("kernel_unconfirmed", "audit_overflow")]))
+        # how the probe ended (its records are in the log) is a record
+        # too, not a count: a flood hid its exit code
+        ends = r.events(event="process_exit", pid=claim["pid"])
+        check(len(ends) == 1 and ends[0].get("exit_code") == 0,
+              "%s: the probe's end: %r" % (mode, [x for x in r.records if x["event"] in
+                                                  ("process_exit", "audit_overflow")]))
 
 
 def test_a_claim_of_a_cut_argv_does_not_stand_for_an_empty_one(wd):
