@@ -25,6 +25,16 @@ static void put_unix(struct hx_sbuf *o, const char *p, size_t n)
 		hx_sbuf_put_escaped(o, p, strnlen(p, n));
 }
 
+bool hx_sockaddr_len_ok(const void *sa, size_t len)
+{
+	sa_family_t fam;
+
+	if (!sa || len < sizeof(fam) || len > HX_SOCKADDR_LEN)
+		return false;
+	memcpy(&fam, sa, sizeof(fam));
+	return fam != AF_UNIX || len <= sizeof(struct sockaddr_un);
+}
+
 char *hx_sockaddr_format(const void *sa, size_t len, char *buf, size_t size)
 {
 	struct hx_sbuf o = {buf, size, 0};

@@ -19,6 +19,15 @@
  * NUL-terminated when size > 0; returns buf. */
 char *hx_sockaddr_format(const void *sa, size_t len, char *buf, size_t size);
 
+/* Whether len is a length the kernel takes for sa's family: a unix
+ * address is at most a struct sockaddr_un (110 bytes), though the
+ * caller's buffer may hold 128 (EINVAL natively). Every reader of a
+ * unix address's sun_path relies on it: a 128-byte one, its path
+ * without a NUL, was copied into a buffer of 109 bytes, and a raw
+ * connect or a shim request of one aborted harness-exec (the
+ * fifteenth attack review). */
+bool hx_sockaddr_len_ok(const void *sa, size_t len);
+
 /* An IP address as rules and the kernel see it: ::ffff:a.b.c.d is the
  * IPv4 address a.b.c.d. */
 struct hx_ipaddr {

@@ -4,6 +4,8 @@
 
 #include <string.h>
 
+#include "common/sockaddr.h"
+
 #define HDR_SIZE  sizeof(struct hx_wire_hdr)
 #define FIELD_HDR 4u
 
@@ -247,8 +249,9 @@ static enum hx_wire_error decode_field(struct hx_msg *m, struct store *st,
 	case HX_TAG_ADDR:
 		if (m->naddrs == HX_WIRE_MAX_ADDRS)
 			return HX_WIRE_TOO_MANY;
-		/* A sockaddr has at least its family. */
-		if (n < 2 || n > HX_WIRE_MAX_SOCKADDR)
+		/* A sockaddr has at least its family, and no more than
+		 * the kernel takes of it (a unix one: 110 bytes). */
+		if (n > HX_WIRE_MAX_SOCKADDR || !hx_sockaddr_len_ok(v, n))
 			return HX_WIRE_FIELD;
 		return copy_bytes(st, v, n, &m->addrs[m->naddrs++])
 			   ? HX_WIRE_FIELD

@@ -62,13 +62,13 @@ static uint64_t exe_key(const char *s)
 	return h;
 }
 
-struct hx_corr_key hx_correlate_key(const char *obj, const char *const *v,
-				    size_t n)
+struct hx_corr_key hx_correlate_key(const char *obj, const char *detail,
+				    const char *const *v, size_t n)
 {
 	struct hx_corr_key k;
 	uint8_t md[32];
 
-	hx_sha256_strv(obj ? obj : "", v, n, md);
+	hx_sha256_strv2(obj ? obj : "", detail ? detail : "", v, n, md);
 	memcpy(k.w, md, sizeof(k.w));
 	return k;
 }

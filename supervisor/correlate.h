@@ -34,11 +34,12 @@ void hx_correlate_hello(struct hx_pipeline *pl, pid_t pid, const char *exe);
 bool hx_correlate_has_shim(const struct hx_pipeline *pl,
 			   const struct hx_peer *p);
 
-/* The key of a call's object (its path or address text) and, for an
- * exec whose argv a request carries whole, of its n strings (v NULL:
- * none), each with its NUL (corrkey.h). */
-struct hx_corr_key hx_correlate_key(const char *obj, const char *const *v,
-				    size_t n);
+/* The key of a call's object (its path or address text), of what
+ * else its record shows of it (detail: the second path, flags, mode,
+ * which call), and, for an exec whose argv a request carries whole, of
+ * its n strings (v NULL: none), each with its NUL (corrkey.h). */
+struct hx_corr_key hx_correlate_key(const char *obj, const char *detail,
+				    const char *const *v, size_t n);
 
 /* Remembers the shim's decision v (record seq) of op on key for peer's
  * thread; pending: logged "shim+kernel" before the kernel saw it. */

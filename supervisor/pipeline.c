@@ -152,6 +152,8 @@ static bool unix_path(const struct sockaddr *sa, size_t len,
 	v->ok = v->has_resolved = false;
 	if (sa->sa_family != AF_UNIX || len <= off || !un->sun_path[0])
 		return false;
+	if (!hx_sockaddr_len_ok(sa, len))
+		return true; /* no path: judged malformed */
 	n = strnlen(un->sun_path, len - off);
 	memcpy(raw, un->sun_path, n);
 	raw[n] = '\0';
@@ -343,14 +345,6 @@ static bool may_be_dir(const char *path)
 	return S_ISDIR(st.st_mode);
 }
 
-/* A call whose flags are open(2)'s (the others' are AT_ ones). */
-static bool is_open(unsigned call)
-{
-	return call == HX_CALL_OPEN || call == HX_CALL_OPENAT ||
-	       call == HX_CALL_CREAT || call == HX_CALL_FOPEN ||
-	       call == HX_CALL_FREOPEN || call == HX_CALL_SYSCALL;
-}
-
 /* Whether the policy lets the agent read v (as written and, when it
  * differs, as its symlinks resolve). */
 static bool readable(const struct hx_policy *p, const struct vpath *v)
@@ -471,7 +465,7 @@ static void validate_paths(struct flow *f)
 		ev->moves_tree = rq->tree_known ? rq->moves_tree
 						: may_be_dir(ev->path) ||
 						      may_be_dir(ev->path2);
-	ev->reads = rq->op == HX_OP_WRITE && is_open(rq->call) &&
+	ev->reads = rq->op == HX_OP_WRITE && hx_pl_is_open(rq->call) &&
 		    rq->has_flags && (rq->flags & O_ACCMODE) != O_WRONLY;
 	ev->argv = rq->argv;
 	ev->argc = rq->argc;
@@ -633,38 +627,6 @@ static void judge_loopback(struct flow *f)
 	}
 }
 
-/* Whether an exec's argv is more than a shim request carries (it cuts
- * at HX_WIRE_MAX_ARGS strings or a full message): the shim's record
- * then holds part of it, and the kernel layer's its whole. */
-static bool argv_past_request(const struct hx_request *rq)
-{
-	size_t bytes = 0;
-
-	if (rq->op != HX_OP_EXEC || rq->argc > HX_WIRE_MAX_ARGS)
-		return rq->op == HX_OP_EXEC;
-	for (size_t i = 0; i < rq->argc; i++)
-		bytes += strlen(rq->argv[i]) + 1;
-	return bytes > HX_WIRE_MAX / 2;
-}
-
-/* The key both layers know f's call by (correlate.h): its address or
- * its path as named; an exec's argv too when a request carries all of
- * it: the shim's record stands for the kernel layer's
- * only when it names the argv the kernel runs (a claim of one argv and
- * the exec of another, or a swap by another thread after the shim
- * asked, leaves the kernel layer's record of what ran). */
-static struct hx_corr_key call_key(const struct flow *f)
-{
-	const struct hx_request *rq = f->rq;
-	bool argv =
-	    rq->op == HX_OP_EXEC && !rq->truncated && !argv_past_request(rq);
-
-	return hx_correlate_key(f->has_addr ? f->addr
-				: f->p1.ok  ? f->p1.norm
-					    : "",
-				argv ? rq->argv : NULL, argv ? rq->argc : 0);
-}
-
 /* What a person is asked about f's call (ask.h). */
 static void ask_subject(struct flow *f)
 {
@@ -696,7 +658,7 @@ static void ask_subject(struct flow *f)
 	s->pid = f->peer->pid;
 	s->tid = f->peer->tid ? f->peer->tid : f->peer->pid;
 	s->ppid = f->peer->ppid;
-	s->key = call_key(f);
+	s->key = hx_pl_call_key(f);
 	s->kernel = f->kernel;
 }
 
@@ -856,14 +818,15 @@ static bool correlate(struct flow *f, struct hx_outcome *out)
 
 	if (!pl->kern)
 		return false;
-	f->key = out->key = call_key(f);
+	f->key = out->key = hx_pl_call_key(f);
 	if (f->kernel) {
 		f->match = hx_correlate_claim(pl, f->peer, (int)rq->op, f->key,
 					      f->d.verdict, &out->seq);
 		/* An ask claimed by the shim and seen again here asks
 		 * again: the shim's question was not answered for it. */
 		if (f->match == HX_CORR_AGREES &&
-		    f->d.verdict != HX_VERDICT_ASK && !argv_past_request(rq))
+		    f->d.verdict != HX_VERDICT_ASK &&
+		    !hx_pl_argv_past_request(rq))
 			return true;
 		/* A call the shim does not interpose (HX_CALL_CHMOD and
 		 * after) reaches only the kernel layer: no bypass. Nor is

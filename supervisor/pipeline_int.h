@@ -95,6 +95,12 @@ void hx_pl_judge_nested_git(struct flow *f);
 void hx_pl_judge_device_inode(struct flow *f);
 /* Whether rq's address is of a family the policy does not name. */
 bool hx_pl_foreign_family(const struct hx_request *rq);
+/* A call whose flags are open(2)'s (the others' are AT_ ones). */
+bool hx_pl_is_open(unsigned call);
+/* Whether an exec's argv is more than a shim request carries. */
+bool hx_pl_argv_past_request(const struct hx_request *rq);
+/* The key both layers know f's call by (pipeline_key.c). */
+struct hx_corr_key hx_pl_call_key(const struct flow *f);
 /* Record: f's audit record (NULL when it cannot be made). */
 struct json_t *hx_pl_record(struct flow *f);
 /* A refusal only the kernel layer saw: formatted into out->notice,

@@ -126,6 +126,8 @@ static json_t *make_args(json_t *rec, const struct hx_request *rq,
 	if (rq->has_mode)
 		hx_record_set_str(a, "mode",
 				  hx_fmt_mode(rq->mode, buf, sizeof(buf)));
+	if (rq->op == HX_OP_EXEC && !rq->argc) /* none: said, not left out */
+		json_object_set_new(a, "argv", json_array());
 	if (rq->argc) {
 		hx_record_argv(rec, a, "argv", "args.argv", rq->argv, rq->argc);
 		if (rq->truncated) /* cut by the shim: its total is unknown */

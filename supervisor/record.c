@@ -294,6 +294,19 @@ static bool always_written(json_t *rec)
 	const char *ev = json_string_value(json_object_get(rec, "event"));
 	json_t *enf = json_object_get(rec, "enforced");
 
+	/* What corrects a written record (a "shim+kernel" claim the kernel
+	 * layer never saw, an allow taken back), named by its seq: coalesced,
+	 * it was a count naming nothing, and a flood of refusals left an exec
+	 * that never ran reading allowed by both layers (fifteenth attack
+	 * review). At most one for each written record. */
+	if (ev && json_object_get(rec, "ref_seq") &&
+	    (!strcmp(ev, "kernel_unconfirmed") || !strcmp(ev, "revoked")))
+		return true;
+	/* How a process ended whose records are in the log (only those
+	 * get one: the pidset marks written records): coalesced, a flood
+	 * hid its exit code or the signal that killed it. */
+	if (ev && !strcmp(ev, "process_exit"))
+		return true;
 	if (!cat || (strcmp(cat, "exec") && strncmp(cat, "net_", 4)) ||
 	    (ev && !strcmp(ev, "failed")))
 		return false;

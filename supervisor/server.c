@@ -143,12 +143,25 @@ static void unpin_info(struct conn *c)
 	c->info_pidfd = -1;
 }
 
-/* Reads what /proc shows of pid, unless it holds what was read for it
- * and that process is not reaped. Returns whether it read anew. */
+/* Whether pid runs the image c's facts were read of: an exec keeps the
+ * number, and a program exec'd with the connection kept open had its
+ * claims recorded with the exe before it (fifteenth attack review). */
+static bool same_image(const struct conn *c, pid_t pid)
+{
+	char now[PATH_MAX];
+	ssize_t n = hx_proc_exe(pid, now, sizeof(now));
+
+	return c->has_exe ? n > 0 && !strcmp(now, c->exe) : n <= 0;
+}
+
+/* Reads what /proc shows of pid, unless it holds what was read for it,
+ * that process is not reaped and runs the same image. Returns whether
+ * it read anew. */
 static bool refresh_info(struct conn *c, pid_t pid, bool force)
 {
 	if (!force && c->info_pid == pid &&
-	    !reaped(pid == c->peer_pid ? c->peer_pidfd : c->info_pidfd))
+	    !reaped(pid == c->peer_pid ? c->peer_pidfd : c->info_pidfd) &&
+	    same_image(c, pid))
 		return false;
 	unpin_info(c);
 	c->info_pid = pid;
@@ -161,13 +174,10 @@ static bool refresh_info(struct conn *c, pid_t pid, bool force)
 	return true;
 }
 
-/* Whether the message's sender, pid, has been reaped: then its number
- * is free, and what /proc shows under it may be another process's. The
- * shim does not wait for its HELLO's reply (nor a REPORT's): a sender
- * reaped before the loop reads it leaves its number to the next process
- * made. Known by the message's own pidfd (6.5), which names its sender
- * whatever its number; else, for the process that connected, by the
- * connection's; before 6.5 not known. */
+/* Whether the message's sender, pid, has been reaped (the shim waits
+ * for no REPORT's reply): its number is free, and /proc under it may be
+ * another process's. Known by the message's own pidfd (6.5), else for
+ * the process that connected by the connection's; before 6.5 not. */
 static bool sender_reaped(const struct conn *c, pid_t pid)
 {
 	if (c->msg_pidfd != MSG_UNPINNED)

@@ -31,11 +31,19 @@ void hx_sha256_hex(const void *p, size_t n, char *hex)
 void hx_sha256_strv(const char *first, const char *const *v, size_t n,
 		    uint8_t *md)
 {
+	hx_sha256_strv2(first, NULL, v, n, md);
+}
+
+void hx_sha256_strv2(const char *first, const char *second,
+		     const char *const *v, size_t n, uint8_t *md)
+{
 	struct sha256_ctx c;
 
 	sha256_init(&c);
 	if (first)
 		sha256_update(&c, strlen(first) + 1, (const uint8_t *)first);
+	if (second)
+		sha256_update(&c, strlen(second) + 1, (const uint8_t *)second);
 	for (size_t i = 0; i < n; i++)
 		sha256_update(&c, strlen(v[i]) + 1, (const uint8_t *)v[i]);
 	sha256_digest(&c, SHA256_DIGEST_SIZE, md);

@@ -19,6 +19,10 @@ void hx_sha256_hex(const void *p, size_t n, char *hex);
  * or, without first, as hex into hex. */
 void hx_sha256_strv(const char *first, const char *const *v, size_t n,
 		    uint8_t *md);
+/* The same with second (when not NULL) hashed, with its NUL, after
+ * first. */
+void hx_sha256_strv2(const char *first, const char *second,
+		     const char *const *v, size_t n, uint8_t *md);
 void hx_sha256_strv_hex(const char *const *v, size_t n, char *hex);
 
 #endif

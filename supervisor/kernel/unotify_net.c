@@ -425,6 +425,8 @@ int hx_un_read_addr(struct hx_unotify *u, const struct seccomp_notif *n,
 	memset(ss, 0, sizeof(*ss));
 	if ((e = hx_un_read_mem(t->tid, addr, ss, len)))
 		return -e;
+	if (!hx_sockaddr_len_ok(ss, len))
+		return EINVAL; /* the kernel's answer: a unix one too long */
 	return hx_un_id_valid(u, n->id) ? 0 : ESRCH;
 }
 
@@ -785,6 +787,9 @@ static void send_on(struct hx_unotify *u, const struct seccomp_notif *n,
 		return;
 	} else if ((e = hx_un_read_mem(t->tid, name, &ss, len))) {
 		a->err = -e;
+		return;
+	} else if (!hx_sockaddr_len_ok(&ss, len)) {
+		a->err = EINVAL;
 		return;
 	}
 	if (!hx_un_id_valid(u, n->id)) {

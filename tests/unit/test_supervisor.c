@@ -876,8 +876,9 @@ END_TEST
 
 /* ---- correlation keys ---- */
 
-/* The key is the object's and, for an exec, every string's, with
- * their boundaries: a claim of one argv never stands for another. */
+/* The key is the object's, what else the record shows of the call
+ * (detail), and, for an exec, every string's, with their boundaries: a
+ * claim of one argv, or of one second path, never stands for another. */
 START_TEST(correlate_keys)
 {
 	static const char *const innocent[] = {"echo", "innocent"},
@@ -885,15 +886,19 @@ START_TEST(correlate_keys)
 				 *const joined[] = {"echoinnocent"},
 				 *const empty[] = {""};
 	struct hx_corr_key k[] = {
-	    hx_correlate_key("/bin/echo", NULL, 0),
-	    hx_correlate_key("/bin/echo", innocent, 2),
-	    hx_correlate_key("/bin/echo", evil, 2),
-	    hx_correlate_key("/bin/echo", joined, 1),
-	    hx_correlate_key("/bin/echo", empty, 1),
-	    hx_correlate_key("/bin/echoecho", NULL, 0),
-	    hx_correlate_key("/bin/ech", NULL, 0),
+	    hx_correlate_key("/bin/echo", "", NULL, 0),
+	    hx_correlate_key("/bin/echo", "", innocent, 2),
+	    hx_correlate_key("/bin/echo", "", evil, 2),
+	    hx_correlate_key("/bin/echo", "", joined, 1),
+	    hx_correlate_key("/bin/echo", "", empty, 1),
+	    hx_correlate_key("/bin/echoecho", "", NULL, 0),
+	    hx_correlate_key("/bin/ech", "", NULL, 0),
+	    hx_correlate_key("/p/l", "0 0 0 0 README", NULL, 0),
+	    hx_correlate_key("/p/l", "0 0 0 0 /root/.ssh/id_rsa", NULL, 0),
+	    hx_correlate_key("/p/l", "0 0 0 0 ", evil, 2),
 	};
-	struct hx_corr_key again = hx_correlate_key("/bin/echo", innocent, 2);
+	struct hx_corr_key again =
+	    hx_correlate_key("/bin/echo", "", innocent, 2);
 
 	for (size_t i = 0; i < sizeof(k) / sizeof(*k); i++)
 		for (size_t j = i + 1; j < sizeof(k) / sizeof(*k); j++)

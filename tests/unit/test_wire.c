@@ -279,6 +279,7 @@ enum bad {
 	B_VERDICT_RANGE,
 	B_ADDR_SHORT,
 	B_ADDR_LONG,
+	B_UNIX_LONG,
 	B_RULE_VERDICT,
 	B_OVERSIZED,
 };
@@ -315,6 +316,7 @@ static const struct {
     {B_VERDICT_RANGE, "verdict out of range", HX_WIRE_FIELD},
     {B_ADDR_SHORT, "1-byte sockaddr", HX_WIRE_FIELD},
     {B_ADDR_LONG, "200-byte sockaddr", HX_WIRE_FIELD},
+    {B_UNIX_LONG, "unix sockaddr of 111 bytes", HX_WIRE_FIELD},
     {B_RULE_VERDICT, "read rule verdict 3", HX_WIRE_FIELD},
     {B_OVERSIZED, "datagram > 64 KiB", HX_WIRE_LENGTH},
 };
@@ -451,6 +453,14 @@ static void build(enum bad kind)
 	case B_ADDR_LONG:
 		raw_request(&r);
 		raw_field(&r, HX_TAG_ADDR, big, 200);
+		break;
+	case B_UNIX_LONG: /* more than a struct sockaddr_un */
+		raw_hdr(&r, HX_WIRE_VERSION, HX_MSG_REQUEST);
+		raw_u32(&r, HX_TAG_CALL, HX_CALL_CONNECT);
+		raw_u32(&r, HX_TAG_OP, HX_OP_CONNECT);
+		big[0] = AF_UNIX;
+		memset(big + 2, 'a', 109);
+		raw_field(&r, HX_TAG_ADDR, big, 111);
 		break;
 	case B_RULE_VERDICT:
 		raw_hdr(&r, HX_WIRE_VERSION, HX_MSG_HELLO_REPLY);
