@@ -13,7 +13,7 @@
  * command ("$@" in its body): each call's words from an offset (bit k:
  * from word k, as "$k" runs; "$@" is $1) are a command too. */
 struct wrap_fn {
-	const char *name;
+	char name[64];
 	unsigned from;
 };
 
@@ -26,6 +26,12 @@ struct ctx {
 	const char *func;
 	struct wrap_fn wrap[8];
 	size_t nwrap;
+	/* The wrappers grew in this reading (read again: a call read
+	 * before its wrapper was known, in a function or an eval above
+	 * the definition, was not read through); an alias was defined
+	 * (a function's words may not be what they are read as): no
+	 * wrappers at all. */
+	bool grew, alias, no_wrap;
 };
 
 static void add(struct ctx *c, const char *const *argv, const unsigned *flags,
@@ -125,17 +131,29 @@ static unsigned positional(const char *w)
 	return w[0] >= '1' && w[0] <= '9' ? (unsigned)(w[0] - '0') : 0;
 }
 
-/* Whether the body of function f sets or shifts its parameters: what
- * its "$@" runs is then not its callers' words as they are. */
+/* Whether the body of function f may set or shift its parameters:
+ * what its "$@" runs is then not its callers' words as they are. set
+ * and shift, also as "builtin X" or "command -p X", and what runs a
+ * text the reader does not list among the body's commands (eval,
+ * source, ., trap). */
 static bool moves_params(const struct hx_sh_script *s, const char *f)
 {
+	static const char *const movers[] = {"set",    "shift", "eval",
+					     "source", ".",	"trap"};
+
 	for (size_t i = 0; i < s->ncmds; i++) {
 		const struct hx_sh_cmd *sc = &s->cmds[i];
+		size_t k = 0;
 
-		if (sc->func && !strcmp(sc->func, f) &&
-		    (!strcmp(sc->argv[0], "set") ||
-		     !strcmp(sc->argv[0], "shift")))
-			return true;
+		if (!sc->func || strcmp(sc->func, f))
+			continue;
+		while (k + 1 < sc->argc && (!strcmp(sc->argv[k], "builtin") ||
+					    !strcmp(sc->argv[k], "command") ||
+					    sc->argv[k][0] == '-'))
+			k++;
+		for (size_t m = 0; m < sizeof(movers) / sizeof(movers[0]); m++)
+			if (!strcmp(sc->argv[k], movers[m]))
+				return true;
 	}
 	return false;
 }
@@ -149,15 +167,20 @@ static bool wrapped(struct ctx *c, const char *w)
 	unsigned k = positional(w);
 	size_t i;
 
-	if (!k || !c->func || !c->s || moves_params(c->s, c->func))
+	if (!k || !c->func || !c->s || c->no_wrap ||
+	    strlen(c->func) >= sizeof(c->wrap[0].name) ||
+	    moves_params(c->s, c->func))
 		return false;
 	for (i = 0; i < c->nwrap && strcmp(c->wrap[i].name, c->func); i++)
 		;
 	if (i == c->nwrap) {
 		if (i == sizeof(c->wrap) / sizeof(c->wrap[0]))
 			return false;
-		c->wrap[c->nwrap++] = (struct wrap_fn){c->func, 0};
+		strcpy(c->wrap[c->nwrap].name, c->func);
+		c->wrap[c->nwrap++].from = 0;
 	}
+	if (!(c->wrap[i].from & (1u << k)))
+		c->grew = true;
 	c->wrap[i].from |= 1u << k;
 	return true;
 }
@@ -197,7 +220,6 @@ static void script(struct ctx *c, const char *text, const char *dir,
 	struct hx_sh_script *s;
 	const struct hx_sh_script *outer = c->s;
 	const char *outer_func = c->func;
-	size_t nwrap = c->nwrap;
 
 	if (v->nscripts == HX_VIEW_MAX_SCRIPTS) {
 		unparsable(c, "too many scripts in one command");
@@ -227,7 +249,6 @@ static void script(struct ctx *c, const char *text, const char *dir,
 	}
 	c->s = outer;
 	c->func = outer_func;
-	c->nwrap = nwrap;
 	if (s->opaque)
 		unparsable(c, s->opaque);
 }
@@ -692,6 +713,9 @@ static void add(struct ctx *c, const char *const *argv, const unsigned *flags,
 
 	if (argc == 0)
 		return;
+	for (size_t i = 1; !strcmp(argv[0], "alias") && i < argc; i++)
+		if (strchr(argv[i], '=') || (flags && flags[i]))
+			c->alias = true; /* not alias -p */
 	if (depth > HX_SH_MAX_DEPTH) {
 		unparsable(c, "commands nested too deep");
 		return;
@@ -719,23 +743,49 @@ static void add(struct ctx *c, const char *const *argv, const unsigned *flags,
 	unwrap(c, p, depth);
 }
 
+/* One reading of the exec, with the wrappers c knows. */
+static void read_exec(struct ctx *c, const char *path, const char *const *argv,
+		      size_t argc, const char *cwd)
+{
+	struct hx_cmd_view *v = c->v;
+
+	v->nparts = v->nscripts = 0;
+	v->mem = (struct hx_arena){0};
+	c->grew = c->alias = false;
+	if (argc == 0 || !argv[0]) {
+		static const char *const none[] = {""};
+
+		add(c, none, NULL, 1, path, cwd, false, 0);
+	} else {
+		add(c, argv, NULL, argc, path,
+		    cwd && cwd[0] == '/' ? cwd : NULL, false, 0);
+	}
+}
+
 void hx_cmdview_build(struct hx_cmd_view *v, const char *path,
 		      const char *const *argv, size_t argc, const char *cwd,
 		      const struct hx_workspace *ws)
 {
 	struct ctx c = {.v = v, .ws = ws};
 
-	v->nparts = v->nscripts = 0;
-	v->cls = HX_CLASS_NONE;
-	v->mem = (struct hx_arena){0};
-	if (argc == 0 || !argv[0]) {
-		static const char *const none[] = {""};
-
-		add(&c, none, NULL, 1, path, cwd, false, 0);
-	} else {
-		add(&c, argv, NULL, argc, path,
-		    cwd && cwd[0] == '/' ? cwd : NULL, false, 0);
+	/* Read again while the wrappers grow (each reading knows those
+	 * the one before found, wherever defined), or when an alias was
+	 * defined beside them (then none is read through). */
+	for (int pass = 0;; pass++) {
+		read_exec(&c, path, argv, argc, cwd);
+		if (c.alias && c.nwrap && !c.no_wrap) {
+			c.no_wrap = true;
+			c.nwrap = 0;
+		} else if (!c.grew) {
+			break;
+		} else if (pass == 16) {
+			unparsable(&c, "functions that run their arguments "
+				       "call each other too deep");
+			break;
+		}
+		hx_cmdview_free(v);
 	}
+	v->cls = HX_CLASS_NONE;
 	for (size_t i = 0; i < v->nparts; i++) {
 		struct hx_cmd_part *p = &v->parts[i];
 

@@ -116,6 +116,52 @@ START_TEST(inert_builtins_take_no_part)
 }
 END_TEST
 
+/* Sixteenth review's attacks: a wrapper's "$@" must not be read as its
+ * callers' words when the body may move its parameters by a way the
+ * reader does not list (builtin shift, eval, trap, an alias), and a
+ * call read before its wrapper was known (in a function above the
+ * definition, an eval, a trap; a wrapper defined by eval) is read
+ * through too. Each was "other" (allowed), unparsable before bafca98. */
+START_TEST(a_wrapper_is_not_fooled)
+{
+	static const char *const unparsable[] = {
+	    "f() { builtin shift; \"$@\"; }; f true rm -rf ~",
+	    "f() { command -p shift; \"$@\"; }; f true rm -rf ~",
+	    "f() { eval shift; \"$@\"; }; f true rm -rf ~",
+	    "f() { eval 'set -- rm -rf ~'; \"$@\"; }; f true",
+	    "f() { trap 'set -- rm -rf ~' DEBUG; \"$@\"; }; f true",
+	    "f() { . ./args; \"$@\"; }; f true",
+	    "shopt -s expand_aliases\nalias s=shift\n"
+	    "f() { s; \"$@\"; }; f true rm -rf ~",
+	    NULL};
+	static const char *const destructive[] = {
+	    "h() { g rm -rf ~; }; f() { \"$@\"; }; g() { f \"$@\"; }; h",
+	    "h() { eval 'f rm -rf ~'; }; f() { \"$@\"; }; h",
+	    "eval 'f() { \"$@\"; }'; f rm -rf ~",
+	    "trap 'f rm -rf ~' EXIT; f() { \"$@\"; }", NULL};
+	const char *argv[] = {"/bin/bash", "-c", NULL};
+	struct hx_cmd_view v;
+
+	for (size_t i = 0; unparsable[i]; i++) {
+		argv[2] = unparsable[i];
+		hx_cmdview_build(&v, "/usr/bin/bash", argv, 3, "/work/proj",
+				 &ws);
+		ck_assert_msg(v.cls == HX_CLASS_UNPARSABLE, "%s: %s",
+			      unparsable[i], hx_cmd_class_name(v.cls));
+		hx_cmdview_free(&v);
+	}
+	for (size_t i = 0; destructive[i]; i++) {
+		argv[2] = destructive[i];
+		hx_cmdview_build(&v, "/usr/bin/bash", argv, 3, "/work/proj",
+				 &ws);
+		ck_assert_msg(has_part(&v, "rm -rf /home/u"), "%s: %s",
+			      destructive[i], hx_cmd_class_name(v.cls));
+		ck_assert_str_eq(hx_cmd_class_name(v.cls), "destructive");
+		hx_cmdview_free(&v);
+	}
+}
+END_TEST
+
 static Suite *shwrap_suite(void)
 {
 	Suite *s = suite_create("shwrap");
@@ -123,6 +169,7 @@ static Suite *shwrap_suite(void)
 
 	tcase_add_test(c, a_wrapper_function_is_read_through);
 	tcase_add_test(c, inert_builtins_take_no_part);
+	tcase_add_test(c, a_wrapper_is_not_fooled);
 	suite_add_tcase(s, c);
 	return s;
 }
