@@ -162,6 +162,44 @@ START_TEST(a_wrapper_is_not_fooled)
 }
 END_TEST
 
+/* Builtins that run nothing still run what bash's arithmetic finds in
+ * an array subscript, from quoted text the reader took as a plain word
+ * (sixteenth review; read_only before, allowed). */
+START_TEST(a_quoted_subscript_runs_its_substitution)
+{
+	static const char *const unparsable[] = {
+	    "a=(1); unset 'a[$(rm -rf ~)]'",
+	    "[ -v 'a[$(rm -rf ~)]' ]",
+	    "test 'a[`git push`]' -eq 1",
+	    "builtin declare 'a[$(rm -rf ~)]=1'",
+	    "x='a[$(rm -rf ~)]'; (( x ))",
+	    "unset 'a[\"]\"$(rm -rf ~)]'",
+	    NULL};
+	static const char *const read_only[] = {
+	    "bash -c 'if [ -n \"$(ls)\" ]; then y=$(cat x); fi'",
+	    "x=${arr[0]}; echo \"$(date) ${arr[1]}\"", "echo 'a[i] `x`'", NULL};
+	const char *argv[] = {"/bin/bash", "-c", NULL};
+	struct hx_cmd_view v;
+
+	for (size_t i = 0; unparsable[i]; i++) {
+		argv[2] = unparsable[i];
+		hx_cmdview_build(&v, "/usr/bin/bash", argv, 3, "/work/proj",
+				 &ws);
+		ck_assert_msg(v.cls == HX_CLASS_UNPARSABLE, "%s: %s",
+			      unparsable[i], hx_cmd_class_name(v.cls));
+		hx_cmdview_free(&v);
+	}
+	for (size_t i = 0; read_only[i]; i++) {
+		argv[2] = read_only[i];
+		hx_cmdview_build(&v, "/usr/bin/bash", argv, 3, "/work/proj",
+				 &ws);
+		ck_assert_msg(v.cls == HX_CLASS_READ_ONLY, "%s: %s",
+			      read_only[i], hx_cmd_class_name(v.cls));
+		hx_cmdview_free(&v);
+	}
+}
+END_TEST
+
 static Suite *shwrap_suite(void)
 {
 	Suite *s = suite_create("shwrap");
@@ -170,6 +208,7 @@ static Suite *shwrap_suite(void)
 	tcase_add_test(c, a_wrapper_function_is_read_through);
 	tcase_add_test(c, inert_builtins_take_no_part);
 	tcase_add_test(c, a_wrapper_is_not_fooled);
+	tcase_add_test(c, a_quoted_subscript_runs_its_substitution);
 	suite_add_tcase(s, c);
 	return s;
 }
