@@ -32,6 +32,9 @@ struct ctx {
 	 * (a function's words may not be what they are read as): no
 	 * wrappers at all. */
 	bool grew, alias, no_wrap;
+	/* wrapper calls read in this reading: a bound on the work a
+	 * script of calls of calls makes (f f f ... each of "$1".."$9") */
+	unsigned calls;
 };
 
 static void add(struct ctx *c, const char *const *argv, const unsigned *flags,
@@ -196,6 +199,11 @@ static void wrapper_call(struct ctx *c, const char *const *argv,
 	for (size_t i = 0; i < c->nwrap; i++) {
 		if (strcmp(argv[0], c->wrap[i].name))
 			continue;
+		if (c->v->nparts >= HX_VIEW_MAX_PARTS - 1 ||
+		    ++c->calls > 4 * HX_VIEW_MAX_PARTS) {
+			unparsable(c, "too many commands");
+			return;
+		}
 		if (depth > HX_SH_MAX_DEPTH) {
 			unparsable(c, "commands nested too deep");
 			return;
@@ -752,6 +760,7 @@ static void read_exec(struct ctx *c, const char *path, const char *const *argv,
 	v->nparts = v->nscripts = 0;
 	v->mem = (struct hx_arena){0};
 	c->grew = c->alias = false;
+	c->calls = 0;
 	if (argc == 0 || !argv[0]) {
 		static const char *const none[] = {""};
 

@@ -200,6 +200,30 @@ START_TEST(a_quoted_subscript_runs_its_substitution)
 }
 END_TEST
 
+/* A wrapper of each of "$1".."$9" called with its own name as every
+ * word: each call read through nine ways, eight deep. 50 such calls took
+ * 6 s of the supervisor's time per exec judged (sixteenth review); the
+ * calls read are bounded, the rest unparsable. */
+START_TEST(wrapper_calls_are_bounded)
+{
+	static char script[65536];
+	const char *argv[] = {"/bin/bash", "-c", script};
+	struct hx_cmd_view v;
+	size_t off =
+	    (size_t)snprintf(script, sizeof(script), "%s",
+			     "f() { \"$1\"; \"$2\"; \"$3\"; \"$4\"; "
+			     "\"$5\"; \"$6\"; \"$7\"; \"$8\"; \"$9\"; }");
+
+	for (int i = 0; i < 400; i++)
+		off += (size_t)snprintf(script + off, sizeof(script) - off,
+					"; f f f f f f f f f f f f f f f f f f"
+					" f f f f f f f f f f f f");
+	hx_cmdview_build(&v, "/usr/bin/bash", argv, 3, "/work/proj", &ws);
+	ck_assert_str_eq(hx_cmd_class_name(v.cls), "unparsable");
+	hx_cmdview_free(&v);
+}
+END_TEST
+
 static Suite *shwrap_suite(void)
 {
 	Suite *s = suite_create("shwrap");
@@ -208,6 +232,7 @@ static Suite *shwrap_suite(void)
 	tcase_add_test(c, a_wrapper_function_is_read_through);
 	tcase_add_test(c, inert_builtins_take_no_part);
 	tcase_add_test(c, a_wrapper_is_not_fooled);
+	tcase_add_test(c, wrapper_calls_are_bounded);
 	tcase_add_test(c, a_quoted_subscript_runs_its_substitution);
 	suite_add_tcase(s, c);
 	return s;
