@@ -134,29 +134,36 @@ static unsigned positional(const char *w)
 	return w[0] >= '1' && w[0] <= '9' ? (unsigned)(w[0] - '0') : 0;
 }
 
-/* Whether the body of function f may set or shift its parameters:
- * what its "$@" runs is then not its callers' words as they are. set
- * and shift, also as "builtin X" or "command -p X", and what runs a
- * text the reader does not list among the body's commands (eval,
- * source, ., trap). */
-static bool moves_params(const struct hx_sh_script *s, const char *f)
+/* Whether argv may set or shift the parameters of the function it runs
+ * in: set and shift, also as "builtin X" or "command -p X", and what
+ * runs a text the reader does not list among the function's commands
+ * (eval, source, ., trap). */
+static bool moves(const char *const *argv, size_t argc)
 {
 	static const char *const movers[] = {"set",    "shift", "eval",
 					     "source", ".",	"trap"};
+	size_t k = 0;
 
+	while (k + 1 < argc &&
+	       (!strcmp(argv[k], "builtin") || !strcmp(argv[k], "command") ||
+		argv[k][0] == '-'))
+		k++;
+	for (size_t m = 0; m < sizeof(movers) / sizeof(movers[0]); m++)
+		if (!strcmp(argv[k], movers[m]))
+			return true;
+	return false;
+}
+
+/* Whether the body of function f may move its parameters: what its
+ * "$@" runs is then not its callers' words as they are. */
+static bool moves_params(const struct hx_sh_script *s, const char *f)
+{
 	for (size_t i = 0; i < s->ncmds; i++) {
 		const struct hx_sh_cmd *sc = &s->cmds[i];
-		size_t k = 0;
 
-		if (!sc->func || strcmp(sc->func, f))
-			continue;
-		while (k + 1 < sc->argc && (!strcmp(sc->argv[k], "builtin") ||
-					    !strcmp(sc->argv[k], "command") ||
-					    sc->argv[k][0] == '-'))
-			k++;
-		for (size_t m = 0; m < sizeof(movers) / sizeof(movers[0]); m++)
-			if (!strcmp(sc->argv[k], movers[m]))
-				return true;
+		if (sc->func && !strcmp(sc->func, f) &&
+		    moves(sc->argv, sc->argc))
+			return true;
 	}
 	return false;
 }
@@ -211,6 +218,13 @@ static void wrapper_call(struct ctx *c, const char *const *argv,
 		for (size_t k = 1; k < argc && k < 10; k++) {
 			if (!(c->wrap[i].from & (1u << k)))
 				continue;
+			/* f set -- rm -rf ~: the body's next "$@" runs
+			 * what this one set */
+			if (moves(argv + k, argc - k)) {
+				unparsable(c, "a call that moves a function's "
+					      "parameters");
+				return;
+			}
 			add(c, argv + k, flags + k, argc - k, NULL, dir, writes,
 			    depth);
 			wrapper_call(c, argv + k, flags + k, argc - k, dir,

@@ -131,6 +131,9 @@ START_TEST(a_wrapper_is_not_fooled)
 	    "f() { eval 'set -- rm -rf ~'; \"$@\"; }; f true",
 	    "f() { trap 'set -- rm -rf ~' DEBUG; \"$@\"; }; f true",
 	    "f() { . ./args; \"$@\"; }; f true",
+	    "f() { \"$@\"; \"$@\"; }; f set -- rm -rf ~",
+	    "f() { \"$@\"; \"$@\"; }; f builtin set -- git push",
+	    "f() { \"$@\"; \"$@\"; }; f eval 'set -- sudo id'",
 	    "shopt -s expand_aliases\nalias s=shift\n"
 	    "f() { s; \"$@\"; }; f true rm -rf ~",
 	    NULL};
