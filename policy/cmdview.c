@@ -747,7 +747,10 @@ static void add(struct ctx *c, const char *const *argv, const unsigned *flags,
 		return;
 	}
 	if (flags && (flags[0] & (HX_SHW_DYNAMIC | HX_SHW_GLOB))) {
-		if (!(flags[0] & HX_SHW_GLOB) && wrapped(c, argv[0]))
+		/* "$@" only: $@ unquoted splits each word the caller
+		 * gives (f "git push") */
+		if (!(flags[0] & (HX_SHW_GLOB | HX_SHW_SPLIT)) &&
+		    wrapped(c, argv[0]))
 			return;
 		unparsable(c, "the command's name is an expansion");
 		return;

