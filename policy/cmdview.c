@@ -201,6 +201,12 @@ static void wrapper_call(struct ctx *c, const char *const *argv,
 			 const unsigned *flags, size_t argc, const char *dir,
 			 bool writes, int depth)
 {
+	/* bash's time keyword runs a function too (time -p f rm) */
+	for (bool t = false;
+	     argc > 1 && !(flags[0] & HX_SHW_DYNAMIC) &&
+	     (!strcmp(argv[0], "time") || (t && argv[0][0] == '-'));
+	     t = true)
+		argv++, flags++, argc--;
 	if (!argc || (flags[0] & HX_SHW_DYNAMIC))
 		return;
 	for (size_t i = 0; i < c->nwrap; i++) {

@@ -143,7 +143,9 @@ START_TEST(a_wrapper_is_not_fooled)
 	    "h() { g rm -rf ~; }; f() { \"$@\"; }; g() { f \"$@\"; }; h",
 	    "h() { eval 'f rm -rf ~'; }; f() { \"$@\"; }; h",
 	    "eval 'f() { \"$@\"; }'; f rm -rf ~",
-	    "trap 'f rm -rf ~' EXIT; f() { \"$@\"; }", NULL};
+	    "trap 'f rm -rf ~' EXIT; f() { \"$@\"; }",
+	    "f() { \"$@\"; }; time -p f rm -rf ~",
+	    NULL};
 	const char *argv[] = {"/bin/bash", "-c", NULL};
 	struct hx_cmd_view v;
 
