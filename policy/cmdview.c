@@ -260,6 +260,8 @@ static void script(struct ctx *c, const char *text, const char *dir,
 	}
 	v->nscripts++;
 	c->s = s;
+	if (strstr(text, "BASH_ALIASES")) /* an alias defined otherwise */
+		c->alias = true;
 	for (size_t i = 0; i < s->ncmds; i++) {
 		const struct hx_sh_cmd *sc = &s->cmds[i];
 

