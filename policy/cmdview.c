@@ -177,7 +177,10 @@ static bool wrapped(struct ctx *c, const char *w)
 	unsigned k = positional(w);
 	size_t i;
 
+	/* bash calls command_not_found_handle itself, with any unknown
+	 * command's words: its calls are not in the script */
 	if (!k || !c->func || !c->s || c->no_wrap ||
+	    !strcmp(c->func, "command_not_found_handle") ||
 	    strlen(c->func) >= sizeof(c->wrap[0].name) ||
 	    moves_params(c->s, c->func))
 		return false;

@@ -132,6 +132,7 @@ START_TEST(a_wrapper_is_not_fooled)
 	    "f() { trap 'set -- rm -rf ~' DEBUG; \"$@\"; }; f true",
 	    "f() { . ./args; \"$@\"; }; f true",
 	    "f() { $@; }; f 'git push --force'",
+	    "command_not_found_handle() { \"$2\" -rf ~; }; zzz rm",
 	    "shopt -s expand_aliases\nBASH_ALIASES+=([g]=f)\n"
 	    "f() { \"$@\"; }\ng rm -rf ~",
 	    "shopt -s expand_aliases\nprintf -v 'BASH_ALIASES[g]' f\n"
