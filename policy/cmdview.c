@@ -13,7 +13,7 @@
  * command ("$@" in its body): each call's words from an offset (bit k:
  * from word k, as "$k" runs; "$@" is $1) are a command too. */
 struct wrap_fn {
-	const char *name;
+	char name[64];
 	unsigned from;
 };
 
@@ -26,6 +26,15 @@ struct ctx {
 	const char *func;
 	struct wrap_fn wrap[8];
 	size_t nwrap;
+	/* The wrappers grew in this reading (read again: a call read
+	 * before its wrapper was known, in a function or an eval above
+	 * the definition, was not read through); an alias was defined
+	 * (a function's words may not be what they are read as): no
+	 * wrappers at all. */
+	bool grew, alias, no_wrap;
+	/* wrapper calls read in this reading: a bound on the work a
+	 * script of calls of calls makes (f f f ... each of "$1".."$9") */
+	unsigned calls;
 };
 
 static void add(struct ctx *c, const char *const *argv, const unsigned *flags,
@@ -125,16 +134,35 @@ static unsigned positional(const char *w)
 	return w[0] >= '1' && w[0] <= '9' ? (unsigned)(w[0] - '0') : 0;
 }
 
-/* Whether the body of function f sets or shifts its parameters: what
- * its "$@" runs is then not its callers' words as they are. */
+/* Whether argv may set or shift the parameters of the function it runs
+ * in: set and shift, also as "builtin X" or "command -p X", and what
+ * runs a text the reader does not list among the function's commands
+ * (eval, source, ., trap). */
+static bool moves(const char *const *argv, size_t argc)
+{
+	static const char *const movers[] = {"set",    "shift", "eval",
+					     "source", ".",	"trap"};
+	size_t k = 0;
+
+	while (k + 1 < argc &&
+	       (!strcmp(argv[k], "builtin") || !strcmp(argv[k], "command") ||
+		argv[k][0] == '-'))
+		k++;
+	for (size_t m = 0; m < sizeof(movers) / sizeof(movers[0]); m++)
+		if (!strcmp(argv[k], movers[m]))
+			return true;
+	return false;
+}
+
+/* Whether the body of function f may move its parameters: what its
+ * "$@" runs is then not its callers' words as they are. */
 static bool moves_params(const struct hx_sh_script *s, const char *f)
 {
 	for (size_t i = 0; i < s->ncmds; i++) {
 		const struct hx_sh_cmd *sc = &s->cmds[i];
 
 		if (sc->func && !strcmp(sc->func, f) &&
-		    (!strcmp(sc->argv[0], "set") ||
-		     !strcmp(sc->argv[0], "shift")))
+		    moves(sc->argv, sc->argc))
 			return true;
 	}
 	return false;
@@ -149,15 +177,23 @@ static bool wrapped(struct ctx *c, const char *w)
 	unsigned k = positional(w);
 	size_t i;
 
-	if (!k || !c->func || !c->s || moves_params(c->s, c->func))
+	/* bash calls command_not_found_handle itself, with any unknown
+	 * command's words: its calls are not in the script */
+	if (!k || !c->func || !c->s || c->no_wrap ||
+	    !strcmp(c->func, "command_not_found_handle") ||
+	    strlen(c->func) >= sizeof(c->wrap[0].name) ||
+	    moves_params(c->s, c->func))
 		return false;
 	for (i = 0; i < c->nwrap && strcmp(c->wrap[i].name, c->func); i++)
 		;
 	if (i == c->nwrap) {
 		if (i == sizeof(c->wrap) / sizeof(c->wrap[0]))
 			return false;
-		c->wrap[c->nwrap++] = (struct wrap_fn){c->func, 0};
+		strcpy(c->wrap[c->nwrap].name, c->func);
+		c->wrap[c->nwrap++].from = 0;
 	}
+	if (!(c->wrap[i].from & (1u << k)))
+		c->grew = true;
 	c->wrap[i].from |= 1u << k;
 	return true;
 }
@@ -168,11 +204,22 @@ static void wrapper_call(struct ctx *c, const char *const *argv,
 			 const unsigned *flags, size_t argc, const char *dir,
 			 bool writes, int depth)
 {
+	/* bash's time keyword runs a function too (time -p f rm) */
+	for (bool t = false;
+	     argc > 1 && !(flags[0] & HX_SHW_DYNAMIC) &&
+	     (!strcmp(argv[0], "time") || (t && argv[0][0] == '-'));
+	     t = true)
+		argv++, flags++, argc--;
 	if (!argc || (flags[0] & HX_SHW_DYNAMIC))
 		return;
 	for (size_t i = 0; i < c->nwrap; i++) {
 		if (strcmp(argv[0], c->wrap[i].name))
 			continue;
+		if (c->v->nparts >= HX_VIEW_MAX_PARTS - 1 ||
+		    ++c->calls > 4 * HX_VIEW_MAX_PARTS) {
+			unparsable(c, "too many commands");
+			return;
+		}
 		if (depth > HX_SH_MAX_DEPTH) {
 			unparsable(c, "commands nested too deep");
 			return;
@@ -180,6 +227,13 @@ static void wrapper_call(struct ctx *c, const char *const *argv,
 		for (size_t k = 1; k < argc && k < 10; k++) {
 			if (!(c->wrap[i].from & (1u << k)))
 				continue;
+			/* f set -- rm -rf ~: the body's next "$@" runs
+			 * what this one set */
+			if (moves(argv + k, argc - k)) {
+				unparsable(c, "a call that moves a function's "
+					      "parameters");
+				return;
+			}
 			add(c, argv + k, flags + k, argc - k, NULL, dir, writes,
 			    depth);
 			wrapper_call(c, argv + k, flags + k, argc - k, dir,
@@ -197,7 +251,6 @@ static void script(struct ctx *c, const char *text, const char *dir,
 	struct hx_sh_script *s;
 	const struct hx_sh_script *outer = c->s;
 	const char *outer_func = c->func;
-	size_t nwrap = c->nwrap;
 
 	if (v->nscripts == HX_VIEW_MAX_SCRIPTS) {
 		unparsable(c, "too many scripts in one command");
@@ -210,6 +263,8 @@ static void script(struct ctx *c, const char *text, const char *dir,
 	}
 	v->nscripts++;
 	c->s = s;
+	if (strstr(text, "BASH_ALIASES")) /* an alias defined otherwise */
+		c->alias = true;
 	for (size_t i = 0; i < s->ncmds; i++) {
 		const struct hx_sh_cmd *sc = &s->cmds[i];
 
@@ -227,7 +282,6 @@ static void script(struct ctx *c, const char *text, const char *dir,
 	}
 	c->s = outer;
 	c->func = outer_func;
-	c->nwrap = nwrap;
 	if (s->opaque)
 		unparsable(c, s->opaque);
 }
@@ -692,6 +746,9 @@ static void add(struct ctx *c, const char *const *argv, const unsigned *flags,
 
 	if (argc == 0)
 		return;
+	for (size_t i = 1; !strcmp(argv[0], "alias") && i < argc; i++)
+		if (strchr(argv[i], '=') || (flags && flags[i]))
+			c->alias = true; /* not alias -p */
 	if (depth > HX_SH_MAX_DEPTH) {
 		unparsable(c, "commands nested too deep");
 		return;
@@ -701,7 +758,10 @@ static void add(struct ctx *c, const char *const *argv, const unsigned *flags,
 		return;
 	}
 	if (flags && (flags[0] & (HX_SHW_DYNAMIC | HX_SHW_GLOB))) {
-		if (!(flags[0] & HX_SHW_GLOB) && wrapped(c, argv[0]))
+		/* "$@" only: $@ unquoted splits each word the caller
+		 * gives (f "git push") */
+		if (!(flags[0] & (HX_SHW_GLOB | HX_SHW_SPLIT)) &&
+		    wrapped(c, argv[0]))
 			return;
 		unparsable(c, "the command's name is an expansion");
 		return;
@@ -719,23 +779,50 @@ static void add(struct ctx *c, const char *const *argv, const unsigned *flags,
 	unwrap(c, p, depth);
 }
 
+/* One reading of the exec, with the wrappers c knows. */
+static void read_exec(struct ctx *c, const char *path, const char *const *argv,
+		      size_t argc, const char *cwd)
+{
+	struct hx_cmd_view *v = c->v;
+
+	v->nparts = v->nscripts = 0;
+	v->mem = (struct hx_arena){0};
+	c->grew = c->alias = false;
+	c->calls = 0;
+	if (argc == 0 || !argv[0]) {
+		static const char *const none[] = {""};
+
+		add(c, none, NULL, 1, path, cwd, false, 0);
+	} else {
+		add(c, argv, NULL, argc, path,
+		    cwd && cwd[0] == '/' ? cwd : NULL, false, 0);
+	}
+}
+
 void hx_cmdview_build(struct hx_cmd_view *v, const char *path,
 		      const char *const *argv, size_t argc, const char *cwd,
 		      const struct hx_workspace *ws)
 {
 	struct ctx c = {.v = v, .ws = ws};
 
-	v->nparts = v->nscripts = 0;
-	v->cls = HX_CLASS_NONE;
-	v->mem = (struct hx_arena){0};
-	if (argc == 0 || !argv[0]) {
-		static const char *const none[] = {""};
-
-		add(&c, none, NULL, 1, path, cwd, false, 0);
-	} else {
-		add(&c, argv, NULL, argc, path,
-		    cwd && cwd[0] == '/' ? cwd : NULL, false, 0);
+	/* Read again while the wrappers grow (each reading knows those
+	 * the one before found, wherever defined), or when an alias was
+	 * defined beside them (then none is read through). */
+	for (int pass = 0;; pass++) {
+		read_exec(&c, path, argv, argc, cwd);
+		if (c.alias && c.nwrap && !c.no_wrap) {
+			c.no_wrap = true;
+			c.nwrap = 0;
+		} else if (!c.grew) {
+			break;
+		} else if (pass == 16) {
+			unparsable(&c, "functions that run their arguments "
+				       "call each other too deep");
+			break;
+		}
+		hx_cmdview_free(v);
 	}
+	v->cls = HX_CLASS_NONE;
 	for (size_t i = 0; i < v->nparts; i++) {
 		struct hx_cmd_part *p = &v->parts[i];
 

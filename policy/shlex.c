@@ -4,6 +4,7 @@
 #include "policy/shlex.h"
 #include "common/sbuf.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -505,6 +506,39 @@ void hx_shl_skip_heredocs(struct ps *ps)
 	ps->nhd = 0;
 }
 
+/* Whether quoted text holds an expansion in an array subscript
+ * (NAME[...$(cmd)...]): bash runs it when arithmetic reads the text
+ * (unset 'a[$(cmd)]', test -v, test X -eq, declare, let, (( x )) with
+ * x='a[$(cmd)]'), though the quotes kept it from the reader. Quotes
+ * within the subscript keep it open. */
+static bool subscript_subst(const char *p, size_t n)
+{
+	size_t depth = 0;
+	char q = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		char c = p[i];
+
+		if (q) {
+			q = c == q ? 0 : q;
+		} else if (depth && (c == '\'' || c == '"')) {
+			q = c;
+		} else if (c == '[' &&
+			   (depth || (i && (isalnum((unsigned char)p[i - 1]) ||
+					    p[i - 1] == '_')))) {
+			depth++;
+		} else if (c == ']' && depth) {
+			depth--;
+			continue;
+		}
+		if (depth &&
+		    (c == '`' || (c == '$' && i + 1 < n &&
+				  (p[i + 1] == '(' || p[i + 1] == '{'))))
+			return true;
+	}
+	return false;
+}
+
 void hx_shl_next(struct ps *ps, struct tok *t)
 {
 	int c;
@@ -621,6 +655,11 @@ void hx_shl_next(struct ps *ps, struct tok *t)
 		t->flags = w.flags;
 		t->quoted = w.quoted;
 		t->quoted_at = w.quoted_at;
+		if (w.quoted && w.p && subscript_subst(w.p, w.len))
+			hx_shl_opaque(
+			    ps, t->at,
+			    "a quoted command substitution in a "
+			    "[subscript] (bash's arithmetic runs it)");
 		digits = w.len > 0 && !w.quoted && !w.flags &&
 			 strspn(w.p, "0123456789") == w.len;
 		free(w.p);

@@ -41,14 +41,18 @@ static void in_view(pid_t pid, const char *path, char *out, size_t size)
 bool hx_pipeline_host_device(pid_t pid, const struct stat *st)
 {
 	char pts[64];
-	struct stat own;
+	struct stat own, host;
 
 	if (!S_ISCHR(st->st_mode) && !S_ISBLK(st->st_mode))
 		return false;
 	/* a pty of the session's own devpts, which programs chmod and
-	 * chown as they open one (Codex's did) */
+	 * chown as they open one (Codex's did); only when the session has
+	 * one: in audit mode, or where no devpts of its own could be
+	 * mounted, the agent's /dev/pts is ours, the host's, and its ptys
+	 * are the user's other terminals */
 	in_view(pid, "/dev/pts", pts, sizeof(pts));
-	return pid <= 0 || stat(pts, &own) || own.st_dev != st->st_dev;
+	return pid <= 0 || stat(pts, &own) || own.st_dev != st->st_dev ||
+	       stat("/dev/pts", &host) || host.st_dev == own.st_dev;
 }
 
 /* Whether v names a host's device node in the agent's view of the file

