@@ -63,10 +63,10 @@ struct hx_request {
 	/* exec: the file the kernel layer lets run, as it opened it (the
 	 * exec gate holds the exec to it); NULL: the pipeline stats path */
 	const struct stat *image;
-	/* a metadata change through an fd: the fd's file is a device node
-	 * of the host's (hx_pipeline_host_device of the file the kernel
-	 * layer will act on) */
-	bool device;
+	/* a metadata change through an fd: what the fd's file is (enum
+	 * hx_device_kind of the file the kernel layer will act on; 0: no
+	 * device) */
+	unsigned char device;
 	const void *addr; /* sockaddr for connect/send */
 	size_t addrlen;
 	bool has_proto; /* proto: the socket's SO_PROTOCOL (netlink's) */
@@ -242,11 +242,16 @@ struct hx_outcome {
 void hx_pipeline_notice(const struct hx_outcome *o, int err);
 
 struct stat;
-/* Whether st, seen by pid's process, is a device node of the host's (not
- * a pty of the session's own devpts): its mode, owner, times,
- * attributes and names are not the agent's to change
- * (pipeline_device.c). pid 0: ours, every device node. */
-bool hx_pipeline_host_device(pid_t pid, const struct stat *st);
+/* What st, seen by pid's process, is (pipeline_device.c): no device, a
+ * pty of the session's own devpts (the agent's), a terminal of the
+ * host's devpts, or another device node of the host's. pid 0: ours. */
+enum hx_device_kind {
+	HX_DEV_NONE,
+	HX_DEV_OWN_PTY,
+	HX_DEV_TERMINAL,
+	HX_DEV_HOST,
+};
+enum hx_device_kind hx_pipeline_device_kind(pid_t pid, const struct stat *st);
 
 /* Decides rq for peer and writes its audit record (layer: "shim",
  * "kernel", "shim+kernel"). Never fails: an unwritable audit log makes

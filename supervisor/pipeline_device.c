@@ -38,54 +38,69 @@ static void in_view(pid_t pid, const char *path, char *out, size_t size)
 		snprintf(out, size, "%s", path);
 }
 
-bool hx_pipeline_host_device(pid_t pid, const struct stat *st)
+enum hx_device_kind hx_pipeline_device_kind(pid_t pid, const struct stat *st)
 {
 	char pts[64];
 	struct stat own, host;
+	bool has_host = !stat("/dev/pts", &host);
 
 	if (!S_ISCHR(st->st_mode) && !S_ISBLK(st->st_mode))
-		return false;
+		return HX_DEV_NONE;
 	/* a pty of the session's own devpts, which programs chmod and
 	 * chown as they open one (Codex's did); only when the session has
 	 * one: in audit mode, or where no devpts of its own could be
 	 * mounted, the agent's /dev/pts is ours, the host's, and its ptys
 	 * are the user's other terminals */
 	in_view(pid, "/dev/pts", pts, sizeof(pts));
-	return pid <= 0 || stat(pts, &own) || own.st_dev != st->st_dev ||
-	       stat("/dev/pts", &host) || host.st_dev == own.st_dev;
+	if (pid > 0 && !stat(pts, &own) && own.st_dev == st->st_dev &&
+	    (!has_host || host.st_dev != own.st_dev))
+		return HX_DEV_OWN_PTY;
+	return has_host && host.st_dev == st->st_dev ? HX_DEV_TERMINAL
+						     : HX_DEV_HOST;
 }
 
-/* Whether v names a host's device node in the agent's view of the file
- * system (its own /dev/pts is not harness-exec's). */
-static bool device_node(const struct flow *f, const struct vpath *v)
+/* What v names in the agent's view of the file system (its own
+ * /dev/pts is not harness-exec's). */
+static enum hx_device_kind device_node(const struct flow *f,
+				       const struct vpath *v)
 {
 	pid_t pid = f->peer->gone ? 0 : f->peer->pid;
 	char path[PATH_MAX + 32];
 	struct stat st;
 
 	if (!v->ok)
-		return false;
+		return HX_DEV_NONE;
 	in_view(pid, hx_pl_judged_path(v), path, sizeof(path));
-	return !stat(path, &st) && hx_pipeline_host_device(pid, &st);
+	return stat(path, &st) ? HX_DEV_NONE
+			       : hx_pipeline_device_kind(pid, &st);
 }
 
 /* Judge: a device node the agent may write to (the devices rule:
  * /dev/null, /dev/tty...) is the host's, and its mode, owner, times,
  * attributes and names are not the agent's to change (a root agent
- * made /dev/null 0600, and removed /dev/full, for the whole machine);
- * in audit mode too, as the harness's own files are. Through an fd,
- * the kernel layer says what the fd's file is (rq->device); by path,
- * it refuses a mode, owner or attribute again on the inode it acts on
- * (unotify_mut.c). */
+ * made /dev/null 0600, and removed /dev/full, for the whole machine):
+ * harness:device-inode, in audit mode too, as the harness's own files
+ * are. A terminal of the host's devpts (the user's others, reached in
+ * audit mode) is harness:terminal-inode, enforced as the policy is, as
+ * writing to it is: in audit mode the pty a program opens is on that
+ * devpts, and Codex sets its mode at every command. Through an fd, the
+ * kernel layer says what the fd's file is (rq->device); by path, it
+ * refuses a host device again on the inode it acts on (unotify_mut.c). */
 void hx_pl_judge_device_inode(struct flow *f)
 {
 	const struct hx_request *rq = f->rq;
+	enum hx_device_kind k;
 
-	if (f->d.verdict != HX_VERDICT_ALLOW || !changes_inode(rq) ||
-	    !(rq->device || device_node(f, &f->p1) ||
-	      (rq->op == HX_OP_RENAME && device_node(f, &f->p2))))
+	if (f->d.verdict != HX_VERDICT_ALLOW || !changes_inode(rq))
+		return;
+	k = rq->device ? (enum hx_device_kind)rq->device
+		       : device_node(f, &f->p1);
+	if (rq->op == HX_OP_RENAME && k < HX_DEV_TERMINAL)
+		k = device_node(f, &f->p2);
+	if (k < HX_DEV_TERMINAL)
 		return;
 	f->d.verdict = HX_VERDICT_DENY;
-	f->d.rule = "harness:device-inode";
+	f->d.rule = k == HX_DEV_HOST ? "harness:device-inode"
+				     : "harness:terminal-inode";
 	f->d.pattern = NULL;
 }

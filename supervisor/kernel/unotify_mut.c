@@ -276,7 +276,7 @@ static int mut_act(const struct target *t, enum mut_kind k, int pfd,
 			return -ELOOP;
 		}
 		if (k != MUT_TRUNCATE &&
-		    hx_pipeline_host_device(t->peer.pid, &st)) {
+		    hx_pipeline_device_kind(t->peer.pid, &st) == HX_DEV_HOST) {
 			close(fd); /* the host's node (pipeline_device.c) */
 			return -EPERM;
 		}
@@ -451,8 +451,9 @@ static void hx_un_fdmeta(struct hx_unotify *u, const struct seccomp_notif *n,
 	j.rq.path = path;
 	j.rq.has_flags = true;
 	j.rq.flags = O_NOFOLLOW; /* the file itself, as the fd names it */
-	j.rq.device =
-	    !fstat(mine, &st) && hx_pipeline_host_device(t->peer.pid, &st);
+	j.rq.device = fstat(mine, &st)
+			  ? HX_DEV_NONE
+			  : hx_pipeline_device_kind(t->peer.pid, &st);
 	j.rq.has_mode = has_mode;
 	j.rq.mode = (uint32_t)mode;
 	if ((a->err = hx_un_judge(u, t, &j, NULL)) ||
