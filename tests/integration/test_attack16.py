@@ -7,14 +7,9 @@ was the agent's to chmod, chown and touch, unrecorded."""
 import os
 
 from lib import check, harness
+from test_device_inode import CALL
 
-CHANGES = r'''
-import os, sys
-def call(name, f, *a):
-    try:
-        f(*a); print(name, "OK")
-    except OSError as e:
-        print(name, e.errno)
+CHANGES = CALL + r'''
 t = sys.argv[1]
 call("chmod", os.chmod, t, 0o666)
 call("chown", os.chown, t, os.getuid(), os.getgid())
