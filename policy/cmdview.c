@@ -134,6 +134,19 @@ static unsigned positional(const char *w)
 	return w[0] >= '1' && w[0] <= '9' ? (unsigned)(w[0] - '0') : 0;
 }
 
+/* What argv runs past "builtin" and "command" and their options
+ * (command -p X runs X, as X does). */
+static const char *builtin_named(const char *const *argv, size_t argc)
+{
+	size_t k = 0;
+
+	while (k + 1 < argc &&
+	       (!strcmp(argv[k], "builtin") || !strcmp(argv[k], "command") ||
+		(k && argv[k][0] == '-')))
+		k++;
+	return argv[k];
+}
+
 /* Whether argv may set or shift the parameters of the function it runs
  * in: set and shift, also as "builtin X" or "command -p X", and what
  * runs a text the reader does not list among the function's commands
@@ -142,14 +155,10 @@ static bool moves(const char *const *argv, size_t argc)
 {
 	static const char *const movers[] = {"set",    "shift", "eval",
 					     "source", ".",	"trap"};
-	size_t k = 0;
+	const char *name = builtin_named(argv, argc);
 
-	while (k + 1 < argc &&
-	       (!strcmp(argv[k], "builtin") || !strcmp(argv[k], "command") ||
-		argv[k][0] == '-'))
-		k++;
 	for (size_t m = 0; m < sizeof(movers) / sizeof(movers[0]); m++)
-		if (!strcmp(argv[k], movers[m]))
+		if (!strcmp(name, movers[m]))
 			return true;
 	return false;
 }
@@ -718,9 +727,9 @@ static void unwrap(struct ctx *c, struct hx_cmd_part *p, int depth)
 }
 
 /* A shell builtin that runs nothing and writes nothing (without a
- * redirection), itself or as "builtin X" or "command X": read only, the
- * class of a view with no other part, so it takes no part. Codex wraps
- * each command in some 500 of them. */
+ * redirection), itself or as "builtin X" or "command [-p] X": read
+ * only, the class of a view with no other part, so it takes no part.
+ * Codex wraps each command in some 500 of them. */
 static bool inert(const char *const *argv, size_t argc, bool writes)
 {
 	static const char *const names[] = {
@@ -728,11 +737,10 @@ static bool inert(const char *const *argv, size_t argc, bool writes)
 	    "unset",  "local", "readonly", "declare",  "typeset", "shift",
 	    "return", "exit",  "break",	   "continue", "set",	  NULL};
 
-	if (argc > 1 &&
-	    (!strcmp(argv[0], "builtin") || !strcmp(argv[0], "command")))
-		argv++;
+	const char *name = builtin_named(argv, argc);
+
 	for (size_t i = 0; !writes && names[i]; i++)
-		if (!strcmp(argv[0], names[i]))
+		if (!strcmp(name, names[i]))
 			return true;
 	return false;
 }

@@ -42,10 +42,11 @@ enum hx_device_kind hx_pipeline_device_kind(pid_t pid, const struct stat *st)
 {
 	char pts[64];
 	struct stat own, host;
-	bool has_host = !stat("/dev/pts", &host);
+	bool has_host;
 
 	if (!S_ISCHR(st->st_mode) && !S_ISBLK(st->st_mode))
 		return HX_DEV_NONE;
+	has_host = !stat("/dev/pts", &host);
 	/* a pty of the session's own devpts, which programs chmod and
 	 * chown as they open one (Codex's did); only when the session has
 	 * one: in audit mode, or where no devpts of its own could be

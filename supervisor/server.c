@@ -195,16 +195,20 @@ static void forget_info(struct conn *c)
 	c->root_ours = false;
 }
 
-/* refresh_info for a message of pid, whose facts are kept only while
- * what they were read of is not reaped. */
-static void sender_info(struct conn *c, pid_t pid)
+/* refresh_info for a message of pid, its facts kept only while its
+ * sender is not reaped; returns whether it is (fill_peer's gone). */
+static bool sender_info(struct conn *c, pid_t pid)
 {
-	if (refresh_info(c, pid, false) && sender_reaped(c, pid))
+	bool gone;
+
+	refresh_info(c, pid, false);
+	if ((gone = sender_reaped(c, pid)))
 		forget_info(c);
+	return gone;
 }
 
-static void fill_peer(struct conn *c, pid_t pid, const struct hx_msg *m,
-		      struct hx_peer *peer)
+static void fill_peer(struct conn *c, pid_t pid, bool gone,
+		      const struct hx_msg *m, struct hx_peer *peer)
 {
 	char path[64];
 
@@ -214,7 +218,7 @@ static void fill_peer(struct conn *c, pid_t pid, const struct hx_msg *m,
 	peer->ppid = c->ppid;
 	peer->exe = c->has_exe ? c->exe : NULL;
 	peer->root_ours = c->root_ours;
-	peer->gone = sender_reaped(c, pid);
+	peer->gone = gone;
 	if (m && hx_msg_has(m, HX_TAG_PID))
 		peer->claimed_pid = (pid_t)m->pid;
 	/* A claimed tid is believed only when it is a thread of pid. */
@@ -245,8 +249,7 @@ static void protocol_error(struct hx_server *s, struct conn *c, pid_t pid,
 	json_t *rec;
 
 	s->stats.protocol_errors++;
-	sender_info(c, pid);
-	fill_peer(c, pid, NULL, &peer);
+	fill_peer(c, pid, sender_info(c, pid), NULL, &peer);
 	rec = hx_record_new(s->pl, &peer, "protocol_error", NULL);
 	if (rec) {
 		json_object_set_new(rec, "category", json_string("process"));
@@ -291,19 +294,19 @@ static int on_hello(struct hx_server *s, struct conn *c, pid_t pid,
 	uint32_t id = m->hdr.id;
 	size_t i, len = 0;
 	char *cmd;
+	bool gone;
 
 	refresh_info(c, pid, true); /* a new image: exe changed */
 	cmd = hx_proc_cmdline(pid, HX_HELLO_CMD_MAX, &len);
-	/* Read before this check, what /proc showed is the sender's only
-	 * while it is not reaped; a HELLO of another process than the one
-	 * that connected is never the shim's, and is not pinned. */
-	if (sender_reaped(c, pid) ||
-	    (c->peer_pidfd >= 0 && pid != c->peer_pid)) {
+	/* What /proc showed is the sender's only while it is not reaped; a
+	 * HELLO of another process than the connecting one is no shim's. */
+	gone = sender_reaped(c, pid);
+	if (gone || (c->peer_pidfd >= 0 && pid != c->peer_pid)) {
 		free(cmd);
 		cmd = NULL;
 		forget_info(c);
 	}
-	fill_peer(c, pid, m, &peer);
+	fill_peer(c, pid, gone, m, &peer);
 	rec = hx_record_new(s->pl, &peer, "process_start", NULL);
 	if (rec) {
 		for (i = 0; i < m->nargs; i++)
@@ -445,8 +448,7 @@ static int on_request(struct hx_server *s, struct conn *c, pid_t pid,
 	struct hx_request rq;
 	struct hx_outcome out;
 
-	sender_info(c, pid);
-	fill_peer(c, pid, m, &peer);
+	fill_peer(c, pid, sender_info(c, pid), m, &peer);
 	request_from_msg(m, &rq, &s->rqs);
 	rq.report = !reply;
 	/* port 53 reaches the supervisor's resolver (unotify_dns.c) */

@@ -219,11 +219,15 @@ reply:
 		 * tests/integration/test_continue_sites.py holds them to it):
 		 * for execve/execveat (hx_un_exec) the exec gate (execgate.c)
 		 * checks the executed image and argv before the new image
-		 * runs, for a thread it traces (checked there). Every other
-		 * call is emulated: opens, mutations, binds and listens, and
-		 * connects and sends (abstract ones and stream sends too: a
-		 * racing thread could change the address or the fd) on the
-		 * taken socket, unix ones by the connector (connector.h). */
+		 * runs, for a thread it traces (checked there); for a netlink
+		 * socket() (hx_un_socket, allowed in audit mode only) no
+		 * pointer is read: its arguments are registers, which the
+		 * kernel does not read again, so what was decided is what is
+		 * made. Every other call is emulated: opens, mutations, binds
+		 * and listens, and connects and sends (abstract ones and
+		 * stream sends too: a racing thread could change the address
+		 * or the fd) on the taken socket, unix ones by the connector
+		 * (connector.h). */
 		resp.flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE;
 		break;
 	case ANS_VALUE:
