@@ -758,6 +758,7 @@ static void judge(struct flow *f)
 		f->d.pattern = NULL;
 	}
 	hx_pl_judge_device_inode(f);
+	hx_pl_judge_oom_score(f);
 	judge_neighbours(f);
 	judge_loopback(f);
 	hx_pl_judge_git_objects(f);

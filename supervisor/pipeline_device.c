@@ -29,8 +29,7 @@ static bool changes_inode(const struct hx_request *rq)
 	}
 }
 
-/* path in pid's view of the file system (pid 0: ours). */
-static void in_view(pid_t pid, const char *path, char *out, size_t size)
+void hx_pl_in_view(pid_t pid, const char *path, char *out, size_t size)
 {
 	if (pid > 0 && pid != getpid())
 		snprintf(out, size, "/proc/%d/root%s", (int)pid, path);
@@ -52,7 +51,7 @@ enum hx_device_kind hx_pipeline_device_kind(pid_t pid, const struct stat *st)
 	 * one: in audit mode, or where no devpts of its own could be
 	 * mounted, the agent's /dev/pts is ours, the host's, and its ptys
 	 * are the user's other terminals */
-	in_view(pid, "/dev/pts", pts, sizeof(pts));
+	hx_pl_in_view(pid, "/dev/pts", pts, sizeof(pts));
 	if (pid > 0 && !stat(pts, &own) && own.st_dev == st->st_dev &&
 	    (!has_host || host.st_dev != own.st_dev))
 		return HX_DEV_OWN_PTY;
@@ -71,7 +70,7 @@ static enum hx_device_kind device_node(const struct flow *f,
 
 	if (!v->ok)
 		return HX_DEV_NONE;
-	in_view(pid, hx_pl_judged_path(v), path, sizeof(path));
+	hx_pl_in_view(pid, hx_pl_judged_path(v), path, sizeof(path));
 	return stat(path, &st) ? HX_DEV_NONE
 			       : hx_pipeline_device_kind(pid, &st);
 }

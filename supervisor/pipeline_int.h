@@ -93,6 +93,10 @@ void hx_pl_judge_git_objects(struct flow *f);
 void hx_pl_judge_nested_git(struct flow *f);
 /* pipeline_device.c: no metadata change of a device node. */
 void hx_pl_judge_device_inode(struct flow *f);
+/* path in pid's view of the file system (pid 0: ours), into out. */
+void hx_pl_in_view(pid_t pid, const char *path, char *out, size_t size);
+/* pipeline_oom.c: no write of an oom_score_adj (oomshield.h). */
+void hx_pl_judge_oom_score(struct flow *f);
 /* Whether rq's address is of a family the policy does not name. */
 bool hx_pl_foreign_family(const struct hx_request *rq);
 /* A call whose flags are open(2)'s (the others' are AT_ ones). */

@@ -26,7 +26,8 @@ bool hx_pl_protects_harness(const char *rule)
 	/* the host's device nodes with the harness's own files: refused
 	 * in audit mode too (pipeline_device.c) */
 	return rule && (!strcmp(rule, "harness:protect") ||
-			!strcmp(rule, "harness:device-inode"));
+			!strcmp(rule, "harness:device-inode") ||
+			!strcmp(rule, "harness:oom-score"));
 }
 
 void hx_pipeline_notice(const struct hx_outcome *o, int err)

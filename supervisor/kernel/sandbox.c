@@ -29,6 +29,7 @@
 #include "supervisor/kernel/landlock_tree.h"
 #include "supervisor/kernel/maskfs.h"
 #include "supervisor/kernel/masks.h"
+#include "supervisor/kernel/oomshield.h"
 #include "supervisor/kernel/maskwatch.h"
 #include "supervisor/kernel/rlimits.h"
 #include "supervisor/kernel/seccomp_deny.h"
@@ -525,6 +526,9 @@ void hx_sandbox_enter(const struct hx_sandbox *sb)
 	 * within, is set once it is made (hx_limits_apply_in_ns). */
 	if ((e = hx_limits_apply(&sb->limits, &what)))
 		die_child(what, -e);
+	/* With the capabilities still held: as root, the floor too. */
+	if ((e = hx_oom_expose_agent()))
+		die_child("oom_score_adj", -e);
 	/* The agent's own /dev/pts (terminals.h), in enforce mode, and the
 	 * masks: they need the capabilities (in its own user namespace for
 	 * an ordinary user) that are dropped next, and Landlock forbids
@@ -597,6 +601,18 @@ void hx_sandbox_release(struct hx_sandbox *sb)
 		hx_landlock_release(sb->ll);
 }
 
+/* Where the OOM killer puts each side (oomshield.h): the agent's first
+ * process takes harness-exec's value, raised to HX_OOM_AGENT_ADJ. */
+static json_t *oom_json(void)
+{
+	int self;
+
+	if (hx_oom_adj(&self))
+		return json_null();
+	return json_pack("{s:i, s:i}", "harness", self, "agent",
+			 self > HX_OOM_AGENT_ADJ ? self : HX_OOM_AGENT_ADJ);
+}
+
 json_t *hx_sandbox_kernel_json(const struct hx_sandbox *sb)
 {
 	const struct hx_features *k;
@@ -633,6 +649,7 @@ json_t *hx_sandbox_kernel_json(const struct hx_sandbox *sb)
 	json_object_set_new(o, "exec_gate",
 			    json_boolean(sb->exec_gate && sb->handoff >= 0));
 	json_object_set_new(o, "limits", hx_limits_json(&sb->limits));
+	json_object_set_new(o, "oom_score_adj", oom_json());
 	/* Inside write roots; and Landlock's refused directories masked
 	 * only so that a look into them is a record. */
 	json_object_set_new(

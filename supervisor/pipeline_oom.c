@@ -1,0 +1,82 @@
+/* The pipeline's judgement of writes to the OOM killer's weights
+ * (pipeline_int.h, supervisor/kernel/oomshield.h). */
+#define _GNU_SOURCE
+#include "supervisor/pipeline_int.h"
+
+#include <fcntl.h>
+#include <linux/magic.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/vfs.h>
+#include <unistd.h>
+
+#include "common/wire.h"
+
+static bool oom_name(const char *path)
+{
+	const char *base = strrchr(path, '/');
+
+	base = base ? base + 1 : path;
+	return !strcmp(base, "oom_score_adj") || !strcmp(base, "oom_adj");
+}
+
+/* path with a leading /proc/self or /proc/thread-self made pid's own
+ * (the supervisor's /proc/self is its own), into out. */
+static const char *as_pid(pid_t pid, const char *path, char *out, size_t size)
+{
+	static const char *const selves[] = {"/proc/self", "/proc/thread-self"};
+
+	for (size_t i = 0; pid > 0 && i < 2; i++) {
+		size_t n = strlen(selves[i]);
+
+		if (!strncmp(path, selves[i], n) &&
+		    (!path[n] || path[n] == '/')) {
+			snprintf(out, size, "/proc/%d%s", (int)pid, path + n);
+			return out;
+		}
+	}
+	return path;
+}
+
+/* Whether path (in pid's view) is a process's oom_score_adj or
+ * oom_adj: by its name beneath /proc, or else a procfs file whose name
+ * the kernel gives as one, however it was reached (a link of the
+ * agent's, an fd's magic link). */
+static bool oom_file(pid_t pid, const char *path)
+{
+	char own[PATH_MAX + 32], view[PATH_MAX + 64], fdlink[64],
+	    real[PATH_MAX];
+	struct statfs sf;
+	ssize_t n;
+	int fd;
+
+	path = as_pid(pid, path, own, sizeof(own));
+	if (!strncmp(path, "/proc/", 6) && oom_name(path))
+		return true;
+	hx_pl_in_view(pid, path, view, sizeof(view));
+	if (statfs(view, &sf) || sf.f_type != PROC_SUPER_MAGIC ||
+	    (fd = open(view, O_PATH | O_CLOEXEC)) < 0)
+		return false;
+	snprintf(fdlink, sizeof(fdlink), "/proc/self/fd/%d", fd);
+	n = readlink(fdlink, real, sizeof(real) - 1);
+	close(fd);
+	real[n > 0 ? n : 0] = '\0';
+	return oom_name(real);
+}
+
+/* Judge: no process of the session writes an oom_score_adj, its own or
+ * another's (harness-exec's among them): the agent's are put first in
+ * the OOM killer's line and would lower themselves, or raise
+ * harness-exec's. harness:oom-score, in audit mode too. */
+void hx_pl_judge_oom_score(struct flow *f)
+{
+	const struct hx_request *rq = f->rq;
+	const char *path = hx_pl_judged_path(&f->p1);
+
+	if ((rq->op != HX_OP_WRITE && rq->op != HX_OP_TRUNCATE) || !path ||
+	    !oom_file(f->peer->gone ? 0 : f->peer->pid, path))
+		return;
+	f->d.verdict = HX_VERDICT_DENY;
+	f->d.rule = "harness:oom-score";
+	f->d.pattern = NULL;
+}
