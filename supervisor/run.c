@@ -54,45 +54,18 @@
 #include "supervisor/git/worktree.h"
 #include "supervisor/proc.h"
 #include "supervisor/say.h"
+#include "supervisor/shimpath.h"
 #include "supervisor/record.h"
 #include "supervisor/correlate.h"
 #include "supervisor/kernel/kaudit.h"
 #include "supervisor/gitconf.h"
 #include "supervisor/owned.h"
 
-#define SHIM_NAME "libharness-shim.so"
-#define MAX_DESC  4096
+#define MAX_DESC 4096
 /* The audit log took no more records: the session was ended. */
 #define HX_EXIT_AUDIT_FAILED 125
 
 extern char **environ;
-
-/* $HARNESS_SHIM, or the shim next to this binary. It must be an absolute
- * path LD_PRELOAD can carry (no ':' or spaces). */
-static int find_shim(char *out)
-{
-	const char *env = getenv("HARNESS_SHIM");
-	char self[PATH_MAX], cand[PATH_MAX + sizeof(SHIM_NAME) + 2], *slash;
-	ssize_t n;
-
-	if (env && env[0]) {
-		if (!realpath(env, out))
-			return -errno;
-	} else {
-		n = readlink("/proc/self/exe", self, sizeof(self) - 1);
-		if (n <= 0)
-			return -errno;
-		self[n] = '\0';
-		slash = strrchr(self, '/');
-		*slash = '\0';
-		snprintf(cand, sizeof(cand), "%s/%s", self, SHIM_NAME);
-		if (!realpath(cand, out))
-			return -errno;
-	}
-	if (strpbrk(out, ": \t\n"))
-		return -EINVAL;
-	return access(out, R_OK) ? -errno : 0;
-}
 
 /* Whether what child sees at its path (under /proc/CHILD/) is another
  * object than ours at ours: its own devpts, its own IPC namespace. NULL
@@ -291,6 +264,10 @@ static void on_signal(struct hx_server *s, struct hx_source *src,
 		else if (!r->child_done) {
 			hx_run_alerts_signal(r); /* frozen, it would not die */
 			kill(r->child, (int)si.ssi_signo);
+			/* Nor would it while it waits on a question: the exec
+			 * gate traces it, so no signal but SIGKILL acts on it
+			 * until its call returns. Refused now ("end"). */
+			hx_ask_end(r->pl.ask);
 		}
 	}
 }
@@ -659,10 +636,10 @@ static int setup(struct run *r)
 	if ((o->worktree && open_worktree(r)) || load_policy(r))
 		return -1;
 	hx_phase("policy");
-	if ((e = find_shim(r->shim))) {
+	if ((e = hx_shim_path(r->shim))) {
 		hx_say("cannot use the shim (%s next to harness-exec, or "
 		       "$HARNESS_SHIM): %s",
-		       SHIM_NAME, strerror(-e));
+		       HX_SHIM_NAME, strerror(-e));
 		return -1;
 	}
 	if ((e = hx_session_create(&r->sess))) {

@@ -566,3 +566,31 @@ def test_nothing_draws_over_a_question(wd):
     check(b"RESULT ok" in out and b"FAKE-QUESTION" in out, "%r" % out[-800:])
     check(out.index(b"FAKE-QUESTION") > out.index(b"allowed once"),
           "the fake was drawn while the question was up: %r" % out[-800:])
+
+
+def test_a_signal_to_end_the_session_is_not_held_by_a_question(wd):
+    """A SIGTERM (or SIGHUP, SIGINT) to harness-exec while the agent's
+    first process waits on a question: the process, traced by the exec
+    gate, acts on no signal but SIGKILL until its call returns, so the
+    session waited out the question's timeout (30 s here, 60 by
+    default). The question is now refused at once (answer "end"), the
+    signal then ends the process, and the session ends with it."""
+    os.makedirs(os.path.join(wd.path, "ask"))
+    for sig in (signal.SIGTERM, signal.SIGHUP):
+        for cmd in ([BUSYBOX, "sh", "-c", "echo x > ask/bb"],
+                    [PYTHON, "-c", WRITER, "ask/py"]):
+            s = Session(wd, cmd)
+            wait_pending(wd, s)
+            t = time.time()
+            s.p.send_signal(sig)
+            s.finish(timeout=40)
+            took = time.time() - t
+            print("# %s %s: %.2f s, exit %d" % (sig.name, cmd[0], took, s.status))
+            check(took < 10, "%s: the session ended %.1f s after the signal" % (sig.name, took))
+            check(s.status == 128 + sig, "%s: exit %d" % (sig.name, s.status))
+            ans, = s.answers()
+            check(ans["verdict"] == "deny" and ans["by"] == "end", "the answer: %r" % ans)
+            check(s.records[-1]["event"] == "session_end", "the log ends with %r"
+                  % s.records[-1]["event"])
+            check(not os.listdir(os.path.join(wd.path, "ask")), "written: %r"
+                  % os.listdir(os.path.join(wd.path, "ask")))
