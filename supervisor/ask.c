@@ -109,7 +109,7 @@ static bool same_text(const char *x, const char *y)
 	return x == y || (x && y && !strcmp(x, y));
 }
 
-/* Whether s is the call t answered: the same process (or, for an exec,
+/* Whether s is the call t answered: the same process (or, for a spawn,
  * its child: posix_spawn asks in the parent), operation, resolved
  * paths, argv, address and rule. A path re-pointed since, another argv,
  * another rule's file: another call, asked again. */
@@ -118,7 +118,7 @@ static bool same_call(const struct token *t, const struct hx_ask_subject *s)
 	const struct hx_ask_subject *a = &t->s;
 
 	if (a->op != s->op || a->argc != s->argc ||
-	    (a->pid != s->pid && !(s->op == HX_OP_EXEC && a->pid == s->ppid)) ||
+	    (a->pid != s->pid && !(a->spawn && a->pid == s->ppid)) ||
 	    !same_text(a->path, s->path) || !same_text(a->path2, s->path2) ||
 	    !same_text(a->addr, s->addr) || !same_text(a->rule, s->rule))
 		return false;
@@ -523,8 +523,9 @@ static void settle_call(struct hx_ask *a, struct question *q, enum hx_verdict v,
 	 * this answer (one record stands for both). */
 	if (!q->s.kernel && v == HX_VERDICT_ALLOW && a->pl->kern) {
 		token_put(a, q, HX_VERDICT_ALLOW);
-		hx_correlate_put(a->pl, &peer, (int)q->s.op, q->s.key, v, seq,
-				 false);
+		hx_correlate_put(a->pl, &peer,
+				 hx_correlate_op((int)q->s.op, q->s.spawn),
+				 q->s.key, v, seq, false);
 	}
 }
 

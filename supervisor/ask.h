@@ -72,6 +72,7 @@ struct hx_ask_subject {
 	const char *judged_as;
 	const char *cwd; /* an exec's caller's, for hx_ask_granted only */
 	pid_t pid, tid, ppid;
+	bool spawn;		/* an exec its caller's child makes */
 	struct hx_corr_key key; /* the call's (correlate.h) */
 	bool kernel;		/* asked by the kernel layer */
 };

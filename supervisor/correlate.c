@@ -250,7 +250,8 @@ static struct corr *corr_find(struct hx_pipeline *pl, pid_t tid, pid_t ppid,
 	if (op == HX_OP_EXEC && ppid)
 		for (size_t i = 0; i < CORR_N; i++)
 			if (pl->kern->c[i].pid == ppid &&
-			    corr_match(&pl->kern->c[i], now, op, key))
+			    corr_match(&pl->kern->c[i], now, op | HX_CORR_SPAWN,
+				       key))
 				return &pl->kern->c[i];
 	return NULL;
 }

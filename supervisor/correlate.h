@@ -41,8 +41,19 @@ bool hx_correlate_has_shim(const struct hx_pipeline *pl,
 struct hx_corr_key hx_correlate_key(const char *obj, const char *detail,
 				    const char *const *v, size_t n);
 
-/* Remembers the shim's decision v (record seq) of op on key for peer's
- * thread; pending: logged "shim+kernel" before the kernel saw it. */
+/* Or'ed into a claim's op for a spawn (posix_spawn, system, popen),
+ * whose exec the caller's child makes: only such a claim stands for an
+ * exec of the claimer's child (one of an execve, made by a child the
+ * claimer forked, was recorded as the claimer's). */
+#define HX_CORR_SPAWN 0x100
+static inline int hx_correlate_op(int op, bool spawn)
+{
+	return spawn ? op | HX_CORR_SPAWN : op;
+}
+
+/* Remembers the shim's decision v (record seq) of op (HX_CORR_SPAWN
+ * or'ed in for a spawn) on key for peer's thread; pending: logged
+ * "shim+kernel" before the kernel saw it. */
 void hx_correlate_put(struct hx_pipeline *pl, const struct hx_peer *peer,
 		      int op, struct hx_corr_key key, enum hx_verdict v,
 		      uint64_t seq, bool pending);
@@ -53,8 +64,8 @@ enum hx_corr_match {
 	HX_CORR_DISAGREES, /* it did, and decided otherwise */
 };
 /* The kernel layer's view of op on key for peer (or, for an exec, its
- * parent: posix_spawn asks in the parent) against the shim's; an
- * agreeing claim is used up. */
+ * parent's spawn: posix_spawn asks in the parent) against the shim's;
+ * an agreeing claim is used up. */
 enum hx_corr_match hx_correlate_claim(struct hx_pipeline *pl,
 				      const struct hx_peer *peer, int op,
 				      struct hx_corr_key key, enum hx_verdict v,

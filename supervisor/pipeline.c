@@ -658,6 +658,7 @@ static void ask_subject(struct flow *f)
 	s->pid = f->peer->pid;
 	s->tid = f->peer->tid ? f->peer->tid : f->peer->pid;
 	s->ppid = f->peer->ppid;
+	s->spawn = hx_pl_is_spawn(rq);
 	s->key = hx_pl_call_key(f);
 	s->kernel = f->kernel;
 }
@@ -862,8 +863,10 @@ static void append(struct flow *f, json_t *rec, struct hx_outcome *out)
 		hx_pl_kernel_notice(f, out);
 	if (!f->kernel && f->pl->kern && (out->seq || co) &&
 	    !strcmp(f->layer, "shim"))
-		hx_correlate_put(f->pl, f->peer, (int)f->rq->op, f->key,
-				 f->d.verdict, out->seq, f->both);
+		hx_correlate_put(
+		    f->pl, f->peer,
+		    hx_correlate_op((int)f->rq->op, hx_pl_is_spawn(f->rq)),
+		    f->key, f->d.verdict, out->seq, f->both);
 }
 
 static void decide(struct hx_pipeline *pl, const struct hx_peer *peer,

@@ -101,6 +101,8 @@ void hx_pl_judge_oom_score(struct flow *f);
 bool hx_pl_foreign_family(const struct hx_request *rq);
 /* A call whose flags are open(2)'s (the others' are AT_ ones). */
 bool hx_pl_is_open(unsigned call);
+/* An exec the caller's child makes: posix_spawn, system, popen. */
+bool hx_pl_is_spawn(const struct hx_request *rq);
 /* Whether an exec's argv is more than a shim request carries. */
 bool hx_pl_argv_past_request(const struct hx_request *rq);
 /* The key both layers know f's call by (pipeline_key.c). */

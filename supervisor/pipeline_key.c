@@ -20,6 +20,14 @@ bool hx_pl_is_open(unsigned call)
 	       call == HX_CALL_FREOPEN || call == HX_CALL_SYSCALL;
 }
 
+bool hx_pl_is_spawn(const struct hx_request *rq)
+{
+	return rq->op == HX_OP_EXEC &&
+	       (rq->call == HX_CALL_POSIX_SPAWN ||
+		rq->call == HX_CALL_POSIX_SPAWNP ||
+		rq->call == HX_CALL_SYSTEM || rq->call == HX_CALL_POPEN);
+}
+
 /* Whether an exec's argv is more than a shim request carries (it cuts
  * at HX_WIRE_MAX_ARGS strings or a full message): the shim's record
  * then holds part of it, and the kernel layer's its whole. */

@@ -1,14 +1,17 @@
 /* A shim request for an exec that claims one argv, then the exec of
  * another by raw syscall (it is linked statically: no shim).
  *
- *   static_exec_claim PATH CLAIMED... -- RAN...
+ *   static_exec_claim [-c] PATH CLAIMED... -- RAN...
  *       asks for PATH with argv CLAIMED, prints "verdict V", then
- *       execve(PATH, RAN) */
+ *       execve(PATH, RAN); with -c, a child it forks makes that execve
+ *       (its pid printed: "child N") and it waits for it */
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/un.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "common/wire.h"
@@ -20,8 +23,13 @@ int main(int argc, char **argv)
 	struct sockaddr_un sa = {.sun_family = AF_UNIX};
 	struct hx_wbuf w;
 	static struct hx_msg m;
-	int fd, i, sep = 0;
+	int fd, i, sep = 0, st;
+	bool by_child = argc > 1 && !strcmp(argv[1], "-c");
+	pid_t kid;
 	ssize_t got;
+
+	argc -= by_child;
+	argv += by_child;
 
 	for (i = 2; i < argc; i++)
 		if (!strcmp(argv[i], "--"))
@@ -47,6 +55,13 @@ int main(int argc, char **argv)
 	else
 		printf("verdict none\n");
 	fflush(stdout);
+	if (by_child && (kid = fork()) > 0) {
+		printf("child %d\n", (int)kid);
+		fflush(stdout);
+		if (waitpid(kid, &st, 0) != kid)
+			return 1;
+		return WIFEXITED(st) ? WEXITSTATUS(st) : 1;
+	}
 	execve(argv[1], argv + sep + 1, NULL);
 	perror("execve");
 	return 1;

@@ -493,6 +493,34 @@ def test_a_forged_exec_request_does_not_stand_for_the_exec(wd):
         r.one(event="kernel_unconfirmed", ref_seq=claimed["seq"])
 
 
+def test_an_exec_claimed_by_a_process_and_made_by_its_child_is_the_childs(wd):
+    # A claim stood for an exec of the claimer's child (posix_spawn asks
+    # in the parent), whatever call it claimed: a program that asks for
+    # an execve and has a child it forks make it had one record, under
+    # its own pid. Only a spawn's claim (posix_spawn, system, popen)
+    # stands for a child's exec now; python's posix_spawn and system
+    # still have one record each.
+    claim = os.path.join(HELPERS, "static_exec_claim")
+    for mode in MODES:
+        r = harness([claim, "-c", "/bin/echo", "echo", "hi", "--", "echo", "hi"], wd, mode=mode)
+        lines = r.stdout.split("\n")
+        check(r.status == 0 and lines[0] == "verdict 0" and lines[1].startswith("child "),
+              "%s: %r" % (mode, (r.status, r.stdout, r.stderr[-400:])))
+        child = int(lines[1].split()[1])
+        ran = [x for x in r.events(event="execve") if x["args"].get("argv") == ["echo", "hi"]]
+        made = [x for x in ran if x["pid"] == child]
+        check(len(made) == 1 and made[0]["layer"] == "kernel",
+              "%s: the child's exec is not recorded as its own:\n%s" % (mode, r.dump()))
+        claimed, = [x for x in ran if x["pid"] != child]
+        r.one(event="kernel_unconfirmed", ref_seq=claimed["seq"])
+        r = harness([PYTHON, "-c", "import os; os.posix_spawn('/bin/echo', ['echo', 'spawned'],"
+                     " os.environ); os.wait(); os.system('echo sys')"], wd, mode=mode)
+        check(r.stdout == "spawned\nsys\n", "%s: %r" % (mode, r.stderr[-400:]))
+        for event in ("posix_spawn", "system"):
+            check(r.one(event=event)["layer"] == "shim+kernel", "%s: %s" % (mode, event))
+        check(not r.events(event="kernel_unconfirmed"), "%s: %s" % (mode, r.dump()))
+
+
 def test_a_hello_from_a_process_gone_says_it_is_unverified(wd):
     # The shim does not wait for its HELLO's reply, so a short program
     # can be a zombie (no image, an empty cmdline) when the supervisor
