@@ -90,6 +90,21 @@ int hx_worktree_open(const struct hx_worktree_opts *o, struct hx_worktree **out,
 	return a->worktree_open(o, out, err, errlen);
 }
 
+int hx_git_hidden_changes(const char *dir, const struct timespec *since,
+			  struct json_t **out, size_t *unchecked, char *err,
+			  size_t errlen)
+{
+	const struct hx_git_api *a = load();
+
+	*out = NULL;
+	*unchecked = 0;
+	if (!a) {
+		snprintf(err, errlen, "the git plugin: %s", why);
+		return -ENOENT;
+	}
+	return a->hidden_changes(dir, since, out, unchecked, err, errlen);
+}
+
 /* With a worktree, the plugin is loaded: api is set. */
 
 const char *hx_worktree_path(const struct hx_worktree *w)

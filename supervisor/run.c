@@ -824,6 +824,21 @@ static void serve_agent(struct run *r)
 	hx_phase("released");
 }
 
+/* The session's last records. Order (docs/worktrees.md): last
+ * checkpoint and manifest, then session_end (it names the tree and the
+ * manifest's hash), then the result commit whose trailer is the hash of
+ * session_end. */
+static void last_records(struct run *r, int code)
+{
+	hx_run_mcp_stop(r); /* what its calls did, before session_end */
+	hx_worktree_finish(r->wt);
+	hx_run_end_asks(r); /* what still waits is refused, recorded */
+	hx_run_hidden_changes(r);
+	hx_pipeline_tick(&r->pl, true); /* before session_end, which counts */
+	hx_run_log_end(r, code);
+	hx_worktree_result(r->wt, r->audit, r->o->cmd, r->o->ncmd, code);
+}
+
 int hx_run(const struct hx_options *o)
 {
 	static struct run run; /* large (paths): not on the stack */
@@ -931,15 +946,7 @@ int hx_run(const struct hx_options *o)
 	       : r->child_done ? hx_proc_exit_code(r->child_status)
 			       : 2;
 end:
-	/* Order (docs/worktrees.md): last checkpoint and manifest, then
-	 * session_end (it names the tree and the manifest's hash), then
-	 * the result commit whose trailer is the hash of session_end. */
-	hx_run_mcp_stop(r); /* what its calls did, before session_end */
-	hx_worktree_finish(r->wt);
-	hx_run_end_asks(r); /* what still waits is refused, recorded */
-	hx_pipeline_tick(&r->pl, true); /* before session_end, which counts */
-	hx_run_log_end(r, code);
-	hx_worktree_result(r->wt, r->audit, o->cmd, o->ncmd, code);
+	last_records(r, code);
 out:
 	/* What may still append goes first (the gate logs the findings it
 	 * has not handed over); then the log's last flush overlaps the rest

@@ -134,6 +134,8 @@ int hx_run_open_ask(struct run *r);
  * our process group too, and must stop it, not us. */
 void hx_run_ask_signals(void (*disposition)(int));
 void hx_run_ask_terminal(struct run *r);
+/* run_hidden.c: what the project's git index hides, at the end. */
+void hx_run_hidden_changes(struct run *r);
 void hx_run_end_asks(struct run *r);
 void hx_run_close_ask(struct run *r);
 

