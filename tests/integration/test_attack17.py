@@ -1,0 +1,78 @@
+"""Seventeenth attack review: the services outside the sandbox that
+take the agent's strings (harness-policy learn, harness-mcp, the
+worktree's checkpoints and manifest, the exports)."""
+
+import os
+import shutil
+import subprocess
+
+from lib import POLICY_TOOL, PYTHON, check, harness
+
+
+def _learn(wd, log):
+    """The policy harness-policy learn writes from log, and its file."""
+    p = subprocess.run([POLICY_TOOL, "learn", log], capture_output=True, text=True,
+                       env=dict(os.environ, XDG_STATE_HOME=wd.state))
+    check(p.returncode == 0, "learn: %s" % p.stderr)
+    pol = os.path.join(wd.state, "learned.yaml")
+    with open(pol, "w") as f:
+        f.write(p.stdout)
+    chk = subprocess.run([POLICY_TOOL, "check", pol], capture_output=True, text=True)
+    check(chk.returncode == 0, "check: %s %s\n%s" % (chk.stdout, chk.stderr, p.stdout))
+    return p.stdout, pol
+
+
+def test_learn_reads_back_the_program_the_run_ran(wd):
+    """The eleventh review kept a program whose path holds whitespace
+    out of a learned exec pattern (its words are split there). learn
+    wrote the policy's strings raw inside YAML double quotes, and the
+    YAML reader takes NEL (U+0085, valid UTF-8) for a line break, folded
+    into a space: the audit run's program "/…/a<NEL>b" ran as "x" was
+    learned as "/…/a b x *", the program /…/a with "b x" first. The
+    agent, enforced by that policy, made /…/a and ran it ("marker").
+    The policy's strings are now escapes outside printable ASCII, read
+    back byte for byte."""
+    name = "a\u0085b"
+    shutil.copy("/bin/true", os.path.join(wd.path, name))
+    code = ("import subprocess, sys; subprocess.run(['./' + sys.argv[1], 'x']); "
+            "open('out.txt', 'w').write('hi')")
+    r = harness([PYTHON, "-c", code, name], wd, mode="audit")
+    check(r.status == 0, r.stderr)
+    text, pol = _learn(wd, r.log)
+    os.unlink(os.path.join(wd.path, name))
+    a = os.path.join(wd.path, "a")
+    with open(a, "w") as f:
+        f.write("#!/bin/sh\necho ran > marker\n")
+    os.chmod(a, 0o755)
+    run = "import subprocess; subprocess.run(['./a', 'b', 'x', 'evil'])"
+    r = harness([PYTHON, "-c", run], wd, policy=pol)
+    check(not os.path.exists(os.path.join(wd.path, "marker")),
+          "the learned policy ran %s b x evil:\n%s\n%s" % (a, text, r.dump()))
+    rec = r.one(op="exec", args_path=a)
+    check(rec["verdict"] == "deny", rec)
+
+
+def test_learn_takes_a_sockets_path_literally(wd):
+    """A unix socket's path became a network pattern (unix:GLOB) as
+    the agent named it: a connect to "/**" in an audit run (no such
+    socket: ENOENT) was learned as "unix:/**", which allows a connect
+    to every unix socket of the machine. It is now the glob of that one
+    path, and a connect elsewhere is refused by the learned policy."""
+    code = ("import socket\n"
+            "s = socket.socket(socket.AF_UNIX)\n"
+            "try: s.connect('/**')\n"
+            "except OSError as e: print('connect', e.errno)\n")
+    r = harness([PYTHON, "-c", code], wd, mode="audit")
+    check(r.status == 0, r.stderr)
+    text, pol = _learn(wd, r.log)
+    elsewhere = os.path.join(wd.state, "elsewhere.sock")
+    code = ("import socket, sys\n"
+            "s = socket.socket(socket.AF_UNIX)\n"
+            "try: s.connect(sys.argv[1])\n"
+            "except OSError as e: print('connect', e.errno)\n")
+    r = harness([PYTHON, "-c", code, elsewhere], wd, policy=pol)
+    recs = [x for x in r.records if x.get("op") == "connect"
+            and x.get("args", {}).get("addr") == "unix:" + elsewhere]
+    check(recs and all(x["verdict"] == "deny" for x in recs),
+          "a connect to %s under the learned policy:\n%s\n%s" % (elsewhere, text, r.dump()))
+    check('allow: ["unix:/**"]' not in text, "learned:\n%s" % text)
