@@ -28,7 +28,8 @@ static const char usage[] =
     "sessions did: writes (and other changes to files) as directory\n"
     "globs under $CWD, $TMPDIR and $HOME, programs by their executable\n"
     "and first argument, connects by host:port (the name the address\n"
-    "was resolved from), lookups by name; everything else denied by\n"
+    "was resolved from), lookups by name (NAME:0, which allows no\n"
+    "connect); everything else denied by\n"
     "default. What a session in enforce mode was refused stays refused\n"
     "(a deny rule per call). Run an agent with --mode audit first, learn,\n"
     "read and edit the policy, check it with 'harness-policy check' and\n"
@@ -282,9 +283,16 @@ static void learn_net(struct learn *l, const char *op, json_t *a, bool refused)
 	char target[600], esc[300];
 
 	if (!strcmp(op, "resolve")) {
-		/* a name the pipeline judged (a '*' is malformed there) */
+		/* A name the pipeline judged (a '*' is malformed there). A
+		 * lookup matches a rule of its name whatever its ports, and
+		 * a network rule allows connects too: "NAME:*" let the agent
+		 * whose DNS the name is reach every port of what it answers
+		 * (127.0.0.1), where the run only looked it up (seventeenth
+		 * attack review). Port 0 is the lookup's alone: no connect
+		 * reaches it. */
 		if (plain_host(host)) {
-			snprintf(target, sizeof(target), "%s:*", host);
+			snprintf(target, sizeof(target), "%s:%s", host,
+				 refused ? "*" : "0");
 			add(refused ? &l->deny_net : &l->resolve, target,
 			    target);
 		}
@@ -512,7 +520,7 @@ static void write_policy(struct learn *l, int nlogs, char *const *logs,
 	     "allow", NULL, &l->connect);
 	rule(out, "learned-lookups",
 	     "names the sessions looked up (a name in any rule may be looked "
-	     "up)",
+	     "up; port 0 allows no connect)",
 	     "allow", NULL, &l->resolve);
 	rule(out, "learned-refused-network",
 	     "what the sessions were refused on the network", "deny", NULL,
