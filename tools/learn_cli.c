@@ -52,6 +52,7 @@ struct learn {
 	struct learned deny_exec, deny_write, deny_read, deny_net;
 	json_t *subcmds;  /* object: exe path -> [argv[1] words] */
 	json_t *answered; /* object: seq of an ask a person allowed -> true */
+	json_t *unmade;	  /* object: seq of a claim never made -> true */
 	char cwd[PATH_MAX], home[PATH_MAX], tmpdir[PATH_MAX];
 	size_t sessions, records;
 	size_t spaced; /* programs whose path no exec pattern can name */
@@ -327,13 +328,20 @@ static const char *seq_key(json_t *rec, const char *k)
 }
 
 /* First pass: the asks a person allowed (ask_answer records after
- * them): those calls happened. */
+ * them): those calls happened; and the claims that did not: a request
+ * the kernel layer never saw made (kernel_unconfirmed) or one taken
+ * back (revoked). A program that speaks the protocol asked, in an
+ * audit run, for a write of ~/.ssh/authorized_keys it never made, and
+ * learn allowed all of $HOME/.ssh (seventeenth attack review). */
 static void note_answer(struct learn *l, json_t *rec)
 {
 	const char *ev = str(rec, "event"), *v = str(rec, "verdict");
 
 	if (ev && !strcmp(ev, "ask_answer") && v && !strcmp(v, "allow"))
 		json_object_set_new(l->answered, seq_key(rec, "ref_seq"),
+				    json_true());
+	if (ev && (!strcmp(ev, "kernel_unconfirmed") || !strcmp(ev, "revoked")))
+		json_object_set_new(l->unmade, seq_key(rec, "ref_seq"),
 				    json_true());
 }
 
@@ -356,7 +364,8 @@ static void learn_record(struct learn *l, json_t *rec)
 		return;
 	}
 	if (!op || !v || !a || (ev && !strcmp(ev, "ask_answer")) ||
-	    (rule && !strncmp(rule, "harness:", 8)))
+	    (rule && !strncmp(rule, "harness:", 8)) ||
+	    json_object_get(l->unmade, seq_key(rec, "seq")))
 		return;
 	l->records++;
 	/* What was refused did not happen: it stays refused. In audit mode
@@ -558,7 +567,9 @@ static int each_record(const char *path,
 
 		/* the first pass wants the answers only */
 		if (fn == note_answer &&
-		    !memmem(line, (size_t)n, "\"ask_answer\"", 12))
+		    !memmem(line, (size_t)n, "\"ask_answer\"", 12) &&
+		    !memmem(line, (size_t)n, "\"kernel_unconfirmed\"", 20) &&
+		    !memmem(line, (size_t)n, "\"revoked\"", 9))
 			continue;
 		/* The same decision again teaches nothing more. */
 		if (hx_logline_key(line, (size_t)n, key, sizeof(key)) < 0)
@@ -608,8 +619,10 @@ int hx_learn_cli(int argc, char *const *argv, FILE *out, FILE *err)
 			return 2;
 	l.subcmds = json_object();
 	l.answered = json_object();
+	l.unmade = json_object();
 	for (int i = 1; i < argc && !status; i++) {
 		json_object_clear(l.answered); /* seqs are the log's own */
+		json_object_clear(l.unmade);
 		if (each_record(argv[i], note_answer, &l, err) ||
 		    each_record(argv[i], learn_record, &l, err))
 			status = 2;
@@ -626,5 +639,6 @@ int hx_learn_cli(int argc, char *const *argv, FILE *out, FILE *err)
 	learned_free(&l.deny_net);
 	json_decref(l.subcmds);
 	json_decref(l.answered);
+	json_decref(l.unmade);
 	return status;
 }

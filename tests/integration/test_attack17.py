@@ -6,7 +6,7 @@ import os
 import shutil
 import subprocess
 
-from lib import POLICY_TOOL, PYTHON, Listener, check, harness
+from lib import HELPERS, POLICY_TOOL, PYTHON, Listener, check, harness
 
 
 def _learn(wd, log, checked=True):
@@ -114,3 +114,29 @@ def test_learn_allows_no_connect_where_the_run_only_looked_a_name_up(wd):
     finally:
         res.close()
         srv.close()
+
+
+def test_learn_allows_no_write_the_run_only_claimed(wd):
+    """A program that speaks the shim's protocol asked, in an audit run,
+    for a write of ~/.ssh/authorized_keys and never made it: the claim's
+    record (allowed, not enforced) is followed by a kernel_unconfirmed
+    naming it, and the file was never touched. learn took the claim for
+    a write and allowed $HOME/.ssh/**; enforced by that policy, the
+    agent wrote authorized_keys. A claim the log says was not made
+    (kernel_unconfirmed, revoked) is now not learned."""
+    home = wd.path + "-home"
+    os.makedirs(os.path.join(home, ".ssh"))
+    keys = os.path.join(home, ".ssh", "authorized_keys")
+    env = {"HOME": home}
+    run = "import subprocess, sys; subprocess.run(sys.argv[1:])"
+    r = harness([PYTHON, "-c", run, os.path.join(HELPERS, "static_attack17"), keys],
+                wd, mode="audit", env=env)
+    check(r.status == 0 and "verdict" in r.stdout, "%r %r" % (r.stdout, r.stderr))
+    claim = r.one(op="write", args_path=keys)
+    r.one(event="kernel_unconfirmed", ref_seq=claim["seq"])
+    check(not os.path.exists(keys), "the claim was made")
+    text, pol = _learn(wd, r.log)
+    write = "import sys; open(sys.argv[1], 'a').write('ssh-ed25519 AAAA agent\\n')"
+    r = harness([PYTHON, "-c", write, keys], wd, policy=pol, env=env)
+    check(not os.path.exists(keys),
+          "the learned policy let the agent write %s:\n%s\n%s" % (keys, text, r.dump()))
