@@ -140,3 +140,35 @@ def test_learn_allows_no_write_the_run_only_claimed(wd):
     r = harness([PYTHON, "-c", write, keys], wd, policy=pol, env=env)
     check(not os.path.exists(keys),
           "the learned policy let the agent write %s:\n%s\n%s" % (keys, text, r.dump()))
+
+
+RUSAGE = ("import resource, subprocess, sys\n"
+          "r = subprocess.run(sys.argv[1:])\n"
+          "m = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss\n"
+          "sys.stderr.write('harness-exec maxrss %d KiB\\n' % m)\n"
+          "sys.exit(r.returncode)\n")
+
+
+def test_a_sparse_file_costs_the_supervisor_no_memory(wd):
+    """harness-exec takes each checkpoint (libgit2, outside the sandbox,
+    unlimited) and, at the end, the manifest, which loaded every changed
+    file's blob whole to hash it: a sparse file of 1 GiB (truncate -s,
+    no disk, no time for the agent) made harness-exec's resident set
+    1 GiB, and one the size of the machine's memory would have it killed
+    by the OOM killer at the session's end (no session_end, no anchor).
+    A file past the checkpoint's bound (100 MiB) is now not taken into
+    a checkpoint, and a record says so (checkpoint_too_large); the
+    manifest hashes no blob past it."""
+    from test_worktree import make_repo, wt_run
+    repo = make_repo(wd)
+    r = wt_run(wd, repo, ["sh", "-c", "truncate -s 1G big; echo x > small"], "big1",
+               wrap=[PYTHON, "-c", RUSAGE], timeout=300)
+    r.expect_status(0)
+    rss = [int(line.split()[2]) for line in r.stderr.splitlines()
+           if line.startswith("harness-exec maxrss")]
+    check(rss and rss[0] < 256 * 1024,
+          "harness-exec's resident set reached %s KiB for a sparse file" % rss)
+    left = [x for x in r.records if x.get("event") == "checkpoint_too_large"]
+    check(any("big" in [t.get("path") for t in x.get("too_large", [])] for x in left),
+          "no record says big was left out of the checkpoints:\n%s" % r.dump())
+    r.one(event="session_end")
