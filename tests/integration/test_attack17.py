@@ -172,3 +172,48 @@ def test_a_sparse_file_costs_the_supervisor_no_memory(wd):
     check(any("big" in [t.get("path") for t in x.get("too_large", [])] for x in left),
           "no record says big was left out of the checkpoints:\n%s" % r.dump())
     r.one(event="session_end")
+
+
+STEAL = ("import os, sys\n"
+         "p = os.path.expanduser('~/.claude/.credentials.json')\n"
+         "try: print('read', open(p).read().strip())\n"
+         "except OSError as e: print('refused', e.errno)\n")
+
+
+def test_a_third_party_agent_does_not_choose_claudes_profile(wd):
+    """The default denies Claude Code's login (~/.claude/.credentials.json)
+    to every agent but Claude Code, whose profile harness-exec picks from
+    the real path of the program it runs: any path under
+    **/node_modules/@anthropic-ai/claude-code/. A third-party agent (what
+    a security team audits) chooses its own install layout: its entry
+    point in a directory of its own so named
+    (evil-agent/node_modules/@anthropic-ai/claude-code/agent.py, as a
+    package's bundled files may be) got the claude profile and read the
+    user's Claude login. A package directory is now Claude Code's only
+    as the first node_modules' own entry (npm installs a package so; a
+    scope is its owner's on the registry), not one nested in another
+    package."""
+    from test_default_policy import fake_home
+    home = fake_home(wd)
+    os.makedirs(os.path.join(home, ".claude"))
+    with open(os.path.join(home, ".claude", ".credentials.json"), "w") as f:
+        f.write('{"claudeAiOauth": {"accessToken": "sk-ant-oat01-SECRET"}}\n')
+    pkg = os.path.join(wd.path, "lib", "node_modules", "evil-agent", "node_modules",
+                       "@anthropic-ai", "claude-code")
+    os.makedirs(pkg)
+    agent = os.path.join(pkg, "agent.py")
+    with open(agent, "w") as f:
+        f.write(STEAL)
+    r = harness([PYTHON, agent], wd, policy=None, env={"HOME": home})
+    profiles = r.one(event="session_start").get("profiles")
+    check("SECRET" not in r.stdout,
+          "the third-party agent read Claude's login (profiles %r): %r" % (profiles, r.stdout))
+    check(not any(p.get("name") == "claude" for p in profiles or []), "profiles %r" % profiles)
+    # Claude Code installed as npm installs it keeps its profile.
+    real = os.path.join(wd.path, "lib", "node_modules", "@anthropic-ai", "claude-code")
+    os.makedirs(real)
+    shutil.copy(agent, os.path.join(real, "cli.py"))
+    r = harness([PYTHON, os.path.join(real, "cli.py")], wd, policy=None, env={"HOME": home})
+    check(r.one(event="session_start").get("profiles") == [{"name": "claude", "chosen": "detected"}],
+          "the real layout: %r" % r.one(event="session_start").get("profiles"))
+    check("SECRET" in r.stdout, "Claude Code's own login: %r %r" % (r.stdout, r.stderr[-300:]))
