@@ -247,3 +247,35 @@ def test_checkpoints_and_their_diff_reach_the_terminal_as_text(wd):
     c = tool([AUDIT_TOOL, "checkpoints", "tty1"], wd)
     check(c.returncode == 0 and "python" in c.stdout, "checkpoints: %r" % (c.stdout,))
     check(esc not in c.stdout, "harness-audit checkpoints wrote ESC raw: %r" % (c.stdout,))
+
+
+def test_verify_says_a_forged_sessions_name_as_text(wd):
+    """A record added to a finished session's log (an --audit-log in the
+    project is the next session's agent's to write) under a session of
+    no anchor is what harness-audit verify warns of: "session ID has no
+    anchor". ID was the record's own, written raw: a session named
+    ESC [2K CR ESC [8m erased that warning and hid what followed, and the
+    reviewer read "ok, chain intact" alone. The anchor check's messages
+    (verify's, and learn's and test's "does not verify") now name a
+    session terminal-safe."""
+    import hashlib
+    import json
+    from lib import AUDIT_TOOL
+    r = harness(["sh", "-c", "echo hi > out.txt"], wd)
+    r.expect_status(0)
+    last = json.loads(open(r.log, "rb").read().splitlines()[-1])
+    rec = {"time": last["time"], "seq": last["seq"] + 1, "session": "\x1b[2K\r\x1b[8m",
+           "pid": last["pid"], "event": "openat", "op": "write",
+           "args": {"path": os.path.expanduser("~/.ssh/authorized_keys")},
+           "verdict": "allow", "rule": "default:file_write", "prev": last["hash"]}
+    body = json.dumps(rec, separators=(",", ":"))
+    rec["hash"] = hashlib.sha256(body.encode()).hexdigest()
+    with open(r.log, "a") as f:
+        f.write(json.dumps(rec, separators=(",", ":")) + "\n")
+    v = subprocess.run([AUDIT_TOOL, "verify", r.log], capture_output=True, text=True,
+                       env=dict(os.environ, XDG_STATE_HOME=wd.state))
+    check("has no anchor" in v.stderr, "verify: %r %r" % (v.stdout, v.stderr))
+    check("\x1b" not in v.stdout + v.stderr, "verify wrote the session's ESC raw: %r" % v.stderr)
+    p = subprocess.run([POLICY_TOOL, "learn", r.log], capture_output=True, text=True,
+                       env=dict(os.environ, XDG_STATE_HOME=wd.state))
+    check(p.returncode == 2 and "\x1b" not in p.stderr, "learn: %r" % p.stderr)
