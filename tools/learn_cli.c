@@ -98,6 +98,20 @@ static bool plain_host(const char *s)
 	return true;
 }
 
+/* Whether example can be written as a match: example: a '$' past its
+ * root variable would be read as a variable ("unknown variable $b": a
+ * write of "a$b" made the whole learned policy fail to load). */
+static bool example_ok(const char *example)
+{
+	const char *p = example;
+
+	if (!p || !*p)
+		return false;
+	if (*p == '$')
+		p += strcspn(p, "/");
+	return !strchr(p, '$');
+}
+
 static void add(struct learned *l, const char *pat, const char *example)
 {
 	json_t *ex, *p;
@@ -114,7 +128,7 @@ static void add(struct learned *l, const char *pat, const char *example)
 		ex = json_array();
 		json_object_set_new(l->examples, pat, ex);
 	}
-	if (example && json_array_size(ex) < MAX_EXAMPLES) {
+	if (example_ok(example) && json_array_size(ex) < MAX_EXAMPLES) {
 		json_array_foreach(ex, i, p) if (!strcmp(json_string_value(p),
 							 example)) return;
 		json_array_append_new(ex, json_string(example));

@@ -279,3 +279,19 @@ def test_verify_says_a_forged_sessions_name_as_text(wd):
     p = subprocess.run([POLICY_TOOL, "learn", r.log], capture_output=True, text=True,
                        env=dict(os.environ, XDG_STATE_HOME=wd.state))
     check(p.returncode == 2 and "\x1b" not in p.stderr, "learn: %r" % p.stderr)
+
+
+def test_learn_writes_a_policy_that_loads_whatever_the_names(wd):
+    """A '$' in a name the run used went into the learned policy as it
+    is, where the loader reads a variable: a write of "a$b" made the
+    whole learned policy fail to load ("unknown variable $b"), and a
+    "$HOME" in a path named another one. A pattern's '$' is now escaped
+    and an example holding one is left out."""
+    code = "open('a$b', 'w').write('x')"
+    r = harness([PYTHON, "-c", code], wd, mode="audit")
+    check(r.status == 0, r.stderr)
+    text, pol = _learn(wd, r.log)
+    os.unlink(os.path.join(wd.path, "a$b"))
+    r = harness([PYTHON, "-c", code], wd, policy=pol)
+    check(os.path.exists(os.path.join(wd.path, "a$b")),
+          "the learned policy refused the run's own write:\n%s\n%s" % (text, r.dump()))
