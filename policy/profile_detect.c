@@ -4,6 +4,38 @@
 #include "policy/policy_int.h"
 #include "common/glob.h"
 
+#include <stdio.h>
+#include <string.h>
+
+/* A detect glob "** /node_modules/PKG/..." (or site-packages) names a
+ * package installed as itself, and is matched against what follows the
+ * path's first such directory: a directory of that name inside another
+ * package is that package's own layout. The program chooses its path:
+ * a third-party agent whose entry point was
+ * .../evil-agent/node_modules/@anthropic-ai/claude-code/agent.py got
+ * the claude profile, which opens Claude Code's login
+ * (~/.claude/.credentials.json), and read it (seventeenth attack
+ * review). npm and pip install a package as the first entry of its
+ * tree, and a scope (@anthropic-ai) or a name is its owner's on the
+ * registry. */
+static bool detect_match(const char *glob, const char *path)
+{
+	static const char *const roots[] = {"node_modules/", "site-packages/"};
+
+	for (size_t i = 0; i < sizeof(roots) / sizeof(roots[0]); i++) {
+		size_t n = strlen(roots[i]);
+		char sep[32];
+		const char *first;
+
+		if (strncmp(glob, "**/", 3) || strncmp(glob + 3, roots[i], n))
+			continue;
+		snprintf(sep, sizeof(sep), "/%s", roots[i]);
+		first = strstr(path, sep);
+		return first && hx_glob_match(glob + 3 + n, first + 1 + n);
+	}
+	return hx_glob_match(glob, path);
+}
+
 const char *hx_profile_detect(const char *home, const char *const *paths,
 			      size_t npaths)
 {
@@ -20,7 +52,7 @@ const char *hx_profile_detect(const char *home, const char *const *paths,
 		for (size_t d = 0; d < p->ndetect && !hit; d++)
 			for (size_t k = 0; k < npaths && !hit; k++)
 				hit = paths[k] &&
-				      hx_glob_match(p->detect[d], paths[k]);
+				      detect_match(p->detect[d], paths[k]);
 		hx_policy_free(p);
 		if (hit)
 			return n;

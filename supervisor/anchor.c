@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "common/notice.h"
 #include "supervisor/audit.h"
 #include "supervisor/session.h"
 
@@ -232,7 +233,7 @@ out:
 static int scan(FILE *f, json_t *tab, const struct stat *log, char *why,
 		size_t wsize)
 {
-	char *line = NULL;
+	char *line = NULL, safe[512];
 	size_t cap = 0, len;
 	ssize_t n;
 	int r = 0;
@@ -249,11 +250,12 @@ static int scan(FILE *f, json_t *tab, const struct stat *log, char *why,
 			    json_string_value(json_object_get(j, "session"));
 			json_t *sq = json_object_get(j, "seq");
 
-			snprintf(why, wsize, "session %s, record seq %lld: %s",
-				 id ? id : "?",
-				 json_is_integer(sq) ? json_integer_value(sq)
-						     : -1LL,
-				 bad);
+			/* a record's own text: terminal-safe (notice.h) */
+			snprintf(
+			    why, wsize, "session %s, record seq %lld: %s",
+			    id ? hx_text_safe(safe, sizeof(safe), id) : "?",
+			    json_is_integer(sq) ? json_integer_value(sq) : -1LL,
+			    bad);
 			json_decref(j);
 			r = 1;
 		}
@@ -269,6 +271,11 @@ int hx_anchor_check(const char *path, const char *only, bool strict,
 	FILE *f = fopen(path, "re");
 	struct stat log;
 	const char *id;
+	/* the log's session names, as a terminal may show them: the record
+	 * of a session without an anchor is one added afterwards, and its
+	 * name, ESC [2K CR ESC [8m, erased verify's warning of it (the
+	 * seventeenth attack review) */
+	char safe[512];
 	int r;
 
 	*checked = 0;
@@ -289,7 +296,7 @@ int hx_anchor_check(const char *path, const char *only, bool strict,
 				 "session %s has no anchor (still running, "
 				 "its harness-exec killed, not yours, or not "
 				 "a session)",
-				 id);
+				 hx_text_safe(safe, sizeof(safe), id));
 			r = 1;
 		}
 		if (!r && a && a->has && !a->seen) {
@@ -297,7 +304,8 @@ int hx_anchor_check(const char *path, const char *only, bool strict,
 				 "session %s: the log holds no record seq "
 				 "%llu, the session's last (cut, or "
 				 "rewritten)",
-				 id, (unsigned long long)a->seq);
+				 hx_text_safe(safe, sizeof(safe), id),
+				 (unsigned long long)a->seq);
 			r = 1;
 		}
 		*checked += a && a->has && a->seen;

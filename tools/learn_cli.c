@@ -8,10 +8,12 @@
 #include <jansson.h>
 #include <limits.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
+#include "supervisor/fmt.h"
 #include "supervisor/session.h"
 #include "supervisor/export/logline.h"
 
@@ -26,7 +28,8 @@ static const char usage[] =
     "sessions did: writes (and other changes to files) as directory\n"
     "globs under $CWD, $TMPDIR and $HOME, programs by their executable\n"
     "and first argument, connects by host:port (the name the address\n"
-    "was resolved from), lookups by name; everything else denied by\n"
+    "was resolved from), lookups by name (NAME:0, which allows no\n"
+    "connect); everything else denied by\n"
     "default. What a session in enforce mode was refused stays refused\n"
     "(a deny rule per call). Run an agent with --mode audit first, learn,\n"
     "read and edit the policy, check it with 'harness-policy check' and\n"
@@ -49,6 +52,7 @@ struct learn {
 	struct learned deny_exec, deny_write, deny_read, deny_net;
 	json_t *subcmds;  /* object: exe path -> [argv[1] words] */
 	json_t *answered; /* object: seq of an ask a person allowed -> true */
+	json_t *unmade;	  /* object: seq of a claim never made -> true */
 	char cwd[PATH_MAX], home[PATH_MAX], tmpdir[PATH_MAX];
 	size_t sessions, records;
 	size_t spaced; /* programs whose path no exec pattern can name */
@@ -57,6 +61,55 @@ struct learn {
 static const char *str(json_t *o, const char *k)
 {
 	return json_string_value(json_object_get(o, k));
+}
+
+/* The agent's text taken literally in a pattern: the glob's
+ * metacharacters and the policy's '$' (a variable) escaped. Every
+ * string of a record that becomes a pattern goes through here: a unix
+ * socket's path did not, and a failed connect to the path of two stars
+ * under / in an audit run was learned as every socket's pattern
+ * (seventeenth attack review).
+ * 0, or -ENAMETOOLONG. */
+static int literal(const char *s, char *out, size_t size)
+{
+	size_t o = 0;
+
+	for (; *s; s++) {
+		if (strchr("\\*?[]$", *s) && o + 1 < size)
+			out[o++] = '\\';
+		if (o + 1 >= size)
+			return -ENAMETOOLONG;
+		out[o++] = *s;
+	}
+	out[o] = '\0';
+	return 0;
+}
+
+/* A host name as a pattern names one host: nothing but a name's
+ * characters (a '*' is every host). */
+static bool plain_host(const char *s)
+{
+	if (!s || !*s)
+		return false;
+	for (; *s; s++)
+		if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') ||
+		      (*s >= '0' && *s <= '9') || strchr("-._", *s)))
+			return false;
+	return true;
+}
+
+/* Whether example can be written as a match: example: a '$' past its
+ * root variable would be read as a variable ("unknown variable $b": a
+ * write of "a$b" made the whole learned policy fail to load). */
+static bool example_ok(const char *example)
+{
+	const char *p = example;
+
+	if (!p || !*p)
+		return false;
+	if (*p == '$')
+		p += strcspn(p, "/");
+	return !strchr(p, '$');
 }
 
 static void add(struct learned *l, const char *pat, const char *example)
@@ -75,7 +128,7 @@ static void add(struct learned *l, const char *pat, const char *example)
 		ex = json_array();
 		json_object_set_new(l->examples, pat, ex);
 	}
-	if (example && json_array_size(ex) < MAX_EXAMPLES) {
+	if (example_ok(example) && json_array_size(ex) < MAX_EXAMPLES) {
 		json_array_foreach(ex, i, p) if (!strcmp(json_string_value(p),
 							 example)) return;
 		json_array_append_new(ex, json_string(example));
@@ -85,10 +138,11 @@ static void add(struct learned *l, const char *pat, const char *example)
 /* path with the session's $CWD, $TMPDIR or $HOME put back for its
  * start (the longest that holds): into out the rest glob-escaped (a
  * pattern), into plain as it is (an example); *root gets which ("" for
- * none) and *rest what follows it. */
-static void with_vars(const struct learn *l, const char *path, char *out,
-		      size_t size, char *plain, size_t psize, const char **root,
-		      const char **rest)
+ * none) and *rest what follows it. -1 when the rest is too long to
+ * name. */
+static int with_vars(const struct learn *l, const char *path, char *out,
+		     size_t size, char *plain, size_t psize, const char **root,
+		     const char **rest)
 {
 	static const char *const names[] = {"$CWD", "$TMPDIR", "$HOME"};
 	const char *vals[] = {l->cwd, l->tmpdir, l->home};
@@ -107,35 +161,37 @@ static void with_vars(const struct learn *l, const char *path, char *out,
 	}
 	*root = which < 0 ? "" : names[which];
 	*rest = path + best;
-	if (hx_glob_escape(*rest, esc, sizeof(esc)))
-		snprintf(esc, sizeof(esc), "%s", *rest);
+	if (literal(*rest, esc, sizeof(esc)))
+		return -1;
 	snprintf(out, size, "%s%s", *root, esc);
 	snprintf(plain, psize, "%s%s", *root, *rest);
+	return 0;
 }
 
 /* The directory glob a write is learned as: the project and the private
  * temp dir whole, a directory of $HOME by its first name, a device the
- * file itself, elsewhere the files of its directory. */
-static void write_glob(const struct learn *l, const char *path, char *glob,
-		       size_t gsize, char *example, size_t esize)
+ * file itself, elsewhere the files of its directory. -1: none. */
+static int write_glob(const struct learn *l, const char *path, char *glob,
+		      size_t gsize, char *example, size_t esize)
 {
 	const char *root, *rest;
 	char first[PATH_MAX], pat[PATH_MAX * 2];
 	size_t n;
 
-	with_vars(l, path, pat, sizeof(pat), example, esize, &root, &rest);
+	if (with_vars(l, path, pat, sizeof(pat), example, esize, &root, &rest))
+		return -1;
 	if (!strcmp(root, "$CWD") || !strcmp(root, "$TMPDIR")) {
 		snprintf(glob, gsize, "%s/**", root);
-		return;
+		return 0;
 	}
 	if (!strcmp(root, "$HOME") && rest[0] == '/' &&
 	    (n = strcspn(rest + 1, "/")) && rest[1 + n] == '/') {
 		char esc[PATH_MAX * 2];
 
 		snprintf(first, sizeof(first), "%.*s", (int)n, rest + 1);
-		if (hx_glob_escape(first, esc, sizeof(esc)) == 0 &&
+		if (literal(first, esc, sizeof(esc)) == 0 &&
 		    snprintf(glob, gsize, "$HOME/%s/**", esc) < (int)gsize)
-			return;
+			return 0;
 	}
 	{
 		const char *slash = strrchr(pat, '/');
@@ -144,9 +200,10 @@ static void write_glob(const struct learn *l, const char *path, char *glob,
 		    slash != pat &&
 		    snprintf(glob, gsize, "%.*s/*", (int)(slash - pat), pat) <
 			(int)gsize)
-			return;
+			return 0;
 	}
 	snprintf(glob, gsize, "%s", pat);
+	return 0;
 }
 
 static bool plain_words(json_t *argv)
@@ -191,7 +248,7 @@ static void learn_exec(struct learn *l, const char *path, json_t *a,
 	const char *sub = json_string_value(json_array_get(argv, 1));
 	char pat[PATH_MAX * 3], ex[PATH_MAX * 2], esc[PATH_MAX * 2];
 
-	if (!path || hx_glob_escape(path, esc, sizeof(esc)))
+	if (!path || literal(path, esc, sizeof(esc)))
 		return;
 	/* An exec pattern's words are split at whitespace, which a glob
 	 * cannot escape: "/p/a b *" allowed the program /p/a with "b"
@@ -234,16 +291,23 @@ static void learn_exec(struct learn *l, const char *path, json_t *a,
 
 static void learn_net(struct learn *l, const char *op, json_t *a, bool refused)
 {
-	const char *addr = str(a, "addr"),
+	const char *addr = str(a, "addr"), *host = str(a, "host"),
 		   *name = json_string_value(
 		       json_array_get(json_object_get(a, "names"), 0));
 	const char *colon = addr ? strrchr(addr, ':') : NULL;
-	char target[600];
+	char target[600], esc[300];
 
 	if (!strcmp(op, "resolve")) {
-		if (str(a, "host")) {
-			snprintf(target, sizeof(target), "%s:*",
-				 str(a, "host"));
+		/* A name the pipeline judged (a '*' is malformed there). A
+		 * lookup matches a rule of its name whatever its ports, and
+		 * a network rule allows connects too: "NAME:*" let the agent
+		 * whose DNS the name is reach every port of what it answers
+		 * (127.0.0.1), where the run only looked it up (seventeenth
+		 * attack review). Port 0 is the lookup's alone: no connect
+		 * reaches it. */
+		if (plain_host(host)) {
+			snprintf(target, sizeof(target), "%s:%s", host,
+				 refused ? "*" : "0");
 			add(refused ? &l->deny_net : &l->resolve, target,
 			    target);
 		}
@@ -251,7 +315,17 @@ static void learn_net(struct learn *l, const char *op, json_t *a, bool refused)
 	}
 	if (!addr || !strcmp(op, "listen"))
 		return;
-	if (name && colon && strncmp(addr, "unix:", 5))
+	if (!strncmp(addr, "unix:", 5)) {
+		/* the socket's path (or @name) is the agent's: a glob's
+		 * text taken literally */
+		if (literal(addr + 5, esc, sizeof(esc)) ||
+		    snprintf(target, sizeof(target), "unix:%s", esc) >=
+			(int)sizeof(target))
+			return;
+		add(refused ? &l->deny_net : &l->connect, target, addr);
+		return;
+	}
+	if (plain_host(name) && colon)
 		snprintf(target, sizeof(target), "%s%s", name, colon);
 	else
 		snprintf(target, sizeof(target), "%s", addr);
@@ -268,13 +342,20 @@ static const char *seq_key(json_t *rec, const char *k)
 }
 
 /* First pass: the asks a person allowed (ask_answer records after
- * them): those calls happened. */
+ * them): those calls happened; and the claims that did not: a request
+ * the kernel layer never saw made (kernel_unconfirmed) or one taken
+ * back (revoked). A program that speaks the protocol asked, in an
+ * audit run, for a write of ~/.ssh/authorized_keys it never made, and
+ * learn allowed all of $HOME/.ssh (seventeenth attack review). */
 static void note_answer(struct learn *l, json_t *rec)
 {
 	const char *ev = str(rec, "event"), *v = str(rec, "verdict");
 
 	if (ev && !strcmp(ev, "ask_answer") && v && !strcmp(v, "allow"))
 		json_object_set_new(l->answered, seq_key(rec, "ref_seq"),
+				    json_true());
+	if (ev && (!strcmp(ev, "kernel_unconfirmed") || !strcmp(ev, "revoked")))
+		json_object_set_new(l->unmade, seq_key(rec, "ref_seq"),
 				    json_true());
 }
 
@@ -297,7 +378,8 @@ static void learn_record(struct learn *l, json_t *rec)
 		return;
 	}
 	if (!op || !v || !a || (ev && !strcmp(ev, "ask_answer")) ||
-	    (rule && !strncmp(rule, "harness:", 8)))
+	    (rule && !strncmp(rule, "harness:", 8)) ||
+	    json_object_get(l->unmade, seq_key(rec, "seq")))
 		return;
 	l->records++;
 	/* What was refused did not happen: it stays refused. In audit mode
@@ -327,28 +409,46 @@ static void learn_record(struct learn *l, json_t *rec)
 			/* reads are allowed by default: refusals only */
 			if (!refused)
 				continue;
-			with_vars(l, path, glob, sizeof(glob), ex, sizeof(ex),
-				  &root, &rest);
+			if (with_vars(l, path, glob, sizeof(glob), ex,
+				      sizeof(ex), &root, &rest))
+				continue;
 			add(strcmp(op, "read") ? &l->deny_write : &l->deny_read,
 			    glob, ex);
 			continue;
 		}
-		write_glob(l, path, glob, sizeof(glob), ex, sizeof(ex));
-		add(&l->write, glob, ex);
+		if (!write_glob(l, path, glob, sizeof(glob), ex, sizeof(ex)))
+			add(&l->write, glob, ex);
 	}
 }
 
-/* A YAML double-quoted scalar. */
+/* A YAML double-quoted scalar that reads back as s, byte for byte:
+ * everything but printable ASCII is an escape. A character written raw
+ * is read as the YAML reader takes it, and it takes NEL (U+0085), a C1
+ * control valid in UTF-8, for a line break and folds it into a space:
+ * an audit run's program "/p/a<NEL>b" was learned as "/p/a b *", the
+ * program /p/a with "b" first (the eleventh review's split, spelled so;
+ * the seventeenth attack review). A byte that is no UTF-8 (records
+ * escape those) is U+FFFD, which names nothing. */
 static void quoted(FILE *out, const char *s)
 {
+	size_t n = strlen(s), k;
+	uint32_t cp;
+
 	fputc('"', out);
-	for (; *s; s++) {
-		if (*s == '"' || *s == '\\')
-			fputc('\\', out);
-		if ((unsigned char)*s < 0x20)
-			fprintf(out, "\\x%02x", (unsigned char)*s);
+	for (; n; s += k, n -= k) {
+		k = hx_utf8_char(s, n, &cp);
+		if (!k)
+			k = 1, cp = 0xfffd;
+		if (cp == '"' || cp == '\\')
+			fprintf(out, "\\%c", (char)cp);
+		else if (cp >= 0x20 && cp < 0x7f)
+			fputc((int)cp, out);
+		else if (cp < 0x80)
+			fprintf(out, "\\x%02x", cp);
+		else if (cp <= 0xffff)
+			fprintf(out, "\\u%04x", cp);
 		else
-			fputc(*s, out);
+			fprintf(out, "\\U%08x", cp);
 	}
 	fputc('"', out);
 }
@@ -443,7 +543,7 @@ static void write_policy(struct learn *l, int nlogs, char *const *logs,
 	     "allow", NULL, &l->connect);
 	rule(out, "learned-lookups",
 	     "names the sessions looked up (a name in any rule may be looked "
-	     "up)",
+	     "up; port 0 allows no connect)",
 	     "allow", NULL, &l->resolve);
 	rule(out, "learned-refused-network",
 	     "what the sessions were refused on the network", "deny", NULL,
@@ -481,7 +581,9 @@ static int each_record(const char *path,
 
 		/* the first pass wants the answers only */
 		if (fn == note_answer &&
-		    !memmem(line, (size_t)n, "\"ask_answer\"", 12))
+		    !memmem(line, (size_t)n, "\"ask_answer\"", 12) &&
+		    !memmem(line, (size_t)n, "\"kernel_unconfirmed\"", 20) &&
+		    !memmem(line, (size_t)n, "\"revoked\"", 9))
 			continue;
 		/* The same decision again teaches nothing more. */
 		if (hx_logline_key(line, (size_t)n, key, sizeof(key)) < 0)
@@ -531,8 +633,10 @@ int hx_learn_cli(int argc, char *const *argv, FILE *out, FILE *err)
 			return 2;
 	l.subcmds = json_object();
 	l.answered = json_object();
+	l.unmade = json_object();
 	for (int i = 1; i < argc && !status; i++) {
 		json_object_clear(l.answered); /* seqs are the log's own */
+		json_object_clear(l.unmade);
 		if (each_record(argv[i], note_answer, &l, err) ||
 		    each_record(argv[i], learn_record, &l, err))
 			status = 2;
@@ -549,5 +653,6 @@ int hx_learn_cli(int argc, char *const *argv, FILE *out, FILE *err)
 	learned_free(&l.deny_net);
 	json_decref(l.subcmds);
 	json_decref(l.answered);
+	json_decref(l.unmade);
 	return status;
 }

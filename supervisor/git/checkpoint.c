@@ -18,6 +18,7 @@
 #include "supervisor/git/gitutil.h"
 
 struct hx_ckpt {
+	char wt[PATH_MAX];    /* the working tree */
 	git_repository *repo; /* the common dir, workdir set to the tree */
 	git_index *idx;	      /* private, stat cache kept across calls */
 	char session[80];
@@ -26,6 +27,9 @@ struct hx_ckpt {
 	bool have_last;
 	struct hx_ckpt_info last;
 	unsigned next;
+	/* the files left out as the last take named them */
+	size_t said_n;
+	struct hx_ckpt_big said[HX_CKPT_NAMED];
 };
 
 #define ERR(...) snprintf(err, errlen, __VA_ARGS__)
@@ -124,6 +128,7 @@ int hx_ckpt_open(const char *commondir, const char *wt, const char *session,
 	if (!c)
 		return -ENOMEM;
 	snprintf(c->session, sizeof(c->session), "%s", session);
+	snprintf(c->wt, sizeof(c->wt), "%s", wt);
 	if (git_oid_fromstr(&c->parent, base_hex)) {
 		ERR("bad base commit id %s", base_hex);
 		free(c);
@@ -167,6 +172,36 @@ static size_t count_changes(git_repository *repo, const git_oid *a,
 	return n;
 }
 
+struct walk {
+	const char *wt;
+	struct hx_ckpt_info *info; /* NULL: not named */
+};
+
+/* add_all's look at each path before it is hashed: a regular file past
+ * HX_CKPT_FILE_MAX is skipped (1), and named. */
+static int skip_large(const char *path, const char *matched, void *payload)
+{
+	struct walk *w = payload;
+	struct hx_ckpt_info *info = w->info;
+	char full[2 * PATH_MAX];
+	struct stat st;
+
+	(void)matched;
+	snprintf(full, sizeof(full), "%s/%s", w->wt, path);
+	if (lstat(full, &st) || !S_ISREG(st.st_mode) ||
+	    (unsigned long long)st.st_size <= HX_CKPT_FILE_MAX)
+		return 0;
+	if (info && info->ntoo_large < HX_CKPT_NAMED) {
+		struct hx_ckpt_big *b = &info->too_large[info->ntoo_large];
+
+		snprintf(b->path, sizeof(b->path), "%s", path);
+		b->size = (unsigned long long)st.st_size;
+	}
+	if (info)
+		info->ntoo_large++;
+	return 1;
+}
+
 int hx_ckpt_take(struct hx_ckpt *c, const char *subject, const char *body,
 		 bool force, struct hx_ckpt_info *info, char *err,
 		 size_t errlen)
@@ -178,6 +213,7 @@ int hx_ckpt_take(struct hx_ckpt *c, const char *subject, const char *body,
 	git_reference *ref = NULL;
 	struct timespec t0;
 	char refname[256], *msg = NULL;
+	struct walk walk = {c->wt, info};
 	int e, r = 0;
 
 	clock_gettime(CLOCK_MONOTONIC, &t0);
@@ -185,19 +221,34 @@ int hx_ckpt_take(struct hx_ckpt *c, const char *subject, const char *body,
 	/* add_all is `git add -A` (one walk: it also drops deleted files;
 	 * test_worktree checks it): new, modified and deleted files, not
 	 * the ignored ones; unchanged files are judged by their stat data
-	 * (racily clean ones are rehashed, as git does). */
-	e = git_index_add_all(c->idx, NULL, GIT_INDEX_ADD_DEFAULT, NULL, NULL);
+	 * (racily clean ones are rehashed, as git does); a file too large
+	 * is skipped. */
+	e = git_index_add_all(c->idx, NULL, GIT_INDEX_ADD_DEFAULT, skip_large,
+			      &walk);
 	if (!e)
 		e = git_index_write_tree(&tree_id, c->idx);
 	if (e) {
 		ERR("snapshot of the worktree: %s", hx_git_err());
 		return hx_git_errno(e);
 	}
+	info->too_large_news =
+	    info->ntoo_large != c->said_n ||
+	    memcmp(info->too_large, c->said, sizeof(c->said));
+	c->said_n = info->ntoo_large;
+	memcpy(c->said, info->too_large, sizeof(c->said));
 	/* Writing the private index moves its timestamp on, which is what
 	 * libgit2's racy-git check compares file times against. */
 	git_index_write(c->idx);
 	if (c->have_last && !force && git_oid_equal(&tree_id, &c->last_tree)) {
+		size_t big = info->ntoo_large;
+		bool news = info->too_large_news;
+		struct hx_ckpt_big named[HX_CKPT_NAMED];
+
+		memcpy(named, info->too_large, sizeof(named));
 		*info = c->last;
+		info->ntoo_large = big;
+		info->too_large_news = news;
+		memcpy(info->too_large, named, sizeof(named));
 		info->created = false;
 		info->changed = 0;
 		info->ms = ms_since(&t0);
@@ -258,6 +309,17 @@ out:
 	return r;
 }
 
+json_t *hx_ckpt_too_large_json(const struct hx_ckpt_info *info)
+{
+	json_t *a = json_array();
+
+	for (size_t i = 0; a && i < info->ntoo_large && i < HX_CKPT_NAMED; i++)
+		json_array_append_new(
+		    a, json_pack("{s:s,s:I}", "path", info->too_large[i].path,
+				 "size", (json_int_t)info->too_large[i].size));
+	return a;
+}
+
 bool hx_ckpt_last(const struct hx_ckpt *c, struct hx_ckpt_info *info)
 {
 	if (!c || !c->have_last)
@@ -283,6 +345,7 @@ int hx_ckpt_restore(const char *commondir, const char *wt, const char *session,
 	git_index *idx = NULL;
 	git_object *target = NULL;
 	char refname[256], tmpl[] = "/tmp/harness-restore-XXXXXX", ipath[64];
+	struct walk walk = {wt, NULL};
 	int e, r = 0, fd;
 
 	if (hx_git_init())
@@ -303,9 +366,10 @@ int hx_ckpt_restore(const char *commondir, const char *wt, const char *session,
 		r = -ENOENT;
 		goto out;
 	}
-	e = git_index_add_all(idx, NULL, GIT_INDEX_ADD_DEFAULT, NULL, NULL);
+	e = git_index_add_all(idx, NULL, GIT_INDEX_ADD_DEFAULT, skip_large,
+			      &walk);
 	if (!e)
-		e = git_index_update_all(idx, NULL, NULL, NULL);
+		e = git_index_update_all(idx, NULL, skip_large, &walk);
 	if (e) {
 		ERR("reading %s: %s", wt, hx_git_err());
 		r = hx_git_errno(e);

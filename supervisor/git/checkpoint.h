@@ -13,10 +13,27 @@
 #ifndef HX_CHECKPOINT_H
 #define HX_CHECKPOINT_H
 
+#include <jansson.h>
 #include <stdbool.h>
 #include <stddef.h>
 
 struct hx_ckpt;
+
+/* The largest file a checkpoint takes (and the manifest hashes): the
+ * working tree is the agent's, and libgit2 in harness-exec (outside the
+ * sandbox, no limit) hashes, compresses and, with an attribute's
+ * filter, holds in memory each file it takes; the manifest held each
+ * blob whole. A sparse file costs the agent nothing: one of 1 GiB made
+ * harness-exec's resident set 1 GiB (seventeenth attack review). A
+ * larger file is left out of the checkpoint (a tracked one keeps its
+ * content of before), and the record names it. */
+#define HX_CKPT_FILE_MAX (100ull << 20)
+#define HX_CKPT_NAMED	 4 /* files left out named in the info */
+
+struct hx_ckpt_big {
+	char path[256];
+	unsigned long long size;
+};
 
 struct hx_ckpt_info {
 	unsigned n;   /* the checkpoint's number (the last one if !created) */
@@ -25,6 +42,10 @@ struct hx_ckpt_info {
 	char tree[41];
 	size_t changed; /* paths changed against the previous checkpoint */
 	double ms;	/* time taken */
+	/* files past HX_CKPT_FILE_MAX left out: how many, the first named */
+	size_t ntoo_large;
+	struct hx_ckpt_big too_large[HX_CKPT_NAMED];
+	bool too_large_news; /* not the files the last checkpoint left out */
 };
 
 /* Opens the engine for the working tree wt of the repository whose
@@ -45,6 +66,9 @@ int hx_ckpt_open(const char *commondir, const char *wt, const char *session,
 int hx_ckpt_take(struct hx_ckpt *c, const char *subject, const char *body,
 		 bool force, struct hx_ckpt_info *info, char *err,
 		 size_t errlen);
+
+/* The files info names as left out: [{"path", "size"}]. */
+json_t *hx_ckpt_too_large_json(const struct hx_ckpt_info *info);
 
 /* The last checkpoint taken (false when none). */
 bool hx_ckpt_last(const struct hx_ckpt *c, struct hx_ckpt_info *info);

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "supervisor/fmt.h"
+#include "supervisor/git/checkpoint.h"
 #include "supervisor/git/gitutil.h"
 #include "supervisor/git/provenance.h"
 #include "supervisor/sha256.h"
@@ -27,6 +28,28 @@ static const char *status_word(git_delta_t s)
 	}
 }
 
+/* Whether blob id is past HX_CKPT_FILE_MAX (its header read, not its
+ * content): then o says its size, and that it is not hashed. A tracked
+ * file of the base (the user's) may be. */
+static bool too_large(git_repository *repo, const git_oid *id, json_t *o)
+{
+	git_odb *odb = NULL;
+	git_object_t type;
+	size_t len = 0;
+	bool big = false;
+
+	if (!git_repository_odb(&odb, repo) &&
+	    !git_odb_read_header(&len, &type, odb, id) &&
+	    len > HX_CKPT_FILE_MAX) {
+		big = true;
+		json_object_set_new(o, "sha256", json_null());
+		json_object_set_new(o, "size", json_integer((json_int_t)len));
+		json_object_set_new(o, "too_large", json_true());
+	}
+	git_odb_free(odb);
+	return big;
+}
+
 static json_t *one_file(git_repository *repo, const git_diff_delta *d,
 			const struct hx_prov *prov)
 {
@@ -43,6 +66,8 @@ static json_t *one_file(git_repository *repo, const git_diff_delta *d,
 		json_object_set_new(o, "mode", json_integer(f->mode));
 		if (f->mode == GIT_FILEMODE_COMMIT) {
 			json_object_set_new(o, "commit", json_string(oid));
+		} else if (too_large(repo, &f->id, o)) {
+			/* not held in memory to be hashed (checkpoint.h) */
 		} else if (!git_blob_lookup(&blob, repo, &f->id)) {
 			hx_sha256_hex(git_blob_rawcontent(blob),
 				      (size_t)git_blob_rawsize(blob), hex);

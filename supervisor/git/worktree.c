@@ -519,25 +519,25 @@ static void now_text(char *buf, size_t size)
 	hx_fmt_time(&ts, buf, size);
 }
 
-static void append_line(const char *dir, const char *file, json_t *o)
+/* A checkpoint left files out (too large): a record, when the files
+ * left out are not the ones the last record named. */
+static void say_too_large(struct hx_worktree *w, const char *trigger,
+			  const struct hx_ckpt_info *info)
 {
-	char path[PATH_MAX + 64], *text;
-	int fd;
+	json_t *rec;
 
-	snprintf(path, sizeof(path), "%s/%s", dir, file);
-	text = json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER);
-	if (!text)
+	if (!info->too_large_news ||
+	    !(rec = hx_record_new(w->pl, NULL, "checkpoint_too_large", NULL)))
 		return;
-	fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
-	if (fd >= 0) {
-		size_t n = strlen(text);
-
-		text[n] = '\n';
-		if (write(fd, text, n + 1) < 0)
-			hx_say("%s: %s", path, strerror(errno));
-		close(fd);
-	}
-	free(text);
+	hx_say("checkpoint: %zu file(s) over %llu bytes left out (%s...)",
+	       info->ntoo_large, HX_CKPT_FILE_MAX, info->too_large[0].path);
+	json_object_set_new(rec, "category", json_string("process"));
+	json_object_set_new(rec, "trigger", json_string(trigger));
+	json_object_set_new(rec, "count",
+			    json_integer((json_int_t)info->ntoo_large));
+	json_object_set_new(rec, "too_large", hx_ckpt_too_large_json(info));
+	hx_record_append(w->pl, rec, NULL);
+	json_decref(rec);
 }
 
 /* Takes a checkpoint; trigger names why, cause is the process whose end
@@ -565,6 +565,7 @@ static int checkpoint(struct hx_worktree *w, const char *trigger, pid_t cause,
 		hx_record_error(w->pl, "checkpoint_failed", trigger, err);
 		return r;
 	}
+	say_too_large(w, trigger, info);
 	if (!info->created) {
 		json_decref(who);
 		return 0;
@@ -581,7 +582,7 @@ static int checkpoint(struct hx_worktree *w, const char *trigger, pid_t cause,
 	json_object_set_new(line, "cause",
 			    who ? json_incref(who) : json_null());
 	json_object_set_new(line, "ms", json_real(info->ms));
-	append_line(w->session_dir, "checkpoints.jsonl", line);
+	hx_wtfiles_append_json(w->session_dir, "checkpoints.jsonl", line);
 	json_decref(line);
 	rec = hx_record_new(w->pl, NULL, "checkpoint", NULL);
 	if (rec) {

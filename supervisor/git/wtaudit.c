@@ -6,9 +6,12 @@
 #include <git2.h>
 #include <jansson.h>
 #include <limits.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/notice.h"
+#include "supervisor/fmt.h"
 #include "supervisor/git/checkpoint.h"
 #include "supervisor/session.h"
 #include "supervisor/git/gitutil.h"
@@ -66,19 +69,22 @@ int hx_wtaudit_checkpoints(int argc, char *const *argv, FILE *out, FILE *err)
 		"TRIGGER", "COMMIT", "CAUSE");
 	while (getline(&line, &cap, f) > 0) {
 		json_t *o = json_loads(line, 0, NULL), *c, *argvj, *v;
-		char cause[1024] = "-";
+		char cause[1024] = "-", safe[512];
 		size_t k = 0, i;
 
 		if (!o)
 			continue;
 		c = json_object_get(o, "cause");
 		if (json_is_object(c)) {
+			/* the agent's words, terminal-safe (notice.h) */
 			k = (size_t)snprintf(
 			    cause, sizeof(cause), "pid %lld %s",
 			    (long long)json_integer_value(
 				json_object_get(c, "pid")),
 			    json_string_value(json_object_get(c, "exe"))
-				? json_string_value(json_object_get(c, "exe"))
+				? hx_text_safe(safe, sizeof(safe),
+					       json_string_value(
+						   json_object_get(c, "exe")))
 				: "?");
 			argvj = json_object_get(c, "argv");
 			if (json_is_array(argvj) && k < sizeof(cause)) {
@@ -91,7 +97,8 @@ int hx_wtaudit_checkpoints(int argc, char *const *argv, FILE *out, FILE *err)
 					k += (size_t)snprintf(
 					    cause + k, sizeof(cause) - k,
 					    "%s%s", i ? " " : "",
-					    json_string_value(v));
+					    hx_text_safe(safe, sizeof(safe),
+							 json_string_value(v)));
 				}
 				if (k < sizeof(cause))
 					k += (size_t)snprintf(
@@ -117,6 +124,43 @@ int hx_wtaudit_checkpoints(int argc, char *const *argv, FILE *out, FILE *err)
 	return 0;
 }
 
+/* Whether code point c, written raw, would make a terminal show other
+ * text than the line's: a C0 control but tab, DEL, a C1 control, or a
+ * format character that reorders or hides text (zero-width ones, bidi
+ * embeddings, overrides and isolates, a BOM). */
+static bool hides(uint32_t c)
+{
+	return (c < 0x20 && c != '\t') || (c >= 0x7f && c < 0xa0) ||
+	       (c >= 0x200b && c <= 0x200f) || (c >= 0x202a && c <= 0x202e) ||
+	       (c >= 0x2060 && c <= 0x2069) || c == 0xfeff;
+}
+
+/* A diff line's bytes as text (its newline at the end kept): what
+ * hides() names as \xNN or \u{N}, a byte that is no UTF-8 as \xNN.
+ * The lines are the agent's files: an added "curl ... | sh" followed by
+ * ESC [2K and a carriage return was drawn over by the next line, and
+ * the reviewer of harness-audit diff saw "+echo build" only (the
+ * seventeenth attack review; git's pager, less -R, shows such bytes). */
+static void put_text(FILE *out, const char *p, size_t n)
+{
+	uint32_t c;
+	size_t k;
+
+	for (size_t i = 0; i < n; i += k) {
+		k = hx_utf8_char(p + i, n - i, &c);
+		if (!k) {
+			k = 1;
+			fprintf(out, "\\x%02x", (unsigned char)p[i]);
+		} else if (c == '\n' && i + 1 == n) {
+			fputc('\n', out);
+		} else if (hides(c)) {
+			fprintf(out, c < 0x80 ? "\\x%02x" : "\\u{%x}", c);
+		} else {
+			fwrite(p + i, 1, k, out);
+		}
+	}
+}
+
 static int print_line(const git_diff_delta *d, const git_diff_hunk *h,
 		      const git_diff_line *l, void *arg)
 {
@@ -128,7 +172,7 @@ static int print_line(const git_diff_delta *d, const git_diff_hunk *h,
 	    l->origin == GIT_DIFF_LINE_ADDITION ||
 	    l->origin == GIT_DIFF_LINE_DELETION)
 		fputc(l->origin, out);
-	fwrite(l->content, 1, l->content_len, out);
+	put_text(out, l->content, l->content_len);
 	return 0;
 }
 

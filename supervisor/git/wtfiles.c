@@ -7,7 +7,10 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <stdlib.h>
 #include <unistd.h>
+
+#include "supervisor/say.h"
 
 int hx_wtfiles_mkdirs(const char *path, mode_t mode)
 {
@@ -88,4 +91,25 @@ out:
 	if (out >= 0)
 		close(out);
 	return r;
+}
+
+void hx_wtfiles_append_json(const char *dir, const char *file, json_t *o)
+{
+	char path[PATH_MAX + 64], *text;
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, file);
+	text = json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER);
+	if (!text)
+		return;
+	fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+	if (fd >= 0) {
+		size_t n = strlen(text);
+
+		text[n] = '\n';
+		if (write(fd, text, n + 1) < 0)
+			hx_say("%s: %s", path, strerror(errno));
+		close(fd);
+	}
+	free(text);
 }
