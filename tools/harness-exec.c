@@ -7,7 +7,6 @@
 #include "supervisor/options.h"
 #include "supervisor/run.h"
 #include "supervisor/git/wtcli.h"
-#include "supervisor/kernel/oomshield.h"
 
 int main(int argc, char **argv)
 {
@@ -35,7 +34,5 @@ int main(int argc, char **argv)
 		printf("harness-exec %s\n", HX_VERSION);
 		return 0;
 	}
-	/* Before anything is forked: its helpers are harness's too. */
-	hx_oom_shield_supervisor();
 	return hx_run(&o);
 }

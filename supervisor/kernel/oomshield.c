@@ -8,8 +8,7 @@
 #include <sys/prctl.h>
 #include <unistd.h>
 
-#define OOM_FILE	  "/proc/self/oom_score_adj"
-#define OOM_SCORE_ADJ_MIN (-1000)
+#define OOM_FILE "/proc/self/oom_score_adj"
 
 int hx_oom_adj(int *out)
 {
@@ -63,15 +62,6 @@ static int write_adj(int v)
 		e = -errno;
 	close(fd);
 	return e;
-}
-
-void hx_oom_shield_supervisor(void)
-{
-	int now;
-
-	/* EACCES without CAP_SYS_RESOURCE: the user's value stays. */
-	if (!hx_oom_adj(&now) && now > OOM_SCORE_ADJ_MIN)
-		(void)write_adj(OOM_SCORE_ADJ_MIN);
 }
 
 int hx_oom_expose_agent(void)

@@ -2,10 +2,11 @@
  * memory with many processes, each a little smaller than harness-exec,
  * would make harness-exec the largest and the killer's choice: the
  * session would end with neither its anchor nor session_end. So the
- * agent's processes are put first in line and harness-exec last, as far
- * as the kernel lets each side move (oom_score_adj, proc(5)), and no
- * process of the session may write an oom_score_adj (the pipeline's
- * harness:oom-score). */
+ * agent's processes are put first in line (oom_score_adj, proc(5)), and
+ * no process of the session may write an oom_score_adj (the pipeline's
+ * harness:oom-score). harness-exec keeps its own: at -1000 (never
+ * chosen) a harness-exec that grew by a fault of its own would have the
+ * killer end the machine's other programs instead. */
 #ifndef HX_OOMSHIELD_H
 #define HX_OOMSHIELD_H
 
@@ -14,11 +15,6 @@
  * processes' size, so one of them is always chosen before harness-exec
  * unless harness-exec holds half of it. */
 #define HX_OOM_AGENT_ADJ 500
-
-/* harness-exec's own: never chosen (OOM_SCORE_ADJ_MIN), set only with
- * CAP_SYS_RESOURCE (root); an ordinary user keeps what it had. Its
- * helper processes forked after this inherit it. */
-void hx_oom_shield_supervisor(void);
 
 /* In the agent's first process, before its capabilities go (system
  * calls only): its oom_score_adj raised to HX_OOM_AGENT_ADJ, never
