@@ -1,14 +1,11 @@
 /* The pipeline's judgement of writes to the OOM killer's weights
  * (pipeline_int.h, supervisor/kernel/oomshield.h). */
-#define _GNU_SOURCE
 #include "supervisor/pipeline_int.h"
 
-#include <fcntl.h>
 #include <linux/magic.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/vfs.h>
-#include <unistd.h>
 
 #include "common/wire.h"
 
@@ -39,29 +36,22 @@ static const char *as_pid(pid_t pid, const char *path, char *out, size_t size)
 }
 
 /* Whether path (in pid's view) is a process's oom_score_adj or
- * oom_adj: by its name beneath /proc, or else a procfs file whose name
- * the kernel gives as one, however it was reached (a link of the
- * agent's, an fd's magic link). */
+ * oom_adj: a file of that name beneath /proc, or on procfs mounted
+ * elsewhere. The path is the resolved one: a link of the agent's, an
+ * fd's magic link, a task's directory all end in that name. A name
+ * first, so that a write elsewhere costs no system call. */
 static bool oom_file(pid_t pid, const char *path)
 {
-	char own[PATH_MAX + 32], view[PATH_MAX + 64], fdlink[64],
-	    real[PATH_MAX];
+	char own[PATH_MAX + 32], view[PATH_MAX + 64];
 	struct statfs sf;
-	ssize_t n;
-	int fd;
 
 	path = as_pid(pid, path, own, sizeof(own));
-	if (!strncmp(path, "/proc/", 6) && oom_name(path))
+	if (!oom_name(path))
+		return false;
+	if (!strncmp(path, "/proc/", 6))
 		return true;
 	hx_pl_in_view(pid, path, view, sizeof(view));
-	if (statfs(view, &sf) || sf.f_type != PROC_SUPER_MAGIC ||
-	    (fd = open(view, O_PATH | O_CLOEXEC)) < 0)
-		return false;
-	snprintf(fdlink, sizeof(fdlink), "/proc/self/fd/%d", fd);
-	n = readlink(fdlink, real, sizeof(real) - 1);
-	close(fd);
-	real[n > 0 ? n : 0] = '\0';
-	return oom_name(real);
+	return !statfs(view, &sf) && sf.f_type == PROC_SUPER_MAGIC;
 }
 
 /* Judge: no process of the session writes an oom_score_adj, its own or

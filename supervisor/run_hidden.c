@@ -98,14 +98,22 @@ void hx_run_hidden_changes(struct run *r)
 {
 	json_t *changes, *rec, *list, *c;
 	size_t unchecked, i;
-	char err[PATH_MAX + 128];
+	char err[PATH_MAX + 128], buf[sizeof(err) * 4];
 
 	if (!index_changed(r->cwd, &r->pl.started))
 		return;
 	if (hx_git_hidden_changes(r->cwd, &r->pl.started, &changes, &unchecked,
 				  err, sizeof(err))) {
+		/* git reads what libgit2 may not (a split index): the user
+		 * is told that the check could not be made */
 		hx_record_error(&r->pl, "hidden_changes_failed", "session end",
 				err);
+		if (!r->o->quiet)
+			fprintf(stderr,
+				"harness: warning: the git index was not "
+				"checked for changes hidden from git status: "
+				"%s\n",
+				hx_text_safe(buf, sizeof(buf), err));
 		return;
 	}
 	if (!json_array_size(changes) && !unchecked) {

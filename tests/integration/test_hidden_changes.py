@@ -7,6 +7,7 @@ git from showing that change; the user reviews an empty diff and runs
 (`hidden_changes`) and said on stderr. Attacked as the agent would: git
 update-index, and the index rewritten by a script."""
 
+import json
 import os
 import subprocess
 import time
@@ -108,3 +109,21 @@ def test_the_warning_names_the_hidden_files_escaped(wd):
     check(p.returncode == 0, p.stderr[-500:])
     check("will not show 1 change" in p.stderr and "x\\x1b[2Ky.txt (skip-worktree)" in p.stderr
           and "\x1b" not in p.stderr, "stderr: %r" % p.stderr)
+
+
+def test_an_index_libgit2_cannot_read_is_said_not_checked(wd):
+    # A split index (git update-index --split-index: no configuration
+    # needed) is one libgit2 does not read; git does. The check is then
+    # said not to have been made, on stderr and in the log.
+    env = _repo(wd)
+    script = "echo X > a.txt; git update-index --split-index; git update-index --skip-worktree a.txt"
+    log = os.path.join(wd.state, "s.jsonl")
+    e = dict(os.environ, HOME=wd.state, XDG_STATE_HOME=wd.state, **GIT_ENV)
+    e.pop("LD_PRELOAD", None)
+    p = subprocess.run([EXEC, "--audit-log", log, "--", "sh", "-c", script], cwd=wd.path, env=e,
+                       capture_output=True, text=True, timeout=60)
+    check(p.returncode == 0 and _status(wd, env) == "", "%r %r" % (p.stderr, _status(wd, env)))
+    check("was not checked for changes hidden from git status" in p.stderr, p.stderr)
+    recs = [json.loads(line) for line in open(log)]
+    check(any(r["event"] == "hidden_changes_failed" and "link" in r["error"] for r in recs),
+          "no hidden_changes_failed record")
