@@ -23,7 +23,9 @@ static const char usage[] =
     "(or ask) event with its rule, the processes seen (pid, exe, argv),\n"
     "the N (default 10) hosts, path prefixes (three directories deep)\n"
     "and rules met most often, with how many of each were refused, and\n"
-    "the decision latency per category and layer (p50, p90, p99, max).\n"
+    "the decision latency per category and layer (p50, p90, p99, max),\n"
+    "and the files whose changes the project's git index hides from git\n"
+    "status and git diff at the session's end (hidden_changes records).\n"
     "Does not verify the chain: run verify for that.\n";
 
 #define SUMMARY_PROCS  15
@@ -69,6 +71,7 @@ struct rec {
 struct summary {
 	json_t *counts; /* category -> verdict -> n */
 	json_t *denied; /* array of lines */
+	json_t *hidden; /* lines: changes the user's git does not show */
 	json_t *procs;	/* the first SUMMARY_PROCS, of nprocs */
 	/* name -> [seen, refused] */
 	json_t *hosts, *prefixes, *rules;
@@ -215,6 +218,40 @@ static void add_denied(struct summary *s, const struct rec *r)
 	json_array_append_new(s->denied, json_string(buf));
 }
 
+/* A hidden_changes record's files, or a hidden_changes_failed's
+ * error, as lines: what the user's git status and git diff do not show
+ * (run_hidden.c). Rare: the line is parsed whole. */
+static void add_hidden(struct summary *s, const char *line, size_t len)
+{
+	json_t *j = json_loadb(line, len, 0, NULL), *c;
+	char buf[PATH_MAX + 64], safe[PATH_MAX], by[64];
+	size_t i;
+
+	if (!json_is_object(j)) {
+		json_decref(j);
+		return;
+	}
+	json_array_foreach(json_object_get(j, "changes"), i, c)
+	{
+		snprintf(
+		    buf, sizeof(buf), "  %s (%s)",
+		    hx_text_safe(safe, sizeof(safe),
+				 json_string_value(json_object_get(c, "path"))),
+		    hx_text_safe(
+			by, sizeof(by),
+			json_string_value(json_object_get(c, "hidden_by"))));
+		json_array_append_new(s->hidden, json_string(buf));
+	}
+	if (json_object_get(j, "error")) {
+		snprintf(buf, sizeof(buf), "  not checked: %s",
+			 hx_text_safe(
+			     safe, sizeof(safe),
+			     json_string_value(json_object_get(j, "error"))));
+		json_array_append_new(s->hidden, json_string(buf));
+	}
+	json_decref(j);
+}
+
 static void sum_one(struct summary *s, const char *line, size_t len)
 {
 	struct rec r;
@@ -237,6 +274,9 @@ static void sum_one(struct summary *s, const char *line, size_t len)
 	s->records++;
 	if (hx_span_is(&r.m[EVENT], "process_start"))
 		add_process(s, &r);
+	if (hx_span_is(&r.m[EVENT], "hidden_changes") ||
+	    hx_span_is(&r.m[EVENT], "hidden_changes_failed"))
+		add_hidden(s, line, len);
 	/* An allowed call the kernel then refused: counted beside its
 	 * allow, as "failed". */
 	if (!ver[0] && hx_span_is(&r.m[EVENT], "failed"))
@@ -400,6 +440,12 @@ static void print(FILE *out, struct summary *s, const char *log)
 	for (i = 0; i < json_array_size(s->denied); i++)
 		fprintf(out, "%s\n",
 			json_string_value(json_array_get(s->denied, i)));
+	if (json_array_size(s->hidden))
+		fprintf(out, "hidden from git status and git diff (%zu):\n",
+			json_array_size(s->hidden));
+	for (i = 0; i < json_array_size(s->hidden); i++)
+		fprintf(out, "%s\n",
+			json_string_value(json_array_get(s->hidden, i)));
 	fprintf(out, "processes (%zu):\n", s->nprocs);
 	for (i = 0; i < json_array_size(s->procs); i++)
 		fprintf(out, "%s\n",
@@ -419,6 +465,7 @@ static void summary_init(struct summary *s)
 {
 	*s = (struct summary){.counts = json_object(),
 			      .denied = json_array(),
+			      .hidden = json_array(),
 			      .procs = json_array(),
 			      .hosts = json_object(),
 			      .prefixes = json_object(),
@@ -430,6 +477,7 @@ static void summary_free(struct summary *s)
 {
 	json_decref(s->counts);
 	json_decref(s->denied);
+	json_decref(s->hidden);
 	json_decref(s->procs);
 	json_decref(s->hosts);
 	json_decref(s->prefixes);
@@ -445,12 +493,13 @@ json_t *hx_summary_json(const char *log, size_t top)
 
 	summary_init(&s);
 	if (!read_log(&s, log))
-		o = json_pack("{s:O,s:I,s:I,s:o,s:o,s:o}", "counts", s.counts,
-			      "records", (json_int_t)s.records, "refused",
-			      (json_int_t)json_array_size(s.denied), "hosts",
-			      top_rows(s.hosts, top), "path_prefixes",
+		o = json_pack("{s:O,s:I,s:I,s:o,s:o,s:o,s:O}", "counts",
+			      s.counts, "records", (json_int_t)s.records,
+			      "refused", (json_int_t)json_array_size(s.denied),
+			      "hosts", top_rows(s.hosts, top), "path_prefixes",
 			      top_rows(s.prefixes, top), "rules",
-			      top_rows(s.rules, top));
+			      top_rows(s.rules, top), "hidden_from_git",
+			      s.hidden);
 	summary_free(&s);
 	return o;
 }

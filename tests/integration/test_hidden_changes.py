@@ -12,7 +12,7 @@ import os
 import subprocess
 import time
 
-from lib import EXEC, PYTHON, check, harness
+from lib import AUDIT_TOOL, EXEC, PYTHON, check, harness
 
 GIT_ENV = {"GIT_AUTHOR_NAME": "a", "GIT_AUTHOR_EMAIL": "a@x", "GIT_COMMITTER_NAME": "a",
            "GIT_COMMITTER_EMAIL": "a@x", "GIT_CONFIG_NOSYSTEM": "1"}
@@ -74,6 +74,10 @@ def test_changes_hidden_from_git_status_are_recorded(wd):
     check(got == [("Makefile", "skip-worktree"), ("a.txt", "assume-unchanged"),
                   ("b.txt", "stat")], "recorded: %r" % got)
     check(rec["repository"] == wd.path and rec["unchecked"] == 0, "record %r" % rec)
+    # The reviewer's summary of the log names them too.
+    out = subprocess.run([AUDIT_TOOL, "summary", r.log], capture_output=True, text=True).stdout
+    check("hidden from git status and git diff (3):\n  Makefile (skip-worktree)\n" in out and
+          "  b.txt (stat)\n" in out, "summary:\n" + out)
 
 
 def test_the_agents_own_git_work_hides_nothing(wd):
