@@ -40,65 +40,34 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "common/wire.h"
-
-static int session(void)
-{
-	const char *sock = getenv(HX_ENV_SOCKET);
-	struct sockaddr_un sa = {.sun_family = AF_UNIX};
-	int fd;
-
-	if (!sock || strlen(sock) >= sizeof(sa.sun_path))
-		return -1;
-	strcpy(sa.sun_path, sock);
-	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
-	if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof(sa)))
-		return -1;
-	return fd;
-}
+#include "tests/helpers/wire_client.h"
 
 /* Sends a request of op on addr (len bytes); prints its verdict. */
 static void ask(int fd, enum hx_call call, enum hx_op op, const void *addr,
 		size_t len)
 {
-	static uint8_t buf[HX_WIRE_MAX], reply[HX_WIRE_MAX];
-	static struct hx_msg m;
+	static uint8_t buf[HX_WIRE_MAX];
 	struct hx_wbuf w;
-	ssize_t got = -1;
 
 	hx_wire_begin(&w, buf, sizeof(buf), HX_MSG_REQUEST, 5);
 	hx_wire_put_u32(&w, HX_TAG_CALL, call);
 	hx_wire_put_u32(&w, HX_TAG_OP, op);
 	hx_wire_put_bytes(&w, HX_TAG_ADDR, addr, len);
-	if (fd >= 0 && send(fd, buf, hx_wire_finish(&w), 0) > 0)
-		got = recv(fd, reply, sizeof(reply), 0);
-	if (got > 0 && hx_wire_decode(reply, (size_t)got, &m) == HX_WIRE_OK)
-		printf("verdict %u\n", m.verdict);
-	else
-		printf("verdict none\n");
-	fflush(stdout);
+	wire_ask(fd, buf, &w);
 }
 
 /* A second request, on a connection of its own: a write outside every
  * root, which the supervisor refuses at once (verdict 2) when alive. */
 static void alive(void)
 {
-	static uint8_t buf[HX_WIRE_MAX], reply[HX_WIRE_MAX];
-	static struct hx_msg m;
+	static uint8_t buf[HX_WIRE_MAX];
 	struct hx_wbuf w;
-	ssize_t got = -1;
-	int fd = session();
 
 	hx_wire_begin(&w, buf, sizeof(buf), HX_MSG_REQUEST, 6);
 	hx_wire_put_u32(&w, HX_TAG_CALL, HX_CALL_OPENAT);
 	hx_wire_put_u32(&w, HX_TAG_OP, HX_OP_WRITE);
 	hx_wire_put_str(&w, HX_TAG_PATH, "/etc/hx-alive");
-	if (fd >= 0 && send(fd, buf, hx_wire_finish(&w), 0) > 0)
-		got = recv(fd, reply, sizeof(reply), 0);
-	if (got > 0 && hx_wire_decode(reply, (size_t)got, &m) == HX_WIRE_OK)
-		printf("alive %u\n", m.verdict);
-	else
-		printf("alive none\n");
+	wire_ask_as(wire_session(), buf, &w, "alive");
 }
 
 static int longunix(int argc, char **argv)
@@ -117,7 +86,7 @@ static int longunix(int argc, char **argv)
 				: !strcmp(argv[3], "listen") ? HX_OP_LISTEN
 							     : HX_OP_CONNECT;
 
-		ask(session(), HX_CALL_CONNECT, op, &ss, len);
+		ask(wire_session(), HX_CALL_CONNECT, op, &ss, len);
 	} else if (argc == 3 && !strcmp(argv[2], "abstract")) {
 		un->sun_path[0] = '\0'; /* "\0aaa...": an abstract name */
 		s = socket(AF_UNIX, SOCK_STREAM, 0);
@@ -173,7 +142,7 @@ static int unconfirmed(int argc, char **argv)
 	static struct hx_msg m;
 	struct hx_wbuf w;
 	ssize_t got = -1;
-	int fd = session();
+	int fd = wire_session();
 
 	flood(500);
 	hx_wire_begin(&w, buf, sizeof(buf), HX_MSG_REQUEST, 8);
@@ -201,7 +170,7 @@ static int truncclaim(int argc, char **argv)
 	char *none[] = {NULL};
 	struct hx_wbuf w;
 	ssize_t got = -1;
-	int fd = session();
+	int fd = wire_session();
 
 	hx_wire_begin(&w, buf, sizeof(buf), HX_MSG_REQUEST, 9);
 	hx_wire_put_u32(&w, HX_TAG_CALL, HX_CALL_EXECVE);

@@ -14,31 +14,22 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "common/wire.h"
+#include "tests/helpers/wire_client.h"
 
 int main(int argc, char **argv)
 {
-	static uint8_t buf[HX_WIRE_MAX], reply[HX_WIRE_MAX];
-	const char *sock = getenv(HX_ENV_SOCKET);
-	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	static uint8_t buf[HX_WIRE_MAX];
 	struct hx_wbuf w;
-	static struct hx_msg m;
 	int fd, i, sep = 0, st;
 	bool by_child = argc > 1 && !strcmp(argv[1], "-c");
 	pid_t kid;
-	ssize_t got;
 
 	argc -= by_child;
 	argv += by_child;
-
 	for (i = 2; i < argc; i++)
 		if (!strcmp(argv[i], "--"))
 			sep = i;
-	if (argc < 4 || !sep || !sock || strlen(sock) >= sizeof(sa.sun_path))
-		return 2;
-	strcpy(sa.sun_path, sock);
-	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
-	if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof(sa)))
+	if (argc < 4 || !sep || (fd = wire_session()) < 0)
 		return 2;
 	hx_wire_begin(&w, buf, sizeof(buf), HX_MSG_REQUEST, 9);
 	hx_wire_put_u32(&w, HX_TAG_CALL, HX_CALL_EXECVE);
@@ -47,14 +38,8 @@ int main(int argc, char **argv)
 	hx_wire_put_str(&w, HX_TAG_PATH, argv[1]);
 	for (i = 2; i < sep; i++)
 		hx_wire_put_str(&w, HX_TAG_ARG, argv[i]);
-	if (send(fd, buf, hx_wire_finish(&w), 0) < 0)
+	if (wire_ask(fd, buf, &w))
 		return 2;
-	got = recv(fd, reply, sizeof(reply), 0);
-	if (got > 0 && hx_wire_decode(reply, (size_t)got, &m) == HX_WIRE_OK)
-		printf("verdict %u\n", m.verdict);
-	else
-		printf("verdict none\n");
-	fflush(stdout);
 	if (by_child && (kid = fork()) > 0) {
 		printf("child %d\n", (int)kid);
 		fflush(stdout);
