@@ -78,7 +78,10 @@ def run_agent(name, extra=()):
         s.add_rules(['  - id: agent-test-denied-port\n'
                                 '    description: a loopback port the test listens on\n'
                                 '    deny: "127.0.0.1:%d"\n' % listener.port])
-        s.run(extra=extra, timeout=SESSION_TIMEOUT)
+        # Nobody answers a question here: refused after 5 s, not the
+        # default 60 (Codex under sh asks about its shell snapshot,
+        # whose eval of a built string is unparsable).
+        s.run(extra=("--ask-timeout", "5") + tuple(extra), timeout=SESSION_TIMEOUT)
         time.sleep(0.2)
     finally:
         listener.close()
