@@ -162,3 +162,11 @@ void hx_worktree_control(struct hx_worktree *w, const char *request,
 	else
 		snprintf(reply, size, "error no worktree");
 }
+
+int hx_git_plugin_load(char *err, size_t errlen)
+{
+	if (load())
+		return 0;
+	snprintf(err, errlen, "the git plugin: %s", why);
+	return -ENOENT;
+}

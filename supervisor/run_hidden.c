@@ -11,17 +11,26 @@
 #include <limits.h>
 #include <stdio.h>
 #include <string.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "common/notice.h"
 #include "supervisor/git/hidden.h"
+#include "supervisor/kernel/oomshield.h"
 #include "supervisor/record.h"
 #include "supervisor/say.h"
 
 /* The git directory of the work tree holding dir (a ".git" directory,
- * or the one a ".git" file names) into out; false when there is none. */
-static bool git_dir(const char *dir, char *out, size_t size)
+ * or the one a ".git" file names) into out, that work tree's top into
+ * top (PATH_MAX); false when there is none. */
+static bool git_dir(const char *dir, char *out, size_t size, char *top)
 {
 	char d[PATH_MAX], line[PATH_MAX + 16], *slash;
 	struct stat st;
@@ -31,6 +40,7 @@ static bool git_dir(const char *dir, char *out, size_t size)
 	for (;;) {
 		if ((size_t)snprintf(out, size, "%s/.git", d) >= size)
 			return false;
+		snprintf(top, PATH_MAX, "%s", d);
 		if (lstat(out, &st))
 			st.st_mode = 0;
 		if (S_ISDIR(st.st_mode))
@@ -53,14 +63,20 @@ static bool git_dir(const char *dir, char *out, size_t size)
 }
 
 /* Whether dir's index changed since the session began: its ctime, which
- * the kernel sets and no one can set back. */
+ * the kernel sets and no one can set back. Or whether the repository
+ * has submodules (.gitmodules): their indexes are the agent's to write
+ * as well, wherever their git directories are; the check looks at each
+ * that changed. */
 static bool index_changed(const char *dir, const struct timespec *since)
 {
-	char gd[PATH_MAX], index[PATH_MAX + 8];
+	char gd[PATH_MAX], index[PATH_MAX + 8], top[PATH_MAX];
 	struct stat st;
 
-	if (!git_dir(dir, gd, sizeof(gd)))
+	if (!git_dir(dir, gd, sizeof(gd), top))
 		return false;
+	snprintf(index, sizeof(index), "%.*s/.gitmodules", PATH_MAX - 16, top);
+	if (!lstat(index, &st))
+		return true;
 	snprintf(index, sizeof(index), "%s/index", gd);
 	return !stat(index, &st) && (st.st_ctim.tv_sec > since->tv_sec ||
 				     (st.st_ctim.tv_sec == since->tv_sec &&
@@ -81,10 +97,12 @@ static void say_hidden(json_t *changes, size_t unchecked)
 			json_array_size(changes) == 1 ? "" : "s");
 	json_array_foreach(changes, i, c)
 	{
+		const char *now = hx_record_field(c, "now");
+
 		fprintf(
-		    stderr, "  %s (%s)\n",
+		    stderr, "  %s (%s%s%s)\n",
 		    hx_text_safe(buf, sizeof(buf), hx_record_field(c, "path")),
-		    hx_record_field(c, "hidden_by"));
+		    hx_record_field(c, "hidden_by"), *now ? ", now " : "", now);
 	}
 	if (unchecked)
 		fprintf(stderr,
@@ -94,16 +112,142 @@ static void say_hidden(json_t *changes, size_t unchecked)
 			HX_HIDDEN_MAX_BYTES >> 20);
 }
 
+/* The check's bounds: it reads the agent's files (the index, every
+ * .gitattributes on an entry's path), and one of them a fifo, or made
+ * large, kept harness-exec from its session_end for good (libgit2 opens
+ * them as they are). */
+#define CHECK_MS     10000
+#define CHECK_DATA   (1ul << 30)
+#define CHECK_ANSWER (64u << 20)
+
+/* In the child: the check, its answer (JSON) written to fd. */
+_Noreturn static void check_child(struct run *r, int fd)
+{
+	struct rlimit rl = {CHECK_DATA, CHECK_DATA};
+	char err[PATH_MAX + 128];
+	json_t *changes = NULL, *o;
+	size_t unchecked = 0;
+
+	/* the OOM killer's pick before harness-exec, as the agent is */
+	hx_oom_expose_agent();
+	setrlimit(RLIMIT_DATA, &rl);
+	if (hx_git_hidden_changes(r->cwd, &r->pl.started, &changes, &unchecked,
+				  err, sizeof(err)))
+		o = json_pack("{s:s}", "error", err);
+	else
+		o = json_pack("{s:o, s:I}", "changes", changes, "unchecked",
+			      (json_int_t)unchecked);
+	_exit(o && !json_dumpfd(o, fd, JSON_COMPACT) ? 0 : 1);
+}
+
+/* The child's answer on fd, read until its end or the deadline, into
+ * *buf (NUL-terminated, its length in *len). 0, or -ETIMEDOUT,
+ * -E2BIG, -errno. */
+static int read_answer(int fd, char **buf, size_t *len)
+{
+	struct timespec t0, t;
+	size_t cap = 0;
+	ssize_t n;
+	int left;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	*buf = NULL;
+	*len = 0;
+	for (;;) {
+		struct pollfd p = {.fd = fd, .events = POLLIN};
+
+		clock_gettime(CLOCK_MONOTONIC, &t);
+		left = CHECK_MS - (int)((t.tv_sec - t0.tv_sec) * 1000 +
+					(t.tv_nsec - t0.tv_nsec) / 1000000);
+		if (left <= 0)
+			return -ETIMEDOUT;
+		if (poll(&p, 1, left) < 0 && errno != EINTR)
+			return -errno;
+		if (*len + 4096 + 1 > cap) {
+			char *nb;
+
+			if (cap >= CHECK_ANSWER)
+				return -E2BIG;
+			cap = cap ? cap * 2 : 65536;
+			if (!(nb = realloc(*buf, cap)))
+				return -ENOMEM;
+			*buf = nb;
+		}
+		n = read(fd, *buf + *len, cap - *len - 1);
+		if (n == 0)
+			break;
+		if (n < 0 && errno != EAGAIN && errno != EINTR)
+			return -errno;
+		*len += n > 0 ? (size_t)n : 0;
+	}
+	(*buf)[*len] = '\0';
+	return 0;
+}
+
+/* hx_git_hidden_changes, run in a child of its own, at most CHECK_MS,
+ * with CHECK_DATA of memory, the OOM killer's pick before harness-exec:
+ * what its answer says (out, unchecked), or -errno with err. */
+static int bounded_check(struct run *r, json_t **out, size_t *unchecked,
+			 char *err, size_t errlen)
+{
+	int p[2], pfd, e, st;
+	char *buf = NULL;
+	size_t len;
+	json_t *a = NULL;
+	pid_t pid;
+
+	if ((e = hx_git_plugin_load(err, errlen)))
+		return e;
+	if (pipe2(p, O_CLOEXEC | O_NONBLOCK))
+		return snprintf(err, errlen, "pipe: %s", strerror(errno)),
+		       -errno;
+	if ((pid = fork()) == 0) {
+		close(p[0]);
+		fcntl(p[1], F_SETFL, 0);
+		check_child(r, p[1]);
+	}
+	close(p[1]);
+	pfd = pid > 0 ? (int)syscall(SYS_pidfd_open, pid, 0) : -1;
+	e = pid < 0 ? -errno : read_answer(p[0], &buf, &len);
+	close(p[0]);
+	if (pfd >= 0) {
+		syscall(SYS_pidfd_send_signal, pfd, SIGKILL, NULL, 0);
+		close(pfd);
+	}
+	/* ECHILD where the exec gate's tracer, the waiter of all, took it */
+	while (pid > 0 && waitpid(pid, &st, __WALL) < 0 && errno == EINTR)
+		;
+	if (!e && !(a = json_loads(buf, 0, NULL)))
+		e = -EIO;
+	free(buf);
+	if (e) {
+		snprintf(err, errlen, "%s: %s", r->cwd,
+			 e == -ETIMEDOUT ? "the check took more than 10 s"
+			 : e == -EIO	 ? "the check ended with no answer"
+					 : strerror(-e));
+		return e;
+	}
+	if (json_is_string(json_object_get(a, "error"))) {
+		snprintf(err, errlen, "%s", hx_record_field(a, "error"));
+		json_decref(a);
+		return -EIO;
+	}
+	*out = json_incref(json_object_get(a, "changes"));
+	*unchecked =
+	    (size_t)json_integer_value(json_object_get(a, "unchecked"));
+	json_decref(a);
+	return json_is_array(*out) ? 0 : (json_decref(*out), -EIO);
+}
+
 void hx_run_hidden_changes(struct run *r)
 {
 	json_t *changes, *rec, *list, *c;
-	size_t unchecked, i;
+	size_t unchecked = 0, i;
 	char err[PATH_MAX + 128], buf[sizeof(err) * 4];
 
 	if (!index_changed(r->cwd, &r->pl.started))
 		return;
-	if (hx_git_hidden_changes(r->cwd, &r->pl.started, &changes, &unchecked,
-				  err, sizeof(err))) {
+	if (bounded_check(r, &changes, &unchecked, err, sizeof(err))) {
 		/* git reads what libgit2 may not (a split index): the user
 		 * is told that the check could not be made */
 		hx_record_error(&r->pl, "hidden_changes_failed", "session end",
@@ -130,6 +274,8 @@ void hx_run_hidden_changes(struct run *r)
 				   hx_record_field(c, "path"));
 		hx_record_set_str(o, "hidden_by",
 				  hx_record_field(c, "hidden_by"));
+		if (json_object_get(c, "now"))
+			hx_record_set_str(o, "now", hx_record_field(c, "now"));
 		json_array_append_new(list, o);
 	}
 	json_object_set_new(rec, "category", json_string("file_write"));

