@@ -9,8 +9,8 @@
 
 /* A detect glob "** /node_modules/PKG/..." (or site-packages) names a
  * package installed as itself, and is matched against what follows the
- * path's first such directory: a directory of that name inside another
- * package is that package's own layout. The program chooses its path:
+ * path's first package root of any kind: a directory of that name inside
+ * another package is that package's own layout. The program chooses its path:
  * a third-party agent whose entry point was
  * .../evil-agent/node_modules/@anthropic-ai/claude-code/agent.py got
  * the claude profile, which opens Claude Code's login
@@ -18,20 +18,45 @@
  * review). npm and pip install a package as the first entry of its
  * tree, and a scope (@anthropic-ai) or a name is its owner's on the
  * registry. */
+static const char *const roots[] = {"node_modules/", "site-packages/",
+				    "dist-packages/"};
+#define NROOTS (sizeof(roots) / sizeof(roots[0]))
+
+/* The path's first package root of any kind ("/node_modules/",
+ * "/site-packages/", "/dist-packages/"): the slash before it, its kind
+ * in *which; NULL for none. A package nested in another package's tree,
+ * whatever installed the outer one, is that package's layout: pip's
+ * evilagent/node_modules/@anthropic-ai/claude-code/ got the claude
+ * profile while the first node_modules alone was looked at (eighteenth
+ * attack review). */
+static const char *first_root(const char *path, size_t *which)
+{
+	const char *first = NULL;
+	char sep[32];
+
+	for (size_t i = 0; i < NROOTS; i++) {
+		const char *at;
+
+		snprintf(sep, sizeof(sep), "/%s", roots[i]);
+		if ((at = strstr(path, sep)) && (!first || at < first)) {
+			first = at;
+			*which = i;
+		}
+	}
+	return first;
+}
+
 static bool detect_match(const char *glob, const char *path)
 {
-	static const char *const roots[] = {"node_modules/", "site-packages/"};
-
-	for (size_t i = 0; i < sizeof(roots) / sizeof(roots[0]); i++) {
-		size_t n = strlen(roots[i]);
-		char sep[32];
+	for (size_t i = 0; i < NROOTS; i++) {
+		size_t n = strlen(roots[i]), which = 0;
 		const char *first;
 
 		if (strncmp(glob, "**/", 3) || strncmp(glob + 3, roots[i], n))
 			continue;
-		snprintf(sep, sizeof(sep), "/%s", roots[i]);
-		first = strstr(path, sep);
-		return first && hx_glob_match(glob + 3 + n, first + 1 + n);
+		first = first_root(path, &which);
+		return first && which == i &&
+		       hx_glob_match(glob + 3 + n, first + 1 + n);
 	}
 	return hx_glob_match(glob, path);
 }

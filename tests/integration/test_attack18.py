@@ -6,7 +6,7 @@ import os
 import subprocess
 import time
 
-from lib import EXEC, check, harness
+from lib import EXEC, HELPERS, PYTHON, check, harness
 
 GIT_ENV = {"GIT_AUTHOR_NAME": "a", "GIT_AUTHOR_EMAIL": "a@x", "GIT_COMMITTER_NAME": "a",
            "GIT_COMMITTER_EMAIL": "a@x", "GIT_CONFIG_NOSYSTEM": "1"}
@@ -128,3 +128,47 @@ def test_a_change_hidden_in_a_submodule_is_recorded(wd):
     check(recs, "no hidden_changes record: %s" % r.dump()[-2000:])
     got = [(c["path"], c["hidden_by"]) for c in recs[0]["changes"]]
     check(got == [("sub/lib.c", "assume-unchanged")], "recorded: %r" % got)
+
+
+def test_the_oom_weight_written_by_other_calls_is_refused(wd):
+    """Held: a static program (no shim) writing its oom_score_adj by
+    openat2(2), by an O_PATH fd reopened through /proc/self/fd, and its
+    parent's (harness-exec's) by its pid, is refused by the kernel
+    layer's judge (harness:oom-score) in both modes."""
+    prog = os.path.join(HELPERS, "static_attack18")
+    for mode in (None, "audit"):
+        for how, value in (("openat2", "0"), ("reopen", "0"), ("parent", "1000")):
+            r = harness([prog, how, "/proc/self/oom_score_adj", value], wd, policy=None, mode=mode)
+            check(r.stdout.startswith("refused 13\n"), "%s %s: %r" % (mode, how, r.stdout))
+            check(any(x.get("rule") == "harness:oom-score" for x in r.records),
+                  "%s %s: no harness:oom-score record" % (mode, how))
+
+
+def test_a_python_package_does_not_choose_claudes_profile(wd):
+    """The seventeenth review made a detect glob **/node_modules/PKG/**
+    match only what follows the path's first node_modules: npm installs
+    a package as that directory's entry. A third-party agent pip
+    installs (site-packages, Debian's dist-packages) has no
+    node_modules before its own: its entry point in
+    site-packages/evilagent/node_modules/@anthropic-ai/claude-code/ got
+    the claude profile and read the user's Claude login still. A package
+    directory is now looked for after the path's first package root of
+    any kind (node_modules, site-packages, dist-packages)."""
+    from test_attack17 import STEAL
+    from test_default_policy import fake_home
+    home = fake_home(wd)
+    os.makedirs(os.path.join(home, ".claude"))
+    with open(os.path.join(home, ".claude", ".credentials.json"), "w") as f:
+        f.write('{"claudeAiOauth": {"accessToken": "sk-ant-oat01-SECRET"}}\n')
+    for root in ("lib/python3.11/site-packages", "lib/python3/dist-packages"):
+        pkg = os.path.join(wd.path, root, "evilagent", "node_modules", "@anthropic-ai",
+                           "claude-code")
+        os.makedirs(pkg)
+        agent = os.path.join(pkg, "agent.py")
+        with open(agent, "w") as f:
+            f.write(STEAL)
+        r = harness([PYTHON, agent], wd, policy=None, env={"HOME": home})
+        profiles = r.one(event="session_start").get("profiles")
+        check("SECRET" not in r.stdout, "%s: the third-party agent read Claude's login"
+              " (profiles %r): %r" % (root, profiles, r.stdout))
+        check(not any(p.get("name") == "claude" for p in profiles or []), "profiles %r" % profiles)
