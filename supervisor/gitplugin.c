@@ -170,3 +170,10 @@ int hx_git_plugin_load(char *err, size_t errlen)
 	snprintf(err, errlen, "the git plugin: %s", why);
 	return -ENOENT;
 }
+
+int hx_git_contains(const char *dir, const char *was, const char *now)
+{
+	const struct hx_git_api *a = load();
+
+	return a ? a->contains(dir, was, now) : -ENOENT;
+}

@@ -562,6 +562,7 @@ static int open_pipeline(struct run *r)
 	r->pl.git_roots[0] = r->cwd; /* gitconf.h's in_project */
 	r->pl.git_roots[1] = r->project;
 	clock_gettime(CLOCK_REALTIME, &r->pl.started);
+	hx_run_hidden_start(r);
 	e = hx_server_new(&r->pl, &r->srv);
 	if (!e)
 		e = hx_server_listen(r->srv, r->sess.sock_path);

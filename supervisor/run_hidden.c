@@ -83,6 +83,135 @@ static bool index_changed(const char *dir, const struct timespec *since)
 				      st.st_ctim.tv_nsec >= since->tv_nsec));
 }
 
+/* The first line of gd/name (a regular file, opened without following
+ * a symlink or blocking on a fifo) into out, its newline cut. */
+static bool first_line(const char *gd, const char *name, char *out, size_t size)
+{
+	char path[PATH_MAX * 2];
+	struct stat st;
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/%s", gd, name);
+	fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	n = fstat(fd, &st) || !S_ISREG(st.st_mode) ? -1
+						   : read(fd, out, size - 1);
+	close(fd);
+	if (n <= 0)
+		return false;
+	out[n] = '\0';
+	out[strcspn(out, "\r\n")] = '\0';
+	return true;
+}
+
+static bool is_oid(const char *s)
+{
+	size_t n = strspn(s, "0123456789abcdef");
+
+	return (n == 40 || n == 64) && !s[n];
+}
+
+/* The commit a branch (refs/...) names, as git reads it: its loose file
+ * in gd or in the common directory, else its line of packed-refs. */
+static bool ref_value(const char *gd, const char *ref, char *out, size_t size)
+{
+	char common[PATH_MAX], dirs[2][PATH_MAX * 2 + 2], line[PATH_MAX * 3];
+	size_t len = strlen(ref);
+	FILE *f;
+
+	if (strncmp(ref, "refs/", 5) || strstr(ref, ".."))
+		return false;
+	snprintf(dirs[0], sizeof(dirs[0]), "%s", gd);
+	snprintf(dirs[1], sizeof(dirs[1]), "%s", gd);
+	if (first_line(gd, "commondir", common, sizeof(common)))
+		snprintf(dirs[1], sizeof(dirs[1]), "%s%s%s",
+			 common[0] == '/' ? "" : gd,
+			 common[0] == '/' ? "" : "/", common);
+	for (int i = 0; i < 2; i++)
+		if (first_line(dirs[i], ref, out, size) && is_oid(out))
+			return true;
+	snprintf(line, sizeof(line), "%s/packed-refs", dirs[1]);
+	if (!(f = fopen(line, "re")))
+		return false;
+	while (fgets(line, sizeof(line), f)) {
+		char *sp = strchr(line, ' ');
+
+		line[strcspn(line, "\n")] = '\0';
+		if (sp && !strncmp(sp + 1, ref, len) && !sp[1 + len] &&
+		    (size_t)(sp - line) < size) {
+			*sp = '\0';
+			memcpy(out, line, (size_t)(sp - line) + 1);
+			fclose(f);
+			return is_oid(out);
+		}
+	}
+	fclose(f);
+	return false;
+}
+
+void hx_run_hidden_start(struct run *r)
+{
+	char gd[PATH_MAX], top[PATH_MAX], head[PATH_MAX];
+
+	r->head_ref[0] = r->head_oid[0] = '\0';
+	if (!git_dir(r->cwd, gd, sizeof(gd), top) ||
+	    !first_line(gd, "HEAD", head, sizeof(head)) ||
+	    strncmp(head, "ref: ", 5) ||
+	    strlen(head + 5) >= sizeof(r->head_ref))
+		return;
+	if (ref_value(gd, head + 5, r->head_oid, sizeof(r->head_oid)))
+		snprintf(r->head_ref, sizeof(r->head_ref), "%s", head + 5);
+	else
+		r->head_oid[0] = '\0';
+}
+
+/* Whether the branch of the start names another commit now (its value
+ * in r->head_now, "" when it names none). */
+static bool head_moved(struct run *r)
+{
+	char gd[PATH_MAX], top[PATH_MAX];
+
+	r->head_now[0] = '\0';
+	if (!r->head_oid[0])
+		return false;
+	if (!git_dir(r->cwd, gd, sizeof(gd), top) ||
+	    !ref_value(gd, r->head_ref, r->head_now, sizeof(r->head_now)))
+		r->head_now[0] = '\0';
+	return strcmp(r->head_now, r->head_oid) != 0;
+}
+
+static void say_rewritten(struct run *r)
+{
+	char buf[1024];
+
+	hx_text_safe(buf, sizeof(buf), r->head_ref);
+	fprintf(stderr,
+		"harness: warning: the session rewrote %s: it was %.12s, now "
+		"%.12s, which does not hold it (git log shows what the "
+		"session put in its commits as they were; git diff %.12s "
+		"%.12s shows it)\n",
+		buf, r->head_oid, r->head_now[0] ? r->head_now : "nothing",
+		r->head_oid, r->head_now[0] ? r->head_now : "HEAD");
+}
+
+/* A history_rewritten record, and the warning. */
+static void record_rewritten(struct run *r)
+{
+	json_t *rec = hx_record_new(&r->pl, NULL, "history_rewritten", NULL);
+
+	json_object_set_new(rec, "category", json_string("file_write"));
+	hx_record_set_text(rec, rec, "repository", "repository", r->cwd);
+	hx_record_set_text(rec, rec, "ref", "ref", r->head_ref);
+	hx_record_set_str(rec, "was", r->head_oid);
+	hx_record_set_str(rec, "now", r->head_now);
+	hx_record_append(&r->pl, rec, NULL);
+	json_decref(rec);
+	if (!r->o->quiet)
+		say_rewritten(r);
+}
+
 static void say_hidden(json_t *changes, size_t unchecked)
 {
 	char buf[512];
@@ -137,6 +266,13 @@ _Noreturn static void check_child(struct run *r, int fd)
 	else
 		o = json_pack("{s:o, s:I}", "changes", changes, "unchecked",
 			      (json_int_t)unchecked);
+	/* a branch that holds its commit of the start grew: not rewritten */
+	if (o && r->head_oid[0])
+		json_object_set_new(
+		    o, "rewritten",
+		    json_boolean(!r->head_now[0] ||
+				 hx_git_contains(r->cwd, r->head_oid,
+						 r->head_now) == 0));
 	_exit(o && !json_dumpfd(o, fd, JSON_COMPACT) ? 0 : 1);
 }
 
@@ -188,7 +324,7 @@ static int read_answer(int fd, char **buf, size_t *len)
  * with CHECK_DATA of memory, the OOM killer's pick before harness-exec:
  * what its answer says (out, unchecked), or -errno with err. */
 static int bounded_check(struct run *r, json_t **out, size_t *unchecked,
-			 char *err, size_t errlen)
+			 bool *rewritten, char *err, size_t errlen)
 {
 	int p[2], pfd, e, st;
 	char *buf = NULL;
@@ -232,6 +368,7 @@ static int bounded_check(struct run *r, json_t **out, size_t *unchecked,
 		json_decref(a);
 		return -EIO;
 	}
+	*rewritten = json_is_true(json_object_get(a, "rewritten"));
 	*out = json_incref(json_object_get(a, "changes"));
 	*unchecked =
 	    (size_t)json_integer_value(json_object_get(a, "unchecked"));
@@ -244,10 +381,14 @@ void hx_run_hidden_changes(struct run *r)
 	json_t *changes, *rec, *list, *c;
 	size_t unchecked = 0, i;
 	char err[PATH_MAX + 128], buf[sizeof(err) * 4];
+	bool moved = head_moved(r), rewritten = false;
 
-	if (!index_changed(r->cwd, &r->pl.started))
+	if (!index_changed(r->cwd, &r->pl.started) && !moved)
 		return;
-	if (bounded_check(r, &changes, &unchecked, err, sizeof(err))) {
+	if (!moved)
+		r->head_oid[0] = '\0'; /* the child need not look */
+	if (bounded_check(r, &changes, &unchecked, &rewritten, err,
+			  sizeof(err))) {
 		/* git reads what libgit2 may not (a split index): the user
 		 * is told that the check could not be made */
 		hx_record_error(&r->pl, "hidden_changes_failed", "session end",
@@ -260,6 +401,8 @@ void hx_run_hidden_changes(struct run *r)
 				hx_text_safe(buf, sizeof(buf), err));
 		return;
 	}
+	if (rewritten)
+		record_rewritten(r);
 	if (!json_array_size(changes) && !unchecked) {
 		json_decref(changes);
 		return;

@@ -83,7 +83,9 @@ struct run {
 	char policy_sha[65];
 	char shim[PATH_MAX];
 	char cwd[PATH_MAX];
-	char project[PATH_MAX];	 /* the start dir, when cwd is a worktree */
+	char project[PATH_MAX]; /* the start dir, when cwd is a worktree */
+	/* the branch HEAD named at the start and its commit (run_hidden.c) */
+	char head_ref[256], head_oid[72], head_now[72];
 	char cmd_path[PATH_MAX]; /* the command as found on PATH, or "" */
 	char *own_env[3];	 /* the strings child_env made */
 	bool listening;
@@ -134,7 +136,10 @@ int hx_run_open_ask(struct run *r);
  * our process group too, and must stop it, not us. */
 void hx_run_ask_signals(void (*disposition)(int));
 void hx_run_ask_terminal(struct run *r);
-/* run_hidden.c: what the project's git index hides, at the end. */
+/* run_hidden.c: what the project's git index hides, at the end, and
+ * whether the branch of the start was rewritten (its commit then, read
+ * at the start). */
+void hx_run_hidden_start(struct run *r);
 void hx_run_hidden_changes(struct run *r);
 void hx_run_end_asks(struct run *r);
 void hx_run_close_ask(struct run *r);

@@ -17,4 +17,5 @@ const struct hx_git_api hx_git_api = {
     .worktree_control = hx_worktree_control,
     .wtcli = hx_wtcli,
     .hidden_changes = hx_git_hidden_changes,
+    .contains = hx_git_contains,
 };

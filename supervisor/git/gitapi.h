@@ -12,7 +12,7 @@
 #include "supervisor/git/hidden.h"
 #include "supervisor/git/worktree.h"
 
-#define HX_GIT_API_VERSION 3
+#define HX_GIT_API_VERSION 4
 
 struct hx_git_api {
 	unsigned version; /* HX_GIT_API_VERSION: plugin and binary agree */
@@ -37,6 +37,7 @@ struct hx_git_api {
 	int (*hidden_changes)(const char *dir, const struct timespec *since,
 			      struct json_t **out, size_t *unchecked, char *err,
 			      size_t errlen);
+	int (*contains)(const char *dir, const char *was, const char *now);
 };
 
 /* The plugin's one exported symbol. */

@@ -365,3 +365,20 @@ int hx_git_hidden_changes(const char *dir, const struct timespec *since,
 	git_repository_free(repo);
 	return e;
 }
+
+int hx_git_contains(const char *dir, const char *was, const char *now)
+{
+	git_repository *repo = NULL;
+	git_oid w, n;
+	int e;
+
+	if (hx_git_init())
+		return -EIO;
+	if (git_oid_fromstr(&w, was) || git_oid_fromstr(&n, now))
+		return 0;
+	if ((e = git_repository_open_ext(&repo, dir, 0, NULL)))
+		return hx_git_errno(e) ? hx_git_errno(e) : -EIO;
+	e = git_oid_equal(&w, &n) ? 1 : git_graph_descendant_of(repo, &n, &w);
+	git_repository_free(repo);
+	return e < 0 ? 0 : e;
+}

