@@ -25,7 +25,8 @@ static const char usage[] =
     "and rules met most often, with how many of each were refused, and\n"
     "the decision latency per category and layer (p50, p90, p99, max),\n"
     "and the files whose changes the project's git index hides from git\n"
-    "status and git diff at the session's end (hidden_changes records).\n"
+    "status and git diff at the session's end (hidden_changes records,\n"
+    "and a branch the session rewrote: history_rewritten).\n"
     "Does not verify the chain: run verify for that.\n";
 
 #define SUMMARY_PROCS  15
@@ -224,7 +225,7 @@ static void add_denied(struct summary *s, const struct rec *r)
 static void add_hidden(struct summary *s, const char *line, size_t len)
 {
 	json_t *j = json_loadb(line, len, 0, NULL), *c;
-	char buf[PATH_MAX + 64], safe[PATH_MAX], by[64];
+	char buf[PATH_MAX + 64], safe[PATH_MAX], by[96], now_s[96];
 	size_t i;
 
 	if (!json_is_object(j)) {
@@ -233,13 +234,30 @@ static void add_hidden(struct summary *s, const char *line, size_t len)
 	}
 	json_array_foreach(json_object_get(j, "changes"), i, c)
 	{
+		const char *now = json_string_value(json_object_get(c, "now"));
+
 		snprintf(
-		    buf, sizeof(buf), "  %s (%s)",
+		    buf, sizeof(buf), "  %s (%s%s%s)",
 		    hx_text_safe(safe, sizeof(safe),
 				 json_string_value(json_object_get(c, "path"))),
 		    hx_text_safe(
 			by, sizeof(by),
-			json_string_value(json_object_get(c, "hidden_by"))));
+			json_string_value(json_object_get(c, "hidden_by"))),
+		    now ? ", now " : "",
+		    now ? hx_text_safe(now_s, sizeof(now_s), now) : "");
+		json_array_append_new(s->hidden, json_string(buf));
+	}
+	/* history_rewritten: the branch of the start no longer holds its
+	 * commit (an amend put the change in the user's own commit) */
+	if (json_object_get(j, "was")) {
+		snprintf(
+		    buf, sizeof(buf), "  %s rewritten: was %.12s, now %.12s",
+		    hx_text_safe(safe, sizeof(safe),
+				 json_string_value(json_object_get(j, "ref"))),
+		    hx_text_safe(by, sizeof(by),
+				 json_string_value(json_object_get(j, "was"))),
+		    hx_text_safe(now_s, sizeof(now_s),
+				 json_string_value(json_object_get(j, "now"))));
 		json_array_append_new(s->hidden, json_string(buf));
 	}
 	if (json_object_get(j, "error")) {
@@ -275,7 +293,8 @@ static void sum_one(struct summary *s, const char *line, size_t len)
 	if (hx_span_is(&r.m[EVENT], "process_start"))
 		add_process(s, &r);
 	if (hx_span_is(&r.m[EVENT], "hidden_changes") ||
-	    hx_span_is(&r.m[EVENT], "hidden_changes_failed"))
+	    hx_span_is(&r.m[EVENT], "hidden_changes_failed") ||
+	    hx_span_is(&r.m[EVENT], "history_rewritten"))
 		add_hidden(s, line, len);
 	/* An allowed call the kernel then refused: counted beside its
 	 * allow, as "failed". */

@@ -6,7 +6,7 @@ import os
 import subprocess
 import time
 
-from lib import EXEC, HELPERS, PYTHON, check, harness
+from lib import AUDIT_TOOL, EXEC, HELPERS, PYTHON, check, harness
 
 GIT_ENV = {"GIT_AUTHOR_NAME": "a", "GIT_AUTHOR_EMAIL": "a@x", "GIT_COMMITTER_NAME": "a",
            "GIT_COMMITTER_EMAIL": "a@x", "GIT_CONFIG_NOSYSTEM": "1"}
@@ -196,6 +196,9 @@ def test_a_change_amended_into_the_users_commit_is_recorded(wd):
     rec = r.events(event="history_rewritten")
     check(rec and rec[0]["ref"].startswith("refs/heads/") and rec[0]["was"] != rec[0]["now"],
           "no history_rewritten record: %s" % r.dump()[-1500:])
+    summary = subprocess.run([AUDIT_TOOL, "summary", r.log], capture_output=True, text=True)
+    check("%s rewritten: was %s" % (rec[0]["ref"], rec[0]["was"][:12]) in summary.stdout,
+          "harness-audit summary: %r" % summary.stdout[-800:])
     script = ("echo x > b.txt; git add b.txt; git -c user.name=a -c user.email=a@x commit -qm 1;"
               " git checkout -qb topic; echo y > b.txt; git -c user.name=a -c user.email=a@x"
               " commit -qam 2")
