@@ -204,3 +204,9 @@ def test_a_change_amended_into_the_users_commit_is_recorded(wd):
               " commit -qam 2")
     r = harness(["sh", "-c", script], wd, policy=None, env=dict(GIT_ENV, HOME=wd.state))
     check(r.status == 0 and not r.events(event="history_rewritten"), r.dump()[-1500:])
+    # The branch read at the end as the agent left it: a fifo for
+    # packed-refs (the loose ref gone) does not hold harness-exec.
+    took, err, recs = _unblocked(wd, "git pack-refs --all; rm -f .git/packed-refs;"
+                                     " mkfifo .git/packed-refs", timeout=30)
+    check(recs[-1]["event"] == "session_end" and took < 10, "%.1f s %r" % (took, recs[-1]))
+    check(any(x["event"] == "history_rewritten" and x["now"] == "" for x in recs), err)
