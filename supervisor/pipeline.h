@@ -125,6 +125,10 @@ struct hx_pipeline {
 	/* When the session began (wall clock): what is older is not the
 	 * agent's (gitobj.h). */
 	struct timespec started;
+	/* A git index (a file "index" beneath a .git: the project's, a
+	 * submodule's, an embedded repository's) was written, renamed in
+	 * or linked, allowed: the end's check of hidden changes is made. */
+	bool git_index_written;
 	enum hx_mode mode;
 	/* counters, by the policy's verdict */
 	uint64_t events, verdicts[3], audit_errors;

@@ -122,6 +122,14 @@ static bool leaves_link_in_git(const struct flow *f, const char *p1,
 	}
 }
 
+/* Whether path is a git index: "index" beneath a .git (gitconf.h). */
+static bool git_index(const char *path)
+{
+	const char *base = strrchr(path, '/');
+
+	return base && !strcmp(base + 1, "index") && hx_gitconf_in_git(path);
+}
+
 /* Judge: a repository the agent makes (git init sub, a gitlink to it in
  * the project's index) runs its configuration and hooks on the user's
  * next git status in the project (gitconf.h): its config is written by
@@ -137,6 +145,11 @@ void hx_pl_judge_nested_git(struct flow *f)
 	f->git_copy = false;
 	if (f->d.verdict != HX_VERDICT_ALLOW || !p1)
 		return;
+	if (hx_pl_writes_file(rq->op) &&
+	    (git_index(p1) ||
+	     ((rq->op == HX_OP_RENAME || rq->op == HX_OP_LINK) && p2 &&
+	      git_index(p2))))
+		f->pl->git_index_written = true;
 	if (rq->op == HX_OP_WRITE &&
 	    (rq->call < HX_CALL_CHMOD || rq->call == HX_CALL_MKNOD))
 		hit = git_code(f->pl, p1); /* an open, a node: not a rename */

@@ -402,7 +402,8 @@ void hx_run_hidden_changes(struct run *r)
 	char err[PATH_MAX + 128], buf[sizeof(err) * 4];
 	bool moved = head_moved(r), rewritten = false;
 
-	if (!index_changed(r->cwd, &r->pl.started) && !moved)
+	if (!index_changed(r->cwd, &r->pl.started) && !moved &&
+	    !r->pl.git_index_written)
 		return;
 	if (!moved)
 		r->head_oid[0] = '\0'; /* the child need not look */

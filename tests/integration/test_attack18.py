@@ -210,3 +210,34 @@ def test_a_change_amended_into_the_users_commit_is_recorded(wd):
                                      " mkfifo .git/packed-refs", timeout=30)
     check(recs[-1]["event"] == "session_end" and took < 10, "%.1f s %r" % (took, recs[-1]))
     check(any(x["event"] == "history_rewritten" and x["now"] == "" for x in recs), err)
+
+
+def test_a_change_hidden_in_an_embedded_repository_is_recorded(wd):
+    """A repository added as a gitlink with no .gitmodules (git's
+    "embedded repository": vendor/lib with its own .git) is read by the
+    user's git status as a submodule is; the agent changed a file of it
+    and marked it assume-unchanged in vendor/lib/.git/index. The
+    project's index unchanged and no .gitmodules, the check was not
+    made. Any git index the agent writes (a file "index" beneath a .git,
+    written, renamed in or linked) now has it made."""
+    env = dict(os.environ, HOME=wd.state, **GIT_ENV)
+    env.pop("LD_PRELOAD", None)
+    lib = os.path.join(wd.path, "vendor", "lib")
+    for d in (lib, wd.path):
+        subprocess.run(["git", "init", "-q", d], check=True, env=env)
+    wd.file("vendor/lib/x.c", "int x;\n")
+    wd.file("m.c", "int m;\n")
+    subprocess.run(["git", "-C", lib, "add", "."], check=True, env=env)
+    subprocess.run(["git", "-C", lib, "commit", "-qm", "0"], check=True, env=env)
+    subprocess.run(["git", "-C", wd.path, "add", "."], check=True, env=env,
+                   capture_output=True)
+    subprocess.run(["git", "-C", wd.path, "commit", "-qm", "0"], check=True, env=env)
+    time.sleep(1.1)
+    script = "cd vendor/lib && echo 'int evil;' > x.c && git update-index --assume-unchanged x.c"
+    r = harness(["sh", "-c", script], wd, policy=None, env=dict(GIT_ENV, HOME=wd.state))
+    check(r.status == 0, r.stderr[-500:])
+    check(_status(wd, env) == "", "the user's git status: %r" % _status(wd, env))
+    recs = r.events(event="hidden_changes")
+    check(recs, "no hidden_changes record: %s" % r.dump()[-2000:])
+    got = [(c["path"], c["hidden_by"]) for c in recs[0]["changes"]]
+    check(got == [("vendor/lib/x.c", "assume-unchanged")], "recorded: %r" % got)
