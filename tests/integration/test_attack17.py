@@ -180,6 +180,34 @@ STEAL = ("import os, sys\n"
          "except OSError as e: print('refused', e.errno)\n")
 
 
+def claude_home(wd):
+    """A fake HOME holding a Claude Code login whose token says SECRET."""
+    from test_default_policy import fake_home
+    home = fake_home(wd)
+    os.makedirs(os.path.join(home, ".claude"))
+    with open(os.path.join(home, ".claude", ".credentials.json"), "w") as f:
+        f.write('{"claudeAiOauth": {"accessToken": "sk-ant-oat01-SECRET"}}\n')
+    return home
+
+
+def run_as_claude(wd, home, within):
+    """A third-party agent (STEAL) whose entry point is in a directory
+    named like Claude Code's package inside within (beneath wd), run
+    with HOME home: checked not to get Claude's profile nor read its
+    login. Returns the agent's path and the Run."""
+    pkg = os.path.join(wd.path, within, "node_modules", "@anthropic-ai", "claude-code")
+    os.makedirs(pkg)
+    agent = os.path.join(pkg, "agent.py")
+    with open(agent, "w") as f:
+        f.write(STEAL)
+    r = harness([PYTHON, agent], wd, policy=None, env={"HOME": home})
+    profiles = r.one(event="session_start").get("profiles")
+    check("SECRET" not in r.stdout, "%s: the third-party agent read Claude's login"
+          " (profiles %r): %r" % (within, profiles, r.stdout))
+    check(not any(p.get("name") == "claude" for p in profiles or []), "profiles %r" % profiles)
+    return agent, r
+
+
 def test_a_third_party_agent_does_not_choose_claudes_profile(wd):
     """The default denies Claude Code's login (~/.claude/.credentials.json)
     to every agent but Claude Code, whose profile harness-exec picks from
@@ -193,22 +221,8 @@ def test_a_third_party_agent_does_not_choose_claudes_profile(wd):
     as the first node_modules' own entry (npm installs a package so; a
     scope is its owner's on the registry), not one nested in another
     package."""
-    from test_default_policy import fake_home
-    home = fake_home(wd)
-    os.makedirs(os.path.join(home, ".claude"))
-    with open(os.path.join(home, ".claude", ".credentials.json"), "w") as f:
-        f.write('{"claudeAiOauth": {"accessToken": "sk-ant-oat01-SECRET"}}\n')
-    pkg = os.path.join(wd.path, "lib", "node_modules", "evil-agent", "node_modules",
-                       "@anthropic-ai", "claude-code")
-    os.makedirs(pkg)
-    agent = os.path.join(pkg, "agent.py")
-    with open(agent, "w") as f:
-        f.write(STEAL)
-    r = harness([PYTHON, agent], wd, policy=None, env={"HOME": home})
-    profiles = r.one(event="session_start").get("profiles")
-    check("SECRET" not in r.stdout,
-          "the third-party agent read Claude's login (profiles %r): %r" % (profiles, r.stdout))
-    check(not any(p.get("name") == "claude" for p in profiles or []), "profiles %r" % profiles)
+    home = claude_home(wd)
+    agent, r = run_as_claude(wd, home, "lib/node_modules/evil-agent")
     # Claude Code installed as npm installs it keeps its profile.
     real = os.path.join(wd.path, "lib", "node_modules", "@anthropic-ai", "claude-code")
     os.makedirs(real)

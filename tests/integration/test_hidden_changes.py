@@ -12,10 +12,9 @@ import os
 import subprocess
 import time
 
+from gitrepo import GIT_ENV, commit_all, project, status
 from lib import AUDIT_TOOL, EXEC, PYTHON, check, harness
 
-GIT_ENV = {"GIT_AUTHOR_NAME": "a", "GIT_AUTHOR_EMAIL": "a@x", "GIT_COMMITTER_NAME": "a",
-           "GIT_COMMITTER_EMAIL": "a@x", "GIT_CONFIG_NOSYSTEM": "1"}
 
 # Rewrites the index entry of each path named so that its stat data is
 # the file's now, the blob it names left as it was (the file's mtime set
@@ -42,21 +41,8 @@ os.rename(".git/index.new", ".git/index")
 
 
 def _repo(wd):
-    env = dict(os.environ, HOME=wd.state, **GIT_ENV)
-    env.pop("LD_PRELOAD", None)
-    subprocess.run(["git", "init", "-q", wd.path], check=True, env=env)
-    wd.file("Makefile", "all:\n\techo ok\n")
-    for name in ("a.txt", "b.txt", "c.txt"):
-        wd.file(name, name + "\n")
-    subprocess.run(["git", "-C", wd.path, "add", "."], check=True, env=env)
-    subprocess.run(["git", "-C", wd.path, "commit", "-qm", "0"], check=True, env=env)
-    time.sleep(1.1)  # the session's files change in a later second
-    return env
-
-
-def _status(wd, env):
-    return subprocess.run(["git", "status", "--short"], cwd=wd.path, capture_output=True,
-                          text=True, env=env, check=True).stdout
+    return project(wd, {"Makefile": "all:\n\techo ok\n", "a.txt": "a.txt\n",
+                        "b.txt": "b.txt\n", "c.txt": "c.txt\n"})
 
 
 def test_changes_hidden_from_git_status_are_recorded(wd):
@@ -67,8 +53,8 @@ def test_changes_hidden_from_git_status_are_recorded(wd):
     r = harness(["sh", "-c", script], wd, policy=None, env=dict(GIT_ENV, HOME=wd.state))
     check(r.status == 0, r.stderr[-500:])
     # The attack: the user's git shows only the change left in sight.
-    check(_status(wd, env) == " M c.txt\n", "the user's git status: %r; %r"
-          % (_status(wd, env), r.stderr[-800:]))
+    check(status(wd, env) == " M c.txt\n", "the user's git status: %r; %r"
+          % (status(wd, env), r.stderr[-800:]))
     rec = r.one(event="hidden_changes")
     got = sorted((c["path"], c["hidden_by"]) for c in rec["changes"])
     check(got == [("Makefile", "skip-worktree"), ("a.txt", "assume-unchanged"),
@@ -92,7 +78,7 @@ def test_the_agents_own_git_work_hides_nothing(wd):
     check(r.status == 0 and r.stdout == " M a.txt\n", "%r %r" % (r.stdout, r.stderr[-500:]))
     check(not r.events(event="hidden_changes") and not r.events(event="hidden_changes_failed"),
           "a record: %s" % r.dump())
-    check(_status(wd, env) == " M a.txt\n", "the user's git status: %r" % _status(wd, env))
+    check(status(wd, env) == " M a.txt\n", "the user's git status: %r" % status(wd, env))
 
 
 def test_the_warning_names_the_hidden_files_escaped(wd):
@@ -101,8 +87,7 @@ def test_the_warning_names_the_hidden_files_escaped(wd):
     env = _repo(wd)
     name = "x\x1b[2Ky.txt"
     wd.file(name, "x\n")
-    subprocess.run(["git", "-C", wd.path, "add", name], check=True, env=env)
-    subprocess.run(["git", "-C", wd.path, "commit", "-qm", "1"], check=True, env=env)
+    commit_all(wd.path, env, "1")
     time.sleep(1.1)
     script = "echo X > \"$1\"; git update-index --skip-worktree \"$1\""
     log = os.path.join(wd.state, "w.jsonl")
@@ -126,7 +111,7 @@ def test_an_index_libgit2_cannot_read_is_said_not_checked(wd):
     e.pop("LD_PRELOAD", None)
     p = subprocess.run([EXEC, "--audit-log", log, "--", "sh", "-c", script], cwd=wd.path, env=e,
                        capture_output=True, text=True, timeout=60)
-    check(p.returncode == 0 and _status(wd, env) == "", "%r %r" % (p.stderr, _status(wd, env)))
+    check(p.returncode == 0 and status(wd, env) == "", "%r %r" % (p.stderr, status(wd, env)))
     check("was not checked for changes hidden from git status" in p.stderr, p.stderr)
     recs = [json.loads(line) for line in open(log)]
     check(any(r["event"] == "hidden_changes_failed" and "link" in r["error"] for r in recs),
