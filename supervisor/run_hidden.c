@@ -1,7 +1,10 @@
 /* At the session's end: the changes the project's git index now hides
- * from git status and git diff (git/hidden.h), recorded
- * (hidden_changes) and said on stderr. The plugin (libgit2, ~3 ms to
- * load) is asked only when the index changed during the session. */
+ * from git status and git diff (git/hidden.h), and a branch the session
+ * rewrote, recorded (hidden_changes, history_rewritten) and said on
+ * stderr. The plugin (libgit2: ~20 ms to load and set up) is asked, in
+ * a child of its own, only when the index changed during the session,
+ * a git index was written, the branch moved, or the project has
+ * submodules. */
 #define _GNU_SOURCE
 #include "supervisor/run_int.h"
 
