@@ -91,6 +91,7 @@ int hx_worktree_open(const struct hx_worktree_opts *o, struct hx_worktree **out,
 }
 
 int hx_git_hidden_changes(const char *dir, const struct timespec *since,
+			  const char *const *ignores, size_t nignores,
 			  struct json_t **out, size_t *unchecked, char *err,
 			  size_t errlen)
 {
@@ -102,7 +103,8 @@ int hx_git_hidden_changes(const char *dir, const struct timespec *since,
 		snprintf(err, errlen, "the git plugin: %s", why);
 		return -ENOENT;
 	}
-	return a->hidden_changes(dir, since, out, unchecked, err, errlen);
+	return a->hidden_changes(dir, since, ignores, nignores, out, unchecked,
+				 err, errlen);
 }
 
 /* With a worktree, the plugin is loaded: api is set. */

@@ -11,6 +11,7 @@
 #ifndef HX_PIPELINE_H
 #define HX_PIPELINE_H
 
+#include <limits.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -21,6 +22,9 @@
 
 #include "common/sockaddr.h"
 #include "common/types.h"
+
+/* The .gitignore files a session's end looks at, at most. */
+#define HX_PL_GITIGNORES 16
 
 struct hx_policy;
 struct hx_audit;
@@ -129,6 +133,11 @@ struct hx_pipeline {
 	 * submodule's, an embedded repository's) was written, renamed in
 	 * or linked, allowed: the end's check of hidden changes is made. */
 	bool git_index_written;
+	/* The .gitignore files written, renamed in or linked (allowed), for
+	 * the same check: one that ignores itself hides the new files
+	 * beneath it from git status. Past HX_PL_GITIGNORES, not kept. */
+	char gitignores[HX_PL_GITIGNORES][PATH_MAX];
+	size_t ngitignores;
 	enum hx_mode mode;
 	/* counters, by the policy's verdict */
 	uint64_t events, verdicts[3], audit_errors;

@@ -130,6 +130,21 @@ static bool git_index(const char *path)
 	return base && !strcmp(base + 1, "index") && hx_gitconf_in_git(path);
 }
 
+/* A .gitignore path kept for the end's check (pipeline.h), once. */
+static void note_gitignore(struct hx_pipeline *pl, const char *path)
+{
+	const char *base = path ? strrchr(path, '/') : NULL;
+
+	if (!base || strcmp(base + 1, ".gitignore"))
+		return;
+	for (size_t i = 0; i < pl->ngitignores; i++)
+		if (!strcmp(pl->gitignores[i], path))
+			return;
+	if (pl->ngitignores < HX_PL_GITIGNORES &&
+	    strlen(path) < sizeof(pl->gitignores[0]))
+		strcpy(pl->gitignores[pl->ngitignores++], path);
+}
+
 /* Judge: a repository the agent makes (git init sub, a gitlink to it in
  * the project's index) runs its configuration and hooks on the user's
  * next git status in the project (gitconf.h): its config is written by
@@ -150,6 +165,10 @@ void hx_pl_judge_nested_git(struct flow *f)
 	     ((rq->op == HX_OP_RENAME || rq->op == HX_OP_LINK) && p2 &&
 	      git_index(p2))))
 		f->pl->git_index_written = true;
+	if (hx_pl_writes_file(rq->op))
+		note_gitignore(
+		    f->pl,
+		    rq->op == HX_OP_RENAME || rq->op == HX_OP_LINK ? p2 : p1);
 	if (rq->op == HX_OP_WRITE &&
 	    (rq->call < HX_CALL_CHMOD || rq->call == HX_CALL_MKNOD))
 		hit = git_code(f->pl, p1); /* an open, a node: not a rename */

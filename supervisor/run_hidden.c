@@ -276,14 +276,18 @@ _Noreturn static void check_child(struct run *r, int fd)
 {
 	struct rlimit rl = {CHECK_DATA, CHECK_DATA};
 	char err[PATH_MAX + 128];
+	const char *ignores[HX_PL_GITIGNORES];
 	json_t *changes = NULL, *o;
 	size_t unchecked = 0;
 
 	/* the OOM killer's pick before harness-exec, as the agent is */
 	hx_oom_expose_agent();
 	setrlimit(RLIMIT_DATA, &rl);
-	if (hx_git_hidden_changes(r->cwd, &r->pl.started, &changes, &unchecked,
-				  err, sizeof(err)))
+	for (size_t i = 0; i < r->pl.ngitignores; i++)
+		ignores[i] = r->pl.gitignores[i];
+	if (hx_git_hidden_changes(r->cwd, &r->pl.started, ignores,
+				  r->pl.ngitignores, &changes, &unchecked, err,
+				  sizeof(err)))
 		o = json_pack("{s:s}", "error", err);
 	else
 		o = json_pack("{s:o, s:I}", "changes", changes, "unchecked",
@@ -406,7 +410,7 @@ void hx_run_hidden_changes(struct run *r)
 	bool moved = head_moved(r), rewritten = false;
 
 	if (!index_changed(r->cwd, &r->pl.started) && !moved &&
-	    !r->pl.git_index_written)
+	    !r->pl.git_index_written && !r->pl.ngitignores)
 		return;
 	if (!moved)
 		r->head_oid[0] = '\0'; /* the child need not look */

@@ -12,7 +12,7 @@
 #include "supervisor/git/hidden.h"
 #include "supervisor/git/worktree.h"
 
-#define HX_GIT_API_VERSION 4
+#define HX_GIT_API_VERSION 5
 
 struct hx_git_api {
 	unsigned version; /* HX_GIT_API_VERSION: plugin and binary agree */
@@ -35,6 +35,7 @@ struct hx_git_api {
 				 char *reply, size_t size);
 	int (*wtcli)(int argc, char *const *argv, FILE *out, FILE *err);
 	int (*hidden_changes)(const char *dir, const struct timespec *since,
+			      const char *const *ignores, size_t nignores,
 			      struct json_t **out, size_t *unchecked, char *err,
 			      size_t errlen);
 	int (*contains)(const char *dir, const char *was, const char *now);

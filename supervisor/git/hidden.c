@@ -338,7 +338,38 @@ static int open_repo(const char *dir, git_repository **repo, int *wfd,
 	return 0;
 }
 
+/* The .gitignore files of ignores (absolute) in repo's work tree (wfd)
+ * that git ignores: such a file hides itself and every new file beneath
+ * it from git status (tests/.gitignore holding "*", then a new
+ * tests/conftest.py, which pytest runs: the eighteenth attack review). */
+static void self_ignored(git_repository *repo, int wfd,
+			 const char *const *ignores, size_t n, json_t *arr)
+{
+	const char *wd = git_repository_workdir(repo);
+	size_t len = wd ? strlen(wd) : 0;
+
+	for (size_t i = 0; len && i < n; i++) {
+		git_index_entry e = {.path = ignores[i] + len};
+		const char *what;
+		struct stat st;
+		int ign = 0, fd;
+
+		if (strncmp(ignores[i], wd, len) || !*e.path)
+			continue;
+		if ((fd = look(wfd, &e, &st, &what)) < 0)
+			continue;
+		close(fd);
+		if (S_ISREG(st.st_mode) &&
+		    !git_ignore_path_is_ignored(&ign, repo, e.path) && ign)
+			json_array_append_new(
+			    arr, json_pack("{s:s, s:s, s:s}", "path", e.path,
+					   "hidden_by", "ignored", "now",
+					   "a .gitignore that ignores itself"));
+	}
+}
+
 int hx_git_hidden_changes(const char *dir, const struct timespec *since,
+			  const char *const *ignores, size_t nignores,
 			  json_t **out, size_t *unchecked, char *err,
 			  size_t errlen)
 {
@@ -358,7 +389,8 @@ int hx_git_hidden_changes(const char *dir, const struct timespec *since,
 						  : strerror(-e));
 			json_decref(*out);
 			*out = NULL;
-		}
+		} else
+			self_ignored(repo, wfd, ignores, nignores, *out);
 	}
 	if (wfd >= 0)
 		close(wfd);

@@ -29,8 +29,13 @@ struct json_t;
  * changed). Its file is opened beneath the work tree, no symlink followed;
  * under a flag, a file of another kind than its entry's (a symlink put in a
  * regular file's place), a symlink's target and an executable bit count too.
+ * ignores: the .gitignore files the session wrote (absolute paths); one
+ * that git now ignores itself, which hides the new files beneath it
+ * from git status and itself too, is {"path", "hidden_by": "ignored",
+ * "now": "a .gitignore that ignores itself"}.
  * Returns 0, or -errno with err. */
 int hx_git_hidden_changes(const char *dir, const struct timespec *since,
+			  const char *const *ignores, size_t nignores,
 			  struct json_t **out, size_t *unchecked, char *err,
 			  size_t errlen);
 

@@ -116,3 +116,21 @@ def test_an_index_libgit2_cannot_read_is_said_not_checked(wd):
     recs = [json.loads(line) for line in open(log)]
     check(any(r["event"] == "hidden_changes_failed" and "link" in r["error"] for r in recs),
           "no hidden_changes_failed record")
+
+
+def test_a_gitignore_that_ignores_itself_is_recorded(wd):
+    # New files are not index entries: a .gitignore of the agent's that
+    # ignores itself (tests/.gitignore holding "*") hides itself and a
+    # new tests/conftest.py, which pytest runs, from the user's git
+    # status (found by the eighteenth attack review). A .gitignore the
+    # agent writes that git does not ignore shows itself, and is none.
+    env = _repo(wd)
+    script = ("mkdir tests docs && printf '*\\n' > tests/.gitignore &&"
+              " echo 'import os' > tests/conftest.py &&"
+              " printf 'build/\\n' > docs/.gitignore")
+    r = harness(["sh", "-c", script], wd, policy=None, env=dict(GIT_ENV, HOME=wd.state))
+    check(r.status == 0, r.stderr[-500:])
+    check(status(wd, env) == "?? docs/\n", "the user's git status: %r" % status(wd, env))
+    rec = r.one(event="hidden_changes")
+    check([(c["path"], c["hidden_by"]) for c in rec["changes"]] ==
+          [("tests/.gitignore", "ignored")], "recorded: %r" % rec["changes"])
