@@ -320,7 +320,7 @@ int hx_glob_escape(const char *path, char *out, size_t size)
 	size_t o = 0;
 
 	for (; *path; path++) {
-		if (strchr("\\*?[]", *path)) {
+		if (strchr("\\*?[]$", *path)) {
 			if (o + 1 >= size)
 				return -ENAMETOOLONG;
 			out[o++] = '\\';

@@ -44,7 +44,10 @@ unsigned hx_glob_specificity(const char *pattern);
 /* True when the pattern has no wildcard at all. */
 bool hx_glob_is_literal(const char *pattern);
 
-/* Escapes glob metacharacters of a literal path (\ * ? [ ]) into out. */
+/* Escapes glob metacharacters of a literal path (\ * ? [ ]) into out,
+ * and '$', which a policy's pattern reads as a variable ("\$" is a '$':
+ * policy/vars.c): a name holding "a$b" made a learned policy fail to
+ * load. */
 int hx_glob_escape(const char *path, char *out, size_t size);
 
 #endif

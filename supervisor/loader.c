@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "supervisor/path_resolve.h"
+#include "supervisor/proc.h"
 
 #define PHNUM_MAX 64
 #define DYN_MAX	  512
@@ -132,19 +133,6 @@ size_t hx_loader_program(const char *const *argv, size_t argc,
 	return 0;
 }
 
-/* path as the supervisor reaches what pid names by it. */
-static void here(pid_t pid, pid_t tid, const char *path, char *out, size_t size)
-{
-	if (!strncmp(path, "/proc/self/", 11) || !strcmp(path, "/proc/self"))
-		snprintf(out, size, "/proc/%d%s", (int)pid, path + 10);
-	else if (!strncmp(path, "/proc/thread-self/", 18) ||
-		 !strcmp(path, "/proc/thread-self"))
-		snprintf(out, size, "/proc/%d/task/%d%s", (int)pid,
-			 (int)(tid ? tid : pid), path + 17);
-	else
-		snprintf(out, size, "%s", path);
-}
-
 int hx_loader_args(pid_t pid, pid_t tid, const char *const *argv, size_t argc,
 		   struct hx_loader_prog *out)
 {
@@ -185,7 +173,7 @@ int hx_loader_resolve(pid_t pid, pid_t tid, const char *path,
 	out->argc = 0;
 	if (!path || path[0] != '/')
 		return 0;
-	here(pid, tid, path, h, sizeof(h));
+	hx_proc_self_path(pid, tid, path, h, sizeof(h));
 	fd = open(h, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
 	if (fd < 0)
 		return 0; /* not readable: the kernel's own exec check */

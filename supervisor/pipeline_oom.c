@@ -17,24 +17,6 @@ static bool oom_name(const char *path)
 	return !strcmp(base, "oom_score_adj") || !strcmp(base, "oom_adj");
 }
 
-/* path with a leading /proc/self or /proc/thread-self made pid's own
- * (the supervisor's /proc/self is its own), into out. */
-static const char *as_pid(pid_t pid, const char *path, char *out, size_t size)
-{
-	static const char *const selves[] = {"/proc/self", "/proc/thread-self"};
-
-	for (size_t i = 0; pid > 0 && i < 2; i++) {
-		size_t n = strlen(selves[i]);
-
-		if (!strncmp(path, selves[i], n) &&
-		    (!path[n] || path[n] == '/')) {
-			snprintf(out, size, "/proc/%d%s", (int)pid, path + n);
-			return out;
-		}
-	}
-	return path;
-}
-
 /* Whether path (in pid's view) is a process's oom_score_adj or
  * oom_adj: a file of that name beneath /proc, or on procfs mounted
  * elsewhere. The path is the resolved one: a link of the agent's, an
@@ -42,10 +24,9 @@ static const char *as_pid(pid_t pid, const char *path, char *out, size_t size)
  * first, so that a write elsewhere costs no system call. */
 static bool oom_file(pid_t pid, const char *path)
 {
-	char own[PATH_MAX + 32], view[PATH_MAX + 64];
+	char view[PATH_MAX + 64];
 	struct statfs sf;
 
-	path = as_pid(pid, path, own, sizeof(own));
 	if (!oom_name(path))
 		return false;
 	if (!strncmp(path, "/proc/", 6))

@@ -287,3 +287,16 @@ char *hx_proc_cmdline(pid_t pid, size_t cap, size_t *len)
 	*len = n;
 	return buf;
 }
+
+void hx_proc_self_path(pid_t pid, pid_t tid, const char *path, char *out,
+		       size_t size)
+{
+	if (!strncmp(path, "/proc/self/", 11) || !strcmp(path, "/proc/self"))
+		snprintf(out, size, "/proc/%d%s", (int)pid, path + 10);
+	else if (!strncmp(path, "/proc/thread-self/", 18) ||
+		 !strcmp(path, "/proc/thread-self"))
+		snprintf(out, size, "/proc/%d/task/%d%s", (int)pid,
+			 (int)(tid ? tid : pid), path + 17);
+	else
+		snprintf(out, size, "%s", path);
+}

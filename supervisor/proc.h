@@ -29,6 +29,12 @@ int hx_proc_stat(pid_t pid, struct hx_procstat *st);
  * else 2. */
 int hx_proc_exit_code(int status);
 
+/* path (absolute) as the supervisor reaches what thread tid of pid
+ * names by it: its /proc/self and /proc/thread-self are pid's and tid's
+ * (tid 0: pid), the supervisor's own are not. Into out, cut to size. */
+void hx_proc_self_path(pid_t pid, pid_t tid, const char *path, char *out,
+		       size_t size);
+
 /* pid's parent, or 0 when pid is gone. */
 pid_t hx_proc_ppid(pid_t pid);
 /* Whether pid is ancestor or one of its descendants (by parent links). */

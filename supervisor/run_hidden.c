@@ -30,6 +30,39 @@
 #include "supervisor/record.h"
 #include "supervisor/say.h"
 
+/* A regular file of the agent's, at most 64 MiB, open to read by
+ * lines: no symlink followed, no fifo waited on (one would hold
+ * harness-exec in open(2): .git, HEAD, packed-refs are the agent's to
+ * make). NULL otherwise. */
+static FILE *open_regular(const char *path)
+{
+	int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	struct stat st;
+	FILE *f;
+
+	if (fd < 0)
+		return NULL;
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || st.st_size > (64 << 20) ||
+	    !(f = fdopen(fd, "re"))) {
+		close(fd);
+		return NULL;
+	}
+	return f;
+}
+
+/* The first line of path into out (size bytes), its newline cut. */
+static bool read_line(const char *path, char *out, size_t size)
+{
+	FILE *f = open_regular(path);
+	bool ok = f && fgets(out, (int)size, f);
+
+	if (f)
+		fclose(f);
+	if (ok)
+		out[strcspn(out, "\r\n")] = '\0';
+	return ok;
+}
+
 /* The git directory of the work tree holding dir (a ".git" directory,
  * or the one a ".git" file names) into out, that work tree's top into
  * top (PATH_MAX); false when there is none. */
@@ -37,7 +70,6 @@ static bool git_dir(const char *dir, char *out, size_t size, char *top)
 {
 	char d[PATH_MAX], line[PATH_MAX + 16], *slash;
 	struct stat st;
-	FILE *f;
 
 	snprintf(d, sizeof(d), "%s", dir);
 	for (;;) {
@@ -48,12 +80,10 @@ static bool git_dir(const char *dir, char *out, size_t size, char *top)
 			st.st_mode = 0;
 		if (S_ISDIR(st.st_mode))
 			return true;
-		if (S_ISREG(st.st_mode) && (f = fopen(out, "re"))) {
-			bool ok = fgets(line, sizeof(line), f) &&
+		if (S_ISREG(st.st_mode)) {
+			bool ok = read_line(out, line, sizeof(line)) &&
 				  !strncmp(line, "gitdir: ", 8);
 
-			fclose(f);
-			line[strcspn(line, "\n")] = '\0';
 			return ok && (size_t)snprintf(out, size, "%s%s%s",
 						      line[8] == '/' ? "" : d,
 						      line[8] == '/' ? "" : "/",
@@ -86,46 +116,14 @@ static bool index_changed(const char *dir, const struct timespec *since)
 				      st.st_ctim.tv_nsec >= since->tv_nsec));
 }
 
-/* The first line of gd/name (a regular file, opened without following
- * a symlink or blocking on a fifo) into out, its newline cut. */
+/* The first line of gd/name into out, its newline cut. */
 static bool first_line(const char *gd, const char *name, char *out, size_t size)
 {
 	char path[PATH_MAX * 2];
-	struct stat st;
-	ssize_t n;
-	int fd;
 
-	snprintf(path, sizeof(path), "%s/%s", gd, name);
-	fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-	if (fd < 0)
-		return false;
-	n = fstat(fd, &st) || !S_ISREG(st.st_mode) ? -1
-						   : read(fd, out, size - 1);
-	close(fd);
-	if (n <= 0)
-		return false;
-	out[n] = '\0';
-	out[strcspn(out, "\r\n")] = '\0';
-	return true;
-}
-
-/* A regular file, at most 64 MiB, to read by lines: the agent's to
- * make (a fifo would hold harness-exec in open(2); packed-refs is one
- * such). */
-static FILE *open_regular(const char *path)
-{
-	int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-	struct stat st;
-	FILE *f;
-
-	if (fd < 0)
-		return NULL;
-	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || st.st_size > (64 << 20) ||
-	    !(f = fdopen(fd, "r"))) {
-		close(fd);
-		return NULL;
-	}
-	return f;
+	return (size_t)snprintf(path, sizeof(path), "%s/%s", gd, name) <
+		   sizeof(path) &&
+	       read_line(path, out, size);
 }
 
 static bool is_oid(const char *s)

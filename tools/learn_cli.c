@@ -63,28 +63,6 @@ static const char *str(json_t *o, const char *k)
 	return json_string_value(json_object_get(o, k));
 }
 
-/* The agent's text taken literally in a pattern: the glob's
- * metacharacters and the policy's '$' (a variable) escaped. Every
- * string of a record that becomes a pattern goes through here: a unix
- * socket's path did not, and a failed connect to the path of two stars
- * under / in an audit run was learned as every socket's pattern
- * (seventeenth attack review).
- * 0, or -ENAMETOOLONG. */
-static int literal(const char *s, char *out, size_t size)
-{
-	size_t o = 0;
-
-	for (; *s; s++) {
-		if (strchr("\\*?[]$", *s) && o + 1 < size)
-			out[o++] = '\\';
-		if (o + 1 >= size)
-			return -ENAMETOOLONG;
-		out[o++] = *s;
-	}
-	out[o] = '\0';
-	return 0;
-}
-
 /* A host name as a pattern names one host: nothing but a name's
  * characters (a '*' is every host). */
 static bool plain_host(const char *s)
@@ -161,7 +139,7 @@ static int with_vars(const struct learn *l, const char *path, char *out,
 	}
 	*root = which < 0 ? "" : names[which];
 	*rest = path + best;
-	if (literal(*rest, esc, sizeof(esc)))
+	if (hx_glob_escape(*rest, esc, sizeof(esc)))
 		return -1;
 	snprintf(out, size, "%s%s", *root, esc);
 	snprintf(plain, psize, "%s%s", *root, *rest);
@@ -189,7 +167,7 @@ static int write_glob(const struct learn *l, const char *path, char *glob,
 		char esc[PATH_MAX * 2];
 
 		snprintf(first, sizeof(first), "%.*s", (int)n, rest + 1);
-		if (literal(first, esc, sizeof(esc)) == 0 &&
+		if (hx_glob_escape(first, esc, sizeof(esc)) == 0 &&
 		    snprintf(glob, gsize, "$HOME/%s/**", esc) < (int)gsize)
 			return 0;
 	}
@@ -248,7 +226,7 @@ static void learn_exec(struct learn *l, const char *path, json_t *a,
 	const char *sub = json_string_value(json_array_get(argv, 1));
 	char pat[PATH_MAX * 3], ex[PATH_MAX * 2], esc[PATH_MAX * 2];
 
-	if (!path || literal(path, esc, sizeof(esc)))
+	if (!path || hx_glob_escape(path, esc, sizeof(esc)))
 		return;
 	/* An exec pattern's words are split at whitespace, which a glob
 	 * cannot escape: "/p/a b *" allowed the program /p/a with "b"
@@ -318,7 +296,7 @@ static void learn_net(struct learn *l, const char *op, json_t *a, bool refused)
 	if (!strncmp(addr, "unix:", 5)) {
 		/* the socket's path (or @name) is the agent's: a glob's
 		 * text taken literally */
-		if (literal(addr + 5, esc, sizeof(esc)) ||
+		if (hx_glob_escape(addr + 5, esc, sizeof(esc)) ||
 		    snprintf(target, sizeof(target), "unix:%s", esc) >=
 			(int)sizeof(target))
 			return;

@@ -16,6 +16,7 @@
 #include "supervisor/kernel/execgate.h"
 #include "supervisor/loader.h"
 #include "supervisor/path_resolve.h"
+#include "supervisor/proc.h"
 
 /* ---- exec (with the exec gate) ---- */
 
@@ -31,14 +32,7 @@
 static void here_path(const struct target *t, const char *full, char *out,
 		      size_t size)
 {
-	if (!strncmp(full, "/proc/self/", 11) || !strcmp(full, "/proc/self"))
-		snprintf(out, size, "/proc/%d%s", (int)t->peer.pid, full + 10);
-	else if (!strncmp(full, "/proc/thread-self/", 18) ||
-		 !strcmp(full, "/proc/thread-self"))
-		snprintf(out, size, "/proc/%d/task/%d%s", (int)t->peer.pid,
-			 (int)t->tid, full + 17);
-	else
-		snprintf(out, size, "%s", full);
+	hx_proc_self_path(t->peer.pid, t->tid, full, out, size);
 }
 
 /* Reads argv (NULL-terminated pointer array at addr) into b as

@@ -30,6 +30,7 @@
  * request (the supervisor survived), else "alive none". */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <stdbool.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -136,57 +137,40 @@ static void flood(long ms)
 		 ms);
 }
 
-static int unconfirmed(int argc, char **argv)
+/* Claims, on fd, an exec of argv[2] with the argv argv[3..] (its
+ * argv said cut when truncated); prints its verdict. */
+static void claim_exec(int fd, int argc, char **argv, bool truncated)
 {
-	static uint8_t buf[HX_WIRE_MAX], reply[HX_WIRE_MAX];
-	static struct hx_msg m;
+	static uint8_t buf[HX_WIRE_MAX];
 	struct hx_wbuf w;
-	ssize_t got = -1;
-	int fd = wire_session();
 
-	flood(500);
-	hx_wire_begin(&w, buf, sizeof(buf), HX_MSG_REQUEST, 8);
+	hx_wire_begin(&w, buf, sizeof(buf), HX_MSG_REQUEST, 9);
 	hx_wire_put_u32(&w, HX_TAG_CALL, HX_CALL_EXECVE);
 	hx_wire_put_u32(&w, HX_TAG_OP, HX_OP_EXEC);
 	hx_wire_put_u32(&w, HX_TAG_TID, (uint32_t)getpid());
+	if (truncated)
+		hx_wire_put_u32(&w, HX_TAG_TRUNCATED, 1);
 	hx_wire_put_str(&w, HX_TAG_PATH, argv[2]);
 	for (int i = 3; i < argc; i++)
 		hx_wire_put_str(&w, HX_TAG_ARG, argv[i]);
-	if (fd >= 0 && send(fd, buf, hx_wire_finish(&w), 0) > 0)
-		got = recv(fd, reply, sizeof(reply), 0);
-	if (got > 0 && hx_wire_decode(reply, (size_t)got, &m) == HX_WIRE_OK)
-		printf("verdict %u\n", m.verdict);
-	else
-		printf("verdict none\n");
-	fflush(stdout);
+	wire_ask(fd, buf, &w);
+}
+
+static int unconfirmed(int argc, char **argv)
+{
+	int fd = wire_session();
+
+	flood(500);
+	claim_exec(fd, argc, argv, false);
 	flood(3000);
 	return 0;
 }
 
 static int truncclaim(int argc, char **argv)
 {
-	static uint8_t buf[HX_WIRE_MAX], reply[HX_WIRE_MAX];
-	static struct hx_msg m;
 	char *none[] = {NULL};
-	struct hx_wbuf w;
-	ssize_t got = -1;
-	int fd = wire_session();
 
-	hx_wire_begin(&w, buf, sizeof(buf), HX_MSG_REQUEST, 9);
-	hx_wire_put_u32(&w, HX_TAG_CALL, HX_CALL_EXECVE);
-	hx_wire_put_u32(&w, HX_TAG_OP, HX_OP_EXEC);
-	hx_wire_put_u32(&w, HX_TAG_TID, (uint32_t)getpid());
-	hx_wire_put_u32(&w, HX_TAG_TRUNCATED, 1);
-	hx_wire_put_str(&w, HX_TAG_PATH, argv[2]);
-	for (int i = 3; i < argc; i++)
-		hx_wire_put_str(&w, HX_TAG_ARG, argv[i]);
-	if (fd >= 0 && send(fd, buf, hx_wire_finish(&w), 0) > 0)
-		got = recv(fd, reply, sizeof(reply), 0);
-	if (got > 0 && hx_wire_decode(reply, (size_t)got, &m) == HX_WIRE_OK)
-		printf("verdict %u\n", m.verdict);
-	else
-		printf("verdict none\n");
-	fflush(stdout);
+	claim_exec(wire_session(), argc, argv, true);
 	syscall(SYS_execve, argv[2], none, none);
 	printf("error %s\n", strerrorname_np(errno));
 	return 1;
@@ -194,11 +178,9 @@ static int truncclaim(int argc, char **argv)
 
 static int inherit(const char *path, const char *fdarg)
 {
-	static uint8_t buf[HX_WIRE_MAX], reply[HX_WIRE_MAX];
-	static struct hx_msg m;
+	static uint8_t buf[HX_WIRE_MAX];
 	const char *v = getenv(HX_ENV_CONN);
 	struct hx_wbuf w;
-	ssize_t got = -1;
 	int fd = fdarg ? atoi(fdarg) : v ? atoi(v) : -1, out;
 
 	hx_wire_begin(&w, buf, sizeof(buf), HX_MSG_REQUEST, 10);
@@ -208,12 +190,7 @@ static int inherit(const char *path, const char *fdarg)
 	hx_wire_put_str(&w, HX_TAG_PATH, path);
 	hx_wire_put_u32(&w, HX_TAG_FLAGS, O_WRONLY | O_CREAT | O_TRUNC);
 	hx_wire_put_u32(&w, HX_TAG_MODE, 0644);
-	if (fd >= 0 && send(fd, buf, hx_wire_finish(&w), 0) > 0)
-		got = recv(fd, reply, sizeof(reply), 0);
-	if (got > 0 && hx_wire_decode(reply, (size_t)got, &m) == HX_WIRE_OK)
-		printf("verdict %u\n", m.verdict);
-	else
-		printf("verdict none\n");
+	wire_ask(fd, buf, &w);
 	out = (int)syscall(SYS_openat, AT_FDCWD, path,
 			   O_WRONLY | O_CREAT | O_TRUNC, 0644);
 	printf(out >= 0 ? "done\n" : "error\n");

@@ -68,6 +68,22 @@ static const char codex_snapshot[] =
     "printf '\\0'\n"
     "\n";
 
+/* Each bash -c script of scripts (NULL-ended) is of class cls. */
+static void each_is(const char *const *scripts, enum hx_cmd_class cls)
+{
+	const char *argv[] = {"/bin/bash", "-c", NULL};
+	struct hx_cmd_view v;
+
+	for (size_t i = 0; scripts[i]; i++) {
+		argv[2] = scripts[i];
+		hx_cmdview_build(&v, "/usr/bin/bash", argv, 3, "/work/proj",
+				 &ws);
+		ck_assert_msg(v.cls == cls, "%s: %s", scripts[i],
+			      hx_cmd_class_name(v.cls));
+		hx_cmdview_free(&v);
+	}
+}
+
 START_TEST(a_wrapper_function_is_read_through)
 {
 	const char *argv[] = {"/bin/bash", "-lc", codex_snapshot};
@@ -154,14 +170,7 @@ START_TEST(a_wrapper_is_not_fooled)
 	const char *argv[] = {"/bin/bash", "-c", NULL};
 	struct hx_cmd_view v;
 
-	for (size_t i = 0; unparsable[i]; i++) {
-		argv[2] = unparsable[i];
-		hx_cmdview_build(&v, "/usr/bin/bash", argv, 3, "/work/proj",
-				 &ws);
-		ck_assert_msg(v.cls == HX_CLASS_UNPARSABLE, "%s: %s",
-			      unparsable[i], hx_cmd_class_name(v.cls));
-		hx_cmdview_free(&v);
-	}
+	each_is(unparsable, HX_CLASS_UNPARSABLE);
 	for (size_t i = 0; destructive[i]; i++) {
 		argv[2] = destructive[i];
 		hx_cmdview_build(&v, "/usr/bin/bash", argv, 3, "/work/proj",
@@ -190,25 +199,9 @@ START_TEST(a_quoted_subscript_runs_its_substitution)
 	static const char *const read_only[] = {
 	    "bash -c 'if [ -n \"$(ls)\" ]; then y=$(cat x); fi'",
 	    "x=${arr[0]}; echo \"$(date) ${arr[1]}\"", "echo 'a[i] `x`'", NULL};
-	const char *argv[] = {"/bin/bash", "-c", NULL};
-	struct hx_cmd_view v;
 
-	for (size_t i = 0; unparsable[i]; i++) {
-		argv[2] = unparsable[i];
-		hx_cmdview_build(&v, "/usr/bin/bash", argv, 3, "/work/proj",
-				 &ws);
-		ck_assert_msg(v.cls == HX_CLASS_UNPARSABLE, "%s: %s",
-			      unparsable[i], hx_cmd_class_name(v.cls));
-		hx_cmdview_free(&v);
-	}
-	for (size_t i = 0; read_only[i]; i++) {
-		argv[2] = read_only[i];
-		hx_cmdview_build(&v, "/usr/bin/bash", argv, 3, "/work/proj",
-				 &ws);
-		ck_assert_msg(v.cls == HX_CLASS_READ_ONLY, "%s: %s",
-			      read_only[i], hx_cmd_class_name(v.cls));
-		hx_cmdview_free(&v);
-	}
+	each_is(unparsable, HX_CLASS_UNPARSABLE);
+	each_is(read_only, HX_CLASS_READ_ONLY);
 }
 END_TEST
 
