@@ -2,6 +2,11 @@
 # and runs the demo agent under harness-exec; `make test` runs every test.
 
 BUILD ?= build
+# One job per CPU unless the caller chose (`make -j1`): CI and the quick
+# start call plain `make test` / `make run`.
+ifeq ($(MAKELEVEL)$(filter -j%,$(MAKEFLAGS)),0)
+MAKEFLAGS += -j$(shell nproc)
+endif
 CC ?= cc
 PKGS := jansson yaml-0.1 libgit2 libseccomp nettle libunwind check
 # Debian 12 names, installed by scripts/install-deps when missing.

@@ -49,6 +49,14 @@ def xfail(reason):
     XFAILS.append(reason)
 
 
+def alone(fn):
+    """Marks a test that runs with no other test of its run beside it:
+    it reads or sets what every root session changes (kernel audit).
+    The runner keeps such tests for the end, one at a time."""
+    fn.alone = True
+    return fn
+
+
 class Run:
     """One finished harness-exec run: status, output and audit records."""
 

@@ -4,6 +4,9 @@ here, each in a fresh project directory. Prints TAP-style lines and a
 final "N passed, M failed". Arguments select tests by substring."""
 
 import importlib
+import io
+import itertools
+import multiprocessing
 import os
 import sys
 import time
@@ -29,6 +32,33 @@ def collect(select):
     return tests
 
 
+def run_one(item):
+    """Runs one test in a fresh project directory; returns its TAP
+    lines (what it printed first) and its outcome: pass, fail, skip."""
+    i, name, fn = item
+    wd = lib.Workdir()
+    t0 = time.monotonic()
+    del lib.XFAILS[:]
+    printed, sys.stdout = sys.stdout, io.StringIO()
+    try:
+        fn(wd)
+    except lib.Skip as e:
+        outcome, lines = "skip", ["ok %d - %s # SKIP %s" % (i, name, e)]
+        wd.cleanup()
+    except Exception as e:  # noqa: BLE001 - report every failure kind
+        detail = str(e) if isinstance(e, lib.TestFailure) else traceback.format_exc()
+        outcome = "fail"
+        lines = ["not ok %d - %s" % (i, name)] + ["#   " + x for x in detail.splitlines()[:60]]
+    else:
+        outcome, lines = "pass", ["ok %d - %s (%.1fs)" % (i, name, time.monotonic() - t0)]
+        wd.cleanup()
+    finally:
+        own, sys.stdout = sys.stdout.getvalue(), printed
+    lines = own.splitlines() + lines
+    lines += ["# XFAIL %s: %s" % (name, reason) for reason in lib.XFAILS]
+    return outcome, lines, len(lib.XFAILS)
+
+
 def main():
     tests = collect(sys.argv[1:])
     for path in (lib.EXEC, lib.SHIM, lib.POLICY_TOOL, lib.AUDIT_TOOL):
@@ -37,36 +67,34 @@ def main():
             print("0 passed, 1 failed")
             return 1
     print("1..%d" % len(tests))
-    passed = failed = skipped = xfailed = 0
-    for i, (name, fn) in enumerate(tests, 1):
-        wd = lib.Workdir()
-        t0 = time.monotonic()
-        del lib.XFAILS[:]
-        try:
-            fn(wd)
-        except lib.Skip as e:
-            skipped += 1
-            print("ok %d - %s # SKIP %s" % (i, name, e))
-            wd.cleanup()
-            continue
-        except Exception as e:  # noqa: BLE001 - report every failure kind
-            failed += 1
-            print("not ok %d - %s" % (i, name))
-            detail = str(e) if isinstance(e, lib.TestFailure) else traceback.format_exc()
-            for line in detail.splitlines()[:60]:
-                print("#   " + line)
-        else:
-            passed += 1
-            print("ok %d - %s (%.1fs)" % (i, name, time.monotonic() - t0))
-            wd.cleanup()
-        for reason in lib.XFAILS:
-            xfailed += 1
-            print("# XFAIL %s: %s" % (name, reason))
+    sys.stdout.flush()
+    counts = {"pass": 0, "fail": 0, "skip": 0}
+    xfailed = 0
+    # Tests run HX_TEST_JOBS at a time (each in a process of its own,
+    # forked with the modules loaded), printed in order as they end;
+    # those marked lib.alone after them, one at a time.
+    tests.sort(key=lambda t: getattr(t[1], "alone", False))
+    items = [(i, name, fn) for i, (name, fn) in enumerate(tests, 1)]
+    side = [t for t in items if not getattr(t[2], "alone", False)]
+    jobs = max(1, int(os.environ.get("HX_TEST_JOBS", "2")))
+    pool = results = None
+    if jobs > 1 and len(side) > 1:
+        pool = multiprocessing.get_context("fork").Pool(jobs, maxtasksperchild=1)
+        results = itertools.chain(pool.imap(run_one, side), map(run_one, items[len(side):]))
+    else:
+        results = map(run_one, items)
+    for outcome, lines, xf in results:
+        counts[outcome] += 1
+        xfailed += xf
+        print("\n".join(lines))
         sys.stdout.flush()
+    if pool:
+        pool.close()
+        pool.join()
     if xfailed:
         print("# %d known gap(s) met (XFAIL lines above)" % xfailed)
-    print("%d passed, %d failed, %d skipped" % (passed, failed, skipped))
-    return 1 if failed else 0
+    print("%d passed, %d failed, %d skipped" % (counts["pass"], counts["fail"], counts["skip"]))
+    return 1 if counts["fail"] else 0
 
 
 if __name__ == "__main__":

@@ -315,6 +315,26 @@ def test_a_freed_socket_inode_does_not_make_a_neighbours_socket_the_sessions(wd)
             "    c.connect(%r); print(c.recv(64).decode())\n"
             "except OSError as e:\n"
             "    print('refused', e.errno)\n") % (own, own, ino, own, go, nb)
+    # The inode is handed out again by chance (ext4 at once, most
+    # times): other tests side by side take inodes too, so three tries.
+    for _ in range(3):
+        for f in (ino, go, own, nb):
+            if os.path.lexists(f):
+                os.unlink(f)
+        result, r = _neighbour_takes_the_inode(wd, prog, ino, go, own, nb)
+        if result.get("reused"):
+            break
+    if not result.get("reused"):
+        raise Skip("this file system did not hand the inode out again")
+    check("NEIGHBOUR" not in r.stdout, "connected to a neighbour's socket: %r %r" % (r.stdout, r.stderr))
+    rec = r.one(op="connect", verdict="deny")
+    check(rec["rule"] == "harness:neighbour", "record %r" % rec)
+
+
+def _neighbour_takes_the_inode(wd, prog, ino, go, own, nb):
+    """One try: the agent (prog) binds and frees a socket, a neighbour
+    thread binds another once it is gone; (what the neighbour saw, the
+    run)."""
     result = {}
 
     def neighbour():
@@ -343,11 +363,7 @@ def test_a_freed_socket_inode_does_not_make_a_neighbours_socket_the_sessions(wd)
     t.start()
     r = harness([PYTHON, "-c", prog], wd, policy=None, env={"HOME": fake_home(wd)})
     t.join()
-    if not result.get("reused"):
-        raise Skip("this file system did not hand the inode out again")
-    check("NEIGHBOUR" not in r.stdout, "connected to a neighbour's socket: %r %r" % (r.stdout, r.stderr))
-    rec = r.one(op="connect", verdict="deny")
-    check(rec["rule"] == "harness:neighbour", "record %r" % rec)
+    return result, r
 
 
 def test_toolchain_sources_that_predate_the_session_are_not_rewritten(wd):

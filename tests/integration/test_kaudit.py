@@ -16,7 +16,7 @@ import subprocess
 import tempfile
 import time
 
-from lib import EXEC, PYTHON, Skip, check, harness, read_log
+from lib import EXEC, PYTHON, Skip, alone, check, harness, read_log
 
 BUSYBOX = "/bin/busybox"
 LOCK = "/run/harness-kernel-audit.lock"
@@ -207,11 +207,13 @@ def test_kaudit_other_domains_not_logged(wd):
         s2.cleanup()
 
 
+@alone
 def test_kaudit_state_restored(wd):
     """Kernel audit is put back as it was once the last session ends."""
     needs_root()
-    # Another harness session (a second suite on this machine) holds
-    # kernel audit on while it runs: "before" is then not the machine's.
+    # Another harness session (a second suite on this machine; this
+    # suite's others are kept out: alone) holds kernel audit on while
+    # it runs: "before" is then not the machine's.
     with open(LOCK, "a+") as f:
         try:
             fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
