@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -13,10 +14,12 @@
 #include "supervisor/export/otlp.h"
 #include "supervisor/export/proctree.h"
 #include "supervisor/export/protobuf.h"
+#include "tools/logverify.h"
 #include "tools/sessions_cli.h"
 
 static const char usage[] =
-    "Usage: harness-audit export --otlp FILE|URL [LOG | SESSION | --last]\n"
+    "Usage: harness-audit export --otlp FILE|URL [--unverified]\n"
+    "                            [LOG | SESSION | --last]\n"
     "\n"
     "Writes the session as OpenTelemetry traces (OTLP, protobuf): one\n"
     "trace, the session's span, a span per process under its parent's\n"
@@ -27,7 +30,15 @@ static const char usage[] =
     "  --otlp FILE  the ExportTraceServiceRequest, as bytes\n"
     "  --otlp URL   POSTed to an OTLP/HTTP collector: http://HOST:4318\n"
     "               (then /v1/traces) or a full http:// URL; a reply\n"
-    "               other than 2xx is an error (exit 1)\n";
+    "               other than 2xx is an error (exit 1)\n"
+    "  --unverified export a log that does not verify (below)\n"
+    "\n"
+    "The log is exported only once it verifies as harness-audit verify\n"
+    "checks it (its chain, and the anchor each session it names left in\n"
+    "its own directory): a log in the project is the next session's\n"
+    "agent's to rewrite. One that does not is said and not exported\n"
+    "(exit 2); with --unverified it is, and the resource says so\n"
+    "(harness.log.verified false; true for a log that verifies).\n";
 
 static int post(const char *url, const struct hx_pb *b, FILE *out, FILE *err)
 {
@@ -66,6 +77,7 @@ int hx_export_cli(int argc, char *const *argv, FILE *out, FILE *err)
 	struct hx_ptree t;
 	struct hx_pb b = {0};
 	char path[PATH_MAX];
+	bool check = true, verified;
 	int r;
 
 	for (int i = 2; i < argc; i++) {
@@ -74,6 +86,8 @@ int hx_export_cli(int argc, char *const *argv, FILE *out, FILE *err)
 			return 0;
 		} else if (!strcmp(argv[i], "--otlp") && i + 1 < argc) {
 			to = argv[++i];
+		} else if (!strcmp(argv[i], "--unverified")) {
+			check = false;
 		} else if ((argv[i][0] != '-' || !strcmp(argv[i], "--last")) &&
 			   !log) {
 			log = argv[i];
@@ -90,10 +104,19 @@ int hx_export_cli(int argc, char *const *argv, FILE *out, FILE *err)
 	}
 	if (hx_sessions_log(log, path, sizeof(path), err))
 		return 2;
+	/* Said either way: unverified, the log is exported marked so. */
+	verified = !hx_log_verified("harness-audit export", path,
+				    check ? "not exported (--unverified "
+					    "exports it)"
+					  : "exported as unverified",
+				    err);
+	if (!verified && check)
+		return 2;
 	if ((r = hx_ptree_read(&t, path))) {
 		fprintf(err, "harness-audit: %s: %s\n", path, strerror(-r));
 		return 2;
 	}
+	t.log_verified = verified ? 1 : -1;
 	if (hx_otlp_traces(&t, &b)) {
 		fprintf(err,
 			"harness-audit: export: %s: no session_start record\n",

@@ -88,6 +88,18 @@ static void attr_strv(struct hx_pb *msg, unsigned field, const char *k,
 	hx_pb_free(&kv);
 }
 
+static void attr_bool(struct hx_pb *msg, unsigned field, const char *k, bool v)
+{
+	struct hx_pb kv = {0}, any = {0};
+
+	hx_pb_uint(&any, 2, v); /* bool_value */
+	hx_pb_string(&kv, 1, k);
+	hx_pb_message(&kv, 2, &any);
+	hx_pb_message(msg, field, &kv);
+	hx_pb_free(&any);
+	hx_pb_free(&kv);
+}
+
 static void attr_int(struct hx_pb *msg, unsigned field, const char *k,
 		     long long v)
 {
@@ -277,6 +289,8 @@ int hx_otlp_batch(const struct hx_ptree *t, struct hx_ptree_proc *const *procs,
 		 hx_record_field(t->session_start, "mode"));
 	attr_str(&res, 1, "harness.version",
 		 hx_record_field(t->session_start, "version"));
+	if (t->log_verified)
+		attr_bool(&res, 1, "harness.log.verified", t->log_verified > 0);
 	attr_int(&res, 1, "process.owner.uid",
 		 (long long)json_integer_value(
 		     json_object_get(t->session_start, "uid")));

@@ -47,6 +47,9 @@ struct hx_ptree {
 	size_t slots;
 	long long harness_pid;
 	struct json_t *session_start, *session_end; /* or NULL */
+	/* A log file's check (harness-audit export): 1 it verifies, -1 it
+	 * does not; 0 not checked (a live session's own records). */
+	int log_verified;
 };
 
 /* An argv (a JSON array) as one terminal-safe line, cut at size. */

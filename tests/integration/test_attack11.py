@@ -488,7 +488,8 @@ def test_an_exported_span_names_the_program_not_its_argv0(wd):
     r = harness([bash, "-c", "exec -a git /bin/echo status"], wd)
     r.expect_status(0)
     out = os.path.join(wd.state, "traces.pb")
-    e = subprocess.run([AUDIT_TOOL, "export", "--otlp", out, r.log], capture_output=True, text=True)
+    e = subprocess.run([AUDIT_TOOL, "export", "--otlp", out, r.log], capture_output=True, text=True,
+                       env=dict(os.environ, XDG_STATE_HOME=wd.state))
     check(e.returncode == 0, e.stderr)
     d = subprocess.run(["node", COLLECTOR, "decode", out], env=NODE_ENV, capture_output=True,
                        text=True, timeout=60)

@@ -32,7 +32,10 @@ def session(wd):
 
 
 def audit(*args):
-    return subprocess.run([AUDIT_TOOL] + list(args), capture_output=True, text=True, timeout=60)
+    """harness-audit on a log of this suite's (in a test's state
+    directory, XDG_STATE_HOME of its session: its anchor is there)."""
+    env = dict(os.environ, XDG_STATE_HOME=os.path.dirname(args[-1]))
+    return subprocess.run([AUDIT_TOOL] + list(args), capture_output=True, text=True, timeout=60, env=env)
 
 
 def attrs(kvs):
@@ -63,7 +66,7 @@ def check_traces(req, log, exit_code=3, refused_read=True, killed=True):
           root[0]["status"]["code"] == "STATUS_CODE_ERROR", "the session's span %r" % root)
     by_id = {s["spanId"]: s for s in spans}
     check(len(by_id) == len(spans) and all(len(i) == 16 for i in by_id), "span ids unique, 8 bytes")
-    procs = [json.loads(line) for line in audit("tree", log, "--json").stdout.splitlines()]
+    procs = [json.loads(line) for line in audit("tree", "--json", log).stdout.splitlines()]
     check(len(spans) == len(procs) + 1, "a span per process: %d spans, %d processes" % (len(spans), len(procs)))
     pid_of = {}
     others = [s for s in spans if s is not root[0]]
@@ -206,3 +209,50 @@ def test_live_export_from_the_environment_and_a_collector_away(wd):
     check(tries and int(tries.group(1)) <= 2, "the last batch was retried: %r" % p.stderr)
     p, _ = live(wd, ["--otlp-endpoint", "https://collector.example:4318"], script="true")
     check(p.returncode == 2 and "http://" in p.stderr, "%s %r" % (p.returncode, p.stderr))
+
+
+def test_a_log_that_does_not_verify_is_not_exported(wd):
+    """harness-audit export read any log: a session's --audit-log in the
+    project, rewritten by the next session's agent (the refused read's
+    record gone, the chain computed again: the hash has no key), went
+    to the collector as it then read (seventeenth attack review, left
+    open until now). The log is now checked as verify checks it (chain
+    and anchor) and not exported unless --unverified, which marks the
+    resource; one that verifies is marked so."""
+    from test_attack11 import FORGE
+    os.makedirs(os.path.join(wd.path, "logs"))
+    log = os.path.join(wd.path, "logs", "run.jsonl")
+    e = dict(os.environ, XDG_STATE_HOME=wd.state)
+    e.pop("LD_PRELOAD", None)
+    p = subprocess.run([EXEC, "--quiet", "--ask-timeout", "0", "--audit-log", log, "--",
+                        "sh", "-c", "cat ~/.ssh/id_rsa 2>/dev/null; cat /etc/hostname >/dev/null"],
+                       cwd=wd.path, env=e, capture_output=True, text=True, timeout=120)
+    check(p.returncode == 0, p.stderr)
+
+    def export(*extra):
+        out = os.path.join(wd.state, "t.pb")
+        if os.path.exists(out):
+            os.unlink(out)
+        x = subprocess.run([AUDIT_TOOL, "export", "--otlp", out] + list(extra) + [log],
+                           capture_output=True, text=True, timeout=60, env=e)
+        if not os.path.exists(out):
+            return x, None
+        d = subprocess.run(["node", COLLECTOR, "decode", out], env=NODE_ENV, capture_output=True,
+                           text=True, timeout=60)
+        res = json.loads(d.stdout)["resourceSpans"][0]["resource"]["attributes"]
+        return x, {kv["key"]: kv["value"] for kv in res}
+
+    x, res = export()
+    check(x.returncode == 0 and res and res["harness.log.verified"] == {"boolValue": True},
+          "the log as written: %r %r" % (x.stderr, res))
+    subprocess.run([EXEC, "--quiet", "--audit-log", os.path.join(wd.state, "second.jsonl"), "--",
+                    "/usr/bin/python3", "-c", FORGE, log], cwd=wd.path, env=e, check=True,
+                   capture_output=True, timeout=120)
+    check(not any(x.get("event") == "execve" and "cat" in json.dumps(x.get("args", {}))
+                  for x in read_log(log)), "the rewrite left the evidence")
+    x, res = export()
+    check(x.returncode == 2 and res is None and "does not verify" in x.stderr
+          and "not exported" in x.stderr, "the rewritten log: %r %r" % (x.stderr, res))
+    x, res = export("--unverified")
+    check(x.returncode == 0 and res and res["harness.log.verified"] == {"boolValue": False}
+          and "does not verify" in x.stderr, "--unverified: %r %r" % (x.stderr, res))
