@@ -263,7 +263,8 @@ FUZZ_TARGETS := $(patsubst tests/fuzz/%.c,$(BUILD)/fuzz/%,$(wildcard tests/fuzz/
 FUZZ_SRCS := $(COMMON_SRCS) $(POLICY_SRCS) supervisor/dnsmsg.c \
 	$(wildcard supervisor/redact*.c) supervisor/fmt.c supervisor/export/logscan.c \
 	tools/mcpwork/wire.c tools/mcpwork/args.c tools/mcpwork/text.c tools/mcpwork/grow.c \
-	tools/mcpwork/patch.c supervisor/mcp/schema.c supervisor/mcp/tools.c
+	tools/mcpwork/patch.c supervisor/mcp/schema.c supervisor/mcp/tools.c \
+	supervisor/git/indexfile.c
 $(BUILD)/fuzz/%: tests/fuzz/%.c $(FUZZ_SRCS) $(POLICY_ASM) $(MCP_ASM) policy/default.yaml supervisor/mcp/tools.json $(PROFILES_BLOB) | $(DEPS_OK)
 	@mkdir -p $(@D)
 	clang -std=gnu17 -g -O1 -I. -fsanitize=fuzzer,address,undefined \

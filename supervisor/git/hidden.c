@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "supervisor/git/gitutil.h"
+#include "supervisor/git/untracked.h"
 
 /* Why e could hide a change: its flags, or a stat that git would trust
  * (ctime since the session began, as a changed file's is), else NULL. */
@@ -294,13 +295,14 @@ static int check_repo(git_repository *repo, int wfd, const char *prefix,
 {
 	git_index *idx = NULL;
 	size_t n;
-	int e;
+	int e = 0;
 
 	if ((e = git_repository_index(&idx, repo)))
 		return hx_git_errno(e) ? hx_git_errno(e) : -EIO;
-	e = index_new(repo, since)
-		? scan(repo, idx, wfd, prefix, since, arr, unchecked)
-		: 0;
+	if (index_new(repo, since) &&
+	    !(e = scan(repo, idx, wfd, prefix, since, arr, unchecked)))
+		e = hx_git_untracked_hidden(repo, idx, wfd, prefix, arr,
+					    unchecked);
 	n = git_index_entrycount(idx);
 	for (size_t i = 0; !e && depth < MAX_DEPTH && i < n; i++) {
 		const git_index_entry *s = git_index_get_byindex(idx, i);

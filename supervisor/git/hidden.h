@@ -32,7 +32,9 @@ struct json_t;
  * ignores: the .gitignore files the session wrote (absolute paths); one
  * that git now ignores itself, which hides the new files beneath it
  * from git status and itself too, is {"path", "hidden_by": "ignored",
- * "now": "a .gitignore that ignores itself"}.
+ * "now": "a .gitignore that ignores itself"}. A new file the index's
+ * untracked cache leaves out is {"path", "hidden_by": "untracked-cache",
+ * "now": "untracked"} (untracked.h).
  * Returns 0, or -errno with err. */
 int hx_git_hidden_changes(const char *dir, const struct timespec *since,
 			  const char *const *ignores, size_t nignores,

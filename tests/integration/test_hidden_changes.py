@@ -12,7 +12,7 @@ import os
 import subprocess
 import time
 
-from gitrepo import GIT_ENV, commit_all, project, status
+from gitrepo import GIT_ENV, commit_all, hidden, project, status
 from lib import AUDIT_TOOL, EXEC, PYTHON, check, harness
 
 
@@ -134,3 +134,74 @@ def test_a_gitignore_that_ignores_itself_is_recorded(wd):
     rec = r.one(event="hidden_changes")
     check([(c["path"], c["hidden_by"]) for c in rec["changes"]] ==
           [("tests/.gitignore", "ignored")], "recorded: %r" % rec["changes"])
+
+
+# Has git make the index's untracked cache, makes tests/conftest.py,
+# then (a second later) writes the cache's stat data of tests/ as the
+# directory's now:
+# git status trusts the cached list of tests/ (no conftest.py in it).
+FORGE_UNTRACKED = r'''
+import hashlib, os, struct, subprocess, time
+def stat36(p):
+    st = os.stat(p)
+    return struct.pack(">9I", int(st.st_ctime), st.st_ctime_ns % 10**9, int(st.st_mtime),
+                       st.st_mtime_ns % 10**9, st.st_dev & 0xffffffff, st.st_ino & 0xffffffff,
+                       st.st_uid, st.st_gid, st.st_size & 0xffffffff)
+subprocess.run(["git", "-c", "core.untrackedCache=true", "status", "--porcelain"], check=True)
+old = stat36("tests")
+time.sleep(1.1)
+open("tests/conftest.py", "w").write("import os\n")
+time.sleep(1.1)  # a directory changed in the index's second is "racy": git reads it
+data = bytearray(open(".git/index", "rb").read())
+off = 12
+for _ in range(struct.unpack(">I", data[8:12])[0]):
+    fixed = 64 if struct.unpack(">H", data[off + 60:off + 62])[0] & 0x4000 else 62
+    end = data.index(b"\0", off + fixed)
+    off += (end - off + 8) & ~7  # index v2 and v3
+while data[off:off + 4] != b"UNTR":
+    off += 8 + struct.unpack(">I", data[off + 4:off + 8])[0]
+size = struct.unpack(">I", data[off + 4:off + 8])[0]
+at = bytes(data[off + 8:off + 8 + size]).rindex(old) + off + 8
+data[at:at + 36] = stat36("tests")
+data[-20:] = hashlib.sha1(bytes(data[:-20])).digest()
+open(".git/index.new", "wb").write(data)
+os.rename(".git/index.new", ".git/index")
+print("forged")
+'''
+
+
+def test_a_new_file_the_untracked_cache_leaves_out_is_recorded(wd):
+    """git status trusts the index's untracked cache for a directory
+    whose stat still matches it, and the index is the agent's to write:
+    the agent had git make the cache (git -c core.untrackedCache=true
+    status), made tests/conftest.py (which pytest runs), and wrote the
+    cache's stat of tests/ as it now is. The user's git status showed
+    nothing, and nothing was recorded (the eighteenth review's open
+    end, "not tried"). The cache is now read from the index's bytes
+    and each trusted directory compared with what it holds."""
+    env = project(wd, {"tests/a.py": "a\n", "main.py": "x\n"})
+    r = harness([PYTHON, "-c", FORGE_UNTRACKED], wd, policy=None,
+                env=dict(GIT_ENV, HOME=wd.state))
+    check(r.status == 0 and "forged" in r.stdout, r.stderr[-800:])
+    check(status(wd, env) == "", "the user's git status: %r" % status(wd, env))
+    hidden(r, [("tests/conftest.py", "untracked-cache")])
+    # Without the cache (core.untrackedCache false) git reads the
+    # directory: the file is in sight.
+    plain = subprocess.run(["git", "-c", "core.untrackedCache=false", "status", "--short"],
+                           cwd=wd.path, capture_output=True, text=True, env=env).stdout
+    check(plain == "?? tests/conftest.py\n", "without the cache: %r" % plain)
+
+
+def test_an_untracked_cache_git_keeps_hides_nothing(wd):
+    # The agent's git with the cache on, new files before and after it
+    # is written (git sees the directory changed): nothing hidden.
+    env = project(wd, {"tests/a.py": "a\n", "main.py": "x\n"})
+    script = ("echo n > tests/new.py; mkdir -p build/x && echo o > build/x/o;"
+              " git -c core.untrackedCache=true status --porcelain >/dev/null;"
+              " sleep 1.1; echo m > tests/later.py; mkdir docs; echo d > docs/d.md")
+    r = harness(["sh", "-c", script], wd, policy=None, env=dict(GIT_ENV, HOME=wd.state))
+    check(r.status == 0, r.stderr[-500:])
+    check(not r.events(event="hidden_changes"), "a record: %s" % r.dump()[-2000:])
+    check(sorted(status(wd, env).splitlines()) == ["?? build/", "?? docs/", "?? tests/later.py",
+                                                   "?? tests/new.py"],
+          "the user's git status: %r" % status(wd, env))
