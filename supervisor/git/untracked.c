@@ -176,41 +176,13 @@ static bool is_dir(DIR *d, const struct dirent *de)
 	       S_ISDIR(st.st_mode);
 }
 
-/* Each entry of the directory path (fd) that git would not show
- * because no cache says it is there: every untracked one not ignored,
- * and beneath it, when it is a directory. */
-static void unseen_beneath(struct walk *w, int fd, const char *path, int depth)
-{
-	DIR *d = fdopendir(fd);
-	struct dirent *de;
-	char sub[PATH_MAX];
-
-	if (!d) {
-		close(fd);
-		return;
-	}
-	while (!full(w) && (de = readdir(d))) {
-		bool dir;
-		int sfd;
-
-		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
-			continue;
-		dir = is_dir(d, de);
-		snprintf(sub, sizeof(sub), "%s%s%s", path, de->d_name,
-			 dir ? "/" : "");
-		if (!dir && !accounted(w, sub))
-			report(w, sub);
-		else if (dir && depth < MAX_DEPTH && !ignored(w, sub) &&
-			 (sfd = open_dir(w->wfd, sub)) >= 0)
-			unseen_beneath(w, sfd, sub, depth + 1);
-	}
-	closedir(d);
-}
-
-/* The entries of the trusted directory b (fd) that its cached list
- * leaves out: a file untracked and not ignored; a directory of no
- * block of its own, not listed, whose content nothing then shows. */
-static void left_out(struct walk *w, const struct hx_untr_dir *b, int fd)
+/* The entries of the directory path (fd) git would not show: when b
+ * is its trusted block, those its cached list leaves out; beneath a
+ * directory of no block (b NULL), every one, since git does not look
+ * into it at all. A file is hidden when it is untracked and not
+ * ignored; a directory is looked into, tracked or not. */
+static void look_in(struct walk *w, int fd, const char *path,
+		    const struct hx_untr_dir *b, int depth)
 {
 	DIR *d = fdopendir(fd);
 	struct dirent *de;
@@ -225,20 +197,19 @@ static void left_out(struct walk *w, const struct hx_untr_dir *b, int fd)
 		int sfd;
 
 		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, "..") ||
-		    (!*b->path && !strcmp(de->d_name, ".git")))
+		    (!*path && !strcmp(de->d_name, ".git")))
 			continue;
 		dir = is_dir(d, de);
-		if (listed(b, de->d_name, dir))
+		if (b && listed(b, de->d_name, dir))
 			continue;
-		snprintf(sub, sizeof(sub), "%s%s%s", b->path, de->d_name,
+		snprintf(sub, sizeof(sub), "%s%s%s", path, de->d_name,
 			 dir ? "/" : "");
 		if (!dir && !accounted(w, sub))
 			report(w, sub);
-		/* A directory of no block: git does not look into it at
-		 * all, its own files tracked or not. */
-		else if (dir && !has_block(w, b, de->d_name) &&
+		else if (dir && depth < MAX_DEPTH &&
+			 !(b && has_block(w, b, de->d_name)) &&
 			 !ignored(w, sub) && (sfd = open_dir(w->wfd, sub)) >= 0)
-			unseen_beneath(w, sfd, sub, 1);
+			look_in(w, sfd, sub, NULL, depth + 1);
 	}
 	closedir(d);
 }
@@ -309,7 +280,7 @@ int hx_git_untracked_hidden(git_repository *repo, git_index *idx, int wfd,
 			close(fd); /* read by git, or shown whole */
 			continue;
 		}
-		left_out(&w, b, fd);
+		look_in(&w, fd, b->path, b, 0);
 	}
 	free(w.kids);
 	hx_untr_free(&u);

@@ -5,7 +5,6 @@ final "N passed, M failed". Arguments select tests by substring."""
 
 import importlib
 import io
-import itertools
 import multiprocessing
 import os
 import sys
@@ -68,8 +67,14 @@ def main():
             return 1
     print("1..%d" % len(tests))
     sys.stdout.flush()
-    counts = {"pass": 0, "fail": 0, "skip": 0}
-    xfailed = 0
+    counts = {"pass": 0, "fail": 0, "skip": 0, "xfail": 0}
+
+    def show(results):
+        for outcome, lines, xf in results:
+            counts[outcome] += 1
+            counts["xfail"] += xf
+            print("\n".join(lines))
+            sys.stdout.flush()
     # Tests run HX_TEST_JOBS at a time (each in a process of its own,
     # forked with the modules loaded), printed in order as they end;
     # those marked lib.alone after them, one at a time.
@@ -77,22 +82,21 @@ def main():
     items = [(i, name, fn) for i, (name, fn) in enumerate(tests, 1)]
     side = [t for t in items if not getattr(t[2], "alone", False)]
     jobs = max(1, int(os.environ.get("HX_TEST_JOBS", "2")))
-    pool = results = None
+    pool = None
     if jobs > 1 and len(side) > 1:
         pool = multiprocessing.get_context("fork").Pool(jobs, maxtasksperchild=1)
-        results = itertools.chain(pool.imap(run_one, side), map(run_one, items[len(side):]))
+        results = pool.imap(run_one, side)
     else:
-        results = map(run_one, items)
-    for outcome, lines, xf in results:
-        counts[outcome] += 1
-        xfailed += xf
-        print("\n".join(lines))
-        sys.stdout.flush()
+        results = map(run_one, side)
+    show(results)
     if pool:
+        # Gone before the next test: a worker forked while a test's
+        # child runs holds that child's pipes open.
         pool.close()
         pool.join()
-    if xfailed:
-        print("# %d known gap(s) met (XFAIL lines above)" % xfailed)
+    show(map(run_one, items[len(side):]))
+    if counts["xfail"]:
+        print("# %d known gap(s) met (XFAIL lines above)" % counts["xfail"])
     print("%d passed, %d failed, %d skipped" % (counts["pass"], counts["fail"], counts["skip"]))
     return 1 if counts["fail"] else 0
 
