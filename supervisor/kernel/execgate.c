@@ -41,9 +41,14 @@ struct approval {
 	char *path;   /* as decided (malloc'd) */
 	dev_t dev;
 	ino_t ino;
-	char *prog; /* a loader's program, by name (malloc'd), or NULL */
-	dev_t pdev;
-	ino_t pino;
+	/* What the new image opens by name, each the file decided: a #!
+	 * script's name at each level, a loader's program. */
+	struct {
+		char *name; /* malloc'd */
+		dev_t dev;
+		ino_t ino;
+	} names[HX_EXECGATE_NAMES];
+	size_t nnames;
 	/* The argv by its length and digest, not a copy: an approval lasts
 	 * until the thread's exec event or its end, and one the kernel
 	 * then refuses (E2BIG past a quarter of the stack limit, which the
@@ -148,7 +153,7 @@ int hx_execgate_approve(struct hx_execgate *g, const struct hx_peer *peer,
 	a->seq = seq;
 	a->dev = dev;
 	a->ino = ino;
-	a->prog = NULL;
+	a->nnames = 0;
 	a->len = len;
 	hx_sha256_hex(cmdline, len, a->sum);
 	pthread_mutex_lock(&g->lock);
@@ -166,7 +171,7 @@ int hx_execgate_approve(struct hx_execgate *g, const struct hx_peer *peer,
 	return 0;
 }
 
-int hx_execgate_approve_prog(struct hx_execgate *g, pid_t tid, dev_t dev,
+int hx_execgate_approve_name(struct hx_execgate *g, pid_t tid, dev_t dev,
 			     ino_t ino, const char *name)
 {
 	char *copy = strdup(name);
@@ -178,10 +183,12 @@ int hx_execgate_approve_prog(struct hx_execgate *g, pid_t tid, dev_t dev,
 	pthread_mutex_lock(&g->lock);
 	for (a = g->appr; a; a = a->next)
 		if (a->tid == tid) {
-			free(a->prog);
-			a->prog = copy;
-			a->pdev = dev;
-			a->pino = ino;
+			e = -ENOSPC;
+			if (a->nnames == HX_EXECGATE_NAMES)
+				break;
+			a->names[a->nnames].name = copy;
+			a->names[a->nnames].dev = dev;
+			a->names[a->nnames++].ino = ino;
 			copy = NULL;
 			e = 0;
 			break;
@@ -194,36 +201,49 @@ int hx_execgate_approve_prog(struct hx_execgate *g, pid_t tid, dev_t dev,
 static void approval_free(struct approval *a)
 {
 	if (a) {
-		free(a->prog);
+		for (size_t i = 0; i < a->nnames; i++)
+			free(a->names[i].name);
 		free(a->path);
 	}
 	free(a);
 }
 
-/* Whether the program a loader image will open by name is still the
- * one decided: the new image is stopped, single-threaded, its fd table
- * its own (exec unshares it), so "/proc/self/fd/N" and the cwd can only
- * change through a file system swap by another process, after this. */
-static bool prog_holds(const struct approval *a, pid_t pid)
+/* Whether each name the new image opens by name is still the file
+ * decided: the image is stopped, single-threaded, its fd table its own
+ * (exec unshares it), and no other process shares its cwd (clone
+ * CLONE_FS without CLONE_THREAD is refused in BPF), so its cwd cannot
+ * change after this, and what the name leads to only through a swap in
+ * the file system. Walked in the image's own view: from its root, its
+ * cwd, its fds (/dev/fd is /proc/self/fd there). */
+static bool names_hold(const struct approval *a, pid_t pid)
 {
 	char path[PATH_MAX + 64];
 	struct stat st;
 
-	if (!a->prog)
-		return true;
-	if (!strncmp(a->prog, "/proc/self/", 11))
-		snprintf(path, sizeof(path), "/proc/%d/%s", (int)pid,
-			 a->prog + 11);
-	else if (!strncmp(a->prog, "/proc/thread-self/", 18))
-		snprintf(path, sizeof(path), "/proc/%d/%s", (int)pid,
-			 a->prog + 18);
-	else if (a->prog[0] == '/')
-		snprintf(path, sizeof(path), "%s", a->prog);
-	else
-		snprintf(path, sizeof(path), "/proc/%d/cwd/%s", (int)pid,
-			 a->prog);
-	return !stat(path, &st) && S_ISREG(st.st_mode) && st.st_nlink &&
-	       st.st_dev == a->pdev && st.st_ino == a->pino;
+	for (size_t i = 0; i < a->nnames; i++) {
+		const char *n = a->names[i].name;
+
+		if (!strncmp(n, "/proc/self/", 11))
+			snprintf(path, sizeof(path), "/proc/%d/%s", (int)pid,
+				 n + 11);
+		else if (!strncmp(n, "/proc/thread-self/", 18))
+			snprintf(path, sizeof(path), "/proc/%d/%s", (int)pid,
+				 n + 18);
+		else if (!strncmp(n, "/dev/fd/", 8))
+			snprintf(path, sizeof(path), "/proc/%d/fd/%s", (int)pid,
+				 n + 8);
+		else if (n[0] == '/')
+			snprintf(path, sizeof(path), "/proc/%d/root%s",
+				 (int)pid, n);
+		else
+			snprintf(path, sizeof(path), "/proc/%d/cwd/%s",
+				 (int)pid, n);
+		if (stat(path, &st) || !S_ISREG(st.st_mode) || !st.st_nlink ||
+		    st.st_dev != a->names[i].dev ||
+		    st.st_ino != a->names[i].ino)
+			return false;
+	}
+	return true;
 }
 
 /* Takes tid's approval out of the table (the caller frees it). */
@@ -262,7 +282,7 @@ static void check_exec(struct hx_execgate *g, pid_t pid, pid_t old_tid)
 		if (cmd && len == a->len)
 			hx_sha256_hex(cmd, len, sum);
 		ok = cmd && len == a->len && !strcmp(sum, a->sum) &&
-		     prog_holds(a, pid);
+		     names_hold(a, pid);
 	}
 	if (ok) {
 		free(cmd);

@@ -60,12 +60,19 @@ int hx_execgate_approve(struct hx_execgate *g, const struct hx_peer *peer,
 			uint64_t seq, const char *path, dev_t dev, ino_t ino,
 			const char *cmdline, size_t len);
 
-/* Adds to tid's approval (call after hx_execgate_approve) the program a
- * dynamic loader image will open by name (as its argv says: absolute,
- * or relative to the new image's cwd): at the exec event that name
- * must still be the file decided (dev, ino), else the image is killed.
- * Returns 0 or -ENOMEM / -ENOENT (no approval: deny the exec). */
-int hx_execgate_approve_prog(struct hx_execgate *g, pid_t tid, dev_t dev,
+/* What a new image opens by name once it runs, each name at most: a #!
+ * script's at each level (its interpreter's argv), a loader's program. */
+#define HX_EXECGATE_NAMES 6
+
+/* Adds to tid's approval (call after hx_execgate_approve) a name the new
+ * image will open (as its argv says: absolute, relative to its cwd, or
+ * /dev/fd/N/...): at the exec event that name must still lead to the
+ * file decided (dev, ino), else the image is killed. A script's
+ * interpreter and rtld open their file by name after the gate's look
+ * at the image: an exec of ./run.sh decided on one cwd ran another
+ * directory's run.sh under the record of the first. Returns 0 or
+ * -ENOMEM / -ENOSPC / -ENOENT (no approval: deny the exec). */
+int hx_execgate_approve_name(struct hx_execgate *g, pid_t tid, dev_t dev,
 			     ino_t ino, const char *name);
 
 /* Holds every process of the tree (hold true) in a ptrace stop until

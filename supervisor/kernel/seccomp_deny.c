@@ -60,6 +60,10 @@
 	{                                                                      \
 		HX_SC_BITS, i, false, m, 0                                     \
 	}
+#define MASKED(i, m, v)                                                        \
+	{                                                                      \
+		HX_SC_MASKED, i, false, v, m                                   \
+	}
 #define EQ32(i, v)                                                             \
 	{                                                                      \
 		HX_SC_EQ, i, true, v, 0                                        \
@@ -184,6 +188,16 @@ const struct hx_sc_rule hx_seccomp_deny[] = {
      EPERM,
      {BIT(0, CLONE_UNTRACED), NONE},
      "untraced child (escapes the exec gate)"},
+    /* A process sharing another's cwd, root and umask (CLONE_FS, not a
+     * thread: threads are gone once an exec is under way) moved the cwd
+     * of a new image after the exec gate's look, so that the script its
+     * interpreter opened by a relative name was another than the one
+     * decided and recorded (nineteenth attack review). */
+    {"clone",
+     HX_SC_ERRNO,
+     EPERM,
+     {MASKED(0, CLONE_FS | CLONE_THREAD, CLONE_FS), NONE},
+     "shares its cwd with another process (what an exec opens by name)"},
     DENY("setns", EPERM, "joins another namespace"),
     /* clone3 takes its flags through a pointer BPF cannot read. */
     DENY("clone3", ENOSYS, "flags out of BPF's reach"),
@@ -652,6 +666,10 @@ static int add_cmp(const struct hx_sc_arg *g, struct scmp_arg_cmp *c)
 		break; /* in the extra filter */
 	case HX_SC_NONZERO:
 		c[n++] = SCMP_CMP64(g->idx, SCMP_CMP_NE, 0, 0);
+		break;
+	case HX_SC_MASKED:
+		c[n++] =
+		    SCMP_CMP64(g->idx, SCMP_CMP_MASKED_EQ, g->value2, g->value);
 		break;
 	}
 	return n;

@@ -27,19 +27,21 @@ enum hx_sc_action {
  * slip past. */
 enum hx_sc_cond {
 	HX_SC_ALWAYS,
-	HX_SC_BITS,   /* (arg & mask) != 0, i.e. (arg & mask) == mask for a
-		       * single bit */
-	HX_SC_EQ,     /* arg == value */
-	HX_SC_NOTIN2, /* arg != value && arg != value2 */
-	HX_SC_NONZERO /* arg != 0 (a pointer that is given) */
+	HX_SC_BITS,    /* (arg & mask) != 0, i.e. (arg & mask) == mask for a
+			* single bit */
+	HX_SC_EQ,      /* arg == value */
+	HX_SC_NOTIN2,  /* arg != value && arg != value2 */
+	HX_SC_NONZERO, /* arg != 0 (a pointer that is given) */
+	HX_SC_MASKED   /* (arg & value2) == value: some bits set, some not */
 };
 
 struct hx_sc_arg {
 	enum hx_sc_cond cond;
-	unsigned idx;	/* argument 0..5 */
-	bool cmp32;	/* the kernel reads this argument as 32 bits */
-	uint64_t value; /* HX_SC_BITS: the mask (one bit); else the value */
-	uint64_t value2;
+	unsigned idx;	 /* argument 0..5 */
+	bool cmp32;	 /* the kernel reads this argument as 32 bits */
+	uint64_t value;	 /* HX_SC_BITS: the mask (one bit); else the value */
+	uint64_t value2; /* HX_SC_NOTIN2: the other value; HX_SC_MASKED: the
+			  * mask */
 };
 
 struct hx_sc_rule {

@@ -143,15 +143,33 @@ static int put(char **buf, size_t *len, size_t *cap, const char *s, size_t n)
 	return 0;
 }
 
+/* What the new image opens by name once it runs: each #! level's
+ * script, by the name its interpreter's argv gives it (execgate.h). */
+struct opens {
+	size_t n;
+	char *name[EXEC_DEPTH];
+	dev_t dev[EXEC_DEPTH];
+	ino_t ino[EXEC_DEPTH];
+};
+
+static void opens_free(struct opens *o)
+{
+	for (size_t i = 0; i < o->n; i++)
+		free(o->name[i]);
+	o->n = 0;
+}
+
 /* What the gate must see after the exec: the final image's device and
  * inode (through #! interpreters, as the kernel follows them) and the
  * argv the kernel builds (interpreter, its argument, the script's name,
- * then argv[1..]). argv: argc strings in blob. *out (malloc'd) gets the
- * expected cmdline. 0 or -errno (the errno exec would give, roughly). */
+ * then argv[1..]); each script's name and file in *op. argv: argc
+ * strings in blob. *out (malloc'd) gets the expected cmdline. 0 or
+ * -errno (the errno exec would give, roughly). */
 static int expect_exec(const struct target *t, const char *full,
 		       const char *fname, bool nofollow, const char *blob,
 		       size_t blen, size_t argc, struct stat *fin, char **out,
-		       size_t *outlen, char *img, size_t isize)
+		       size_t *outlen, char *img, size_t isize,
+		       struct opens *op)
 {
 	char here[PATH_MAX + 64], name[PATH_MAX + 32], abs[PATH_MAX];
 	char buf[HX_BINPRM_BUF + 1], *cur = NULL, *nb = NULL;
@@ -213,6 +231,13 @@ static int expect_exec(const struct target *t, const char *full,
 			e = -ELOOP;
 			goto out;
 		}
+		/* The interpreter opens this file by name, after the gate. */
+		if (!(op->name[op->n] = strdup(name))) {
+			e = -ENOMEM;
+			goto out;
+		}
+		op->dev[op->n] = fin->st_dev;
+		op->ino[op->n++] = fin->st_ino;
 		/* New argv: interpreter, [argument], script name, argv[1..]. */
 		nb = NULL;
 		nlen = ncap = 0;
@@ -301,6 +326,26 @@ fail:
 	return r;
 }
 
+/* The gate's approval of this exec, in place before the kernel can run
+ * it: the final image and the argv it will see, and what it opens by
+ * name once it runs (each script, a loader's program). 0 or -errno. */
+static int approve(struct hx_unotify *u, const struct target *t, uint64_t seq,
+		   const char *path, const struct stat *fin, const char *expect,
+		   size_t elen, const struct opens *op,
+		   const struct hx_loader_prog *lp, const struct stat *pst)
+{
+	int e = hx_execgate_approve(u->gate, &t->peer, seq, path, fin->st_dev,
+				    fin->st_ino, expect, elen);
+
+	for (size_t i = 0; !e && i < op->n; i++)
+		e = hx_execgate_approve_name(u->gate, t->tid, op->dev[i],
+					     op->ino[i], op->name[i]);
+	if (!e && lp->argv)
+		e = hx_execgate_approve_name(u->gate, t->tid, pst->st_dev,
+					     pst->st_ino, lp->name);
+	return e;
+}
+
 void hx_un_exec(struct hx_unotify *u, const struct seccomp_notif *n,
 		const struct target *t, struct answer *a)
 {
@@ -312,6 +357,7 @@ void hx_un_exec(struct hx_unotify *u, const struct seccomp_notif *n,
 	struct hx_un_blob args = {NULL, 0, 0};
 	const char **argv = NULL, **eargv = NULL;
 	struct hx_loader_prog lp = {.argv = NULL};
+	struct opens op = {.n = 0};
 	struct stat pst;
 	size_t blen = 0, argc = 0, elen = 0, k;
 	struct stat fin;
@@ -360,8 +406,8 @@ void hx_un_exec(struct hx_unotify *u, const struct seccomp_notif *n,
 	/* A missing file fails as exec would, without a record (a shell
 	 * or execvp tries every PATH directory). */
 	if ((e = expect_exec(t, full, fname, flags & AT_SYMLINK_NOFOLLOW, blob,
-			     blen, argc, &fin, &expect, &elen, img,
-			     sizeof(img)))) {
+			     blen, argc, &fin, &expect, &elen, img, sizeof(img),
+			     &op))) {
 		a->err = -e;
 		goto out;
 	}
@@ -408,11 +454,8 @@ void hx_un_exec(struct hx_unotify *u, const struct seccomp_notif *n,
 		if ((a->err = hx_un_judge(u, t, &j, NULL)))
 			goto out;
 	}
-	/* The approval is in place before the kernel can run the exec. */
-	if (hx_execgate_approve(u->gate, &t->peer, j.out.seq, j.rq.path,
-				fin.st_dev, fin.st_ino, expect, elen) ||
-	    (lp.argv && hx_execgate_approve_prog(u->gate, t->tid, pst.st_dev,
-						 pst.st_ino, lp.name))) {
+	if (approve(u, t, j.out.seq, j.rq.path, &fin, expect, elen, &op, &lp,
+		    &pst)) {
 		a->err = ENOMEM;
 		goto out;
 	}
@@ -423,14 +466,18 @@ void hx_un_exec(struct hx_unotify *u, const struct seccomp_notif *n,
 	 * new image runs, execgate.c compares /proc/<pid>/exe (dev, inode)
 	 * and the new argv with the approval just recorded, and kills on a
 	 * mismatch. For a #! script that is the interpreter's inode and the
-	 * script's name in its argv: a swap to another script changes the
-	 * name. Note (README): the interpreter opens the script by name,
-	 * under the read rules; a symlink in that name, swapped after the
-	 * decision by an agent that may write its directory, changes which
+	 * script's name in its argv (a swap to another script changes the
+	 * name), and that this name, from the new image's cwd, still leads
+	 * to the script decided (a thread's chdir between the decision and
+	 * the kernel's walk ran another directory's script of that name).
+	 * Note (README): the interpreter opens the script by name, under
+	 * the read rules, after that look; a symlink in that name, swapped
+	 * then by an agent that may write its directory, changes which
 	 * file that is. */
 	atomic_fetch_add(&u->n_cont, 1);
 	a->kind = ANS_CONTINUE;
 out:
+	opens_free(&op);
 	free(lp.argv);
 	free(eargv);
 	free(argv);

@@ -87,7 +87,8 @@ static long call_row(void)
 	for (int i = 0; i < 2; i++) {
 		const struct hx_sc_arg *g = &cur->a[i];
 
-		if (g->cond == HX_SC_BITS || g->cond == HX_SC_EQ)
+		if (g->cond == HX_SC_BITS || g->cond == HX_SC_EQ ||
+		    g->cond == HX_SC_MASKED)
 			a[g->idx] = (long)g->value;
 		else if (g->cond == HX_SC_NOTIN2)
 			a[g->idx] = PER_LINUX32;
