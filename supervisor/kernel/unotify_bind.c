@@ -214,6 +214,11 @@ void hx_un_bind(struct hx_unotify *u, const struct seccomp_notif *n,
 	j.rq.flags = O_WRONLY | O_CREAT | O_EXCL; /* no final symlink */
 	if ((e = -hx_un_judge(u, t, &j, NULL)))
 		goto done;
+	/* The target's own walk of its name: "file/../s.sock" is the
+	 * kernel's ENOTDIR, not a directory moved since the decision. */
+	if ((e = hx_un_walk_named(t, AT_FDCWD, full, full, j.decided, false,
+				  0)))
+		goto done;
 	if (!j.decided[0] || j.decided[0] != '/' ||
 	    hx_un_proc_path(t, j.decided, here, sizeof(here))) {
 		e = -EACCES;

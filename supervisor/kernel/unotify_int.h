@@ -231,15 +231,17 @@ bool hx_un_fd_cloexec(pid_t pid, int fd);
 /* The kernel's walk of a path as the target named it (raw, from dirfd;
  * full: made absolute, unresolved), where it differs from the walk of
  * the decided path the kernel layer acts on: when that walk followed a
- * symlink (decided is not full's lexical form), or limits (openat2's
- * HX_UN_WALK_LIMITS) are asked. Made here, with the target's uid and no
- * capability, as an O_PATH lookup (following the last name when follow)
- * anchored where the kernel anchors it; the kernel then applies what it
- * applies to the target's own walk: the limits, and protected_symlinks
- * (a symlink in a sticky world-writable directory that neither the
- * follower nor the directory's owner owns). 0, or its -ELOOP, -EXDEV or
- * -EACCES, which the call answers; any other outcome is left to the
- * call. */
+ * symlink (decided is not full's lexical form), went up a ".." (through
+ * what must be a directory: "file/../x" is ENOTDIR, where the lexical
+ * form made x), or limits (openat2's HX_UN_WALK_LIMITS) are asked. Made
+ * here, with the target's uid and no capability, as an O_PATH lookup
+ * (following the last name when follow) anchored where the kernel
+ * anchors it; the kernel then applies what it applies to the target's
+ * own walk: the limits, a non-directory walked through, and
+ * protected_symlinks (a symlink in a sticky world-writable directory
+ * that neither the follower nor the directory's owner owns). 0, or its
+ * -ELOOP, -EXDEV, -EACCES or -ENOTDIR, which the call answers; any other
+ * outcome is left to the call. */
 int hx_un_walk_named(const struct target *t, int dirfd, const char *raw,
 		     const char *full, const char *decided, bool follow,
 		     uint64_t limits);

@@ -117,6 +117,31 @@ static bool parent_of(const char *path, char *dir)
 	return true;
 }
 
+/* O_CREAT of a name with a trailing slash ("new/"): the kernel's EISDIR
+ * once it has walked to the name's directory, whatever is there (the
+ * decided path has lost the slash: a file "new" was made). 0, or -errno
+ * (the walk's own, first). */
+static int creat_slash(const struct target *t, const char *raw,
+		       const char *full, uint64_t flags)
+{
+	char path[PATH_MAX + 32], dir[PATH_MAX + 32];
+	size_t n = strlen(raw);
+	struct stat st;
+
+	if (!(flags & O_CREAT) || is_tmpfile(flags) || n < 2 ||
+	    raw[n - 1] != '/')
+		return 0;
+	if (hx_un_proc_path(t, full, path, sizeof(path)))
+		return -EACCES;
+	for (n = strlen(path); n > 1 && path[n - 1] == '/';)
+		path[--n] = '\0';
+	if (!parent_of(path, dir))
+		return -EACCES;
+	if (stat(dir, &st))
+		return -errno;
+	return S_ISDIR(st.st_mode) ? -EISDIR : -ENOTDIR;
+}
+
 /* Whether path's directory is sticky: there the kernel refuses an
  * O_CREAT open of a file that neither the opener nor the directory's
  * owner owns (protected_regular, protected_fifos), which an open
@@ -725,7 +750,8 @@ void hx_un_open(struct hx_unotify *u, const struct seccomp_notif *n,
 		return;
 	/* "file/", "file/." and "x/..": the decided path lost what makes
 	 * the kernel refuse them (a truncate of file was made instead). */
-	if ((e = hx_un_dir_tail(t, raw, full))) {
+	if ((e = hx_un_dir_tail(t, raw, full)) ||
+	    (e = creat_slash(t, raw, full, flags))) {
 		a->err = -e;
 		return;
 	}

@@ -300,6 +300,17 @@ bool hx_un_proc_foreign(const struct hx_unotify *u, const struct target *t,
 	return proc_traced_entry(e, len) && !hx_un_in_tree(u, pid);
 }
 
+/* Whether raw has a ".." component: the kernel walks up from what the
+ * name before it is, which must be a directory (ENOTDIR: "file/../x"),
+ * where the normalized form has dropped both. */
+static bool has_dotdot(const char *raw)
+{
+	for (const char *p = strstr(raw, ".."); p; p = strstr(p + 2, ".."))
+		if ((p == raw || p[-1] == '/') && (!p[2] || p[2] == '/'))
+			return true;
+	return false;
+}
+
 int hx_un_walk_named(const struct target *t, int dirfd, const char *raw,
 		     const char *full, const char *decided, bool follow,
 		     uint64_t limits)
@@ -312,7 +323,7 @@ int hx_un_walk_named(const struct target *t, int dirfd, const char *raw,
 	bool own = false, drop;
 	int at, fd, e;
 
-	if (!how.resolve && !took_links(full, decided))
+	if (!how.resolve && !took_links(full, decided) && !has_dotdot(raw))
 		return 0; /* the decided path's walk is the named one */
 	if (raw[0] == '/') {
 		if (hx_un_proc_path(t, raw, path, sizeof(path)))
@@ -350,7 +361,7 @@ int hx_un_walk_named(const struct target *t, int dirfd, const char *raw,
 	if (fd >= 0)
 		close(fd);
 	close(at);
-	return e == ELOOP || e == EXDEV || e == EACCES ? -e : 0;
+	return e == ELOOP || e == EXDEV || e == EACCES || e == ENOTDIR ? -e : 0;
 }
 
 mode_t hx_un_umask_in(const struct target *t, const char *dir, int dirfd)

@@ -50,6 +50,12 @@ void hx_un_watch(struct hx_unotify *u, const struct seccomp_notif *n,
 		a->err = EACCES;
 		return;
 	}
+	/* The target's own walk of its name ("file/../d": ENOTDIR). */
+	if ((e = hx_un_walk_named(t, AT_FDCWD, raw, full, j.decided, !nofollow,
+				  0))) {
+		a->err = -e;
+		return;
+	}
 	/* The decided file, every symlink of its path resolved already: one
 	 * there now is a swap after the decision (ELOOP). The agent's own
 	 * /dev/pts is opened in its view (hx_un_openat2). */

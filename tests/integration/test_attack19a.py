@@ -95,3 +95,44 @@ def test_a_script_named_from_a_cwd_a_thread_moves_is_the_one_recorded(wd):
                 x.get("pid") == pid]
         check(hits and hits[0].get("killed") is True,
               "pid %d was killed without its mismatch record:\n%s" % (pid, r.dump()))
+
+
+def test_a_name_the_kernel_refuses_makes_nothing(wd):
+    """The kernel layer acted on the name normalized (its trailing slash
+    and a ".." walked through a file gone), and made what the kernel
+    refuses: open("new/", O_CREAT) made a file "new" (the kernel: EISDIR),
+    open("f/../x", O_CREAT) and mkdir("f/../d"), with f a file, made x
+    and d (the kernel: ENOTDIR); inotify_add_watch("f/../w") watched w;
+    bind("f/../s.sock") was refused with a "revoked" record saying the
+    directory had been swapped since the decision, which nothing did.
+    Now each fails as the kernel fails it, nothing is made, and the log
+    says so (a "failed" record after the allow of a write, never a
+    revoke; a read of a name that is not there has none, by design)."""
+    f = wd.file("f", "data\n")
+    os.mkdir(os.path.join(wd.path, "w"))  # watched, were f a directory
+    cases = [
+        (["creat", "new/"], "new", "EISDIR"),
+        (["creat", "f/../x"], "x", "ENOTDIR"),
+        (["mkdir", "f/../d"], "d", "ENOTDIR"),
+        (["creat", os.path.join(f, "..", "y")], "y", "ENOTDIR"),
+        (["bind", "f/../s.sock"], "s.sock", "ENOTDIR"),
+        (["watch", "f/../w"], None, "ENOTDIR"),
+    ]
+    for argv, made, err in cases:
+        r = harness([STATIC] + argv, wd, policy=None)
+        what = " ".join(argv)
+        check(r.stdout.strip() == "err %d" % getattr(errno, err),
+              "%s: %r, the kernel says %s" % (what, r.stdout, err))
+        check(made is None or not os.path.lexists(os.path.join(wd.path, made)),
+              "%s made %s" % (what, made))
+        r.none(event="revoked")
+        allowed = [x for x in r.records if x.get("layer") == "kernel" and
+                   x.get("verdict") == "allow" and
+                   x.get("event") in ("openat", "mkdir", "bind", "inotify_add_watch")]
+        for x in allowed:
+            if x.get("op") == "read":
+                continue  # a read of a name not there: no failed record
+            after = [y for y in r.records if y.get("event") == "failed" and
+                     y.get("ref_seq") == x.get("seq")]
+            check(after and after[0].get("errno") == err,
+                  "%s: an allow with no failed %s after it:\n%s" % (what, err, r.dump()))
