@@ -111,8 +111,10 @@ static bool same_text(const char *x, const char *y)
 
 /* Whether s is the call t answered: the same process (or, for a spawn,
  * its child: posix_spawn asks in the parent), operation, resolved
- * paths, argv, address and rule. A path re-pointed since, another argv,
- * another rule's file: another call, asked again. */
+ * paths, argv, address and rule, and an exec's cwd as the question
+ * showed it. A path re-pointed since, another argv, another rule's
+ * file, an exec's cwd moved by a thread while the question waited (its
+ * relative names are others): another call, asked again. */
 static bool same_call(const struct token *t, const struct hx_ask_subject *s)
 {
 	const struct hx_ask_subject *a = &t->s;
@@ -120,7 +122,8 @@ static bool same_call(const struct token *t, const struct hx_ask_subject *s)
 	if (a->op != s->op || a->argc != s->argc ||
 	    (a->pid != s->pid && !(a->spawn && a->pid == s->ppid)) ||
 	    !same_text(a->path, s->path) || !same_text(a->path2, s->path2) ||
-	    !same_text(a->addr, s->addr) || !same_text(a->rule, s->rule))
+	    !same_text(a->addr, s->addr) || !same_text(a->rule, s->rule) ||
+	    (a->op == HX_OP_EXEC && !same_text(t->cwd, s->cwd)))
 		return false;
 	for (size_t i = 0; i < s->argc; i++)
 		if (!same_text(a->argv[i], s->argv[i]))
@@ -148,6 +151,8 @@ static bool token_holds(struct hx_ask *a, const struct hx_ask_subject *s,
 		*v = t->v;
 		if (t->v == HX_VERDICT_ALLOW) { /* used up */
 			subject_free(&t->s);
+			free(t->cwd);
+			t->cwd = NULL;
 			t->id = 0;
 		}
 		return true;
@@ -168,9 +173,12 @@ static void token_put(struct hx_ask *a, const struct question *q,
 			if (!slot->id || slot->until_ms < now)
 				break;
 		}
-	if (slot->id)
+	if (slot->id) {
 		subject_free(&slot->s);
+		free(slot->cwd);
+	}
 	subject_dup(&q->s, &slot->s);
+	slot->cwd = q->cwd ? strdup(q->cwd) : NULL;
 	slot->s.image = NULL;
 	slot->v = v;
 	slot->until_ms = now + TOKEN_TTL_MS;
@@ -180,8 +188,10 @@ static void token_put(struct hx_ask *a, const struct question *q,
 static void tokens_free(struct hx_ask *a)
 {
 	for (int i = 0; i < MAX_TOKENS; i++)
-		if (a->tokens[i].id)
+		if (a->tokens[i].id) {
 			subject_free(&a->tokens[i].s);
+			free(a->tokens[i].cwd);
+		}
 }
 
 /* An exec allowed because of a script read from its argv (judged_as):
@@ -321,8 +331,10 @@ unsigned hx_ask_open(struct hx_ask *a, const struct hx_ask_subject *s)
 		q->s.image = &q->image;
 	}
 	q->chain = chain_of(s->pid);
+	/* The decision's (the calling thread's), which the exec gate holds
+	 * the exec to; the process's only when it had none. */
 	if (s->op == HX_OP_EXEC)
-		q->cwd = cwd_of(s->pid);
+		q->cwd = s->cwd ? strdup(s->cwd) : cwd_of(s->pid);
 	clock_gettime(CLOCK_MONOTONIC, &q->asked);
 	for (tail = &a->qs; *tail; tail = &(*tail)->next)
 		;

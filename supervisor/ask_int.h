@@ -50,6 +50,7 @@ struct question {
  * of the same call (the shim asks before it makes it). */
 struct token {
 	struct hx_ask_subject s; /* owned: the very call answered */
+	char *cwd;		 /* owned: an exec's, as shown */
 	enum hx_verdict v;
 	int64_t until_ms;
 	unsigned id; /* 0: free */

@@ -471,7 +471,7 @@ static void validate_paths(struct flow *f)
 	ev->argc = rq->argc;
 	ev->host = rq->host;
 	/* An exec's relative paths (rm -rf build) are the caller's. */
-	ev->cwd = rq->op == HX_OP_EXEC ? cwd_of(f) : NULL;
+	ev->cwd = rq->op != HX_OP_EXEC ? NULL : rq->cwd ? rq->cwd : cwd_of(f);
 	ev->resolve = rq->op == HX_OP_EXEC ? resolve_as_caller : NULL;
 	ev->resolve_arg = f->peer;
 	/* the command line the user gave harness-exec (run.c, layer

@@ -67,6 +67,9 @@ struct hx_request {
 	/* exec: the file the kernel layer lets run, as it opened it (the
 	 * exec gate holds the exec to it); NULL: the pipeline stats path */
 	const struct stat *image;
+	/* exec: the calling thread's cwd as the kernel layer read it, which
+	 * the exec gate holds the new image to; NULL: the pipeline reads it */
+	const char *cwd;
 	/* a metadata change through an fd: what the fd's file is (enum
 	 * hx_device_kind of the file the kernel layer will act on; 0: no
 	 * device) */

@@ -39,6 +39,7 @@ struct approval {
 	pid_t pid, tid;
 	uint64_t seq; /* the decision's record (0: coalesced) */
 	char *path;   /* as decided (malloc'd) */
+	char *cwd;    /* the cwd decided in (malloc'd), or NULL */
 	dev_t dev;
 	ino_t ino;
 	/* What the new image opens by name, each the file decided: a #!
@@ -63,6 +64,7 @@ struct approval {
 struct finding {
 	pid_t pid, old_tid;
 	bool approved, killed;
+	uint64_t seq; /* the decision's record it broke (0: none) */
 	char exe[PATH_MAX];
 	char *cmdline; /* NUL-separated, len bytes */
 	size_t len;
@@ -139,12 +141,19 @@ static void unrun(struct hx_execgate *g, struct approval *a)
 
 int hx_execgate_approve(struct hx_execgate *g, const struct hx_peer *peer,
 			uint64_t seq, const char *path, dev_t dev, ino_t ino,
-			const char *cmdline, size_t len)
+			const char *cmdline, size_t len, const char *cwd)
 {
 	struct approval *a = malloc(sizeof(*a)), **pp;
 	pid_t tid = peer->tid;
 
 	if (!a || !(a->path = strdup(path ? path : ""))) {
+		free(a);
+		return -ENOMEM;
+	}
+	if (!cwd)
+		a->cwd = NULL;
+	else if (!(a->cwd = strdup(cwd))) {
+		free(a->path);
 		free(a);
 		return -ENOMEM;
 	}
@@ -203,9 +212,30 @@ static void approval_free(struct approval *a)
 	if (a) {
 		for (size_t i = 0; i < a->nnames; i++)
 			free(a->names[i].name);
+		free(a->cwd);
 		free(a->path);
 	}
 	free(a);
+}
+
+/* Whether the new image's cwd is the one its exec was decided in: a
+ * relative name of its argv (rm -rf build, a script's ./run.sh) means
+ * what it names from there, and a question showed it. A thread moved
+ * it while the question waited, and the approved command ran in another
+ * directory under a record naming the first. */
+static bool cwd_holds(const struct approval *a, pid_t pid)
+{
+	char link[64], now[PATH_MAX];
+	ssize_t n;
+
+	if (!a->cwd)
+		return true;
+	snprintf(link, sizeof(link), "/proc/%d/cwd", (int)pid);
+	n = readlink(link, now, sizeof(now) - 1);
+	if (n <= 0)
+		return false;
+	now[n] = '\0';
+	return !strcmp(now, a->cwd);
 }
 
 /* Whether each name the new image opens by name is still the file
@@ -282,7 +312,7 @@ static void check_exec(struct hx_execgate *g, pid_t pid, pid_t old_tid)
 		if (cmd && len == a->len)
 			hx_sha256_hex(cmd, len, sum);
 		ok = cmd && len == a->len && !strcmp(sum, a->sum) &&
-		     names_hold(a, pid);
+		     cwd_holds(a, pid) && names_hold(a, pid);
 	}
 	if (ok) {
 		free(cmd);
@@ -308,6 +338,7 @@ static void check_exec(struct hx_execgate *g, pid_t pid, pid_t old_tid)
 	f->pid = pid;
 	f->old_tid = old_tid;
 	f->approved = a != NULL;
+	f->seq = a ? a->seq : 0;
 	f->killed = g->pl->mode == HX_MODE_ENFORCE;
 	f->cmdline = cmd;
 	f->len = len;
@@ -588,6 +619,10 @@ static void log_finding(struct hx_execgate *g, const struct finding *f)
 	/* no approval: an exec the kernel layer never decided (a swap after
 	 * the decision by another thread, or of a thread never seen). */
 	json_object_set_new(rec, "approved", json_boolean(f->approved));
+	/* The allow of what was decided, which did not run. */
+	if (f->seq)
+		json_object_set_new(rec, "ref_seq",
+				    json_integer((json_int_t)f->seq));
 	json_object_set_new(rec, "killed", json_boolean(f->killed));
 	hx_record_append(g->pl, rec, NULL);
 	json_decref(rec);

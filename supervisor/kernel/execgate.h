@@ -49,16 +49,18 @@ int hx_execgate_start(pid_t child, struct hx_pipeline *pl,
 		      struct hx_execgate **out);
 
 /* Records what the exec of thread peer->tid (of process peer->pid) was
- * approved as: the final executable's device and inode, and the argv
- * the new image will see (cmdline: NUL-terminated strings back to back,
- * copied); seq and path, the decision's record and path, for the
- * "failed" record written when no exec follows (the kernel refused it:
- * the approval is replaced by the thread's next one, or the thread
- * ends). Replaces an earlier approval of tid. Call BEFORE answering
- * CONTINUE. Thread-safe. Returns 0 or -ENOMEM (then deny the exec). */
+ * approved as: the final executable's device and inode, the argv the
+ * new image will see (cmdline: NUL-terminated strings back to back,
+ * copied), and the cwd it was decided (and a question shown) in, which
+ * its relative names mean what they name from (NULL: not held); seq and
+ * path, the decision's record and path, for the "failed" record written
+ * when no exec follows (the kernel refused it: the approval is replaced
+ * by the thread's next one, or the thread ends). Replaces an earlier
+ * approval of tid. Call BEFORE answering CONTINUE. Thread-safe. Returns
+ * 0 or -ENOMEM (then deny the exec). */
 int hx_execgate_approve(struct hx_execgate *g, const struct hx_peer *peer,
 			uint64_t seq, const char *path, dev_t dev, ino_t ino,
-			const char *cmdline, size_t len);
+			const char *cmdline, size_t len, const char *cwd);
 
 /* What a new image opens by name once it runs, each name at most: a #!
  * script's at each level (its interpreter's argv), a loader's program. */

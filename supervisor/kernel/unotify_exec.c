@@ -329,13 +329,14 @@ fail:
 /* The gate's approval of this exec, in place before the kernel can run
  * it: the final image and the argv it will see, and what it opens by
  * name once it runs (each script, a loader's program). 0 or -errno. */
-static int approve(struct hx_unotify *u, const struct target *t, uint64_t seq,
-		   const char *path, const struct stat *fin, const char *expect,
-		   size_t elen, const struct opens *op,
+static int approve(struct hx_unotify *u, const struct target *t,
+		   const struct job *j, const struct stat *fin,
+		   const char *expect, size_t elen, const struct opens *op,
 		   const struct hx_loader_prog *lp, const struct stat *pst)
 {
-	int e = hx_execgate_approve(u->gate, &t->peer, seq, path, fin->st_dev,
-				    fin->st_ino, expect, elen);
+	int e = hx_execgate_approve(u->gate, &t->peer, j->out.seq, j->rq.path,
+				    fin->st_dev, fin->st_ino, expect, elen,
+				    j->rq.cwd);
 
 	for (size_t i = 0; !e && i < op->n; i++)
 		e = hx_execgate_approve_name(u->gate, t->tid, op->dev[i],
@@ -352,7 +353,7 @@ void hx_un_exec(struct hx_unotify *u, const struct seccomp_notif *n,
 	const __u64 *arg = n->data.args;
 	bool at = n->data.nr == SYS_execveat;
 	int dirfd = at ? (int)arg[0] : AT_FDCWD, flags = at ? (int)arg[4] : 0;
-	char raw[PATH_MAX], full[PATH_MAX], fname[PATH_MAX + 32];
+	char raw[PATH_MAX], full[PATH_MAX], fname[PATH_MAX + 32], cwd[PATH_MAX];
 	char *blob, *expect = NULL, img[PATH_MAX + 64];
 	struct hx_un_blob args = {NULL, 0, 0};
 	const char **argv = NULL, **eargv = NULL;
@@ -422,6 +423,11 @@ void hx_un_exec(struct hx_unotify *u, const struct seccomp_notif *n,
 		a->err = -e;
 		goto out;
 	}
+	hx_un_job(&j, t, at ? HX_CALL_EXECVEAT : HX_CALL_EXECVE, HX_OP_EXEC);
+	j.rq.path = full;
+	/* Read once: decided in, shown, and held to by the gate. */
+	if (hx_proc_cwd(t->tid, cwd, sizeof(cwd)) > 0 && cwd[0] == '/')
+		j.rq.cwd = cwd;
 	/* harness-exec's own child, before its first exec: decided (and
 	 * logged) by decide_command in run.c already. Once only: an agent
 	 * that execs harness-exec again is decided like anything else. */
@@ -438,9 +444,6 @@ void hx_un_exec(struct hx_unotify *u, const struct seccomp_notif *n,
 			argv[i] = blob + k;
 			k += strlen(blob + k) + 1;
 		}
-		hx_un_job(&j, t, at ? HX_CALL_EXECVEAT : HX_CALL_EXECVE,
-			  HX_OP_EXEC);
-		j.rq.path = full;
 		j.rq.argv = argv;
 		j.rq.argc = argc;
 		j.rq.image = &fin;
@@ -454,8 +457,7 @@ void hx_un_exec(struct hx_unotify *u, const struct seccomp_notif *n,
 		if ((a->err = hx_un_judge(u, t, &j, NULL)))
 			goto out;
 	}
-	if (approve(u, t, j.out.seq, j.rq.path, &fin, expect, elen, &op, &lp,
-		    &pst)) {
+	if (approve(u, t, &j, &fin, expect, elen, &op, &lp, &pst)) {
 		a->err = ENOMEM;
 		goto out;
 	}

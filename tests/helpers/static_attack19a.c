@@ -9,6 +9,9 @@
  *       N times: a child execs ./NAME from A while a thread of its own
  *       moves the shared cwd between A and B; prints "exec PID" for
  *       each, and "killed PID" for one the exec gate killed
+ *   static_attack19a askcwd A B PROG ARG...
+ *       exec PROG ARG... from A while a thread of its own moves the cwd
+ *       to B half a second later (while a question about it waits)
  *   static_attack19a creat PATH       open(PATH, O_CREAT|O_WRONLY)
  *   static_attack19a mkdir PATH       mkdir(PATH)
  *   static_attack19a bind PATH        bind a unix socket to PATH
@@ -123,6 +126,26 @@ static int thread_cwd(const char *name, int n)
 	return 0;
 }
 
+static void *later(void *arg)
+{
+	(void)arg;
+	usleep(500000);
+	if (chdir(dir_b))
+		_exit(4);
+	return NULL;
+}
+
+static int ask_cwd(char **argv)
+{
+	pthread_t th;
+
+	if (chdir(dir_a) || pthread_create(&th, NULL, later, NULL))
+		return 2;
+	execv(argv[0], argv);
+	printf("exec err %d\n", errno);
+	return 1;
+}
+
 static void said(long r)
 {
 	if (r < 0)
@@ -161,6 +184,8 @@ int main(int argc, char **argv)
 		return 2;
 	dir_a = argv[2];
 	dir_b = argv[3];
+	if (!strcmp(argv[1], "askcwd"))
+		return ask_cwd(argv + 4);
 	if (!strcmp(argv[1], "sharedcwd"))
 		return shared_cwd(argv[4]);
 	if (!strcmp(argv[1], "threadcwd") && argc > 5)

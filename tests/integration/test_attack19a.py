@@ -5,6 +5,7 @@ the default policy in enforce mode."""
 
 import errno
 import os
+import time
 
 from lib import HELPERS, check, harness
 
@@ -90,11 +91,17 @@ def test_a_script_named_from_a_cwd_a_thread_moves_is_the_one_recorded(wd):
              if dec.get(pid) != os.path.join(where, "run.sh")]
     check(not wrong, "scripts that ran under a record naming another "
           "(ran in, pid, recorded): %r\n%s" % (wrong, r.dump()))
+    allows = {x.get("seq"): x for x in r.records
+              if x.get("event") == "execve" and x.get("verdict") == "allow"}
     for pid in killed:
         hits = [x for x in r.records if x.get("exec_gate") == "mismatch" and
                 x.get("pid") == pid]
         check(hits and hits[0].get("killed") is True,
               "pid %d was killed without its mismatch record:\n%s" % (pid, r.dump()))
+        # which allow did not run: the mismatch names it
+        broke = allows.get(hits[0].get("ref_seq"))
+        check(broke and broke.get("pid") == pid,
+              "pid %d: the mismatch names no allow of it: %r" % (pid, hits[0]))
 
 
 def test_a_name_the_kernel_refuses_makes_nothing(wd):
@@ -136,3 +143,89 @@ def test_a_name_the_kernel_refuses_makes_nothing(wd):
                      y.get("ref_seq") == x.get("seq")]
             check(after and after[0].get("errno") == err,
                   "%s: an allow with no failed %s after it:\n%s" % (what, err, r.dump()))
+
+
+def test_an_approved_exec_runs_in_the_cwd_shown(wd):
+    """The question about an exec shows its cwd ("git push origin main
+    (in a/)"), and a relative name in its argv means what it names from
+    there; a thread of the agent moved the cwd to b/ while the question
+    waited, and the approved command ran in b/ under a record saying
+    a/. The exec gate now checks at the exec event that the new image's
+    cwd is the one decided (and shown); another is killed."""
+    from test_ask import Session, answer, wait_pending
+    a, b = (os.path.join(wd.path, d) for d in ("a", "b"))
+    for d in (a, b):
+        os.mkdir(d)
+    bindir = os.path.join(wd.state, "bin")
+    os.mkdir(bindir)
+    git = os.path.join(bindir, "git")
+    with open(git, "w") as f:
+        f.write("#!/bin/sh\ntouch pushed\n")
+    os.chmod(git, 0o755)
+    s = Session(wd, [STATIC, "askcwd", a, b, git, "push", "origin", "main"])
+    q = wait_pending(wd, s)
+    check(q.get("cwd") == a and q.get("argv") == [git, "push", "origin", "main"],
+          "the question: %r" % q)
+    time.sleep(1.0)  # the thread has moved the cwd by now
+    answer(wd, "approve", q["id"])
+    s.finish()
+    check(not os.path.exists(os.path.join(b, "pushed")),
+          "the approved exec ran in b/: %r %r" % (s.stdout, s.stderr[-600:]))
+    ran = os.path.exists(os.path.join(a, "pushed"))
+    killed = [r for r in s.records if r.get("exec_gate") == "mismatch"]
+    check(ran or (killed and killed[0].get("killed") is True),
+          "neither ran in a/ nor killed: %r" % (s.records[-6:],))
+
+
+PY_ASK_CWD = r'''
+import os, sys, threading, time
+a, b, prog = sys.argv[1:4]
+os.chdir(a)
+def later():
+    time.sleep(0.5)
+    os.chdir(b)
+threading.Thread(target=later, daemon=True).start()
+# through libc (the shim's execv), the GIL let go while it asks
+import ctypes
+libc = ctypes.CDLL(None, use_errno=True)
+args = [prog, "push", "origin", "main"]
+argv = (ctypes.c_char_p * 5)(*[x.encode() for x in args], None)
+libc.execv(prog.encode(), argv)
+print("exec errno", ctypes.get_errno(), flush=True)
+'''
+
+
+def test_an_answer_once_is_for_the_cwd_shown(wd):
+    """Through the shim (python): the shim asks about the exec, a person
+    answers "once" for it shown in a/, a thread moves the cwd to b/
+    while the question waits, and the kernel layer's sight of the call
+    took that answer as its own (the same process, argv and path) and
+    let it run in b/. An answer "once" for an exec now holds for its
+    cwd too: in another, it is asked again."""
+    from test_ask import Session, answer, pending, wait_pending
+    from lib import PYTHON
+    a, b = (os.path.join(wd.path, d) for d in ("a", "b"))
+    for d in (a, b):
+        os.mkdir(d)
+    bindir = os.path.join(wd.state, "bin")
+    os.mkdir(bindir)
+    git = os.path.join(bindir, "git")
+    with open(git, "w") as f:
+        f.write("#!/bin/sh\ntouch pushed\n")
+    os.chmod(git, 0o755)
+    s = Session(wd, [PYTHON, "-c", PY_ASK_CWD, a, b, git], timeout=5)
+    q = wait_pending(wd, s)
+    check(q.get("cwd") == a, "the question: %r" % q)
+    time.sleep(1.0)  # the thread has moved the cwd by now
+    answer(wd, "approve", q["id"])
+    end = time.time() + 8
+    while time.time() < end and s.p.poll() is None:
+        again = [x for x in pending(wd) if x["id"] != q["id"]]
+        if again:
+            check(again[0].get("cwd") == b, "asked again: %r" % again[0])
+            answer(wd, "deny", again[0]["id"])
+            break
+        time.sleep(0.05)
+    s.finish()
+    check(not os.path.exists(os.path.join(b, "pushed")),
+          "the exec answered for a/ ran in b/: %r %r" % (s.stdout, s.stderr[-600:]))
