@@ -63,7 +63,12 @@ static void call_detail(const struct flow *f, char *buf, size_t len)
 	bool own = rq->call >= HX_CALL_CHMOD,
 	     open = !own && hx_pl_is_open(rq->call);
 	uint32_t flags = rq->has_flags ? rq->flags : 0, mode = 0;
+	/* An exec's cwd, which its record shows and its relative names
+	 * mean what they name from: a thread moved it between the shim's
+	 * request and the kernel layer's sight of the exec, and the one
+	 * record of both said the shim's. */
 	const char *p2 = rq->op == HX_OP_SYMLINK ? rq->path2
+			 : rq->op == HX_OP_EXEC	 ? f->ev.cwd
 			 : f->p2.ok		 ? f->p2.norm
 						 : NULL;
 

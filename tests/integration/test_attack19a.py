@@ -229,3 +229,56 @@ def test_an_answer_once_is_for_the_cwd_shown(wd):
     s.finish()
     check(not os.path.exists(os.path.join(b, "pushed")),
           "the exec answered for a/ ran in b/: %r %r" % (s.stdout, s.stderr[-600:]))
+
+
+PY_FLIP = r'''
+import ctypes, os, sys, threading
+a, b, prog, n = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
+libc = ctypes.CDLL(None, use_errno=True)
+for i in range(n):
+    pid = os.fork()
+    if pid == 0:
+        os.chdir(a)
+        def flip():
+            while True:
+                libc.chdir(b.encode())
+                libc.chdir(a.encode())
+        threading.Thread(target=flip, daemon=True).start()
+        argv = (ctypes.c_char_p * 2)(prog.encode(), None)
+        libc.execv(prog.encode(), argv)  # the shim's execv
+        os._exit(3)
+    os.waitpid(pid, 0)
+'''
+
+
+def test_an_exec_through_the_shim_is_recorded_in_the_cwd_it_ran_in(wd):
+    """Python's execv of a script by its absolute name, through the
+    shim, while a thread moves the cwd between a/ and b/: the shim's
+    request (decided in one cwd) and the kernel layer's sight of the
+    exec (in the other) had one key, path and argv, so the log kept one
+    "shim+kernel" record with the shim's cwd, and one exec in fifteen or
+    so ran in the other directory. The key of an exec now holds its cwd:
+    the kernel layer's own record names where it ran."""
+    from lib import PYTHON
+    a, b = (os.path.join(wd.path, d) for d in ("a", "b"))
+    for d in (a, b):
+        os.mkdir(d)
+    prog = wd.file("s.sh", SCRIPT)
+    os.chmod(prog, 0o755)
+    r = harness([PYTHON, "-c", PY_FLIP, a, b, prog, "40"], wd, policy=None,
+                timeout=240)
+    ran = _ran(r)
+    check(ran, "nothing ran: %r" % ((r.status, r.stdout[-600:], r.stderr[-600:]),))
+    # the records the log stands by: a claim the kernel layer did not
+    # confirm is marked so (kernel_unconfirmed)
+    unconfirmed = {x.get("ref_seq") for x in r.records
+                   if x.get("event") == "kernel_unconfirmed"}
+    cwds = {}
+    for x in r.records:
+        if x.get("event") in ("execve", "execv") and x.get("verdict") == "allow" and \
+                x.get("args", {}).get("path") == prog and x.get("seq") not in unconfirmed:
+            cwds.setdefault(x.get("pid"), []).append(x.get("cwd"))
+    wrong = [(where, pid, cwds.get(pid)) for where, pid in ran
+             if where not in cwds.get(pid, [])]
+    check(not wrong, "execs recorded in another cwd than they ran in "
+          "(ran in, pid, recorded): %r" % wrong)
