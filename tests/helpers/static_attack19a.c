@@ -12,6 +12,8 @@
  *   static_attack19a askcwd A B PROG ARG...
  *       exec PROG ARG... from A while a thread of its own moves the cwd
  *       to B half a second later (while a question about it waits)
+ *   static_attack19a askenv A - VAR=VALUE PROG ARG...
+ *       exec PROG ARG... from A with VAR=VALUE its only environment
  *   static_attack19a creat PATH       open(PATH, O_CREAT|O_WRONLY)
  *   static_attack19a mkdir PATH       mkdir(PATH)
  *   static_attack19a bind PATH        bind a unix socket to PATH
@@ -146,6 +148,17 @@ static int ask_cwd(char **argv)
 	return 1;
 }
 
+static int ask_env(char *var, char **argv)
+{
+	char *envp[] = {var, NULL};
+
+	if (chdir(dir_a))
+		return 2;
+	execve(argv[0], argv, envp);
+	printf("exec err %d\n", errno);
+	return 1;
+}
+
 static void said(long r)
 {
 	if (r < 0)
@@ -184,6 +197,8 @@ int main(int argc, char **argv)
 		return 2;
 	dir_a = argv[2];
 	dir_b = argv[3];
+	if (!strcmp(argv[1], "askenv"))
+		return ask_env(argv[4], argv + 5);
 	if (!strcmp(argv[1], "askcwd"))
 		return ask_cwd(argv + 4);
 	if (!strcmp(argv[1], "sharedcwd"))

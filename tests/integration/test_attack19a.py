@@ -282,3 +282,34 @@ def test_an_exec_through_the_shim_is_recorded_in_the_cwd_it_ran_in(wd):
              if where not in cwds.get(pid, [])]
     check(not wrong, "execs recorded in another cwd than they ran in "
           "(ran in, pid, recorded): %r" % wrong)
+
+
+def test_an_approved_exec_shows_the_environment_that_steers_it(wd):
+    """Known gap (not fixed): a question about an exec shows its path,
+    argv and cwd, not its environment, and the gate does not hold it:
+    "git push origin main (in a/)" approved once, run with
+    GIT_WORK_TREE (or GIT_DIR, GIT_SSH_COMMAND...) the agent set,
+    works on b/. The record and the question name what was asked; what
+    the program makes of its environment is its own."""
+    from lib import xfail
+    from test_ask import Session, answer, wait_pending
+    a, b = (os.path.join(wd.path, d) for d in ("a", "b"))
+    for d in (a, b):
+        os.mkdir(d)
+    bindir = os.path.join(wd.state, "bin")
+    os.mkdir(bindir)
+    git = os.path.join(bindir, "git")
+    with open(git, "w") as f:
+        f.write("#!/bin/sh\ncd \"${GIT_WORK_TREE:-.}\" && touch pushed\n")
+    os.chmod(git, 0o755)
+    s = Session(wd, [STATIC, "askenv", a, "-", "GIT_WORK_TREE=" + b, git, "push",
+                     "origin", "main"])
+    q = wait_pending(wd, s)
+    check(q.get("cwd") == a, "the question: %r" % q)
+    answer(wd, "approve", q["id"])
+    s.finish()
+    if os.path.exists(os.path.join(b, "pushed")):
+        xfail("an approved exec's environment is not shown or held: it "
+              "ran on b/ (GIT_WORK_TREE) approved as in a/")
+    else:
+        check(os.path.exists(os.path.join(a, "pushed")), "%r" % ((s.stdout, s.stderr[-400:]),))
