@@ -291,7 +291,21 @@ char *hx_proc_cmdline(pid_t pid, size_t cap, size_t *len)
 void hx_proc_self_path(pid_t pid, pid_t tid, const char *path, char *out,
 		       size_t size)
 {
-	if (!strncmp(path, "/proc/self/", 11) || !strcmp(path, "/proc/self"))
+	static const char *const std[] = {"/dev/stdin", "/dev/stdout",
+					  "/dev/stderr"};
+
+	/* /dev/fd and the standard streams are links into /proc/self/fd:
+	 * read in our view, they were harness-exec's own fds (an exec of
+	 * /dev/fd/5 looked at harness-exec's fd 5 for its image). */
+	for (int i = 0; i < 3; i++)
+		if (!strcmp(path, std[i])) {
+			snprintf(out, size, "/proc/%d/fd/%d", (int)pid, i);
+			return;
+		}
+	if (!strncmp(path, "/dev/fd/", 8) || !strcmp(path, "/dev/fd"))
+		snprintf(out, size, "/proc/%d/fd%s", (int)pid, path + 7);
+	else if (!strncmp(path, "/proc/self/", 11) ||
+		 !strcmp(path, "/proc/self"))
 		snprintf(out, size, "/proc/%d%s", (int)pid, path + 10);
 	else if (!strncmp(path, "/proc/thread-self/", 18) ||
 		 !strcmp(path, "/proc/thread-self"))

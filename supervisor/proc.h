@@ -31,7 +31,9 @@ int hx_proc_exit_code(int status);
 
 /* path (absolute) as the supervisor reaches what thread tid of pid
  * names by it: its /proc/self and /proc/thread-self are pid's and tid's
- * (tid 0: pid), the supervisor's own are not. Into out, cut to size. */
+ * (tid 0: pid), and so are /dev/fd, /dev/stdin, /dev/stdout and
+ * /dev/stderr (links into /proc/self/fd), the supervisor's own are not.
+ * Into out, cut to size. */
 void hx_proc_self_path(pid_t pid, pid_t tid, const char *path, char *out,
 		       size_t size);
 

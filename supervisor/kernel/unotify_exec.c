@@ -5,6 +5,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/openat2.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -326,6 +327,103 @@ fail:
 	return r;
 }
 
+/* The hop of an own-/proc name ("/proc/<pid>[/task/<tid>]/" then "cwd",
+ * "root" or "fd/N", /dev/fd/N as /proc/<pid>/fd/N): its length in the
+ * mapped name m, or 0 when m is no such name. */
+static size_t own_hop(const struct target *t, const char *m)
+{
+	char pre[64], tpre[96];
+	const char *p;
+	size_t n;
+
+	snprintf(pre, sizeof(pre), "/proc/%d/", (int)t->peer.pid);
+	snprintf(tpre, sizeof(tpre), "/proc/%d/task/%d/", (int)t->peer.pid,
+		 (int)t->tid);
+	if (!strncmp(m, tpre, strlen(tpre)))
+		p = m + strlen(tpre);
+	else if (!strncmp(m, pre, strlen(pre)))
+		p = m + strlen(pre);
+	else
+		return 0;
+	if (!strncmp(p, "cwd", 3) && (!p[3] || p[3] == '/'))
+		return (size_t)(p + 3 - m);
+	if (!strncmp(p, "root", 4) && (!p[4] || p[4] == '/'))
+		return (size_t)(p + 4 - m);
+	if (strncmp(p, "fd/", 3) || (n = strspn(p + 3, "0123456789")) == 0 ||
+	    (p[3 + n] && p[3 + n] != '/'))
+		return 0;
+	return (size_t)(p + 3 + n - m);
+}
+
+/* Whether a name the new image opens by name after the exec gate's look
+ * (a script's, a loader's program) leads to what it leads to now until
+ * then: no /proc magic link on its walk but the exec's own process's
+ * (its cwd, root and fds: single-threaded, nothing shares them after the
+ * exec). Through another process's /proc/<pid>/cwd, root or fd/N, or a
+ * symlink to one, that process moved it after the look, without writing
+ * anything, and another script ran under the record of the one decided.
+ * Walked as the target, from its root or cwd; what does not resolve is
+ * left to the exec. */
+static bool name_stays(const struct target *t, const char *name)
+{
+	struct open_how how = {.flags = O_PATH | O_CLOEXEC,
+			       .resolve = RESOLVE_NO_MAGICLINKS};
+	char m[PATH_MAX + 64], link[64];
+	const char *rest;
+	size_t hop;
+	int at, fd;
+
+	here_path(t, name, m, sizeof(m));
+	if ((hop = own_hop(t, m))) {
+		char h[PATH_MAX + 64];
+
+		snprintf(h, sizeof(h), "%.*s", (int)hop, m);
+		at = open(h, O_PATH | O_CLOEXEC); /* the one hop, followed */
+		rest = m + hop;
+	} else if (name[0] == '/') {
+		snprintf(link, sizeof(link), "/proc/%d/root", (int)t->peer.pid);
+		at = open(link, O_PATH | O_DIRECTORY | O_CLOEXEC);
+		rest = name;
+	} else {
+		snprintf(link, sizeof(link), "/proc/%d/cwd", (int)t->tid);
+		at = open(link, O_PATH | O_DIRECTORY | O_CLOEXEC);
+		rest = name;
+	}
+	if (at < 0)
+		return true; /* the exec answers */
+	while (*rest == '/')
+		rest++;
+	fd = (int)syscall(SYS_openat2, at, *rest ? rest : ".", &how,
+			  sizeof(how));
+	if (fd >= 0)
+		close(fd);
+	close(at);
+	return fd >= 0 || errno != ELOOP;
+}
+
+/* name_stays for every name the new image opens by name; false (the
+ * decision's allow taken back, recorded) when one may not. */
+static bool names_stay(struct hx_unotify *u, const struct target *t,
+		       const struct job *j, const struct opens *op,
+		       const struct hx_loader_prog *lp)
+{
+	for (size_t i = 0; i <= op->n; i++) {
+		const char *nm = i < op->n  ? op->name[i]
+				 : lp->argv ? lp->name
+					    : "";
+
+		if (*nm && !name_stays(t, nm)) {
+			hx_un_revoke(u, j, "harness:exec-name",
+				     "what the new image opens by name goes "
+				     "through another process's /proc entry "
+				     "(its cwd, root or fds), which it can "
+				     "move after the exec gate's look");
+			return false;
+		}
+	}
+	return true;
+}
+
 /* The gate's approval of this exec, in place before the kernel can run
  * it: the final image and the argv it will see, and what it opens by
  * name once it runs (each script, a loader's program). 0 or -errno. */
@@ -456,6 +554,10 @@ void hx_un_exec(struct hx_unotify *u, const struct seccomp_notif *n,
 		}
 		if ((a->err = hx_un_judge(u, t, &j, NULL)))
 			goto out;
+	}
+	if (!names_stay(u, t, &j, &op, &lp)) {
+		a->err = EACCES;
+		goto out;
 	}
 	if (approve(u, t, &j, &fin, expect, elen, &op, &lp, &pst)) {
 		a->err = ENOMEM;

@@ -14,6 +14,9 @@
  *       to B half a second later (while a question about it waits)
  *   static_attack19a askenv A - VAR=VALUE PROG ARG...
  *       exec PROG ARG... from A with VAR=VALUE its only environment
+ *   static_attack19a proccwd A B NAME
+ *       exec /proc/CHILD/cwd/NAME, CHILD a process of its own in A that
+ *       moves to B once the exec ran (no cwd shared, nothing written)
  *   static_attack19a creat PATH       open(PATH, O_CREAT|O_WRONLY)
  *   static_attack19a mkdir PATH       mkdir(PATH)
  *   static_attack19a bind PATH        bind a unix socket to PATH
@@ -22,6 +25,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
@@ -37,6 +41,7 @@
 
 static const char *dir_a, *dir_b;
 static pid_t parent;
+static int mover_stays;
 static char stack[65536];
 
 /* Moves the shared cwd to B once the parent's image is the script
@@ -60,9 +65,39 @@ static int mover(void *arg)
 		if (!strncmp(buf, name, strlen(name) > 15 ? 15 : strlen(name)))
 			break;
 	}
+	if (mover_stays)
+		usleep(300); /* past the exec gate's look */
 	if (chdir(dir_b))
 		_exit(1);
+	if (mover_stays)
+		sleep(1); /* its /proc/PID/cwd stays */
 	_exit(0);
+}
+
+/* A child in A that moves to B once its parent's image is NAME. */
+static int proc_cwd(const char *name)
+{
+	char path[PATH_MAX];
+	char *av[] = {path, NULL};
+	int ready[2];
+	pid_t kid;
+	char c;
+
+	parent = getpid();
+	if (pipe(ready) || (kid = fork()) < 0)
+		return 2;
+	if (!kid) {
+		if (chdir(dir_a) || write(ready[1], "x", 1) != 1)
+			_exit(2);
+		mover_stays = 1;
+		mover((void *)name);
+	}
+	if (read(ready[0], &c, 1) != 1)
+		return 2;
+	snprintf(path, sizeof(path), "/proc/%d/cwd/%s", (int)kid, name);
+	execv(path, av);
+	printf("exec err %d\n", errno);
+	return 1;
 }
 
 static int shared_cwd(const char *name)
@@ -201,6 +236,8 @@ int main(int argc, char **argv)
 		return ask_env(argv[4], argv + 5);
 	if (!strcmp(argv[1], "askcwd"))
 		return ask_cwd(argv + 4);
+	if (!strcmp(argv[1], "proccwd"))
+		return proc_cwd(argv[4]);
 	if (!strcmp(argv[1], "sharedcwd"))
 		return shared_cwd(argv[4]);
 	if (!strcmp(argv[1], "threadcwd") && argc > 5)

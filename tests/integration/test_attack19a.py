@@ -313,3 +313,40 @@ def test_an_approved_exec_shows_the_environment_that_steers_it(wd):
               "ran on b/ (GIT_WORK_TREE) approved as in a/")
     else:
         check(os.path.exists(os.path.join(a, "pushed")), "%r" % ((s.stdout, s.stderr[-400:]),))
+
+
+def test_a_script_named_through_another_processs_cwd_is_refused(wd):
+    """An exec of /proc/CHILD/cwd/run.sh, CHILD a process of the agent in
+    a/ that moved to b/ once the exec gate had looked (no cwd shared,
+    nothing written): the shell opened the name and read b/run.sh under
+    a record naming a/run.sh, three runs in four. A name the new image
+    opens after the gate's look that goes through another process's
+    /proc entry (cwd, root, fds) is refused: the allow taken back
+    (revoked, harness:exec-name)."""
+    a, b = _two_scripts(wd)
+    with open(os.path.join(b, "run.sh"), "w") as f:
+        f.write("#!/bin/sh\necho OTHER-RAN\n")
+    r = harness([STATIC, "proccwd", a, b, "run.sh"], wd, policy=None)
+    check("OTHER-RAN" not in r.stdout, "b/run.sh ran: %r\n%s" % (r.stdout, r.dump()))
+    ran = _ran(r)
+    allowed = [x for x in r.records if x.get("event") == "execve" and
+               x.get("verdict") == "allow" and "/cwd/run.sh" in x.get("args", {}).get("path", "")]
+    for x in allowed:
+        back = [y for y in r.records if y.get("event") == "revoked" and
+                y.get("ref_seq") == x.get("seq")]
+        check(back and back[0].get("rule") == "harness:exec-name" or ran,
+              "an allow neither taken back nor run as recorded:\n%s" % r.dump())
+    check(not ran, "ran through another process's cwd: %r" % r.stdout)
+    check("exec err %d" % errno.EACCES in r.stdout, "%r" % r.stdout)
+
+
+def test_an_exec_of_dev_fd_is_the_agents_fd(wd):
+    """/dev/fd/N (and /dev/stdin...) are links into /proc/self/fd: the
+    kernel layer read an exec of /dev/fd/5 in its own view, looked at
+    harness-exec's fd 5 for the image (ENXIO, a socket), and refused
+    the agent's script; the kernel runs the agent's fd 5."""
+    prog = wd.file("run.sh", SCRIPT)
+    os.chmod(prog, 0o755)
+    r = harness(["/bin/sh", "-c", "exec 5<run.sh; /dev/fd/5"], wd, policy=None)
+    check(_ran(r), "the script of fd 5 did not run: %r" % ((r.stdout, r.stderr[-400:]),))
+    r.one(event="execve", args_path="/dev/fd/5", verdict="allow")
