@@ -285,6 +285,9 @@ int hx_un_openat2(const struct target *t, const char *path,
 /* The N of a path "/proc/<N>" or "/proc/<N>/...", else 0 (/proc/self
  * too: hx_un_proc_path writes it out first). */
 pid_t hx_un_proc_num(const char *path);
+/* in as the supervisor reaches what the target names by it: its
+ * /proc/self, /proc/thread-self, /dev/fd and standard streams are the
+ * target's. 0 or -ENAMETOOLONG. */
 int hx_un_proc_path(const struct target *t, const char *in, char *out,
 		    size_t size);
 /* Whether path names what the kernel checks against its opener's right

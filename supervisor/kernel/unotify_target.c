@@ -417,9 +417,21 @@ int hx_un_proc_path(const struct target *t, const char *in, char *out,
 		    size_t size)
 {
 	static const char self[] = "/proc/self", thr[] = "/proc/thread-self";
-	int n;
+	static const char *const std[] = {"/dev/stdin", "/dev/stdout",
+					  "/dev/stderr"};
+	int n = -1;
 
-	if (!strncmp(in, self, 10) && (!in[10] || in[10] == '/'))
+	/* Links into /proc/self/fd: ours are harness-exec's fds. */
+	for (int i = 0; i < 3 && n < 0; i++)
+		if (!strcmp(in, std[i]))
+			n = snprintf(out, size, "/proc/%d/fd/%d",
+				     (int)t->peer.pid, i);
+	if (n >= 0)
+		;
+	else if (!strncmp(in, "/dev/fd", 7) && (!in[7] || in[7] == '/'))
+		n = snprintf(out, size, "/proc/%d/fd%s", (int)t->peer.pid,
+			     in + 7);
+	else if (!strncmp(in, self, 10) && (!in[10] || in[10] == '/'))
 		n = snprintf(out, size, "/proc/%d%s", (int)t->peer.pid,
 			     in + 10);
 	else if (!strncmp(in, thr, 17) && (!in[17] || in[17] == '/'))
