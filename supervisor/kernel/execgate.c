@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "supervisor/kernel/lineage.h"
+#include "supervisor/path_resolve.h"
 #include "supervisor/pidset.h"
 #include "supervisor/pipeline.h"
 #include "supervisor/proc.h"
@@ -243,31 +244,24 @@ static bool cwd_holds(const struct approval *a, pid_t pid)
  * (exec unshares it), and no other process shares its cwd (clone
  * CLONE_FS without CLONE_THREAD is refused in BPF), so its cwd cannot
  * change after this, and what the name leads to only through a swap in
- * the file system. Walked in the image's own view: from its root, its
- * cwd, its fds (/dev/fd is /proc/self/fd there). */
+ * the file system (or another process's /proc entry, which the kernel
+ * layer refuses in a name: unotify_exec.c). Walked as the image walks
+ * it: from its cwd, its symlinks resolved as it sees them (a link to
+ * /dev/fd/5 is its fd 5, not ours). */
 static bool names_hold(const struct approval *a, pid_t pid)
 {
-	char path[PATH_MAX + 64];
+	char abs[PATH_MAX], res[PATH_MAX], path[PATH_MAX + 64];
+	bool ours = hx_path_root_ours(pid);
 	struct stat st;
 
 	for (size_t i = 0; i < a->nnames; i++) {
 		const char *n = a->names[i].name;
 
-		if (!strncmp(n, "/proc/self/", 11))
-			snprintf(path, sizeof(path), "/proc/%d/%s", (int)pid,
-				 n + 11);
-		else if (!strncmp(n, "/proc/thread-self/", 18))
-			snprintf(path, sizeof(path), "/proc/%d/%s", (int)pid,
-				 n + 18);
-		else if (!strncmp(n, "/dev/fd/", 8))
-			snprintf(path, sizeof(path), "/proc/%d/fd/%s", (int)pid,
-				 n + 8);
-		else if (n[0] == '/')
-			snprintf(path, sizeof(path), "/proc/%d/root%s",
-				 (int)pid, n);
-		else
-			snprintf(path, sizeof(path), "/proc/%d/cwd/%s",
-				 (int)pid, n);
+		if (hx_path_absolute(pid, pid, AT_FDCWD, n, abs, sizeof(abs)) ||
+		    hx_path_resolve_root(pid, pid, ours, abs, true, res,
+					 sizeof(res)))
+			return false;
+		hx_proc_self_path(pid, pid, res, path, sizeof(path));
 		if (stat(path, &st) || !S_ISREG(st.st_mode) || !st.st_nlink ||
 		    st.st_dev != a->names[i].dev ||
 		    st.st_ino != a->names[i].ino)

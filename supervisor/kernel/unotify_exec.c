@@ -5,7 +5,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <linux/openat2.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -34,6 +33,22 @@ static void here_path(const struct target *t, const char *full, char *out,
 		      size_t size)
 {
 	hx_proc_self_path(t->peer.pid, t->tid, full, out, size);
+}
+
+/* full (absolute) as the supervisor reaches the file the target's walk
+ * of it finds: its symlinks resolved as the target sees them (one to
+ * /dev/fd/5 was harness-exec's fd 5 in our walk), the last one when
+ * follow. */
+static void here_resolved(const struct target *t, const char *full, bool follow,
+			  char *out, size_t size)
+{
+	char res[PATH_MAX];
+
+	if (hx_path_resolve_root(t->peer.pid, t->tid, t->peer.root_ours, full,
+				 follow, res, sizeof(res)))
+		here_path(t, full, out, size);
+	else
+		here_path(t, res, out, size);
 }
 
 /* Reads argv (NULL-terminated pointer array at addr) into b as
@@ -188,7 +203,7 @@ static int expect_exec(const struct target *t, const char *full,
 	}
 	if (e)
 		goto out;
-	here_path(t, full, here, sizeof(here));
+	here_resolved(t, full, !nofollow, here, sizeof(here));
 	snprintf(name, sizeof(name), "%s", fname);
 	for (int depth = 0;; depth++) {
 		int fd = open(here, O_RDONLY | O_NONBLOCK | O_CLOEXEC |
@@ -261,7 +276,7 @@ static int expect_exec(const struct target *t, const char *full,
 					  abs, sizeof(abs))))
 			goto out;
 		snprintf(name, sizeof(name), "%s", iname);
-		here_path(t, abs, here, sizeof(here));
+		here_resolved(t, abs, true, here, sizeof(here));
 	}
 	*out = cur;
 	*outlen = clen;
@@ -327,78 +342,115 @@ fail:
 	return r;
 }
 
-/* The hop of an own-/proc name ("/proc/<pid>[/task/<tid>]/" then "cwd",
- * "root" or "fd/N", /dev/fd/N as /proc/<pid>/fd/N): its length in the
- * mapped name m, or 0 when m is no such name. */
-static size_t own_hop(const struct target *t, const char *m)
+/* Whether a link at cur (a path under /proc/<N>/) is another process's
+ * (or another thread's): a magic link it moves (cwd, root, fd/M, exe). */
+static bool foreign_link(const struct target *t, const char *cur)
 {
-	char pre[64], tpre[96];
-	const char *p;
-	size_t n;
+	char *end;
+	long n = strtol(cur + 6, &end, 10);
 
-	snprintf(pre, sizeof(pre), "/proc/%d/", (int)t->peer.pid);
-	snprintf(tpre, sizeof(tpre), "/proc/%d/task/%d/", (int)t->peer.pid,
-		 (int)t->tid);
-	if (!strncmp(m, tpre, strlen(tpre)))
-		p = m + strlen(tpre);
-	else if (!strncmp(m, pre, strlen(pre)))
-		p = m + strlen(pre);
-	else
-		return 0;
-	if (!strncmp(p, "cwd", 3) && (!p[3] || p[3] == '/'))
-		return (size_t)(p + 3 - m);
-	if (!strncmp(p, "root", 4) && (!p[4] || p[4] == '/'))
-		return (size_t)(p + 4 - m);
-	if (strncmp(p, "fd/", 3) || (n = strspn(p + 3, "0123456789")) == 0 ||
-	    (p[3 + n] && p[3 + n] != '/'))
-		return 0;
-	return (size_t)(p + 3 + n - m);
+	if (n != t->peer.pid)
+		return true;
+	if (strncmp(end, "/task/", 6))
+		return false;
+	n = strtol(end + 6, &end, 10);
+	return n != t->tid && n != t->peer.pid;
+}
+
+/* The next component of rest appended to cur (rest advanced): 0, 1 for
+ * "." or "..", done here, or -1 when nothing is left or it is too long. */
+static int step(char *cur, size_t csize, char **rest)
+{
+	char *p = *rest, *c;
+	size_t n, len = strlen(cur);
+
+	while (*p == '/')
+		p++;
+	if (!*p)
+		return -1;
+	c = p;
+	while (*p && *p != '/')
+		p++;
+	n = (size_t)(p - c);
+	*rest = p;
+	if (n == 1 && c[0] == '.')
+		return 1;
+	if (n == 2 && c[0] == '.' && c[1] == '.') {
+		char *s = strrchr(cur, '/');
+
+		if (s)
+			*s = '\0';
+		return 1;
+	}
+	if (len + 1 + n >= csize)
+		return -1;
+	cur[len] = '/';
+	memcpy(cur + len + 1, c, n);
+	cur[len + 1 + n] = '\0';
+	return 0;
 }
 
 /* Whether a name the new image opens by name after the exec gate's look
  * (a script's, a loader's program) leads to what it leads to now until
  * then: no /proc magic link on its walk but the exec's own process's
- * (its cwd, root and fds: single-threaded, nothing shares them after the
+ * (its cwd, root, fds: single-threaded, nothing shares them after the
  * exec). Through another process's /proc/<pid>/cwd, root or fd/N, or a
- * symlink to one, that process moved it after the look, without writing
- * anything, and another script ran under the record of the one decided.
- * Walked as the target, from its root or cwd; what does not resolve is
- * left to the exec. */
+ * symlink to one, that process moved it after the look, writing
+ * nothing, and another script ran under the record of the one decided.
+ * Walked as the decision walks (path_resolve.c): what does not resolve
+ * is left to the exec. */
 static bool name_stays(const struct target *t, const char *name)
 {
-	struct open_how how = {.flags = O_PATH | O_CLOEXEC,
-			       .resolve = RESOLVE_NO_MAGICLINKS};
-	char m[PATH_MAX + 64], link[64];
-	const char *rest;
-	size_t hop;
-	int at, fd;
+	char abs[PATH_MAX], cur[PATH_MAX], rest[2 * PATH_MAX], tgt[PATH_MAX];
+	char tmp[2 * PATH_MAX];
+	char *r = rest;
+	struct stat st;
+	int links = 0, k;
+	ssize_t n;
 
-	here_path(t, name, m, sizeof(m));
-	if ((hop = own_hop(t, m))) {
-		char h[PATH_MAX + 64];
+	if (hx_path_absolute(t->peer.pid, t->tid, AT_FDCWD, name, abs,
+			     sizeof(abs)))
+		return true;
+	here_path(t, abs, rest, sizeof(rest));
+	cur[0] = '\0';
+	while ((k = step(cur, sizeof(cur), &r)) >= 0) {
+		if (k)
+			continue;
+		here_path(t, cur, tgt, sizeof(tgt)); /* /proc/self, now */
+		snprintf(cur, sizeof(cur), "%s", tgt);
+		if (lstat(cur, &st))
+			return true;
+		if (!S_ISLNK(st.st_mode))
+			continue;
+		if (!strncmp(cur, "/proc/", 6) && cur[6] >= '1' &&
+		    cur[6] <= '9' && foreign_link(t, cur))
+			return false;
+		n = readlink(cur, tgt, sizeof(tgt) - 1);
+		if (n <= 0 || ++links > 40)
+			return true;
+		tgt[n] = '\0';
+		if (tgt[0] != '/' && !strncmp(cur, "/proc/", 6) &&
+		    strchr(tgt, ':'))
+			return true; /* pipe:[N], anon_inode:...: no name */
+		snprintf(tmp, sizeof(tmp), "%s", r);
+		if (tgt[0] == '/') {
+			cur[0] = '\0';
+			here_path(t, tgt, abs, sizeof(abs));
+			if ((size_t)snprintf(rest, sizeof(rest), "%s%s", abs,
+					     tmp) >= sizeof(rest))
+				return true; /* ENAMETOOLONG */
+		} else {
+			char *s = strrchr(cur, '/');
 
-		snprintf(h, sizeof(h), "%.*s", (int)hop, m);
-		at = open(h, O_PATH | O_CLOEXEC); /* the one hop, followed */
-		rest = m + hop;
-	} else if (name[0] == '/') {
-		snprintf(link, sizeof(link), "/proc/%d/root", (int)t->peer.pid);
-		at = open(link, O_PATH | O_DIRECTORY | O_CLOEXEC);
-		rest = name;
-	} else {
-		snprintf(link, sizeof(link), "/proc/%d/cwd", (int)t->tid);
-		at = open(link, O_PATH | O_DIRECTORY | O_CLOEXEC);
-		rest = name;
+			if (s)
+				*s = '\0';
+			if ((size_t)snprintf(rest, sizeof(rest), "/%s%s", tgt,
+					     tmp) >= sizeof(rest))
+				return true;
+		}
+		r = rest;
 	}
-	if (at < 0)
-		return true; /* the exec answers */
-	while (*rest == '/')
-		rest++;
-	fd = (int)syscall(SYS_openat2, at, *rest ? rest : ".", &how,
-			  sizeof(how));
-	if (fd >= 0)
-		close(fd);
-	close(at);
-	return fd >= 0 || errno != ELOOP;
+	return true;
 }
 
 /* name_stays for every name the new image opens by name; false (the

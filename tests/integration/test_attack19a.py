@@ -342,11 +342,17 @@ def test_a_script_named_through_another_processs_cwd_is_refused(wd):
 
 def test_an_exec_of_dev_fd_is_the_agents_fd(wd):
     """/dev/fd/N (and /dev/stdin...) are links into /proc/self/fd: the
-    kernel layer read an exec of /dev/fd/5 in its own view, looked at
-    harness-exec's fd 5 for the image (ENXIO, a socket), and refused
-    the agent's script; the kernel runs the agent's fd 5."""
+    kernel layer read an exec of /dev/fd/5, or of a symlink to it, in
+    its own view, looked at harness-exec's fd 5 for the image (ENXIO, a
+    socket) and refused the agent's script; the kernel runs the agent's
+    fd 5. Likewise a symlink to /proc/self/cwd/run.sh, the exec's own
+    cwd, runs (it is not another process's /proc entry)."""
     prog = wd.file("run.sh", SCRIPT)
     os.chmod(prog, 0o755)
-    r = harness(["/bin/sh", "-c", "exec 5<run.sh; /dev/fd/5"], wd, policy=None)
-    check(_ran(r), "the script of fd 5 did not run: %r" % ((r.stdout, r.stderr[-400:]),))
-    r.one(event="execve", args_path="/dev/fd/5", verdict="allow")
+    os.symlink("/dev/fd/5", os.path.join(wd.path, "lnk"))
+    os.symlink("/proc/self/cwd/run.sh", os.path.join(wd.path, "lnk2"))
+    for name in ("/dev/fd/5", "./lnk", "./lnk2"):
+        r = harness(["/bin/sh", "-c", "exec 5<run.sh; " + name], wd, policy=None)
+        check(_ran(r), "%s did not run: %r" % (name, (r.stdout, r.stderr[-400:])))
+        r.one(event="execve", args_path=os.path.join(wd.path, name[2:])
+              if name.startswith("./") else name, verdict="allow")
