@@ -117,10 +117,43 @@ static bool parent_of(const char *path, char *dir)
 	return true;
 }
 
-/* O_CREAT of a name with a trailing slash ("new/"): the kernel's EISDIR
- * once it has walked to the name's directory, whatever is there (the
- * decided path has lost the slash: a file "new" was made). 0, or -errno
- * (the walk's own, first). */
+/* Whether the last name of full (absolute) is a symbolic link whose
+ * text, or that of one it leads to, ends with a slash ("dn -> new/"):
+ * the kernel walks what it names as a directory, which the decided
+ * path, normalized, no longer says. Read as the decision reads it. */
+static bool link_slash(const struct target *t, const char *full)
+{
+	char cur[PATH_MAX + 32], here[PATH_MAX + 32], body[PATH_MAX];
+	struct stat st;
+	ssize_t n;
+
+	snprintf(cur, sizeof(cur), "%s", full);
+	for (int links = 0; links < 40; links++) {
+		char *slash;
+
+		if (hx_un_proc_path(t, cur, here, sizeof(here)) ||
+		    lstat(here, &st) || !S_ISLNK(st.st_mode) ||
+		    (n = readlink(here, body, sizeof(body) - 1)) <= 0)
+			return false;
+		body[n] = '\0';
+		if (body[n - 1] == '/')
+			return true;
+		if (body[0] == '/') {
+			snprintf(cur, sizeof(cur), "%s", body);
+			continue;
+		}
+		if (!(slash = strrchr(cur, '/')) ||
+		    (size_t)(slash + 1 - cur) + (size_t)n >= sizeof(cur))
+			return false;
+		memcpy(slash + 1, body, (size_t)n + 1);
+	}
+	return false;
+}
+
+/* O_CREAT of a name with a trailing slash ("new/"), or through a link
+ * whose text has one: the kernel's EISDIR once it has walked to the
+ * name's directory, whatever is there (the decided path has lost the
+ * slash: a file "new" was made). 0, or -errno (the walk's own, first). */
 static int creat_slash(const struct target *t, const char *raw,
 		       const char *full, uint64_t flags)
 {
@@ -128,8 +161,11 @@ static int creat_slash(const struct target *t, const char *raw,
 	size_t n = strlen(raw);
 	struct stat st;
 
-	if (!(flags & O_CREAT) || is_tmpfile(flags) || n < 2 ||
-	    raw[n - 1] != '/')
+	if (!(flags & O_CREAT) || is_tmpfile(flags) || n < 1)
+		return 0;
+	/* O_EXCL and O_NOFOLLOW do not follow the last name */
+	if ((n < 2 || raw[n - 1] != '/') &&
+	    ((flags & (O_EXCL | O_NOFOLLOW)) || !link_slash(t, full)))
 		return 0;
 	if (hx_un_proc_path(t, full, path, sizeof(path)))
 		return -EACCES;

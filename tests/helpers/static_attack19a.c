@@ -21,7 +21,9 @@
  *   static_attack19a mkdir PATH       mkdir(PATH)
  *   static_attack19a bind PATH        bind a unix socket to PATH
  *   static_attack19a watch PATH       inotify_add_watch(PATH)
- * The last four print "ok" or "err ERRNO". */
+ *   static_attack19a truncate PATH    truncate(PATH, 0)
+ *   static_attack19a chmod PATH       chmod(PATH, 0600)
+ * The last six print "ok" or "err ERRNO". */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
@@ -220,6 +222,14 @@ int main(int argc, char **argv)
 
 		snprintf(sun.sun_path, sizeof(sun.sun_path), "%s", argv[2]);
 		said(s < 0 ? s : bind(s, (struct sockaddr *)&sun, sizeof(sun)));
+		return 0;
+	}
+	if (!strcmp(argv[1], "truncate")) {
+		said(truncate(argv[2], 0));
+		return 0;
+	}
+	if (!strcmp(argv[1], "chmod")) {
+		said(chmod(argv[2], 0600));
 		return 0;
 	}
 	if (!strcmp(argv[1], "watch")) {

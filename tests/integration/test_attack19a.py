@@ -110,6 +110,9 @@ def test_a_name_the_kernel_refuses_makes_nothing(wd):
     refuses: open("new/", O_CREAT) made a file "new" (the kernel: EISDIR),
     open("f/../x", O_CREAT) and mkdir("f/../d"), with f a file, made x
     and d (the kernel: ENOTDIR); inotify_add_watch("f/../w") watched w;
+    through a symlink whose text ends with a slash, open("dn", O_CREAT)
+    with dn -> newdir/ made a file newdir (EISDIR), and truncate("dl")
+    and chmod("dl") with dl -> f/ emptied and re-moded f (ENOTDIR);
     bind("f/../s.sock") was refused with a "revoked" record saying the
     directory had been swapped since the decision, which nothing did.
     Now each fails as the kernel fails it, nothing is made, and the log
@@ -117,6 +120,8 @@ def test_a_name_the_kernel_refuses_makes_nothing(wd):
     revoke; a read of a name that is not there has none, by design)."""
     f = wd.file("f", "data\n")
     os.mkdir(os.path.join(wd.path, "w"))  # watched, were f a directory
+    os.symlink("newdir/", os.path.join(wd.path, "dn"))  # a slash in its text
+    os.symlink("f/", os.path.join(wd.path, "dl"))
     cases = [
         (["creat", "new/"], "new", "EISDIR"),
         (["creat", "f/../x"], "x", "ENOTDIR"),
@@ -124,6 +129,9 @@ def test_a_name_the_kernel_refuses_makes_nothing(wd):
         (["creat", os.path.join(f, "..", "y")], "y", "ENOTDIR"),
         (["bind", "f/../s.sock"], "s.sock", "ENOTDIR"),
         (["watch", "f/../w"], None, "ENOTDIR"),
+        (["creat", "dn"], "newdir", "EISDIR"),
+        (["truncate", "dl"], None, "ENOTDIR"),
+        (["chmod", "dl"], None, "ENOTDIR"),
     ]
     for argv, made, err in cases:
         r = harness([STATIC] + argv, wd, policy=None)
@@ -133,9 +141,13 @@ def test_a_name_the_kernel_refuses_makes_nothing(wd):
         check(made is None or not os.path.lexists(os.path.join(wd.path, made)),
               "%s made %s" % (what, made))
         r.none(event="revoked")
+        st = os.stat(f)
+        check(st.st_size == 5 and st.st_mode & 0o777 == 0o644,
+              "%s changed f through dl -> f/: %r" % (what, st))
         allowed = [x for x in r.records if x.get("layer") == "kernel" and
                    x.get("verdict") == "allow" and
-                   x.get("event") in ("openat", "mkdir", "bind", "inotify_add_watch")]
+                   x.get("event") in ("openat", "mkdir", "bind", "inotify_add_watch",
+                                      "truncate", "chmod")]
         for x in allowed:
             if x.get("op") == "read":
                 continue  # a read of a name not there: no failed record
