@@ -155,7 +155,7 @@ static bool link_slash(const struct target *t, const char *full)
  * name's directory, whatever is there (the decided path has lost the
  * slash: a file "new" was made). 0, or -errno (the walk's own, first). */
 static int creat_slash(const struct target *t, const char *raw,
-		       const char *full, uint64_t flags)
+		       const char *full, const char *decided, uint64_t flags)
 {
 	char path[PATH_MAX + 32], dir[PATH_MAX + 32];
 	size_t n = strlen(raw);
@@ -163,9 +163,13 @@ static int creat_slash(const struct target *t, const char *raw,
 
 	if (!(flags & O_CREAT) || is_tmpfile(flags) || n < 1)
 		return 0;
-	/* O_EXCL and O_NOFOLLOW do not follow the last name */
+	/* O_EXCL and O_NOFOLLOW do not follow the last name, and a name
+	 * decided as itself (normalized) followed no link. */
 	if ((n < 2 || raw[n - 1] != '/') &&
-	    ((flags & (O_EXCL | O_NOFOLLOW)) || !link_slash(t, full)))
+	    ((flags & (O_EXCL | O_NOFOLLOW)) ||
+	     (hx_path_normalize(NULL, full, dir, sizeof(dir)) >= 0 &&
+	      !strcmp(dir, decided)) ||
+	     !link_slash(t, full)))
 		return 0;
 	if (hx_un_proc_path(t, full, path, sizeof(path)))
 		return -EACCES;
@@ -787,7 +791,7 @@ void hx_un_open(struct hx_unotify *u, const struct seccomp_notif *n,
 	/* "file/", "file/." and "x/..": the decided path lost what makes
 	 * the kernel refuse them (a truncate of file was made instead). */
 	if ((e = hx_un_dir_tail(t, raw, full)) ||
-	    (e = creat_slash(t, raw, full, flags))) {
+	    (e = creat_slash(t, raw, full, j.decided, flags))) {
 		a->err = -e;
 		return;
 	}
