@@ -198,9 +198,14 @@ json_t *hx_pl_record(struct flow *f)
 				   f->pu.resolved);
 	if (hx_pl_foreign_family(rq))
 		family_args(json_object_get(rec, "args"), rq);
-	/* an exec's was read for its decision (hx_event.cwd) */
-	if (f->ev.cwd || (f->peer->pid > 0 && !f->peer->gone &&
-			  hx_proc_cwd(f->peer->pid, cwd, sizeof(cwd)) > 0))
+	/* an exec's was read for its decision (hx_event.cwd); any other
+	 * call's is its thread's, whose relative names it resolved (one
+	 * that did unshare(CLONE_FS) has its own: the record said the
+	 * process's, another directory than its path's) */
+	if (f->ev.cwd ||
+	    (f->peer->pid > 0 && !f->peer->gone &&
+	     hx_proc_cwd(f->peer->tid ? f->peer->tid : f->peer->pid, cwd,
+			 sizeof(cwd)) > 0))
 		hx_record_set_text(rec, rec, "cwd", "cwd",
 				   f->ev.cwd ? f->ev.cwd : cwd);
 	hx_record_set_str(rec, "category", hx_category_name(d->category));

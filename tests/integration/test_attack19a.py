@@ -368,3 +368,34 @@ def test_an_exec_of_dev_fd_is_the_agents_fd(wd):
         check(_ran(r), "%s did not run: %r" % (name, (r.stdout, r.stderr[-400:])))
         r.one(event="execve", args_path=os.path.join(wd.path, name[2:])
               if name.startswith("./") else name, verdict="allow")
+
+
+PY_THREAD_CWD = r'''
+import ctypes, os, sys, threading
+a, b = sys.argv[1], sys.argv[2]
+os.chdir(a)
+libc = ctypes.CDLL(None, use_errno=True)
+def t():
+    libc.unshare(0x200)  # CLONE_FS: a cwd of this thread's own
+    libc.chdir(b.encode())
+    print("open", libc.open(b"made", os.O_CREAT | os.O_WRONLY, 0o644), flush=True)
+th = threading.Thread(target=t)
+th.start()
+th.join()
+'''
+
+
+def test_a_calls_record_names_its_threads_cwd(wd):
+    """A thread that made a cwd of its own (unshare(CLONE_FS)) and
+    opened "made" there: the record's cwd was the process's (a/), its
+    path b/made. A call's record names the cwd of the thread that made
+    it, whose relative names it resolved."""
+    from lib import PYTHON
+    a, b = (os.path.join(wd.path, d) for d in ("a", "b"))
+    for d in (a, b):
+        os.mkdir(d)
+    r = harness([PYTHON, "-c", PY_THREAD_CWD, a, b], wd, policy=None)
+    check(os.path.exists(os.path.join(b, "made")), "%r" % ((r.stdout, r.stderr[-400:]),))
+    recs = [x for x in r.records if x.get("args", {}).get("path") == os.path.join(b, "made")]
+    check(recs and all(x.get("cwd") == b for x in recs),
+          "the record's cwd is not the thread's: %r" % [(x.get("layer"), x.get("cwd")) for x in recs])
