@@ -109,6 +109,33 @@ static bool same_text(const char *x, const char *y)
 	return x == y || (x && y && !strcmp(x, y));
 }
 
+/* The file an exec's path names now, as the caller reaches it: false
+ * when it cannot be read. */
+static bool exec_file(const struct hx_ask_subject *s, struct stat *st)
+{
+	char here[PATH_MAX + 64];
+
+	if (s->op != HX_OP_EXEC || !s->path)
+		return false;
+	hx_proc_self_path(s->pid, s->tid, s->path, here, sizeof(here));
+	return !stat(here, st);
+}
+
+/* Whether an exec's file is still the one a question showed: another
+ * renamed over it, or its bytes rewritten, is another program. */
+static bool same_shown(const struct token *t, const struct hx_ask_subject *s)
+{
+	struct stat now;
+
+	if (!t->has_shown)
+		return true;
+	return exec_file(s, &now) && now.st_dev == t->shown.st_dev &&
+	       now.st_ino == t->shown.st_ino &&
+	       now.st_size == t->shown.st_size &&
+	       now.st_ctim.tv_sec == t->shown.st_ctim.tv_sec &&
+	       now.st_ctim.tv_nsec == t->shown.st_ctim.tv_nsec;
+}
+
 /* Whether s is the call t answered: the same process (or, for a spawn,
  * its child: posix_spawn asks in the parent), operation, resolved
  * paths, argv, address and rule, and an exec's cwd as the question
@@ -123,7 +150,8 @@ static bool same_call(const struct token *t, const struct hx_ask_subject *s)
 	    (a->pid != s->pid && !(a->spawn && a->pid == s->ppid)) ||
 	    !same_text(a->path, s->path) || !same_text(a->path2, s->path2) ||
 	    !same_text(a->addr, s->addr) || !same_text(a->rule, s->rule) ||
-	    (a->op == HX_OP_EXEC && !same_text(t->cwd, s->cwd)))
+	    (a->op == HX_OP_EXEC &&
+	     (!same_text(t->cwd, s->cwd) || !same_shown(t, s))))
 		return false;
 	for (size_t i = 0; i < s->argc; i++)
 		if (!same_text(a->argv[i], s->argv[i]))
@@ -179,6 +207,8 @@ static void token_put(struct hx_ask *a, const struct question *q,
 	}
 	subject_dup(&q->s, &slot->s);
 	slot->cwd = q->cwd ? strdup(q->cwd) : NULL;
+	slot->shown = q->shown;
+	slot->has_shown = q->has_shown;
 	slot->s.image = NULL;
 	slot->v = v;
 	slot->until_ms = now + TOKEN_TTL_MS;
@@ -333,8 +363,12 @@ unsigned hx_ask_open(struct hx_ask *a, const struct hx_ask_subject *s)
 	q->chain = chain_of(s->pid);
 	/* The decision's (the calling thread's), which the exec gate holds
 	 * the exec to; the process's only when it had none. */
-	if (s->op == HX_OP_EXEC)
+	if (s->op == HX_OP_EXEC) {
 		q->cwd = s->cwd ? strdup(s->cwd) : cwd_of(s->pid);
+		/* What "once" will stand for: this file, not another put
+		 * in its place while the question waits. */
+		q->has_shown = exec_file(s, &q->shown);
+	}
 	clock_gettime(CLOCK_MONOTONIC, &q->asked);
 	for (tail = &a->qs; *tail; tail = &(*tail)->next)
 		;

@@ -31,7 +31,9 @@ struct question {
 	struct question *next;
 	struct hx_ask_subject s; /* strings owned, image too: */
 	struct stat image;
-	char *cwd;		/* an exec's */
+	char *cwd;	   /* an exec's */
+	struct stat shown; /* an exec's file as it was asked about */
+	bool has_shown;
 	struct json_t *chain;	/* [{pid, exe}], the asker first */
 	struct timespec asked;	/* monotonic */
 	uint64_t seq;		/* the event's record */
@@ -51,6 +53,8 @@ struct question {
 struct token {
 	struct hx_ask_subject s; /* owned: the very call answered */
 	char *cwd;		 /* owned: an exec's, as shown */
+	struct stat shown;	 /* an exec's file, as shown */
+	bool has_shown;
 	enum hx_verdict v;
 	int64_t until_ms;
 	unsigned id; /* 0: free */

@@ -399,3 +399,51 @@ def test_a_calls_record_names_its_threads_cwd(wd):
     recs = [x for x in r.records if x.get("args", {}).get("path") == os.path.join(b, "made")]
     check(recs and all(x.get("cwd") == b for x in recs),
           "the record's cwd is not the thread's: %r" % [(x.get("layer"), x.get("cwd")) for x in recs])
+
+
+PY_SWAP = r'''
+import ctypes, os, sys, threading, time
+prog, other = sys.argv[1], sys.argv[2]
+libc = ctypes.CDLL(None, use_errno=True)
+def later():
+    time.sleep(0.5)
+    os.rename(other, prog)  # another file in its place, the question up
+threading.Thread(target=later, daemon=True).start()
+argv = (ctypes.c_char_p * 5)(prog.encode(), b"push", b"origin", b"main", None)
+libc.execv(prog.encode(), argv)  # the shim's execv: it asks first
+print("exec errno", ctypes.get_errno(), flush=True)
+'''
+
+
+def test_an_answer_once_is_for_the_file_shown(wd):
+    """Through the shim: a person answers "once" for the exec of
+    bin/git shown, a thread renames another script over bin/git while
+    the question waits, and the kernel layer's sight of the exec (the
+    same process, path, argv and cwd) took that answer for its own: the
+    other script ran (SWAPPED). A grant "session" or "always" is keyed
+    on the file's identity; an answer once now is too (its device,
+    inode, size and change time as the question showed it): another
+    file in its place is asked again."""
+    from test_ask import Session, answer, pending, wait_pending
+    from lib import PYTHON
+    bindir = os.path.join(wd.path, "bin")
+    os.mkdir(bindir)
+    git, other = os.path.join(bindir, "git"), os.path.join(bindir, "other")
+    for p, word in ((git, "ORIGINAL"), (other, "SWAPPED")):
+        with open(p, "w") as f:
+            f.write("#!/bin/sh\necho %s\n" % word)
+        os.chmod(p, 0o755)
+    s = Session(wd, [PYTHON, "-c", PY_SWAP, git, other], timeout=5)
+    q = wait_pending(wd, s)
+    time.sleep(1.0)  # the other file is in its place by now
+    answer(wd, "approve", q["id"])
+    end = time.time() + 8
+    while time.time() < end and s.p.poll() is None:
+        again = [x for x in pending(wd) if x["id"] != q["id"]]
+        if again:
+            answer(wd, "deny", again[0]["id"])
+            break
+        time.sleep(0.05)
+    s.finish()
+    check("SWAPPED" not in s.stdout,
+          "the file put in its place ran under the answer: %r" % s.stdout)
