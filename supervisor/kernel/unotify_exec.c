@@ -178,14 +178,15 @@ static void opens_free(struct opens *o)
 /* What the gate must see after the exec: the final image's device and
  * inode (through #! interpreters, as the kernel follows them) and the
  * argv the kernel builds (interpreter, its argument, the script's name,
- * then argv[1..]); each script's name and file in *op. argv: argc
+ * then argv[1..]); each script's name and file in *op, and the file the
+ * path names (a script, or the image itself) in *named. argv: argc
  * strings in blob. *out (malloc'd) gets the expected cmdline. 0 or
  * -errno (the errno exec would give, roughly). */
 static int expect_exec(const struct target *t, const char *full,
 		       const char *fname, bool nofollow, const char *blob,
 		       size_t blen, size_t argc, struct stat *fin, char **out,
 		       size_t *outlen, char *img, size_t isize,
-		       struct opens *op)
+		       struct opens *op, struct stat *named)
 {
 	char here[PATH_MAX + 64], name[PATH_MAX + 32], abs[PATH_MAX];
 	char buf[HX_BINPRM_BUF + 1], *cur = NULL, *nb = NULL;
@@ -234,6 +235,8 @@ static int expect_exec(const struct target *t, const char *full,
 			e = -EACCES;
 			goto out;
 		}
+		if (!depth)
+			*named = *fin; /* what the path names: a script */
 		/* A file with no name (a memfd, O_TMPFILE, a deleted file)
 		 * reached through /proc/<pid>/fd: fileless exec, refused
 		 * like execveat(AT_EMPTY_PATH) is in BPF. */
@@ -511,7 +514,7 @@ void hx_un_exec(struct hx_unotify *u, const struct seccomp_notif *n,
 	struct opens op = {.n = 0};
 	struct stat pst;
 	size_t blen = 0, argc = 0, elen = 0, k;
-	struct stat fin;
+	struct stat fin, named;
 	struct job j;
 	pid_t tracer;
 	int e;
@@ -558,7 +561,7 @@ void hx_un_exec(struct hx_unotify *u, const struct seccomp_notif *n,
 	 * or execvp tries every PATH directory). */
 	if ((e = expect_exec(t, full, fname, flags & AT_SYMLINK_NOFOLLOW, blob,
 			     blen, argc, &fin, &expect, &elen, img, sizeof(img),
-			     &op))) {
+			     &op, &named))) {
 		a->err = -e;
 		goto out;
 	}
@@ -596,7 +599,11 @@ void hx_un_exec(struct hx_unotify *u, const struct seccomp_notif *n,
 		}
 		j.rq.argv = argv;
 		j.rq.argc = argc;
-		j.rq.image = &fin;
+		/* What a question showed and a grant is keyed on: the file
+		 * the path names (a script's own, not its interpreter's:
+		 * keyed on /bin/sh, a session's grant for one script held
+		 * for any other renamed into its place). */
+		j.rq.image = &named;
 		if (lp.argv) {
 			j.rq.loader = img;
 			j.rq.path = lp.path;

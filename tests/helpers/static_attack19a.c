@@ -17,6 +17,9 @@
  *   static_attack19a proccwd A B NAME
  *       exec /proc/CHILD/cwd/NAME, CHILD a process of its own in A that
  *       moves to B once the exec ran (no cwd shared, nothing written)
+ *   static_attack19a twice PROG OTHER
+ *       exec PROG push origin main in a child, rename OTHER over PROG,
+ *       then exec it again in another child
  *   static_attack19a creat PATH       open(PATH, O_CREAT|O_WRONLY)
  *   static_attack19a mkdir PATH       mkdir(PATH)
  *   static_attack19a bind PATH        bind a unix socket to PATH
@@ -196,6 +199,27 @@ static int ask_env(char *var, char **argv)
 	return 1;
 }
 
+static int twice(char *prog, const char *other)
+{
+	char *av[] = {prog, "push", "origin", "main", NULL};
+
+	for (int i = 0; i < 2; i++) {
+		pid_t p = fork();
+		int st;
+
+		if (p < 0)
+			return 2;
+		if (!p) {
+			execv(prog, av);
+			_exit(3);
+		}
+		waitpid(p, &st, 0);
+		if (!i && rename(other, prog))
+			return 2;
+	}
+	return 0;
+}
+
 static void said(long r)
 {
 	if (r < 0)
@@ -238,6 +262,8 @@ int main(int argc, char **argv)
 		said(i < 0 ? i : inotify_add_watch(i, argv[2], IN_ALL_EVENTS));
 		return 0;
 	}
+	if (!strcmp(argv[1], "twice") && argc > 3)
+		return twice(argv[2], argv[3]);
 	if (argc < 5)
 		return 2;
 	dir_a = argv[2];

@@ -447,3 +447,54 @@ def test_an_answer_once_is_for_the_file_shown(wd):
     s.finish()
     check("SWAPPED" not in s.stdout,
           "the file put in its place ran under the answer: %r" % s.stdout)
+
+
+PY_TWICE = r'''
+import ctypes, os, sys
+prog = sys.argv[1]
+libc = ctypes.CDLL(None, use_errno=True)
+for i in range(2):
+    pid = os.fork()
+    if pid == 0:
+        argv = (ctypes.c_char_p * 5)(prog.encode(), b"push", b"origin", b"main", None)
+        libc.execv(prog.encode(), argv)  # the shim's execv
+        os._exit(3)
+    os.waitpid(pid, 0)
+'''
+
+
+def test_a_session_grant_is_for_the_script_shown(wd):
+    """The kernel layer keyed an exec's grant on its final image, a
+    script's interpreter: a "session" answer for the script bin/git
+    (from a static program) held for another script renamed into its
+    place (the other ran, unasked), and one given to the shim's question
+    (keyed on the script) did not hold for the kernel layer's sight of
+    the same exec (asked again, refused). A grant is keyed on the file
+    the path names, in both layers."""
+    from test_ask import Session, answer, pending, wait_pending
+    from lib import PYTHON
+    bindir = os.path.join(wd.path, "bin")
+    os.mkdir(bindir)
+    git, other = os.path.join(bindir, "git"), os.path.join(bindir, "other")
+
+    def scripts():
+        for p, word in ((git, "ORIGINAL"), (other, "SWAPPED")):
+            with open(p, "w") as f:
+                f.write("#!/bin/sh\necho %s\n" % word)
+            os.chmod(p, 0o755)
+
+    scripts()
+    s = Session(wd, [STATIC, "twice", git, other], timeout=2)
+    answer(wd, "approve", wait_pending(wd, s)["id"], "session")
+    s.finish()
+    check("SWAPPED" not in s.stdout,
+          "a session grant for one script held for another: %r" % s.stdout)
+    scripts()
+    s = Session(wd, [PYTHON, "-c", PY_TWICE, git], timeout=2)
+    answer(wd, "approve", wait_pending(wd, s)["id"], "session")
+    time.sleep(0.5)
+    check(not pending(wd), "the same script asked again: %r" % pending(wd))
+    s.finish()
+    check(s.stdout.count("ORIGINAL") == 2,
+          "the session grant did not hold for the same script: %r %r" %
+          (s.stdout, s.stderr[-300:]))
