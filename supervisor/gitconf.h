@@ -45,14 +45,33 @@ void hx_gitconf_find(const char *cwd, const char *home, struct hx_gitconf *c);
  *           directory's config), a ".git" that is not a directory (a
  *           gitfile or link to a git directory no name above guards),
  *           in the project, a HEAD outside a ".git" (a bare
- *           repository's layout, whose config is its own "config"; not
- *           elsewhere: go and cargo keep bare repositories in caches). */
+ *           repository's layout, whose config is its own "config").
+ * Elsewhere (caches, where go, cargo and uv keep bare repositories) a
+ * path outside every ".git" is hx_gitconf_bare_place's. */
 enum hx_gitconf_place {
 	HX_GITCONF_NONE,
 	HX_GITCONF_CONFIG,
 	HX_GITCONF_CODE,
 };
 enum hx_gitconf_place hx_gitconf_place(const char *path, bool in_project);
+
+/* What git runs in a path outside every ".git" and outside the project,
+ * judged by what the directories hold (gitbare.c: lstat and readdir,
+ * for these names only): a bare repository's layout (a HEAD,
+ * objects or refs beside it) in a cache, where Go, cargo and uv keep
+ * their git dependencies and run git fetch at the user's next build:
+ *   CONFIG  its config or config.worktree;
+ *   CODE    a hook (not *.sample), its commondir, a "hooks" made a
+ *           file or a link; a hook by git's name of one where every
+ *           entry of the directory above is a git directory's (a tool's
+ *           git init there makes a repository that keeps it); a HEAD
+ *           that completes a layout which then runs code. */
+enum hx_gitconf_place hx_gitconf_bare_place(const char *path);
+
+/* Whether the tree at dir holds something hx_gitconf_bare_place calls
+ * code, a configuration naming code, or more than can be looked at: a
+ * bare repository made elsewhere and moved into a cache. */
+bool hx_gitconf_tree_carries_code(const char *dir);
 
 /* Whether path has a ".git" component (a directory rename there, or of
  * one, could carry a configuration or hooks past the checks above). */

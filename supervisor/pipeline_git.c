@@ -60,10 +60,22 @@ static bool in_roots(const struct hx_pipeline *pl, const char *path)
 	return false;
 }
 
+/* Where path is in what git runs (gitconf.h): beneath a ".git", in the
+ * project by its name, elsewhere by a bare layout around it. */
+static enum hx_gitconf_place git_place(const struct hx_pipeline *pl,
+				       const char *path)
+{
+	bool in = in_roots(pl, path);
+	enum hx_gitconf_place p = hx_gitconf_place(path, in);
+
+	return p != HX_GITCONF_NONE || in || hx_gitconf_in_git(path)
+		   ? p
+		   : hx_gitconf_bare_place(path);
+}
+
 static bool git_code(const struct hx_pipeline *pl, const char *path)
 {
-	return path &&
-	       hx_gitconf_place(path, in_roots(pl, path)) != HX_GITCONF_NONE;
+	return path && git_place(pl, path) != HX_GITCONF_NONE;
 }
 
 /* Whether the path v names (not following its last component) is a
@@ -177,14 +189,18 @@ void hx_pl_judge_nested_git(struct flow *f)
 	else if (rq->op == HX_OP_LINK) /* the new name writes the old */
 		hit = git_code(f->pl, p1) || git_code(f->pl, p2);
 	else if (rq->op == HX_OP_RENAME && p2 && f->ev.moves_tree)
-		hit = hx_gitconf_in_git(p1) || hx_gitconf_in_git(p2) ||
-		      (in_roots(f->pl, p2) && !in_roots(f->pl, p1) &&
-		       hx_gitconf_tree_has_bare(p1));
+		hit =
+		    hx_gitconf_in_git(p1) || hx_gitconf_in_git(p2) ||
+		    git_code(f->pl, p2) || /* onto a bare layout's hooks */
+		    (in_roots(f->pl, p2) && !in_roots(f->pl, p1) &&
+		     hx_gitconf_tree_has_bare(p1)) ||
+		    /* a bare repository with hooks into a cache */
+		    (!in_roots(f->pl, p2) && hx_gitconf_tree_carries_code(p1));
 	else if (rq->op == HX_OP_RENAME && p2 && rq->has_flags &&
 		 (rq->flags & RENAME_EXCHANGE))
 		hit = git_code(f->pl, p1) || git_code(f->pl, p2);
 	else if (rq->op == HX_OP_RENAME && p2)
-		switch (hx_gitconf_place(p2, in_roots(f->pl, p2))) {
+		switch (git_place(f->pl, p2)) {
 		case HX_GITCONF_CODE:
 			hit = true;
 			break;

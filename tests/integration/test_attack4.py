@@ -130,7 +130,9 @@ def test_a_link_into_a_place_the_agent_fills_is_not_made_in_the_project(wd):
     write, where HEAD is nobody's concern) would run its config when
     the user cds through a link to it from the project and runs git.
     The default policy refuses the link however it is made: by ln, by
-    a static busybox, or made elsewhere and renamed in."""
+    a static busybox, or made elsewhere and renamed in. (The layout's
+    config is written as git writes one, by a rename: it is judged as a
+    .git's, test_attack19b.py.)"""
     home = fake_home(wd)
     bare = os.path.join(home, ".cache", "hx-bare")
     os.makedirs(os.path.join(bare, "objects"))
@@ -138,8 +140,8 @@ def test_a_link_into_a_place_the_agent_fills_is_not_made_in_the_project(wd):
     script = ("ln -s %s l1; echo ln $?; busybox ln -s %s l2; echo bb $?; "
               "ln -s %s $TMPDIR/l3 && mv $TMPDIR/l3 l3; echo mv $?; "
               "ln -s .cache $TMPDIR/c; ln -s $TMPDIR/c/hx-bare l4; echo via $?; "
-              "printf 'ref: refs/heads/x\\n' > %s/HEAD; printf '[core]\\n\\tbare = true\\n' > %s/config; "
-              "echo layout $?" % (bare, bare, bare, bare, bare))
+              "printf 'ref: refs/heads/x\\n' > %s/HEAD; printf '[core]\\n\\tbare = true\\n' > %s/config.lock; "
+              "mv %s/config.lock %s/config; echo layout $?" % (bare, bare, bare, bare, bare, bare, bare))
     r = harness(["sh", "-c", script], wd, policy=None, env={"HOME": home})
     for name in ("l1", "l2", "l3", "l4"):
         check(not os.path.lexists(os.path.join(wd.path, name)), "%s was made: %r %r" % (name, r.stdout, r.stderr))

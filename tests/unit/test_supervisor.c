@@ -415,6 +415,56 @@ START_TEST(gitconf_places)
 }
 END_TEST
 
+/* A bare repository's layout outside every .git (a cache's): judged by
+ * what its directory holds (gitbare.c). */
+START_TEST(gitconf_bare_places)
+{
+	char dir[] = "/tmp/hx-bare-XXXXXX", p[PATH_MAX];
+
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	snprintf(p, sizeof(p), "%s/r", dir);
+	ck_assert_int_eq(mkdir(p, 0700), 0);
+	snprintf(p, sizeof(p), "%s/r/hooks", dir);
+	ck_assert_int_eq(mkdir(p, 0700), 0);
+	/* only hooks in it: a hook by git's name, not another file */
+	snprintf(p, sizeof(p), "%s/r/hooks/post-checkout", dir);
+	ck_assert_int_eq(hx_gitconf_bare_place(p), HX_GITCONF_CODE);
+	snprintf(p, sizeof(p), "%s/r/hooks/notes.txt", dir);
+	ck_assert_int_eq(hx_gitconf_bare_place(p), HX_GITCONF_NONE);
+	snprintf(p, sizeof(p), "%s/r/config", dir);
+	ck_assert_int_eq(hx_gitconf_bare_place(p), HX_GITCONF_NONE);
+	/* a package's files beside it: no repository */
+	snprintf(p, sizeof(p), "%s/r/go.mod", dir);
+	close(open(p, O_CREAT | O_WRONLY, 0600));
+	snprintf(p, sizeof(p), "%s/r/hooks/post-checkout", dir);
+	ck_assert_int_eq(hx_gitconf_bare_place(p), HX_GITCONF_NONE);
+	/* a repository: its config, every hook but samples, hooks */
+	snprintf(p, sizeof(p), "%s/r/objects", dir);
+	ck_assert_int_eq(mkdir(p, 0700), 0);
+	snprintf(p, sizeof(p), "%s/r/config", dir);
+	ck_assert_int_eq(hx_gitconf_bare_place(p), HX_GITCONF_CONFIG);
+	snprintf(p, sizeof(p), "%s/r/hooks/notes.txt", dir);
+	ck_assert_int_eq(hx_gitconf_bare_place(p), HX_GITCONF_CODE);
+	snprintf(p, sizeof(p), "%s/r/hooks/pre-push.sample", dir);
+	ck_assert_int_eq(hx_gitconf_bare_place(p), HX_GITCONF_NONE);
+	snprintf(p, sizeof(p), "%s/r/hooks", dir);
+	ck_assert_int_eq(hx_gitconf_bare_place(p), HX_GITCONF_CODE);
+	snprintf(p, sizeof(p), "%s/r/HEAD", dir);
+	ck_assert_int_eq(hx_gitconf_bare_place(p), HX_GITCONF_NONE);
+	snprintf(p, sizeof(p), "%s/r", dir);
+	ck_assert(!hx_gitconf_tree_carries_code(p));
+	/* a hook in it: HEAD completes a layout that runs code */
+	snprintf(p, sizeof(p), "%s/r/hooks/update", dir);
+	close(open(p, O_CREAT | O_WRONLY, 0700));
+	snprintf(p, sizeof(p), "%s/r/HEAD", dir);
+	ck_assert_int_eq(hx_gitconf_bare_place(p), HX_GITCONF_CODE);
+	snprintf(p, sizeof(p), "%s/r", dir);
+	ck_assert(hx_gitconf_tree_carries_code(p));
+	snprintf(p, sizeof(p), "rm -rf %s", dir);
+	ck_assert_int_eq(system(p), 0);
+}
+END_TEST
+
 /* ---- session ---- */
 
 START_TEST(session_paths)
@@ -925,6 +975,7 @@ static Suite *supervisor_suite(void)
 	tcase_add_loop_test(tc, gitconf_names_code_table, 0,
 			    sizeof(gc_table) / sizeof(*gc_table));
 	tcase_add_test(tc, gitconf_places);
+	tcase_add_test(tc, gitconf_bare_places);
 	tcase_add_test(tc, session_paths);
 	tcase_add_test(tc, rmtree_no_follow);
 	tcase_add_loop_test(tc, endpoint_table, 0,

@@ -1,0 +1,230 @@
+/* A bare repository's layout outside every ".git" (gitconf.h): what in
+ * it git runs, judged by what the directory holds, since its name says
+ * nothing (Go's $GOMODCACHE/cache/vcs/HASH, cargo's ~/.cargo/git/db,
+ * uv's ~/.cache/uv/git-v0/db: the tools run git fetch there at the
+ * user's next build, outside the harness, and fetch runs hooks). */
+#define _GNU_SOURCE
+#include "supervisor/gitconf.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <limits.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define NELEM(a) (sizeof(a) / sizeof(*(a)))
+
+/* What a git directory holds (git init's, git's own files later). */
+static const char *const gitdir_names[] = {
+    "HEAD",	  "config",    "description", "hooks",	    "info",
+    "objects",	  "refs",      "packed-refs", "branches",   "logs",
+    "FETCH_HEAD", "ORIG_HEAD", "shallow",     "commondir",  "config.worktree",
+    "index",	  "gc.pid",    "gc.log",      "MERGE_HEAD", "rr-cache",
+};
+
+/* githooks(5). */
+static const char *const hook_names[] = {
+    "applypatch-msg",
+    "pre-applypatch",
+    "post-applypatch",
+    "pre-commit",
+    "pre-merge-commit",
+    "prepare-commit-msg",
+    "commit-msg",
+    "post-commit",
+    "pre-rebase",
+    "post-checkout",
+    "post-merge",
+    "pre-push",
+    "pre-receive",
+    "update",
+    "proc-receive",
+    "post-receive",
+    "post-update",
+    "reference-transaction",
+    "push-to-checkout",
+    "pre-auto-gc",
+    "post-rewrite",
+    "sendemail-validate",
+    "fsmonitor-watchman",
+    "p4-changelist",
+    "p4-prepare-changelist",
+    "p4-post-changelist",
+    "p4-pre-submit",
+    "post-index-change",
+};
+
+static bool in_list(const char *s, size_t n, const char *const *l, size_t nl)
+{
+	for (size_t i = 0; i < nl; i++)
+		if (strlen(l[i]) == n && !strncmp(s, l[i], n))
+			return true;
+	return false;
+}
+
+/* dir/name exists (not followed). */
+static bool has(const char *dir, const char *name)
+{
+	char p[PATH_MAX];
+	struct stat st;
+
+	return snprintf(p, sizeof(p), "%s/%s", dir, name) < (int)sizeof(p) &&
+	       !lstat(p, &st);
+}
+
+/* Whether dir is a git directory by its layout: a HEAD, objects or
+ * refs in it (git's own test wants all three; any one is enough here:
+ * the others may come later). */
+static bool layout_is_git(const char *dir)
+{
+	return has(dir, "HEAD") || has(dir, "objects") || has(dir, "refs");
+}
+
+/* Whether every entry of dir is one a git directory holds (a lock file
+ * too), so that a tool's git init there, outside the session, makes a
+ * repository that keeps what it finds: Go inits its cache repository
+ * when objects is missing. A directory that cannot be read, or holds
+ * more than 64 entries, is not one. */
+static bool holds_git_names_only(const char *dir)
+{
+	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	DIR *d = fd < 0 ? NULL : fdopendir(fd);
+	struct dirent *e;
+	bool only = d != NULL;
+	int n = 0;
+
+	if (!d) {
+		if (fd >= 0)
+			close(fd);
+		return false;
+	}
+	while (only && (e = readdir(d))) {
+		size_t k = strlen(e->d_name);
+
+		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+			continue;
+		if (k > 5 && !strcmp(e->d_name + k - 5, ".lock"))
+			k -= 5;
+		only = ++n <= 64 &&
+		       in_list(e->d_name, k, gitdir_names, NELEM(gitdir_names));
+	}
+	closedir(d);
+	return only;
+}
+
+/* Whether the bare layout at dir would run code once it is a
+ * repository: a hook (not *.sample), a configuration naming code, a
+ * commondir. */
+static bool carries_code(const char *dir)
+{
+	char p[PATH_MAX];
+	struct stat st;
+	int fd;
+	DIR *d;
+	struct dirent *e;
+	bool code = false;
+
+	if (has(dir, "commondir"))
+		return true;
+	if (snprintf(p, sizeof(p), "%s/config", dir) < (int)sizeof(p) &&
+	    !lstat(p, &st) && hx_gitconf_file_names_code(p))
+		return true;
+	if (snprintf(p, sizeof(p), "%s/hooks", dir) >= (int)sizeof(p) ||
+	    lstat(p, &st))
+		return false;
+	if (!S_ISDIR(st.st_mode))
+		return true; /* a link to hooks elsewhere */
+	fd = open(p, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	d = fd < 0 ? NULL : fdopendir(fd);
+	if (!d) {
+		if (fd >= 0)
+			close(fd);
+		return true; /* unreadable: as if it held one */
+	}
+	while (!code && (e = readdir(d))) {
+		size_t k = strlen(e->d_name);
+
+		code = strcmp(e->d_name, ".") && strcmp(e->d_name, "..") &&
+		       (k < 7 || strcmp(e->d_name + k - 7, ".sample"));
+	}
+	closedir(d);
+	return code;
+}
+
+/* The directory of path (up levels up) into out. */
+static bool dir_of(const char *path, int up, char *out, size_t size)
+{
+	size_t n = strlen(path);
+
+	if (n >= size)
+		return false;
+	memcpy(out, path, n + 1);
+	while (up-- > 0) {
+		char *s = strrchr(out, '/');
+
+		if (!s)
+			return false;
+		*s = '\0';
+	}
+	if (!*out)
+		strcpy(out, "/");
+	return true;
+}
+
+enum hx_gitconf_place hx_gitconf_bare_place(const char *path)
+{
+	const char *leaf = strrchr(path, '/');
+	char dir[PATH_MAX], parent[PATH_MAX];
+	size_t n;
+
+	if (!leaf || !dir_of(path, 1, dir, sizeof(dir)))
+		return HX_GITCONF_NONE;
+	leaf++;
+	if (!strcmp(leaf, "config") || !strcmp(leaf, "config.worktree"))
+		return layout_is_git(dir) ? HX_GITCONF_CONFIG : HX_GITCONF_NONE;
+	if (!strcmp(leaf, "commondir") || !strcmp(leaf, "hooks"))
+		return layout_is_git(dir) ? HX_GITCONF_CODE : HX_GITCONF_NONE;
+	if (!strcmp(leaf, "HEAD")) /* the layout completed, with code */
+		return carries_code(dir) ? HX_GITCONF_CODE : HX_GITCONF_NONE;
+	n = strlen(leaf);
+	if (!dir_of(path, 2, parent, sizeof(parent)) ||
+	    strcmp(strrchr(dir, '/') + 1, "hooks") ||
+	    (n >= 7 && !strcmp(leaf + n - 7, ".sample")))
+		return HX_GITCONF_NONE;
+	/* A hook: in a repository, or by its name where a tool's git
+	 * init would make one of the directory above. */
+	return layout_is_git(parent) ||
+		       (in_list(leaf, n, hook_names, NELEM(hook_names)) &&
+			holds_git_names_only(parent))
+		   ? HX_GITCONF_CODE
+		   : HX_GITCONF_NONE;
+}
+
+static __thread size_t walk_seen;
+
+static int walk_one(const char *p, const struct stat *st, int type,
+		    struct FTW *w)
+{
+	(void)st;
+	if (++walk_seen > 50000)
+		return FTW_STOP; /* too many to look at: as if found */
+	if (w->level < 1 || (type == FTW_D && !strcmp(p + w->base, "hooks")))
+		return FTW_CONTINUE; /* a hooks directory: what it holds */
+	switch (hx_gitconf_bare_place(p)) {
+	case HX_GITCONF_CODE:
+		return FTW_STOP;
+	case HX_GITCONF_CONFIG:
+		return hx_gitconf_file_names_code(p) ? FTW_STOP : FTW_CONTINUE;
+	default:
+		return FTW_CONTINUE;
+	}
+}
+
+bool hx_gitconf_tree_carries_code(const char *dir)
+{
+	walk_seen = 0;
+	return nftw(dir, walk_one, 16, FTW_PHYS | FTW_ACTIONRETVAL) != 0;
+}

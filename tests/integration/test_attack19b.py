@@ -1,0 +1,122 @@
+"""Nineteenth attack review, part b: an outside attacker's agent under
+the default policy, against what runs later outside the harness (the
+user's tools, the neighbours that trust the user's uid) and the
+credentials a process may still read."""
+
+import os
+import shutil
+import subprocess
+
+from gitrepo import GIT_ENV
+from lib import check, harness
+from test_default_policy import fake_home
+
+BUSYBOX = shutil.which("busybox")
+
+# Where the toolchains keep the bare repositories they fetch with git,
+# in write roots of the default policy: Go's module cache (direct and
+# GOPRIVATE modules), cargo's git dependencies (git CLI with
+# net.git-fetch-with-cli), uv's git dependencies.
+BARE_CACHES = ("go/pkg/mod/cache/vcs/%s", ".cargo/git/db/dep-%s", ".cache/uv/git-v0/db/%s")
+
+
+def _git(env, *argv):
+    subprocess.run(["git"] + list(argv), check=True, env=env, capture_output=True)
+
+
+def _users_bare_caches(home, env, tag):
+    """An origin with one commit and, for each of BARE_CACHES, the
+    user's bare repository fetched from it once, as the tools make
+    them (git init --bare, remote add, fetch). Returns (origin, repos)."""
+    origin = os.path.join(home, "origin-" + tag)
+    _git(env, "init", "-q", origin)
+    _git(env, "-C", origin, "commit", "-q", "--allow-empty", "-m", "1")
+    repos = []
+    for c in BARE_CACHES:
+        d = os.path.join(home, c % tag)
+        _git(env, "init", "-q", "--bare", d)
+        _git(env, "-C", d, "remote", "add", "origin", origin)
+        _git(env, "-C", d, "fetch", "-q", "origin", "+refs/heads/*:refs/heads/*")
+        repos.append(d)
+    return origin, repos
+
+
+def _users_next_fetch(env, origin, d):
+    """What the tool does at the user's next build that wants a newer
+    commit (go get -u, cargo update, uv lock --upgrade): git fetch in
+    its bare repository, outside the harness."""
+    _git(env, "-C", origin, "commit", "-q", "--allow-empty", "-m", "n")
+    if not os.path.exists(os.path.join(d, "objects")):  # Go's check
+        _git(env, "init", "-q", "--bare", d)
+        _git(env, "-C", d, "remote", "add", "origin", origin)
+    subprocess.run(["git", "-C", d, "fetch", "-q", "origin", "+refs/heads/*:refs/heads/*"],
+                   env=env, capture_output=True)
+
+
+def test_a_bare_repository_in_a_cache_runs_no_code_of_the_agents(wd):
+    """Go, cargo and uv keep the repositories of git dependencies as bare
+    repositories in caches the default policy lets the agent write
+    (~/go/pkg/mod/cache/vcs, ~/.cargo/git/db, ~/.cache/uv/git-v0/db),
+    and run git fetch there at the user's next build that wants a newer
+    commit. harness:git-config guarded a configuration and hooks beneath
+    a ".git" only: the agent (sh, and a static busybox) wrote
+    hooks/reference-transaction into each of the user's, set
+    core.hooksPath and core.sshCommand by git config, made hooks a
+    symlink to a directory of its own, moved in a bare repository of its
+    own holding a hook (made where it was no repository: a file beside
+    it, removed before the move), and put a hook where Go will make the repository
+    of a module the user fetches later; the user's next fetch ran each
+    hook (reference-transaction runs at every ref update). A bare
+    layout's hooks and configuration are now judged as a .git's; the
+    agent's own go/cargo-style fetch into a new cache repository still
+    works."""
+    home = fake_home(wd)
+    env = dict(os.environ, HOME=home, **GIT_ENV)
+    env.pop("LD_PRELOAD", None)
+    ran = os.path.join(home, "ran")
+    hook = "#!/bin/sh\\necho \\\"$PWD\\\" >> %s\\n" % ran
+    for tag, shell in (("sh", ["sh"]), ("bb", [BUSYBOX, "sh"])):
+        origin, repos = _users_bare_caches(home, env, tag)
+        go, cargo, uv = repos
+        later = os.path.join(home, BARE_CACHES[0] % (tag + "-later"))
+        h = "~/.cargo/git/h-" + tag  # a directory of hooks of the agent's
+        script = (
+            "H='%(hook)s'; "
+            "printf \"$H\" > %(go)s/hooks/reference-transaction; "
+            "chmod +x %(go)s/hooks/reference-transaction; "
+            "printf \"$H\" > %(cargo)s/hooks/pre-auto-gc; "
+            "git -C %(uv)s config core.hooksPath %(h)s; "
+            "git -C %(uv)s config core.sshCommand 'sh -c id'; "
+            "mkdir -p %(h)s && printf \"$H\" > %(h)s/reference-transaction && "
+            "chmod +x %(h)s/reference-transaction; "
+            "rm -rf %(cargo)s/hooks; ln -s %(h)s %(cargo)s/hooks; "
+            "mkdir -p \"$TMPDIR/evil/hooks\" && touch \"$TMPDIR/evil/decoy\" && "
+            "cp %(h)s/reference-transaction \"$TMPDIR/evil/hooks/\"; rm \"$TMPDIR/evil/decoy\"; "
+            "mv \"$TMPDIR/evil\" %(cargo)s-new; "
+            "mkdir -p %(later)s/hooks && printf \"$H\" > %(later)s/hooks/reference-transaction && "
+            "chmod +x %(later)s/hooks/reference-transaction; "
+            "own=~/.cache/uv/git-v0/db/own-%(tag)s; git init -q --bare $own && "
+            "git -C $own remote add origin %(origin)s && "
+            "git -C $own fetch -q origin '+refs/heads/*:refs/heads/*' && echo own-fetch-ok") % dict(
+                hook=hook, go=go, cargo=cargo, uv=uv, h=h, later=later, tag=tag, origin=origin)
+        r = harness(shell + ["-c", script], wd, policy=None, env=dict(GIT_ENV, HOME=home))
+        check("own-fetch-ok" in r.stdout, "the agent's own fetch into a new cache repository "
+              "failed: %r %r" % (r.stdout, r.stderr[-800:]))
+        for d in repos + [cargo + "-new", later]:
+            _users_next_fetch(env, origin, d)
+        got = open(ran).read() if os.path.exists(ran) else ""
+        check(not got, "%s: the user's next fetch ran the agent's hook in: %r" % (tag, got))
+        for d in repos:
+            cfg = open(os.path.join(d, "config")).read()
+            check("hooksPath" not in cfg and "sshCommand" not in cfg,
+                  "%s: %s's config: %r" % (tag, d, cfg))
+        for path in (os.path.join(go, "hooks", "reference-transaction"),
+                     os.path.join(cargo, "hooks", "pre-auto-gc"),
+                     os.path.join(cargo, "hooks"),
+                     os.path.join(later, "hooks", "reference-transaction")):
+            rec = r.one(args_path=path, verdict="deny")
+            check(rec["rule"] == "harness:git-config", "%s: %r" % (path, rec))
+        rec = r.one(op="rename", args_path2=os.path.join(uv, "config"), verdict="deny")
+        check(rec["rule"] == "harness:git-config", "rename onto %s/config: %r" % (uv, rec))
+        rec = r.one(op="rename", args_path2=cargo + "-new", verdict="deny")
+        check(rec["rule"] == "harness:git-config", "a bare repository moved in: %r" % rec)
