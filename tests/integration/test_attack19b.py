@@ -120,3 +120,68 @@ def test_a_bare_repository_in_a_cache_runs_no_code_of_the_agents(wd):
         check(rec["rule"] == "harness:git-config", "rename onto %s/config: %r" % (uv, rec))
         rec = r.one(op="rename", args_path2=cargo + "-new", verdict="deny")
         check(rec["rule"] == "harness:git-config", "a bare repository moved in: %r" % rec)
+
+
+# Project files that another agent, an editor or the user's shell runs
+# from the project with no look, that project-autorun did not list.
+AUTORUN = [
+    ".devcontainer.json",           # initializeCommand: on the host, at "Reopen in Container"
+    "opencode.json",                # OpenCode: mcp servers (local commands) at its start
+    "web/opencode.jsonc",
+    ".opencode/plugin/x.ts",        # OpenCode: plugins loaded at its start
+    ".aider.conf.yml",              # aider: lint-cmd, run after each of its edits
+    ".cursor/hooks.json",           # Cursor's agent hooks
+    ".continue/mcpServers/x.yaml",  # Continue: workspace MCP servers
+    ".roo/mcp.json", ".kilocode/mcp.json", ".amazonq/mcp.json",
+    ".kiro/settings/mcp.json", ".kiro/hooks/x.kiro.hook", ".qwen/settings.json",
+    "crush.json", ".crush.json", ".junie/mcp/mcp.json", ".gemini/extensions/x/gemini-extension.json",
+    "mise.toml", ".mise.toml", "mise.local.toml", ".config/mise.toml",  # mise: hooks, env._.source at cd
+    ".mise/config.toml", ".tool-versions",  # asdf's and mise's path:DIR versions: the tool itself
+    "flake.nix", "shell.nix", "devenv.nix", "devbox.json",  # what .envrc's use flake/nix/devenv loads
+    ".bazeliskrc", ".bazelversion",  # bazelisk: where bazel itself comes from
+    "gradle/wrapper/gradle-wrapper.properties", "gradle/wrapper/gradle-wrapper.jar",
+    ".mvn/wrapper/maven-wrapper.properties", ".mvn/extensions.xml",  # the build tool itself
+]
+
+
+def test_project_files_other_agents_and_the_users_shell_run_are_asked(wd):
+    """project-autorun asks about the project files that run code later
+    with no look (an agent's settings and MCP servers, .envrc, editor
+    tasks, yarnPath...), but not others of the same kinds: OpenCode's
+    and aider's project configuration (both agents harness has profiles
+    for: an opencode.json's MCP server is a command OpenCode starts at
+    its next start in the project; aider runs lint-cmd after each edit),
+    Cursor's hooks, the MCP servers of Continue, Roo, Kilo, Amazon Q,
+    Kiro, Qwen, Crush, Junie and Gemini's workspace extensions; a dev
+    container's .devcontainer.json at the root (initializeCommand runs
+    on the host); mise's configuration (its hooks and env._.source run at
+    the user's next cd and prompt there) and .tool-versions (a path:DIR
+    version makes DIR/bin the tool the shims run); what an .envrc's use
+    flake, use nix, use devenv or devbox loads (its shellHook runs at the
+    next prompt); where bazelisk, the Gradle and Maven wrappers take the
+    build tool itself from (an IDE's import runs it on opening). python
+    and a static busybox wrote each. Each is now asked, refused with
+    nobody to answer."""
+    home = fake_home(wd)
+    code = ("import os, sys\n"
+            "for f in sys.argv[1:]:\n"
+            "    try:\n"
+            "        os.makedirs(os.path.dirname(f) or '.', exist_ok=True)\n"
+            "        open(f, 'a').write('x\\n'); print('wrote', f)\n"
+            "    except OSError as e:\n"
+            "        print('refused', f, e.errno)\n")
+    r = harness(["/usr/bin/python3", "-c", code] + AUTORUN, wd, policy=None,
+                env={"HOME": home})
+    check("wrote" not in r.stdout, "written: %r" % [x for x in r.stdout.splitlines() if "wrote" in x])
+    for f in AUTORUN:
+        path = os.path.join(wd.path, f)
+        # the file's open, or the mkdir of a directory the rule takes whole
+        recs = [x for x in r.records if x.get("verdict") and x.get("args", {}).get("path")
+                and (path + "/").startswith(x["args"]["path"] + "/") and x["verdict"] != "allow"]
+        check(recs and recs[0]["verdict"] == "ask" and recs[0]["rule"] == "project-autorun",
+              "%s: %r" % (f, recs[:1]))
+    script = "; ".join("mkdir -p $(dirname %s) && echo x >> %s" % (f, f) for f in AUTORUN)
+    r = harness([BUSYBOX, "sh", "-c", script + "; echo done"], wd, policy=None, env={"HOME": home})
+    check("done" in r.stdout, r.stderr[-500:])
+    made = [f for f in AUTORUN if os.path.exists(os.path.join(wd.path, f))]
+    check(not made, "busybox wrote %r" % made)
