@@ -47,6 +47,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <ftw.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -336,6 +337,72 @@ static void keep_held_alone(struct derive *d)
 	d->held.n = k;
 }
 
+static void read_deny(struct derive *d, const struct frule *f);
+
+/* A pattern Landlock cannot express (a wildcard before its last
+ * directory: JetBrains' c.kdbx in any IDE's directory, minikube's keys
+ * at any depth) was the shim's only, so a static program read what it
+ * names (nineteenth attack review); its entries that exist at start are
+ * found by a walk of its literal prefix (not of "/" or a top directory,
+ * as the dotenv rule's would be) and each denied as a literal. Files
+ * made later under the prefix stay the shim's. */
+#define EXPAND_MAX   20000 /* entries walked per pattern */
+#define EXPAND_DEPTH 16
+
+static struct {
+	struct derive *d;
+	const struct frule *f;
+	size_t seen, held;
+} expand_ctx;
+
+static int expand_one(const char *p, const struct stat *st, int type,
+		      struct FTW *w)
+{
+	const struct frule *f = expand_ctx.f;
+	char esc[PATH_MAX * 2];
+	struct frule lit = *f;
+
+	(void)st;
+	if (++expand_ctx.seen > EXPAND_MAX)
+		return FTW_STOP;
+	if (w->level > EXPAND_DEPTH)
+		return FTW_SKIP_SUBTREE;
+	if (type == FTW_SL || type == FTW_NS || type == FTW_SLN)
+		return FTW_CONTINUE; /* a link is judged where it leads */
+	if (hx_glob_match(f->pat, p) && !hx_glob_escape(p, esc, sizeof(esc)) &&
+	    (type != FTW_D || hx_glob_covers_beneath(f->pat, p))) {
+		lit.pat = esc;
+		read_deny(expand_ctx.d, &lit);
+		expand_ctx.held++;
+		return type == FTW_D ? FTW_SKIP_SUBTREE : FTW_CONTINUE;
+	}
+	if (type == FTW_D && w->level > 0 && !hx_glob_match_beneath(f->pat, p))
+		return FTW_SKIP_SUBTREE;
+	return FTW_CONTINUE;
+}
+
+static void expand(struct derive *d, const struct frule *f,
+		   const struct hx_ll_pat *lp)
+{
+	const char *s = lp->prefix;
+	int depth = 0;
+
+	for (; *s; s++)
+		depth += *s == '/';
+	if (depth < 2 || hx_ll_memo_absent(d->memo, lp->prefix)) {
+		strs_add(d, &d->rshim, "%s", f->pat);
+		return;
+	}
+	expand_ctx.d = d;
+	expand_ctx.f = f;
+	expand_ctx.seen = expand_ctx.held = 0;
+	nftw(lp->prefix, expand_one, 16,
+	     FTW_PHYS | FTW_MOUNT | FTW_ACTIONRETVAL);
+	strs_add(d, &d->rshim, "%s (%zu entries at start held%s)", f->pat,
+		 expand_ctx.held,
+		 expand_ctx.seen > EXPAND_MAX ? ", more not looked at" : "");
+}
+
 /* One read-deny pattern into the tree, or onto the shim-only list. */
 static void read_deny(struct derive *d, const struct frule *f)
 {
@@ -347,7 +414,7 @@ static void read_deny(struct derive *d, const struct frule *f)
 	if (hx_ll_classify(f->pat, &lp))
 		return;
 	if (lp.kind == HX_LL_INEXPRESSIBLE) {
-		strs_add(d, &d->rshim, "%s", f->pat);
+		expand(d, f, &lp);
 		return;
 	}
 	if (hx_ll_canon_memo(d->memo, lp.prefix, canon, sizeof(canon))) {

@@ -185,3 +185,92 @@ def test_project_files_other_agents_and_the_users_shell_run_are_asked(wd):
     check("done" in r.stdout, r.stderr[-500:])
     made = [f for f in AUTORUN if os.path.exists(os.path.join(wd.path, f))]
     check(not made, "busybox wrote %r" % made)
+
+
+# Credential stores of developer tools that no rule named, each with
+# what it holds (the secret written in the test's fake one).
+CREDENTIALS = [
+    ".docker/contexts/tls/0a1b/docker/key.pem",  # a remote Docker daemon's client key: root there
+    ".docker/key.pem",                           # DOCKER_CERT_PATH's default
+    ".docker/machine/machines/dev/id_rsa",       # docker-machine's hosts
+    ".minikube/profiles/minikube/client.key",    # what ~/.kube/config names: the cluster's admin
+    ".minikube/ca.key",
+    ".talos/config",                             # Talos' admin certificates
+    ".lima/_config/user",                        # the ssh key of Lima's and Colima's VMs
+    ".local/share/containers/podman/machine/machine",  # podman machine's ssh key
+    ".config/helm/repositories.yaml",            # helm repo add --password
+    ".subversion/auth/svn.simple/5d41402abc4b2a76b9719d911017c592",  # svn's plaintext passwords
+    ".mylogin.cnf",                              # mysql_config_editor's (obfuscated, not encrypted)
+    ".pg_service.conf",                          # libpq's services, password= included
+    ".config/dart/pub-credentials.json",         # pub.dev's OAuth refresh token
+    ".local/share/gem/credentials",              # RubyGems' API key where XDG puts it
+    ".ivy2/.credentials",                        # sbt's publishing credentials
+    ".config/configstore/snyk.json",             # node CLIs' tokens (configstore)
+    ".kaggle/kaggle.json",                       # Kaggle's API key
+    ".modal.toml",                               # Modal's token
+    ".ollama/id_ed25519",                        # ollama's key for its registry
+    ".cloudflared/cert.pem",                     # a Cloudflare tunnel's account certificate
+    ".config/ngrok/ngrok.yml",                   # ngrok's authtoken
+    ".config/openstack/clouds.yaml",             # OpenStack's passwords
+    ".aliyun/config.json",                       # Alibaba Cloud's access keys
+    ".config/Cursor/User/globalStorage/state.vscdb",  # Cursor's access and refresh tokens, in clear
+    ".config/Bitwarden CLI/data.json", ".config/goose/secrets.yaml", ".sentryclirc",
+    ".config/yandex-cloud/config.yaml", ".bluemix/config.json", ".cf/config.json", ".expo/state.json",
+]
+
+
+def test_credential_stores_of_developer_tools_are_not_read(wd):
+    """The default's credential rules name the common stores, not these
+    (each a file the tool keeps a key, a token or a password in, most in
+    clear): cat and a static busybox read every one, and could carry it
+    out to the model API. Each is denied now (rule tool-credentials),
+    and a refusal by cat (the shim) is recorded."""
+    home = fake_home(wd)
+    for rel in CREDENTIALS:
+        p = os.path.join(home, rel)
+        os.makedirs(os.path.dirname(p), exist_ok=True)
+        with open(p, "w") as f:
+            f.write("HX-SECRET-%s\n" % rel)
+    for argv in (["sh", "-c", 'for f in "$@"; do cat ~/"$f"; done', "sh"],
+                 [BUSYBOX, "sh", "-c", 'for f in "$@"; do busybox cat ~/"$f"; done', "sh"]):
+        r = harness(argv + CREDENTIALS, wd, policy=None, env={"HOME": home})
+        read = [x[len("HX-SECRET-"):] for x in r.stdout.split() if x.startswith("HX-SECRET-")]
+        check(not read, "%s read: %r" % (argv[0], read))
+        if argv[0] == "sh":
+            for rel in CREDENTIALS:
+                rec = r.one(args_path=os.path.join(home, rel), verdict="deny")
+                check(rec["rule"] == "tool-credentials", "%s: %r" % (rel, rec))
+
+
+# Credential rules of the default whose patterns Landlock cannot express
+# (a wildcard before the last directory): the shim's only, before.
+SHIM_ONLY = [
+    ".config/JetBrains/IntelliJIdea2024.1/c.kdbx",  # the IDEs' saved passwords
+    ".config/JetBrains/IntelliJIdea2024.1/c.pwd",   # and the key that opens them
+    ".local/share/DBeaverData/workspace6/General/.dbeaver/credentials-config.json",
+    ".minikube/profiles/minikube/client.key",
+]
+
+
+def test_credentials_named_by_a_wildcard_are_not_read_by_a_static_program(wd):
+    """A read deny whose pattern has a wildcard before its last
+    directory (JetBrains' c.kdbx and c.pwd in each IDE's directory,
+    DBeaver's credentials at any depth, minikube's keys) cannot be a
+    Landlock rule, so it was the shim's only: a static busybox read each
+    (cat was refused). What such a pattern names at start is found by a
+    walk of its literal prefix and denied in the kernel as a literal."""
+    home = fake_home(wd)
+    for rel in SHIM_ONLY:
+        p = os.path.join(home, rel)
+        os.makedirs(os.path.dirname(p), exist_ok=True)
+        with open(p, "w") as f:
+            f.write("HX-SECRET-%s\n" % rel)
+    os.makedirs(os.path.join(home, ".config", "JetBrains", "IntelliJIdea2024.1", "options"))
+    other = os.path.join(home, ".config", "JetBrains", "IntelliJIdea2024.1", "options", "ide.xml")
+    with open(other, "w") as f:
+        f.write("HX-NOT-SECRET\n")
+    r = harness([BUSYBOX, "sh", "-c", 'for f in "$@"; do busybox cat ~/"$f"; done; busybox cat %s' % other,
+                 "sh"] + SHIM_ONLY, wd, policy=None, env={"HOME": home})
+    read = [x[len("HX-SECRET-"):] for x in r.stdout.split() if x.startswith("HX-SECRET-")]
+    check(not read, "busybox read: %r" % read)
+    check("HX-NOT-SECRET" in r.stdout, "the IDE's other files are unreadable: %r" % r.stderr[-300:])
