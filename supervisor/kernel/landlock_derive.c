@@ -16,7 +16,9 @@
  *   landlock_tree.c. The deny tree holds the literal-prefix patterns of
  *   every deny or ask rule with access read or any, the protect globs
  *   included. Patterns with a wildcard before their last literal
- *   directory cannot be expressed: shim only.
+ *   directory cannot be expressed: what they name at start under a
+ *   literal prefix two directories deep or more is (expand), the rest
+ *   is the shim's only.
  * - file_read default deny or ask: the same walk from each read-allow
  *   root, each write root and the loader's roots (the shim and libc
  *   are loaded before any policy code runs).

@@ -274,3 +274,30 @@ def test_credentials_named_by_a_wildcard_are_not_read_by_a_static_program(wd):
     read = [x[len("HX-SECRET-"):] for x in r.stdout.split() if x.startswith("HX-SECRET-")]
     check(not read, "busybox read: %r" % read)
     check("HX-NOT-SECRET" in r.stdout, "the IDE's other files are unreadable: %r" % r.stderr[-300:])
+
+
+# Daemons reached by a unix socket that local-sockets let through, each
+# carrying the machine's traffic or its devices for whoever connects.
+DAEMONS = ["/run/tailscale/tailscaled.sock", "/var/run/tailscale/tailscaled.sock",
+           "/var/run/netbird.sock", "/run/mullvad-vpn", "/run/cloudflare-warp/warp_service",
+           "/run/tor/control", "/run/openvpn/server.sock", "/run/wpa_supplicant/wlan0",
+           "/run/udev/control", "/run/lvm/lvmpolld.socket", "/run/systemd/io.systemd.Credentials",
+           "/run/systemd/io.systemd.Machine", "@/org/kernel/linux/storage/multipathd"]
+
+
+def test_network_daemons_are_not_the_agents_to_reach(wd):
+    """A unix socket the user's uid does not own is the policy's alone
+    (harness:neighbour takes the user's own, and for a root agent leaves
+    root's in /run to the policy), and local-sockets allowed /run/**:
+    tailscaled's (its tailnet's peers to anyone; to its operator or to
+    root a dial to any tailnet host, Taildrop and funnel, past every
+    network rule), NetBird's, Mullvad's, WARP's, Tor's control,
+    wpa_supplicant's, and for a root agent udev's control, LVM's and
+    systemd's varlink services. No such daemon runs here (a connect to a
+    missing socket fails ENOENT before any verdict): the default
+    policy's verdict is checked."""
+    from lib import POLICY_TOOL
+    for path in DAEMONS:
+        out = subprocess.run([POLICY_TOOL, "explain", "--", "connect", "unix:" + path],
+                             capture_output=True, text=True).stdout
+        check(out.startswith("deny ") and "rule=network-daemons" in out, "%s: %r" % (path, out))
