@@ -17,14 +17,6 @@
 
 #define NELEM(a) (sizeof(a) / sizeof(*(a)))
 
-/* What a git directory holds (git init's, git's own files later). */
-static const char *const gitdir_names[] = {
-    "HEAD",	  "config",    "description", "hooks",	    "info",
-    "objects",	  "refs",      "packed-refs", "branches",   "logs",
-    "FETCH_HEAD", "ORIG_HEAD", "shallow",     "commondir",  "config.worktree",
-    "index",	  "gc.pid",    "gc.log",      "MERGE_HEAD", "rr-cache",
-};
-
 /* githooks(5). */
 static const char *const hook_names[] = {
     "applypatch-msg",
@@ -81,38 +73,6 @@ static bool has(const char *dir, const char *name)
 static bool layout_is_git(const char *dir)
 {
 	return has(dir, "HEAD") || has(dir, "objects") || has(dir, "refs");
-}
-
-/* Whether every entry of dir is one a git directory holds (a lock file
- * too), so that a tool's git init there, outside the session, makes a
- * repository that keeps what it finds: Go inits its cache repository
- * when objects is missing. A directory that cannot be read, or holds
- * more than 64 entries, is not one. */
-static bool holds_git_names_only(const char *dir)
-{
-	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	DIR *d = fd < 0 ? NULL : fdopendir(fd);
-	struct dirent *e;
-	bool only = d != NULL;
-	int n = 0;
-
-	if (!d) {
-		if (fd >= 0)
-			close(fd);
-		return false;
-	}
-	while (only && (e = readdir(d))) {
-		size_t k = strlen(e->d_name);
-
-		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
-			continue;
-		if (k > 5 && !strcmp(e->d_name + k - 5, ".lock"))
-			k -= 5;
-		only = ++n <= 64 &&
-		       in_list(e->d_name, k, gitdir_names, NELEM(gitdir_names));
-	}
-	closedir(d);
-	return only;
 }
 
 /* Whether the bare layout at dir would run code once it is a
@@ -185,7 +145,9 @@ enum hx_gitconf_place hx_gitconf_bare_place(const char *path)
 	leaf++;
 	if (!strcmp(leaf, "config") || !strcmp(leaf, "config.worktree"))
 		return layout_is_git(dir) ? HX_GITCONF_CONFIG : HX_GITCONF_NONE;
-	if (!strcmp(leaf, "commondir") || !strcmp(leaf, "hooks"))
+	if (!strcmp(leaf, "commondir"))
+		return layout_is_git(dir) ? HX_GITCONF_CODE : HX_GITCONF_NONE;
+	if (!strcmp(leaf, "hooks")) /* made a link, or moved in whole */
 		return layout_is_git(dir) ? HX_GITCONF_CODE : HX_GITCONF_NONE;
 	if (!strcmp(leaf, "HEAD")) /* the layout completed, with code */
 		return carries_code(dir) ? HX_GITCONF_CODE : HX_GITCONF_NONE;
@@ -194,25 +156,43 @@ enum hx_gitconf_place hx_gitconf_bare_place(const char *path)
 	    strcmp(strrchr(dir, '/') + 1, "hooks") ||
 	    (n >= 7 && !strcmp(leaf + n - 7, ".sample")))
 		return HX_GITCONF_NONE;
-	/* A hook: in a repository, or by its name where a tool's git
-	 * init would make one of the directory above. */
-	return layout_is_git(parent) ||
-		       (in_list(leaf, n, hook_names, NELEM(hook_names)) &&
-			holds_git_names_only(parent))
-		   ? HX_GITCONF_CODE
-		   : HX_GITCONF_NONE;
+	return layout_is_git(parent) ? HX_GITCONF_CODE : HX_GITCONF_NONE;
+}
+
+bool hx_gitconf_hook_name(const char *path)
+{
+	const char *leaf = strrchr(path, '/');
+
+	if (!leaf || leaf - path < 6 || strncmp(leaf - 6, "/hooks", 6))
+		return false;
+	leaf++;
+	return in_list(leaf, strlen(leaf), hook_names, NELEM(hook_names));
+}
+
+/* An executable file or a link: what git runs as a hook. */
+static bool runs(const struct stat *st)
+{
+	return S_ISLNK(st->st_mode) ||
+	       (S_ISREG(st->st_mode) && (st->st_mode & 0111));
 }
 
 static __thread size_t walk_seen;
 
+static __thread bool walk_as_hooks;
+
 static int walk_one(const char *p, const struct stat *st, int type,
 		    struct FTW *w)
 {
-	(void)st;
 	if (++walk_seen > 50000)
 		return FTW_STOP; /* too many to look at: as if found */
 	if (w->level < 1 || (type == FTW_D && !strcmp(p + w->base, "hooks")))
 		return FTW_CONTINUE; /* a hooks directory: what it holds */
+	if (type != FTW_D && runs(st) &&
+	    (hx_gitconf_hook_name(p) ||
+	     (walk_as_hooks && w->level == 1 &&
+	      in_list(p + w->base, strlen(p + w->base), hook_names,
+		      NELEM(hook_names)))))
+		return FTW_STOP;
 	switch (hx_gitconf_bare_place(p)) {
 	case HX_GITCONF_CODE:
 		return FTW_STOP;
@@ -223,8 +203,9 @@ static int walk_one(const char *p, const struct stat *st, int type,
 	}
 }
 
-bool hx_gitconf_tree_carries_code(const char *dir)
+bool hx_gitconf_tree_carries_code(const char *dir, bool as_hooks)
 {
 	walk_seen = 0;
+	walk_as_hooks = as_hooks;
 	return nftw(dir, walk_one, 16, FTW_PHYS | FTW_ACTIONRETVAL) != 0;
 }

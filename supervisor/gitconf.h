@@ -57,21 +57,27 @@ enum hx_gitconf_place hx_gitconf_place(const char *path, bool in_project);
 
 /* What git runs in a path outside every ".git" and outside the project,
  * judged by what the directories hold (gitbare.c: lstat and readdir,
- * for these names only): a bare repository's layout (a HEAD,
- * objects or refs beside it) in a cache, where Go, cargo and uv keep
- * their git dependencies and run git fetch at the user's next build:
+ * for these names only): a bare repository's layout (a HEAD, objects
+ * or refs beside it) in a cache, where Go, cargo and uv keep their git
+ * dependencies and run git fetch at the user's next build:
  *   CONFIG  its config or config.worktree;
- *   CODE    a hook (not *.sample), its commondir, a "hooks" made a
- *           file or a link; a hook by git's name of one where every
- *           entry of the directory above is a git directory's (a tool's
- *           git init there makes a repository that keeps it); a HEAD
- *           that completes a layout which then runs code. */
+ *   CODE    a hook (not *.sample), its commondir, a "hooks" that is a
+ *           file or a link; a HEAD that completes a layout whose hooks
+ *           or configuration run code. */
 enum hx_gitconf_place hx_gitconf_bare_place(const char *path);
 
+/* Whether path is DIR/hooks/NAME with NAME one of git's hooks: code once
+ * it is executable (or a link) and a tool's git init makes a repository
+ * of DIR, whatever else DIR holds (Go's does when objects is missing,
+ * and keeps what it finds). The pipeline judges its mode. */
+bool hx_gitconf_hook_name(const char *path);
+
 /* Whether the tree at dir holds something hx_gitconf_bare_place calls
- * code, a configuration naming code, or more than can be looked at: a
- * bare repository made elsewhere and moved into a cache. */
-bool hx_gitconf_tree_carries_code(const char *dir);
+ * code, a configuration naming code, an executable or link named as a
+ * hook in a "hooks" directory (at its top too when as_hooks: the tree
+ * is moved to be one), or more than can be looked at: a bare repository
+ * made elsewhere and moved into a cache. */
+bool hx_gitconf_tree_carries_code(const char *dir, bool as_hooks);
 
 /* Whether path has a ".git" component (a directory rename there, or of
  * one, could carry a configuration or hooks past the checks above). */

@@ -5,6 +5,7 @@
 #include "supervisor/pipeline_int.h"
 
 #include <ctype.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -76,6 +77,70 @@ static enum hx_gitconf_place git_place(const struct hx_pipeline *pl,
 static bool git_code(const struct hx_pipeline *pl, const char *path)
 {
 	return path && git_place(pl, path) != HX_GITCONF_NONE;
+}
+
+/* Whether a directory moved from src to dst brings code git runs: onto
+ * a bare layout's hooks, or a bare repository with hooks into a cache
+ * (outside the project, where a HEAD is refused anyway). */
+static bool moves_code(const struct hx_pipeline *pl, const char *src,
+		       const char *dst)
+{
+	const char *leaf = strrchr(dst, '/');
+
+	return git_code(pl, dst) ||
+	       (!in_roots(pl, dst) &&
+		hx_gitconf_tree_carries_code(
+		    src, leaf && !strcmp(leaf + 1, "hooks")));
+}
+
+/* Whether path names a hook by git's name outside the project and every
+ * .git (gitconf.h). */
+static bool hook_here(const struct hx_pipeline *pl, const char *path)
+{
+	return path && !in_roots(pl, path) && !hx_gitconf_in_git(path) &&
+	       hx_gitconf_hook_name(path);
+}
+
+static bool runs_file(const char *path)
+{
+	struct stat st;
+
+	return path && !lstat(path, &st) &&
+	       (S_ISLNK(st.st_mode) ||
+		(S_ISREG(st.st_mode) && (st.st_mode & 0111)));
+}
+
+/* Whether the call leaves a hook by git's name that would run in a cache
+ * directory a tool's git init makes a repository of later: made
+ * executable (created so, its mode or attributes changed, an
+ * executable moved or linked in) or a link; a "hooks" made a link. */
+static bool arms_hook(const struct flow *f, const char *p1, const char *p2,
+		      bool xchg)
+{
+	const struct hx_request *rq = f->rq;
+	const char *leaf = p1 ? strrchr(p1, '/') : NULL;
+
+	switch (rq->op) {
+	case HX_OP_WRITE:
+		if (!hook_here(f->pl, p1) || rq->call == HX_CALL_MKNOD)
+			return false;
+		if (rq->call >= HX_CALL_CHMOD)
+			return true; /* chmod, chown, xattrs, times, flags */
+		return rq->has_flags && (rq->flags & O_CREAT) &&
+		       (!rq->has_mode || (rq->mode & 0111));
+	case HX_OP_SYMLINK:
+		return hook_here(f->pl, p1) ||
+		       (leaf && !strcmp(leaf + 1, "hooks") &&
+			!in_roots(f->pl, p1) && !hx_gitconf_in_git(p1));
+	case HX_OP_LINK: /* p2: the file linked */
+		return hook_here(f->pl, p1) && runs_file(p2);
+	case HX_OP_RENAME:
+		return !f->ev.moves_tree &&
+		       ((hook_here(f->pl, p2) && runs_file(p1)) ||
+			(xchg && hook_here(f->pl, p1) && runs_file(p2)));
+	default:
+		return false;
+	}
 }
 
 /* Whether the path v names (not following its last component) is a
@@ -167,7 +232,7 @@ void hx_pl_judge_nested_git(struct flow *f)
 	const struct hx_request *rq = f->rq;
 	const char *p1 = hx_pl_judged_path(&f->p1),
 		   *p2 = hx_pl_judged_path(&f->p2);
-	bool hit = false;
+	bool hit = false, xchg = rq->has_flags && (rq->flags & RENAME_EXCHANGE);
 
 	f->git_copy = false;
 	if (f->d.verdict != HX_VERDICT_ALLOW || !p1)
@@ -189,15 +254,12 @@ void hx_pl_judge_nested_git(struct flow *f)
 	else if (rq->op == HX_OP_LINK) /* the new name writes the old */
 		hit = git_code(f->pl, p1) || git_code(f->pl, p2);
 	else if (rq->op == HX_OP_RENAME && p2 && f->ev.moves_tree)
-		hit =
-		    hx_gitconf_in_git(p1) || hx_gitconf_in_git(p2) ||
-		    git_code(f->pl, p2) || /* onto a bare layout's hooks */
-		    (in_roots(f->pl, p2) && !in_roots(f->pl, p1) &&
-		     hx_gitconf_tree_has_bare(p1)) ||
-		    /* a bare repository with hooks into a cache */
-		    (!in_roots(f->pl, p2) && hx_gitconf_tree_carries_code(p1));
-	else if (rq->op == HX_OP_RENAME && p2 && rq->has_flags &&
-		 (rq->flags & RENAME_EXCHANGE))
+		hit = hx_gitconf_in_git(p1) || hx_gitconf_in_git(p2) ||
+		      moves_code(f->pl, p1, p2) ||
+		      (xchg && moves_code(f->pl, p2, p1)) ||
+		      (in_roots(f->pl, p2) && !in_roots(f->pl, p1) &&
+		       hx_gitconf_tree_has_bare(p1));
+	else if (rq->op == HX_OP_RENAME && p2 && xchg)
 		hit = git_code(f->pl, p1) || git_code(f->pl, p2);
 	else if (rq->op == HX_OP_RENAME && p2)
 		switch (git_place(f->pl, p2)) {
@@ -211,7 +273,8 @@ void hx_pl_judge_nested_git(struct flow *f)
 		default:
 			break;
 		}
-	if (hit || leaves_link_in_git(f, p1, p2)) {
+	if (hit || arms_hook(f, p1, p2, xchg) ||
+	    leaves_link_in_git(f, p1, p2)) {
 		f->d.verdict = HX_VERDICT_DENY;
 		f->d.rule = "harness:git-config";
 		f->d.pattern = NULL;

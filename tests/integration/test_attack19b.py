@@ -62,14 +62,16 @@ def test_a_bare_repository_in_a_cache_runs_no_code_of_the_agents(wd):
     a ".git" only: the agent (sh, and a static busybox) wrote
     hooks/reference-transaction into each of the user's, set
     core.hooksPath and core.sshCommand by git config, made hooks a
-    symlink to a directory of its own, moved in a bare repository of its
-    own holding a hook (made where it was no repository: a file beside
-    it, removed before the move), and put a hook where Go will make the repository
-    of a module the user fetches later; the user's next fetch ran each
-    hook (reference-transaction runs at every ref update). A bare
-    layout's hooks and configuration are now judged as a .git's; the
-    agent's own go/cargo-style fetch into a new cache repository still
-    works."""
+    symlink to a directory of its own, moved a directory of hooks in as
+    hooks, and put a hook where Go will make the repository of a module
+    the user fetches later (Go's git init --bare keeps what it finds
+    there, a file beside it or not); the user's next fetch ran each hook
+    (reference-transaction runs at every ref update). A bare layout's
+    hooks and configuration are now judged as a .git's, and a file named
+    as a hook in a hooks directory outside the project is refused once
+    it would run (made executable, an executable moved or linked in, a
+    link); the agent's own go/cargo-style fetch into a new cache
+    repository still works."""
     home = fake_home(wd)
     env = dict(os.environ, HOME=home, **GIT_ENV)
     env.pop("LD_PRELOAD", None)
@@ -90,19 +92,21 @@ def test_a_bare_repository_in_a_cache_runs_no_code_of_the_agents(wd):
             "mkdir -p %(h)s && printf \"$H\" > %(h)s/reference-transaction && "
             "chmod +x %(h)s/reference-transaction; "
             "rm -rf %(cargo)s/hooks; ln -s %(h)s %(cargo)s/hooks; "
-            "mkdir -p \"$TMPDIR/evil/hooks\" && touch \"$TMPDIR/evil/decoy\" && "
-            "cp %(h)s/reference-transaction \"$TMPDIR/evil/hooks/\"; rm \"$TMPDIR/evil/decoy\"; "
-            "mv \"$TMPDIR/evil\" %(cargo)s-new; "
+            "mkdir -p \"$TMPDIR/e\" && cp -r %(h)s \"$TMPDIR/e/hk\" && "
+            "mv \"$TMPDIR/e/hk\" \"$TMPDIR/e/hooks\"; mv \"$TMPDIR/e\" %(cargo)s-new; "
             "mkdir -p %(later)s/hooks && printf \"$H\" > %(later)s/hooks/reference-transaction && "
             "chmod +x %(later)s/hooks/reference-transaction; "
+            "mkdir -p %(later2)s/hooks && touch %(later2)s/go.mod && "
+            "cp %(h)s/reference-transaction %(later2)s/hooks/; rm %(later2)s/go.mod; "
             "own=~/.cache/uv/git-v0/db/own-%(tag)s; git init -q --bare $own && "
             "git -C $own remote add origin %(origin)s && "
             "git -C $own fetch -q origin '+refs/heads/*:refs/heads/*' && echo own-fetch-ok") % dict(
-                hook=hook, go=go, cargo=cargo, uv=uv, h=h, later=later, tag=tag, origin=origin)
+                hook=hook, go=go, cargo=cargo, uv=uv, h=h, later=later, later2=later + "2",
+                tag=tag, origin=origin)
         r = harness(shell + ["-c", script], wd, policy=None, env=dict(GIT_ENV, HOME=home))
         check("own-fetch-ok" in r.stdout, "the agent's own fetch into a new cache repository "
               "failed: %r %r" % (r.stdout, r.stderr[-800:]))
-        for d in repos + [cargo + "-new", later]:
+        for d in repos + [cargo + "-new", later, later + "2"]:
             _users_next_fetch(env, origin, d)
         got = open(ran).read() if os.path.exists(ran) else ""
         check(not got, "%s: the user's next fetch ran the agent's hook in: %r" % (tag, got))
@@ -113,13 +117,16 @@ def test_a_bare_repository_in_a_cache_runs_no_code_of_the_agents(wd):
         for path in (os.path.join(go, "hooks", "reference-transaction"),
                      os.path.join(cargo, "hooks", "pre-auto-gc"),
                      os.path.join(cargo, "hooks"),
-                     os.path.join(later, "hooks", "reference-transaction")):
+                     os.path.join(later, "hooks", "reference-transaction"),
+                     os.path.join(later + "2", "hooks", "reference-transaction")):
             rec = r.one(args_path=path, verdict="deny")
             check(rec["rule"] == "harness:git-config", "%s: %r" % (path, rec))
         rec = r.one(op="rename", args_path2=os.path.join(uv, "config"), verdict="deny")
         check(rec["rule"] == "harness:git-config", "rename onto %s/config: %r" % (uv, rec))
-        rec = r.one(op="rename", args_path2=cargo + "-new", verdict="deny")
-        check(rec["rule"] == "harness:git-config", "a bare repository moved in: %r" % rec)
+        moved = [x for x in r.events(op="rename", verdict="deny")
+                 if x["args"].get("path2", "").endswith("/e/hooks")]
+        check(moved and moved[0]["rule"] == "harness:git-config",
+              "a directory of hooks moved in as hooks: %r" % moved)
 
 
 # Project files that another agent, an editor or the user's shell runs

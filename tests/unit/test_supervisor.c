@@ -426,17 +426,15 @@ START_TEST(gitconf_bare_places)
 	ck_assert_int_eq(mkdir(p, 0700), 0);
 	snprintf(p, sizeof(p), "%s/r/hooks", dir);
 	ck_assert_int_eq(mkdir(p, 0700), 0);
-	/* only hooks in it: a hook by git's name, not another file */
+	/* no repository yet: nothing by place, a hook by its name */
 	snprintf(p, sizeof(p), "%s/r/hooks/post-checkout", dir);
-	ck_assert_int_eq(hx_gitconf_bare_place(p), HX_GITCONF_CODE);
+	ck_assert_int_eq(hx_gitconf_bare_place(p), HX_GITCONF_NONE);
+	ck_assert(hx_gitconf_hook_name(p));
 	snprintf(p, sizeof(p), "%s/r/hooks/notes.txt", dir);
-	ck_assert_int_eq(hx_gitconf_bare_place(p), HX_GITCONF_NONE);
+	ck_assert(!hx_gitconf_hook_name(p));
+	ck_assert(!hx_gitconf_hook_name("/c/myhooks/post-checkout"));
+	ck_assert(!hx_gitconf_hook_name("/c/hooks/pre-push.sample"));
 	snprintf(p, sizeof(p), "%s/r/config", dir);
-	ck_assert_int_eq(hx_gitconf_bare_place(p), HX_GITCONF_NONE);
-	/* a package's files beside it: no repository */
-	snprintf(p, sizeof(p), "%s/r/go.mod", dir);
-	close(open(p, O_CREAT | O_WRONLY, 0600));
-	snprintf(p, sizeof(p), "%s/r/hooks/post-checkout", dir);
 	ck_assert_int_eq(hx_gitconf_bare_place(p), HX_GITCONF_NONE);
 	/* a repository: its config, every hook but samples, hooks */
 	snprintf(p, sizeof(p), "%s/r/objects", dir);
@@ -452,14 +450,17 @@ START_TEST(gitconf_bare_places)
 	snprintf(p, sizeof(p), "%s/r/HEAD", dir);
 	ck_assert_int_eq(hx_gitconf_bare_place(p), HX_GITCONF_NONE);
 	snprintf(p, sizeof(p), "%s/r", dir);
-	ck_assert(!hx_gitconf_tree_carries_code(p));
+	ck_assert(!hx_gitconf_tree_carries_code(p, false));
 	/* a hook in it: HEAD completes a layout that runs code */
 	snprintf(p, sizeof(p), "%s/r/hooks/update", dir);
 	close(open(p, O_CREAT | O_WRONLY, 0700));
 	snprintf(p, sizeof(p), "%s/r/HEAD", dir);
 	ck_assert_int_eq(hx_gitconf_bare_place(p), HX_GITCONF_CODE);
 	snprintf(p, sizeof(p), "%s/r", dir);
-	ck_assert(hx_gitconf_tree_carries_code(p));
+	ck_assert(hx_gitconf_tree_carries_code(p, false));
+	/* a directory of hooks to be moved in as one */
+	snprintf(p, sizeof(p), "%s/r/hooks", dir);
+	ck_assert(hx_gitconf_tree_carries_code(p, true));
 	snprintf(p, sizeof(p), "rm -rf %s", dir);
 	ck_assert_int_eq(system(p), 0);
 }
