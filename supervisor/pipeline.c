@@ -763,6 +763,7 @@ static void judge(struct flow *f)
 	judge_neighbours(f);
 	judge_loopback(f);
 	hx_pl_judge_git_objects(f);
+	hx_pl_judge_shared_file(f);
 	hx_pl_judge_nested_git(f);
 	judge_grants(f);
 	judge_alert(f);

@@ -198,6 +198,9 @@ struct hx_pipeline {
 	/* The project and its worktree (gitconf.h's in_project); NULL or
 	 * "": none. */
 	const char *git_roots[2];
+	/* The session's TMPDIR, removed at its end: a hooks directory there
+	 * is the agent's (moved out, it is walked); NULL: none. */
+	const char *git_tmp;
 	/* Files granted for reading that the kernel layer's creations in
 	 * the directories Landlock carves link in (ipool.h); NULL: none. */
 	struct hx_ipool *pool;

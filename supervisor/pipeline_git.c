@@ -80,25 +80,35 @@ static bool git_code(const struct hx_pipeline *pl, const char *path)
 }
 
 /* Whether a directory moved from src to dst brings code git runs: onto
- * a bare layout's hooks, or a bare repository with hooks into a cache
- * (outside the project, where a HEAD is refused anyway). */
+ * a bare layout's hooks, or a bare repository or a hooks directory with
+ * hooks into a cache (not into the project, where a HEAD is refused
+ * anyway, nor within the session's TMPDIR, whence it is walked when it
+ * moves out). */
+static bool in_tmp(const struct hx_pipeline *pl, const char *path)
+{
+	size_t n = pl->git_tmp ? strlen(pl->git_tmp) : 0;
+
+	return n && path && !strncmp(path, pl->git_tmp, n) &&
+	       (path[n] == '/' || !path[n]);
+}
+
 static bool moves_code(const struct hx_pipeline *pl, const char *src,
 		       const char *dst)
 {
 	const char *leaf = strrchr(dst, '/');
 
 	return git_code(pl, dst) ||
-	       (!in_roots(pl, dst) &&
+	       (!in_roots(pl, dst) && !in_tmp(pl, dst) &&
 		hx_gitconf_tree_carries_code(
 		    src, leaf && !strcmp(leaf + 1, "hooks")));
 }
 
-/* Whether path names a hook by git's name outside the project and every
- * .git (gitconf.h). */
+/* Whether path names a hook by git's name outside the project, the
+ * session's TMPDIR and every .git (gitconf.h). */
 static bool hook_here(const struct hx_pipeline *pl, const char *path)
 {
-	return path && !in_roots(pl, path) && !hx_gitconf_in_git(path) &&
-	       hx_gitconf_hook_name(path);
+	return path && !in_roots(pl, path) && !in_tmp(pl, path) &&
+	       !hx_gitconf_in_git(path) && hx_gitconf_hook_name(path);
 }
 
 static bool runs_file(const char *path)

@@ -97,6 +97,10 @@ void hx_pl_judge_device_inode(struct flow *f);
 void hx_pl_in_view(pid_t pid, const char *path, char *out, size_t size);
 /* pipeline_oom.c: no write of an oom_score_adj (oomshield.h). */
 void hx_pl_judge_oom_score(struct flow *f);
+
+/* pipeline_links.c: a file with other names, made before the session,
+ * is not changed in place (harness:shared-file). */
+void hx_pl_judge_shared_file(struct flow *f);
 /* Whether rq's address is of a family the policy does not name. */
 bool hx_pl_foreign_family(const struct hx_request *rq);
 /* A call whose flags are open(2)'s (the others' are AT_ ones). */

@@ -561,6 +561,7 @@ static int open_pipeline(struct run *r)
 	r->pl.endpoints = &r->endpoints;
 	r->pl.git_roots[0] = r->cwd; /* gitconf.h's in_project */
 	r->pl.git_roots[1] = r->project;
+	r->pl.git_tmp = r->sess.tmpdir;
 	clock_gettime(CLOCK_REALTIME, &r->pl.started);
 	hx_run_hidden_start(r);
 	e = hx_server_new(&r->pl, &r->srv);

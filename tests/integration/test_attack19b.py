@@ -123,10 +123,8 @@ def test_a_bare_repository_in_a_cache_runs_no_code_of_the_agents(wd):
             check(rec["rule"] == "harness:git-config", "%s: %r" % (path, rec))
         rec = r.one(op="rename", args_path2=os.path.join(uv, "config"), verdict="deny")
         check(rec["rule"] == "harness:git-config", "rename onto %s/config: %r" % (uv, rec))
-        moved = [x for x in r.events(op="rename", verdict="deny")
-                 if x["args"].get("path2", "").endswith("/e/hooks")]
-        check(moved and moved[0]["rule"] == "harness:git-config",
-              "a directory of hooks moved in as hooks: %r" % moved)
+        rec = r.one(op="rename", args_path2=cargo + "-new", verdict="deny")
+        check(rec["rule"] == "harness:git-config", "a directory holding hooks moved in: %r" % rec)
 
 
 # Project files that another agent, an editor or the user's shell runs
@@ -308,3 +306,45 @@ def test_network_daemons_are_not_the_agents_to_reach(wd):
         out = subprocess.run([POLICY_TOOL, "explain", "--", "connect", "unix:" + path],
                              capture_output=True, text=True).stdout
         check(out.startswith("deny ") and "rule=network-daemons" in out, "%s: %r" % (path, out))
+
+
+def test_a_file_linked_from_outside_is_not_changed_in_place(wd):
+    """pnpm links the files of its store into every project's
+    node_modules (uv and conda do the same with their caches and each
+    environment): one file, many names. The agent's edit of the
+    project's node_modules/lodash/index.js (a static busybox's append,
+    python's write, a chmod first) changed that package in the user's
+    other project and in the store, outside the harness, where it runs
+    at that project's next start. A file with other names that predates
+    the session is not changed in place now (harness:shared-file); its
+    name may still be replaced, and a link the agent makes itself stays
+    writable."""
+    home = fake_home(wd)
+    store = os.path.join(home, ".local", "share", "pnpm", "store", "v3", "files", "ab")
+    other = os.path.join(home, "other", "node_modules", ".pnpm", "lodash")
+    mine = os.path.join(wd.path, "node_modules", "lodash")
+    for d in (store, other, mine):
+        os.makedirs(d)
+    blob = os.path.join(store, "cdef01-index")
+    with open(blob, "w") as f:
+        f.write("module.exports = 1\n")
+    os.chmod(blob, 0o444)
+    os.link(blob, os.path.join(other, "index.js"))
+    os.link(blob, os.path.join(mine, "index.js"))
+    script = ("chmod u+w node_modules/lodash/index.js; "
+              "echo 'require(\"child_process\").execSync(\"id\")' >> node_modules/lodash/index.js; "
+              "%s -c \"open('node_modules/lodash/index.js', 'w').write('evil')\"; "
+              "echo evil >> %s; "
+              "echo a > mine.txt && ln mine.txt also.txt && echo b >> also.txt && cat mine.txt; "
+              "cat node_modules/lodash/index.js > x.js && echo '//' >> x.js && "
+              "mv x.js node_modules/lodash/index.js && echo replaced") % ("/usr/bin/python3", blob)
+    r = harness([BUSYBOX, "sh", "-c", script], wd, policy=None, env={"HOME": home})
+    with open(os.path.join(other, "index.js")) as f:
+        got = f.read()
+    check(got == "module.exports = 1\n", "the other project's lodash: %r" % got)
+    check("a\nb\n" in r.stdout and "replaced" in r.stdout,
+          "the agent's own link, or a replacement: %r %r" % (r.stdout, r.stderr[-500:]))
+    recs = [x for x in r.records if x.get("rule") == "harness:shared-file"]
+    paths = {x["args"]["path"] for x in recs}
+    check(os.path.join(mine, "index.js") in paths and blob in paths and
+          all(x["verdict"] == "deny" for x in recs), "records: %r" % recs)
