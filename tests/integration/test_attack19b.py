@@ -345,6 +345,40 @@ def test_a_file_linked_from_outside_is_not_changed_in_place(wd):
     check("a\nb\n" in r.stdout and "replaced" in r.stdout,
           "the agent's own link, or a replacement: %r %r" % (r.stdout, r.stderr[-500:]))
     recs = [x for x in r.records if x.get("rule") == "harness:shared-file"]
-    paths = {x["args"]["path"] for x in recs}
-    check(os.path.join(mine, "index.js") in paths and blob in paths and
-          all(x["verdict"] == "deny" for x in recs), "records: %r" % recs)
+    check(recs and all(x["verdict"] == "deny" and x["args"]["path"] == os.path.join(mine, "index.js")
+                       for x in recs), "records: %r" % recs)
+    # the store's own name: its files are kept besides (toolchains)
+    rec = r.one(args_path=blob, verdict="deny")
+    check(rec["rule"] in ("harness:shared-file", "harness:keep-existing"), "record %r" % rec)
+
+
+def test_packages_projects_use_from_a_global_store_are_kept(wd):
+    """Yarn berry's Plug'n'Play projects read their packages straight
+    from the global cache's zips at every start (checksummed when
+    fetched only), and pnpm's store files are what every project's
+    node_modules links to (checked again only when their time changed,
+    which the agent may set back): python and a static busybox rewrote
+    both. What was there before the session is now kept, as bun's
+    packages were (keep_existing); new entries are still written."""
+    home = fake_home(wd)
+    files = {".yarn/berry/cache/lodash-npm-4.17.21-6382451519-10c0.zip": "PK-lodash\n",
+             ".local/share/pnpm/store/v3/files/ab/cdef02": "module.exports = 2\n"}
+    for rel, text in files.items():
+        p = os.path.join(home, rel)
+        os.makedirs(os.path.dirname(p), exist_ok=True)
+        with open(p, "w") as f:
+            f.write(text)
+    script = "; ".join("echo EVIL >> ~/%s" % rel for rel in files)
+    script += ("; echo new > ~/.yarn/berry/cache/x-npm-1.0.$N-0-10c0.zip && "
+               "echo new > ~/.local/share/pnpm/store/v3/files/ab/new0$N && echo added")
+    for prog in ([BUSYBOX, "sh", "-c", "N=1; " + script],
+                 ["/usr/bin/python3", "-c", "import subprocess,sys; subprocess.run(['sh','-c',sys.argv[1]])",
+                  "N=2; " + script]):
+        r = harness(prog, wd, policy=None, env={"HOME": home})
+        for rel, text in files.items():
+            with open(os.path.join(home, rel)) as f:
+                got = f.read()
+            check(got == text, "%s: %s rewritten: %r" % (prog[0], rel, got))
+            rec = r.one(args_path=os.path.join(home, rel), verdict="deny")
+            check(rec["rule"] == "harness:keep-existing", "%s: %r" % (rel, rec))
+        check("added" in r.stdout, "a new entry refused: %r %r" % (r.stdout, r.stderr[-300:]))
