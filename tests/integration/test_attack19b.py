@@ -355,14 +355,17 @@ def test_a_file_linked_from_outside_is_not_changed_in_place(wd):
 def test_packages_projects_use_from_a_global_store_are_kept(wd):
     """Yarn berry's Plug'n'Play projects read their packages straight
     from the global cache's zips at every start (checksummed when
-    fetched only), and pnpm's store files are what every project's
+    fetched only), yarn 1 copies its cache's extracted packages into a
+    project at each install without a second look, and pnpm's store files are what every project's
     node_modules links to (checked again only when their time changed,
     which the agent may set back): python and a static busybox rewrote
     both. What was there before the session is now kept, as bun's
     packages were (keep_existing); new entries are still written."""
     home = fake_home(wd)
     files = {".yarn/berry/cache/lodash-npm-4.17.21-6382451519-10c0.zip": "PK-lodash\n",
-             ".local/share/pnpm/store/v3/files/ab/cdef02": "module.exports = 2\n"}
+             ".local/share/pnpm/store/v3/files/ab/cdef02": "module.exports = 2\n",
+             ".cache/yarn/v6/npm-lodash-4.17.21-6382451519-integrity/node_modules/lodash/index.js":
+                 "module.exports = 3\n"}
     for rel, text in files.items():
         p = os.path.join(home, rel)
         os.makedirs(os.path.dirname(p), exist_ok=True)
