@@ -318,6 +318,12 @@ void hx_pipeline_failed(struct hx_pipeline *pl, const struct hx_peer *peer,
 			enum hx_op op, const char *path, const char *path2,
 			uint64_t seq, int err);
 
+/* Whether the file open as fd has other names and was made before the
+ * session (harness:shared-file, pipeline_links.c): the kernel layer's
+ * look after its open of a name decided as no such file. False in
+ * audit mode. */
+bool hx_pipeline_shared_fd(const struct hx_pipeline *pl, int fd);
+
 /* Remembers a unix socket a process of the session bound or a file it
  * made in /dev/shm (the kernel layer's bind and open): name in the
  * directory dirfd, or dirfd itself when name is "". Its connects and

@@ -29,13 +29,16 @@ static bool changes_inode(const struct hx_request *rq)
 }
 
 /* A regular file with another name, made before the session (its birth;
- * a link made since does not change it). */
-static bool shared_before(const char *path, const struct timespec *since)
+ * a link made since does not change it): the file at path, or the one
+ * open as dirfd when path is "". */
+static bool shared_before(int dirfd, const char *path,
+			  const struct timespec *since)
 {
 	struct statx sx;
 	const struct statx_timestamp *t;
 
-	if (statx(AT_FDCWD, path, AT_SYMLINK_NOFOLLOW,
+	if (statx(dirfd, path,
+		  AT_SYMLINK_NOFOLLOW | (path[0] ? 0 : AT_EMPTY_PATH),
 		  STATX_TYPE | STATX_NLINK | STATX_BTIME | STATX_CTIME, &sx) ||
 	    !S_ISREG(sx.stx_mode) || sx.stx_nlink < 2)
 		return false;
@@ -59,9 +62,15 @@ void hx_pl_judge_shared_file(struct flow *f)
 	const char *path = hx_pl_judged_path(&f->p1);
 
 	if (f->d.verdict != HX_VERDICT_ALLOW || !path ||
-	    !changes_inode(f->rq) || !shared_before(path, &f->pl->started))
+	    !changes_inode(f->rq) ||
+	    !shared_before(AT_FDCWD, path, &f->pl->started))
 		return;
 	f->d.verdict = HX_VERDICT_DENY;
 	f->d.rule = "harness:shared-file";
 	f->d.pattern = NULL;
+}
+
+bool hx_pipeline_shared_fd(const struct hx_pipeline *pl, int fd)
+{
+	return pl->mode != HX_MODE_AUDIT && shared_before(fd, "", &pl->started);
 }

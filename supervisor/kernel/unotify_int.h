@@ -361,6 +361,9 @@ struct mut_extra {
 	unsigned char *xval;
 	size_t xsize;
 	int xflags;
+	/* the session's, for harness:shared-file's look at the file the
+	 * call acts on (set by the mutation, not the metadata reader) */
+	const struct hx_pipeline *pl;
 };
 /* A setxattr's size and flags into x, checked as the kernel does:
  * 0, or the positive errno. */

@@ -275,6 +275,11 @@ static int mut_act(const struct target *t, enum mut_kind k, int pfd,
 			close(fd);
 			return -ELOOP;
 		}
+		if (x->pl && hx_pipeline_shared_fd(x->pl, fd)) {
+			close(fd); /* a file with other names renamed onto
+				    * the name since the decision */
+			return -EACCES;
+		}
 		if (k != MUT_TRUNCATE &&
 		    hx_pipeline_device_kind(t->peer.pid, &st) == HX_DEV_HOST) {
 			close(fd); /* the host's node (pipeline_device.c) */
@@ -837,9 +842,11 @@ static void mut_apply(struct hx_unotify *u, const struct seccomp_notif *n,
 				     "what is renamed changed since the "
 				     "decision");
 	} else {
+		struct mut_extra x = c->x;
+
+		x.pl = u->pl;
 		e = mut_act(t, c->k, pfd, name, pfd2, name2, raw2, c->flags,
-			    c->mode, c->len, c->ouid, c->ogid, c->nofollow,
-			    &c->x);
+			    c->mode, c->len, c->ouid, c->ogid, c->nofollow, &x);
 	}
 	if (!e && c->k == MUT_RENAME && !j->rq.moves_tree &&
 	    dir_in_play(pfd2, name2, pfd, name, xchg)) {

@@ -644,6 +644,16 @@ static void open_decided(struct hx_unotify *u, const struct seccomp_notif *n,
 		a->err = -e;
 		return;
 	}
+	/* The decided name swapped since for a file with other names, made
+	 * before the session (a rename of one onto it): not written. */
+	if (!o.made && (flags & O_ACCMODE) != O_RDONLY &&
+	    hx_pipeline_shared_fd(u->pl, e)) {
+		close(e);
+		hx_un_revoke(u, j, "harness:shared-file",
+			     "a file with other names");
+		a->err = EACCES;
+		return;
+	}
 	install(u, n, j, e, flags, &o, a);
 }
 

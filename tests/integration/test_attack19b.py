@@ -385,3 +385,50 @@ def test_packages_projects_use_from_a_global_store_are_kept(wd):
             rec = r.one(args_path=os.path.join(home, rel), verdict="deny")
             check(rec["rule"] == "harness:keep-existing", "%s: %r" % (rel, rec))
         check("added" in r.stdout, "a new entry refused: %r %r" % (r.stdout, r.stderr[-300:]))
+
+
+RACE_SHARED = """
+import os, threading, time
+stop = False
+def swap():
+    n = 0
+    while not stop:
+        try:
+            open('f%d' % n, 'w').close()
+            os.rename('f%d' % n, 't')      # t: a file of the session's
+            os.rename('s', 't')            # t: the shared one
+            os.rename('t', 's')
+        except OSError:
+            pass
+        n += 1
+th = threading.Thread(target=swap); th.start()
+wins = refused = 0
+end = time.time() + 3
+while time.time() < end:
+    try:
+        with open('t', 'a') as f:
+            f.write('X')
+        wins += 1
+    except OSError:
+        refused += 1
+stop = True; th.join()
+print('done', wins, refused)
+"""
+
+
+def test_a_name_swapped_for_a_shared_file_after_the_decision_is_not_written(wd):
+    """The judgement of a file with other names is made on the name; a
+    thread renaming such a file onto a name the agent's open was decided
+    on as a file of the session's own (between the decision and the
+    kernel layer's open) had the append land in it. The kernel layer
+    looks at the file it opened too, and refuses it (revoked)."""
+    home = fake_home(wd)
+    outside = os.path.join(home, "other-project.js")
+    with open(outside, "w") as f:
+        f.write("module.exports = 1\n")
+    os.link(outside, os.path.join(wd.path, "s"))
+    r = harness(["/usr/bin/python3", "-c", RACE_SHARED], wd, policy=None, env={"HOME": home})
+    check("done" in r.stdout, "%r %r" % (r.stdout, r.stderr[-500:]))
+    with open(outside) as f:
+        got = f.read()
+    check(got == "module.exports = 1\n", "the outside file was written: %r (%s)" % (got, r.stdout))
