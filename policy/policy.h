@@ -63,6 +63,10 @@ struct hx_policy_vars {
 	 * (supervisor/gitconf.h): "harness:git-config" (deny, write). */
 	const char *const *git_deny;
 	size_t ngit_deny;
+	/* The files git's configuration names as a credential helper's
+	 * store: "harness:git-credentials" (deny, read and write). */
+	const char *const *git_secret;
+	size_t ngit_secret;
 	/* Network rules of the session, appended to the policy's (e.g.
 	 * harness:resolver allowing the system's name servers,
 	 * harness:ssh-agent denying the socket $SSH_AUTH_SOCK names). */

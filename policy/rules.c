@@ -385,7 +385,7 @@ int hx_rules_session(struct hx_ld *l)
 	if ((ret = load_net_session_rules(l)))
 		return ret;
 	add = (v->nwrite_deny ? 1 : 0) + (v->nwrite_allow ? 1 : 0) +
-	      (v->ngit_deny ? 1 : 0);
+	      (v->ngit_deny ? 1 : 0) + (v->ngit_secret ? 1 : 0);
 	if (!add)
 		return 0;
 	rules = hx_arena_alloc(&l->p->arena, (n + add) * sizeof(*rules));
@@ -404,6 +404,12 @@ int hx_rules_session(struct hx_ld *l)
 	if (!ret && v->ngit_deny)
 		ret = session_rule(l, &rules[n++], "harness:git-config",
 				   HX_VERDICT_DENY, v->git_deny, v->ngit_deny);
+	if (!ret && v->ngit_secret) {
+		ret = session_rule(l, &rules[n], "harness:git-credentials",
+				   HX_VERDICT_DENY, v->git_secret,
+				   v->ngit_secret);
+		rules[n++].access = HX_ACCESS_ANY;
+	}
 	if (ret)
 		return ret;
 	l->p->rules[HX_SEC_FILES] = rules;

@@ -125,6 +125,67 @@ static void add_program(struct hx_gitconf *c, const char *v, const char *cwd,
 		add(c, p, "");
 }
 
+static void add_secret(struct hx_gitconf *c, const char *path)
+{
+	char norm[PATH_MAX];
+
+	if (c->nsecrets == HX_GITCONF_SECRETS ||
+	    hx_path_normalize(NULL, path, norm, sizeof(norm)) < 0 ||
+	    hx_glob_escape(norm, c->secrets[c->nsecrets], PATH_MAX))
+		return;
+	c->sptrs[c->nsecrets] = c->secrets[c->nsecrets];
+	c->nsecrets++;
+}
+
+/* The value of option opt ("--file", "-f") in a helper's words v:
+ * "--file=X", "--file X", "-f X"; into out. */
+static bool helper_opt(const char *v, const char *opt, char *out, size_t size)
+{
+	size_t k = strlen(opt), n;
+	const char *s;
+
+	for (s = v; (s = strstr(s, opt)); s += k) {
+		if (s != v && s[-1] != ' ' && s[-1] != '\t')
+			continue;
+		if (s[k] != '=' && s[k] != ' ')
+			continue;
+		s += k + 1;
+		s += strspn(s, " ");
+		n = strcspn(s, " \t");
+		if (!n || n >= size)
+			return false;
+		memcpy(out, s, n);
+		out[n] = '\0';
+		return true;
+	}
+	return false;
+}
+
+/* A credential helper's value: where it keeps what it is given. */
+static void add_helper(struct hx_gitconf *c, const char *v, const char *cwd,
+		       const char *home)
+{
+	char f[PATH_MAX], p[PATH_MAX];
+
+	v += strspn(v, " \t!");
+	if (!strncmp(v, "git credential-", 15))
+		v += 15;
+	else if (!strncmp(v, "git-credential-", 15))
+		v += 15;
+	if (!strncmp(v, "store", 5) && helper_opt(v, "--file", f, sizeof(f)) &&
+	    !absolute(f, cwd, home, p, sizeof(p)))
+		add_secret(c, p);
+	else if (!strncmp(v, "netrc", 5) &&
+		 (helper_opt(v, "-f", f, sizeof(f)) ||
+		  helper_opt(v, "--file", f, sizeof(f))) &&
+		 !absolute(f, cwd, home, p, sizeof(p)))
+		add_secret(c, p);
+	else if (!strncmp(v, "cache", 5) &&
+		 helper_opt(v, "--socket", f, sizeof(f)) &&
+		 !absolute(f, cwd, home, p, sizeof(p)))
+		add(c, p, "");
+}
+
 static void parse(struct hx_gitconf *c, const char *file, const char *cwd,
 		  const char *home, int depth)
 {
@@ -152,6 +213,9 @@ static void parse(struct hx_gitconf *c, const char *file, const char *cwd,
 			continue;
 		if (runs_command(section, key))
 			add_program(c, v, cwd, home);
+		if (!strcasecmp(section, "credential") &&
+		    !strcasecmp(key, "helper"))
+			add_helper(c, v, cwd, home);
 		if (!strcasecmp(section, "core") &&
 		    !strcasecmp(key, "hookspath")) {
 			/* Relative to where hooks run: the work tree's top. */
@@ -175,7 +239,7 @@ void hx_gitconf_find(const char *cwd, const char *home, struct hx_gitconf *c)
 	const char *xdg = getenv("XDG_CONFIG_HOME");
 	char p[PATH_MAX];
 
-	c->n = 0;
+	c->n = c->nsecrets = 0;
 	parse(c, "/etc/gitconfig", cwd, home, 0);
 	if (xdg && xdg[0] == '/' &&
 	    snprintf(p, sizeof(p), "%s/git/config", xdg) < (int)sizeof(p))

@@ -20,16 +20,26 @@
 
 #define HX_GITCONF_MAX 32
 
+#define HX_GITCONF_SECRETS 8
+
 struct hx_gitconf {
 	char globs[HX_GITCONF_MAX][PATH_MAX + 8]; /* absolute, escaped */
 	const char *ptrs[HX_GITCONF_MAX];
 	size_t n;
+	/* The files a credential helper keeps passwords in where the
+	 * configuration names them (store --file, netrc -f): read and
+	 * write denied (harness:git-credentials). */
+	char secrets[HX_GITCONF_SECRETS][PATH_MAX + 8];
+	const char *sptrs[HX_GITCONF_SECRETS];
+	size_t nsecrets;
 };
 
 /* Fills c with a write-deny glob for each hooks directory (all beneath
  * it) and included file the configuration of the repository at cwd
- * names (home for "~/" and the global files; NULL: none). Missing files
- * are skipped; what does not fit is dropped. */
+ * names (home for "~/" and the global files; NULL: none), and with the
+ * credential helpers' files and sockets it names (a cache's --socket is
+ * a write deny). Missing files are skipped; what does not fit is
+ * dropped. */
 void hx_gitconf_find(const char *cwd, const char *home, struct hx_gitconf *c);
 
 /* A repository the agent makes (inside the project (git init sub, a

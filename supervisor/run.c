@@ -351,6 +351,8 @@ static void policy_vars(const struct run *r, struct hx_policy_vars *v)
 	    .nprotect_write = sizeof(cgroup_globs) / sizeof(*cgroup_globs),
 	    .git_deny = r->gitconf.ptrs,
 	    .ngit_deny = r->gitconf.n,
+	    .git_secret = r->gitconf.sptrs,
+	    .ngit_secret = r->gitconf.nsecrets,
 	};
 	hx_worktree_policy_vars(r->wt, v); /* $WORKTREE, git-dir rules */
 	hx_mountalias_vars(&r->aliases, v);

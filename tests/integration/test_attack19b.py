@@ -221,6 +221,7 @@ CREDENTIALS = [
     ".config/Cursor/User/globalStorage/state.vscdb",  # Cursor's access and refresh tokens, in clear
     ".config/Bitwarden CLI/data.json", ".config/goose/secrets.yaml", ".sentryclirc",
     ".config/yandex-cloud/config.yaml", ".bluemix/config.json", ".cf/config.json", ".expo/state.json",
+    ".authinfo",                                 # git-credential-netrc's and Emacs' passwords
 ]
 
 
@@ -432,3 +433,38 @@ def test_a_name_swapped_for_a_shared_file_after_the_decision_is_not_written(wd):
     with open(outside) as f:
         got = f.read()
     check(got == "module.exports = 1\n", "the outside file was written: %r (%s)" % (got, r.stdout))
+
+
+def test_a_credential_store_the_git_configuration_names_is_not_read(wd):
+    """The default denies git's credential store where git keeps it by
+    default (~/.git-credentials, ~/.config/git/credentials); a user's
+    configuration that names another (credential.helper = store --file
+    ~/.secrets/git, netrc -f FILE) left that file to the default's
+    file_read allow: cat and a static busybox read the password. The
+    credential helpers' files the configuration names are read and
+    write denied now (harness:git-credentials), as its hooks are; a
+    cache's --socket is not the agent's to bind."""
+    home = fake_home(wd)
+    store = os.path.join(home, "secrets", "git-store")
+    netrc = os.path.join(home, "work.netrc")
+    os.makedirs(os.path.dirname(store))
+    with open(store, "w") as f:
+        f.write("https://me:HX-SECRET-store@github.com\n")
+    with open(netrc, "w") as f:
+        f.write("machine git.corp login me password HX-SECRET-netrc\n")
+    with open(os.path.join(home, ".gitconfig"), "w") as f:
+        f.write('[credential]\n\thelper = store --file ~/secrets/git-store\n'
+                '[credential "https://git.corp"]\n\thelper = "netrc -f %s"\n'
+                '\thelper = cache --socket ~/.cache/gitsock/cred\n' % netrc)
+    bind = ("import os, socket; os.makedirs(os.path.expanduser('~/.cache/gitsock'), exist_ok=True); "
+            "socket.socket(socket.AF_UNIX).bind(os.path.expanduser('~/.cache/gitsock/cred'))")
+    for argv in (["sh", "-c", "cat ~/secrets/git-store %s; /usr/bin/python3 -c \"%s\"" % (netrc, bind)],
+                 [BUSYBOX, "sh", "-c", "busybox cat ~/secrets/git-store %s" % netrc]):
+        r = harness(argv, wd, policy=None, env={"HOME": home})
+        check("HX-SECRET" not in r.stdout, "%s read: %r" % (argv[0], r.stdout))
+        if argv[0] == "sh":
+            for path in (store, netrc):
+                rec = r.one(args_path=path, verdict="deny")
+                check(rec["rule"] == "harness:git-credentials", "%s: %r" % (path, rec))
+    check(not os.path.exists(os.path.join(home, ".cache", "gitsock", "cred")),
+          "the cache's socket was bound")
