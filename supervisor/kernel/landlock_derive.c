@@ -355,6 +355,7 @@ static struct {
 	struct derive *d;
 	const struct frule *f;
 	size_t seen, held;
+	dev_t dev; /* the prefix's file system: no walk beneath another */
 } expand_ctx;
 
 static int expand_one(const char *p, const struct stat *st, int type,
@@ -364,7 +365,6 @@ static int expand_one(const char *p, const struct stat *st, int type,
 	char esc[PATH_MAX * 2];
 	struct frule lit = *f;
 
-	(void)st;
 	if (++expand_ctx.seen > EXPAND_MAX)
 		return FTW_STOP;
 	if (w->level > EXPAND_DEPTH)
@@ -378,7 +378,10 @@ static int expand_one(const char *p, const struct stat *st, int type,
 		expand_ctx.held++;
 		return type == FTW_D ? FTW_SKIP_SUBTREE : FTW_CONTINUE;
 	}
-	if (type == FTW_D && w->level > 0 && !hx_glob_match_beneath(f->pat, p))
+	/* A mount point (a FUSE one's server may not answer) is matched,
+	 * never walked. */
+	if (type == FTW_D && w->level > 0 &&
+	    (st->st_dev != expand_ctx.dev || !hx_glob_match_beneath(f->pat, p)))
 		return FTW_SKIP_SUBTREE;
 	return FTW_CONTINUE;
 }
@@ -387,6 +390,7 @@ static void expand(struct derive *d, const struct frule *f,
 		   const struct hx_ll_pat *lp)
 {
 	const char *s = lp->prefix;
+	struct stat st;
 	int depth = 0;
 
 	for (; *s; s++)
@@ -398,8 +402,12 @@ static void expand(struct derive *d, const struct frule *f,
 	expand_ctx.d = d;
 	expand_ctx.f = f;
 	expand_ctx.seen = expand_ctx.held = 0;
-	nftw(lp->prefix, expand_one, 16,
-	     FTW_PHYS | FTW_MOUNT | FTW_ACTIONRETVAL);
+	if (lstat(lp->prefix, &st) || !S_ISDIR(st.st_mode)) {
+		strs_add(d, &d->rshim, "%s", f->pat);
+		return;
+	}
+	expand_ctx.dev = st.st_dev;
+	nftw(lp->prefix, expand_one, 16, FTW_PHYS | FTW_ACTIONRETVAL);
 	strs_add(d, &d->rshim, "%s (%zu entries at start held%s)", f->pat,
 		 expand_ctx.held,
 		 expand_ctx.seen > EXPAND_MAX ? ", more not looked at" : "");

@@ -468,3 +468,18 @@ def test_a_credential_store_the_git_configuration_names_is_not_read(wd):
                 check(rec["rule"] == "harness:git-credentials", "%s: %r" % (path, rec))
     check(not os.path.exists(os.path.join(home, ".cache", "gitsock", "cred")),
           "the cache's socket was bound")
+
+
+def test_the_users_remote_mounts_are_not_read(wd):
+    """GVFS mounts the desktop user's remote file systems under
+    /run/user/UID/gvfs (sftp and smb shares, WebDAV, Google Drive): a
+    read there is the session daemon's request to another machine, with
+    the user's saved credentials, past every network rule; the default
+    allowed it as a read of the system. No desktop session here: the
+    default's verdict is checked."""
+    from lib import POLICY_TOOL
+    for path in ("/run/user/1000/gvfs/sftp:host=prod,user=root/root/.bash_history",
+                 "/run/user/0/gvfs/smb-share:server=nas,share=backup/keys.txt"):
+        out = subprocess.run([POLICY_TOOL, "explain", "--", "read", path],
+                             capture_output=True, text=True).stdout
+        check(out.startswith("deny ") and "rule=remote-mounts" in out, "%s: %r" % (path, out))
