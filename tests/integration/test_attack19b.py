@@ -291,6 +291,30 @@ DAEMONS = ["/run/tailscale/tailscaled.sock", "/var/run/tailscale/tailscaled.sock
            "/run/systemd/io.systemd.Machine", "@/org/kernel/linux/storage/multipathd"]
 
 
+# Sockets of services that run what they are sent: container builders,
+# application servers (rule, path).
+CODE_SOCKETS = [("container-sockets", "/run/buildkit/buildkitd.sock"),
+                ("container-sockets", "/var/run/cri-dockerd.sock"),
+                ("container-sockets", "/var/lib/lxd/unix.socket"),
+                ("code-servers", "/run/php/php8.2-fpm.sock"),
+                ("code-servers", "/run/php-fpm/www.sock"),
+                ("code-servers", "/run/uwsgi/app/site/socket")]
+
+
+def test_services_that_run_what_they_are_sent_are_not_reached(wd):
+    """container-sockets named Docker's, containerd's and podman's, not
+    BuildKit's daemon (a build runs as root what it is given), the
+    dockershim's or LXD's outside snap; and php-fpm's FastCGI socket
+    (auto_prepend_file in a request's PHP_VALUE runs any file) and
+    uWSGI's (UWSGI_FILE) were local-sockets' to allow. Checked as the
+    default's verdict (no such service here)."""
+    from lib import POLICY_TOOL
+    for rule, path in CODE_SOCKETS:
+        out = subprocess.run([POLICY_TOOL, "explain", "--", "connect", "unix:" + path],
+                             capture_output=True, text=True).stdout
+        check(out.startswith("deny ") and "rule=%s " % rule in out + " ", "%s: %r" % (path, out))
+
+
 def test_network_daemons_are_not_the_agents_to_reach(wd):
     """A unix socket the user's uid does not own is the policy's alone
     (harness:neighbour takes the user's own, and for a root agent leaves
