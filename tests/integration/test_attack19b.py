@@ -6,6 +6,7 @@ credentials a process may still read."""
 import os
 import shutil
 import subprocess
+import time
 
 from gitrepo import GIT_ENV
 from lib import check, harness
@@ -507,3 +508,28 @@ def test_the_users_remote_mounts_are_not_read(wd):
         out = subprocess.run([POLICY_TOOL, "explain", "--", "read", path],
                              capture_output=True, text=True).stdout
         check(out.startswith("deny ") and "rule=remote-mounts" in out, "%s: %r" % (path, out))
+
+
+def test_another_processs_command_line_is_the_agents_to_read(wd):
+    """Known gap (README, "Found by the attack reviews and not fixed"):
+    a secret the user passes in an argv (mysql -pPASSWORD, curl -u
+    user:pass, a --token=) of a program running outside the session is
+    in /proc/PID/cmdline, which any process may read: a static busybox
+    found it by walking /proc. Hiding other processes needs a procfs of
+    the agent's own mounted hidepid=invisible (Landlock's ptrace scope
+    then hides all but its tree), which an ordinary user's session can
+    mount only in a PID namespace of its own."""
+    from lib import xfail
+    p = subprocess.Popen(["sh", "-c", "sleep 30", "sh", "--password=HX-SECRET-ARGV"])
+    try:
+        time.sleep(0.2)
+        r = harness([BUSYBOX, "sh", "-c", "for p in /proc/[0-9]*; do busybox cat $p/cmdline "
+                     "2>/dev/null | busybox tr '\\0' ' ' | busybox grep -a HX-SECRET; done; echo done"],
+                    wd, policy=None)
+    finally:
+        p.kill()
+        p.wait()
+    check("done" in r.stdout, r.stderr[-300:])
+    if any("--password=HX-SECRET-ARGV" in line and "busybox" not in line
+           for line in r.stdout.splitlines()):
+        xfail("another process's argv is readable in /proc/PID/cmdline (no PID namespace)")
