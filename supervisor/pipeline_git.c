@@ -79,11 +79,7 @@ static bool git_code(const struct hx_pipeline *pl, const char *path)
 	return path && git_place(pl, path) != HX_GITCONF_NONE;
 }
 
-/* Whether a directory moved from src to dst brings code git runs: onto
- * a bare layout's hooks, or a bare repository or a hooks directory with
- * hooks into a cache (not into the project, where a HEAD is refused
- * anyway, nor within the session's TMPDIR, whence it is walked when it
- * moves out). */
+/* Whether path is in the session's TMPDIR, removed at its end. */
 static bool in_tmp(const struct hx_pipeline *pl, const char *path)
 {
 	size_t n = pl->git_tmp ? strlen(pl->git_tmp) : 0;
@@ -92,6 +88,11 @@ static bool in_tmp(const struct hx_pipeline *pl, const char *path)
 	       (path[n] == '/' || !path[n]);
 }
 
+/* Whether a directory moved from src to dst brings code git runs: onto
+ * a bare layout's hooks, or a bare repository or a hooks directory with
+ * hooks into a cache (not into the project, where a HEAD is refused
+ * anyway, nor within the session's TMPDIR, whence it is walked when it
+ * moves out). */
 static bool moves_code(const struct hx_pipeline *pl, const char *src,
 		       const char *dst)
 {
