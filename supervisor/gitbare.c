@@ -134,6 +134,27 @@ static bool dir_of(const char *path, int up, char *out, size_t size)
 	return true;
 }
 
+/* Whether dir is where a toolchain makes a bare repository, one there
+ * yet or not: Go's module cache (cache/vcs/HASH), cargo's git database
+ * (git/db/NAME), uv's (git-vN/db/HASH). git init there keeps a config
+ * it finds (core.hooksPath and all), and Go inits one where objects is
+ * missing. */
+static bool tool_repo_place(const char *dir)
+{
+	static const char *const places[] = {"/pkg/mod/cache/vcs",
+					     "/.cargo/git/db", "/git-v0/db"};
+	const char *leaf = strrchr(dir, '/');
+	size_t n = leaf ? (size_t)(leaf - dir) : 0;
+
+	for (size_t i = 0; i < NELEM(places); i++) {
+		size_t k = strlen(places[i]);
+
+		if (n >= k && !strncmp(dir + n - k, places[i], k))
+			return true;
+	}
+	return false;
+}
+
 enum hx_gitconf_place hx_gitconf_bare_place(const char *path)
 {
 	const char *leaf = strrchr(path, '/');
@@ -144,7 +165,9 @@ enum hx_gitconf_place hx_gitconf_bare_place(const char *path)
 		return HX_GITCONF_NONE;
 	leaf++;
 	if (!strcmp(leaf, "config") || !strcmp(leaf, "config.worktree"))
-		return layout_is_git(dir) ? HX_GITCONF_CONFIG : HX_GITCONF_NONE;
+		return layout_is_git(dir) || tool_repo_place(dir)
+			   ? HX_GITCONF_CONFIG
+			   : HX_GITCONF_NONE;
 	if (!strcmp(leaf, "commondir"))
 		return layout_is_git(dir) ? HX_GITCONF_CODE : HX_GITCONF_NONE;
 	if (!strcmp(leaf, "hooks")) /* made a link, or moved in whole */

@@ -70,7 +70,10 @@ enum hx_gitconf_place hx_gitconf_place(const char *path, bool in_project);
  * for these names only): a bare repository's layout (a HEAD, objects
  * or refs beside it) in a cache, where Go, cargo and uv keep their git
  * dependencies and run git fetch at the user's next build:
- *   CONFIG  its config or config.worktree;
+ *   CONFIG  its config or config.worktree, or one where a toolchain
+ *           makes its bare repositories (Go's cache/vcs, cargo's
+ *           git/db, uv's git-v0/db), a repository there yet or not
+ *           (git init keeps a config it finds);
  *   CODE    a hook (not *.sample), its commondir, a "hooks" that is a
  *           file or a link; a HEAD that completes a layout whose hooks
  *           or configuration run code. */

@@ -99,15 +99,18 @@ def test_a_bare_repository_in_a_cache_runs_no_code_of_the_agents(wd):
             "chmod +x %(later)s/hooks/reference-transaction; "
             "mkdir -p %(later2)s/hooks && touch %(later2)s/go.mod && "
             "cp %(h)s/reference-transaction %(later2)s/hooks/; rm %(later2)s/go.mod; "
+            "mkdir -p %(later3)s && printf '[core]\\n\\thooksPath = %(h)s\\n' > %(later3)s/config; "
+            "printf '[core]\\n\\thooksPath = %(h)s\\n' > \"$TMPDIR/c\" && mv \"$TMPDIR/c\" %(later3)s/config; "
             "own=~/.cache/uv/git-v0/db/own-%(tag)s; git init -q --bare $own && "
             "git -C $own remote add origin %(origin)s && "
             "git -C $own fetch -q origin '+refs/heads/*:refs/heads/*' && echo own-fetch-ok") % dict(
                 hook=hook, go=go, cargo=cargo, uv=uv, h=h, later=later, later2=later + "2",
+                later3=later + "3",
                 tag=tag, origin=origin)
         r = harness(shell + ["-c", script], wd, policy=None, env=dict(GIT_ENV, HOME=home))
         check("own-fetch-ok" in r.stdout, "the agent's own fetch into a new cache repository "
               "failed: %r %r" % (r.stdout, r.stderr[-800:]))
-        for d in repos + [cargo + "-new", later, later + "2"]:
+        for d in repos + [cargo + "-new", later, later + "2", later + "3"]:
             _users_next_fetch(env, origin, d)
         got = open(ran).read() if os.path.exists(ran) else ""
         check(not got, "%s: the user's next fetch ran the agent's hook in: %r" % (tag, got))
@@ -122,8 +125,9 @@ def test_a_bare_repository_in_a_cache_runs_no_code_of_the_agents(wd):
                      os.path.join(later + "2", "hooks", "reference-transaction")):
             rec = r.one(args_path=path, verdict="deny")
             check(rec["rule"] == "harness:git-config", "%s: %r" % (path, rec))
-        rec = r.one(op="rename", args_path2=os.path.join(uv, "config"), verdict="deny")
-        check(rec["rule"] == "harness:git-config", "rename onto %s/config: %r" % (uv, rec))
+        for cfg in (os.path.join(uv, "config"), os.path.join(later + "3", "config")):
+            rec = r.one(op="rename", args_path2=cfg, verdict="deny")
+            check(rec["rule"] == "harness:git-config", "rename onto %s: %r" % (cfg, rec))
         rec = r.one(op="rename", args_path2=cargo + "-new", verdict="deny")
         check(rec["rule"] == "harness:git-config", "a directory holding hooks moved in: %r" % rec)
 
