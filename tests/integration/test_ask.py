@@ -417,6 +417,9 @@ def test_a_client_above_harness_exec_goes_on_after_a_question(wd):
         time.sleep(0.5)  # the client's next read stops it
         for p in os.listdir("/proc"):
             try:
+                # (the other run's client, another user's, is not this one)
+                if os.stat("/proc/%s" % p).st_uid != os.getuid():
+                    continue
                 with open("/proc/%s/cmdline" % p, "rb") as f:
                     if b"CLIENT-DONE" in f.read():
                         state = open("/proc/%s/stat" % p).read().rsplit(")", 1)[1].split()[0]

@@ -288,7 +288,10 @@ def test_cancel_kills_the_process_tree(wd):
             "time.sleep(300)\n" % marker)
     steps = [{"call": "code_run", "args": {"language": "python", "code": code, "timeout_ms": 600000},
               "cancel_after_ms": 2000, "progress": True},
-             {"call": "code_run", "args": {"command": "sleep 0.5; pgrep -f 'hx-mcp-cancel-[0-9]+x' || echo none"}}]
+             # (this test's own marker: the other run's is alive meanwhile;
+             # [x], so that the shell's own command line does not match)
+             {"call": "code_run", "args": {"command": "sleep 0.5; pgrep -f '%s[x]' || echo none"
+                                           % marker[:-1]}}]
     out, recs = sdk(wd, steps)
     s = out["steps"]
     check("error" in s[0] and "cancel" in s[0]["error"]["message"].lower(), "not cancelled: %r" % s[0])
