@@ -157,14 +157,9 @@ def test_a_name_the_kernel_refuses_makes_nothing(wd):
                   "%s: an allow with no failed %s after it:\n%s" % (what, err, r.dump()))
 
 
-def test_an_approved_exec_runs_in_the_cwd_shown(wd):
-    """The question about an exec shows its cwd ("git push origin main
-    (in a/)"), and a relative name in its argv means what it names from
-    there; a thread of the agent moved the cwd to b/ while the question
-    waited, and the approved command ran in b/ under a record saying
-    a/. The exec gate now checks at the exec event that the new image's
-    cwd is the one decided (and shown); another is killed."""
-    from test_ask import Session, answer, wait_pending
+def _two_dirs_and_a_git(wd):
+    """Directories a/ and b/ of the project and a script bin/git of the
+    state's that touches "pushed" where it runs."""
     a, b = (os.path.join(wd.path, d) for d in ("a", "b"))
     for d in (a, b):
         os.mkdir(d)
@@ -174,6 +169,18 @@ def test_an_approved_exec_runs_in_the_cwd_shown(wd):
     with open(git, "w") as f:
         f.write("#!/bin/sh\ntouch pushed\n")
     os.chmod(git, 0o755)
+    return a, b, git
+
+
+def test_an_approved_exec_runs_in_the_cwd_shown(wd):
+    """The question about an exec shows its cwd ("git push origin main
+    (in a/)"), and a relative name in its argv means what it names from
+    there; a thread of the agent moved the cwd to b/ while the question
+    waited, and the approved command ran in b/ under a record saying
+    a/. The exec gate now checks at the exec event that the new image's
+    cwd is the one decided (and shown); another is killed."""
+    from test_ask import Session, answer, wait_pending
+    a, b, git = _two_dirs_and_a_git(wd)
     s = Session(wd, [STATIC, "askcwd", a, b, git, "push", "origin", "main"])
     q = wait_pending(wd, s)
     check(q.get("cwd") == a and q.get("argv") == [git, "push", "origin", "main"],
@@ -216,15 +223,7 @@ def test_an_answer_once_is_for_the_cwd_shown(wd):
     cwd too: in another, it is asked again."""
     from test_ask import Session, answer, pending, wait_pending
     from lib import PYTHON
-    a, b = (os.path.join(wd.path, d) for d in ("a", "b"))
-    for d in (a, b):
-        os.mkdir(d)
-    bindir = os.path.join(wd.state, "bin")
-    os.mkdir(bindir)
-    git = os.path.join(bindir, "git")
-    with open(git, "w") as f:
-        f.write("#!/bin/sh\ntouch pushed\n")
-    os.chmod(git, 0o755)
+    a, b, git = _two_dirs_and_a_git(wd)
     s = Session(wd, [PYTHON, "-c", PY_ASK_CWD, a, b, git], timeout=5)
     q = wait_pending(wd, s)
     check(q.get("cwd") == a, "the question: %r" % q)
