@@ -33,6 +33,7 @@ struct walk {
 	 * directory's block is by its parent's and its name. */
 	const struct hx_untr_dir **kids;
 	size_t nkids;
+	bool more; /* past HX_UNTR_MAX_REPORTS */
 };
 
 /* The index file of repo, read whole (a regular file, not past the
@@ -98,15 +99,22 @@ static int open_dir(int wfd, const char *path)
 			    sizeof(how));
 }
 
+static int by_string(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Whether the block d (its names sorted) lists name: a file as it is,
+ * a directory with a '/' after it. */
 static bool listed(const struct hx_untr_dir *d, const char *name, bool dir)
 {
-	size_t n = strlen(name);
+	char key[NAME_MAX + 2];
+	const char *k = key;
 
-	for (size_t i = 0; i < d->nnames; i++)
-		if (!strncmp(d->names[i], name, n) &&
-		    (!d->names[i][n] || (dir && !strcmp(d->names[i] + n, "/"))))
-			return true;
-	return false;
+	snprintf(key, sizeof(key), "%s%s", name, dir ? "/" : "");
+	return bsearch(&k, d->names, d->nnames, sizeof(*d->names), by_string) ||
+	       (dir && bsearch(&name, d->names, d->nnames, sizeof(*d->names),
+			       by_string));
 }
 
 static int by_parent_name(const void *a, const void *b)
@@ -140,8 +148,10 @@ static void report(struct walk *w, const char *path)
 {
 	char full_path[2 * PATH_MAX];
 
-	if (full(w))
+	if (full(w)) {
+		w->more = true;
 		return;
+	}
 	snprintf(full_path, sizeof(full_path), "%s%s", w->prefix, path);
 	json_array_append_new(
 	    w->arr, json_pack("{s:s, s:s, s:s}", "path", full_path, "hidden_by",
@@ -204,13 +214,20 @@ static void look_in(struct walk *w, int fd, const char *path,
 			continue;
 		snprintf(sub, sizeof(sub), "%s%s%s", path, de->d_name,
 			 dir ? "/" : "");
-		if (!dir && !accounted(w, sub))
-			report(w, sub);
-		else if (dir && depth < MAX_DEPTH &&
-			 !(b && has_block(w, b, de->d_name)) &&
-			 !ignored(w, sub) && (sfd = open_dir(w->wfd, sub)) >= 0)
-			look_in(w, sfd, sub, NULL, depth + 1);
+		if (!dir) {
+			if (!accounted(w, sub))
+				report(w, sub);
+		} else if (!(b && has_block(w, b, de->d_name)) &&
+			   !ignored(w, sub)) {
+			/* Too deep to look into: the directory itself. */
+			if (depth >= MAX_DEPTH)
+				report(w, sub);
+			else if ((sfd = open_dir(w->wfd, sub)) >= 0)
+				look_in(w, sfd, sub, NULL, depth + 1);
+		}
 	}
+	if (full(w) && readdir(d))
+		w->more = true;
 	closedir(d);
 }
 
@@ -238,7 +255,7 @@ static int config_of(git_repository *repo)
 int hx_git_untracked_hidden(git_repository *repo, git_index *idx, int wfd,
 			    const char *prefix, json_t *arr, size_t *unchecked)
 {
-	struct walk w = {repo, idx, wfd, prefix, arr, NULL, NULL, 0};
+	struct walk w = {repo, idx, wfd, prefix, arr, NULL, NULL, 0, false};
 	const unsigned char *ext;
 	unsigned char *buf = NULL;
 	struct hx_untr u;
@@ -268,20 +285,27 @@ int hx_git_untracked_hidden(git_repository *repo, git_index *idx, int wfd,
 	for (size_t i = 1; i < u.n; i++)
 		w.kids[w.nkids++] = &u.dirs[i];
 	qsort(w.kids, w.nkids, sizeof(*w.kids), by_parent_name);
-	for (size_t i = 0; i < u.n && !full(&w); i++) {
+	for (size_t i = 0; i < u.n; i++) {
 		const struct hx_untr_dir *b = &u.dirs[i];
 		struct stat st;
 		int fd = b->reachable ? open_dir(wfd, b->path) : -1;
 
 		if (fd < 0)
 			continue;
+		if (full(&w)) { /* a block not looked at */
+			w.more = true;
+			close(fd);
+			break;
+		}
 		if (fstat(fd, &st) || !trusted(b, &st, fsmonitor) ||
 		    (b->check_only && b->nnames)) {
 			close(fd); /* read by git, or shown whole */
 			continue;
 		}
+		qsort(b->names, b->nnames, sizeof(*b->names), by_string);
 		look_in(&w, fd, b->path, b, 0);
 	}
+	*unchecked += w.more; /* more there, not listed */
 	free(w.kids);
 	hx_untr_free(&u);
 	free(buf);

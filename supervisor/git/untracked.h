@@ -14,8 +14,10 @@
 /* The files repo's untracked cache (its index file, idx read) leaves
  * out, appended to arr as {"path": prefix + path, "hidden_by":
  * "untracked-cache", "now": "untracked"}; wfd: the work tree, entries
- * opened beneath it. At most HX_UNTR_MAX_REPORTS. An index past 256
- * MiB, or a cache past this process's memory, adds one to *unchecked.
+ * opened beneath it; a directory more than 32 levels beneath one the
+ * cache leaves out is named itself. At most HX_UNTR_MAX_REPORTS: more,
+ * an index past 256 MiB, or a cache past this process's memory, adds
+ * one to *unchecked.
  * 0 or -errno. */
 int hx_git_untracked_hidden(git_repository *repo, git_index *idx, int wfd,
 			    const char *prefix, json_t *arr, size_t *unchecked);

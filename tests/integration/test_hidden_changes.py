@@ -141,7 +141,7 @@ def test_a_gitignore_that_ignores_itself_is_recorded(wd):
 # directory's now:
 # git status trusts the cached list of tests/ (no conftest.py in it).
 FORGE_UNTRACKED = r'''
-import hashlib, os, struct, subprocess, time
+import hashlib, os, struct, subprocess, sys, time
 def stat36(p):
     st = os.stat(p)
     return struct.pack(">9I", int(st.st_ctime), st.st_ctime_ns % 10**9, int(st.st_mtime),
@@ -151,6 +151,8 @@ subprocess.run(["git", "-c", "core.untrackedCache=true", "status", "--porcelain"
 old = stat36("tests")
 time.sleep(1.1)
 open("tests/conftest.py", "w").write("import os\n")
+for i in range(int(sys.argv[1]) if len(sys.argv) > 1 else 0):
+    open("tests/decoy%02d.py" % i, "w").close()
 time.sleep(1.1)  # a directory changed in the index's second is "racy": git reads it
 data = bytearray(open(".git/index", "rb").read())
 off = 12
@@ -205,3 +207,16 @@ def test_an_untracked_cache_git_keeps_hides_nothing(wd):
     check(sorted(status(wd, env).splitlines()) == ["?? build/", "?? docs/", "?? tests/later.py",
                                                    "?? tests/new.py"],
           "the user's git status: %r" % status(wd, env))
+
+
+def test_more_hidden_files_than_listed_are_said(wd):
+    # Seventy files hidden at once: 64 named, and the rest said (the
+    # record's unchecked), not dropped without a word.
+    project(wd, {"tests/a.py": "a\n", "main.py": "x\n"})
+    r = harness([PYTHON, "-c", FORGE_UNTRACKED, "70"], wd, policy=None,
+                env=dict(GIT_ENV, HOME=wd.state))
+    check(r.status == 0 and "forged" in r.stdout, r.stderr[-800:])
+    rec = r.one(event="hidden_changes")
+    check(len(rec["changes"]) == 64 and rec["unchecked"] >= 1 and
+          all(c["hidden_by"] == "untracked-cache" for c in rec["changes"]),
+          "record: %d changes, unchecked %r" % (len(rec["changes"]), rec.get("unchecked")))
