@@ -38,6 +38,7 @@
 #include "supervisor/kernel/unotify.h"
 #include "supervisor/fmt.h"
 #include "supervisor/options.h"
+#include "supervisor/ownfiles.h"
 #include "supervisor/metrics.h"
 #include "supervisor/pidset.h"
 #include "supervisor/phases.h"
@@ -331,14 +332,10 @@ static void kill_tree(struct run *r)
 	reap(r);
 }
 
-/* The cgroup file systems: the session's cgroup holds its process count
- * and, through cgroup.kill, its end; a process that wrote itself into
- * another cgroup's cgroup.procs (as root, or under the user's delegated
- * subtree) left both. The agent cannot mount another view of them. */
-static const char *const cgroup_globs[] = {"/sys/fs/cgroup/**"};
-
 static void policy_vars(const struct run *r, struct hx_policy_vars *v)
 {
+	size_t nown;
+
 	*v = (struct hx_policy_vars){
 	    .home = getenv("HOME"),
 	    .cwd = r->cwd,
@@ -347,8 +344,9 @@ static void policy_vars(const struct run *r, struct hx_policy_vars *v)
 	    .session = r->sess.id,
 	    .protect = r->sess.protect,
 	    .nprotect = r->sess.nprotect,
-	    .protect_write = cgroup_globs,
-	    .nprotect_write = sizeof(cgroup_globs) / sizeof(*cgroup_globs),
+	    /* the cgroup file systems, the harness's own programs */
+	    .protect_write = hx_own_write_globs(&nown),
+	    .nprotect_write = nown,
 	    .git_deny = r->gitconf.ptrs,
 	    .ngit_deny = r->gitconf.n,
 	    .git_secret = r->gitconf.sptrs,

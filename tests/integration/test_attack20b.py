@@ -1,0 +1,107 @@
+"""The twentieth attack review, part b: records that say one thing while
+another happened, in audit mode above all (the security team's mode,
+whose log `harness-policy learn` reads), and the log's own protection.
+An outside attacker's agent under the embedded default policy."""
+
+import hashlib
+import os
+import shutil
+import subprocess
+
+from lib import BUILD, check, harness
+
+BUSYBOX = shutil.which("busybox") or "/bin/busybox"
+
+# The harness's programs, as installed side by side.
+PROGRAMS = ("harness-exec", "harness-audit", "harness-policy", "libharness-shim.so",
+            "libharness-git.so")
+
+
+def _install(where):
+    """A copy of the harness's programs in where, as an install puts
+    them; returns {path: sha256}."""
+    os.makedirs(where, exist_ok=True)
+    sums = {}
+    for p in PROGRAMS:
+        dst = os.path.join(where, p)
+        shutil.copy2(os.path.join(BUILD, p), dst)
+        with open(dst, "rb") as f:
+            sums[dst] = hashlib.sha256(f.read()).hexdigest()
+    return sums
+
+
+def _unchanged(sums):
+    bad = []
+    for p, h in sums.items():
+        try:
+            with open(p, "rb") as f:
+                if hashlib.sha256(f.read()).hexdigest() != h:
+                    bad.append(p + " (rewritten)")
+        except OSError as e:
+            bad.append("%s (%s)" % (p, e.strerror))
+    return bad
+
+
+# Each way of changing a program of the harness by its name, {B} its
+# directory, {P} the project: sh (the shim) and busybox sh (the kernel
+# layer alone).
+ATTACKS = (
+    'printf "#!/bin/sh\\necho ok\\n" > {B}/harness-audit',
+    "echo x >> {B}/libharness-shim.so",
+    "rm -f {B}/harness-policy && echo forged > {B}/harness-policy",
+    'printf "#!/bin/sh\\necho ok\\n" > {P}/v && chmod +x {P}/v && mv -f {P}/v {B}/harness-audit',
+    "mv {B} {B}.old && mkdir {B} && cp {B}.old/* {B}/ && echo x >> {B}/harness-exec",
+    "ln {B}/harness-exec {P}/hx && echo x >> {P}/hx",
+    "chmod 0777 {B}/harness-exec",
+    "truncate -s 0 {B}/libharness-git.so",
+)
+
+
+def _installed(exe):
+    """harness()'s wrap that runs the installed harness-exec exe in the
+    build's place."""
+    return ("/bin/sh", "-c", 'shift; exec "$0" "$@"', exe)
+
+
+def _verify_says(tool, log):
+    p = subprocess.run([tool, "verify", log], capture_output=True, text=True)
+    return p.returncode, p.stdout + p.stderr
+
+
+def test_the_harness_programs_are_not_the_agents_to_change(wd):
+    """In audit mode the policy holds no write, and harness:protect held
+    the session's log, its directory and the policy, not the programs
+    that make and read them: an agent rewrote the harness-audit
+    installed beside harness-exec into a script that prints "ok" (every
+    later `harness-audit verify` of any log, a forged one too, said ok)
+    and appended to the shim every later session preloads; in enforce
+    mode the same held for a harness installed in a write root (the
+    project, ~/.cache). Each program beside the running harness-exec
+    (and the shim it preloads) is now harness:protect for writes, in
+    both modes: not written, removed, replaced, linked, re-moded, nor
+    its directory moved."""
+    cases = (("audit", os.path.join(wd.state, "opt", "bin")),
+             ("enforce", os.path.join(wd.path, "tools", "bin")))
+    for mode, where in cases:
+        sums = _install(where)
+        exe = os.path.join(where, "harness-exec")
+        for shell in (["/bin/sh", "-c"], [BUSYBOX, "sh", "-c"]):
+            for attack in ATTACKS:
+                cmd = attack.format(B=where, P=wd.path)
+                r = harness(shell + [cmd], wd, policy=None, mode=mode,
+                            env={"HARNESS_SHIM": ""}, wrap=_installed(exe))
+                what = "%s %s: %s" % (mode, shell[0], cmd)
+                if os.path.isdir(where + ".old"):  # put back what moved
+                    shutil.rmtree(where)
+                    os.rename(where + ".old", where)
+                for p in (os.path.join(wd.path, "hx"), os.path.join(wd.path, "v")):
+                    if os.path.lexists(p):
+                        os.unlink(p)
+                bad = _unchanged(sums)
+                check(not bad, "%s: the harness's programs changed: %s" % (what, bad))
+                check(any(x.get("rule") == "harness:protect" and x.get("enforced") is True
+                          for x in r.records),
+                      "%s: no enforced harness:protect refusal:\n%s" % (what, r.dump()))
+                rc, out = _verify_says(os.path.join(where, "harness-audit"), r.log)
+                check(rc == 0 and "ok" in out, "%s: verify: %s" % (what, out))
+        shutil.rmtree(where)
