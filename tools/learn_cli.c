@@ -324,7 +324,12 @@ static const char *seq_key(json_t *rec, const char *k)
  * the kernel layer never saw made (kernel_unconfirmed) or one taken
  * back (revoked). A program that speaks the protocol asked, in an
  * audit run, for a write of ~/.ssh/authorized_keys it never made, and
- * learn allowed all of $HOME/.ssh (seventeenth attack review). */
+ * learn allowed all of $HOME/.ssh (seventeenth attack review). So a
+ * call allowed and then refused by the kernel (failed: nothing was
+ * done): an ordinary user's agent tried, in an audit run, to write
+ * /etc/profile.d/x (EACCES), and learn allowed all of /etc/profile.d for
+ * the enforced runs after it, a root agent's too (twentieth attack
+ * review, part b). */
 static void note_answer(struct learn *l, json_t *rec)
 {
 	const char *ev = str(rec, "event"), *v = str(rec, "verdict");
@@ -332,7 +337,8 @@ static void note_answer(struct learn *l, json_t *rec)
 	if (ev && !strcmp(ev, "ask_answer") && v && !strcmp(v, "allow"))
 		json_object_set_new(l->answered, seq_key(rec, "ref_seq"),
 				    json_true());
-	if (ev && (!strcmp(ev, "kernel_unconfirmed") || !strcmp(ev, "revoked")))
+	if (ev && (!strcmp(ev, "kernel_unconfirmed") ||
+		   !strcmp(ev, "revoked") || !strcmp(ev, "failed")))
 		json_object_set_new(l->unmade, seq_key(rec, "ref_seq"),
 				    json_true());
 }
@@ -561,7 +567,8 @@ static int each_record(const char *path,
 		if (fn == note_answer &&
 		    !memmem(line, (size_t)n, "\"ask_answer\"", 12) &&
 		    !memmem(line, (size_t)n, "\"kernel_unconfirmed\"", 20) &&
-		    !memmem(line, (size_t)n, "\"revoked\"", 9))
+		    !memmem(line, (size_t)n, "\"revoked\"", 9) &&
+		    !memmem(line, (size_t)n, "\"failed\"", 8))
 			continue;
 		/* The same decision again teaches nothing more. */
 		if (hx_logline_key(line, (size_t)n, key, sizeof(key)) < 0)
@@ -576,8 +583,10 @@ static int each_record(const char *path,
 		ev = str(rec, "event");
 		if (ev && !strcmp(ev, "session_start"))
 			json_object_clear(seen); /* new variables */
-		/* an ask's fate is its own (ask_answer, by seq) */
+		/* an ask's fate is its own (ask_answer, by seq); so is a
+		 * call that was not made: the same one made later teaches */
 		else if (key[0] && !(v && !strcmp(v, "ask")) &&
+			 !json_object_get(l->unmade, seq_key(rec, "seq")) &&
 			 json_object_size(seen) < SEEN_MAX)
 			json_object_set_new_nocheck(seen, key, json_true());
 		json_decref(rec);

@@ -9,6 +9,7 @@ import shutil
 import subprocess
 
 from lib import BUILD, check, harness
+from test_attack17 import _learn
 
 BUSYBOX = shutil.which("busybox") or "/bin/busybox"
 
@@ -105,3 +106,34 @@ def test_the_harness_programs_are_not_the_agents_to_change(wd):
                 rc, out = _verify_says(os.path.join(where, "harness-audit"), r.log)
                 check(rc == 0 and "ok" in out, "%s: verify: %s" % (what, out))
         shutil.rmtree(where)
+
+
+def test_learn_allows_no_write_the_run_tried_and_the_kernel_refused(wd):
+    """learn took every write decision of an audit run for a write made,
+    a call allowed and then refused by the kernel too (its `failed`
+    record, nothing done): the agent ran mkdir of a directory of /etc
+    that exists (EEXIST) and a write into one that does not (ENOENT), as
+    an ordinary user a write into /etc/profile.d (EACCES), and learn
+    allowed "/etc/*" (every file of /etc, passwd and shadow for a root
+    agent enforced by it later) and the other two directories whole,
+    though the run changed nothing there. A call the log says failed is
+    not learned; the same call made later in the run is."""
+    etc = next(d for d in ("/etc/profile.d", "/etc/ssl", "/etc/default", "/etc/apt")
+               if os.path.isdir(d))
+    # (as root the write into /etc/profile.d would be made: not tried)
+    user_only = "" if os.getuid() == 0 else " echo x > /etc/profile.d/hx-evil.sh;"
+    cmd = ("mkdir %s; echo x > /etc/hx-no-such-dir/x;%s echo y > ok.txt;"
+           " mkdir -p made; mkdir made/d; mkdir made/d" % (etc, user_only))
+    for shell in (["/bin/sh", "-c"], [BUSYBOX, "sh", "-c"]):
+        r = harness(shell + [cmd], wd, policy=None, mode="audit")
+        check(not os.path.exists("/etc/hx-no-such-dir"), "made /etc/hx-no-such-dir")
+        text, _ = _learn(wd, r.log)
+        allow = [line for line in text.splitlines() if line.strip().startswith("allow:")]
+        what = "%s: learned:\n%s" % (shell[0], "\n".join(allow))
+        check(r.events(event="failed"), "%s: no failed record:\n%s" % (shell[0], r.dump()))
+        for wider in ('"/etc/*"', "/etc/hx-no-such-dir", '"/etc/profile.d/*"'):
+            check(wider not in text,
+                  "%s: %s allowed though nothing was written there" % (what, wider))
+        check('"$CWD/**"' in text, "%s: the run's own writes not learned" % what)
+        shutil.rmtree(os.path.join(wd.path, "made"))
+        os.unlink(os.path.join(wd.path, "ok.txt"))
