@@ -8,8 +8,9 @@ import os
 import shutil
 import subprocess
 
-from lib import BUILD, check, harness
+from lib import BUILD, check, harness, xfail
 from test_attack17 import _learn
+from test_default_policy import fake_home
 
 BUSYBOX = shutil.which("busybox") or "/bin/busybox"
 
@@ -137,3 +138,27 @@ def test_learn_allows_no_write_the_run_tried_and_the_kernel_refused(wd):
         check('"$CWD/**"' in text, "%s: the run's own writes not learned" % what)
         shutil.rmtree(os.path.join(wd.path, "made"))
         os.unlink(os.path.join(wd.path, "ok.txt"))
+
+
+def test_a_learned_policy_reads_no_secret_the_run_did_not_read(wd):
+    """An audit run under the default policy that read no secret (it
+    wrote one file of the project) was learned as a policy whose
+    file_read default is allow with no read deny: enforced, the agent
+    read ~/.ssh/id_rsa, which the run never read and the default policy
+    it replaced refuses. A known gap (README, "Found by the attack
+    reviews and not fixed"): learn keeps no read rule of the policy the
+    run was recorded under."""
+    home = fake_home(wd)
+    r = harness(["sh", "-c", "echo y > ok.txt"], wd, policy=None, mode="audit",
+                env={"HOME": home})
+    r.expect_status(0)
+    text, pol = _learn(wd, r.log)
+    check('"$CWD/**"' in text, "learned:\n%s" % text)
+    os.unlink(os.path.join(wd.path, "ok.txt"))
+    # (the shell's own read: the learned policy runs sh alone)
+    e = harness(["sh", "-c", "read k < ~/.ssh/id_rsa; echo \"$k\"; echo y > ok.txt"], wd,
+                policy=pol, env={"HOME": home})
+    check(os.path.exists(os.path.join(wd.path, "ok.txt")),
+          "the run's own write refused by its learned policy: %s" % e.stderr)
+    if "PRIVATE-KEY" in e.stdout:
+        xfail("a learned policy allows every read the default refuses (learn keeps no read deny)")
