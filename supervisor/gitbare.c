@@ -138,11 +138,14 @@ static bool dir_of(const char *path, int up, char *out, size_t size)
  * yet or not: Go's module cache (cache/vcs/HASH), cargo's git database
  * (git/db/NAME), uv's (git-vN/db/HASH). git init there keeps a config
  * it finds (core.hooksPath and all), and Go inits one where objects is
- * missing. */
+ * missing. Wherever the cache is: GOMODCACHE, CARGO_HOME and
+ * UV_CACHE_DIR move it (a config in ~/.cache/gomod/cache/vcs/HASH ran
+ * the agent's hook at the user's next go get: twentieth attack
+ * review). */
 static bool tool_repo_place(const char *dir)
 {
-	static const char *const places[] = {"/pkg/mod/cache/vcs",
-					     "/.cargo/git/db", "/git-v0/db"};
+	static const char *const places[] = {"/cache/vcs", "/git/db",
+					     "/git-v0/db"};
 	const char *leaf = strrchr(dir, '/');
 	size_t n = leaf ? (size_t)(leaf - dir) : 0;
 
