@@ -8,6 +8,7 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "supervisor/export/httppost.h"
@@ -71,13 +72,73 @@ static int write_file(const char *path, const struct hx_pb *b, FILE *err)
 	return e ? 2 : 0;
 }
 
+static bool same_file(const struct stat *a, const struct stat *b)
+{
+	return a->st_dev == b->st_dev && a->st_ino == b->st_ino &&
+	       a->st_size == b->st_size &&
+	       a->st_mtim.tv_sec == b->st_mtim.tv_sec &&
+	       a->st_mtim.tv_nsec == b->st_mtim.tv_nsec &&
+	       a->st_ctim.tv_sec == b->st_ctim.tv_sec &&
+	       a->st_ctim.tv_nsec == b->st_ctim.tv_nsec;
+}
+
+/* The log at path read into t, verified first: 1 verified, 0 not (with
+ * check false), -1 not read (said on err). The log is opened once and
+ * verified and read through that open file, and one changed in between
+ * does not verify: verified and read by its name twice, a rewritten
+ * copy renamed over it in between went out as verified (twentieth
+ * attack review). Said either way: unverified, the log is exported
+ * marked so. */
+static int read_verified(const char *path, bool check, struct hx_ptree *t,
+			 FILE *err)
+{
+	const char *skipped = check ? "not exported (--unverified exports it)"
+				    : "exported as unverified";
+	char at[64];
+	struct stat a, b;
+	bool verified;
+	int fd = open(path, O_RDONLY | O_CLOEXEC), r;
+
+	if (fd < 0 || fstat(fd, &a)) {
+		fprintf(err, "harness-audit: %s: %s\n", path, strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	snprintf(at, sizeof(at), "/proc/self/fd/%d", fd);
+	verified =
+	    !hx_log_verified_at("harness-audit export", path, at, skipped, err);
+	if (!verified && check) {
+		close(fd);
+		return -1;
+	}
+	if ((r = hx_ptree_read(t, at))) {
+		fprintf(err, "harness-audit: %s: %s\n", path, strerror(-r));
+		close(fd);
+		return -1;
+	}
+	if (verified && (fstat(fd, &b) || !same_file(&a, &b))) {
+		fprintf(err,
+			"harness-audit export: %s: changed while read: does "
+			"not verify, %s\n",
+			path, skipped);
+		verified = false;
+	}
+	close(fd);
+	if (!verified && check) {
+		hx_ptree_free(t);
+		return -1;
+	}
+	return verified;
+}
+
 int hx_export_cli(int argc, char *const *argv, FILE *out, FILE *err)
 {
 	const char *to = NULL, *log = NULL;
 	struct hx_ptree t;
 	struct hx_pb b = {0};
 	char path[PATH_MAX];
-	bool check = true, verified;
+	bool check = true;
 	int r;
 
 	for (int i = 2; i < argc; i++) {
@@ -104,19 +165,9 @@ int hx_export_cli(int argc, char *const *argv, FILE *out, FILE *err)
 	}
 	if (hx_sessions_log(log, path, sizeof(path), err))
 		return 2;
-	/* Said either way: unverified, the log is exported marked so. */
-	verified = !hx_log_verified("harness-audit export", path,
-				    check ? "not exported (--unverified "
-					    "exports it)"
-					  : "exported as unverified",
-				    err);
-	if (!verified && check)
+	if ((r = read_verified(path, check, &t, err)) < 0)
 		return 2;
-	if ((r = hx_ptree_read(&t, path))) {
-		fprintf(err, "harness-audit: %s: %s\n", path, strerror(-r));
-		return 2;
-	}
-	t.log_verified = verified ? 1 : -1;
+	t.log_verified = r ? 1 : -1;
 	if (hx_otlp_traces(&t, &b)) {
 		fprintf(err,
 			"harness-audit: export: %s: no session_start record\n",

@@ -10,6 +10,12 @@
 int hx_log_verified(const char *tool, const char *log, const char *skipped,
 		    FILE *err)
 {
+	return hx_log_verified_at(tool, log, log, skipped, err);
+}
+
+int hx_log_verified_at(const char *tool, const char *shown, const char *log,
+		       const char *skipped, FILE *err)
+{
 	struct hx_audit_verify v;
 	char why[512];
 	size_t n;
@@ -23,7 +29,7 @@ int hx_log_verified(const char *tool, const char *log, const char *skipped,
 	if (r < 0)
 		snprintf(why, sizeof(why), "%s", strerror(-r));
 	if (r)
-		fprintf(err, "%s: %s: %s: does not verify, %s\n", tool, log,
+		fprintf(err, "%s: %s: %s: does not verify, %s\n", tool, shown,
 			why, skipped);
 	return r ? -1 : 0;
 }

@@ -14,4 +14,10 @@
 int hx_log_verified(const char *tool, const char *log, const char *skipped,
 		    FILE *err);
 
+/* As hx_log_verified, of the file at path (a /proc/self/fd/N of the log
+ * the caller holds open, so that what it reads next is the file that
+ * verified), said on err by the name shown. */
+int hx_log_verified_at(const char *tool, const char *shown, const char *path,
+		       const char *skipped, FILE *err);
+
 #endif
