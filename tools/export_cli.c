@@ -8,7 +8,6 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "supervisor/export/httppost.h"
@@ -72,64 +71,39 @@ static int write_file(const char *path, const struct hx_pb *b, FILE *err)
 	return e ? 2 : 0;
 }
 
-static bool same_file(const struct stat *a, const struct stat *b)
-{
-	return a->st_dev == b->st_dev && a->st_ino == b->st_ino &&
-	       a->st_size == b->st_size &&
-	       a->st_mtim.tv_sec == b->st_mtim.tv_sec &&
-	       a->st_mtim.tv_nsec == b->st_mtim.tv_nsec &&
-	       a->st_ctim.tv_sec == b->st_ctim.tv_sec &&
-	       a->st_ctim.tv_nsec == b->st_ctim.tv_nsec;
-}
-
 /* The log at path read into t, verified first: 1 verified, 0 not (with
- * check false), -1 not read (said on err). The log is opened once and
- * verified and read through that open file, and one changed in between
- * does not verify: verified and read by its name twice, a rewritten
- * copy renamed over it in between went out as verified (twentieth
- * attack review). Said either way: unverified, the log is exported
- * marked so. */
+ * check false), -1 not read (said on err). The log is held open from
+ * its verification to its read (hx_log_hold): verified and read by its
+ * name twice, a rewritten copy renamed over it in between went out as
+ * verified (twentieth attack review). Said either way: unverified, the
+ * log is exported marked so. */
 static int read_verified(const char *path, bool check, struct hx_ptree *t,
 			 FILE *err)
 {
+	static const char tool[] = "harness-audit export";
 	const char *skipped = check ? "not exported (--unverified exports it)"
 				    : "exported as unverified";
-	char at[64];
-	struct stat a, b;
-	bool verified;
-	int fd = open(path, O_RDONLY | O_CLOEXEC), r;
+	struct hx_log_held h;
+	int v = hx_log_hold(tool, path, skipped, &h, err), r;
 
-	if (fd < 0 || fstat(fd, &a)) {
-		fprintf(err, "harness-audit: %s: %s\n", path, strerror(errno));
-		if (fd >= 0)
-			close(fd);
+	if (v < 0 || (!v && check)) {
+		if (v == 0)
+			hx_log_release(tool, path, NULL, &h, err);
 		return -1;
 	}
-	snprintf(at, sizeof(at), "/proc/self/fd/%d", fd);
-	verified =
-	    !hx_log_verified_at("harness-audit export", path, at, skipped, err);
-	if (!verified && check) {
-		close(fd);
-		return -1;
-	}
-	if ((r = hx_ptree_read(t, at))) {
+	if ((r = hx_ptree_read(t, h.at))) {
 		fprintf(err, "harness-audit: %s: %s\n", path, strerror(-r));
-		close(fd);
+		hx_log_release(tool, path, NULL, &h, err);
 		return -1;
 	}
-	if (verified && (fstat(fd, &b) || !same_file(&a, &b))) {
-		fprintf(err,
-			"harness-audit export: %s: changed while read: does "
-			"not verify, %s\n",
-			path, skipped);
-		verified = false;
+	if (!hx_log_release(tool, path, v ? skipped : NULL, &h, err) && v) {
+		v = 0;
+		if (check) {
+			hx_ptree_free(t);
+			return -1;
+		}
 	}
-	close(fd);
-	if (!verified && check) {
-		hx_ptree_free(t);
-		return -1;
-	}
-	return verified;
+	return v;
 }
 
 int hx_export_cli(int argc, char *const *argv, FILE *out, FILE *err)

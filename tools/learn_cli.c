@@ -597,8 +597,33 @@ static int each_record(const char *path,
 	return 0;
 }
 
+#define LEARN	"harness-policy learn"
+#define SKIPPED "not learned from (--unverified learns from it)"
+
+/* Each log of argv held open from its verification to its reads
+ * (hx_log_hold); NULL when one does not verify (said). */
+static struct hx_log_held *hold(int argc, char *const *argv, FILE *err)
+{
+	struct hx_log_held *h = calloc((size_t)argc, sizeof(*h));
+	int i;
+
+	if (!h)
+		return NULL;
+	for (i = 1; i < argc; i++)
+		if (hx_log_hold(LEARN, argv[i], SKIPPED, &h[i], err) != 1)
+			break;
+	if (i == argc)
+		return h;
+	for (int k = 1; k <= i && k < argc; k++)
+		if (h[k].fd >= 0)
+			hx_log_release(LEARN, argv[k], NULL, &h[k], err);
+	free(h);
+	return NULL;
+}
+
 int hx_learn_cli(int argc, char *const *argv, FILE *out, FILE *err)
 {
+	struct hx_log_held *held = NULL;
 	struct learn l = {0};
 	int status = 0;
 	bool check = true;
@@ -612,22 +637,25 @@ int hx_learn_cli(int argc, char *const *argv, FILE *out, FILE *err)
 		fputs(usage, argc < 2 ? err : out);
 		return argc < 2 ? 2 : 0;
 	}
-	for (int i = 1; i < argc && check; i++)
-		if (hx_log_verified("harness-policy learn", argv[i],
-				    "not learned from (--unverified learns "
-				    "from it)",
-				    err))
-			return 2;
+	if (check && !(held = hold(argc, argv, err)))
+		return 2;
 	l.subcmds = json_object();
 	l.answered = json_object();
 	l.unmade = json_object();
 	for (int i = 1; i < argc && !status; i++) {
+		const char *at = held ? held[i].at : argv[i];
+
 		json_object_clear(l.answered); /* seqs are the log's own */
 		json_object_clear(l.unmade);
-		if (each_record(argv[i], note_answer, &l, err) ||
-		    each_record(argv[i], learn_record, &l, err))
+		if (each_record(at, note_answer, &l, err) ||
+		    each_record(at, learn_record, &l, err))
 			status = 2;
 	}
+	for (int i = 1; held && i < argc; i++)
+		if (!hx_log_release(LEARN, argv[i], status ? NULL : SKIPPED,
+				    &held[i], err))
+			status = 2;
+	free(held);
 	if (!status)
 		write_policy(&l, argc - 1, argv + 1, out);
 	learned_free(&l.exec);
