@@ -27,23 +27,28 @@ static uint64_t be64(const unsigned char *p)
 	return (uint64_t)be32(p) << 32 | be32(p + 4);
 }
 
-/* git's varint (varint.c): base 128, most significant group first, each
- * continuation adding one. */
+/* git's varint (varint.c's decode_varint): base 128, most significant
+ * group first, each continuation adding one; a value past 2^64 is 0,
+ * the cursor left where it was, as git leaves it. */
 static uint64_t varint(struct cursor *c)
 {
+	const unsigned char *p = c->p;
 	uint64_t v;
 	unsigned char b;
 
-	if (c->p >= c->end)
+	if (p >= c->end)
 		return c->bad = true, 0;
-	b = *c->p++;
+	b = *p++;
 	v = b & 127;
 	while (b & 128) {
-		if (c->p >= c->end || v >> 56)
+		if (!++v || v >> 57)
+			return 0;
+		if (p >= c->end)
 			return c->bad = true, 0;
-		b = *c->p++;
-		v = ((v + 1) << 7) | (b & 127);
+		b = *p++;
+		v = (v << 7) + (b & 127);
 	}
+	c->p = p;
 	return v;
 }
 
@@ -94,8 +99,28 @@ static int skip_entries(struct cursor *c, uint32_t v, uint32_t count)
 	return c->bad ? -1 : 0;
 }
 
+/* The nth (from 0) extension named sig among those from c on: 1, 0 or
+ * -1. */
+static int find_extension(struct cursor *c, const char *sig, size_t nth,
+			  const unsigned char **ext, size_t *extlen)
+{
+	while ((size_t)(c->end - c->p) >= 8) {
+		uint32_t n = be32(c->p + 4);
+
+		if ((size_t)(c->end - c->p) - 8 < n)
+			return -1;
+		if (!memcmp(c->p, sig, 4) && !nth--) {
+			*ext = c->p + 8;
+			*extlen = n;
+			return 1;
+		}
+		c->p += 8 + (size_t)n;
+	}
+	return 0;
+}
+
 int hx_index_extension(const unsigned char *buf, size_t len, const char *sig,
-		       const unsigned char **ext, size_t *extlen)
+		       size_t nth, const unsigned char **ext, size_t *extlen)
 {
 	struct cursor c = {buf + 12, buf + len, false};
 	uint32_t v;
@@ -108,19 +133,35 @@ int hx_index_extension(const unsigned char *buf, size_t len, const char *sig,
 	c.end -= HASH_LEN;
 	if (skip_entries(&c, v, be32(buf + 8)))
 		return -1;
-	while ((size_t)(c.end - c.p) >= 8) {
-		uint32_t n = be32(c.p + 4);
+	return find_extension(&c, sig, nth, ext, extlen);
+}
 
-		if ((size_t)(c.end - c.p) - 8 < n)
-			return -1;
-		if (!memcmp(c.p, sig, 4)) {
-			*ext = c.p + 8;
-			*extlen = n;
-			return 1;
-		}
-		c.p += 8 + (size_t)n;
-	}
-	return 0;
+/* An EOIE extension: its header, an offset and a hash. */
+#define EOIE_LEN (8 + 4 + HASH_LEN)
+
+int hx_index_extension_eoie(const unsigned char *buf, size_t len,
+			    const char *sig, size_t nth,
+			    const unsigned char **ext, size_t *extlen)
+{
+	struct cursor c;
+	size_t end, off, p;
+
+	if (len < 12 + EOIE_LEN + HASH_LEN || memcmp(buf, "DIRC", 4))
+		return -1;
+	end = len - HASH_LEN - EOIE_LEN;
+	if (memcmp(buf + end, "EOIE", 4) || be32(buf + end + 4) != 4 + HASH_LEN)
+		return 0;
+	off = be32(buf + end + 8);
+	if (off < 12 || off >= end)
+		return 0;
+	/* git's read_eoie_extension: the headers from off lead to it */
+	for (p = off; p < end; p += 8 + (size_t)be32(buf + p + 4))
+		if (end - p < 8)
+			return 0;
+	if (p != end)
+		return 0;
+	c = (struct cursor){buf + off, buf + end, false};
+	return find_extension(&c, sig, nth, ext, extlen);
 }
 
 struct bitvec {
@@ -207,11 +248,14 @@ static bool reachable_name(const char *name)
 static int read_block(struct cursor *c, struct hx_untr *u, size_t parent,
 		      uint64_t *nsub)
 {
-	uint64_t nnames = varint(c);
+	/* git holds both counts in 32 bits (read_one_dir's unsigned int):
+	 * 2^32 names are none to it (the check took such a cache for
+	 * malformed and looked at nothing: twentieth attack review) */
+	uint64_t nnames = (uint32_t)varint(c);
 	const char *name;
 	struct hx_untr_dir *d = &u->dirs[u->n];
 
-	*nsub = varint(c);
+	*nsub = (uint32_t)varint(c);
 	name = string(c);
 	if (c->bad || nnames > (uint64_t)(c->end - c->p) ||
 	    *nsub > (uint64_t)(c->end - c->p))

@@ -11,12 +11,20 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-/* The payload of the extension named sig (4 bytes) of the index in
- * buf (SHA-1: a 20-byte checksum ends it): 1 with *ext and *extlen,
- * 0 when it has none, -1 when buf is not an index this reads
- * (version 2 to 4). */
+/* The payload of the nth (from 0) extension named sig (4 bytes) of the
+ * index in buf (SHA-1: a 20-byte checksum ends it): 1 with *ext and
+ * *extlen, 0 when it has none, -1 when buf is not an index this reads
+ * (version 2 to 4). git takes the last of an extension named twice. */
 int hx_index_extension(const unsigned char *buf, size_t len, const char *sig,
-		       const unsigned char **ext, size_t *extlen);
+		       size_t nth, const unsigned char **ext, size_t *extlen);
+
+/* As hx_index_extension, among the extensions from the offset an EOIE
+ * extension at the end of the index gives (git reads them from there
+ * when it loads them in a thread of their own: index.threads, or 20000
+ * entries on two CPUs), its hash not checked; 0 when there is none. */
+int hx_index_extension_eoie(const unsigned char *buf, size_t len,
+			    const char *sig, size_t nth,
+			    const unsigned char **ext, size_t *extlen);
 
 /* The positions of the bits set in the EWAH bitmap at p (git's
  * ewah_io.c: bit count, word count, the words, the last run-length

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -19,6 +20,8 @@
 
 /* An index larger than this is not read for its cache. */
 #define MAX_INDEX_BYTES (256u << 20)
+/* Caches (extensions named UNTR) an index is checked for, at most. */
+#define MAX_CACHES 8
 /* Directories beneath one the cache leaves out, looked into at most. */
 #define MAX_DEPTH 32
 
@@ -67,23 +70,45 @@ static int read_index(git_repository *repo, unsigned char **buf, size_t *len)
 	return n < 0 ? (free(*buf), -EIO) : 0;
 }
 
+/* What the user's configuration makes of the cache: dropped
+ * (core.untrackedCache false), trusted without a stat (core.fsmonitor),
+ * and which of a directory's stat data git compares (core.checkStat,
+ * core.trustctime). */
+struct conf {
+	bool dropped, fsmonitor, check_stat, trust_ctime;
+};
+
+static uint32_t field(const unsigned char *s, int i)
+{
+	s += 4 * i;
+	return (uint32_t)s[0] << 24 | (uint32_t)s[1] << 16 |
+	       (uint32_t)s[2] << 8 | s[3];
+}
+
 /* Whether git trusts the cached list of d: its stat data matches the
- * directory's now (the size and mtime, to the second; git compares
- * more, so this errs towards saying a file is hidden), or fsmonitor
- * is on. */
+ * directory's now as git's match_stat_data compares it (the seconds of
+ * the mtime and ctime, the inode, owner and size; git built with
+ * USE_NSEC compares the nanoseconds too, so this errs there towards
+ * saying a file is hidden), or fsmonitor is on. Comparing less let the
+ * agent bend a cached directory's ctime: git read it again and showed
+ * its new files, which were reported as hidden, 64 of them filling the
+ * record before the one a cache did hide (twentieth attack review). */
 static bool trusted(const struct hx_untr_dir *d, const struct stat *st,
-		    bool fsmonitor)
+		    const struct conf *c)
 {
 	const unsigned char *s = d->stat;
-	unsigned long mtime =
-	    (unsigned long)s[8] << 24 | s[9] << 16 | s[10] << 8 | s[11];
-	unsigned long size =
-	    (unsigned long)s[32] << 24 | s[33] << 16 | s[34] << 8 | s[35];
 
-	return d->valid &&
-	       (fsmonitor ||
-		(mtime == ((unsigned long)st->st_mtime & 0xffffffffu) &&
-		 size == ((unsigned long)st->st_size & 0xffffffffu)));
+	if (!d->valid)
+		return false;
+	if (c->fsmonitor)
+		return true;
+	return field(s, 2) == (uint32_t)st->st_mtime &&
+	       field(s, 8) == (uint32_t)st->st_size &&
+	       (!c->check_stat || !c->trust_ctime ||
+		field(s, 0) == (uint32_t)st->st_ctime) &&
+	       (!c->check_stat || (field(s, 5) == (uint32_t)st->st_ino &&
+				   field(s, 6) == (uint32_t)st->st_uid &&
+				   field(s, 7) == (uint32_t)st->st_gid));
 }
 
 /* A directory of the work tree (path relative, "" or "a/b/") opened
@@ -158,9 +183,40 @@ static void report(struct walk *w, const char *path)
 			      "untracked-cache", "now", "untracked"));
 }
 
+/* Whether a directory on path's way (the work tree's root to its own
+ * directory) holds a .gitignore that is a symbolic link: git does not
+ * read one (it opens each with O_NOFOLLOW since 2.32), libgit2 does.
+ * The agent linked tests/.gitignore to a file of "*" and made
+ * tests/conftest.py: libgit2 took both for ignored, nothing was
+ * recorded, and git without the cache showed both (twentieth attack
+ * review). */
+static bool linked_ignore_on_way(const struct walk *w, const char *path)
+{
+	char p[PATH_MAX];
+	struct stat st;
+	size_t n = strlen(path);
+
+	for (size_t i = 0; i <= n; i++) {
+		if (i && path[i - 1] != '/')
+			continue;
+		if ((size_t)snprintf(p, sizeof(p), "%.*s.gitignore", (int)i,
+				     path) >= sizeof(p))
+			return true;
+		if (!fstatat(w->wfd, p, &st, AT_SYMLINK_NOFOLLOW) &&
+		    S_ISLNK(st.st_mode))
+			return true;
+	}
+	return false;
+}
+
+/* Whether git ignores path: libgit2's answer, but for a path beneath a
+ * .gitignore git does not read, taken as not ignored. */
 static bool ignored(const struct walk *w, const char *path)
 {
 	int ign = 0;
+
+	if (linked_ignore_on_way(w, path))
+		return false;
 
 	if (git_ignore_path_is_ignored(&ign, w->repo, path))
 		git_error_clear();
@@ -212,8 +268,13 @@ static void look_in(struct walk *w, int fd, const char *path,
 		dir = is_dir(d, de);
 		if (b && listed(b, de->d_name, dir))
 			continue;
-		snprintf(sub, sizeof(sub), "%s%s%s", path, de->d_name,
-			 dir ? "/" : "");
+		/* a name too long to hold: not looked at, said */
+		if ((size_t)snprintf(sub, sizeof(sub), "%s%s%s", path,
+				     de->d_name,
+				     dir ? "/" : "") >= sizeof(sub)) {
+			w->more = true;
+			continue;
+		}
 		if (!dir) {
 			if (!accounted(w, sub))
 				report(w, sub);
@@ -231,38 +292,94 @@ static void look_in(struct walk *w, int fd, const char *path,
 	closedir(d);
 }
 
-/* Whether the user's configuration makes git trust the cache without a
- * stat (core.fsmonitor), or drop it (core.untrackedCache false: -1). */
-static int config_of(git_repository *repo)
+/* The user's configuration of the cache (struct conf). */
+static struct conf config_of(git_repository *repo)
 {
+	struct conf c = {false, false, true, true};
 	git_config *cfg = NULL;
 	git_config_entry *e = NULL;
-	int on = 1, r = 0;
+	int on = 1;
 
 	if (git_repository_config_snapshot(&cfg, repo))
-		return git_error_clear(), 0;
+		return git_error_clear(), c;
 	if (!git_config_get_bool(&on, cfg, "core.untrackedCache") && !on)
-		r = -1;
-	else if (!git_config_get_entry(&e, cfg, "core.fsmonitor") && e &&
-		 e->value && strcmp(e->value, "false") && *e->value)
-		r = 1;
+		c.dropped = true;
+	if (!git_config_get_entry(&e, cfg, "core.fsmonitor") && e && e->value &&
+	    strcmp(e->value, "false") && *e->value)
+		c.fsmonitor = true;
+	git_config_entry_free(e);
+	e = NULL;
+	if (!git_config_get_bool(&on, cfg, "core.trustctime") && !on)
+		c.trust_ctime = false;
+	if (!git_config_get_entry(&e, cfg, "core.checkStat") && e && e->value &&
+	    !strcasecmp(e->value, "minimal"))
+		c.check_stat = false;
 	git_config_entry_free(e);
 	git_config_free(cfg);
 	git_error_clear();
-	return r;
+	return c;
+}
+
+/* The cache in ext (the index's UNTR payload) checked by the walk w:
+ * each directory git would trust, its entries the cached list leaves
+ * out. 0 or -ENOMEM. */
+static int check_cache(struct walk *w, const unsigned char *ext, size_t extlen,
+		       const struct conf *conf, size_t *unchecked)
+{
+	struct hx_untr u;
+	int r;
+
+	if ((r = hx_untr_parse(ext, extlen, &u))) {
+		*unchecked += r == -2;
+		return 0; /* one git would not use */
+	}
+	w->u = &u;
+	w->nkids = 0;
+	if (!(w->kids = calloc(u.n ? u.n : 1, sizeof(*w->kids)))) {
+		hx_untr_free(&u);
+		return -ENOMEM;
+	}
+	for (size_t i = 1; i < u.n; i++)
+		w->kids[w->nkids++] = &u.dirs[i];
+	qsort(w->kids, w->nkids, sizeof(*w->kids), by_parent_name);
+	for (size_t i = 0; i < u.n; i++) {
+		const struct hx_untr_dir *b = &u.dirs[i];
+		struct stat st;
+		int fd = b->reachable ? open_dir(w->wfd, b->path) : -1;
+
+		if (fd < 0)
+			continue;
+		if (full(w)) { /* a block not looked at */
+			w->more = true;
+			close(fd);
+			break;
+		}
+		if (fstat(fd, &st) || !trusted(b, &st, conf) ||
+		    (b->check_only && b->nnames)) {
+			close(fd); /* read by git, or shown whole */
+			continue;
+		}
+		qsort(b->names, b->nnames, sizeof(*b->names), by_string);
+		look_in(w, fd, b->path, b, 0);
+	}
+	free(w->kids);
+	w->kids = NULL;
+	hx_untr_free(&u);
+	return 0;
 }
 
 int hx_git_untracked_hidden(git_repository *repo, git_index *idx, int wfd,
 			    const char *prefix, json_t *arr, size_t *unchecked)
 {
 	struct walk w = {repo, idx, wfd, prefix, arr, NULL, NULL, 0, false};
-	const unsigned char *ext;
+	const unsigned char *ext, *seen[MAX_CACHES];
+	size_t nseen = 0;
 	unsigned char *buf = NULL;
-	struct hx_untr u;
 	size_t len, extlen;
-	int fsmonitor = config_of(repo), r;
+	struct conf conf = config_of(repo);
+	int r;
 
-	if (fsmonitor < 0)
+	if (conf.dropped)
 		return 0;
 	/* An index too large to read, or a cache too large to hold, is
 	 * said unchecked (the agent can make either). */
@@ -270,44 +387,34 @@ int hx_git_untracked_hidden(git_repository *repo, git_index *idx, int wfd,
 		++*unchecked;
 	if (r)
 		return 0;
-	if (hx_index_extension(buf, len, "UNTR", &ext, &extlen) != 1 ||
-	    (r = hx_untr_parse(ext, extlen, &u))) {
-		*unchecked += r == -2;
-		free(buf);
-		return 0; /* none, or one git would not use */
-	}
-	w.u = &u;
-	if (!(w.kids = calloc(u.n ? u.n : 1, sizeof(*w.kids)))) {
-		hx_untr_free(&u);
-		free(buf);
-		return -ENOMEM;
-	}
-	for (size_t i = 1; i < u.n; i++)
-		w.kids[w.nkids++] = &u.dirs[i];
-	qsort(w.kids, w.nkids, sizeof(*w.kids), by_parent_name);
-	for (size_t i = 0; i < u.n; i++) {
-		const struct hx_untr_dir *b = &u.dirs[i];
-		struct stat st;
-		int fd = b->reachable ? open_dir(wfd, b->path) : -1;
+	/* Every cache git may take: each UNTR walking the extensions from
+	 * the entries' end (git keeps the last that parses), and each from
+	 * the offset an EOIE extension gives, where git reads them when it
+	 * loads them in a thread. The check took the first from the
+	 * entries' end: one git drops before the forged one it kept had
+	 * the check look at nothing (twentieth attack review). */
+	for (int by = 0; by < 2 && !r; by++)
+		for (size_t nth = 0; !r && nth < MAX_CACHES; nth++) {
+			int f = by ? hx_index_extension_eoie(buf, len, "UNTR",
+							     nth, &ext, &extlen)
+				   : hx_index_extension(buf, len, "UNTR", nth,
+							&ext, &extlen);
+			bool again = false;
 
-		if (fd < 0)
-			continue;
-		if (full(&w)) { /* a block not looked at */
-			w.more = true;
-			close(fd);
-			break;
+			if (f != 1)
+				break;
+			for (size_t k = 0; k < nseen; k++)
+				again |= seen[k] == ext;
+			if (again)
+				continue;
+			if (nseen == MAX_CACHES) {
+				++*unchecked;
+				break;
+			}
+			seen[nseen++] = ext;
+			r = check_cache(&w, ext, extlen, &conf, unchecked);
 		}
-		if (fstat(fd, &st) || !trusted(b, &st, fsmonitor) ||
-		    (b->check_only && b->nnames)) {
-			close(fd); /* read by git, or shown whole */
-			continue;
-		}
-		qsort(b->names, b->nnames, sizeof(*b->names), by_string);
-		look_in(&w, fd, b->path, b, 0);
-	}
 	*unchecked += w.more; /* more there, not listed */
-	free(w.kids);
-	hx_untr_free(&u);
 	free(buf);
-	return 0;
+	return r;
 }

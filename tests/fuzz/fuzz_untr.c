@@ -29,8 +29,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	const unsigned char *ext;
 	size_t len, *bits, n, used;
 
-	if (hx_index_extension(data, size, "UNTR", &ext, &len) == 1)
-		cache(ext, len);
+	for (size_t nth = 0; nth < 4; nth++) {
+		if (hx_index_extension(data, size, "UNTR", nth, &ext, &len) ==
+		    1)
+			cache(ext, len);
+		if (hx_index_extension_eoie(data, size, "UNTR", nth, &ext,
+					    &len) == 1) {
+			if (ext < data || ext + len > data + size)
+				abort();
+			cache(ext, len);
+		}
+	}
 	cache(data, size);
 	if (!hx_ewah_bits(data, size, 1u << 16, &bits, &n, &used)) {
 		if (used > size)

@@ -209,14 +209,18 @@ START_TEST(index_extensions_found_past_the_entries)
 	put32(&b, 3);
 	put(&b, "abc", 3);
 	put(&b, "01234567890123456789", 20);
-	ck_assert_int_eq(hx_index_extension(b.b, b.n, "UNTR", &ext, &len), 1);
+	ck_assert_int_eq(hx_index_extension(b.b, b.n, "UNTR", 0, &ext, &len),
+			 1);
 	ck_assert_uint_eq(len, 3);
 	ck_assert(!memcmp(ext, "abc", 3));
-	ck_assert_int_eq(hx_index_extension(b.b, b.n, "FSMN", &ext, &len), 0);
+	ck_assert_int_eq(hx_index_extension(b.b, b.n, "FSMN", 0, &ext, &len),
+			 0);
 	/* An extension that claims more than the file holds. */
 	b.b[12 + 72 + 7] = 200;
-	ck_assert_int_eq(hx_index_extension(b.b, b.n, "UNTR", &ext, &len), -1);
-	ck_assert_int_eq(hx_index_extension(b.b, 30, "UNTR", &ext, &len), -1);
+	ck_assert_int_eq(hx_index_extension(b.b, b.n, "UNTR", 0, &ext, &len),
+			 -1);
+	ck_assert_int_eq(hx_index_extension(b.b, 30, "UNTR", 0, &ext, &len),
+			 -1);
 }
 END_TEST
 
