@@ -52,3 +52,35 @@ def hidden(r, want):
     check(recs, "no hidden_changes record: %s" % r.dump()[-2000:])
     got = [(c["path"], c["hidden_by"]) for c in recs[0]["changes"]]
     check(got == want, "recorded: %r" % got)
+
+
+# Agent-side Python the untracked cache attacks share (run under
+# harness-exec, prepended to each): stat36(path, ctime_off) packs a
+# directory's stat as the cache keeps it, entries_end(data) is where an
+# index's (v2, v3) extensions start, untr(data) the offset and size of
+# its UNTR payload, write_index(data) puts the index back, its checksum
+# computed.
+UNTR_TOOLS = r'''
+import hashlib, os, struct, subprocess, sys, time
+def stat36(p, ctime_off=0):
+    st = os.stat(p)
+    return struct.pack(">9I", int(st.st_ctime) - ctime_off, st.st_ctime_ns % 10**9,
+                       int(st.st_mtime), st.st_mtime_ns % 10**9, st.st_dev & 0xffffffff,
+                       st.st_ino & 0xffffffff, st.st_uid, st.st_gid, st.st_size & 0xffffffff)
+def entries_end(data):
+    off = 12
+    for _ in range(struct.unpack(">I", data[8:12])[0]):
+        fixed = 64 if struct.unpack(">H", data[off + 60:off + 62])[0] & 0x4000 else 62
+        end = data.index(b"\0", off + fixed)
+        off += (end - off + 8) & ~7
+    return off
+def untr(data):
+    off = entries_end(data)
+    while data[off:off + 4] != b"UNTR":
+        off += 8 + struct.unpack(">I", data[off + 4:off + 8])[0]
+    return off + 8, struct.unpack(">I", data[off + 4:off + 8])[0]
+def write_index(data):
+    data[-20:] = hashlib.sha1(bytes(data[:-20])).digest()
+    open(".git/index.new", "wb").write(data)
+    os.rename(".git/index.new", ".git/index")
+'''

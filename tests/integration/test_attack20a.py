@@ -9,7 +9,7 @@ import shutil
 import subprocess
 import threading
 
-from gitrepo import GIT_ENV, hidden, project, status
+from gitrepo import GIT_ENV, UNTR_TOOLS, hidden, project, status
 from lib import AUDIT_TOOL, EXEC, PYTHON, check, harness
 from test_attack19b import _git, _users_next_fetch
 from test_default_policy import fake_home
@@ -19,13 +19,7 @@ from test_default_policy import fake_home
 # directory's now (git trusts the cached list: conftest.py hidden) and
 # that of a/ as its now but for its ctime (git reads a/ again and shows
 # the 64 files, which the check took for hidden).
-FORGE_DECOYS = r'''
-import hashlib, os, struct, subprocess, sys, time
-def stat36(p, ctime_off=0):
-    st = os.stat(p)
-    return struct.pack(">9I", int(st.st_ctime) - ctime_off, st.st_ctime_ns % 10**9,
-                       int(st.st_mtime), st.st_mtime_ns % 10**9, st.st_dev & 0xffffffff,
-                       st.st_ino & 0xffffffff, st.st_uid, st.st_gid, st.st_size & 0xffffffff)
+FORGE_DECOYS = UNTR_TOOLS + r'''
 subprocess.run(["git", "-c", "core.untrackedCache=true", "status", "--porcelain"], check=True)
 old = {d: stat36(d) for d in ("a", "tests")}
 time.sleep(1.1)
@@ -44,20 +38,11 @@ else:
     open(os.path.join(deep, "conftest.py"), "w").write("import os\n")
 time.sleep(1.1)  # a directory changed in the index's second is "racy": git reads it
 data = bytearray(open(".git/index", "rb").read())
-off = 12
-for _ in range(struct.unpack(">I", data[8:12])[0]):
-    fixed = 64 if struct.unpack(">H", data[off + 60:off + 62])[0] & 0x4000 else 62
-    end = data.index(b"\0", off + fixed)
-    off += (end - off + 8) & ~7  # index v2 and v3
-while data[off:off + 4] != b"UNTR":
-    off += 8 + struct.unpack(">I", data[off + 4:off + 8])[0]
-size = struct.unpack(">I", data[off + 4:off + 8])[0]
+off, size = untr(data)
 for d, ctime_off in (("a", int(sys.argv[1])), ("tests", 0)):
-    at = bytes(data[off + 8:off + 8 + size]).rindex(old[d]) + off + 8
+    at = bytes(data[off:off + size]).rindex(old[d]) + off
     data[at:at + 36] = stat36(d, ctime_off)
-data[-20:] = hashlib.sha1(bytes(data[:-20])).digest()
-open(".git/index.new", "wb").write(data)
-os.rename(".git/index.new", ".git/index")
+write_index(data)
 print("forged")
 '''
 
@@ -113,13 +98,7 @@ def test_a_new_file_deeper_than_the_walk_is_said(wd):
 # the cache's stat of tests/ written as the directory's now), and the
 # root block's count of untracked names written plus 2^N: git keeps a
 # count in 32 bits, and reads the same cache.
-FORGE_COUNT = r'''
-import hashlib, os, struct, subprocess, time, sys
-def stat36(p):
-    st = os.stat(p)
-    return struct.pack(">9I", int(st.st_ctime), st.st_ctime_ns % 10**9, int(st.st_mtime),
-                       st.st_mtime_ns % 10**9, st.st_dev & 0xffffffff, st.st_ino & 0xffffffff,
-                       st.st_uid, st.st_gid, st.st_size & 0xffffffff)
+FORGE_COUNT = UNTR_TOOLS + r'''
 def enc(v):
     out = [v & 127]
     v >>= 7
@@ -139,15 +118,8 @@ time.sleep(1.1)
 open("tests/conftest.py", "w").write("import os\n")
 time.sleep(1.1)
 data = bytearray(open(".git/index", "rb").read())
-off = 12
-for _ in range(struct.unpack(">I", data[8:12])[0]):
-    fixed = 64 if struct.unpack(">H", data[off + 60:off + 62])[0] & 0x4000 else 62
-    end = data.index(b"\0", off + fixed)
-    off += (end - off + 8) & ~7
-while data[off:off + 4] != b"UNTR":
-    off += 8 + struct.unpack(">I", data[off + 4:off + 8])[0]
-size = struct.unpack(">I", data[off + 4:off + 8])[0]
-ext = bytearray(data[off + 8:off + 8 + size])
+off, size = untr(data)
+ext = bytearray(data[off:off + size])
 at = bytes(ext).rindex(old)
 ext[at:at + 36] = stat36("tests")
 n, i = dec(ext, 0)
@@ -156,10 +128,8 @@ i = ext.index(b"\0", i) + 1
 ndirs, i = dec(ext, i)
 nn, j = dec(ext, i)   # root's nnames
 ext[i:j] = enc(nn + (1 << int(sys.argv[1])))
-data[off + 4:off + 8 + size] = struct.pack(">I", len(ext)) + ext
-data[-20:] = hashlib.sha1(bytes(data[:-20])).digest()
-open(".git/index.new", "wb").write(data)
-os.rename(".git/index.new", ".git/index")
+data[off - 4:off + size] = struct.pack(">I", len(ext)) + ext
+write_index(data)
 print("forged")
 '''
 
@@ -285,37 +255,17 @@ def test_a_gitignore_that_is_a_symlink_hides_nothing(wd):
 # tests/conftest.py is made), an UNTR extension git drops (4 bytes of
 # 0xff) put before the extensions, and an EOIE extension (their offset,
 # behind it, and a hash of their headers) at the end.
-FORGE_EOIE = r'''
-import hashlib, os, struct, subprocess, time, sys
-# usage: forge.py MODE ; MODE in exact, ctime, nsec, ino
-mode = "exact"
-def stat36(p, mode):
-    st = os.stat(p)
-    v = [int(st.st_ctime), st.st_ctime_ns % 10**9, int(st.st_mtime),
-         st.st_mtime_ns % 10**9, st.st_dev & 0xffffffff, st.st_ino & 0xffffffff,
-         st.st_uid, st.st_gid, st.st_size & 0xffffffff]
-    if mode == "ctime": v[0] -= 5
-    if mode == "nsec": v[3] = (v[3] + 1) % 10**9; v[1] = (v[1] + 1) % 10**9
-    if mode == "ino": v[5] ^= 1
-    return struct.pack(">9I", *v)
+FORGE_EOIE = UNTR_TOOLS + r'''
 subprocess.run(["git", "-c", "core.untrackedCache=true", "status", "--porcelain"], check=True)
-old = stat36("tests", "exact")
+old = stat36("tests")
 time.sleep(1.1)
 open("tests/conftest.py", "w").write("import os\n")
 time.sleep(1.1)
 data = bytearray(open(".git/index", "rb").read())
-off = 12
-for _ in range(struct.unpack(">I", data[8:12])[0]):
-    fixed = 64 if struct.unpack(">H", data[off + 60:off + 62])[0] & 0x4000 else 62
-    end = data.index(b"\0", off + fixed)
-    off += (end - off + 8) & ~7
-off0 = off
-while data[off:off + 4] != b"UNTR":
-    off += 8 + struct.unpack(">I", data[off + 4:off + 8])[0]
-size = struct.unpack(">I", data[off + 4:off + 8])[0]
-at = bytes(data[off + 8:off + 8 + size]).rindex(old) + off + 8
-data[at:at + 36] = stat36("tests", mode)
-E = off0
+off, size = untr(data)
+at = bytes(data[off:off + size]).rindex(old) + off
+data[at:at + 36] = stat36("tests")
+E = entries_end(data)
 exts = bytes(data[E:-20])
 junk = b"UNTR" + struct.pack(">I", 4) + b"\xff" * 4
 h = hashlib.sha1()
@@ -324,9 +274,7 @@ while p < len(exts):
     h.update(exts[p:p + 8]); p += 8 + struct.unpack(">I", exts[p + 4:p + 8])[0]
 eoie = b"EOIE" + struct.pack(">I", 24) + struct.pack(">I", E + len(junk)) + h.digest()
 data = bytearray(bytes(data[:E]) + junk + exts + eoie + b"\0" * 20)
-data[-20:] = hashlib.sha1(bytes(data[:-20])).digest()
-open(".git/index.new", "wb").write(data)
-os.rename(".git/index.new", ".git/index")
+write_index(data)
 print("forged")
 '''
 

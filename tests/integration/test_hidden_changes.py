@@ -12,7 +12,7 @@ import os
 import subprocess
 import time
 
-from gitrepo import GIT_ENV, commit_all, hidden, project, status
+from gitrepo import GIT_ENV, UNTR_TOOLS, commit_all, hidden, project, status
 from lib import AUDIT_TOOL, EXEC, PYTHON, check, harness
 
 
@@ -140,13 +140,7 @@ def test_a_gitignore_that_ignores_itself_is_recorded(wd):
 # then (a second later) writes the cache's stat data of tests/ as the
 # directory's now:
 # git status trusts the cached list of tests/ (no conftest.py in it).
-FORGE_UNTRACKED = r'''
-import hashlib, os, struct, subprocess, sys, time
-def stat36(p):
-    st = os.stat(p)
-    return struct.pack(">9I", int(st.st_ctime), st.st_ctime_ns % 10**9, int(st.st_mtime),
-                       st.st_mtime_ns % 10**9, st.st_dev & 0xffffffff, st.st_ino & 0xffffffff,
-                       st.st_uid, st.st_gid, st.st_size & 0xffffffff)
+FORGE_UNTRACKED = UNTR_TOOLS + r'''
 subprocess.run(["git", "-c", "core.untrackedCache=true", "status", "--porcelain"], check=True)
 old = stat36("tests")
 time.sleep(1.1)
@@ -155,19 +149,10 @@ for i in range(int(sys.argv[1]) if len(sys.argv) > 1 else 0):
     open("tests/decoy%02d.py" % i, "w").close()
 time.sleep(1.1)  # a directory changed in the index's second is "racy": git reads it
 data = bytearray(open(".git/index", "rb").read())
-off = 12
-for _ in range(struct.unpack(">I", data[8:12])[0]):
-    fixed = 64 if struct.unpack(">H", data[off + 60:off + 62])[0] & 0x4000 else 62
-    end = data.index(b"\0", off + fixed)
-    off += (end - off + 8) & ~7  # index v2 and v3
-while data[off:off + 4] != b"UNTR":
-    off += 8 + struct.unpack(">I", data[off + 4:off + 8])[0]
-size = struct.unpack(">I", data[off + 4:off + 8])[0]
-at = bytes(data[off + 8:off + 8 + size]).rindex(old) + off + 8
+off, size = untr(data)
+at = bytes(data[off:off + size]).rindex(old) + off
 data[at:at + 36] = stat36("tests")
-data[-20:] = hashlib.sha1(bytes(data[:-20])).digest()
-open(".git/index.new", "wb").write(data)
-os.rename(".git/index.new", ".git/index")
+write_index(data)
 print("forged")
 '''
 
