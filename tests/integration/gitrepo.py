@@ -58,7 +58,8 @@ def hidden(r, want):
 # harness-exec, prepended to each): stat36(path, ctime_off) packs a
 # directory's stat as the cache keeps it, entries_end(data) is where an
 # index's (v2, v3) extensions start, untr(data) the offset and size of
-# its UNTR payload, write_index(data) puts the index back, its checksum
+# its UNTR payload, cache_then(make) has git make the cache and then
+# changes tests/, write_index(data) puts the index back, its checksum
 # computed.
 UNTR_TOOLS = r'''
 import hashlib, os, struct, subprocess, sys, time
@@ -79,6 +80,19 @@ def untr(data):
     while data[off:off + 4] != b"UNTR":
         off += 8 + struct.unpack(">I", data[off + 4:off + 8])[0]
     return off + 8, struct.unpack(">I", data[off + 4:off + 8])[0]
+def cache_then(make):
+    # git makes the cache (tests/ as it is), make() changes tests/ a
+    # second later, and a second after that (a directory changed in the
+    # index's second is "racy": git reads it) the index is read: tests/'s
+    # stat as cached, the index, its UNTR payload's offset and size.
+    subprocess.run(["git", "-c", "core.untrackedCache=true", "status", "--porcelain"],
+                   check=True)
+    old = stat36("tests")
+    time.sleep(1.1)
+    make()
+    time.sleep(1.1)
+    data = bytearray(open(".git/index", "rb").read())
+    return (old, data) + untr(data)
 def write_index(data):
     data[-20:] = hashlib.sha1(bytes(data[:-20])).digest()
     open(".git/index.new", "wb").write(data)

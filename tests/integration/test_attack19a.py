@@ -157,9 +157,10 @@ def test_a_name_the_kernel_refuses_makes_nothing(wd):
                   "%s: an allow with no failed %s after it:\n%s" % (what, err, r.dump()))
 
 
-def _two_dirs_and_a_git(wd):
+def _two_dirs_and_a_git(wd, body="touch pushed"):
     """Directories a/ and b/ of the project and a script bin/git of the
-    state's that touches "pushed" where it runs."""
+    state's that runs body (by default: touches "pushed" where it
+    runs)."""
     a, b = (os.path.join(wd.path, d) for d in ("a", "b"))
     for d in (a, b):
         os.mkdir(d)
@@ -167,7 +168,7 @@ def _two_dirs_and_a_git(wd):
     os.mkdir(bindir)
     git = os.path.join(bindir, "git")
     with open(git, "w") as f:
-        f.write("#!/bin/sh\ntouch pushed\n")
+        f.write("#!/bin/sh\n%s\n" % body)
     os.chmod(git, 0o755)
     return a, b, git
 
@@ -304,15 +305,7 @@ def test_an_approved_exec_shows_the_environment_that_steers_it(wd):
     the program makes of its environment is its own."""
     from lib import xfail
     from test_ask import Session, answer, wait_pending
-    a, b = (os.path.join(wd.path, d) for d in ("a", "b"))
-    for d in (a, b):
-        os.mkdir(d)
-    bindir = os.path.join(wd.state, "bin")
-    os.mkdir(bindir)
-    git = os.path.join(bindir, "git")
-    with open(git, "w") as f:
-        f.write("#!/bin/sh\ncd \"${GIT_WORK_TREE:-.}\" && touch pushed\n")
-    os.chmod(git, 0o755)
+    a, b, git = _two_dirs_and_a_git(wd, 'cd "${GIT_WORK_TREE:-.}" && touch pushed')
     s = Session(wd, [STATIC, "askenv", a, "-", "GIT_WORK_TREE=" + b, git, "push",
                      "origin", "main"])
     q = wait_pending(wd, s)

@@ -10,7 +10,7 @@ import subprocess
 import threading
 
 from gitrepo import GIT_ENV, UNTR_TOOLS, hidden, project, status
-from lib import AUDIT_TOOL, EXEC, PYTHON, check, harness
+from lib import AUDIT_TOOL, PYTHON, check, harness
 from test_attack19b import _git, _users_next_fetch
 from test_default_policy import fake_home
 
@@ -112,13 +112,7 @@ def dec(b, i):
     while c & 128:
         v += 1; c = b[i]; i += 1; v = (v << 7) + (c & 127)
     return v, i
-subprocess.run(["git", "-c", "core.untrackedCache=true", "status", "--porcelain"], check=True)
-old = stat36("tests")
-time.sleep(1.1)
-open("tests/conftest.py", "w").write("import os\n")
-time.sleep(1.1)
-data = bytearray(open(".git/index", "rb").read())
-off, size = untr(data)
+old, data, off, size = cache_then(lambda: open("tests/conftest.py", "w").write("import os\n"))
 ext = bytearray(data[off:off + size])
 at = bytes(ext).rindex(old)
 ext[at:at + 36] = stat36("tests")
@@ -185,14 +179,8 @@ def test_a_log_swapped_after_its_verification_is_not_exported(wd):
     log is now opened once, verified and read from that one file, and
     not exported if it changed in between."""
     from test_attack11 import FORGE
-    os.makedirs(os.path.join(wd.path, "logs"))
-    log = os.path.join(wd.path, "logs", "run.jsonl")
-    e = dict(os.environ, XDG_STATE_HOME=wd.state)
-    e.pop("LD_PRELOAD", None)
-    p = subprocess.run([EXEC, "--quiet", "--ask-timeout", "0", "--audit-log", log, "--",
-                        "sh", "-c", "cat ~/.ssh/id_rsa 2>/dev/null; cat /etc/hostname >/dev/null"],
-                       cwd=wd.path, env=e, capture_output=True, text=True, timeout=120)
-    check(p.returncode == 0, p.stderr)
+    from test_otlp import log_in_the_project
+    log, e = log_in_the_project(wd)
     good, bad = log + ".good", log + ".bad"
     shutil.copy(log, good)
     shutil.copy(log, bad)
@@ -256,13 +244,7 @@ def test_a_gitignore_that_is_a_symlink_hides_nothing(wd):
 # 0xff) put before the extensions, and an EOIE extension (their offset,
 # behind it, and a hash of their headers) at the end.
 FORGE_EOIE = UNTR_TOOLS + r'''
-subprocess.run(["git", "-c", "core.untrackedCache=true", "status", "--porcelain"], check=True)
-old = stat36("tests")
-time.sleep(1.1)
-open("tests/conftest.py", "w").write("import os\n")
-time.sleep(1.1)
-data = bytearray(open(".git/index", "rb").read())
-off, size = untr(data)
+old, data, off, size = cache_then(lambda: open("tests/conftest.py", "w").write("import os\n"))
 at = bytes(data[off:off + size]).rindex(old) + off
 data[at:at + 36] = stat36("tests")
 E = entries_end(data)

@@ -141,15 +141,11 @@ def test_a_gitignore_that_ignores_itself_is_recorded(wd):
 # directory's now:
 # git status trusts the cached list of tests/ (no conftest.py in it).
 FORGE_UNTRACKED = UNTR_TOOLS + r'''
-subprocess.run(["git", "-c", "core.untrackedCache=true", "status", "--porcelain"], check=True)
-old = stat36("tests")
-time.sleep(1.1)
-open("tests/conftest.py", "w").write("import os\n")
-for i in range(int(sys.argv[1]) if len(sys.argv) > 1 else 0):
-    open("tests/decoy%02d.py" % i, "w").close()
-time.sleep(1.1)  # a directory changed in the index's second is "racy": git reads it
-data = bytearray(open(".git/index", "rb").read())
-off, size = untr(data)
+def make():
+    open("tests/conftest.py", "w").write("import os\n")
+    for i in range(int(sys.argv[1]) if len(sys.argv) > 1 else 0):
+        open("tests/decoy%02d.py" % i, "w").close()
+old, data, off, size = cache_then(make)
 at = bytes(data[off:off + size]).rindex(old) + off
 data[at:at + 36] = stat36("tests")
 write_index(data)

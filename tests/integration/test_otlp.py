@@ -211,6 +211,21 @@ def test_live_export_from_the_environment_and_a_collector_away(wd):
     check(p.returncode == 2 and "http://" in p.stderr, "%s %r" % (p.returncode, p.stderr))
 
 
+def log_in_the_project(wd):
+    """A session's --audit-log in the project (logs/run.jsonl: the next
+    session's agent's to rewrite) that refused a read; (log, the
+    environment harness-audit finds its anchor by)."""
+    os.makedirs(os.path.join(wd.path, "logs"))
+    log = os.path.join(wd.path, "logs", "run.jsonl")
+    e = dict(os.environ, XDG_STATE_HOME=wd.state)
+    e.pop("LD_PRELOAD", None)
+    p = subprocess.run([EXEC, "--quiet", "--ask-timeout", "0", "--audit-log", log, "--",
+                        "sh", "-c", "cat ~/.ssh/id_rsa 2>/dev/null; cat /etc/hostname >/dev/null"],
+                       cwd=wd.path, env=e, capture_output=True, text=True, timeout=120)
+    check(p.returncode == 0, p.stderr)
+    return log, e
+
+
 def test_a_log_that_does_not_verify_is_not_exported(wd):
     """harness-audit export read any log: a session's --audit-log in the
     project, rewritten by the next session's agent (the refused read's
@@ -220,14 +235,7 @@ def test_a_log_that_does_not_verify_is_not_exported(wd):
     and anchor) and not exported unless --unverified, which marks the
     resource; one that verifies is marked so."""
     from test_attack11 import FORGE
-    os.makedirs(os.path.join(wd.path, "logs"))
-    log = os.path.join(wd.path, "logs", "run.jsonl")
-    e = dict(os.environ, XDG_STATE_HOME=wd.state)
-    e.pop("LD_PRELOAD", None)
-    p = subprocess.run([EXEC, "--quiet", "--ask-timeout", "0", "--audit-log", log, "--",
-                        "sh", "-c", "cat ~/.ssh/id_rsa 2>/dev/null; cat /etc/hostname >/dev/null"],
-                       cwd=wd.path, env=e, capture_output=True, text=True, timeout=120)
-    check(p.returncode == 0, p.stderr)
+    log, e = log_in_the_project(wd)
 
     def export(*extra):
         out = os.path.join(wd.state, "t.pb")
