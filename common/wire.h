@@ -24,7 +24,7 @@
 #define HX_WIRE_MAX_ARGS     512
 #define HX_WIRE_MAX_FRAMES   32
 #define HX_WIRE_MAX_ADDRS    32
-#define HX_WIRE_MAX_RULES    256
+#define HX_WIRE_MAX_RULES    1024 /* read rules a HELLO_REPLY carries */
 #define HX_WIRE_MAX_SOCKADDR 128
 
 /* Environment that carries the connection into every process. */

@@ -84,6 +84,26 @@ static void check_file(const struct hx_policy *p, const char *path,
 	    ((access & HX_ACCESS_WRITE) &&
 	     protected_by(&p->protect_write, path, out)))
 		return;
+	if (p->files && path[0] == '/') {
+		uint64_t bits[HX_FILE_INDEX_WORDS];
+		size_t words = hx_file_index_mark(p->files, path, bits);
+		size_t plen = strlen(path);
+
+		for (size_t w = 0; w < words; w++)
+			for (uint64_t m = bits[w]; m; m &= m - 1) {
+				const struct hx_fref *f = hx_file_index_ref(
+				    p->files,
+				    w * 64 + (size_t)__builtin_ctzll(m));
+
+				if ((f->rule->access & access) &&
+				    hx_glob_need_holds(f->pat->text, &f->need,
+						       path, plen) &&
+				    hx_glob_match(f->pat->text, path))
+					consider(&b, f->rule, f->pat);
+			}
+		finish(p, &b, cat, out);
+		return;
+	}
 	for (size_t i = 0; i < p->nrules[HX_SEC_FILES]; i++) {
 		const struct hx_rule *r = &p->rules[HX_SEC_FILES][i];
 

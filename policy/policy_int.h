@@ -8,6 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "common/globindex.h"
 #include "policy/policy.h"
 
 /* A bump allocator: rules are never freed one by one. */
@@ -170,7 +171,33 @@ struct hx_policy {
 	struct hx_rule protect_write; /* "harness:protect", writes only */
 	bool keeps_existing;	      /* some rule says keep_existing */
 	struct hx_workspace ws;
+	/* The file rules' patterns by directory (fileindex.c); NULL: too
+	 * many, scanned */
+	struct hx_file_index *files;
 };
+
+/* ---- fileindex.c ---- */
+
+#define HX_FILE_INDEX_MAX   4096 /* patterns; more are scanned */
+#define HX_FILE_INDEX_WORDS (HX_FILE_INDEX_MAX / 64)
+
+struct hx_file_index;
+struct hx_fref {
+	const struct hx_rule *rule;
+	const struct hx_pattern *pat;
+	struct hx_glob_need need;
+};
+
+/* Made once the rules are final (they are not changed after). 0, or -1
+ * out of memory. */
+int hx_file_index_build(struct hx_policy *p);
+/* Sets in bits the ordinals of the file patterns that may match the
+ * absolute path (a superset of those that do, in rule and pattern
+ * order); returns how many words of bits to look at. */
+size_t hx_file_index_mark(const struct hx_file_index *ix, const char *path,
+			  uint64_t bits[HX_FILE_INDEX_WORDS]);
+const struct hx_fref *hx_file_index_ref(const struct hx_file_index *ix,
+					size_t ordinal);
 
 /* "default:<category>", static. */
 const char *hx_default_rule_name(enum hx_category c);

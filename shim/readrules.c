@@ -13,6 +13,30 @@ void hx_read_rules_reset(struct hx_read_rules *t)
 	t->default_read = HX_VERDICT_DENY;
 	t->nrules = 0;
 	t->used = 0;
+	t->ngroups = 0;
+	t->sorted = true;
+}
+
+/* Rule i, just added, into its key's group while they come in order. */
+static void index_rule(struct hx_read_rules *t, size_t i)
+{
+	const char *g = t->store + t->rule[i].off;
+	struct hx_glob_group *last =
+	    t->ngroups ? &t->group[t->ngroups - 1] : NULL;
+	int c;
+
+	hx_glob_need_of(g, &t->need[i]);
+	if (!t->sorted)
+		return;
+	c = last ? hx_glob_key_cmp(last->key, last->klen, g, t->need[i].key)
+		 : -1;
+	if (c > 0)
+		t->sorted = false;
+	else if (c == 0)
+		last->count++;
+	else
+		t->group[t->ngroups++] =
+		    (struct hx_glob_group){g, t->need[i].key, (uint32_t)i, 1};
 }
 
 int hx_read_rules_add(struct hx_read_rules *t, uint8_t verdict,
@@ -26,7 +50,7 @@ int hx_read_rules_add(struct hx_read_rules *t, uint8_t verdict,
 	memcpy(t->store + t->used, pattern, len);
 	t->store[t->used + len] = '\0';
 	t->used += len + 1;
-	t->nrules++;
+	index_rule(t, t->nrules++);
 	return 0;
 }
 
@@ -78,18 +102,46 @@ bad:
 	return -1;
 }
 
+struct judging {
+	const struct hx_read_rules *t;
+	const char *path;
+	size_t plen;
+	int best;
+};
+
+static void judge(const struct hx_glob_group *g, void *arg)
+{
+	struct judging *j = arg;
+	const struct hx_read_rules *t = j->t;
+
+	for (uint32_t i = g->first; i < g->first + g->count; i++) {
+		const char *pat = t->store + t->rule[i].off;
+
+		if ((int)t->rule[i].verdict > j->best &&
+		    hx_glob_need_holds(pat, &t->need[i], j->path, j->plen) &&
+		    hx_glob_match(pat, j->path))
+			j->best = t->rule[i].verdict;
+	}
+}
+
 enum hx_verdict hx_read_verdict(const struct hx_read_rules *t, const char *path)
 {
-	int best = -1;
+	struct judging j = {t, path, 0, -1};
 
-	for (size_t i = 0; i < t->nrules; i++) {
-		if ((int)t->rule[i].verdict <= best)
-			continue;
-		if (hx_glob_match(t->store + t->rule[i].off, path))
-			best = t->rule[i].verdict;
+	if (t->sorted && path[0] == '/') {
+		j.plen = strlen(path);
+		hx_glob_groups_visit(t->group, t->ngroups, path, j.plen, judge,
+				     &j);
+	} else {
+		for (size_t i = 0; i < t->nrules; i++) {
+			if ((int)t->rule[i].verdict <= j.best)
+				continue;
+			if (hx_glob_match(t->store + t->rule[i].off, path))
+				j.best = t->rule[i].verdict;
+		}
 	}
-	return best < 0 ? (enum hx_verdict)t->default_read
-			: (enum hx_verdict)best;
+	return j.best < 0 ? (enum hx_verdict)t->default_read
+			  : (enum hx_verdict)j.best;
 }
 
 bool hx_read_local_allow(const struct hx_read_rules *t, const char *path)

@@ -9,6 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "common/globindex.h"
 #include "common/wire.h"
 
 struct hx_read_rules {
@@ -20,6 +21,12 @@ struct hx_read_rules {
 		uint32_t off; /* pattern in store, NUL-terminated */
 	} rule[HX_WIRE_MAX_RULES];
 	char store[HX_WIRE_MAX];
+	/* By key (common/globindex.h), while the rules come sorted so, as
+	 * the supervisor sends them; else each read scans them all. */
+	struct hx_glob_need need[HX_WIRE_MAX_RULES];
+	struct hx_glob_group group[HX_WIRE_MAX_RULES];
+	size_t ngroups;
+	bool sorted;
 };
 
 void hx_read_rules_reset(struct hx_read_rules *t);

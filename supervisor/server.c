@@ -1,6 +1,7 @@
 /* The epoll loop and the shim connection handler; see server.h. */
 #define _GNU_SOURCE
 #include "supervisor/server.h"
+#include "supervisor/hello_reply.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -758,69 +759,6 @@ static void handle_timer(struct hx_server *s, struct hx_source *src,
 		hx_metrics_sync(s->pl->metrics, ns);
 }
 
-struct rules_acc {
-	struct hx_wbuf *w;
-	size_t n;
-	bool overflow;
-};
-
-static void put_rule(enum hx_verdict v, const char *pattern, void *arg)
-{
-	struct rules_acc *a = arg;
-	uint8_t buf[1 + UINT16_MAX];
-	size_t len = strlen(pattern);
-
-	if (a->overflow)
-		return;
-	if (++a->n > HX_WIRE_MAX_RULES || len + 1 > UINT16_MAX) {
-		a->overflow = true;
-		return;
-	}
-	buf[0] = (uint8_t)v;
-	memcpy(buf + 1, pattern, len);
-	if (hx_wire_put_bytes(a->w, HX_TAG_READ_RULE, buf, len + 1))
-		a->overflow = true;
-}
-
-/* The HELLO_REPLY is the same for every process: build it once. The read
- * rules go along only when all of them fit; otherwise the shim asks. */
-static int build_hello(struct hx_server *s)
-{
-	const struct hx_policy *p = s->pl->policy;
-	struct hx_wbuf w;
-	struct rules_acc acc;
-	uint32_t flags = 0, pass;
-
-	if (hx_policy_log_reads(p))
-		flags |= HX_HELLO_LOG_READS;
-	if (s->pl->mode == HX_MODE_AUDIT)
-		flags |= HX_HELLO_AUDIT;
-	if (s->pl->dns_sealed)
-		flags |= HX_HELLO_DNS_SEALED;
-	for (pass = 0; pass < 2; pass++) {
-		bool with_rules = pass == 0;
-
-		hx_wire_begin(&w, s->hello, HX_WIRE_MAX, HX_MSG_HELLO_REPLY, 0);
-		hx_wire_put_u32(&w, HX_TAG_FLAGS,
-				flags |
-				    (with_rules ? HX_HELLO_LOCAL_READS : 0));
-		hx_wire_put_u32(&w, HX_TAG_DEFAULT_READ,
-				hx_policy_default_verdict(p, HX_CAT_FILE_READ));
-		if (s->pl->session)
-			hx_wire_put_str(&w, HX_TAG_SESSION, s->pl->session);
-		if (with_rules) {
-			acc = (struct rules_acc){&w, 0, false};
-			hx_policy_foreach_read_rule(p, put_rule, &acc);
-			if (acc.overflow)
-				continue;
-		}
-		s->hello_len = hx_wire_finish(&w);
-		if (s->hello_len)
-			return 0;
-	}
-	return -E2BIG;
-}
-
 int hx_server_new(struct hx_pipeline *pl, struct hx_server **out)
 {
 	struct hx_server *s;
@@ -849,8 +787,8 @@ int hx_server_new(struct hx_pipeline *pl, struct hx_server **out)
 	s->hello = malloc(HX_WIRE_MAX);
 	if (!s->msg || !s->wbuf || !s->hello)
 		goto fail;
-	r = build_hello(s);
-	if (r)
+	s->hello_len = hx_hello_reply_build(pl, s->hello, HX_WIRE_MAX, &r);
+	if (!s->hello_len)
 		goto fail;
 	s->epfd = epoll_create1(EPOLL_CLOEXEC);
 	if (s->epfd < 0)

@@ -1,0 +1,81 @@
+/* What a glob's matches must hold; see globindex.h. */
+#define _GNU_SOURCE /* memmem */
+#include "common/globindex.h"
+
+#include <string.h>
+
+#define META "*?[]\\"
+
+void hx_glob_need_of(const char *glob, struct hx_glob_need *n)
+{
+	size_t len = strlen(glob), lit = strcspn(glob, "*?[\\"), t = 0, r = 0;
+
+	*n = (struct hx_glob_need){.len = (uint32_t)len};
+	if (glob[0] == '/')
+		for (size_t i = 0; i < lit; i++)
+			if (glob[i] == '/')
+				n->key = (uint32_t)i;
+	while (t < len && !strchr(META, glob[len - 1 - t]))
+		t++;
+	n->tail = (uint32_t)t;
+	if (t || len < 3 || strcmp(glob + len - 3, "/**"))
+		return;
+	while (r < len - 3 && !strchr(META, glob[len - 4 - r]))
+		r++;
+	if (r < len - 3) { /* after a metacharacter: not the key's */
+		n->inner_off = (uint32_t)(len - 3 - r);
+		n->inner_len = (uint32_t)r;
+	}
+}
+
+bool hx_glob_need_holds(const char *glob, const struct hx_glob_need *n,
+			const char *path, size_t plen)
+{
+	if (n->tail &&
+	    (plen < n->tail ||
+	     memcmp(path + plen - n->tail, glob + n->len - n->tail, n->tail)))
+		return false;
+	return !n->inner_len ||
+	       memmem(path, plen, glob + n->inner_off, n->inner_len);
+}
+
+int hx_glob_key_cmp(const char *a, size_t alen, const char *b, size_t blen)
+{
+	int c = memcmp(a, b, alen < blen ? alen : blen);
+
+	return c ? c : (alen > blen) - (alen < blen);
+}
+
+static const struct hx_glob_group *find(const struct hx_glob_group *g, size_t n,
+					const char *key, size_t len)
+{
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		int c = hx_glob_key_cmp(g[mid].key, g[mid].klen, key, len);
+
+		if (!c)
+			return &g[mid];
+		if (c < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return NULL;
+}
+
+void hx_glob_groups_visit(const struct hx_glob_group *g, size_t ngroups,
+			  const char *path, size_t plen,
+			  void (*fn)(const struct hx_glob_group *, void *),
+			  void *arg)
+{
+	const struct hx_glob_group *k = find(g, ngroups, "", 0);
+
+	if (k)
+		fn(k, arg);
+	for (size_t e = 1; e <= plen; e++)
+		if ((e == plen || path[e] == '/') &&
+		    (k = find(g, ngroups, path, e)))
+			fn(k, arg);
+}
