@@ -28,15 +28,31 @@ void hx_glob_need_of(const char *glob, struct hx_glob_need *n)
 	}
 }
 
+/* Whether path holds the run r; one that starts a name is looked for
+ * at each '/' only (memmem's set-up was most of a decision). */
+static bool has_run(const char *path, size_t plen, const char *r, size_t rlen)
+{
+	const char *end = path + plen;
+
+	if (r[0] != '/')
+		return memmem(path, plen, r, rlen);
+	for (const char *p = path; p && (size_t)(end - p) >= rlen;
+	     p = memchr(p + 1, '/', (size_t)(end - p - 1)))
+		if (!memcmp(p, r, rlen))
+			return true;
+	return false;
+}
+
 bool hx_glob_need_holds(const char *glob, const struct hx_glob_need *n,
 			const char *path, size_t plen)
 {
+	/* the last byte first: most candidates differ there */
 	if (n->tail &&
-	    (plen < n->tail ||
+	    (plen < n->tail || path[plen - 1] != glob[n->len - 1] ||
 	     memcmp(path + plen - n->tail, glob + n->len - n->tail, n->tail)))
 		return false;
 	return !n->inner_len ||
-	       memmem(path, plen, glob + n->inner_off, n->inner_len);
+	       has_run(path, plen, glob + n->inner_off, n->inner_len);
 }
 
 int hx_glob_key_cmp(const char *a, size_t alen, const char *b, size_t blen)

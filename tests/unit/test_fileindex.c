@@ -24,7 +24,7 @@ static const char awkward[] =
     "  - {id: b, access: any, deny: [\"/a/b\\\\*c\", \"/x/[ab]/**\", "
     "\"/t/krb5cc*\"]}\n"
     "  - {id: c, access: read, ask: [\"**/.env\", \"**/.env.*\", "
-    "\"/p/**/n/**\"]}\n"
+    "\"/p/**/n/**\", \"/q/*ab/**\"]}\n"
     "  - {id: d, access: write, deny: [\"/p/**/h?oks/*.sh\", \"/**/q\", "
     "\"/p/*/m/**\", \"/\", \"/*\"]}\n"
     "  - {id: e, access: any, allow: [\"/p/**\", \"/p/n\", \"/a/b]c\"]}\n";
