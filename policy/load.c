@@ -194,6 +194,25 @@ static bool loaded(const struct hx_policy *p, const char *name)
 
 static int read_all(int fd, char **out, size_t *outlen);
 
+/* include: default-protections: the embedded default read for its deny
+ * and ask rules alone (rules.c skips the rest, load_top its settings).
+ * A document of its own name: the default's profiles loaded so do not
+ * count as loaded for an include of them whole. */
+static int load_protections(struct hx_ld *l, const yaml_node_t *n)
+{
+	size_t len;
+	const char *text = hx_policy_default_text(&len);
+	bool was = l->protective;
+	int ret;
+
+	if (loaded(l->p, HX_DEFAULT_PROTECTIONS))
+		return 0;
+	l->protective = true; /* load_document's child takes it */
+	ret = load_document(l, HX_DEFAULT_PROTECTIONS, text, len, NULL, n);
+	l->protective = was;
+	return ret;
+}
+
 /* One include: a built-in profile's name (no '/'), or a file, relative
  * to the including file's directory. A document already loaded is
  * skipped, so a profile named twice (the policy and --profile) or a
@@ -204,6 +223,8 @@ static int load_include(struct hx_ld *l, const yaml_node_t *n, const char *what)
 	size_t len;
 	int ret;
 
+	if (!strcmp(what, HX_DEFAULT_PROTECTIONS))
+		return load_protections(l, n);
 	if (!hx_profile_is_file(what)) {
 		const char *text = hx_profile_text(what, &len);
 
@@ -218,7 +239,8 @@ static int load_include(struct hx_ld *l, const yaml_node_t *n, const char *what)
 				 "no built-in profile '%.60s'", what);
 			return hx_node_fail(l, n, hint, msg);
 		}
-		snprintf(name, sizeof(name), "profile:%s", what);
+		snprintf(name, sizeof(name), "%sprofile:%s",
+			 l->protective ? HX_DEFAULT_PROTECTIONS ":" : "", what);
 		return loaded(l->p, name)
 			   ? 0
 			   : load_document(l, name, text, len, NULL, n);
@@ -420,17 +442,28 @@ static int main_only_keys(struct hx_ld *l, yaml_node_t *root)
 	return 0;
 }
 
+/* What default-protections takes of the default: its includes and
+ * rules (not its disable: a rule it drops stays, which refuses more). */
+static bool protective_key(const char *k)
+{
+	return !strcmp(k, "include") || !strcmp(k, "files") ||
+	       !strcmp(k, "exec") || !strcmp(k, "network");
+}
+
 static int load_top(struct hx_ld *l, yaml_node_t *root)
 {
 	static const char *const modes[] = {"enforce", "audit", NULL};
 	static const char *const versions[] = {"1", NULL};
 	static const char *const sections[] = {"files", "exec", "network"};
-	int ret = l->depth ? main_only_keys(l, root) : 0, i;
+	/* the default read for its protections has every key; only
+	 * include and the rule sections are taken from it */
+	bool inc = l->depth && !l->protective;
+	int ret = inc ? main_only_keys(l, root) : 0, i;
 	yaml_node_t *v;
 
 	if (!ret)
 		ret = hx_node_keys(l, root, "the policy",
-				   l->depth ? include_keys : top_keys);
+				   inc ? include_keys : top_keys);
 	for (yaml_node_pair_t *pr = root->data.mapping.pairs.start;
 	     !ret && pr < root->data.mapping.pairs.top; pr++) {
 		const char *k = hx_node_key(l, pr);
@@ -442,7 +475,8 @@ static int load_top(struct hx_ld *l, yaml_node_t *root)
 			ret = hx_node_word(l, v, "version", versions, &i);
 		} else if (!strcmp(k, "profile")) {
 			ret = load_profile_meta(l, v);
-		} else if (l->meta_only) {
+		} else if (l->meta_only ||
+			   (l->protective && !protective_key(k))) {
 			continue;
 		} else if (!strcmp(k, "include")) {
 			ret = load_includes(l, v);
@@ -592,6 +626,7 @@ static int load_document(struct hx_ld *parent, const char *name,
 			  .err = parent->err,
 			  .vars = parent->vars,
 			  .depth = parent->depth + 1,
+			  .protective = parent->protective,
 			  .dir = dir};
 	char from[300];
 	int ret;

@@ -23,6 +23,7 @@ struct hx_ld {
 	size_t nnodes;
 	unsigned depth;	 /* 0: the main document, else an include */
 	bool meta_only;	 /* the profile: mapping only, no rules */
+	bool protective; /* default-protections: deny and ask rules only */
 	const char *dir; /* where relative includes are, or NULL */
 };
 

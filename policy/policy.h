@@ -113,7 +113,13 @@ int hx_policy_load_buffer(const char *name, const char *text, size_t len,
  * include, profile, files, exec and network: the session-wide settings
  * are the main policy's. Every included file is also protected like the
  * policy itself (rule harness:protect). Errors name the included file,
- * and the hint where it was included from. */
+ * and the hint where it was included from.
+ *
+ * HX_DEFAULT_PROTECTIONS names the embedded default's protective rules:
+ * its deny and ask rules (and those of what it includes), none of its
+ * allow rules or settings, by reference, so that a policy that includes
+ * them (a learned one) refuses what the default refuses as it is now. */
+#define HX_DEFAULT_PROTECTIONS "default-protections"
 
 /* The embedded default policy (policy/default.yaml, compiled in). */
 int hx_policy_load_default(const struct hx_policy_vars *vars,

@@ -211,13 +211,22 @@ int hx_rules_section(struct hx_ld *l, enum hx_section sec, yaml_node_t *n,
 		memcpy(rules, l->p->rules[sec], old * sizeof(*rules));
 	l->p->rules[sec] = rules;
 	for (size_t i = 0; i < cnt; i++) {
+		struct hx_rule *rule = &rules[l->p->nrules[sec]];
+		bool keeps = l->p->keeps_existing;
 		yaml_node_t *r;
 
 		ret = hx_node_get(l, n->data.sequence.items.start[i], &r);
 		if (!ret)
-			ret = load_rule(l, sec, r, &rules[old + i]);
+			ret = load_rule(l, sec, r, rule);
 		if (ret)
 			return ret;
+		/* default-protections: what the default opens is not
+		 * theirs to open, only what it refuses or asks */
+		if (l->protective && rule->verdict == HX_VERDICT_ALLOW) {
+			l->p->keeps_existing = keeps;
+			memset(rule, 0, sizeof(*rule));
+			continue;
+		}
 		l->p->nrules[sec]++;
 	}
 	return 0;

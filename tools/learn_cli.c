@@ -15,11 +15,13 @@
 
 #include "supervisor/fmt.h"
 #include "supervisor/session.h"
+#include "policy/policy.h"
 #include "supervisor/export/logline.h"
 
 #define MAX_EXAMPLES 3
 #define MAX_SUBCMDS  6	    /* an executable's argv[1] words kept apart */
 #define SEEN_MAX     200000 /* decisions remembered, to skip repeats */
+#define MAX_FLAGGED  20	    /* audit calls a rule refused, named at the head */
 
 static const char usage[] =
     "Usage: harness-policy learn [--unverified] LOG... > policy.yaml\n"
@@ -31,7 +33,10 @@ static const char usage[] =
     "was resolved from), lookups by name (NAME:0, which allows no\n"
     "connect); everything else denied by\n"
     "default. What a session in enforce mode was refused stays refused\n"
-    "(a deny rule per call). Run an agent with --mode audit first, learn,\n"
+    "(a deny rule per call), and so does what a rule refused in audit mode\n"
+    "(listed at the head); the default policy's deny and ask rules are\n"
+    "included (include: default-protections). Run an agent with --mode audit "
+    "first, learn,\n"
     "read and edit the policy, check it with 'harness-policy check' and\n"
     "'harness-policy test POLICY LOG...', then enforce it.\n"
     "\n"
@@ -50,6 +55,7 @@ struct learned {
 struct learn {
 	struct learned exec, write, connect, resolve;
 	struct learned deny_exec, deny_write, deny_read, deny_net;
+	json_t *flagged;  /* [op, what, rule]: a rule refused, audit did */
 	json_t *subcmds;  /* object: exe path -> [argv[1] words] */
 	json_t *answered; /* object: seq of an ask a person allowed -> true */
 	json_t *unmade;	  /* object: seq of a claim never made -> true */
@@ -343,6 +349,21 @@ static void note_answer(struct learn *l, json_t *rec)
 				    json_true());
 }
 
+/* A call a rule refused that an audit session made, for the head. */
+static void flag(struct learn *l, const char *op, json_t *a, const char *rule)
+{
+	const char *what = str(a, "path") ?: str(a, "addr") ?: str(a, "host");
+	json_t *argv = json_object_get(a, "argv");
+	char ex[PATH_MAX * 2];
+
+	if (!strcmp(op, "exec") && what &&
+	    exec_example(what, argv, ex, sizeof(ex)))
+		what = ex;
+	if (!what)
+		return;
+	json_array_append_new(l->flagged, json_pack("[sss]", op, what, rule));
+}
+
 static void learn_record(struct learn *l, json_t *rec)
 {
 	const char *op = str(rec, "op"), *v = str(rec, "verdict"),
@@ -367,9 +388,18 @@ static void learn_record(struct learn *l, json_t *rec)
 		return;
 	l->records++;
 	/* What was refused did not happen: it stays refused. In audit mode
-	 * everything happened. */
-	refused = strcmp(v, "allow") && enforced && !str(rec, "grant") &&
+	 * everything happened; what a rule of the run's policy refused
+	 * there (a read of ~/.ssh/id_rsa) is what the team reviews, not a
+	 * need to learn: flagged, refused as if enforced (its ask: not
+	 * learned). What only a category's default refused is learned. */
+	refused = strcmp(v, "allow") && !str(rec, "grant") &&
 		  !json_object_get(l->answered, seq_key(rec, "seq"));
+	if (refused && !enforced) {
+		if (!rule || !strncmp(rule, "default:", 8))
+			refused = false;
+		else if (flag(l, op, a, rule), !strcmp(v, "ask"))
+			return;
+	}
 	/* The pipeline judges the path as named and as resolved: both. */
 	if (!strcmp(op, "exec")) {
 		learn_exec(l, str(a, "path"), a, refused);
@@ -473,6 +503,35 @@ static void rule(FILE *out, const char *id, const char *what,
 	json_decref(ex);
 }
 
+/* The calls of audit sessions that a rule of their policy refused,
+ * said at the head: not learned. */
+static void flagged(struct learn *l, FILE *out)
+{
+	size_t n = json_array_size(l->flagged), i;
+	json_t *f;
+
+	if (!n)
+		return;
+	fprintf(out,
+		"# Not learned: %zu call%s of audit sessions that a rule of "
+		"their policy refused\n# (done only because nothing was "
+		"enforced): refused here too. Review them:\n",
+		n, n == 1 ? "" : "s");
+	json_array_foreach(l->flagged, i, f)
+	{
+		if (i == MAX_FLAGGED) {
+			fprintf(out, "#   ... and %zu more\n", n - i);
+			break;
+		}
+		fprintf(out, "#   %s ",
+			json_string_value(json_array_get(f, 0)));
+		quoted(out, json_string_value(json_array_get(f, 1)));
+		fprintf(out, " (rule ");
+		quoted(out, json_string_value(json_array_get(f, 2)));
+		fputs(")\n", out);
+	}
+}
+
 static void write_policy(struct learn *l, int nlogs, char *const *logs,
 			 FILE *out)
 {
@@ -495,7 +554,17 @@ static void write_policy(struct learn *l, int nlogs, char *const *logs,
 	fputs("# It allows what they did and nothing else; what a session in "
 	      "enforce mode\n# was refused stays refused. Read it, edit it, "
 	      "then: harness-policy check\n# FILE; harness-policy test FILE "
-	      "LOG...\nversion: 1\nmode: enforce\n",
+	      "LOG...\n",
+	      out);
+	flagged(l, out);
+	fputs("version: 1\nmode: enforce\n", out);
+	fputs("# What the default policy refuses or asks stays so, whatever "
+	      "the sessions did:\n# its deny and ask rules (credentials, "
+	      "shell startup files, git hooks, files\n# that run code later, "
+	      "privilege, neighbours' sockets...), by reference, as\n# this "
+	      "harness's default has them ('harness-policy show --policy "
+	      "FILE' lists\n# them). A deny wins over every allow below.\n"
+	      "include: [" HX_DEFAULT_PROTECTIONS "]\n",
 	      out);
 	fputs("defaults:\n  exec: deny\n  file_read: allow\n  file_write: "
 	      "deny\n  net_connect: deny\n  net_send: deny\n  net_resolve: "
@@ -506,11 +575,12 @@ static void write_policy(struct learn *l, int nlogs, char *const *logs,
 	     "the files the sessions wrote, made or removed", "allow", "write",
 	     &l->write);
 	rule(out, "learned-refused-writes",
-	     "what the sessions were refused to change", "deny", "write",
-	     &l->deny_write);
+	     "what a rule refused the sessions to change (in audit mode "
+	     "too)",
+	     "deny", "write", &l->deny_write);
 	rule(out, "learned-refused-reads",
-	     "what the sessions were refused to read", "deny", "read",
-	     &l->deny_read);
+	     "what a rule refused the sessions to read (in audit mode too)",
+	     "deny", "read", &l->deny_read);
 	if (!l->write.pats && !l->deny_write.pats && !l->deny_read.pats)
 		fputs("  []\n", out);
 	fputs("exec:\n", out);
@@ -518,8 +588,8 @@ static void write_policy(struct learn *l, int nlogs, char *const *logs,
 	     "the programs the sessions ran, by executable and first argument",
 	     "allow", NULL, &l->exec);
 	rule(out, "learned-refused-programs",
-	     "what the sessions were refused to run", "deny", NULL,
-	     &l->deny_exec);
+	     "what a rule refused the sessions to run (in audit mode too)",
+	     "deny", NULL, &l->deny_exec);
 	if (!l->exec.pats && !l->deny_exec.pats)
 		fputs("  []\n", out);
 	fputs("network:\n", out);
@@ -530,8 +600,9 @@ static void write_policy(struct learn *l, int nlogs, char *const *logs,
 	     "up; port 0 allows no connect)",
 	     "allow", NULL, &l->resolve);
 	rule(out, "learned-refused-network",
-	     "what the sessions were refused on the network", "deny", NULL,
-	     &l->deny_net);
+	     "what a rule refused the sessions on the network (in audit "
+	     "mode too)",
+	     "deny", NULL, &l->deny_net);
 	if (!l->connect.pats && !l->resolve.pats && !l->deny_net.pats)
 		fputs("  []\n", out);
 }
@@ -639,6 +710,7 @@ int hx_learn_cli(int argc, char *const *argv, FILE *out, FILE *err)
 	}
 	if (check && !(held = hold(argc, argv, err)))
 		return 2;
+	l.flagged = json_array();
 	l.subcmds = json_object();
 	l.answered = json_object();
 	l.unmade = json_object();
@@ -666,6 +738,7 @@ int hx_learn_cli(int argc, char *const *argv, FILE *out, FILE *err)
 	learned_free(&l.deny_write);
 	learned_free(&l.deny_read);
 	learned_free(&l.deny_net);
+	json_decref(l.flagged);
 	json_decref(l.subcmds);
 	json_decref(l.answered);
 	json_decref(l.unmade);

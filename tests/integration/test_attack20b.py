@@ -8,7 +8,7 @@ import os
 import shutil
 import subprocess
 
-from lib import BUILD, check, harness, xfail
+from lib import BUILD, check, harness
 from test_attack17 import _learn
 from test_default_policy import fake_home
 
@@ -145,20 +145,56 @@ def test_a_learned_policy_reads_no_secret_the_run_did_not_read(wd):
     wrote one file of the project) was learned as a policy whose
     file_read default is allow with no read deny: enforced, the agent
     read ~/.ssh/id_rsa, which the run never read and the default policy
-    it replaced refuses. A known gap (README, "Found by the attack
-    reviews and not fixed"): learn keeps no read rule of the policy the
-    run was recorded under."""
+    it replaced refuses; and its "$CWD/**" let the agent write a git
+    hook. The learned policy includes the default's deny and ask rules
+    (default-protections): the read and the hook are refused, by the
+    default's own rules, and recorded."""
     home = fake_home(wd)
-    r = harness(["sh", "-c", "echo y > ok.txt"], wd, policy=None, mode="audit",
-                env={"HOME": home})
+    subprocess.run(["git", "init", "-q", wd.path], check=True)
+    hook = os.path.join(wd.path, ".git", "hooks", "pre-commit")
+    for shell in (["sh", "-c"], [BUSYBOX, "sh", "-c"]):
+        r = harness(shell + ["echo y > ok.txt"], wd, policy=None, mode="audit",
+                    env={"HOME": home})
+        r.expect_status(0)
+        text, pol = _learn(wd, r.log)
+        check('"$CWD/**"' in text and "include: [default-protections]" in text,
+              "learned:\n%s" % text)
+        os.unlink(os.path.join(wd.path, "ok.txt"))
+        # (the shell's own read: the learned policy runs the shell alone)
+        e = harness(shell + ["read k < ~/.ssh/id_rsa; echo \"$k\"; echo x > .git/hooks/pre-commit;"
+                             " echo y > ok.txt"], wd, policy=pol, env={"HOME": home})
+        what = "%s: %s\n%s" % (shell[0], e.stderr[-800:], e.dump())
+        check(os.path.exists(os.path.join(wd.path, "ok.txt")),
+              "the run's own write refused by its learned policy: %s" % what)
+        check("PRIVATE-KEY" not in e.stdout, "a learned policy let the agent read ~/.ssh/id_rsa")
+        check(not os.path.exists(hook), "a learned policy let the agent write a git hook")
+        key = os.path.join(home, ".ssh", "id_rsa")
+        for path, rule in ((key, "ssh"), (hook, "git-hooks")):
+            rec = [x for x in e.events(args_path=path) if x.get("verdict") == "deny"]
+            check(rec and rec[0].get("rule") == rule and rec[0].get("enforced") is True,
+                  "%s: no enforced refusal of %s by %s: %s" % (what, path, rule, rec[:1]))
+        os.unlink(os.path.join(wd.path, "ok.txt"))
+
+
+def test_a_secret_an_audit_run_read_is_flagged_not_learned(wd):
+    """The same, when the audit run did read ~/.ssh/id_rsa (done: nothing
+    was enforced; its record says the default's rule ssh refused it):
+    that is what the team reviews, not a need to learn. learn names it
+    at the head of the policy and keeps it refused."""
+    home = fake_home(wd)
+    r = harness(["sh", "-c", "cat ~/.ssh/id_rsa; echo y > ok.txt"], wd, policy=None,
+                mode="audit", env={"HOME": home})
     r.expect_status(0)
+    check("PRIVATE-KEY" in r.stdout, "the audit run did not read the key: %s" % r.dump())
     text, pol = _learn(wd, r.log)
-    check('"$CWD/**"' in text, "learned:\n%s" % text)
+    key = os.path.join(home, ".ssh", "id_rsa")
+    head = text.split("version: 1")[0]
+    check("Not learned: " in head and '"%s" (rule "ssh")' % key in head,
+          "the audit run's read of the key not flagged:\n%s" % text)
     os.unlink(os.path.join(wd.path, "ok.txt"))
-    # (the shell's own read: the learned policy runs sh alone)
     e = harness(["sh", "-c", "read k < ~/.ssh/id_rsa; echo \"$k\"; echo y > ok.txt"], wd,
                 policy=pol, env={"HOME": home})
-    check(os.path.exists(os.path.join(wd.path, "ok.txt")),
-          "the run's own write refused by its learned policy: %s" % e.stderr)
-    if "PRIVATE-KEY" in e.stdout:
-        xfail("a learned policy allows every read the default refuses (learn keeps no read deny)")
+    check(os.path.exists(os.path.join(wd.path, "ok.txt")), "the run's own write refused: %s" % e.stderr)
+    check("PRIVATE-KEY" not in e.stdout, "the key an audit run read was learned as readable")
+    rec = [x for x in e.events(args_path=key) if x.get("verdict") == "deny"]
+    check(rec and rec[0].get("enforced") is True, "no enforced refusal of the key: %s" % e.dump())

@@ -240,6 +240,93 @@ START_TEST(test_profiles)
 }
 END_TEST
 
+struct names {
+	char text[16384];
+	bool allow; /* an allow rule seen, not of toolchains */
+};
+
+/* The ids of the default's own deny and ask rules, ";id;" each. */
+static void note_protective(const struct hx_rule_info *r, void *arg)
+{
+	struct names *n = arg;
+	size_t k = strlen(n->text);
+
+	if (r->verdict != HX_VERDICT_ALLOW &&
+	    !strncmp(r->origin, "<default>:", 10))
+		snprintf(n->text + k, sizeof(n->text) - k, ";%s;", r->name);
+}
+
+/* Those of default-protections, which must be the same; and whether an
+ * allow rule came in but the toolchains profile's, included whole. */
+static void note_included(const struct hx_rule_info *r, void *arg)
+{
+	struct names *n = arg;
+	size_t k = strlen(n->text);
+
+	if (!strncmp(r->origin, HX_DEFAULT_PROTECTIONS, 19) &&
+	    r->verdict == HX_VERDICT_ALLOW)
+		n->allow = true;
+	if (!strncmp(r->origin, HX_DEFAULT_PROTECTIONS ":", 20))
+		snprintf(n->text + k, sizeof(n->text) - k, ";%s;", r->name);
+}
+
+static void decide_read(const struct hx_policy *p, const char *path,
+			enum hx_verdict want, const char *rule)
+{
+	struct hx_event ev = {.op = HX_OP_READ, .path = path};
+	struct hx_decision d;
+
+	hx_policy_decide(p, &ev, &d);
+	ck_assert_msg(d.verdict == want && !strcmp(d.rule, rule),
+		      "read %s: got %s by %s, want %s by %s", path,
+		      hx_verdict_name(d.verdict), d.rule, hx_verdict_name(want),
+		      rule);
+}
+
+/* include: default-protections (what a learned policy includes): every
+ * deny and ask rule of the embedded default as it is, none of its allow
+ * rules or settings; a profile it includes stays includable whole. */
+START_TEST(test_default_protections)
+{
+	static const char text[] =
+	    "version: 1\nmode: audit\n"
+	    "include: [default-protections, toolchains]\n"
+	    "defaults:\n  file_write: allow\n";
+	struct names def = {"", false}, inc = {"", false};
+	struct hx_policy_error err;
+	struct hx_policy *p, *d;
+	char buf[1024], out[4096] = "";
+
+	ck_assert_msg(hx_policy_load_buffer("learned.yaml", text,
+					    sizeof(text) - 1, &vars, &p,
+					    &err) == 0,
+		      "%s", hx_policy_error_format(&err, buf, sizeof(buf)));
+	ck_assert_int_eq(hx_policy_load_default(&vars, &d, &err), 0);
+	hx_policy_foreach_rule(d, note_protective, &def);
+	hx_policy_foreach_rule(p, note_included, &inc);
+	ck_assert_msg(strlen(def.text) > 200, "%s", def.text);
+	ck_assert_msg(!strcmp(def.text, inc.text), "default %s\nincluded %s",
+		      def.text, inc.text);
+	ck_assert_msg(!inc.allow, "an allow rule of the default came in");
+	/* its settings are not the including policy's */
+	ck_assert_int_eq(hx_policy_mode(p), HX_MODE_AUDIT);
+	decide_read(p, "/home/u/.ssh/id_rsa", HX_VERDICT_DENY, "ssh");
+	decide_read(p, "/work/proj/src/a.c", HX_VERDICT_ALLOW,
+		    "default:file_read");
+	decide_write(p, "/work/proj/.git/hooks/pre-commit", HX_VERDICT_DENY,
+		     "git-hooks");
+	decide_write(p, "/work/proj/.envrc", HX_VERDICT_ASK, "project-autorun");
+	decide_write(p, "/work/proj/x.c", HX_VERDICT_ALLOW,
+		     "default:file_write");
+	decide_write(p, "/home/u/.npm/_cacache/x", HX_VERDICT_ALLOW,
+		     "npm-cache");
+	ck_assert_msg(hx_policy_check_examples(p, collect, out) == 0, "%s",
+		      out);
+	hx_policy_free(p);
+	hx_policy_free(d);
+}
+END_TEST
+
 static Suite *compose_suite(void)
 {
 	Suite *s = suite_create("compose");
@@ -247,6 +334,7 @@ static Suite *compose_suite(void)
 
 	tcase_add_test(tc, test_include);
 	tcase_add_test(tc, test_profiles);
+	tcase_add_test(tc, test_default_protections);
 	suite_add_tcase(s, tc);
 	return s;
 }
