@@ -2,6 +2,8 @@
  * translate the policy into another mechanism (the Landlock ruleset). */
 #include "policy/policy_int.h"
 
+#include <stdlib.h>
+
 void hx_policy_foreach_file_rule(const struct hx_policy *p,
 				 void (*fn)(enum hx_verdict v, unsigned access,
 					    const char *pattern,
@@ -52,12 +54,14 @@ void hx_policy_foreach_source(const struct hx_policy *p,
 		   arg);
 }
 
-/* fn for one rule, its patterns' texts gathered (at most 64 shown). */
+/* fn for one rule, its patterns' texts gathered: every one (the
+ * default's cloud-and-registry-tokens has more than 64, which show cut
+ * and learn copies), else the first 64 when out of memory. */
 static void rule_info(const char *section, const struct hx_rule *r,
 		      void (*fn)(const struct hx_rule_info *r, void *arg),
 		      void *arg)
 {
-	const char *pats[64];
+	const char *few[64], **pats = few;
 	struct hx_rule_info ri = {
 	    .section = section,
 	    .name = r->name,
@@ -65,13 +69,19 @@ static void rule_info(const char *section, const struct hx_rule *r,
 	    .verdict = r->verdict,
 	    .access = r->access,
 	    .neighbours = r->neighbours,
-	    .patterns = pats,
 	    .npatterns = r->npats < 64 ? r->npats : 64,
 	};
 
+	if (r->npats > 64 && (pats = malloc(r->npats * sizeof(*pats))))
+		ri.npatterns = r->npats;
+	else if (!pats)
+		pats = few;
+	ri.patterns = pats;
 	for (size_t k = 0; k < ri.npatterns; k++)
 		pats[k] = r->pats[k].text;
 	fn(&ri, arg);
+	if (pats != few)
+		free(pats);
 }
 
 void hx_policy_foreach_rule(const struct hx_policy *p,

@@ -390,6 +390,11 @@ static int apply_disable(struct hx_ld *l)
 		const struct hx_disable *d = &l->p->disable[i];
 		bool found = false;
 
+		/* named again (a learned policy's disable and a profile's):
+		 * dropped by the first */
+		for (size_t k = 0; !found && k < i; k++)
+			found = !strcmp(l->p->disable[k].id, d->id);
+
 		for (size_t s = 0; s < HX_SEC_COUNT; s++) {
 			struct hx_rule *r = l->p->rules[s];
 			size_t n = l->p->nrules[s], k = 0;

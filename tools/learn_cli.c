@@ -2,7 +2,9 @@
 #define _GNU_SOURCE
 #include "common/glob.h"
 #include "tools/learn_cli.h"
+#include "tools/learn_open.h"
 #include "tools/logverify.h"
+#include "tools/yaml_out.h"
 
 #include <errno.h>
 #include <jansson.h>
@@ -34,9 +36,10 @@ static const char usage[] =
     "connect); everything else denied by\n"
     "default. What a session in enforce mode was refused stays refused\n"
     "(a deny rule per call), and so does what a rule refused in audit mode\n"
-    "(listed at the head); the default policy's deny and ask rules are\n"
-    "included (include: default-protections). Run an agent with --mode audit "
-    "first, learn,\n"
+    "(listed at the head). The default policy's deny and ask rules are\n"
+    "included (include: default-protections) but for the patterns that\n"
+    "refuse a call the sessions' own policy allowed (the rule disabled,\n"
+    "the rest of it copied). Run an agent with --mode audit first, learn,\n"
     "read and edit the policy, check it with 'harness-policy check' and\n"
     "'harness-policy test POLICY LOG...', then enforce it.\n"
     "\n"
@@ -55,7 +58,9 @@ struct learned {
 struct learn {
 	struct learned exec, write, connect, resolve;
 	struct learned deny_exec, deny_write, deny_read, deny_net;
-	json_t *flagged;  /* [op, what, rule]: a rule refused, audit did */
+	json_t *flagged; /* [op, what, rule]: a rule refused, audit did */
+	struct hx_learn_open *open; /* the default's rules the runs open */
+	FILE *err;
 	json_t *subcmds;  /* object: exe path -> [argv[1] words] */
 	json_t *answered; /* object: seq of an ask a person allowed -> true */
 	json_t *unmade;	  /* object: seq of a claim never made -> true */
@@ -380,6 +385,7 @@ static void learn_record(struct learn *l, json_t *rec)
 			 str(rec, "home") ?: getenv("HOME") ?: "");
 		snprintf(l->tmpdir, sizeof(l->tmpdir), "%s",
 			 str(rec, "tmpdir") ?: "");
+		hx_learn_open_session(l->open, rec, l->err);
 		return;
 	}
 	if (!op || !v || !a || (ev && !strcmp(ev, "ask_answer")) ||
@@ -394,6 +400,10 @@ static void learn_record(struct learn *l, json_t *rec)
 	 * learned). What only a category's default refused is learned. */
 	refused = strcmp(v, "allow") && !str(rec, "grant") &&
 		  !json_object_get(l->answered, seq_key(rec, "seq"));
+	/* What the run's policy allowed stays allowed, a default's
+	 * protection that refuses it too (learn_open.h) */
+	if (!strcmp(v, "allow"))
+		hx_learn_open_note(l->open, rec);
 	if (refused && !enforced) {
 		if (!rule || !strncmp(rule, "default:", 8))
 			refused = false;
@@ -435,52 +445,6 @@ static void learn_record(struct learn *l, json_t *rec)
 	}
 }
 
-/* A YAML double-quoted scalar that reads back as s, byte for byte:
- * everything but printable ASCII is an escape. A character written raw
- * is read as the YAML reader takes it, and it takes NEL (U+0085), a C1
- * control valid in UTF-8, for a line break and folds it into a space:
- * an audit run's program "/p/a<NEL>b" was learned as "/p/a b *", the
- * program /p/a with "b" first (the eleventh review's split, spelled so;
- * the seventeenth attack review). A byte that is no UTF-8 (records
- * escape those) is U+FFFD, which names nothing. */
-static void quoted(FILE *out, const char *s)
-{
-	size_t n = strlen(s), k;
-	uint32_t cp;
-
-	fputc('"', out);
-	for (; n; s += k, n -= k) {
-		k = hx_utf8_char(s, n, &cp);
-		if (!k)
-			k = 1, cp = 0xfffd;
-		if (cp == '"' || cp == '\\')
-			fprintf(out, "\\%c", (char)cp);
-		else if (cp >= 0x20 && cp < 0x7f)
-			fputc((int)cp, out);
-		else if (cp < 0x80)
-			fprintf(out, "\\x%02x", cp);
-		else if (cp <= 0xffff)
-			fprintf(out, "\\u%04x", cp);
-		else
-			fprintf(out, "\\U%08x", cp);
-	}
-	fputc('"', out);
-}
-
-static void list(FILE *out, const char *key, json_t *arr)
-{
-	size_t i;
-	json_t *v;
-
-	fprintf(out, "    %s: [", key);
-	json_array_foreach(arr, i, v)
-	{
-		fputs(i ? ", " : "", out);
-		quoted(out, json_string_value(v));
-	}
-	fputs("]\n", out);
-}
-
 static void rule(FILE *out, const char *id, const char *what,
 		 const char *verdict, const char *access, struct learned *l)
 {
@@ -495,11 +459,11 @@ static void rule(FILE *out, const char *id, const char *what,
 	fprintf(out, "  - id: %s\n    description: %s\n", id, what);
 	if (access)
 		fprintf(out, "    access: %s\n", access);
-	list(out, verdict, l->pats);
+	hx_yaml_list(out, verdict, l->pats);
 	json_object_foreach(l->examples, k, p) json_array_foreach(p, i, e)
 	    json_array_append(ex, e);
 	if (json_array_size(ex))
-		list(out, "match", ex);
+		hx_yaml_list(out, "match", ex);
 	json_decref(ex);
 }
 
@@ -525,9 +489,9 @@ static void flagged(struct learn *l, FILE *out)
 		}
 		fprintf(out, "#   %s ",
 			json_string_value(json_array_get(f, 0)));
-		quoted(out, json_string_value(json_array_get(f, 1)));
+		hx_yaml_quoted(out, json_string_value(json_array_get(f, 1)));
 		fprintf(out, " (rule ");
-		quoted(out, json_string_value(json_array_get(f, 2)));
+		hx_yaml_quoted(out, json_string_value(json_array_get(f, 2)));
 		fputs(")\n", out);
 	}
 }
@@ -566,6 +530,7 @@ static void write_policy(struct learn *l, int nlogs, char *const *logs,
 	      "FILE' lists\n# them). A deny wins over every allow below.\n"
 	      "include: [" HX_DEFAULT_PROTECTIONS "]\n",
 	      out);
+	hx_learn_open_disable(l->open, out);
 	fputs("defaults:\n  exec: deny\n  file_read: allow\n  file_write: "
 	      "deny\n  net_connect: deny\n  net_send: deny\n  net_resolve: "
 	      "deny\n  net_listen: allow\n",
@@ -581,7 +546,8 @@ static void write_policy(struct learn *l, int nlogs, char *const *logs,
 	rule(out, "learned-refused-reads",
 	     "what a rule refused the sessions to read (in audit mode too)",
 	     "deny", "read", &l->deny_read);
-	if (!l->write.pats && !l->deny_write.pats && !l->deny_read.pats)
+	if (!hx_learn_open_rules(l->open, out, "files") && !l->write.pats &&
+	    !l->deny_write.pats && !l->deny_read.pats)
 		fputs("  []\n", out);
 	fputs("exec:\n", out);
 	rule(out, "learned-programs",
@@ -590,7 +556,8 @@ static void write_policy(struct learn *l, int nlogs, char *const *logs,
 	rule(out, "learned-refused-programs",
 	     "what a rule refused the sessions to run (in audit mode too)",
 	     "deny", NULL, &l->deny_exec);
-	if (!l->exec.pats && !l->deny_exec.pats)
+	if (!hx_learn_open_rules(l->open, out, "exec") && !l->exec.pats &&
+	    !l->deny_exec.pats)
 		fputs("  []\n", out);
 	fputs("network:\n", out);
 	rule(out, "learned-connects", "where the sessions connected and sent",
@@ -603,7 +570,8 @@ static void write_policy(struct learn *l, int nlogs, char *const *logs,
 	     "what a rule refused the sessions on the network (in audit "
 	     "mode too)",
 	     "deny", NULL, &l->deny_net);
-	if (!l->connect.pats && !l->resolve.pats && !l->deny_net.pats)
+	if (!hx_learn_open_rules(l->open, out, "network") && !l->connect.pats &&
+	    !l->resolve.pats && !l->deny_net.pats)
 		fputs("  []\n", out);
 }
 
@@ -708,8 +676,13 @@ int hx_learn_cli(int argc, char *const *argv, FILE *out, FILE *err)
 		fputs(usage, argc < 2 ? err : out);
 		return argc < 2 ? 2 : 0;
 	}
-	if (check && !(held = hold(argc, argv, err)))
+	if (!(l.open = hx_learn_open_new()))
 		return 2;
+	if (check && !(held = hold(argc, argv, err))) {
+		hx_learn_open_free(l.open);
+		return 2;
+	}
+	l.err = err;
 	l.flagged = json_array();
 	l.subcmds = json_object();
 	l.answered = json_object();
@@ -739,6 +712,7 @@ int hx_learn_cli(int argc, char *const *argv, FILE *out, FILE *err)
 	learned_free(&l.deny_read);
 	learned_free(&l.deny_net);
 	json_decref(l.flagged);
+	hx_learn_open_free(l.open);
 	json_decref(l.subcmds);
 	json_decref(l.answered);
 	json_decref(l.unmade);

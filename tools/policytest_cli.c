@@ -2,6 +2,7 @@
 #define _GNU_SOURCE
 #include "tools/policytest_cli.h"
 #include "tools/logverify.h"
+#include "tools/replay_event.h"
 
 #include <errno.h>
 #include <jansson.h>
@@ -16,8 +17,6 @@
 #include "policy/policy.h"
 #include "supervisor/export/logline.h"
 
-#define MAX_ARGV     256
-#define MAX_NAMES    8
 #define MAX_CHANGES  512 /* groups: (then, now, rule) */
 #define MAX_EXAMPLES 3
 #define MAX_PROFILES 8
@@ -121,16 +120,6 @@ static int load_for(struct replay *r, json_t *start)
 	return -1;
 }
 
-static int op_of(const char *name, enum hx_op *op)
-{
-	for (int i = 0; name && i < HX_OP_COUNT; i++)
-		if (!strcmp(name, hx_op_name((enum hx_op)i))) {
-			*op = (enum hx_op)i;
-			return 0;
-		}
-	return -1;
-}
-
 /* The verdict the policy gave when the call was made: an ask answered
  * by an earlier grant was the policy's ask. */
 static int recorded_verdict(json_t *rec, enum hx_verdict *v)
@@ -145,79 +134,6 @@ static int recorded_verdict(json_t *rec, enum hx_verdict *v)
 	if (str(rec, "grant"))
 		*v = HX_VERDICT_ASK;
 	return 0;
-}
-
-/* The event of rec, as the pipeline judged it; NULL paths when the
- * record has none. Returns -1 when it cannot be judged again. */
-static int event_of(json_t *rec, struct hx_event *ev, const char **argv,
-		    const char **names, struct hx_event_storage *st)
-{
-	json_t *a = json_object_get(rec, "args"), *w;
-	const char *addr = str(a, "addr"), *flags = str(a, "flags");
-	char *words[2];
-	char msg[256];
-	size_t i;
-	enum hx_op op;
-
-	if (op_of(str(rec, "op"), &op) || !a)
-		return -1;
-	if (addr) {
-		words[0] = (char *)hx_op_name(op);
-		words[1] = (char *)addr;
-		if (hx_event_parse(2, words, ev, st, msg, sizeof(msg)))
-			return -1;
-		ev->nnames = 0;
-		json_array_foreach(json_object_get(a, "names"), i, w)
-		{
-			if (ev->nnames < MAX_NAMES && json_is_string(w))
-				names[ev->nnames++] = json_string_value(w);
-		}
-		ev->names = names;
-		if (str(a, "protocol") && !strcmp(str(a, "protocol"), "udp"))
-			ev->proto = 17;
-		else if (str(a, "protocol") &&
-			 !strcmp(str(a, "protocol"), "tcp"))
-			ev->proto = 6;
-		return 0;
-	}
-	memset(ev, 0, sizeof(*ev));
-	ev->op = op;
-	ev->host = str(a, "host");
-	ev->path = str(a, "path");
-	ev->path2 = str(a, "path2");
-	ev->moves_tree = op == HX_OP_RENAME;
-	ev->reads = op == HX_OP_WRITE && flags && strncmp(flags, "O_WRONLY", 8);
-	json_array_foreach(json_object_get(a, "argv"), i, w)
-	{
-		if (i < MAX_ARGV && json_is_string(w))
-			argv[ev->argc++] = json_string_value(w);
-	}
-	ev->argv = argv;
-	ev->cwd = op == HX_OP_EXEC ? str(rec, "cwd") : NULL;
-	if (op == HX_OP_RESOLVE ? !ev->host : !ev->path)
-		return -1;
-	return 0;
-}
-
-/* The stronger of the verdicts on the path as named and as resolved,
- * as the pipeline decides. */
-static void decide(struct replay *r, json_t *rec, struct hx_event *ev,
-		   struct hx_decision *d)
-{
-	json_t *a = json_object_get(rec, "args");
-	struct hx_event ev2 = *ev;
-	struct hx_decision d2;
-
-	hx_policy_decide(r->p, ev, d);
-	if (!str(a, "path_resolved") && !str(a, "path2_resolved"))
-		return;
-	if (str(a, "path_resolved"))
-		ev2.path = str(a, "path_resolved");
-	if (str(a, "path2_resolved"))
-		ev2.path2 = str(a, "path2_resolved");
-	hx_policy_decide(r->p, &ev2, &d2);
-	if (d2.verdict > d->verdict)
-		*d = d2;
 }
 
 static void example_of(json_t *rec, const struct hx_event *ev, char *buf,
@@ -289,7 +205,7 @@ enum {
 
 static int replay_one(struct replay *r, json_t *rec, int *outcome)
 {
-	const char *argv[MAX_ARGV], *names[MAX_NAMES];
+	const char *argv[HX_REPLAY_ARGV], *names[HX_REPLAY_NAMES];
 	struct hx_event_storage st;
 	struct hx_event ev;
 	struct hx_decision d;
@@ -314,12 +230,12 @@ static int replay_one(struct replay *r, json_t *rec, int *outcome)
 	}
 	if (!r->p && load_for(r, NULL))
 		return -1;
-	if (event_of(rec, &ev, argv, names, &st)) {
+	if (hx_replay_event(rec, &ev, argv, names, &st)) {
 		r->unreadable++;
 		*outcome = O_UNREAD;
 		return 0;
 	}
-	decide(r, rec, &ev, &d);
+	hx_replay_decide(r->p, rec, &ev, &d);
 	if (d.verdict == then) {
 		r->same++;
 		*outcome = O_SAME;

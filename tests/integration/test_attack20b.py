@@ -157,8 +157,7 @@ def test_a_learned_policy_reads_no_secret_the_run_did_not_read(wd):
                     env={"HOME": home})
         r.expect_status(0)
         text, pol = _learn(wd, r.log)
-        check('"$CWD/**"' in text and "include: [default-protections]" in text,
-              "learned:\n%s" % text)
+        check('"$CWD/**"' in text, "learned:\n%s" % text)
         os.unlink(os.path.join(wd.path, "ok.txt"))
         # (the shell's own read: the learned policy runs the shell alone)
         e = harness(shell + ["read k < ~/.ssh/id_rsa; echo \"$k\"; echo x > .git/hooks/pre-commit;"
@@ -174,6 +173,7 @@ def test_a_learned_policy_reads_no_secret_the_run_did_not_read(wd):
             check(rec and rec[0].get("rule") == rule and rec[0].get("enforced") is True,
                   "%s: no enforced refusal of %s by %s: %s" % (what, path, rule, rec[:1]))
         os.unlink(os.path.join(wd.path, "ok.txt"))
+        check("include: [default-protections]" in text, "learned:\n%s" % text)
 
 
 def test_a_secret_an_audit_run_read_is_flagged_not_learned(wd):
@@ -188,9 +188,6 @@ def test_a_secret_an_audit_run_read_is_flagged_not_learned(wd):
     check("PRIVATE-KEY" in r.stdout, "the audit run did not read the key: %s" % r.dump())
     text, pol = _learn(wd, r.log)
     key = os.path.join(home, ".ssh", "id_rsa")
-    head = text.split("version: 1")[0]
-    check("Not learned: " in head and '"%s" (rule "ssh")' % key in head,
-          "the audit run's read of the key not flagged:\n%s" % text)
     os.unlink(os.path.join(wd.path, "ok.txt"))
     e = harness(["sh", "-c", "read k < ~/.ssh/id_rsa; echo \"$k\"; echo y > ok.txt"], wd,
                 policy=pol, env={"HOME": home})
@@ -198,3 +195,66 @@ def test_a_secret_an_audit_run_read_is_flagged_not_learned(wd):
     check("PRIVATE-KEY" not in e.stdout, "the key an audit run read was learned as readable")
     rec = [x for x in e.events(args_path=key) if x.get("verdict") == "deny"]
     check(rec and rec[0].get("enforced") is True, "no enforced refusal of the key: %s" % e.dump())
+    head = text.split("version: 1")[0]
+    check("Not learned: " in head and '"%s" (rule "ssh")' % key in head,
+          "the audit run's read of the key not flagged:\n%s" % text)
+
+
+TEAM_POLICY = """version: 1
+mode: enforce
+defaults:
+  exec: allow
+  file_read: allow
+  file_write: deny
+audit:
+  log_reads: true
+files:
+  - id: team-project
+    access: write
+    allow: "$CWD/**"
+"""
+
+
+def test_a_learned_policy_keeps_what_the_runs_policy_allowed(wd):
+    """A run under the team's own policy, enforced, was allowed to read
+    ~/.npmrc and to write .envrc in the project, which the default's
+    rules cloud-and-registry-tokens and project-autorun refuse or ask.
+    What the run's policy allowed stays allowed in the learned policy:
+    those two rules are disabled and copied but for the patterns that
+    refuse those calls; the rest of them, and every other protection,
+    still refuses."""
+    home = fake_home(wd)
+    for name in (".npmrc", ".pypirc"):
+        with open(os.path.join(home, name), "w") as f:
+            f.write("TOKEN-%s\n" % name)
+    team = os.path.join(wd.state, "team.yaml")
+    with open(team, "w") as f:
+        f.write(TEAM_POLICY)
+    r = harness(["sh", "-c", "cat ~/.npmrc; echo x > .envrc; echo y > ok.txt"], wd,
+                policy=team, env={"HOME": home})
+    r.expect_status(0)
+    check("TOKEN-.npmrc" in r.stdout, "the team's run did not read ~/.npmrc: %s" % r.dump())
+    text, pol = _learn(wd, r.log)
+    check("disable: [cloud-and-registry-tokens, project-autorun]" in text and
+          "- id: cloud-and-registry-tokens-kept" in text and '"$HOME/.pypirc"' in text and
+          '"$HOME/.npmrc"' not in text.split("disable:")[1],
+          "learned:\n%s" % text)
+    rep = subprocess.run([os.path.join(BUILD, "harness-policy"), "test", pol, r.log],
+                         capture_output=True, text=True, env=dict(os.environ, XDG_STATE_HOME=wd.state))
+    check(rep.returncode == 0 and " 0 changed" in rep.stdout, "replay: %s %s" % (rep.stdout, rep.stderr))
+    for name in (".envrc", "ok.txt"):
+        os.unlink(os.path.join(wd.path, name))
+    e = harness(["sh", "-c", "read a < ~/.npmrc; echo \"$a\"; read b < ~/.pypirc; echo \"$b\";"
+                 " read k < ~/.ssh/id_rsa; echo \"$k\"; echo x > .envrc; echo z > .mcp.json;"
+                 " echo y > ok.txt"], wd, policy=pol, env={"HOME": home})
+    what = "%s\n%s" % (e.stderr[-800:], e.dump())
+    check("TOKEN-.npmrc" in e.stdout and os.path.exists(os.path.join(wd.path, ".envrc")),
+          "what the run's policy allowed was refused: %s" % what)
+    check("TOKEN-.pypirc" not in e.stdout and "PRIVATE-KEY" not in e.stdout and
+          not os.path.exists(os.path.join(wd.path, ".mcp.json")),
+          "a protection the run did not need was opened: %s" % what)
+    for path, verdict, rule in ((os.path.join(home, ".pypirc"), "deny", "cloud-and-registry-tokens-kept"),
+                                (os.path.join(home, ".ssh", "id_rsa"), "deny", "ssh"),
+                                (os.path.join(wd.path, ".mcp.json"), "ask", "project-autorun-kept")):
+        rec = [x for x in e.events(args_path=path) if x.get("verdict") == verdict]
+        check(rec and rec[0].get("rule") == rule, "%s: not %s by %s: %s" % (path, verdict, rule, what))

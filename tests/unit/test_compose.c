@@ -324,6 +324,28 @@ START_TEST(test_default_protections)
 		      out);
 	hx_policy_free(p);
 	hx_policy_free(d);
+	{
+		/* a learned policy's disable of a rule the agent's profile
+		 * disables too: the profile's login-claude had no rule in a
+		 * learned policy at all, which then did not load */
+		static const char dis[] =
+		    "version: 1\ninclude: [default-protections]\n"
+		    "disable: [login-claude, ssh]\n";
+		const char *claude = "claude";
+		struct hx_policy_vars v = vars;
+
+		v.include = &claude;
+		v.ninclude = 1;
+		ck_assert_msg(
+		    hx_policy_load_buffer("learned.yaml", dis, sizeof(dis) - 1,
+					  &v, &p, &err) == 0,
+		    "%s", hx_policy_error_format(&err, buf, sizeof(buf)));
+		decide_read(p, "/home/u/.ssh/id_rsa", HX_VERDICT_ALLOW,
+			    "default:file_read");
+		decide_read(p, "/home/u/.aws/credentials", HX_VERDICT_DENY,
+			    "aws");
+		hx_policy_free(p);
+	}
 }
 END_TEST
 
