@@ -36,12 +36,13 @@ static const char usage[] =
     "connect); everything else denied by\n"
     "default. What a session in enforce mode was refused stays refused\n"
     "(a deny rule per call), and so does what a rule refused in audit mode\n"
-    "(listed at the head). The default policy's deny and ask rules are\n"
-    "included (include: default-protections) but for the patterns that\n"
-    "refuse a call the sessions' own policy allowed (the rule disabled,\n"
-    "the rest of it copied). Run an agent with --mode audit first, learn,\n"
-    "read and edit the policy, check it with 'harness-policy check' and\n"
-    "'harness-policy test POLICY LOG...', then enforce it.\n"
+    "(flagged at the head, with what a rule asked). The default policy's\n"
+    "deny and ask rules are included (include: default-protections) but\n"
+    "for the patterns that refuse a call the sessions' own policy allowed\n"
+    "(the rule disabled, the rest of it copied). Run an agent with --mode\n"
+    "audit first, learn, read and edit the policy, check it with\n"
+    "'harness-policy check' and 'harness-policy test POLICY LOG...',\n"
+    "then enforce it.\n"
     "\n"
     "Each LOG is verified first as harness-audit verify does (its chain\n"
     "and its sessions' anchors): one that does not verify is not learned\n"
@@ -58,7 +59,9 @@ struct learned {
 struct learn {
 	struct learned exec, write, connect, resolve;
 	struct learned deny_exec, deny_write, deny_read, deny_net;
-	json_t *flagged; /* [op, what, rule]: a rule refused, audit did */
+	json_t
+	    *flagged; /* [op, what, rule, verdict]: audit did, a rule refused */
+	json_t *flagged_seen;	    /* object: flagged's entries as keys */
 	struct hx_learn_open *open; /* the default's rules the runs open */
 	FILE *err;
 	json_t *subcmds;  /* object: exe path -> [argv[1] words] */
@@ -354,19 +357,29 @@ static void note_answer(struct learn *l, json_t *rec)
 				    json_true());
 }
 
-/* A call a rule refused that an audit session made, for the head. */
-static void flag(struct learn *l, const char *op, json_t *a, const char *rule)
+/* A call a rule refused or asked that an audit session made, for the
+ * head. */
+static void flag(struct learn *l, const char *op, json_t *a, const char *rule,
+		 const char *verdict)
 {
 	const char *what = str(a, "path") ?: str(a, "addr") ?: str(a, "host");
-	json_t *argv = json_object_get(a, "argv");
-	char ex[PATH_MAX * 2];
+	json_t *argv = json_object_get(a, "argv"), *f;
+	char ex[PATH_MAX * 2], *key;
 
 	if (!strcmp(op, "exec") && what &&
 	    exec_example(what, argv, ex, sizeof(ex)))
 		what = ex;
 	if (!what)
 		return;
-	json_array_append_new(l->flagged, json_pack("[sss]", op, what, rule));
+	f = json_pack("[ssss]", op, what, rule, verdict);
+	key = json_dumps(f, JSON_COMPACT);
+	/* each once: an open and its retry are two records */
+	if (key && !json_object_get(l->flagged_seen, key)) {
+		json_object_set_new(l->flagged_seen, key, json_true());
+		json_array_append(l->flagged, f);
+	}
+	free(key);
+	json_decref(f);
 }
 
 static void learn_record(struct learn *l, json_t *rec)
@@ -396,8 +409,10 @@ static void learn_record(struct learn *l, json_t *rec)
 	/* What was refused did not happen: it stays refused. In audit mode
 	 * everything happened; what a rule of the run's policy refused
 	 * there (a read of ~/.ssh/id_rsa) is what the team reviews, not a
-	 * need to learn: flagged, refused as if enforced (its ask: not
-	 * learned). What only a category's default refused is learned. */
+	 * need to learn: flagged, refused as if enforced. What a rule
+	 * asked is flagged and learned: a person would have decided, and
+	 * the default's ask rules ask again (default-protections). What
+	 * only a category's default refused is learned. */
 	refused = strcmp(v, "allow") && !str(rec, "grant") &&
 		  !json_object_get(l->answered, seq_key(rec, "seq"));
 	/* What the run's policy allowed stays allowed, a default's
@@ -407,8 +422,8 @@ static void learn_record(struct learn *l, json_t *rec)
 	if (refused && !enforced) {
 		if (!rule || !strncmp(rule, "default:", 8))
 			refused = false;
-		else if (flag(l, op, a, rule), !strcmp(v, "ask"))
-			return;
+		else if (flag(l, op, a, rule, v), !strcmp(v, "ask"))
+			refused = false;
 	}
 	/* The pipeline judges the path as named and as resolved: both. */
 	if (!strcmp(op, "exec")) {
@@ -467,8 +482,8 @@ static void rule(FILE *out, const char *id, const char *what,
 	json_decref(ex);
 }
 
-/* The calls of audit sessions that a rule of their policy refused,
- * said at the head: not learned. */
+/* The calls of audit sessions that a rule of their policy refused or
+ * asked, said at the head. */
 static void flagged(struct learn *l, FILE *out)
 {
 	size_t n = json_array_size(l->flagged), i;
@@ -477,9 +492,11 @@ static void flagged(struct learn *l, FILE *out)
 	if (!n)
 		return;
 	fprintf(out,
-		"# Not learned: %zu call%s of audit sessions that a rule of "
-		"their policy refused\n# (done only because nothing was "
-		"enforced): refused here too. Review them:\n",
+		"# Flagged: %zu call%s of audit sessions that a rule of their "
+		"policy refused or\n# asked (done only because nothing was "
+		"enforced). A refusal is not learned:\n# it stays refused. An "
+		"ask is learned: the default's ask rules ask again,\n# another "
+		"policy's do not. Review them:\n",
 		n, n == 1 ? "" : "s");
 	json_array_foreach(l->flagged, i, f)
 	{
@@ -490,7 +507,8 @@ static void flagged(struct learn *l, FILE *out)
 		fprintf(out, "#   %s ",
 			json_string_value(json_array_get(f, 0)));
 		hx_yaml_quoted(out, json_string_value(json_array_get(f, 1)));
-		fprintf(out, " (rule ");
+		fprintf(out, " (%s by ",
+			json_string_value(json_array_get(f, 3)));
 		hx_yaml_quoted(out, json_string_value(json_array_get(f, 2)));
 		fputs(")\n", out);
 	}
@@ -684,6 +702,7 @@ int hx_learn_cli(int argc, char *const *argv, FILE *out, FILE *err)
 	}
 	l.err = err;
 	l.flagged = json_array();
+	l.flagged_seen = json_object();
 	l.subcmds = json_object();
 	l.answered = json_object();
 	l.unmade = json_object();
@@ -712,6 +731,7 @@ int hx_learn_cli(int argc, char *const *argv, FILE *out, FILE *err)
 	learned_free(&l.deny_read);
 	learned_free(&l.deny_net);
 	json_decref(l.flagged);
+	json_decref(l.flagged_seen);
 	hx_learn_open_free(l.open);
 	json_decref(l.subcmds);
 	json_decref(l.answered);

@@ -180,23 +180,31 @@ def test_a_secret_an_audit_run_read_is_flagged_not_learned(wd):
     """The same, when the audit run did read ~/.ssh/id_rsa (done: nothing
     was enforced; its record says the default's rule ssh refused it):
     that is what the team reviews, not a need to learn. learn names it
-    at the head of the policy and keeps it refused."""
+    at the head of the policy and keeps it refused. Its write of .envrc,
+    which the default asks about, is flagged and learned, and asked
+    again."""
     home = fake_home(wd)
-    r = harness(["sh", "-c", "cat ~/.ssh/id_rsa; echo y > ok.txt"], wd, policy=None,
-                mode="audit", env={"HOME": home})
+    envrc = os.path.join(wd.path, ".envrc")
+    r = harness(["sh", "-c", "cat ~/.ssh/id_rsa; echo x > .envrc; echo y > ok.txt"], wd,
+                policy=None, mode="audit", env={"HOME": home})
     r.expect_status(0)
     check("PRIVATE-KEY" in r.stdout, "the audit run did not read the key: %s" % r.dump())
     text, pol = _learn(wd, r.log)
     key = os.path.join(home, ".ssh", "id_rsa")
-    os.unlink(os.path.join(wd.path, "ok.txt"))
-    e = harness(["sh", "-c", "read k < ~/.ssh/id_rsa; echo \"$k\"; echo y > ok.txt"], wd,
-                policy=pol, env={"HOME": home})
+    for name in ("ok.txt", ".envrc"):
+        os.unlink(os.path.join(wd.path, name))
+    e = harness(["sh", "-c", "read k < ~/.ssh/id_rsa; echo \"$k\"; echo x > .envrc; echo y > ok.txt"],
+                wd, policy=pol, env={"HOME": home})
     check(os.path.exists(os.path.join(wd.path, "ok.txt")), "the run's own write refused: %s" % e.stderr)
     check("PRIVATE-KEY" not in e.stdout, "the key an audit run read was learned as readable")
     rec = [x for x in e.events(args_path=key) if x.get("verdict") == "deny"]
     check(rec and rec[0].get("enforced") is True, "no enforced refusal of the key: %s" % e.dump())
+    rec = [x for x in e.events(args_path=envrc) if x.get("verdict") == "ask"]
+    check(not os.path.exists(envrc) and rec and rec[0].get("rule") == "project-autorun",
+          ".envrc not asked about: %s" % e.dump())
     head = text.split("version: 1")[0]
-    check("Not learned: " in head and '"%s" (rule "ssh")' % key in head,
+    check("Flagged: " in head and 'read "%s" (deny by "ssh")' % key in head and
+          'write "%s" (ask by "project-autorun")' % envrc in head,
           "the audit run's read of the key not flagged:\n%s" % text)
 
 

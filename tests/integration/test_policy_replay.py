@@ -113,7 +113,7 @@ def test_a_learned_policy_lets_the_same_runs_pass(wd):
     check("exec: deny" in out.stdout and '"$CWD/**"' in out.stdout and "/usr/bin/git init *" in out.stdout,
           "learned %s" % out.stdout)
     key = os.path.join(wd.path, "secret", "key")
-    check('read "%s" (rule "test-secret")' % key in out.stdout.split("version: 1")[0],
+    check('read "%s" (deny by "test-secret")' % key in out.stdout.split("version: 1")[0],
           "the audit runs' refused read not flagged: %s" % out.stdout)
     for cmd in (["sh", "-c", LEARN_RUN], [BUSYBOX, "sh", "-c", LEARN_RUN.replace("git ", "/usr/bin/git ")]):
         r = harness(cmd, wd, policy=pol)
