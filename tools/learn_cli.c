@@ -23,7 +23,7 @@
 #define MAX_EXAMPLES 3
 #define MAX_SUBCMDS  6	    /* an executable's argv[1] words kept apart */
 #define SEEN_MAX     200000 /* decisions remembered, to skip repeats */
-#define MAX_FLAGGED  20	    /* audit calls a rule refused, named at the head */
+#define MAX_FLAGGED  20	    /* flagged audit calls named at the head */
 
 static const char usage[] =
     "Usage: harness-policy learn [--unverified] LOG... > policy.yaml\n"
@@ -59,8 +59,8 @@ struct learned {
 struct learn {
 	struct learned exec, write, connect, resolve;
 	struct learned deny_exec, deny_write, deny_read, deny_net;
-	json_t
-	    *flagged; /* [op, what, rule, verdict]: audit did, a rule refused */
+	/* [op, what, rule, verdict]: an audit call a rule refused or asked */
+	json_t *flagged;
 	json_t *flagged_seen;	    /* object: flagged's entries as keys */
 	struct hx_learn_open *open; /* the default's rules the runs open */
 	FILE *err;
@@ -558,11 +558,12 @@ static void write_policy(struct learn *l, int nlogs, char *const *logs,
 	     "the files the sessions wrote, made or removed", "allow", "write",
 	     &l->write);
 	rule(out, "learned-refused-writes",
-	     "what a rule refused the sessions to change (in audit mode "
-	     "too)",
+	     "what the sessions were refused to change (in audit mode, by a "
+	     "rule)",
 	     "deny", "write", &l->deny_write);
 	rule(out, "learned-refused-reads",
-	     "what a rule refused the sessions to read (in audit mode too)",
+	     "what the sessions were refused to read (in audit mode, by a "
+	     "rule)",
 	     "deny", "read", &l->deny_read);
 	if (!hx_learn_open_rules(l->open, out, "files") && !l->write.pats &&
 	    !l->deny_write.pats && !l->deny_read.pats)
@@ -572,7 +573,8 @@ static void write_policy(struct learn *l, int nlogs, char *const *logs,
 	     "the programs the sessions ran, by executable and first argument",
 	     "allow", NULL, &l->exec);
 	rule(out, "learned-refused-programs",
-	     "what a rule refused the sessions to run (in audit mode too)",
+	     "what the sessions were refused to run (in audit mode, by a "
+	     "rule)",
 	     "deny", NULL, &l->deny_exec);
 	if (!hx_learn_open_rules(l->open, out, "exec") && !l->exec.pats &&
 	    !l->deny_exec.pats)
@@ -585,8 +587,8 @@ static void write_policy(struct learn *l, int nlogs, char *const *logs,
 	     "up; port 0 allows no connect)",
 	     "allow", NULL, &l->resolve);
 	rule(out, "learned-refused-network",
-	     "what a rule refused the sessions on the network (in audit "
-	     "mode too)",
+	     "what the sessions were refused on the network (in audit mode, "
+	     "by a rule)",
 	     "deny", NULL, &l->deny_net);
 	if (!hx_learn_open_rules(l->open, out, "network") && !l->connect.pats &&
 	    !l->resolve.pats && !l->deny_net.pats)

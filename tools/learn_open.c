@@ -165,30 +165,25 @@ static void example_of(json_t *rec, char *buf, size_t size)
 	}
 }
 
-void hx_learn_open_note(struct hx_learn_open *o, json_t *rec)
+/* d, a protection's verdict on rec: its rule and pattern noted. */
+static void note(struct hx_learn_open *o, json_t *rec,
+		 const struct hx_decision *d)
 {
-	const char *argv[HX_REPLAY_ARGV], *names[HX_REPLAY_NAMES];
-	struct hx_event_storage st;
-	struct hx_event ev;
-	struct hx_decision d;
-	struct find f = {.o = o};
+	struct find f = {.o = o, .name = d->rule};
 	char pat[PATH_MAX * 2], ex[PATH_MAX];
 	json_t *open, *exs;
 
-	if (!o->p || hx_replay_event(rec, &ev, argv, names, &st))
+	if (d->verdict == HX_VERDICT_ALLOW || !d->rule || !d->pattern ||
+	    !strncmp(d->rule, "default:", 8) ||
+	    !strncmp(d->rule, "harness:", 8))
 		return;
-	hx_replay_decide(o->p, rec, &ev, &d);
-	if (d.verdict == HX_VERDICT_ALLOW || !d.rule || !d.pattern ||
-	    !strncmp(d.rule, "default:", 8) || !strncmp(d.rule, "harness:", 8))
-		return;
-	f.name = d.rule;
-	if (!(f.rule = json_object_get(o->rules, d.rule))) {
+	if (!(f.rule = json_object_get(o->rules, d->rule))) {
 		hx_policy_foreach_rule(o->p, find_rule, &f);
 		if (!f.rule)
 			return;
-		json_object_set_new(o->rules, d.rule, f.rule);
+		json_object_set_new(o->rules, d->rule, f.rule);
 	}
-	unexpand(o, d.pattern, pat, sizeof(pat));
+	unexpand(o, d->pattern, pat, sizeof(pat));
 	open = json_object_get(f.rule, "open");
 	if (!(exs = json_object_get(open, pat))) {
 		exs = json_array();
@@ -197,6 +192,28 @@ void hx_learn_open_note(struct hx_learn_open *o, json_t *rec)
 	example_of(rec, ex, sizeof(ex));
 	if (json_array_size(exs) < MAX_EXAMPLES)
 		json_array_append_new(exs, json_string(ex));
+}
+
+void hx_learn_open_note(struct hx_learn_open *o, json_t *rec)
+{
+	const char *argv[HX_REPLAY_ARGV], *names[HX_REPLAY_NAMES];
+	json_t *a = json_object_get(rec, "args");
+	struct hx_event_storage st;
+	struct hx_event ev;
+	struct hx_decision d;
+
+	if (!o->p || hx_replay_event(rec, &ev, argv, names, &st))
+		return;
+	/* the path as named and as resolved, each: the pipeline judged
+	 * both, and a pattern that refuses either is opened */
+	hx_policy_decide(o->p, &ev, &d);
+	note(o, rec, &d);
+	if (!str(a, "path_resolved") && !str(a, "path2_resolved"))
+		return;
+	ev.path = str(a, "path_resolved") ?: ev.path;
+	ev.path2 = str(a, "path2_resolved") ?: ev.path2;
+	hx_policy_decide(o->p, &ev, &d);
+	note(o, rec, &d);
 }
 
 void hx_learn_open_disable(const struct hx_learn_open *o, FILE *out)
