@@ -6,6 +6,17 @@
 
 #define META "*?[]\\"
 
+/* 1 when the run of n bytes at off starts "//" right after a "**": the
+ * first '/' is the "**" "/" of zero or more names, which the path may
+ * not hold before the second ("**" "//n" matches "/n"). Any other run
+ * there starts with a '/' the path has: the one before the "**", or
+ * the one after the names it takes. */
+static size_t construct_slash(const char *glob, size_t off, size_t n)
+{
+	return n >= 2 && off >= 2 && glob[off - 1] == '*' &&
+	       glob[off - 2] == '*' && glob[off] == '/' && glob[off + 1] == '/';
+}
+
 void hx_glob_need_of(const char *glob, struct hx_glob_need *n)
 {
 	size_t len = strlen(glob), lit = strcspn(glob, "*?[\\"), t = 0, r = 0;
@@ -17,14 +28,17 @@ void hx_glob_need_of(const char *glob, struct hx_glob_need *n)
 				n->key = (uint32_t)i;
 	while (t < len && !strchr(META, glob[len - 1 - t]))
 		t++;
+	t -= construct_slash(glob, len - t, t);
 	n->tail = (uint32_t)t;
 	if (t || len < 3 || strcmp(glob + len - 3, "/**"))
 		return;
 	while (r < len - 3 && !strchr(META, glob[len - 4 - r]))
 		r++;
 	if (r < len - 3) { /* after a metacharacter: not the key's */
-		n->inner_off = (uint32_t)(len - 3 - r);
-		n->inner_len = (uint32_t)r;
+		size_t drop = construct_slash(glob, len - 3 - r, r);
+
+		n->inner_off = (uint32_t)(len - 3 - r + drop);
+		n->inner_len = (uint32_t)(r - drop);
 	}
 }
 

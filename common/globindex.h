@@ -34,7 +34,8 @@ struct hx_glob_group {
 };
 
 void hx_glob_need_of(const char *glob, struct hx_glob_need *n);
-/* False when glob (whose need is n) cannot match path, of plen bytes. */
+/* False when glob (whose need is n) cannot match path, an absolute
+ * one of plen bytes ("**" "/x" matches the relative "x" too). */
 bool hx_glob_need_holds(const char *glob, const struct hx_glob_need *n,
 			const char *path, size_t plen);
 /* Bytes, then length. */
