@@ -40,9 +40,9 @@ static bool class_match(const char **pp, char c)
  * to the nearest "**", and one that ran out of the path fails them all.
  * Without that, each '*' retried every position of the ones after it: a
  * name of 250 bytes took seconds against "*?*?*?*" (found by fuzzing),
- * and the agent chooses the names its calls are decided on. Not for a
- * path whose end is open (a directory's beneath): there "**" may still
- * take names past the end, so every position is tried, as before. */
+ * and the agent chooses the names its calls are decided on. A path
+ * whose end is open (a directory's beneath) is not failed at its end:
+ * "**" may still take names past it. */
 enum { NOMATCH, MATCH, ABORT_ALL, ABORT_TO_STARSTAR };
 
 /* open: s is a directory followed by "/" and some path nobody knows
@@ -81,10 +81,10 @@ static int match_at(const char *p, const char *s, bool open)
 			for (;;) {
 				if ((r = match_at(p, s, open)) != NOMATCH)
 					return r;
-				if (*s == '\0' || *s == '/')
-					return open	   ? NOMATCH
-					       : *s == '/' ? ABORT_TO_STARSTAR
-							   : ABORT_ALL;
+				if (*s == '/')
+					return ABORT_TO_STARSTAR;
+				if (*s == '\0')
+					return open ? NOMATCH : ABORT_ALL;
 				s++;
 			}
 		case '?':

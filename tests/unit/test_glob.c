@@ -221,6 +221,10 @@ START_TEST(test_many_stars_in_a_name)
 	ck_assert(!hx_glob_match("/d/*a*b*c*d*e*f*g", name));
 	ck_assert(!hx_glob_match("/**/*a*b*c*d*e*f*g", name));
 	ck_assert(!hx_glob_match("/d/*?*?*?*?*?*?*g", name));
+	/* a rename of that directory: what beneath it a pattern may name */
+	ck_assert(!hx_glob_match_beneath("/d/*a*b*c*d*e*f*g/**", name));
+	name[259] = 'g';
+	ck_assert(hx_glob_match_beneath("/d/*a*b*c*d*e*f*g/**", name));
 }
 END_TEST
 
