@@ -115,7 +115,7 @@ static const struct {
 			    T(FLAGS)},
     [HX_MSG_REQUEST] = {T(PID) | T(TID) | T(CALL) | T(OP) | T(PATH) | T(PATH2) |
 			    T(FLAGS) | T(MODE) | T(ARG) | T(ADDR) | T(HOST) |
-			    T(FRAME) | T(TRUNCATED) | T(PROTO),
+			    T(FRAME) | T(TRUNCATED) | T(PROTO) | T(ENVP),
 			T(CALL) | T(OP)},
     [HX_MSG_VERDICT] = {T(VERDICT) | T(ERRNO) | T(RULE) | T(SEQ) | T(FLAGS),
 			T(VERDICT)},
@@ -231,9 +231,10 @@ static enum hx_wire_error decode_field(struct hx_msg *m, struct store *st,
 		s = &m->session;
 		break;
 	case HX_TAG_SEQ:
+	case HX_TAG_ENVP:
 		if (n != 8)
 			return HX_WIRE_FIELD;
-		memcpy(&m->seq, v, 8);
+		memcpy(tag == HX_TAG_SEQ ? &m->seq : &m->envp, v, 8);
 		return HX_WIRE_OK;
 	case HX_TAG_ARG:
 		if (m->nargs == HX_WIRE_MAX_ARGS)

@@ -127,6 +127,10 @@ enum hx_tag {
 	HX_TAG_RESULT = 22, /* u32: 0, or errno/EAI code of the real call */
 	HX_TAG_PROTO = 23,  /* u32: a connect's or send's socket SO_PROTOCOL */
 	HX_TAG_ORIGIN = 24, /* string: where the rule is written, file:line */
+	/* u64: an exec's envp (the array its caller passes, before the
+	 * shim adds its own names), an address in the requester's memory,
+	 * which the supervisor reads there (envdiff.h) */
+	HX_TAG_ENVP = 25,
 };
 
 /* HX_TAG_FLAGS in VERDICT. */
@@ -192,7 +196,7 @@ struct hx_msg {
 	uint32_t present; /* bit (1u << tag) for each singleton seen */
 	uint32_t pid, tid, ppid, call, op, flags, mode, verdict, err;
 	uint32_t default_read, truncated, result, proto;
-	uint64_t seq;
+	uint64_t seq, envp;
 	struct hx_str path, path2, host, rule, session, origin;
 	size_t nargs, nframes, naddrs, nrules;
 	struct hx_str args[HX_WIRE_MAX_ARGS];

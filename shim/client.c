@@ -94,6 +94,9 @@ size_t hx_req_encode(const struct hx_req *r, long result, uint32_t id,
 	}
 	if (result >= 0)
 		bad |= hx_wire_put_u32(&w, HX_TAG_RESULT, (uint32_t)result);
+	if (r->op == HX_OP_EXEC && r->has_envp && result < 0)
+		bad |= hx_wire_put_u64(&w, HX_TAG_ENVP,
+				       (uint64_t)(uintptr_t)r->envp);
 	if (bad)
 		return 0;
 	/* Frames get a bounded share; argv the rest, minus room for the

@@ -24,7 +24,11 @@ struct hx_req {
 	bool has_flags, has_mode;
 	uint32_t flags, mode;
 	char *const *argv; /* NULL-terminated, or NULL */
-	const void *addr;  /* raw sockaddr, or NULL */
+	/* an exec's environment as its caller passes it (NULL-terminated),
+	 * told by address: the supervisor reads it (HX_TAG_ENVP) */
+	char *const *envp;
+	bool has_envp;
+	const void *addr; /* raw sockaddr, or NULL */
 	size_t addrlen;
 	int proto; /* addr's socket's SO_PROTOCOL (IPPROTO_TCP...); 0: none */
 	const void *const *addrs; /* resolve reports: sockaddrs */

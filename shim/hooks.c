@@ -192,6 +192,8 @@ long hx_hooks_exec(const struct hx_real *real, enum hx_call call,
 		return real->exec(e, envp);
 	r.path = exe;
 	r.argv = e->argv;
+	r.envp = envp;
+	r.has_envp = true;
 	r.frames = !c.foreign;
 	/* The connection may go to the new image (with the shim only); a
 	 * spawn's child is another process, which connects by itself. */
@@ -391,6 +393,8 @@ static int shell_decide(struct ctx *c, enum hx_call call, const char *cmd)
 			   .op = HX_OP_EXEC,
 			   .path = "/bin/sh",
 			   .argv = argv,
+			   .envp = environ,
+			   .has_envp = true,
 			   .frames = !c->foreign};
 
 	return decide(c, &r, "/bin/sh");

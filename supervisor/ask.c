@@ -82,6 +82,11 @@ static void subject_dup(const struct hx_ask_subject *in,
 	o->rule = opt_dup(in->rule);
 	o->judged_as = opt_dup(in->judged_as);
 	o->cwd = NULL; /* the call's, borrowed: the question keeps its own */
+	o->env = NULL;
+	if (in->env && in->env_len && (o->env = malloc(in->env_len)))
+		memcpy((char *)o->env, in->env, in->env_len);
+	else if (in->env_len)
+		o->env_unread = true; /* no memory: stands for nothing */
 	o->argv = (const char *const *)hx_strv_dup(in->argv, in->argc);
 	o->names = (const char *const *)hx_strv_dup(in->names, in->nnames);
 }
@@ -93,6 +98,7 @@ static void subject_free(struct hx_ask_subject *s)
 	free((char *)s->addr);
 	free((char *)s->rule);
 	free((char *)s->judged_as);
+	free((char *)s->env);
 	hx_strv_free((char **)s->argv, s->argc);
 	hx_strv_free((char **)s->names, s->nnames);
 }
@@ -136,6 +142,15 @@ static bool same_shown(const struct token *t, const struct hx_ask_subject *s)
 	       now.st_ctim.tv_nsec == t->shown.st_ctim.tv_nsec;
 }
 
+/* Whether an exec's environment is the one its question showed (all of
+ * it: a shell's bookkeeping too); none read stands for nothing. */
+static bool same_env(const struct hx_ask_subject *a,
+		     const struct hx_ask_subject *s)
+{
+	return !a->env_unread && !s->env_unread && a->env_len == s->env_len &&
+	       (!a->env_len || !memcmp(a->env, s->env, a->env_len));
+}
+
 /* Whether s is the call t answered: the same process (or, for a spawn,
  * its child: posix_spawn asks in the parent), operation, resolved
  * paths, argv, address and rule, and an exec's cwd as the question
@@ -150,8 +165,8 @@ static bool same_call(const struct token *t, const struct hx_ask_subject *s)
 	    (a->pid != s->pid && !(a->spawn && a->pid == s->ppid)) ||
 	    !same_text(a->path, s->path) || !same_text(a->path2, s->path2) ||
 	    !same_text(a->addr, s->addr) || !same_text(a->rule, s->rule) ||
-	    (a->op == HX_OP_EXEC &&
-	     (!same_text(t->cwd, s->cwd) || !same_shown(t, s))))
+	    (a->op == HX_OP_EXEC && (!same_text(t->cwd, s->cwd) ||
+				     !same_env(a, s) || !same_shown(t, s))))
 		return false;
 	for (size_t i = 0; i < s->argc; i++)
 		if (!same_text(a->argv[i], s->argv[i]))

@@ -71,6 +71,12 @@ struct hx_ask_subject {
 	 * of sh -c 'cd x && git push'), or NULL */
 	const char *judged_as;
 	const char *cwd; /* an exec's caller's, for hx_ask_granted only */
+	/* an exec's environment as it differs from the session's
+	 * (envdiff.h: env_len bytes of sorted entries); env_unread: none is
+	 * known, and no answer stands for it */
+	const char *env;
+	size_t env_len;
+	bool env_unread;
 	pid_t pid, tid, ppid;
 	bool spawn;		/* an exec its caller's child makes */
 	struct hx_corr_key key; /* the call's (correlate.h) */

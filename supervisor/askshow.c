@@ -12,6 +12,7 @@
 
 #include "common/names.h"
 #include "common/sbuf.h"
+#include "supervisor/envdiff.h"
 #include "supervisor/fmt.h"
 #include "supervisor/grants.h"
 #include "supervisor/record.h"
@@ -79,6 +80,58 @@ static void put_word(struct hx_sbuf *b, const char *w)
 	}
 	if (!plain)
 		hx_sbuf_put(b, "'");
+}
+
+/* Bytes of a question's line an exec's environment takes at most: the
+ * rest is counted, so that its argv still shows. */
+#define ENV_LINE_MAX 640
+
+/* The entries of s's environment difference that set (unset: those that
+ * unset) a name a question shows (no shell bookkeeping), from *at up to
+ * ENV_LINE_MAX bytes of b past start; the ones left out counted in
+ * *left. */
+static void put_env_part(struct hx_sbuf *b, const struct hx_ask_subject *s,
+			 bool unset, size_t start, bool *any, size_t *left)
+{
+	for (size_t i = 0; s->env && i < s->env_len;) {
+		const char *e = s->env + i;
+
+		i += strlen(e) + 1;
+		if (hx_envdiff_bookkeeping(e) || (e[0] == '-') != unset)
+			continue;
+		if (b->len > start + ENV_LINE_MAX) {
+			(*left)++;
+			continue;
+		}
+		hx_sbuf_put(b, *any ? " " : " env ");
+		*any = true;
+		if (unset)
+			hx_sbuf_put(b, "-u ");
+		put_word(b, unset ? e + 1 : e);
+	}
+}
+
+/* An exec's environment as it differs from the session's, before its
+ * argv as env(1) would take it ("env GIT_DIR=/x -u HOME git push"): what
+ * it sets first, then what it unsets, a shell's bookkeeping (PWD,
+ * SHLVL...) left out (envdiff.h), and cut short of pushing the argv off
+ * the line. */
+static void put_env(struct hx_sbuf *b, const struct hx_ask_subject *s)
+{
+	size_t start = b->len, left = 0;
+	bool any = false;
+
+	if (s->env_unread) {
+		hx_sbuf_put(b, " [environment not read]");
+		return;
+	}
+	put_env_part(b, s, false, start, &any, &left);
+	put_env_part(b, s, true, start, &any, &left);
+	if (left) {
+		hx_sbuf_put(b, " ...[");
+		hx_sbuf_put_uint(b, left);
+		hx_sbuf_put(b, " more variables]");
+	}
 }
 
 /* A line that did not fit ends saying so, never cut silently. */
@@ -150,6 +203,7 @@ void hx_ask_line(const struct hx_ask *a, unsigned id, char *buf, size_t size)
 	if (h->s.op == HX_OP_EXEC) {
 		hx_sbuf_put_escaped(&b, h->s.path, strlen(h->s.path));
 		hx_sbuf_put(&b, ":");
+		put_env(&b, &h->s);
 		for (size_t i = 0; i < h->s.argc; i++) {
 			hx_sbuf_put(&b, " ");
 			put_word(&b, h->s.argv[i]);
@@ -223,6 +277,8 @@ json_t *hx_ask_describe(const struct hx_ask *a, unsigned id)
 		    o, "argv",
 		    hx_record_strings(NULL, "", h->s.argv, h->s.argc));
 		hx_record_set_text(NULL, o, "cwd", "", h->cwd);
+		hx_record_env(NULL, o, "", h->s.env, h->s.env_len,
+			      h->s.env_unread);
 		hx_record_set_text(NULL, o, "judged_as", "", h->s.judged_as);
 	} else if (h->s.addr) {
 		json_object_set_new(o, "addr",

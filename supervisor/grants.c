@@ -17,6 +17,7 @@
 
 #include "common/glob.h"
 #include "common/names.h"
+#include "supervisor/envdiff.h"
 #include "supervisor/session.h"
 
 #define LINE_MAX_BYTES (64 * 1024)
@@ -262,6 +263,20 @@ static bool same_file(json_t *g, const struct stat *st)
 	return true;
 }
 
+/* An exec's environment as it differs from the session's, but for a
+ * shell's bookkeeping (envdiff.h), is the grant's: one given with none
+ * (or before grants named it) holds for none, and not for GIT_DIR set. */
+static bool env_holds(json_t *g, const struct hx_ask_subject *s)
+{
+	const char *want = str(g, "env_sha256");
+	char sum[65];
+
+	if (s->env_unread)
+		return false;
+	hx_envdiff_shown_sum(s->env, s->env_len, sum);
+	return !strcmp(want ? want : "", sum);
+}
+
 static bool exec_holds(json_t *g, const struct hx_ask_subject *s)
 {
 	struct stat st;
@@ -273,7 +288,8 @@ static bool exec_holds(json_t *g, const struct hx_ask_subject *s)
 	else if (stat(s->path, &st))
 		return false;
 	return same_file(g, &st) &&
-	       argv_holds(json_object_get(g, "argv"), s->argv, s->argc);
+	       argv_holds(json_object_get(g, "argv"), s->argv, s->argc) &&
+	       env_holds(g, s);
 }
 
 static bool file_holds(json_t *g, const struct hx_ask_subject *s)
@@ -339,6 +355,29 @@ static json_t *argv_globs(const struct hx_ask_subject *s, unsigned prefix)
 	return a;
 }
 
+/* An exec grant's environment: the SHA-256 it is keyed on and, to read,
+ * the names it sets ("-NAME": unsets), never a value (it may be a
+ * token, and the grants file is kept for years). */
+static void env_key(json_t *g, const struct hx_ask_subject *s)
+{
+	json_t *names;
+	char sum[65];
+
+	hx_envdiff_shown_sum(s->env, s->env_len, sum);
+	if (!sum[0] || !(names = json_array()))
+		return;
+	json_object_set_new(g, "env_sha256", json_string(sum));
+	for (size_t i = 0; s->env && i < s->env_len;) {
+		const char *e = s->env + i;
+		size_t n = strcspn(e, "=");
+
+		i += strlen(e) + 1;
+		if (!hx_envdiff_bookkeeping(e))
+			json_array_append_new(names, json_stringn(e, n));
+	}
+	json_object_set_new(g, "env", names);
+}
+
 json_t *hx_grant_new(const struct hx_ask_subject *s, enum hx_verdict v,
 		     enum hx_ask_scope scope, unsigned prefix, const char *dir)
 {
@@ -379,6 +418,7 @@ json_t *hx_grant_new(const struct hx_ask_subject *s, enum hx_verdict v,
 			    g, "size", json_integer((json_int_t)f->st_size));
 		}
 		json_object_set_new(g, "argv", argv_globs(s, prefix));
+		env_key(g, s);
 	} else if (s->addr) {
 		json_object_set_new(g, "kind", json_string("net"));
 		if (s->nnames)

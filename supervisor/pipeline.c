@@ -479,6 +479,20 @@ static void validate_paths(struct flow *f)
 	ev->argv_only = !strcmp(f->layer, "harness");
 }
 
+/* Validate: an exec's environment as it differs from the session's
+ * (envdiff.h), part of its call as its argv is. */
+static void validate_env(struct flow *f)
+{
+	const struct hx_request *rq = f->rq;
+
+	f->env = (struct hx_envdiff){NULL, 0, 0};
+	f->env_unread = rq->op == HX_OP_EXEC && rq->env_unread;
+	if (rq->op != HX_OP_EXEC || rq->env_unread || !rq->envp)
+		return;
+	if (hx_envdiff_make(f->pl->envbase, rq->envp, rq->envc, &f->env))
+		f->env_unread = true; /* no memory: stands for nothing */
+}
+
 /* Validate: the address, with a unix socket's path treated as a path,
  * and the names this session's lookups gave it. */
 static void validate_addr(struct flow *f)
@@ -655,6 +669,11 @@ static void ask_subject(struct flow *f)
 	s->rule = f->d.rule;
 	s->judged_as = f->d.judged_as[0] ? f->d.judged_as : NULL;
 	s->cwd = f->ev.cwd;
+	if (rq->op == HX_OP_EXEC) {
+		s->env = f->env.p;
+		s->env_len = f->env.len;
+		s->env_unread = f->env_unread;
+	}
 	s->pid = f->peer->pid;
 	s->tid = f->peer->tid ? f->peer->tid : f->peer->pid;
 	s->ppid = f->peer->ppid;
@@ -897,11 +916,14 @@ static void decide(struct hx_pipeline *pl, const struct hx_peer *peer,
 	f.grant[0] = '\0';
 
 	validate_paths(&f);
+	validate_env(&f);
 	validate_addr(&f);
 	judge(&f);
 	outcome(&f, out, decided, dlen);
-	if (correlate(&f, out))
+	if (correlate(&f, out)) {
+		hx_envdiff_free(&f.env);
 		return;
+	}
 	pl->events++;
 	if ((unsigned)f.d.verdict < 3)
 		pl->verdicts[f.d.verdict]++;
@@ -920,6 +942,7 @@ static void decide(struct hx_pipeline *pl, const struct hx_peer *peer,
 	} else if (f.ask_id) {
 		hx_ask_drop(pl->ask, f.ask_id); /* not recorded: refused */
 	}
+	hx_envdiff_free(&f.env);
 }
 
 void hx_pipeline_decide(struct hx_pipeline *pl, const struct hx_peer *peer,

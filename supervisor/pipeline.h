@@ -70,6 +70,13 @@ struct hx_request {
 	/* exec: the calling thread's cwd as the kernel layer read it, which
 	 * the exec gate holds the new image to; NULL: the pipeline reads it */
 	const char *cwd;
+	/* exec: the environment it runs with (envc strings), as the kernel
+	 * layer read it or the shim's caller passes it; env_unread: the
+	 * shim's could not be read (then none is known: no answer "once"
+	 * stands for the kernel layer's sight of it) */
+	const char *const *envp;
+	size_t envc;
+	bool env_unread;
 	/* a metadata change through an fd: what the fd's file is (enum
 	 * hx_device_kind of the file the kernel layer will act on; 0: no
 	 * device) */
@@ -120,6 +127,7 @@ struct hx_protect_ino {
 #define HX_PROTECT_EP_MAX  2
 
 struct hx_redact;
+struct hx_envbase;
 
 struct hx_pipeline {
 	const struct hx_policy *policy;
@@ -177,6 +185,9 @@ struct hx_pipeline {
 			   size_t n);
 	void *tree_arg;
 	const struct hx_endpoints *endpoints;
+	/* The session's environment (envdiff.h), which an exec's is told
+	 * from; NULL: none known (no difference is seen). */
+	const struct hx_envbase *envbase;
 	/* The log's quota for this session (hx_policy_audit_quota; zeros:
 	 * unlimited) and the records coalesced under it (NULL until one
 	 * is). */

@@ -17,6 +17,7 @@
 #include "supervisor/ask.h"
 #include "supervisor/correlate.h"
 #include "supervisor/dnsmap.h"
+#include "supervisor/envdiff.h"
 #include "supervisor/pipeline.h"
 
 #define MAX_NAMES 8
@@ -54,11 +55,15 @@ struct flow {
 	struct hx_decision d;
 	bool resolved_won, by_inode;
 	char cwd[PATH_MAX]; /* an exec's caller's (hx_event.cwd) */
-	dev_t sock_dev;	    /* the neighbours' judge: what the kernel layer */
-	ino_t sock_ino;	    /* must connect, and whether a /dev/shm file is */
-	bool fresh;	    /* the session's own (hx_outcome) */
-	bool git_copy;	    /* hx_outcome's */
-	bool refused;	    /* loopback, nothing listens: ECONNREFUSED */
+	/* an exec's environment as it differs from the session's
+	 * (envdiff.h): shown, recorded, keyed and held as its argv is */
+	struct hx_envdiff env;
+	bool env_unread; /* none known (hx_request.env_unread, no memory) */
+	dev_t sock_dev;	 /* the neighbours' judge: what the kernel layer */
+	ino_t sock_ino;	 /* must connect, and whether a /dev/shm file is */
+	bool fresh;	 /* the session's own (hx_outcome) */
+	bool git_copy;	 /* hx_outcome's */
+	bool refused;	 /* loopback, nothing listens: ECONNREFUSED */
 	/* ask (ask.h): what a person is asked, the grant that answered
 	 * it before, the question it is now */
 	struct hx_ask_subject subj;

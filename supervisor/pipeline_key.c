@@ -11,6 +11,7 @@
 
 #include "common/wire.h"
 #include "supervisor/correlate.h"
+#include "supervisor/sha256.h"
 
 /* A call whose flags are open(2)'s (the others' are AT_ ones). */
 bool hx_pl_is_open(unsigned call)
@@ -71,6 +72,7 @@ static void call_detail(const struct flow *f, char *buf, size_t len)
 			 : rq->op == HX_OP_EXEC	 ? f->ev.cwd
 			 : f->p2.ok		 ? f->p2.norm
 						 : NULL;
+	char env[65] = "";
 
 	if (own)
 		; /* all of it: no shim request is of these */
@@ -86,9 +88,16 @@ static void call_detail(const struct flow *f, char *buf, size_t len)
 			     (open && ((flags & O_CREAT) ||
 				       (flags & __O_TMPFILE) == __O_TMPFILE))))
 		mode = own ? rq->mode : rq->mode & 07777;
-	snprintf(buf, len, "%u %x %o %d %s", own ? rq->call : 0, flags, mode,
+
+	/* An exec's environment where it is not the session's: the shim's
+	 * claim of one stands for no exec in another. */
+	if (rq->op == HX_OP_EXEC && f->env_unread)
+		snprintf(env, sizeof(env), "?");
+	else if (rq->op == HX_OP_EXEC && f->env.len)
+		hx_sha256_hex(f->env.p, f->env.len, env);
+	snprintf(buf, len, "%u %x %o %d %s %s", own ? rq->call : 0, flags, mode,
 		 f->has_addr && rq->has_proto && rq->proto > 0 ? rq->proto : 0,
-		 p2 ? p2 : "");
+		 env, p2 ? p2 : "");
 }
 
 /* The key both layers know f's call by (correlate.h): its address or

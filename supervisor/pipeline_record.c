@@ -198,6 +198,11 @@ json_t *hx_pl_record(struct flow *f)
 				   f->pu.resolved);
 	if (hx_pl_foreign_family(rq))
 		family_args(json_object_get(rec, "args"), rq);
+	/* an exec's environment where it is not the session's: it steers
+	 * what the command does as its argv does */
+	if (rq->op == HX_OP_EXEC)
+		hx_record_env(rec, json_object_get(rec, "args"), "args.env",
+			      f->env.p, f->env.len, f->env_unread);
 	/* an exec's was read for its decision (hx_event.cwd); any other
 	 * call's is its thread's, whose relative names it resolved (one
 	 * that did unshare(CLONE_FS) has its own: the record said the

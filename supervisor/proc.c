@@ -252,7 +252,8 @@ int hx_proc_exit_code(int status)
 	return 2;
 }
 
-char *hx_proc_cmdline(pid_t pid, size_t cap, size_t *len)
+/* /proc/<pid>/<what> whole, at most cap bytes (hx_proc_cmdline). */
+static char *proc_read(pid_t pid, const char *what, size_t cap, size_t *len)
 {
 	size_t size = cap < 4096 ? cap + 1 : 4096, n = 0;
 	char path[64], *buf = malloc(size), *b;
@@ -262,7 +263,7 @@ char *hx_proc_cmdline(pid_t pid, size_t cap, size_t *len)
 	*len = 0;
 	if (!buf)
 		return NULL;
-	snprintf(path, sizeof(path), "/proc/%d/cmdline", (int)pid);
+	snprintf(path, sizeof(path), "/proc/%d/%s", (int)pid, what);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0) {
 		free(buf);
@@ -286,6 +287,16 @@ char *hx_proc_cmdline(pid_t pid, size_t cap, size_t *len)
 	close(fd);
 	*len = n;
 	return buf;
+}
+
+char *hx_proc_cmdline(pid_t pid, size_t cap, size_t *len)
+{
+	return proc_read(pid, "cmdline", cap, len);
+}
+
+char *hx_proc_environ(pid_t pid, size_t cap, size_t *len)
+{
+	return proc_read(pid, "environ", cap, len);
 }
 
 void hx_proc_self_path(pid_t pid, pid_t tid, const char *path, char *out,

@@ -80,6 +80,9 @@ ssize_t hx_proc_cwd(pid_t pid, char *out, size_t size);
 /* /proc/<pid>/cmdline (NUL-separated), at most cap bytes (more: *len =
  * cap + 1); free it. NULL when unreadable. */
 char *hx_proc_cmdline(pid_t pid, size_t cap, size_t *len);
+/* The same of /proc/<pid>/environ: the environment the kernel copied
+ * at its exec (until the program changes that memory). */
+char *hx_proc_environ(pid_t pid, size_t cap, size_t *len);
 
 /* A namespace's identity (its nsfs inode). */
 struct hx_nsid {

@@ -153,6 +153,22 @@ json_t *hx_record_strings(json_t *rec, const char *field, const char *const *v,
 	return a;
 }
 
+void hx_record_env(json_t *rec, json_t *o, const char *field, const char *p,
+		   size_t len, bool unread)
+{
+	json_t *a;
+
+	if (unread) {
+		json_object_set_new(o, "env_unread", json_true());
+		return;
+	}
+	if (!p || !len || !(a = json_array()))
+		return;
+	for (size_t i = 0; i < len; i += strlen(p + i) + 1)
+		json_array_append_new(a, hx_record_text(rec, field, p + i));
+	json_object_set_new(o, "env", a);
+}
+
 void hx_record_set_str(json_t *o, const char *k, const char *v)
 {
 	if (v)

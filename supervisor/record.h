@@ -37,6 +37,12 @@ struct json_t *hx_record_text(struct json_t *rec, const char *field,
 /* o[k] = hx_record_text(rec, field, v), when v is not NULL. */
 void hx_record_set_text(struct json_t *rec, struct json_t *o, const char *k,
 			const char *field, const char *v);
+/* An exec's environment as it differs from the session's (envdiff.h:
+ * len bytes of entries at p) as o's "env", an array of texts (redacted
+ * as field: a value may be a token), absent when none; unread: o's
+ * "env_unread" true instead. */
+void hx_record_env(struct json_t *rec, struct json_t *o, const char *field,
+		   const char *p, size_t len, bool unread);
 /* o[k] = v, trusted text (names, rules), when v is not NULL. */
 void hx_record_set_str(struct json_t *o, const char *k, const char *v);
 /* field, once, into rec's list list_name (rec may be NULL): "escaped",

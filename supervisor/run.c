@@ -30,6 +30,7 @@
 #include "supervisor/ask.h"
 #include "supervisor/audit.h"
 #include "supervisor/dnsmap.h"
+#include "supervisor/envdiff.h"
 #include "common/notice.h"
 #include "common/clock.h"
 #include "supervisor/command.h"
@@ -727,6 +728,8 @@ static void teardown(struct run *r)
 	hx_run_close_alerts(r);
 	hx_pidset_free(r->pl.recorded);
 	hx_record_redact(NULL); /* nothing records any more */
+	r->pl.envbase = NULL;
+	hx_envbase_free(r->envbase);
 	hx_policy_free(r->policy);
 	free(r->policy_text);
 	for (size_t i = 0; i < HX_MAX_PROFILES; i++)
@@ -874,6 +877,14 @@ int hx_run(const struct hx_options *o)
 		goto end;
 	}
 	env = child_env(r);
+	/* What each exec's environment is told from (envdiff.h): the
+	 * agent's first, less harness's own names. */
+	if (env &&
+	    !(r->envbase = hx_envbase_new((const char *const *)env, r->shim))) {
+		hx_say("setup: %s", strerror(ENOMEM));
+		goto end;
+	}
+	r->pl.envbase = r->envbase;
 	sigemptyset(&mask);
 	sigaddset(&mask, SIGCHLD);
 	sigaddset(&mask, SIGINT);

@@ -86,8 +86,9 @@ struct run {
 	char project[PATH_MAX]; /* the start dir, when cwd is a worktree */
 	/* the branch HEAD named at the start and its commit (run_hidden.c) */
 	char head_ref[256], head_oid[72], head_now[72];
-	char cmd_path[PATH_MAX]; /* the command as found on PATH, or "" */
-	char *own_env[3];	 /* the strings child_env made */
+	char cmd_path[PATH_MAX];    /* the command as found on PATH, or "" */
+	char *own_env[3];	    /* the strings child_env made */
+	struct hx_envbase *envbase; /* the agent's first environment */
 	bool listening;
 	pid_t child;
 	bool child_done;

@@ -34,6 +34,7 @@
 #include "supervisor/pipeline.h"
 #include "supervisor/path_resolve.h"
 #include "supervisor/proc.h"
+#include "supervisor/procstrv.h"
 #include "supervisor/correlate.h"
 #include "supervisor/record.h"
 #include "supervisor/unixlisten.h"
@@ -71,10 +72,13 @@ struct conn {
 	uint8_t *rbuf;
 };
 
-/* Pointer arrays a decoded message's strings are lent through. */
+/* Pointer arrays a decoded message's strings are lent through; an
+ * exec's environment, read from the requester (malloc'd, per request). */
 struct hx_request_storage {
 	const char *argv[HX_WIRE_MAX_ARGS];
 	const char *frames[HX_WIRE_MAX_FRAMES];
+	char *env;
+	const char **envp;
 };
 
 struct hx_server {
@@ -372,6 +376,38 @@ static void request_from_msg(const struct hx_msg *m, struct hx_request *rq,
 	rq->proto = (int)m->proto;
 }
 
+/* The kernel's bound on an exec's argv and environment (fs/exec.c):
+ * more is no environment an exec runs with. */
+#define ENV_MAX (6u << 20)
+
+/* An exec's environment, read where the shim says its caller's envp is
+ * (in the requester's memory, which waits for the answer): what the
+ * question shows and an answer "once" holds for. A claim, as all of the
+ * request is: the kernel layer reads the environment the kernel copies
+ * again, and an answer for one stands for no other. Not told, or not
+ * readable: env_unread (asked again at the exec, if asked). */
+static void request_env(const struct hx_msg *m, const struct hx_peer *peer,
+			struct hx_request *rq, struct hx_request_storage *st)
+{
+	size_t len = 0, n = 0, k = 0;
+
+	if (rq->op != HX_OP_EXEC || rq->report)
+		return; /* a report is of a call made: nothing to hold */
+	rq->env_unread = true;
+	if (!hx_msg_has(m, HX_TAG_ENVP) || peer->gone || peer->pid <= 0 ||
+	    hx_proc_read_strv(peer->tid ? peer->tid : peer->pid, m->envp,
+			      ENV_MAX, &st->env, &len, &n) ||
+	    !(st->envp = calloc(n + 1, sizeof(*st->envp))))
+		return;
+	for (size_t i = 0; i < n; i++) {
+		st->envp[i] = st->env + k;
+		k += strlen(st->env + k) + 1;
+	}
+	rq->envp = st->envp;
+	rq->envc = n;
+	rq->env_unread = false;
+}
+
 static int send_verdict(struct hx_server *s, struct conn *c, pid_t pid,
 			uint32_t id, const struct hx_outcome *out)
 {
@@ -464,7 +500,12 @@ static int on_request(struct hx_server *s, struct conn *c, pid_t pid,
 			hx_dnsmap_claim(s->pl->dns, m->host.s);
 		return 0;
 	}
+	request_env(m, &peer, &rq, &s->rqs);
 	hx_pipeline_decide(s->pl, &peer, &rq, "shim", &out);
+	free(s->rqs.env);
+	free(s->rqs.envp);
+	s->rqs.env = NULL;
+	s->rqs.envp = NULL;
 	if (!reply)
 		return 0;
 	if (out.ask)

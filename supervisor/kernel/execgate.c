@@ -58,6 +58,12 @@ struct approval {
 	 * let each of the agent's threads hold that much of ours. */
 	size_t len;
 	char sum[65];
+	/* The environment the same way (hx_execgate_approve_env): a thread
+	 * that rewrote envp's strings after the decision ran the approved
+	 * command with GIT_DIR of its choosing. */
+	bool has_env;
+	size_t env_len;
+	char env_sum[65];
 	struct approval *next;
 };
 
@@ -65,6 +71,7 @@ struct approval {
 struct finding {
 	pid_t pid, old_tid;
 	bool approved, killed;
+	bool env;     /* all but its environment was the approved one */
 	uint64_t seq; /* the decision's record it broke (0: none) */
 	char exe[PATH_MAX];
 	char *cmdline; /* NUL-separated, len bytes */
@@ -208,6 +215,45 @@ int hx_execgate_approve_name(struct hx_execgate *g, pid_t tid, dev_t dev,
 	return e;
 }
 
+int hx_execgate_approve_env(struct hx_execgate *g, pid_t tid, const char *env,
+			    size_t len)
+{
+	struct approval *a;
+	char sum[65];
+	int e = -ENOENT;
+
+	hx_sha256_hex(env ? env : "", len, sum);
+	pthread_mutex_lock(&g->lock);
+	for (a = g->appr; a; a = a->next)
+		if (a->tid == tid) {
+			a->has_env = true;
+			a->env_len = len;
+			memcpy(a->env_sum, sum, sizeof(sum));
+			e = 0;
+			break;
+		}
+	pthread_mutex_unlock(&g->lock);
+	return e;
+}
+
+/* Whether the new image's environment is the one decided, as the
+ * kernel copied it (it has run no instruction to change it yet). */
+static bool env_holds(const struct approval *a, pid_t pid)
+{
+	char *env, sum[65];
+	size_t len;
+	bool ok;
+
+	if (!a->has_env)
+		return true;
+	if (!(env = hx_proc_environ(pid, a->env_len, &len)))
+		return false;
+	hx_sha256_hex(env, len, sum);
+	ok = len == a->env_len && !strcmp(sum, a->env_sum);
+	free(env);
+	return ok;
+}
+
 static void approval_free(struct approval *a)
 {
 	if (a) {
@@ -299,7 +345,7 @@ static void check_exec(struct hx_execgate *g, pid_t pid, pid_t old_tid)
 	char path[64];
 	char *cmd = NULL, sum[65];
 	size_t len = 0;
-	bool ok = false;
+	bool ok = false, env = false;
 
 	atomic_fetch_add(&g->checked, 1);
 	snprintf(path, sizeof(path), "/proc/%d/exe", (int)pid);
@@ -310,6 +356,8 @@ static void check_exec(struct hx_execgate *g, pid_t pid, pid_t old_tid)
 			hx_sha256_hex(cmd, len, sum);
 		ok = cmd && len == a->len && !strcmp(sum, a->sum) &&
 		     cwd_holds(a, pid) && names_hold(a, pid);
+		env = ok && !env_holds(a, pid);
+		ok = ok && !env;
 	}
 	if (ok) {
 		free(cmd);
@@ -336,6 +384,7 @@ static void check_exec(struct hx_execgate *g, pid_t pid, pid_t old_tid)
 	f->old_tid = old_tid;
 	f->approved = a != NULL;
 	f->seq = a ? a->seq : 0;
+	f->env = env;
 	f->killed = g->pl->mode == HX_MODE_ENFORCE;
 	f->cmdline = cmd;
 	f->len = len;
@@ -620,6 +669,9 @@ static void log_finding(struct hx_execgate *g, const struct finding *f)
 	if (f->seq)
 		json_object_set_new(rec, "ref_seq",
 				    json_integer((json_int_t)f->seq));
+	/* what differed: its environment, all else as approved */
+	if (f->env)
+		json_object_set_new(rec, "env_changed", json_true());
 	json_object_set_new(rec, "killed", json_boolean(f->killed));
 	hx_record_append(g->pl, rec, NULL);
 	json_decref(rec);

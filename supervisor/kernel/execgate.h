@@ -62,6 +62,13 @@ int hx_execgate_approve(struct hx_execgate *g, const struct hx_peer *peer,
 			uint64_t seq, const char *path, dev_t dev, ino_t ino,
 			const char *cmdline, size_t len, const char *cwd);
 
+/* The environment tid's approved exec runs with (env: len bytes, its
+ * strings back to back as the kernel copies them), held at the exec
+ * event against /proc/<pid>/environ. Call after hx_execgate_approve,
+ * before CONTINUE. 0, or -ENOENT (no approval of tid). */
+int hx_execgate_approve_env(struct hx_execgate *g, pid_t tid, const char *env,
+			    size_t len);
+
 /* What a new image opens by name once it runs, each name at most: a #!
  * script's at each level (its interpreter's argv), a loader's program. */
 #define HX_EXECGATE_NAMES 6

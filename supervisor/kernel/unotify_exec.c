@@ -117,15 +117,13 @@ static size_t longest(const struct hx_un_blob *b)
  * interpreter adds its name and argument after this (not counted). */
 static int exec_refused(const struct target *t, const char *fname,
 			const struct hx_un_blob *args, size_t argc,
-			uint64_t envp)
+			const struct hx_un_blob *envb, size_t envc)
 {
-	struct hx_un_blob env = {NULL, 0, 0};
-	size_t envc, limit = EXEC_ARG_LIMIT, ptrs;
+	const struct hx_un_blob env = *envb;
+	size_t limit = EXEC_ARG_LIMIT, ptrs;
 	struct rlimit rl;
-	int e = read_argv(t->tid, envp, &env, &envc);
+	int e = 0;
 
-	if (e)
-		goto out;
 	if (!prlimit(t->peer.pid, RLIMIT_STACK, NULL, &rl) &&
 	    rl.rlim_cur / 4 < limit)
 		limit = (size_t)(rl.rlim_cur / 4);
@@ -136,9 +134,23 @@ static int exec_refused(const struct target *t, const char *fname,
 	    strlen(fname) + 1 + env.len + args->len > limit - ptrs ||
 	    longest(args) > EXEC_STRLEN_MAX || longest(&env) > EXEC_STRLEN_MAX)
 		e = -E2BIG;
-out:
-	free(env.p);
 	return e;
+}
+
+/* The n strings of b as a vector (*out, malloc'd, NULL-terminated,
+ * borrowing b). 0 or -ENOMEM. */
+static int strv_of(const struct hx_un_blob *b, size_t n, const char ***out)
+{
+	const char **v = calloc(n + 1, sizeof(*v));
+	size_t k = 0;
+
+	if (!(*out = v))
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		v[i] = b->p + k;
+		k += strlen(b->p + k) + 1;
+	}
+	return 0;
 }
 
 /* Appends s (with its NUL) to a growing buffer. */
@@ -485,11 +497,15 @@ static bool names_stay(struct hx_unotify *u, const struct target *t,
 static int approve(struct hx_unotify *u, const struct target *t,
 		   const struct job *j, const struct stat *fin,
 		   const char *expect, size_t elen, const struct opens *op,
-		   const struct hx_loader_prog *lp, const struct stat *pst)
+		   const struct hx_loader_prog *lp, const struct stat *pst,
+		   const struct hx_un_blob *env)
 {
 	int e = hx_execgate_approve(u->gate, &t->peer, j->out.seq, j->rq.path,
 				    fin->st_dev, fin->st_ino, expect, elen,
 				    j->rq.cwd);
+
+	if (!e)
+		e = hx_execgate_approve_env(u->gate, t->tid, env->p, env->len);
 
 	for (size_t i = 0; !e && i < op->n; i++)
 		e = hx_execgate_approve_name(u->gate, t->tid, op->dev[i],
@@ -508,12 +524,12 @@ void hx_un_exec(struct hx_unotify *u, const struct seccomp_notif *n,
 	int dirfd = at ? (int)arg[0] : AT_FDCWD, flags = at ? (int)arg[4] : 0;
 	char raw[PATH_MAX], full[PATH_MAX], fname[PATH_MAX + 32], cwd[PATH_MAX];
 	char *blob, *expect = NULL, img[PATH_MAX + 64];
-	struct hx_un_blob args = {NULL, 0, 0};
-	const char **argv = NULL, **eargv = NULL;
+	struct hx_un_blob args = {NULL, 0, 0}, env = {NULL, 0, 0};
+	const char **argv = NULL, **eargv = NULL, **envv = NULL;
 	struct hx_loader_prog lp = {.argv = NULL};
 	struct opens op = {.n = 0};
 	struct stat pst;
-	size_t blen = 0, argc = 0, elen = 0, k;
+	size_t blen = 0, argc = 0, elen = 0, envc = 0;
 	struct stat fin, named;
 	struct job j;
 	pid_t tracer;
@@ -557,6 +573,7 @@ void hx_un_exec(struct hx_unotify *u, const struct seccomp_notif *n,
 		snprintf(fname, sizeof(fname), "%s", raw);
 	else
 		snprintf(fname, sizeof(fname), "/dev/fd/%d/%s", dirfd, raw);
+	hx_un_job(&j, t, at ? HX_CALL_EXECVEAT : HX_CALL_EXECVE, HX_OP_EXEC);
 	/* A missing file fails as exec would, without a record (a shell
 	 * or execvp tries every PATH directory). */
 	if ((e = expect_exec(t, full, fname, flags & AT_SYMLINK_NOFOLLOW, blob,
@@ -565,10 +582,16 @@ void hx_un_exec(struct hx_unotify *u, const struct seccomp_notif *n,
 		a->err = -e;
 		goto out;
 	}
-	if ((e = exec_refused(t, fname, &args, argc, at ? arg[3] : arg[2]))) {
+	/* The environment, read once: decided with, shown, and held to by
+	 * the gate as the argv is. */
+	if ((e = read_argv(t->tid, at ? arg[3] : arg[2], &env, &envc)) ||
+	    (e = exec_refused(t, fname, &args, argc, &env, envc)) ||
+	    (e = strv_of(&env, envc, &envv))) {
 		a->err = -e;
 		goto out;
 	}
+	j.rq.envp = envv;
+	j.rq.envc = envc;
 	/* The final image a dynamic loader ("ld.so PROGRAM", directly or
 	 * as a #! interpreter): decided as the exec of PROGRAM, with the
 	 * argv it will see, and PROGRAM's file held by the gate too. */
@@ -576,7 +599,6 @@ void hx_un_exec(struct hx_unotify *u, const struct seccomp_notif *n,
 		a->err = -e;
 		goto out;
 	}
-	hx_un_job(&j, t, at ? HX_CALL_EXECVEAT : HX_CALL_EXECVE, HX_OP_EXEC);
 	j.rq.path = full;
 	/* Read once: decided in, shown, and held to by the gate. */
 	if (hx_proc_cwd(t->tid, cwd, sizeof(cwd)) > 0 && cwd[0] == '/')
@@ -587,15 +609,9 @@ void hx_un_exec(struct hx_unotify *u, const struct seccomp_notif *n,
 	if (!(t->peer.pid == u->root && t->peer.exe &&
 	      !strcmp(t->peer.exe, u->self_exe) &&
 	      atomic_exchange(&u->root_pending, false))) {
-		argv = calloc(argc + 1, sizeof(*argv));
-		if (!argv) {
+		if (strv_of(&args, argc, &argv)) {
 			a->err = ENOMEM;
 			goto out;
-		}
-		k = 0;
-		for (size_t i = 0; i < argc; i++) {
-			argv[i] = blob + k;
-			k += strlen(blob + k) + 1;
 		}
 		j.rq.argv = argv;
 		j.rq.argc = argc;
@@ -618,7 +634,7 @@ void hx_un_exec(struct hx_unotify *u, const struct seccomp_notif *n,
 		a->err = EACCES;
 		goto out;
 	}
-	if (approve(u, t, &j, &fin, expect, elen, &op, &lp, &pst)) {
+	if (approve(u, t, &j, &fin, expect, elen, &op, &lp, &pst, &env)) {
 		a->err = ENOMEM;
 		goto out;
 	}
@@ -644,6 +660,8 @@ out:
 	free(lp.argv);
 	free(eargv);
 	free(argv);
+	free(envv);
 	free(expect);
 	free(args.p);
+	free(env.p);
 }

@@ -296,27 +296,167 @@ def test_an_exec_through_the_shim_is_recorded_in_the_cwd_it_ran_in(wd):
           "(ran in, pid, recorded): %r" % wrong)
 
 
+def _env_of(x, name):
+    """The entries of record (or question) x's environment that set or
+    unset name."""
+    env = x.get("args", x).get("env") or []
+    return [e for e in env if e.split("=", 1)[0] in (name, "-" + name)]
+
+
 def test_an_approved_exec_shows_the_environment_that_steers_it(wd):
-    """Known gap (not fixed): a question about an exec shows its path,
-    argv and cwd, not its environment, and the gate does not hold it:
-    "git push origin main (in a/)" approved once, run with
-    GIT_WORK_TREE (or GIT_DIR, GIT_SSH_COMMAND...) the agent set,
-    works on b/. The record and the question name what was asked; what
-    the program makes of its environment is its own."""
-    from lib import xfail
+    """A question about an exec showed its path, argv and cwd, not its
+    environment, which the agent sets: "git push origin main (in a/)"
+    approved, run with GIT_WORK_TREE=b/ (or GIT_DIR, GIT_SSH_COMMAND,
+    LD_PRELOAD, BASH_ENV...), worked on b/. What differs from the
+    session's environment is now part of the exec's call: shown in the
+    question, recorded (args.env). Refused on seeing it: nothing ran."""
     from test_ask import Session, answer, wait_pending
     a, b, git = _two_dirs_and_a_git(wd, 'cd "${GIT_WORK_TREE:-.}" && touch pushed')
     s = Session(wd, [STATIC, "askenv", a, "-", "GIT_WORK_TREE=" + b, git, "push",
                      "origin", "main"])
     q = wait_pending(wd, s)
     check(q.get("cwd") == a, "the question: %r" % q)
-    answer(wd, "approve", q["id"])
+    check(_env_of(q, "GIT_WORK_TREE") == ["GIT_WORK_TREE=" + b] and
+          "GIT_WORK_TREE=" + b in q.get("what", ""),
+          "the question does not show the environment: %r" % q)
+    answer(wd, "deny", q["id"])
     s.finish()
-    if os.path.exists(os.path.join(b, "pushed")):
-        xfail("an approved exec's environment is not shown or held: it "
-              "ran on b/ (GIT_WORK_TREE) approved as in a/")
-    else:
-        check(os.path.exists(os.path.join(a, "pushed")), "%r" % ((s.stdout, s.stderr[-400:]),))
+    check(not os.path.exists(os.path.join(b, "pushed")) and
+          not os.path.exists(os.path.join(a, "pushed")),
+          "it ran: %r" % ((s.stdout, s.stderr[-400:]),))
+    asked = [x for x in s.asked() if x.get("op") == "exec"]
+    check(asked and _env_of(asked[0], "GIT_WORK_TREE") == ["GIT_WORK_TREE=" + b],
+          "the record does not name the environment: %r" % asked)
+
+
+PY_ASK_ENV = r'''
+import ctypes, os, sys, threading, time
+b, prog = sys.argv[1:3]
+env = [k.encode() + b"=" + v.encode() for k, v in os.environ.items()]
+# a copy of an entry (no difference) in the slot the thread fills later
+envp = (ctypes.c_char_p * (len(env) + 2))(*env, env[0], None)
+def later():
+    time.sleep(0.5)
+    envp[len(env)] = b"GIT_WORK_TREE=" + b.encode()
+threading.Thread(target=later, daemon=True).start()
+libc = ctypes.CDLL(None, use_errno=True)
+argv = (ctypes.c_char_p * 5)(prog.encode(), b"push", b"origin", b"main", None)
+libc.execve(prog.encode(), argv, envp)  # the shim's execve: it asks first
+print("exec errno", ctypes.get_errno(), flush=True)
+'''
+
+
+def test_an_answer_once_is_for_the_environment_shown(wd):
+    """Through the shim: the question shows the exec's environment (the
+    shim tells where its caller's is), a person answers "once" for it
+    with no GIT_WORK_TREE, and a thread puts GIT_WORK_TREE=b/ into the
+    environment while the question waits. The kernel layer's sight of
+    the exec took that answer as its own (the same process, path, argv
+    and cwd) and git worked on b/. An answer "once" now holds for the
+    environment shown: another is asked again, showing it."""
+    from test_ask import Session, answer, pending, wait_pending
+    from lib import PYTHON
+    a, b, git = _two_dirs_and_a_git(wd, 'cd "${GIT_WORK_TREE:-.}" && touch pushed')
+    s = Session(wd, [PYTHON, "-c", PY_ASK_ENV, b, git], timeout=5)
+    q = wait_pending(wd, s)
+    check(not _env_of(q, "GIT_WORK_TREE") and not q.get("env_unread"),
+          "the question: %r" % q)
+    time.sleep(1.0)  # the thread has set GIT_WORK_TREE by now
+    answer(wd, "approve", q["id"])
+    again = None
+    end = time.time() + 8
+    while time.time() < end and s.p.poll() is None:
+        again = ([x for x in pending(wd) if x["id"] != q["id"]] or [None])[0]
+        if again:
+            answer(wd, "deny", again["id"])
+            break
+        time.sleep(0.05)
+    s.finish()
+    check(not os.path.exists(os.path.join(b, "pushed")),
+          "the exec answered for no GIT_WORK_TREE ran with it: %r %r" %
+          (s.stdout, s.stderr[-600:]))
+    check(again and _env_of(again, "GIT_WORK_TREE") == ["GIT_WORK_TREE=" + b],
+          "not asked again with the environment shown: %r" % again)
+    kernel = [x for x in s.asked() if x.get("layer") == "kernel" and x.get("op") == "exec"]
+    check(kernel and _env_of(kernel[-1], "GIT_WORK_TREE") == ["GIT_WORK_TREE=" + b],
+          "the kernel layer's record: %r" % kernel)
+
+
+PY_GRANT_ENV = r'''
+import ctypes, os, sys
+prog, extra = sys.argv[1], sys.argv[2:]
+libc = ctypes.CDLL(None, use_errno=True)
+for e in [None] + extra:
+    pid = os.fork()
+    if pid == 0:
+        if e:
+            os.environ[e.split("=")[0]] = e.split("=", 1)[1]
+        argv = (ctypes.c_char_p * 5)(prog.encode(), b"push", b"origin", b"main", None)
+        libc.execv(prog.encode(), argv)  # the shim's execv, environ
+        os._exit(3)
+    os.waitpid(pid, 0)
+'''
+
+
+def test_a_grant_is_for_the_environment_shown(wd):
+    """A "session" grant for git push given with no changed environment
+    held for git push with GIT_DIR set by the agent (a grant was keyed on
+    the file and argv only). It is keyed on the environment's difference
+    too (but a shell's PWD, SHLVL...): the second exec is asked again."""
+    from test_ask import Session, answer, pending, wait_pending
+    from lib import PYTHON
+    a, b, git = _two_dirs_and_a_git(wd, 'echo "PUSHED ${GIT_DIR:-here}"')
+    s = Session(wd, [PYTHON, "-c", PY_GRANT_ENV, git, "GIT_DIR=" + b], timeout=3)
+    q = wait_pending(wd, s)
+    check(not _env_of(q, "GIT_DIR"), "the question: %r" % q)
+    answer(wd, "approve", q["id"], "session")
+    again = None
+    end = time.time() + 8
+    while time.time() < end and s.p.poll() is None:
+        again = ([x for x in pending(wd) if x["id"] != q["id"]] or [None])[0]
+        if again:
+            answer(wd, "deny", again["id"])
+            break
+        time.sleep(0.05)
+    s.finish()
+    check("PUSHED here" in s.stdout, "the granted exec did not run: %r %r" %
+          (s.stdout, s.stderr[-400:]))
+    check("PUSHED " + b not in s.stdout,
+          "the grant held for GIT_DIR set: %r" % s.stdout)
+    check(again and _env_of(again, "GIT_DIR") == ["GIT_DIR=" + b],
+          "not asked again with GIT_DIR shown: %r" % again)
+
+
+def test_an_environment_swapped_after_the_decision_is_caught(wd):
+    """A static program's thread rewrote its exec's environment string
+    ("MODE=safe" <-> "MODE=evil") while the kernel layer decided it: the
+    kernel copied another environment than the one read and recorded.
+    The exec gate now holds the new image's environment (as the kernel
+    copied it, /proc/PID/environ) to the one approved: each script that
+    ran is recorded with the MODE it ran with, and the others were killed
+    with a mismatch record (env_changed) naming the allow they broke."""
+    prog = wd.file("mode.sh", "#!/bin/sh\necho RAN \"$MODE\" $$\n")
+    os.chmod(prog, 0o755)
+    r = harness([os.path.join(HELPERS, "static_envswap"), prog, "40"], wd,
+                policy=None, timeout=240)
+    ran = [(w[1], int(w[2])) for w in (line.split() for line in r.stdout.splitlines())
+           if len(w) == 3 and w[0] == "RAN"]
+    killed = [int(line.split()[1]) for line in r.stdout.splitlines()
+              if line.startswith("killed ")]
+    check(ran, "nothing ran: %r" % ((r.status, r.stdout[-600:], r.stderr[-600:]),))
+    dec = {x.get("pid"): _env_of(x, "MODE") for x in r.records
+           if x.get("event") == "execve" and x.get("layer") == "kernel" and
+           x.get("verdict") == "allow"}
+    wrong = [(mode, pid, dec.get(pid)) for mode, pid in ran
+             if dec.get(pid) != ["MODE=" + mode]]
+    check(not wrong, "scripts that ran with another environment than recorded "
+          "(ran with, pid, recorded): %r" % wrong)
+    for pid in killed:
+        hits = [x for x in r.records if x.get("exec_gate") == "mismatch" and
+                x.get("pid") == pid]
+        check(hits and hits[0].get("killed") is True and
+              hits[0].get("env_changed") is True and hits[0].get("ref_seq"),
+              "pid %d was killed without its mismatch record:\n%s" % (pid, r.dump()))
 
 
 def test_a_script_named_through_another_processs_cwd_is_refused(wd):
