@@ -56,26 +56,37 @@ static int one(pid_t pid, uint64_t addr, size_t max, char **b, size_t *len,
 int hx_proc_read_strv(pid_t pid, uint64_t addr, size_t max, char **blob,
 		      size_t *len, size_t *n)
 {
+	uint64_t ptrs[512];
 	size_t cap = 0;
-	uint64_t p;
 	int e = 0;
 
 	*blob = NULL;
 	*len = *n = 0;
-	for (;; addr += sizeof(p)) {
-		if ((e = peek(pid, addr, &p, sizeof(p))))
+	for (;;) {
+		/* the pointers to the end of their page, a read */
+		size_t want = 4096 - (addr & 4095), cnt;
+
+		if (want < sizeof(ptrs[0]))
+			want = sizeof(ptrs[0]);
+		if ((e = peek(pid, addr, ptrs, want)))
 			break;
-		if (!p)
-			return 0;
-		if ((*n + 1) * sizeof(p) > max) {
-			e = -E2BIG;
-			break;
+		cnt = want / sizeof(ptrs[0]);
+		for (size_t i = 0; i < cnt; i++) {
+			if (!ptrs[i])
+				return 0;
+			if ((*n + 1) * sizeof(ptrs[0]) > max)
+				e = -E2BIG;
+			else
+				e = one(pid, ptrs[i],
+					max - (*n + 1) * sizeof(ptrs[0]), blob,
+					len, &cap);
+			if (e)
+				goto fail;
+			++*n;
 		}
-		if ((e = one(pid, p, max - (*n + 1) * sizeof(p), blob, len,
-			     &cap)))
-			break;
-		++*n;
+		addr += cnt * sizeof(ptrs[0]);
 	}
+fail:
 	free(*blob);
 	*blob = NULL;
 	*len = *n = 0;

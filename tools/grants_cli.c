@@ -50,6 +50,12 @@ static void print_line(FILE *out, json_t *g)
 		json_array_foreach(argv, i, w)
 		    fprintf(out, " %s",
 			    hx_text_safe(a, sizeof(a), json_string_value(w)));
+		/* the environment it was given with: names, never values */
+		json_array_foreach(json_object_get(g, "env"), i, w)
+		    fprintf(out, "%s%s", i ? " " : "  (with ",
+			    hx_text_safe(a, sizeof(a), json_string_value(w)));
+		if (json_array_size(json_object_get(g, "env")))
+			fputc(')', out);
 	} else if (!strcmp(kind, "file")) {
 		fprintf(out, "%s %s", safe(g, "access", a, sizeof(a)),
 			safe(g, "glob", b, sizeof(b)));
