@@ -226,6 +226,12 @@ struct hx_pipeline {
 	 * device, which no process of the agent may open for writing then
 	 * (rule harness:question-up); 0: none. */
 	dev_t held_tty;
+	/* The agent's root in its own mount namespace, opened once its
+	 * first process is in it (none may unshare, setns or chroot: every
+	 * process of the session has it), so that a judge sees a path as
+	 * the agent does without a /proc lookup a call (pipeline_device.c) */
+	bool has_view_root;
+	int view_root;
 	/* -errno once the log could not take a record (a full disk, its
 	 * size quota): every later request is denied, in audit mode too,
 	 * and the session ends (run.c); failed_why says why, for people. */
@@ -282,6 +288,9 @@ enum hx_device_kind {
 	HX_DEV_HOST,
 };
 enum hx_device_kind hx_pipeline_device_kind(pid_t pid, const struct stat *st);
+/* pl's view_root, from the session's first process once it is in its
+ * sandbox. */
+void hx_pipeline_view_root(struct hx_pipeline *pl, pid_t child);
 
 /* Decides rq for peer and writes its audit record (layer: "shim",
  * "kernel", "shim+kernel"). Never fails: an unwritable audit log makes

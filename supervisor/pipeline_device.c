@@ -1,6 +1,8 @@
 /* The pipeline's judgement of device nodes (pipeline_int.h). */
+#define _GNU_SOURCE
 #include "supervisor/pipeline_int.h"
 
+#include <fcntl.h>
 #include <stdio.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -59,20 +61,46 @@ enum hx_device_kind hx_pipeline_device_kind(pid_t pid, const struct stat *st)
 						     : HX_DEV_HOST;
 }
 
+void hx_pipeline_view_root(struct hx_pipeline *pl, pid_t child)
+{
+	char path[64];
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/root", (int)child);
+	fd = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (fd >= 0) {
+		pl->view_root = fd;
+		pl->has_view_root = true;
+	}
+}
+
+/* stat of path (absolute) as pid sees it: from its root as /proc's
+ * link gives it, the walk the same (an absolute link on the way
+ * resolved from ours, as there). */
+static int view_stat(const struct hx_pipeline *pl, pid_t pid, const char *path,
+		     struct stat *st)
+{
+	char view[PATH_MAX + 32];
+
+	if (pid > 0 && pid != getpid() && pl->has_view_root)
+		return fstatat(pl->view_root, path[1] ? path + 1 : ".", st, 0);
+	hx_pl_in_view(pid, path, view, sizeof(view));
+	return stat(view, st);
+}
+
 /* What v names in the agent's view of the file system (its own
  * /dev/pts is not harness-exec's). */
 static enum hx_device_kind device_node(const struct flow *f,
 				       const struct vpath *v)
 {
 	pid_t pid = f->peer->gone ? 0 : f->peer->pid;
-	char path[PATH_MAX + 32];
 	struct stat st;
 
 	if (!v->ok)
 		return HX_DEV_NONE;
-	hx_pl_in_view(pid, hx_pl_judged_path(v), path, sizeof(path));
-	return stat(path, &st) ? HX_DEV_NONE
-			       : hx_pipeline_device_kind(pid, &st);
+	return view_stat(f->pl, pid, hx_pl_judged_path(v), &st)
+		   ? HX_DEV_NONE
+		   : hx_pipeline_device_kind(pid, &st);
 }
 
 /* Judge: a device node the agent may write to (the devices rule:

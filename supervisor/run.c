@@ -780,6 +780,7 @@ static void serve_notify(struct run *r)
 				   "own devpts", "host");
 		r->sysv_ipc = own(r->child, "ns/ipc", "/proc/self/ns/ipc",
 				  false, "own namespace", "refused");
+		hx_pipeline_view_root(&r->pl, r->child);
 	}
 	if (lfd >= 0 && r->exec_gate &&
 	    (e = hx_execgate_start(r->child, &r->pl, r->srv, r->o->mcp,

@@ -114,3 +114,41 @@ def test_a_device_node_keeps_its_names(wd):
                 os.unlink(path)
             os.mknod(path, 0o666 | stat.S_IFCHR, os.makedev(1, minor))
             os.chmod(path, 0o666)
+
+
+OWN_PTY_BY_NAME = CALL + r'''
+k = int(sys.argv[1])
+held = [os.openpty() for _ in range(k + 1)]
+names = [os.ttyname(s) for _, s in held]
+print("names", " ".join(names))
+call("chmod", os.chmod, "/dev/pts/%d" % k, 0o620)
+'''
+
+
+def test_a_ptys_name_is_judged_as_the_agent_sees_it(wd):
+    """The device judge looks at a name in the agent's view: /dev/pts/K
+    of its own devpts is its own pty, which programs chmod by name, even
+    while harness-exec's /dev/pts/K is a pty of the host's (opened here
+    and held), which it may not touch (harness:terminal-inode). The
+    judge looked through /proc/<pid>/root at every call; it keeps one
+    handle of the agent's root now, and must still see the agent's."""
+    import pty
+    master, slave = pty.openpty()
+    try:
+        k = int(os.ttyname(slave).rsplit("/", 1)[1])
+        before = _inode("/dev/pts/%d" % k)
+        r = harness(["python3", "-c", OWN_PTY_BY_NAME, str(k)], wd, policy=None)
+        end = [x for x in r.records if x.get("event") == "session_end"]
+        if end and end[0].get("terminals") != "own devpts":
+            from lib import Skip
+            raise Skip("no devpts of the session's own here: %r" % end[0].get("terminals"))
+        print("# %s" % r.stdout.replace("\n", "; "))
+        check(_inode("/dev/pts/%d" % k) == before, "the host's pty %d changed" % k)
+        check("/dev/pts/%d" % k in r.stdout.split() and "chmod OK" in r.stdout,
+              "the agent's own pty %d by name: %r" % (k, (r.stdout, r.stderr[-300:])))
+        rec = r.one(event="chmod", args_path="/dev/pts/%d" % k)
+        check(rec["verdict"] == "allow" and rec.get("rule") != "harness:terminal-inode",
+              "its record: %r" % rec)
+    finally:
+        os.close(master)
+        os.close(slave)
