@@ -894,8 +894,12 @@ void hx_ask_tick(struct hx_ask *a)
 	clock_gettime(CLOCK_MONOTONIC, &now);
 	/* A batch waits as long as its first question. */
 	for (q = a->qs; q;) {
+		/* by the nanosecond: by the second, a question asked at
+		 * x.95 s timed out at the tick after x+1 s, 0.05 s later */
 		if (q->recorded && hx_ask_head(a, q->batch) == q &&
-		    now.tv_sec - q->asked.tv_sec >= (time_t)a->timeout_s) {
+		    (now.tv_sec - q->asked.tv_sec) * 1000000000LL +
+			    (now.tv_nsec - q->asked.tv_nsec) >=
+			(long long)a->timeout_s * 1000000000LL) {
 			finish_batch(a, q->batch, UINT_MAX, HX_VERDICT_DENY,
 				     HX_ASK_ONCE, "timeout", "timeout", NULL);
 			any = true;

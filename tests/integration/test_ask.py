@@ -185,9 +185,9 @@ def test_deny_and_always_outlive_the_session(wd):
     check(res["ask/keep"][0][0] == "ok" and res["ask/never"][0][0] == "errno13" and
           res["ask/no"][0][0] == "errno13", "%r" % res)
     check(len(s2.asked()) == 1 and s2.answers()[0]["by"] == "timeout", "questions %r" % s2.asked())
-    # Its 1 s runs from the question's opening, its latency from the
-    # record after: a loaded machine put 104 ms between them once.
-    check(s2.answers()[0]["latency_ms"] >= 500, "the timeout did not wait: %r" % s2.answers())
+    # The whole second: timed out by the second, a question asked at
+    # x.95 s was refused at x+1 s (896 ms once).
+    check(s2.answers()[0]["latency_ms"] >= 1000, "the timeout did not wait: %r" % s2.answers())
     by_grant = {r["args"]["path"]: r["grant"] for r in s2.records if r.get("grant")}
     check(by_grant == {os.path.join(wd.path, "ask", "keep"): "always " + lines[0]["id"],
                        os.path.join(wd.path, "ask", "never"): "always " + lines[1]["id"]}, "%r" % by_grant)

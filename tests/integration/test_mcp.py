@@ -578,10 +578,10 @@ def test_ask_user_without_elicitation_cancelled_by_timeout_call_or_session_end(w
     took = time.monotonic() - t0
     check(rep["id"] == 1 and rep["result"]["structuredContent"] ==
           {"action": "cancel", "answer": None, "reason": "timeout"}, "reply %r" % rep)
-    check(0.9 <= took < 10, "the timeout took %.1fs" % took)
+    check(1.0 <= took < 10, "the timeout took %.3fs" % took)
     recs = c.close()
     (_, a), = asked(recs)
-    check(a["action"] == "cancel" and a["by"] == "timeout" and a["latency_ms"] >= 900, "answer %r" % a)
+    check(a["action"] == "cancel" and a["by"] == "timeout" and a["latency_ms"] >= 1000, "answer %r" % a)
     check(calls(recs)[0]["outcome"] == "timed_out", "record %r" % calls(recs)[0])
     chain_verifies(c.log)
 
