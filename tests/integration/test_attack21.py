@@ -1,0 +1,183 @@
+"""The twenty-first attack review: what the toolchains profile keeps
+of a store (keep_existing) against what the tool takes from that store
+unchecked. An outside attacker's agent under the embedded default
+policy."""
+
+import os
+import shutil
+import subprocess
+import zipfile
+
+from lib import PYTHON, check, harness
+from test_default_policy import fake_home
+
+BUSYBOX = shutil.which("busybox") or "/bin/busybox"
+
+GO_V = "go/pkg/mod/cache/download/ex.test/lib%s/@v/"
+
+# What predates the session in a store and a tool takes from there
+# without a second check, each writable before this review:
+# go extracts a module again from its zip (checked by the cached
+# .ziphash only) once a .partial file says the directory is unfinished;
+# cargo extracts a cached .crate without checking it against the index;
+# protobuf-maven-plugin runs protoc from ~/.m2, frontend-maven-plugin
+# unpacks node from there; the Gradle wrapper unpacks its zip again
+# when the .ok mark is gone, Gradle loads its native libraries; pnpm
+# 10's index names the store file of each file of a package.
+KEPT = {
+    GO_V % "" + "v1.0.0.zip": "PK-genuine\n",
+    GO_V % "" + "v1.0.0.ziphash": "h1:genuine=\n",
+    ".cargo/registry/cache/index.crates.io-6f17d22bba15001f/serde-1.0.0.crate": "crate\n",
+    ".m2/repository/com/google/protobuf/protoc/3.25.1/protoc-3.25.1-linux-x86_64.exe": "ELF\n",
+    ".m2/repository/com/github/eirslett/node/20.11.0/node-20.11.0-linux-x64.tar.gz": "tgz\n",
+    ".gradle/wrapper/dists/gradle-8.5-bin/5t9h/gradle-8.5-bin.zip": "PK-gradle\n",
+    ".gradle/wrapper/dists/gradle-8.5-bin/5t9h/gradle-8.5-bin.zip.ok": "",
+    ".gradle/native/0a1b/linux-amd64/libnative-platform.so": "ELF-native\n",
+    ".local/share/pnpm/store/v10/index/3f/3fa0-lodash@4.17.21.json": "{}\n",
+}
+
+# What the tools themselves rewrite there at every use (the agent's own
+# builds): version lists, lock files, Maven's metadata. Still writable.
+STATE = (
+    GO_V % "" + "list",
+    GO_V % "" + "v1.0.0.lock",
+    ".m2/repository/org/slf4j/slf4j-api/maven-metadata-central.xml",
+    ".m2/repository/org/slf4j/slf4j-api/2.0.9/_remote.repositories",
+    ".gradle/wrapper/dists/gradle-8.5-bin/5t9h/gradle-8.5-bin.zip.lck",
+    ".gradle/native/0a1b/linux-amd64/libnative-platform.so.lock",
+)
+
+
+def _put(home, rel, text):
+    p = os.path.join(home, rel)
+    os.makedirs(os.path.dirname(p), exist_ok=True)
+    with open(p, "w") as f:
+        f.write(text)
+    return p
+
+
+def test_what_a_tool_takes_from_its_store_unchecked_is_kept(wd):
+    """keep_existing kept the part of each store the tool had extracted
+    (a module's directory, a crate's sources, Maven's jars and poms,
+    an unpacked Gradle distribution), not what the tool extracts it
+    from again or runs from beside it: sh and a static busybox rewrote
+    Go's cached zip, cargo's .crate, protoc's executable and node's
+    archive in ~/.m2, Gradle's native library and wrapper zip (and
+    removed its .ok mark, after which ./gradlew unpacks that zip
+    again), and pnpm 10's index. Each is kept now, and what the tools
+    rewrite there themselves stays writable."""
+    home = fake_home(wd)
+    for rel, text in KEPT.items():
+        _put(home, rel, text)
+    for rel in STATE:
+        _put(home, rel, "state\n")
+    zp = GO_V % "" + "v1.0.0.zip"
+    script = "; ".join("echo EVIL >> ~/%s" % rel for rel in KEPT)
+    script += ("; rm -f ~/%s; mv ~/%s ~/%s.x; " % (list(KEPT)[6], zp, zp))
+    script += " && ".join("echo more >> ~/%s" % rel for rel in STATE) + " && echo state-ok"
+    for prog in (["sh", "-c", script], [BUSYBOX, "sh", "-c", script]):
+        r = harness(prog, wd, policy=None, env={"HOME": home})
+        for rel, text in KEPT.items():
+            p = os.path.join(home, rel)
+            check(os.path.exists(p) and open(p).read() == text,
+                  "%s: %s was changed or removed" % (prog[0], rel))
+            rec = r.one(args_path=p, verdict="deny")
+            check(rec["rule"] == "harness:keep-existing" and rec.get("enforced", True),
+                  "%s: %s: record %r" % (prog[0], rel, rec))
+        check("state-ok" in r.stdout,
+              "%s: what the tools rewrite was refused: %r %r" % (prog[0], r.stdout, r.stderr[-600:]))
+        for rel in STATE:
+            with open(os.path.join(home, rel), "w") as f:
+                f.write("state\n")
+
+
+def _go_module(root):
+    """A file GOPROXY at root serving ex.test/lib v1.0.0; returns its path."""
+    proxy = os.path.join(root, "proxy")
+    v = os.path.join(proxy, "ex.test", "lib", "@v")
+    os.makedirs(v)
+    with zipfile.ZipFile(os.path.join(v, "v1.0.0.zip"), "w") as z:
+        z.writestr("ex.test/lib@v1.0.0/go.mod", "module ex.test/lib\n\ngo 1.19\n")
+        z.writestr("ex.test/lib@v1.0.0/lib.go",
+                   'package lib\n\nfunc Say() string { return "genuine" }\n')
+    with open(os.path.join(v, "v1.0.0.mod"), "w") as f:
+        f.write("module ex.test/lib\n\ngo 1.19\n")
+    with open(os.path.join(v, "list"), "w") as f:
+        f.write("v1.0.0\n")
+    with open(os.path.join(v, "v1.0.0.info"), "w") as f:
+        f.write('{"Version":"v1.0.0","Time":"2024-01-01T00:00:00Z"}\n')
+    return proxy
+
+
+# The agent's side: a zip of its own where go's is, and the mark of an
+# unfinished extraction that makes go unpack it again.
+FORGE_GO = r"""
+import os, sys, zipfile
+v = sys.argv[1]
+try:
+    z = zipfile.ZipFile(os.path.join(v, "v1.0.0.zip"), "w")
+    z.writestr("ex.test/lib@v1.0.0/go.mod", "module ex.test/lib\n\ngo 1.19\n")
+    z.writestr("ex.test/lib@v1.0.0/lib.go",
+               'package lib\n\nfunc Say() string { return "AGENT CODE" }\n')
+    z.close()
+except OSError as e:
+    print("zip:", e)
+open(os.path.join(v, "v1.0.0.partial"), "w").close()
+print("forged")
+"""
+
+
+def test_a_go_module_zip_rewritten_in_the_cache_does_not_run_in_the_users_build(wd):
+    """go checks a module's zip against go.sum by the .ziphash it cached
+    beside it, not by the zip, and extracts the zip again whenever a
+    .partial file beside it says the module's directory is unfinished:
+    an agent (python, and python without the shim) rewrote the user's
+    cached zip and made that file, and the user's next `go run`, outside
+    the harness, ran the agent's code, go.sum and the kept module
+    directory notwithstanding. The zip is kept now; the .partial makes
+    go unpack the genuine one, and the agent's own go builds still
+    work on that cache."""
+    go = shutil.which("go")
+    if not go:
+        from lib import Skip
+        raise Skip("no go")
+    home = fake_home(wd)
+    proxy = _go_module(wd.state)
+    app = os.path.join(wd.state, "app")
+    os.makedirs(app)
+    with open(os.path.join(app, "go.mod"), "w") as f:
+        f.write("module ex.test/app\n\ngo 1.19\n\nrequire ex.test/lib v1.0.0\n")
+    with open(os.path.join(app, "main.go"), "w") as f:
+        f.write('package main\n\nimport (\n\t"fmt"\n\t"ex.test/lib"\n)\n\n'
+                'func main() { fmt.Println(lib.Say()) }\n')
+    env = dict(os.environ, HOME=home, GOPATH=os.path.join(home, "go"),
+               GOPROXY="file://" + proxy, GOSUMDB="off", GOFLAGS="-mod=mod",
+               GOCACHE=os.path.join(home, ".cache", "go-build"))
+    env.pop("LD_PRELOAD", None)
+
+    def users_go_run():
+        return subprocess.run([go, "run", "."], cwd=app, env=env, capture_output=True,
+                              text=True, timeout=300)
+
+    try:
+        p = users_go_run()
+        check(p.stdout == "genuine\n", "set-up: %r %r" % (p.stdout, p.stderr))
+        v = os.path.join(home, GO_V % "")
+        forge = os.path.join(wd.state, "forge.py")
+        with open(forge, "w") as f:
+            f.write(FORGE_GO)
+        for shim in ({}, {"HARNESS_SHIM": ""}):
+            r = harness([PYTHON, forge, v], wd, policy=None, env=dict(shim, HOME=home))
+            check("forged" in r.stdout, "%s: %r %r" % (shim, r.stdout, r.stderr))
+            p = users_go_run()
+            check(p.stdout == "genuine\n",
+                  "%s: the user's go run ran the agent's module: %r %r" % (shim, p.stdout, p.stderr))
+            rec = r.one(args_path=os.path.join(v, "v1.0.0.zip"), verdict="deny")
+            check(rec["rule"] == "harness:keep-existing", "%s: record %r" % (shim, rec))
+        # The agent's own go on that cache (lock files opened for writing).
+        r = harness(["sh", "-c", "cd %s && go build -o /dev/null . && echo built" % app], wd,
+                    policy=None, env={k: env[k] for k in ("HOME", "GOPATH", "GOPROXY", "GOSUMDB",
+                                                          "GOFLAGS", "GOCACHE")})
+        check("built" in r.stdout, "the agent's go build failed: %r %r" % (r.stdout, r.stderr[-800:]))
+    finally:
+        subprocess.run(["chmod", "-R", "u+w", os.path.join(home, "go")], capture_output=True)
