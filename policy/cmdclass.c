@@ -548,7 +548,10 @@ static enum hx_cmd_class git_refine(const struct hx_cmd_part *p,
 {
 	if (!strcmp(sub, "reset") && has(p, "--hard"))
 		return DEST;
-	if (!strcmp(sub, "push")) {
+	/* send-pack: push's plumbing, the same options and refspecs. */
+	if (!strcmp(sub, "push") || !strcmp(sub, "send-pack")) {
+		if (p->git_forces)
+			return DEST;
 		for (size_t i = at + 1; i < p->argc; i++) {
 			const char *a = p->argv[i];
 

@@ -486,13 +486,38 @@ static bool git_code_key(const char *kv)
 	return strstr(kv, ".textconv") || strstr(kv, ".command");
 }
 
+/* git -c remote.X.push=+... (or :...), remote.X.mirror=true: every
+ * push to X is forced (or deletes what X has and the repository not),
+ * whatever the push's own argv says; include.path and includeIf bring
+ * in a file that may say so. */
+static bool git_forcing_key(const char *kv)
+{
+	const char *dot = NULL, *eq = strchr(kv, '=');
+
+	/* A file of configuration may say either. */
+	if (!strncasecmp(kv, "include", 7))
+		return true;
+	if (strncasecmp(kv, "remote.", 7) || !eq)
+		return false;
+	for (const char *q = kv + 7; q < eq; q++)
+		if (*q == '.')
+			dot = q; /* remote.NAME.KEY: NAME may hold dots */
+	if (!dot)
+		return false;
+	if (!strncasecmp(dot, ".mirror=", 8))
+		return strcasecmp(eq + 1, "false") &&
+		       strcasecmp(eq + 1, "no") && strcasecmp(eq + 1, "off") &&
+		       strcmp(eq + 1, "0");
+	return !strncasecmp(dot, ".push=", 6) && (eq[1] == '+' || eq[1] == ':');
+}
+
 /* git [global options] SUB ...: the global options out, -C followed. */
 static void git(struct ctx *c, struct hx_cmd_part *p, int depth)
 {
 	const char *dir = p->dir;
 	const char **argv;
 	unsigned *flags;
-	bool code = false;
+	bool code = false, forces = false;
 	size_t i = 1, n, at;
 
 	while (i < p->argc && p->argv[i][0] == '-') {
@@ -507,9 +532,11 @@ static void git(struct ctx *c, struct hx_cmd_part *p, int depth)
 		if (!strcmp(a, "-C"))
 			dir = fl(p, i + 1) ? NULL
 					   : join_dir(c, dir, p->argv[i + 1]);
-		if (!strcmp(a, "-c"))
+		if (!strcmp(a, "-c")) {
 			code = code || (fl(p, i + 1) & HX_SHW_DYNAMIC) ||
 			       git_code_key(p->argv[i + 1]);
+			forces = forces || git_forcing_key(p->argv[i + 1]);
+		}
 		if (!strncmp(a, "--config-env", 12) ||
 		    !strncmp(a, "--exec-path", 11))
 			code = true;
@@ -532,8 +559,10 @@ static void git(struct ctx *c, struct hx_cmd_part *p, int depth)
 	p->wrapper = true;
 	at = c->v->nparts;
 	add(c, argv, flags, n, p->path, dir, p->writes, depth + 1);
-	if (c->v->nparts > at)
+	if (c->v->nparts > at) {
 		c->v->parts[at].git_code = code;
+		c->v->parts[at].git_forces = forces;
+	}
 }
 
 /* env [-i] [-u NAME] [-C DIR] [NAME=VALUE]... [CMD...] */

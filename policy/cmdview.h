@@ -33,6 +33,7 @@ struct hx_cmd_part {
 	bool writes;	 /* a redirection writes a file */
 	bool wrapper;	 /* it runs the next part: the class is that one's */
 	bool git_code;	 /* git -c KEY that makes git run a command */
+	bool git_forces; /* git -c remote.X.push=+..., .mirror: forced */
 	enum hx_cmd_class cls;
 	const char *why; /* HX_CLASS_UNPARSABLE: why, static */
 };

@@ -8,7 +8,7 @@ import shutil
 import subprocess
 import zipfile
 
-from lib import PYTHON, check, harness
+from lib import PYTHON, check, harness, xfail
 from test_default_policy import fake_home
 
 BUSYBOX = shutil.which("busybox") or "/bin/busybox"
@@ -181,3 +181,75 @@ def test_a_go_module_zip_rewritten_in_the_cache_does_not_run_in_the_users_build(
         check("built" in r.stdout, "the agent's go build failed: %r %r" % (r.stdout, r.stderr[-800:]))
     finally:
         subprocess.run(["chmod", "-R", "u+w", os.path.join(home, "go")], capture_output=True)
+
+
+GIT_ENV = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@e", "GIT_COMMITTER_NAME": "t",
+           "GIT_COMMITTER_EMAIL": "t@e", "GIT_CONFIG_NOSYSTEM": "1"}
+
+
+def _git(args, cwd):
+    e = dict(os.environ, **GIT_ENV)
+    e.pop("LD_PRELOAD", None)
+    return subprocess.run(["git"] + args, cwd=cwd, env=e, check=True, capture_output=True,
+                          text=True).stdout.strip()
+
+
+# A force push, each way git's own command line can say it without
+# --force in the push's argv: a forcing refspec or a mirror in -c
+# remote.origin.*, a file of configuration -c include.path brings in,
+# and push's plumbing. (An alias given with -c was held: git runs its
+# expansion as a new exec, judged then.)
+FORCED = (
+    ["git", "-c", "remote.origin.push=+main:main", "push", "origin"],
+    ["git", "-c", "remote.origin.mirror=true", "push", "origin"],
+    ["git", "-c", "include.path={P}/force.cfg", "push", "origin"],
+    ["git", "send-pack", "--force", "../remote.git", "main"],
+)
+
+
+def test_a_force_push_git_is_told_of_on_its_command_line_is_asked(wd):
+    """The destructive rule asks before git push --force (a checkpoint
+    does not bring the remote's branch back), and the policy reads
+    through git's -C and -c; but -c remote.origin.push=+..., .mirror
+    or an include.path naming a file that says so forces a push whose
+    argv says nothing of it, and send-pack, push's plumbing, was not
+    read at all: each rewrote the remote's main unasked. Each is asked
+    now (refused: nobody answers), from git through the shim and
+    without it. What the agent's own repository's configuration says
+    is not read (an XFAIL below)."""
+    remote = os.path.join(wd.path, "remote.git")
+    local = os.path.join(wd.path, "local")
+    _git(["init", "-q", "--bare", "-b", "main", remote], wd.path)
+    _git(["clone", "-q", remote, local], wd.path)
+    with open(os.path.join(local, "a"), "w") as f:
+        f.write("a\n")
+    _git(["add", "a"], local)
+    _git(["commit", "-qm", "first"], local)
+    _git(["push", "-q", "origin", "HEAD:main"], local)
+    first = _git(["rev-parse", "HEAD"], local)
+    _git(["commit", "-q", "--amend", "-m", "rewritten"], local)  # not a fast-forward
+    with open(os.path.join(wd.path, "force.cfg"), "w") as f:
+        f.write('[remote "origin"]\n\tpush = +main:main\n')
+    for shim in ({}, {"HARNESS_SHIM": ""}):
+        for argv in FORCED:
+            argv = [a.replace("{P}", wd.path) for a in argv]
+            r = harness(["sh", "-c", 'cd local && exec "$@"', "sh"] + argv, wd, policy=None,
+                        env=dict(shim, HOME=fake_home(wd), **GIT_ENV))
+            what = "%s %s" % (shim, " ".join(argv))
+            check(_git(["rev-parse", "main"], remote) == first,
+                  "%s: the remote's main was rewritten unasked" % what)
+            recs = [x for x in r.records if x.get("event") == "execve" and
+                    x.get("args", {}).get("argv", [])[:len(argv)] == argv]
+            check(recs and recs[0].get("rule") == "destructive" and
+                  recs[0].get("class") == "destructive" and recs[0].get("verdict") == "ask",
+                  "%s: record %r\n%s" % (what, recs[:1], r.dump()))
+
+    # The same from the configuration of a repository of the agent's
+    # own (a clone in $TMPDIR: its config is the agent's to write).
+    r = harness(["sh", "-c", 'git clone -q "$1" "$TMPDIR/c" && cd "$TMPDIR/c" && '
+                 'git commit -q --allow-empty -m mine && '
+                 'git config remote.origin.push +HEAD:main && git push -q', "sh", remote],
+                wd, policy=None, env=dict(HOME=fake_home(wd), **GIT_ENV))
+    if _git(["rev-parse", "main"], remote) != first:
+        xfail("a push forced by the configuration of the agent's own repository is not "
+              "asked: the policy reads the argv, not the config git reads (README)")
