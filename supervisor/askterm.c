@@ -424,13 +424,20 @@ static void hold_users(struct hx_askterm *t)
 	static struct hx_proc all[TREE_MAX];
 	size_t n = hx_proc_descendants(getpid(), all, TREE_MAX);
 
+	bool every;
+
 	t->nheld = 0;
 	if (!t->rdev)
 		return;
-	t->pl->held_tty = t->rdev;
+	__atomic_store_n(&t->pl->held_tty, t->rdev, __ATOMIC_SEQ_CST);
+	/* A terminal fd in flight on a socket holds it where no fd table
+	 * shows it: then every process of the agent's is stopped. */
+	every = __atomic_load_n(&t->pl->tty_in_flight, __ATOMIC_SEQ_CST) &&
+		t->pl->in_tree;
 	for (size_t i = 0; i < n && t->nheld < HELD_MAX; i++)
 		if (all[i].pid != t->helper && !blocked_asker(t, all[i].pid) &&
-		    holds_terminal(all[i].pid, t->rdev)) {
+		    (every ? t->pl->in_tree(t->pl->tree_arg, all[i].pid)
+			   : holds_terminal(all[i].pid, t->rdev))) {
 			hx_proc_signal(&all[i], SIGSTOP);
 			t->held[t->nheld++] = all[i];
 		}
@@ -438,7 +445,7 @@ static void hold_users(struct hx_askterm *t)
 
 static void release_users(struct hx_askterm *t)
 {
-	t->pl->held_tty = 0;
+	__atomic_store_n(&t->pl->held_tty, 0, __ATOMIC_SEQ_CST);
 	for (size_t i = 0; i < t->nheld; i++)
 		hx_proc_signal(&t->held[i], SIGCONT);
 	t->nheld = 0;

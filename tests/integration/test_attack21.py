@@ -6,9 +6,10 @@ policy."""
 import os
 import shutil
 import subprocess
+import time
 import zipfile
 
-from lib import PYTHON, check, harness, xfail
+from lib import PYTHON, check, harness, read_log, xfail
 from test_default_policy import fake_home
 
 BUSYBOX = shutil.which("busybox") or "/bin/busybox"
@@ -253,3 +254,66 @@ def test_a_force_push_git_is_told_of_on_its_command_line_is_asked(wd):
     if _git(["rev-parse", "main"], remote) != first:
         xfail("a push forced by the configuration of the agent's own repository is not "
               "asked: the policy reads the argv, not the config git reads (README)")
+
+
+# A process of the agent's that holds no fd of the terminal when the
+# question goes up: it put its terminal fd in flight on a unix socket of
+# its own (SCM_RIGHTS) and closed every other, so no /proc/PID/fd of its
+# shows the terminal; it takes the fd back while the question is up and
+# draws a question of its own (no open: nothing harness:question-up sees).
+INFLIGHT_AGENT = """
+import array, os, signal, socket, time
+signal.signal(signal.SIGTTOU, signal.SIG_IGN)
+if os.fork() == 0:
+    a, b = socket.socketpair(socket.AF_UNIX, socket.SOCK_DGRAM)
+    a.sendmsg([b"t"], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", [1]))])
+    null = os.open("/dev/null", os.O_RDWR)
+    for n in (0, 1, 2):
+        os.dup2(null, n)
+    time.sleep(0.8)
+    try:
+        _, fds, _, _ = socket.recv_fds(b, 16, 4)
+        os.write(fds[0], b"\\r\\x1b[2KFAKE-QUESTION [o]nce: write /harmless\\r\\n")
+    except OSError as e:
+        os.write(2, b"inflight %d" % e.errno)
+    os._exit(0)
+try:
+    open("ask/t", "w").write("x")
+    r = "ok"
+except OSError as e:
+    r = "errno%d" % e.errno
+os.wait()
+os.write(1, ("RESULT %s\\r\\n" % r).encode())
+"""
+
+
+def test_a_terminal_fd_in_flight_draws_nothing_over_a_question(wd):
+    """While a question is up, each process of the tree that holds an fd
+    of the terminal is stopped, and none may open it anew: a process
+    that held it only in flight on a socket of its own (sent with
+    SCM_RIGHTS to itself, every other fd closed) was not stopped, took
+    it back while the question was up and drew a question of its own
+    over the real one."""
+    from test_ask import on_a_terminal, read_until
+    os.makedirs(os.path.join(wd.path, "ask"))
+    log = os.path.join(wd.state, "inflight.jsonl")
+    pid, fd = on_a_terminal(wd, [PYTHON, "-c", INFLIGHT_AGENT], log)
+    try:
+        seen = read_until(fd, b"(refused in ")
+        time.sleep(1.2)
+        os.write(fd, b"o")
+        out = seen + read_until(fd, b"RESULT")
+        out += read_until(fd, b"\n", 5)
+    finally:
+        os.waitpid(pid, 0)
+        os.close(fd)
+    check(b"RESULT ok" in out and b"FAKE-QUESTION" in out, "%r" % out[-800:])
+    check(out.index(b"FAKE-QUESTION") > out.index(b"allowed once"),
+          "the fake was drawn while the question was up: %r" % out[-800:])
+    recs = read_log(log)
+    asked = [x for x in recs if x.get("event") == "open" and x.get("verdict") == "ask"]
+    answers = [x for x in recs if x.get("event") == "ask_answer"]
+    check(len(asked) == 1 and asked[0]["args"]["path"] == os.path.join(wd.path, "ask", "t"),
+          "the question's record: %r" % asked)
+    check(len(answers) == 1 and answers[0].get("verdict") == "allow" and
+          answers[0].get("by") == "terminal", "the answer's record: %r" % answers)
