@@ -378,7 +378,10 @@ static void continue_stopped(struct hx_askterm *t)
 }
 
 /* Whether process pid holds an fd of the terminal (its pty, or
- * /dev/tty: a process's controlling terminal, which is ours). */
+ * /dev/tty: a process's controlling terminal, which is ours). One whose
+ * fds are not ours to see (made non-dumpable: its /proc/PID/fd wants
+ * CAP_SYS_PTRACE then, which an ordinary user's harness-exec lacks) is
+ * taken to hold it. */
 static bool holds_terminal(pid_t pid, dev_t rdev)
 {
 	char dir[64], path[384];
@@ -389,13 +392,16 @@ static bool holds_terminal(pid_t pid, dev_t rdev)
 
 	snprintf(dir, sizeof(dir), "/proc/%d/fd", (int)pid);
 	if (!(d = opendir(dir)))
-		return false;
+		return errno == EACCES || errno == EPERM;
 	while (!r && (de = readdir(d))) {
 		if (de->d_name[0] == '.')
 			continue;
 		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
-		r = !stat(path, &st) && S_ISCHR(st.st_mode) &&
-		    (st.st_rdev == rdev || st.st_rdev == makedev(5, 0));
+		if (stat(path, &st))
+			r = errno == EACCES || errno == EPERM;
+		else
+			r = S_ISCHR(st.st_mode) &&
+			    (st.st_rdev == rdev || st.st_rdev == makedev(5, 0));
 	}
 	closedir(d);
 	return r;

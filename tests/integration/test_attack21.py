@@ -317,3 +317,52 @@ def test_a_terminal_fd_in_flight_draws_nothing_over_a_question(wd):
           "the question's record: %r" % asked)
     check(len(answers) == 1 and answers[0].get("verdict") == "allow" and
           answers[0].get("by") == "terminal", "the answer's record: %r" % answers)
+
+
+# A process of the agent's that holds the terminal and has made itself
+# non-dumpable: its /proc/PID/fd is then its own to read (and root's),
+# not harness-exec's when harness-exec runs as an ordinary user.
+NONDUMP_AGENT = """
+import ctypes, os, signal, time
+signal.signal(signal.SIGTTOU, signal.SIG_IGN)
+if os.fork() == 0:
+    ctypes.CDLL(None, use_errno=True).prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE
+    time.sleep(0.8)
+    os.write(1, b"\\r\\x1b[2KFAKE-QUESTION [o]nce: write /harmless\\r\\n")
+    os._exit(0)
+try:
+    open("ask/t", "w").write("x")
+    r = "ok"
+except OSError as e:
+    r = "errno%d" % e.errno
+os.wait()
+os.write(1, ("RESULT %s\\r\\n" % r).encode())
+"""
+
+
+def test_a_process_whose_fds_harness_cannot_read_draws_nothing_over_a_question(wd):
+    """Which processes hold the terminal while a question is up is read
+    from /proc/PID/fd, which a process that made itself non-dumpable
+    (prctl PR_SET_DUMPABLE 0, no privilege needed) keeps from a
+    harness-exec run by an ordinary user: such a process was taken for
+    one that holds nothing, was not stopped, and drew a question of its
+    own over the real one. One whose fds cannot be read is stopped now."""
+    from test_ask import on_a_terminal, read_until
+    os.makedirs(os.path.join(wd.path, "ask"))
+    log = os.path.join(wd.state, "nondump.jsonl")
+    pid, fd = on_a_terminal(wd, [PYTHON, "-c", NONDUMP_AGENT], log)
+    try:
+        seen = read_until(fd, b"(refused in ")
+        time.sleep(1.2)
+        os.write(fd, b"o")
+        out = seen + read_until(fd, b"RESULT")
+        out += read_until(fd, b"\n", 5)
+    finally:
+        os.waitpid(pid, 0)
+        os.close(fd)
+    check(b"RESULT ok" in out and b"FAKE-QUESTION" in out, "%r" % out[-800:])
+    check(out.index(b"FAKE-QUESTION") > out.index(b"allowed once"),
+          "the fake was drawn while the question was up: %r" % out[-800:])
+    answers = [x for x in read_log(log) if x.get("event") == "ask_answer"]
+    check(len(answers) == 1 and answers[0].get("verdict") == "allow" and
+          answers[0].get("by") == "terminal", "the answer's record: %r" % answers)
