@@ -424,8 +424,10 @@ static bool blocked_asker(const struct hx_askterm *t, pid_t pid)
  * at again, and a process that ignores SIGTTOU writes (and sets modes,
  * takes the foreground) from the background. Nothing opens it anew
  * meanwhile (pl->held_tty, rule harness:question-up). Each is continued
- * after (release_users). */
-static void hold_users(struct hx_askterm *t)
+ * after (release_users). false: the tree is more than this counts (a
+ * process past the count drew over the question), and the question is
+ * not put on the terminal. */
+static bool hold_users(struct hx_askterm *t)
 {
 	static struct hx_proc all[TREE_MAX];
 	size_t n = hx_proc_descendants(getpid(), all, TREE_MAX);
@@ -434,19 +436,22 @@ static void hold_users(struct hx_askterm *t)
 
 	t->nheld = 0;
 	if (!t->rdev)
-		return;
+		return true;
 	__atomic_store_n(&t->pl->held_tty, t->rdev, __ATOMIC_SEQ_CST);
 	/* A terminal fd in flight on a socket holds it where no fd table
 	 * shows it: then every process of the agent's is stopped. */
 	every = __atomic_load_n(&t->pl->tty_in_flight, __ATOMIC_SEQ_CST) &&
 		t->pl->in_tree;
-	for (size_t i = 0; i < n && t->nheld < HELD_MAX; i++)
+	for (size_t i = 0; i < n; i++)
 		if (all[i].pid != t->helper && !blocked_asker(t, all[i].pid) &&
 		    (every ? t->pl->in_tree(t->pl->tree_arg, all[i].pid)
 			   : holds_terminal(all[i].pid, t->rdev))) {
+			if (t->nheld == HELD_MAX)
+				return false;
 			hx_proc_signal(&all[i], SIGSTOP);
 			t->held[t->nheld++] = all[i];
 		}
+	return n < TREE_MAX;
 }
 
 static void release_users(struct hx_askterm *t)
@@ -637,10 +642,9 @@ static void on_helper(struct hx_server *s, struct hx_source *src,
 	c = n > 0 ? buf[0] : 0;
 	if (n == 1 && c == READY && !t->ready) {
 		t->ready = true;
-		hold_users(t);
-		if (write(src->fd, (char[]){GO}, 1) == 1)
+		if (hold_users(t) && write(src->fd, (char[]){GO}, 1) == 1)
 			return;
-		n = 0; /* the helper is gone */
+		n = 0; /* the helper is gone, or not let go on */
 	}
 	end_helper(t);
 	if (n < 1) {

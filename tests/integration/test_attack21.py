@@ -366,3 +366,64 @@ def test_a_process_whose_fds_harness_cannot_read_draws_nothing_over_a_question(w
     answers = [x for x in read_log(log) if x.get("event") == "ask_answer"]
     check(len(answers) == 1 and answers[0].get("verdict") == "allow" and
           answers[0].get("by") == "terminal", "the answer's record: %r" % answers)
+
+
+# More processes that hold the terminal than a question's hold counts
+# (1024): a shell's 1100 sleeps, then the one that draws, last in the
+# scan's order.
+CROWD_AGENT = """
+import os, signal, sys, time
+BB = sys.argv[1]
+signal.signal(signal.SIGTTOU, signal.SIG_IGN)
+r, w = os.pipe()
+if os.fork() == 0:
+    os.close(r)
+    kids = [os.posix_spawn(BB, [BB, "sleep", "25"], os.environ) for _ in range(1100)]
+    os.posix_spawn(sys.executable, [sys.executable, "-c",
+        "import os, signal, time; signal.signal(signal.SIGTTOU, signal.SIG_IGN); time.sleep(1.5); "
+        "os.write(1, b'\\\\r\\\\x1b[2KFAKE-QUESTION [o]nce: write /harmless\\\\r\\\\n')"], os.environ)
+    os.write(w, b"x")
+    os.close(w)
+    for _ in range(1101):
+        os.wait()
+    os._exit(0)
+os.close(w)
+os.read(r, 1)
+try:
+    open("ask/t", "w").write("x")
+    res = "ok"
+except OSError as e:
+    res = "errno%d" % e.errno
+os.write(1, ("RESULT %s\\r\\n" % res).encode())
+"""
+
+
+def test_a_crowd_of_terminal_holders_draws_nothing_over_a_question(wd):
+    """While a question is up, every process of the tree that holds the
+    terminal is stopped, but the hold counted 1024 of them and the scan
+    of the tree 4096 (a root agent has no process count without a pids
+    cgroup, a policy may lift it): past that, a process that held the
+    terminal was not stopped and drew a question of its own over the
+    real one. A tree the hold cannot count whole gets no question on
+    the terminal (a line says how to answer it with harness-exec
+    approve, but for --quiet), and nobody answering, it is refused."""
+    from test_ask import argv_of, on_a_terminal, read_until
+    os.makedirs(os.path.join(wd.path, "ask"))
+    log = os.path.join(wd.state, "crowd.jsonl")
+    cmd = [PYTHON, "-c", CROWD_AGENT, BUSYBOX]
+    pid, fd = on_a_terminal(wd, cmd, log, job=argv_of(wd, cmd, 8, log))
+    try:
+        seen = read_until(fd, b"(refused in ", 20)
+        time.sleep(2.5)
+        os.write(fd, b"o")
+        out = seen + read_until(fd, b"RESULT", 60)
+        out += read_until(fd, b"\n", 5)
+    finally:
+        os.waitpid(pid, 0)
+        os.close(fd)
+    check(b"FAKE-QUESTION" in out and b"RESULT" in out, "%r" % out[-600:])
+    check(b"allowed once" not in out and b"(refused in " not in out and
+          b"RESULT errno13" in out, "the question was put on the terminal: %r" % out[-600:])
+    answers = [x for x in read_log(log) if x.get("event") == "ask_answer"]
+    check(len(answers) == 1 and answers[0].get("verdict") == "deny",
+          "the answer's record: %r" % answers)
