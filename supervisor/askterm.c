@@ -34,6 +34,7 @@
 #define STOPPED_MAX 256
 #define ELDERS_MAX  8 /* elders_note */
 #define HELD_MAX    1024
+#define HOLD_PASSES 20 /* looks at the tree until it is at rest */
 #define TREE_MAX    4096
 
 /* The keys and what they answer. */
@@ -377,34 +378,18 @@ static void continue_stopped(struct hx_askterm *t)
 	}
 }
 
-/* Whether process pid holds an fd of the terminal (its pty, or
- * /dev/tty: a process's controlling terminal, which is ours). One whose
- * fds are not ours to see (made non-dumpable: its /proc/PID/fd wants
- * CAP_SYS_PTRACE then, which an ordinary user's harness-exec lacks) is
- * taken to hold it. */
-static bool holds_terminal(pid_t pid, dev_t rdev)
+/* Whether process pid of the agent's is held: stopped, or its SIGSTOP
+ * still pending (a thread in a syscall stops on its way out). */
+static bool held_now(pid_t pid)
 {
-	char dir[64], path[384];
-	struct dirent *de;
-	struct stat st;
-	bool r = false;
-	DIR *d;
+	struct hx_procstat st;
+	struct hx_procsignals sg;
 
-	snprintf(dir, sizeof(dir), "/proc/%d/fd", (int)pid);
-	if (!(d = opendir(dir)))
-		return errno == EACCES || errno == EPERM;
-	while (!r && (de = readdir(d))) {
-		if (de->d_name[0] == '.')
-			continue;
-		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
-		if (stat(path, &st))
-			r = errno == EACCES || errno == EPERM;
-		else
-			r = S_ISCHR(st.st_mode) &&
-			    (st.st_rdev == rdev || st.st_rdev == makedev(5, 0));
-	}
-	closedir(d);
-	return r;
+	if (hx_proc_stat(pid, &st))
+		return true; /* gone */
+	return stopped_state(st.state) ||
+	       (!hx_proc_signals(pid, &sg) &&
+		((sg.shared | sg.pending) & (1ULL << (SIGSTOP - 1))));
 }
 
 /* A one-thread process whose thread waits in the kernel for a question:
@@ -418,45 +403,76 @@ static bool blocked_asker(const struct hx_askterm *t, pid_t pid)
 	       st.threads == 1;
 }
 
-/* While the question is up, every process of the tree that holds the
- * terminal is stopped (SIGSTOP): job control alone does not hold it,
- * since a read begun before the helper took the terminal is not looked
- * at again, and a process that ignores SIGTTOU writes (and sets modes,
- * takes the foreground) from the background. Nothing opens it anew
- * meanwhile (pl->held_tty, rule harness:question-up). Each is continued
- * after (release_users). false: the tree is more than this counts (a
- * process past the count drew over the question), and the question is
- * not put on the terminal. */
-static bool hold_users(struct hx_askterm *t)
+/* One look at the tree: each process of the agent's (under more
+ * seccomp filters than ours) but the helper and a blocked asker that is
+ * not held is stopped; *stopped: some were. false: the tree is more
+ * than this counts. */
+static bool hold_pass(struct hx_askterm *t, int filters, bool *stopped)
 {
 	static struct hx_proc all[TREE_MAX];
-	size_t n = hx_proc_descendants(getpid(), all, TREE_MAX);
+	size_t n = hx_proc_descendants(getpid(), all, TREE_MAX), k;
 
-	bool every;
+	if (n >= TREE_MAX)
+		return false;
+	for (size_t i = 0; i < n; i++) {
+		if (all[i].pid == t->helper ||
+		    !hx_proc_confined(all[i].pid, filters) ||
+		    blocked_asker(t, all[i].pid) || held_now(all[i].pid))
+			continue;
+		for (k = 0;
+		     k < t->nheld && (t->held[k].pid != all[i].pid ||
+				      t->held[k].starttime != all[i].starttime);
+		     k++)
+			;
+		if (k == HELD_MAX)
+			return false;
+		if (k == t->nheld)
+			t->held[t->nheld++] = all[i];
+		hx_proc_signal(&all[i], SIGSTOP);
+		*stopped = true;
+	}
+	return true;
+}
+
+/* While the question is up, every process of the agent's tree is
+ * stopped (SIGSTOP), but those that wait on a question in the kernel:
+ * job control alone does not hold the terminal, since a read begun
+ * before the helper took it is not looked at again, and a process that
+ * ignores SIGTTOU writes (and sets modes, takes the foreground) from
+ * the background. Every process, not only those whose fds show the
+ * terminal: one held it in flight on a socket of its own (SCM_RIGHTS),
+ * where no fd table shows it, another's fds were not ours to read
+ * (non-dumpable), and one that holds none continued (SIGCONT) one that
+ * was stopped: each drew a question of its own over the real one
+ * (twenty-first attack review). Looked at again until a look stops
+ * none. Nothing opens the terminal anew meanwhile (pl->held_tty, rule
+ * harness:question-up). Each is continued after (release_users).
+ * false: the tree is more than this counts, or does not come to rest,
+ * and the question is not put on the terminal. */
+static bool hold_users(struct hx_askterm *t)
+{
+	struct hx_procstatus self;
+	int filters = hx_proc_status(getpid(), &self) ? -1 : self.filters;
 
 	t->nheld = 0;
 	if (!t->rdev)
 		return true;
-	__atomic_store_n(&t->pl->held_tty, t->rdev, __ATOMIC_SEQ_CST);
-	/* A terminal fd in flight on a socket holds it where no fd table
-	 * shows it: then every process of the agent's is stopped. */
-	every = __atomic_load_n(&t->pl->tty_in_flight, __ATOMIC_SEQ_CST) &&
-		t->pl->in_tree;
-	for (size_t i = 0; i < n; i++)
-		if (all[i].pid != t->helper && !blocked_asker(t, all[i].pid) &&
-		    (every ? t->pl->in_tree(t->pl->tree_arg, all[i].pid)
-			   : holds_terminal(all[i].pid, t->rdev))) {
-			if (t->nheld == HELD_MAX)
-				return false;
-			hx_proc_signal(&all[i], SIGSTOP);
-			t->held[t->nheld++] = all[i];
-		}
-	return n < TREE_MAX;
+	t->pl->held_tty = t->rdev;
+	for (int pass = 0; pass < HOLD_PASSES; pass++) {
+		bool stopped = false;
+
+		if (!hold_pass(t, filters, &stopped))
+			return false;
+		if (!stopped)
+			return true;
+		usleep(1000);
+	}
+	return false;
 }
 
 static void release_users(struct hx_askterm *t)
 {
-	__atomic_store_n(&t->pl->held_tty, 0, __ATOMIC_SEQ_CST);
+	t->pl->held_tty = 0;
 	for (size_t i = 0; i < t->nheld; i++)
 		hx_proc_signal(&t->held[i], SIGCONT);
 	t->nheld = 0;

@@ -2,12 +2,13 @@
  * view of it: the agent may own stdin and stdout, or draw a full-screen
  * UI in raw mode. While a question is on the screen, a helper process
  * holds the terminal: it is the terminal's foreground process group;
- * every process of the agent's tree that holds the terminal open is
+ * every process of the agent's tree but one waiting on a question is
  * stopped (a read begun before, or a writer that ignores SIGTTOU, would
- * take the key or draw a question of its own over it) and nothing of the
- * agent's opens it for writing meanwhile; input typed before the
- * question is discarded; the agent's terminal modes are put back after,
- * and what was stopped is continued. The rest of the tree runs on. The
+ * take the key or draw a question of its own over it; one that holds
+ * the terminal where no fd table shows it, or continues another) and
+ * nothing of the agent's opens it for writing meanwhile; input typed
+ * before the question is discarded; the agent's terminal modes are put
+ * back after, and what was stopped is continued. The
  * agent cannot type an answer: it cannot push input into a terminal
  * (TIOCSTI is refused in the kernel sandbox) and has no master side.
  *

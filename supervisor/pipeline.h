@@ -232,16 +232,6 @@ struct hx_pipeline {
 	 * the agent does without a /proc lookup a call (pipeline_device.c) */
 	bool has_view_root;
 	int view_root;
-	/* A terminal's fd was sent over a unix socket by a process of the
-	 * agent's (unotify_net.c): taken back while a question is up, it
-	 * shows in no fd table, so a question then stops every process of
-	 * the agent's tree, not only those that hold the terminal
-	 * (askterm.c). Set once; both it and held_tty are read and set
-	 * with __atomic, each side after setting its own. */
-	bool tty_in_flight;
-	/* Whether pid is a process of the agent's tree (the kernel layer's,
-	 * with tree_arg, set while it serves; NULL: none known). */
-	bool (*in_tree)(void *arg, pid_t pid);
 	/* -errno once the log could not take a record (a full disk, its
 	 * size quota): every later request is denied, in audit mode too,
 	 * and the session ends (run.c); failed_why says why, for people. */

@@ -742,11 +742,6 @@ static bool tree_holds(void *arg, pid_t self, const unsigned long *inos,
 	return hx_unotify_tree_holds(arg, self, inos, n);
 }
 
-static bool in_tree(void *arg, pid_t pid)
-{
-	return hx_unotify_in_tree(arg, pid);
-}
-
 /* The user-notify handler on lfd, with the agent's DNS when sealed
  * (its listeners are the handler's from here, whatever comes of it). */
 static int start_notify(struct run *r, int lfd)
@@ -816,7 +811,6 @@ static void serve_notify(struct run *r)
 	} else {
 		hx_correlate_sees(&r->pl, r->gate != NULL, r->trace_reads);
 		r->pl.tree_holds = tree_holds;
-		r->pl.in_tree = in_tree;
 		r->pl.tree_arg = r->un;
 		/* Handed off: the child is past Landlock. */
 		hx_sandbox_release(r->sb);
@@ -972,9 +966,8 @@ out:
 	 * has not handed over); then the log's last flush overlaps the rest
 	 * of the teardown. */
 	r->pl.tree_holds = NULL; /* no tree to ask once it stops */
-	r->pl.in_tree = NULL;
-	hx_run_stop_metrics(r); /* the last file: all of session_end */
-	hx_run_finish_trace(r); /* the last batch: session_end's too */
+	hx_run_stop_metrics(r);	 /* the last file: all of session_end */
+	hx_run_finish_trace(r);	 /* the last batch: session_end's too */
 	hx_unotify_stop(r->un);
 	r->un = NULL;
 	hx_execgate_stop(r->gate);

@@ -97,9 +97,6 @@ void hx_unotify_stop(struct hx_unotify *u);
  * pipeline's loopback judge (loopback.h), from any thread. */
 bool hx_unotify_tree_holds(const struct hx_unotify *u, pid_t self,
 			   const unsigned long *inos, size_t n);
-/* Whether pid is a process of the agent's tree (a descendant of its
- * root, or traced by the exec gate). */
-bool hx_unotify_in_tree(const struct hx_unotify *u, pid_t pid);
 
 /* Counters for session_end. */
 struct hx_unotify_stats {

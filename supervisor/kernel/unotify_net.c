@@ -514,23 +514,13 @@ static bool routes(const struct cmsghdr *c)
 	       (c->cmsg_level == IPPROTO_IP && c->cmsg_type == IP_RETOPTS);
 }
 
-/* A terminal's fd about to be put in flight: from now on a question
- * stops the whole tree (pipeline.h, tty_in_flight). While one is up
- * (held_tty, set before it looks at the flag) the fd is not sent: the
- * question's look at the tree may have been made before the flag. */
-static int tty_in_flight(struct hx_pipeline *pl)
-{
-	__atomic_store_n(&pl->tty_in_flight, true, __ATOMIC_SEQ_CST);
-	return __atomic_load_n(&pl->held_tty, __ATOMIC_SEQ_CST) ? -EPERM : 0;
-}
-
 /* Ancillary data as the send made here needs it: the fds of SCM_RIGHTS
  * messages are taken from the target and their numbers replaced by
  * ours, in place (taken[], *ntaken: to close). SCM_CREDENTIALS is
  * refused (EPERM): whoever sends could only vouch for itself; so is a
  * route (routes()). Returns 0 or -errno. */
 static int take_rights(const struct target *t, void *ctrl, size_t len,
-		       int *taken, size_t *ntaken, bool *tty)
+		       int *taken, size_t *ntaken)
 {
 	struct msghdr m = {.msg_control = ctrl, .msg_controllen = len};
 
@@ -556,7 +546,6 @@ static int take_rights(const struct target *t, void *ctrl, size_t len,
 				return mine == -EBADF ? -EBADF : -EACCES;
 			taken[(*ntaken)++] = mine;
 			memcpy(slot, &mine, sizeof(mine));
-			*tty = *tty || isatty(mine);
 		}
 	}
 	return 0;
@@ -756,7 +745,6 @@ static void send_on(struct hx_unotify *u, const struct seccomp_notif *n,
 	} ctrl;
 	int taken[RIGHTS_MAX];
 	size_t ntaken = 0;
-	bool tty = false;
 	uint64_t name, total = 0;
 	socklen_t len;
 	int flags, e, target = -1;
@@ -832,9 +820,7 @@ static void send_on(struct hx_unotify *u, const struct seccomp_notif *n,
 		goto fail;
 	}
 	if (is_msg && mh.msg_controllen &&
-	    ((e = take_rights(t, ctrl.b, mh.msg_controllen, taken, &ntaken,
-			      &tty)) ||
-	     (tty && (e = tty_in_flight(u->pl)))))
+	    (e = take_rights(t, ctrl.b, mh.msg_controllen, taken, &ntaken)))
 		goto fail;
 	one = (struct iovec){data, total};
 	out.msg_name = to_peer ? NULL : &ss;

@@ -185,11 +185,6 @@ bool hx_un_in_tree(const struct hx_unotify *u, pid_t pid)
 	return false;
 }
 
-bool hx_unotify_in_tree(const struct hx_unotify *u, pid_t pid)
-{
-	return hx_un_in_tree(u, pid);
-}
-
 int hx_un_take_fd(pid_t pid, int fd)
 {
 	int pfd = (int)syscall(SYS_pidfd_open, pid, 0), r;

@@ -427,3 +427,64 @@ def test_a_crowd_of_terminal_holders_draws_nothing_over_a_question(wd):
     answers = [x for x in read_log(log) if x.get("event") == "ask_answer"]
     check(len(answers) == 1 and answers[0].get("verdict") == "deny",
           "the answer's record: %r" % answers)
+
+
+# A process of the agent's that holds the terminal, and one that holds
+# nothing of it and continues the first (SIGCONT) as soon as it stops.
+CONT_AGENT = """
+import os, signal, time
+signal.signal(signal.SIGTTOU, signal.SIG_IGN)
+a = os.fork()
+if a == 0:
+    time.sleep(1.0)
+    os.write(1, b"\\r\\x1b[2KFAKE-QUESTION [o]nce: write /harmless\\r\\n")
+    os._exit(0)
+b = os.fork()
+if b == 0:
+    null = os.open("/dev/null", os.O_RDWR)
+    for n in (0, 1, 2):
+        os.dup2(null, n)
+    end = time.time() + 4
+    while time.time() < end:
+        try:
+            os.kill(a, signal.SIGCONT)
+        except OSError:
+            pass
+        time.sleep(0.005)
+    os._exit(0)
+try:
+    open("ask/t", "w").write("x")
+    r = "ok"
+except OSError as e:
+    r = "errno%d" % e.errno
+os.waitpid(a, 0)
+os.waitpid(b, 0)
+os.write(1, ("RESULT %s\\r\\n" % r).encode())
+"""
+
+
+def test_a_held_process_continued_by_another_draws_nothing_over_a_question(wd):
+    """The processes that hold the terminal are stopped (SIGSTOP) while a
+    question is up; another process of the agent's, which holds nothing
+    of the terminal and so was not stopped, sent SIGCONT to one of them
+    as soon as it stopped, and that one drew a question of its own over
+    the real one."""
+    from test_ask import on_a_terminal, read_until
+    os.makedirs(os.path.join(wd.path, "ask"))
+    log = os.path.join(wd.state, "cont.jsonl")
+    pid, fd = on_a_terminal(wd, [PYTHON, "-c", CONT_AGENT], log)
+    try:
+        seen = read_until(fd, b"(refused in ")
+        time.sleep(2.0)
+        os.write(fd, b"o")
+        out = seen + read_until(fd, b"RESULT")
+        out += read_until(fd, b"\\n", 5)
+    finally:
+        os.waitpid(pid, 0)
+        os.close(fd)
+    check(b"RESULT ok" in out and b"FAKE-QUESTION" in out, "%r" % out[-800:])
+    check(out.index(b"FAKE-QUESTION") > out.index(b"allowed once"),
+          "the fake was drawn while the question was up: %r" % out[-800:])
+    answers = [x for x in read_log(log) if x.get("event") == "ask_answer"]
+    check(len(answers) == 1 and answers[0].get("verdict") == "allow" and
+          answers[0].get("by") == "terminal", "the answer's record: %r" % answers)
