@@ -7,26 +7,7 @@
 #include <stdlib.h>
 
 #include "policy/policy.h"
-#include "tests/helpers/timing.h"
-
-#define ROUNDS 15
-#define PER    2000
-
-static long long median_ns(const struct hx_policy *p, struct hx_event *ev)
-{
-	long long t[ROUNDS];
-	struct hx_decision d;
-
-	for (int r = 0; r < ROUNDS; r++) {
-		long long t0 = now_ns();
-
-		for (int i = 0; i < PER; i++)
-			hx_policy_decide(p, ev, &d);
-		t[r] = (now_ns() - t0) / PER;
-	}
-	qsort(t, ROUNDS, sizeof(*t), cmp_ll);
-	return t[ROUNDS / 2];
-}
+#include "tests/bench/decide_median.h"
 
 int main(void)
 {

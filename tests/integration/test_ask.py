@@ -552,16 +552,17 @@ os.write(1, ("RESULT %s\\r\\n" % r).encode())
 """
 
 
-def test_nothing_draws_over_a_question(wd):
-    """A process of the agent's that ignores SIGTTOU (so TOSTOP does not
-    stop it) writes a question of its own while the real one is up: it is
-    stopped until the question is answered."""
+def answered_before_the_fake(wd, agent, name, wait=1.2):
+    """agent (python) on a terminal asks a question and, meanwhile, tries
+    to draw one of its own (FAKE-QUESTION): the real one is answered
+    "once" after wait s, and the fake must come after that answer. The
+    session's records."""
     os.makedirs(os.path.join(wd.path, "ask"))
-    log = os.path.join(wd.state, "spoof.jsonl")
-    pid, fd = on_a_terminal(wd, [PYTHON, "-c", SPOOF_AGENT], log)
+    log = os.path.join(wd.state, name + ".jsonl")
+    pid, fd = on_a_terminal(wd, [PYTHON, "-c", agent], log)
     try:
         seen = read_until(fd, b"(refused in ")
-        time.sleep(1.2)
+        time.sleep(wait)
         os.write(fd, b"o")
         out = seen + read_until(fd, b"RESULT")
         out += read_until(fd, b"\n", 5)
@@ -571,6 +572,14 @@ def test_nothing_draws_over_a_question(wd):
     check(b"RESULT ok" in out and b"FAKE-QUESTION" in out, "%r" % out[-800:])
     check(out.index(b"FAKE-QUESTION") > out.index(b"allowed once"),
           "the fake was drawn while the question was up: %r" % out[-800:])
+    return read_log(log)
+
+
+def test_nothing_draws_over_a_question(wd):
+    """A process of the agent's that ignores SIGTTOU (so TOSTOP does not
+    stop it) writes a question of its own while the real one is up: it is
+    stopped until the question is answered."""
+    answered_before_the_fake(wd, SPOOF_AGENT, "spoof")
 
 
 def test_a_signal_to_end_the_session_is_not_held_by_a_question(wd):

@@ -294,23 +294,8 @@ def test_a_terminal_fd_in_flight_draws_nothing_over_a_question(wd):
     SCM_RIGHTS to itself, every other fd closed) was not stopped, took
     it back while the question was up and drew a question of its own
     over the real one."""
-    from test_ask import on_a_terminal, read_until
-    os.makedirs(os.path.join(wd.path, "ask"))
-    log = os.path.join(wd.state, "inflight.jsonl")
-    pid, fd = on_a_terminal(wd, [PYTHON, "-c", INFLIGHT_AGENT], log)
-    try:
-        seen = read_until(fd, b"(refused in ")
-        time.sleep(1.2)
-        os.write(fd, b"o")
-        out = seen + read_until(fd, b"RESULT")
-        out += read_until(fd, b"\n", 5)
-    finally:
-        os.waitpid(pid, 0)
-        os.close(fd)
-    check(b"RESULT ok" in out and b"FAKE-QUESTION" in out, "%r" % out[-800:])
-    check(out.index(b"FAKE-QUESTION") > out.index(b"allowed once"),
-          "the fake was drawn while the question was up: %r" % out[-800:])
-    recs = read_log(log)
+    from test_ask import answered_before_the_fake
+    recs = answered_before_the_fake(wd, INFLIGHT_AGENT, "inflight")
     asked = [x for x in recs if x.get("event") == "open" and x.get("verdict") == "ask"]
     answers = [x for x in recs if x.get("event") == "ask_answer"]
     check(len(asked) == 1 and asked[0]["args"]["path"] == os.path.join(wd.path, "ask", "t"),
@@ -347,23 +332,9 @@ def test_a_process_whose_fds_harness_cannot_read_draws_nothing_over_a_question(w
     harness-exec run by an ordinary user: such a process was taken for
     one that holds nothing, was not stopped, and drew a question of its
     own over the real one. One whose fds cannot be read is stopped now."""
-    from test_ask import on_a_terminal, read_until
-    os.makedirs(os.path.join(wd.path, "ask"))
-    log = os.path.join(wd.state, "nondump.jsonl")
-    pid, fd = on_a_terminal(wd, [PYTHON, "-c", NONDUMP_AGENT], log)
-    try:
-        seen = read_until(fd, b"(refused in ")
-        time.sleep(1.2)
-        os.write(fd, b"o")
-        out = seen + read_until(fd, b"RESULT")
-        out += read_until(fd, b"\n", 5)
-    finally:
-        os.waitpid(pid, 0)
-        os.close(fd)
-    check(b"RESULT ok" in out and b"FAKE-QUESTION" in out, "%r" % out[-800:])
-    check(out.index(b"FAKE-QUESTION") > out.index(b"allowed once"),
-          "the fake was drawn while the question was up: %r" % out[-800:])
-    answers = [x for x in read_log(log) if x.get("event") == "ask_answer"]
+    from test_ask import answered_before_the_fake
+    recs = answered_before_the_fake(wd, NONDUMP_AGENT, "nondump")
+    answers = [x for x in recs if x.get("event") == "ask_answer"]
     check(len(answers) == 1 and answers[0].get("verdict") == "allow" and
           answers[0].get("by") == "terminal", "the answer's record: %r" % answers)
 
@@ -469,22 +440,8 @@ def test_a_held_process_continued_by_another_draws_nothing_over_a_question(wd):
     of the terminal and so was not stopped, sent SIGCONT to one of them
     as soon as it stopped, and that one drew a question of its own over
     the real one."""
-    from test_ask import on_a_terminal, read_until
-    os.makedirs(os.path.join(wd.path, "ask"))
-    log = os.path.join(wd.state, "cont.jsonl")
-    pid, fd = on_a_terminal(wd, [PYTHON, "-c", CONT_AGENT], log)
-    try:
-        seen = read_until(fd, b"(refused in ")
-        time.sleep(2.0)
-        os.write(fd, b"o")
-        out = seen + read_until(fd, b"RESULT")
-        out += read_until(fd, b"\\n", 5)
-    finally:
-        os.waitpid(pid, 0)
-        os.close(fd)
-    check(b"RESULT ok" in out and b"FAKE-QUESTION" in out, "%r" % out[-800:])
-    check(out.index(b"FAKE-QUESTION") > out.index(b"allowed once"),
-          "the fake was drawn while the question was up: %r" % out[-800:])
-    answers = [x for x in read_log(log) if x.get("event") == "ask_answer"]
+    from test_ask import answered_before_the_fake
+    recs = answered_before_the_fake(wd, CONT_AGENT, "cont", wait=2.0)
+    answers = [x for x in recs if x.get("event") == "ask_answer"]
     check(len(answers) == 1 and answers[0].get("verdict") == "allow" and
           answers[0].get("by") == "terminal", "the answer's record: %r" % answers)
