@@ -389,15 +389,19 @@ static void request_from_msg(const struct hx_msg *m, struct hx_request *rq,
 static void request_env(const struct hx_msg *m, const struct hx_peer *peer,
 			struct hx_request *rq, struct hx_request_storage *st)
 {
-	size_t len = 0, n = 0, k = 0;
+	struct hx_strblob b = {NULL, 0, 0};
+	size_t n = 0, k = 0;
+	int e;
 
 	if (rq->op != HX_OP_EXEC || rq->report)
 		return; /* a report is of a call made: nothing to hold */
 	rq->env_unread = true;
-	if (!hx_msg_has(m, HX_TAG_ENVP) || peer->gone || peer->pid <= 0 ||
-	    hx_proc_read_strv(peer->tid ? peer->tid : peer->pid, m->envp,
-			      ENV_MAX, &st->env, &len, &n) ||
-	    !(st->envp = calloc(n + 1, sizeof(*st->envp))))
+	if (!hx_msg_has(m, HX_TAG_ENVP) || peer->gone || peer->pid <= 0)
+		return;
+	e = hx_proc_read_strv(peer->tid ? peer->tid : peer->pid, m->envp,
+			      ENV_MAX, &b, &n);
+	st->env = b.p; /* freed after the decision, read or not */
+	if (e || !(st->envp = calloc(n + 1, sizeof(*st->envp))))
 		return;
 	for (size_t i = 0; i < n; i++) {
 		st->envp[i] = st->env + k;

@@ -55,45 +55,20 @@ static void here_resolved(const struct target *t, const char *full, bool follow,
  * NUL-terminated strings back to back, a page of pointers a read. 0, or
  * -errno (-E2BIG past the kernel's bound: refused as the kernel would,
  * never decided on a truncated argv). */
-static int read_argv(pid_t tid, uint64_t addr, struct hx_un_blob *b,
+static int read_argv(pid_t tid, uint64_t addr, struct hx_strblob *b,
 		     size_t *argc)
 {
-	uint64_t ptrs[512];
-	size_t n = 0;
-	int e;
-
 	*argc = 0;
 	if (!addr)
 		return 0; /* the kernel runs it with argv [""] */
-	for (;;) {
-		uint64_t at = addr + n * 8;
-		size_t want = 4096 - (at & 4095), cnt, i;
-
-		if (want < 8)
-			want = 8; /* one pointer across a page's end */
-		if ((e = hx_un_read_mem(tid, at, ptrs, want)))
-			return e;
-		cnt = want / 8;
-		for (i = 0; i < cnt && ptrs[i]; i++)
-			;
-		if ((n + i) * 8 > EXEC_ARG_LIMIT)
-			return -E2BIG;
-		if ((e = hx_un_read_strv(tid, ptrs, i, b,
-					 EXEC_ARG_LIMIT - (n + i) * 8)))
-			return e;
-		n += i;
-		if (i < cnt) {
-			*argc = n;
-			return 0;
-		}
-	}
+	return hx_proc_read_strv(tid, addr, EXEC_ARG_LIMIT, b, argc);
 }
 
 #define EXEC_ARG_MIN	(32u * 4096) /* ARG_MAX: what any stack limit allows */
 #define EXEC_STRLEN_MAX (32u * 4096) /* MAX_ARG_STRLEN, its NUL counted */
 
 /* The longest of b's strings, its NUL counted. */
-static size_t longest(const struct hx_un_blob *b)
+static size_t longest(const struct hx_strblob *b)
 {
 	size_t most = 0;
 
@@ -116,10 +91,10 @@ static size_t longest(const struct hx_un_blob *b)
  * makes the kernel's answer differ, about its own exec. A #! script's
  * interpreter adds its name and argument after this (not counted). */
 static int exec_refused(const struct target *t, const char *fname,
-			const struct hx_un_blob *args, size_t argc,
-			const struct hx_un_blob *envb, size_t envc)
+			const struct hx_strblob *args, size_t argc,
+			const struct hx_strblob *envb, size_t envc)
 {
-	const struct hx_un_blob env = *envb;
+	const struct hx_strblob env = *envb;
 	size_t limit = EXEC_ARG_LIMIT, ptrs;
 	struct rlimit rl;
 	int e = 0;
@@ -139,7 +114,7 @@ static int exec_refused(const struct target *t, const char *fname,
 
 /* The n strings of b as a vector (*out, malloc'd, NULL-terminated,
  * borrowing b). 0 or -ENOMEM. */
-static int strv_of(const struct hx_un_blob *b, size_t n, const char ***out)
+static int strv_of(const struct hx_strblob *b, size_t n, const char ***out)
 {
 	const char **v = calloc(n + 1, sizeof(*v));
 	size_t k = 0;
@@ -498,7 +473,7 @@ static int approve(struct hx_unotify *u, const struct target *t,
 		   const struct job *j, const struct stat *fin,
 		   const char *expect, size_t elen, const struct opens *op,
 		   const struct hx_loader_prog *lp, const struct stat *pst,
-		   const struct hx_un_blob *env)
+		   const struct hx_strblob *env)
 {
 	int e = hx_execgate_approve(u->gate, &t->peer, j->out.seq, j->rq.path,
 				    fin->st_dev, fin->st_ino, expect, elen,
@@ -524,7 +499,7 @@ void hx_un_exec(struct hx_unotify *u, const struct seccomp_notif *n,
 	int dirfd = at ? (int)arg[0] : AT_FDCWD, flags = at ? (int)arg[4] : 0;
 	char raw[PATH_MAX], full[PATH_MAX], fname[PATH_MAX + 32], cwd[PATH_MAX];
 	char *blob, *expect = NULL, img[PATH_MAX + 64];
-	struct hx_un_blob args = {NULL, 0, 0}, env = {NULL, 0, 0};
+	struct hx_strblob args = {NULL, 0, 0}, env = {NULL, 0, 0};
 	const char **argv = NULL, **eargv = NULL, **envv = NULL;
 	struct hx_loader_prog lp = {.argv = NULL};
 	struct opens op = {.n = 0};

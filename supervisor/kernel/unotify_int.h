@@ -23,6 +23,7 @@
 #include "common/kerrno.h"
 #include "common/wire.h"
 #include "supervisor/pipeline.h"
+#include "supervisor/procstrv.h"
 #include "supervisor/server.h"
 #include "supervisor/kernel/unotify.h"
 
@@ -189,17 +190,6 @@ int hx_un_own_connection(struct hx_unotify *u, const struct target *t,
 int hx_un_read_mem(pid_t tid, uint64_t addr, void *buf, size_t len);
 /* A NUL-terminated string of at most size-1 bytes at addr, or -errno. */
 int hx_un_read_str(pid_t tid, uint64_t addr, char *buf, size_t size);
-/* Strings read from a target, NUL-terminated and back to back. */
-struct hx_un_blob {
-	char *p; /* malloc'd */
-	size_t len, cap;
-};
-/* The NUL-terminated strings at ptrs[0..n) appended to b, many to a
- * process_vm_readv (an exec's argv of thousands is read in tens of
- * calls, not thousands). 0, -E2BIG when b would pass max bytes, or
- * -errno (EFAULT: a string the target cannot read either). */
-int hx_un_read_strv(pid_t tid, const uint64_t *ptrs, size_t n,
-		    struct hx_un_blob *b, size_t max);
 /* SECCOMP_IOCTL_NOTIF_ID_VALID: the target still waits for this answer. */
 bool hx_un_id_valid(struct hx_unotify *u, uint64_t id);
 /* Whether pid (a process or a thread) belongs to the agent's tree:
