@@ -10,8 +10,7 @@
 #define STRV_BATCH 128 /* strings a call (IOV_MAX is 1024) */
 #define STRV_PEEK  256 /* bytes of each string a call: most arguments */
 
-/* Exactly len bytes at addr, or -errno. */
-static int peek(pid_t tid, uint64_t addr, void *buf, size_t len)
+int hx_proc_read_mem(pid_t tid, uint64_t addr, void *buf, size_t len)
 {
 	struct iovec l = {buf, len}, r = {(void *)(uintptr_t)addr, len};
 	ssize_t n;
@@ -141,7 +140,7 @@ int hx_proc_read_strv(pid_t tid, uint64_t addr, size_t max,
 
 		if (want < 8)
 			want = 8; /* one pointer across a page's end */
-		if ((e = peek(tid, at, ptrs, want)))
+		if ((e = hx_proc_read_mem(tid, at, ptrs, want)))
 			return e;
 		cnt = want / 8;
 		for (i = 0; i < cnt && ptrs[i]; i++)

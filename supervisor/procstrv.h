@@ -16,6 +16,8 @@ struct hx_strblob {
 	size_t len, cap;
 };
 
+/* Exactly len bytes at addr in tid, or -errno. */
+int hx_proc_read_mem(pid_t tid, uint64_t addr, void *buf, size_t len);
 /* The string at addr (the rest of one) appended to b, a page a read: 0,
  * -E2BIG when b would pass max bytes, or -errno. */
 int hx_proc_read_str(pid_t tid, uint64_t addr, struct hx_strblob *b,

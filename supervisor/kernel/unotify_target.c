@@ -34,18 +34,9 @@ bool hx_un_id_valid(struct hx_unotify *u, uint64_t id)
 	return ioctl(u->lfd, SECCOMP_IOCTL_NOTIF_ID_VALID, &id) == 0;
 }
 
-/* Exactly len bytes at addr in tid, or -errno. */
 int hx_un_read_mem(pid_t tid, uint64_t addr, void *buf, size_t len)
 {
-	struct iovec l = {buf, len}, r = {(void *)(uintptr_t)addr, len};
-	ssize_t n;
-
-	if (!len)
-		return 0;
-	n = process_vm_readv(tid, &l, 1, &r, 1, 0);
-	if (n < 0)
-		return -errno;
-	return (size_t)n == len ? 0 : -EFAULT;
+	return hx_proc_read_mem(tid, addr, buf, len);
 }
 
 /* A NUL-terminated string of at most size-1 bytes: the rest of one,
