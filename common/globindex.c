@@ -4,7 +4,22 @@
 
 #include <string.h>
 
-#define META "*?[]\\"
+/* A byte that is no literal of a glob ('[' and ']' both: a class's
+ * bytes are not the path's). A switch, not strchr: the shim indexes a
+ * HELLO's rules in every process that reads. */
+static bool meta(char c)
+{
+	switch (c) {
+	case '*':
+	case '?':
+	case '[':
+	case ']':
+	case '\\':
+		return true;
+	default:
+		return false;
+	}
+}
 
 /* 1 when the run of n bytes at off starts "//" right after a "**": the
  * first '/' is the "**" "/" of zero or more names, which the path may
@@ -19,20 +34,29 @@ static size_t construct_slash(const char *glob, size_t off, size_t n)
 
 void hx_glob_need_of(const char *glob, struct hx_glob_need *n)
 {
-	size_t len = strlen(glob), lit = strcspn(glob, "*?[\\"), t = 0, r = 0;
+	size_t len = 0, key = 0, t = 0, r = 0;
+	bool in_lit = true;
 
+	/* one pass: the literal start (to the first '*', '?', '[' or '\\'),
+	 * its last '/', the length */
+	for (; glob[len]; len++) {
+		char c = glob[len];
+
+		if (in_lit && meta(c) && c != ']')
+			in_lit = false;
+		if (in_lit && c == '/')
+			key = len;
+	}
 	*n = (struct hx_glob_need){.len = (uint32_t)len};
 	if (glob[0] == '/')
-		for (size_t i = 0; i < lit; i++)
-			if (glob[i] == '/')
-				n->key = (uint32_t)i;
-	while (t < len && !strchr(META, glob[len - 1 - t]))
+		n->key = (uint32_t)key;
+	while (t < len && !meta(glob[len - 1 - t]))
 		t++;
 	t -= construct_slash(glob, len - t, t);
 	n->tail = (uint32_t)t;
 	if (t || len < 3 || strcmp(glob + len - 3, "/**"))
 		return;
-	while (r < len - 3 && !strchr(META, glob[len - 4 - r]))
+	while (r < len - 3 && !meta(glob[len - 4 - r]))
 		r++;
 	if (r < len - 3) { /* after a metacharacter: not the key's */
 		size_t drop = construct_slash(glob, len - 3 - r, r);

@@ -257,6 +257,8 @@ static enum hx_wire_error decode_field(struct hx_msg *m, struct store *st,
 		return copy_bytes(st, v, n, &m->addrs[m->naddrs++])
 			   ? HX_WIRE_FIELD
 			   : HX_WIRE_OK;
+	case HX_TAG_READ_NEED: /* the shim's alone (readrules.c) */
+		return n == 8 ? HX_WIRE_OK : HX_WIRE_FIELD;
 	case HX_TAG_READ_RULE:
 		if (m->nrules == HX_WIRE_MAX_RULES)
 			return HX_WIRE_TOO_MANY;

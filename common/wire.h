@@ -131,6 +131,10 @@ enum hx_tag {
 	 * shim adds its own names), an address in the requester's memory,
 	 * which the supervisor reads there (envdiff.h) */
 	HX_TAG_ENVP = 25,
+	/* 4 x u16 after a READ_RULE: what its matches must hold (its key,
+	 * literal end, inner run: common/globindex.h), as the supervisor
+	 * worked it out, so that no process works it out again */
+	HX_TAG_READ_NEED = 26,
 };
 
 /* HX_TAG_FLAGS in VERDICT. */

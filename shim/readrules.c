@@ -17,7 +17,8 @@ void hx_read_rules_reset(struct hx_read_rules *t)
 	t->sorted = true;
 }
 
-/* Rule i, just added, into its key's group while they come in order. */
+/* Rule i, its need known, into its key's group while they come in
+ * order. */
 static void index_rule(struct hx_read_rules *t, size_t i)
 {
 	const char *g = t->store + t->rule[i].off;
@@ -25,7 +26,6 @@ static void index_rule(struct hx_read_rules *t, size_t i)
 	    t->ngroups ? &t->group[t->ngroups - 1] : NULL;
 	int c;
 
-	hx_glob_need_of(g, &t->need[i]);
 	if (!t->sorted)
 		return;
 	c = last ? hx_glob_key_cmp(last->key, last->klen, g, t->need[i].key)
@@ -39,8 +39,9 @@ static void index_rule(struct hx_read_rules *t, size_t i)
 		    (struct hx_glob_group){g, t->need[i].key, (uint32_t)i, 1};
 }
 
-int hx_read_rules_add(struct hx_read_rules *t, uint8_t verdict,
-		      const char *pattern, size_t len)
+/* Copies one rule, its need not worked out yet (need.len 0). */
+static int add_raw(struct hx_read_rules *t, uint8_t verdict,
+		   const char *pattern, size_t len)
 {
 	if (verdict > HX_VERDICT_DENY || t->nrules == HX_WIRE_MAX_RULES ||
 	    sizeof(t->store) - t->used < len + 1 || memchr(pattern, 0, len))
@@ -50,7 +51,36 @@ int hx_read_rules_add(struct hx_read_rules *t, uint8_t verdict,
 	memcpy(t->store + t->used, pattern, len);
 	t->store[t->used + len] = '\0';
 	t->used += len + 1;
-	index_rule(t, t->nrules++);
+	t->need[t->nrules++] = (struct hx_glob_need){0};
+	return 0;
+}
+
+int hx_read_rules_add(struct hx_read_rules *t, uint8_t verdict,
+		      const char *pattern, size_t len)
+{
+	if (add_raw(t, verdict, pattern, len))
+		return -1;
+	hx_glob_need_of(t->store + t->rule[t->nrules - 1].off,
+			&t->need[t->nrules - 1]);
+	index_rule(t, t->nrules - 1);
+	return 0;
+}
+
+/* The last rule's need as the supervisor sent it (4 x u16), bounded by
+ * its pattern. */
+static int take_need(struct hx_read_rules *t, const uint8_t *v)
+{
+	uint16_t f[4];
+	size_t len;
+
+	if (!t->nrules)
+		return -1;
+	memcpy(f, v, sizeof(f));
+	len = strlen(t->store + t->rule[t->nrules - 1].off);
+	if (!len || f[0] > len || f[1] > len || f[2] > len || f[3] > len - f[2])
+		return -1;
+	t->need[t->nrules - 1] =
+	    (struct hx_glob_need){f[0], (uint32_t)len, f[1], f[2], f[3]};
 	return 0;
 }
 
@@ -84,8 +114,11 @@ int hx_read_rules_from_hello(struct hx_read_rules *t, const void *buf, size_t n,
 			break;
 		case HX_TAG_READ_RULE:
 			if (len < 2 ||
-			    hx_read_rules_add(t, v[0], (const char *)v + 1,
-					      len - 1u))
+			    add_raw(t, v[0], (const char *)v + 1, len - 1u))
+				goto bad;
+			break;
+		case HX_TAG_READ_NEED:
+			if (len != 8 || take_need(t, v))
 				goto bad;
 			break;
 		case HX_TAG_SESSION:
@@ -96,6 +129,12 @@ int hx_read_rules_from_hello(struct hx_read_rules *t, const void *buf, size_t n,
 	}
 	if (more < 0 || !have_flags)
 		goto bad;
+	/* a rule sent without its need (none of ours) has it worked out */
+	for (size_t i = 0; i < t->nrules; i++) {
+		if (!t->need[i].len)
+			hx_glob_need_of(t->store + t->rule[i].off, &t->need[i]);
+		index_rule(t, i);
+	}
 	return 0;
 bad:
 	hx_read_rules_reset(t);

@@ -17,7 +17,8 @@
 struct read_rule {
 	enum hx_verdict v;
 	const char *pattern;
-	size_t klen, n;
+	struct hx_glob_need need;
+	size_t n;
 };
 
 struct rules_acc {
@@ -29,16 +30,14 @@ struct rules_acc {
 static void take_rule(enum hx_verdict v, const char *pattern, void *arg)
 {
 	struct rules_acc *a = arg;
-	struct hx_glob_need need;
 
 	if (a->n == HX_WIRE_MAX_RULES || strlen(pattern) + 1 > UINT16_MAX) {
 		a->overflow = true;
 		return;
 	}
-	hx_glob_need_of(pattern, &need);
+	hx_glob_need_of(pattern, &a->r[a->n].need);
 	a->r[a->n].v = v;
 	a->r[a->n].pattern = pattern;
-	a->r[a->n].klen = need.key;
 	a->r[a->n].n = a->n;
 	a->n++;
 }
@@ -46,7 +45,8 @@ static void take_rule(enum hx_verdict v, const char *pattern, void *arg)
 static int cmp_rule(const void *x, const void *y)
 {
 	const struct read_rule *p = x, *q = y;
-	int c = hx_glob_key_cmp(p->pattern, p->klen, q->pattern, q->klen);
+	int c =
+	    hx_glob_key_cmp(p->pattern, p->need.key, q->pattern, q->need.key);
 
 	return c ? c : (p->n > q->n) - (p->n < q->n);
 }
@@ -59,9 +59,17 @@ static bool put_rules(struct hx_wbuf *w, struct rules_acc *a)
 	for (size_t i = 0; i < a->n; i++) {
 		size_t len = strlen(a->r[i].pattern);
 
+		const struct hx_glob_need *n = &a->r[i].need;
+		uint16_t need[4] = {(uint16_t)n->key, (uint16_t)n->tail,
+				    (uint16_t)n->inner_off,
+				    (uint16_t)n->inner_len};
+
 		buf[0] = (uint8_t)a->r[i].v;
 		memcpy(buf + 1, a->r[i].pattern, len);
-		if (hx_wire_put_bytes(w, HX_TAG_READ_RULE, buf, len + 1))
+		/* its need after it, worked out here once for every
+		 * process that reads (shim/readrules.c) */
+		if (hx_wire_put_bytes(w, HX_TAG_READ_RULE, buf, len + 1) ||
+		    hx_wire_put_bytes(w, HX_TAG_READ_NEED, need, sizeof(need)))
 			return false;
 	}
 	return true;

@@ -261,6 +261,52 @@ START_TEST(test_a_project_path_has_few_candidates)
 }
 END_TEST
 
+/* The default's read rules as the supervisor sends them, each with its
+ * need (HX_TAG_READ_NEED, worked out once there): the shim takes the
+ * needs as they come, indexed, and decides as from its own; a need past
+ * its pattern is refused. */
+START_TEST(test_shim_rules_from_a_hello_with_their_needs)
+{
+	static uint8_t buf[HX_WIRE_MAX];
+	static struct hx_read_rules from_hello;
+	struct hx_policy_error err;
+	struct hx_policy *p;
+	uint8_t rule[1 + 512];
+	struct hx_wbuf w;
+	size_t n;
+
+	ck_assert_int_eq(hx_policy_load_default(&vars, &p, &err), 0);
+	shim_rules_of(p);
+	hx_wire_begin(&w, buf, sizeof(buf), HX_MSG_HELLO_REPLY, 3);
+	hx_wire_put_u32(&w, HX_TAG_FLAGS, HX_HELLO_LOCAL_READS);
+	for (size_t i = 0; i < shim_rules.nrules; i++) {
+		const char *g = shim_rules.store + shim_rules.rule[i].off;
+		const struct hx_glob_need *nd = &shim_rules.need[i];
+		uint16_t need[4] = {(uint16_t)nd->key, (uint16_t)nd->tail,
+				    (uint16_t)nd->inner_off,
+				    (uint16_t)nd->inner_len};
+
+		rule[0] = shim_rules.rule[i].verdict;
+		memcpy(rule + 1, g, strlen(g));
+		hx_wire_put_bytes(&w, HX_TAG_READ_RULE, rule, 1 + strlen(g));
+		hx_wire_put_bytes(&w, HX_TAG_READ_NEED, need, sizeof(need));
+	}
+	n = hx_wire_finish(&w);
+	ck_assert_uint_gt(n, 0);
+	ck_assert_int_eq(hx_read_rules_from_hello(&from_hello, buf, n, 3), 0);
+	ck_assert(from_hello.sorted);
+	ck_assert_uint_eq(from_hello.ngroups, shim_rules.ngroups);
+	ck_assert_mem_eq(from_hello.need, shim_rules.need,
+			 shim_rules.nrules * sizeof(*shim_rules.need));
+	/* a need past its pattern: the whole reply refused */
+	buf[n - 2] = 0xff;
+	buf[n - 1] = 0xff;
+	ck_assert_int_eq(hx_read_rules_from_hello(&from_hello, buf, n, 3), -1);
+	shim_rules.nrules = 0;
+	hx_policy_free(p);
+}
+END_TEST
+
 /* Rules out of key order (another sender's): the shim scans them. */
 START_TEST(test_shim_rules_out_of_order_are_scanned)
 {
@@ -293,6 +339,7 @@ static Suite *fileindex_suite(void)
 	tcase_add_test(tc, test_awkward_globs_same_with_and_without);
 	tcase_add_test(tc, test_a_project_path_has_few_candidates);
 	tcase_add_test(tc, test_shim_rules_out_of_order_are_scanned);
+	tcase_add_test(tc, test_shim_rules_from_a_hello_with_their_needs);
 	suite_add_tcase(s, tc);
 	return s;
 }
