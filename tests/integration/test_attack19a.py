@@ -346,6 +346,19 @@ print("exec errno", ctypes.get_errno(), flush=True)
 '''
 
 
+def _deny_the_next_question(wd, s, q):
+    """The question s asks after q, denied (None: none within 8 s)."""
+    from test_ask import answer, pending
+    end = time.time() + 8
+    while time.time() < end and s.p.poll() is None:
+        again = ([x for x in pending(wd) if x["id"] != q["id"]] or [None])[0]
+        if again:
+            answer(wd, "deny", again["id"])
+            return again
+        time.sleep(0.05)
+    return None
+
+
 def test_an_answer_once_is_for_the_environment_shown(wd):
     """Through the shim: the question shows the exec's environment (the
     shim tells where its caller's is), a person answers "once" for it
@@ -354,7 +367,7 @@ def test_an_answer_once_is_for_the_environment_shown(wd):
     the exec took that answer as its own (the same process, path, argv
     and cwd) and git worked on b/. An answer "once" now holds for the
     environment shown: another is asked again, showing it."""
-    from test_ask import Session, answer, pending, wait_pending
+    from test_ask import Session, answer, wait_pending
     from lib import PYTHON
     a, b, git = _two_dirs_and_a_git(wd, 'cd "${GIT_WORK_TREE:-.}" && touch pushed')
     s = Session(wd, [PYTHON, "-c", PY_ASK_ENV, b, git], timeout=5)
@@ -363,14 +376,7 @@ def test_an_answer_once_is_for_the_environment_shown(wd):
           "the question: %r" % q)
     time.sleep(1.0)  # the thread has set GIT_WORK_TREE by now
     answer(wd, "approve", q["id"])
-    again = None
-    end = time.time() + 8
-    while time.time() < end and s.p.poll() is None:
-        again = ([x for x in pending(wd) if x["id"] != q["id"]] or [None])[0]
-        if again:
-            answer(wd, "deny", again["id"])
-            break
-        time.sleep(0.05)
+    again = _deny_the_next_question(wd, s, q)
     s.finish()
     check(not os.path.exists(os.path.join(b, "pushed")),
           "the exec answered for no GIT_WORK_TREE ran with it: %r %r" %
@@ -403,21 +409,14 @@ def test_a_grant_is_for_the_environment_shown(wd):
     held for git push with GIT_DIR set by the agent (a grant was keyed on
     the file and argv only). It is keyed on the environment's difference
     too (but a shell's PWD, SHLVL...): the second exec is asked again."""
-    from test_ask import Session, answer, pending, wait_pending
+    from test_ask import Session, answer, wait_pending
     from lib import PYTHON
     a, b, git = _two_dirs_and_a_git(wd, 'echo "PUSHED ${GIT_DIR:-here}"')
     s = Session(wd, [PYTHON, "-c", PY_GRANT_ENV, git, "GIT_DIR=" + b], timeout=3)
     q = wait_pending(wd, s)
     check(not _env_of(q, "GIT_DIR"), "the question: %r" % q)
     answer(wd, "approve", q["id"], "session")
-    again = None
-    end = time.time() + 8
-    while time.time() < end and s.p.poll() is None:
-        again = ([x for x in pending(wd) if x["id"] != q["id"]] or [None])[0]
-        if again:
-            answer(wd, "deny", again["id"])
-            break
-        time.sleep(0.05)
+    again = _deny_the_next_question(wd, s, q)
     s.finish()
     check("PUSHED here" in s.stdout, "the granted exec did not run: %r %r" %
           (s.stdout, s.stderr[-400:]))
