@@ -116,11 +116,12 @@ size_t hx_file_index_mark(const struct hx_file_index *ix, const char *path,
 			  uint64_t bits[HX_FILE_INDEX_WORDS])
 {
 	struct marking m = {ix, bits};
+	size_t words = (ix->npats + 63) / 64;
 
-	memset(bits, 0, HX_FILE_INDEX_WORDS * sizeof(*bits));
+	memset(bits, 0, words * sizeof(*bits)); /* the patterns', not all */
 	hx_glob_groups_visit(ix->groups, ix->ngroups, path, strlen(path), mark,
 			     &m);
-	return (ix->npats + 63) / 64;
+	return words;
 }
 
 const struct hx_fref *hx_file_index_ref(const struct hx_file_index *ix,
