@@ -111,7 +111,7 @@ static const struct {
 			  T(TRUNCATED),
 		      T(PID)},
     [HX_MSG_HELLO_REPLY] = {T(FLAGS) | T(DEFAULT_READ) | T(READ_RULE) |
-				T(SESSION),
+				T(READ_NEED) | T(SESSION),
 			    T(FLAGS)},
     [HX_MSG_REQUEST] = {T(PID) | T(TID) | T(CALL) | T(OP) | T(PATH) | T(PATH2) |
 			    T(FLAGS) | T(MODE) | T(ARG) | T(ADDR) | T(HOST) |
@@ -126,7 +126,7 @@ static const struct {
 };
 
 /* Tags that may repeat. ADDR repeats only in reports (resolve results). */
-#define REPEATED (T(ARG) | T(FRAME) | T(READ_RULE) | T(ADDR))
+#define REPEATED (T(ARG) | T(FRAME) | T(READ_RULE) | T(READ_NEED) | T(ADDR))
 
 struct store {
 	uint8_t *p;
