@@ -489,48 +489,6 @@ static bool gate_allowed(bool quiet)
 	return false;
 }
 
-/* Landlock's refusals of programs that skip the shim, as records: root
- * only (CAP_AUDIT_READ), and Landlock ABI 7. */
-static void open_landlock_audit(struct run *r)
-{
-	const struct hx_options *o = r->o;
-
-	if (r->pl.mode != HX_MODE_ENFORCE) {
-		snprintf(r->ka_why, sizeof(r->ka_why),
-			 "audit mode: no Landlock");
-		return;
-	}
-	if (!hx_kaudit_open(!o->no_kernel_audit, &r->ka, r->ka_why,
-			    sizeof(r->ka_why)))
-		hx_sandbox_set_landlock_log(r->sb, getpid());
-	else if (o->verbose)
-		fprintf(stderr,
-			"harness-exec: Landlock refusals of programs that skip "
-			"the shim are not recorded (%s); --trace-reads records "
-			"every open\n",
-			r->ka_why);
-}
-
-/* Who holds the process count: the cgroup where there is one. */
-static void limit_processes(struct run *r)
-{
-	struct hx_limits *lim = hx_sandbox_limits(r->sb);
-	bool cg = false;
-
-	if (lim->set & (1u << HX_LIMIT_PROCESSES))
-		cg = !hx_reaper_pids_max(
-		    &r->reaper, r->sess.id,
-		    (unsigned long)lim->value[HX_LIMIT_PROCESSES]);
-	/* An ordinary user's agent gets a user namespace of its own in
-	 * enforce mode (masks.h), where its tasks are counted apart: when
-	 * one can be made, so that session_start says which it is. */
-	hx_limits_processes(lim, cg,
-			    r->pl.mode == HX_MODE_ENFORCE && getuid() != 0 &&
-				!hx_sandbox_userns_probe());
-	/* Before the loop counts its connections' fds (server.h). */
-	hx_limits_raise_nofile(lim);
-}
-
 /* The audit log, the name map and the pipeline over them, and the
  * session's socket. */
 static int open_pipeline(struct run *r)
@@ -636,6 +594,7 @@ static int setup(struct run *r)
 	r->reaper_err = hx_reaper_start(r->sess.id, &r->reaper);
 	/* Made while the rest is set up (load_policy waits for it). */
 	r->dns_err = o->no_kernel_notify ? -ENOSYS : hx_dnsns_start(&r->dnsns);
+	hx_run_kernel_begin(r); /* no fork until it is joined */
 	if ((o->worktree && open_worktree(r)) || load_policy(r))
 		return -1;
 	hx_phase("policy");
@@ -654,14 +613,15 @@ static int setup(struct run *r)
 	 * meanwhile (hx_sandbox_ready below). */
 	r->pl.mode =
 	    o->mode >= 0 ? (enum hx_mode)o->mode : hx_policy_mode(r->policy);
+	hx_run_kernel_join(r); /* the probe's answer, before the walk */
 	policy_vars(r, &vars);
 	if (hx_sandbox_prepare(r->policy, &vars, r->pl.mode, o->quiet, &r->sb,
 			       msg, sizeof(msg))) {
 		hx_say("sandbox: %s", msg);
 		return -1;
 	}
-	open_landlock_audit(r);
-	limit_processes(r);
+	hx_run_landlock_audit(r);
+	hx_run_limit_processes(r);
 	if ((e = open_pipeline(r)))
 		return e;
 	if (!o->no_kernel_notify && enable_notify(r))
@@ -706,6 +666,7 @@ static void teardown(struct run *r)
 	/* It joins the Landlock thread, which borrows the worktree's
 	 * policy variables (a set-up that failed half way). */
 	hx_sandbox_free(r->sb);
+	hx_run_kernel_join(r); /* a set-up that failed half way */
 	hx_kaudit_free(r->ka); /* puts kernel audit back; before the loop */
 	r->ka = NULL;
 	hx_server_free(r->srv);

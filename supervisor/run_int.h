@@ -34,6 +34,7 @@ struct hx_askterm;
 struct hx_metrics_serve;
 struct hx_exporter;
 struct hx_run_alerts;
+struct hx_run_early;
 
 struct run {
 	const struct hx_options *o;
@@ -58,6 +59,9 @@ struct run {
 	/* Landlock's refusals read as kernel audit records, or NULL and
 	 * why not (kaudit.h) */
 	struct hx_kaudit *ka;
+	struct hx_run_early *early; /* run_kernel.c's thread, not joined yet */
+	bool ka_asked;		    /* ka and ka_err are hx_kaudit_open's */
+	int ka_err;
 	char ka_why[160];
 	/* whose key tags redacted secrets: "user" (redact.h), "session"
 	 * (the user's could not be had); NULL: no redaction */
@@ -188,6 +192,16 @@ void hx_run_mcp_stop(struct run *r);
 /* Its last: how the command ended (code: harness-exec's exit status)
  * and what the session counted. */
 void hx_run_log_end(struct run *r, int code);
+
+/* run_kernel.c: what is asked of the kernel before the fork. _begin
+ * starts a thread (no fork until _join, which teardown calls too) that
+ * opens kernel audit and probes for a user namespace while the policy
+ * is parsed; landlock_audit joins it and uses kernel audit in enforce
+ * mode; limit_processes sets the process count. */
+void hx_run_kernel_begin(struct run *r);
+void hx_run_kernel_join(struct run *r);
+void hx_run_landlock_audit(struct run *r);
+void hx_run_limit_processes(struct run *r);
 /* Leaves the session's anchor (anchor.h): the log's last seq and hash,
  * in the session dir. After the last append, before the log closes. */
 void hx_run_anchor(struct run *r);

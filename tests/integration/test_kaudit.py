@@ -249,6 +249,46 @@ def test_kaudit_state_restored(wd):
         s.cleanup()
 
 
+@alone
+def test_kaudit_state_restored_when_unused(wd):
+    """Kernel audit is asked for while the policy is read (before the
+    mode is known): a policy in audit mode, and a set-up that fails
+    after that, leave it as it was and the lock free."""
+    needs_root()
+    with open(LOCK, "a+") as f:
+        try:
+            fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            raise Skip("another harness session holds kernel audit")
+        before = audit_enabled()
+    if before is None:
+        raise Skip("AUDIT_GET refused")
+    s = Secret(wd)
+    try:
+        with open(s.policy) as f:
+            text = f.read().replace("mode: enforce", "mode: audit")
+        audit_policy = s.policy + ".audit.yaml"
+        with open(audit_policy, "w") as f:
+            f.write(text)
+        r = harness([BUSYBOX, "cat", s.path], wd, policy=audit_policy)
+        check(r.status == 0 and "KAUDIT-SECRET" in r.stdout, "audit mode refused: %s" % r.dump())
+        la = r.one(event="session_start")["kernel"].get("landlock_audit", {})
+        check(la.get("recorded") is False and "audit mode" in la.get("why", ""), "%r" % la)
+        failed = harness([BUSYBOX, "true"], wd, policy=s.policy,
+                         env={"HARNESS_SHIM": os.path.join(wd.path, "no-such-shim.so")})
+        check(failed.status != 0 and "cannot use the shim" in failed.stderr,
+              "set-up did not fail: %d %r" % (failed.status, failed.stderr))
+        with open(LOCK, "a+") as f:
+            try:
+                fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except OSError:
+                raise AssertionError("the lock is still held after the sessions")
+            check(audit_enabled() == before, "kernel audit %r after, %r before"
+                  % (audit_enabled(), before))
+    finally:
+        s.cleanup()
+
+
 def test_kaudit_user_unrecorded(wd):
     """As an ordinary user the refusal holds, and the session says the
     record is missing, and why (what --doctor and the README say)."""
