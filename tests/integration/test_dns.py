@@ -8,6 +8,7 @@ connects are then judged by the names this session was answered.
 Nothing here reaches an outside address: every question is answered
 by the supervisor, and the test resolver is the only upstream."""
 
+import json
 import os
 import random
 import shutil
@@ -505,3 +506,47 @@ def test_node_c_ares_and_getaddrinfo(wd):
         check("no.bad.test" not in res.names, "a denied name went out")
     finally:
         res.close()
+
+
+CONNECT_53 = r"""
+import socket, sys
+s = socket.socket()
+s.settimeout(1)
+try:
+    s.connect((sys.argv[1], 53))
+    print("CONNECTED")
+except OSError as e:
+    print("refused", e.errno)
+"""
+
+
+def test_a_start_without_the_dns_namespace_opens_no_port_53(wd):
+    """harness-exec compiles the policy while the DNS namespace comes up,
+    as if it will: the resolver rule then allows port 53 on any address
+    (every lookup is the supervisor's). When it does not come up (here a
+    user namespace that allows no network namespace), the policy is
+    compiled again with the system's resolvers only: a connect to another
+    address's port 53 is the default's deny, not harness:resolver's."""
+    if not shutil.which("unshare"):
+        raise Skip("no unshare")
+    outside = "192.0.2.53"  # TEST-NET-1: in no resolv.conf
+    with open("/etc/resolv.conf") as f:
+        if outside in f.read():
+            raise Skip("%s is a resolver here" % outside)
+    # As an ordinary user, uid 0 in the namespace is that user, and
+    # /tmp/harness-0 (the run directory of uid 0) root's: a tmpfs of its
+    # own over it, in a mount namespace of its own.
+    setup = ('{ [ ! -d /tmp/harness-0 ] || [ -O /tmp/harness-0 ] || '
+             'mount -t tmpfs -o mode=0700 hx /tmp/harness-0; } && '
+             'echo 0 > /proc/sys/user/max_net_namespaces && exec "$@"')
+    r = harness([PYTHON, "-c", CONNECT_53, outside], wd, policy=None,
+                wrap=["unshare", "-Urm", "sh", "-c", setup, "sh"])
+    if "unshare failed" in r.stderr or "Permission denied" in r.stderr.split("\n")[0]:
+        raise Skip("no user namespace here: %s" % r.stderr.strip())
+    start = r.one(event="session_start")
+    check("no network namespace" in json.dumps(start.get("kernel", {}).get("dns", start.get("dns", ""))),
+          "the DNS namespace came up: %s" % r.dump())
+    check("CONNECTED" not in r.stdout, "connected to %s:53: %s" % (outside, r.dump()))
+    conn = [x for x in r.records if x.get("event") == "connect" and outside in json.dumps(x)]
+    check(conn and conn[0]["verdict"] == "deny" and conn[0]["rule"] != "harness:resolver",
+          "port 53 of %s: %s" % (outside, conn))
