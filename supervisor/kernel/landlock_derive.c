@@ -520,20 +520,38 @@ static bool port_set(const struct derive *d, unsigned port)
 	return port < 65536 && (d->ports[port / 8] & (1u << (port % 8)));
 }
 
-/* Whether an exact write-allow path is a directory the policy lets be
- * made for what other rules allow beneath it ($HOME/.npm, for npm's
- * cache rule): no file is made under that name. */
-static bool dir_allowance(const struct derive *d, const char *path)
-{
-	for (size_t i = 0; i < d->nfr; i++) {
-		struct hx_ll_pat lp;
+/* The write-allow rules' classes, each classified once: creation_dirs
+ * asks of every exact one whether another lies beneath it. */
+struct wclass {
+	enum hx_ll_kind kind;
+	char *prefix;
+};
 
+static size_t write_classes(const struct derive *d, struct wclass **out)
+{
+	struct wclass *w = calloc(d->nfr ? d->nfr : 1, sizeof(*w));
+	struct hx_ll_pat lp;
+	size_t n = 0;
+
+	*out = w;
+	for (size_t i = 0; w && i < d->nfr; i++)
 		if ((d->fr[i].access & HX_ACCESS_WRITE) &&
 		    d->fr[i].v == HX_VERDICT_ALLOW &&
 		    !hx_ll_classify(d->fr[i].pat, &lp) &&
-		    strcmp(lp.prefix, path) && hx_ll_within(lp.prefix, path))
+		    (w[n].prefix = strdup(lp.prefix)))
+			w[n++].kind = lp.kind;
+	return n;
+}
+
+/* Whether an exact write-allow path is a directory the policy lets be
+ * made for what other rules allow beneath it ($HOME/.npm, for npm's
+ * cache rule): no file is made under that name. */
+static bool dir_allowance(const struct wclass *w, size_t n, const char *path)
+{
+	for (size_t i = 0; i < n; i++)
+		if (strcmp(w[i].prefix, path) &&
+		    hx_ll_within(w[i].prefix, path))
 			return true;
-	}
 	return false;
 }
 
@@ -563,34 +581,36 @@ static bool never_made(const char *path)
 static void creation_dirs(struct derive *d, struct strs *out)
 {
 	struct strs raw = {0};
-	char c[PATH_MAX];
+	struct wclass *w;
+	size_t nw = write_classes(d, &w);
+	char c[PATH_MAX], dir[PATH_MAX];
 
-	for (size_t i = 0; i < d->nfr; i++) {
-		struct hx_ll_pat lp;
+	if (!w)
+		d->err = -ENOMEM;
+	for (size_t i = 0; i < nw; i++) {
 		bool seen = false;
 		char *slash;
 
-		if (!(d->fr[i].access & HX_ACCESS_WRITE) ||
-		    d->fr[i].v != HX_VERDICT_ALLOW ||
-		    hx_ll_classify(d->fr[i].pat, &lp))
-			continue;
-		if (lp.kind == HX_LL_EXACT) {
-			if (dir_allowance(d, lp.prefix) ||
-			    never_made(lp.prefix))
+		snprintf(dir, sizeof(dir), "%s", w[i].prefix);
+		if (w[i].kind == HX_LL_EXACT) {
+			if (dir_allowance(w, nw, dir) || never_made(dir))
 				continue;
-			slash = strrchr(lp.prefix, '/');
-			if (!slash || slash == lp.prefix)
+			slash = strrchr(dir, '/');
+			if (!slash || slash == dir)
 				continue; /* a file in / */
 			*slash = '\0';
 		}
 		for (size_t k = 0; k < raw.n && !seen; k++)
-			seen = !strcmp(raw.v[k], lp.prefix);
+			seen = !strcmp(raw.v[k], dir);
 		if (seen)
 			continue;
-		strs_add(d, &raw, "%s", lp.prefix);
-		if (!hx_ll_canon_memo(d->memo, lp.prefix, c, sizeof(c)))
+		strs_add(d, &raw, "%s", dir);
+		if (!hx_ll_canon_memo(d->memo, dir, c, sizeof(c)))
 			strs_add(d, out, "%s", c);
 	}
+	for (size_t i = 0; i < nw; i++)
+		free(w[i].prefix);
+	free(w);
 	strs_free(&raw);
 }
 
