@@ -17,6 +17,7 @@
 
 #include "common/clock.h"
 #include "supervisor/fmt.h"
+#include "supervisor/jsontext.h"
 #include "supervisor/sha256.h"
 
 #define HASH_KEY     ",\"hash\":\""
@@ -243,56 +244,72 @@ fail:
 	return r;
 }
 
-static json_t *build(json_t *record, uint64_t seq, const char *prev)
+/* The members the chain writes itself, whatever the record holds. */
+static bool chain_member(const char *key)
 {
-	json_t *o = json_object(), *t = json_object_get(record, "time");
-	const char *key;
-	json_t *val;
-	char now[HX_FMT_TIME_LEN];
-	struct timespec ts;
-
-	if (!o)
-		return NULL;
-	if (t) {
-		json_object_set(o, "time", t);
-	} else {
-		clock_gettime(CLOCK_REALTIME, &ts);
-		json_object_set_new(
-		    o, "time", json_string(hx_fmt_time(&ts, now, sizeof(now))));
+	switch (key[0]) {
+	case 't':
+		return !strcmp(key, "time");
+	case 's':
+		return !strcmp(key, "seq");
+	case 'p':
+		return !strcmp(key, "prev");
+	case 'h':
+		return !strcmp(key, "hash");
+	default:
+		return false;
 	}
-	json_object_set_new(o, "seq", json_integer((json_int_t)seq));
-	json_object_foreach(record, key, val)
-	{
-		if (strcmp(key, "time") && strcmp(key, "seq") &&
-		    strcmp(key, "prev") && strcmp(key, "hash"))
-			json_object_set(o, key, val);
-	}
-	json_object_set_new(o, "prev", json_string(prev));
-	return o;
 }
 
+/* The record's text: "time" first (the record's, else now), "seq",
+ * the rest in the record's order, "prev" last; then the hash of that
+ * text, and the line. */
 char *hx_audit_line(json_t *record, uint64_t seq, const char *prev, size_t *len,
 		    char hex[65])
 {
-	json_t *o = build(record, seq, prev);
-	char *s = o ? json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
-	char *line = NULL;
-	size_t n;
+	struct hx_jtext t = {0};
+	json_t *time = json_object_get(record, "time"), *val;
+	const char *key;
+	char now[HX_FMT_TIME_LEN], num[32];
+	struct timespec ts;
+	int n;
 
-	json_decref(o);
-	if (!s)
-		return NULL;
-	n = strlen(s);
-	hx_sha256_hex(s, n, hex);
-	*len = n - 1 + SUFFIX_LEN + 1;
-	line = malloc(*len + 1);
-	if (line) {
-		memcpy(line, s, n - 1);
-		snprintf(line + n - 1, *len + 1 - (n - 1), "%s%s\"}\n",
-			 HASH_KEY, hex);
+	hx_jtext_put(&t, "{\"time\":", 8);
+	if (time) {
+		hx_jtext_value(&t, time);
+	} else {
+		clock_gettime(CLOCK_REALTIME, &ts);
+		hx_fmt_time(&ts, now, sizeof(now));
+		hx_jtext_string(&t, now, strlen(now));
 	}
-	free(s);
-	return line;
+	n = snprintf(num, sizeof(num), ",\"seq\":%llu",
+		     (unsigned long long)seq);
+	hx_jtext_put(&t, num, (size_t)n);
+	json_object_foreach(record, key, val)
+	{
+		if (chain_member(key))
+			continue;
+		hx_jtext_put(&t, ",", 1);
+		hx_jtext_string(&t, key, strlen(key));
+		hx_jtext_put(&t, ":", 1);
+		hx_jtext_value(&t, val);
+	}
+	hx_jtext_put(&t, ",\"prev\":", 8);
+	hx_jtext_string(&t, prev, strlen(prev));
+	hx_jtext_put(&t, "}", 1);
+	if (!t.oom)
+		hx_sha256_hex(t.p, t.len, hex);
+	/* The line: the text less its '}', the hash, "}\n". */
+	t.len--;
+	hx_jtext_put(&t, HASH_KEY, HASH_KEY_LEN);
+	hx_jtext_put(&t, hex, 64);
+	hx_jtext_put(&t, "\"}\n", 3);
+	if (t.oom) {
+		free(t.p);
+		return NULL;
+	}
+	*len = t.len;
+	return t.p;
 }
 
 int hx_audit_append(struct hx_audit *a, json_t *record, uint64_t *seq)

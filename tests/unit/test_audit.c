@@ -4,6 +4,7 @@
 #include <check.h>
 #include <errno.h>
 #include <jansson.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <signal.h>
@@ -582,6 +583,92 @@ START_TEST(logline_key_is_the_decision)
 }
 END_TEST
 
+/* The line as the chain has always written it: a new object of "time",
+ * "seq", the record's other members and "prev", dumped by jansson. */
+static char *reference_line(json_t *record, uint64_t seq, const char *prev)
+{
+	json_t *o = json_object(), *val;
+	const char *key;
+	char *s, *line;
+	char hex[65];
+
+	json_object_set(o, "time", json_object_get(record, "time"));
+	json_object_set_new(o, "seq", json_integer((json_int_t)seq));
+	json_object_foreach(record, key, val)
+	{
+		if (strcmp(key, "time") && strcmp(key, "seq") &&
+		    strcmp(key, "prev") && strcmp(key, "hash"))
+			json_object_set(o, key, val);
+	}
+	json_object_set_new(o, "prev", json_string(prev));
+	s = json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER);
+	json_decref(o);
+	ck_assert_ptr_nonnull(s);
+	hx_sha256_hex(s, strlen(s), hex);
+	ck_assert_int_ne(asprintf(&line, "%.*s,\"hash\":\"%s\"}\n",
+				  (int)strlen(s) - 1, s, hex),
+			 -1);
+	free(s);
+	return line;
+}
+
+/* Every kind of value jansson holds, each control byte, quotes and
+ * backslashes in values and keys, a NUL inside a string, non-ASCII,
+ * reals, the extreme integers, nesting past the writer's depth, the
+ * chain's own names in the record: the line is jansson's, byte for
+ * byte. */
+START_TEST(line_text_is_janssons)
+{
+	static const char prev[] =
+	    "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef";
+	json_t *r = json_object(), *deep = json_array(), *d = deep;
+	char ctl[64], *line, *want, hex[65];
+	size_t n = 0, len;
+
+	for (int c = 1; c < 0x20; c++)
+		ctl[n++] = (char)c;
+	memcpy(ctl + n, "\"\\/\x7f", 4);
+	n += 4;
+	json_object_set_new(r, "time",
+			    json_string("2026-12-07T07:54:30.289835Z"));
+	json_object_set_new(r, "seq", json_integer(99));
+	json_object_set_new(r, "controls", json_stringn(ctl, n));
+	json_object_set_new(r, "nul", json_stringn("a\0b", 3));
+	json_object_set_new(
+	    r, "utf8", json_string("\xc3\xa9 \xf0\x9f\x98\x80 \xe2\x80\xa8"));
+	json_object_set_new(r, "empty", json_string(""));
+	json_object_set_new(r, "k\"e\\y\n", json_true());
+	json_object_set_new(r, "f", json_false());
+	json_object_set_new(r, "z", json_null());
+	json_object_set_new(r, "min", json_integer(INT64_MIN));
+	json_object_set_new(r, "max", json_integer(INT64_MAX));
+	json_object_set_new(
+	    r, "reals", json_pack("[f,f,f,f,f]", 1.5, 1e300, -0.0, 3.0, 0.1));
+	json_object_set_new(r, "nest",
+			    json_pack("{s:{},s:[],s:[{s:[i,s]}]}", "o", "a",
+				      "x", "y", 1, "two"));
+	json_object_set_new(r, "prev", json_string("not this one"));
+	json_object_set_new(r, "hash", json_string("nor this"));
+	for (int i = 0; i < 40; i++) {
+		json_t *next = json_array();
+
+		json_array_append_new(d, json_integer(i));
+		json_array_append_new(d, next);
+		d = next;
+	}
+	json_object_set_new(r, "deep", deep);
+	line = hx_audit_line(r, 7, prev, &len, hex);
+	want = reference_line(r, 7, prev);
+	ck_assert_ptr_nonnull(line);
+	ck_assert_uint_eq(len, strlen(want));
+	ck_assert_str_eq(line, want);
+	ck_assert_int_eq(hx_audit_line_hash(line, len - 1, hex), 0);
+	free(line);
+	free(want);
+	json_decref(r);
+}
+END_TEST
+
 static Suite *audit_suite(void)
 {
 	Suite *s = suite_create("audit");
@@ -609,6 +696,7 @@ static Suite *audit_suite(void)
 	tcase_add_test(tc, short_write_cut_off);
 	tcase_add_test(tc, cli_verify_messages);
 	tcase_add_test(tc, cli_summary_and_show);
+	tcase_add_test(tc, line_text_is_janssons);
 	suite_add_tcase(s, tc);
 	return s;
 }
