@@ -32,9 +32,11 @@ LDLIBS_SHIM := -ldl -lpthread
 
 COMMON_SRCS := $(wildcard common/*.c)
 POLICY_SRCS := $(wildcard policy/*.c)
-POLICY_ASM := policy/default_policy.S policy/profiles_blob.S
+POLICY_ASM := policy/default_policy.S policy/profiles_blob.S policy/policy_nodes.S
 PROFILES := $(sort $(wildcard policy/profiles/*.yaml))
 PROFILES_BLOB := $(BUILD)/profiles.blob
+# Their YAML documents, parsed at build time (policy/yamlpack.h).
+POLICY_NODES := $(BUILD)/policy.nodes
 # The git half of the supervisor (worktrees, checkpoints, provenance):
 # also the plugin libharness-git.so, which harness-exec loads only when
 # it needs it (supervisor/gitplugin.c): libgit2 costs every start ~3 ms.
@@ -110,9 +112,16 @@ agents: $(call agent_stamps,$(AGENTS_ALL))
 $(BUILD)/obj/%.o: %.c | $(DEPS_OK)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS_HOST) -c $< -o $@
-$(BUILD)/obj/%.o: %.S policy/default.yaml $(PROFILES_BLOB) | $(DEPS_OK)
+$(BUILD)/obj/%.o: %.S policy/default.yaml $(PROFILES_BLOB) $(POLICY_NODES) | $(DEPS_OK)
 	@mkdir -p $(@D)
-	$(CC) -DHX_PROFILES_BLOB='"$(PROFILES_BLOB)"' -c $< -o $@
+	$(CC) -DHX_PROFILES_BLOB='"$(PROFILES_BLOB)"' \
+	  -DHX_POLICY_NODES='"$(POLICY_NODES)"' -c $< -o $@
+$(BUILD)/gen/yamlpack: tools/gen/yamlpack.c policy/yamlpack.c | $(DEPS_OK)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS_HOST) -o $@ $^ $(PKG_LIBS)
+$(POLICY_NODES): $(BUILD)/gen/yamlpack policy/default.yaml $(PROFILES)
+	$(BUILD)/gen/yamlpack $@.tmp default=policy/default.yaml \
+	  $(foreach f,$(PROFILES),$(basename $(notdir $(f)))=$(f)) && mv $@.tmp $@
 # The built-in profiles as "NAME\0TEXT\0" pairs (policy/builtin_profiles.c).
 $(PROFILES_BLOB): $(PROFILES) policy/profiles
 	@mkdir -p $(@D)
@@ -265,10 +274,10 @@ FUZZ_SRCS := $(COMMON_SRCS) $(POLICY_SRCS) supervisor/dnsmsg.c \
 	tools/mcpwork/wire.c tools/mcpwork/args.c tools/mcpwork/text.c tools/mcpwork/grow.c \
 	tools/mcpwork/patch.c supervisor/mcp/schema.c supervisor/mcp/tools.c \
 	supervisor/git/indexfile.c
-$(BUILD)/fuzz/%: tests/fuzz/%.c $(FUZZ_SRCS) $(POLICY_ASM) $(MCP_ASM) policy/default.yaml supervisor/mcp/tools.json $(PROFILES_BLOB) | $(DEPS_OK)
+$(BUILD)/fuzz/%: tests/fuzz/%.c $(FUZZ_SRCS) $(POLICY_ASM) $(MCP_ASM) policy/default.yaml supervisor/mcp/tools.json $(PROFILES_BLOB) $(POLICY_NODES) | $(DEPS_OK)
 	@mkdir -p $(@D)
 	clang -std=gnu17 -g -O1 -I. -fsanitize=fuzzer,address,undefined \
-	  -DHX_PROFILES_BLOB='"$(PROFILES_BLOB)"' \
+	  -DHX_PROFILES_BLOB='"$(PROFILES_BLOB)"' -DHX_POLICY_NODES='"$(POLICY_NODES)"' \
 	  $(PKG_CFLAGS) -o $@ $< $(FUZZ_SRCS) $(POLICY_ASM) $(MCP_ASM) $(PKG_LIBS)
 fuzz: $(FUZZ_TARGETS)
 	@# New inputs go to the build dir; the checked-in seeds stay as they are.

@@ -1,6 +1,7 @@
 /* YAML -> compiled policy. The document API gives every node its
  * position, so every error can name its line and column. */
 #include "policy/load_int.h"
+#include "policy/yamlpack.h"
 #include "common/glob.h"
 
 #include <ctype.h>
@@ -551,8 +552,18 @@ static int parse_doc(struct hx_ld *l, const char *text, size_t len)
 	yaml_parser_t ps;
 	yaml_document_t extra;
 	yaml_node_t *root;
+	const void *packed;
+	size_t size;
 	int ret = 0;
 
+	/* An embedded text was parsed at build time (yamlpack.h). */
+	if ((packed = hx_yamlpack_embedded(text, &size)) &&
+	    !(ret = hx_yamlpack_unpack(packed, size, &l->doc))) {
+		l->packed = true;
+		return 0;
+	}
+	if (ret == -ENOMEM)
+		return ret;
 	if (!yaml_parser_initialize(&ps))
 		return -ENOMEM;
 	yaml_parser_set_input_string(&ps, (const unsigned char *)text, len);
@@ -617,7 +628,10 @@ static int parse_and_load(struct hx_ld *l, const char *text, size_t len)
 	if (!ret)
 		ret = load_top(l, root);
 out:
-	yaml_document_delete(&l->doc);
+	if (l->packed)
+		hx_yamlpack_free(&l->doc);
+	else
+		yaml_document_delete(&l->doc);
 	free(l->seen);
 	l->seen = NULL;
 	return ret;

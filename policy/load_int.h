@@ -15,6 +15,7 @@
 /* One document being loaded into p. */
 struct hx_ld {
 	yaml_document_t doc;
+	bool packed; /* doc is yamlpack.h's, not libyaml's */
 	struct hx_policy *p;
 	struct hx_policy_error *err;
 	const char *file;
