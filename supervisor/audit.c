@@ -297,14 +297,14 @@ char *hx_audit_line(json_t *record, uint64_t seq, const char *prev, size_t *len,
 	hx_jtext_put(&t, ",\"prev\":", 8);
 	hx_jtext_string(&t, prev, strlen(prev));
 	hx_jtext_put(&t, "}", 1);
-	if (!t.oom)
+	if (!t.failed)
 		hx_sha256_hex(t.p, t.len, hex);
 	/* The line: the text less its '}', the hash, "}\n". */
 	t.len--;
 	hx_jtext_put(&t, HASH_KEY, HASH_KEY_LEN);
 	hx_jtext_put(&t, hex, 64);
 	hx_jtext_put(&t, "\"}\n", 3);
-	if (t.oom) {
+	if (t.failed) {
 		free(t.p);
 		return NULL;
 	}

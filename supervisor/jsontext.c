@@ -2,6 +2,7 @@
 #include "supervisor/jsontext.h"
 
 #include <inttypes.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,12 +16,12 @@ static bool grow(struct hx_jtext *t, size_t n)
 	size_t cap = t->cap ? t->cap : 512;
 	char *p;
 
-	if (t->oom)
+	if (t->failed)
 		return false;
 	while (cap < t->len + n)
 		cap *= 2;
 	if (!(p = realloc(t->p, cap))) {
-		t->oom = true;
+		t->failed = true;
 		return false;
 	}
 	t->p = p;
@@ -36,9 +37,35 @@ void hx_jtext_put(struct hx_jtext *t, const char *s, size_t n)
 	}
 }
 
+/* The length of the UTF-8 sequence at s (at most n bytes), 0 when it
+ * is none: overlong, a surrogate, past U+10FFFF, cut short. */
+static size_t utf8_len(const unsigned char *s, size_t n)
+{
+	size_t len = s[0] < 0xc2   ? 0
+		     : s[0] < 0xe0 ? 2
+		     : s[0] < 0xf0 ? 3
+		     : s[0] < 0xf5 ? 4
+				   : 0;
+	uint32_t cp;
+
+	if (!len || len > n)
+		return 0;
+	cp = s[0] & (0x7f >> len);
+	for (size_t i = 1; i < len; i++) {
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+		cp = cp << 6 | (s[i] & 0x3f);
+	}
+	if ((len == 3 && (cp < 0x800 || (cp >= 0xd800 && cp <= 0xdfff))) ||
+	    (len == 4 && (cp < 0x10000 || cp > 0x10ffff)))
+		return 0;
+	return len;
+}
+
 /* jansson's dump_string without JSON_ENSURE_ASCII or JSON_ESCAPE_SLASH:
- * '"', '\\' and the controls below 0x20 escaped, the rest (valid UTF-8,
- * as every json_string is) as it is. */
+ * '"', '\\' and the controls below 0x20 escaped, valid UTF-8 as it is;
+ * a string that is not UTF-8 (only json_stringn_nocheck makes one) fails
+ * the text, as it fails jansson's dump. */
 void hx_jtext_string(struct hx_jtext *t, const char *s, size_t n)
 {
 	static const char hex[] = "0123456789ABCDEF";
@@ -50,6 +77,17 @@ void hx_jtext_string(struct hx_jtext *t, const char *s, size_t n)
 		char esc[6] = {'\\', 0};
 		size_t len = 2;
 
+		if (c >= 0x80) {
+			size_t u =
+			    utf8_len((const unsigned char *)s + i, n - i);
+
+			if (!u) {
+				t->failed = true;
+				return;
+			}
+			i += u - 1;
+			continue;
+		}
 		if (c >= 0x20 && c != '"' && c != '\\')
 			continue;
 		hx_jtext_put(t, s + run, i - run);
@@ -95,7 +133,7 @@ static void by_jansson(struct hx_jtext *t, const json_t *v)
 	char *s = json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY);
 
 	if (!s) {
-		t->oom = true;
+		t->failed = true;
 		return;
 	}
 	hx_jtext_put(t, s, strlen(s));

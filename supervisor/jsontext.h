@@ -10,12 +10,12 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-/* A growing buffer; oom once an allocation failed (then nothing more
- * is added and the text is not to be used). */
+/* A growing buffer; failed once an allocation failed or a string was not
+ * UTF-8 (then nothing more is added and the text is not to be used). */
 struct hx_jtext {
 	char *p;
 	size_t len, cap;
-	bool oom;
+	bool failed;
 };
 
 void hx_jtext_put(struct hx_jtext *t, const char *s, size_t n);

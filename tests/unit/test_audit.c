@@ -669,6 +669,64 @@ START_TEST(line_text_is_janssons)
 }
 END_TEST
 
+/* A string that is not UTF-8 (only json_stringn_nocheck makes one)
+ * fails the line, as it fails jansson's dump: no line that jq cannot
+ * read. Each of the byte sequences at UTF-8's edges goes the way
+ * jansson's own check takes it. */
+START_TEST(line_text_refuses_what_jansson_refuses)
+{
+	static const char *const seqs[] = {
+	    "\x80",
+	    "\xc0\x80",
+	    "\xc1\xbf",
+	    "\xc2\x80",
+	    "\xdf\xbf",
+	    "\xe0\x9f\xbf",
+	    "\xe0\xa0\x80",
+	    "\xed\x9f\xbf",
+	    "\xed\xa0\x80",
+	    "\xed\xbf\xbf",
+	    "\xee\x80\x80",
+	    "\xef\xbf\xbf",
+	    "\xf0\x8f\xbf\xbf",
+	    "\xf0\x90\x80\x80",
+	    "\xf4\x8f\xbf\xbf",
+	    "\xf4\x90\x80\x80",
+	    "\xf5\x80\x80\x80",
+	    "\xff",
+	    "\xe2\x82",
+	    "a\xc3",
+	    "\xc3(",
+	};
+	static const char prev[] =
+	    "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef";
+
+	for (size_t i = 0; i < sizeof(seqs) / sizeof(*seqs); i++) {
+		json_t *r = json_object();
+		char *line, *want, hex[65];
+		size_t len;
+
+		json_object_set_new(r, "time", json_string("t"));
+		json_object_set_new(
+		    r, "s", json_stringn_nocheck(seqs[i], strlen(seqs[i])));
+		want = json_dumps(r, JSON_COMPACT);
+		line = hx_audit_line(r, 1, prev, &len, hex);
+		if (!want) {
+			ck_assert_msg(!line, "sequence %zu written: %s", i,
+				      line);
+		} else {
+			free(want);
+			want = reference_line(r, 1, prev);
+			ck_assert_ptr_nonnull(line);
+			ck_assert_str_eq(line, want);
+			free(want);
+		}
+		free(line);
+		json_decref(r);
+	}
+}
+END_TEST
+
 static Suite *audit_suite(void)
 {
 	Suite *s = suite_create("audit");
@@ -697,6 +755,7 @@ static Suite *audit_suite(void)
 	tcase_add_test(tc, cli_verify_messages);
 	tcase_add_test(tc, cli_summary_and_show);
 	tcase_add_test(tc, line_text_is_janssons);
+	tcase_add_test(tc, line_text_refuses_what_jansson_refuses);
 	suite_add_tcase(s, tc);
 	return s;
 }
