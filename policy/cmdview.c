@@ -517,7 +517,9 @@ static void git(struct ctx *c, struct hx_cmd_part *p, int depth)
 	const char *dir = p->dir;
 	const char **argv;
 	unsigned *flags;
-	bool code = false, forces = false;
+	/* Configuration its environment gives may force a push as -c
+	 * does (not judged for code: agents configure git that way). */
+	bool code = false, forces = c->ws && c->ws->git_env_config;
 	size_t i = 1, n, at;
 
 	while (i < p->argc && p->argv[i][0] == '-') {
@@ -542,8 +544,10 @@ static void git(struct ctx *c, struct hx_cmd_part *p, int depth)
 			code = true;
 		i += value ? 2 : 1;
 	}
-	if (i == 1 || i >= p->argc)
+	if (i == 1 || i >= p->argc) {
+		p->git_forces = p->git_forces || forces; /* git SUB itself */
 		return;
+	}
 	n = p->argc - i + 1;
 	argv = hx_arena_alloc(&c->v->mem, (n + 1) * sizeof(*argv));
 	flags = hx_arena_alloc(&c->v->mem, n * sizeof(*flags));

@@ -248,6 +248,7 @@ static struct hx_workspace ws_of(const struct hx_policy *p,
 
 	ws.resolve = ev->resolve;
 	ws.resolve_arg = ev->resolve_arg;
+	ws.git_env_config = ev->git_env_config;
 	return ws;
 }
 

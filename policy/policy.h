@@ -231,6 +231,10 @@ struct hx_event {
 	 * command a person typed: each exec it makes is judged when it
 	 * happens, and nobody is asked about their own command line) */
 	bool argv_only;
+	/* exec: its environment sets git configuration the session's did
+	 * not (GIT_CONFIG_COUNT and _KEY_n, _PARAMETERS, _GLOBAL, _SYSTEM):
+	 * a push it makes may be forced as git -c remote.X.push=+... says */
+	bool git_env_config;
 	const struct sockaddr *addr; /* connect, send */
 	socklen_t addrlen;
 	const char *host;	  /* resolve: the name looked up */

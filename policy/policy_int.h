@@ -125,6 +125,7 @@ struct hx_workspace {
 	int (*resolve)(const void *arg, const char *path, bool follow_last,
 		       char *out, size_t size);
 	const void *resolve_arg;
+	bool git_env_config; /* hx_event's, for one decision */
 };
 
 /* One document of a composed policy (the main file and its includes),

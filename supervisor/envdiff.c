@@ -245,6 +245,17 @@ void hx_envdiff_free(struct hx_envdiff *d)
 	*d = (struct hx_envdiff){NULL, 0, 0};
 }
 
+bool hx_envdiff_sets(const struct hx_envdiff *d, const char *prefix)
+{
+	size_t k = strlen(prefix);
+
+	/* Entries set or changed are NAME=VALUE; one taken away, "-NAME". */
+	for (const char *e = d->p; e && e < d->p + d->len; e += strlen(e) + 1)
+		if (!strncmp(e, prefix, k))
+			return true;
+	return false;
+}
+
 bool hx_envdiff_bookkeeping(const char *entry)
 {
 	static const char *const names[] = {"PWD", "OLDPWD", "SHLVL", "_"};

@@ -38,6 +38,9 @@ int hx_envdiff_make(const struct hx_envbase *b, const char *const *envp,
 		    size_t envc, struct hx_envdiff *d);
 void hx_envdiff_free(struct hx_envdiff *d);
 
+/* Whether d sets (or changes) a name that begins with prefix. */
+bool hx_envdiff_sets(const struct hx_envdiff *d, const char *prefix);
+
 /* Whether entry names a shell's bookkeeping (PWD, OLDPWD, SHLVL, _):
  * left out of what a question shows and a grant is keyed on, never out
  * of what an answer "once" and the exec gate hold. */

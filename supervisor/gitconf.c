@@ -347,7 +347,32 @@ static bool in_list(const char *s, const char *const *l, size_t n)
 
 #define NELEM(a) (sizeof(a) / sizeof(*(a)))
 
-/* One key line (s to e) of section sec: whether it names code. */
+/* remote.X.push = +... (forced) or :... (deleted), remote.X.mirror
+ * (everything forced): what a plain git push then does. v: the '=' or
+ * NULL (a bare key is true). */
+static bool forces_push(const char *sec, const char *key, const char *v,
+			const char *e)
+{
+	static const char *const no[] = {"false", "no", "off", "0"};
+
+	if (strcasecmp(sec, "remote"))
+		return false;
+	if (v)
+		for (v++; v < e && (isspace((unsigned char)*v) || *v == '"');)
+			v++;
+	if (!strcasecmp(key, "push"))
+		return v && v < e && (*v == '+' || *v == ':');
+	if (strcasecmp(key, "mirror"))
+		return false;
+	for (size_t i = 0; v && i < sizeof(no) / sizeof(*no); i++)
+		if ((size_t)(e - v) >= strlen(no[i]) &&
+		    !strncasecmp(v, no[i], strlen(no[i])))
+			return false;
+	return true;
+}
+
+/* One key line (s to e) of section sec: whether it names code (or
+ * forces a push). */
 static bool key_names_code(const char *sec, const char *s, const char *e)
 {
 	char key[64];
@@ -365,6 +390,7 @@ static bool key_names_code(const char *sec, const char *s, const char *e)
 	kl = strlen(key);
 	if (in_list(sec, code_sections, NELEM(code_sections)) ||
 	    in_list(key, code_keys, NELEM(code_keys)) ||
+	    forces_push(sec, key, v, e) ||
 	    (kl >= 7 && !strcasecmp(key + kl - 7, "command")) ||
 	    (kl >= 3 && !strcasecmp(key + kl - 3, "cmd")))
 		return true;

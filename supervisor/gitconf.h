@@ -105,8 +105,11 @@ bool hx_gitconf_link_at(int dirfd, const char *name, const char *path);
  * key whose value git runs or that brings in other configuration:
  * core.fsmonitor, core.hooksPath, core.editor/pager/sshCommand/askPass/
  * gitProxy, filters, diff and merge drivers, credential helpers, hook.*,
- * pager.*, include and includeIf, "!" aliases, ... Read as git reads
- * it, but erring toward yes (every line a key line, any section). */
+ * pager.*, include and includeIf, "!" aliases, ...; or that forces
+ * every push to a remote (remote.X.push = +... or :..., remote.X.mirror),
+ * which the destructive rule does not see in the push's argv. Read as
+ * git reads it, but erring toward yes (every line a key line, any
+ * section). */
 bool hx_gitconf_names_code(const char *buf, size_t len);
 
 /* The most a git configuration written by a rename may hold (a larger

@@ -487,10 +487,14 @@ static void validate_env(struct flow *f)
 
 	f->env = (struct hx_envdiff){NULL, 0, 0};
 	f->env_unread = rq->op == HX_OP_EXEC && rq->env_unread;
-	if (rq->op != HX_OP_EXEC || rq->env_unread || !rq->envp)
-		return;
-	if (hx_envdiff_make(f->pl->envbase, rq->envp, rq->envc, &f->env))
+	if (rq->op == HX_OP_EXEC && rq->envp && !rq->env_unread &&
+	    hx_envdiff_make(f->pl->envbase, rq->envp, rq->envc, &f->env))
 		f->env_unread = true; /* no memory: stands for nothing */
+	/* git's configuration by its environment is its -c (a forced push
+	 * from GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=remote.origin.push);
+	 * an environment unread may say so. */
+	f->ev.git_env_config =
+	    f->env_unread || hx_envdiff_sets(&f->env, "GIT_CONFIG");
 }
 
 /* Validate: the address, with a unix socket's path treated as a path,

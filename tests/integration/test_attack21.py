@@ -3,13 +3,14 @@ of a store (keep_existing) against what the tool takes from that store
 unchecked. An outside attacker's agent under the embedded default
 policy."""
 
+import json
 import os
 import shutil
 import subprocess
 import time
 import zipfile
 
-from lib import PYTHON, check, harness, read_log, xfail
+from lib import PYTHON, check, harness, read_log
 from test_default_policy import fake_home
 
 BUSYBOX = shutil.which("busybox") or "/bin/busybox"
@@ -207,6 +208,17 @@ FORCED = (
     ["git", "send-pack", "--force", "../remote.git", "main"],
 )
 
+# The same said by git's environment, set for the push alone (the
+# twenty-first review's XFAIL): GIT_CONFIG_COUNT and its keys,
+# GIT_CONFIG_PARAMETERS (what -c passes on), a global file of the
+# agent's.
+FORCED_BY_ENV = (
+    ["GIT_CONFIG_COUNT=1", "GIT_CONFIG_KEY_0=remote.origin.push",
+     "GIT_CONFIG_VALUE_0=+main:main"],
+    ["GIT_CONFIG_PARAMETERS='remote.origin.push'='+main:main'"],
+    ["GIT_CONFIG_GLOBAL={P}/force.cfg"],
+)
+
 
 def test_a_force_push_git_is_told_of_on_its_command_line_is_asked(wd):
     """The destructive rule asks before git push --force (a checkpoint
@@ -244,16 +256,36 @@ def test_a_force_push_git_is_told_of_on_its_command_line_is_asked(wd):
             check(recs and recs[0].get("rule") == "destructive" and
                   recs[0].get("class") == "destructive" and recs[0].get("verdict") == "ask",
                   "%s: record %r\n%s" % (what, recs[:1], r.dump()))
+        for assign in FORCED_BY_ENV:
+            assign = [a.replace("{P}", wd.path) for a in assign]
+            push = ["git", "push", "origin"]
+            r = harness(["sh", "-c", 'cd local && exec env "$@"', "sh"] + assign + push, wd,
+                        policy=None, env=dict(shim, HOME=fake_home(wd), **GIT_ENV))
+            what = "%s %s" % (shim, " ".join(assign))
+            check(_git(["rev-parse", "main"], remote) == first,
+                  "%s: the remote's main was rewritten unasked" % what)
+            recs = [x for x in r.records if x.get("event", "").startswith("exec") and
+                    x.get("args", {}).get("argv", []) == push]
+            check(recs and recs[0].get("rule") == "destructive" and
+                  recs[0].get("verdict") == "ask",
+                  "%s: record %r\n%s" % (what, recs[:1], r.dump()))
 
     # The same from the configuration of a repository of the agent's
-    # own (a clone in $TMPDIR: its config is the agent's to write).
-    r = harness(["sh", "-c", 'git clone -q "$1" "$TMPDIR/c" && cd "$TMPDIR/c" && '
-                 'git commit -q --allow-empty -m mine && '
-                 'git config remote.origin.push +HEAD:main && git push -q', "sh", remote],
-                wd, policy=None, env=dict(HOME=fake_home(wd), **GIT_ENV))
-    if _git(["rev-parse", "main"], remote) != first:
-        xfail("a push forced by the configuration of the agent's own repository is not "
-              "asked: the policy reads the argv, not the config git reads (README)")
+    # own (a clone in $TMPDIR: its config is the agent's to write): the
+    # config that forces every push does not land (the twenty-first
+    # review's XFAIL), a mirror's neither; a clone's own config does.
+    # Its main rewritten, so that only a forced push goes through.
+    for key, value in (("remote.origin.push", "+HEAD:main"), ("remote.origin.mirror", "true")):
+        r = harness(["sh", "-c", 'rm -rf "$TMPDIR/c"; git clone -q "$1" "$TMPDIR/c" && '
+                     'cd "$TMPDIR/c" && git commit -q --amend -m mine && '
+                     'git config "$2" "$3"; git push -q', "sh", remote, key, value],
+                    wd, policy=None, env=dict(HOME=fake_home(wd), **GIT_ENV))
+        check(_git(["rev-parse", "main"], remote) == first,
+              "%s: a push forced by the agent's own config rewrote the remote's main\n%s"
+              % (key, r.dump()))
+        refused = [x for x in r.records if x.get("rule") == "harness:git-config" and
+                   x.get("verdict") == "deny" and "/c/.git/config" in json.dumps(x)]
+        check(refused, "%s: no refusal of the config's rename\n%s" % (key, r.dump()))
 
 
 # A process of the agent's that holds no fd of the terminal when the

@@ -368,6 +368,17 @@ static const struct {
     {"[remote \"o\"]\n\turl = ext::sh -c x\n", true},
     {"[protocol \"ext\"]\n\tallow = always\n", true},
     {"[x]\n\ty = 1\n[core]\n\teditor\n", true}, /* no '=': true */
+    /* what a clone writes; a push refspec forcing, deleting, or not */
+    {"[remote \"origin\"]\n\tfetch = +refs/heads/*:refs/remotes/origin/*\n", false},
+    {"[remote \"origin\"]\n\tpush = +HEAD:main\n", true},
+    {"[remote \"o\"]\n\tPush=\"+refs/heads/*:refs/heads/*\"\n", true},
+    {"[remote \"o\"]\n\tpush = :main\n", true},
+    {"[remote \"o\"]\n\tpush = refs/heads/main:refs/heads/main\n", false},
+    {"[remote \"o\"]\n\tmirror = true\n", true},
+    {"[remote \"o\"]\n\tmirror\n", true},
+    {"[remote \"o\"]\n\tmirror = false\n", false},
+    {"[remote \"o\"] mirror = yes\n", true},
+    {"[branch \"main\"]\n\tpush = +x\n", false}, /* no such key there */
 };
 
 START_TEST(gitconf_names_code_table)
