@@ -486,29 +486,44 @@ static bool git_code_key(const char *kv)
 	return strstr(kv, ".textconv") || strstr(kv, ".command");
 }
 
+/* The key of "KEY=..." that may force every push: include.path and
+ * includeIf (a file of configuration may say anything), remote.X.push,
+ * remote.X.mirror. 0: none, else 'i', 'p' or 'm'. */
+static int git_forcing_name(const char *kv)
+{
+	const char *dot = NULL, *eq = strchr(kv, '=');
+
+	if (!strncasecmp(kv, "include", 7))
+		return 'i';
+	if (strncasecmp(kv, "remote.", 7) || !eq)
+		return 0;
+	for (const char *q = kv + 7; q < eq; q++)
+		if (*q == '.')
+			dot = q; /* remote.NAME.KEY: NAME may hold dots */
+	if (dot && !strncasecmp(dot, ".mirror=", 8))
+		return 'm';
+	return dot && !strncasecmp(dot, ".push=", 6) ? 'p' : 0;
+}
+
 /* git -c remote.X.push=+... (or :...), remote.X.mirror=true: every
  * push to X is forced (or deletes what X has and the repository not),
  * whatever the push's own argv says; include.path and includeIf bring
  * in a file that may say so. */
 static bool git_forcing_key(const char *kv)
 {
-	const char *dot = NULL, *eq = strchr(kv, '=');
+	const char *v = strchr(kv, '=');
 
-	/* A file of configuration may say either. */
-	if (!strncasecmp(kv, "include", 7))
+	switch (git_forcing_name(kv)) {
+	case 'i':
 		return true;
-	if (strncasecmp(kv, "remote.", 7) || !eq)
+	case 'm':
+		return strcasecmp(v + 1, "false") && strcasecmp(v + 1, "no") &&
+		       strcasecmp(v + 1, "off") && strcmp(v + 1, "0");
+	case 'p':
+		return v[1] == '+' || v[1] == ':';
+	default:
 		return false;
-	for (const char *q = kv + 7; q < eq; q++)
-		if (*q == '.')
-			dot = q; /* remote.NAME.KEY: NAME may hold dots */
-	if (!dot)
-		return false;
-	if (!strncasecmp(dot, ".mirror=", 8))
-		return strcasecmp(eq + 1, "false") &&
-		       strcasecmp(eq + 1, "no") && strcasecmp(eq + 1, "off") &&
-		       strcmp(eq + 1, "0");
-	return !strncasecmp(dot, ".push=", 6) && (eq[1] == '+' || eq[1] == ':');
+	}
 }
 
 /* git [global options] SUB ...: the global options out, -C followed. */
@@ -542,6 +557,11 @@ static void git(struct ctx *c, struct hx_cmd_part *p, int depth)
 		if (!strncmp(a, "--config-env", 12) ||
 		    !strncmp(a, "--exec-path", 11))
 			code = true;
+		/* --config-env=KEY=ENVVAR: a value the argv does not show */
+		if (!strcmp(a, "--config-env") ||
+		    !strncmp(a, "--config-env=", 13))
+			forces = forces || git_forcing_name(
+					       a[12] ? a + 13 : p->argv[i + 1]);
 		i += value ? 2 : 1;
 	}
 	if (i == 1 || i >= p->argc) {

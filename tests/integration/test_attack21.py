@@ -205,6 +205,7 @@ FORCED = (
     ["git", "-c", "remote.origin.push=+main:main", "push", "origin"],
     ["git", "-c", "remote.origin.mirror=true", "push", "origin"],
     ["git", "-c", "include.path={P}/force.cfg", "push", "origin"],
+    ["git", "--config-env=remote.origin.push=HX_PUSH", "push", "origin"],
     ["git", "send-pack", "--force", "../remote.git", "main"],
 )
 
@@ -247,7 +248,7 @@ def test_a_force_push_git_is_told_of_on_its_command_line_is_asked(wd):
         for argv in FORCED:
             argv = [a.replace("{P}", wd.path) for a in argv]
             r = harness(["sh", "-c", 'cd local && exec "$@"', "sh"] + argv, wd, policy=None,
-                        env=dict(shim, HOME=fake_home(wd), **GIT_ENV))
+                        env=dict(shim, HOME=fake_home(wd), HX_PUSH="+main:main", **GIT_ENV))
             what = "%s %s" % (shim, " ".join(argv))
             check(_git(["rev-parse", "main"], remote) == first,
                   "%s: the remote's main was rewritten unasked" % what)
