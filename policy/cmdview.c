@@ -48,6 +48,14 @@ static const char *base(const char *p)
 	return s ? s + 1 : p;
 }
 
+/* git-SUB (git-core holds one of these for each of git's builtins, and
+ * git runs SUB when called so: git-push --force is git push --force) is
+ * read as git: git() reads the rest. */
+static const char *dashed_git(const char *name)
+{
+	return !strncmp(name, "git-", 4) && name[4] ? "git" : name;
+}
+
 static unsigned fl(const struct hx_cmd_part *p, size_t i)
 {
 	return p->flags ? p->flags[i] : 0;
@@ -526,6 +534,31 @@ static bool git_forcing_key(const char *kv)
 	}
 }
 
+/* git-SUB ARGS, read as git SUB ARGS (no global options there). */
+static void git_dashed(struct ctx *c, struct hx_cmd_part *p, int depth,
+		       const char *sub)
+{
+	size_t n = p->argc + 1;
+	const char **argv = hx_arena_alloc(&c->v->mem, (n + 1) * sizeof(*argv));
+	unsigned *flags = hx_arena_alloc(&c->v->mem, n * sizeof(*flags));
+
+	if (!argv || !flags) {
+		unparsable(c, "out of memory");
+		return;
+	}
+	argv[0] = "git";
+	argv[1] = sub;
+	flags[0] = 0;
+	flags[1] = fl(p, 0);
+	for (size_t k = 1; k < p->argc; k++) {
+		argv[k + 1] = p->argv[k];
+		flags[k + 1] = fl(p, k);
+	}
+	argv[n] = NULL;
+	p->wrapper = true;
+	add(c, argv, flags, n, p->path, p->dir, p->writes, depth + 1);
+}
+
 /* git [global options] SUB ...: the global options out, -C followed. */
 static void git(struct ctx *c, struct hx_cmd_part *p, int depth)
 {
@@ -536,6 +569,12 @@ static void git(struct ctx *c, struct hx_cmd_part *p, int depth)
 	 * does (not judged for code: agents configure git that way). */
 	bool code = false, forces = c->ws && c->ws->git_env_config;
 	size_t i = 1, n, at;
+	const char *a0 = base(p->argv[0]);
+
+	if (strcmp(a0, "git") && strcmp(dashed_git(a0), a0)) {
+		git_dashed(c, p, depth, a0 + 4);
+		return;
+	}
 
 	while (i < p->argc && p->argv[i][0] == '-') {
 		const char *a = p->argv[i];
@@ -762,13 +801,14 @@ static const char *part_name(const struct hx_cmd_part *p)
 	const char *a0 = base(p->argv[0]), *file;
 
 	if (!p->path)
-		return a0;
+		return dashed_git(a0);
 	file = base(p->path);
 	if (a0[0] == '-' || !strcmp(a0, file))
-		return file;
+		return dashed_git(file);
 	if (!strcmp(file, "busybox"))
 		return a0;
-	return hx_cmdclass_known(file) || reader_of(file) ? file : a0;
+	return dashed_git(hx_cmdclass_known(file) || reader_of(file) ? file
+								     : a0);
 }
 
 static void unwrap(struct ctx *c, struct hx_cmd_part *p, int depth)

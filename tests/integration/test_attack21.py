@@ -207,6 +207,8 @@ FORCED = (
     ["git", "-c", "include.path={P}/force.cfg", "push", "origin"],
     ["git", "--config-env=remote.origin.push=HX_PUSH", "push", "origin"],
     ["git", "send-pack", "--force", "../remote.git", "main"],
+    # git-core's dashed name of the builtin: git runs push when so called
+    ["/usr/lib/git-core/git-push", "--force", "origin", "main"],
 )
 
 # The same said by git's environment, set for the push alone (the
