@@ -77,6 +77,23 @@ def audit_enabled():
     return struct.unpack("=I", d[20:24])[0]
 
 
+def audit_before():
+    """Kernel audit's state before a test's sessions (root only)."""
+    needs_root()
+    # Another harness session (a second suite on this machine; this
+    # suite's others are kept out: alone) holds kernel audit on while
+    # it runs: "before" is then not the machine's.
+    with open(LOCK, "a+") as f:
+        try:
+            fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            raise Skip("another harness session holds kernel audit")
+        before = audit_enabled()
+    if before is None:
+        raise Skip("AUDIT_GET refused")
+    return before
+
+
 def needs_root():
     if os.geteuid() != 0:
         raise Skip("reading the kernel's audit records needs CAP_AUDIT_READ (root)")
@@ -213,18 +230,7 @@ def test_kaudit_other_domains_not_logged(wd):
 @alone
 def test_kaudit_state_restored(wd):
     """Kernel audit is put back as it was once the last session ends."""
-    needs_root()
-    # Another harness session (a second suite on this machine; this
-    # suite's others are kept out: alone) holds kernel audit on while
-    # it runs: "before" is then not the machine's.
-    with open(LOCK, "a+") as f:
-        try:
-            fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError:
-            raise Skip("another harness session holds kernel audit")
-        before = audit_enabled()
-    if before is None:
-        raise Skip("AUDIT_GET refused")
+    before = audit_before()
     s = Secret(wd)
     try:
         r = harness([BUSYBOX, "cat", s.path], wd, policy=s.policy)
@@ -254,15 +260,7 @@ def test_kaudit_state_restored_when_unused(wd):
     """Kernel audit is asked for while the policy is read (before the
     mode is known): a policy in audit mode, and a set-up that fails
     after that, leave it as it was and the lock free."""
-    needs_root()
-    with open(LOCK, "a+") as f:
-        try:
-            fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError:
-            raise Skip("another harness session holds kernel audit")
-        before = audit_enabled()
-    if before is None:
-        raise Skip("AUDIT_GET refused")
+    before = audit_before()
     s = Secret(wd)
     try:
         with open(s.policy) as f:
