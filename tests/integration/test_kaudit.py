@@ -94,6 +94,18 @@ def audit_before():
     return before
 
 
+def audit_after(before, held):
+    """Kernel audit as it was before, once no session holds the lock
+    (held: what to raise when one does)."""
+    with open(LOCK, "a+") as f:
+        try:
+            fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            raise held
+        check(audit_enabled() == before, "kernel audit %r after the sessions, %r before"
+              % (audit_enabled(), before))
+
+
 def needs_root():
     if os.geteuid() != 0:
         raise Skip("reading the kernel's audit records needs CAP_AUDIT_READ (root)")
@@ -239,13 +251,7 @@ def test_kaudit_state_restored(wd):
         check(la.get("enabled_by_harness", False) == (before == 0), "enabled_by_harness %r with "
               "audit %r before" % (la, before))
         # No other harness session may hold it meanwhile (the lock).
-        with open(LOCK, "a+") as f:
-            try:
-                fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except OSError:
-                raise Skip("another harness session holds kernel audit")
-            check(audit_enabled() == before, "kernel audit %r after the session, %r before"
-                  % (audit_enabled(), before))
+        audit_after(before, Skip("another harness session holds kernel audit"))
         r = harness([BUSYBOX, "cat", s.path], wd, policy=s.policy, extra=["--no-kernel-audit"])
         if before == 0:
             check(not landlock_records(r.records), "records with --no-kernel-audit")
@@ -276,13 +282,7 @@ def test_kaudit_state_restored_when_unused(wd):
                          env={"HARNESS_SHIM": os.path.join(wd.path, "no-such-shim.so")})
         check(failed.status != 0 and "cannot use the shim" in failed.stderr,
               "set-up did not fail: %d %r" % (failed.status, failed.stderr))
-        with open(LOCK, "a+") as f:
-            try:
-                fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except OSError:
-                raise AssertionError("the lock is still held after the sessions")
-            check(audit_enabled() == before, "kernel audit %r after, %r before"
-                  % (audit_enabled(), before))
+        audit_after(before, AssertionError("the lock is still held after the sessions"))
     finally:
         s.cleanup()
 
