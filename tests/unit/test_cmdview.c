@@ -220,6 +220,14 @@ static const struct {
     {"git -c include.path=/x/f push", "destructive", NULL},
     {"git send-pack --force ../r.git main", "destructive", NULL},
     {"git send-pack ../r.git +main", "destructive", NULL},
+    {"git --config-env=remote.origin.push=V push", "destructive", NULL},
+    {"git --config-env remote.origin.mirror=V push", "destructive", NULL},
+    {"git --config-env=core.pager=V log", "code", NULL},
+    /* git-core's dashed builtins: git runs the one argv[0] names */
+    {"/usr/lib/git-core/git-push --force origin main", "destructive",
+     "git push --force origin main"},
+    {"git-reset --hard", "destructive", NULL},
+    {"git-status", "read_only", NULL},
     {"rm -rf build", "mutating", NULL},
     {"rm -rf /work/proj/build /tmp/x", "mutating", NULL},
     {"rm -rf /home/u", "destructive", NULL},
@@ -320,6 +328,32 @@ START_TEST(view_table)
 		ck_assert_msg(has_part(&v, view_cases[_i].part),
 			      "'%s': no part '%s'", view_cases[_i].cmdline,
 			      view_cases[_i].part);
+	hx_cmdview_free(&v);
+}
+END_TEST
+
+/* A push whose environment sets git configuration the session's did
+ * not (hx_event.git_env_config) is read as forced; what else git runs
+ * is not changed by it. */
+START_TEST(view_env_config_forces_push)
+{
+	struct hx_workspace env_ws = ws;
+	const char *push[] = {"git", "push", "origin", "main"},
+		   *status[] = {"git", "status"}, *dashed[] = {"git-push"};
+	struct hx_cmd_view v;
+
+	env_ws.git_env_config = true;
+	hx_cmdview_build(&v, NULL, push, 4, "/work/proj", &env_ws);
+	ck_assert_str_eq(hx_cmd_class_name(v.cls), "destructive");
+	hx_cmdview_free(&v);
+	hx_cmdview_build(&v, NULL, dashed, 1, "/work/proj", &env_ws);
+	ck_assert_str_eq(hx_cmd_class_name(v.cls), "destructive");
+	hx_cmdview_free(&v);
+	hx_cmdview_build(&v, NULL, status, 2, "/work/proj", &env_ws);
+	ck_assert_str_eq(hx_cmd_class_name(v.cls), "read_only");
+	hx_cmdview_free(&v);
+	hx_cmdview_build(&v, NULL, push, 4, "/work/proj", &ws);
+	ck_assert_str_eq(hx_cmd_class_name(v.cls), "network");
 	hx_cmdview_free(&v);
 }
 END_TEST
@@ -904,6 +938,7 @@ static Suite *cmdview_suite(void)
 	c = tcase_create("view");
 	tcase_add_loop_test(c, view_table, 0, N(view_cases));
 	tcase_add_test(c, view_bounds);
+	tcase_add_test(c, view_env_config_forces_push);
 	tcase_add_test(c, view_names_the_file);
 	tcase_add_loop_test(c, example_classes, 0, N(examples));
 	tcase_add_test(c, every_entry_has_an_example);
