@@ -87,6 +87,32 @@ START_TEST(what_is_set_and_unset)
 }
 END_TEST
 
+START_TEST(a_library_named_like_the_shim_is_a_difference)
+{
+	/* the agent's own libharness-shim.so, alone or beside the shim:
+	 * only the shim's very path is harness's own */
+	const char *const alone[] = {"HOME=/home/me",
+				     "PATH=/usr/bin:/bin",
+				     "TMPDIR=/tmp/h",
+				     "SHLVL=1",
+				     "LD_PRELOAD=/p/libharness-shim.so",
+				     NULL};
+	const char *const beside[] = {"HOME=/home/me",
+				      "PATH=/usr/bin:/bin",
+				      "TMPDIR=/tmp/h",
+				      "SHLVL=1",
+				      "LD_PRELOAD=" SHIM
+				      ":/p/lib/libharness-shim.so:/lib/x.so",
+				      NULL};
+	char out[512];
+
+	diff_of(alone, out, sizeof(out));
+	ck_assert_str_eq(out, "LD_PRELOAD=/p/libharness-shim.so");
+	diff_of(beside, out, sizeof(out));
+	ck_assert_str_eq(out, "LD_PRELOAD=/p/lib/libharness-shim.so:/lib/x.so");
+}
+END_TEST
+
 START_TEST(a_grant_is_keyed_on_what_is_shown)
 {
 	static const char *const push[] = {"/bin/true", "push"};
@@ -131,6 +157,7 @@ static Suite *envdiff_suite(void)
 
 	tcase_add_test(tc, the_sessions_own_is_no_difference);
 	tcase_add_test(tc, what_is_set_and_unset);
+	tcase_add_test(tc, a_library_named_like_the_shim_is_a_difference);
 	tcase_add_test(tc, a_grant_is_keyed_on_what_is_shown);
 	suite_add_tcase(s, tc);
 	return s;
