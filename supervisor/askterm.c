@@ -24,6 +24,7 @@
 #include "common/sbuf.h"
 #include "supervisor/ask.h"
 #include "supervisor/askuser.h"
+#include "supervisor/kernel/execgate.h"
 #include "supervisor/pipeline.h"
 #include "supervisor/proc.h"
 #include "supervisor/server.h"
@@ -84,6 +85,8 @@ struct hx_askterm {
 	bool elder_stopped[ELDERS_MAX]; /* before the question */
 	size_t nelders;
 	struct hx_pipeline *pl;
+	struct hx_execgate *const *gate; /* the session's, once started */
+	bool gate_held;			 /* hold_users took its hold */
 };
 
 static bool stopped_state(char s)
@@ -403,10 +406,19 @@ static bool blocked_asker(const struct hx_askterm *t, pid_t pid)
 	       st.threads == 1;
 }
 
+/* Whether pid is a tracee of the exec gate, which holds it now. */
+static bool gate_holds(const struct hx_askterm *t, pid_t pid)
+{
+	struct hx_procstatus st;
+
+	return t->gate_held && !hx_proc_status(pid, &st) && st.tracer &&
+	       st.tracer == hx_execgate_tracer(*t->gate);
+}
+
 /* One look at the tree: each process of the agent's (under more
- * seccomp filters than ours) but the helper and a blocked asker that is
- * not held is stopped; *stopped: some were. false: the tree is more
- * than this counts. */
+ * seccomp filters than ours) but the helper, a blocked asker that is
+ * not held and one the exec gate holds is stopped; *stopped: some were.
+ * false: the tree is more than this counts. */
 static bool hold_pass(struct hx_askterm *t, int filters, bool *stopped)
 {
 	static struct hx_proc all[TREE_MAX];
@@ -415,7 +427,7 @@ static bool hold_pass(struct hx_askterm *t, int filters, bool *stopped)
 	if (n >= TREE_MAX)
 		return false;
 	for (size_t i = 0; i < n; i++) {
-		if (all[i].pid == t->helper ||
+		if (all[i].pid == t->helper || gate_holds(t, all[i].pid) ||
 		    !hx_proc_confined(all[i].pid, filters) ||
 		    blocked_asker(t, all[i].pid) || held_now(all[i].pid))
 			continue;
@@ -447,6 +459,14 @@ static bool hold_pass(struct hx_askterm *t, int filters, bool *stopped)
  * (twenty-first attack review). Looked at again until a look stops
  * none. Nothing opens the terminal anew meanwhile (pl->held_tty, rule
  * harness:question-up). Each is continued after (release_users).
+ * A stop by SIGSTOP is undone by any SIGCONT, and the kernel makes one
+ * for a process of the agent's with none of them running: its own
+ * POSIX timer's (timer_create, SIGEV_SIGNAL), which continued it while
+ * the question was up (twenty-second attack review). So the tree is
+ * held by the exec gate first where there is one: a ptrace stop ends
+ * only by its tracer, a new tracee's first stop is kept too, and a
+ * blocked asker stops once its call returns; SIGSTOP is for what the
+ * gate does not trace.
  * false: the tree is more than this counts, or does not come to rest,
  * and the question is not put on the terminal. */
 static bool hold_users(struct hx_askterm *t)
@@ -458,6 +478,7 @@ static bool hold_users(struct hx_askterm *t)
 	if (!t->rdev)
 		return true;
 	t->pl->held_tty = t->rdev;
+	t->gate_held = t->gate && *t->gate && !hx_execgate_hold(*t->gate, true);
 	for (int pass = 0; pass < HOLD_PASSES; pass++) {
 		bool stopped = false;
 
@@ -470,12 +491,18 @@ static bool hold_users(struct hx_askterm *t)
 	return false;
 }
 
+/* SIGCONT before the gate lets go: it takes back a SIGSTOP still queued
+ * to a process the gate held (a zombie leader's threads), which
+ * delivered after it would stop that process for good. */
 static void release_users(struct hx_askterm *t)
 {
 	t->pl->held_tty = 0;
 	for (size_t i = 0; i < t->nheld; i++)
 		hx_proc_signal(&t->held[i], SIGCONT);
 	t->nheld = 0;
+	if (t->gate_held)
+		hx_execgate_hold(*t->gate, false);
+	t->gate_held = false;
 }
 
 /* The agent's question uq (d: its description, redacted) on the
@@ -752,7 +779,8 @@ static dev_t controlling_tty(void)
 }
 
 struct hx_askterm *hx_askterm_new(struct hx_ask *a, struct hx_pipeline *pl,
-				  struct hx_server *srv, bool quiet)
+				  struct hx_server *srv,
+				  struct hx_execgate *const *gate, bool quiet)
 {
 	struct hx_askterm *t = calloc(1, sizeof(*t));
 
@@ -760,6 +788,7 @@ struct hx_askterm *hx_askterm_new(struct hx_ask *a, struct hx_pipeline *pl,
 		return NULL;
 	t->a = a;
 	t->pl = pl;
+	t->gate = gate;
 	t->srv = srv;
 	t->quiet = quiet;
 	t->src.fd = -1;

@@ -31,12 +31,16 @@ struct hx_ask;
 struct hx_server;
 struct hx_pipeline;
 struct hx_askterm;
+struct hx_execgate;
 
 /* Puts a's questions on the controlling terminal, as they come (quiet:
- * no line when they cannot be put). Returns NULL when out of memory;
- * without a terminal it only prints the lines. */
+ * no line when they cannot be put). *gate (may be NULL, or point to
+ * NULL until the exec gate starts) holds the tree while a question is
+ * up. Returns NULL when out of memory; without a terminal it only
+ * prints the lines. */
 struct hx_askterm *hx_askterm_new(struct hx_ask *a, struct hx_pipeline *pl,
-				  struct hx_server *srv, bool quiet);
+				  struct hx_server *srv,
+				  struct hx_execgate *const *gate, bool quiet);
 /* Takes a question off the screen (its helper puts the terminal back);
  * NULL is a no-op. */
 void hx_askterm_free(struct hx_askterm *t);

@@ -58,7 +58,8 @@ int hx_run_open_ask(struct run *r)
 
 void hx_run_ask_terminal(struct run *r)
 {
-	r->askterm = hx_askterm_new(r->pl.ask, &r->pl, r->srv, r->o->quiet);
+	r->askterm =
+	    hx_askterm_new(r->pl.ask, &r->pl, r->srv, &r->gate, r->o->quiet);
 }
 
 void hx_run_end_asks(struct run *r)

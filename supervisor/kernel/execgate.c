@@ -122,6 +122,7 @@ struct hx_execgate {
 	 * every tracee, and the stops it keeps while held. */
 	atomic_bool hold_req;
 	bool held, held_ack;
+	unsigned holders; /* under lock: an alert's pause, a question's */
 	pid_t *tids;
 	size_t ntids, captids;
 	struct parked *parked;
@@ -847,11 +848,20 @@ fail:
 
 int hx_execgate_hold(struct hx_execgate *g, bool hold)
 {
-	bool done = false;
+	bool done = false, want = hold;
 
 	if (!g || !g->started)
 		return -ENOSYS;
+	/* Counted: a question on the terminal and an alert's pause hold
+	 * the tree each, and the end of one must not let the other's go. */
+	pthread_mutex_lock(&g->lock);
+	if (hold)
+		g->holders++;
+	else if (g->holders)
+		g->holders--;
+	hold = g->holders > 0;
 	atomic_store(&g->hold_req, hold);
+	pthread_mutex_unlock(&g->lock);
 	/* The tracer sleeps in waitpid: the signal makes it look, and is
 	 * sent again until it has, since one that comes while it is not
 	 * in waitpid wakes nothing. */
@@ -862,6 +872,8 @@ int hx_execgate_hold(struct hx_execgate *g, bool hold)
 		done = g->held_ack == hold;
 		pthread_mutex_unlock(&g->lock);
 	}
+	if (!done && want)
+		hx_execgate_hold(g, false); /* not held: nothing to let go */
 	return done ? 0 : -ETIMEDOUT;
 }
 

@@ -89,9 +89,11 @@ int hx_execgate_approve_name(struct hx_execgate *g, pid_t tid, dev_t dev,
  * keeps every stop while held, the first stop of each new one too, so
  * neither a process that forks faster than anyone can look nor a
  * SIGCONT (a ptrace stop ends only by its tracer) gets past it. SIGKILL
- * still ends a held process. Returns once the tracer has done it: 0,
- * -ENOSYS (no tracer), or -ETIMEDOUT (it did not, within a second: the
- * tree is gone). Thread-safe; not on the tracer's thread. */
+ * still ends a held process. Holds are counted: the tree is let go at
+ * the last false. Returns once the tracer has done it: 0, -ENOSYS (no
+ * tracer), or -ETIMEDOUT (it did not, within a second: the tree is
+ * gone; a hold that timed out is not counted). Thread-safe; not on the
+ * tracer's thread. */
 int hx_execgate_hold(struct hx_execgate *g, bool hold);
 /* The tracer thread's id: what /proc/<tid>/status says as TracerPid
  * of every thread the gate traces. 0 before it started. */
