@@ -160,7 +160,9 @@ def test_a_crowd_held_by_the_exec_gate_draws_nothing_over_a_question(wd):
 def test_without_the_exec_gate_a_timer_continues_a_process_past_a_question(wd):
     """Without the exec gate (--no-exec-gate) a question holds the tree
     by SIGSTOP only, which the kernel's own SIGCONT undoes: the timer's
-    process draws over the question. Not fixed (README)."""
+    process draws over the question when a look of the hold found it
+    stopped (else the tree does not come to rest, and the question is
+    not put on the terminal). Not fixed (README)."""
     from test_ask import argv_of, on_a_terminal, read_until
     from lib import PYTHON
     os.makedirs(os.path.join(wd.path, "ask"))
@@ -178,7 +180,11 @@ def test_without_the_exec_gate_a_timer_continues_a_process_past_a_question(wd):
     finally:
         os.waitpid(pid, 0)
         os.close(fd)
-    check(b"RESULT ok" in out and b"FAKE-QUESTION" in out, "%r" % out[-800:])
-    if out.index(b"FAKE-QUESTION") < out.index(b"allowed once"):
+    check(b"RESULT" in out and b"FAKE-QUESTION" in out, "%r" % out[-800:])
+    # A tree that does not come to rest in the hold's looks gets no
+    # question on the terminal (refused, nobody answering): that is safe.
+    put = b"allowed once" in out
+    check(put or b"RESULT errno13" in out, "%r" % out[-800:])
+    if put and out.index(b"FAKE-QUESTION") < out.index(b"allowed once"):
         xfail("without the exec gate a question holds the tree by SIGSTOP, which a "
               "SIGCONT the kernel makes (a POSIX timer's) undoes (README)")
