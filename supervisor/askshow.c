@@ -121,10 +121,9 @@ static void put_env(struct hx_sbuf *b, const struct hx_ask_subject *s)
 	size_t start = b->len, left = 0;
 	bool any = false;
 
-	if (s->env_unread) {
+	/* unread, s->env holds a loader's options only (pipeline.c) */
+	if (s->env_unread)
 		hx_sbuf_put(b, " [environment not read]");
-		return;
-	}
 	put_env_part(b, s, false, start, &any, &left);
 	put_env_part(b, s, true, start, &any, &left);
 	if (left) {

@@ -241,6 +241,13 @@ int hx_envdiff_make(const struct hx_envbase *b, const char *const *envp,
 	return e;
 }
 
+int hx_envdiff_append(struct hx_envdiff *d, const char *entry)
+{
+	size_t cap = d->len; /* exact: put grows it as needed */
+
+	return put(d, &cap, "", entry, strlen(entry));
+}
+
 void hx_envdiff_free(struct hx_envdiff *d)
 {
 	free(d->p);

@@ -37,6 +37,8 @@ struct hx_envdiff {
 int hx_envdiff_make(const struct hx_envbase *b, const char *const *envp,
 		    size_t envc, struct hx_envdiff *d);
 void hx_envdiff_free(struct hx_envdiff *d);
+/* Appends entry (copied) to d, after what is there. 0 or -ENOMEM. */
+int hx_envdiff_append(struct hx_envdiff *d, const char *entry);
 
 /* Whether d sets (or changes) a name that begins with prefix. */
 bool hx_envdiff_sets(const struct hx_envdiff *d, const char *prefix);

@@ -91,15 +91,25 @@ bool hx_loader_is(int fd)
 	return loader_soname(name);
 }
 
+/* rtld.c: options that take the next word */
+static const char *const with_arg[] = {
+    "--library-path",	  "--inhibit-rpath", "--audit",
+    "--preload",	  "--argv0",	     "--glibc-hwcaps-prepend",
+    "--glibc-hwcaps-mask"};
+
+bool hx_loader_opt_takes_arg(const char *opt)
+{
+	for (size_t k = 0; k < sizeof(with_arg) / sizeof(*with_arg); k++)
+		if (!strcmp(opt, with_arg[k]))
+			return true;
+	return false;
+}
+
 size_t hx_loader_program(const char *const *argv, size_t argc,
 			 const char **argv0)
 {
-	/* rtld.c: options that take the next word, and those that do not;
-	 * the first word that is neither is the program. */
-	static const char *const with_arg[] = {
-	    "--library-path",	  "--inhibit-rpath", "--audit",
-	    "--preload",	  "--argv0",	     "--glibc-hwcaps-prepend",
-	    "--glibc-hwcaps-mask"};
+	/* rtld.c: options that take the next word (with_arg), and those
+	 * that do not; the first word that is neither is the program. */
 	static const char *const no_arg[] = {
 	    "--list",	       "--verify",	     "--inhibit-cache",
 	    "--list-tunables", "--list-diagnostics", "--help",
@@ -110,11 +120,8 @@ size_t hx_loader_program(const char *const *argv, size_t argc,
 		*argv0 = NULL;
 	while (i < argc) {
 		const char *a = argv[i];
-		bool arg = false, flag = false;
+		bool arg = hx_loader_opt_takes_arg(a), flag = false;
 
-		for (size_t k = 0; k < sizeof(with_arg) / sizeof(*with_arg);
-		     k++)
-			arg |= !strcmp(a, with_arg[k]);
 		for (size_t k = 0; k < sizeof(no_arg) / sizeof(*no_arg); k++)
 			flag |= !strcmp(a, no_arg[k]);
 		/* Anything else, "--x" included, is the program (rtld
@@ -140,8 +147,8 @@ int hx_loader_args(pid_t pid, pid_t tid, const char *const *argv, size_t argc,
 	size_t pi;
 	int e;
 
-	out->argv = NULL;
-	out->argc = 0;
+	out->argv = out->opts = NULL;
+	out->argc = out->nopts = 0;
 	if (!(pi = hx_loader_program(argv, argc, &a0)))
 		return 0;
 	prog = out->name = argv[pi];
@@ -151,13 +158,17 @@ int hx_loader_args(pid_t pid, pid_t tid, const char *const *argv, size_t argc,
 			     sizeof(out->path));
 	if (e)
 		return e == -ENAMETOOLONG ? -EACCES : e;
-	out->argv = calloc(argc - pi + 1, sizeof(*out->argv));
+	/* the program's argv, its NULL, then the loader's words */
+	out->argv = calloc(argc - pi + 1 + pi - 1, sizeof(*out->argv));
 	if (!out->argv)
 		return -ENOMEM;
 	out->argv[0] = a0 ? a0 : prog;
 	out->argc = 1;
 	for (size_t i = pi + 1; i < argc; i++)
 		out->argv[out->argc++] = argv[i];
+	out->opts = out->argv + out->argc + 1;
+	for (size_t i = 1; i < pi; i++)
+		out->opts[out->nopts++] = argv[i];
 	return 1;
 }
 
@@ -169,8 +180,8 @@ int hx_loader_resolve(pid_t pid, pid_t tid, const char *path,
 	bool is;
 	int fd;
 
-	out->argv = NULL;
-	out->argc = 0;
+	out->argv = out->opts = NULL;
+	out->argc = out->nopts = 0;
 	if (!path || path[0] != '/')
 		return 0;
 	hx_proc_self_path(pid, tid, path, h, sizeof(h));

@@ -24,6 +24,8 @@ bool hx_loader_is(int fd);
  * prints its usage); *argv0 (may be NULL) gets --argv0's value. */
 size_t hx_loader_program(const char *const *argv, size_t argc,
 			 const char **argv0);
+/* Whether the loader's option opt ("--preload") takes the next word. */
+bool hx_loader_opt_takes_arg(const char *opt);
 
 #include <sys/types.h>
 
@@ -33,6 +35,10 @@ struct hx_loader_prog {
 	const char *name;  /* as the loader's argv names it */
 	const char **argv; /* malloc'd; strings borrowed from the input */
 	size_t argc;
+	/* The loader's own words before the program (--preload LIB...),
+	 * in argv's allocation; strings borrowed from the input */
+	const char **opts;
+	size_t nopts;
 };
 
 /* For an exec of path (absolute, as process pid, thread tid, names it)

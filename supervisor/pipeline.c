@@ -479,24 +479,6 @@ static void validate_paths(struct flow *f)
 	ev->argv_only = !strcmp(f->layer, "harness");
 }
 
-/* Validate: an exec's environment as it differs from the session's
- * (envdiff.h), part of its call as its argv is. */
-static void validate_env(struct flow *f)
-{
-	const struct hx_request *rq = f->rq;
-
-	f->env = (struct hx_envdiff){NULL, 0, 0};
-	f->env_unread = rq->op == HX_OP_EXEC && rq->env_unread;
-	if (rq->op == HX_OP_EXEC && rq->envp && !rq->env_unread &&
-	    hx_envdiff_make(f->pl->envbase, rq->envp, rq->envc, &f->env))
-		f->env_unread = true; /* no memory: stands for nothing */
-	/* git's configuration by its environment is its -c (a forced push
-	 * from GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=remote.origin.push);
-	 * an environment unread may say so. */
-	f->ev.git_env_config =
-	    f->env_unread || hx_envdiff_sets(&f->env, "GIT_CONFIG");
-}
-
 /* Validate: the address, with a unix socket's path treated as a path,
  * and the names this session's lookups gave it. */
 static void validate_addr(struct flow *f)
@@ -920,7 +902,7 @@ static void decide(struct hx_pipeline *pl, const struct hx_peer *peer,
 	f.grant[0] = '\0';
 
 	validate_paths(&f);
-	validate_env(&f);
+	hx_pl_validate_env(&f);
 	validate_addr(&f);
 	judge(&f);
 	outcome(&f, out, decided, dlen);
@@ -966,6 +948,8 @@ void hx_pipeline_decide(struct hx_pipeline *pl, const struct hx_peer *peer,
 		lrq.path = lp.path;
 		lrq.argv = lp.argv;
 		lrq.argc = lp.argc;
+		lrq.loader_opts = lp.opts;
+		lrq.loader_nopts = lp.nopts;
 		decide(pl, peer, &lrq, layer, false, out, NULL, 0);
 		free(lp.argv);
 		return;

@@ -64,6 +64,12 @@ struct hx_request {
 	/* exec: the dynamic loader that runs path (path and argv are then
 	 * the program's, loader.h); NULL: none, or not looked at yet */
 	const char *loader;
+	/* exec: the loader's own words before the program (--preload LIB,
+	 * --audit LIB, --library-path DIR...): they put code of the
+	 * caller's choosing into the program, as LD_PRELOAD does, so they
+	 * are part of its call as its environment is (validate_env) */
+	const char *const *loader_opts;
+	size_t loader_nopts;
 	/* exec: the file the kernel layer lets run, as it opened it (the
 	 * exec gate holds the exec to it); NULL: the pipeline stats path */
 	const struct stat *image;

@@ -94,6 +94,9 @@ static inline const char *hx_pl_judged_path(const struct vpath *v)
 }
 /* Judges of pipeline_git.c: git's existing objects and kept stores;
  * the repositories the agent makes (f->d revised, f->git_copy set). */
+/* Validate (pipeline_env.c): f->env, an exec's environment as it
+ * differs from the session's, and its loader's options after it. */
+void hx_pl_validate_env(struct flow *f);
 void hx_pl_judge_git_objects(struct flow *f);
 void hx_pl_judge_nested_git(struct flow *f);
 /* pipeline_device.c: no metadata change of a device node. */

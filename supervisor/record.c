@@ -158,10 +158,9 @@ void hx_record_env(json_t *rec, json_t *o, const char *field, const char *p,
 {
 	json_t *a;
 
-	if (unread) {
+	/* unread, p holds a loader's options only (pipeline.c) */
+	if (unread)
 		json_object_set_new(o, "env_unread", json_true());
-		return;
-	}
 	if (!p || !len || !(a = json_array()))
 		return;
 	for (size_t i = 0; i < len; i += strlen(p + i) + 1)

@@ -40,7 +40,8 @@ void hx_record_set_text(struct json_t *rec, struct json_t *o, const char *k,
 /* An exec's environment as it differs from the session's (envdiff.h:
  * len bytes of entries at p) as o's "env", an array of texts (redacted
  * as field: a value may be a token), absent when none; unread: o's
- * "env_unread" true instead. */
+ * "env_unread" true (and "env" only for what p holds then: a loader's
+ * options). */
 void hx_record_env(struct json_t *rec, struct json_t *o, const char *field,
 		   const char *p, size_t len, bool unread);
 /* o[k] = v, trusted text (names, rules), when v is not NULL. */

@@ -600,6 +600,8 @@ void hx_un_exec(struct hx_unotify *u, const struct seccomp_notif *n,
 			j.rq.path = lp.path;
 			j.rq.argv = lp.argv;
 			j.rq.argc = lp.argc;
+			j.rq.loader_opts = lp.opts;
+			j.rq.loader_nopts = lp.nopts;
 			j.rq.image = &pst;
 		}
 		if ((a->err = hx_un_judge(u, t, &j, NULL)))

@@ -188,3 +188,78 @@ def test_without_the_exec_gate_a_timer_continues_a_process_past_a_question(wd):
     if put and out.index(b"FAKE-QUESTION") < out.index(b"allowed once"):
         xfail("without the exec gate a question holds the tree by SIGSTOP, which a "
               "SIGCONT the kernel makes (a POSIX timer's) undoes (README)")
+
+
+LDSO = "/lib64/ld-linux-x86-64.so.2"
+
+
+def _git_elf(wd):
+    """An ELF program named git (a copy of echo): the dynamic loader runs
+    ELF files only."""
+    import shutil
+    d = os.path.join(wd.state, "elfbin")
+    os.makedirs(d, exist_ok=True)
+    git = os.path.join(d, "git")
+    shutil.copy("/bin/echo", git)
+    os.chmod(git, 0o755)
+    return git
+
+
+def test_a_library_the_loader_is_told_to_preload_is_in_the_question(wd):
+    """"ld.so PROGRAM" is decided as the exec of PROGRAM, with PROGRAM's
+    argv: the loader's own options (--preload LIB, --audit LIB,
+    --library-path DIR) were left out of what was decided, asked,
+    recorded and a grant is keyed on, while they put the agent's code
+    into the approved program as LD_PRELOAD does: "git push origin
+    main" was asked about with nothing of the library shown, and once
+    approved ran it. They are part of the call now, as its environment
+    is ("ld.so:--preload=LIB")."""
+    from test_ask import Session, answer, wait_pending
+    if not os.path.exists(LDSO):
+        from lib import Skip
+        raise Skip("no " + LDSO)
+    evil = _evil_shim(wd)
+    git = _git_elf(wd)
+    a = os.path.join(wd.path, "a")
+    os.makedirs(a, exist_ok=True)
+    s = Session(wd, [STATIC19A, "askenv", a, "-", "X=1", LDSO, "--preload", evil,
+                     git, "push", "origin", "main"])
+    q = wait_pending(wd, s)
+    answer(wd, "deny", q["id"])
+    s.finish()
+    entry = "ld.so:--preload=" + evil
+    check(entry in q.get("what", "") and entry in (q.get("env") or []),
+          "the question does not show the loader's library: %r" % q)
+    asked = [x for x in s.asked() if x.get("op") == "exec"]
+    check(asked and entry in (asked[0].get("args", {}).get("env") or []),
+          "the record does not name the loader's library: %r" % asked)
+    check("INJECTED" not in s.stderr and "push origin main" not in s.stdout,
+          "the denied exec ran: %r %r" % (s.stdout, s.stderr[-400:]))
+
+
+def test_a_grant_does_not_hold_for_a_library_the_loader_preloads(wd):
+    """A "session" grant for git push, given to the plain exec, held for
+    the same exec through "ld.so --preload LIB" (the grant was keyed on
+    the program's file and argv only): LIB's code ran in git with no
+    question. It is asked again, showing the library."""
+    from test_ask import Session, answer, wait_pending
+    from test_attack19a import _deny_the_next_question
+    import shutil
+    if not os.path.exists(LDSO):
+        from lib import Skip
+        raise Skip("no " + LDSO)
+    busybox = shutil.which("busybox") or "/bin/busybox"
+    evil = _evil_shim(wd)
+    git = _git_elf(wd)
+    script = "%s push origin main; %s --preload %s %s push origin main" % (
+        git, LDSO, evil, git)
+    s = Session(wd, [busybox, "sh", "-c", script])
+    q = wait_pending(wd, s)
+    check("ld.so:" not in q.get("what", ""), "the first question: %r" % q)
+    answer(wd, "approve", q["id"], "session")
+    again = _deny_the_next_question(wd, s, q)
+    s.finish()
+    check("INJECTED" not in s.stderr,
+          "the grant held for the loader's library: %r %r" % (s.stdout, s.stderr[-400:]))
+    check(again and "ld.so:--preload=" + evil in (again.get("env") or []),
+          "not asked again with the library shown: %r" % again)
