@@ -195,8 +195,10 @@ struct json_t *hx_ask_describe(const struct hx_ask *a, unsigned id);
 /* Batch id for a person, one terminal-safe line of at most size bytes:
  * "exec /usr/bin/git push origin main (in /home/u/p)", "the agent asks:
  * Push? [1) yes, 2) no]", "write 3 files in
- * /home/u/p/build/". */
-void hx_ask_line(const struct hx_ask *a, unsigned id, char *buf, size_t size);
+ * /home/u/p/build/". A line of 4096 bytes or more shows longer words
+ * and environments whole. Returns false when an exec's line leaves out
+ * or cuts any of its argv or environment (it says so). */
+bool hx_ask_line(const struct hx_ask *a, unsigned id, char *buf, size_t size);
 
 /* Called (loop's thread) when a batch starts waiting or stops (answered
  * anywhere, timed out, withdrawn). */

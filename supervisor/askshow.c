@@ -59,12 +59,17 @@ size_t hx_ask_pending(const struct hx_ask *a, unsigned *ids, size_t n)
 /* Bytes of one argv word on a question's line: a longer one is cut,
  * saying by how much, so that the words after it show (a 2,500-byte
  * "-o ci.skip=xxx..." pushed "--force main" past the line's end, and
- * the person approved a push it did not see). */
-#define WORD_MAX 120
+ * the person approved a push it did not see). A long line (the
+ * terminal's, LONG_LINE bytes or more) shows a word of a quarter of it
+ * and an environment of half of it whole. */
+#define WORD_MAX  120
+#define LONG_LINE 4096
 
-static void put_word(struct hx_sbuf *b, const char *w)
+/* w as one word of b; true when it was cut. */
+static bool put_word(struct hx_sbuf *b, const char *w)
 {
-	size_t n = strlen(w), k = n > WORD_MAX ? WORD_MAX : n;
+	size_t room = b->cap >= LONG_LINE ? b->cap / 4 : WORD_MAX;
+	size_t n = strlen(w), k = n > room ? room : n;
 	bool plain = *w != '\0';
 
 	for (const char *p = w; *p && plain; p++)
@@ -80,26 +85,31 @@ static void put_word(struct hx_sbuf *b, const char *w)
 	}
 	if (!plain)
 		hx_sbuf_put(b, "'");
+	return k < n;
 }
 
 /* Bytes of a question's line an exec's environment takes at most: the
- * rest is counted, so that its argv still shows. */
+ * rest is counted, so that its argv still shows. A longer line (the
+ * terminal's) gives it half of itself. */
 #define ENV_LINE_MAX 640
 
 /* The entries of s's environment difference that set (unset: those that
- * unset) a name a question shows (no shell bookkeeping), from *at up to
- * ENV_LINE_MAX bytes of b past start; the ones left out counted in
- * *left. */
+ * unset) a name a question shows (no shell bookkeeping), up to
+ * ENV_LINE_MAX bytes of b past start (half of a long line); the ones
+ * left out counted in *left, *cut set when a word was cut. */
 static void put_env_part(struct hx_sbuf *b, const struct hx_ask_subject *s,
-			 bool unset, size_t start, bool *any, size_t *left)
+			 bool unset, size_t start, bool *any, size_t *left,
+			 bool *cut)
 {
+	size_t room = b->cap >= LONG_LINE ? b->cap / 2 : ENV_LINE_MAX;
+
 	for (size_t i = 0; s->env && i < s->env_len;) {
 		const char *e = s->env + i;
 
 		i += strlen(e) + 1;
 		if (hx_envdiff_bookkeeping(e) || (e[0] == '-') != unset)
 			continue;
-		if (b->len > start + ENV_LINE_MAX) {
+		if (b->len > start + room) {
 			(*left)++;
 			continue;
 		}
@@ -107,7 +117,7 @@ static void put_env_part(struct hx_sbuf *b, const struct hx_ask_subject *s,
 		*any = true;
 		if (unset)
 			hx_sbuf_put(b, "-u ");
-		put_word(b, unset ? e + 1 : e);
+		*cut |= put_word(b, unset ? e + 1 : e);
 	}
 }
 
@@ -115,35 +125,40 @@ static void put_env_part(struct hx_sbuf *b, const struct hx_ask_subject *s,
  * argv as env(1) would take it ("env GIT_DIR=/x -u HOME git push"): what
  * it sets first, then what it unsets, a shell's bookkeeping (PWD,
  * SHLVL...) left out (envdiff.h), and cut short of pushing the argv off
- * the line. */
-static void put_env(struct hx_sbuf *b, const struct hx_ask_subject *s)
+ * the line. true when all of it shows. */
+static bool put_env(struct hx_sbuf *b, const struct hx_ask_subject *s)
 {
 	size_t start = b->len, left = 0;
-	bool any = false;
+	bool any = false, cut = false;
 
-	/* unread, s->env holds a loader's options only (pipeline.c) */
+	/* unread, s->env holds a loader's options only (pipeline_env.c) */
 	if (s->env_unread)
 		hx_sbuf_put(b, " [environment not read]");
-	put_env_part(b, s, false, start, &any, &left);
-	put_env_part(b, s, true, start, &any, &left);
+	put_env_part(b, s, false, start, &any, &left, &cut);
+	put_env_part(b, s, true, start, &any, &left, &cut);
 	if (left) {
 		hx_sbuf_put(b, " ...[");
 		hx_sbuf_put_uint(b, left);
 		hx_sbuf_put(b, " more variables]");
 	}
+	return !left && !cut;
 }
 
-/* A line that did not fit ends saying so, never cut silently. */
-static void mark_cut(struct hx_sbuf *b)
+/* A line that did not fit ends saying so, never cut silently; true
+ * when it was cut. */
+static bool mark_cut(struct hx_sbuf *b)
 {
 	static const char tail[] = " ...[cut: harness-exec pending --json "
 				   "has all of it]";
 
-	if (b->cap > sizeof(tail) && b->len + 1 >= b->cap) {
+	if (b->len + 1 < b->cap)
+		return false;
+	if (b->cap > sizeof(tail)) {
 		b->len = b->cap - sizeof(tail);
 		b->p[b->len] = '\0';
 		hx_sbuf_put(b, tail);
 	}
+	return true;
 }
 
 /* s redacted (record.h), cut at max bytes on a character with "...",
@@ -182,30 +197,31 @@ static void agent_line(const struct question *q, struct hx_sbuf *b)
 	hx_sbuf_put(b, q->uq.nchoices ? "]" : "");
 }
 
-void hx_ask_line(const struct hx_ask *a, unsigned id, char *buf, size_t size)
+bool hx_ask_line(const struct hx_ask *a, unsigned id, char *buf, size_t size)
 {
 	const struct question *h = hx_ask_head(a, id);
 	struct hx_sbuf b = {buf, size, 0};
 	size_t n = hx_ask_batch_size(a, id, UINT_MAX);
 	char dir[PATH_MAX];
+	bool whole = true;
 
 	if (size)
 		buf[0] = '\0';
 	if (!h)
-		return;
+		return true;
 	if (h->agent) {
 		agent_line(h, &b);
-		return;
+		return true;
 	}
 	hx_sbuf_put(&b, hx_op_name(h->s.op));
 	hx_sbuf_put(&b, " ");
 	if (h->s.op == HX_OP_EXEC) {
 		hx_sbuf_put_escaped(&b, h->s.path, strlen(h->s.path));
 		hx_sbuf_put(&b, ":");
-		put_env(&b, &h->s);
+		whole = put_env(&b, &h->s);
 		for (size_t i = 0; i < h->s.argc; i++) {
 			hx_sbuf_put(&b, " ");
-			put_word(&b, h->s.argv[i]);
+			whole = !put_word(&b, h->s.argv[i]) && whole;
 		}
 		if (h->cwd) {
 			hx_sbuf_put(&b, " (in ");
@@ -217,7 +233,7 @@ void hx_ask_line(const struct hx_ask *a, unsigned id, char *buf, size_t size)
 			hx_sbuf_put_escaped(&b, h->s.judged_as,
 					    strlen(h->s.judged_as));
 		}
-		mark_cut(&b);
+		whole = !mark_cut(&b) && whole;
 	} else if (h->s.addr) {
 		if (h->s.nnames) {
 			hx_sbuf_put_escaped(&b, h->s.names[0],
@@ -243,6 +259,7 @@ void hx_ask_line(const struct hx_ask *a, unsigned id, char *buf, size_t size)
 			hx_sbuf_put_escaped(&b, h->s.path2, strlen(h->s.path2));
 		}
 	}
+	return whole;
 }
 
 json_t *hx_ask_describe(const struct hx_ask *a, unsigned id)

@@ -30,6 +30,7 @@
 #include "supervisor/server.h"
 
 #define PROMPT_MAX  32768 /* the agent's question: 4,000 characters */
+#define CALL_LINE   24576 /* a call's line: askshow.c shows more whole */
 #define PROMPT_TAIL 512	  /* kept for how to answer, after the text */
 #define GATHER_MS   150
 #define STOPPED_MAX 256
@@ -263,8 +264,9 @@ static size_t read_answer(int tty, int sock, const struct hx_ask_question *uq,
 	}
 }
 
-/* A call's question: one key, into *c; the key's index, or -1. */
-static int read_key(int tty, int sock, char *c)
+/* A call's question: one key, into *c; the key's index, or -1.
+ * deny_only: a key that allows is none. */
+static int read_key(int tty, int sock, char *c, bool deny_only)
 {
 	int k = -1, r;
 
@@ -276,6 +278,8 @@ static int read_key(int tty, int sock, char *c)
 		if (r <= 0)
 			break;
 		k = key_index(*c);
+		if (k >= 0 && deny_only && keys[k].v == HX_VERDICT_ALLOW)
+			k = -1;
 	}
 	if (k >= 0) {
 		put(tty, keys[k].word);
@@ -284,9 +288,11 @@ static int read_key(int tty, int sock, char *c)
 	return k;
 }
 
-/* uq: the agent's question (then a line is read), or NULL (a key). */
+/* uq: the agent's question (then a line is read), or NULL (a key;
+ * deny_only: a key that denies). */
 static void __attribute__((noreturn))
-helper(int tty, int sock, const char *prompt, const struct hx_ask_question *uq)
+helper(int tty, int sock, const char *prompt, const struct hx_ask_question *uq,
+       bool deny_only)
 {
 	struct termios saved, t;
 	sigset_t block;
@@ -329,7 +335,7 @@ helper(int tty, int sock, const char *prompt, const struct hx_ask_question *uq)
 	if (uq) {
 		n = read_answer(tty, sock, uq, msg, sizeof(msg));
 	} else {
-		read_key(tty, sock, &c);
+		read_key(tty, sock, &c, deny_only);
 		msg[0] = c;
 	}
 	tcsetattr(tty, TCSANOW, &saved);
@@ -543,20 +549,27 @@ static void agent_prompt(const struct hx_ask_question *uq, json_t *d,
 	hx_sbuf_put(&b, " s): ");
 }
 
-static void prompt_of(struct hx_askterm *t, unsigned id, char *buf, size_t size)
+/* A call's question on the terminal; false when its line does not show
+ * the call whole (an argv word or the environment cut, variables left
+ * out: a padding of harmless ones sorted first hid GIT_SSH_COMMAND,
+ * twenty-second attack review): then only a key that denies is taken,
+ * and the prompt says where to read it all and answer. */
+static bool prompt_of(struct hx_askterm *t, unsigned id, char *buf, size_t size)
 {
 	json_t *d = hx_ask_describe(t->a, id), *p;
 	const struct hx_ask_question *uq = hx_ask_question_of(t->a, id);
-	char line[2048], safe[4 * PATH_MAX];
+	static char line[CALL_LINE]; /* the loop's thread only */
+	char safe[4 * PATH_MAX];
 	size_t n, i;
+	bool whole;
 	int k;
 
 	if (uq) {
 		agent_prompt(uq, d, id, buf, size);
 		json_decref(d);
-		return;
+		return true;
 	}
-	hx_ask_line(t->a, id, line, sizeof(line));
+	whole = hx_ask_line(t->a, id, line, sizeof(line));
 	k = snprintf(buf, size, "\n\033[1mharness: ask %u:\033[0m %s\n", id,
 		     line);
 	n = k > 0 ? (size_t)k : 0;
@@ -577,15 +590,18 @@ static void prompt_of(struct hx_askterm *t, unsigned id, char *buf, size_t size)
 	}
 	if (n < size)
 		snprintf(
-		    buf + n, size - n,
-		    "; rule %s\n  [o]nce [s]ession [a]lways [d]eny "
-		    "[D]eny always (refused in %lld s): ",
+		    buf + n, size - n, "; rule %s\n  %s(refused in %lld s): ",
 		    hx_text_safe(safe, sizeof(safe),
 				 json_string_value(json_object_get(d, "rule"))
 				     ?: "?"),
+		    whole ? "[o]nce [s]ession [a]lways [d]eny [D]eny always "
+			  : "not all of it shows here: read it with "
+			    "harness-exec pending --json, allow it with "
+			    "harness-exec approve; [d]eny [D]eny always ",
 		    (long long)json_integer_value(
 			json_object_get(d, "timeout_s")));
 	json_decref(d);
+	return whole;
 }
 
 /* No question can be put: one line says how to answer. */
@@ -620,6 +636,7 @@ static void show_next(struct hx_askterm *t)
 	char prompt[PROMPT_MAX];
 	pid_t fg, pid;
 	int sv[2];
+	bool whole;
 
 	if (t->shown || !hx_ask_pending(t->a, &id, 1))
 		return;
@@ -629,7 +646,7 @@ static void show_next(struct hx_askterm *t)
 		hint(t, id);
 		return;
 	}
-	prompt_of(t, id, prompt, sizeof(prompt));
+	whole = prompt_of(t, id, prompt, sizeof(prompt));
 	t->upto = hx_ask_batch_last(t->a, id);
 	t->nstopped = stopped_now(t->stopped, STOPPED_MAX);
 	elders_note(t);
@@ -637,7 +654,8 @@ static void show_next(struct hx_askterm *t)
 	pid = fork();
 	if (pid == 0) {
 		close(sv[0]);
-		helper(t->tty, sv[1], prompt, hx_ask_question_of(t->a, id));
+		helper(t->tty, sv[1], prompt, hx_ask_question_of(t->a, id),
+		       !whole);
 	}
 	close(sv[1]);
 	if (pid < 0) {

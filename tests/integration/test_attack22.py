@@ -263,3 +263,62 @@ def test_a_grant_does_not_hold_for_a_library_the_loader_preloads(wd):
           "the grant held for the loader's library: %r %r" % (s.stdout, s.stderr[-400:]))
     check(again and "ld.so:--preload=" + evil in (again.get("env") or []),
           "not asked again with the library shown: %r" % again)
+
+
+# An exec of "git push origin main" whose environment sets harmless
+# variables first (by name), pad bytes of them, then the one that steers
+# git.
+PAD_AGENT = r"""
+import os, sys
+git, pad = sys.argv[1], int(sys.argv[2])
+env = dict(os.environ)
+for i in range(pad // 100):  # each shown whole (a word is cut at ~100)
+    env["AAAA_PAD%03d" % i] = "x" * 80
+env["GIT_SSH_COMMAND"] = "touch STEERED; ssh"
+os.execve(git, [git, "push", "origin", "main"], env)
+"""
+
+
+def _pad_session(wd, pad, key):
+    """The padded exec asked on a terminal, key typed at its question:
+    (what the terminal showed, the records)."""
+    from test_ask import argv_of, on_a_terminal, read_until
+    from lib import PYTHON, read_log
+    from test_attack19a import _two_dirs_and_a_git
+    _, _, git = _two_dirs_and_a_git(wd)
+    log = os.path.join(wd.state, "pad.jsonl")
+    cmd = [PYTHON, "-c", PAD_AGENT, git, str(pad)]
+    pid, fd = on_a_terminal(wd, cmd, log, job=argv_of(wd, cmd, 6, log))
+    try:
+        out = read_until(fd, b"(refused in ", 20)
+        out += read_until(fd, b"): ", 5)
+        os.write(fd, key)
+        out += read_until(fd, b"\n", 3)
+        out += read_until(fd, b"NEVER", 10)
+    finally:
+        os.waitpid(pid, 0)
+        os.close(fd)
+    return out, read_log(log)
+
+
+def test_an_environment_padded_past_the_line_shows_what_steers(wd):
+    """The question on the terminal showed an exec's environment up to
+    640 bytes and counted the rest ("...[1 more variables]"): harmless
+    variables sorted first hid GIT_SSH_COMMAND, which the approved git
+    push then ran. The terminal shows the environment
+    whole now (up to about 12 KB)."""
+    out, recs = _pad_session(wd, 700, b"d")
+    check(b"GIT_SSH_COMMAND=" in out, "the question hid the variable: %r" % out[-1500:])
+
+
+def test_a_question_that_does_not_fit_is_not_allowed_on_the_terminal(wd):
+    """Past what the terminal shows (an environment of 30 KB), a key
+    that allows is no answer: the question says so, offers deny only,
+    and waits for harness-exec approve (here it times out, refused)."""
+    out, recs = _pad_session(wd, 30000, b"o")
+    answers = [x for x in recs if x.get("event") == "ask_answer"]
+    check(not os.path.exists(os.path.join(wd.path, "STEERED")),
+          "the exec shown cut ran: %r" % out[-600:])
+    check(answers and answers[0].get("verdict") == "deny" and
+          answers[0].get("by") != "terminal",
+          "allowed from the terminal unseen: %r %r" % (answers, out[-600:]))
