@@ -631,8 +631,8 @@ static int setup(struct run *r)
 	    o->mode >= 0 ? (enum hx_mode)o->mode : hx_policy_mode(r->policy);
 	hx_run_kernel_join(r); /* the probe's answer, before the walk */
 	policy_vars(r, &vars);
-	if (hx_sandbox_prepare(r->policy, &vars, r->pl.mode, o->quiet, &r->sb,
-			       msg, sizeof(msg))) {
+	if (hx_sandbox_prepare(r->policy, &vars, r->pl.mode, o->quiet,
+			       o->verbose, &r->sb, msg, sizeof(msg))) {
 		hx_say("sandbox: %s", msg);
 		return -1;
 	}

@@ -353,6 +353,7 @@ void hx_run_say_verbose(const struct run *r)
 		r->sess.id, r->sess.dir, r->sess.audit_path, r->sess.sock_path,
 		r->pl.mode == HX_MODE_AUDIT ? "audit" : "enforce",
 		hx_policy_source(r->policy));
+	hx_sandbox_describe(r->sb, stderr); /* what the kernel holds */
 }
 
 /* What a missing layer costs, said once at the start. */

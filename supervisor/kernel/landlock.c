@@ -25,7 +25,7 @@ int hx_landlock_abi(void)
 }
 
 int hx_landlock_prepare(const struct hx_policy *p,
-			const struct hx_policy_vars *vars,
+			const struct hx_policy_vars *vars, bool describe,
 			struct hx_landlock **out, char *err, size_t errlen)
 {
 	struct hx_landlock *ll;
@@ -57,7 +57,7 @@ int hx_landlock_prepare(const struct hx_policy *p,
 		*out = ll;
 		return 0;
 	}
-	r = hx_ll_derive(p, ll, err, errlen);
+	r = hx_ll_derive(p, ll, describe, err, errlen);
 	if (r) {
 		hx_landlock_free(ll);
 		return r;

@@ -739,8 +739,8 @@ static int write_text(struct derive *d, struct hx_landlock *ll, bool dflt_allow)
 	return 0;
 }
 
-int hx_ll_derive(const struct hx_policy *p, struct hx_landlock *ll, char *err,
-		 size_t errlen)
+int hx_ll_derive(const struct hx_policy *p, struct hx_landlock *ll,
+		 bool describe, char *err, size_t errlen)
 {
 	struct derive *d = calloc(1, sizeof(*d));
 	struct hx_ll_ruleset_attr attr = {0};
@@ -852,7 +852,7 @@ int hx_ll_derive(const struct hx_policy *p, struct hx_landlock *ll, char *err,
 			}
 			d->nrules++;
 		}
-	r = write_text(d, ll, dflt_allow);
+	r = describe ? write_text(d, ll, dflt_allow) : 0;
 	if (r)
 		goto fail;
 	ll->fd = d->rs;

@@ -51,7 +51,7 @@ int hx_ll_add_port(int ruleset, uint64_t port, uint64_t access);
 
 /* Fills ll->fd (a new ruleset) and ll->text from the policy. 0 or
  * -errno with a message in err. */
-int hx_ll_derive(const struct hx_policy *p, struct hx_landlock *ll, char *err,
-		 size_t errlen);
+int hx_ll_derive(const struct hx_policy *p, struct hx_landlock *ll,
+		 bool describe, char *err, size_t errlen);
 
 #endif

@@ -59,6 +59,7 @@ struct hx_sandbox {
 	pthread_t ll_thread;
 	const struct hx_policy *policy;
 	struct hx_policy_vars vars;
+	bool describe; /* the ruleset's text made, for --verbose */
 	int ll_err;
 	char ll_msg[256];
 	struct hx_limits limits; /* enforce mode: the policy's rlimits */
@@ -128,8 +129,9 @@ static void *derive_landlock(void *arg)
 {
 	struct hx_sandbox *sb = arg;
 
-	sb->ll_err = hx_landlock_prepare(sb->policy, &sb->vars, &sb->ll,
-					 sb->ll_msg, sizeof(sb->ll_msg));
+	sb->ll_err =
+	    hx_landlock_prepare(sb->policy, &sb->vars, sb->describe, &sb->ll,
+				sb->ll_msg, sizeof(sb->ll_msg));
 	return NULL;
 }
 
@@ -156,8 +158,8 @@ static int start_landlock(struct hx_sandbox *sb, const struct hx_policy *p,
 
 int hx_sandbox_prepare(const struct hx_policy *p,
 		       const struct hx_policy_vars *vars, enum hx_mode mode,
-		       bool quiet, struct hx_sandbox **out, char *err,
-		       size_t errlen)
+		       bool quiet, bool describe, struct hx_sandbox **out,
+		       char *err, size_t errlen)
 {
 	struct hx_sandbox *sb = calloc(1, sizeof(*sb));
 	int e;
@@ -169,6 +171,7 @@ int hx_sandbox_prepare(const struct hx_policy *p,
 	}
 	sb->mode = mode;
 	sb->quiet = quiet;
+	sb->describe = describe;
 	sb->handoff = -1;
 	sb->alias_from = vars->alias_from;
 	sb->alias_to = vars->alias_to;
@@ -393,6 +396,14 @@ static void masks_ready(struct hx_sandbox *sb, bool quiet)
 			"harness-exec: warning: the project has more than %d "
 			"entries; denied files past them are not masked\n",
 			HX_MASKS_MAX_ENTRIES);
+}
+
+void hx_sandbox_describe(const struct hx_sandbox *sb, FILE *out)
+{
+	if (sb->mode == HX_MODE_AUDIT)
+		fprintf(out, "landlock: off (audit mode)\n");
+	else
+		hx_landlock_describe(sb->ll, out);
 }
 
 int hx_sandbox_ready(struct hx_sandbox *sb, char *err, size_t errlen)

@@ -35,8 +35,12 @@ struct json_t; /* jansson's json_t, without its header */
  * fallback). */
 int hx_sandbox_prepare(const struct hx_policy *p,
 		       const struct hx_policy_vars *vars, enum hx_mode mode,
-		       bool quiet, struct hx_sandbox **out, char *err,
-		       size_t errlen);
+		       bool quiet, bool describe, struct hx_sandbox **out,
+		       char *err, size_t errlen);
+
+/* What the Landlock ruleset holds, for --verbose (prepared with
+ * describe; after hx_sandbox_ready). */
+void hx_sandbox_describe(const struct hx_sandbox *sb, FILE *out);
 
 /* Waits for the Landlock ruleset. Must succeed before
  * hx_sandbox_kernel_json and the fork: hx_sandbox_enter refuses a
