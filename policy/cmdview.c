@@ -503,14 +503,17 @@ static int git_forcing_name(const char *kv)
 
 	if (!strncasecmp(kv, "include", 7))
 		return 'i';
-	if (strncasecmp(kv, "remote.", 7) || !eq)
+	if (strncasecmp(kv, "remote.", 7))
 		return 0;
+	/* A bare key (-c remote.X.mirror, no '='): git reads it true. */
+	if (!eq)
+		eq = kv + strlen(kv);
 	for (const char *q = kv + 7; q < eq; q++)
 		if (*q == '.')
 			dot = q; /* remote.NAME.KEY: NAME may hold dots */
-	if (dot && !strncasecmp(dot, ".mirror=", 8))
+	if (dot && eq - dot == 7 && !strncasecmp(dot, ".mirror", 7))
 		return 'm';
-	return dot && !strncasecmp(dot, ".push=", 6) ? 'p' : 0;
+	return dot && eq - dot == 5 && !strncasecmp(dot, ".push", 5) ? 'p' : 0;
 }
 
 /* git -c remote.X.push=+... (or :...), remote.X.mirror=true: every
@@ -525,10 +528,11 @@ static bool git_forcing_key(const char *kv)
 	case 'i':
 		return true;
 	case 'm':
-		return strcasecmp(v + 1, "false") && strcasecmp(v + 1, "no") &&
-		       strcasecmp(v + 1, "off") && strcmp(v + 1, "0");
+		return !v ||
+		       (strcasecmp(v + 1, "false") && strcasecmp(v + 1, "no") &&
+			strcasecmp(v + 1, "off") && strcmp(v + 1, "0"));
 	case 'p':
-		return v[1] == '+' || v[1] == ':';
+		return v && (v[1] == '+' || v[1] == ':');
 	default:
 		return false;
 	}

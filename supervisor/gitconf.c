@@ -354,6 +354,7 @@ static bool forces_push(const char *sec, const char *key, const char *v,
 			const char *e)
 {
 	static const char *const no[] = {"false", "no", "off", "0"};
+	const char *w;
 
 	if (strcasecmp(sec, "remote"))
 		return false;
@@ -362,10 +363,19 @@ static bool forces_push(const char *sec, const char *key, const char *v,
 			v++;
 	if (!strcasecmp(key, "push"))
 		return v && v < e && (*v == '+' || *v == ':');
-	if (strcasecmp(key, "mirror"))
-		return false;
-	for (size_t i = 0; v && i < sizeof(no) / sizeof(*no); i++)
-		if ((size_t)(e - v) >= strlen(no[i]) &&
+	if (strcasecmp(key, "mirror") || !v)
+		return !strcasecmp(key, "mirror"); /* a bare key is true */
+	/* Not forced only by a whole false word: git reads "01", "0x1"
+	 * or "1k" as a number, true. */
+	for (w = v; w < e && isalnum((unsigned char)*w);)
+		w++;
+	for (const char *t = w; t < e; t++)
+		if (*t == '#' || *t == ';')
+			break;
+		else if (!isspace((unsigned char)*t) && *t != '"')
+			return true;
+	for (size_t i = 0; i < sizeof(no) / sizeof(*no); i++)
+		if ((size_t)(w - v) == strlen(no[i]) &&
 		    !strncasecmp(v, no[i], strlen(no[i])))
 			return false;
 	return true;
@@ -401,7 +411,7 @@ static bool key_names_code(const char *sec, const char *s, const char *e)
 	       memmem(v, (size_t)(e - v), "ext::", 5);
 }
 
-bool hx_gitconf_names_code(const char *buf, size_t len)
+static bool names_code_lines(const char *buf, size_t len)
 {
 	const char *p = buf, *end = buf + len;
 	char sec[64] = "";
@@ -434,6 +444,52 @@ bool hx_gitconf_names_code(const char *buf, size_t len)
 		p = e + 1;
 	}
 	return false;
+}
+
+/* A backslash at a line's end (before "\n" or "\r\n") continues a value
+ * on the next line: "push = \" and "+main:main" is "+main:main". */
+static const char *continued(const char *buf, size_t len)
+{
+	for (const char *b = buf;
+	     (b = memchr(b, '\\', len - (size_t)(b - buf))); b++)
+		if (b + 1 < buf + len &&
+		    (b[1] == '\n' ||
+		     (b[1] == '\r' && b + 2 < buf + len && b[2] == '\n')))
+			return b;
+		else if (b + 1 < buf + len)
+			b++; /* an escape: "\\" is no continuation */
+	return NULL;
+}
+
+bool hx_gitconf_names_code(const char *buf, size_t len)
+{
+	char *j;
+	size_t n = 0;
+	bool code;
+
+	/* Read as lines, and again with the continuations joined (a
+	 * comment's backslash continues nothing: either may be git's). */
+	if (names_code_lines(buf, len))
+		return true;
+	if (!continued(buf, len))
+		return false;
+	if (!(j = malloc(len)))
+		return true;
+	for (size_t i = 0; i < len; i++)
+		if (buf[i] == '\\' && i + 1 < len && buf[i + 1] == '\n')
+			i++;
+		else if (buf[i] == '\\' && i + 2 < len && buf[i + 1] == '\r' &&
+			 buf[i + 2] == '\n')
+			i += 2;
+		else if (buf[i] == '\\' && i + 1 < len) {
+			j[n++] = buf[i++]; /* an escape, kept whole */
+			j[n++] = buf[i];
+		} else {
+			j[n++] = buf[i];
+		}
+	code = names_code_lines(j, n);
+	free(j);
+	return code;
 }
 
 bool hx_gitconf_file_names_code(const char *path)

@@ -55,7 +55,11 @@ void hx_pl_validate_env(struct flow *f)
 		f->env_unread = true;
 	/* git's configuration by its environment is its -c (a forced push
 	 * from GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=remote.origin.push);
-	 * an environment unread may say so. */
-	f->ev.git_env_config =
-	    f->env_unread || hx_envdiff_sets(&f->env, "GIT_CONFIG");
+	 * an environment unread may say so. HOME and XDG_CONFIG_HOME say
+	 * where its global file is: one of the agent's, which may say
+	 * anything (~/.gitconfig is not the agent's to write). */
+	f->ev.git_env_config = f->env_unread ||
+			       hx_envdiff_sets(&f->env, "GIT_CONFIG") ||
+			       hx_envdiff_sets(&f->env, "HOME=") ||
+			       hx_envdiff_sets(&f->env, "XDG_CONFIG_HOME=");
 }

@@ -50,6 +50,14 @@ static const struct {
     {"[remote \"o\"]\n\tmirror\n", true},
     {"[remote \"o\"]\n\tmirror = false\n", false},
     {"[remote \"o\"] mirror = yes\n", true},
+    /* a value continued on the next line; a number git reads as true */
+    {"[remote \"o\"]\n\tpush = \\\n+HEAD:main\n", true},
+    {"[remote \"o\"]\n\tpush = \\\r\n+HEAD:main\r\n", true},
+    {"[remote \"o\"]\n\tpush = \\\\\n+HEAD:main\n", false},
+    {"[remote \"o\"]\n\tmirror = 01\n", true},
+    {"[remote \"o\"]\n\tmirror = 0x1\n", true},
+    {"[remote \"o\"]\n\tmirror = \"no\" # not\n", false},
+    {"[remote \"o\"]\n\tmirror = OFF\r\n", false},
     {"[branch \"main\"]\n\tpush = +x\n", false}, /* no such key there */
 };
 

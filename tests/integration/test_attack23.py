@@ -1,0 +1,119 @@
+"""The twenty-third attack review: git configuration that forces a
+push, said in ways the twenty-first and twenty-second did not read. An
+outside attacker's agent under the embedded default policy, in enforce
+mode."""
+
+import os
+
+from lib import check, harness
+from test_attack21 import GIT_ENV, _git
+from test_default_policy import fake_home
+
+
+def _remote_and_clone(wd):
+    """A bare remote whose main a local clone has rewritten (amended):
+    only a forced push puts the clone's main there. The first commit."""
+    remote = os.path.join(wd.path, "remote.git")
+    local = os.path.join(wd.path, "local")
+    _git(["init", "-q", "--bare", "-b", "main", remote], wd.path)
+    _git(["clone", "-q", remote, local], wd.path)
+    with open(os.path.join(local, "a"), "w") as f:
+        f.write("a\n")
+    _git(["add", "a"], local)
+    _git(["commit", "-qm", "first"], local)
+    _git(["push", "-q", "origin", "HEAD:main"], local)
+    first = _git(["rev-parse", "HEAD"], local)
+    _git(["commit", "-q", "--amend", "-m", "rewritten"], local)
+    return remote, first
+
+
+# A mirror said by a bare key: git reads "-c remote.origin.mirror" (no
+# '=') as true, a mirror push is forced (and prunes what the remote has
+# and the clone not). The -c reading took the forcing keys only with a
+# value.
+FORCED_BARE_KEY = (
+    ["git", "-c", "remote.origin.mirror", "push", "origin"],
+    ["git", "-c", "Remote.Origin.MIRROR", "push", "origin"],
+)
+
+# Where git finds its global configuration moved by the push's own
+# environment: HOME (~/.gitconfig), XDG_CONFIG_HOME ($XDG/git/config), a
+# file of the agent's in its workspace that says to force every push.
+FORCED_BY_HOME = (
+    ["HOME={P}/h"],
+    ["XDG_CONFIG_HOME={P}/x"],
+)
+
+FORCE_CFG = '[remote "origin"]\n\tpush = +main:main\n'
+
+
+def test_a_push_forced_by_a_bare_key_or_a_moved_home_is_asked(wd):
+    """git -c remote.origin.mirror push origin (a bare key: true), and
+    git push with HOME or XDG_CONFIG_HOME set for it alone to a directory
+    of the agent's whose git configuration forces the push: each
+    rewrote the remote's main unasked (allowed, class network). Each is
+    asked now (refused: nobody answers), through the shim and without
+    it."""
+    remote, first = _remote_and_clone(wd)
+    os.makedirs(os.path.join(wd.path, "h"))
+    os.makedirs(os.path.join(wd.path, "x", "git"))
+    for p in ("h/.gitconfig", "x/git/config"):
+        with open(os.path.join(wd.path, p), "w") as f:
+            f.write(FORCE_CFG)
+    for shim in ({}, {"HARNESS_SHIM": ""}):
+        for argv in FORCED_BARE_KEY:
+            r = harness(["sh", "-c", 'cd local && exec "$@"', "sh"] + list(argv), wd,
+                        policy=None, env=dict(shim, HOME=fake_home(wd), **GIT_ENV))
+            what = "%s %s" % (shim, " ".join(argv))
+            check(_git(["rev-parse", "main"], remote) == first,
+                  "%s: the remote's main was rewritten unasked\n%s" % (what, r.dump()))
+            recs = [x for x in r.records if x.get("event") == "execve" and
+                    x.get("args", {}).get("argv", [])[:len(argv)] == list(argv)]
+            check(recs and recs[0].get("rule") == "destructive" and
+                  recs[0].get("verdict") == "ask",
+                  "%s: record %r\n%s" % (what, recs[:1], r.dump()))
+        for assign in FORCED_BY_HOME:
+            assign = [a.replace("{P}", wd.path) for a in assign]
+            push = ["git", "push", "origin"]
+            r = harness(["sh", "-c", 'cd local && exec env "$@"', "sh"] + assign + push, wd,
+                        policy=None, env=dict(shim, HOME=fake_home(wd), **GIT_ENV))
+            what = "%s %s" % (shim, " ".join(assign))
+            check(_git(["rev-parse", "main"], remote) == first,
+                  "%s: the remote's main was rewritten unasked\n%s" % (what, r.dump()))
+            recs = [x for x in r.records if x.get("event", "").startswith("exec") and
+                    x.get("args", {}).get("argv", []) == push]
+            check(recs and recs[0].get("rule") == "destructive" and
+                  recs[0].get("verdict") == "ask",
+                  "%s: record %r\n%s" % (what, recs[:1], r.dump()))
+
+
+# What a repository's config says in git's syntax the check read
+# otherwise: a value continued on the next line (a backslash at the
+# line's end, "\r\n" too), a mirror true by a number git reads as one.
+FORCING_CONFIGS = (
+    '[remote "origin"]\n\tpush = \\\n+HEAD:main\n',
+    '[remote "origin"]\n\tpush = \\\r\n+HEAD:main\r\n',
+    '[remote "origin"]\n\tmirror = 01\n',
+    '[remote "origin"]\n\tmirror = 0x1\n',
+)
+
+
+def test_a_config_that_forces_a_push_in_other_spellings_does_not_land(wd):
+    """A clone of the agent's in $TMPDIR whose config, written beside it
+    and renamed over it, says remote.origin.push = \\<newline>+HEAD:main
+    or mirror = 01: the check read the continued line's value as "\\"
+    and "01" as false, the config landed and a plain git push rewrote
+    the remote's main unasked. The rename is refused now."""
+    remote, first = _remote_and_clone(wd)
+    for text in FORCING_CONFIGS:
+        r = harness(["sh", "-c", 'rm -rf "$TMPDIR/c"; git clone -q "$1" "$TMPDIR/c" && '
+                     'cd "$TMPDIR/c" && git commit -q --amend -m mine && '
+                     'cp .git/config "$TMPDIR/cfg" && printf %s "$2" >> "$TMPDIR/cfg" && '
+                     'mv "$TMPDIR/cfg" .git/config; git push -q', "sh", remote, text],
+                    wd, policy=None, env=dict(HOME=fake_home(wd), **GIT_ENV))
+        check(_git(["rev-parse", "main"], remote) == first,
+              "%r: a push forced by the agent's own config rewrote the remote's main\n%s"
+              % (text, r.dump()))
+        refused = [x for x in r.records if x.get("rule") == "harness:git-config" and
+                   x.get("verdict") == "deny" and x.get("event", "").startswith("rename")]
+        check(refused, "%r: no refusal of the config's rename\n%s" % (text, r.dump()))
