@@ -7,10 +7,12 @@
 #include "supervisor/gitconf.h"
 
 #include <dirent.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
 #include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -75,6 +77,58 @@ static bool layout_is_git(const char *dir)
 	return has(dir, "HEAD") || has(dir, "objects") || has(dir, "refs");
 }
 
+/* dir/config, if there is one, made a new file of what was checked in
+ * it (false: it names code, or could not be so made). Its old file may
+ * be written still, by an fd or a second name the agent took while dir
+ * was no repository: a repository's config is no longer it. */
+static bool fresh_config(const char *dir)
+{
+	char p[PATH_MAX], tmp[PATH_MAX], *buf;
+	struct stat st;
+	size_t len = 0, off = 0;
+	ssize_t n = 0;
+	int fd;
+	bool ok;
+
+	if (snprintf(p, sizeof(p), "%s/config", dir) >= (int)sizeof(p) ||
+	    snprintf(tmp, sizeof(tmp), "%s/.hx-config-%d", dir,
+		     (int)gettid()) >= (int)sizeof(tmp))
+		return false;
+	if (lstat(p, &st))
+		return errno == ENOENT;
+	if (!(buf = malloc(HX_GITCONF_COPY_MAX)))
+		return false;
+	fd = open(p, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0 || fstat(fd, &st) || !S_ISREG(st.st_mode)) {
+		if (fd >= 0)
+			close(fd);
+		free(buf);
+		return false;
+	}
+	while (len < HX_GITCONF_COPY_MAX &&
+	       (n = read(fd, buf + len, HX_GITCONF_COPY_MAX - len)) > 0)
+		len += (size_t)n;
+	close(fd);
+	ok = n >= 0 && len < HX_GITCONF_COPY_MAX &&
+	     !hx_gitconf_names_code(buf, len);
+	fd =
+	    ok ? open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+		      st.st_mode & 0777)
+	       : -1;
+	while (fd >= 0 && off < len &&
+	       (n = write(fd, buf + off, len - off)) > 0)
+		off += (size_t)n;
+	free(buf);
+	if (fd < 0)
+		return false;
+	ok = off == len && (!fchown(fd, st.st_uid, st.st_gid) || geteuid()) &&
+	     !fchmod(fd, st.st_mode & 0777);
+	ok = !close(fd) && ok && !rename(tmp, p);
+	if (!ok)
+		unlink(tmp);
+	return ok;
+}
+
 /* Whether the bare layout at dir would run code once it is a
  * repository: a hook (not *.sample), a configuration naming code, a
  * commondir. */
@@ -87,10 +141,7 @@ static bool carries_code(const char *dir)
 	struct dirent *e;
 	bool code = false;
 
-	if (has(dir, "commondir"))
-		return true;
-	if (snprintf(p, sizeof(p), "%s/config", dir) < (int)sizeof(p) &&
-	    !lstat(p, &st) && hx_gitconf_file_names_code(p))
+	if (has(dir, "commondir") || !fresh_config(dir))
 		return true;
 	if (snprintf(p, sizeof(p), "%s/hooks", dir) >= (int)sizeof(p) ||
 	    lstat(p, &st))

@@ -117,3 +117,40 @@ def test_a_config_that_forces_a_push_in_other_spellings_does_not_land(wd):
         refused = [x for x in r.records if x.get("rule") == "harness:git-config" and
                    x.get("verdict") == "deny" and x.get("event", "").startswith("rename")]
         check(refused, "%r: no refusal of the config's rename\n%s" % (text, r.dump()))
+
+
+# A bare layout of the agent's made by hand in $TMPDIR: its config
+# written (and kept open, or linked to a second name) before the layout
+# is a repository's, the layout completed (HEAD checked against the
+# config then: nothing), the config's forcing text written after
+# through the fd kept or the second name, then a plain push.
+BY_HAND = r'''
+set -e
+B="$TMPDIR/x.git"; rm -rf "$B" "$TMPDIR/cfg"; mkdir "$B"
+printf '[core]\n\tbare = true\n[remote "origin"]\n\turl = %s\n' "$1" > "$B/config"
+case "$2" in
+link) ln "$B/config" "$TMPDIR/cfg"; exec 3>>"$TMPDIR/cfg";;
+fd) exec 3>>"$B/config";;
+esac
+mkdir "$B/objects" "$B/refs" "$B/refs/heads"
+echo 'ref: refs/heads/main' > "$B/HEAD"
+git --git-dir="$B" fetch -q "$3" +main:main
+printf '\tpush = +main:main\n' >&3
+exec 3>&-
+git --git-dir="$B" push -q origin
+'''
+
+
+def test_a_bare_layout_config_written_after_its_head_forces_nothing(wd):
+    """A bare repository made by hand in $TMPDIR, its config's forcing
+    text written after HEAD through an fd opened before (or a hard link
+    made before): a plain git push then rewrote the remote's main."""
+    remote, first = _remote_and_clone(wd)
+    local = os.path.join(wd.path, "local")
+    for how in ("link", "fd"):
+        r = harness(["sh", "-c", BY_HAND, "sh", remote, how, local], wd, policy=None,
+                    env=dict(HOME=fake_home(wd), **GIT_ENV))
+        check(_git(["rev-parse", "main"], remote) == first,
+              "%s: a push forced by a config written after HEAD rewrote the remote's main\n%s"
+              % (how, r.dump()))
+
