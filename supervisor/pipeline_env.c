@@ -57,9 +57,12 @@ void hx_pl_validate_env(struct flow *f)
 	 * from GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=remote.origin.push);
 	 * an environment unread may say so. HOME and XDG_CONFIG_HOME say
 	 * where its global file is: one of the agent's, which may say
-	 * anything (~/.gitconfig is not the agent's to write). */
+	 * anything (~/.gitconfig is not the agent's to write);
+	 * GIT_COMMON_DIR where its repository's is (a directory that
+	 * needs no HEAD, whose config no HEAD's writing checks). */
 	f->ev.git_env_config = f->env_unread ||
 			       hx_envdiff_sets(&f->env, "GIT_CONFIG") ||
 			       hx_envdiff_sets(&f->env, "HOME=") ||
-			       hx_envdiff_sets(&f->env, "XDG_CONFIG_HOME=");
+			       hx_envdiff_sets(&f->env, "XDG_CONFIG_HOME=") ||
+			       hx_envdiff_sets(&f->env, "GIT_COMMON_DIR=");
 }

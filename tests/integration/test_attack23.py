@@ -154,3 +154,36 @@ def test_a_bare_layout_config_written_after_its_head_forces_nothing(wd):
               "%s: a push forced by a config written after HEAD rewrote the remote's main\n%s"
               % (how, r.dump()))
 
+
+# The same through GIT_COMMON_DIR, set for the push alone: git reads the
+# config of the common directory, which needs objects and refs but no
+# HEAD (the HEAD is GIT_DIR's), so no HEAD of its is ever written.
+BY_COMMON_DIR = r'''
+set -e
+C="$TMPDIR/common"; G="$TMPDIR/g.git"; rm -rf "$C" "$G"; mkdir "$C"
+printf '[core]\n\tbare = true\n[remote "origin"]\n\turl = %s\n' "$1" > "$C/config"
+exec 3>>"$C/config"
+mkdir "$C/objects" "$C/refs" "$C/refs/heads"
+git init -q --bare -b main "$G"
+GIT_DIR="$G" GIT_COMMON_DIR="$C" git fetch -q "$2" +main:main
+printf '\tpush = +main:main\n' >&3
+exec 3>&-
+GIT_DIR="$G" GIT_COMMON_DIR="$C" git push -q origin
+'''
+
+
+def test_a_common_dir_the_push_is_pointed_at_is_git_configuration(wd):
+    """GIT_COMMON_DIR set for the push alone names a directory of the
+    agent's whose config (never a repository's by its HEAD) forces the
+    push: it rewrote the remote's main unasked. It is asked now, as
+    GIT_CONFIG_* are."""
+    remote, first = _remote_and_clone(wd)
+    local = os.path.join(wd.path, "local")
+    r = harness(["sh", "-c", BY_COMMON_DIR, "sh", remote, local], wd, policy=None,
+                env=dict(HOME=fake_home(wd), **GIT_ENV))
+    check(_git(["rev-parse", "main"], remote) == first,
+          "a push through a common dir of the agent's rewrote the remote's main\n%s" % r.dump())
+    recs = [x for x in r.records if x.get("event", "").startswith("exec") and
+            x.get("args", {}).get("argv", []) == ["git", "push", "-q", "origin"]]
+    check(recs and recs[0].get("rule") == "destructive" and recs[0].get("verdict") == "ask",
+          "record %r\n%s" % (recs[:1], r.dump()))
