@@ -77,11 +77,11 @@ static bool layout_is_git(const char *dir)
 	return has(dir, "HEAD") || has(dir, "objects") || has(dir, "refs");
 }
 
-/* dir/config, if there is one, made a new file of what was checked in
- * it (false: it names code, or could not be so made). Its old file may
- * be written still, by an fd or a second name the agent took while dir
+/* dir/name (config, config.worktree), if there is one, made a new file of what
+ * was checked in it (false: it names code, or could not be so made). Its old
+ * file may be written still, by an fd or a second name the agent took while dir
  * was no repository: a repository's config is no longer it. */
-static bool fresh_config(const char *dir)
+static bool fresh_config(const char *dir, const char *name)
 {
 	char p[PATH_MAX], tmp[PATH_MAX], *buf;
 	struct stat st;
@@ -90,8 +90,8 @@ static bool fresh_config(const char *dir)
 	int fd;
 	bool ok;
 
-	if (snprintf(p, sizeof(p), "%s/config", dir) >= (int)sizeof(p) ||
-	    snprintf(tmp, sizeof(tmp), "%s/.hx-config-%d", dir,
+	if (snprintf(p, sizeof(p), "%s/%s", dir, name) >= (int)sizeof(p) ||
+	    snprintf(tmp, sizeof(tmp), "%s/.hx-%s-%d", dir, name,
 		     (int)gettid()) >= (int)sizeof(tmp))
 		return false;
 	if (lstat(p, &st))
@@ -141,7 +141,8 @@ static bool carries_code(const char *dir)
 	struct dirent *e;
 	bool code = false;
 
-	if (has(dir, "commondir") || !fresh_config(dir))
+	if (has(dir, "commondir") || !fresh_config(dir, "config") ||
+	    !fresh_config(dir, "config.worktree"))
 		return true;
 	if (snprintf(p, sizeof(p), "%s/hooks", dir) >= (int)sizeof(p) ||
 	    lstat(p, &st))

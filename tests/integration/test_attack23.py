@@ -131,11 +131,13 @@ printf '[core]\n\tbare = true\n[remote "origin"]\n\turl = %s\n' "$1" > "$B/confi
 case "$2" in
 link) ln "$B/config" "$TMPDIR/cfg"; exec 3>>"$TMPDIR/cfg";;
 fd) exec 3>>"$B/config";;
+worktree) printf '[core]\n\trepositoryformatversion = 1\n[extensions]\n\tworktreeConfig = true\n' >> "$B/config"
+    : > "$B/config.worktree"; exec 3>>"$B/config.worktree";;
 esac
 mkdir "$B/objects" "$B/refs" "$B/refs/heads"
 echo 'ref: refs/heads/main' > "$B/HEAD"
 git --git-dir="$B" fetch -q "$3" +main:main
-printf '\tpush = +main:main\n' >&3
+printf '[remote "origin"]\n\tpush = +main:main\n' >&3
 exec 3>&-
 git --git-dir="$B" push -q origin
 '''
@@ -144,10 +146,11 @@ git --git-dir="$B" push -q origin
 def test_a_bare_layout_config_written_after_its_head_forces_nothing(wd):
     """A bare repository made by hand in $TMPDIR, its config's forcing
     text written after HEAD through an fd opened before (or a hard link
-    made before): a plain git push then rewrote the remote's main."""
+    made before, or into a config.worktree its config enables): a plain
+    git push then rewrote the remote's main."""
     remote, first = _remote_and_clone(wd)
     local = os.path.join(wd.path, "local")
-    for how in ("link", "fd"):
+    for how in ("link", "fd", "worktree"):
         r = harness(["sh", "-c", BY_HAND, "sh", remote, how, local], wd, policy=None,
                     env=dict(HOME=fake_home(wd), **GIT_ENV))
         check(_git(["rev-parse", "main"], remote) == first,
