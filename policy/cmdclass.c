@@ -548,8 +548,10 @@ static enum hx_cmd_class git_refine(const struct hx_cmd_part *p,
 {
 	if (!strcmp(sub, "reset") && has(p, "--hard"))
 		return DEST;
-	/* send-pack: push's plumbing, the same options and refspecs. */
-	if (!strcmp(sub, "push") || !strcmp(sub, "send-pack")) {
+	/* send-pack: push's plumbing, the same options and refspecs;
+	 * http-push: push over WebDAV (--force, -D, +refspecs). */
+	if (!strcmp(sub, "push") || !strcmp(sub, "send-pack") ||
+	    !strcmp(sub, "http-push")) {
 		if (p->git_forces)
 			return DEST;
 		for (size_t i = at + 1; i < p->argc; i++) {
@@ -561,7 +563,8 @@ static enum hx_cmd_class git_refine(const struct hx_cmd_part *p,
 			    !strcmp(a, "--delete") || !strcmp(a, "--mirror") ||
 			    !strcmp(a, "--prune") ||
 			    (a[0] == '-' && a[1] != '-' &&
-			     (strchr(a, 'f') || strchr(a, 'd'))))
+			     (strchr(a, 'f') || strchr(a, 'd') ||
+			      strchr(a, 'D'))))
 				return DEST;
 		}
 	}
