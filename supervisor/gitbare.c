@@ -129,6 +129,28 @@ static bool fresh_config(const char *dir, const char *name)
 	return ok;
 }
 
+/* Whether dir/remotes is anything but a directory with nothing in it:
+ * a remote of the old layout may force a push ("Push: +main:main"). */
+static bool has_remotes(const char *dir)
+{
+	char p[PATH_MAX];
+	struct stat st;
+	DIR *d;
+	struct dirent *e;
+	bool any = false;
+
+	if (snprintf(p, sizeof(p), "%s/remotes", dir) >= (int)sizeof(p))
+		return true;
+	if (lstat(p, &st))
+		return false;
+	if (!S_ISDIR(st.st_mode) || !(d = opendir(p)))
+		return true;
+	while (!any && (e = readdir(d)))
+		any = strcmp(e->d_name, ".") && strcmp(e->d_name, "..");
+	closedir(d);
+	return any;
+}
+
 /* Whether the bare layout at dir would run code once it is a
  * repository: a hook (not *.sample), a configuration naming code, a
  * commondir. */
@@ -142,7 +164,7 @@ static bool carries_code(const char *dir)
 	bool code = false;
 
 	if (has(dir, "commondir") || !fresh_config(dir, "config") ||
-	    !fresh_config(dir, "config.worktree"))
+	    !fresh_config(dir, "config.worktree") || has_remotes(dir))
 		return true;
 	if (snprintf(p, sizeof(p), "%s/hooks", dir) >= (int)sizeof(p) ||
 	    lstat(p, &st))
@@ -225,11 +247,16 @@ enum hx_gitconf_place hx_gitconf_bare_place(const char *path)
 			   : HX_GITCONF_NONE;
 	if (!strcmp(leaf, "commondir"))
 		return layout_is_git(dir) ? HX_GITCONF_CODE : HX_GITCONF_NONE;
-	if (!strcmp(leaf, "hooks")) /* made a link, or moved in whole */
+	if (!strcmp(leaf, "hooks") || /* made a link, or moved in whole */
+	    !strcmp(leaf, "remotes"))
 		return layout_is_git(dir) ? HX_GITCONF_CODE : HX_GITCONF_NONE;
 	if (!strcmp(leaf, "HEAD")) /* the layout completed, with code */
 		return carries_code(dir) ? HX_GITCONF_CODE : HX_GITCONF_NONE;
 	n = strlen(leaf);
+	if (dir_of(path, 2, parent, sizeof(parent)) &&
+	    !strcmp(strrchr(dir, '/') + 1, "remotes"))
+		return layout_is_git(parent) ? HX_GITCONF_CODE
+					     : HX_GITCONF_NONE;
 	if (!dir_of(path, 2, parent, sizeof(parent)) ||
 	    strcmp(strrchr(dir, '/') + 1, "hooks") ||
 	    (n >= 7 && !strcmp(leaf + n - 7, ".sample")))

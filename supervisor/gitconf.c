@@ -296,6 +296,29 @@ static bool has_dir(const char *tail, const char *leaf, const char *comp)
 	return false;
 }
 
+/* remotes/NAME (of a git directory, a submodule's too): a remote of the
+ * old layout ("Push: +main:main" forces git push NAME), which git no
+ * longer writes; "remotes" itself, a link or a directory moved in. Not
+ * a submodule's or a worktree's directory so named. */
+static bool old_remote(const char *tail, const char *leaf)
+{
+	const char *r = leaf, *b;
+
+	if (strcmp(leaf, "remotes")) {
+		if (leaf - tail < 8 || strncmp(leaf - 8, "remotes/", 8))
+			return false;
+		r = leaf - 8;
+		if (r > tail && r[-1] != '/')
+			return false;
+	}
+	if (r == tail)
+		return true;
+	for (b = r - 1; b > tail && b[-1] != '/'; b--)
+		; /* the component before: b up to r */
+	return !(r - b == 8 && !strncmp(b, "modules/", 8)) &&
+	       !(r - b == 10 && !strncmp(b, "worktrees/", 10));
+}
+
 enum hx_gitconf_place hx_gitconf_place(const char *path, bool in_project)
 {
 	const char *leaf = strrchr(path, '/'), *t = git_tail(path);
@@ -313,6 +336,8 @@ enum hx_gitconf_place hx_gitconf_place(const char *path, bool in_project)
 	if (!strcmp(leaf, "config") || !strcmp(leaf, "config.worktree"))
 		return HX_GITCONF_CONFIG;
 	if (!strcmp(leaf, "commondir"))
+		return HX_GITCONF_CODE;
+	if (old_remote(t, leaf))
 		return HX_GITCONF_CODE;
 	n = strlen(leaf);
 	if (leaf - t >= 6 && !strncmp(leaf - 6, "hooks/", 6) &&

@@ -3,6 +3,7 @@ push, said in ways the twenty-first and twenty-second did not read. An
 outside attacker's agent under the embedded default policy, in enforce
 mode."""
 
+import json
 import os
 
 from lib import check, harness
@@ -190,3 +191,39 @@ def test_a_common_dir_the_push_is_pointed_at_is_git_configuration(wd):
             x.get("args", {}).get("argv", []) == ["git", "push", "-q", "origin"]]
     check(recs and recs[0].get("rule") == "destructive" and recs[0].get("verdict") == "ask",
           "record %r\n%s" % (recs[:1], r.dump()))
+
+
+# A remote of git's old layout: $GIT_DIR/remotes/NAME ("URL: ...",
+# "Push: +main:main"), which git still reads for a remote its config
+# does not name, forces git push NAME; git itself never writes one now.
+OLD_REMOTE = r'''
+mkdir -p "$2/remotes" && printf 'URL: %s\nPush: +main:main\n' "$1" > "$2/remotes/evil"
+cd "$3" && git push -q evil
+'''
+
+
+def test_a_remote_of_the_old_layout_forces_no_push(wd):
+    """The project's clone's .git/remotes/evil (a file git reads as a
+    remote's, its Push: line a forcing refspec), then a plain
+    git push evil: the write was allowed (rule project) and the push
+    rewrote the remote's main unasked. The file is refused now
+    (harness:git-config), in the project and in a clone in $TMPDIR."""
+    remote, first = _remote_and_clone(wd)
+    local = os.path.join(wd.path, "local")
+    for where in ("tmp", "project"):
+        if where == "project":
+            script = OLD_REMOTE
+            args = [remote, os.path.join(local, ".git"), local]
+        else:
+            script = ('rm -rf "$TMPDIR/c"; git clone -q "$1" "$TMPDIR/c" && '
+                      'cd "$TMPDIR/c" && git commit -q --amend -m mine && ' +
+                      OLD_REMOTE.replace('"$2', '"$TMPDIR/c/.git').replace('"$3"', '"$TMPDIR/c"'))
+            args = [remote, "", ""]
+        r = harness(["sh", "-c", script, "sh"] + args, wd, policy=None,
+                    env=dict(HOME=fake_home(wd), **GIT_ENV))
+        check(_git(["rev-parse", "main"], remote) == first,
+              "%s: git push evil by .git/remotes/evil rewrote the remote's main\n%s"
+              % (where, r.dump()))
+        refused = [x for x in r.records if x.get("rule") == "harness:git-config" and
+                   x.get("verdict") == "deny" and "remotes/evil" in json.dumps(x)]
+        check(refused, "%s: no refusal of remotes/evil\n%s" % (where, r.dump()))

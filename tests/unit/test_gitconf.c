@@ -94,6 +94,16 @@ START_TEST(gitconf_places)
 	    {"/p/sub/.git/HEAD", true, HX_GITCONF_NONE},
 	    {"/p/src/config", true, HX_GITCONF_NONE},
 	    {"/p/.github/config", true, HX_GITCONF_NONE},
+	    /* a remote of the old layout: "Push: +main:main" forces */
+	    {"/p/sub/.git/remotes/evil", true, HX_GITCONF_CODE},
+	    {"/p/sub/.git/remotes", true, HX_GITCONF_CODE},
+	    {"/p/.git/modules/m/remotes/evil", true, HX_GITCONF_CODE},
+	    {"/p/.git/refs/remotes/origin/main", true, HX_GITCONF_NONE},
+	    {"/p/.git/logs/refs/remotes/origin/main", true, HX_GITCONF_NONE},
+	    {"/p/.git/modules/remotes/config", true, HX_GITCONF_CONFIG},
+	    {"/p/.git/modules/remotes", true, HX_GITCONF_NONE},
+	    {"/p/.git/worktrees/remotes/HEAD", true, HX_GITCONF_NONE},
+	    {"/p/.git/xremotes/evil", true, HX_GITCONF_NONE},
 	};
 
 	for (size_t i = 0; i < sizeof(t) / sizeof(*t); i++)
