@@ -150,6 +150,11 @@ START_TEST(gitconf_bare_places)
 	ck_assert_int_eq(hx_gitconf_bare_place(p), HX_GITCONF_CODE);
 	snprintf(p, sizeof(p), "%s/r/HEAD", dir);
 	ck_assert_int_eq(hx_gitconf_bare_place(p), HX_GITCONF_NONE);
+	/* a remote of the old layout, remotes itself */
+	snprintf(p, sizeof(p), "%s/r/remotes/evil", dir);
+	ck_assert_int_eq(hx_gitconf_bare_place(p), HX_GITCONF_CODE);
+	snprintf(p, sizeof(p), "%s/r/remotes", dir);
+	ck_assert_int_eq(hx_gitconf_bare_place(p), HX_GITCONF_CODE);
 	snprintf(p, sizeof(p), "%s/r", dir);
 	ck_assert(!hx_gitconf_tree_carries_code(p, false));
 	/* a hook in it: HEAD completes a layout that runs code */
