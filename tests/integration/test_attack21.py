@@ -223,16 +223,9 @@ FORCED_BY_ENV = (
 )
 
 
-def test_a_force_push_git_is_told_of_on_its_command_line_is_asked(wd):
-    """The destructive rule asks before git push --force (a checkpoint
-    does not bring the remote's branch back), and the policy reads
-    through git's -C and -c; but -c remote.origin.push=+..., .mirror
-    or an include.path naming a file that says so forces a push whose
-    argv says nothing of it, and send-pack, push's plumbing, was not
-    read at all: each rewrote the remote's main unasked. Each is asked
-    now (refused: nobody answers), from git through the shim and
-    without it. What the agent's own repository's configuration says
-    is not read (an XFAIL below)."""
+def remote_and_clone(wd):
+    """A bare remote whose main a local clone has rewritten (amended):
+    only a forced push puts the clone's main there. The first commit."""
     remote = os.path.join(wd.path, "remote.git")
     local = os.path.join(wd.path, "local")
     _git(["init", "-q", "--bare", "-b", "main", remote], wd.path)
@@ -244,6 +237,36 @@ def test_a_force_push_git_is_told_of_on_its_command_line_is_asked(wd):
     _git(["push", "-q", "origin", "HEAD:main"], local)
     first = _git(["rev-parse", "HEAD"], local)
     _git(["commit", "-q", "--amend", "-m", "rewritten"], local)  # not a fast-forward
+    return remote, first
+
+
+def env_push_is_asked(wd, remote, first, shim, assign):
+    """git push origin from the clone, with assign (NAME=VALUE, {P} the
+    work dir) set for the push alone: asked, and the remote's main kept."""
+    assign = [a.replace("{P}", wd.path) for a in assign]
+    push = ["git", "push", "origin"]
+    r = harness(["sh", "-c", 'cd local && exec env "$@"', "sh"] + assign + push, wd,
+                policy=None, env=dict(shim, HOME=fake_home(wd), **GIT_ENV))
+    what = "%s %s" % (shim, " ".join(assign))
+    check(_git(["rev-parse", "main"], remote) == first,
+          "%s: the remote's main was rewritten unasked\n%s" % (what, r.dump()))
+    recs = [x for x in r.records if x.get("event", "").startswith("exec") and
+            x.get("args", {}).get("argv", []) == push]
+    check(recs and recs[0].get("rule") == "destructive" and recs[0].get("verdict") == "ask",
+          "%s: record %r\n%s" % (what, recs[:1], r.dump()))
+
+
+def test_a_force_push_git_is_told_of_on_its_command_line_is_asked(wd):
+    """The destructive rule asks before git push --force (a checkpoint
+    does not bring the remote's branch back), and the policy reads
+    through git's -C and -c; but -c remote.origin.push=+..., .mirror
+    or an include.path naming a file that says so forces a push whose
+    argv says nothing of it, and send-pack, push's plumbing, was not
+    read at all: each rewrote the remote's main unasked. Each is asked
+    now (refused: nobody answers), from git through the shim and
+    without it. What the agent's own repository's configuration says
+    is not read (an XFAIL below)."""
+    remote, first = remote_and_clone(wd)
     with open(os.path.join(wd.path, "force.cfg"), "w") as f:
         f.write('[remote "origin"]\n\tpush = +main:main\n')
     for shim in ({}, {"HARNESS_SHIM": ""}):
@@ -260,18 +283,7 @@ def test_a_force_push_git_is_told_of_on_its_command_line_is_asked(wd):
                   recs[0].get("class") == "destructive" and recs[0].get("verdict") == "ask",
                   "%s: record %r\n%s" % (what, recs[:1], r.dump()))
         for assign in FORCED_BY_ENV:
-            assign = [a.replace("{P}", wd.path) for a in assign]
-            push = ["git", "push", "origin"]
-            r = harness(["sh", "-c", 'cd local && exec env "$@"', "sh"] + assign + push, wd,
-                        policy=None, env=dict(shim, HOME=fake_home(wd), **GIT_ENV))
-            what = "%s %s" % (shim, " ".join(assign))
-            check(_git(["rev-parse", "main"], remote) == first,
-                  "%s: the remote's main was rewritten unasked" % what)
-            recs = [x for x in r.records if x.get("event", "").startswith("exec") and
-                    x.get("args", {}).get("argv", []) == push]
-            check(recs and recs[0].get("rule") == "destructive" and
-                  recs[0].get("verdict") == "ask",
-                  "%s: record %r\n%s" % (what, recs[:1], r.dump()))
+            env_push_is_asked(wd, remote, first, shim, assign)
 
     # The same from the configuration of a repository of the agent's
     # own (a clone in $TMPDIR: its config is the agent's to write): the

@@ -7,25 +7,8 @@ import json
 import os
 
 from lib import check, harness
-from test_attack21 import GIT_ENV, _git
+from test_attack21 import GIT_ENV, _git, env_push_is_asked, remote_and_clone
 from test_default_policy import fake_home
-
-
-def _remote_and_clone(wd):
-    """A bare remote whose main a local clone has rewritten (amended):
-    only a forced push puts the clone's main there. The first commit."""
-    remote = os.path.join(wd.path, "remote.git")
-    local = os.path.join(wd.path, "local")
-    _git(["init", "-q", "--bare", "-b", "main", remote], wd.path)
-    _git(["clone", "-q", remote, local], wd.path)
-    with open(os.path.join(local, "a"), "w") as f:
-        f.write("a\n")
-    _git(["add", "a"], local)
-    _git(["commit", "-qm", "first"], local)
-    _git(["push", "-q", "origin", "HEAD:main"], local)
-    first = _git(["rev-parse", "HEAD"], local)
-    _git(["commit", "-q", "--amend", "-m", "rewritten"], local)
-    return remote, first
 
 
 # A mirror said by a bare key: git reads "-c remote.origin.mirror" (no
@@ -55,7 +38,7 @@ def test_a_push_forced_by_a_bare_key_or_a_moved_home_is_asked(wd):
     rewrote the remote's main unasked (allowed, class network). Each is
     asked now (refused: nobody answers), through the shim and without
     it."""
-    remote, first = _remote_and_clone(wd)
+    remote, first = remote_and_clone(wd)
     os.makedirs(os.path.join(wd.path, "h"))
     os.makedirs(os.path.join(wd.path, "x", "git"))
     for p in ("h/.gitconfig", "x/git/config"):
@@ -74,18 +57,7 @@ def test_a_push_forced_by_a_bare_key_or_a_moved_home_is_asked(wd):
                   recs[0].get("verdict") == "ask",
                   "%s: record %r\n%s" % (what, recs[:1], r.dump()))
         for assign in FORCED_BY_HOME:
-            assign = [a.replace("{P}", wd.path) for a in assign]
-            push = ["git", "push", "origin"]
-            r = harness(["sh", "-c", 'cd local && exec env "$@"', "sh"] + assign + push, wd,
-                        policy=None, env=dict(shim, HOME=fake_home(wd), **GIT_ENV))
-            what = "%s %s" % (shim, " ".join(assign))
-            check(_git(["rev-parse", "main"], remote) == first,
-                  "%s: the remote's main was rewritten unasked\n%s" % (what, r.dump()))
-            recs = [x for x in r.records if x.get("event", "").startswith("exec") and
-                    x.get("args", {}).get("argv", []) == push]
-            check(recs and recs[0].get("rule") == "destructive" and
-                  recs[0].get("verdict") == "ask",
-                  "%s: record %r\n%s" % (what, recs[:1], r.dump()))
+            env_push_is_asked(wd, remote, first, shim, assign)
 
 
 # What a repository's config says in git's syntax the check read
@@ -105,7 +77,7 @@ def test_a_config_that_forces_a_push_in_other_spellings_does_not_land(wd):
     or mirror = 01: the check read the continued line's value as "\\"
     and "01" as false, the config landed and a plain git push rewrote
     the remote's main unasked. The rename is refused now."""
-    remote, first = _remote_and_clone(wd)
+    remote, first = remote_and_clone(wd)
     for text in FORCING_CONFIGS:
         r = harness(["sh", "-c", 'rm -rf "$TMPDIR/c"; git clone -q "$1" "$TMPDIR/c" && '
                      'cd "$TMPDIR/c" && git commit -q --amend -m mine && '
@@ -149,7 +121,7 @@ def test_a_bare_layout_config_written_after_its_head_forces_nothing(wd):
     text written after HEAD through an fd opened before (or a hard link
     made before, or into a config.worktree its config enables): a plain
     git push then rewrote the remote's main."""
-    remote, first = _remote_and_clone(wd)
+    remote, first = remote_and_clone(wd)
     local = os.path.join(wd.path, "local")
     for how in ("link", "fd", "worktree"):
         r = harness(["sh", "-c", BY_HAND, "sh", remote, how, local], wd, policy=None,
@@ -181,7 +153,7 @@ def test_a_common_dir_the_push_is_pointed_at_is_git_configuration(wd):
     agent's whose config (never a repository's by its HEAD) forces the
     push: it rewrote the remote's main unasked. It is asked now, as
     GIT_CONFIG_* are."""
-    remote, first = _remote_and_clone(wd)
+    remote, first = remote_and_clone(wd)
     local = os.path.join(wd.path, "local")
     r = harness(["sh", "-c", BY_COMMON_DIR, "sh", remote, local], wd, policy=None,
                 env=dict(HOME=fake_home(wd), **GIT_ENV))
@@ -208,7 +180,7 @@ def test_a_remote_of_the_old_layout_forces_no_push(wd):
     git push evil: the write was allowed (rule project) and the push
     rewrote the remote's main unasked. The file is refused now
     (harness:git-config), in the project and in a clone in $TMPDIR."""
-    remote, first = _remote_and_clone(wd)
+    remote, first = remote_and_clone(wd)
     local = os.path.join(wd.path, "local")
     for where in ("tmp", "project"):
         if where == "project":
