@@ -372,6 +372,22 @@ def foreground_job():
     signal.signal(signal.SIGTTOU, signal.SIG_DFL)
 
 
+def answer_once_after(pid, fd, wait, first=20, rest=20):
+    """Waits for the question on the terminal, wait seconds more, answers
+    it once ("o") and reads to the agent's RESULT line: the terminal's
+    bytes, its session waited for and closed."""
+    try:
+        seen = read_until(fd, b"(refused in ", first)
+        time.sleep(wait)
+        os.write(fd, b"o")
+        out = seen + read_until(fd, b"RESULT", rest)
+        out += read_until(fd, b"\n", 5)
+    finally:
+        os.waitpid(pid, 0)
+        os.close(fd)
+    return out
+
+
 def on_a_terminal(wd, cmd, log, job=None):
     """harness-exec running cmd on a new pty, as a shell starts a job:
     its own process group, in the terminal's foreground, the shell (the
@@ -560,15 +576,7 @@ def answered_before_the_fake(wd, agent, name, wait=1.2):
     os.makedirs(os.path.join(wd.path, "ask"))
     log = os.path.join(wd.state, name + ".jsonl")
     pid, fd = on_a_terminal(wd, [PYTHON, "-c", agent], log)
-    try:
-        seen = read_until(fd, b"(refused in ")
-        time.sleep(wait)
-        os.write(fd, b"o")
-        out = seen + read_until(fd, b"RESULT")
-        out += read_until(fd, b"\n", 5)
-    finally:
-        os.waitpid(pid, 0)
-        os.close(fd)
+    out = answer_once_after(pid, fd, wait)
     check(b"RESULT ok" in out and b"FAKE-QUESTION" in out, "%r" % out[-800:])
     check(out.index(b"FAKE-QUESTION") > out.index(b"allowed once"),
           "the fake was drawn while the question was up: %r" % out[-800:])

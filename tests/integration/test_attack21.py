@@ -7,7 +7,6 @@ import json
 import os
 import shutil
 import subprocess
-import time
 import zipfile
 
 from lib import PYTHON, check, harness, read_log
@@ -427,7 +426,7 @@ def test_a_crowd_of_terminal_holders_draws_nothing_over_a_question(wd):
     approve, but for --quiet), and nobody answering, it is refused.
     Held by signals, that is: without the exec gate (--no-exec-gate),
     whose hold takes the whole tree (test_attack22.py)."""
-    from test_ask import argv_of, on_a_terminal, read_until
+    from test_ask import answer_once_after, argv_of, on_a_terminal
     os.makedirs(os.path.join(wd.path, "ask"))
     log = os.path.join(wd.state, "crowd.jsonl")
     cmd = [PYTHON, "-c", CROWD_AGENT, BUSYBOX]
@@ -436,15 +435,7 @@ def test_a_crowd_of_terminal_holders_draws_nothing_over_a_question(wd):
     job = argv_of(wd, cmd, 8, log)
     job.insert(1, "--no-exec-gate")
     pid, fd = on_a_terminal(wd, cmd, log, job=job)
-    try:
-        seen = read_until(fd, b"(refused in ", 20)
-        time.sleep(2.5)
-        os.write(fd, b"o")
-        out = seen + read_until(fd, b"RESULT", 60)
-        out += read_until(fd, b"\n", 5)
-    finally:
-        os.waitpid(pid, 0)
-        os.close(fd)
+    out = answer_once_after(pid, fd, 2.5, first=20, rest=60)
     check(b"FAKE-QUESTION" in out and b"RESULT" in out, "%r" % out[-600:])
     check(b"allowed once" not in out and b"(refused in " not in out and
           b"RESULT errno13" in out, "the question was put on the terminal: %r" % out[-600:])

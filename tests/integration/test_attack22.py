@@ -4,7 +4,6 @@ attacker's agent under the embedded default policy (or the ask policy of
 test_ask), in enforce mode."""
 
 import os
-import time
 
 from lib import HELPERS, check, harness, preload_library, xfail
 
@@ -134,21 +133,13 @@ def test_a_crowd_held_by_the_exec_gate_draws_nothing_over_a_question(wd):
     hold, which takes every tracee whatever their number: the question
     is put, and the fake comes after its answer."""
     from test_attack21 import CROWD_AGENT, BUSYBOX
-    from test_ask import argv_of, on_a_terminal, read_until
+    from test_ask import answer_once_after, argv_of, on_a_terminal
     from lib import PYTHON, read_log
     os.makedirs(os.path.join(wd.path, "ask"))
     log = os.path.join(wd.state, "crowd.jsonl")
     cmd = [PYTHON, "-c", CROWD_AGENT, BUSYBOX]
     pid, fd = on_a_terminal(wd, cmd, log, job=argv_of(wd, cmd, 20, log))
-    try:
-        seen = read_until(fd, b"(refused in ", 30)
-        time.sleep(2.5)
-        os.write(fd, b"o")
-        out = seen + read_until(fd, b"RESULT", 60)
-        out += read_until(fd, b"\n", 5)
-    finally:
-        os.waitpid(pid, 0)
-        os.close(fd)
+    out = answer_once_after(pid, fd, 2.5, first=30, rest=60)
     check(b"RESULT ok" in out and b"FAKE-QUESTION" in out, "%r" % out[-800:])
     check(out.index(b"FAKE-QUESTION") > out.index(b"allowed once"),
           "the fake was drawn while the question was up: %r" % out[-800:])
@@ -163,7 +154,7 @@ def test_without_the_exec_gate_a_timer_continues_a_process_past_a_question(wd):
     process draws over the question when a look of the hold found it
     stopped (else the tree does not come to rest, and the question is
     not put on the terminal). Not fixed (README)."""
-    from test_ask import argv_of, on_a_terminal, read_until
+    from test_ask import answer_once_after, argv_of, on_a_terminal
     from lib import PYTHON
     os.makedirs(os.path.join(wd.path, "ask"))
     log = os.path.join(wd.state, "nogate.jsonl")
@@ -171,15 +162,7 @@ def test_without_the_exec_gate_a_timer_continues_a_process_past_a_question(wd):
     job = argv_of(wd, cmd, 30, log)
     job.insert(1, "--no-exec-gate")
     pid, fd = on_a_terminal(wd, cmd, log, job=job)
-    try:
-        seen = read_until(fd, b"(refused in ")
-        time.sleep(2.0)
-        os.write(fd, b"o")
-        out = seen + read_until(fd, b"RESULT")
-        out += read_until(fd, b"\n", 5)
-    finally:
-        os.waitpid(pid, 0)
-        os.close(fd)
+    out = answer_once_after(pid, fd, 2.0)
     check(b"RESULT" in out and b"FAKE-QUESTION" in out, "%r" % out[-800:])
     # A tree that does not come to rest in the hold's looks gets no
     # question on the terminal (refused, nobody answering): that is safe.
