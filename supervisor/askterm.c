@@ -497,6 +497,21 @@ static bool hold_users(struct hx_askterm *t)
 	return false;
 }
 
+/* SIGCONT to each process the gate holds: a stop signal queued to it
+ * while it was held (the SIGTTIN a read of the terminal by another of
+ * its process group sends the whole group) is taken back, as SIGCONT
+ * takes back every one; delivered after the gate lets go, it would stop
+ * that process for good, after continue_stopped has looked. */
+static void continue_gate_held(struct hx_askterm *t)
+{
+	static struct hx_proc all[TREE_MAX];
+	size_t n = hx_proc_descendants(getpid(), all, TREE_MAX);
+
+	for (size_t i = 0; i < n && i < TREE_MAX; i++)
+		if (all[i].pid != t->helper && gate_holds(t, all[i].pid))
+			hx_proc_signal(&all[i], SIGCONT);
+}
+
 /* SIGCONT before the gate lets go: it takes back a SIGSTOP still queued
  * to a process the gate held (a zombie leader's threads), which
  * delivered after it would stop that process for good. */
@@ -506,8 +521,10 @@ static void release_users(struct hx_askterm *t)
 	for (size_t i = 0; i < t->nheld; i++)
 		hx_proc_signal(&t->held[i], SIGCONT);
 	t->nheld = 0;
-	if (t->gate_held)
+	if (t->gate_held) {
+		continue_gate_held(t);
 		hx_execgate_hold(*t->gate, false);
+	}
 	t->gate_held = false;
 }
 
