@@ -49,11 +49,17 @@ static const char *base(const char *p)
 }
 
 /* git-SUB (git-core holds one of these for each of git's builtins, and
- * git runs SUB when called so: git-push --force is git push --force) is
- * read as git: git() reads the rest. */
+ * git runs SUB when called so: git-push --force is git push --force):
+ * SUB, or NULL for any other name. */
+static const char *git_dashed_sub(const char *name)
+{
+	return !strncmp(name, "git-", 4) && name[4] ? name + 4 : NULL;
+}
+
+/* The name a git-SUB is read by: git, whose reader reads the rest. */
 static const char *dashed_git(const char *name)
 {
-	return !strncmp(name, "git-", 4) && name[4] ? "git" : name;
+	return git_dashed_sub(name) ? "git" : name;
 }
 
 static unsigned fl(const struct hx_cmd_part *p, size_t i)
@@ -573,10 +579,10 @@ static void git(struct ctx *c, struct hx_cmd_part *p, int depth)
 	 * does (not judged for code: agents configure git that way). */
 	bool code = false, forces = c->ws && c->ws->git_env_config;
 	size_t i = 1, n, at;
-	const char *a0 = base(p->argv[0]);
+	const char *sub = git_dashed_sub(base(p->argv[0]));
 
-	if (strcmp(a0, "git") && strcmp(dashed_git(a0), a0)) {
-		git_dashed(c, p, depth, a0 + 4);
+	if (sub) {
+		git_dashed(c, p, depth, sub);
 		return;
 	}
 

@@ -254,14 +254,13 @@ void hx_envdiff_free(struct hx_envdiff *d)
 	*d = (struct hx_envdiff){NULL, 0, 0};
 }
 
-bool hx_envdiff_sets(const struct hx_envdiff *d, const char *prefix)
+bool hx_envdiff_sets(const struct hx_envdiff *d, const char *const *prefixes)
 {
-	size_t k = strlen(prefix);
-
 	/* Entries set or changed are NAME=VALUE; one taken away, "-NAME". */
 	for (const char *e = d->p; e && e < d->p + d->len; e += strlen(e) + 1)
-		if (!strncmp(e, prefix, k))
-			return true;
+		for (const char *const *p = prefixes; *p; p++)
+			if (!strncmp(e, *p, strlen(*p)))
+				return true;
 	return false;
 }
 

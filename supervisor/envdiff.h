@@ -40,8 +40,9 @@ void hx_envdiff_free(struct hx_envdiff *d);
 /* Appends entry (copied) to d, after what is there. 0 or -ENOMEM. */
 int hx_envdiff_append(struct hx_envdiff *d, const char *entry);
 
-/* Whether d sets (or changes) a name that begins with prefix. */
-bool hx_envdiff_sets(const struct hx_envdiff *d, const char *prefix);
+/* Whether d sets (or changes) an entry that begins with one of the
+ * prefixes (a NULL-terminated list): one pass over d. */
+bool hx_envdiff_sets(const struct hx_envdiff *d, const char *const *prefixes);
 
 /* Whether entry names a shell's bookkeeping (PWD, OLDPWD, SHLVL, _):
  * left out of what a question shows and a grant is keyed on, never out

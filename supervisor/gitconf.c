@@ -471,48 +471,52 @@ static bool names_code_lines(const char *buf, size_t len)
 	return false;
 }
 
-/* A backslash at a line's end (before "\n" or "\r\n") continues a value
- * on the next line: "push = \" and "+main:main" is "+main:main". */
-static const char *continued(const char *buf, size_t len)
+/* buf with its continuations joined into j (len bytes at most): a
+ * backslash at a line's end (before "\n" or "\r\n") continues a value on
+ * the next line, "push = \" and "+main:main" is "+main:main"; any other
+ * backslash escapes the byte after it ("\\" continues nothing). Its
+ * length, or 0 when nothing was joined. */
+static size_t join_continued(const char *buf, size_t len, char *j)
 {
-	for (const char *b = buf;
-	     (b = memchr(b, '\\', len - (size_t)(b - buf))); b++)
-		if (b + 1 < buf + len &&
-		    (b[1] == '\n' ||
-		     (b[1] == '\r' && b + 2 < buf + len && b[2] == '\n')))
-			return b;
-		else if (b + 1 < buf + len)
-			b++; /* an escape: "\\" is no continuation */
-	return NULL;
+	size_t n = 0;
+	bool joined = false;
+
+	for (size_t i = 0; i < len; i++) {
+		size_t nl =
+		    buf[i] != '\\' || i + 1 == len ? 0
+		    : buf[i + 1] == '\n'	   ? 1
+		    : buf[i + 1] == '\r' && i + 2 < len && buf[i + 2] == '\n'
+			? 2
+			: 0;
+
+		if (nl) {
+			i += nl;
+			joined = true;
+			continue;
+		}
+		if (buf[i] == '\\' && i + 1 < len)
+			j[n++] = buf[i++]; /* an escape, kept whole */
+		j[n++] = buf[i];
+	}
+	return joined ? n : 0;
 }
 
 bool hx_gitconf_names_code(const char *buf, size_t len)
 {
 	char *j;
-	size_t n = 0;
+	size_t n;
 	bool code;
 
 	/* Read as lines, and again with the continuations joined (a
 	 * comment's backslash continues nothing: either may be git's). */
 	if (names_code_lines(buf, len))
 		return true;
-	if (!continued(buf, len))
+	if (!memchr(buf, '\\', len))
 		return false;
 	if (!(j = malloc(len)))
 		return true;
-	for (size_t i = 0; i < len; i++)
-		if (buf[i] == '\\' && i + 1 < len && buf[i + 1] == '\n')
-			i++;
-		else if (buf[i] == '\\' && i + 2 < len && buf[i + 1] == '\r' &&
-			 buf[i + 2] == '\n')
-			i += 2;
-		else if (buf[i] == '\\' && i + 1 < len) {
-			j[n++] = buf[i++]; /* an escape, kept whole */
-			j[n++] = buf[i];
-		} else {
-			j[n++] = buf[i];
-		}
-	code = names_code_lines(j, n);
+	n = join_continued(buf, len, j);
+	code = n && names_code_lines(j, n);
 	free(j);
 	return code;
 }

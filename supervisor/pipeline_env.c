@@ -41,6 +41,8 @@ static int put_loader_opts(struct flow *f)
  * options with it. */
 void hx_pl_validate_env(struct flow *f)
 {
+	static const char *const git_config[] = {
+	    "GIT_CONFIG", "HOME=", "XDG_CONFIG_HOME=", "GIT_COMMON_DIR=", NULL};
 	const struct hx_request *rq = f->rq;
 
 	f->env = (struct hx_envdiff){NULL, 0, 0};
@@ -60,9 +62,6 @@ void hx_pl_validate_env(struct flow *f)
 	 * anything (~/.gitconfig is not the agent's to write);
 	 * GIT_COMMON_DIR where its repository's is (a directory that
 	 * needs no HEAD, whose config no HEAD's writing checks). */
-	f->ev.git_env_config = f->env_unread ||
-			       hx_envdiff_sets(&f->env, "GIT_CONFIG") ||
-			       hx_envdiff_sets(&f->env, "HOME=") ||
-			       hx_envdiff_sets(&f->env, "XDG_CONFIG_HOME=") ||
-			       hx_envdiff_sets(&f->env, "GIT_COMMON_DIR=");
+	f->ev.git_env_config =
+	    f->env_unread || hx_envdiff_sets(&f->env, git_config);
 }
