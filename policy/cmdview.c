@@ -2,6 +2,7 @@
  * cmdview.h. Each wrapper knows which of its options take a value, so
  * the command it runs is found where it runs it, not guessed. */
 #include "policy/cmdview.h"
+#include "policy/gitforce.h"
 #include "common/path.h"
 
 #include <limits.h>
@@ -502,8 +503,9 @@ static bool git_code_key(const char *kv)
 
 /* The key of "KEY=..." that may force every push: include.path and
  * includeIf (a file of configuration may say anything), remote.X.push,
- * remote.X.mirror. 0: none, else 'i', 'p' or 'm'. */
-static int git_forcing_name(const char *kv)
+ * remote.X.mirror (*last, unless NULL: where its last part begins).
+ * 0: none, else 'i' or 'r'. */
+static int git_forcing_name(const char *kv, const char **last)
 {
 	const char *dot = NULL, *eq = strchr(kv, '=');
 
@@ -517,28 +519,30 @@ static int git_forcing_name(const char *kv)
 	for (const char *q = kv + 7; q < eq; q++)
 		if (*q == '.')
 			dot = q; /* remote.NAME.KEY: NAME may hold dots */
-	if (dot && eq - dot == 7 && !strncasecmp(dot, ".mirror", 7))
-		return 'm';
-	return dot && eq - dot == 5 && !strncasecmp(dot, ".push", 5) ? 'p' : 0;
+	if (!dot || !((eq - dot == 7 && !strncasecmp(dot, ".mirror", 7)) ||
+		      (eq - dot == 5 && !strncasecmp(dot, ".push", 5))))
+		return 0;
+	if (last)
+		*last = dot + 1;
+	return 'r';
 }
 
 /* git -c remote.X.push=+... (or :...), remote.X.mirror=true: every
  * push to X is forced (or deletes what X has and the repository not),
  * whatever the push's own argv says; include.path and includeIf bring
- * in a file that may say so. */
+ * in a file that may say so. Read as a config file's line is
+ * (gitforce.h). */
 static bool git_forcing_key(const char *kv)
 {
-	const char *v = strchr(kv, '=');
+	const char *v = strchr(kv, '='), *k = NULL;
 
-	switch (git_forcing_name(kv)) {
+	switch (git_forcing_name(kv, &k)) {
 	case 'i':
 		return true;
-	case 'm':
-		return !v ||
-		       (strcasecmp(v + 1, "false") && strcasecmp(v + 1, "no") &&
-			strcasecmp(v + 1, "off") && strcmp(v + 1, "0"));
-	case 'p':
-		return v && (v[1] == '+' || v[1] == ':');
+	case 'r':
+		return hx_git_remote_forces(
+		    k, (size_t)((v ? v : k + strlen(k)) - k), v ? v + 1 : NULL,
+		    v ? v + strlen(v) : NULL);
 	default:
 		return false;
 	}
@@ -609,8 +613,9 @@ static void git(struct ctx *c, struct hx_cmd_part *p, int depth)
 		/* --config-env=KEY=ENVVAR: a value the argv does not show */
 		if (!strcmp(a, "--config-env") ||
 		    !strncmp(a, "--config-env=", 13))
-			forces = forces || git_forcing_name(
-					       a[12] ? a + 13 : p->argv[i + 1]);
+			forces = forces ||
+				 git_forcing_name(
+				     a[12] ? a + 13 : p->argv[i + 1], NULL);
 		i += value ? 2 : 1;
 	}
 	if (i == 1 || i >= p->argc) {

@@ -1,6 +1,7 @@
 /* git configuration that names code; see gitconf.h. */
 #define _GNU_SOURCE
 #include "supervisor/gitconf.h"
+#include "policy/gitforce.h"
 
 #include <ctype.h>
 #include <stdbool.h>
@@ -378,32 +379,8 @@ static bool in_list(const char *s, const char *const *l, size_t n)
 static bool forces_push(const char *sec, const char *key, const char *v,
 			const char *e)
 {
-	static const char *const no[] = {"false", "no", "off", "0"};
-	const char *w;
-
-	if (strcasecmp(sec, "remote"))
-		return false;
-	if (v)
-		for (v++; v < e && (isspace((unsigned char)*v) || *v == '"');)
-			v++;
-	if (!strcasecmp(key, "push"))
-		return v && v < e && (*v == '+' || *v == ':');
-	if (strcasecmp(key, "mirror") || !v)
-		return !strcasecmp(key, "mirror"); /* a bare key is true */
-	/* Not forced only by a whole false word: git reads "01", "0x1"
-	 * or "1k" as a number, true. */
-	for (w = v; w < e && isalnum((unsigned char)*w);)
-		w++;
-	for (const char *t = w; t < e; t++)
-		if (*t == '#' || *t == ';')
-			break;
-		else if (!isspace((unsigned char)*t) && *t != '"')
-			return true;
-	for (size_t i = 0; i < sizeof(no) / sizeof(*no); i++)
-		if ((size_t)(w - v) == strlen(no[i]) &&
-		    !strncasecmp(v, no[i], strlen(no[i])))
-			return false;
-	return true;
+	return !strcasecmp(sec, "remote") &&
+	       hx_git_remote_forces(key, strlen(key), v ? v + 1 : NULL, e);
 }
 
 /* One key line (s to e) of section sec: whether it names code (or
