@@ -85,8 +85,8 @@ static bool fresh_config(const char *dir, const char *name)
 {
 	char p[PATH_MAX], tmp[PATH_MAX], *buf;
 	struct stat st;
-	size_t len = 0, off = 0;
-	ssize_t n = 0;
+	size_t off = 0;
+	ssize_t len, n = 0;
 	int fd;
 	bool ok;
 
@@ -98,30 +98,20 @@ static bool fresh_config(const char *dir, const char *name)
 		return errno == ENOENT;
 	if (!(buf = malloc(HX_GITCONF_COPY_MAX)))
 		return false;
-	fd = open(p, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-	if (fd < 0 || fstat(fd, &st) || !S_ISREG(st.st_mode)) {
-		if (fd >= 0)
-			close(fd);
-		free(buf);
-		return false;
-	}
-	while (len < HX_GITCONF_COPY_MAX &&
-	       (n = read(fd, buf + len, HX_GITCONF_COPY_MAX - len)) > 0)
-		len += (size_t)n;
-	close(fd);
-	ok = n >= 0 && len < HX_GITCONF_COPY_MAX &&
-	     !hx_gitconf_names_code(buf, len);
-	fd =
-	    ok ? open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
-		      st.st_mode & 0777)
-	       : -1;
-	while (fd >= 0 && off < len &&
-	       (n = write(fd, buf + off, len - off)) > 0)
+	len = hx_gitconf_read_checked(AT_FDCWD, p, buf, &st);
+	fd = len >= 0
+		 ? open(tmp,
+			O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+			st.st_mode & 0777)
+		 : -1;
+	while (fd >= 0 && off < (size_t)len &&
+	       (n = write(fd, buf + off, (size_t)len - off)) > 0)
 		off += (size_t)n;
 	free(buf);
 	if (fd < 0)
 		return false;
-	ok = off == len && (!fchown(fd, st.st_uid, st.st_gid) || geteuid()) &&
+	ok = off == (size_t)len &&
+	     (!fchown(fd, st.st_uid, st.st_gid) || geteuid()) &&
 	     !fchmod(fd, st.st_mode & 0777);
 	ok = !close(fd) && ok && !rename(tmp, p);
 	if (!ok)

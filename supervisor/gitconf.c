@@ -4,6 +4,7 @@
 #include "policy/gitforce.h"
 
 #include <ctype.h>
+#include <errno.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -498,29 +499,39 @@ bool hx_gitconf_names_code(const char *buf, size_t len)
 	return code;
 }
 
+ssize_t hx_gitconf_read_checked(int dirfd, const char *name, char *buf,
+				struct stat *st)
+{
+	size_t len = 0;
+	ssize_t n = 0;
+	int fd =
+	    openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, st) || !S_ISREG(st->st_mode)) {
+		close(fd);
+		return -EACCES;
+	}
+	while (len < HX_GITCONF_COPY_MAX &&
+	       (n = read(fd, buf + len, HX_GITCONF_COPY_MAX - len)) > 0)
+		len += (size_t)n;
+	close(fd);
+	return n < 0 || len == HX_GITCONF_COPY_MAX ||
+		       hx_gitconf_names_code(buf, len)
+		   ? -EACCES
+		   : (ssize_t)len;
+}
+
 bool hx_gitconf_file_names_code(const char *path)
 {
 	/* On the heap: a thread-local array is zeroed at the start of
 	 * every thread of harness-exec, which makes few such renames. */
 	char *buf = malloc(HX_GITCONF_COPY_MAX);
 	struct stat st;
-	size_t len = 0;
-	ssize_t n = 0;
-	int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-	bool code;
+	bool code =
+	    !buf || hx_gitconf_read_checked(AT_FDCWD, path, buf, &st) < 0;
 
-	if (fd < 0 || !buf || fstat(fd, &st) || !S_ISREG(st.st_mode)) {
-		if (fd >= 0)
-			close(fd);
-		free(buf);
-		return true;
-	}
-	while (len < HX_GITCONF_COPY_MAX &&
-	       (n = read(fd, buf + len, HX_GITCONF_COPY_MAX - len)) > 0)
-		len += (size_t)n;
-	close(fd);
-	code = n < 0 || len == HX_GITCONF_COPY_MAX ||
-	       hx_gitconf_names_code(buf, len);
 	free(buf);
 	return code;
 }

@@ -17,6 +17,8 @@
 #include <limits.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <sys/stat.h>
+#include <sys/types.h>
 
 #define HX_GITCONF_MAX 32
 
@@ -120,6 +122,14 @@ bool hx_gitconf_names_code(const char *buf, size_t len);
  * final symlink); true also when it cannot be read whole, is not a
  * regular file or is larger than HX_GITCONF_COPY_MAX. */
 bool hx_gitconf_file_names_code(const char *path);
+
+/* The regular file name (at dirfd, not followed if a link) read whole
+ * into buf (HX_GITCONF_COPY_MAX bytes), *st its status, and checked: its
+ * length, -errno when it cannot be opened, -EACCES when it is no
+ * regular file, cannot be read whole, fills buf or names code. What a
+ * copy of it then writes is what was checked. */
+ssize_t hx_gitconf_read_checked(int dirfd, const char *name, char *buf,
+				struct stat *st);
 
 /* Whether the tree at dir holds a HEAD outside every ".git" (a bare
  * repository's layout: a directory moved into the project from outside

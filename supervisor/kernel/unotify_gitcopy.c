@@ -23,26 +23,16 @@ static int copy_checked(int pfd, const char *name, int pfd2, const char *name2,
 {
 	char tmp[NAME_MAX + 1];
 	struct stat st;
-	size_t len = 0, off = 0;
+	size_t len, off = 0;
 	ssize_t n = 0;
 	int fd, e = 0;
 
 	if (flags & ~RENAME_NOREPLACE)
 		return -EACCES;
-	fd = openat(pfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
-		close(fd);
-		return -EACCES;
-	}
-	while (len < HX_GITCONF_COPY_MAX &&
-	       (n = read(fd, buf + len, HX_GITCONF_COPY_MAX - len)) > 0)
-		len += (size_t)n;
-	close(fd);
-	if (n < 0 || len == HX_GITCONF_COPY_MAX ||
-	    hx_gitconf_names_code(buf, len))
-		return -EACCES; /* changed since it was decided */
+	/* -EACCES: it changed since it was decided */
+	if ((n = hx_gitconf_read_checked(pfd, name, buf, &st)) < 0)
+		return (int)n;
+	len = (size_t)n;
 	snprintf(tmp, sizeof(tmp), ".hx-%d-%.200s", (int)gettid(), name2);
 	fd = openat(pfd2, tmp,
 		    O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
