@@ -14,7 +14,7 @@ import struct
 import subprocess
 import uuid
 
-from lib import (ALLOWED_PORTS, DENIED_PORTS, HELPERS, PYTHON, Listener,
+from lib import (ALLOWED_PORTS, DENIED_PORTS, HELPERS, PYTHON, Listener, alone,
                  Skip, check, harness)
 
 ATTACK = os.path.join(HELPERS, "static_attack10")
@@ -33,6 +33,10 @@ def _outside(wd, name, text="orig\n"):
     return p
 
 
+# Alone: it races two threads for 2 s and wants a send of the racer's
+# through; beside a busy suite one landed of 13,786 once, and its bytes
+# not read by the check.
+@alone
 def test_send_fd_swap_does_not_reach_denied_udp(wd):
     """Class 2: a sendmsg without a name on a TCP socket was CONTINUEd
     ("the kernel ignores msg_name on a stream"); a racing dup2 of a UDP
