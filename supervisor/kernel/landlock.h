@@ -59,6 +59,14 @@ void hx_landlock_release(struct hx_landlock *ll);
  * Async-signal-safe. */
 int hx_landlock_grant_own_devpts(const struct hx_landlock *ll);
 
+/* In the agent's first process, for a file mask bound to its FUSE node
+ * (masks.h's hx_masks_bound_fn; arg the struct hx_landlock): lets that
+ * node be opened for reading and running, so that the mask refuses the
+ * open on record (maskfs.h) where Landlock would have refused it first,
+ * unrecorded (~/.netrc, outside every write root). The node refuses
+ * every open, so nothing of the file is granted. Returns 0 or -errno. */
+int hx_landlock_grant_mask(const char *path, void *arg);
+
 /* Writes, one per line, what the ruleset enforces and what it cannot
  * (patterns it cannot express, rights the ABI lacks), for --verbose:
  * made only when prepared with describe (its text costs a start about
@@ -71,10 +79,10 @@ void hx_landlock_describe(const struct hx_landlock *ll, FILE *out);
 size_t hx_landlock_masked(const struct hx_landlock *ll,
 			  const char *const **paths);
 
-/* The directories denied for reading outside write roots (~/.ssh), which
- * the ruleset holds, as they exist now: masked too when its refusals are
- * not read (kaudit.h), so that a name looked up in one is a record
- * (maskfs.h). Owned by ll. */
+/* The files and directories denied for reading outside write roots
+ * (~/.netrc, ~/.ssh), which the ruleset holds, as they exist now: masked
+ * too when its refusals are not read (kaudit.h), so that an open of one
+ * or a name looked up in one is a record (maskfs.h). Owned by ll. */
 size_t hx_landlock_held(const struct hx_landlock *ll,
 			const char *const **paths);
 

@@ -92,7 +92,7 @@ struct derive {
 	struct strs wshown, wcanon; /* write roots as written, canonical */
 	struct strs rkernel, rshim, anc, wshim, wmissing, notes, pooled;
 	struct strs masked; /* read denies inside write roots that exist */
-	struct strs held;   /* directories denied for reading elsewhere */
+	struct strs held;   /* files and dirs denied for reading elsewhere */
 	struct hx_ll_tree tree;
 	struct hx_ll_memo *memo; /* NULL: every prefix looked up anew */
 	size_t nrules, nskipped;
@@ -192,7 +192,7 @@ struct entry_ctx {
 	const char *dir;
 	void (*fn)(struct derive *d, const char *path);
 	struct strs *to;
-	bool dirs;
+	bool plain; /* regular files and directories only */
 };
 
 static void root_entry(const char *name, unsigned char type, void *arg)
@@ -279,36 +279,50 @@ static const char *inside_write_root(const struct derive *d, const char *dir)
 	return NULL;
 }
 
+/* Whether an entry of type t is listed: never a symlink; with plain, no
+ * device, socket or fifo either (Landlock refuses the ~90 nodes of /dev
+ * the default names, which no mask needs to say). */
+static bool listed(unsigned char t, bool plain)
+{
+	return t != DT_LNK && (!plain || t == DT_REG || t == DT_DIR);
+}
+
 /* What a read deny names now, onto list to: a literal path or
  * directory, or the entries of a directory that match one name glob
- * (nothing to walk); directories only when dirs. */
+ * (nothing to walk). */
 static void denied_entry(const char *name, unsigned char type, void *arg)
 {
 	const struct entry_ctx *c = arg;
+	char path[PATH_MAX];
+	struct stat st;
 
-	if (type != DT_LNK && (!c->dirs || type == DT_DIR))
-		strs_add(c->d, c->to, "%s/%s",
-			 strcmp(c->dir, "/") ? c->dir : "", name);
+	if ((size_t)snprintf(path, sizeof(path), "%s/%s",
+			     strcmp(c->dir, "/") ? c->dir : "",
+			     name) >= sizeof(path))
+		return; /* unnameable: Landlock's refusal, unrecorded */
+	if (type == DT_UNKNOWN && !lstat(path, &st))
+		type = IFTODT(st.st_mode);
+	if (listed(type, c->plain))
+		strs_add(c->d, c->to, "%s", path);
 }
 
 static void existing(struct derive *d, const struct hx_ll_pat *lp,
-		     const char *canon, struct strs *to, bool dirs)
+		     const char *canon, struct strs *to, bool plain)
 {
-	struct entry_ctx c = {.d = d, .dir = canon, .to = to, .dirs = dirs};
+	struct entry_ctx c = {.d = d, .dir = canon, .to = to, .plain = plain};
 	struct stat st;
 
 	if (hx_ll_memo_absent(d->memo, canon))
 		return; /* most credential stores a user does not have */
 	if (lp->kind != HX_LL_NAMEGLOB) {
-		if (!lstat(canon, &st) && !S_ISLNK(st.st_mode) &&
-		    (!dirs || S_ISDIR(st.st_mode)))
+		if (!lstat(canon, &st) && listed(IFTODT(st.st_mode), plain))
 			strs_add(d, to, "%s", canon);
 		return;
 	}
 	hx_ll_memo_each(d->memo, canon, lp->glob, denied_entry, &c);
 }
 
-/* A held directory is masked (hx_landlock_held): none may hold
+/* A held entry is masked (hx_landlock_held): none may hold
  * anything the ruleset may grant, which the mask would hide (a read
  * allow of ~/.ssh/known_hosts, a write root beneath it). A pattern
  * Landlock cannot express grants nothing. */

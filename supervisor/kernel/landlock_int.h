@@ -27,8 +27,9 @@ struct hx_landlock {
 	 * masks (masks.h), since the write root grants their tree. */
 	char **masked;
 	size_t nmasked;
-	/* The directories denied for reading outside them, which the
-	 * ruleset holds, as they exist at start (hx_landlock_held). */
+	/* The files and directories denied for reading outside them,
+	 * which the ruleset holds, as they exist at start
+	 * (hx_landlock_held). */
 	char **held;
 	size_t nheld;
 };

@@ -489,10 +489,11 @@ static int open_covers(const struct hx_masks *m, char file[32], char dir[32])
 	return 0;
 }
 
-/* Mask i over its path, read-only: its node of the FUSE root (fd root),
- * which refuses an exec itself, or the empty cover src, noexec too.
- * -ENOENT: gone since the walk. */
-static int cover(const struct hx_masks *m, size_t i, int root, const char *src)
+/* Mask i over its path, read-only: its node of the FUSE root (fd root,
+ * *fuse then), which refuses an exec itself, or the empty cover src,
+ * noexec too. -ENOENT: gone since the walk. */
+static int cover(const struct hx_masks *m, size_t i, int root, const char *src,
+		 bool *fuse_out)
 {
 	unsigned long ro =
 	    MS_BIND | MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV;
@@ -509,10 +510,12 @@ static int cover(const struct hx_masks *m, size_t i, int root, const char *src)
 		return -errno;
 	if (mount(NULL, m->paths[i], NULL, fuse ? ro : ro | MS_NOEXEC, NULL))
 		return -errno;
+	*fuse_out = fuse;
 	return 0;
 }
 
-int hx_masks_apply(const struct hx_masks *m, int fuse_chan)
+int hx_masks_apply(const struct hx_masks *m, int fuse_chan,
+		   hx_masks_bound_fn bound, void *arg)
 {
 	char file[32], dir[32];
 	int e, root = -1;
@@ -526,11 +529,16 @@ int hx_masks_apply(const struct hx_masks *m, int fuse_chan)
 	if (fuse_chan >= 0)
 		root = hx_maskfs_attach(fuse_chan, m->stage);
 	for (size_t i = 0; i < m->n; i++) {
+		bool fuse = false;
+
 		/* Its look-up would be a refusal of the child's. */
 		if (beneath_earlier(m, i))
 			continue;
-		e = cover(m, i, root, m->is_dir[i] ? dir : file);
+		e = cover(m, i, root, m->is_dir[i] ? dir : file, &fuse);
 		if (e && e != -ENOENT) /* -ENOENT: gone since the walk */
+			return e;
+		if (!e && fuse && !m->is_dir[i] && bound &&
+		    (e = bound(m->paths[i], arg)))
 			return e;
 	}
 	/* The root stays mounted on the stage, in the session's directory

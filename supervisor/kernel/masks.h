@@ -73,15 +73,19 @@ size_t hx_masks_count(const struct hx_masks *m);
 const char *hx_masks_path(const struct hx_masks *m, size_t i);
 bool hx_masks_is_dir(const struct hx_masks *m, size_t i);
 
+/* Called with each file mask bound to its FUSE node, once bound. */
+typedef int (*hx_masks_bound_fn)(const char *path, void *arg);
+
 /* In the agent's first process (single-threaded, after fork): a private
  * mount namespace (with a user namespace when not root) and the masks:
  * each a FUSE file system whose connection goes to harness-exec on
  * fuse_chan (maskfs.h), or, with fuse_chan -1 or when that fails, a bind
- * mount of the empty covers. A path beneath a directory masked before
- * is covered already: skipped. Nothing when there is nothing to mask.
- * Returns 0, or -errno (the caller decides; the agent must not run
- * half-masked). */
-int hx_masks_apply(const struct hx_masks *m, int fuse_chan);
+ * mount of the empty covers; bound (may be NULL) is told of each file
+ * bound to FUSE. A path beneath a directory masked before is covered
+ * already: skipped. Nothing when there is nothing to mask. Returns 0,
+ * or -errno (the caller decides; the agent must not run half-masked). */
+int hx_masks_apply(const struct hx_masks *m, int fuse_chan,
+		   hx_masks_bound_fn bound, void *arg);
 
 /* The same private mount namespace (and user namespace when not root),
  * made whatever there is to mask: the agent's own /dev/pts lives there

@@ -72,7 +72,7 @@ struct hx_sandbox {
 	 * or NULL: then mask_records_err says why. */
 	struct hx_maskfs *maskfs;
 	int mask_records_err;
-	size_t held_masks; /* of them, Landlock's refused directories */
+	size_t held_masks; /* of them, Landlock's refused files and dirs */
 	/* What is made in the project later, masked as it appears
 	 * (maskwatch.h); NULL without FUSE masks. */
 	struct hx_maskwatch *watch;
@@ -362,9 +362,10 @@ static void masks_ready(struct hx_sandbox *sb, bool quiet)
 		    &sb->masks, paths, n, sb->handoff < 0 ? sb->mask_dir : NULL,
 		    sb->mask_dir);
 	/* When Landlock's refusals are not read (an ordinary user: no
-	 * CAP_AUDIT_READ), the directories it refuses are masks too, that
-	 * say who looked in them (maskfs.h); Landlock still refuses them
-	 * whole, and their own listing unrecorded. */
+	 * CAP_AUDIT_READ), the files and directories it refuses are masks
+	 * too, that say who looked (maskfs.h): a file's node is granted to
+	 * Landlock in the child (hx_landlock_grant_mask), a directory's
+	 * listing already is (names stay listable everywhere). */
 	if (!sb->masks_err && !sb->mask_records_err && sb->ll_probe <= 0 &&
 	    (n = hx_landlock_held(sb->ll, &paths)))
 		add_held(sb, paths, n);
@@ -562,7 +563,8 @@ void hx_sandbox_enter(const struct hx_sandbox *sb)
 	}
 	if ((e = hx_limits_apply_in_ns(&sb->limits, ns_e == 0)))
 		die_child("processes", -e);
-	if ((e = hx_masks_apply(sb->masks, hx_maskfs_child_fd(sb->maskfs))))
+	if ((e = hx_masks_apply(sb->masks, hx_maskfs_child_fd(sb->maskfs),
+				hx_landlock_grant_mask, sb->ll)))
 		die_child("masks", -e);
 	/* Before the capabilities go (an ordinary user has them in the
 	 * namespace above only): SysV IPC and message queues of its own,

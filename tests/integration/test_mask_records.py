@@ -141,6 +141,44 @@ def test_landlock_refused_directory_recorded_without_kernel_audit(wd):
     check(open(key).read() == "PRIVATE-KEY\n", "the key changed")
 
 
+def test_landlock_refused_file_and_listing_recorded_without_kernel_audit(wd):
+    """A denied *file* outside write roots (~/.netrc, ~/.git-credentials):
+    Landlock refused its open before any mask was asked, so without
+    kernel audit it left no record (the README said so). Now each is a
+    mask whose node Landlock lets be opened, so that the mask refuses the
+    open on record; the listing of a held directory (ls ~/.ssh) is one
+    too."""
+    home = fake_home(wd)
+    files = {".netrc": "machine h login u password NETRC-SECRET\n",
+             ".git-credentials": "https://u:GITCRED-SECRET@example.com\n"}
+    for name, text in files.items():
+        with open(os.path.join(home, name), "w") as f:
+            f.write(text)
+    extra = ["--no-kernel-audit"] if os.geteuid() == 0 else []
+    script = "cat ~/.netrc; cat ~/.git-credentials; ls ~/.ssh; head -c 3 ~/.bashrc; echo"
+    r = harness([BUSYBOX, "sh", "-c", script], wd, policy=None, env={"HOME": home}, extra=extra)
+    check("SECRET" not in r.stdout and "# r" in r.stdout, "%r %r" % (r.stdout, r.stderr))
+    for name, text in files.items():
+        check(open(os.path.join(home, name)).read() == text, "%s changed" % name)
+    if r.one(event="session_start")["kernel"].get("landlock_audit", {}).get("recorded"):
+        # Kernel audit on already (another session): Landlock's records,
+        # and a held directory's names stay listable.
+        for name in files:
+            r.one(layer="landlock", args_path=os.path.join(home, name))
+        return
+    _fuse(r)
+    check("id_rsa" not in r.stdout, "the held directory listed: %r" % r.stdout)
+    for name in files:
+        e = r.one(layer="mask", args_path=os.path.join(home, name))
+        check(e["rule"] == "credential-files" and e["verdict"] == "deny" and
+              e["exe"] == os.path.realpath(BUSYBOX) and e["event"] in ("open", "openat"),
+              "record %r" % e)
+    e = r.one(layer="mask", args_path=os.path.join(home, ".ssh"))
+    check(e["rule"] == "ssh" and e["event"] in ("open", "openat"), "the listing: %r" % e)
+    k = r.one(event="session_start")["kernel"]
+    check(k.get("masks_held", 0) >= 3, "kernel %r" % k)
+
+
 def test_long_name_recorded_whole(wd):
     # FUSE asks about names up to 1024 bytes: the record is the name
     # asked for, not a cut one the rule was decided on.
