@@ -79,7 +79,9 @@ size_t hx_utoa(uint64_t v, char *out)
 
 long hx_path_of_fd(int fd, char *out, size_t cap)
 {
-	char link[40] = "/proc/self/fd/";
+	/* The calling thread's table (a thread may have its own:
+	 * unshare(CLONE_FILES)), as the kernel reads an fd argument. */
+	char link[40] = "/proc/thread-self/fd/";
 	size_t at = strlen(link);
 	long r;
 

@@ -28,8 +28,8 @@ long hx_path_at(int dirfd, const char *path, char *out, size_t cap);
 /* v in decimal at out (at most 20 digits, no NUL); returns how many. */
 size_t hx_utoa(uint64_t v, char *out);
 
-/* The target of /proc/self/fd/<fd> into out (NUL-terminated); length or
- * -errno. */
+/* The target of /proc/thread-self/fd/<fd> (the calling thread's table)
+ * into out (NUL-terminated); length or -errno. */
 long hx_path_of_fd(int fd, char *out, size_t cap);
 
 #endif

@@ -343,7 +343,9 @@ int hx_path_absolute(pid_t pid, pid_t tid, int dirfd, const char *path,
 		snprintf(link, sizeof(link), "/proc/%d/cwd",
 			 (int)(tid ? tid : pid));
 	else if (dirfd >= 0)
-		snprintf(link, sizeof(link), "/proc/%d/fd/%d", (int)pid, dirfd);
+		snprintf(link, sizeof(link), "/proc/%d/fd/%d",
+			 (int)(tid ? tid : pid),
+			 dirfd); /* the thread's table */
 	else
 		return -EBADF;
 	n = readlink(link, base, sizeof(base) - 1);

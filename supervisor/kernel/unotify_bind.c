@@ -141,7 +141,7 @@ void hx_un_listen(struct hx_unotify *u, const struct seccomp_notif *n,
 {
 	struct sockaddr_storage ss = {0};
 	socklen_t len = sizeof(ss), tl = sizeof(int);
-	int sfd = hx_un_take_fd(t->peer.pid, (int)n->data.args[0]), e = 0;
+	int sfd = hx_un_call_fd(t, (int)n->data.args[0]), e = 0;
 	int type = 0;
 
 	if (sfd < 0) {
@@ -178,7 +178,7 @@ void hx_un_bind(struct hx_unotify *u, const struct seccomp_notif *n,
 
 	if ((a->err = hx_un_read_addr(u, n, t, n->data.args[1], len, &ss)))
 		return;
-	sfd = hx_un_take_fd(t->peer.pid, (int)n->data.args[0]);
+	sfd = hx_un_call_fd(t, (int)n->data.args[0]);
 	if (sfd < 0) {
 		a->err = sfd == -EBADF ? EBADF : EACCES;
 		return;

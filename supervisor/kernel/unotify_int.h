@@ -198,6 +198,11 @@ bool hx_un_id_valid(struct hx_unotify *u, uint64_t id);
 bool hx_un_in_tree(const struct hx_unotify *u, pid_t pid);
 /* The target's fd, in the supervisor (close it), or -errno. */
 int hx_un_take_fd(pid_t pid, int fd);
+/* A call's fd argument as the kernel reads it: from the calling
+ * thread's own table (a thread may have one: unshare(CLONE_FILES)), by
+ * a pidfd of the thread (PIDFD_THREAD, Linux 6.9; before, the
+ * process's). In the supervisor (close it), or -errno. */
+int hx_un_call_fd(const struct target *t, int fd);
 /* Who tid is (its process, parent, uid, executable), remembered in
  * u->idents (unotify_ident.c; u NULL: read afresh), or -errno. */
 int hx_un_target_info(struct hx_unotify *u, pid_t tid, struct target *t);
@@ -213,8 +218,9 @@ pid_t hx_un_tracer(const struct target *t);
 struct hx_un_idents;
 struct hx_un_idents *hx_un_idents_new(void); /* NULL: out of memory */
 void hx_un_idents_free(struct hx_un_idents *c);
-/* Whether the target's fd is close-on-exec (/proc/<pid>/fdinfo). */
-bool hx_un_fd_cloexec(pid_t pid, int fd);
+/* Whether the fd of thread tid's table is close-on-exec
+ * (/proc/<tid>/fdinfo). */
+bool hx_un_fd_cloexec(pid_t tid, int fd);
 /* The lookup limits openat2's caller puts on its own walk. */
 #define HX_UN_WALK_LIMITS                                                      \
 	(RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS | RESOLVE_NO_XDEV)

@@ -440,7 +440,7 @@ static void hx_un_fdmeta(struct hx_unotify *u, const struct seccomp_notif *n,
 	} else if (fd == AT_FDCWD) {
 		mine = -EFAULT; /* futimens(AT_FDCWD): no path to read */
 	} else
-		mine = hx_un_take_fd(t->peer.pid, fd);
+		mine = hx_un_call_fd(t, fd);
 	if (mine < 0) {
 		a->err = mine == -EBADF || mine == -EFAULT ? -mine : EACCES;
 		return;

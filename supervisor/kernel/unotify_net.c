@@ -246,7 +246,7 @@ int hx_un_own_connection(struct hx_unotify *u, const struct target *t,
 static void connect_own(struct hx_unotify *u, const struct seccomp_notif *n,
 			const struct target *t, int fd, struct answer *a)
 {
-	int sfd = hx_un_take_fd(t->peer.pid, fd), type = 0, fl, end, e;
+	int sfd = hx_un_call_fd(t, fd), type = 0, fl, end, e;
 	socklen_t tl = sizeof(type);
 
 	if (sfd < 0) {
@@ -393,7 +393,7 @@ static void connect_abstract(struct hx_unotify *u, const struct target *t,
 {
 	const struct sockaddr_un *sun = (const void *)ss;
 	size_t n = len - offsetof(struct sockaddr_un, sun_path) - 1;
-	int sfd = hx_un_take_fd(t->peer.pid, fd), e;
+	int sfd = hx_un_call_fd(t, fd), e;
 
 	if (sfd < 0) {
 		a->err = sfd == -EBADF ? EBADF : EACCES;
@@ -454,7 +454,7 @@ void hx_un_connect(struct hx_unotify *u, const struct seccomp_notif *n,
 	}
 	/* Taken first, as the kernel looks the fd up first (EBADF), and
 	 * for its protocol (a netlink address is judged with it). */
-	sfd = hx_un_take_fd(t->peer.pid, fd);
+	sfd = hx_un_call_fd(t, fd);
 	if (sfd < 0) {
 		a->err = sfd == -EBADF ? EBADF : EACCES;
 		return;
@@ -542,7 +542,7 @@ static int take_rights(const struct target *t, void *ctrl, size_t len,
 			if (*ntaken >= RIGHTS_MAX)
 				return -ETOOMANYREFS;
 			memcpy(&num, slot, sizeof(num));
-			if ((mine = hx_un_take_fd(t->peer.pid, num)) < 0)
+			if ((mine = hx_un_call_fd(t, num)) < 0)
 				return mine == -EBADF ? -EBADF : -EACCES;
 			taken[(*ntaken)++] = mine;
 			memcpy(slot, &mine, sizeof(mine));
@@ -867,7 +867,7 @@ done:
 void hx_un_send(struct hx_unotify *u, const struct seccomp_notif *n,
 		const struct target *t, struct answer *a)
 {
-	int sfd = hx_un_take_fd(t->peer.pid, (int)n->data.args[0]);
+	int sfd = hx_un_call_fd(t, (int)n->data.args[0]);
 
 	if (sfd < 0) {
 		a->err = sfd == -EBADF ? EBADF : EACCES;

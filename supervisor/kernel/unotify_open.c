@@ -47,23 +47,26 @@ static bool open_writes(uint64_t flags)
  * /proc/self/task/T), else -1. The pipeline resolves such a link when
  * it names a file; what stays in this form names no path (a pipe, a
  * socket, an anonymous inode). */
-static int proc_fd_num(const char *decided)
+static int proc_fd_num(const char *decided, pid_t tid, bool *threads)
 {
 	const char *p = decided;
 	char *end;
 	long n;
 
+	*threads = false;
 	if (!strncmp(p, "/proc/self/", 11)) {
 		p += 11;
 		if (!strncmp(p, "task/", 5)) {
-			strtol(p + 5, &end, 10);
+			n = strtol(p + 5, &end, 10);
 			if (end == p + 5 || *end != '/')
 				return -1;
+			*threads = n == tid;
 			p = end + 1;
 		}
-	} else if (!strncmp(p, "/proc/thread-self/", 18))
+	} else if (!strncmp(p, "/proc/thread-self/", 18)) {
 		p += 18;
-	else
+		*threads = true;
+	} else
 		return -1;
 	if (strncmp(p, "fd/", 3) || p[3] < '0' || p[3] > '9')
 		return -1;
@@ -273,6 +276,7 @@ static int open_here(const struct target *t, const char *decided,
 	struct open_how how = {0};
 	struct stat st;
 	int fd, num, e, mine = -1;
+	bool threads;
 
 	if (!decided[0] || decided[0] != '/' ||
 	    hx_un_proc_path(t, decided, path, sizeof(o->path)))
@@ -292,7 +296,7 @@ static int open_here(const struct target *t, const char *decided,
 	 * appears now is a swap after the decision. */
 	how.resolve =
 	    own_resolve(resolve) | RESOLVE_NO_MAGICLINKS | RESOLVE_NO_SYMLINKS;
-	if ((num = proc_fd_num(decided)) >= 0) {
+	if ((num = proc_fd_num(decided, t->tid, &threads)) >= 0) {
 		/* Decided on "/proc/self/fd/N" (often /dev/stdout): never
 		 * that link again, which a racing dup2 can point at any
 		 * file the agent holds open, read-only ones too. The fd is
@@ -303,7 +307,11 @@ static int open_here(const struct target *t, const char *decided,
 		char link[64], target[PATH_MAX];
 		ssize_t n;
 
-		if ((mine = hx_un_take_fd(t->peer.pid, num)) < 0)
+		/* /proc/self/fd is the process's table; thread-self the
+		 * thread's own (unshare(CLONE_FILES)). */
+		mine = threads ? hx_un_call_fd(t, num)
+			       : hx_un_take_fd(t->peer.pid, num);
+		if (mine < 0)
 			return mine == -EBADF ? -ENOENT : -EACCES;
 		snprintf(link, sizeof(link), "/proc/thread-self/fd/%d", mine);
 		n = readlink(link, target, sizeof(target) - 1);

@@ -82,14 +82,34 @@ int hx_un_take_fd(pid_t pid, int fd)
 	return r;
 }
 
-/* Whether the target's fd is close-on-exec (/proc/<pid>/fdinfo). */
-bool hx_un_fd_cloexec(pid_t pid, int fd)
+#ifndef PIDFD_THREAD
+#define PIDFD_THREAD O_EXCL /* linux/pidfd.h, Linux 6.9 */
+#endif
+
+int hx_un_call_fd(const struct target *t, int fd)
+{
+	int pfd = (int)syscall(SYS_pidfd_open, t->tid, PIDFD_THREAD), r;
+
+	if (pfd < 0 && errno == EINVAL) /* before 6.9 */
+		return hx_un_take_fd(t->peer.pid, fd);
+	if (pfd < 0)
+		return -errno;
+	r = (int)syscall(SYS_pidfd_getfd, pfd, fd, 0);
+	if (r < 0)
+		r = -errno;
+	close(pfd);
+	return r;
+}
+
+/* Whether tid's fd is close-on-exec (/proc/<tid>/fdinfo: a thread's
+ * directory there shows its own table). */
+bool hx_un_fd_cloexec(pid_t tid, int fd)
 {
 	char path[64], buf[256], *p;
 	ssize_t n;
 	int f;
 
-	snprintf(path, sizeof(path), "/proc/%d/fdinfo/%d", (int)pid, fd);
+	snprintf(path, sizeof(path), "/proc/%d/fdinfo/%d", (int)tid, fd);
 	if ((f = open(path, O_RDONLY | O_CLOEXEC)) < 0)
 		return true;
 	n = read(f, buf, sizeof(buf) - 1);
@@ -230,7 +250,7 @@ int hx_un_walk_named(const struct target *t, int dirfd, const char *raw,
 		snprintf(link, sizeof(link), "/proc/%d/cwd", (int)t->tid);
 		at = open(link, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	} else {
-		at = hx_un_take_fd(t->peer.pid, dirfd);
+		at = hx_un_call_fd(t, dirfd);
 	}
 	if (at < 0)
 		return 0; /* the call answers (EBADF...) */
@@ -292,7 +312,7 @@ int hx_un_replace_fd(struct hx_unotify *u, uint64_t id, const struct target *t,
 	    .flags = SECCOMP_ADDFD_FLAG_SETFD,
 	    .srcfd = (uint32_t)newfd,
 	    .newfd = (uint32_t)fd,
-	    .newfd_flags = hx_un_fd_cloexec(t->peer.pid, fd) ? O_CLOEXEC : 0};
+	    .newfd_flags = hx_un_fd_cloexec(t->tid, fd) ? O_CLOEXEC : 0};
 
 	return ioctl(u->lfd, SECCOMP_IOCTL_NOTIF_ADDFD, &add) < 0 ? -errno : 0;
 }

@@ -63,7 +63,7 @@ void hx_un_watch(struct hx_unotify *u, const struct seccomp_notif *n,
 		a->err = pfd == -ELOOP || pfd == -EXDEV ? EACCES : -pfd;
 		return;
 	}
-	if ((ifd = hx_un_take_fd(t->peer.pid, (int)n->data.args[0])) < 0) {
+	if ((ifd = hx_un_call_fd(t, (int)n->data.args[0])) < 0) {
 		close(pfd);
 		a->err = ifd == -EBADF ? EBADF : EACCES;
 		return;

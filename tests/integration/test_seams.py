@@ -6,6 +6,7 @@ that would give write access to its target."""
 import os
 import shutil
 import subprocess
+import sys
 
 from lib import check, harness
 from test_default_policy import fake_home
@@ -76,3 +77,57 @@ def test_symlink_cannot_plant_what_a_rule_holds(wd):
         check((rec["verdict"], rec["rule"]) in (("ask", "project-autorun"),
                                                 ("deny", "cache-objects")),
               "%s: %r" % (prog[0], rec))
+
+
+# A thread that gave itself an fd table of its own (unshare CLONE_FILES)
+# and, in it, the number of the main thread's directory a/ for b/; then
+# each call that takes an fd: openat (create), mkdirat, fchmod, and
+# inotify_add_watch's directory through it.
+THREAD_FDS = r'''
+import ctypes, os, threading
+libc = ctypes.CDLL(None, use_errno=True)
+a = os.open("a", os.O_RDONLY | os.O_DIRECTORY)
+out = {}
+def run():
+    if libc.unshare(0x400) != 0:  # CLONE_FILES
+        out["err"] = ctypes.get_errno(); return
+    os.close(a)
+    b = os.open("b", os.O_RDONLY | os.O_DIRECTORY)
+    assert b == a, (a, b)
+    fd = os.open("x", os.O_CREAT | os.O_WRONLY, 0o644, dir_fd=b)
+    os.write(fd, b"made"); os.fchmod(fd, 0o600); os.close(fd)
+    os.mkdir("d", dir_fd=b)
+t = threading.Thread(target=run); t.start(); t.join()
+print("thread", out.get("err", "ok"))
+'''
+
+
+def test_a_threads_own_fd_table_is_the_one_its_calls_use(wd):
+    """The kernel layer took a call's fds from the process's table by
+    number (pidfd_getfd of the process, /proc/<pid>/fd), so a thread
+    with a table of its own had its openat(dirfd) made in the directory
+    its process's fd of that number names: a/x for b/x (nineteenth
+    attack review, from reading the code). The calling thread's own fd
+    now (a pidfd of the thread, PIDFD_THREAD; /proc/<tid>/fd)."""
+    for d in ("a", "b"):
+        os.makedirs(os.path.join(wd.path, d))
+    for shim in ({}, {"HARNESS_SHIM": ""}):
+        for d in ("a", "b"):
+            for f in ("x", "d"):
+                p = os.path.join(wd.path, d, f)
+                if os.path.isdir(p):
+                    os.rmdir(p)
+                elif os.path.exists(p):
+                    os.unlink(p)
+        r = harness([sys.executable, "-c", THREAD_FDS], wd, policy=None, env=shim)
+        check(r.stdout.strip() == "thread ok", "%s: %r %r" % (shim, r.stdout, r.stderr))
+        made = sorted(os.path.relpath(os.path.join(dp, n), wd.path)
+                      for dp, ds, fs in os.walk(wd.path) for n in ds + fs
+                      if os.path.relpath(dp, wd.path) in ("a", "b"))
+        check(made == ["b/d", "b/x"], "%s: made %r\n%s" % (shim, made, r.dump()))
+        check(os.stat(os.path.join(wd.path, "b", "x")).st_mode & 0o777 == 0o600,
+              "%s: fchmod" % shim)
+        bx = os.path.join(wd.path, "b", "x")
+        recs = [e for e in r.records if e.get("args", {}).get("path") == bx]
+        check(recs and not [e for e in r.records if e.get("args", {}).get("path") ==
+                            os.path.join(wd.path, "a", "x")], "%s: records\n%s" % (shim, r.dump()))
