@@ -10,6 +10,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "common/path.h"
+
 static const int resources[HX_LIMIT_COUNT] = {
     [HX_LIMIT_CPU] = RLIMIT_CPU,	   [HX_LIMIT_FILE_SIZE] = RLIMIT_FSIZE,
     [HX_LIMIT_OPEN_FILES] = RLIMIT_NOFILE, [HX_LIMIT_ADDRESS_SPACE] = RLIMIT_AS,
@@ -138,8 +140,47 @@ int hx_limits_apply(const struct hx_limits *l, const char **what)
 	return 0;
 }
 
+/* The host's per-user count in file host, halved, as the session
+ * namespace's own in file ns (system calls only: in the child). Best
+ * effort: it spares the user's other programs, it bounds no policy. */
+static void halve_count(const char *host, const char *ns)
+{
+	char buf[24];
+	long v = 0;
+	int fd = open(host, O_RDONLY | O_CLOEXEC);
+	ssize_t n = fd < 0 ? -1 : read(fd, buf, sizeof(buf) - 1);
+	size_t k;
+
+	if (fd >= 0)
+		close(fd);
+	for (ssize_t i = 0; i < n && buf[i] >= '0' && buf[i] <= '9'; i++)
+		v = v * 10 + (buf[i] - '0');
+	if (n <= 0 || v <= 0 || v > 1L << 30)
+		return; /* unknown: the host's own limit holds alone */
+	k = hx_utoa((uint64_t)(v / 2 ? v / 2 : 1), buf);
+	fd = open(ns, O_WRONLY | O_CLOEXEC);
+	if (fd >= 0) {
+		if (write(fd, buf, k) < 0) {
+			/* the host's own limit holds alone */
+		}
+		close(fd);
+	}
+}
+
 int hx_limits_apply_in_ns(const struct hx_limits *l, bool in_ns)
 {
+	/* In the user's own user namespace (its root until the capabilities
+	 * go), the kernel's per-user inotify counts are the namespace's
+	 * too, and charged to the user's: half of each for the session,
+	 * the rest the user's other programs' (an agent took all 128
+	 * instances, and every inotify_init outside failed with EMFILE
+	 * until the session ended). */
+	if (in_ns && geteuid() != 0) {
+		halve_count("/proc/sys/fs/inotify/max_user_instances",
+			    "/proc/sys/user/max_inotify_instances");
+		halve_count("/proc/sys/fs/inotify/max_user_watches",
+			    "/proc/sys/user/max_inotify_watches");
+	}
 	if (!l->nproc_in_ns)
 		return 0;
 	/* Without a namespace of its own after all: the user's tasks. */

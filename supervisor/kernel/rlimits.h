@@ -64,9 +64,11 @@ void hx_limits_raise_nofile(struct hx_limits *l);
 int hx_limits_apply(const struct hx_limits *l, const char **what);
 
 /* In the child, once it tried to make its own user namespace (made:
- * in_ns): RLIMIT_NPROC when nproc_in_ns, counting the session's tasks
- * there, or, without that namespace, the user's tasks now plus the
- * limit. Returns 0 or -errno. */
+ * in_ns): there, as an ordinary user, half of the user's inotify
+ * instances and watches for the session; RLIMIT_NPROC when
+ * nproc_in_ns, counting the session's tasks there, or, without that
+ * namespace, the user's tasks now plus the limit. Returns 0 or
+ * -errno. */
 int hx_limits_apply_in_ns(const struct hx_limits *l, bool in_ns);
 
 /* {"cpu": 60, ...}: a new reference. */

@@ -2,9 +2,11 @@
 agent's first process, inherited by every process, impossible to raise
 (no CAP_SYS_RESOURCE), enforced by the kernel for static programs too."""
 
+import ctypes
 import os
+import subprocess
 
-from lib import PYTHON, check, harness
+from lib import EXEC, PYTHON, Skip, alone, check, harness
 
 BUSYBOX = "/bin/busybox"
 
@@ -61,3 +63,44 @@ def test_audit_mode_applies_no_limit(wd):
     # (test_audit_attacks.py).
     check(start["kernel"]["limits"].get("processes") == 4096,
           "no process count in audit mode: %r" % start["kernel"]["limits"])
+
+
+INOTIFY_FILL = r'''
+import ctypes, sys
+libc = ctypes.CDLL(None, use_errno=True)
+n = 0
+while libc.inotify_init() >= 0:
+    n += 1
+print(n, flush=True)
+sys.stdin.readline()
+'''
+
+
+@alone
+def test_inotify_instances_are_shared_with_the_user_by_half(wd):
+    """The kernel's count of a user's inotify instances is the user's,
+    whatever the process: an agent that opened all 128 left every
+    inotify_init of the user's other programs failing with EMFILE (an
+    editor's file watching, a build's) until the session ended (twenty-
+    fourth attack review, part b). In the agent's own user namespace (an
+    ordinary user's, enforce mode) the namespace's count is bound to
+    half of the host's."""
+    if os.geteuid() == 0:
+        raise Skip("root's agent has no user namespace: not bounded (README)")
+    with open("/proc/sys/fs/inotify/max_user_instances") as f:
+        host = int(f.read())
+    libc = ctypes.CDLL(None, use_errno=True)
+    p = subprocess.Popen([EXEC, "--quiet", "--audit-log", os.path.join(wd.state, "i.jsonl"),
+                          "--", PYTHON, "-c", INOTIFY_FILL], cwd=wd.path, text=True,
+                         stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                         env=dict(os.environ, XDG_STATE_HOME=wd.state))
+    try:
+        n = int(p.stdout.readline())
+        fd = libc.inotify_init()
+        err = ctypes.get_errno()
+        if fd >= 0:
+            os.close(fd)
+    finally:
+        p.communicate("\n", timeout=30)
+    check(0 < n <= host // 2, "the agent opened %d of the user's %d" % (n, host))
+    check(fd >= 0, "an inotify_init outside the session failed: errno %d" % err)
