@@ -118,10 +118,31 @@ static int set_limit(int res, rlim_t v)
 	return setrlimit(res, &want) ? -errno : 0;
 }
 
+/* The kernel counts queued signals and message queue bytes per user,
+ * whatever the process: an agent that filled them left the user's other
+ * programs without (sigqueue's EAGAIN, mq_open's ENOMEM) until its
+ * queues went. Half of each is the session's. */
+static int spare_user_counts(void)
+{
+	static const int res[] = {RLIMIT_SIGPENDING, RLIMIT_MSGQUEUE};
+	struct rlimit cur;
+	int e;
+
+	for (size_t i = 0; i < sizeof(res) / sizeof(*res); i++)
+		if (!getrlimit(res[i], &cur) && cur.rlim_max != RLIM_INFINITY &&
+		    (e = set_limit(res[i], cur.rlim_max / 2)))
+			return e;
+	return 0;
+}
+
 int hx_limits_apply(const struct hx_limits *l, const char **what)
 {
 	struct rlimit cur;
 	int e;
+
+	*what = "queued signals and message queues";
+	if ((e = spare_user_counts()))
+		return e;
 
 	*what = hx_limit_name(HX_LIMIT_OPEN_FILES);
 	if (l->nofile_soft && !getrlimit(RLIMIT_NOFILE, &cur)) {

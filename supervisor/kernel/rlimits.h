@@ -58,9 +58,10 @@ void hx_limits_processes(struct hx_limits *l, bool cgroup, bool own_ns);
  * (hx_limits_apply). */
 void hx_limits_raise_nofile(struct hx_limits *l);
 
-/* In the child (system calls only): the soft RLIMIT_NOFILE given back,
- * then the policy's limits. Returns 0, or -errno with the limit's name
- * in *what. */
+/* In the child (system calls only): half of the user's queued signals
+ * and message queue bytes (RLIMIT_SIGPENDING, RLIMIT_MSGQUEUE: counted
+ * per user), the soft RLIMIT_NOFILE given back, then the policy's
+ * limits. Returns 0, or -errno with the limit's name in *what. */
 int hx_limits_apply(const struct hx_limits *l, const char **what);
 
 /* In the child, once it tried to make its own user namespace (made:

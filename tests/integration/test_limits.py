@@ -104,3 +104,53 @@ def test_inotify_instances_are_shared_with_the_user_by_half(wd):
         p.communicate("\n", timeout=30)
     check(0 < n <= host // 2, "the agent opened %d of the user's %d" % (n, host))
     check(fd >= 0, "an inotify_init outside the session failed: errno %d" % err)
+
+
+SIGNAL_FILL = r'''
+import ctypes, os, signal, sys
+libc = ctypes.CDLL(None, use_errno=True)
+signal.pthread_sigmask(signal.SIG_BLOCK, [signal.SIGRTMIN])
+n = 0
+# sigqueue, not kill: the kernel lets a kill() past the limit.
+while n < 1 << 20 and libc.sigqueue(os.getpid(), int(signal.SIGRTMIN), None) == 0:
+    n += 1
+print(n, flush=True)
+sys.stdin.readline()
+'''
+
+OUTSIDE_QUEUES = r'''
+import ctypes, os, signal
+libc = ctypes.CDLL(None, use_errno=True)
+signal.pthread_sigmask(signal.SIG_BLOCK, [signal.SIGRTMIN])
+if libc.sigqueue(os.getpid(), int(signal.SIGRTMIN), None) == 0:
+    print("queued")
+'''
+
+
+@alone
+def test_queued_signals_are_shared_with_the_user_by_half(wd):
+    """The kernel counts a user's queued signals whatever the process
+    (RLIMIT_SIGPENDING against the user's count): an agent that queued
+    real-time signals to itself, blocked, until EAGAIN left every
+    sigqueue of the user's other programs (and their POSIX timers'
+    signals) failing until it exited. The
+    agent's limit is half the user's, so half stays theirs (message
+    queue bytes, RLIMIT_MSGQUEUE, the same)."""
+    import resource
+    soft, hard = resource.getrlimit(resource.RLIMIT_SIGPENDING)
+    p = subprocess.Popen([EXEC, "--quiet", "--audit-log", os.path.join(wd.state, "s.jsonl"),
+                          "--", PYTHON, "-c", SIGNAL_FILL], cwd=wd.path, text=True,
+                         stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                         env=dict(os.environ, XDG_STATE_HOME=wd.state))
+    try:
+        n = int(p.stdout.readline())
+        out = subprocess.run([PYTHON, "-c", OUTSIDE_QUEUES], capture_output=True, text=True)
+    finally:
+        p.communicate("\n", timeout=30)
+    check(0 < n <= soft // 2 + 1, "the agent queued %d of the user's %d" % (n, soft))
+    check(out.stdout.strip() == "queued", "a signal outside the session: %r" % out.stderr[-300:])
+    r = harness([PYTHON, "-c", "import resource as r; print(r.getrlimit(r.RLIMIT_MSGQUEUE))"],
+                wd, policy=None)
+    mq = resource.getrlimit(resource.RLIMIT_MSGQUEUE)
+    if mq[1] != resource.RLIM_INFINITY:
+        check(r.stdout.strip() == str((mq[1] // 2, mq[1] // 2)), "%r %r" % (r.stdout, mq))
