@@ -896,6 +896,12 @@ int hx_run(const struct hx_options *o)
 	}
 	if (r->child == 0)
 		child_exec(r, env, &old, self);
+	/* First: the child's binds of its masks each wait for an answer of
+	 * the masks' server. */
+	if ((e = hx_sandbox_serve_masks(r->sb, r->child, &r->pl, r->srv))) {
+		hx_say("masks: cannot be served: %s", strerror(-e));
+		kill(r->child, SIGKILL); /* they would wait on nobody */
+	}
 	hx_alerts_set_root(r->pl.alerts, r->child);
 	hx_run_ask_terminal(r);
 	if (hx_run_mcp_start(r))
@@ -904,11 +910,6 @@ int hx_run(const struct hx_options *o)
 		hx_say("landlock audit records: cannot be served");
 		hx_kaudit_free(r->ka);
 		r->ka = NULL;
-	}
-	/* Before the hand-off: the child may meet a mask first. */
-	if ((e = hx_sandbox_serve_masks(r->sb, r->child, &r->pl, r->srv))) {
-		hx_say("masks: cannot be served: %s", strerror(-e));
-		kill(r->child, SIGKILL); /* they would wait on nobody */
 	}
 	serve_agent(r);
 	/* A log that takes no more records ends the session: what cannot
