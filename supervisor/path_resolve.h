@@ -28,9 +28,11 @@ int hx_path_resolve_root(pid_t pid, pid_t tid, bool root_ours, const char *norm,
 bool hx_path_root_ours(pid_t pid);
 
 /* realpath(3) in two system calls instead of one a component: the
- * path the kernel reaches from path (every symlink followed), through
- * an O_PATH fd's /proc link (without /proc, realpath's walk). Returns
- * 0, -ENAMETOOLONG or -errno of the open (ENOENT, ENOTDIR, EACCES...). */
+ * path the kernel reaches from path (every symlink followed): path
+ * itself, normalized, when its walk meets no symlink (an openat2 with
+ * RESOLVE_NO_SYMLINKS), else through an O_PATH fd's /proc link (without
+ * /proc, realpath's walk). Returns 0, -ENAMETOOLONG or -errno of the
+ * open (ENOENT, ENOTDIR, EACCES...). */
 int hx_path_real(const char *path, char *out, size_t size);
 
 /* path as process pid (thread tid) names it, made absolute: relative to
