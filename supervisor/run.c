@@ -896,8 +896,7 @@ int hx_run(const struct hx_options *o)
 	}
 	if (r->child == 0)
 		child_exec(r, env, &old, self);
-	/* First: the child's binds of its masks each wait for an answer of
-	 * the masks' server. */
+	/* First: each bind of the child's masks waits for its server. */
 	if ((e = hx_sandbox_serve_masks(r->sb, r->child, &r->pl, r->srv))) {
 		hx_say("masks: cannot be served: %s", strerror(-e));
 		kill(r->child, SIGKILL); /* they would wait on nobody */
