@@ -310,14 +310,22 @@ def test_failed_checkpoint_is_an_alert(wd):
     pol = policy(wd, """  - id: ckpt
     when: checkpoint_failed
 """)
-    stop = os.path.join(wd.state, "stop")
-    p, log = start(wd, pol, ["sh", "-c", "echo x > x; while [ ! -e %s ]; do sleep 0.1; done" % stop],
-                   "--worktree", "--session", "ck1", cwd=repo)
+    stop, go = os.path.join(wd.state, "stop"), os.path.join(wd.state, "go")
+    # y is written once checkpoint 0 is made and its ref's directory is
+    # gone (by the shell itself: no process, so no checkpoint of its
+    # own): a busy machine made checkpoint 0 after "echo x", and the
+    # checkpoint asked for then had nothing to write ("unchanged").
+    script = ("echo x > x; while [ ! -e {go} ]; do sleep 0.1; done; echo y > y; "
+              "while [ ! -e {stop} ]; do sleep 0.1; done").format(go=go, stop=stop)
+    p, log = start(wd, pol, ["sh", "-c", script], "--worktree", "--session", "ck1", cwd=repo)
     try:
         refs = os.path.join(repo, ".git", "refs", "harness", "ck1", "checkpoints")
         wait_for("checkpoint 0", lambda: os.path.exists(os.path.join(refs, "0")))
         os.rename(refs, refs + ".away")
         open(refs, "w").close()  # no directory for the next ref
+        open(go, "w").close()
+        wait_for("y written", lambda: [x for x in read_log(log) if x.get("op") == "write" and
+                                       x.get("args", {}).get("path", "").endswith("/y")])
         r = subprocess.run([EXEC, "checkpoint", "ck1"], cwd=repo, env=env_of(wd),
                            capture_output=True, text=True, timeout=30)
         check(r.returncode != 0, "the checkpoint failed: %r" % (r.stdout,))
