@@ -350,6 +350,11 @@ void hx_pipeline_failed(struct hx_pipeline *pl, const struct hx_peer *peer,
  * audit mode. */
 bool hx_pipeline_shared_fd(const struct hx_pipeline *pl, int fd);
 
+/* Whether the file open as fd has a name still and was made before the
+ * session: one whose every name may be the user's. False in audit
+ * mode. */
+bool hx_pipeline_named_fd(const struct hx_pipeline *pl, int fd);
+
 /* Remembers a unix socket a process of the session bound or a file it
  * made in /dev/shm (the kernel layer's bind and open): name in the
  * directory dirfd, or dirfd itself when name is "". Its connects and

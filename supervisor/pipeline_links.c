@@ -28,11 +28,11 @@ static bool changes_inode(const struct hx_request *rq)
 	}
 }
 
-/* A regular file with another name, made before the session (its birth;
- * a link made since does not change it): the file at path, or the one
- * open as dirfd when path is "". */
-static bool shared_before(int dirfd, const char *path,
-			  const struct timespec *since)
+/* A regular file with at least links names, made before the session
+ * (its birth; a link made since does not change it): the file at path,
+ * or the one open as dirfd when path is "". */
+static bool named_before(int dirfd, const char *path, unsigned links,
+			 const struct timespec *since)
 {
 	struct statx sx;
 	const struct statx_timestamp *t;
@@ -40,7 +40,7 @@ static bool shared_before(int dirfd, const char *path,
 	if (statx(dirfd, path,
 		  AT_SYMLINK_NOFOLLOW | (path[0] ? 0 : AT_EMPTY_PATH),
 		  STATX_TYPE | STATX_NLINK | STATX_BTIME | STATX_CTIME, &sx) ||
-	    !S_ISREG(sx.stx_mode) || sx.stx_nlink < 2)
+	    !S_ISREG(sx.stx_mode) || sx.stx_nlink < links)
 		return false;
 	t = (sx.stx_mask & STATX_BTIME) ? &sx.stx_btime : &sx.stx_ctime;
 	return t->tv_sec < since->tv_sec ||
@@ -63,7 +63,7 @@ void hx_pl_judge_shared_file(struct flow *f)
 
 	if (f->d.verdict != HX_VERDICT_ALLOW || !path ||
 	    !changes_inode(f->rq) ||
-	    !shared_before(AT_FDCWD, path, &f->pl->started))
+	    !named_before(AT_FDCWD, path, 2, &f->pl->started))
 		return;
 	f->d.verdict = HX_VERDICT_DENY;
 	f->d.rule = "harness:shared-file";
@@ -72,5 +72,12 @@ void hx_pl_judge_shared_file(struct flow *f)
 
 bool hx_pipeline_shared_fd(const struct hx_pipeline *pl, int fd)
 {
-	return pl->mode != HX_MODE_AUDIT && shared_before(fd, "", &pl->started);
+	return pl->mode != HX_MODE_AUDIT &&
+	       named_before(fd, "", 2, &pl->started);
+}
+
+bool hx_pipeline_named_fd(const struct hx_pipeline *pl, int fd)
+{
+	return pl->mode != HX_MODE_AUDIT &&
+	       named_before(fd, "", 1, &pl->started);
 }

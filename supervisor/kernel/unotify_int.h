@@ -221,6 +221,10 @@ void hx_un_idents_free(struct hx_un_idents *c);
 /* Whether the fd of thread tid's table is close-on-exec
  * (/proc/<tid>/fdinfo). */
 bool hx_un_fd_cloexec(pid_t tid, int fd);
+
+/* Whether name (absolute: an fd's /proc link, read) leads, in the
+ * target's view and not followed, to the file open as fd. */
+bool hx_un_fd_at_name(const struct target *t, int fd, const char *name);
 /* The lookup limits openat2's caller puts on its own walk. */
 #define HX_UN_WALK_LIMITS                                                      \
 	(RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS | RESOLVE_NO_XDEV)

@@ -355,7 +355,7 @@ static void hx_un_fdmeta(struct hx_unotify *u, const struct seccomp_notif *n,
 	uint64_t xname = 0, xval = 0, tsaddr = 0;
 	uid_t ouid = (uid_t)-1;
 	gid_t ogid = (gid_t)-1;
-	bool has_mode = false, at_form = false;
+	bool has_mode = false, at_form = false, misnamed;
 	char link[64], text[PATH_MAX], path[PATH_MAX];
 	struct mut_extra x;
 	unsigned flags = 0;
@@ -448,6 +448,12 @@ static void hx_un_fdmeta(struct hx_unotify *u, const struct seccomp_notif *n,
 	snprintf(link, sizeof(link), "/proc/thread-self/fd/%d", mine);
 	len = readlink(link, text, sizeof(text) - 1);
 	text[len > 0 ? len : 0] = '\0';
+	/* The name decided, when the fd's file is not there (its name
+	 * removed since: "x (deleted)"; replaced; cut at PATH_MAX), is no
+	 * name of it: one made before the session may have others, a pnpm
+	 * store's, no decision saw (twenty-fourth attack review). */
+	misnamed = text[0] == '/' && (len >= (ssize_t)sizeof(text) - 1 ||
+				      !hx_un_fd_at_name(t, mine, text));
 	if (text[0] == '/')
 		snprintf(path, sizeof(path), "%s", text);
 	else /* a pipe, a socket: no path, named as the agent names it */
@@ -465,6 +471,19 @@ static void hx_un_fdmeta(struct hx_unotify *u, const struct seccomp_notif *n,
 	    /* Not for a target that is gone (killed while this was decided). */
 	    (a->err = hx_un_id_valid(u, n->id) ? 0 : ESRCH)) {
 		close(mine);
+		return;
+	}
+	/* The file acted on, looked at again: the decision's look was at
+	 * the name, which a rename may have given another file since. */
+	if ((misnamed && hx_pipeline_named_fd(u->pl, mine)) ||
+	    hx_pipeline_shared_fd(u->pl, mine)) {
+		close(mine);
+		hx_un_revoke(u, &j, "harness:shared-file",
+			     misnamed
+				 ? "the fd's file is no longer at the name "
+				   "decided, and has names elsewhere"
+				 : "a file with other names");
+		a->err = EACCES;
 		return;
 	}
 	switch (nr) {

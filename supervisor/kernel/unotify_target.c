@@ -268,6 +268,30 @@ int hx_un_walk_named(const struct target *t, int dirfd, const char *raw,
 	return e == ELOOP || e == EXDEV || e == EACCES || e == ENOTDIR ? -e : 0;
 }
 
+bool hx_un_fd_at_name(const struct target *t, int fd, const char *name)
+{
+	struct open_how how = {.flags = O_PATH | O_NOFOLLOW | O_CLOEXEC,
+			       .resolve = RESOLVE_IN_ROOT};
+	char root[64];
+	struct stat a, b;
+	int rfd, nfd;
+	bool same;
+
+	if (name[0] != '/' || fstat(fd, &a))
+		return false;
+	/* The target's view: its masks and its /dev/pts are not ours. */
+	snprintf(root, sizeof(root), "/proc/%d/root", (int)t->peer.pid);
+	if ((rfd = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC)) < 0)
+		return false;
+	nfd = (int)syscall(SYS_openat2, rfd, name, &how, sizeof(how));
+	close(rfd);
+	if (nfd < 0)
+		return false;
+	same = !fstat(nfd, &b) && a.st_dev == b.st_dev && a.st_ino == b.st_ino;
+	close(nfd);
+	return same;
+}
+
 mode_t hx_un_umask_in(const struct target *t, const char *dir, int dirfd)
 {
 	char self[64];

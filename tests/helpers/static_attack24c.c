@@ -1,0 +1,74 @@
+/* The twenty-fourth attack review's (c) static programs: raw system
+ * calls, no shim.
+ *
+ *   static_attack24c unlinked NAME HOW
+ *       opens NAME read-only (O_PATH for the *at forms), removes that
+ *       name, then changes the file through the fd: HOW is fchmod,
+ *       fchmodat2, fchown, futimens, utimensat, fsetxattr or chattr.
+ *       Prints "ok" or "err ERRNO".
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/fs.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/xattr.h>
+#include <unistd.h>
+
+#ifndef SYS_fchmodat2
+#define SYS_fchmodat2 452
+#endif
+
+static int say(long r)
+{
+	if (r < 0)
+		printf("err %s\n", strerrorname_np(errno));
+	else
+		printf("ok\n");
+	return r < 0;
+}
+
+static int unlinked(const char *name, const char *how)
+{
+	bool at = !strcmp(how, "fchmodat2") || !strcmp(how, "fchown") ||
+		  !strcmp(how, "utimensat");
+	struct timespec ts[2] = {{1, 0}, {1, 0}};
+	int fd = open(name, at ? O_PATH : O_RDONLY), fl = 0;
+
+	if (fd < 0 || unlink(name))
+		return say(-1);
+	if (!strcmp(how, "fchmod"))
+		return say(fchmod(fd, 0666));
+	if (!strcmp(how, "fchmodat2"))
+		return say(syscall(SYS_fchmodat2, fd, "", 0666, AT_EMPTY_PATH));
+	if (!strcmp(how, "fchown"))
+		return say(syscall(SYS_fchownat, fd, "", -1, getgid(),
+				   AT_EMPTY_PATH));
+	if (!strcmp(how, "futimens"))
+		return say(syscall(SYS_utimensat, fd, NULL, ts, 0));
+	if (!strcmp(how, "utimensat"))
+		return say(syscall(SYS_utimensat, fd, "", ts, AT_EMPTY_PATH));
+	if (!strcmp(how, "fsetxattr"))
+		return say(syscall(SYS_fsetxattr, fd, "user.hx", "1", 1, 0));
+	if (!strcmp(how, "chattr")) {
+		if (ioctl(fd, FS_IOC_GETFLAGS, &fl))
+			return say(-1);
+		fl |= FS_NODUMP_FL;
+		return say(syscall(SYS_ioctl, fd, FS_IOC_SETFLAGS, &fl));
+	}
+	errno = EINVAL;
+	return say(-1);
+}
+
+int main(int argc, char **argv)
+{
+	if (argc == 4 && !strcmp(argv[1], "unlinked"))
+		return unlinked(argv[2], argv[3]);
+	fprintf(stderr, "usage: see the source\n");
+	return 2;
+}
