@@ -6,11 +6,20 @@
  *       name, then changes the file through the fd: HOW is fchmod,
  *       fchmodat2, fchown, futimens, utimensat, fsetxattr or chattr.
  *       Prints "ok" or "err ERRNO".
+ *   static_attack24c swap NAME N
+ *       opens NAME read-only, then N times fchmod(fd, 0666) while a
+ *       thread renames NAME away and a file of its own onto NAME and
+ *       back, so that the name the fd's link read is the other file's
+ *       when the decision looks; prints "changed K" (K calls that did
+ *       not fail).
  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/fs.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
@@ -47,8 +56,8 @@ static int unlinked(const char *name, const char *how)
 	if (!strcmp(how, "fchmodat2"))
 		return say(syscall(SYS_fchmodat2, fd, "", 0666, AT_EMPTY_PATH));
 	if (!strcmp(how, "fchown"))
-		return say(syscall(SYS_fchownat, fd, "", -1, getgid(),
-				   AT_EMPTY_PATH));
+		return say(
+		    syscall(SYS_fchownat, fd, "", -1, getgid(), AT_EMPTY_PATH));
 	if (!strcmp(how, "futimens"))
 		return say(syscall(SYS_utimensat, fd, NULL, ts, 0));
 	if (!strcmp(how, "utimensat"))
@@ -65,10 +74,46 @@ static int unlinked(const char *name, const char *how)
 	return say(-1);
 }
 
+static atomic_bool stop;
+static const char *swap_name;
+
+static void *swapper(void *arg)
+{
+	(void)arg;
+	while (!atomic_load(&stop)) {
+		rename(swap_name, "hx24c.away");
+		rename("hx24c.own", swap_name);
+		rename(swap_name, "hx24c.own");
+		rename("hx24c.away", swap_name);
+	}
+	return NULL;
+}
+
+static int swap(const char *name, int n)
+{
+	int fd = open(name, O_RDONLY), own, changed = 0;
+	pthread_t th;
+
+	own = open("hx24c.own", O_CREAT | O_WRONLY | O_TRUNC, 0644);
+	if (fd < 0 || own < 0)
+		return say(-1);
+	close(own);
+	swap_name = name;
+	pthread_create(&th, NULL, swapper, NULL);
+	for (int i = 0; i < n; i++)
+		changed += fchmod(fd, 0666) == 0;
+	atomic_store(&stop, true);
+	pthread_join(th, NULL);
+	printf("changed %d\n", changed);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc == 4 && !strcmp(argv[1], "unlinked"))
 		return unlinked(argv[2], argv[3]);
+	if (argc == 4 && !strcmp(argv[1], "swap"))
+		return swap(argv[2], atoi(argv[3]));
 	fprintf(stderr, "usage: see the source\n");
 	return 2;
 }

@@ -72,3 +72,28 @@ def test_a_linked_files_fd_changes_nothing_once_its_name_is_removed(wd):
                 wd, policy=None, env={"HOME": home})
     check(r.stdout.split() == ["ok", "ok", "666"], "the agent's own files: %r %r"
           % (r.stdout, r.stderr[-300:]))
+
+
+def test_a_linked_file_renamed_onto_a_decided_name_is_not_changed_through_an_fd(wd):
+    """The other half of the look at the fd's file: the decision judges
+    the name its link read when the worker read it, and a thread
+    renaming the store's file away from that name and a file of the
+    agent's own onto it (and back) had the decision look at the agent's
+    file while the fd's, the store's, was changed (10 fchmods in 3000
+    made it 0666). The file acted on is looked at again, after the
+    decision: it has other names from before the session, so it is not
+    changed."""
+    home = fake_home(wd)
+    store = os.path.join(home, ".local", "share", "pnpm", "store", "v3", "files", "cd")
+    os.makedirs(store)
+    blob = os.path.join(store, "ef0123-index")
+    with open(blob, "w") as f:
+        f.write("module.exports = 2\n")
+    os.chmod(blob, 0o444)
+    os.link(blob, os.path.join(wd.path, "a.js"))
+    r = harness([PROBE, "swap", "a.js", "3000"], wd, policy=None, env={"HOME": home},
+                timeout=120)
+    mode = os.stat(blob).st_mode & 0o7777
+    check(mode == 0o444, "the store's file made %o (%r)" % (mode, r.stdout))
+    check(r.stdout.strip() == "changed 0", "%r %r" % (r.stdout, r.stderr[-300:]))
+    check(r.one(event="revoked", rule="harness:shared-file"), "no refusal recorded")
