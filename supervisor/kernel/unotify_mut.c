@@ -337,6 +337,43 @@ static int mut_act(const struct target *t, enum mut_kind k, int pfd,
 	return r ? -errno : 0;
 }
 
+/* The fd an fd-form call acts on, taken once (the thread's cwd for an
+ * at-form on AT_FDCWD), and in path (PATH_MAX) the name its link reads,
+ * or "/proc/self/fd/N" for one of no path (a pipe, a socket), as the
+ * agent names it. *misnamed: the file is not at that name (its name
+ * removed since, "x (deleted)"; replaced; cut at PATH_MAX): a file made
+ * before the session may have other names, a pnpm store's, that no
+ * decision saw (twenty-fourth attack review). The fd, or -errno. */
+static int take_named(const struct target *t, int fd, bool at_form, char *path,
+		      bool *misnamed)
+{
+	char link[64], text[PATH_MAX];
+	ssize_t len;
+	int mine;
+
+	if (fd == AT_FDCWD && at_form) {
+		/* The thread's cwd itself, taken once. */
+		snprintf(link, sizeof(link), "/proc/%d/cwd", (int)t->tid);
+		mine = open(link, O_PATH | O_CLOEXEC);
+		mine = mine < 0 ? -errno : mine;
+	} else if (fd == AT_FDCWD) {
+		mine = -EFAULT; /* futimens(AT_FDCWD): no path to read */
+	} else
+		mine = hx_un_call_fd(t, fd);
+	if (mine < 0)
+		return mine;
+	snprintf(link, sizeof(link), "/proc/thread-self/fd/%d", mine);
+	len = readlink(link, text, sizeof(text) - 1);
+	text[len > 0 ? len : 0] = '\0';
+	*misnamed = text[0] == '/' && (len >= (ssize_t)sizeof(text) - 1 ||
+				       !hx_un_fd_at_name(t, mine, text));
+	if (text[0] == '/')
+		snprintf(path, PATH_MAX, "%s", text);
+	else
+		snprintf(path, PATH_MAX, "/proc/self/fd/%d", fd);
+	return mine;
+}
+
 /* Metadata changes through an fd (fchmod, fchown, fsetxattr,
  * fremovexattr, futimens, the *at forms with an empty path and
  * AT_EMPTY_PATH, and chattr's FS_IOC_SETFLAGS and FS_IOC_FSSETXATTR,
@@ -355,14 +392,13 @@ static void hx_un_fdmeta(struct hx_unotify *u, const struct seccomp_notif *n,
 	uint64_t xname = 0, xval = 0, tsaddr = 0;
 	uid_t ouid = (uid_t)-1;
 	gid_t ogid = (gid_t)-1;
-	bool has_mode = false, at_form = false, misnamed;
-	char link[64], text[PATH_MAX], path[PATH_MAX];
+	bool has_mode = false, at_form = false, misnamed = false;
+	char path[PATH_MAX];
 	struct mut_extra x;
 	unsigned flags = 0;
 	mode_t mode = 0;
 	uint32_t call;
 	struct job j;
-	ssize_t len;
 	struct stat st;
 	unsigned char iobuf[sizeof(struct fsxattr)];
 	size_t iolen = 0;
@@ -432,32 +468,10 @@ static void hx_un_fdmeta(struct hx_unotify *u, const struct seccomp_notif *n,
 		a->err = ESRCH;
 		return;
 	}
-	if (fd == AT_FDCWD && at_form) {
-		/* The thread's cwd itself, taken once. */
-		snprintf(link, sizeof(link), "/proc/%d/cwd", (int)t->tid);
-		mine = open(link, O_PATH | O_CLOEXEC);
-		mine = mine < 0 ? -errno : mine;
-	} else if (fd == AT_FDCWD) {
-		mine = -EFAULT; /* futimens(AT_FDCWD): no path to read */
-	} else
-		mine = hx_un_call_fd(t, fd);
-	if (mine < 0) {
+	if ((mine = take_named(t, fd, at_form, path, &misnamed)) < 0) {
 		a->err = mine == -EBADF || mine == -EFAULT ? -mine : EACCES;
 		return;
 	}
-	snprintf(link, sizeof(link), "/proc/thread-self/fd/%d", mine);
-	len = readlink(link, text, sizeof(text) - 1);
-	text[len > 0 ? len : 0] = '\0';
-	/* The name decided, when the fd's file is not there (its name
-	 * removed since: "x (deleted)"; replaced; cut at PATH_MAX), is no
-	 * name of it: one made before the session may have others, a pnpm
-	 * store's, no decision saw (twenty-fourth attack review). */
-	misnamed = text[0] == '/' && (len >= (ssize_t)sizeof(text) - 1 ||
-				      !hx_un_fd_at_name(t, mine, text));
-	if (text[0] == '/')
-		snprintf(path, sizeof(path), "%s", text);
-	else /* a pipe, a socket: no path, named as the agent names it */
-		snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
 	hx_un_job(&j, t, call, HX_OP_WRITE);
 	j.rq.path = path;
 	j.rq.has_flags = true;
