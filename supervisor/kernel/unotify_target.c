@@ -279,9 +279,13 @@ bool hx_un_fd_at_name(const struct target *t, int fd, const char *name)
 
 	if (name[0] != '/' || fstat(fd, &a))
 		return false;
-	/* The target's view: its masks and its /dev/pts are not ours. */
+	/* The target's view: its masks and its /dev/pts are not ours. Ours
+	 * where its root is not ours to open (a process that made itself
+	 * non-dumpable, to a user's harness-exec): the same names but the
+	 * masks'. */
 	snprintf(root, sizeof(root), "/proc/%d/root", (int)t->peer.pid);
-	if ((rfd = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC)) < 0)
+	if ((rfd = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC)) < 0 &&
+	    (rfd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC)) < 0)
 		return false;
 	nfd = (int)syscall(SYS_openat2, rfd, name, &how, sizeof(how));
 	close(rfd);

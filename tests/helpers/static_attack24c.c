@@ -6,6 +6,9 @@
  *       name, then changes the file through the fd: HOW is fchmod,
  *       fchmodat2, fchown, futimens, utimensat, fsetxattr or chattr.
  *       Prints "ok" or "err ERRNO".
+ *   static_attack24c nodump NAME
+ *       makes itself non-dumpable (as ssh and gpg do), then fchmod(fd,
+ *       0640) of NAME opened read-only; prints "ok" or "err ERRNO".
  *   static_attack24c swap NAME N
  *       opens NAME read-only, then N times fchmod(fd, 0666) while a
  *       thread renames NAME away and a file of its own onto NAME and
@@ -24,6 +27,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/xattr.h>
@@ -112,6 +116,13 @@ int main(int argc, char **argv)
 {
 	if (argc == 4 && !strcmp(argv[1], "unlinked"))
 		return unlinked(argv[2], argv[3]);
+	if (argc == 3 && !strcmp(argv[1], "nodump")) {
+		int fd = open(argv[2], O_RDONLY);
+
+		if (fd < 0 || prctl(PR_SET_DUMPABLE, 0, 0, 0, 0))
+			return say(-1);
+		return say(fchmod(fd, 0640));
+	}
 	if (argc == 4 && !strcmp(argv[1], "swap"))
 		return swap(argv[2], atoi(argv[3]));
 	fprintf(stderr, "usage: see the source\n");

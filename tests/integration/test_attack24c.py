@@ -72,6 +72,12 @@ def test_a_linked_files_fd_changes_nothing_once_its_name_is_removed(wd):
                 wd, policy=None, env={"HOME": home})
     check(r.stdout.split() == ["ok", "ok", "666"], "the agent's own files: %r %r"
           % (r.stdout, r.stderr[-300:]))
+    # A project file of before the session, by its name, from a process
+    # whose /proc/<pid>/root a user's harness-exec may not open.
+    kept = wd.file("kept.txt", "k\n")
+    r = harness([PROBE, "nodump", "kept.txt"], wd, policy=None, env={"HOME": home})
+    check(r.stdout.strip() == "ok" and os.stat(kept).st_mode & 0o777 == 0o640,
+          "a non-dumpable process's fchmod: %r %r" % (r.stdout, r.stderr[-300:]))
 
 
 def test_a_linked_file_renamed_onto_a_decided_name_is_not_changed_through_an_fd(wd):
