@@ -374,6 +374,10 @@ int hx_un_xattr_args(struct mut_extra *x, uint64_t size, uint64_t flags);
  * timespec[2]). Returns 0 or the positive errno. */
 int hx_un_read_meta(const struct target *t, uint64_t xname, uint64_t xval,
 		    uint64_t tsaddr, int tskind, struct mut_extra *x);
+/* fchmod, fchown, fsetxattr, fremovexattr, futimens, chattr's ioctls
+ * and the *at forms on an fd with AT_EMPTY_PATH (unotify_fdmeta.c). */
+void hx_un_fdmeta(struct hx_unotify *u, const struct seccomp_notif *n,
+		  const struct target *t, struct answer *a);
 
 /* A rename of pfd/name onto pfd2/name2, a git configuration
  * (hx_outcome.git_copy), done as a copy of the bytes checked again

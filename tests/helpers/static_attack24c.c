@@ -6,6 +6,9 @@
  *       name, then changes the file through the fd: HOW is fchmod,
  *       fchmodat2, fchown, futimens, utimensat, fsetxattr or chattr.
  *       Prints "ok" or "err ERRNO".
+ *   static_attack24c casefold DIR
+ *       chattr +F on DIR (FS_IOC_SETFLAGS adding FS_CASEFOLD_FL), then
+ *       chattr +d (nodump); prints "ok" or "err ERRNO" for each.
  *   static_attack24c nodump NAME
  *       makes itself non-dumpable (as ssh and gpg do), then fchmod(fd,
  *       0640) of NAME opened read-only; prints "ok" or "err ERRNO".
@@ -116,6 +119,16 @@ int main(int argc, char **argv)
 {
 	if (argc == 4 && !strcmp(argv[1], "unlinked"))
 		return unlinked(argv[2], argv[3]);
+	if (argc == 3 && !strcmp(argv[1], "casefold")) {
+		int fd = open(argv[2], O_RDONLY | O_DIRECTORY), fl = 0, f2;
+
+		if (fd < 0 || ioctl(fd, FS_IOC_GETFLAGS, &fl))
+			return say(-1);
+		f2 = fl | FS_CASEFOLD_FL;
+		say(syscall(SYS_ioctl, fd, FS_IOC_SETFLAGS, &f2));
+		f2 = fl | FS_NODUMP_FL;
+		return say(syscall(SYS_ioctl, fd, FS_IOC_SETFLAGS, &f2));
+	}
 	if (argc == 3 && !strcmp(argv[1], "nodump")) {
 		int fd = open(argv[2], O_RDONLY);
 

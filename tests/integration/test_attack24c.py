@@ -103,3 +103,23 @@ def test_a_linked_file_renamed_onto_a_decided_name_is_not_changed_through_an_fd(
     check(mode == 0o444, "the store's file made %o (%r)" % (mode, r.stdout))
     check(r.stdout.strip() == "changed 0", "%r %r" % (r.stdout, r.stderr[-300:]))
     check(r.one(event="revoked", rule="harness:shared-file"), "no refusal recorded")
+
+
+def test_the_agent_makes_no_case_insensitive_directory(wd):
+    """On a file system with casefold (ext4 made with it, tmpfs mounted
+    with it), chattr +F makes an empty directory of the agent's match
+    names whatever their case, and every rule compares names as bytes:
+    ".GIT/hooks/pre-commit" or ".ENVRC" made there match no rule, and
+    git and direnv open them as ".git/hooks/pre-commit" and ".envrc".
+    FS_IOC_SETFLAGS was decided as a write of the directory only. The
+    flag is refused now (harness:casefold); other flags are set as
+    before. (This kernel has no casefold: natively +F fails there with
+    EOPNOTSUPP, so what is checked is the refusal and its record.)"""
+    home = fake_home(wd)
+    os.makedirs(os.path.join(wd.path, "ci"))
+    r = harness([PROBE, "casefold", "ci"], wd, policy=None, env={"HOME": home})
+    check(r.stdout.split() == ["err", "EPERM", "ok"], "%r %r" % (r.stdout, r.stderr[-300:]))
+    rec = r.one(event="revoked", rule="harness:casefold")
+    check(rec["args"]["path"] == os.path.join(wd.path, "ci"), "record %r" % rec)
+    check("d" in _flags(os.path.join(wd.path, "ci")).split("-"), "nodump not set: %r"
+          % _flags(os.path.join(wd.path, "ci")))
