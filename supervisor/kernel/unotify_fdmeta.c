@@ -74,8 +74,8 @@ static int fd_refused(struct hx_unotify *u, const struct job *j, int mine,
 				 : "a file with other names");
 		return EACCES;
 	}
-	if (cmd != FS_IOC_SETFLAGS)
-		return 0;
+	if (cmd != FS_IOC_SETFLAGS || u->pl->mode == HX_MODE_AUDIT)
+		return 0; /* audit mode enforces no rule */
 	memcpy(&want, flags, sizeof(want));
 	if (!(want & FS_CASEFOLD_FL) ||
 	    (!ioctl(mine, FS_IOC_GETFLAGS, &now) && (now & FS_CASEFOLD_FL)))
