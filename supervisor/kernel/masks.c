@@ -467,6 +467,11 @@ int hx_masks_private_ns(void)
 	return 0;
 }
 
+bool hx_masks_in_private_ns(void)
+{
+	return in_private_ns;
+}
+
 /* The covers by fd, taken before any mount: a mask over a directory
  * above them (the session's own, harness:protect) must not hide them
  * from the masks that follow. */

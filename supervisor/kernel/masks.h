@@ -92,6 +92,9 @@ int hx_masks_apply(const struct hx_masks *m, int fuse_chan,
  * (terminals.h). hx_masks_apply then uses it. Returns 0 or -errno. */
 int hx_masks_private_ns(void);
 
+/* Whether hx_masks_private_ns made it (in the agent's first process). */
+bool hx_masks_in_private_ns(void);
+
 void hx_masks_free(struct hx_masks *m);
 
 #endif

@@ -24,6 +24,7 @@
 #include "supervisor/kernel/caps.h"
 #include "supervisor/kernel/features.h"
 #include "supervisor/kernel/ipool.h"
+#include "supervisor/kernel/ipcns.h"
 #include "supervisor/kernel/devbound.h"
 #include "supervisor/kernel/landlock.h"
 #include "supervisor/kernel/landlock_tree.h"
@@ -568,8 +569,13 @@ void hx_sandbox_enter(const struct hx_sandbox *sb)
 		die_child("masks", -e);
 	/* Before the capabilities go (an ordinary user has them in the
 	 * namespace above only): SysV IPC and message queues of its own,
-	 * or none (seccomp_deny.h, hx_seccomp_install_ipc). */
-	ipc_own = unshare(CLONE_NEWIPC) == 0;
+	 * the message queue mounts its view has included (ipcns.h), or
+	 * none (seccomp_deny.h, hx_seccomp_install_ipc). */
+	if (geteuid() == 0) /* costs root nothing: audit mode has none */
+		(void)hx_masks_private_ns();
+	if ((e = hx_ipcns_enter(hx_masks_in_private_ns())) < 0)
+		die_child("message queue mounts", -e);
+	ipc_own = e == 1;
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0))
 		die_child("no_new_privs", errno);
 	drop_caps(sb);

@@ -393,7 +393,8 @@ const size_t hx_seccomp_ndeny =
  * process of the agent's uid outside the session (as root, root's)
  * could be read, written or removed. The agent gets an IPC namespace of
  * its own where it can (hx_sandbox_enter: as root, or in the user
- * namespace of the masks); where it cannot, these are refused. */
+ * namespace of the masks, its message queue mounts covered: ipcns.h);
+ * where it cannot, these are refused. */
 const struct hx_sc_rule hx_seccomp_ipc[] = {
     DENY("shmget", EPERM, "SysV shared memory outside the session"),
     DENY("shmat", EPERM, "SysV shared memory outside the session"),
@@ -408,6 +409,12 @@ const struct hx_sc_rule hx_seccomp_ipc[] = {
     DENY("semctl", EPERM, "SysV semaphores outside the session"),
     DENY("mq_open", EPERM, "POSIX message queues outside the session"),
     DENY("mq_unlink", EPERM, "POSIX message queues outside the session"),
+    /* On an fd of a queue opened by its path in the host's mqueue
+     * mount (ipcns.h): none of the agent's own exists here. */
+    DENY("mq_timedsend", EPERM, "POSIX message queues outside the session"),
+    DENY("mq_timedreceive", EPERM, "POSIX message queues outside the session"),
+    DENY("mq_notify", EPERM, "POSIX message queues outside the session"),
+    DENY("mq_getsetattr", EPERM, "POSIX message queues outside the session"),
 };
 
 const size_t hx_seccomp_nipc = sizeof(hx_seccomp_ipc) / sizeof(*hx_seccomp_ipc);

@@ -22,6 +22,7 @@
 #include "common/path.h"
 #include "supervisor/kernel/caps.h"
 #include "supervisor/kernel/execgate.h"
+#include "supervisor/kernel/ipcns.h"
 #include "supervisor/kernel/seccomp_uapi.h"
 #include "supervisor/kernel/terminals.h"
 #include "supervisor/path_resolve.h"
@@ -382,6 +383,34 @@ int hx_un_path_arg(struct hx_unotify *u, uint64_t id, const struct target *t,
 	return -hx_path_absolute(t->peer.pid, t->tid, dirfd, raw, full, size);
 }
 
+/* Whether the message queue mount path lies on in the agent's view
+ * (rfd its root) is another than ours: its own IPC namespace's. Where
+ * it has none (audit mode as an ordinary user: no mount namespace of
+ * its own) its view's is ours, the user's queues. */
+static bool own_queues(int rfd, const char *path, const struct open_how *h)
+{
+	struct open_how dh = {.flags = O_PATH | O_DIRECTORY | O_CLOEXEC,
+			      .resolve = h->resolve};
+	char dir[PATH_MAX], *slash;
+	struct stat ours, theirs;
+	int dfd;
+	bool own;
+
+	if (snprintf(dir, sizeof(dir), "%s", path) >= (int)sizeof(dir) ||
+	    !(slash = strrchr(dir, '/')))
+		return false;
+	slash[slash == dir] = '\0';
+	if (stat(dir, &ours))
+		return false;
+	dfd = (int)syscall(SYS_openat2, rfd, dir[1] ? dir + 1 : ".", &dh,
+			   sizeof(dh));
+	if (dfd < 0)
+		return false;
+	own = !fstat(dfd, &theirs) && theirs.st_dev != ours.st_dev;
+	close(dfd);
+	return own;
+}
+
 int hx_un_openat2(const struct target *t, const char *path,
 		  const struct open_how *how)
 {
@@ -389,20 +418,28 @@ int hx_un_openat2(const struct target *t, const char *path,
 	char root[64];
 	int rfd, fd;
 
-	if (!hx_terminals_path(path)) {
+	if (!hx_terminals_path(path) && !hx_ipcns_path(path)) {
 		fd = (int)syscall(SYS_openat2, AT_FDCWD, path, how,
 				  sizeof(*how));
+		if (fd >= 0 && hx_ipcns_fd(fd)) {
+			close(fd); /* a queue mount come since the look */
+			return -EACCES;
+		}
 		return fd < 0 ? -errno : fd;
 	}
 	/* The agent's /dev/pts is its own instance (terminals.h): the same
-	 * name is another pty, perhaps another terminal, in ours. */
+	 * name is another pty, perhaps another terminal, in ours; and so
+	 * are its message queues (ipcns.h): the user's in ours. */
 	snprintf(root, sizeof(root), "/proc/%d/root", (int)t->peer.pid);
 	rfd = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (rfd < 0)
 		return -EACCES;
 	h.resolve |= RESOLVE_IN_ROOT;
-	fd = (int)syscall(SYS_openat2, rfd, path + 1, &h, sizeof(h));
-	fd = fd < 0 ? -errno : fd;
+	if (!hx_terminals_path(path) && !own_queues(rfd, path, &h))
+		fd = -EPERM; /* as its mq_open is (seccomp_deny.c) */
+	else if ((fd = (int)syscall(SYS_openat2, rfd, path + 1, &h,
+				    sizeof(h))) < 0)
+		fd = -errno;
 	close(rfd);
 	return fd;
 }

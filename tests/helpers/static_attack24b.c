@@ -1,0 +1,53 @@
+/* The twenty-fourth attack review (part b): an agent that reaches what
+ * the user's other processes share with it, by raw system calls (it is
+ * linked statically: no shim).
+ *
+ *   static_attack24b mq PATH
+ *     opens PATH read-only (a queue in a message queue mount) and takes
+ *     a message from it: prints "open ERR", "receive ERR" or
+ *     "receive ok TEXT"; then makes PATH.new (O_CREAT), printing "make
+ *     ok" or "make ERR".
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+static const char *err(int e)
+{
+	return e == EPERM ? "EPERM" : e == ENOENT ? "ENOENT" : strerror(e);
+}
+
+static int mq(const char *path)
+{
+	static char buf[1 << 16];
+	unsigned prio;
+	long n;
+	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+
+	if (fd < 0) {
+		printf("open %s\n", err(errno));
+	} else {
+		n = syscall(SYS_mq_timedreceive, fd, buf, sizeof(buf), &prio,
+			    NULL);
+		if (n < 0)
+			printf("receive %s\n", err(errno));
+		else
+			printf("receive ok %.*s\n", (int)n, buf);
+		close(fd);
+	}
+	snprintf(buf, sizeof(buf), "%s.new", path);
+	fd = open(buf, O_CREAT | O_RDWR | O_CLOEXEC, 0600);
+	printf("make %s\n", fd < 0 ? err(errno) : "ok");
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc == 3 && !strcmp(argv[1], "mq"))
+		return mq(argv[2]);
+	return 2;
+}

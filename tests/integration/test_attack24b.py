@@ -1,0 +1,85 @@
+"""The twenty-fourth attack review, part b: an outside attacker's agent
+under the embedded default policy, in enforce mode (audit mode where
+the kernel layers hold there too), that acts outside its sandbox
+through kernel objects it shares with the user's other processes.
+Static attackers (tests/helpers/static_attack24b.c): only the kernel
+layers see them."""
+
+import os
+
+from lib import HELPERS, PYTHON, check, harness
+
+HELPER = os.path.join(HELPERS, "static_attack24b")
+
+# The user's message queue mount (systemd's /dev/mqueue, which this
+# machine lacks): a mount namespace of the test's own (and, for an
+# ordinary user, a user and IPC namespace of its own, which a mqueue
+# mount needs) with a queue holding one message, then harness-exec in
+# it. Prints whether the message is still there once the session ends.
+MQ_OUTSIDE = r'''
+import ctypes, os, sys
+libc = ctypes.CDLL(None, use_errno=True)
+NEWNS, NEWUSER, NEWIPC = 0x20000, 0x10000000, 0x08000000
+where, name = sys.argv[1], b"/hx-attack24b"
+os.makedirs(where, exist_ok=True)
+uid, gid = os.getuid(), os.getgid()
+if uid:
+    if libc.unshare(NEWNS | NEWUSER | NEWIPC):
+        sys.exit("unshare: errno %d" % ctypes.get_errno())
+    for f, t in (("uid_map", "%d %d 1\n" % (uid, uid)), ("setgroups", "deny"),
+                 ("gid_map", "%d %d 1\n" % (gid, gid))):
+        with open("/proc/self/" + f, "w") as fh:
+            fh.write(t)
+elif libc.unshare(NEWNS):
+    sys.exit("unshare: errno %d" % ctypes.get_errno())
+if libc.mount(b"none", b"/", None, 0x4000 | 0x40000, None) or \
+        libc.mount(b"mqueue", where.encode(), b"mqueue", 0, None):
+    sys.exit("mount: errno %d" % ctypes.get_errno())
+q = libc.mq_open(name, 0o2 | 0o100 | 0o4000, 0o600, None)
+if q < 0 or libc.mq_send(q, b"secret", 6, 0):
+    sys.exit("mq: errno %d" % ctypes.get_errno())
+pid = os.fork()
+if pid == 0:
+    os.execv(sys.argv[2], sys.argv[2:])
+_, st = os.waitpid(pid, 0)
+buf = ctypes.create_string_buffer(1 << 16)
+n = libc.mq_receive(q, buf, len(buf), None)
+print("outside: " + (buf.raw[:n].decode() if n >= 0 else "empty"))
+print("outside names: " + " ".join(sorted(os.listdir(where))))
+libc.mq_unlink(name)
+sys.exit(os.waitstatus_to_exitcode(st))
+'''
+
+
+def test_a_queue_in_the_users_mqueue_mount_is_not_the_agents(wd):
+    """A mount of the message queue file system is its IPC namespace's,
+    not the looker's: the agent's IPC namespace of its own hid the
+    user's queues from mq_open only, and an open of one by its path in
+    the user's /dev/mqueue (read-only: no rule decides it) gave an fd
+    on which mq_timedreceive took the user's message, as root and as an
+    ordinary user. The agent's view now has its own namespace's queues
+    there, or the queue calls are refused (audit mode as an ordinary
+    user: no mount namespace of the agent's)."""
+    script = wd.file("mq_outside.py", MQ_OUTSIDE)
+    # In the project: a write root, so the policy lets the queue be made
+    # (in the agent's own namespace, not the user's).
+    where = os.path.join(wd.path, "mq")
+    for mode, extra in ((None, ()), ("audit", ()), (None, ("--trace-reads",))):
+        r = harness([HELPER, "mq", where + "/hx-attack24b"], wd, policy=None, mode=mode,
+                    extra=extra, wrap=[PYTHON, script, where])
+        r.expect_status(0)
+        lines = r.stdout.splitlines()
+        check("receive ok secret" not in lines, "[%s] the agent took the user's message: %r" % (
+            mode or "enforce", r.stdout))
+        check("outside: secret" in lines, "[%s] the user's message is gone: %r (%r)" % (
+            mode or "enforce", r.stdout, r.stderr))
+        check("outside names: hx-attack24b" in lines, "[%s] the user's queues changed: %r" % (
+            mode or "enforce", r.stdout))
+        # Audit mode makes no mount namespace for an ordinary user: its
+        # kernel layer refuses the open there (every open is decided).
+        own = mode is None or os.geteuid() == 0
+        want = ["open ENOENT", "make ok"] if own else ["open EPERM", "make EPERM"]
+        check(lines[:2] == want, "[%s %s] %r, not %r" % (mode or "enforce", extra, r.stdout, want))
+        how = r.one(event="session_end").get("sysv_ipc")
+        check(how == ("own namespace" if own else "refused"),
+              "[%s] session_end sysv_ipc: %r" % (mode or "enforce", how))
