@@ -92,11 +92,8 @@
 		    "creates a setgid file"                                    \
 	}
 
-/* A Linux console's state that every console shares or that outlasts
- * the session, which the kernel lets the terminal's own processes set
- * with no capability (vt_ioctl's perm: the caller's controlling
- * terminal). linux/kd.h and linux/vt.h numbers, no size bits. */
-#define CONSOLE_ROW(cmd, why)                                                  \
+/* An ioctl refused by its number (the kernel reads cmd as 32 bits). */
+#define IOCTL_ROW(cmd, why)                                                    \
 	{                                                                      \
 		"ioctl", HX_SC_ERRNO, EPERM, {EQ32(1, cmd), NONE}, why         \
 	}
@@ -210,17 +207,20 @@ const struct hx_sc_rule hx_seccomp_deny[] = {
       BIT(1, SECCOMP_FILTER_FLAG_NEW_LISTENER)},
      "a second user-notify listener"},
     /* The kernel reads ioctl's cmd as 32 bits: compare those. */
-    {"ioctl",
-     HX_SC_ERRNO,
-     EPERM,
-     {EQ32(1, TIOCSTI), NONE},
-     "types into the terminal"},
-    {"ioctl",
-     HX_SC_ERRNO,
-     EPERM,
-     {EQ32(1, TIOCLINUX), NONE},
-     "console selection injection"},
-    /* On a Linux console (a text login, a server's screen): the colour
+    IOCTL_ROW(TIOCSTI, "types into the terminal"),
+    IOCTL_ROW(TIOCLINUX, "console selection injection"),
+    /* A pty's state that outlasts the session, on the user's terminal
+     * (harness-exec's, which the agent shares): its line discipline
+     * (n_null, built in, left the user's shell a terminal it could
+     * neither read nor write) and exclusive mode (every later open of
+     * it refused: ssh's, sudo's and gpg's prompts on /dev/tty). */
+    IOCTL_ROW(TIOCSETD,
+	      "changes the terminal's line discipline (outlasts the session)"),
+    IOCTL_ROW(TIOCEXCL, "makes the terminal exclusive (outlasts the session)"),
+    /* On a Linux console (a text login, a server's screen), state that
+     * every console shares or that outlasts the session, which the
+     * kernel lets the terminal's own processes set with no capability
+     * (vt_ioctl's perm: the caller's controlling terminal): the colour
      * map, screen maps, font and accent table are shared by every
      * console (all black: each unreadable; a glyph map: `rm` shows as
      * `ls`), the display and keyboard modes outlast the session (a
@@ -228,33 +228,33 @@ const struct hx_sc_rule hx_seccomp_deny[] = {
      * strings type for whoever presses a key next, and VT switching
      * moves the screen and keyboard to another console. The queries
      * stay allowed. */
-    CONSOLE_ROW(KDSETMODE, "console display mode (a blank console)"),
-    CONSOLE_ROW(KDSKBMODE, "console keyboard mode"),
-    CONSOLE_ROW(KDSKBMETA, "console keyboard mode"),
-    CONSOLE_ROW(KDSKBENT, "console keymap (types for the next key press)"),
-    CONSOLE_ROW(KDSKBSENT, "console function-key strings (typed later)"),
-    CONSOLE_ROW(KDSETKEYCODE, "console keymap (types for the next key press)"),
-    CONSOLE_ROW(KDSKBDIACR, "console accent table (every console)"),
-    CONSOLE_ROW(KDSKBDIACRUC, "console accent table (every console)"),
-    CONSOLE_ROW(KDSIGACCEPT, "console's spawn-key signal"),
-    CONSOLE_ROW(PIO_FONT, "console font (what characters show as)"),
-    CONSOLE_ROW(PIO_FONTX, "console font (what characters show as)"),
-    CONSOLE_ROW(PIO_FONTRESET, "console font (what characters show as)"),
-    CONSOLE_ROW(KDFONTOP, "console font (what characters show as)"),
-    CONSOLE_ROW(PIO_SCRNMAP, "console screen map (every console)"),
-    CONSOLE_ROW(PIO_UNISCRNMAP, "console screen map (every console)"),
-    CONSOLE_ROW(PIO_UNIMAP, "console Unicode map"),
-    CONSOLE_ROW(PIO_UNIMAPCLR, "console Unicode map"),
-    CONSOLE_ROW(PIO_CMAP, "console colour map (every console)"),
-    CONSOLE_ROW(VT_SETMODE, "takes over console switching"),
-    CONSOLE_ROW(VT_RELDISP, "takes over console switching"),
-    CONSOLE_ROW(VT_ACTIVATE, "switches the screen to another console"),
-    CONSOLE_ROW(VT_SETACTIVATE, "switches the screen to another console"),
-    CONSOLE_ROW(VT_DISALLOCATE, "removes consoles"),
-    CONSOLE_ROW(VT_RESIZE, "resizes every console"),
-    CONSOLE_ROW(VT_RESIZEX, "resizes every console"),
-    CONSOLE_ROW(VT_LOCKSWITCH, "locks console switching"),
-    CONSOLE_ROW(VT_UNLOCKSWITCH, "locks console switching"),
+    IOCTL_ROW(KDSETMODE, "console display mode (a blank console)"),
+    IOCTL_ROW(KDSKBMODE, "console keyboard mode"),
+    IOCTL_ROW(KDSKBMETA, "console keyboard mode"),
+    IOCTL_ROW(KDSKBENT, "console keymap (types for the next key press)"),
+    IOCTL_ROW(KDSKBSENT, "console function-key strings (typed later)"),
+    IOCTL_ROW(KDSETKEYCODE, "console keymap (types for the next key press)"),
+    IOCTL_ROW(KDSKBDIACR, "console accent table (every console)"),
+    IOCTL_ROW(KDSKBDIACRUC, "console accent table (every console)"),
+    IOCTL_ROW(KDSIGACCEPT, "console's spawn-key signal"),
+    IOCTL_ROW(PIO_FONT, "console font (what characters show as)"),
+    IOCTL_ROW(PIO_FONTX, "console font (what characters show as)"),
+    IOCTL_ROW(PIO_FONTRESET, "console font (what characters show as)"),
+    IOCTL_ROW(KDFONTOP, "console font (what characters show as)"),
+    IOCTL_ROW(PIO_SCRNMAP, "console screen map (every console)"),
+    IOCTL_ROW(PIO_UNISCRNMAP, "console screen map (every console)"),
+    IOCTL_ROW(PIO_UNIMAP, "console Unicode map"),
+    IOCTL_ROW(PIO_UNIMAPCLR, "console Unicode map"),
+    IOCTL_ROW(PIO_CMAP, "console colour map (every console)"),
+    IOCTL_ROW(VT_SETMODE, "takes over console switching"),
+    IOCTL_ROW(VT_RELDISP, "takes over console switching"),
+    IOCTL_ROW(VT_ACTIVATE, "switches the screen to another console"),
+    IOCTL_ROW(VT_SETACTIVATE, "switches the screen to another console"),
+    IOCTL_ROW(VT_DISALLOCATE, "removes consoles"),
+    IOCTL_ROW(VT_RESIZE, "resizes every console"),
+    IOCTL_ROW(VT_RESIZEX, "resizes every console"),
+    IOCTL_ROW(VT_LOCKSWITCH, "locks console switching"),
+    IOCTL_ROW(VT_UNLOCKSWITCH, "locks console switching"),
     /* Fileless exec of a memfd; execveat with a path stays allowed. */
     {"execveat",
      HX_SC_ERRNO,

@@ -7,12 +7,18 @@
  *     a message from it: prints "open ERR", "receive ERR" or
  *     "receive ok TEXT"; then makes PATH.new (O_CREAT), printing "make
  *     ok" or "make ERR".
+ *
+ *   static_attack24b tty
+ *     on its standard input (the user's terminal, harness-exec's): makes
+ *     it exclusive (TIOCEXCL) and gives it the n_null line discipline
+ *     (TIOCSETD 27); prints "excl ok|ERR setd ok|ERR" on stderr.
  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -45,8 +51,20 @@ static int mq(const char *path)
 	return 0;
 }
 
+static int tty(void)
+{
+	int ld = 27; /* N_NULL */
+	int a = ioctl(0, TIOCEXCL), ea = errno;
+	int b = ioctl(0, TIOCSETD, &ld), eb = errno;
+
+	dprintf(2, "excl %s setd %s\n", a ? err(ea) : "ok", b ? err(eb) : "ok");
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
+	if (argc == 2 && !strcmp(argv[1], "tty"))
+		return tty();
 	if (argc == 3 && !strcmp(argv[1], "mq"))
 		return mq(argv[2]);
 	return 2;

@@ -35,6 +35,8 @@ elif libc.unshare(NEWNS):
 if libc.mount(b"none", b"/", None, 0x4000 | 0x40000, None) or \
         libc.mount(b"mqueue", where.encode(), b"mqueue", 0, None):
     sys.exit("mount: errno %d" % ctypes.get_errno())
+for n in (name, name + b".new"):  # as root: the host's namespace
+    libc.mq_unlink(n)
 q = libc.mq_open(name, 0o2 | 0o100 | 0o4000, 0o600, None)
 if q < 0 or libc.mq_send(q, b"secret", 6, 0):
     sys.exit("mq: errno %d" % ctypes.get_errno())
@@ -46,7 +48,8 @@ buf = ctypes.create_string_buffer(1 << 16)
 n = libc.mq_receive(q, buf, len(buf), None)
 print("outside: " + (buf.raw[:n].decode() if n >= 0 else "empty"))
 print("outside names: " + " ".join(sorted(os.listdir(where))))
-libc.mq_unlink(name)
+for n in (name, name + b".new"):
+    libc.mq_unlink(n)
 sys.exit(os.waitstatus_to_exitcode(st))
 '''
 
@@ -83,3 +86,71 @@ def test_a_queue_in_the_users_mqueue_mount_is_not_the_agents(wd):
         how = r.one(event="session_end").get("sysv_ipc")
         check(how == ("own namespace" if own else "refused"),
               "[%s] session_end sysv_ipc: %r" % (mode or "enforce", how))
+
+
+# The user's terminal: a pty whose slave is harness-exec's controlling
+# terminal and standard input and output (stderr stays the test's
+# pipe), then, once the session ends, what the user's shell finds: its
+# line discipline, whether it opens again, whether a line typed reads.
+ON_A_TERMINAL = r'''
+import fcntl, os, pty, select, struct, subprocess, sys, termios
+m, s = pty.openpty()
+name = os.ttyname(s)
+def own():
+    os.setsid()
+    fcntl.ioctl(0, termios.TIOCSCTTY, 0)
+p = subprocess.Popen(sys.argv[1:], stdin=s, stdout=s, preexec_fn=own)
+while p.poll() is None:
+    if select.select([m], [], [], 0.1)[0]:
+        try:
+            os.read(m, 4096)
+        except OSError:
+            break
+ld = struct.unpack("i", fcntl.ioctl(s, termios.TIOCGETD, b"\0" * 4))[0]
+print("after: ldisc %d" % ld)
+try:
+    os.close(os.open(name, os.O_RDWR | os.O_NOCTTY))
+    print("after: opens")
+except OSError as e:
+    print("after: open %s" % e.strerror)
+os.write(m, b"echo hi\n")
+try:
+    print("after: reads %r" % os.read(s, 100))
+except OSError as e:
+    print("after: read %s" % e.strerror)
+sys.exit(p.returncode)
+'''
+
+PY_TTY = ("import fcntl, termios, struct, sys\n"
+          "for n, a in ((termios.TIOCEXCL, 0), (termios.TIOCSETD, struct.pack('i', 27))):\n"
+          "    try:\n"
+          "        fcntl.ioctl(0, n, a); sys.stderr.write('ok\\n')\n"
+          "    except OSError as e:\n"
+          "        sys.stderr.write('%s\\n' % e.strerror)\n")
+
+
+def test_the_users_terminal_keeps_its_line_discipline_and_opens(wd):
+    """The agent shares the user's terminal (harness-exec's), and the
+    kernel lets a terminal's own processes set its line discipline and
+    exclusive mode with no capability; both outlast the session. A
+    static program and Python gave it n_null (built in: the user's
+    shell then could neither read nor write its terminal, EOPNOTSUPP)
+    and made it exclusive (every later open refused, EBUSY: ssh's, sudo's
+    and gpg's prompts on /dev/tty), as root and as an ordinary user.
+    Both are refused in BPF, in audit mode too."""
+    script = wd.file("on_a_terminal.py", ON_A_TERMINAL)
+    cmds = ([HELPER, "tty"], [PYTHON, "-c", PY_TTY])
+    for mode in (None, "audit"):
+        for cmd in cmds:
+            r = harness(cmd, wd, policy=None, mode=mode, wrap=[PYTHON, script])
+            r.expect_status(0)
+            tag = "[%s %s]" % (mode or "enforce", cmd[0])
+            lines = r.stdout.splitlines()
+            check("after: ldisc 0" in lines, "%s the line discipline changed: %r" % (tag, r.stdout))
+            check("after: opens" in lines, "%s the terminal no longer opens: %r" % (tag, r.stdout))
+            check("after: reads b'echo hi\\n'" in lines, "%s the shell cannot read: %r" % (
+                tag, r.stdout))
+            said = r.stderr.split()
+            check(("excl EPERM setd EPERM" in r.stderr) if cmd[0] == HELPER
+                  else said.count("permitted") == 2, "%s %r" % (tag, r.stderr))
+            r.one(event="session_end")
