@@ -44,6 +44,7 @@
 #ifndef TIOCLINUX
 #define TIOCLINUX 0x541C
 #endif
+#define TCOOFF_ 0 /* termios.h's TCOOFF, which asm's ioctls clash with */
 
 #define ALWAYS                                                                 \
 	{                                                                      \
@@ -209,14 +210,19 @@ const struct hx_sc_rule hx_seccomp_deny[] = {
     /* The kernel reads ioctl's cmd as 32 bits: compare those. */
     IOCTL_ROW(TIOCSTI, "types into the terminal"),
     IOCTL_ROW(TIOCLINUX, "console selection injection"),
-    /* A pty's state that outlasts the session, on the user's terminal
-     * (harness-exec's, which the agent shares): its line discipline
-     * (n_null, built in, left the user's shell a terminal it could
-     * neither read nor write) and exclusive mode (every later open of
-     * it refused: ssh's, sudo's and gpg's prompts on /dev/tty). */
+    /* What outlasts the session on the user's terminal (harness-exec's,
+     * the agent's too): its line discipline (n_null: the user's shell
+     * could neither read nor write it), exclusive mode (every later open
+     * refused: ssh's, sudo's and gpg's prompts on /dev/tty). */
     IOCTL_ROW(TIOCSETD,
 	      "changes the terminal's line discipline (outlasts the session)"),
     IOCTL_ROW(TIOCEXCL, "makes the terminal exclusive (outlasts the session)"),
+    /* Output stopped (tcflow), IXON off: every later write blocked. */
+    {"ioctl",
+     HX_SC_ERRNO,
+     EPERM,
+     {EQ32(1, TCXONC), EQ32(2, TCOOFF_)},
+     "stops the terminal's output (outlasts the session)"},
     /* On a Linux console (a text login, a server's screen), state that
      * every console shares or that outlasts the session, which the
      * kernel lets the terminal's own processes set with no capability

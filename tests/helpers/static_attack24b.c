@@ -11,7 +11,9 @@
  *   static_attack24b tty
  *     on its standard input (the user's terminal, harness-exec's): makes
  *     it exclusive (TIOCEXCL) and gives it the n_null line discipline
- *     (TIOCSETD 27); prints "excl ok|ERR setd ok|ERR" on stderr.
+ *     (TIOCSETD 27), then stops its output with IXON off (tcflow
+ *     TCOOFF: ^Q cannot start it); prints "excl ok|ERR setd ok|ERR
+ *     stop ok|ERR" on stderr.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -20,6 +22,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/syscall.h>
+#include <termios.h>
 #include <unistd.h>
 
 static const char *err(int e)
@@ -55,9 +58,17 @@ static int tty(void)
 {
 	int ld = 27; /* N_NULL */
 	int a = ioctl(0, TIOCEXCL), ea = errno;
-	int b = ioctl(0, TIOCSETD, &ld), eb = errno;
+	int b = ioctl(0, TIOCSETD, &ld), eb = errno, c, ec;
+	struct termios t;
 
-	dprintf(2, "excl %s setd %s\n", a ? err(ea) : "ok", b ? err(eb) : "ok");
+	if (!tcgetattr(0, &t)) {
+		t.c_iflag &= ~(tcflag_t)IXON;
+		tcsetattr(0, TCSANOW, &t);
+	}
+	c = tcflow(0, TCOOFF);
+	ec = errno;
+	dprintf(2, "excl %s setd %s stop %s\n", a ? err(ea) : "ok",
+		b ? err(eb) : "ok", c ? err(ec) : "ok");
 	return 0;
 }
 

@@ -113,6 +113,13 @@ try:
     print("after: opens")
 except OSError as e:
     print("after: open %s" % e.strerror)
+os.set_blocking(s, False)
+try:
+    os.write(s, b"$ ")
+    print("after: writes")
+except OSError as e:
+    print("after: write %s" % e.strerror)
+os.set_blocking(s, True)
 os.write(m, b"echo hi\n")
 try:
     print("after: reads %r" % os.read(s, 100))
@@ -122,7 +129,9 @@ sys.exit(p.returncode)
 '''
 
 PY_TTY = ("import fcntl, termios, struct, sys\n"
-          "for n, a in ((termios.TIOCEXCL, 0), (termios.TIOCSETD, struct.pack('i', 27))):\n"
+          "t = termios.tcgetattr(0); t[0] &= ~termios.IXON; termios.tcsetattr(0, termios.TCSANOW, t)\n"
+          "for n, a in ((termios.TIOCEXCL, 0), (termios.TIOCSETD, struct.pack('i', 27)),\n"
+          "             (termios.TCXONC, termios.TCOOFF)):\n"
           "    try:\n"
           "        fcntl.ioctl(0, n, a); sys.stderr.write('ok\\n')\n"
           "    except OSError as e:\n"
@@ -136,8 +145,10 @@ def test_the_users_terminal_keeps_its_line_discipline_and_opens(wd):
     static program and Python gave it n_null (built in: the user's
     shell then could neither read nor write its terminal, EOPNOTSUPP)
     and made it exclusive (every later open refused, EBUSY: ssh's, sudo's
-    and gpg's prompts on /dev/tty), as root and as an ordinary user.
-    Both are refused in BPF, in audit mode too."""
+    and gpg's prompts on /dev/tty), and stopped its output with IXON
+    off (every later write blocked, ^Q or not: the user's shell's
+    prompt, harness-exec's own last line), as root and as an ordinary
+    user. Each is refused in BPF, in audit mode too."""
     script = wd.file("on_a_terminal.py", ON_A_TERMINAL)
     cmds = ([HELPER, "tty"], [PYTHON, "-c", PY_TTY])
     for mode in (None, "audit"):
@@ -150,7 +161,8 @@ def test_the_users_terminal_keeps_its_line_discipline_and_opens(wd):
             check("after: opens" in lines, "%s the terminal no longer opens: %r" % (tag, r.stdout))
             check("after: reads b'echo hi\\n'" in lines, "%s the shell cannot read: %r" % (
                 tag, r.stdout))
+            check("after: writes" in lines, "%s the shell cannot write: %r" % (tag, r.stdout))
             said = r.stderr.split()
-            check(("excl EPERM setd EPERM" in r.stderr) if cmd[0] == HELPER
-                  else said.count("permitted") == 2, "%s %r" % (tag, r.stderr))
+            check(("excl EPERM setd EPERM stop EPERM" in r.stderr) if cmd[0] == HELPER
+                  else said.count("permitted") == 3, "%s %r" % (tag, r.stderr))
             r.one(event="session_end")
