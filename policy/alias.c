@@ -78,8 +78,25 @@ static void rebase(const char *p, const char *f, const char *to, struct out *o)
 		rebase(pe, fe, to, o);
 }
 
-/* Appends to r the patterns of r rebased through every alias. */
-static int alias_rule(struct hx_ld *l, struct hx_rule *r)
+/* Pattern k of o as a network rule's: "unix:" and the path, parsed. */
+static int net_pattern(struct hx_ld *l, const char *path, struct hx_pattern *pt)
+{
+	char text[PATH_MAX + 8];
+	const char *why;
+	size_t bad;
+
+	snprintf(text, sizeof(text), "unix:%s", path);
+	if (!(pt->text = hx_arena_strdup(&l->p->arena, text)))
+		return -ENOMEM;
+	if (hx_netpat_parse(&l->p->arena, text, &pt->u.net, &bad, &why))
+		return -ENOMEM; /* put() validated the glob */
+	pt->spec = hx_netpat_specificity(&pt->u.net);
+	return 0;
+}
+
+/* Appends to r the patterns of r rebased through every alias; a
+ * network rule's unix socket paths (not abstract names, not hosts). */
+static int alias_rule(struct hx_ld *l, struct hx_rule *r, bool net)
 {
 	const struct hx_policy_vars *v = l->vars;
 	struct hx_pattern *pats;
@@ -89,14 +106,17 @@ static int alias_rule(struct hx_ld *l, struct hx_rule *r)
 	/* The rule's own patterns only: an alias of an alias (two binds
 	 * of one directory) is an alias of the directory too. */
 	for (size_t i = 0; i < n0; i++) {
-		struct out *o = malloc(sizeof(*o));
+		const struct hx_netpat *np = &r->pats[i].u.net;
+		const char *text = net ? np->name : r->pats[i].text;
+		struct out *o;
 
-		if (!o)
+		if (net && (np->kind != HX_NH_UNIX || text[0] != '/'))
+			continue;
+		if (!(o = malloc(sizeof(*o))))
 			return -ENOMEM;
 		o->n = 0;
 		for (size_t a = 0; a < v->nalias; a++)
-			rebase(r->pats[i].text, v->alias_from[a],
-			       v->alias_to[a], o);
+			rebase(text, v->alias_from[a], v->alias_to[a], o);
 		pats = o->n ? hx_arena_alloc(&l->p->arena,
 					     (n + o->n) * sizeof(*pats))
 			    : NULL;
@@ -106,6 +126,11 @@ static int alias_rule(struct hx_ld *l, struct hx_rule *r)
 			memcpy(pats, r->pats, n * sizeof(*pats));
 			for (size_t k = 0; !ret && k < o->n; k++, n++) {
 				memset(&pats[n], 0, sizeof(pats[n]));
+				if (net) {
+					ret = net_pattern(l, o->pats[k],
+							  &pats[n]);
+					continue;
+				}
 				pats[n].text =
 				    hx_arena_strdup(&l->p->arena, o->pats[k]);
 				pats[n].spec = hx_glob_specificity(o->pats[k]);
@@ -130,15 +155,21 @@ int hx_rules_aliases(struct hx_ld *l)
 	if (!l->vars->nalias)
 		return 0;
 	if (p->protect.npats)
-		ret = alias_rule(l, &p->protect);
+		ret = alias_rule(l, &p->protect, false);
 	if (!ret && p->protect_write.npats)
-		ret = alias_rule(l, &p->protect_write);
-	for (size_t i = 0; !ret && i < p->nrules[HX_SEC_FILES]; i++) {
-		struct hx_rule *r = &p->rules[HX_SEC_FILES][i];
+		ret = alias_rule(l, &p->protect_write, false);
+	/* What is refused or asked; an allow stays where it is. A unix
+	 * socket's path too: the system bus denied at /run/dbus was
+	 * reached under a second mount of /run/dbus (twenty-fourth attack
+	 * review, part b). */
+	for (int sec = HX_SEC_FILES; !ret && sec <= HX_SEC_NET;
+	     sec += HX_SEC_NET - HX_SEC_FILES) {
+		for (size_t i = 0; !ret && i < p->nrules[sec]; i++) {
+			struct hx_rule *r = &p->rules[sec][i];
 
-		/* What is refused or asked; an allow stays where it is. */
-		if (r->verdict != HX_VERDICT_ALLOW)
-			ret = alias_rule(l, r);
+			if (r->verdict != HX_VERDICT_ALLOW)
+				ret = alias_rule(l, r, sec == HX_SEC_NET);
+		}
 	}
 	return ret;
 }

@@ -8,6 +8,10 @@
  *     "receive ok TEXT"; then makes PATH.new (O_CREAT), printing "make
  *     ok" or "make ERR".
  *
+ *   static_attack24b connect PATH
+ *     connects a unix stream socket to PATH and reads what the server
+ *     says: prints "connect ERR" or "said TEXT".
+ *
  *   static_attack24b tty
  *     on its standard input (the user's terminal, harness-exec's): makes
  *     it exclusive (TIOCEXCL) and gives it the n_null line discipline
@@ -21,6 +25,8 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 #include <sys/syscall.h>
 #include <termios.h>
 #include <unistd.h>
@@ -72,8 +78,27 @@ static int tty(void)
 	return 0;
 }
 
+static int unix_connect(const char *path)
+{
+	struct sockaddr_un a = {.sun_family = AF_UNIX};
+	char buf[64];
+	ssize_t n;
+	int s = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+	snprintf(a.sun_path, sizeof(a.sun_path), "%s", path);
+	if (s < 0 || connect(s, (struct sockaddr *)&a, sizeof(a))) {
+		printf("connect %s\n", err(errno));
+		return 0;
+	}
+	n = read(s, buf, sizeof(buf));
+	printf("said %.*s\n", n > 0 ? (int)n : 0, buf);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
+	if (argc == 3 && !strcmp(argv[1], "connect"))
+		return unix_connect(argv[2]);
 	if (argc == 2 && !strcmp(argv[1], "tty"))
 		return tty();
 	if (argc == 3 && !strcmp(argv[1], "mq"))

@@ -7,7 +7,7 @@ layers see them."""
 
 import os
 
-from lib import HELPERS, PYTHON, check, harness
+from lib import HELPERS, PYTHON, Skip, check, harness
 
 HELPER = os.path.join(HELPERS, "static_attack24b")
 
@@ -166,3 +166,74 @@ def test_the_users_terminal_keeps_its_line_discipline_and_opens(wd):
             check(("excl EPERM setd EPERM stop EPERM" in r.stderr) if cmd[0] == HELPER
                   else said.count("permitted") == 3, "%s %r" % (tag, r.stderr))
             r.one(event="session_end")
+
+
+# The system bus of a machine whose /run/dbus is mounted a second time
+# before the session (a container's or toolbox's view of the host's
+# /run): in a mount namespace of the test's own, a tmpfs over
+# /run/dbus holding a listening system_bus_socket of another user's
+# (nobody's, 0666: a root agent's uid is not its owner, so not its
+# neighbour), bound a second time at ALIAS; then harness-exec there.
+SECOND_RUN = r'''
+import ctypes, os, socket, sys, threading
+libc = ctypes.CDLL(None, use_errno=True)
+alias = sys.argv[1]
+os.makedirs(alias, exist_ok=True)
+if libc.unshare(0x20000) or libc.mount(b"none", b"/", None, 0x4000 | 0x40000, None) or \
+        libc.mount(b"tmpfs", b"/run/dbus", b"tmpfs", 0, b"mode=755"):
+    sys.exit("mount: errno %d" % ctypes.get_errno())
+srv = socket.socket(socket.AF_UNIX)
+srv.bind("/run/dbus/system_bus_socket")
+os.chown("/run/dbus/system_bus_socket", 65534, 65534)
+os.chmod("/run/dbus/system_bus_socket", 0o666)
+srv.listen(8)
+def serve():
+    while True:
+        c, _ = srv.accept()
+        c.send(b"system-bus")
+        c.close()
+threading.Thread(target=serve, daemon=True).start()
+if libc.mount(b"/run/dbus", alias.encode(), None, 0x1000, None):
+    sys.exit("bind: errno %d" % ctypes.get_errno())
+pid = os.fork()
+if pid == 0:
+    os.execv(sys.argv[2], sys.argv[2:])
+_, st = os.waitpid(pid, 0)
+sys.exit(os.waitstatus_to_exitcode(st))
+'''
+
+PY_CONNECT = ("import socket, sys\n"
+              "s = socket.socket(socket.AF_UNIX)\n"
+              "try:\n"
+              "    s.connect(sys.argv[1]); print('said', s.recv(64).decode())\n"
+              "except OSError as e:\n"
+              "    print('connect', e.strerror)\n")
+
+
+def test_a_denied_socket_under_a_second_mount_is_denied(wd):
+    """A second mount of a directory made before the session rebased
+    the file rules onto it (test_attack4), not the unix socket rules: a
+    root agent connected to the system bus (root's bus: systemd runs
+    what uid 0 asks) under a second mount of /run/dbus, where the
+    same socket at /run/dbus/system_bus_socket is refused by
+    neighbour-sockets, from a static program and from Python. A unix
+    socket pattern of a network deny or ask is now rebased as a file
+    rule is; the record names the rule and the path as named. Root
+    only: the set-up mounts over /run/dbus and makes a socket of
+    another user's."""
+    if os.geteuid() != 0:
+        raise Skip("only root can mount over /run/dbus")
+    if not os.path.isdir("/run/dbus"):
+        raise Skip("no /run/dbus here")
+    script = wd.file("second_run.py", SECOND_RUN)
+    alias = os.path.join(wd.path, "alias")
+    via = os.path.join(alias, "system_bus_socket")
+    for cmd in ([HELPER, "connect", via], [PYTHON, "-c", PY_CONNECT, via]):
+        r = harness(cmd, wd, policy=None, wrap=[PYTHON, script, alias])
+        r.expect_status(0)
+        check("said system-bus" not in r.stdout, "[%s] the agent reached the bus: %r" % (
+            cmd[0], r.stdout))
+        check("connect Permission denied" in r.stdout, "[%s] %r" % (cmd[0], r.stdout))
+        rec = [x for x in r.events(op="connect") if via in str(x.get("args"))]
+        check(rec and all(x["verdict"] == "deny" and x.get("rule") == "neighbour-sockets"
+                          for x in rec), "[%s] records: %r" % (cmd[0], rec))

@@ -5,7 +5,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include "policy/policy.h"
@@ -349,12 +351,59 @@ START_TEST(test_default_protections)
 }
 END_TEST
 
+/* A second mount (hx_policy_vars.alias_*) holds a network rule's unix
+ * socket paths too: the system bus denied at /run/dbus was reached
+ * under a second mount of /run/dbus. Abstract names stay as they are. */
+START_TEST(test_mount_aliases_sockets)
+{
+	static const char y[] =
+	    "version: 1\n"
+	    "network:\n"
+	    "  - {id: bus, deny: [\"unix:/run/dbus/*\", "
+	    "\"unix:@/run/dbus/*\"]}\n"
+	    "  - {id: run, allow: [\"unix:/run/**\", \"unix:/mnt/**\"]}\n";
+	static const char *const from[] = {"/run/dbus", "/run"};
+	static const char *const to[] = {"/mnt/d", "/mnt/r"};
+	static const struct {
+		const char *path, *rule;
+	} t[] = {
+	    {"/mnt/d/system_bus_socket", "bus"},
+	    {"/mnt/r/dbus/system_bus_socket", "bus"},
+	    {"/run/dbus/system_bus_socket", "bus"},
+	    {"/mnt/r/other.sock", "run"},
+	};
+	struct hx_policy_vars v = vars;
+	struct hx_policy_error err;
+	struct hx_policy *p = NULL;
+	struct hx_decision d;
+
+	v.alias_from = from;
+	v.alias_to = to;
+	v.nalias = 2;
+	ck_assert_int_eq(
+	    hx_policy_load_buffer("t.yaml", y, strlen(y), &v, &p, &err), 0);
+	for (size_t i = 0; i < sizeof(t) / sizeof(*t); i++) {
+		struct sockaddr_un un = {.sun_family = AF_UNIX};
+		struct hx_event ev = {.op = HX_OP_CONNECT,
+				      .addr = (struct sockaddr *)&un};
+
+		snprintf(un.sun_path, sizeof(un.sun_path), "%s", t[i].path);
+		ev.addrlen = (socklen_t)sizeof(un);
+		hx_policy_decide(p, &ev, &d);
+		ck_assert_msg(d.rule && !strcmp(d.rule, t[i].rule), "%s: %s",
+			      t[i].path, d.rule ? d.rule : "(none)");
+	}
+	hx_policy_free(p);
+}
+END_TEST
+
 static Suite *compose_suite(void)
 {
 	Suite *s = suite_create("compose");
 	TCase *tc = tcase_create("compose");
 
 	tcase_add_test(tc, test_include);
+	tcase_add_test(tc, test_mount_aliases_sockets);
 	tcase_add_test(tc, test_profiles);
 	tcase_add_test(tc, test_default_protections);
 	suite_add_tcase(s, tc);
