@@ -12,6 +12,11 @@
  *     connects a unix stream socket to PATH and reads what the server
  *     says: prints "connect ERR" or "said TEXT".
  *
+ *   static_attack24b proc PID
+ *     reads another process's /proc/PID/cmdline and environ: prints
+ *     "cmdline ARGS" (NULs as spaces) or "cmdline ERR", and "environ
+ *     ok" or "environ ERR".
+ *
  *   static_attack24b tty
  *     on its standard input (the user's terminal, harness-exec's): makes
  *     it exclusive (TIOCEXCL) and gives it the n_null line discipline
@@ -22,6 +27,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/ioctl.h>
@@ -95,8 +101,33 @@ static int unix_connect(const char *path)
 	return 0;
 }
 
+static void proc_file(const char *pid, const char *name, bool show)
+{
+	char path[64], buf[4096];
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%s/%s", pid, name);
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0 ||
+	    (n = read(fd, buf, sizeof(buf) - 1)) < 0) {
+		printf("%s %s\n", name, err(errno));
+		if (fd >= 0)
+			close(fd);
+		return;
+	}
+	close(fd);
+	for (ssize_t i = 0; i < n; i++)
+		buf[i] = buf[i] ? buf[i] : ' ';
+	printf("%s %.*s\n", name, show ? (int)n : 2, show ? buf : "ok");
+}
+
 int main(int argc, char **argv)
 {
+	if (argc == 3 && !strcmp(argv[1], "proc")) {
+		proc_file(argv[2], "cmdline", true);
+		proc_file(argv[2], "environ", false);
+		return 0;
+	}
 	if (argc == 3 && !strcmp(argv[1], "connect"))
 		return unix_connect(argv[2]);
 	if (argc == 2 && !strcmp(argv[1], "tty"))
