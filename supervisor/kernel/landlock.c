@@ -82,6 +82,21 @@ int hx_landlock_restrict(const struct hx_landlock *ll, bool log)
 	return 0;
 }
 
+int hx_landlock_scope_signals(void)
+{
+	struct hx_ll_ruleset_attr attr = {.scoped = HX_LL_SCOPE_SIGNAL};
+	int fd, e = 0;
+
+	if (hx_landlock_abi() < 6)
+		return 0;
+	if ((fd = hx_ll_create_ruleset(&attr)) < 0)
+		return fd;
+	if (syscall(__NR_landlock_restrict_self, fd, 0))
+		e = -errno;
+	close(fd);
+	return e;
+}
+
 int hx_landlock_restrict_thread(const struct hx_landlock *ll)
 {
 	/* Its refusals are the supervisor's own, not the agent's: kept out

@@ -35,6 +35,13 @@ int hx_landlock_prepare(const struct hx_policy *p,
  * -errno. Async-signal-safe. */
 int hx_landlock_restrict(const struct hx_landlock *ll, bool log);
 
+/* Audit mode, which enforces nothing of the policy: the calling process
+ * restricted by the signal scope alone (ABI 6; 0 and nothing before),
+ * so that the agent signals no process outside the session, harness-exec
+ * included, as the static deny list keeps it from their limits and
+ * priorities. After PR_SET_NO_NEW_PRIVS. Returns 0 or -errno. */
+int hx_landlock_scope_signals(void);
+
 /* Restricts the calling thread only (no other thread of the process)
  * by the same ruleset, its refusals not logged; the caller set
  * PR_SET_NO_NEW_PRIVS on itself. For devbound.h, before

@@ -583,6 +583,11 @@ void hx_sandbox_enter(const struct hx_sandbox *sb)
 		die_child("landlock (own devpts)", -e);
 	if (sb->ll && (e = hx_landlock_restrict(sb->ll, sb->ll_probe > 0)))
 		die_child("landlock", -e);
+	/* Audit mode: no policy, but no signal to harness-exec (a SIGSTOP
+	 * held every decided call, a SIGKILL ended the session with no
+	 * anchor) nor to the user's processes outside. */
+	if (sb->mode == HX_MODE_AUDIT && (e = hx_landlock_scope_signals()))
+		die_child("landlock (signal scope)", -e);
 	/* Refused by the signal scope (EPERM), before the agent runs. */
 	if (sb->ll && sb->ll_probe > 0)
 		kill(sb->ll_probe, 0);

@@ -17,6 +17,12 @@
  *     "cmdline ARGS" (NULs as spaces) or "cmdline ERR", and "environ
  *     ok" or "environ ERR".
  *
+ *   static_attack24b signal PID
+ *     sends PID SIGUSR1 by kill and by pidfd_send_signal, and its
+ *     parent (harness-exec, when it is the session's first process)
+ *     signal 0: prints "kill ok|ERR", "pidfd ok|ERR", "harness ok|ERR",
+ *     then reads PID's environ as "proc" does.
+ *
  *   static_attack24b tty
  *     on its standard input (the user's terminal, harness-exec's): makes
  *     it exclusive (TIOCEXCL) and gives it the n_null line discipline
@@ -26,6 +32,8 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <signal.h>
+#include <stdlib.h>
 #include <fcntl.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -121,8 +129,25 @@ static void proc_file(const char *pid, const char *name, bool show)
 	printf("%s %.*s\n", name, show ? (int)n : 2, show ? buf : "ok");
 }
 
+static int signal_outside(const char *pid)
+{
+	pid_t v = (pid_t)atoi(pid);
+	int pfd = (int)syscall(SYS_pidfd_open, v, 0), r;
+
+	printf("kill %s\n", kill(v, SIGUSR1) ? err(errno) : "ok");
+	r = pfd < 0
+		? -1
+		: (int)syscall(SYS_pidfd_send_signal, pfd, SIGUSR1, NULL, 0);
+	printf("pidfd %s\n", r ? err(errno) : "ok");
+	printf("harness %s\n", kill(getppid(), 0) ? err(errno) : "ok");
+	proc_file(pid, "environ", false);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
+	if (argc == 3 && !strcmp(argv[1], "signal"))
+		return signal_outside(argv[2]);
 	if (argc == 3 && !strcmp(argv[1], "proc")) {
 		proc_file(argv[2], "cmdline", true);
 		proc_file(argv[2], "environ", false);

@@ -262,3 +262,40 @@ def test_the_users_other_command_lines_are_not_the_agents(wd):
     finally:
         victim.kill()
         victim.wait()
+
+
+VICTIM = ("import signal, sys\n"
+          "got = []\n"
+          "signal.signal(signal.SIGUSR1, lambda *a: got.append(1))\n"
+          "print('ready', flush=True)\n"
+          "sys.stdin.readline()\n"
+          "print('signals', len(got), flush=True)\n")
+
+
+def test_audit_mode_signals_nothing_outside(wd):
+    """Audit mode enforces nothing of the policy, and so made no Landlock
+    domain at all: its agent signalled the user's processes outside the
+    session (SIGUSR1 by kill and by pidfd_send_signal reached a process
+    of the test's) and harness-exec itself (a SIGSTOP holds every
+    decided call, a SIGKILL ends the session with no anchor), and read
+    their environments (/proc/PID/environ), where the static deny list
+    keeps it from their limits and priorities in both modes. The agent
+    now has a domain with the signal scope alone in audit mode (which
+    also holds the ptrace checks); enforce mode held all of it before."""
+    victim = subprocess.Popen([PYTHON, "-c", VICTIM], stdin=subprocess.PIPE,
+                              stdout=subprocess.PIPE, text=True, env={"HX_SECRET_ENV": "x"},
+                              start_new_session=True)
+    try:
+        check(victim.stdout.readline().strip() == "ready", "the victim did not start")
+        for mode in (None, "audit"):
+            r = harness([HELPER, "signal", str(victim.pid)], wd, policy=None, mode=mode)
+            r.expect_status(0)
+            lines = r.stdout.splitlines()
+            for want in ("kill EPERM", "pidfd EPERM", "harness EPERM"):
+                check(want in lines, "[%s] %r, not %r" % (mode or "enforce", r.stdout, want))
+            check("environ ok" not in lines, "[%s] the agent read the environment: %r" % (
+                mode or "enforce", r.stdout))
+            r.one(event="session_end")
+    finally:
+        out = victim.communicate("\n", timeout=30)[0]
+    check("signals 0" in out, "a signal reached the process outside: %r" % out)
