@@ -48,7 +48,7 @@ int hx_landlock_prepare(const struct hx_policy *p,
 		/* Audit mode enforces nothing, the kernel included. (A
 		 * --mode override is the caller's to honour: it is not in
 		 * the policy.) */
-		ll->text = strdup("landlock: off (audit mode)\n");
+		ll->text = strdup("landlock: signal scope only (audit mode)\n");
 		if (!ll->text) {
 			hx_landlock_free(ll);
 			return -ENOMEM;

@@ -403,7 +403,7 @@ static void masks_ready(struct hx_sandbox *sb, bool quiet)
 void hx_sandbox_describe(const struct hx_sandbox *sb, FILE *out)
 {
 	if (sb->mode == HX_MODE_AUDIT)
-		fprintf(out, "landlock: off (audit mode)\n");
+		fprintf(out, "landlock: signal scope only (audit mode)\n");
 	else
 		hx_landlock_describe(sb->ll, out);
 }
@@ -661,11 +661,14 @@ json_t *hx_sandbox_kernel_json(const struct hx_sandbox *sb)
 	json_object_set_new(o, "notify_killable",
 			    json_boolean(k->notify_killable));
 	json_object_set_new(o, "landlock_abi", json_integer(k->landlock_abi));
-	json_object_set_new(o, "landlock",
-			    json_string(sb->ll ? "applied"
-					: sb->mode == HX_MODE_AUDIT
-					    ? "off (audit mode)"
-					    : "missing"));
+	json_object_set_new(
+	    o, "landlock",
+	    json_string(sb->ll ? "applied"
+			: sb->mode == HX_MODE_AUDIT
+			    ? (k->landlock_abi >= 6
+				   ? "signal scope only (audit mode)"
+				   : "off (audit mode)")
+			    : "missing"));
 	json_object_set_new(o, "no_new_privs", json_boolean(k->nnp));
 	json_object_set_new(o, "caps_bounding_dropped",
 			    json_boolean(k->cap_setpcap));

@@ -295,6 +295,9 @@ def test_audit_mode_signals_nothing_outside(wd):
                 check(want in lines, "[%s] %r, not %r" % (mode or "enforce", r.stdout, want))
             check("environ ok" not in lines, "[%s] the agent read the environment: %r" % (
                 mode or "enforce", r.stdout))
+            ll = r.one(event="session_start").get("kernel", {}).get("landlock")
+            check(ll == ("applied" if mode is None else "signal scope only (audit mode)"),
+                  "[%s] session_start kernel.landlock: %r" % (mode or "enforce", ll))
             r.one(event="session_end")
     finally:
         out = victim.communicate("\n", timeout=30)[0]
