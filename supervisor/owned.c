@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <ftw.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <stdint.h>
@@ -11,6 +12,7 @@
 #include <string.h>
 #include <sys/sysmacros.h>
 #include <sys/un.h>
+#include <unistd.h>
 
 #include "policy/policy.h"
 
@@ -32,15 +34,24 @@ struct hx_owned {
 	pthread_mutex_t lock;
 	struct ident v[OWNED_MAX];
 	size_t n; /* how many were ever added; the ring keeps the last */
+	/* Those made in /dev/shm (its device shm_dev), all of them up to
+	 * HX_OWNED_SHM_MAX, for the sweep at the end. */
+	dev_t shm_dev;
+	struct ident *shm;
+	size_t nshm, shm_cap;
+	bool shm_left;
 };
 
 int hx_owned_new(struct hx_owned **out)
 {
 	struct hx_owned *o = calloc(1, sizeof(*o));
+	struct stat st;
 
 	if (!o)
 		return -ENOMEM;
 	pthread_mutex_init(&o->lock, NULL);
+	if (!stat("/dev/shm", &st) && S_ISDIR(st.st_mode))
+		o->shm_dev = st.st_dev;
 	*out = o;
 	return 0;
 }
@@ -50,7 +61,33 @@ void hx_owned_free(struct hx_owned *o)
 	if (!o)
 		return;
 	pthread_mutex_destroy(&o->lock);
+	free(o->shm);
 	free(o);
+}
+
+/* Under o->lock. */
+static void add_shm(struct hx_owned *o, const struct ident *id)
+{
+	struct ident *v;
+	size_t cap;
+
+	if (o->nshm == o->shm_cap) {
+		cap = o->shm_cap ? o->shm_cap * 2 : 64;
+		if (cap > HX_OWNED_SHM_MAX ||
+		    !(v = realloc(o->shm, cap * sizeof(*v)))) {
+			o->shm_left = true;
+			return;
+		}
+		o->shm = v;
+		o->shm_cap = cap;
+	}
+	o->shm[o->nshm++] = *id;
+}
+
+static bool same(const struct ident *a, const struct ident *b)
+{
+	return a->dev == b->dev && a->ino == b->ino && a->sec == b->sec &&
+	       a->nsec == b->nsec;
 }
 
 static int ident_at(int dirfd, const char *name, struct ident *id)
@@ -78,6 +115,8 @@ void hx_owned_add(struct hx_owned *o, int dirfd, const char *name)
 	pthread_mutex_lock(&o->lock);
 	o->v[o->n % OWNED_MAX] = id;
 	o->n++;
+	if (o->shm_dev && id.dev == o->shm_dev)
+		add_shm(o, &id);
 	pthread_mutex_unlock(&o->lock);
 }
 
@@ -92,8 +131,10 @@ static bool has(struct hx_owned *o, const char *path, const struct stat *st)
 		return false; /* swapped meanwhile: not known as ours */
 	pthread_mutex_lock(&o->lock);
 	for (size_t i = 0; i < OWNED_MAX && i < o->n && !found; i++)
-		found = o->v[i].dev == id.dev && o->v[i].ino == id.ino &&
-			o->v[i].sec == id.sec && o->v[i].nsec == id.nsec;
+		found = same(&o->v[i], &id);
+	/* Past the ring, a /dev/shm file is still known by the sweep's. */
+	for (size_t i = 0; i < o->nshm && !found; i++)
+		found = same(&o->shm[i], &id);
 	pthread_mutex_unlock(&o->lock);
 	return found;
 }
@@ -155,4 +196,45 @@ bool hx_owned_neighbour_name(struct hx_owned *o, const struct hx_policy *p,
 	    (socklen_t)(offsetof(struct sockaddr_un, sun_path) + n + 1);
 	hx_policy_decide(p, &ev, &d);
 	return !(d.verdict == HX_VERDICT_ALLOW && d.neighbours);
+}
+
+/* nftw has no argument: the sweep's, one at a time (the end). */
+static struct hx_owned *sweeping;
+static size_t swept;
+
+static int sweep_one(const char *path, const struct stat *st, int type,
+		     struct FTW *ftw)
+{
+	struct ident id;
+	bool found = false;
+
+	(void)st;
+	(void)ftw;
+	if (type != FTW_F && type != FTW_SL)
+		return 0; /* a directory: it may hold the user's too */
+	if (ident_at(AT_FDCWD, path, &id))
+		return 0;
+	for (size_t i = 0; i < sweeping->nshm && !found; i++)
+		found = same(&sweeping->shm[i], &id);
+	if (found && !unlink(path))
+		swept++;
+	return 0;
+}
+
+size_t hx_owned_sweep_shm(struct hx_owned *o, bool *left)
+{
+	*left = false;
+	if (!o || !o->nshm) {
+		*left = o && o->shm_left;
+		return 0;
+	}
+	pthread_mutex_lock(&o->lock);
+	sweeping = o;
+	swept = 0;
+	/* FTW_PHYS: no symlink followed; FTW_MOUNT: nothing mounted over. */
+	nftw("/dev/shm", sweep_one, 16, FTW_PHYS | FTW_MOUNT);
+	sweeping = NULL;
+	*left = o->shm_left;
+	pthread_mutex_unlock(&o->lock);
+	return swept;
 }

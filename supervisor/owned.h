@@ -53,4 +53,13 @@ bool hx_owned_neighbour_name(struct hx_owned *o, const struct hx_policy *p,
  * session's). */
 bool hx_owned_neighbour_shm(struct hx_owned *o, const char *path, bool *fresh);
 
+/* At the session's end, its tree gone: removes from /dev/shm every file
+ * the session made there (the machine's one tmpfs, in memory: a file
+ * left there held half of the machine's memory past the session, and
+ * a name left there is the one a program of the user's opens next).
+ * The first HX_OWNED_SHM_MAX are known; *left: more were made. Returns
+ * how many were removed. */
+#define HX_OWNED_SHM_MAX 65536
+size_t hx_owned_sweep_shm(struct hx_owned *o, bool *left);
+
 #endif

@@ -817,6 +817,8 @@ static void last_records(struct run *r, int code)
 	hx_worktree_finish(r->wt);
 	hx_run_end_asks(r); /* what still waits is refused, recorded */
 	hx_run_hidden_changes(r);
+	/* Its files in /dev/shm go with the tree, as its TMPDIR does. */
+	r->shm_removed = hx_owned_sweep_shm(r->pl.owned, &r->shm_left);
 	hx_pipeline_tick(&r->pl, true); /* before session_end, which counts */
 	hx_run_log_end(r, code);
 	hx_worktree_result(r->wt, r->audit, r->o->cmd, r->o->ncmd, code);

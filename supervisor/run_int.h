@@ -100,6 +100,8 @@ struct run {
 	 * hand-off: "own devpts" (terminals.h), "host", or NULL: not seen */
 	const char *terminals;
 	const char *sysv_ipc; /* "own namespace", "refused", or NULL */
+	size_t shm_removed;   /* the session's /dev/shm files, at its end */
+	bool shm_left;	      /* more were made than were known */
 	int child_status;
 	/* --metrics: the socket bound (until served), its address as said
 	 * ("127.0.0.1:PORT", "unix:PATH"), and its server */

@@ -337,6 +337,11 @@ void hx_run_log_end(struct run *r, int code)
 				    json_string(r->terminals));
 	if (r->sysv_ipc)
 		json_object_set_new(rec, "sysv_ipc", json_string(r->sysv_ipc));
+	if (r->shm_removed || r->shm_left)
+		json_object_set_new(rec, "dev_shm",
+				    json_pack("{s:I, s:b}", "removed",
+					      (json_int_t)r->shm_removed,
+					      "left", r->shm_left));
 	hx_worktree_end_fields(r->wt, rec);
 	hx_record_append(&r->pl, rec, NULL);
 	json_decref(rec);

@@ -23,6 +23,10 @@
  *     signal 0: prints "kill ok|ERR", "pidfd ok|ERR", "harness ok|ERR",
  *     then reads PID's environ as "proc" does.
  *
+ *   static_attack24b shm NAME
+ *     makes /dev/shm/NAME of 64 MiB (in memory: a tmpfs) and a second
+ *     name of it, NAME.2: prints "shm ok" or "shm ERR".
+ *
  *   static_attack24b tty
  *     on its standard input (the user's terminal, harness-exec's): makes
  *     it exclusive (TIOCEXCL) and gives it the n_null line discipline
@@ -144,8 +148,26 @@ static int signal_outside(const char *pid)
 	return 0;
 }
 
+static int shm_leave(const char *name)
+{
+	char path[256], two[260];
+	int fd;
+
+	snprintf(path, sizeof(path), "/dev/shm/%s", name);
+	snprintf(two, sizeof(two), "%s.2", path);
+	fd = open(path, O_CREAT | O_RDWR | O_CLOEXEC, 0600);
+	if (fd < 0 || fallocate(fd, 0, 0, 64 << 20) || link(path, two)) {
+		printf("shm %s\n", err(errno));
+		return 0;
+	}
+	printf("shm ok\n");
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
+	if (argc == 3 && !strcmp(argv[1], "shm"))
+		return shm_leave(argv[2]);
 	if (argc == 3 && !strcmp(argv[1], "signal"))
 		return signal_outside(argv[2]);
 	if (argc == 3 && !strcmp(argv[1], "proc")) {

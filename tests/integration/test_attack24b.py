@@ -302,3 +302,32 @@ def test_audit_mode_signals_nothing_outside(wd):
     finally:
         out = victim.communicate("\n", timeout=30)[0]
     check("signals 0" in out, "a signal reached the process outside: %r" % out)
+
+
+def test_the_sessions_shared_memory_files_end_with_it(wd):
+    """/dev/shm is the machine's one tmpfs, in memory: a file the agent
+    made there (64 MiB here; half of the machine's memory is the
+    default size) outlasted the session, as did its name, the one a
+    program of the user's opens next, where the session's TMPDIR is
+    removed at its end. The session's own files there (the kernel layer
+    sees every create) are removed once its tree is gone, both names of
+    one; session_end says how many; a file of the user's there stays."""
+    tag = "hx-attack24b-%d" % os.getpid()
+    users = "/dev/shm/%s-user" % tag
+    with open(users, "w") as f:
+        f.write("the user's")
+    try:
+        for mode in (None, "audit"):
+            r = harness([HELPER, "shm", tag], wd, policy=None, mode=mode)
+            r.expect_status(0)
+            check(r.stdout.strip() == "shm ok", "[%s] %r" % (mode or "enforce", r.stdout))
+            left = [n for n in os.listdir("/dev/shm") if n.startswith(tag) and n != tag + "-user"]
+            check(not left, "[%s] the session's files outlasted it: %r" % (mode or "enforce", left))
+            got = r.one(event="session_end").get("dev_shm")
+            check(got == {"removed": 2, "left": False}, "[%s] session_end dev_shm: %r" % (
+                mode or "enforce", got))
+        check(os.path.exists(users), "the user's file was removed")
+    finally:
+        for n in os.listdir("/dev/shm"):
+            if n.startswith(tag):
+                os.unlink(os.path.join("/dev/shm", n))
