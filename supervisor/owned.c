@@ -198,6 +198,20 @@ bool hx_owned_neighbour_name(struct hx_owned *o, const struct hx_policy *p,
 	return !(d.verdict == HX_VERDICT_ALLOW && d.neighbours);
 }
 
+/* Sorted for the sweep: a storm of files there costs it no square. */
+static int cmp_ident(const void *a, const void *b)
+{
+	const struct ident *x = a, *y = b;
+
+	if (x->ino != y->ino)
+		return x->ino < y->ino ? -1 : 1;
+	if (x->dev != y->dev)
+		return x->dev < y->dev ? -1 : 1;
+	if (x->sec != y->sec)
+		return x->sec < y->sec ? -1 : 1;
+	return x->nsec < y->nsec ? -1 : x->nsec > y->nsec;
+}
+
 /* nftw has no argument: the sweep's, one at a time (the end). */
 static struct hx_owned *sweeping;
 static size_t swept;
@@ -214,8 +228,8 @@ static int sweep_one(const char *path, const struct stat *st, int type,
 		return 0; /* a directory: it may hold the user's too */
 	if (ident_at(AT_FDCWD, path, &id))
 		return 0;
-	for (size_t i = 0; i < sweeping->nshm && !found; i++)
-		found = same(&sweeping->shm[i], &id);
+	found = bsearch(&id, sweeping->shm, sweeping->nshm,
+			sizeof(*sweeping->shm), cmp_ident) != NULL;
 	if (found && !unlink(path))
 		swept++;
 	return 0;
@@ -229,6 +243,7 @@ size_t hx_owned_sweep_shm(struct hx_owned *o, bool *left)
 		return 0;
 	}
 	pthread_mutex_lock(&o->lock);
+	qsort(o->shm, o->nshm, sizeof(*o->shm), cmp_ident);
 	sweeping = o;
 	swept = 0;
 	/* FTW_PHYS: no symlink followed; FTW_MOUNT: nothing mounted over. */
