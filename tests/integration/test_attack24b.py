@@ -331,3 +331,33 @@ def test_the_sessions_shared_memory_files_end_with_it(wd):
         for n in os.listdir("/dev/shm"):
             if n.startswith(tag):
                 os.unlink(os.path.join("/dev/shm", n))
+
+
+# Local daemons that the user's uid (or a root agent's) reaches through
+# local-sockets' unix:/run/**, and the rule that now refuses each.
+SERVICES = (
+    ("/run/cups/cups.sock", "network-daemons"),
+    ("/var/run/cups/cups.sock", "network-daemons"),
+    ("/run/chrony/chronyd.sock", "network-daemons"),
+    ("/run/supervisor.sock", "code-servers"),
+    ("/run/fail2ban/fail2ban.sock", "code-servers"),
+    ("/run/pcscd/pcscd.comm", "ssh-agent-sockets"),
+)
+
+
+def test_local_daemons_that_act_for_any_caller_are_not_reached(wd):
+    """local-sockets allowed unix:/run/**, and a socket of another uid
+    is the policy's alone (harness:neighbour takes the user's own): CUPS
+    (0666: it prints what anyone sends to its printers, network ones
+    too, data off the machine past every network rule; for root a new
+    printer at any URI), pcscd (0666: the user's smart cards and
+    security keys, a PIN already given being the card's), and for a root
+    agent chrony's (new time servers, the clock stepped), supervisord's
+    (starts its programs) and fail2ban's (a jail's action runs as root).
+    No such daemon runs here: the default policy's verdict is checked,
+    as for the daemons of the nineteenth review."""
+    from lib import POLICY_TOOL
+    for path, rule in SERVICES:
+        out = subprocess.run([POLICY_TOOL, "explain", "--", "connect", "unix:" + path],
+                             capture_output=True, text=True).stdout
+        check(out.startswith("deny ") and "rule=%s" % rule in out, "%s: %r" % (path, out))
