@@ -414,14 +414,16 @@ static bool own_queues(int rfd, const char *path, const struct open_how *h)
 int hx_un_openat2(const struct target *t, const char *path,
 		  const struct open_how *how)
 {
+	/* /proc/<pid>/fd/N: a file the agent holds, its own queue too. */
+	bool proc = !strncmp(path, "/proc/", 6);
 	struct open_how h = *how;
 	char root[64];
 	int rfd, fd;
 
-	if (!hx_terminals_path(path) && !hx_ipcns_path(path)) {
+	if (!hx_terminals_path(path) && (proc || !hx_ipcns_path(path))) {
 		fd = (int)syscall(SYS_openat2, AT_FDCWD, path, how,
 				  sizeof(*how));
-		if (fd >= 0 && hx_ipcns_fd(fd)) {
+		if (fd >= 0 && !proc && hx_ipcns_fd(fd)) {
 			close(fd); /* a queue mount come since the look */
 			return -EACCES;
 		}
