@@ -322,27 +322,16 @@ const struct hx_sc_rule hx_seccomp_deny[] = {
      * too, beyond its attribute flags (decided, unotify_mut.c): make it
      * unwritable for good (fs-verity), encrypt a directory, change its
      * generation. No agent needs them. */
-    {"ioctl",
-     HX_SC_ERRNO,
-     EPERM,
-     {EQ32(1, FS_IOC_ENABLE_VERITY), NONE},
-     "makes a file immutable (fs-verity)"},
-    {"ioctl",
-     HX_SC_ERRNO,
-     EPERM,
-     {EQ32(1, FS_IOC_SET_ENCRYPTION_POLICY), NONE},
-     "encrypts a directory (fscrypt)"},
-    {"ioctl",
-     HX_SC_ERRNO,
-     EPERM,
-     {EQ32(1, FS_IOC_SETVERSION), NONE},
-     "changes a file's generation"},
+    IOCTL_ROW(FS_IOC_ENABLE_VERITY, "makes a file immutable (fs-verity)"),
+    IOCTL_ROW(FS_IOC_SET_ENCRYPTION_POLICY, "encrypts a directory (fscrypt)"),
+    /* The user's own key, removed through any fd on its file system:
+     * the user's encrypted directories locked (a review's reading). */
+    IOCTL_ROW(FS_IOC_REMOVE_ENCRYPTION_KEY, "locks encrypted directories"),
+    IOCTL_ROW(FS_IOC_REMOVE_ENCRYPTION_KEY_ALL_USERS,
+	      "locks encrypted directories"),
+    IOCTL_ROW(FS_IOC_SETVERSION, "changes a file's generation"),
     /* ext4's own number for it (an attack review found it open). */
-    {"ioctl",
-     HX_SC_ERRNO,
-     EPERM,
-     {EQ32(1, EXT4_IOC_SETVERSION), NONE},
-     "changes a file's generation"},
+    IOCTL_ROW(EXT4_IOC_SETVERSION, "changes a file's generation"),
     /* A routing header sends every packet of the socket to its first
      * segment, not to the address connect or sendto named (the one
      * decided): any user may set a segment routing header (type 4).

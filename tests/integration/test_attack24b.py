@@ -337,3 +337,35 @@ def test_local_daemons_that_act_for_any_caller_are_not_reached(wd):
         out = subprocess.run([POLICY_TOOL, "explain", "--", "connect", "unix:" + path],
                              capture_output=True, text=True).stdout
         check(out.startswith("deny ") and "rule=%s" % rule in out, "%s: %r" % (path, out))
+
+
+# fscrypt's key removal through any fd of the file system (a directory
+# of the project): the user's own key goes, and with it access to every
+# directory it unlocks, until the user unlocks them again.
+REMOVE_KEY = r'''
+import errno, fcntl, os
+out = []
+for cmd in (0xC0406618, 0xC0406619):  # FS_IOC_REMOVE_ENCRYPTION_KEY(_ALL_USERS)
+    fd = os.open(".", os.O_RDONLY)
+    try:
+        fcntl.ioctl(fd, cmd, bytearray(64))
+        out.append("done")
+    except OSError as e:
+        out.append(errno.errorcode[e.errno])
+    os.close(fd)
+print(" ".join(out))
+'''
+
+
+def test_the_users_encryption_keys_are_not_the_agents_to_remove(wd):
+    """FS_IOC_REMOVE_ENCRYPTION_KEY takes any fd on the file system and
+    removes the caller's own key (the user's, for an agent of the user),
+    locking the user's encrypted directories (a review's reading: this
+    machine has no fscrypt, so natively the call fails EOPNOTSUPP or
+    EINVAL here). Refused in BPF with EPERM, in both modes, whatever the
+    file system."""
+    for mode in (None, "audit"):
+        r = harness([PYTHON, "-c", REMOVE_KEY], wd, policy=None, mode=mode)
+        check(r.stdout.split() == ["EPERM", "EPERM"], "%s: %r %r" % (mode, r.stdout, r.stderr))
+    bare = subprocess.run([PYTHON, "-c", REMOVE_KEY], cwd=wd.path, capture_output=True, text=True)
+    check("EPERM" not in bare.stdout, "natively: %r" % bare.stdout)
