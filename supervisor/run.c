@@ -597,6 +597,7 @@ static int setup(struct run *r)
 		hx_say("getcwd: %s", strerror(errno));
 		return -1;
 	}
+	hx_ttystate_save(&r->tty);
 	e = hx_session_init(&r->sess, o->session, o->audit_log, o->policy);
 	if (!e)
 		e = hx_run_protect_metrics(r);
@@ -673,6 +674,7 @@ static int setup(struct run *r)
 
 static void teardown(struct run *r)
 {
+	hx_ttystate_restore(&r->tty); /* before harness-exec's last line */
 	for (int i = 0; i < 2; i++)
 		if (r->hand[i] >= 0)
 			close(r->hand[i]);
@@ -843,7 +845,7 @@ int hx_run(const struct hx_options *o)
 	signal(SIGXFSZ, SIG_IGN);
 	hx_run_ask_signals(SIG_IGN);
 	r->reaper.dir_fd = r->reaper.procs_fd = r->reaper.pipe_w = -1;
-	r->reaper.pids_fd = -1;
+	r->reaper.pids_fd = r->tty.fd = -1; /* tty: none saved yet */
 	r->dns_l = (struct hx_dnsns_listeners){-1, -1, -1, -1};
 	r->reaper_err = -ENOTSUP;
 	r->hand[0] = r->hand[1] = -1;

@@ -16,6 +16,7 @@
 #include "supervisor/options.h"
 #include "supervisor/pipeline.h"
 #include "supervisor/reaper.h"
+#include "supervisor/ttystate.h"
 #include "supervisor/kernel/dnsns.h"
 #include "supervisor/resolvconf.h"
 #include "supervisor/server.h"
@@ -38,6 +39,7 @@ struct hx_run_early;
 
 struct run {
 	const struct hx_options *o;
+	struct hx_ttystate tty; /* the user's terminal, put back at the end */
 	struct hx_session sess;
 	struct hx_policy *policy;
 	struct hx_audit *audit;
