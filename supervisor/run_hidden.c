@@ -8,6 +8,7 @@
 #define _GNU_SOURCE
 #include "supervisor/run_int.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <jansson.h>
@@ -29,6 +30,7 @@
 #include "supervisor/kernel/oomshield.h"
 #include "supervisor/record.h"
 #include "supervisor/say.h"
+#include "supervisor/sha256.h"
 
 /* A regular file of the agent's, at most 64 MiB, open to read by
  * lines: no symlink followed, no fifo waited on (one would hold
@@ -171,11 +173,201 @@ static bool ref_value(const char *gd, const char *ref, char *out, size_t size)
 	return false;
 }
 
+/* ---- objects git reads in place of others ----
+ *
+ * A replace ref (refs/replace/OID, loose or a line of packed-refs) or a
+ * graft (info/grafts) has git read another object wherever the first
+ * is named: a commit of the user's replaced by one of the agent's whose
+ * tree holds its change (git replace OLD NEW, then git add) leaves git
+ * status and git diff empty and git log showing the user's own hash and
+ * message, the branch unmoved (twenty-fourth attack review). Each that
+ * the session made, changed or removed is a history_rewritten record
+ * (ref, was, now) and a warning. */
+
+#define SUBST_MAX   4096 /* entries read; past it, "..." counts them */
+#define SUBST_DEPTH 8	 /* directories beneath refs/replace */
+
+static void subst_walk(json_t *o, const char *dir, const char *rel, int depth)
+{
+	char path[PATH_MAX], name[PATH_MAX], val[128];
+	struct dirent *e;
+	DIR *d;
+	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+
+	if (fd < 0 || !(d = fdopendir(fd))) {
+		if (fd >= 0)
+			close(fd);
+		return;
+	}
+	while ((e = readdir(d))) {
+		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+			continue;
+		if (json_object_size(o) >= SUBST_MAX) {
+			json_object_set_new(o, "...", json_string("more"));
+			break;
+		}
+		if ((size_t)snprintf(path, sizeof(path), "%s/%s", dir,
+				     e->d_name) >= sizeof(path) ||
+		    (size_t)snprintf(name, sizeof(name), "%s/%s", rel,
+				     e->d_name) >= sizeof(name))
+			continue;
+		if (e->d_type == DT_DIR && depth < SUBST_DEPTH)
+			subst_walk(o, path, name, depth + 1);
+		else /* the agent's bytes (escaped when recorded); "?": a
+		      * ref git cannot read as one, there */
+			json_object_set_new_nocheck(
+			    o, name,
+			    json_string_nocheck(
+				read_line(path, val, sizeof(val)) ? val : "?"));
+	}
+	closedir(d);
+}
+
+/* The packed replace refs of common/packed-refs a loose one does not
+ * stand in front of. */
+static void subst_packed(json_t *o, const char *common)
+{
+	char line[PATH_MAX * 3];
+	FILE *f;
+
+	snprintf(line, sizeof(line), "%s/packed-refs", common);
+	if (!(f = open_regular(line)))
+		return;
+	while (fgets(line, sizeof(line), f)) {
+		char *sp = strchr(line, ' ');
+
+		line[strcspn(line, "\r\n")] = '\0';
+		if (!sp || strncmp(sp + 1, "refs/replace/", 13))
+			continue;
+		*sp = '\0';
+		if (json_object_size(o) >= SUBST_MAX) {
+			json_object_set_new(o, "...", json_string("more"));
+			break;
+		}
+		if (!json_object_get(o, sp + 1))
+			json_object_set_new_nocheck(o, sp + 1,
+						    json_string_nocheck(line));
+	}
+	fclose(f);
+}
+
+/* A graft file's content, by its digest. */
+static void subst_grafts(json_t *o, const char *common)
+{
+	char path[PATH_MAX * 3], hex[65];
+	FILE *f;
+	char *buf = NULL;
+	size_t len = 0;
+
+	snprintf(path, sizeof(path), "%s/info/grafts", common);
+	if (!(f = open_regular(path))) {
+		struct stat st;
+
+		if (!lstat(path, &st)) /* a fifo, a link: there, unread */
+			json_object_set_new(o, "info/grafts", json_string("?"));
+		return;
+	}
+	{
+		FILE *m = open_memstream(&buf, &len);
+		char chunk[4096];
+		size_t n;
+
+		while (m && (n = fread(chunk, 1, sizeof(chunk), f)))
+			fwrite(chunk, 1, n, m);
+		if (m)
+			fclose(m);
+	}
+	fclose(f);
+	hx_sha256_hex(buf ? buf : "", buf ? len : 0, hex);
+	free(buf);
+	json_object_set_new(o, "info/grafts", json_string(hex));
+}
+
+/* What git reads in place of objects in the repository of dir: name ->
+ * value. NULL when dir is in none. */
+static json_t *subst_read(const char *dir)
+{
+	char gd[PATH_MAX], top[PATH_MAX], common[PATH_MAX];
+	char cd[PATH_MAX * 2 + 2], refs[sizeof(cd) + 16];
+	json_t *o;
+
+	if (!git_dir(dir, gd, sizeof(gd), top) || !(o = json_object()))
+		return NULL;
+	snprintf(cd, sizeof(cd), "%s", gd);
+	if (first_line(gd, "commondir", common, sizeof(common)))
+		snprintf(cd, sizeof(cd), "%s%s%s", common[0] == '/' ? "" : gd,
+			 common[0] == '/' ? "" : "/", common);
+	snprintf(refs, sizeof(refs), "%s/refs/replace", cd);
+	subst_walk(o, refs, "refs/replace", 0);
+	subst_packed(o, cd);
+	subst_grafts(o, cd);
+	return o;
+}
+
+static void say_subst(const char *name, const char *was, const char *now)
+{
+	char buf[1024];
+
+	fprintf(stderr,
+		"harness: warning: the session %s %s: git reads another "
+		"object in place of the one it names, and git log, status "
+		"and diff show that one (was %.12s, now %.12s)\n",
+		!*was	? "made"
+		: !*now ? "removed"
+			: "changed",
+		hx_text_safe(buf, sizeof(buf), name), *was ? was : "nothing",
+		*now ? now : "nothing");
+}
+
+static void record_subst(struct run *r, const char *name, const char *was,
+			 const char *now)
+{
+	json_t *rec = hx_record_new(&r->pl, NULL, "history_rewritten", NULL);
+
+	json_object_set_new(rec, "category", json_string("file_write"));
+	hx_record_set_text(rec, rec, "repository", "repository", r->cwd);
+	hx_record_set_text(rec, rec, "ref", "ref", name);
+	hx_record_set_text(rec, rec, "was", "was", was);
+	hx_record_set_text(rec, rec, "now", "now", now);
+	hx_record_append(&r->pl, rec, NULL);
+	json_decref(rec);
+	if (!r->o->quiet)
+		say_subst(name, was, now);
+}
+
+/* Each replace ref or graft the session made, changed or removed. */
+static void subst_changes(struct run *r)
+{
+	json_t *now = subst_read(r->cwd), *was = r->subst, *v;
+	const char *name;
+
+	r->subst = NULL;
+	if (!was)
+		was = json_object();
+	json_object_foreach(now, name, v)
+	{
+		const char *before =
+		    json_string_value(json_object_get(was, name));
+
+		if (!before || strcmp(before, json_string_value(v)))
+			record_subst(r, name, before ? before : "",
+				     json_string_value(v));
+	}
+	json_object_foreach(was, name, v)
+	{
+		if (!json_object_get(now, name))
+			record_subst(r, name, json_string_value(v), "");
+	}
+	json_decref(was);
+	json_decref(now);
+}
+
 void hx_run_hidden_start(struct run *r)
 {
 	char gd[PATH_MAX], top[PATH_MAX], head[PATH_MAX];
 
 	r->head_ref[0] = r->head_oid[0] = '\0';
+	r->subst = subst_read(r->cwd);
 	if (!git_dir(r->cwd, gd, sizeof(gd), top) ||
 	    !first_line(gd, "HEAD", head, sizeof(head)) ||
 	    strncmp(head, "ref: ", 5) ||
@@ -407,6 +599,7 @@ void hx_run_hidden_changes(struct run *r)
 	char err[PATH_MAX + 128], buf[sizeof(err) * 4];
 	bool moved = head_moved(r), rewritten = false;
 
+	subst_changes(r);
 	if (!index_changed(r->cwd, &r->pl.started) && !moved &&
 	    !r->pl.git_index_written && !r->pl.ngitignores)
 		return;

