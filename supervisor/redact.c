@@ -207,29 +207,17 @@ static void scan(struct hx_rx_scan *sc)
 	patterns(sc);
 }
 
-static void sort_spans(struct hx_rx_span *v, size_t n)
-{
-	for (size_t i = 1; i < n; i++)
-		for (size_t k = i; k > 0 && v[k - 1].a > v[k].a; k--) {
-			struct hx_rx_span t = v[k];
-
-			v[k] = v[k - 1];
-			v[k - 1] = t;
-		}
-}
-
 /* The copy of s with each span as its tag. */
 static int emit(struct hx_rx_scan *sc, char **out)
 {
 	static const size_t fixed = sizeof(HX_REDACT_OPEN) - 1 + 1 +
 				    HX_REDACT_HASH_LEN +
 				    sizeof(HX_REDACT_CLOSE) - 1;
-	struct hx_rx_span many = {0, sc->n, "many", 0};
+	struct hx_rx_span many = {0, sc->n, "many", 0, 0};
 	struct hx_rx_span *v = sc->full ? &many : sc->sp;
 	size_t n = sc->full ? 1 : sc->nsp, len = sc->n, at = 0;
 	char *o, *w;
 
-	sort_spans(v, n);
 	for (size_t i = 0; i < n; i++)
 		len += fixed + strlen(v[i].tag) - (v[i].b - v[i].a);
 	if (!(o = w = malloc(len + 1)))
@@ -250,8 +238,13 @@ static int emit(struct hx_rx_scan *sc, char **out)
 
 static int run(struct hx_rx_scan *sc, char **out)
 {
+	int r;
+
 	scan(sc);
-	return sc->nsp || sc->full ? emit(sc, out) : 0;
+	hx_redact_span_settle(sc);
+	r = sc->nsp || sc->full ? emit(sc, out) : 0;
+	hx_redact_span_done(sc);
+	return r;
 }
 
 int hx_redact_text(const struct hx_redact *r, const char *s, char **out)

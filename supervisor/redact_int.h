@@ -61,11 +61,12 @@ struct hx_redact {
 	((r)->pairs[HX_RX_PAIR_BIT(a, b) >> 3] &                               \
 	 (1u << (HX_RX_PAIR_BIT(a, b) & 7)))
 
-#define HX_RX_SPANS 32
+#define HX_RX_SPANS 32 /* held in the scan; more are allocated */
 struct hx_rx_span {
 	size_t a, b; /* s[a..b) is the secret */
 	const char *tag;
 	int prio;
+	size_t seq; /* the order found: of two equal prios the later tells */
 };
 
 /* One string being scanned. */
@@ -81,9 +82,14 @@ struct hx_rx_scan {
 	 * those are looked for in s). */
 	const char *const *v;
 	size_t i;
-	struct hx_rx_span sp[HX_RX_SPANS];
-	size_t nsp;
-	bool full; /* more than HX_RX_SPANS: all of s is redacted */
+	struct hx_rx_span in[HX_RX_SPANS];
+	struct hx_rx_span *sp; /* in, or past HX_RX_SPANS a heap array */
+	size_t nsp, cap;
+	/* No memory for more spans: all of s is redacted. (It was past 32
+	 * spans, and a script of 33 PASSWORD= words was one tag in its
+	 * exec's record, its commands with it: twenty-fourth attack
+	 * review.) */
+	bool full;
 };
 
 /* ---- redact_span.c ---- */
@@ -94,10 +100,16 @@ struct hx_rx_scan {
 void hx_redact_span_init(struct hx_rx_scan *sc, const struct hx_redact *r,
 			 const char *s);
 
-/* Records s[a..b) as a secret of type tag; an overlap with one found
- * before becomes one span, of the higher prio's tag. */
+/* Records s[a..b) as a secret of type tag (hx_redact_span_settle
+ * joins overlaps). */
 void hx_redact_span_add(struct hx_rx_scan *sc, size_t a, size_t b,
 			const char *tag, int prio);
+/* The spans found, settled: sorted, in a shell's text each cut where
+ * its command ends, overlaps joined into one span of the higher prio's
+ * tag. */
+void hx_redact_span_settle(struct hx_rx_scan *sc);
+/* Frees what the spans took. */
+void hx_redact_span_done(struct hx_rx_scan *sc);
 /* hx_redact_span_add of a value s[a..b): inside its quotes when it is
  * one quoted string; nothing when empty. */
 void hx_redact_span_value(struct hx_rx_scan *sc, size_t a, size_t b,

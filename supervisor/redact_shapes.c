@@ -123,8 +123,10 @@ static size_t jwt(struct hx_rx_scan *sc, size_t p)
 	return k;
 }
 
-/* -----BEGIN ... PRIVATE KEY----- to its END line, or to the end (an
- * argv cut short). */
+/* -----BEGIN ... PRIVATE KEY----- to its END line, or, with none (an
+ * argv cut short), to the first byte no key's body or header holds: to
+ * the string's end, it hid the commands of a shell's text after an
+ * unclosed BEGIN line from their record (twenty-fourth attack review). */
 static size_t pem(struct hx_rx_scan *sc, size_t p)
 {
 	const char *s = sc->s, *head = s + p + 11, *eol, *end;
@@ -140,7 +142,15 @@ static size_t pem(struct hx_rx_scan *sc, size_t p)
 	if (end)
 		end =
 		    memmem(end + 9, sc->n - (size_t)(end + 9 - s), "-----", 5);
-	left = end ? (size_t)(end + 5 - s) : sc->n;
+	if (end)
+		left = (size_t)(end + 5 - s);
+	else
+		for (left = (size_t)(eol + 5 - s);
+		     left < sc->n &&
+		     ((sc->r->cls[(unsigned char)s[left]] & HX_RC_ALNUM) ||
+		      strchr("+/=:,- \t\r\n", s[left]));
+		     left++)
+			;
 	hx_redact_span_add(sc, p, left, "private-key", HX_RX_SHAPE);
 	return left;
 }

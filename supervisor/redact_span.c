@@ -4,6 +4,7 @@
 #include "supervisor/redact_int.h"
 
 #include <fnmatch.h>
+#include <stdlib.h>
 #include <string.h>
 
 void hx_redact_span_init(struct hx_rx_scan *sc, const struct hx_redact *r,
@@ -15,37 +16,128 @@ void hx_redact_span_init(struct hx_rx_scan *sc, const struct hx_redact *r,
 	sc->word = sc->text = sc->full = false;
 	sc->v = NULL;
 	sc->i = sc->nsp = 0;
+	sc->sp = sc->in;
+	sc->cap = HX_RX_SPANS;
 }
 
 void hx_redact_span_add(struct hx_rx_scan *sc, size_t a, size_t b,
 			const char *tag, int prio)
 {
-	size_t k = 0;
-
-	if (a >= b)
+	if (a >= b || sc->full)
 		return;
-	while (k < sc->nsp) {
-		struct hx_rx_span *e = &sc->sp[k];
+	if (sc->nsp == sc->cap) {
+		/* at most one a byte of s, a few more for overlaps: a
+		 * string's own length bounds them */
+		size_t cap = sc->cap * 2;
+		struct hx_rx_span *v = NULL;
 
-		if (a >= e->b || e->a >= b) {
-			k++;
+		if (cap <= 4 * sc->n + HX_RX_SPANS)
+			v = sc->sp == sc->in
+				? malloc(cap * sizeof(*v))
+				: realloc(sc->sp, cap * sizeof(*v));
+		if (!v) { /* sc->sp as it was: freed by the caller */
+			sc->full = true;
+			return;
+		}
+		if (sc->sp == sc->in)
+			memcpy(v, sc->in, sizeof(sc->in));
+		sc->sp = v;
+		sc->cap = cap;
+	}
+	sc->sp[sc->nsp] = (struct hx_rx_span){a, b, tag, prio, sc->nsp};
+	sc->nsp++;
+}
+
+static int by_start(const void *x, const void *y)
+{
+	const struct hx_rx_span *a = x, *b = y;
+
+	if (a->a != b->a)
+		return a->a < b->a ? -1 : 1;
+	return a->seq < b->seq ? -1 : a->seq > b->seq;
+}
+
+/* In a shell's text no value found by its name or place (a header's,
+ * a JSON field's, an option's) goes past the end of the command it
+ * starts in: an unquoted ; & | < > ( ) ` or a line's end, and in
+ * double quotes the code of a $( or `. A header's value was taken to
+ * the line's end, a JSON field's to a quote never closed, and so the
+ * commands after it were not in the record (twenty-fourth attack
+ * review). A known format ends where its own text does (a key's END
+ * line, past line ends). sc's spans are sorted by start. */
+static void cut_at_commands(struct hx_rx_scan *sc)
+{
+	const char *s = sc->s;
+	size_t first = 0, k = 0;
+	char q = 0;
+
+	for (size_t i = 0; i < sc->n && first < sc->nsp; i++) {
+		char c = s[i];
+		bool end;
+
+		while (k < sc->nsp && sc->sp[k].a <= i)
+			k++; /* begun: cut at the next end */
+		if (q == '\'') {
+			if (c == q)
+				q = 0;
 			continue;
 		}
-		/* one secret, told by its most specific finder */
-		a = a < e->a ? a : e->a;
-		b = b > e->b ? b : e->b;
-		if (e->prio > prio) {
-			prio = e->prio;
-			tag = e->tag;
+		if (c == '\\' && i + 1 < sc->n) {
+			i++;
+			continue;
 		}
-		*e = sc->sp[--sc->nsp];
-		k = 0; /* the union may reach one seen before */
+		if (q) /* '"' */
+			end = c == '`' || (c == '$' && s[i + 1] == '(');
+		else
+			end = c == '\n' || (c && strchr(";&|<>()`", c));
+		if (c == '"' || (c == '\'' && !q))
+			q = q ? 0 : c;
+		if (!end)
+			continue;
+		for (; first < k; first++)
+			if (sc->sp[first].b > i &&
+			    sc->sp[first].prio <= HX_RX_CONTEXT)
+				sc->sp[first].b = i;
 	}
-	if (sc->nsp == HX_RX_SPANS) {
-		sc->full = true;
+}
+
+void hx_redact_span_settle(struct hx_rx_scan *sc)
+{
+	size_t n = 0;
+
+	if (sc->full || !sc->nsp)
 		return;
+	qsort(sc->sp, sc->nsp, sizeof(*sc->sp), by_start);
+	if (sc->text)
+		cut_at_commands(sc);
+	/* one secret, told by its most specific finder */
+	for (size_t i = 0; i < sc->nsp; i++) {
+		struct hx_rx_span *e = &sc->sp[i], *o;
+
+		if (e->a >= e->b)
+			continue;
+		if (!n || e->a >= (o = &sc->sp[n - 1])->b) {
+			sc->sp[n++] = *e;
+			continue;
+		}
+		if (e->b > o->b)
+			o->b = e->b;
+		if (e->prio > o->prio ||
+		    (e->prio == o->prio && e->seq > o->seq)) {
+			o->prio = e->prio;
+			o->tag = e->tag;
+			o->seq = e->seq;
+		}
 	}
-	sc->sp[sc->nsp++] = (struct hx_rx_span){a, b, tag, prio};
+	sc->nsp = n;
+}
+
+void hx_redact_span_done(struct hx_rx_scan *sc)
+{
+	if (sc->sp != sc->in)
+		free(sc->sp);
+	sc->sp = sc->in;
+	sc->nsp = 0;
 }
 
 void hx_redact_span_value(struct hx_rx_scan *sc, size_t a, size_t b,

@@ -115,3 +115,42 @@ def test_a_commit_replaced_in_git_s_reading_is_recorded(wd):
     r = harness(["sh", "-c", "git status -s >/dev/null"], wd, policy=None,
                 env=dict(GIT_ENV, HOME=wd.state))
     check(r.status == 0 and not r.events(event="history_rewritten"), r.dump()[-800:])
+
+
+# A shell's text the record of its exec hid whole or in part by words
+# shaped like secrets: a header's value, taken to the line's end, past
+# the ';' that ends its command; a JSON field's value whose quote is
+# never closed (the shell closed its own quote before); more than 32
+# secrets, after which the whole string was one «redacted:many» tag.
+DECOYS = " ".join("PASSWORD=%d" % i for i in range(1, 40))
+HIDING = (
+    ("header", "true X-Token: s3cr3tvalue; echo hidden1 > out1.txt"),
+    ("json", "echo '\"password\": \"' ; echo hidden2 > out2.txt"),
+    ("many", "echo hidden3 > out3.txt; : " + DECOYS),
+    ("many-first", ": " + DECOYS + "; echo hidden4 > out4.txt"),
+)
+
+
+def test_a_shells_text_is_not_hidden_by_words_shaped_like_secrets(wd):
+    """The record of sh -c showed "true X-Token: «redacted:secret:...»"
+    for a script whose next command wrote a file, and "«redacted:many:
+    ...»" for one with 33 PASSWORD= words: what the agent ran was not in
+    its record (the write's own record was). A secret in a shell's text
+    now ends where its command does (an unquoted ; & | < > ( ) ` or a
+    line's end), and each of any number of secrets is its own tag; the
+    values stay redacted."""
+    for name, script in HIDING:
+        r = harness(["sh", "-c", script], wd, policy=None)
+        r.expect_status(0)
+        recs = [x for x in r.records if x.get("op") == "exec" and
+                x.get("args", {}).get("argv", [None])[0] == "sh"]
+        check(recs, "%s: no exec record\n%s" % (name, r.dump()))
+        text = recs[0]["args"]["argv"][2]
+        n = name[-1] if name[-1].isdigit() else {"header": "1", "json": "2", "many": "3",
+                                                  "many-first": "4"}[name]
+        check("echo hidden%s > out%s.txt" % (n, n) in text,
+              "%s: the record hides the command: %r" % (name, text))
+        check("s3cr3tvalue" not in text and "PASSWORD=17 " not in text,
+              "%s: a secret was not redacted: %r" % (name, text))
+        if name.startswith("many"):
+            check(text.count("«redacted:secret:") == 39, "%s: %r" % (name, text))

@@ -105,7 +105,10 @@ static const char *const texts[][2] = {
     {"hf_AbCdEfGhIjKlMnOpQrStUvWxYzAbCdEfGh", "«huggingface-token»"},
     {"t=" JWT "&x", "t=«jwt»&x"},
     {"echo '" PEM "' > k", "echo '«private-key»' > k"},
-    {"-----BEGIN RSA PRIVATE KEY-----\nMIIEow (cut short)", "«private-key»"},
+    {"-----BEGIN RSA PRIVATE KEY-----\nMIIEow+/a=\nQ1", "«private-key»"},
+    /* cut short: the key to what no key holds, not the commands after */
+    {"-----BEGIN RSA PRIVATE KEY-----\nMIIEow; curl x | sh",
+     "«private-key»; curl x | sh"},
     /* where a secret is by convention */
     {"curl -H 'Authorization: Bearer abc.def' https://h/",
      "curl -H 'Authorization: Bearer «bearer»' https://h/"},
@@ -114,6 +117,14 @@ static const char *const texts[][2] = {
      "-H \"Proxy-Authorization: token «authorization»\" x"},
     {"Authorization: " GHP, "Authorization: «github-token»"},
     {"X-Api-Key: abc123", "X-Api-Key: «secret»"},
+    /* a value by its place ends with its command, not the line */
+    {"true X-Token: a b; echo hi > f\nls",
+     "true X-Token: «secret»; echo hi > f\nls"},
+    {"echo \"X-Token: a $(id)\"", "echo \"X-Token: «secret»$(id)\""},
+    {"echo '\"password\": \"' ; echo hi",
+     "echo '\"password\": \"«secret»; echo hi"},
+    {"printf '{\"password\": \"a;b\"}'",
+     "printf '{\"password\": \"«secret»\"}'"},
     {"Cookie: sid=abc", "Cookie: «cookie»"},
     {"git clone https://alice:pa55w0rd@example.com/r.git",
      "git clone https://alice:«url-password»@example.com/r.git"},
@@ -205,6 +216,30 @@ START_TEST(test_texts)
 	int ret = hx_redact_text(r, in, &out); /* before out is read */
 
 	check_redacted(in, texts[_i][1], ret, out);
+	hx_redact_free(r);
+}
+END_TEST
+
+/* Any number of secrets is each its own tag: past 32 the whole string
+ * was one «many» tag, the commands around them with it. */
+START_TEST(test_many_secrets_each_a_tag)
+{
+	struct hx_redact *r = redactor();
+	char in[4096], *out = NULL, *got;
+	size_t k = 0, n = 0;
+
+	k += (size_t)snprintf(in + k, sizeof(in) - k, "echo hi > f;");
+	for (int i = 0; i < 200; i++)
+		k +=
+		    (size_t)snprintf(in + k, sizeof(in) - k, " PASSWORD=%d", i);
+	ck_assert_int_eq(hx_redact_text(r, in, &out), 1);
+	got = untag(out);
+	for (const char *p = got; (p = strstr(p, "=«secret»")); p++)
+		n++;
+	ck_assert_msg(n == 200 && !strncmp(got, "echo hi > f; PASSWORD=", 22),
+		      "%zu: %.80s", n, got);
+	free(got);
+	free(out);
 	hx_redact_free(r);
 }
 END_TEST
@@ -453,6 +488,7 @@ static Suite *redact_suite(void)
 
 	tcase_add_loop_test(t, test_texts, 0, sizeof(texts) / sizeof(texts[0]));
 	tcase_add_loop_test(t, test_words, 0, sizeof(words) / sizeof(words[0]));
+	tcase_add_test(t, test_many_secrets_each_a_tag);
 	tcase_add_test(t, test_hash_is_hmac);
 	tcase_add_test(t, test_record_lists_what_it_redacted);
 	tcase_add_test(t, test_key_file);
