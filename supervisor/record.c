@@ -94,18 +94,36 @@ static json_t *as_json(json_t *rec, const char *field, const char *s)
 
 static const char unknown[] = HX_REDACT_OPEN "unknown" HX_REDACT_CLOSE;
 
+/* Whether a record's field (its last part) holds a path, where a
+ * secret ends with its name (hx_redact_path). */
+static bool path_field(const char *field)
+{
+	static const char *const names[] = {
+	    "path", "path2", "path_resolved", "path2_resolved", "claimed_path",
+	    "cwd",  "exe",   "loader",	      "home",		"repository",
+	    NULL};
+	const char *last = field ? strrchr(field, '.') : NULL;
+
+	last = last ? last + 1 : field;
+	for (size_t i = 0; last && names[i]; i++)
+		if (!strcmp(last, names[i]))
+			return true;
+	return false;
+}
+
 /* s, or v[i] of an argv when v is not NULL, as a record writes it
  * before escaping: redacted (*red, to free), or the tag "unknown" when
  * redaction had no memory (nothing of s, rather than all of it). *r:
  * the redactor's answer (0: nothing hidden). */
-static const char *redacted(const char *s, const char *const *v, size_t i,
-			    char **red, int *r)
+static const char *redacted(const char *field, const char *s,
+			    const char *const *v, size_t i, char **red, int *r)
 {
 	*red = NULL;
 	*r = 0;
 	if (redactor)
-		*r = v ? hx_redact_argv(redactor, v, i, red)
-		       : hx_redact_text(redactor, s, red);
+		*r = v			 ? hx_redact_argv(redactor, v, i, red)
+		     : path_field(field) ? hx_redact_path(redactor, s, red)
+					 : hx_redact_text(redactor, s, red);
 	return *r < 0 ? unknown : *red ? *red : s;
 }
 
@@ -117,7 +135,7 @@ static json_t *text_of(json_t *rec, const char *field, const char *s,
 {
 	char *red;
 	int r;
-	const char *w = redacted(s, v, i, &red, &r);
+	const char *w = redacted(field, s, v, i, &red, &r);
 	json_t *j;
 
 	if (r)
@@ -528,7 +546,7 @@ static bool argv_digest(const char *const *v, size_t n, char *hex)
 	int r;
 
 	for (size_t i = 0; ok && i < n; i++)
-		w[i] = redacted(v[i], v, i, &red[i], &r);
+		w[i] = redacted(NULL, v[i], v, i, &red[i], &r);
 	if (ok)
 		hx_sha256_strv_hex(w, n, hex);
 	for (size_t i = 0; red && i < n; i++)

@@ -256,6 +256,15 @@ int hx_redact_text(const struct hx_redact *r, const char *s, char **out)
 	return run(&sc, out);
 }
 
+int hx_redact_path(const struct hx_redact *r, const char *s, char **out)
+{
+	struct hx_rx_scan sc;
+
+	hx_redact_span_init(&sc, r, s);
+	sc.text = sc.path = true;
+	return run(&sc, out);
+}
+
 /* -c, -lc, -ce, --command: the next word is code (sh -c, python3 -c,
  * su -c), not one argument. */
 static bool code_flag(const char *w)

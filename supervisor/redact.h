@@ -42,6 +42,9 @@ void hx_redact_free(struct hx_redact *r);
  * several threads at once. */
 int hx_redact_text(const struct hx_redact *r, const char *s, char **out);
 
+/* The same for a path: each secret ends with its name (a '/'). */
+int hx_redact_path(const struct hx_redact *r, const char *s, char **out);
+
 /* The same for v[i] of an argv, which the words before it explain: the
  * word after an option that takes a password is one (sshpass -p W,
  * curl -u USER:W), an assignment word's value is all after '='

@@ -78,6 +78,8 @@ struct hx_rx_scan {
 	bool word;
 	/* A shell's text: options are looked for at each word. */
 	bool text;
+	/* A path: no secret goes past its name ('/'). */
+	bool path;
 	/* The argv s is v[i] of, for the tools named before it (NULL:
 	 * those are looked for in s). */
 	const char *const *v;

@@ -13,7 +13,7 @@ void hx_redact_span_init(struct hx_rx_scan *sc, const struct hx_redact *r,
 	sc->r = r;
 	sc->s = s;
 	sc->n = strlen(s);
-	sc->word = sc->text = sc->full = false;
+	sc->word = sc->text = sc->path = sc->full = false;
 	sc->v = NULL;
 	sc->i = sc->nsp = 0;
 	sc->sp = sc->in;
@@ -101,6 +101,21 @@ static void cut_at_commands(struct hx_rx_scan *sc)
 	}
 }
 
+/* In a path a secret is one name at most: a directory PASSWORD=x took
+ * the rest of the path as its value, and every record of a file
+ * beneath it named that directory only (twenty-fourth attack
+ * review). */
+static void cut_at_names(struct hx_rx_scan *sc)
+{
+	for (size_t i = 0; i < sc->nsp; i++) {
+		struct hx_rx_span *e = &sc->sp[i];
+		const char *slash = memchr(sc->s + e->a, '/', e->b - e->a);
+
+		if (slash)
+			e->b = (size_t)(slash - sc->s);
+	}
+}
+
 void hx_redact_span_settle(struct hx_rx_scan *sc)
 {
 	size_t n = 0;
@@ -110,6 +125,8 @@ void hx_redact_span_settle(struct hx_rx_scan *sc)
 	qsort(sc->sp, sc->nsp, sizeof(*sc->sp), by_start);
 	if (sc->text)
 		cut_at_commands(sc);
+	if (sc->path)
+		cut_at_names(sc);
 	/* one secret, told by its most specific finder */
 	for (size_t i = 0; i < sc->nsp; i++) {
 		struct hx_rx_span *e = &sc->sp[i], *o;

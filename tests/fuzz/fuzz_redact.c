@@ -63,6 +63,23 @@ static void one(const struct hx_redact *r, const char *const *v, size_t i,
 	if (out)
 		check(v[i], out);
 	free(out);
+	out = NULL;
+	/* a path: no tag takes a '/' */
+	ret = hx_redact_path(r, v[i], &out);
+	if (ret < 0 || (ret == 0) != (out == NULL))
+		abort();
+	if (out) {
+		size_t a = 0, b = 0;
+
+		check(v[i], out);
+		for (const char *p = v[i]; *p; p++)
+			a += *p == '/';
+		for (const char *p = out; *p; p++)
+			b += *p == '/';
+		if (a != b)
+			abort();
+	}
+	free(out);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

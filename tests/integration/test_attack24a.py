@@ -154,3 +154,25 @@ def test_a_shells_text_is_not_hidden_by_words_shaped_like_secrets(wd):
               "%s: a secret was not redacted: %r" % (name, text))
         if name.startswith("many"):
             check(text.count("«redacted:secret:") == 39, "%s: %r" % (name, text))
+
+
+def test_a_path_is_not_hidden_by_a_directory_named_like_a_secret(wd):
+    """A directory the agent named PASSWORD=x: the value ran to the end
+    of the shell word, the rest of the path with it, so each mkdir and
+    write beneath it (a repository's .git, a Makefile) read
+    PROJECT/PASSWORD=«redacted:secret:...», path and path_resolved
+    alike, and a query by path found none of them. A secret in a path
+    ends with its name: the names beneath it are recorded."""
+    r = harness(["sh", "-c", 'mkdir -p "PASSWORD=x/sub/.git" && echo hi > "PASSWORD=x/sub/Makefile"'],
+                wd, policy=None)
+    r.expect_status(0)
+    paths = [x.get("args", {}).get("path", "") for x in r.records
+             if x.get("event") in ("mkdir", "open", "openat")]
+    check(any(p.endswith("/PASSWORD=«redacted:secret:" + p.split(":")[-1].split("»")[0]
+                         + "»/sub/.git") for p in paths),
+          "the mkdir of .git is not named: %r" % paths)
+    check(any(p.endswith("»/sub/Makefile") for p in paths), "the write is not named: %r" % paths)
+    check(not any("PASSWORD=x" in p for p in paths), "the value is not redacted: %r" % paths)
+    q = subprocess.run([AUDIT_TOOL, "query", r.log, "--path", "**/sub/Makefile"],
+                       capture_output=True, text=True)
+    check(q.returncode == 0 and "Makefile" in q.stdout, "query --path: %r %r" % (q.stdout, q.stderr))

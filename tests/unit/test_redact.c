@@ -244,6 +244,27 @@ START_TEST(test_many_secrets_each_a_tag)
 }
 END_TEST
 
+/* A path's secret ends with its name: the names beneath a directory
+ * named like one are the path's. */
+START_TEST(test_a_paths_secret_ends_with_its_name)
+{
+	struct hx_redact *r = redactor();
+	char *out = NULL, *got;
+
+	ck_assert_int_eq(hx_redact_path(r, "/p/PASSWORD=x/sub/.git", &out), 1);
+	got = untag(out);
+	ck_assert_str_eq(got, "/p/PASSWORD=«secret»/sub/.git");
+	free(got);
+	free(out);
+	ck_assert_int_eq(hx_redact_path(r, "/p/" GHP "/Makefile", &out), 1);
+	got = untag(out);
+	ck_assert_str_eq(got, "/p/«github-token»/Makefile");
+	free(got);
+	free(out);
+	hx_redact_free(r);
+}
+END_TEST
+
 /* (argv, which word, the word redacted or NULL: untouched) */
 static const struct {
 	const char *argv[6];
@@ -489,6 +510,7 @@ static Suite *redact_suite(void)
 	tcase_add_loop_test(t, test_texts, 0, sizeof(texts) / sizeof(texts[0]));
 	tcase_add_loop_test(t, test_words, 0, sizeof(words) / sizeof(words[0]));
 	tcase_add_test(t, test_many_secrets_each_a_tag);
+	tcase_add_test(t, test_a_paths_secret_ends_with_its_name);
 	tcase_add_test(t, test_hash_is_hmac);
 	tcase_add_test(t, test_record_lists_what_it_redacted);
 	tcase_add_test(t, test_key_file);
