@@ -314,7 +314,8 @@ static bool over_rate(struct hx_pipeline *pl)
 }
 
 /* What went ahead (allowed, asked, or not enforced) and ran a program or
- * reached the network: written past the rate too. Coalesced into 16
+ * reached the network, and whatever went ahead against its verdict (not
+ * enforced): written past the rate too. Coalesced into 16
  * groups and a count, a flood of refusals from 17 processes hid which
  * command ran next; what bounds these is max_size. Refusals and the
  * rest, files included, are still coalesced; so is a "failed" record
@@ -339,6 +340,12 @@ static bool always_written(json_t *rec)
 	 * get one: the pidset marks written records): coalesced, a flood
 	 * hid its exit code or the signal that killed it. */
 	if (ev && !strcmp(ev, "process_exit"))
+		return true;
+	/* What the policy refuses, made all the same (audit mode): a decoy
+	 * of the same rule first, and a write of ~/.bashrc past the rate
+	 * was a count under the decoy's path (twenty-fourth attack
+	 * review). max_size bounds these too. */
+	if (v && strcmp(v, "allow") && json_is_false(enf))
 		return true;
 	if (!cat || (strcmp(cat, "exec") && strncmp(cat, "net_", 4)) ||
 	    (ev && !strcmp(ev, "failed")))

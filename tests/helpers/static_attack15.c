@@ -19,8 +19,8 @@
  *                                       then that write; prints
  *                                       "verdict V" and "done"
  *   static_attack15 unconfirmed PATH ARG...
- *                                       refused opens in a loop (past
- *                                       the log's rate), a shim request
+ *                                       opens in a loop (past the log's
+ *                                       rate), a shim request
  *                                       for the exec of PATH ARG... that
  *                                       is never made, 3 s more of the
  *                                       loop; prints "verdict V"
@@ -129,8 +129,11 @@ static void flood(long ms)
 
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	do {
-		syscall(SYS_openat, AT_FDCWD, "/etc/hx-flood",
-			O_WRONLY | O_CREAT, 0600);
+		/* allowed (the project), coalesced past the rate as files
+		 * are; a refused one is written past it in audit mode, where
+		 * it is made (as root it made /etc/hx-flood) */
+		close((int)syscall(SYS_openat, AT_FDCWD, "hx-flood",
+				   O_WRONLY | O_CREAT, 0600));
 		clock_gettime(CLOCK_MONOTONIC, &t);
 	} while ((t.tv_sec - t0.tv_sec) * 1000 +
 		     (t.tv_nsec - t0.tv_nsec) / 1000000 <

@@ -6,7 +6,7 @@ audit mode."""
 import os
 import subprocess
 
-from lib import AUDIT_TOOL, HELPERS, check, harness
+from lib import AUDIT_TOOL, HELPERS, PYTHON, check, harness
 
 PROBE = os.path.join(HELPERS, "static_ll_probe")
 
@@ -176,3 +176,39 @@ def test_a_path_is_not_hidden_by_a_directory_named_like_a_secret(wd):
     q = subprocess.run([AUDIT_TOOL, "query", r.log, "--path", "**/sub/Makefile"],
                        capture_output=True, text=True)
     check(q.returncode == 0 and "Makefile" in q.stdout, "query --path: %r %r" % (q.stdout, q.stderr))
+
+
+# Past the log's rate, a write or read the policy would refuse, made in
+# audit mode: after a decoy of the same rule, only a count.
+FLOOD_THEN = """import os, sys
+for i in range(3000):
+    os.close(os.open("flood", os.O_WRONLY | os.O_CREAT))
+for p in sys.argv[1:]:
+    with open(p, "w") as f:
+        f.write("x")
+"""
+
+
+def test_what_audit_mode_lets_past_its_verdict_is_not_coalesced(wd):
+    """In audit mode a write the policy would refuse is made. Past the
+    log's rate such records were coalesced by pid, event, op, verdict
+    and rule with the first one's arguments only: a decoy write of the
+    same rule first, then the real one, and the real one's path was in
+    no record (execs and connects were already written past the rate).
+    Whatever went ahead against its verdict (enforced: false) is written
+    whatever the rate now; refusals are still coalesced."""
+    tag = "%d" % os.getpid()
+    decoy, real = "/var/tmp/hx24a-decoy-" + tag, "/var/tmp/hx24a-real-" + tag
+    try:
+        r = harness([PYTHON, "-c", FLOOD_THEN, decoy, real], wd, policy="rate.yaml",
+                    mode="audit", timeout=120)
+        r.expect_status(0)
+        check(os.path.exists(real), "the write was not made")
+        check(any(x["event"] == "audit_overflow" for x in r.records), "no flood")
+        recs = [x for x in r.records if x.get("args", {}).get("path") == real]
+        check(recs and recs[0].get("verdict") == "deny" and recs[0].get("enforced") is False,
+              "the write past its verdict is in no record: %s" % r.dump()[-1200:])
+    finally:
+        for p in (decoy, real):
+            if os.path.exists(p):
+                os.unlink(p)

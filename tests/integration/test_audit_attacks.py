@@ -228,7 +228,10 @@ def test_rate_quota_coalesces_and_counts(wd):
             failed = len(on_target) - len(written) + coalesced_count(r.records, target, "failed")
             check(failed == (n if mode == "audit" else 0),
                   "%s %s: %d failed records for %d opens" % (mode, who, failed, n))
-            check(len(written) < 400, "%s %s: rate not applied: %d written" % (mode, who, len(written)))
+            if mode == "enforce":
+                check(len(written) < 400, "%s %s: rate not applied: %d written" % (mode, who, len(written)))
+            else:  # each went ahead against its verdict: written past the rate (test_attack24a)
+                check(len(written) == n, "%s %s: %d of %d written" % (mode, who, len(written), n))
             check(verify(r.log)[0] == 0, "chain broken")
             check(r.records[-1]["event"] == "session_end", "no session_end")
 
