@@ -153,14 +153,48 @@ static bool link_differs(const git_index_entry *e, int fd)
 	       !git_oid_equal(&id, &e->id);
 }
 
+/* Whether a sparse checkout explains a file missing under
+ * skip-worktree: core.sparseCheckout on and its patterns
+ * (info/sparse-checkout) older than the session. The agent's own `git
+ * update-index --skip-worktree F; rm F` left git status empty and F
+ * gone, and the exemption took it for a sparse checkout's (twenty-
+ * fourth attack review). */
+static bool sparse_before(git_repository *repo, git_config *cfg,
+			  const struct timespec *since)
+{
+	char p[PATH_MAX + 32];
+	struct stat st;
+	git_config *wt = NULL;
+	int on = 0;
+
+	/* git sparse-checkout sets it in config.worktree, which libgit2
+	 * does not read with the rest */
+	snprintf(p, sizeof(p), "%sconfig.worktree", git_repository_path(repo));
+	if ((!cfg || git_config_get_bool(&on, cfg, "core.sparsecheckout")) &&
+	    !lstat(p, &st) && S_ISREG(st.st_mode) &&
+	    !git_config_open_ondisk(&wt, p) &&
+	    git_config_get_bool(&on, wt, "core.sparsecheckout"))
+		on = 0;
+	git_config_free(wt);
+	if (!on)
+		return false;
+	snprintf(p, sizeof(p), "%sinfo/sparse-checkout",
+		 git_repository_path(repo));
+	return !lstat(p, &st) && S_ISREG(st.st_mode) &&
+	       (st.st_ctim.tv_sec < since->tv_sec ||
+		(st.st_ctim.tv_sec == since->tv_sec &&
+		 st.st_ctim.tv_nsec < since->tv_nsec));
+}
+
 /* Whether e's file hides a change from git by e's stat data ("stat":
  * a regular file, its content) or by e's flag (anything git would show
  * were the flag not there: another kind of file, a symlink's target,
  * the content, the executable bit where core.filemode counts it; a file
- * missing under skip-worktree is a sparse checkout's). *what names a
- * change other than the content. 1, 0 or -errno. */
+ * missing under skip-worktree is a sparse checkout's when sparse, one
+ * from before the session). *what names a change other than the
+ * content. 1, 0 or -errno. */
 static int judge(git_repository *repo, int wfd, const git_index_entry *e,
-		 const char *by, bool filemode, const char **what,
+		 const char *by, bool filemode, bool sparse, const char **what,
 		 size_t *unchecked)
 {
 	bool by_stat = !strcmp(by, "stat"), big, hidden;
@@ -174,7 +208,7 @@ static int judge(git_repository *repo, int wfd, const git_index_entry *e,
 		return 0;
 	if (!by_stat) {
 		if ((fd = look(wfd, e, &st, what)) < 0)
-			return strcmp(*what, "missing") ||
+			return strcmp(*what, "missing") || !sparse ||
 			       !(e->flags_extended &
 				 GIT_INDEX_ENTRY_SKIP_WORKTREE);
 		if ((*what = other_kind(e, &st)) || S_ISLNK(st.st_mode)) {
@@ -208,10 +242,12 @@ static int scan(git_repository *repo, git_index *idx, int wfd,
 	size_t n = git_index_entrycount(idx);
 	git_config *cfg = NULL;
 	int filemode = 1;
+	bool sparse;
 
 	if (!git_repository_config_snapshot(&cfg, repo) &&
 	    git_config_get_bool(&filemode, cfg, "core.filemode"))
 		filemode = 1;
+	sparse = sparse_before(repo, cfg, since);
 	git_config_free(cfg);
 	for (size_t i = 0; i < n; i++) {
 		const git_index_entry *e = git_index_get_byindex(idx, i);
@@ -223,7 +259,7 @@ static int scan(git_repository *repo, git_index *idx, int wfd,
 
 		if (!by)
 			continue;
-		if ((got = judge(repo, wfd, e, by, filemode != 0, &what,
+		if ((got = judge(repo, wfd, e, by, filemode != 0, sparse, &what,
 				 unchecked)) < 0)
 			return got;
 		if (!got)

@@ -32,8 +32,10 @@ def test_a_flagged_file_replaced_by_another_kind_is_recorded(wd):
     recs = r.events(event="hidden_changes")
     check(recs, "no hidden_changes record: %s" % r.dump()[-3000:])
     got = sorted((c["path"], c["hidden_by"], c.get("now")) for c in recs[0]["changes"])
-    # a file missing under skip-worktree is a sparse checkout's: not one
+    # a file missing under skip-worktree with no sparse checkout from
+    # before the session is the agent's deletion (test_attack24a.py)
     check(got == [("Makefile", "assume-unchanged", "a symlink"),
+                  ("a.txt", "skip-worktree", "missing"),
                   ("run.sh", "assume-unchanged", "executable"),
                   ("tool", "assume-unchanged", None)], "recorded: %r" % got)
 

@@ -212,3 +212,39 @@ def test_what_audit_mode_lets_past_its_verdict_is_not_coalesced(wd):
         for p in (decoy, real):
             if os.path.exists(p):
                 os.unlink(p)
+
+
+def test_a_tracked_file_deleted_under_skip_worktree_is_recorded(wd):
+    """`git update-index --skip-worktree tests/test_auth.py`, then rm:
+    the user's git status is empty and the test is gone. The check of
+    hidden changes took a file missing under skip-worktree for a sparse
+    checkout's, with no sparse checkout there. It is one only when
+    core.sparseCheckout is on and its patterns predate the session; a
+    real sparse checkout's missing files are still none."""
+    from gitrepo import GIT_ENV, project, status
+    env = project(wd, {"tests/test_auth.py": "def test_auth():\n    assert check()\n",
+                       "a.txt": "a\n"})
+    r = harness(["sh", "-c", "git update-index --skip-worktree tests/test_auth.py &&"
+                 " rm tests/test_auth.py"], wd, policy=None, env=dict(GIT_ENV, HOME=wd.state))
+    r.expect_status(0)
+    check(status(wd, env) == "" and not os.path.exists(os.path.join(wd.path, "tests/test_auth.py")),
+          "the user's git status: %r" % status(wd, env))
+    recs = r.events(event="hidden_changes")
+    got = [(c["path"], c["hidden_by"], c.get("now")) for c in recs[0]["changes"]] if recs else []
+    check(got == [("tests/test_auth.py", "skip-worktree", "missing")],
+          "recorded: %r\n%s" % (got, r.dump()[-1500:]))
+    # A sparse checkout the user made before the session: its files
+    # outside the patterns are missing under skip-worktree, and are none.
+    subprocess.run(["git", "update-index", "--no-skip-worktree", "tests/test_auth.py"],
+                   cwd=wd.path, env=env, check=True)
+    subprocess.run(["git", "checkout", "--", "tests/test_auth.py"], cwd=wd.path, env=env, check=True)
+    subprocess.run(["git", "sparse-checkout", "set", "--no-cone", "/a.txt"], cwd=wd.path, env=env,
+                   check=True, capture_output=True)
+    check(not os.path.exists(os.path.join(wd.path, "tests/test_auth.py")), "no sparse checkout")
+    import time
+    time.sleep(1.1)
+    r = harness(["sh", "-c", "echo b >> a.txt && git add a.txt"], wd, policy=None,
+                env=dict(GIT_ENV, HOME=wd.state))
+    r.expect_status(0)
+    check(not r.events(event="hidden_changes"), "a sparse checkout's file recorded: %s"
+          % [x for x in r.records if x["event"] == "hidden_changes"])
