@@ -70,6 +70,7 @@ static struct hx_ptree_proc *add(struct hx_ptree *t, long long pid,
 	p->ppid = ppid;
 	p->images = json_array();
 	p->image_paths = json_array();
+	p->image_seqs = json_array();
 	p->ref_tail = &p->ref;
 	snprintf(p->start, sizeof(p->start), "%s", time);
 	parent = current(t, ppid);
@@ -193,16 +194,18 @@ enum {
 	ARGS,
 	EXIT,
 	SIGNAL,
+	SEQ,
+	REF_SEQ,
 	NKEYS
 };
 static const char *const keys[NKEYS] = {
-    "event", "verdict",	 "time", "pid",	      "ppid",
-    "exe",   "category", "args", "exit_code", "signal"};
+    "event",	"verdict", "time",	"pid",	  "ppid", "exe",
+    "category", "args",	   "exit_code", "signal", "seq",  "ref_seq"};
 
 /* An allowed exec: the pid runs that program from now on (the shim's
  * process_start says the same of an image it loaded in). */
 static void ran(struct hx_ptree_proc *p, const struct hx_span *argv,
-		const struct hx_span *path)
+		const struct hx_span *path, long long seq)
 {
 	size_t n = json_array_size(p->images);
 	char exe[PATH_MAX];
@@ -226,8 +229,35 @@ static void ran(struct hx_ptree_proc *p, const struct hx_span *argv,
 	json_array_append_new(p->images, v);
 	json_array_append_new(p->image_paths,
 			      exe[0] ? json_string(exe) : json_null());
+	json_array_append_new(p->image_seqs, json_integer(seq));
 	free(p->last_image);
 	p->last_image = strndup(argv->p, argv->n);
+}
+
+/* A record that says the exec of record seq did not run (the kernel
+ * refused it after its allow: failed; a shim claim the kernel layer
+ * never saw: kernel_unconfirmed; revoked): that image is not the
+ * process's. A python whose exec of a file the kernel refused (ENOEXEC)
+ * was drawn and exported as that file's "ls -la" from then on, its own
+ * refusals under it (twenty-fourth attack review). */
+static void not_ran(struct hx_ptree_proc *p, long long seq)
+{
+	size_t n = json_array_size(p->image_seqs);
+	json_t *last;
+
+	for (size_t i = n; seq > 0 && i-- > 0;) {
+		if (json_integer_value(json_array_get(p->image_seqs, i)) != seq)
+			continue;
+		json_array_remove(p->images, i);
+		json_array_remove(p->image_paths, i);
+		json_array_remove(p->image_seqs, i);
+		if (i + 1 < n)
+			return;
+		free(p->last_image);
+		last = json_array_get(p->images, i - 1);
+		p->last_image = last ? json_dumps(last, JSON_COMPACT) : NULL;
+		return;
+	}
 }
 
 static void take(struct hx_ptree *t, char *line, size_t len)
@@ -276,6 +306,10 @@ static void take(struct hx_ptree *t, char *line, size_t len)
 		free(p->exe);
 		p->exe = strdup(hx_span_str(&m[EXE], exe, sizeof(exe)));
 	}
+	if (m[REF_SEQ].p && (hx_span_is(&m[EVENT], "failed") ||
+			     hx_span_is(&m[EVENT], "kernel_unconfirmed") ||
+			     hx_span_is(&m[EVENT], "revoked")))
+		not_ran(p, hx_span_int(&m[REF_SEQ], 0));
 	hx_span_str(&m[VERDICT], verdict, sizeof(verdict));
 	if (!verdict[0])
 		return;
@@ -288,7 +322,7 @@ static void take(struct hx_ptree *t, char *line, size_t len)
 				     (const char *const[]){"argv", "path"}, 2,
 				     argv) &&
 		    argv[0].p)
-			ran(p, &argv[0], &argv[1]);
+			ran(p, &argv[0], &argv[1], hx_span_int(&m[SEQ], 0));
 		return;
 	}
 	if ((rec = hx_logline_parse(line, len)))
@@ -325,6 +359,7 @@ void hx_ptree_free(struct hx_ptree *t)
 		}
 		json_decref(p->images);
 		json_decref(p->image_paths);
+		json_decref(p->image_seqs);
 		free(p->last_image);
 		json_decref(p->how);
 		free(p->exe);

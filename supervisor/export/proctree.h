@@ -1,7 +1,8 @@
 /* A session's processes as its log tells them (harness-audit tree and
  * export): a process is the pid its records carry (an exec keeps it),
  * its parent the records' ppid, what it ran the argv of each allowed
- * exec, its end its process_exit record; each refused call is kept
+ * exec no later record takes back (failed, kernel_unconfirmed, revoked
+ * naming it), its end its process_exit record; each refused call is kept
  * under it. A pid that exited and comes back is a new process. A
  * process whose parent made no record (a subshell that only forked)
  * goes under the agent's first process, marked lost_parent. */
@@ -28,6 +29,9 @@ struct hx_ptree_proc {
 	/* the executable each ran (a string, or null): argv[0] is the
 	 * caller's word, "git" for /usr/bin/curl by exec -a */
 	struct json_t *image_paths;
+	/* the seq of each image's exec record (0: none), by which a record
+	 * that says it never ran takes it back */
+	struct json_t *image_seqs;
 	char *last_image; /* the last as the log has it */
 	bool exited, closed;
 	struct json_t *how; /* exit_code (integer) or signal (string) */

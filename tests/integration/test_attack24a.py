@@ -3,6 +3,7 @@ while another happened, and effects that leave no record. An outside
 attacker's agent under the embedded default policy, in enforce and in
 audit mode."""
 
+import json
 import os
 import subprocess
 
@@ -248,3 +249,44 @@ def test_a_tracked_file_deleted_under_skip_worktree_is_recorded(wd):
     r.expect_status(0)
     check(not r.events(event="hidden_changes"), "a sparse checkout's file recorded: %s"
           % [x for x in r.records if x["event"] == "hidden_changes"])
+
+
+EXEC_THAT_FAILS = """import os, sys
+open("x", "w").write("not a program\\n")
+os.chmod("x", 0o755)
+try:
+    os.execv("./x", ["ls", "-la", "hx24" + "marker"])
+except OSError as e:
+    print("exec failed", e.errno)
+try:
+    open(sys.argv[1], "w")
+except OSError:
+    pass
+"""
+
+
+def test_an_exec_that_did_not_run_is_not_what_tree_and_export_name(wd):
+    """harness-audit tree and export took every allowed exec for what the
+    process ran from then on: a python whose exec of a file the kernel
+    refused (ENOEXEC; its allow followed by a failed record) was drawn
+    and exported as `ls -la hx24marker`, and its own refused write was
+    listed under that command. An image a failed, kernel_unconfirmed or
+    revoked record names is taken back."""
+    r = harness([PYTHON, "-c", EXEC_THAT_FAILS, "/etc/hx24a-denied"], wd, policy=None)
+    r.expect_status(0)
+    check("exec failed 8" in r.stdout, "the exec did not fail: %r" % r.stdout)
+    ex = [x for x in r.records if x.get("op") == "exec" and "hx24marker" in x.get("args", {}).get("argv", [])]
+    check(ex and any(x["event"] == "failed" and x.get("ref_seq") == ex[0]["seq"] for x in r.records),
+          "no failed record for the exec: %s" % r.dump())
+    env = dict(os.environ, XDG_STATE_HOME=wd.state)
+    t = subprocess.run([AUDIT_TOOL, "tree", "--json", r.log], capture_output=True, text=True, env=env)
+    procs = [json.loads(x) for x in t.stdout.splitlines() if x.strip()]
+    mine = [p for p in procs if p.get("pid") == ex[0]["pid"]]
+    check(mine and all("hx24marker" not in json.dumps(p.get("images")) for p in mine),
+          "tree: %r" % mine)
+    out = os.path.join(wd.state, "trace.pb")
+    e = subprocess.run([AUDIT_TOOL, "export", "--otlp", out, r.log], capture_output=True,
+                       text=True, env=env)
+    check(e.returncode == 0, "export: %s" % e.stderr)
+    with open(out, "rb") as f:
+        check(b"hx24marker" not in f.read(), "the export names the exec that did not run")
