@@ -369,8 +369,17 @@ void hx_run_hidden_start(struct run *r)
 	r->head_ref[0] = r->head_oid[0] = '\0';
 	r->subst = subst_read(r->cwd);
 	if (!git_dir(r->cwd, gd, sizeof(gd), top) ||
-	    !first_line(gd, "HEAD", head, sizeof(head)) ||
-	    strncmp(head, "ref: ", 5) ||
+	    !first_line(gd, "HEAD", head, sizeof(head)))
+		return;
+	/* A detached HEAD is the commit the user is on: amended and checked
+	 * out, it was rewritten as a branch is (twenty-fourth attack
+	 * review). */
+	if (is_oid(head) && strlen(head) < sizeof(r->head_oid)) {
+		snprintf(r->head_oid, sizeof(r->head_oid), "%s", head);
+		snprintf(r->head_ref, sizeof(r->head_ref), "HEAD");
+		return;
+	}
+	if (strncmp(head, "ref: ", 5) ||
 	    strlen(head + 5) >= sizeof(r->head_ref))
 		return;
 	if (ref_value(gd, head + 5, r->head_oid, sizeof(r->head_oid)))
@@ -388,9 +397,23 @@ static bool head_moved(struct run *r)
 	r->head_now[0] = '\0';
 	if (!r->head_oid[0])
 		return false;
-	if (!git_dir(r->cwd, gd, sizeof(gd), top) ||
-	    !ref_value(gd, r->head_ref, r->head_now, sizeof(r->head_now)))
+	if (!git_dir(r->cwd, gd, sizeof(gd), top))
+		return true;
+	if (!strcmp(r->head_ref, "HEAD")) { /* detached at the start */
+		char head[PATH_MAX];
+
+		if (!first_line(gd, "HEAD", head, sizeof(head)))
+			head[0] = '\0';
+		if (is_oid(head) && strlen(head) < sizeof(r->head_now))
+			snprintf(r->head_now, sizeof(r->head_now), "%s", head);
+		else if (strncmp(head, "ref: ", 5) ||
+			 !ref_value(gd, head + 5, r->head_now,
+				    sizeof(r->head_now)))
+			r->head_now[0] = '\0';
+	} else if (!ref_value(gd, r->head_ref, r->head_now,
+			      sizeof(r->head_now))) {
 		r->head_now[0] = '\0';
+	}
 	return strcmp(r->head_now, r->head_oid) != 0;
 }
 

