@@ -19,8 +19,7 @@ struct mnt {
 	char root[PATH_MAX], point[PATH_MAX];
 };
 
-/* mountinfo's octal escapes (\040 for a space) undone in place. */
-static void unescape(char *s)
+void hx_mountinfo_unescape(char *s)
 {
 	char *o = s;
 
@@ -45,8 +44,8 @@ static bool parse(char *line, struct mnt *m)
 	for (i = 0; i < 5; i++)
 		if (!(f[i] = strtok_r(i ? NULL : line, " \n", &save)))
 			return false;
-	unescape(f[3]);
-	unescape(f[4]);
+	hx_mountinfo_unescape(f[3]);
+	hx_mountinfo_unescape(f[4]);
 	return snprintf(m->dev, sizeof(m->dev), "%s", f[2]) <
 		   (int)sizeof(m->dev) &&
 	       snprintf(m->root, sizeof(m->root), "%s", f[3]) <

@@ -25,6 +25,9 @@ struct hx_mountalias {
  * /proc/self/mountinfo). Pairs past HX_MOUNTALIAS_MAX are dropped. */
 void hx_mountalias_find(const char *mountinfo, struct hx_mountalias *m);
 
+/* mountinfo's octal escapes (\040 for a space) undone in place. */
+void hx_mountinfo_unescape(char *s);
+
 struct hx_policy_vars;
 /* Points v's aliases at m's pairs (borrowed). */
 void hx_mountalias_vars(const struct hx_mountalias *m,

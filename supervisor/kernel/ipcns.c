@@ -11,26 +11,10 @@
 #include <sys/mount.h>
 #include <sys/statfs.h>
 
+#include "supervisor/mountalias.h"
+
 #define MAX_POINTS   64
 #define MQUEUE_MAGIC 0x19800202 /* linux/magic.h */
-
-/* mountinfo's octal escapes (\040 for a space) undone in place. */
-static void unescape(char *s)
-{
-	char *o = s;
-
-	for (; *s; s++) {
-		if (s[0] == '\\' && s[1] >= '0' && s[1] <= '3' && s[2] >= '0' &&
-		    s[2] <= '7' && s[3] >= '0' && s[3] <= '7') {
-			*o++ = (char)((s[1] - '0') * 64 + (s[2] - '0') * 8 +
-				      (s[3] - '0'));
-			s += 3;
-		} else {
-			*o++ = *s;
-		}
-	}
-	*o = '\0';
-}
 
 /* The mount points of the mqueue file systems in this mount namespace
  * (mountinfo: the type follows " - "). Returns how many, or -errno
@@ -55,7 +39,7 @@ static int mqueue_points(char pts[][PATH_MAX])
 			e = fld ? -E2BIG : -EINVAL;
 			break;
 		}
-		unescape(fld);
+		hx_mountinfo_unescape(fld);
 		if (snprintf(pts[n], PATH_MAX, "%s", fld) >= PATH_MAX) {
 			e = -ENAMETOOLONG;
 			break;

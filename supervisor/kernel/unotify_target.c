@@ -70,9 +70,10 @@ bool hx_un_in_tree(const struct hx_unotify *u, pid_t pid)
 	return false;
 }
 
-int hx_un_take_fd(pid_t pid, int fd)
+/* fd of the process or thread pidfd pfd names (closed), or -errno. */
+static int getfd_of(int pfd, int fd)
 {
-	int pfd = (int)syscall(SYS_pidfd_open, pid, 0), r;
+	int r;
 
 	if (pfd < 0)
 		return -errno;
@@ -83,23 +84,22 @@ int hx_un_take_fd(pid_t pid, int fd)
 	return r;
 }
 
+int hx_un_take_fd(pid_t pid, int fd)
+{
+	return getfd_of((int)syscall(SYS_pidfd_open, pid, 0), fd);
+}
+
 #ifndef PIDFD_THREAD
 #define PIDFD_THREAD O_EXCL /* linux/pidfd.h, Linux 6.9 */
 #endif
 
 int hx_un_call_fd(const struct target *t, int fd)
 {
-	int pfd = (int)syscall(SYS_pidfd_open, t->tid, PIDFD_THREAD), r;
+	int pfd = (int)syscall(SYS_pidfd_open, t->tid, PIDFD_THREAD);
 
 	if (pfd < 0 && errno == EINVAL) /* before 6.9 */
 		return hx_un_take_fd(t->peer.pid, fd);
-	if (pfd < 0)
-		return -errno;
-	r = (int)syscall(SYS_pidfd_getfd, pfd, fd, 0);
-	if (r < 0)
-		r = -errno;
-	close(pfd);
-	return r;
+	return getfd_of(pfd, fd);
 }
 
 /* Whether tid's fd is close-on-exec (/proc/<tid>/fdinfo: a thread's

@@ -65,6 +65,20 @@ def test_audit_mode_applies_no_limit(wd):
           "no process count in audit mode: %r" % start["kernel"]["limits"])
 
 
+def filled_then(wd, fill, outside):
+    """A session whose python fill takes all it may of a per-user count
+    and waits: (how many it took, what outside() then gives)."""
+    p = subprocess.Popen([EXEC, "--quiet", "--audit-log", os.path.join(wd.state, "fill.jsonl"),
+                          "--", PYTHON, "-c", fill], cwd=wd.path, text=True,
+                         stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                         env=dict(os.environ, XDG_STATE_HOME=wd.state))
+    try:
+        n = int(p.stdout.readline())
+        return n, outside()
+    finally:
+        p.communicate("\n", timeout=30)
+
+
 INOTIFY_FILL = r'''
 import ctypes, sys
 libc = ctypes.CDLL(None, use_errno=True)
@@ -90,18 +104,13 @@ def test_inotify_instances_are_shared_with_the_user_by_half(wd):
     with open("/proc/sys/fs/inotify/max_user_instances") as f:
         host = int(f.read())
     libc = ctypes.CDLL(None, use_errno=True)
-    p = subprocess.Popen([EXEC, "--quiet", "--audit-log", os.path.join(wd.state, "i.jsonl"),
-                          "--", PYTHON, "-c", INOTIFY_FILL], cwd=wd.path, text=True,
-                         stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                         env=dict(os.environ, XDG_STATE_HOME=wd.state))
-    try:
-        n = int(p.stdout.readline())
+
+    def outside():
         fd = libc.inotify_init()
-        err = ctypes.get_errno()
         if fd >= 0:
             os.close(fd)
-    finally:
-        p.communicate("\n", timeout=30)
+        return fd, ctypes.get_errno()
+    n, (fd, err) = filled_then(wd, INOTIFY_FILL, outside)
     check(0 < n <= host // 2, "the agent opened %d of the user's %d" % (n, host))
     check(fd >= 0, "an inotify_init outside the session failed: errno %d" % err)
 
@@ -133,20 +142,13 @@ def test_queued_signals_are_shared_with_the_user_by_half(wd):
     (RLIMIT_SIGPENDING against the user's count): an agent that queued
     real-time signals to itself, blocked, until EAGAIN left every
     sigqueue of the user's other programs (and their POSIX timers'
-    signals) failing until it exited. The
-    agent's limit is half the user's, so half stays theirs (message
-    queue bytes, RLIMIT_MSGQUEUE, the same)."""
+    signals) failing until it exited. The agent's limit is half the
+    user's, so half stays theirs (message queue bytes, RLIMIT_MSGQUEUE,
+    the same)."""
     import resource
     soft, hard = resource.getrlimit(resource.RLIMIT_SIGPENDING)
-    p = subprocess.Popen([EXEC, "--quiet", "--audit-log", os.path.join(wd.state, "s.jsonl"),
-                          "--", PYTHON, "-c", SIGNAL_FILL], cwd=wd.path, text=True,
-                         stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                         env=dict(os.environ, XDG_STATE_HOME=wd.state))
-    try:
-        n = int(p.stdout.readline())
-        out = subprocess.run([PYTHON, "-c", OUTSIDE_QUEUES], capture_output=True, text=True)
-    finally:
-        p.communicate("\n", timeout=30)
+    n, out = filled_then(wd, SIGNAL_FILL, lambda: subprocess.run(
+        [PYTHON, "-c", OUTSIDE_QUEUES], capture_output=True, text=True))
     check(0 < n <= soft // 2 + 1, "the agent queued %d of the user's %d" % (n, soft))
     check(out.stdout.strip() == "queued", "a signal outside the session: %r" % out.stderr[-300:])
     r = harness([PYTHON, "-c", "import resource as r; print(r.getrlimit(r.RLIMIT_MSGQUEUE))"],
