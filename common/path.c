@@ -77,21 +77,21 @@ size_t hx_utoa(uint64_t v, char *out)
 	return k;
 }
 
-long hx_path_of_fd(int fd, char *out, size_t cap)
+/* The target of the link dir + fd (dir "/proc/.../fd/"). */
+static long fd_link(const char *dir, int fd, char *out, size_t cap)
 {
-	/* The calling thread's table (a thread may have its own:
-	 * unshare(CLONE_FILES)), as the kernel reads an fd argument. */
-	char link[40] = "/proc/thread-self/fd/";
-	size_t at = strlen(link);
+	char link[40];
+	size_t at = strlen(dir);
 	long r;
 
 	if (fd < 0)
 		return -EBADF;
+	memcpy(link, dir, at);
 	link[at + hx_utoa((unsigned)fd, link + at)] = '\0';
 	if (cap < 2)
 		return -ENAMETOOLONG;
 	r = hx_sys3(SYS_readlink, link, out, cap - 1);
-	/* No such entry under /proc/self/fd: not an open fd. */
+	/* No such entry under .../fd: not an open fd. */
 	if (r == -ENOENT)
 		return -EBADF;
 	if (r < 0)
@@ -100,6 +100,19 @@ long hx_path_of_fd(int fd, char *out, size_t cap)
 		return -ENAMETOOLONG;
 	out[r] = '\0';
 	return r;
+}
+
+long hx_path_of_fd(int fd, char *out, size_t cap)
+{
+	return fd_link("/proc/self/fd/", fd, out, cap);
+}
+
+long hx_path_of_call_fd(int fd, char *out, size_t cap)
+{
+	/* The calling thread's table (a thread may have its own:
+	 * unshare(CLONE_FILES)); /proc/self's is its process's, and one
+	 * to two us cheaper a readlink (the read recheck's). */
+	return fd_link("/proc/thread-self/fd/", fd, out, cap);
 }
 
 long hx_path_at(int dirfd, const char *path, char *out, size_t cap)
@@ -120,7 +133,7 @@ long hx_path_at(int dirfd, const char *path, char *out, size_t cap)
 		if (base[0] != '/')
 			return -ENOENT;
 	} else {
-		r = hx_path_of_fd(dirfd, base, sizeof(base));
+		r = hx_path_of_call_fd(dirfd, base, sizeof(base));
 		if (r < 0)
 			return r;
 		if (base[0] != '/')

@@ -21,15 +21,20 @@ long hx_path_normalize(const char *base, const char *path, char *out,
 		       size_t cap);
 
 /* As hx_path_normalize, with the base taken from dirfd: AT_FDCWD means
- * the current directory (getcwd(2)), any other fd its /proc/self/fd link.
+ * the current directory (getcwd(2)), any other fd its link in the
+ * calling thread's table (hx_path_of_call_fd).
  * Returns the length or -errno (e.g. -EBADF for a bad dirfd). */
 long hx_path_at(int dirfd, const char *path, char *out, size_t cap);
 
 /* v in decimal at out (at most 20 digits, no NUL); returns how many. */
 size_t hx_utoa(uint64_t v, char *out);
 
-/* The target of /proc/thread-self/fd/<fd> (the calling thread's table)
- * into out (NUL-terminated); length or -errno. */
+/* The target of /proc/self/fd/<fd> (the process's table) into out
+ * (NUL-terminated); length or -errno. */
 long hx_path_of_fd(int fd, char *out, size_t cap);
+/* The same of the calling thread's table (/proc/thread-self/fd), as the
+ * kernel reads a call's fd argument: a thread may have a table of its
+ * own (unshare(CLONE_FILES)). */
+long hx_path_of_call_fd(int fd, char *out, size_t cap);
 
 #endif

@@ -223,7 +223,7 @@ static long exec_path(int dirfd, const char *path, int flags, char *out,
 	if (!path)
 		return -EFAULT;
 	if (!*path && (flags & AT_EMPTY_PATH))
-		return hx_path_of_fd(dirfd, out, cap);
+		return hx_path_of_call_fd(dirfd, out, cap);
 	r = hx_exec_access(dirfd, path);
 	if (r == -ENOENT || r == -ENOTDIR)
 		return r;
@@ -290,7 +290,7 @@ long hx_hooks_fexec(const struct hx_real *real, enum hx_call call,
 
 	if (hx_hooks_inert())
 		return real->exec(e, envp);
-	r = hx_path_of_fd(e->fd, exe, sizeof(exe));
+	r = hx_path_of_call_fd(e->fd, exe, sizeof(exe));
 	if (r < 0)
 		return exec_fail(r);
 	return hx_hooks_exec(real, call, exe, e, envp);
@@ -586,7 +586,7 @@ int hx_hooks_mut(const struct hx_mut *m)
 		if (m->path2_raw)
 			r.path2 = m->path2;
 		else if (m->path2_empty && !*m->path2)
-			n = hx_path_of_fd(m->dirfd2, b, sizeof(b));
+			n = hx_path_of_call_fd(m->dirfd2, b, sizeof(b));
 		else
 			n = hx_path_at(m->dirfd2, m->path2, b, sizeof(b));
 		if (!m->path2_raw) {
