@@ -12,8 +12,9 @@
 #include <termios.h>
 
 struct hx_ttystate {
-	int fd; /* the terminal of stdin, stdout or stderr; -1: none, or
-		 * harness-exec was not its foreground (a background job) */
+	int fd; /* 0: stdin and stdout are one terminal whose foreground is
+		 * harness-exec's; -1: not so (a pipeline, a background
+		 * job, no terminal): nothing is put back */
 	struct termios t;
 };
 

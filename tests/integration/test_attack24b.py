@@ -390,3 +390,34 @@ def test_the_users_terminal_settings_are_put_back(wd):
             r.expect_status(0)
             check("after: settings same" in r.stdout.splitlines(),
                   "%s %s: %r" % (mode, cmd[0], r.stdout))
+
+
+# harness-exec as the first of a pipeline on a terminal (... | less):
+# its stdout a pipe, the terminal the pager's, which sets raw mode
+# while the session runs.
+PIPELINE_PEER = r'''
+import fcntl, os, pty, subprocess, sys, termios, time, tty
+m, s = pty.openpty()
+def own():
+    os.setsid()
+    fcntl.ioctl(0, termios.TIOCSCTTY, 0)
+p = subprocess.Popen(sys.argv[1:], stdin=s, stdout=subprocess.PIPE, preexec_fn=own)
+time.sleep(0.3)
+tty.setraw(s)  # the pager's
+raw = termios.tcgetattr(s)
+p.communicate()
+print("after: %s" % ("kept" if termios.tcgetattr(s)[:6] == raw[:6] else "undone"))
+sys.exit(p.returncode)
+'''
+
+
+def test_a_pipeline_peers_terminal_settings_are_not_undone(wd):
+    """harness-exec puts the terminal's settings back only when its
+    stdin and stdout are that one terminal: in a pipeline (harness-exec
+    ... | less) the pager sets raw mode while the session runs, and
+    putting back what harness-exec saw at its start undid it under the
+    pager."""
+    script = wd.file("pipeline_peer.py", PIPELINE_PEER)
+    r = harness(["sh", "-c", "sleep 1"], wd, policy=None, wrap=[PYTHON, script])
+    r.expect_status(0)
+    check("after: kept" in r.stdout.splitlines(), "%r %r" % (r.stdout, r.stderr))
