@@ -9,6 +9,7 @@ import os
 import subprocess
 
 from lib import HELPERS, PYTHON, Skip, check, harness
+from ptywrap import PRELUDE
 
 HELPER = os.path.join(HELPERS, "static_attack24b")
 
@@ -93,23 +94,12 @@ def test_a_queue_in_the_users_mqueue_mount_is_not_the_agents(wd):
 # terminal and standard input and output (stderr stays the test's
 # pipe), then, once the session ends, what the user's shell finds: its
 # line discipline, whether it opens again, whether a line typed reads.
-ON_A_TERMINAL = r'''
-import fcntl, os, pty, select, struct, subprocess, sys, termios
-m, s = pty.openpty()
+ON_A_TERMINAL = PRELUDE + r'''
 name = os.ttyname(s)
-def own():
-    os.setsid()
-    fcntl.ioctl(0, termios.TIOCSCTTY, 0)
 before = termios.tcgetattr(s)
 p = subprocess.Popen(sys.argv[1:], stdin=s, stdout=s, preexec_fn=own)
-while p.poll() is None:
-    if select.select([m], [], [], 0.1)[0]:
-        try:
-            os.read(m, 4096)
-        except OSError:
-            break
-after = termios.tcgetattr(s)
-print("after: settings %s" % ("same" if after[:6] == before[:6] else "changed"))
+drain(p)
+print("after: settings %s" % settings(before))
 ld = struct.unpack("i", fcntl.ioctl(s, termios.TIOCGETD, b"\0" * 4))[0]
 print("after: ldisc %d" % ld)
 try:
@@ -395,12 +385,7 @@ def test_the_users_terminal_settings_are_put_back(wd):
 # harness-exec as the first of a pipeline on a terminal (... | less):
 # its stdout a pipe, the terminal the pager's, which sets raw mode
 # while the session runs.
-PIPELINE_PEER = r'''
-import fcntl, os, pty, subprocess, sys, termios, time, tty
-m, s = pty.openpty()
-def own():
-    os.setsid()
-    fcntl.ioctl(0, termios.TIOCSCTTY, 0)
+PIPELINE_PEER = PRELUDE + r'''
 p = subprocess.Popen(sys.argv[1:], stdin=s, stdout=subprocess.PIPE, preexec_fn=own)
 time.sleep(0.3)
 tty.setraw(s)  # the pager's

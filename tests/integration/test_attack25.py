@@ -8,6 +8,7 @@ outlasts the session, known gaps (XFAIL)."""
 import os
 
 from lib import PYTHON, check, harness
+from ptywrap import PRELUDE
 from test_default_policy import fake_home
 from test_mask_records import _fuse
 
@@ -76,25 +77,14 @@ def test_held_file_mask_grant_reads_nothing(wd):
 # are a file and pipes (`echo task | harness-exec -- agent > log`), run
 # from an interactive shell, whose terminal the agent still opens as
 # /dev/tty.
-CTTY_ONLY = r'''
-import fcntl, os, pty, select, subprocess, sys, termios
-m, s = pty.openpty()
-def own():
-    os.setsid()
-    fcntl.ioctl(s, termios.TIOCSCTTY, 0)
+CTTY_ONLY = PRELUDE + r'''
 before = termios.tcgetattr(s)
 # "other": input from another terminal, not the controlling one
 stdin = pty.openpty()[1] if sys.argv[1] == "other" else subprocess.DEVNULL
 p = subprocess.Popen(sys.argv[2:], stdin=stdin, stdout=sys.stdout,
                      stderr=sys.stderr, preexec_fn=own)
-while p.poll() is None:
-    if select.select([m], [], [], 0.1)[0]:
-        try:
-            os.read(m, 4096)
-        except OSError:
-            break
-after = termios.tcgetattr(s)
-print("after: settings %s" % ("same" if after[:6] == before[:6] else "changed"))
+drain(p)
+print("after: settings %s" % settings(before))
 sys.exit(p.returncode)
 '''
 
@@ -130,27 +120,14 @@ def test_a_redirected_session_leaves_the_controlling_terminal_settings(wd):
 # harness-exec as a background job of the terminal's session (its own
 # process group, not the foreground: `harness-exec -- agent &` in an
 # interactive shell).
-IN_BACKGROUND = r'''
-import fcntl, os, pty, select, subprocess, sys, termios
-m, s = pty.openpty()
-def own():
-    os.setsid()
-    fcntl.ioctl(s, termios.TIOCSCTTY, 0)
+IN_BACKGROUND = PRELUDE + r'''
 before = termios.tcgetattr(s)
 inner = ("import os, subprocess, sys; "
          "sys.exit(subprocess.call(sys.argv[1:], preexec_fn=os.setpgrp))")
 p = subprocess.Popen([sys.executable, "-c", inner] + sys.argv[1:], stdin=s, stdout=s,
                      stderr=sys.stderr, preexec_fn=own)
-out = b""
-while p.poll() is None:
-    if select.select([m], [], [], 0.1)[0]:
-        try:
-            out += os.read(m, 4096)
-        except OSError:
-            break
-after = termios.tcgetattr(s)
-print(out.decode(errors="replace"))
-print("after: settings %s" % ("same" if after[:6] == before[:6] else "changed"))
+print(drain(p).decode(errors="replace"))
+print("after: settings %s" % settings(before))
 sys.exit(p.returncode)
 '''
 
