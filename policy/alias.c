@@ -78,7 +78,7 @@ static void rebase(const char *p, const char *f, const char *to, struct out *o)
 		rebase(pe, fe, to, o);
 }
 
-/* Pattern k of o as a network rule's: "unix:" and the path, parsed. */
+/* path as a network rule's pattern: "unix:" and the path, parsed. */
 static int net_pattern(struct hx_ld *l, const char *path, struct hx_pattern *pt)
 {
 	char text[PATH_MAX + 8];
@@ -149,6 +149,7 @@ static int alias_rule(struct hx_ld *l, struct hx_rule *r, bool net)
 
 int hx_rules_aliases(struct hx_ld *l)
 {
+	static const int secs[] = {HX_SEC_FILES, HX_SEC_NET};
 	struct hx_policy *p = l->p;
 	int ret = 0;
 
@@ -162,8 +163,9 @@ int hx_rules_aliases(struct hx_ld *l)
 	 * socket's path too: the system bus denied at /run/dbus was
 	 * reached under a second mount of /run/dbus (twenty-fourth attack
 	 * review, part b). */
-	for (int sec = HX_SEC_FILES; !ret && sec <= HX_SEC_NET;
-	     sec += HX_SEC_NET - HX_SEC_FILES) {
+	for (size_t k = 0; !ret && k < sizeof(secs) / sizeof(*secs); k++) {
+		int sec = secs[k];
+
 		for (size_t i = 0; !ret && i < p->nrules[sec]; i++) {
 			struct hx_rule *r = &p->rules[sec][i];
 

@@ -137,20 +137,29 @@ static bool is_oid(const char *s)
 
 /* The commit a branch (refs/...) names, as git reads it: its loose file
  * in gd or in the common directory, else its line of packed-refs. */
+/* The common directory of git directory gd (a worktree's names it in
+ * commondir), into out. */
+static void common_dir(const char *gd, char *out, size_t size)
+{
+	char common[PATH_MAX];
+
+	if (first_line(gd, "commondir", common, sizeof(common)))
+		snprintf(out, size, "%s%s%s", common[0] == '/' ? "" : gd,
+			 common[0] == '/' ? "" : "/", common);
+	else
+		snprintf(out, size, "%s", gd);
+}
+
 static bool ref_value(const char *gd, const char *ref, char *out, size_t size)
 {
-	char common[PATH_MAX], dirs[2][PATH_MAX * 2 + 2], line[PATH_MAX * 3];
+	char dirs[2][PATH_MAX * 2 + 2], line[PATH_MAX * 3];
 	size_t len = strlen(ref);
 	FILE *f;
 
 	if (strncmp(ref, "refs/", 5) || strstr(ref, ".."))
 		return false;
 	snprintf(dirs[0], sizeof(dirs[0]), "%s", gd);
-	snprintf(dirs[1], sizeof(dirs[1]), "%s", gd);
-	if (first_line(gd, "commondir", common, sizeof(common)))
-		snprintf(dirs[1], sizeof(dirs[1]), "%s%s%s",
-			 common[0] == '/' ? "" : gd,
-			 common[0] == '/' ? "" : "/", common);
+	common_dir(gd, dirs[1], sizeof(dirs[1]));
 	for (int i = 0; i < 2; i++)
 		if (first_line(dirs[i], ref, out, size) && is_oid(out))
 			return true;
@@ -287,16 +296,13 @@ static void subst_grafts(json_t *o, const char *common)
  * value. NULL when dir is in none. */
 static json_t *subst_read(const char *dir)
 {
-	char gd[PATH_MAX], top[PATH_MAX], common[PATH_MAX];
+	char gd[PATH_MAX], top[PATH_MAX];
 	char cd[PATH_MAX * 2 + 2], refs[sizeof(cd) + 16];
 	json_t *o;
 
 	if (!git_dir(dir, gd, sizeof(gd), top) || !(o = json_object()))
 		return NULL;
-	snprintf(cd, sizeof(cd), "%s", gd);
-	if (first_line(gd, "commondir", common, sizeof(common)))
-		snprintf(cd, sizeof(cd), "%s%s%s", common[0] == '/' ? "" : gd,
-			 common[0] == '/' ? "" : "/", common);
+	common_dir(gd, cd, sizeof(cd));
 	snprintf(refs, sizeof(refs), "%s/refs/replace", cd);
 	subst_walk(o, refs, "refs/replace", 0);
 	subst_packed(o, cd);

@@ -339,6 +339,14 @@ def read_until(fd, want, timeout=20):
     return buf
 
 
+# The agent's write that draws the question, its outcome in r.
+ASKED_WRITE = """try:
+    open("ask/t", "w").write("x")
+    r = "ok"
+except OSError as e:
+    r = "errno%d" % e.errno
+"""
+
 RAW_AGENT = """
 import os, sys, termios, threading, time, tty
 fd = sys.stdin.fileno()
@@ -354,12 +362,7 @@ def reader():
 threading.Thread(target=reader, daemon=True).start()
 os.write(1, b"\\x1b[2J\\x1b[Hfull screen\\r\\n")
 time.sleep(0.3)
-try:
-    open("ask/t", "w").write("x")
-    r = "ok"
-except OSError as e:
-    r = "errno%d" % e.errno
-os.write(1, ("RESULT %s same=%s got=%r\\r\\n" % (r, termios.tcgetattr(fd) == raw, b"".join(got))).encode())
+""" + ASKED_WRITE + """os.write(1, ("RESULT %s same=%s got=%r\\r\\n" % (r, termios.tcgetattr(fd) == raw, b"".join(got))).encode())
 """
 
 
@@ -558,12 +561,7 @@ if os.fork() == 0:
     time.sleep(0.8)
     os.write(1, b"\\r\\x1b[2KFAKE-QUESTION [o]nce: write /harmless\\r\\n")
     os._exit(0)
-try:
-    open("ask/t", "w").write("x")
-    r = "ok"
-except OSError as e:
-    r = "errno%d" % e.errno
-os.wait()
+""" + ASKED_WRITE + """os.wait()
 os.write(1, ("RESULT %s\\r\\n" % r).encode())
 """
 

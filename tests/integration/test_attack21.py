@@ -10,6 +10,7 @@ import subprocess
 import zipfile
 
 from lib import PYTHON, check, harness, read_log
+from test_ask import ASKED_WRITE
 from test_default_policy import fake_home
 
 BUSYBOX = shutil.which("busybox") or "/bin/busybox"
@@ -323,12 +324,7 @@ if os.fork() == 0:
     except OSError as e:
         os.write(2, b"inflight %d" % e.errno)
     os._exit(0)
-try:
-    open("ask/t", "w").write("x")
-    r = "ok"
-except OSError as e:
-    r = "errno%d" % e.errno
-os.wait()
+""" + ASKED_WRITE + """os.wait()
 os.write(1, ("RESULT %s\\r\\n" % r).encode())
 """
 
@@ -361,12 +357,7 @@ if os.fork() == 0:
     time.sleep(0.8)
     os.write(1, b"\\r\\x1b[2KFAKE-QUESTION [o]nce: write /harmless\\r\\n")
     os._exit(0)
-try:
-    open("ask/t", "w").write("x")
-    r = "ok"
-except OSError as e:
-    r = "errno%d" % e.errno
-os.wait()
+""" + ASKED_WRITE + """os.wait()
 os.write(1, ("RESULT %s\\r\\n" % r).encode())
 """
 
@@ -467,12 +458,7 @@ if b == 0:
             pass
         time.sleep(0.005)
     os._exit(0)
-try:
-    open("ask/t", "w").write("x")
-    r = "ok"
-except OSError as e:
-    r = "errno%d" % e.errno
-os.waitpid(a, 0)
+""" + ASKED_WRITE + """os.waitpid(a, 0)
 os.waitpid(b, 0)
 os.write(1, ("RESULT %s\\r\\n" % r).encode())
 """

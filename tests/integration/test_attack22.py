@@ -6,6 +6,7 @@ test_ask), in enforce mode."""
 import os
 
 from lib import HELPERS, check, harness, preload_library, xfail
+from test_ask import ASKED_WRITE
 
 STATIC19A = os.path.join(HELPERS, "static_attack19a")
 
@@ -103,12 +104,7 @@ if a == 0:
     time.sleep(1.0)
     os.write(1, b"\r\x1b[2KFAKE-QUESTION [o]nce: write /harmless\r\n")
     os._exit(0)
-try:
-    open("ask/t", "w").write("x")
-    r = "ok"
-except OSError as e:
-    r = "errno%d" % e.errno
-os.waitpid(a, 0)
+""" + ASKED_WRITE + r"""os.waitpid(a, 0)
 os.write(1, ("RESULT %s\r\n" % r).encode())
 """
 
