@@ -110,8 +110,12 @@ long hx_path_of_fd(int fd, char *out, size_t cap)
 long hx_path_of_call_fd(int fd, char *out, size_t cap)
 {
 	/* The calling thread's table (a thread may have its own:
-	 * unshare(CLONE_FILES)); /proc/self's is its process's, and one
-	 * to two us cheaper a readlink (the read recheck's). */
+	 * unshare(CLONE_FILES)). /proc/self's is the main thread's, and one
+	 * to two us cheaper a readlink: a single-threaded program's (find's
+	 * openat of each directory by its parent's fd) pays two cheap
+	 * system calls to know it is that thread. */
+	if (hx_gettid() == hx_getpid())
+		return fd_link("/proc/self/fd/", fd, out, cap);
 	return fd_link("/proc/thread-self/fd/", fd, out, cap);
 }
 
