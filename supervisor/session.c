@@ -9,6 +9,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
+#include <sys/file.h>
 #include <sys/random.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -16,6 +18,9 @@
 
 #include "common/glob.h"
 #include "common/path.h"
+
+/* In each session's tmp_root, flocked while the session lives. */
+#define LOCK_NAME "lock"
 
 bool hx_session_name_valid(const char *name)
 {
@@ -137,6 +142,7 @@ int hx_session_init(struct hx_session *s, const char *name,
 	int r;
 
 	memset(s, 0, sizeof(*s));
+	s->tmp_lock = -1;
 	if (name) {
 		if (!hx_session_name_valid(name))
 			return -EINVAL;
@@ -224,6 +230,86 @@ static int own_private_dir(const char *path)
 	return 0;
 }
 
+/* A session's tmp_root no harness-exec holds: killed, its cleanup never
+ * ran. Its processes are gone with it (the reaper, or the exec gate's
+ * kill on exit), and no agent can write in the run dir, so nothing
+ * moves under the walk. A tmp_root with no lock file is an older
+ * harness-exec's, maybe alive: left alone. */
+static bool stale_dir(int run_fd, const char *name)
+{
+	char lock[NAME_MAX + sizeof(LOCK_NAME) + 1];
+	bool stale;
+	int fd;
+
+	snprintf(lock, sizeof(lock), "%s/%s", name, LOCK_NAME);
+	fd = openat(run_fd, lock, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	stale = !flock(fd, LOCK_EX | LOCK_NB);
+	close(fd);
+	return stale;
+}
+
+/* Removes what killed sessions left in the run dir: their TMPDIRs and
+ * the sockets beside them (a <id>.sock or <id>.ask whose <id> directory
+ * is gone: a live session's lasts from before its socket to after).
+ * Dot names are skipped: a tmp_root being made (make_tmp_root). */
+static void sweep_run_dir(const struct hx_session *s)
+{
+	char path[PATH_MAX], id[NAME_MAX + 1];
+	struct dirent *d;
+	struct stat st;
+	DIR *dir = opendir(s->run_dir);
+	char *dot;
+
+	if (!dir)
+		return;
+	while ((d = readdir(dir))) {
+		if (d->d_name[0] == '.' || !strcmp(d->d_name, s->id))
+			continue;
+		if (FMT(path, "%s/%s", s->run_dir, d->d_name))
+			continue;
+		if (d->d_type == DT_DIR) {
+			if (stale_dir(dirfd(dir), d->d_name))
+				hx_rmtree(path);
+			continue;
+		}
+		snprintf(id, sizeof(id), "%s", d->d_name);
+		dot = strrchr(id, '.');
+		if (d->d_type != DT_SOCK || !dot ||
+		    (strcmp(dot, ".sock") && strcmp(dot, ".ask")))
+			continue;
+		*dot = '\0';
+		if (fstatat(dirfd(dir), id, &st, AT_SYMLINK_NOFOLLOW) &&
+		    errno == ENOENT)
+			unlink(path);
+	}
+	closedir(dir);
+}
+
+/* tmp_root, with its lock file held: made under a dot name, which the
+ * sweep of another session's start passes by, then renamed into place. */
+static int make_tmp_root(struct hx_session *s)
+{
+	char made[PATH_MAX], lock[PATH_MAX + sizeof(LOCK_NAME)];
+	int e = 0;
+
+	if (FMT(made, "%s/.%s.new", s->run_dir, s->id))
+		return -ENAMETOOLONG;
+	snprintf(lock, sizeof(lock), "%s/%s", made, LOCK_NAME);
+	if (mkdir(made, 0700))
+		return -errno;
+	s->tmp_lock = open(lock, O_RDONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	if (s->tmp_lock < 0 || flock(s->tmp_lock, LOCK_EX) ||
+	    renameat2(AT_FDCWD, made, AT_FDCWD, s->tmp_root, RENAME_NOREPLACE))
+		e = -errno;
+	if (e) {
+		unlink(lock);
+		rmdir(made);
+	}
+	return e;
+}
+
 int hx_session_create(struct hx_session *s)
 {
 	int r;
@@ -246,8 +332,9 @@ int hx_session_create(struct hx_session *s)
 	r = own_private_dir(s->run_dir);
 	if (r)
 		return r;
-	if (mkdir(s->tmp_root, 0700))
-		return -errno;
+	sweep_run_dir(s);
+	if ((r = make_tmp_root(s)))
+		return r;
 	s->created_tmp = true;
 	if (mkdir(s->tmpdir, 0700))
 		return -errno;
@@ -277,8 +364,12 @@ int hx_rmtree(const char *path)
 
 int hx_session_cleanup(struct hx_session *s)
 {
+	char lock[PATH_MAX + sizeof(LOCK_NAME)];
 	int r = 0, e;
 
+	snprintf(lock, sizeof(lock), "%s/%s", s->tmp_root, LOCK_NAME);
+	if (s->created_tmp)
+		unlink(lock);
 	/* Most agents leave their TMPDIR empty: two rmdirs then, no walk
 	 * (rmdir removes nothing but an empty directory, and no link). */
 	if (s->created_tmp && !rmdir(s->tmpdir) && !rmdir(s->tmp_root))
@@ -291,6 +382,9 @@ int hx_session_cleanup(struct hx_session *s)
 	}
 	if (s->sock_path[0] && unlink(s->sock_path) && errno != ENOENT && !r)
 		r = -errno;
+	if (s->tmp_lock >= 0)
+		close(s->tmp_lock);
+	s->tmp_lock = -1;
 	return r;
 }
 

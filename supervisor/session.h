@@ -25,6 +25,7 @@ struct hx_session {
 	char tmp_root[PATH_MAX];   /* <run_dir>/<id> */
 	char tmpdir[PATH_MAX];	   /* <tmp_root>/tmp: the agent's TMPDIR */
 	bool created_tmp;
+	int tmp_lock; /* tmp_root, flocked while the session lives */
 	/* protect globs (escaped) and the pointers handed to the policy */
 	char protect_buf[HX_SESSION_NPROTECT][PATH_MAX + 8];
 	const char *protect[HX_SESSION_NPROTECT];
@@ -62,7 +63,9 @@ int hx_session_protect(struct hx_session *s, const char *path);
 
 /* Creates the state and session dirs (0700; -EEXIST when the session dir
  * already exists) and the private TMPDIR under a /tmp/harness-<uid> dir
- * that must be ours and 0700 (-EPERM otherwise). */
+ * that must be ours and 0700 (-EPERM otherwise). The TMPDIR's parent is
+ * flocked for the session's life; one no session holds, left by a
+ * harness-exec that was killed, is removed there with its socket. */
 int hx_session_create(struct hx_session *s);
 
 /* Removes the private TMPDIR tree (no symlink is followed, no other

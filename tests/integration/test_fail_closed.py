@@ -91,6 +91,41 @@ def test_killing_harness_exec_kills_the_tree(wd):
             break
 
 
+def test_a_killed_sessions_tmpdir_goes_at_the_next_start(wd):
+    """A harness-exec killed never runs its cleanup: its agent's TMPDIR
+    (/tmp/harness-<uid>/<id>, with what the agent left there) stayed for
+    good. The next session's start removes it, since no harness-exec
+    holds its lock; a live session's is left alone."""
+    log = os.path.join(wd.state, "audit.jsonl")
+    env = dict(os.environ, XDG_STATE_HOME=wd.state)
+    env.pop("LD_PRELOAD", None)
+    agent = "mkdir $TMPDIR/d && echo x > $TMPDIR/d/f && echo started && sleep 60"
+    p = subprocess.Popen([EXEC, "--quiet", "--audit-log", log, "--", "sh", "-c", agent],
+                         cwd=wd.path, env=env, stdout=subprocess.PIPE, text=True)
+    live = subprocess.Popen([EXEC, "--quiet", "--", "sh", "-c", "echo started; sleep 60"],
+                            cwd=wd.path, env=env, stdout=subprocess.PIPE, text=True)
+    try:
+        check(p.stdout.readline() == "started\n", "agent did not start")
+        check(live.stdout.readline() == "started\n", "second agent did not start")
+        run_dir = "/tmp/harness-%d" % os.getuid()
+        tmp_root = os.path.join(run_dir, json.loads(open(log).readline())["session"])
+        check(os.path.exists(os.path.join(tmp_root, "tmp", "d", "f")), "no TMPDIR %s" % tmp_root)
+        p.send_signal(signal.SIGKILL)
+        p.wait()
+        check(os.path.isdir(tmp_root), "the kill itself removed %s" % tmp_root)
+        before = set(os.listdir(run_dir))
+        r = harness(["/bin/true"], wd)
+        check(r.status == 0, r.dump())
+        check(not os.path.exists(tmp_root), "%s left after the next start" % tmp_root)
+        kept = before - {os.path.basename(tmp_root)} - set(os.listdir(run_dir))
+        check(not kept, "a live session's TMPDIR was removed: %r" % kept)
+    finally:
+        for x in (p, live):
+            if x.poll() is None:
+                x.terminate()
+            x.wait()
+
+
 def cgroup2_mounts():
     with open("/proc/self/mountinfo") as f:
         return [l.split()[4] for l in f if " - cgroup2 " in l]
