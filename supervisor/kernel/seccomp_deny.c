@@ -362,6 +362,14 @@ const struct hx_sc_rule hx_seccomp_deny[] = {
     BTRFS_ROW(BTRFS_IOC_SUBVOL_SETFLAGS),
     BTRFS_ROW(BTRFS_IOC_SET_RECEIVED_SUBVOL),
     BTRFS_ROW(BTRFS_IOC_SET_RECEIVED_SUBVOL_32),
+    /* A lease on a file the agent owns held another program's open for
+     * writing until the lease-break time (45 s) ran out: the user's
+     * tools outside the session wait on the agent. */
+    {"fcntl",
+     HX_SC_ERRNO,
+     EPERM,
+     {EQ32(1, F_SETLEASE), NONE},
+     "a lease (holds other programs' opens)"},
     DENY("acct", EPERM, "host administration"),
     DENY("swapon", EPERM, "host administration"),
     DENY("swapoff", EPERM, "host administration"),

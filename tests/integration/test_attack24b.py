@@ -364,6 +364,39 @@ def test_the_users_encryption_keys_are_not_the_agents_to_remove(wd):
     check("EPERM" not in bare.stdout, "natively: %r" % bare.stdout)
 
 
+# A read lease, then another process's open for writing, which the
+# lease holds (EWOULDBLOCK with O_NONBLOCK: the lease's break begins).
+LEASE = ("import errno, fcntl, os, sys\n"
+         "fd = os.open('leased', os.O_RDONLY | os.O_CREAT, 0o644)\n"
+         "try:\n"
+         "    fcntl.fcntl(fd, fcntl.F_SETLEASE, fcntl.F_RDLCK)\n"
+         "except OSError as e:\n"
+         "    print(errno.errorcode[e.errno]); sys.exit(0)\n"
+         "print('leased', flush=True)\n"
+         "if os.fork() == 0:\n"
+         "    try:\n"
+         "        os.open('leased', os.O_WRONLY | os.O_NONBLOCK); print('opened', flush=True)\n"
+         "    except OSError as e:\n"
+         "        print(errno.errorcode[e.errno], flush=True)\n"
+         "    os._exit(0)\n"
+         "os.wait()\n")
+
+
+def test_a_lease_holds_no_other_programs_open(wd):
+    """A read lease (F_SETLEASE) needs only a read-only fd on a file the
+    caller owns, the user's files for an agent of the user; while it is
+    held, another program's open for writing waits up to the lease-break
+    time (45 s; EWOULDBLOCK with O_NONBLOCK), the user's editor or build
+    outside the session too (twenty-fourth attack review, part b: found
+    and not fixed then). Refused in BPF with EPERM, in both modes."""
+    bare = subprocess.run([PYTHON, "-c", LEASE], cwd=wd.path, capture_output=True, text=True)
+    if bare.stdout.split() not in (["leased", "EWOULDBLOCK"], ["leased", "EAGAIN"]):
+        raise Skip("leases do not hold here: %r %r" % (bare.stdout, bare.stderr))
+    for mode in (None, "audit"):
+        r = harness([PYTHON, "-c", LEASE], wd, policy=None, mode=mode)
+        check(r.stdout.split() == ["EPERM"], "%s: %r %r" % (mode, r.stdout, r.stderr))
+
+
 def test_the_users_terminal_settings_are_put_back(wd):
     """The agent shares the user's terminal, whose settings (echo,
     canonical input, signal keys, flow control) are every program's to
