@@ -599,6 +599,8 @@ static int setup(struct run *r)
 	}
 	hx_ttystate_save(&r->tty);
 	e = hx_session_init(&r->sess, o->session, o->audit_log, o->policy);
+	if (!e && o->no_kernel_notify)
+		e = hx_session_sock_in_run_dir(&r->sess);
 	if (!e)
 		e = hx_run_protect_metrics(r);
 	if (e) {

@@ -187,6 +187,13 @@ int hx_session_init(struct hx_session *s, const char *name,
 	return policy_path ? hx_session_protect(s, policy_path) : 0;
 }
 
+int hx_session_sock_in_run_dir(struct hx_session *s)
+{
+	if (FMT(s->sock_path, "%s/%s.sock", s->run_dir, s->id))
+		return -ENAMETOOLONG;
+	return add_protect(s, s->sock_path, "");
+}
+
 int hx_session_protect(struct hx_session *s, const char *path)
 {
 	char abs[PATH_MAX];

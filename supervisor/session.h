@@ -57,6 +57,13 @@ int hx_session_state_dir(char *out, size_t size);
 int hx_session_init(struct hx_session *s, const char *name,
 		    const char *audit_log, const char *policy_path);
 
+/* Moves the socket to the run dir (/tmp/harness-<uid>/<id>.sock), for a
+ * shim that connects by path itself (--no-kernel-notify): the session
+ * directory is masked in the agent's view when it lies in a write root,
+ * and nothing beneath a mask can be reached. 0 or -ENAMETOOLONG,
+ * -ENOSPC. */
+int hx_session_sock_in_run_dir(struct hx_session *s);
+
 /* Protects one more file of the harness (made absolute from the cwd).
  * 0, -ENOSPC when HX_SESSION_NPROTECT are, -ENAMETOOLONG. */
 int hx_session_protect(struct hx_session *s, const char *path);

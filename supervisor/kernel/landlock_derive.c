@@ -279,12 +279,16 @@ static const char *inside_write_root(const struct derive *d, const char *dir)
 	return NULL;
 }
 
-/* Whether an entry of type t is listed: never a symlink; with plain, no
- * device, socket or fifo either (Landlock refuses the ~90 nodes of /dev
- * the default names, which no mask needs to say). */
+/* Whether an entry of type t is listed: never a symlink, nor a socket
+ * (a mask over one made every connect fail EROFS, the shim's to the
+ * session's own socket too when --no-kernel-notify leaves it to
+ * connect itself; a connect is the kernel layer's to decide); with
+ * plain, no device or fifo either (Landlock refuses the ~90 nodes of
+ * /dev the default names, which no mask needs to say). */
 static bool listed(unsigned char t, bool plain)
 {
-	return t != DT_LNK && (!plain || t == DT_REG || t == DT_DIR);
+	return t != DT_LNK && t != DT_SOCK &&
+	       (!plain || t == DT_REG || t == DT_DIR);
 }
 
 /* What a read deny names now, onto list to: a literal path or

@@ -106,3 +106,28 @@ def test_mode_matrix(wd):
             elif mode != "audit" and r.events(verdict="deny"):
                 bad.append("%-9s %-17s denied: %s" % (name, mode, r.events(verdict="deny")[:2]))
     check(not bad, "%d of %d cells broken:\n%s" % (len(bad), cells, "\n".join(bad)))
+
+
+def test_the_shim_reaches_its_session_with_the_state_directory_in_a_write_root(wd):
+    """A state directory inside a write root (the project here; ~/.local
+    is one under the toolchains profile, which makes ~/.local/state/harness
+    one) has its denied names masked in the agent's mount namespace. Its
+    socket, when the listing found it made, was masked too (a file bound
+    read-only over it), and with --no-kernel-notify, where the shim
+    connects itself, every connect failed EROFS: the agent's first read
+    was refused as "supervisor unreachable" in about half the sessions,
+    and in every one once the directory above it was masked (its FUSE
+    node refuses the look-up). With --no-kernel-notify the socket is in
+    /tmp/harness-<uid>, and a socket is never masked; ten sessions each
+    read, write and exec."""
+    state = os.path.join(wd.path, "state")
+    os.makedirs(state)
+    wd.state, outside = state, wd.state
+    try:
+        for i in range(10):
+            r = harness(["/bin/sh", "-c", "cat /etc/hostname >/dev/null && echo x > f && /bin/echo ok"],
+                        wd, extra=["--no-kernel-notify"])
+            check(r.status == 0 and r.stdout == "ok\n" and "unreachable" not in r.stderr,
+                  "session %d: %d %r %r" % (i, r.status, r.stdout, r.stderr))
+    finally:
+        wd.state = outside
