@@ -4,7 +4,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -345,27 +344,6 @@ int hx_session_create(struct hx_session *s)
 	s->created_tmp = true;
 	if (mkdir(s->tmpdir, 0700))
 		return -errno;
-	return 0;
-}
-
-static int rm_one(const char *path, const struct stat *st, int type,
-		  struct FTW *ftw)
-{
-	(void)st;
-	(void)ftw;
-	/* FTW_DNR: a directory we may not read, such as an empty mask
-	 * cover (mode 0), which rmdir removes all the same. */
-	if (type == FTW_DP || type == FTW_DNR)
-		return rmdir(path) && errno != ENOENT ? -1 : 0;
-	return unlink(path) && errno != ENOENT ? -1 : 0;
-}
-
-int hx_rmtree(const char *path)
-{
-	/* FTW_PHYS: never follow a symlink the agent planted; FTW_MOUNT:
-	 * never descend into something mounted over the tree. */
-	if (nftw(path, rm_one, 32, FTW_DEPTH | FTW_PHYS | FTW_MOUNT))
-		return errno ? -errno : -EIO;
 	return 0;
 }
 

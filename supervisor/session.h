@@ -79,7 +79,11 @@ int hx_session_create(struct hx_session *s);
  * mount is entered) and the socket. Returns 0 or the first -errno. */
 int hx_session_cleanup(struct hx_session *s);
 
-/* Removes a directory tree without following symlinks. */
+/* Removes a directory tree (or the file) at path: no symlink in it is
+ * followed, no other file system entered, and a process writing in it
+ * meanwhile cannot steer the removal elsewhere (openat and unlinkat
+ * from directories held open). 0, or the first -errno; what could not
+ * be removed stays. supervisor/rmtree.c. */
 int hx_rmtree(const char *path);
 
 #endif

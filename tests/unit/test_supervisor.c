@@ -12,6 +12,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
+#include <signal.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -357,6 +359,12 @@ START_TEST(session_paths)
 	ck_assert_uint_eq(s.nprotect, 5);
 	ck_assert_str_eq(s.protect[0], "/xdg/harness/sessions/n1/**");
 	ck_assert_str_eq(s.protect[4], "/p/pol.yaml");
+	/* --no-kernel-notify: the socket out of the session dir, which a
+	 * write root would mask, and protected where it is */
+	ck_assert_int_eq(hx_session_sock_in_run_dir(&s), 0);
+	ck_assert_ptr_nonnull(strstr(s.sock_path, "/tmp/harness-"));
+	ck_assert_str_eq(strstr(s.sock_path, "/n1.sock"), "/n1.sock");
+	ck_assert_str_eq(s.protect[s.nprotect - 1], s.sock_path);
 	/* a deep state dir does not fit sun_path: /tmp fallback */
 	setenv("XDG_STATE_HOME",
 	       "/a/very/long/state/directory/that/goes/on/and/on/and/on/"
@@ -402,6 +410,72 @@ START_TEST(rmtree_no_follow)
 	snprintf(p, sizeof(p), "%s/file", keep);
 	ck_assert_int_eq(stat(p, &st), 0); /* the link target survived */
 	unlink(p);
+	rmdir(keep);
+}
+END_TEST
+
+/* Entries of dir, or -1. */
+static int count_entries(const char *dir)
+{
+	DIR *d = opendir(dir);
+	int n = 0;
+
+	if (!d)
+		return -1;
+	while (readdir(d))
+		n++;
+	closedir(d);
+	return n - 2;
+}
+
+/* A process writing in the tree while it is removed (an audit-mode
+ * agent of another session in a killed session's TMPDIR) swaps a
+ * directory being emptied for a symlink to another tree: a removal by
+ * path (nftw's, before) then unlinked that tree's files. */
+START_TEST(rmtree_swapped_dir_is_not_followed)
+{
+	char keep[] = "/tmp/hx-test-keep-XXXXXX", top[64], d[96], p[160];
+	enum { FILES = 40, ROUNDS = 150 };
+
+	ck_assert_ptr_nonnull(mkdtemp(keep));
+	for (int i = 0; i < FILES; i++) {
+		snprintf(p, sizeof(p), "%s/f%d", keep, i);
+		close(open(p, O_CREAT | O_WRONLY, 0600));
+	}
+	for (int round = 0; round < ROUNDS; round++) {
+		pid_t racer;
+
+		snprintf(top, sizeof(top), "/tmp/hx-test-rt-%d-%d", getpid(),
+			 round);
+		snprintf(d, sizeof(d), "%s/d", top);
+		ck_assert_int_eq(mkdir(top, 0700), 0);
+		ck_assert_int_eq(mkdir(d, 0700), 0);
+		for (int i = 0; i < FILES; i++) {
+			snprintf(p, sizeof(p), "%s/f%d", d, i);
+			close(open(p, O_CREAT | O_WRONLY, 0600));
+		}
+		racer = fork();
+		if (racer == 0) {
+			char moved[128];
+			int n;
+
+			snprintf(moved, sizeof(moved), "%s/moved", top);
+			while ((n = count_entries(d)) == FILES)
+				;
+			_exit(n > 0 && !rename(d, moved) && !symlink(keep, d)
+				  ? 0
+				  : 1);
+		}
+		hx_rmtree(top);
+		kill(racer, SIGKILL);
+		waitpid(racer, NULL, 0);
+		hx_rmtree(top); /* what the swap left */
+		ck_assert_int_eq(count_entries(keep), FILES);
+	}
+	for (int i = 0; i < FILES; i++) {
+		snprintf(p, sizeof(p), "%s/f%d", keep, i);
+		unlink(p);
+	}
 	rmdir(keep);
 }
 END_TEST
@@ -849,6 +923,7 @@ static Suite *supervisor_suite(void)
 			    sizeof(esc_table) / sizeof(*esc_table));
 	tcase_add_test(tc, session_paths);
 	tcase_add_test(tc, rmtree_no_follow);
+	tcase_add_test(tc, rmtree_swapped_dir_is_not_followed);
 	tcase_add_loop_test(tc, endpoint_table, 0,
 			    sizeof(ep_table) / sizeof(*ep_table));
 	tcase_add_test(tc, loopback_listeners);
