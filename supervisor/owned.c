@@ -4,7 +4,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <stdint.h>
@@ -15,6 +14,7 @@
 #include <unistd.h>
 
 #include "policy/policy.h"
+#include "supervisor/treewalk.h"
 
 #define OWNED_MAX 1024
 
@@ -39,6 +39,7 @@ struct hx_owned {
 	dev_t shm_dev;
 	struct ident *shm;
 	size_t nshm, shm_cap;
+	size_t swept; /* by the sweep at the end */
 	bool shm_left;
 };
 
@@ -212,27 +213,20 @@ static int cmp_ident(const void *a, const void *b)
 	return x->nsec < y->nsec ? -1 : x->nsec > y->nsec;
 }
 
-/* nftw has no argument: the sweep's, one at a time (the end). */
-static struct hx_owned *sweeping;
-static size_t swept;
-
-static int sweep_one(const char *path, const struct stat *st, int type,
-		     struct FTW *ftw)
+/* A file of /dev/shm, named by its directory's fd (treewalk.h): looked
+ * at and removed there, so a directory swapped for a symlink by another
+ * process meanwhile (another session's agent, another user) never
+ * turns the removal onto a file elsewhere with the same name. */
+static void sweep_one(int dfd, const char *name, void *arg)
 {
+	struct hx_owned *o = arg;
 	struct ident id;
-	bool found = false;
 
-	(void)st;
-	(void)ftw;
-	if (type != FTW_F && type != FTW_SL)
-		return 0; /* a directory: it may hold the user's too */
-	if (ident_at(AT_FDCWD, path, &id))
-		return 0;
-	found = bsearch(&id, sweeping->shm, sweeping->nshm,
-			sizeof(*sweeping->shm), cmp_ident) != NULL;
-	if (found && !unlink(path))
-		swept++;
-	return 0;
+	if (ident_at(dfd, name, &id))
+		return;
+	if (bsearch(&id, o->shm, o->nshm, sizeof(*o->shm), cmp_ident) &&
+	    !unlinkat(dfd, name, 0))
+		o->swept++;
 }
 
 size_t hx_owned_sweep_shm(struct hx_owned *o, bool *left)
@@ -244,12 +238,11 @@ size_t hx_owned_sweep_shm(struct hx_owned *o, bool *left)
 	}
 	pthread_mutex_lock(&o->lock);
 	qsort(o->shm, o->nshm, sizeof(*o->shm), cmp_ident);
-	sweeping = o;
-	swept = 0;
-	/* FTW_PHYS: no symlink followed; FTW_MOUNT: nothing mounted over. */
-	nftw("/dev/shm", sweep_one, 16, FTW_PHYS | FTW_MOUNT);
-	sweeping = NULL;
+	o->swept = 0;
+	/* Its directories may hold the user's files too: kept. */
+	hx_treewalk_at(AT_FDCWD, "/dev/shm/.", /* /dev/shm may be a link */
+		       &(struct hx_treewalk){.file = sweep_one, .arg = o});
 	*left = o->shm_left;
 	pthread_mutex_unlock(&o->lock);
-	return swept;
+	return o->swept;
 }

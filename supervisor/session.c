@@ -19,7 +19,7 @@
 #include "common/path.h"
 
 /* In each session's tmp_root, flocked while the session lives. */
-#define LOCK_NAME "lock"
+#define LOCK_NAME "harness-session.lock"
 
 bool hx_session_name_valid(const char *name)
 {
@@ -141,7 +141,7 @@ int hx_session_init(struct hx_session *s, const char *name,
 	int r;
 
 	memset(s, 0, sizeof(*s));
-	s->tmp_lock = -1;
+	s->tmp_lock = s->run_fd = -1;
 	if (name) {
 		if (!hx_session_name_valid(name))
 			return -EINVAL;
@@ -222,25 +222,32 @@ static int mkdirs(const char *path)
 }
 
 /* /tmp is shared: the run dir must be a real directory of ours that
- * nobody else can enter, or another user could pre-create it. */
-static int own_private_dir(const char *path)
+ * nobody else can enter, or another user could pre-create it. Held open
+ * (O_NOFOLLOW): what is made and removed in it is named from the fd,
+ * so a run dir swapped for a symlink afterwards is not followed. */
+static int open_private_dir(const char *path)
 {
 	struct stat st;
+	int fd;
 
 	if (mkdir(path, 0700) && errno != EEXIST)
 		return -errno;
-	if (lstat(path, &st))
-		return -errno;
-	if (!S_ISDIR(st.st_mode) || st.st_uid != getuid() || (st.st_mode & 077))
+	fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return errno == ELOOP || errno == ENOTDIR ? -EPERM : -errno;
+	if (fstat(fd, &st) || st.st_uid != getuid() || (st.st_mode & 077)) {
+		close(fd);
 		return -EPERM;
-	return 0;
+	}
+	return fd;
 }
 
 /* A session's tmp_root no harness-exec holds: killed, its cleanup never
  * ran. Its processes are gone with it (the reaper, or the exec gate's
- * kill on exit), and no agent can write in the run dir, so nothing
- * moves under the walk. A tmp_root with no lock file is an older
- * harness-exec's, maybe alive: left alone. */
+ * kill on exit); an agent of another session in audit mode may write
+ * there still, which the removal's walk is proof against (treewalk.h).
+ * A tmp_root with no lock file is an older harness-exec's, maybe
+ * alive: left alone. */
 static bool stale_dir(int run_fd, const char *name)
 {
 	char lock[NAME_MAX + sizeof(LOCK_NAME) + 1];
@@ -262,22 +269,24 @@ static bool stale_dir(int run_fd, const char *name)
  * Dot names are skipped: a tmp_root being made (make_tmp_root). */
 static void sweep_run_dir(const struct hx_session *s)
 {
-	char path[PATH_MAX], id[NAME_MAX + 1];
+	char id[NAME_MAX + 1];
 	struct dirent *d;
 	struct stat st;
-	DIR *dir = opendir(s->run_dir);
+	int fd = dup(s->run_fd);
+	DIR *dir = fd < 0 ? NULL : fdopendir(fd);
 	char *dot;
 
-	if (!dir)
+	if (!dir) {
+		if (fd >= 0)
+			close(fd);
 		return;
+	}
 	while ((d = readdir(dir))) {
 		if (d->d_name[0] == '.' || !strcmp(d->d_name, s->id))
 			continue;
-		if (FMT(path, "%s/%s", s->run_dir, d->d_name))
-			continue;
 		if (d->d_type == DT_DIR) {
-			if (stale_dir(dirfd(dir), d->d_name))
-				hx_rmtree(path);
+			if (stale_dir(s->run_fd, d->d_name))
+				hx_rmtree_at(s->run_fd, d->d_name);
 			continue;
 		}
 		snprintf(id, sizeof(id), "%s", d->d_name);
@@ -286,9 +295,9 @@ static void sweep_run_dir(const struct hx_session *s)
 		    (strcmp(dot, ".sock") && strcmp(dot, ".ask")))
 			continue;
 		*dot = '\0';
-		if (fstatat(dirfd(dir), id, &st, AT_SYMLINK_NOFOLLOW) &&
+		if (fstatat(s->run_fd, id, &st, AT_SYMLINK_NOFOLLOW) &&
 		    errno == ENOENT)
-			unlink(path);
+			unlinkat(s->run_fd, d->d_name, 0);
 	}
 	closedir(dir);
 }
@@ -297,22 +306,26 @@ static void sweep_run_dir(const struct hx_session *s)
  * sweep of another session's start passes by, then renamed into place. */
 static int make_tmp_root(struct hx_session *s)
 {
-	char made[PATH_MAX], lock[PATH_MAX + sizeof(LOCK_NAME)];
-	int e = 0;
+	char made[NAME_MAX + 1];
+	int e = 0, fd;
 
-	if (FMT(made, "%s/.%s.new", s->run_dir, s->id))
+	if (FMT(made, ".%s.new", s->id))
 		return -ENAMETOOLONG;
-	snprintf(lock, sizeof(lock), "%s/%s", made, LOCK_NAME);
-	if (mkdir(made, 0700))
+	if (mkdirat(s->run_fd, made, 0700))
 		return -errno;
-	s->tmp_lock = open(lock, O_RDONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-	if (s->tmp_lock < 0 || flock(s->tmp_lock, LOCK_EX) ||
-	    renameat2(AT_FDCWD, made, AT_FDCWD, s->tmp_root, RENAME_NOREPLACE))
+	fd = openat(s->run_fd, made,
+		    O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd >= 0)
+		s->tmp_lock =
+		    openat(fd, LOCK_NAME,
+			   O_RDONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	if (fd < 0 || s->tmp_lock < 0 || flock(s->tmp_lock, LOCK_EX) ||
+	    renameat2(s->run_fd, made, s->run_fd, s->id, RENAME_NOREPLACE))
 		e = -errno;
-	if (e) {
-		unlink(lock);
-		rmdir(made);
-	}
+	if (fd >= 0)
+		close(fd);
+	if (e)
+		hx_rmtree_at(s->run_fd, made);
 	return e;
 }
 
@@ -335,9 +348,9 @@ int hx_session_create(struct hx_session *s)
 	snprintf(sessions, sizeof(sessions), "%s/audit.jsonl", s->dir);
 	if (strcmp(sessions, s->audit_path) && symlink(s->audit_path, sessions))
 		return -errno;
-	r = own_private_dir(s->run_dir);
-	if (r)
-		return r;
+	s->run_fd = open_private_dir(s->run_dir);
+	if (s->run_fd < 0)
+		return s->run_fd;
 	sweep_run_dir(s);
 	if ((r = make_tmp_root(s)))
 		return r;
@@ -347,20 +360,30 @@ int hx_session_create(struct hx_session *s)
 	return 0;
 }
 
+/* The TMPDIR, from the run dir's fd: most agents leave it empty, so
+ * unlinks of the lock and two empty directories, no walk. */
+static int remove_tmp_root(struct hx_session *s)
+{
+	int fd = openat(s->run_fd, s->id,
+			O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	bool empty = false;
+
+	if (fd >= 0) {
+		unlinkat(fd, LOCK_NAME, 0);
+		empty = !unlinkat(fd, "tmp", AT_REMOVEDIR);
+		close(fd);
+	}
+	if (empty && !unlinkat(s->run_fd, s->id, AT_REMOVEDIR))
+		return 0;
+	return hx_rmtree_at(s->run_fd, s->id);
+}
+
 int hx_session_cleanup(struct hx_session *s)
 {
-	char lock[PATH_MAX + sizeof(LOCK_NAME)];
 	int r = 0, e;
 
-	snprintf(lock, sizeof(lock), "%s/%s", s->tmp_root, LOCK_NAME);
-	if (s->created_tmp)
-		unlink(lock);
-	/* Most agents leave their TMPDIR empty: two rmdirs then, no walk
-	 * (rmdir removes nothing but an empty directory, and no link). */
-	if (s->created_tmp && !rmdir(s->tmpdir) && !rmdir(s->tmp_root))
-		s->created_tmp = false;
 	if (s->created_tmp) {
-		e = hx_rmtree(s->tmp_root);
+		e = remove_tmp_root(s);
 		if (e && e != -ENOENT)
 			r = e;
 		s->created_tmp = false;
@@ -370,6 +393,9 @@ int hx_session_cleanup(struct hx_session *s)
 	if (s->tmp_lock >= 0)
 		close(s->tmp_lock);
 	s->tmp_lock = -1;
+	if (s->run_fd >= 0)
+		close(s->run_fd);
+	s->run_fd = -1;
 	return r;
 }
 

@@ -25,7 +25,8 @@ struct hx_session {
 	char tmp_root[PATH_MAX];   /* <run_dir>/<id> */
 	char tmpdir[PATH_MAX];	   /* <tmp_root>/tmp: the agent's TMPDIR */
 	bool created_tmp;
-	int tmp_lock; /* tmp_root, flocked while the session lives */
+	int tmp_lock; /* tmp_root's lock file, flocked while it lives */
+	int run_fd;   /* run_dir, checked ours (hx_session_create) */
 	/* protect globs (escaped) and the pointers handed to the policy */
 	char protect_buf[HX_SESSION_NPROTECT][PATH_MAX + 8];
 	const char *protect[HX_SESSION_NPROTECT];
@@ -85,5 +86,9 @@ int hx_session_cleanup(struct hx_session *s);
  * from directories held open). 0, or the first -errno; what could not
  * be removed stays. supervisor/rmtree.c. */
 int hx_rmtree(const char *path);
+
+/* hx_rmtree of name in the directory open at dfd, name not followed
+ * either: for a tree whose parent directory was opened and checked. */
+int hx_rmtree_at(int dfd, const char *name);
 
 #endif
