@@ -15,7 +15,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
+#include <linux/openat2.h>
 
 #define NELEM(a) (sizeof(a) / sizeof(*(a)))
 
@@ -77,32 +79,36 @@ static bool layout_is_git(const char *dir)
 	return has(dir, "HEAD") || has(dir, "objects") || has(dir, "refs");
 }
 
-/* dir/name (config, config.worktree), if there is one, made a new file of what
- * was checked in it (false: it names code, or could not be so made). Its old
- * file may be written still, by an fd or a second name the agent took while dir
- * was no repository: a repository's config is no longer it. */
-static bool fresh_config(const char *dir, const char *name)
+/* name (config, config.worktree) in the directory open at dfd, if there
+ * is one, made a new file of what was checked in it (false: it names
+ * code, or could not be so made). Its old file may be written still, by
+ * an fd or a second name the agent took while the directory was no
+ * repository: a repository's config is no longer it. Every step is from
+ * dfd: harness-exec writes here, unconfined, while the agent's other
+ * threads run, and a directory swapped for a symlink to ~/.aws between
+ * the look and the rename had it write the agent's text as that
+ * directory's config. */
+static bool fresh_config(int dfd, const char *name)
 {
-	char p[PATH_MAX], tmp[PATH_MAX], *buf;
+	char tmp[NAME_MAX + 1], *buf;
 	struct stat st;
 	size_t off = 0;
 	ssize_t len, n = 0;
 	int fd;
 	bool ok;
 
-	if (snprintf(p, sizeof(p), "%s/%s", dir, name) >= (int)sizeof(p) ||
-	    snprintf(tmp, sizeof(tmp), "%s/.hx-%s-%d", dir, name,
-		     (int)gettid()) >= (int)sizeof(tmp))
+	if (snprintf(tmp, sizeof(tmp), ".hx-%s-%d", name, (int)gettid()) >=
+	    (int)sizeof(tmp))
 		return false;
-	if (lstat(p, &st))
+	if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW))
 		return errno == ENOENT;
 	if (!(buf = malloc(HX_GITCONF_COPY_MAX)))
 		return false;
-	len = hx_gitconf_read_checked(AT_FDCWD, p, buf, &st);
+	len = hx_gitconf_read_checked(dfd, name, buf, &st);
 	fd = len >= 0
-		 ? open(tmp,
-			O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
-			st.st_mode & 0777)
+		 ? openat(dfd, tmp,
+			  O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+			  st.st_mode & 0777)
 		 : -1;
 	while (fd >= 0 && off < (size_t)len &&
 	       (n = write(fd, buf + off, (size_t)len - off)) > 0)
@@ -113,55 +119,56 @@ static bool fresh_config(const char *dir, const char *name)
 	ok = off == (size_t)len &&
 	     (!fchown(fd, st.st_uid, st.st_gid) || geteuid()) &&
 	     !fchmod(fd, st.st_mode & 0777);
-	ok = !close(fd) && ok && !rename(tmp, p);
+	ok = !close(fd) && ok && !renameat(dfd, tmp, dfd, name);
 	if (!ok)
-		unlink(tmp);
+		unlinkat(dfd, tmp, 0);
 	return ok;
 }
 
-/* Whether dir/remotes is anything but a directory with nothing in it:
- * a remote of the old layout may force a push ("Push: +main:main"). */
-static bool has_remotes(const char *dir)
+/* Whether remotes in dfd is anything but a directory with nothing in
+ * it: a remote of the old layout may force a push ("Push: +main:main"). */
+static bool has_remotes(int dfd)
 {
-	char p[PATH_MAX];
 	struct stat st;
-	DIR *d;
 	struct dirent *e;
 	bool any = false;
+	int fd;
+	DIR *d;
 
-	if (snprintf(p, sizeof(p), "%s/remotes", dir) >= (int)sizeof(p))
-		return true;
-	if (lstat(p, &st))
+	if (fstatat(dfd, "remotes", &st, AT_SYMLINK_NOFOLLOW))
 		return false;
-	if (!S_ISDIR(st.st_mode) || !(d = opendir(p)))
+	if (!S_ISDIR(st.st_mode))
 		return true;
+	fd = openat(dfd, "remotes",
+		    O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	d = fd < 0 ? NULL : fdopendir(fd);
+	if (!d) {
+		if (fd >= 0)
+			close(fd);
+		return true;
+	}
 	while (!any && (e = readdir(d)))
 		any = strcmp(e->d_name, ".") && strcmp(e->d_name, "..");
 	closedir(d);
 	return any;
 }
 
-/* Whether the bare layout at dir would run code once it is a
- * repository: a hook (not *.sample), a configuration naming code, a
- * commondir. */
-static bool carries_code(const char *dir)
+/* Whether the directory open at dfd holds a hook (not *.sample) in its
+ * hooks, or a hooks that is no directory (a link to hooks elsewhere). */
+static bool has_hooks(int dfd)
 {
-	char p[PATH_MAX];
 	struct stat st;
-	int fd;
-	DIR *d;
 	struct dirent *e;
 	bool code = false;
+	int fd;
+	DIR *d;
 
-	if (has(dir, "commondir") || !fresh_config(dir, "config") ||
-	    !fresh_config(dir, "config.worktree") || has_remotes(dir))
-		return true;
-	if (snprintf(p, sizeof(p), "%s/hooks", dir) >= (int)sizeof(p) ||
-	    lstat(p, &st))
+	if (fstatat(dfd, "hooks", &st, AT_SYMLINK_NOFOLLOW))
 		return false;
 	if (!S_ISDIR(st.st_mode))
-		return true; /* a link to hooks elsewhere */
-	fd = open(p, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		return true;
+	fd = openat(dfd, "hooks",
+		    O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	d = fd < 0 ? NULL : fdopendir(fd);
 	if (!d) {
 		if (fd >= 0)
@@ -175,6 +182,31 @@ static bool carries_code(const char *dir)
 		       (k < 7 || strcmp(e->d_name + k - 7, ".sample"));
 	}
 	closedir(d);
+	return code;
+}
+
+/* Whether the bare layout at dir would run code once it is a
+ * repository: a hook (not *.sample), a configuration naming code, a
+ * commondir, a remote of the old layout. dir is the name the decision
+ * was made on, with no symlink in it: one found now was swapped in
+ * since, and counts as code (the write is refused). */
+static bool carries_code(const char *dir)
+{
+	struct open_how how = {
+	    .flags = O_RDONLY | O_DIRECTORY | O_CLOEXEC,
+	    .resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS,
+	};
+	int dfd = (int)syscall(SYS_openat2, AT_FDCWD, dir, &how, sizeof(how));
+	struct stat st;
+	bool code;
+
+	if (dfd < 0)
+		return true;
+	code = !fstatat(dfd, "commondir", &st, AT_SYMLINK_NOFOLLOW) ||
+	       !fresh_config(dfd, "config") ||
+	       !fresh_config(dfd, "config.worktree") || has_remotes(dfd) ||
+	       has_hooks(dfd);
+	close(dfd);
 	return code;
 }
 
