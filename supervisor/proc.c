@@ -64,6 +64,13 @@ bool hx_proc_descends(pid_t pid, pid_t ancestor)
 	return false;
 }
 
+bool hx_proc_descends_pinned(pid_t pid, int pidfd, pid_t ancestor)
+{
+	return hx_proc_descends(pid, ancestor) &&
+	       (pidfd < 0 ||
+		!syscall(SYS_pidfd_send_signal, pidfd, 0, NULL, 0));
+}
+
 /* /proc/<tid>/status into buf (NUL-terminated): 0 or -errno. */
 static int read_status(pid_t tid, char *buf, size_t size)
 {

@@ -42,6 +42,10 @@ pid_t hx_proc_ppid(pid_t pid);
 /* Whether pid is ancestor or one of its descendants (by parent links). */
 bool hx_proc_descends(pid_t pid, pid_t ancestor);
 
+/* hx_proc_descends, for pid pinned by pidfd (-1: not pinned): false when
+ * it was reaped meanwhile, whose number may be another process's. */
+bool hx_proc_descends_pinned(pid_t pid, int pidfd, pid_t ancestor);
+
 /* What /proc/<tid>/status says of a thread (14 us on a small VM: read
  * it once per need). */
 struct hx_procstatus {

@@ -751,6 +751,12 @@ static void handle_listener(struct hx_server *s, struct hx_source *src,
 			}
 			pidfd = -1;
 		}
+		/* A process of another session (the socket of one in
+		 * /tmp/harness-<uid>) or of the user's: none of ours. */
+		if (!hx_proc_descends_pinned(cred.pid, pidfd, getpid())) {
+			refuse_conn(s, fd, pidfd, 0);
+			continue;
+		}
 		add_conn(s, fd, cred.pid, cred.uid, pidfd);
 	}
 }

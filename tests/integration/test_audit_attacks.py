@@ -4,6 +4,7 @@ audit mode, from python (the shim) and from a static program (the kernel
 layer only); each test checks that the forbidden effect did not happen
 and that the record says what did."""
 
+import json
 import os
 import re
 import resource
@@ -780,3 +781,36 @@ def test_an_exec_the_kernel_refuses_after_its_allow_has_a_failed_record(wd):
     r = harness(["sh", "-c", "for i in 1 2 3; do /bin/true; done; exec /bin/echo done"], wd)
     check(r.stdout == "done\n" and not r.events(event="failed"),
           "execs that ran: %r" % r.events(event="failed"))
+
+
+def test_a_process_outside_the_session_cannot_speak_on_its_socket(wd):
+    """The session's socket takes any connection its uid may make: a
+    process outside the session (the user's, or an agent of another
+    session, in audit mode or when this one's socket is in
+    /tmp/harness-<uid>) that spoke the protocol had its HELLO answered
+    and recorded in this session's log as a process of it, its claim
+    and all. A connection from a process that does not descend from
+    harness-exec is refused, in both places the socket may be."""
+    client = os.path.join(HELPERS, "static_wire_client")
+    env = dict(os.environ, XDG_STATE_HOME=wd.state)
+    env.pop("LD_PRELOAD", None)
+    for extra in ([], ["--no-kernel-notify"]):
+        log = os.path.join(wd.state, "outside-%d.jsonl" % len(extra))
+        p = subprocess.Popen([EXEC, "--quiet", "--audit-log", log] + extra +
+                             ["--", "sh", "-c", 'echo "$HARNESS_SOCKET"; exec sleep 30'],
+                             cwd=wd.path, env=env, stdout=subprocess.PIPE, text=True)
+        try:
+            sock = p.stdout.readline().strip()
+            check(sock, "%r: no socket" % extra)
+            out = subprocess.run([client, "hello", "/usr/bin/ls", "ls", "-la"],
+                                 env=dict(env, HARNESS_SOCKET=sock), capture_output=True,
+                                 text=True, timeout=30)
+            check(out.stdout.strip() in ("hello 0", "hello -1"),
+                  "%r: an outside HELLO was answered: %r %r" % (extra, out.stdout, out.stderr))
+        finally:
+            p.terminate()
+            p.wait()
+        recs = [json.loads(l) for l in open(log)]
+        forged = [x for x in recs if x.get("event") == "process_start" and
+                  "-la" in (x.get("args", {}).get("claimed_argv") or x.get("args", {}).get("argv") or [])]
+        check(not forged, "%r: recorded as the session's: %r" % (extra, forged))
