@@ -227,6 +227,13 @@ CREDENTIALS = [
     ".config/Bitwarden CLI/data.json", ".config/goose/secrets.yaml", ".sentryclirc",
     ".config/yandex-cloud/config.yaml", ".bluemix/config.json", ".cf/config.json", ".expo/state.json",
     ".authinfo",                                 # git-credential-netrc's and Emacs' passwords
+    # This session's additions (reading the tools' documented stores):
+    ".tsh/keys/proxy.example.com/alice",         # Teleport's private key
+    ".circleci/cli.yml", ".travis/config.yml", ".railway/config.json",
+    ".doppler/.doppler.yaml", ".config/tea/config.yml", ".jfrog/jfrog-cli.conf.v6",
+    ".config/argocd/config", ".okta/okta.yaml", ".sfdx/key.json", ".config/linode-cli",
+    ".msmtprc", ".fetchmailrc",                  # mail passwords
+    ".local/share/python_keyring/keyring_pass.cfg",  # keyrings.alt's file keyring
 ]
 
 
