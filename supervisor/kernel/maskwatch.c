@@ -35,6 +35,8 @@ struct dir {
 	char *path;
 	dev_t dev;
 	ino_t ino;
+	bool held; /* a held mask's directory: its names only
+		      (hx_maskwatch_hold) */
 };
 
 struct hx_maskwatch {
@@ -42,6 +44,8 @@ struct hx_maskwatch {
 	int fd;
 	struct dir *dirs; /* by watch descriptor */
 	size_t cap, ndirs, unwatched, seen, stale, overflows;
+	char **held; /* hx_maskwatch_hold's paths */
+	size_t nheld;
 	bool said_full;
 };
 
@@ -76,7 +80,11 @@ static int open_dir(const char *path)
 	return fd < 0 ? -errno : (int)fd;
 }
 
-int hx_maskwatch_add(struct hx_maskwatch *w, int dfd, const char *path)
+/* Watches dfd (path); a held directory watched already as a walked one
+ * stays walked (its entries are judged whole). The watch descriptor, or
+ * -errno. */
+static int watch_dir(struct hx_maskwatch *w, int dfd, const char *path,
+		     bool held)
 {
 	char at[64];
 	struct stat st;
@@ -112,12 +120,43 @@ int hx_maskwatch_add(struct hx_maskwatch *w, int dfd, const char *path)
 	}
 	/* The same directory again (renamed: inotify gives its wd back)
 	 * takes its new name. */
-	if (w->dirs[wd].path)
+	if (w->dirs[wd].path) {
 		free(w->dirs[wd].path);
-	else
+		held = held && w->dirs[wd].held;
+	} else
 		w->ndirs++;
-	w->dirs[wd] = (struct dir){strdup(path), st.st_dev, st.st_ino};
-	return w->dirs[wd].path ? 0 : -ENOMEM;
+	w->dirs[wd] = (struct dir){strdup(path), st.st_dev, st.st_ino, held};
+	return w->dirs[wd].path ? wd : -ENOMEM;
+}
+
+int hx_maskwatch_add(struct hx_maskwatch *w, int dfd, const char *path)
+{
+	int wd = watch_dir(w, dfd, path, false);
+
+	return wd < 0 ? wd : 0;
+}
+
+int hx_maskwatch_hold(struct hx_maskwatch *w, const char *path)
+{
+	const char *slash = strrchr(path, '/');
+	char dir[PATH_MAX], **v;
+	int dfd, wd;
+
+	if (!slash || slash == path || (size_t)(slash - path) >= sizeof(dir))
+		return -EINVAL;
+	memcpy(dir, path, (size_t)(slash - path));
+	dir[slash - path] = '\0';
+	if (!(v = realloc(w->held, (w->nheld + 1) * sizeof(*v))))
+		return -ENOMEM;
+	w->held = v;
+	if (!(v[w->nheld] = strdup(path)))
+		return -ENOMEM;
+	w->nheld++;
+	if ((dfd = open_dir(dir)) < 0)
+		return dfd;
+	wd = watch_dir(w, dfd, dir, true);
+	close(dfd);
+	return wd < 0 ? wd : 0;
 }
 
 int hx_maskwatch_fd(const struct hx_maskwatch *w)
@@ -200,6 +239,46 @@ static void scan(struct hx_maskwatch *w, int dfd, const char *path,
 	closedir(d);
 }
 
+/* Name made in dir (open at dfd), a held mask's directory: handed on
+ * when it is that mask's path (a file renamed over it, or made anew:
+ * its node keeps Landlock's grant, so a read is refused by the node, a
+ * record), nothing else of a directory the session does not own. */
+static void held_entry(struct hx_maskwatch *w, int dfd, const char *dir,
+		       const char *name, found_fn fn, void *arg)
+{
+	char path[PATH_MAX];
+	struct stat st;
+
+	if ((size_t)snprintf(path, sizeof(path), "%s/%s", dir, name) >=
+	    sizeof(path))
+		return;
+	for (size_t i = 0; i < w->nheld; i++) {
+		if (strcmp(w->held[i], path))
+			continue;
+		if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) ||
+		    S_ISLNK(st.st_mode))
+			return;
+		w->seen++;
+		fn(path, S_ISDIR(st.st_mode), arg);
+		return;
+	}
+}
+
+/* The held masks of dir (open at dfd), looked at again. */
+static void held_scan(struct hx_maskwatch *w, int dfd, const char *dir,
+		      found_fn fn, void *arg)
+{
+	size_t n = strlen(dir);
+
+	for (size_t i = 0; i < w->nheld; i++) {
+		const char *h = w->held[i];
+
+		if (!strncmp(h, dir, n) && h[n] == '/' &&
+		    !strchr(h + n + 1, '/'))
+			held_entry(w, dfd, dir, h + n + 1, fn, arg);
+	}
+}
+
 /* The directory of watch wd, if it is still the one watched: its path
  * is the agent's to change (a rename whose event is still queued). */
 static int reopen(struct hx_maskwatch *w, int wd)
@@ -228,10 +307,13 @@ static void rescan_all(struct hx_maskwatch *w, found_fn fn, void *arg)
 	for (size_t wd = 0; wd < w->cap; wd++) {
 		int dfd = reopen(w, (int)wd);
 
-		if (dfd >= 0) {
+		if (dfd < 0)
+			continue;
+		if (w->dirs[wd].held)
+			held_scan(w, dfd, w->dirs[wd].path, fn, arg);
+		else
 			scan(w, dfd, w->dirs[wd].path, 0, fn, arg);
-			close(dfd);
-		}
+		close(dfd);
 	}
 }
 
@@ -261,8 +343,12 @@ void hx_maskwatch_read(struct hx_maskwatch *w, found_fn fn, void *arg)
 			}
 			if (!ev->len || (dfd = reopen(w, ev->wd)) < 0)
 				continue;
-			entry(w, dfd, w->dirs[ev->wd].path, ev->name, 0, fn,
-			      arg);
+			if (w->dirs[ev->wd].held)
+				held_entry(w, dfd, w->dirs[ev->wd].path,
+					   ev->name, fn, arg);
+			else
+				entry(w, dfd, w->dirs[ev->wd].path, ev->name, 0,
+				      fn, arg);
 			close(dfd);
 		}
 	}
@@ -338,5 +424,8 @@ void hx_maskwatch_free(struct hx_maskwatch *w)
 	for (size_t i = 0; i < w->cap; i++)
 		free(w->dirs[i].path);
 	free(w->dirs);
+	for (size_t i = 0; i < w->nheld; i++)
+		free(w->held[i]);
+	free(w->held);
 	free(w);
 }

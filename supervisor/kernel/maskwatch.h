@@ -39,6 +39,14 @@ int hx_maskwatch_new(const struct hx_policy *p, struct hx_maskwatch **out);
  * -errno. */
 int hx_maskwatch_add(struct hx_maskwatch *w, int dfd, const char *dir);
 
+/* A held mask's path (outside the write roots, refused by Landlock:
+ * sandbox.c add_held): its directory is watched for that name only, so
+ * that the file renamed over it or made anew (a credential rotated by
+ * the user's tool, which drops the mask with the old file) is masked
+ * again by its own node, whose Landlock grant makes a read a record;
+ * nothing else there is judged or walked. 0, or -errno. */
+int hx_maskwatch_hold(struct hx_maskwatch *w, const char *path);
+
 /* The inotify descriptor, for the loop. */
 int hx_maskwatch_fd(const struct hx_maskwatch *w);
 

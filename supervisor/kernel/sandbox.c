@@ -324,6 +324,26 @@ static int serve_masks_so(struct hx_sandbox *sb)
 	return e;
 }
 
+/* The held masks from had on, watched under their names (maskwatch.h):
+ * one dropped with its file (renamed over, removed and made again) is
+ * bound again, else Landlock refused its reads with no record. Not one
+ * beneath a directory mask: the bind would look up in that mask. */
+static void hold_watched(struct hx_sandbox *sb, size_t had)
+{
+	size_t n = hx_masks_count(sb->masks);
+
+	for (size_t i = had; sb->watch && i < n; i++) {
+		const char *p = hx_masks_path(sb->masks, i);
+		bool beneath = false;
+
+		for (size_t k = 0; k < n && !beneath; k++)
+			beneath = k != i && hx_masks_is_dir(sb->masks, k) &&
+				  hx_ll_within(p, hx_masks_path(sb->masks, k));
+		if (!beneath)
+			hx_maskwatch_hold(sb->watch, p);
+	}
+}
+
 /* Landlock's refused directories as masks, but harness's own state: the
  * session's directory holds the socket the shim reaches. */
 static void add_held(struct hx_sandbox *sb, const char *const *paths, size_t n)
@@ -342,6 +362,8 @@ static void add_held(struct hx_sandbox *sb, const char *const *paths, size_t n)
 	sb->masks_err = hx_masks_add(&sb->masks, keep, k, NULL, sb->mask_dir);
 	sb->held_masks = hx_masks_count(sb->masks) - had;
 	free(keep);
+	if (!sb->masks_err)
+		hold_watched(sb, had);
 }
 
 static void masks_ready(struct hx_sandbox *sb, bool quiet)

@@ -1,0 +1,116 @@
+"""Attack review 26, part b: the kernel layer's newest emulation and the
+FUSE masks, where the supervisor acts with another view than the
+kernel's. The held file masks (a credential outside the write roots,
+refused by Landlock, whose read is a record because the file is a FUSE
+node granted to Landlock): what the user's own tools do to the file
+while the session runs must not make the agent's reads of it
+unrecorded."""
+
+import json
+import os
+import shutil
+import subprocess
+import time
+
+from lib import EXEC, Skip, check
+from test_default_policy import fake_home
+
+BUSYBOX = shutil.which("busybox")
+
+
+def _wait_for(pred, what, timeout=10):
+    end = time.time() + timeout
+    while time.time() < end:
+        if pred():
+            return
+        time.sleep(0.02)
+    raise AssertionError("timed out waiting for %s" % what)
+
+
+def _records(log):
+    with open(log) as f:
+        return [json.loads(l) for l in f]
+
+
+def _session(wd, home, name, outside):
+    """A static agent reads ~/.netrc once outside() has played the
+    user's tool on it (a new file where the masked one was); returns its
+    output and the records."""
+    log = os.path.join(wd.state, name + ".jsonl")
+    extra = ["--no-kernel-audit"] if os.geteuid() == 0 else []
+    script = ("echo > ready-%s; while [ ! -e go-%s ]; do sleep 0.02; done; "
+              "cat $HOME/.netrc; echo done") % (name, name)
+    proc = subprocess.Popen([EXEC, "--quiet", "--audit-log", log] + extra +
+                            ["--", BUSYBOX, "sh", "-c", script],
+                            cwd=wd.path, env=dict(os.environ, HOME=home),
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        _wait_for(lambda: os.path.exists(os.path.join(wd.path, "ready-" + name)), "the agent")
+        outside()
+        # The new file's mask, when there is one, before the read: a
+        # read between the file's creation and its mask is Landlock's
+        # alone (maskwatch.h). Without one the read goes on after 2 s.
+        try:
+            _wait_for(lambda: '"mask_added"' in open(log).read(), "the mask", timeout=2)
+        except AssertionError:
+            pass
+        open(os.path.join(wd.path, "go-" + name), "w").close()
+        out, err = proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    return out, err, _records(log)
+
+
+def test_a_held_mask_the_users_tool_replaces_still_records_a_read(wd):
+    """A held file mask is a bind on the file's dentry: the user's tool
+    that rotates the credential (a new file renamed over it, as git's
+    credential store and most editors write; or removed and written
+    again) drops the mount with the old file, in the agent's namespace
+    too. Landlock still refuses the new file (a new entry of a directory
+    it carves), but as an ordinary user (and as root without kernel
+    audit) that refusal was no record: the agent's reads of the rotated
+    secret left nothing in the log (found by this review). The held
+    masks' directories are watched for their names, and the new file is
+    bound to the mask's own node, whose Landlock grant stays."""
+    home = fake_home(wd)
+    netrc = os.path.join(home, ".netrc")
+    with open(netrc, "w") as f:
+        f.write("machine h login u password NETRC-OLD\n")
+
+    def rename_over():
+        with open(netrc + ".lock", "w") as f:
+            f.write("machine h login u password NETRC-ROTATED\n")
+        os.rename(netrc + ".lock", netrc)
+
+    def remove_and_write():
+        os.unlink(netrc)
+        with open(netrc, "w") as f:
+            f.write("machine h login u password NETRC-WRITTEN\n")
+
+    for name, outside in (("rename", rename_over), ("rewrite", remove_and_write)):
+        out, err, recs = _session(wd, home, name, outside)
+        start = [e for e in recs if e["event"] == "session_start"][0]
+        kernel = start["kernel"]
+        check("NETRC" not in out and out.endswith("done\n"), "%s: %r %r" % (name, out, err))
+        check(open(netrc).read().startswith("machine h"), "%s: changed" % name)
+        if kernel.get("landlock_audit", {}).get("recorded"):
+            # Kernel audit on (another session turned it on): Landlock's
+            # own record, and no held mask is made.
+            layers = ("landlock", "mask")
+        elif kernel.get("mask_records") != "fuse":
+            check(os.geteuid() != 0, "%s: masks without records as root: %r" % (name, kernel))
+            raise Skip("/dev/fuse is not the user's to open: %r" % kernel.get("mask_records"))
+        else:
+            layers = ("mask",)
+        reads = [e for e in recs if e.get("args", {}).get("path") == netrc and
+                 e.get("op") == "read" and e.get("layer") in layers]
+        check(reads and all(e["verdict"] == "deny" and e["rule"] == "credential-files"
+                            for e in reads),
+              "%s: the read of the new ~/.netrc left no record: %r" % (
+                  name, [(e["event"], e.get("layer"), e.get("args")) for e in recs
+                         if e["event"] not in ("execve", "process_exit", "session_start")]))
+        if layers == ("mask",):
+            check([e for e in recs if e["event"] == "mask_added" and e["args"]["path"] == netrc
+                   and "error" not in e["args"]], "%s: no mask_added" % name)
