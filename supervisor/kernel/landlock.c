@@ -147,23 +147,15 @@ int hx_landlock_grant_own_devpts(const struct hx_landlock *ll)
 	return r;
 }
 
-int hx_landlock_grant_mask(const char *path, void *arg)
+int hx_landlock_grant_mask(int node, void *arg)
 {
 	const struct hx_landlock *ll = arg;
 	uint64_t rights =
 	    (HX_LL_FS_READ_FILE | HX_LL_FS_EXECUTE) & (ll ? ll->fs_handled : 0);
-	int fd, r;
 
 	if (!ll || ll->fd < 0 || !rights)
 		return 0;
-	/* The mount's root: no request reaches the mask (its server is not
-	 * serving yet). */
-	fd = open(path, O_PATH | O_NOFOLLOW | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	r = hx_ll_add_path(ll->fd, fd, rights);
-	close(fd);
-	return r;
+	return hx_ll_add_path(ll->fd, node, rights);
 }
 
 void hx_landlock_release(struct hx_landlock *ll)

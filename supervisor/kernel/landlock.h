@@ -67,12 +67,13 @@ void hx_landlock_release(struct hx_landlock *ll);
 int hx_landlock_grant_own_devpts(const struct hx_landlock *ll);
 
 /* In the agent's first process, for a file mask bound to its FUSE node
- * (masks.h's hx_masks_bound_fn; arg the struct hx_landlock): lets that
- * node be opened for reading and running, so that the mask refuses the
- * open on record (maskfs.h) where Landlock would have refused it first,
- * unrecorded (~/.netrc, outside every write root). The node refuses
- * every open, so nothing of the file is granted. Returns 0 or -errno. */
-int hx_landlock_grant_mask(const char *path, void *arg);
+ * (masks.h's hx_masks_bound_fn: node an O_PATH fd of the node itself,
+ * borrowed; arg the struct hx_landlock): lets that node be opened for
+ * reading and running, so that the mask refuses the open on record
+ * (maskfs.h) where Landlock would have refused it first, unrecorded
+ * (~/.netrc, outside every write root). The node refuses every open, so
+ * nothing of the file is granted. Returns 0 or -errno. */
+int hx_landlock_grant_mask(int node, void *arg);
 
 /* Writes, one per line, what the ruleset enforces and what it cannot
  * (patterns it cannot express, rights the ABI lacks), for --verbose:

@@ -519,6 +519,22 @@ static int cover(const struct hx_masks *m, size_t i, int root, const char *src,
 	return 0;
 }
 
+/* bound told of node i of the FUSE root: the node itself, whatever its
+ * path shows now (the bind's dentry dropped for a file renamed over it
+ * by a process outside, and the grant on that file). */
+static int bound_node(int root, size_t i, hx_masks_bound_fn bound, void *arg)
+{
+	char name[32];
+	int fd, e;
+
+	snprintf(name, sizeof(name), "%zu", i);
+	if ((fd = openat(root, name, O_PATH | O_NOFOLLOW | O_CLOEXEC)) < 0)
+		return -errno;
+	e = bound(fd, arg);
+	close(fd);
+	return e;
+}
+
 int hx_masks_apply(const struct hx_masks *m, int fuse_chan,
 		   hx_masks_bound_fn bound, void *arg)
 {
@@ -543,7 +559,7 @@ int hx_masks_apply(const struct hx_masks *m, int fuse_chan,
 		if (e && e != -ENOENT) /* -ENOENT: gone since the walk */
 			return e;
 		if (!e && fuse && !m->is_dir[i] && bound &&
-		    (e = bound(m->paths[i], arg)))
+		    (e = bound_node(root, i, bound, arg)))
 			return e;
 	}
 	/* The root stays mounted on the stage, in the session's directory

@@ -73,8 +73,11 @@ size_t hx_masks_count(const struct hx_masks *m);
 const char *hx_masks_path(const struct hx_masks *m, size_t i);
 bool hx_masks_is_dir(const struct hx_masks *m, size_t i);
 
-/* Called with each file mask bound to its FUSE node, once bound. */
-typedef int (*hx_masks_bound_fn)(const char *path, void *arg);
+/* Called with each file mask bound to its FUSE node, once bound: node
+ * an O_PATH fd of that node (borrowed), taken from the FUSE root, never
+ * by the mask's path, which a file renamed over it since the bind
+ * would name. */
+typedef int (*hx_masks_bound_fn)(int node, void *arg);
 
 /* In the agent's first process (single-threaded, after fork): a private
  * mount namespace (with a user namespace when not root) and the masks:
