@@ -193,6 +193,14 @@ size_t hx_landlock_held(const struct hx_landlock *ll, const char *const **paths)
 	return ll ? ll->nheld : 0;
 }
 
+size_t hx_landlock_absent(const struct hx_landlock *ll,
+			  const char *const **paths, size_t *files)
+{
+	*paths = ll ? (const char *const *)ll->absent : NULL;
+	*files = ll ? ll->nabsent_files : 0;
+	return ll ? ll->nabsent : 0;
+}
+
 struct hx_ipool *hx_landlock_pool(const struct hx_landlock *ll)
 {
 	return ll ? ll->pool : NULL;
@@ -211,6 +219,9 @@ void hx_landlock_free(struct hx_landlock *ll)
 	for (size_t i = 0; i < ll->nheld; i++)
 		free(ll->held[i]);
 	free(ll->held);
+	for (size_t i = 0; i < ll->nabsent; i++)
+		free(ll->absent[i]);
+	free(ll->absent);
 	free(ll->text);
 	free(ll);
 }

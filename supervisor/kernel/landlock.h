@@ -94,6 +94,16 @@ size_t hx_landlock_masked(const struct hx_landlock *ll,
 size_t hx_landlock_held(const struct hx_landlock *ll,
 			const char *const **paths);
 
+/* The held paths a literal deny names that are not there at start, in
+ * a directory that is (~/.git-credentials before the user's first `git
+ * credential approve`, ~/.aws): watched, and masked when one appears
+ * (maskwatch.h), so that a read of it is a record too. The first *files
+ * (a file's name, not "DIR/ **") each get a node of the masks kept and
+ * granted at start as a held file's: no Landlock rule can be added
+ * later. Owned by ll. */
+size_t hx_landlock_absent(const struct hx_landlock *ll,
+			  const char *const **paths, size_t *files);
+
 /* The unnamed files granted for reading that creations in the carved
  * directories link in (ipool.h), owned by ll (they outlive
  * hx_landlock_release, until hx_landlock_free); NULL when none. */

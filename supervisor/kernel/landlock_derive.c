@@ -93,6 +93,8 @@ struct derive {
 	struct strs rkernel, rshim, anc, wshim, wmissing, notes, pooled;
 	struct strs masked; /* read denies inside write roots that exist */
 	struct strs held;   /* files and dirs denied for reading elsewhere */
+	struct strs absent; /* of those, named but not there (yet) */
+	struct strs absent_dirs; /* the same, of "DIR/ **" patterns */
 	struct hx_ll_tree tree;
 	struct hx_ll_memo *memo; /* NULL: every prefix looked up anew */
 	size_t nrules, nskipped;
@@ -326,16 +328,55 @@ static void existing(struct derive *d, const struct hx_ll_pat *lp,
 	hx_ll_memo_each(d->memo, canon, lp->glob, denied_entry, &c);
 }
 
+/* A held path not there now, in a directory that is (a credential the
+ * user's tool writes during the session: ~/.git-credentials at the
+ * first `git credential approve`): hx_landlock_absent. */
+static void absent(struct derive *d, const char *canon, struct strs *to)
+{
+	char dir[PATH_MAX];
+	const char *slash = strrchr(canon, '/');
+	struct stat st;
+
+	if (!slash || slash == canon ||
+	    (size_t)(slash - canon) >= sizeof(dir) || !lstat(canon, &st) ||
+	    errno != ENOENT)
+		return;
+	memcpy(dir, canon, (size_t)(slash - canon));
+	dir[slash - canon] = '\0';
+	if (!lstat(dir, &st) && S_ISDIR(st.st_mode))
+		strs_add(d, to, "%s", canon);
+}
+
+/* The lists the masks take (hx_landlock_masked, _held, _absent). */
+static void hand_over(struct derive *d, struct hx_landlock *ll)
+{
+	size_t files = d->absent.n;
+
+	ll->masked = d->masked.v;
+	ll->nmasked = d->masked.n;
+	d->masked = (struct strs){0};
+	ll->held = d->held.v;
+	ll->nheld = d->held.n;
+	d->held = (struct strs){0};
+	/* The files' first, then the directories'. */
+	for (size_t i = 0; i < d->absent_dirs.n; i++)
+		strs_add(d, &d->absent, "%s", d->absent_dirs.v[i]);
+	ll->absent = d->absent.v;
+	ll->nabsent = d->absent.n;
+	ll->nabsent_files = files;
+	d->absent = (struct strs){0};
+}
+
 /* A held entry is masked (hx_landlock_held): none may hold
  * anything the ruleset may grant, which the mask would hide (a read
  * allow of ~/.ssh/known_hosts, a write root beneath it). A pattern
  * Landlock cannot express grants nothing. */
-static void keep_held_alone(struct derive *d)
+static void keep_alone(struct derive *d, struct strs *held)
 {
 	size_t k = 0;
 
-	for (size_t i = 0; i < d->held.n; i++) {
-		const char *h = d->held.v[i];
+	for (size_t i = 0; i < held->n; i++) {
+		const char *h = held->v[i];
 		bool granted = false;
 
 		for (size_t j = 0; j < d->wcanon.n && !granted; j++)
@@ -350,11 +391,11 @@ static void keep_held_alone(struct derive *d)
 				  hx_ll_within(lp.prefix, h);
 		}
 		if (granted)
-			free(d->held.v[i]);
+			free(held->v[i]);
 		else
-			d->held.v[k++] = d->held.v[i];
+			held->v[k++] = held->v[i];
 	}
-	d->held.n = k;
+	held->n = k;
 }
 
 static void read_deny(struct derive *d, const struct frule *f);
@@ -468,6 +509,9 @@ static void read_deny(struct derive *d, const struct frule *f)
 		return;
 	}
 	existing(d, &lp, canon, &d->held, true);
+	if (lp.kind != HX_LL_NAMEGLOB)
+		absent(d, canon,
+		       lp.kind == HX_LL_EXACT ? &d->absent : &d->absent_dirs);
 	if (lp.kind == HX_LL_NAMEGLOB) {
 		d->err = d->err
 			     ? d->err
@@ -824,7 +868,9 @@ int hx_ll_derive(const struct hx_policy *p, struct hx_landlock *ll,
 	}
 	if (d->err)
 		goto fail;
-	keep_held_alone(d);
+	keep_alone(d, &d->held);
+	keep_alone(d, &d->absent);
+	keep_alone(d, &d->absent_dirs);
 
 	if (dflt_allow) {
 		/* Listing stays possible on every ancestor of a deny. */
@@ -876,12 +922,7 @@ int hx_ll_derive(const struct hx_policy *p, struct hx_landlock *ll,
 	ll->fd = d->rs;
 	ll->fs_handled = d->fs;
 	d->rs = -1;
-	ll->masked = d->masked.v; /* handed over */
-	ll->nmasked = d->masked.n;
-	d->masked = (struct strs){0};
-	ll->held = d->held.v;
-	ll->nheld = d->held.n;
-	d->held = (struct strs){0};
+	hand_over(d, ll);
 	goto out;
 fail:
 	r = d->err ? d->err : r;
@@ -896,6 +937,8 @@ out:
 	strs_free(&d->rkernel);
 	strs_free(&d->masked);
 	strs_free(&d->held);
+	strs_free(&d->absent);
+	strs_free(&d->absent_dirs);
 	strs_free(&d->rshim);
 	strs_free(&d->anc);
 	strs_free(&d->wshim);

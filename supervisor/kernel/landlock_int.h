@@ -32,6 +32,8 @@ struct hx_landlock {
 	 * (hx_landlock_held). */
 	char **held;
 	size_t nheld;
+	char **absent; /* hx_landlock_absent: files, then directories */
+	size_t nabsent, nabsent_files;
 };
 
 /* How many pooled files each carved directory gets: Claude Code makes

@@ -70,6 +70,11 @@ int hx_maskfs_child_fd(const struct hx_maskfs *fs);
  * out of the agent's reach): masks made later bind from it. */
 int hx_maskfs_attach(int chan, const char *stage);
 
+/* In the child, after hx_maskfs_attach: lists the root (root the fd it
+ * returned), which makes every node of the masks in a few requests
+ * rather than a look-up each. Nothing when it cannot. */
+void hx_maskfs_prefetch(int root);
+
 /* In the parent after the fork: the serving thread, and the loop's end
  * that writes the records into pl. Returns 0 or -errno. */
 int hx_maskfs_start(struct hx_maskfs *fs, pid_t child, struct hx_pipeline *pl,

@@ -535,7 +535,7 @@ static int bound_node(int root, size_t i, hx_masks_bound_fn bound, void *arg)
 	return e;
 }
 
-int hx_masks_apply(const struct hx_masks *m, int fuse_chan,
+int hx_masks_apply(const struct hx_masks *m, int fuse_chan, size_t kept,
 		   hx_masks_bound_fn bound, void *arg)
 {
 	char file[32], dir[32];
@@ -547,8 +547,9 @@ int hx_masks_apply(const struct hx_masks *m, int fuse_chan,
 		return e;
 	/* Before any bind: a mask over the session's directory would hide
 	 * the stage; any failure, the empty covers. */
-	if (fuse_chan >= 0)
-		root = hx_maskfs_attach(fuse_chan, m->stage);
+	if (fuse_chan >= 0 &&
+	    (root = hx_maskfs_attach(fuse_chan, m->stage)) >= 0)
+		hx_maskfs_prefetch(root);
 	for (size_t i = 0; i < m->n; i++) {
 		bool fuse = false;
 
@@ -562,6 +563,11 @@ int hx_masks_apply(const struct hx_masks *m, int fuse_chan,
 		    (e = bound_node(root, i, bound, arg)))
 			return e;
 	}
+	/* The nodes kept for files not there yet: granted now (no rule can
+	 * be added later), bound when one appears (maskwatch.h). */
+	for (size_t i = m->n; root >= 0 && bound && i < m->n + kept; i++)
+		if ((e = bound_node(root, i, bound, arg)))
+			return e;
 	/* The root stays mounted on the stage, in the session's directory
 	 * the agent cannot reach: the masks bound later bind from it. */
 	if (root >= 0)

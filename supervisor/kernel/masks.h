@@ -84,10 +84,12 @@ typedef int (*hx_masks_bound_fn)(int node, void *arg);
  * each a FUSE file system whose connection goes to harness-exec on
  * fuse_chan (maskfs.h), or, with fuse_chan -1 or when that fails, a bind
  * mount of the empty covers; bound (may be NULL) is told of each file
- * bound to FUSE. A path beneath a directory masked before is covered
- * already: skipped. Nothing when there is nothing to mask. Returns 0,
- * or -errno (the caller decides; the agent must not run half-masked). */
-int hx_masks_apply(const struct hx_masks *m, int fuse_chan,
+ * bound to FUSE, and of the kept nodes after the masks' (for files not
+ * there yet, bound later), bound to nothing. A path beneath a directory
+ * masked before is covered already: skipped. Nothing when there is
+ * nothing to mask. Returns 0, or -errno (the caller decides; the agent
+ * must not run half-masked). */
+int hx_masks_apply(const struct hx_masks *m, int fuse_chan, size_t kept,
 		   hx_masks_bound_fn bound, void *arg);
 
 /* The same private mount namespace (and user namespace when not root),

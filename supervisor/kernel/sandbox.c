@@ -74,6 +74,11 @@ struct hx_sandbox {
 	struct hx_maskfs *maskfs;
 	int mask_records_err;
 	size_t held_masks; /* of them, Landlock's refused files and dirs */
+	/* Nodes of the FUSE masks kept after them for held paths not there
+	 * at start (hx_landlock_absent, borrowed from ll), granted in the
+	 * child and bound when the file appears. */
+	const char **absent;
+	size_t nabsent;
 	/* What is made in the project later, masked as it appears
 	 * (maskwatch.h); NULL without FUSE masks. */
 	struct hx_maskwatch *watch;
@@ -308,8 +313,8 @@ int hx_sandbox_userns_probe(void)
 static int serve_masks_so(struct hx_sandbox *sb)
 {
 	size_t n = hx_masks_count(sb->masks);
-	const char **paths = calloc(n, sizeof(*paths));
-	bool *dirs = calloc(n, sizeof(*dirs));
+	const char **paths = calloc(n + sb->nabsent, sizeof(*paths));
+	bool *dirs = calloc(n + sb->nabsent, sizeof(*dirs));
 	int e = -ENOMEM;
 
 	if (paths && dirs) {
@@ -317,7 +322,9 @@ static int serve_masks_so(struct hx_sandbox *sb)
 			paths[i] = hx_masks_path(sb->masks, i);
 			dirs[i] = hx_masks_is_dir(sb->masks, i);
 		}
-		e = hx_maskfs_new(paths, dirs, n, &sb->maskfs);
+		for (size_t i = 0; i < sb->nabsent; i++)
+			paths[n + i] = sb->absent[i];
+		e = hx_maskfs_new(paths, dirs, n + sb->nabsent, &sb->maskfs);
 	}
 	free(paths);
 	free(dirs);
@@ -328,20 +335,39 @@ static int serve_masks_so(struct hx_sandbox *sb)
  * one dropped with its file (renamed over, removed and made again) is
  * bound again, else Landlock refused its reads with no record. Not one
  * beneath a directory mask: the bind would look up in that mask. */
+static bool beneath_dir_mask(const struct hx_masks *m, const char *p)
+{
+	size_t n = hx_masks_count(m);
+
+	for (size_t k = 0; k < n; k++)
+		if (hx_masks_is_dir(m, k) && strcmp(p, hx_masks_path(m, k)) &&
+		    hx_ll_within(p, hx_masks_path(m, k)))
+			return true;
+	return false;
+}
+
 static void hold_watched(struct hx_sandbox *sb, size_t had)
 {
-	size_t n = hx_masks_count(sb->masks);
+	size_t n = hx_masks_count(sb->masks), k = 0, files;
+	const char *const *absent;
+	size_t nabsent;
 
-	for (size_t i = had; sb->watch && i < n; i++) {
-		const char *p = hx_masks_path(sb->masks, i);
-		bool beneath = false;
-
-		for (size_t k = 0; k < n && !beneath; k++)
-			beneath = k != i && hx_masks_is_dir(sb->masks, k) &&
-				  hx_ll_within(p, hx_masks_path(sb->masks, k));
-		if (!beneath)
-			hx_maskwatch_hold(sb->watch, p);
-	}
+	for (size_t i = had; sb->watch && i < n; i++)
+		if (!beneath_dir_mask(sb->masks, hx_masks_path(sb->masks, i)))
+			hx_maskwatch_hold(sb->watch,
+					  hx_masks_path(sb->masks, i));
+	/* The absent ones, watched; a file's gets a node, kept in order
+	 * after the masks (a directory's mask needs no grant: its
+	 * look-ups reach the node). */
+	nabsent = hx_landlock_absent(sb->ll, &absent, &files);
+	if (!sb->watch || !n || !nabsent ||
+	    !(sb->absent = calloc(nabsent, sizeof(*sb->absent))))
+		return;
+	for (size_t i = 0; i < nabsent; i++)
+		if (!beneath_dir_mask(sb->masks, absent[i]) &&
+		    !hx_maskwatch_hold(sb->watch, absent[i]) && i < files)
+			sb->absent[k++] = absent[i];
+	sb->nabsent = k;
 }
 
 /* Landlock's refused directories as masks, but harness's own state: the
@@ -399,6 +425,7 @@ static void masks_ready(struct hx_sandbox *sb, bool quiet)
 		hx_masks_free(sb->masks);
 		sb->masks = NULL;
 		sb->held_masks = 0;
+		sb->nabsent = 0;
 	}
 	if ((hx_masks_count(sb->masks) || (sb->watch && sb->masks)) &&
 	    !sb->mask_records_err)
@@ -587,6 +614,7 @@ void hx_sandbox_enter(const struct hx_sandbox *sb)
 	if ((e = hx_limits_apply_in_ns(&sb->limits, ns_e == 0)))
 		die_child("processes", -e);
 	if ((e = hx_masks_apply(sb->masks, hx_maskfs_child_fd(sb->maskfs),
+				sb->maskfs ? sb->nabsent : 0,
 				hx_landlock_grant_mask, sb->ll)))
 		die_child("masks", -e);
 	/* Before the capabilities go (an ordinary user has them in the
@@ -714,6 +742,9 @@ json_t *hx_sandbox_kernel_json(const struct hx_sandbox *sb)
 	if (sb->held_masks)
 		json_object_set_new(o, "masks_held",
 				    json_integer((json_int_t)sb->held_masks));
+	if (sb->nabsent) /* nodes kept for held files not there yet */
+		json_object_set_new(o, "masks_kept",
+				    json_integer((json_int_t)sb->nabsent));
 	/* ipool.h: how many new files in carved directories stay readable. */
 	json_object_set_new(
 	    o, "landlock_pool",
@@ -803,5 +834,6 @@ void hx_sandbox_free(struct hx_sandbox *sb)
 	hx_maskwatch_free(sb->watch);
 	hx_maskfs_free(sb->maskfs);
 	hx_masks_free(sb->masks);
+	free(sb->absent);
 	free(sb);
 }

@@ -4,7 +4,8 @@ kernel's. The held file masks (a credential outside the write roots,
 refused by Landlock, whose read is a record because the file is a FUSE
 node granted to Landlock): what the user's own tools do to the file
 while the session runs must not make the agent's reads of it
-unrecorded."""
+unrecorded, nor a credential the user's tool writes first while it
+runs."""
 
 import json
 import os
@@ -32,14 +33,14 @@ def _records(log):
         return [json.loads(l) for l in f]
 
 
-def _session(wd, home, name, outside):
-    """A static agent reads ~/.netrc once outside() has played the
-    user's tool on it (a new file where the masked one was); returns its
-    output and the records."""
+def _session(wd, home, name, outside, secret=".netrc"):
+    """A static agent reads ~/SECRET once outside() has played the
+    user's tool on it (a new file where the masked one was, or none
+    was); returns its output and the records."""
     log = os.path.join(wd.state, name + ".jsonl")
     extra = ["--no-kernel-audit"] if os.geteuid() == 0 else []
     script = ("echo > ready-%s; while [ ! -e go-%s ]; do sleep 0.02; done; "
-              "cat $HOME/.netrc; echo done") % (name, name)
+              "cat $HOME/%s; echo done") % (name, name, secret)
     proc = subprocess.Popen([EXEC, "--quiet", "--audit-log", log] + extra +
                             ["--", BUSYBOX, "sh", "-c", script],
                             cwd=wd.path, env=dict(os.environ, HOME=home),
@@ -91,26 +92,62 @@ def test_a_held_mask_the_users_tool_replaces_still_records_a_read(wd):
 
     for name, outside in (("rename", rename_over), ("rewrite", remove_and_write)):
         out, err, recs = _session(wd, home, name, outside)
-        start = [e for e in recs if e["event"] == "session_start"][0]
-        kernel = start["kernel"]
         check("NETRC" not in out and out.endswith("done\n"), "%s: %r %r" % (name, out, err))
         check(open(netrc).read().startswith("machine h"), "%s: changed" % name)
-        if kernel.get("landlock_audit", {}).get("recorded"):
-            # Kernel audit on (another session turned it on): Landlock's
-            # own record, and no held mask is made.
-            layers = ("landlock", "mask")
-        elif kernel.get("mask_records") != "fuse":
-            check(os.geteuid() != 0, "%s: masks without records as root: %r" % (name, kernel))
-            raise Skip("/dev/fuse is not the user's to open: %r" % kernel.get("mask_records"))
-        else:
-            layers = ("mask",)
-        reads = [e for e in recs if e.get("args", {}).get("path") == netrc and
-                 e.get("op") == "read" and e.get("layer") in layers]
-        check(reads and all(e["verdict"] == "deny" and e["rule"] == "credential-files"
-                            for e in reads),
-              "%s: the read of the new ~/.netrc left no record: %r" % (
-                  name, [(e["event"], e.get("layer"), e.get("args")) for e in recs
-                         if e["event"] not in ("execve", "process_exit", "session_start")]))
-        if layers == ("mask",):
-            check([e for e in recs if e["event"] == "mask_added" and e["args"]["path"] == netrc
-                   and "error" not in e["args"]], "%s: no mask_added" % name)
+        _check_recorded(name, recs, netrc, "credential-files")
+
+
+def _check_recorded(name, recs, path, rule, mask=None):
+    """The agent's read of path is refused on record: by the mask, or by
+    Landlock's own record where kernel audit is read."""
+    kernel = [e for e in recs if e["event"] == "session_start"][0]["kernel"]
+    if kernel.get("landlock_audit", {}).get("recorded"):
+        # Kernel audit on (another session turned it on): Landlock's
+        # own record, and no held mask is made.
+        layers = ("landlock", "mask")
+    elif kernel.get("mask_records") != "fuse":
+        check(os.geteuid() != 0, "%s: masks without records as root: %r" % (name, kernel))
+        raise Skip("/dev/fuse is not the user's to open: %r" % kernel.get("mask_records"))
+    else:
+        layers = ("mask",)
+    reads = [e for e in recs if e.get("args", {}).get("path") == path and
+             e.get("op") == "read" and e.get("layer") in layers]
+    check(reads and all(e["verdict"] == "deny" and e["rule"] == rule for e in reads),
+          "%s: the read of the new %s left no record: %r" % (
+              name, path, [(e["event"], e.get("layer"), e.get("args")) for e in recs
+                           if e["event"] not in ("execve", "process_exit", "session_start")]))
+    if layers == ("mask",):
+        check([e for e in recs if e["event"] == "mask_added" and
+               e["args"]["path"] == (mask or path) and "error" not in e["args"]],
+              "%s: no mask_added" % name)
+
+
+def test_a_credential_the_users_tool_writes_first_during_the_session_is_a_record(wd):
+    """A literal credential path outside the write roots that is not
+    there at start (~/.git-credentials before the user's first `git
+    credential approve`) had no mask: Landlock refused the file the
+    user's tool made during the session, and as an ordinary user (or as
+    root without kernel audit) that read was no record (found by this
+    review). A node of the masks is kept and granted at start for each
+    such file whose directory exists, and bound to the file when it
+    appears; a directory's (~/.aws/ **) is watched and masked then."""
+    home = fake_home(wd)
+    creds = os.path.join(home, ".git-credentials")
+    aws = os.path.join(home, ".aws")
+
+    def store():
+        with open(creds + ".lock", "w") as f:
+            f.write("https://u:GITCRED-TOKEN@example.com\n")
+        os.rename(creds + ".lock", creds)
+
+    def configure():
+        os.makedirs(aws)
+        with open(os.path.join(aws, "credentials"), "w") as f:
+            f.write("[default]\naws_secret_access_key = AWS-SECRET\n")
+
+    out, err, recs = _session(wd, home, "store", store, ".git-credentials")
+    check("GITCRED" not in out and out.endswith("done\n"), "store: %r %r" % (out, err))
+    _check_recorded("store", recs, creds, "credential-files")
+    out, err, recs = _session(wd, home, "aws", configure, ".aws/credentials")
+    check("AWS-SECRET" not in out and out.endswith("done\n"), "aws: %r %r" % (out, err))
+    _check_recorded("aws", recs, os.path.join(aws, "credentials"), "aws", mask=aws)
