@@ -261,6 +261,14 @@ const struct hx_sc_rule hx_seccomp_deny[] = {
     IOCTL_ROW(VT_RESIZEX, "resizes every console"),
     IOCTL_ROW(VT_LOCKSWITCH, "locks console switching"),
     IOCTL_ROW(VT_UNLOCKSWITCH, "locks console switching"),
+    /* The keyboard's lock flags and their defaults (Caps Lock left on:
+     * the next login's password typed wrong), the LEDs, and a tone
+     * with no end (KIOCSOUND, KDMKTONE of no duration): each outlasts
+     * the session (twenty-sixth attack review, part b). */
+    IOCTL_ROW(KDSKBLED, "console keyboard lock flags (outlast the session)"),
+    IOCTL_ROW(KDSETLED, "console LEDs (outlast the session)"),
+    IOCTL_ROW(KIOCSOUND, "console tone (outlasts the session)"),
+    IOCTL_ROW(KDMKTONE, "console tone (outlasts the session)"),
     /* Fileless exec of a memfd; execveat with a path stays allowed. */
     {"execveat",
      HX_SC_ERRNO,

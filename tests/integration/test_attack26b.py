@@ -151,3 +151,66 @@ def test_a_credential_the_users_tool_writes_first_during_the_session_is_a_record
     out, err, recs = _session(wd, home, "aws", configure, ".aws/credentials")
     check("AWS-SECRET" not in out and out.endswith("done\n"), "aws: %r %r" % (out, err))
     _check_recorded("aws", recs, os.path.join(aws, "credentials"), "aws", mask=aws)
+
+
+# The agent's side on a Linux console (its controlling terminal, as in
+# test_attack10): the keyboard's lock flags, the LEDs and a tone with no
+# end, which the kernel lets the terminal's own processes set with no
+# capability. Prints each errno.
+CONSOLE = r"""
+import fcntl, os
+fd = os.open("/dev/tty", os.O_RDWR)
+for name, req, arg in (("kbled", 0x4B65, 0x74), ("setled", 0x4B32, 0x7),
+                       ("sound", 0x4B2F, 0), ("tone", 0x4B30, 0)):
+    try:
+        fcntl.ioctl(fd, req, arg)
+        print(name, "ok")
+    except OSError as e:
+        print(name, "errno", e.errno)
+"""
+KDGKBLED, KDSKBLED, KDSETLED = 0x4B64, 0x4B65, 0x4B32
+
+
+def _kbled(path):
+    import array
+    import fcntl
+    fd = os.open(path, os.O_RDWR | os.O_NOCTTY)
+    try:
+        flags = array.array("B", [0])
+        fcntl.ioctl(fd, KDGKBLED, flags)
+        return flags[0]
+    finally:
+        os.close(fd)
+
+
+def test_the_consoles_keyboard_flags_and_tone_do_not_outlast_the_session(wd):
+    """On a Linux console, the agent set the keyboard's lock flags and
+    their defaults (KDSKBLED: Caps Lock left on, the next login's
+    password typed wrong), the LEDs (KDSETLED) and a tone with no end
+    (KIOCSOUND, KDMKTONE of no duration); each outlasted the session,
+    where the console's keyboard mode and keymap were refused (tenth
+    attack review). Now refused in BPF (no record: the deny list)."""
+    import fcntl
+    from lib import PYTHON, harness
+    if os.geteuid() != 0:
+        raise Skip("needs root to give the agent a console as its terminal")
+    path = "/dev/tty9"
+    try:
+        before = _kbled(path)
+    except OSError as e:
+        raise Skip("no console here: %s" % e)
+    try:
+        start = ("import os, sys; os.setsid(); f = os.open(%r, os.O_RDWR); "
+                 "os.dup2(f, 0); os.execv(sys.argv[1], sys.argv[1:])" % path)
+        r = harness([PYTHON, "-c", CONSOLE], wd, policy=None, wrap=[PYTHON, "-c", start])
+        lines = dict(line.split(" ", 1) for line in r.stdout.splitlines() if " " in line)
+        check(_kbled(path) == before, "the console's keyboard flags changed: %#x, were %#x" % (
+            _kbled(path), before))
+        for name in ("kbled", "setled", "sound", "tone"):
+            check(lines.get(name) == "errno 1", "%s: %r (%r %r)" % (
+                name, lines.get(name), r.stdout, r.stderr))
+    finally:
+        fd = os.open(path, os.O_RDWR | os.O_NOCTTY)
+        fcntl.ioctl(fd, KDSKBLED, before)
+        fcntl.ioctl(fd, KDSETLED, 0xff)  # the LEDs follow the flags again
+        os.close(fd)
