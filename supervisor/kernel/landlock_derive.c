@@ -330,13 +330,21 @@ static void existing(struct derive *d, const struct hx_ll_pat *lp,
 
 /* A held path not there now, in a directory that is (a credential the
  * user's tool writes during the session: ~/.git-credentials at the
- * first `git credential approve`): hx_landlock_absent. */
-static void absent(struct derive *d, const char *canon, struct strs *to)
+ * first `git credential approve`), or a name that is a symlink now
+ * (canon its target, held): what it names later is another file, which
+ * Landlock may grant where it lands (a dotfile manager's new target).
+ * name the policy's literal path. hx_landlock_absent. */
+static void absent(struct derive *d, const char *name, const char *canon,
+		   struct strs *to)
 {
-	char dir[PATH_MAX];
 	const char *slash = strrchr(canon, '/');
+	char dir[PATH_MAX];
 	struct stat st;
 
+	if (strcmp(name, canon) && !lstat(name, &st) && S_ISLNK(st.st_mode)) {
+		strs_add(d, to, "%s", name);
+		return;
+	}
 	if (!slash || slash == canon ||
 	    (size_t)(slash - canon) >= sizeof(dir) || !lstat(canon, &st) ||
 	    errno != ENOENT)
@@ -510,7 +518,7 @@ static void read_deny(struct derive *d, const struct frule *f)
 	}
 	existing(d, &lp, canon, &d->held, true);
 	if (lp.kind != HX_LL_NAMEGLOB)
-		absent(d, canon,
+		absent(d, lp.prefix, canon,
 		       lp.kind == HX_LL_EXACT ? &d->absent : &d->absent_dirs);
 	if (lp.kind == HX_LL_NAMEGLOB) {
 		d->err = d->err

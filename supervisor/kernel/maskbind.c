@@ -42,10 +42,13 @@ static bool same_ns(pid_t child, const char *ns)
 	       a.ino == b.ino && a.dev == b.dev;
 }
 
-/* Binds node over path, never through a symlink: one swapped in since
- * the watch saw the file would move the mask onto its target. A path
- * that is a mask already (the same file seen by two events) is left:
- * 1. */
+/* Binds node over path, never through a symlink: over the symlink
+ * itself when path is one (mounted on the O_NOFOLLOW fd's dentry), so
+ * that the name is masked, not its target: one swapped in since the
+ * watch saw the file would move the mask onto its target, and a held
+ * credential re-pointed by the user's dotfile manager would name a file
+ * Landlock grants. A path that is a mask already (the same file seen by
+ * two events) is left: 1. */
 static int32_t bind_over(const char *node, const char *path, dev_t masks)
 {
 	char at[64];
@@ -56,8 +59,8 @@ static int32_t bind_over(const char *node, const char *path, dev_t masks)
 	if (fd < 0)
 		return -errno;
 	snprintf(at, sizeof(at), "/proc/self/fd/%d", fd);
-	if (fstat(fd, &st) || S_ISLNK(st.st_mode))
-		e = -ELOOP;
+	if (fstat(fd, &st))
+		e = -errno;
 	else if (st.st_dev == masks)
 		e = 1;
 	else if (mount(node, at, NULL, MS_BIND, NULL))

@@ -255,8 +255,9 @@ static void held_entry(struct hx_maskwatch *w, int dfd, const char *dir,
 	for (size_t i = 0; i < w->nheld; i++) {
 		if (strcmp(w->held[i], path))
 			continue;
-		if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) ||
-		    S_ISLNK(st.st_mode))
+		/* A symlink too: its name is masked (maskbind.c), never its
+		 * target, which Landlock may grant (a dotfile manager's). */
+		if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW))
 			return;
 		w->seen++;
 		fn(path, S_ISDIR(st.st_mode), arg);

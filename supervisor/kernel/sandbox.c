@@ -370,6 +370,22 @@ static void hold_watched(struct hx_sandbox *sb, size_t had)
 	sb->nabsent = k;
 }
 
+/* Landlock's refusals read (kaudit.h): no held masks, but their names
+ * are watched all the same, so that one the user's tool re-points by a
+ * symlink to a file Landlock grants (a dotfile manager's new target) is
+ * masked on its name; Landlock refuses that node (no grant), on record. */
+static void watch_held_names(struct hx_sandbox *sb)
+{
+	const char *const *paths;
+	size_t n = hx_landlock_held(sb->ll, &paths), files;
+
+	for (size_t i = 0; sb->watch && i < n; i++)
+		hx_maskwatch_hold(sb->watch, paths[i]);
+	n = hx_landlock_absent(sb->ll, &paths, &files);
+	for (size_t i = 0; sb->watch && i < n; i++)
+		hx_maskwatch_hold(sb->watch, paths[i]);
+}
+
 /* Landlock's refused directories as masks, but harness's own state: the
  * session's directory holds the socket the shim reaches. */
 static void add_held(struct hx_sandbox *sb, const char *const *paths, size_t n)
@@ -418,6 +434,8 @@ static void masks_ready(struct hx_sandbox *sb, bool quiet)
 	if (!sb->masks_err && !sb->mask_records_err && sb->ll_probe <= 0 &&
 	    (n = hx_landlock_held(sb->ll, &paths)))
 		add_held(sb, paths, n);
+	else if (!sb->masks_err && !sb->mask_records_err && sb->ll_probe > 0)
+		watch_held_names(sb);
 	n = hx_masks_count(sb->masks);
 	if (!sb->masks_err && n && geteuid() != 0)
 		sb->masks_err = hx_sandbox_userns_probe();

@@ -33,12 +33,12 @@ def _records(log):
         return [json.loads(l) for l in f]
 
 
-def _session(wd, home, name, outside, secret=".netrc"):
+def _session(wd, home, name, outside, secret=".netrc", audit=False):
     """A static agent reads ~/SECRET once outside() has played the
     user's tool on it (a new file where the masked one was, or none
     was); returns its output and the records."""
     log = os.path.join(wd.state, name + ".jsonl")
-    extra = ["--no-kernel-audit"] if os.geteuid() == 0 else []
+    extra = ["--no-kernel-audit"] if os.geteuid() == 0 and not audit else []
     script = ("echo > ready-%s; while [ ! -e go-%s ]; do sleep 0.02; done; "
               "cat $HOME/%s; echo done") % (name, name, secret)
     proc = subprocess.Popen([EXEC, "--quiet", "--audit-log", log] + extra +
@@ -151,6 +151,60 @@ def test_a_credential_the_users_tool_writes_first_during_the_session_is_a_record
     out, err, recs = _session(wd, home, "aws", configure, ".aws/credentials")
     check("AWS-SECRET" not in out and out.endswith("done\n"), "aws: %r %r" % (out, err))
     _check_recorded("aws", recs, os.path.join(aws, "credentials"), "aws", mask=aws)
+
+
+def test_a_credential_re_pointed_by_a_symlink_during_the_session_is_not_read(wd):
+    """Landlock holds a read deny on the file the name resolves to at
+    start (its directory carved entry by entry); a name the user's
+    dotfile manager re-points during the session (stow, chezmoi, a
+    home-manager switch: a symlink renamed over ~/.netrc, to a new file
+    in a directory Landlock grants) named a file no rule denied: a
+    static cat of ~/.netrc read the new secret, as root (kernel audit or
+    not) and as the user (found by this review). The held names are
+    watched (the masks' or, where Landlock's refusals are read, by name
+    only), and one that becomes a symlink is masked on the name itself,
+    never its target. A read in the millisecond before that mask is not
+    held."""
+    home = fake_home(wd)
+    netrc = os.path.join(home, ".netrc")
+    for d in ("dotfiles", "other"):
+        os.makedirs(os.path.join(home, d))
+
+    def re_point(n):
+        def outside():
+            target = os.path.join("other", "netrc-%s" % n)
+            with open(os.path.join(home, target), "w") as f:
+                f.write("machine h login u password NETRC-NEW-%s\n" % n)
+            os.symlink(target, netrc + ".tmp")
+            os.rename(netrc + ".tmp", netrc)
+        return outside
+
+    runs = [("file", False), ("link", False)]
+    if os.geteuid() == 0:  # and with Landlock's refusals read, the default
+        runs += [("file-audit", True), ("link-audit", True)]
+    for name, audit in runs:
+        if os.path.lexists(netrc):
+            os.unlink(netrc)
+        if name.startswith("file"):
+            with open(netrc, "w") as f:
+                f.write("machine h login u password NETRC-OLD\n")
+        else:  # a dotfile manager's link from the start
+            with open(os.path.join(home, "dotfiles", "netrc"), "w") as f:
+                f.write("machine h login u password NETRC-OLD\n")
+            os.symlink(os.path.join("dotfiles", "netrc"), netrc)
+        out, err, recs = _session(wd, home, name, re_point(name), audit=audit)
+        check("NETRC" not in out and out.endswith("done\n"), "%s: %r %r" % (name, out, err))
+        kernel = [e for e in recs if e["event"] == "session_start"][0]["kernel"]
+        if kernel.get("mask_records") != "fuse" and not kernel.get("masks"):
+            check(os.geteuid() != 0, "%s: no masks as root: %r" % (name, kernel))
+            raise Skip("/dev/fuse is not the user's to open: %r" % kernel.get("mask_records"))
+        reads = [e for e in recs if e.get("args", {}).get("path") == netrc and
+                 e.get("op") == "read" and e.get("layer") in ("mask", "landlock")]
+        check(reads and all(e["verdict"] == "deny" and e["rule"] == "credential-files"
+                            for e in reads),
+              "%s: the read of the re-pointed ~/.netrc: %r" % (
+                  name, [(e["event"], e.get("layer"), e.get("rule"), e.get("args")) for e in recs
+                         if e["event"] not in ("execve", "process_exit", "session_start")]))
 
 
 # The agent's side on a Linux console (its controlling terminal, as in
