@@ -207,16 +207,21 @@ static int walk_entry(struct walk *w, int dfd, const char *name,
 	struct stat st;
 	int sub;
 
-	/* Symlinks are followed at open time: their targets are what
-	 * Landlock and the masks judge. A regular file or a directory
-	 * needs no stat to say what it is. */
-	if (type == DT_LNK)
-		return 0;
+	/* A symlink's target is what Landlock judges, and the walk when it
+	 * is beneath a root; a denied name is masked itself all the same
+	 * (cover binds on it, never through it): a project's .env linked to
+	 * a file the policy does not name was read by a static program
+	 * (twenty-sixth attack review, part b). A regular file or a
+	 * directory needs no stat to say what it is. */
 	if (type == DT_REG || type == DT_DIR)
 		st.st_mode = type == DT_REG ? S_IFREG : S_IFDIR;
-	else if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) ||
-		 S_ISLNK(st.st_mode))
+	else if (type == DT_LNK)
+		st.st_mode = S_IFLNK;
+	else if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW))
 		return 0;
+	if (S_ISLNK(st.st_mode))
+		return maybe && !readable(w->p, path) ? add(w->m, path, false)
+						      : 0;
 	if (maybe && !readable(w->p, path))
 		return add(w->m, path, S_ISDIR(st.st_mode)); /* hides its
 							      * content */
@@ -496,27 +501,34 @@ static int open_covers(const struct hx_masks *m, char file[32], char dir[32])
 
 /* Mask i over its path, read-only: its node of the FUSE root (fd root,
  * *fuse then), which refuses an exec itself, or the empty cover src,
- * noexec too. -ENOENT: gone since the walk. */
+ * noexec too. Bound on the name, never through it: a symlink there (a
+ * project's .env linked to a file elsewhere that the policy does not
+ * name) is covered itself. -ENOENT: gone since the walk. */
 static int cover(const struct hx_masks *m, size_t i, int root, const char *src,
 		 bool *fuse_out)
 {
 	unsigned long ro =
 	    MS_BIND | MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV;
-	char node[64];
+	char node[64], at[32];
 	bool fuse = false;
+	int fd = open(m->paths[i], O_PATH | O_NOFOLLOW | O_CLOEXEC), e = 0;
 
+	if (fd < 0)
+		return -errno;
+	snprintf(at, sizeof(at), "/proc/self/fd/%d", fd);
 	if (root >= 0) {
 		snprintf(node, sizeof(node), "/proc/self/fd/%d/%zu", root, i);
-		fuse = !mount(node, m->paths[i], NULL, MS_BIND, NULL);
-		if (!fuse && errno == ENOENT)
-			return -ENOENT;
+		fuse = !mount(node, at, NULL, MS_BIND, NULL);
 	}
-	if (!fuse && mount(src, m->paths[i], NULL, MS_BIND, NULL))
-		return -errno;
-	if (mount(NULL, m->paths[i], NULL, fuse ? ro : ro | MS_NOEXEC, NULL))
-		return -errno;
+	if (!fuse && mount(src, at, NULL, MS_BIND, NULL))
+		e = -errno;
+	close(fd);
+	/* By name: the mount on it now, a symlink's too. */
+	if (!e &&
+	    mount(NULL, m->paths[i], NULL, fuse ? ro : ro | MS_NOEXEC, NULL))
+		e = -errno;
 	*fuse_out = fuse;
-	return 0;
+	return e;
 }
 
 /* bound told of node i of the FUSE root: the node itself, whatever its

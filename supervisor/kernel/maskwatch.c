@@ -183,9 +183,8 @@ static void scan(struct hx_maskwatch *w, int dfd, const char *path,
 		 unsigned depth, found_fn fn, void *arg);
 
 /* Entry name of the directory open at dfd, whose path is path/name:
- * handed on when denied (a directory masked whole), else a directory
- * watched and looked into. Symlinks are followed at open time: their
- * targets are what the masks judge (as the walk does). */
+ * handed on when denied (a directory masked whole; a symlink on its
+ * name), else a directory watched and looked into. */
 static void entry(struct hx_maskwatch *w, int dfd, const char *dir,
 		  const char *name, unsigned depth, found_fn fn, void *arg)
 {
@@ -197,9 +196,11 @@ static void entry(struct hx_maskwatch *w, int dfd, const char *dir,
 	    !strcmp(name, ".git") ||
 	    (size_t)snprintf(path, sizeof(path), "%s/%s", dir, name) >=
 		sizeof(path) ||
-	    fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) || S_ISLNK(st.st_mode))
+	    fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW))
 		return;
 	w->seen++;
+	/* A denied name that is a symlink is masked itself (maskbind.c):
+	 * its target may be a file the policy does not name. */
 	if (denied(w->p, path)) {
 		fn(path, S_ISDIR(st.st_mode), arg);
 		return;

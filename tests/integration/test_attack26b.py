@@ -207,6 +207,66 @@ def test_a_credential_re_pointed_by_a_symlink_during_the_session_is_not_read(wd)
                          if e["event"] not in ("execve", "process_exit", "session_start")]))
 
 
+def test_a_projects_secret_that_is_a_symlink_is_masked_on_its_name(wd):
+    """The walk for the masks skipped symlinks ("their targets are what
+    Landlock and the masks judge"): a project's .env linked to a file
+    the policy does not name (../shared/app.env, a monorepo's, a
+    secrets mount's) was read by a static program through the name the
+    policy denies, which the shim refuses; one an outside process linked
+    in later likewise (found by this review). A denied name that is a
+    symlink is masked itself, never its target (which stays readable by
+    its own name, as the policy says)."""
+    home = fake_home(wd)
+    shared = os.path.join(home, "shared")
+    os.makedirs(shared)
+    with open(os.path.join(shared, "app.env"), "w") as f:
+        f.write("API_KEY=sk-live-LINKED\n")
+    with open(os.path.join(shared, "late.env"), "w") as f:
+        f.write("API_KEY=sk-live-LATE\n")
+    os.symlink(os.path.join(shared, "app.env"), os.path.join(wd.path, ".env"))
+    late = os.path.join(wd.path, "sub", ".env")
+    os.makedirs(os.path.dirname(late))
+
+    def link_later():
+        os.symlink(os.path.join(shared, "late.env"), late)
+    log = os.path.join(wd.state, "linked.jsonl")
+    script = ("echo > ready; while [ ! -e go ]; do sleep 0.02; done; "
+              "cat .env; cat sub/.env; cat %s/app.env; echo done") % shared
+    proc = subprocess.Popen([EXEC, "--quiet", "--audit-log", log, "--", BUSYBOX, "sh", "-c", script],
+                            cwd=wd.path, env=dict(os.environ, HOME=home),
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        _wait_for(lambda: os.path.exists(os.path.join(wd.path, "ready")), "the agent")
+        link_later()
+        try:
+            _wait_for(lambda: '"mask_added"' in open(log).read(), "the mask", timeout=2)
+        except AssertionError:
+            pass
+        open(os.path.join(wd.path, "go"), "w").close()
+        out, err = proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    recs = _records(log)
+    kernel = [e for e in recs if e["event"] == "session_start"][0]["kernel"]
+    if kernel.get("mask_records") != "fuse":
+        check(os.geteuid() != 0, "masks without records as root: %r" % kernel)
+        raise Skip("/dev/fuse is not the user's to open: %r" % kernel.get("mask_records"))
+    # The target by its own name once (the policy names it not), never
+    # through the denied names.
+    check(out.count("sk-live-LINKED") == 1 and "sk-live-LATE" not in out and
+          out.endswith("done\n"),
+          "a linked .env read through its name (or its target refused): %r %r" % (out, err))
+    for path in (os.path.join(wd.path, ".env"), late):
+        reads = [e for e in recs if e.get("layer") == "mask" and e.get("op") == "read" and
+                 e.get("args", {}).get("path") == path]
+        check(reads and all(e["verdict"] == "deny" and e["rule"] == "dotenv" for e in reads),
+              "no refusal of %s on record: %r" % (path, [
+                  (e["event"], e.get("layer"), e.get("args")) for e in recs
+                  if e["event"] not in ("execve", "process_exit", "session_start")]))
+
+
 # The agent's side on a Linux console (its controlling terminal, as in
 # test_attack10): the keyboard's lock flags, the LEDs and a tone with no
 # end, which the kernel lets the terminal's own processes set with no
