@@ -201,6 +201,13 @@ size_t hx_landlock_absent(const struct hx_landlock *ll,
 	return ll ? ll->nabsent : 0;
 }
 
+size_t hx_landlock_name_dirs(const struct hx_landlock *ll,
+			     const char *const **paths)
+{
+	*paths = ll ? (const char *const *)ll->name_dirs : NULL;
+	return ll ? ll->nname_dirs : 0;
+}
+
 struct hx_ipool *hx_landlock_pool(const struct hx_landlock *ll)
 {
 	return ll ? ll->pool : NULL;
@@ -222,6 +229,9 @@ void hx_landlock_free(struct hx_landlock *ll)
 	for (size_t i = 0; i < ll->nabsent; i++)
 		free(ll->absent[i]);
 	free(ll->absent);
+	for (size_t i = 0; i < ll->nname_dirs; i++)
+		free(ll->name_dirs[i]);
+	free(ll->name_dirs);
 	free(ll->text);
 	free(ll);
 }

@@ -94,6 +94,14 @@ size_t hx_landlock_masked(const struct hx_landlock *ll,
 size_t hx_landlock_held(const struct hx_landlock *ll,
 			const char *const **paths);
 
+/* The directories where the read denies inside write roots name files
+ * (hx_landlock_masked's, and those not there yet: ~/.cache/huggingface
+ * for its token), as they exist at start: watched for those names
+ * (maskwatch.h), since the write root grants whatever is made there.
+ * Owned by ll. */
+size_t hx_landlock_name_dirs(const struct hx_landlock *ll,
+			     const char *const **paths);
+
 /* The held paths a literal deny names that are not there at start, in
  * a directory that is (~/.git-credentials before the user's first `git
  * credential approve`, ~/.aws): watched, and masked when one appears

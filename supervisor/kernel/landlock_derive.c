@@ -95,6 +95,7 @@ struct derive {
 	struct strs held;   /* files and dirs denied for reading elsewhere */
 	struct strs absent; /* of those, named but not there (yet) */
 	struct strs absent_dirs; /* the same, of "DIR/ **" patterns */
+	struct strs name_dirs;	 /* where read denies inside write roots lie */
 	struct hx_ll_tree tree;
 	struct hx_ll_memo *memo; /* NULL: every prefix looked up anew */
 	size_t nrules, nskipped;
@@ -355,6 +356,16 @@ static void absent(struct derive *d, const char *name, const char *canon,
 		strs_add(d, to, "%s", canon);
 }
 
+/* dir, where a read deny inside a write root names files, when it is
+ * there: watched for its names (hx_landlock_name_dirs). */
+static void name_dir(struct derive *d, const char *dir)
+{
+	struct stat st;
+
+	if (!lstat(dir, &st) && S_ISDIR(st.st_mode))
+		strs_add(d, &d->name_dirs, "%s", dir);
+}
+
 /* The lists the masks take (hx_landlock_masked, _held, _absent). */
 static void hand_over(struct derive *d, struct hx_landlock *ll)
 {
@@ -373,6 +384,9 @@ static void hand_over(struct derive *d, struct hx_landlock *ll)
 	ll->nabsent = d->absent.n;
 	ll->nabsent_files = files;
 	d->absent = (struct strs){0};
+	ll->name_dirs = d->name_dirs.v;
+	ll->nname_dirs = d->name_dirs.n;
+	d->name_dirs = (struct strs){0};
 }
 
 /* A held entry is masked (hx_landlock_held): none may hold
@@ -513,6 +527,7 @@ static void read_deny(struct derive *d, const struct frule *f)
 		/* The root grants the tree: masked in the agent's mount
 		 * namespace (masks.h). */
 		existing(d, &lp, canon, &d->masked, false);
+		name_dir(d, lp.kind == HX_LL_NAMEGLOB ? canon : parent);
 		strs_add(d, &d->rshim, "%s (inside write root %s)", f->pat, w);
 		return;
 	}
@@ -947,6 +962,7 @@ out:
 	strs_free(&d->held);
 	strs_free(&d->absent);
 	strs_free(&d->absent_dirs);
+	strs_free(&d->name_dirs);
 	strs_free(&d->rshim);
 	strs_free(&d->anc);
 	strs_free(&d->wshim);

@@ -34,6 +34,8 @@ struct hx_landlock {
 	size_t nheld;
 	char **absent; /* hx_landlock_absent: files, then directories */
 	size_t nabsent, nabsent_files;
+	char **name_dirs; /* hx_landlock_name_dirs */
+	size_t nname_dirs;
 };
 
 /* How many pooled files each carved directory gets: Claude Code makes

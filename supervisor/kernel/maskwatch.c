@@ -35,7 +35,7 @@ struct dir {
 	char *path;
 	dev_t dev;
 	ino_t ino;
-	bool held; /* a held mask's directory: its names only
+	bool held; /* watched for its names only (hx_maskwatch_names)
 		      (hx_maskwatch_hold) */
 };
 
@@ -44,8 +44,6 @@ struct hx_maskwatch {
 	int fd;
 	struct dir *dirs; /* by watch descriptor */
 	size_t cap, ndirs, unwatched, seen, stale, overflows;
-	char **held; /* hx_maskwatch_hold's paths */
-	size_t nheld;
 	bool said_full;
 };
 
@@ -136,27 +134,27 @@ int hx_maskwatch_add(struct hx_maskwatch *w, int dfd, const char *path)
 	return wd < 0 ? wd : 0;
 }
 
+int hx_maskwatch_names(struct hx_maskwatch *w, const char *dir)
+{
+	int dfd = open_dir(dir), wd;
+
+	if (dfd < 0)
+		return dfd;
+	wd = watch_dir(w, dfd, dir, true);
+	close(dfd);
+	return wd < 0 ? wd : 0;
+}
+
 int hx_maskwatch_hold(struct hx_maskwatch *w, const char *path)
 {
 	const char *slash = strrchr(path, '/');
-	char dir[PATH_MAX], **v;
-	int dfd, wd;
+	char dir[PATH_MAX];
 
 	if (!slash || slash == path || (size_t)(slash - path) >= sizeof(dir))
 		return -EINVAL;
 	memcpy(dir, path, (size_t)(slash - path));
 	dir[slash - path] = '\0';
-	if (!(v = realloc(w->held, (w->nheld + 1) * sizeof(*v))))
-		return -ENOMEM;
-	w->held = v;
-	if (!(v[w->nheld] = strdup(path)))
-		return -ENOMEM;
-	w->nheld++;
-	if ((dfd = open_dir(dir)) < 0)
-		return dfd;
-	wd = watch_dir(w, dfd, dir, true);
-	close(dfd);
-	return wd < 0 ? wd : 0;
+	return hx_maskwatch_names(w, dir);
 }
 
 int hx_maskwatch_fd(const struct hx_maskwatch *w)
@@ -240,45 +238,42 @@ static void scan(struct hx_maskwatch *w, int dfd, const char *path,
 	closedir(d);
 }
 
-/* Name made in dir (open at dfd), a held mask's directory: handed on
- * when it is that mask's path (a file renamed over it, or made anew:
- * its node keeps Landlock's grant, so a read is refused by the node, a
- * record), nothing else of a directory the session does not own. */
-static void held_entry(struct hx_maskwatch *w, int dfd, const char *dir,
+/* Name made in dir (open at dfd), a directory watched for its names
+ * (hx_maskwatch_names): handed on when the policy denies it (a held
+ * mask's file renamed over it or made anew; a symlink too, masked on
+ * its name), nothing walked: the directory is not the session's. */
+static void name_entry(struct hx_maskwatch *w, int dfd, const char *dir,
 		       const char *name, found_fn fn, void *arg)
 {
 	char path[PATH_MAX];
 	struct stat st;
 
-	if ((size_t)snprintf(path, sizeof(path), "%s/%s", dir, name) >=
-	    sizeof(path))
+	if (!strcmp(name, ".") || !strcmp(name, "..") ||
+	    (size_t)snprintf(path, sizeof(path), "%s/%s", dir, name) >=
+		sizeof(path) ||
+	    fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW))
 		return;
-	for (size_t i = 0; i < w->nheld; i++) {
-		if (strcmp(w->held[i], path))
-			continue;
-		/* A symlink too: its name is masked (maskbind.c), never its
-		 * target, which Landlock may grant (a dotfile manager's). */
-		if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW))
-			return;
-		w->seen++;
+	w->seen++;
+	if (denied(w->p, path))
 		fn(path, S_ISDIR(st.st_mode), arg);
-		return;
-	}
 }
 
-/* The held masks of dir (open at dfd), looked at again. */
-static void held_scan(struct hx_maskwatch *w, int dfd, const char *dir,
+/* The names of dir (open at dfd), looked at again. */
+static void name_scan(struct hx_maskwatch *w, int dfd, const char *dir,
 		      found_fn fn, void *arg)
 {
-	size_t n = strlen(dir);
+	int lfd = dup(dfd);
+	struct dirent *de;
+	DIR *d;
 
-	for (size_t i = 0; i < w->nheld; i++) {
-		const char *h = w->held[i];
-
-		if (!strncmp(h, dir, n) && h[n] == '/' &&
-		    !strchr(h + n + 1, '/'))
-			held_entry(w, dfd, dir, h + n + 1, fn, arg);
+	if (lfd < 0 || !(d = fdopendir(lfd))) {
+		if (lfd >= 0)
+			close(lfd);
+		return;
 	}
+	while ((de = readdir(d)))
+		name_entry(w, dfd, dir, de->d_name, fn, arg);
+	closedir(d);
 }
 
 /* The directory of watch wd, if it is still the one watched: its path
@@ -312,7 +307,7 @@ static void rescan_all(struct hx_maskwatch *w, found_fn fn, void *arg)
 		if (dfd < 0)
 			continue;
 		if (w->dirs[wd].held)
-			held_scan(w, dfd, w->dirs[wd].path, fn, arg);
+			name_scan(w, dfd, w->dirs[wd].path, fn, arg);
 		else
 			scan(w, dfd, w->dirs[wd].path, 0, fn, arg);
 		close(dfd);
@@ -346,7 +341,7 @@ void hx_maskwatch_read(struct hx_maskwatch *w, found_fn fn, void *arg)
 			if (!ev->len || (dfd = reopen(w, ev->wd)) < 0)
 				continue;
 			if (w->dirs[ev->wd].held)
-				held_entry(w, dfd, w->dirs[ev->wd].path,
+				name_entry(w, dfd, w->dirs[ev->wd].path,
 					   ev->name, fn, arg);
 			else
 				entry(w, dfd, w->dirs[ev->wd].path, ev->name, 0,
@@ -426,8 +421,5 @@ void hx_maskwatch_free(struct hx_maskwatch *w)
 	for (size_t i = 0; i < w->cap; i++)
 		free(w->dirs[i].path);
 	free(w->dirs);
-	for (size_t i = 0; i < w->nheld; i++)
-		free(w->held[i]);
-	free(w->held);
 	free(w);
 }

@@ -39,12 +39,19 @@ int hx_maskwatch_new(const struct hx_policy *p, struct hx_maskwatch **out);
  * -errno. */
 int hx_maskwatch_add(struct hx_maskwatch *w, int dfd, const char *dir);
 
-/* A held mask's path (outside the write roots, refused by Landlock:
- * sandbox.c add_held): its directory is watched for that name only, so
- * that the file renamed over it or made anew (a credential rotated by
- * the user's tool, which drops the mask with the old file) is masked
- * again by its own node, whose Landlock grant makes a read a record;
- * nothing else there is judged or walked. 0, or -errno. */
+/* Watches directory dir (absolute, no symlink in it) for its names
+ * only: each new entry the policy denies reading and writing (a file, a
+ * directory, a symlink: masked on its name) is handed on, nothing else
+ * there is judged or walked. For a mask outside the project (a held
+ * credential outside the write roots, refused by Landlock; a read deny
+ * inside another write root, ~/.cache/huggingface/token): the file
+ * renamed over it or made anew (a credential rotated by the user's
+ * tool, a history saved by the user's shell, a symlink re-pointed by a
+ * dotfile manager), which drops the mask with the old file, is masked
+ * again. 0, or -errno. */
+int hx_maskwatch_names(struct hx_maskwatch *w, const char *dir);
+
+/* hx_maskwatch_names of path's directory. */
 int hx_maskwatch_hold(struct hx_maskwatch *w, const char *path);
 
 /* The inotify descriptor, for the loop. */

@@ -426,6 +426,11 @@ static void masks_ready(struct hx_sandbox *sb, bool quiet)
 		sb->masks_err = hx_masks_add(
 		    &sb->masks, paths, n, sb->handoff < 0 ? sb->mask_dir : NULL,
 		    sb->mask_dir);
+	/* Their directories, for the names made there later: the write
+	 * root grants them (a token rewritten, a history saved). */
+	n = sb->masks_err ? 0 : hx_landlock_name_dirs(sb->ll, &paths);
+	for (size_t i = 0; sb->watch && i < n; i++)
+		hx_maskwatch_names(sb->watch, paths[i]);
 	/* When Landlock's refusals are not read (an ordinary user: no
 	 * CAP_AUDIT_READ), the files and directories it refuses are masks
 	 * too, that say who looked (maskfs.h): a file's node is granted to

@@ -267,6 +267,45 @@ def test_a_projects_secret_that_is_a_symlink_is_masked_on_its_name(wd):
                   if e["event"] not in ("execve", "process_exit", "session_start")]))
 
 
+def test_a_token_in_another_write_root_rewritten_during_the_session_is_not_read(wd):
+    """A read deny inside a write root other than the project
+    (~/.cache/huggingface/token under ~/.cache; the shell histories under
+    ~/.local) is masked at start, and the write root grants Landlock's
+    read of the whole tree: the user's tool that rewrites the file (a
+    new token renamed over it, `huggingface-cli login`; fish saving its
+    history) dropped the mask with the old file, and one written first
+    during the session had none: a static cat read the new token, as
+    root and as the user (found by this review). The directories those
+    denies name files in are watched for their names."""
+    home = fake_home(wd)
+    hf = os.path.join(home, ".cache", "huggingface")
+    os.makedirs(hf)
+    tok = os.path.join(hf, "token")
+    for name in ("rewrite", "first"):
+        if os.path.exists(tok):
+            os.unlink(tok)
+        if name == "rewrite":
+            with open(tok, "w") as f:
+                f.write("hf_OLD\n")
+
+        def login():
+            with open(tok + ".tmp", "w") as f:
+                f.write("hf_NEWTOKEN\n")
+            os.rename(tok + ".tmp", tok)
+        out, err, recs = _session(wd, home, name, login, ".cache/huggingface/token")
+        check("hf_" not in out and out.endswith("done\n"), "%s: %r %r" % (name, out, err))
+        kernel = [e for e in recs if e["event"] == "session_start"][0]["kernel"]
+        if kernel.get("mask_records") != "fuse":
+            check(os.geteuid() != 0, "%s: masks without records as root: %r" % (name, kernel))
+            raise Skip("/dev/fuse is not the user's to open: %r" % kernel.get("mask_records"))
+        reads = [e for e in recs if e.get("layer") == "mask" and e.get("op") == "read" and
+                 e.get("args", {}).get("path") == tok]
+        check(reads and all(e["verdict"] == "deny" and e["rule"] == "cloud-and-registry-tokens"
+                            for e in reads), "%s: no refusal on record: %r" % (name, [
+                                (e["event"], e.get("layer"), e.get("args")) for e in recs
+                                if e["event"] not in ("execve", "process_exit", "session_start")]))
+
+
 # The agent's side on a Linux console (its controlling terminal, as in
 # test_attack10): the keyboard's lock flags, the LEDs and a tone with no
 # end, which the kernel lets the terminal's own processes set with no
