@@ -208,6 +208,13 @@ size_t hx_landlock_name_dirs(const struct hx_landlock *ll,
 	return ll ? ll->nname_dirs : 0;
 }
 
+size_t hx_landlock_deny_paths(const struct hx_landlock *ll,
+			      const char *const **paths)
+{
+	*paths = ll ? (const char *const *)ll->deny_paths : NULL;
+	return ll ? ll->ndeny_paths : 0;
+}
+
 struct hx_ipool *hx_landlock_pool(const struct hx_landlock *ll)
 {
 	return ll ? ll->pool : NULL;
@@ -232,6 +239,9 @@ void hx_landlock_free(struct hx_landlock *ll)
 	for (size_t i = 0; i < ll->nname_dirs; i++)
 		free(ll->name_dirs[i]);
 	free(ll->name_dirs);
+	for (size_t i = 0; i < ll->ndeny_paths; i++)
+		free(ll->deny_paths[i]);
+	free(ll->deny_paths);
 	free(ll->text);
 	free(ll);
 }

@@ -102,6 +102,14 @@ size_t hx_landlock_held(const struct hx_landlock *ll,
 size_t hx_landlock_name_dirs(const struct hx_landlock *ll,
 			     const char *const **paths);
 
+/* The files and directories the literal read denies outside write roots
+ * name (canonical), there at start or not: Landlock holds each on the
+ * file it resolves to, so a symlink made on the way to one (a dotfile
+ * manager's ~/.docker -> dotfiles/docker) leads to a file it grants;
+ * such a symlink is masked on its name (maskwatch.h). Owned by ll. */
+size_t hx_landlock_deny_paths(const struct hx_landlock *ll,
+			      const char *const **paths);
+
 /* The held paths a literal deny names that are not there at start, in
  * a directory that is (~/.git-credentials before the user's first `git
  * credential approve`, ~/.aws): watched, and masked when one appears

@@ -96,6 +96,7 @@ struct derive {
 	struct strs absent; /* of those, named but not there (yet) */
 	struct strs absent_dirs; /* the same, of "DIR/ **" patterns */
 	struct strs name_dirs;	 /* where read denies inside write roots lie */
+	struct strs deny_paths;	 /* the held literal denies, there or not */
 	struct hx_ll_tree tree;
 	struct hx_ll_memo *memo; /* NULL: every prefix looked up anew */
 	size_t nrules, nskipped;
@@ -387,6 +388,9 @@ static void hand_over(struct derive *d, struct hx_landlock *ll)
 	ll->name_dirs = d->name_dirs.v;
 	ll->nname_dirs = d->name_dirs.n;
 	d->name_dirs = (struct strs){0};
+	ll->deny_paths = d->deny_paths.v;
+	ll->ndeny_paths = d->deny_paths.n;
+	d->deny_paths = (struct strs){0};
 }
 
 /* A held entry is masked (hx_landlock_held): none may hold
@@ -532,9 +536,11 @@ static void read_deny(struct derive *d, const struct frule *f)
 		return;
 	}
 	existing(d, &lp, canon, &d->held, true);
-	if (lp.kind != HX_LL_NAMEGLOB)
+	if (lp.kind != HX_LL_NAMEGLOB) {
 		absent(d, lp.prefix, canon,
 		       lp.kind == HX_LL_EXACT ? &d->absent : &d->absent_dirs);
+		strs_add(d, &d->deny_paths, "%s", canon);
+	}
 	if (lp.kind == HX_LL_NAMEGLOB) {
 		d->err = d->err
 			     ? d->err
@@ -963,6 +969,7 @@ out:
 	strs_free(&d->absent);
 	strs_free(&d->absent_dirs);
 	strs_free(&d->name_dirs);
+	strs_free(&d->deny_paths);
 	strs_free(&d->rshim);
 	strs_free(&d->anc);
 	strs_free(&d->wshim);

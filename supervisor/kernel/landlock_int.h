@@ -36,6 +36,8 @@ struct hx_landlock {
 	size_t nabsent, nabsent_files;
 	char **name_dirs; /* hx_landlock_name_dirs */
 	size_t nname_dirs;
+	char **deny_paths; /* hx_landlock_deny_paths */
+	size_t ndeny_paths;
 };
 
 /* How many pooled files each carved directory gets: Claude Code makes

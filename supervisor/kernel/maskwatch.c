@@ -44,6 +44,8 @@ struct hx_maskwatch {
 	int fd;
 	struct dir *dirs; /* by watch descriptor */
 	size_t cap, ndirs, unwatched, seen, stale, overflows;
+	const char *const *denies; /* hx_maskwatch_denies, borrowed */
+	size_t ndenies;
 	bool said_full;
 };
 
@@ -143,6 +145,47 @@ int hx_maskwatch_names(struct hx_maskwatch *w, const char *dir)
 	wd = watch_dir(w, dfd, dir, true);
 	close(dfd);
 	return wd < 0 ? wd : 0;
+}
+
+/* The deepest directory of path that is there now. */
+static int deepest_dir(const char *path, char *dir, size_t size)
+{
+	struct stat st;
+	char *slash;
+
+	if ((size_t)snprintf(dir, size, "%s", path) >= size)
+		return -ENAMETOOLONG;
+	for (;;) {
+		if (!(slash = strrchr(dir, '/')) || slash == dir)
+			return -ENOENT; /* "/" itself: not watched */
+		*slash = '\0';
+		if (!lstat(dir, &st))
+			return S_ISDIR(st.st_mode) ? 0 : -ENOTDIR;
+	}
+}
+
+int hx_maskwatch_denies(struct hx_maskwatch *w, const char *const *paths,
+			size_t n)
+{
+	char dir[PATH_MAX];
+
+	w->denies = paths;
+	w->ndenies = n;
+	for (size_t i = 0; i < n; i++)
+		if (!deepest_dir(paths[i], dir, sizeof(dir)))
+			hx_maskwatch_names(w, dir);
+	return 0;
+}
+
+/* Whether a held deny lies strictly beneath path. */
+static bool leads_to_deny(const struct hx_maskwatch *w, const char *path)
+{
+	size_t n = strlen(path);
+
+	for (size_t i = 0; i < w->ndenies; i++)
+		if (!strncmp(w->denies[i], path, n) && w->denies[i][n] == '/')
+			return true;
+	return false;
 }
 
 int hx_maskwatch_hold(struct hx_maskwatch *w, const char *path)
@@ -254,7 +297,10 @@ static void name_entry(struct hx_maskwatch *w, int dfd, const char *dir,
 	    fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW))
 		return;
 	w->seen++;
-	if (denied(w->p, path))
+	/* A symlink on the way to a held deny leads it to a file Landlock
+	 * grants: masked on its name (lookups beneath it fail). */
+	if (denied(w->p, path) ||
+	    (S_ISLNK(st.st_mode) && leads_to_deny(w, path)))
 		fn(path, S_ISDIR(st.st_mode), arg);
 }
 

@@ -441,6 +441,9 @@ static void masks_ready(struct hx_sandbox *sb, bool quiet)
 		add_held(sb, paths, n);
 	else if (!sb->masks_err && !sb->mask_records_err && sb->ll_probe > 0)
 		watch_held_names(sb);
+	if (!sb->masks_err && sb->watch &&
+	    (n = hx_landlock_deny_paths(sb->ll, &paths)))
+		hx_maskwatch_denies(sb->watch, paths, n);
 	n = hx_masks_count(sb->masks);
 	if (!sb->masks_err && n && geteuid() != 0)
 		sb->masks_err = hx_sandbox_userns_probe();

@@ -306,6 +306,35 @@ def test_a_token_in_another_write_root_rewritten_during_the_session_is_not_read(
                                 if e["event"] not in ("execve", "process_exit", "session_start")]))
 
 
+def test_a_directory_linked_in_on_the_way_to_a_credential_is_not_read_through(wd):
+    """A credential's directory that is not there at start, linked in
+    during the session by the user's dotfile manager (stow folds a
+    package into one symlink: ~/.docker -> dotfiles/docker) made
+    ~/.docker/config.json, which the policy denies, resolve to a file in
+    a directory Landlock grants: a static cat read it, as root and as the
+    user (found by this review). The deepest directory of each held
+    literal deny that is there is watched for its names, and a symlink
+    made there on the way to one is masked on its name (a look-up beneath
+    it fails with ENOTDIR: refused, with no record of that read)."""
+    home = fake_home(wd)
+    os.makedirs(os.path.join(home, "dotfiles", "docker"))
+    with open(os.path.join(home, "dotfiles", "docker", "config.json"), "w") as f:
+        f.write('{"auths": "DOCKER-SECRET"}\n')
+    docker = os.path.join(home, ".docker")
+
+    def stow():
+        os.symlink(os.path.join("dotfiles", "docker"), docker)
+    out, err, recs = _session(wd, home, "stow", stow, ".docker/config.json", audit=True)
+    check("DOCKER-SECRET" not in out and out.endswith("done\n"), "%r %r" % (out, err))
+    kernel = [e for e in recs if e["event"] == "session_start"][0]["kernel"]
+    if kernel.get("mask_records") != "fuse" and os.geteuid() != 0:
+        raise Skip("/dev/fuse is not the user's to open: %r" % kernel.get("mask_records"))
+    check([e for e in recs if e["event"] == "mask_added" and e["args"]["path"] == docker
+           and "error" not in e["args"]], "no mask on the link: %r" % [
+               (e["event"], e.get("layer"), e.get("args")) for e in recs
+               if e["event"] not in ("execve", "process_exit", "session_start")])
+
+
 # The agent's side on a Linux console (its controlling terminal, as in
 # test_attack10): the keyboard's lock flags, the LEDs and a tone with no
 # end, which the kernel lets the terminal's own processes set with no
