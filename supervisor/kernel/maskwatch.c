@@ -35,8 +35,7 @@ struct dir {
 	char *path;
 	dev_t dev;
 	ino_t ino;
-	bool held; /* watched for its names only (hx_maskwatch_names)
-		      (hx_maskwatch_hold) */
+	bool held; /* watched for its names only (hx_maskwatch_names) */
 };
 
 struct hx_maskwatch {
@@ -44,7 +43,7 @@ struct hx_maskwatch {
 	int fd;
 	struct dir *dirs; /* by watch descriptor */
 	size_t cap, ndirs, unwatched, seen, stale, overflows;
-	const char *const *denies; /* hx_maskwatch_denies, borrowed */
+	char **denies; /* hx_maskwatch_denies' */
 	size_t ndenies;
 	bool said_full;
 };
@@ -169,11 +168,15 @@ int hx_maskwatch_denies(struct hx_maskwatch *w, const char *const *paths,
 {
 	char dir[PATH_MAX];
 
-	w->denies = paths;
-	w->ndenies = n;
-	for (size_t i = 0; i < n; i++)
+	if (w->denies || !(w->denies = calloc(n, sizeof(*w->denies))))
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		if (!(w->denies[i] = strdup(paths[i])))
+			return -ENOMEM;
+		w->ndenies++;
 		if (!deepest_dir(paths[i], dir, sizeof(dir)))
 			hx_maskwatch_names(w, dir);
+	}
 	return 0;
 }
 
@@ -467,5 +470,8 @@ void hx_maskwatch_free(struct hx_maskwatch *w)
 	for (size_t i = 0; i < w->cap; i++)
 		free(w->dirs[i].path);
 	free(w->dirs);
+	for (size_t i = 0; i < w->ndenies; i++)
+		free(w->denies[i]);
+	free(w->denies);
 	free(w);
 }

@@ -51,8 +51,8 @@ int hx_maskwatch_add(struct hx_maskwatch *w, int dfd, const char *dir);
  * again. 0, or -errno. */
 int hx_maskwatch_names(struct hx_maskwatch *w, const char *dir);
 
-/* The held literal denies (hx_landlock_deny_paths; borrowed until
- * hx_maskwatch_free): the deepest directory of each that is there is
+/* The held literal denies (hx_landlock_deny_paths; copied), once: the
+ * deepest directory of each that is there is
  * watched for its names, and a symlink made there on the way to one is
  * masked on its name too. 0, or -errno. */
 int hx_maskwatch_denies(struct hx_maskwatch *w, const char *const *paths,
