@@ -297,8 +297,9 @@ static void name_entry(struct hx_maskwatch *w, int dfd, const char *dir,
 	if (!strcmp(name, ".") || !strcmp(name, "..") ||
 	    (size_t)snprintf(path, sizeof(path), "%s/%s", dir, name) >=
 		sizeof(path) ||
-	    fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW))
-		return;
+	    fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) ||
+	    S_ISSOCK(st.st_mode))
+		return; /* a socket's connect is the kernel layer's to decide */
 	w->seen++;
 	/* A symlink on the way to a held deny leads it to a file Landlock
 	 * grants: masked on its name (lookups beneath it fail). */
