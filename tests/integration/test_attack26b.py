@@ -50,9 +50,9 @@ def _session(wd, home, name, outside, secret=".netrc", audit=False):
         outside()
         # The new file's mask, when there is one, before the read: a
         # read between the file's creation and its mask is Landlock's
-        # alone (maskwatch.h). Without one the read goes on after 2 s.
+        # alone (maskwatch.h). Without one the read goes on after 10 s.
         try:
-            _wait_for(lambda: '"mask_added"' in open(log).read(), "the mask", timeout=2)
+            _wait_for(lambda: '"mask_added"' in open(log).read(), "the mask", timeout=10)
         except AssertionError:
             pass
         open(os.path.join(wd.path, "go-" + name), "w").close()
@@ -239,7 +239,7 @@ def test_a_projects_secret_that_is_a_symlink_is_masked_on_its_name(wd):
         _wait_for(lambda: os.path.exists(os.path.join(wd.path, "ready")), "the agent")
         link_later()
         try:
-            _wait_for(lambda: '"mask_added"' in open(log).read(), "the mask", timeout=2)
+            _wait_for(lambda: '"mask_added"' in open(log).read(), "the mask", timeout=10)
         except AssertionError:
             pass
         open(os.path.join(wd.path, "go"), "w").close()
