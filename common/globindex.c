@@ -35,7 +35,7 @@ static size_t construct_slash(const char *glob, size_t off, size_t n)
 void hx_glob_need_of(const char *glob, struct hx_glob_need *n)
 {
 	size_t len = 0, key = 0, t = 0, r = 0;
-	bool in_lit = true;
+	bool in_lit = true, literal = true;
 
 	/* one pass: the literal start (to the first '*', '?', '[' or '\\'),
 	 * its last '/', the length */
@@ -46,7 +46,13 @@ void hx_glob_need_of(const char *glob, struct hx_glob_need *n)
 			in_lit = false;
 		if (in_lit && c == '/')
 			key = len;
+		literal = literal && !meta(c);
 	}
+	/* A glob with no metacharacter matches itself only: its key is the
+	 * whole of it, so the many literal files of one directory ($HOME's
+	 * start files) are not each a candidate for every path beneath. */
+	if (literal)
+		key = len;
 	*n = (struct hx_glob_need){.len = (uint32_t)len};
 	if (glob[0] == '/')
 		n->key = (uint32_t)key;

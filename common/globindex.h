@@ -8,7 +8,9 @@
  * a path it matches starts with L, or is L less its last '/' (glob.h:
  * "X/" "**" matches X). Its key, L up to its last '/', is then the path
  * up to one of its '/', or the whole path: hx_glob_groups_visit looks
- * up exactly these (and the empty key of a glob with no '/' in L).
+ * up exactly these (and the empty key of a glob with no '/' in L). A
+ * glob that is all literal matches only the path it spells: its key is
+ * the whole of it.
  * Its literal end T (after its last metacharacter) ends the path: the
  * matcher takes T's bytes one for one and then wants the path's end.
  * The run R before a last "/" "**" is in the path (X/"**" matches X: R

@@ -1,0 +1,154 @@
+"""Attack review 26, part a: files that run code later outside the
+sandbox, and services outside it that trust the agent's uid (DESIGN
+classes 4 and 5), from a static busybox and through the shim, under the
+embedded default policy in enforce mode.
+
+Outside every write root the default's file_write: deny holds them all.
+But a session started in $HOME (`cd ~ && harness-exec -- agent`) has
+$HOME as its project, and its project rule allowed $HOME/**: of the
+files the user's shell, session, PATH and tools run later, only the
+seven shell-rc names were refused; .zshenv, .bash_login, systemd user
+units, XDG autostart, ~/.local/bin/git, a .pth in the user site,
+~/.gitconfig, ~/.vimrc, VS Code's settings... were written."""
+
+import os
+
+from lib import PYTHON, check, harness
+
+BUSYBOX = "/bin/busybox"
+
+# Each a place a program of the user's runs or sources later, with the
+# rule that refuses it.
+PLACES = {
+    ".zshenv": "shell-rc",
+    ".bash_login": "shell-rc",
+    ".bashrc.d/x.sh": "shell-rc",
+    ".config/fish/conf.d/x.fish": "shell-rc",
+    ".inputrc": "shell-rc",
+    ".cargo/env": "shell-rc",
+    ".config/systemd/user/x.service": "session-autorun",
+    ".local/share/systemd/user/x.timer": "session-autorun",
+    ".pam_environment": "session-autorun",
+    ".config/autostart/x.desktop": "session-autorun",
+    ".local/share/applications/x.desktop": "session-autorun",
+    ".config/mimeapps.list": "session-autorun",
+    ".local/share/dbus-1/services/org.x.service": "session-autorun",
+    ".xsessionrc": "session-autorun",
+    ".local/bin/git": "user-path",
+    ".cargo/bin/ls": "user-path",
+    "go/bin/git": "user-path",
+    ".local/lib/python3.11/site-packages/x.pth": "user-path",
+    ".local/lib/python3.11/site-packages/usercustomize.py": "user-path",
+    ".local/share/pnpm/git": "user-path",
+    ".gitconfig": "tool-rc",
+    ".config/git/config": "tool-rc",
+    ".vimrc": "tool-rc",
+    ".config/nvim/init.lua": "tool-rc",
+    ".emacs.d/init.el": "tool-rc",
+    ".config/Code/User/settings.json": "tool-rc",
+    ".cargo/config.toml": "tool-rc",
+    ".config/direnv/direnvrc": "tool-rc",
+    ".ipython/profile_default/startup/x.py": "tool-rc",
+    ".gdbinit": "tool-rc",
+    ".tmux.conf": "tool-rc",
+    ".lesskey": "tool-rc",
+    ".gradle/init.d/x.gradle": "tool-rc",
+}
+
+WRITE_ALL = r'''
+import os, sys
+for p in sys.argv[1:]:
+    try:
+        os.close(os.open(p, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o755))
+        print("wrote", p)
+    except OSError as e:
+        print("refused", p, e.errno)
+'''
+
+# The ways around a name: a directory filled in the project and moved
+# or linked to where the user's programs look, a file linked or renamed
+# over one.
+WAYS = r'''
+cd "$HOME"
+mkdir -p envd && echo 'PATH=/h/evil:$PATH' > envd/x.conf
+mv envd .config/environment.d
+mkdir -p evil && echo 'echo pwned' > evil/git && chmod +x evil/git
+ln -s "$HOME/evil" bin
+ln -s evil .vim
+echo 'echo pwned' > mine
+ln mine .zlogin
+mv mine .bash_aliases
+echo ok > notes.txt && echo project-ok
+'''
+
+
+def _home_as_project(wd):
+    """$HOME is the project itself, with the directories a user's $HOME
+    has (the places beneath them are new files)."""
+    for rel in PLACES:
+        os.makedirs(os.path.dirname(os.path.join(wd.path, rel)), exist_ok=True)
+    os.makedirs(os.path.join(wd.path, ".config"), exist_ok=True)
+    return wd.path
+
+
+def test_a_session_in_home_leaves_no_code_for_later(wd):
+    home = _home_as_project(wd)
+    paths = [os.path.join(home, rel) for rel in PLACES]
+    script = "".join("echo pwned >> '%s'\n" % p for p in paths)
+    r = harness([BUSYBOX, "sh", "-c", script], wd, policy=None, env={"HOME": home})
+    r2 = harness([PYTHON, "-c", WRITE_ALL] + paths, wd, policy=None, env={"HOME": home})
+    check("wrote" not in r2.stdout, "the shim's way wrote: %r" % r2.stdout)
+    for rel, rule in PLACES.items():
+        p = os.path.join(home, rel)
+        check(not os.path.exists(p), "~/%s was written" % rel)
+        for run, layer in ((r, "kernel"), (r2, None)):
+            recs = run.events(args_path=p)
+            check(recs, "~/%s: no record (%s)" % (rel, layer or "shim"))
+            for rec in recs:
+                check(rec["verdict"] == "deny" and rec["rule"] == rule and rec["enforced"] is True,
+                      "~/%s: record %r, want a deny by %s" % (rel, rec, rule))
+            if layer:
+                check(any(x.get("layer") == layer for x in recs), "~/%s: %r" % (rel, recs))
+
+
+def test_a_session_in_home_puts_no_code_in_place_by_a_move_or_a_link(wd):
+    home = _home_as_project(wd)
+    r = harness([BUSYBOX, "sh", "-c", WAYS], wd, policy=None, env={"HOME": home})
+    check("project-ok" in r.stdout, "a plain project write refused: %r %r" % (r.stdout, r.stderr))
+    for rel in (".config/environment.d", "bin", ".vim", ".zlogin", ".bash_aliases"):
+        check(not os.path.lexists(os.path.join(home, rel)), "~/%s put in place" % rel)
+    rec = r.one(op="rename", args_path2=os.path.join(home, ".config/environment.d"))
+    check(rec["verdict"] == "deny" and rec["rule"] == "session-autorun", "record %r" % rec)
+    for rel, rule in (("bin", "user-path"), (".vim", "tool-rc"), (".zlogin", "shell-rc")):
+        recs = r.events(args_path=os.path.join(home, rel), verdict="deny")
+        check(recs and all(x["rule"] == rule for x in recs), "~/%s: %r" % (rel, recs))
+    rec = r.one(op="rename", args_path2=os.path.join(home, ".bash_aliases"))
+    check(rec["verdict"] == "deny" and rec["rule"] == "shell-rc", "record %r" % rec)
+
+
+def test_caches_the_users_shell_and_tools_run_from_are_asked(wd):
+    """~/.cache is a write root. Not listed were zsh4humans' install
+    (~/.zshenv sources ~/.cache/zsh4humans/v5/z4h.zsh at every zsh
+    start), znap's cached evals, ble.sh's cached keymaps,
+    impatient.nvim's bytecode (loaded at every nvim start), the
+    binaries Electron's and wasm-pack's installs take from there
+    unchecked, PEX's environments; thefuck's shelve (a pickle, loaded
+    at each fuck). The rest of the cache stays the agent's."""
+    from test_default_policy import fake_home
+    home = fake_home(wd)
+    os.makedirs(os.path.join(home, ".cache"), exist_ok=True)
+    asked = ["zsh4humans/v5/z4h.zsh", "zsh-snap/eval/starship.zsh", "blesh/0.4/decode.bind",
+             "nvim/luacache_chunks", "electron/3b1f/electron-v30.0.0-linux-x64.zip",
+             ".wasm-pack/wasm-bindgen-1a2b/wasm-bindgen", "pex/venvs/1/a/pex"]
+    denied = ["thefuck.db"]
+    script = "cd ~/.cache || exit 9; " + "".join("mkdir -p '%s'; echo x > '%s'; " % (
+        os.path.dirname(p) or ".", p) for p in asked + denied) + "echo y > pip-x && echo done"
+    r = harness([BUSYBOX, "sh", "-c", script], wd, policy=None, env={"HOME": home})
+    check("done" in r.stdout, "a plain cache write refused: %r" % r.stderr)
+    for rel, verdict, rule in ([(p, "ask", "cache-code") for p in asked] +
+                               [(p, "deny", "cache-objects") for p in denied]):
+        path = os.path.join(home, ".cache", rel)
+        check(not os.path.exists(path), "~/.cache/%s written" % rel)
+        rec = r.one(args_path=path)
+        check(rec["verdict"] == verdict and rec["rule"] == rule and rec["layer"] == "kernel",
+              "~/.cache/%s: record %r" % (rel, rec))
