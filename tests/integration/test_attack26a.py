@@ -152,3 +152,65 @@ def test_caches_the_users_shell_and_tools_run_from_are_asked(wd):
         rec = r.one(args_path=path)
         check(rec["verdict"] == verdict and rec["rule"] == rule and rec["layer"] == "kernel",
               "~/.cache/%s: record %r" % (rel, rec))
+
+
+TOOLCHAIN = r'''
+mkdir -p tc/bin && printf '#!/bin/sh\necho the-agents-cargo\n' > tc/bin/cargo && chmod +x tc/bin/cargo
+printf '[toolchain]\npath = "%s/tc"\n' "$PWD" > rust-toolchain.toml
+mkdir -p .cargo && printf '[build]\nrustc-wrapper = "%s/tc/bin/cargo"\n' "$PWD" > .cargo/config.toml
+printf 'pnpmfile=tc/hooks.cjs\n' > .npmrc
+printf 'preload = ["./tc/x.ts"]\n' > bunfig.toml
+printf -- '-J-javaagent:tc/a.jar\n' > .sbtopts
+echo done
+'''
+
+
+def test_the_projects_toolchain_is_not_the_agents(wd):
+    """A rust-toolchain.toml in the project naming a toolchain by path
+    (rustup's [toolchain] path) makes every cargo and rustc the user
+    runs in the project, and rust-analyzer's on opening it, the
+    program at that path: tried here with rustup 1.29, the user's next
+    `cargo --version` printed the agent's line. Likewise .cargo's
+    rustc-wrapper, pnpm's pnpmfile by the project's .npmrc (the
+    .pnpmfile.cjs it names is asked about already), bun's preload,
+    sbt's JVM options. Now asked (project-autorun), like the wrappers."""
+    r = harness([BUSYBOX, "sh", "-c", TOOLCHAIN], wd, policy=None)
+    check("done" in r.stdout, "%r %r" % (r.stdout, r.stderr))
+    check(os.path.exists(os.path.join(wd.path, "tc", "bin", "cargo")), "a plain project file refused")
+    for rel in ("rust-toolchain.toml", ".cargo/config.toml", ".npmrc", "bunfig.toml", ".sbtopts"):
+        p = os.path.join(wd.path, rel)
+        check(not os.path.exists(p), "%s written" % rel)
+        rec = r.one(args_path=p)
+        check(rec["verdict"] == "ask" and rec["rule"] == "project-autorun" and rec["layer"] == "kernel",
+              "%s: record %r" % (rel, rec))
+    r = harness([PYTHON, "-c", WRITE_ALL, os.path.join(wd.path, "rust-toolchain")], wd, policy=None)
+    check("refused" in r.stdout, r.stdout)
+    rec = r.one(args_path=os.path.join(wd.path, "rust-toolchain"))
+    check(rec["verdict"] == "ask" and rec["rule"] == "project-autorun", "record %r" % rec)
+
+
+def test_an_agent_profile_keeps_npxs_packages_as_they_were(wd):
+    """The gemini profile (Gemini CLI started with npx) allowed
+    ~/.npm/_npx/** whole, which the toolchains profile leaves out
+    because npx runs what is there without a look: the agent rewrote
+    Gemini CLI's own code in npx's cache (and any package the user runs
+    with npx), and the user's next npx ran it outside the harness. What
+    predates the session is now kept (keep_existing); npx's new
+    installs in the session still land."""
+    from test_default_policy import fake_home
+    home = fake_home(wd)
+    old = os.path.join(home, ".npm/_npx/0a1b/node_modules/@google/gemini-cli/dist/index.js")
+    os.makedirs(os.path.dirname(old))
+    with open(old, "w") as f:
+        f.write("// gemini\n")
+    new = os.path.join(home, ".npm/_npx/2c3d/node_modules/x/index.js")
+    script = ("echo 'require(\"child_process\").exec(\"evil\")' >> '%s'; mkdir -p '%s' && "
+              "echo y > '%s' && echo added" % (old, os.path.dirname(new), new))
+    for prog in ([BUSYBOX, "sh", "-c", script], ["sh", "-c", script]):
+        r = harness(prog, wd, policy=None, env={"HOME": home}, extra=["--profile", "gemini"])
+        check(open(old).read() == "// gemini\n", "%s: npx's package rewritten" % prog[0])
+        check("added" in r.stdout and os.path.exists(new),
+              "%s: a new install refused: %r %r" % (prog[0], r.stdout, r.stderr))
+        rec = r.one(args_path=old, verdict="deny")
+        check(rec["rule"] == "harness:keep-existing", "%s: record %r" % (prog[0], rec))
+        os.unlink(new)
