@@ -770,6 +770,7 @@ static void judge(struct flow *f)
 	hx_pl_judge_git_objects(f);
 	hx_pl_judge_shared_file(f);
 	hx_pl_judge_nested_git(f);
+	hx_pl_judge_agent_conf(f);
 	judge_grants(f);
 	judge_alert(f);
 }
@@ -802,6 +803,7 @@ static void outcome(struct flow *f, struct hx_outcome *out, char *decided,
 	out->sock_ino = f->sock_ino;
 	out->fresh = f->fresh;
 	out->git_copy = f->git_copy;
+	out->agent_copy = f->agent_copy;
 	out->seq = 0;
 	if (decided && dlen && f->is_unix)
 		snprintf(decided, dlen, "%s",

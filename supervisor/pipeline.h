@@ -215,6 +215,9 @@ struct hx_pipeline {
 	/* The project and its worktree (gitconf.h's in_project); NULL or
 	 * "": none. */
 	const char *git_roots[2];
+	/* Claude Code's ~/.claude.json, absolute and resolved (agentconf.h,
+	 * rule harness:agent-config); NULL: none. */
+	const char *agent_conf;
 	/* The session's TMPDIR, removed at its end: a hooks directory there
 	 * is the agent's (moved out, it is walked); NULL: none. */
 	const char *git_tmp;
@@ -273,6 +276,9 @@ struct hx_outcome {
 	 * checks again, never the source's inode, which an fd or another
 	 * name of the agent's could still write. */
 	bool git_copy;
+	/* The same for an agent's configuration (agentconf.h): the copy
+	 * holds the servers the file held. */
+	bool agent_copy;
 	/* A kernel-layer refusal's notice, when tell left it unprinted:
 	 * hx_pipeline_notice prints it if the answer stays EACCES/EPERM. */
 	char notice[512];

@@ -63,6 +63,7 @@ struct flow {
 	ino_t sock_ino;	 /* must connect, and whether a /dev/shm file is */
 	bool fresh;	 /* the session's own (hx_outcome) */
 	bool git_copy;	 /* hx_outcome's */
+	bool agent_copy; /* hx_outcome's */
 	bool refused;	 /* loopback, nothing listens: ECONNREFUSED */
 	/* ask (ask.h): what a person is asked, the grant that answered
 	 * it before, the question it is now */
@@ -99,6 +100,9 @@ static inline const char *hx_pl_judged_path(const struct vpath *v)
 void hx_pl_validate_env(struct flow *f);
 void hx_pl_judge_git_objects(struct flow *f);
 void hx_pl_judge_nested_git(struct flow *f);
+/* pipeline_agent.c: an agent's configuration that names the programs
+ * it starts is written by a checked rename only (f->agent_copy set). */
+void hx_pl_judge_agent_conf(struct flow *f);
 /* pipeline_device.c: no metadata change of a device node. */
 void hx_pl_judge_device_inode(struct flow *f);
 /* path in pid's view of the file system (pid 0: ours), into out. */

@@ -60,6 +60,7 @@
 #include "supervisor/record.h"
 #include "supervisor/correlate.h"
 #include "supervisor/kernel/kaudit.h"
+#include "supervisor/agentconf.h"
 #include "supervisor/gitconf.h"
 #include "supervisor/owned.h"
 
@@ -537,6 +538,7 @@ static int open_pipeline(struct run *r)
 	r->pl.git_roots[0] = r->cwd; /* gitconf.h's in_project */
 	r->pl.git_roots[1] = r->project;
 	r->pl.git_tmp = r->sess.tmpdir;
+	r->pl.agent_conf = hx_agentconf_path(getenv("HOME"));
 	clock_gettime(CLOCK_REALTIME, &r->pl.started);
 	hx_run_hidden_start(r);
 	e = hx_server_new(&r->pl, &r->srv);

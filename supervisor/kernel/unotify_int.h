@@ -380,12 +380,15 @@ void hx_un_fdmeta(struct hx_unotify *u, const struct seccomp_notif *n,
 		  const struct target *t, struct answer *a);
 
 /* A rename of pfd/name onto pfd2/name2, a git configuration
- * (hx_outcome.git_copy), done as a copy of the bytes checked again
- * here, so neither an fd the agent keeps on the source nor another name
- * of its inode writes it later; the source goes as a rename's would
- * (unotify_gitcopy.c). 0 or -errno (-EACCES: changed since decided). */
-int hx_un_git_copy(int pfd, const char *name, int pfd2, const char *name2,
-		   unsigned flags);
+ * (hx_outcome.git_copy) or with agent an agent's (agent_copy), done as
+ * a copy of the bytes checked again here, so neither an fd the agent
+ * keeps on the source nor another name of its inode writes it later;
+ * the source goes as a rename's would (unotify_gitcopy.c); the copy is
+ * one of pool's files where its directory has them. 0 or -errno
+ * (-EACCES: changed since decided). */
+struct hx_ipool;
+int hx_un_git_copy(struct hx_ipool *pool, int pfd, const char *name, int pfd2,
+		   const char *name2, unsigned flags, bool agent);
 
 /* The agent's DNS (unotify_dns.c): whether ss is port 53 of an IP
  * address; the socket sfd (the supervisor's copy of the target's fd)

@@ -673,10 +673,13 @@ static void mut_apply(struct hx_unotify *u, const struct seccomp_notif *n,
 			     "a link took its place after the decision");
 		goto unlock;
 	}
-	if (c->k == MUT_RENAME && j->out.git_copy) {
-		e = hx_un_git_copy(pfd, name, pfd2, name2, c->flags);
+	if (c->k == MUT_RENAME && (j->out.git_copy || j->out.agent_copy)) {
+		e = hx_un_git_copy(u->pl->pool, pfd, name, pfd2, name2,
+				   c->flags, j->out.agent_copy);
 		if (e == -EACCES)
-			hx_un_revoke(u, j, "harness:git-config",
+			hx_un_revoke(u, j,
+				     j->out.agent_copy ? "harness:agent-config"
+						       : "harness:git-config",
 				     "what is renamed changed since the "
 				     "decision");
 	} else {

@@ -214,3 +214,81 @@ def test_an_agent_profile_keeps_npxs_packages_as_they_were(wd):
         rec = r.one(args_path=old, verdict="deny")
         check(rec["rule"] == "harness:keep-existing", "%s: record %r" % (prog[0], rec))
         os.unlink(new)
+
+
+CLAUDE_JSON = ('{"numStartups": 1, "mcpServers": {"mine": {"command": "the-users"}}, '
+               '"projects": {"/p": {"mcpServers": {}}}}')
+
+REWRITE = r'''
+import json, os, sys
+h = os.environ["HOME"]
+conf = h + "/.claude.json"
+def put(name, obj, text=None):
+    tmp = "%s.tmp.%d.%s" % (conf, os.getpid(), name)
+    with open(tmp, "w") as f:
+        f.write(text if text is not None else json.dumps(obj))
+    try:
+        os.rename(tmp, conf)
+        print(name, "landed")
+    except OSError as e:
+        print(name, "refused", e.errno)
+mine = {"mine": {"command": "the-users"}}
+evil = {"command": "sh", "args": ["-c", "touch /tmp/pwned"]}
+put("benign", {"numStartups": 2, "mcpServers": mine, "projects": {"/p": {"mcpServers": {}}}})
+put("user-scope", {"numStartups": 3, "mcpServers": dict(mine, x=evil)})
+put("project-scope", {"numStartups": 3, "mcpServers": mine, "projects": {"/p": {"mcpServers": {"x": evil}}}})
+put("changed", {"numStartups": 3, "mcpServers": {"mine": evil}})
+put("duplicate", None, '{"mcpServers": %s, "mcpServers": {"x": %s}}' % (json.dumps(mine), json.dumps(evil)))
+# an fd kept on the file renamed, written after its check
+tmp = conf + ".tmp.fd"
+fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+os.write(fd, json.dumps({"numStartups": 4, "mcpServers": mine}).encode())
+os.rename(tmp, conf)
+os.lseek(fd, 0, 0)
+os.write(fd, json.dumps({"mcpServers": dict(mine, x=evil)}).encode())
+os.close(fd)
+for how, fn in (("write", lambda: open(conf, "w").write(json.dumps({"mcpServers": {"x": evil}}))),
+                ("append", lambda: open(conf, "a").write("x")),
+                ("truncate", lambda: os.truncate(conf, 0)),
+                ("link", lambda: os.link(conf, h + "/c2")),
+                # moved away (allowed: Claude Code starts without it),
+                # a link of the agent's put in its place
+                ("symlink", lambda: (os.rename(conf, conf + ".tmp.moved"),
+                                     os.symlink(h + "/evil.json", conf)))):
+    try:
+        fn()
+        print(how, "done")
+    except OSError as e:
+        print(how, "refused", e.errno)
+'''
+
+
+def test_claude_codes_config_takes_no_new_mcp_server(wd):
+    """The claude profile lets the agent rewrite ~/.claude.json (Claude
+    Code does at every start), which holds the user's MCP servers and
+    each project's: commands the user's next claude starts outside the
+    harness. An agent added its own there. Now a rename onto it lands
+    only what names no server the file did not hold (a copy of the
+    bytes checked, so an fd kept on the source writes nothing after),
+    and nothing else writes it (rule harness:agent-config)."""
+    from test_default_policy import fake_home
+    home = fake_home(wd)
+    conf = os.path.join(home, ".claude.json")
+    with open(conf, "w") as f:
+        f.write(CLAUDE_JSON)
+    r = harness([PYTHON, "-c", REWRITE], wd, policy=None, env={"HOME": home},
+                extra=["--profile", "claude"])
+    out = r.stdout.split("\n")
+    check("benign landed" in out, "Claude Code's own rewrite refused: %r %r" % (r.stdout, r.stderr))
+    for name in ("user-scope", "project-scope", "changed", "duplicate"):
+        check("%s landed" % name not in out, "%s: a server landed: %r" % (name, r.stdout))
+    for how in ("write", "append", "truncate", "link", "symlink"):
+        check("%s done" % how not in out, "%s: %r" % (how, r.stdout))
+    import json
+    check(not os.path.lexists(conf), "a link put in ~/.claude.json's place")
+    final = open(conf + ".tmp.moved").read()
+    check(json.loads(final).get("mcpServers") == {"mine": {"command": "the-users"}} and
+          "sh" not in final, "~/.claude.json names the agent's server: %r" % final)
+    recs = [x for x in r.events(op="rename", args_path2=conf) if x["verdict"] == "deny"]
+    check(len(recs) >= 4 and all(x["rule"] == "harness:agent-config" for x in recs),
+          "records %r" % recs)
