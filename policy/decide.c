@@ -46,6 +46,7 @@ static void finish(const struct hx_policy *p, const struct best *b,
 		out->pattern = b->pat->text;
 		out->neighbours = b->rule->neighbours;
 		out->keep_existing = b->rule->keep_existing;
+		out->own_files = b->rule->own_files;
 	} else {
 		out->verdict = p->defaults[defcat];
 		out->rule = hx_default_rule_name(defcat);
@@ -53,6 +54,7 @@ static void finish(const struct hx_policy *p, const struct best *b,
 		out->pattern = NULL;
 		out->neighbours = false;
 		out->keep_existing = false;
+		out->own_files = false;
 	}
 }
 
@@ -492,6 +494,7 @@ void hx_policy_decide(const struct hx_policy *p, const struct hx_event *ev,
 	out->pattern = NULL;
 	out->neighbours = false;
 	out->keep_existing = false;
+	out->own_files = false;
 	out->cls = HX_CLASS_NONE;
 	out->judged_as[0] = '\0';
 	switch (ev->op) {

@@ -83,6 +83,11 @@ bool hx_policy_keeps_existing(const struct hx_policy *p)
 	return p->keeps_existing;
 }
 
+bool hx_policy_owns_files(const struct hx_policy *p)
+{
+	return p->owns_files;
+}
+
 bool hx_policy_keeps_beneath(const struct hx_policy *p, const char *dir)
 {
 	for (size_t i = 0; p->keeps_existing && i < p->nrules[HX_SEC_FILES];

@@ -273,6 +273,9 @@ struct hx_decision {
 	/* The file rule that decided says "keep_existing: true": what was
 	 * there before the session is not written (supervisor/existing.h). */
 	bool keep_existing;
+	/* The file rule that decided says "own_files: true": a file there
+	 * that the session did not make is not written (owned.h). */
+	bool own_files;
 	/* exec: its class (the strongest of its parts), and the part read
 	 * from its arguments that decided, as text ("" when the argv
 	 * itself did: the pattern matched it, or no rule did) */
@@ -431,6 +434,8 @@ enum hx_verdict hx_policy_default_verdict(const struct hx_policy *p,
 					  enum hx_category c);
 /* Whether some file rule says "keep_existing: true". */
 bool hx_policy_keeps_existing(const struct hx_policy *p);
+/* Whether some file rule says "own_files: true". */
+bool hx_policy_owns_files(const struct hx_policy *p);
 /* Whether a pattern of such a rule (an allow) may match beneath dir. */
 bool hx_policy_keeps_beneath(const struct hx_policy *p, const char *dir);
 /* The file name the policy was loaded from ("<default>" if embedded). */

@@ -108,6 +108,7 @@ struct hx_rule {
 	    neighbours; /* network allow: opens a neighbour's unix socket too */
 	bool decisive;	/* a session rule that wins over every other match */
 	bool keep_existing; /* files allow: what predates the session stays */
+	bool own_files; /* files allow: only the session's own are written */
 	struct hx_pattern *pats;
 	size_t npats;
 	struct hx_example *ex;
@@ -171,6 +172,7 @@ struct hx_policy {
 	struct hx_rule protect;	      /* "harness:protect", npats may be 0 */
 	struct hx_rule protect_write; /* "harness:protect", writes only */
 	bool keeps_existing;	      /* some rule says keep_existing */
+	bool owns_files;	      /* some rule says own_files */
 	struct hx_workspace ws;
 	/* The file rules' patterns by directory (fileindex.c); NULL: too
 	 * many, scanned */

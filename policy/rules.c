@@ -9,8 +9,8 @@
 #include <string.h>
 
 static const char *const file_keys[] = {
-    "id",     "description", "allow",	  "deny",	   "ask",
-    "access", "match",	     "not_match", "keep_existing", NULL};
+    "id",    "description", "allow",	     "deny",	  "ask", "access",
+    "match", "not_match",   "keep_existing", "own_files", NULL};
 static const char *const rule_keys[] = {"id",	     "description", "allow",
 					"deny",	     "ask",	    "match",
 					"not_match", "neighbours",  NULL};
@@ -121,6 +121,13 @@ static int load_rule(struct hx_ld *l, enum hx_section sec, yaml_node_t *n,
 			ret = hx_node_bool(l, v, "keep_existing",
 					   &r->keep_existing);
 			l->p->keeps_existing |= r->keep_existing;
+		} else if (!strcmp(k, "own_files")) {
+			if (sec != HX_SEC_FILES)
+				return hx_node_fail(
+				    l, v, NULL,
+				    "own_files is a file rule's key");
+			ret = hx_node_bool(l, v, "own_files", &r->own_files);
+			l->p->owns_files |= r->own_files;
 		} else if (!strcmp(k, "match")) {
 			ex[0] = v;
 		} else if (!strcmp(k, "not_match")) {
@@ -212,7 +219,7 @@ int hx_rules_section(struct hx_ld *l, enum hx_section sec, yaml_node_t *n,
 	l->p->rules[sec] = rules;
 	for (size_t i = 0; i < cnt; i++) {
 		struct hx_rule *rule = &rules[l->p->nrules[sec]];
-		bool keeps = l->p->keeps_existing;
+		bool keeps = l->p->keeps_existing, owns = l->p->owns_files;
 		yaml_node_t *r;
 
 		ret = hx_node_get(l, n->data.sequence.items.start[i], &r);
@@ -224,6 +231,7 @@ int hx_rules_section(struct hx_ld *l, enum hx_section sec, yaml_node_t *n,
 		 * theirs to open, only what it refuses or asks */
 		if (l->protective && rule->verdict == HX_VERDICT_ALLOW) {
 			l->p->keeps_existing = keeps;
+			l->p->owns_files = owns;
 			memset(rule, 0, sizeof(*rule));
 			continue;
 		}

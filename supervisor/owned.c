@@ -164,10 +164,18 @@ bool hx_owned_neighbour_socket(struct hx_owned *o, uid_t uid, const char *path,
 
 bool hx_owned_neighbour_shm(struct hx_owned *o, const char *path, bool *fresh)
 {
+	*fresh = false;
+	if (!o || !path || strncmp(path, "/dev/shm/", 9))
+		return false;
+	return hx_owned_foreign_file(o, path, fresh);
+}
+
+bool hx_owned_foreign_file(struct hx_owned *o, const char *path, bool *fresh)
+{
 	struct stat st;
 
 	*fresh = false;
-	if (!o || !path || strncmp(path, "/dev/shm/", 9))
+	if (!o || !path)
 		return false;
 	if (lstat(path, &st)) {
 		*fresh = errno == ENOENT;

@@ -53,6 +53,11 @@ bool hx_owned_neighbour_name(struct hx_owned *o, const struct hx_policy *p,
  * session's). */
 bool hx_owned_neighbour_shm(struct hx_owned *o, const char *path, bool *fresh);
 
+/* The same anywhere (not followed): whether path is a file the session
+ * did not make, for a place whose rule says own_files (another session's
+ * of the same agent outside the harness sources its files there). */
+bool hx_owned_foreign_file(struct hx_owned *o, const char *path, bool *fresh);
+
 /* At the session's end, its tree gone: removes from /dev/shm every file
  * the session made there (the machine's one tmpfs, in memory: a file
  * left there held half of the machine's memory past the session, and

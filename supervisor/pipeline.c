@@ -771,6 +771,7 @@ static void judge(struct flow *f)
 	hx_pl_judge_shared_file(f);
 	hx_pl_judge_nested_git(f);
 	hx_pl_judge_agent_conf(f);
+	hx_pl_judge_own_files(f);
 	judge_grants(f);
 	judge_alert(f);
 }

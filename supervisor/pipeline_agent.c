@@ -1,6 +1,7 @@
-/* The pipeline's judgement of an agent's own configuration that names
- * the programs it starts (agentconf.h): Claude Code's ~/.claude.json,
- * whatever rule allows its place (the claude profile does). */
+/* The pipeline's judgements of an agent's own files: its configuration
+ * that names the programs it starts (agentconf.h: Claude Code's
+ * ~/.claude.json, whatever rule allows its place), and the places a
+ * rule keeps to the session's own files (own_files: true; owned.h). */
 #define _GNU_SOURCE
 #include "supervisor/pipeline_int.h"
 
@@ -9,6 +10,7 @@
 
 #include "common/wire.h"
 #include "supervisor/agentconf.h"
+#include "supervisor/owned.h"
 
 static bool is_conf(const struct flow *f, const char *path)
 {
@@ -62,5 +64,49 @@ void hx_pl_judge_agent_conf(struct flow *f)
 		f->d.verdict = HX_VERDICT_DENY;
 		f->d.rule = "harness:agent-config";
 		f->d.pattern = NULL;
+	}
+}
+
+/* Whether path's rule, decided alone as a write, says own_files. */
+static bool own_place(const struct flow *f, const char *path)
+{
+	struct hx_event ev = {.op = HX_OP_WRITE, .path = path};
+	struct hx_decision d;
+
+	if (!path)
+		return false;
+	hx_policy_decide(f->pl->policy, &ev, &d);
+	return d.verdict == HX_VERDICT_ALLOW && d.own_files;
+}
+
+/* Whether path is in an own_files place and not the session's. *fresh:
+ * in such a place, nothing there. */
+static bool foreign(const struct flow *f, const char *path, bool *fresh)
+{
+	*fresh = false;
+	return own_place(f, path) &&
+	       hx_owned_foreign_file(f->pl->owned, path, fresh);
+}
+
+void hx_pl_judge_own_files(struct flow *f)
+{
+	enum hx_op op = f->rq->op;
+	bool fresh, fresh2 = false, hit;
+
+	if (f->d.verdict != HX_VERDICT_ALLOW || !f->pl->owned ||
+	    !hx_policy_owns_files(f->pl->policy) ||
+	    (!hx_pl_writes_file(op) && op != HX_OP_RMDIR))
+		return;
+	/* A rename's source and destination; a link's existing file,
+	 * which the new name would let be written. */
+	hit = foreign(f, hx_pl_judged_path(&f->p1), &fresh) ||
+	      ((op == HX_OP_RENAME || op == HX_OP_LINK) &&
+	       foreign(f, hx_pl_judged_path(&f->p2), &fresh2));
+	if (hit) {
+		f->d.verdict = HX_VERDICT_DENY;
+		f->d.rule = "harness:own-files";
+		f->d.pattern = NULL;
+	} else if (fresh && op == HX_OP_WRITE) {
+		f->fresh = true; /* what the open makes is the session's */
 	}
 }

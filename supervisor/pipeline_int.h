@@ -103,6 +103,9 @@ void hx_pl_judge_nested_git(struct flow *f);
 /* pipeline_agent.c: an agent's configuration that names the programs
  * it starts is written by a checked rename only (f->agent_copy set). */
 void hx_pl_judge_agent_conf(struct flow *f);
+/* ... and a file there that the session did not make is not written
+ * where the rule says own_files (f->fresh set for one it makes). */
+void hx_pl_judge_own_files(struct flow *f);
 /* pipeline_device.c: no metadata change of a device node. */
 void hx_pl_judge_device_inode(struct flow *f);
 /* path in pid's view of the file system (pid 0: ours), into out. */

@@ -292,3 +292,69 @@ def test_claude_codes_config_takes_no_new_mcp_server(wd):
     recs = [x for x in r.events(op="rename", args_path2=conf) if x["verdict"] == "deny"]
     check(len(recs) >= 4 and all(x["rule"] == "harness:agent-config" for x in recs),
           "records %r" % recs)
+
+
+SNAPSHOTS = r'''
+import os, sys, time
+d = os.environ["HOME"] + "/.claude/shell-snapshots"
+later = d + "/snapshot-bash-later.sh"
+for _ in range(200):  # another session, started after this one
+    if os.path.exists(later):
+        break
+    time.sleep(0.05)
+def tr(name, fn):
+    try:
+        fn()
+        print(name, "done")
+    except OSError as e:
+        print(name, "refused", e.errno)
+def append(p, text="touch /tmp/pwned\n"):
+    with open(p, "a") as f:
+        f.write(text)
+tr("other", lambda: append(d + "/snapshot-bash-other.sh"))
+tr("later", lambda: append(later))
+tr("env", lambda: append(os.environ["HOME"] + "/.claude/session-env/s0/hook-0.sh"))
+tr("unlink", lambda: os.unlink(d + "/snapshot-bash-other.sh"))
+tr("rename-over", lambda: (open(d + "/mine.tmp", "w").close(),
+                           os.rename(d + "/mine.tmp", d + "/snapshot-bash-other.sh")))
+tr("own", lambda: (append(d + "/snapshot-bash-mine.sh", "x\n"), append(d + "/snapshot-bash-mine.sh", "y\n")))
+'''
+
+
+def test_another_claude_sessions_shell_snapshot_is_not_the_agents(wd):
+    """Claude Code sources its session's shell snapshot
+    (~/.claude/shell-snapshots/snapshot-*.sh, the user's functions and
+    aliases) and its hooks' environment (~/.claude/session-env) before
+    every Bash command. The claude profile allowed both whole, so the
+    agent rewrote the snapshot of another Claude Code session of the
+    user's, running outside the harness, which ran the agent's line in
+    its next command: one made before the session and one made after it
+    began (keep_existing would miss that). Now a file there is written
+    only if the session made it (own_files, rule harness:own-files)."""
+    from lib import Started
+    from test_default_policy import fake_home
+    home = fake_home(wd)
+    snaps = os.path.join(home, ".claude", "shell-snapshots")
+    env = os.path.join(home, ".claude", "session-env", "s0")
+    os.makedirs(snaps)
+    os.makedirs(env)
+    for p in (os.path.join(snaps, "snapshot-bash-other.sh"), os.path.join(env, "hook-0.sh")):
+        with open(p, "w") as f:
+            f.write("alias ll='ls -l'\n")
+    run = Started([PYTHON, "-c", SNAPSHOTS], wd, policy=None, env={"HOME": home},
+                  extra=["--profile", "claude"])
+    import time
+    time.sleep(1.0)
+    later = os.path.join(snaps, "snapshot-bash-later.sh")
+    with open(later, "w") as f:
+        f.write("alias ll='ls -l'\n")
+    r = run.join(120)
+    out = r.stdout.split("\n")
+    check("own done" in out, "the session's own snapshot refused: %r %r" % (r.stdout, r.stderr))
+    check(open(os.path.join(snaps, "snapshot-bash-mine.sh")).read() == "x\ny\n", "own snapshot")
+    for name in ("other", "later", "env", "unlink", "rename-over"):
+        check("%s refused 13" % name in out, "%s: %r" % (name, r.stdout))
+    for p in (os.path.join(snaps, "snapshot-bash-other.sh"), later, os.path.join(env, "hook-0.sh")):
+        check(open(p).read() == "alias ll='ls -l'\n", "%s rewritten" % p)
+        recs = r.events(args_path=p, verdict="deny")
+        check(recs and all(x["rule"] == "harness:own-files" for x in recs), "%s: %r" % (p, recs))
