@@ -358,3 +358,40 @@ def test_another_claude_sessions_shell_snapshot_is_not_the_agents(wd):
         check(open(p).read() == "alias ll='ls -l'\n", "%s rewritten" % p)
         recs = r.events(args_path=p, verdict="deny")
         check(recs and all(x["rule"] == "harness:own-files" for x in recs), "%s: %r" % (p, recs))
+
+
+def test_other_agents_profiles_leave_nothing_their_next_run_executes(wd):
+    """The same class in the other agents' profiles: Codex's shell
+    snapshots (a concurrent Codex session outside sources its own),
+    OpenCode's downloaded binaries (~/.local/share/opencode/bin: the
+    language servers and tools its next start runs), Aider's tags cache
+    in HOME (a diskcache of pickles). Each was written; now the
+    snapshots are own_files, the binaries keep_existing, the pickles
+    denied."""
+    from test_default_policy import fake_home
+    home = fake_home(wd)
+    cases = (  # profile, a file there before, a new one, rule refusing the old
+        ("codex", ".codex/shell_snapshots/other.sh", ".codex/shell_snapshots/mine.sh",
+         "harness:own-files"),
+        ("opencode", ".local/share/opencode/bin/rg", ".local/share/opencode/bin/new-lsp",
+         "harness:keep-existing"),
+        ("aider", ".aider/caches/tags.cache.v4/cache.db", None, "aider-pickles"),
+    )
+    for profile, old, new, rule in cases:
+        old = os.path.join(home, old)
+        os.makedirs(os.path.dirname(old), exist_ok=True)
+        with open(old, "w") as f:
+            f.write("before\n")
+        script = "echo 'touch /tmp/pwned' >> '%s'; " % old
+        if new:
+            new = os.path.join(home, new)
+            script += "echo x > '%s' && echo x >> '%s' && " % (new, new)
+        script += "echo done"
+        r = harness([BUSYBOX, "sh", "-c", script], wd, policy=None, env={"HOME": home},
+                    extra=["--profile", profile])
+        check("done" in r.stdout, "%s: %r %r" % (profile, r.stdout, r.stderr))
+        check(open(old).read() == "before\n", "%s: %s rewritten" % (profile, old))
+        rec = r.one(args_path=old, verdict="deny")
+        check(rec["rule"] == rule and rec["layer"] == "kernel", "%s: record %r" % (profile, rec))
+        if new:
+            check(open(new).read() == "x\nx\n", "%s: the session's own file refused" % profile)
