@@ -314,6 +314,7 @@ def append(p, text="touch /tmp/pwned\n"):
 tr("other", lambda: append(d + "/snapshot-bash-other.sh"))
 tr("later", lambda: append(later))
 tr("env", lambda: append(os.environ["HOME"] + "/.claude/session-env/s0/hook-0.sh"))
+tr("history", lambda: append(os.environ["HOME"] + "/.claude/file-history/s0/0a1b@v1"))
 tr("unlink", lambda: os.unlink(d + "/snapshot-bash-other.sh"))
 tr("rename-over", lambda: (open(d + "/mine.tmp", "w").close(),
                            os.rename(d + "/mine.tmp", d + "/snapshot-bash-other.sh")))
@@ -325,7 +326,8 @@ def test_another_claude_sessions_shell_snapshot_is_not_the_agents(wd):
     """Claude Code sources its session's shell snapshot
     (~/.claude/shell-snapshots/snapshot-*.sh, the user's functions and
     aliases) and its hooks' environment (~/.claude/session-env) before
-    every Bash command. The claude profile allowed both whole, so the
+    every Bash command, and rewinds an edit from its backup in
+    ~/.claude/file-history. The claude profile allowed them whole, so the
     agent rewrote the snapshot of another Claude Code session of the
     user's, running outside the harness, which ran the agent's line in
     its next command: one made before the session and one made after it
@@ -336,9 +338,11 @@ def test_another_claude_sessions_shell_snapshot_is_not_the_agents(wd):
     home = fake_home(wd)
     snaps = os.path.join(home, ".claude", "shell-snapshots")
     env = os.path.join(home, ".claude", "session-env", "s0")
-    os.makedirs(snaps)
-    os.makedirs(env)
-    for p in (os.path.join(snaps, "snapshot-bash-other.sh"), os.path.join(env, "hook-0.sh")):
+    hist = os.path.join(home, ".claude", "file-history", "s0")
+    for d in (snaps, env, hist):
+        os.makedirs(d)
+    for p in (os.path.join(snaps, "snapshot-bash-other.sh"), os.path.join(env, "hook-0.sh"),
+              os.path.join(hist, "0a1b@v1")):
         with open(p, "w") as f:
             f.write("alias ll='ls -l'\n")
     run = Started([PYTHON, "-c", SNAPSHOTS], wd, policy=None, env={"HOME": home},
@@ -352,9 +356,10 @@ def test_another_claude_sessions_shell_snapshot_is_not_the_agents(wd):
     out = r.stdout.split("\n")
     check("own done" in out, "the session's own snapshot refused: %r %r" % (r.stdout, r.stderr))
     check(open(os.path.join(snaps, "snapshot-bash-mine.sh")).read() == "x\ny\n", "own snapshot")
-    for name in ("other", "later", "env", "unlink", "rename-over"):
+    for name in ("other", "later", "env", "history", "unlink", "rename-over"):
         check("%s refused 13" % name in out, "%s: %r" % (name, r.stdout))
-    for p in (os.path.join(snaps, "snapshot-bash-other.sh"), later, os.path.join(env, "hook-0.sh")):
+    for p in (os.path.join(snaps, "snapshot-bash-other.sh"), later, os.path.join(env, "hook-0.sh"),
+              os.path.join(hist, "0a1b@v1")):
         check(open(p).read() == "alias ll='ls -l'\n", "%s rewritten" % p)
         recs = r.events(args_path=p, verdict="deny")
         check(recs and all(x["rule"] == "harness:own-files" for x in recs), "%s: %r" % (p, recs))
