@@ -263,14 +263,16 @@ def test_landlock_file_renamed_into_home_is_readable(wd):
     check(open(os.path.join(home, ".claude.json")).read() == '{"new": 1}\n', "not renamed")
     check(r.one(event="session_start")["kernel"].get("landlock_pool", 0) > 0, "no pool")
     end = r.one(event="session_end")
-    check(end["kernel_notify"].get("pooled_files") == 2, "session_end: %r" % end)
+    # Three: the two files made, and the copy of the checked bytes a
+    # rename onto ~/.claude.json installs (harness:agent-config).
+    check(end["kernel_notify"].get("pooled_files") == 3, "session_end: %r" % end)
     # The same through the shim, read back by a raw openat (as Bun's are).
     code = ("import ctypes, os\n"
             "libc = ctypes.CDLL(None, use_errno=True)\n"
             "libc.syscall.restype = ctypes.c_long\n"
             "h = os.environ['HOME']\n"
             "with open(h + '/.claude.json.tmp.3', 'w') as f:\n"
-            "    f.write('py')\n"
+            "    f.write('{\"py\": 1}')\n"
             "    os.fchmod(f.fileno(), 0o600)\n"  # decided on the fd's name
             "    print(os.readlink('/proc/self/fd/%d' % f.fileno()) == h + '/.claude.json.tmp.3')\n"
             "os.rename(h + '/.claude.json.tmp.3', h + '/.claude.json')\n"
@@ -279,7 +281,7 @@ def test_landlock_file_renamed_into_home_is_readable(wd):
             "    print(p, os.read(fd, 100) if fd >= 0 else 'err %d' % ctypes.get_errno())\n")
     r = harness([PYTHON, "-c", code], wd, policy=None, extra=["--profile", "claude"],
                 env={"HOME": home})
-    check(r.stdout == "True\n/.claude.json b'py'\n/.ssh/id_rsa err 13\n",
+    check(r.stdout == "True\n/.claude.json b'{\"py\": 1}'\n/.ssh/id_rsa err 13\n",
           "raw openat in $HOME: %r %r" % (r.stdout, r.stderr))
 
 
