@@ -58,8 +58,9 @@ void hx_gitconf_find(const char *cwd, const char *home, struct hx_gitconf *c);
  *           gitfile or link to a git directory no name above guards),
  *           in the project, a HEAD outside a ".git" (a bare
  *           repository's layout, whose config is its own "config").
- * Elsewhere (caches, where go, cargo and uv keep bare repositories) a
- * path outside every ".git" is hx_gitconf_bare_place's. */
+ * A path outside every ".git" (caches, where go, cargo and uv keep bare
+ * repositories; the project, where the user keeps one) is also
+ * hx_gitconf_bare_place's. */
 enum hx_gitconf_place {
 	HX_GITCONF_NONE,
 	HX_GITCONF_CONFIG,

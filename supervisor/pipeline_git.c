@@ -62,14 +62,17 @@ static bool in_roots(const struct hx_pipeline *pl, const char *path)
 }
 
 /* Where path is in what git runs (gitconf.h): beneath a ".git", in the
- * project by its name, elsewhere by a bare layout around it. */
+ * project by its name, and outside every ".git" by a bare layout around
+ * it: in a cache, and in the project too, where a bare repository that
+ * predates the session is the user's (a dotfiles repository in a $HOME
+ * that is the project, a repository the user pushes to: its hooks and
+ * config were the agent's to write, attack review 26a). */
 static enum hx_gitconf_place git_place(const struct hx_pipeline *pl,
 				       const char *path)
 {
-	bool in = in_roots(pl, path);
-	enum hx_gitconf_place p = hx_gitconf_place(path, in);
+	enum hx_gitconf_place p = hx_gitconf_place(path, in_roots(pl, path));
 
-	return p != HX_GITCONF_NONE || in || hx_gitconf_in_git(path)
+	return p != HX_GITCONF_NONE || hx_gitconf_in_git(path)
 		   ? p
 		   : hx_gitconf_bare_place(path);
 }

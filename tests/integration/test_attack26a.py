@@ -400,3 +400,62 @@ def test_other_agents_profiles_leave_nothing_their_next_run_executes(wd):
         check(rec["rule"] == rule and rec["layer"] == "kernel", "%s: record %r" % (profile, rec))
         if new:
             check(open(new).read() == "x\nx\n", "%s: the session's own file refused" % profile)
+
+
+BARE = r'''
+r="$1"
+printf '#!/bin/sh\ntouch "%s"\n' "$2" > "$r/hooks/post-receive" && chmod +x "$r/hooks/post-receive" && echo hook-written
+printf '[core]\n\thooksPath = %s\n' "$3" >> "$r/config" && echo config-appended
+mkdir -p "$3" && printf '#!/bin/sh\ntouch "%s"\n' "$2" > "$3/post-receive" && chmod +x "$3/post-receive"
+ln -s "$3" "$r/hooks2" && mv "$r/hooks" "$r/hooks.old" && mv "$r/hooks2" "$r/hooks" && echo hooks-relinked
+echo done
+'''
+
+
+def test_a_bare_repository_in_the_project_runs_no_hook_of_the_agents(wd):
+    """The repositories the agent may find in its project that are not
+    beneath a .git: a bare one (a dotfiles repository, ~/.dotfiles,
+    worked on with --git-dir from a $HOME that is the project; one the
+    user pushes to, remote.git). Outside the project such a layout's
+    hooks and config were refused (caches), inside it only a HEAD: the
+    agent wrote remote.git/hooks/post-receive, which the user's next
+    push ran outside the harness. Now a bare layout is judged wherever
+    it is (harness:git-config); git's own writes there still work."""
+    import shutil
+    import subprocess
+    git = shutil.which("git")
+    if not git:
+        from lib import Skip
+        raise Skip("no git")
+    remote = os.path.join(wd.path, "remote.git")
+    subprocess.run([git, "init", "-q", "--bare", remote], check=True)
+    mark = os.path.join(wd.state, "hook-ran")
+    evil = os.path.join(wd.path, "evilhooks")
+    script = wd.file("bare.sh", BARE)
+    r = harness([BUSYBOX, "sh", script, remote, mark, evil], wd, policy=None)
+    check("done" in r.stdout, "%r %r" % (r.stdout, r.stderr))
+    for what in ("hook-written", "config-appended", "hooks-relinked"):
+        check(what not in r.stdout.split(), "%s: %r" % (what, r.stdout))
+    rec = r.one(args_path=os.path.join(remote, "hooks", "post-receive"), verdict="deny")
+    check(rec["rule"] == "harness:git-config" and rec["layer"] == "kernel", "record %r" % rec)
+    # git's own configuration of it, by a rename, naming no code: works
+    g = harness([git, "--git-dir", remote, "config", "receive.denyCurrentBranch", "ignore"],
+                wd, policy=None)
+    g.expect_status(0)
+    # The user's next push, outside the harness.
+    src = os.path.join(wd.state, "src")
+    env = dict(os.environ, GIT_AUTHOR_NAME="u", GIT_AUTHOR_EMAIL="u@x", GIT_COMMITTER_NAME="u",
+               GIT_COMMITTER_EMAIL="u@x", HOME=wd.state)
+    subprocess.run([git, "init", "-q", src], check=True, env=env)
+    subprocess.run([git, "-C", src, "commit", "-q", "--allow-empty", "-m", "x"], check=True, env=env)
+    subprocess.run([git, "-C", src, "push", "-q", remote, "HEAD:refs/heads/main"], check=True, env=env,
+                   capture_output=True)
+    check(not os.path.exists(mark), "the user's push ran the agent's hook")
+    # The same for a dotfiles repository in a $HOME that is the project.
+    dot = os.path.join(wd.path, ".dotfiles")
+    subprocess.run([git, "init", "-q", "--bare", dot], check=True)
+    r = harness([BUSYBOX, "sh", "-c", "echo 'touch %s' > ~/.dotfiles/hooks/pre-commit; echo done" % mark],
+                wd, policy=None, env={"HOME": wd.path})
+    check(not os.path.exists(os.path.join(dot, "hooks", "pre-commit")), "~/.dotfiles hook written")
+    rec = r.one(args_path=os.path.join(dot, "hooks", "pre-commit"), verdict="deny")
+    check(rec["rule"] == "harness:git-config", "record %r" % rec)
