@@ -161,6 +161,7 @@ mkdir -p .cargo && printf '[build]\nrustc-wrapper = "%s/tc/bin/cargo"\n' "$PWD" 
 printf 'pnpmfile=tc/hooks.cjs\n' > .npmrc
 printf 'preload = ["./tc/x.ts"]\n' > bunfig.toml
 printf -- '-J-javaagent:tc/a.jar\n' > .sbtopts
+echo 'tc/bin/cargo' > .envrc.local
 echo done
 '''
 
@@ -173,11 +174,14 @@ def test_the_projects_toolchain_is_not_the_agents(wd):
     `cargo --version` printed the agent's line. Likewise .cargo's
     rustc-wrapper, pnpm's pnpmfile by the project's .npmrc (the
     .pnpmfile.cjs it names is asked about already), bun's preload,
-    sbt's JVM options. Now asked (project-autorun), like the wrappers."""
+    sbt's JVM options, the .envrc.local a team's .envrc sources
+    (source_env_if_exists: direnv asks about the .envrc only). Now asked
+    (project-autorun), like the wrappers."""
     r = harness([BUSYBOX, "sh", "-c", TOOLCHAIN], wd, policy=None)
     check("done" in r.stdout, "%r %r" % (r.stdout, r.stderr))
     check(os.path.exists(os.path.join(wd.path, "tc", "bin", "cargo")), "a plain project file refused")
-    for rel in ("rust-toolchain.toml", ".cargo/config.toml", ".npmrc", "bunfig.toml", ".sbtopts"):
+    for rel in ("rust-toolchain.toml", ".cargo/config.toml", ".npmrc", "bunfig.toml", ".sbtopts",
+                ".envrc.local"):
         p = os.path.join(wd.path, rel)
         check(not os.path.exists(p), "%s written" % rel)
         rec = r.one(args_path=p)
