@@ -19,8 +19,10 @@ static bool is_conf(const struct flow *f, const char *path)
 
 /* A write of the file by any way but a checked rename: an open for
  * writing, a node, a truncation, a link either way (the new name would
- * write it), a symlink put there, an exchange, a tree moved over it.
- * Its mode, times and attributes are not its content. */
+ * write it), a symlink put there, an exchange, a tree moved over it;
+ * its removal or a move away (Claude Code does neither; with it gone,
+ * what the user restores is a backup the agent may write). Its mode,
+ * times and attributes are not its content. */
 static bool writes_conf(const struct flow *f, const char *p1, const char *p2,
 			bool xchg)
 {
@@ -33,11 +35,12 @@ static bool writes_conf(const struct flow *f, const char *p1, const char *p2,
 			rq->call == HX_CALL_BIND);
 	case HX_OP_TRUNCATE:
 	case HX_OP_SYMLINK:
+	case HX_OP_UNLINK:
 		return is_conf(f, p1);
 	case HX_OP_LINK:
 		return is_conf(f, p1) || is_conf(f, p2);
 	case HX_OP_RENAME:
-		return (xchg && (is_conf(f, p1) || is_conf(f, p2))) ||
+		return is_conf(f, p1) || (xchg && is_conf(f, p2)) ||
 		       (f->ev.moves_tree && is_conf(f, p2));
 	default:
 		return false;

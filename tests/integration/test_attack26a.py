@@ -255,10 +255,11 @@ for how, fn in (("write", lambda: open(conf, "w").write(json.dumps({"mcpServers"
                 ("append", lambda: open(conf, "a").write("x")),
                 ("truncate", lambda: os.truncate(conf, 0)),
                 ("link", lambda: os.link(conf, h + "/c2")),
-                # moved away (allowed: Claude Code starts without it),
-                # a link of the agent's put in its place
-                ("symlink", lambda: (os.rename(conf, conf + ".tmp.moved"),
-                                     os.symlink(h + "/evil.json", conf)))):
+                # moved away or removed, so that what the user restores
+                # is a backup of the agent's; a link put in its place
+                ("move", lambda: os.rename(conf, conf + ".tmp.moved")),
+                ("unlink", lambda: os.unlink(conf)),
+                ("symlink", lambda: os.symlink(h + "/evil.json", conf))):
     try:
         fn()
         print(how, "done")
@@ -286,11 +287,11 @@ def test_claude_codes_config_takes_no_new_mcp_server(wd):
     check("benign landed" in out, "Claude Code's own rewrite refused: %r %r" % (r.stdout, r.stderr))
     for name in ("user-scope", "project-scope", "changed", "duplicate"):
         check("%s landed" % name not in out, "%s: a server landed: %r" % (name, r.stdout))
-    for how in ("write", "append", "truncate", "link", "symlink"):
+    for how in ("write", "append", "truncate", "link", "move", "unlink", "symlink"):
         check("%s done" % how not in out, "%s: %r" % (how, r.stdout))
     import json
-    check(not os.path.lexists(conf), "a link put in ~/.claude.json's place")
-    final = open(conf + ".tmp.moved").read()
+    check(os.path.isfile(conf) and not os.path.islink(conf), "~/.claude.json replaced")
+    final = open(conf).read()
     check(json.loads(final).get("mcpServers") == {"mine": {"command": "the-users"}} and
           "sh" not in final, "~/.claude.json names the agent's server: %r" % final)
     recs = [x for x in r.events(op="rename", args_path2=conf) if x["verdict"] == "deny"]
