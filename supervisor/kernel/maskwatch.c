@@ -266,19 +266,26 @@ static void entry(struct hx_maskwatch *w, int dfd, const char *dir,
 	close(sub);
 }
 
+/* A listing of the directory open at dfd (which stays open), or NULL. */
+static DIR *listing(int dfd)
+{
+	int lfd = dup(dfd);
+	DIR *d = lfd < 0 ? NULL : fdopendir(lfd);
+
+	if (!d && lfd >= 0)
+		close(lfd);
+	return d;
+}
+
 /* What the directory open at dfd already holds (consumes nothing). */
 static void scan(struct hx_maskwatch *w, int dfd, const char *path,
 		 unsigned depth, found_fn fn, void *arg)
 {
-	int lfd = dup(dfd);
 	struct dirent *de;
-	DIR *d;
+	DIR *d = listing(dfd);
 
-	if (lfd < 0 || !(d = fdopendir(lfd))) {
-		if (lfd >= 0)
-			close(lfd);
+	if (!d)
 		return;
-	}
 	while ((de = readdir(d)))
 		entry(w, dfd, path, de->d_name, depth, fn, arg);
 	closedir(d);
@@ -312,15 +319,11 @@ static void name_entry(struct hx_maskwatch *w, int dfd, const char *dir,
 static void name_scan(struct hx_maskwatch *w, int dfd, const char *dir,
 		      found_fn fn, void *arg)
 {
-	int lfd = dup(dfd);
 	struct dirent *de;
-	DIR *d;
+	DIR *d = listing(dfd);
 
-	if (lfd < 0 || !(d = fdopendir(lfd))) {
-		if (lfd >= 0)
-			close(lfd);
+	if (!d)
 		return;
-	}
 	while ((de = readdir(d)))
 		name_entry(w, dfd, dir, de->d_name, fn, arg);
 	closedir(d);

@@ -11,21 +11,12 @@ import json
 import os
 import shutil
 import subprocess
-import time
 
 from lib import EXEC, Skip, check
 from test_default_policy import fake_home
+from test_mask_records import _wait_for
 
 BUSYBOX = shutil.which("busybox")
-
-
-def _wait_for(pred, what, timeout=10):
-    end = time.time() + timeout
-    while time.time() < end:
-        if pred():
-            return
-        time.sleep(0.02)
-    raise AssertionError("timed out waiting for %s" % what)
 
 
 def _records(log):
