@@ -12,6 +12,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "common/readat.h"
+
 /* A server list that counts: anything but null or an empty object. */
 static bool counts(const json_t *v)
 {
@@ -95,30 +97,16 @@ bool hx_agentconf_same_servers(const char *buf, size_t len, const char *cur,
  * a malloc'ed *buf; its length or -errno. */
 static ssize_t slurp(int dirfd, const char *name, char **buf, struct stat *st)
 {
-	size_t len = 0;
-	ssize_t n = 0;
-	int fd =
-	    openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	ssize_t n;
 
-	*buf = NULL;
-	if (fd < 0)
-		return -errno;
-	if (fstat(fd, st) || !S_ISREG(st->st_mode) ||
-	    st->st_size >= (off_t)HX_AGENTCONF_MAX ||
-	    !(*buf = malloc(HX_AGENTCONF_MAX))) {
-		close(fd);
-		return -EACCES;
-	}
-	while (len < HX_AGENTCONF_MAX &&
-	       (n = read(fd, *buf + len, HX_AGENTCONF_MAX - len)) > 0)
-		len += (size_t)n;
-	close(fd);
-	if (n < 0 || len == HX_AGENTCONF_MAX) {
+	if (!(*buf = malloc(HX_AGENTCONF_MAX)))
+		return -ENOMEM;
+	n = hx_read_regular_at(dirfd, name, *buf, HX_AGENTCONF_MAX, st);
+	if (n < 0) {
 		free(*buf);
 		*buf = NULL;
-		return -EACCES;
 	}
-	return (ssize_t)len;
+	return n;
 }
 
 ssize_t hx_agentconf_read_checked(int dirfd, const char *name, int dirfd2,

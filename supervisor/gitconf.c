@@ -17,6 +17,7 @@
 
 #include "common/path.h"
 #include "common/glob.h"
+#include "common/readat.h"
 #include "supervisor/session.h"
 
 #define MAX_DEPTH 4 /* includes of includes */
@@ -502,25 +503,10 @@ bool hx_gitconf_names_code(const char *buf, size_t len)
 ssize_t hx_gitconf_read_checked(int dirfd, const char *name, char *buf,
 				struct stat *st)
 {
-	size_t len = 0;
-	ssize_t n = 0;
-	int fd =
-	    openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	ssize_t n =
+	    hx_read_regular_at(dirfd, name, buf, HX_GITCONF_COPY_MAX, st);
 
-	if (fd < 0)
-		return -errno;
-	if (fstat(fd, st) || !S_ISREG(st->st_mode)) {
-		close(fd);
-		return -EACCES;
-	}
-	while (len < HX_GITCONF_COPY_MAX &&
-	       (n = read(fd, buf + len, HX_GITCONF_COPY_MAX - len)) > 0)
-		len += (size_t)n;
-	close(fd);
-	return n < 0 || len == HX_GITCONF_COPY_MAX ||
-		       hx_gitconf_names_code(buf, len)
-		   ? -EACCES
-		   : (ssize_t)len;
+	return n >= 0 && hx_gitconf_names_code(buf, (size_t)n) ? -EACCES : n;
 }
 
 bool hx_gitconf_file_names_code(const char *path)
