@@ -2,6 +2,7 @@
 #define _GNU_SOURCE
 #include "supervisor/anchor.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <jansson.h>
@@ -169,6 +170,59 @@ static struct anchored *session_of(json_t *tab, const char *id,
 	return a;
 }
 
+/* Whether link (a session directory's audit.jsonl) is a link to the
+ * log (log: its stat; real: its path with no link in it, or ""). */
+static bool links_to(const char *link, const struct stat *log, const char *real)
+{
+	char to[PATH_MAX];
+	struct stat st;
+
+	if (lstat(link, &st) || !S_ISLNK(st.st_mode))
+		return false;
+	if (!stat(link, &st) && st.st_dev == log->st_dev &&
+	    st.st_ino == log->st_ino)
+		return true;
+	/* a file renamed over the log's name is still the one named */
+	return real[0] && realpath(link, to) && !strcmp(to, real);
+}
+
+/* Every anchored session whose --audit-log is this file (the link its
+ * directory keeps, by the file or its name) into tab: its anchored
+ * record must be there even when none of its records is. A log given
+ * by its path was checked against the sessions it still named, so a
+ * later session's agent that removed a whole session from it (or
+ * emptied it) left it verifying, "ok". */
+static void add_linked(json_t *tab, const char *path, const struct stat *log)
+{
+	char state[PATH_MAX], dir[PATH_MAX], link[PATH_MAX], real[PATH_MAX];
+	struct dirent *d;
+	DIR *dh;
+
+	if (hx_session_state_dir(state, sizeof(state)) ||
+	    (size_t)snprintf(dir, sizeof(dir), "%s/sessions", state) >=
+		sizeof(dir) ||
+	    !(dh = opendir(dir)))
+		return;
+	if (!realpath(path, real))
+		real[0] = '\0';
+	while ((d = readdir(dh))) {
+		struct anchored *a;
+
+		if (!hx_session_name_valid(d->d_name) ||
+		    json_object_get(tab, d->d_name) ||
+		    (size_t)snprintf(link, sizeof(link), "%s/%s/audit.jsonl",
+				     dir, d->d_name) >= sizeof(link) ||
+		    !links_to(link, log, real))
+			continue;
+		a = session_of(tab, d->d_name, log);
+		if (a && !a->has) { /* running, or killed: said elsewhere */
+			free(a);
+			json_object_del(tab, d->d_name);
+		}
+	}
+	closedir(dh);
+}
+
 /* The record (line, len bytes, its newline cut) against its session's
  * anchor: the one record of seq, or a compacted record standing for
  * the chain that ended there. Read as the chain's check and every tool
@@ -285,6 +339,7 @@ int hx_anchor_check(const char *path, const char *only, bool strict,
 	}
 	if (only)
 		session_of(tab, only, &log);
+	add_linked(tab, path, &log);
 	r = scan(f, tab, &log, why, wsize);
 	json_object_foreach(tab, id, v)
 	{

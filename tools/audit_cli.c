@@ -94,28 +94,6 @@ static bool is_help(const char *a)
 	return !strcmp(a, "--help") || !strcmp(a, "-h");
 }
 
-/* The session whose directory holds log (a session id or --last names
- * its link there), into id; "" for a log given by its path. */
-static void session_of_log(const char *log, char *id, size_t size)
-{
-	char state[PATH_MAX], pre[PATH_MAX + 16];
-	size_t n;
-	const char *rest;
-
-	id[0] = '\0';
-	if (hx_session_state_dir(state, sizeof(state)) ||
-	    (size_t)snprintf(pre, sizeof(pre), "%s/sessions/", state) >=
-		sizeof(pre) ||
-	    strncmp(log, pre, strlen(pre)))
-		return;
-	rest = log + strlen(pre);
-	n = strcspn(rest, "/");
-	if (!strcmp(rest + n, "/audit.jsonl") && n < size) {
-		memcpy(id, rest, n);
-		id[n] = '\0';
-	}
-}
-
 /* The chain checked against the anchors its sessions left (anchor.h):
  * 0, or 1 said on out. */
 static int check_anchors(const char *log, FILE *out, FILE *err)
@@ -124,7 +102,7 @@ static int check_anchors(const char *log, FILE *out, FILE *err)
 	size_t checked;
 	int r;
 
-	session_of_log(log, id, sizeof(id));
+	hx_sessions_id_of(log, id, sizeof(id));
 	r = hx_anchor_check(log, id[0] ? id : NULL, false, &checked, why,
 			    sizeof(why));
 	if (r < 0)

@@ -80,6 +80,8 @@ static int write_file(const char *path, const struct hx_pb *b, FILE *err)
 static int read_verified(const char *path, bool check, struct hx_ptree *t,
 			 FILE *err)
 {
+	char id[NAME_MAX + 1];
+	const char *only = hx_sessions_only(path, id, sizeof(id));
 	static const char tool[] = "harness-audit export";
 	const char *skipped = check ? "not exported (--unverified exports it)"
 				    : "exported as unverified";
@@ -91,7 +93,7 @@ static int read_verified(const char *path, bool check, struct hx_ptree *t,
 			hx_log_release(tool, path, NULL, &h, err);
 		return -1;
 	}
-	if ((r = hx_ptree_read(t, h.at))) {
+	if ((r = hx_ptree_read_of(t, h.at, only))) {
 		fprintf(err, "harness-audit: %s: %s\n", path, strerror(-r));
 		hx_log_release(tool, path, NULL, &h, err);
 		return -1;

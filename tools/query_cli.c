@@ -238,7 +238,10 @@ static void one_line(void *arg, char *line, size_t n)
 
 static int run(struct query *q, const char *log)
 {
-	return hx_logline_each(log, one_line, q);
+	char id[NAME_MAX + 1];
+
+	return hx_logline_each_of(log, hx_sessions_only(log, id, sizeof(id)),
+				  one_line, q);
 }
 
 /* The longest run of glob without a special character, as the log

@@ -17,6 +17,7 @@
 
 #include "common/notice.h"
 #include "common/sbuf.h"
+#include "supervisor/export/logline.h"
 #include "supervisor/export/proctree.h"
 #include "supervisor/record.h"
 #include "supervisor/session.h"
@@ -74,6 +75,44 @@ static bool is_event(json_t *r, const char *name)
 	return r && !strcmp(hx_record_field(r, "event"), name);
 }
 
+static bool is_session(json_t *r, const char *id)
+{
+	return r && !strcmp(hx_record_field(r, "session"), id);
+}
+
+/* A log several sessions wrote (an --audit-log given to each in turn):
+ * the session's own session_start and last record, read from its own
+ * lines. Its first and last lines were another session's: the second
+ * session was listed with the first's command and start, the first
+ * with the second's end (and --last then named either). */
+static void load_shared(const char *id, FILE *f, struct hx_sessions_entry *s)
+{
+	char *line = NULL;
+	size_t cap = 0;
+	ssize_t n;
+
+	json_decref(s->start);
+	json_decref(s->end);
+	s->start = s->end = NULL;
+	rewind(f);
+	while ((n = getline(&line, &cap, f)) > 0) {
+		json_t *r;
+
+		if (!hx_logline_is_session(line, (size_t)n, id) ||
+		    !(r = parse_line(line, (size_t)n)))
+			continue;
+		if (!s->start && is_event(r, "session_start"))
+			s->start = json_incref(r);
+		json_decref(s->end);
+		s->end = r;
+	}
+	free(line);
+	if (!is_event(s->end, "session_end")) {
+		json_decref(s->end);
+		s->end = NULL;
+	}
+}
+
 /* The session of log path (id: its name); false when the log does not
  * begin with a session_start. */
 static bool load(const char *id, const char *path, struct hx_sessions_entry *s)
@@ -109,7 +148,10 @@ static bool load(const char *id, const char *path, struct hx_sessions_entry *s)
 	}
 	if (is_event(s->start, "session_start")) {
 		s->end = last_record(f);
-		if (!is_event(s->end, "session_end")) {
+		if (!is_session(s->start, id) ||
+		    (s->end && !is_session(s->end, id)))
+			load_shared(id, f, s);
+		else if (!is_event(s->end, "session_end")) {
 			json_decref(s->end);
 			s->end = NULL;
 		}
@@ -199,6 +241,33 @@ static int list_here(char *cwd, size_t size, struct hx_sessions_entry **v,
 static bool here(const struct hx_sessions_entry *s, const char *cwd)
 {
 	return !strcmp(hx_record_field(s->start, "cwd"), cwd);
+}
+
+int hx_sessions_id_of(const char *log, char *id, size_t size)
+{
+	char state[PATH_MAX], pre[PATH_MAX + 16];
+	struct stat st;
+	const char *rest;
+	size_t n;
+
+	id[0] = '\0';
+	if (hx_session_state_dir(state, sizeof(state)) ||
+	    (size_t)snprintf(pre, sizeof(pre), "%s/sessions/", state) >=
+		sizeof(pre) ||
+	    strncmp(log, pre, strlen(pre)))
+		return 0;
+	rest = log + strlen(pre);
+	n = strcspn(rest, "/");
+	if (strcmp(rest + n, "/audit.jsonl") || n >= size || lstat(log, &st))
+		return 0;
+	memcpy(id, rest, n);
+	id[n] = '\0';
+	return S_ISLNK(st.st_mode) ? 2 : 1;
+}
+
+const char *hx_sessions_only(const char *log, char *id, size_t size)
+{
+	return hx_sessions_id_of(log, id, size) == 2 ? id : NULL;
 }
 
 int hx_sessions_log(const char *arg, char *log, size_t size, FILE *err)

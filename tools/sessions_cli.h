@@ -16,6 +16,16 @@ struct json_t;
  * Returns 0 with log filled, or 2 with the reason on err. */
 int hx_sessions_log(const char *arg, char *log, size_t size, FILE *err);
 
+/* The session whose directory holds log (the path hx_sessions_log gives
+ * for a session id or --last), into id ("" for a log given by its own
+ * path). Returns 2 when that is a link to an --audit-log elsewhere (a
+ * file other sessions may have written too: read the session's records
+ * only), 1 for the session's own log, 0 for none. */
+int hx_sessions_id_of(const char *log, char *id, size_t size);
+/* The session whose records alone a reader of log takes (id, filled),
+ * or NULL for all: a link's, as hx_sessions_id_of says. */
+const char *hx_sessions_only(const char *log, char *id, size_t size);
+
 /* A session of the state dir: its log and its first and last records
  * (end NULL when it has none: running, or cut). A compacted log's are
  * the ones its compacted record kept. */

@@ -433,7 +433,10 @@ static void sum_line(void *arg, char *line, size_t n)
 
 static int read_log(struct summary *s, const char *path)
 {
-	return hx_logline_each(path, sum_line, s);
+	char id[NAME_MAX + 1];
+
+	return hx_logline_each_of(path, hx_sessions_only(path, id, sizeof(id)),
+				  sum_line, s);
 }
 
 static void print(FILE *out, struct summary *s, const char *log)

@@ -184,7 +184,7 @@ int hx_tree_cli(int argc, char *const *argv, FILE *out, FILE *err)
 {
 	struct tree t = {.out = out};
 	const char *log = NULL;
-	char path[PATH_MAX];
+	char path[PATH_MAX], id[NAME_MAX + 1];
 	size_t roots = 0;
 
 	for (int i = 2; i < argc; i++) {
@@ -206,7 +206,8 @@ int hx_tree_cli(int argc, char *const *argv, FILE *out, FILE *err)
 	}
 	if (hx_sessions_log(log, path, sizeof(path), err))
 		return 2;
-	if (hx_ptree_read(&t.pt, path)) {
+	if (hx_ptree_read_of(&t.pt, path,
+			     hx_sessions_only(path, id, sizeof(id)))) {
 		fprintf(err, "harness-audit: %s: %m\n", path);
 		return 2;
 	}

@@ -9,6 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "supervisor/export/logscan.h"
+
 /* The end of the JSON array that starts at p ('['), strings skipped as
  * JSON writes them, or NULL. */
 static char *array_end(char *p, const char *end)
@@ -112,8 +114,24 @@ ssize_t hx_logline_key(const char *line, size_t n, char *key, size_t size)
 	return (ssize_t)len;
 }
 
+bool hx_logline_is_session(const char *line, size_t n, const char *id)
+{
+	static const char *const key[] = {"session"};
+	struct hx_span s;
+
+	/* the id's bytes first: a line without them costs one memmem */
+	return memmem(line, n, id, strlen(id)) &&
+	       !hx_scan_members(line, n, key, 1, &s) && hx_span_is(&s, id);
+}
+
 int hx_logline_each(const char *path,
 		    void (*fn)(void *arg, char *line, size_t n), void *arg)
+{
+	return hx_logline_each_of(path, NULL, fn, arg);
+}
+
+int hx_logline_each_of(const char *path, const char *only,
+		       void (*fn)(void *arg, char *line, size_t n), void *arg)
 {
 	FILE *f = fopen(path, "re");
 	char *line = NULL;
@@ -124,7 +142,8 @@ int hx_logline_each(const char *path,
 	if (!f)
 		return -errno;
 	while ((n = getline(&line, &cap, f)) > 0)
-		fn(arg, line, (size_t)n);
+		if (!only || hx_logline_is_session(line, (size_t)n, only))
+			fn(arg, line, (size_t)n);
 	if (ferror(f))
 		r = -EIO;
 	free(line);

@@ -5,6 +5,7 @@
 #ifndef HX_LOGLINE_H
 #define HX_LOGLINE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <sys/types.h>
 
@@ -26,5 +27,16 @@ ssize_t hx_logline_key(const char *line, size_t n, char *key, size_t size);
  * '\n'; line may be changed). 0 or -errno. */
 int hx_logline_each(const char *path,
 		    void (*fn)(void *arg, char *line, size_t n), void *arg);
+
+/* Whether the record in line (n bytes) is session id's: its top-level
+ * "session" member, not bytes anywhere in the line. */
+bool hx_logline_is_session(const char *line, size_t n, const char *id);
+
+/* As hx_logline_each, of the records of session only (NULL: every
+ * line). A log given to several sessions (--audit-log) holds each
+ * one's records in turn: read by one session's name, it was all of
+ * them, and the next session's programs were shown as the first's. */
+int hx_logline_each_of(const char *path, const char *only,
+		       void (*fn)(void *arg, char *line, size_t n), void *arg);
 
 #endif

@@ -342,8 +342,13 @@ static void take_line(void *arg, char *line, size_t n)
 
 int hx_ptree_read(struct hx_ptree *t, const char *path)
 {
+	return hx_ptree_read_of(t, path, NULL);
+}
+
+int hx_ptree_read_of(struct hx_ptree *t, const char *path, const char *only)
+{
 	memset(t, 0, sizeof(*t));
-	return hx_logline_each(path, take_line, t);
+	return hx_logline_each_of(path, only, take_line, t);
 }
 
 void hx_ptree_free(struct hx_ptree *t)

@@ -73,6 +73,8 @@ void hx_ptree_take_line(struct hx_ptree *t, char *line, size_t n);
 
 /* Reads the log at path into *t (zeroed first). 0 or -errno. */
 int hx_ptree_read(struct hx_ptree *t, const char *path);
+/* As hx_ptree_read, of session only's records (NULL: all). */
+int hx_ptree_read_of(struct hx_ptree *t, const char *path, const char *only);
 void hx_ptree_free(struct hx_ptree *t);
 
 #endif

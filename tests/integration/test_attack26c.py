@@ -1,0 +1,126 @@
+"""Attack review 26c: records that lie and the tools that read them
+(DESIGN classes 3 and 8). A log given to several sessions in turn
+(--audit-log, which one session writes at a time) holds each one's
+records; the readers took all of them for any one session, and verify,
+given the file, checked only the sessions it still named."""
+
+import json
+import os
+import subprocess
+
+from lib import AUDIT_TOOL, POLICY_TOOL, PYTHON, check, harness, read_log
+
+
+def _audit(args, wd):
+    env = dict(os.environ, XDG_STATE_HOME=wd.state)
+    env.pop("LD_PRELOAD", None)
+    return subprocess.run([AUDIT_TOOL] + args, capture_output=True, text=True,
+                          cwd=wd.path, env=env, timeout=60)
+
+
+def _two_sessions(wd):
+    """Two sessions, one after the other, on one log in the project: the
+    first runs cat, the second echo. Returns (log, first id, second id)."""
+    log = os.path.join(wd.path, "shared.jsonl")
+    env = {"XDG_STATE_HOME": wd.state}
+    a = harness(["sh", "-c", "cat /etc/hostname > /dev/null; echo FIRST"], wd, log=log, env=env)
+    a.expect_status(0)
+    b = harness(["sh", "-c", "echo SECOND; exit 3"], wd, log=log, env=env)
+    b.expect_status(3)
+    ids = [r["session"] for r in read_log(log) if r.get("event") == "session_start"]
+    check(len(ids) == 2, "two sessions in the log: %r" % ids)
+    return log, ids[0], ids[1]
+
+
+def test_a_session_named_reads_its_own_records_of_a_shared_log(wd):
+    """Each session's directory links the --audit-log it wrote, and a
+    reader given the session read the whole file: `harness-audit
+    sessions` listed the second session with the first's command and
+    start (the file's first line) and the first with the second's end
+    and exit (its last), and summary, show, tree and export of the
+    second showed the first's processes as its own, its `echo` drawn
+    under the first's `sh -c cat`. A session named is now its own
+    records only."""
+    log, first, second = _two_sessions(wd)
+    s = _audit(["sessions", "--json"], wd)
+    check(s.returncode == 0, "sessions: %r" % s.stderr)
+    rows = {j["id"]: j for j in map(json.loads, s.stdout.splitlines())}
+    check(first in rows and second in rows, "both sessions listed: %r" % s.stdout)
+    check("cat /etc/hostname" in " ".join(rows[first].get("command", [])) and
+          "echo SECOND" in " ".join(rows[second].get("command", [])),
+          "each session listed with its own command: %r" % s.stdout)
+    ends = {r["session"]: r for r in read_log(log) if r.get("event") == "session_end"}
+    for sid in (first, second):
+        check(rows[sid].get("end") == ends[sid]["time"],
+              "session %s listed with its own end: %r" % (sid, rows[sid]))
+    for sid, mine, other in ((first, "cat /etc/hostname", "echo SECOND"),
+                             (second, "echo SECOND", "cat /etc/hostname")):
+        for args in (["show", sid], ["summary", sid], ["tree", sid], ["tree", "--json", sid]):
+            o = _audit(args, wd)
+            check(o.returncode == 0 and mine in o.stdout and other not in o.stdout,
+                  "%s: the other session's records shown: %r %r" % (args, o.stdout[-600:], o.stderr))
+        shown = [json.loads(x) for x in _audit(["show", sid], wd).stdout.splitlines()]
+        check(shown and all(r["session"] == sid for r in shown),
+              "show %s: another session's record" % sid)
+        out = os.path.join(wd.state, "%s.otlp" % sid)
+        e = _audit(["export", "--otlp", out, sid], wd)
+        check(e.returncode == 0, "export %s: %r %r" % (sid, e.stdout, e.stderr))
+        pb = open(out, "rb").read()
+        check(mine.encode() in pb and other.encode() not in pb,
+              "export %s: the other session's processes exported as its own" % sid)
+    # The whole file, named by its path, is every session's still.
+    o = _audit(["show", log], wd)
+    check("cat /etc/hostname" in o.stdout and "echo SECOND" in o.stdout,
+          "show LOG: %r" % o.stdout[-400:])
+
+
+STRIP = r'''
+import hashlib, json, re, sys
+log, drop = sys.argv[1], sys.argv[2]
+out, prev = [], "0" * 64
+for line in open(log, "rb").read().splitlines():
+    if drop != "all" and json.loads(line)["session"] != drop:
+        body = line[:line.rindex(b',"hash"')]
+        j = body.rindex(b'"prev":"')
+        body = body[:j] + b'"prev":"' + prev.encode() + b'"' + body[j + 74:]
+        body = re.sub(rb'"seq":\d+', b'"seq":%d' % (len(out) + 1), body, count=1)
+        prev = hashlib.sha256(body + b"}").hexdigest()
+        out.append(body + b',"hash":"' + prev.encode() + b'"}')
+open(log, "wb").write(b"".join(x + b"\n" for x in out))
+print("kept", len(out))
+'''
+
+
+def test_a_log_stripped_of_a_whole_session_does_not_verify(wd):
+    """A later session's agent, whose project holds an earlier
+    session's --audit-log, took every record of one session out of it
+    and computed the chain again (or emptied the file): verify of the
+    file by its path said "ok" (the anchors checked were those of the
+    sessions the log still named, none for an empty one), and learn and
+    export took it as verified. Every anchored session whose directory
+    links the file is now checked too: its last record must be there."""
+    log, first, second = _two_sessions(wd)
+    whole = open(log, "rb").read()
+    v = _audit(["verify", log], wd)
+    check(v.returncode == 0, "verify before: %r %r" % (v.stdout, v.stderr))
+    for drop, gone in ((first, first), ("all", first), (second, second)):
+        open(log, "wb").write(whole)
+        r = harness([PYTHON, "-c", STRIP, log, drop], wd, env={"XDG_STATE_HOME": wd.state})
+        check("kept" in r.stdout, "the rewrite (%s): %r %r" % (drop, r.stdout, r.stderr[-300:]))
+        check(not any(x.get("session") == gone for x in read_log(log)),
+              "session %s still in the log" % gone)
+        v = _audit(["verify", log], wd)
+        check(v.returncode == 1 and "cut, or rewritten" in v.stdout,
+              "verify of the log without %s: %r %r" % (drop, v.stdout, v.stderr))
+        e = _audit(["export", "--otlp", os.path.join(wd.state, "x.otlp"), log], wd)
+        check(e.returncode == 2 and "does not verify" in e.stderr,
+              "export of the log without %s: %r %r" % (drop, e.stdout, e.stderr))
+        env = dict(os.environ, XDG_STATE_HOME=wd.state)
+        env.pop("LD_PRELOAD", None)
+        p = subprocess.run([POLICY_TOOL, "learn", log], capture_output=True, text=True,
+                           env=env, timeout=60)
+        check(p.returncode != 0 and "does not verify" in p.stderr,
+              "learn of the log without %s: %r %r" % (drop, p.stdout[-300:], p.stderr))
+    open(log, "wb").write(whole)
+    v = _audit(["verify", log], wd)
+    check(v.returncode == 0, "verify of the log as written: %r %r" % (v.stdout, v.stderr))
