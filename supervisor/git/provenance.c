@@ -70,13 +70,34 @@ static json_t *proc_of(const struct hx_prov *p, json_int_t pid, json_int_t ppid)
 
 	snprintf(k, sizeof(k), "%lld", (long long)pid);
 	v = json_object_get(p->procs, k);
+	if (v && ppid && json_is_true(json_object_get(v, "exited")))
+		v = NULL; /* a writer's own number: another process now */
 	/* A forked child without an exec of its own runs its parent's
 	 * image: name the parent's command. */
 	if (!v && ppid) {
 		snprintf(k, sizeof(k), "%lld", (long long)ppid);
 		v = json_object_get(p->procs, k);
+		if (json_is_true(json_object_get(v, "exited")))
+			v = NULL;
 	}
 	return v;
+}
+
+/* The process entry that names what pid runs now: one whose image is
+ * not the record's (exe) names another program. */
+static json_t *proc_running(const struct hx_prov *p, json_t *rec,
+			    json_int_t pid)
+{
+	json_t *v =
+	    proc_of(p, pid, json_integer_value(json_object_get(rec, "ppid")));
+	const char *was, *now = sget(rec, "exe"), *from = sget(v, "from_exe");
+
+	/* still the image that asked for the exec: not run (yet, or ever:
+	 * its failed record comes when the thread execs again) */
+	if (from && now && !strcmp(from, now))
+		v = json_object_get(v, "before");
+	was = sget(v, "exe");
+	return !was || !now || !strcmp(was, now) ? v : NULL;
 }
 
 static void note_path(struct hx_prov *p, const char *abs, json_t *rec,
@@ -87,8 +108,7 @@ static void note_path(struct hx_prov *p, const char *abs, json_t *rec,
 
 	if (!rel)
 		return;
-	proc =
-	    proc_of(p, pid, json_integer_value(json_object_get(rec, "ppid")));
+	proc = proc_running(p, rec, pid);
 	w = json_object();
 	json_object_set_new(w, "pid", json_integer(pid));
 	if (sget(rec, "exe"))
@@ -100,6 +120,49 @@ static void note_path(struct hx_prov *p, const char *abs, json_t *rec,
 		json_object_set(w, "process_seq",
 				json_object_get(proc, "process_seq"));
 	json_object_set_new(p->paths, rel, w);
+}
+
+/* An exec allowed: what pid runs from now on, until its process_start
+ * (a program with the shim) names it again. A static program says no
+ * HELLO, and its writes were named by the argv of the image it
+ * replaced (the twenty-sixth attack review). The entry it replaces is
+ * kept for an exec that then did not run. */
+static void note_exec(struct hx_prov *p, const char *k, json_t *rec,
+		      json_int_t pid, json_t *args, uint64_t seq)
+{
+	json_t *proc = json_object(), *was = json_object_get(p->procs, k);
+
+	if (!proc || !json_is_array(json_object_get(args, "argv"))) {
+		json_decref(proc);
+		return;
+	}
+	json_object_set_new(proc, "pid", json_integer(pid));
+	json_object_set(proc, "argv", json_object_get(args, "argv"));
+	json_object_set_new(proc, "process_seq", json_integer((json_int_t)seq));
+	json_object_set_new(proc, "exec_seq", json_integer((json_int_t)seq));
+	if (sget(rec, "exe"))
+		json_object_set_new(proc, "from_exe",
+				    json_string(sget(rec, "exe")));
+	if (was && (was = json_copy(was))) { /* one level kept */
+		json_object_del(was, "before");
+		json_object_set_new(proc, "before", was);
+	}
+	json_object_set_new(p->procs, k, proc);
+}
+
+/* A failed, revoked or unconfirmed exec did not replace the image. */
+static void undo_exec(struct hx_prov *p, const char *k, json_t *rec)
+{
+	json_t *proc = json_object_get(p->procs, k), *was;
+
+	if (!proc || !json_equal(json_object_get(proc, "exec_seq"),
+				 json_object_get(rec, "ref_seq")))
+		return;
+	was = json_incref(json_object_get(proc, "before"));
+	if (was)
+		json_object_set_new(p->procs, k, was);
+	else
+		json_object_del(p->procs, k);
 }
 
 void hx_prov_observe(struct hx_prov *p, json_t *rec, uint64_t seq)
@@ -128,12 +191,24 @@ void hx_prov_observe(struct hx_prov *p, json_t *rec, uint64_t seq)
 		json_object_set_new(p->procs, k, proc);
 		return;
 	}
-	if (!cat || strcmp(cat, "file_write"))
+	if (!strcmp(ev, "process_exit")) {
+		/* its number may come again, to a process that names itself
+		 * by no record (a forked child): not this one's */
+		if ((proc = json_object_get(p->procs, k)))
+			json_object_set_new(proc, "exited", json_true());
 		return;
+	}
+	if (!strcmp(ev, "failed") || !strcmp(ev, "revoked") ||
+	    !strcmp(ev, "kernel_unconfirmed")) {
+		undo_exec(p, k, rec);
+		return;
+	}
 	/* What was denied in enforce mode did not happen. */
 	happened = (verdict && !strcmp(verdict, "allow")) ||
 		   json_is_false(json_object_get(rec, "enforced"));
-	if (!happened)
+	if (happened && cat && !strcmp(cat, "exec"))
+		note_exec(p, k, rec, pid, args, seq);
+	if (!happened || !cat || strcmp(cat, "file_write"))
 		return;
 	op = sget(rec, "op");
 	for (int i = 0; i < 2; i++) {
@@ -176,6 +251,10 @@ json_t *hx_prov_process(const struct hx_prov *p, pid_t pid)
 	if (!v)
 		return NULL;
 	o = json_deep_copy(v);
+	json_object_del(o, "before");
+	json_object_del(o, "exec_seq");
+	json_object_del(o, "from_exe");
+	json_object_del(o, "exited");
 	return o;
 }
 

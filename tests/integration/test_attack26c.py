@@ -124,3 +124,48 @@ def test_a_log_stripped_of_a_whole_session_does_not_verify(wd):
     open(log, "wb").write(whole)
     v = _audit(["verify", log], wd)
     check(v.returncode == 0, "verify of the log as written: %r %r" % (v.stdout, v.stderr))
+
+
+FAILS_THEN_WRITES = r'''
+import os, sys
+open("x.bin", "wb").write(b"\x00\x01 not a program\n")
+os.chmod("x.bin", 0o755)
+try:
+    os.execv("./x.bin", ["./x.bin", "claimed"])
+except OSError as e:
+    print("exec refused", e.errno, flush=True)
+open("c", "w").write("by python\n")
+os.execv("/bin/busybox", ["busybox", "sh", "-c", "echo evil > b"])
+'''
+
+
+def test_a_file_a_static_program_wrote_names_that_program_in_the_manifest(wd):
+    """The manifest names each changed file's writer by the argv of its
+    pid's last process_start, which a program with the shim says when it
+    starts. A static program says none: a file it wrote after an exec
+    was named by the argv of the image it replaced (python's `-c ...`
+    beside busybox's exe), and a checkpoint's cause likewise. The
+    record of the exec that ran now names what runs, until a
+    process_start; an exec the kernel refused (a `failed` record) names
+    nothing."""
+    from test_worktree import make_repo, session_dir, wt_run
+    if not os.path.exists("/bin/busybox"):
+        from lib import Skip
+        raise Skip("no /bin/busybox (busybox-static)")
+    repo = make_repo(wd, files={"a": "a0\n", "b": "b0\n", "c": "c0\n"})
+    r = wt_run(wd, repo, [PYTHON, "-c", FAILS_THEN_WRITES], "s26c")
+    r.expect_status(0)
+    check("exec refused" in r.stdout, "the first exec: %r %r" % (r.stdout, r.stderr[-300:]))
+    recs = read_log(r.log)
+    check(any(x.get("event") == "failed" for x in recs), "no failed record of the refused exec")
+    man = json.load(open(os.path.join(session_dir(wd, "s26c"), "manifest.json")))
+    by = {f["path"]: f["writer"] for f in man["files"]}
+    check(by["b"]["exe"].endswith("busybox") and
+          by["b"]["argv"] == ["busybox", "sh", "-c", "echo evil > b"],
+          "b's writer: %r" % by["b"])
+    check(by["c"]["argv"][:2] == [PYTHON, "-c"] or by["c"]["argv"][1:2] == ["-c"],
+          "c's writer named by an exec that did not run: %r" % by["c"])
+    for f in man["files"]:
+        rec = [x for x in recs if x.get("seq") == f["writer"]["seq"]][0]
+        check(rec["pid"] == f["writer"]["pid"] and rec.get("exe") == f["writer"]["exe"],
+              "writer of %s: %r, its record %r" % (f["path"], f["writer"], rec))
