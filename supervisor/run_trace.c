@@ -50,7 +50,8 @@ void hx_run_start_trace(struct run *r)
 				url);
 		return;
 	}
-	if ((e = hx_exporter_start(url, r->sess.audit_path, &r->exporter)) &&
+	if ((e = hx_exporter_start(url, r->sess.audit_path, r->sess.id,
+				   &r->exporter)) &&
 	    !r->o->quiet)
 		fprintf(stderr,
 			"harness-exec: warning: traces cannot be sent: %s\n",

@@ -14,6 +14,7 @@
 
 #include "common/clock.h"
 #include "supervisor/export/httppost.h"
+#include "supervisor/export/logline.h"
 #include "supervisor/export/otlp.h"
 #include "supervisor/export/proctree.h"
 #include "supervisor/export/protobuf.h"
@@ -26,6 +27,10 @@
 
 struct hx_exporter {
 	char url[2048];
+	/* An --audit-log given to sessions before holds their records
+	 * first: the trace was the first session's (its session_start, its
+	 * trace_id) with its processes sent again as this one's. */
+	char session[256];
 	int fd, stop[2];
 	off_t off;
 	char *part; /* a line not ended yet */
@@ -60,7 +65,9 @@ static void follow(struct hx_exporter *e)
 				return;
 			memcpy(line + e->npart, p, k);
 			line[e->npart + k] = '\0';
-			hx_ptree_take_line(&e->t, line, e->npart + k);
+			if (hx_logline_is_session(line, e->npart + k,
+						  e->session))
+				hx_ptree_take_line(&e->t, line, e->npart + k);
 			free(line);
 			e->part = NULL;
 			e->npart = 0;
@@ -167,7 +174,7 @@ static void *run(void *arg)
 	return NULL;
 }
 
-int hx_exporter_start(const char *url, const char *log,
+int hx_exporter_start(const char *url, const char *log, const char *session,
 		      struct hx_exporter **out)
 {
 	struct hx_exporter *e = calloc(1, sizeof(*e));
@@ -176,6 +183,11 @@ int hx_exporter_start(const char *url, const char *log,
 	*out = NULL;
 	if (!e)
 		return -ENOMEM;
+	if ((size_t)snprintf(e->session, sizeof(e->session), "%s", session) >=
+	    sizeof(e->session)) {
+		free(e);
+		return -ENAMETOOLONG;
+	}
 	hx_otlp_url(url, e->url, sizeof(e->url));
 	e->fd = open(log, O_RDONLY | O_CLOEXEC);
 	if (e->fd < 0 || pipe2(e->stop, O_CLOEXEC)) {

@@ -17,9 +17,9 @@ struct hx_exporter_stats {
 	char last_error[256]; /* of the last failed POST, or "" */
 };
 
-/* Follows the log at log (opened now) and sends to url (an http://
- * URL). 0 or -errno. */
-int hx_exporter_start(const char *url, const char *log,
+/* Follows the records of session in the log at log (opened now) and
+ * sends them to url (an http:// URL). 0 or -errno. */
+int hx_exporter_start(const char *url, const char *log, const char *session,
 		      struct hx_exporter **out);
 
 /* Sends what is left, the session's span included, trying for at most

@@ -121,6 +121,15 @@ def test_a_log_stripped_of_a_whole_session_does_not_verify(wd):
                            env=env, timeout=60)
         check(p.returncode != 0 and "does not verify" in p.stderr,
               "learn of the log without %s: %r %r" % (drop, p.stdout[-300:], p.stderr))
+    # Spliced: the file replaced by another session's whole log (its
+    # chain and anchor intact), a new file renamed over the name.
+    other = harness(["sh", "-c", "true"], wd, env={"XDG_STATE_HOME": wd.state})
+    tmp = log + ".new"
+    open(tmp, "wb").write(open(other.log, "rb").read())
+    os.rename(tmp, log)
+    v = _audit(["verify", log], wd)
+    check(v.returncode == 1 and "cut, or rewritten" in v.stdout,
+          "verify of another session's log in its place: %r %r" % (v.stdout, v.stderr))
     open(log, "wb").write(whole)
     v = _audit(["verify", log], wd)
     check(v.returncode == 0, "verify of the log as written: %r %r" % (v.stdout, v.stderr))
@@ -169,3 +178,36 @@ def test_a_file_a_static_program_wrote_names_that_program_in_the_manifest(wd):
         rec = [x for x in recs if x.get("seq") == f["writer"]["seq"]][0]
         check(rec["pid"] == f["writer"]["pid"] and rec.get("exe") == f["writer"]["exe"],
               "writer of %s: %r, its record %r" % (f["path"], f["writer"], rec))
+
+
+def test_a_live_trace_of_a_shared_log_is_its_sessions_own(wd):
+    """--otlp-endpoint follows the session's log from its first byte: on
+    an --audit-log an earlier session wrote, the live trace took that
+    session's session_start (its trace_id: the collector got this
+    session's spans in the earlier session's trace) and sent the
+    earlier session's processes again as this one's. It follows the
+    session's own records now."""
+    from test_otlp import serve, spans_of
+    log, first, _ = _two_sessions(wd)
+    c, port, got = serve(wd)
+    try:
+        e = dict(os.environ, XDG_STATE_HOME=wd.state)
+        e.pop("LD_PRELOAD", None)
+        from lib import EXEC
+        p = subprocess.run([EXEC, "--quiet", "--audit-log", log, "--otlp-endpoint",
+                            "http://127.0.0.1:%d" % port, "--", "sh", "-c", "echo THIRD; exit 4"],
+                           cwd=wd.path, env=e, capture_output=True, text=True, timeout=120)
+        check(p.returncode == 4, "the third session: %s %r" % (p.returncode, p.stderr))
+        lines = [json.loads(line) for line in open(got)]
+    finally:
+        c.terminate()
+        c.wait(timeout=30)
+    check(lines and all(x["ok"] for x in lines), "batches %r" % [x.get("error") for x in lines])
+    starts = [r for r in read_log(log) if r.get("event") == "session_start"]
+    check(len(starts) == 3, "three sessions in the log")
+    sent = spans_of(lines).values()
+    text = json.dumps(list(sent))
+    check(all(s["traceId"] == starts[2]["trace_id"] for s in sent),
+          "spans sent in another session's trace: %r" % sorted({s["traceId"] for s in sent}))
+    check("echo THIRD" in text and "cat /etc/hostname" not in text and "echo SECOND" not in text,
+          "the live trace: %r" % sorted(s["name"] for s in sent))
