@@ -162,9 +162,35 @@ static ssize_t proc_link(pid_t pid, const char *which, char *out, size_t size)
 	return n;
 }
 
+/* A zombie leader has no image of its own while its other threads run
+ * one, theirs: every thread shares it. Its records named no program, and
+ * a raw call of the shim-loaded process that skipped the shim was not
+ * marked a bypass (the twenty-sixth attack review). */
+static ssize_t thread_exe(pid_t pid, char *out, size_t size)
+{
+	char dir[64], which[96];
+	struct dirent *d;
+	ssize_t n = -1;
+	DIR *dh;
+
+	snprintf(dir, sizeof(dir), "/proc/%d/task", (int)pid);
+	if (!(dh = opendir(dir)))
+		return -1;
+	while (n <= 0 && (d = readdir(dh))) {
+		if (d->d_name[0] == '.' || atoi(d->d_name) == (int)pid)
+			continue;
+		snprintf(which, sizeof(which), "task/%.16s/exe", d->d_name);
+		n = proc_link(pid, which, out, size);
+	}
+	closedir(dh);
+	return n;
+}
+
 ssize_t hx_proc_exe(pid_t pid, char *out, size_t size)
 {
-	return proc_link(pid, "exe", out, size);
+	ssize_t n = proc_link(pid, "exe", out, size);
+
+	return n < 0 && errno == ENOENT ? thread_exe(pid, out, size) : n;
 }
 
 ssize_t hx_proc_cwd(pid_t pid, char *out, size_t size)

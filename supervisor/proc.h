@@ -75,8 +75,8 @@ bool hx_proc_confined(pid_t pid, int self_filters);
 /* The same judgement of a status already read. */
 bool hx_proc_status_confined(const struct hx_procstatus *st, int self_filters);
 
-/* pid's executable (/proc/<pid>/exe) into out, "" when unreadable.
- * Returns its length, or -1. */
+/* pid's executable (/proc/<pid>/exe, or a thread's while its leader is
+ * a zombie) into out, "" when unreadable. Returns its length, or -1. */
 ssize_t hx_proc_exe(pid_t pid, char *out, size_t size);
 /* The same of its working directory (/proc/<pid>/cwd; a thread's with
  * a tid). */

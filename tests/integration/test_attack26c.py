@@ -211,3 +211,40 @@ def test_a_live_trace_of_a_shared_log_is_its_sessions_own(wd):
           "spans sent in another session's trace: %r" % sorted({s["traceId"] for s in sent}))
     check("echo THIRD" in text and "cat /etc/hostname" not in text and "echo SECOND" not in text,
           "the live trace: %r" % sorted(s["name"] for s in sent))
+
+
+def test_a_zombie_leaders_calls_name_their_program_and_bypass(wd):
+    """A process whose first thread has exited (pthread_exit in main: a
+    zombie leader) runs on in its other threads, and /proc/PID/exe reads
+    nothing: every record of its calls named no program, and a raw
+    syscall of the shim-loaded process, which skips the shim, was not
+    marked shim_bypass (the mark wants the program known). The image is
+    now read through one of its running threads (they share it)."""
+    from lib import HELPERS
+    raw = os.path.join(HELPERS, "raw_syscall")
+    r = harness([raw, "rawz.txt", "zombie"], wd)
+    check(r.stdout.strip() == "ok", repr((r.stdout, r.stderr)))
+    rec = [x for x in r.records if x.get("event") == "openat" and x.get("layer") == "kernel"]
+    check(len(rec) == 1, r.dump())
+    check(rec[0].get("exe") == os.path.realpath(raw) and rec[0].get("shim_bypass") is True,
+          "the zombie leader's raw call: %r" % rec[0])
+    check(rec[0]["tid"] != rec[0]["pid"], "not the second thread's call: %r" % rec[0])
+    r = harness([PYTHON, "-c", ZOMBIE_PY], wd)
+    check("done" in r.stdout, repr((r.stdout, r.stderr)))
+    mine = [x for x in r.records if x.get("op") == "write" and
+            x.get("args", {}).get("path", "").endswith("zl-out")]
+    check(mine and all(x.get("exe", "").startswith("/usr/bin/python") for x in mine),
+          "the zombie leader's write named no program: %s" % r.dump())
+
+
+ZOMBIE_PY = r'''
+import ctypes, os, threading, time
+def t():
+    while os.path.exists("/proc/%d/exe" % os.getpid()) and os.readlink("/proc/%d/exe" % os.getpid()):
+        time.sleep(0.01)
+    os.close(os.open("zl-out", os.O_WRONLY | os.O_CREAT, 0o644))
+    print("done", flush=True)
+    os._exit(0)
+threading.Thread(target=t).start()
+ctypes.CDLL(None).pthread_exit(None)
+'''
