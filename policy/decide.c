@@ -74,6 +74,12 @@ static bool protected_by(const struct hx_rule *r, const char *path,
 	return false;
 }
 
+bool hx_policy_protects(const struct hx_policy *p, const char *path,
+			struct hx_decision *out)
+{
+	return protected_by(&p->protect, path, out);
+}
+
 static void check_file(const struct hx_policy *p, const char *path,
 		       unsigned access, struct hx_decision *out)
 {

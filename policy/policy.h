@@ -283,6 +283,11 @@ struct hx_decision {
 	char judged_as[160];
 };
 
+/* Whether path (absolute, normalized) is one of the harness's own
+ * protected paths (harness:protect), the decision into *out if so. */
+bool hx_policy_protects(const struct hx_policy *p, const char *path,
+			struct hx_decision *out);
+
 /* Decides ev. Never fails: an event it cannot judge (no path where one
  * is needed, an unknown address family) is denied by rule
  * "harness:malformed". Precedence: deny > ask > allow over all matching

@@ -532,6 +532,28 @@ static bool neighbour_socket_file(struct flow *f, const struct vpath *v)
 						f->peer->uid, v->norm);
 }
 
+/* A harness session's own socket (the shim's, the questions', a
+ * control socket: protected paths, this session's or any other's):
+ * harness:protect, which audit mode enforces too. As a neighbour's
+ * socket it was refused in enforce mode only, and an audit session's
+ * agent approved another session's pending question through it (its
+ * ask_answer record said "control pid N") and could speak the shim's
+ * protocol into that session's log. */
+static bool own_socket(struct flow *f)
+{
+	struct hx_decision d;
+	const char *path = f->unix_resolved ? f->pu.resolved : f->pu.norm;
+
+	if (!f->pu.ok || path[0] != '/' ||
+	    !hx_policy_protects(f->pl->policy, path, &d))
+		return false;
+	f->d.verdict = HX_VERDICT_DENY;
+	f->d.rule = d.rule;
+	f->d.origin = d.origin;
+	f->d.pattern = d.pattern;
+	return true;
+}
+
 /* Judge: a neighbour's socket or /dev/shm file is never the agent's,
  * whatever rule allowed its place (owned.h), unless the rule that
  * allowed a socket says neighbours: true. */
@@ -545,6 +567,9 @@ static void judge_neighbours(struct flow *f)
 	f->sock_dev = 0;
 	f->sock_ino = 0;
 	f->fresh = false;
+	if (f->is_unix && f->un_len &&
+	    (rq->op == HX_OP_CONNECT || rq->op == HX_OP_SEND) && own_socket(f))
+		return;
 	if (f->is_unix && f->un_len &&
 	    (rq->op == HX_OP_CONNECT || rq->op == HX_OP_SEND)) {
 		hit =

@@ -183,6 +183,14 @@ int hx_session_init(struct hx_session *s, const char *name,
 	if (strncmp(s->ask_path, s->dir, strlen(s->dir)) &&
 	    (r = add_protect(s, s->ask_path, "")))
 		return r;
+	/* Every session's sockets that fell back to the run dir (the shim's,
+	 * the questions', a worktree's control): another session's agent
+	 * that reached them, in audit mode, approved this session's
+	 * questions and spoke into its log (twenty-sixth attack review). */
+	if ((r = add_protect(s, s->run_dir, "/*.sock")) ||
+	    (r = add_protect(s, s->run_dir, "/*.ask")) ||
+	    (r = add_protect(s, s->run_dir, "/*.control")))
+		return r;
 	return policy_path ? hx_session_protect(s, policy_path) : 0;
 }
 

@@ -12,7 +12,7 @@
 #include <stddef.h>
 
 #define HX_SESSION_ID_MAX   64
-#define HX_SESSION_NPROTECT 10
+#define HX_SESSION_NPROTECT 16
 
 struct hx_session {
 	char id[HX_SESSION_ID_MAX + 1];

@@ -248,3 +248,69 @@ def t():
 threading.Thread(target=t).start()
 ctypes.CDLL(None).pthread_exit(None)
 '''
+
+
+ASKS = r'''
+import socket, sys
+s = socket.socket()
+s.settimeout(30)
+try:
+    s.connect(("127.0.0.1", int(sys.argv[1])))
+    print("A: connected", flush=True)
+except OSError as e:
+    print("A: refused", e.errno, flush=True)
+'''
+
+SPEAKS = r'''
+import socket, struct, sys
+state, sid = sys.argv[1], sys.argv[2]
+d = state + "/harness/sessions/" + sid
+for name, msg in (("ask", b"approve 1 once 0"), ("sock", b"\x01" * 16)):
+    try:
+        s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        s.connect(d + "/" + name)
+        s.send(msg)
+        s.settimeout(3)
+        print(name, "reached", s.recv(200), flush=True)
+    except OSError as e:
+        print(name, "refused", e.errno, flush=True)
+'''
+
+
+def test_another_sessions_sockets_are_not_the_agents_in_audit_mode(wd):
+    """Each session listens on sockets of its own (the shim's, the
+    questions', a worktree's control socket) in its directory or, when
+    that path is too long, in the run dir. They were refused to other
+    sessions' agents as a neighbour's socket, which audit mode does not
+    enforce: an audit session's agent connected to a running session's
+    question socket and approved that session's pending connect (its
+    ask_answer record said only "control pid N"), and could speak the
+    shim's protocol into that session's log. They are harness:protect
+    now, enforced in both modes."""
+    import time
+    from lib import Started, ALLOWED_PORTS
+    port = ALLOWED_PORTS[0] if ALLOWED_PORTS else 9
+    env = {"XDG_STATE_HOME": wd.state}
+    log_a = os.path.join(wd.state, "asker.jsonl")
+    a = Started([PYTHON, "-c", ASKS, str(port)], wd, policy=None, log=log_a, env=env,
+                ask_timeout=6)
+    sid = None
+    for _ in range(200):
+        recs = read_log(log_a) if os.path.exists(log_a) else []
+        if any(x.get("verdict") == "ask" for x in recs):
+            sid = recs[0]["session"]
+            break
+        time.sleep(0.05)
+    check(sid, "the first session did not ask")
+    b = harness([PYTHON, "-c", SPEAKS, wd.state, sid], wd, policy=None, mode="audit", env=env)
+    ra = a.join()
+    check("ask refused" in b.stdout and "sock refused" in b.stdout,
+          "another session's sockets reached: %r %r" % (b.stdout, b.stderr[-300:]))
+    mine = [x for x in b.records if x.get("op") == "connect" and sid in json.dumps(x.get("args", {}))]
+    check(len(mine) >= 2 and all(x.get("rule") == "harness:protect" and x.get("enforced") is not False
+                                 for x in mine), "the audit session's records: %r" % mine)
+    check("A: connected" not in ra.stdout, "the question was approved from outside: %r" % ra.stdout)
+    check(not any(x.get("event") == "ask_answer" and x.get("verdict") == "allow" for x in ra.records),
+          "an allow in the first session's log: %s" % ra.dump())
+    check(not any(x.get("event") == "protocol_error" for x in ra.records),
+          "the other agent spoke into the first session's log: %s" % ra.dump())

@@ -356,9 +356,12 @@ START_TEST(session_paths)
 	ck_assert_str_eq(s.audit_path, "/xdg/harness/sessions/n1/audit.jsonl");
 	ck_assert_str_eq(s.sock_path, "/xdg/harness/sessions/n1/sock");
 	ck_assert_str_eq(s.ask_path, "/xdg/harness/sessions/n1/ask");
-	ck_assert_uint_eq(s.nprotect, 5);
+	ck_assert_uint_eq(s.nprotect, 8);
 	ck_assert_str_eq(s.protect[0], "/xdg/harness/sessions/n1/**");
-	ck_assert_str_eq(s.protect[4], "/p/pol.yaml");
+	/* every session's sockets that fell back to the run dir */
+	ck_assert_str_eq(s.protect[4] + strlen(s.run_dir), "/*.sock");
+	ck_assert_str_eq(s.protect[6] + strlen(s.run_dir), "/*.control");
+	ck_assert_str_eq(s.protect[7], "/p/pol.yaml");
 	/* --no-kernel-notify: the socket out of the session dir, which a
 	 * write root would mask, and protected where it is */
 	ck_assert_int_eq(hx_session_sock_in_run_dir(&s), 0);
@@ -374,7 +377,7 @@ START_TEST(session_paths)
 	ck_assert_ptr_nonnull(strstr(s.sock_path, "/tmp/harness-"));
 	/* the ask socket beside it, protected by its own glob */
 	ck_assert_ptr_nonnull(strstr(s.ask_path, "/tmp/harness-"));
-	ck_assert_str_eq(s.protect[s.nprotect - 1], s.ask_path);
+	ck_assert_str_eq(s.protect[s.nprotect - 4], s.ask_path);
 	ck_assert_int_eq(hx_session_init(&s, "bad/name", NULL, NULL), -EINVAL);
 	setenv("XDG_STATE_HOME", "/x[y]", 1);
 	ck_assert_int_eq(hx_session_init(&s, "n1", NULL, NULL), 0);
