@@ -19,6 +19,7 @@
 #include "common/sbuf.h"
 #include "supervisor/export/logline.h"
 #include "supervisor/export/proctree.h"
+#include "supervisor/proc.h"
 #include "supervisor/record.h"
 #include "supervisor/session.h"
 
@@ -322,6 +323,36 @@ double hx_sessions_seconds(const char *a, const char *b)
 	       strtod(fa, NULL);
 }
 
+/* Whether pid's process started by the time when (a record's time):
+ * harness-exec starts before its session_start. The number of one
+ * killed since is another process's, whose name is its own to choose
+ * (PR_SET_NAME "harness-exec"): a session cut was listed running. The
+ * boot time is in whole seconds: a second's slack. */
+static bool started_by(pid_t pid, const char *when)
+{
+	struct hx_procstat st;
+	unsigned long long btime = 0;
+	char line[128], iso[32];
+	long hz = sysconf(_SC_CLK_TCK);
+	struct tm tm;
+	time_t t;
+	FILE *f;
+
+	if (hz <= 0 || hx_proc_stat(pid, &st) ||
+	    !(f = fopen("/proc/stat", "re")))
+		return false;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "btime %llu", &btime) == 1)
+			break;
+	fclose(f);
+	t = (time_t)(btime + (st.starttime + (unsigned long long)hz - 1) /
+				 (unsigned long long)hz);
+	if (!btime || !gmtime_r(&t, &tm) ||
+	    !strftime(iso, sizeof(iso), "%Y-%m-%dT%H:%M:%S", &tm))
+		return false;
+	return hx_sessions_seconds(iso, when) >= -1.0;
+}
+
 const char *hx_sessions_state(const struct hx_sessions_entry *s)
 {
 	char path[64], comm[32] = "";
@@ -342,6 +373,7 @@ const char *hx_sessions_state(const struct hx_sessions_entry *s)
 		fclose(f);
 	}
 	if (!strcmp(comm, "harness-exec\n") &&
+	    started_by((pid_t)pid, hx_record_field(s->start, "time")) &&
 	    !stat(hx_record_field(s->start, "socket"), &st) &&
 	    S_ISSOCK(st.st_mode))
 		return "running";

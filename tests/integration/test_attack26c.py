@@ -314,3 +314,60 @@ def test_another_sessions_sockets_are_not_the_agents_in_audit_mode(wd):
           "an allow in the first session's log: %s" % ra.dump())
     check(not any(x.get("event") == "protocol_error" for x in ra.records),
           "the other agent spoke into the first session's log: %s" % ra.dump())
+
+
+def test_a_cut_session_is_not_listed_running_by_a_process_that_took_its_number(wd):
+    """`harness-audit sessions` read a session without session_end as
+    running when a process of its harness-exec's pid was named
+    "harness-exec" and the session's socket was there: a harness-exec
+    killed (SIGKILL leaves the socket file) whose number a process took
+    and named so (its comm is its own to set: PR_SET_NAME, or the name
+    of the file it runs) listed the cut session as running. A process
+    that started after the session's start is not its harness-exec.
+    Root only: the number is given through ns_last_pid."""
+    import shutil
+    import signal
+    import time
+    from lib import Skip, Started
+    if os.geteuid() != 0:
+        raise Skip("ns_last_pid needs root")
+    log = os.path.join(wd.state, "cut.jsonl")
+    t = Started(["sleep", "30"], wd, log=log, env={"XDG_STATE_HOME": wd.state})
+    start = None
+    for _ in range(200):
+        if os.path.exists(log) and os.path.getsize(log):
+            start = read_log(log)[0]
+            break
+        time.sleep(0.05)
+    check(start and start.get("event") == "session_start", "no session_start")
+    time.sleep(3)  # the newcomer starts later than the session by more than the slack
+    os.kill(start["pid"], signal.SIGKILL)
+    t.join()
+    check(os.path.exists(start["socket"]), "the socket file went with its harness-exec")
+    fake = os.path.join(wd.state, "harness-exec")
+    shutil.copy("/bin/sleep", fake)
+    p = None
+    for _ in range(200):
+        with open("/proc/sys/kernel/ns_last_pid", "w") as f:
+            f.write(str(start["pid"] - 1))
+        q = subprocess.Popen([fake, "30"])
+        if q.pid == start["pid"]:
+            p = q
+            break
+        q.kill()
+        q.wait()
+    if p is None:
+        raise Skip("the number was taken by others first")
+    try:
+        for _ in range(100):  # its exec may still be under way
+            comm = open("/proc/%d/comm" % p.pid).read().strip()
+            if comm == "harness-exec":
+                break
+            time.sleep(0.01)
+        check(comm == "harness-exec", "the newcomer's name: %r" % comm)
+        s = _audit(["sessions", "--json"], wd)
+        row = [json.loads(x) for x in s.stdout.splitlines() if start["session"] in x]
+        check(row and row[0]["state"] == "cut", "the killed session listed: %r" % row)
+    finally:
+        p.kill()
+        p.wait()
