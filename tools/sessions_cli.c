@@ -279,16 +279,21 @@ int hx_sessions_log(const char *arg, char *log, size_t size, FILE *err)
 	size_t n;
 
 	if (arg && strcmp(arg, "--last")) {
-		if (!stat(arg, &st) && !S_ISDIR(st.st_mode)) {
-			snprintf(log, size, "%s", arg);
-			return 0;
-		}
+		/* A session of that name first: a file named like it in the
+		 * current directory (the project, the agent's to write; its
+		 * TMPDIR names its session) was read in its place, a log of
+		 * the agent's making (twenty-sixth attack review). That file
+		 * is still read as ./NAME. */
 		if (hx_session_name_valid(arg) &&
 		    !hx_session_state_dir(state, sizeof(state)) &&
 		    (size_t)snprintf(log, size, "%s/sessions/%s/audit.jsonl",
 				     state, arg) < size &&
 		    !stat(log, &st))
 			return 0;
+		if (!stat(arg, &st) && !S_ISDIR(st.st_mode)) {
+			snprintf(log, size, "%s", arg);
+			return 0;
+		}
 		fprintf(err,
 			"harness-audit: %s: no such log, nor a session of "
 			"yours (harness-audit sessions lists them)\n",

@@ -371,3 +371,51 @@ def test_a_cut_session_is_not_listed_running_by_a_process_that_took_its_number(w
     finally:
         p.kill()
         p.wait()
+
+
+PLANT = r'''
+import hashlib, json, os
+sid = os.path.basename(os.path.dirname(os.environ["TMPDIR"]))
+prev, out = "0" * 64, []
+for i, ev in enumerate(({"event": "session_start", "command": ["make", "test"], "cwd": os.getcwd()},
+                        {"event": "session_end", "exit_code": 0}), 1):
+    rec = {"time": "2026-01-01T00:00:0%dZ" % i, "seq": i, "session": "19990101T000000Z-000000"}
+    rec.update(ev)
+    rec["prev"] = prev
+    body = json.dumps(rec, separators=(",", ":"))[:-1]
+    prev = hashlib.sha256((body + "}").encode()).hexdigest()
+    out.append(body + ',"hash":"%s"}' % prev)
+open(sid, "w").write("\n".join(out) + "\n")
+try:
+    open(os.path.expanduser("~/.ssh/id_rsa")).read()
+except OSError:
+    pass
+print("planted", sid)
+'''
+
+
+def test_a_file_named_like_the_session_is_not_read_for_it(wd):
+    """Every harness-audit command takes a log path or a session id,
+    and a file of that name in the current directory won: the agent,
+    whose TMPDIR names its session, left in the project a log of its
+    own making named like its session (a chain that verifies, of a
+    made-up session), and `harness-audit summary ID`, `show`, `tree`,
+    `verify` and `export` run there read it: "denied (0)" and a
+    `make test`, in place of the session's refused read of
+    ~/.ssh/id_rsa. A session of that name is now read first (the file
+    is still ./ID)."""
+    r = harness([PYTHON, "-c", PLANT], wd, policy=None, env={"XDG_STATE_HOME": wd.state})
+    check("planted" in r.stdout, repr((r.stdout, r.stderr[-300:])))
+    sid = r.stdout.split()[-1]
+    check(sid == r.one(event="session_start")["session"], "the TMPDIR's session: %s" % sid)
+    check(os.path.exists(os.path.join(wd.path, sid)), "no file planted")
+    s = _audit(["summary", sid], wd)
+    check(s.returncode == 0 and "denied (0)" not in s.stdout and "ssh" in s.stdout,
+          "summary of the session read the planted file: %r" % s.stdout[-500:])
+    v = _audit(["verify", sid], wd)
+    check(v.returncode == 0 and "19990101" not in v.stdout + v.stderr,
+          "verify of the session: %r %r" % (v.stdout, v.stderr))
+    shown = [json.loads(x) for x in _audit(["show", sid], wd).stdout.splitlines()]
+    check(shown and all(x["session"] == sid for x in shown), "show of the session: %r" % shown[:2])
+    p = _audit(["summary", "./" + sid], wd)
+    check(p.returncode == 0 and "denied (0)" in p.stdout, "the file by its path: %r" % p.stdout)
