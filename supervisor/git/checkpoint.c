@@ -338,7 +338,7 @@ void hx_ckpt_free(struct hx_ckpt *c)
 }
 
 int hx_ckpt_restore(const char *commondir, const char *wt, const char *session,
-		    unsigned n, char *err, size_t errlen)
+		    unsigned n, const char *commit, char *err, size_t errlen)
 {
 	git_checkout_options co;
 	git_repository *repo = NULL;
@@ -351,7 +351,8 @@ int hx_ckpt_restore(const char *commondir, const char *wt, const char *session,
 	if (hx_git_init())
 		return -EIO;
 	git_checkout_options_init(&co, GIT_CHECKOUT_OPTIONS_VERSION);
-	hx_session_checkpoint_ref(session, n, refname, sizeof(refname));
+	/* the commit the session recorded, not the ref (wtstate.h) */
+	snprintf(refname, sizeof(refname), "%.40s", commit ? commit : "");
 	/* An index of the tree as it is now is the baseline: whatever is
 	 * in it and not in the checkpoint gets removed. */
 	if (!mkdtemp(tmpl))
@@ -360,7 +361,7 @@ int hx_ckpt_restore(const char *commondir, const char *wt, const char *session,
 	r = open_private(commondir, wt, ipath, &repo, &idx, err, errlen);
 	if (r)
 		goto out;
-	e = git_revparse_single(&target, repo, refname);
+	e = refname[0] ? git_revparse_single(&target, repo, refname) : -1;
 	if (e) {
 		ERR("session %s has no checkpoint %u", session, n);
 		r = -ENOENT;

@@ -80,6 +80,6 @@ void hx_ckpt_free(struct hx_ckpt *c);
  * touching the repository's own index. Returns 0 or -errno (-ENOENT: no
  * such checkpoint) with a message in err. */
 int hx_ckpt_restore(const char *commondir, const char *wt, const char *session,
-		    unsigned n, char *err, size_t errlen);
+		    unsigned n, const char *commit, char *err, size_t errlen);
 
 #endif

@@ -184,14 +184,17 @@ static int tree_of(git_repository *repo, const struct hx_wtstate *s, long n,
 	char spec[300];
 	int e;
 
+	char commit[41];
+	long k = n;
+
+	/* the commit the session recorded, not its ref (wtstate.h) */
 	if (n < 0)
 		snprintf(spec, sizeof(spec), "%s^{tree}", s->base);
-	else {
-		hx_session_checkpoint_ref(s->session, (unsigned)n, spec,
-					  sizeof(spec) - 8);
-		strcat(spec, "^{tree}");
-	}
-	e = git_revparse_single(&o, repo, spec);
+	else if (!hx_wtstate_checkpoint(s->dir, &k, commit))
+		snprintf(spec, sizeof(spec), "%s^{tree}", commit);
+	else
+		spec[0] = '\0';
+	e = spec[0] ? git_revparse_single(&o, repo, spec) : -1;
 	if (e) {
 		if (n < 0)
 			fprintf(err, "harness-audit: base %s: %s\n", s->base,
@@ -207,27 +210,12 @@ static int tree_of(git_repository *repo, const struct hx_wtstate *s, long n,
 	return 0;
 }
 
-static long last_checkpoint(git_repository *repo, const struct hx_wtstate *s)
+static long last_checkpoint(const struct hx_wtstate *s)
 {
-	git_reference_iterator *it = NULL;
-	git_reference *ref;
-	char glob[200];
-	long best = -1;
+	char commit[41];
+	long n = -1;
 
-	snprintf(glob, sizeof(glob), "refs/harness/%s/checkpoints/*",
-		 s->session);
-	if (git_reference_iterator_glob_new(&it, repo, glob))
-		return -1;
-	while (!git_reference_next(&ref, it)) {
-		const char *nm = strrchr(git_reference_name(ref), '/');
-		long v = nm ? strtol(nm + 1, NULL, 10) : -1;
-
-		if (v > best)
-			best = v;
-		git_reference_free(ref);
-	}
-	git_reference_iterator_free(it);
-	return best;
+	return hx_wtstate_checkpoint(s->dir, &n, commit) ? -1 : n;
 }
 
 static int parse_n(const char *a, long *n, FILE *err)
@@ -274,7 +262,7 @@ int hx_wtaudit_diff(int argc, char *const *argv, FILE *out, FILE *err)
 	}
 	if (argc == 3) {
 		n = -1;
-		m = last_checkpoint(repo, &s);
+		m = last_checkpoint(&s);
 	} else if (argc == 4) {
 		if (parse_n(argv[3], &m, err))
 			goto out;

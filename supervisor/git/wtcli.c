@@ -71,8 +71,9 @@ static int cmd_restore(int argc, char *const *argv, FILE *out, FILE *err)
 {
 	struct hx_wtstate s;
 	struct stat st;
-	char msg[1024], *end;
+	char msg[1024], *end, commit[41];
 	unsigned long n;
+	long k;
 	int r;
 
 	if (argc != 4) {
@@ -101,8 +102,11 @@ static int cmd_restore(int argc, char *const *argv, FILE *out, FILE *err)
 			s.session, s.session, n);
 		return 1;
 	}
+	k = (long)n;
+	if (hx_wtstate_checkpoint(s.dir, &k, commit))
+		commit[0] = '\0'; /* said as no such checkpoint */
 	r = hx_ckpt_restore(s.commondir, s.worktree, s.session, (unsigned)n,
-			    msg, sizeof(msg));
+			    commit, msg, sizeof(msg));
 	if (r) {
 		fprintf(err, "harness-exec restore: %s\n", msg);
 		return 1;

@@ -198,3 +198,39 @@ int hx_wtstate_find(const char *name, struct hx_wtstate *s, char *err,
 	}
 	return 0;
 }
+
+int hx_wtstate_checkpoint(const char *dir, long *n, char out[41])
+{
+	char path[PATH_MAX + 32], *line = NULL;
+	size_t cap = 0;
+	int r = -ENOENT;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/checkpoints.jsonl", dir);
+	if (!(f = fopen(path, "re")))
+		return -ENOENT;
+	while (getline(&line, &cap, f) > 0) {
+		json_t *o = json_loads(line, 0, NULL);
+		json_t *k = json_object_get(o, "n");
+		const char *c = json_string_value(json_object_get(o, "commit"));
+
+		if (json_is_integer(k) && c && strlen(c) == 40 &&
+		    strspn(c, "0123456789abcdef") == 40 &&
+		    (*n < 0 || json_integer_value(k) == *n)) {
+			memcpy(out, c, 41);
+			r = 0;
+			if (*n >= 0) {
+				json_decref(o);
+				break;
+			}
+			out[40] = '\0';
+			*n = -1 - (long)json_integer_value(k); /* the last */
+		}
+		json_decref(o);
+	}
+	free(line);
+	fclose(f);
+	if (!r && *n < 0)
+		*n = -1 - *n;
+	return r;
+}

@@ -50,4 +50,11 @@ int hx_wtstate_find(const char *name, struct hx_wtstate *s, char *err,
 /* Calls fn for each session dir holding a worktree.json. */
 int hx_wtstate_foreach(void (*fn)(struct hx_wtstate *s, void *arg), void *arg);
 
+/* The commit of checkpoint *n (*n < 0: the last; *n set to it) as the
+ * session recorded it in <dir>/checkpoints.jsonl, into out. Not its
+ * ref: refs/harness/<session>/ is in the agent's repository, which an
+ * audit session's agent writes (its own checkpoints or another
+ * session's, and one more past the last). 0, or -ENOENT. */
+int hx_wtstate_checkpoint(const char *dir, long *n, char out[41]);
+
 #endif

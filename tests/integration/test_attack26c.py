@@ -419,3 +419,51 @@ def test_a_file_named_like_the_session_is_not_read_for_it(wd):
     check(shown and all(x["session"] == sid for x in shown), "show of the session: %r" % shown[:2])
     p = _audit(["summary", "./" + sid], wd)
     check(p.returncode == 0 and "denied (0)" in p.stdout, "the file by its path: %r" % p.stdout)
+
+
+MOVE_REFS = r'''
+sh -c 'echo evil > a'
+sleep 1
+G=$(git rev-parse --git-common-dir)
+C=$(git rev-parse HEAD)
+for n in 1 99; do
+    mkdir -p "$G/refs/harness/$S/checkpoints"
+    echo "$C" > "$G/refs/harness/$S/checkpoints/$n.tmp" && mv "$G/refs/harness/$S/checkpoints/$n.tmp" "$G/refs/harness/$S/checkpoints/$n"
+done
+echo moved
+'''
+
+
+def test_checkpoints_are_read_as_the_session_recorded_them(wd):
+    """harness-audit diff and harness-exec restore found checkpoint N by
+    its ref, refs/harness/SESSION/checkpoints/N, in the repository the
+    agent writes: in audit mode (which enforces the worktree's git
+    rules as nothing) the agent pointed checkpoint 1, the one that held
+    its change, at the base commit and added a checkpoint 99 there, and
+    `harness-audit diff SESSION` (base to the last) and `diff SESSION 1`
+    showed nothing, and `restore SESSION 1` brought back the base. They
+    read each checkpoint's commit from the session's checkpoints.jsonl
+    (the state directory) now."""
+    from test_worktree import make_repo, wt_run
+    repo = make_repo(wd, files={"a": "a0\n"})
+    r = wt_run(wd, repo, ["sh", "-c", MOVE_REFS], "s26cr", mode="audit",
+               extra=["--keep-worktree"], env={"S": "s26cr"})
+    check("moved" in r.stdout, "the refs: %r %r" % (r.stdout, r.stderr[-400:]))
+    refs = subprocess.run(["git", "-C", repo, "for-each-ref", "refs/harness/s26cr"],
+                          capture_output=True, text=True).stdout
+    check("checkpoints/99" in refs, "no ref added: %r" % refs)
+    for args in (["diff", "s26cr"], ["diff", "s26cr", "1"]):
+        d = _audit(args, wd)
+        check(d.returncode == 0 and "+evil" in d.stdout, "%s: %r %r" % (args, d.stdout, d.stderr))
+    from lib import EXEC
+    wt = os.path.join(repo, ".git", "harness", "worktrees", "s26cr")
+    open(os.path.join(wt, "a"), "w").write("later\n")
+    env = dict(os.environ, XDG_STATE_HOME=wd.state)
+    env.pop("LD_PRELOAD", None)
+    p = subprocess.run([EXEC, "restore", "s26cr", "1"], capture_output=True, text=True, env=env,
+                       timeout=60)
+    check(p.returncode == 0, "restore: %r" % p.stderr)
+    check(open(os.path.join(wt, "a")).read() == "evil\n",
+          "restore 1 brought back another commit: %r" % open(os.path.join(wt, "a")).read())
+    n = _audit(["diff", "s26cr", "99"], wd)
+    check(n.returncode != 0, "a checkpoint the session never made: %r" % n.stdout)
