@@ -108,6 +108,13 @@ struct hx_proc {
  * to max into out and returns the count. */
 size_t hx_proc_descendants(pid_t root, struct hx_proc *out, size_t max);
 
+/* hx_proc_descendants of harness-exec (getpid()) but its own helpers:
+ * the processes that run its image and carry no more seccomp filters
+ * than it does (the masks' binder, the connectors), which it stops
+ * itself. An agent's process that runs harness-exec's binary carries
+ * the agent's filters, and counts. */
+size_t hx_proc_agent_descendants(struct hx_proc *out, size_t max);
+
 /* Sends sig to p through a pidfd, only when the process the pidfd names
  * started when the scan's did: a pid recycled since is never hit.
  * true: it went to a process that is not a zombie. */

@@ -306,7 +306,10 @@ static void kill_tree(struct run *r)
 	size_t n, i;
 	uint64_t start;
 
-	n = has_children() ? hx_proc_descendants(getpid(), d, MAX_DESC) : 0;
+	/* harness-exec's own helpers are stopped with the rest of it: a
+	 * wait for them here was a second at the end of every session
+	 * with a mask bound late (a --metrics-file in the project). */
+	n = has_children() ? hx_proc_agent_descendants(d, MAX_DESC) : 0;
 	if (!n) {
 		reap(r);
 		return;
@@ -319,11 +322,11 @@ static void kill_tree(struct run *r)
 	while (hx_mono_ms() - start < 1000) {
 		hx_server_run_once(r->srv, 50);
 		reap(r);
-		if (!hx_proc_descendants(getpid(), d, MAX_DESC))
+		if (!hx_proc_agent_descendants(d, MAX_DESC))
 			break;
 	}
 	for (int round = 0; round < 20; round++) {
-		n = hx_proc_descendants(getpid(), d, MAX_DESC);
+		n = hx_proc_agent_descendants(d, MAX_DESC);
 		if (!n)
 			break;
 		for (i = 0; i < n; i++)
