@@ -146,37 +146,101 @@ int hx_maskwatch_names(struct hx_maskwatch *w, const char *dir)
 	return wd < 0 ? wd : 0;
 }
 
-/* The deepest directory of path that is there now. */
-static int deepest_dir(const char *path, char *dir, size_t size)
-{
-	struct stat st;
-	char *slash;
+/* Looks for the deepest directories of sorted paths, remembering the
+ * last one's walk: the credential stores share their parents ($HOME,
+ * ~/.config), which were looked up once a path, three hundred times a
+ * start. */
+struct deep_walk {
+	char prev[PATH_MAX]; /* the last path walked */
+	size_t have;	     /* its longest prefix that is a directory */
+};
 
-	if ((size_t)snprintf(dir, size, "%s", path) >= size)
-		return -ENAMETOOLONG;
-	for (;;) {
-		if (!(slash = strrchr(dir, '/')) || slash == dir)
-			return -ENOENT; /* "/" itself: not watched */
-		*slash = '\0';
-		if (!lstat(dir, &st))
-			return S_ISDIR(st.st_mode) ? 0 : -ENOTDIR;
+/* Length of the longest common prefix of a and b that ends at a '/' of
+ * both (a directory of both). */
+static size_t common_dir(const char *a, const char *b)
+{
+	size_t i = 0, last = 0;
+
+	while (a[i] && a[i] == b[i]) {
+		if (a[i] == '/')
+			last = i;
+		i++;
 	}
+	if ((!a[i] && b[i] == '/') || (!b[i] && a[i] == '/'))
+		last = i;
+	return last;
+}
+
+/* The deepest directory of path that is there now, into dir. */
+static int deepest_dir(struct deep_walk *k, const char *path, char *dir,
+		       size_t size)
+{
+	size_t n = strlen(path), c = common_dir(path, k->prev), at;
+	struct stat st;
+	int r = 0;
+
+	if (n >= size || n >= sizeof(k->prev))
+		return -ENAMETOOLONG;
+	memcpy(dir, path, n + 1);
+	/* Known up to the shared part; past the last walk's directory its
+	 * next name was missing (or no directory): the same answer. */
+	at = c < k->have ? c : k->have;
+	if (k->have < c) {
+		dir[k->have] = '\0';
+		r = k->have ? 0 : -ENOENT;
+		goto out;
+	}
+	for (;;) {
+		char *slash = strchr(dir + at + 1, '/');
+
+		if (!slash)
+			break; /* path's own name: its parent is the answer */
+		*slash = '\0';
+		if (lstat(dir, &st) || !S_ISDIR(st.st_mode)) {
+			*slash = '/';
+			break;
+		}
+		*slash = '/';
+		at = (size_t)(slash - dir);
+	}
+	dir[at] = '\0';
+	r = at ? 0 : -ENOENT; /* "/" itself: not watched */
+out:
+	memcpy(k->prev, path, n + 1);
+	k->have = r ? 0 : strlen(dir);
+	return r;
+}
+
+static int by_path(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
 int hx_maskwatch_denies(struct hx_maskwatch *w, const char *const *paths,
 			size_t n)
 {
-	char dir[PATH_MAX];
+	struct deep_walk *k = calloc(1, sizeof(*k));
+	char dir[PATH_MAX], last[PATH_MAX] = "";
 
-	if (w->denies || !(w->denies = calloc(n, sizeof(*w->denies))))
+	if (!k || w->denies || !(w->denies = calloc(n, sizeof(*w->denies)))) {
+		free(k);
 		return -ENOMEM;
-	for (size_t i = 0; i < n; i++) {
-		if (!(w->denies[i] = strdup(paths[i])))
-			return -ENOMEM;
-		w->ndenies++;
-		if (!deepest_dir(paths[i], dir, sizeof(dir)))
-			hx_maskwatch_names(w, dir);
 	}
+	for (size_t i = 0; i < n; i++) {
+		if (!(w->denies[i] = strdup(paths[i]))) {
+			free(k);
+			return -ENOMEM;
+		}
+		w->ndenies++;
+	}
+	qsort(w->denies, n, sizeof(*w->denies), by_path);
+	for (size_t i = 0; i < n; i++)
+		if (!deepest_dir(k, w->denies[i], dir, sizeof(dir)) &&
+		    strcmp(dir, last)) {
+			hx_maskwatch_names(w, dir);
+			strcpy(last, dir);
+		}
+	free(k);
 	return 0;
 }
 
