@@ -347,6 +347,12 @@ static void absent(struct derive *d, const char *name, const char *canon,
 		strs_add(d, to, "%s", name);
 		return;
 	}
+	/* Most credential stores a user does not have: known from the
+	 * listing of their directory, no look-up each. */
+	if (hx_ll_memo_absent_in_dir(d->memo, canon)) {
+		strs_add(d, to, "%s", canon);
+		return;
+	}
 	if (!slash || slash == canon ||
 	    (size_t)(slash - canon) >= sizeof(dir) || !lstat(canon, &st) ||
 	    errno != ENOENT)

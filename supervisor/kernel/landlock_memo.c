@@ -284,3 +284,19 @@ bool hx_ll_memo_absent(struct hx_ll_memo *m, const char *path)
 {
 	return m && listed_absent(m, path);
 }
+
+bool hx_ll_memo_absent_in_dir(struct hx_ll_memo *m, const char *path)
+{
+	const char *slash = strrchr(path, '/');
+	char dir[PATH_MAX];
+	struct dir_list *d;
+
+	if (!m || !slash || slash == path ||
+	    (size_t)(slash - path) >= sizeof(dir))
+		return false;
+	memcpy(dir, path, (size_t)(slash - path));
+	dir[slash - path] = '\0';
+	/* Asked after hx_ll_memo_absent, which listed the directory. */
+	return listed_absent(m, path) == -ENOENT && (d = dir_of(m, dir)) &&
+	       d->listed;
+}

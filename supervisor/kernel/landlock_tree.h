@@ -68,6 +68,10 @@ int hx_ll_canon_memo(struct hx_ll_memo *m, const char *path, char *out,
 /* Whether m knows path (canonical) is not there, from a listing of its
  * directory: then it need not be looked up. */
 bool hx_ll_memo_absent(struct hx_ll_memo *m, const char *path);
+
+/* Whether path is known absent from a directory that is there (listed:
+ * its name is not in it), with no system call once the directory is. */
+bool hx_ll_memo_absent_in_dir(struct hx_ll_memo *m, const char *path);
 /* Calls fn for each entry of the directory dir (canonical) whose name
  * matches glob, with its d_type, "." and ".." aside, from one listing of
  * dir through m (NULL: none): the device rules ask /dev thirty times. */

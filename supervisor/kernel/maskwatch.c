@@ -135,11 +135,29 @@ int hx_maskwatch_add(struct hx_maskwatch *w, int dfd, const char *path)
 	return wd < 0 ? wd : 0;
 }
 
+/* Whether dir is watched already: by that name, and the directory there
+ * now the one watched (a rename's event may be queued still). The held
+ * paths at start share their directories (~, ~/.config), each opened
+ * and watched again for every one. */
+static bool watched(const struct hx_maskwatch *w, const char *dir)
+{
+	struct stat st;
+
+	for (size_t i = 0; i < w->cap; i++)
+		if (w->dirs[i].path && !strcmp(w->dirs[i].path, dir))
+			return !lstat(dir, &st) && S_ISDIR(st.st_mode) &&
+			       st.st_dev == w->dirs[i].dev &&
+			       st.st_ino == w->dirs[i].ino;
+	return false;
+}
+
 int hx_maskwatch_names(struct hx_maskwatch *w, const char *dir)
 {
-	int dfd = open_dir(dir), wd;
+	int dfd, wd;
 
-	if (dfd < 0)
+	if (watched(w, dir))
+		return 0;
+	if ((dfd = open_dir(dir)) < 0)
 		return dfd;
 	wd = watch_dir(w, dfd, dir, true);
 	close(dfd);
