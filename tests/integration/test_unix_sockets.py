@@ -173,7 +173,7 @@ for p in /proc/[0-9]*; do
     echo found
     kill -9 "${p#/proc/}" 2>/dev/null && echo killed
     kill -STOP "${p#/proc/}" 2>/dev/null && echo stopped
-    cat "$p/maps" >/dev/null 2>&1 && echo read-maps
+    [ -n "$(cat "$p/maps" 2>/dev/null)" ] && echo read-maps
 done
 "$0" uconnect ok.sock
 '''
@@ -181,7 +181,9 @@ done
 
 def test_connector_out_of_the_agents_reach(wd):
     # Landlock's signal scope (ABI 6) and a non-dumpable process: the
-    # agent can neither kill, stop nor inspect the connector.
+    # agent can neither kill, stop nor inspect the connector. A
+    # connector that has just exited (a zombie: no memory) opens its
+    # maps for anyone and shows nothing: an empty read is no reach.
     from test_landlock import needs
     if not needs(6):
         return
