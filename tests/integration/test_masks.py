@@ -98,7 +98,13 @@ def test_no_masks_where_nothing_is_held_by_them(wd):
 
     with open("/proc/self/mountinfo") as f:
         outside = points(f.read().splitlines())
-    extra = points(lines[1:]) - outside
+    # Another test's mount in its own work directory (the root suite
+    # runs beside the user's) is copied into the agent's namespace at
+    # its start and may be gone outside by now: not ours to judge.
+    def others(p):
+        top = os.path.join(os.path.dirname(wd.path), "hx-it-")
+        return p.startswith(top) and not (p + "/").startswith(wd.path + "/")
+    extra = {p for p in points(lines[1:]) - outside if not others(p)}
     check(extra <= {"/dev/pts", "/dev/ptmx"}, "mounts without masks: %r" % sorted(extra))
     held = points(lines[1:], masks=True)
     check(not any((p + "/").startswith(wd.path + "/") for p in held), "masks in the project: %r" % held)
