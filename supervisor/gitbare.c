@@ -125,9 +125,12 @@ static bool fresh_config(int dfd, const char *name)
 	return ok;
 }
 
-/* Whether remotes in dfd is anything but a directory with nothing in
- * it: a remote of the old layout may force a push ("Push: +main:main"). */
-static bool has_remotes(int dfd)
+/* Whether name in dfd holds something git reads: anything but a
+ * directory of nothing (of *.sample files only, with samples): a
+ * remote of the old layout may force a push ("Push: +main:main"), a
+ * hook runs; one that is no directory (a link elsewhere) or cannot be
+ * read counts as holding one. */
+static bool holds_some(int dfd, const char *name, bool samples)
 {
 	struct stat st;
 	struct dirent *e;
@@ -135,54 +138,26 @@ static bool has_remotes(int dfd)
 	int fd;
 	DIR *d;
 
-	if (fstatat(dfd, "remotes", &st, AT_SYMLINK_NOFOLLOW))
+	if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW))
 		return false;
 	if (!S_ISDIR(st.st_mode))
 		return true;
-	fd = openat(dfd, "remotes",
-		    O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	fd = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	d = fd < 0 ? NULL : fdopendir(fd);
 	if (!d) {
 		if (fd >= 0)
 			close(fd);
 		return true;
 	}
-	while (!any && (e = readdir(d)))
-		any = strcmp(e->d_name, ".") && strcmp(e->d_name, "..");
-	closedir(d);
-	return any;
-}
-
-/* Whether the directory open at dfd holds a hook (not *.sample) in its
- * hooks, or a hooks that is no directory (a link to hooks elsewhere). */
-static bool has_hooks(int dfd)
-{
-	struct stat st;
-	struct dirent *e;
-	bool code = false;
-	int fd;
-	DIR *d;
-
-	if (fstatat(dfd, "hooks", &st, AT_SYMLINK_NOFOLLOW))
-		return false;
-	if (!S_ISDIR(st.st_mode))
-		return true;
-	fd = openat(dfd, "hooks",
-		    O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	d = fd < 0 ? NULL : fdopendir(fd);
-	if (!d) {
-		if (fd >= 0)
-			close(fd);
-		return true; /* unreadable: as if it held one */
-	}
-	while (!code && (e = readdir(d))) {
+	while (!any && (e = readdir(d))) {
 		size_t k = strlen(e->d_name);
 
-		code = strcmp(e->d_name, ".") && strcmp(e->d_name, "..") &&
-		       (k < 7 || strcmp(e->d_name + k - 7, ".sample"));
+		any = strcmp(e->d_name, ".") && strcmp(e->d_name, "..") &&
+		      !(samples && k >= 7 &&
+			!strcmp(e->d_name + k - 7, ".sample"));
 	}
 	closedir(d);
-	return code;
+	return any;
 }
 
 /* Whether the bare layout at dir would run code once it is a
@@ -204,8 +179,9 @@ static bool carries_code(const char *dir)
 		return true;
 	code = !fstatat(dfd, "commondir", &st, AT_SYMLINK_NOFOLLOW) ||
 	       !fresh_config(dfd, "config") ||
-	       !fresh_config(dfd, "config.worktree") || has_remotes(dfd) ||
-	       has_hooks(dfd);
+	       !fresh_config(dfd, "config.worktree") ||
+	       holds_some(dfd, "remotes", false) ||
+	       holds_some(dfd, "hooks", true);
 	close(dfd);
 	return code;
 }
