@@ -65,11 +65,10 @@ void hx_metrics_tree_usage(pid_t root, struct hx_tree_usage *u)
 	double tick = (double)sysconf(_SC_CLK_TCK);
 	double page = (double)sysconf(_SC_PAGESIZE);
 	struct hx_proc *all;
-	struct hx_procstatus self;
 	size_t n;
 
 	memset(u, 0, sizeof(*u));
-	if (root <= 0 || hx_proc_status(getpid(), &self))
+	if (root <= 0)
 		return;
 	/* Ended processes were waited for by us (the subreaper) or by a
 	 * living one of the tree, whose cutime holds them. */
@@ -77,18 +76,17 @@ void hx_metrics_tree_usage(pid_t root, struct hx_tree_usage *u)
 	if (!(all = malloc(TREE_MAX * sizeof(*all))))
 		return;
 	/* From harness-exec, not from root: an orphan of the agent comes
-	 * back to us, and is still the agent's. */
-	n = hx_proc_descendants(getpid(), all, TREE_MAX);
+	 * back to us, and is still the agent's. Not our helpers and hooks:
+	 * by the filters the agent cannot shed, not by the image (an
+	 * agent's process that runs harness-exec's binary, LD_PRELOADed,
+	 * hid its CPU). */
+	n = hx_proc_agent_descendants(all, TREE_MAX);
 	for (size_t i = 0; i < n; i++) {
 		struct hx_procstat st;
 		double cpu;
 		uint64_t rss;
 
-		/* Not our helpers and hooks: by the filters the agent
-		 * cannot shed, not by the image (an agent's process that
-		 * runs harness-exec's binary, LD_PRELOADed, hid its CPU) */
-		if (!hx_proc_confined(all[i].pid, self.filters) ||
-		    hx_proc_stat(all[i].pid, &st))
+		if (hx_proc_stat(all[i].pid, &st))
 			continue;
 		cpu = (double)(st.utime + st.stime + st.cutime + st.cstime) /
 		      tick;

@@ -244,27 +244,15 @@ size_t hx_proc_descendants(pid_t root, struct hx_proc *out, size_t max)
 	return found;
 }
 
-/* Whether pid runs the image at our /proc/self/exe. */
-static bool runs_our_image(pid_t pid)
-{
-	char path[64];
-	struct stat a, b;
-
-	snprintf(path, sizeof(path), "/proc/%d/exe", (int)pid);
-	return !stat("/proc/self/exe", &a) && !stat(path, &b) &&
-	       a.st_dev == b.st_dev && a.st_ino == b.st_ino;
-}
-
 size_t hx_proc_agent_descendants(struct hx_proc *out, size_t max)
 {
 	struct hx_procstatus self;
 	size_t n = hx_proc_descendants(getpid(), out, max), k = 0;
 
-	if (hx_proc_status(getpid(), &self) || self.filters < 0)
+	if (hx_proc_status(getpid(), &self))
 		return n;
 	for (size_t i = 0; i < n; i++)
-		if (hx_proc_confined(out[i].pid, self.filters) ||
-		    !runs_our_image(out[i].pid))
+		if (hx_proc_confined(out[i].pid, self.filters))
 			out[k++] = out[i];
 	return k;
 }

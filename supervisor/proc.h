@@ -108,11 +108,12 @@ struct hx_proc {
  * to max into out and returns the count. */
 size_t hx_proc_descendants(pid_t root, struct hx_proc *out, size_t max);
 
-/* hx_proc_descendants of harness-exec (getpid()) but its own helpers:
- * the processes that run its image and carry no more seccomp filters
- * than it does (the masks' binder, the connectors), which it stops
- * itself. An agent's process that runs harness-exec's binary carries
- * the agent's filters, and counts. */
+/* hx_proc_descendants of harness-exec (getpid()) that are the agent's:
+ * those carrying more seccomp filters than harness-exec (the agent's
+ * first process installs them before its exec, unconditionally, and no
+ * process sheds one), not its own helpers and hooks (the masks'
+ * binder, the connectors), which it stops itself. All of them when the
+ * kernel does not say (before Linux 5.9). */
 size_t hx_proc_agent_descendants(struct hx_proc *out, size_t max);
 
 /* Sends sig to p through a pidfd, only when the process the pidfd names
