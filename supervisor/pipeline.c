@@ -593,7 +593,7 @@ static void judge_neighbours(struct flow *f)
 			  f->pl->owned, hx_pl_judged_path(&f->p2), &fresh2) ||
 		      neighbour_socket_file(f, &f->p1) ||
 		      neighbour_socket_file(f, &f->p2);
-	if (hit && d->verdict == HX_VERDICT_ALLOW) {
+	if (hit && hx_pl_may_proceed(f)) {
 		d->verdict = HX_VERDICT_DENY;
 		d->rule = "harness:neighbour";
 		d->pattern = NULL;
@@ -775,8 +775,8 @@ static void judge(struct flow *f)
 		f->d.pattern = NULL;
 		f->by_inode = true;
 	}
-	if (f->d.verdict == HX_VERDICT_ALLOW && rq->op != HX_OP_EXEC &&
-	    !f->has_addr && other_terminal(f->peer, &f->p1)) {
+	if (hx_pl_may_proceed(f) && rq->op != HX_OP_EXEC && !f->has_addr &&
+	    other_terminal(f->peer, &f->p1)) {
 		f->d.verdict = HX_VERDICT_DENY;
 		f->d.rule = "harness:other-terminal";
 		f->d.pattern = NULL;

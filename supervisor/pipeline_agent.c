@@ -55,7 +55,7 @@ void hx_pl_judge_agent_conf(struct flow *f)
 	bool xchg = rq->has_flags && (rq->flags & RENAME_EXCHANGE), hit;
 
 	f->agent_copy = false;
-	if (f->d.verdict != HX_VERDICT_ALLOW || !p1 || !f->pl->agent_conf)
+	if (!hx_pl_may_proceed(f) || !p1 || !f->pl->agent_conf)
 		return;
 	hit = writes_conf(f, p1, p2, xchg);
 	if (!hit && rq->op == HX_OP_RENAME && !xchg && !f->ev.moves_tree &&
@@ -96,7 +96,7 @@ void hx_pl_judge_own_files(struct flow *f)
 	enum hx_op op = f->rq->op;
 	bool fresh, fresh2 = false, hit;
 
-	if (f->d.verdict != HX_VERDICT_ALLOW || !f->pl->owned ||
+	if (!hx_pl_may_proceed(f) || !f->pl->owned ||
 	    !hx_policy_owns_files(f->pl->policy) ||
 	    (!hx_pl_writes_file(op) && op != HX_OP_RMDIR))
 		return;

@@ -119,7 +119,7 @@ void hx_pl_judge_device_inode(struct flow *f)
 	const struct hx_request *rq = f->rq;
 	enum hx_device_kind k;
 
-	if (f->d.verdict != HX_VERDICT_ALLOW || !changes_inode(rq))
+	if (!hx_pl_may_proceed(f) || !changes_inode(rq))
 		return;
 	k = rq->device ? (enum hx_device_kind)rq->device
 		       : device_node(f, &f->p1);

@@ -24,14 +24,14 @@ void hx_pl_judge_git_objects(struct flow *f)
 	bool hit;
 
 	/* A kept store's files that predate it likewise (existing.h). */
-	if (f->d.verdict == HX_VERDICT_ALLOW &&
+	if (hx_pl_may_proceed(f) &&
 	    hx_existing_refuses(f->pl->policy, op, hx_pl_judged_path(&f->p1),
 				hx_pl_judged_path(&f->p2), &f->pl->started)) {
 		f->d.verdict = HX_VERDICT_DENY;
 		f->d.rule = "harness:keep-existing";
 		f->d.pattern = NULL;
 	}
-	if (!hx_pl_writes_file(op) || f->d.verdict != HX_VERDICT_ALLOW)
+	if (!hx_pl_writes_file(op) || !hx_pl_may_proceed(f))
 		return;
 	hit =
 	    (hx_pl_judged_path(&f->p1) &&
@@ -249,7 +249,7 @@ void hx_pl_judge_nested_git(struct flow *f)
 	bool hit = false, xchg = rq->has_flags && (rq->flags & RENAME_EXCHANGE);
 
 	f->git_copy = false;
-	if (f->d.verdict != HX_VERDICT_ALLOW || !p1)
+	if (!hx_pl_may_proceed(f) || !p1)
 		return;
 	if (hx_pl_writes_file(rq->op) &&
 	    (git_index(p1) ||

@@ -88,6 +88,15 @@ static inline bool hx_pl_writes_file(enum hx_op op)
 	return op == HX_OP_WRITE || op == HX_OP_UNLINK ||
 	       op == HX_OP_TRUNCATE || op == HX_OP_RENAME || op == HX_OP_LINK;
 }
+/* Whether f's call goes ahead, or would at a person's yes: the
+ * harness's own judges hold for both, so that no one is asked about a
+ * call the harness refuses, and no yes lifts the refusal (a person
+ * answers for a rule of the policy, never for the harness's own). */
+static inline bool hx_pl_may_proceed(const struct flow *f)
+{
+	return f->d.verdict == HX_VERDICT_ALLOW ||
+	       f->d.verdict == HX_VERDICT_ASK;
+}
 /* The path a judgement looks at: the resolved one, or as written. */
 static inline const char *hx_pl_judged_path(const struct vpath *v)
 {

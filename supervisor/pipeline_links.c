@@ -61,8 +61,7 @@ void hx_pl_judge_shared_file(struct flow *f)
 {
 	const char *path = hx_pl_judged_path(&f->p1);
 
-	if (f->d.verdict != HX_VERDICT_ALLOW || !path ||
-	    !changes_inode(f->rq) ||
+	if (!hx_pl_may_proceed(f) || !path || !changes_inode(f->rq) ||
 	    !named_before(AT_FDCWD, path, 2, &f->pl->started))
 		return;
 	f->d.verdict = HX_VERDICT_DENY;
