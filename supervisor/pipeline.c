@@ -562,16 +562,16 @@ static void judge_neighbours(struct flow *f)
 	const struct hx_request *rq = f->rq;
 	struct hx_decision *d = &f->d;
 	struct stat st;
-	bool hit = false, fresh2;
+	bool hit = false, fresh2, connects;
 
 	f->sock_dev = 0;
 	f->sock_ino = 0;
 	f->fresh = false;
-	if (f->is_unix && f->un_len &&
-	    (rq->op == HX_OP_CONNECT || rq->op == HX_OP_SEND) && own_socket(f))
+	connects = f->is_unix && f->un_len &&
+		   (rq->op == HX_OP_CONNECT || rq->op == HX_OP_SEND);
+	if (connects && own_socket(f))
 		return;
-	if (f->is_unix && f->un_len &&
-	    (rq->op == HX_OP_CONNECT || rq->op == HX_OP_SEND)) {
+	if (connects) {
 		hit =
 		    hx_owned_neighbour_socket(
 			f->pl->owned, f->peer->uid,
@@ -593,7 +593,11 @@ static void judge_neighbours(struct flow *f)
 			  f->pl->owned, hx_pl_judged_path(&f->p2), &fresh2) ||
 		      neighbour_socket_file(f, &f->p1) ||
 		      neighbour_socket_file(f, &f->p2);
-	if (hit && hx_pl_may_proceed(f)) {
+	/* A question about a connect names the socket: the person who
+	 * answers it decides for that service (a database of the user's).
+	 * A write's names one path, not whose socket is there. */
+	if (hit && (d->verdict == HX_VERDICT_ALLOW ||
+		    (!connects && hx_pl_may_proceed(f)))) {
 		d->verdict = HX_VERDICT_DENY;
 		d->rule = "harness:neighbour";
 		d->pattern = NULL;
