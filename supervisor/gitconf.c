@@ -278,15 +278,6 @@ bool hx_gitconf_in_git(const char *path)
 	return git_tail(path) || (n >= 5 && !strcmp(path + n - 5, "/.git"));
 }
 
-bool hx_gitconf_link_at(int dirfd, const char *name, const char *path)
-{
-	struct stat st;
-
-	return path && hx_gitconf_in_git(path) &&
-	       !fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) &&
-	       S_ISLNK(st.st_mode);
-}
-
 /* Whether tail (relative, its last component leaf) has a component
  * comp before the leaf. */
 static bool has_dir(const char *tail, const char *leaf, const char *comp)

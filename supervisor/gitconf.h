@@ -99,11 +99,6 @@ bool hx_gitconf_tree_carries_code(const char *dir, bool as_hooks);
  * one, could carry a configuration or hooks past the checks above). */
 bool hx_gitconf_in_git(const char *path);
 
-/* Whether name (relative to dirfd, not followed; path, its absolute
- * form) is a symbolic link beneath a ".git", where git writes its
- * files in place through one (pipeline_git.c). */
-bool hx_gitconf_link_at(int dirfd, const char *name, const char *path);
-
 /* Whether the git configuration text buf (len bytes, any bytes) sets a
  * key whose value git runs or that brings in other configuration:
  * core.fsmonitor, core.hooksPath, core.editor/pager/sshCommand/askPass/

@@ -215,6 +215,13 @@ struct hx_pipeline {
 	/* The project and its worktree (gitconf.h's in_project); NULL or
 	 * "": none. */
 	const char *git_roots[2];
+	/* The worktree's root (--worktree; NULL: none). It lives beneath
+	 * the project's .git, but it is a working tree: git's names are
+	 * looked for in the part of a path beneath it (hx_pl_in_git). */
+	const char *worktree;
+	/* Symlinks may be made in it: its checkpoints' walks are confined
+	 * (supervisor/git/confine.h). Else none, as beneath any .git. */
+	bool worktree_links;
 	/* Claude Code's ~/.claude.json, absolute and resolved (agentconf.h,
 	 * rule harness:agent-config); NULL: none. */
 	const char *agent_conf;
@@ -349,6 +356,12 @@ void hx_pipeline_revoke(struct hx_pipeline *pl, const struct hx_peer *peer,
 void hx_pipeline_failed(struct hx_pipeline *pl, const struct hx_peer *peer,
 			enum hx_op op, const char *path, const char *path2,
 			uint64_t seq, int err);
+
+/* Whether path is beneath a .git, as git sees it: in the worktree
+ * (pl->worktree), by its part beneath the worktree's root, and with no
+ * symlink allowed there (links: the question is where a link may be
+ * made) unless pl->worktree_links. pipeline_git.c. */
+bool hx_pl_in_git(const struct hx_pipeline *pl, const char *path, bool links);
 
 /* Whether the file open as fd has other names and was made before the
  * session (harness:shared-file, pipeline_links.c): the kernel layer's

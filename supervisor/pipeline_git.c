@@ -61,6 +61,23 @@ static bool in_roots(const struct hx_pipeline *pl, const char *path)
 	return false;
 }
 
+/* path as git sees it: beneath the worktree's root, the part after
+ * it ("/src/hooks/x.js" for the worktree's src/hooks/x.js, no hook of
+ * the project's .git where the worktree lives); else path. */
+static const char *git_view(const struct hx_pipeline *pl, const char *path)
+{
+	size_t n = pl->worktree ? strlen(pl->worktree) : 0;
+
+	return n && !strncmp(path, pl->worktree, n) && path[n] == '/' ? path + n
+								      : path;
+}
+
+bool hx_pl_in_git(const struct hx_pipeline *pl, const char *path, bool links)
+{
+	return hx_gitconf_in_git(
+	    links && !pl->worktree_links ? path : git_view(pl, path));
+}
+
 /* Where path is in what git runs (gitconf.h): beneath a ".git", in the
  * project by its name, and outside every ".git" by a bare layout around
  * it: in a cache, and in the project too, where a bare repository that
@@ -70,9 +87,10 @@ static bool in_roots(const struct hx_pipeline *pl, const char *path)
 static enum hx_gitconf_place git_place(const struct hx_pipeline *pl,
 				       const char *path)
 {
-	enum hx_gitconf_place p = hx_gitconf_place(path, in_roots(pl, path));
+	enum hx_gitconf_place p =
+	    hx_gitconf_place(git_view(pl, path), in_roots(pl, path));
 
-	return p != HX_GITCONF_NONE || hx_gitconf_in_git(path)
+	return p != HX_GITCONF_NONE || hx_pl_in_git(pl, path, false)
 		   ? p
 		   : hx_gitconf_bare_place(path);
 }
@@ -112,7 +130,7 @@ static bool moves_code(const struct hx_pipeline *pl, const char *src,
 static bool hook_here(const struct hx_pipeline *pl, const char *path)
 {
 	return path && !in_roots(pl, path) && !in_tmp(pl, path) &&
-	       !hx_gitconf_in_git(path) && hx_gitconf_hook_name(path);
+	       !hx_pl_in_git(pl, path, false) && hx_gitconf_hook_name(path);
 }
 
 static bool runs_file(const char *path)
@@ -145,7 +163,8 @@ static bool arms_hook(const struct flow *f, const char *p1, const char *p2,
 	case HX_OP_SYMLINK:
 		return hook_here(f->pl, p1) ||
 		       (leaf && !strcmp(leaf + 1, "hooks") &&
-			!in_roots(f->pl, p1) && !hx_gitconf_in_git(p1));
+			!in_roots(f->pl, p1) &&
+			!hx_pl_in_git(f->pl, p1, false));
 	case HX_OP_LINK: /* p2: the file linked */
 		return hook_here(f->pl, p1) && runs_file(p2);
 	case HX_OP_RENAME:
@@ -201,24 +220,27 @@ static bool leaves_link_in_git(const struct flow *f, const char *p1,
 
 	switch (rq->op) {
 	case HX_OP_SYMLINK:
-		return hx_gitconf_in_git(p1) && !git_probe(p1, rq->path2);
+		return hx_pl_in_git(f->pl, p1, true) &&
+		       !git_probe(p1, rq->path2);
 	case HX_OP_LINK: /* a hard link to a link: the existing is p2 */
-		return hx_gitconf_in_git(p1) && names_link(&f->p2);
+		return hx_pl_in_git(f->pl, p1, true) && names_link(&f->p2);
 	case HX_OP_RENAME:
 		return p2 &&
-		       ((hx_gitconf_in_git(p2) && names_link(&f->p1)) ||
-			(xchg && hx_gitconf_in_git(p1) && names_link(&f->p2)));
+		       ((hx_pl_in_git(f->pl, p2, true) && names_link(&f->p1)) ||
+			(xchg && hx_pl_in_git(f->pl, p1, true) &&
+			 names_link(&f->p2)));
 	default:
 		return false;
 	}
 }
 
 /* Whether path is a git index: "index" beneath a .git (gitconf.h). */
-static bool git_index(const char *path)
+static bool git_index(const struct hx_pipeline *pl, const char *path)
 {
 	const char *base = strrchr(path, '/');
 
-	return base && !strcmp(base + 1, "index") && hx_gitconf_in_git(path);
+	return base && !strcmp(base + 1, "index") &&
+	       hx_pl_in_git(pl, path, false);
 }
 
 /* A .gitignore path kept for the end's check (pipeline.h), once. */
@@ -252,9 +274,9 @@ void hx_pl_judge_nested_git(struct flow *f)
 	if (!hx_pl_may_proceed(f) || !p1)
 		return;
 	if (hx_pl_writes_file(rq->op) &&
-	    (git_index(p1) ||
+	    (git_index(f->pl, p1) ||
 	     ((rq->op == HX_OP_RENAME || rq->op == HX_OP_LINK) && p2 &&
-	      git_index(p2))))
+	      git_index(f->pl, p2))))
 		f->pl->git_index_written = true;
 	if (hx_pl_writes_file(rq->op))
 		note_gitignore(
@@ -268,7 +290,9 @@ void hx_pl_judge_nested_git(struct flow *f)
 	else if (rq->op == HX_OP_LINK) /* the new name writes the old */
 		hit = git_code(f->pl, p1) || git_code(f->pl, p2);
 	else if (rq->op == HX_OP_RENAME && p2 && f->ev.moves_tree)
-		hit = hx_gitconf_in_git(p1) || hx_gitconf_in_git(p2) ||
+		/* a directory moved in may hold links (links: true) */
+		hit = hx_pl_in_git(f->pl, p1, true) ||
+		      hx_pl_in_git(f->pl, p2, true) ||
 		      moves_code(f->pl, p1, p2) ||
 		      (xchg && moves_code(f->pl, p2, p1)) ||
 		      (in_roots(f->pl, p2) && !in_roots(f->pl, p1) &&

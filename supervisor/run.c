@@ -54,6 +54,7 @@
 #include "supervisor/sha256.h"
 #include "supervisor/kernel/unotify.h"
 #include "supervisor/git/worktree.h"
+#include "supervisor/kernel/landlock.h"
 #include "supervisor/proc.h"
 #include "supervisor/say.h"
 #include "supervisor/shimpath.h"
@@ -473,9 +474,11 @@ static int open_worktree(struct run *r)
 	    .copy_untracked = o->copy_untracked,
 	    .keep = o->keep_worktree,
 	    .quiet = o->quiet,
+	    .confine = hx_landlock_abi() > 0,
 	};
 	char err[1024];
 
+	r->wt_links = wo.confine;
 	if (hx_worktree_open(&wo, &r->wt, err, sizeof(err))) {
 		hx_say("%s", err);
 		return -1;
@@ -541,6 +544,8 @@ static int open_pipeline(struct run *r)
 	r->pl.git_roots[0] = r->cwd; /* gitconf.h's in_project */
 	r->pl.git_roots[1] = r->project;
 	r->pl.git_tmp = r->sess.tmpdir;
+	r->pl.worktree = r->wt ? hx_worktree_path(r->wt) : NULL;
+	r->pl.worktree_links = r->wt_links;
 	r->pl.agent_conf = hx_agentconf_path(getenv("HOME"));
 	clock_gettime(CLOCK_REALTIME, &r->pl.started);
 	hx_run_hidden_start(r);

@@ -48,7 +48,10 @@ struct run {
 	struct hx_server *srv;
 	struct hx_pipeline pl;
 	struct hx_source sigsrc;
-	struct hx_worktree *wt;	    /* --worktree, else NULL */
+	struct hx_worktree *wt; /* --worktree, else NULL */
+	/* its checkpoints' walks confined, so the agent may make symlinks
+	 * in it (pipeline.h worktree_links) */
+	bool wt_links;
 	struct hx_control *askctl;  /* the ask socket (ask.h), or NULL */
 	struct hx_askterm *askterm; /* questions on the terminal, or NULL */
 	struct hx_sandbox *sb;

@@ -8,6 +8,7 @@
 #include <git2.h>
 #include <git2/sys/repository.h>
 #include <limits.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,7 +16,16 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "supervisor/git/confine.h"
 #include "supervisor/git/gitutil.h"
+
+/* The trees a walk of a worktree is confined to (confine.h), with their
+ * names' storage. */
+struct bounds {
+	struct hx_confine cf;
+	char name[HX_CONFINE_TREES + HX_CONFINE_FILES][PATH_MAX];
+	size_t n, nrw, nro;
+};
 
 struct hx_ckpt {
 	char wt[PATH_MAX];    /* the working tree */
@@ -30,6 +40,15 @@ struct hx_ckpt {
 	/* the files left out as the last take named them */
 	size_t said_n;
 	struct hx_ckpt_big said[HX_CKPT_NAMED];
+	struct bounds *walk; /* NULL: walked in this process */
+};
+
+/* What a checkpoint's walk of the tree finds. */
+struct snap {
+	git_oid tree;
+	size_t ntoo_large;
+	struct hx_ckpt_big too_large[HX_CKPT_NAMED];
+	char err[512];
 };
 
 #define ERR(...) snprintf(err, errlen, __VA_ARGS__)
@@ -84,6 +103,60 @@ out:
 	return r;
 }
 
+/* Adds path (printf-style) to b's trees read and written (rw) or read. */
+__attribute__((format(printf, 3, 4))) static void
+bound(struct bounds *b, bool rw, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	if (b->n == sizeof(b->name) / sizeof(b->name[0]) ||
+	    (rw ? b->nrw == HX_CONFINE_TREES : b->nro == HX_CONFINE_FILES))
+		return;
+	va_start(ap, fmt);
+	n = vsnprintf(b->name[b->n], PATH_MAX, fmt, ap);
+	va_end(ap);
+	if (n <= 0 || n >= PATH_MAX)
+		return;
+	if (rw)
+		b->cf.rw[b->nrw++] = b->name[b->n++];
+	else
+		b->cf.ro[b->nro++] = b->name[b->n++];
+}
+
+/* The files git reads besides the repository's (git-config(1),
+ * gitignore(5), gitattributes(5)), one by one: not the directories,
+ * where the credentials are (~/.config/git/credentials). */
+static void bound_git_files(struct bounds *b, git_repository *repo)
+{
+	const char *home = getenv("HOME"), *xdg = getenv("XDG_CONFIG_HOME");
+	static const char *const keys[] = {"core.excludesfile",
+					   "core.attributesfile"};
+	static const char *const xdg_files[] = {"config", "ignore",
+						"attributes"};
+	git_config *cfg = NULL;
+	git_buf v = GIT_BUF_INIT;
+
+	bound(b, false, "/etc/gitconfig");
+	bound(b, false, "/etc/gitattributes");
+	if (home && *home)
+		bound(b, false, "%s/.gitconfig", home);
+	for (size_t i = 0; i < 3; i++)
+		if (xdg && *xdg)
+			bound(b, false, "%s/git/%s", xdg, xdg_files[i]);
+		else if (home && *home)
+			bound(b, false, "%s/.config/git/%s", home,
+			      xdg_files[i]);
+	if (git_repository_config_snapshot(&cfg, repo))
+		return;
+	for (size_t i = 0; i < 2; i++) {
+		if (!git_config_get_path(&v, cfg, keys[i]))
+			bound(b, false, "%s", v.ptr);
+		git_buf_dispose(&v);
+	}
+	git_config_free(cfg);
+}
+
 /* A repository handle on the common dir whose working tree is wt and
  * whose index is the file at index_path (never the repository's own). */
 static int open_private(const char *commondir, const char *wt,
@@ -115,9 +188,10 @@ static int open_private(const char *commondir, const char *wt,
 
 int hx_ckpt_open(const char *commondir, const char *wt, const char *session,
 		 const char *index_path, const char *seed_index,
-		 const char *base_hex, struct hx_ckpt **out, char *err,
-		 size_t errlen)
+		 const char *base_hex, bool confined, struct hx_ckpt **out,
+		 char *err, size_t errlen)
 {
+	const char *slash = strrchr(index_path, '/');
 	struct hx_ckpt *c;
 	int e;
 
@@ -134,6 +208,19 @@ int hx_ckpt_open(const char *commondir, const char *wt, const char *session,
 		free(c);
 		return -EINVAL;
 	}
+	/* The index in a directory of its own (made here): the confined
+	 * walk writes there, and nothing else of the session's is there. */
+	if (slash && slash > index_path) {
+		char dir[PATH_MAX];
+
+		snprintf(dir, sizeof(dir), "%.*s", (int)(slash - index_path),
+			 index_path);
+		if (mkdir(dir, 0700) && (e = -errno) != -EEXIST) {
+			ERR("%s: %s", dir, strerror(-e));
+			free(c);
+			return e;
+		}
+	}
 	/* The worktree's index was written by the checkout: its stat data
 	 * spares hashing every file at checkpoint 0. A copy, so that our
 	 * writes never reach the agent's index. */
@@ -141,9 +228,22 @@ int hx_ckpt_open(const char *commondir, const char *wt, const char *session,
 		unlink(index_path);
 	e = open_private(commondir, wt, index_path, &c->repo, &c->idx, err,
 			 errlen);
+	if (!e && confined && !(c->walk = calloc(1, sizeof(*c->walk))))
+		e = -ENOMEM;
 	if (e) {
-		free(c);
+		hx_ckpt_free(c);
 		return e;
+	}
+	if (c->walk) {
+		/* New objects and the private index written; the tree and
+		 * the git dir (config, excludes, packs) read. */
+		bound(c->walk, true, "%s/objects", commondir);
+		bound(c->walk, true, "%.*s",
+		      slash ? (int)(slash - index_path) : 1,
+		      slash ? index_path : ".");
+		bound(c->walk, false, "%s", commondir);
+		bound(c->walk, false, "%s", wt);
+		bound_git_files(c->walk, c->repo);
 	}
 	*out = c;
 	return 0;
@@ -202,6 +302,56 @@ static int skip_large(const char *path, const char *matched, void *payload)
 	return 1;
 }
 
+/* The tree's snapshot (on a confined thread when c->walk: confine.h):
+ * add_all is `git add -A` (one walk: it also drops deleted files;
+ * test_worktree checks it): new, modified and deleted files, not the
+ * ignored ones; unchanged files are judged by their stat data (racily
+ * clean ones are rehashed, as git does); a file too large is skipped.
+ * Writing the private index moves its timestamp on, which is what
+ * libgit2's racy-git check compares file times against. */
+static int snapshot(void *arg, void *reply)
+{
+	struct hx_ckpt *c = arg;
+	struct snap *s = reply;
+	struct hx_ckpt_info info = {0};
+	struct walk walk = {c->wt, &info};
+	int e;
+
+	e = git_index_add_all(c->idx, NULL, GIT_INDEX_ADD_DEFAULT, skip_large,
+			      &walk);
+	if (!e)
+		e = git_index_write_tree(&s->tree, c->idx);
+	if (e) {
+		snprintf(s->err, sizeof(s->err), "snapshot of the worktree: %s",
+			 hx_git_err());
+		return hx_git_errno(e);
+	}
+	s->ntoo_large = info.ntoo_large;
+	memcpy(s->too_large, info.too_large, sizeof(s->too_large));
+	git_index_write(c->idx);
+	return 0;
+}
+
+/* snapshot(), on this thread or on a confined one. */
+static int walk_tree(struct hx_ckpt *c, git_oid *tree,
+		     struct hx_ckpt_info *info, char *err, size_t errlen)
+{
+	struct snap s = {0};
+	int r = c->walk ? hx_confine_run(&c->walk->cf, snapshot, c, &s)
+			: snapshot(c, &s);
+
+	if (r && s.err[0])
+		ERR("%s", s.err);
+	else if (r)
+		ERR("snapshot of the worktree, confined: %s", strerror(-r));
+	if (r)
+		return r;
+	*tree = s.tree;
+	info->ntoo_large = s.ntoo_large;
+	memcpy(info->too_large, s.too_large, sizeof(info->too_large));
+	return 0;
+}
+
 int hx_ckpt_take(struct hx_ckpt *c, const char *subject, const char *body,
 		 bool force, struct hx_ckpt_info *info, char *err,
 		 size_t errlen)
@@ -213,32 +363,17 @@ int hx_ckpt_take(struct hx_ckpt *c, const char *subject, const char *body,
 	git_reference *ref = NULL;
 	struct timespec t0;
 	char refname[256], *msg = NULL;
-	struct walk walk = {c->wt, info};
-	int e, r = 0;
+	int e, r;
 
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	memset(info, 0, sizeof(*info));
-	/* add_all is `git add -A` (one walk: it also drops deleted files;
-	 * test_worktree checks it): new, modified and deleted files, not
-	 * the ignored ones; unchanged files are judged by their stat data
-	 * (racily clean ones are rehashed, as git does); a file too large
-	 * is skipped. */
-	e = git_index_add_all(c->idx, NULL, GIT_INDEX_ADD_DEFAULT, skip_large,
-			      &walk);
-	if (!e)
-		e = git_index_write_tree(&tree_id, c->idx);
-	if (e) {
-		ERR("snapshot of the worktree: %s", hx_git_err());
-		return hx_git_errno(e);
-	}
+	if ((r = walk_tree(c, &tree_id, info, err, errlen)))
+		return r;
 	info->too_large_news =
 	    info->ntoo_large != c->said_n ||
 	    memcmp(info->too_large, c->said, sizeof(c->said));
 	c->said_n = info->ntoo_large;
 	memcpy(c->said, info->too_large, sizeof(c->said));
-	/* Writing the private index moves its timestamp on, which is what
-	 * libgit2's racy-git check compares file times against. */
-	git_index_write(c->idx);
 	if (c->have_last && !force && git_oid_equal(&tree_id, &c->last_tree)) {
 		size_t big = info->ntoo_large;
 		bool news = info->too_large_news;
@@ -334,61 +469,103 @@ void hx_ckpt_free(struct hx_ckpt *c)
 		return;
 	git_index_free(c->idx);
 	git_repository_free(c->repo);
+	free(c->walk);
 	free(c);
+}
+
+/* A restore's work on the tree, on this thread or on a confined one. */
+struct restore {
+	git_repository *repo;
+	git_index *idx;
+	git_object *target;
+	const char *wt, *refname;
+};
+
+static int restore_tree(void *arg, void *reply)
+{
+	struct restore *rs = arg;
+	char *err = reply;
+	size_t errlen = 512;
+	git_checkout_options co;
+	struct walk walk = {rs->wt, NULL};
+	int e;
+
+	/* An index of the tree as it is now is the baseline: whatever is
+	 * in it and not in the checkpoint gets removed. */
+	e = git_index_add_all(rs->idx, NULL, GIT_INDEX_ADD_DEFAULT, skip_large,
+			      &walk);
+	if (!e)
+		e = git_index_update_all(rs->idx, NULL, skip_large, &walk);
+	if (e) {
+		ERR("reading %s: %s", rs->wt, hx_git_err());
+		return hx_git_errno(e);
+	}
+	git_checkout_options_init(&co, GIT_CHECKOUT_OPTIONS_VERSION);
+	co.checkout_strategy = GIT_CHECKOUT_FORCE |
+			       GIT_CHECKOUT_REMOVE_UNTRACKED |
+			       GIT_CHECKOUT_DONT_WRITE_INDEX;
+	co.baseline_index = rs->idx;
+	e = git_checkout_tree(rs->repo, rs->target, &co);
+	if (e) {
+		ERR("checkout of %s into %s: %s", rs->refname, rs->wt,
+		    hx_git_err());
+		return hx_git_errno(e);
+	}
+	return 0;
+}
+
+/* restore_tree confined to the tree, the git dir's objects and the
+ * temporary index's directory tmp, when this kernel can (a restore
+ * while the session runs races with the agent, who may swap a
+ * directory of the tree for a symlink). */
+static int restore_confined(struct restore *rs, const char *commondir,
+			    const char *tmp, char *err, size_t errlen)
+{
+	struct bounds *b;
+	char reply[512] = "";
+	int r;
+
+	if (!hx_confine_available())
+		return restore_tree(rs, err);
+	if (!(b = calloc(1, sizeof(*b))))
+		return -ENOMEM;
+	bound(b, true, "%s", rs->wt);
+	bound(b, true, "%s/objects", commondir);
+	bound(b, true, "%s", tmp);
+	bound(b, false, "%s", commondir);
+	bound_git_files(b, rs->repo);
+	r = hx_confine_run(&b->cf, restore_tree, rs, reply);
+	free(b);
+	if (r)
+		ERR("%s", reply[0] ? reply : strerror(-r));
+	return r;
 }
 
 int hx_ckpt_restore(const char *commondir, const char *wt, const char *session,
 		    unsigned n, const char *commit, char *err, size_t errlen)
 {
-	git_checkout_options co;
-	git_repository *repo = NULL;
-	git_index *idx = NULL;
-	git_object *target = NULL;
 	char refname[256], tmpl[] = "/tmp/harness-restore-XXXXXX", ipath[64];
-	struct walk walk = {wt, NULL};
-	int e, r = 0, fd;
+	struct restore rs = {.wt = wt, .refname = refname};
+	int r, fd;
 
 	if (hx_git_init())
 		return -EIO;
-	git_checkout_options_init(&co, GIT_CHECKOUT_OPTIONS_VERSION);
 	/* the commit the session recorded, not the ref (wtstate.h) */
 	snprintf(refname, sizeof(refname), "%.40s", commit ? commit : "");
-	/* An index of the tree as it is now is the baseline: whatever is
-	 * in it and not in the checkpoint gets removed. */
 	if (!mkdtemp(tmpl))
 		return -errno;
 	snprintf(ipath, sizeof(ipath), "%s/index", tmpl);
-	r = open_private(commondir, wt, ipath, &repo, &idx, err, errlen);
-	if (r)
-		goto out;
-	e = refname[0] ? git_revparse_single(&target, repo, refname) : -1;
-	if (e) {
+	r = open_private(commondir, wt, ipath, &rs.repo, &rs.idx, err, errlen);
+	if (!r && (!refname[0] ||
+		   git_revparse_single(&rs.target, rs.repo, refname))) {
 		ERR("session %s has no checkpoint %u", session, n);
 		r = -ENOENT;
-		goto out;
 	}
-	e = git_index_add_all(idx, NULL, GIT_INDEX_ADD_DEFAULT, skip_large,
-			      &walk);
-	if (!e)
-		e = git_index_update_all(idx, NULL, skip_large, &walk);
-	if (e) {
-		ERR("reading %s: %s", wt, hx_git_err());
-		r = hx_git_errno(e);
-		goto out;
-	}
-	co.checkout_strategy = GIT_CHECKOUT_FORCE |
-			       GIT_CHECKOUT_REMOVE_UNTRACKED |
-			       GIT_CHECKOUT_DONT_WRITE_INDEX;
-	co.baseline_index = idx;
-	e = git_checkout_tree(repo, target, &co);
-	if (e) {
-		ERR("checkout of %s into %s: %s", refname, wt, hx_git_err());
-		r = hx_git_errno(e);
-	}
-out:
-	git_object_free(target);
-	git_index_free(idx);
-	git_repository_free(repo);
+	if (!r)
+		r = restore_confined(&rs, commondir, tmpl, err, errlen);
+	git_object_free(rs.target);
+	git_index_free(rs.idx);
+	git_repository_free(rs.repo);
 	unlink(ipath);
 	fd = rmdir(tmpl);
 	(void)fd;

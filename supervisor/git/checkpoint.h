@@ -50,14 +50,18 @@ struct hx_ckpt_info {
 
 /* Opens the engine for the working tree wt of the repository whose
  * common git dir is commondir. index_path is the private index file (in
- * the session dir; written at each checkpoint); seed_index, when not
- * NULL, is an index whose stat data to start from (the worktree's own,
- * copied, never written). base_hex: the commit the chain starts from.
- * Returns 0 or -errno with a message in err. */
+ * a directory of its own, where nothing else is: written at each
+ * checkpoint); seed_index, when not NULL, is an index whose stat data to
+ * start from (the worktree's own, copied, never written). base_hex: the
+ * commit the chain starts from. confined: each walk of wt is made on a
+ * thread confined to it, the git dir and the index's directory
+ * (confine.h; a checkpoint fails rather than walk unconfined): needed
+ * once the agent may make symlinks in wt. Returns 0 or -errno with a
+ * message in err. */
 int hx_ckpt_open(const char *commondir, const char *wt, const char *session,
 		 const char *index_path, const char *seed_index,
-		 const char *base_hex, struct hx_ckpt **out, char *err,
-		 size_t errlen);
+		 const char *base_hex, bool confined, struct hx_ckpt **out,
+		 char *err, size_t errlen);
 
 /* Snapshots the working tree. When its tree equals the last
  * checkpoint's and force is false, nothing is written (info->created

@@ -668,11 +668,11 @@ int hx_worktree_start(struct hx_worktree *w, struct hx_pipeline *pl,
 	w->prov = hx_prov_new(w->path);
 	if (!w->prov)
 		return -ENOMEM;
-	snprintf(ipath, sizeof(ipath), "%s/checkpoint.index", w->session_dir);
+	snprintf(ipath, sizeof(ipath), "%s/checkpoint/index", w->session_dir);
 	snprintf(seed, sizeof(seed), "%s/worktrees/%s/index", w->commondir,
 		 w->session);
 	r = hx_ckpt_open(w->commondir, w->path, w->session, ipath, seed,
-			 w->base, &w->ck, err, sizeof(err));
+			 w->base, w->o.confine, &w->ck, err, sizeof(err));
 	if (r) {
 		hx_say("%s", err);
 		return r;

@@ -39,6 +39,9 @@ struct hx_worktree_opts {
 	const char *cwd;     /* the user's current directory */
 	const char *base;    /* --base REF, or NULL for HEAD */
 	bool copy_untracked, keep, quiet;
+	/* The checkpoints' walks of the tree made on a thread confined to
+	 * it (confine.h): set where the agent may make symlinks in it. */
+	bool confine;
 };
 
 /* Creates branch harness/<session> from the base commit and the linked

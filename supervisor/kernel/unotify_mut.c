@@ -564,22 +564,23 @@ static bool dir_in_play(int pfd, const char *name, int pfd2, const char *name2,
 /* Whether the rename or link c leaves (after: has left) a symbolic link
  * beneath a .git (pipeline_git.c): before, what is at the names that
  * will land there; after, what landed. */
-static bool link_beneath_git(const struct mut_call *c, const struct job *j,
+static bool link_beneath_git(const struct hx_pipeline *pl,
+			     const struct mut_call *c, const struct job *j,
 			     int pfd, const char *name, int pfd2,
 			     const char *name2, const char *res2, bool before)
 {
 	bool xchg = c->flags & RENAME_EXCHANGE;
+	bool git1 = hx_pl_in_git(pl, j->decided, true),
+	     git2 = res2 && hx_pl_in_git(pl, res2, true);
 
 	if (c->k == MUT_LINK)
-		return before ? hx_gitconf_in_git(j->decided) &&
-				    link_at(pfd2, name2)
-			      : hx_gitconf_link_at(pfd, name, j->decided);
+		return git1 &&
+		       (before ? link_at(pfd2, name2) : link_at(pfd, name));
 	if (before)
-		return (hx_gitconf_in_git(res2) && link_at(pfd, name)) ||
-		       (xchg && hx_gitconf_in_git(j->decided) &&
-			link_at(pfd2, name2));
-	return hx_gitconf_link_at(pfd2, name2, res2) ||
-	       (xchg && hx_gitconf_link_at(pfd, name, j->decided));
+		return (git2 && link_at(pfd, name)) ||
+		       (xchg && git1 && link_at(pfd2, name2));
+	return (git2 && link_at(pfd2, name2)) ||
+	       (xchg && git1 && link_at(pfd, name));
 }
 
 /* Takes back the rename or link c just done; nonzero when it could not
@@ -667,7 +668,8 @@ static void mut_apply(struct hx_unotify *u, const struct seccomp_notif *n,
 			goto out;
 		names_lock(u, names, two);
 	}
-	if (two && link_beneath_git(c, j, pfd, name, pfd2, name2, res2, true)) {
+	if (two &&
+	    link_beneath_git(u->pl, c, j, pfd, name, pfd2, name2, res2, true)) {
 		e = -EACCES;
 		hx_un_revoke(u, j, "harness:git-config",
 			     "a link took its place after the decision");
@@ -699,7 +701,7 @@ static void mut_apply(struct hx_unotify *u, const struct seccomp_notif *n,
 				 : "a directory took its place after the "
 				   "decision");
 	} else if (!e && two &&
-		   link_beneath_git(c, j, pfd, name, pfd2, name2, res2,
+		   link_beneath_git(u->pl, c, j, pfd, name, pfd2, name2, res2,
 				    false)) {
 		e = -EACCES;
 		hx_un_revoke(u, j, "harness:git-config",

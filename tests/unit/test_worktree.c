@@ -1,10 +1,15 @@
 /* Worktree modules: gc ages (table), provenance from audit records, and
  * the checkpoint engine on a real repository (made with the git CLI):
  * unchanged trees make no commit, a change makes the next ref, and a
- * deleted file leaves the tree. */
+ * deleted file leaves the tree; its walk, confined, takes nothing a
+ * directory swapped for a symlink meanwhile names. */
 #define _GNU_SOURCE
 #include <check.h>
+#include <fcntl.h>
 #include <jansson.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <sys/syscall.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -131,7 +136,7 @@ START_TEST(test_checkpoint_engine)
 		snprintf(common, sizeof(common), "%s/r/.git", dir);
 		snprintf(wt, sizeof(wt), "%s/r", dir);
 		ck_assert_int_eq(hx_ckpt_open(common, wt, "u", idx, NULL, base,
-					      &c, err, sizeof(err)),
+					      false, &c, err, sizeof(err)),
 				 0);
 		ck_assert_int_eq(
 		    hx_ckpt_take(c, "s", "", true, &info, err, sizeof(err)), 0);
@@ -161,6 +166,67 @@ START_TEST(test_checkpoint_engine)
 }
 END_TEST
 
+static atomic_bool swapping;
+
+/* zz (a directory) and zl (a link out of the tree) exchanged, as fast
+ * as can be, as an agent would during a checkpoint; no lock of the
+ * supervisor's in the way here. */
+static void *swapper(void *arg)
+{
+	int wt = open(arg, O_PATH | O_DIRECTORY);
+
+	while (atomic_load(&swapping))
+		syscall(SYS_renameat2, wt, "zz", wt, "zl", 2 /* EXCHANGE */);
+	close(wt);
+	return NULL;
+}
+
+START_TEST(test_checkpoint_walk_is_confined)
+{
+	struct hx_ckpt *c;
+	struct hx_ckpt_info info;
+	char err[512], common[160], wt[160], idx[160], base[64] = "";
+	pthread_t t;
+	int failed = 0;
+	FILE *f;
+
+	snprintf(dir, sizeof(dir), "/tmp/hx-unit-wt-XXXXXX");
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	sh("cd %s && mkdir secret ck && echo TOP-SECRET > secret/key && "
+	   "git init -q r && cd r && for i in $(seq 100 400); do echo $i > "
+	   "a$i; done && mkdir zz && echo z > zz/f && git add . && "
+	   "git -c user.name=t -c user.email=t@x commit -qm i && "
+	   "ln -s %s/secret zl && git rev-parse HEAD > ../base",
+	   dir, dir);
+	snprintf(idx, sizeof(idx), "%s/base", dir);
+	ck_assert_ptr_nonnull(f = fopen(idx, "r"));
+	ck_assert(fgets(base, sizeof(base), f));
+	fclose(f);
+	base[40] = '\0';
+	snprintf(idx, sizeof(idx), "%s/ck/index", dir);
+	snprintf(common, sizeof(common), "%s/r/.git", dir);
+	snprintf(wt, sizeof(wt), "%s/r", dir);
+	ck_assert_int_eq(hx_ckpt_open(common, wt, "u", idx, NULL, base, true,
+				      &c, err, sizeof(err)),
+			 0);
+	atomic_store(&swapping, true);
+	ck_assert_int_eq(pthread_create(&t, NULL, swapper, wt), 0);
+	for (int i = 0; i < 150; i++)
+		if (hx_ckpt_take(c, "s", "", true, &info, err, sizeof(err)))
+			failed++; /* the walk met the link: EACCES */
+	atomic_store(&swapping, false);
+	pthread_join(t, NULL);
+	ck_assert_int_lt(failed, 150);
+	/* Unconfined (hx_ckpt_open(..., false, ...)), a checkpoint held
+	 * zz/key in each of 3 runs. */
+	sh("cd %s && ! git grep -q TOP-SECRET $(git for-each-ref "
+	   "--format='%%(refname)' refs/harness/u/)",
+	   wt);
+	hx_ckpt_free(c);
+	sh("rm -rf %s", dir);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("worktree");
@@ -169,7 +235,8 @@ static Suite *suite(void)
 	tcase_add_loop_test(tc, test_ages, 0, sizeof(ages) / sizeof(ages[0]));
 	tcase_add_test(tc, test_provenance);
 	tcase_add_test(tc, test_checkpoint_engine);
-	tcase_set_timeout(tc, 30);
+	tcase_add_test(tc, test_checkpoint_walk_is_confined);
+	tcase_set_timeout(tc, 60);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -1,0 +1,41 @@
+/* Work harness-exec does on a tree the agent writes (a checkpoint's walk
+ * of the worktree, a restore into it), done on a thread of its own that
+ * Landlock confines to the trees it is given. libgit2 walks by path and
+ * follows a symlink in the middle of one: a directory the agent swaps
+ * for a symlink during the walk (to ~/.ssh, to the session's log) led
+ * harness-exec, unconfined, to read what the link names into a commit
+ * the agent can read, or to write there. Confined, such a read or write
+ * fails (EACCES) and the work with it. A thread, not a child process:
+ * the work's results (libgit2's index in memory) are the caller's at
+ * once, with no copy of the process and no index read again (a fork
+ * cost a 5,000-file checkpoint 4-5 ms more, a thread 0.1 ms). The
+ * caller waits; nothing else may use the same libgit2 objects
+ * meanwhile. */
+#ifndef HX_GIT_CONFINE_H
+#define HX_GIT_CONFINE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#define HX_CONFINE_TREES 4
+#define HX_CONFINE_FILES 8
+
+struct hx_confine {
+	/* Trees read and written (files made, renamed, removed); NULL
+	 * ends the list. */
+	const char *rw[HX_CONFINE_TREES];
+	/* Trees or files only read; NULL ends; one that does not exist is
+	 * left out. */
+	const char *ro[HX_CONFINE_FILES];
+};
+
+/* Whether this kernel confines (Landlock is on). */
+bool hx_confine_available(void);
+
+/* Runs fn(arg, reply) on a thread confined to cf's trees, and waits for
+ * it. Returns fn's value (0 or -errno), or the confinement's -errno
+ * (-EOPNOTSUPP without Landlock), fn then not run. */
+int hx_confine_run(const struct hx_confine *cf, int (*fn)(void *, void *),
+		   void *arg, void *reply);
+
+#endif
