@@ -220,7 +220,7 @@ struct hx_pipeline {
 	 * looked for in the part of a path beneath it (hx_pl_in_git). */
 	const char *worktree;
 	/* Symlinks may be made in it: its checkpoints' walks are confined
-	 * (supervisor/git/confine.h). Else none, as beneath any .git. */
+	 * (supervisor/kernel/confine.h). Else none, as beneath any .git. */
 	bool worktree_links;
 	/* Claude Code's ~/.claude.json, absolute and resolved (agentconf.h,
 	 * rule harness:agent-config); NULL: none. */

@@ -54,7 +54,7 @@
 #include "supervisor/sha256.h"
 #include "supervisor/kernel/unotify.h"
 #include "supervisor/git/worktree.h"
-#include "supervisor/kernel/landlock.h"
+#include "supervisor/kernel/confine.h"
 #include "supervisor/proc.h"
 #include "supervisor/say.h"
 #include "supervisor/shimpath.h"
@@ -474,7 +474,7 @@ static int open_worktree(struct run *r)
 	    .copy_untracked = o->copy_untracked,
 	    .keep = o->keep_worktree,
 	    .quiet = o->quiet,
-	    .confine = hx_landlock_abi() > 0,
+	    .confine = hx_confine_available(),
 	};
 	char err[1024];
 

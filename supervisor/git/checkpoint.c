@@ -16,7 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "supervisor/git/confine.h"
+#include "supervisor/kernel/confine.h"
 #include "supervisor/git/gitutil.h"
 
 /* The trees a walk of a worktree is confined to (confine.h), with their

@@ -12,7 +12,7 @@ is taken while the agent runs (each writing process's end), and a
 directory swapped for a link in the middle of libgit2's walk leads it to
 read what the link names into a checkpoint the agent reads. The walk
 runs in a child that Landlock confines to the tree and the git dir
-(supervisor/git/confine.h; tests/unit/test_worktree.c races it). Here
+(supervisor/kernel/confine.h; tests/unit/test_worktree.c races it). Here
 the agent's own swaps wait for the supervisor, which takes the
 checkpoint: 84 checkpoints under 8,000 swaps took nothing unconfined."""
 

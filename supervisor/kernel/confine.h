@@ -11,8 +11,8 @@
  * cost a 5,000-file checkpoint 4-5 ms more, a thread 0.1 ms). The
  * caller waits; nothing else may use the same libgit2 objects
  * meanwhile. */
-#ifndef HX_GIT_CONFINE_H
-#define HX_GIT_CONFINE_H
+#ifndef HX_KERNEL_CONFINE_H
+#define HX_KERNEL_CONFINE_H
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -1,6 +1,6 @@
 /* Work on the agent's trees on a confined thread; see confine.h. */
 #define _GNU_SOURCE
-#include "supervisor/git/confine.h"
+#include "supervisor/kernel/confine.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -24,9 +24,13 @@
 	 HX_LL_FS_TRUNCATE)
 #define RO_RIGHTS (HX_LL_FS_READ_FILE | HX_LL_FS_READ_DIR)
 
+/* ABI 1 refuses every rename from one directory to another in a domain,
+ * and git renames each new object from objects/ into objects/xx/. */
+#define ABI_MIN 2
+
 bool hx_confine_available(void)
 {
-	return hx_landlock_abi() > 0;
+	return hx_landlock_abi() >= ABI_MIN;
 }
 
 /* A rule granting want (what the kernel handles of it) beneath path; a
@@ -58,7 +62,7 @@ static int confine(const struct hx_confine *cf)
 	struct hx_ll_ruleset_attr a = {0};
 	int abi = hx_landlock_abi(), rs, e = 0;
 
-	if (abi <= 0)
+	if (abi < ABI_MIN)
 		return -EOPNOTSUPP;
 	a.handled_access_fs =
 	    hx_ll_fs_handled(abi < HX_LL_ABI_KNOWN ? abi : HX_LL_ABI_KNOWN);
