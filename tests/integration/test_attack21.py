@@ -437,12 +437,19 @@ def test_a_crowd_of_terminal_holders_draws_nothing_over_a_question(wd):
 
 # A process of the agent's that holds the terminal, and one that holds
 # nothing of it and continues the first (SIGCONT) as soon as it stops.
+# The first draws once it has been continued (or after 8 s): drawn after
+# a fixed second, it came before the question on a loaded machine (a CI
+# run), which is no drawing over it.
 CONT_AGENT = """
 import os, signal, time
 signal.signal(signal.SIGTTOU, signal.SIG_IGN)
+went_on = []
+signal.signal(signal.SIGCONT, lambda *_: went_on.append(1))
 a = os.fork()
 if a == 0:
-    time.sleep(1.0)
+    end = time.time() + 8
+    while not went_on and time.time() < end:
+        time.sleep(0.01)
     os.write(1, b"\\r\\x1b[2KFAKE-QUESTION [o]nce: write /harmless\\r\\n")
     os._exit(0)
 b = os.fork()
@@ -450,12 +457,14 @@ if b == 0:
     null = os.open("/dev/null", os.O_RDWR)
     for n in (0, 1, 2):
         os.dup2(null, n)
-    end = time.time() + 4
+    end = time.time() + 10
     while time.time() < end:
         try:
-            os.kill(a, signal.SIGCONT)
-        except OSError:
-            pass
+            state = open("/proc/%d/stat" % a).read().rsplit(")", 1)[1].split()[0]
+            if state in ("T", "t"):
+                os.kill(a, signal.SIGCONT)
+        except (OSError, IndexError):
+            break
         time.sleep(0.005)
     os._exit(0)
 """ + ASKED_WRITE + """os.waitpid(a, 0)
