@@ -671,6 +671,7 @@ static int setup(struct run *r)
 		return -1;
 	}
 	r->pl.pool = hx_sandbox_pool(r->sb);
+	r->trace_reads = hx_sandbox_trace_reads(r->sb); /* masks: or not */
 	hx_phase("sandbox");
 	if (o->verbose)
 		hx_run_say_verbose(r);

@@ -43,7 +43,8 @@ struct hx_maskwatch {
 	int fd;
 	struct dir *dirs; /* by watch descriptor */
 	size_t cap, ndirs, unwatched, seen, stale, overflows;
-	char **denies; /* hx_maskwatch_denies' */
+	size_t refused; /* watches the user's inotify counts refused */
+	char **denies;	/* hx_maskwatch_denies' */
 	size_t ndenies;
 	bool said_full;
 };
@@ -105,8 +106,11 @@ static int watch_dir(struct hx_maskwatch *w, int dfd, const char *path,
 	if (fstat(dfd, &st))
 		return -errno;
 	snprintf(at, sizeof(at), "/proc/self/fd/%d", dfd);
-	if ((wd = inotify_add_watch(w->fd, at, EVENTS)) < 0)
+	if ((wd = inotify_add_watch(w->fd, at, EVENTS)) < 0) {
+		if (errno == ENOSPC || errno == ENOMEM)
+			w->refused++; /* max_user_watches: another's */
 		return -errno;
+	}
 	if ((size_t)wd >= w->cap) {
 		size_t cap = (size_t)wd * 2 + 64;
 		struct dir *d = realloc(w->dirs, cap * sizeof(*d));
@@ -500,7 +504,15 @@ json_t *hx_maskwatch_json(const struct hx_maskwatch *w)
 	if (w->overflows)
 		json_object_set_new(o, "overflows",
 				    json_integer((json_int_t)w->overflows));
+	if (w->refused)
+		json_object_set_new(o, "refused",
+				    json_integer((json_int_t)w->refused));
 	return o;
+}
+
+size_t hx_maskwatch_refused(const struct hx_maskwatch *w)
+{
+	return w ? w->refused : 0;
 }
 
 /* The keeper of close_elsewhere: holds fds[0] until fds[1], a pipe's

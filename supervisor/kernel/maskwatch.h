@@ -73,6 +73,11 @@ void hx_maskwatch_read(struct hx_maskwatch *w,
 /* {"dirs": N, "unwatched": N, "seen": N}: a new reference. */
 struct json_t *hx_maskwatch_json(const struct hx_maskwatch *w);
 
+/* How many directories the kernel refused to watch for want of the
+ * user's inotify watches (max_user_watches: shared with every program
+ * of the uid, another session's agent too). */
+size_t hx_maskwatch_refused(const struct hx_maskwatch *w);
+
 void hx_maskwatch_free(struct hx_maskwatch *w);
 
 #endif

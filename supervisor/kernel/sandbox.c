@@ -68,6 +68,9 @@ struct hx_sandbox {
 	struct hx_masks_job *masks_job;
 	struct hx_masks *masks;
 	bool masks_truncated;
+	/* Why every open is decided in place of the masks, or "" */
+	char reads_for_masks[128];
+	int watch_err; /* hx_maskwatch_new's (the user's inotify count) */
 	int masks_err; /* why they are not applied, or 0 */
 	/* The masks as FUSE file systems that record who looks (maskfs.h),
 	 * or NULL: then mask_records_err says why. */
@@ -275,7 +278,8 @@ int hx_sandbox_find_masks(struct hx_sandbox *sb, const char *const *roots,
 	snprintf(sb->mask_dir, sizeof(sb->mask_dir), "%s", mask_dir);
 	/* Masks made later need the FUSE root to bind from. */
 	sb->mask_records_err = hx_maskfs_probe();
-	if (!sb->mask_records_err && hx_maskwatch_new(sb->policy, &sb->watch))
+	if (!sb->mask_records_err &&
+	    (sb->watch_err = hx_maskwatch_new(sb->policy, &sb->watch)))
 		sb->watch = NULL;
 	return hx_masks_start(sb->policy, roots, nroots, mask_dir,
 			      HX_MASKS_MAX_ENTRIES, sb->watch, &sb->masks_job);
@@ -408,13 +412,75 @@ static void add_held(struct hx_sandbox *sb, const char *const *paths, size_t n)
 		hold_watched(sb, had);
 }
 
-static void masks_ready(struct hx_sandbox *sb, bool quiet)
+/* Masks that do not cover the project (its walk cut short at
+ * HX_MASKS_MAX_ENTRIES, or none made) leave its denied files to
+ * Landlock's grant of the write root: a static program read a .env
+ * past 200,000 entries that an earlier session's agent (or a
+ * node_modules) left. Every open is decided in the kernel layer instead
+ * (as --trace-reads), the masks dropped as that mode has none. 0 when
+ * done, 1 without user-notify (warned), or -errno: no start. */
+static int reads_instead_of_masks(struct hx_sandbox *sb, const char *why,
+				  bool quiet)
+{
+	char err[128];
+	int e;
+
+	if (sb->handoff < 0)
+		return 1;
+	if ((e = hx_seccomp_build_notify(sb->prog, sb->exec_gate, true, err,
+					 sizeof(err))))
+		return e;
+	sb->trace_reads = true;
+	snprintf(sb->reads_for_masks, sizeof(sb->reads_for_masks), "%s", why);
+	hx_masks_free(sb->masks);
+	sb->masks = NULL;
+	sb->held_masks = 0;
+	sb->nabsent = 0;
+	hx_maskwatch_free(sb->watch);
+	sb->watch = NULL;
+	if (!quiet)
+		fprintf(stderr,
+			"harness-exec: warning: %s: every open is decided in "
+			"the kernel layer instead (as --trace-reads)\n",
+			why);
+	return 0;
+}
+
+/* Whether what the masks hold stops short of the project, and why:
+ * its walk was cut, or the watches for what is made in it later were
+ * refused (the user's inotify counts, which another session's agent,
+ * root's above all, can fill). */
+static bool masks_short(const struct hx_sandbox *sb, char *why, size_t len)
+{
+	if (sb->masks_truncated)
+		snprintf(why, len,
+			 "the project has more than %d entries to look at "
+			 "for masks",
+			 HX_MASKS_MAX_ENTRIES);
+	else if (sb->watch_err)
+		snprintf(why, len,
+			 "the project cannot be watched for masks made later "
+			 "(inotify: %s)",
+			 strerror(-sb->watch_err));
+	else if (hx_maskwatch_refused(sb->watch))
+		snprintf(why, len,
+			 "%zu directories of the project cannot be watched "
+			 "for masks made later (inotify watches)",
+			 hx_maskwatch_refused(sb->watch));
+	else
+		return false;
+	return true;
+}
+
+static int masks_ready(struct hx_sandbox *sb, bool quiet)
 {
 	const char *const *paths;
+	char why[128];
 	size_t n;
+	int e;
 
 	if (!sb->masks_job)
-		return;
+		return 0;
 	sb->masks_err =
 	    hx_masks_join(sb->masks_job, &sb->masks, &sb->masks_truncated);
 	sb->masks_job = NULL;
@@ -444,6 +510,9 @@ static void masks_ready(struct hx_sandbox *sb, bool quiet)
 	if (!sb->masks_err && sb->watch &&
 	    (n = hx_landlock_deny_paths(sb->ll, &paths)))
 		hx_maskwatch_denies(sb->watch, paths, n);
+	if (!sb->masks_err && masks_short(sb, why, sizeof(why)) &&
+	    (e = reads_instead_of_masks(sb, why, quiet)) <= 0)
+		return e;
 	n = hx_masks_count(sb->masks);
 	if (!sb->masks_err && n && geteuid() != 0)
 		sb->masks_err = hx_sandbox_userns_probe();
@@ -460,8 +529,15 @@ static void masks_ready(struct hx_sandbox *sb, bool quiet)
 		hx_maskwatch_free(sb->watch);
 		sb->watch = NULL;
 	}
+	if (sb->masks_err) {
+		snprintf(why, sizeof(why),
+			 "the project's denied files cannot be masked (%s)",
+			 strerror(-sb->masks_err));
+		if ((e = reads_instead_of_masks(sb, why, quiet)) <= 0)
+			return e;
+	}
 	if (quiet)
-		return;
+		return 0;
 	if (sb->masks_err)
 		fprintf(stderr,
 			"harness-exec: warning: cannot mask the files the "
@@ -473,6 +549,7 @@ static void masks_ready(struct hx_sandbox *sb, bool quiet)
 			"harness-exec: warning: the project has more than %d "
 			"entries; denied files past them are not masked\n",
 			HX_MASKS_MAX_ENTRIES);
+	return 0;
 }
 
 void hx_sandbox_describe(const struct hx_sandbox *sb, FILE *out)
@@ -485,6 +562,8 @@ void hx_sandbox_describe(const struct hx_sandbox *sb, FILE *out)
 
 int hx_sandbox_ready(struct hx_sandbox *sb, char *err, size_t errlen)
 {
+	int e;
+
 	if (sb->ll_pending) {
 		pthread_join(sb->ll_thread, NULL);
 		sb->ll_pending = false;
@@ -493,7 +572,11 @@ int hx_sandbox_ready(struct hx_sandbox *sb, char *err, size_t errlen)
 			return sb->ll_err;
 		}
 	}
-	masks_ready(sb, sb->quiet); /* after Landlock: it names some */
+	/* after Landlock: it names some */
+	if ((e = masks_ready(sb, sb->quiet))) {
+		snprintf(err, errlen, "every open decided: %s", strerror(-e));
+		return e;
+	}
 	sb->ready = true;
 	return 0;
 }
@@ -571,6 +654,11 @@ void hx_sandbox_set_exec_gate(struct hx_sandbox *sb, bool on)
 void hx_sandbox_set_trace_reads(struct hx_sandbox *sb, bool on)
 {
 	sb->trace_reads = on;
+}
+
+bool hx_sandbox_trace_reads(const struct hx_sandbox *sb)
+{
+	return sb && sb->trace_reads;
 }
 
 void hx_sandbox_set_landlock_log(struct hx_sandbox *sb, pid_t probe)
@@ -778,6 +866,12 @@ json_t *hx_sandbox_kernel_json(const struct hx_sandbox *sb)
 	if (sb->masks_err)
 		json_object_set_new(o, "masks_missing",
 				    json_string(strerror(-sb->masks_err)));
+	if (sb->masks_truncated)
+		json_object_set_new(o, "masks_truncated", json_true());
+	/* In place of the masks: every open decided (user-notify). */
+	if (sb->reads_for_masks[0])
+		json_object_set_new(o, "reads_decided",
+				    json_string(sb->reads_for_masks));
 	/* Whether a look into a mask is a record (maskfs.h). */
 	if (hx_masks_count(sb->masks))
 		json_object_set_new(

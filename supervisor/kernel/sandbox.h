@@ -73,6 +73,10 @@ void hx_sandbox_set_exec_gate(struct hx_sandbox *sb, bool on);
  * too (--trace-reads), so reads are decided in the kernel layer. */
 void hx_sandbox_set_trace_reads(struct hx_sandbox *sb, bool on);
 
+/* Whether every open is notified: --trace-reads, or, after
+ * hx_sandbox_ready, masks that could not cover the project. */
+bool hx_sandbox_trace_reads(const struct hx_sandbox *sb);
+
 /* Before the fork: the agent's Landlock refusals make audit records
  * (kaudit.h), and the child's first one, before it execs, is a signal
  * to probe (harness-exec), whose record names the session's domain. */

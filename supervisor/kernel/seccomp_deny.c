@@ -911,10 +911,19 @@ int hx_seccomp_build_notify(struct hx_seccomp_prog *p, bool exec, bool reads,
 	for (size_t i = 0; exec && i < hx_seccomp_nnotify_exec && !e; i++)
 		e = add_rule(ctx, &hx_seccomp_notify_exec[i], err, errlen);
 	if (!e) {
-		e = export(ctx, &p->notify);
-		if (e)
+		/* Built again (hx_sandbox_ready: every open after all): the
+		 * one before stays until this one is whole. */
+		struct sock_fprog fp = {0};
+
+		e = export(ctx, &fp);
+		if (e) {
+			free(fp.filter);
 			snprintf(err, errlen, "seccomp notify export: %s",
 				 strerror(-e));
+		} else {
+			free(p->notify.filter);
+			p->notify = fp;
+		}
 	}
 	seccomp_release(ctx);
 	return e;

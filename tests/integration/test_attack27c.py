@@ -1,0 +1,141 @@
+"""Attack review 27, part c: what the agent can exhaust or leave behind
+so that harness-exec skips a check, loses a record or leaves the next
+session unprotected (DESIGN classes 8 and 9), under the embedded default
+policy in enforce mode, from a static busybox, as root and as an
+ordinary user.
+
+The project's denied files (its .env) are held against programs that
+skip the shim by masks, found by a walk of the project at start. The
+walk stops at 200,000 entries (HX_MASKS_MAX_ENTRIES), and what it had
+not reached was left to Landlock, whose grant of the project lets it
+through: an agent that leaves 200,001 files in the project (or a
+node_modules that big) had the next session's static cat read the
+.env, with a warning that --quiet hides and a session_start that said
+nothing of it."""
+
+import os
+import shutil
+import subprocess
+
+from lib import EXEC, PYTHON, Workdir, alone, check, harness, read_log
+
+BUSYBOX = "/bin/busybox"
+SECRET = "API_KEY=sk-live-27c-not-for-the-agent"
+FLOOD = 200001  # one past the walk's bound
+
+
+def flood(wd):
+    """What an earlier session's agent leaves in the project: 200,001
+    entries in a directory the walk takes before the one that holds
+    the .env (named until one lists first: ext4 lists by a hash of the
+    name, as `ls -U` shows the agent). Returns (the .env's path, the
+    flood's directory)."""
+    env = wd.file("config/.env", SECRET + "\n")
+    for k in range(64):
+        d = os.path.join(wd.path, "build%d" % k)
+        os.mkdir(d)
+        names = os.listdir(wd.path)
+        if names.index(os.path.basename(d)) < names.index("config"):
+            break
+        os.rmdir(d)
+    else:
+        check(False, "no name lists before config: %r" % os.listdir(wd.path))
+    # Names of 8 files (ext4 links one at most 65,000 times): as many
+    # entries as new files for the walk, made in a second, not thirty.
+    files = [os.path.join(d, "x%d" % k) for k in range(8)]
+    for f in files:
+        os.close(os.open(f, os.O_CREAT | os.O_WRONLY, 0o644))
+    for i in range(FLOOD - len(files)):
+        os.link(files[i % len(files)], os.path.join(d, "f%06d" % i))
+    return env, d
+
+
+def test_a_project_past_the_mask_walk_hides_no_denied_file(wd):
+    """A project past the mask walk's bound has every open decided in
+    the kernel layer instead (as --trace-reads): the .env past the cut
+    is refused, on record, and session_start says why."""
+    env, d = flood(wd)
+    try:
+        r = harness([BUSYBOX, "cat", env], wd, policy=None)
+        check(SECRET not in r.stdout,
+              "a static cat read the .env past the mask walk: %r" % r.stdout[-200:])
+        check(r.status != 0, "cat exited %s" % r.status)
+        rec = r.one(event="openat", args_path=env)
+        check(rec.get("verdict") == "deny" and rec.get("rule") == "dotenv" and
+              rec.get("layer") == "kernel",
+              "the read's record: %r" % rec)
+        kern = r.one(event="session_start")["kernel"]
+        check(kern.get("masks_truncated") is True and kern.get("reads_decided"),
+              "session_start says nothing of the cut walk: %r" %
+              {k: v for k, v in kern.items() if k.startswith(("masks", "reads"))})
+    finally:
+        shutil.rmtree(d, ignore_errors=True)
+
+
+INOTIFY_FILL = r'''
+import ctypes, sys
+libc = ctypes.CDLL(None, use_errno=True)
+n = 0
+while n < 1 << 16 and libc.inotify_init() >= 0:
+    n += 1
+print(n, flush=True)
+sys.stdin.readline()
+'''
+
+# The next session's agent: told when its start is over, it waits for
+# the user's tool to write the .env, gives the masks a moment, reads it.
+LATE_READER = ("echo ready; while [ ! -e config/.env ]; do sleep 0.05; done; "
+               "sleep 0.5; exec /bin/busybox cat config/.env")
+
+
+def start(wd, cmd, log):
+    return subprocess.Popen([EXEC, "--quiet", "--audit-log", os.path.join(wd.state, log),
+                             "--"] + cmd, cwd=wd.path, text=True,
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE,
+                            env=dict(os.environ, XDG_STATE_HOME=wd.state))
+
+
+@alone
+def test_a_session_started_short_of_inotify_instances_holds_late_files(wd):
+    """The mask watcher's inotify instance is counted to the user, with
+    every agent's: a root agent (no user namespace of its own: no bound)
+    opened all 128 of root's, an ordinary user's two sessions' agents
+    their half each, and the next session started with no watcher, not
+    a word of it, so a .env the user's tool wrote in its project later
+    was read by its static cat. A session that cannot watch its project
+    decides every open in the kernel layer instead."""
+    os.mkdir(os.path.join(wd.path, "config"))
+    fillers = []
+    b = None
+    try:
+        # Another session's agent (two as the user: each is held to half).
+        for i in range(1 if os.geteuid() == 0 else 2):
+            other = Workdir()
+            p = start(other, [PYTHON, "-c", INOTIFY_FILL], "fill%d.jsonl" % i)
+            fillers.append((p, other))
+            p.stdout.readline()
+        b = start(wd, [BUSYBOX, "sh", "-c", LATE_READER], "b.jsonl")
+        ready = b.stdout.readline()
+    finally:
+        for p, other in fillers:  # the machine's count back at once
+            p.communicate("\n", timeout=30)
+            other.cleanup()
+    if ready.strip() != "ready":
+        b.kill()
+        check(False, "the next session did not start: %r" % b.communicate()[1][-500:])
+    env = wd.file("config/.env", SECRET + "\n")
+    out, err = b.communicate(timeout=60)
+    check(SECRET not in out,
+          "a static cat read a .env made after a start short of inotify: %r" % out[-200:])
+    recs = read_log(os.path.join(wd.state, "b.jsonl"))
+    reads = [r for r in recs if r.get("event") == "openat" and
+             r.get("args", {}).get("path") == env]
+    masked = [r for r in recs if r.get("event") == "mask_added" and
+              r.get("args", {}).get("path") == env]
+    check(masked or (reads and reads[0].get("verdict") == "deny" and
+                     reads[0].get("rule") == "dotenv"),
+          "no mask and no refusal on record for %s: %r" % (env, reads))
+    kern = [r for r in recs if r.get("event") == "session_start"][0]["kernel"]
+    check(masked or "inotify" in kern.get("reads_decided", ""),
+          "session_start: %r" % kern.get("reads_decided"))
