@@ -13,11 +13,13 @@ node_modules that big) had the next session's static cat read the
 .env, with a warning that --quiet hides and a session_start that said
 nothing of it."""
 
+import ctypes
 import os
 import shutil
 import subprocess
+import tempfile
 
-from lib import EXEC, PYTHON, Workdir, alone, check, harness, read_log
+from lib import EXEC, PYTHON, Skip, Workdir, alone, check, harness, read_log
 
 BUSYBOX = "/bin/busybox"
 SECRET = "API_KEY=sk-live-27c-not-for-the-agent"
@@ -131,11 +133,71 @@ def test_a_session_started_short_of_inotify_instances_holds_late_files(wd):
     recs = read_log(os.path.join(wd.state, "b.jsonl"))
     reads = [r for r in recs if r.get("event") == "openat" and
              r.get("args", {}).get("path") == env]
-    masked = [r for r in recs if r.get("event") == "mask_added" and
-              r.get("args", {}).get("path") == env]
-    check(masked or (reads and reads[0].get("verdict") == "deny" and
-                     reads[0].get("rule") == "dotenv"),
-          "no mask and no refusal on record for %s: %r" % (env, reads))
+    check(reads and reads[0].get("verdict") == "deny" and reads[0].get("rule") == "dotenv",
+          "no refusal on record for %s: %r" % (env, reads))
     kern = [r for r in recs if r.get("event") == "session_start"][0]["kernel"]
-    check(masked or "inotify" in kern.get("reads_decided", ""),
+    check("(inotify: Too many open files)" in kern.get("reads_decided", ""),
+          "session_start: %r" % kern.get("reads_decided"))
+
+
+def take_watches(where):
+    """Takes every inotify watch the user has left (max_user_watches,
+    counted per watch: one file watched by many instances counts each),
+    as another session's agent does (a root agent's count is root's;
+    its watches are decided one by one, a few seconds). Returns the
+    instances to close."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    files = []
+    for i in range(4096):
+        f = os.path.join(where, "w%d" % i)
+        os.close(os.open(f, os.O_CREAT | os.O_WRONLY, 0o644))
+        files.append(f.encode())
+    fds = []
+    while len(fds) < 120:
+        fd = libc.inotify_init1(os.O_CLOEXEC)
+        if fd < 0:
+            break
+        fds.append(fd)
+        for f in files:
+            if libc.inotify_add_watch(fd, f, 0x2) < 0:  # IN_MODIFY
+                return fds
+    for fd in fds:
+        os.close(fd)
+    raise Skip("max_user_watches not reached with 120 instances of 4096")
+
+
+@alone
+def test_a_session_started_short_of_inotify_watches_holds_late_files(wd):
+    """The watches of the project's directories count to the user's
+    max_user_watches, every agent's with them: a session started while
+    they were all taken watched none of its directories (inotify_add_watch
+    failed without a word), so a .env the user's tool wrote later was
+    never masked and its static cat read it. Such a session decides
+    every open in the kernel layer instead."""
+    os.mkdir(os.path.join(wd.path, "config"))
+    hold = tempfile.mkdtemp(prefix="hx-watches-")
+    fds = []
+    b = None
+    try:
+        fds = take_watches(hold)
+        b = start(wd, [BUSYBOX, "sh", "-c", LATE_READER], "b.jsonl")
+        ready = b.stdout.readline()
+    finally:
+        for fd in fds:  # the machine's count back at once
+            os.close(fd)
+        shutil.rmtree(hold, ignore_errors=True)
+    if ready.strip() != "ready":
+        b.kill()
+        check(False, "the next session did not start: %r" % b.communicate()[1][-500:])
+    env = wd.file("config/.env", SECRET + "\n")
+    out, err = b.communicate(timeout=60)
+    check(SECRET not in out,
+          "a static cat read a .env made after a start short of watches: %r" % out[-200:])
+    recs = read_log(os.path.join(wd.state, "b.jsonl"))
+    reads = [r for r in recs if r.get("event") == "openat" and
+             r.get("args", {}).get("path") == env]
+    check(reads and reads[0].get("verdict") == "deny" and reads[0].get("rule") == "dotenv",
+          "no refusal on record for %s: %r" % (env, reads))
+    kern = [r for r in recs if r.get("event") == "session_start"][0]["kernel"]
+    check("inotify watches" in kern.get("reads_decided", ""),
           "session_start: %r" % kern.get("reads_decided"))
