@@ -198,8 +198,7 @@ static void child_exec(struct run *r, char **env, const sigset_t *oldmask,
 		_exit(126);
 	hx_reaper_child(&r->reaper);
 	sigprocmask(SIG_SETMASK, oldmask, NULL);
-	signal(SIGXFSZ, SIG_DFL); /* ours are ignored (hx_run) */
-	hx_run_ask_signals(SIG_DFL);
+	hx_run_agent_signals(r); /* ours are ignored (hx_run) */
 	if ((!r->reaper_err || r->reaper.pids_fd >= 0) &&
 	    hx_reaper_join(&r->reaper)) {
 		fprintf(stderr,
@@ -853,10 +852,7 @@ int hx_run(const struct hx_options *o)
 	/* Zero as static storage starts: hx_run runs once a process, and a
 	 * memset would touch all of its 400 KB (100 page faults a start). */
 	hx_phase("start");
-	/* A full file system or RLIMIT_FSIZE must fail a write of the log
-	 * (cut off, reported), not kill harness-exec with its session. */
-	signal(SIGXFSZ, SIG_IGN);
-	hx_run_ask_signals(SIG_IGN);
+	hx_run_own_signals(r);
 	r->reaper.dir_fd = r->reaper.procs_fd = r->reaper.pipe_w = -1;
 	r->reaper.pids_fd = r->tty.fd = -1; /* tty: none saved yet */
 	r->dns_l = (struct hx_dnsns_listeners){-1, -1, -1, -1};

@@ -23,6 +23,26 @@ void hx_run_ask_signals(void (*disposition)(int))
 	signal(SIGTTOU, disposition);
 }
 
+void hx_run_own_signals(struct run *r)
+{
+	/* A full file system or RLIMIT_FSIZE must fail a write of the log
+	 * (cut off, reported), not kill harness-exec with its session. */
+	signal(SIGXFSZ, SIG_IGN);
+	/* Nor a notice on a stderr whose reader is gone (`2>&1 | head`,
+	 * which the agent's own lines fill): harness-exec died of SIGPIPE
+	 * at a refusal's notice, its session with no session_end and no
+	 * anchor. The agent gets what it was started with. */
+	r->sigpipe = signal(SIGPIPE, SIG_IGN);
+	hx_run_ask_signals(SIG_IGN);
+}
+
+void hx_run_agent_signals(const struct run *r)
+{
+	signal(SIGXFSZ, SIG_DFL);
+	signal(SIGPIPE, r->sigpipe == SIG_ERR ? SIG_DFL : r->sigpipe);
+	hx_run_ask_signals(SIG_DFL);
+}
+
 static void on_ask_control(void *arg, pid_t pid, const char *req, char *reply,
 			   size_t size)
 {

@@ -74,9 +74,10 @@ struct run {
 	const char *redact_key;
 	int hand[2]; /* listener hand-off socketpair, or -1 */
 	struct hx_reaper reaper;
-	bool exec_gate;	  /* in use: asked for and possible here */
-	bool trace_reads; /* every open decided in the kernel layer */
-	int reaper_err;	  /* 0, or why the tree is not killed with us */
+	bool exec_gate;	      /* in use: asked for and possible here */
+	bool trace_reads;     /* every open decided in the kernel layer */
+	void (*sigpipe)(int); /* SIGPIPE's disposition at start: the agent's */
+	int reaper_err;	      /* 0, or why the tree is not killed with us */
 	char *policy_text;
 	size_t policy_len;
 	const char *profiles[HX_MAX_PROFILES]; /* added to the policy */
@@ -151,6 +152,11 @@ int hx_run_open_ask(struct run *r);
  * agent's SIGTTIN and SIGTTOU while a question holds the terminal go to
  * our process group too, and must stop it, not us. */
 void hx_run_ask_signals(void (*disposition)(int));
+/* What would end harness-exec, and its session with no record (SIGXFSZ,
+ * SIGPIPE, and the above), ignored; and put back in the agent's first
+ * process as harness-exec was given them. */
+void hx_run_own_signals(struct run *r);
+void hx_run_agent_signals(const struct run *r);
 void hx_run_ask_terminal(struct run *r);
 /* run_hidden.c: what the project's git index hides, at the end, and
  * whether the branch of the start was rewritten (its commit then, read

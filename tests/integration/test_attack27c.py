@@ -201,3 +201,35 @@ def test_a_session_started_short_of_inotify_watches_holds_late_files(wd):
     kern = [r for r in recs if r.get("event") == "session_start"][0]["kernel"]
     check("inotify watches" in kern.get("reads_decided", ""),
           "session_start: %r" % kern.get("reads_decided"))
+
+
+def test_a_closed_stderr_does_not_end_the_session_unrecorded(wd):
+    """harness-exec's notices of refusals go to its stderr, which the
+    agent shares: under `harness-exec -- agent 2>&1 | head`, the agent
+    fills head with its own lines, head exits, and the next refusal's
+    notice killed harness-exec by SIGPIPE (exit 141) mid-session: no
+    session_end, no anchor (a log that can be cut afterwards and still
+    verify), the rest of the tree's calls failing. harness-exec ignores
+    SIGPIPE; the agent keeps the disposition it was started with."""
+    log = os.path.join(wd.state, "pipe.jsonl")
+    # The agent's own stderr elsewhere: its own SIGPIPE is its own.
+    script = ("exec 2>/dev/null; sleep 0.3; echo x > /etc/hx-attack27c; sleep 0.3; "
+              "echo after > after.txt; grep SigIgn /proc/self/status > sigign.txt")
+    p = subprocess.Popen([EXEC, "--quiet", "--audit-log", log, "--", BUSYBOX, "sh", "-c", script],
+                         cwd=wd.path, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                         stderr=subprocess.PIPE, env=dict(os.environ, XDG_STATE_HOME=wd.state))
+    p.stderr.close()  # the reader is gone (head has what it wanted)
+    status = p.wait(timeout=60)
+    check(status == 0, "harness-exec exited %s (141: SIGPIPE)" % status)
+    check(not os.path.exists("/etc/hx-attack27c"), "the write outside the roots landed")
+    check(os.path.exists(os.path.join(wd.path, "after.txt")),
+          "the agent's next call failed once harness-exec was gone")
+    with open(os.path.join(wd.path, "sigign.txt")) as f:
+        ign = int(f.read().split()[1], 16)
+    check(not ign & (1 << 12), "the agent was started with SIGPIPE ignored: %x" % ign)
+    recs = read_log(log)
+    check(any(r.get("event") == "openat" and r.get("verdict") == "deny" and
+              r.get("args", {}).get("path") == "/etc/hx-attack27c" for r in recs),
+          "no refusal on record")
+    check(recs and recs[-1].get("event") == "session_end",
+          "the log ends with %r" % (recs[-1].get("event") if recs else None))
