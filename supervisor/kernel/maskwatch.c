@@ -38,6 +38,10 @@ struct dir {
 	bool held; /* watched for its names only (hx_maskwatch_names) */
 };
 
+/* Of HX_MASKWATCH_MAX, those the project's walk may take: the rest are
+ * the held paths' (a few hundred directories at most). */
+#define WALKED_MAX (HX_MASKWATCH_MAX - 1024)
+
 struct hx_maskwatch {
 	const struct hx_policy *p;
 	int fd;
@@ -90,16 +94,20 @@ static int watch_dir(struct hx_maskwatch *w, int dfd, const char *path,
 	struct stat st;
 	int wd;
 
-	if (w->ndirs >= HX_MASKWATCH_MAX) {
+	/* The project's directories leave room for the held ones: an
+	 * agent that left 16,384 directories in the project had the next
+	 * session watch no credential's directory (~/.cache/huggingface),
+	 * and a token rewritten during it was read. */
+	if (w->ndirs >= (held ? HX_MASKWATCH_MAX : WALKED_MAX)) {
 		w->unwatched++;
-		if (!w->said_full) {
+		if (!w->said_full && !held) {
 			w->said_full = true;
 			fprintf(stderr,
 				"harness-exec: warning: more than %d "
 				"directories in the project: files made later "
 				"in the others are masked only when their "
 				"directory is new\n",
-				HX_MASKWATCH_MAX);
+				WALKED_MAX);
 		}
 		return -ENOSPC;
 	}

@@ -35,7 +35,8 @@ struct json_t;
 int hx_maskwatch_new(const struct hx_policy *p, struct hx_maskwatch **out);
 
 /* Watches the directory open at dfd (borrowed), whose absolute path is
- * dir. Past HX_MASKWATCH_MAX, counts it and returns -ENOSPC; 0, or
+ * dir. Past HX_MASKWATCH_MAX less 1024 kept for the held directories
+ * (hx_maskwatch_names, _hold), counts it and returns -ENOSPC; 0, or
  * -errno. */
 int hx_maskwatch_add(struct hx_maskwatch *w, int dfd, const char *dir);
 

@@ -233,3 +233,43 @@ def test_a_closed_stderr_does_not_end_the_session_unrecorded(wd):
           "no refusal on record")
     check(recs and recs[-1].get("event") == "session_end",
           "the log ends with %r" % (recs[-1].get("event") if recs else None))
+
+
+def test_a_project_full_of_directories_leaves_other_write_roots_watched(wd):
+    """The mask watcher watches at most HX_MASKWATCH_MAX (16,384)
+    directories, the project's first (walked at start) and the
+    directories of the read denies inside the other write roots after
+    (~/.cache/huggingface, where the user's tool rewrites the token): an
+    agent that left 16,384 directories in the project had the next
+    session watch none of those, and a token `huggingface-cli login`
+    wrote during it was read by its static cat. The project's walk
+    leaves room for them."""
+    from test_attack26b import _session
+    from test_default_policy import fake_home
+    home = fake_home(wd)
+    hf = os.path.join(home, ".cache", "huggingface")
+    os.makedirs(hf)
+    tok = os.path.join(hf, "token")
+    with open(tok, "w") as f:
+        f.write("hf_OLD\n")
+    many = os.path.join(wd.path, "build")
+    os.mkdir(many)
+    for i in range(16400):
+        os.mkdir(os.path.join(many, "d%05d" % i))
+
+    def login():
+        with open(tok + ".tmp", "w") as f:
+            f.write("hf_NEWTOKEN\n")
+        os.rename(tok + ".tmp", tok)
+    try:
+        out, err, recs = _session(wd, home, "cap", login, ".cache/huggingface/token")
+    finally:
+        shutil.rmtree(many, ignore_errors=True)
+    check("hf_" not in out and out.endswith("done\n"),
+          "the rewritten token was read past a project of 16,400 directories: %r %r" %
+          (out, err[-300:]))
+    kernel = [e for e in recs if e["event"] == "session_start"][0]["kernel"]
+    if kernel.get("mask_records") != "fuse":
+        raise Skip("/dev/fuse is not the user's to open: %r" % kernel.get("mask_records"))
+    check(any(e.get("event") == "mask_added" and e.get("args", {}).get("path") == tok
+              for e in recs), "the new token was not masked")
