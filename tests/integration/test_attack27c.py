@@ -5,13 +5,15 @@ policy in enforce mode, from a static busybox, as root and as an
 ordinary user.
 
 The project's denied files (its .env) are held against programs that
-skip the shim by masks, found by a walk of the project at start. The
-walk stops at 200,000 entries (HX_MASKS_MAX_ENTRIES), and what it had
-not reached was left to Landlock, whose grant of the project lets it
-through: an agent that leaves 200,001 files in the project (or a
-node_modules that big) had the next session's static cat read the
-.env, with a warning that --quiet hides and a session_start that said
-nothing of it."""
+skip the shim by masks, found by a walk of the project at start and
+kept by an inotify watcher. Each had a bound or a per-user count the
+agent could fill for the next session: the walk stops at 200,000
+entries, the watcher's instance and watches are the uid's (a root
+agent's are root's, unbounded), its 16,384 places went to the project
+first; past any of them a static cat read what the masks should have
+held. And harness-exec died of SIGPIPE at a notice on a stderr whose
+reader the agent's own output had sent away, its session left with no
+session_end and no anchor."""
 
 import ctypes
 import os
