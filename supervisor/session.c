@@ -189,7 +189,10 @@ int hx_session_init(struct hx_session *s, const char *name,
 	 * questions and spoke into its log (twenty-sixth attack review). */
 	if ((r = add_protect(s, s->run_dir, "/*.sock")) ||
 	    (r = add_protect(s, s->run_dir, "/*.ask")) ||
-	    (r = add_protect(s, s->run_dir, "/*.control")))
+	    (r = add_protect(s, s->run_dir, "/*.control")) ||
+	    /* and their TMPDIRs' locks: one replaced by an unheld file had
+	     * the next start remove that live session's TMPDIR */
+	    (r = add_protect(s, s->run_dir, "/*/" LOCK_NAME)))
 		return r;
 	return policy_path ? hx_session_protect(s, policy_path) : 0;
 }
@@ -259,14 +262,21 @@ static int open_private_dir(const char *path)
 static bool stale_dir(int run_fd, const char *name)
 {
 	char lock[NAME_MAX + sizeof(LOCK_NAME) + 1];
+	struct stat st;
 	bool stale;
 	int fd;
 
+	/* Non-blocking: a FIFO planted at the lock's name (an agent in
+	 * audit mode, or one whose policy writes /tmp) held every later
+	 * start of the user in this open for good. Only a regular file
+	 * of ours is a lock. */
 	snprintf(lock, sizeof(lock), "%s/%s", name, LOCK_NAME);
-	fd = openat(run_fd, lock, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	fd = openat(run_fd, lock,
+		    O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
 	if (fd < 0)
 		return false;
-	stale = !flock(fd, LOCK_EX | LOCK_NB);
+	stale = !fstat(fd, &st) && S_ISREG(st.st_mode) &&
+		st.st_uid == geteuid() && !flock(fd, LOCK_EX | LOCK_NB);
 	close(fd);
 	return stale;
 }
@@ -369,21 +379,26 @@ int hx_session_create(struct hx_session *s)
 }
 
 /* The TMPDIR, from the run dir's fd: most agents leave it empty, so
- * unlinks of the lock and two empty directories, no walk. */
+ * two empty directories and the lock, no walk. The lock goes last: a
+ * tree that could not all be removed keeps it, unheld, for the next
+ * start's sweep (without it the tmp_root is an older harness-exec's,
+ * left alone for good). */
 static int remove_tmp_root(struct hx_session *s)
 {
 	int fd = openat(s->run_fd, s->id,
 			O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	bool empty = false;
+	int e = 0;
 
-	if (fd >= 0) {
+	if (fd < 0)
+		return -errno;
+	if (unlinkat(fd, "tmp", AT_REMOVEDIR) && errno != ENOENT)
+		e = hx_rmtree_at(fd, "tmp");
+	if (!e)
 		unlinkat(fd, LOCK_NAME, 0);
-		empty = !unlinkat(fd, "tmp", AT_REMOVEDIR);
-		close(fd);
-	}
-	if (empty && !unlinkat(s->run_fd, s->id, AT_REMOVEDIR))
+	close(fd);
+	if (!e && !unlinkat(s->run_fd, s->id, AT_REMOVEDIR))
 		return 0;
-	return hx_rmtree_at(s->run_fd, s->id);
+	return e ? e : hx_rmtree_at(s->run_fd, s->id);
 }
 
 int hx_session_cleanup(struct hx_session *s)

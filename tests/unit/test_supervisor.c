@@ -356,12 +356,15 @@ START_TEST(session_paths)
 	ck_assert_str_eq(s.audit_path, "/xdg/harness/sessions/n1/audit.jsonl");
 	ck_assert_str_eq(s.sock_path, "/xdg/harness/sessions/n1/sock");
 	ck_assert_str_eq(s.ask_path, "/xdg/harness/sessions/n1/ask");
-	ck_assert_uint_eq(s.nprotect, 8);
+	ck_assert_uint_eq(s.nprotect, 9);
 	ck_assert_str_eq(s.protect[0], "/xdg/harness/sessions/n1/**");
 	/* every session's sockets that fell back to the run dir */
 	ck_assert_str_eq(s.protect[4] + strlen(s.run_dir), "/*.sock");
 	ck_assert_str_eq(s.protect[6] + strlen(s.run_dir), "/*.control");
-	ck_assert_str_eq(s.protect[7], "/p/pol.yaml");
+	/* and every session's TMPDIR lock (the sweep's) */
+	ck_assert_str_eq(s.protect[7] + strlen(s.run_dir),
+			 "/*/harness-session.lock");
+	ck_assert_str_eq(s.protect[8], "/p/pol.yaml");
 	/* --no-kernel-notify: the socket out of the session dir, which a
 	 * write root would mask, and protected where it is */
 	ck_assert_int_eq(hx_session_sock_in_run_dir(&s), 0);
@@ -377,7 +380,7 @@ START_TEST(session_paths)
 	ck_assert_ptr_nonnull(strstr(s.sock_path, "/tmp/harness-"));
 	/* the ask socket beside it, protected by its own glob */
 	ck_assert_ptr_nonnull(strstr(s.ask_path, "/tmp/harness-"));
-	ck_assert_str_eq(s.protect[s.nprotect - 4], s.ask_path);
+	ck_assert_str_eq(s.protect[s.nprotect - 5], s.ask_path);
 	ck_assert_int_eq(hx_session_init(&s, "bad/name", NULL, NULL), -EINVAL);
 	setenv("XDG_STATE_HOME", "/x[y]", 1);
 	ck_assert_int_eq(hx_session_init(&s, "n1", NULL, NULL), 0);
@@ -435,6 +438,51 @@ static int count_entries(const char *dir)
  * agent of another session in a killed session's TMPDIR) swaps a
  * directory being emptied for a symlink to another tree: a removal by
  * path (nftw's, before) then unlinked that tree's files. */
+/* What an agent leaves in its TMPDIR that a plain walk cannot remove:
+ * a directory of mode 0500 or 0 (the owner's, not root's), a tree
+ * deeper than the walk holds fds for. A symlink to a directory of mode
+ * 0500 is removed, its target's mode left. */
+START_TEST(rmtree_modes_and_depth)
+{
+	char dir[] = "/tmp/hx-test-rmk-XXXXXX",
+	     keep[] = "/tmp/hx-test-kp-XXXXXX";
+	char p[4096];
+	struct stat st;
+	int fd;
+
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	ck_assert_ptr_nonnull(mkdtemp(keep));
+	ck_assert_int_eq(chmod(keep, 0500), 0);
+	snprintf(p, sizeof(p), "%s/ro", dir);
+	ck_assert_int_eq(mkdir(p, 0700), 0);
+	snprintf(p, sizeof(p), "%s/ro/f", dir);
+	close(open(p, O_CREAT | O_WRONLY, 0600));
+	snprintf(p, sizeof(p), "%s/ro/link", dir);
+	ck_assert_int_eq(symlink(keep, p), 0);
+	snprintf(p, sizeof(p), "%s/ro", dir);
+	ck_assert_int_eq(chmod(p, 0500), 0);
+	fd = open(dir, O_RDONLY | O_DIRECTORY);
+	ck_assert_int_ge(fd, 0);
+	for (int i = 0; i < 300; i++) {
+		int next;
+
+		ck_assert_int_eq(mkdirat(fd, "d", 0700), 0);
+		next = openat(fd, "d", O_RDONLY | O_DIRECTORY);
+		ck_assert_int_ge(next, 0);
+		if (i % 50 == 0)
+			fchmod(fd, 0); /* no search, no read, no write */
+		close(fd);
+		fd = next;
+	}
+	close(fd);
+	ck_assert_int_eq(hx_rmtree(dir), 0);
+	ck_assert_int_ne(lstat(dir, &st), 0);
+	ck_assert_int_eq(stat(keep, &st), 0);
+	ck_assert_uint_eq(st.st_mode & 07777, 0500);
+	rmdir(keep);
+}
+END_TEST
+
 START_TEST(rmtree_swapped_dir_is_not_followed)
 {
 	char keep[] = "/tmp/hx-test-keep-XXXXXX", top[64], d[96], p[160];
@@ -927,6 +975,7 @@ static Suite *supervisor_suite(void)
 	tcase_add_test(tc, session_paths);
 	tcase_add_test(tc, rmtree_no_follow);
 	tcase_add_test(tc, rmtree_swapped_dir_is_not_followed);
+	tcase_add_test(tc, rmtree_modes_and_depth);
 	tcase_add_loop_test(tc, endpoint_table, 0,
 			    sizeof(ep_table) / sizeof(*ep_table));
 	tcase_add_test(tc, loopback_listeners);

@@ -1,0 +1,159 @@
+"""Attack review 27, part b: the session's edges in time, its start, its
+end and what outlives it (DESIGN classes 2, 8 and 9), under the embedded
+default policy, from a static busybox and through the shim.
+
+The agent's TMPDIR (/tmp/harness-<uid>/<id>/tmp) is harness-exec's to
+remove at the end, or at the next start when harness-exec was killed.
+What the agent left there in a directory of mode 0500 or 0 (as an
+ordinary user), or deeper than the removal's walk went (128 levels),
+stayed for good: the end removed the lock file first, so no later start
+swept what was left either. And every later start opened each tmp_root's
+lock file to see whether a session holds it: a FIFO at that name held
+each start of the user in that open, for good."""
+
+import json
+import os
+import signal
+import stat
+import subprocess
+
+from lib import EXEC, check, harness
+
+BUSYBOX = "/bin/busybox"
+LOCK = "harness-session.lock"
+
+# What an agent leaves that a plain removal cannot: a directory without
+# write (its file stays), one without search or read, a tree of 140
+# levels. Prints its TMPDIR.
+KEEP = ('cd "$TMPDIR" && mkdir -p ro/sub nox && echo x > ro/sub/f && echo y > nox/f && '
+        'chmod 500 ro && chmod 0 nox && mkdir deep && cd deep && '
+        'i=0; while [ $i -lt 140 ]; do mkdir d && cd d || exit 9; i=$((i+1)); done; '
+        'echo z > f; chmod 500 .; echo "$TMPDIR"')
+
+
+def _run_dir():
+    return "/tmp/harness-%d" % os.getuid()
+
+
+def _force_remove(path):
+    """What a test left, made removable first (its own modes)."""
+    if not os.path.lexists(path):
+        return
+    subprocess.run(["chmod", "-R", "u+rwx", path], capture_output=True)
+    subprocess.run(["rm", "-rf", path], capture_output=True)
+
+
+def test_what_the_agent_leaves_in_its_tmpdir_goes_with_the_session(wd):
+    """A directory of mode 0500 or 0 and a tree 140 levels deep in the
+    agent's TMPDIR: before, its tmp_root outlived the session (a deep
+    tree as root too), with no lock for a later start to sweep it by."""
+    for sh in ([BUSYBOX, "sh", "-c"], ["sh", "-c"]):
+        r = harness(sh + [KEEP], wd, policy=None)
+        tmp = r.stdout.strip()
+        root = os.path.dirname(tmp)
+        try:
+            check(r.status == 0 and tmp.startswith(_run_dir() + "/"),
+                  "%s: %s %r %r" % (sh[0], r.status, r.stdout, r.stderr[-400:]))
+            check(not os.path.lexists(root), "%s: the TMPDIR outlived its session: %s holds %r" % (
+                sh[0], root, os.listdir(root) if os.path.isdir(root) else "?"))
+            check(r.records[-1]["event"] == "session_end" and r.records[-1]["exit_code"] == 0,
+                  "%s: the end %r" % (sh[0], r.records[-1]))
+        finally:
+            _force_remove(root)
+
+
+def test_what_a_killed_sessions_agent_left_goes_at_the_next_start(wd):
+    """The same tree in the TMPDIR of a session whose harness-exec is
+    killed (its lock held, then unheld): the next start sweeps it all."""
+    log = os.path.join(wd.state, "killed.jsonl")
+    env = dict(os.environ, XDG_STATE_HOME=wd.state)
+    env.pop("LD_PRELOAD", None)
+    p = subprocess.Popen([EXEC, "--quiet", "--audit-log", log, "--", BUSYBOX, "sh", "-c",
+                          KEEP + "; sleep 60"], cwd=wd.path, env=env, stdout=subprocess.PIPE,
+                         text=True)
+    root = None
+    try:
+        tmp = p.stdout.readline().strip()
+        check(tmp.startswith(_run_dir() + "/"), "the agent did not start: %r" % tmp)
+        root = os.path.dirname(tmp)
+        p.send_signal(signal.SIGKILL)
+        p.wait()
+        check(os.path.isdir(root), "the kill itself removed %s" % root)
+        r = harness(["/bin/true"], wd, policy=None)
+        check(r.status == 0, r.stderr[-400:])
+        check(not os.path.lexists(root), "%s left after the next start" % root)
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+        if root:
+            _force_remove(root)
+
+
+def test_a_lock_planted_in_the_run_dir_holds_no_later_start(wd):
+    """An agent in audit mode (its policy unenforced; harness:protect is
+    not) made a directory in /tmp/harness-<uid> with a FIFO named like a
+    session's lock: every later start of the user waited in the sweep's
+    open of it, for good. The lock files are harness:protect now, and a
+    FIFO there (put by any other means) is no lock: the start goes on
+    and leaves it (as root: in a run dir of a mount namespace's own)."""
+    planted = os.path.join(_run_dir(), "zz-planted-%d" % os.getpid())
+    script = 'mkdir %s && mkfifo %s/%s; ls -l %s' % (planted, planted, LOCK, planted)
+    try:
+        for sh in ([BUSYBOX, "sh", "-c"], ["sh", "-c"]):
+            _force_remove(planted)
+            r = harness(sh + [script], wd, policy=None, mode="audit")
+            check(not os.path.lexists(os.path.join(planted, LOCK)),
+                  "%s: the FIFO was made: %r" % (sh[0], r.stdout))
+            recs = [x for x in r.records if x.get("args", {}).get("path", "").endswith("/" + LOCK)]
+            check(recs and all(x["verdict"] == "deny" and x["rule"] == "harness:protect" and
+                               x.get("enforced", True) is not False for x in recs),
+                  "%s: the records %r" % (sh[0], recs))
+        # And one put there otherwise: the next start is not held by it.
+        # In a private mount namespace's run dir, so that no other
+        # harness-exec of the machine meets it (as root only: an ordinary
+        # user has no mount namespace of its own to make).
+        if os.getuid() != 0:
+            return
+        env = dict(os.environ, XDG_STATE_HOME=wd.state)
+        env.pop("LD_PRELOAD", None)
+        inner = ('mount -t tmpfs -o mode=700 none "$1" && mkdir "$1/x" && mkfifo "$1/x/%s" && '
+                 'timeout -s KILL 10 "$2" --quiet -- /bin/true && test -p "$1/x/%s" && echo started' % (LOCK, LOCK))
+        try:
+            r = subprocess.run(["unshare", "-m", "--propagation", "private", "sh", "-c", inner,
+                                "sh", _run_dir(), EXEC], cwd=wd.path, env=env,
+                               capture_output=True, text=True, timeout=30)
+        except subprocess.TimeoutExpired:
+            check(False, "the next start waited on a FIFO at a lock's name")
+        check(r.stdout.strip() == "started", "the next start (killed after 10 s if it waits on the "
+              "FIFO): %r %r" % (r.stdout, r.stderr))
+    finally:
+        _force_remove(planted)
+
+
+def test_a_live_sessions_lock_is_not_anothers_to_replace(wd):
+    """An agent in audit mode replaced a live session's lock file by an
+    unheld one: the next start took that session for killed and removed
+    its TMPDIR under it. The lock files are harness:protect."""
+    log = os.path.join(wd.state, "live.jsonl")
+    env = dict(os.environ, XDG_STATE_HOME=wd.state)
+    env.pop("LD_PRELOAD", None)
+    live = subprocess.Popen([EXEC, "--quiet", "--audit-log", log, "--", "sh", "-c",
+                             'echo "$TMPDIR"; sleep 60'], cwd=wd.path, env=env,
+                            stdout=subprocess.PIPE, text=True)
+    try:
+        tmp = live.stdout.readline().strip()
+        check(os.path.isdir(tmp), "the live session did not start: %r" % tmp)
+        lock = os.path.join(os.path.dirname(tmp), LOCK)
+        swap = 'rm -f %s; echo > %s; ls -l %s' % (lock, lock, os.path.dirname(tmp))
+        for sh in ([BUSYBOX, "sh", "-c"], ["sh", "-c"]):
+            r = harness(sh + [swap], wd, policy=None, mode="audit")
+            recs = [x for x in r.records if x.get("args", {}).get("path") == lock]
+            check(recs and all(x["verdict"] == "deny" and x["rule"] == "harness:protect" and
+                               x.get("enforced", True) is not False for x in recs),
+                  "%s: the records %r" % (sh[0], recs))
+            check(os.path.isdir(tmp), "%s: the live session's TMPDIR was removed" % sh[0])
+        check(json.loads(open(log).readline())["event"] == "session_start", "the live log")
+    finally:
+        live.terminate()
+        live.wait()
