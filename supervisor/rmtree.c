@@ -50,8 +50,8 @@ static void walk_dir(int fd, int depth, const struct walk *k)
  * which needs no permission on it, so that for a removal a mode of the
  * agent's that keeps its entries (0, 0500) is made the owner's rwx on
  * the very directory looked at; a second open takes it from there. */
-static int open_dir(int dfd, const char *name, bool own, struct stat *st,
-		    int *fd)
+static int open_dir(int dfd, const char *name, bool own, dev_t dev,
+		    struct stat *st, int *fd)
 {
 	int pfd =
 	    openat(dfd, name, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
@@ -62,6 +62,8 @@ static int open_dir(int dfd, const char *name, bool own, struct stat *st,
 		return -errno;
 	if (fstat(pfd, st)) {
 		e = -errno;
+	} else if (dev && st->st_dev != dev) {
+		e = -EXDEV; /* another file system: not entered, not changed */
 	} else {
 		if (own && st->st_uid == geteuid() &&
 		    (st->st_mode & S_IRWXU) != S_IRWXU) {
@@ -88,17 +90,13 @@ static void walk_at(int dfd, const char *name, int depth, const struct walk *k)
 			w->too_deep(dfd, name, k->top, w->arg);
 		return;
 	}
-	if ((e = open_dir(dfd, name, w->own_modes, &st, &fd))) {
-		if (e == -ENOTDIR || e == -ELOOP)
-			w->file(dfd, name, w->arg);
-		else if (e != -ENOENT && w->dir_done)
-			w->dir_done(dfd, name, w->arg);
+	e = open_dir(dfd, name, w->own_modes, k->dev, &st, &fd);
+	if (e == -ENOTDIR || e == -ELOOP)
+		w->file(dfd, name, w->arg);
+	else if (e && e != -ENOENT && e != -EXDEV && w->dir_done)
+		w->dir_done(dfd, name, w->arg);
+	if (e)
 		return;
-	}
-	if (st.st_dev != k->dev) {
-		close(fd);
-		return;
-	}
 	walk_dir(fd, depth, k);
 	if (w->dir_done)
 		w->dir_done(dfd, name, w->arg);
@@ -108,7 +106,7 @@ int hx_treewalk_at(int dfd, const char *name, const struct hx_treewalk *w)
 {
 	struct walk k = {.w = w};
 	struct stat st;
-	int fd, e = open_dir(dfd, name, w->own_modes, &st, &fd);
+	int fd, e = open_dir(dfd, name, w->own_modes, 0, &st, &fd);
 
 	if (e)
 		return e;
