@@ -363,6 +363,21 @@ void hx_pipeline_failed(struct hx_pipeline *pl, const struct hx_peer *peer,
  * made) unless pl->worktree_links. pipeline_git.c. */
 bool hx_pl_in_git(const struct hx_pipeline *pl, const char *path, bool links);
 
+/* Whether a file of mode at path is one git must not meet there: beneath
+ * a .git (hx_pl_in_git), a symbolic link (git writes its files in place
+ * through one), a FIFO, a socket or a device node (git, and
+ * harness-exec's next start with --worktree, open its packed-refs,
+ * refs, index... blocking: a FIFO there held each in that open for
+ * good); anywhere, such a node named .gitignore, .gitattributes,
+ * .gitmodules or .mailmap, which git opens so too (the user's git
+ * status waited for good). pipeline_git.c. */
+bool hx_pl_foreign(const struct hx_pipeline *pl, const char *path, mode_t mode);
+
+/* hx_pl_foreign of what is at name (relative to dirfd, not followed)
+ * for path, where it is or lands; false for a NULL path. */
+bool hx_pl_foreign_at(const struct hx_pipeline *pl, int dirfd, const char *name,
+		      const char *path);
+
 /* Whether the file open as fd has other names and was made before the
  * session (harness:shared-file, pipeline_links.c): the kernel layer's
  * look after its open of a name decided as no such file. False in

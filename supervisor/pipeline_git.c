@@ -78,6 +78,53 @@ bool hx_pl_in_git(const struct hx_pipeline *pl, const char *path, bool links)
 	    links && !pl->worktree_links ? path : git_view(pl, path));
 }
 
+/* The names git opens in a work tree (dir.c, attr.c, submodule.c,
+ * mailmap.c). */
+static bool git_worktree_name(const char *path)
+{
+	static const char *const names[] = {".gitignore", ".gitattributes",
+					    ".gitmodules", ".mailmap"};
+	const char *leaf = strrchr(path, '/');
+
+	leaf = leaf ? leaf + 1 : path;
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (!strcmp(leaf, names[i]))
+			return true;
+	return false;
+}
+
+bool hx_pl_foreign(const struct hx_pipeline *pl, const char *path, mode_t mode)
+{
+	bool node =
+	    S_ISFIFO(mode) || S_ISSOCK(mode) || S_ISCHR(mode) || S_ISBLK(mode);
+
+	if (!path)
+		return false;
+	if (S_ISLNK(mode))
+		return hx_pl_in_git(pl, path, true);
+	return node &&
+	       (hx_pl_in_git(pl, path, false) || git_worktree_name(path));
+}
+
+/* Whether some file at path could be foreign (hx_pl_foreign): the
+ * names first, so that a rename elsewhere costs no stat. */
+static bool git_meets(const struct hx_pipeline *pl, const char *path)
+{
+	return path &&
+	       (git_worktree_name(path) || hx_pl_in_git(pl, path, true) ||
+		hx_pl_in_git(pl, path, false));
+}
+
+bool hx_pl_foreign_at(const struct hx_pipeline *pl, int dirfd, const char *name,
+		      const char *path)
+{
+	struct stat st;
+
+	return git_meets(pl, path) &&
+	       !fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) &&
+	       hx_pl_foreign(pl, path, st.st_mode);
+}
+
 /* Where path is in what git runs (gitconf.h): beneath a ".git", in the
  * project by its name, and outside every ".git" by a bare layout around
  * it: in a cache, and in the project too, where a bare repository that
@@ -176,13 +223,15 @@ static bool arms_hook(const struct flow *f, const char *p1, const char *p2,
 	}
 }
 
-/* Whether the path v names (not following its last component) is a
- * symbolic link now. */
-static bool names_link(const struct vpath *v)
+/* Whether what the path v names now (its last component not followed)
+ * is a file git must not meet at where (hx_pl_foreign). */
+static bool lands_foreign(const struct flow *f, const struct vpath *v,
+			  const char *where)
 {
 	struct stat st;
 
-	return v->ok && !lstat(v->norm, &st) && S_ISLNK(st.st_mode);
+	return v->ok && git_meets(f->pl, where) && !lstat(v->norm, &st) &&
+	       hx_pl_foreign(f->pl, where, st.st_mode);
 }
 
 /* Git's own probe at init (init-db.c), removed at once: a link
@@ -210,8 +259,10 @@ static bool git_probe(const char *path, const char *target)
  * would write the file it names, which the agent may not (its
  * ~/.ssh/authorized_keys, ~/.bashrc), or, through a link to a name in
  * its own directory, another file of the .git (MERGE_MSG into config).
- * Git makes no link there but its probe. The kernel layer looks again
- * after the call (hx_un_mut). */
+ * Git makes no link there but its probe. Nor a FIFO, a socket or a
+ * device, there or at a .gitignore, .gitattributes, .gitmodules or
+ * .mailmap (hx_pl_foreign: git waited in its open of one for good).
+ * The kernel layer looks again after the call (hx_un_mut). */
 static bool leaves_link_in_git(const struct flow *f, const char *p1,
 			       const char *p2)
 {
@@ -219,16 +270,17 @@ static bool leaves_link_in_git(const struct flow *f, const char *p1,
 	bool xchg = rq->has_flags && (rq->flags & RENAME_EXCHANGE);
 
 	switch (rq->op) {
+	case HX_OP_WRITE: /* mknod: a regular file's type is 0 or S_IFREG */
+		return rq->call == HX_CALL_MKNOD && rq->has_mode &&
+		       hx_pl_foreign(f->pl, p1, rq->mode);
 	case HX_OP_SYMLINK:
 		return hx_pl_in_git(f->pl, p1, true) &&
 		       !git_probe(p1, rq->path2);
 	case HX_OP_LINK: /* a hard link to a link: the existing is p2 */
-		return hx_pl_in_git(f->pl, p1, true) && names_link(&f->p2);
+		return lands_foreign(f, &f->p2, p1);
 	case HX_OP_RENAME:
-		return p2 &&
-		       ((hx_pl_in_git(f->pl, p2, true) && names_link(&f->p1)) ||
-			(xchg && hx_pl_in_git(f->pl, p1, true) &&
-			 names_link(&f->p2)));
+		return lands_foreign(f, &f->p1, p2) ||
+		       (xchg && lands_foreign(f, &f->p2, p1));
 	default:
 		return false;
 	}

@@ -82,14 +82,6 @@ static bool is_dir_at(int dirfd, const char *name)
 	       S_ISDIR(st.st_mode);
 }
 
-static bool link_at(int dirfd, const char *name)
-{
-	struct stat st;
-
-	return !fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) &&
-	       S_ISLNK(st.st_mode);
-}
-
 /* The decided path's parent as an O_PATH|O_DIRECTORY fd, and its final
  * component in name ("/" appended when the target's path ended with
  * one, so the kernel keeps its trailing-slash rules). -errno. */
@@ -561,26 +553,25 @@ static bool dir_in_play(int pfd, const char *name, int pfd2, const char *name2,
 	return is_dir_at(pfd, name) || (xchg && is_dir_at(pfd2, name2));
 }
 
-/* Whether the rename or link c leaves (after: has left) a symbolic link
- * beneath a .git (pipeline_git.c): before, what is at the names that
- * will land there; after, what landed. */
+/* Whether the rename or link c leaves (after: has left) a file git must
+ * not meet where it lands (hx_pl_foreign: a symbolic link beneath a
+ * .git, a FIFO there or at a .gitignore): before, what is at the names
+ * that will land there; after, what landed. */
 static bool link_beneath_git(const struct hx_pipeline *pl,
 			     const struct mut_call *c, const struct job *j,
 			     int pfd, const char *name, int pfd2,
 			     const char *name2, const char *res2, bool before)
 {
 	bool xchg = c->flags & RENAME_EXCHANGE;
-	bool git1 = hx_pl_in_git(pl, j->decided, true),
-	     git2 = res2 && hx_pl_in_git(pl, res2, true);
 
 	if (c->k == MUT_LINK)
-		return git1 &&
-		       (before ? link_at(pfd2, name2) : link_at(pfd, name));
+		return before ? hx_pl_foreign_at(pl, pfd2, name2, j->decided)
+			      : hx_pl_foreign_at(pl, pfd, name, j->decided);
 	if (before)
-		return (git2 && link_at(pfd, name)) ||
-		       (xchg && git1 && link_at(pfd2, name2));
-	return (git2 && link_at(pfd2, name2)) ||
-	       (xchg && git1 && link_at(pfd, name));
+		return hx_pl_foreign_at(pl, pfd, name, res2) ||
+		       (xchg && hx_pl_foreign_at(pl, pfd2, name2, j->decided));
+	return hx_pl_foreign_at(pl, pfd2, name2, res2) ||
+	       (xchg && hx_pl_foreign_at(pl, pfd, name, j->decided));
 }
 
 /* Takes back the rename or link c just done; nonzero when it could not

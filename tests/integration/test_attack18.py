@@ -67,17 +67,29 @@ def test_a_fifo_in_the_index_place_does_not_hold_harness_exec(wd):
     .gitattributes (libgit2 reads one on each entry's path). The check
     runs in a child of its own now, 10 s at most, 1 GiB of data, first
     in the OOM killer's line: past that the user is told it was not
-    made."""
-    for script in ("rm .git/index; mkfifo .git/index",
-                   "mkfifo .gitattributes; echo b > a.txt; git update-index --skip-worktree a.txt"):
+    made. Since the twenty-seventh attack review (part b) neither FIFO
+    is made (harness:git-config): the user's own git waited on them too;
+    the bound is shown by a FIFO .gitattributes put there by another
+    than the agent."""
+    for script, name in (("rm .git/index; mkfifo .git/index", ".git/index"),
+                         ("mkfifo .gitattributes", ".gitattributes")):
         project(wd, {"a.txt": "a\n"})
         took, err, recs = _unblocked(wd, script)
+        made = [r for r in recs if r.get("args", {}).get("path", "").endswith("/" + name) and
+                r.get("op") == "write"]
+        check(made and made[0]["verdict"] == "deny" and made[0]["rule"] == "harness:git-config" and
+              not os.path.exists(os.path.join(wd.path, name)), "the FIFO %s: %r" % (name, made))
         check(recs[-1]["event"] == "session_end" and took < 30, "%.1f s, %r" % (took, recs[-1]))
-        fail = [r for r in recs if r["event"] == "hidden_changes_failed"]
-        check(fail and "10 s" in fail[0]["error"], "records: %r" % recs[-3:])
-        check("was not checked for changes hidden" in err, err)
-        subprocess.run(["rm", "-rf", os.path.join(wd.path, ".git"),
-                        os.path.join(wd.path, ".gitattributes")], check=True)
+        subprocess.run(["rm", "-rf", os.path.join(wd.path, ".git")], check=True)
+    project(wd, {"a.txt": "a\n"})
+    os.mkfifo(os.path.join(wd.path, ".gitattributes"))
+    took, err, recs = _unblocked(wd, "echo b > a.txt; git update-index --skip-worktree a.txt")
+    check(recs[-1]["event"] == "session_end" and took < 30, "%.1f s, %r" % (took, recs[-1]))
+    fail = [r for r in recs if r["event"] == "hidden_changes_failed"]
+    check(fail and "10 s" in fail[0]["error"], "records: %r" % recs[-3:])
+    check("was not checked for changes hidden" in err, err)
+    subprocess.run(["rm", "-rf", os.path.join(wd.path, ".git"),
+                    os.path.join(wd.path, ".gitattributes")], check=True)
 
 
 def _hidden_from_status(wd, env, script, path):

@@ -122,7 +122,7 @@ def test_a_lock_planted_in_the_run_dir_holds_no_later_start(wd):
         try:
             r = subprocess.run(["unshare", "-m", "--propagation", "private", "sh", "-c", inner,
                                 "sh", _run_dir(), EXEC], cwd=wd.path, env=env,
-                               capture_output=True, text=True, timeout=30)
+                               capture_output=True, text=True, timeout=10)
         except subprocess.TimeoutExpired:
             check(False, "the next start waited on a FIFO at a lock's name")
         check(r.stdout.strip() == "started", "the next start (killed after 10 s if it waits on the "
@@ -157,3 +157,82 @@ def test_a_live_sessions_lock_is_not_anothers_to_replace(wd):
     finally:
         live.terminate()
         live.wait()
+
+
+def _repo(wd):
+    def git(*a):
+        return subprocess.run(["git", "-C", wd.path] + list(a), capture_output=True, text=True, timeout=10)
+    git("init", "-q")
+    wd.file("a.txt", "a\n")
+    git("add", "a.txt")
+    git("-c", "user.email=a@b", "-c", "user.name=a", "commit", "-q", "-m", "first")
+    return git
+
+
+def _specials(top):
+    out = []
+    for d, dirs, files in os.walk(top):
+        for n in files + dirs:
+            m = os.lstat(os.path.join(d, n)).st_mode
+            if not (stat.S_ISREG(m) or stat.S_ISDIR(m)):
+                out.append(os.path.join(d, n))
+    return out
+
+
+# A FIFO made, moved or linked into the repository's .git, by a node of
+# any name git opens: its packed-refs, a ref, the index.
+FIFOS = ('mkfifo .git/packed-refs; mkfifo .git/refs/heads/side; '
+         'mkfifo "$TMPDIR/f" && mv "$TMPDIR/f" .git/refs/heads/moved; '
+         'mkfifo "$TMPDIR/g" && ln "$TMPDIR/g" .git/packed-refs; '
+         'rm -f .git/index && mkfifo .git/index; '
+         'python3 -c "import os; os.mknod(\'.git/refs/heads/node\', 0o10644)"; '
+         'mkfifo .gitignore; mkdir -p sub && mkfifo sub/.gitattributes; '
+         'mkfifo "$TMPDIR/h" && mv "$TMPDIR/h" sub/.gitignore; '
+         'mkfifo pipe-of-the-agents; find . -type p')
+
+
+def test_a_fifo_in_the_repository_holds_no_later_git_nor_start(wd):
+    """The agent may write its repository's .git (it commits), and made
+    FIFOs there: the user's next git command, and harness-exec's next
+    start with --worktree (libgit2 reads packed-refs), waited in their
+    open of it for good. Git never leaves a FIFO, a socket or a device
+    beneath a .git: refused like a symbolic link (harness:git-config),
+    made, moved or linked there. Nor at a .gitignore or .gitattributes
+    of the work tree, which git opens the same way (the user's git status
+    waited); a FIFO of another name stays the agent's to make."""
+    git = _repo(wd)
+    for sh in ([BUSYBOX, "sh", "-c"], ["sh", "-c"]):
+        r = harness(sh + [FIFOS], wd, policy=None)
+        left = _specials(wd.path)
+        check(left == [os.path.join(wd.path, "pipe-of-the-agents")],
+              "%s: the nodes left: %r (%r)" % (sh[0], left, r.stderr[-600:]))
+        os.unlink(left[0])
+        # Each node's record: refused, its name in the .git (a rename's
+        # second path; a link's first, the new name).
+        landed = {}
+        for x in r.records:
+            a = x.get("args", {})
+            where = a.get("path2") if x.get("op") == "rename" else a.get("path", "")
+            if x.get("op") in ("write", "rename", "link") and (where or "").startswith(wd.path + "/"):
+                landed[where[len(wd.path) + 1:]] = (x["verdict"], x.get("rule"))
+        landed.pop("pipe-of-the-agents", None)
+        want = {".git/packed-refs", ".git/refs/heads/side", ".git/refs/heads/moved", ".git/index",
+                ".git/refs/heads/node", ".gitignore", "sub/.gitattributes", "sub/.gitignore"}
+        check(set(landed) == want and all(v == ("deny", "harness:git-config") for v in landed.values()),
+              "%s: the records %r" % (sh[0], landed))
+    try:
+        st = git("status", "--short")
+    except subprocess.TimeoutExpired:
+        st = None
+    check(st is not None and st.returncode == 0, "the user's git status: %r" % (st and st.stderr))
+    try:
+        r = harness(["/bin/true"], wd, policy=None, extra=["--worktree"], timeout=30,
+                    wrap=["timeout", "-s", "KILL", "15"])
+    except subprocess.TimeoutExpired:
+        r = None
+    check(r is not None and r.status == 0, "the next --worktree start: %r" % (r and r.stderr[-400:]))
+    # A --worktree session's tree is a work tree: a FIFO of its own
+    # there is made, one at a .gitignore is not.
+    r = harness([BUSYBOX, "sh", "-c", "mkfifo pipe; mkfifo .gitignore; find . -type p"], wd,
+                policy=None, extra=["--worktree"])
+    check(r.stdout.split() == ["./pipe"], "in the worktree: %r %r" % (r.stdout, r.stderr[-400:]))
