@@ -235,22 +235,30 @@ static int mkdirs(const char *path)
 /* /tmp is shared: the run dir must be a real directory of ours that
  * nobody else can enter, or another user could pre-create it. Held open
  * (O_NOFOLLOW): what is made and removed in it is named from the fd,
- * so a run dir swapped for a symlink afterwards is not followed. */
+ * so a run dir swapped for a symlink afterwards is not followed. One of
+ * ours whose mode is not 0700 is made so again, through an O_PATH fd
+ * held on it: an agent of ours in audit mode chmod'ed it 0755 (or 0),
+ * and every later start of the user refused to run (EPERM). */
 static int open_private_dir(const char *path)
 {
 	struct stat st;
-	int fd;
+	char proc[64];
+	int pfd, fd;
 
 	if (mkdir(path, 0700) && errno != EEXIST)
 		return -errno;
-	fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (fd < 0)
+	pfd = open(path, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (pfd < 0)
 		return errno == ELOOP || errno == ENOTDIR ? -EPERM : -errno;
-	if (fstat(fd, &st) || st.st_uid != getuid() || (st.st_mode & 077)) {
-		close(fd);
+	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", pfd);
+	if (fstat(pfd, &st) || st.st_uid != getuid() ||
+	    ((st.st_mode & 07777) != 0700 && chmod(proc, 0700))) {
+		close(pfd);
 		return -EPERM;
 	}
-	return fd;
+	fd = openat(pfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	close(pfd);
+	return fd < 0 ? -errno : fd;
 }
 
 /* A session's tmp_root no harness-exec holds: killed, its cleanup never

@@ -17,7 +17,7 @@ import signal
 import stat
 import subprocess
 
-from lib import EXEC, check, harness
+from lib import EXEC, Skip, check, harness
 
 BUSYBOX = "/bin/busybox"
 LOCK = "harness-session.lock"
@@ -236,3 +236,29 @@ def test_a_fifo_in_the_repository_holds_no_later_git_nor_start(wd):
     r = harness([BUSYBOX, "sh", "-c", "mkfifo pipe; mkfifo .gitignore; find . -type p"], wd,
                 policy=None, extra=["--worktree"])
     check(r.stdout.split() == ["./pipe"], "in the worktree: %r %r" % (r.stdout, r.stderr[-400:]))
+
+
+def test_a_run_dir_made_public_keeps_no_later_start_out(wd):
+    """An agent in audit mode (the policy unenforced) chmod'ed its
+    TMPDIR's run dir, /tmp/harness-<uid>, to 0755 or 0: every later start
+    of the user refused to run ("Operation not permitted") until someone
+    made it 0700 again by hand. A run dir of the user's is made 0700 at
+    the start now. As root only: in a mount namespace's own run dir, so
+    that no other harness-exec of the machine meets the loose mode (an
+    ordinary user has no mount namespace to make)."""
+    if os.getuid() != 0:
+        raise Skip("the run dir is the machine's; a private one needs a mount namespace (root)")
+    env = dict(os.environ, XDG_STATE_HOME=wd.state)
+    env.pop("LD_PRELOAD", None)
+    inner = ('mount -t tmpfs -o mode=700 none "$1" || exit 9; '
+             'for m in 0755 0; do '
+             '"$2" --quiet --mode audit -- /bin/busybox sh -c "chmod $m \\"\\$TMPDIR/../..\\"" ; '
+             'stat -c "made %a" "$1"; '
+             'timeout -s KILL 10 "$2" --quiet -- /bin/true && echo started; '
+             'stat -c "after %a" "$1"; done')
+    r = subprocess.run(["unshare", "-m", "--propagation", "private", "sh", "-c", inner, "sh",
+                        _run_dir(), EXEC], cwd=wd.path, env=env, capture_output=True, text=True,
+                       timeout=60)
+    check(r.stdout.split("\n")[:-1] == ["made 755", "started", "after 700", "made 0", "started",
+                                         "after 700"],
+          "the starts after the chmod: %r %r" % (r.stdout, r.stderr[-400:]))
