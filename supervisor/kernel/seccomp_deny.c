@@ -74,6 +74,14 @@
 		HX_SC_ALWAYS, 0, false, 0, 0                                   \
 	}
 
+/* setsockopt(fd, level, opt): EPERM, as without the capability. */
+#define SOCKOPT_ROW(level, opt)                                                \
+	{                                                                      \
+		"setsockopt", HX_SC_ERRNO, EPERM,                              \
+		    {EQ32(1, level), EQ32(2, opt)},                            \
+		    "picks the interface a packet leaves by"                   \
+	}
+
 /* Denied with EPERM unless a runtime is known to fall back on ENOSYS
  * (io_uring: libuv, liburing users; clone3: glibc uses clone). */
 #define SETID_ROWS(n, i)                                                       \
@@ -356,6 +364,17 @@ const struct hx_sc_rule hx_seccomp_deny[] = {
      EPERM,
      {EQ32(1, IPPROTO_IPV6), EQ32(2, IPV6_2292PKTOPTIONS)},
      "routes past the decided address"},
+    /* The interface a packet leaves by, forced on the socket: a
+     * datagram to 127.0.0.1 (the agent's own port, allowed) on a socket
+     * bound to eth0 or with eth0 for its unicast interface left the
+     * machine for the gateway (an attack review; IPv6 drops ::1 there).
+     * Any user may set each once; a send's own IP_PKTINFO is refused
+     * where it is copied (unotify_net.c). */
+    SOCKOPT_ROW(SOL_SOCKET, SO_BINDTODEVICE),
+    SOCKOPT_ROW(SOL_SOCKET, SO_BINDTOIFINDEX),
+    SOCKOPT_ROW(IPPROTO_IP, IP_UNICAST_IF),
+    SOCKOPT_ROW(IPPROTO_IPV6, IPV6_UNICAST_IF),
+    SOCKOPT_ROW(IPPROTO_IPV6, IPV6_PKTINFO),
     /* A btrfs subvolume is a directory the file system makes, no mkdir:
      * no Landlock hook sees it and ioctl is not notified, so a snapshot
      * of one the agent filled put a tree anywhere its uid may write

@@ -503,15 +503,42 @@ static void sigpipe(const struct target *t, int err, int flags)
 
 #define RIGHTS_MAX 253 /* SCM_MAX_FD */
 
+/* The interface a send's own IP_PKTINFO or IPV6_PKTINFO names: 0 (the
+ * route's) or loopback (LOOPBACK_IFINDEX: 1 in every namespace), which
+ * a server echoing the pktinfo of a loopback client names, are where
+ * the decided address goes; any other sent a datagram judged as to
+ * 127.0.0.1 out of eth0 for the gateway (an attack review). */
+static bool forces_interface(const struct cmsghdr *c)
+{
+	struct in_pktinfo p4;
+	struct in6_pktinfo p6;
+
+	if (c->cmsg_level == IPPROTO_IP && c->cmsg_type == IP_PKTINFO &&
+	    c->cmsg_len >= CMSG_LEN(sizeof(p4))) {
+		memcpy(&p4, CMSG_DATA(c), sizeof(p4));
+		return p4.ipi_ifindex > 1;
+	}
+	if (c->cmsg_level == IPPROTO_IPV6 &&
+	    (c->cmsg_type == IPV6_PKTINFO ||
+	     c->cmsg_type == IPV6_2292PKTINFO) &&
+	    c->cmsg_len >= CMSG_LEN(sizeof(p6))) {
+		memcpy(&p6, CMSG_DATA(c), sizeof(p6));
+		return p6.ipi6_ifindex > 1;
+	}
+	return false;
+}
+
 /* A control message that routes the datagram past its decided address:
  * an IPv6 routing header, an IPv4 source route (IP_RETOPTS; the kernel
- * wants CAP_NET_RAW for one, refused here whatever the kernel). */
+ * wants CAP_NET_RAW for one, refused here whatever the kernel), an
+ * interface other than the route's. */
 static bool routes(const struct cmsghdr *c)
 {
 	return (c->cmsg_level == IPPROTO_IPV6 &&
 		(c->cmsg_type == IPV6_RTHDR ||
 		 c->cmsg_type == IPV6_2292RTHDR)) ||
-	       (c->cmsg_level == IPPROTO_IP && c->cmsg_type == IP_RETOPTS);
+	       (c->cmsg_level == IPPROTO_IP && c->cmsg_type == IP_RETOPTS) ||
+	       forces_interface(c);
 }
 
 /* Ancillary data as the send made here needs it: the fds of SCM_RIGHTS

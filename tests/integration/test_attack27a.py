@@ -1,0 +1,156 @@
+"""Attack review 27, part a: the network layer, under the embedded
+default policy in enforce mode, as root and as an ordinary user.
+
+A destination the supervisor decided is not where a datagram went when
+the socket picks the interface it leaves by: a datagram to the agent's
+own UDP port on 127.0.0.1 (allowed, rule harness:own-listener, and so
+recorded) on a socket bound to eth0 (SO_BINDTODEVICE, SO_BINDTOIFINDEX:
+any user may set one once), with eth0 for its unicast interface
+(IP_UNICAST_IF), or sent with an IP_PKTINFO naming eth0, never reached
+loopback: it left by eth0 for the gateway, source 192.0.2.2,
+destination 127.0.0.1 (raw python; the shim does not see setsockopt,
+and the kernel layer emulates the send on the agent's own socket, with
+its options). IPv6 drops ::1 on such a socket, and its sticky
+IPV6_PKTINFO and IPV6_UNICAST_IF are refused alike."""
+
+import json
+import os
+import socket
+import threading
+import time
+
+from lib import PYTHON, Skip, check, harness
+from test_default_policy import fake_home
+
+
+def _uplink():
+    """A non-loopback interface with an IPv4 route out (the default
+    route's), or None."""
+    try:
+        with open("/proc/net/route") as f:
+            for line in f.readlines()[1:]:
+                dev, dest = line.split()[:2]
+                if dest == "00000000" and dev != "lo":
+                    return dev
+    except OSError:
+        pass
+    return None
+
+
+AGENT = r"""
+import json, socket, struct, sys
+dev = sys.argv[1]
+idx = socket.if_nametoindex(dev)
+out = {}
+
+def try_(name, f):
+    try:
+        f()
+        out[name] = "ok"
+    except OSError as e:
+        out[name] = "errno %d" % e.errno
+
+me = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+me.bind(("127.0.0.1", 0))
+dst = me.getsockname()
+out["port"] = dst[1]
+try_("plain", lambda: socket.socket(socket.AF_INET, socket.SOCK_DGRAM).sendto(b"plain", dst))
+
+def forced(name, level, opt, val):
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    try_(name, lambda: s.setsockopt(level, opt, val))
+    try_(name + "_send", lambda: s.sendto((name + "_send").encode(), dst))
+    c = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    try_(name + "_c", lambda: c.setsockopt(level, opt, val))
+    try_(name + "_conn", lambda: c.connect(dst))
+    try_(name + "_write", lambda: c.send((name + "_write").encode()))
+
+forced("bindtodevice", socket.SOL_SOCKET, socket.SO_BINDTODEVICE, dev.encode())
+forced("bindtoifindex", socket.SOL_SOCKET, 62, struct.pack("i", idx))
+forced("unicast_if", socket.IPPROTO_IP, 50, struct.pack(">I", idx))
+p = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+pk = lambda i: struct.pack("I4s4s", i, bytes(4), bytes(4))
+try_("pktinfo", lambda: p.sendmsg([b"pktinfo"], [(socket.IPPROTO_IP, 8, pk(idx))], 0, dst))
+# A server echoing a loopback client's pktinfo names lo: that goes.
+try_("pktinfo_lo", lambda: p.sendmsg([b"pktinfo_lo"], [(socket.IPPROTO_IP, 8, pk(1))], 0, dst))
+six = socket.socket(socket.AF_INET6, socket.SOCK_DGRAM)
+try_("v6_unicast_if", lambda: six.setsockopt(socket.IPPROTO_IPV6, 76, struct.pack(">I", idx)))
+try_("v6_sticky_pktinfo", lambda: six.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_PKTINFO,
+                                                 bytes(16) + struct.pack("I", idx)))
+me.settimeout(0.5)
+got = []
+try:
+    while True:
+        got.append(me.recv(100).decode())
+except OSError:
+    pass
+out["received"] = got
+print(json.dumps(out))
+"""
+
+
+class _Capture:
+    """IPv4 frames on dev to 127.0.0.0/8 (root: AF_PACKET)."""
+
+    def __init__(self, dev):
+        self.seen = []
+        self.sock = None
+        if os.geteuid() != 0:
+            return
+        # ETH_P_ALL: only the taps of every protocol see what is sent
+        self.sock = socket.socket(socket.AF_PACKET, socket.SOCK_DGRAM, socket.htons(3))
+        self.sock.bind((dev, 0))
+        self.sock.settimeout(0.2)
+        self._stop = False
+        self._t = threading.Thread(target=self._run, daemon=True)
+        self._t.start()
+
+    def _run(self):
+        while not self._stop:
+            try:
+                d, a = self.sock.recvfrom(4096)
+            except (socket.timeout, OSError):
+                continue
+            if (a[1] == 0x0800 and a[2] == socket.PACKET_OUTGOING and len(d) >= 20
+                    and d[16] == 127):
+                self.seen.append(d[28:60])
+
+    def close(self):
+        if self.sock:
+            time.sleep(0.3)
+            self._stop = True
+            self._t.join()
+            self.sock.close()
+
+
+def test_a_datagram_to_loopback_never_leaves_by_another_interface(wd):
+    dev = _uplink()
+    if not dev:
+        raise Skip("no interface with a default route")
+    home = fake_home(wd)
+    cap = _Capture(dev)
+    try:
+        r = harness([PYTHON, "-c", AGENT, dev], wd, policy=None, env={"HOME": home})
+    finally:
+        cap.close()
+    check(r.stdout.strip().startswith("{"), "agent did not run: %r %r" % (r.stdout, r.stderr[-500:]))
+    out = json.loads(r.stdout.strip().splitlines()[-1])
+    got = out["received"]
+    check(out["plain"] == "ok" and "plain" in got, "a send to the agent's own port failed: %r" % out)
+    check(not cap.seen, "%d datagrams to 127.0.0.0/8 left by %s: %r" % (len(cap.seen), dev, cap.seen))
+    # Each way to pick the interface is refused, as without the capability.
+    for k in ("bindtodevice", "bindtoifindex", "unicast_if", "v6_unicast_if", "v6_sticky_pktinfo"):
+        check(out[k] == "errno 1", "%s: %s, want EPERM (%r)" % (k, out[k], out))
+    check(out["pktinfo"] == "errno 1", "an IP_PKTINFO naming %s: %r" % (dev, out))
+    check(out["pktinfo_lo"] == "ok" and "pktinfo_lo" in got,
+          "an IP_PKTINFO naming lo did not reach the decided address: %r" % out)
+    # What was sent after a refused option went where it was decided.
+    for k in ("bindtodevice", "bindtoifindex", "unicast_if"):
+        for s in ("_send", "_write"):
+            check(out[k + s] != "ok" or k + s in got,
+                  "%s%s was sent and never reached 127.0.0.1: %r" % (k, s, out))
+    # Every send the records allow reached the address they name.
+    addr = "127.0.0.1:%d" % out["port"]
+    sends = r.events(event="sendto", args_addr=addr)
+    check(sends and all(s["verdict"] == "allow" and s["rule"] == "harness:own-listener"
+                        for s in sends), "records %r" % sends[:3])
