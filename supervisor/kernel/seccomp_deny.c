@@ -79,7 +79,7 @@
 	{                                                                      \
 		"setsockopt", HX_SC_ERRNO, EPERM,                              \
 		    {EQ32(1, level), EQ32(2, opt)},                            \
-		    "picks the interface a packet leaves by"                   \
+		    "a route or source past the decided ones"                  \
 	}
 
 /* Denied with EPERM unless a runtime is known to fall back on ENOSYS
@@ -375,6 +375,16 @@ const struct hx_sc_rule hx_seccomp_deny[] = {
     SOCKOPT_ROW(IPPROTO_IP, IP_UNICAST_IF),
     SOCKOPT_ROW(IPPROTO_IPV6, IPV6_UNICAST_IF),
     SOCKOPT_ROW(IPPROTO_IPV6, IPV6_PKTINFO),
+    /* A source address that is not the machine's: any user may set
+     * IPV6_FREEBIND, bind [2001:db8::99] and send from it, so that what
+     * an allowed host answers (a QUIC version negotiation echoes the
+     * connection ids sent) goes to a host no rule names (an attack
+     * review). A bind's own address is checked too (unotify_bind.c),
+     * for where ip_nonlocal_bind is set. */
+    SOCKOPT_ROW(IPPROTO_IP, IP_FREEBIND),
+    SOCKOPT_ROW(IPPROTO_IPV6, IPV6_FREEBIND),
+    SOCKOPT_ROW(IPPROTO_IP, IP_TRANSPARENT),
+    SOCKOPT_ROW(IPPROTO_IPV6, IPV6_TRANSPARENT),
     /* A btrfs subvolume is a directory the file system makes, no mkdir:
      * no Landlock hook sees it and ioctl is not notified, so a snapshot
      * of one the agent filled put a tree anywhere its uid may write

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "common/sockaddr.h"
+#include "supervisor/kernel/localaddr.h"
 #include "supervisor/path_resolve.h"
 
 /* Where the bind of raw walks to, checked under u->names: 0 when the
@@ -184,6 +185,10 @@ void hx_un_bind(struct hx_unotify *u, const struct seccomp_notif *n,
 		return;
 	}
 	hx_un_canon_inet(sfd, &ss, &len);
+	if (hx_foreign_source(&ss, len)) {
+		e = -EADDRNOTAVAIL; /* as where nonlocal binds are off */
+		goto done;
+	}
 	/* An IP address a server may take: decided (listen), but a
 	 * client's port-0 UDP bind. */
 	if (serves(sfd, &ss, len) &&

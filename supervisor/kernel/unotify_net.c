@@ -21,6 +21,7 @@
 #include "common/sockaddr.h"
 #include "supervisor/kernel/connector.h"
 #include "supervisor/kernel/execgate.h"
+#include "supervisor/kernel/localaddr.h"
 #include "supervisor/path_resolve.h"
 
 #define SEND_MAX  (64u << 10) /* bytes of a send emulated here */
@@ -522,8 +523,13 @@ static bool forces_interface(const struct cmsghdr *c)
 	    (c->cmsg_type == IPV6_PKTINFO ||
 	     c->cmsg_type == IPV6_2292PKTINFO) &&
 	    c->cmsg_len >= CMSG_LEN(sizeof(p6))) {
+		struct sockaddr_in6 src = {.sin6_family = AF_INET6};
+
 		memcpy(&p6, CMSG_DATA(c), sizeof(p6));
-		return p6.ipi6_ifindex > 1;
+		src.sin6_addr = p6.ipi6_addr;
+		/* its source too, where nonlocal binds are on */
+		return p6.ipi6_ifindex > 1 ||
+		       hx_foreign_source(&src, sizeof(src));
 	}
 	return false;
 }

@@ -11,7 +11,13 @@ loopback: it left by eth0 for the gateway, source 192.0.2.2,
 destination 127.0.0.1 (raw python; the shim does not see setsockopt,
 and the kernel layer emulates the send on the agent's own socket, with
 its options). IPv6 drops ::1 on such a socket, and its sticky
-IPV6_PKTINFO and IPV6_UNICAST_IF are refused alike."""
+IPV6_PKTINFO and IPV6_UNICAST_IF are refused alike.
+
+A source that is not the machine's: any user may set IPV6_FREEBIND (or
+IP_FREEBIND on an IPv6 socket), bind [2001:db8::99] and send from it to
+an allowed destination, whose answer (a QUIC version negotiation echoes
+the connection ids sent) then goes to a host no rule names; the agent's
+own port on ::1 got datagrams from 2001:db8::99."""
 
 import json
 import os
@@ -154,3 +160,60 @@ def test_a_datagram_to_loopback_never_leaves_by_another_interface(wd):
     sends = r.events(event="sendto", args_addr=addr)
     check(sends and all(s["verdict"] == "allow" and s["rule"] == "harness:own-listener"
                         for s in sends), "records %r" % sends[:3])
+
+
+SPOOF = r"""
+import json, socket, struct
+out = {}
+
+def try_(name, f):
+    try:
+        f()
+        out[name] = "ok"
+    except OSError as e:
+        out[name] = "errno %d" % e.errno
+
+me = socket.socket(socket.AF_INET6, socket.SOCK_DGRAM)
+me.bind(("::1", 0))
+dst = ("::1", me.getsockname()[1])
+out["port"] = dst[1]
+try_("plain", lambda: socket.socket(socket.AF_INET6, socket.SOCK_DGRAM).sendto(b"plain", dst))
+for name, level, opt in (("freebind6", socket.IPPROTO_IPV6, 78), ("freebind", socket.IPPROTO_IP, 15),
+                         ("transparent6", socket.IPPROTO_IPV6, 75)):
+    s = socket.socket(socket.AF_INET6, socket.SOCK_DGRAM)
+    try_(name, lambda: s.setsockopt(level, opt, 1))
+    try_(name + "_bind", lambda: s.bind(("2001:db8::99", 0)))
+    try_(name + "_send", lambda: s.sendto(name.encode(), dst))
+p = socket.socket(socket.AF_INET6, socket.SOCK_DGRAM)
+src = socket.inet_pton(socket.AF_INET6, "2001:db8::98") + struct.pack("I", 0)
+try_("pktinfo_src", lambda: p.sendmsg([b"pktinfo_src"], [(socket.IPPROTO_IPV6, socket.IPV6_PKTINFO, src)], 0, dst))
+me.settimeout(0.5)
+got = []
+try:
+    while True:
+        d, a = me.recvfrom(100)
+        got.append([d.decode(), a[0]])
+except OSError:
+    pass
+out["received"] = got
+print(json.dumps(out))
+"""
+
+
+def test_no_datagram_leaves_from_an_address_not_the_machines(wd):
+    home = fake_home(wd)
+    r = harness([PYTHON, "-c", SPOOF], wd, policy=None, env={"HOME": home})
+    check(r.stdout.strip().startswith("{"), "agent did not run: %r %r" % (r.stdout, r.stderr[-500:]))
+    out = json.loads(r.stdout.strip().splitlines()[-1])
+    got = out["received"]
+    check(out["plain"] == "ok" and ["plain", "::1"] in got, "a send to the agent's own port failed: %r" % out)
+    # Every datagram that arrived came from an address of this machine.
+    check(all(src == "::1" for _, src in got), "a datagram from a foreign source: %r" % out)
+    for k in ("freebind6", "freebind", "transparent6"):
+        check(out[k] == "errno 1", "%s: %s, want EPERM (%r)" % (k, out[k], out))
+        check(out[k + "_bind"] == "errno 99", "%s_bind: %r" % (k, out))
+    check(out["pktinfo_src"] != "ok", "a send from 2001:db8::98: %r" % out)
+    # What was sent went from ::1, recorded as allowed to the own port.
+    sends = r.events(event="sendto", args_addr="[::1]:%d" % out["port"])
+    check(sends and all(x["verdict"] == "allow" and x["rule"] == "harness:own-listener"
+                        for x in sends), "records %r" % sends[:3])
