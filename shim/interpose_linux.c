@@ -776,6 +776,22 @@ int hx_sock_proto(int fd, const struct sockaddr *sa, socklen_t len)
 	return p;
 }
 
+bool hx_send_names_dest(int fd, int flags)
+{
+	int type = 0, dom = 0, e = errno;
+	socklen_t tl = sizeof(type), dl = sizeof(dom);
+	bool used = true;
+
+	if (!getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &tl) &&
+	    !getsockopt(fd, SOL_SOCKET, SO_DOMAIN, &dom, &dl))
+		used = dom == AF_UNIX ? type != SOCK_SEQPACKET
+		       : dom == AF_INET || dom == AF_INET6
+			   ? type != SOCK_STREAM || (flags & MSG_FASTOPEN)
+			   : true;
+	errno = e;
+	return used;
+}
+
 HX_EXPORT int connect(int fd, __CONST_SOCKADDR_ARG addr, socklen_t len)
 {
 	int err = hx_hooks_net(HX_CALL_CONNECT, HX_OP_CONNECT,
@@ -794,7 +810,7 @@ HX_EXPORT ssize_t sendto(int fd, const void *buf, size_t n, int flags,
 {
 	int err = 0;
 
-	if (addr.__sockaddr__)
+	if (addr.__sockaddr__ && hx_send_names_dest(fd, flags))
 		err = hx_hooks_net(HX_CALL_SENDTO, HX_OP_SEND,
 				   hx_sock_proto(fd, addr.__sockaddr__, len),
 				   addr.__sockaddr__, len);
@@ -809,7 +825,8 @@ HX_EXPORT ssize_t sendmsg(int fd, const struct msghdr *msg, int flags)
 {
 	int err = 0;
 
-	if (msg && msg->msg_name)
+	if (msg && msg->msg_name && msg->msg_namelen &&
+	    hx_send_names_dest(fd, flags))
 		err = hx_hooks_net(
 		    HX_CALL_SENDMSG, HX_OP_SEND,
 		    hx_sock_proto(fd, msg->msg_name, msg->msg_namelen),

@@ -604,6 +604,25 @@ static bool stream_socket(int sfd, int flags)
 	       type == SOCK_STREAM && !(flags & MSG_FASTOPEN);
 }
 
+/* Whether the kernel ignores a send's address on sfd: a TCP or MPTCP
+ * send but a Fast Open one goes to the connected peer (or fails), and
+ * so does a unix seqpacket one. Judging and recording the address
+ * named a host the data never went to (an attack review: "send
+ * 127.0.0.1:B" for bytes that reached the connected A). */
+static bool name_ignored(int sfd, int flags)
+{
+	int type = 0, dom = 0;
+	socklen_t tl = sizeof(type), dl = sizeof(dom);
+
+	if (getsockopt(sfd, SOL_SOCKET, SO_TYPE, &type, &tl) ||
+	    getsockopt(sfd, SOL_SOCKET, SO_DOMAIN, &dom, &dl))
+		return false;
+	if (dom == AF_UNIX)
+		return type == SOCK_SEQPACKET;
+	return (dom == AF_INET || dom == AF_INET6) && type == SOCK_STREAM &&
+	       !(flags & MSG_FASTOPEN);
+}
+
 /* sendmsg of our copy on sfd (by the connector for a unix socket),
  * without blocking this worker for good: a blocking socket that is full
  * is waited for here while the target still waits for the answer. */
@@ -811,6 +830,12 @@ static void send_on(struct hx_unotify *u, const struct seccomp_notif *n,
 		flags = (int)arg[3];
 		name = arg[4];
 		len = (socklen_t)arg[5];
+	}
+	/* A name the kernel would not use: sent to the peer, as it would
+	 * (a peer decided at its connect). */
+	if (!to_peer && name_ignored(sfd, flags)) {
+		to_peer = true;
+		stream = stream_socket(sfd, flags);
 	}
 	memset(&ss, 0, sizeof(ss));
 	if (to_peer) {

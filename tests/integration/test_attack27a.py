@@ -25,7 +25,7 @@ import socket
 import threading
 import time
 
-from lib import PYTHON, Skip, check, harness
+from lib import HELPERS, PYTHON, Skip, check, harness
 from test_default_policy import fake_home
 
 
@@ -217,3 +217,61 @@ def test_no_datagram_leaves_from_an_address_not_the_machines(wd):
     sends = r.events(event="sendto", args_addr="[::1]:%d" % out["port"])
     check(sends and all(x["verdict"] == "allow" and x["rule"] == "harness:own-listener"
                         for x in sends), "records %r" % sends[:3])
+
+
+NAMED = r"""
+import socket, sys
+a = socket.socket(); a.bind(("127.0.0.1", 0)); a.listen(4); a.setblocking(False)
+b = socket.socket(); b.bind(("127.0.0.1", 0)); b.listen(4); b.setblocking(False)
+print("A %d B %d" % (a.getsockname()[1], b.getsockname()[1]))
+c = socket.socket()
+c.connect(a.getsockname())
+for call, f in (("sendto", lambda: c.sendto(b"[tcp-sendto]", b.getsockname())),
+                ("sendmsg", lambda: c.sendmsg([b"[tcp-sendmsg]"], [], 0, b.getsockname()))):
+    try:
+        print("tcp-%s %d" % (call, f()))
+    except OSError as e:
+        print("tcp-%s %s" % (call, e.errno))
+import time
+time.sleep(0.1)
+for tag, l in (("a", a), ("b", b)):
+    try:
+        s, _ = l.accept()
+        print(tag, s.recv(200).decode() or "-")
+    except OSError:
+        print(tag, "-")
+"""
+
+
+def _named_sends(r, unix_dir=None):
+    check(r.stdout.startswith("A "), "agent did not run: %r %r" % (r.stdout, r.stderr[-500:]))
+    lines = dict(l.split(" ", 1) for l in r.stdout.strip().splitlines())
+    pa, pb = lines["A"].split(" B ")
+    check(lines["a"] == "[tcp-sendto][tcp-sendmsg]" and lines["b"] == "-",
+          "the kernel sends to the connected peer: %r" % lines)
+    # No record names B, where nothing went; the connect names A.
+    check(not r.events(args_addr="127.0.0.1:%s" % pb),
+          "a record names 127.0.0.1:%s, never reached: %s" % (pb, r.dump()))
+    c = r.one(op="connect", args_addr="127.0.0.1:%s" % pa)
+    check(c["verdict"] == "allow" and c["rule"] == "harness:own-listener", "record %r" % c)
+    if unix_dir:
+        check(lines["ua"] == "[useq-sendto][useq-sendmsg]" and lines["ub"] == "-",
+              "a unix seqpacket send goes to its peer: %r" % lines)
+        named = [x for x in r.records if x.get("op") == "send" and
+                 x.get("args", {}).get("addr", "").endswith("/b.sock")]
+        check(not named, "a record names b.sock, never reached: %r" % named[:2])
+
+
+def test_a_send_on_a_connected_stream_names_its_peer_not_its_address(wd):
+    """A send's address on a TCP socket (but a Fast Open one) or a unix
+    seqpacket one is ignored by the kernel, which sends to the peer: the
+    kernel layer judged and recorded it ("send 127.0.0.1:B", allowed as
+    the agent's own listener) for bytes that reached A, and the shim
+    asked about it too; a denied address refused a send the kernel
+    would have made to its decided peer."""
+    home = fake_home(wd)
+    static = os.path.join(HELPERS, "static_attack27a")
+    r = harness([static, "named-sends"], wd, policy=None, env={"HOME": home})
+    _named_sends(r, unix_dir=wd.path)
+    r = harness([PYTHON, "-c", NAMED], wd, policy=None, env={"HOME": home})
+    _named_sends(r)
