@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
@@ -651,6 +652,32 @@ static ssize_t send_here(struct hx_unotify *u, uint64_t id, int sfd, int target,
 	}
 }
 
+/* The buffer of a send's bytes. A zerocopy send (MSG_ZEROCOPY on a
+ * socket with SO_ZEROCOPY) has the kernel read it after sendmsg
+ * returns, until the agent's completion: from the heap, freed and
+ * reused at once, the agent's listener got harness-exec's own memory
+ * (heap pointers, the tcache key) in place of the zeros sent (an attack
+ * review). Such a buffer is a mapping of its own, unmapped after the
+ * send: the pinned pages keep our copy until the kernel is done. */
+static void *payload_alloc(size_t n, bool zerocopy)
+{
+	void *p;
+
+	if (!zerocopy)
+		return malloc(n);
+	p = mmap(NULL, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+		 -1, 0);
+	return p == MAP_FAILED ? NULL : p;
+}
+
+static void payload_free(void *p, size_t n, bool zerocopy)
+{
+	if (!zerocopy)
+		free(p);
+	else if (p)
+		munmap(p, n);
+}
+
 /* The send on sfd, the target's socket taken once. */
 /* The bytes of a send into *data (freed by the caller), *total long:
  * from the agent's iovecs (mh, and its control messages into ctrl) or
@@ -658,7 +685,7 @@ static ssize_t send_here(struct hx_unotify *u, uint64_t id, int sfd, int target,
  * a send (the count says how much); a datagram goes whole or not at
  * all. 0 or -errno. */
 static int copy_payload(const struct target *t, const struct msghdr *mh,
-			uint64_t buf, uint64_t count, bool stream,
+			uint64_t buf, uint64_t count, bool stream, bool zc,
 			unsigned char *ctrl, unsigned char **data,
 			uint64_t *total)
 {
@@ -694,7 +721,7 @@ static int copy_payload(const struct target *t, const struct msghdr *mh,
 		e = -EMSGSIZE;
 		goto out;
 	}
-	if (!(*data = malloc(*total ? *total : 1))) {
+	if (!(*data = payload_alloc(*total ? *total : 1, zc))) {
 		e = -ENOMEM;
 		goto out;
 	}
@@ -799,7 +826,7 @@ static void send_on(struct hx_unotify *u, const struct seccomp_notif *n,
 	size_t ntaken = 0;
 	uint64_t name, total = 0;
 	socklen_t len;
-	int flags, e, target = -1;
+	int flags = 0, e, target = -1;
 	ssize_t r;
 
 	memset(&out, 0, sizeof(out));
@@ -871,7 +898,7 @@ static void send_on(struct hx_unotify *u, const struct seccomp_notif *n,
 	/* Emulated: the data, the address and the control messages are our
 	 * copies; to a unix socket, sent by the connector (connector.h). */
 	if ((e = copy_payload(t, is_msg ? &mh : NULL, arg[1], arg[2], stream,
-			      ctrl.b, &data, &total)))
+			      flags & MSG_ZEROCOPY, ctrl.b, &data, &total)))
 		goto fail;
 	if (!hx_un_id_valid(u, n->id)) {
 		e = -ESRCH;
@@ -919,7 +946,7 @@ done:
 		close(taken[i]);
 	if (target >= 0)
 		close(target);
-	free(data);
+	payload_free(data, total ? total : 1, flags & MSG_ZEROCOPY);
 }
 
 void hx_un_send(struct hx_unotify *u, const struct seccomp_notif *n,
