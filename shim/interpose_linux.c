@@ -776,18 +776,21 @@ int hx_sock_proto(int fd, const struct sockaddr *sa, socklen_t len)
 	return p;
 }
 
-bool hx_send_names_dest(int fd, int flags)
+bool hx_send_names_dest(int fd)
 {
+	struct sockaddr_storage peer;
+	socklen_t pl = sizeof(peer), tl = sizeof(int), dl = sizeof(int);
 	int type = 0, dom = 0, e = errno;
-	socklen_t tl = sizeof(type), dl = sizeof(dom);
 	bool used = true;
 
 	if (!getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &tl) &&
-	    !getsockopt(fd, SOL_SOCKET, SO_DOMAIN, &dom, &dl))
-		used = dom == AF_UNIX ? type != SOCK_SEQPACKET
-		       : dom == AF_INET || dom == AF_INET6
-			   ? type != SOCK_STREAM || (flags & MSG_FASTOPEN)
-			   : true;
+	    !getsockopt(fd, SOL_SOCKET, SO_DOMAIN, &dom, &dl)) {
+		if (dom == AF_UNIX)
+			used = type != SOCK_SEQPACKET;
+		else if ((dom == AF_INET || dom == AF_INET6) &&
+			 type == SOCK_STREAM)
+			used = getpeername(fd, (struct sockaddr *)&peer, &pl);
+	}
 	errno = e;
 	return used;
 }
@@ -810,7 +813,7 @@ HX_EXPORT ssize_t sendto(int fd, const void *buf, size_t n, int flags,
 {
 	int err = 0;
 
-	if (addr.__sockaddr__ && hx_send_names_dest(fd, flags))
+	if (addr.__sockaddr__ && hx_send_names_dest(fd))
 		err = hx_hooks_net(HX_CALL_SENDTO, HX_OP_SEND,
 				   hx_sock_proto(fd, addr.__sockaddr__, len),
 				   addr.__sockaddr__, len);
@@ -825,8 +828,7 @@ HX_EXPORT ssize_t sendmsg(int fd, const struct msghdr *msg, int flags)
 {
 	int err = 0;
 
-	if (msg && msg->msg_name && msg->msg_namelen &&
-	    hx_send_names_dest(fd, flags))
+	if (msg && msg->msg_name && msg->msg_namelen && hx_send_names_dest(fd))
 		err = hx_hooks_net(
 		    HX_CALL_SENDMSG, HX_OP_SEND,
 		    hx_sock_proto(fd, msg->msg_name, msg->msg_namelen),

@@ -106,8 +106,7 @@ static int sys_net(long nr, const long *a)
 	    (const void *)(nr == SYS_connect ? a[1] : a[4]);
 	socklen_t len = (socklen_t)(nr == SYS_connect ? a[2] : a[5]);
 
-	if (!sa ||
-	    (nr == SYS_sendto && !hx_send_names_dest((int)a[0], (int)a[3])))
+	if (!sa || (nr == SYS_sendto && !hx_send_names_dest((int)a[0])))
 		return 0;
 	return hx_hooks_net(HX_CALL_SYSCALL,
 			    nr == SYS_connect ? HX_OP_CONNECT : HX_OP_SEND,

@@ -11,7 +11,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/ioctl.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
@@ -22,7 +21,7 @@
 #include "common/sockaddr.h"
 #include "supervisor/kernel/connector.h"
 #include "supervisor/kernel/execgate.h"
-#include "supervisor/kernel/localaddr.h"
+#include "supervisor/kernel/netsend.h"
 #include "supervisor/path_resolve.h"
 
 #define SEND_MAX  (64u << 10) /* bytes of a send emulated here */
@@ -505,36 +504,6 @@ static void sigpipe(const struct target *t, int err, int flags)
 
 #define RIGHTS_MAX 253 /* SCM_MAX_FD */
 
-/* The interface a send's own IP_PKTINFO or IPV6_PKTINFO names: 0 (the
- * route's) or loopback (LOOPBACK_IFINDEX: 1 in every namespace), which
- * a server echoing the pktinfo of a loopback client names, are where
- * the decided address goes; any other sent a datagram judged as to
- * 127.0.0.1 out of eth0 for the gateway (an attack review). */
-static bool forces_interface(const struct cmsghdr *c)
-{
-	struct in_pktinfo p4;
-	struct in6_pktinfo p6;
-
-	if (c->cmsg_level == IPPROTO_IP && c->cmsg_type == IP_PKTINFO &&
-	    c->cmsg_len >= CMSG_LEN(sizeof(p4))) {
-		memcpy(&p4, CMSG_DATA(c), sizeof(p4));
-		return p4.ipi_ifindex > 1;
-	}
-	if (c->cmsg_level == IPPROTO_IPV6 &&
-	    (c->cmsg_type == IPV6_PKTINFO ||
-	     c->cmsg_type == IPV6_2292PKTINFO) &&
-	    c->cmsg_len >= CMSG_LEN(sizeof(p6))) {
-		struct sockaddr_in6 src = {.sin6_family = AF_INET6};
-
-		memcpy(&p6, CMSG_DATA(c), sizeof(p6));
-		src.sin6_addr = p6.ipi6_addr;
-		/* its source too, where nonlocal binds are on */
-		return p6.ipi6_ifindex > 1 ||
-		       hx_foreign_source(&src, sizeof(src));
-	}
-	return false;
-}
-
 /* A control message that routes the datagram past its decided address:
  * an IPv6 routing header, an IPv4 source route (IP_RETOPTS; the kernel
  * wants CAP_NET_RAW for one, refused here whatever the kernel), an
@@ -545,7 +514,7 @@ static bool routes(const struct cmsghdr *c)
 		(c->cmsg_type == IPV6_RTHDR ||
 		 c->cmsg_type == IPV6_2292RTHDR)) ||
 	       (c->cmsg_level == IPPROTO_IP && c->cmsg_type == IP_RETOPTS) ||
-	       forces_interface(c);
+	       hx_send_forces_interface(c);
 }
 
 /* Ancillary data as the send made here needs it: the fds of SCM_RIGHTS
@@ -605,25 +574,6 @@ static bool stream_socket(int sfd, int flags)
 	       type == SOCK_STREAM && !(flags & MSG_FASTOPEN);
 }
 
-/* Whether the kernel ignores a send's address on sfd: a TCP or MPTCP
- * send but a Fast Open one goes to the connected peer (or fails), and
- * so does a unix seqpacket one. Judging and recording the address
- * named a host the data never went to (an attack review: "send
- * 127.0.0.1:B" for bytes that reached the connected A). */
-static bool name_ignored(int sfd, int flags)
-{
-	int type = 0, dom = 0;
-	socklen_t tl = sizeof(type), dl = sizeof(dom);
-
-	if (getsockopt(sfd, SOL_SOCKET, SO_TYPE, &type, &tl) ||
-	    getsockopt(sfd, SOL_SOCKET, SO_DOMAIN, &dom, &dl))
-		return false;
-	if (dom == AF_UNIX)
-		return type == SOCK_SEQPACKET;
-	return (dom == AF_INET || dom == AF_INET6) && type == SOCK_STREAM &&
-	       !(flags & MSG_FASTOPEN);
-}
-
 /* sendmsg of our copy on sfd (by the connector for a unix socket),
  * without blocking this worker for good: a blocking socket that is full
  * is waited for here while the target still waits for the answer. */
@@ -650,32 +600,6 @@ static ssize_t send_here(struct hx_unotify *u, uint64_t id, int sfd, int target,
 		if (!hx_un_id_valid(u, id) || hx_un_wait_cut())
 			return -EINTR; /* interrupted: nothing was sent */
 	}
-}
-
-/* The buffer of a send's bytes. A zerocopy send (MSG_ZEROCOPY on a
- * socket with SO_ZEROCOPY) has the kernel read it after sendmsg
- * returns, until the agent's completion: from the heap, freed and
- * reused at once, the agent's listener got harness-exec's own memory
- * (heap pointers, the tcache key) in place of the zeros sent (an attack
- * review). Such a buffer is a mapping of its own, unmapped after the
- * send: the pinned pages keep our copy until the kernel is done. */
-static void *payload_alloc(size_t n, bool zerocopy)
-{
-	void *p;
-
-	if (!zerocopy)
-		return malloc(n);
-	p = mmap(NULL, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
-		 -1, 0);
-	return p == MAP_FAILED ? NULL : p;
-}
-
-static void payload_free(void *p, size_t n, bool zerocopy)
-{
-	if (!zerocopy)
-		free(p);
-	else if (p)
-		munmap(p, n);
 }
 
 /* The send on sfd, the target's socket taken once. */
@@ -721,7 +645,7 @@ static int copy_payload(const struct target *t, const struct msghdr *mh,
 		e = -EMSGSIZE;
 		goto out;
 	}
-	if (!(*data = payload_alloc(*total ? *total : 1, zc))) {
+	if (!(*data = hx_send_buf_alloc(*total ? *total : 1, zc))) {
 		e = -ENOMEM;
 		goto out;
 	}
@@ -860,7 +784,7 @@ static void send_on(struct hx_unotify *u, const struct seccomp_notif *n,
 	}
 	/* A name the kernel would not use: sent to the peer, as it would
 	 * (a peer decided at its connect). */
-	if (!to_peer && name_ignored(sfd, flags)) {
+	if (!to_peer && hx_send_name_ignored(sfd)) {
 		to_peer = true;
 		stream = stream_socket(sfd, flags);
 	}
@@ -916,6 +840,8 @@ static void send_on(struct hx_unotify *u, const struct seccomp_notif *n,
 		out.msg_control = ctrl.b;
 		out.msg_controllen = mh.msg_controllen;
 	}
+	if (!to_peer)
+		hx_send_push_pending(sfd);
 	hx_un_wait_begin(HX_WAIT_POLL);
 	r = send_here(u, n->id, sfd, to_peer ? -1 : target, &out, flags);
 	e = hx_un_wait_end(u, r < 0 ? (int)r : 0);
@@ -946,7 +872,7 @@ done:
 		close(taken[i]);
 	if (target >= 0)
 		close(target);
-	payload_free(data, total ? total : 1, flags & MSG_ZEROCOPY);
+	hx_send_buf_free(data, total ? total : 1, flags & MSG_ZEROCOPY);
 }
 
 void hx_un_send(struct hx_unotify *u, const struct seccomp_notif *n,

@@ -263,7 +263,7 @@ def _named_sends(r, unix_dir=None):
 
 
 def test_a_send_on_a_connected_stream_names_its_peer_not_its_address(wd):
-    """A send's address on a TCP socket (but a Fast Open one) or a unix
+    """A send's address on a connected TCP socket or a unix
     seqpacket one is ignored by the kernel, which sends to the peer: the
     kernel layer judged and recorded it ("send 127.0.0.1:B", allowed as
     the agent's own listener) for bytes that reached A, and the shim
@@ -336,3 +336,57 @@ def test_a_zerocopy_send_carries_the_agents_bytes_only(wd):
     check(out["completions"] == 1, "no zerocopy completion for the agent: %r" % out)
     c = r.one(op="connect", verdict="allow")
     check(c["rule"] == "harness:own-listener", "record %r" % c)
+
+
+CORK = r"""
+import json, socket
+def listener():
+    l = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    l.bind(("127.0.0.1", 0))
+    l.settimeout(0.3)
+    return l
+a, b = listener(), listener()
+A, B = a.getsockname(), b.getsockname()
+out = {"A": A[1], "B": B[1]}
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.sendto(b"first-", socket.MSG_MORE, A)
+s.sendto(b"second", B)
+c = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+c.connect(A)
+c.send(b"peer-", socket.MSG_MORE)
+c.sendto(b"named", B)
+d = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+d.connect(A)
+d.sendto(b"x", B)
+try:
+    socket.socket(socket.AF_INET, socket.SOCK_DGRAM).setsockopt(socket.IPPROTO_UDP, 1, 1)
+    out["udp_cork"] = "ok"
+except OSError as e:
+    out["udp_cork"] = "errno %d" % e.errno
+for n, l in (("a", a), ("b", b)):
+    out[n] = []
+    try:
+        while True:
+            out[n].append(l.recv(100).decode())
+    except OSError:
+        pass
+print(json.dumps(out))
+"""
+
+
+def test_a_datagram_goes_where_its_send_was_recorded(wd):
+    """A UDP send with MSG_MORE leaves its datagram pending, and the
+    kernel appends the next send's bytes to it whatever address that
+    send names: "send 127.0.0.1:B" was recorded (allowed, the agent's
+    own port) for bytes that reached A (UDP_CORK alike)."""
+    home = fake_home(wd)
+    r = harness([PYTHON, "-c", CORK], wd, policy=None, env={"HOME": home})
+    check(r.stdout.strip().startswith("{"), "agent did not run: %r %r" % (r.stdout, r.stderr[-500:]))
+    out = json.loads(r.stdout.strip().splitlines()[-1])
+    check(out["udp_cork"] == "errno 1", "UDP_CORK: %r" % out)
+    check(sorted(out["b"]) == ["named", "second", "x"],
+          "what was sent to B did not all reach B: %r" % out)
+    check(sorted(out["a"]) == ["first-", "peer-"],
+          "A got other bytes than its own sends' (or an empty datagram): %r" % out)
+    to_b = r.events(op="send", args_addr="127.0.0.1:%d" % out["B"])
+    check(len(to_b) == 3 and all(x["verdict"] == "allow" for x in to_b), "records %r" % to_b)
