@@ -390,3 +390,74 @@ def test_a_datagram_goes_where_its_send_was_recorded(wd):
           "A got other bytes than its own sends' (or an empty datagram): %r" % out)
     to_b = r.events(op="send", args_addr="127.0.0.1:%d" % out["B"])
     check(len(to_b) == 3 and all(x["verdict"] == "allow" for x in to_b), "records %r" % to_b)
+
+
+def _machine_addr():
+    """This machine's IPv4 address on its default route, or None."""
+    try:
+        with open("/proc/net/route") as f:
+            for line in f.readlines()[1:]:
+                dev, dest, gw = line.split()[:3]
+                if dest == "00000000" and dev != "lo":
+                    g = socket.inet_ntoa(bytes.fromhex(gw)[::-1])
+                    u = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+                    u.connect((g, 9))
+                    return u.getsockname()[0]
+    except OSError:
+        pass
+    return None
+
+
+SERVE = r"""
+import os, socket, sys
+l = socket.socket()
+l.bind(("0.0.0.0", 0))
+l.listen(1)
+l.settimeout(20)
+with open(sys.argv[1] + ".tmp", "w") as f:
+    f.write(str(l.getsockname()[1]))
+os.rename(sys.argv[1] + ".tmp", sys.argv[1])
+c, peer = l.accept()
+c.sendall(b"SECRET-DATA")
+c.close()
+print("served", peer[0])
+"""
+
+
+def test_a_connection_made_to_the_agents_server_carries_data_out(wd):
+    """The default allows the agent's servers on every interface
+    (net_listen: allow, for dev servers), and what it writes on a
+    connection a host made to it is a send no rule decides: any host
+    that connects in (the test, through this machine's own address,
+    stands for one) takes what the agent writes. XFAIL: the policy's
+    listen: deny of 0.0.0.0 and [::] closes it; the default keeps dev
+    servers reachable."""
+    from lib import Started, xfail
+    me = _machine_addr()
+    if not me:
+        raise Skip("no address on a default route")
+    home = fake_home(wd)
+    portfile = os.path.join(wd.path, "port")
+    run = Started([PYTHON, "-c", SERVE, portfile], wd, policy=None, env={"HOME": home})
+    got = b""
+    try:
+        for _ in range(200):
+            if os.path.exists(portfile):
+                break
+            time.sleep(0.05)
+        check(os.path.exists(portfile), "the agent's server did not start")
+        with socket.create_connection((me, int(open(portfile).read())), timeout=5) as s:
+            while True:
+                d = s.recv(100)
+                if not d:
+                    break
+                got += d
+    finally:
+        r = run.join()
+    b = r.one(op="listen", verdict="allow")
+    check(b["args"]["addr"].startswith("0.0.0.0:"), "record %r" % b)
+    if got == b"SECRET-DATA":
+        xfail("the agent's server on 0.0.0.0 (allowed by default) wrote to a peer at %s "
+              "no rule decided" % me)
+    else:
+        check(got == b"", "got %r" % got)
