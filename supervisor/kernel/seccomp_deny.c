@@ -84,6 +84,14 @@
 		"setsockopt", HX_SC_ERRNO, EPERM,                              \
 		    {EQ32(1, level), EQ32(2, opt)}, why                        \
 	}
+/* socket(family, ...) with a second condition: EPROTONOSUPPORT, as
+ * from a kernel without that protocol (one errno for the syscall). */
+#define SOCKET_ROW(family, cond)                                               \
+	{                                                                      \
+		"socket", HX_SC_ERRNO, EPROTONOSUPPORT,                        \
+		    {EQ32(0, family), cond},                                   \
+		    "sends where no notified call names the address"           \
+	}
 
 /* Denied with EPERM unless a runtime is known to fall back on ENOSYS
  * (io_uring: libuv, liburing users; clone3: glibc uses clone). */
@@ -351,41 +359,7 @@ const struct hx_sc_rule hx_seccomp_deny[] = {
     IOCTL_ROW(FS_IOC_SETVERSION, "changes a file's generation"),
     /* ext4's own number for it (an attack review found it open). */
     IOCTL_ROW(EXT4_IOC_SETVERSION, "changes a file's generation"),
-    /* A routing header sends every packet of the socket to its first
-     * segment, not to the address connect or sendto named (the one
-     * decided): any user may set a segment routing header (type 4).
-     * IPv4's source routes need CAP_NET_RAW, which the agent lacks;
-     * one send's own header is refused where it is copied
-     * (unotify_net.c). */
-    SOCKOPT_ROW(IPPROTO_IPV6, IPV6_RTHDR, ROUTES),
-    SOCKOPT_ROW(IPPROTO_IPV6, IPV6_2292PKTOPTIONS, ROUTES),
-    /* The interface a packet leaves by, forced on the socket: a
-     * datagram to 127.0.0.1 (the agent's own port, allowed) on a socket
-     * bound to eth0 or with eth0 for its unicast interface left the
-     * machine for the gateway (an attack review; IPv6 drops ::1 there).
-     * Any user may set each once; a send's own IP_PKTINFO is refused
-     * where it is copied (unotify_net.c). */
-    SOCKOPT_ROW(SOL_SOCKET, SO_BINDTODEVICE, ROUTES),
-    SOCKOPT_ROW(SOL_SOCKET, SO_BINDTOIFINDEX, ROUTES),
-    SOCKOPT_ROW(IPPROTO_IP, IP_UNICAST_IF, ROUTES),
-    SOCKOPT_ROW(IPPROTO_IPV6, IPV6_UNICAST_IF, ROUTES),
-    SOCKOPT_ROW(IPPROTO_IPV6, IPV6_PKTINFO, ROUTES),
-    /* A source address that is not the machine's: any user may set
-     * IPV6_FREEBIND, bind [2001:db8::99] and send from it, so that what
-     * an allowed host answers (a QUIC version negotiation echoes the
-     * connection ids sent) goes to a host no rule names (an attack
-     * review). A bind's own address is checked too (unotify_bind.c),
-     * for where ip_nonlocal_bind is set. */
-    SOCKOPT_ROW(IPPROTO_IP, IP_FREEBIND, SOURCE),
-    SOCKOPT_ROW(IPPROTO_IPV6, IPV6_FREEBIND, SOURCE),
-    SOCKOPT_ROW(IPPROTO_IP, IP_TRANSPARENT, SOURCE),
-    SOCKOPT_ROW(IPPROTO_IPV6, IPV6_TRANSPARENT, SOURCE),
-    /* A corked datagram takes every later send's bytes, whatever
-     * address that send names (decided and recorded as that address):
-     * refused, and what MSG_MORE left pending is sent before a send
-     * with an address (unotify_net.c). */
-    SOCKOPT_ROW(IPPROTO_UDP, UDP_CORK, CORK),
-    SOCKOPT_ROW(IPPROTO_UDPLITE, UDP_CORK, CORK),
+#include "supervisor/kernel/seccomp_net_rows.h"
     /* A btrfs subvolume is a directory the file system makes, no mkdir:
      * no Landlock hook sees it and ioctl is not notified, so a snapshot
      * of one the agent filled put a tree anywhere its uid may write
