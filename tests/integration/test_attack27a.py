@@ -43,19 +43,24 @@ def _uplink():
     return None
 
 
-AGENT = r"""
-import json, socket, struct, sys
-dev = sys.argv[1]
-idx = socket.if_nametoindex(dev)
-out = {}
-
+# What each agent script below tries, and the errno it met, in out.
+TRY = r"""
 def try_(name, f):
     try:
         f()
         out[name] = "ok"
     except OSError as e:
         out[name] = "errno %d" % e.errno
+"""
 
+
+AGENT = r"""
+import json, socket, struct, sys
+dev = sys.argv[1]
+idx = socket.if_nametoindex(dev)
+out = {}
+
+""" + TRY + r"""
 me = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
 me.bind(("127.0.0.1", 0))
 dst = me.getsockname()
@@ -166,13 +171,7 @@ SPOOF = r"""
 import json, socket, struct
 out = {}
 
-def try_(name, f):
-    try:
-        f()
-        out[name] = "ok"
-    except OSError as e:
-        out[name] = "errno %d" % e.errno
-
+""" + TRY + r"""
 me = socket.socket(socket.AF_INET6, socket.SOCK_DGRAM)
 me.bind(("::1", 0))
 dst = ("::1", me.getsockname()[1])
