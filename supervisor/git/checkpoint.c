@@ -40,7 +40,9 @@ struct hx_ckpt {
 	/* the files left out as the last take named them */
 	size_t said_n;
 	struct hx_ckpt_big said[HX_CKPT_NAMED];
-	struct bounds *walk; /* NULL: walked in this process */
+	/* The Landlock ruleset each walk's thread takes (confine.h), made
+	 * before the agent runs; -1: walked on the caller's thread. */
+	int walk_rs;
 };
 
 /* What a checkpoint's walk of the tree finds. */
@@ -126,8 +128,10 @@ bound(struct bounds *b, bool rw, const char *fmt, ...)
 
 /* The files git reads besides the repository's (git-config(1),
  * gitignore(5), gitattributes(5)), one by one: not the directories,
- * where the credentials are (~/.config/git/credentials). */
-static void bound_git_files(struct bounds *b, git_repository *repo)
+ * where the credentials are (~/.config/git/credentials). The excludes
+ * and attributes files the user's own configuration names, not the
+ * repository's (a file the agent could name there would be read). */
+static void bound_git_files(struct bounds *b)
 {
 	const char *home = getenv("HOME"), *xdg = getenv("XDG_CONFIG_HOME");
 	static const char *const keys[] = {"core.excludesfile",
@@ -147,7 +151,7 @@ static void bound_git_files(struct bounds *b, git_repository *repo)
 		else if (home && *home)
 			bound(b, false, "%s/.config/git/%s", home,
 			      xdg_files[i]);
-	if (git_repository_config_snapshot(&cfg, repo))
+	if (git_config_open_default(&cfg))
 		return;
 	for (size_t i = 0; i < 2; i++) {
 		if (!git_config_get_path(&v, cfg, keys[i]))
@@ -155,6 +159,25 @@ static void bound_git_files(struct bounds *b, git_repository *repo)
 		git_buf_dispose(&v);
 	}
 	git_config_free(cfg);
+}
+
+/* The ruleset of a walk that writes the trees rw and reads the trees ro
+ * (each NULL-ended) and git's own files: an fd or -errno. */
+static int walk_ruleset(const char *const *rw, const char *const *ro)
+{
+	struct bounds *b = calloc(1, sizeof(*b));
+	int rs;
+
+	if (!b)
+		return -ENOMEM;
+	for (size_t i = 0; rw[i]; i++)
+		bound(b, true, "%s", rw[i]);
+	for (size_t i = 0; ro[i]; i++)
+		bound(b, false, "%s", ro[i]);
+	bound_git_files(b);
+	rs = hx_confine_prepare(&b->cf);
+	free(b);
+	return rs;
 }
 
 /* A repository handle on the common dir whose working tree is wt and
@@ -182,6 +205,39 @@ static int open_private(const char *commondir, const char *wt,
 		*idx = NULL;
 		*repo = NULL;
 		return hx_git_errno(e);
+	}
+	return 0;
+}
+
+/* c's walks confined: new objects and the private index written, the
+ * git dir (the tree beneath it, config, excludes, packs) read; and the
+ * configuration read once, here (a file of it rewritten later is a new
+ * inode, which the ruleset made now does not hold). */
+static int confine_walks(struct hx_ckpt *c, const char *commondir,
+			 const char *index_path, char *err, size_t errlen)
+{
+	const char *slash = strrchr(index_path, '/');
+	char objects[PATH_MAX], idir[PATH_MAX];
+	const char *rw[] = {objects, idir, NULL},
+		   *ro[] = {commondir, c->wt, NULL};
+	git_config *snap = NULL;
+	int e;
+
+	snprintf(objects, sizeof(objects), "%s/objects", commondir);
+	snprintf(idir, sizeof(idir), "%.*s",
+		 slash ? (int)(slash - index_path) : 1,
+		 slash ? index_path : ".");
+	if ((e = git_repository_config_snapshot(&snap, c->repo)) ||
+	    (e = git_repository_set_config(c->repo, snap))) {
+		git_config_free(snap);
+		ERR("configuration of %s: %s", commondir, hx_git_err());
+		return hx_git_errno(e);
+	}
+	git_config_free(snap);
+	if ((c->walk_rs = walk_ruleset(rw, ro)) < 0) {
+		e = c->walk_rs;
+		ERR("the walks' confinement: %s", strerror(-e));
+		return e;
 	}
 	return 0;
 }
@@ -226,24 +282,14 @@ int hx_ckpt_open(const char *commondir, const char *wt, const char *session,
 	 * writes never reach the agent's index. */
 	if (seed_index && copy_file(seed_index, index_path))
 		unlink(index_path);
+	c->walk_rs = -1;
 	e = open_private(commondir, wt, index_path, &c->repo, &c->idx, err,
 			 errlen);
-	if (!e && confined && !(c->walk = calloc(1, sizeof(*c->walk))))
-		e = -ENOMEM;
+	if (!e && confined)
+		e = confine_walks(c, commondir, index_path, err, errlen);
 	if (e) {
 		hx_ckpt_free(c);
 		return e;
-	}
-	if (c->walk) {
-		/* New objects and the private index written; the tree and
-		 * the git dir (config, excludes, packs) read. */
-		bound(c->walk, true, "%s/objects", commondir);
-		bound(c->walk, true, "%.*s",
-		      slash ? (int)(slash - index_path) : 1,
-		      slash ? index_path : ".");
-		bound(c->walk, false, "%s", commondir);
-		bound(c->walk, false, "%s", wt);
-		bound_git_files(c->walk, c->repo);
 	}
 	*out = c;
 	return 0;
@@ -302,7 +348,7 @@ static int skip_large(const char *path, const char *matched, void *payload)
 	return 1;
 }
 
-/* The tree's snapshot (on a confined thread when c->walk: confine.h):
+/* The tree's snapshot (on a confined thread with c->walk_rs: confine.h):
  * add_all is `git add -A` (one walk: it also drops deleted files;
  * test_worktree checks it): new, modified and deleted files, not the
  * ignored ones; unchanged files are judged by their stat data (racily
@@ -337,8 +383,8 @@ static int walk_tree(struct hx_ckpt *c, git_oid *tree,
 		     struct hx_ckpt_info *info, char *err, size_t errlen)
 {
 	struct snap s = {0};
-	int r = c->walk ? hx_confine_run(&c->walk->cf, snapshot, c, &s)
-			: snapshot(c, &s);
+	int r = c->walk_rs >= 0 ? hx_confine_run(c->walk_rs, snapshot, c, &s)
+				: snapshot(c, &s);
 
 	if (r && s.err[0])
 		ERR("%s", s.err);
@@ -469,7 +515,8 @@ void hx_ckpt_free(struct hx_ckpt *c)
 		return;
 	git_index_free(c->idx);
 	git_repository_free(c->repo);
-	free(c->walk);
+	if (c->walk_rs >= 0)
+		close(c->walk_rs);
 	free(c);
 }
 
@@ -521,21 +568,20 @@ static int restore_tree(void *arg, void *reply)
 static int restore_confined(struct restore *rs, const char *commondir,
 			    const char *tmp, char *err, size_t errlen)
 {
-	struct bounds *b;
-	char reply[512] = "";
-	int r;
+	char objects[PATH_MAX], reply[512] = "";
+	const char *rw[] = {rs->wt, objects, tmp, NULL},
+		   *ro[] = {commondir, NULL};
+	int r, ruleset;
 
 	if (!hx_confine_available())
 		return restore_tree(rs, err);
-	if (!(b = calloc(1, sizeof(*b))))
-		return -ENOMEM;
-	bound(b, true, "%s", rs->wt);
-	bound(b, true, "%s/objects", commondir);
-	bound(b, true, "%s", tmp);
-	bound(b, false, "%s", commondir);
-	bound_git_files(b, rs->repo);
-	r = hx_confine_run(&b->cf, restore_tree, rs, reply);
-	free(b);
+	snprintf(objects, sizeof(objects), "%s/objects", commondir);
+	if ((ruleset = walk_ruleset(rw, ro)) < 0)
+		r = ruleset;
+	else
+		r = hx_confine_run(ruleset, restore_tree, rs, reply);
+	if (ruleset >= 0)
+		close(ruleset);
 	if (r)
 		ERR("%s", reply[0] ? reply : strerror(-r));
 	return r;

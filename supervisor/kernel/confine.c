@@ -54,10 +54,7 @@ static int grant(int rs, const char *path, uint64_t want, uint64_t handled)
 	return e;
 }
 
-/* Restricts the calling thread to cf's trees (Landlock and no_new_privs
- * are the thread's own, the process's other threads keep theirs). 0 or
- * -errno. */
-static int confine(const struct hx_confine *cf)
+int hx_confine_prepare(const struct hx_confine *cf)
 {
 	struct hx_ll_ruleset_attr a = {0};
 	int abi = hx_landlock_abi(), rs, e = 0;
@@ -76,38 +73,43 @@ static int confine(const struct hx_confine *cf)
 		if ((e = grant(rs, cf->ro[i], RO_RIGHTS, a.handled_access_fs)) >
 		    0)
 			e = 0;
-	if (!e && prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0))
-		e = -errno;
-	if (!e && syscall(__NR_landlock_restrict_self, rs, 0))
-		e = -errno;
-	close(rs);
-	return e;
+	if (e) {
+		close(rs);
+		return e;
+	}
+	return rs;
 }
 
 struct job {
-	const struct hx_confine *cf;
+	int rs;
 	int (*fn)(void *, void *);
 	void *arg, *reply;
 	int r;
 };
 
+/* The thread: restricted by the ruleset (Landlock and no_new_privs are
+ * the thread's own, the process's other threads keep theirs), then fn. */
 static void *runner(void *p)
 {
 	struct job *j = p;
 
-	j->r = confine(j->cf);
-	if (!j->r)
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) ||
+	    syscall(__NR_landlock_restrict_self, j->rs, 0))
+		j->r = -errno;
+	else
 		j->r = j->fn(j->arg, j->reply);
 	return NULL;
 }
 
-int hx_confine_run(const struct hx_confine *cf, int (*fn)(void *, void *),
-		   void *arg, void *reply)
+int hx_confine_run(int ruleset, int (*fn)(void *, void *), void *arg,
+		   void *reply)
 {
-	struct job j = {cf, fn, arg, reply, 0};
+	struct job j = {ruleset, fn, arg, reply, 0};
 	pthread_t t;
 	int e;
 
+	if (ruleset < 0)
+		return -EBADF;
 	if ((e = pthread_create(&t, NULL, runner, &j)))
 		return -e;
 	pthread_join(t, NULL);

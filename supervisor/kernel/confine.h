@@ -32,10 +32,16 @@ struct hx_confine {
 /* Whether this kernel confines (Landlock is on). */
 bool hx_confine_available(void);
 
-/* Runs fn(arg, reply) on a thread confined to cf's trees, and waits for
- * it. Returns fn's value (0 or -errno), or the confinement's -errno
- * (-EOPNOTSUPP without Landlock), fn then not run. */
-int hx_confine_run(const struct hx_confine *cf, int (*fn)(void *, void *),
-		   void *arg, void *reply);
+/* A Landlock ruleset of cf's trees, an fd, or -errno (-EOPNOTSUPP
+ * without Landlock ABI 2). The rules hold the inodes the paths name now:
+ * made before the agent runs, no link it makes later at one of those
+ * names widens them. */
+int hx_confine_prepare(const struct hx_confine *cf);
+
+/* Runs fn(arg, reply) on a thread restricted by ruleset, and waits for
+ * it. Returns fn's value (0 or -errno), or the restriction's -errno, fn
+ * then not run. */
+int hx_confine_run(int ruleset, int (*fn)(void *, void *), void *arg,
+		   void *reply);
 
 #endif

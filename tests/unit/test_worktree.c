@@ -185,7 +185,7 @@ START_TEST(test_checkpoint_walk_is_confined)
 {
 	struct hx_ckpt *c;
 	struct hx_ckpt_info info;
-	char err[512], common[160], wt[160], idx[160], base[64] = "";
+	char err[512], common[160], wt[160], idx[160], p[160], base[64] = "";
 	pthread_t t;
 	int failed = 0;
 	FILE *f;
@@ -206,9 +206,17 @@ START_TEST(test_checkpoint_walk_is_confined)
 	snprintf(idx, sizeof(idx), "%s/ck/index", dir);
 	snprintf(common, sizeof(common), "%s/r/.git", dir);
 	snprintf(wt, sizeof(wt), "%s/r", dir);
+	/* git's own files are read by name: one the agent could make a link
+	 * later (here ~/.config/git/ignore) widens nothing, the ruleset
+	 * being made at the start (it granted the link's target when made
+	 * at each walk). */
+	snprintf(p, sizeof(p), "%s/xdg", dir);
+	setenv("XDG_CONFIG_HOME", p, 1);
 	ck_assert_int_eq(hx_ckpt_open(common, wt, "u", idx, NULL, base, true,
 				      &c, err, sizeof(err)),
 			 0);
+	sh("mkdir -p %s/xdg/git && ln -s %s/secret %s/xdg/git/ignore", dir,
+	   dir, dir);
 	atomic_store(&swapping, true);
 	ck_assert_int_eq(pthread_create(&t, NULL, swapper, wt), 0);
 	for (int i = 0; i < 150; i++)
