@@ -18,7 +18,7 @@
 #include <stddef.h>
 
 #define HX_CONFINE_TREES 4
-#define HX_CONFINE_FILES 8
+#define HX_CONFINE_FILES 12 /* a checkpoint takes 10 */
 
 struct hx_confine {
 	/* Trees read and written (files made, renamed, removed); NULL
