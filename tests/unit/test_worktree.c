@@ -215,8 +215,8 @@ START_TEST(test_checkpoint_walk_is_confined)
 	ck_assert_int_eq(hx_ckpt_open(common, wt, "u", idx, NULL, base, true,
 				      &c, err, sizeof(err)),
 			 0);
-	sh("mkdir -p %s/xdg/git && ln -s %s/secret %s/xdg/git/ignore", dir,
-	   dir, dir);
+	sh("mkdir -p %s/xdg/git && ln -s %s/secret %s/xdg/git/ignore", dir, dir,
+	   dir);
 	atomic_store(&swapping, true);
 	ck_assert_int_eq(pthread_create(&t, NULL, swapper, wt), 0);
 	for (int i = 0; i < 150; i++)
