@@ -2,6 +2,7 @@
 #include "common/sockaddr.h"
 
 #include <arpa/inet.h>
+#include <errno.h>
 #include <linux/netlink.h>
 #include <netinet/in.h>
 #include <stdbool.h>
@@ -163,4 +164,26 @@ bool hx_ipaddr_equal(const struct hx_ipaddr *a, const struct hx_ipaddr *b)
 {
 	return a->family == b->family && a->port == b->port &&
 	       !memcmp(a->addr, b->addr, a->family == AF_INET ? 4 : 16);
+}
+
+bool hx_sock_name_ignored(int fd)
+{
+	struct sockaddr_storage peer;
+	socklen_t pl = sizeof(peer), tl = sizeof(int), dl = sizeof(int);
+	int type = 0, dom = 0, e = errno;
+	bool ignored = false;
+
+	/* A datagram socket's send goes where it names: one call for the
+	 * common case (every DNS question). */
+	if (!getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &tl) &&
+	    (type == SOCK_STREAM || type == SOCK_SEQPACKET) &&
+	    !getsockopt(fd, SOL_SOCKET, SO_DOMAIN, &dom, &dl))
+		ignored =
+		    dom == AF_UNIX
+			? type == SOCK_SEQPACKET
+			: (dom == AF_INET || dom == AF_INET6) &&
+			      type == SOCK_STREAM &&
+			      !getpeername(fd, (struct sockaddr *)&peer, &pl);
+	errno = e;
+	return ignored;
 }

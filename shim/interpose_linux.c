@@ -24,6 +24,7 @@
 #include <unistd.h>
 #include <linux/openat2.h>
 
+#include "common/sockaddr.h"
 #include "shim/client.h"
 #include "shim/interpose_linux.h"
 #include "shim/tls.h"
@@ -776,25 +777,6 @@ int hx_sock_proto(int fd, const struct sockaddr *sa, socklen_t len)
 	return p;
 }
 
-bool hx_send_names_dest(int fd)
-{
-	struct sockaddr_storage peer;
-	socklen_t pl = sizeof(peer), tl = sizeof(int), dl = sizeof(int);
-	int type = 0, dom = 0, e = errno;
-	bool used = true;
-
-	if (!getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &tl) &&
-	    !getsockopt(fd, SOL_SOCKET, SO_DOMAIN, &dom, &dl)) {
-		if (dom == AF_UNIX)
-			used = type != SOCK_SEQPACKET;
-		else if ((dom == AF_INET || dom == AF_INET6) &&
-			 type == SOCK_STREAM)
-			used = getpeername(fd, (struct sockaddr *)&peer, &pl);
-	}
-	errno = e;
-	return used;
-}
-
 HX_EXPORT int connect(int fd, __CONST_SOCKADDR_ARG addr, socklen_t len)
 {
 	int err = hx_hooks_net(HX_CALL_CONNECT, HX_OP_CONNECT,
@@ -813,7 +795,7 @@ HX_EXPORT ssize_t sendto(int fd, const void *buf, size_t n, int flags,
 {
 	int err = 0;
 
-	if (addr.__sockaddr__ && hx_send_names_dest(fd))
+	if (addr.__sockaddr__ && !hx_sock_name_ignored(fd))
 		err = hx_hooks_net(HX_CALL_SENDTO, HX_OP_SEND,
 				   hx_sock_proto(fd, addr.__sockaddr__, len),
 				   addr.__sockaddr__, len);
@@ -828,7 +810,8 @@ HX_EXPORT ssize_t sendmsg(int fd, const struct msghdr *msg, int flags)
 {
 	int err = 0;
 
-	if (msg && msg->msg_name && msg->msg_namelen && hx_send_names_dest(fd))
+	if (msg && msg->msg_name && msg->msg_namelen &&
+	    !hx_sock_name_ignored(fd))
 		err = hx_hooks_net(
 		    HX_CALL_SENDMSG, HX_OP_SEND,
 		    hx_sock_proto(fd, msg->msg_name, msg->msg_namelen),

@@ -55,10 +55,4 @@ __typeof__(&syscall) hx_linux_real_syscall(void);
  * when unknown or sa is of another family. errno kept. */
 int hx_sock_proto(int fd, const struct sockaddr *sa, socklen_t len);
 
-/* Whether a send on fd goes to the address it names: not on a
- * connected TCP socket nor a unix seqpacket one, whose sends go to the
- * peer whatever they name (the kernel layer alike: a claim of another
- * address would be recorded). errno kept. */
-bool hx_send_names_dest(int fd);
-
 #endif

@@ -12,6 +12,7 @@
 #include <unistd.h>
 #include <linux/openat2.h>
 
+#include "common/sockaddr.h"
 #include "shim/interpose_linux.h"
 
 #define HX_EXPORT __attribute__((visibility("default")))
@@ -106,7 +107,7 @@ static int sys_net(long nr, const long *a)
 	    (const void *)(nr == SYS_connect ? a[1] : a[4]);
 	socklen_t len = (socklen_t)(nr == SYS_connect ? a[2] : a[5]);
 
-	if (!sa || (nr == SYS_sendto && !hx_send_names_dest((int)a[0])))
+	if (!sa || (nr == SYS_sendto && hx_sock_name_ignored((int)a[0])))
 		return 0;
 	return hx_hooks_net(HX_CALL_SYSCALL,
 			    nr == SYS_connect ? HX_OP_CONNECT : HX_OP_SEND,

@@ -44,29 +44,6 @@ bool hx_send_forces_interface(const struct cmsghdr *c)
 	return false;
 }
 
-/* Whether the kernel ignores a send's address on sfd: a connected TCP
- * or MPTCP socket sends to its peer (a Fast Open send there is
- * EISCONN), and a unix seqpacket one always does. Judging and
- * recording the address named a host the data never went to (an
- * attack review: "send 127.0.0.1:B" for bytes that reached the
- * connected A). An unconnected TCP socket's address is used by a Fast
- * Open send, and by any send after TCP_FASTOPEN_CONNECT: decided. */
-bool hx_send_name_ignored(int sfd)
-{
-	struct sockaddr_storage peer;
-	socklen_t pl = sizeof(peer);
-	int type = 0, dom = 0;
-	socklen_t tl = sizeof(type), dl = sizeof(dom);
-
-	if (getsockopt(sfd, SOL_SOCKET, SO_TYPE, &type, &tl) ||
-	    getsockopt(sfd, SOL_SOCKET, SO_DOMAIN, &dom, &dl))
-		return false;
-	if (dom == AF_UNIX)
-		return type == SOCK_SEQPACKET;
-	return (dom == AF_INET || dom == AF_INET6) && type == SOCK_STREAM &&
-	       !getpeername(sfd, (struct sockaddr *)&peer, &pl);
-}
-
 /* The buffer of a send's bytes. A zerocopy send (MSG_ZEROCOPY on a
  * socket with SO_ZEROCOPY) has the kernel read it after sendmsg
  * returns, until the agent's completion: from the heap, freed and

@@ -13,9 +13,6 @@
  * (or, where nonlocal binds are on, a source not the machine's). */
 bool hx_send_forces_interface(const struct cmsghdr *c);
 
-/* Whether the kernel ignores a send's address on sfd. */
-bool hx_send_name_ignored(int sfd);
-
 /* Sends what MSG_MORE left pending on a UDP socket sfd, if anything. */
 void hx_send_push_pending(int sfd);
 

@@ -784,7 +784,7 @@ static void send_on(struct hx_unotify *u, const struct seccomp_notif *n,
 	}
 	/* A name the kernel would not use: sent to the peer, as it would
 	 * (a peer decided at its connect). */
-	if (!to_peer && hx_send_name_ignored(sfd)) {
+	if (!to_peer && hx_sock_name_ignored(sfd)) {
 		to_peer = true;
 		stream = stream_socket(sfd, flags);
 	}
