@@ -19,12 +19,11 @@
 #include "supervisor/kernel/confine.h"
 #include "supervisor/git/gitutil.h"
 
-/* The trees a walk of a worktree is confined to (confine.h), with their
- * names' storage. */
-struct bounds {
-	struct hx_confine cf;
-	char name[HX_CONFINE_TREES + HX_CONFINE_FILES][PATH_MAX];
-	size_t n, nrw, nro;
+/* The names of git's own files a walk reads (bound_git_files). */
+#define GIT_FILES 8
+struct git_files {
+	char name[GIT_FILES][PATH_MAX];
+	size_t n;
 };
 
 struct hx_ckpt {
@@ -105,25 +104,20 @@ out:
 	return r;
 }
 
-/* Adds path (printf-style) to b's trees read and written (rw) or read. */
-__attribute__((format(printf, 3, 4))) static void
-bound(struct bounds *b, bool rw, const char *fmt, ...)
+/* Adds a name (printf-style) to g. */
+__attribute__((format(printf, 2, 3))) static void git_file(struct git_files *g,
+							   const char *fmt, ...)
 {
 	va_list ap;
 	int n;
 
-	if (b->n == sizeof(b->name) / sizeof(b->name[0]) ||
-	    (rw ? b->nrw == HX_CONFINE_TREES : b->nro == HX_CONFINE_FILES))
+	if (g->n == GIT_FILES)
 		return;
 	va_start(ap, fmt);
-	n = vsnprintf(b->name[b->n], PATH_MAX, fmt, ap);
+	n = vsnprintf(g->name[g->n], PATH_MAX, fmt, ap);
 	va_end(ap);
-	if (n <= 0 || n >= PATH_MAX)
-		return;
-	if (rw)
-		b->cf.rw[b->nrw++] = b->name[b->n++];
-	else
-		b->cf.ro[b->nro++] = b->name[b->n++];
+	if (n > 0 && n < PATH_MAX)
+		g->n++;
 }
 
 /* The files git reads besides the repository's (git-config(1),
@@ -131,7 +125,7 @@ bound(struct bounds *b, bool rw, const char *fmt, ...)
  * where the credentials are (~/.config/git/credentials). The excludes
  * and attributes files the user's own configuration names, not the
  * repository's (a file the agent could name there would be read). */
-static void bound_git_files(struct bounds *b)
+static void bound_git_files(struct git_files *g)
 {
 	const char *home = getenv("HOME"), *xdg = getenv("XDG_CONFIG_HOME");
 	static const char *const keys[] = {"core.excludesfile",
@@ -141,42 +135,44 @@ static void bound_git_files(struct bounds *b)
 	git_config *cfg = NULL;
 	git_buf v = GIT_BUF_INIT;
 
-	bound(b, false, "/etc/gitconfig");
-	bound(b, false, "/etc/gitattributes");
+	git_file(g, "/etc/gitconfig");
+	git_file(g, "/etc/gitattributes");
 	if (home && *home)
-		bound(b, false, "%s/.gitconfig", home);
+		git_file(g, "%s/.gitconfig", home);
 	for (size_t i = 0; i < 3; i++)
 		if (xdg && *xdg)
-			bound(b, false, "%s/git/%s", xdg, xdg_files[i]);
+			git_file(g, "%s/git/%s", xdg, xdg_files[i]);
 		else if (home && *home)
-			bound(b, false, "%s/.config/git/%s", home,
-			      xdg_files[i]);
+			git_file(g, "%s/.config/git/%s", home, xdg_files[i]);
 	if (git_config_open_default(&cfg))
 		return;
 	for (size_t i = 0; i < 2; i++) {
 		if (!git_config_get_path(&v, cfg, keys[i]))
-			bound(b, false, "%s", v.ptr);
+			git_file(g, "%s", v.ptr);
 		git_buf_dispose(&v);
 	}
 	git_config_free(cfg);
 }
 
 /* The ruleset of a walk that writes the trees rw and reads the trees ro
- * (each NULL-ended) and git's own files: an fd or -errno. */
+ * (two at most; each NULL-ended) and git's own files: an fd or -errno. */
 static int walk_ruleset(const char *const *rw, const char *const *ro)
 {
-	struct bounds *b = calloc(1, sizeof(*b));
+	struct git_files *g = calloc(1, sizeof(*g));
+	const char *reads[GIT_FILES + 3];
+	size_t n = 0;
 	int rs;
 
-	if (!b)
+	if (!g)
 		return -ENOMEM;
-	for (size_t i = 0; rw[i]; i++)
-		bound(b, true, "%s", rw[i]);
-	for (size_t i = 0; ro[i]; i++)
-		bound(b, false, "%s", ro[i]);
-	bound_git_files(b);
-	rs = hx_confine_prepare(&b->cf);
-	free(b);
+	for (size_t i = 0; ro[i] && n < 2; i++)
+		reads[n++] = ro[i];
+	bound_git_files(g);
+	for (size_t i = 0; i < g->n; i++)
+		reads[n++] = g->name[i];
+	reads[n] = NULL;
+	rs = hx_confine_prepare(rw, reads);
+	free(g);
 	return rs;
 }
 

@@ -54,7 +54,7 @@ static int grant(int rs, const char *path, uint64_t want, uint64_t handled)
 	return e;
 }
 
-int hx_confine_prepare(const struct hx_confine *cf)
+int hx_confine_prepare(const char *const *rw, const char *const *ro)
 {
 	struct hx_ll_ruleset_attr a = {0};
 	int abi = hx_landlock_abi(), rs, e = 0;
@@ -65,13 +65,11 @@ int hx_confine_prepare(const struct hx_confine *cf)
 	    hx_ll_fs_handled(abi < HX_LL_ABI_KNOWN ? abi : HX_LL_ABI_KNOWN);
 	if ((rs = hx_ll_create_ruleset(&a)) < 0)
 		return rs;
-	for (size_t i = 0; !e && i < HX_CONFINE_TREES && cf->rw[i]; i++)
-		if ((e = grant(rs, cf->rw[i], RW_RIGHTS, a.handled_access_fs)) >
-		    0)
+	for (size_t i = 0; !e && rw[i]; i++)
+		if ((e = grant(rs, rw[i], RW_RIGHTS, a.handled_access_fs)) > 0)
 			e = -ENOENT; /* a tree to write must be there */
-	for (size_t i = 0; !e && i < HX_CONFINE_FILES && cf->ro[i]; i++)
-		if ((e = grant(rs, cf->ro[i], RO_RIGHTS, a.handled_access_fs)) >
-		    0)
+	for (size_t i = 0; !e && ro[i]; i++)
+		if ((e = grant(rs, ro[i], RO_RIGHTS, a.handled_access_fs)) > 0)
 			e = 0;
 	if (e) {
 		close(rs);

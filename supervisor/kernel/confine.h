@@ -17,26 +17,16 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#define HX_CONFINE_TREES 4
-#define HX_CONFINE_FILES 12 /* a checkpoint takes 10 */
-
-struct hx_confine {
-	/* Trees read and written (files made, renamed, removed); NULL
-	 * ends the list. */
-	const char *rw[HX_CONFINE_TREES];
-	/* Trees or files only read; NULL ends; one that does not exist is
-	 * left out. */
-	const char *ro[HX_CONFINE_FILES];
-};
-
 /* Whether this kernel confines (Landlock is on). */
 bool hx_confine_available(void);
 
-/* A Landlock ruleset of cf's trees, an fd, or -errno (-EOPNOTSUPP
- * without Landlock ABI 2). The rules hold the inodes the paths name now:
- * made before the agent runs, no link it makes later at one of those
- * names widens them. */
-int hx_confine_prepare(const struct hx_confine *cf);
+/* A Landlock ruleset, an fd, or -errno (-EOPNOTSUPP without Landlock
+ * ABI 2): rw, trees read and written (files made, renamed, removed),
+ * each there; ro, trees or files only read, one not there left out;
+ * both NULL-ended. The rules hold the inodes the paths name now: made
+ * before the agent runs, no link it makes later at one of those names
+ * widens them. */
+int hx_confine_prepare(const char *const *rw, const char *const *ro);
 
 /* Runs fn(arg, reply) on a thread restricted by ruleset, and waits for
  * it. Returns fn's value (0 or -errno), or the restriction's -errno, fn

@@ -58,10 +58,10 @@ static bool machine_addr(const struct hx_ipaddr *ip)
 		if (hx_sockaddr_ip(i->ifa_addr,
 				   f == AF_INET ? sizeof(struct sockaddr_in)
 						: sizeof(struct sockaddr_in6),
-				   &a))
-			found = a.family == ip->family &&
-				!memcmp(a.addr, ip->addr,
-					a.family == AF_INET ? 4 : 16);
+				   &a)) {
+			a.port = ip->port; /* an interface's has none */
+			found = hx_ipaddr_equal(&a, ip);
+		}
 	}
 	freeifaddrs(ifs);
 	return found;
