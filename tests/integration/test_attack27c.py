@@ -125,20 +125,28 @@ def test_a_session_started_short_of_inotify_instances_holds_late_files(wd):
         for p, other in fillers:  # the machine's count back at once
             p.communicate("\n", timeout=30)
             other.cleanup()
+    late_env_refused(wd, b, ready, "inotify", "(inotify: Too many open files)")
+
+
+def late_env_refused(wd, b, ready, short, why):
+    """b, a session started short of inotify (short: of what), its
+    LATE_READER ready: the .env made now is not read by its static cat,
+    the refusal is on record, and session_start says why (why in its
+    reads_decided)."""
     if ready.strip() != "ready":
         b.kill()
         check(False, "the next session did not start: %r" % b.communicate()[1][-500:])
     env = wd.file("config/.env", SECRET + "\n")
     out, err = b.communicate(timeout=60)
     check(SECRET not in out,
-          "a static cat read a .env made after a start short of inotify: %r" % out[-200:])
+          "a static cat read a .env made after a start short of %s: %r" % (short, out[-200:]))
     recs = read_log(os.path.join(wd.state, "b.jsonl"))
     reads = [r for r in recs if r.get("event") == "openat" and
              r.get("args", {}).get("path") == env]
     check(reads and reads[0].get("verdict") == "deny" and reads[0].get("rule") == "dotenv",
           "no refusal on record for %s: %r" % (env, reads))
     kern = [r for r in recs if r.get("event") == "session_start"][0]["kernel"]
-    check("(inotify: Too many open files)" in kern.get("reads_decided", ""),
+    check(why in kern.get("reads_decided", ""),
           "session_start: %r" % kern.get("reads_decided"))
 
 
@@ -188,21 +196,7 @@ def test_a_session_started_short_of_inotify_watches_holds_late_files(wd):
         for fd in fds:  # the machine's count back at once
             os.close(fd)
         shutil.rmtree(hold, ignore_errors=True)
-    if ready.strip() != "ready":
-        b.kill()
-        check(False, "the next session did not start: %r" % b.communicate()[1][-500:])
-    env = wd.file("config/.env", SECRET + "\n")
-    out, err = b.communicate(timeout=60)
-    check(SECRET not in out,
-          "a static cat read a .env made after a start short of watches: %r" % out[-200:])
-    recs = read_log(os.path.join(wd.state, "b.jsonl"))
-    reads = [r for r in recs if r.get("event") == "openat" and
-             r.get("args", {}).get("path") == env]
-    check(reads and reads[0].get("verdict") == "deny" and reads[0].get("rule") == "dotenv",
-          "no refusal on record for %s: %r" % (env, reads))
-    kern = [r for r in recs if r.get("event") == "session_start"][0]["kernel"]
-    check("inotify watches" in kern.get("reads_decided", ""),
-          "session_start: %r" % kern.get("reads_decided"))
+    late_env_refused(wd, b, ready, "watches", "inotify watches")
 
 
 def test_a_closed_stderr_does_not_end_the_session_unrecorded(wd):
