@@ -62,8 +62,16 @@ static void finish(const struct hx_policy *p, const struct best *b,
 static bool protected_by(const struct hx_rule *r, const char *path,
 			 struct hx_decision *out)
 {
+	size_t plen = strlen(path);
+
 	for (size_t i = 0; i < r->npats; i++) {
-		if (hx_glob_match(r->pats[i].text, path)) {
+		const struct hx_glob_need *n = &r->needs[i];
+		const char *g = r->pats[i].text;
+
+		/* a match starts with the glob's key (globindex.h) */
+		if (plen >= n->key && !memcmp(path, g, n->key) &&
+		    hx_glob_need_holds(g, n, path, plen) &&
+		    hx_glob_match(g, path)) {
 			out->verdict = HX_VERDICT_DENY;
 			out->rule = r->name;
 			out->origin = rule_origin(r);

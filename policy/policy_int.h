@@ -111,6 +111,9 @@ struct hx_rule {
 	bool own_files; /* files allow: only the session's own are written */
 	struct hx_pattern *pats;
 	size_t npats;
+	/* harness:protect's: what each pattern's matches hold, so that the
+	 * paths of every call skip most of its patterns unmatched */
+	struct hx_glob_need *needs;
 	struct hx_example *ex;
 	size_t nex;
 };

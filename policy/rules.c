@@ -254,6 +254,17 @@ static char *glob_quote(struct hx_arena *a, const char *path)
 	return q;
 }
 
+/* r's needs (struct hx_rule), once its patterns are final. */
+static int protect_needs(struct hx_ld *l, struct hx_rule *r)
+{
+	r->needs = hx_arena_alloc(&l->p->arena, r->npats * sizeof(*r->needs));
+	if (!r->needs)
+		return -ENOMEM;
+	for (size_t i = 0; i < r->npats; i++)
+		hx_glob_need_of(r->pats[i].text, &r->needs[i]);
+	return 0;
+}
+
 int hx_rules_protect(struct hx_ld *l)
 {
 	const struct hx_policy_vars *v = l->vars;
@@ -294,7 +305,7 @@ int hx_rules_protect(struct hx_ld *l)
 		if (!r->pats[r->npats++].text)
 			return -ENOMEM;
 	}
-	return 0;
+	return protect_needs(l, r);
 }
 
 /* Fills r with the session's extra write globs (see hx_policy_vars). */
@@ -385,11 +396,14 @@ int hx_rules_protect_write(struct hx_ld *l)
 {
 	const struct hx_policy_vars *v = l->vars;
 
+	int ret;
+
 	if (!v->nprotect_write)
 		return 0;
-	return session_rule(l, &l->p->protect_write, "harness:protect",
-			    HX_VERDICT_DENY, v->protect_write,
-			    v->nprotect_write);
+	ret =
+	    session_rule(l, &l->p->protect_write, "harness:protect",
+			 HX_VERDICT_DENY, v->protect_write, v->nprotect_write);
+	return ret ? ret : protect_needs(l, &l->p->protect_write);
 }
 
 int hx_rules_session(struct hx_ld *l)

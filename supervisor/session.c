@@ -66,10 +66,10 @@ int hx_session_new_id(char *buf, size_t size)
 static int add_protect(struct hx_session *s, const char *path,
 		       const char *suffix)
 {
-	char *b = s->protect_buf[s->nprotect];
+	char *b = s->protect_buf[s->nbuf];
 	size_t n;
 
-	if (s->nprotect == HX_SESSION_NPROTECT)
+	if (s->nbuf == HX_SESSION_NPROTECT)
 		return -ENOSPC;
 	if (hx_glob_escape(path, b, PATH_MAX))
 		return -ENAMETOOLONG;
@@ -77,8 +77,46 @@ static int add_protect(struct hx_session *s, const char *path,
 	if (n + strlen(suffix) + 1 > sizeof(s->protect_buf[0]))
 		return -ENAMETOOLONG;
 	strcpy(b + n, suffix);
+	s->nbuf++;
 	s->protect[s->nprotect++] = b;
 	return 0;
+}
+
+/* One glob of other sessions' tmp_roots: the first len bytes of the id,
+ * then rest, beneath the run dir (whose name needs no escape). */
+static int add_other(struct hx_session *s, size_t len, const char *rest)
+{
+	char *b = s->others_buf[s->nothers], g[sizeof(s->others_buf[0])];
+
+	if (FMT(g, "%s/%.*s%s/**", s->run_dir, (int)len, s->id, rest))
+		return -ENAMETOOLONG;
+	memcpy(b, g, sizeof(g));
+	s->nothers++;
+	s->protect[s->nprotect++] = b;
+	return 0;
+}
+
+/* Every other session's tmp_root (the run dir's entries not named as
+ * this id), in globs: the glob language has no "not this word", so one
+ * for each place where a name first differs from the id, one for each
+ * proper prefix of it and one for a longer name. Another session's
+ * agent read this one's TMPDIR, and in audit mode wrote it (twenty-sixth
+ * attack review, part c). A session started later is unreadable by
+ * Landlock as well: its entry is new in a directory Landlock grants
+ * entry by entry (for the sockets' globs). */
+static int protect_others(struct hx_session *s)
+{
+	size_t n = strlen(s->id);
+	char rest[8];
+	int r = 0;
+
+	for (size_t i = 0; i < n && !r; i++) {
+		snprintf(rest, sizeof(rest), "[!%c]*", s->id[i]);
+		r = add_other(s, i, rest);
+		if (i && !r)
+			r = add_other(s, i, "");
+	}
+	return r ? r : add_other(s, n, "?*");
 }
 
 /* in made absolute and written as judged paths are (hx_path_normalize):
@@ -192,7 +230,8 @@ int hx_session_init(struct hx_session *s, const char *name,
 	    (r = add_protect(s, s->run_dir, "/*.control")) ||
 	    /* and their TMPDIRs' locks: one replaced by an unheld file had
 	     * the next start remove that live session's TMPDIR */
-	    (r = add_protect(s, s->run_dir, "/*/" LOCK_NAME)))
+	    (r = add_protect(s, s->run_dir, "/*/" LOCK_NAME)) ||
+	    (r = protect_others(s)))
 		return r;
 	return policy_path ? hx_session_protect(s, policy_path) : 0;
 }

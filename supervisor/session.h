@@ -13,6 +13,8 @@
 
 #define HX_SESSION_ID_MAX   64
 #define HX_SESSION_NPROTECT 16
+/* The globs of every other session's tmp_root: two per byte of the id */
+#define HX_SESSION_NOTHERS (2 * HX_SESSION_ID_MAX)
 
 struct hx_session {
 	char id[HX_SESSION_ID_MAX + 1];
@@ -29,8 +31,9 @@ struct hx_session {
 	int run_fd;   /* run_dir, checked ours (hx_session_create) */
 	/* protect globs (escaped) and the pointers handed to the policy */
 	char protect_buf[HX_SESSION_NPROTECT][PATH_MAX + 8];
-	const char *protect[HX_SESSION_NPROTECT];
-	size_t nprotect;
+	char others_buf[HX_SESSION_NOTHERS][HX_SESSION_ID_MAX + 48];
+	const char *protect[HX_SESSION_NPROTECT + HX_SESSION_NOTHERS];
+	size_t nprotect, nbuf, nothers;
 };
 
 /* True when name is a valid session name: [A-Za-z0-9._-]{1,64}, not "."
