@@ -58,8 +58,12 @@ static void put_what(struct hx_sbuf *b, const struct hx_notice *n)
 	hx_sbuf_put(b, n->rule && n->verdict == HX_VERDICT_ASK
 			   ? "harness: not approved: "
 			   : "harness: denied ");
-	hx_sbuf_put(b, hx_op_name(n->op));
-	hx_sbuf_put(b, " ");
+	/* An op of no hx_op (a kernel layer's ptrace or signal refusal):
+	 * the target names it ("denied ptrace", not "denied ? ptrace"). */
+	if ((unsigned)n->op < HX_OP_COUNT) {
+		hx_sbuf_put(b, hx_op_name(n->op));
+		hx_sbuf_put(b, " ");
+	}
 	if (n->spelled && n->target)
 		hx_sbuf_put(b, n->target);
 	else

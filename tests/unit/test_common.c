@@ -190,6 +190,22 @@ START_TEST(notice_spells_an_address_once)
 }
 END_TEST
 
+/* A kernel layer's refusal of an op harness has no name for (Landlock's
+ * ptrace scope) is named by its target alone, not "denied ? ptrace". */
+START_TEST(notice_names_an_op_outside_the_table)
+{
+	struct hx_notice n = {.op = HX_OP_COUNT,
+			      .verdict = HX_VERDICT_DENY,
+			      .target = "ptrace",
+			      .rule = "harness:landlock"};
+	char line[256];
+
+	hx_notice_format(line, sizeof(line), &n);
+	ck_assert_str_eq(line, "harness: denied ptrace (rule harness:landlock; "
+			       "the policy refuses it: do not retry)\n");
+}
+END_TEST
+
 static Suite *common_suite(void)
 {
 	Suite *s = suite_create("common");
@@ -201,6 +217,7 @@ static Suite *common_suite(void)
 	tcase_add_test(tc, at_cwd_and_dirfd);
 	tcase_add_test(tc, sockaddr_spellings);
 	tcase_add_test(tc, notice_spells_an_address_once);
+	tcase_add_test(tc, notice_names_an_op_outside_the_table);
 	suite_add_tcase(s, tc);
 	return s;
 }
