@@ -659,7 +659,7 @@ static int setup(struct run *r)
 	 * .git, holding the worktree, is never walked): looked for while
 	 * the rest is set up. */
 	if (hx_sandbox_find_masks(r->sb, roots, r->project[0] ? 2 : 1,
-				  r->sess.dir) &&
+				  r->sess.dir, r->sess.run_dir) &&
 	    !o->quiet)
 		fprintf(stderr, "harness-exec: warning: cannot look for the "
 				"files to mask\n");

@@ -23,6 +23,7 @@
 #include "common/glob.h"
 #include "supervisor/kernel/landlock_tree.h"
 #include "supervisor/kernel/maskfs.h"
+#include "supervisor/kernel/masktrig.h"
 #include "supervisor/kernel/maskwatch.h"
 #include "policy/policy.h"
 
@@ -35,114 +36,14 @@ struct hx_masks {
 	bool covers_made;
 };
 
-#define MAX_TRIGGERS 256
-
 struct walk {
 	const struct hx_policy *p;
 	struct hx_masks *m;
 	struct hx_maskwatch *watch; /* each directory walked, or NULL */
 	size_t seen, max;
 	bool truncated;
-	/* Of each pattern that denies a read, its last name (not "**")
-	 * and the literal directories before its first wildcard: an entry
-	 * no trigger matches, by name and where it is, is readable without
-	 * a full decision (the walk looks at thousands; a rule on every
-	 * name of one directory of $HOME made each entry of the project a
-	 * decision). all: no such shortcut (file_read is not allowed by
-	 * default, or too many patterns). */
-	struct trigger {
-		char name[256];
-		char dir[256]; /* "" for "**" / ".env" */
-		size_t dirlen;
-	} * trig; /* on the heap: zeroed on the stack, 130 KB of faults */
-	size_t ntriggers;
-	bool all;
+	struct hx_masktrig *trig; /* NULL: decide each entry */
 };
-
-/* The part of pattern before seg (its last name) that every path it
- * matches starts with: up to its first wildcard or escape, cut after a
- * '/' (shorter when out does not hold it: then it matches more). */
-static size_t literal_dirs(const char *pattern, const char *seg, char *out,
-			   size_t size)
-{
-	size_t n = strcspn(pattern, "*?[\\");
-
-	if (n > (size_t)(seg - pattern))
-		n = (size_t)(seg - pattern);
-	if (n >= size)
-		n = size - 1;
-	while (n && pattern[n - 1] != '/')
-		n--;
-	memcpy(out, pattern, n);
-	out[n] = '\0';
-	return n;
-}
-
-/* A pattern's trigger: its last segment that is not "**", and the
- * directories it lies in. */
-static void add_trigger(enum hx_verdict v, const char *pattern, void *arg)
-{
-	struct walk *w = arg;
-	const char *end = pattern + strlen(pattern), *seg;
-	struct trigger t;
-
-	if (v == HX_VERDICT_ALLOW || w->all)
-		return;
-	while (end - pattern >= 3 && !strncmp(end - 3, "/**", 3))
-		end -= 3;
-	for (seg = end; seg > pattern && seg[-1] != '/'; seg--)
-		;
-	if (end == seg || (size_t)(end - seg) >= sizeof(t.name) ||
-	    !strncmp(seg, "**", 2)) {
-		w->all = true; /* "**" alone: decide each */
-		return;
-	}
-	memcpy(t.name, seg, (size_t)(end - seg));
-	t.name[end - seg] = '\0';
-	t.dirlen = literal_dirs(pattern, seg, t.dir, sizeof(t.dir));
-	for (size_t i = 0; i < w->ntriggers; i++)
-		if (!strcmp(w->trig[i].name, t.name) &&
-		    !strcmp(w->trig[i].dir, t.dir))
-			return; /* the same again ($HOME and $CWD alike) */
-	if (w->ntriggers == MAX_TRIGGERS) {
-		w->all = true; /* too many: decide each */
-		return;
-	}
-	if (!w->trig && !(w->trig = malloc(MAX_TRIGGERS * sizeof(t)))) {
-		w->all = true; /* no memory for the shortcut */
-		return;
-	}
-	w->trig[w->ntriggers++] = t;
-}
-
-/* The triggers that may deny an entry of the directory at path (len
- * bytes): those whose directories path + "/" starts with. */
-static size_t active_triggers(const struct walk *w, char *path, size_t len,
-			      unsigned short *act)
-{
-	size_t n = 0;
-
-	path[len] = '/';
-	for (size_t i = 0; i < w->ntriggers; i++)
-		if (w->trig[i].dirlen <= len + 1 &&
-		    !memcmp(path, w->trig[i].dir, w->trig[i].dirlen))
-			act[n++] = (unsigned short)i;
-	path[len] = '\0';
-	return n;
-}
-
-/* Whether an entry named name may be denied, of a directory whose
- * active triggers are act: only then is it decided. */
-static bool may_be_denied(const struct walk *w, const unsigned short *act,
-			  size_t nact, const char *name)
-{
-	if (w->all)
-		return true;
-	for (size_t i = 0; i < nact; i++)
-		if (hx_glob_match(w->trig[act[i]].name, name))
-			return true;
-	return false;
-}
 
 static int add(struct hx_masks *m, const char *path, bool is_dir)
 {
@@ -250,8 +151,8 @@ static int walk_dir(struct walk *w, int dfd, char *path, size_t len, dev_t dev)
 {
 	enum { BUF = 32768 };
 	char *buf = malloc(BUF);
-	unsigned short act[MAX_TRIGGERS];
-	size_t nact = active_triggers(w, path, len, act);
+	unsigned short act[HX_MASKTRIG_WILD_MAX];
+	size_t nact;
 	long got;
 	int ret = 0;
 
@@ -259,6 +160,9 @@ static int walk_dir(struct walk *w, int dfd, char *path, size_t len, dev_t dev)
 		close(dfd);
 		return -ENOMEM;
 	}
+	path[len] = '/';
+	nact = hx_masktrig_enter(w->trig, path, len, act);
+	path[len] = '\0';
 	if (w->watch) /* what is made in it later (maskwatch.h) */
 		hx_maskwatch_add(w->watch, dfd, len ? path : "/");
 	while (!ret && !w->truncated &&
@@ -279,10 +183,10 @@ static int walk_dir(struct walk *w, int dfd, char *path, size_t len, dev_t dev)
 				continue; /* beyond any path the agent names */
 			path[len] = '/';
 			memcpy(path + len + 1, de->d_name, n + 1);
-			ret =
-			    walk_entry(w, dfd, de->d_name, de->d_type,
-				       may_be_denied(w, act, nact, de->d_name),
-				       path, len + 1 + n, dev);
+			ret = walk_entry(
+			    w, dfd, de->d_name, de->d_type,
+			    hx_masktrig_may_deny(w->trig, act, nact, path, len),
+			    path, len + 1 + n, dev);
 		}
 	}
 	path[len] = '\0';
@@ -328,9 +232,10 @@ int hx_masks_find(const struct hx_policy *p, const char *const *roots,
 	*truncated = false;
 	if (!m)
 		return -ENOMEM;
-	w.all =
-	    hx_policy_default_verdict(p, HX_CAT_FILE_READ) != HX_VERDICT_ALLOW;
-	hx_policy_foreach_read_rule(p, add_trigger, &w);
+	if ((ret = hx_masktrig_build(p, &w.trig))) {
+		free(m);
+		return ret;
+	}
 	for (size_t i = 0; !ret && i < nroots && !w.truncated; i++) {
 		struct stat st;
 		int fd;
@@ -350,7 +255,7 @@ int hx_masks_find(const struct hx_policy *p, const char *const *roots,
 		ret = walk_dir(&w, fd, path,
 			       strcmp(path, "/") ? strlen(path) : 0, st.st_dev);
 	}
-	free(w.trig);
+	hx_masktrig_free(w.trig);
 	if (!ret && (m->n || watch)) /* a watch may need the stage */
 		ret = make_covers(m, mask_dir);
 	if (ret) {

@@ -51,6 +51,7 @@ struct hx_maskwatch {
 	char **denies;	/* hx_maskwatch_denies' */
 	size_t ndenies;
 	bool said_full;
+	char *quiet; /* hx_maskwatch_quiet's, or NULL */
 };
 
 int hx_maskwatch_new(const struct hx_policy *p, struct hx_maskwatch **out)
@@ -163,11 +164,17 @@ static bool watched(const struct hx_maskwatch *w, const char *dir)
 	return false;
 }
 
+int hx_maskwatch_quiet(struct hx_maskwatch *w, const char *dir)
+{
+	free(w->quiet);
+	return (w->quiet = strdup(dir)) ? 0 : -ENOMEM;
+}
+
 int hx_maskwatch_names(struct hx_maskwatch *w, const char *dir)
 {
 	int dfd, wd;
 
-	if (watched(w, dir))
+	if (watched(w, dir) || (w->quiet && !strcmp(dir, w->quiet)))
 		return 0;
 	if ((dfd = open_dir(dir)) < 0)
 		return dfd;
@@ -579,5 +586,6 @@ void hx_maskwatch_free(struct hx_maskwatch *w)
 	for (size_t i = 0; i < w->ndenies; i++)
 		free(w->denies[i]);
 	free(w->denies);
+	free(w->quiet);
 	free(w);
 }

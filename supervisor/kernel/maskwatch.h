@@ -52,6 +52,16 @@ int hx_maskwatch_add(struct hx_maskwatch *w, int dfd, const char *dir);
  * again. 0, or -errno. */
 int hx_maskwatch_names(struct hx_maskwatch *w, const char *dir);
 
+/* dir (absolute) is not watched for its names: the sessions' run dir,
+ * where only harness-exec makes entries (every other session's name is
+ * harness:protect) and Landlock refuses each new one (it grants that
+ * directory entry by entry). Watched, each session the user started
+ * there meanwhile was a mask and a mask_added record in every running
+ * session, out of HX_MASKFS_LATE, which a project's late .env shares.
+ * A walked directory (a project at /tmp) is watched all the same.
+ * 0 or -ENOMEM. */
+int hx_maskwatch_quiet(struct hx_maskwatch *w, const char *dir);
+
 /* The held literal denies (hx_landlock_deny_paths; copied), once: the
  * deepest directory of each that is there is
  * watched for its names, and a symlink made there on the way to one is

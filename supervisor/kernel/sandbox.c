@@ -256,7 +256,8 @@ static bool alias_root(const char *root, const char *from, const char *to,
 }
 
 int hx_sandbox_find_masks(struct hx_sandbox *sb, const char *const *roots,
-			  size_t nroots, const char *mask_dir)
+			  size_t nroots, const char *mask_dir,
+			  const char *quiet_dir)
 {
 	const char *all[4];
 	size_t n = 0, extra = 0;
@@ -281,6 +282,8 @@ int hx_sandbox_find_masks(struct hx_sandbox *sb, const char *const *roots,
 	if (!sb->mask_records_err &&
 	    (sb->watch_err = hx_maskwatch_new(sb->policy, &sb->watch)))
 		sb->watch = NULL;
+	if (sb->watch && quiet_dir && hx_maskwatch_quiet(sb->watch, quiet_dir))
+		return -ENOMEM;
 	return hx_masks_start(sb->policy, roots, nroots, mask_dir,
 			      HX_MASKS_MAX_ENTRIES, sb->watch, &sb->masks_job);
 }

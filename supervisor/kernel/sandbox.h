@@ -52,10 +52,13 @@ int hx_sandbox_ready(struct hx_sandbox *sb, char *err, size_t errlen);
  * and before hx_sandbox_ready): starts looking for the files the policy
  * denies for reading under roots (the project), which the agent's first
  * process then masks (masks.h). roots and mask_dir are borrowed until
- * hx_sandbox_ready. Returns 0 or -errno. */
+ * hx_sandbox_ready; quiet_dir (the sessions' run dir, or NULL) is not
+ * watched for names made later (hx_maskwatch_quiet). Returns 0 or
+ * -errno. */
 #define HX_MASKS_MAX_ENTRIES 200000
 int hx_sandbox_find_masks(struct hx_sandbox *sb, const char *const *roots,
-			  size_t nroots, const char *mask_dir);
+			  size_t nroots, const char *mask_dir,
+			  const char *quiet_dir);
 
 /* Adds the seccomp user-notify filter (after prepare, before fork):
  * the child installs it with SECCOMP_FILTER_FLAG_NEW_LISTENER and hands

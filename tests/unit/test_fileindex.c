@@ -5,7 +5,9 @@
  * session, is the same, rule and pattern, with and without the file
  * rules' index (policy/fileindex.c); and the shim's verdict on a read
  * the same with its rules indexed (sent sorted by key, as the
- * supervisor sends them) and scanned. */
+ * supervisor sends them) and scanned; and the masks' walk's triggers
+ * (supervisor/kernel/masktrig.h) pass every entry that a read of is
+ * refused while its directory's is not, the entry the walk masks. */
 #include <check.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,6 +16,7 @@
 #include "policy/policy.h"
 #include "policy/policy_int.h"
 #include "shim/readrules.h"
+#include "supervisor/kernel/masktrig.h"
 #include "tests/unit/check_main.h"
 #include "tests/unit/policy_vars.h"
 
@@ -69,6 +72,39 @@ static void fill(const char *g, char *out, size_t cap)
 }
 
 static struct hx_read_rules shim_rules;
+static struct hx_masktrig *trig; /* the policy's, while it is swept */
+
+static bool readable(struct hx_policy *p, const char *path)
+{
+	struct hx_event ev = {.op = HX_OP_READ, .path = path};
+	struct hx_decision d;
+
+	hx_policy_decide(p, &ev, &d);
+	return d.verdict == HX_VERDICT_ALLOW;
+}
+
+/* The walk reaches path (a readable directory's entry) and must decide
+ * it when a read of it is refused. */
+static void walk_decides(struct hx_policy *p, const char *path)
+{
+	const char *slash = strrchr(path, '/');
+	unsigned short act[HX_MASKTRIG_WILD_MAX];
+	char dir[4096];
+	size_t len, nact;
+
+	if (!trig || path[0] != '/' || !slash[1] ||
+	    (size_t)(slash - path) >= sizeof(dir) || readable(p, path))
+		return;
+	len = (size_t)(slash - path);
+	memcpy(dir, path, len);
+	dir[len] = '\0';
+	if (!readable(p, len ? dir : "/"))
+		return; /* masked whole above it */
+	nact = hx_masktrig_enter(trig, path, len, act);
+	ck_assert_msg(hx_masktrig_may_deny(trig, act, nact, path, len),
+		      "the walk's triggers pass %s, whose read is refused",
+		      path);
+}
 
 /* The shim's verdict on path, indexed and scanned, is the same. */
 static void same_read(const char *path)
@@ -99,6 +135,8 @@ static void same(struct hx_policy *p, const char *path)
 		p->files = ix;
 		if (shim_rules.nrules)
 			same_read(path);
+		if (ops[i] == HX_OP_READ)
+			walk_decides(p, path);
 		ck_assert_msg(a.verdict == b.verdict && a.rule == b.rule &&
 				  a.pattern == b.pattern,
 			      "%s %s: indexed %s (%s), scanned %s (%s)",
@@ -128,6 +166,8 @@ static size_t sweep(struct hx_policy *p)
 	size_t n = 0;
 
 	ck_assert_ptr_nonnull(p->files);
+	ck_assert_int_eq(hx_masktrig_build(p, &trig), 0);
+	ck_assert_ptr_nonnull(trig); /* the shortcut holds for these */
 	for (size_t u = 0; u < sizeof(usual) / sizeof(*usual); u++, n++)
 		same(p, usual[u]);
 	for (size_t i = 0; i < p->nrules[HX_SEC_FILES]; i++)
@@ -151,6 +191,8 @@ static size_t sweep(struct hx_policy *p)
 				n += 3;
 			}
 		}
+	hx_masktrig_free(trig);
+	trig = NULL;
 	return n;
 }
 
