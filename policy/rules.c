@@ -395,7 +395,6 @@ static int load_net_session_rules(struct hx_ld *l)
 int hx_rules_protect_write(struct hx_ld *l)
 {
 	const struct hx_policy_vars *v = l->vars;
-
 	int ret;
 
 	if (!v->nprotect_write)
