@@ -576,9 +576,11 @@ static void settle_call(struct hx_ask *a, struct question *q, enum hx_verdict v,
 		a->stats.denied++;
 	else
 		a->stats.gone++;
-	/* Denied once: the same call again at once is too, unasked. */
+	/* Denied once, or unanswered: the same call again at once is
+	 * denied too, unasked (a shell's $PATH search waited out a second
+	 * timeout for /bin/git after /usr/bin/git's). */
 	if (v == HX_VERDICT_DENY && scope == HX_ASK_ONCE &&
-	    !strcmp(why, "answer"))
+	    (!strcmp(why, "answer") || !strcmp(why, "timeout")))
 		token_put(a, q, HX_VERDICT_DENY);
 	/* The shim makes the call next; the kernel layer's view of it is
 	 * this answer (one record stands for both). */

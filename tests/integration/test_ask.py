@@ -234,6 +234,29 @@ def test_no_answer_is_a_refusal_after_the_timeout(wd):
     check(end["event"] == "session_end" and end["answers"]["timed_out"] == 1, "session_end %r" % end)
 
 
+def test_a_path_search_waits_out_one_timeout(wd):
+    """A shell's $PATH search tries each directory in turn: refused in
+    the first (/usr/bin/git), it asked again for the same file by its
+    other name (/bin/git, a merged /usr) and waited out a second
+    timeout. Unanswered is denied once, as "deny" is: the same call at
+    once is refused unasked, on record."""
+    os.makedirs(os.path.join(wd.path, "a"))
+    os.symlink("a", os.path.join(wd.path, "b"))
+    os.symlink("/usr/bin/git", os.path.join(wd.path, "a", "git"))
+    t = time.time()
+    s = Session(wd, ["sh", "-c", 'PATH="$PWD/a:$PWD/b:$PATH"; git push origin main; echo rc=$?'],
+                timeout=1).finish()
+    check("rc=126" in s.stdout or "rc=127" in s.stdout, "%r %r" % (s.stdout, s.stderr[-300:]))
+    ans = s.answers()
+    check(len(s.asked()) == 1 and len(ans) == 1 and ans[0]["by"] == "timeout",
+          "questions %r answers %r" % (s.asked(), ans))
+    again = [r for r in s.records if r.get("op") == "exec" and r.get("verdict") == "deny" and
+             not r.get("ask")]
+    check(again, "the second name's exec unrecorded: %r" % [
+        (r.get("op"), r.get("verdict"), r.get("args")) for r in s.records if r.get("op")])
+    check(time.time() - t < 8, "took %.1fs" % (time.time() - t))
+
+
 def test_kill_of_the_waiting_agent_is_clean(wd):
     os.makedirs(os.path.join(wd.path, "ask"))
     for cmd in ([BUSYBOX, "sh", "-c", "echo x > ask/k"], [PYTHON, "-c", WRITER, "ask/k"]):
