@@ -16,6 +16,7 @@
 #include <stdint.h>
 #include <sys/socket.h>
 #include <sys/types.h>
+#include <sys/uio.h>
 #include <sys/un.h>
 #include <time.h>
 #include <linux/limits.h>
@@ -337,6 +338,29 @@ void hx_un_listen(struct hx_unotify *u, const struct seccomp_notif *n,
 		  const struct target *t, struct answer *a);
 void hx_un_send(struct hx_unotify *u, const struct seccomp_notif *n,
 		const struct target *t, struct answer *a);
+/* The bytes a send names (unotify_sendloop.c): the agent's iovecs, or
+ * the buffer of send and sendto, read anew for each chunk sent. */
+struct hx_un_payload {
+	pid_t tid;
+	struct iovec *iov; /* addresses in the target's memory */
+	size_t n;
+	struct iovec one;
+	uint64_t total;
+};
+/* Reads mh's iovecs and its control messages (into ctrl, at most
+ * ctrl_max bytes: else ENOBUFS), or takes buf and count: 0 or -errno.
+ * Free with hx_un_payload_free, whatever it returned. */
+int hx_un_payload_read(const struct target *t, const struct msghdr *mh,
+		       uint64_t buf, uint64_t count, unsigned char *ctrl,
+		       size_t ctrl_max, struct hx_un_payload *p);
+void hx_un_payload_free(struct hx_un_payload *p);
+/* Sends p's bytes on sfd from copies, out giving the name, the control
+ * messages and target (as hx_connector_send's, un: a unix socket),
+ * waiting for room as the agent's own send would: the bytes sent, or
+ * -errno. Between hx_un_wait_begin(HX_WAIT_POLL) and _end. */
+ssize_t hx_un_send_all(struct hx_unotify *u, uint64_t id, int sfd, int target,
+		       struct msghdr *out, int flags,
+		       const struct hx_un_payload *p, bool stream, bool un);
 /* socket(AF_NETLINK) of a protocol but route's and uevent's: decided as
  * the send to the kernel its sends without an address make. */
 void hx_un_socket(struct hx_unotify *u, const struct seccomp_notif *n,

@@ -24,9 +24,7 @@
 #include "supervisor/kernel/netsend.h"
 #include "supervisor/path_resolve.h"
 
-#define SEND_MAX  (64u << 10) /* bytes of a send emulated here */
-#define CTRL_MAX  4096	      /* ancillary data of a sendmsg */
-#define IOV_MAX_N 1024
+#define CTRL_MAX 4096 /* ancillary data of a sendmsg */
 
 /* ---- network ---- */
 
@@ -574,100 +572,6 @@ static bool stream_socket(int sfd, int flags)
 	       type == SOCK_STREAM && !(flags & MSG_FASTOPEN);
 }
 
-/* sendmsg of our copy on sfd (by the connector for a unix socket),
- * without blocking this worker for good: a blocking socket that is full
- * is waited for here while the target still waits for the answer. */
-static ssize_t send_here(struct hx_unotify *u, uint64_t id, int sfd, int target,
-			 struct msghdr *out, int flags)
-{
-	int fl = fcntl(sfd, F_GETFL);
-	bool block = !(flags & MSG_DONTWAIT) && fl >= 0 && !(fl & O_NONBLOCK);
-	bool un = unix_socket(sfd);
-
-	for (;;) {
-		struct pollfd p = {.fd = sfd, .events = POLLOUT};
-		ssize_t r;
-
-		if (un)
-			r = hx_connector_send(hx_un_conn, sfd, target, out,
-					      flags | MSG_DONTWAIT);
-		else if ((r = sendmsg(sfd, out,
-				      flags | MSG_DONTWAIT | MSG_NOSIGNAL)) < 0)
-			r = -errno;
-		if ((r != -EAGAIN && r != -EWOULDBLOCK) || !block)
-			return r;
-		poll(&p, 1, 50);
-		if (!hx_un_id_valid(u, id) || hx_un_wait_cut())
-			return -EINTR; /* interrupted: nothing was sent */
-	}
-}
-
-/* The send on sfd, the target's socket taken once. */
-/* The bytes of a send into *data (freed by the caller), *total long:
- * from the agent's iovecs (mh, and its control messages into ctrl) or
- * from buf, count bytes (send, sendto). A byte stream may take part of
- * a send (the count says how much); a datagram goes whole or not at
- * all. 0 or -errno. */
-static int copy_payload(const struct target *t, const struct msghdr *mh,
-			uint64_t buf, uint64_t count, bool stream, bool zc,
-			unsigned char *ctrl, unsigned char **data,
-			uint64_t *total)
-{
-	struct iovec *iov = NULL;
-	size_t off = 0;
-	int e = 0;
-
-	*total = count;
-	if (mh) {
-		if (mh->msg_iovlen > IOV_MAX_N)
-			return -EMSGSIZE;
-		if (mh->msg_controllen > CTRL_MAX)
-			return -ENOBUFS;
-		iov = calloc(mh->msg_iovlen ? mh->msg_iovlen : 1, sizeof(*iov));
-		if (!iov)
-			return -ENOMEM;
-		if ((e = hx_un_read_mem(t->tid,
-					(uint64_t)(uintptr_t)mh->msg_iov, iov,
-					mh->msg_iovlen * sizeof(*iov))))
-			goto out;
-		*total = 0;
-		for (size_t i = 0; i < mh->msg_iovlen; i++)
-			*total += iov[i].iov_len;
-		if (mh->msg_controllen &&
-		    (e = hx_un_read_mem(t->tid,
-					(uint64_t)(uintptr_t)mh->msg_control,
-					ctrl, mh->msg_controllen)))
-			goto out;
-	}
-	if (*total > SEND_MAX && stream)
-		*total = SEND_MAX;
-	if (*total > SEND_MAX) {
-		e = -EMSGSIZE;
-		goto out;
-	}
-	if (!(*data = hx_send_buf_alloc(*total ? *total : 1, zc))) {
-		e = -ENOMEM;
-		goto out;
-	}
-	if (!mh) {
-		e = hx_un_read_mem(t->tid, buf, *data, *total);
-		goto out;
-	}
-	for (size_t i = 0; i < mh->msg_iovlen && off < *total; i++) {
-		size_t k = iov[i].iov_len < *total - off ? iov[i].iov_len
-							 : *total - off;
-
-		if ((e = hx_un_read_mem(t->tid,
-					(uint64_t)(uintptr_t)iov[i].iov_base,
-					*data + off, k)))
-			goto out;
-		off += k;
-	}
-out:
-	free(iov);
-	return e;
-}
-
 /* What the kernel does after sendmmsg sent its first message:
  * msgvec[0].msg_len = the bytes sent. 0 or -EFAULT. */
 static int mmsg_sent(const struct target *t, uint64_t msgvec, unsigned int sent)
@@ -740,15 +644,14 @@ static void send_on(struct hx_unotify *u, const struct seccomp_notif *n,
 	bool to_peer = false, stream = false;
 	struct sockaddr_storage ss;
 	struct msghdr mh, out;
-	struct iovec one;
-	unsigned char *data = NULL;
+	struct hx_un_payload pay = {.iov = NULL};
 	union {
 		struct cmsghdr h;
 		unsigned char b[CTRL_MAX];
 	} ctrl;
 	int taken[RIGHTS_MAX];
 	size_t ntaken = 0;
-	uint64_t name, total = 0;
+	uint64_t name;
 	socklen_t len;
 	int flags = 0, e, target = -1;
 	ssize_t r;
@@ -821,8 +724,8 @@ static void send_on(struct hx_unotify *u, const struct seccomp_notif *n,
 	sfd = *sfdp;
 	/* Emulated: the data, the address and the control messages are our
 	 * copies; to a unix socket, sent by the connector (connector.h). */
-	if ((e = copy_payload(t, is_msg ? &mh : NULL, arg[1], arg[2], stream,
-			      flags & MSG_ZEROCOPY, ctrl.b, &data, &total)))
+	if ((e = hx_un_payload_read(t, is_msg ? &mh : NULL, arg[1], arg[2],
+				    ctrl.b, sizeof(ctrl.b), &pay)))
 		goto fail;
 	if (!hx_un_id_valid(u, n->id)) {
 		e = -ESRCH;
@@ -831,11 +734,8 @@ static void send_on(struct hx_unotify *u, const struct seccomp_notif *n,
 	if (is_msg && mh.msg_controllen &&
 	    (e = take_rights(t, ctrl.b, mh.msg_controllen, taken, &ntaken)))
 		goto fail;
-	one = (struct iovec){data, total};
 	out.msg_name = to_peer ? NULL : &ss;
 	out.msg_namelen = len;
-	out.msg_iov = &one;
-	out.msg_iovlen = 1;
 	if (is_msg && mh.msg_controllen) {
 		out.msg_control = ctrl.b;
 		out.msg_controllen = mh.msg_controllen;
@@ -843,7 +743,8 @@ static void send_on(struct hx_unotify *u, const struct seccomp_notif *n,
 	if (!to_peer)
 		hx_send_push_pending(sfd);
 	hx_un_wait_begin(HX_WAIT_POLL);
-	r = send_here(u, n->id, sfd, to_peer ? -1 : target, &out, flags);
+	r = hx_un_send_all(u, n->id, sfd, to_peer ? -1 : target, &out, flags,
+			   &pay, stream, unix_socket(sfd));
 	e = hx_un_wait_end(u, r < 0 ? (int)r : 0);
 	if (r < 0)
 		r = e;
@@ -872,7 +773,7 @@ done:
 		close(taken[i]);
 	if (target >= 0)
 		close(target);
-	hx_send_buf_free(data, total ? total : 1, flags & MSG_ZEROCOPY);
+	hx_un_payload_free(&pay);
 }
 
 void hx_un_send(struct hx_unotify *u, const struct seccomp_notif *n,
