@@ -24,7 +24,8 @@
 #include "supervisor/kernel/netsend.h"
 #include "supervisor/path_resolve.h"
 
-#define CTRL_MAX 4096 /* ancillary data of a sendmsg */
+#define CTRL_MAX  4096 /* ancillary data of a sendmsg */
+#define IOV_MAX_N 1024 /* UIO_MAXIOV: sendmmsg's messages at most */
 
 /* ---- network ---- */
 
@@ -630,15 +631,28 @@ static bool to_harness(struct hx_unotify *u, const struct target *t, int sfd,
 	return true;
 }
 
+/* The kernel's errno for a sendmsg whose msghdr it could not read: it
+ * looks the socket up first (ENOTSOCK for a file). Asked on that
+ * failure only. */
+static int unread_msghdr(int sfd, int e)
+{
+	int type;
+	socklen_t tl = sizeof(type);
+
+	if (getsockopt(sfd, SOL_SOCKET, SO_TYPE, &type, &tl) &&
+	    errno == ENOTSOCK)
+		return ENOTSOCK;
+	return -e;
+}
+
+/* One send (sendto, sendmsg, or one message of a sendmmsg: its msghdr
+ * at mh_addr) on the socket taken once, *sfdp. */
 static void send_on(struct hx_unotify *u, const struct seccomp_notif *n,
-		    const struct target *t, int *sfdp, struct answer *a)
+		    const struct target *t, int *sfdp, uint64_t mh_addr,
+		    struct answer *a)
 {
 	int sfd = *sfdp;
 	const __u64 *arg = n->data.args;
-	/* sendmmsg: only its first message is sent (emulated, with or
-	 * without a destination), which sendmmsg may do: callers handle a
-	 * short count, as glibc's resolver does. No CONTINUE: the rest of
-	 * the vector could name any address. */
 	bool is_mmsg = n->data.nr == SYS_sendmmsg;
 	bool is_msg = n->data.nr == SYS_sendmsg || is_mmsg;
 	bool to_peer = false, stream = false;
@@ -657,15 +671,9 @@ static void send_on(struct hx_unotify *u, const struct seccomp_notif *n,
 	ssize_t r;
 
 	memset(&out, 0, sizeof(out));
-	if (is_mmsg && arg[2] == 0) {
-		a->kind = ANS_VALUE;
-		a->val = 0;
-		return;
-	}
 	if (is_msg) {
-		/* For sendmmsg, arg[1] points at msgvec[0].msg_hdr. */
-		if ((e = hx_un_read_mem(t->tid, arg[1], &mh, sizeof(mh)))) {
-			a->err = -e;
+		if ((e = hx_un_read_mem(t->tid, mh_addr, &mh, sizeof(mh)))) {
+			a->err = unread_msghdr(sfd, e);
 			return;
 		}
 		flags = (int)(is_mmsg ? arg[3] : arg[2]);
@@ -756,14 +764,6 @@ static void send_on(struct hx_unotify *u, const struct seccomp_notif *n,
 	atomic_fetch_add(&u->n_emul, 1);
 	a->kind = ANS_VALUE;
 	a->val = r;
-	if (is_mmsg) {
-		/* EFAULT as the kernel's, the datagram gone all the same. */
-		if ((e = mmsg_sent(t, arg[1], (unsigned int)r))) {
-			a->took_effect = true;
-			goto fail;
-		}
-		a->val = 1;
-	}
 	goto done;
 fail:
 	a->kind = ANS_ERROR;
@@ -776,6 +776,44 @@ done:
 	hx_un_payload_free(&pay);
 }
 
+/* sendmmsg: each message in turn, decided, recorded and sent as one
+ * sendmsg is (no CONTINUE: any message may name any address), until
+ * vlen (at most UIO_MAXIOV, as the kernel's) or the first that fails:
+ * its error if it was the first, else the count sent, as the kernel
+ * answers. Each one's msg_len is written as it is sent. */
+static void send_mmsg(struct hx_unotify *u, const struct seccomp_notif *n,
+		      const struct target *t, int *sfdp, struct answer *a)
+{
+	unsigned int vlen = (unsigned int)n->data.args[2], i;
+	uint64_t vec = n->data.args[1];
+
+	if (vlen > IOV_MAX_N)
+		vlen = IOV_MAX_N;
+	for (i = 0; i < vlen; i++) {
+		uint64_t at = vec + (uint64_t)i * sizeof(struct mmsghdr);
+		struct answer one = {ANS_ERROR, EACCES, 0, false};
+
+		send_on(u, n, t, sfdp, at, &one);
+		if (one.kind != ANS_VALUE) {
+			if (!i)
+				*a = one;
+			break;
+		}
+		if (mmsg_sent(t, at, (unsigned int)one.val)) {
+			/* EFAULT as the kernel's, the datagram gone all
+			 * the same. */
+			if (!i)
+				*a =
+				    (struct answer){ANS_ERROR, EFAULT, 0, true};
+			break;
+		}
+	}
+	if (i || !vlen) {
+		a->kind = ANS_VALUE;
+		a->val = i;
+	}
+}
+
 void hx_un_send(struct hx_unotify *u, const struct seccomp_notif *n,
 		const struct target *t, struct answer *a)
 {
@@ -785,7 +823,10 @@ void hx_un_send(struct hx_unotify *u, const struct seccomp_notif *n,
 		a->err = sfd == -EBADF ? EBADF : EACCES;
 		return;
 	}
-	send_on(u, n, t, &sfd, a);
+	if (n->data.nr == SYS_sendmmsg)
+		send_mmsg(u, n, t, &sfd, a);
+	else
+		send_on(u, n, t, &sfd, n->data.args[1], a);
 	close(sfd);
 }
 

@@ -14,6 +14,7 @@ count taken) once the timeout passes; under harness the agent's thread
 waited for good, a worker with it."""
 
 import json
+import socket
 
 from lib import PYTHON, check, harness
 from test_default_policy import fake_home
@@ -126,3 +127,104 @@ def test_a_blocking_stream_send_is_whole_and_keeps_its_timeout(wd):
     check(conn and all(c["rule"] == "harness:own-listener" for c in conn), "connects %r" % conn[:3])
     check(not r.events(verdict="deny", category="net_send"),
           "a send was refused: %r" % r.events(verdict="deny", category="net_send")[:3])
+
+
+MMSG = r"""
+import ctypes, json, os, socket, sys
+out = {}
+""" + TRY + r"""
+libc = ctypes.CDLL(None, use_errno=True)
+
+def sc(*a):
+    r = libc.syscall(*a)
+    if r < 0:
+        raise OSError(ctypes.get_errno(), "")
+    return r
+
+class iovec(ctypes.Structure):
+    _fields_ = [("base", ctypes.c_void_p), ("len", ctypes.c_size_t)]
+
+class msghdr(ctypes.Structure):
+    _fields_ = [("name", ctypes.c_void_p), ("namelen", ctypes.c_uint), ("iov", ctypes.POINTER(iovec)),
+                ("iovlen", ctypes.c_size_t), ("ctl", ctypes.c_void_p), ("ctllen", ctypes.c_size_t),
+                ("flags", ctypes.c_int)]
+
+class mmsghdr(ctypes.Structure):
+    _fields_ = [("hdr", msghdr), ("len", ctypes.c_uint)]
+
+keep = []
+
+def vec(msgs):
+    v = (mmsghdr * len(msgs))()
+    for i, (data, addr) in enumerate(msgs):
+        b = ctypes.create_string_buffer(data, len(data))
+        sa = ctypes.create_string_buffer(bytes([2, 0]) + addr[1].to_bytes(2, "big")
+                                         + socket.inet_aton(addr[0]) + bytes(8), 16)
+        io = iovec(ctypes.cast(b, ctypes.c_void_p), len(data))
+        keep.extend([b, sa, io])
+        v[i].hdr = msghdr(ctypes.cast(sa, ctypes.c_void_p), 16, ctypes.pointer(io), 1, None, 0, 0)
+    return v
+
+a = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); a.bind(("127.0.0.1", 0))
+b = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); b.bind(("127.0.0.1", 0))
+denied = ("127.0.0.1", int(sys.argv[1]))
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+out["ports"] = [a.getsockname()[1], b.getsockname()[1]]
+v = vec([(b"one", a.getsockname()), (b"two!", b.getsockname()), (b"three", a.getsockname())])
+try_("all3", lambda: sc(307, s.fileno(), v, 3, 0))
+out["all3_lens"] = [v[i].len for i in range(3)]
+v = vec([(b"four", b.getsockname()), (b"five", denied), (b"six", a.getsockname())])
+try_("to_denied", lambda: sc(307, s.fileno(), v, 3, 0))
+out["to_denied_lens"] = [v[i].len for i in range(3)]
+v = vec([(b"seven", denied), (b"eight", a.getsockname())])
+try_("denied_first", lambda: sc(307, s.fileno(), v, 2, 0))
+try_("none", lambda: sc(307, s.fileno(), v, 0, 0))
+# A msghdr the kernel cannot read, on a file: it looks the socket up first.
+try_("notsock", lambda: sc(46, 0, ctypes.c_void_p(8), 0))
+for k, sk in (("a", a), ("b", b)):
+    sk.settimeout(0.5)
+    got = []
+    try:
+        while True:
+            got.append(sk.recv(100).decode())
+    except OSError:
+        pass
+    out["got_" + k] = got
+print(json.dumps(out))
+"""
+
+
+def _unused_port():
+    # Nothing listens there, and the default policy asks for it (refused).
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port
+
+
+def test_every_message_of_a_sendmmsg_is_decided_and_sent(wd):
+    port = _unused_port()
+    home = fake_home(wd)
+    r = harness([PYTHON, "-c", MMSG, str(port)], wd, policy=None, env={"HOME": home})
+    check(r.stdout.strip().startswith("{"), "agent did not run: %r %r" % (r.stdout, r.stderr[-500:]))
+    out = json.loads(r.stdout.strip().splitlines()[-1])
+    # As the kernel: every message sent, each one's msg_len written.
+    check(out["all3"] == 3 and out["all3_lens"] == [3, 4, 5], "sendmmsg of 3: %r" % out)
+    # A refused message ends the call there: the count of those sent,
+    # and the refused one's error when it is the first.
+    check(out["to_denied"] == 1 and out["to_denied_lens"] == [4, 0, 0], "past a refused one: %r" % out)
+    check(out["denied_first"] == "errno EACCES", "a refused first message: %r" % out)
+    check(out["none"] == 0, "no message: %r" % out)
+    check(out["notsock"] == "errno ENOTSOCK", "sendmsg on a file: %r" % out)
+    check(sorted(out["got_a"]) == ["one", "three"] and out["got_b"] == ["two!", "four"],
+          "received %r %r" % (out["got_a"], out["got_b"]))
+    # One record each, naming its own address; none for what was not sent.
+    pa, pb = out["ports"]
+    for p, n in ((pa, 2), (pb, 2)):
+        sent = r.events(op="send", args_addr="127.0.0.1:%d" % p)
+        check(len(sent) == n and all(s["verdict"] == "allow" for s in sent),
+              "records of sends to %d: %r" % (p, sent))
+    refused = r.events(op="send", args_addr="127.0.0.1:%d" % port)
+    check(len(refused) == 2 and all(s["verdict"] != "allow" for s in refused),
+          "records of the refused sends: %r" % refused)
