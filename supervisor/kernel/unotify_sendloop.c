@@ -202,8 +202,12 @@ ssize_t hx_un_send_all(struct hx_unotify *u, uint64_t id, int sfd, int target,
 			one = (struct iovec){buf, k};
 			out->msg_iov = &one;
 			out->msg_iovlen = 1;
-			r = send_waiting(u, id, sfd, target, out, flags, &w,
-					 un);
+			/* MSG_EOR and MSG_OOB mark the call's last byte. */
+			r = send_waiting(u, id, sfd, target, out,
+					 sent + k < p->total
+					     ? flags & ~(MSG_EOR | MSG_OOB)
+					     : flags,
+					 &w, un);
 		}
 		hx_send_buf_free(buf, k ? k : 1, zc);
 		if (r <= 0)
