@@ -205,6 +205,12 @@ void hx_un_fdmeta(struct hx_unotify *u, const struct seccomp_notif *n,
 		close(mine);
 		return;
 	}
+	/* A chown's ids as the agent's namespace names them. */
+	if ((e = hx_un_map_ids(t, &ouid, &ogid))) {
+		close(mine);
+		hx_un_done(u, a, e);
+		return;
+	}
 	switch (nr) {
 	case SYS_fchmod:
 		r = fchmod(mine, mode);

@@ -201,3 +201,90 @@ pid_t hx_un_tracer(const struct target *t)
 
 	return status_now(t, &um, &tracer) ? 0 : tracer;
 }
+
+/* id as t's user namespace names it, in ours (map: "uid_map" or
+ * "gid_map", whose outside ids /proc gives in the reader's namespace):
+ * 0, or -EINVAL for an id that namespace does not map. */
+static int map_id(const struct target *t, const char *map, uint32_t *id)
+{
+	char path[64], line[128];
+	bool found = false;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/%s", (int)t->peer.pid, map);
+	if (!(f = fopen(path, "re")))
+		return -ESRCH;
+	while (!found && fgets(line, sizeof(line), f)) {
+		unsigned long in, out, n;
+
+		if (sscanf(line, "%lu %lu %lu", &in, &out, &n) == 3 &&
+		    *id >= in && *id - in < n) {
+			*id = (uint32_t)(out + (*id - in));
+			found = true;
+		}
+	}
+	fclose(f);
+	return found ? 0 : -EINVAL;
+}
+
+/* Whether t is in our user namespace: its maps then read as those of
+ * the namespace above (user_namespaces(7)), and ids are the same. */
+static bool same_userns(const struct target *t)
+{
+	struct stat a, b;
+	char path[64];
+
+	snprintf(path, sizeof(path), "/proc/%d/ns/user", (int)t->peer.pid);
+	return !stat(path, &a) && !stat("/proc/self/ns/user", &b) &&
+	       a.st_ino == b.st_ino && a.st_dev == b.st_dev;
+}
+
+int hx_un_map_ids(const struct target *t, uid_t *uid, gid_t *gid)
+{
+	int e = 0;
+
+	if ((!uid || *uid == (uid_t)-1) && (!gid || *gid == (gid_t)-1))
+		return 0;
+	if (same_userns(t))
+		return 0;
+	if (uid && *uid != (uid_t)-1)
+		e = map_id(t, "uid_map", uid);
+	if (!e && gid && *gid != (gid_t)-1)
+		e = map_id(t, "gid_map", gid);
+	return e;
+}
+
+/* A POSIX ACL's xattr: version 2, then entries of a tag, the
+ * permissions and an id (linux/posix_acl_xattr.h). */
+#define ACL_XATTR_VERSION 2
+#define ACL_USER_TAG	  0x02
+#define ACL_GROUP_TAG	  0x08
+
+int hx_un_map_acl(const struct target *t, const char *name, void *val,
+		  size_t size)
+{
+	unsigned char *p = val;
+	uint32_t version;
+	int e = 0;
+
+	if (strcmp(name, "system.posix_acl_access") &&
+	    strcmp(name, "system.posix_acl_default"))
+		return 0;
+	if (size < 4 || (size - 4) % 8)
+		return 0; /* the kernel's EINVAL, unchanged */
+	memcpy(&version, p, 4);
+	if (version != ACL_XATTR_VERSION || same_userns(t))
+		return 0;
+	for (size_t off = 4; off < size && !e; off += 8) {
+		uint16_t tag;
+		uint32_t id;
+
+		memcpy(&tag, p + off, 2);
+		if (tag != ACL_USER_TAG && tag != ACL_GROUP_TAG)
+			continue;
+		memcpy(&id, p + off + 4, 4);
+		e = map_id(t, tag == ACL_USER_TAG ? "uid_map" : "gid_map", &id);
+		memcpy(p + off + 4, &id, 4);
+	}
+	return e;
+}

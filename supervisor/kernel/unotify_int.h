@@ -216,6 +216,16 @@ mode_t hx_un_umask(const struct target *t);
  * target's. */
 mode_t hx_un_umask_in(const struct target *t, const char *dir, int dirfd);
 pid_t hx_un_tracer(const struct target *t);
+/* A chown's ids (-1: unchanged; either pointer NULL) as the target's
+ * user namespace names them, made ours: the worker acts in its own
+ * namespace, where an id the agent's does not map (any but its own, for
+ * an ordinary user's agent) names a group of the user the agent cannot
+ * name. 0, or -EINVAL as the kernel's chown says of such an id. */
+int hx_un_map_ids(const struct target *t, uid_t *uid, gid_t *gid);
+/* The same for the ids of a POSIX ACL's xattr value (name
+ * system.posix_acl_access or _default; others are left), in place. */
+int hx_un_map_acl(const struct target *t, const char *name, void *val,
+		  size_t size);
 struct hx_un_idents;
 struct hx_un_idents *hx_un_idents_new(void); /* NULL: out of memory */
 void hx_un_idents_free(struct hx_un_idents *c);

@@ -73,6 +73,10 @@ int hx_un_read_meta(const struct target *t, uint64_t xname, uint64_t xval,
 			return ENOMEM;
 		if ((e = hx_un_read_mem(t->tid, xval, xattr_buf, x->xsize)))
 			return -e;
+		/* An ACL's ids, as the agent's namespace names them. */
+		if (xname &&
+		    (e = hx_un_map_acl(t, x->xname, xattr_buf, x->xsize)))
+			return -e;
 	}
 	x->xval = xattr_buf;
 	if (tsaddr && (e = read_times(t, tsaddr, tskind, x)))

@@ -310,9 +310,14 @@ static int mut_act(const struct target *t, enum mut_kind k, int pfd,
 			r = k == MUT_SETXATTR ? setxattr(p, x->xname, x->xval,
 							 x->xsize, x->xflags)
 					      : removexattr(p, x->xname);
-		} else if (k == MUT_CHOWN)
+		} else if (k == MUT_CHOWN) {
+			/* The ids the agent named, in its namespace. */
+			if ((r = hx_un_map_ids(t, &ouid, &ogid))) {
+				close(fd);
+				return r;
+			}
 			r = fchownat(fd, "", ouid, ogid, AT_EMPTY_PATH);
-		else if (S_ISLNK(st.st_mode)) {
+		} else if (S_ISLNK(st.st_mode)) {
 			errno = EOPNOTSUPP; /* as fchmodat2 NOFOLLOW says */
 			r = -1;
 		} else {

@@ -14,9 +14,10 @@ count taken) once the timeout passes; under harness the agent's thread
 waited for good, a worker with it."""
 
 import json
+import os
 import socket
 
-from lib import PYTHON, check, harness
+from lib import PYTHON, Skip, check, harness
 from test_default_policy import fake_home
 
 # What each agent script below tries, and the errno it met, in out.
@@ -270,3 +271,68 @@ def test_a_bad_pointer_is_efault_not_a_crash(wd):
     if crashed:
         xfail("the shim crashes the agent (SIGSEGV) on a path or address pointer to nothing, "
               "where the kernel answers EFAULT: %s" % ", ".join(crashed))
+
+
+IDS = r"""
+import errno, json, os, struct, sys
+out = {}
+""" + TRY + r"""
+other = int(sys.argv[1])  # a group the agent's namespace does not map
+p = "owned.txt"
+open(p, "w").write("x")
+fd = os.open(p, os.O_RDONLY)
+try_("chown", lambda: os.chown(p, -1, other))
+try_("fchown", lambda: os.fchown(fd, -1, other))
+try_("chown_own", lambda: os.chown(p, -1, os.getgid()))
+
+def acl(gid):
+    # user::rw- group::r-- group:GID:rw- mask::rw- other::r--
+    return struct.pack("<I", 2) + b"".join(struct.pack("<HHI", *e) for e in (
+        (1, 6, 0xffffffff), (4, 4, 0xffffffff), (8, 6, gid), (0x10, 6, 0xffffffff), (0x20, 4, 0xffffffff)))
+
+try_("acl", lambda: os.setxattr(p, "system.posix_acl_access", acl(other)))
+try_("facl", lambda: os.setxattr(fd, "system.posix_acl_access", acl(other)))
+try_("acl_own", lambda: os.setxattr(p, "system.posix_acl_access", acl(os.getgid())))
+print(json.dumps(out))
+"""
+
+
+def _acl_groups(path):
+    """The named groups of path's access ACL, as the host reads them."""
+    import struct
+    try:
+        v = os.getxattr(path, "system.posix_acl_access")
+    except OSError:
+        return []
+    return [struct.unpack_from("<HHI", v, 4 + 8 * i)[2]
+            for i in range((len(v) - 4) // 8) if struct.unpack_from("<H", v, 4 + 8 * i)[0] == 8]
+
+
+def test_a_chown_or_acl_names_ids_as_the_agents_namespace_does(wd):
+    """The agent of an ordinary user runs in a user namespace of its own
+    that maps the user's uid and gid only: its chown to another group,
+    and an ACL naming one, are the kernel's EINVAL. The kernel layer
+    does them in harness-exec's namespace, where that number is a group
+    of the machine: an ACL granting group 4 (adm) rw was set on the
+    agent's file (and, for a user in that group, its chown to it went
+    through)."""
+    if os.geteuid() == 0:
+        raise Skip("a root agent has no user namespace of its own: its ids are harness-exec's")
+    home = fake_home(wd)
+    other = 4 if os.getgid() != 4 else 5
+    r = harness([PYTHON, "-c", IDS, str(other)], wd, policy=None, env={"HOME": home})
+    check(r.stdout.strip().startswith("{"), "agent did not run: %r %r" % (r.stdout, r.stderr[-500:]))
+    out = json.loads(r.stdout.strip().splitlines()[-1])
+    path = os.path.join(wd.path, "owned.txt")
+    for k in ("chown", "fchown", "acl", "facl"):
+        check(out[k] == "errno EINVAL", "%s naming gid %d: %r (%r)" % (k, other, out[k], out))
+    check(out["chown_own"] is None and out["acl_own"] is None, "the agent's own group: %r" % out)
+    check(os.stat(path).st_gid == os.getgid(), "the file's group is %d" % os.stat(path).st_gid)
+    check(_acl_groups(path) == [os.getgid()], "the file's ACL names groups %r" % _acl_groups(path))
+    # A chown refused by the kernel's rule after its allow: a failed
+    # record each, not a change recorded as made (an ACL's ids are read
+    # with its value, before the decision: no record, as the kernel's
+    # own refusals).
+    failed = [f for f, _ in r.failed("EINVAL")]
+    check(len(failed) == 2 and all(f["args"]["path"] == path for f in failed),
+          "failed records: %r" % failed)
