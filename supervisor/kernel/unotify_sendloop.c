@@ -101,6 +101,7 @@ struct send_wait {
 	bool block;
 	bool timed;	      /* deadline_ms read */
 	uint64_t deadline_ms; /* 0: none */
+	int backoff_ms;	      /* 0: poll the socket */
 };
 
 static void wait_init(int sfd, int flags, struct send_wait *w)
@@ -110,6 +111,7 @@ static void wait_init(int sfd, int flags, struct send_wait *w)
 	w->block = !(flags & MSG_DONTWAIT) && fl >= 0 && !(fl & O_NONBLOCK);
 	w->timed = false;
 	w->deadline_ms = 0;
+	w->backoff_ms = 0;
 }
 
 /* 0 when the socket may have room, -EAGAIN at its SO_SNDTIMEO (what the
@@ -138,7 +140,17 @@ static int wait_room(struct hx_unotify *u, uint64_t id, int sfd,
 		if (w->deadline_ms - now < (uint64_t)ms)
 			ms = (int)(w->deadline_ms - now);
 	}
-	poll(&p, 1, ms);
+	/* A unix datagram to a named socket whose queue is full: the
+	 * sender's own socket polls writable, and a poll alone spun this
+	 * worker and the connector. Readiness that a send then finds
+	 * false is waited out by a sleep, doubled up to POLL_MS. */
+	if (w->backoff_ms) {
+		poll(NULL, 0, w->backoff_ms < ms ? w->backoff_ms : ms);
+		w->backoff_ms =
+		    w->backoff_ms * 2 < POLL_MS ? w->backoff_ms * 2 : POLL_MS;
+	} else if (poll(&p, 1, ms) > 0) {
+		w->backoff_ms = 1;
+	}
 	if (!hx_un_id_valid(u, id) || hx_un_wait_cut())
 		return -EINTR;
 	return 0;

@@ -336,3 +336,44 @@ def test_a_chown_or_acl_names_ids_as_the_agents_namespace_does(wd):
     failed = [f for f, _ in r.failed("EINVAL")]
     check(len(failed) == 2 and all(f["args"]["path"] == path for f in failed),
           "failed records: %r" % failed)
+
+
+FULL_DGRAM = r"""
+import errno, json, os, socket, struct, time
+p = os.path.join(os.getcwd(), "full.sock")
+r = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+r.bind(p)
+c = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+c.setsockopt(socket.SOL_SOCKET, socket.SO_SNDTIMEO, struct.pack("ll", 2, 0))
+n, t0, err = 0, time.time(), None
+try:
+    while n < 100:
+        c.sendto(b"x" * 100, p)
+        n += 1
+except OSError as e:
+    err = errno.errorcode.get(e.errno)
+print(json.dumps({"sent": n, "err": err, "s": round(time.time() - t0, 1)}))
+"""
+
+
+def test_a_send_to_a_full_unix_datagram_socket_waits_without_spinning(wd):
+    """A blocking unix datagram to a named socket whose queue is full:
+    the kernel sleeps until there is room or SO_SNDTIMEO. The worker
+    waited by polling the sender's socket, which is writable all along
+    (the queue that is full is the receiver's): it and the connector
+    spun, a third of a CPU, for as long as the agent's send waited."""
+    import resource
+    home = fake_home(wd)
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    r = harness([PYTHON, "-c", FULL_DGRAM], wd, policy=None, env={"HOME": home})
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    check(r.stdout.strip().startswith("{"), "agent did not run: %r %r" % (r.stdout, r.stderr[-500:]))
+    out = json.loads(r.stdout.strip().splitlines()[-1])
+    # The receiver's queue (max_dgram_qlen, 10 here) full, then EAGAIN
+    # at SO_SNDTIMEO, as the kernel's.
+    check(out["err"] == "EAGAIN" and 1.5 <= out["s"] < 6, "the full socket's send: %r" % out)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    check(cpu < 0.6, "the session took %.2f s of CPU for a send that waited %.1f s" % (cpu, out["s"]))
+    sends = r.events(op="send", args_addr="unix:" + os.path.join(wd.path, "full.sock"))
+    check(len(sends) == out["sent"] + 1 and all(s["verdict"] == "allow" for s in sends),
+          "records of the sends: %d for %d sent and one timed out" % (len(sends), out["sent"]))
