@@ -173,6 +173,8 @@ static ssize_t send_waiting(struct hx_unotify *u, uint64_t id, int sfd,
 		else if ((r = sendmsg(sfd, out,
 				      flags | MSG_DONTWAIT | MSG_NOSIGNAL)) < 0)
 			r = -errno;
+		if (r >= 0)
+			w->backoff_ms = 0; /* the readiness held */
 		if ((r != -EAGAIN && r != -EWOULDBLOCK) || !w->block)
 			return r;
 		if ((e = wait_room(u, id, sfd, w)))
