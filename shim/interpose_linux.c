@@ -772,16 +772,17 @@ int hx_sock_proto(int fd, const struct sockaddr *sa, socklen_t len)
 	    (sa->sa_family != AF_INET && sa->sa_family != AF_INET6))
 		return 0;
 	if (getsockopt(fd, SOL_SOCKET, SO_PROTOCOL, &p, &l))
-		p = 0;
+		p = errno == ENOTSOCK || errno == EBADF ? -1 : 0;
 	errno = e;
 	return p;
 }
 
 HX_EXPORT int connect(int fd, __CONST_SOCKADDR_ARG addr, socklen_t len)
 {
-	int err = hx_hooks_net(HX_CALL_CONNECT, HX_OP_CONNECT,
-			       hx_sock_proto(fd, addr.__sockaddr__, len),
-			       addr.__sockaddr__, len);
+	int proto = hx_sock_proto(fd, addr.__sockaddr__, len);
+	int err = proto < 0 ? 0
+			    : hx_hooks_net(HX_CALL_CONNECT, HX_OP_CONNECT,
+					   proto, addr.__sockaddr__, len);
 
 	if (err) {
 		errno = err;
@@ -793,11 +794,11 @@ HX_EXPORT int connect(int fd, __CONST_SOCKADDR_ARG addr, socklen_t len)
 HX_EXPORT ssize_t sendto(int fd, const void *buf, size_t n, int flags,
 			 __CONST_SOCKADDR_ARG addr, socklen_t len)
 {
-	int err = 0;
+	int err = 0, proto;
 
-	if (addr.__sockaddr__ && !hx_sock_name_ignored(fd))
-		err = hx_hooks_net(HX_CALL_SENDTO, HX_OP_SEND,
-				   hx_sock_proto(fd, addr.__sockaddr__, len),
+	if (addr.__sockaddr__ && !hx_sock_name_ignored(fd) &&
+	    (proto = hx_sock_proto(fd, addr.__sockaddr__, len)) >= 0)
+		err = hx_hooks_net(HX_CALL_SENDTO, HX_OP_SEND, proto,
 				   addr.__sockaddr__, len);
 	if (err) {
 		errno = err;
@@ -808,14 +809,13 @@ HX_EXPORT ssize_t sendto(int fd, const void *buf, size_t n, int flags,
 
 HX_EXPORT ssize_t sendmsg(int fd, const struct msghdr *msg, int flags)
 {
-	int err = 0;
+	int err = 0, proto;
 
 	if (msg && msg->msg_name && msg->msg_namelen &&
-	    !hx_sock_name_ignored(fd))
-		err = hx_hooks_net(
-		    HX_CALL_SENDMSG, HX_OP_SEND,
-		    hx_sock_proto(fd, msg->msg_name, msg->msg_namelen),
-		    msg->msg_name, msg->msg_namelen);
+	    !hx_sock_name_ignored(fd) &&
+	    (proto = hx_sock_proto(fd, msg->msg_name, msg->msg_namelen)) >= 0)
+		err = hx_hooks_net(HX_CALL_SENDMSG, HX_OP_SEND, proto,
+				   msg->msg_name, msg->msg_namelen);
 	if (err) {
 		errno = err;
 		return -1;

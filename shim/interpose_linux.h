@@ -52,7 +52,10 @@ __typeof__(&syscall) hx_linux_real_syscall(void);
 
 /* fd's protocol (SO_PROTOCOL: IPPROTO_TCP, IPPROTO_UDP) for a connect
  * or send to the IP address sa, for the policy's rules by protocol; 0
- * when unknown or sa is of another family. errno kept. */
+ * when unknown or sa is of another family; -1 when fd is no socket
+ * (EBADF, ENOTSOCK: the call is the kernel's to fail, and the kernel
+ * layer's to decide should a socket be put there meanwhile). errno
+ * kept. */
 int hx_sock_proto(int fd, const struct sockaddr *sa, socklen_t len);
 
 #endif

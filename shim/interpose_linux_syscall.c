@@ -106,12 +106,16 @@ static int sys_net(long nr, const long *a)
 	const struct sockaddr *sa =
 	    (const void *)(nr == SYS_connect ? a[1] : a[4]);
 	socklen_t len = (socklen_t)(nr == SYS_connect ? a[2] : a[5]);
+	int proto;
 
 	if (!sa || (nr == SYS_sendto && hx_sock_name_ignored((int)a[0])))
 		return 0;
+	/* No socket there: the kernel's EBADF or ENOTSOCK, no decision. */
+	if ((proto = hx_sock_proto((int)a[0], sa, len)) < 0)
+		return 0;
 	return hx_hooks_net(HX_CALL_SYSCALL,
 			    nr == SYS_connect ? HX_OP_CONNECT : HX_OP_SEND,
-			    hx_sock_proto((int)a[0], sa, len), sa, len);
+			    proto, sa, len);
 }
 
 HX_EXPORT long syscall(long nr, ...)

@@ -435,7 +435,7 @@ void hx_un_connect(struct hx_unotify *u, const struct seccomp_notif *n,
 {
 	struct sockaddr_storage ss;
 	socklen_t len = (socklen_t)n->data.args[2];
-	int fd = (int)n->data.args[0], sfd, e, target = -1;
+	int fd = (int)n->data.args[0], sfd, e, target = -1, proto;
 
 	if ((a->err = hx_un_read_addr(u, n, t, n->data.args[1], len, &ss)))
 		return;
@@ -459,10 +459,16 @@ void hx_un_connect(struct hx_unotify *u, const struct seccomp_notif *n,
 		a->err = sfd == -EBADF ? EBADF : EACCES;
 		return;
 	}
+	/* A file is the kernel's ENOTSOCK, before any decision. */
+	if ((proto = hx_un_sock_proto(sfd)) < 0 && errno == ENOTSOCK) {
+		close(sfd);
+		a->err = ENOTSOCK;
+		return;
+	}
 	explicit_dest(&ss, len);
 	if (ss.ss_family != AF_UNSPEC &&
-	    !decide_addr(u, t, HX_CALL_CONNECT, HX_OP_CONNECT, &ss, len,
-			 hx_un_sock_proto(sfd), a, &target)) {
+	    !decide_addr(u, t, HX_CALL_CONNECT, HX_OP_CONNECT, &ss, len, proto,
+			 a, &target)) {
 		close(sfd);
 		return;
 	}
@@ -667,7 +673,7 @@ static void send_on(struct hx_unotify *u, const struct seccomp_notif *n,
 	size_t ntaken = 0;
 	uint64_t name;
 	socklen_t len;
-	int flags = 0, e, target = -1;
+	int flags = 0, e, target = -1, proto = -1;
 	ssize_t r;
 
 	memset(&out, 0, sizeof(out));
@@ -699,6 +705,14 @@ static void send_on(struct hx_unotify *u, const struct seccomp_notif *n,
 		to_peer = true;
 		stream = stream_socket(sfd, flags);
 	}
+	/* The kernel looks the socket up before it reads the name: a file
+	 * is ENOTSOCK, never a decision. (The protocol judges a netlink
+	 * address.) */
+	if (!to_peer && (proto = hx_un_sock_proto(sfd)) < 0 &&
+	    errno == ENOTSOCK) {
+		a->err = ENOTSOCK;
+		return;
+	}
 	memset(&ss, 0, sizeof(ss));
 	if (to_peer) {
 		len = 0;
@@ -722,8 +736,7 @@ static void send_on(struct hx_unotify *u, const struct seccomp_notif *n,
 		explicit_dest(&ss, len);
 	if (!to_peer &&
 	    !decide_addr(u, t, is_msg ? HX_CALL_SENDMSG : HX_CALL_SENDTO,
-			 HX_OP_SEND, &ss, len, hx_un_sock_proto(*sfdp), a,
-			 &target))
+			 HX_OP_SEND, &ss, len, proto, a, &target))
 		return;
 	/* Port 53: sent from the sealed namespace, to our resolver. */
 	if (!to_peer && u->dns && hx_un_dns_port(&ss, len) &&

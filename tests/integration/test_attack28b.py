@@ -377,3 +377,55 @@ def test_a_send_to_a_full_unix_datagram_socket_waits_without_spinning(wd):
     sends = r.events(op="send", args_addr="unix:" + os.path.join(wd.path, "full.sock"))
     check(len(sends) == out["sent"] + 1 and all(s["verdict"] == "allow" for s in sends),
           "records of the sends: %d for %d sent and one timed out" % (len(sends), out["sent"]))
+
+
+NOT_A_SOCKET = r"""
+import ctypes, json, os, socket
+out = {}
+""" + TRY + r"""
+libc = ctypes.CDLL(None, use_errno=True)
+
+def sc(*a):
+    r = libc.syscall(*a)
+    if r < 0:
+        raise OSError(ctypes.get_errno(), "")
+    return r
+
+class iovec(ctypes.Structure):
+    _fields_ = [("base", ctypes.c_void_p), ("len", ctypes.c_size_t)]
+
+class msghdr(ctypes.Structure):
+    _fields_ = [("name", ctypes.c_void_p), ("namelen", ctypes.c_uint), ("iov", ctypes.POINTER(iovec)),
+                ("iovlen", ctypes.c_size_t), ("ctl", ctypes.c_void_p), ("ctllen", ctypes.c_size_t),
+                ("flags", ctypes.c_int)]
+
+f = os.open("notes.txt", os.O_RDWR | os.O_CREAT, 0o644)
+sin = ctypes.create_string_buffer(b"\x02\x00\x01\xbb" + socket.inet_aton("192.0.2.7") + bytes(8), 16)
+buf = ctypes.create_string_buffer(b"x")
+io = iovec(ctypes.cast(buf, ctypes.c_void_p), 1)
+m = msghdr(ctypes.cast(sin, ctypes.c_void_p), 16, ctypes.pointer(io), 1, None, 0, 0)
+try_("sendto", lambda: sc(44, f, buf, 1, 0, sin, 16))
+try_("connect", lambda: sc(42, f, sin, 16))
+try_("sendmsg", lambda: sc(46, f, ctypes.byref(m), 0))
+try_("libc_sendto", lambda: libc.sendto(f, buf, 1, 0, sin, 16) and (_ for _ in ()).throw(OSError(ctypes.get_errno(), "")))
+try_("libc_connect", lambda: libc.connect(f, sin, 16) and (_ for _ in ()).throw(OSError(ctypes.get_errno(), "")))
+# A msghdr the kernel cannot read, on a file: it looks the socket up first.
+try_("sendmsg_unread", lambda: sc(46, f, ctypes.c_void_p(8), 0))
+print(json.dumps(out))
+"""
+
+
+def test_a_call_on_a_file_is_enotsock_and_never_decided(wd):
+    """connect, sendto and sendmsg look the socket up before they read an
+    address: on a file the kernel answers ENOTSOCK. Under harness they
+    were decided first (the shim's, then the kernel layer's): a denied
+    address was EACCES and a record of a refused send or connect that
+    was never one (sendmsg with a msghdr it could not read: EFAULT)."""
+    home = fake_home(wd)
+    r = harness([PYTHON, "-c", NOT_A_SOCKET], wd, policy=None, env={"HOME": home})
+    check(r.stdout.strip().startswith("{"), "agent did not run: %r %r" % (r.stdout, r.stderr[-500:]))
+    out = json.loads(r.stdout.strip().splitlines()[-1])
+    for k, v in out.items():
+        check(v == "errno ENOTSOCK", "%s on a file: %r (%r)" % (k, v, out))
+    named = [e for e in r.records if "192.0.2.7" in e.get("args", {}).get("addr", "")]
+    check(not named, "records of calls that were never a send or connect: %r" % named[:2])
