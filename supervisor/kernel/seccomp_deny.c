@@ -484,7 +484,7 @@ const struct hx_sc_rule hx_seccomp_notify[] = {
      "datagram with a destination"},
     /* msg_name is behind a pointer: every sendmsg is looked at. */
     NOTIFY("sendmsg", "message that may carry a destination"),
-    /* Every sendmmsg: its first message is emulated, the rest not sent. */
+    /* Every sendmmsg: each of its messages is emulated in turn. */
     NOTIFY("sendmmsg", "messages that may carry destinations"),
     /* File mutations, emulated on the decided parent (unotify_mut.c).
      * ftruncate and fallocate need an fd open for writing (decided at

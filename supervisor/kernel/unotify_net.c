@@ -579,13 +579,13 @@ static bool stream_socket(int sfd, int flags)
 	       type == SOCK_STREAM && !(flags & MSG_FASTOPEN);
 }
 
-/* What the kernel does after sendmmsg sent its first message:
- * msgvec[0].msg_len = the bytes sent. 0 or -EFAULT. */
-static int mmsg_sent(const struct target *t, uint64_t msgvec, unsigned int sent)
+/* What the kernel does after sendmmsg sent a message, its mmsghdr at
+ * entry: entry->msg_len = the bytes sent. 0 or -EFAULT. */
+static int mmsg_sent(const struct target *t, uint64_t entry, unsigned int sent)
 {
 	struct iovec l = {&sent, sizeof(sent)};
 	struct iovec rv = {
-	    (void *)(uintptr_t)(msgvec + offsetof(struct mmsghdr, msg_len)),
+	    (void *)(uintptr_t)(entry + offsetof(struct mmsghdr, msg_len)),
 	    sizeof(sent)};
 
 	return process_vm_writev(t->tid, &l, 1, &rv, 1, 0) ==
