@@ -11,7 +11,15 @@ peer returned 65536 where the kernel sends every byte (a program that
 does not loop lost the rest), and a send with SO_SNDTIMEO to a peer
 that reads nothing never returned: the kernel answers EAGAIN (or the
 count taken) once the timeout passes; under harness the agent's thread
-waited for good, a worker with it."""
+waited for good, a worker with it.
+
+The same comparison found: sendmmsg sending its first message only; a
+unix datagram to a full socket waited for by a worker and the connector
+spinning; chown and POSIX ACLs naming ids in harness-exec's user
+namespace, not the agent's; connect and sends on a file decided (and
+recorded) before the kernel's ENOTSOCK; and, not fixed (XFAIL), the
+shim crashing a program on a pointer to nothing where the kernel says
+EFAULT."""
 
 import json
 import os
