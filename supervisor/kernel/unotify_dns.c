@@ -107,6 +107,66 @@ static pid_t owner_of(struct hx_un_dns *d, int type,
 
 static int serve_once(struct hx_un_dns *d);
 
+/* What the agent may have set on a socket it sends DNS on, carried to
+ * the sealed one that replaces it: without its SO_RCVTIMEO, a question
+ * the resolver leaves unanswered (malformed) held the agent's recv for
+ * good where the kernel times out. Options that route past a decision
+ * are refused when set (seccomp_net_rows.h), and nothing leaves the
+ * namespace anyway. */
+static const struct kept_opt {
+	int domain; /* 0: every one */
+	int level, name;
+} kept_opts[] = {
+    {0, SOL_SOCKET, SO_RCVTIMEO},
+    {0, SOL_SOCKET, SO_SNDTIMEO},
+    {0, SOL_SOCKET, SO_RCVBUF},
+    {0, SOL_SOCKET, SO_SNDBUF},
+    {0, SOL_SOCKET, SO_RCVLOWAT},
+    {0, SOL_SOCKET, SO_BROADCAST},
+    {0, SOL_SOCKET, SO_KEEPALIVE},
+    {0, SOL_SOCKET, SO_LINGER},
+    {0, SOL_SOCKET, SO_PRIORITY},
+    {0, SOL_SOCKET, SO_TIMESTAMP},
+    {0, SOL_SOCKET, SO_TIMESTAMPNS},
+    {0, SOL_SOCKET, SO_OOBINLINE},
+    {AF_INET, IPPROTO_IP, IP_TOS},
+    {AF_INET, IPPROTO_IP, IP_TTL},
+    {AF_INET, IPPROTO_IP, IP_RECVERR},
+    {AF_INET, IPPROTO_IP, IP_PKTINFO},
+    {AF_INET, IPPROTO_IP, IP_RECVTTL},
+    {AF_INET, IPPROTO_IP, IP_RECVTOS},
+    {AF_INET, IPPROTO_IP, IP_MTU_DISCOVER},
+    {AF_INET6, IPPROTO_IPV6, IPV6_UNICAST_HOPS},
+    {AF_INET6, IPPROTO_IPV6, IPV6_RECVERR},
+    {AF_INET6, IPPROTO_IPV6, IPV6_RECVPKTINFO},
+    {AF_INET6, IPPROTO_IPV6, IPV6_RECVHOPLIMIT},
+    {AF_INET6, IPPROTO_IPV6, IPV6_TCLASS},
+    {AF_INET6, IPPROTO_IPV6, IPV6_MTU_DISCOVER},
+};
+
+static void keep_opts(int from, int to, int domain)
+{
+	for (size_t i = 0; i < sizeof(kept_opts) / sizeof(*kept_opts); i++) {
+		const struct kept_opt *o = &kept_opts[i];
+		unsigned char v[32];
+		socklen_t l = sizeof(v);
+		int half;
+
+		if ((o->domain && o->domain != domain) ||
+		    getsockopt(from, o->level, o->name, v, &l))
+			continue;
+		/* The kernel doubles a buffer size it is given. */
+		if (o->level == SOL_SOCKET &&
+		    (o->name == SO_RCVBUF || o->name == SO_SNDBUF) &&
+		    l == sizeof(int)) {
+			memcpy(&half, v, sizeof(half));
+			half /= 2;
+			memcpy(v, &half, sizeof(half));
+		}
+		(void)setsockopt(to, o->level, o->name, v, l);
+	}
+}
+
 int hx_un_dns_seal(struct hx_unotify *u, uint64_t id, const struct target *t,
 		   int fd, int *sfd)
 {
@@ -130,6 +190,7 @@ int hx_un_dns_seal(struct hx_unotify *u, uint64_t id, const struct target *t,
 		return -errno;
 	if ((nfd = hx_dnsns_socket(d->ns, domain, type, proto)) < 0)
 		return nfd;
+	keep_opts(*sfd, nfd, domain);
 	/* Bound before a byte flows, so that its port names the process
 	 * when its first question arrives. */
 	any.ss_family = (sa_family_t)domain;

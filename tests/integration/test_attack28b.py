@@ -437,3 +437,48 @@ def test_a_call_on_a_file_is_enotsock_and_never_decided(wd):
         check(v == "errno ENOTSOCK", "%s on a file: %r (%r)" % (k, v, out))
     named = [e for e in r.records if "192.0.2.7" in e.get("args", {}).get("addr", "")]
     check(not named, "records of calls that were never a send or connect: %r" % named[:2])
+
+
+SEALED_OPTS = r"""
+import errno, json, os, socket, struct, sys, threading, time
+out = {"recv": "hung"}
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVTIMEO, struct.pack("ll", 1, 0))
+s.setsockopt(socket.IPPROTO_IP, socket.IP_TTL, 7)
+s.sendto(b"not a dns question", ("192.0.2.53", 53))
+out["rcvtimeo"] = list(struct.unpack("ll", s.getsockopt(socket.SOL_SOCKET, socket.SO_RCVTIMEO, 16)))
+out["ttl"] = s.getsockopt(socket.IPPROTO_IP, socket.IP_TTL)
+
+def recv():
+    try:
+        s.recv(512)
+        out["recv"] = "answered"
+    except OSError as e:
+        out["recv"] = "errno " + errno.errorcode.get(e.errno, str(e.errno))
+
+t0 = time.time()
+th = threading.Thread(target=recv, daemon=True)
+th.start()
+th.join(8)  # a recv that never returns is reported, not waited for
+out["s"] = round(time.time() - t0, 1)
+print(json.dumps(out))
+sys.stdout.flush()
+os._exit(0)
+"""
+
+
+def test_a_dns_socket_sealed_keeps_the_agents_options(wd):
+    """A socket that sends to port 53 is replaced by one in the sealed
+    namespace, where the supervisor's resolver answers: a new socket,
+    without what the agent set on its own. With SO_RCVTIMEO lost, a
+    question the resolver leaves unanswered (malformed) held the agent's
+    recv for good, where the kernel times out (EAGAIN after 1 s)."""
+    home = fake_home(wd)
+    r = harness([PYTHON, "-c", SEALED_OPTS], wd, policy=None, env={"HOME": home}, timeout=60)
+    check(r.stdout.strip().startswith("{"), "agent did not run or hung: %r %r" % (r.stdout, r.stderr[-500:]))
+    out = json.loads(r.stdout.strip().splitlines()[-1])
+    check(out["rcvtimeo"] == [1, 0] and out["ttl"] == 7, "the socket's options after the send: %r" % out)
+    check(out["recv"] == "errno EAGAIN" and out["s"] < 5, "the recv with SO_RCVTIMEO: %r" % out)
+    # Sealed: the question is the resolver's to judge, and refused.
+    asked = r.events(op="resolve", args_addr="192.0.2.53:53")
+    check(all(a["verdict"] != "allow" for a in asked), "the malformed question: %r" % asked)
