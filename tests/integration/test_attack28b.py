@@ -17,9 +17,10 @@ The same comparison found: sendmmsg sending its first message only; a
 unix datagram to a full socket waited for by a worker and the connector
 spinning; chown and POSIX ACLs naming ids in harness-exec's user
 namespace, not the agent's; connect and sends on a file decided (and
-recorded) before the kernel's ENOTSOCK; and, not fixed (XFAIL), the
-shim crashing a program on a pointer to nothing where the kernel says
-EFAULT."""
+recorded) before the kernel's ENOTSOCK; a DNS socket sealed into the
+supervisor's namespace losing the agent's options (SO_RCVTIMEO); and,
+not fixed (XFAIL), the shim crashing a program on a pointer to nothing
+where the kernel says EFAULT."""
 
 import json
 import os
