@@ -2,11 +2,17 @@
  * rule's patterns rebased onto the other mount point, so the policy, the
  * Landlock ruleset and the masks (all derived from the patterns) hold it
  * there too. */
+#define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
+#include <linux/openat2.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include "common/glob.h"
 #include "policy/load_int.h"
@@ -94,6 +100,72 @@ static int net_pattern(struct hx_ld *l, const char *path, struct hx_pattern *pt)
 	return 0;
 }
 
+/* The literal directories pattern p begins with, its escapes undone,
+ * into lit (PATH_MAX): "/home/u/.ssh" of "/home/u/.ssh/" and its "**". False
+ * for none (a relative pattern, "**" first). */
+static bool literal_prefix(const char *p, char *lit)
+{
+	size_t n = 0, keep = 0;
+
+	if (p[0] != '/')
+		return false;
+	for (; *p && n + 1 < PATH_MAX; p++) {
+		if (*p == '/')
+			keep = n;
+		if (*p == '*' || *p == '?' || *p == '[')
+			break;
+		if (*p == '\\' && p[1])
+			p++;
+		lit[n++] = *p;
+	}
+	if (*p && n + 1 >= PATH_MAX)
+		return false;
+	if (*p)
+		n = keep; /* the component with a wildcard is not literal */
+	while (n > 1 && lit[n - 1] == '/')
+		n--;
+	lit[n] = '\0';
+	return n > 1;
+}
+
+/* Whether the kernel meets a symbolic link on the way to path (or at
+ * it): one lookup, for the common answer "no" (ENOENT before any link
+ * is "no" too). */
+static bool has_link(const char *path)
+{
+	struct open_how how = {.flags = O_PATH | O_NOFOLLOW | O_CLOEXEC,
+			       .resolve = RESOLVE_NO_SYMLINKS};
+	int fd = (int)syscall(SYS_openat2, AT_FDCWD, path, &how, sizeof(how));
+
+	if (fd >= 0) {
+		struct stat st;
+		bool link = !fstat(fd, &st) && S_ISLNK(st.st_mode);
+
+		close(fd);
+		return link;
+	}
+	return errno == ELOOP;
+}
+
+/* Rebases pattern p onto the real path of its literal directories when
+ * a symbolic link is on their way: every path judged is judged resolved
+ * too, and a rule that names a place through a link ($HOME of /home/u
+ * -> /var/home/u, ~/.ssh -> ~/dotfiles/ssh) matched none of them. The
+ * deepest one there now is resolved. */
+static void rebase_real(const char *p, struct out *o)
+{
+	char lit[PATH_MAX], to[PATH_MAX], *real = NULL, *slash;
+
+	if (!literal_prefix(p, lit) || !has_link(lit))
+		return;
+	while (!(real = realpath(lit, NULL)) && (slash = strrchr(lit, '/')) &&
+	       slash != lit)
+		*slash = '\0';
+	if (real && strcmp(real, lit) && !hx_glob_escape(real, to, sizeof(to)))
+		rebase(p, lit, to, o);
+	free(real);
+}
+
 /* Appends to r the patterns of r rebased through every alias; a
  * network rule's unix socket paths (not abstract names, not hosts). */
 static int alias_rule(struct hx_ld *l, struct hx_rule *r, bool net)
@@ -117,6 +189,8 @@ static int alias_rule(struct hx_ld *l, struct hx_rule *r, bool net)
 		o->n = 0;
 		for (size_t a = 0; a < v->nalias; a++)
 			rebase(text, v->alias_from[a], v->alias_to[a], o);
+		if (v->real_prefixes)
+			rebase_real(text, o);
 		pats = o->n ? hx_arena_alloc(&l->p->arena,
 					     (n + o->n) * sizeof(*pats))
 			    : NULL;
@@ -153,7 +227,7 @@ int hx_rules_aliases(struct hx_ld *l)
 	struct hx_policy *p = l->p;
 	int ret = 0;
 
-	if (!l->vars->nalias)
+	if (!l->vars->nalias && !l->vars->real_prefixes)
 		return 0;
 	if (p->protect.npats)
 		ret = alias_rule(l, &p->protect, false);

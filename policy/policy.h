@@ -79,6 +79,10 @@ struct hx_policy_vars {
 	const char *const *alias_from;
 	const char *const *alias_to;
 	size_t nalias;
+	/* The deny and ask file rules that name a place through a symbolic
+	 * link (the file system read at load) rebased onto its real path
+	 * too (alias.c): the session's, not the policy tools'. */
+	bool real_prefixes;
 	/* Extra includes of the main document (--profile): built-in
 	 * profile names or absolute files, loaded after it. */
 	const char *const *include;

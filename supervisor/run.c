@@ -359,6 +359,7 @@ static void policy_vars(const struct run *r, struct hx_policy_vars *v)
 	};
 	hx_worktree_policy_vars(r->wt, v); /* $WORKTREE, git-dir rules */
 	hx_mountalias_vars(&r->aliases, v);
+	v->real_prefixes = true;
 }
 
 /* The profiles added to the policy: --profile's ("auto": the command's),

@@ -397,6 +397,74 @@ START_TEST(test_mount_aliases_sockets)
 }
 END_TEST
 
+/* A deny rule that names a place through a symbolic link (a $HOME of
+ * /home/u -> /var/home/u, a ~/.ssh linked into a dotfiles checkout)
+ * holds on the real path every resolved path is judged by, when the
+ * session asks for it (hx_policy_vars.real_prefixes); an allow stays. */
+START_TEST(test_real_prefixes)
+{
+	char dir[] = "/tmp/hx-realpfx-XXXXXX", y[1024], path[512];
+	char lhome[256], rhome[256], dots[256];
+	struct hx_policy_vars v = vars;
+	struct hx_policy_error err;
+	struct hx_policy *p = NULL;
+	struct hx_decision d;
+
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	snprintf(rhome, sizeof(rhome), "%s/real", dir);
+	snprintf(lhome, sizeof(lhome), "%s/home", dir);
+	snprintf(dots, sizeof(dots), "%s/real/dots", dir);
+	ck_assert_int_eq(mkdir(rhome, 0700), 0);
+	ck_assert_int_eq(mkdir(dots, 0700), 0);
+	ck_assert_int_eq(symlink("real", lhome), 0);
+	snprintf(path, sizeof(path), "%s/.ssh", rhome);
+	ck_assert_int_eq(symlink("dots", path), 0);
+	snprintf(y, sizeof(y),
+		 "version: 1\n"
+		 "files:\n"
+		 "  - {id: ssh, deny: [\"%s/.ssh/**\"]}\n"
+		 "  - {id: rc, deny: [\"%s/.bash*\"]}\n"
+		 "  - {id: all, allow: [\"%s/**\"]}\n",
+		 lhome, lhome, dir);
+	v.real_prefixes = true;
+	ck_assert_int_eq(
+	    hx_policy_load_buffer("t.yaml", y, strlen(y), &v, &p, &err), 0);
+	static const struct {
+		const char *rest, *rule;
+	} t[] = {
+	    /* through both links (a path is judged resolved too) */
+	    {"real/dots/authorized_keys", "ssh"},
+	    {"home/.ssh/config", "ssh"},
+	    {"real/.bashrc", "rc"},
+	    {"real/notes", "all"},
+	};
+	for (size_t i = 0; i < sizeof(t) / sizeof(*t); i++) {
+		struct hx_event ev = {.op = HX_OP_WRITE, .path = path};
+
+		snprintf(path, sizeof(path), "%s/%s", dir, t[i].rest);
+		hx_policy_decide(p, &ev, &d);
+		ck_assert_msg(d.rule && !strcmp(d.rule, t[i].rule), "%s: %s",
+			      t[i].rest, d.rule ? d.rule : "(none)");
+	}
+	hx_policy_free(p);
+	/* Without it (the policy tools): as written. */
+	v.real_prefixes = false;
+	ck_assert_int_eq(
+	    hx_policy_load_buffer("t.yaml", y, strlen(y), &v, &p, &err), 0);
+	snprintf(path, sizeof(path), "%s/real/.bashrc", dir);
+	hx_policy_decide(p, &(struct hx_event){.op = HX_OP_WRITE, .path = path},
+			 &d);
+	ck_assert_str_eq(d.rule, "all");
+	hx_policy_free(p);
+	snprintf(path, sizeof(path), "%s/real/.ssh", dir);
+	unlink(path);
+	unlink(lhome);
+	rmdir(dots);
+	rmdir(rhome);
+	rmdir(dir);
+}
+END_TEST
+
 static Suite *compose_suite(void)
 {
 	Suite *s = suite_create("compose");
@@ -404,6 +472,7 @@ static Suite *compose_suite(void)
 
 	tcase_add_test(tc, test_include);
 	tcase_add_test(tc, test_mount_aliases_sockets);
+	tcase_add_test(tc, test_real_prefixes);
 	tcase_add_test(tc, test_profiles);
 	tcase_add_test(tc, test_default_protections);
 	suite_add_tcase(s, tc);
