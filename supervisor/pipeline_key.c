@@ -111,10 +111,22 @@ struct hx_corr_key hx_pl_call_key(const struct flow *f)
 	const struct hx_request *rq = f->rq;
 	bool argv = rq->op == HX_OP_EXEC && !rq->truncated &&
 		    !hx_pl_argv_past_request(rq);
-	char detail[PATH_MAX + 64];
+	/* Its own, the second path and the three resolved forms. */
+	char detail[4 * PATH_MAX + 64];
 	size_t n;
 
 	call_detail(f, detail, sizeof(detail));
+	/* What each layer decided on and acts on: the names as resolved
+	 * when each looked. A symlink on the way re-pointed by a thread
+	 * between the shim's request and the kernel layer's sight left
+	 * one record naming the shim's file for the one the kernel layer
+	 * opened (a file made in dB recorded as made in dA: twenty-eighth
+	 * attack review, part c). */
+	n = strlen(detail);
+	snprintf(detail + n, sizeof(detail) - n, "\n%s\n%s\n%s",
+		 f->p1.ok && f->p1.has_resolved ? f->p1.resolved : "",
+		 f->p2.ok && f->p2.has_resolved ? f->p2.resolved : "",
+		 f->unix_resolved ? f->pu.resolved : "");
 	/* Whether the argv is in the key: an argv a request says it cut
 	 * (or could not carry) is no argv of none, which the kernel layer
 	 * reads of an execve with an empty one ("sh -c innocent" claimed
