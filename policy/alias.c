@@ -3,6 +3,7 @@
  * Landlock ruleset and the masks (all derived from the patterns) hold it
  * there too. */
 #define _GNU_SOURCE
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -101,17 +102,22 @@ static int net_pattern(struct hx_ld *l, const char *path, struct hx_pattern *pt)
 }
 
 /* The literal directories pattern p begins with, its escapes undone,
- * into lit (PATH_MAX): "/home/u/.ssh" of "/home/u/.ssh/" and its "**". False
- * for none (a relative pattern, "**" first). */
-static bool literal_prefix(const char *p, char *lit)
+ * into lit (PATH_MAX): "/home/u/.ssh" of "/home/u/.ssh/" and its "**";
+ * *wild the component after them that is not literal (NULL: none).
+ * False for none (a relative pattern, "**" first). */
+static bool literal_prefix(const char *p, char *lit, const char **wild)
 {
+	const char *comp = p;
 	size_t n = 0, keep = 0;
 
+	*wild = NULL;
 	if (p[0] != '/')
 		return false;
 	for (; *p && n + 1 < PATH_MAX; p++) {
-		if (*p == '/')
+		if (*p == '/') {
 			keep = n;
+			comp = p + 1;
+		}
 		if (*p == '*' || *p == '?' || *p == '[')
 			break;
 		if (*p == '\\' && p[1])
@@ -120,12 +126,78 @@ static bool literal_prefix(const char *p, char *lit)
 	}
 	if (*p && n + 1 >= PATH_MAX)
 		return false;
-	if (*p)
+	if (*p) {
 		n = keep; /* the component with a wildcard is not literal */
+		*wild = comp;
+	}
 	while (n > 1 && lit[n - 1] == '/')
 		n--;
 	lit[n] = '\0';
 	return n > 1;
+}
+
+/* The symbolic links of directories, each listed once a load. */
+struct linkdir {
+	char *dir;
+	char *names; /* each NUL-ended, then an empty one */
+};
+
+struct linkdirs {
+	struct linkdir *d;
+	size_t n, cap;
+};
+
+/* The names of dir's entries that are symbolic links ("" for none, or
+ * a directory that cannot be listed); NULL when out of memory. */
+static const char *links_of(struct linkdirs *c, const char *dir)
+{
+	struct linkdir *e;
+	struct dirent *de;
+	size_t len = 0, cap = 64;
+	DIR *d;
+
+	for (size_t i = 0; i < c->n; i++)
+		if (!strcmp(c->d[i].dir, dir))
+			return c->d[i].names;
+	if (c->n == c->cap) {
+		size_t ncap = c->cap ? 2 * c->cap : 16;
+		struct linkdir *nd = realloc(c->d, ncap * sizeof(*nd));
+
+		if (!nd)
+			return NULL;
+		c->d = nd;
+		c->cap = ncap;
+	}
+	e = &c->d[c->n];
+	if (!(e->dir = strdup(dir)) || !(e->names = malloc(cap))) {
+		free(e->dir);
+		return NULL;
+	}
+	d = opendir(dir);
+	while (d && (de = readdir(d))) {
+		struct stat st;
+		size_t k = strlen(de->d_name) + 1;
+		char *nn;
+
+		if (de->d_type != DT_LNK &&
+		    (de->d_type != DT_UNKNOWN ||
+		     fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) ||
+		     !S_ISLNK(st.st_mode)))
+			continue;
+		if (len + k + 1 > cap) {
+			if (!(nn = realloc(e->names, 2 * cap + k)))
+				break; /* the links so far */
+			e->names = nn;
+			cap = 2 * cap + k;
+		}
+		memcpy(e->names + len, de->d_name, k);
+		len += k;
+	}
+	if (d)
+		closedir(d);
+	e->names[len] = '\0';
+	c->n++;
+	return e->names;
 }
 
 /* Whether the kernel meets a symbolic link on the way to path (or at
@@ -147,28 +219,52 @@ static bool has_link(const char *path)
 	return errno == ELOOP;
 }
 
-/* Rebases pattern p onto the real path of its literal directories when
- * a symbolic link is on their way: every path judged is judged resolved
- * too, and a rule that names a place through a link ($HOME of /home/u
- * -> /var/home/u, ~/.ssh -> ~/dotfiles/ssh) matched none of them. The
- * deepest one there now is resolved. */
-static void rebase_real(const char *p, struct out *o)
+/* Rebases p from the literal directory from onto its real path. */
+static void rebase_to_real(const char *p, const char *from, struct out *o)
 {
-	char lit[PATH_MAX], to[PATH_MAX], *real = NULL, *slash;
+	char to[PATH_MAX], *real = realpath(from, NULL);
 
-	if (!literal_prefix(p, lit) || !has_link(lit))
-		return;
-	while (!(real = realpath(lit, NULL)) && (slash = strrchr(lit, '/')) &&
-	       slash != lit)
-		*slash = '\0';
-	if (real && strcmp(real, lit) && !hx_glob_escape(real, to, sizeof(to)))
-		rebase(p, lit, to, o);
+	if (real && strcmp(real, from) && !hx_glob_escape(real, to, sizeof(to)))
+		rebase(p, from, to, o);
 	free(real);
+}
+
+/* Rebases pattern p onto the real path of its literal directories when
+ * a symbolic link is on their way (the deepest one there now resolved),
+ * or onto that of each link its first wildcard component ("**" aside)
+ * names there: every path judged is judged resolved too, and a rule
+ * that names a place through a link ($HOME of /home/u -> /var/home/u,
+ * ~/.ssh or ~/.config/gh -> a dotfiles checkout) matched none of them.
+ * Links made later are not seen. */
+static void rebase_real(const char *p, struct out *o, struct linkdirs *c)
+{
+	char lit[PATH_MAX], from[PATH_MAX], *slash;
+	const char *wild, *names;
+	size_t wlen;
+
+	if (!literal_prefix(p, lit, &wild))
+		return;
+	if (has_link(lit)) {
+		snprintf(from, sizeof(from), "%s", lit);
+		while (access(from, F_OK) && (slash = strrchr(from, '/')) &&
+		       slash != from)
+			*slash = '\0';
+		rebase_to_real(p, from, o);
+	}
+	if (!wild || !(wlen = strcspn(wild, "/")) ||
+	    memmem(wild, wlen, "**", 2) || !(names = links_of(c, lit)))
+		return;
+	for (; *names; names += strlen(names) + 1)
+		if (comp_match(wild, wlen, names, strlen(names)) &&
+		    (size_t)snprintf(from, sizeof(from), "%s/%s", lit, names) <
+			sizeof(from))
+			rebase_to_real(p, from, o);
 }
 
 /* Appends to r the patterns of r rebased through every alias; a
  * network rule's unix socket paths (not abstract names, not hosts). */
-static int alias_rule(struct hx_ld *l, struct hx_rule *r, bool net)
+static int alias_rule(struct hx_ld *l, struct hx_rule *r, bool net,
+		      struct linkdirs *c)
 {
 	const struct hx_policy_vars *v = l->vars;
 	struct hx_pattern *pats;
@@ -190,7 +286,7 @@ static int alias_rule(struct hx_ld *l, struct hx_rule *r, bool net)
 		for (size_t a = 0; a < v->nalias; a++)
 			rebase(text, v->alias_from[a], v->alias_to[a], o);
 		if (v->real_prefixes)
-			rebase_real(text, o);
+			rebase_real(text, o, c);
 		pats = o->n ? hx_arena_alloc(&l->p->arena,
 					     (n + o->n) * sizeof(*pats))
 			    : NULL;
@@ -225,14 +321,15 @@ int hx_rules_aliases(struct hx_ld *l)
 {
 	static const int secs[] = {HX_SEC_FILES, HX_SEC_NET};
 	struct hx_policy *p = l->p;
+	struct linkdirs c = {0};
 	int ret = 0;
 
 	if (!l->vars->nalias && !l->vars->real_prefixes)
 		return 0;
 	if (p->protect.npats)
-		ret = alias_rule(l, &p->protect, false);
+		ret = alias_rule(l, &p->protect, false, &c);
 	if (!ret && p->protect_write.npats)
-		ret = alias_rule(l, &p->protect_write, false);
+		ret = alias_rule(l, &p->protect_write, false, &c);
 	/* What is refused or asked; an allow stays where it is. A unix
 	 * socket's path too: the system bus denied at /run/dbus was
 	 * reached under a second mount of /run/dbus (twenty-fourth attack
@@ -244,8 +341,13 @@ int hx_rules_aliases(struct hx_ld *l)
 			struct hx_rule *r = &p->rules[sec][i];
 
 			if (r->verdict != HX_VERDICT_ALLOW)
-				ret = alias_rule(l, r, sec == HX_SEC_NET);
+				ret = alias_rule(l, r, sec == HX_SEC_NET, &c);
 		}
 	}
+	for (size_t i = 0; i < c.n; i++) {
+		free(c.d[i].dir);
+		free(c.d[i].names);
+	}
+	free(c.d);
 	return ret;
 }

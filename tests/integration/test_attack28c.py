@@ -8,7 +8,8 @@ but a rule names a place as the policy spells it: a $HOME given through
 a symbolic link (/home/u -> /var/home/u, as Fedora's image-based systems
 and many automounted homes have), or a ~/.ssh or ~/.bashrc that is a
 link into a dotfiles checkout, named in the rules a place no resolved
-path is ever called. With the session in the real directory (a session
+path is ever called (a link where a rule has a wildcard too:
+~/.zshrc.local for "$HOME/.zshrc.*"). With the session in the real directory (a session
 in $HOME, or in the dotfiles checkout) the agent wrote ~/.bashrc's and
 ~/.ssh's real files by their real names (or by a relative name, which
 resolves to them), allowed as the project's own files: a deny and ask
@@ -95,18 +96,25 @@ def test_a_secret_linked_into_a_dotfiles_checkout_is_denied_there(wd):
     os.unlink(os.path.join(home, ".bashrc"))
     os.symlink("dots/ssh", os.path.join(home, ".ssh"))
     os.symlink("dots/bashrc", os.path.join(home, ".bashrc"))
+    # And one a rule names by a wildcard ("$HOME/.zshrc.*").
+    with open(os.path.join(dots, "zshrc.local"), "w") as f:
+        f.write("# rc\n")
+    os.symlink("dots/zshrc.local", os.path.join(home, ".zshrc.local"))
     # The agent asked to work in the checkout: its files are the
     # project's, but two of them are the user's shell rc and ssh dir.
     script = ("echo evil >> bashrc; echo key > ssh/authorized_keys; "
+              "echo evil >> zshrc.local; "
               "%s sh -c 'echo evil2 >> bashrc; echo k2 > ssh/config'; "
               "cat ssh/id_rsa; echo ok > notes; cat notes" % BUSYBOX)
     r = _in(dots, script, wd, home)
     _untouched(os.path.join(dots, "bashrc"), "# rc\n")
+    _untouched(os.path.join(dots, "zshrc.local"), "# rc\n")
     for f in ("authorized_keys", "config"):
         check(not os.path.exists(os.path.join(dots, "ssh", f)),
               "ssh/%s written in the checkout" % f)
     check("PRIVATE-KEY" not in r.stdout, "the key was read")
     _refused(r, os.path.join(dots, "bashrc"), "shell-rc")
+    _refused(r, os.path.join(dots, "zshrc.local"), "shell-rc")
     _refused(r, os.path.join(dots, "ssh", "authorized_keys"), "ssh")
     _refused(r, os.path.join(dots, "ssh", "config"), "ssh")
     check(r.stdout.endswith("ok\n"), "the project's own file not written: %r"

@@ -419,13 +419,21 @@ START_TEST(test_real_prefixes)
 	ck_assert_int_eq(symlink("real", lhome), 0);
 	snprintf(path, sizeof(path), "%s/.ssh", rhome);
 	ck_assert_int_eq(symlink("dots", path), 0);
+	/* A link where the rule has a wildcard: ~/.config/gh. */
+	snprintf(path, sizeof(path), "%s/.config", rhome);
+	ck_assert_int_eq(mkdir(path, 0700), 0);
+	snprintf(path, sizeof(path), "%s/ghd", rhome);
+	ck_assert_int_eq(mkdir(path, 0700), 0);
+	snprintf(path, sizeof(path), "%s/.config/gh", rhome);
+	ck_assert_int_eq(symlink("../ghd", path), 0);
 	snprintf(y, sizeof(y),
 		 "version: 1\n"
 		 "files:\n"
 		 "  - {id: ssh, deny: [\"%s/.ssh/**\"]}\n"
 		 "  - {id: rc, deny: [\"%s/.bash*\"]}\n"
+		 "  - {id: gh, deny: [\"%s/.config/*/hosts.yml\"]}\n"
 		 "  - {id: all, allow: [\"%s/**\"]}\n",
-		 lhome, lhome, dir);
+		 lhome, lhome, lhome, dir);
 	v.real_prefixes = true;
 	ck_assert_int_eq(
 	    hx_policy_load_buffer("t.yaml", y, strlen(y), &v, &p, &err), 0);
@@ -436,6 +444,7 @@ START_TEST(test_real_prefixes)
 	    {"real/dots/authorized_keys", "ssh"},
 	    {"home/.ssh/config", "ssh"},
 	    {"real/.bashrc", "rc"},
+	    {"real/ghd/hosts.yml", "gh"},
 	    {"real/notes", "all"},
 	};
 	for (size_t i = 0; i < sizeof(t) / sizeof(*t); i++) {
@@ -458,6 +467,12 @@ START_TEST(test_real_prefixes)
 	hx_policy_free(p);
 	snprintf(path, sizeof(path), "%s/real/.ssh", dir);
 	unlink(path);
+	snprintf(path, sizeof(path), "%s/real/.config/gh", dir);
+	unlink(path);
+	snprintf(path, sizeof(path), "%s/real/.config", dir);
+	rmdir(path);
+	snprintf(path, sizeof(path), "%s/real/ghd", dir);
+	rmdir(path);
 	unlink(lhome);
 	rmdir(dots);
 	rmdir(rhome);
