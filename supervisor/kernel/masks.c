@@ -179,8 +179,15 @@ static int walk_dir(struct walk *w, int dfd, char *path, size_t len, dev_t dev)
 				w->truncated = true;
 				break;
 			}
-			if (len + 1 + n >= PATH_MAX)
-				continue; /* beyond any path the agent names */
+			/* Past PATH_MAX no mask can be bound, but the agent
+			 * reaches it by relative names (a cwd, a dirfd): an
+			 * earlier session's agent moved the user's config/.env
+			 * there by short renames, and this one's static program
+			 * read it. The walk stops short: every open decided. */
+			if (len + 1 + n >= PATH_MAX) {
+				w->truncated = true;
+				break;
+			}
 			path[len] = '/';
 			memcpy(path + len + 1, de->d_name, n + 1);
 			ret = walk_entry(

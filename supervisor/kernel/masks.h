@@ -41,7 +41,8 @@ struct hx_masks;
  * /sys, excepted); a denied directory is masked whole.
  * mask_dir: a directory of the session's (protected) where the empty
  * file and directory that cover them are made. At most max_entries are
- * looked at; *truncated tells when the walk stopped early. Each
+ * looked at; *truncated tells when the walk stopped early (at that
+ * count, or at a path longer than PATH_MAX, which no mask covers). Each
  * directory walked is watched by watch (maskwatch.h) when not NULL.
  * Returns 0 and *out (maybe with nothing to mask), or -errno. */
 struct hx_maskwatch;

@@ -457,9 +457,9 @@ static bool masks_short(const struct hx_sandbox *sb, char *why, size_t len)
 {
 	if (sb->masks_truncated)
 		snprintf(why, len,
-			 "the project has more than %d entries to look at "
-			 "for masks",
-			 HX_MASKS_MAX_ENTRIES);
+			 "the project has more than %d entries, or a path "
+			 "longer than %d bytes, to look at for masks",
+			 HX_MASKS_MAX_ENTRIES, PATH_MAX - 1);
 	else if (sb->watch_err)
 		snprintf(why, len,
 			 "the project cannot be watched for masks made later "
@@ -550,8 +550,9 @@ static int masks_ready(struct hx_sandbox *sb, bool quiet)
 	else if (sb->masks_truncated)
 		fprintf(stderr,
 			"harness-exec: warning: the project has more than %d "
-			"entries; denied files past them are not masked\n",
-			HX_MASKS_MAX_ENTRIES);
+			"entries, or a path longer than %d bytes; denied "
+			"files past them are not masked\n",
+			HX_MASKS_MAX_ENTRIES, PATH_MAX - 1);
 	return 0;
 }
 

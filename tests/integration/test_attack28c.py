@@ -23,12 +23,21 @@ two (l -> dA, then l -> dB) had the file made in dB recorded as made in
 dA (path_resolved), in 84 opens of 300. The key now holds the resolved
 names each layer decided on: such a call gets the kernel layer's own
 record, and the shim's a kernel_unconfirmed one
-(supervisor/pipeline_key.c)."""
+(supervisor/pipeline_key.c).
+
+The masks' walk skipped every entry whose path is longer than PATH_MAX
+("beyond any path the agent names"), but a program names it by
+relative steps (a cwd, a dirfd): one session's agent moved the user's
+config/ (and its .env) past PATH_MAX by short renames (mkdir N; mv TOP
+N/, 22 times: no name decided is long), and the next session's static
+program read the .env by chdir'ing down, unmasked, with no record. Such
+a walk now stops short like one past its entry count: every open is
+decided in the kernel layer (supervisor/kernel/masks.c)."""
 
 import json
 import os
 
-from lib import PYTHON, check, harness
+from lib import HELPERS, PYTHON, check, harness
 from test_default_policy import fake_home
 
 BUSYBOX = "/bin/busybox"
@@ -169,3 +178,31 @@ def test_a_record_names_the_file_a_relinked_name_reached(wd):
           % (len(wrong), n, wrong[:3],
              json.dumps([x["args"] for x in r.events(args_path=os.path.join(
                  wd.path, "l", wrong[0]))]) if wrong else ""))
+
+
+HIDE = r"""
+top=config
+for i in $(seq 1 22); do
+  n=$(printf 'p%03d%0196d' $i 0)
+  mkdir $n && mv $top $n/ || exit 1
+  top=$n
+done
+mv $top deep && echo hidden
+"""
+
+
+def test_a_secret_moved_past_path_max_is_not_read_in_the_next_session(wd):
+    home = fake_home(wd)
+    wd.file("config/.env", "USER-SECRET=1\n")
+    r = harness([BUSYBOX, "sh", "-c", HIDE], wd, policy=None,
+                env={"HOME": home})
+    check(r.stdout == "hidden\n", "the move: %r %r" % (r.stdout, r.stderr[-500:]))
+    probe = os.path.join(HELPERS, "static_attack28c")
+    r = harness([probe, "deep"], wd, policy=None, env={"HOME": home})
+    check("USER-SECRET" not in r.stdout, "the .env past PATH_MAX was read: %r"
+          % r.stdout)
+    check(r.stdout.startswith("stopped at depth"), "probe: %r" % r.stdout)
+    start = r.one(event="session_start")
+    kern = start.get("kernel", {})
+    check(kern.get("masks_truncated") is True and kern.get("reads_decided"),
+          "session_start does not say the masks stop short: %r" % kern)
