@@ -2,10 +2,12 @@
 #define _GNU_SOURCE
 #include "supervisor/mountalias.h"
 
+#include <pwd.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "common/path.h"
 #include "policy/policy.h"
@@ -131,4 +133,32 @@ void hx_mountalias_vars(const struct hx_mountalias *m, struct hx_policy_vars *v)
 	v->alias_from = m->fromp;
 	v->alias_to = m->top;
 	v->nalias = m->n;
+}
+
+void hx_mountalias_home(struct hx_mountalias *m, const char *home)
+{
+	char norm[PATH_MAX], buf[4096], *real = NULL, *hreal = NULL;
+	struct passwd pw, *r = NULL;
+
+	if (!home || home[0] != '/' || m->n == HX_MOUNTALIAS_MAX ||
+	    hx_path_normalize(NULL, home, norm, sizeof(norm)) < 0 ||
+	    getpwuid_r(getuid(), &pw, buf, sizeof(buf), &r) || !r ||
+	    !r->pw_dir || r->pw_dir[0] != '/' ||
+	    !(real = realpath(r->pw_dir, NULL)) || !strcmp(real, "/"))
+		goto out;
+	/* The same directory by another name is rebase_real's (the policy
+	 * load); another directory is the account's own, whose secrets a
+	 * HOME set elsewhere (sudo keeping the caller's, a fake home of
+	 * the user's) left unnamed: /root/.ssh read by a root agent. */
+	hreal = realpath(norm, NULL);
+	if ((hreal && !strcmp(hreal, real)) ||
+	    hx_glob_escape(real, m->to[m->n], PATH_MAX))
+		goto out;
+	snprintf(m->from[m->n], PATH_MAX, "%s", norm);
+	m->fromp[m->n] = m->from[m->n];
+	m->top[m->n] = m->to[m->n];
+	m->n++;
+out:
+	free(real);
+	free(hreal);
 }

@@ -28,6 +28,11 @@ void hx_mountalias_find(const char *mountinfo, struct hx_mountalias *m);
 /* mountinfo's octal escapes (\040 for a space) undone in place. */
 void hx_mountinfo_unescape(char *s);
 
+/* A pair from $HOME (home, as given) to the account's own home directory
+ * (its passwd entry's, resolved) when that is another directory: the
+ * rules written for $HOME hold there too. */
+void hx_mountalias_home(struct hx_mountalias *m, const char *home);
+
 struct hx_policy_vars;
 /* Points v's aliases at m's pairs (borrowed). */
 void hx_mountalias_vars(const struct hx_mountalias *m,

@@ -429,6 +429,7 @@ static int load_policy(struct run *r)
 	/* What the user's git runs from where its configuration says. */
 	hx_gitconf_find(r->cwd, getenv("HOME"), &r->gitconf);
 	hx_mountalias_find(NULL, &r->aliases); /* denied paths' 2nd mounts */
+	hx_mountalias_home(&r->aliases, getenv("HOME"));
 	memcpy(&r->net_rules[1], r->neighbours.rules,
 	       sizeof(r->neighbours.rules));
 	if (r->o->policy) {

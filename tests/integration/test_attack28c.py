@@ -32,12 +32,21 @@ config/ (and its .env) past PATH_MAX by short renames (mkdir N; mv TOP
 N/, 22 times: no name decided is long), and the next session's static
 program read the .env by chdir'ing down, unmasked, with no record. Such
 a walk now stops short like one past its entry count: every open is
-decided in the kernel layer (supervisor/kernel/masks.c)."""
+decided in the kernel layer (supervisor/kernel/masks.c).
+
+The rules are written for $HOME as the environment gives it; with HOME
+set elsewhere (sudo keeping the caller's, a home of the user's making
+for the agent) the account's own home was named by no rule, and a
+static program of a root agent read a credential store in /root that
+the policy denies in $HOME. Its rules now hold in the account's home
+too (supervisor/mountalias.c, hx_mountalias_home)."""
 
 import json
 import os
+import pwd
+import shutil
 
-from lib import HELPERS, PYTHON, check, harness
+from lib import HELPERS, PYTHON, Skip, check, harness
 from test_default_policy import fake_home
 
 BUSYBOX = "/bin/busybox"
@@ -206,3 +215,32 @@ def test_a_secret_moved_past_path_max_is_not_read_in_the_next_session(wd):
     kern = start.get("kernel", {})
     check(kern.get("masks_truncated") is True and kern.get("reads_decided"),
           "session_start does not say the masks stop short: %r" % kern)
+
+
+def test_the_accounts_own_home_is_held_when_home_is_set_elsewhere(wd):
+    home = fake_home(wd)
+    acct = pwd.getpwuid(os.getuid()).pw_dir
+    if not os.path.isdir(acct) or not os.access(acct, os.W_OK):
+        raise Skip("the account's home %s is not there to write" % acct)
+    # A store a rule names by a wildcard ($HOME/.config/JetBrains/*/
+    # c.kdbx), in a directory of the test's own, removed after.
+    made = []
+    d = acct
+    for part in (".config", "JetBrains",
+                 "hx28c-" + os.path.basename(wd.path)):
+        d = os.path.join(d, part)
+        if not os.path.isdir(d):
+            os.mkdir(d, 0o700)
+            made.append(d)
+    secret = os.path.join(d, "c.kdbx")
+    try:
+        with open(secret, "w") as f:
+            f.write("ACCOUNT-KDBX\n")
+        r = harness(["sh", "-c", "cat %s; %s cat %s" % (secret, BUSYBOX, secret)],
+                    wd, policy=None, env={"HOME": home})
+        check("ACCOUNT-KDBX" not in r.stdout,
+              "the account's own store was read: %r" % r.stdout)
+        _refused(r, secret, "cloud-and-registry-tokens")
+    finally:
+        for m in reversed(made):
+            shutil.rmtree(m, ignore_errors=True)
