@@ -49,6 +49,16 @@ bool hx_pl_argv_past_request(const struct hx_request *rq)
 	(O_ACCMODE | O_CREAT | O_EXCL | O_TRUNC | O_APPEND | O_NOFOLLOW |      \
 	 O_DIRECTORY | __O_TMPFILE)
 
+/* The form of a path a layer decided on and acts on: as resolved when
+ * that differs from the name (the kernel layer hands a rename's or
+ * link's second path over resolved, the shim as named: keyed as named,
+ * each such call through a linked directory was two records, the
+ * kernel layer's marked a bypass), else as named; NULL for none. */
+static const char *decided_form(const struct vpath *v)
+{
+	return !v->ok ? NULL : v->has_resolved ? v->resolved : v->norm;
+}
+
 /* What f's record shows of its call besides its object and argv, as
  * both layers read it: which call (one the shim never makes, a chmod or
  * a chown, is its own kind), the second path (a symlink's text as
@@ -70,8 +80,7 @@ static void call_detail(const struct flow *f, char *buf, size_t len)
 	 * record of both said the shim's. */
 	const char *p2 = rq->op == HX_OP_SYMLINK ? rq->path2
 			 : rq->op == HX_OP_EXEC	 ? f->ev.cwd
-			 : f->p2.ok		 ? f->p2.norm
-						 : NULL;
+						 : decided_form(&f->p2);
 	char env[65] = "";
 
 	if (own)
@@ -111,8 +120,8 @@ struct hx_corr_key hx_pl_call_key(const struct flow *f)
 	const struct hx_request *rq = f->rq;
 	bool argv = rq->op == HX_OP_EXEC && !rq->truncated &&
 		    !hx_pl_argv_past_request(rq);
-	/* Its own, the second path and the three resolved forms. */
-	char detail[4 * PATH_MAX + 64];
+	/* Its own, the second path and two resolved forms. */
+	char detail[3 * PATH_MAX + 64];
 	size_t n;
 
 	call_detail(f, detail, sizeof(detail));
@@ -123,9 +132,8 @@ struct hx_corr_key hx_pl_call_key(const struct flow *f)
 	 * opened (a file made in dB recorded as made in dA: twenty-eighth
 	 * attack review, part c). */
 	n = strlen(detail);
-	snprintf(detail + n, sizeof(detail) - n, "\n%s\n%s\n%s",
+	snprintf(detail + n, sizeof(detail) - n, "\n%s\n%s",
 		 f->p1.ok && f->p1.has_resolved ? f->p1.resolved : "",
-		 f->p2.ok && f->p2.has_resolved ? f->p2.resolved : "",
 		 f->unix_resolved ? f->pu.resolved : "");
 	/* Whether the argv is in the key: an argv a request says it cut
 	 * (or could not carry) is no argv of none, which the kernel layer

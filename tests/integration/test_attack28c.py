@@ -23,7 +23,10 @@ two (l -> dA, then l -> dB) had the file made in dB recorded as made in
 dA (path_resolved), in 84 opens of 300. The key now holds the resolved
 names each layer decided on: such a call gets the kernel layer's own
 record, and the shim's a kernel_unconfirmed one
-(supervisor/pipeline_key.c).
+(supervisor/pipeline_key.c). The second path is keyed as decided too:
+the kernel layer hands a rename's or link's second path over resolved,
+the shim as named, and each such call into a linked directory was two
+records, the kernel layer's a false shim_bypass.
 
 The masks' walk skipped every entry whose path is longer than PATH_MAX
 ("beyond any path the agent names"), but a program names it by
@@ -244,3 +247,24 @@ def test_the_accounts_own_home_is_held_when_home_is_set_elsewhere(wd):
     finally:
         for m in reversed(made):
             shutil.rmtree(m, ignore_errors=True)
+
+
+def test_a_rename_into_a_linked_directory_is_one_record(wd):
+    home = fake_home(wd)
+    os.mkdir(os.path.join(wd.path, "d"))
+    os.symlink("d", os.path.join(wd.path, "lnk"))
+    wd.file("a", "a\n")
+    r = harness([PYTHON, "-c", "import os; os.rename('a', 'lnk/a2'); "
+                 "os.link('lnk/a2', 'lnk/a3')"], wd, policy=None,
+                env={"HOME": home})
+    r.expect_status(0)
+    check(os.path.exists(os.path.join(wd.path, "d", "a3")), "not linked")
+    for op in ("rename", "link"):
+        recs = [x for x in r.events(op=op)
+                if x.get("event") != "kernel_unconfirmed"]
+        check(len(recs) == 1 and recs[0].get("layer") == "shim+kernel"
+              and not recs[0].get("shim_bypass"),
+              "%s: %s" % (op, [(x.get("layer"), x.get("shim_bypass"),
+                                x.get("args", {}).get("path2"))
+                               for x in recs]))
+    r.none(event="kernel_unconfirmed")
