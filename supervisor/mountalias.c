@@ -100,7 +100,7 @@ void hx_mountalias_find(const char *mountinfo, struct hx_mountalias *m)
 	size_t n = 0, cap = 0;
 	FILE *f;
 
-	m->n = 0;
+	m->n = m->nmounts = 0;
 	if (!ms)
 		return;
 	if (mountinfo) {
@@ -126,6 +126,7 @@ void hx_mountalias_find(const char *mountinfo, struct hx_mountalias *m)
 				add(m, &ms[i], &ms[j]);
 	free(text);
 	free(ms);
+	m->nmounts = m->n;
 }
 
 void hx_mountalias_vars(const struct hx_mountalias *m, struct hx_policy_vars *v)

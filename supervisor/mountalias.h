@@ -19,6 +19,7 @@ struct hx_mountalias {
 	char to[HX_MOUNTALIAS_MAX][PATH_MAX];	/* its other name, escaped */
 	const char *fromp[HX_MOUNTALIAS_MAX], *top[HX_MOUNTALIAS_MAX];
 	size_t n;
+	size_t nmounts; /* the first ones: the mount table's pairs */
 };
 
 /* Fills m from the mount table text (mountinfo's format; NULL: reads

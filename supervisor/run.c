@@ -645,6 +645,9 @@ static int setup(struct run *r)
 	    o->mode >= 0 ? (enum hx_mode)o->mode : hx_policy_mode(r->policy);
 	hx_run_kernel_join(r); /* the probe's answer, before the walk */
 	policy_vars(r, &vars);
+	/* A second mount's tree is walked for masks as the project is; the
+	 * account's own home (hx_mountalias_home) is no second project. */
+	vars.nalias = r->aliases.nmounts;
 	if (hx_sandbox_prepare(r->policy, &vars, r->pl.mode, o->quiet,
 			       o->verbose, &r->sb, msg, sizeof(msg))) {
 		hx_say("sandbox: %s", msg);
