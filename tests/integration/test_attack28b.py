@@ -139,10 +139,8 @@ def test_a_blocking_stream_send_is_whole_and_keeps_its_timeout(wd):
           "a send was refused: %r" % r.events(verdict="deny", category="net_send")[:3])
 
 
-MMSG = r"""
-import ctypes, json, os, socket, sys
-out = {}
-""" + TRY + r"""
+# A raw syscall and the structures of sendmsg, for the scripts below.
+CTYPES = r"""
 libc = ctypes.CDLL(None, use_errno=True)
 
 def sc(*a):
@@ -158,6 +156,13 @@ class msghdr(ctypes.Structure):
     _fields_ = [("name", ctypes.c_void_p), ("namelen", ctypes.c_uint), ("iov", ctypes.POINTER(iovec)),
                 ("iovlen", ctypes.c_size_t), ("ctl", ctypes.c_void_p), ("ctllen", ctypes.c_size_t),
                 ("flags", ctypes.c_int)]
+"""
+
+
+MMSG = r"""
+import ctypes, json, os, socket, sys
+out = {}
+""" + TRY + CTYPES + r"""
 
 class mmsghdr(ctypes.Structure):
     _fields_ = [("hdr", msghdr), ("len", ctypes.c_uint)]
@@ -391,22 +396,7 @@ def test_a_send_to_a_full_unix_datagram_socket_waits_without_spinning(wd):
 NOT_A_SOCKET = r"""
 import ctypes, json, os, socket
 out = {}
-""" + TRY + r"""
-libc = ctypes.CDLL(None, use_errno=True)
-
-def sc(*a):
-    r = libc.syscall(*a)
-    if r < 0:
-        raise OSError(ctypes.get_errno(), "")
-    return r
-
-class iovec(ctypes.Structure):
-    _fields_ = [("base", ctypes.c_void_p), ("len", ctypes.c_size_t)]
-
-class msghdr(ctypes.Structure):
-    _fields_ = [("name", ctypes.c_void_p), ("namelen", ctypes.c_uint), ("iov", ctypes.POINTER(iovec)),
-                ("iovlen", ctypes.c_size_t), ("ctl", ctypes.c_void_p), ("ctllen", ctypes.c_size_t),
-                ("flags", ctypes.c_int)]
+""" + TRY + CTYPES + r"""
 
 f = os.open("notes.txt", os.O_RDWR | os.O_CREAT, 0o644)
 sin = ctypes.create_string_buffer(b"\x02\x00\x01\xbb" + socket.inet_aton("192.0.2.7") + bytes(8), 16)
