@@ -239,8 +239,13 @@ def test_a_zombie_leaders_calls_name_their_program_and_bypass(wd):
 
 ZOMBIE_PY = r'''
 import ctypes, os, threading, time
+def leader_alive():
+    try:  # the leader may turn zombie between any two looks
+        return bool(os.readlink("/proc/%d/exe" % os.getpid()))
+    except OSError:
+        return False
 def t():
-    while os.path.exists("/proc/%d/exe" % os.getpid()) and os.readlink("/proc/%d/exe" % os.getpid()):
+    while leader_alive():
         time.sleep(0.01)
     os.close(os.open("zl-out", os.O_WRONLY | os.O_CREAT, 0o644))
     print("done", flush=True)
