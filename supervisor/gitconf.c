@@ -237,11 +237,103 @@ static void parse(struct hx_gitconf *c, const char *file, const char *cwd,
 	fclose(f);
 }
 
-void hx_gitconf_find(const char *cwd, const char *home, struct hx_gitconf *c)
+/* The first line of the file at path, its "gitdir: " taken off when
+ * prefix, made absolute from base into out. */
+static bool read_link_file(const char *path, const char *prefix,
+			   const char *base, char *out, size_t size)
+{
+	char line[PATH_MAX + 16], *v = line;
+	FILE *f = fopen(path, "re");
+	bool ok;
+
+	if (!f)
+		return false;
+	ok = fgets(line, sizeof(line), f) != NULL;
+	fclose(f);
+	if (!ok || (prefix && strncmp(line, prefix, strlen(prefix))))
+		return false;
+	v += prefix ? strlen(prefix) : 0;
+	v[strcspn(v, "\r\n")] = '\0';
+	return *v && !absolute(v, base, NULL, out, size);
+}
+
+/* The repository around cwd, as git finds it: the top of its work tree
+ * (the first directory up holding a .git), its git directory (a
+ * gitfile's "gitdir:") and its common directory (a worktree's
+ * commondir). A session started in a subdirectory read no repository
+ * configuration before (cwd/.git/config), nor one in a worktree, whose
+ * .git is a file. */
+static bool find_repo(const char *cwd, char *top, char *gitdir, char *common)
+{
+	char p[PATH_MAX];
+	struct stat st;
+
+	if (hx_path_normalize(NULL, cwd, top, PATH_MAX) < 0)
+		return false;
+	for (;;) {
+		if (snprintf(p, sizeof(p), "%s/.git",
+			     strcmp(top, "/") ? top : "") >= (int)sizeof(p))
+			return false;
+		if (stat(p, &st))
+			st.st_mode = 0;
+		if (S_ISDIR(st.st_mode)) {
+			memcpy(gitdir, p, sizeof(p));
+			break;
+		}
+		if (S_ISREG(st.st_mode) &&
+		    read_link_file(p, "gitdir: ", top, gitdir, PATH_MAX))
+			break;
+		if (!strcmp(top, "/"))
+			return false;
+		*strrchr(top, '/') = '\0';
+		if (!*top)
+			strcpy(top, "/");
+	}
+	if (snprintf(p, sizeof(p), "%s/commondir", gitdir) >= (int)sizeof(p) ||
+	    !read_link_file(p, NULL, gitdir, common, PATH_MAX))
+		snprintf(common, PATH_MAX, "%s", gitdir);
+	return true;
+}
+
+/* Each glob beneath top (not in its .git) again beneath mirror: a
+ * worktree's files are merged into the checkout at top, so the file of
+ * the worktree is the one that becomes the configured one. */
+static void add_mirrored(struct hx_gitconf *c, const char *top,
+			 const char *mirror)
+{
+	char t[PATH_MAX], m[PATH_MAX], et[PATH_MAX], em[PATH_MAX];
+	char p[2 * PATH_MAX + 8];
+	size_t n = c->n, k;
+
+	if (!realpath(top, t) || !realpath(mirror, m) ||
+	    hx_glob_escape(t, et, sizeof(et)) ||
+	    hx_glob_escape(m, em, sizeof(em)))
+		return;
+	k = strlen(et);
+	for (size_t i = 0; i < n && c->n < HX_GITCONF_MAX; i++) {
+		const char *g = c->globs[i];
+
+		if (strncmp(g, et, k) || g[k] != '/' ||
+		    !strncmp(g + k, "/.git/", 6) ||
+		    snprintf(p, sizeof(p), "%s%s", em, g + k) >= PATH_MAX + 8)
+			continue;
+		strcpy(c->globs[c->n], p);
+		c->ptrs[c->n] = c->globs[c->n];
+		c->n++;
+	}
+}
+
+void hx_gitconf_find(const char *cwd, const char *mirror, const char *home,
+		     struct hx_gitconf *c)
 {
 	const char *xdg = getenv("XDG_CONFIG_HOME");
-	char p[PATH_MAX];
+	char p[PATH_MAX], top[PATH_MAX], gitdir[PATH_MAX], common[PATH_MAX];
+	bool repo = find_repo(cwd, top, gitdir, common);
 
+	/* Relative values are the work tree's top's (git runs hooks and
+	 * programs there), not the session's start directory. */
+	if (repo)
+		cwd = top;
 	c->n = c->nsecrets = 0;
 	parse(c, "/etc/gitconfig", cwd, home, 0);
 	if (xdg && xdg[0] == '/' &&
@@ -253,8 +345,15 @@ void hx_gitconf_find(const char *cwd, const char *home, struct hx_gitconf *c)
 	if (home &&
 	    snprintf(p, sizeof(p), "%s/.gitconfig", home) < (int)sizeof(p))
 		parse(c, p, cwd, home, 0);
-	if (snprintf(p, sizeof(p), "%s/.git/config", cwd) < (int)sizeof(p))
+	if (!repo)
+		return;
+	if (snprintf(p, sizeof(p), "%s/config", common) < (int)sizeof(p))
 		parse(c, p, cwd, home, 0);
+	if (snprintf(p, sizeof(p), "%s/config.worktree", gitdir) <
+	    (int)sizeof(p))
+		parse(c, p, cwd, home, 0);
+	if (mirror)
+		add_mirrored(c, top, mirror);
 }
 
 /* ---- what the agent's own repositories run (hx_gitconf_place) ---- */

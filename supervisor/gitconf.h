@@ -37,12 +37,15 @@ struct hx_gitconf {
 };
 
 /* Fills c with a write-deny glob for each hooks directory (all beneath
- * it) and included file the configuration of the repository at cwd
+ * it) and included file the configuration of the repository around cwd
  * names (home for "~/" and the global files; NULL: none), and with the
  * credential helpers' files and sockets it names (a cache's --socket is
- * a write deny). Missing files are skipped; what does not fit is
- * dropped. */
-void hx_gitconf_find(const char *cwd, const char *home, struct hx_gitconf *c);
+ * a write deny). Relative values are the work tree top's. mirror (or
+ * NULL): a worktree of that repository, whose tree is merged into the
+ * checkout: each glob beneath the checkout's top is added beneath it
+ * too. Missing files are skipped; what does not fit is dropped. */
+void hx_gitconf_find(const char *cwd, const char *mirror, const char *home,
+		     struct hx_gitconf *c);
 
 /* A repository the agent makes (inside the project (git init sub, a
  * gitlink to it in the project's index) is one the user's next git

@@ -9,7 +9,9 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
+#include "common/path.h"
 #include "common/wire.h"
 #include "supervisor/existing.h"
 #include "supervisor/gitconf.h"
@@ -286,6 +288,70 @@ static bool leaves_link_in_git(const struct flow *f, const char *p1,
 	}
 }
 
+/* Whether path is dir or beneath it. */
+static bool beneath(const char *dir, const char *path)
+{
+	size_t n = strlen(dir);
+
+	return path && !strncmp(path, dir, n) && (!path[n] || path[n] == '/');
+}
+
+/* The text of the symbolic link at path (not followed), or NULL. */
+static const char *link_text(const char *path, char *buf, size_t size)
+{
+	ssize_t n = path ? readlink(path, buf, size - 1) : -1;
+
+	if (n < 0)
+		return NULL;
+	buf[n] = '\0';
+	return buf;
+}
+
+/* Whether a symbolic link with the relative text, at path in the
+ * worktree, leads out of the tree there (lexically or resolved): the
+ * worktree is .git/harness/worktrees/ID, four levels beneath the
+ * checkout its result is merged into, so the same text names another
+ * file there. Judged where it is made, ".vscode -> ../home/.cache/x"
+ * led nowhere the agent writes; merged, the user's editor read the
+ * agent's tasks.json in ~/.cache through it. */
+static bool leads_out(const struct flow *f, const char *path, const char *text,
+		      const char *to, const char *to_resolved)
+{
+	const char *wt = f->pl->worktree;
+
+	return wt && text && text[0] != '/' && beneath(wt, path) &&
+	       (!to || !beneath(wt, to) ||
+		(to_resolved && !beneath(wt, to_resolved)));
+}
+
+/* Whether the call leaves a relative link in the worktree that leads
+ * out of it (leads_out): made there, or a link moved or linked in
+ * (read at its old name; its text is judged from its new directory). */
+static bool worktree_link_out(const struct flow *f, const char *p1,
+			      const char *p2)
+{
+	const struct hx_request *rq = f->rq;
+	char text[PATH_MAX], to[PATH_MAX * 2], norm[PATH_MAX];
+	const char *t, *dst = rq->op == HX_OP_RENAME ? p2 : p1,
+		       *src = rq->op == HX_OP_RENAME ? p1 : p2, *slash;
+
+	if (!f->pl->worktree)
+		return false;
+	if (rq->op == HX_OP_SYMLINK)
+		return leads_out(f, p1, rq->path2, f->ev.link_target,
+				 f->ev.link_target_resolved);
+	if ((rq->op != HX_OP_RENAME && rq->op != HX_OP_LINK) || !dst ||
+	    !beneath(f->pl->worktree, dst) ||
+	    !(t = link_text(src, text, sizeof(text))) || t[0] == '/' ||
+	    !(slash = strrchr(dst, '/')))
+		return false;
+	snprintf(to, sizeof(to), "%.*s/%s", (int)(slash - dst), dst, t);
+	return leads_out(
+	    f, dst, t,
+	    hx_path_normalize(NULL, to, norm, sizeof(norm)) < 0 ? NULL : norm,
+	    NULL);
+}
+
 /* Whether path is a git index: "index" beneath a .git (gitconf.h). */
 static bool git_index(const struct hx_pipeline *pl, const char *path)
 {
@@ -367,6 +433,10 @@ void hx_pl_judge_nested_git(struct flow *f)
 	    leaves_link_in_git(f, p1, p2)) {
 		f->d.verdict = HX_VERDICT_DENY;
 		f->d.rule = "harness:git-config";
+		f->d.pattern = NULL;
+	} else if (worktree_link_out(f, p1, p2)) {
+		f->d.verdict = HX_VERDICT_DENY;
+		f->d.rule = "harness:worktree-link";
 		f->d.pattern = NULL;
 	}
 }

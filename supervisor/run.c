@@ -427,7 +427,11 @@ static int load_policy(struct run *r)
 	/* What the agent's environment points it at outside the sandbox. */
 	hx_neighbours_from_env(&r->neighbours);
 	/* What the user's git runs from where its configuration says. */
-	hx_gitconf_find(r->cwd, getenv("HOME"), &r->gitconf);
+	/* A worktree's result is merged into the checkout it was made
+	 * from: what that checkout's configuration names, in both. */
+	hx_gitconf_find(r->wt ? r->project : r->cwd,
+			r->wt ? hx_worktree_path(r->wt) : NULL, getenv("HOME"),
+			&r->gitconf);
 	hx_mountalias_find(NULL, &r->aliases); /* denied paths' 2nd mounts */
 	hx_mountalias_home(&r->aliases, getenv("HOME"));
 	memcpy(&r->net_rules[1], r->neighbours.rules,

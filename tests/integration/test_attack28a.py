@@ -1,0 +1,151 @@
+"""Attack review 28, part a: worktree sessions, and what the user's own
+git and tools do later with what the agent left, under the embedded
+default policy in enforce mode, as root and as an ordinary user.
+
+A worktree's tree is merged into the checkout it was made from, four
+levels up (.git/harness/worktrees/ID): what lands there is what the
+agent wrote in the worktree.
+
+The repository's configuration names code by a path relative to the
+work tree's top (core.hooksPath = .githooks, a team's tracked hooks;
+core.fsmonitor = ./tools/fsmon.sh; an include of ../shared.gitconfig).
+In the checkout those files are refused to the agent
+(harness:git-config); in a worktree session the configuration was
+never read (the worktree's .git is a file, and cwd/.git/config was
+looked for), nor in a session started in a subdirectory of the
+checkout: the agent wrote .githooks/pre-commit and tools/fsmon.sh in
+the worktree, they were in the result branch, and the user's git status
+after git merge ran the agent's fsmon.sh.
+
+A symbolic link the agent makes with a relative text that climbs out
+of the worktree names a different file once merged: .vscode ->
+../../HOME/.cache/x led nowhere the agent writes where it was judged,
+and in the checkout to the tasks.json the agent wrote in ~/.cache
+(an absolute link there is asked, project-autorun)."""
+
+import os
+import subprocess
+
+from lib import check, harness
+from test_default_policy import fake_home
+from test_worktree import git, make_repo, tree_files, wt_run
+
+TRY = "try() { if sh -c \"$1\" 2>/dev/null; then echo \"MADE $2\"; else echo \"REFUSED $2\"; fi; }"
+
+
+def _merge_and_status(repo, branch, marker):
+    """The user's merge of the session's branch, then git status (which
+    runs core.fsmonitor): whether the marker file appeared."""
+    git(repo, "merge", "-q", "--no-edit", branch)
+    e = dict(os.environ)
+    e.pop("LD_PRELOAD", None)
+    subprocess.run(["git", "-C", repo, "status", "--short"], capture_output=True, env=e)
+    return os.path.exists(marker)
+
+
+def test_code_the_checkouts_configuration_names_is_not_written_in_its_worktree(wd):
+    home = fake_home(wd)
+    repo = make_repo(wd)
+    marker = os.path.join(wd.path, "fsmon-ran")
+    git(repo, "config", "core.hooksPath", ".githooks")
+    git(repo, "config", "core.fsmonitor", "./tools/fsmon.sh")
+    git(repo, "config", "include.path", "../shared.gitconfig")
+    fsmon = "#!/bin/sh\\necho ran > %s\\n" % marker
+    script = "\n".join([
+        TRY,
+        "try 'mkdir -p .githooks && printf \"#!/bin/sh\\n\" > .githooks/pre-commit' hook",
+        "try 'busybox mkdir -p .githooks && busybox sh -c \"echo x > .githooks/post-checkout\"' bbhook",
+        "try 'mkdir -p tools && printf \"%s\" > tools/fsmon.sh && chmod +x tools/fsmon.sh' fsmon" % fsmon,
+        "try 'busybox sh -c \"echo x > tools/fsmon2.sh && mv tools/fsmon2.sh tools/fsmon.sh\"' bbfsmon",
+        "try 'printf \"[core]\\n\\tfsmonitor = ./x\\n\" > shared.gitconfig' include",
+        "try 'echo x > src.txt' plain",
+    ])
+    r = wt_run(wd, repo, ["sh", "-c", script], "c28a", env={"HOME": home})
+    r.expect_status(0)
+    out = r.stdout
+    for what in ("hook", "bbhook", "fsmon", "bbfsmon", "include"):
+        check("REFUSED " + what in out, "%s: %s\n%s" % (what, out, r.stderr[-3000:]))
+    check("MADE plain" in out, "the tree's own file: %s" % out)
+    files = tree_files(repo, "harness/c28a")
+    for name in (".githooks/pre-commit", ".githooks/post-checkout", "tools/fsmon.sh",
+                 "shared.gitconfig"):
+        check(name not in files, "%s in the result: %s" % (name, sorted(files)))
+    wt = os.path.join(os.path.realpath(repo), ".git", "harness", "worktrees", "c28a")
+    for name in (".githooks", "tools/fsmon.sh", "shared.gitconfig"):
+        recs = [x for x in r.records if x.get("verdict") == "deny" and
+                x.get("args", {}).get("path", "").endswith("/" + name)]
+        check(recs and all(x["rule"] == "harness:git-config" for x in recs) and
+              any(x["args"]["path"] == os.path.join(wt, name) for x in recs),
+              "%s: its records %r" % (name, recs))
+    check(not _merge_and_status(repo, "harness/c28a", marker), "the user's git status ran fsmon.sh")
+
+
+def test_code_the_configuration_names_is_not_written_from_a_subdirectory(wd):
+    """The same configuration naming code in a subdirectory
+    (core.hooksPath = sub/.githooks), a session without a worktree
+    started there (the repository's configuration was read at
+    cwd/.git/config only, and its relative values from cwd)."""
+    home = fake_home(wd)
+    repo = make_repo(wd)
+    git(repo, "config", "core.hooksPath", "sub/.githooks")
+    git(repo, "config", "core.fsmonitor", "./sub/tools/fsmon.sh")
+    script = "\n".join([
+        TRY,
+        "try 'mkdir -p .githooks && echo x > .githooks/pre-commit' hook",
+        "try 'mkdir -p tools; busybox sh -c \"echo x > tools/fsmon.sh\"' bbfsmon",
+        "try 'echo x > plain' plain",
+    ])
+    wd.path, saved = os.path.join(repo, "sub"), wd.path
+    try:
+        r = harness(["sh", "-c", script], wd, policy=None, env={"HOME": home})
+    finally:
+        wd.path = saved
+    out = r.stdout
+    for what in ("hook", "bbfsmon"):
+        check("REFUSED " + what in out, "%s: %s\n%s" % (what, out, r.stderr[-3000:]))
+    check("MADE plain" in out, "the project's own file: %s" % out)
+    check(not os.path.exists(os.path.join(repo, "sub", ".githooks", "pre-commit")) and
+          not os.path.exists(os.path.join(repo, "sub", "tools", "fsmon.sh")), "written")
+    for name in ("sub/.githooks", "sub/tools/fsmon.sh"):
+        recs = [x for x in r.records if x.get("verdict") == "deny" and
+                x.get("args", {}).get("path", "").endswith("/" + name)]
+        check(recs and all(x["rule"] == "harness:git-config" for x in recs),
+              "%s: its records %r" % (name, recs))
+
+
+def test_a_link_that_leads_out_of_the_worktree_is_not_made(wd):
+    home = fake_home(wd)
+    repo = make_repo(wd)
+    cache = os.path.join(home, ".cache", "x")
+    rel = os.path.relpath(cache, repo)  # as it leads from the checkout
+    os.makedirs(cache)
+    script = "\n".join([
+        TRY,
+        "echo '{\"tasks\": []}' > %s/tasks.json" % cache,
+        "ln -s %s $TMPDIR/l; mv $TMPDIR/l .vscode 2>/dev/null; echo mv=$?" % rel,
+        "try 'ln -s %s .vscode' ln" % rel,
+        "try 'busybox ln -s %s .vscode' bbln" % rel,
+        "try 'mkdir -p web && ln -s ../%s web/.vscode' deeper" % rel,
+        "try 'ln -s ../../../../.. up' up",
+        "try 'ln -s sub/s lnk' inside",
+        "try 'mkdir -p node_modules/x/d node_modules/.bin && ln -s ../x/d node_modules/.bin/x' binlink",
+        "try 'ln -s /usr/bin usrbin' absolute",
+    ])
+    r = wt_run(wd, repo, ["sh", "-c", script], "l28a", env={"HOME": home})
+    r.expect_status(0)
+    out = r.stdout
+    check("mv=1" in out, "the link moved in: %s" % out)
+    for what in ("ln", "bbln", "deeper", "up"):
+        check("REFUSED " + what in out, "%s: %s\n%s" % (what, out, r.stderr[-3000:]))
+    for what in ("inside", "binlink", "absolute"):
+        check("MADE " + what in out, "%s: %s\n%s" % (what, out, r.stderr[-3000:]))
+    files = tree_files(repo, "harness/l28a")
+    for name in (".vscode", "web/.vscode", "up"):
+        check(name not in files, "%s in the result: %s" % (name, sorted(files)))
+    check(files.get("lnk") == b"sub/s", "the link inside: %r" % files.get("lnk"))
+    recs = [x for x in r.records if x.get("rule") == "harness:worktree-link"]
+    check(len([x for x in recs if x.get("op") == "symlink"]) >= 3 and
+          any(x.get("op") == "rename" for x in recs) and
+          all(x["verdict"] == "deny" for x in recs), "the refusals' records %r" % recs)
+    git(repo, "merge", "-q", "--no-edit", "harness/l28a")
+    check(not os.path.lexists(os.path.join(repo, ".vscode")), "the merge made .vscode")
