@@ -335,6 +335,11 @@ void hx_gitconf_find(const char *cwd, const char *mirror, const char *home,
 	if (repo)
 		cwd = top;
 	c->n = c->nsecrets = 0;
+	c->objects[0] = '\0';
+	if (repo &&
+	    snprintf(p, sizeof(p), "%s/objects", common) < (int)sizeof(p) &&
+	    !realpath(p, c->objects))
+		c->objects[0] = '\0';
 	parse(c, "/etc/gitconfig", cwd, home, 0);
 	if (xdg && xdg[0] == '/' &&
 	    snprintf(p, sizeof(p), "%s/git/config", xdg) < (int)sizeof(p))

@@ -34,6 +34,9 @@ struct hx_gitconf {
 	char secrets[HX_GITCONF_SECRETS][PATH_MAX + 8];
 	const char *sptrs[HX_GITCONF_SECRETS];
 	size_t nsecrets;
+	/* The repository's objects directory (its common dir's), resolved;
+	 * "": no repository. */
+	char objects[PATH_MAX];
 };
 
 /* Fills c with a write-deny glob for each hooks directory (all beneath

@@ -27,6 +27,18 @@ static bool pack_name(const char *name)
 	       all_hex(name + 5, (size_t)(dot - name - 5));
 }
 
+bool hx_gitobj_defines(const char *objects, const char *path)
+{
+	size_t n = objects ? strlen(objects) : 0;
+	const char *rest;
+
+	if (!n || !path || strncmp(path, objects, n) || path[n] != '/')
+		return false;
+	rest = path + n + 1;
+	return (!strncmp(rest, "pack", 4) || !strncmp(rest, "info", 4)) &&
+	       (!rest[4] || rest[4] == '/');
+}
+
 bool hx_gitobj_predates(const char *path, const struct timespec *since)
 {
 	const char *name = strrchr(path, '/'), *dir;

@@ -19,4 +19,16 @@
  * will) before then. */
 bool hx_gitobj_predates(const char *path, const struct timespec *since);
 
+/* Whether path, beneath the object store objects (absolute, resolved),
+ * is in a part of it that says what an object id holds other than by a
+ * loose object's name: pack/ (a pack's index names each object it
+ * holds; a multi-pack index) and info/ (a commit graph gives a commit's
+ * tree and parents; alternates), or is one of those two. Git and
+ * libgit2 read packs before loose objects and never hash what they
+ * read: a pack of the agent's claiming the id of the user's Makefile
+ * blob made the user's next checkout of it write the agent's, in no
+ * record, diff or manifest. A loose object of an id the store has is
+ * never read (packs first) or never rewritten (hx_gitobj_predates). */
+bool hx_gitobj_defines(const char *objects, const char *path);
+
 #endif

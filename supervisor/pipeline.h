@@ -228,6 +228,10 @@ struct hx_pipeline {
 	/* The session's TMPDIR, removed at its end: a hooks directory there
 	 * is the agent's (moved out, it is walked); NULL: none. */
 	const char *git_tmp;
+	/* The objects directory of the repository the session was started
+	 * in (the worktree's common dir's): the agent adds loose objects
+	 * there only (gitobj.h, hx_gitobj_defines); NULL: none. */
+	const char *git_objects;
 	/* Files granted for reading that the kernel layer's creations in
 	 * the directories Landlock carves link in (ipool.h); NULL: none. */
 	struct hx_ipool *pool;

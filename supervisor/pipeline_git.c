@@ -17,6 +17,26 @@
 #include "supervisor/gitconf.h"
 #include "supervisor/gitobj.h"
 
+/* Whether the call makes or changes a file of the user's object store
+ * that defines objects other than by a loose object's name (gitobj.h,
+ * hx_gitobj_defines): at its name (a write, a directory, a link), or a
+ * rename's either name. Removing one is hx_gitobj_predates's. */
+static bool defines_objects(const struct flow *f)
+{
+	const char *o = f->pl->git_objects, *p1 = hx_pl_judged_path(&f->p1),
+		   *p2 = hx_pl_judged_path(&f->p2);
+	enum hx_op op = f->rq->op;
+
+	if (!o || !hx_pl_may_proceed(f) || op == HX_OP_UNLINK ||
+	    op == HX_OP_RMDIR)
+		return false;
+	if (op == HX_OP_RENAME) /* either way: pack/ moved away too */
+		return hx_gitobj_defines(o, p2) || hx_gitobj_defines(o, p1);
+	return (hx_pl_writes_file(op) || op == HX_OP_MKDIR ||
+		op == HX_OP_SYMLINK) &&
+	       hx_gitobj_defines(o, p1);
+}
+
 /* Judge: a git object that predates the session is never written,
  * moved or removed, whatever rule allows its place (gitobj.h): the
  * agent's commits make new ones. */
@@ -43,7 +63,7 @@ void hx_pl_judge_git_objects(struct flow *f)
 	    ((op == HX_OP_RENAME || op == HX_OP_LINK) &&
 	     hx_pl_judged_path(&f->p2) &&
 	     hx_gitobj_predates(hx_pl_judged_path(&f->p2), &f->pl->started));
-	if (hit) {
+	if (hit || defines_objects(f)) {
 		f->d.verdict = HX_VERDICT_DENY;
 		f->d.rule = "harness:git-objects";
 		f->d.pattern = NULL;

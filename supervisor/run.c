@@ -549,6 +549,7 @@ static int open_pipeline(struct run *r)
 	r->pl.git_roots[0] = r->cwd; /* gitconf.h's in_project */
 	r->pl.git_roots[1] = r->project;
 	r->pl.git_tmp = r->sess.tmpdir;
+	r->pl.git_objects = r->gitconf.objects[0] ? r->gitconf.objects : NULL;
 	r->pl.worktree = r->wt ? hx_worktree_path(r->wt) : NULL;
 	r->pl.worktree_links = r->wt_links;
 	r->pl.agent_conf = hx_agentconf_path(getenv("HOME"));

@@ -26,7 +26,7 @@ and in the checkout to the tasks.json the agent wrote in ~/.cache
 import os
 import subprocess
 
-from lib import check, harness
+from lib import PYTHON, check, harness
 from test_default_policy import fake_home
 from test_worktree import git, make_repo, tree_files, wt_run
 
@@ -149,3 +149,86 @@ def test_a_link_that_leads_out_of_the_worktree_is_not_made(wd):
           all(x["verdict"] == "deny" for x in recs), "the refusals' records %r" % recs)
     git(repo, "merge", "-q", "--no-edit", "harness/l28a")
     check(not os.path.lexists(os.path.join(repo, ".vscode")), "the merge made .vscode")
+
+
+# A pack of one blob whose index claims it is the object OID: git and
+# libgit2 look in packs first and never hash what they read, so OID
+# then holds CONTENT for every later checkout, diff and review.
+FORGE = r"""
+import binascii, hashlib, os, struct, sys, zlib
+gitdir, oid, content, how = sys.argv[1], bytes.fromhex(sys.argv[2]), sys.argv[3].encode(), sys.argv[4]
+n = len(content); b = (3 << 4) | (n & 15); n >>= 4; hdr = bytearray()
+while n:
+    hdr.append(b | 0x80); b = n & 0x7f; n >>= 7
+hdr.append(b)
+entry = bytes(hdr) + zlib.compress(content)
+pack = b"PACK" + struct.pack(">II", 2, 1) + entry
+pack += hashlib.sha1(pack).digest()
+idx = b"\377tOc" + struct.pack(">I", 2)
+idx += b"".join(struct.pack(">I", 1 if i >= oid[0] else 0) for i in range(256))
+idx += oid + struct.pack(">I", binascii.crc32(entry)) + struct.pack(">I", 12) + pack[-20:]
+idx += hashlib.sha1(idx).digest()
+objects = os.path.join(gitdir, "objects")
+name = os.path.join(objects, "pack", "pack-" + hashlib.sha1(pack + how.encode()).hexdigest())
+try:
+    if how == "direct":
+        open(name + ".pack", "wb").write(pack)
+        open(name + ".idx", "wb").write(idx)
+    else:  # written as loose objects' temporary files, renamed or linked in
+        os.makedirs(os.path.join(objects, "ab"), exist_ok=True)
+        for ext, data in ((".pack", pack), (".idx", idx)):
+            tmp = os.path.join(objects, "ab", "tmp_obj_" + how + ext[1:])
+            open(tmp, "wb").write(data)
+            (os.rename if how == "rename" else os.link)(tmp, name + ext)
+    print("FORGED", how)
+except OSError as e:
+    print("REFUSED", how, e.errno)
+"""
+
+GOOD = "all:\n\techo good\n"
+EVIL = "all:\n\techo EVIL\n"  # the same length: git status stays clean
+
+
+def _forge_attempts(gitdir, oid):
+    lines = ['%s -c "$FORGE" %s %s "$(printf \'%s\')" %s' %
+             (PYTHON, gitdir, oid, EVIL.replace("\n", "\\n").replace("\t", "\\t"), how)
+             for how in ("direct", "rename", "link")]
+    lines.append("busybox cp $TMPDIR/p %s/objects/pack/pack-%s.idx; echo bbcp=$?" % (gitdir, "0" * 40))
+    lines.append("busybox cp $TMPDIR/p %s/objects/info/commit-graph; echo bbgraph=$?" % gitdir)
+    lines.append("git add -A && git commit -qm own && echo COMMITTED")
+    return "echo x > $TMPDIR/p; echo mine > mine.txt\n" + "\n".join(lines)
+
+
+def _check_not_forged(repo, oid, r, what):
+    out = r.stdout
+    check("FORGED" not in out and out.count("REFUSED") == 3 and "bbcp=1" in out and
+          "bbgraph=1" in out, "%s: %s\n%s" % (what, out, r.stderr[-3000:]))
+    check("COMMITTED" in out, "%s: the agent's own commit (loose objects): %s\n%s" %
+          (what, out, r.stderr[-2000:]))
+    check(git(repo, "cat-file", "-p", oid) == GOOD, "%s: %s holds %r" %
+          (what, oid, git(repo, "cat-file", "-p", oid)))
+    os.unlink(os.path.join(repo, "Makefile"))
+    git(repo, "checkout", "--", "Makefile")
+    check(open(os.path.join(repo, "Makefile")).read() == GOOD, "%s: checkout wrote the agent's" % what)
+    recs = [x for x in r.records if x.get("rule") == "harness:git-objects"]
+    check(len(recs) >= 5 and all(x["verdict"] == "deny" for x in recs) and
+          any(x.get("layer") == "kernel" for x in recs), "%s: the records %r" % (what, recs))
+
+
+def test_a_pack_the_agent_writes_redefines_no_object_of_the_users(wd):
+    """In a worktree session (the common dir's objects/ is the agent's to
+    write for its commits) and in a session in the checkout."""
+    home = fake_home(wd)
+    repo = make_repo(wd, files={"Makefile": GOOD, "a": "a\n"})
+    oid = git(repo, "rev-parse", "HEAD:Makefile").strip()
+    gitdir = os.path.join(os.path.realpath(repo), ".git")
+    r = wt_run(wd, repo, ["sh", "-c", _forge_attempts(gitdir, oid)], "o28a",
+               env={"HOME": home, "FORGE": FORGE})
+    _check_not_forged(repo, oid, r, "worktree")
+    wd.path, saved = repo, wd.path
+    try:
+        r = harness(["sh", "-c", _forge_attempts(gitdir, oid)], wd, policy=None,
+                    env={"HOME": home, "FORGE": FORGE})
+    finally:
+        wd.path = saved
+    _check_not_forged(repo, oid, r, "checkout")
