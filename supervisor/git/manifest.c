@@ -3,6 +3,7 @@
 #include "supervisor/git/manifest.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <git2.h>
 #include <jansson.h>
 #include <stdio.h>
@@ -12,6 +13,8 @@
 #include "supervisor/git/checkpoint.h"
 #include "supervisor/git/gitutil.h"
 #include "supervisor/git/provenance.h"
+#include "supervisor/git/treelink.h"
+#include "common/notice.h"
 #include "supervisor/sha256.h"
 
 #define ERR(...) snprintf(err, errlen, __VA_ARGS__)
@@ -50,8 +53,28 @@ static bool too_large(git_repository *repo, const git_oid *id, json_t *o)
 	return big;
 }
 
-static json_t *one_file(git_repository *repo, const git_diff_delta *d,
-			const struct hx_prov *prov)
+/* A link of the result that leads out of its tree (treelink.h): said
+ * in its entry and on stderr, where the user merging it reads. */
+static void link_out(git_repository *repo, git_tree *tree,
+		     const git_diff_file *f, json_t *o, size_t *nout)
+{
+	char safe[PATH_MAX];
+
+	if (f->mode != GIT_FILEMODE_LINK ||
+	    !hx_tree_link_leads_out(repo, tree, f->path))
+		return;
+	json_object_set_new(o, "leads_out", json_true());
+	if ((*nout)++ < 8)
+		fprintf(stderr,
+			"harness-exec: warning: the result's link %s leads "
+			"out of its tree: where it is checked out it names "
+			"a file outside it\n",
+			hx_text_safe(safe, sizeof(safe), f->path));
+}
+
+static json_t *one_file(git_repository *repo, git_tree *tree,
+			const git_diff_delta *d, const struct hx_prov *prov,
+			size_t *nout)
 {
 	const git_diff_file *f =
 	    d->status == GIT_DELTA_DELETED ? &d->old_file : &d->new_file;
@@ -78,6 +101,7 @@ static json_t *one_file(git_repository *repo, const git_diff_delta *d,
 			git_blob_free(blob);
 		}
 		json_object_set_new(o, "blob", json_string(oid));
+		link_out(repo, tree, f, o, nout);
 	} else {
 		json_object_set_new(o, "sha256", json_null());
 		json_object_set_new(o, "old_blob", json_string(oid));
@@ -99,7 +123,7 @@ int hx_manifest_build(const char *commondir, const char *session,
 	git_oid id;
 	json_t *m = NULL, *files;
 	int e, r = 0;
-	size_t n = 0, counts[3] = {0};
+	size_t n = 0, counts[3] = {0}, nout = 0;
 
 	*out = NULL;
 	if (hx_git_init())
@@ -136,11 +160,13 @@ int hx_manifest_build(const char *commondir, const char *session,
 		counts[d->status == GIT_DELTA_ADDED	? 0
 		       : d->status == GIT_DELTA_DELETED ? 2
 							: 1]++;
-		json_array_append_new(files, one_file(repo, d, prov));
+		json_array_append_new(files,
+				      one_file(repo, ft, d, prov, &nout));
 	}
 	json_object_set_new(m, "created", json_integer((json_int_t)counts[0]));
 	json_object_set_new(m, "modified", json_integer((json_int_t)counts[1]));
 	json_object_set_new(m, "deleted", json_integer((json_int_t)counts[2]));
+	json_object_set_new(m, "links_out", json_integer((json_int_t)nout));
 	json_object_set_new(m, "files", files);
 	*out = json_dumps(m, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
 	if (!*out) {

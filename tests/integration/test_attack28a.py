@@ -23,12 +23,13 @@ of the worktree names a different file once merged: .vscode ->
 and in the checkout to the tasks.json the agent wrote in ~/.cache
 (an absolute link there is asked, project-autorun)."""
 
+import json
 import os
 import subprocess
 
 from lib import PYTHON, check, harness
 from test_default_policy import fake_home
-from test_worktree import git, make_repo, tree_files, wt_run
+from test_worktree import git, make_repo, session_dir, tree_files, wt_run
 
 TRY = "try() { if sh -c \"$1\" 2>/dev/null; then echo \"MADE $2\"; else echo \"REFUSED $2\"; fi; }"
 
@@ -232,3 +233,35 @@ def test_a_pack_the_agent_writes_redefines_no_object_of_the_users(wd):
     finally:
         wd.path = saved
     _check_not_forged(repo, oid, r, "checkout")
+
+
+def test_a_link_left_leading_out_of_the_worktree_is_named_in_the_result(wd):
+    """A link made leading inside the tree, left leading out of it: its
+    directory moved up a level (d1/d2/l -> ../../x, then d1/d2 moved to
+    d2), or a link put on its way (s1/s2/aa -> bb/../../../y while bb is a
+    directory, then bb made a link to ..). Each call is the agent's to
+    make; the result is what the user merges, so the manifest names such
+    a link (leads_out, links_out) and harness-exec says so on stderr."""
+    home = fake_home(wd)
+    repo = make_repo(wd)
+    script = "\n".join([
+        "mkdir -p d1/d2 && ln -s ../../x d1/d2/l && mv d1/d2 d2 && echo MOVED",
+        "mkdir -p s1/s2/bb && ln -s bb/../../../y s1/s2/aa && rmdir s1/s2/bb && "
+        "ln -s .. s1/s2/bb && echo SWAPPED",
+        "mkdir -p n/m && ln -s ../m2 n/m/in && ln -s /usr/bin abs && echo INSIDE",
+    ])
+    r = wt_run(wd, repo, ["sh", "-c", script], "m28a", env={"HOME": home})
+    r.expect_status(0)
+    for what in ("MOVED", "SWAPPED", "INSIDE"):
+        check(what in r.stdout, "%s: %s\n%s" % (what, r.stdout, r.stderr[-3000:]))
+    files = tree_files(repo, "harness/m28a")
+    check(files.get("d2/l") == b"../../x" and files.get("s1/s2/aa") == b"bb/../../../y",
+          "the result: %r" % sorted(files))
+    man = json.load(open(os.path.join(session_dir(wd, "m28a"), "manifest.json")))
+    out = sorted(f["path"] for f in man["files"] if f.get("leads_out"))
+    check(out == ["d2/l", "s1/s2/aa"] and man.get("links_out") == 2,
+          "the manifest's links leading out: %r (links_out %r)" % (out, man.get("links_out")))
+    for name in ("d2/l", "s1/s2/aa"):
+        check("the result's link %s leads out of its tree" % name in r.stderr,
+              "%s: not said: %s" % (name, r.stderr[-3000:]))
+    check("n/m/in" not in r.stderr and "abs" not in out, "a link inside, an absolute one")
