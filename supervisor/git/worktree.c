@@ -24,6 +24,7 @@
 #include "supervisor/git/manifest.h"
 #include "supervisor/pipeline.h"
 #include "supervisor/git/provenance.h"
+#include "supervisor/git/wtrefs.h"
 #include "supervisor/server.h"
 #include "supervisor/session.h"
 #include "supervisor/sha256.h"
@@ -817,48 +818,6 @@ static char *result_message(const struct hx_worktree *w, const char *hash,
 	return msg;
 }
 
-static int add_note(git_repository *repo, const git_signature *sig,
-		    const git_oid *target, const char *text)
-{
-	const char *ref = "refs/notes/harness";
-	git_reference *r = NULL, *nr = NULL;
-	git_commit *parent = NULL;
-	git_oid nc, blob, pid;
-	int e;
-
-	for (int i = 0;; i++) {
-		bool have = false;
-
-		e = git_reference_lookup(&r, repo, ref);
-		if (!e) {
-			have = true;
-			pid = *git_reference_target(r);
-			git_reference_free(r);
-			r = NULL;
-			e = git_commit_lookup(&parent, repo, &pid);
-		} else if (e == GIT_ENOTFOUND) {
-			e = 0;
-		}
-		if (!e)
-			e = git_note_commit_create(&nc, &blob, repo, parent,
-						   sig, sig, target, text, 1);
-		git_commit_free(parent);
-		parent = NULL;
-		/* Compare-and-swap: a concurrent session's note is never
-		 * overwritten, we retry on top of it. */
-		if (!e)
-			e = git_reference_create_matching(
-			    &nr, repo, ref, &nc, have, have ? &pid : NULL,
-			    "harness: manifest");
-		git_reference_free(nr);
-		nr = NULL;
-		if (!(hx_git_retryable(e) || e == GIT_EEXISTS) ||
-		    !hx_git_backoff(i))
-			break;
-	}
-	return e;
-}
-
 /* With --keep-worktree the worktree's index follows the branch, so that
  * `git status` there is clean. */
 static void reset_wt_index(struct hx_worktree *w, git_tree *tree)
@@ -879,12 +838,13 @@ int hx_worktree_result(struct hx_worktree *w, struct hx_audit *audit,
 		       char *const *cmd, int ncmd, int code)
 {
 	git_repository *repo = NULL;
-	git_reference *br = NULL, *nr = NULL;
+	git_reference *nr = NULL;
 	git_commit *tip = NULL;
 	git_tree *tree = NULL;
 	git_signature *sig = NULL;
 	git_oid tip_id, tree_id, result;
 	char *msg = NULL, hex[41];
+	bool cas = true;
 	int e, r = 0;
 
 	if (!w || !w->finished)
@@ -905,13 +865,9 @@ int hx_worktree_result(struct hx_worktree *w, struct hx_audit *audit,
 	for (int i = 0; !e; i++) {
 		/* The parent is the branch as it is now: the base, or the
 		 * agent's own commits on it. */
-		e = git_reference_lookup(&br, repo, w->branch);
-		if (!e) {
-			tip_id = *git_reference_target(br);
-			git_reference_free(br);
-			br = NULL;
+		e = hx_wt_branch_tip(repo, w->branch, w->base, &tip_id, &cas);
+		if (!e)
 			e = git_commit_lookup(&tip, repo, &tip_id);
-		}
 		if (!e)
 			e = git_commit_create(&result, repo, NULL, sig, sig,
 					      "UTF-8", msg, tree, 1,
@@ -920,8 +876,8 @@ int hx_worktree_result(struct hx_worktree *w, struct hx_audit *audit,
 		tip = NULL;
 		if (!e)
 			e = git_reference_create_matching(
-			    &nr, repo, w->branch, &result, 1, &tip_id,
-			    "harness: session result");
+			    &nr, repo, w->branch, &result, 1,
+			    cas ? &tip_id : NULL, "harness: session result");
 		git_reference_free(nr);
 		nr = NULL;
 		if (!hx_git_retryable(e) || !hx_git_backoff(i))
@@ -933,7 +889,7 @@ int hx_worktree_result(struct hx_worktree *w, struct hx_audit *audit,
 		goto out;
 	}
 	git_oid_tostr(hex, sizeof(hex), &result);
-	if (w->manifest && add_note(repo, sig, &result, w->manifest))
+	if (w->manifest && hx_wt_add_note(repo, sig, &result, w->manifest))
 		hx_say("manifest note: %s", hx_git_err());
 	snprintf(w->st.result, sizeof(w->st.result), "%s", hex);
 	if (w->o.keep)

@@ -27,7 +27,7 @@ import json
 import os
 import subprocess
 
-from lib import PYTHON, check, harness
+from lib import AUDIT_TOOL, PYTHON, check, harness
 from test_default_policy import fake_home
 from test_worktree import git, make_repo, session_dir, tree_files, wt_run
 
@@ -265,3 +265,36 @@ def test_a_link_left_leading_out_of_the_worktree_is_named_in_the_result(wd):
         check("the result's link %s leads out of its tree" % name in r.stderr,
               "%s: not said: %s" % (name, r.stderr[-3000:]))
     check("n/m/in" not in r.stderr and "abs" not in out, "a link inside, an absolute one")
+
+
+def test_a_branch_made_a_symbolic_ref_ends_no_session_unanchored(wd):
+    """The session's branch (refs/heads/harness/ID) is the agent's to
+    write, for its own commits. Made a symbolic ref (ref: refs/heads/main),
+    it has no target of its own: read as one at the end, harness-exec
+    died of SIGSEGV after session_end, with no result commit, no anchor
+    of its log, and the worktree left in .git/harness. Now the result is
+    committed on the base, on a branch of its own, and main is not
+    moved."""
+    home = fake_home(wd)
+    repo = make_repo(wd)
+    main0 = git(repo, "rev-parse", "main").strip()
+    gd = os.path.join(os.path.realpath(repo), ".git")
+    script = ("echo new > a; busybox sh -c \"printf 'ref: refs/heads/main\\n' > "
+              "%s/refs/heads/harness/y28a\"; echo sym=$?" % gd)
+    r = wt_run(wd, repo, ["sh", "-c", script], "y28a", env={"HOME": home})
+    check("sym=0" in r.stdout, "the branch made a symbolic ref: %s %s" % (r.stdout, r.stderr[-2000:]))
+    r.expect_status(0)
+    check(git(repo, "rev-parse", "main").strip() == main0, "main was moved")
+    check(git(repo, "symbolic-ref", "-q", "refs/heads/harness/y28a", check_rc=False) == "",
+          "the branch is still a symbolic ref")
+    files = tree_files(repo, "harness/y28a")
+    check(files.get("a") == b"new\n", "the result: %r" % files.get("a"))
+    check(git(repo, "rev-parse", "harness/y28a^").strip() == main0, "the result's parent")
+    check("a symbolic ref" in r.stderr, "not said: %s" % r.stderr[-2000:])
+    check(not os.path.exists(os.path.join(gd, "harness", "worktrees", "y28a")), "the worktree was left")
+    env = dict(os.environ, XDG_STATE_HOME=wd.state)
+    env.pop("LD_PRELOAD", None)
+    v = subprocess.run([AUDIT_TOOL, "verify", r.log], capture_output=True, text=True,
+                       env=env, timeout=60)
+    check(v.returncode == 0 and "anchor" not in v.stdout + v.stderr,
+          "verify: %r %r" % (v.stdout, v.stderr))
