@@ -735,8 +735,9 @@ void hx_worktree_finish(struct hx_worktree *w)
 		return;
 	snprintf(w->final_tree, sizeof(w->final_tree), "%s", info.tree);
 	w->final_n = info.n;
-	if (hx_manifest_build(w->commondir, w->session, w->base, w->final_tree,
-			      w->prov, &w->manifest, err, sizeof(err))) {
+	if (hx_manifest_build(w->commondir, w->path, w->session, w->base,
+			      w->final_tree, w->prov, &w->manifest, err,
+			      sizeof(err))) {
 		hx_say("%s", err);
 		return;
 	}

