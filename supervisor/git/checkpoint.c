@@ -505,6 +505,12 @@ bool hx_ckpt_last(const struct hx_ckpt *c, struct hx_ckpt_info *info)
 	return true;
 }
 
+void hx_ckpt_forget(struct hx_ckpt *c)
+{
+	if (c)
+		git_index_clear(c->idx);
+}
+
 void hx_ckpt_free(struct hx_ckpt *c)
 {
 	if (!c)

@@ -79,6 +79,11 @@ bool hx_ckpt_last(const struct hx_ckpt *c, struct hx_ckpt_info *info);
 
 void hx_ckpt_free(struct hx_ckpt *c);
 
+/* Forgets what the private index knows of the tree (its entries' ids
+ * and stat data, its tree cache): the next checkpoint hashes every file
+ * and writes every object it lacks again (objfix.h). */
+void hx_ckpt_forget(struct hx_ckpt *c);
+
 /* Checks checkpoint n of session out into wt (forced: files not in it
  * are removed, ignored files are kept), without moving any ref or
  * touching the repository's own index. Returns 0 or -errno (-ENOENT: no

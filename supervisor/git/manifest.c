@@ -13,7 +13,6 @@
 #include "supervisor/git/checkpoint.h"
 #include "supervisor/git/gitutil.h"
 #include "supervisor/git/provenance.h"
-#include "supervisor/git/objfix.h"
 #include "supervisor/git/treelink.h"
 #include "common/notice.h"
 #include "supervisor/sha256.h"
@@ -77,33 +76,9 @@ static void link_out(git_repository *repo, git_tree *tree,
 struct mf {
 	git_repository *repo;
 	git_tree *tree;
-	const char *commondir, *wt;
 	const struct hx_prov *prov;
 	size_t nout;
 };
-
-/* The blob of f, its loose object written again from the worktree when
- * it is not its content (objfix.h): said in o and on stderr. */
-static int blob_of(struct mf *m, const git_diff_file *f, json_t *o,
-		   git_blob **blob)
-{
-	char safe[PATH_MAX];
-	int e = git_blob_lookup(blob, m->repo, &f->id);
-
-	if (e != GIT_EMISMATCH || !m->wt)
-		return e;
-	json_object_set_new(o, "forged_object", json_true());
-	fprintf(stderr,
-		"harness-exec: warning: the object of %s in the result did "
-		"not hold its content (a loose object planted under its "
-		"id): %s\n",
-		hx_text_safe(safe, sizeof(safe), f->path),
-		hx_objfix_blob(m->repo, m->commondir, m->wt, f->path, f->mode,
-			       &f->id)
-		    ? "written again from the worktree"
-		    : "removed; the result lacks it");
-	return git_blob_lookup(blob, m->repo, &f->id);
-}
 
 static json_t *one_file(struct mf *m, const git_diff_delta *d)
 {
@@ -124,7 +99,7 @@ static json_t *one_file(struct mf *m, const git_diff_delta *d)
 			json_object_set_new(o, "commit", json_string(oid));
 		} else if (too_large(repo, &f->id, o)) {
 			/* not held in memory to be hashed (checkpoint.h) */
-		} else if (!blob_of(m, f, o, &blob)) {
+		} else if (!git_blob_lookup(&blob, repo, &f->id)) {
 			hx_sha256_hex(git_blob_rawcontent(blob),
 				      (size_t)git_blob_rawsize(blob), hex);
 			json_object_set_new(o, "sha256", json_string(hex));
@@ -144,12 +119,12 @@ static json_t *one_file(struct mf *m, const git_diff_delta *d)
 	return o;
 }
 
-int hx_manifest_build(const char *commondir, const char *wt,
-		      const char *session, const char *base_hex,
-		      const char *tree_hex, const struct hx_prov *prov,
-		      char **out, char *err, size_t errlen)
+int hx_manifest_build(const char *commondir, const char *session,
+		      const char *base_hex, const char *tree_hex,
+		      const struct hx_prov *prov, char **out, char *err,
+		      size_t errlen)
 {
-	struct mf mf = {.commondir = commondir, .wt = wt, .prov = prov};
+	struct mf mf = {.prov = prov};
 	git_repository *repo = NULL;
 	git_commit *base = NULL;
 	git_tree *bt = NULL, *ft = NULL;

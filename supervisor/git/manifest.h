@@ -11,13 +11,11 @@ struct hx_prov;
 
 /* Builds the manifest as JSON text (sorted keys off, indent 2, with a
  * final newline) into *out (the caller frees it). commondir: the common
- * git dir; wt: the worktree (NULL: none; a blob whose loose object is
- * not its content is written again from it, objfix.h); base_hex: a
- * commit; tree_hex: the final tree. Returns 0 or
+ * git dir; base_hex: a commit; tree_hex: the final tree. Returns 0 or
  * -errno with a message in err. */
-int hx_manifest_build(const char *commondir, const char *wt,
-		      const char *session, const char *base_hex,
-		      const char *tree_hex, const struct hx_prov *prov,
-		      char **out, char *err, size_t errlen);
+int hx_manifest_build(const char *commondir, const char *session,
+		      const char *base_hex, const char *tree_hex,
+		      const struct hx_prov *prov, char **out, char *err,
+		      size_t errlen);
 
 #endif

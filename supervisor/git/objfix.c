@@ -1,83 +1,79 @@
-/* A forged loose object of the result written again; see objfix.h. */
+/* Loose objects that are not what their names say; see objfix.h. */
 #define _GNU_SOURCE
 #include "supervisor/git/objfix.h"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "supervisor/git/checkpoint.h"
-
-/* Whether the directory of file is wt or beneath it, resolved. */
-static bool dir_within(const char *wt, const char *file)
+static bool changed_since(const struct stat *st, const struct timespec *t)
 {
-	char dir[PATH_MAX], real[PATH_MAX], rwt[PATH_MAX];
-	const char *slash = strrchr(file, '/');
-	size_t n;
-
-	if (!slash ||
-	    snprintf(dir, sizeof(dir), "%.*s", (int)(slash - file), file) >=
-		(int)sizeof(dir) ||
-	    !realpath(dir, real) || !realpath(wt, rwt))
-		return false;
-	n = strlen(rwt);
-	return !strncmp(real, rwt, n) && (!real[n] || real[n] == '/');
+	return st->st_ctim.tv_sec > t->tv_sec ||
+	       (st->st_ctim.tv_sec == t->tv_sec &&
+		st->st_ctim.tv_nsec >= t->tv_nsec);
 }
 
-/* The content of the worktree's file as a blob of mode would hold it,
- * into *buf (malloc'd); its length, or -1. */
-static ssize_t file_content(const char *file, unsigned mode, char **buf)
+/* The loose objects of directory xx (at dfd) changed since `since`,
+ * read; one that is not its content removed. The number removed. */
+static size_t sweep_dir(git_odb *odb, int dfd, const char *xx,
+			const struct timespec *since)
 {
+	char hex[GIT_OID_HEXSZ + 1];
+	DIR *d = fdopendir(dfd);
+	struct dirent *de;
 	struct stat st;
-	ssize_t n = -1;
-	int fd;
+	git_odb_object *obj;
+	git_oid id;
+	size_t n = 0;
 
-	*buf = NULL;
-	if (lstat(file, &st) ||
-	    (unsigned long long)st.st_size > HX_CKPT_FILE_MAX ||
-	    !(*buf = malloc((size_t)st.st_size + 1)))
-		return -1;
-	if (mode == GIT_FILEMODE_LINK && S_ISLNK(st.st_mode)) {
-		n = readlink(file, *buf, (size_t)st.st_size + 1);
-	} else if (mode != GIT_FILEMODE_LINK && S_ISREG(st.st_mode) &&
-		   (fd = open(file, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)) >= 0) {
-		n = read(fd, *buf, (size_t)st.st_size + 1);
-		close(fd);
+	if (!d) {
+		close(dfd);
+		return 0;
 	}
-	if (n != (ssize_t)st.st_size) { /* changed meanwhile */
-		free(*buf);
-		*buf = NULL;
-		return -1;
+	while ((de = readdir(d))) {
+		if (strlen(de->d_name) != GIT_OID_HEXSZ - 2 ||
+		    snprintf(hex, sizeof(hex), "%s%s", xx, de->d_name) !=
+			GIT_OID_HEXSZ ||
+		    git_oid_fromstr(&id, hex) ||
+		    fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) ||
+		    !S_ISREG(st.st_mode) || !changed_since(&st, since))
+			continue;
+		obj = NULL;
+		if (git_odb_read(&obj, odb, &id) == GIT_EMISMATCH &&
+		    !unlinkat(dirfd(d), de->d_name, 0))
+			n++;
+		git_odb_object_free(obj);
 	}
+	closedir(d);
 	return n;
 }
 
-bool hx_objfix_blob(git_repository *repo, const char *commondir, const char *wt,
-		    const char *path, unsigned mode, const git_oid *id)
+size_t hx_objfix_sweep(const char *commondir, const struct timespec *since)
 {
-	char hex[GIT_OID_HEXSZ + 1], obj[PATH_MAX], file[PATH_MAX], *buf;
+	char path[PATH_MAX], xx[3];
 	git_odb *odb = NULL;
-	git_oid got;
-	ssize_t n;
-	bool ok = false;
+	size_t n = 0;
+	int ofd, dfd;
 
-	git_oid_tostr(hex, sizeof(hex), id);
-	if (snprintf(obj, sizeof(obj), "%s/objects/%.2s/%s", commondir, hex,
-		     hex + 2) >= (int)sizeof(obj) ||
-	    snprintf(file, sizeof(file), "%s/%s", wt, path) >=
-		(int)sizeof(file) ||
-	    !dir_within(wt, file) || unlink(obj))
-		return false;
-	if ((n = file_content(file, mode, &buf)) < 0)
-		return false;
-	if (!git_repository_odb(&odb, repo) &&
-	    !git_odb_write(&got, odb, buf, (size_t)n, GIT_OBJECT_BLOB))
-		ok = git_oid_equal(&got, id);
-	git_odb_free(odb);
-	free(buf);
-	return ok;
+	if (snprintf(path, sizeof(path), "%s/objects", commondir) >=
+		(int)sizeof(path) ||
+	    (ofd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
+		return 0;
+	if (!git_odb_open(&odb, path)) {
+		for (int i = 0; i < 256; i++) {
+			snprintf(xx, sizeof(xx), "%02x", i);
+			dfd = openat(ofd, xx,
+				     O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
+					 O_CLOEXEC);
+			if (dfd >= 0)
+				n += sweep_dir(odb, dfd, xx, since);
+		}
+		git_odb_free(odb);
+	}
+	close(ofd);
+	return n;
 }

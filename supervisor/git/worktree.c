@@ -24,6 +24,7 @@
 #include "supervisor/git/manifest.h"
 #include "supervisor/pipeline.h"
 #include "supervisor/git/provenance.h"
+#include "supervisor/git/objfix.h"
 #include "supervisor/git/wtrefs.h"
 #include "supervisor/server.h"
 #include "supervisor/session.h"
@@ -60,6 +61,7 @@ struct hx_worktree {
 	char final_tree[41];
 	unsigned final_n;
 	bool started, finishing, finished;
+	size_t forged; /* loose objects removed at the end (objfix.h) */
 	/* --copy-untracked's copies, relative: judged once the policy is
 	 * known (drop_unreadable_copies) */
 	char **copied;
@@ -730,14 +732,22 @@ void hx_worktree_finish(struct hx_worktree *w)
 	w->finishing = true;
 	cause = hx_prov_last_writer(w->prov);
 	hx_prov_clear(w->prov);
+	/* Loose objects planted under ids the tree names (objfix.h). */
+	if (w->pl &&
+	    (w->forged = hx_objfix_sweep(w->commondir, &w->pl->started))) {
+		hx_say("warning: %zu loose objects made during the session "
+		       "did not hold what their names say: removed, the tree "
+		       "written again",
+		       w->forged);
+		hx_ckpt_forget(w->ck);
+	}
 	if (checkpoint(w, "end", cause, false, &info) &&
 	    !hx_ckpt_last(w->ck, &info))
 		return;
 	snprintf(w->final_tree, sizeof(w->final_tree), "%s", info.tree);
 	w->final_n = info.n;
-	if (hx_manifest_build(w->commondir, w->path, w->session, w->base,
-			      w->final_tree, w->prov, &w->manifest, err,
-			      sizeof(err))) {
+	if (hx_manifest_build(w->commondir, w->session, w->base, w->final_tree,
+			      w->prov, &w->manifest, err, sizeof(err))) {
 		hx_say("%s", err);
 		return;
 	}
@@ -770,6 +780,9 @@ void hx_worktree_end_fields(const struct hx_worktree *w, json_t *rec)
 	if (w->manifest_sha[0])
 		json_object_set_new(o, "manifest_sha256",
 				    json_string(w->manifest_sha));
+	if (w->forged)
+		json_object_set_new(o, "forged_objects",
+				    json_integer((json_int_t)w->forged));
 	json_object_set_new(rec, "worktree", o);
 }
 

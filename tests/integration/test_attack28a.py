@@ -322,8 +322,9 @@ def test_a_loose_object_planted_under_a_files_id_is_not_the_result(wd):
     id, the user's git show and merge of the result give 'echo hello'
     (git does not hash what it reads), the manifest give no hash (libgit2
     does, and failed to read it), while the worktree (kept) held the
-    curl. Now the result's blob is written again from the worktree, and
-    the manifest and stderr say so."""
+    curl. Now the loose objects the session made are read with their
+    hash checked at the end, a planted one removed and the tree's
+    written again; session_end and stderr say so."""
     home = fake_home(wd)
     repo = make_repo(wd)
     gd = os.path.join(os.path.realpath(repo), ".git")
@@ -336,7 +337,9 @@ def test_a_loose_object_planted_under_a_files_id_is_not_the_result(wd):
           "the user's git reads the result's f.sh as %r" % tree_files(repo, "harness/f28a").get("f.sh"))
     man = json.load(open(os.path.join(session_dir(wd, "f28a"), "manifest.json")))
     f = [x for x in man["files"] if x["path"] == "f.sh"]
-    check(f and f[0].get("sha256") == hashlib.sha256(real.encode()).hexdigest() and
-          f[0].get("forged_object") is True, "the manifest's f.sh: %r" % f)
-    check("the object of f.sh in the result did not hold its content" in r.stderr,
-          "not said: %s" % r.stderr[-2000:])
+    check(f and f[0].get("sha256") == hashlib.sha256(real.encode()).hexdigest(),
+          "the manifest's f.sh: %r" % f)
+    end = [x for x in r.records if x.get("event") == "session_end"]
+    check(end and end[-1].get("worktree", {}).get("forged_objects") == 1,
+          "session_end: %r" % (end[-1].get("worktree") if end else None))
+    check("did not hold what their names say" in r.stderr, "not said: %s" % r.stderr[-2000:])
