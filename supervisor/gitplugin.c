@@ -179,3 +179,10 @@ int hx_git_contains(const char *dir, const char *was, const char *now)
 
 	return a ? a->contains(dir, was, now) : -ENOENT;
 }
+
+size_t hx_objfix_sweep(const char *objects, const struct timespec *since)
+{
+	const struct hx_git_api *a = load();
+
+	return a ? a->objfix_sweep(objects, since) : 0;
+}

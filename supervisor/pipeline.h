@@ -232,6 +232,9 @@ struct hx_pipeline {
 	 * in (the worktree's common dir's): the agent adds loose objects
 	 * there only (gitobj.h, hx_gitobj_defines); NULL: none. */
 	const char *git_objects;
+	/* The agent made or moved a file in git_objects (a loose object):
+	 * they are read with their hashes checked at the end (objfix.h). */
+	bool git_objects_written;
 	/* Files granted for reading that the kernel layer's creations in
 	 * the directories Landlock carves link in (ipool.h); NULL: none. */
 	struct hx_ipool *pool;

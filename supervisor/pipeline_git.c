@@ -17,6 +17,15 @@
 #include "supervisor/gitconf.h"
 #include "supervisor/gitobj.h"
 
+/* Whether path is beneath the session's repository's objects/. */
+static bool in_objects(const struct hx_pipeline *pl, const char *path)
+{
+	size_t n = pl->git_objects ? strlen(pl->git_objects) : 0;
+
+	return n && path && !strncmp(path, pl->git_objects, n) &&
+	       path[n] == '/';
+}
+
 /* Whether the call makes or changes a file of the user's object store
  * that defines objects other than by a loose object's name (gitobj.h,
  * hx_gitobj_defines): at its name (a write, a directory, a link), or a
@@ -55,6 +64,9 @@ void hx_pl_judge_git_objects(struct flow *f)
 	}
 	if (!hx_pl_writes_file(op) || !hx_pl_may_proceed(f))
 		return;
+	if (in_objects(f->pl, hx_pl_judged_path(&f->p1)) ||
+	    in_objects(f->pl, hx_pl_judged_path(&f->p2)))
+		f->pl->git_objects_written = true; /* checked at the end */
 	hit =
 	    (hx_pl_judged_path(&f->p1) &&
 	     hx_gitobj_predates(hx_pl_judged_path(&f->p1), &f->pl->started)) ||

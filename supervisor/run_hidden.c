@@ -27,6 +27,7 @@
 
 #include "common/notice.h"
 #include "supervisor/git/hidden.h"
+#include "supervisor/git/objfix.h"
 #include "supervisor/kernel/oomshield.h"
 #include "supervisor/record.h"
 #include "supervisor/say.h"
@@ -453,6 +454,27 @@ static void record_rewritten(struct run *r)
 		say_rewritten(r);
 }
 
+/* Loose objects the session made that were not their content, removed
+ * by the check's child (objfix.h): a record, and a line. */
+static void record_forged(struct run *r, size_t n)
+{
+	json_t *rec = hx_record_new(&r->pl, NULL, "forged_objects", NULL);
+
+	json_object_set_new(rec, "category", json_string("file_write"));
+	hx_record_set_text(rec, rec, "repository", "repository",
+			   r->pl.git_objects);
+	json_object_set_new(rec, "removed", json_integer((json_int_t)n));
+	hx_record_append(&r->pl, rec, NULL);
+	json_decref(rec);
+	if (!r->o->quiet)
+		fprintf(stderr,
+			"harness: warning: %zu loose object%s the session "
+			"made in the repository did not hold what %s name "
+			"says: removed (git would have shown and checked out "
+			"other bytes than the file's)\n",
+			n, n == 1 ? "" : "s", n == 1 ? "its" : "their");
+}
+
 static void say_hidden(json_t *changes, size_t unchecked)
 {
 	char buf[512];
@@ -490,6 +512,14 @@ static void say_hidden(json_t *changes, size_t unchecked)
 #define CHECK_DATA   (1ul << 30)
 #define CHECK_ANSWER (64u << 20)
 
+/* Whether the session's repository's loose objects are checked here: the
+ * agent wrote there, in a session without a worktree (a worktree's end
+ * checks its own, before its last checkpoint). */
+static bool sweeps(const struct run *r)
+{
+	return !r->wt && r->pl.git_objects && r->pl.git_objects_written;
+}
+
 /* In the child: the check, its answer (JSON) written to fd. */
 _Noreturn static void check_child(struct run *r, int fd)
 {
@@ -497,11 +527,16 @@ _Noreturn static void check_child(struct run *r, int fd)
 	char err[PATH_MAX + 128];
 	const char *ignores[HX_PL_GITIGNORES];
 	json_t *changes = NULL, *o;
-	size_t unchecked = 0;
+	size_t unchecked = 0, forged;
 
 	/* the OOM killer's pick before harness-exec, as the agent is */
 	hx_oom_expose_agent();
 	setrlimit(RLIMIT_DATA, &rl);
+	/* Loose objects planted under the ids of the agent's files: the
+	 * user's git add of such a file writes no object (one exists), and
+	 * the user's checkout gives the planted bytes (objfix.h). */
+	forged =
+	    sweeps(r) ? hx_objfix_sweep(r->pl.git_objects, &r->pl.started) : 0;
 	for (size_t i = 0; i < r->pl.ngitignores; i++)
 		ignores[i] = r->pl.gitignores[i];
 	if (hx_git_hidden_changes(r->cwd, &r->pl.started, ignores,
@@ -518,6 +553,9 @@ _Noreturn static void check_child(struct run *r, int fd)
 		    json_boolean(!r->head_now[0] ||
 				 hx_git_contains(r->cwd, r->head_oid,
 						 r->head_now) == 0));
+	if (o)
+		json_object_set_new(o, "forged",
+				    json_integer((json_int_t)forged));
 	_exit(o && !json_dumpfd(o, fd, JSON_COMPACT) ? 0 : 1);
 }
 
@@ -569,7 +607,8 @@ static int read_answer(int fd, char **buf, size_t *len)
  * with CHECK_DATA of memory, the OOM killer's pick before harness-exec:
  * what its answer says (out, unchecked), or -errno with err. */
 static int bounded_check(struct run *r, json_t **out, size_t *unchecked,
-			 bool *rewritten, char *err, size_t errlen)
+			 bool *rewritten, size_t *forged, char *err,
+			 size_t errlen)
 {
 	int p[2], pfd, e, st;
 	char *buf = NULL;
@@ -608,6 +647,7 @@ static int bounded_check(struct run *r, json_t **out, size_t *unchecked,
 					 : strerror(-e));
 		return e;
 	}
+	*forged = (size_t)json_integer_value(json_object_get(a, "forged"));
 	if (json_is_string(json_object_get(a, "error"))) {
 		snprintf(err, errlen, "%s", hx_record_field(a, "error"));
 		json_decref(a);
@@ -624,18 +664,22 @@ static int bounded_check(struct run *r, json_t **out, size_t *unchecked,
 void hx_run_hidden_changes(struct run *r)
 {
 	json_t *changes, *rec, *list, *c;
-	size_t unchecked = 0, i;
+	int e;
+	size_t unchecked = 0, i, forged = 0;
 	char err[PATH_MAX + 128], buf[sizeof(err) * 4];
 	bool moved = head_moved(r), rewritten = false;
 
 	subst_changes(r);
 	if (!index_changed(r->cwd, &r->pl.started) && !moved &&
-	    !r->pl.git_index_written && !r->pl.ngitignores)
+	    !r->pl.git_index_written && !r->pl.ngitignores && !sweeps(r))
 		return;
 	if (!moved)
 		r->head_oid[0] = '\0'; /* the child need not look */
-	if (bounded_check(r, &changes, &unchecked, &rewritten, err,
-			  sizeof(err))) {
+	e = bounded_check(r, &changes, &unchecked, &rewritten, &forged, err,
+			  sizeof(err));
+	if (forged)
+		record_forged(r, forged);
+	if (e) {
 		/* git reads what libgit2 may not (a split index): the user
 		 * is told that the check could not be made */
 		hx_record_error(&r->pl, "hidden_changes_failed", "session end",

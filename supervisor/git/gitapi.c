@@ -18,4 +18,5 @@ const struct hx_git_api hx_git_api = {
     .wtcli = hx_wtcli,
     .hidden_changes = hx_git_hidden_changes,
     .contains = hx_git_contains,
+    .objfix_sweep = hx_objfix_sweep,
 };

@@ -10,9 +10,10 @@
 #include <stdio.h>
 
 #include "supervisor/git/hidden.h"
+#include "supervisor/git/objfix.h"
 #include "supervisor/git/worktree.h"
 
-#define HX_GIT_API_VERSION 5
+#define HX_GIT_API_VERSION 6
 
 struct hx_git_api {
 	unsigned version; /* HX_GIT_API_VERSION: plugin and binary agree */
@@ -39,6 +40,8 @@ struct hx_git_api {
 			      struct json_t **out, size_t *unchecked, char *err,
 			      size_t errlen);
 	int (*contains)(const char *dir, const char *was, const char *now);
+	size_t (*objfix_sweep)(const char *objects,
+			       const struct timespec *since);
 };
 
 /* The plugin's one exported symbol. */

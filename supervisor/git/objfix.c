@@ -10,6 +10,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "supervisor/git/gitutil.h"
+
 static bool changed_since(const struct stat *st, const struct timespec *t)
 {
 	return st->st_ctim.tv_sec > t->tv_sec ||
@@ -52,18 +54,17 @@ static size_t sweep_dir(git_odb *odb, int dfd, const char *xx,
 	return n;
 }
 
-size_t hx_objfix_sweep(const char *commondir, const struct timespec *since)
+size_t hx_objfix_sweep(const char *objects, const struct timespec *since)
 {
-	char path[PATH_MAX], xx[3];
+	char xx[3];
 	git_odb *odb = NULL;
 	size_t n = 0;
 	int ofd, dfd;
 
-	if (snprintf(path, sizeof(path), "%s/objects", commondir) >=
-		(int)sizeof(path) ||
-	    (ofd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
+	if (hx_git_init() ||
+	    (ofd = open(objects, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
 		return 0;
-	if (!git_odb_open(&odb, path)) {
+	if (!git_odb_open(&odb, objects)) {
 		for (int i = 0; i < 256; i++) {
 			snprintf(xx, sizeof(xx), "%02x", i);
 			dfd = openat(ofd, xx,

@@ -15,7 +15,7 @@
 #include <stddef.h>
 #include <time.h>
 
-/* Reads every loose object of the store at commondir whose file changed
+/* Reads every loose object of the store objects whose file changed
  * since `since` (made or moved in during the session, the checkpoints'
  * own too) with libgit2's hash check, and removes each one whose
  * content is not its name's: the checkpoint then writes the object
@@ -23,6 +23,6 @@
  * that named it lack it, which git says, rather than showing what was
  * planted. The number removed. Cost: a readdir of the 256 directories,
  * an fstatat an entry, a read of each new object (the end only). */
-size_t hx_objfix_sweep(const char *commondir, const struct timespec *since);
+size_t hx_objfix_sweep(const char *objects, const struct timespec *since);
 
 #endif

@@ -733,8 +733,8 @@ void hx_worktree_finish(struct hx_worktree *w)
 	cause = hx_prov_last_writer(w->prov);
 	hx_prov_clear(w->prov);
 	/* Loose objects planted under ids the tree names (objfix.h). */
-	if (w->pl &&
-	    (w->forged = hx_objfix_sweep(w->commondir, &w->pl->started))) {
+	snprintf(path, sizeof(path), "%s/objects", w->commondir);
+	if (w->pl && (w->forged = hx_objfix_sweep(path, &w->pl->started))) {
 		hx_say("warning: %zu loose objects made during the session "
 		       "did not hold what their names say: removed, the tree "
 		       "written again",

