@@ -91,11 +91,32 @@ static char *value_of(char *line, char **key)
  * subsection's): one naming a program by path, "./tools/fsmonitor" or
  * "!scripts/x.sh", names code the agent could rewrite. */
 static const char *const command_keys[][2] = {
-    {"core", "fsmonitor"}, {"core", "sshcommand"},   {"core", "editor"},
-    {"core", "pager"},	   {"core", "askpass"},	     {"sequence", "editor"},
-    {"gpg", "program"},	   {"credential", "helper"}, {"filter", "clean"},
-    {"filter", "smudge"},  {"filter", "process"},    {"diff", "textconv"},
-    {"diff", "command"},   {"merge", "driver"},	     {"alias", "*"},
+    {"core", "fsmonitor"},
+    {"core", "sshcommand"},
+    {"core", "editor"},
+    {"core", "pager"},
+    {"core", "askpass"},
+    {"sequence", "editor"},
+    {"gpg", "program"},
+    {"credential", "helper"},
+    {"filter", "clean"},
+    {"filter", "smudge"},
+    {"filter", "process"},
+    {"diff", "textconv"},
+    {"diff", "command"},
+    {"merge", "driver"},
+    {"alias", "*"},
+    /* each command's pager, git add -p's filter, an external diff,
+     * the tools, a local remote's programs (git runs them itself) */
+    {"pager", "*"},
+    {"interactive", "difffilter"},
+    {"diff", "external"},
+    {"difftool", "cmd"},
+    {"mergetool", "cmd"},
+    {"core", "gitproxy"},
+    {"remote", "uploadpack"},
+    {"remote", "receivepack"},
+    {"uploadpack", "packobjectshook"},
 };
 
 static bool runs_command(const char *section, const char *key)

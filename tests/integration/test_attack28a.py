@@ -385,3 +385,31 @@ def test_a_loose_object_planted_for_the_users_next_commit_is_removed(wd):
         git(repo, "checkout", "--", name)
         got = open(os.path.join(repo, name)).read()
         check(got == want, "%s checked out as %r" % (name, got))
+
+
+def test_other_programs_the_configuration_names_are_not_the_agents(wd):
+    """Keys whose value git runs that the configuration's reading left
+    out: a command's pager (pager.log = ./tools/pager.sh, run by the
+    user's next git log), git add -p's interactive.diffFilter, an
+    external diff (diff.external), a difftool's command, a local
+    remote's uploadpack (git fetch runs it). Each names a program by a
+    path in the checkout, which the agent wrote, in a worktree session
+    here (the result is merged there)."""
+    home = fake_home(wd)
+    repo = make_repo(wd)
+    keys = {"pager.log": "./tools/pager.sh", "interactive.diffFilter": "./tools/filter.sh",
+            "diff.external": "tools/ext.sh", "difftool.x.cmd": "./tools/dt.sh $LOCAL",
+            "remote.up.uploadpack": "./tools/up.sh"}
+    for k, v in keys.items():
+        git(repo, "config", k, v)
+    names = sorted(os.path.basename(v.split()[0]) for v in keys.values())
+    script = "\n".join([TRY, "mkdir -p tools"] +
+                       ["try 'echo x > tools/%s' %s" % (n, n) for n in names] +
+                       ["try 'echo x > tools/other.sh' other"])
+    r = wt_run(wd, repo, ["sh", "-c", script], "k28a", env={"HOME": home})
+    r.expect_status(0)
+    for n in names:
+        check("REFUSED " + n in r.stdout, "%s: %s\n%s" % (n, r.stdout, r.stderr[-2000:]))
+    check("MADE other" in r.stdout, "the tree's own file: %s" % r.stdout)
+    files = tree_files(repo, "harness/k28a")
+    check(not any(("tools/" + n) in files for n in names), "in the result: %r" % sorted(files))
