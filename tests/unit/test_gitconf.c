@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "supervisor/gitconf.h"
+#include "supervisor/gitobj.h"
 #include "tests/unit/check_main.h"
 
 static const struct {
@@ -172,6 +173,69 @@ START_TEST(gitconf_bare_places)
 }
 END_TEST
 
+/* The parts of an object store that say what an id holds other than by
+ * a loose object's name (gitobj.h): the agent may not write them. */
+START_TEST(gitobj_defines)
+{
+	const char *o = "/p/.git/objects";
+
+	ck_assert(hx_gitobj_defines(o, "/p/.git/objects/pack"));
+	ck_assert(hx_gitobj_defines(o, "/p/.git/objects/pack/pack-1.idx"));
+	ck_assert(hx_gitobj_defines(o, "/p/.git/objects/info/commit-graph"));
+	ck_assert(hx_gitobj_defines(o, "/p/.git/objects/info"));
+	ck_assert(!hx_gitobj_defines(o, "/p/.git/objects/ab/cdef"));
+	ck_assert(!hx_gitobj_defines(o, "/p/.git/objects/ab"));
+	ck_assert(!hx_gitobj_defines(o, "/p/.git/objects/packs"));
+	ck_assert(!hx_gitobj_defines(o, "/p/.git/objects/maintenance.lock"));
+	ck_assert(!hx_gitobj_defines(o, "/p/.git/objectsx/pack/x"));
+	ck_assert(!hx_gitobj_defines(o, "/q/.git/objects/pack/x"));
+	ck_assert(!hx_gitobj_defines(NULL, "/p/.git/objects/pack/x"));
+}
+END_TEST
+
+/* The repository found from a subdirectory as git finds it, its
+ * relative values from the work tree's top, and each name beneath the
+ * checkout again beneath a worktree of it (its result is merged there). */
+START_TEST(gitconf_find_from_below_and_mirrored)
+{
+	char dir[] = "/tmp/hx-gcf-XXXXXX", p[PATH_MAX + 64],
+	     want[PATH_MAX + 64];
+	struct hx_gitconf *c = calloc(1, sizeof(*c));
+	bool hooks = false, mirrored = false, prog = false;
+	FILE *f;
+
+	ck_assert_ptr_nonnull(c);
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	snprintf(p, sizeof(p), "mkdir -p %s/r/.git/objects %s/r/sub %s/wt", dir,
+		 dir, dir);
+	ck_assert_int_eq(system(p), 0);
+	snprintf(p, sizeof(p), "%s/r/.git/config", dir);
+	ck_assert_ptr_nonnull(f = fopen(p, "w"));
+	fputs("[core]\n\thooksPath = .githooks\n[pager]\n\tlog = "
+	      "./t/pg.sh\n",
+	      f);
+	fclose(f);
+	snprintf(p, sizeof(p), "%s/r/sub", dir);
+	snprintf(want, sizeof(want), "%s/wt", dir);
+	hx_gitconf_find(p, want, NULL, c);
+	for (size_t i = 0; i < c->n; i++) {
+		snprintf(want, sizeof(want), "%s/r/.githooks/**", dir);
+		hooks |= !strcmp(c->ptrs[i], want);
+		snprintf(want, sizeof(want), "%s/wt/.githooks/**", dir);
+		mirrored |= !strcmp(c->ptrs[i], want);
+		snprintf(want, sizeof(want), "%s/wt/t/pg.sh", dir);
+		prog |= !strcmp(c->ptrs[i], want);
+	}
+	ck_assert_msg(hooks && mirrored && prog, "%zu globs, first %s", c->n,
+		      c->n ? c->ptrs[0] : "");
+	snprintf(want, sizeof(want), "%s/r/.git/objects", dir);
+	ck_assert_str_eq(c->objects, want);
+	snprintf(p, sizeof(p), "rm -rf %s", dir);
+	ck_assert_int_eq(system(p), 0);
+	free(c);
+}
+END_TEST
+
 static Suite *gitconf_suite(void)
 {
 	Suite *s = suite_create("gitconf");
@@ -181,6 +245,8 @@ static Suite *gitconf_suite(void)
 			    sizeof(gc_table) / sizeof(*gc_table));
 	tcase_add_test(tc, gitconf_places);
 	tcase_add_test(tc, gitconf_bare_places);
+	tcase_add_test(tc, gitobj_defines);
+	tcase_add_test(tc, gitconf_find_from_below_and_mirrored);
 	suite_add_tcase(s, tc);
 	return s;
 }
