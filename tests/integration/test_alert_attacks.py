@@ -279,7 +279,9 @@ def test_the_agents_use_counts_whatever_image_it_runs(wd):
     check(p.returncode == 0, "exit %s: %s" % (p.returncode, err))
     cpu = list(samples(text, "harness_agent_cpu_seconds_total").values())
     procs = list(samples(text, "harness_agent_processes").values())
-    check(cpu and cpu[0] >= 1.0, "the agent's CPU: %r" % cpu)
+    # The burner had 2.5 s; a loaded machine gave it 0.9 s of a CPU
+    # (a CI run); unseen, it counted 0.0003.
+    check(cpu and cpu[0] >= 0.25, "the agent's CPU: %r" % cpu)
     check(procs and procs[0] >= 2, "the agent's processes (sh and the burner): %r" % procs)
     groups = samples(text, "harness_process_group_processes")
     check(sum(groups.values()) == procs[0], "the groups' processes %r, the agent's %r" % (groups, procs))
