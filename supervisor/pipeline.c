@@ -801,6 +801,7 @@ static void judge(struct flow *f)
 	hx_pl_judge_nested_git(f);
 	hx_pl_judge_agent_conf(f);
 	hx_pl_judge_own_files(f);
+	hx_pl_judge_other_sessions(f);
 	judge_grants(f);
 	judge_alert(f);
 }

@@ -115,6 +115,9 @@ void hx_pl_judge_agent_conf(struct flow *f);
 /* ... and a file there that the session did not make is not written
  * where the rule says own_files (f->fresh set for one it makes). */
 void hx_pl_judge_own_files(struct flow *f);
+/* pipeline_sessions.c: no other session's worktree, admin directory,
+ * branch or checkpoints is written (harness:other-session). */
+void hx_pl_judge_other_sessions(struct flow *f);
 /* pipeline_device.c: no metadata change of a device node. */
 void hx_pl_judge_device_inode(struct flow *f);
 /* path in pid's view of the file system (pid 0: ours), into out. */

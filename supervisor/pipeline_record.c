@@ -24,8 +24,10 @@
 bool hx_pl_protects_harness(const char *rule)
 {
 	/* the host's device nodes with the harness's own files: refused
-	 * in audit mode too (pipeline_device.c) */
+	 * in audit mode too (pipeline_device.c); so another session's
+	 * work (pipeline_sessions.c), as its TMPDIR is */
 	return rule && (!strcmp(rule, "harness:protect") ||
+			!strcmp(rule, "harness:other-session") ||
 			!strcmp(rule, "harness:device-inode") ||
 			!strcmp(rule, "harness:oom-score"));
 }

@@ -1,0 +1,132 @@
+"""Attack review 28, part d: one session's agent against another running
+session of the same user, in one project, under the embedded default
+policy, as root and as an ordinary user.
+
+Another session's work in the repository was the agent's to write. A
+session without --worktree in the project P (rule project allows all of
+P/.git but hooks and config) wrote into a --worktree session's worktree
+(P/.git/harness/worktrees/<id>/, shim and static program alike), its git
+admin directory (P/.git/worktrees/<id>/), its branch
+(refs/heads/harness/<id>) and checkpoint refs (refs/harness/<id>/), and
+removed its files: the other session's checkpoints and result branch
+then carried content its agent never wrote, and its record said nothing
+of it. Now rule harness:other-session refuses every write, creation,
+move and removal there, in enforce and audit mode, whatever the agent's
+own session kind; a --worktree session's own worktree and branch stay
+its own."""
+
+import os
+import subprocess
+import time
+
+from lib import EXEC, check, harness
+from test_worktree import git, make_repo
+
+BUSYBOX = "/bin/busybox"
+
+# The other session's agent: writes a file of its own, then waits.
+WAIT = 'echo mine > mine.txt && while [ ! -e "$1" ]; do sleep 0.05; done'
+
+# What the agent tries ($1 the common dir, $2 the other session's id):
+# the worktree's files by the shim and by a static program, its admin
+# directory, its branch and checkpoints, a removal and a move.
+TRY = ('G=$1; W=$G/harness/worktrees/$2; echo evil > $W/a; '
+       '%(bb)s sh -c "echo evil > $W/b"; echo evil > $W/new; '
+       'echo x > $G/worktrees/$2/x; %(bb)s sh -c "echo x > $G/worktrees/$2/y"; '
+       'git rev-parse HEAD > $G/refs/heads/harness/$2.new; '
+       '%(bb)s mkdir $G/refs/harness/$2-evil; %(bb)s rm -f $W/mine.txt; '
+       'mv $W/d $W/d2; %(bb)s mv $W $G/harness/gone; echo ok > own.txt; true'
+       % {"bb": BUSYBOX})
+
+WANT = {".gitignore", "a", "b", "d", "sub/s", "mine.txt"}
+
+
+def _start_other(wd, repo, other):
+    env = dict(os.environ, XDG_STATE_HOME=wd.state)
+    env.pop("LD_PRELOAD", None)
+    stop = os.path.join(wd.path, "stop")
+    p = subprocess.Popen([EXEC, "--quiet", "--audit-log", os.path.join(wd.state, "other.jsonl"),
+                          "--worktree", "--session", other, "--", "sh", "-c", WAIT, "w", stop],
+                         cwd=repo, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                         text=True)
+    mine = os.path.join(repo, ".git", "harness", "worktrees", other, "mine.txt")
+    for _ in range(400):
+        if os.path.exists(mine) or p.poll() is not None:
+            break
+        time.sleep(0.025)
+    check(os.path.exists(mine), "the other session did not start: %r" %
+          (p.stderr.read() if p.poll() is not None else ""))
+    return p, stop
+
+
+def _files(repo, rev):
+    out = git(repo, "ls-tree", "-r", "--name-only", rev)
+    return set(out.split())
+
+
+def _attack(wd, mode=None, own=None):
+    repo = make_repo(wd)
+    common = os.path.join(repo, ".git")
+    # ids of their own: the run dir /tmp/harness-<uid> is every test's
+    other = "othr-%d-%d" % (os.getpid(), time.monotonic_ns() % 10**6)
+    own = own and "%s-%d" % (own, os.getpid())
+    p, stop = _start_other(wd, repo, other)
+    wt = os.path.join(common, "harness", "worktrees", other)
+    extra = ["--worktree", "--session", own] if own else []
+    try:
+        wd.path, saved = repo, wd.path
+        try:
+            r = harness(["sh", "-c", TRY, "try", common, other], wd, policy=None, mode=mode,
+                        extra=extra)
+        finally:
+            wd.path = saved
+        what = "%s, %s" % (mode or "enforce", own and "--worktree" or "no worktree")
+        left = set()
+        for root, dirs, files in os.walk(wt):
+            dirs[:] = [d for d in dirs if d != ".git"]
+            left |= {os.path.relpath(os.path.join(root, f), wt) for f in files}
+        left.discard(".git")
+        check(left == WANT, "%s: the other worktree was changed: %r" % (what, sorted(left)))
+        check(open(os.path.join(wt, "a")).read() == "a0\n", "%s: the other's a was written" % what)
+        admin = os.path.join(common, "worktrees", other)
+        check(not {"x", "y"} & set(os.listdir(admin)),
+              "%s: its admin directory was written: %r" % (what, os.listdir(admin)))
+        for bad in ("refs/heads/harness/%s.new" % other, "refs/harness/%s-evil" % other):
+            check(not os.path.exists(os.path.join(common, bad)), "%s: %s was made" % (what, bad))
+        denied = [x for x in r.records if x.get("rule") == "harness:other-session"]
+        check(all(x.get("verdict") == "deny" for x in denied) and
+              {"write", "mkdir", "unlink", "rename"} <= {x.get("op") for x in denied} and
+              any(x.get("layer") == "kernel" for x in denied),
+              "%s: the refusals' records: %r" % (what, [(x.get("op"), x.get("verdict"), x.get("rule"),
+                                                       x.get("layer")) for x in r.records
+                                                      if x.get("op")]))
+        # The agent's own file is written (a worktree's: in its result).
+        check(own or open(os.path.join(repo, "own.txt")).read() == "ok\n",
+              "%s: the agent's own file was not written" % what)
+    finally:
+        open(stop, "w").close()
+        p.wait(timeout=60)
+    # The other session's result is what its agent wrote, nothing else.
+    got = _files(repo, "harness/" + other)
+    check(got == WANT, "%s: the other session's result: %r" % (what, sorted(got)))
+    check(git(repo, "show", "harness/%s:a" % other) == "a0\n", "%s: its result's a" % what)
+    return repo, r, own
+
+
+def test_another_sessions_worktree_branch_and_checkpoints_are_not_written(wd):
+    """A session without --worktree in the project, enforce mode."""
+    _attack(wd)
+
+
+def test_in_audit_mode_too(wd):
+    """Audit mode refuses it too: another session's work is not the
+    agent's to change any more than its TMPDIR is."""
+    _attack(wd, mode="audit")
+
+
+def test_a_worktree_session_keeps_its_own(wd):
+    """A --worktree session: the other's places refused, its own worktree
+    and branch still its agent's (a commit there lands)."""
+    repo, r, own = _attack(wd, own="mine")
+    check("own.txt" in _files(repo, "harness/" + own),
+          "the agent's own result lost its file: %r" % _files(repo, "harness/" + own))
