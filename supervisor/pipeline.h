@@ -235,6 +235,11 @@ struct hx_pipeline {
 	/* The agent made or moved a file in git_objects (a loose object):
 	 * they are read with their hashes checked at the end (objfix.h). */
 	bool git_objects_written;
+	/* The state dir, whose live/ names the files of every running
+	 * session (session.h); NULL: none. The cache of them, made on
+	 * the first write judged (pipeline_sessions.c). */
+	const char *state_dir;
+	struct hx_pl_others *others;
 	/* Files granted for reading that the kernel layer's creations in
 	 * the directories Landlock carves link in (ipool.h); NULL: none. */
 	struct hx_ipool *pool;

@@ -13,10 +13,18 @@
 #define _GNU_SOURCE
 #include "supervisor/pipeline_int.h"
 
+#include <dirent.h>
+#include <fcntl.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "supervisor/session.h"
 
 /* Whether the path made of the first n bytes of a, then b, exists. */
 static bool exists2(const char *a, size_t n, const char *b)
@@ -148,13 +156,136 @@ static bool touches(const struct flow *f, const char *p, bool moves)
 	return p && (other_place(p, own) || (moves && holds_others(p)));
 }
 
+/* The running sessions' own files (session.h: <state>/live/<id>, an
+ * --audit-log, a --metrics-file, a socket elsewhere than the state
+ * dir): each session protected its own only, and another session's
+ * agent wrote them where its write roots held them, in audit mode
+ * anywhere (twenty-sixth attack review, part c, left open then). Read
+ * again when live/ changes: one stat per write judged. */
+struct hx_pl_others {
+	struct timespec mtim, read_at;
+	ino_t ino;
+	bool seen;
+	char *paths; /* NUL-separated */
+	size_t len;
+	char buf[HX_SESSION_NFILES * PATH_MAX]; /* one entry read */
+};
+
+static pthread_mutex_t others_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void add_entry(struct hx_pl_others *o, int dfd, const char *name)
+{
+	char *buf = o->buf, *p;
+	int fd =
+	    openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	ssize_t n = fd < 0 ? -1 : read(fd, buf, sizeof(o->buf) - 1);
+
+	if (fd >= 0)
+		close(fd);
+	if (n <= 0)
+		return;
+	buf[n++] = '\0';
+	if (!(p = realloc(o->paths, o->len + (size_t)n)))
+		return;
+	memcpy(p + o->len, buf, (size_t)n);
+	o->paths = p;
+	o->len += (size_t)n;
+}
+
+static void reload(struct hx_pl_others *o, const char *dir, const char *own)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+
+	o->len = 0;
+	clock_gettime(CLOCK_REALTIME, &o->read_at);
+	if (!d)
+		return;
+	while ((e = readdir(d)))
+		if (e->d_name[0] != '.' && (!own || strcmp(e->d_name, own)))
+			add_entry(o, dirfd(d), e->d_name);
+	closedir(d);
+}
+
+static long long ms_between(const struct timespec *a, const struct timespec *b)
+{
+	return (b->tv_sec - a->tv_sec) * 1000LL +
+	       (b->tv_nsec - a->tv_nsec) / 1000000;
+}
+
+/* Whether live/ may have changed since it was read: its time is coarse
+ * (a tick), so a read in the tick of a change is made again. */
+static bool stale(const struct hx_pl_others *o, const struct stat *st)
+{
+	return !o->seen || st->st_ino != o->ino ||
+	       st->st_mtim.tv_sec != o->mtim.tv_sec ||
+	       st->st_mtim.tv_nsec != o->mtim.tv_nsec ||
+	       ms_between(&o->mtim, &o->read_at) < 50;
+}
+
+/* Whether p is a running session's file, or (dir) a directory on the
+ * way to one, which a move would take with it. */
+static bool listed(const struct hx_pl_others *o, const char *p, bool dir)
+{
+	size_t n = p ? strlen(p) : 0;
+
+	for (size_t i = 0; n && i < o->len; i += strlen(o->paths + i) + 1) {
+		const char *q = o->paths + i;
+
+		if (!strcmp(q, p) || (dir && !strncmp(q, p, n) && q[n] == '/'))
+			return true;
+	}
+	return false;
+}
+
+static bool others_files(struct hx_pipeline *pl, const char *p1, const char *p2,
+			 bool mv)
+{
+	struct hx_pl_others *o;
+	char dir[PATH_MAX];
+	struct stat st;
+	bool hit = false;
+
+	if (!pl->state_dir ||
+	    (size_t)snprintf(dir, sizeof(dir), "%s/%s", pl->state_dir,
+			     HX_SESSION_LIVE) >= sizeof(dir))
+		return false;
+	pthread_mutex_lock(&others_lock);
+	if (!pl->others)
+		pl->others = calloc(1, sizeof(*pl->others));
+	if ((o = pl->others) && stat(dir, &st)) {
+		o->seen = false;
+		o->len = 0;
+	} else if (o && stale(o, &st)) {
+		reload(o, dir, pl->session);
+		o->seen = true;
+		o->ino = st.st_ino;
+		o->mtim = st.st_mtim;
+	}
+	if (o)
+		hit = listed(o, p1, mv) || listed(o, p2, mv);
+	pthread_mutex_unlock(&others_lock);
+	return hit;
+}
+
 /* Judge: nothing of another session's is written, made, moved or
  * removed (rule harness:other-session), refused in audit mode too. */
 void hx_pl_judge_other_sessions(struct flow *f)
 {
 	enum hx_op op = f->rq->op;
 	bool mv = op == HX_OP_RENAME;
+	const char *pu = f->is_unix ? hx_pl_judged_path(&f->pu) : NULL;
 
+	/* Another session's sockets (its harness-mcp --http unix:PATH) are
+	 * not the agent's to reach. */
+	if ((op == HX_OP_CONNECT || op == HX_OP_SEND) && pu &&
+	    !hx_pl_protects_harness(f->d.rule) &&
+	    others_files(f->pl, pu, NULL, false)) {
+		f->d.verdict = HX_VERDICT_DENY;
+		f->d.rule = "harness:other-session";
+		f->d.pattern = NULL;
+		return;
+	}
 	/* Over a refusal of the policy's too, which audit mode lets by
 	 * (a move of the worktree was harness:git-config's, and done). */
 	if (hx_pl_protects_harness(f->d.rule) || op == HX_OP_EXEC ||
@@ -164,7 +295,11 @@ void hx_pl_judge_other_sessions(struct flow *f)
 	 * link's existing file, which the new name would let be written */
 	if (touches(f, hx_pl_judged_path(&f->p1), mv || op == HX_OP_RMDIR) ||
 	    ((mv || op == HX_OP_LINK) &&
-	     touches(f, hx_pl_judged_path(&f->p2), mv))) {
+	     touches(f, hx_pl_judged_path(&f->p2), mv)) ||
+	    others_files(f->pl, hx_pl_judged_path(&f->p1),
+			 mv || op == HX_OP_LINK ? hx_pl_judged_path(&f->p2)
+						: NULL,
+			 mv)) {
 		f->d.verdict = HX_VERDICT_DENY;
 		f->d.rule = "harness:other-session";
 		f->d.pattern = NULL;

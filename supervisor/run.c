@@ -550,6 +550,7 @@ static int open_pipeline(struct run *r)
 	r->pl.git_roots[1] = r->project;
 	r->pl.git_tmp = r->sess.tmpdir;
 	r->pl.git_objects = r->gitconf.objects[0] ? r->gitconf.objects : NULL;
+	r->pl.state_dir = r->sess.state_dir; /* the other sessions' files */
 	r->pl.worktree = r->wt ? hx_worktree_path(r->wt) : NULL;
 	r->pl.worktree_links = r->wt_links;
 	r->pl.agent_conf = hx_agentconf_path(getenv("HOME"));
@@ -691,7 +692,16 @@ static int setup(struct run *r)
 		hx_say("worktree %s: cannot start", hx_worktree_path(r->wt));
 		return -1;
 	}
-	return hx_run_mcp_pair(r);
+	if (hx_run_mcp_pair(r))
+		return -1;
+	/* Every file of the session's is known now: the other sessions'
+	 * pipelines refuse their agents them (pipeline_sessions.c). */
+	if ((e = hx_session_register(&r->sess))) {
+		hx_say("session %s: cannot register its files: %s", r->sess.id,
+		       strerror(-e));
+		return -1;
+	}
+	return 0;
 }
 
 static void teardown(struct run *r)

@@ -112,7 +112,9 @@ static int unix_listen(struct run *r, const char *path)
 	}
 	snprintf(r->mcp_sock, sizeof(r->mcp_sock), "%s", path);
 	r->mcp_http_fd = fd;
-	if ((e = hx_pipeline_protect_ino(&r->pl, st->st_dev, st->st_ino)) ||
+	/* and every other session's agent's (hx_session_register) */
+	if ((e = hx_session_note_file(&r->sess, path)) ||
+	    (e = hx_pipeline_protect_ino(&r->pl, st->st_dev, st->st_ino)) ||
 	    (e = hx_pipeline_protect_way(&r->pl, path))) {
 		hx_say("mcp: %s: %s", path,
 		       e == -ENOSPC ? "too many directories and symlinks on "

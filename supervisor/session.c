@@ -197,6 +197,8 @@ int hx_session_init(struct hx_session *s, const char *name,
 		r = absolute(audit_log, s->audit_path, sizeof(s->audit_path));
 		if (r)
 			return r;
+		if ((r = hx_session_note_file(s, s->audit_path)))
+			return r;
 	} else if (FMT(s->audit_path, "%s/audit.jsonl", s->dir)) {
 		return -ENAMETOOLONG;
 	}
@@ -243,12 +245,47 @@ int hx_session_sock_in_run_dir(struct hx_session *s)
 	return add_protect(s, s->sock_path, "");
 }
 
+int hx_session_note_file(struct hx_session *s, const char *path)
+{
+	if (s->nfiles == HX_SESSION_NFILES)
+		return -ENOSPC;
+	snprintf(s->files[s->nfiles++], PATH_MAX, "%s", path);
+	return 0;
+}
+
 int hx_session_protect(struct hx_session *s, const char *path)
 {
 	char abs[PATH_MAX];
 	int r = absolute(path, abs, sizeof(abs));
 
-	return r ? r : add_protect(s, abs, "");
+	if (!r)
+		r = add_protect(s, abs, "");
+	return r ? r : hx_session_note_file(s, abs);
+}
+
+/* A new file renamed into place: the directory's change is what the
+ * other sessions' pipelines look for before they read it again. */
+int hx_session_register(struct hx_session *s)
+{
+	char dir[PATH_MAX], tmp[PATH_MAX + 8], live[PATH_MAX];
+	int e = 0;
+	FILE *f;
+
+	if (FMT(dir, "%s/" HX_SESSION_LIVE, s->state_dir) ||
+	    FMT(live, "%s/%s", dir, s->id) || FMT(tmp, "%s/.%s", dir, s->id))
+		return -ENAMETOOLONG;
+	if (mkdir(dir, 0700) && errno != EEXIST)
+		return -errno;
+	if (!(f = fopen(tmp, "we")))
+		return -errno;
+	for (size_t i = 0; i < s->nfiles; i++)
+		fwrite(s->files[i], 1, strlen(s->files[i]) + 1, f);
+	if (fclose(f) || rename(tmp, live))
+		e = -errno;
+	if (e)
+		unlink(tmp);
+	s->registered = !e;
+	return e;
 }
 
 /* mkdir -p with 0700 for what it creates. */
@@ -328,6 +365,16 @@ static bool stale_dir(int run_fd, const char *name)
 	return stale;
 }
 
+/* A killed session's entry of the live files (hx_session_register). */
+static void unregister(const struct hx_session *s, const char *id)
+{
+	char live[PATH_MAX + 80];
+
+	snprintf(live, sizeof(live), "%s/" HX_SESSION_LIVE "/%s", s->state_dir,
+		 id);
+	unlink(live);
+}
+
 /* Removes what killed sessions left in the run dir: their TMPDIRs and
  * the sockets beside them (a <id>.sock or <id>.ask whose <id> directory
  * is gone: a live session's lasts from before its socket to after).
@@ -350,8 +397,10 @@ static void sweep_run_dir(const struct hx_session *s)
 		if (d->d_name[0] == '.' || !strcmp(d->d_name, s->id))
 			continue;
 		if (d->d_type == DT_DIR) {
-			if (stale_dir(s->run_fd, d->d_name))
+			if (stale_dir(s->run_fd, d->d_name)) {
 				hx_rmtree_at(s->run_fd, d->d_name);
+				unregister(s, d->d_name);
+			}
 			continue;
 		}
 		snprintf(id, sizeof(id), "%s", d->d_name);
@@ -452,6 +501,10 @@ int hx_session_cleanup(struct hx_session *s)
 {
 	int r = 0, e;
 
+	if (s->registered) {
+		unregister(s, s->id);
+		s->registered = false;
+	}
 	if (s->created_tmp) {
 		e = remove_tmp_root(s);
 		if (e && e != -ENOENT)

@@ -15,6 +15,9 @@
 #define HX_SESSION_NPROTECT 16
 /* The globs of every other session's tmp_root: two per byte of the id */
 #define HX_SESSION_NOTHERS (2 * HX_SESSION_ID_MAX)
+#define HX_SESSION_NFILES  8
+/* <state>/live/<id>: a running session's own files, NUL-separated */
+#define HX_SESSION_LIVE "live"
 
 struct hx_session {
 	char id[HX_SESSION_ID_MAX + 1];
@@ -34,6 +37,12 @@ struct hx_session {
 	char others_buf[HX_SESSION_NOTHERS][HX_SESSION_ID_MAX + 48];
 	const char *protect[HX_SESSION_NPROTECT + HX_SESSION_NOTHERS];
 	size_t nprotect, nbuf, nothers;
+	/* The files of the session's outside its session dir (an
+	 * --audit-log, a --metrics-file, a socket), for every other
+	 * session to refuse its agent too (hx_session_register). */
+	char files[HX_SESSION_NFILES][PATH_MAX];
+	size_t nfiles;
+	bool registered;
 };
 
 /* True when name is a valid session name: [A-Za-z0-9._-]{1,64}, not "."
@@ -71,6 +80,15 @@ int hx_session_sock_in_run_dir(struct hx_session *s);
 /* Protects one more file of the harness (made absolute from the cwd).
  * 0, -ENOSPC when HX_SESSION_NPROTECT are, -ENAMETOOLONG. */
 int hx_session_protect(struct hx_session *s, const char *path);
+
+/* Notes path (absolute) as one of the session's own files that other
+ * sessions' agents must not write: 0 or -ENOSPC. */
+int hx_session_note_file(struct hx_session *s, const char *path);
+
+/* Writes <state>/live/<id>, the files noted, for the other sessions'
+ * pipelines (pipeline_sessions.c); removed by hx_session_cleanup.
+ * 0 or -errno. */
+int hx_session_register(struct hx_session *s);
 
 /* Creates the state and session dirs (0700; -EEXIST when the session dir
  * already exists) and the private TMPDIR under a /tmp/harness-<uid> dir

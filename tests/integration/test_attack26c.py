@@ -454,6 +454,19 @@ def test_checkpoints_are_read_as_the_session_recorded_them(wd):
     r = wt_run(wd, repo, ["sh", "-c", MOVE_REFS], "s26cr", mode="audit",
                extra=["--keep-worktree"], env={"S": "s26cr"})
     check("moved" in r.stdout, "the refs: %r %r" % (r.stdout, r.stderr[-400:]))
+    # The agent's moves are refused now, in audit mode too (rule
+    # harness:other-session, twenty-eighth attack review, part d): the
+    # readers are tried on refs moved from outside, as any other writer
+    # of the repository may.
+    check(not [x for x in r.records if x.get("op") in ("write", "rename") and
+               "refs/harness/" in str(x.get("args")) and x.get("verdict") != "deny"] and
+          [x for x in r.records if x.get("rule") == "harness:other-session"],
+          "the agent moved its checkpoints' refs")
+    base = subprocess.run(["git", "-C", repo, "rev-parse", "main"], capture_output=True,
+                          text=True).stdout.strip()
+    for n in (1, 99):
+        subprocess.run(["git", "-C", repo, "update-ref", "refs/harness/s26cr/checkpoints/%d" % n,
+                        base], check=True)
     refs = subprocess.run(["git", "-C", repo, "for-each-ref", "refs/harness/s26cr"],
                           capture_output=True, text=True).stdout
     check("checkpoints/99" in refs, "no ref added: %r" % refs)

@@ -130,3 +130,74 @@ def test_a_worktree_session_keeps_its_own(wd):
     repo, r, own = _attack(wd, own="mine")
     check("own.txt" in _files(repo, "harness/" + own),
           "the agent's own result lost its file: %r" % _files(repo, "harness/" + own))
+
+
+# The other session's own files in the shared project: its log and its
+# metrics textfile (and the textfile's temporary name).
+FILES_TRY = ('for f in "$@"; do echo evil >> "$f"; %(bb)s sh -c "echo evil > $f"; '
+             'mv "$f" "$f.x"; %(bb)s rm -f "$f"; ln "$f" "$f.l"; done; '
+             'mv logs logs2; echo ok > own.txt; true' % {"bb": BUSYBOX})
+
+
+def _files_attack(wd, mode):
+    proj = os.path.join(wd.path, "proj")
+    os.makedirs(os.path.join(proj, "logs"))
+    log = os.path.join(proj, "logs", "other.jsonl")
+    prom = os.path.join(proj, "other.prom")
+    stop = os.path.join(wd.path, "stop")
+    env = dict(os.environ, XDG_STATE_HOME=wd.state)
+    env.pop("LD_PRELOAD", None)
+    p = subprocess.Popen([EXEC, "--quiet", "--audit-log", log, "--metrics-file", prom, "--",
+                          "sh", "-c", 'while [ ! -e "$1" ]; do sleep 0.05; done', "w", stop],
+                         cwd=proj, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                         text=True)
+    try:
+        for _ in range(400):
+            if os.path.exists(prom) or p.poll() is not None:
+                break
+            time.sleep(0.025)
+        check(os.path.exists(prom), "the other session did not start: %r" %
+              (p.stderr.read() if p.poll() is not None else ""))
+        before = open(log, "rb").read()
+        wd.path, saved = proj, wd.path
+        try:
+            r = harness(["sh", "-c", FILES_TRY, "try", log, prom, prom + ".tmp"], wd, policy=None,
+                        mode=mode)
+        finally:
+            wd.path = saved
+        what = mode or "enforce"
+        check(open(log, "rb").read().startswith(before) and b"evil" not in open(log, "rb").read(),
+              "%s: the other session's log was written" % what)
+        check(b"evil" not in open(prom, "rb").read(), "%s: its metrics file was written" % what)
+        check(not os.path.exists(prom + ".tmp") or b"evil" not in open(prom + ".tmp", "rb").read(),
+              "%s: its metrics file's temporary name was written" % what)
+        left = sorted(os.listdir(proj)) + sorted(os.listdir(os.path.join(proj, "logs")))
+        check(not [x for x in left if x.endswith((".x", ".l")) or x == "logs2"],
+              "%s: its files were moved or linked: %r" % (what, left))
+        check(open(os.path.join(proj, "own.txt")).read() == "ok\n",
+              "%s: the agent's own file was not written" % what)
+        denied = [x for x in r.records if x.get("rule") == "harness:other-session"]
+        check(all(x.get("verdict") == "deny" for x in denied) and
+              {"write", "rename", "unlink", "link"} <= {x.get("op") for x in denied} and
+              any(x.get("layer") == "kernel" for x in denied),
+              "%s: the refusals' records: %r" % (what, [(x.get("op"), x.get("verdict"),
+                                                       x.get("rule"), x.get("layer"))
+                                                      for x in r.records if x.get("op")]))
+    finally:
+        open(stop, "w").close()
+        p.wait(timeout=60)
+    # Its log verifies: nothing of the agent's in it.
+    v = subprocess.run([os.path.join(os.path.dirname(EXEC), "harness-audit"), "verify", log],
+                       capture_output=True, text=True, env=env)
+    check(v.returncode == 0, "the other session's log does not verify: %s" % v.stdout + v.stderr)
+
+
+def test_another_sessions_log_and_metrics_in_the_project(wd):
+    """Its --audit-log and --metrics-file in the shared project (a write
+    root): neither written, moved, removed nor linked, enforce mode."""
+    _files_attack(wd, None)
+
+
+def test_another_sessions_log_and_metrics_in_audit_mode(wd):
+    """And in audit mode, where the agent writes anything."""
+    _files_attack(wd, "audit")
