@@ -39,7 +39,37 @@ bool hx_gitobj_defines(const char *objects, const char *path)
 	       (!rest[4] || rest[4] == '/');
 }
 
+static bool object_file(const char *path, const struct timespec *since,
+			bool any);
+
+/* Whether path is a pack's or an index's file, the ones git writes
+ * under another name first (a .keep or .promisor is written in place). */
+static bool pack_data(const char *path)
+{
+	const char *dot = strrchr(path, '.');
+
+	return dot && (!strcmp(dot, ".pack") || !strcmp(dot, ".idx"));
+}
+
+bool hx_gitobj_is_name(const char *path)
+{
+	const char *name = strrchr(path, '/');
+	struct timespec never = {0, 0};
+
+	/* a loose object's name is its hash, never "pack-..." */
+	return name && object_file(path, &never, true) &&
+	       (strncmp(name + 1, "pack-", 5) || pack_data(name));
+}
+
 bool hx_gitobj_predates(const char *path, const struct timespec *since)
+{
+	return object_file(path, since, false);
+}
+
+/* Whether path is an object's final name in a git dir (any: named,
+ * whether there or not) or such a file that existed before since. */
+static bool object_file(const char *path, const struct timespec *since,
+			bool any)
 {
 	const char *name = strrchr(path, '/'), *dir;
 	char gitdir[PATH_MAX];
@@ -64,7 +94,11 @@ bool hx_gitobj_predates(const char *path, const struct timespec *since)
 		return false;
 	snprintf(gitdir, sizeof(gitdir), "%.*s/HEAD", (int)(dir - 8 - path),
 		 path);
-	if (lstat(gitdir, &st) || lstat(path, &st) || !S_ISREG(st.st_mode))
+	if (lstat(gitdir, &st))
+		return false;
+	if (any)
+		return true;
+	if (lstat(path, &st) || !S_ISREG(st.st_mode))
 		return false;
 	return st.st_ctim.tv_sec < since->tv_sec ||
 	       (st.st_ctim.tv_sec == since->tv_sec &&

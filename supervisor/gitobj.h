@@ -31,4 +31,10 @@ bool hx_gitobj_predates(const char *path, const struct timespec *since);
  * never read (packs first) or never rewritten (hx_gitobj_predates). */
 bool hx_gitobj_defines(const char *objects, const char *path);
 
+/* Whether path (as above) is a loose object's final name, or a pack's
+ * .pack or .idx, in a git directory: there or not, whenever made. Git
+ * never opens one to write: it writes a temporary file and links or
+ * renames it there. */
+bool hx_gitobj_is_name(const char *path);
+
 #endif

@@ -240,6 +240,8 @@ struct hx_pipeline {
 	 * the first write judged (pipeline_sessions.c). */
 	const char *state_dir;
 	struct hx_pl_others *others;
+	/* The git objects the agent made (pipeline_git.c), NULL until one. */
+	struct hx_pl_objset *objs;
 	/* Files granted for reading that the kernel layer's creations in
 	 * the directories Landlock carves link in (ipool.h); NULL: none. */
 	struct hx_ipool *pool;

@@ -6,7 +6,10 @@
 
 #include <ctype.h>
 #include <fcntl.h>
+#include <pthread.h>
+#include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -46,6 +49,121 @@ static bool defines_objects(const struct flow *f)
 	       hx_gitobj_defines(o, p1);
 }
 
+/* Whether rq writes a file's content at its name, or makes one there:
+ * an open for writing, a node, a truncation, a symlink. */
+static bool in_place(const struct hx_request *rq)
+{
+	return rq->op == HX_OP_TRUNCATE || rq->op == HX_OP_SYMLINK ||
+	       (rq->op == HX_OP_WRITE &&
+		(rq->call < HX_CALL_CHMOD || rq->call == HX_CALL_MKNOD ||
+		 rq->call == HX_CALL_BIND));
+}
+
+/* The objects the session made (their final names' hashes): what git
+ * gc may take away again. */
+struct hx_pl_objset {
+	uint64_t *v;
+	size_t n, cap;
+};
+
+static pthread_mutex_t objs_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static uint64_t name_hash(const char *p)
+{
+	uint64_t h = 1469598103934665603ULL;
+
+	while (*p)
+		h = (h ^ (unsigned char)*p++) * 1099511628211ULL;
+	return h;
+}
+
+static void objs_put(struct hx_pl_objset *o, uint64_t h)
+{
+	size_t i = h & (o->cap - 1);
+
+	while (o->v[i] && o->v[i] != h)
+		i = (i + 1) & (o->cap - 1);
+	o->n += !o->v[i];
+	o->v[i] = h;
+}
+
+/* Doubles the table (open addressing, kept at most half full). */
+static bool objs_grow(struct hx_pl_objset *o)
+{
+	struct hx_pl_objset g = {calloc(o->cap ? o->cap * 2 : 256, 8), 0,
+				 o->cap ? o->cap * 2 : 256};
+
+	if (!g.v)
+		return false;
+	for (size_t i = 0; i < o->cap; i++)
+		if (o->v[i])
+			objs_put(&g, o->v[i]);
+	free(o->v);
+	*o = g;
+	return true;
+}
+
+/* Whether p is one of the session's objects; add: make it one. */
+static bool own_object(struct hx_pipeline *pl, const char *p, bool add)
+{
+	uint64_t h = name_hash(p) | 1; /* 0: an empty slot */
+	struct hx_pl_objset *o;
+	bool found = false;
+	size_t i;
+
+	pthread_mutex_lock(&objs_lock);
+	if (!pl->objs)
+		pl->objs = calloc(1, sizeof(*pl->objs));
+	o = pl->objs;
+	if (o && o->cap) {
+		for (i = h & (o->cap - 1); o->v[i] && !found;
+		     i = (i + 1) & (o->cap - 1))
+			found = o->v[i] == h;
+	}
+	if (o && add && !found && (2 * (o->n + 1) <= o->cap || objs_grow(o)))
+		objs_put(o, h);
+	pthread_mutex_unlock(&objs_lock);
+	return found;
+}
+
+static bool exists(const char *p)
+{
+	struct stat st;
+
+	return !lstat(p, &st);
+}
+
+/* What others_object refuses; an object the call makes becomes the
+ * session's (its link's or rename's new name). */
+static bool others_object(struct flow *f)
+{
+	const struct hx_request *rq = f->rq;
+	const char *p1 = hx_pl_judged_path(&f->p1) ?: "";
+	const char *p2 = hx_pl_judged_path(&f->p2) ?: "";
+	bool o1, o2;
+
+	if (in_place(rq))
+		return hx_gitobj_is_name(p1);
+	if (rq->op != HX_OP_UNLINK && rq->op != HX_OP_RENAME &&
+	    rq->op != HX_OP_LINK)
+		return false;
+	o1 = hx_gitobj_is_name(p1);
+	o2 = rq->op == HX_OP_RENAME && hx_gitobj_is_name(p2);
+	/* taken away (removed, moved off) when not the session's own */
+	if (o1 && rq->op != HX_OP_LINK && exists(p1) &&
+	    !own_object(f->pl, p1, false))
+		return true;
+	/* moved or linked onto one that is there (the link fails, but the
+	 * name would be taken for the session's own) */
+	if ((o2 && exists(p2)) || (o1 && rq->op == HX_OP_LINK && exists(p1)))
+		return true;
+	if (o1 && rq->op == HX_OP_LINK)
+		own_object(f->pl, p1, true);
+	else if (o2)
+		own_object(f->pl, p2, true);
+	return false;
+}
+
 /* Judge: a git object that predates the session is never written,
  * moved or removed, whatever rule allows its place (gitobj.h): the
  * agent's commits make new ones. */
@@ -61,6 +179,18 @@ void hx_pl_judge_git_objects(struct flow *f)
 		f->d.verdict = HX_VERDICT_DENY;
 		f->d.rule = "harness:keep-existing";
 		f->d.pattern = NULL;
+	}
+	/* Nor is any object written in place, made at its name, moved onto
+	 * one or taken away unless the session made it, whenever made: git
+	 * never does the first three, and another session's object (its
+	 * checkpoints, its agent's commits, made after this one began) was
+	 * rewritten, or removed and linked anew, its result then saying what
+	 * its agent never wrote (twenty-eighth attack review, part d). */
+	if (hx_pl_may_proceed(f) && others_object(f)) {
+		f->d.verdict = HX_VERDICT_DENY;
+		f->d.rule = "harness:git-objects";
+		f->d.pattern = NULL;
+		return;
 	}
 	if (!hx_pl_writes_file(op) || !hx_pl_may_proceed(f))
 		return;

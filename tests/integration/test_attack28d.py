@@ -19,8 +19,8 @@ import os
 import subprocess
 import time
 
-from lib import EXEC, check, harness
-from test_worktree import git, make_repo
+from lib import EXEC, Started, check, harness
+from test_worktree import git, make_repo, wt_run
 
 BUSYBOX = "/bin/busybox"
 
@@ -201,3 +201,66 @@ def test_another_sessions_log_and_metrics_in_the_project(wd):
 def test_another_sessions_log_and_metrics_in_audit_mode(wd):
     """And in audit mode, where the agent writes anything."""
     _files_attack(wd, "audit")
+
+
+# The agent, started before the other session, waits for its result and
+# then rewrites the blob of the other's file: in place, removed and made
+# anew, removed and linked or renamed in from a file of its own.
+FORGE = r'''
+import os, subprocess, sys, time, zlib
+stop, rev, bb = sys.argv[1:4]
+while not os.path.exists(stop):
+    time.sleep(0.05)
+oid = subprocess.run(["git", "rev-parse", rev], capture_output=True, text=True).stdout.strip()
+p = ".git/objects/%s/%s" % (oid[:2], oid[2:])
+evil = zlib.compress(b"blob 5\0evil\n")
+os.chmod(p, 0o644)
+for how in ("inplace", "anew"):
+    try:
+        if how == "anew":
+            os.unlink(p)
+        open(p, "wb").write(evil)
+    except OSError as e:
+        print(how, e.errno)
+open(".git/objects/tmpx", "wb").write(evil)
+for how in (os.link, os.rename):
+    try:
+        how(".git/objects/tmpx", p)
+    except OSError as e:
+        print(how.__name__, e.errno)
+subprocess.run([bb, "sh", "-c", "rm -f %s; cp .git/objects/tmpx %s; echo evil >> %s" % (p, p, p)])
+print("done", oid)
+'''
+
+
+def test_another_sessions_objects_are_not_rewritten(wd):
+    """Objects made after the agent's session began (the other session's
+    checkpoints and result, here) were the agent's to rewrite: git does
+    not check a loose object against its name, and `git show` of the
+    other session's result printed the agent's content. No object is
+    written in place, made at its name, moved onto, or removed unless the
+    session made it (harness:git-objects)."""
+    repo = make_repo(wd, files={"a": "a0\n"})
+    other = "othr-%d-%d" % (os.getpid(), time.monotonic_ns() % 10**6)
+    go = os.path.join(wd.path, "go")
+    wd.path, saved = repo, wd.path
+    try:
+        agent = Started(["python3", "-c", FORGE, go, "harness/%s:mine.txt" % other, BUSYBOX], wd,
+                        policy=None)
+        time.sleep(1)
+        w = wt_run(wd, repo, ["sh", "-c", "echo mine-%s > mine.txt" % other], other)
+        w.expect_status(0)
+        open(go, "w").close()
+        r = agent.join(timeout=120)
+    finally:
+        wd.path = saved
+    check(r is not None, "the agent did not end")
+    got = git(repo, "show", "harness/%s:mine.txt" % other, check_rc=False)
+    check(got == "mine-%s\n" % other, "the other session's result says %r: %r %r" % (got, r.stdout, [
+              (x.get("op"), x.get("verdict"), x.get("rule"), x.get("layer"), x.get("args"))
+              for x in r.records if x.get("op") not in ("read", "exec")]))
+    denied = [x for x in r.records if x.get("rule") == "harness:git-objects"]
+    check({"write", "unlink", "rename"} <= {x.get("op") for x in denied} and
+          any(x.get("layer") == "kernel" for x in denied),
+          "the refusals' records: %r" % [(x.get("op"), x.get("verdict"), x.get("rule"), x.get("layer"))
+                                         for x in r.records if x.get("op") not in ("read", "exec")])
