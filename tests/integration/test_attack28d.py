@@ -13,7 +13,17 @@ then carried content its agent never wrote, and its record said nothing
 of it. Now rule harness:other-session refuses every write, creation,
 move and removal there, in enforce and audit mode, whatever the agent's
 own session kind; a --worktree session's own worktree and branch stay
-its own."""
+its own.
+
+Likewise another running session's own files outside the state
+directory (its --audit-log, its --metrics-file, in the shared project):
+each session protected only its own; they are registered in
+<state>/live/ now and refused to every other session's agent. And the
+objects another session made after this one began: rewritten in place,
+or removed and linked in anew, they made its result say what its agent
+never wrote (harness:git-objects now refuses both, whenever an object
+was made). Not fixed (XFAIL): a pack of the agent's naming another
+session's object with other content."""
 
 import os
 import subprocess
@@ -264,3 +274,63 @@ def test_another_sessions_objects_are_not_rewritten(wd):
           any(x.get("layer") == "kernel" for x in denied),
           "the refusals' records: %r" % [(x.get("op"), x.get("verdict"), x.get("rule"), x.get("layer"))
                                          for x in r.records if x.get("op") not in ("read", "exec")])
+
+
+# A pack of the agent's own making: "evil\n" packed by git in a scratch
+# repository, its index's one name replaced by the other session's
+# object's, renamed into the project's objects/pack (new names, as git
+# writes packs). Git looks in packs before loose objects.
+FORGE_PACK = r'''
+import hashlib, os, struct, subprocess, sys, time
+stop, rev, scratch = sys.argv[1:4]
+while not os.path.exists(stop):
+    time.sleep(0.05)
+oid = bytes.fromhex(subprocess.run(["git", "rev-parse", rev], capture_output=True,
+                                   text=True).stdout.strip())
+subprocess.run(["git", "init", "-q", scratch], check=True)
+evil = subprocess.run(["git", "-C", scratch, "hash-object", "-w", "--stdin"], input=b"evil\n",
+                      capture_output=True, check=True).stdout.strip()
+base = subprocess.run(["git", "-C", scratch, "pack-objects", "-q", scratch + "/p"],
+                      input=evil + b"\n", capture_output=True, check=True).stdout.decode().strip()
+pack = open("%s/p-%s.pack" % (scratch, base), "rb").read()
+idx = bytearray(open("%s/p-%s.idx" % (scratch, base), "rb").read())
+for b in range(256):
+    struct.pack_into(">I", idx, 8 + 4 * b, 1 if b >= oid[0] else 0)
+idx[1032:1052] = oid
+idx[-20:] = hashlib.sha1(bytes(idx[:-20])).digest()
+for ext, data in (("pack", pack), ("idx", bytes(idx))):
+    open(".git/objects/pack/tmp_" + ext, "wb").write(data)
+    os.rename(".git/objects/pack/tmp_" + ext, ".git/objects/pack/pack-%s.%s" % (base, ext))
+print("forged", base)
+'''
+
+
+def test_a_pack_of_the_agents_does_not_stand_for_another_sessions_object(wd):
+    """XFAIL, not fixed: a pack the agent writes may hold any object name
+    with any content (git checks neither when it reads), and git reads a
+    packed object before a loose one: the other session's result then
+    shows the agent's text. Refusing a pack that names an object that
+    exists would refuse git repack; checking each packed object against
+    its name (inflate, deltas, hash) at the rename is the fix not made."""
+    from lib import xfail
+    repo = make_repo(wd, files={"a": "a0\n"})
+    other = "othr-%d-%d" % (os.getpid(), time.monotonic_ns() % 10**6)
+    go = os.path.join(wd.path, "go")
+    wd.path, saved = repo, wd.path
+    try:
+        agent = Started(["python3", "-c", FORGE_PACK, go, "harness/%s:mine.txt" % other,
+                         os.path.join(repo, "scratch")], wd, policy=None)
+        time.sleep(1)
+        w = wt_run(wd, repo, ["sh", "-c", "echo mine-%s > mine.txt" % other], other)
+        w.expect_status(0)
+        open(go, "w").close()
+        r = agent.join(timeout=120)
+    finally:
+        wd.path = saved
+    check(r is not None, "the agent did not end")
+    got = git(repo, "show", "harness/%s:mine.txt" % other, check_rc=False)
+    if got == "evil\n":
+        xfail("a pack of the agent's names the other session's object: its result reads %r" % got)
+        return
+    check(got == "mine-%s\n" % other, "the other session's result says %r: %r %r" %
+          (got, r.stdout, r.stderr[-300:]))
