@@ -334,3 +334,40 @@ def test_a_pack_of_the_agents_does_not_stand_for_another_sessions_object(wd):
         return
     check(got == "mine-%s\n" % other, "the other session's result says %r: %r %r" %
           (got, r.stdout, r.stderr[-300:]))
+
+
+def test_another_sessions_mcp_socket_is_not_reached(wd):
+    """harness-mcp --http unix:PATH of another session, in the shared
+    project: its listener is protected from its own session's processes
+    only. A connect to it, through the shim (python) and from a static
+    program, is refused now (harness:other-session), in audit mode too."""
+    from lib import HELPERS
+    mcp = os.path.join(os.path.dirname(EXEC), "harness-mcp")
+    sock = os.path.join(wd.path, "mcp.sock")
+    env = dict(os.environ, XDG_STATE_HOME=wd.state)
+    env.pop("LD_PRELOAD", None)
+    p = subprocess.Popen([mcp, "--quiet", "--audit-log", os.path.join(wd.state, "mcp.jsonl"),
+                          "--http", "unix:" + sock], cwd=wd.path, env=env, stdin=subprocess.PIPE,
+                         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    try:
+        line = p.stderr.readline()
+        check("unix:%s" % sock in line, "harness-mcp did not listen: %r" % line)
+        try_it = ("import socket, sys\ns = socket.socket(socket.AF_UNIX)\n"
+                  "try:\n    s.connect(sys.argv[1]); print('connected')\n"
+                  "except OSError as e:\n    print('refused', e.errno)\n")
+        for mode in (None, "audit"):
+            r = harness(["sh", "-c", 'python3 -c "$1" "$2"; "$3" http-unix "$2"; true', "t",
+                         try_it, sock, os.path.join(HELPERS, "static_outside")], wd, policy=None,
+                        mode=mode)
+            what = mode or "enforce"
+            check("connected" not in r.stdout and "answer 0" not in r.stdout,
+                  "%s: the other session's MCP socket was reached: %r" % (what, r.stdout))
+            denied = [x for x in r.records if x.get("op") == "connect" and
+                      sock in str(x.get("args"))]
+            check(len(denied) >= 2 and all(x.get("verdict") == "deny" and
+                                           x.get("rule") == "harness:other-session" for x in denied),
+                  "%s: the connects' records: %r" % (what, [(x.get("verdict"), x.get("rule"),
+                                                             x.get("layer")) for x in denied]))
+    finally:
+        p.terminate()
+        p.wait(timeout=60)
