@@ -692,16 +692,7 @@ static int setup(struct run *r)
 		hx_say("worktree %s: cannot start", hx_worktree_path(r->wt));
 		return -1;
 	}
-	if (hx_run_mcp_pair(r))
-		return -1;
-	/* Every file of the session's is known now: the other sessions'
-	 * pipelines refuse their agents them (pipeline_sessions.c). */
-	if ((e = hx_session_register(&r->sess))) {
-		hx_say("session %s: cannot register its files: %s", r->sess.id,
-		       strerror(-e));
-		return -1;
-	}
-	return 0;
+	return hx_run_mcp_pair(r) ? -1 : hx_run_register(r);
 }
 
 static void teardown(struct run *r)

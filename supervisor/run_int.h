@@ -174,6 +174,9 @@ void hx_run_warn_missing(struct run *r);
  * endpoint, after the pipeline (-1: cannot); served once the agent is
  * forked; stopped (the last file written) before what they read is. */
 int hx_run_protect_metrics(struct run *r);
+/* The session's own files, all known at the end of its set-up, made
+ * every other session's to refuse (hx_session_register); 0 or -1. */
+int hx_run_register(struct run *r);
 int hx_run_open_metrics(struct run *r);
 void hx_run_serve_metrics(struct run *r);
 void hx_run_stop_metrics(struct run *r);

@@ -37,6 +37,16 @@ int hx_run_protect_metrics(struct run *r)
 	return e;
 }
 
+int hx_run_register(struct run *r)
+{
+	int e = hx_session_register(&r->sess);
+
+	if (e)
+		hx_say("session %s: cannot register its files: %s", r->sess.id,
+		       strerror(-e));
+	return e ? -1 : 0;
+}
+
 int hx_run_open_metrics(struct run *r)
 {
 	const struct hx_options *o = r->o;
