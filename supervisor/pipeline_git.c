@@ -164,6 +164,16 @@ static bool others_object(struct flow *f)
 	return false;
 }
 
+/* Whether the object at path is another's: made since the session
+ * began, not by it (another session's checkpoints, its agent's commits),
+ * refused in audit mode too, as another session's files are. */
+static bool anothers(struct flow *f, const char *path)
+{
+	return path && hx_gitobj_is_name(path) && exists(path) &&
+	       !hx_gitobj_predates(path, &f->pl->started) &&
+	       !own_object(f->pl, path, false);
+}
+
 /* Judge: a git object that predates the session is never written,
  * moved or removed, whatever rule allows its place (gitobj.h): the
  * agent's commits make new ones. */
@@ -188,7 +198,11 @@ void hx_pl_judge_git_objects(struct flow *f)
 	 * its agent never wrote (twenty-eighth attack review, part d). */
 	if (hx_pl_may_proceed(f) && others_object(f)) {
 		f->d.verdict = HX_VERDICT_DENY;
-		f->d.rule = "harness:git-objects";
+		f->d.rule = anothers(f, hx_pl_judged_path(&f->p1)) ||
+				    (op == HX_OP_RENAME &&
+				     anothers(f, hx_pl_judged_path(&f->p2)))
+				? "harness:other-session"
+				: "harness:git-objects";
 		f->d.pattern = NULL;
 		return;
 	}

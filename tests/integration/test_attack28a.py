@@ -309,7 +309,10 @@ import hashlib, os, sys, zlib
 gitdir, real, shown = sys.argv[1], sys.argv[2].encode(), sys.argv[3].encode()
 oid = hashlib.sha1(b"blob %d\0" % len(real) + real).hexdigest()
 d = os.path.join(gitdir, "objects", oid[:2]); os.makedirs(d, exist_ok=True)
-open(os.path.join(d, oid[2:]), "wb").write(zlib.compress(b"blob %d\0" % len(shown) + shown))
+# as git writes one: a temporary file renamed to the object's name (an
+# open of the name itself is refused, attack review 28d)
+open(os.path.join(d, "tmp_obj_p"), "wb").write(zlib.compress(b"blob %d\0" % len(shown) + shown))
+os.rename(os.path.join(d, "tmp_obj_p"), os.path.join(d, oid[2:]))
 open("f.sh", "wb").write(real)
 print("PLANTED", oid)
 """
@@ -366,8 +369,10 @@ def test_a_loose_object_planted_for_the_users_next_commit_is_removed(wd):
         f.write(zlib.compress(b"blob %d\0" % len(shown) + shown.encode()))
     script = "\n".join([
         '%s -c "$PLANT" %s "%s" "%s"' % (PYTHON, gd, real, shown),
-        "printf '%s' > g.sh; busybox mkdir -p %s/objects/%s; busybox cp %s %s/objects/%s/%s; echo bb=$?"
-        % (real2.replace("\n", "\\n"), gd, oid2[:2], forged, gd, oid2[:2], oid2[2:]),
+        "printf '%s' > g.sh; busybox mkdir -p %s/objects/%s; busybox cp %s %s/objects/%s/tmp_obj_b && "
+        "busybox mv %s/objects/%s/tmp_obj_b %s/objects/%s/%s; echo bb=$?"
+        % (real2.replace("\n", "\\n"), gd, oid2[:2], forged, gd, oid2[:2], gd, oid2[:2], gd,
+           oid2[:2], oid2[2:]),
     ])
     wd.path, saved = repo, wd.path
     try:

@@ -22,8 +22,8 @@ each session protected only its own; they are registered in
 objects another session made after this one began: rewritten in place,
 or removed and linked in anew, they made its result say what its agent
 never wrote (harness:git-objects now refuses both, whenever an object
-was made). Not fixed (XFAIL): a pack of the agent's naming another
-session's object with other content."""
+was made); a pack of the agent's naming another session's object is
+refused too (part a's rule on objects/pack)."""
 
 import os
 import subprocess
@@ -244,6 +244,15 @@ print("done", oid)
 
 
 def test_another_sessions_objects_are_not_rewritten(wd):
+    _objects(wd, None)
+
+
+def test_another_sessions_objects_are_not_rewritten_in_audit_mode(wd):
+    """And in audit mode (harness:other-session: enforced there too)."""
+    _objects(wd, "audit")
+
+
+def _objects(wd, mode):
     """Objects made after the agent's session began (the other session's
     checkpoints and result, here) were the agent's to rewrite: git does
     not check a loose object against its name, and `git show` of the
@@ -256,7 +265,7 @@ def test_another_sessions_objects_are_not_rewritten(wd):
     wd.path, saved = repo, wd.path
     try:
         agent = Started(["python3", "-c", FORGE, go, "harness/%s:mine.txt" % other, BUSYBOX], wd,
-                        policy=None)
+                        policy=None, mode=mode)
         time.sleep(1)
         w = wt_run(wd, repo, ["sh", "-c", "echo mine-%s > mine.txt" % other], other)
         w.expect_status(0)
@@ -269,7 +278,7 @@ def test_another_sessions_objects_are_not_rewritten(wd):
     check(got == "mine-%s\n" % other, "the other session's result says %r: %r %r" % (got, r.stdout, [
               (x.get("op"), x.get("verdict"), x.get("rule"), x.get("layer"), x.get("args"))
               for x in r.records if x.get("op") not in ("read", "exec")]))
-    denied = [x for x in r.records if x.get("rule") == "harness:git-objects"]
+    denied = [x for x in r.records if x.get("rule") == "harness:other-session"]
     check({"write", "unlink", "rename"} <= {x.get("op") for x in denied} and
           any(x.get("layer") == "kernel" for x in denied),
           "the refusals' records: %r" % [(x.get("op"), x.get("verdict"), x.get("rule"), x.get("layer"))
@@ -306,13 +315,12 @@ print("forged", base)
 
 
 def test_a_pack_of_the_agents_does_not_stand_for_another_sessions_object(wd):
-    """XFAIL, not fixed: a pack the agent writes may hold any object name
-    with any content (git checks neither when it reads), and git reads a
-    packed object before a loose one: the other session's result then
-    shows the agent's text. Refusing a pack that names an object that
-    exists would refuse git repack; checking each packed object against
-    its name (inflate, deltas, hash) at the rename is the fix not made."""
-    from lib import xfail
+    """A pack the agent writes may name any object with any content
+    (git checks neither when it reads) and git reads a packed object
+    before a loose one: the other session's result would show the
+    agent's text. Held by the twenty-eighth review's part a (nothing of
+    the session's repository's objects/pack is the agent's to write,
+    harness:git-objects); here against another session's object."""
     repo = make_repo(wd, files={"a": "a0\n"})
     other = "othr-%d-%d" % (os.getpid(), time.monotonic_ns() % 10**6)
     go = os.path.join(wd.path, "go")
@@ -329,11 +337,11 @@ def test_a_pack_of_the_agents_does_not_stand_for_another_sessions_object(wd):
         wd.path = saved
     check(r is not None, "the agent did not end")
     got = git(repo, "show", "harness/%s:mine.txt" % other, check_rc=False)
-    if got == "evil\n":
-        xfail("a pack of the agent's names the other session's object: its result reads %r" % got)
-        return
     check(got == "mine-%s\n" % other, "the other session's result says %r: %r %r" %
           (got, r.stdout, r.stderr[-300:]))
+    check([x for x in r.records if x.get("rule") == "harness:git-objects" and
+           x.get("verdict") == "deny" and "/objects/pack/" in str(x.get("args"))],
+          "no refusal of the pack on record")
 
 
 def test_another_sessions_mcp_socket_is_not_reached(wd):
