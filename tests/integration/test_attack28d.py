@@ -21,8 +21,8 @@ each session protected only its own; they are registered in
 <state>/live/ now and refused to every other session's agent. And the
 objects another session made after this one began: rewritten in place,
 or removed and linked in anew, they made its result say what its agent
-never wrote (harness:git-objects now refuses both, whenever an object
-was made); a pack of the agent's naming another session's object is
+never wrote (refused now whenever an object was made: harness:git-objects,
+and harness:other-session for another's, enforced in audit mode); a pack of the agent's naming another session's object is
 refused too (part a's rule on objects/pack)."""
 
 import os
