@@ -43,6 +43,7 @@ struct walk {
 	size_t seen, max;
 	bool truncated;
 	struct hx_masktrig *trig; /* NULL: decide each entry */
+	size_t root_len;	  /* the root being walked's path's */
 };
 
 static int add(struct hx_masks *m, const char *path, bool is_dir)
@@ -98,6 +99,40 @@ static bool pseudo_fs(int fd)
 
 static int walk_dir(struct walk *w, int dfd, char *path, size_t len, dev_t dev);
 
+/* The --worktree sessions' checkouts in the git dir .git of dfd, whose
+ * path is path (len bytes): another session's worktree held a copy of
+ * the project's .env, unmasked (the walk skipped .git), and a static
+ * program of a session in the project read it (twenty-eighth attack
+ * review, part d). Walked, the directory is watched: a worktree made
+ * later is looked into as it appears (maskwatch.h). */
+static int walk_worktrees(struct walk *w, int dfd, char *path, size_t len,
+			  dev_t dev)
+{
+	static const char sub[] = "/harness/worktrees";
+	struct stat st;
+	int fd;
+
+	if (len + sizeof(sub) >= PATH_MAX)
+		return 0;
+	/* A root's repository gets the directory a worktree session makes
+	 * (as it does, 0700), so that one started later is watched for. */
+	if (len == w->root_len + 5 && !faccessat(dfd, ".git/HEAD", F_OK, 0)) {
+		mkdirat(dfd, ".git/harness", 0700);
+		mkdirat(dfd, ".git/harness/worktrees", 0700);
+	}
+	fd = openat(dfd, ".git/harness/worktrees",
+		    O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	/* not through a link: ".git/harness" is refused as one (gitconf) */
+	if (fstat(fd, &st) || st.st_dev != dev) {
+		close(fd);
+		return 0;
+	}
+	memcpy(path + len, sub, sizeof(sub));
+	return walk_dir(w, fd, path, len + sizeof(sub) - 1, dev);
+}
+
 /* One entry of a walked directory (dfd), named name, of type type (as
  * getdents64 says), whose path is path (len bytes); maybe: a trigger
  * matched it; dev: its directory's file system. */
@@ -127,8 +162,11 @@ static int walk_entry(struct walk *w, int dfd, const char *name,
 		return add(w->m, path, S_ISDIR(st.st_mode)); /* hides its
 							      * content */
 	/* git's own files are no secrets a pattern names, and a
-	 * repository's objects are most of a project's entries. */
-	if (!S_ISDIR(st.st_mode) || !strcmp(name, ".git"))
+	 * repository's objects are most of a project's entries; but the
+	 * --worktree sessions' checkouts beneath it are work trees. */
+	if (S_ISDIR(st.st_mode) && !strcmp(name, ".git"))
+		return walk_worktrees(w, dfd, path, len, dev);
+	if (!S_ISDIR(st.st_mode))
 		return 0;
 	/* Other file systems mounted beneath a root too: Landlock's grant
 	 * of the root covers them (a tmpfs or a volume at $CWD/data held
@@ -259,8 +297,8 @@ int hx_masks_find(const struct hx_policy *p, const char *const *roots,
 		}
 		snprintf(path, sizeof(path), "%s", roots[i]);
 		/* "/" walks as "" + "/name". */
-		ret = walk_dir(&w, fd, path,
-			       strcmp(path, "/") ? strlen(path) : 0, st.st_dev);
+		w.root_len = strcmp(path, "/") ? strlen(path) : 0;
+		ret = walk_dir(&w, fd, path, w.root_len, st.st_dev);
 	}
 	hx_masktrig_free(w.trig);
 	if (!ret && (m->n || watch)) /* a watch may need the stage */

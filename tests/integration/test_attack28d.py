@@ -379,3 +379,41 @@ def test_another_sessions_mcp_socket_is_not_reached(wd):
     finally:
         p.terminate()
         p.wait(timeout=60)
+
+
+def test_another_sessions_worktree_secret_is_not_read(wd):
+    """A tracked .env is checked out in a --worktree session's worktree
+    beneath the project's .git, which the walk for masks skipped: a
+    static program of a session in the project read it there (the
+    shim refused it). Its worktrees are walked and watched now, the
+    directory made at start so that one made later is seen: here the
+    other session starts after the agent's."""
+    repo = make_repo(wd, files={".env": "SECRET=hunter2\n", "a": "a0\n"})
+    other = "othr-%d-%d" % (os.getpid(), time.monotonic_ns() % 10**6)
+    go = os.path.join(wd.path, "go")
+    env = os.path.join(repo, ".git", "harness", "worktrees", other, ".env")
+    wd.path, saved = repo, wd.path
+    try:
+        agent = Started(["sh", "-c", 'while [ ! -e "$1" ]; do sleep 0.05; done; "$2" cat "$3"; '
+                         'cat "$3"; true', "t", go, BUSYBOX, env], wd, policy=None)
+        time.sleep(1)
+        b = Started(["sh", "-c", 'while [ ! -e "$1" ]; do sleep 0.05; done', "w", go + ".b"],
+                    wd, policy=None, extra=["--worktree", "--session", other])
+        for _ in range(400):
+            if os.path.exists(env):
+                break
+            time.sleep(0.025)
+        check(os.path.exists(env), "the other session made no worktree")
+        open(go, "w").close()
+        r = agent.join(timeout=120)
+        open(go + ".b", "w").close()
+        b.join(timeout=120)
+    finally:
+        wd.path = saved
+    check(r is not None and "hunter2" not in r.stdout,
+          "the other session's worktree's .env was read: %r" % (r and r.stdout))
+    reads = [x for x in r.records if x.get("op") == "read" and env in str(x.get("args"))]
+    check(len(reads) >= 2 and all(x.get("verdict") == "deny" for x in reads) and
+          any(x.get("layer") == "mask" for x in reads),
+          "the reads' records: %r" % [(x.get("verdict"), x.get("rule"), x.get("layer"))
+                                      for x in reads])
