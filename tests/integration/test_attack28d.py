@@ -23,7 +23,10 @@ objects another session made after this one began: rewritten in place,
 or removed and linked in anew, they made its result say what its agent
 never wrote (refused now whenever an object was made: harness:git-objects,
 and harness:other-session for another's, enforced in audit mode); a pack of the agent's naming another session's object is
-refused too (part a's rule on objects/pack)."""
+refused too (part a's rule on objects/pack). Its harness-mcp --http
+unix: socket was reached in audit mode; and a .env checked out in its
+worktree, beneath the project's .git that the walk for masks skipped,
+was read by a static program."""
 
 import os
 import subprocess
