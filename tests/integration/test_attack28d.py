@@ -246,6 +246,30 @@ print("done", oid)
 '''
 
 
+def _forged(wd, script, extra, mode):
+    """The agent (script, its arguments: a stop file, the other
+    session's file's rev, then extra(repo)) waits while a worktree
+    session makes its result in a new repository, then forges. What the
+    agent's session recorded, the other session's name, and what its
+    result's file reads now."""
+    repo = make_repo(wd, files={"a": "a0\n"})
+    other = "othr-%d-%d" % (os.getpid(), time.monotonic_ns() % 10**6)
+    go = os.path.join(wd.path, "go")
+    wd.path, saved = repo, wd.path
+    try:
+        agent = Started(["python3", "-c", script, go, "harness/%s:mine.txt" % other] + extra(repo),
+                        wd, policy=None, mode=mode)
+        time.sleep(1)
+        w = wt_run(wd, repo, ["sh", "-c", "echo mine-%s > mine.txt" % other], other)
+        w.expect_status(0)
+        open(go, "w").close()
+        r = agent.join(timeout=120)
+    finally:
+        wd.path = saved
+    check(r is not None, "the agent did not end")
+    return r, other, git(repo, "show", "harness/%s:mine.txt" % other, check_rc=False)
+
+
 def test_another_sessions_objects_are_not_rewritten(wd):
     _objects(wd, None)
 
@@ -262,22 +286,7 @@ def _objects(wd, mode):
     other session's result printed the agent's content. No object is
     written in place, made at its name, moved onto, or removed unless the
     session made it (harness:git-objects)."""
-    repo = make_repo(wd, files={"a": "a0\n"})
-    other = "othr-%d-%d" % (os.getpid(), time.monotonic_ns() % 10**6)
-    go = os.path.join(wd.path, "go")
-    wd.path, saved = repo, wd.path
-    try:
-        agent = Started(["python3", "-c", FORGE, go, "harness/%s:mine.txt" % other, BUSYBOX], wd,
-                        policy=None, mode=mode)
-        time.sleep(1)
-        w = wt_run(wd, repo, ["sh", "-c", "echo mine-%s > mine.txt" % other], other)
-        w.expect_status(0)
-        open(go, "w").close()
-        r = agent.join(timeout=120)
-    finally:
-        wd.path = saved
-    check(r is not None, "the agent did not end")
-    got = git(repo, "show", "harness/%s:mine.txt" % other, check_rc=False)
+    r, other, got = _forged(wd, FORGE, lambda repo: [BUSYBOX], mode)
     check(got == "mine-%s\n" % other, "the other session's result says %r: %r %r" % (got, r.stdout, [
               (x.get("op"), x.get("verdict"), x.get("rule"), x.get("layer"), x.get("args"))
               for x in r.records if x.get("op") not in ("read", "exec")]))
@@ -324,22 +333,7 @@ def test_a_pack_of_the_agents_does_not_stand_for_another_sessions_object(wd):
     agent's text. Held by the twenty-eighth review's part a (nothing of
     the session's repository's objects/pack is the agent's to write,
     harness:git-objects); here against another session's object."""
-    repo = make_repo(wd, files={"a": "a0\n"})
-    other = "othr-%d-%d" % (os.getpid(), time.monotonic_ns() % 10**6)
-    go = os.path.join(wd.path, "go")
-    wd.path, saved = repo, wd.path
-    try:
-        agent = Started(["python3", "-c", FORGE_PACK, go, "harness/%s:mine.txt" % other,
-                         os.path.join(repo, "scratch")], wd, policy=None)
-        time.sleep(1)
-        w = wt_run(wd, repo, ["sh", "-c", "echo mine-%s > mine.txt" % other], other)
-        w.expect_status(0)
-        open(go, "w").close()
-        r = agent.join(timeout=120)
-    finally:
-        wd.path = saved
-    check(r is not None, "the agent did not end")
-    got = git(repo, "show", "harness/%s:mine.txt" % other, check_rc=False)
+    r, other, got = _forged(wd, FORGE_PACK, lambda repo: [os.path.join(repo, "scratch")], None)
     check(got == "mine-%s\n" % other, "the other session's result says %r: %r %r" %
           (got, r.stdout, r.stderr[-300:]))
     check([x for x in r.records if x.get("rule") == "harness:git-objects" and
