@@ -142,8 +142,18 @@ static bool others_object(struct flow *f)
 	const char *p2 = hx_pl_judged_path(&f->p2) ?: "";
 	bool o1, o2;
 
-	if (in_place(rq))
-		return hx_gitobj_is_name(p1);
+	/* Written in place when it is there; made anew at its name (git
+	 * clone --local copies objects so when it cannot link them), the
+	 * session's own, as one linked in (28a's end check reads what it
+	 * holds). A symlink there git never makes. */
+	if (in_place(rq)) {
+		if (!hx_gitobj_is_name(p1))
+			return false;
+		if (rq->op == HX_OP_SYMLINK || exists(p1))
+			return true;
+		own_object(f->pl, p1, true);
+		return false;
+	}
 	if (rq->op != HX_OP_UNLINK && rq->op != HX_OP_RENAME &&
 	    rq->op != HX_OP_LINK)
 		return false;
