@@ -286,10 +286,13 @@ void hx_pl_judge_other_sessions(struct flow *f)
 		f->d.pattern = NULL;
 		return;
 	}
-	/* Over a refusal of the policy's too, which audit mode lets by
-	 * (a move of the worktree was harness:git-config's, and done). */
+	/* Over a refusal of the policy's too where audit mode lets it by
+	 * (a move of the worktree was harness:git-config's, and done); in
+	 * enforce mode that refusal stands, with its own rule (a move of
+	 * .git is git-hooks', whatever the sessions' places in it). */
 	if (hx_pl_protects_harness(f->d.rule) || op == HX_OP_EXEC ||
-	    op == HX_OP_READ || op >= HX_OP_CONNECT)
+	    op == HX_OP_READ || op >= HX_OP_CONNECT ||
+	    (f->d.verdict == HX_VERDICT_DENY && f->pl->mode != HX_MODE_AUDIT))
 		return;
 	/* a rename's both ends (an exchange moves the destination too); a
 	 * link's existing file, which the new name would let be written */

@@ -28,6 +28,7 @@ unix: socket was reached in audit mode; and a .env checked out in its
 worktree, beneath the project's .git that the walk for masks skipped,
 was read by a static program."""
 
+import json
 import os
 import subprocess
 import time
@@ -106,7 +107,11 @@ def _attack(wd, mode=None, own=None):
               "%s: its admin directory was written: %r" % (what, os.listdir(admin)))
         for bad in ("refs/heads/harness/%s.new" % other, "refs/harness/%s-evil" % other):
             check(not os.path.exists(os.path.join(common, bad)), "%s: %s was made" % (what, bad))
-        denied = [x for x in r.records if x.get("rule") == "harness:other-session"]
+        # A worktree session's policy refuses these places itself (not
+        # its write roots): in enforce mode its rule is the record's.
+        denied = [x for x in r.records if x.get("rule") == "harness:other-session" or
+                  (own and not mode and x.get("verdict") == "deny" and
+                   other in json.dumps(x.get("args")))]
         check(all(x.get("verdict") == "deny" for x in denied) and
               {"write", "mkdir", "unlink", "rename"} <= {x.get("op") for x in denied} and
               any(x.get("layer") == "kernel" for x in denied),
