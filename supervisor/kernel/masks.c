@@ -99,6 +99,32 @@ static bool pseudo_fs(int fd)
 
 static int walk_dir(struct walk *w, int dfd, char *path, size_t len, dev_t dev);
 
+/* <.git of dfd>/harness/worktrees made, as a worktree session makes it:
+ * each step opened without following a link (the one mkdirat of the
+ * whole path went through ".git/harness" wherever it led), and only in
+ * a repository of harness-exec's own uid (root's 0700 directory in a
+ * user's repository would refuse the user's own worktree sessions). */
+static void make_worktrees_dir(int dfd)
+{
+	int g = openat(dfd, ".git",
+		       O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC),
+	    h = -1;
+	struct stat st;
+
+	if (g >= 0 && !fstat(g, &st) && st.st_uid == geteuid() &&
+	    !faccessat(g, "HEAD", F_OK, AT_SYMLINK_NOFOLLOW)) {
+		mkdirat(g, "harness", 0700);
+		h = openat(g, "harness",
+			   O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (h >= 0)
+			mkdirat(h, "worktrees", 0700);
+	}
+	if (h >= 0)
+		close(h);
+	if (g >= 0)
+		close(g);
+}
+
 /* The --worktree sessions' checkouts in the git dir .git of dfd, whose
  * path is path (len bytes): another session's worktree held a copy of
  * the project's .env, unmasked (the walk skipped .git), and a static
@@ -116,10 +142,8 @@ static int walk_worktrees(struct walk *w, int dfd, char *path, size_t len,
 		return 0;
 	/* A root's repository gets the directory a worktree session makes
 	 * (as it does, 0700), so that one started later is watched for. */
-	if (len == w->root_len + 5 && !faccessat(dfd, ".git/HEAD", F_OK, 0)) {
-		mkdirat(dfd, ".git/harness", 0700);
-		mkdirat(dfd, ".git/harness/worktrees", 0700);
-	}
+	if (len == w->root_len + 5)
+		make_worktrees_dir(dfd);
 	fd = openat(dfd, ".git/harness/worktrees",
 		    O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0)
