@@ -100,7 +100,10 @@ void hx_correlate_hello(struct hx_pipeline *pl, pid_t pid, const char *exe)
 /* Whether the shim is mapped into pid: the HELLO travels on another
  * channel than the kernel's notification and may not have been read
  * yet when the process's first raw syscall arrives. */
-static bool maps_have_shim(pid_t pid)
+/* Through the calling thread (tid; 0: the leader): a zombie leader's
+ * maps read nothing while its other threads run on (an unmarked bypass
+ * of a raw call, whenever its HELLO had not been seen first). */
+static bool maps_have_shim(pid_t pid, pid_t tid)
 {
 	char path[64], buf[8192];
 	bool found = false;
@@ -108,7 +111,8 @@ static bool maps_have_shim(pid_t pid)
 	ssize_t n;
 	int fd;
 
-	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/maps", (int)pid,
+		 (int)(tid > 0 ? tid : pid));
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return false;
@@ -135,7 +139,7 @@ bool hx_correlate_has_shim(const struct hx_pipeline *pl,
 	if (pl->kern->hello[i].pid != p->pid || pl->kern->hello[i].exe != exe) {
 		pl->kern->hello[i].pid = p->pid;
 		pl->kern->hello[i].exe = exe;
-		pl->kern->hello[i].shim = maps_have_shim(p->pid);
+		pl->kern->hello[i].shim = maps_have_shim(p->pid, p->tid);
 	}
 	return pl->kern->hello[i].shim;
 }
