@@ -777,6 +777,17 @@ int hx_sock_proto(int fd, const struct sockaddr *sa, socklen_t len)
 	return p;
 }
 
+int hx_send_proto(int fd, const struct sockaddr *sa, socklen_t len)
+{
+	int p = hx_sock_proto(fd, sa, len);
+
+	/* A UDP send goes where it names: its one getsockopt is all
+	 * (every DNS question of every process). */
+	if (p < 0 || p == IPPROTO_UDP)
+		return p;
+	return hx_sock_name_ignored(fd) ? -1 : p;
+}
+
 HX_EXPORT int connect(int fd, __CONST_SOCKADDR_ARG addr, socklen_t len)
 {
 	int proto = hx_sock_proto(fd, addr.__sockaddr__, len);
@@ -796,8 +807,8 @@ HX_EXPORT ssize_t sendto(int fd, const void *buf, size_t n, int flags,
 {
 	int err = 0, proto;
 
-	if (addr.__sockaddr__ && !hx_sock_name_ignored(fd) &&
-	    (proto = hx_sock_proto(fd, addr.__sockaddr__, len)) >= 0)
+	if (addr.__sockaddr__ &&
+	    (proto = hx_send_proto(fd, addr.__sockaddr__, len)) >= 0)
 		err = hx_hooks_net(HX_CALL_SENDTO, HX_OP_SEND, proto,
 				   addr.__sockaddr__, len);
 	if (err) {
@@ -812,8 +823,7 @@ HX_EXPORT ssize_t sendmsg(int fd, const struct msghdr *msg, int flags)
 	int err = 0, proto;
 
 	if (msg && msg->msg_name && msg->msg_namelen &&
-	    !hx_sock_name_ignored(fd) &&
-	    (proto = hx_sock_proto(fd, msg->msg_name, msg->msg_namelen)) >= 0)
+	    (proto = hx_send_proto(fd, msg->msg_name, msg->msg_namelen)) >= 0)
 		err = hx_hooks_net(HX_CALL_SENDMSG, HX_OP_SEND, proto,
 				   msg->msg_name, msg->msg_namelen);
 	if (err) {

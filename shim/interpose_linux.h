@@ -58,4 +58,9 @@ __typeof__(&syscall) hx_linux_real_syscall(void);
  * kept. */
 int hx_sock_proto(int fd, const struct sockaddr *sa, socklen_t len);
 
+/* hx_sock_proto for a send to sa, and -1 too when the send goes not
+ * where sa names (a connected TCP or unix seqpacket socket:
+ * hx_sock_name_ignored): nothing for the shim to decide. */
+int hx_send_proto(int fd, const struct sockaddr *sa, socklen_t len);
+
 #endif

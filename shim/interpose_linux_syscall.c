@@ -12,7 +12,6 @@
 #include <unistd.h>
 #include <linux/openat2.h>
 
-#include "common/sockaddr.h"
 #include "shim/interpose_linux.h"
 
 #define HX_EXPORT __attribute__((visibility("default")))
@@ -108,10 +107,11 @@ static int sys_net(long nr, const long *a)
 	socklen_t len = (socklen_t)(nr == SYS_connect ? a[2] : a[5]);
 	int proto;
 
-	if (!sa || (nr == SYS_sendto && hx_sock_name_ignored((int)a[0])))
-		return 0;
-	/* No socket there: the kernel's EBADF or ENOTSOCK, no decision. */
-	if ((proto = hx_sock_proto((int)a[0], sa, len)) < 0)
+	/* No socket there (the kernel's EBADF or ENOTSOCK), or a send
+	 * that goes not where sa names: no decision. */
+	if (!sa ||
+	    (proto = nr == SYS_sendto ? hx_send_proto((int)a[0], sa, len)
+				      : hx_sock_proto((int)a[0], sa, len)) < 0)
 		return 0;
 	return hx_hooks_net(HX_CALL_SYSCALL,
 			    nr == SYS_connect ? HX_OP_CONNECT : HX_OP_SEND,
