@@ -336,3 +336,40 @@ def tool(argv, cwd=None, env=None):
     if env:
         e.update(env)
     return subprocess.run(argv, capture_output=True, text=True, cwd=cwd, env=e, timeout=60)
+
+
+class PacketCapture:
+    """The frames of one ethertype on interface dev that keep(data,
+    addr) turns into something, in seen; root only (AF_PACKET), and
+    nothing when dev is None. close() after the traffic."""
+
+    def __init__(self, dev, ethertype, keep):
+        self.seen = []
+        self.sock = None
+        if os.geteuid() != 0 or dev is None:
+            return
+        self.keep = keep
+        self.sock = socket.socket(socket.AF_PACKET, socket.SOCK_DGRAM, socket.htons(ethertype))
+        self.sock.bind((dev, 0))
+        self.sock.settimeout(0.2)
+        self._stop = False
+        self._t = threading.Thread(target=self._run, daemon=True)
+        self._t.start()
+
+    def _run(self):
+        while not self._stop:
+            try:
+                d, a = self.sock.recvfrom(4096)
+            except (socket.timeout, OSError):
+                continue
+            got = self.keep(d, a)
+            if got is not None:
+                self.seen.append(got)
+
+    def close(self):
+        if self.sock:
+            import time
+            time.sleep(0.3)
+            self._stop = True
+            self._t.join()
+            self.sock.close()

@@ -22,10 +22,9 @@ own port on ::1 got datagrams from 2001:db8::99."""
 import json
 import os
 import socket
-import threading
 import time
 
-from lib import HELPERS, PYTHON, Skip, check, harness
+from lib import HELPERS, PYTHON, PacketCapture, Skip, check, harness
 from test_default_policy import fake_home
 
 
@@ -100,38 +99,11 @@ print(json.dumps(out))
 """
 
 
-class _Capture:
-    """IPv4 frames on dev to 127.0.0.0/8 (root: AF_PACKET)."""
-
-    def __init__(self, dev):
-        self.seen = []
-        self.sock = None
-        if os.geteuid() != 0:
-            return
-        # ETH_P_ALL: only the taps of every protocol see what is sent
-        self.sock = socket.socket(socket.AF_PACKET, socket.SOCK_DGRAM, socket.htons(3))
-        self.sock.bind((dev, 0))
-        self.sock.settimeout(0.2)
-        self._stop = False
-        self._t = threading.Thread(target=self._run, daemon=True)
-        self._t.start()
-
-    def _run(self):
-        while not self._stop:
-            try:
-                d, a = self.sock.recvfrom(4096)
-            except (socket.timeout, OSError):
-                continue
-            if (a[1] == 0x0800 and a[2] == socket.PACKET_OUTGOING and len(d) >= 20
-                    and d[16] == 127):
-                self.seen.append(d[28:60])
-
-    def close(self):
-        if self.sock:
-            time.sleep(0.3)
-            self._stop = True
-            self._t.join()
-            self.sock.close()
+def _to_loopback(d, a):
+    """An outgoing IPv4 frame to 127.0.0.0/8: its first payload bytes."""
+    if a[1] == 0x0800 and a[2] == socket.PACKET_OUTGOING and len(d) >= 20 and d[16] == 127:
+        return d[28:60]
+    return None
 
 
 def test_a_datagram_to_loopback_never_leaves_by_another_interface(wd):
@@ -139,7 +111,8 @@ def test_a_datagram_to_loopback_never_leaves_by_another_interface(wd):
     if not dev:
         raise Skip("no interface with a default route")
     home = fake_home(wd)
-    cap = _Capture(dev)
+    # ETH_P_ALL: only the taps of every protocol see what is sent
+    cap = PacketCapture(dev, 3, _to_loopback)
     try:
         r = harness([PYTHON, "-c", AGENT, dev], wd, policy=None, env={"HOME": home})
     finally:

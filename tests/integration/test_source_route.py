@@ -12,10 +12,8 @@ has; the test holds it to that."""
 import json
 import os
 import socket
-import threading
-import time
 
-from lib import PYTHON, check, harness
+from lib import PYTHON, PacketCapture, check, harness
 from test_default_policy import fake_home
 
 
@@ -78,43 +76,13 @@ print(json.dumps(out))
 """
 
 
-class _Capture:
-    """IPv6 packets on lo to hop, this host's (root: AF_PACKET)."""
-
-    def __init__(self, hop, local):
-        self.seen = 0
-        self.sock = None
-        self.hop = socket.inet_pton(socket.AF_INET6, hop)
-        if os.geteuid() != 0 or not local:
-            return
-        self.sock = socket.socket(socket.AF_PACKET, socket.SOCK_DGRAM, socket.htons(0x86DD))
-        self.sock.bind(("lo", 0))
-        self.sock.settimeout(0.2)
-        self._stop = False
-        self._t = threading.Thread(target=self._run, daemon=True)
-        self._t.start()
-
-    def _run(self):
-        while not self._stop:
-            try:
-                d = self.sock.recv(4096)
-            except (socket.timeout, OSError):
-                continue
-            if len(d) >= 40 and d[24:40] == self.hop:
-                self.seen += 1
-
-    def close(self):
-        if self.sock:
-            time.sleep(0.3)
-            self._stop = True
-            self._t.join()
-            self.sock.close()
-
-
 def test_routing_headers_never_send_past_the_decided_address(wd):
     home = fake_home(wd)
     hop, local = _other_v6()
-    cap = _Capture(hop, local)
+    # IPv6 packets on lo to hop, this host's
+    to_hop = socket.inet_pton(socket.AF_INET6, hop)
+    cap = PacketCapture("lo" if local else None, 0x86DD,
+                        lambda d, a: 1 if len(d) >= 40 and d[24:40] == to_hop else None)
     try:
         r = harness([PYTHON, "-c", AGENT, hop], wd, policy=None, env={"HOME": home})
     finally:
@@ -123,7 +91,7 @@ def test_routing_headers_never_send_past_the_decided_address(wd):
     out = json.loads(r.stdout.strip().splitlines()[-1])
     check(out["plain"] == "ok" and "plain" in out["received"],
           "a send to the agent's own port failed: %r" % out)
-    check(cap.seen == 0, "%d packets left for %s: %r" % (cap.seen, hop, out))
+    check(not cap.seen, "%d packets left for %s: %r" % (len(cap.seen), hop, out))
     for k in ("rthdr", "rthdr_tcp", "lsrr", "lsrr_cmsg"):
         check(out[k] == "errno 1", "%s: %s, want EPERM (%r)" % (k, out[k], out))
     check(out["rthdr_cmsg"] != "ok", "a routing header in a send's control message: %r" % out)
