@@ -7,7 +7,7 @@
 #include <ctype.h>
 #include <fcntl.h>
 #include <pthread.h>
-#include <stdint.h>
+#include <search.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -59,69 +59,33 @@ static bool in_place(const struct hx_request *rq)
 		 rq->call == HX_CALL_BIND));
 }
 
-/* The objects the session made (their final names' hashes): what git
- * gc may take away again. */
+/* The objects the session made (their final names, whole: a hash of
+ * them, agent-chosen names, could be made to collide with another
+ * session's), what git gc may take away again: a tsearch(3) tree. */
 struct hx_pl_objset {
-	uint64_t *v;
-	size_t n, cap;
+	void *root;
 };
 
 static pthread_mutex_t objs_lock = PTHREAD_MUTEX_INITIALIZER;
 
-static uint64_t name_hash(const char *p)
+static int by_name(const void *a, const void *b)
 {
-	uint64_t h = 1469598103934665603ULL;
-
-	while (*p)
-		h = (h ^ (unsigned char)*p++) * 1099511628211ULL;
-	return h;
-}
-
-static void objs_put(struct hx_pl_objset *o, uint64_t h)
-{
-	size_t i = h & (o->cap - 1);
-
-	while (o->v[i] && o->v[i] != h)
-		i = (i + 1) & (o->cap - 1);
-	o->n += !o->v[i];
-	o->v[i] = h;
-}
-
-/* Doubles the table (open addressing, kept at most half full). */
-static bool objs_grow(struct hx_pl_objset *o)
-{
-	struct hx_pl_objset g = {calloc(o->cap ? o->cap * 2 : 256, 8), 0,
-				 o->cap ? o->cap * 2 : 256};
-
-	if (!g.v)
-		return false;
-	for (size_t i = 0; i < o->cap; i++)
-		if (o->v[i])
-			objs_put(&g, o->v[i]);
-	free(o->v);
-	*o = g;
-	return true;
+	return strcmp(a, b);
 }
 
 /* Whether p is one of the session's objects; add: make it one. */
 static bool own_object(struct hx_pipeline *pl, const char *p, bool add)
 {
-	uint64_t h = name_hash(p) | 1; /* 0: an empty slot */
-	struct hx_pl_objset *o;
-	bool found = false;
-	size_t i;
+	bool found;
+	char *name;
 
 	pthread_mutex_lock(&objs_lock);
 	if (!pl->objs)
 		pl->objs = calloc(1, sizeof(*pl->objs));
-	o = pl->objs;
-	if (o && o->cap) {
-		for (i = h & (o->cap - 1); o->v[i] && !found;
-		     i = (i + 1) & (o->cap - 1))
-			found = o->v[i] == h;
-	}
-	if (o && add && !found && (2 * (o->n + 1) <= o->cap || objs_grow(o)))
-		objs_put(o, h);
+	found = pl->objs && tfind(p, &pl->objs->root, by_name);
+	if (pl->objs && add && !found && (name = strdup(p)) &&
+	    !tsearch(name, &pl->objs->root, by_name))
+		free(name); /* out of memory: refused later, fails safe */
 	pthread_mutex_unlock(&objs_lock);
 	return found;
 }
