@@ -19,10 +19,11 @@ from lib import EXEC, check, harness, read_log
 BUSYBOX = "/bin/busybox"
 SECRET = "SECRET-OF-THE-OTHER-SESSION"
 
-# The other session: writes its secret in its TMPDIR, says where, and
-# waits for the test's stop file.
+# The other session: writes its secret in its TMPDIR, says where (whole:
+# a file renamed into place, never one the test could read half-written),
+# and waits for the test's stop file.
 OTHER = ('echo %s > "$TMPDIR/note" && mkdir "$TMPDIR/d" && echo %s > "$TMPDIR/d/f" && '
-         'echo "$TMPDIR" > "$1.tmp" && while [ ! -e "$1.stop" ]; do sleep 0.05; done' %
+         'echo "$TMPDIR" > "$1.part" && mv "$1.part" "$1.tmp" && while [ ! -e "$1.stop" ]; do sleep 0.05; done' %
          (SECRET, SECRET))
 
 # What the agent tries on the other's TMPDIR ($1): through the shim (cat,
@@ -40,7 +41,7 @@ def _other(wd, name):
     p = subprocess.Popen([EXEC, "--quiet", "--audit-log", base + ".jsonl", "--", BUSYBOX,
                           "sh", "-c", OTHER, "other", base], cwd=wd.path, env=env,
                          stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-    for _ in range(400):
+    for _ in range(1200):
         if os.path.exists(base + ".tmp") or p.poll() is not None:
             break
         time.sleep(0.025)
