@@ -7,12 +7,11 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <linux/openat2.h>
+#include <search.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "common/glob.h"
@@ -145,6 +144,7 @@ struct linkdir {
 struct linkdirs {
 	struct linkdir *d;
 	size_t n, cap;
+	void *seen; /* tsearch(3) tree of struct seen */
 };
 
 /* The names of dir's entries that are symbolic links ("" for none, or
@@ -200,23 +200,72 @@ static const char *links_of(struct linkdirs *c, const char *dir)
 	return e->names;
 }
 
-/* Whether the kernel meets a symbolic link on the way to path (or at
- * it): one lookup, for the common answer "no" (ENOENT before any link
- * is "no" too). */
-static bool has_link(const char *path)
+/* What lstat(2) said of a path, asked once a load: most patterns share
+ * their first directories ($HOME, ~/.config), and a walk down each
+ * pattern's own asked the kernel twice as often. */
+struct seen {
+	char *path;
+	char state; /* 'd': walked on, 'l': a link, 'x': the walk ends */
+};
+
+static int seen_cmp(const void *a, const void *b)
 {
-	struct open_how how = {.flags = O_PATH | O_NOFOLLOW | O_CLOEXEC,
-			       .resolve = RESOLVE_NO_SYMLINKS};
-	int fd = (int)syscall(SYS_openat2, AT_FDCWD, path, &how, sizeof(how));
+	return strcmp(((const struct seen *)a)->path,
+		      ((const struct seen *)b)->path);
+}
 
-	if (fd >= 0) {
-		struct stat st;
-		bool link = !fstat(fd, &st) && S_ISLNK(st.st_mode);
+static void seen_free(void *p)
+{
+	free(((struct seen *)p)->path);
+	free(p);
+}
 
-		close(fd);
-		return link;
+/* 'l' for a symbolic link, 'x' for what the kernel's walk stops at
+ * (absent, not a directory's child, not searchable: no link before it),
+ * 'd' otherwise. */
+static char state_of(struct linkdirs *c, const char *path)
+{
+	struct seen key = {.path = (char *)path}, *s, **found;
+	struct stat st;
+
+	if ((found = tfind(&key, &c->seen, seen_cmp)))
+		return (*found)->state;
+	key.state = lstat(path, &st) ? 'x' : S_ISLNK(st.st_mode) ? 'l' : 'd';
+	s = malloc(sizeof(*s));
+	if (s && (s->path = strdup(path))) {
+		s->state = key.state;
+		if (!tsearch(s, &c->seen, seen_cmp))
+			seen_free(s);
+	} else {
+		free(s);
 	}
-	return errno == ELOOP;
+	return key.state;
+}
+
+/* Whether the kernel meets a symbolic link on the way to absolute path
+ * (or at it): each directory on the way asked once a load. */
+static bool has_link(struct linkdirs *c, const char *path)
+{
+	char pre[PATH_MAX];
+	size_t n = strlen(path);
+
+	if (n >= sizeof(pre))
+		return false; /* ENAMETOOLONG: the kernel walks nothing */
+	memcpy(pre, path, n + 1);
+	for (size_t i = 1; i <= n; i++) {
+		char state;
+
+		if (i < n && pre[i] != '/')
+			continue;
+		if (pre[i - 1] == '/')
+			continue; /* "//": no component */
+		pre[i] = '\0';
+		state = state_of(c, pre);
+		pre[i] = path[i];
+		if (state != 'd')
+			return state == 'l';
+	}
+	return false;
 }
 
 /* Rebases p from the literal directory from onto its real path. */
@@ -244,7 +293,7 @@ static void rebase_real(const char *p, struct out *o, struct linkdirs *c)
 
 	if (!literal_prefix(p, lit, &wild))
 		return;
-	if (has_link(lit)) {
+	if (has_link(c, lit)) {
 		snprintf(from, sizeof(from), "%s", lit);
 		while (access(from, F_OK) && (slash = strrchr(from, '/')) &&
 		       slash != from)
@@ -349,5 +398,6 @@ int hx_rules_aliases(struct hx_ld *l)
 		free(c.d[i].names);
 	}
 	free(c.d);
+	tdestroy(c.seen, seen_free);
 	return ret;
 }
