@@ -67,7 +67,7 @@ import subprocess
 child = subprocess.Popen(["sleep", "30"], env={"OWN": "own-child-env"})
 def own():
     import time
-    for _ in range(100):  # its exec may not have set its environment yet
+    for _ in range(1000):  # its exec may not have set its environment yet
         got = slurp(openat2("/proc/%d/environ" % child.pid))
         if got:
             return got
@@ -386,7 +386,7 @@ def test_a_socket_the_users_programs_connect_to(wd):
     secret = "pw-%s" % uuid.uuid4().hex
     s = Started([PYTHON, "-c", FAKE_SERVICE, place, "bind", "6"], wd, policy=None)
     try:
-        for _ in range(100):
+        for _ in range(400):
             if os.path.exists(place) or not s.alive():
                 break
             time.sleep(0.05)

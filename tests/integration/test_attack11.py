@@ -352,7 +352,7 @@ def test_two_sessions_do_not_interleave_one_log(wd):
     first = Started(["sh", "-c", "for i in 1 2 3 4 5 6 7 8 9 10; do cat /etc/hostname > /dev/null; "
                      "sleep 0.1; done"], wd, log=log)
     import time
-    for _ in range(100):
+    for _ in range(1000):
         if os.path.exists(log) and os.path.getsize(log) > 0:
             break
         time.sleep(0.02)

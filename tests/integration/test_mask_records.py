@@ -199,7 +199,7 @@ def test_outside_process_is_no_refusal_of_the_session(wd):
          BUSYBOX, "sh", "-c", "echo $$ > agent.pid; exec busybox sleep 3"],
         cwd=wd.path, env=dict(os.environ, HOME=fake_home(wd)))
     try:
-        for _ in range(100):
+        for _ in range(600):
             if os.path.exists(pidfile) and open(pidfile).read().strip():
                 break
             time.sleep(0.05)

@@ -613,7 +613,7 @@ def test_the_unix_endpoint_is_made_where_a_symlink_cannot_redirect_it(wd):
     # Killed in its set-up: nothing of the session lives on (its first
     # process held the reaper's pipe open, stuck on the dead FUSE mask).
     left = []
-    for _ in range(50):
+    for _ in range(300):
         left = [d for d in os.listdir("/proc") if d.isdigit() and log.encode() in _cmdline(d)]
         if not left:
             break
