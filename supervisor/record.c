@@ -20,14 +20,19 @@
 #include "supervisor/redact.h"
 #include "supervisor/sha256.h"
 
-/* Records coalesced beyond the rate, counted by who, what and how it
- * was decided, each group with the arguments of its first record. */
-#define CO_GROUPS 16
+/* Records coalesced beyond the rate: each group is one record's
+ * content (who, what, on what object, how decided; its time, seq, tid
+ * and latency aside) and how many times it came. A group was keyed on
+ * who and how decided only, with its first record's arguments: a flood
+ * of reads of /etc/hostname made an audit run's read of a private file
+ * one more of those, its name nowhere (twenty-ninth attack review).
+ * When the groups are full the overflow record is written at once, so
+ * nothing coalesced is counted without its object. */
+#define CO_GROUPS 64
 struct co_group {
-	json_int_t pid;
-	char event[32], op[16], verdict[8], rule[96];
+	uint64_t hash;
+	json_t *o; /* the group as written, count aside */
 	uint64_t n;
-	json_t *args;
 };
 
 struct hx_pl_coalesce {
@@ -36,7 +41,7 @@ struct hx_pl_coalesce {
 	char first[HX_FMT_TIME_LEN], last[HX_FMT_TIME_LEN];
 	struct co_group g[CO_GROUPS];
 	size_t ng;
-	uint64_t total, other;
+	uint64_t total;
 };
 
 /* The session's redactor (hx_record_redact): set before the first
@@ -353,54 +358,113 @@ static bool always_written(json_t *rec)
 	return !v || strcmp(v, "deny") || json_is_false(enf);
 }
 
-static void copy_field(char *dst, size_t size, json_t *rec, const char *k)
-{
-	const char *v = json_string_value(json_object_get(rec, k));
+/* What a group says of a record: its members but those that differ
+ * from one sight of the same call to the next (time, seq, tid,
+ * latency); "args" is written "first_args", as it was. */
+static const char *const co_keep[] = {"pid",	 "exe",	     "event", "op",
+				      "verdict", "enforced", "rule",  "layer",
+				      "cwd",	 "ref_seq",  "grant", "args"};
+#define N_KEEP (sizeof(co_keep) / sizeof(*co_keep))
 
-	snprintf(dst, size, "%s", v ? v : "");
+static const char *out_name(size_t i)
+{
+	return strcmp(co_keep[i], "args") ? co_keep[i] : "first_args";
 }
 
-static void coalesce(struct hx_pl_coalesce *co, json_t *rec)
+static json_t *group_of(json_t *rec)
 {
-	struct co_group key = {
-	    .pid = json_integer_value(json_object_get(rec, "pid"))};
-	const char *t = json_string_value(json_object_get(rec, "time"));
-	size_t i;
+	json_t *o = json_object(), *v;
 
-	copy_field(key.event, sizeof(key.event), rec, "event");
-	copy_field(key.op, sizeof(key.op), rec, "op");
-	copy_field(key.verdict, sizeof(key.verdict), rec, "verdict");
-	copy_field(key.rule, sizeof(key.rule), rec, "rule");
+	for (size_t i = 0; o && i < N_KEEP; i++)
+		if ((v = json_object_get(rec, co_keep[i])))
+			json_object_set(o, out_name(i), v);
+	return o;
+}
+
+static uint64_t fnv(uint64_t h, const void *p, size_t n)
+{
+	const unsigned char *c = p;
+
+	while (n--)
+		h = (h ^ *c++) * 0x100000001b3ull;
+	return h;
+}
+
+/* A hash of one value: strings and numbers whole, an object's members
+ * (args: path, flags...) one level down, anything else by its type;
+ * json_equal settles what the hash does not. No allocation: this runs
+ * for each record of a flood. */
+static uint64_t value_hash(uint64_t h, json_t *v, int depth)
+{
+	const char *k, *s;
+	json_int_t n;
+	json_t *m;
+
+	h = fnv(h, &(int){json_typeof(v)}, sizeof(int));
+	if ((s = json_string_value(v)))
+		return fnv(h, s, json_string_length(v));
+	if (json_is_integer(v)) {
+		n = json_integer_value(v);
+		return fnv(h, &n, sizeof(n));
+	}
+	if (!json_is_object(v) || depth)
+		return h;
+	json_object_foreach(v, k, m)
+	{
+		h = fnv(h, k, strlen(k));
+		h = value_hash(h, m, depth + 1);
+	}
+	return h;
+}
+
+static uint64_t rec_hash(json_t *rec)
+{
+	uint64_t h = 0xcbf29ce484222325ull;
+	json_t *v;
+
+	for (size_t i = 0; i < N_KEEP; i++)
+		if ((v = json_object_get(rec, co_keep[i])))
+			h = value_hash(fnv(h, &i, sizeof(i)), v, 0);
+	return h;
+}
+
+static bool same_group(json_t *o, json_t *rec)
+{
+	for (size_t i = 0; i < N_KEEP; i++) {
+		json_t *a = json_object_get(o, out_name(i));
+		json_t *b = json_object_get(rec, co_keep[i]);
+
+		if ((a || b) && !json_equal(a, b))
+			return false;
+	}
+	return true;
+}
+
+/* Counts rec in its group, or makes one; false when the groups are full
+ * (or memory ran out): the caller writes them and tries again. */
+static bool coalesce(struct hx_pl_coalesce *co, json_t *rec)
+{
+	const char *t = json_string_value(json_object_get(rec, "time"));
+	uint64_t h = rec_hash(rec);
+	json_t *o = NULL;
+	size_t i = 0;
+
+	while (i < co->ng &&
+	       (co->g[i].hash != h || !same_group(co->g[i].o, rec)))
+		i++;
+	if (i == co->ng && (co->ng == CO_GROUPS || !(o = group_of(rec))))
+		return false;
 	if (!co->total) {
 		co->since_ms = hx_mono_ms();
 		snprintf(co->first, sizeof(co->first), "%s", t ? t : "");
 	}
 	snprintf(co->last, sizeof(co->last), "%s", t ? t : "");
 	co->total++;
-	for (i = 0; i < co->ng; i++) {
-		struct co_group *g = &co->g[i];
-
-		if (g->pid == key.pid && !strcmp(g->event, key.event) &&
-		    !strcmp(g->op, key.op) &&
-		    !strcmp(g->verdict, key.verdict) &&
-		    !strcmp(g->rule, key.rule)) {
-			g->n++;
-			return;
-		}
-	}
-	if (co->ng == CO_GROUPS) {
-		co->other++;
-		return;
-	}
-	key.n = 1;
-	key.args = json_incref(json_object_get(rec, "args"));
-	co->g[co->ng++] = key;
-}
-
-static void set_nonempty(json_t *o, const char *k, const char *v)
-{
-	if (v[0])
-		json_object_set_new(o, k, json_string(v));
+	if (i < co->ng)
+		co->g[i].n++;
+	else
+		co->g[co->ng++] = (struct co_group){.hash = h, .o = o, .n = 1};
+	return true;
 }
 
 /* The audit_overflow record for what was coalesced since the last one:
@@ -416,18 +480,11 @@ void hx_record_flush(struct hx_pipeline *pl, bool all)
 	groups = json_array();
 	for (size_t i = 0; i < co->ng; i++) {
 		struct co_group *g = &co->g[i];
-		json_t *o = json_object();
 
-		json_object_set_new(o, "pid", json_integer(g->pid));
-		set_nonempty(o, "event", g->event);
-		set_nonempty(o, "op", g->op);
-		set_nonempty(o, "verdict", g->verdict);
-		set_nonempty(o, "rule", g->rule);
-		json_object_set_new(o, "count", json_integer((json_int_t)g->n));
-		if (g->args)
-			json_object_set_new(o, "first_args", g->args);
-		g->args = NULL;
-		json_array_append_new(groups, o);
+		json_object_set_new(g->o, "count",
+				    json_integer((json_int_t)g->n));
+		json_array_append_new(groups, g->o);
+		g->o = NULL;
 	}
 	if (rec) {
 		hx_record_set_str(rec, "category", "process");
@@ -441,15 +498,12 @@ void hx_record_flush(struct hx_pipeline *pl, bool all)
 		hx_record_set_str(rec, "since", co->first);
 		hx_record_set_str(rec, "until", co->last);
 		json_object_set_new(rec, "groups", groups);
-		if (co->other)
-			json_object_set_new(
-			    rec, "other", json_integer((json_int_t)co->other));
 		hx_record_append(pl, rec, NULL);
 	} else {
 		json_decref(groups);
 	}
 	json_decref(rec);
-	co->total = co->other = 0;
+	co->total = 0;
 	co->ng = 0;
 }
 
@@ -466,8 +520,9 @@ int hx_record_append_event(struct hx_pipeline *pl, json_t *rec, uint64_t *seq,
 		pl->audit_errors++;
 		return pl->failed;
 	}
-	if (rec && over_rate(pl) && !always_written(rec)) {
-		coalesce(pl->co, rec);
+	if (rec && over_rate(pl) && !always_written(rec) &&
+	    (coalesce(pl->co, rec) ||
+	     (hx_record_flush(pl, true), coalesce(pl->co, rec)))) {
 		hx_metrics_record(pl->metrics, rec, true);
 		if (pl->watch)
 			pl->watch(pl, rec);

@@ -67,6 +67,10 @@ struct learn {
 	json_t *subcmds;  /* object: exe path -> [argv[1] words] */
 	json_t *answered; /* object: seq of an ask a person allowed -> true */
 	json_t *unmade;	  /* object: seq of a claim never made -> true */
+	/* object: op and paths of a claim never made whose own record was
+	 * coalesced (no seq to name it by) -> true */
+	json_t *unmade_named;
+	size_t unmade_coalesced; /* coalesced calls not learned for that */
 	char cwd[PATH_MAX], home[PATH_MAX], tmpdir[PATH_MAX];
 	size_t sessions, records;
 	size_t spaced; /* programs whose path no exec pattern can name */
@@ -344,17 +348,56 @@ static const char *seq_key(json_t *rec, const char *k)
  * /etc/profile.d/x (EACCES), and learn allowed all of /etc/profile.d for
  * the enforced runs after it, a root agent's too (twentieth attack
  * review, part b). */
+/* A call by its op and paths, for a claim whose record has no seq. */
+static char *call_key(json_t *rec)
+{
+	json_t *a = json_object_get(rec, "args");
+	json_t *k = json_pack("[sss]", str(rec, "op") ?: "",
+			      str(a, "path") ?: "", str(a, "path2") ?: "");
+	char *s = k ? json_dumps(k, JSON_COMPACT) : NULL;
+
+	json_decref(k);
+	return s;
+}
+
 static void note_answer(struct learn *l, json_t *rec)
 {
 	const char *ev = str(rec, "event"), *v = str(rec, "verdict");
+	char *key;
 
 	if (ev && !strcmp(ev, "ask_answer") && v && !strcmp(v, "allow"))
 		json_object_set_new(l->answered, seq_key(rec, "ref_seq"),
 				    json_true());
-	if (ev && (!strcmp(ev, "kernel_unconfirmed") ||
-		   !strcmp(ev, "revoked") || !strcmp(ev, "failed")))
+	if (!ev || (strcmp(ev, "kernel_unconfirmed") && strcmp(ev, "revoked") &&
+		    strcmp(ev, "failed")))
+		return;
+	if (json_object_get(rec, "ref_seq")) {
 		json_object_set_new(l->unmade, seq_key(rec, "ref_seq"),
 				    json_true());
+		return;
+	}
+	/* its decision was coalesced: every such call of that object */
+	if ((key = call_key(rec)))
+		json_object_set_new(l->unmade_named, key, json_true());
+	free(key);
+}
+
+/* Whether rec, a call coalesced past the audit rate (no seq), has a
+ * claim never made on its object, also coalesced: which of the group's
+ * calls failed is not known, so none is learned (said at the head). */
+static bool unmade_coalesced(struct learn *l, json_t *rec)
+{
+	char *key;
+	bool hit;
+
+	if (json_object_get(rec, "seq") || !json_object_size(l->unmade_named))
+		return false;
+	key = call_key(rec);
+	hit = key && json_object_get(l->unmade_named, key);
+	free(key);
+	if (hit)
+		l->unmade_coalesced++;
+	return hit;
 }
 
 /* A call a rule refused or asked that an audit session made, for the
@@ -403,7 +446,9 @@ static void learn_record(struct learn *l, json_t *rec)
 	}
 	if (!op || !v || !a || (ev && !strcmp(ev, "ask_answer")) ||
 	    (rule && !strncmp(rule, "harness:", 8)) ||
-	    json_object_get(l->unmade, seq_key(rec, "seq")))
+	    (json_object_get(rec, "seq") &&
+	     json_object_get(l->unmade, seq_key(rec, "seq"))) ||
+	    unmade_coalesced(l, rec))
 		return;
 	l->records++;
 	/* What was refused did not happen: it stays refused. In audit mode
@@ -533,6 +578,12 @@ static void write_policy(struct learn *l, int nlogs, char *const *logs,
 			"whitespace, which an\n# exec pattern cannot name "
 			"(its words are split there): refused.\n",
 			l->spaced);
+	if (l->unmade_coalesced)
+		fprintf(out,
+			"# Not learned: %zu calls coalesced past the audit "
+			"rate on an object of which\n# one such call failed "
+			"(also coalesced): which did is not known. Refused.\n",
+			l->unmade_coalesced);
 	fputs("# It allows what they did and nothing else; what a session in "
 	      "enforce mode\n# was refused stays refused. Read it, edit it, "
 	      "then: harness-policy check\n# FILE; harness-policy test FILE "
@@ -601,6 +652,31 @@ static void learned_free(struct learned *l)
 	json_decref(l->examples);
 }
 
+/* An audit_overflow record's groups, each the record of calls coalesced
+ * past the audit rate (one object each, a count), given to fn as those
+ * calls' record: without a seq, its arguments as args. They were not
+ * learned from: an audit run's flood made every later write a count. */
+static bool each_coalesced(json_t *rec, void (*fn)(struct learn *l, json_t *),
+			   struct learn *l)
+{
+	const char *ev = str(rec, "event");
+	json_t *g, *c;
+	size_t i;
+
+	if (!ev || strcmp(ev, "audit_overflow"))
+		return false;
+	json_array_foreach(json_object_get(rec, "groups"), i, g)
+	{
+		if (!json_is_object(g) || !(c = json_copy(g)))
+			continue;
+		json_object_del(c, "seq");
+		json_object_set(c, "args", json_object_get(g, "first_args"));
+		fn(l, c);
+		json_decref(c);
+	}
+	return true;
+}
+
 static int each_record(const char *path,
 		       void (*fn)(struct learn *l, json_t *rec),
 		       struct learn *l, FILE *err)
@@ -637,6 +713,10 @@ static int each_record(const char *path,
 		rec = hx_logline_parse(line, (size_t)n);
 		if (!rec)
 			continue;
+		if (each_coalesced(rec, fn, l)) {
+			json_decref(rec);
+			continue;
+		}
 		fn(l, rec);
 		v = str(rec, "verdict");
 		ev = str(rec, "event");
@@ -708,11 +788,13 @@ int hx_learn_cli(int argc, char *const *argv, FILE *out, FILE *err)
 	l.subcmds = json_object();
 	l.answered = json_object();
 	l.unmade = json_object();
+	l.unmade_named = json_object();
 	for (int i = 1; i < argc && !status; i++) {
 		const char *at = held ? held[i].at : argv[i];
 
 		json_object_clear(l.answered); /* seqs are the log's own */
 		json_object_clear(l.unmade);
+		json_object_clear(l.unmade_named);
 		if (each_record(at, note_answer, &l, err) ||
 		    each_record(at, learn_record, &l, err))
 			status = 2;
@@ -738,5 +820,6 @@ int hx_learn_cli(int argc, char *const *argv, FILE *out, FILE *err)
 	json_decref(l.subcmds);
 	json_decref(l.answered);
 	json_decref(l.unmade);
+	json_decref(l.unmade_named);
 	return status;
 }

@@ -1,0 +1,110 @@
+"""Attack review 29, part d: audit mode's completeness. A security team
+runs a third-party agent with --mode audit under the embedded default
+policy, reads what it did and learns a policy from the run; the agent
+wants something it did to leave no record, or a record that names
+another thing, and the learned policy to miss it.
+
+Past the log's rate (the default: a burst of 50,000 records, then
+2,000 a second) the records of files were coalesced by pid, event, op,
+verdict and rule, each group showing the arguments of its first record
+only: a flood of reads of /etc/hostname, then a read of a private file
+(allowed by the default: reads are), and the audit_overflow record said
+"/etc/hostname, 3001 times"; the private file's name was nowhere. A
+write allowed by a rule (the project's, ~/.cache's) after such a flood
+was a count under the flood's first write, and harness-policy learn,
+which took no audit_overflow record, learned no rule for it."""
+
+import os
+import subprocess
+
+from lib import POLICY_TOOL, PYTHON, check, harness
+from test_attack17 import _learn
+
+BUSYBOX = "/bin/busybox"
+FLOOD = 3000
+
+
+def _low_rate_default(wd):
+    """The embedded default with a low audit rate (as the default's
+    burst, reached sooner): a flood the test can afford."""
+    p = subprocess.run([POLICY_TOOL, "default"], capture_output=True, text=True, check=True)
+    text = p.stdout.replace("\naudit:\n", "\naudit:\n  rate: 50\n  burst: 100\n", 1)
+    check(text != p.stdout, "the default has no audit: section")
+    path = os.path.join(wd.state, "default-low-rate.yaml")
+    with open(path, "w") as f:
+        f.write(text)
+    return path
+
+
+def _named(records, path):
+    """Written records and coalesced groups whose path is path, with
+    their counts."""
+    out = []
+    for r in records:
+        if r.get("event") == "audit_overflow":
+            for g in r.get("groups", []):
+                if g.get("first_args", {}).get("path") == path:
+                    out.append((g.get("event"), g.get("count")))
+        elif r.get("args", {}).get("path") == path:
+            out.append((r.get("event"), 1))
+    return out
+
+
+PY_AGENT = r"""
+import os, sys
+flood, private, out = sys.argv[1:4]
+tmpmiss = os.path.join(os.environ["TMPDIR"], "missing", "x")
+for i in range(%d):
+    os.close(os.open(flood, os.O_RDONLY))
+print(open(private).read().strip())
+with open(out, "w") as f:
+    f.write("made\n")
+try:
+    os.open(tmpmiss, os.O_WRONLY | os.O_CREAT, 0o600)
+except OSError:
+    pass
+""" % FLOOD
+
+BB_AGENT = """
+i=0
+while [ $i -lt %d ]; do read x < "$1"; i=$((i+1)); done
+read y < "$2" && echo "$y"
+echo made > "$3"
+echo no 2>/dev/null > "$TMPDIR/missing/x"
+exit 0
+""" % FLOOD
+
+
+def test_a_flood_does_not_hide_the_name_of_what_was_read_or_written(wd):
+    """After a flood of one file's reads, the agent's read of another
+    file and its write in the project are each named (a record, or a
+    group of its own in audit_overflow), the flood's count is the
+    flood's, and learn allows the write; a write that failed (ENOENT,
+    its decision and its failure both coalesced) is not learned."""
+    policy = _low_rate_default(wd)
+    private = os.path.join(wd.state, "private-notes.txt")
+    with open(private, "w") as f:
+        f.write("PRIVATE-NOTES\n")
+    flood = wd.file("flood.txt", "x\n")
+    for who, argv in (("python", [PYTHON, "-c", PY_AGENT]),
+                      ("busybox", [BUSYBOX, "sh", "-c", BB_AGENT, "sh"])):
+        out = os.path.join(wd.path, "out-%s.txt" % who)
+        r = harness(argv + [flood, private, out], wd, policy=policy, mode="audit", timeout=180)
+        r.expect_status(0)
+        check("PRIVATE-NOTES" in r.stdout and os.path.exists(out), "%s: the agent did not act: %s %s"
+              % (who, r.stdout, r.stderr[-800:]))
+        check(any(x.get("event") == "audit_overflow" for x in r.records), "%s: no flood" % who)
+        what = "%s:\n%s" % (who, r.dump(15))
+        fl = _named(r.records, flood)
+        check(sum(n for ev, n in fl if ev != "failed") == FLOOD,
+              "%s: the flood's reads counted %d for %d: %s" % (who, sum(n for _, n in fl), FLOOD, what))
+        check(_named(r.records, private), "%s: the read of the private file is named nowhere: %s"
+              % (who, what))
+        check(_named(r.records, out), "%s: the write in the project is named nowhere: %s" % (who, what))
+        text, _ = _learn(wd, r.log)
+        learned = [x for x in text.splitlines() if x.strip().startswith("allow:")]
+        check(any('"$CWD/**"' in x for x in learned),
+              "%s: learn did not learn the run's write in the project:\n%s" % (who, "\n".join(learned)))
+        check(not any('"$TMPDIR/**"' in x for x in learned),
+              "%s: learn learned a write that failed:\n%s" % (who, "\n".join(learned)))
+        os.unlink(out)
