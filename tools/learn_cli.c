@@ -309,6 +309,14 @@ static void learn_net(struct learn *l, const char *op, json_t *a, bool refused)
 		}
 		return;
 	}
+	/* A listen is allowed by the learned defaults (net_listen); one a
+	 * rule refused stays refused, as the head says: it was flagged
+	 * and then allowed. */
+	if (addr && !strcmp(op, "listen") && refused &&
+	    strncmp(addr, "unix:", 5)) {
+		snprintf(target, sizeof(target), "listen:%s", addr);
+		add(&l->deny_net, target, target);
+	}
 	if (!addr || !strcmp(op, "listen"))
 		return;
 	if (!strncmp(addr, "unix:", 5)) {

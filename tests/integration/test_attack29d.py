@@ -108,3 +108,55 @@ def test_a_flood_does_not_hide_the_name_of_what_was_read_or_written(wd):
         check(not any('"$TMPDIR/**"' in x for x in learned),
               "%s: learn learned a write that failed:\n%s" % (who, "\n".join(learned)))
         os.unlink(out)
+
+
+LISTEN = r"""
+import random, socket, sys
+s = socket.socket()
+s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+ports = [int(sys.argv[1])] if len(sys.argv) > 1 else random.sample(range(40000, 41000), 50)
+for p in ports:
+    try:
+        s.bind(("0.0.0.0", p))
+        break
+    except PermissionError:
+        print("REFUSED %d" % p)
+        sys.exit(0)
+    except OSError:
+        continue
+s.listen()
+print("LISTENING %d" % p)
+"""
+
+
+def test_a_listen_a_rule_refused_in_audit_mode_stays_refused_by_the_learned_policy(wd):
+    """A team's policy refuses a server on every interface
+    (listen:0.0.0.0:*). In an audit run the agent listens there: the
+    record is a refusal not enforced, and learn flagged it, saying
+    such a refusal is refused as if enforced; but it wrote no rule for
+    it, and the learned defaults (net_listen: allow) let the same
+    listen through in enforce mode. It is a deny rule now, like a
+    refused connect's."""
+    p = subprocess.run([POLICY_TOOL, "default"], capture_output=True, text=True, check=True)
+    text = p.stdout.replace("\nnetwork:\n", "\nnetwork:\n  - id: no-public-listen\n"
+                            "    deny: [\"listen:0.0.0.0:*\"]\n", 1)
+    check(text != p.stdout, "the default has no network: section")
+    team = os.path.join(wd.state, "team.yaml")
+    with open(team, "w") as f:
+        f.write(text)
+    r = harness([PYTHON, "-c", LISTEN], wd, policy=team, mode="audit")
+    r.expect_status(0)
+    check("LISTENING" in r.stdout, "the audit run did not listen: %s %s" % (r.stdout, r.stderr[-500:]))
+    port = int(r.stdout.split("LISTENING")[1].split()[0])
+    recs = [x for x in r.records if x.get("args", {}).get("addr") == "0.0.0.0:%d" % port]
+    check(recs and recs[0].get("verdict") == "deny" and recs[0].get("rule") == "no-public-listen"
+          and recs[0].get("enforced") is False, "the listen's record: %s" % recs)
+    text, pol = _learn(wd, r.log)
+    check('listen "0.0.0.0:%d"' % port in text, "not flagged:\n%s" % text[:1500])
+    e = harness([PYTHON, "-c", LISTEN, str(port)], wd, policy=pol)
+    e.expect_status(0)
+    check("REFUSED %d" % port in e.stdout and "LISTENING" not in e.stdout,
+          "the learned policy let the flagged listen through: %s %s" % (e.stdout, e.stderr[-500:]))
+    recs = [x for x in e.records if x.get("args", {}).get("addr") == "0.0.0.0:%d" % port]
+    check(recs and recs[0].get("verdict") == "deny" and recs[0].get("enforced") is not False,
+          "the refused listen's record: %s" % recs)
