@@ -282,50 +282,6 @@ static bool on_protected_way(const struct hx_pipeline *pl,
 	return false;
 }
 
-/* A pty the agent's own devpts instance does not have (terminals.h):
- * in its view the name exists only if the session made that pty, so a
- * /dev/pts/N it lacks is another terminal (the host's same name, which
- * harness-exec's own view would reach) or nothing; either way not one
- * of the session's. */
-static bool other_terminal(const struct hx_peer *peer, const struct vpath *v)
-{
-	const char *paths[2] = {v->ok ? v->norm : NULL,
-				v->has_resolved ? v->resolved : NULL};
-	char p[PATH_MAX + 32];
-	struct stat st;
-
-	if (!v->ok || peer->pid <= 0 || peer->gone || peer->pid == getpid())
-		return false;
-	for (int i = 0; i < 2; i++) {
-		const char *s = paths[i];
-
-		if (!s || strncmp(s, "/dev/pts/", 9) || !s[9] ||
-		    strspn(s + 9, "0123456789") != strlen(s + 9))
-			continue;
-		snprintf(p, sizeof(p), "/proc/%d/root%s", (int)peer->pid, s);
-		if (stat(p, &st) && errno == ENOENT)
-			return true;
-	}
-	return false;
-}
-
-/* Whether v names the terminal a question holds: /dev/tty (the agent's
- * controlling terminal is harness-exec's) or a pty of that device. */
-static bool held_terminal(const struct hx_pipeline *pl, const struct vpath *v)
-{
-	const char *paths[2] = {v->ok ? v->norm : NULL,
-				v->has_resolved ? v->resolved : NULL};
-	struct stat st;
-
-	for (int i = 0; i < 2 && pl->held_tty; i++)
-		if (paths[i] && (!strcmp(paths[i], "/dev/tty") ||
-				 (!strncmp(paths[i], "/dev/pts/", 9) &&
-				  !stat(paths[i], &st) && S_ISCHR(st.st_mode) &&
-				  st.st_rdev == pl->held_tty)))
-			return true;
-	return false;
-}
-
 void hx_pipeline_own(struct hx_pipeline *pl, int dirfd, const char *name)
 {
 	hx_owned_add(pl->owned, dirfd, name);
@@ -734,10 +690,19 @@ static void judge_alert(struct flow *f)
 	ask_subject(f);
 }
 
+/* Whether no rule decided d, only its category's default. */
+static bool by_default(const struct hx_decision *d)
+{
+	return d->rule && !strncmp(d->rule, "default:", 8);
+}
+
 /* Judge: the policy on the event as named and as resolved (a symlink
  * from the project into ~/.ssh must not pass: the stronger verdict
- * wins), the socket's family, and the harness's own files by inode. An
- * exec's class is the policy's (policy/cmdview.h). */
+ * wins, and of two alike a rule's over a category's default: a write
+ * of ~/.bashrc through /proc/self/fd/3 was recorded default:file_write,
+ * which audit mode's reviewers and learn take for no rule's concern,
+ * not shell-rc), the socket's family, and the harness's own files by
+ * inode. An exec's class is the policy's (policy/cmdview.h). */
 static void judge(struct flow *f)
 {
 	const struct hx_request *rq = f->rq;
@@ -759,7 +724,9 @@ static void judge(struct flow *f)
 			ev2.addrlen = f->res_len;
 		}
 		hx_policy_decide(f->pl->policy, &ev2, &d2);
-		if (d2.verdict > f->d.verdict) {
+		if (d2.verdict > f->d.verdict ||
+		    (d2.verdict == f->d.verdict && by_default(&f->d) &&
+		     !by_default(&d2))) {
 			f->d = d2;
 			f->resolved_won = true;
 		}
@@ -780,14 +747,14 @@ static void judge(struct flow *f)
 		f->by_inode = true;
 	}
 	if (hx_pl_may_proceed(f) && rq->op != HX_OP_EXEC && !f->has_addr &&
-	    other_terminal(f->peer, &f->p1)) {
+	    hx_pl_other_terminal(f->peer, &f->p1)) {
 		f->d.verdict = HX_VERDICT_DENY;
 		f->d.rule = "harness:other-terminal";
 		f->d.pattern = NULL;
 	}
 	/* Nothing of the agent's draws over a question on the terminal:
 	 * what holds it is stopped (askterm.c), nothing opens it anew. */
-	if (rq->op == HX_OP_WRITE && held_terminal(f->pl, &f->p1)) {
+	if (rq->op == HX_OP_WRITE && hx_pl_held_terminal(f->pl, &f->p1)) {
 		f->d.verdict = HX_VERDICT_DENY;
 		f->d.rule = "harness:question-up";
 		f->d.pattern = NULL;

@@ -2,8 +2,11 @@
 #define _GNU_SOURCE
 #include "supervisor/pipeline_int.h"
 
+#include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
+#include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -131,4 +134,48 @@ void hx_pl_judge_device_inode(struct flow *f)
 	f->d.rule = k == HX_DEV_HOST ? "harness:device-inode"
 				     : "harness:terminal-inode";
 	f->d.pattern = NULL;
+}
+
+/* A pty the agent's own devpts instance does not have (terminals.h):
+ * in its view the name exists only if the session made that pty, so a
+ * /dev/pts/N it lacks is another terminal (the host's same name, which
+ * harness-exec's own view would reach) or nothing; either way not one
+ * of the session's. */
+bool hx_pl_other_terminal(const struct hx_peer *peer, const struct vpath *v)
+{
+	const char *paths[2] = {v->ok ? v->norm : NULL,
+				v->has_resolved ? v->resolved : NULL};
+	char p[PATH_MAX + 32];
+	struct stat st;
+
+	if (!v->ok || peer->pid <= 0 || peer->gone || peer->pid == getpid())
+		return false;
+	for (int i = 0; i < 2; i++) {
+		const char *s = paths[i];
+
+		if (!s || strncmp(s, "/dev/pts/", 9) || !s[9] ||
+		    strspn(s + 9, "0123456789") != strlen(s + 9))
+			continue;
+		snprintf(p, sizeof(p), "/proc/%d/root%s", (int)peer->pid, s);
+		if (stat(p, &st) && errno == ENOENT)
+			return true;
+	}
+	return false;
+}
+
+/* Whether v names the terminal a question holds: /dev/tty (the agent's
+ * controlling terminal is harness-exec's) or a pty of that device. */
+bool hx_pl_held_terminal(const struct hx_pipeline *pl, const struct vpath *v)
+{
+	const char *paths[2] = {v->ok ? v->norm : NULL,
+				v->has_resolved ? v->resolved : NULL};
+	struct stat st;
+
+	for (int i = 0; i < 2 && pl->held_tty; i++)
+		if (paths[i] && (!strcmp(paths[i], "/dev/tty") ||
+				 (!strncmp(paths[i], "/dev/pts/", 9) &&
+				  !stat(paths[i], &st) && S_ISCHR(st.st_mode) &&
+				  st.st_rdev == pl->held_tty)))
+			return true;
+	return false;
 }

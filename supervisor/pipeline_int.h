@@ -120,6 +120,11 @@ void hx_pl_judge_own_files(struct flow *f);
 void hx_pl_judge_other_sessions(struct flow *f);
 /* pipeline_device.c: no metadata change of a device node. */
 void hx_pl_judge_device_inode(struct flow *f);
+/* A /dev/pts/N of v the agent's own devpts instance lacks: another
+ * terminal than the session's (pipeline_device.c). */
+bool hx_pl_other_terminal(const struct hx_peer *peer, const struct vpath *v);
+/* Whether v names the terminal a question holds. */
+bool hx_pl_held_terminal(const struct hx_pipeline *pl, const struct vpath *v);
 /* path in pid's view of the file system (pid 0: ours), into out. */
 void hx_pl_in_view(pid_t pid, const char *path, char *out, size_t size);
 /* pipeline_oom.c: no write of an oom_score_adj (oomshield.h). */

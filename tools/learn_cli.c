@@ -420,6 +420,11 @@ static void flag(struct learn *l, const char *op, json_t *a, const char *rule,
 	if (!strcmp(op, "exec") && what &&
 	    exec_example(what, argv, ex, sizeof(ex)))
 		what = ex;
+	/* a write through /proc/self/fd/3: the file it reached too */
+	else if (what && str(a, "path_resolved") &&
+		 snprintf(ex, sizeof(ex), "%s (resolved %s)", what,
+			  str(a, "path_resolved")) < (int)sizeof(ex))
+		what = ex;
 	if (!what)
 		return;
 	f = json_pack("[ssss]", op, what, rule, verdict);

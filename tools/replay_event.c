@@ -83,6 +83,10 @@ void hx_replay_decide(const struct hx_policy *p, json_t *rec,
 	if (str(a, "path2_resolved"))
 		ev2.path2 = str(a, "path2_resolved");
 	hx_policy_decide(p, &ev2, &d2);
-	if (d2.verdict > d->verdict)
+	/* as the pipeline judges (judge): the stronger verdict, and of
+	 * two alike a rule's over a category's default */
+	if (d2.verdict > d->verdict ||
+	    (d2.verdict == d->verdict && !strncmp(d->rule, "default:", 8) &&
+	     strncmp(d2.rule, "default:", 8)))
 		*d = d2;
 }

@@ -19,6 +19,7 @@ import subprocess
 
 from lib import POLICY_TOOL, PYTHON, check, harness
 from test_attack17 import _learn
+from test_default_policy import fake_home
 
 BUSYBOX = "/bin/busybox"
 FLOOD = 3000
@@ -160,3 +161,50 @@ def test_a_listen_a_rule_refused_in_audit_mode_stays_refused_by_the_learned_poli
     recs = [x for x in e.records if x.get("args", {}).get("addr") == "0.0.0.0:%d" % port]
     check(recs and recs[0].get("verdict") == "deny" and recs[0].get("enforced") is not False,
           "the refused listen's record: %s" % recs)
+
+
+THROUGH = """
+exec 3<"$HOME/.bashrc"
+echo fd >> /proc/self/fd/3
+echo devfd >> /dev/fd/3
+echo root >> "/proc/self/root$HOME/.profile"
+echo cwd >> "/proc/self/cwd/../${HOME##*/}/.profile"
+"""
+
+
+def test_a_write_through_a_magic_link_names_the_rule_of_the_file_it_reached(wd):
+    """A write is judged as named and as resolved, the stronger verdict
+    winning; of two refusals the named form's was kept. ~/.bashrc
+    opened read-only, then appended through /proc/self/fd/3 (or
+    /dev/fd/3, /proc/self/root/..., /proc/self/cwd/...): the name is in
+    no write root (the category's default refuses it), the file it
+    reaches is shell-rc's. The record said default:file_write, which in
+    audit mode the reviewers and learn take for no rule's concern: not
+    flagged, and learned as a write the run needed ($HOME/.bashrc in
+    learned-writes). Of two alike a rule's verdict is named now."""
+    home = fake_home(wd)
+    with open(os.path.join(home, ".profile"), "w") as f:
+        f.write("# profile\n")
+    for who, argv in (("sh", ["sh", "-c", THROUGH]), ("busybox", [BUSYBOX, "sh", "-c", THROUGH])):
+        r = harness(argv, wd, policy=None, mode="audit", env={"HOME": home})
+        r.expect_status(0)
+        what = "%s:\n%s" % (who, r.dump(20))
+        rc = open(os.path.join(home, ".bashrc")).read()
+        check("fd" in rc and "devfd" in rc, "%s: audit mode did not write: %r" % (who, rc))
+        reached = [x for x in r.records if x.get("event") in ("open", "openat")
+                   and x.get("op") == "write" and x.get("args", {}).get("path_resolved")
+                   in (os.path.join(home, ".bashrc"), os.path.join(home, ".profile"))]
+        check(len(reached) >= 4, "%s: the writes' records: %s" % (who, what))
+        for x in reached:
+            check(x.get("rule") == "shell-rc" and x.get("verdict") == "deny"
+                  and x.get("enforced") is False,
+                  "%s: %s recorded %s %s" % (who, x["args"], x.get("verdict"), x.get("rule")))
+        text, pol = _learn(wd, r.log)
+        check('(resolved %s/.bashrc)" (deny by "shell-rc")' % home in text,
+              "%s: not flagged:\n%s" % (who, text[:2000]))
+        learned = [x for x in text.splitlines() if x.strip().startswith("allow:")]
+        check(not any("$HOME/.bashrc" in x or "$HOME/.profile" in x for x in learned),
+              "%s: learned as a need:\n%s" % (who, "\n".join(learned)))
+        for name, text0 in ((".bashrc", "# rc\n"), (".profile", "# profile\n")):
+            with open(os.path.join(home, name), "w") as f:
+                f.write(text0)
