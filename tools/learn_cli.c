@@ -457,6 +457,13 @@ static void learn_record(struct learn *l, json_t *rec)
 		hx_learn_open_session(l->open, rec, l->err);
 		return;
 	}
+	/* The harness's own refusals are not the policy's to learn; one
+	 * audit mode let past (a neighbour's socket, the user's terminal,
+	 * a file linked from outside) is the team's to review: flagged. */
+	if (op && v && a && rule && !strncmp(rule, "harness:", 8) &&
+	    strcmp(v, "allow") &&
+	    json_is_false(json_object_get(rec, "enforced")))
+		flag(l, op, a, rule, v);
 	if (!op || !v || !a || (ev && !strcmp(ev, "ask_answer")) ||
 	    (rule && !strncmp(rule, "harness:", 8)) ||
 	    (json_object_get(rec, "seq") &&
@@ -549,13 +556,14 @@ static void flagged(struct learn *l, FILE *out)
 
 	if (!n)
 		return;
-	fprintf(out,
-		"# Flagged: %zu call%s of audit sessions that a rule of their "
-		"policy refused or\n# asked (done only because nothing was "
-		"enforced). A refusal is not learned:\n# it stays refused. An "
-		"ask is learned: the default's ask rules ask again,\n# another "
-		"policy's do not. Review them:\n",
-		n, n == 1 ? "" : "s");
+	fprintf(
+	    out,
+	    "# Flagged: %zu call%s of audit sessions that a rule of their "
+	    "policy (or the\n# harness's own, harness:*) refused or asked "
+	    "(done only because nothing\n# was enforced). A refusal is not "
+	    "learned: it stays refused. An ask is\n# learned: the default's "
+	    "ask rules ask again, another policy's do not.\n# Review them:\n",
+	    n, n == 1 ? "" : "s");
 	json_array_foreach(l->flagged, i, f)
 	{
 		if (i == MAX_FLAGGED) {

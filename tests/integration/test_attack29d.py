@@ -14,8 +14,11 @@ write allowed by a rule (the project's, ~/.cache's) after such a flood
 was a count under the flood's first write, and harness-policy learn,
 which took no audit_overflow record, learned no rule for it."""
 
+import array
 import os
+import socket
 import subprocess
+import threading
 
 from lib import POLICY_TOOL, PYTHON, check, harness
 from test_attack17 import _learn
@@ -208,3 +211,63 @@ def test_a_write_through_a_magic_link_names_the_rule_of_the_file_it_reached(wd):
         for name, text0 in ((".bashrc", "# rc\n"), (".profile", "# profile\n")):
             with open(os.path.join(home, name), "w") as f:
                 f.write(text0)
+
+
+RECEIVE = r"""
+import array, os, socket, sys
+c = socket.socket(socket.AF_UNIX)
+c.connect(sys.argv[1])
+msg, anc, fl, addr = c.recvmsg(1, socket.CMSG_LEN(4))
+fd = array.array("i")
+fd.frombytes(anc[0][2][:4])
+os.write(fd[0], b"written through a received fd\\n")
+print("WROTE")
+"""
+
+
+def _fd_server(path, target, ready):
+    """A process of the user's outside the session: it hands whoever
+    connects an fd of target, open for appending."""
+    s = socket.socket(socket.AF_UNIX)
+    s.bind(path)
+    s.listen(1)
+    s.settimeout(60)
+    ready.set()
+    try:
+        c, _ = s.accept()
+        fd = os.open(target, os.O_WRONLY | os.O_APPEND)
+        c.sendmsg([b"x"], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", [fd]))])
+        os.close(fd)
+        c.recv(1)
+        c.close()
+    except OSError:
+        pass
+    s.close()
+
+
+def test_what_only_the_harness_refuses_is_flagged_by_learn(wd):
+    """An audit-mode agent connects to a socket of a process of the
+    user's outside the session (refused as harness:neighbour in enforce
+    mode) and writes ~/.bashrc through the fd it is handed. The write
+    itself is the outside process's fd (no call of the session's names
+    it: not recorded); the connect is recorded, a refusal not enforced.
+    learn skipped every harness:* record: the one thing the team could
+    see was in no Flagged line. Such refusals audit mode let past are
+    flagged now (and stay refused: the harness's own)."""
+    home = fake_home(wd)
+    path = os.path.join(wd.state, "outside.sock")
+    ready = threading.Event()
+    t = threading.Thread(target=_fd_server, args=(path, os.path.join(home, ".bashrc"), ready),
+                         daemon=True)
+    t.start()
+    ready.wait(10)
+    r = harness([PYTHON, "-c", RECEIVE, path], wd, policy=None, mode="audit", env={"HOME": home})
+    t.join(30)
+    r.expect_status(0)
+    check("WROTE" in r.stdout, "the agent got no fd: %s %s" % (r.stdout, r.stderr[-800:]))
+    recs = [x for x in r.records if x.get("args", {}).get("addr") == "unix:" + path]
+    check(recs and recs[0].get("rule") == "harness:neighbour" and recs[0].get("enforced") is False,
+          "the connect's record: %s\n%s" % (recs, r.dump(15)))
+    text, _ = _learn(wd, r.log)
+    check('connect "unix:%s" (deny by "harness:neighbour")' % path in text,
+          "not flagged:\n%s" % text[:1500])
