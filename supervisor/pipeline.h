@@ -58,6 +58,12 @@ struct hx_request {
 	const char *path, *path2;
 	bool has_flags, has_mode, has_result;
 	uint32_t flags, mode, result;
+	/* a metadata change's effect, for its record: the extended
+	 * attribute set or removed (an ACL, a capability...), the owner
+	 * given (-1: kept), as the agent named them */
+	const char *xattr;
+	bool has_owner;
+	long long uid, gid;
 	const char *const *argv;
 	size_t argc;
 	bool truncated;

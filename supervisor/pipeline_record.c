@@ -129,6 +129,13 @@ static json_t *make_args(json_t *rec, const struct hx_request *rq,
 	if (rq->has_mode)
 		hx_record_set_str(a, "mode",
 				  hx_fmt_mode(rq->mode, buf, sizeof(buf)));
+	/* what a metadata change does, as chmod's mode says it: a
+	 * setfacl's grant was a write of the path, no more */
+	hx_record_set_text(rec, a, "xattr", "args.xattr", rq->xattr);
+	if (rq->has_owner) {
+		json_object_set_new(a, "uid", json_integer(rq->uid));
+		json_object_set_new(a, "gid", json_integer(rq->gid));
+	}
 	if (rq->op == HX_OP_EXEC && !rq->argc) /* none: said, not left out */
 		json_object_set_new(a, "argv", json_array());
 	if (rq->argc) {

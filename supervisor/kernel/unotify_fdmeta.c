@@ -86,6 +86,19 @@ static int fd_refused(struct hx_unotify *u, const struct job *j, int mine,
 	return EPERM;
 }
 
+/* What the change does, for its record: the attribute, the owner. */
+static void effect(struct job *j, uint32_t call, const struct mut_extra *x,
+		   uid_t ouid, gid_t ogid)
+{
+	if (call == HX_CALL_SETXATTR || call == HX_CALL_REMOVEXATTR)
+		j->rq.xattr = x->xname;
+	if (call == HX_CALL_FCHOWN) {
+		j->rq.has_owner = true;
+		j->rq.uid = ouid == (uid_t)-1 ? -1 : (long long)ouid;
+		j->rq.gid = ogid == (gid_t)-1 ? -1 : (long long)ogid;
+	}
+}
+
 /* Metadata changes through an fd (fchmod, fchown, fsetxattr,
  * fremovexattr, futimens, the *at forms with an empty path and
  * AT_EMPTY_PATH, and chattr's FS_IOC_SETFLAGS and FS_IOC_FSSETXATTR,
@@ -193,6 +206,7 @@ void hx_un_fdmeta(struct hx_unotify *u, const struct seccomp_notif *n,
 			  : hx_pipeline_device_kind(t->peer.pid, &st);
 	j.rq.has_mode = has_mode;
 	j.rq.mode = (uint32_t)mode;
+	effect(&j, call, &x, ouid, ogid);
 	if ((a->err = hx_un_judge(u, t, &j, NULL)) ||
 	    /* Not for a target that is gone (killed while this was decided). */
 	    (a->err = hx_un_id_valid(u, n->id) ? 0 : ESRCH)) {

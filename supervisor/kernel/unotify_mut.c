@@ -542,6 +542,13 @@ static void mut_request(const struct target *t, const struct mut_call *c,
 		j->rq.has_mode = true;
 		j->rq.mode = (uint32_t)c->mode;
 	}
+	if (c->k == MUT_SETXATTR || c->k == MUT_RMXATTR)
+		j->rq.xattr = c->x.xname;
+	if (c->k == MUT_CHOWN) {
+		j->rq.has_owner = true;
+		j->rq.uid = c->ouid == (uid_t)-1 ? -1 : (long long)c->ouid;
+		j->rq.gid = c->ogid == (gid_t)-1 ? -1 : (long long)c->ogid;
+	}
 	if (c->k == MUT_RENAME) {
 		j->rq.tree_known = true;
 		j->rq.moves_tree =

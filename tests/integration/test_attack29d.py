@@ -271,3 +271,36 @@ def test_what_only_the_harness_refuses_is_flagged_by_learn(wd):
     text, _ = _learn(wd, r.log)
     check('connect "unix:%s" (deny by "harness:neighbour")' % path in text,
           "not flagged:\n%s" % text[:1500])
+
+
+META = r"""
+import os, sys
+p = sys.argv[1]
+open(p, "w").write("x")
+fd = os.open(p, os.O_RDONLY)
+os.setxattr(fd, "user.by-fd", b"1")
+os.setxattr(p, "user.by-path", b"1")
+os.removexattr(p, "user.by-path")
+os.chown(p, os.getuid(), -1)
+os.fchown(fd, -1, os.getgid())
+print("DONE")
+"""
+
+
+def test_a_metadata_changes_record_says_what_it_changed(wd):
+    """A chmod's record has its mode; a setxattr's (an ACL is one:
+    system.posix_acl_access), a removexattr's and a chown's said a
+    write of the path and nothing of the attribute or the owner. They
+    say it now, by path and through an fd, from a program without the
+    shim's help for these calls (the kernel layer decides them)."""
+    p = os.path.join(wd.path, "meta.txt")
+    r = harness([PYTHON, "-c", META, p], wd, policy=None, mode="audit")
+    r.expect_status(0)
+    check("DONE" in r.stdout, "the agent: %s %s" % (r.stdout, r.stderr[-600:]))
+    got = [(x["event"], x["args"].get("xattr"), x["args"].get("uid"), x["args"].get("gid"))
+           for x in r.records if x.get("args", {}).get("path") == p and x.get("op") == "write"
+           and x["event"] not in ("open", "openat", "failed")]
+    want = [("setxattr", "user.by-fd", None, None), ("setxattr", "user.by-path", None, None),
+            ("removexattr", "user.by-path", None, None), ("chown", None, os.getuid(), -1),
+            ("fchown", None, -1, os.getgid())]
+    check(got == want, "records %r, want %r" % (got, want))
