@@ -907,6 +907,8 @@ static void decide(struct hx_pipeline *pl, const struct hx_peer *peer,
 	judge(&f);
 	outcome(&f, out, decided, dlen);
 	if (correlate(&f, out)) {
+		if (rq->interp) /* the shim's record could not say it */
+			hx_pl_record_interp(&f, out->seq);
 		hx_envdiff_free(&f.env);
 		return;
 	}

@@ -76,6 +76,12 @@ struct hx_request {
 	 * are part of its call as its environment is (validate_env) */
 	const char *const *loader_opts;
 	size_t loader_nopts;
+	/* exec of a #! script: the program the kernel runs (its
+	 * interpreter, through each #! of a chain) and the argv it gets,
+	 * for the record: the script's path and argv do not say it */
+	const char *interp;
+	const char *const *interp_argv;
+	size_t interp_argc;
 	/* exec: the file the kernel layer lets run, as it opened it (the
 	 * exec gate holds the exec to it); NULL: the pipeline stats path */
 	const struct stat *image;

@@ -145,6 +145,9 @@ bool hx_pl_argv_past_request(const struct hx_request *rq);
 struct hx_corr_key hx_pl_call_key(const struct flow *f);
 /* Record: f's audit record (NULL when it cannot be made). */
 struct json_t *hx_pl_record(struct flow *f);
+/* A #! script's exec the shim's record stands for (seq, 0: coalesced):
+ * what the kernel layer saw run it (exec_interpreter). */
+void hx_pl_record_interp(struct flow *f, uint64_t seq);
 /* A refusal only the kernel layer saw: formatted into out->notice,
  * printed unless out->tell. */
 void hx_pl_kernel_notice(const struct flow *f, struct hx_outcome *out);

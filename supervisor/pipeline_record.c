@@ -136,6 +136,13 @@ static json_t *make_args(json_t *rec, const struct hx_request *rq,
 		json_object_set_new(a, "uid", json_integer(rq->uid));
 		json_object_set_new(a, "gid", json_integer(rq->gid));
 	}
+	/* a script's: what runs it, with what words (#!/bin/sh -x...) */
+	hx_record_set_text(rec, a, "interpreter", "args.interpreter",
+			   rq->interp);
+	if (rq->interp_argc)
+		hx_record_argv(rec, a, "interpreter_argv",
+			       "args.interpreter_argv", rq->interp_argv,
+			       rq->interp_argc);
 	if (rq->op == HX_OP_EXEC && !rq->argc) /* none: said, not left out */
 		json_object_set_new(a, "argv", json_array());
 	if (rq->argc) {
@@ -393,5 +400,31 @@ void hx_pipeline_failed(struct hx_pipeline *pl, const struct hx_peer *peer,
 	else /* an exec the kernel refused after its CONTINUE */
 		hx_record_set_str(rec, "why", "no exec followed its allow");
 	hx_record_append_event(pl, rec, NULL, NULL);
+	json_decref(rec);
+}
+
+void hx_pl_record_interp(struct flow *f, uint64_t seq)
+{
+	const struct hx_request *rq = f->rq;
+	json_t *rec = hx_record_new(f->pl, f->peer, "exec_interpreter", NULL);
+	json_t *a = json_object();
+
+	if (!rec || !a) {
+		json_decref(rec);
+		json_decref(a);
+		return;
+	}
+	set_path(rec, a, "path", &f->p1, rq->path);
+	hx_record_set_text(rec, a, "interpreter", "args.interpreter",
+			   rq->interp);
+	hx_record_argv(rec, a, "interpreter_argv", "args.interpreter_argv",
+		       rq->interp_argv, rq->interp_argc);
+	json_object_set_new(rec, "args", a);
+	if (seq)
+		json_object_set_new(rec, "ref_seq",
+				    json_integer((json_int_t)seq));
+	hx_record_set_str(rec, "category", "process");
+	hx_record_set_str(rec, "layer", "kernel");
+	hx_record_append_event(f->pl, rec, NULL, NULL);
 	json_decref(rec);
 }

@@ -114,6 +114,20 @@ static int exec_refused(const struct target *t, const char *fname,
 
 /* The n strings of b as a vector (*out, malloc'd, NULL-terminated,
  * borrowing b). 0 or -ENOMEM. */
+static int strv_of(const struct hx_strblob *b, size_t n, const char ***out);
+
+/* The words of the argv a #! chain's interpreter gets (expect_exec's
+ * NUL-separated text), as a vector into it. */
+static int interp_words(char *text, size_t len, const char ***out, size_t *n)
+{
+	struct hx_strblob b = {text, len, len};
+
+	*n = 0;
+	for (size_t i = 0; text && i < len; i++)
+		*n += !text[i];
+	return strv_of(&b, *n, out);
+}
+
 static int strv_of(const struct hx_strblob *b, size_t n, const char ***out)
 {
 	const char **v = calloc(n + 1, sizeof(*v));
@@ -126,6 +140,17 @@ static int strv_of(const struct hx_strblob *b, size_t n, const char ***out)
 		k += strlen(b->p + k) + 1;
 	}
 	return 0;
+}
+
+/* A #! script's exec (script: its chain ran through no loader): the
+ * image that runs it and that image's argv, for the record. */
+static void set_interp(struct job *j, bool script, const char *img,
+		       char *expect, size_t elen, const char ***eargv)
+{
+	if (script && !interp_words(expect, elen, eargv, &j->rq.interp_argc)) {
+		j->rq.interp = img;
+		j->rq.interp_argv = *eargv;
+	}
 }
 
 /* Appends s (with its NUL) to a growing buffer. */
@@ -595,6 +620,7 @@ void hx_un_exec(struct hx_unotify *u, const struct seccomp_notif *n,
 		 * keyed on /bin/sh, a session's grant for one script held
 		 * for any other renamed into its place). */
 		j.rq.image = &named;
+		set_interp(&j, op.n && !lp.argv, img, expect, elen, &eargv);
 		if (lp.argv) {
 			j.rq.loader = img;
 			j.rq.path = lp.path;

@@ -304,3 +304,31 @@ def test_a_metadata_changes_record_says_what_it_changed(wd):
             ("removexattr", "user.by-path", None, None), ("chown", None, os.getuid(), -1),
             ("fchown", None, -1, os.getgid())]
     check(got == want, "records %r, want %r" % (got, want))
+
+
+def test_a_scripts_exec_names_the_program_that_runs_it(wd):
+    """An exec of a #! script was recorded as the script's path and
+    argv: what ran (its interpreter, and the argument the #! line gives
+    it: `#!/usr/bin/busybox sh -x`, `#!/usr/bin/env -S ...`) was in no
+    record, though the kernel layer reads it to hold the exec gate to
+    it. The kernel layer's record of such an exec names them
+    (args.interpreter, args.interpreter_argv); where the shim's record
+    stands for the call, an exec_interpreter record after it does
+    (ref_seq)."""
+    script = wd.file("run-me.sh", "#!%s sh\necho ran\n" % BUSYBOX)
+    os.chmod(script, 0o755)
+    for who, argv in (("sh", ["sh", "-c", "./run-me.sh one; exit 0"]),
+                      ("busybox", [BUSYBOX, "sh", "-c", "./run-me.sh one; exit 0"])):
+        r = harness(argv, wd, policy=None, mode="audit")
+        r.expect_status(0)
+        check("ran" in r.stdout, "%s: the script did not run: %s" % (who, r.stderr[-500:]))
+        execs = [x for x in r.records if x.get("category") == "exec"
+                 and x.get("args", {}).get("path") == script]
+        check(len(execs) == 1, "%s: the script's execs: %s" % (who, r.dump(20)))
+        named = [x["args"] for x in [execs[0]] + [y for y in r.records
+                 if y.get("event") == "exec_interpreter" and y.get("ref_seq") == execs[0]["seq"]]
+                 if x["args"].get("interpreter")]
+        check(named and os.path.realpath(named[0]["interpreter"]) == os.path.realpath(BUSYBOX),
+              "%s: no record names the interpreter: %s" % (who, named or execs))
+        check(named[0].get("interpreter_argv", [])[1:3] == ["sh", "./run-me.sh"],
+              "%s: the interpreter's argv: %s" % (who, named[0]))
