@@ -158,6 +158,33 @@ static bool matches(const struct query *q, json_t *r)
 	return true;
 }
 
+/* A record, or an audit_overflow record one of whose groups (the same
+ * call, counted past the rate: its pid, event, op, verdict, rule and
+ * first_args) matches as that call's record would: a query for a path
+ * found nothing of a call coalesced. */
+static bool matches_any(const struct query *q, json_t *r)
+{
+	json_t *g, *c;
+	size_t i;
+	bool hit = false;
+
+	if (matches(q, r))
+		return true;
+	if (strcmp(hx_record_field(r, "event"), "audit_overflow"))
+		return false;
+	json_array_foreach(json_object_get(r, "groups"), i, g)
+	{
+		if (hit || !json_is_object(g) || !(c = json_copy(r)))
+			continue;
+		json_object_del(c, "groups");
+		json_object_update(c, g);
+		json_object_set(c, "args", json_object_get(g, "first_args"));
+		hit = matches(q, c);
+		json_decref(c);
+	}
+	return hit;
+}
+
 /* What a record is about, for the table: a path, an argv, an address. */
 static void what(json_t *r, char *out, size_t size)
 {
@@ -231,7 +258,7 @@ static void one_line(void *arg, char *line, size_t n)
 		return;
 	if (line[n - 1] == '\n')
 		line[n - 1] = '\0';
-	if (matches(q, r))
+	if (matches_any(q, r))
 		print(q, r, line);
 	json_decref(r);
 }

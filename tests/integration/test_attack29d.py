@@ -20,7 +20,7 @@ import socket
 import subprocess
 import threading
 
-from lib import POLICY_TOOL, PYTHON, check, harness
+from lib import AUDIT_TOOL, POLICY_TOOL, PYTHON, check, harness
 from test_attack17 import _learn
 from test_default_policy import fake_home
 
@@ -105,6 +105,11 @@ def test_a_flood_does_not_hide_the_name_of_what_was_read_or_written(wd):
         check(_named(r.records, private), "%s: the read of the private file is named nowhere: %s"
               % (who, what))
         check(_named(r.records, out), "%s: the write in the project is named nowhere: %s" % (who, what))
+        # the reviewer's query for it finds it, coalesced or not
+        q = subprocess.run([AUDIT_TOOL, "query", r.log, "--path", private, "--json"],
+                           capture_output=True, text=True, env=dict(os.environ, XDG_STATE_HOME=wd.state))
+        check(q.returncode == 0 and private in q.stdout,
+              "%s: harness-audit query --path finds no read of it: %s %s" % (who, q.returncode, q.stderr))
         text, _ = _learn(wd, r.log)
         learned = [x for x in text.splitlines() if x.strip().startswith("allow:")]
         check(any('"$CWD/**"' in x for x in learned),
