@@ -30,7 +30,8 @@ static const char usage[] =
     "\n"
     "Writes the smallest commented policy that allows what the recorded\n"
     "sessions did: writes (and other changes to files) as directory\n"
-    "globs under $CWD, $TMPDIR and $HOME, programs by their executable\n"
+    "globs under $CWD, $TMPDIR and $HOME (elsewhere the file itself),\n"
+    "programs by their executable\n"
     "and first argument, connects by host:port (the name the address\n"
     "was resolved from), lookups by name (NAME:0, which allows no\n"
     "connect); everything else denied by\n"
@@ -164,9 +165,9 @@ static int with_vars(const struct learn *l, const char *path, char *out,
 	return 0;
 }
 
-/* The directory glob a write is learned as: the project and the private
- * temp dir whole, a directory of $HOME by its first name, a device the
- * file itself, elsewhere the files of its directory. -1: none. */
+/* The glob a write is learned as: the project and the private temp dir
+ * whole, a directory of $HOME by its first name, elsewhere (a device, a
+ * file of $HOME's top, a system file) the file itself. -1: none. */
 static int write_glob(const struct learn *l, const char *path, char *glob,
 		      size_t gsize, char *example, size_t esize)
 {
@@ -189,15 +190,11 @@ static int write_glob(const struct learn *l, const char *path, char *glob,
 		    snprintf(glob, gsize, "$HOME/%s/**", esc) < (int)gsize)
 			return 0;
 	}
-	{
-		const char *slash = strrchr(pat, '/');
-
-		if (!root[0] && strncmp(pat, "/dev/", 5) && slash &&
-		    slash != pat &&
-		    snprintf(glob, gsize, "%.*s/*", (int)(slash - pat), pat) <
-			(int)gsize)
-			return 0;
-	}
+	/* Elsewhere the file itself: its directory's files were learned
+	 * (/etc/x as every file of /etc), so a root agent's audited write of
+	 * /etc/hosts let the enforced one write /etc/ld.so.preload, /etc/passwd
+	 * and /etc/crontab, which no protection of the default names (they are
+	 * outside every write root; twenty-ninth attack review). */
 	snprintf(glob, gsize, "%s", pat);
 	return 0;
 }

@@ -337,3 +337,36 @@ def test_a_scripts_exec_names_the_program_that_runs_it(wd):
               "%s: no record names the interpreter: %s" % (who, named or execs))
         check(named[0].get("interpreter_argv", [])[1:3] == ["sh", "./run-me.sh"],
               "%s: the interpreter's argv: %s" % (who, named[0]))
+
+
+def test_a_root_agents_audited_write_of_a_system_file_opens_no_other(wd):
+    """learn took a write outside the user's trees for its directory's
+    files: a root agent's audited write of one file of /etc was learned
+    as "/etc/*", and under the learned policy the enforced agent wrote
+    any other file there (/etc/ld.so.preload, /etc/passwd,
+    /etc/crontab: code for every process and login of the machine,
+    which no protection of the default names, being outside every write
+    root). Such a write is learned as the file itself now."""
+    if os.geteuid() != 0:
+        from lib import Skip
+        raise Skip("an ordinary user's agent writes no file of /etc")
+    tag = "%d" % os.getpid()
+    made, other = "/etc/hx29d-made-%s.conf" % tag, "/etc/hx29d-other-%s.conf" % tag
+    try:
+        r = harness(["sh", "-c", "echo x > %s" % made], wd, policy=None, mode="audit")
+        r.expect_status(0)
+        check(os.path.exists(made), "the audit run did not write %s" % made)
+        text, pol = _learn(wd, r.log)
+        learned = [x for x in text.splitlines() if x.strip().startswith("allow:")]
+        check(any('"%s"' % made in x for x in learned) and not any('"/etc/*"' in x for x in learned),
+              "learned:\n%s" % "\n".join(learned))
+        e = harness(["sh", "-c", "echo x > %s; echo x > %s; exit 0" % (made, other)], wd, policy=pol)
+        e.expect_status(0)
+        check(not os.path.exists(other), "the learned policy let the agent write %s" % other)
+        recs = [x for x in e.records if x.get("args", {}).get("path") == other
+                and x.get("op") == "write"]
+        check(recs and recs[0].get("verdict") == "deny", "the refusal's record: %s" % recs)
+    finally:
+        for p in (made, other):
+            if os.path.exists(p):
+                os.unlink(p)
