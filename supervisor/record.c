@@ -361,9 +361,9 @@ static bool always_written(json_t *rec)
 /* What a group says of a record: its members but those that differ
  * from one sight of the same call to the next (time, seq, tid,
  * latency); "args" is written "first_args", as it was. */
-static const char *const co_keep[] = {"pid",	 "exe",	     "event", "op",
-				      "verdict", "enforced", "rule",  "layer",
-				      "cwd",	 "ref_seq",  "grant", "args"};
+static const char *const co_keep[] = {
+    "pid",  "exe",   "event", "op",	 "category", "verdict", "enforced",
+    "rule", "layer", "cwd",   "ref_seq", "grant",    "args"};
 #define N_KEEP (sizeof(co_keep) / sizeof(*co_keep))
 
 static const char *out_name(size_t i)

@@ -346,12 +346,17 @@ def test_a_root_agents_audited_write_of_a_system_file_opens_no_other(wd):
     any other file there (/etc/ld.so.preload, /etc/passwd,
     /etc/crontab: code for every process and login of the machine,
     which no protection of the default names, being outside every write
-    root). Such a write is learned as the file itself now."""
+    root). Such a write is learned as the file itself now, and the
+    files the machine runs or trusts for every user (/etc/profile.d,
+    cron, systemd units, /etc/ld.so.preload, /etc/passwd...) are a rule
+    of the default's (system-autorun): an audit run's write of one is
+    flagged and stays refused under the learned policy."""
     if os.geteuid() != 0:
         from lib import Skip
         raise Skip("an ordinary user's agent writes no file of /etc")
     tag = "%d" % os.getpid()
     made, other = "/etc/hx29d-made-%s.conf" % tag, "/etc/hx29d-other-%s.conf" % tag
+    autorun = "/etc/profile.d/hx29d-%s.sh" % tag
     try:
         r = harness(["sh", "-c", "echo x > %s" % made], wd, policy=None, mode="audit")
         r.expect_status(0)
@@ -366,7 +371,20 @@ def test_a_root_agents_audited_write_of_a_system_file_opens_no_other(wd):
         recs = [x for x in e.records if x.get("args", {}).get("path") == other
                 and x.get("op") == "write"]
         check(recs and recs[0].get("verdict") == "deny", "the refusal's record: %s" % recs)
+        # What the machine runs for every user: a rule's (system-autorun),
+        # so the audit run's write of one is flagged and stays refused.
+        r = harness(["sh", "-c", "echo '# x' > %s" % autorun], wd, policy=None, mode="audit")
+        r.expect_status(0)
+        recs = [x for x in r.records if x.get("args", {}).get("path") == autorun
+                and x.get("op") == "write"]
+        check(recs and recs[0].get("rule") == "system-autorun" and recs[0].get("enforced") is False,
+              "the write's record: %s" % recs)
+        text, pol = _learn(wd, r.log)
+        check('write "%s" (deny by "system-autorun")' % autorun in text, "not flagged:\n%s" % text[:1500])
+        os.unlink(autorun)
+        e = harness(["sh", "-c", "echo '# x' > %s; exit 0" % autorun], wd, policy=pol)
+        check(not os.path.exists(autorun), "the learned policy let the agent write %s" % autorun)
     finally:
-        for p in (made, other):
+        for p in (made, other, autorun):
             if os.path.exists(p):
                 os.unlink(p)
