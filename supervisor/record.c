@@ -362,8 +362,10 @@ static bool always_written(json_t *rec)
  * from one sight of the same call to the next (time, seq, tid,
  * latency); "args" is written "first_args", as it was. */
 static const char *const co_keep[] = {
-    "pid",  "exe",   "event", "op",	 "category", "verdict", "enforced",
-    "rule", "layer", "cwd",   "ref_seq", "grant",    "args"};
+    "pid",	"exe",	   "event",	  "op",
+    "category", "verdict", "enforced",	  "rule",
+    "pattern",	"layer",   "shim_bypass", "decided_on_resolved",
+    "cwd",	"ref_seq", "grant",	  "args"};
 #define N_KEEP (sizeof(co_keep) / sizeof(*co_keep))
 
 static const char *out_name(size_t i)
