@@ -267,6 +267,30 @@ static void again(struct replay *r, int out)
 	}
 }
 
+/* An audit_overflow record's groups: each the record of calls coalesced
+ * past the audit rate (one call, counted), replayed as that record and
+ * counted as many times (a coalesced call was in no replay). */
+static int replay_groups(struct replay *r, json_t *rec)
+{
+	json_t *g, *c;
+	size_t i;
+	int e = 0, out;
+
+	json_array_foreach(json_object_get(rec, "groups"), i, g)
+	{
+		if (e || !json_is_object(g) || !(c = json_copy(g)))
+			continue;
+		json_object_set(c, "args", json_object_get(g, "first_args"));
+		e = replay_one(r, c, &out);
+		for (json_int_t k = 1;
+		     !e && k < json_integer_value(json_object_get(g, "count"));
+		     k++)
+			again(r, out);
+		json_decref(c);
+	}
+	return e;
+}
+
 static int replay_file(struct replay *r, const char *path)
 {
 	static char key[16384];
@@ -298,6 +322,11 @@ static int replay_file(struct replay *r, const char *path)
 		rec = hx_logline_parse(line, (size_t)n);
 		if (!rec) {
 			r->unreadable++;
+			continue;
+		}
+		if (!strcmp(str(rec, "event") ?: "", "audit_overflow")) {
+			e = replay_groups(r, rec);
+			json_decref(rec);
 			continue;
 		}
 		e = replay_one(r, rec, &out);

@@ -90,6 +90,9 @@ def test_a_flood_does_not_hide_the_name_of_what_was_read_or_written(wd):
     with open(private, "w") as f:
         f.write("PRIVATE-NOTES\n")
     flood = wd.file("flood.txt", "x\n")
+    nowrite = os.path.join(wd.state, "nowrite.yaml")
+    with open(nowrite, "w") as f:
+        f.write("version: 1\nmode: enforce\ndefaults:\n  file_write: deny\n")
     for who, argv in (("python", [PYTHON, "-c", PY_AGENT]),
                       ("busybox", [BUSYBOX, "sh", "-c", BB_AGENT, "sh"])):
         out = os.path.join(wd.path, "out-%s.txt" % who)
@@ -110,6 +113,12 @@ def test_a_flood_does_not_hide_the_name_of_what_was_read_or_written(wd):
                            capture_output=True, text=True, env=dict(os.environ, XDG_STATE_HOME=wd.state))
         check(q.returncode == 0 and private in q.stdout,
               "%s: harness-audit query --path finds no read of it: %s %s" % (who, q.returncode, q.stderr))
+        # harness-policy test replays it: a policy that writes nothing
+        # changes its verdict (a coalesced call was in no replay)
+        t = subprocess.run([POLICY_TOOL, "test", nowrite, r.log], capture_output=True, text=True,
+                           env=dict(os.environ, XDG_STATE_HOME=wd.state))
+        check(t.returncode == 1 and ("write " + out) in t.stdout,
+              "%s: harness-policy test: %s %s%s" % (who, t.returncode, t.stdout[-1500:], t.stderr))
         text, _ = _learn(wd, r.log)
         learned = [x for x in text.splitlines() if x.strip().startswith("allow:")]
         check(any('"$CWD/**"' in x for x in learned),
