@@ -78,9 +78,12 @@ struct summary {
 	json_t *hosts, *prefixes, *rules;
 	struct latencies lat[LATENCY_GROUPS];
 	size_t nlat, records, bad, top, nprocs;
+	/* how many calls the record summed stands for: 1, or a coalesced
+	 * group's count (sum_groups) */
+	long long weight;
 };
 
-static void tally(json_t *table, const char *key, bool refused)
+static void tally(json_t *table, const char *key, bool refused, long long w)
 {
 	json_t *e = json_object_get(table, key);
 
@@ -91,11 +94,11 @@ static void tally(json_t *table, const char *key, bool refused)
 		json_object_set_new(table, key, e);
 	}
 	json_array_set_new(
-	    e, 0, json_integer(json_integer_value(json_array_get(e, 0)) + 1));
+	    e, 0, json_integer(json_integer_value(json_array_get(e, 0)) + w));
 	if (refused)
 		json_array_set_new(
 		    e, 1,
-		    json_integer(json_integer_value(json_array_get(e, 1)) + 1));
+		    json_integer(json_integer_value(json_array_get(e, 1)) + w));
 }
 
 /* The first PREFIX_DEPTH directories of path: /home/me/proj/... */
@@ -270,6 +273,35 @@ static void add_hidden(struct summary *s, const char *line, size_t len)
 	json_decref(j);
 }
 
+static void sum_one(struct summary *s, const char *line, size_t len);
+
+/* An audit_overflow record's groups, each summed as the record of the
+ * calls it counts, weighed by its count: the summary counted none of
+ * them, and a path read or written past the audit rate was in no
+ * prefix. Rare: the line is parsed whole. */
+static void sum_groups(struct summary *s, const char *line, size_t len)
+{
+	json_t *j = json_loadb(line, len, 0, NULL), *g, *c;
+	char *text;
+	size_t i;
+
+	json_array_foreach(json_object_get(j, "groups"), i, g)
+	{
+		if (!json_is_object(g) || !(c = json_copy(g)))
+			continue;
+		json_object_set(c, "args", json_object_get(g, "first_args"));
+		json_object_del(c, "first_args");
+		text = json_dumps(c, JSON_COMPACT);
+		s->weight = json_integer_value(json_object_get(g, "count"));
+		if (text && s->weight > 0)
+			sum_one(s, text, strlen(text));
+		s->weight = 1;
+		free(text);
+		json_decref(c);
+	}
+	json_decref(j);
+}
+
 static void sum_one(struct summary *s, const char *line, size_t len)
 {
 	struct rec r;
@@ -289,7 +321,12 @@ static void sum_one(struct summary *s, const char *line, size_t len)
 	hx_span_str(&r.m[CATEGORY], r.category, sizeof(r.category));
 	hx_span_str(&r.m[VERDICT], r.verdict, sizeof(r.verdict));
 	hx_span_str(&r.m[LAYER], r.layer, sizeof(r.layer));
-	s->records++;
+	if (s->weight == 1)
+		s->records++;
+	if (hx_span_is(&r.m[EVENT], "audit_overflow")) {
+		sum_groups(s, line, len);
+		return;
+	}
 	if (hx_span_is(&r.m[EVENT], "process_start"))
 		add_process(s, &r);
 	if (hx_span_is(&r.m[EVENT], "hidden_changes") ||
@@ -308,25 +345,26 @@ static void sum_one(struct summary *s, const char *line, size_t len)
 		json_object_set_new(s->counts, cat, c);
 	}
 	n = json_object_get(c, ver);
-	json_object_set_new(c, ver,
-			    json_integer(n ? json_integer_value(n) + 1 : 1));
+	json_object_set_new(
+	    c, ver, json_integer((n ? json_integer_value(n) : 0) + s->weight));
 	if (!strcmp(ver, "failed"))
 		return;
 	refused = !strcmp(ver, "deny") || !strcmp(ver, "ask");
 	if (refused)
 		add_denied(s, &r);
-	tally(s->rules, hx_span_str(&r.m[RULE], v, sizeof(v)), refused);
+	tally(s->rules, hx_span_str(&r.m[RULE], v, sizeof(v)), refused,
+	      s->weight);
 	if (!strncmp(cat, "net_", 4)) {
 		if (!hx_span_str(&r.a[A_HOST], v, sizeof(v))[0])
 			hx_span_str(&r.a[A_ADDR], v, sizeof(v));
-		tally(s->hosts, v, refused);
+		tally(s->hosts, v, refused, s->weight);
 	}
 	if (!strncmp(cat, "file_", 5)) {
 		/* where the call acted: through a link, its resolved path */
 		if (!hx_span_str(&r.a[A_RESOLVED], v, sizeof(v))[0])
 			hx_span_str(&r.a[A_PATH], v, sizeof(v));
 		prefix_of(v, prefix, sizeof(prefix));
-		tally(s->prefixes, prefix, refused);
+		tally(s->prefixes, prefix, refused, s->weight);
 	}
 	add_latency(s, &r);
 }
@@ -492,7 +530,8 @@ static void summary_init(struct summary *s)
 			      .hosts = json_object(),
 			      .prefixes = json_object(),
 			      .rules = json_object(),
-			      .top = 10};
+			      .top = 10,
+			      .weight = 1};
 }
 
 static void summary_free(struct summary *s)

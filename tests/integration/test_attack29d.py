@@ -113,6 +113,12 @@ def test_a_flood_does_not_hide_the_name_of_what_was_read_or_written(wd):
                            capture_output=True, text=True, env=dict(os.environ, XDG_STATE_HOME=wd.state))
         check(q.returncode == 0 and private in q.stdout,
               "%s: harness-audit query --path finds no read of it: %s %s" % (who, q.returncode, q.stderr))
+        # harness-audit summary counts the calls coalesced too
+        sm = subprocess.run([AUDIT_TOOL, "summary", r.log], capture_output=True, text=True,
+                            env=dict(os.environ, XDG_STATE_HOME=wd.state))
+        reads = [ln.split() for ln in sm.stdout.splitlines() if ln.strip().startswith("file_read")]
+        check(reads and int(reads[0][reads[0].index("allow") + 1]) >= FLOOD,
+              "%s: summary counts %s reads for a flood of %d:\n%s" % (who, reads, FLOOD, sm.stdout[:800]))
         # harness-policy test replays it: a policy that writes nothing
         # changes its verdict (a coalesced call was in no replay)
         t = subprocess.run([POLICY_TOOL, "test", nowrite, r.log], capture_output=True, text=True,
