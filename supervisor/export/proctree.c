@@ -260,6 +260,43 @@ static void not_ran(struct hx_ptree_proc *p, long long seq)
 	}
 }
 
+/* An audit_overflow record's groups: each the record of a call made
+ * count times past the audit rate, counted in its process's events and
+ * refusals as those records would be (tree and export counted none:
+ * harness-exec's pid is the overflow record's). A process that has no
+ * record of its own is not made up from a group. */
+static void take_groups(struct hx_ptree *t, char *line, size_t len)
+{
+	json_t *rec = hx_logline_parse(line, len), *g, *c;
+	struct hx_ptree_proc *p;
+	const char *v;
+	json_int_t n;
+	size_t i;
+
+	json_array_foreach(json_object_get(rec, "groups"), i, g)
+	{
+		/* its pid's newest process, ended or not: the overflow
+		 * record comes within a second, or at the session's end */
+		p = t->slots
+			? *slot(t,
+				json_integer_value(json_object_get(g, "pid")))
+			: NULL;
+		n = json_integer_value(json_object_get(g, "count"));
+		v = json_string_value(json_object_get(g, "verdict"));
+		if (!p || n <= 0 || !v)
+			continue;
+		p->events += (size_t)n;
+		if (!strcmp(v, "allow") || !(c = json_copy(g)))
+			continue;
+		json_object_set(c, "args", json_object_get(g, "first_args"));
+		json_object_set(c, "time", json_object_get(rec, "until"));
+		note_refusal(p, c, v);
+		p->refused += (size_t)n - 1;
+		json_decref(c);
+	}
+	json_decref(rec);
+}
+
 static void take(struct hx_ptree *t, char *line, size_t len)
 {
 	struct hx_span m[NKEYS], argv[2];
@@ -279,6 +316,10 @@ static void take(struct hx_ptree *t, char *line, size_t len)
 	if (hx_span_is(&m[EVENT], "session_end") && pid == t->harness_pid) {
 		json_decref(t->session_end);
 		t->session_end = hx_logline_parse(line, len);
+		return;
+	}
+	if (hx_span_is(&m[EVENT], "audit_overflow")) {
+		take_groups(t, line, len);
 		return;
 	}
 	if (hx_span_is(&m[EVENT], "ask_answer")) {

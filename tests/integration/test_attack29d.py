@@ -16,6 +16,7 @@ which took no audit_overflow record, learned no rule for it."""
 
 import array
 import os
+import re
 import socket
 import subprocess
 import threading
@@ -119,6 +120,12 @@ def test_a_flood_does_not_hide_the_name_of_what_was_read_or_written(wd):
         reads = [ln.split() for ln in sm.stdout.splitlines() if ln.strip().startswith("file_read")]
         check(reads and int(reads[0][reads[0].index("allow") + 1]) >= FLOOD,
               "%s: summary counts %s reads for a flood of %d:\n%s" % (who, reads, FLOOD, sm.stdout[:800]))
+        # harness-audit tree counts them in their process's events
+        tr = subprocess.run([AUDIT_TOOL, "tree", r.log], capture_output=True, text=True,
+                            env=dict(os.environ, XDG_STATE_HOME=wd.state))
+        counts = [int(x) for x in re.findall(r"(\d+) events", tr.stdout)]
+        check(counts and max(counts) >= FLOOD,
+              "%s: tree counts %s events for a flood of %d" % (who, counts, FLOOD))
         # harness-policy test replays it: a policy that writes nothing
         # changes its verdict (a coalesced call was in no replay)
         t = subprocess.run([POLICY_TOOL, "test", nowrite, r.log], capture_output=True, text=True,
