@@ -116,13 +116,19 @@ static void print_text(struct tree *t, const struct hx_ptree_proc *p,
 		 : last ? "    "
 			: "|   ");
 	/* r->what is terminal-safe (proctree.h); the rest from the record */
-	for (const struct hx_ptree_refusal *r = p->ref; r; r = r->next)
-		fprintf(t->out, "%s%s  ! %s %s %s (rule %s)\n", pre,
+	for (const struct hx_ptree_refusal *r = p->ref; r; r = r->next) {
+		char times[32] = ""; /* a group past the audit rate */
+
+		if (r->count > 1)
+			snprintf(times, sizeof(times), ", %lld times",
+				 r->count);
+		fprintf(t->out, "%s%s  ! %s %s %s (rule %s)%s\n", pre,
 			p->first_child ? "|" : " ",
 			r->approved ? "asked, approved:"
 				    : hx_text_safe(sv, sizeof(sv), r->verdict),
 			hx_text_safe(so, sizeof(so), r->op), r->what,
-			hx_text_safe(sr, sizeof(sr), r->rule));
+			hx_text_safe(sr, sizeof(sr), r->rule), times);
+	}
 	for (const struct hx_ptree_proc *c = p->first_child; c; c = c->next) {
 		const struct hx_ptree_proc *after = c->next;
 
@@ -167,9 +173,10 @@ static void print_json(struct tree *t, const struct hx_ptree_proc *p, int depth)
 	json_object_set_new(o, "refused", json_integer((json_int_t)p->refused));
 	for (const struct hx_ptree_refusal *r = p->ref; r; r = r->next)
 		json_array_append_new(
-		    refs, json_pack("{s:s,s:s,s:s,s:s,s:b}", "verdict",
+		    refs, json_pack("{s:s,s:s,s:s,s:s,s:b,s:I}", "verdict",
 				    r->verdict, "op", r->op, "target", r->what,
-				    "rule", r->rule, "approved", r->approved));
+				    "rule", r->rule, "approved", r->approved,
+				    "count", (json_int_t)r->count));
 	json_object_set_new(o, "refusals", refs);
 	line = json_dumps(o, JSON_COMPACT);
 	if (line)

@@ -135,6 +135,8 @@ static void event(struct hx_pb *span, const struct hx_ptree_refusal *r)
 	attr_str(&ev, 3, "harness.op", r->op);
 	attr_str(&ev, 3, "harness.target", r->what);
 	attr_str(&ev, 3, "harness.rule", r->rule);
+	if (r->count > 1) /* a group past the audit rate: its calls */
+		attr_int(&ev, 3, "harness.count", r->count);
 	hx_pb_message(span, 11, &ev);
 	hx_pb_free(&ev);
 }

@@ -144,13 +144,16 @@ void hx_paths_line(json_t *args, char *out, size_t size)
 	}
 }
 
+/* Adds rec's refusal, standing for count calls, to p. */
 static void note_refusal(struct hx_ptree_proc *p, json_t *rec,
-			 const char *verdict)
+			 const char *verdict, long long count)
 {
 	struct hx_ptree_refusal *r = calloc(1, sizeof(*r));
 
+	p->refused += (size_t)count;
 	if (!r)
 		return;
+	r->count = count;
 	snprintf(r->verdict, sizeof(r->verdict), "%s", verdict);
 	snprintf(r->op, sizeof(r->op), "%s", hx_record_field(rec, "op"));
 	if (!r->op[0])
@@ -162,7 +165,6 @@ static void note_refusal(struct hx_ptree_proc *p, json_t *rec,
 	r->ask = json_integer_value(json_object_get(rec, "ask"));
 	*p->ref_tail = r;
 	p->ref_tail = &r->next;
-	p->refused++;
 }
 
 /* A question answered yes no longer counts as refused. */
@@ -177,7 +179,7 @@ static void answered(struct hx_ptree *t, json_t *rec)
 		     r = r->next)
 			if (r->ask == id && !r->approved) {
 				r->approved = true;
-				t->all[i]->refused--;
+				t->all[i]->refused -= (size_t)r->count;
 			}
 }
 
@@ -286,12 +288,15 @@ static void take_groups(struct hx_ptree *t, char *line, size_t len)
 		if (!p || n <= 0 || !v)
 			continue;
 		p->events += (size_t)n;
-		if (!strcmp(v, "allow") || !(c = json_copy(g)))
+		if (!strcmp(v, "allow"))
 			continue;
+		if (!(c = json_copy(g))) {
+			p->refused += (size_t)n; /* counted, if not shown */
+			continue;
+		}
 		json_object_set(c, "args", json_object_get(g, "first_args"));
 		json_object_set(c, "time", json_object_get(rec, "until"));
-		note_refusal(p, c, v);
-		p->refused += (size_t)n - 1;
+		note_refusal(p, c, v, n);
 		json_decref(c);
 	}
 	json_decref(rec);
@@ -367,7 +372,7 @@ static void take(struct hx_ptree *t, char *line, size_t len)
 		return;
 	}
 	if ((rec = hx_logline_parse(line, len)))
-		note_refusal(p, rec, verdict);
+		note_refusal(p, rec, verdict, 1);
 	json_decref(rec);
 }
 

@@ -16,8 +16,10 @@ struct json_t;
 
 struct hx_ptree_refusal {
 	char verdict[8], op[24], what[512], rule[96], time[40];
-	long long ask; /* its question, or 0 */
-	bool approved; /* the question was answered yes */
+	long long ask;	 /* its question, or 0 */
+	long long count; /* the calls it stands for: past the audit rate,
+			  * an audit_overflow group's count, else 1 */
+	bool approved;	 /* the question was answered yes */
 	struct hx_ptree_refusal *next;
 };
 

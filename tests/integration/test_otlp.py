@@ -264,3 +264,52 @@ def test_a_log_that_does_not_verify_is_not_exported(wd):
     x, res = export("--unverified")
     check(x.returncode == 0 and res and res["harness.log.verified"] == {"boolValue": False}
           and "does not verify" in x.stderr, "--unverified: %r %r" % (x.stderr, res))
+
+
+FLOOD = ("import os\n"
+         "for _ in range(400):\n"
+         "    try:\n"
+         "        open(os.path.expanduser('~/.ssh/id_rsa')).close()\n"
+         "    except OSError:\n"
+         "        pass\n")
+
+
+def test_a_flood_of_refusals_says_how_many_calls_its_event_stands_for(wd):
+    """Past the audit rate one process's refusals of one file are one
+    group of an audit_overflow record: its span's event for them says
+    how many calls it stands for (harness.count), and the span's
+    harness.refused and harness-audit tree count every call. Before, the
+    event stood for 1 and said nothing of the rest."""
+    from lib import POLICY_TOOL, PYTHON
+    text = subprocess.run([POLICY_TOOL, "default"], capture_output=True, text=True, check=True).stdout
+    low = text.replace("\naudit:\n", "\naudit:\n  rate: 50\n  burst: 100\n", 1)
+    check(low != text, "the default has no audit: section")
+    policy = os.path.join(wd.state, "low-rate.yaml")
+    with open(policy, "w") as f:
+        f.write(low)
+    log = os.path.join(wd.state, "audit.jsonl")
+    e = dict(os.environ, XDG_STATE_HOME=wd.state)
+    e.pop("LD_PRELOAD", None)
+    p = subprocess.run([EXEC, "--quiet", "--policy", policy, "--audit-log", log, "--", PYTHON, "-c", FLOOD],
+                       cwd=wd.path, env=e, capture_output=True, text=True, timeout=120)
+    check(p.returncode == 0, "exit %s: %s" % (p.returncode, p.stderr))
+    groups = [g for r in read_log(log) if r["event"] == "audit_overflow" for g in r["groups"]
+              if g.get("verdict") == "deny"]
+    check(groups and max(g["count"] for g in groups) > 1, "no refusal coalesced: %r" % groups)
+    out = os.path.join(wd.state, "traces.pb")
+    x = audit("export", "--otlp", out, log)
+    check(x.returncode == 0, x.stderr)
+    d = subprocess.run(["node", COLLECTOR, "decode", out], env=NODE_ENV, capture_output=True, text=True, timeout=60)
+    check(d.returncode == 0, "the decoder: %s" % d.stderr)
+    spans = json.loads(d.stdout)["resourceSpans"][0]["scopeSpans"][0]["spans"]
+    py = [s for s in spans if any(attrs(e["attributes"])["harness.target"].endswith("/.ssh/id_rsa")
+                                  for e in s.get("events", []))]
+    check(len(py) == 1, "one span refused the key: %r" % [s["name"] for s in py])
+    counts = [int(attrs(e["attributes"]).get("harness.count", 1)) for e in py[0]["events"]]
+    refused = int(attrs(py[0]["attributes"])["harness.refused"])
+    check(max(counts) > 1 and sum(counts) == refused == 400,
+          "the events stand for %r calls, the span says %d refused, of 400" % (counts, refused))
+    procs = [json.loads(line) for line in audit("tree", "--json", log).stdout.splitlines()]
+    mine = [q for q in procs if q["refused"]]
+    check(len(mine) == 1 and sum(r["count"] for r in mine[0]["refusals"]) == mine[0]["refused"] == 400,
+          "tree: %r" % [(q["pid"], q["refused"], [r["count"] for r in q["refusals"]]) for q in mine])
