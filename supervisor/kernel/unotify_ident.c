@@ -10,7 +10,13 @@
  *   and its owner is the thread's euid (root while it is not dumpable,
  *   which a change of uids makes it);
  * - /proc/<pid>/exe is read anyway (the record names it);
- * - a pidfd of the parent polls readable once the parent has exited.
+ * - a pidfd of the parent polls readable once the parent has exited;
+ * - a pidfd of the thread itself polls readable once it has exited:
+ *   its number may then be another task's, of another parent, with the
+ *   same image, and the checks above all hold for that one (an attack
+ *   review gave a process's number to one forked by another shell of
+ *   the same static image: its records named the first one's parent).
+ *   Polled with the parent's in the one poll(2): no call more a hit.
  * Its umask (any umask(2) changes it, unseen) and its tracer are read
  * afresh where they are used (hx_un_umask, hx_un_tracer). */
 #define _GNU_SOURCE
@@ -34,6 +40,7 @@ struct ident {
 	pid_t tid, pid, ppid; /* tid 0: empty */
 	uid_t uid, owner;     /* Uid: (real), the task dir's owner */
 	int parent_fd;	      /* pidfd of ppid, or -1 */
+	int self_fd;	      /* thread pidfd of tid itself, or -1 */
 	bool root_ours;	      /* hx_peer.root_ours */
 	char exe[PATH_MAX];
 };
@@ -51,8 +58,17 @@ struct hx_un_idents *hx_un_idents_new(void)
 		return NULL;
 	pthread_mutex_init(&c->lock, NULL);
 	for (size_t i = 0; i < IDENT_SLOTS; i++)
-		c->slot[i].parent_fd = -1;
+		c->slot[i].parent_fd = c->slot[i].self_fd = -1;
 	return c;
+}
+
+static void drop(struct ident *id)
+{
+	if (id->parent_fd >= 0)
+		close(id->parent_fd);
+	if (id->self_fd >= 0)
+		close(id->self_fd);
+	id->parent_fd = id->self_fd = -1;
 }
 
 void hx_un_idents_free(struct hx_un_idents *c)
@@ -60,8 +76,7 @@ void hx_un_idents_free(struct hx_un_idents *c)
 	if (!c)
 		return;
 	for (size_t i = 0; i < IDENT_SLOTS; i++)
-		if (c->slot[i].parent_fd >= 0)
-			close(c->slot[i].parent_fd);
+		drop(&c->slot[i]);
 	pthread_mutex_destroy(&c->lock);
 	free(c);
 }
@@ -77,11 +92,29 @@ static long task_owner(pid_t pid, pid_t tid)
 	return stat(path, &st) ? -1 : (long)st.st_uid;
 }
 
-static bool parent_gone(int fd)
+/* Whether the thread or its parent has exited since the slot was
+ * filled (either pidfd polls readable), or the slot keeps no pidfd. */
+static bool gone(const struct ident *id)
 {
-	struct pollfd p = {.fd = fd, .events = POLLIN};
+	struct pollfd p[2] = {{.fd = id->self_fd, .events = POLLIN},
+			      {.fd = id->parent_fd, .events = POLLIN}};
 
-	return fd < 0 || poll(&p, 1, 0) != 0;
+	return id->self_fd < 0 || id->parent_fd < 0 || poll(p, 2, 0) != 0;
+}
+
+#ifndef PIDFD_THREAD
+#define PIDFD_THREAD O_EXCL /* linux/pidfd.h, Linux 6.9 */
+#endif
+
+/* A pidfd that polls readable once thread tid has exited (a leader's
+ * process pidfd before 6.9, once its whole group has), or -1. */
+static int self_pidfd(pid_t tid)
+{
+	int fd = (int)syscall(SYS_pidfd_open, tid, PIDFD_THREAD);
+
+	if (fd < 0 && errno == EINVAL)
+		fd = (int)syscall(SYS_pidfd_open, tid, 0); /* a leader only */
+	return fd;
 }
 
 /* What the slot remembers of tid still holds, its parent aside (the
@@ -109,7 +142,7 @@ int hx_un_target_info(struct hx_unotify *u, pid_t tid, struct target *t)
 	struct hx_procstatus st;
 	char exe[PATH_MAX];
 	long owner;
-	int e;
+	int e, self_fd;
 
 	memset(t, 0, sizeof(*t));
 	t->tid = t->peer.tid = tid;
@@ -119,8 +152,8 @@ int hx_un_target_info(struct hx_unotify *u, pid_t tid, struct target *t)
 		slot = &c->slot[(unsigned)tid & (IDENT_SLOTS - 1)];
 		pthread_mutex_lock(&c->lock);
 		id = *slot;
-		/* Under the lock: the slot's fd is closed when replaced. */
-		parent_here = id.tid == tid && !parent_gone(id.parent_fd);
+		/* Under the lock: the slot's fds are closed when replaced. */
+		parent_here = id.tid == tid && !gone(&id);
 		pthread_mutex_unlock(&c->lock);
 		if (parent_here && hx_proc_exe(id.pid, exe, sizeof(exe)) >= 0 &&
 		    still(&id, tid, exe)) {
@@ -128,10 +161,16 @@ int hx_un_target_info(struct hx_unotify *u, pid_t tid, struct target *t)
 			return 0;
 		}
 	}
-	/* Afresh: status, then the exe, then the checks' own reading (a
-	 * change between them only makes the next call read again). */
-	if ((e = hx_proc_status(tid, &st)))
+	/* Afresh: the thread's pidfd first (while it does not poll
+	 * readable, what is read next is of the task it names), status,
+	 * then the exe, then the checks' own reading (a change between
+	 * them only makes the next call read again). */
+	self_fd = c ? self_pidfd(tid) : -1;
+	if ((e = hx_proc_status(tid, &st))) {
+		if (self_fd >= 0)
+			close(self_fd);
 		return e;
+	}
 	t->peer.pid = st.tgid;
 	t->peer.ppid = st.ppid;
 	t->peer.uid = st.uid;
@@ -144,8 +183,11 @@ int hx_un_target_info(struct hx_unotify *u, pid_t tid, struct target *t)
 	 * or enter another mount namespace (seccomp_deny.c). */
 	t->peer.root_ours = hx_path_root_ours(t->peer.pid);
 	owner = task_owner(t->peer.pid, tid);
-	if (!c || owner < 0)
+	if (!c || owner < 0) {
+		if (self_fd >= 0)
+			close(self_fd);
 		return 0;
+	}
 	id = (struct ident){
 	    .tid = tid,
 	    .pid = t->peer.pid,
@@ -155,13 +197,15 @@ int hx_un_target_info(struct hx_unotify *u, pid_t tid, struct target *t)
 	    .root_ours = t->peer.root_ours,
 	    .parent_fd = t->peer.ppid > 0
 			     ? (int)syscall(SYS_pidfd_open, t->peer.ppid, 0)
-			     : -1};
+			     : -1,
+	    .self_fd = self_fd};
 	snprintf(id.exe, sizeof(id.exe), "%s", t->exe);
-	if (id.parent_fd < 0)
-		return 0; /* nothing would see a reparenting */
+	if (gone(&id)) {
+		drop(&id); /* nothing would see a reparenting or an exit */
+		return 0;
+	}
 	pthread_mutex_lock(&c->lock);
-	if (slot->parent_fd >= 0)
-		close(slot->parent_fd);
+	drop(slot);
 	*slot = id;
 	pthread_mutex_unlock(&c->lock);
 	return 0;
