@@ -93,6 +93,9 @@ struct hx_maskfs {
 	struct hx_pipeline *pl;
 	struct hx_server *srv;
 	struct hx_source src;
+	/* The agent's namespace's mountinfo (opened where the child is
+	 * in it: its own requests are the only ones recorded), or -1. */
+	_Atomic int minfo;
 	struct ent last;
 	bool have_last;
 	uint64_t last_ms, last_seq, repeats, records, repeated;
@@ -131,7 +134,7 @@ int hx_maskfs_new(const char *const *paths, const bool *dirs, size_t n,
 	fs->chan[0] = fs->chan[1] = fs->stop_efd = fs->ready_efd = fs->fd = -1;
 	fs->src.fd = -1;
 	pthread_mutex_init(&fs->lock, NULL);
-	fs->root = -1;
+	fs->root = fs->minfo = -1;
 	fs->cap = n + HX_MASKFS_LATE;
 	if (!(fs->paths = calloc(fs->cap, sizeof(char *))) ||
 	    !(fs->dirs = calloc(fs->cap, sizeof(bool))) ||
@@ -504,6 +507,21 @@ static void handle(struct hx_maskfs *fs, const char *buf, size_t len)
 	}
 }
 
+/* Holds pid's mountinfo, the namespace with it, once (either thread:
+ * the first to open it keeps it). */
+static void open_mountinfo(struct hx_maskfs *fs, pid_t pid)
+{
+	char path[64];
+	int fd, none = -1;
+
+	if (pid <= 0 || atomic_load(&fs->minfo) >= 0)
+		return;
+	snprintf(path, sizeof(path), "/proc/%d/mountinfo", (int)pid);
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) >= 0 &&
+	    !atomic_compare_exchange_strong(&fs->minfo, &none, fd))
+		close(fd);
+}
+
 /* Takes the connection and the root the child sends. */
 static void take(struct hx_maskfs *fs)
 {
@@ -524,6 +542,7 @@ static void take(struct hx_maskfs *fs)
 	/* the child mounted it in its namespace */
 	if (!fs->mnt.ino && hx_proc_ns(fs->child, "mnt", &fs->mnt))
 		fs->mnt.ino = 0;
+	open_mountinfo(fs, fs->child);
 }
 
 static void *serve(void *arg)
@@ -566,10 +585,94 @@ static void *serve(void *arg)
 
 /* ---- the loop's end: records ---- */
 
+/* A mountinfo field's escapes (\ooo: a space, tab, newline or
+ * backslash) undone in place. */
+static void unescape(char *s)
+{
+	char *w = s;
+
+	for (; *s; s++, w++) {
+		*w = *s;
+		if (s[0] == '\\' && s[1] >= '0' && s[1] <= '3' && s[2] >= '0' &&
+		    s[2] <= '7' && s[3] >= '0' && s[3] <= '7') {
+			*w = (char)((s[1] - '0') << 6 | (s[2] - '0') << 3 |
+				    (s[3] - '0'));
+			s += 3;
+		}
+	}
+	*w = '\0';
+}
+
+/* The agent's mount namespace's mountinfo as it reads now (malloc'd),
+ * or NULL. */
+static char *mountinfo_now(struct hx_maskfs *fs, pid_t pid)
+{
+	char *buf = NULL, *more;
+	size_t len = 0, cap = 0;
+	ssize_t n;
+	int fd;
+
+	open_mountinfo(fs, pid);
+	if ((fd = atomic_load(&fs->minfo)) < 0 || lseek(fd, 0, SEEK_SET))
+		return NULL;
+	do {
+		if (len + 4096 > cap) {
+			if (cap > (64u << 20) ||
+			    !(more = realloc(buf, cap + 65536))) {
+				free(buf);
+				return NULL;
+			}
+			buf = more;
+			cap += 65536;
+		}
+		n = read(fd, buf + len, cap - len - 1);
+		len += n > 0 ? (size_t)n : 0;
+	} while (n > 0);
+	buf[len] = '\0';
+	return buf;
+}
+
+/* Where mask i is bound now. A directory above it renamed by the agent
+ * (the rename is made in harness-exec's namespace, and the bind goes
+ * with its dentry) left the path known at start naming nothing, or
+ * another file, and the record of a refused read there named that
+ * path. From the agent's mountinfo: its bind of node "/<i>" of our
+ * file system (fstat of its root would ask our own server, which
+ * refuses; no process of the agent can mount one of that name, nor
+ * another session's in its namespace); false when not found (the path
+ * known at start stands).
+ * Costs a read of the mount table, made only for a record. */
+static bool mask_now(struct hx_maskfs *fs, pid_t pid, size_t i, char *out,
+		     size_t size)
+{
+	char want[32], *buf, *line, *next, root[PATH_MAX], at[PATH_MAX];
+	bool found = false;
+
+	if (!(buf = mountinfo_now(fs, pid)))
+		return false;
+	snprintf(want, sizeof(want), "/%zu", i);
+	for (line = buf; line && *line; line = next) {
+		char *dash;
+
+		if ((next = strchr(line, '\n')))
+			*next++ = '\0';
+		dash = strstr(line, " - fuse harness-mask ");
+		if (!dash || strlen(line) >= sizeof(root) ||
+		    sscanf(line, "%*s %*s %*s %s %s", root, at) != 2 ||
+		    strcmp(root, want))
+			continue;
+		unescape(at);
+		snprintf(out, size, "%s", at);
+		found = true; /* the last: the topmost */
+	}
+	free(buf);
+	return found;
+}
+
 static void write_rec(struct hx_maskfs *fs, const struct ent *e,
 		      uint64_t repeated)
 {
-	char path[PATH_MAX + NAME_MAX + 2], name[64];
+	char path[PATH_MAX + FUSE_NAME_MAX + 2], name[64], now[PATH_MAX];
 	const char *mask = fs->paths[e->mask];
 	struct hx_peer peer = {
 	    .pid = e->pid, .tid = e->tid, .ppid = e->ppid, .uid = e->uid};
@@ -580,6 +683,8 @@ static void write_rec(struct hx_maskfs *fs, const struct ent *e,
 	json_t *rec, *args;
 	uint64_t seq;
 
+	if (mask_now(fs, e->pid, e->mask, now, sizeof(now)))
+		mask = now;
 	snprintf(path, sizeof(path), "%s%s%s", mask, e->name[0] ? "/" : "",
 		 e->name);
 	snprintf(name, sizeof(name), "%s", sys ? sys : "open");
@@ -812,6 +917,8 @@ void hx_maskfs_free(struct hx_maskfs *fs)
 		close(fs->fd);
 	if (fs->root >= 0)
 		close(fs->root);
+	if (fs->minfo >= 0)
+		close(fs->minfo);
 	for (int i = 0; i < 2; i++)
 		if (fs->chan[i] >= 0)
 			close(fs->chan[i]);

@@ -117,3 +117,33 @@ def test_a_number_given_again_names_its_own_parent(wd):
               "Q (%d, a child of M %d) recorded with ppid %r (X is %d): %r"
               % (q, m, rec.get("ppid"), x, rec))
     check(os.path.exists(os.path.join(wd.path, "made-by-q")), "Q wrote nothing")
+
+
+def test_a_masked_secret_whose_directory_moved_is_recorded_where_it_is(wd):
+    """The masks are found at the start and bound over each denied file
+    in the agent's mount namespace; the agent may rename a directory
+    above one (the new name is still denied: the bind goes with it).
+    A static program's refused read there was recorded under the path
+    known at the start, which named nothing any more (or, made again,
+    another directory's file)."""
+    secret = "MOVED-SECRET-29b"
+    for d in ("sub", "a b"):
+        wd.file(os.path.join(d, ".env"), secret + "\n")
+    script = "\n".join([
+        "busybox mv sub sub2 && echo MOVED1",
+        "busybox mv 'a b' 'c d' && echo MOVED2",
+        "busybox mkdir sub",
+        "busybox cat sub2/.env",
+        "busybox cat 'c d/.env'",
+        "true",
+    ])
+    r = harness(["busybox", "sh", "-c", script], wd, policy=None)
+    r.expect_status(0)
+    check("MOVED1" in r.stdout and "MOVED2" in r.stdout, "moves: %s\n%s" % (r.stdout, r.stderr[-2000:]))
+    check(secret not in r.stdout, "the secret was read: %s" % r.stdout)
+    real = os.path.realpath(wd.path)
+    masked = [x for x in r.records if x.get("layer") == "mask"]
+    paths = sorted(x.get("args", {}).get("path") for x in masked)
+    want = sorted([os.path.join(real, "c d", ".env"), os.path.join(real, "sub2", ".env")])
+    check(paths == want, "the masks' records name %r, the reads were of %r" % (paths, want))
+    check(all(x.get("verdict") == "deny" for x in masked), "verdicts: %r" % masked)
