@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <jansson.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,6 +28,7 @@
 #define CORR_N	  (CORR_WAYS * CORR_SETS)
 #define CORR_MS	  2000 /* a shim request older than this is not "just before" */
 #define HELLO_N	  4096 /* processes that said HELLO, direct-mapped by pid */
+#define GONE_N	  1024 /* tasks the exec gate saw exit, the newest kept */
 
 struct corr {
 	pid_t tid, pid;
@@ -34,6 +36,7 @@ struct corr {
 	uint64_t ms, seq;
 	struct hx_corr_key key;
 	enum hx_verdict verdict;
+	uint64_t exits; /* hx_pl_kernel.ngone when it was made */
 	bool used;
 	/* Logged as "shim+kernel" before the kernel saw it (the record is
 	 * written before the call may happen); cleared when it does, else
@@ -49,6 +52,14 @@ struct hx_pl_kernel {
 		uint64_t exe;
 		bool shim; /* said HELLO, or has the shim mapped */
 	} hello[HELLO_N];
+	/* The tasks seen to exit (a ring, written by the exec gate's
+	 * thread alone) and how many: a claim is its thread's only while
+	 * that thread lives. Its number freed, another process given it
+	 * (an agent cycles them all in about a second under the gate)
+	 * made the claimed call, and the claimer's record, through the
+	 * shim, stood for it. */
+	_Atomic uint64_t ngone;
+	_Atomic pid_t gone[GONE_N];
 };
 
 /* A HELLO's image, by name: a hint of which processes have the shim,
@@ -84,6 +95,35 @@ void hx_correlate_free(struct hx_pipeline *pl)
 {
 	free(pl->kern);
 	pl->kern = NULL;
+}
+
+void hx_correlate_gone(struct hx_pipeline *pl, pid_t tid)
+{
+	struct hx_pl_kernel *k = pl ? pl->kern : NULL;
+	uint64_t n;
+
+	if (!k)
+		return;
+	n = atomic_load_explicit(&k->ngone, memory_order_relaxed);
+	atomic_store_explicit(&k->gone[n & (GONE_N - 1)], tid,
+			      memory_order_relaxed);
+	atomic_store_explicit(&k->ngone, n + 1, memory_order_release);
+}
+
+/* Whether c's thread has exited since c was made, or too many tasks
+ * have to tell (the ring's older half may be written meanwhile). Most
+ * claims are looked up before any task exits: no scan. */
+static bool claimer_gone(const struct hx_pl_kernel *k, const struct corr *c)
+{
+	uint64_t n = atomic_load_explicit(&k->ngone, memory_order_acquire);
+
+	if (n - c->exits >= GONE_N / 2)
+		return true;
+	for (uint64_t i = c->exits; i < n; i++)
+		if (atomic_load_explicit(&k->gone[i & (GONE_N - 1)],
+					 memory_order_relaxed) == c->tid)
+			return true;
+	return false;
 }
 
 void hx_correlate_hello(struct hx_pipeline *pl, pid_t pid, const char *exe)
@@ -227,26 +267,33 @@ void hx_correlate_put(struct hx_pipeline *pl, const struct hx_peer *peer,
 			   .seq = seq,
 			   .key = key,
 			   .verdict = v,
-			   .used = true,
+			   .exits = atomic_load_explicit(&pl->kern->ngone,
+							 memory_order_acquire),
+			   /* Its sender gone before it was read: it
+			    * stands for nothing, is only said. */
+			   .used = !peer->gone && !peer->exited,
 			   .pending = pending};
 }
 
-static bool corr_match(const struct corr *c, uint64_t now, int op,
-		       const struct hx_corr_key *key)
+static bool corr_match(const struct hx_pl_kernel *k, const struct corr *c,
+		       uint64_t now, int op, const struct hx_corr_key *key)
 {
 	return c->used && now - c->ms <= CORR_MS && c->op == op &&
-	       hx_corr_key_eq(&c->key, key);
+	       hx_corr_key_eq(&c->key, key) && !claimer_gone(k, c);
 }
 
-static struct corr *corr_find(struct hx_pipeline *pl, pid_t tid, pid_t ppid,
-			      int op, const struct hx_corr_key *key)
+/* The claim of tid's process pid: a thread's number given to a thread
+ * of another process is no claimer's. */
+static struct corr *corr_find(struct hx_pipeline *pl, pid_t tid, pid_t pid,
+			      pid_t ppid, int op, const struct hx_corr_key *key)
 {
 	struct corr *set =
 	    &pl->kern->c[((unsigned)tid % CORR_SETS) * CORR_WAYS];
 	uint64_t now = hx_mono_ms();
 
 	for (int w = 0; w < CORR_WAYS; w++)
-		if (set[w].tid == tid && corr_match(&set[w], now, op, key))
+		if (set[w].tid == tid && set[w].pid == pid &&
+		    corr_match(pl->kern, &set[w], now, op, key))
 			return &set[w];
 	/* posix_spawn: the shim asked in the parent, the exec comes from
 	 * the (vfork-like) child. Only the record is shared; the verdict
@@ -254,8 +301,8 @@ static struct corr *corr_find(struct hx_pipeline *pl, pid_t tid, pid_t ppid,
 	if (op == HX_OP_EXEC && ppid)
 		for (size_t i = 0; i < CORR_N; i++)
 			if (pl->kern->c[i].pid == ppid &&
-			    corr_match(&pl->kern->c[i], now, op | HX_CORR_SPAWN,
-				       key))
+			    corr_match(pl->kern, &pl->kern->c[i], now,
+				       op | HX_CORR_SPAWN, key))
 				return &pl->kern->c[i];
 	return NULL;
 }
@@ -266,7 +313,7 @@ enum hx_corr_match hx_correlate_claim(struct hx_pipeline *pl,
 				      uint64_t *seq)
 {
 	struct corr *c = corr_find(pl, peer->tid ? peer->tid : peer->pid,
-				   peer->ppid, op, &key);
+				   peer->pid, peer->ppid, op, &key);
 
 	if (!c)
 		return HX_CORR_NONE;

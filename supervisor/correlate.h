@@ -27,6 +27,11 @@ void hx_correlate_sees(struct hx_pipeline *pl, bool exec, bool reads);
 bool hx_correlate_kernel_sees(const struct hx_pipeline *pl,
 			      const struct hx_request *rq);
 
+/* Task tid of the agent's tree has exited (the exec gate saw it): a
+ * claim it made stands for no later call, whoever is given its number.
+ * Any thread; one writer at a time (the gate's tracer). */
+void hx_correlate_gone(struct hx_pipeline *pl, pid_t tid);
+
 /* pid said HELLO running exe: it has the shim. */
 void hx_correlate_hello(struct hx_pipeline *pl, pid_t pid, const char *exe);
 /* The process runs an image with the shim loaded: known from its HELLO,

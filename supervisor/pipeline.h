@@ -49,6 +49,9 @@ struct hx_peer {
 	 * SCM_PIDFD), so its number may be another process's: nothing is
 	 * read of it by that number (cwd, root, fds), paths are ours */
 	bool gone;
+	/* true: it had exited (a zombie, or gone) before its message was
+	 * read: a claim it makes stands for no call (correlate.h) */
+	bool exited;
 };
 
 /* A request from any layer; pointers are borrowed for the call. */

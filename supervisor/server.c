@@ -7,6 +7,7 @@
 #include <fcntl.h>
 #include <jansson.h>
 #include <limits.h>
+#include <poll.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -134,12 +135,16 @@ static void close_conn(struct hx_server *s, struct conn *c)
 
 enum { MSG_UNPINNED = -1, MSG_GONE = -2 };
 
-/* Whether a process has been reaped, by its pidfd (-1: not known). */
-static bool reaped(int pidfd)
+/* Whether a process is reaped (exited: or a zombie), by its pidfd. */
+static bool done(int pidfd, bool exited)
 {
-	return pidfd >= 0 &&
-	       syscall(SYS_pidfd_send_signal, pidfd, 0, NULL, 0) &&
-	       errno == ESRCH;
+	struct pollfd p = {.fd = pidfd, .events = POLLIN};
+
+	if (pidfd < 0)
+		return false;
+	return exited ? poll(&p, 1, 0) > 0
+		      : syscall(SYS_pidfd_send_signal, pidfd, 0, NULL, 0) &&
+			    errno == ESRCH;
 }
 
 static void unpin_info(struct conn *c)
@@ -166,7 +171,7 @@ static bool same_image(const struct conn *c, pid_t pid)
 static bool refresh_info(struct conn *c, pid_t pid, bool force)
 {
 	if (!force && c->info_pid == pid &&
-	    !reaped(pid == c->peer_pid ? c->peer_pidfd : c->info_pidfd) &&
+	    !done(pid == c->peer_pid ? c->peer_pidfd : c->info_pidfd, false) &&
 	    same_image(c, pid))
 		return false;
 	unpin_info(c);
@@ -182,13 +187,13 @@ static bool refresh_info(struct conn *c, pid_t pid, bool force)
 
 /* Whether the message's sender, pid, has been reaped (the shim waits
  * for no REPORT's reply): its number is free, and /proc under it may be
- * another process's. Known by the message's own pidfd (6.5), else for
- * the process that connected by the connection's; before 6.5 not. */
-static bool sender_reaped(const struct conn *c, pid_t pid)
+ * another process's (exited: or a zombie). Known by the message's own
+ * pidfd (6.5), else for the connecting process by the connection's. */
+static bool sender_reaped(const struct conn *c, pid_t pid, bool exited)
 {
 	if (c->msg_pidfd != MSG_UNPINNED)
-		return c->msg_pidfd == MSG_GONE || reaped(c->msg_pidfd);
-	return pid == c->peer_pid && reaped(c->peer_pidfd);
+		return c->msg_pidfd == MSG_GONE || done(c->msg_pidfd, exited);
+	return pid == c->peer_pid && done(c->peer_pidfd, exited);
 }
 
 /* What refresh_info read, dropped: it may be another process's. */
@@ -208,7 +213,7 @@ static bool sender_info(struct conn *c, pid_t pid)
 	bool gone;
 
 	refresh_info(c, pid, false);
-	if ((gone = sender_reaped(c, pid)))
+	if ((gone = sender_reaped(c, pid, false)))
 		forget_info(c);
 	return gone;
 }
@@ -306,7 +311,7 @@ static int on_hello(struct hx_server *s, struct conn *c, pid_t pid,
 	cmd = hx_proc_cmdline(pid, HX_HELLO_CMD_MAX, &len);
 	/* What /proc showed is the sender's only while it is not reaped; a
 	 * HELLO of another process than the connecting one is no shim's. */
-	gone = sender_reaped(c, pid);
+	gone = sender_reaped(c, pid, false);
 	if (gone || (c->peer_pidfd >= 0 && pid != c->peer_pid)) {
 		free(cmd);
 		cmd = NULL;
@@ -491,6 +496,7 @@ static int on_request(struct hx_server *s, struct conn *c, pid_t pid,
 	struct hx_outcome out;
 
 	fill_peer(c, pid, sender_info(c, pid), m, &peer);
+	peer.exited = peer.gone || sender_reaped(c, pid, true);
 	request_from_msg(m, &rq, &s->rqs);
 	rq.report = !reply;
 	/* port 53 reaches the supervisor's resolver (unotify_dns.c) */

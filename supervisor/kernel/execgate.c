@@ -27,6 +27,7 @@
 #include "supervisor/pipeline.h"
 #include "supervisor/proc.h"
 #include "supervisor/server.h"
+#include "supervisor/correlate.h"
 #include "supervisor/record.h"
 #include "supervisor/sha256.h"
 
@@ -545,6 +546,7 @@ static void on_wait(struct hx_execgate *g, pid_t pid, int st)
 
 	if (WIFEXITED(st) || WIFSIGNALED(st)) {
 		forget(g, pid);
+		hx_correlate_gone(g->pl, pid); /* its claims: its own only */
 		tracee_del(g, pid);
 		hx_lineage_gone(g->lineage, pid);
 		if (hx_pidset_take(g->pl->recorded, pid))

@@ -4,6 +4,7 @@
  * given TARGET: an ordinary user's way to a chosen pid, without
  * ns_last_pid.
  *   pid_cycle TARGET FIFO
+ * (Or once each number between its child's and TARGET is in use.)
  * Exit 0 when it wrote, 1 when three rounds of the numbers passed by
  * (other processes kept taking TARGET - 1), 2 on a usage error. */
 #define _GNU_SOURCE
@@ -12,6 +13,23 @@
 #include <stdlib.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+/* Whether every number after last and before target is in use (the
+ * shell that forked TARGET's process is often TARGET - 1): the next
+ * process made is then given target, once it is free. */
+static int taken_between(long last, long target)
+{
+	char path[32];
+
+	if (last >= target || target - last > 64)
+		return 0;
+	for (long n = last + 1; n < target; n++) {
+		snprintf(path, sizeof(path), "/proc/%ld", n);
+		if (access(path, F_OK))
+			return 0;
+	}
+	return 1;
+}
 
 int main(int argc, char **argv)
 {
@@ -32,10 +50,12 @@ int main(int argc, char **argv)
 
 		if (p == 0)
 			_exit(0);
-		if (p < 0)
-			return 1;
+		if (p < 0) {
+			usleep(1000); /* EAGAIN: a process count */
+			continue;
+		}
 		waitpid(p, NULL, 0);
-		if (p == before) {
+		if (p == before || taken_between(p, target)) {
 			fd = open(argv[2], O_WRONLY | O_CLOEXEC);
 			if (fd < 0 || write(fd, "go\n", 3) != 3)
 				return 1;

@@ -20,11 +20,14 @@ import time
 from lib import HELPERS, Skip, check, harness
 
 
-def _take_number(wd, fifo, number, stop):
-    """Once the first process has gone, the machine's last number is
-    made number - 1 (ns_last_pid as root; as an ordinary user, children
-    made and reaped outside the session until one is given it), and the
-    agent is told to fork (the FIFO opened for writing)."""
+def _take_number(wd, number, stop):
+    """Once P has gone, the machine's last number is made number - 1
+    (ns_last_pid as root; as an ordinary user, children made and reaped
+    outside the session until one is given it, about a second, as the
+    agent's own fork loop would), and the agent's shell is told to fork
+    (go opened for writing, by the cycling helper the moment it is
+    there: each millisecond is one for another process to take it)."""
+    go = os.path.join(wd.path, "go")
     done = os.path.join(wd.path, "p.done")
     for _ in range(1000):
         if stop.is_set() or os.path.exists(done):
@@ -35,10 +38,10 @@ def _take_number(wd, fifo, number, stop):
     if os.geteuid() == 0:
         with open("/proc/sys/kernel/ns_last_pid", "w") as f:
             f.write(str(number - 1))
-    elif subprocess.run([os.path.join(HELPERS, "pid_cycle"), str(number), fifo],
+    elif subprocess.run([os.path.join(HELPERS, "pid_cycle"), str(number), go],
                         timeout=60).returncode == 0:
-        return  # it wrote, right after its child took number - 1
-    with open(fifo, "w") as f:
+        return
+    with open(go, "w") as f:
         f.write("go\n")
 
 
@@ -50,24 +53,30 @@ def _number_of(wd, name):
         return None
 
 
-def _one_round(wd):
+P_WRITES = "echo a > made-by-p"
+Q_WRITES = "echo b > made-by-q"
+
+
+def _one_round(wd, p_cmd=P_WRITES, q_cmd=Q_WRITES):
     """A static shell (no shim: every record is the kernel layer's)
-    whose subshell X starts P, which writes a file; P exits, X lives on;
-    the agent's own shell M then forks Q, given P's number, which
-    writes another file. (Q's first notified call is its exec, while
-    its image is still M's: busybox, P's.) The records of Q's calls,
-    or None when another process took P's number first."""
+    whose subshell X starts P, which writes its number to p.pid and runs
+    p_cmd (exec: its number stays); P exits, X lives on; the agent's own
+    shell M then forks Q,
+    given P's number, which runs q_cmd. (Q's first notified call is its
+    exec, while its image is still M's: busybox.) The Run and the
+    numbers of M, X and Q, or None when another process took P's number
+    first."""
     for name in ("p.pid", "q.pid", "m.pid", "x.pid", "p.done", "go"):
         if os.path.lexists(os.path.join(wd.path, name)):
             os.unlink(os.path.join(wd.path, name))
-    fifo = os.path.join(wd.path, "go")
-    os.mkfifo(fifo)
+    os.mkfifo(os.path.join(wd.path, "go"))
+    p_run = "busybox sh -c \"echo \\$\\$ > p.pid; %s\"" % p_cmd
     script = "\n".join([
         "echo $$ > m.pid",
-        "busybox sh -c 'echo $$ > x.pid; busybox sh -c \"echo \\$\\$ > p.pid; "
-        "echo a > made-by-p\"; echo > p.done; exec busybox sleep 20' &",
+        "busybox sh -c 'echo $$ > x.pid; %s; echo > p.done; "
+        "exec busybox sleep 20' &" % p_run,
         "read go < go",
-        "busybox sh -c 'echo $$ > q.pid; echo b > made-by-q'",
+        "busybox sh -c 'echo $$ > q.pid; %s'" % q_cmd,
         "kill %1 2>/dev/null; wait",
     ])
     stop = threading.Event()
@@ -82,7 +91,7 @@ def _one_round(wd):
                 break
             time.sleep(0.01)
         if p_num[0]:
-            _take_number(wd, fifo, p_num[0], stop)
+            _take_number(wd, p_num[0], stop)
 
     th = threading.Thread(target=feeder)
     th.start()
@@ -95,12 +104,13 @@ def _one_round(wd):
     m, x, p, q = (_number_of(wd, n) for n in ("m.pid", "x.pid", "p.pid", "q.pid"))
     check(m and x and p and q, "numbers: m %r x %r p %r q %r\n%s" % (m, x, p, q, r.stderr[-2000:]))
     if q != p:
+        print("# round: p %d q %d" % (p, q))
         return None
     return r, m, x, q
 
 
 def test_a_number_given_again_names_its_own_parent(wd):
-    for _ in range(30 if os.geteuid() == 0 else 12):
+    for _ in range(30 if os.geteuid() == 0 else 20):
         got = _one_round(wd)
         if got:
             break
@@ -150,3 +160,56 @@ def test_a_masked_secret_whose_directory_moved_is_recorded_where_it_is(wd):
     want = sorted([os.path.join(real, "c d", ".env"), os.path.join(real, "sub2", ".env")])
     check(paths == want, "the masks' records name %r, the reads were of %r" % (paths, want))
     check(all(x.get("verdict") == "deny" for x in masked), "verdicts: %r" % masked)
+
+
+def _stamp(rec):
+    import datetime
+    return datetime.datetime.strptime(rec["time"], "%Y-%m-%dT%H:%M:%S.%fZ").timestamp()
+
+
+def _within(got, target, seconds):
+    """Whether Q's exec came less than seconds after P's claim."""
+    r, q = got[0], got[3]
+    claim = [_stamp(x) for x in r.records if x.get("args", {}).get("path") == target
+             and x.get("layer") == "shim+kernel"]
+    q_exec = [_stamp(x) for x in r.records if x.get("pid") == q and x.get("op") == "exec"
+              and "good-0" in " ".join(x.get("args", {}).get("argv", []))]
+    return claim and q_exec and q_exec[0] - claim[0] < seconds
+
+
+def test_a_claim_of_a_process_gone_stands_for_no_other(wd):
+    """The shim asks before a call; the kernel layer's sight of the same
+    call by the same thread within 2 s takes the shim's record for its
+    own (one record, "shim+kernel"), remembered by thread id. P, a
+    static program, sent the request for a write of good-0 and exited
+    without making it; Q, given P's number (an agent cycles the whole
+    range in about 1.3 s under the exec gate), wrote good-0 from
+    busybox: the only record of that write was P's, naming P's program
+    through the shim, and P's claim was never said unconfirmed."""
+    claimer = os.path.join(HELPERS, "static_attack29b")
+    target = os.path.join(os.path.realpath(wd.path), "good-0")
+    p_cmd = "exec %s claim %s > claim.out" % (claimer, target)
+    for _ in range(30 if os.geteuid() == 0 else 20):
+        got = _one_round(wd, p_cmd, "echo q > good-0")
+        # A round counts when Q wrote within the claim's 2 s (an
+        # ordinary user's cycle of the numbers may take longer).
+        if got and _within(got, target, 1.8):
+            break
+    else:
+        raise Skip("P's number kept being taken by another process")
+    r, m, x, q = got
+    with open(os.path.join(wd.path, "claim.out")) as f:
+        check(f.read().strip() == "verdict 0", "P's claim was not allowed")
+    with open(target) as f:
+        check(f.read() == "q\n", "Q wrote nothing")
+    writes = [x_ for x_ in r.records if x_.get("event") not in ("kernel_unconfirmed",) and
+              x_.get("args", {}).get("path") == target]
+    claim = [x_ for x_ in writes if x_.get("exe") == os.path.realpath(claimer)]
+    check(len(claim) == 1 and claim[0]["layer"] == "shim+kernel",
+          "P's claim's record: %r" % writes)
+    ran = [x_ for x_ in writes if x_.get("pid") == q and x_.get("exe") == "/usr/bin/busybox"]
+    check(len(ran) == 1 and ran[0]["layer"] == "kernel" and ran[0]["verdict"] == "allow",
+          "Q's write (pid %d, busybox) has no record of its own: %r" % (q, writes))
+    unconf = [x_ for x_ in r.records if x_.get("event") == "kernel_unconfirmed"]
+    check(any(u.get("ref_seq") == claim[0]["seq"] for u in unconf),
+          "P's claim, never made, is not said unconfirmed: %r" % unconf)
