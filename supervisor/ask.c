@@ -178,6 +178,14 @@ static bool same_call(const struct token *t, const struct hx_ask_subject *s)
  * layer's sight of the call the shim asked about (used up), a deny for
  * the same call again at once (a shell's $PATH search asks for
  * /usr/bin/git, then /bin/git: the same file). */
+/* pid's start time, or 0 (gone). */
+static unsigned long long start_of(pid_t pid)
+{
+	struct hx_procstat st;
+
+	return hx_proc_stat(pid, &st) ? 0 : st.starttime;
+}
+
 static bool token_holds(struct hx_ask *a, const struct hx_ask_subject *s,
 			enum hx_verdict *v, char *how, size_t hlen)
 {
@@ -188,7 +196,8 @@ static bool token_holds(struct hx_ask *a, const struct hx_ask_subject *s,
 
 		if (!t->id || t->until_ms < now ||
 		    (t->v == HX_VERDICT_ALLOW && !s->kernel) ||
-		    !same_call(t, s))
+		    !same_call(t, s) || !t->start ||
+		    start_of(t->s.pid) != t->start)
 			continue;
 		snprintf(how, hlen, "once #%u", t->id);
 		*v = t->v;
@@ -227,6 +236,7 @@ static void token_put(struct hx_ask *a, const struct question *q,
 	slot->s.image = NULL;
 	slot->v = v;
 	slot->until_ms = now + TOKEN_TTL_MS;
+	slot->start = q->start;
 	slot->id = q->id;
 }
 
@@ -385,6 +395,7 @@ unsigned hx_ask_open(struct hx_ask *a, const struct hx_ask_subject *s)
 		q->has_shown = exec_file(s, &q->shown);
 	}
 	clock_gettime(CLOCK_MONOTONIC, &q->asked);
+	q->start = start_of(s->pid); /* it waits in its call, or the shim */
 	for (tail = &a->qs; *tail; tail = &(*tail)->next)
 		;
 	*tail = q;

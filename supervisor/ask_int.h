@@ -34,11 +34,12 @@ struct question {
 	char *cwd;	   /* an exec's */
 	struct stat shown; /* an exec's file as it was asked about */
 	bool has_shown;
-	struct json_t *chain;	/* [{pid, exe}], the asker first */
-	struct timespec asked;	/* monotonic */
-	uint64_t seq;		/* the event's record */
-	bool recorded;		/* seq set: it waits */
-	struct hx_ask_wait *kw; /* a kernel layer's waiter, or NULL */
+	struct json_t *chain;	  /* [{pid, exe}], the asker first */
+	struct timespec asked;	  /* monotonic */
+	unsigned long long start; /* the asker's start time, or 0 */
+	uint64_t seq;		  /* the event's record */
+	bool recorded;		  /* seq set: it waits */
+	struct hx_ask_wait *kw;	  /* a kernel layer's waiter, or NULL */
 	void (*fn)(void *arg, const struct hx_ask_result *r); /* a shim's */
 	void *arg, *owner;
 	/* The agent's own question (askuser.h), owned, and its answer;
@@ -57,6 +58,9 @@ struct token {
 	bool has_shown;
 	enum hx_verdict v;
 	int64_t until_ms;
+	/* The asker's start time (its number may be another process's
+	 * before the kernel layer's sight comes: it stands for none). */
+	unsigned long long start;
 	unsigned id; /* 0: free */
 };
 

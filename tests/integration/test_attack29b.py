@@ -57,7 +57,7 @@ P_WRITES = "echo a > made-by-p"
 Q_WRITES = "echo b > made-by-q"
 
 
-def _one_round(wd, p_cmd=P_WRITES, q_cmd=Q_WRITES):
+def _one_round(wd, p_cmd=P_WRITES, q_cmd=Q_WRITES, on_p=None, **kw):
     """A static shell (no shim: every record is the kernel layer's)
     whose subshell X starts P, which writes its number to p.pid and runs
     p_cmd (exec: its number stays); P exits, X lives on; the agent's own
@@ -65,7 +65,8 @@ def _one_round(wd, p_cmd=P_WRITES, q_cmd=Q_WRITES):
     given P's number, which runs q_cmd. (Q's first notified call is its
     exec, while its image is still M's: busybox.) The Run and the
     numbers of M, X and Q, or None when another process took P's number
-    first."""
+    first. on_p(): called once P has said its number (it answers P's
+    question); kw: harness()'s."""
     for name in ("p.pid", "q.pid", "m.pid", "x.pid", "p.done", "go"):
         if os.path.lexists(os.path.join(wd.path, name)):
             os.unlink(os.path.join(wd.path, name))
@@ -90,13 +91,15 @@ def _one_round(wd, p_cmd=P_WRITES, q_cmd=Q_WRITES):
             if p_num[0]:
                 break
             time.sleep(0.01)
+        if p_num[0] and on_p:
+            on_p()
         if p_num[0]:
             _take_number(wd, p_num[0], stop)
 
     th = threading.Thread(target=feeder)
     th.start()
     try:
-        r = harness(["busybox", "sh", "-c", script], wd, policy=None, timeout=60)
+        r = harness(["busybox", "sh", "-c", script], wd, policy=None, timeout=60, **kw)
     finally:
         stop.set()
         th.join()
@@ -167,13 +170,16 @@ def _stamp(rec):
     return datetime.datetime.strptime(rec["time"], "%Y-%m-%dT%H:%M:%S.%fZ").timestamp()
 
 
-def _within(got, target, seconds):
-    """Whether Q's exec came less than seconds after P's claim."""
+def _within(got, target, seconds, verdict=None):
+    """Whether Q's exec came less than seconds after P's claim (its
+    record's verdict, when said)."""
     r, q = got[0], got[3]
     claim = [_stamp(x) for x in r.records if x.get("args", {}).get("path") == target
-             and x.get("layer") == "shim+kernel"]
+             and x.get("layer") in ("shim", "shim+kernel")
+             and (verdict is None or x.get("verdict") == verdict)]
+    name = os.path.basename(target)
     q_exec = [_stamp(x) for x in r.records if x.get("pid") == q and x.get("op") == "exec"
-              and "good-0" in " ".join(x.get("args", {}).get("argv", []))]
+              and name in " ".join(x.get("args", {}).get("argv", []))]
     return claim and q_exec and q_exec[0] - claim[0] < seconds
 
 
@@ -213,3 +219,44 @@ def test_a_claim_of_a_process_gone_stands_for_no_other(wd):
     unconf = [x_ for x_ in r.records if x_.get("event") == "kernel_unconfirmed"]
     check(any(u.get("ref_seq") == claim[0]["seq"] for u in unconf),
           "P's claim, never made, is not said unconfirmed: %r" % unconf)
+
+
+def test_an_answer_once_stands_for_no_process_given_the_askers_number(wd):
+    """An answer "once" to the shim's question stands for the kernel
+    layer's sight of the very call, for 5 s, by the asker's number. P
+    asked (through the session socket, as the shim does) to write
+    .vscode/tasks.json (project-autorun: ask), was answered once, and
+    exited without writing; Q, given P's number, wrote the file unasked
+    under that answer."""
+    from test_ask import answer, pending
+    claimer = os.path.join(HELPERS, "static_attack29b")
+    os.makedirs(os.path.join(wd.path, ".vscode"))
+    target = os.path.join(os.path.realpath(wd.path), ".vscode", "tasks.json")
+    p_cmd = "exec %s claim %s > claim.out" % (claimer, target)
+
+    def answer_p():
+        for _ in range(200):
+            q = pending(wd)
+            if q:
+                answer(wd, "approve", q[0]["id"], "once")
+                return
+            time.sleep(0.05)
+
+    for _ in range(30 if os.geteuid() == 0 else 20):
+        got = _one_round(wd, p_cmd, "echo q > .vscode/tasks.json; echo rc=$? > q.rc",
+                         on_p=answer_p, ask_timeout=2)
+        if got and _within(got, target, 4.5, "ask"):
+            break
+    else:
+        raise Skip("P's number kept being taken by another process")
+    r, m, x, q = got
+    with open(os.path.join(wd.path, "claim.out")) as f:
+        check(f.read().strip() == "verdict 0", "P was not answered")
+    with open(os.path.join(wd.path, "q.rc")) as f:
+        rc = f.read().strip()
+    check(rc != "rc=0" and not os.path.exists(target),
+          "Q (%d) wrote %s under P's answer once: %s" % (q, target, rc))
+    mine = [x_ for x_ in r.records if x_.get("pid") == q and
+            x_.get("args", {}).get("path") == target]
+    check(mine and all(x_["verdict"] != "allow" for x_ in mine) and
+          any(x_.get("ask") for x_ in mine), "Q's write's records: %r" % mine)
