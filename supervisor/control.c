@@ -1,6 +1,7 @@
 /* The control socket; see control.h. */
 #define _GNU_SOURCE
 #include "supervisor/control.h"
+#include "supervisor/fdrelease.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -91,7 +92,7 @@ static void on_ready(struct hx_server *s, struct hx_source *src,
 	(void)events;
 	while ((fd = hx_server_accept(src->fd)) >= 0) {
 		serve_one(c, fd);
-		close(fd);
+		hx_fd_release_sock(fd); /* what it left queued, too */
 	}
 }
 

@@ -30,6 +30,7 @@
 #include "supervisor/audit.h"
 #include "supervisor/dnsmap.h"
 #include "supervisor/fairlock.h"
+#include "supervisor/fdrelease.h"
 #include "supervisor/hello.h"
 #include "supervisor/metrics.h"
 #include "supervisor/pipeline.h"
@@ -39,6 +40,7 @@
 #include "supervisor/correlate.h"
 #include "supervisor/record.h"
 #include "supervisor/unixlisten.h"
+#include "supervisor/wirereq.h"
 
 #ifndef SO_PEERPIDFD
 #define SO_PEERPIDFD 77 /* 6.5; newer than these headers */
@@ -49,7 +51,8 @@
 #endif
 
 #define MSGS_PER_WAKEUP 64
-#define MAX_PASSED_FDS	16
+/* SCM_MAX_FD: none cut off, which the kernel would let go here */
+#define MAX_PASSED_FDS 253
 
 struct conn {
 	struct hx_source src; /* first: the handler gets &conn->src */
@@ -71,15 +74,11 @@ struct conn {
 	bool has_exe;
 	bool root_ours; /* hx_peer.root_ours, read with the rest */
 	uint8_t *rbuf;
-};
-
-/* Pointer arrays a decoded message's strings are lent through; an
- * exec's environment, read from the requester (malloc'd, per request). */
-struct hx_request_storage {
-	const char *argv[HX_WIRE_MAX_ARGS];
-	const char *frames[HX_WIRE_MAX_FRAMES];
-	char *env;
-	const char **envp;
+	/* Our end's name, bound at once (our first send would autobind
+	 * it: SO_PASSCRED): the agent's socket whose peer it is, is ours
+	 * (hx_server_conn_named). */
+	struct sockaddr_un name;
+	socklen_t namelen;
 };
 
 struct hx_server {
@@ -113,7 +112,8 @@ static void close_conn(struct hx_server *s, struct conn *c)
 	/* Its questions no longer wait: nobody reads the answer. */
 	hx_ask_forget(s->pl->ask, c);
 	epoll_ctl(s->epfd, EPOLL_CTL_DEL, c->src.fd, NULL);
-	close(c->src.fd);
+	/* Its queue may hold the agent's fds, whose release can wait. */
+	hx_fd_release_sock(c->src.fd);
 	if (c->peer_pidfd >= 0)
 		close(c->peer_pidfd);
 	if (c->info_pidfd >= 0)
@@ -344,80 +344,6 @@ static int on_hello(struct hx_server *s, struct conn *c, pid_t pid,
 	return send_reply(s, c, pid, s->wbuf, s->hello_len);
 }
 
-/* Fills rq from a decoded REQUEST or REPORT (pointers into m and st):
- * the one place where the transport becomes a request. */
-static void request_from_msg(const struct hx_msg *m, struct hx_request *rq,
-			     struct hx_request_storage *st)
-{
-	size_t i;
-
-	memset(rq, 0, sizeof(*rq));
-	rq->call = m->call;
-	rq->op = (enum hx_op)m->op;
-	rq->path = m->path.s;
-	rq->path2 = m->path2.s;
-	rq->host = m->host.s;
-	rq->has_flags = hx_msg_has(m, HX_TAG_FLAGS);
-	rq->flags = m->flags;
-	rq->has_mode = hx_msg_has(m, HX_TAG_MODE);
-	rq->mode = m->mode;
-	rq->has_result = hx_msg_has(m, HX_TAG_RESULT);
-	rq->result = m->result;
-	rq->truncated = hx_msg_has(m, HX_TAG_TRUNCATED) && m->truncated;
-	for (i = 0; i < m->nargs; i++)
-		st->argv[i] = m->args[i].s;
-	rq->argv = st->argv;
-	rq->argc = m->nargs;
-	for (i = 0; i < m->nframes; i++)
-		st->frames[i] = m->frames[i].s;
-	rq->frames = st->frames;
-	rq->nframes = m->nframes;
-	if (m->naddrs) {
-		rq->addr = m->addrs[0].p;
-		rq->addrlen = m->addrs[0].len;
-	}
-	/* the shim's word: rules by protocol are judged on it, and again by
-	 * the kernel layer on what the socket is */
-	rq->has_proto = hx_msg_has(m, HX_TAG_PROTO);
-	rq->proto = (int)m->proto;
-}
-
-/* The kernel's bound on an exec's argv and environment (fs/exec.c):
- * more is no environment an exec runs with. */
-#define ENV_MAX (6u << 20)
-
-/* An exec's environment, read where the shim says its caller's envp is
- * (in the requester's memory, which waits for the answer): what the
- * question shows and an answer "once" holds for. A claim, as all of the
- * request is: the kernel layer reads the environment the kernel copies
- * again, and an answer for one stands for no other. Not told, or not
- * readable: env_unread (asked again at the exec, if asked). */
-static void request_env(const struct hx_msg *m, const struct hx_peer *peer,
-			struct hx_request *rq, struct hx_request_storage *st)
-{
-	struct hx_strblob b = {NULL, 0, 0};
-	size_t n = 0, k = 0;
-	int e;
-
-	if (rq->op != HX_OP_EXEC || rq->report)
-		return; /* a report is of a call made: nothing to hold */
-	rq->env_unread = true;
-	if (!hx_msg_has(m, HX_TAG_ENVP) || peer->gone || peer->pid <= 0)
-		return;
-	e = hx_proc_read_strv(peer->tid ? peer->tid : peer->pid, m->envp,
-			      ENV_MAX, &b, &n);
-	st->env = b.p; /* freed after the decision, read or not */
-	if (e || !(st->envp = calloc(n + 1, sizeof(*st->envp))))
-		return;
-	for (size_t i = 0; i < n; i++) {
-		st->envp[i] = st->env + k;
-		k += strlen(st->env + k) + 1;
-	}
-	rq->envp = st->envp;
-	rq->envc = n;
-	rq->env_unread = false;
-}
-
 static int send_verdict(struct hx_server *s, struct conn *c, pid_t pid,
 			uint32_t id, const struct hx_outcome *out)
 {
@@ -497,7 +423,7 @@ static int on_request(struct hx_server *s, struct conn *c, pid_t pid,
 
 	fill_peer(c, pid, sender_info(c, pid), m, &peer);
 	peer.exited = peer.gone || sender_reaped(c, pid, true);
-	request_from_msg(m, &rq, &s->rqs);
+	hx_wirereq_from_msg(m, &rq, &s->rqs);
 	rq.report = !reply;
 	/* port 53 reaches the supervisor's resolver (unotify_dns.c) */
 	rq.sealed = s->pl->dns_sealed && rq.addr &&
@@ -511,7 +437,7 @@ static int on_request(struct hx_server *s, struct conn *c, pid_t pid,
 			hx_dnsmap_claim(s->pl->dns, m->host.s);
 		return 0;
 	}
-	request_env(m, &peer, &rq, &s->rqs);
+	hx_wirereq_env(m, &peer, &rq, &s->rqs);
 	hx_pipeline_decide(s->pl, &peer, &rq, "shim", &out);
 	free(s->rqs.env);
 	free(s->rqs.envp);
@@ -606,17 +532,16 @@ static int read_conn(struct hx_server *s, struct conn *c)
 					mpfd = MSG_GONE;
 			} else if (cm->cmsg_type == SCM_RIGHTS) {
 				/* Never keep what a hostile client
-				 * passes. */
+				 * passes, nor wait on its release (a
+				 * lingering socket held the loop). */
 				size_t k =
 				    (cm->cmsg_len - CMSG_LEN(0)) / sizeof(int);
-				int fd;
+				int fds[MAX_PASSED_FDS];
 
-				for (size_t i = 0; i < k; i++) {
-					memcpy(&fd,
-					       CMSG_DATA(cm) + i * sizeof(int),
-					       sizeof(int));
-					close(fd);
-				}
+				if (k > MAX_PASSED_FDS)
+					k = MAX_PASSED_FDS;
+				memcpy(fds, CMSG_DATA(cm), k * sizeof(int));
+				hx_fd_release(fds, k);
 				got_fds = true;
 			}
 		}
@@ -670,10 +595,36 @@ static void handle_conn(struct hx_server *s, struct hx_source *src,
 static int refuse_conn(struct hx_server *s, int fd, int pidfd, int e)
 {
 	hx_server_unreserve(s);
-	close(fd);
+	hx_fd_release_sock(fd); /* the agent may have sent on it */
 	if (pidfd >= 0)
 		close(pidfd);
 	return e;
+}
+
+/* Names our end of c now (an abstract name of the kernel's: none
+ * other can take it while it lives), as its first send would. */
+static void name_end(int fd, struct conn *c)
+{
+	struct sockaddr_un a = {.sun_family = AF_UNIX};
+
+	if (bind(fd, (struct sockaddr *)&a, sizeof(sa_family_t)) &&
+	    errno != EINVAL) /* EINVAL: named already (accepted) */
+		return;
+	c->namelen = sizeof(c->name);
+	if (getsockname(fd, (struct sockaddr *)&c->name, &c->namelen) ||
+	    c->namelen > sizeof(c->name))
+		c->namelen = 0;
+}
+
+bool hx_server_conn_named(struct hx_server *s, const void *name, socklen_t len)
+{
+	bool found = false;
+
+	hx_server_lock(s);
+	for (struct conn *c = s->conns; c && !found; c = c->next)
+		found = c->namelen == len && !memcmp(&c->name, name, len);
+	hx_server_unlock(s);
+	return found;
 }
 
 /* Serves fd (taken over, with pidfd: pid's, or -1) as a connection of
@@ -695,6 +646,7 @@ static int add_conn(struct hx_server *s, int fd, pid_t pid, uid_t uid,
 		free(c);
 		return refuse_conn(s, fd, pidfd, -ENOMEM);
 	}
+	name_end(fd, c);
 	c->src.fd = fd;
 	c->src.handle = handle_conn;
 	c->peer_pid = pid;

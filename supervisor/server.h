@@ -13,6 +13,7 @@
 #define HX_SERVER_H
 
 #include <stdbool.h>
+#include <sys/socket.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -86,6 +87,11 @@ int hx_server_adopt(struct hx_server *s, int fd, pid_t pid, uid_t uid,
  * There are HX_SERVER_MAX_CONNS, fewer where RLIMIT_NOFILE would not
  * leave the rest of harness-exec its fds. Thread-safe. */
 bool hx_server_reserve(struct hx_server *s);
+
+/* Whether name (getpeername's, len bytes) is our end of one of the
+ * connections: a socket of the agent's whose peer it is speaks to us.
+ * Takes the loop's lock. */
+bool hx_server_conn_named(struct hx_server *s, const void *name, socklen_t len);
 void hx_server_unreserve(struct hx_server *s);
 
 /* accept4(lfd) non-blocking and close-on-exec, retrying EINTR and

@@ -64,8 +64,9 @@ static bool to_cut(struct hx_unotify *u, struct un_slot *s, uint64_t now,
 		s->spared = true;
 		hx_un_spare(u, 1);
 	}
-	if (atomic_load(&s->cut) || atomic_load(&u->stopping) ||
-	    !hx_un_id_valid(u, s->id) || (busy && now - s->since_ms >= BUSY_MS))
+	if (s->kind == HX_WAIT_RELEASE || atomic_load(&s->cut) ||
+	    atomic_load(&u->stopping) || !hx_un_id_valid(u, s->id) ||
+	    (busy && now - s->since_ms >= BUSY_MS))
 		return true;
 	if (!signalled(s->tid, &own)) {
 		s->ticks = 0;
@@ -102,7 +103,8 @@ static void *watchdog(void *arg)
 				/* A worker waiting for its connector's answer
 				 * is not signalled: that ends the connector. */
 				atomic_store(&s->cut, true);
-				if (s->kind == HX_WAIT_CALL)
+				if (s->kind == HX_WAIT_CALL ||
+				    s->kind == HX_WAIT_RELEASE)
 					pthread_kill(s->th, WAKE_SIG);
 				else if (s->kind == HX_WAIT_CONNECTOR)
 					hx_connector_interrupt(s->conn);
@@ -269,7 +271,7 @@ static void *worker(void *arg)
 	int i = atomic_fetch_add(&u->nslots, 1);
 
 	if (i < MAX_THREADS)
-		hx_un_wait_attach(&u->slots[i]);
+		hx_un_wait_attach(u, &u->slots[i]);
 	/* Our own umask (0: the target's is applied by hand) and cwd. */
 	if (unshare(CLONE_FS) == 0)
 		umask(0);

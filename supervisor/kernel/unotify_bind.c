@@ -158,7 +158,7 @@ void hx_un_listen(struct hx_unotify *u, const struct seccomp_notif *n,
 				  hx_un_sock_proto(sfd));
 	if (!e && listen(sfd, (int)n->data.args[1]))
 		e = -errno;
-	close(sfd);
+	hx_un_put_fd(sfd);
 	hx_un_done(u, a, e);
 }
 
@@ -264,6 +264,6 @@ moved:
 			     "decided one");
 	}
 done:
-	close(sfd);
+	hx_un_put_fd(sfd);
 	hx_un_done(u, a, e);
 }

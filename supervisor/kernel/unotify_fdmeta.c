@@ -210,18 +210,18 @@ void hx_un_fdmeta(struct hx_unotify *u, const struct seccomp_notif *n,
 	if ((a->err = hx_un_judge(u, t, &j, NULL)) ||
 	    /* Not for a target that is gone (killed while this was decided). */
 	    (a->err = hx_un_id_valid(u, n->id) ? 0 : ESRCH)) {
-		close(mine);
+		hx_un_put_fd(mine);
 		return;
 	}
 	if ((a->err =
 		 fd_refused(u, &j, mine, misnamed,
 			    nr == SYS_ioctl ? (uint32_t)arg[1] : 0, iobuf))) {
-		close(mine);
+		hx_un_put_fd(mine);
 		return;
 	}
 	/* A chown's ids as the agent's namespace names them. */
 	if ((e = hx_un_map_ids(t, &ouid, &ogid))) {
-		close(mine);
+		hx_un_put_fd(mine);
 		hx_un_done(u, a, e);
 		return;
 	}
@@ -253,6 +253,6 @@ void hx_un_fdmeta(struct hx_unotify *u, const struct seccomp_notif *n,
 		break;
 	}
 	e = r ? errno : 0;
-	close(mine);
+	hx_un_put_fd(mine);
 	hx_un_done(u, a, -e);
 }

@@ -126,14 +126,23 @@ enum {
 	HX_WAIT_CALL,	   /* in a system call of its own (open, connect) */
 	HX_WAIT_CONNECTOR, /* for its connector's (connector.h) */
 	HX_WAIT_POLL,	   /* in a loop that asks hx_un_wait_cut */
+	HX_WAIT_RELEASE,   /* in the close of an fd taken from the agent */
 };
 void hx_un_wait_begin(int kind);
 int hx_un_wait_end(struct hx_unotify *u, int e);
+/* Closes fd, taken from the agent (pidfd_getfd): the agent may have
+ * closed its own since, and a file's last release can wait on it (a
+ * TCP socket with SO_LINGER waits for its peer to read, as long as the
+ * agent chose: eight such sends held every worker). A wait that the
+ * watchdog cuts after its first round (the release goes on unwaited),
+ * a spare worker serving meanwhile. A mutex and a clock read more than
+ * close(2). */
+void hx_un_put_fd(int fd);
 /* Whether the watchdog interrupted this worker's wait. */
 bool hx_un_wait_cut(void);
 /* This worker thread's slot (once, at its start), and the thread it
  * serves now (each notification). */
-void hx_un_wait_attach(struct un_slot *s);
+void hx_un_wait_attach(struct hx_unotify *u, struct un_slot *s);
 void hx_un_wait_serving(pid_t tid);
 /* The kernel's own "restart the call after the signal" (not in the
  * UAPI): a reply's error the signal code turns into a restart or

@@ -319,7 +319,7 @@ static int open_here(const struct target *t, const char *decided,
 			target[n] = '\0';
 		if (n <= 0 ||
 		    (target[0] == '/' && !hx_terminals_path(target))) {
-			close(mine);
+			hx_un_put_fd(mine);
 			return -EACCES;
 		}
 		snprintf(path, sizeof(o->path), "%s", link);
@@ -335,7 +335,7 @@ static int open_here(const struct target *t, const char *decided,
 		fd = (int)syscall(SYS_openat2, AT_FDCWD, path, &how,
 				  sizeof(how));
 		fd = fd < 0 ? -errno : fd;
-		close(mine);
+		hx_un_put_fd(mine);
 	} else if ((flags & O_CREAT) && !is_tmpfile(flags)) {
 		/* Made here or found: O_EXCL says which. */
 		how.flags |= O_EXCL;

@@ -123,6 +123,7 @@ __thread uint64_t hx_un_notif_id;
 /* ---- waits on what the agent controls (unotify_int.h) ---- */
 
 static __thread struct un_slot *slot;
+static __thread struct hx_unotify *slot_u; /* the slot's */
 static __thread pid_t target_tid;
 static __thread struct {
 	struct hx_peer peer;
@@ -134,9 +135,10 @@ static __thread struct {
 	char *path, *path2; /* the allowed call's, for hx_un_failed */
 } last;
 
-void hx_un_wait_attach(struct un_slot *s)
+void hx_un_wait_attach(struct hx_unotify *u, struct un_slot *s)
 {
 	slot = s;
+	slot_u = u;
 	s->th = pthread_self();
 }
 
@@ -228,6 +230,19 @@ int hx_un_wait_end(struct hx_unotify *u, int e)
 		hx_server_unlock(u->srv);
 	}
 	return -HX_ERESTARTSYS;
+}
+
+void hx_un_put_fd(int fd)
+{
+	if (fd < 0)
+		return;
+	if (!slot) { /* not a worker's */
+		close(fd);
+		return;
+	}
+	hx_un_wait_begin(HX_WAIT_RELEASE);
+	close(fd);
+	hx_un_wait_end(slot_u, 0);
 }
 
 bool hx_un_wait_cut(void)

@@ -74,7 +74,7 @@ void hx_un_watch(struct hx_unotify *u, const struct seccomp_notif *n,
 	snprintf(self, sizeof(self), "/proc/thread-self/fd/%d", pfd);
 	wd = inotify_add_watch(ifd, self, mask & ~(uint32_t)IN_DONT_FOLLOW);
 	e = wd < 0 ? errno : 0;
-	close(ifd);
+	hx_un_put_fd(ifd);
 	close(pfd);
 	if (e) {
 		a->err = e;
