@@ -209,7 +209,7 @@ int hx_un_dns_seal(struct hx_unotify *u, uint64_t id, const struct target *t,
 		close(nfd);
 		return e;
 	}
-	close(*sfd);
+	hx_un_put_fd(*sfd); /* the agent's no longer: ours may be last */
 	*sfd = nfd;
 	return 0;
 }
