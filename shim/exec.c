@@ -7,6 +7,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "common/path.h"
@@ -83,12 +84,25 @@ static bool loads_shim(const char *path, int depth)
 		char b[HX_BINPRM_BUF + 1];
 	} u;
 	char *interp, *arg;
-	long fd = hx_sys4(SYS_openat, AT_FDCWD, path, O_RDONLY | O_CLOEXEC, 0);
-	long n;
+	struct stat st;
+	long fd, n;
 	bool r = false;
 
+	/* Only a regular file runs (the kernel refuses the rest before it
+	 * opens it): a FIFO's open would wait for a writer, forever (an
+	 * exec of one hung where natively it is EACCES), and a device's
+	 * open acts. Non-blocking, for one swapped in since the look. */
+	if (hx_sys4(SYS_newfstatat, AT_FDCWD, path, &st, 0) < 0 ||
+	    !S_ISREG(st.st_mode))
+		return false;
+	fd = hx_sys4(SYS_openat, AT_FDCWD, path,
+		     O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC, 0);
 	if (fd < 0)
 		return false;
+	if (hx_sys2(SYS_fstat, fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		hx_close((int)fd);
+		return false;
+	}
 	n = hx_sys4(SYS_pread64, fd, u.b, HX_BINPRM_BUF, 0);
 	if (n >= (long)sizeof(u.eh) && !memcmp(u.b, ELFMAG, SELFMAG))
 		r = has_interp(fd, &u.eh);

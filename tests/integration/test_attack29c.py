@@ -146,8 +146,8 @@ def _run(wd, script, extra=(), args=(), policy=None):
         for lg in glob.glob(os.path.join(wd.state, "*.jsonl")):
             print("# LOG", lg, open(lg).read()[-3000:])
         print("# OUT", e.stdout, e.stderr)
-        check(False, "the session did not end: a supervisor thread waits "
-              "on the agent's lingering socket")
+        check(False, "the session did not end: a thread of the supervisor "
+              "or the agent's waits on what the agent made")
 
 
 def _after_is_written(r, wd):
@@ -282,3 +282,32 @@ def test_a_request_sent_by_sendmsg_after_a_verdict_is_not_the_harness_s(wd):
     check(rec["pid"] == me and rec["verdict"] == "deny"
           and rec["rule"] == "harness:protect" and rec["layer"] == "kernel", rec)
     check(not os.path.exists(target), "the hook was made")
+
+
+FIFO_EXEC = r'''
+import os, sys
+os.mkfifo("p")
+os.chmod("p", 0o755)
+pid = os.fork()
+if pid == 0:
+    try:
+        os.execv("./p", ["p"])
+    except OSError as e:
+        print("EXEC %d" % e.errno, flush=True)
+    os._exit(0)
+os.waitpid(pid, 0)
+with open("after.txt", "w") as f:
+    f.write("x")
+print("WROTE", flush=True)
+'''
+
+
+def test_an_exec_of_a_fifo_fails_at_once_as_natively(wd):
+    """The shim looks at what an exec will run (does it load the shim?)
+    by opening it: a FIFO with execute bits held that open, waiting for
+    a writer, for good (the kernel refuses the exec of anything but a
+    regular file, EACCES, before it opens it). It looks at a regular
+    file only now, opened without blocking."""
+    r = _run(wd, FIFO_EXEC)
+    check("EXEC 13" in r.stdout, "the exec: %r %r" % (r.stdout, r.stderr[-500:]))
+    _after_is_written(r, wd)
