@@ -27,6 +27,10 @@ as that process's (pid, ppid harness-exec, exe harness-exec, and its
 process_exit): the fourteenth review refused such a send to a peer of
 harness-exec's with no name, and our end of a connection has a name
 once it has sent (SO_PASSCRED autobinds it) - after its first verdict.
+
+And the shim, which looks at what an exec will run, opened a FIFO with
+execute bits and waited there for a writer, for good, where natively
+the exec fails EACCES at once.
 """
 
 import os
@@ -136,16 +140,17 @@ after("after.txt")
 
 def _run(wd, script, extra=(), args=(), policy=None):
     """The script (under the default policy); a session that does not
-    end within the timeout is a stalled supervisor (the linger is an
-    hour)."""
+    end within the timeout is a stalled thread (a linger is an hour)."""
     try:
         return harness([PYTHON, "-c", script] + list(args), wd, policy=policy,
                        extra=extra, timeout=60)
     except subprocess.TimeoutExpired as e:
         import glob
         for lg in glob.glob(os.path.join(wd.state, "*.jsonl")):
-            print("# LOG", lg, open(lg).read()[-3000:])
-        print("# OUT", e.stdout, e.stderr)
+            with open(lg) as f:
+                tail = f.read()[-3000:]
+            print("\n".join("# " + line for line in tail.splitlines()))
+        print("# output: %r %r" % (e.stdout, e.stderr))
         check(False, "the session did not end: a thread of the supervisor "
               "or the agent's waits on what the agent made")
 
