@@ -227,11 +227,12 @@ void hx_run_log_start(struct run *r)
 
 void hx_run_log_end(struct run *r, int code)
 {
-	json_t *rec = hx_record_new(&r->pl, NULL, "session_end", NULL);
-	json_t *o;
+	json_t *rec, *o;
 	struct hx_server_stats st = {0};
 
-	if (!rec)
+	if (r->srv)
+		hx_server_say_refused(r->srv);
+	if (!(rec = hx_record_new(&r->pl, NULL, "session_end", NULL)))
 		return;
 	if (r->srv)
 		hx_server_stats(r->srv, &st);
@@ -284,6 +285,9 @@ void hx_run_log_end(struct run *r, int code)
 			    json_integer((json_int_t)st.conns_accepted));
 	json_object_set_new(rec, "protocol_errors",
 			    json_integer((json_int_t)st.protocol_errors));
+	if (st.conns_refused)
+		json_object_set_new(rec, "connections_refused",
+				    json_integer((json_int_t)st.conns_refused));
 	if (r->un) {
 		struct hx_unotify_stats us;
 		json_t *k = json_object();

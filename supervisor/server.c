@@ -95,6 +95,10 @@ struct hx_server {
 	 * connections fill fails every open we make (a late mask's). */
 	atomic_size_t held;
 	size_t max_conns;
+	/* Connections refused for the bound (a process whose shim then
+	 * refuses its calls unrecorded): said each second (say_refused) */
+	atomic_ullong refused;
+	uint64_t refused_said;
 	uid_t uid;
 	struct hx_msg *msg; /* one decode target, reused */
 	uint8_t *wbuf;	    /* one reply buffer */
@@ -738,6 +742,7 @@ bool hx_server_reserve(struct hx_server *s)
 	if (atomic_fetch_add(&s->held, 1) < s->max_conns)
 		return true;
 	atomic_fetch_sub(&s->held, 1);
+	atomic_fetch_add(&s->refused, 1);
 	return false;
 }
 
@@ -756,6 +761,31 @@ int hx_server_accept(int lfd)
 	return fd;
 }
 
+void hx_server_say_refused(struct hx_server *s)
+{
+	uint64_t n = atomic_load(&s->refused);
+	json_t *rec;
+
+	if (n == s->refused_said)
+		return;
+	rec = hx_record_new(s->pl, NULL, "connection_refused", NULL);
+	if (rec) {
+		json_object_set_new(rec, "category", json_string("process"));
+		json_object_set_new(rec, "verdict", json_string("deny"));
+		json_object_set_new(rec, "enforced", json_true());
+		json_object_set_new(rec, "rule",
+				    json_string("harness:connections"));
+		json_object_set_new(rec, "error",
+				    json_string("too many connections"));
+		json_object_set_new(
+		    rec, "count",
+		    json_integer((json_int_t)(n - s->refused_said)));
+	}
+	hx_record_append_event(s->pl, rec, NULL, NULL);
+	json_decref(rec);
+	s->refused_said = n;
+}
+
 static void handle_timer(struct hx_server *s, struct hx_source *src,
 			 uint32_t events)
 {
@@ -765,6 +795,7 @@ static void handle_timer(struct hx_server *s, struct hx_source *src,
 	if (read(src->fd, &ticks, sizeof(ticks)) < 0 && errno != EAGAIN)
 		return;
 	hx_pipeline_tick(s->pl, false);
+	hx_server_say_refused(s);
 	if (s->pl->audit && !hx_audit_sync_timed(s->pl->audit, &ns) && ns)
 		hx_metrics_sync(s->pl->metrics, ns);
 }
@@ -949,4 +980,5 @@ void hx_server_on_close(struct hx_server *s, void (*fn)(void *arg, int pid),
 void hx_server_stats(const struct hx_server *s, struct hx_server_stats *st)
 {
 	*st = s->stats;
+	st->conns_refused = atomic_load(&s->refused);
 }

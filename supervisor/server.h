@@ -107,7 +107,13 @@ void hx_server_on_close(struct hx_server *s, void (*fn)(void *arg, int pid),
 
 struct hx_server_stats {
 	uint64_t conns_accepted, conns_open, protocol_errors, messages;
+	uint64_t conns_refused; /* for the bound (hx_server_reserve) */
 };
 void hx_server_stats(const struct hx_server *s, struct hx_server_stats *st);
+/* The connections refused for the bound since the last call, as one
+ * record (connection_refused, its count): each such process's shim
+ * refuses its calls ("supervisor unreachable"), which no other record
+ * says. The loop's timer calls it each second; the end, once more. */
+void hx_server_say_refused(struct hx_server *s);
 
 #endif

@@ -9,7 +9,11 @@
  *	to write PATH by sendmsg (which the kernel layer emulates, sending
  *	from a process of its own); prints "pid P first N send R reply M"
  *	(N: the first verdict's bytes, R: the sendmsg's result or errno
- *	name, M: its reply's bytes or -1). */
+ *	name, M: its reply's bytes or -1).
+ *   hold-conns N CMD
+ *	connects to the session socket N times (or until refused) and
+ *	holds every connection while /bin/sh runs CMD; prints "held K
+ *	ERRNO" first. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <stdio.h>
@@ -28,6 +32,41 @@ static const char *err(int e)
 	const char *s = strerrorname_np(e);
 
 	return s ? s : "E?";
+}
+
+static int dial_once(void)
+{
+	const char *path = getenv(HX_ENV_SOCKET);
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	int fd;
+
+	if (!path || strlen(path) >= sizeof(sa.sun_path))
+		return -EINVAL;
+	strcpy(sa.sun_path, path);
+	fd =
+	    (int)syscall(SYS_socket, AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	if (syscall(SYS_connect, fd, (struct sockaddr *)&sa, sizeof(sa))) {
+		int e = errno;
+
+		close(fd);
+		return -e;
+	}
+	return fd;
+}
+
+static int hold_conns(int n, const char *cmd)
+{
+	int held = 0, e = 0;
+
+	while (held < n && (e = dial_once()) >= 0) {
+		held++;
+		e = 0;
+	}
+	printf("held %d %s\n", held, e ? err(-e) : "0");
+	fflush(stdout);
+	return system(cmd) ? 1 : 0;
 }
 
 static int dial(void)
@@ -99,6 +138,9 @@ int main(int argc, char **argv)
 {
 	if (argc > 2 && !strcmp(argv[1], "wire-sendmsg-again"))
 		return wire_sendmsg_again(argv[2]);
-	fprintf(stderr, "usage: static_attack29c wire-sendmsg-again PATH\n");
+	if (argc > 3 && !strcmp(argv[1], "hold-conns"))
+		return hold_conns(atoi(argv[2]), argv[3]);
+	fprintf(stderr, "usage: static_attack29c wire-sendmsg-again PATH | "
+			"hold-conns N CMD\n");
 	return 2;
 }

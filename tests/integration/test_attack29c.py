@@ -316,3 +316,25 @@ def test_an_exec_of_a_fifo_fails_at_once_as_natively(wd):
     r = _run(wd, FIFO_EXEC)
     check("EXEC 13" in r.stdout, "the exec: %r %r" % (r.stdout, r.stderr[-500:]))
     _after_is_written(r, wd)
+
+
+def test_connections_the_server_refuses_are_recorded(wd):
+    """A static program holds as many connections to the session socket
+    as the server takes (its bound keeps our fd table for our own
+    opens): a later process's shim cannot reach the supervisor and
+    refuses its calls ("supervisor unreachable", fail closed), which
+    left no record at all; the refusals are a record now, and counted
+    in session_end."""
+    out = os.path.join(wd.path, "later.txt")
+    r = harness([PROBE, "hold-conns", "20000", "echo x > %s" % out], wd,
+                policy=None, timeout=100)
+    first = r.stdout.split("\n")[0]
+    print("# %s" % first)
+    check(first.startswith("held ") and first.endswith(" ECONNREFUSED"),
+          "the server's bound was not met: %r %r" % (r.stdout, r.stderr[-300:]))
+    check(not os.path.exists(out), "the later write was made")
+    recs = r.events(event="connection_refused")
+    check(recs and all(x["verdict"] == "deny" and x["rule"] == "harness:connections"
+                       for x in recs), "no record of the refusals: %s" % r.dump())
+    end = r.one(event="session_end")
+    check(end.get("connections_refused", 0) >= sum(x["count"] for x in recs) >= 1, end)
