@@ -96,7 +96,8 @@ struct hx_server {
 	atomic_size_t held;
 	size_t max_conns;
 	/* Connections refused for the bound (a process whose shim then
-	 * refuses its calls unrecorded): said each second (say_refused) */
+	 * refuses its calls unrecorded): said each second
+	 * (hx_server_say_refused) */
 	atomic_ullong refused;
 	uint64_t refused_said;
 	uid_t uid;
