@@ -65,12 +65,13 @@ static bool protected_by(const struct hx_rule *r, const char *path,
 	size_t plen = strlen(path);
 
 	for (size_t i = 0; i < r->npats; i++) {
-		const struct hx_glob_need *n = &r->needs[i];
+		const struct hx_glob_need *n =
+		    i < r->nneeds ? &r->needs[i] : NULL;
 		const char *g = r->pats[i].text;
 
 		/* a match starts with the glob's key (globindex.h) */
-		if (plen >= n->key && !memcmp(path, g, n->key) &&
-		    hx_glob_need_holds(g, n, path, plen) &&
+		if ((!n || (plen >= n->key && !memcmp(path, g, n->key) &&
+			    hx_glob_need_holds(g, n, path, plen))) &&
 		    hx_glob_match(g, path)) {
 			out->verdict = HX_VERDICT_DENY;
 			out->rule = r->name;

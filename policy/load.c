@@ -711,6 +711,9 @@ static int load_policy(struct hx_ld *l, const char *name, const char *text,
 		ret = apply_disable(l);
 	if (!ret && !meta_only)
 		ret = hx_rules_aliases(l);
+	/* after the aliases, which add protect patterns of their own */
+	if (!ret && !meta_only)
+		ret = hx_rules_protect_needs(l);
 	if (!ret && !meta_only && hx_file_index_build(l->p))
 		ret = -ENOMEM;
 	return ret;

@@ -90,6 +90,9 @@ int hx_rules_protect(struct hx_ld *l);
 int hx_rules_session(struct hx_ld *l);
 /* The session's write-only protection (hx_policy_vars.protect_write). */
 int hx_rules_protect_write(struct hx_ld *l);
+/* harness:protect's needs (struct hx_rule), once every pattern of it is
+ * there: after hx_rules_aliases. */
+int hx_rules_protect_needs(struct hx_ld *l);
 
 /* ---- alias.c ---- */
 

@@ -112,8 +112,11 @@ struct hx_rule {
 	struct hx_pattern *pats;
 	size_t npats;
 	/* harness:protect's: what each pattern's matches hold, so that the
-	 * paths of every call skip most of its patterns unmatched */
+	 * paths of every call skip most of its patterns unmatched; the
+	 * first nneeds patterns' (the aliases add patterns at the load's
+	 * end: a pattern past them is matched whole) */
 	struct hx_glob_need *needs;
+	size_t nneeds;
 	struct hx_example *ex;
 	size_t nex;
 };

@@ -257,12 +257,22 @@ static char *glob_quote(struct hx_arena *a, const char *path)
 /* r's needs (struct hx_rule), once its patterns are final. */
 static int protect_needs(struct hx_ld *l, struct hx_rule *r)
 {
+	if (!r->npats)
+		return 0;
 	r->needs = hx_arena_alloc(&l->p->arena, r->npats * sizeof(*r->needs));
 	if (!r->needs)
 		return -ENOMEM;
 	for (size_t i = 0; i < r->npats; i++)
 		hx_glob_need_of(r->pats[i].text, &r->needs[i]);
+	r->nneeds = r->npats;
 	return 0;
+}
+
+int hx_rules_protect_needs(struct hx_ld *l)
+{
+	int ret = protect_needs(l, &l->p->protect);
+
+	return ret;
 }
 
 int hx_rules_protect(struct hx_ld *l)
@@ -305,7 +315,7 @@ int hx_rules_protect(struct hx_ld *l)
 		if (!r->pats[r->npats++].text)
 			return -ENOMEM;
 	}
-	return protect_needs(l, r);
+	return 0;
 }
 
 /* Fills r with the session's extra write globs (see hx_policy_vars). */
@@ -395,14 +405,11 @@ static int load_net_session_rules(struct hx_ld *l)
 int hx_rules_protect_write(struct hx_ld *l)
 {
 	const struct hx_policy_vars *v = l->vars;
-	int ret;
-
 	if (!v->nprotect_write)
 		return 0;
-	ret =
-	    session_rule(l, &l->p->protect_write, "harness:protect",
-			 HX_VERDICT_DENY, v->protect_write, v->nprotect_write);
-	return ret ? ret : protect_needs(l, &l->p->protect_write);
+	return session_rule(l, &l->p->protect_write, "harness:protect",
+			    HX_VERDICT_DENY, v->protect_write,
+			    v->nprotect_write);
 }
 
 int hx_rules_session(struct hx_ld *l)

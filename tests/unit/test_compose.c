@@ -397,6 +397,68 @@ START_TEST(test_mount_aliases_sockets)
 }
 END_TEST
 
+#define NA(a) (sizeof(a) / sizeof((a)[0]))
+
+/* harness:protect's patterns beneath a second mount, added after its
+ * own: each is matched whole (its need was read past the array's end,
+ * and harness-exec died of SIGSEGV in any mount namespace where /tmp
+ * had a second mount; twenty-ninth attack review, part a). */
+START_TEST(test_mount_aliases_protect)
+{
+	static const char y[] = "version: 1\n"
+				"defaults: {file_read: allow, file_write: "
+				"allow}\n";
+	static const char *const prot[] = {
+	    "/tmp/harness-0/[!a]*/**", "/tmp/harness-0/a[!b]*/**",
+	    "/tmp/harness-0/a/**", "/tmp/st/harness/**"};
+	static const char *const wprot[] = {"/tmp/st/w"};
+	static const char *const from[] = {"/tmp", "/tmp/st"};
+	static const char *const to[] = {"/mnt/t", "/var/s"};
+	static const char *const denied[] = {
+	    "/mnt/t/harness-0/zz/tmp/note", "/mnt/t/harness-0/ac/tmp/n",
+	    "/mnt/t/st/harness/key", "/var/s/harness/sessions/x",
+	    "/tmp/harness-0/zz/tmp/note"};
+	struct hx_policy_vars v = vars;
+	struct hx_policy_error err;
+	struct hx_policy *p = NULL;
+	struct hx_decision d;
+
+	v.protect = prot;
+	v.nprotect = NA(prot);
+	v.protect_write = wprot;
+	v.nprotect_write = NA(wprot);
+	v.alias_from = from;
+	v.alias_to = to;
+	v.nalias = NA(from);
+	ck_assert_int_eq(
+	    hx_policy_load_buffer("t.yaml", y, strlen(y), &v, &p, &err), 0);
+	for (size_t i = 0; i < NA(denied); i++) {
+		struct hx_event ev = {.op = HX_OP_READ, .path = denied[i]};
+
+		hx_policy_decide(p, &ev, &d);
+		ck_assert_msg(d.verdict == HX_VERDICT_DENY &&
+				  !strcmp(d.rule, "harness:protect"),
+			      "%s: verdict %d", denied[i], d.verdict);
+	}
+	for (size_t i = 0; i < 2; i++) {
+		struct hx_event ev = {.op = HX_OP_WRITE,
+				      .path = i ? "/var/s/w" : "/mnt/t/st/w"};
+
+		hx_policy_decide(p, &ev, &d);
+		ck_assert_msg(d.verdict == HX_VERDICT_DENY, "%s", ev.path);
+	}
+	for (size_t i = 0; i < 2; i++) {
+		struct hx_event ev = {.op = HX_OP_READ,
+				      .path = i ? "/mnt/t/harness-0/ab/x"
+						: "/mnt/t/other"};
+
+		hx_policy_decide(p, &ev, &d);
+		ck_assert_msg(d.verdict == HX_VERDICT_ALLOW, "%s", ev.path);
+	}
+	hx_policy_free(p);
+}
+END_TEST
+
 /* A deny rule that names a place through a symbolic link (a $HOME of
  * /home/u -> /var/home/u, a ~/.ssh linked into a dotfiles checkout)
  * holds on the real path every resolved path is judged by, when the
@@ -487,6 +549,7 @@ static Suite *compose_suite(void)
 
 	tcase_add_test(tc, test_include);
 	tcase_add_test(tc, test_mount_aliases_sockets);
+	tcase_add_test(tc, test_mount_aliases_protect);
 	tcase_add_test(tc, test_real_prefixes);
 	tcase_add_test(tc, test_profiles);
 	tcase_add_test(tc, test_default_protections);

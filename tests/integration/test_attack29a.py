@@ -1,0 +1,70 @@
+"""Attack review 29, part a: the last day's changes attacked (other
+sessions' TMPDIRs, the masks' triggers, the live registry, the git
+objects' rules, rules rebased through links, the records' keys), under
+the embedded default policy, as root and as an ordinary user.
+
+harness:protect's patterns are dismissed by their literal start, with
+what each pattern's matches must hold computed once (its "needs"). They
+were computed before the aliases were added: a second mount of a
+directory (a bind mount of /tmp, of a home) or the account's own home
+under another $HOME appends harness:protect patterns past the array's
+end, whose needs were read out of bounds. harness-exec died of SIGSEGV
+at the start in any mount namespace where /tmp had a second mount, and
+where it did not, an aliased pattern was dismissed: another session's
+TMPDIR and this session's own audit log were the agent's under the
+other name."""
+
+import os
+import subprocess
+
+from lib import check, harness
+from test_sessions_apart import BUSYBOX, SECRET, _other, _stop
+
+
+def _can_bind_mount():
+    r = subprocess.run(["unshare", "-m", "--propagation", "private", "true"],
+                       capture_output=True)
+    return os.getuid() == 0 and r.returncode == 0
+
+
+def test_protected_paths_hold_under_a_second_mount_of_tmp(wd):
+    """/tmp bind-mounted beneath the project (the agent's write root):
+    the other session's TMPDIR and this session's log under that name
+    are harness:protect, through the shim and from a static program,
+    in both modes, and the session runs (it died of SIGSEGV)."""
+    if not _can_bind_mount():
+        from lib import Skip
+        raise Skip("a second mount needs root (a user namespace would make "
+                   "the session's uid 0, another run dir)")
+    p, base, tmp = _other(wd, "earlier")
+    alias = os.path.join(wd.path, "alias")
+    os.makedirs(alias)
+    atmp = alias + tmp[len("/tmp"):]
+    try:
+        for mode in ("enforce", "audit"):
+            log = os.path.join(wd.state, "a-%s.jsonl" % mode)
+            alog = alias + log[len("/tmp"):]
+            script = ('cat %s/note; %s cat %s/note; echo X >> %s/note; '
+                      '%s sh -c "echo Y >> %s/d/f"; echo FORGED >> %s; '
+                      '%s sh -c "echo F2 >> %s"; echo DONE' %
+                      (atmp, BUSYBOX, atmp, atmp, BUSYBOX, atmp, alog, BUSYBOX, alog))
+            r = harness(["sh", "-c", script], wd, policy=None, mode=mode, log=log,
+                        wrap=["unshare", "-m", "--propagation", "private", "sh", "-c",
+                              'mount --bind /tmp "$0" && exec "$@"', alias])
+            check(r.status == 0 and "DONE" in r.stdout,
+                  "%s: the session did not run: status %s %r" % (mode, r.status, r.stderr[-500:]))
+            check(SECRET not in r.stdout, "%s: read through the alias: %r" % (mode, r.stdout))
+            for f in ("note", "d/f"):
+                got = open(os.path.join(tmp, f)).read()
+                check(got == SECRET + "\n", "%s: %s written: %r" % (mode, f, got))
+            lines = open(log).read().splitlines()
+            check("FORGED" not in lines and "F2" not in lines,
+                  "%s: the log took the agent's line" % mode)
+            for path in (atmp + "/note", atmp + "/d/f", alog):
+                recs = [x for x in r.records if x.get("args", {}).get("path") == path]
+                check(recs and all(x.get("verdict") == "deny" and
+                                   x.get("rule") == "harness:protect" for x in recs),
+                      "%s: %s's records: %r" % (mode, path, [(x.get("op"), x.get("verdict"),
+                                                              x.get("rule")) for x in recs]))
+    finally:
+        _stop(p, base)
