@@ -255,6 +255,10 @@ struct hx_pipeline {
 	 * the first write judged (pipeline_sessions.c). */
 	const char *state_dir;
 	struct hx_pl_others *others;
+	/* The second mounts' pairs (mountalias.h: from, literal; to, a
+	 * glob's escape): another session's file is its other name too. */
+	const char *const *alias_from, *const *alias_to;
+	size_t nalias;
 	/* The git objects the agent made (pipeline_git.c), NULL until one. */
 	struct hx_pl_objset *objs;
 	/* Files granted for reading that the kernel layer's creations in

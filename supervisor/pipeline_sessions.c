@@ -173,9 +173,51 @@ struct hx_pl_others {
 
 static pthread_mutex_t others_lock = PTHREAD_MUTEX_INITIALIZER;
 
-static void add_entry(struct hx_pl_others *o, int dfd, const char *name)
+static void append(struct hx_pl_others *o, const char *s, size_t n)
 {
-	char *buf = o->buf, *p;
+	char *p = realloc(o->paths, o->len + n);
+
+	if (!p)
+		return;
+	memcpy(p + o->len, s, n);
+	o->paths = p;
+	o->len += n;
+}
+
+/* Each path of the entry's n bytes (NUL-separated) by its other names
+ * too, beneath each second mount (unescaped: mountalias.h's to is a
+ * glob's): /tmp bind-mounted in a write root let the agent write and
+ * move another session's --audit-log by that name, in both modes
+ * (twenty-ninth attack review, part a). At a reload only. */
+static void add_aliases(struct hx_pl_others *o, const struct hx_pipeline *pl,
+			const char *buf, size_t n)
+{
+	char alt[PATH_MAX];
+
+	for (size_t i = 0; i < n; i += strlen(buf + i) + 1)
+		for (size_t a = 0; a < pl->nalias; a++) {
+			const char *q = buf + i, *from = pl->alias_from[a],
+				   *to = pl->alias_to[a];
+			size_t fl = strlen(from), k = 0;
+
+			if (strncmp(q, from, fl) || (q[fl] && q[fl] != '/'))
+				continue;
+			for (; *to && k < sizeof(alt) - 1; to++) {
+				if (*to == '\\' && to[1])
+					to++;
+				alt[k++] = *to;
+			}
+			if (k + strlen(q + fl) >= sizeof(alt) - 1)
+				continue;
+			strcpy(alt + k, q + fl);
+			append(o, alt, strlen(alt) + 1);
+		}
+}
+
+static void add_entry(struct hx_pl_others *o, const struct hx_pipeline *pl,
+		      int dfd, const char *name)
+{
+	char *buf = o->buf;
 	int fd =
 	    openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
 	ssize_t n = fd < 0 ? -1 : read(fd, buf, sizeof(o->buf) - 1);
@@ -185,15 +227,14 @@ static void add_entry(struct hx_pl_others *o, int dfd, const char *name)
 	if (n <= 0)
 		return;
 	buf[n++] = '\0';
-	if (!(p = realloc(o->paths, o->len + (size_t)n)))
-		return;
-	memcpy(p + o->len, buf, (size_t)n);
-	o->paths = p;
-	o->len += (size_t)n;
+	append(o, buf, (size_t)n);
+	add_aliases(o, pl, buf, (size_t)n);
 }
 
-static void reload(struct hx_pl_others *o, const char *dir, const char *own)
+static void reload(struct hx_pl_others *o, const struct hx_pipeline *pl,
+		   const char *dir)
 {
+	const char *own = pl->session;
 	DIR *d = opendir(dir);
 	struct dirent *e;
 
@@ -203,7 +244,7 @@ static void reload(struct hx_pl_others *o, const char *dir, const char *own)
 		return;
 	while ((e = readdir(d)))
 		if (e->d_name[0] != '.' && (!own || strcmp(e->d_name, own)))
-			add_entry(o, dirfd(d), e->d_name);
+			add_entry(o, pl, dirfd(d), e->d_name);
 	closedir(d);
 }
 
@@ -257,7 +298,7 @@ static bool others_files(struct hx_pipeline *pl, const char *p1, const char *p2,
 		o->seen = false;
 		o->len = 0;
 	} else if (o && stale(o, &st)) {
-		reload(o, dir, pl->session);
+		reload(o, pl, dir);
 		o->seen = true;
 		o->ino = st.st_ino;
 		o->mtim = st.st_mtim;

@@ -39,9 +39,15 @@ int hx_run_protect_metrics(struct run *r)
 
 int hx_run_register(struct run *r)
 {
-	int e = hx_session_register(&r->sess);
+	int e;
 
-	if (e)
+	/* the others' files by their names beneath a second mount too (set
+	 * before live/ changes: a read of it is kept until it changes);
+	 * the account's own home holds other files, no alias of these */
+	r->pl.alias_from = r->aliases.fromp;
+	r->pl.alias_to = r->aliases.top;
+	r->pl.nalias = r->aliases.nmounts;
+	if ((e = hx_session_register(&r->sess)))
 		hx_say("session %s: cannot register its files: %s", r->sess.id,
 		       strerror(-e));
 	return e ? -1 : 0;

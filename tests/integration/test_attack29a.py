@@ -68,3 +68,43 @@ def test_protected_paths_hold_under_a_second_mount_of_tmp(wd):
                                                               x.get("rule")) for x in recs]))
     finally:
         _stop(p, base)
+
+
+def test_another_sessions_log_holds_under_a_second_mount(wd):
+    """Another session's --audit-log in the project, its live/ entry's
+    path: under a second mount of /tmp it was written (through the shim
+    and from a static program) and moved, in both modes. Its other name
+    is harness:other-session too."""
+    if not _can_bind_mount():
+        from lib import Skip
+        raise Skip("a second mount needs root (a user namespace would make "
+                   "the session's uid 0, another run dir)")
+    p, base, tmp = _other(wd, "earlier")
+    alias = os.path.join(wd.path, "alias")
+    os.makedirs(alias)
+    olog = base + ".jsonl"
+    aolog = alias + olog[len("/tmp"):]
+    amoved = os.path.join(os.path.dirname(aolog), "moved.jsonl")
+    script = ('echo FORGED1 >> %s; %s sh -c "echo FORGED2 >> %s"; %s mv %s %s; '
+              'mv %s %s; echo DONE' % (aolog, BUSYBOX, aolog, BUSYBOX, aolog, amoved,
+                                       aolog, wd.path + "/moved2.jsonl"))
+    try:
+        for mode in ("enforce", "audit"):
+            r = harness(["sh", "-c", script], wd, policy=None, mode=mode,
+                        wrap=["unshare", "-m", "--propagation", "private", "sh", "-c",
+                              'mount --bind /tmp "$0" && exec "$@"', alias])
+            check(r.status == 0 and "DONE" in r.stdout,
+                  "%s: the session did not run: %s %r" % (mode, r.status, r.stderr[-500:]))
+            check(os.path.exists(olog), "%s: the other session's log was moved" % mode)
+            lines = open(olog).read().splitlines()
+            check(not any(x.startswith("FORGED") for x in lines),
+                  "%s: the other session's log took the agent's line" % mode)
+            recs = [x for x in r.records if x.get("args", {}).get("path") == aolog and
+                    x.get("op") != "read"]  # mv's copy across the mounts reads it
+            ops = {x.get("op") for x in recs}
+            check(recs and all(x.get("verdict") == "deny" and x.get("rule") == "harness:other-session"
+                               for x in recs) and "rename" in ops,
+                  "%s: the records: %r" % (mode, [(x.get("op"), x.get("verdict"), x.get("rule"))
+                                                  for x in recs]))
+    finally:
+        _stop(p, base)
