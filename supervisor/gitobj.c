@@ -1,6 +1,8 @@
 /* Git objects by name; see gitobj.h. */
+#define _GNU_SOURCE /* statx */
 #include "supervisor/gitobj.h"
 
+#include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <string.h>
@@ -103,4 +105,53 @@ static bool object_file(const char *path, const struct timespec *since,
 	return st.st_ctim.tv_sec < since->tv_sec ||
 	       (st.st_ctim.tv_sec == since->tv_sec &&
 		st.st_ctim.tv_nsec < since->tv_nsec);
+}
+
+/* Whether the first n bytes of path are a git directory (a HEAD in it);
+ * old: one made before since (its birth time; none known: taken as
+ * older, which refuses, never lets by). */
+static bool git_dir_at(const char *path, size_t n, bool old,
+		       const struct timespec *since)
+{
+	char p[PATH_MAX];
+	struct statx sx;
+	struct stat st;
+
+	if (!n ||
+	    (size_t)snprintf(p, sizeof(p), "%.*s/HEAD", (int)n, path) >=
+		sizeof(p) ||
+	    lstat(p, &st))
+		return false;
+	if (!old)
+		return true;
+	p[n] = '\0';
+	if (statx(AT_FDCWD, p, AT_SYMLINK_NOFOLLOW, STATX_BTIME, &sx) ||
+	    !(sx.stx_mask & STATX_BTIME))
+		return true;
+	return sx.stx_btime.tv_sec < since->tv_sec ||
+	       (sx.stx_btime.tv_sec == since->tv_sec &&
+		sx.stx_btime.tv_nsec < since->tv_nsec);
+}
+
+bool hx_gitobj_swaps(const char *path, const struct timespec *since)
+{
+	static const struct {
+		const char *at;
+		bool old;
+	} k[] = {
+	    {"/refs/replace", false},
+	    {"/objects/pack", true},
+	    {"/objects/info", true},
+	};
+
+	for (size_t i = 0; path && i < sizeof(k) / sizeof(k[0]); i++) {
+		size_t n = strlen(k[i].at);
+
+		for (const char *s = path; (s = strstr(s, k[i].at)); s++)
+			if ((!s[n] || s[n] == '/') &&
+			    git_dir_at(path, (size_t)(s - path), k[i].old,
+				       since))
+				return true;
+	}
+	return false;
 }

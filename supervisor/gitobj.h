@@ -31,6 +31,16 @@ bool hx_gitobj_predates(const char *path, const struct timespec *since);
  * never read (packs first) or never rewritten (hx_gitobj_predates). */
 bool hx_gitobj_defines(const char *objects, const char *path);
 
+/* Whether path (absolute, normalized) is, or is beneath, a place of any
+ * git directory where git reads one object in place of another:
+ * refs/replace (git replace: the user's git show, checkout and merge
+ * of a commit that predates the session gave the agent's blob for the
+ * user's), or, in a git directory made before since (a nested
+ * repository's, a submodule's in .git/modules), objects/pack and
+ * objects/info as hx_gitobj_defines says. One made during the session
+ * (the agent's clone) keeps its packs. */
+bool hx_gitobj_swaps(const char *path, const struct timespec *since);
+
 /* Whether path (as above) is a loose object's final name, or a pack's
  * .pack or .idx, in a git directory: there or not, whenever made. Git
  * never opens one to write: it writes a temporary file and links or

@@ -39,14 +39,16 @@ static bool defines_objects(const struct flow *f)
 		   *p2 = hx_pl_judged_path(&f->p2);
 	enum hx_op op = f->rq->op;
 
-	if (!o || !hx_pl_may_proceed(f) || op == HX_OP_UNLINK ||
-	    op == HX_OP_RMDIR)
+	if (!hx_pl_may_proceed(f) || op == HX_OP_UNLINK || op == HX_OP_RMDIR)
 		return false;
 	if (op == HX_OP_RENAME) /* either way: pack/ moved away too */
-		return hx_gitobj_defines(o, p2) || hx_gitobj_defines(o, p1);
+		return hx_gitobj_defines(o, p2) || hx_gitobj_defines(o, p1) ||
+		       hx_gitobj_swaps(p2, &f->pl->started) ||
+		       hx_gitobj_swaps(p1, &f->pl->started);
 	return (hx_pl_writes_file(op) || op == HX_OP_MKDIR ||
 		op == HX_OP_SYMLINK) &&
-	       hx_gitobj_defines(o, p1);
+	       (hx_gitobj_defines(o, p1) ||
+		hx_gitobj_swaps(p1, &f->pl->started));
 }
 
 /* Whether rq writes a file's content at its name, or makes one there:
@@ -180,8 +182,15 @@ void hx_pl_judge_git_objects(struct flow *f)
 		f->d.pattern = NULL;
 		return;
 	}
-	if (!hx_pl_writes_file(op) || !hx_pl_may_proceed(f))
+	if (!hx_pl_writes_file(op) || !hx_pl_may_proceed(f)) {
+		/* a directory or a link made there: defines_objects's */
+		if (defines_objects(f)) {
+			f->d.verdict = HX_VERDICT_DENY;
+			f->d.rule = "harness:git-objects";
+			f->d.pattern = NULL;
+		}
 		return;
+	}
 	if (in_objects(f->pl, hx_pl_judged_path(&f->p1)) ||
 	    in_objects(f->pl, hx_pl_judged_path(&f->p2)))
 		f->pl->git_objects_written = true; /* checked at the end */

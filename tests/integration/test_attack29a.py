@@ -108,3 +108,75 @@ def test_another_sessions_log_holds_under_a_second_mount(wd):
                                                   for x in recs]))
     finally:
         _stop(p, base)
+
+
+REPLACE = r'''
+b=$(git rev-parse HEAD:a.txt)
+n=$(echo FORGED | git hash-object -w --stdin)
+git replace "$b" "$n" 2>/dev/null && echo "MADE replace"
+%(bb)s sh -c "echo $n > .git/refs/replace/$b" 2>/dev/null && echo "MADE bbreplace"
+%(py)s -c "import os; open('.git/rr', 'w').write('$n\n'); os.rename('.git/rr', '.git/refs/replace/$b')" 2>/dev/null && echo "MADE pyreplace"
+echo "SHOW $(git show HEAD:a.txt)"
+(cd sub && git repack -a -q 2>/dev/null && echo "MADE subrepack")
+p=$(ls $TMPDIR/p/*.pack); i=$(ls $TMPDIR/p/*.idx)
+%(bb)s cp "$p" sub/.git/objects/pack/ 2>/dev/null && %(bb)s cp "$i" sub/.git/objects/pack/ 2>/dev/null && echo "MADE subpack"
+mkdir fresh && cd fresh && git init -q && echo x > f && git add f &&
+  git -c user.name=a -c user.email=a@b commit -qm x && git repack -a -q && echo "MADE freshrepack"
+'''
+
+
+def test_replace_refs_and_a_nested_repositorys_packs_redefine_no_object(wd):
+    """git replace (and its ref written by a static program or renamed
+    in) made the user's committed a.txt read as the agent's blob in the
+    user's git show, checkout and merge; a pack copied into a nested
+    repository that predates the session (a submodule's git dir alike)
+    redefined its objects. Both are harness:git-objects now; a
+    repository the agent makes keeps its packs."""
+    from test_worktree import git
+    from lib import PYTHON
+    git(wd.path, "init", "-q", "-b", "main")
+    for k, v in (("user.name", "t"), ("user.email", "t@example.com")):
+        git(wd.path, "config", k, v)
+    wd.file("a.txt", "hello\n")
+    git(wd.path, "add", "a.txt")
+    git(wd.path, "commit", "-qm", "init")
+    os.makedirs(os.path.join(wd.path, ".git", "refs", "replace"))
+    sub = os.path.join(wd.path, "sub")
+    os.makedirs(sub)
+    git(sub, "init", "-q")
+    wd.file("sub/s", "s\n")
+    git(sub, "add", "s")
+    git(sub, "-c", "user.name=a", "-c", "user.email=a@b", "commit", "-qm", "s")
+    blob = git(sub, "rev-parse", "HEAD:s").strip()
+    # A pack claiming the nested repository's blob with other bytes.
+    forge = os.path.join(wd.state, "forge")
+    git(wd.state, "init", "-q", "forge")
+    with open(os.path.join(forge, "s"), "w") as f:
+        f.write("FORGED\n")
+    git(forge, "add", "s")
+    git(forge, "-c", "user.name=a", "-c", "user.email=a@b", "commit", "-qm", "f")
+    git(forge, "repack", "-a", "-q")
+    script = REPLACE % {"bb": BUSYBOX, "py": PYTHON}
+    setup = 'mkdir -p "$TMPDIR/p" && cp %s/.git/objects/pack/* "$TMPDIR/p/" && ' % forge
+    r = harness(["sh", "-c", setup + script], wd, policy=None)
+    out = r.stdout
+    for what in ("replace", "bbreplace", "pyreplace", "subrepack", "subpack"):
+        check("MADE " + what not in out, "%s: %s\n%s" % (what, out, r.stderr[-2000:]))
+    check("MADE freshrepack" in out, "the agent's own clone's packs: %s\n%s" % (out, r.stderr[-2000:]))
+    check("SHOW hello" in out, "the agent's own git read the forgery: %s" % out)
+    e = dict(os.environ)
+    e.pop("LD_PRELOAD", None)
+    got = subprocess.run(["git", "-C", wd.path, "show", "HEAD:a.txt"], capture_output=True,
+                         text=True, env=e).stdout
+    check(got == "hello\n", "the user's git show: %r" % got)
+    got = subprocess.run(["git", "-C", sub, "cat-file", "-p", blob], capture_output=True,
+                         text=True, env=e).stdout
+    check(got == "s\n", "the nested repository's blob: %r" % got)
+    check(not os.listdir(os.path.join(wd.path, ".git", "refs", "replace")),
+          "a replace ref: %r" % os.listdir(os.path.join(wd.path, ".git", "refs", "replace")))
+    denied = [x for x in r.records if x.get("verdict") == "deny" and
+              ("/refs/replace/" in str(x.get("args")) or "/sub/.git/objects/pack" in str(x.get("args")))]
+    check(denied and all(x.get("rule") == "harness:git-objects" for x in denied) and
+          {"write", "rename"} <= {x.get("op") for x in denied},
+          "the refusals' records: %r" % [(x.get("op"), x.get("rule"), x.get("args", {}).get("path"))
+                                          for x in denied])
