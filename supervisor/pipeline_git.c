@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include "common/path.h"
@@ -75,21 +76,71 @@ static int by_name(const void *a, const void *b)
 	return strcmp(a, b);
 }
 
-/* Whether p is one of the session's objects; add: make it one. */
-static bool own_object(struct hx_pipeline *pl, const char *p, bool add)
+/* Which file an object of the session's is: bound when it is first
+ * removed or moved off, kept after its name (a NUL-ended string). */
+struct objid {
+	dev_t dev;
+	ino_t ino;
+	long long bsec, bnsec; /* birth time */
+	bool bound;
+};
+
+static void objid_of(const char *p, struct objid *id)
 {
-	bool found;
+	struct statx sx;
+
+	memset(id, 0, sizeof(*id));
+	if (statx(AT_FDCWD, p, AT_SYMLINK_NOFOLLOW, STATX_INO | STATX_BTIME,
+		  &sx))
+		return;
+	id->dev = makedev(sx.stx_dev_major, sx.stx_dev_minor);
+	id->ino = sx.stx_ino;
+	if (sx.stx_mask & STATX_BTIME) {
+		id->bsec = sx.stx_btime.tv_sec;
+		id->bnsec = sx.stx_btime.tv_nsec;
+	}
+	id->bound = true;
+}
+
+/* Whether p is one of the session's objects; add: make it one. Taken
+ * away (bind), the file there is bound to it the first time (both
+ * layers judge one call) and must be that file after: the session's
+ * empty blob, removed, then made again by another session's checkpoint,
+ * was the agent's to remove again by its name. */
+static bool own_object(struct hx_pipeline *pl, const char *p, bool add,
+		       bool bind)
+{
+	struct objid id, now;
+	void *node = NULL;
+	size_t n = strlen(p) + 1;
 	char *name;
+	bool own;
 
 	pthread_mutex_lock(&objs_lock);
 	if (!pl->objs)
 		pl->objs = calloc(1, sizeof(*pl->objs));
-	found = pl->objs && tfind(p, &pl->objs->root, by_name);
-	if (pl->objs && add && !found && (name = strdup(p)) &&
-	    !tsearch(name, &pl->objs->root, by_name))
-		free(name); /* out of memory: refused later, fails safe */
+	if (pl->objs)
+		node = tfind(p, &pl->objs->root, by_name);
+	own = node != NULL;
+	if (node && add) { /* made anew (its name is not there): unbound */
+		memset(*(char **)node + n, 0, sizeof(id));
+	} else if (node) {
+		name = *(char **)node;
+		memcpy(&id, name + n, sizeof(id));
+		objid_of(p, &now);
+		if (id.bound)
+			own = now.bound && now.dev == id.dev &&
+			      now.ino == id.ino && now.bsec == id.bsec &&
+			      now.bnsec == id.bnsec;
+		else if (bind)
+			memcpy(name + n, &now, sizeof(now));
+	} else if (pl->objs && add && (name = calloc(1, n + sizeof(id)))) {
+		memcpy(name, p, n);
+		if (!tsearch(name, &pl->objs->root, by_name))
+			free(name); /* out of memory: refused later, safe */
+	}
 	pthread_mutex_unlock(&objs_lock);
-	return found;
+	return own;
 }
 
 static bool exists(const char *p)
@@ -117,7 +168,7 @@ static bool others_object(struct flow *f)
 			return false;
 		if (rq->op == HX_OP_SYMLINK || exists(p1))
 			return true;
-		own_object(f->pl, p1, true);
+		own_object(f->pl, p1, true, false);
 		return false;
 	}
 	if (rq->op != HX_OP_UNLINK && rq->op != HX_OP_RENAME &&
@@ -127,16 +178,16 @@ static bool others_object(struct flow *f)
 	o2 = rq->op == HX_OP_RENAME && hx_gitobj_is_name(p2);
 	/* taken away (removed, moved off) when not the session's own */
 	if (o1 && rq->op != HX_OP_LINK && exists(p1) &&
-	    !own_object(f->pl, p1, false))
+	    !own_object(f->pl, p1, false, true))
 		return true;
 	/* moved or linked onto one that is there (the link fails, but the
 	 * name would be taken for the session's own) */
 	if ((o2 && exists(p2)) || (o1 && rq->op == HX_OP_LINK && exists(p1)))
 		return true;
 	if (o1 && rq->op == HX_OP_LINK)
-		own_object(f->pl, p1, true);
+		own_object(f->pl, p1, true, false);
 	else if (o2)
-		own_object(f->pl, p2, true);
+		own_object(f->pl, p2, true, false);
 	return false;
 }
 
@@ -147,7 +198,7 @@ static bool anothers(struct flow *f, const char *path)
 {
 	return path && hx_gitobj_is_name(path) && exists(path) &&
 	       !hx_gitobj_predates(path, &f->pl->started) &&
-	       !own_object(f->pl, path, false);
+	       !own_object(f->pl, path, false, false);
 }
 
 /* Judge: a git object that predates the session is never written,

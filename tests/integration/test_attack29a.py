@@ -180,3 +180,62 @@ def test_replace_refs_and_a_nested_repositorys_packs_redefine_no_object(wd):
           {"write", "rename"} <= {x.get("op") for x in denied},
           "the refusals' records: %r" % [(x.get("op"), x.get("rule"), x.get("args", {}).get("path"))
                                           for x in denied])
+
+
+EMPTY = "e69de29bb2d1d6434b8b29ae775ad8c2e48c5391"
+REMADE = r'''
+o=.git/objects/%(a)s/%(b)s
+git hash-object -w /dev/null >/dev/null && [ -e $o ] && echo "MADE own"
+rm $o && echo "REMOVED own"
+: > "$1.step"
+while [ ! -e "$1.go" ]; do sleep 0.05; done
+rm -f $o 2>/dev/null; %(bb)s rm -f $o 2>/dev/null
+[ -e $o ] && echo "KEPT other"
+'''
+
+
+def test_an_object_removed_then_made_by_another_session_is_not_removed_again(wd):
+    """The session's own objects were kept by name: the empty blob the
+    agent made and removed, made again by another session's checkpoint
+    (here the user's git, after the agent's removal), was the agent's
+    to remove again, and that session's result lost it. An object of
+    the session's is bound to its file when it is taken away."""
+    import threading
+    import time
+    from test_worktree import git
+    git(wd.path, "init", "-q", "-b", "main")
+    for k, v in (("user.name", "t"), ("user.email", "t@example.com")):
+        git(wd.path, "config", k, v)
+    wd.file("a.txt", "hello\n")
+    git(wd.path, "add", "a.txt")
+    git(wd.path, "commit", "-qm", "init")
+    obj = os.path.join(wd.path, ".git", "objects", EMPTY[:2], EMPTY[2:])
+    check(not os.path.exists(obj), "the empty blob is there at the start")
+    base = os.path.join(wd.path, "remade")
+    e = dict(os.environ)
+    e.pop("LD_PRELOAD", None)
+
+    def other():
+        for _ in range(600):
+            if os.path.exists(base + ".step"):
+                break
+            time.sleep(0.05)
+        subprocess.run(["git", "-C", wd.path, "hash-object", "-w", "/dev/null"], env=e,
+                       capture_output=True)
+        open(base + ".go", "w").close()
+    t = threading.Thread(target=other)
+    t.start()
+    script = REMADE % {"a": EMPTY[:2], "b": EMPTY[2:], "bb": BUSYBOX}
+    r = harness(["sh", "-c", script, "remade", base], wd, policy=None)
+    t.join(60)
+    out = r.stdout
+    check("MADE own" in out and "REMOVED own" in out,
+          "the session's own object: %s\n%s" % (out, r.stderr[-2000:]))
+    check("KEPT other" in out and os.path.exists(obj),
+          "the other's object was removed: %s\n%s" % (out, r.stderr[-2000:]))
+    unl = [x for x in r.records if x.get("op") == "unlink" and
+           x.get("args", {}).get("path") == obj]
+    check(len(unl) >= 3 and unl[0].get("verdict") == "allow" and
+          all(x.get("verdict") == "deny" and x.get("rule") == "harness:other-session"
+              for x in unl[-2:]),
+          "the records: %r" % [(x.get("verdict"), x.get("rule")) for x in unl])
