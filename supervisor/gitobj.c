@@ -1,5 +1,5 @@
 /* Git objects by name; see gitobj.h. */
-#define _GNU_SOURCE /* statx */
+#define _GNU_SOURCE /* statx, memmem */
 #include "supervisor/gitobj.h"
 
 #include <fcntl.h>
@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 static bool all_hex(const char *s, size_t n)
 {
@@ -154,4 +155,37 @@ bool hx_gitobj_swaps(const char *path, const struct timespec *since)
 				return true;
 	}
 	return false;
+}
+
+bool hx_gitobj_packed_refs(const char *path)
+{
+	const char *name = path ? strrchr(path, '/') : NULL;
+
+	return name && !strcmp(name + 1, "packed-refs") &&
+	       git_dir_at(path, (size_t)(name - path), false, NULL);
+}
+
+bool hx_gitobj_names_replace(const char *file)
+{
+	static const char want[] = "refs/replace/";
+	const size_t w = sizeof(want) - 1;
+	char buf[65536];
+	size_t have = 0;
+	bool found = false;
+	ssize_t n;
+	int fd = open(file, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+
+	if (fd < 0)
+		return true; /* unread: refused */
+	/* in chunks, the last bytes kept for a name across two */
+	while (!found && (n = read(fd, buf + have, sizeof(buf) - have)) > 0) {
+		have += (size_t)n;
+		found = memmem(buf, have, want, w) != NULL;
+		if (have >= w) {
+			memmove(buf, buf + have - (w - 1), w - 1);
+			have = w - 1;
+		}
+	}
+	close(fd);
+	return found || n < 0;
 }

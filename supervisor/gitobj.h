@@ -41,6 +41,14 @@ bool hx_gitobj_defines(const char *objects, const char *path);
  * (the agent's clone) keeps its packs. */
 bool hx_gitobj_swaps(const char *path, const struct timespec *since);
 
+/* Whether path is a git directory's packed-refs, and whether file (the
+ * one to be renamed or linked there) names a replace ref (or cannot be
+ * read): a line "<id> refs/replace/<id>" appended to packed-refs was a
+ * replace ref as one in refs/replace. Git writes packed-refs under
+ * packed-refs.lock and renames it; never in place. */
+bool hx_gitobj_packed_refs(const char *path);
+bool hx_gitobj_names_replace(const char *file);
+
 /* Whether path (as above) is a loose object's final name, or a pack's
  * .pack or .idx, in a git directory: there or not, whenever made. Git
  * never opens one to write: it writes a temporary file and links or

@@ -34,6 +34,21 @@ static bool in_objects(const struct hx_pipeline *pl, const char *path)
  * that defines objects other than by a loose object's name (gitobj.h,
  * hx_gitobj_defines): at its name (a write, a directory, a link), or a
  * rename's either name. Removing one is hx_gitobj_predates's. */
+static bool in_place(const struct hx_request *rq);
+
+/* A replace ref written into packed-refs: in place (git never does),
+ * or in the file renamed or linked there. */
+static bool packed_replace(const struct flow *f, const char *p1, const char *p2)
+{
+	enum hx_op op = f->rq->op;
+
+	if (op == HX_OP_RENAME)
+		return hx_gitobj_packed_refs(p2) && hx_gitobj_names_replace(p1);
+	if (op == HX_OP_LINK)
+		return hx_gitobj_packed_refs(p1) && hx_gitobj_names_replace(p2);
+	return in_place(f->rq) && hx_gitobj_packed_refs(p1);
+}
+
 static bool defines_objects(const struct flow *f)
 {
 	const char *o = f->pl->git_objects, *p1 = hx_pl_judged_path(&f->p1),
@@ -42,6 +57,8 @@ static bool defines_objects(const struct flow *f)
 
 	if (!hx_pl_may_proceed(f) || op == HX_OP_UNLINK || op == HX_OP_RMDIR)
 		return false;
+	if (packed_replace(f, p1, p2))
+		return true;
 	if (op == HX_OP_RENAME) /* either way: pack/ moved away too */
 		return hx_gitobj_defines(o, p2) || hx_gitobj_defines(o, p1) ||
 		       hx_gitobj_swaps(p2, &f->pl->started) ||

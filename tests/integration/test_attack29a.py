@@ -14,6 +14,7 @@ where it did not, an aliased pattern was dismissed: another session's
 TMPDIR and this session's own audit log were the agent's under the
 other name."""
 
+import json
 import os
 import subprocess
 
@@ -239,3 +240,69 @@ def test_an_object_removed_then_made_by_another_session_is_not_removed_again(wd)
           all(x.get("verdict") == "deny" and x.get("rule") == "harness:other-session"
               for x in unl[-2:]),
           "the records: %r" % [(x.get("verdict"), x.get("rule")) for x in unl])
+
+
+PACKED = r'''
+b=$(git rev-parse HEAD:a.txt)
+n=$(echo FORGED | git hash-object -w --stdin)
+echo "$n refs/replace/$b" >> .git/packed-refs 2>/dev/null && echo "MADE append"
+%(bb)s sh -c "echo '$n refs/replace/$b' >> .git/packed-refs" 2>/dev/null && echo "MADE bbappend"
+%(py)s -c "
+import os
+t = open('.git/packed-refs').read()
+open('.git/pr.new', 'w').write(t + '$n refs/replace/$b\n')
+os.rename('.git/pr.new', '.git/packed-refs')" 2>/dev/null && echo "MADE pyrename"
+echo "SHOW $(git show HEAD:a.txt)"
+git branch x && git pack-refs --all && echo "MADE packrefs"
+%(py)s -c "
+import os
+t = open('.git/packed-refs').read()
+f = open('.git/pr.new', 'w'); f.write(t); f.flush()
+os.rename('.git/pr.new', '.git/packed-refs')
+f.write('$n refs/replace/$b\n'); f.close()" 2>/dev/null && echo "MADE heldfd"
+'''
+
+
+def _user_repo(wd):
+    from test_worktree import git
+    git(wd.path, "init", "-q", "-b", "main")
+    for k, v in (("user.name", "t"), ("user.email", "t@example.com")):
+        git(wd.path, "config", k, v)
+    wd.file("a.txt", "hello\n")
+    git(wd.path, "add", "a.txt")
+    git(wd.path, "commit", "-qm", "init")
+    git(wd.path, "pack-refs", "--all")
+
+
+def _user_show(wd):
+    e = dict(os.environ)
+    e.pop("LD_PRELOAD", None)
+    return subprocess.run(["git", "-C", wd.path, "show", "HEAD:a.txt"], capture_output=True,
+                          text=True, env=e).stdout
+
+
+def test_a_replace_ref_in_packed_refs_redefines_no_object(wd):
+    """A line "<forged> refs/replace/<a.txt's blob>" appended to
+    packed-refs is a replace ref as one in refs/replace: the user's
+    git show HEAD:a.txt read FORGED. packed-refs written in place
+    (which git never does), or a file naming a replace ref renamed
+    there, is harness:git-objects; git pack-refs still works. A file
+    renamed there clean and written after through a descriptor held
+    open is not seen (XFAIL)."""
+    from lib import PYTHON, xfail
+    _user_repo(wd)
+    r = harness(["sh", "-c", PACKED % {"bb": BUSYBOX, "py": PYTHON}], wd, policy=None)
+    out = r.stdout
+    for what in ("append", "bbappend", "pyrename"):
+        check("MADE " + what not in out, "%s: %s\n%s" % (what, out, r.stderr[-2000:]))
+    check("MADE packrefs" in out, "git pack-refs: %s\n%s" % (out, r.stderr[-2000:]))
+    denied = [x for x in r.records if x.get("verdict") == "deny" and
+              "/.git/packed-refs" in json.dumps(x.get("args", {}))]
+    check({"write", "rename"} <= {x.get("op") for x in denied} and
+          all(x.get("rule") == "harness:git-objects" for x in denied),
+          "the refusals' records: %r" % [(x.get("op"), x.get("rule")) for x in denied])
+    if "MADE heldfd" in out and _user_show(wd) != "hello\n":
+        xfail("a replace ref written into packed-refs through a descriptor held open "
+              "past its rename redefines the user's blob")
+        return
+    check(_user_show(wd) == "hello\n", "the user's git show: %r" % _user_show(wd))
