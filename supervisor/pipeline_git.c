@@ -5,6 +5,7 @@
 #include "supervisor/pipeline_int.h"
 
 #include <ctype.h>
+#include <dirent.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <search.h>
@@ -216,6 +217,55 @@ static bool anothers(struct flow *f, const char *path)
 	return path && hx_gitobj_is_name(path) && exists(path) &&
 	       !hx_gitobj_predates(path, &f->pl->started) &&
 	       !own_object(f->pl, path, false, false);
+}
+
+/* Whether the first n bytes of p are a git directory. */
+static bool git_dir(const char *p, size_t n)
+{
+	char h[PATH_MAX];
+
+	return (size_t)snprintf(h, sizeof(h), "%.*s/HEAD", (int)n, p) <
+		   sizeof(h) &&
+	       exists(h);
+}
+
+/* Whether the directory d (objects/xx or objects/pack) holds another's
+ * object; depth 1: d is objects/ itself, each of its directories. */
+static bool scan_anothers(struct flow *f, const char *d, int depth)
+{
+	char p[PATH_MAX];
+	struct dirent *e;
+	bool hit = false;
+	DIR *dir = opendir(d);
+
+	while (dir && !hit && (e = readdir(dir))) {
+		if (e->d_name[0] == '.' ||
+		    (size_t)snprintf(p, sizeof(p), "%s/%s", d, e->d_name) >=
+			sizeof(p))
+			continue;
+		hit = depth ? e->d_type == DT_DIR && scan_anothers(f, p, 0)
+			    : anothers(f, p);
+	}
+	if (dir)
+		closedir(dir);
+	return hit;
+}
+
+bool hx_pl_dir_holds_anothers(struct flow *f, const char *d)
+{
+	const char *name = d ? strrchr(d, '/') : NULL, *up;
+	struct stat st;
+
+	if (!name || name == d || lstat(d, &st) || !S_ISDIR(st.st_mode))
+		return false;
+	if (!strcmp(name + 1, "objects"))
+		return git_dir(d, (size_t)(name - d)) && scan_anothers(f, d, 1);
+	for (up = name - 1; up > d && *up != '/'; up--)
+		;
+	if ((size_t)(name - up) != 8 || strncmp(up, "/objects", 8) ||
+	    !git_dir(d, (size_t)(up - d)))
+		return false;
+	return scan_anothers(f, d, 0);
 }
 
 /* Judge: a git object that predates the session is never written,

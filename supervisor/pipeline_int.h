@@ -118,6 +118,10 @@ void hx_pl_judge_own_files(struct flow *f);
 /* pipeline_sessions.c: no other session's worktree, admin directory,
  * branch or checkpoints is written (harness:other-session). */
 void hx_pl_judge_other_sessions(struct flow *f);
+/* Whether the directory d is a git dir's objects/, or a directory of
+ * it (objects/xx, objects/pack), that holds another's object (made
+ * since the start, not by the session): a move of it takes them. */
+bool hx_pl_dir_holds_anothers(struct flow *f, const char *d);
 /* pipeline_device.c: no metadata change of a device node. */
 void hx_pl_judge_device_inode(struct flow *f);
 /* A /dev/pts/N of v the agent's own devpts instance lacks: another

@@ -149,11 +149,17 @@ static bool holds_others(const char *d)
 	       exists2(d, dn - 9, "harness/worktrees");
 }
 
-static bool touches(const struct flow *f, const char *p, bool moves)
+static bool touches(struct flow *f, const char *p, bool moves)
 {
 	const char *own = f->pl->session;
 
-	return p && (other_place(p, own) || (moves && holds_others(p)));
+	/* and a directory of objects moved away from its refs: another
+	 * session's, refused one by one, went with objects/xx in audit
+	 * mode (twenty-ninth attack review, part a) */
+	return p && (other_place(p, own) ||
+		     (moves &&
+		      (holds_others(p) || (f->rq->op == HX_OP_RENAME &&
+					   hx_pl_dir_holds_anothers(f, p)))));
 }
 
 /* The running sessions' own files (session.h: <state>/live/<id>, an

@@ -306,3 +306,55 @@ def test_a_replace_ref_in_packed_refs_redefines_no_object(wd):
               "past its rename redefines the user's blob")
         return
     check(_user_show(wd) == "hello\n", "the user's git show: %r" % _user_show(wd))
+
+
+MOVED = r'''
+: > "$1.step"
+while [ ! -e "$1.go" ]; do sleep 0.05; done
+o=.git/objects/%(a)s/%(b)s
+rm -f $o 2>/dev/null
+%(py)s -c "import os; os.rename('.git/objects/%(a)s', '.git/objects/%(a)s.x')" 2>/dev/null && echo "MADE fanout"
+%(bb)s mv .git/objects/%(a)s .git/objects/%(a)s.y 2>/dev/null && echo "MADE bbfanout"
+%(bb)s mv .git/objects .git/objects.z 2>/dev/null && echo "MADE bbobjects"
+[ -e $o ] && echo "KEPT other"
+'''
+
+
+def test_another_sessions_objects_do_not_go_with_their_directory_in_audit_mode(wd):
+    """Another session's object (made since the start, not by the
+    session) is refused to remove one by one in audit mode
+    (harness:other-session), but a move of its objects/xx or of
+    objects/ itself took it away from its refs (a git-config or
+    git-hooks refusal, which audit mode lets by); the move is
+    harness:other-session now, from the shim and a static program."""
+    import threading
+    import time
+    from lib import PYTHON
+    _user_repo(wd)
+    obj = os.path.join(wd.path, ".git", "objects", EMPTY[:2], EMPTY[2:])
+    base = os.path.join(wd.path, "moved")
+    e = dict(os.environ)
+    e.pop("LD_PRELOAD", None)
+
+    def other():
+        for _ in range(600):
+            if os.path.exists(base + ".step"):
+                break
+            time.sleep(0.05)
+        subprocess.run(["git", "-C", wd.path, "hash-object", "-w", "/dev/null"], env=e,
+                       capture_output=True)
+        open(base + ".go", "w").close()
+    t = threading.Thread(target=other)
+    t.start()
+    script = MOVED % {"a": EMPTY[:2], "b": EMPTY[2:], "bb": BUSYBOX, "py": PYTHON}
+    r = harness(["sh", "-c", script, "moved", base], wd, policy=None, mode="audit")
+    t.join(60)
+    out = r.stdout
+    for what in ("fanout", "bbfanout", "bbobjects"):
+        check("MADE " + what not in out, "%s: %s\n%s" % (what, out, r.stderr[-2000:]))
+    check("KEPT other" in out and os.path.exists(obj), "the other's object: %s" % out)
+    mv = [x for x in r.records if x.get("op") == "rename" and x.get("args", {}).get("path") in
+          (os.path.dirname(obj), os.path.dirname(os.path.dirname(obj)))]
+    check(len(mv) >= 3 and all(x.get("verdict") == "deny" and x.get("enforced") is not False and
+                               x.get("rule") == "harness:other-session" for x in mv),
+          "the records: %r" % [(x.get("verdict"), x.get("enforced"), x.get("rule")) for x in mv])
