@@ -134,7 +134,8 @@ static bool git_dir_at(const char *path, size_t n, bool old,
 		sx.stx_btime.tv_nsec < since->tv_nsec);
 }
 
-bool hx_gitobj_swaps(const char *path, const struct timespec *since)
+bool hx_gitobj_swaps(const char *path, const struct timespec *since,
+		     const char *own, size_t ownlen)
 {
 	static const struct {
 		const char *at;
@@ -150,6 +151,8 @@ bool hx_gitobj_swaps(const char *path, const struct timespec *since)
 
 		for (const char *s = path; (s = strstr(s, k[i].at)); s++)
 			if ((!s[n] || s[n] == '/') &&
+			    !((size_t)(s - path) == ownlen && own &&
+			      !strncmp(path, own, ownlen)) &&
 			    git_dir_at(path, (size_t)(s - path), k[i].old,
 				       since))
 				return true;
@@ -157,11 +160,13 @@ bool hx_gitobj_swaps(const char *path, const struct timespec *since)
 	return false;
 }
 
-bool hx_gitobj_packed_refs(const char *path)
+bool hx_gitobj_packed_refs(const char *path, const char *own, size_t ownlen)
 {
 	const char *name = path ? strrchr(path, '/') : NULL;
 
 	return name && !strcmp(name + 1, "packed-refs") &&
+	       !((size_t)(name - path) == ownlen && own &&
+		 !strncmp(path, own, ownlen)) &&
 	       git_dir_at(path, (size_t)(name - path), false, NULL);
 }
 

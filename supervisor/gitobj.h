@@ -31,22 +31,24 @@ bool hx_gitobj_predates(const char *path, const struct timespec *since);
  * never read (packs first) or never rewritten (hx_gitobj_predates). */
 bool hx_gitobj_defines(const char *objects, const char *path);
 
-/* Whether path (absolute, normalized) is, or is beneath, a place of any
- * git directory where git reads one object in place of another:
- * refs/replace (git replace: the user's git show, checkout and merge
- * of a commit that predates the session gave the agent's blob for the
- * user's), or, in a git directory made before since (a nested
- * repository's, a submodule's in .git/modules), objects/pack and
- * objects/info as hx_gitobj_defines says. One made during the session
- * (the agent's clone) keeps its packs. */
-bool hx_gitobj_swaps(const char *path, const struct timespec *since);
+/* Whether path (absolute, normalized) is, or is beneath, a place of a
+ * git directory other than own (ownlen bytes; the session's, whose
+ * replace refs and grafts the end of the session reads and records:
+ * history_rewritten) where git reads one object in place of another:
+ * refs/replace (git replace), or, in a git directory made before since
+ * (a nested repository's, a submodule's in .git/modules), objects/pack
+ * and objects/info as hx_gitobj_defines says. Neither a record nor a
+ * refusal said a nested repository's commit read the agent's blob. One
+ * made during the session (the agent's clone) keeps its packs. */
+bool hx_gitobj_swaps(const char *path, const struct timespec *since,
+		     const char *own, size_t ownlen);
 
-/* Whether path is a git directory's packed-refs, and whether file (the
- * one to be renamed or linked there) names a replace ref (or cannot be
- * read): a line "<id> refs/replace/<id>" appended to packed-refs was a
- * replace ref as one in refs/replace. Git writes packed-refs under
- * packed-refs.lock and renames it; never in place. */
-bool hx_gitobj_packed_refs(const char *path);
+/* Whether path is such a git directory's packed-refs (not own's), and
+ * whether file (the one to be renamed or linked there) names a replace
+ * ref (or cannot be read): a line "<id> refs/replace/<id>" appended to
+ * packed-refs is a replace ref as one in refs/replace. Git writes
+ * packed-refs under packed-refs.lock and renames it; never in place. */
+bool hx_gitobj_packed_refs(const char *path, const char *own, size_t ownlen);
 bool hx_gitobj_names_replace(const char *file);
 
 /* Whether path (as above) is a loose object's final name, or a pack's

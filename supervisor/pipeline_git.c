@@ -39,15 +39,30 @@ static bool in_place(const struct hx_request *rq);
 
 /* A replace ref written into packed-refs: in place (git never does),
  * or in the file renamed or linked there. */
+/* The session's git dir (its objects' parent) and its length: its
+ * replace refs are the end's to record (run_hidden.c), not refused. */
+static size_t own_git(const struct flow *f, const char **own)
+{
+	const char *o = f->pl->git_objects;
+	size_t n = o ? strlen(o) : 0;
+
+	*own = o;
+	return n > 8 && !strcmp(o + n - 8, "/objects") ? n - 8 : 0;
+}
+
 static bool packed_replace(const struct flow *f, const char *p1, const char *p2)
 {
 	enum hx_op op = f->rq->op;
+	const char *own;
+	size_t ol = own_git(f, &own);
 
 	if (op == HX_OP_RENAME)
-		return hx_gitobj_packed_refs(p2) && hx_gitobj_names_replace(p1);
+		return hx_gitobj_packed_refs(p2, own, ol) &&
+		       hx_gitobj_names_replace(p1);
 	if (op == HX_OP_LINK)
-		return hx_gitobj_packed_refs(p1) && hx_gitobj_names_replace(p2);
-	return in_place(f->rq) && hx_gitobj_packed_refs(p1);
+		return hx_gitobj_packed_refs(p1, own, ol) &&
+		       hx_gitobj_names_replace(p2);
+	return in_place(f->rq) && hx_gitobj_packed_refs(p1, own, ol);
 }
 
 static bool defines_objects(const struct flow *f)
@@ -55,19 +70,22 @@ static bool defines_objects(const struct flow *f)
 	const char *o = f->pl->git_objects, *p1 = hx_pl_judged_path(&f->p1),
 		   *p2 = hx_pl_judged_path(&f->p2);
 	enum hx_op op = f->rq->op;
+	const char *own;
+	size_t ol;
 
 	if (!hx_pl_may_proceed(f) || op == HX_OP_UNLINK || op == HX_OP_RMDIR)
 		return false;
 	if (packed_replace(f, p1, p2))
 		return true;
+	ol = own_git(f, &own);
 	if (op == HX_OP_RENAME) /* either way: pack/ moved away too */
 		return hx_gitobj_defines(o, p2) || hx_gitobj_defines(o, p1) ||
-		       hx_gitobj_swaps(p2, &f->pl->started) ||
-		       hx_gitobj_swaps(p1, &f->pl->started);
+		       hx_gitobj_swaps(p2, &f->pl->started, own, ol) ||
+		       hx_gitobj_swaps(p1, &f->pl->started, own, ol);
 	return (hx_pl_writes_file(op) || op == HX_OP_MKDIR ||
 		op == HX_OP_SYMLINK) &&
 	       (hx_gitobj_defines(o, p1) ||
-		hx_gitobj_swaps(p1, &f->pl->started));
+		hx_gitobj_swaps(p1, &f->pl->started, own, ol));
 }
 
 /* Whether rq writes a file's content at its name, or makes one there:

@@ -112,43 +112,57 @@ def test_another_sessions_log_holds_under_a_second_mount(wd):
 
 
 REPLACE = r'''
-b=$(git rev-parse HEAD:a.txt)
+cd sub
+b=$(git rev-parse HEAD:s)
 n=$(echo FORGED | git hash-object -w --stdin)
 git replace "$b" "$n" 2>/dev/null && echo "MADE replace"
 %(bb)s sh -c "echo $n > .git/refs/replace/$b" 2>/dev/null && echo "MADE bbreplace"
 %(py)s -c "import os; open('.git/rr', 'w').write('$n\n'); os.rename('.git/rr', '.git/refs/replace/$b')" 2>/dev/null && echo "MADE pyreplace"
-echo "SHOW $(git show HEAD:a.txt)"
-(cd sub && git repack -a -q 2>/dev/null && echo "MADE subrepack")
+echo "SHOW $(git show HEAD:s)"
+git repack -a -q 2>/dev/null && echo "MADE subrepack"
 p=$(ls $TMPDIR/p/*.pack); i=$(ls $TMPDIR/p/*.idx)
-%(bb)s cp "$p" sub/.git/objects/pack/ 2>/dev/null && %(bb)s cp "$i" sub/.git/objects/pack/ 2>/dev/null && echo "MADE subpack"
+%(bb)s cp "$p" .git/objects/pack/ 2>/dev/null && %(bb)s cp "$i" .git/objects/pack/ 2>/dev/null && echo "MADE subpack"
+cd ..
 mkdir fresh && cd fresh && git init -q && echo x > f && git add f &&
   git -c user.name=a -c user.email=a@b commit -qm x && git repack -a -q && echo "MADE freshrepack"
 '''
 
 
-def test_replace_refs_and_a_nested_repositorys_packs_redefine_no_object(wd):
-    """git replace (and its ref written by a static program or renamed
-    in) made the user's committed a.txt read as the agent's blob in the
-    user's git show, checkout and merge; a pack copied into a nested
-    repository that predates the session (a submodule's git dir alike)
-    redefined its objects. Both are harness:git-objects now; a
-    repository the agent makes keeps its packs."""
+def _nested(wd):
+    """The project's repository, and a nested one (sub) made before the
+    session, its blob of s; packed refs in both."""
     from test_worktree import git
-    from lib import PYTHON
-    git(wd.path, "init", "-q", "-b", "main")
-    for k, v in (("user.name", "t"), ("user.email", "t@example.com")):
-        git(wd.path, "config", k, v)
-    wd.file("a.txt", "hello\n")
-    git(wd.path, "add", "a.txt")
-    git(wd.path, "commit", "-qm", "init")
-    os.makedirs(os.path.join(wd.path, ".git", "refs", "replace"))
+    _user_repo(wd)
     sub = os.path.join(wd.path, "sub")
     os.makedirs(sub)
     git(sub, "init", "-q")
     wd.file("sub/s", "s\n")
     git(sub, "add", "s")
     git(sub, "-c", "user.name=a", "-c", "user.email=a@b", "commit", "-qm", "s")
-    blob = git(sub, "rev-parse", "HEAD:s").strip()
+    git(sub, "pack-refs", "--all")
+    os.makedirs(os.path.join(sub, ".git", "refs", "replace"))
+    return sub, git(sub, "rev-parse", "HEAD:s").strip()
+
+
+def _sub_show(sub):
+    e = dict(os.environ)
+    e.pop("LD_PRELOAD", None)
+    return subprocess.run(["git", "-C", sub, "show", "HEAD:s"], capture_output=True,
+                          text=True, env=e).stdout
+
+
+def test_replace_refs_and_a_nested_repositorys_packs_redefine_no_object(wd):
+    """In a repository nested in the project that predates the session
+    (a submodule's git dir alike), git replace (or its ref written by a
+    static program or renamed in) made the user's committed s read as
+    the agent's blob, and a pack copied in whose index claims its id
+    with other bytes did too; the end of the session records replace
+    refs of the session's own repository only (history_rewritten), and
+    packs are refused there only. Both are harness:git-objects in such
+    a repository now; a repository the agent makes keeps its packs."""
+    from test_worktree import git
+    from lib import PYTHON
+    sub, blob = _nested(wd)
     # A pack claiming the nested repository's blob with other bytes.
     forge = os.path.join(wd.state, "forge")
     git(wd.state, "init", "-q", "forge")
@@ -164,19 +178,18 @@ def test_replace_refs_and_a_nested_repositorys_packs_redefine_no_object(wd):
     for what in ("replace", "bbreplace", "pyreplace", "subrepack", "subpack"):
         check("MADE " + what not in out, "%s: %s\n%s" % (what, out, r.stderr[-2000:]))
     check("MADE freshrepack" in out, "the agent's own clone's packs: %s\n%s" % (out, r.stderr[-2000:]))
-    check("SHOW hello" in out, "the agent's own git read the forgery: %s" % out)
+    check("SHOW s" in out, "the agent's own git read the forgery: %s" % out)
+    check(_sub_show(sub) == "s\n", "the user's git show: %r" % _sub_show(sub))
     e = dict(os.environ)
     e.pop("LD_PRELOAD", None)
-    got = subprocess.run(["git", "-C", wd.path, "show", "HEAD:a.txt"], capture_output=True,
-                         text=True, env=e).stdout
-    check(got == "hello\n", "the user's git show: %r" % got)
     got = subprocess.run(["git", "-C", sub, "cat-file", "-p", blob], capture_output=True,
                          text=True, env=e).stdout
     check(got == "s\n", "the nested repository's blob: %r" % got)
-    check(not os.listdir(os.path.join(wd.path, ".git", "refs", "replace")),
-          "a replace ref: %r" % os.listdir(os.path.join(wd.path, ".git", "refs", "replace")))
+    check(not os.listdir(os.path.join(sub, ".git", "refs", "replace")),
+          "a replace ref: %r" % os.listdir(os.path.join(sub, ".git", "refs", "replace")))
     denied = [x for x in r.records if x.get("verdict") == "deny" and
-              ("/refs/replace/" in str(x.get("args")) or "/sub/.git/objects/pack" in str(x.get("args")))]
+              ("/sub/.git/refs/replace" in str(x.get("args")) or
+               "/sub/.git/objects/pack" in str(x.get("args")))]
     check(denied and all(x.get("rule") == "harness:git-objects" for x in denied) and
           {"write", "rename"} <= {x.get("op") for x in denied},
           "the refusals' records: %r" % [(x.get("op"), x.get("rule"), x.get("args", {}).get("path"))
@@ -243,7 +256,8 @@ def test_an_object_removed_then_made_by_another_session_is_not_removed_again(wd)
 
 
 PACKED = r'''
-b=$(git rev-parse HEAD:a.txt)
+cd sub
+b=$(git rev-parse HEAD:s)
 n=$(echo FORGED | git hash-object -w --stdin)
 echo "$n refs/replace/$b" >> .git/packed-refs 2>/dev/null && echo "MADE append"
 %(bb)s sh -c "echo '$n refs/replace/$b' >> .git/packed-refs" 2>/dev/null && echo "MADE bbappend"
@@ -252,7 +266,7 @@ import os
 t = open('.git/packed-refs').read()
 open('.git/pr.new', 'w').write(t + '$n refs/replace/$b\n')
 os.rename('.git/pr.new', '.git/packed-refs')" 2>/dev/null && echo "MADE pyrename"
-echo "SHOW $(git show HEAD:a.txt)"
+echo "SHOW $(git show HEAD:s)"
 git branch x && git pack-refs --all && echo "MADE packrefs"
 %(py)s -c "
 import os
@@ -274,38 +288,31 @@ def _user_repo(wd):
     git(wd.path, "pack-refs", "--all")
 
 
-def _user_show(wd):
-    e = dict(os.environ)
-    e.pop("LD_PRELOAD", None)
-    return subprocess.run(["git", "-C", wd.path, "show", "HEAD:a.txt"], capture_output=True,
-                          text=True, env=e).stdout
-
-
 def test_a_replace_ref_in_packed_refs_redefines_no_object(wd):
-    """A line "<forged> refs/replace/<a.txt's blob>" appended to
-    packed-refs is a replace ref as one in refs/replace: the user's
-    git show HEAD:a.txt read FORGED. packed-refs written in place
+    """A line "<forged> refs/replace/<s's blob>" appended to a nested
+    repository's packed-refs is a replace ref as one in refs/replace:
+    the user's git show HEAD:s read FORGED. packed-refs written in place
     (which git never does), or a file naming a replace ref renamed
     there, is harness:git-objects; git pack-refs still works. A file
     renamed there clean and written after through a descriptor held
     open is not seen (XFAIL)."""
     from lib import PYTHON, xfail
-    _user_repo(wd)
+    sub, _ = _nested(wd)
     r = harness(["sh", "-c", PACKED % {"bb": BUSYBOX, "py": PYTHON}], wd, policy=None)
     out = r.stdout
     for what in ("append", "bbappend", "pyrename"):
         check("MADE " + what not in out, "%s: %s\n%s" % (what, out, r.stderr[-2000:]))
-    check("MADE packrefs" in out, "git pack-refs: %s\n%s" % (out, r.stderr[-2000:]))
+    check("SHOW s" in out and "MADE packrefs" in out, "git pack-refs: %s\n%s" % (out, r.stderr[-2000:]))
     denied = [x for x in r.records if x.get("verdict") == "deny" and
-              "/.git/packed-refs" in json.dumps(x.get("args", {}))]
+              "/sub/.git/packed-refs" in json.dumps(x.get("args", {}))]
     check({"write", "rename"} <= {x.get("op") for x in denied} and
           all(x.get("rule") == "harness:git-objects" for x in denied),
           "the refusals' records: %r" % [(x.get("op"), x.get("rule")) for x in denied])
-    if "MADE heldfd" in out and _user_show(wd) != "hello\n":
+    if "MADE heldfd" in out and _sub_show(sub) != "s\n":
         xfail("a replace ref written into packed-refs through a descriptor held open "
               "past its rename redefines the user's blob")
         return
-    check(_user_show(wd) == "hello\n", "the user's git show: %r" % _user_show(wd))
+    check(_sub_show(sub) == "s\n", "the user's git show: %r" % _sub_show(sub))
 
 
 MOVED = r'''
