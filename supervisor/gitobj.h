@@ -36,7 +36,8 @@ bool hx_gitobj_defines(const char *objects, const char *path);
  * replace refs and grafts the end of the session reads and records:
  * history_rewritten) where git reads one object in place of another:
  * refs/replace (git replace), or, in a git directory made before since
- * (a nested repository's, a submodule's in .git/modules), objects/pack
+ * (birth time, else its config's ctime: a nested repository's, a
+ * submodule's in .git/modules), objects/pack
  * and objects/info as hx_gitobj_defines says. Neither a record nor a
  * refusal said a nested repository's commit read the agent's blob. One
  * made during the session (the agent's clone) keeps its packs. */
