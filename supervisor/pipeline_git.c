@@ -186,6 +186,8 @@ static bool exists(const char *p)
 	return !lstat(p, &st);
 }
 
+static bool anothers(struct flow *f, const char *path);
+
 /* What others_object refuses; an object the call makes becomes the
  * session's (its link's or rename's new name). */
 static bool others_object(struct flow *f)
@@ -210,6 +212,11 @@ static bool others_object(struct flow *f)
 	if (rq->op != HX_OP_UNLINK && rq->op != HX_OP_RENAME &&
 	    rq->op != HX_OP_LINK)
 		return false;
+	/* another's object linked to a name of the agent's, through which
+	 * it was then written (chmod u+w, then >>): the other session's
+	 * result read the agent's bytes (twenty-ninth attack review, a) */
+	if (rq->op == HX_OP_LINK && anothers(f, p2))
+		return true;
 	o1 = hx_gitobj_is_name(p1);
 	o2 = rq->op == HX_OP_RENAME && hx_gitobj_is_name(p2);
 	/* taken away (removed, moved off) when not the session's own */
@@ -311,7 +318,7 @@ void hx_pl_judge_git_objects(struct flow *f)
 	if (hx_pl_may_proceed(f) && others_object(f)) {
 		f->d.verdict = HX_VERDICT_DENY;
 		f->d.rule = anothers(f, hx_pl_judged_path(&f->p1)) ||
-				    (op == HX_OP_RENAME &&
+				    ((op == HX_OP_RENAME || op == HX_OP_LINK) &&
 				     anothers(f, hx_pl_judged_path(&f->p2)))
 				? "harness:other-session"
 				: "harness:git-objects";

@@ -365,3 +365,51 @@ def test_another_sessions_objects_do_not_go_with_their_directory_in_audit_mode(w
     check(len(mv) >= 3 and all(x.get("verdict") == "deny" and x.get("enforced") is not False and
                                x.get("rule") == "harness:other-session" for x in mv),
           "the records: %r" % [(x.get("verdict"), x.get("enforced"), x.get("rule")) for x in mv])
+
+
+LINKED = r'''
+: > "$1.step"
+while [ ! -e "$1.go" ]; do sleep 0.05; done
+o=.git/objects/%(a)s/%(b)s
+ln $o cp 2>/dev/null && echo "MADE link"; chmod u+w cp 2>/dev/null; echo FORGED > cp 2>/dev/null
+%(bb)s ln $o cp2 2>/dev/null && echo "MADE bblink"; %(bb)s chmod u+w cp2 2>/dev/null
+%(bb)s sh -c "echo FORGED2 >> cp2" 2>/dev/null
+true
+'''
+
+
+def test_another_sessions_object_is_not_linked_and_written(wd):
+    """Another session's loose object (made since the start, not by
+    the session) was refused to write in place, but a hard link of it
+    to a name of the agent's was not: chmod u+w, then > through the
+    link, rewrote the object (git reads it unhashed). The link is
+    harness:other-session now, from the shim and a static program."""
+    import threading
+    import time
+    _user_repo(wd)
+    obj = os.path.join(wd.path, ".git", "objects", EMPTY[:2], EMPTY[2:])
+    base = os.path.join(wd.path, "linked")
+    e = dict(os.environ)
+    e.pop("LD_PRELOAD", None)
+
+    def other():
+        for _ in range(600):
+            if os.path.exists(base + ".step"):
+                break
+            time.sleep(0.05)
+        subprocess.run(["git", "-C", wd.path, "hash-object", "-w", "/dev/null"], env=e,
+                       capture_output=True)
+        open(base + ".go", "w").close()
+    t = threading.Thread(target=other)
+    t.start()
+    r = harness(["sh", "-c", LINKED % {"a": EMPTY[:2], "b": EMPTY[2:], "bb": BUSYBOX},
+                 "linked", base], wd, policy=None)
+    t.join(60)
+    check("MADE" not in r.stdout, "linked: %s\n%s" % (r.stdout, r.stderr[-2000:]))
+    got = subprocess.run(["git", "-C", wd.path, "cat-file", "-p", EMPTY], env=e,
+                         capture_output=True, text=True)
+    check(got.returncode == 0 and got.stdout == "", "the other's object: %r %r" % (
+        got.stdout, got.stderr))
+    links = [x for x in r.records if x.get("op") == "link" and x.get("verdict") == "deny"]
+    check(len(links) >= 2 and all(x.get("rule") == "harness:other-session" for x in links),
+          "the records: %r" % [(x.get("verdict"), x.get("rule")) for x in links])
