@@ -268,8 +268,10 @@ static bool scan_anothers(struct flow *f, const char *d, int depth)
 		    (size_t)snprintf(p, sizeof(p), "%s/%s", d, e->d_name) >=
 			sizeof(p))
 			continue;
-		hit = depth ? e->d_type == DT_DIR && scan_anothers(f, p, 0)
-			    : anothers(f, p);
+		hit = depth
+			  ? (e->d_type == DT_DIR || e->d_type == DT_UNKNOWN) &&
+				scan_anothers(f, p, 0)
+			  : anothers(f, p);
 	}
 	if (dir)
 		closedir(dir);
