@@ -17,7 +17,7 @@
 #include "common/glob.h"
 #include "policy/load_int.h"
 
-#define MAX_OUT 8 /* rebased forms of one pattern through one alias */
+#define MAX_OUT 32 /* rebased forms of one pattern through one alias */
 
 struct out {
 	char pats[MAX_OUT][PATH_MAX];
@@ -278,6 +278,46 @@ static void rebase_to_real(const char *p, const char *from, struct out *o)
 	free(real);
 }
 
+/* Links below a "**": a bounded walk of a read deny's literal
+ * directories when its first wildcard component is "**"
+ * ($HOME/.ssh/<...>, $HOME/.minikube/<...>/x.key): each symbolic link met
+ * (to a file or a directory) rebases p onto its real path. A static
+ * program of root's read ~/.ssh/keys/id_x through ~/.ssh/keys ->
+ * /secure/keys, judged (and granted by Landlock) by the real path,
+ * which the rule did not name (twenty-ninth attack review, part a). */
+#define DEEP_ENTRIES 1024 /* entries looked at, a pattern */
+#define DEEP_DEPTH   6
+
+static void deep_walk(const char *dir, int depth, size_t *budget, const char *p,
+		      struct out *o)
+{
+	char sub[PATH_MAX];
+	struct dirent *e;
+	struct stat st;
+	DIR *d;
+
+	if (depth > DEEP_DEPTH || !(d = opendir(dir)))
+		return;
+	while (*budget && (e = readdir(d))) {
+		unsigned char t = e->d_type;
+
+		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..") ||
+		    (size_t)snprintf(sub, sizeof(sub), "%s/%s", dir,
+				     e->d_name) >= sizeof(sub))
+			continue;
+		(*budget)--;
+		if (t == DT_UNKNOWN && !lstat(sub, &st))
+			t = S_ISLNK(st.st_mode)	  ? DT_LNK
+			    : S_ISDIR(st.st_mode) ? DT_DIR
+						  : DT_REG;
+		if (t == DT_LNK)
+			rebase_to_real(p, sub, o);
+		else if (t == DT_DIR)
+			deep_walk(sub, depth + 1, budget, p, o);
+	}
+	closedir(d);
+}
+
 /* Rebases pattern p onto the real path of its literal directories when
  * a symbolic link is on their way (the deepest one there now resolved),
  * or onto that of each link its first wildcard component ("**" aside)
@@ -285,14 +325,18 @@ static void rebase_to_real(const char *p, const char *from, struct out *o)
  * that names a place through a link ($HOME of /home/u -> /var/home/u,
  * ~/.ssh or ~/.config/gh -> a dotfiles checkout) matched none of them.
  * Links made later are not seen. */
-static void rebase_real(const char *p, struct out *o, struct linkdirs *c)
+static void rebase_real(const char *p, struct out *o, struct linkdirs *c,
+			bool deep)
 {
 	char lit[PATH_MAX], from[PATH_MAX], *slash;
 	const char *wild, *names;
-	size_t wlen;
+	size_t wlen, budget = DEEP_ENTRIES;
 
 	if (!literal_prefix(p, lit, &wild))
 		return;
+	if (deep && wild && !strncmp(wild, "**", 2) &&
+	    (!wild[2] || wild[2] == '/'))
+		deep_walk(lit, 0, &budget, p, o);
 	if (has_link(c, lit)) {
 		snprintf(from, sizeof(from), "%s", lit);
 		while (access(from, F_OK) && (slash = strrchr(from, '/')) &&
@@ -319,6 +363,9 @@ static int alias_rule(struct hx_ld *l, struct hx_rule *r, bool net,
 	struct hx_pattern *pats;
 	size_t n = r->npats, n0 = r->npats;
 	int ret = 0;
+	/* a read deny of the policy's (not the harness's own places) */
+	bool deep = !net && (r->access & HX_ACCESS_READ) &&
+		    strncmp(r->name, "harness:", 8);
 
 	/* The rule's own patterns only: an alias of an alias (two binds
 	 * of one directory) is an alias of the directory too. */
@@ -335,7 +382,7 @@ static int alias_rule(struct hx_ld *l, struct hx_rule *r, bool net,
 		for (size_t a = 0; a < v->nalias; a++)
 			rebase(text, v->alias_from[a], v->alias_to[a], o);
 		if (v->real_prefixes)
-			rebase_real(text, o, c);
+			rebase_real(text, o, c, deep);
 		pats = o->n ? hx_arena_alloc(&l->p->arena,
 					     (n + o->n) * sizeof(*pats))
 			    : NULL;

@@ -413,3 +413,39 @@ def test_another_sessions_object_is_not_linked_and_written(wd):
     links = [x for x in r.records if x.get("op") == "link" and x.get("verdict") == "deny"]
     check(len(links) >= 2 and all(x.get("rule") == "harness:other-session" for x in links),
           "the records: %r" % [(x.get("verdict"), x.get("rule")) for x in links])
+
+
+def test_a_secret_through_a_link_below_a_double_star_is_not_read(wd):
+    """A read deny whose first wildcard component is "**" ($HOME/.ssh/
+    and everything beneath, $HOME/.minikube/<any>/*.key) was rebased at
+    the start through a link on its literal directories, not through one
+    below them: with ~/.ssh/keys a link to /secure/keys (a directory) or
+    ~/.ssh/id_linked one to a file, and ~/.minikube/profiles one to the
+    user's synced directory, the file was judged by its real path, which
+    no rule names, and Landlock granted it: a static busybox of root's
+    read each (the user's masks cover the link's name). Such a pattern
+    is rebased through each link a bounded walk of its literal
+    directories meets (policy/alias.c, deep_walk)."""
+    from test_default_policy import fake_home
+    home = fake_home(wd)
+    synced = os.path.join(wd.state, "synced")
+    for d in ("profiles/p", "keys"):
+        os.makedirs(os.path.join(synced, d))
+    for rel, text in (("profiles/p/client.key", "MINIKUBE-KEY"), ("keys/id_x", "DIR-LINKED-KEY"),
+                      ("id_linked", "FILE-LINKED-KEY")):
+        with open(os.path.join(synced, rel), "w") as f:
+            f.write(text + "\n")
+    os.makedirs(os.path.join(home, ".minikube"))
+    os.symlink(os.path.join(synced, "profiles"), os.path.join(home, ".minikube", "profiles"))
+    os.symlink(os.path.join(synced, "keys"), os.path.join(home, ".ssh", "keys"))
+    os.symlink(os.path.join(synced, "id_linked"), os.path.join(home, ".ssh", "id_linked"))
+    names = ("~/.minikube/profiles/p/client.key", "~/.ssh/keys/id_x", "~/.ssh/id_linked")
+    script = " ".join("cat %s; %s cat %s;" % (n, BUSYBOX, n) for n in names) + " true"
+    r = harness(["sh", "-c", script], wd, policy=None, env={"HOME": home})
+    for text in ("MINIKUBE-KEY", "DIR-LINKED-KEY", "FILE-LINKED-KEY"):
+        check(text not in r.stdout, "%s read: %r\n%s" % (text, r.stdout, r.stderr[-1500:]))
+    denied = [x for x in r.records if x.get("verdict") == "deny" and
+              x.get("rule") in ("ssh", "tool-credentials")]
+    for part in ("client.key", "id_x", "id_linked"):
+        check(any(part in json.dumps(x.get("args", {})) for x in denied),
+              "no refusal of %s on record: %s" % (part, r.dump()))
