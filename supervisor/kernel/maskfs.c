@@ -632,38 +632,53 @@ static char *mountinfo_now(struct hx_maskfs *fs, pid_t pid)
 	return buf;
 }
 
-/* Where mask i is bound now. A directory above it renamed by the agent
- * (the rename is made in harness-exec's namespace, and the bind goes
- * with its dentry) left the path known at start naming nothing, or
- * another file, and the record of a refused read there named that
- * path. From the agent's mountinfo: its bind of node "/<i>" of our
- * file system (fstat of its root would ask our own server, which
- * refuses; no process of the agent can mount one of that name, nor
- * another session's in its namespace); false when not found (the path
- * known at start stands).
- * Costs a read of the mount table, made only for a record. */
-static bool mask_now(struct hx_maskfs *fs, pid_t pid, size_t i, char *out,
-		     size_t size)
+/* The n-th (from 0) field of a mountinfo line, ended in place, or
+ * NULL. Fields are split by one space: the kernel writes a space in a
+ * path as \040. */
+static char *field_of(char *line, int n)
 {
-	char want[32], *buf, *line, *next, root[PATH_MAX], at[PATH_MAX];
-	bool found = false;
+	char *end;
+
+	for (; n > 0 && line; n--)
+		if ((line = strchr(line, ' ')))
+			line++;
+	if (!line)
+		return NULL;
+	if ((end = strchr(line, ' ')))
+		*end = '\0';
+	return line;
+}
+
+/* Where mask i is bound now (malloc'd), or NULL. A directory above it
+ * renamed by the agent (the rename is made in harness-exec's namespace,
+ * and the bind goes with its dentry) left the path known at start
+ * naming nothing, or another file, and the record of a refused read
+ * there named that path. From the agent's mountinfo: its bind of node
+ * "/<i>" of our file system (fstat of its root would ask our own
+ * server, which refuses; no process of the agent can mount one of that
+ * name, nor another session's in its namespace); NULL when not found
+ * (the path known at start stands). A line is read however long: one
+ * longer than PATH_MAX (a path of names of spaces, each \040 there)
+ * was passed over, and the record named the path known at start
+ * (thirtieth attack review, part a).
+ * Costs a read of the mount table, made only for a record. */
+static char *mask_now(struct hx_maskfs *fs, pid_t pid, size_t i)
+{
+	char want[32], *buf, *line, *next, *at, *root, *found = NULL;
 
 	if (!(buf = mountinfo_now(fs, pid)))
-		return false;
+		return NULL;
 	snprintf(want, sizeof(want), "/%zu", i);
 	for (line = buf; line && *line; line = next) {
-		char *dash;
-
 		if ((next = strchr(line, '\n')))
 			*next++ = '\0';
-		dash = strstr(line, " - fuse harness-mask ");
-		if (!dash || strlen(line) >= sizeof(root) ||
-		    sscanf(line, "%*s %*s %*s %s %s", root, at) != 2 ||
+		if (!strstr(line, " - fuse harness-mask ") ||
+		    !(at = field_of(line, 4)) || !(root = field_of(line, 3)) ||
 		    strcmp(root, want))
 			continue;
 		unescape(at);
-		snprintf(out, size, "%s", at);
-		found = true; /* the last: the topmost */
+		free(found);
+		found = strdup(at); /* the last: the topmost */
 	}
 	free(buf);
 	return found;
@@ -672,8 +687,8 @@ static bool mask_now(struct hx_maskfs *fs, pid_t pid, size_t i, char *out,
 static void write_rec(struct hx_maskfs *fs, const struct ent *e,
 		      uint64_t repeated)
 {
-	char path[PATH_MAX + FUSE_NAME_MAX + 2], name[64], now[PATH_MAX];
-	const char *mask = fs->paths[e->mask];
+	char *path = NULL, name[64], *now = mask_now(fs, e->pid, e->mask);
+	const char *mask = now ? now : fs->paths[e->mask];
 	struct hx_peer peer = {
 	    .pid = e->pid, .tid = e->tid, .ppid = e->ppid, .uid = e->uid};
 	char *sys = e->sysnr >= 0 ? seccomp_syscall_resolve_num_arch(
@@ -683,10 +698,8 @@ static void write_rec(struct hx_maskfs *fs, const struct ent *e,
 	json_t *rec, *args;
 	uint64_t seq;
 
-	if (mask_now(fs, e->pid, e->mask, now, sizeof(now)))
-		mask = now;
-	snprintf(path, sizeof(path), "%s%s%s", mask, e->name[0] ? "/" : "",
-		 e->name);
+	if (asprintf(&path, "%s%s%s", mask, e->name[0] ? "/" : "", e->name) < 0)
+		path = NULL;
 	snprintf(name, sizeof(name), "%s", sys ? sys : "open");
 	free(sys);
 	peer.exe = e->exe[0] ? e->exe : NULL;
@@ -694,23 +707,25 @@ static void write_rec(struct hx_maskfs *fs, const struct ent *e,
 				.event = name,
 				.when = &e->when,
 				.op = HX_OP_READ,
-				.path = path,
+				.path = path ? path : mask,
 				.cat = HX_CAT_FILE_READ,
 				.risk = HX_RISK_HIGH,
 				.rule = "harness:mask",
 				.layer = "mask",
 				.repeated = repeated,
 				.ref_seq = repeated ? fs->last_seq : 0};
-	if (!(rec = hx_refusal_record(fs->pl, &r, &args)))
-		return;
-	if (e->name[0])
-		json_object_set_new(args, "mask", json_string(mask));
-	seq = hx_refusal_append(fs->pl, &r, rec);
-	json_decref(rec);
-	if (repeated)
-		return;
-	fs->last_seq = seq;
-	fs->records++;
+	if ((rec = hx_refusal_record(fs->pl, &r, &args))) {
+		if (e->name[0])
+			json_object_set_new(args, "mask", json_string(mask));
+		seq = hx_refusal_append(fs->pl, &r, rec);
+		json_decref(rec);
+		if (!repeated) {
+			fs->last_seq = seq;
+			fs->records++;
+		}
+	}
+	free(path);
+	free(now);
 }
 
 static void flush_repeats(struct hx_maskfs *fs)
