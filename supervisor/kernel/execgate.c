@@ -574,6 +574,14 @@ static void on_wait(struct hx_execgate *g, pid_t pid, int st)
 			msg = (unsigned long)pid;
 		if ((pid_t)msg != pid)
 			tracee_del(g, (pid_t)msg); /* a thread's exec */
+		/* The image that made a claim is gone, its thread kept or
+		 * its number taken by the thread that execs (no exit is
+		 * reported for a leader so ended): a static program's claim
+		 * stood for the write of the image it exec'd (thirtieth
+		 * attack review, part a). The exec's own sight came before. */
+		hx_correlate_gone(g->pl, pid);
+		if ((pid_t)msg != pid)
+			hx_correlate_gone(g->pl, (pid_t)msg);
 		check_exec(g, pid, (pid_t)msg);
 		break;
 	case PTRACE_EVENT_STOP:

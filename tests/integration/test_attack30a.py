@@ -1,0 +1,86 @@
+"""Attack review 30, part a: the twenty-ninth review's fixes attacked
+(the masks' records read from the agent's mount table, ...), under the
+embedded default policy, as root and as an ordinary user.
+
+A refused read of a masked file is recorded under where the mask is
+bound now, read from the agent's mountinfo (supervisor/kernel/maskfs.c,
+mask_now). A line of that table longer than PATH_MAX was passed over,
+and the record fell back to the path known at the start."""
+
+import os
+
+from lib import HELPERS, check, harness
+
+
+def test_a_masked_secret_moved_under_a_long_name_is_recorded_where_it_is(wd):
+    """The agent moves the directory above a masked .env under a path
+    whose mountinfo line is longer than 4,096 bytes (names of spaces,
+    each written \\040 there), makes the old name again, and reads the
+    moved file: the refusal named the old path, a directory of the
+    agent's that held no secret, not the file that was read."""
+    secret = "LONG-MOVED-SECRET-30a"
+    wd.file(os.path.join("sub", ".env"), secret + "\n")
+    deep = "/".join([" " * 250] * 5)
+    os.makedirs(os.path.join(wd.path, deep))
+    script = "\n".join([
+        "busybox mv sub '%s/sub' && echo MOVED" % deep,
+        "busybox mkdir sub",
+        "busybox cat '%s/sub/.env'" % deep,
+        "true",
+    ])
+    r = harness(["busybox", "sh", "-c", script], wd, policy=None)
+    r.expect_status(0)
+    check("MOVED" in r.stdout, "move: %s\n%s" % (r.stdout, r.stderr[-2000:]))
+    check(secret not in r.stdout, "the secret was read: %s" % r.stdout)
+    real = os.path.realpath(wd.path)
+    masked = [x for x in r.records if x.get("layer") == "mask"]
+    paths = [x.get("args", {}).get("path") for x in masked]
+    want = os.path.join(real, deep, "sub", ".env")
+    check(paths == [want], "the masks' records name %r, the read was of %r"
+          % ([p if p is None or len(p) < 200 else p[:60] + "..." + p[-60:] for p in paths],
+             want[:60] + "..." + want[-60:]))
+    check(all(x.get("verdict") == "deny" for x in masked), "verdicts: %r" % masked)
+
+
+def _claim_then_exec(wd, mode):
+    """P, a static program, sends the shim's request for a write of
+    good-0 (allowed), then execs busybox (its own thread, or a second
+    thread of its) which writes good-0 at once, within the 2 s a claim
+    waits for the kernel layer's sight of its call."""
+    claimer = os.path.join(HELPERS, "static_attack30a")
+    target = os.path.join(os.path.realpath(wd.path), "good-0")
+    script = "%s %s %s /usr/bin/busybox sh -c 'echo q > %s' > claim.out; true" % (
+        claimer, mode, target, target)
+    r = harness(["sh", "-c", script], wd, policy=None)
+    r.expect_status(0)
+    with open(os.path.join(wd.path, "claim.out")) as f:
+        check(f.read().strip() == "verdict 0", "P's claim was not allowed")
+    with open(target) as f:
+        check(f.read() == "q\n", "busybox wrote nothing")
+    writes = [x for x in r.records if x.get("event") != "kernel_unconfirmed" and
+              x.get("args", {}).get("path") == target]
+    claim = [x for x in writes if x.get("exe") == os.path.realpath(claimer)]
+    check(len(claim) == 1, "P's claim's record: %r" % writes)
+    ran = [x for x in writes if x.get("exe") == os.path.realpath("/usr/bin/busybox")]
+    check(len(ran) == 1 and ran[0]["layer"] == "kernel" and ran[0]["verdict"] == "allow"
+          and ran[0].get("pid") == claim[0].get("pid"),
+          "busybox's write (after P's exec) has no record of its own, the "
+          "claim of P's old image stood for it: %r" % writes)
+    unconf = [x for x in r.records if x.get("event") == "kernel_unconfirmed"]
+    check(any(u.get("ref_seq") == claim[0]["seq"] for u in unconf),
+          "P's claim, never made by its image, is not said unconfirmed: %r" % unconf)
+
+
+def test_a_claim_stands_for_no_image_its_exec_puts_in_its_place(wd):
+    """The twenty-ninth review made a claim its thread's only while that
+    thread lives (the exec gate's ring of exits). An exec keeps the
+    thread, and the image that made the claim is gone: busybox's write
+    was recorded only as the static claimer's, through the shim."""
+    _claim_then_exec(wd, "claim-exec")
+
+
+def test_a_claim_of_a_leader_an_exec_of_another_thread_ends_stands_for_nothing(wd):
+    """A second thread's exec ends the leader (no exit is reported for
+    it to a tracer: the new image takes its number): the leader's claim
+    stood for the new image's write."""
+    _claim_then_exec(wd, "claim-thread-exec")
