@@ -358,28 +358,43 @@ static bool always_written(json_t *rec)
 	return !v || strcmp(v, "deny") || json_is_false(enf);
 }
 
-/* What a group says of a record: its members but those that differ
- * from one sight of the same call to the next (time, seq, tid,
- * latency); "args" is written "first_args", as it was. */
-static const char *const co_keep[] = {
-    "pid",	"exe",	   "event",	  "op",
-    "category", "verdict", "enforced",	  "rule",
-    "pattern",	"layer",   "shim_bypass", "decided_on_resolved",
-    "cwd",	"ref_seq", "grant",	  "args"};
-#define N_KEEP (sizeof(co_keep) / sizeof(*co_keep))
+/* What a group says of a record: all of its members but those that
+ * differ from one sight of the same call to the next (time, seq, tid,
+ * latency, call stack; the chain's links); "args" is written
+ * "first_args", as it was, "count" "record_count". A list of the members kept
+ * left out the rest: "escaped" (a name of bytes not UTF-8, written \xff, and a
+ * name of those four characters were one group, which said neither),
+ * "redacted", ppid, claimed_pid, call_id, why (thirtieth attack review,
+ * part a). */
+static const char *const co_skip[] = {"time",  "seq",  "tid",  "latency_ns",
+				      "stack", "prev", "hash", "session"};
 
-static const char *out_name(size_t i)
+static bool skipped(const char *k)
 {
-	return strcmp(co_keep[i], "args") ? co_keep[i] : "first_args";
+	for (size_t i = 0; i < sizeof(co_skip) / sizeof(*co_skip); i++)
+		if (!strcmp(k, co_skip[i]))
+			return true;
+	return false;
+}
+
+/* A record's own "count" (connection_refused's) is not the group's. */
+static const char *out_name(const char *k)
+{
+	return !strcmp(k, "args")    ? "first_args"
+	       : !strcmp(k, "count") ? "record_count"
+				     : k;
 }
 
 static json_t *group_of(json_t *rec)
 {
 	json_t *o = json_object(), *v;
+	const char *k;
 
-	for (size_t i = 0; o && i < N_KEEP; i++)
-		if ((v = json_object_get(rec, co_keep[i])))
-			json_object_set(o, out_name(i), v);
+	json_object_foreach(rec, k, v)
+	{
+		if (o && !skipped(k))
+			json_object_set(o, out_name(k), v);
+	}
 	return o;
 }
 
@@ -393,13 +408,14 @@ static uint64_t fnv(uint64_t h, const void *p, size_t n)
 }
 
 /* A hash of one value: strings and numbers whole, an object's members
- * (args: path, flags...) one level down, anything else by its type;
- * json_equal settles what the hash does not. No allocation: this runs
- * for each record of a flood. */
+ * (args: path, flags...) one level down, an array's items' (argv,
+ * "escaped"), anything else by its type; json_equal settles what the
+ * hash does not. No allocation: this runs for each record of a flood. */
 static uint64_t value_hash(uint64_t h, json_t *v, int depth)
 {
 	const char *k, *s;
 	json_int_t n;
+	size_t i;
 	json_t *m;
 
 	h = fnv(h, &(int){json_typeof(v)}, sizeof(int));
@@ -409,8 +425,9 @@ static uint64_t value_hash(uint64_t h, json_t *v, int depth)
 		n = json_integer_value(v);
 		return fnv(h, &n, sizeof(n));
 	}
-	if (!json_is_object(v) || depth)
+	if (depth)
 		return h;
+	json_array_foreach(v, i, m) h = value_hash(h, m, depth + 1);
 	json_object_foreach(v, k, m)
 	{
 		h = fnv(h, k, strlen(k));
@@ -419,27 +436,38 @@ static uint64_t value_hash(uint64_t h, json_t *v, int depth)
 	return h;
 }
 
+/* The members' hashes summed: the same record built in another order
+ * is in the same group. */
 static uint64_t rec_hash(json_t *rec)
 {
-	uint64_t h = 0xcbf29ce484222325ull;
+	uint64_t h = 0;
+	const char *k;
 	json_t *v;
 
-	for (size_t i = 0; i < N_KEEP; i++)
-		if ((v = json_object_get(rec, co_keep[i])))
-			h = value_hash(fnv(h, &i, sizeof(i)), v, 0);
+	json_object_foreach(rec, k, v)
+	{
+		if (!skipped(k))
+			h += value_hash(
+			    fnv(0xcbf29ce484222325ull, k, strlen(k)), v, 0);
+	}
 	return h;
 }
 
 static bool same_group(json_t *o, json_t *rec)
 {
-	for (size_t i = 0; i < N_KEEP; i++) {
-		json_t *a = json_object_get(o, out_name(i));
-		json_t *b = json_object_get(rec, co_keep[i]);
+	size_t n = 0;
+	const char *k;
+	json_t *v;
 
-		if ((a || b) && !json_equal(a, b))
+	json_object_foreach(rec, k, v)
+	{
+		if (skipped(k))
+			continue;
+		if (!json_equal(json_object_get(o, out_name(k)), v))
 			return false;
+		n++;
 	}
-	return true;
+	return n == json_object_size(o);
 }
 
 /* Counts rec in its group, or makes one; false when the groups are full

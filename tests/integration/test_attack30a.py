@@ -84,3 +84,46 @@ def test_a_claim_of_a_leader_an_exec_of_another_thread_ends_stands_for_nothing(w
     it to a tracer: the new image takes its number): the leader's claim
     stood for the new image's write."""
     _claim_then_exec(wd, "claim-thread-exec")
+
+
+BB_FLOOD = """
+i=0
+while [ $i -lt %d ]; do read x < "$1"; i=$((i+1)); done
+read y < "$2"; read z < "$3"
+echo "$y $z"
+exit 0
+"""
+
+
+def test_a_name_of_bytes_and_its_escape_are_two_groups_each_said(wd):
+    """Past the log's rate a record is counted in a group of the same
+    record. The group was made of a list of the record's members, which
+    left out "escaped": a name of bytes that are not UTF-8 (written
+    \\xff) and a name of those four characters were one group, said as
+    the second. After a flood, busybox reads both: each is named, the
+    bytes' with its "escaped" note, once each."""
+    from test_attack29d import _low_rate_default
+    policy = _low_rate_default(wd)
+    flood = wd.file("flood.txt", "x\n")
+    real = os.path.realpath(wd.path).encode()
+    raw = os.path.join(real, b"notes-\xff")
+    lit = os.path.join(real, b"notes-\\xff")
+    for name, text in ((raw, b"RAW\n"), (lit, b"LIT\n")):
+        with open(name, "wb") as f:
+            f.write(text)
+    r = harness([b"/bin/busybox", b"sh", b"-c", (BB_FLOOD % 1500).encode(), b"sh",
+                 flood.encode(), raw, lit], wd, policy=policy, mode="audit", timeout=180)
+    r.expect_status(0)
+    check("RAW LIT" in r.stdout, "the agent did not read both: %s %s" % (r.stdout, r.stderr[-800:]))
+    check(any(x.get("event") == "audit_overflow" for x in r.records), "no flood")
+    text = lit.decode()
+    seen = []
+    for x in r.records:
+        for g in (x.get("groups", []) if x.get("event") == "audit_overflow" else [x]):
+            args = g.get("first_args", g.get("args", {}))
+            if args.get("path") == text and g.get("event") != "failed":
+                seen.append((any("path" in e for e in g.get("escaped", [])),
+                             g.get("count", 1)))
+    check(sorted(seen) == [(False, 1), (True, 1)],
+          "the reads of %r (bytes) and %r are said as %r (escaped, count): "
+          "one of them is not named" % (raw, lit, seen))
