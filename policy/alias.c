@@ -285,18 +285,43 @@ static void rebase_to_real(const char *p, const char *from, struct out *o)
  * program of root's read ~/.ssh/keys/id_x through ~/.ssh/keys ->
  * /secure/keys, judged (and granted by Landlock) by the real path,
  * which the rule did not name (twenty-ninth attack review, part a). */
-#define DEEP_ENTRIES 1024 /* entries looked at, a pattern */
+#define DEEP_ENTRIES 4096 /* entries looked at, a pattern */
 #define DEEP_DEPTH   6
+#define DEEP_DIRS    512 /* directories waiting to be walked */
 
-static void deep_walk(const char *dir, int depth, size_t *budget, const char *p,
-		      struct out *o)
+/* The directories still to walk, a level at a time: a link near the
+ * top is met whatever lies beside it. Walked depth first, a directory
+ * listed before it (~/.kube/cache, thousands of files) used up the
+ * budget, and ~/.kube/config, a link to a dotfiles checkout, was not
+ * seen: a static busybox of root's read the file it names (thirtieth
+ * attack review, part a). */
+struct deep_q {
+	char *dir[DEEP_DIRS];
+	int depth[DEEP_DIRS];
+	size_t head, n;
+};
+
+static void deep_push(struct deep_q *q, const char *dir, int depth)
+{
+	size_t i = (q->head + q->n) % DEEP_DIRS;
+
+	if (depth > DEEP_DEPTH || q->n == DEEP_DIRS ||
+	    !(q->dir[i] = strdup(dir)))
+		return;
+	q->depth[i] = depth;
+	q->n++;
+}
+
+/* Looks at dir's entries: each link rebases p, each directory waits. */
+static void deep_list(struct deep_q *q, const char *dir, int depth,
+		      size_t *budget, const char *p, struct out *o)
 {
 	char sub[PATH_MAX];
 	struct dirent *e;
 	struct stat st;
 	DIR *d;
 
-	if (depth > DEEP_DEPTH || !(d = opendir(dir)))
+	if (!(d = opendir(dir)))
 		return;
 	while (*budget && (e = readdir(d))) {
 		unsigned char t = e->d_type;
@@ -313,9 +338,30 @@ static void deep_walk(const char *dir, int depth, size_t *budget, const char *p,
 		if (t == DT_LNK)
 			rebase_to_real(p, sub, o);
 		else if (t == DT_DIR)
-			deep_walk(sub, depth + 1, budget, p, o);
+			deep_push(q, sub, depth + 1);
 	}
 	closedir(d);
+}
+
+static void deep_walk(const char *dir, const char *p, struct out *o)
+{
+	struct deep_q *q = calloc(1, sizeof(*q));
+	size_t budget = DEEP_ENTRIES;
+
+	if (!q)
+		return;
+	deep_push(q, dir, 0);
+	while (q->n) {
+		char *d = q->dir[q->head];
+		int depth = q->depth[q->head];
+
+		q->head = (q->head + 1) % DEEP_DIRS;
+		q->n--;
+		if (budget)
+			deep_list(q, d, depth, &budget, p, o);
+		free(d);
+	}
+	free(q);
 }
 
 /* Rebases pattern p onto the real path of its literal directories when
@@ -330,13 +376,13 @@ static void rebase_real(const char *p, struct out *o, struct linkdirs *c,
 {
 	char lit[PATH_MAX], from[PATH_MAX], *slash;
 	const char *wild, *names;
-	size_t wlen, budget = DEEP_ENTRIES;
+	size_t wlen;
 
 	if (!literal_prefix(p, lit, &wild))
 		return;
 	if (deep && wild && !strncmp(wild, "**", 2) &&
 	    (!wild[2] || wild[2] == '/'))
-		deep_walk(lit, 0, &budget, p, o);
+		deep_walk(lit, p, o);
 	if (has_link(c, lit)) {
 		snprintf(from, sizeof(from), "%s", lit);
 		while (access(from, F_OK) && (slash = strrchr(from, '/')) &&

@@ -127,3 +127,37 @@ def test_a_name_of_bytes_and_its_escape_are_two_groups_each_said(wd):
     check(sorted(seen) == [(False, 1), (True, 1)],
           "the reads of %r (bytes) and %r are said as %r (escaped, count): "
           "one of them is not named" % (raw, lit, seen))
+
+
+def test_a_link_beside_a_large_directory_below_a_double_star_is_seen(wd):
+    """A read deny whose first wildcard is "**" is rebased through each
+    link a bounded walk of its literal directories meets at the start
+    (policy/alias.c). Walked depth first, 1,024 entries, a directory
+    listed before the link (~/.kube/cache: a kubectl's discovery and
+    http caches hold thousands of files) used up the walk, and
+    ~/.kube/config, a link into a dotfiles checkout (stow's way), was
+    not seen: the file it names was judged by its real path and read.
+    Eight such directories: the link is listed after one of them but
+    for one order in nine."""
+    import json
+    from test_default_policy import fake_home
+    from test_sessions_apart import BUSYBOX
+    home = fake_home(wd)
+    dots = os.path.join(wd.state, "dotfiles", "kube")
+    os.makedirs(dots)
+    with open(os.path.join(dots, "config"), "w") as f:
+        f.write("KUBE-TOKEN-30a\n")
+    kube = os.path.join(home, ".kube")
+    os.makedirs(kube)
+    os.symlink(os.path.join(dots, "config"), os.path.join(kube, "config"))
+    for i in range(8):
+        d = os.path.join(kube, "cache%d" % i, "discovery")
+        os.makedirs(d)
+        for j in range(1030):
+            open(os.path.join(d, "f%04d.json" % j), "w").close()
+    script = "cat ~/.kube/config; %s cat ~/.kube/config; true" % BUSYBOX
+    r = harness(["sh", "-c", script], wd, policy=None, env={"HOME": home})
+    check("KUBE-TOKEN-30a" not in r.stdout, "read: %r\n%s" % (r.stdout, r.stderr[-1500:]))
+    denied = [x for x in r.records if x.get("verdict") == "deny" and x.get("rule") == "kube"]
+    check(any("config" in json.dumps(x.get("args", {})) for x in denied),
+          "no refusal of ~/.kube/config on record: %s" % r.dump())
