@@ -250,6 +250,18 @@ struct hx_pipeline {
 	/* The agent made or moved a file in git_objects (a loose object):
 	 * they are read with their hashes checked at the end (objfix.h). */
 	bool git_objects_written;
+	/* The objects directories of other git dirs (a nested repository's,
+	 * a submodule's) where the agent made or moved in a loose object:
+	 * swept at the end as git_objects is. An object planted there under
+	 * the id of a file the user would add (the empty blob) gave the
+	 * user's later commit of it the agent's bytes (pipeline_git.c). */
+#define HX_PL_NESTED_OBJS 16
+	char *nested_objs[HX_PL_NESTED_OBJS];
+	/* An O_PATH fd of each: the store is swept where it is at the end,
+	 * moved or not (a repository made by the agent and moved in place
+	 * of the user's). */
+	int nested_fds[HX_PL_NESTED_OBJS];
+	size_t n_nested_objs;
 	/* The state dir, whose live/ names the files of every running
 	 * session (session.h); NULL: none. The cache of them, made on
 	 * the first write judged (pipeline_sessions.c). */

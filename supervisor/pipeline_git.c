@@ -295,6 +295,49 @@ bool hx_pl_dir_holds_anothers(struct flow *f, const char *d)
 	return scan_anothers(f, d, 0);
 }
 
+/* Notes the objects directory of path when it is a loose object's name
+ * in a git dir other than the session's: its loose objects are read with
+ * their hashes checked at the end (run_hidden.c), as the session's own
+ * are. The agent wrote sub/.git/objects/e6/9de29b... (the empty blob's
+ * id) holding code, and the user's later git add of an empty file in
+ * that repository wrote no object (one was there): its checkout gave
+ * the agent's bytes (thirtieth attack review, part a). False when the
+ * directories kept are full (the call is refused: unchecked, it would
+ * not be safe). Cost: a strrchr and a compare a judged write. */
+static bool note_nested(struct hx_pipeline *pl, const char *path)
+{
+	const char *name = path ? strrchr(path, '/') : NULL;
+	size_t n, i;
+	bool ok = true;
+
+	if (!name || name - path < 11 || name[-3] != '/' ||
+	    !isxdigit((unsigned char)name[-2]) ||
+	    !isxdigit((unsigned char)name[-1]) || in_objects(pl, path) ||
+	    !hx_gitobj_is_name(path))
+		return true;
+	n = (size_t)(name - 3 - path); /* <git dir>/objects */
+	pthread_mutex_lock(&objs_lock);
+	for (i = 0; i < pl->n_nested_objs; i++)
+		if (!strncmp(pl->nested_objs[i], path, n) &&
+		    !pl->nested_objs[i][n])
+			break;
+	if (i == pl->n_nested_objs) {
+		if (i == HX_PL_NESTED_OBJS ||
+		    !(pl->nested_objs[i] = strndup(path, n))) {
+			ok = false;
+		} else if ((pl->nested_fds[i] =
+				open(pl->nested_objs[i],
+				     O_PATH | O_DIRECTORY | O_CLOEXEC)) < 0) {
+			free(pl->nested_objs[i]);
+			ok = false;
+		} else {
+			pl->n_nested_objs++;
+		}
+	}
+	pthread_mutex_unlock(&objs_lock);
+	return ok;
+}
+
 /* Judge: a git object that predates the session is never written,
  * moved or removed, whatever rule allows its place (gitobj.h): the
  * agent's commits make new ones. */
@@ -339,6 +382,13 @@ void hx_pl_judge_git_objects(struct flow *f)
 	if (in_objects(f->pl, hx_pl_judged_path(&f->p1)) ||
 	    in_objects(f->pl, hx_pl_judged_path(&f->p2)))
 		f->pl->git_objects_written = true; /* checked at the end */
+	if (!note_nested(f->pl, hx_pl_judged_path(&f->p1)) ||
+	    !note_nested(f->pl, hx_pl_judged_path(&f->p2))) {
+		f->d.verdict = HX_VERDICT_DENY;
+		f->d.rule = "harness:git-objects";
+		f->d.pattern = NULL;
+		return;
+	}
 	hit =
 	    (hx_pl_judged_path(&f->p1) &&
 	     hx_gitobj_predates(hx_pl_judged_path(&f->p1), &f->pl->started)) ||

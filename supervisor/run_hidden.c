@@ -456,23 +456,25 @@ static void record_rewritten(struct run *r)
 
 /* Loose objects the session made that were not their content, removed
  * by the check's child (objfix.h): a record, and a line. */
-static void record_forged(struct run *r, size_t n)
+static void record_forged(struct run *r, const char *objects, size_t n)
 {
+	char buf[PATH_MAX * 4];
 	json_t *rec = hx_record_new(&r->pl, NULL, "forged_objects", NULL);
 
 	json_object_set_new(rec, "category", json_string("file_write"));
-	hx_record_set_text(rec, rec, "repository", "repository",
-			   r->pl.git_objects);
+	hx_record_set_text(rec, rec, "repository", "repository", objects);
 	json_object_set_new(rec, "removed", json_integer((json_int_t)n));
 	hx_record_append(&r->pl, rec, NULL);
 	json_decref(rec);
 	if (!r->o->quiet)
 		fprintf(stderr,
 			"harness: warning: %zu loose object%s the session "
-			"made in the repository did not hold what %s name "
-			"says: removed (git would have shown and checked out "
-			"other bytes than the file's)\n",
-			n, n == 1 ? "" : "s", n == 1 ? "its" : "their");
+			"made in %s did not hold what %s name says: removed "
+			"(git would have shown and checked out other bytes "
+			"than the file's)\n",
+			n, n == 1 ? "" : "s",
+			hx_text_safe(buf, sizeof(buf), objects),
+			n == 1 ? "its" : "their");
 }
 
 static void say_hidden(json_t *changes, size_t unchecked)
@@ -520,6 +522,31 @@ static bool sweeps(const struct run *r)
 	return !r->wt && r->pl.git_objects && r->pl.git_objects_written;
 }
 
+/* In the child: the other git dirs' stores the agent wrote loose
+ * objects in (pipeline.h, nested_objs), each swept as the session's own
+ * is: [[objects, removed]] for those that held a forged one. */
+static json_t *sweep_nested(struct run *r)
+{
+	char fdp[64], now[PATH_MAX];
+	json_t *a = json_array();
+	ssize_t k;
+	size_t n;
+
+	for (size_t i = 0; a && i < r->pl.n_nested_objs; i++) {
+		/* where it is now: moved, it is swept there */
+		snprintf(fdp, sizeof(fdp), "/proc/self/fd/%d",
+			 r->pl.nested_fds[i]);
+		if ((k = readlink(fdp, now, sizeof(now) - 1)) <= 0 ||
+		    now[0] != '/')
+			continue; /* removed: nothing left to read */
+		now[k] = '\0';
+		if ((n = hx_objfix_sweep(now, &r->pl.started)))
+			json_array_append_new(
+			    a, json_pack("[s,I]", now, (json_int_t)n));
+	}
+	return a;
+}
+
 /* In the child: the check, its answer (JSON) written to fd. */
 _Noreturn static void check_child(struct run *r, int fd)
 {
@@ -556,6 +583,8 @@ _Noreturn static void check_child(struct run *r, int fd)
 	if (o)
 		json_object_set_new(o, "forged",
 				    json_integer((json_int_t)forged));
+	if (o)
+		json_object_set_new(o, "forged_nested", sweep_nested(r));
 	_exit(o && !json_dumpfd(o, fd, JSON_COMPACT) ? 0 : 1);
 }
 
@@ -613,7 +642,8 @@ static int bounded_check(struct run *r, json_t **out, size_t *unchecked,
 	int p[2], pfd, e, st;
 	char *buf = NULL;
 	size_t len;
-	json_t *a = NULL;
+	json_t *a = NULL, *g;
+	size_t i;
 	pid_t pid;
 
 	if ((e = hx_git_plugin_load(err, errlen)))
@@ -648,6 +678,15 @@ static int bounded_check(struct run *r, json_t **out, size_t *unchecked,
 		return e;
 	}
 	*forged = (size_t)json_integer_value(json_object_get(a, "forged"));
+	json_array_foreach(json_object_get(a, "forged_nested"), i, g)
+	{
+		const char *dir = json_string_value(json_array_get(g, 0));
+
+		if (dir)
+			record_forged(
+			    r, dir,
+			    (size_t)json_integer_value(json_array_get(g, 1)));
+	}
 	if (json_is_string(json_object_get(a, "error"))) {
 		snprintf(err, errlen, "%s", hx_record_field(a, "error"));
 		json_decref(a);
@@ -663,7 +702,7 @@ static int bounded_check(struct run *r, json_t **out, size_t *unchecked,
 
 void hx_run_hidden_changes(struct run *r)
 {
-	json_t *changes, *rec, *list, *c;
+	json_t *changes = NULL, *rec, *list, *c;
 	int e;
 	size_t unchecked = 0, i, forged = 0;
 	char err[PATH_MAX + 128], buf[sizeof(err) * 4];
@@ -671,14 +710,15 @@ void hx_run_hidden_changes(struct run *r)
 
 	subst_changes(r);
 	if (!index_changed(r->cwd, &r->pl.started) && !moved &&
-	    !r->pl.git_index_written && !r->pl.ngitignores && !sweeps(r))
+	    !r->pl.git_index_written && !r->pl.ngitignores && !sweeps(r) &&
+	    !r->pl.n_nested_objs)
 		return;
 	if (!moved)
 		r->head_oid[0] = '\0'; /* the child need not look */
 	e = bounded_check(r, &changes, &unchecked, &rewritten, &forged, err,
 			  sizeof(err));
 	if (forged)
-		record_forged(r, forged);
+		record_forged(r, r->pl.git_objects, forged);
 	if (e) {
 		/* git reads what libgit2 may not (a split index): the user
 		 * is told that the check could not be made */

@@ -161,3 +161,93 @@ def test_a_link_beside_a_large_directory_below_a_double_star_is_seen(wd):
     denied = [x for x in r.records if x.get("verdict") == "deny" and x.get("rule") == "kube"]
     check(any("config" in json.dumps(x.get("args", {})) for x in denied),
           "no refusal of ~/.kube/config on record: %s" % r.dump())
+
+
+EMPTY = "e69de29bb2d1d6434b8b29ae775ad8c2e48c5391"
+HELLO = "ce013625030ba8dba906f756967f9e9ca394464a"  # "hello\n"
+
+PLANT = r"""
+import os, sys, zlib
+objects, oid = sys.argv[1:3]
+raw = b"blob 20\0import os  # PLANTED\n"
+d = os.path.join(objects, oid[:2])
+os.makedirs(d, exist_ok=True)
+with open(os.path.join(d, oid[2:]), "wb") as f:
+    f.write(zlib.compress(raw))
+"""
+
+
+def _planted(path, oid):
+    import zlib
+    with open(path, "wb") as f:
+        f.write(zlib.compress(b"blob 20\0import os  # PLANTED\n"))
+
+
+def _user_adds(sub):
+    """The user's git, after the session: an empty file and one of
+    "hello\\n" added and committed in sub, removed and checked out."""
+    from test_worktree import git
+    for name, text in (("empty.py", ""), ("hello.txt", "hello\n")):
+        with open(os.path.join(sub, name), "w") as f:
+            f.write(text)
+    git(sub, "add", "empty.py", "hello.txt")
+    git(sub, "-c", "user.name=u", "-c", "user.email=u@h", "commit", "-qm", "user")
+    got = {}
+    for name in ("empty.py", "hello.txt"):
+        os.unlink(os.path.join(sub, name))
+        git(sub, "checkout", "--", name)
+        with open(os.path.join(sub, name)) as f:
+            got[name] = f.read()
+    return got
+
+
+def _forged_records(r):
+    return [(x.get("repository"), x.get("removed")) for x in r.records
+            if x.get("event") == "forged_objects"]
+
+
+def test_an_object_planted_in_a_nested_repository_gives_no_later_commit_its_bytes(wd):
+    """The session's end reads the loose objects the agent made in the
+    session's repository with their hashes checked (objfix.h). A nested
+    repository's were not: the agent planted code under the empty blob's
+    id (python, through the shim) and under the id of "hello\\n" (a
+    static busybox copying a file made elsewhere), and the user's later
+    git add of such files in that repository wrote no object (one was
+    there): their checkout gave the planted bytes."""
+    from test_attack29a import _nested
+    from test_sessions_apart import BUSYBOX
+    from lib import PYTHON
+    sub, _ = _nested(wd)
+    objects = os.path.join(os.path.realpath(sub), ".git", "objects")
+    staged = os.path.join(wd.state, "staged")
+    _planted(staged, HELLO)
+    script = "%s -c '%s' %s %s && mkdir -p %s/%s && %s cp %s %s/%s/%s && echo PLANTED" % (
+        PYTHON, PLANT, objects, EMPTY, objects, HELLO[:2], BUSYBOX, staged, objects,
+        HELLO[:2], HELLO[2:])
+    r = harness(["sh", "-c", script], wd, policy=None)
+    check("PLANTED" in r.stdout, "the agent did not plant: %s %s" % (r.stdout, r.stderr[-1500:]))
+    got = _user_adds(sub)
+    check(got == {"empty.py": "", "hello.txt": "hello\n"},
+          "the user's files, checked out after the commit: %r" % got)
+    check(_forged_records(r) == [(objects, 2)],
+          "forged_objects records: %r" % _forged_records(r))
+
+
+def test_an_object_planted_in_a_repository_moved_in_place_of_the_users_is_found(wd):
+    """The same plant in a repository the agent made (git init), then
+    moved in place of the user's nested one (mv sub sub-old; mv f2 sub:
+    renames of a directory that holds a git dir): the store is swept
+    where it is at the end."""
+    from test_attack29a import _nested
+    from lib import PYTHON
+    sub, _ = _nested(wd)
+    real = os.path.realpath(wd.path)
+    made = os.path.join(real, "f2", ".git", "objects")
+    script = ("git init -q f2 && %s -c '%s' %s %s && mv sub sub-old && mv f2 sub && echo SWAPPED"
+              % (PYTHON, PLANT, made, EMPTY))
+    r = harness(["sh", "-c", script], wd, policy=None)
+    check("SWAPPED" in r.stdout, "the agent did not swap: %s %s" % (r.stdout, r.stderr[-1500:]))
+    got = _user_adds(sub)
+    check(got["empty.py"] == "", "the user's empty file, checked out: %r" % got)
+    check(_forged_records(r) == [(os.path.join(real, "sub", ".git", "objects"), 1)],
+          "forged_objects records: %r" % _forged_records(r))
