@@ -551,7 +551,7 @@ static json_t *sweep_nested(struct run *r)
 _Noreturn static void check_child(struct run *r, int fd)
 {
 	struct rlimit rl = {CHECK_DATA, CHECK_DATA};
-	char err[PATH_MAX + 128];
+	char err[PATH_MAX + 128], gd[PATH_MAX], top[PATH_MAX];
 	const char *ignores[HX_PL_GITIGNORES];
 	json_t *changes = NULL, *o;
 	size_t unchecked = 0, forged;
@@ -566,9 +566,13 @@ _Noreturn static void check_child(struct run *r, int fd)
 	    sweeps(r) ? hx_objfix_sweep(r->pl.git_objects, &r->pl.started) : 0;
 	for (size_t i = 0; i < r->pl.ngitignores; i++)
 		ignores[i] = r->pl.gitignores[i];
-	if (hx_git_hidden_changes(r->cwd, &r->pl.started, ignores,
-				  r->pl.ngitignores, &changes, &unchecked, err,
-				  sizeof(err)))
+	/* No repository here (a nested one's store swept only): no index */
+	if (!git_dir(r->cwd, gd, sizeof(gd), top))
+		o = json_pack("{s:[], s:I}", "changes", "unchecked",
+			      (json_int_t)0);
+	else if (hx_git_hidden_changes(r->cwd, &r->pl.started, ignores,
+				       r->pl.ngitignores, &changes, &unchecked,
+				       err, sizeof(err)))
 		o = json_pack("{s:s}", "error", err);
 	else
 		o = json_pack("{s:o, s:I}", "changes", changes, "unchecked",
