@@ -17,7 +17,7 @@
 #include "common/glob.h"
 #include "policy/load_int.h"
 
-#define MAX_OUT 32 /* rebased forms of one pattern through one alias */
+#define MAX_OUT 256 /* rebased forms of one pattern through its aliases */
 
 struct out {
 	char pats[MAX_OUT][PATH_MAX];

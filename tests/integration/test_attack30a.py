@@ -251,3 +251,24 @@ def test_an_object_planted_in_a_repository_moved_in_place_of_the_users_is_found(
     check(got["empty.py"] == "", "the user's empty file, checked out: %r" % got)
     check(_forged_records(r) == [(os.path.join(real, "sub", ".git", "objects"), 1)],
           "forged_objects records: %r" % _forged_records(r))
+
+
+def test_many_links_below_a_double_star_are_each_seen(wd):
+    """Each link below a read deny's "**" rebases the pattern (one form
+    or more); the forms of one pattern were 32 at most, the rest dropped
+    unsaid: a ~/.ssh whose 40 files are links into a dotfiles checkout
+    (stow's way) had the later ones granted by their real paths, and
+    root's static busybox read them."""
+    from test_default_policy import fake_home
+    from test_sessions_apart import BUSYBOX
+    home = fake_home(wd)
+    dots = os.path.join(wd.state, "dotfiles", "ssh")
+    os.makedirs(dots)
+    for i in range(40):
+        with open(os.path.join(dots, "id_%02d" % i), "w") as f:
+            f.write("SSH-KEY-30a-%02d\n" % i)
+        os.symlink(os.path.join(dots, "id_%02d" % i), os.path.join(home, ".ssh", "id_%02d" % i))
+    script = "for f in ~/.ssh/id_*; do %s cat $f; done; true" % BUSYBOX
+    r = harness(["sh", "-c", script], wd, policy=None, env={"HOME": home})
+    read = sorted(set(x for x in r.stdout.split() if x.startswith("SSH-KEY-30a")))
+    check(not read, "read through links below ~/.ssh: %r" % read)
