@@ -255,7 +255,7 @@ struct hx_pipeline {
 	 * swept at the end as git_objects is. An object planted there under
 	 * the id of a file the user would add (the empty blob) gave the
 	 * user's later commit of it the agent's bytes (pipeline_git.c). */
-#define HX_PL_NESTED_OBJS 16
+#define HX_PL_NESTED_OBJS 64
 	char *nested_objs[HX_PL_NESTED_OBJS];
 	/* An O_PATH fd of each: the store is swept where it is at the end,
 	 * moved or not (a repository made by the agent and moved in place
