@@ -255,7 +255,10 @@ struct hx_pipeline {
 	 * swept at the end as git_objects is. An object planted there under
 	 * the id of a file the user would add (the empty blob) gave the
 	 * user's later commit of it the agent's bytes (pipeline_git.c). */
-#define HX_PL_NESTED_OBJS 64
+/* A test suite's repositories count too (pytest's tmp_path, Go's
+ * t.TempDir: one a test, in the session's TMPDIR), and a write past
+ * them is refused: room for many, an O_PATH fd each. */
+#define HX_PL_NESTED_OBJS 1024
 	char *nested_objs[HX_PL_NESTED_OBJS];
 	/* An O_PATH fd of each: the store is swept where it is at the end,
 	 * moved or not (a repository made by the agent and moved in place

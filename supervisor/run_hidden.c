@@ -522,9 +522,20 @@ static bool sweeps(const struct run *r)
 	return !r->wt && r->pl.git_objects && r->pl.git_objects_written;
 }
 
+/* Whether path is beneath the session's TMPDIR, which its end removes
+ * with whatever repositories the agent made there. */
+static bool in_session_tmp(const struct run *r, const char *path)
+{
+	const char *t = r->pl.git_tmp;
+	size_t n = t ? strlen(t) : 0;
+
+	return n && !strncmp(path, t, n) && (path[n] == '/' || !path[n]);
+}
+
 /* In the child: the other git dirs' stores the agent wrote loose
  * objects in (pipeline.h, nested_objs), each swept as the session's own
- * is: [[objects, removed]] for those that held a forged one. */
+ * is, where it is now (one moved out of TMPDIR too): [[objects,
+ * removed]] for those that held a forged one. */
 static json_t *sweep_nested(struct run *r)
 {
 	char fdp[64], now[PATH_MAX];
@@ -540,6 +551,8 @@ static json_t *sweep_nested(struct run *r)
 		    now[0] != '/')
 			continue; /* removed: nothing left to read */
 		now[k] = '\0';
+		if (in_session_tmp(r, now))
+			continue; /* removed with TMPDIR at the end */
 		if ((n = hx_objfix_sweep(now, &r->pl.started)))
 			json_array_append_new(
 			    a, json_pack("[s,I]", now, (json_int_t)n));

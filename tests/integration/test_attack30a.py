@@ -272,3 +272,20 @@ def test_many_links_below_a_double_star_are_each_seen(wd):
     r = harness(["sh", "-c", script], wd, policy=None, env={"HOME": home})
     read = sorted(set(x for x in r.stdout.split() if x.startswith("SSH-KEY-30a")))
     check(not read, "read through links below ~/.ssh: %r" % read)
+
+
+def test_a_test_suites_repositories_in_tmpdir_are_all_its_own(wd):
+    """A test suite of the agent's project that makes a repository per
+    test in TMPDIR (pytest's tmp_path, Go's t.TempDir) and commits in
+    each: every store where a loose object is made is kept for the
+    end's sweep, and past 64 the commits were refused
+    (harness:git-objects); 70 are made here, each commit lands, and no
+    store in TMPDIR, which the end removes, is swept."""
+    script = ('for i in $(seq 1 70); do d="$TMPDIR/r$i"; git init -q "$d" && '
+              'git -C "$d" -c user.name=a -c user.email=a@b commit -q --allow-empty -m x '
+              '|| echo "FAIL $i"; done; echo done')
+    r = harness(["sh", "-c", script], wd, policy=None, timeout=180)
+    check(r.stdout.endswith("done\n") and "FAIL" not in r.stdout,
+          "commits refused: %r %s" % (r.stdout[-300:], r.stderr[-300:]))
+    refused = [x for x in r.records if x.get("rule") == "harness:git-objects"]
+    check(not refused, "refused: %r" % refused[:3])
