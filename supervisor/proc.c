@@ -5,6 +5,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -272,6 +273,52 @@ bool hx_proc_signal(const struct hx_proc *p, int sig)
 	       st.state != 'Z' && st.state != 'X';
 	close(fd);
 	return sent;
+}
+
+int hx_proc_pin(pid_t pid, struct hx_proc *p)
+{
+	int fd = (int)syscall(SYS_pidfd_open, pid, 0);
+	struct hx_procstat st;
+
+	if (fd < 0)
+		return -1;
+	/* Read after the pidfd: the start time is the pinned process's. */
+	if (hx_proc_stat(pid, &st)) {
+		close(fd);
+		return -1;
+	}
+	*p = (struct hx_proc){pid, st.starttime};
+	return fd;
+}
+
+bool hx_proc_pinned(int pidfd, const struct hx_proc *p)
+{
+	struct hx_procstat st;
+
+	/* ESRCH once reaped; before, the number is still its. */
+	return pidfd >= 0 &&
+	       !syscall(SYS_pidfd_send_signal, pidfd, 0, NULL, 0) &&
+	       !hx_proc_stat(p->pid, &st) && st.starttime == p->starttime;
+}
+
+#ifndef PIDFD_SIGNAL_PROCESS_GROUP
+#define PIDFD_SIGNAL_PROCESS_GROUP (1U << 2) /* Linux 6.9 */
+#endif
+
+bool hx_proc_signal_group(int pidfd, const struct hx_proc *p, int sig)
+{
+	if (pidfd < 0)
+		return false;
+	/* The kernel signals the group of the pidfd's struct pid, never a
+	 * group a newer process with the number leads. */
+	if (!syscall(SYS_pidfd_send_signal, pidfd, sig, NULL,
+		     PIDFD_SIGNAL_PROCESS_GROUP))
+		return true;
+	if (errno != EINVAL)
+		return false;
+	/* Before 6.9: by number, only while its leader is the pinned
+	 * process (a group led by a process gone is left to the gate). */
+	return hx_proc_pinned(pidfd, p) && !kill(-p->pid, sig);
 }
 
 int hx_proc_ns(pid_t pid, const char *ns, struct hx_nsid *out)

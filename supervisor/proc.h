@@ -121,4 +121,18 @@ size_t hx_proc_agent_descendants(struct hx_proc *out, size_t max);
  * true: it went to a process that is not a zombie. */
 bool hx_proc_signal(const struct hx_proc *p, int sig);
 
+/* A pidfd on pid, its start time in *p: the process a number named when
+ * it was checked, whatever the number names later. -1 when it is gone. */
+int hx_proc_pin(pid_t pid, struct hx_proc *p);
+
+/* Whether the process pidfd pins (hx_proc_pin) is p and has not been
+ * reaped: its number still names it, for a /proc scan by that number. */
+bool hx_proc_pinned(int pidfd, const struct hx_proc *p);
+
+/* sig to the process group whose id is the number of the process pidfd
+ * pins (p): the group's members keep that number from being given to
+ * another, so even once its leader is gone no other group is hit.
+ * true: it went to one at least. */
+bool hx_proc_signal_group(int pidfd, const struct hx_proc *p, int sig);
+
 #endif

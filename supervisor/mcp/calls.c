@@ -11,6 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include "common/clock.h"
 #include "common/names.h"
@@ -113,6 +115,8 @@ static void release(struct hx_mcp *m, struct hx_call *c)
 	json_decref(c->wargs);
 	json_decref(c->token);
 	json_decref(c->refusals);
+	if (c->pid > 0)
+		close(c->pidfd);
 	memset(c, 0, sizeof(*c));
 }
 
@@ -391,7 +395,6 @@ static void fail(struct hx_mcp *m, struct hx_call *c, const char *err,
 static void kill_run(struct hx_mcp *m, struct hx_call *c)
 {
 	static struct hx_proc d[KILL_MAX];
-	struct hx_procstat st;
 	size_t n;
 
 	/* Its branch: what setsid'd and was orphaned too. A file call has
@@ -400,19 +403,22 @@ static void kill_run(struct hx_mcp *m, struct hx_call *c)
 		c->killed = true;
 		hx_execgate_kill_branch(gate_of(m), c->pid, SIGKILL);
 	}
-	if (c->pid <= 0 || hx_proc_stat(c->pid, &st))
+	if (c->pid <= 0)
 		return;
 	/* Its descendants by parent links (setsid or a new group does not
-	 * take one out), then its group, then itself. */
-	for (int round = 0; round < 3; round++) {
+	 * take one out), then its group, then itself; each through the
+	 * pidfd taken when it started: once the worker reaped it, its
+	 * number may be a process's outside the session. */
+	for (int round = 0; round < 3 && hx_proc_pinned(c->pidfd, &c->proc);
+	     round++) {
 		n = hx_proc_descendants(c->pid, d, KILL_MAX);
 		for (size_t i = 0; i < n; i++)
 			hx_proc_signal(&d[i], SIGKILL);
 		if (!n)
 			break;
 	}
-	kill(-c->pid, SIGKILL);
-	kill(c->pid, SIGKILL);
+	hx_proc_signal_group(c->pidfd, &c->proc, SIGKILL);
+	syscall(SYS_pidfd_send_signal, c->pidfd, SIGKILL, NULL, 0);
 }
 
 /* ---- checkpoint: the worktree's, by the supervisor ---- */
@@ -674,15 +680,22 @@ void hx_mcp_worker_gone(struct hx_mcp *m)
 static void started(struct hx_mcp *m, struct hx_call *c, json_t *s)
 {
 	pid_t pid = (pid_t)json_integer_value(json_object_get(s, "pid"));
+	int fd = pid > 1 ? hx_proc_pin(pid, &c->proc) : -1;
 
-	/* The worker's word, checked: its own child. */
-	if (lane(c->tool) != HX_TOOL_RUN || pid <= 1 ||
+	/* The worker's word, checked: its own child, pinned before the
+	 * check, so that what is killed later is what was checked. */
+	if (lane(c->tool) != HX_TOOL_RUN || fd < 0 ||
 	    hx_proc_ppid(pid) != m->o.worker) {
 		hx_say("mcp: the worker named pid %d for %s: not its child",
 		       (int)pid, c->id);
+		if (fd >= 0)
+			close(fd);
 		pid = 0;
 	}
+	if (c->pid > 0) /* said twice: the first is let go */
+		close(c->pidfd);
 	c->pid = pid;
+	c->pidfd = fd;
 	c->state = HX_CALL_RUNNING;
 	forget_ended(m, pid); /* a recycled pid is this call's now */
 	if (m->run_starting == index_of(m, c))

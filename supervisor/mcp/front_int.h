@@ -13,6 +13,7 @@
 #include "supervisor/mcp/front.h"
 #include "supervisor/mcp/lines.h"
 #include "supervisor/mcp/tools.h"
+#include "supervisor/proc.h"
 #include "supervisor/server.h"
 
 struct json_t;
@@ -43,6 +44,8 @@ struct hx_call {
 	unsigned long n;      /* ours, the worker's id */
 	char id[24];	      /* "mcp-N": call_id in every record */
 	pid_t pid;	      /* code_run's process */
+	int pidfd;	      /* pins it (hx_proc_pin), when pid > 0 */
+	struct hx_proc proc;  /* its number and start time */
 	struct timespec t0;
 	struct hx_decision d; /* the policy's word before it ran */
 	bool cancelled;	      /* no reply: the client's gone or asked */
