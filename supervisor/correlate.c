@@ -50,7 +50,8 @@ struct hx_pl_kernel {
 	struct {
 		pid_t pid;
 		uint64_t exe;
-		bool shim; /* said HELLO, or has the shim mapped */
+		bool shim;	/* said HELLO, or has the shim mapped */
+		uint64_t exits; /* ngone when last known to hold */
 	} hello[HELLO_N];
 	/* The tasks seen to exit (a ring, written by the exec gate's
 	 * thread alone) and how many: a claim is its thread's only while
@@ -110,20 +111,27 @@ void hx_correlate_gone(struct hx_pipeline *pl, pid_t tid)
 	atomic_store_explicit(&k->ngone, n + 1, memory_order_release);
 }
 
-/* Whether c's thread has exited since c was made, or too many tasks
- * have to tell (the ring's older half may be written meanwhile). Most
- * claims are looked up before any task exits: no scan. */
-static bool claimer_gone(const struct hx_pl_kernel *k, const struct corr *c)
+/* Whether task tid has exited since the ring counted since (n now), or
+ * too many tasks have to tell (the ring's older half may be written
+ * meanwhile). Most are looked up before any task exits: no scan. */
+static bool gone_since(const struct hx_pl_kernel *k, uint64_t since, uint64_t n,
+		       pid_t tid)
 {
-	uint64_t n = atomic_load_explicit(&k->ngone, memory_order_acquire);
-
-	if (n - c->exits >= GONE_N / 2)
+	if (n - since >= GONE_N / 2)
 		return true;
-	for (uint64_t i = c->exits; i < n; i++)
+	for (uint64_t i = since; i < n; i++)
 		if (atomic_load_explicit(&k->gone[i & (GONE_N - 1)],
-					 memory_order_relaxed) == c->tid)
+					 memory_order_relaxed) == tid)
 			return true;
 	return false;
+}
+
+/* Whether c's thread has exited since c was made. */
+static bool claimer_gone(const struct hx_pl_kernel *k, const struct corr *c)
+{
+	return gone_since(k, c->exits,
+			  atomic_load_explicit(&k->ngone, memory_order_acquire),
+			  c->tid);
 }
 
 void hx_correlate_hello(struct hx_pipeline *pl, pid_t pid, const char *exe)
@@ -135,6 +143,8 @@ void hx_correlate_hello(struct hx_pipeline *pl, pid_t pid, const char *exe)
 	pl->kern->hello[i].pid = pid;
 	pl->kern->hello[i].exe = exe_key(exe);
 	pl->kern->hello[i].shim = true;
+	pl->kern->hello[i].exits =
+	    atomic_load_explicit(&pl->kern->ngone, memory_order_acquire);
 }
 
 /* Whether the shim is mapped into pid: the HELLO travels on another
@@ -173,15 +183,23 @@ static bool maps_have_shim(pid_t pid, pid_t tid)
 bool hx_correlate_has_shim(const struct hx_pipeline *pl,
 			   const struct hx_peer *p)
 {
+	struct hx_pl_kernel *k = pl->kern;
 	size_t i = (size_t)p->pid % HELLO_N;
-	uint64_t exe = exe_key(p->exe);
+	uint64_t exe = exe_key(p->exe),
+		 n = atomic_load_explicit(&k->ngone, memory_order_acquire);
 
-	if (pl->kern->hello[i].pid != p->pid || pl->kern->hello[i].exe != exe) {
-		pl->kern->hello[i].pid = p->pid;
-		pl->kern->hello[i].exe = exe;
-		pl->kern->hello[i].shim = maps_have_shim(p->pid, p->tid);
+	/* A mark is its process's only while that process lives: given its
+	 * number, another of the same image without the shim had its raw
+	 * calls recorded as bypasses of a shim it never loaded. The exec
+	 * gate's ring of exits says so (no scan while none exited). */
+	if (k->hello[i].pid != p->pid || k->hello[i].exe != exe ||
+	    gone_since(k, k->hello[i].exits, n, p->pid)) {
+		k->hello[i].pid = p->pid;
+		k->hello[i].exe = exe;
+		k->hello[i].shim = maps_have_shim(p->pid, p->tid);
 	}
-	return pl->kern->hello[i].shim;
+	k->hello[i].exits = n;
+	return k->hello[i].shim;
 }
 
 static void unconfirmed(struct hx_pipeline *pl, struct corr *c)

@@ -341,7 +341,10 @@ static int on_hello(struct hx_server *s, struct conn *c, pid_t pid,
 		json_object_set_new(rec, "layer", json_string("shim"));
 	}
 	free(cmd);
-	if (!hx_record_append_event(s->pl, rec, NULL, NULL))
+	/* One that exited before its HELLO was read marks nothing: its
+	 * number may be another's. */
+	if (!hx_record_append_event(s->pl, rec, NULL, NULL) && !peer.gone &&
+	    !peer.exited)
 		hx_correlate_hello(s->pl, peer.pid, peer.exe);
 	json_decref(rec);
 	memcpy(s->wbuf, s->hello, s->hello_len);

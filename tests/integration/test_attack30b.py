@@ -141,3 +141,86 @@ def test_a_cancelled_code_runs_number_given_to_another_is_not_killed(wd):
         raise Skip("the code_run's number kept being taken by another process")
     alive, pid, rc = got
     check(alive, "the cancel killed the user's process %d outside the session (%r)" % (pid, rc))
+
+
+def _mark_round(wd):
+    """M, dash without the shim, starts P (dash with it: its HELLO) in
+    the background, waits for it; then forks Q, given P's number, whose
+    first call is a write. (Q's number is read in Q itself, from
+    /proc/self/stat: no program is run before its write.) The Run and
+    Q's number, or None when another process took P's number first."""
+    import threading
+    from test_attack29b import _number_of, _take_number
+    for name in ("p.pid", "q.pid", "p.done", "go", "q.maps"):
+        if os.path.lexists(os.path.join(wd.path, name)):
+            os.unlink(os.path.join(wd.path, name))
+    os.mkfifo(os.path.join(wd.path, "go"))
+    wd.file("p.sh", "read a b < /proc/self/stat\necho $a > p.pid\n"
+            "echo a > made-by-p\necho > p.done\n")
+    script = "\n".join([
+        "(LD_PRELOAD=$HXSHIM exec /usr/bin/dash p.sh) &",
+        "wait",
+        "read go < go",
+        "(read a b < /proc/self/stat; echo $a > q.pid; echo b > made-by-q;"
+        " grep -c libharness-shim /proc/self/maps > q.maps)",
+        "true",
+    ])
+    outer = ("export HXSHIM=\"$LD_PRELOAD\"; "
+             "exec busybox env -u LD_PRELOAD /usr/bin/dash -c \"$0\"")
+    stop = threading.Event()
+
+    def feeder():
+        for _ in range(500):
+            if stop.is_set():
+                return
+            n = _number_of(wd, "p.pid")
+            if n:
+                _take_number(wd, n, stop)
+                return
+            time.sleep(0.01)
+
+    th = threading.Thread(target=feeder)
+    th.start()
+    try:
+        from lib import harness
+        r = harness(["busybox", "sh", "-c", outer, script], wd, policy=None, timeout=60)
+    finally:
+        stop.set()
+        th.join()
+    r.expect_status(0)
+    p, q = _number_of(wd, "p.pid"), _number_of(wd, "q.pid")
+    check(p and q, "numbers: p %r q %r\n%s" % (p, q, r.stderr[-2000:]))
+    if q != p:
+        print("# round: p %d q %d" % (p, q))
+        return None
+    return r, q
+
+
+def test_a_shims_mark_stands_for_no_process_given_its_number(wd):
+    """The kernel layer marks a raw call of a process with the shim
+    loaded (a dynamic program's syscall() past it) shim_bypass; whether
+    the shim is loaded was remembered by number and image (its HELLO,
+    or its maps read once). P, dash with the shim, said HELLO and
+    exited; Q, given P's number and running dash without the shim (a
+    fork of a dash started without LD_PRELOAD), wrote a file, a call the
+    shim never saw because it was not there: its record said the shim
+    had been skipped."""
+    for _ in range(30 if os.geteuid() == 0 else 20):
+        got = _mark_round(wd)
+        if got:
+            break
+    else:
+        raise Skip("P's number kept being taken by another process")
+    r, q = got
+    with open(os.path.join(wd.path, "q.maps")) as f:
+        check(f.read().strip() == "0", "Q had the shim loaded")
+    hello = [x for x in r.records if x.get("pid") == q and x.get("event") == "process_start"
+             and x.get("layer") == "shim" and x.get("exe") == "/usr/bin/dash"]
+    check(hello, "P (%d) never said HELLO: %r" % (q, [x for x in r.records if x.get("pid") == q]))
+    write = [x for x in r.records if x.get("pid") == q and x.get("args", {}).get("path", "")
+             .endswith(("/made-by-q", "/q.pid"))]
+    check(len(write) == 2, "Q's writes: %r" % write)
+    for rec in write:
+        check(rec.get("layer") == "kernel" and not rec.get("shim_bypass"),
+              "Q (%d), without the shim, recorded as its bypass: %r" % (q, rec))
+    check(os.path.exists(os.path.join(wd.path, "made-by-q")), "Q wrote nothing")
