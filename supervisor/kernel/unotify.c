@@ -125,6 +125,7 @@ static void handle(struct hx_unotify *u, const struct seccomp_notif *n)
 
 	atomic_fetch_add(&u->n_notif, 1);
 	hx_un_notif_id = n->id;
+	hx_un_notif_lfd = u->lfd;
 	hx_un_wait_serving((pid_t)n->pid);
 	if (n->data.arch != AUDIT_ARCH_X86_64 || atomic_load(&u->setup_err))
 		goto reply; /* the deny filter kills foreign arches first */

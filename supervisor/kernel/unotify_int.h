@@ -101,8 +101,14 @@ struct hx_unotify {
 /* This worker's connector for unix connects and sends (connector.h):
  * one per worker, so that a blocking one holds no other worker. */
 extern __thread struct hx_connector *hx_un_conn;
-/* The notification this worker serves. */
+/* The notification this worker serves, and its listener's fd. */
 extern __thread uint64_t hx_un_notif_id;
+extern __thread int hx_un_notif_lfd;
+struct target;
+
+/* sig to t's thread, as the kernel sends it at the call's end (SIGPIPE,
+ * SIGXFSZ), only while the notification lives (unotify_target.c). */
+void hx_un_signal_caller(const struct target *t, int sig);
 
 /* A worker starts (+1) or stops (-1) waiting for a person: while it
  * waits, another one is started if fewer than two would serve. */

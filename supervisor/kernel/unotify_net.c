@@ -504,7 +504,7 @@ void hx_un_connect(struct hx_unotify *u, const struct seccomp_notif *n,
 static void sigpipe(const struct target *t, int err, int flags)
 {
 	if (err == EPIPE && !(flags & MSG_NOSIGNAL))
-		syscall(SYS_tgkill, t->peer.pid, t->tid, SIGPIPE);
+		hx_un_signal_caller(t, SIGPIPE);
 }
 
 #define RIGHTS_MAX 253 /* SCM_MAX_FD */

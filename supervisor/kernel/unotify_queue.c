@@ -118,8 +118,6 @@ bool hx_un_adopt_later(struct hx_unotify *u, struct job *j)
 	return true;
 }
 
-__thread uint64_t hx_un_notif_id;
-
 /* ---- waits on what the agent controls (unotify_int.h) ---- */
 
 static __thread struct un_slot *slot;

@@ -29,6 +29,8 @@
 #include "supervisor/proc.h"
 
 __thread struct hx_connector *hx_un_conn;
+__thread uint64_t hx_un_notif_id;
+__thread int hx_un_notif_lfd = -1;
 
 bool hx_un_id_valid(struct hx_unotify *u, uint64_t id)
 {
@@ -254,8 +256,22 @@ int hx_un_fsize_ok(const struct target *t, int fd, uint64_t len)
 		return -EACCES; /* unknown: refused, never done past it */
 	if (rl.rlim_cur == RLIM_INFINITY || len <= rl.rlim_cur)
 		return 0;
-	syscall(SYS_tgkill, t->peer.pid, t->tid, SIGXFSZ);
+	hx_un_signal_caller(t, SIGXFSZ);
 	return -EFBIG;
+}
+
+void hx_un_signal_caller(const struct target *t, int sig)
+{
+	uint64_t id = hx_un_notif_id;
+
+	/* By number: the thread may have been killed during the call (a
+	 * blocking send waited on, a question) and its number given to a
+	 * process outside the session, which the signal would end. A
+	 * living notification is a living caller; the number is not freed
+	 * again faster than the tgkill follows. */
+	if (hx_un_notif_lfd >= 0 &&
+	    !ioctl(hx_un_notif_lfd, SECCOMP_IOCTL_NOTIF_ID_VALID, &id))
+		syscall(SYS_tgkill, t->peer.pid, t->tid, sig);
 }
 
 int hx_un_replace_fd(struct hx_unotify *u, uint64_t id, const struct target *t,
