@@ -32,13 +32,15 @@ struct hx_control {
 	char path[108];
 };
 
-/* Whether pid may be one of our descendants (the agent's tree): it is,
- * or it is gone already and cannot be told (a process that connected,
- * sent its request and exited before it was served). */
-static bool descends_from_us(pid_t pid)
+/* Whether pid, which connected fd, may be one of our descendants (the
+ * agent's tree): it is, or it is gone already and cannot be told (a
+ * process that connected, sent its request and exited before it was
+ * served; its number may be a process's outside the session by now, so
+ * the walk by number stands only if it was still its after). */
+static bool descends_from_us(int fd, pid_t pid)
 {
 	return pid <= 0 || hx_proc_ppid(pid) == 0 ||
-	       hx_proc_descends(pid, getpid());
+	       hx_proc_descends(pid, getpid()) || !hx_proc_peer_still(fd);
 }
 
 static void serve_one(struct hx_control *c, int fd)
@@ -53,7 +55,7 @@ static void serve_one(struct hx_control *c, int fd)
 	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) ||
 	    cred.uid != getuid())
 		return;
-	if (descends_from_us(cred.pid)) {
+	if (descends_from_us(fd, cred.pid)) {
 		snprintf(reply, sizeof(reply),
 			 "error refused: the agent "
 			 "cannot drive its supervisor");

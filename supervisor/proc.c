@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -289,6 +290,23 @@ int hx_proc_pin(pid_t pid, struct hx_proc *p)
 	}
 	*p = (struct hx_proc){pid, st.starttime};
 	return fd;
+}
+
+#ifndef SO_PEERPIDFD
+#define SO_PEERPIDFD 77 /* Linux 6.5 */
+#endif
+
+bool hx_proc_peer_still(int sock)
+{
+	socklen_t len = sizeof(int);
+	int fd = -1;
+	bool alive;
+
+	if (getsockopt(sock, SOL_SOCKET, SO_PEERPIDFD, &fd, &len))
+		return errno == ENOPROTOOPT;
+	alive = !syscall(SYS_pidfd_send_signal, fd, 0, NULL, 0);
+	close(fd);
+	return alive;
 }
 
 bool hx_proc_pinned(int pidfd, const struct hx_proc *p)

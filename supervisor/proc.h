@@ -125,6 +125,12 @@ bool hx_proc_signal(const struct hx_proc *p, int sig);
  * it was checked, whatever the number names later. -1 when it is gone. */
 int hx_proc_pin(pid_t pid, struct hx_proc *p);
 
+/* Whether the process that connected sock (its SO_PEERCRED pid) is still
+ * the one its pid names, after a look at it by that number: its pidfd
+ * (SO_PEERPIDFD, Linux 6.5) still unreaped. Reaped since it connected,
+ * its number may be any process's: false. true before 6.5 (unpinned). */
+bool hx_proc_peer_still(int sock);
+
 /* Whether the process pidfd pins (hx_proc_pin) is p and has not been
  * reaped: its number still names it, for a /proc scan by that number. */
 bool hx_proc_pinned(int pidfd, const struct hx_proc *p);

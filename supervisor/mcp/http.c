@@ -397,7 +397,9 @@ static bool peer_ok(const struct hx_mcp_http *h, int fd)
 	       (cr.uid == geteuid() || cr.uid == 0) && cr.pid > 0 &&
 	       /* gone: what it connected may live on in a child */
 	       !hx_proc_status(cr.pid, &ps) &&
-	       !hx_proc_status_confined(&ps, h->self_filters);
+	       !hx_proc_status_confined(&ps, h->self_filters) &&
+	       /* what was read by its number was its own */
+	       hx_proc_peer_still(fd);
 }
 
 static void on_accept(struct hx_server *s, struct hx_source *src,
