@@ -39,6 +39,7 @@ struct hx_mw_coderun {
 	uint64_t id;
 	pid_t pid;
 	int in_fd, rep_fd; /* stdin's write end; the child's exec report */
+	int pidfd;	   /* pins the child and its group's number */
 	char *in;
 	size_t in_len, in_off;
 	struct stream out, err;
@@ -343,6 +344,7 @@ static int spawn(struct hx_mw_coderun *r, const struct plan *p, json_t **res)
 	/* Both sides set the group, so that a kill right after the fork
 	 * reaches it whichever runs first. */
 	setpgid(r->pid, r->pid);
+	r->pidfd = (int)syscall(SYS_pidfd_open, r->pid, 0);
 	r->in_fd = fds[0][1];
 	r->out.fd = fds[1][0];
 	r->err.fd = fds[2][0];
@@ -376,7 +378,7 @@ int hx_mw_coderun_start(uint64_t id, json_t *args, uint64_t now,
 		goto out;
 	}
 	r->id = id;
-	r->in_fd = r->out.fd = r->err.fd = r->rep_fd = -1;
+	r->in_fd = r->out.fd = r->err.fd = r->rep_fd = r->pidfd = -1;
 	r->out.max = r->err.max = p.max;
 	if (p.in_len)
 		memcpy(r->in, p.in, p.in_len);
@@ -503,11 +505,28 @@ void hx_mw_coderun_io(struct hx_mw_coderun *r, const struct pollfd *p, int n)
 	}
 }
 
+#ifndef PIDFD_SIGNAL_PROCESS_GROUP
+#define PIDFD_SIGNAL_PROCESS_GROUP (1U << 2) /* Linux 6.9 */
+#endif
+
+/* sig to the group through the pidfd: the group of the child's struct
+ * pid, which its members keep from reuse, where the child's number,
+ * once reaped, may lead another group. -1 (errno) as kill(2); EINVAL
+ * before 6.9. */
+static int group_signal(const struct hx_mw_coderun *r, int sig)
+{
+	if (r->pidfd < 0)
+		return errno = EINVAL, -1;
+	return (int)syscall(SYS_pidfd_send_signal, r->pidfd, sig, NULL,
+			    PIDFD_SIGNAL_PROCESS_GROUP);
+}
+
 static void signal_group(struct hx_mw_coderun *r, int sig)
 {
 	/* The group, and the child itself should it not be its leader yet
 	 * (both sides set it, but neither may have run). */
-	kill(-r->pid, sig);
+	if (group_signal(r, sig) && errno == EINVAL)
+		kill(-r->pid, sig);
 	if (!r->reaped)
 		kill(r->pid, sig);
 }
@@ -546,7 +565,8 @@ static bool group_gone(const struct hx_mw_coderun *r)
 	bool alive = false;
 	DIR *d;
 
-	if (kill(-r->pid, 0) < 0 && errno == ESRCH)
+	if ((group_signal(r, 0) && errno == ESRCH) ||
+	    (r->pidfd < 0 && kill(-r->pid, 0) < 0 && errno == ESRCH))
 		return true;
 	d = opendir("/proc");
 	if (!d)
@@ -717,6 +737,7 @@ void hx_mw_coderun_free(struct hx_mw_coderun *r)
 	close_fd(&r->out.fd);
 	close_fd(&r->err.fd);
 	close_fd(&r->rep_fd);
+	close_fd(&r->pidfd);
 	free(r->out.buf);
 	free(r->err.buf);
 	free(r->in);
