@@ -208,7 +208,9 @@ static struct hx_execgate *gate_of(const struct hx_mcp *m)
 
 /* Without the exec gate: up the parent links from pid (whose parent is
  * ppid), which a process cannot forge; an orphan is harness-exec's (the
- * subreaper), and its walk ends there. */
+ * subreaper), and its walk ends there. A call's first process counts
+ * while its number is its own (pinned): reaped while its output is
+ * drained, the number may be any process's of the session. */
 static struct hx_call *walk(struct hx_mcp *m, pid_t pid, pid_t ppid)
 {
 	pid_t p = pid;
@@ -216,7 +218,9 @@ static struct hx_call *walk(struct hx_mcp *m, pid_t pid, pid_t ppid)
 	for (int d = 0; p > 1 && d < ANCESTORS_MAX; d++) {
 		for (size_t i = 0; i < HX_MCP_CALLS; i++)
 			if (m->calls[i].state == HX_CALL_RUNNING &&
-			    m->calls[i].pid == p)
+			    m->calls[i].pid == p &&
+			    hx_proc_pinned(m->calls[i].pidfd,
+					   &m->calls[i].proc))
 				return &m->calls[i];
 		if (p == m->o.worker)
 			return m->run_starting >= 0 ? &m->calls[m->run_starting]
