@@ -133,7 +133,9 @@ def test_a_cancelled_code_runs_number_given_to_another_is_not_killed(wd):
     held by a child that setsid'd), a process of the user's outside the
     session given that number was killed, and its group with it. (The
     call's record says cancelled: each round counted checks it.)"""
-    for _ in range(6):
+    # (as the user, each round's number may be taken by any process
+    # made on the machine meanwhile)
+    for _ in range(6 if os.geteuid() == 0 else 16):
         got = _one_round(wd)
         if got:
             break
