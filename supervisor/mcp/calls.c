@@ -694,6 +694,7 @@ static void started(struct hx_mcp *m, struct hx_call *c, json_t *s)
 		       (int)pid, c->id);
 		if (fd >= 0)
 			close(fd);
+		fd = -1;
 		pid = 0;
 	}
 	if (c->pid > 0) /* said twice: the first is let go */
