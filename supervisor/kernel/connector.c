@@ -279,8 +279,14 @@ static void stop_child(struct hx_connector *c)
 		close(c->sock);
 	c->sock = -1;
 	c->dead = true;
-	if (c->pid > 0)
+	/* Through its pidfd where there is one: reaped by the exec gate's
+	 * waitpid(-1), its number may be another process's. */
+	pthread_mutex_lock(&c->pidfd_lock);
+	if (c->pidfd >= 0)
+		syscall(SYS_pidfd_send_signal, c->pidfd, SIGKILL, NULL, 0);
+	else if (c->pid > 0)
 		kill(c->pid, SIGKILL);
+	pthread_mutex_unlock(&c->pidfd_lock);
 	close_pidfd(c);
 }
 
