@@ -309,6 +309,13 @@ bool hx_proc_peer_still(int sock)
 	return alive;
 }
 
+int hx_proc_kill(int pidfd, pid_t pid, int sig)
+{
+	if (pidfd >= 0)
+		return (int)syscall(SYS_pidfd_send_signal, pidfd, sig, NULL, 0);
+	return kill(pid, sig);
+}
+
 bool hx_proc_pinned(int pidfd, const struct hx_proc *p)
 {
 	struct hx_procstat st;

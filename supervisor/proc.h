@@ -131,6 +131,10 @@ int hx_proc_pin(pid_t pid, struct hx_proc *p);
  * its number may be any process's: false. true before 6.5 (unpinned). */
 bool hx_proc_peer_still(int sock);
 
+/* sig to a child of ours through its pidfd (by its number where there
+ * is none): once reaped, its number may be another process's. */
+int hx_proc_kill(int pidfd, pid_t pid, int sig);
+
 /* Whether the process pidfd pins (hx_proc_pin) is p and has not been
  * reaped: its number still names it, for a /proc scan by that number. */
 bool hx_proc_pinned(int pidfd, const struct hx_proc *p);

@@ -266,7 +266,7 @@ static void on_signal(struct hx_server *s, struct hx_source *src,
 			reap(r);
 		else if (!r->child_done) {
 			hx_run_alerts_signal(r); /* frozen, it would not die */
-			kill(r->child, (int)si.ssi_signo);
+			hx_proc_kill(r->child_fd, r->child, (int)si.ssi_signo);
 			/* Nor would it while it waits on a question: the exec
 			 * gate traces it, so no signal but SIGKILL acts on it
 			 * until its call returns. Refused now ("end"). */
@@ -865,7 +865,7 @@ int hx_run(const struct hx_options *o)
 	hx_phase("start");
 	hx_run_own_signals(r);
 	r->reaper.dir_fd = r->reaper.procs_fd = r->reaper.pipe_w = -1;
-	r->reaper.pids_fd = r->tty.fd = -1; /* tty: none saved yet */
+	r->reaper.pids_fd = r->tty.fd = r->child_fd = -1; /* tty: none yet */
 	r->dns_l = (struct hx_dnsns_listeners){-1, -1, -1, -1};
 	r->reaper_err = -ENOTSUP;
 	r->hand[0] = r->hand[1] = -1;
@@ -920,6 +920,7 @@ int hx_run(const struct hx_options *o)
 	}
 	if (r->child == 0)
 		child_exec(r, env, &old, self);
+	r->child_fd = (int)syscall(SYS_pidfd_open, r->child, 0); /* unreaped */
 	/* First: each bind of the child's masks waits for its server. */
 	if ((e = hx_sandbox_serve_masks(r->sb, r->child, &r->pl, r->srv))) {
 		hx_say("masks: cannot be served: %s", strerror(-e));

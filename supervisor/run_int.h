@@ -105,6 +105,7 @@ struct run {
 	struct hx_envbase *envbase; /* the agent's first environment */
 	bool listening;
 	pid_t child;
+	int child_fd; /* its pidfd: it may be reaped by the gate's tracer */
 	bool child_done;
 	/* The agent's /dev/pts, seen while it waits at the listener
 	 * hand-off: "own devpts" (terminals.h), "host", or NULL: not seen */
