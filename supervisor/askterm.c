@@ -75,8 +75,9 @@ struct hx_askterm {
 	bool gathering;
 	unsigned hinted; /* the last batch a line was printed for */
 	pid_t helper;
-	bool ready; /* the helper holds the terminal */
-	dev_t rdev; /* the terminal's device (/dev/tty is another), or 0 */
+	int helper_fd; /* its pidfd: the gate's tracer may reap it first */
+	bool ready;    /* the helper holds the terminal */
+	dev_t rdev;    /* the terminal's device (/dev/tty is another), or 0 */
 	struct hx_proc stopped[STOPPED_MAX]; /* before the question */
 	size_t nstopped;
 	struct hx_proc held[HELD_MAX]; /* stopped while it is up */
@@ -681,12 +682,13 @@ static void show_next(struct hx_askterm *t)
 		return;
 	}
 	t->helper = pid;
+	t->helper_fd = (int)syscall(SYS_pidfd_open, pid, 0);
 	t->shown = id;
 	t->src.fd = sv[0];
 	t->src.handle = on_helper;
 	t->src.arg = t;
 	if (hx_server_add(t->srv, &t->src, EPOLLIN))
-		kill(pid, SIGKILL); /* its socket closes below, unread */
+		hx_proc_kill(t->helper_fd, pid, SIGKILL); /* closes, unread */
 }
 
 static void end_helper(struct hx_askterm *t)
@@ -694,6 +696,9 @@ static void end_helper(struct hx_askterm *t)
 	hx_server_del(t->srv, &t->src);
 	close(t->src.fd);
 	t->src.fd = -1;
+	if (t->helper_fd >= 0)
+		close(t->helper_fd);
+	t->helper_fd = -1;
 	t->helper = 0;
 	t->shown = 0;
 	t->ready = false;
@@ -785,7 +790,7 @@ static void on_change(void *arg)
 		/* Answered elsewhere, timed out or withdrawn: the helper
 		 * puts the terminal back and says so. */
 		if (!still && write(t->src.fd, (char[]){ELSEWHERE}, 1) < 0)
-			kill(t->helper, SIGKILL);
+			hx_proc_kill(t->helper_fd, t->helper, SIGKILL);
 		return;
 	}
 	gather(t);
@@ -826,7 +831,7 @@ struct hx_askterm *hx_askterm_new(struct hx_ask *a, struct hx_pipeline *pl,
 	t->gate = gate;
 	t->srv = srv;
 	t->quiet = quiet;
-	t->src.fd = -1;
+	t->src.fd = t->helper_fd = -1;
 	t->tty = open("/dev/tty", O_RDWR | O_NOCTTY | O_CLOEXEC);
 	t->rdev = t->tty >= 0 ? controlling_tty() : 0;
 	t->gather.fd =

@@ -200,6 +200,7 @@ int hx_run_mcp_start(struct run *r)
 	    .out_fd = 1,
 	    .worker_fd = r->mcp_fd[0],
 	    .worker = r->child,
+	    .worker_fd_pin = r->child_fd,
 	    .gate = &r->gate, /* started later, before the worker's exec */
 	    .project = r->cwd,
 	    .wt = r->wt,

@@ -63,10 +63,11 @@ static void on_grace(struct hx_server *s, struct hx_source *src,
 	hx_server_del(m->srv, &m->grace);
 	if (m->worker_gone)
 		return;
-	/* Our child, not reaped while its socket is open: its pid. */
+	/* Our child, through its pidfd: the exec gate's tracer may have
+	 * reaped it before its socket's end is read here. */
 	hx_say("mcp: the worker did not end %d s after its client: killed",
 	       WORKER_GRACE_S);
-	kill(m->o.worker, SIGKILL);
+	hx_proc_kill(m->o.worker_fd_pin, m->o.worker, SIGKILL);
 }
 
 /* The worker is told to exit; if it has not in WORKER_GRACE_S, it is
@@ -84,7 +85,7 @@ static void arm_grace(struct hx_mcp *m)
 			close(fd);
 		m->grace.fd = -1;
 		if (!m->worker_gone)
-			kill(m->o.worker, SIGKILL);
+			hx_proc_kill(m->o.worker_fd_pin, m->o.worker, SIGKILL);
 	}
 }
 

@@ -30,8 +30,9 @@ struct hx_mcp_opts {
 	 * the bearer token its requests must carry */
 	int http_fd;
 	const char *http_token;
-	int worker_fd; /* our end of the worker's socket (taken) */
-	pid_t worker;  /* the worker's pid: the session's first */
+	int worker_fd;	   /* our end of the worker's socket (taken) */
+	pid_t worker;	   /* the worker's pid: the session's first */
+	int worker_fd_pin; /* its pidfd (harness-exec's), or -1 */
 	/* where the session's exec gate is once it runs (it outlives the
 	 * front): its fork events say which code_run a process is of,
 	 * however it left its parent (calls.c); NULL there: /proc's
