@@ -192,7 +192,7 @@ def test_a_claim_of_a_process_gone_stands_for_no_other(wd):
     range in about 1.3 s under the exec gate), wrote good-0 from
     busybox: the only record of that write was P's, naming P's program
     through the shim, and P's claim was never said unconfirmed."""
-    claimer = os.path.join(HELPERS, "static_attack29b")
+    claimer = os.path.join(HELPERS, "static_claim")
     target = os.path.join(os.path.realpath(wd.path), "good-0")
     p_cmd = "exec %s claim %s > claim.out" % (claimer, target)
     for _ in range(30 if os.geteuid() == 0 else 20):
@@ -229,7 +229,7 @@ def test_an_answer_once_stands_for_no_process_given_the_askers_number(wd):
     exited without writing; Q, given P's number, wrote the file unasked
     under that answer."""
     from test_ask import answer, pending
-    claimer = os.path.join(HELPERS, "static_attack29b")
+    claimer = os.path.join(HELPERS, "static_claim")
     os.makedirs(os.path.join(wd.path, ".vscode"))
     target = os.path.join(os.path.realpath(wd.path), ".vscode", "tasks.json")
     p_cmd = "exec %s claim %s > claim.out" % (claimer, target)

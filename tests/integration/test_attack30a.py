@@ -47,7 +47,7 @@ def _claim_then_exec(wd, mode):
     good-0 (allowed), then execs busybox (its own thread, or a second
     thread of its) which writes good-0 at once, within the 2 s a claim
     waits for the kernel layer's sight of its call."""
-    claimer = os.path.join(HELPERS, "static_attack30a")
+    claimer = os.path.join(HELPERS, "static_claim")
     target = os.path.join(os.path.realpath(wd.path), "good-0")
     script = "%s %s %s /usr/bin/busybox sh -c 'echo q > %s' > claim.out; true" % (
         claimer, mode, target, target)

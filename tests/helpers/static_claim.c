@@ -1,10 +1,14 @@
-/* Thirtieth attack review, part a: a shim's claim left by an image
- * that an exec replaces before the call is made (static: no shim).
- *   static_attack30a claim-exec PATH PROG [ARG...]
- *     sends the session socket a REQUEST for an open of PATH for
- *     writing, as the shim asks before the call, then execs PROG (the
- *     same thread: its number and process stay).
- *   static_attack30a claim-thread-exec PATH PROG [ARG...]
+/* A shim's claim made by a static program (no shim of its own), as
+ * the shim asks before a call, for the attack reviews' claim tests:
+ *   static_claim claim PATH
+ *     asks the session socket (HARNESS_SOCKET) for an open of PATH for
+ *     writing (O_WRONLY|O_CREAT|O_TRUNC, mode 0666: what a shell's
+ *     "> PATH" opens with); prints "verdict V" and exits without
+ *     opening anything (twenty-ninth review, part b: a process gone).
+ *   static_claim claim-exec PATH PROG [ARG...]
+ *     the same, then execs PROG (the same thread: its number and
+ *     process stay; thirtieth review, part a).
+ *   static_claim claim-thread-exec PATH PROG [ARG...]
  *     the same, the exec made by a second thread (the leader that
  *     claimed is gone, the new image takes its number). */
 #define _GNU_SOURCE
@@ -91,6 +95,8 @@ int main(int argc, char **argv)
 {
 	pthread_t t;
 
+	if (argc == 3 && !strcmp(argv[1], "claim"))
+		return claim(argv[2]);
 	if (argc >= 4 && (!strcmp(argv[1], "claim-exec") ||
 			  !strcmp(argv[1], "claim-thread-exec"))) {
 		if (claim(argv[2]))
@@ -103,7 +109,8 @@ int main(int argc, char **argv)
 			return 1;
 		pause();
 	}
-	fprintf(stderr, "usage: static_attack30a claim-exec|claim-thread-exec "
+	fprintf(stderr, "usage: static_claim claim PATH\n"
+			"       static_claim claim-exec|claim-thread-exec "
 			"PATH PROG [ARG...]\n");
 	return 2;
 }
