@@ -208,24 +208,12 @@ rm -f $o 2>/dev/null; %(bb)s rm -f $o 2>/dev/null
 '''
 
 
-def test_an_object_removed_then_made_by_another_session_is_not_removed_again(wd):
-    """The session's own objects were kept by name: the empty blob the
-    agent made and removed, made again by another session's checkpoint
-    (here the user's git, after the agent's removal), was the agent's
-    to remove again, and that session's result lost it. An object of
-    the session's is bound to its file when it is taken away."""
+def _others_object_once_under_way(wd, base):
+    """Another session's object, as its git makes it: the empty blob,
+    written from outside once the agent's script says it is under way
+    (BASE.step), which is then told to go on (BASE.go). The thread."""
     import threading
     import time
-    from test_worktree import git
-    git(wd.path, "init", "-q", "-b", "main")
-    for k, v in (("user.name", "t"), ("user.email", "t@example.com")):
-        git(wd.path, "config", k, v)
-    wd.file("a.txt", "hello\n")
-    git(wd.path, "add", "a.txt")
-    git(wd.path, "commit", "-qm", "init")
-    obj = os.path.join(wd.path, ".git", "objects", EMPTY[:2], EMPTY[2:])
-    check(not os.path.exists(obj), "the empty blob is there at the start")
-    base = os.path.join(wd.path, "remade")
     e = dict(os.environ)
     e.pop("LD_PRELOAD", None)
 
@@ -239,6 +227,26 @@ def test_an_object_removed_then_made_by_another_session_is_not_removed_again(wd)
         open(base + ".go", "w").close()
     t = threading.Thread(target=other)
     t.start()
+    return t
+
+
+def test_an_object_removed_then_made_by_another_session_is_not_removed_again(wd):
+    """The session's own objects were kept by name: the empty blob the
+    agent made and removed, made again by another session's checkpoint
+    (here the user's git, after the agent's removal), was the agent's
+    to remove again, and that session's result lost it. An object of
+    the session's is bound to its file when it is taken away."""
+    from test_worktree import git
+    git(wd.path, "init", "-q", "-b", "main")
+    for k, v in (("user.name", "t"), ("user.email", "t@example.com")):
+        git(wd.path, "config", k, v)
+    wd.file("a.txt", "hello\n")
+    git(wd.path, "add", "a.txt")
+    git(wd.path, "commit", "-qm", "init")
+    obj = os.path.join(wd.path, ".git", "objects", EMPTY[:2], EMPTY[2:])
+    check(not os.path.exists(obj), "the empty blob is there at the start")
+    base = os.path.join(wd.path, "remade")
+    t = _others_object_once_under_way(wd, base)
     script = REMADE % {"a": EMPTY[:2], "b": EMPTY[2:], "bb": BUSYBOX}
     r = harness(["sh", "-c", script, "remade", base], wd, policy=None)
     t.join(60)
@@ -334,25 +342,11 @@ def test_another_sessions_objects_do_not_go_with_their_directory_in_audit_mode(w
     objects/ itself took it away from its refs (a git-config or
     git-hooks refusal, which audit mode lets by); the move is
     harness:other-session now, from the shim and a static program."""
-    import threading
-    import time
     from lib import PYTHON
     _user_repo(wd)
     obj = os.path.join(wd.path, ".git", "objects", EMPTY[:2], EMPTY[2:])
     base = os.path.join(wd.path, "moved")
-    e = dict(os.environ)
-    e.pop("LD_PRELOAD", None)
-
-    def other():
-        for _ in range(600):
-            if os.path.exists(base + ".step"):
-                break
-            time.sleep(0.05)
-        subprocess.run(["git", "-C", wd.path, "hash-object", "-w", "/dev/null"], env=e,
-                       capture_output=True)
-        open(base + ".go", "w").close()
-    t = threading.Thread(target=other)
-    t.start()
+    t = _others_object_once_under_way(wd, base)
     script = MOVED % {"a": EMPTY[:2], "b": EMPTY[2:], "bb": BUSYBOX, "py": PYTHON}
     r = harness(["sh", "-c", script, "moved", base], wd, policy=None, mode="audit")
     t.join(60)
@@ -384,24 +378,12 @@ def test_another_sessions_object_is_not_linked_and_written(wd):
     to a name of the agent's was not: chmod u+w, then > through the
     link, rewrote the object (git reads it unhashed). The link is
     harness:other-session now, from the shim and a static program."""
-    import threading
-    import time
     _user_repo(wd)
     obj = os.path.join(wd.path, ".git", "objects", EMPTY[:2], EMPTY[2:])
     base = os.path.join(wd.path, "linked")
     e = dict(os.environ)
     e.pop("LD_PRELOAD", None)
-
-    def other():
-        for _ in range(600):
-            if os.path.exists(base + ".step"):
-                break
-            time.sleep(0.05)
-        subprocess.run(["git", "-C", wd.path, "hash-object", "-w", "/dev/null"], env=e,
-                       capture_output=True)
-        open(base + ".go", "w").close()
-    t = threading.Thread(target=other)
-    t.start()
+    t = _others_object_once_under_way(wd, base)
     r = harness(["sh", "-c", LINKED % {"a": EMPTY[:2], "b": EMPTY[2:], "bb": BUSYBOX},
                  "linked", base], wd, policy=None)
     t.join(60)
