@@ -295,13 +295,25 @@ bool hx_pl_dir_holds_anothers(struct flow *f, const char *d)
 	return scan_anothers(f, d, 0);
 }
 
-/* Notes the objects directory of path when it is a loose object's name
- * in a git dir other than the session's: its loose objects are read with
- * their hashes checked at the end (run_hidden.c), as the session's own
- * are. The agent wrote sub/.git/objects/e6/9de29b... (the empty blob's
- * id) holding code, and the user's later git add of an empty file in
- * that repository wrote no object (one was there): its checkout gave
- * the agent's bytes (thirtieth attack review, part a). False when the
+/* Whether the name after '/' is the rest of a loose object's hash (SHA-1
+ * or SHA-256), as git names it. */
+static bool loose_rest(const char *name)
+{
+	size_t n = strlen(name);
+
+	return (n == 38 || n == 62) && strspn(name, "0123456789abcdef") == n;
+}
+
+/* Notes the store of path when it has a loose object's shape (xx/<rest
+ * of a hash>) anywhere but the session's store: its loose objects are
+ * read with their hashes checked at the end (run_hidden.c), as the
+ * session's own are. The agent wrote sub/.git/objects/e6/9de29b... (the
+ * empty blob's id) holding code, and the user's later git add of an
+ * empty file in that repository wrote no object (one was there): its
+ * checkout gave the agent's bytes (thirtieth attack review, part a).
+ * By its shape, not its git dir: one written before its HEAD was made,
+ * or in a plain directory another repository names in its alternates,
+ * was git's as well (thirty-first review, part a). False when the
  * directories kept are full (the call is refused: unchecked, it would
  * not be safe). Cost: a strrchr and a compare a judged write. */
 static bool note_nested(struct hx_pipeline *pl, const char *path)
@@ -310,12 +322,12 @@ static bool note_nested(struct hx_pipeline *pl, const char *path)
 	size_t n, i;
 	bool ok = true;
 
-	if (!name || name - path < 11 || name[-3] != '/' ||
+	if (!name || name - path < 4 || name[-3] != '/' ||
 	    !isxdigit((unsigned char)name[-2]) ||
 	    !isxdigit((unsigned char)name[-1]) || in_objects(pl, path) ||
-	    !hx_gitobj_is_name(path))
+	    !loose_rest(name + 1))
 		return true;
-	n = (size_t)(name - 3 - path); /* <git dir>/objects */
+	n = (size_t)(name - 3 - path); /* the store: <git dir>/objects */
 	pthread_mutex_lock(&objs_lock);
 	for (i = 0; i < pl->n_nested_objs; i++)
 		if (!strncmp(pl->nested_objs[i], path, n) &&
