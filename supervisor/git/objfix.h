@@ -22,7 +22,9 @@
  * again from the tree (hx_ckpt_forget), and the agent's own commits
  * that named it lack it, which git says, rather than showing what was
  * planted. The number removed. Cost: a readdir of the 256 directories,
- * an fstatat an entry, a read of each new object (the end only). */
+ * an fstatat an entry, a read of each new object (the end only); one
+ * that cannot be read whole in memory streamed (2 GiB at most a
+ * process, past which it is taken as forged). */
 size_t hx_objfix_sweep(const char *objects, const struct timespec *since);
 
 #endif

@@ -52,3 +52,42 @@ def test_an_object_planted_in_an_alternate_of_a_store_moved_in_place_is_swept(wd
     check(got["empty.py"] == "", "the user's empty file, checked out: %r" % got)
     check((store, 1) in _forged_records(r),
           "forged_objects records: %r" % _forged_records(r))
+
+
+BIG = r"""
+import os, sys, zlib
+objects, oid = sys.argv[1:3]
+code = b"import os  # PLANTED\n"
+pad = (1 << 30) + (64 << 20)
+z = zlib.compressobj(1)
+d = os.path.join(objects, oid[:2])
+os.makedirs(d, exist_ok=True)
+with open(os.path.join(d, oid[2:]), "wb") as f:
+    f.write(z.compress(b"blob %d\0" % (len(code) + pad) + code))
+    chunk = b" " * (16 << 20)
+    for _ in range(pad // len(chunk)):
+        f.write(z.compress(chunk))
+    f.write(z.flush())
+"""
+
+
+def test_a_planted_object_too_large_to_read_whole_is_swept(wd):
+    """The sweep read each new loose object whole (git_odb_read), within
+    the check's 1 GiB of memory: one planted under the empty blob's id
+    that inflates to more (code, then spaces: still a Python file) failed
+    to read and was left, where git streams it. The user's git add of an
+    empty file wrote no object, and its checkout gave the planted code."""
+    from test_attack29a import _nested
+    from test_worktree import git
+    from lib import PYTHON
+    sub, _ = _nested(wd)
+    objects = os.path.join(os.path.realpath(sub), ".git", "objects")
+    script = "%s -c '%s' %s %s && echo PLANTED" % (PYTHON, BIG, objects, EMPTY)
+    r = harness(["sh", "-c", script], wd, policy=None)
+    check("PLANTED" in r.stdout, "the agent did not plant: %s %s" % (r.stdout, r.stderr[-1500:]))
+    planted = os.path.join(objects, EMPTY[:2], EMPTY[2:])
+    check(not os.path.exists(planted), "the planted object is there: %s" % planted)
+    check(_forged_records(r) == [(objects, 1)],
+          "forged_objects records: %r" % _forged_records(r))
+    check(git(sub, "hash-object", "-w", "/dev/null").strip() == EMPTY, "the user's empty blob")
+    check(git(sub, "cat-file", "-s", EMPTY).strip() == "0", "the user's empty blob's size")
