@@ -313,21 +313,39 @@ static bool loose_rest(const char *name)
  * checkout gave the agent's bytes (thirtieth attack review, part a).
  * By its shape, not its git dir: one written before its HEAD was made,
  * or in a plain directory another repository names in its alternates,
- * was git's as well (thirty-first review, part a). False when the
- * directories kept are full (the call is refused: unchecked, it would
- * not be safe). Cost: a strrchr and a compare a judged write. */
-static bool note_nested(struct hx_pipeline *pl, const char *path)
+ * was git's as well; and a directory of them renamed in (S/xx), or a
+ * symlink made there, which git follows (thirty-first review, part a).
+ * False when the directories kept are full (the call is refused:
+ * unchecked, it would not be safe). Cost: a strrchr and a compare a
+ * judged write or symlink. */
+static bool keep_store(struct hx_pipeline *pl, const char *path, size_t n);
+
+static bool note_nested(struct hx_pipeline *pl, const char *path, bool dir)
 {
 	const char *name = path ? strrchr(path, '/') : NULL;
-	size_t n, i;
+
+	if (!name || in_objects(pl, path))
+		return true;
+	/* a directory of them moved in, or linked (a symlink): S/xx */
+	if (dir && strlen(name + 1) == 2 && isxdigit((unsigned char)name[1]) &&
+	    isxdigit((unsigned char)name[2]))
+		return keep_store(pl, path, (size_t)(name - path));
+	if (name - path < 4 || name[-3] != '/' ||
+	    !isxdigit((unsigned char)name[-2]) ||
+	    !isxdigit((unsigned char)name[-1]) || !loose_rest(name + 1))
+		return true;
+	return keep_store(pl, path, (size_t)(name - 3 - path));
+}
+
+/* Keeps the store path's first n bytes name (an O_PATH fd: found where
+ * it is at the end), once. False when full. */
+static bool keep_store(struct hx_pipeline *pl, const char *path, size_t n)
+{
+	size_t i;
 	bool ok = true;
 
-	if (!name || name - path < 4 || name[-3] != '/' ||
-	    !isxdigit((unsigned char)name[-2]) ||
-	    !isxdigit((unsigned char)name[-1]) || in_objects(pl, path) ||
-	    !loose_rest(name + 1))
+	if (!n)
 		return true;
-	n = (size_t)(name - 3 - path); /* the store: <git dir>/objects */
 	pthread_mutex_lock(&objs_lock);
 	for (i = 0; i < pl->n_nested_objs; i++)
 		if (!strncmp(pl->nested_objs[i], path, n) &&
@@ -383,8 +401,11 @@ void hx_pl_judge_git_objects(struct flow *f)
 		return;
 	}
 	if (!hx_pl_writes_file(op) || !hx_pl_may_proceed(f)) {
-		/* a directory or a link made there: defines_objects's */
-		if (defines_objects(f)) {
+		/* a directory or a link made there: defines_objects's; a
+		 * symlink of a store's (S/xx, S/xx/<hash>) keeps S */
+		if (defines_objects(f) ||
+		    (op == HX_OP_SYMLINK && hx_pl_may_proceed(f) &&
+		     !note_nested(f->pl, hx_pl_judged_path(&f->p1), true))) {
 			f->d.verdict = HX_VERDICT_DENY;
 			f->d.rule = "harness:git-objects";
 			f->d.pattern = NULL;
@@ -394,8 +415,9 @@ void hx_pl_judge_git_objects(struct flow *f)
 	if (in_objects(f->pl, hx_pl_judged_path(&f->p1)) ||
 	    in_objects(f->pl, hx_pl_judged_path(&f->p2)))
 		f->pl->git_objects_written = true; /* checked at the end */
-	if (!note_nested(f->pl, hx_pl_judged_path(&f->p1)) ||
-	    !note_nested(f->pl, hx_pl_judged_path(&f->p2))) {
+	if (!note_nested(f->pl, hx_pl_judged_path(&f->p1), false) ||
+	    !note_nested(f->pl, hx_pl_judged_path(&f->p2),
+			 op == HX_OP_RENAME)) {
 		f->d.verdict = HX_VERDICT_DENY;
 		f->d.rule = "harness:git-objects";
 		f->d.pattern = NULL;

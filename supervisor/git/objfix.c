@@ -20,6 +20,18 @@ static bool changed_since(const struct stat *st, const struct timespec *t)
 		st->st_ctim.tv_nsec >= t->tv_nsec);
 }
 
+/* Whether name (at dfd) is a file, or a symlink to one (git follows
+ * it), made or changed since `since`: the link's or its file's. */
+static bool new_file(int dfd, const char *name, struct stat *st,
+		     const struct timespec *since)
+{
+	struct stat ls;
+
+	return !fstatat(dfd, name, &ls, AT_SYMLINK_NOFOLLOW) &&
+	       !fstatat(dfd, name, st, 0) && S_ISREG(st->st_mode) &&
+	       (changed_since(&ls, since) || changed_since(st, since));
+}
+
 /* Whether the object id reads, streamed, as its name (1), not (0), or
  * cannot be read so either (-1). git_odb_read takes it whole, within the
  * check's memory: a forged object that inflates to more (code, then a
@@ -98,8 +110,7 @@ static size_t sweep_dir(git_odb *odb, int dfd, const char *xx,
 		    snprintf(hex, sizeof(hex), "%s%s", xx, de->d_name) !=
 			GIT_OID_HEXSZ ||
 		    git_oid_fromstr(&id, hex) ||
-		    fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) ||
-		    !S_ISREG(st.st_mode) || !changed_since(&st, since))
+		    !new_file(dirfd(d), de->d_name, &st, since))
 			continue;
 		if (forged(odb, &id) && !unlinkat(dirfd(d), de->d_name, 0))
 			n++;
@@ -121,9 +132,9 @@ size_t hx_objfix_sweep(const char *objects, const struct timespec *since)
 	if (!git_odb_open(&odb, objects)) {
 		for (int i = 0; i < 256; i++) {
 			snprintf(xx, sizeof(xx), "%02x", i);
-			dfd = openat(ofd, xx,
-				     O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
-					 O_CLOEXEC);
+			/* a symlink there too: git follows it */
+			dfd =
+			    openat(ofd, xx, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 			if (dfd >= 0)
 				n += sweep_dir(odb, dfd, xx, since);
 		}

@@ -91,3 +91,52 @@ def test_a_planted_object_too_large_to_read_whole_is_swept(wd):
           "forged_objects records: %r" % _forged_records(r))
     check(git(sub, "hash-object", "-w", "/dev/null").strip() == EMPTY, "the user's empty blob")
     check(git(sub, "cat-file", "-s", EMPTY).strip() == "0", "the user's empty blob's size")
+
+
+def test_a_directory_of_planted_objects_moved_into_an_alternate_is_swept(wd):
+    """The agent planted in stage/e6 (stage kept for the sweep), moved
+    that directory into a plain one (mv stage/e6 store/: a directory's
+    rename names no object) that a repository it made names in its
+    alternates, and moved that repository in place of the user's nested
+    sub: stage was swept, empty."""
+    from test_attack29a import _nested
+    from lib import PYTHON
+    sub, _ = _nested(wd)
+    real = os.path.realpath(wd.path)
+    store = os.path.join(real, "store")
+    script = ("%s -c '%s' stage %s && mkdir store && mv stage/%s store/ && git init -q f2"
+              " && echo %s > f2/.git/objects/info/alternates && mv sub sub-old && mv f2 sub"
+              " && echo SWAPPED" % (PYTHON, PLANT, EMPTY, EMPTY[:2], store))
+    r = harness(["sh", "-c", script], wd, policy=None)
+    check("SWAPPED" in r.stdout, "the agent did not swap: %s %s" % (r.stdout, r.stderr[-1500:]))
+    got = _user_adds(sub)
+    check(got["empty.py"] == "", "the user's empty file, checked out: %r" % got)
+    check((store, 1) in _forged_records(r), "forged_objects records: %r" % _forged_records(r))
+
+
+RAW = r"""
+import sys, zlib
+with open(sys.argv[1], "wb") as f:
+    f.write(zlib.compress(b"blob 20\0import os  # PLANTED\n"))
+"""
+
+
+def test_a_planted_object_reached_through_a_symlinked_directory_is_swept(wd):
+    """The agent wrote the planted object as real/<rest of the empty
+    blob's id> (no loose object's shape), linked store/e6 -> real (git
+    follows it; the sweep opened xx with O_NOFOLLOW), named store in
+    the alternates of a repository it made, and moved that repository
+    in place of the user's nested sub."""
+    from test_attack29a import _nested
+    from lib import PYTHON
+    sub, _ = _nested(wd)
+    real = os.path.realpath(wd.path)
+    store = os.path.join(real, "store")
+    script = ("mkdir real store && %s -c '%s' real/%s && ln -s %s/real store/%s && git init -q f2"
+              " && echo %s > f2/.git/objects/info/alternates && mv sub sub-old && mv f2 sub"
+              " && echo SWAPPED" % (PYTHON, RAW, EMPTY[2:], real, EMPTY[:2], store))
+    r = harness(["sh", "-c", script], wd, policy=None)
+    check("SWAPPED" in r.stdout, "the agent did not swap: %s %s" % (r.stdout, r.stderr[-1500:]))
+    got = _user_adds(sub)
+    check(got["empty.py"] == "", "the user's empty file, checked out: %r" % got)
+    check((store, 1) in _forged_records(r), "forged_objects records: %r" % _forged_records(r))
