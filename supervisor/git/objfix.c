@@ -69,8 +69,9 @@ static int streams_as_named(git_odb *odb, const git_oid *id)
 #define STREAM_BUDGET (2ull << 30)
 
 /* Whether the object id is not what its name says: read whole, or
- * streamed when it cannot be read whole (within STREAM_BUDGET). */
-static bool forged(git_odb *odb, const git_oid *id)
+ * streamed when it cannot be read whole (within STREAM_BUDGET: past it,
+ * when its file is the session's, own). */
+static bool forged(git_odb *odb, const git_oid *id, bool own)
 {
 	static unsigned long long streamed;
 	git_odb_object *obj = NULL;
@@ -84,8 +85,9 @@ static bool forged(git_odb *odb, const git_oid *id)
 	if (!e || e == GIT_ENOTFOUND ||
 	    git_odb_read_header(&len, &type, odb, id))
 		return false;
+	/* never a file older than the session, through a new symlink */
 	if ((streamed += len) > STREAM_BUDGET)
-		return true;
+		return own;
 	return streams_as_named(odb, id) == 0;
 }
 
@@ -112,7 +114,8 @@ static size_t sweep_dir(git_odb *odb, int dfd, const char *xx,
 		    git_oid_fromstr(&id, hex) ||
 		    !new_file(dirfd(d), de->d_name, &st, since))
 			continue;
-		if (forged(odb, &id) && !unlinkat(dirfd(d), de->d_name, 0))
+		if (forged(odb, &id, changed_since(&st, since)) &&
+		    !unlinkat(dirfd(d), de->d_name, 0))
 			n++;
 	}
 	closedir(d);
