@@ -415,7 +415,9 @@ void hx_pl_judge_git_objects(struct flow *f)
 	if (in_objects(f->pl, hx_pl_judged_path(&f->p1)) ||
 	    in_objects(f->pl, hx_pl_judged_path(&f->p2)))
 		f->pl->git_objects_written = true; /* checked at the end */
-	if (!note_nested(f->pl, hx_pl_judged_path(&f->p1), false) ||
+	/* either name of a rename: RENAME_EXCHANGE moves both ways */
+	if (!note_nested(f->pl, hx_pl_judged_path(&f->p1),
+			 op == HX_OP_RENAME) ||
 	    !note_nested(f->pl, hx_pl_judged_path(&f->p2),
 			 op == HX_OP_RENAME)) {
 		f->d.verdict = HX_VERDICT_DENY;

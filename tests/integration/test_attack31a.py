@@ -140,3 +140,32 @@ def test_a_planted_object_reached_through_a_symlinked_directory_is_swept(wd):
     got = _user_adds(sub)
     check(got["empty.py"] == "", "the user's empty file, checked out: %r" % got)
     check((store, 1) in _forged_records(r), "forged_objects records: %r" % _forged_records(r))
+
+
+SWAP = r"""
+import ctypes, sys
+libc = ctypes.CDLL(None, use_errno=True)
+AT_FDCWD, RENAME_EXCHANGE = -100, 2
+if libc.renameat2(AT_FDCWD, sys.argv[1].encode(), AT_FDCWD, sys.argv[2].encode(), RENAME_EXCHANGE):
+    sys.exit("renameat2: %d" % ctypes.get_errno())
+"""
+
+
+def test_a_directory_of_planted_objects_exchanged_into_an_alternate_is_swept(wd):
+    """As the rename of stage/e6 into the alternate store, with
+    renameat2(RENAME_EXCHANGE) of store/e6 (its first name, only the
+    second of which was looked at) and stage/e6."""
+    from test_attack29a import _nested
+    from lib import PYTHON
+    sub, _ = _nested(wd)
+    real = os.path.realpath(wd.path)
+    store = os.path.join(real, "store")
+    script = ("%s -c '%s' stage %s && mkdir -p store/%s && %s -c '%s' store/%s stage/%s"
+              " && git init -q f2 && echo %s > f2/.git/objects/info/alternates"
+              " && mv sub sub-old && mv f2 sub && echo SWAPPED"
+              % (PYTHON, PLANT, EMPTY, EMPTY[:2], PYTHON, SWAP, EMPTY[:2], EMPTY[:2], store))
+    r = harness(["sh", "-c", script], wd, policy=None)
+    check("SWAPPED" in r.stdout, "the agent did not swap: %s %s" % (r.stdout, r.stderr[-1500:]))
+    got = _user_adds(sub)
+    check(got["empty.py"] == "", "the user's empty file, checked out: %r" % got)
+    check((store, 1) in _forged_records(r), "forged_objects records: %r" % _forged_records(r))
