@@ -95,7 +95,8 @@ def test_a_planted_object_too_large_to_read_whole_is_swept(wd):
 
 def test_a_directory_of_planted_objects_moved_into_an_alternate_is_swept(wd):
     """The agent planted in stage/e6 (stage kept for the sweep), moved
-    that directory into a plain one (mv stage/e6 store/: a directory's
+    that directory into a plain one (a static busybox's mv stage/e6
+    store/: a directory's
     rename names no object) that a repository it made names in its
     alternates, and moved that repository in place of the user's nested
     sub: stage was swept, empty."""
@@ -104,9 +105,10 @@ def test_a_directory_of_planted_objects_moved_into_an_alternate_is_swept(wd):
     sub, _ = _nested(wd)
     real = os.path.realpath(wd.path)
     store = os.path.join(real, "store")
-    script = ("%s -c '%s' stage %s && mkdir store && mv stage/%s store/ && git init -q f2"
+    from test_sessions_apart import BUSYBOX
+    script = ("%s -c '%s' stage %s && mkdir store && %s mv stage/%s store/ && git init -q f2"
               " && echo %s > f2/.git/objects/info/alternates && mv sub sub-old && mv f2 sub"
-              " && echo SWAPPED" % (PYTHON, PLANT, EMPTY, EMPTY[:2], store))
+              " && echo SWAPPED" % (PYTHON, PLANT, EMPTY, BUSYBOX, EMPTY[:2], store))
     r = harness(["sh", "-c", script], wd, policy=None)
     check("SWAPPED" in r.stdout, "the agent did not swap: %s %s" % (r.stdout, r.stderr[-1500:]))
     got = _user_adds(sub)
@@ -132,9 +134,10 @@ def test_a_planted_object_reached_through_a_symlinked_directory_is_swept(wd):
     sub, _ = _nested(wd)
     real = os.path.realpath(wd.path)
     store = os.path.join(real, "store")
-    script = ("mkdir real store && %s -c '%s' real/%s && ln -s %s/real store/%s && git init -q f2"
+    from test_sessions_apart import BUSYBOX
+    script = ("mkdir real store && %s -c '%s' real/%s && %s ln -s %s/real store/%s && git init -q f2"
               " && echo %s > f2/.git/objects/info/alternates && mv sub sub-old && mv f2 sub"
-              " && echo SWAPPED" % (PYTHON, RAW, EMPTY[2:], real, EMPTY[:2], store))
+              " && echo SWAPPED" % (PYTHON, RAW, EMPTY[2:], BUSYBOX, real, EMPTY[:2], store))
     r = harness(["sh", "-c", script], wd, policy=None)
     check("SWAPPED" in r.stdout, "the agent did not swap: %s %s" % (r.stdout, r.stderr[-1500:]))
     got = _user_adds(sub)
