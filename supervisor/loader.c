@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "supervisor/path_resolve.h"
@@ -172,11 +173,45 @@ int hx_loader_args(pid_t pid, pid_t tid, const char *const *argv, size_t argc,
 	return 1;
 }
 
+/* A read-only fd of the regular file path names (O_NOFOLLOW with
+ * nofollow), or -errno: -EACCES for anything else, as the kernel refuses
+ * it before it opens it (-ELOOP for a symlink not followed). Its type is
+ * looked at through an O_PATH fd first: an open of a FIFO, a socket or a
+ * device acts (a FIFO's waiting writer let go, a terminal made ours, a
+ * tape rewound, a watchdog armed), as the supervisor, for the agent.
+ * See loader.h. */
+int hx_open_regular(const char *path, bool nofollow, struct stat *st)
+{
+	char self[64];
+	int pfd = open(path, O_PATH | O_CLOEXEC | (nofollow ? O_NOFOLLOW : 0));
+	int fd, e = 0;
+
+	if (pfd < 0)
+		return -errno;
+	if (fstat(pfd, st))
+		e = -errno;
+	else if (S_ISLNK(st->st_mode))
+		e = -ELOOP;
+	else if (!S_ISREG(st->st_mode))
+		e = -EACCES;
+	if (e) {
+		close(pfd);
+		return e;
+	}
+	/* The same inode, opened again with the permission checks. */
+	snprintf(self, sizeof(self), "/proc/self/fd/%d", pfd);
+	fd = open(self, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	e = fd < 0 ? -errno : fd;
+	close(pfd);
+	return e;
+}
+
 int hx_loader_resolve(pid_t pid, pid_t tid, const char *path,
 		      const char *const *argv, size_t argc,
 		      struct hx_loader_prog *out)
 {
 	char h[PATH_MAX + 64];
+	struct stat st;
 	bool is;
 	int fd;
 
@@ -185,9 +220,9 @@ int hx_loader_resolve(pid_t pid, pid_t tid, const char *path,
 	if (!path || path[0] != '/')
 		return 0;
 	hx_proc_self_path(pid, tid, path, h, sizeof(h));
-	fd = open(h, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	fd = hx_open_regular(h, false, &st);
 	if (fd < 0)
-		return 0; /* not readable: the kernel's own exec check */
+		return 0; /* not a readable file: the kernel's own check */
 	is = hx_loader_is(fd);
 	close(fd);
 	return is ? hx_loader_args(pid, tid, argv, argc, out) : 0;

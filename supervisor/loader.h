@@ -29,6 +29,14 @@ bool hx_loader_opt_takes_arg(const char *opt);
 
 #include <sys/types.h>
 
+struct stat;
+
+/* A read-only, non-blocking fd of the regular file path names
+ * (O_NOFOLLOW with nofollow), *st its stat; or -errno: -EACCES for any
+ * other type (never opened: an open of a FIFO, a socket or a device
+ * acts), -ELOOP for a symlink not followed. */
+int hx_open_regular(const char *path, bool nofollow, struct stat *st);
+
 /* The program a loader exec runs, as the exec to decide instead. */
 struct hx_loader_prog {
 	char path[4096];   /* absolute, as the agent names it */

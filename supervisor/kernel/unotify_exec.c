@@ -187,6 +187,26 @@ static void opens_free(struct opens *o)
 	o->n = 0;
 }
 
+/* What the kernel looks at in the file an exec names: its type and
+ * (*n bytes in buf) its head. An execute-only file (--x) has no #! we
+ * can read; the kernel may still run it. 0 or -errno. */
+static int look(const char *path, bool nofollow, struct stat *st, char *buf,
+		ssize_t *n)
+{
+	int fd;
+
+	memset(st, 0, sizeof(*st)); /* no type when the walk fails */
+	fd = hx_open_regular(path, nofollow, st);
+	*n = 0;
+	if (fd == -EACCES || fd == -EPERM)
+		return S_ISREG(st->st_mode) ? 0 : fd;
+	if (fd < 0)
+		return fd;
+	*n = pread(fd, buf, HX_BINPRM_BUF, 0);
+	close(fd);
+	return 0;
+}
+
 /* What the gate must see after the exec: the final image's device and
  * inode (through #! interpreters, as the kernel follows them) and the
  * argv the kernel builds (interpreter, its argument, the script's name,
@@ -219,34 +239,12 @@ static int expect_exec(const struct target *t, const char *full,
 	here_resolved(t, full, !nofollow, here, sizeof(here));
 	snprintf(name, sizeof(name), "%s", fname);
 	for (int depth = 0;; depth++) {
-		int fd = open(here, O_RDONLY | O_NONBLOCK | O_CLOEXEC |
-					(nofollow && !depth ? O_NOFOLLOW : 0));
 		char *iname, *iarg;
 		ssize_t n = 0;
 		size_t first;
 
-		if (fd < 0) {
-			/* Execute-only (--x): no #! to read; the kernel may
-			 * still run it. */
-			if ((errno != EACCES && errno != EPERM) ||
-			    stat(here, fin)) {
-				e = -errno;
-				goto out;
-			}
-		} else {
-			if (fstat(fd, fin)) {
-				e = -errno;
-				close(fd);
-				goto out;
-			}
-			if (S_ISREG(fin->st_mode))
-				n = pread(fd, buf, HX_BINPRM_BUF, 0);
-			close(fd);
-		}
-		if (!S_ISREG(fin->st_mode)) {
-			e = -EACCES;
+		if ((e = look(here, nofollow && !depth, fin, buf, &n)))
 			goto out;
-		}
 		if (!depth)
 			*named = *fin; /* what the path names: a script */
 		/* A file with no name (a memfd, O_TMPFILE, a deleted file)
@@ -258,7 +256,7 @@ static int expect_exec(const struct target *t, const char *full,
 		}
 		if (n < 2 || hx_shebang_parse(buf, (size_t)n, &iname, &iarg))
 			break; /* ELF or anything else: this is the image */
-		if (depth + 1 >= EXEC_DEPTH) {
+		if (depth >= EXEC_DEPTH) {
 			e = -ELOOP;
 			goto out;
 		}
@@ -316,7 +314,8 @@ static int loader_program(const struct target *t, const char *img,
 	char h[PATH_MAX + 64];
 	const char **v;
 	size_t n = 0, k = 0;
-	int fd = open(img, O_RDONLY | O_NONBLOCK | O_CLOEXEC), r;
+	struct stat st;
+	int fd = hx_open_regular(img, false, &st), r;
 	bool is;
 
 	lp->argv = NULL;
