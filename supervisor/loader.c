@@ -192,8 +192,8 @@ int hx_open_regular(const char *path, bool nofollow, struct stat *st)
 		e = -errno;
 	else if (S_ISLNK(st->st_mode))
 		e = -ELOOP;
-	else if (!S_ISREG(st->st_mode))
-		e = -EACCES;
+	else if (!S_ISREG(st->st_mode) || !(st->st_mode & 0111))
+		e = -EACCES; /* no execute bit: not even root's exec opens it */
 	if (e) {
 		close(pfd);
 		return e;

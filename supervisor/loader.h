@@ -31,10 +31,11 @@ bool hx_loader_opt_takes_arg(const char *opt);
 
 struct stat;
 
-/* A read-only, non-blocking fd of the regular file path names
- * (O_NOFOLLOW with nofollow), *st its stat; or -errno: -EACCES for any
- * other type (never opened: an open of a FIFO, a socket or a device
- * acts), -ELOOP for a symlink not followed. */
+/* A read-only, non-blocking fd of the regular file with an execute
+ * bit that path names (O_NOFOLLOW with nofollow), *st its stat; or
+ * -errno: -EACCES for any other (never opened, as exec never opens it:
+ * an open of a FIFO, a socket or a device acts, a read of a /proc or
+ * /sys file may), -ELOOP for a symlink not followed. */
 int hx_open_regular(const char *path, bool nofollow, struct stat *st);
 
 /* The program a loader exec runs, as the exec to decide instead. */

@@ -199,7 +199,7 @@ static int look(const char *path, bool nofollow, struct stat *st, char *buf,
 	fd = hx_open_regular(path, nofollow, st);
 	*n = 0;
 	if (fd == -EACCES || fd == -EPERM)
-		return S_ISREG(st->st_mode) ? 0 : fd;
+		return S_ISREG(st->st_mode) && (st->st_mode & 0111) ? 0 : fd;
 	if (fd < 0)
 		return fd;
 	*n = pread(fd, buf, HX_BINPRM_BUF, 0);

@@ -209,3 +209,38 @@ def test_an_execute_only_script_is_what_the_gate_expects(wd):
     gate = [x for x in r.records if x.get("exec_gate") == "mismatch"]
     if gate or "static ran" not in r.stdout:
         xfail("an execute-only script is killed by the exec gate as a swap")
+
+
+NO_X = BOTH + r'''
+with open("probe", "w") as f:
+    f.write("x")
+st = os.stat("probe")
+os.utime("probe", (st.st_mtime - 1000, st.st_mtime))
+open("probe").read()
+if os.stat("probe").st_atime == st.st_mtime - 1000:
+    print("noatime")        # reads leave atime here: nothing to see
+with open("nx", "w") as f:
+    f.write("#!/bin/sh\necho ran > nx-ran\n")
+os.chmod("nx", 0o644)
+st = os.stat("nx")
+os.utime("nx", (st.st_mtime - 1000, st.st_mtime))  # a read moves atime
+before = os.stat("nx").st_atime
+static("./nx")
+print("atime", "read" if os.stat("nx").st_atime != before else "unread")
+'''
+
+
+def test_a_file_without_execute_bits_is_not_read_for_its_exec(wd):
+    """The kernel refuses the exec of a file with no execute bit
+    (EACCES, even root's) before it opens it. The kernel layer read it
+    all the same, looking for #! (an atime older than the mtime shows
+    the read: relatime): what an exec names is read only where the
+    kernel would read it, not any /proc or /sys file the agent names."""
+    r = _run(wd, NO_X, [STATIC])
+    r.expect_status(0)
+    check("static EACCES" in r.stdout, "the exec: %r %r" % (r.stdout, r.stderr[-500:]))
+    if "noatime" in r.stdout:
+        from lib import Skip
+        raise Skip("a read does not move atime on the work directory's mount")
+    check("atime unread" in r.stdout, "the supervisor read it: %r" % r.stdout)
+    check(not os.path.exists(os.path.join(wd.path, "nx-ran")), "it ran")
