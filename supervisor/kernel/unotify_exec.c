@@ -114,20 +114,6 @@ static int exec_refused(const struct target *t, const char *fname,
 
 /* The n strings of b as a vector (*out, malloc'd, NULL-terminated,
  * borrowing b). 0 or -ENOMEM. */
-static int strv_of(const struct hx_strblob *b, size_t n, const char ***out);
-
-/* The words of the argv a #! chain's interpreter gets (expect_exec's
- * NUL-separated text), as a vector into it. */
-static int interp_words(char *text, size_t len, const char ***out, size_t *n)
-{
-	struct hx_strblob b = {text, len, len};
-
-	*n = 0;
-	for (size_t i = 0; text && i < len; i++)
-		*n += !text[i];
-	return strv_of(&b, *n, out);
-}
-
 static int strv_of(const struct hx_strblob *b, size_t n, const char ***out)
 {
 	const char **v = calloc(n + 1, sizeof(*v));
@@ -140,6 +126,18 @@ static int strv_of(const struct hx_strblob *b, size_t n, const char ***out)
 		k += strlen(b->p + k) + 1;
 	}
 	return 0;
+}
+
+/* The words of the argv a #! chain's interpreter gets (expect_exec's
+ * NUL-separated text), as a vector into it. */
+static int interp_words(char *text, size_t len, const char ***out, size_t *n)
+{
+	struct hx_strblob b = {text, len, len};
+
+	*n = 0;
+	for (size_t i = 0; text && i < len; i++)
+		*n += !text[i];
+	return strv_of(&b, *n, out);
 }
 
 /* A #! script's exec (script: its chain ran through no loader): the

@@ -14,53 +14,22 @@
 #define _GNU_SOURCE
 #include <fcntl.h>
 #include <pthread.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <sys/socket.h>
 #include <sys/time.h>
-#include <sys/un.h>
-#include <unistd.h>
 
-#include "common/wire.h"
-
-static int dial(void)
-{
-	const char *path = getenv(HX_ENV_SOCKET);
-	struct sockaddr_un sa = {.sun_family = AF_UNIX};
-	struct timeval tv = {.tv_sec = 5};
-	int fd;
-
-	if (!path || strlen(path) >= sizeof(sa.sun_path))
-		return -1;
-	strcpy(sa.sun_path, path);
-	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
-	if (fd >= 0 && connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
-		close(fd);
-		return -1;
-	}
-	if (fd >= 0)
-		setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-	return fd;
-}
+#include "tests/helpers/wire_client.h"
 
 static int claim(const char *path)
 {
-	uint8_t buf[8192], reply[HX_WIRE_MAX];
-	struct hx_wreader r;
-	struct hx_wire_hdr h;
+	struct timeval tv = {.tv_sec = 5}; /* no answer: "verdict none" */
+	uint8_t buf[8192];
 	struct hx_wbuf w;
-	const uint8_t *v;
-	uint16_t tag;
-	uint16_t len;
-	int fd = dial(), verdict = -1;
-	ssize_t got;
-	size_t n;
+	int fd = wire_session();
 
 	if (fd < 0) {
 		printf("no session socket\n");
 		return 1;
 	}
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
 	hx_wire_begin(&w, buf, sizeof(buf), HX_MSG_REQUEST, 3);
 	hx_wire_put_u32(&w, HX_TAG_CALL, HX_CALL_OPEN);
 	hx_wire_put_u32(&w, HX_TAG_OP, HX_OP_WRITE);
@@ -68,18 +37,7 @@ static int claim(const char *path)
 	hx_wire_put_str(&w, HX_TAG_PATH, path);
 	hx_wire_put_u32(&w, HX_TAG_FLAGS, O_WRONLY | O_CREAT | O_TRUNC);
 	hx_wire_put_u32(&w, HX_TAG_MODE, 0666);
-	n = hx_wire_finish(&w);
-	if (send(fd, buf, n, 0) < 0 ||
-	    (got = recv(fd, reply, sizeof(reply), 0)) <= 0) {
-		printf("closed\n");
-		return 1;
-	}
-	if (hx_wire_open(&r, reply, (size_t)got, &h) == HX_WIRE_OK)
-		while (hx_wire_next(&r, &tag, &v, &len) > 0)
-			if (tag == HX_TAG_VERDICT && len == 4)
-				memcpy(&verdict, v, 4);
-	printf("verdict %d\n", verdict);
-	return 0;
+	return wire_ask(fd, buf, &w) ? 1 : 0;
 }
 
 static char **prog;

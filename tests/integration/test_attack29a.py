@@ -28,15 +28,19 @@ def _can_bind_mount():
     return os.getuid() == 0 and r.returncode == 0
 
 
+def _needs_bind_mount():
+    if not _can_bind_mount():
+        from lib import Skip
+        raise Skip("a second mount needs root (a user namespace would make "
+                   "the session's uid 0, another run dir)")
+
+
 def test_protected_paths_hold_under_a_second_mount_of_tmp(wd):
     """/tmp bind-mounted beneath the project (the agent's write root):
     the other session's TMPDIR and this session's log under that name
     are harness:protect, through the shim and from a static program,
     in both modes, and the session runs (it died of SIGSEGV)."""
-    if not _can_bind_mount():
-        from lib import Skip
-        raise Skip("a second mount needs root (a user namespace would make "
-                   "the session's uid 0, another run dir)")
+    _needs_bind_mount()
     p, base, tmp = _other(wd, "earlier")
     alias = os.path.join(wd.path, "alias")
     os.makedirs(alias)
@@ -76,10 +80,7 @@ def test_another_sessions_log_holds_under_a_second_mount(wd):
     path: under a second mount of /tmp it was written (through the shim
     and from a static program) and moved, in both modes. Its other name
     is harness:other-session too."""
-    if not _can_bind_mount():
-        from lib import Skip
-        raise Skip("a second mount needs root (a user namespace would make "
-                   "the session's uid 0, another run dir)")
+    _needs_bind_mount()
     p, base, tmp = _other(wd, "earlier")
     alias = os.path.join(wd.path, "alias")
     os.makedirs(alias)

@@ -233,6 +233,21 @@ def test_an_object_planted_in_a_nested_repository_gives_no_later_commit_its_byte
           "forged_objects records: %r" % _forged_records(r))
 
 
+def _swapped_in_and_swept(wd, sub, script):
+    """Runs the agent's script, which moves a store it planted in, in
+    place of the user's nested sub (it says SWAPPED), and the user's
+    adds there after it: the plant was swept (one forged_objects record
+    of sub's store) and the empty file checks out empty."""
+    r = harness(["sh", "-c", script], wd, policy=None)
+    check("SWAPPED" in r.stdout, "the agent did not swap: %s %s" % (r.stdout, r.stderr[-1500:]))
+    got = _user_adds(sub)
+    check(got["empty.py"] == "", "the user's empty file, checked out: %r" % got)
+    real = os.path.realpath(wd.path)
+    check(_forged_records(r) == [(os.path.join(real, "sub", ".git", "objects"), 1)],
+          "forged_objects records: %r" % _forged_records(r))
+    return r
+
+
 def test_an_object_planted_in_a_repository_moved_in_place_of_the_users_is_found(wd):
     """The same plant in a repository the agent made (git init), then
     moved in place of the user's nested one (mv sub sub-old; mv f2 sub:
@@ -245,12 +260,7 @@ def test_an_object_planted_in_a_repository_moved_in_place_of_the_users_is_found(
     made = os.path.join(real, "f2", ".git", "objects")
     script = ("git init -q f2 && %s -c '%s' %s %s && mv sub sub-old && mv f2 sub && echo SWAPPED"
               % (PYTHON, PLANT, made, EMPTY))
-    r = harness(["sh", "-c", script], wd, policy=None)
-    check("SWAPPED" in r.stdout, "the agent did not swap: %s %s" % (r.stdout, r.stderr[-1500:]))
-    got = _user_adds(sub)
-    check(got["empty.py"] == "", "the user's empty file, checked out: %r" % got)
-    check(_forged_records(r) == [(os.path.join(real, "sub", ".git", "objects"), 1)],
-          "forged_objects records: %r" % _forged_records(r))
+    _swapped_in_and_swept(wd, sub, script)
 
 
 def test_many_links_below_a_double_star_are_each_seen(wd):

@@ -12,7 +12,7 @@ one names in its objects/info/alternates, which git reads as its own."""
 import os
 
 from lib import check, harness
-from test_attack30a import EMPTY, HELLO, PLANT, _user_adds, _forged_records
+from test_attack30a import EMPTY, HELLO, PLANT, _user_adds, _forged_records, _swapped_in_and_swept
 
 
 def test_a_store_written_before_its_head_then_moved_in_place_is_swept(wd):
@@ -26,12 +26,7 @@ def test_a_store_written_before_its_head_then_moved_in_place_is_swept(wd):
     made = os.path.join(real, "f2", ".git", "objects")
     script = ("%s -c '%s' %s %s && git init -q f2 && mv sub sub-old && mv f2 sub && echo SWAPPED"
               % (PYTHON, PLANT, made, EMPTY))
-    r = harness(["sh", "-c", script], wd, policy=None)
-    check("SWAPPED" in r.stdout, "the agent did not swap: %s %s" % (r.stdout, r.stderr[-1500:]))
-    got = _user_adds(sub)
-    check(got["empty.py"] == "", "the user's empty file, checked out: %r" % got)
-    check(_forged_records(r) == [(os.path.join(real, "sub", ".git", "objects"), 1)],
-          "forged_objects records: %r" % _forged_records(r))
+    _swapped_in_and_swept(wd, sub, script)
 
 
 def test_an_object_planted_in_an_alternate_of_a_store_moved_in_place_is_swept(wd):
