@@ -1,0 +1,225 @@
+"""Attack review 32, part d: files in $HOME that make code run later,
+outside the sandbox (DESIGN class 5), from a static busybox and through
+the shim, under the embedded default policy in enforce mode, as root
+and as an ordinary user.
+
+Outside every write root the default's file_write: deny holds them. A
+session started in $HOME (its project rule allows $HOME/**) was held
+by the names the twenty-sixth review listed only: go env -w's file
+(GOFLAGS=-toolexec), ~/.curlrc (a proxy and -k under a curl | sh),
+pnpm's global rc (a global pnpmfile), ~/.pdbrc, ~/.bazelrc, ccache's
+prefix_command, conan's hooks, scons' site_init, ~/.asoundrc and
+PulseAudio's client.conf (a plugin library, a daemon binary: code in
+every program that plays a sound), per-desktop MIME lists, npm's
+prefix in ~/.local/lib, ~/perl5, RVM's and GVM's sourced scripts,
+Vim's XDG vimrc, zellij's and byobu's configs, Hyper's plugins, the
+window managers' start scripts the list did not name, bars and
+notification daemons that run commands, Taskwarrior's hooks,
+neomutt's rc, mbsync's PassCmd, mpv's scripts, qutebrowser's
+config.py, ~/.k5login... were written. And the profiles of browsers
+the browser rule did not name (Chrome's beta channel, LibreWolf...),
+Erlang's cookie and adb's key were read, from any session."""
+
+import os
+
+from lib import PYTHON, check, harness, xfail
+
+BUSYBOX = "/bin/busybox"
+
+# Each a place a program of the user's runs, sources or loads later,
+# with the rule that refuses it.
+PLACES = {
+    ".config/go/env": "tool-rc",
+    ".curlrc": "tool-rc",
+    ".config/pnpm/rc": "tool-rc",
+    ".pdbrc": "tool-rc",
+    ".bazelrc": "tool-rc",
+    ".config/ccache/ccache.conf": "tool-rc",
+    ".conan2/extensions/hooks/hook_x.py": "tool-rc",
+    ".scons/site_scons/site_init.py": "tool-rc",
+    ".config/vim/vimrc": "tool-rc",
+    ".config/zellij/config.kdl": "tool-rc",
+    ".byobu/.tmux.conf": "tool-rc",
+    ".hyper_plugins/node_modules/x/index.js": "tool-rc",
+    ".task/hooks/on-launch.x": "tool-rc",
+    ".neomuttrc": "tool-rc",
+    ".mbsyncrc": "tool-rc",
+    ".config/mpv/scripts/x.lua": "tool-rc",
+    ".config/qutebrowser/config.py": "tool-rc",
+    ".config/chrome-flags.conf": "tool-rc",
+    ".config/bat/config": "tool-rc",
+    ".makepkg.conf": "tool-rc",
+    ".asoundrc": "session-autorun",
+    ".config/pulse/client.conf": "session-autorun",
+    ".config/gnome-mimeapps.list": "session-autorun",
+    ".config/herbstluftwm/autostart": "session-autorun",
+    ".fluxbox/startup": "session-autorun",
+    ".config/waybar/config": "session-autorun",
+    ".config/dunst/dunstrc": "session-autorun",
+    ".config/autorandr/postswitch": "session-autorun",
+    ".fehbg": "session-autorun",
+    ".config/ksmserverrc": "session-autorun",
+    ".local/share/flatpak/exports/share/applications/x.desktop": "session-autorun",
+    ".k5login": "session-autorun",
+    ".local/lib/node_modules/x/cli.js": "user-path",
+    "perl5/lib/perl5/strict.pm": "user-path",
+    ".local/share/virtualenv/wheel/3.12/image/1/pip/x.py": "user-path",
+    ".local/share/cargo/bin/cargo": "user-path",
+    ".rvm/scripts/rvm": "shell-rc",
+    ".gvm/scripts/gvm": "shell-rc",
+    ".config/broot/launcher/bash/br": "shell-rc",
+    ".git-prompt.sh": "shell-rc",
+}
+
+WRITE_ALL = r'''
+import os, sys
+for p in sys.argv[1:]:
+    try:
+        os.close(os.open(p, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o755))
+        print("wrote", p)
+    except OSError as e:
+        print("refused", p, e.errno)
+'''
+
+
+def _home_as_project(wd):
+    """$HOME is the project itself, with the directories the places sit
+    in (the places are new files)."""
+    for rel in PLACES:
+        os.makedirs(os.path.dirname(os.path.join(wd.path, rel)), exist_ok=True)
+    return wd.path
+
+
+def test_a_session_in_home_leaves_none_of_the_unlisted_places(wd):
+    home = _home_as_project(wd)
+    paths = [os.path.join(home, rel) for rel in PLACES]
+    script = "".join("echo pwned >> '%s'\n" % p for p in paths) + "echo ok > notes.txt\n"
+    r = harness([BUSYBOX, "sh", "-c", script], wd, policy=None, env={"HOME": home})
+    r2 = harness([PYTHON, "-c", WRITE_ALL] + paths, wd, policy=None, env={"HOME": home})
+    check(os.path.exists(os.path.join(home, "notes.txt")),
+          "a plain project write refused: %r" % r.stderr[-800:])
+    check("wrote" not in r2.stdout, "the shim's way wrote: %r" % r2.stdout)
+    for rel, rule in PLACES.items():
+        p = os.path.join(home, rel)
+        check(not os.path.exists(p), "~/%s was written" % rel)
+        for run, layer in ((r, "kernel"), (r2, None)):
+            recs = run.events(args_path=p)
+            check(recs, "~/%s: no record (%s)" % (rel, layer or "shim"))
+            for rec in recs:
+                check(rec["verdict"] == "deny" and rec["rule"] == rule and rec["enforced"] is True,
+                      "~/%s: record %r, want a deny by %s" % (rel, rec, rule))
+            if layer:
+                check(any(x.get("layer") == layer for x in recs), "~/%s: %r" % (rel, recs))
+
+
+# The ways around a name: a directory filled in the project and moved
+# or linked to where the user's programs look, a file linked or renamed
+# over one.
+WAYS = r'''
+cd "$HOME"
+mkdir -p zj && echo 'default_shell "/h/evil"' > zj/config.kdl
+mv zj .config/zellij
+mkdir -p plug/x && echo 'require("child_process")' > plug/x/index.js
+ln -s "$HOME/plug" .hyper_plugins
+echo 'import os' > mine
+ln mine .pdbrc
+mv mine .curlrc
+echo ok > notes.txt && echo project-ok
+'''
+
+
+def test_a_session_in_home_puts_none_in_place_by_a_move_or_a_link(wd):
+    home = wd.path
+    os.makedirs(os.path.join(home, ".config"))
+    r = harness([BUSYBOX, "sh", "-c", WAYS], wd, policy=None, env={"HOME": home})
+    check("project-ok" in r.stdout, "a plain project write refused: %r %r" % (r.stdout, r.stderr))
+    for rel in (".config/zellij", ".hyper_plugins", ".pdbrc", ".curlrc"):
+        check(not os.path.lexists(os.path.join(home, rel)), "~/%s put in place" % rel)
+    for rel in (".config/zellij", ".curlrc"):
+        rec = r.one(op="rename", args_path2=os.path.join(home, rel))
+        check(rec["verdict"] == "deny" and rec["rule"] == "tool-rc", "~/%s: record %r" % (rel, rec))
+    for rel in (".hyper_plugins", ".pdbrc"):
+        recs = r.events(args_path=os.path.join(home, rel), verdict="deny")
+        check(recs and all(x["rule"] == "tool-rc" for x in recs), "~/%s: %r" % (rel, recs))
+
+
+# Secrets read from any session: each with what it holds and the rule.
+SECRETS = {
+    ".erlang.cookie": "tool-credentials",
+    ".android/adbkey": "tool-credentials",
+    ".google_authenticator": "tool-credentials",
+    ".config/aws/credentials": "tool-credentials",
+    ".config/google-chrome-beta/Default/Cookies": "browser-profiles",
+    ".librewolf/x.default/logins.json": "browser-profiles",
+    ".local/share/qutebrowser/webengine/Cookies": "browser-profiles",
+}
+
+
+def test_the_profiles_and_keys_the_lists_missed_are_not_read(wd):
+    from test_default_policy import fake_home
+    home = fake_home(wd)
+    paths = []
+    for rel in SECRETS:
+        p = os.path.join(home, rel)
+        os.makedirs(os.path.dirname(p), exist_ok=True)
+        with open(p, "w") as f:
+            f.write("SECRET-%s\n" % rel)
+        os.chmod(p, 0o644)
+        paths.append(p)
+    for d in {os.path.dirname(p) for p in paths} | {home}:
+        os.chmod(d, 0o755)
+    script = "".join("cat '%s'\n" % p for p in paths)
+    r = harness([BUSYBOX, "sh", "-c", script], wd, policy=None, env={"HOME": home})
+    check("SECRET" not in r.stdout, "read: %r" % r.stdout)
+    for rel, rule in SECRETS.items():
+        # A masked directory's record names the entry below the mask
+        # the open met (the directory of a nested file).
+        p = os.path.join(home, rel)
+        recs = [x for x in r.events(op="read")
+                if p == x["args"]["path"] or p.startswith(x["args"]["path"] + "/")]
+        check(recs and all(x["verdict"] == "deny" and x["rule"] == rule for x in recs),
+              "~/%s: %r, want a deny by %s" % (rel, recs, rule))
+
+
+def test_a_session_in_home_leaves_no_editor_config_under_an_app_name(wd):
+    """The class the lists cannot close: a program that takes its config
+    directory's name from the environment (Neovim's NVIM_APPNAME: a
+    user of LazyVim next to their own config runs `NVIM_APPNAME=lazyvim
+    nvim`, which runs ~/.config/lazyvim/init.lua). No list names every
+    such directory; a session started in $HOME writes it (README)."""
+    home = _home_as_project(wd)
+    target = os.path.join(home, ".config", "lazyvim", "init.lua")
+    os.makedirs(os.path.dirname(target), exist_ok=True)
+    r = harness([BUSYBOX, "sh", "-c", "echo 'os.execute(\"x\")' >> '%s'" % target], wd,
+                policy=None, env={"HOME": home})
+    recs = r.events(args_path=target)
+    check(recs, "no record of the write: %r" % r.stderr[-800:])
+    if os.path.exists(target):
+        xfail("a session started in $HOME writes a config an unlisted app name's program runs")
+    else:
+        check(all(x["verdict"] == "deny" for x in recs), "records %r" % recs)
+
+
+def test_caches_the_users_tools_trust_are_asked(wd):
+    """~/.cache is a write root. Not listed were antibody's plugin
+    clones (sourced at every zsh start), KDE's service database (the
+    command each .desktop runs, trusted while it is newer than the
+    directories), esbuild's copied binary, PyTorch's JIT extensions and
+    Pants' bootstrap environment. The rest of the cache stays the
+    agent's."""
+    from test_default_policy import fake_home
+    home = fake_home(wd)
+    os.makedirs(os.path.join(home, ".cache"), exist_ok=True)
+    asked = ["ksycoca6_en_1a2b", "antibody/https-COLON--SLASH--SLASH-github.com-SLASH-x/x.zsh",
+             "esbuild/bin/@esbuild-linux-x64@0.19.0", "torch_extensions/py311_cu121/x/x.so",
+             "pants/setup/bootstrap-Linux-x86_64/2.18.0_py39/bin/pants"]
+    script = "cd ~/.cache || exit 9; " + "".join("mkdir -p '%s'; echo x > '%s'; " % (
+        os.path.dirname(p) or ".", p) for p in asked) + "echo y > pip-x && echo done"
+    r = harness([BUSYBOX, "sh", "-c", script], wd, policy=None, env={"HOME": home})
+    check("done" in r.stdout, "a plain cache write refused: %r" % r.stderr)
+    for rel in asked:
+        path = os.path.join(home, ".cache", rel)
+        check(not os.path.exists(path), "~/.cache/%s written" % rel)
+        rec = r.one(args_path=path)
+        check(rec["verdict"] == "ask" and rec["rule"] == "cache-scripts" and rec["layer"] == "kernel",
+              "~/.cache/%s: record %r" % (rel, rec))
