@@ -204,15 +204,20 @@ def test_caches_the_users_tools_trust_are_asked(wd):
     """~/.cache is a write root. Not listed were antibody's plugin
     clones (sourced at every zsh start), KDE's service database (the
     command each .desktop runs, trusted while it is newer than the
-    directories), esbuild's copied binary, PyTorch's JIT extensions and
-    Pants' bootstrap environment. The rest of the cache stays the
-    agent's."""
+    directories), esbuild's copied binary, PyTorch's JIT extensions,
+    Pants' bootstrap environment, pyright's PyPI wrapper's package (run
+    by every pyright), hermit's and trunk's tools, renv's package cache,
+    IBus' registry (each input method's command) and lorri's cached
+    environments. The rest of the cache stays the agent's."""
     from test_default_policy import fake_home
     home = fake_home(wd)
     os.makedirs(os.path.join(home, ".cache"), exist_ok=True)
     asked = ["ksycoca6_en_1a2b", "antibody/https-COLON--SLASH--SLASH-github.com-SLASH-x/x.zsh",
              "esbuild/bin/@esbuild-linux-x64@0.19.0", "torch_extensions/py311_cu121/x/x.so",
-             "pants/setup/bootstrap-Linux-x86_64/2.18.0_py39/bin/pants"]
+             "pants/setup/bootstrap-Linux-x86_64/2.18.0_py39/bin/pants",
+             "pyright-python/1.1.380/node_modules/pyright/index.js", "hermit/pkg/go-1.22/bin/go",
+             "trunk/launcher/1.3.1/trunk", "R/renv/cache/v5/R-4.3/x86_64-pc-linux-gnu/x/1.0/h/x/R/x",
+             "ibus/bus/registry", "lorri/gc_roots/0a1b/gc_root/shell_gc_root"]
     script = "cd ~/.cache || exit 9; " + "".join("mkdir -p '%s'; echo x > '%s'; " % (
         os.path.dirname(p) or ".", p) for p in asked) + "echo y > pip-x && echo done"
     r = harness([BUSYBOX, "sh", "-c", script], wd, policy=None, env={"HOME": home})
