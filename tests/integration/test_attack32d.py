@@ -228,3 +228,82 @@ def test_caches_the_users_tools_trust_are_asked(wd):
         rec = r.one(args_path=path)
         check(rec["verdict"] == "ask" and rec["rule"] == "cache-scripts" and rec["layer"] == "kernel",
               "~/.cache/%s: record %r" % (rel, rec))
+
+
+# The agent: npm's cache, a write root of the toolchains profile, takes
+# a packument for a package (here one the user has not installed) whose
+# latest version is a tarball of the agent's with a postinstall, and
+# that tarball, both under the registry's URLs, fresh for ten years.
+PLANT_NPM = r'''
+const zlib = require("zlib");
+const root = "/usr/lib/node_modules/npm/node_modules/";
+const cacache = require(root + "cacache"), ssri = require(root + "ssri");
+const [cache, name, mark] = process.argv.slice(1);
+const ver = "99.0.0", reg = "https://registry.npmjs.org/";
+const turl = reg + name + "/-/" + name + "-" + ver + ".tgz";
+const pkg = JSON.stringify({name, version: ver, scripts: {postinstall: "touch " + mark}});
+function tar(n, body) {
+  const h = Buffer.alloc(512);
+  h.write(n, 0); h.write("0000644\0", 100); h.write("0000000\0", 108); h.write("0000000\0", 116);
+  h.write(body.length.toString(8).padStart(11, "0") + "\0", 124);
+  h.write("00000000000\0", 136); h.write("        ", 148); h.write("0", 156);
+  h.write("ustar\0" + "00", 257);
+  let sum = 0; for (const b of h) sum += b;
+  h.write(sum.toString(8).padStart(6, "0") + "\0 ", 148);
+  const pad = Buffer.alloc((512 - body.length % 512) % 512);
+  return zlib.gzipSync(Buffer.concat([h, Buffer.from(body), pad, Buffer.alloc(1024)]));
+}
+const tgz = tar("package/package.json", pkg);
+const integrity = ssri.fromData(tgz, {algorithms: ["sha512"]}).toString();
+const doc = {name, "dist-tags": {latest: ver}, versions: {[ver]: {name, version: ver,
+  scripts: {postinstall: "touch " + mark}, dist: {tarball: turl, integrity}}}};
+const meta = (url, type, req) => ({metadata: {time: Date.now(), url, reqHeaders: req,
+  resHeaders: {"content-type": type, date: new Date().toUTCString(),
+               "cache-control": "public, max-age=315360000"}, options: {compress: true}}});
+(async () => {
+  const key = "make-fetch-happen:request-cache:";
+  await cacache.put(cache, key + reg + name, Buffer.from(JSON.stringify(doc)),
+                    meta(reg + name, "application/json", {accept: "application/json"}));
+  await cacache.put(cache, key + turl, tgz, meta(turl, "application/octet-stream", {}));
+  console.log("planted");
+})().catch(e => console.log("refused", e.code));
+'''
+
+
+def test_a_packument_planted_in_npms_cache_is_not_installed_later(wd):
+    """npm checks a tarball against the integrity its packument names,
+    and takes the packument from its cache while the cached response
+    is fresh by its own headers: both are the agent's to write in
+    ~/.npm/_cacache (the toolchains profile allows it whole). The
+    user's next `npm install` of that package ran the agent's
+    postinstall, outside the harness. Refusing the cache's index
+    breaks npm (it stops at EACCES there) in every session whose policy
+    lets it reach a registry; left open (README)."""
+    import shutil
+    import subprocess
+    from lib import Skip
+    from test_default_policy import fake_home
+    npm = shutil.which("npm")
+    if not npm or not shutil.which("node") or \
+            not os.path.isdir("/usr/lib/node_modules/npm/node_modules/cacache"):
+        raise Skip("no npm with its cacache in /usr/lib/node_modules")
+    home = fake_home(wd)
+    cache = os.path.join(home, ".npm")
+    os.makedirs(cache, exist_ok=True)
+    mark = os.path.join(wd.state, "postinstall-ran")
+    name = "hx-not-installed-pkg"
+    r = harness(["node", "-e", PLANT_NPM, os.path.join(cache, "_cacache"), name, mark], wd,
+                policy=None, env={"HOME": home})
+    check("planted" in r.stdout or "refused" in r.stdout, "the plant: %r %r" % (r.stdout, r.stderr))
+    user = os.path.join(wd.state, "user-project")
+    os.makedirs(user)
+    env = dict(os.environ, HOME=home, npm_config_cache=cache, npm_config_update_notifier="false")
+    subprocess.run([npm, "install", name, "--offline", "--no-audit", "--no-fund"], cwd=user,
+                   env=env, capture_output=True, text=True, timeout=120)
+    if os.path.exists(mark):
+        check("planted" in r.stdout, "ran, but the plant said %r" % r.stdout)
+        xfail("a packument and tarball planted in ~/.npm/_cacache ran their postinstall in the "
+              "user's next npm install")
+    else:
+        recs = [x for x in r.events(category="file_write") if "_cacache/index-v5" in x["args"]["path"]]
+        check(recs and all(x["verdict"] != "allow" for x in recs), "index writes: %r" % recs)
