@@ -144,7 +144,8 @@ struct linkdir {
 struct linkdirs {
 	struct linkdir *d;
 	size_t n, cap;
-	void *seen; /* tsearch(3) tree of struct seen */
+	void *seen;	/* tsearch(3) tree of struct seen */
+	void *listings; /* tsearch(3) tree of struct listing */
 };
 
 /* The names of dir's entries that are symbolic links ("" for none, or
@@ -220,6 +221,131 @@ static void seen_free(void *p)
 	free(p);
 }
 
+/* A directory's entries, listed once a load after a few of its names
+ * were asked: most patterns name what is absent ($HOME's and
+ * ~/.config's files of tools not installed), each asked by an lstat(2)
+ * that failed ENOENT, about 1,000 a start. */
+#define LIST_AFTER   4	  /* names asked in a directory before it is listed */
+#define LIST_ENTRIES 4096 /* a larger directory is asked name by name */
+
+struct listing {
+	char *dir;
+	unsigned asked;
+	bool tried;
+	size_t n;
+	char **names; /* sorted; each name's d_type in the byte before it */
+};
+
+static int listing_cmp(const void *a, const void *b)
+{
+	return strcmp(((const struct listing *)a)->dir,
+		      ((const struct listing *)b)->dir);
+}
+
+static int name_cmp(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static void names_free(struct listing *l)
+{
+	for (size_t i = 0; i < l->n; i++)
+		free(l->names[i] - 1);
+	free(l->names);
+	l->names = NULL;
+	l->n = 0;
+}
+
+static void listing_free(void *p)
+{
+	struct listing *l = p;
+
+	names_free(l);
+	free(l->dir);
+	free(l);
+}
+
+/* Lists l->dir: only where the kernel's walk may look in it (searchable:
+ * a name there is otherwise EACCES, as the lstat it stands for), and
+ * whole (a name left out would read as absent). */
+static void list_dir(struct listing *l)
+{
+	DIR *d = opendir(l->dir);
+	struct dirent *de;
+	size_t cap = 0;
+	bool whole = false;
+
+	l->tried = true;
+	if (!d || faccessat(dirfd(d), ".", X_OK, AT_EACCESS))
+		goto out;
+	errno = 0;
+	while ((de = readdir(d))) {
+		size_t k = strlen(de->d_name);
+		char *e, **nn;
+
+		if (l->n == LIST_ENTRIES)
+			goto out;
+		if (l->n == cap) {
+			cap = cap ? 2 * cap : 32;
+			if (!(nn = realloc(l->names, cap * sizeof(*nn))))
+				goto out;
+			l->names = nn;
+		}
+		if (!(e = malloc(k + 2)))
+			goto out;
+		e[0] = (char)de->d_type;
+		memcpy(e + 1, de->d_name, k + 1);
+		l->names[l->n++] = e + 1;
+	}
+	whole = !errno;
+out:
+	if (d)
+		closedir(d);
+	if (whole)
+		qsort(l->names, l->n, sizeof(*l->names), name_cmp);
+	else
+		names_free(l);
+}
+
+/* What the listing of path's directory says of it (as state_of), or 0
+ * where only an lstat can say: not listed (yet), or no d_type. */
+static char listed_state(struct linkdirs *c, const char *path)
+{
+	const char *slash = strrchr(path, '/'), *name = slash + 1, **hit;
+	struct listing key, *l, **found;
+	char dir[PATH_MAX];
+	size_t n;
+	unsigned char type;
+
+	if (!slash || !*name || (size_t)(slash - path) >= sizeof(dir))
+		return 0;
+	n = slash == path ? 1 : (size_t)(slash - path); /* "/x": "/" */
+	memcpy(dir, path, n);
+	dir[n] = '\0';
+	key.dir = dir;
+	if (!(found = tfind(&key, &c->listings, listing_cmp))) {
+		if (!(l = calloc(1, sizeof(*l))) || !(l->dir = strdup(dir))) {
+			free(l);
+			return 0;
+		}
+		if (!(found = tsearch(l, &c->listings, listing_cmp)) ||
+		    *found != l) {
+			listing_free(l);
+			return 0;
+		}
+	}
+	l = *found;
+	if (!l->tried && ++l->asked >= LIST_AFTER)
+		list_dir(l);
+	if (!l->names)
+		return 0;
+	hit = bsearch(&name, l->names, l->n, sizeof(*l->names), name_cmp);
+	if (!hit)
+		return 'x';
+	type = (unsigned char)(*hit)[-1];
+	return type == DT_UNKNOWN ? 0 : type == DT_LNK ? 'l' : 'd';
+}
+
 /* 'l' for a symbolic link, 'x' for what the kernel's walk stops at
  * (absent, not a directory's child, not searchable: no link before it),
  * 'd' otherwise. */
@@ -230,7 +356,10 @@ static char state_of(struct linkdirs *c, const char *path)
 
 	if ((found = tfind(&key, &c->seen, seen_cmp)))
 		return (*found)->state;
-	key.state = lstat(path, &st) ? 'x' : S_ISLNK(st.st_mode) ? 'l' : 'd';
+	if (!(key.state = listed_state(c, path)))
+		key.state = lstat(path, &st)	  ? 'x'
+			    : S_ISLNK(st.st_mode) ? 'l'
+						  : 'd';
 	s = malloc(sizeof(*s));
 	if (s && (s->path = strdup(path))) {
 		s->state = key.state;
@@ -492,5 +621,6 @@ int hx_rules_aliases(struct hx_ld *l)
 	}
 	free(c.d);
 	tdestroy(c.seen, seen_free);
+	tdestroy(c.listings, listing_free);
 	return ret;
 }
