@@ -79,6 +79,7 @@
 #define ROUTES "routes past the decided address"
 #define SOURCE "a source that is not the machine's"
 #define CORK   "a datagram that takes later sends' bytes"
+#define MCAST  "reports a multicast group out of an interface"
 #define SOCKOPT_ROW(level, opt, why)                                           \
 	{                                                                      \
 		"setsockopt", HX_SC_ERRNO, EPERM,                              \

@@ -38,6 +38,22 @@ SOCKOPT_ROW(IPPROTO_IPV6, IPV6_RTHDR, ROUTES),
      * with an address (unotify_net.c). */
     SOCKOPT_ROW(IPPROTO_UDP, UDP_CORK, CORK),
     SOCKOPT_ROW(IPPROTO_UDPLITE, UDP_CORK, CORK),
+    /* A join of a multicast group: the kernel sends IGMP or MLD
+     * reports naming the group (14 bytes of the agent's in an IPv6 one,
+     * a source list more) out of the interface the group routes by,
+     * eth0, with no send to decide (an attack review: 239.83.69.67 and
+     * ff05::5345:4352:4554:... left eth0 from a root agent and an
+     * ordinary user's). Any user may join; every other membership
+     * option needs a join first. Receivers of multicast are refused
+     * with it, loopback's too (the interface is behind a pointer). */
+    SOCKOPT_ROW(IPPROTO_IP, IP_ADD_MEMBERSHIP, MCAST),
+    SOCKOPT_ROW(IPPROTO_IP, IP_ADD_SOURCE_MEMBERSHIP, MCAST),
+    SOCKOPT_ROW(IPPROTO_IP, MCAST_JOIN_GROUP, MCAST),
+    SOCKOPT_ROW(IPPROTO_IP, MCAST_JOIN_SOURCE_GROUP, MCAST),
+    SOCKOPT_ROW(IPPROTO_IPV6, IPV6_ADD_MEMBERSHIP, MCAST),
+    SOCKOPT_ROW(IPPROTO_IPV6, IPV6_JOIN_ANYCAST, MCAST),
+    SOCKOPT_ROW(IPPROTO_IPV6, MCAST_JOIN_GROUP, MCAST),
+    SOCKOPT_ROW(IPPROTO_IPV6, MCAST_JOIN_SOURCE_GROUP, MCAST),
     /* Sockets that reach a host no notified call names: SCTP connects
      * by setsockopt (SCTP_SOCKOPT_CONNECTX, then send: any user, where
      * the module loads on demand, as on stock Debian and Ubuntu
