@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <linux/netlink.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <stdbool.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -166,6 +167,22 @@ bool hx_ipaddr_equal(const struct hx_ipaddr *a, const struct hx_ipaddr *b)
 	       !memcmp(a->addr, b->addr, a->family == AF_INET ? 4 : 16);
 }
 
+/* A TCP connect under way: in progress, or deferred by
+ * TCP_FASTOPEN_CONNECT until the first send, which makes the SYN to
+ * the address connected whatever that send names (TCP_FASTOPEN_NO_COOKIE
+ * defers one on loopback). getpeername says ENOTCONN there, and the
+ * address named was judged and recorded for bytes that reached the
+ * connected one (thirty-second attack review, part b). One getsockopt,
+ * on an inet stream send with an address only. */
+static bool tcp_connecting(int fd)
+{
+	unsigned char st = 0;
+	socklen_t l = sizeof(st);
+
+	return !getsockopt(fd, IPPROTO_TCP, TCP_INFO, &st, &l) && l == 1 &&
+	       st == TCP_SYN_SENT;
+}
+
 bool hx_sock_name_ignored(int fd)
 {
 	struct sockaddr_storage peer;
@@ -178,12 +195,13 @@ bool hx_sock_name_ignored(int fd)
 	if (!getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &tl) &&
 	    (type == SOCK_STREAM || type == SOCK_SEQPACKET) &&
 	    !getsockopt(fd, SOL_SOCKET, SO_DOMAIN, &dom, &dl))
-		ignored =
-		    dom == AF_UNIX
-			? type == SOCK_SEQPACKET
-			: (dom == AF_INET || dom == AF_INET6) &&
-			      type == SOCK_STREAM &&
-			      !getpeername(fd, (struct sockaddr *)&peer, &pl);
+		ignored = dom == AF_UNIX
+			      ? type == SOCK_SEQPACKET
+			      : (dom == AF_INET || dom == AF_INET6) &&
+				    type == SOCK_STREAM &&
+				    (!getpeername(fd, (struct sockaddr *)&peer,
+						  &pl) ||
+				     tcp_connecting(fd));
 	errno = e;
 	return ignored;
 }

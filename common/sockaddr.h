@@ -58,8 +58,11 @@ bool hx_sockaddr_unspecified(const void *sa, size_t len,
  * TCP or MPTCP socket sends to its peer (a Fast Open send there is
  * EISCONN), a unix seqpacket one always does. Judging and recording the
  * address named a host the data never went to (an attack review:
- * "send 127.0.0.1:B" for bytes that reached the connected A). An
- * unconnected TCP socket's address is used by a Fast Open send: false.
+ * "send 127.0.0.1:B" for bytes that reached the connected A); so does
+ * one whose connect is under way (SYN_SENT: a Fast Open connect
+ * deferred to the first send, whose SYN goes to the address connected).
+ * An unconnected TCP socket's address is used by a Fast Open send:
+ * false.
  * The shim and the kernel layer alike; errno kept. */
 bool hx_sock_name_ignored(int fd);
 

@@ -99,3 +99,83 @@ def test_a_multicast_join_sends_nothing_out_of_the_machine(wd):
                    ("239.83." in json.dumps(e) or "ff05:" in json.dumps(e))]
         check(not allowed, "records allow the groups: %r" % allowed[:3])
         check(run.events(event="session_end"), "no session_end: %r" % run.dump())
+
+
+DEFERRED = r"""
+import json, socket
+out = {}
+la = socket.socket(); la.bind(("127.0.0.1", 0)); la.listen(4)
+lb = socket.socket(); lb.bind(("127.0.0.1", 0)); lb.listen(4)
+A, B = la.getsockname()[1], lb.getsockname()[1]
+out["ports"] = [A, B]
+def deferred():
+    s = socket.socket()
+    s.setsockopt(socket.IPPROTO_TCP, 34, 1)  # TCP_FASTOPEN_NO_COOKIE
+    s.setsockopt(socket.IPPROTO_TCP, 30, 1)  # TCP_FASTOPEN_CONNECT
+    s.connect(("127.0.0.1", A))
+    return s
+def send(name, s, to):
+    try:
+        out[name] = s.sendto(name.encode(), to)
+    except OSError as e:
+        out[name] = "errno %d" % e.errno
+s1, s2 = deferred(), deferred()
+out["state"] = s1.getsockopt(socket.IPPROTO_TCP, socket.TCP_INFO, 1)[0]
+send("send-b", s1, ("127.0.0.1", B))
+send("send-far", s2, ("10.0.0.1", 80))
+def got(l):
+    l.settimeout(1.0)
+    try:
+        c, _ = l.accept()
+        c.settimeout(1.0)
+        return c.recv(100).decode()
+    except OSError:
+        return "-"
+out["a"] = sorted([got(la), got(la)])
+out["b"] = got(lb)
+print(json.dumps(out))
+"""
+
+
+def _sends_named(run, ports):
+    """Records of a send naming B's port or 10.0.0.1."""
+    return [e for e in run.records if e.get("category") == "net_send" and
+            any(x in (e.get("args") or {}).get("addr", "")
+                for x in (":%d" % ports[1], "10.0.0.1"))]
+
+
+def test_a_send_on_a_deferred_fast_open_connect_names_its_peer(wd):
+    """A Fast Open connect deferred to the first send (TCP_FASTOPEN_CONNECT;
+    TCP_FASTOPEN_NO_COOKIE defers one on loopback without a server's
+    cookie) leaves the socket in SYN_SENT, where getpeername says
+    ENOTCONN: its first send makes the SYN to the address connected, with
+    the bytes, whatever address it names. The shim and the kernel layer
+    judged and recorded the address named: "sendto 127.0.0.1:B allow
+    harness:own-listener" for bytes that reached A, and a send naming
+    10.0.0.1:80 was refused where the kernel sends it to A. Now such a
+    send is the connected peer's, neither judged nor recorded, as on a
+    connected socket (the connect to A was); python and a static
+    program."""
+    home = fake_home(wd)
+    r = harness([PYTHON, "-c", DEFERRED], wd, policy=None, env={"HOME": home})
+    check(r.stdout.strip().startswith("{"), "agent did not run: %r %r" % (r.stdout, r.stderr[-500:]))
+    out = json.loads(r.stdout.strip().splitlines()[-1])
+    check(out["state"] == 2, "the connect was not deferred (state %r): %r" % (out["state"], out))
+    check(out["a"] == ["send-b", "send-far"] and out["b"] == "-",
+          "the bytes did not all reach the connected A: %r" % out)
+    check(out["send-b"] == 6 and out["send-far"] == 8, "sends: %r" % out)
+    check(not _sends_named(r, out["ports"]), "records name another address than the bytes went to: %r"
+          % _sends_named(r, out["ports"])[:3])
+    check(r.events(event="connect", verdict="allow", args_addr="127.0.0.1:%d" % out["ports"][0]),
+          "no allowed connect to A: %s" % r.dump())
+
+    rs = harness([os.path.join(HELPERS, "static_attack32b"), "tfo-sends"], wd, policy=None,
+                 env={"HOME": home})
+    lines = dict(line.split(" ", 1) for line in rs.stdout.splitlines() if " " in line)
+    check("A" in lines and "a" in lines, "the static probe did not run: %r %r" % (rs.stdout, rs.stderr[-500:]))
+    a, b = (int(x) for x in lines["A"].split(" B "))
+    check(lines["send-b"] == "4" and lines["send-far"] == "6", "static sends: %r" % lines)
+    check(sorted(lines["a"].split()) == ["to-b", "to-far"] and lines["b"] == "-",
+          "the static program's bytes did not all reach A: %r" % lines)
+    check(not _sends_named(rs, [a, b]), "records name another address than the bytes went to: %r"
+          % _sends_named(rs, [a, b])[:3])
