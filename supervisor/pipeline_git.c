@@ -337,8 +337,23 @@ static bool note_nested(struct hx_pipeline *pl, const char *path, bool dir)
 	return keep_store(pl, path, (size_t)(name - 3 - path));
 }
 
+/* Whether kept store i is the directory its name (name) names now. A
+ * name kept once stood for any directory made there later: the agent
+ * moved store away, made it again and planted in the new one, whose fd
+ * was never taken (thirty-second review, part a). One stat, one fstat;
+ * when name names nothing, the write there fails: as kept. */
+static bool kept_is(struct hx_pipeline *pl, size_t i, const char *name)
+{
+	struct stat a, b;
+
+	if (stat(name, &a) || fstat(pl->nested_fds[i], &b))
+		return true;
+	return a.st_dev == b.st_dev && a.st_ino == b.st_ino;
+}
+
 /* Keeps the store path's first n bytes name (an O_PATH fd: found where
- * it is at the end), once. False when full. */
+ * it is at the end), once for each directory that name has named.
+ * False when full. */
 static bool keep_store(struct hx_pipeline *pl, const char *path, size_t n)
 {
 	size_t i;
@@ -349,7 +364,8 @@ static bool keep_store(struct hx_pipeline *pl, const char *path, size_t n)
 	pthread_mutex_lock(&objs_lock);
 	for (i = 0; i < pl->n_nested_objs; i++)
 		if (!strncmp(pl->nested_objs[i], path, n) &&
-		    !pl->nested_objs[i][n])
+		    !pl->nested_objs[i][n] &&
+		    kept_is(pl, i, pl->nested_objs[i]))
 			break;
 	if (i == pl->n_nested_objs) {
 		if (i == HX_PL_NESTED_OBJS ||

@@ -532,10 +532,29 @@ static bool in_session_tmp(const struct run *r, const char *path)
 	return n && !strncmp(path, t, n) && (path[n] == '/' || !path[n]);
 }
 
+/* Sweeps what a kept store's name names now when that is not the
+ * directory kept (fd): one swapped in after the write's decision, which
+ * the write then went to (thirty-second review, part a). */
+static void sweep_named(struct run *r, size_t i, json_t *a)
+{
+	const char *name = r->pl.nested_objs[i];
+	struct stat now, kept;
+	size_t n;
+
+	if (stat(name, &now) || !S_ISDIR(now.st_mode) ||
+	    fstat(r->pl.nested_fds[i], &kept) ||
+	    (now.st_dev == kept.st_dev && now.st_ino == kept.st_ino) ||
+	    in_session_tmp(r, name))
+		return;
+	if ((n = hx_objfix_sweep(name, &r->pl.started)))
+		json_array_append_new(a,
+				      json_pack("[s,I]", name, (json_int_t)n));
+}
+
 /* In the child: the other git dirs' stores the agent wrote loose
  * objects in (pipeline.h, nested_objs), each swept as the session's own
- * is, where it is now (one moved out of TMPDIR too): [[objects,
- * removed]] for those that held a forged one. */
+ * is, where it is now (one moved out of TMPDIR too), and what its name
+ * names now: [[objects, removed]] for those that held a forged one. */
 static json_t *sweep_nested(struct run *r)
 {
 	char fdp[64], now[PATH_MAX];
@@ -544,6 +563,7 @@ static json_t *sweep_nested(struct run *r)
 	size_t n;
 
 	for (size_t i = 0; a && i < r->pl.n_nested_objs; i++) {
+		sweep_named(r, i, a);
 		/* where it is now: moved, it is swept there */
 		snprintf(fdp, sizeof(fdp), "/proc/self/fd/%d",
 			 r->pl.nested_fds[i]);

@@ -1,0 +1,40 @@
+"""Attack review 32, part a: the thirty-first review's fixes attacked
+(the stores kept for the end's sweep by a loose object's shape, the
+project files a tool the user runs later reads), under the embedded
+default policy, as root and as an ordinary user.
+
+A store was kept by its name: a directory made again under a name
+already kept (the first moved away) was never swept, its fd the first
+one's. Lefthook reads eight more names than the two the default asked
+about (its -local configs, which git ignores, among them)."""
+
+import os
+
+from lib import check, harness
+from test_attack30a import EMPTY, HELLO, PLANT, _user_adds, _forged_records
+
+
+def test_a_store_made_again_under_a_kept_name_is_swept(wd):
+    """The agent planted in store (kept: an O_PATH fd of it), moved it
+    to store-old, made store again and planted the empty blob's id in
+    it (the name was kept already: no fd of the new one), named store
+    in the alternates of a repository it made, and moved that in place
+    of the user's nested sub: the user's checkout of an empty file gave
+    the planted code."""
+    from test_attack29a import _nested
+    from lib import PYTHON
+    sub, _ = _nested(wd)
+    real = os.path.realpath(wd.path)
+    store = os.path.join(real, "store")
+    script = ("%s -c '%s' store %s && mv store store-old && %s -c '%s' store %s"
+              " && git init -q f2 && echo %s > f2/.git/objects/info/alternates"
+              " && mv sub sub-old && mv f2 sub && echo SWAPPED"
+              % (PYTHON, PLANT, HELLO, PYTHON, PLANT, EMPTY, store))
+    r = harness(["sh", "-c", script], wd, policy=None)
+    check("SWAPPED" in r.stdout, "the agent did not swap: %s %s" % (r.stdout, r.stderr[-1500:]))
+    got = _user_adds(sub)
+    check(got["empty.py"] == "", "the user's empty file, checked out: %r" % got)
+    recs = _forged_records(r)
+    check((store, 1) in recs and (store + "-old", 1) in recs,
+          "forged_objects records: %r" % recs)
+
