@@ -38,3 +38,36 @@ def test_a_store_made_again_under_a_kept_name_is_swept(wd):
     check((store, 1) in recs and (store + "-old", 1) in recs,
           "forged_objects records: %r" % recs)
 
+
+RUNS_LATER = ["lefthook-local.yml", ".config/lefthook.yaml", "web/.lefthook-local.json",
+              "lefthook.toml", ".lefthook/pre-commit/lint.sh", ".lefthook-local/pre-push/x.sh",
+              ".huskyrc.json", "husky.config.js", ".lintstagedrc", "lint-staged.config.mjs",
+              ".yarn/releases/yarn-4.1.0.cjs", ".yarn/plugins/plugin-x.cjs", ".gitmodules"]
+
+
+def test_what_the_users_next_commit_or_yarn_runs_is_asked(wd):
+    """The default asked about lefthook.yml and .lefthook.yml only:
+    lefthook reads eight more names, and merges a -local config (which
+    git ignores: a review of the diff shows nothing) and the scripts of
+    .lefthook/ and .lefthook-local/ at the user's next commit; husky 4
+    runs what .huskyrc says, a hook's lint-staged what its config says;
+    the user's next yarn runs the release and plugins .yarnrc.yml names
+    in .yarn (as the Gradle wrapper's jar, which was asked); and the
+    user's next submodule update clones from .gitmodules' url (as
+    .lfsconfig's). Each written by a static busybox, asked (no
+    terminal: refused) and recorded as project-autorun."""
+    from test_default_policy import fake_home
+    from test_sessions_apart import BUSYBOX
+    home = fake_home(wd)
+    script = "; ".join("mkdir -p $(dirname %s); echo 'x: [run]' > %s" % (p, p) for p in RUNS_LATER)
+    r = harness([BUSYBOX, "sh", "-c", script + "; echo ok > plain.txt"], wd, policy=None,
+                env={"HOME": home})
+    check(os.path.exists(os.path.join(wd.path, "plain.txt")), "stderr %r" % r.stderr)
+    real = os.path.realpath(wd.path)
+    for rel in RUNS_LATER:
+        path = os.path.join(real, rel)
+        check(not os.path.exists(path), "%s written" % rel)
+        recs = [x for x in r.records if path in (x.get("args", {}).get("path"),
+                                                 x.get("args", {}).get("path2"))]
+        check(recs and all(x["verdict"] == "ask" and x["rule"] == "project-autorun" for x in recs),
+              "%s: records %r" % (rel, recs))
