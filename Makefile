@@ -20,7 +20,7 @@ SAN ?=
 CFLAGS_COMMON := -std=gnu17 $(OPT) $(WARN) -fPIC -MMD -MP -I.
 PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS))
 PKG_LIBS = $(shell pkg-config --libs jansson yaml-0.1 libseccomp nettle) -lresolv
-GIT_LIBS = $(shell pkg-config --libs libgit2)
+GIT_LIBS = $(shell pkg-config --libs libgit2 zlib)
 CFLAGS_HOST = $(CFLAGS_COMMON) $(HARDEN) $(SAN) $(PKG_CFLAGS)
 # The shim lives in every agent process: no sanitizers, hidden symbols,
 # no fortify wrappers around the very functions it defines, and no stack

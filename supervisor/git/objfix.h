@@ -17,7 +17,9 @@
 
 /* Reads every loose object of the store objects whose file changed
  * since `since` (made or moved in during the session, the checkpoints'
- * own too) with libgit2's hash check, and removes each one whose
+ * own too) with libgit2's hash check (a SHA-256 one, xx/<62 hex>,
+ * inflated and hashed here: libgit2 reads SHA-1 stores only), and
+ * removes each one whose
  * content is not its name's: the checkpoint then writes the object
  * again from the tree (hx_ckpt_forget), and the agent's own commits
  * that named it lack it, which git says, rather than showing what was

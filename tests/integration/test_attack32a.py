@@ -71,3 +71,52 @@ def test_what_the_users_next_commit_or_yarn_runs_is_asked(wd):
                                                  x.get("args", {}).get("path2"))]
         check(recs and all(x["verdict"] == "ask" and x["rule"] == "project-autorun" for x in recs),
               "%s: records %r" % (rel, recs))
+
+
+EMPTY256 = "473a0f4c3be8a93681a267e3b1e9a7dcda1185436fe141f7749120a303721813"
+
+# The plant, its header after 25 KiB of empty deflate blocks: git reads
+# it; a reader that wants the header in its first read does not.
+SLOW = r"""
+import os, sys, zlib
+objects, oid = sys.argv[1:3]
+raw = b"blob 20\0import os  # PLANTED\n"
+z = zlib.compressobj(9, zlib.DEFLATED, -15)
+data = b"\x78\x9c" + b"\x00\x00\x00\xff\xff" * 5000
+data += z.compress(raw) + z.flush() + zlib.adler32(raw).to_bytes(4, "big")
+d = os.path.join(objects, oid[:2])
+os.makedirs(d, exist_ok=True)
+with open(os.path.join(d, oid[2:]), "wb") as f:
+    f.write(data)
+"""
+
+
+def test_an_object_planted_in_a_sha256_repository_is_swept(wd):
+    """A loose object of a SHA-256 repository (xx/<62 hex>) kept its
+    store for the sweep, which read SHA-1 names only: the agent planted
+    code under the ids of the empty blob and of "hello\\n" (its header
+    after 25 KiB of empty deflate blocks) in the user's nested sub (git
+    init --object-format=sha256), and the user's checkout of those
+    files, added and committed after the session, gave the planted
+    code. The object of the agent's own git add stays."""
+    import hashlib
+    from test_worktree import git
+    from lib import PYTHON
+    sub = os.path.join(wd.path, "sub")
+    os.makedirs(sub)
+    git(sub, "init", "-q", "--object-format=sha256")
+    wd.file("sub/s", "s\n")
+    git(sub, "add", "s")
+    git(sub, "-c", "user.name=a", "-c", "user.email=a@b", "commit", "-qm", "s")
+    objects = os.path.join(os.path.realpath(sub), ".git", "objects")
+    hello = hashlib.sha256(b"blob 6\0hello\n").hexdigest()
+    mine = hashlib.sha256(b"blob 5\0mine\n").hexdigest()
+    script = ("%s -c '%s' %s %s && %s -c '%s' %s %s && echo mine > sub/m && git -C sub add m"
+              " && echo PLANTED" % (PYTHON, PLANT, objects, EMPTY256, PYTHON, SLOW, objects, hello))
+    r = harness(["sh", "-c", script], wd, policy=None)
+    check("PLANTED" in r.stdout, "the agent did not plant: %s %s" % (r.stdout, r.stderr[-1500:]))
+    check(os.path.exists(os.path.join(objects, mine[:2], mine[2:])), "the agent's own object went")
+    got = _user_adds(sub)
+    check(got == {"empty.py": "", "hello.txt": "hello\n"},
+          "the user's files, checked out after the commit: %r" % got)
+    check(_forged_records(r) == [(objects, 2)], "forged_objects records: %r" % _forged_records(r))
