@@ -262,11 +262,36 @@ static void not_ran(struct hx_ptree_proc *p, long long seq)
 	}
 }
 
+/* A group's process: its pid's newest, ended or not (the overflow
+ * record comes within a second, or at the session's end), or one made
+ * from the group (its pid, ppid and exe) when the pid has none. A child
+ * that forked past the rate had every record coalesced (its shim's
+ * process_start too): tree and export showed neither it nor its
+ * refusals, though the log counted them (thirty-second attack review,
+ * part a). */
+static struct hx_ptree_proc *group_proc(struct hx_ptree *t, json_t *rec,
+					json_t *g)
+{
+	json_int_t pid = json_integer_value(json_object_get(g, "pid"));
+	struct hx_ptree_proc *p = t->slots ? *slot(t, pid) : NULL;
+	const char *exe = json_string_value(json_object_get(g, "exe"));
+
+	if (p || pid <= 0 || pid == t->harness_pid)
+		return p;
+	p = add(t, pid, json_integer_value(json_object_get(g, "ppid")),
+		hx_record_field(rec, "since"));
+	if (p && exe)
+		p->exe = strdup(exe);
+	if (p)
+		snprintf(p->end, sizeof(p->end), "%s",
+			 hx_record_field(rec, "until"));
+	return p;
+}
+
 /* An audit_overflow record's groups: each the record of a call made
  * count times past the audit rate, counted in its process's events and
  * refusals as those records would be (tree and export counted none:
- * harness-exec's pid is the overflow record's). A process that has no
- * record of its own is not made up from a group. */
+ * harness-exec's pid is the overflow record's). */
 static void take_groups(struct hx_ptree *t, char *line, size_t len)
 {
 	json_t *rec = hx_logline_parse(line, len), *g, *c;
@@ -277,15 +302,11 @@ static void take_groups(struct hx_ptree *t, char *line, size_t len)
 
 	json_array_foreach(json_object_get(rec, "groups"), i, g)
 	{
-		/* its pid's newest process, ended or not: the overflow
-		 * record comes within a second, or at the session's end */
-		p = t->slots
-			? *slot(t,
-				json_integer_value(json_object_get(g, "pid")))
-			: NULL;
+		if (!(p = group_proc(t, rec, g)))
+			continue;
 		n = json_integer_value(json_object_get(g, "count"));
 		v = json_string_value(json_object_get(g, "verdict"));
-		if (!p || n <= 0 || !v)
+		if (n <= 0 || !v)
 			continue;
 		p->events += (size_t)n;
 		if (!strcmp(v, "allow"))

@@ -120,3 +120,67 @@ def test_an_object_planted_in_a_sha256_repository_is_swept(wd):
     check(got == {"empty.py": "", "hello.txt": "hello\n"},
           "the user's files, checked out after the commit: %r" % got)
     check(_forged_records(r) == [(objects, 2)], "forged_objects records: %r" % _forged_records(r))
+
+
+FORKED = r"""
+import os, sys, time
+bad = sys.argv[1]
+
+
+def flood(seconds, name):
+    end = time.time() + seconds
+    while time.time() < end:
+        try:
+            os.open(name, os.O_WRONLY | os.O_CREAT, 0o600)
+        except OSError:
+            pass
+
+
+flood(0.3, bad)  # the burst spent
+pid = os.fork()
+if pid == 0:
+    for i in range(40):
+        try:
+            os.open(bad + "-child", os.O_WRONLY | os.O_CREAT, 0o600)
+        except OSError:
+            pass
+    os._exit(0)
+flood(0.7, bad)
+os.waitpid(pid, 0)
+print("child", pid)
+"""
+
+
+def test_a_child_whose_every_record_was_coalesced_is_in_the_tree(wd):
+    """Past the log's rate, a child forked by the agent made 40 refused
+    writes while its parent flooded: every record of the child (its
+    shim's process_start too) was coalesced into audit_overflow groups,
+    and harness-audit tree (and export, which reads the same tree)
+    counted a group only in a process that had a record of its own:
+    the child and its 40 refusals were nowhere in it. Now the child is
+    made from its groups (pid, ppid, exe) under its parent."""
+    import json
+    import subprocess
+    from lib import AUDIT_TOOL, PYTHON
+    from test_attack29d import _low_rate_default
+    policy = _low_rate_default(wd)
+    with open(policy) as f:
+        text = f.read()
+    check("  rate: 50\n" in text, "no rate to lower")
+    text = text.replace("  rate: 50\n", "  rate: 1\n", 1)
+    with open(policy, "w") as f:
+        f.write(text)
+    bad = os.path.join(wd.state, "outside")
+    r = harness([PYTHON, "-c", FORKED, bad], wd, policy=policy, timeout=180)
+    check("child" in r.stdout, "the agent did not run: %s %s" % (r.stdout, r.stderr[-800:]))
+    child = int(r.stdout.split()[-1])
+    logged = sum(1 for x in r.records if x.get("pid") == child and x.get("verdict") == "deny")
+    logged += sum(g.get("count", 0) for x in r.records if x.get("event") == "audit_overflow"
+                  for g in x.get("groups", []) if g.get("pid") == child and g.get("verdict") == "deny")
+    check(logged == 40, "the log's refusals of the child: %d" % logged)
+    t = subprocess.run([AUDIT_TOOL, "tree", r.log, "--json"], capture_output=True, text=True,
+                       env=dict(os.environ, XDG_STATE_HOME=wd.state))
+    procs = {p["pid"]: p for p in map(json.loads, t.stdout.splitlines())}
+    check(child in procs, "the child is not in the tree: %r" % sorted(procs))
+    check(procs[child]["refused"] == 40 and procs[child]["ppid"] in procs,
+          "the child in the tree: %r" % procs[child])
