@@ -340,15 +340,24 @@ static bool note_nested(struct hx_pipeline *pl, const char *path, bool dir)
 /* Whether kept store i is the directory its name (name) names now. A
  * name kept once stood for any directory made there later: the agent
  * moved store away, made it again and planted in the new one, whose fd
- * was never taken (thirty-second review, part a). One stat, one fstat;
- * when name names nothing, the write there fails: as kept. */
+ * was never taken (thirty-second review, part a). One removed (nothing
+ * left in it to sweep: a test suite's repository made again at one
+ * name for each test) gives its place to the new one. One stat, one
+ * fstat; when name names nothing, the write there fails: as kept. */
 static bool kept_is(struct hx_pipeline *pl, size_t i, const char *name)
 {
 	struct stat a, b;
+	int fd;
 
-	if (stat(name, &a) || fstat(pl->nested_fds[i], &b))
+	if (stat(name, &a) || fstat(pl->nested_fds[i], &b) ||
+	    (a.st_dev == b.st_dev && a.st_ino == b.st_ino))
 		return true;
-	return a.st_dev == b.st_dev && a.st_ino == b.st_ino;
+	if (b.st_nlink ||
+	    (fd = open(name, O_PATH | O_DIRECTORY | O_CLOEXEC)) < 0)
+		return false;
+	close(pl->nested_fds[i]);
+	pl->nested_fds[i] = fd;
+	return true;
 }
 
 /* Keeps the store path's first n bytes name (an O_PATH fd: found where

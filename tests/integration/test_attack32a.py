@@ -184,3 +184,28 @@ def test_a_child_whose_every_record_was_coalesced_is_in_the_tree(wd):
     check(child in procs, "the child is not in the tree: %r" % sorted(procs))
     check(procs[child]["refused"] == 40 and procs[child]["ppid"] in procs,
           "the child in the tree: %r" % procs[child])
+
+
+AGAIN = r"""
+import os, shutil, sys
+d, oid = sys.argv[1:3]
+for i in range(1100):
+    shutil.rmtree(d, ignore_errors=True)
+    os.makedirs(os.path.join(d, oid[:2]))
+    with open(os.path.join(d, oid[:2], oid[2:]), "w") as f:
+        f.write("x")
+print("made", i + 1)
+"""
+
+
+def test_a_store_made_again_at_one_name_for_each_test_takes_one_place(wd):
+    """A test suite that makes its repository again at one name for each
+    test (rm -rf, git init, a commit) is kept once, not once a test: a
+    removed directory's place goes to the new one, so the 1,100th
+    test's object is written (past 1,024 places it would be refused)."""
+    from lib import PYTHON
+    r = harness([PYTHON, "-c", AGAIN, os.path.join(wd.path, "fixture", "objects"), EMPTY], wd,
+                policy=None, timeout=300)
+    check("made 1100" in r.stdout, "the suite stopped: %s %s" % (r.stdout, r.stderr[-800:]))
+    refused = [x for x in r.records if x.get("rule") == "harness:git-objects"]
+    check(not refused, "refused: %r" % refused[:2])
