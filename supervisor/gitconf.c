@@ -4,6 +4,7 @@
 #include "policy/gitforce.h"
 
 #include <ctype.h>
+#include <dirent.h>
 #include <errno.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -344,9 +345,43 @@ static void add_mirrored(struct hx_gitconf *c, const char *top,
 	}
 }
 
+/* The configuration of the repositories beneath dir (two levels: a
+ * workspace of clones, a vendored one), each read as the project's is,
+ * its relative values its own work tree's: a nested repository's
+ * core.hooksPath (.githooks, tracked) was the agent's to write, and the
+ * user's next commit there ran its hook (thirty-second attack review,
+ * part a). Start only; bounded (NESTED_ENTRIES directories looked at). */
+#define NESTED_ENTRIES 4096
+
+static void parse_nested(struct hx_gitconf *c, const char *dir, int depth,
+			 const char *home, size_t *budget)
+{
+	char sub[PATH_MAX], cfg[PATH_MAX + 16];
+	struct dirent *e;
+	DIR *d = opendir(dir);
+
+	while (d && *budget && (e = readdir(d))) {
+		if ((e->d_type != DT_DIR && e->d_type != DT_UNKNOWN) ||
+		    !strcmp(e->d_name, ".") || !strcmp(e->d_name, "..") ||
+		    !strcmp(e->d_name, ".git") ||
+		    snprintf(sub, sizeof(sub), "%s/%s", dir, e->d_name) >=
+			(int)sizeof(sub))
+			continue;
+		(*budget)--;
+		snprintf(cfg, sizeof(cfg), "%s/.git/config", sub);
+		if (!access(cfg, F_OK))
+			parse(c, cfg, sub, home, 0);
+		else if (depth < 2)
+			parse_nested(c, sub, depth + 1, home, budget);
+	}
+	if (d)
+		closedir(d);
+}
+
 void hx_gitconf_find(const char *cwd, const char *mirror, const char *home,
 		     struct hx_gitconf *c)
 {
+	size_t budget = NESTED_ENTRIES;
 	const char *xdg = getenv("XDG_CONFIG_HOME");
 	char p[PATH_MAX], top[PATH_MAX], gitdir[PATH_MAX], common[PATH_MAX];
 	bool repo = find_repo(cwd, top, gitdir, common);
@@ -371,15 +406,17 @@ void hx_gitconf_find(const char *cwd, const char *mirror, const char *home,
 	if (home &&
 	    snprintf(p, sizeof(p), "%s/.gitconfig", home) < (int)sizeof(p))
 		parse(c, p, cwd, home, 0);
-	if (!repo)
-		return;
-	if (snprintf(p, sizeof(p), "%s/config", common) < (int)sizeof(p))
-		parse(c, p, cwd, home, 0);
-	if (snprintf(p, sizeof(p), "%s/config.worktree", gitdir) <
-	    (int)sizeof(p))
-		parse(c, p, cwd, home, 0);
-	if (mirror)
-		add_mirrored(c, top, mirror);
+	if (repo) {
+		if (snprintf(p, sizeof(p), "%s/config", common) <
+		    (int)sizeof(p))
+			parse(c, p, cwd, home, 0);
+		if (snprintf(p, sizeof(p), "%s/config.worktree", gitdir) <
+		    (int)sizeof(p))
+			parse(c, p, cwd, home, 0);
+		if (mirror)
+			add_mirrored(c, top, mirror);
+	}
+	parse_nested(c, cwd, 1, home, &budget);
 }
 
 /* ---- what the agent's own repositories run (hx_gitconf_place) ---- */

@@ -209,3 +209,32 @@ def test_a_store_made_again_at_one_name_for_each_test_takes_one_place(wd):
     check("made 1100" in r.stdout, "the suite stopped: %s %s" % (r.stdout, r.stderr[-800:]))
     refused = [x for x in r.records if x.get("rule") == "harness:git-objects"]
     check(not refused, "refused: %r" % refused[:2])
+
+
+def test_what_a_nested_repositorys_configuration_runs_is_not_written(wd):
+    """Only the project repository's configuration was read at start
+    for the places it runs code from: the user's nested sub (made before
+    the session, core.hooksPath .githooks as a team's hooks are kept,
+    an include of ../team.gitconfig, beside .git) had its hook and its
+    include
+    written by a static busybox, and the user's next commit in sub ran
+    the agent's hook. Now the repositories two levels beneath the work
+    tree are read too: refused, harness:git-config."""
+    from test_attack29a import _nested
+    from test_sessions_apart import BUSYBOX
+    from test_worktree import git
+    sub, _ = _nested(wd)
+    os.makedirs(os.path.join(sub, ".githooks"))
+    git(sub, "config", "core.hooksPath", ".githooks")
+    git(sub, "config", "include.path", "../team.gitconfig")
+    script = ("printf '#!/bin/sh\\necho PWNED\\n' > sub/.githooks/pre-commit;"
+              " printf '[core]\\n\\tfsmonitor = /tmp/x\\n' > sub/team.gitconfig; echo ok > plain.txt")
+    r = harness([BUSYBOX, "sh", "-c", script], wd, policy=None)
+    check(os.path.exists(os.path.join(wd.path, "plain.txt")), "stderr %r" % r.stderr)
+    real = os.path.realpath(wd.path)
+    for rel in ("sub/.githooks/pre-commit", "sub/team.gitconfig"):
+        path = os.path.join(real, rel)
+        check(not os.path.exists(path), "%s written" % rel)
+        recs = [x for x in r.records if x.get("args", {}).get("path") == path]
+        check(recs and all(x["verdict"] == "deny" and x["rule"] == "harness:git-config"
+                           for x in recs), "%s: records %r" % (rel, recs))
