@@ -473,36 +473,97 @@ static int open_covers(const struct hx_masks *m, char file[32], char dir[32])
 	return 0;
 }
 
-/* Mask i over its path, read-only: its node of the FUSE root (fd root,
- * *fuse then), which refuses an exec itself, or the empty cover src,
- * noexec too. Bound on the name, never through it: a symlink there (a
- * project's .env linked to a file elsewhere that the policy does not
- * name) is covered itself. -ENOENT: gone since the walk. */
-static int cover(const struct hx_masks *m, size_t i, int root, const char *src,
-		 bool *fuse_out)
+/* A detached copy of src (a FUSE node or an empty cover), its flags set
+ * before it is seen anywhere: read-only, nosuid, nodev, and noexec for
+ * a cover. *st: what it shows. Returns its fd, or -errno. */
+static int cover_tree(const char *src, bool noexec, struct stat *st)
 {
-	unsigned long ro =
-	    MS_BIND | MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV;
-	char node[64], at[32];
-	bool fuse = false;
-	int fd = open(m->paths[i], O_PATH | O_NOFOLLOW | O_CLOEXEC), e = 0;
+	struct mount_attr a = {
+	    .attr_set = MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID |
+			MOUNT_ATTR_NODEV | (noexec ? MOUNT_ATTR_NOEXEC : 0)};
+	int t = open_tree(AT_FDCWD, src, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
+
+	if (t < 0)
+		return -errno;
+	if (mount_setattr(t, "", AT_EMPTY_PATH, &a, sizeof(a)) ||
+	    fstat(t, st)) {
+		int e = -errno;
+
+		close(t);
+		return e;
+	}
+	return t;
+}
+
+/* The tree that covers what fd (mask i's name, now) is: its node of the
+ * FUSE root (fd root), which refuses an exec itself, or an empty cover
+ * of its kind, noexec too; the empty one too where the file's kind
+ * changed since the walk (a directory renamed over a file: a node of
+ * the other kind would not bind, and the start failed). */
+static int pick_tree(const struct hx_masks *m, size_t i, int fd, int root,
+		     const char *const covers[2], bool *fuse, struct stat *st)
+{
+	char node[64];
+	bool dir;
+	int t = -1;
+
+	if (fstat(fd, st))
+		return -errno;
+	dir = S_ISDIR(st->st_mode);
+	if (root >= 0 && dir == m->is_dir[i]) {
+		snprintf(node, sizeof(node), "/proc/self/fd/%d/%zu", root, i);
+		t = cover_tree(node, false, st);
+	}
+	*fuse = t >= 0;
+	return t >= 0 ? t : cover_tree(covers[dir], true, st);
+}
+
+/* One try of mask i: a tree attached on the dentry its name has now
+ * (an O_NOFOLLOW fd: a symlink is covered itself). 1: the name was
+ * renamed over meanwhile (a process outside the session: the user's
+ * editor, a git pull), the new file not covered: try again; 0, or
+ * -errno (-ENOENT: gone). */
+static int cover_once(const struct hx_masks *m, size_t i, int root,
+		      const char *const covers[2], bool *fuse)
+{
+	struct stat want, now;
+	int t, e = 0, fd = open(m->paths[i], O_PATH | O_NOFOLLOW | O_CLOEXEC);
 
 	if (fd < 0)
 		return -errno;
-	snprintf(at, sizeof(at), "/proc/self/fd/%d", fd);
-	if (root >= 0) {
-		snprintf(node, sizeof(node), "/proc/self/fd/%d/%zu", root, i);
-		fuse = !mount(node, at, NULL, MS_BIND, NULL);
-	}
-	if (!fuse && mount(src, at, NULL, MS_BIND, NULL))
-		e = -errno;
+	t = pick_tree(m, i, fd, root, covers, fuse, &want);
+	if (t < 0)
+		e = t;
+	else if (move_mount(t, "", fd, "",
+			    MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH))
+		e = errno == ENOENT ? 1 : -errno; /* unlinked since open */
+	if (t >= 0)
+		close(t);
 	close(fd);
-	/* By name: the mount on it now, a symlink's too. */
-	if (!e &&
-	    mount(NULL, m->paths[i], NULL, fuse ? ro : ro | MS_NOEXEC, NULL))
+	/* Renamed over after the attach: the kernel dropped the mask with
+	 * the old file, and the name shows the new one. */
+	if (!e && lstat(m->paths[i], &now))
 		e = -errno;
-	*fuse_out = fuse;
+	else if (!e && (now.st_dev != want.st_dev || now.st_ino != want.st_ino))
+		e = 1;
 	return e;
+}
+
+/* Mask i over its path, read-only, nosuid, nodev, set on the detached
+ * tree, never by the name after the attach: a file renamed over the
+ * name between the two was no mount point, and the start failed
+ * (EINVAL). A name renamed over while it is covered is covered again,
+ * its new file; past the tries the watch on its directory sees the next
+ * rename (maskwatch.h). covers: the empty file and directory. -ENOENT:
+ * gone since the walk. */
+static int cover(const struct hx_masks *m, size_t i, int root,
+		 const char *const covers[2], bool *fuse_out)
+{
+	int e = 1;
+
+	for (int tries = 0; e == 1 && tries < 64; tries++)
+		e = cover_once(m, i, root, covers, fuse_out);
+	return e == 1 ? 0 : e;
 }
 
 /* bound told of node i of the FUSE root: the node itself, whatever its
@@ -525,6 +586,7 @@ int hx_masks_apply(const struct hx_masks *m, int fuse_chan, size_t kept,
 		   hx_masks_bound_fn bound, void *arg)
 {
 	char file[32], dir[32];
+	const char *const covers[2] = {file, dir};
 	int e, root = -1;
 
 	if (!m || (!m->n && fuse_chan < 0))
@@ -542,7 +604,7 @@ int hx_masks_apply(const struct hx_masks *m, int fuse_chan, size_t kept,
 		/* Its look-up would be a refusal of the child's. */
 		if (beneath_earlier(m, i))
 			continue;
-		e = cover(m, i, root, m->is_dir[i] ? dir : file, &fuse);
+		e = cover(m, i, root, covers, &fuse);
 		if (e && e != -ENOENT) /* -ENOENT: gone since the walk */
 			return e;
 		if (!e && fuse && !m->is_dir[i] && bound &&

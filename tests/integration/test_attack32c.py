@@ -1,0 +1,99 @@
+"""Attack review 32, part c: the masks as the target, under the
+embedded default policy, from static programs, as root and as an
+ordinary user.
+
+Each mask was bound on its name's dentry (an O_PATH fd), then made
+read-only by a remount by its name. A process outside the session (the
+user's tool, a git checkout) that swapped a denied name between the
+walk and the mask made the start fail: the name renamed over after the
+bind was no mount point (EINVAL: "sandbox: masks: Invalid argument",
+seen in CI), and a file swapped for a directory, or the other way, had
+no cover of its kind (ENOTDIR)."""
+
+import ctypes
+import json
+import os
+import subprocess
+import sys
+import time
+
+from lib import EXEC, check
+from test_default_policy import fake_home
+from test_mask_records import _wait_for
+
+BUSYBOX = "/bin/busybox"
+
+# renameat2(RENAME_EXCHANGE) of each pair, until the stop file is there.
+SWAP = r"""
+import ctypes, os, sys
+libc = ctypes.CDLL(None, use_errno=True)
+stop, pairs = sys.argv[1], sys.argv[2:]
+pairs = [(pairs[i].encode(), pairs[i + 1].encode()) for i in range(0, len(pairs), 2)]
+open(stop + ".up", "w").close()
+while not os.path.exists(stop):
+    for a, b in pairs:
+        libc.renameat2(-100, a, -100, b, 2)
+"""
+
+
+def _records(log):
+    with open(log) as f:
+        return [json.loads(l) for l in f]
+
+
+def _swapped_at_start(wd, home, n):
+    """A static agent started while a process outside swaps each d*/.env
+    (a file) with d*/stash (a directory holding a key), reads them all
+    once the swaps stop and the late masks had their time."""
+    stop = os.path.join(wd.state, "stop-%d" % n)
+    pairs = []
+    for i in range(16):
+        pairs += [os.path.join(wd.path, "d%d" % i, ".env"),
+                  os.path.join(wd.path, "d%d" % i, "stash")]
+    swap = subprocess.Popen([sys.executable, "-c", SWAP, stop] + pairs)
+    log = os.path.join(wd.state, "swap-%d.jsonl" % n)
+    go = os.path.join(wd.path, "go-%d" % n)
+    script = ("while [ ! -e %s ]; do sleep 0.02; done; cat d*/.env d*/.env/key; echo done"
+              % go)
+    extra = ["--no-kernel-audit"] if os.geteuid() == 0 else []
+    try:
+        _wait_for(lambda: os.path.exists(stop + ".up"), "the swapper")
+        proc = subprocess.Popen([EXEC, "--quiet", "--audit-log", log] + extra +
+                                ["--", BUSYBOX, "sh", "-c", script],
+                                cwd=wd.path, env=dict(os.environ, HOME=home),
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        time.sleep(0.3)
+    finally:
+        open(stop, "w").close()
+        swap.wait()
+    # The late masks of what the last swaps put on the names.
+    time.sleep(1.0)
+    open(go, "w").close()
+    try:
+        out, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    return proc.returncode, out, err, _records(log)
+
+
+def test_a_secret_swapped_at_the_start_neither_fails_it_nor_is_read(wd):
+    """Before: each of three sessions failed to start, "sandbox: masks:
+    Invalid argument" or "Not a directory"."""
+    home = fake_home(wd)
+    for i in range(16):
+        d = os.path.join(wd.path, "d%d" % i)
+        os.makedirs(os.path.join(d, "stash"))
+        wd.file("d%d/.env" % i, "SECRET-FILE\n")
+        wd.file("d%d/stash/key" % i, "SECRET-KEY\n")
+    for n in range(3):
+        rc, out, err, recs = _swapped_at_start(wd, home, n)
+        check(rc == 0 and "masks" not in err and out.endswith("done\n"),
+              "session %d did not start or end: %d %r %r" % (n, rc, out, err[-800:]))
+        check("SECRET" not in out, "session %d read a swapped secret: %r" % (n, out))
+        reads = [e for e in recs if e.get("layer") == "mask" and e["event"] != "mask_added"]
+        # The shell's glob looks beneath a masked .env (harness:mask).
+        bad = [e for e in reads if e["verdict"] != "deny" or "/.env" not in e["args"]["path"] or
+               e["rule"] not in ("dotenv", "harness:mask")]
+        check(reads and not bad, "session %d's mask records: %r" % (n, (len(reads), bad[:3])))
