@@ -8,6 +8,7 @@
 #include <limits.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -363,6 +364,30 @@ int hx_masks_add(struct hx_masks **mp, const char *const *paths, size_t n,
 	if (!r && !had && m->n)
 		r = make_covers(m, mask_dir);
 	return r;
+}
+
+static atomic_bool dirs_noted;
+
+void hx_masks_note_dirs(const struct hx_masks *m, const struct hx_policy *p)
+{
+	char in[PATH_MAX + 2];
+
+	for (size_t i = 0; m && i < m->n && !atomic_load(&dirs_noted); i++)
+		if (m->is_dir[i] &&
+		    (size_t)snprintf(in, sizeof(in), "%s/x", m->paths[i]) <
+			sizeof(in) &&
+		    readable(p, in))
+			atomic_store(&dirs_noted, true);
+}
+
+void hx_masks_note_dir(void)
+{
+	atomic_store(&dirs_noted, true);
+}
+
+bool hx_masks_dir_noted(void)
+{
+	return atomic_load_explicit(&dirs_noted, memory_order_relaxed);
 }
 
 size_t hx_masks_count(const struct hx_masks *m)

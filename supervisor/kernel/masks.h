@@ -69,6 +69,16 @@ int hx_masks_join(struct hx_masks_job *j, struct hx_masks **out,
 int hx_masks_add(struct hx_masks **mp, const char *const *paths, size_t n,
 		 const char *skip, const char *mask_dir);
 
+/* Whether a directory is masked whose content the policy lets be read
+ * (a project's .env/ or .env.d/: the rules name the directory): the
+ * kernel layer, which acts in harness-exec's view where no mask is,
+ * then checks the way of each path it acts on (hx_un_judge). Noted for
+ * the start's masks by hx_masks_note_dirs (p: the session's policy),
+ * for a late one by hx_masks_note_dir. */
+void hx_masks_note_dirs(const struct hx_masks *m, const struct hx_policy *p);
+void hx_masks_note_dir(void);
+bool hx_masks_dir_noted(void);
+
 /* How many paths are masked, path i, and whether it is a directory. */
 size_t hx_masks_count(const struct hx_masks *m);
 const char *hx_masks_path(const struct hx_masks *m, size_t i);

@@ -513,6 +513,7 @@ static int masks_ready(struct hx_sandbox *sb, bool quiet)
 	if (!sb->masks_err && sb->watch &&
 	    (n = hx_landlock_deny_paths(sb->ll, &paths)))
 		hx_maskwatch_denies(sb->watch, paths, n);
+	hx_masks_note_dirs(sb->masks, sb->policy);
 	if (!sb->masks_err && masks_short(sb, why, sizeof(why)) &&
 	    (e = reads_instead_of_masks(sb, why, quiet)) <= 0)
 		return e;
@@ -887,6 +888,8 @@ json_t *hx_sandbox_kernel_json(const struct hx_sandbox *sb)
 
 static void on_created(const char *path, bool is_dir, void *arg)
 {
+	if (is_dir) /* before the bind: what is beneath it (masks.h) */
+		hx_masks_note_dir();
 	hx_maskfs_add(arg, path, is_dir);
 }
 

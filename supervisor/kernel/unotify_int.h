@@ -351,6 +351,16 @@ int hx_un_path_arg(struct hx_unotify *u, uint64_t id, const struct target *t,
  * handler acts for the agent only on a 0 from here. */
 int hx_un_judge(struct hx_unotify *u, const struct target *t, struct job *j,
 		struct hx_kargs *k);
+/* Whether a path of j (its path and path2, absolute as the target names
+ * them), or the directory a new name is made in, lies on or beneath a
+ * mask of the target's view: the kernel layer acts in harness-exec's,
+ * where there is none, and a static program's O_RDWR open, link or
+ * rename of .env/key beneath a masked .env/ (the policy names the
+ * directory, not its files) opened, linked or moved out the file the
+ * mask hides (thirty-second attack review, part c). Only once a
+ * directory is masked whose content the policy lets be read
+ * (hx_masks_dir_noted): then three opens and two fstat a path. */
+bool hx_un_masked_way(const struct target *t, const struct job *j);
 /* One handler per family; each fills a (never CONTINUE without saying
  * what holds the call, next to the site). */
 void hx_un_open(struct hx_unotify *u, const struct seccomp_notif *n,

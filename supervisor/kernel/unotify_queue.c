@@ -55,6 +55,11 @@ int hx_un_judge(struct hx_unotify *u, const struct target *t, struct job *j,
 
 	if (!hx_un_submit(u, j))
 		return EACCES;
+	if (j->out.reply == HX_VERDICT_ALLOW && hx_un_masked_way(t, j)) {
+		hx_un_revoke(u, j, "harness:mask", "beneath a mask");
+		atomic_fetch_add(&u->n_denied, 1);
+		return EACCES; /* as the mask answers the kernel's open */
+	}
 	if (j->out.reply == HX_VERDICT_ALLOW)
 		return 0;
 	atomic_fetch_add(&u->n_denied, 1);

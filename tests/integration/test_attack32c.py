@@ -97,3 +97,48 @@ def test_a_secret_swapped_at_the_start_neither_fails_it_nor_is_read(wd):
         bad = [e for e in reads if e["verdict"] != "deny" or "/.env" not in e["args"]["path"] or
                e["rule"] not in ("dotenv", "harness:mask")]
         check(reads and not bad, "session %d's mask records: %r" % (n, (len(reads), bad[:3])))
+
+
+def test_a_file_beneath_a_masked_directory_is_not_reached_through_the_kernel_layer(wd):
+    """A directory the policy names (.env/, .env.d/) is masked whole,
+    but the policy lets its files be read (its rules name the directory
+    only). The kernel layer emulates a static program's O_RDWR open,
+    link and rename in harness-exec's own view, where no mask is: it
+    opened .env/key for the agent, linked it out of the mask and moved
+    it or its directory out (the records said allowed writes). Before:
+    every one of them printed or moved the secret."""
+    from lib import HELPERS
+    home = fake_home(wd)
+    os.makedirs(os.path.join(wd.path, ".env"))
+    os.makedirs(os.path.join(wd.path, ".env.d", "sub"))
+    wd.file(".env/key", "SECRET-D1\n")
+    wd.file(".env.d/sub/prod", "SECRET-D2\n")
+    wd.file("plain", "PLAIN\n")
+    h = os.path.join(HELPERS, "static_attack32c")
+    tries = ["rw .env/key", "creat .env/key", "rw .env.d/sub/prod", "ln .env/key copy",
+             "mv .env/key moved", "mv .env.d/sub sub2"]
+    script = "; ".join("%s %s" % (h, t) for t in tries)
+    script += ("; %s cat copy; %s cat moved; %s cat sub2/prod; %s rw plain; %s ln plain p2; echo done"
+               % (h, h, h, h, h))
+    log = os.path.join(wd.state, "beneath.jsonl")
+    extra = ["--no-kernel-audit"] if os.geteuid() == 0 else []
+    r = subprocess.run([EXEC, "--quiet", "--audit-log", log] + extra + ["--", BUSYBOX, "sh", "-c", script],
+                       cwd=wd.path, env=dict(os.environ, HOME=home), capture_output=True, text=True,
+                       timeout=60)
+    out = r.stdout
+    check(out.endswith("done\n") and "PLAIN" in out, "the session: %r %r" % (out, r.stderr[-800:]))
+    check("SECRET" not in out, "a file beneath a mask was read: %r" % out)
+    lines = out.splitlines()
+    check(lines[:len(tries)] == ["err EACCES"] * len(tries), "the tries: %r" % lines)
+    for name in ("copy", "moved", "sub2"):
+        check(not os.path.lexists(os.path.join(wd.path, name)), "%s was made" % name)
+    with open(os.path.join(wd.path, ".env", "key")) as f:
+        check(f.read() == "SECRET-D1\n", "the user's .env/key changed")
+    check(os.path.exists(os.path.join(wd.path, "p2")), "the plain file's link was refused")
+    recs = _records(log)
+    revoked = [e for e in recs if e["event"] == "revoked" and e.get("rule") == "harness:mask"]
+    check(len(revoked) == len(tries), "revocations %r" % revoked)
+    for e in recs:
+        p = e.get("args", {}).get("path", "") + " " + e.get("args", {}).get("path2", "")
+        if e.get("layer") == "kernel" and ".env" in p and e.get("verdict") == "allow":
+            check(any(v["ref_seq"] == e["seq"] for v in revoked), "allowed and done: %r" % e)
