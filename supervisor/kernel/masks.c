@@ -543,6 +543,25 @@ static int pick_tree(const struct hx_masks *m, size_t i, int fd, int root,
 	return t >= 0 ? t : cover_tree(covers[dir], true, st);
 }
 
+/* Before Linux 5.12 (no mount_setattr): bound through fd, then made
+ * read-only by the name, which a file renamed over it since names. */
+static int cover_legacy(const struct hx_masks *m, size_t i, int fd, int root,
+			const char *const covers[2], bool dir, bool *fuse)
+{
+	unsigned long ro =
+	    MS_BIND | MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV;
+	char node[64], at[32];
+
+	snprintf(at, sizeof(at), "/proc/self/fd/%d", fd);
+	snprintf(node, sizeof(node), "/proc/self/fd/%d/%zu", root, i);
+	*fuse = root >= 0 && dir == m->is_dir[i] &&
+		!mount(node, at, NULL, MS_BIND, NULL);
+	if ((!*fuse && mount(covers[dir], at, NULL, MS_BIND, NULL)) ||
+	    mount(NULL, m->paths[i], NULL, *fuse ? ro : ro | MS_NOEXEC, NULL))
+		return -errno;
+	return 0;
+}
+
 /* One try of mask i: a tree attached on the dentry its name has now
  * (an O_NOFOLLOW fd: a symlink is covered itself). 1: the name was
  * renamed over meanwhile (a process outside the session: the user's
@@ -557,6 +576,12 @@ static int cover_once(const struct hx_masks *m, size_t i, int root,
 	if (fd < 0)
 		return -errno;
 	t = pick_tree(m, i, fd, root, covers, fuse, &want);
+	if (t == -ENOSYS) {
+		e = cover_legacy(m, i, fd, root, covers, S_ISDIR(want.st_mode),
+				 fuse);
+		close(fd);
+		return e;
+	}
 	if (t < 0)
 		e = t;
 	else if (move_mount(t, "", fd, "",
