@@ -359,7 +359,9 @@ int hx_un_judge(struct hx_unotify *u, const struct target *t, struct job *j,
  * directory, not its files) opened, linked or moved out the file the
  * mask hides (thirty-second attack review, part c). Only once a
  * directory is masked whose content the policy lets be read
- * (hx_masks_dir_noted): then three opens and two fstat a path. */
+ * (hx_masks_dir_noted): then an open of its root a call, and two
+ * opens and two fstat a path (4 to 20 us measured, on an emulated
+ * open of 45 to 70). */
 bool hx_un_masked_way(const struct target *t, const struct job *j);
 /* One handler per family; each fills a (never CONTINUE without saying
  * what holds the call, next to the site). */

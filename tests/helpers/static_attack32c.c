@@ -7,11 +7,13 @@
  *   xchg A B        renameat2(A, B, RENAME_EXCHANGE)
  *   mv A B          rename(A, B)
  *   ln A B          link(A, B)
- *   at DIR NAME     open DIR (O_PATH), then openat(fd, NAME) and read */
+ *   at DIR NAME     open DIR (O_PATH), then openat(fd, NAME) and read
+ *   loop N PATH     open PATH O_RDWR | O_CREAT N times (a measure) */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -60,6 +62,12 @@ int main(int argc, char **argv)
 		return rename(argv[2], argv[3]) ? fail() : !printf("ok\n");
 	if (!strcmp(op, "ln"))
 		return link(argv[2], argv[3]) ? fail() : !printf("ok\n");
+	if (!strcmp(op, "loop")) {
+		for (long n = atol(argv[2]); n > 0; n--)
+			if ((d = open(argv[3], O_RDWR | O_CREAT, 0644)) >= 0)
+				close(d);
+		return !printf("ok\n");
+	}
 	if (!strcmp(op, "at")) {
 		if ((d = open(argv[2], O_PATH | O_DIRECTORY)) < 0)
 			return fail();
