@@ -42,6 +42,26 @@ static bool same_ns(pid_t child, const char *ns)
 	       a.ino == b.ino && a.dev == b.dev;
 }
 
+/* Whether a directory above path is a mask (dev masks): a name made
+ * beneath one (harness's own state under a masked ~/.local/state/harness:
+ * this session's directory, another's) is hidden already, and the
+ * look-up refused; it was recorded as a mask that failed. */
+static bool beneath_mask(const char *path, dev_t masks)
+{
+	char dir[PATH_MAX];
+	struct stat st;
+	char *slash;
+
+	if ((size_t)snprintf(dir, sizeof(dir), "%s", path) >= sizeof(dir))
+		return false;
+	while ((slash = strrchr(dir, '/')) && slash != dir) {
+		*slash = '\0';
+		if (!lstat(dir, &st))
+			return st.st_dev == masks;
+	}
+	return false;
+}
+
 /* Binds node over path, never through a symlink: over the symlink
  * itself when path is one (mounted on the O_NOFOLLOW fd's dentry), so
  * that the name is masked, not its target: one swapped in since the
@@ -57,7 +77,8 @@ static int32_t bind_over(const char *node, const char *path, dev_t masks)
 	int fd = open(path, O_PATH | O_NOFOLLOW | O_CLOEXEC);
 
 	if (fd < 0)
-		return -errno;
+		return errno == EACCES && beneath_mask(path, masks) ? 1
+								    : -errno;
 	snprintf(at, sizeof(at), "/proc/self/fd/%d", fd);
 	if (fstat(fd, &st))
 		e = -errno;

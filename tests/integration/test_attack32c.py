@@ -142,3 +142,39 @@ def test_a_file_beneath_a_masked_directory_is_not_reached_through_the_kernel_lay
         p = e.get("args", {}).get("path", "") + " " + e.get("args", {}).get("path2", "")
         if e.get("layer") == "kernel" and ".env" in p and e.get("verdict") == "allow":
             check(any(v["ref_seq"] == e["seq"] for v in revoked), "allowed and done: %r" % e)
+
+
+def test_a_session_started_meanwhile_is_no_failed_mask(wd):
+    """harness's own state (~/.local/state/harness) is a directory mask
+    inside the write root ~/.local; the names made beneath it during the
+    session (another session's directory) were seen by the watch, their
+    masks refused by the mask above them, and each was a mask_added
+    record with "error": "Permission denied" and a late_failed count, a
+    mask that failed where the name was hidden all along. Before: one
+    such record for the session started meanwhile."""
+    home = fake_home(wd)
+    os.makedirs(os.path.join(home, ".local", "share"), exist_ok=True)
+    wd.file(".env", "SECRET\n")
+    env = dict(os.environ, HOME=home)
+    env.pop("XDG_STATE_HOME", None)
+    log = os.path.join(wd.state, "first.jsonl")
+    extra = ["--no-kernel-audit"] if os.geteuid() == 0 else []
+    first = subprocess.Popen([EXEC, "--quiet", "--audit-log", log] + extra +
+                             ["--", BUSYBOX, "sh", "-c", "while [ ! -e go ]; do sleep 0.02; done"],
+                             cwd=wd.path, env=env)
+    try:
+        _wait_for(lambda: os.path.exists(log) and '"session_start"' in open(log).read(), "the first")
+        r = subprocess.run([EXEC, "--quiet"] + extra + ["--", BUSYBOX, "true"], cwd=wd.path, env=env,
+                           capture_output=True, text=True, timeout=60)
+        check(r.returncode == 0, "the second session: %r" % r.stderr[-500:])
+        time.sleep(0.5)
+    finally:
+        open(os.path.join(wd.path, "go"), "w").close()
+        first.wait(timeout=60)
+    recs = _records(log)
+    state = os.path.join(home, ".local", "state", "harness")
+    check(os.path.isdir(os.path.join(state, "sessions")), "no sessions directory at %s" % state)
+    failed = [e for e in recs if e["event"] == "mask_added" and "error" in e["args"]]
+    check(not failed, "masks said to fail: %r" % failed)
+    end = [e for e in recs if e["event"] == "session_end"]
+    check(end and not end[0]["mask_records"].get("late_failed"), "session_end %r" % end)
