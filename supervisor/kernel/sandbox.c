@@ -513,7 +513,6 @@ static int masks_ready(struct hx_sandbox *sb, bool quiet)
 	if (!sb->masks_err && sb->watch &&
 	    (n = hx_landlock_deny_paths(sb->ll, &paths)))
 		hx_maskwatch_denies(sb->watch, paths, n);
-	hx_masks_note_dirs(sb->masks, sb->policy);
 	if (!sb->masks_err && masks_short(sb, why, sizeof(why)) &&
 	    (e = reads_instead_of_masks(sb, why, quiet)) <= 0)
 		return e;
@@ -526,6 +525,7 @@ static int masks_ready(struct hx_sandbox *sb, bool quiet)
 		sb->held_masks = 0;
 		sb->nabsent = 0;
 	}
+	hx_masks_note_dirs(sb->masks, sb->policy); /* those it keeps */
 	if ((hx_masks_count(sb->masks) || (sb->watch && sb->masks)) &&
 	    !sb->mask_records_err)
 		sb->mask_records_err = serve_masks_so(sb);
