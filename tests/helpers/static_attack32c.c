@@ -8,6 +8,7 @@
  *   mv A B          rename(A, B)
  *   ln A B          link(A, B)
  *   at DIR NAME     open DIR (O_PATH), then openat(fd, NAME) and read
+ *   reopen PATH     open PATH O_PATH, then its /proc/self/fd link, read
  *   loop N PATH     open PATH O_RDWR | O_CREAT N times (a measure) */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -45,6 +46,14 @@ int main(int argc, char **argv)
 	const char *op = argc > 2 ? argv[1] : "";
 	int d;
 
+	if (!strcmp(op, "reopen")) {
+		char link[64];
+
+		if ((d = open(argv[2], O_PATH)) < 0)
+			return fail();
+		snprintf(link, sizeof(link), "/proc/self/fd/%d", d);
+		return dump(open(link, O_RDONLY));
+	}
 	if (!strcmp(op, "cat"))
 		return dump(open(argv[2], O_RDONLY));
 	if (!strcmp(op, "rw"))
