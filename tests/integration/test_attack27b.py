@@ -11,11 +11,13 @@ swept what was left either. And every later start opened each tmp_root's
 lock file to see whether a session holds it: a FIFO at that name held
 each start of the user in that open, for good."""
 
+import fcntl
 import json
 import os
 import signal
 import stat
 import subprocess
+import time
 
 from lib import EXEC, Skip, check, harness
 
@@ -41,6 +43,25 @@ def _force_remove(path):
         return
     subprocess.run(["chmod", "-R", "u+rwx", path], capture_output=True)
     subprocess.run(["rm", "-rf", path], capture_output=True)
+
+
+def _lock_released(path, seconds):
+    """Whether the flock at path is free within seconds."""
+    deadline = time.monotonic() + seconds
+    while True:
+        try:
+            fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+        except OSError:
+            return True  # no lock: nothing holds the directory
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return True
+        except OSError:
+            if time.monotonic() > deadline:
+                return False
+        finally:
+            os.close(fd)
+        time.sleep(0.05)
 
 
 def test_what_the_agent_leaves_in_its_tmpdir_goes_with_the_session(wd):
@@ -79,6 +100,11 @@ def test_what_a_killed_sessions_agent_left_goes_at_the_next_start(wd):
         p.send_signal(signal.SIGKILL)
         p.wait()
         check(os.path.isdir(root), "the kill itself removed %s" % root)
+        # A start sweeps only what no session holds: the killed one's
+        # helpers let go of its lock as they see it gone, later on a
+        # loaded machine (a start before then rightly left it).
+        check(_lock_released(os.path.join(root, LOCK), 30),
+              "the killed session's lock was still held after 30 s")
         r = harness(["/bin/true"], wd, policy=None)
         check(r.status == 0, r.stderr[-400:])
         check(not os.path.lexists(root), "%s left after the next start" % root)
