@@ -934,13 +934,21 @@ static bool asker_lives(const struct question *q)
 	       st.state != 'X';
 }
 
+void hx_ask_ending(struct hx_ask *a)
+{
+	for (struct question *q = a ? a->qs : NULL; q; q = q->next)
+		q->ending = q->agent || asker_lives(q);
+}
+
 void hx_ask_end(struct hx_ask *a)
 {
 	bool any = a && a->qs;
 
 	while (a && a->qs) {
 		const char *why =
-		    a->qs->agent || asker_lives(a->qs) ? "end" : "gone";
+		    a->qs->ending || a->qs->agent || asker_lives(a->qs)
+			? "end"
+			: "gone";
 
 		finish(a, a->qs, HX_VERDICT_DENY, HX_ASK_ONCE, why, why, NULL);
 	}

@@ -90,6 +90,11 @@ int hx_ask_new(struct hx_pipeline *pl, const char *grants_path,
 /* The session ends: every question still waiting is refused (recorded;
  * its waiter told). */
 void hx_ask_end(struct hx_ask *a);
+/* The session is told to end (a signal to harness-exec): each waiting
+ * question's asker is noted as living, before the signal goes on to end
+ * it, so that hx_ask_end says "end" for it, not "gone" (the asker dead
+ * by then on a loaded machine). */
+void hx_ask_ending(struct hx_ask *a);
 /* hx_ask_end, then frees a; no worker may be waiting (hx_unotify_stop
  * first). */
 void hx_ask_free(struct hx_ask *a);

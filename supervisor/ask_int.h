@@ -47,6 +47,7 @@ struct question {
 	bool agent;
 	struct hx_ask_question uq;
 	char *answer;
+	bool ending; /* its asker lived as the session was told to end */
 };
 
 /* An answer "once" to the shim's question, for the kernel layer's view

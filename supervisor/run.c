@@ -265,11 +265,11 @@ static void on_signal(struct hx_server *s, struct hx_source *src,
 		if (si.ssi_signo == SIGCHLD)
 			reap(r);
 		else if (!r->child_done) {
-			hx_run_alerts_signal(r); /* frozen, it would not die */
+			hx_run_alerts_signal(r);  /* frozen, it would not die */
+			hx_ask_ending(r->pl.ask); /* its askers, alive */
 			hx_proc_kill(r->child_fd, r->child, (int)si.ssi_signo);
-			/* Nor would it while it waits on a question: the exec
-			 * gate traces it, so no signal but SIGKILL acts on it
-			 * until its call returns. Refused now ("end"). */
+			/* Nor may it in a call that waits on a question (the
+			 * gate holds signals but SIGKILL): refused ("end"). */
 			hx_ask_end(r->pl.ask);
 		}
 	}
