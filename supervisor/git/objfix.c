@@ -5,6 +5,7 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <nettle/nettle-meta.h>
 #include <nettle/sha1.h>
 #include <nettle/sha2.h>
 #include <stdio.h>
@@ -13,8 +14,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
-
-#include "supervisor/git/gitutil.h"
 
 static bool changed_since(const struct stat *st, const struct timespec *t)
 {
@@ -35,69 +34,50 @@ static bool new_file(int dfd, const char *name, struct stat *st,
 	       (changed_since(&ls, since) || changed_since(st, since));
 }
 
-/* Whether the object id reads, streamed, as its name (1), not (0), or
- * cannot be read so either (-1). git_odb_read takes it whole, within the
- * check's memory: a forged object that inflates to more (code, then a
- * GiB of spaces) failed to read and was left, where git streams it
- * (thirty-first attack review, part a). */
-static int streams_as_named(git_odb *odb, const git_oid *id)
-{
-	unsigned char buf[1 << 16], md[SHA1_DIGEST_SIZE];
-	git_odb_stream *st = NULL;
-	git_object_t type;
-	struct sha1_ctx c;
-	size_t len, got = 0;
-	int n, k;
+/* The sweep's bounds, a process (the end's check, or the worktree's
+ * end), for both kinds of store together: bytes read and inflated, and,
+ * for a large object, time. The check has 10 s, and its index check
+ * comes after: objects that inflate to many GiB of zeros (each a few
+ * hundred KiB on disk), read whole by libgit2 where each fit the
+ * check's memory and so never counted, or a budget each kind, ran the
+ * check out of its time, its answer lost and the object planted in e6/
+ * after them left (thirty-third attack review, part a). An object cut
+ * short by a bound is taken as forged when its file is the session's
+ * (own), and left when older (never a file older than the session,
+ * through a new symlink). A small one is read whatever the time: taking
+ * each unread one as forged would lose the agent's commits (README). */
+#define SWEEP_BYTES (2ull << 30)
+#define SWEEP_MS    5000
+#define SWEEP_LARGE (1u << 20) /* bytes an object, past which time counts */
 
-	if (git_odb_open_rstream(&st, &len, &type, odb, id))
-		return -1;
-	sha1_init(&c);
-	k = snprintf((char *)buf, sizeof(buf), "%s %zu",
-		     git_object_type2string(type), len);
-	sha1_update(&c, (size_t)k + 1, buf);
-	while ((n = git_odb_stream_read(st, (char *)buf, sizeof(buf))) > 0) {
-		sha1_update(&c, (size_t)n, buf);
-		got += (size_t)n;
-	}
-	git_odb_stream_free(st);
-	if (n < 0)
-		return -1;
-	sha1_digest(&c, sizeof(md), md);
-	return got == len && !memcmp(md, id->id, sizeof(md));
+static unsigned long long spent;
+static long long sweep_end; /* ms, CLOCK_MONOTONIC */
+
+static long long ms_now(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (long long)t.tv_sec * 1000 + t.tv_nsec / 1000000;
 }
 
-/* Bytes streamed at most, a process (the end's check): the check has
- * 10 s, and objects of many GiB of spaces would have used them up, the
- * sweep then unsaid. Past it, one not read whole is taken as forged. */
-#define STREAM_BUDGET (2ull << 30)
-
-/* Whether the object id is not what its name says: read whole, or
- * streamed when it cannot be read whole (within STREAM_BUDGET: past it,
- * when its file is the session's, own). */
-static bool forged(git_odb *odb, const git_oid *id, bool own)
+/* Whether an object that has cost mine bytes so far is to be cut short.
+ * Cost: a vDSO clock read, for a large one only. */
+static bool over(unsigned long long mine)
 {
-	static unsigned long long streamed;
-	git_odb_object *obj = NULL;
-	git_object_t type;
-	size_t len;
-	int e = git_odb_read(&obj, odb, id);
-
-	git_odb_object_free(obj);
-	if (e == GIT_EMISMATCH)
-		return true;
-	if (!e || e == GIT_ENOTFOUND ||
-	    git_odb_read_header(&len, &type, odb, id))
-		return false;
-	/* never a file older than the session, through a new symlink */
-	if ((streamed += len) > STREAM_BUDGET)
-		return own;
-	return streams_as_named(odb, id) == 0;
+	return spent > SWEEP_BYTES ||
+	       (mine > SWEEP_LARGE && ms_now() > sweep_end);
 }
 
 /* An inflated loose object's "type len\0" header, taken as it comes
- * (a stream may give it a byte at a time), then its len bytes hashed. */
-struct obj256 {
-	struct sha256_ctx c;
+ * (a stream may give it a byte at a time), then its len bytes hashed
+ * with h (SHA-1 or SHA-256: the store's kind, by the name's length). */
+struct obj {
+	const struct nettle_hash *h;
+	union {
+		struct sha1_ctx a;
+		struct sha256_ctx b;
+	} c;
 	char head[64];
 	size_t hlen;
 	bool headed;
@@ -105,7 +85,7 @@ struct obj256 {
 };
 
 /* Takes k inflated bytes: false when they cannot be a loose object. */
-static bool take256(struct obj256 *o, const unsigned char *p, size_t k)
+static bool take(struct obj *o, const unsigned char *p, size_t k)
 {
 	char *end;
 
@@ -122,116 +102,119 @@ static bool take256(struct obj256 *o, const unsigned char *p, size_t k)
 		if (*end)
 			return false;
 		o->headed = true;
-		sha256_update(&o->c, o->hlen, (const uint8_t *)o->head);
+		o->h->update(&o->c, o->hlen, (const uint8_t *)o->head);
 	}
 	if (k > o->need - o->got)
 		k = (size_t)(o->need - o->got); /* git reads no further */
-	sha256_update(&o->c, k, p);
+	o->h->update(&o->c, k, p);
 	o->got += k;
 	return true;
 }
 
-/* Whether the loose object at fd hashes (SHA-256) to want: 1, 0 when
- * not, -1 when git could not read it either (not zlib, no header, too
- * short) or the budget is spent. */
-static int sha256_as_named(int fd, const unsigned char *want,
-			   unsigned long long *budget)
+/* Whether the loose object at fd hashes (h) to want: 1, 0 when not, -1
+ * when git could not read it either (not zlib, no header, too short),
+ * -2 when cut short by the bounds, checked each 16 KiB read (empty
+ * deflate blocks inflate to nothing, and cost their reading). */
+static int hashes_as_named(int fd, const struct nettle_hash *h,
+			   const unsigned char *want)
 {
 	unsigned char in[1 << 14], out[1 << 15], md[SHA256_DIGEST_SIZE];
-	struct obj256 o = {0};
+	unsigned long long mine = 0;
+	struct obj o = {.h = h};
 	z_stream z = {0};
 	ssize_t n;
 	int e = Z_OK;
+	bool cut = false;
 
 	if (inflateInit(&z) != Z_OK)
 		return -1;
-	sha256_init(&o.c);
+	h->init(&o.c);
 	while (e == Z_OK && (!o.headed || o.got < o.need) &&
-	       *budget <= STREAM_BUDGET) {
+	       !(cut = over(mine))) {
 		if (!z.avail_in) {
 			if ((n = read(fd, in, sizeof(in))) <= 0)
 				break;
 			z.next_in = in;
 			z.avail_in = (uInt)n;
+			mine += (size_t)n;
+			spent += (size_t)n;
 		}
 		z.next_out = out;
 		z.avail_out = sizeof(out);
 		e = inflate(&z, Z_NO_FLUSH);
 		if ((e != Z_OK && e != Z_STREAM_END) ||
-		    !take256(&o, out, sizeof(out) - z.avail_out))
+		    !take(&o, out, sizeof(out) - z.avail_out))
 			break;
-		*budget += sizeof(out) - z.avail_out;
+		mine += sizeof(out) - z.avail_out;
+		spent += sizeof(out) - z.avail_out;
 	}
 	inflateEnd(&z);
 	if (!o.headed || o.got < o.need)
-		return -1;
-	sha256_digest(&o.c, sizeof(md), md);
-	return !memcmp(md, want, sizeof(md));
+		return cut ? -2 : -1;
+	h->digest(&o.c, h->digest_size, md);
+	return !memcmp(md, want, h->digest_size);
 }
 
-/* Whether the SHA-256 loose object name (xx + 62 hex, at dfd) is not
- * what its name says. libgit2 reads SHA-1 stores only: a SHA-256
- * repository's objects were never read, and one planted under the empty
- * blob's id gave the user's checkout of an empty file its code
- * (thirty-second attack review, part a). Past the budget, one the
- * session changed (own) is taken as forged, as forged() does. */
-static bool forged256(int dfd, const char *xx, const char *name, bool own)
+/* Whether the loose object name (at dfd, xx + the rest of its hash) is
+ * not what its name says, inflated and hashed here for both kinds:
+ * libgit2 reads SHA-1 stores only (a SHA-256 repository's objects were
+ * never read: thirty-second attack review, part a), and its whole read
+ * of a SHA-1 one could not be stopped at the bounds. One cut short by
+ * them is taken as forged when the session changed it (own). */
+static bool forged(int dfd, const char *xx, const char *name, bool own)
 {
-	static unsigned long long budget;
+	const struct nettle_hash *h = strlen(name) == 2 * SHA1_DIGEST_SIZE - 2
+					  ? &nettle_sha1
+					  : &nettle_sha256;
 	unsigned char want[SHA256_DIGEST_SIZE];
 	char hex[2 * SHA256_DIGEST_SIZE + 1];
 	int fd, r;
 
-	snprintf(hex, sizeof(hex), "%s%s", xx, name);
-	for (size_t i = 0; i < sizeof(want); i++)
+	if (snprintf(hex, sizeof(hex), "%s%s", xx, name) >= (int)sizeof(hex))
+		return false;
+	for (size_t i = 0; i < h->digest_size; i++)
 		if (sscanf(hex + 2 * i, "%2hhx", &want[i]) != 1)
 			return false;
-	if (budget > STREAM_BUDGET)
+	if (over(0))
 		return own;
 	if ((fd = openat(dfd, name, O_RDONLY | O_NONBLOCK | O_CLOEXEC)) < 0)
 		return false;
-	r = sha256_as_named(fd, want, &budget);
+	r = hashes_as_named(fd, h, want);
 	close(fd);
-	return r == 0 || (r < 0 && budget > STREAM_BUDGET && own);
+	return r == 0 || (r == -2 && own);
+}
+
+/* Whether name is a loose object's: the rest of a SHA-1 or SHA-256
+ * hash, in lower-case hex as git writes it. */
+static bool object_name(const char *name)
+{
+	size_t n = strlen(name);
+
+	return (n == 2 * SHA1_DIGEST_SIZE - 2 ||
+		n == 2 * SHA256_DIGEST_SIZE - 2) &&
+	       strspn(name, "0123456789abcdef") == n;
 }
 
 /* The loose objects of directory xx (at dfd) changed since `since`,
  * read; one that is not its content removed. The number removed. */
-static size_t sweep_dir(git_odb *odb, int dfd, const char *xx,
-			const struct timespec *since)
+static size_t sweep_dir(int dfd, const char *xx, const struct timespec *since)
 {
-	char hex[GIT_OID_HEXSZ + 1];
 	DIR *d = fdopendir(dfd);
 	struct dirent *de;
 	struct stat st;
-	git_oid id;
 	size_t n = 0;
 
 	if (!d) {
 		close(dfd);
 		return 0;
 	}
-	while ((de = readdir(d))) {
-		if (strlen(de->d_name) == 2 * SHA256_DIGEST_SIZE - 2 &&
-		    strspn(de->d_name, "0123456789abcdef") ==
-			2 * SHA256_DIGEST_SIZE - 2 &&
+	while ((de = readdir(d)))
+		if (object_name(de->d_name) &&
 		    new_file(dirfd(d), de->d_name, &st, since) &&
-		    forged256(dirfd(d), xx, de->d_name,
-			      changed_since(&st, since)) &&
-		    !unlinkat(dirfd(d), de->d_name, 0)) {
-			n++;
-			continue;
-		}
-		if (strlen(de->d_name) != GIT_OID_HEXSZ - 2 ||
-		    snprintf(hex, sizeof(hex), "%s%s", xx, de->d_name) !=
-			GIT_OID_HEXSZ ||
-		    git_oid_fromstr(&id, hex) ||
-		    !new_file(dirfd(d), de->d_name, &st, since))
-			continue;
-		if (forged(odb, &id, changed_since(&st, since)) &&
+		    forged(dirfd(d), xx, de->d_name,
+			   changed_since(&st, since)) &&
 		    !unlinkat(dirfd(d), de->d_name, 0))
 			n++;
-	}
 	closedir(d);
 	return n;
 }
@@ -239,23 +222,20 @@ static size_t sweep_dir(git_odb *odb, int dfd, const char *xx,
 size_t hx_objfix_sweep(const char *objects, const struct timespec *since)
 {
 	char xx[3];
-	git_odb *odb = NULL;
 	size_t n = 0;
 	int ofd, dfd;
 
-	if (hx_git_init() ||
-	    (ofd = open(objects, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
+	/* the bounds run from the first sweep of the process */
+	if (!sweep_end)
+		sweep_end = ms_now() + SWEEP_MS;
+	if ((ofd = open(objects, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
 		return 0;
-	if (!git_odb_open(&odb, objects)) {
-		for (int i = 0; i < 256; i++) {
-			snprintf(xx, sizeof(xx), "%02x", i);
-			/* a symlink there too: git follows it */
-			dfd =
-			    openat(ofd, xx, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-			if (dfd >= 0)
-				n += sweep_dir(odb, dfd, xx, since);
-		}
-		git_odb_free(odb);
+	for (int i = 0; i < 256; i++) {
+		snprintf(xx, sizeof(xx), "%02x", i);
+		/* a symlink there too: git follows it */
+		dfd = openat(ofd, xx, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		if (dfd >= 0)
+			n += sweep_dir(dfd, xx, since);
 	}
 	close(ofd);
 	return n;

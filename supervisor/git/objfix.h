@@ -17,16 +17,16 @@
 
 /* Reads every loose object of the store objects whose file changed
  * since `since` (made or moved in during the session, the checkpoints'
- * own too) with libgit2's hash check (a SHA-256 one, xx/<62 hex>,
- * inflated and hashed here: libgit2 reads SHA-1 stores only), and
- * removes each one whose
+ * own too), inflated and hashed here (SHA-1, xx/<38 hex>, or SHA-256,
+ * xx/<62 hex>), and removes each one whose
  * content is not its name's: the checkpoint then writes the object
  * again from the tree (hx_ckpt_forget), and the agent's own commits
  * that named it lack it, which git says, rather than showing what was
  * planted. The number removed. Cost: a readdir of the 256 directories,
- * an fstatat an entry, a read of each new object (the end only); one
- * that cannot be read whole in memory streamed (2 GiB at most a
- * process, past which it is taken as forged). */
+ * an fstatat an entry, a read of each new object (the end only),
+ * streamed (64 KiB of memory). 2 GiB read and inflated a process, both
+ * kinds of store together, and 5 s for an object past 1 MiB: one of
+ * the session's cut short by either is taken as forged. */
 size_t hx_objfix_sweep(const char *objects, const struct timespec *since);
 
 #endif

@@ -1,0 +1,75 @@
+"""Attack review 33, part a: the thirty-second review's fixes attacked
+(the masks' covers, the kernel layer's look at the agent's view, the
+nested repositories' configuration, the loose object sweep of both
+kinds of store), under the embedded default policy, as root and as an
+ordinary user.
+
+The end's check of the loose objects the session made had 10 s, and
+the sweep's budgets left most of its work uncounted: objects read whole
+(each within the check's memory) were never counted, and each kind of
+store had a budget of its own. A few MiB of zlib bombs, under names
+that sort first, ran the check out of its time; its answer was lost
+and the object planted after them stayed."""
+
+import os
+import zlib
+
+from lib import check, harness
+from test_attack30a import EMPTY, PLANT, _forged_records, _user_adds
+
+# Each bomb inflates to BOMB bytes of zeros: a few hundred KiB on disk.
+BOMB = 400 * 1000 * 1000
+BOMBS = 24
+
+COPY = r"""
+import os, shutil, sys
+objects, bomb, n = sys.argv[1], sys.argv[2], int(sys.argv[3])
+for i in range(n):
+    d = os.path.join(objects, "%02x" % (i // 2))
+    os.makedirs(d, exist_ok=True)
+    shutil.copyfile(bomb, os.path.join(d, "%038x" % (i + 1)))
+"""
+
+
+def _bomb(path):
+    """A loose object's stream, "blob BOMB\\0" then zeros: its name a
+    lie, read through by a check that reads all it is given."""
+    c = zlib.compressobj(1)
+    chunk = b"\0" * (16 << 20)
+    parts, left = [c.compress(b"blob %d\0" % BOMB)], BOMB
+    while left:
+        k = min(left, len(chunk))
+        parts.append(c.compress(chunk[:k]))
+        left -= k
+    parts.append(c.flush())
+    with open(path, "wb") as f:
+        f.write(b"".join(parts))
+
+
+def test_zlib_bombs_do_not_run_the_sweep_past_its_time(wd):
+    """The agent copied 24 bombs (400 MB of zeros each, under names in
+    00/ to 0b/) into the user's nested sub and planted code under the
+    empty blob's id (e6/): the check took more than 10 s, nothing was
+    removed and the user's checkout of an empty file, added and
+    committed after the session, gave the planted code. The sweep has
+    one bound of bytes and of time a process now (5 s): the session's
+    objects it has not read through by then are taken as forged."""
+    from test_attack29a import _nested
+    from lib import PYTHON
+    sub, _ = _nested(wd)
+    objects = os.path.join(os.path.realpath(sub), ".git", "objects")
+    bomb = os.path.join(wd.state, "bomb")
+    _bomb(bomb)
+    script = "%s -c '%s' %s %s %d && %s -c '%s' %s %s && echo PLANTED" % (
+        PYTHON, COPY, objects, bomb, BOMBS, PYTHON, PLANT, objects, EMPTY)
+    r = harness(["sh", "-c", script], wd, policy=None)
+    check("PLANTED" in r.stdout, "the agent did not plant: %s %s" % (r.stdout, r.stderr[-1500:]))
+    check("more than 10 s" not in r.stderr, "the check ran out of time: %s" % r.stderr[-800:])
+    left = [i for i in range(BOMBS) if os.path.exists(
+        os.path.join(objects, "%02x" % (i // 2), "%038x" % (i + 1)))]
+    check(not left, "bombs left in %r" % left)
+    got = _user_adds(sub)
+    check(got["empty.py"] == "", "the user's empty file, checked out: %r" % got)
+    recs = _forged_records(r)
+    check(recs == [(objects, BOMBS + 1)], "forged_objects records: %r" % recs)
+
