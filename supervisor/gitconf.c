@@ -345,22 +345,54 @@ static void add_mirrored(struct hx_gitconf *c, const char *top,
 	}
 }
 
-/* The configuration of the repositories beneath dir (two levels: a
- * workspace of clones, a vendored one), each read as the project's is,
- * its relative values its own work tree's: a nested repository's
- * core.hooksPath (.githooks, tracked) was the agent's to write, and the
- * user's next commit there ran its hook (thirty-second attack review,
- * part a). Start only; bounded (NESTED_ENTRIES directories looked at). */
+/* The configuration of the repositories beneath the work tree (a
+ * workspace of clones, a vendored one, a submodule), each read as the
+ * project's is, its relative values its own work tree's: a nested
+ * repository's core.hooksPath (.githooks, tracked) was the agent's to
+ * write, and the user's next commit there ran its hook (thirty-second
+ * attack review, part a). Looked for a level at a time, the shallow
+ * first: depth first, a node_modules of 4,096 packages spent the bound
+ * before the clone beside it was looked at, a clone three levels down
+ * (src/github.com/org/repo) was never, nor a submodule or a linked
+ * worktree, whose .git is a file (thirty-third attack review, part a).
+ * Start only; bounded (NESTED_ENTRIES directories looked at, the first
+ * NESTED_PER_DIR of each). */
 #define NESTED_ENTRIES 4096
+#define NESTED_LEVELS  3
+#define NESTED_PER_DIR 512 /* a package store's, not a workspace's */
 
-static void parse_nested(struct hx_gitconf *c, const char *dir, int depth,
-			 const char *home, size_t *budget)
+/* Whether sub is a repository's work tree (its .git a directory, or a
+ * file naming one), its configuration parsed. */
+static bool parse_repo_at(struct hx_gitconf *c, const char *sub,
+			  const char *home)
 {
-	char sub[PATH_MAX], cfg[PATH_MAX + 16];
+	char p[PATH_MAX], top[PATH_MAX], gitdir[PATH_MAX], common[PATH_MAX];
+	struct stat st;
+
+	if (snprintf(p, sizeof(p), "%s/.git", sub) >= (int)sizeof(p) ||
+	    lstat(p, &st) || !(S_ISDIR(st.st_mode) || S_ISREG(st.st_mode)))
+		return false;
+	if (!find_repo(sub, top, gitdir, common))
+		return true; /* a .git git reads no repository from */
+	if (snprintf(p, sizeof(p), "%s/config", common) < (int)sizeof(p))
+		parse(c, p, top, home, 0);
+	if (snprintf(p, sizeof(p), "%s/config.worktree", gitdir) <
+	    (int)sizeof(p))
+		parse(c, p, top, home, 0);
+	return true;
+}
+
+/* The directories of dir: each a repository's parsed, the others put in
+ * next (when not NULL) for the next level. */
+static void scan_level(struct hx_gitconf *c, const char *dir, const char *home,
+		       size_t *budget, char **next, size_t *nnext)
+{
+	char sub[PATH_MAX];
 	struct dirent *e;
 	DIR *d = opendir(dir);
+	size_t here = NESTED_PER_DIR;
 
-	while (d && *budget && (e = readdir(d))) {
+	while (d && *budget && here && (e = readdir(d))) {
 		if ((e->d_type != DT_DIR && e->d_type != DT_UNKNOWN) ||
 		    !strcmp(e->d_name, ".") || !strcmp(e->d_name, "..") ||
 		    !strcmp(e->d_name, ".git") ||
@@ -368,20 +400,49 @@ static void parse_nested(struct hx_gitconf *c, const char *dir, int depth,
 			(int)sizeof(sub))
 			continue;
 		(*budget)--;
-		snprintf(cfg, sizeof(cfg), "%s/.git/config", sub);
-		if (!access(cfg, F_OK))
-			parse(c, cfg, sub, home, 0);
-		else if (depth < 2)
-			parse_nested(c, sub, depth + 1, home, budget);
+		here--;
+		if (!parse_repo_at(c, sub, home) && next &&
+		    (next[*nnext] = strdup(sub)))
+			(*nnext)++;
 	}
 	if (d)
 		closedir(d);
 }
 
+static void parse_nested(struct hx_gitconf *c, const char *top,
+			 const char *home)
+{
+	size_t budget = NESTED_ENTRIES, n = 1, nnext;
+	char **now = calloc(1, sizeof(char *)), **next;
+
+	if (!now || !(now[0] = strdup(top))) {
+		free(now);
+		return;
+	}
+	for (int level = 1; level <= NESTED_LEVELS; level++) {
+		/* at most one a directory looked at: the budget bounds it */
+		next = level < NESTED_LEVELS
+			   ? calloc(NESTED_ENTRIES, sizeof(char *))
+			   : NULL;
+		nnext = 0;
+		for (size_t i = 0; i < n; i++) {
+			scan_level(c, now[i], home, &budget, next, &nnext);
+			free(now[i]);
+		}
+		free(now);
+		now = next;
+		n = nnext;
+		if (!now)
+			break;
+	}
+	for (size_t i = 0; now && i < n; i++)
+		free(now[i]);
+	free(now);
+}
+
 void hx_gitconf_find(const char *cwd, const char *mirror, const char *home,
 		     struct hx_gitconf *c)
 {
-	size_t budget = NESTED_ENTRIES;
 	const char *xdg = getenv("XDG_CONFIG_HOME");
 	char p[PATH_MAX], top[PATH_MAX], gitdir[PATH_MAX], common[PATH_MAX];
 	bool repo = find_repo(cwd, top, gitdir, common);
@@ -416,7 +477,7 @@ void hx_gitconf_find(const char *cwd, const char *mirror, const char *home,
 		if (mirror)
 			add_mirrored(c, top, mirror);
 	}
-	parse_nested(c, cwd, 1, home, &budget);
+	parse_nested(c, cwd, home);
 }
 
 /* ---- what the agent's own repositories run (hx_gitconf_place) ---- */

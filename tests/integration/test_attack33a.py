@@ -9,7 +9,10 @@ the sweep's budgets left most of its work uncounted: objects read whole
 (each within the check's memory) were never counted, and each kind of
 store had a budget of its own. A few MiB of zlib bombs, under names
 that sort first, ran the check out of its time; its answer was lost
-and the object planted after them stayed."""
+and the object planted after them stayed. The nested repositories'
+configuration was looked for two levels down, depth first, where .git
+is a directory: one three levels down, one whose .git is a file and one
+listed after a crowded node_modules were never read."""
 
 import os
 import zlib
@@ -73,3 +76,37 @@ def test_zlib_bombs_do_not_run_the_sweep_past_its_time(wd):
     recs = _forged_records(r)
     check(recs == [(objects, BOMBS + 1)], "forged_objects records: %r" % recs)
 
+
+def test_the_hooks_of_a_deep_a_linked_or_a_crowded_nested_repository_are_not_written(wd):
+    """The nested repositories' configuration was read two levels down,
+    depth first, 4,096 directories at most, where .git is a directory:
+    a clone three levels down (a/b/deep, as src/github.com/org/repo), a
+    repository whose .git is a file (git init --separate-git-dir, as a
+    submodule's or a linked worktree's) and one beside a node_modules of
+    4,100 packages listed before it had their hooks (core.hooksPath
+    .githooks) written by a static busybox, which the user's next commit
+    there runs. Now a level at a time, the shallow first, three levels,
+    a gitfile followed: each refused, harness:git-config."""
+    from test_sessions_apart import BUSYBOX
+    from test_worktree import git
+    real = os.path.realpath(wd.path)
+    for i in range(4100):
+        os.makedirs(os.path.join(real, "node_modules", "p%d" % i))
+    repos = {"a/b/deep": [], "linked": ["--separate-git-dir", os.path.join(wd.state, "lg")],
+             "crowded": []}
+    for rel, extra in repos.items():
+        d = os.path.join(real, rel)
+        os.makedirs(os.path.join(d, ".githooks"))
+        git(d, "init", "-q", *extra)
+        git(d, "config", "core.hooksPath", ".githooks")
+    check(os.path.isfile(os.path.join(real, "linked", ".git")), "linked/.git is no file")
+    script = "".join("printf '#!/bin/sh\\necho PWNED\\n' > %s/.githooks/pre-commit; " % rel
+                     for rel in repos) + "echo ok > plain.txt"
+    r = harness([BUSYBOX, "sh", "-c", script], wd, policy=None)
+    check(os.path.exists(os.path.join(real, "plain.txt")), "stderr %r" % r.stderr[-800:])
+    for rel in repos:
+        path = os.path.join(real, rel, ".githooks", "pre-commit")
+        check(not os.path.exists(path), "%s's hook written" % rel)
+        recs = [x for x in r.records if x.get("args", {}).get("path") == path]
+        check(recs and all(x["verdict"] == "deny" and x["rule"] == "harness:git-config"
+                           for x in recs), "%s: records %r" % (rel, recs))
