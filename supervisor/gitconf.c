@@ -362,7 +362,8 @@ static void add_mirrored(struct hx_gitconf *c, const char *top,
 #define NESTED_PER_DIR 512 /* a package store's, not a workspace's */
 
 /* Whether sub is a repository's work tree (its .git a directory, or a
- * file naming one), its configuration parsed. */
+ * file naming one; a symlink to either followed, as git does), its
+ * configuration parsed. */
 static bool parse_repo_at(struct hx_gitconf *c, const char *sub,
 			  const char *home)
 {
@@ -370,7 +371,7 @@ static bool parse_repo_at(struct hx_gitconf *c, const char *sub,
 	struct stat st;
 
 	if (snprintf(p, sizeof(p), "%s/.git", sub) >= (int)sizeof(p) ||
-	    lstat(p, &st) || !(S_ISDIR(st.st_mode) || S_ISREG(st.st_mode)))
+	    stat(p, &st) || !(S_ISDIR(st.st_mode) || S_ISREG(st.st_mode)))
 		return false;
 	if (!find_repo(sub, top, gitdir, common))
 		return true; /* a .git git reads no repository from */
