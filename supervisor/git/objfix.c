@@ -42,9 +42,9 @@ static bool new_file(int dfd, const char *name, struct stat *st,
  * check's memory and so never counted, or a budget each kind, ran the
  * check out of its time, its answer lost and the object planted in e6/
  * after them left (thirty-third attack review, part a). An object cut
- * short by a bound is taken as forged when its file is the session's
- * (own), and left when older (never a file older than the session,
- * through a new symlink). A small one is read whatever the time: taking
+ * short by a bound is set aside when its file is the session's (own),
+ * and left when older (never a file older than the session, through a
+ * new symlink). A small one is read whatever the time: taking
  * each unread one as forged would lose the agent's commits (README). */
 #define SWEEP_BYTES (2ull << 30)
 #define SWEEP_MS    5000
@@ -155,13 +155,16 @@ static int hashes_as_named(int fd, const struct nettle_hash *h,
 	return !memcmp(md, want, h->digest_size);
 }
 
+/* What the sweep does with a loose object. */
+enum verdict { KEEP, FORGED, UNREAD };
+
 /* Whether the loose object name (at dfd, xx + the rest of its hash) is
  * not what its name says, inflated and hashed here for both kinds:
  * libgit2 reads SHA-1 stores only (a SHA-256 repository's objects were
  * never read: thirty-second attack review, part a), and its whole read
  * of a SHA-1 one could not be stopped at the bounds. One cut short by
- * them is taken as forged when the session changed it (own). */
-static bool forged(int dfd, const char *xx, const char *name, bool own)
+ * them is UNREAD when the session changed it (own). */
+static enum verdict judge(int dfd, const char *xx, const char *name, bool own)
 {
 	const struct nettle_hash *h = strlen(name) == 2 * SHA1_DIGEST_SIZE - 2
 					  ? &nettle_sha1
@@ -171,17 +174,31 @@ static bool forged(int dfd, const char *xx, const char *name, bool own)
 	int fd, r;
 
 	if (snprintf(hex, sizeof(hex), "%s%s", xx, name) >= (int)sizeof(hex))
-		return false;
+		return KEEP;
 	for (size_t i = 0; i < h->digest_size; i++)
 		if (sscanf(hex + 2 * i, "%2hhx", &want[i]) != 1)
-			return false;
+			return KEEP;
 	if (over(0))
-		return own;
+		return own ? UNREAD : KEEP;
 	if ((fd = openat(dfd, name, O_RDONLY | O_NONBLOCK | O_CLOEXEC)) < 0)
-		return false;
+		return KEEP;
 	r = hashes_as_named(fd, h, want);
 	close(fd);
-	return r == 0 || (r == -2 && own);
+	return r == 0 ? FORGED : r == -2 && own ? UNREAD : KEEP;
+}
+
+/* An object the bounds left unread, set aside where git does not look
+ * for it (name.harness-unread, beside it): unlinked, a large one the
+ * agent committed late in a long sweep, or a user's whose ctime the
+ * agent changed (a chmod, a link), was lost; renamed back, it is git's
+ * again. Whether done. */
+static bool set_aside(int dfd, const char *name)
+{
+	char aside[NAME_MAX + 1];
+
+	return snprintf(aside, sizeof(aside), "%s.harness-unread", name) <
+		   (int)sizeof(aside) &&
+	       !renameat(dfd, name, dfd, aside);
 }
 
 /* Whether name is a loose object's: the rest of a SHA-1 or SHA-256
@@ -196,10 +213,12 @@ static bool object_name(const char *name)
 }
 
 /* The loose objects of directory xx (at dfd) changed since `since`,
- * read; one that is not its content removed. The number removed. */
+ * read; one that is not its content removed, one left unread set aside.
+ * The number removed or set aside. */
 static size_t sweep_dir(int dfd, const char *xx, const struct timespec *since)
 {
 	DIR *d = fdopendir(dfd);
+	enum verdict v;
 	struct dirent *de;
 	struct stat st;
 	size_t n = 0;
@@ -208,13 +227,15 @@ static size_t sweep_dir(int dfd, const char *xx, const struct timespec *since)
 		close(dfd);
 		return 0;
 	}
-	while ((de = readdir(d)))
-		if (object_name(de->d_name) &&
-		    new_file(dirfd(d), de->d_name, &st, since) &&
-		    forged(dirfd(d), xx, de->d_name,
-			   changed_since(&st, since)) &&
-		    !unlinkat(dirfd(d), de->d_name, 0))
+	while ((de = readdir(d))) {
+		if (!object_name(de->d_name) ||
+		    !new_file(dirfd(d), de->d_name, &st, since))
+			continue;
+		v = judge(dirfd(d), xx, de->d_name, changed_since(&st, since));
+		if ((v == FORGED && !unlinkat(dirfd(d), de->d_name, 0)) ||
+		    (v == UNREAD && set_aside(dirfd(d), de->d_name)))
 			n++;
+	}
 	closedir(d);
 	return n;
 }

@@ -26,7 +26,9 @@
  * an fstatat an entry, a read of each new object (the end only),
  * streamed (64 KiB of memory). 2 GiB read and inflated a process, both
  * kinds of store together, and 5 s for an object past 1 MiB: one of
- * the session's cut short by either is taken as forged. */
+ * the session's cut short by either is set aside, renamed
+ * name.harness-unread (git does not read it; renamed back, it is git's
+ * again), and counted with those removed. */
 size_t hx_objfix_sweep(const char *objects, const struct timespec *since);
 
 #endif

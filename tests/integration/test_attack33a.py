@@ -56,7 +56,8 @@ def test_zlib_bombs_do_not_run_the_sweep_past_its_time(wd):
     removed and the user's checkout of an empty file, added and
     committed after the session, gave the planted code. The sweep has
     one bound of bytes and of time a process now (5 s): the session's
-    objects it has not read through by then are taken as forged."""
+    objects it has not read through by then are set aside
+    (<name>.harness-unread), where git does not read them."""
     from test_attack29a import _nested
     from lib import PYTHON
     sub, _ = _nested(wd)
@@ -71,6 +72,10 @@ def test_zlib_bombs_do_not_run_the_sweep_past_its_time(wd):
     left = [i for i in range(BOMBS) if os.path.exists(
         os.path.join(objects, "%02x" % (i // 2), "%038x" % (i + 1)))]
     check(not left, "bombs left in %r" % left)
+    # 9.6 GB in all: the last ones past either bound, set aside unread
+    last = os.path.join(objects, "%02x" % ((BOMBS - 1) // 2))
+    check(os.path.exists(os.path.join(last, "%038x.harness-unread" % BOMBS)),
+          "the last bomb was not set aside: %r" % os.listdir(last))
     got = _user_adds(sub)
     check(got["empty.py"] == "", "the user's empty file, checked out: %r" % got)
     recs = _forged_records(r)
