@@ -211,15 +211,80 @@ static void add_helper(struct hx_gitconf *c, const char *v, const char *cwd,
 		add(c, p, "");
 }
 
+/* The file at path for reading when it is a regular file, or NULL: a
+ * fifo as a configuration, an include or a .git file (one in a
+ * directory of another's beneath the work tree, now that three levels
+ * are looked at) held the start in its open for good (thirty-third
+ * attack review, part a); a device read without end. */
+static FILE *open_regular(const char *path)
+{
+	struct stat st;
+	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	FILE *f;
+
+	if (fd < 0)
+		return NULL;
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || !(f = fdopen(fd, "r"))) {
+		close(fd);
+		return NULL;
+	}
+	return f;
+}
+
+/* The files being parsed, each including the next (a file that includes
+ * itself, or one above it, is parsed once). */
+struct chain {
+	dev_t dev;
+	ino_t ino;
+	const struct chain *up;
+};
+
+/* Files parsed at most, a find (twice the nested repositories looked
+ * at): 30 includes of itself in a nested repository's config, each
+ * parsed again four deep, were 837,930 parses, and the start never came
+ * (thirty-third attack review, part a); a chain of distinct files, each
+ * including the next 30 times, is bounded by this. */
+#define MAX_PARSES 8192
+
+static void parse_in(struct hx_gitconf *c, const char *file, const char *cwd,
+		     const char *home, const struct chain *up, int depth);
+
 static void parse(struct hx_gitconf *c, const char *file, const char *cwd,
 		  const char *home, int depth)
 {
+	parse_in(c, file, cwd, home, NULL, depth);
+}
+
+/* Whether the file at f is one of chain's (it includes itself). */
+static bool in_chain(FILE *f, struct chain *me)
+{
+	struct stat st;
+
+	if (fstat(fileno(f), &st))
+		return true;
+	me->dev = st.st_dev;
+	me->ino = st.st_ino;
+	for (const struct chain *k = me->up; k; k = k->up)
+		if (k->dev == me->dev && k->ino == me->ino)
+			return true;
+	return false;
+}
+
+static void parse_in(struct hx_gitconf *c, const char *file, const char *cwd,
+		     const char *home, const struct chain *up, int depth)
+{
 	char line[PATH_MAX + 256], section[64] = "", dir[PATH_MAX], p[PATH_MAX];
-	FILE *f = fopen(file, "re");
+	struct chain me = {.up = up};
+	FILE *f;
 	char *slash, *key, *v;
 
-	if (!f)
+	if (c->nparsed >= MAX_PARSES || !(f = open_regular(file)))
 		return;
+	c->nparsed++;
+	if (in_chain(f, &me)) {
+		fclose(f);
+		return;
+	}
 	snprintf(dir, sizeof(dir), "%s", file);
 	if ((slash = strrchr(dir, '/')))
 		*slash = '\0';
@@ -253,7 +318,7 @@ static void parse(struct hx_gitconf *c, const char *file, const char *cwd,
 				continue;
 			add(c, p, "");
 			if (depth < MAX_DEPTH)
-				parse(c, p, cwd, home, depth + 1);
+				parse_in(c, p, cwd, home, &me, depth + 1);
 		}
 	}
 	fclose(f);
@@ -265,7 +330,7 @@ static bool read_link_file(const char *path, const char *prefix,
 			   const char *base, char *out, size_t size)
 {
 	char line[PATH_MAX + 16], *v = line;
-	FILE *f = fopen(path, "re");
+	FILE *f = open_regular(path);
 	bool ok;
 
 	if (!f)
@@ -452,7 +517,7 @@ void hx_gitconf_find(const char *cwd, const char *mirror, const char *home,
 	 * programs there), not the session's start directory. */
 	if (repo)
 		cwd = top;
-	c->n = c->nsecrets = 0;
+	c->n = c->nsecrets = c->nparsed = 0;
 	c->objects[0] = '\0';
 	if (repo &&
 	    snprintf(p, sizeof(p), "%s/objects", common) < (int)sizeof(p) &&

@@ -37,6 +37,7 @@ struct hx_gitconf {
 	/* The repository's objects directory (its common dir's), resolved;
 	 * "": no repository. */
 	char objects[PATH_MAX];
+	size_t nparsed; /* files parsed, a find (gitconf.c, MAX_PARSES) */
 };
 
 /* Fills c with a write-deny glob for each hooks directory (all beneath

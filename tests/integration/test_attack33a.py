@@ -115,3 +115,38 @@ def test_the_hooks_of_a_deep_a_linked_or_a_crowded_nested_repository_are_not_wri
         recs = [x for x in r.records if x.get("args", {}).get("path") == path]
         check(recs and all(x["verdict"] == "deny" and x["rule"] == "harness:git-config"
                            for x in recs), "%s: records %r" % (rel, recs))
+
+
+def test_a_nested_configuration_that_is_a_fifo_or_includes_itself_does_not_hold_the_start(wd):
+    """The start reads each nested repository's configuration: one that
+    is a fifo held it in its open for good, and one that includes itself
+    30 times was parsed again for each include, four deep (837,930
+    parses): the session never started. Now a configuration, an include
+    or a .git file is read only when a regular file, a file including
+    itself (or one above it) is parsed once, and 8,192 files at most: the
+    session starts, and the hooks of the repository beside them are
+    still refused (harness:git-config)."""
+    import time
+    from test_sessions_apart import BUSYBOX
+    from test_worktree import git
+    real = os.path.realpath(wd.path)
+    os.makedirs(os.path.join(real, "fifo", ".git"))
+    os.mkfifo(os.path.join(real, "fifo", ".git", "config"))
+    for rel in ("loop", "late"):
+        d = os.path.join(real, rel)
+        os.makedirs(os.path.join(d, ".githooks"))
+        git(d, "init", "-q")
+        git(d, "config", "core.hooksPath", ".githooks")
+    with open(os.path.join(real, "loop", ".git", "config"), "a") as f:
+        f.write("[include]\n" + "\tpath = config\n" * 30)
+    t0 = time.monotonic()
+    r = harness([BUSYBOX, "sh", "-c", "echo x > late/.githooks/pre-commit; echo ok > plain.txt"],
+                wd, policy=None, timeout=60)
+    took = time.monotonic() - t0
+    check(os.path.exists(os.path.join(real, "plain.txt")) and took < 30,
+          "the session: %.1f s, %r" % (took, r.stderr[-800:]))
+    path = os.path.join(real, "late", ".githooks", "pre-commit")
+    check(not os.path.exists(path), "late's hook written")
+    recs = [x for x in r.records if x.get("args", {}).get("path") == path]
+    check(recs and all(x["verdict"] == "deny" and x["rule"] == "harness:git-config"
+                       for x in recs), "late: records %r" % recs)
