@@ -23,6 +23,7 @@
 #include "supervisor/kernel/caps.h"
 #include "supervisor/kernel/execgate.h"
 #include "supervisor/kernel/ipcns.h"
+#include "supervisor/kernel/masks.h"
 #include "supervisor/kernel/seccomp_uapi.h"
 #include "supervisor/kernel/terminals.h"
 #include "supervisor/path_resolve.h"
@@ -357,11 +358,22 @@ int hx_un_openat2(const struct target *t, const char *path,
 {
 	/* /proc/<pid>/fd/N: a file the agent holds, its own queue too. */
 	bool proc = !strncmp(path, "/proc/", 6);
+	bool tty = hx_terminals_path(path);
+	bool queue = !proc && hx_ipcns_path(path);
+	/* A session that masks a directory whose files the policy lets be
+	 * read (masks.h): hx_un_masked_way looked at the path in the
+	 * agent's view, but a rename of a directory above it between that
+	 * look and this open (sub, holding a masked .env/, renamed to x
+	 * after x/.env/key was looked at and found in neither view) had
+	 * ours open the secret the mask hides, or link or move it out
+	 * (thirty-third attack review, part a). There, every path is
+	 * opened in the agent's view, the masks on its way. */
+	bool masked = !proc && hx_masks_dir_noted();
 	struct open_how h = *how;
 	char root[64];
 	int rfd, fd;
 
-	if (!hx_terminals_path(path) && (proc || !hx_ipcns_path(path))) {
+	if (!tty && !queue && !masked) {
 		fd = (int)syscall(SYS_openat2, AT_FDCWD, path, how,
 				  sizeof(*how));
 		if (fd >= 0 && !proc && hx_ipcns_fd(fd)) {
@@ -378,10 +390,10 @@ int hx_un_openat2(const struct target *t, const char *path,
 	if (rfd < 0)
 		return -EACCES;
 	h.resolve |= RESOLVE_IN_ROOT;
-	if (!hx_terminals_path(path) && !own_queues(rfd, path, &h))
+	if (queue && !tty && !own_queues(rfd, path, &h))
 		fd = -EPERM; /* as its mq_open is (seccomp_deny.c) */
-	else if ((fd = (int)syscall(SYS_openat2, rfd, path + 1, &h,
-				    sizeof(h))) < 0)
+	else if ((fd = (int)syscall(SYS_openat2, rfd, path[1] ? path + 1 : ".",
+				    &h, sizeof(h))) < 0)
 		fd = -errno;
 	close(rfd);
 	return fd;

@@ -14,6 +14,7 @@ configuration was looked for two levels down, depth first, where .git
 is a directory: one three levels down, one whose .git is a file and one
 listed after a crowded node_modules were never read."""
 
+import json
 import os
 import zlib
 
@@ -115,6 +116,47 @@ def test_the_hooks_of_a_deep_a_linked_or_a_crowded_nested_repository_are_not_wri
         recs = [x for x in r.records if x.get("args", {}).get("path") == path]
         check(recs and all(x["verdict"] == "deny" and x["rule"] == "harness:git-config"
                            for x in recs), "%s: records %r" % (rel, recs))
+
+
+def test_a_directory_renamed_above_a_mask_between_the_look_and_the_act_reaches_nothing(wd):
+    """The kernel layer looks at each path of an allowed call in the
+    agent's view (a mask on its way refuses it), then acts in its own,
+    where no mask is. A static program's thread renamed sub (holding a
+    masked .env/) to x and back while another opened x/.env/key
+    O_RDWR|O_CREAT, linked it to copy or moved it to moved: a try
+    looked at while x was not there, done once it was, opened, linked
+    or moved the secret (the record an allowed write). Before: each op
+    printed the secret within some hundreds of tries. Now the act is
+    made in the agent's view too, where the mask follows the directory."""
+    import subprocess
+    from lib import EXEC, HELPERS
+    from test_attack32c import BUSYBOX, _records
+    from test_default_policy import fake_home
+    home = fake_home(wd)
+    real = os.path.realpath(wd.path)
+    wd.file("sub/.env/key", "SECRET-D1\n")
+    h = os.path.join(HELPERS, "static_attack33a")
+    extra = ["--no-kernel-audit"] if os.geteuid() == 0 else []
+    for op in ("rw", "ln", "mv"):
+        log = os.path.join(wd.state, "race-%s.jsonl" % op)
+        r = subprocess.run([EXEC, "--quiet", "--audit-log", log] + extra +
+                           ["--", BUSYBOX, "sh", "-c", "%s %s 1500; [ -d x ] && mv x sub; echo done"
+                            % (h, op)],
+                           cwd=wd.path, env=dict(os.environ, HOME=home), capture_output=True,
+                           text=True, timeout=120)
+        check(r.stdout.endswith("done\n") and "tries" in r.stdout,
+              "%s: the session: %r %r" % (op, r.stdout, r.stderr[-800:]))
+        check("SECRET" not in r.stdout, "%s: the secret was read: %r" % (op, r.stdout))
+        with open(os.path.join(real, "sub", ".env", "key")) as f:
+            check(f.read() == "SECRET-D1\n", "%s: the user's .env/key changed" % op)
+        for name in ("copy", "moved"):
+            check(not os.path.lexists(os.path.join(real, name)), "%s: %s was made" % (op, name))
+        recs = _records(log)
+        # each allowed try on the secret's way was revoked or failed
+        ended = {e.get("ref_seq") for e in recs if e["event"] in ("revoked", "failed")}
+        bad = [e for e in recs if e.get("layer") == "kernel" and e.get("verdict") == "allow" and
+               "/.env/key" in json.dumps(e.get("args", {})) and e["seq"] not in ended]
+        check(not bad, "%s: allowed and done: %r" % (op, bad[:2]))
 
 
 def test_a_nested_configuration_that_is_a_fifo_or_includes_itself_does_not_hold_the_start(wd):
