@@ -245,6 +245,7 @@ struct chain {
  * (thirty-third attack review, part a); a chain of distinct files, each
  * including the next 30 times, is bounded by this. */
 #define MAX_PARSES 8192
+#define MAX_READ   (64u << 20) /* bytes of them, a find */
 
 static void parse_in(struct hx_gitconf *c, const char *file, const char *cwd,
 		     const char *home, const struct chain *up, int depth);
@@ -275,6 +276,7 @@ static void parse_in(struct hx_gitconf *c, const char *file, const char *cwd,
 {
 	char line[PATH_MAX + 256], section[64] = "", dir[PATH_MAX], p[PATH_MAX];
 	struct chain me = {.up = up};
+	off_t last = 0;
 	FILE *f;
 	char *slash, *key, *v;
 
@@ -288,9 +290,13 @@ static void parse_in(struct hx_gitconf *c, const char *file, const char *cwd,
 	snprintf(dir, sizeof(dir), "%s", file);
 	if ((slash = strrchr(dir, '/')))
 		*slash = '\0';
-	while (fgets(line, sizeof(line), f)) {
+	while (c->nread < MAX_READ && fgets(line, sizeof(line), f)) {
 		char *s = line + strspn(line, " \t");
+		off_t at = ftello(f);
 
+		/* what fgets took, NULs too (a file of them has no line) */
+		c->nread += at > last ? (size_t)(at - last) : 1;
+		last = at;
 		if (*s == '[') {
 			size_t k = strcspn(s + 1, " \t\"]");
 
@@ -517,7 +523,7 @@ void hx_gitconf_find(const char *cwd, const char *mirror, const char *home,
 	 * programs there), not the session's start directory. */
 	if (repo)
 		cwd = top;
-	c->n = c->nsecrets = c->nparsed = 0;
+	c->n = c->nsecrets = c->nparsed = c->nread = 0;
 	c->objects[0] = '\0';
 	if (repo &&
 	    snprintf(p, sizeof(p), "%s/objects", common) < (int)sizeof(p) &&

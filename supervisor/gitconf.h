@@ -38,6 +38,7 @@ struct hx_gitconf {
 	 * "": no repository. */
 	char objects[PATH_MAX];
 	size_t nparsed; /* files parsed, a find (gitconf.c, MAX_PARSES) */
+	size_t nread;	/* bytes of them read (MAX_READ) */
 };
 
 /* Fills c with a write-deny glob for each hooks directory (all beneath
