@@ -33,10 +33,6 @@
 
 #define GATE_SIG SIGUSR2 /* wakes the tracer out of waitpid at stop */
 
-#define GATE_OPTS                                                              \
-	(PTRACE_O_TRACEEXEC | PTRACE_O_TRACEFORK | PTRACE_O_TRACEVFORK |       \
-	 PTRACE_O_TRACECLONE | PTRACE_O_EXITKILL)
-
 struct approval {
 	pid_t pid, tid;
 	uint64_t seq; /* the decision's record (0: coalesced) */
@@ -188,6 +184,20 @@ int hx_execgate_approve(struct hx_execgate *g, const struct hx_peer *peer,
 	g->appr = a;
 	pthread_mutex_unlock(&g->lock);
 	return 0;
+}
+
+void hx_execgate_withdraw(struct hx_execgate *g, pid_t tid, uint64_t seq)
+{
+	struct approval **pp, *a;
+
+	pthread_mutex_lock(&g->lock);
+	for (pp = &g->appr; (a = *pp); pp = &a->next)
+		if (a->tid == tid && a->seq == seq) {
+			*pp = a->next;
+			unrun(g, a);
+			break;
+		}
+	pthread_mutex_unlock(&g->lock);
 }
 
 int hx_execgate_approve_name(struct hx_execgate *g, pid_t tid, dev_t dev,
@@ -572,8 +582,13 @@ static void on_wait(struct hx_execgate *g, pid_t pid, int st)
 	case PTRACE_EVENT_EXEC:
 		if (ptrace(PTRACE_GETEVENTMSG, pid, 0, &msg))
 			msg = (unsigned long)pid;
-		if ((pid_t)msg != pid)
+		if ((pid_t)msg != pid) {
 			tracee_del(g, (pid_t)msg); /* a thread's exec */
+			/* The leader's own exec, approved, lost to this one
+			 * (de_thread killed it; no exit is reported for it):
+			 * its approval did not run. */
+			forget(g, pid);
+		}
 		/* The image that made a claim is gone, its thread kept or
 		 * its number taken by the thread that execs (no exit is
 		 * reported for a leader so ended): a static program's claim
@@ -623,7 +638,8 @@ static void *tracer(void *arg)
 	pid_t pid;
 
 	atomic_store(&g->tracer_tid, (int)gettid());
-	if (ptrace(PTRACE_SEIZE, g->root, 0, (void *)(uintptr_t)GATE_OPTS))
+	if (ptrace(PTRACE_SEIZE, g->root, 0,
+		   (void *)(uintptr_t)HX_EXECGATE_OPTS))
 		e = -errno;
 	pthread_mutex_lock(&g->lock);
 	g->seize_err = e;
@@ -909,37 +925,6 @@ void hx_execgate_stats(const struct hx_execgate *g, unsigned long long *checked,
 {
 	*checked = g ? atomic_load(&g->checked) : 0;
 	*mismatches = g ? atomic_load(&g->mismatches) : 0;
-}
-
-int hx_execgate_probe(void)
-{
-	int p[2], e = 0, st;
-	pid_t pid;
-	char c;
-
-	if (pipe2(p, O_CLOEXEC))
-		return -errno;
-	pid = fork();
-	if (pid < 0) {
-		e = -errno;
-		close(p[0]);
-		close(p[1]);
-		return e;
-	}
-	if (pid == 0) {
-		close(p[1]);
-		while (read(p[0], &c, 1) < 0 && errno == EINTR)
-			;
-		_exit(0);
-	}
-	close(p[0]);
-	if (ptrace(PTRACE_SEIZE, pid, 0, (void *)(uintptr_t)GATE_OPTS))
-		e = -errno;
-	kill(pid, SIGKILL);
-	close(p[1]);
-	while (waitpid(pid, &st, __WALL) < 0 && errno == EINTR)
-		;
-	return e;
 }
 
 void hx_execgate_stop(struct hx_execgate *g)

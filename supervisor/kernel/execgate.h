@@ -69,6 +69,12 @@ int hx_execgate_approve(struct hx_execgate *g, const struct hx_peer *peer,
 int hx_execgate_approve_env(struct hx_execgate *g, pid_t tid, const char *env,
 			    size_t len);
 
+/* Takes back tid's approval made with seq (a "failed" record follows)
+ * when the CONTINUE could not be sent: the thread left the call (a
+ * fatal signal, another thread's exec) and may have been reaped before
+ * the approval was made, so no exit of it will ever take it. */
+void hx_execgate_withdraw(struct hx_execgate *g, pid_t tid, uint64_t seq);
+
 /* What a new image opens by name once it runs, each name at most: a #!
  * script's at each level (its interpreter's argv), a loader's program. */
 #define HX_EXECGATE_NAMES 6
@@ -125,6 +131,11 @@ void hx_execgate_stats(const struct hx_execgate *g, unsigned long long *checked,
  * LSM or a container may forbid it): forks one that waits, seizes it,
  * kills it. 0 or -errno. For --doctor. */
 int hx_execgate_probe(void);
+
+/* The tracer's options (execgate.c, execgate_probe.c). */
+#define HX_EXECGATE_OPTS                                                       \
+	(PTRACE_O_TRACEEXEC | PTRACE_O_TRACEFORK | PTRACE_O_TRACEVFORK |       \
+	 PTRACE_O_TRACECLONE | PTRACE_O_EXITKILL)
 
 /* Stops the tracer (its tracees, if any are left, are killed by
  * PTRACE_O_EXITKILL), frees g. NULL: no-op. Call on the loop's thread. */

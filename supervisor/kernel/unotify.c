@@ -20,6 +20,7 @@
 #include "common/clock.h"
 #include "supervisor/kernel/caps.h"
 #include "supervisor/kernel/connector.h"
+#include "supervisor/kernel/execgate.h"
 #include "supervisor/kernel/seccomp_uapi.h"
 #include "supervisor/path_resolve.h"
 #include "supervisor/correlate.h"
@@ -120,7 +121,7 @@ static void *watchdog(void *arg)
 static void handle(struct hx_unotify *u, const struct seccomp_notif *n)
 {
 	struct seccomp_notif_resp resp;
-	struct answer a = {ANS_ERROR, EACCES, 0, false};
+	struct answer a = {.kind = ANS_ERROR, .err = EACCES};
 	struct target t;
 
 	atomic_fetch_add(&u->n_notif, 1);
@@ -243,8 +244,12 @@ reply:
 			hx_un_failed(u, -resp.error);
 		break;
 	}
-	/* ENOENT: the target is gone or was interrupted; nothing to do. */
-	ioctl(u->lfd, SECCOMP_IOCTL_NOTIF_SEND, &resp);
+	/* ENOENT: the target is gone or was interrupted; nothing to do but
+	 * for an exec's approval, which no exit of the thread may take now
+	 * (reaped before it was made: an allow with no "failed" after). */
+	if (ioctl(u->lfd, SECCOMP_IOCTL_NOTIF_SEND, &resp) && errno == ENOENT &&
+	    a.kind == ANS_CONTINUE && a.gate_ref)
+		hx_execgate_withdraw(u->gate, t.tid, a.gate_ref - 1);
 }
 
 static void wake_handler(int sig)

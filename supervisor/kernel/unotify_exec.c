@@ -525,9 +525,8 @@ void hx_un_exec(struct hx_unotify *u, const struct seccomp_notif *n,
 	const char **argv = NULL, **eargv = NULL, **envv = NULL;
 	struct hx_loader_prog lp = {.argv = NULL};
 	struct opens op = {.n = 0};
-	struct stat pst;
 	size_t blen = 0, argc = 0, elen = 0, envc = 0;
-	struct stat fin, named;
+	struct stat fin, named, pst;
 	struct job j;
 	pid_t tracer;
 	int e;
@@ -655,6 +654,7 @@ void hx_un_exec(struct hx_unotify *u, const struct seccomp_notif *n,
 	 * file that is. */
 	atomic_fetch_add(&u->n_cont, 1);
 	a->kind = ANS_CONTINUE;
+	a->gate_ref = j.out.seq + 1;
 out:
 	opens_free(&op);
 	free(lp.argv);

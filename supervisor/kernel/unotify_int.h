@@ -174,6 +174,9 @@ struct answer {
 	 * connect broken off, its handshake going on): no "failed"
 	 * record (hx_un_failed), the allow stands. */
 	bool took_effect;
+	/* ANS_CONTINUE of an exec: its gate approval's seq + 1 (0: none),
+	 * taken back if the answer finds the call gone. */
+	uint64_t gate_ref;
 };
 
 struct target {

@@ -809,7 +809,7 @@ static void send_mmsg(struct hx_unotify *u, const struct seccomp_notif *n,
 		vlen = IOV_MAX_N;
 	for (i = 0; i < vlen; i++) {
 		uint64_t at = vec + (uint64_t)i * sizeof(struct mmsghdr);
-		struct answer one = {ANS_ERROR, EACCES, 0, false};
+		struct answer one = {.kind = ANS_ERROR, .err = EACCES};
 
 		send_on(u, n, t, sfdp, at, &one);
 		if (one.kind != ANS_VALUE) {
@@ -821,8 +821,9 @@ static void send_mmsg(struct hx_unotify *u, const struct seccomp_notif *n,
 			/* EFAULT as the kernel's, the datagram gone all
 			 * the same. */
 			if (!i)
-				*a =
-				    (struct answer){ANS_ERROR, EFAULT, 0, true};
+				*a = (struct answer){.kind = ANS_ERROR,
+						     .err = EFAULT,
+						     .took_effect = true};
 			break;
 		}
 	}
