@@ -347,6 +347,20 @@ static struct approval *take(struct hx_execgate *g, pid_t tid)
 	return a;
 }
 
+/* Whether pid is dying: out of its exec-event stop, which only its
+ * tracer's word or a SIGKILL ends, and its memory gone (no exe link),
+ * which a live process, stopped or frozen, keeps. */
+static bool dying(pid_t pid)
+{
+	struct hx_procstat st;
+	char path[64], exe[16];
+
+	snprintf(path, sizeof(path), "/proc/%d/exe", (int)pid);
+	if (readlink(path, exe, sizeof(exe)) >= 0)
+		return false;
+	return hx_proc_stat(pid, &st) || st.state != 't';
+}
+
 /* At PTRACE_EVENT_EXEC of pid (formerly thread old_tid): the new image
  * must be the approved file with the approved argv. */
 static void check_exec(struct hx_execgate *g, pid_t pid, pid_t old_tid)
@@ -357,7 +371,7 @@ static void check_exec(struct hx_execgate *g, pid_t pid, pid_t old_tid)
 	char path[64];
 	char *cmd = NULL, sum[65];
 	size_t len = 0;
-	bool ok = false, env = false;
+	bool ok = false, env = false, gone;
 
 	atomic_fetch_add(&g->checked, 1);
 	snprintf(path, sizeof(path), "/proc/%d/exe", (int)pid);
@@ -371,7 +385,14 @@ static void check_exec(struct hx_execgate *g, pid_t pid, pid_t old_tid)
 		env = ok && !env_holds(a, pid);
 		ok = ok && !env;
 	}
-	if (ok) {
+	/* Killed meanwhile by another (its parent, a sibling's exit_group):
+	 * what the look read failed (its mm is going), which is no swap,
+	 * and the image will run no instruction. No finding; the kill is
+	 * sent all the same, in case this look is wrong. */
+	gone = !ok && a && dying(pid);
+	if (gone && g->pl->mode == HX_MODE_ENFORCE)
+		kill(pid, SIGKILL);
+	if (ok || gone) {
 		free(cmd);
 		approval_free(a);
 		return;

@@ -76,3 +76,25 @@ def test_a_leaders_exec_a_thread_won_is_recorded_as_not_run(wd):
                   % (pid, arg, ran.get(pid), x))
             check(failed[x["seq"]]["seq"] < marker, "%d did not run %s: recorded only"
                   " after the marker: %r" % (pid, arg, failed[x["seq"]]))
+
+
+def test_an_exec_killed_by_another_during_the_gates_look_is_no_attack(wd):
+    """A static program's child execs sleep (with 800 KiB of
+    environment: the gate's read of it takes a while) and is SIGKILLed
+    by its parent as soon as its cmdline says sleep, 400 times: when the
+    kill came during the exec gate's look, what it read failed (the
+    dying process's memory going) and the gate recorded an attack, "the
+    environment was swapped, killed by harness" (exec_gate mismatch,
+    env_changed, path ""), where the parent killed an exec run as
+    decided (2 to 9 in 600, before). What happened is the process's
+    process_exit record: SIGKILL."""
+    r = harness([ATTACK, "killgate", "400"], wd, policy=None)
+    r.expect_status(0)
+    check(r.stdout.split() == ["killed", "400"], "stdout %r" % r.stdout)
+    bogus = [x for x in r.records if x.get("exec_gate")]
+    check(not bogus, "%d exec gate findings of execs run as decided: %r"
+          % (len(bogus), bogus[:2]))
+    sleeps = [x["pid"] for x in _allowed_execs(r, "sleep")]  # a pid may come again
+    exits = {x["pid"]: x.get("signal") for x in r.records if x.get("event") == "process_exit"}
+    check(len(sleeps) == 400 and all(exits.get(p) == "SIGKILL" for p in sleeps),
+          "%d sleeps, exits %r" % (len(sleeps), sorted(set(exits.get(p) for p in sleeps), key=str)))
