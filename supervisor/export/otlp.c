@@ -6,6 +6,7 @@
 #include "supervisor/export/otlp.h"
 
 #include <jansson.h>
+#include <limits.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -18,6 +19,9 @@
 
 enum { KIND_INTERNAL = 1 };
 enum { STATUS_OK = 1, STATUS_ERROR = 2 };
+
+/* argv[0]'s bytes at most in a span's name */
+#define NAME_A0_MAX 120
 
 /* A record's time (ISO 8601, UTC) in ns since the epoch; 0: none. */
 static uint64_t unix_ns(const char *iso)
@@ -148,6 +152,59 @@ static const char *base_of(const char *p)
 	return s ? s + 1 : p;
 }
 
+/* At most max bytes of s, cut back to a character's start (a proto3
+ * string that is no UTF-8 makes a collector refuse the whole request:
+ * an argv[0] cut inside a character lost its batch), "..." when cut. */
+static void put_cut(struct hx_sbuf *b, const char *s, size_t max)
+{
+	size_t n = strlen(s);
+
+	if (n <= max) {
+		hx_sbuf_put_n(b, s, n);
+		return;
+	}
+	while (max && ((unsigned char)s[max] & 0xc0) == 0x80)
+		max--;
+	hx_sbuf_put_n(b, s, max);
+	hx_sbuf_put(b, "...");
+}
+
+/* True when argv[0] names the executable that ran: the very path, or,
+ * a bare word (a shell's PATH look-up), its base name. A path of the
+ * caller's with the same base (exec -a /usr/bin/git /tmp/x/git) is
+ * not. */
+static bool a0_is_path(const char *a0, const char *path)
+{
+	if (strchr(a0, '/'))
+		return !strcmp(a0, path);
+	return !strcmp(a0, base_of(path));
+}
+
+/* The span's name: argv[0], cut, then the executable it ran when that
+ * is not it, whole (argv[0] is the caller's word: exec -a git
+ * /usr/bin/curl; a long one pushed the executable off the name). */
+static void span_name(const struct hx_ptree_proc *p, json_t *argv, size_t n,
+		      char *out, size_t size)
+{
+	struct hx_sbuf b = {.p = out, .cap = size};
+	const char *path =
+	    json_string_value(json_array_get(p->image_paths, n ? n - 1 : 0));
+	const char *a0 =
+	    argv ? json_string_value(json_array_get(argv, 0)) : NULL;
+
+	out[0] = '\0';
+	if (!a0) {
+		put_cut(&b, p->exe ? p->exe : "?", size - 8);
+		return;
+	}
+	put_cut(&b, a0, NAME_A0_MAX);
+	if (path && !a0_is_path(a0, path)) {
+		hx_sbuf_put(&b, " (");
+		put_cut(&b, path, size - b.len - 8);
+		hx_sbuf_put(&b, ")");
+	}
+}
+
 static void proc_span(struct hx_pb *spans, const char *sid,
 		      const unsigned char trace[16],
 		      const unsigned char root[8],
@@ -155,7 +212,7 @@ static void proc_span(struct hx_pb *spans, const char *sid,
 {
 	struct hx_pb span = {0};
 	unsigned char id[8], parent[8];
-	char key[96], name[160];
+	char key[96], name[NAME_A0_MAX + PATH_MAX + 16];
 	size_t n = json_array_size(p->images);
 	json_t *argv = n ? json_array_get(p->images, n - 1) : NULL;
 
@@ -168,22 +225,7 @@ static void proc_span(struct hx_pb *spans, const char *sid,
 	} else {
 		memcpy(parent, root, 8);
 	}
-	snprintf(name, sizeof(name), "%s",
-		 argv	  ? json_string_value(json_array_get(argv, 0))
-		 : p->exe ? p->exe
-			  : "?");
-	/* argv[0] is the caller's word (exec -a git /usr/bin/curl): the
-	 * executable it ran beside it when they differ */
-	{
-		const char *path = json_string_value(
-		    json_array_get(p->image_paths, n ? n - 1 : 0));
-		const char *a0 =
-		    argv ? json_string_value(json_array_get(argv, 0)) : NULL;
-		size_t k = strlen(name);
-
-		if (path && a0 && strcmp(base_of(a0), base_of(path)))
-			snprintf(name + k, sizeof(name) - k, " (%s)", path);
-	}
+	span_name(p, argv, n, name, sizeof(name));
 	hx_pb_bytes(&span, 1, trace, 16);
 	hx_pb_bytes(&span, 2, id, 8);
 	hx_pb_bytes(&span, 4, parent, 8);

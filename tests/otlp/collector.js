@@ -11,6 +11,16 @@ const http = require('http');
 const root = require('@opentelemetry/otlp-proto-exporter-base/build/src/generated/root.js');
 
 const pb = root.opentelemetry.proto.collector.trace.v1;
+
+// A proto3 string that is no UTF-8 is a malformed request, as the
+// OpenTelemetry Collector (Go's protobuf) takes it: refused whole, where
+// protobufjs would read it with replacement characters.
+const $protobuf = require('protobufjs/minimal');
+const strict = new TextDecoder('utf-8', {fatal: true});
+for (const R of [$protobuf.Reader, $protobuf.BufferReader])
+  R.prototype.string = function strictString() {
+    return strict.decode(this.bytes());
+  };
 const Req = pb.ExportTraceServiceRequest;
 
 // Decoded as the OTLP/JSON encoding writes it: ids in hex.

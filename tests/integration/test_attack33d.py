@@ -1,0 +1,50 @@
+"""Attack review 33, part d (class 8): what harness's own tools print
+and export of the agent's bytes, read by the security team's systems.
+Under the embedded default policy, as root and as an ordinary user.
+
+An OTLP span was named by argv[0] cut at 159 bytes: a cut inside a
+UTF-8 character made the request one a collector refuses whole (a
+proto3 string that is no UTF-8), and a long argv[0] pushed the
+executable it ran off the name; an argv[0] naming another path with
+the same base (exec -a /usr/bin/git ./git) was the name alone."""
+
+import json
+import os
+import shutil
+import subprocess
+
+from lib import AUDIT_TOOL, check, harness, read_log
+from test_otlp import COLLECTOR, NODE_ENV
+
+
+def _decode(wd, log):
+    out = os.path.join(wd.state, "traces.pb")
+    e = subprocess.run([AUDIT_TOOL, "export", "--otlp", out, log], capture_output=True,
+                       text=True, env=dict(os.environ, XDG_STATE_HOME=wd.state))
+    check(e.returncode == 0, "export: %s" % e.stderr)
+    d = subprocess.run(["node", COLLECTOR, "decode", out], env=NODE_ENV, capture_output=True,
+                       text=True, timeout=60)
+    check(d.returncode == 0, "the collector refuses the request: %s" % d.stderr[-600:])
+    return [s for rs in json.loads(d.stdout)["resourceSpans"]
+            for ss in rs["scopeSpans"] for s in ss["spans"]]
+
+
+def test_a_spans_name_is_text_a_collector_takes_and_names_what_ran(wd):
+    """argv[0] of 158 bytes then five 2-byte characters: the name was
+    cut inside one (the collector refused every span of the session),
+    and it held no executable; argv[0] /usr/bin/git for a copy of echo
+    in the project named the span /usr/bin/git."""
+    bash = shutil.which("bash") or "/bin/bash"
+    echo = os.path.realpath("/bin/echo")
+    long0 = "a" * 158 + "\u00e9" * 5
+    script = ("cp %s ./git && (exec -a /usr/bin/git ./git hi) && exec -a %s %s long"
+              % (echo, long0, echo))
+    r = harness([bash, "-c", script], wd, policy=None)
+    r.expect_status(0)
+    git = os.path.join(os.path.realpath(wd.path), "git")
+    recs = [x for x in read_log(r.log) if x.get("category") == "exec"]
+    argv0s = [(x.get("args") or {}).get("argv", [None])[0] for x in recs]
+    check("/usr/bin/git" in argv0s and long0 in argv0s, "the execs' records: %r" % argv0s)
+    names = [s["name"] for s in _decode(wd, r.log)]
+    check("/usr/bin/git (%s)" % git in names, "the copy's span: %r" % names)
+    check("a" * 120 + "... (%s)" % echo in names, "the long argv[0]'s span: %r" % names)
