@@ -56,6 +56,32 @@ static int post(const char *url, const struct hx_pb *b, FILE *out, FILE *err)
 	return code < 0 ? 2 : 1;
 }
 
+/* t to url, a request within HX_OTLP_BATCH_BYTES at a time (the
+ * session's span with the last): one request of a whole session was
+ * past what a collector takes. */
+static int post_all(const char *url, const struct hx_ptree *t, FILE *out,
+		    FILE *err)
+{
+	size_t at = 0, k;
+	int r;
+
+	do {
+		struct hx_pb b = {0};
+
+		if (hx_otlp_batch_fit(t, t->all + at, t->n - at, true,
+				      "harness-audit export",
+				      HX_OTLP_BATCH_BYTES, &b, &k)) {
+			hx_pb_free(&b);
+			fprintf(err, "harness-audit: export: no memory\n");
+			return 2;
+		}
+		r = post(url, &b, out, err);
+		hx_pb_free(&b);
+		at += k;
+	} while (!r && at < t->n);
+	return r;
+}
+
 static int write_file(const char *path, const struct hx_pb *b, FILE *err)
 {
 	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
@@ -150,7 +176,7 @@ int hx_export_cli(int argc, char *const *argv, FILE *out, FILE *err)
 			path);
 		r = 2;
 	} else {
-		r = !strncmp(to, "http://", 7) ? post(to, &b, out, err)
+		r = !strncmp(to, "http://", 7) ? post_all(to, &t, out, err)
 					       : write_file(to, &b, err);
 	}
 	hx_pb_free(&b);

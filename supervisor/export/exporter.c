@@ -118,20 +118,30 @@ static void collect(struct hx_exporter *e, bool all)
 	}
 }
 
-/* One POST of what is pending; true when the collector took it. */
-static bool send_pending(struct hx_exporter *e, bool with_session)
+/* A refusal a later POST of the same bytes cannot change (OTLP/HTTP:
+ * only 408, 429, 502-504 are retried; a 400 or 413 is for good). */
+static bool refused_for_good(int code)
+{
+	return code >= 400 && code < 500 && code != 408 && code != 429;
+}
+
+/* One POST of the first pending, as many as fit a request; the session's
+ * span with the last. 1: taken, 0: refused for good (dropped, counted),
+ * -1: to be tried again. */
+static int send_one(struct hx_exporter *e, bool with_session)
 {
 	struct hx_pb b = {0};
 	char why[sizeof(e->st.last_error)];
+	size_t k;
+	bool session;
 	int code;
 
-	if (!e->npending && !with_session)
-		return true;
-	if (hx_otlp_batch(&e->t, e->pending, e->npending, with_session, SCOPE,
-			  &b)) {
+	if (hx_otlp_batch_fit(&e->t, e->pending, e->npending, with_session,
+			      SCOPE, HX_OTLP_BATCH_BYTES, &b, &k)) {
 		hx_pb_free(&b);
-		return !e->t.session_start; /* nothing to say yet */
+		return -2; /* no session_start yet, or no memory */
 	}
+	session = with_session && k == e->npending;
 	code = hx_http_post(e->url, "application/x-protobuf", b.p, b.len,
 			    POST_MS, why, sizeof(why));
 	hx_pb_free(&b);
@@ -139,12 +149,42 @@ static bool send_pending(struct hx_exporter *e, bool with_session)
 	if (code < 200 || code >= 300) {
 		e->st.failures++;
 		snprintf(e->st.last_error, sizeof(e->st.last_error), "%s", why);
-		return false;
+		if (!refused_for_good(code))
+			return -1;
+		e->st.spans_dropped += k + session;
+	} else {
+		e->st.batches++;
+		e->st.spans_sent += k + session;
 	}
-	e->st.batches++;
-	e->st.spans_sent += e->npending + with_session;
-	e->npending = 0;
-	return true;
+	/* One batch the collector will never take held back every later
+	 * one, the refusals an agent made after it among them. */
+	memmove(e->pending, e->pending + k,
+		(e->npending - k) * sizeof(*e->pending));
+	e->npending -= k;
+	return code >= 200 && code < 300;
+}
+
+/* What is pending, a request at a time until the monotonic ms until
+ * (the rest next time); false when one is to be tried again. */
+static bool send_pending(struct hx_exporter *e, bool with_session,
+			 uint64_t until)
+{
+	if (!e->npending && !with_session)
+		return true;
+	for (;;) {
+		int r;
+
+		if (hx_mono_ms() >= until)
+			return true;
+		r = send_one(e, with_session);
+
+		if (r == -2)
+			return !e->t.session_start; /* nothing to say yet */
+		if (r < 0)
+			return false;
+		if (!e->npending) /* the session's span went with the last */
+			return true;
+	}
 }
 
 static void *run(void *arg)
@@ -160,7 +200,7 @@ static void *run(void *arg)
 			break;
 		follow(e);
 		collect(e, false);
-		if (send_pending(e, false)) {
+		if (send_pending(e, false, hx_mono_ms() + EVERY_MS)) {
 			e->backoff_ms = 0;
 			e->next_ms = hx_mono_ms() + EVERY_MS;
 		} else {
@@ -226,10 +266,10 @@ void hx_exporter_finish(struct hx_exporter *e, int wait_ms,
 	collect(e, true);
 	/* A collector never reached (nothing listens, no route) is tried
 	 * once: retried, it held every session's end 3 s. */
-	while (!(sent = send_pending(e, true)) && e->reached &&
+	while (!(sent = send_pending(e, true, until)) && e->reached &&
 	       hx_mono_ms() + 250 < until)
 		usleep(250000);
-	if (!sent)
+	if (!sent || e->npending) /* the session's span goes with the last */
 		e->st.spans_dropped += e->npending + 1;
 	*st = e->st;
 	close(e->fd);

@@ -354,6 +354,29 @@ int hx_otlp_batch(const struct hx_ptree *t, struct hx_ptree_proc *const *procs,
 	return out->oom ? -1 : 0;
 }
 
+int hx_otlp_batch_fit(const struct hx_ptree *t,
+		      struct hx_ptree_proc *const *procs, size_t n,
+		      bool with_session, const char *scope_name, size_t max,
+		      struct hx_pb *out, size_t *taken)
+{
+	size_t k = n;
+
+	/* halved until it fits: log2(n) encodings at most, in the
+	 * exporter's thread or the CLI, never on a decision's path */
+	for (;;) {
+		memset(out, 0, sizeof(*out));
+		if (hx_otlp_batch(t, procs, k, with_session && k == n,
+				  scope_name, out))
+			return -1;
+		if (out->len <= max || k <= 1)
+			break;
+		hx_pb_free(out);
+		k /= 2;
+	}
+	*taken = k;
+	return 0;
+}
+
 int hx_otlp_traces(const struct hx_ptree *t, struct hx_pb *out)
 {
 	return hx_otlp_batch(t, t->all, t->n, true, "harness-audit export",

@@ -20,6 +20,19 @@ int hx_otlp_batch(const struct hx_ptree *t, struct hx_ptree_proc *const *procs,
 		  size_t n, bool with_session, const char *scope_name,
 		  struct hx_pb *out);
 
+/* A collector refuses a request past its size (the OpenTelemetry
+ * Collector's HTTP receiver: 20 MiB; its gRPC one: 4 MiB), and the
+ * agent's argv make spans of 64 KiB: each request is kept within this. */
+#define HX_OTLP_BATCH_BYTES (1u << 20)
+
+/* hx_otlp_batch of the longest of procs' first n, first k, halving, that
+ * is within max bytes (one span alone whatever its size), the session's
+ * span only with all n; *taken = k. 0 or -1. */
+int hx_otlp_batch_fit(const struct hx_ptree *t,
+		      struct hx_ptree_proc *const *procs, size_t n,
+		      bool with_session, const char *scope_name, size_t max,
+		      struct hx_pb *out, size_t *taken);
+
 /* An ExportTraceServiceRequest for t into out. 0, or -1 (no
  * session_start, out of memory). */
 int hx_otlp_traces(const struct hx_ptree *t, struct hx_pb *out);

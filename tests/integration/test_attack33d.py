@@ -48,3 +48,58 @@ def test_a_spans_name_is_text_a_collector_takes_and_names_what_ran(wd):
     names = [s["name"] for s in _decode(wd, r.log)]
     check("/usr/bin/git (%s)" % git in names, "the copy's span: %r" % names)
     check("a" * 120 + "... (%s)" % echo in names, "the long argv[0]'s span: %r" % names)
+
+
+# Forty processes with a 60 KiB argument each, ended together: one batch
+# of 2.4 MB. Then the refused read the security team looks for.
+BIG_THEN_SECRET = (
+    "big=$(printf %061440d 0); "
+    "for i in $(seq 40); do sh -c 'sleep 1' x \"$big\" & done; wait; sleep 3; "
+    "cat ~/.ssh/id_rsa 2>/dev/null; exit 3")
+LIMIT = 2 * 1024 * 1024  # the OpenTelemetry Collector's is 20 MiB
+
+
+def _refused_reads(spans):
+    return [s for s in spans for e in s.get("events", [])
+            if e["name"] == "harness.refused" and "id_rsa" in json.dumps(e)]
+
+
+def test_spans_of_large_commands_hide_no_later_refusal_from_a_collector(wd):
+    """A batch past the collector's request size was answered 413 and
+    sent again, whole, forever: no span of the session after it, the
+    refused read of ~/.ssh/id_rsa among them, reached the collector;
+    harness-audit export to the collector sent the whole session as one
+    request, refused alike."""
+    from test_otlp import live, serve, spans_of
+    c, port, got = serve(wd)
+    c.terminate()
+    c.wait(timeout=30)
+    c = subprocess.Popen(["node", COLLECTOR, "serve", got, "200", str(LIMIT)], env=NODE_ENV,
+                         stdout=subprocess.PIPE, text=True)
+    try:
+        port = int(c.stdout.readline())
+        p, log = live(wd, ["--otlp-endpoint", "http://127.0.0.1:%d" % port],
+                      script=BIG_THEN_SECRET)
+        check(p.returncode == 3, "exit %s: %s" % (p.returncode, p.stderr[-800:]))
+        refused = [x for x in read_log(log) if x.get("verdict") == "deny"
+                   and "id_rsa" in json.dumps(x.get("args"))]
+        check(refused, "the log has no refused read of id_rsa")
+        lines = [json.loads(line) for line in open(got)]
+        check(all(x["ok"] for x in lines), "requests refused: %r"
+              % [x.get("error") for x in lines if not x["ok"]])
+        sent = spans_of(lines)
+        check(_refused_reads(sent.values()), "the refused read never reached the collector")
+        check(len([s for s in sent.values() if s["name"].startswith("sh")]) >= 40,
+              "the large spans: %d" % len(sent))
+        os.unlink(got)
+        e = subprocess.run([AUDIT_TOOL, "export", "--otlp", "http://127.0.0.1:%d" % port, log],
+                           capture_output=True, text=True,
+                           env=dict(os.environ, XDG_STATE_HOME=wd.state))
+        check(e.returncode == 0, "export to the collector: %s" % e.stderr)
+        lines = [json.loads(line) for line in open(got)]
+        check(len(lines) >= 2 and all(x["ok"] for x in lines), "export's requests: %r"
+              % [x.get("error") for x in lines])
+        check(sorted(spans_of(lines)) == sorted(sent), "export and the live spans differ")
+    finally:
+        c.terminate()
+        c.wait(timeout=30)

@@ -2,9 +2,11 @@
 // protobufjs module, generated from opentelemetry-proto, decodes what
 // harness-audit export sends.
 //   node collector.js decode FILE          prints the request as JSON
-//   node collector.js serve OUT [STATUS]   an OTLP/HTTP collector on
-//       127.0.0.1 (its port on stdout): each POST /v1/traces decoded and
-//       appended to OUT as a JSON line, answered STATUS (default 200)
+//   node collector.js serve OUT [STATUS [MAX]]   an OTLP/HTTP collector
+//       on 127.0.0.1 (its port on stdout): each POST /v1/traces decoded
+//       and appended to OUT as a JSON line, answered STATUS (default
+//       200); a body past MAX bytes answered 413, as a collector's
+//       max_request_body_size
 'use strict';
 const fs = require('fs');
 const http = require('http');
@@ -39,7 +41,7 @@ function hexIds(o) {
   return o;
 }
 
-const [mode, arg, status] = process.argv.slice(2);
+const [mode, arg, status, max] = process.argv.slice(2);
 if (mode === 'decode') {
   console.log(JSON.stringify(asJson(fs.readFileSync(arg))));
 } else if (mode === 'serve') {
@@ -53,7 +55,13 @@ if (mode === 'decode') {
         if (req.method !== 'POST' || req.url !== '/v1/traces' ||
             req.headers['content-type'] !== 'application/x-protobuf')
           throw new Error(`${req.method} ${req.url} ${req.headers['content-type']}`);
-        line = {ok: true, body: asJson(Buffer.concat(chunks))};
+        const body = Buffer.concat(chunks);
+        if (max && body.length > Number(max)) {
+          code = 413;
+          line = {ok: false, error: `${body.length} bytes: too large`};
+        } else {
+          line = {ok: true, body: asJson(body)};
+        }
       } catch (e) {
         code = 400;
         line = {ok: false, error: String(e)};
@@ -66,6 +74,6 @@ if (mode === 'decode') {
   });
   server.listen(0, '127.0.0.1', () => console.log(server.address().port));
 } else {
-  console.error('usage: collector.js decode FILE | serve OUT [STATUS]');
+  console.error('usage: collector.js decode FILE | serve OUT [STATUS [MAX]]');
   process.exit(2);
 }
