@@ -2,6 +2,8 @@
 #define _GNU_SOURCE
 #include "supervisor/fmt.h"
 
+#include "common/sbuf.h"
+
 #include <arpa/inet.h>
 #include <errno.h>
 #include <linux/netlink.h>
@@ -195,6 +197,28 @@ size_t hx_fmt_escape_bytes(const char *s, char *buf, size_t size)
 	}
 	if (size)
 		buf[o < size ? o : size - 1] = '\0';
+	return o;
+}
+
+size_t hx_fmt_unescape_bytes(const char *s, char *buf, size_t size)
+{
+	size_t o = 0;
+	int hi, lo;
+
+	for (; *s && o + 1 < size; s++) {
+		if (s[0] == '\\' && s[1] == '\\') {
+			s++;
+		} else if (s[0] == '\\' && s[1] == 'x' &&
+			   (hi = hx_hex_value(s[2])) >= 0 &&
+			   (lo = hx_hex_value(s[3])) >= 0) {
+			buf[o++] = (char)(hi << 4 | lo);
+			s += 3;
+			continue;
+		}
+		buf[o++] = *s;
+	}
+	if (size)
+		buf[o] = '\0';
 	return o;
 }
 

@@ -35,6 +35,10 @@ size_t hx_utf8_cut(const char *s, size_t n, size_t max);
  * audit record lists the fields it escaped this way). Returns the
  * length it needs, NUL excluded; writes at most size bytes. */
 size_t hx_fmt_escape_bytes(const char *s, char *buf, size_t size);
+/* The bytes hx_fmt_escape_bytes wrote s for, into buf (NUL-terminated,
+ * cut at size): text that crossed a JSON channel escaped is recorded as
+ * the bytes it stands for. Returns the length written. */
+size_t hx_fmt_unescape_bytes(const char *s, char *buf, size_t size);
 
 /* An age as people write it: N followed by s, m, h, d or w ("30m",
  * "12h", "7d"). Returns seconds, or -1 when malformed. */

@@ -29,6 +29,7 @@
 #include "supervisor/git/hidden.h"
 #include "supervisor/git/objfix.h"
 #include "supervisor/kernel/oomshield.h"
+#include "supervisor/fmt.h"
 #include "supervisor/record.h"
 #include "supervisor/say.h"
 #include "supervisor/sha256.h"
@@ -737,8 +738,23 @@ static int bounded_check(struct run *r, json_t **out, size_t *unchecked,
 	return json_is_array(*out) ? 0 : (json_decref(*out), -EIO);
 }
 
+/* A change's path as the bytes it names: the child escaped one that is
+ * no UTF-8 for JSON (hx_git_json_path), the record escapes it again
+ * and says so. */
+static const char *change_path(json_t *c, char *raw, size_t size)
+{
+	const char *p = hx_record_field(c, "path");
+	json_t *e = json_object_get(c, "escaped");
+
+	if (!json_array_size(e))
+		return p;
+	hx_fmt_unescape_bytes(p, raw, size);
+	return raw;
+}
+
 void hx_run_hidden_changes(struct run *r)
 {
+	static char raw[2 * PATH_MAX];
 	json_t *changes = NULL, *rec, *list, *c;
 	int e;
 	size_t unchecked = 0, i, forged = 0;
@@ -782,7 +798,7 @@ void hx_run_hidden_changes(struct run *r)
 		json_t *o = json_object();
 
 		hx_record_set_text(rec, o, "path", "changes.path",
-				   hx_record_field(c, "path"));
+				   change_path(c, raw, sizeof(raw)));
 		hx_record_set_str(o, "hidden_by",
 				  hx_record_field(c, "hidden_by"));
 		if (json_object_get(c, "now"))

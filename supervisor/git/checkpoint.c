@@ -490,10 +490,16 @@ json_t *hx_ckpt_too_large_json(const struct hx_ckpt_info *info)
 {
 	json_t *a = json_array();
 
-	for (size_t i = 0; a && i < info->ntoo_large && i < HX_CKPT_NAMED; i++)
-		json_array_append_new(
-		    a, json_pack("{s:s,s:I}", "path", info->too_large[i].path,
-				 "size", (json_int_t)info->too_large[i].size));
+	for (size_t i = 0; a && i < info->ntoo_large && i < HX_CKPT_NAMED;
+	     i++) {
+		json_t *o = json_object();
+
+		hx_git_json_path(o, "path", info->too_large[i].path);
+		json_object_set_new(
+		    o, "size",
+		    json_integer((json_int_t)info->too_large[i].size));
+		json_array_append_new(a, o);
+	}
 	return a;
 }
 

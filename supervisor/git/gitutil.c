@@ -3,8 +3,12 @@
 
 #include <errno.h>
 #include <git2.h>
+#include <jansson.h>
 #include <pthread.h>
+#include <stdlib.h>
 #include <time.h>
+
+#include "supervisor/fmt.h"
 
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 static int init_rc;
@@ -64,4 +68,39 @@ bool hx_git_backoff(int attempt)
 	while (nanosleep(&ts, &ts) && errno == EINTR)
 		;
 	return true;
+}
+
+const char *hx_git_json_path(json_t *o, const char *k, const char *path)
+{
+	size_t n;
+	char *buf;
+	json_t *v, *list;
+
+	if (hx_utf8_valid(path)) {
+		v = json_string(path);
+	} else {
+		n = hx_fmt_escape_bytes(path, NULL, 0);
+		if (!(buf = malloc(n + 1)))
+			return NULL;
+		hx_fmt_escape_bytes(path, buf, n + 1);
+		v = json_string(buf);
+		free(buf);
+		if (!(list = json_object_get(o, "escaped")))
+			json_object_set_new(o, "escaped", list = json_array());
+		json_array_append_new(list, json_string(k));
+	}
+	if (!v || json_object_set_new(o, k, v))
+		return NULL;
+	return json_string_value(v);
+}
+
+json_t *hx_git_hidden_entry(const char *path, const char *by, const char *now)
+{
+	json_t *o = json_object();
+
+	hx_git_json_path(o, "path", path);
+	json_object_set_new(o, "hidden_by", json_string(by));
+	if (now)
+		json_object_set_new(o, "now", json_string(now));
+	return o;
 }

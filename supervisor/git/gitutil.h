@@ -26,4 +26,18 @@ bool hx_git_retryable(int gerr);
  * returns false once attempts are spent (about 2 s in all). */
 bool hx_git_backoff(int attempt);
 
+struct json_t;
+/* o[k] = a path of the repository's (the agent's to name), as the log
+ * writes such text: not UTF-8, each byte outside it as \xNN and each
+ * backslash doubled, and k listed in o's "escaped". jansson takes UTF-8
+ * only: json_string and json_pack fail on the rest, and a file named
+ * "\377run.sh" was an entry of the manifest with no path. Returns
+ * o[k]'s text, or NULL (no memory). */
+const char *hx_git_json_path(struct json_t *o, const char *k, const char *path);
+
+/* {"path": path (hx_git_json_path), "hidden_by": by, "now": now (when
+ * not NULL)}: an entry of a hidden_changes record. */
+struct json_t *hx_git_hidden_entry(const char *path, const char *by,
+				   const char *now);
+
 #endif

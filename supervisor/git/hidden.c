@@ -254,7 +254,6 @@ static int scan(git_repository *repo, git_index *idx, int wfd,
 		const char *by =
 		    e && !GIT_INDEX_ENTRY_STAGE(e) ? hiding(e, since) : NULL;
 		const char *what;
-		json_t *o;
 		int got;
 
 		if (!by)
@@ -265,10 +264,7 @@ static int scan(git_repository *repo, git_index *idx, int wfd,
 		if (!got)
 			continue;
 		snprintf(path, sizeof(path), "%s%s", prefix, e->path);
-		o = json_pack("{s:s, s:s}", "path", path, "hidden_by", by);
-		if (what)
-			json_object_set_new(o, "now", json_string(what));
-		json_array_append_new(arr, o);
+		json_array_append_new(arr, hx_git_hidden_entry(path, by, what));
 	}
 	return 0;
 }
@@ -400,9 +396,9 @@ static void self_ignored(git_repository *repo, int wfd,
 		if (S_ISREG(st.st_mode) &&
 		    !git_ignore_path_is_ignored(&ign, repo, e.path) && ign)
 			json_array_append_new(
-			    arr, json_pack("{s:s, s:s, s:s}", "path", e.path,
-					   "hidden_by", "ignored", "now",
-					   "a .gitignore that ignores itself"));
+			    arr, hx_git_hidden_entry(
+				     e.path, "ignored",
+				     "a .gitignore that ignores itself"));
 	}
 }
 

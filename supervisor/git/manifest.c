@@ -90,7 +90,8 @@ static json_t *one_file(struct mf *m, const git_diff_delta *d)
 	const struct hx_prov *prov = m->prov;
 	char hex[65], oid[GIT_OID_HEXSZ + 1];
 
-	json_object_set_new(o, "path", json_string(f->path));
+	const char *path = hx_git_json_path(o, "path", f->path);
+
 	json_object_set_new(o, "status", json_string(status_word(d->status)));
 	git_oid_tostr(oid, sizeof(oid), &f->id);
 	if (d->status != GIT_DELTA_DELETED) {
@@ -114,7 +115,8 @@ static json_t *one_file(struct mf *m, const git_diff_delta *d)
 		json_object_set_new(o, "sha256", json_null());
 		json_object_set_new(o, "old_blob", json_string(oid));
 	}
-	w = prov ? hx_prov_writer(prov, f->path) : NULL;
+	/* the records' path, escaped alike */
+	w = prov && path ? hx_prov_writer(prov, path) : NULL;
 	json_object_set_new(o, "writer", w ? w : json_null());
 	return o;
 }

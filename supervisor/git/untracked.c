@@ -16,6 +16,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "supervisor/git/gitutil.h"
 #include "supervisor/git/indexfile.h"
 
 /* An index larger than this is not read for its cache. */
@@ -179,8 +180,8 @@ static void report(struct walk *w, const char *path)
 	}
 	snprintf(full_path, sizeof(full_path), "%s%s", w->prefix, path);
 	json_array_append_new(
-	    w->arr, json_pack("{s:s, s:s, s:s}", "path", full_path, "hidden_by",
-			      "untracked-cache", "now", "untracked"));
+	    w->arr,
+	    hx_git_hidden_entry(full_path, "untracked-cache", "untracked"));
 }
 
 /* Whether a directory on path's way (the work tree's root to its own

