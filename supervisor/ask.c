@@ -802,10 +802,13 @@ int hx_ask_answer(struct hx_ask *a, unsigned id, unsigned upto,
 		next = q->next;
 		if (q->batch != b || !q->recorded || q->id > upto)
 			continue;
-		if (scope != HX_ASK_ONCE &&
-		    !(g = grant_for(a, q, v, scope, prefix, msg, mlen)))
+		if (scope != HX_ASK_ONCE && !hx_grant_can_name(&q->s, NULL))
+			snprintf(msg, mlen, "%s once: no grant names its bytes",
+				 hx_verdict_name(v)); /* this call only */
+		else if (scope != HX_ASK_ONCE &&
+			 !(g = grant_for(a, q, v, scope, prefix, msg, mlen)))
 			return -ENOMEM;
-		finish(a, q, v, scope, by, "answer", g);
+		finish(a, q, v, g ? scope : HX_ASK_ONCE, by, "answer", g);
 		json_decref(g);
 		next = a->qs; /* finish changed the list */
 	}

@@ -18,6 +18,7 @@
 #include "common/glob.h"
 #include "common/names.h"
 #include "supervisor/envdiff.h"
+#include "supervisor/fmt.h"
 #include "supervisor/session.h"
 
 #define LINE_MAX_BYTES (64 * 1024)
@@ -378,6 +379,29 @@ static void env_key(json_t *g, const struct hx_ask_subject *s)
 	json_object_set_new(g, "env", names);
 }
 
+/* Whether every string a grant of s would keep is UTF-8, which jansson
+ * takes only: an argv word of other bytes was dropped from the grant's
+ * list (json_string gave NULL), and "session" to git push origin
+ * <\377> main held for git push origin main, never shown. A grant
+ * names the call's bytes exactly or is not made (the answer holds for
+ * the call asked, as "once"). */
+bool hx_grant_can_name(const struct hx_ask_subject *s, const char *dir)
+{
+	if (s->path && !hx_utf8_valid(s->path))
+		return false;
+	if (s->path2 && !hx_utf8_valid(s->path2))
+		return false;
+	if (dir && !hx_utf8_valid(dir))
+		return false;
+	for (size_t i = 0; s->argv && i < s->argc; i++)
+		if (!hx_utf8_valid(s->argv[i]))
+			return false;
+	for (size_t i = 0; s->names && i < s->nnames; i++)
+		if (!hx_utf8_valid(s->names[i]))
+			return false;
+	return true;
+}
+
 json_t *hx_grant_new(const struct hx_ask_subject *s, enum hx_verdict v,
 		     enum hx_ask_scope scope, unsigned prefix, const char *dir)
 {
@@ -388,8 +412,10 @@ json_t *hx_grant_new(const struct hx_ask_subject *s, enum hx_verdict v,
 	time_t now = time(NULL);
 	struct tm tm;
 
-	if (!g)
+	if (!g || !hx_grant_can_name(s, dir)) {
+		json_decref(g);
 		return NULL;
+	}
 	if (getrandom(r, sizeof(r), 0) != (ssize_t)sizeof(r))
 		memcpy(r, &now, sizeof(r));
 	snprintf(id, sizeof(id), "g-%02x%02x%02x%02x", r[0], r[1], r[2], r[3]);

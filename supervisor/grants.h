@@ -19,6 +19,7 @@
 #ifndef HX_GRANTS_H
 #define HX_GRANTS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "common/types.h"
@@ -44,11 +45,15 @@ int hx_grants_revoke(const char *path, const char *id);
 struct json_t *hx_grants_match(struct json_t *arr,
 			       const struct hx_ask_subject *s);
 
+/* Whether a grant can name s's bytes (every string UTF-8, as JSON
+ * holds): hx_grant_new makes none otherwise. */
+bool hx_grant_can_name(const struct hx_ask_subject *s, const char *dir);
+
 /* A grant (new reference) answering s with verdict v for scope: the
  * exact call, or, with prefix > 0, an exec's first prefix words after
  * argv[0] and any after them; dir (not NULL: a batch) grants the files
  * in that directory (not below it) instead of s's own path. NULL: out
- * of memory. */
+ * of memory, or !hx_grant_can_name. */
 struct json_t *hx_grant_new(const struct hx_ask_subject *s, enum hx_verdict v,
 			    enum hx_ask_scope scope, unsigned prefix,
 			    const char *dir);

@@ -12,7 +12,9 @@ no later span, a refused read among them, reached it.
 
 A file of the repository named with a byte that is no UTF-8 was an
 entry of the worktree's manifest with no path and no writer, and was
-left out of the hidden_changes record: jansson takes UTF-8 only."""
+left out of the hidden_changes record: jansson takes UTF-8 only; for
+the same reason a "session" grant to an exec with such an argv word
+lost the word, and held for the command without it."""
 
 import json
 import os
@@ -158,3 +160,40 @@ def test_a_file_named_in_no_utf8_hidden_from_git_is_recorded(wd):
           "recorded: %r\n%s" % (got, r.dump()[-1500:]))
     # the bytes, escaped once and said so, as every path of the log
     check("changes.path" in recs[0].get("escaped", []), "escaped: %r" % recs[0])
+
+
+PY_PUSH_TWICE = r'''
+import ctypes, os, sys
+prog = sys.argv[1]
+libc = ctypes.CDLL(None, use_errno=True)
+for words in ([b"push", b"origin", b"\xff", b"main"], [b"push", b"origin", b"main"]):
+    pid = os.fork()
+    if pid == 0:
+        argv = (ctypes.c_char_p * (len(words) + 2))(prog.encode(), *words, None)
+        libc.execv(prog.encode(), argv)
+        os._exit(3)
+    os.waitpid(pid, 0)
+'''
+
+
+def test_a_grant_holds_for_no_command_without_a_word_shown(wd):
+    """The person answered "session" to git push origin \\xff main (the
+    question shows the byte escaped): the grant's argv lost the word
+    that is no UTF-8 (json_string gave NULL) and held for git push
+    origin main, run after it unasked. A call a grant cannot name is
+    answered once; the next is asked."""
+    from test_ask import Session, answer, wait_pending
+    from test_attack19a import _deny_the_next_question, _two_dirs_and_a_git
+    from lib import PYTHON
+    _, _, git = _two_dirs_and_a_git(wd, 'echo "PUSHED $# words"')
+    s = Session(wd, [PYTHON, "-c", PY_PUSH_TWICE, git], timeout=3)
+    q = wait_pending(wd, s)
+    check("\\xff" in json.dumps(q), "the question: %r" % q)
+    answer(wd, "approve", q["id"], "session")
+    again = _deny_the_next_question(wd, s, q)
+    s.finish()
+    check("PUSHED 4 words" in s.stdout, "the approved exec did not run: %r %r"
+          % (s.stdout, s.stderr[-400:]))
+    check("PUSHED 3 words" not in s.stdout,
+          "the grant held for git push origin main, never shown: %r" % s.stdout)
+    check(again and "\\xff" not in json.dumps(again), "not asked again: %r" % again)
