@@ -100,8 +100,11 @@ print(json.dumps(out))
 
 
 def _to_loopback(d, a):
-    """An outgoing IPv4 frame to 127.0.0.0/8: its first payload bytes."""
-    if a[1] == 0x0800 and a[2] == socket.PACKET_OUTGOING and len(d) >= 20 and d[16] == 127:
+    """An outgoing IPv4 UDP frame to 127.0.0.0/8: its first payload bytes
+    (the agent sends datagrams only; the capture is the machine's, and
+    another's TCP segment on this shared machine is not the agent's)."""
+    if (a[1] == 0x0800 and a[2] == socket.PACKET_OUTGOING and len(d) >= 20 and d[16] == 127
+            and d[9] == socket.IPPROTO_UDP):
         return d[28:60]
     return None
 
