@@ -268,17 +268,21 @@ bench: all $(HELPER_BINS) $(BENCH_BINS) agents
 
 FUZZ_TARGETS := $(patsubst tests/fuzz/%.c,$(BUILD)/fuzz/%,$(wildcard tests/fuzz/fuzz_*.c))
 # The pure parts the targets reach: common/, policy/, the DNS messages,
-# the redaction of records, harness-mcp-worker's decoders.
+# the redaction of records, harness-mcp-worker's decoders, /proc and
+# audit text, an exec's environment, an agent's config (a target that #includes a .c file
+# of the supervisor reaches its static parsers).
 FUZZ_SRCS := $(COMMON_SRCS) $(POLICY_SRCS) supervisor/dnsmsg.c \
 	$(wildcard supervisor/redact*.c) supervisor/fmt.c supervisor/export/logscan.c \
 	tools/mcpwork/wire.c tools/mcpwork/args.c tools/mcpwork/text.c tools/mcpwork/grow.c \
 	tools/mcpwork/patch.c supervisor/mcp/schema.c supervisor/mcp/tools.c \
-	supervisor/git/indexfile.c
+	supervisor/git/indexfile.c supervisor/proc.c supervisor/envdiff.c \
+	supervisor/sha256.c supervisor/kernel/kaudit_parse.c supervisor/agentconf.c
 $(BUILD)/fuzz/%: tests/fuzz/%.c $(FUZZ_SRCS) $(POLICY_ASM) $(MCP_ASM) policy/default.yaml supervisor/mcp/tools.json $(PROFILES_BLOB) $(POLICY_NODES) | $(DEPS_OK)
 	@mkdir -p $(@D)
 	clang -std=gnu17 -g -O1 -I. -fsanitize=fuzzer,address,undefined \
 	  -DHX_PROFILES_BLOB='"$(PROFILES_BLOB)"' -DHX_POLICY_NODES='"$(POLICY_NODES)"' \
-	  $(PKG_CFLAGS) -o $@ $< $(FUZZ_SRCS) $(POLICY_ASM) $(MCP_ASM) $(PKG_LIBS)
+	  $(PKG_CFLAGS) -o $@ $< $(FUZZ_SRCS) $(POLICY_ASM) $(MCP_ASM) $(PKG_LIBS) \
+	  $(GIT_LIBS)
 fuzz: $(FUZZ_TARGETS)
 	@# New inputs go to the build dir; the checked-in seeds stay as they are.
 	@for f in $(FUZZ_TARGETS); do n=$$(basename $$f); echo "== $$n"; \

@@ -17,9 +17,9 @@
 
 int hx_proc_stat(pid_t pid, struct hx_procstat *st)
 {
-	char path[64], buf[1024], *p;
-	int fd, ppid = 0, pgrp = 0, session = 0, tty = 0;
+	char path[64], buf[1024];
 	ssize_t n;
+	int fd;
 
 	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -32,15 +32,25 @@ int hx_proc_stat(pid_t pid, struct hx_procstat *st)
 	if (n <= 0)
 		return n < 0 ? -errno : -ESRCH;
 	buf[n] = '\0';
+	return hx_proc_stat_parse(buf, st);
+}
+
+int hx_proc_stat_parse(const char *buf, struct hx_procstat *st)
+{
+	int ppid = 0, pgrp = 0, session = 0, tty = 0;
+	const char *p;
+
 	/* The command name (field 2) may hold spaces and parentheses:
-	 * fields 3 on follow the last ')'. starttime is field 22. */
+	 * fields 3 on follow the last ')', and a space after it (p + 2
+	 * is past the end of a line cut there). starttime is field 22. */
 	p = strrchr(buf, ')');
-	if (!p || sscanf(p + 2,
-			 "%c %d %d %d %d %*d %*u %*u %*u %*u %*u %llu %llu "
-			 "%llu %llu %*d %*d %d %*d %llu %*u %ld",
-			 &st->state, &ppid, &pgrp, &session, &tty, &st->utime,
-			 &st->stime, &st->cutime, &st->cstime, &st->threads,
-			 &st->starttime, &st->rss) != 12)
+	if (!p || p[1] != ' ' ||
+	    sscanf(p + 2,
+		   "%c %d %d %d %d %*d %*u %*u %*u %*u %*u %llu %llu "
+		   "%llu %llu %*d %*d %d %*d %llu %*u %ld",
+		   &st->state, &ppid, &pgrp, &session, &tty, &st->utime,
+		   &st->stime, &st->cutime, &st->cstime, &st->threads,
+		   &st->starttime, &st->rss) != 12)
 		return -EBADMSG;
 	st->ppid = ppid;
 	st->pgrp = pgrp;

@@ -24,6 +24,8 @@ struct hx_procstat {
 /* Fills *st for pid. Returns 0, or -errno (-ESRCH when it is gone,
  * -EBADMSG when the line does not parse). */
 int hx_proc_stat(pid_t pid, struct hx_procstat *st);
+/* The same from a stat line's text (NUL-terminated): 0 or -EBADMSG. */
+int hx_proc_stat_parse(const char *buf, struct hx_procstat *st);
 
 /* A wait status as a shell says it: the exit code, 128+N for signal N,
  * else 2. */

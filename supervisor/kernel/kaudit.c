@@ -566,8 +566,10 @@ static void on_access(struct hx_kaudit *ka, const struct timespec *when,
 		snprintf(p->blockers, sizeof(p->blockers), "unknown");
 	if (hx_kaudit_field(body, blen, "path", p->path, sizeof(p->path)) < 0 &&
 	    hx_kaudit_field(body, blen, "name", p->path, sizeof(p->path)) < 0) {
-		/* The rest, as the kernel wrote it (opid=, daddr=...). */
-		const char *b = strstr(body, "blockers=");
+		/* The rest, as the kernel wrote it (opid=, daddr=...).
+		 * Within blen: the body is the datagram's, not a string
+		 * (the buffer's bytes past it an earlier record's). */
+		const char *b = memmem(body, blen, "blockers=", 9);
 		const char *sp =
 		    b ? memchr(b, ' ', blen - (size_t)(b - body)) : NULL;
 
