@@ -19,7 +19,7 @@ import os
 import socket
 
 from lib import HELPERS, PYTHON, PacketCapture, Skip, check, harness
-from test_attack27a import _uplink
+from test_attack27a import TRY, _uplink
 from test_default_policy import fake_home
 
 # The marker the groups and sources carry: "SEC" of 239.83.69.67 and of
@@ -29,12 +29,7 @@ MARKS = (bytes([239, 83, 69, 67]), bytes([10, 83, 69, 67]), b"SECRET")
 JOINS = r"""
 import json, socket, struct
 out = {}
-def try_(name, f):
-    try:
-        f()
-        out[name] = "ok"
-    except OSError as e:
-        out[name] = "errno %d" % e.errno
+""" + TRY + r"""
 g4 = socket.inet_aton("239.83.69.67")
 g6 = socket.inet_pton(socket.AF_INET6, "ff05::5345:4352:4554:2d70:7974")
 s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)

@@ -23,6 +23,7 @@ Erlang's cookie and adb's key were read, from any session."""
 import os
 
 from lib import PYTHON, check, harness, xfail
+from test_attack26a import WRITE_ALL
 
 BUSYBOX = "/bin/busybox"
 
@@ -71,15 +72,6 @@ PLACES = {
     ".git-prompt.sh": "shell-rc",
 }
 
-WRITE_ALL = r'''
-import os, sys
-for p in sys.argv[1:]:
-    try:
-        os.close(os.open(p, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o755))
-        print("wrote", p)
-    except OSError as e:
-        print("refused", p, e.errno)
-'''
 
 
 def _home_as_project(wd):
