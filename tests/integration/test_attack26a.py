@@ -97,11 +97,17 @@ def test_a_session_in_home_leaves_no_code_for_later(wd):
     script = "".join("echo pwned >> '%s'\n" % p for p in paths)
     r = harness([BUSYBOX, "sh", "-c", script], wd, policy=None, env={"HOME": home})
     r2 = harness([PYTHON, "-c", WRITE_ALL] + paths, wd, policy=None, env={"HOME": home})
-    check("wrote" not in r2.stdout, "the shim's way wrote: %r" % r2.stdout)
-    for rel, rule in PLACES.items():
+    places_refused(home, PLACES, r, r2)
+
+
+def places_refused(home, places, static, shim):
+    """Each place (relative to home: its rule) unwritten, and each run's
+    records deny it by its rule, the static program's in the kernel."""
+    check("wrote" not in shim.stdout, "the shim's way wrote: %r" % shim.stdout)
+    for rel, rule in places.items():
         p = os.path.join(home, rel)
         check(not os.path.exists(p), "~/%s was written" % rel)
-        for run, layer in ((r, "kernel"), (r2, None)):
+        for run, layer in ((static, "kernel"), (shim, None)):
             recs = run.events(args_path=p)
             check(recs, "~/%s: no record (%s)" % (rel, layer or "shim"))
             for rec in recs:
