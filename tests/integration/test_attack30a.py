@@ -233,15 +233,21 @@ def test_an_object_planted_in_a_nested_repository_gives_no_later_commit_its_byte
           "forged_objects records: %r" % _forged_records(r))
 
 
-def _swapped_in_and_swept(wd, sub, script):
-    """Runs the agent's script, which moves a store it planted in, in
-    place of the user's nested sub (it says SWAPPED), and the user's
-    adds there after it: the plant was swept (one forged_objects record
-    of sub's store) and the empty file checks out empty."""
+def swap_and_checkout(wd, sub, script):
+    """Runs the agent's script, which moves what it planted in place of
+    the user's nested sub (it says SWAPPED), then the user's adds there:
+    the empty file checks out empty. The agent's run, for its records."""
     r = harness(["sh", "-c", script], wd, policy=None)
     check("SWAPPED" in r.stdout, "the agent did not swap: %s %s" % (r.stdout, r.stderr[-1500:]))
     got = _user_adds(sub)
     check(got["empty.py"] == "", "the user's empty file, checked out: %r" % got)
+    return r
+
+
+def _swapped_in_and_swept(wd, sub, script):
+    """swap_and_checkout, the plant swept from sub's own store: one
+    forged_objects record of it."""
+    r = swap_and_checkout(wd, sub, script)
     real = os.path.realpath(wd.path)
     check(_forged_records(r) == [(os.path.join(real, "sub", ".git", "objects"), 1)],
           "forged_objects records: %r" % _forged_records(r))

@@ -12,7 +12,7 @@ one names in its objects/info/alternates, which git reads as its own."""
 import os
 
 from lib import check, harness
-from test_attack30a import EMPTY, HELLO, PLANT, _user_adds, _forged_records, _swapped_in_and_swept
+from test_attack30a import EMPTY, HELLO, PLANT, _forged_records, _swapped_in_and_swept, swap_and_checkout
 
 
 def test_a_store_written_before_its_head_then_moved_in_place_is_swept(wd):
@@ -41,10 +41,7 @@ def test_an_object_planted_in_an_alternate_of_a_store_moved_in_place_is_swept(wd
     store = os.path.join(real, "store")
     script = ("%s -c '%s' %s %s && git init -q f2 && echo %s > f2/.git/objects/info/alternates"
               " && mv sub sub-old && mv f2 sub && echo SWAPPED" % (PYTHON, PLANT, store, EMPTY, store))
-    r = harness(["sh", "-c", script], wd, policy=None)
-    check("SWAPPED" in r.stdout, "the agent did not swap: %s %s" % (r.stdout, r.stderr[-1500:]))
-    got = _user_adds(sub)
-    check(got["empty.py"] == "", "the user's empty file, checked out: %r" % got)
+    r = swap_and_checkout(wd, sub, script)
     check((store, 1) in _forged_records(r),
           "forged_objects records: %r" % _forged_records(r))
 
@@ -104,10 +101,7 @@ def test_a_directory_of_planted_objects_moved_into_an_alternate_is_swept(wd):
     script = ("%s -c '%s' stage %s && mkdir store && %s mv stage/%s store/ && git init -q f2"
               " && echo %s > f2/.git/objects/info/alternates && mv sub sub-old && mv f2 sub"
               " && echo SWAPPED" % (PYTHON, PLANT, EMPTY, BUSYBOX, EMPTY[:2], store))
-    r = harness(["sh", "-c", script], wd, policy=None)
-    check("SWAPPED" in r.stdout, "the agent did not swap: %s %s" % (r.stdout, r.stderr[-1500:]))
-    got = _user_adds(sub)
-    check(got["empty.py"] == "", "the user's empty file, checked out: %r" % got)
+    r = swap_and_checkout(wd, sub, script)
     check((store, 1) in _forged_records(r), "forged_objects records: %r" % _forged_records(r))
 
 
@@ -133,10 +127,7 @@ def test_a_planted_object_reached_through_a_symlinked_directory_is_swept(wd):
     script = ("mkdir real store && %s -c '%s' real/%s && %s ln -s %s/real store/%s && git init -q f2"
               " && echo %s > f2/.git/objects/info/alternates && mv sub sub-old && mv f2 sub"
               " && echo SWAPPED" % (PYTHON, RAW, EMPTY[2:], BUSYBOX, real, EMPTY[:2], store))
-    r = harness(["sh", "-c", script], wd, policy=None)
-    check("SWAPPED" in r.stdout, "the agent did not swap: %s %s" % (r.stdout, r.stderr[-1500:]))
-    got = _user_adds(sub)
-    check(got["empty.py"] == "", "the user's empty file, checked out: %r" % got)
+    r = swap_and_checkout(wd, sub, script)
     check((store, 1) in _forged_records(r), "forged_objects records: %r" % _forged_records(r))
 
 
@@ -162,8 +153,5 @@ def test_a_directory_of_planted_objects_exchanged_into_an_alternate_is_swept(wd)
               " && git init -q f2 && echo %s > f2/.git/objects/info/alternates"
               " && mv sub sub-old && mv f2 sub && echo SWAPPED"
               % (PYTHON, PLANT, EMPTY, EMPTY[:2], PYTHON, SWAP, EMPTY[:2], EMPTY[:2], store))
-    r = harness(["sh", "-c", script], wd, policy=None)
-    check("SWAPPED" in r.stdout, "the agent did not swap: %s %s" % (r.stdout, r.stderr[-1500:]))
-    got = _user_adds(sub)
-    check(got["empty.py"] == "", "the user's empty file, checked out: %r" % got)
+    r = swap_and_checkout(wd, sub, script)
     check((store, 1) in _forged_records(r), "forged_objects records: %r" % _forged_records(r))

@@ -11,7 +11,7 @@ about (its -local configs, which git ignores, among them)."""
 import os
 
 from lib import check, harness
-from test_attack30a import EMPTY, HELLO, PLANT, _user_adds, _forged_records
+from test_attack30a import EMPTY, HELLO, PLANT, _forged_records, _user_adds, swap_and_checkout
 
 
 def test_a_store_made_again_under_a_kept_name_is_swept(wd):
@@ -30,10 +30,7 @@ def test_a_store_made_again_under_a_kept_name_is_swept(wd):
               " && git init -q f2 && echo %s > f2/.git/objects/info/alternates"
               " && mv sub sub-old && mv f2 sub && echo SWAPPED"
               % (PYTHON, PLANT, HELLO, PYTHON, PLANT, EMPTY, store))
-    r = harness(["sh", "-c", script], wd, policy=None)
-    check("SWAPPED" in r.stdout, "the agent did not swap: %s %s" % (r.stdout, r.stderr[-1500:]))
-    got = _user_adds(sub)
-    check(got["empty.py"] == "", "the user's empty file, checked out: %r" % got)
+    r = swap_and_checkout(wd, sub, script)
     recs = _forged_records(r)
     check((store, 1) in recs and (store + "-old", 1) in recs,
           "forged_objects records: %r" % recs)
