@@ -432,6 +432,20 @@ static void add_mirrored(struct hx_gitconf *c, const char *top,
 #define NESTED_LEVELS  3
 #define NESTED_PER_DIR 512 /* a package store's, not a workspace's */
 
+/* A repository's own configuration: its common dir's config, and its
+ * worktree's config.worktree; relative values are top's. */
+static void parse_repo(struct hx_gitconf *c, const char *gitdir,
+		       const char *common, const char *top, const char *home)
+{
+	char p[PATH_MAX];
+
+	if (snprintf(p, sizeof(p), "%s/config", common) < (int)sizeof(p))
+		parse(c, p, top, home, 0);
+	if (snprintf(p, sizeof(p), "%s/config.worktree", gitdir) <
+	    (int)sizeof(p))
+		parse(c, p, top, home, 0);
+}
+
 /* Whether sub is a repository's work tree (its .git a directory, or a
  * file naming one; a symlink to either followed, as git does), its
  * configuration parsed. */
@@ -446,11 +460,7 @@ static bool parse_repo_at(struct hx_gitconf *c, const char *sub,
 		return false;
 	if (!find_repo(sub, top, gitdir, common))
 		return true; /* a .git git reads no repository from */
-	if (snprintf(p, sizeof(p), "%s/config", common) < (int)sizeof(p))
-		parse(c, p, top, home, 0);
-	if (snprintf(p, sizeof(p), "%s/config.worktree", gitdir) <
-	    (int)sizeof(p))
-		parse(c, p, top, home, 0);
+	parse_repo(c, gitdir, common, top, home);
 	return true;
 }
 
@@ -540,12 +550,7 @@ void hx_gitconf_find(const char *cwd, const char *mirror, const char *home,
 	    snprintf(p, sizeof(p), "%s/.gitconfig", home) < (int)sizeof(p))
 		parse(c, p, cwd, home, 0);
 	if (repo) {
-		if (snprintf(p, sizeof(p), "%s/config", common) <
-		    (int)sizeof(p))
-			parse(c, p, cwd, home, 0);
-		if (snprintf(p, sizeof(p), "%s/config.worktree", gitdir) <
-		    (int)sizeof(p))
-			parse(c, p, cwd, home, 0);
+		parse_repo(c, gitdir, common, cwd, home);
 		if (mirror)
 			add_mirrored(c, top, mirror);
 	}
